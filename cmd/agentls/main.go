@@ -1,0 +1,211 @@
+// Command agentls is the agent tool layer an editor launches over stdio.
+//
+//	agentls [--root DIR] [--log-file F] [--log-level L]   serve JSON-RPC (LSP framing) on stdin/stdout
+//	agentls --version
+//	agentls tools [--format mcp|openai|anthropic|vscode] [--all]
+//	agentls call TOOL 'JSON-ARGS' [--root DIR]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/rpc"
+	"github.com/agentls/agentls/internal/session"
+	"github.com/agentls/agentls/internal/tools"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+type globalFlags struct {
+	roots    multiFlag
+	logFile  string
+	logLevel string
+	version  bool
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func (g *globalFlags) register(fs *flag.FlagSet) {
+	fs.Var(&g.roots, "root", "workspace folder when the client names none (repeatable)")
+	fs.StringVar(&g.logFile, "log-file", "", "append logs to this file (default: stderr)")
+	fs.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	fs.BoolVar(&g.version, "version", false, "print the version and exit")
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var g globalFlags
+	fs := flag.NewFlagSet("agentls", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `usage:
+  agentls [flags]                      serve JSON-RPC (LSP framing) on stdin/stdout
+  agentls tools [--format F] [--all]   print the tool list as JSON (F: mcp, openai, anthropic, vscode)
+  agentls call TOOL 'JSON' [--root D]  run one tool call and print its text (exit 1 when isError)
+  agentls --version
+flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if g.version {
+		fmt.Fprintf(stdout, "agentls %s\n", version)
+		return 0
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return serve(g, stdin, stdout, stderr)
+	}
+	switch rest[0] {
+	case "tools":
+		return cmdTools(rest[1:], stdout, stderr)
+	case "call":
+		return cmdCall(g, rest[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintf(stdout, "agentls %s\n", version)
+		return 0
+	}
+	fmt.Fprintf(stderr, "agentls: unknown command %q\n", rest[0])
+	fs.Usage()
+	return 2
+}
+
+func newLogger(g globalFlags, stderr io.Writer) (*slog.Logger, *slog.LevelVar, func(), error) {
+	lv := new(slog.LevelVar)
+	if err := lv.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return nil, nil, nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", g.logLevel)
+	}
+	w := stderr
+	closer := func() {}
+	if g.logFile != "" {
+		f, err := os.OpenFile(g.logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("--log-file: %w", err)
+		}
+		w, closer = f, func() { f.Close() }
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), lv, closer, nil
+}
+
+func serve(g globalFlags, stdin io.Reader, stdout, stderr io.Writer) int {
+	log, lv, closeLog, err := newLogger(g, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentls:", err)
+		return 2
+	}
+	defer closeLog()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return rpc.Serve(ctx, stdin, stdout, rpc.Options{
+		Version: version, Roots: g.roots, Log: log, LogLevel: lv,
+		TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1",
+	})
+}
+
+func cmdTools(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("agentls tools", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := fs.String("format", "mcp", "mcp, openai, anthropic or vscode")
+	all := fs.Bool("all", false, "include deferred tools")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	reg := tools.NewRegistry()
+	reg.MustRegister(tools.Builtins()...)
+	out, err := tools.Describe(reg.List(*all), *format, reg)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentls tools:", err)
+		return 2
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintln(stderr, "agentls tools:", err)
+		return 1
+	}
+	return 0
+}
+
+func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
+	// Flags may follow the positional arguments: agentls call read '{}' --root d
+	fs := flag.NewFlagSet("agentls call", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g.register(fs)
+	jsonOut := fs.Bool("json", false, "print the whole result as JSON")
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			pos = append(pos, args[0])
+			args = args[1:]
+		}
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		fmt.Fprintln(stderr, "usage: agentls call TOOL 'JSON-ARGS' [--root DIR] [--json]")
+		return 2
+	}
+	argJSON := "{}"
+	if len(pos) == 2 {
+		argJSON = pos[1]
+	}
+	log, _, closeLog, err := newLogger(g, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentls:", err)
+		return 2
+	}
+	defer closeLog()
+	var folders []ops.FolderSpec
+	for _, r := range g.roots {
+		folders = append(folders, ops.FolderSpec{Path: r})
+	}
+	sess, err := session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1"})
+	if err != nil {
+		fmt.Fprintln(stderr, "agentls call:", err)
+		return 2
+	}
+	defer sess.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res := sess.Executor.Call(ctx, tools.Request{Name: pos[0], Arguments: json.RawMessage(argJSON)}, nil)
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		enc.Encode(res)
+	} else {
+		fmt.Fprintln(stdout, res.TextOf())
+		for _, c := range res.Content {
+			if c.Type == "image" {
+				fmt.Fprintf(stdout, "[image %s, %d base64 bytes]\n", c.MimeType, len(c.Data))
+			}
+		}
+	}
+	if res.IsError {
+		return 1
+	}
+	return 0
+}

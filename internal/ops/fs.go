@@ -1,0 +1,50 @@
+package ops
+
+import (
+	"io/fs"
+)
+
+// FS is the operations interface. Every method takes a [Path] produced by
+// Resolve, so containment is decided once, in one place.
+type FS interface {
+	// Folders returns the workspace folders, first is the default root for
+	// relative paths; read-only extra roots come last.
+	Folders() []*Folder
+	// SetFolders replaces the workspace folders (writable roots).
+	SetFolders(specs []FolderSpec) error
+	// AddReadOnlyRoot adds an extra root that may be read but never written
+	// (spill files).
+	AddReadOnlyRoot(dir string) error
+	// Resolve turns a model-written path into a contained Path, or a
+	// *PathError saying why not.
+	Resolve(input string) (Path, error)
+
+	ReadFile(p Path) ([]byte, error)
+	Stat(p Path) (fs.FileInfo, error)
+	Lstat(p Path) (fs.FileInfo, error)
+	ReadDir(p Path) ([]fs.DirEntry, error)
+	Readlink(p Path) (string, error)
+	// WriteFile replaces p atomically (temp file in the same directory,
+	// fsync, rename), keeping an existing file's mode.
+	WriteFile(p Path, data []byte, perm fs.FileMode) error
+	// CreateFile creates p exclusively: it fails with fs.ErrExist when p
+	// exists. The content appears atomically.
+	CreateFile(p Path, data []byte, perm fs.FileMode) error
+	MkdirAll(p Path, perm fs.FileMode) error
+	Rename(from, to Path) error
+	Remove(p Path) error
+	// FolderFS is a read-only fs.FS rooted at f, for walkers.
+	FolderFS(f *Folder) fs.FS
+	// Close releases the roots.
+	Close() error
+}
+
+// FolderSpec names a workspace folder to open.
+type FolderSpec struct {
+	Name string
+	Path string // absolute OS path
+}
+
+// TempPrefix starts every temporary file of an atomic write, so that leftovers
+// of a crash can be recognised and removed at the next start.
+const TempPrefix = ".agentls-tmp-"

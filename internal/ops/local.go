@@ -1,0 +1,482 @@
+package ops
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Local is the FS of the real machine: one os.Root per folder.
+type Local struct {
+	mu      sync.RWMutex
+	folders []*Folder
+	given   map[*Folder]string // the root as the client named it (may contain symlinks)
+	roots   map[*Folder]*os.Root
+}
+
+// NewLocal opens the given folders.
+func NewLocal(specs []FolderSpec) (*Local, error) {
+	l := &Local{}
+	if err := l.SetFolders(specs); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func openFolder(spec FolderSpec, readOnly bool) (*Folder, *os.Root, error) {
+	abs, err := filepath.Abs(spec.Path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workspace folder %q: %w", spec.Path, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workspace folder %q: %w", spec.Path, err)
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workspace folder %q: %w", spec.Path, err)
+	}
+	name := spec.Name
+	if name == "" {
+		name = filepath.Base(real)
+	}
+	return &Folder{Name: name, Root: real, ReadOnly: readOnly}, root, nil
+}
+
+// SetFolders implements FS.
+func (l *Local) SetFolders(specs []FolderSpec) error {
+	var folders []*Folder
+	given := map[*Folder]string{}
+	roots := map[*Folder]*os.Root{}
+	for _, s := range specs {
+		f, r, err := openFolder(s, false)
+		if err != nil {
+			for _, r := range roots {
+				r.Close()
+			}
+			return err
+		}
+		folders = append(folders, f)
+		given[f] = filepath.Clean(s.Path)
+		roots[f] = r
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// Keep read-only roots; close the replaced writable ones.
+	for f, r := range l.roots {
+		if f.ReadOnly {
+			folders = append(folders, f)
+			given[f] = l.given[f]
+			roots[f] = r
+			continue
+		}
+		r.Close()
+	}
+	l.folders, l.given, l.roots = folders, given, roots
+	return nil
+}
+
+// AddReadOnlyRoot implements FS.
+func (l *Local) AddReadOnlyRoot(dir string) error {
+	f, r, err := openFolder(FolderSpec{Path: dir}, true)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.roots == nil {
+		l.roots, l.given = map[*Folder]*os.Root{}, map[*Folder]string{}
+	}
+	l.folders = append(l.folders, f)
+	l.given[f] = filepath.Clean(dir)
+	l.roots[f] = r
+	return nil
+}
+
+// Folders implements FS.
+func (l *Local) Folders() []*Folder {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return append([]*Folder(nil), l.folders...)
+}
+
+// Close implements FS.
+func (l *Local) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.roots {
+		r.Close()
+	}
+	l.roots, l.folders = nil, nil
+	return nil
+}
+
+// Resolve implements FS. Symlinks are resolved so that the returned Path
+// names the real file; a link whose target leaves every root is refused, and
+// an absolute link that points back inside is accepted (os.Root alone would
+// refuse it).
+func (l *Local) Resolve(input string) (Path, error) {
+	p, err := cleanInput(input)
+	if err != nil {
+		return Path{}, err
+	}
+	folders := l.Folders()
+	if len(folders) == 0 || folders[0].ReadOnly {
+		return Path{}, &PathError{input, "no workspace folder is open"}
+	}
+	var abs string
+	if filepath.IsAbs(p) {
+		abs = filepath.Clean(p)
+		inside := false
+		l.mu.RLock()
+		for _, f := range folders {
+			if _, ok := within(f.Root, abs); ok {
+				inside = true
+				break
+			}
+			if g := l.given[f]; g != "" {
+				if rel, ok := within(g, abs); ok {
+					abs = filepath.Join(f.Root, filepath.FromSlash(rel))
+					inside = true
+					break
+				}
+			}
+		}
+		l.mu.RUnlock()
+		if !inside {
+			return Path{}, &PathError{input, fmt.Sprintf("it is outside the workspace (%s); use a path inside it", rootsList(folders))}
+		}
+	} else {
+		rel, err := lexicalRel(input, p)
+		if err != nil {
+			return Path{}, err
+		}
+		abs = filepath.Join(folders[0].Root, filepath.FromSlash(rel))
+	}
+	real, err := evalExisting(abs)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) || strings.Contains(err.Error(), "too many links") {
+			return Path{}, &PathError{input, "it is a symlink loop"}
+		}
+		return Path{}, &PathError{input, fmt.Sprintf("cannot resolve it: %v", err)}
+	}
+	for _, f := range folders {
+		if rel, ok := within(f.Root, real); ok {
+			return Path{Folder: f, Rel: rel}, nil
+		}
+	}
+	return Path{}, &PathError{input, fmt.Sprintf("it is a symlink that resolves to %s, outside the workspace", real)}
+}
+
+// maxLinkHops bounds how many dangling symlinks evalExisting follows, as
+// the kernel bounds symlink chains (Linux MAXSYMLINKS).
+const maxLinkHops = 40
+
+// evalExisting resolves symlinks in the longest existing prefix of abs and
+// appends the rest, so paths of files about to be created resolve too. A
+// dangling symlink in the path is followed to its target: writing through
+// it would create the target, so the target is what must be contained.
+func evalExisting(abs string) (string, error) {
+	for hops := 0; hops <= maxLinkHops; hops++ {
+		real, rest, err := evalPrefix(abs)
+		if err != nil || rest == "" {
+			return real, err
+		}
+		first, tail, _ := strings.Cut(rest, string(filepath.Separator))
+		link := filepath.Join(real, first)
+		fi, err := os.Lstat(link)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return filepath.Join(real, rest), nil // genuinely missing
+		}
+		target, err := os.Readlink(link)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(real, target)
+		}
+		abs = filepath.Join(target, tail)
+	}
+	return "", &fs.PathError{Op: "resolve", Path: abs, Err: syscall.ELOOP}
+}
+
+// evalPrefix splits abs into the symlink-resolved longest existing prefix
+// and the missing rest.
+func evalPrefix(abs string) (real, rest string, err error) {
+	cur := abs
+	for {
+		real, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			return real, rest, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", "", err
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return abs, "", nil
+		}
+		if rest == "" {
+			rest = filepath.Base(cur)
+		} else {
+			rest = filepath.Join(filepath.Base(cur), rest)
+		}
+		cur = parent
+	}
+}
+
+func rootsList(folders []*Folder) string {
+	var names []string
+	for _, f := range folders {
+		if !f.ReadOnly {
+			names = append(names, f.Root)
+		}
+	}
+	return "workspace: " + strings.Join(names, ", ")
+}
+
+func (l *Local) root(p Path) (*os.Root, string, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	r := l.roots[p.Folder]
+	if r == nil {
+		return nil, "", fmt.Errorf("%s: workspace folder is no longer open", p.Rel)
+	}
+	rel := p.Rel
+	if rel == "" {
+		rel = "."
+	}
+	return r, filepath.FromSlash(rel), nil
+}
+
+func (l *Local) writable(p Path) (*os.Root, string, error) {
+	if p.Folder != nil && p.Folder.ReadOnly {
+		return nil, "", fmt.Errorf("%s: read-only location", p.OS())
+	}
+	return l.root(p)
+}
+
+// ReadFile implements FS.
+func (l *Local) ReadFile(p Path) ([]byte, error) {
+	r, rel, err := l.root(p)
+	if err != nil {
+		return nil, err
+	}
+	return r.ReadFile(rel)
+}
+
+// Stat implements FS.
+func (l *Local) Stat(p Path) (fs.FileInfo, error) {
+	r, rel, err := l.root(p)
+	if err != nil {
+		return nil, err
+	}
+	return r.Stat(rel)
+}
+
+// Lstat implements FS.
+func (l *Local) Lstat(p Path) (fs.FileInfo, error) {
+	r, rel, err := l.root(p)
+	if err != nil {
+		return nil, err
+	}
+	return r.Lstat(rel)
+}
+
+// ReadDir implements FS.
+func (l *Local) ReadDir(p Path) ([]fs.DirEntry, error) {
+	r, rel, err := l.root(p)
+	if err != nil {
+		return nil, err
+	}
+	return fs.ReadDir(r.FS(), filepath.ToSlash(rel))
+}
+
+// Readlink implements FS.
+func (l *Local) Readlink(p Path) (string, error) {
+	r, rel, err := l.root(p)
+	if err != nil {
+		return "", err
+	}
+	return r.Readlink(rel)
+}
+
+// WriteFile implements FS.
+func (l *Local) WriteFile(p Path, data []byte, perm fs.FileMode) error {
+	r, rel, err := l.writable(p)
+	if err != nil {
+		return err
+	}
+	if fi, err := r.Stat(rel); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	return atomicWrite(r, rel, data, perm)
+}
+
+// CreateFile implements FS. The content is written to a temp file first and
+// linked into place, so the new name never shows partial content; the link
+// fails if the name exists.
+func (l *Local) CreateFile(p Path, data []byte, perm fs.FileMode) error {
+	r, rel, err := l.writable(p)
+	if err != nil {
+		return err
+	}
+	tmp, err := writeTemp(r, rel, data, perm)
+	if err != nil {
+		return err
+	}
+	defer r.Remove(tmp)
+	if err := r.Link(tmp, rel); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create %s: %w", p.Rel, fs.ErrExist)
+		}
+		// File systems without hard links: fall back to O_EXCL create.
+		f, err2 := r.OpenFile(rel, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+		if err2 != nil {
+			return fmt.Errorf("create %s: %w", p.Rel, err2)
+		}
+		f.Close()
+		return atomicRename(r, tmp, rel)
+	}
+	return nil
+}
+
+func writeTemp(r *os.Root, rel string, data []byte, perm fs.FileMode) (string, error) {
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.Dir(rel), TempPrefix+filepath.Base(rel)+"-"+hex.EncodeToString(rnd[:]))
+	f, err := r.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", rel, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		r.Remove(tmp)
+		return "", fmt.Errorf("write %s: %w", rel, err)
+	}
+	if err := f.Chmod(perm); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		// Chmod beats the umask so an existing 0755 stays 0755.
+		f.Close()
+		r.Remove(tmp)
+		return "", fmt.Errorf("write %s: %w", rel, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		r.Remove(tmp)
+		return "", fmt.Errorf("sync %s: %w", rel, err)
+	}
+	if err := f.Close(); err != nil {
+		r.Remove(tmp)
+		return "", fmt.Errorf("write %s: %w", rel, err)
+	}
+	return tmp, nil
+}
+
+func atomicWrite(r *os.Root, rel string, data []byte, perm fs.FileMode) error {
+	tmp, err := writeTemp(r, rel, data, perm)
+	if err != nil {
+		return err
+	}
+	return atomicRename(r, tmp, rel)
+}
+
+func atomicRename(r *os.Root, tmp, rel string) error {
+	if err := r.Rename(tmp, rel); err != nil {
+		r.Remove(tmp)
+		return fmt.Errorf("replace %s: %w", rel, err)
+	}
+	syncDir(r, filepath.Dir(rel))
+	return nil
+}
+
+// syncDir makes the rename durable; failures are ignored because some file
+// systems do not support syncing directories.
+func syncDir(r *os.Root, dir string) {
+	if d, err := r.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// MkdirAll implements FS.
+func (l *Local) MkdirAll(p Path, perm fs.FileMode) error {
+	r, rel, err := l.writable(p)
+	if err != nil {
+		return err
+	}
+	return r.MkdirAll(rel, perm)
+}
+
+// Rename implements FS.
+func (l *Local) Rename(from, to Path) error {
+	if from.Folder != to.Folder {
+		return fmt.Errorf("rename %s to %s: different workspace folders", from.Rel, to.Rel)
+	}
+	r, a, err := l.writable(from)
+	if err != nil {
+		return err
+	}
+	_, b, err := l.writable(to)
+	if err != nil {
+		return err
+	}
+	return r.Rename(a, b)
+}
+
+// Remove implements FS.
+func (l *Local) Remove(p Path) error {
+	r, rel, err := l.writable(p)
+	if err != nil {
+		return err
+	}
+	return r.Remove(rel)
+}
+
+// FolderFS implements FS.
+func (l *Local) FolderFS(f *Folder) fs.FS {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if r := l.roots[f]; r != nil {
+		return r.FS()
+	}
+	return emptyFS{}
+}
+
+type emptyFS struct{}
+
+func (emptyFS) Open(name string) (fs.File, error) {
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+}
+
+// CleanTemp removes temp files left by a crashed atomic write anywhere
+// below f (best effort; .git and node_modules are skipped), and reports how
+// many.
+func (l *Local) CleanTemp(f *Folder) int {
+	r, _, err := l.root(Path{Folder: f, Rel: "."})
+	if err != nil {
+		return 0
+	}
+	n := 0
+	fs.WalkDir(r.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) {
+			if r.Remove(filepath.FromSlash(p)) == nil {
+				n++
+			}
+		}
+		return nil
+	})
+	return n
+}

@@ -1,0 +1,116 @@
+package ops
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Folder is one workspace root.
+type Folder struct {
+	Name string // display name (base name unless the client gave one)
+	Root string // absolute, symlink-free OS path
+	// ReadOnly marks extra roots (spill files) that tools may read but never write.
+	ReadOnly bool
+}
+
+// Path is a resolved, contained location: the result of Resolve, the only
+// currency the FS methods accept.
+type Path struct {
+	Folder *Folder
+	Rel    string // slash-separated, relative to Folder.Root; "." for the root itself
+}
+
+// OS returns the absolute OS path.
+func (p Path) OS() string {
+	if p.Folder == nil {
+		return ""
+	}
+	if p.Rel == "." || p.Rel == "" {
+		return p.Folder.Root
+	}
+	return filepath.Join(p.Folder.Root, filepath.FromSlash(p.Rel))
+}
+
+// Display is the path as the model should see it: relative to the first
+// workspace folder when inside it, otherwise absolute.
+func (p Path) Display() string {
+	if p.Folder == nil {
+		return ""
+	}
+	if p.Folder.ReadOnly {
+		return p.OS()
+	}
+	return p.Rel
+}
+
+// PathError explains why a model-written path was refused. Its message is
+// written for the model: what was wrong and what to send instead.
+type PathError struct {
+	Input  string
+	Reason string
+}
+
+func (e *PathError) Error() string {
+	return fmt.Sprintf("path %q refused: %s", e.Input, e.Reason)
+}
+
+// cleanInput applies the lenient normalizations of TOOLS.md (leading "@",
+// odd spaces) and the refusals that need no file system (NUL, "~", device
+// paths). It returns an OS-style path, possibly relative.
+func cleanInput(in string) (string, error) {
+	p := strings.TrimSpace(in)
+	p = strings.NewReplacer("\u00a0", " ", "\u202f", " ").Replace(p)
+	p = strings.TrimPrefix(p, "@")
+	if rest, ok := strings.CutPrefix(p, "file://"); ok {
+		// Editors send URIs percent-encoded ("my%20file.go"); a model may
+		// also paste one unencoded, so decoding failures keep the raw text.
+		p = strings.TrimPrefix(rest, "localhost/")
+		if p != rest {
+			p = "/" + p
+		}
+		if dec, err := url.PathUnescape(p); err == nil {
+			p = dec
+		}
+	}
+	switch {
+	case p == "":
+		return "", &PathError{in, "the path is empty; give a path relative to the workspace root, e.g. \"src/main.go\""}
+	case strings.ContainsRune(p, 0):
+		return "", &PathError{in, "it contains a NUL byte"}
+	case strings.HasPrefix(p, "~"): // "~", "~/x", "~user"
+		return "", &PathError{in, "\"~\" (home directory) is not expanded and is outside the workspace; use a path relative to the workspace root"}
+	case strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/sys/") || strings.HasPrefix(p, `\\.\`):
+		return "", &PathError{in, "device and kernel paths are not workspace files"}
+	}
+	return filepath.FromSlash(p), nil
+}
+
+// within reports whether abs (clean, absolute) lies inside root (clean,
+// absolute), and the slash-separated relative path. It compares whole path
+// elements, so "/ws2" is not inside "/ws".
+func within(root, abs string) (string, bool) {
+	if abs == root {
+		return ".", true
+	}
+	prefix := root
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator)
+	}
+	if !strings.HasPrefix(abs, prefix) {
+		return "", false
+	}
+	return filepath.ToSlash(abs[len(prefix):]), true
+}
+
+// lexicalRel checks a relative path lexically: no component may climb above
+// the root.
+func lexicalRel(in, rel string) (string, error) {
+	s := path.Clean(filepath.ToSlash(rel))
+	if s == ".." || strings.HasPrefix(s, "../") {
+		return "", &PathError{in, "it climbs out of the workspace with \"..\"; use a path inside the workspace"}
+	}
+	return s, nil
+}

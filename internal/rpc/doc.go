@@ -1,0 +1,11 @@
+// Package rpc connects the executor to JSON-RPC over stdio with LSP framing:
+// transport (codec, EOF-aware stream), lifecycle (initialize … exit), method
+// dispatch, and the server→client notifications of a call.
+//
+// Every request handler runs asynchronously (jsonrpc2.AsyncHandler under
+// protocol.CancelHandler): a slow tool never blocks the read loop, and
+// $/cancelRequest reaches the call it names. Tool work runs on contexts
+// derived from the server's base context, never from the pooled request
+// context, so it may outlive the handler's early -32800 reply safely.
+// Invariant: nothing but protocol frames is written to stdout.
+package rpc

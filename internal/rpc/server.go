@@ -1,0 +1,453 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/session"
+	"github.com/agentls/agentls/internal/tools"
+)
+
+// ProtocolVersion is the agentls wire protocol version in the initialize result.
+const ProtocolVersion = "1.0"
+
+// ErrServerNotInitialized is LSP's -32002.
+const codeServerNotInitialized jsonrpc2.Code = -32002
+
+// Options configure the server.
+type Options struct {
+	Version string
+	// Roots are used when the client names no workspace folder (--root).
+	Roots     []string
+	Log       *slog.Logger
+	LogLevel  *slog.LevelVar
+	TestTools bool
+}
+
+type state int
+
+const (
+	stateNew state = iota
+	stateInitialized
+	stateShutdown
+)
+
+// Server is one client connection's server.
+type Server struct {
+	opts Options
+	conn jsonrpc2.Conn
+
+	base   context.Context // cancelled at EOF, exit, or shutdown of the process
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	state    state
+	sess     *session.Session
+	caps     clientCaps
+	settings Settings
+
+	calls sync.WaitGroup // running tool calls (they may outlive an early -32800 reply)
+	exit  chan int
+	log   *slog.Logger
+}
+
+type clientCaps struct {
+	Confirm     bool `json:"confirm"`
+	ApplyEdit   bool `json:"applyEdit"`
+	Diagnostics bool `json:"diagnostics"`
+}
+
+// Serve runs the server on in/out until the client exits or closes its end,
+// and returns the process exit code (LSP: 0 after shutdown+exit, 1 for exit
+// without shutdown).
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
+	base, cancel := context.WithCancel(ctx)
+	s := &Server{opts: opts, base: base, cancel: cancel, exit: make(chan int, 1)}
+	s.log = opts.Log
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	closers := []io.Closer{}
+	if c, ok := in.(io.Closer); ok {
+		closers = append(closers, c)
+	}
+	if c, ok := out.(io.Closer); ok {
+		closers = append(closers, c)
+	}
+	rwc := &stdio{Reader: &eofReader{r: in, onEOF: cancel}, Writer: out, closers: closers}
+	s.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc), jsonrpc2.WithCodec(codec{}))
+	s.conn.Go(base, protocol.CancelHandler(jsonrpc2.AsyncHandler(s.handle)))
+
+	code := 0
+	select {
+	case code = <-s.exit:
+	case <-s.conn.Done():
+	case <-base.Done():
+	}
+	cancel()
+	s.waitCalls(time.Second)
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	if sess != nil {
+		sess.Close()
+	}
+	return code
+}
+
+// waitCalls gives cancelled calls a moment to clean up (kill process
+// groups, remove temp files) before the process exits.
+func (s *Server) waitCalls(d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		s.calls.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		s.log.Warn("calls still running at exit")
+	}
+}
+
+func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	method := req.Method()
+	params := req.Params()
+	s.mu.Lock()
+	st := s.state
+	s.mu.Unlock()
+	switch method {
+	case "initialize":
+		if st != stateNew {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "initialize was already called")
+		}
+		return s.initialize(params)
+	case "initialized":
+		return nil, nil
+	case "exit":
+		code := 1
+		if st == stateShutdown {
+			code = 0
+		}
+		select {
+		case s.exit <- code:
+		default:
+		}
+		return nil, nil
+	}
+	if st == stateNew {
+		if !req.IsCall() {
+			return nil, nil
+		}
+		return nil, jsonrpc2.NewError(codeServerNotInitialized, "the server is not initialized: send initialize first")
+	}
+	if st == stateShutdown && req.IsCall() && method != "shutdown" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "the server is shutting down: only exit is accepted")
+	}
+	switch method {
+	case "shutdown":
+		s.mu.Lock()
+		s.state = stateShutdown
+		s.mu.Unlock()
+		return nil, nil
+	case "tools/list":
+		return s.toolsList(params)
+	case "tools/call":
+		return s.toolsCall(ctx, params)
+	case "tools/callBatch":
+		return s.toolsCallBatch(ctx, params)
+	case "workspace/didChangeWorkspaceFolders":
+		return nil, s.didChangeFolders(params)
+	}
+	if !req.IsCall() {
+		return nil, nil // unknown notifications ($/setTrace, textDocument/*) are ignored
+	}
+	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", method)
+}
+
+type initializeParams struct {
+	ProcessID        *int                   `json:"processId"`
+	RootURI          string                 `json:"rootUri"`
+	RootPath         string                 `json:"rootPath"`
+	WorkspaceFolders []workspaceFolder      `json:"workspaceFolders"`
+	ClientInfo       *struct{ Name string } `json:"clientInfo"`
+	Capabilities     struct {
+		Experimental json.RawMessage `json:"experimental"`
+	} `json:"capabilities"`
+	InitializationOptions json.RawMessage `json:"initializationOptions"`
+}
+
+type workspaceFolder struct {
+	URI  string `json:"uri"`
+	Name string `json:"name"`
+}
+
+func (s *Server) initialize(raw []byte) (any, error) {
+	var p initializeParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	settings, warnings, err := ParseSettings(p.InitializationOptions)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initializationOptions: %v", err)
+	}
+	caps := clientCaps{}
+	if len(p.Capabilities.Experimental) > 0 {
+		var exp struct {
+			Agentls json.RawMessage `json:"agentls"`
+		}
+		if json.Unmarshal(p.Capabilities.Experimental, &exp) == nil && len(exp.Agentls) > 0 {
+			decodeParams(exp.Agentls, &caps)
+		}
+	}
+	folders, err := s.folderSpecs(p)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
+	}
+	sess, err := session.New(session.Options{Folders: folders, Log: s.log, TestTools: s.opts.TestTools})
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "cannot open the workspace: %v", err)
+	}
+	sess.Registry.OnChange(func() { s.conn.Notify(s.base, "tools/listChanged", map[string]any{}) })
+	s.mu.Lock()
+	s.sess, s.caps, s.settings, s.state = sess, caps, settings, stateInitialized
+	s.mu.Unlock()
+	for _, w := range warnings {
+		s.logMessage(2, "agentls: initializationOptions: "+w)
+	}
+	return map[string]any{
+		"serverInfo": map[string]any{"name": "agentls", "version": s.opts.Version},
+		"capabilities": map[string]any{
+			"workspace": map[string]any{
+				"workspaceFolders": map[string]any{"supported": true, "changeNotifications": true},
+			},
+			"experimental": map[string]any{
+				"agentls": map[string]any{
+					"protocolVersion": ProtocolVersion,
+					"tools":           sess.Registry.Names(),
+					"watcher":         "polling",
+				},
+			},
+		},
+		"instructions": tools.Instructions,
+	}, nil
+}
+
+// folderSpecs picks the workspace roots: workspaceFolders, else rootUri,
+// else rootPath, else --root, else the working directory.
+func (s *Server) folderSpecs(p initializeParams) ([]ops.FolderSpec, error) {
+	var specs []ops.FolderSpec
+	for _, f := range p.WorkspaceFolders {
+		path, err := uriToPath(f.URI)
+		if err != nil {
+			return nil, fmt.Errorf("workspaceFolders: %w", err)
+		}
+		specs = append(specs, ops.FolderSpec{Name: f.Name, Path: path})
+	}
+	if len(specs) == 0 && p.RootURI != "" {
+		path, err := uriToPath(p.RootURI)
+		if err != nil {
+			return nil, fmt.Errorf("rootUri: %w", err)
+		}
+		specs = append(specs, ops.FolderSpec{Path: path})
+	}
+	if len(specs) == 0 && p.RootPath != "" {
+		specs = append(specs, ops.FolderSpec{Path: p.RootPath})
+	}
+	if len(specs) == 0 {
+		for _, r := range s.opts.Roots {
+			specs = append(specs, ops.FolderSpec{Path: r})
+		}
+	}
+	return specs, nil
+}
+
+func uriToPath(u string) (string, error) {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return "", fmt.Errorf("bad URI %q: %w", u, err)
+	}
+	if parsed.Scheme != "file" {
+		return "", fmt.Errorf("unsupported URI %q: only file:// workspace folders are supported", u)
+	}
+	p := parsed.Path
+	if runtime.GOOS == "windows" && len(p) > 2 && p[0] == '/' && p[2] == ':' {
+		p = p[1:]
+	}
+	return filepath.FromSlash(p), nil
+}
+
+func pathToURI(p string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
+}
+
+func (s *Server) session() *session.Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sess
+}
+
+type listParams struct {
+	Format          string `json:"format"`
+	IncludeDeferred bool   `json:"includeDeferred"`
+}
+
+func (s *Server) toolsList(raw []byte) (any, error) {
+	var p listParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	sess := s.session()
+	out, err := tools.Describe(sess.Registry.List(p.IncludeDeferred), p.Format, sess.Registry)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
+	}
+	return map[string]any{"tools": out}, nil
+}
+
+// runOwned runs f on a context derived from the server's base context and
+// cancelled when the request context is; the handler returns -32800 as soon
+// as the request is cancelled, while f winds down on its own.
+func (s *Server) runOwned(ctx context.Context, f func(ctx context.Context) any) (any, error) {
+	callCtx, cancel := context.WithCancel(s.base)
+	done := make(chan any, 1)
+	s.calls.Add(1)
+	go func() {
+		defer s.calls.Done()
+		defer cancel()
+		done <- f(callCtx)
+	}()
+	select {
+	case r := <-done:
+		return r, nil
+	case <-ctx.Done():
+		cancel()
+		return nil, protocol.ErrRequestCancelled
+	case <-s.base.Done():
+		cancel()
+		return nil, protocol.ErrRequestCancelled
+	}
+}
+
+func (s *Server) toolsCall(ctx context.Context, raw []byte) (any, error) {
+	var req tools.Request
+	if err := decodeParams(raw, &req); err != nil {
+		return nil, err
+	}
+	if req.Name == "" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "tools/call needs {name, arguments}")
+	}
+	sess := s.session()
+	return s.runOwned(ctx, func(ctx context.Context) any {
+		return sess.Executor.Call(ctx, req, s.reporter)
+	})
+}
+
+type batchParams struct {
+	Calls []tools.Request `json:"calls"`
+}
+
+func (s *Server) toolsCallBatch(ctx context.Context, raw []byte) (any, error) {
+	var p batchParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	sess := s.session()
+	return s.runOwned(ctx, func(ctx context.Context) any {
+		return map[string]any{"results": sess.Executor.Batch(ctx, p.Calls, s.reporter)}
+	})
+}
+
+type foldersChange struct {
+	Event struct {
+		Added   []workspaceFolder `json:"added"`
+		Removed []workspaceFolder `json:"removed"`
+	} `json:"event"`
+}
+
+func (s *Server) didChangeFolders(raw []byte) error {
+	var p foldersChange
+	if err := decodeParams(raw, &p); err != nil {
+		return err
+	}
+	sess := s.session()
+	removed := map[string]bool{}
+	for _, f := range p.Event.Removed {
+		if path, err := uriToPath(f.URI); err == nil {
+			removed[filepath.Clean(path)] = true
+		}
+	}
+	var specs []ops.FolderSpec
+	for _, f := range sess.FS.Folders() {
+		if f.ReadOnly || removed[f.Root] {
+			continue
+		}
+		specs = append(specs, ops.FolderSpec{Name: f.Name, Path: f.Root})
+	}
+	for _, f := range p.Event.Added {
+		path, err := uriToPath(f.URI)
+		if err != nil {
+			s.logMessage(1, err.Error())
+			continue
+		}
+		specs = append(specs, ops.FolderSpec{Name: f.Name, Path: path})
+	}
+	if err := sess.SetFolders(specs); err != nil {
+		s.logMessage(1, "agentls: workspace folders not changed: "+err.Error())
+		return nil
+	}
+	return nil
+}
+
+// reporter builds the notifier of one call.
+func (s *Server) reporter(callID, tool string) tools.Reporter {
+	return &notifier{s: s, callID: callID, tool: tool}
+}
+
+type notifier struct {
+	s      *Server
+	callID string
+	tool   string
+	mu     sync.Mutex
+	last   time.Time
+}
+
+// ProgressInterval is the minimum gap between two tools/progress of a call.
+const ProgressInterval = 50 * time.Millisecond
+
+func (n *notifier) Progress(p tools.Progress) {
+	n.mu.Lock()
+	if time.Since(n.last) < ProgressInterval {
+		n.mu.Unlock()
+		return
+	}
+	n.last = time.Now()
+	n.mu.Unlock()
+	n.s.conn.Notify(n.s.base, "tools/progress", map[string]any{
+		"callId": n.callID, "tool": n.tool, "message": p.Message, "output": p.Output, "percentage": p.Percentage,
+	})
+}
+
+func (n *notifier) Details(d map[string]any) {
+	n.s.conn.Notify(n.s.base, "tools/details", map[string]any{"callId": n.callID, "tool": n.tool, "details": d})
+}
+
+// logMessage sends window/logMessage (type: 1 error, 2 warning, 3 info, 4 log).
+func (s *Server) logMessage(typ int, msg string) {
+	if err := s.conn.Notify(s.base, "window/logMessage", map[string]any{"type": typ, "message": msg}); err != nil && !errors.Is(err, context.Canceled) {
+		s.log.Debug("logMessage failed", "err", err)
+	}
+}

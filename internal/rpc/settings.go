@@ -1,0 +1,142 @@
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Settings are the initializationOptions of PROTOCOL.md.
+type Settings struct {
+	Mode           string             `json:"mode,omitempty"`
+	Permissions    Permissions        `json:"permissions"`
+	Limits         map[string]float64 `json:"limits,omitempty"`
+	DeferThreshold int                `json:"deferThreshold,omitempty"`
+	Extra          map[string]any     `json:"-"`
+}
+
+// Permissions are rule lists in Claude Code's syntax.
+type Permissions struct {
+	Allow []string `json:"allow,omitempty"`
+	Ask   []string `json:"ask,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// Modes accepted in initializationOptions.mode.
+var Modes = []string{"default", "acceptEdits", "readOnly", "bypass"}
+
+// ParseSettings validates initializationOptions. Problems that change the
+// meaning are errors naming the field and what to send; unknown fields are
+// warnings.
+func ParseSettings(raw json.RawMessage) (Settings, []string, error) {
+	var s Settings
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" || string(t) == "[]" {
+		return Settings{Mode: "default"}, nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(t, &m); err != nil {
+		return s, nil, fmt.Errorf("must be a JSON object: %v", err)
+	}
+	var warnings []string
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := m[k]
+		switch k {
+		case "mode":
+			str, ok := v.(string)
+			if !ok || !contains(Modes, str) {
+				return s, nil, fmt.Errorf("mode must be one of %s, got %s", strings.Join(Modes, ", "), show(v))
+			}
+			s.Mode = str
+		case "permissions":
+			if arr, ok := v.([]any); ok && len(arr) == 0 {
+				continue
+			}
+			pm, ok := v.(map[string]any)
+			if !ok {
+				return s, nil, fmt.Errorf("permissions must be an object {allow: [], ask: [], deny: []}, got %s", show(v))
+			}
+			for pk, pv := range pm {
+				list, err := stringList("permissions."+pk, pv)
+				if err != nil {
+					return s, nil, err
+				}
+				switch pk {
+				case "allow":
+					s.Permissions.Allow = list
+				case "ask":
+					s.Permissions.Ask = list
+				case "deny":
+					s.Permissions.Deny = list
+				default:
+					warnings = append(warnings, fmt.Sprintf("permissions.%s is not a rule list (use allow, ask or deny); ignored", pk))
+				}
+			}
+		case "limits":
+			if arr, ok := v.([]any); ok && len(arr) == 0 {
+				continue
+			}
+			lm, ok := v.(map[string]any)
+			if !ok {
+				return s, nil, fmt.Errorf("limits must be an object of numbers, got %s", show(v))
+			}
+			s.Limits = map[string]float64{}
+			for lk, lv := range lm {
+				f, ok := lv.(float64)
+				if !ok || f < 0 {
+					return s, nil, fmt.Errorf("limits.%s must be a non-negative number, got %s", lk, show(lv))
+				}
+				s.Limits[lk] = f
+			}
+		case "deferThreshold":
+			f, ok := v.(float64)
+			if !ok || f < 0 || f != float64(int(f)) {
+				return s, nil, fmt.Errorf("deferThreshold must be a whole number ≥ 0, got %s", show(v))
+			}
+			s.DeferThreshold = int(f)
+		default:
+			warnings = append(warnings, fmt.Sprintf("unknown option %q ignored", k))
+		}
+	}
+	if s.Mode == "" {
+		s.Mode = "default"
+	}
+	return s, warnings, nil
+}
+
+func stringList(name string, v any) ([]string, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s must be an array of rule strings like \"Bash(npm test:*)\", got %s", name, show(v))
+	}
+	out := make([]string, 0, len(arr))
+	for i, x := range arr {
+		str, ok := x.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s[%d] must be a rule string, got %s", name, i, show(x))
+		}
+		out = append(out, str)
+	}
+	return out, nil
+}
+
+func show(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,299 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Request is one tool call as it arrives from a client.
+type Request struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	CallID    string          `json:"callId,omitempty"`
+}
+
+// Decision is the permission step's verdict.
+type Decision struct {
+	Allow bool
+	// Reason is shown to the model when the call is denied: which rule or
+	// mode decided and what to do instead.
+	Reason string
+	// Rule names the rule or mode that decided, for details and the audit log.
+	Rule string
+}
+
+// Permission decides whether a prepared call may run. It may block (asking
+// the user) and must return when ctx is cancelled.
+type Permission interface {
+	Check(ctx context.Context, p *Prepared) Decision
+}
+
+// AllowAll is the permission step until a policy is configured.
+type AllowAll struct{}
+
+// Check implements Permission.
+func (AllowAll) Check(context.Context, *Prepared) Decision {
+	return Decision{Allow: true, Rule: "default: allow"}
+}
+
+// Masker hides secrets in text that leaves the server.
+type Masker interface {
+	Mask(s string) (string, map[string]int)
+}
+
+// Spiller saves full output that governance had to cut and returns its path.
+type Spiller interface {
+	Save(prefix string, data []byte) (string, error)
+}
+
+// ReporterFactory makes the reporter of one call; the rpc layer stamps the
+// call id and tool on every notification.
+type ReporterFactory func(callID, tool string) Reporter
+
+// Prepared is a call that passed lookup, normalization and validation.
+type Prepared struct {
+	Tool   *Tool
+	Call   *Call
+	Args   map[string]any // normalized, validated arguments
+	Input  any            // decoded input (typed for core tools)
+	Labels Labels
+	Norm   Normalization
+}
+
+// Executor is the one place a call runs.
+type Executor struct {
+	Registry   *Registry
+	Env        *Env
+	Permission Permission
+	Masker     Masker  // nil = no masking
+	Spill      Spiller // nil = cut output is not saved
+	Log        *slog.Logger
+	// OnResult observes every finished call (audit log).
+	OnResult func(p *Prepared, req Request, r Result, d Decision, dur time.Duration)
+
+	seq atomic.Int64
+}
+
+func (x *Executor) log() *slog.Logger {
+	if x.Log != nil {
+		return x.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (x *Executor) newID() string {
+	return "call-" + strconv.FormatInt(x.seq.Add(1), 10)
+}
+
+// Call runs one request through the whole path and always returns a result.
+func (x *Executor) Call(ctx context.Context, req Request, rf ReporterFactory) Result {
+	p, res, ok := x.prepare(req, rf)
+	if !ok {
+		return res
+	}
+	return x.run(ctx, p, req)
+}
+
+// prepare does lookup → normalize → validate → labels. On failure it returns
+// the isError result to send.
+func (x *Executor) prepare(req Request, rf ReporterFactory) (*Prepared, Result, bool) {
+	start := time.Now()
+	if req.CallID == "" {
+		req.CallID = x.newID()
+	}
+	fail := func(r Result) (*Prepared, Result, bool) {
+		r.CallID = req.CallID
+		r.setDetail("durationMs", msSince(start))
+		r = x.govern(nil, r)
+		if x.OnResult != nil {
+			x.OnResult(nil, req, r, Decision{}, time.Since(start))
+		}
+		return nil, r, false
+	}
+	t, ok := x.Registry.Lookup(req.Name)
+	if !ok {
+		msg := fmt.Sprintf("unknown tool %q.", req.Name)
+		if c := x.Registry.closest(req.Name); c != "" {
+			msg += fmt.Sprintf(" Did you mean %q?", c)
+		}
+		msg += " Available tools: " + strings.Join(x.Registry.Names(), ", ") + "."
+		return fail(Errorf("%s", msg))
+	}
+	if !x.Registry.IsActive(t.Name) {
+		// The model may know a deferred tool's name: calling it activates it.
+		x.Registry.Activate(t.Name)
+	}
+	var rep Reporter = NopReporter{}
+	if rf != nil {
+		rep = rf(req.CallID, t.Name)
+	}
+	p := &Prepared{Tool: t, Call: &Call{ID: req.CallID, Tool: t.Name, Env: x.Env, Reporter: &maskingReporter{x: x, r: rep}}}
+	args, err := normalizeArgs(req.Arguments, t.Schema, t.Aliases, &p.Norm)
+	if err != nil {
+		return fail(Errorf("%s: %v", t.Name, err))
+	}
+	if t.Prepare != nil {
+		t.Prepare(args, &p.Norm)
+	}
+	if msg := t.validate(args); msg != "" {
+		r := Errorf("%s", msg)
+		if len(p.Norm.Changes) > 0 {
+			r.setDetail("normalized", p.Norm.Changes)
+		}
+		return fail(r)
+	}
+	in, err := t.decode(args)
+	if err != nil {
+		return fail(Errorf("%s: arguments do not fit the schema: %v\n%s", t.Name, err, t.usage()))
+	}
+	p.Args, p.Input, p.Labels = args, in, t.labels(in)
+	return p, Result{}, true
+}
+
+// run does permission → handler → governance for a prepared call.
+func (x *Executor) run(ctx context.Context, p *Prepared, req Request) (res Result) {
+	start := time.Now()
+	d := x.permission().Check(ctx, p)
+	defer func() {
+		res.CallID = p.Call.ID
+		if len(p.Norm.Changes) > 0 {
+			res.setDetail("normalized", p.Norm.Changes)
+		}
+		res.setDetail("durationMs", msSince(start))
+		res = x.govern(p.Tool, res)
+		if x.OnResult != nil {
+			x.OnResult(p, req, res, d, time.Since(start))
+		}
+	}()
+	if !d.Allow {
+		r := Errorf("%s", d.Reason)
+		r.setDetail("permission", map[string]any{"decision": "deny", "rule": d.Rule})
+		return r
+	}
+	if err := ctx.Err(); err != nil {
+		return Errorf("%s was cancelled before it started", p.Tool.Name)
+	}
+	return x.invoke(ctx, p)
+}
+
+func (x *Executor) permission() Permission {
+	if x.Permission != nil {
+		return x.Permission
+	}
+	return AllowAll{}
+}
+
+// invoke calls the handler; a panic becomes an isError result and a log line.
+func (x *Executor) invoke(ctx context.Context, p *Prepared) (res Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			x.log().Error("tool panicked", "tool", p.Tool.Name, "callId", p.Call.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			res = Errorf("internal error in %s: %v. This is a bug in agentls, not in your call; try another way.", p.Tool.Name, v)
+		}
+	}()
+	r, err := p.Tool.run(ctx, p.Call, p.Input)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Errorf("%s was cancelled: %v", p.Tool.Name, ctx.Err())
+		}
+		return Errorf("%s failed: %v", p.Tool.Name, err)
+	}
+	return r
+}
+
+// Batch runs calls: consecutive concurrency-safe calls (and keyed calls)
+// run in parallel, bounded by GOMAXPROCS×2; any other call waits for
+// everything before it and runs alone. Results come back in call order.
+func (x *Executor) Batch(ctx context.Context, reqs []Request, rf ReporterFactory) []Result {
+	results := make([]Result, len(reqs))
+	prepared := make([]*Prepared, len(reqs))
+	for i, req := range reqs {
+		if req.CallID == "" {
+			reqs[i].CallID = x.newID()
+		}
+		p, r, ok := x.prepare(reqs[i], rf)
+		if ok {
+			prepared[i] = p
+		} else {
+			results[i] = r
+		}
+	}
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0)*2)
+	i := 0
+	for i < len(reqs) {
+		if prepared[i] == nil {
+			i++
+			continue
+		}
+		if !parallelOK(prepared[i].Labels) {
+			results[i] = x.run(ctx, prepared[i], reqs[i])
+			i++
+			continue
+		}
+		// A group of parallel-safe calls; same-Key calls form one chain.
+		j := i
+		chains := map[string][]int{}
+		var keys []string
+		for j < len(reqs) && (prepared[j] == nil || parallelOK(prepared[j].Labels)) {
+			if prepared[j] != nil {
+				k := prepared[j].Labels.Key
+				if k == "" {
+					k = "\x00" + strconv.Itoa(j)
+				}
+				if _, ok := chains[k]; !ok {
+					keys = append(keys, k)
+				}
+				chains[k] = append(chains[k], j)
+			}
+			j++
+		}
+		var wg sync.WaitGroup
+		for _, k := range keys {
+			chain := chains[k]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for _, idx := range chain {
+					sem <- struct{}{}
+					results[idx] = x.run(ctx, prepared[idx], reqs[idx])
+					<-sem
+				}
+			}()
+		}
+		wg.Wait()
+		i = j
+	}
+	return results
+}
+
+func parallelOK(l Labels) bool { return l.ConcurrencySafe || l.Key != "" }
+
+func msSince(t time.Time) float64 {
+	return float64(time.Since(t).Microseconds()) / 1000
+}
+
+// maskingReporter masks secrets in notifications before they leave.
+type maskingReporter struct {
+	x *Executor
+	r Reporter
+}
+
+func (m *maskingReporter) Progress(p Progress) {
+	p.Output, _ = m.x.mask(p.Output)
+	p.Message, _ = m.x.mask(p.Message)
+	m.r.Progress(p)
+}
+
+func (m *maskingReporter) Details(d map[string]any) {
+	md, _ := m.x.maskValue(d)
+	m.r.Details(md.(map[string]any))
+}

@@ -1,0 +1,153 @@
+package tools
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// govern applies the rules every result obeys, in one place: secrets are
+// masked in content and details, then text over the tool's byte budget is cut
+// (masking first, so a cut never splits a secret into an unmaskable half),
+// with the cut announced and the full text spilled when a Spiller is set.
+func (x *Executor) govern(t *Tool, r Result) Result {
+	redactions := map[string]int{}
+	for i, c := range r.Content {
+		if c.Type == "text" {
+			s, counts := x.mask(c.Text)
+			r.Content[i].Text = s
+			addCounts(redactions, counts)
+		}
+	}
+	if r.Details != nil {
+		md, counts := x.maskValue(r.Details)
+		r.Details = md.(map[string]any)
+		addCounts(redactions, counts)
+	}
+	if len(redactions) > 0 {
+		r.setDetail("redactions", redactions)
+	}
+	if t != nil {
+		x.budget(t, &r)
+	}
+	if r.Content == nil {
+		r.Content = []Content{}
+	}
+	return r
+}
+
+func addCounts(dst, src map[string]int) {
+	for k, v := range src {
+		dst[k] += v
+	}
+}
+
+func (x *Executor) mask(s string) (string, map[string]int) {
+	if x.Masker == nil || s == "" {
+		return s, nil
+	}
+	return x.Masker.Mask(s)
+}
+
+func (x *Executor) maskValue(v any) (any, map[string]int) {
+	if x.Masker == nil {
+		return v, nil
+	}
+	counts := map[string]int{}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch t := v.(type) {
+		case string:
+			s, c := x.Masker.Mask(t)
+			addCounts(counts, c)
+			return s
+		case map[string]any:
+			out := make(map[string]any, len(t))
+			for k, e := range t {
+				out[k] = walk(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(t))
+			for i, e := range t {
+				out[i] = walk(e)
+			}
+			return out
+		case []string:
+			out := make([]string, len(t))
+			for i, e := range t {
+				out[i] = walk(e).(string)
+			}
+			return out
+		}
+		return v
+	}
+	return walk(v), counts
+}
+
+// budget cuts the text content to the tool's MaxResultBytes at a line
+// boundary, keeping the head (or the tail for KeepTail tools).
+func (x *Executor) budget(t *Tool, r *Result) {
+	limit := t.budget()
+	total := 0
+	for _, c := range r.Content {
+		total += len(c.Text)
+	}
+	if total <= limit {
+		return
+	}
+	var full strings.Builder
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			full.WriteString(c.Text)
+			full.WriteString("\n")
+		}
+	}
+	text := full.String()
+	totalLines := strings.Count(text, "\n")
+	var shown string
+	var from, to int
+	if t.KeepTail {
+		cut := len(text) - limit
+		for cut < len(text) && (cut > 0 && text[cut-1] != '\n') {
+			cut++
+		}
+		shown = text[cut:]
+		from = strings.Count(text[:cut], "\n") + 1
+		to = totalLines
+	} else {
+		cut := limit
+		for cut > 0 && text[cut-1] != '\n' {
+			cut--
+		}
+		if cut == 0 { // one enormous line: cut inside it, on a rune boundary
+			cut = limit
+			for cut > 0 && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+		}
+		shown = text[:cut]
+		from, to = 1, strings.Count(shown, "\n")
+	}
+	notice := fmt.Sprintf("[output cut to the %d-byte result budget of %s: showing lines %d-%d of %d (%d of %d bytes).", limit, t.Name, from, to, totalLines, len(shown), len(text))
+	if x.Spill != nil {
+		if p, err := x.Spill.Save(t.Name, []byte(text)); err == nil {
+			notice += fmt.Sprintf(" Full output saved to %s; read it with offset/limit.", p)
+			r.setDetail("spillPath", p)
+		}
+	}
+	notice += "]"
+	var parts []Content
+	if t.KeepTail {
+		parts = append(parts, Content{Type: "text", Text: notice + "\n" + shown})
+	} else {
+		parts = append(parts, Content{Type: "text", Text: shown + notice})
+	}
+	for _, c := range r.Content {
+		if c.Type != "text" {
+			parts = append(parts, c)
+		}
+	}
+	r.Content = parts
+	r.setDetail("truncated", map[string]any{"budget": limit, "totalBytes": len(text), "shownBytes": len(shown)})
+}

@@ -1,0 +1,238 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Normalization records what the lenient input repair changed; it is
+// reported in details.normalized and never an error by itself.
+type Normalization struct {
+	Changes []string
+}
+
+func (n *Normalization) add(format string, args ...any) {
+	n.Changes = append(n.Changes, fmt.Sprintf(format, args...))
+}
+
+// commonAliases apply to every tool, at every object level, when the target
+// field exists in the schema: the names models use from other agents' tools.
+var commonAliases = map[string]string{
+	"file_path": "path", "filePath": "path", "filepath": "path", "file": "path", "filename": "path", "file_name": "path",
+	"old_string": "oldText", "oldString": "oldText", "old_str": "oldText", "old_text": "oldText", "old": "oldText",
+	"new_string": "newText", "newString": "newText", "new_str": "newText", "new_text": "newText", "new": "newText",
+	"replace_all": "replaceAll", "ignore_case": "ignoreCase", "case_insensitive": "ignoreCase", "dry_run": "dryRun",
+	"cmd": "command", "timeout_seconds": "timeout", "directory": "path", "dir": "path",
+	"include_ignored": "includeIgnored", "start_line": "offset", "line": "offset", "max_results": "limit",
+	"text": "content", "contents": "content", "regex": "pattern", "query_string": "query",
+}
+
+// normalizeArgs repairs model-written arguments against schema: it accepts
+// [] or null for an empty object, parses JSON strings where objects or arrays
+// are expected, applies aliases, converts numeric strings and "true"/"false",
+// and drops unknown fields. The returned map is fresh.
+func normalizeArgs(raw json.RawMessage, schema map[string]any, aliases map[string]string, n *Normalization) (map[string]any, error) {
+	var v any
+	trimmed := strings.TrimSpace(string(raw))
+	if trimmed == "" || trimmed == "null" || trimmed == "[]" {
+		v = map[string]any{}
+	} else if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("arguments are not valid JSON (%v); send a JSON object such as {\"path\": \"src/main.go\"}", err)
+	}
+	if s, ok := v.(string); ok {
+		var inner any
+		if json.Unmarshal([]byte(s), &inner) == nil {
+			n.add("arguments: parsed the JSON string into an object")
+			v = inner
+		}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("arguments must be a JSON object, got %s; send e.g. {\"path\": \"src/main.go\"}", jsonKind(v))
+	}
+	out := normalizeObject("", obj, schema, aliases, n)
+	return out, nil
+}
+
+func normalizeObject(prefix string, obj map[string]any, schema map[string]any, aliases map[string]string, n *Normalization) map[string]any {
+	props, _ := schema["properties"].(map[string]any)
+	out := map[string]any{}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	// Canonical names first, so an alias never overwrites a field that was
+	// given under its real name.
+	sort.SliceStable(keys, func(i, j int) bool {
+		_, ci := props[keys[i]]
+		_, cj := props[keys[j]]
+		return ci && !cj
+	})
+	for _, k := range keys {
+		val := obj[k]
+		name := k
+		if _, ok := props[name]; !ok {
+			name = resolveAlias(k, props, aliases)
+			if name == "" {
+				n.add("dropped unknown field %q", prefix+k)
+				continue
+			}
+			if _, dup := out[name]; dup {
+				n.add("dropped %q: %q was already given", prefix+k, prefix+name)
+				continue
+			}
+			n.add("%s → %s", prefix+k, prefix+name)
+		}
+		ps, _ := props[name].(map[string]any)
+		out[name] = coerce(prefix+name, val, ps, aliases, n)
+	}
+	return out
+}
+
+// resolveAlias finds the schema property k stands for: an explicit alias,
+// a common alias, or the same name in another case style (ignore_case,
+// IgnoreCase → ignoreCase).
+func resolveAlias(k string, props map[string]any, aliases map[string]string) string {
+	for _, table := range []map[string]string{aliases, commonAliases} {
+		if t, ok := table[k]; ok {
+			if _, exists := props[t]; exists {
+				return t
+			}
+		}
+	}
+	fold := foldName(k)
+	for p := range props {
+		if foldName(p) == fold {
+			return p
+		}
+	}
+	return ""
+}
+
+func foldName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == '_' || r == '-' {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+func schemaType(ps map[string]any) string {
+	switch t := ps["type"].(type) {
+	case string:
+		return t
+	case []any:
+		for _, x := range t {
+			if s, ok := x.(string); ok && s != "null" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+func coerce(name string, val any, ps map[string]any, aliases map[string]string, n *Normalization) any {
+	if ps == nil {
+		return val
+	}
+	switch schemaType(ps) {
+	case "integer", "number":
+		if s, ok := val.(string); ok {
+			s = strings.TrimSpace(s)
+			if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+				n.add("%s: string %q → number", name, s)
+				return f
+			}
+		}
+	case "boolean":
+		if s, ok := val.(string); ok {
+			switch strings.ToLower(strings.TrimSpace(s)) {
+			case "true":
+				n.add("%s: string %q → true", name, s)
+				return true
+			case "false":
+				n.add("%s: string %q → false", name, s)
+				return false
+			}
+		}
+	case "array":
+		if s, ok := val.(string); ok && strings.HasPrefix(strings.TrimSpace(s), "[") {
+			var arr []any
+			if json.Unmarshal([]byte(s), &arr) == nil {
+				n.add("%s: parsed the JSON string into an array", name)
+				val = arr
+			}
+		}
+		if m, ok := val.(map[string]any); ok {
+			n.add("%s: wrapped a single object into an array", name)
+			val = []any{m}
+		}
+		if arr, ok := val.([]any); ok {
+			items, _ := ps["items"].(map[string]any)
+			out := make([]any, len(arr))
+			for i, x := range arr {
+				out[i] = coerce(fmt.Sprintf("%s[%d]", name, i), x, items, aliases, n)
+			}
+			return out
+		}
+	case "object":
+		if s, ok := val.(string); ok && strings.HasPrefix(strings.TrimSpace(s), "{") {
+			var m map[string]any
+			if json.Unmarshal([]byte(s), &m) == nil {
+				n.add("%s: parsed the JSON string into an object", name)
+				val = m
+			}
+		}
+		if arr, ok := val.([]any); ok && len(arr) == 0 {
+			val = map[string]any{} // Lua's {} arrives as []
+		}
+		if m, ok := val.(map[string]any); ok {
+			if _, hasProps := ps["properties"]; hasProps {
+				return normalizeObject(name+".", m, ps, aliases, n)
+			}
+		}
+	}
+	return val
+}
+
+func jsonKind(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return fmt.Sprintf("the string %q", truncateRunes(x, 60))
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+func sprintf(format string, args ...any) string {
+	if len(args) == 0 {
+		return format
+	}
+	return fmt.Sprintf(format, args...)
+}

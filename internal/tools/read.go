@@ -1,0 +1,344 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"path"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/unicode"
+
+	"github.com/agentls/agentls/internal/ops"
+)
+
+// Limits of the read tool; the description is built from these.
+const (
+	ReadMaxLines     = 2000
+	ReadMaxBytes     = 50 * 1024 // 51,200 bytes of file text per call
+	ReadMaxLineChars = 2000
+	ReadMaxImage     = 5 * 1024 * 1024
+	binarySniffBytes = 8 * 1024
+	maxSuggestions   = 3
+)
+
+type readInput struct {
+	Path   string `json:"path" jsonschema:"file to read: relative to the workspace root, or absolute inside a workspace folder"`
+	Offset int    `json:"offset,omitzero" jsonschema:"1-based line number to start at (default 1)"`
+	Limit  int    `json:"limit,omitzero" jsonschema:"number of lines to return (default and maximum 2000)"`
+}
+
+var readDescription = fmt.Sprintf(`Read a file of the workspace and return its lines, numbered.
+
+When to use: before editing a file (edit and write refuse files you have not read), and whenever you need a file's exact content. Use grep to find where something is and find to locate files by name first; do not use bash cat/head/tail.
+
+Parameters: path (relative to the workspace root); offset (1-based first line, default 1) and limit (line count) to page through large files.
+
+Output: a header "path, lines A-B of N", then one line per file line as "<line number>→<text>". At most %d lines or %d bytes are returned per call, whichever comes first; lines longer than %d characters are cut with a marker. When anything is cut, a notice gives the exact offset to continue with. PNG, JPEG, GIF and WebP images (up to %d bytes) come back as an image. Binary files are refused with their detected type. A UTF-8 BOM is stripped, UTF-16 files are decoded, invalid UTF-8 is shown as U+FFFD.
+
+Errors: a missing file lists up to %d similarly named files; a directory asks you to use ls; an offset past the end names the file's line count.`,
+	ReadMaxLines, ReadMaxBytes, ReadMaxLineChars, ReadMaxImage, maxSuggestions)
+
+// NewRead returns the read tool.
+func NewRead() *Tool {
+	return Define(Spec[readInput]{
+		Name:        "read",
+		Description: readDescription,
+		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
+		Idempotent:  true,
+		Aliases:     map[string]string{"start": "offset", "lines": "limit", "n": "limit"},
+		Prepare: func(args map[string]any, n *Normalization) {
+			if v, ok := args["offset"].(float64); ok && v == 0 {
+				delete(args, "offset") // 0 means "from the start"
+			}
+			if v, ok := args["limit"].(float64); ok && v > ReadMaxLines {
+				n.add("limit: %v → %d (the maximum)", v, ReadMaxLines)
+				args["limit"] = float64(ReadMaxLines)
+			}
+		},
+		Tweak: func(s map[string]any) {
+			prop(s, "offset")["minimum"] = 1.0
+			prop(s, "limit")["minimum"] = 1.0
+		},
+		Run: runRead,
+	})
+}
+
+func runRead(ctx context.Context, c *Call, in readInput) (Result, error) {
+	fsys := c.Env.FS
+	p, err := fsys.Resolve(in.Path)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	fi, err := fsys.Stat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return notFound(fsys, p, in.Path), nil
+		}
+		return Errorf("cannot read %s: %v", p.Display(), err), nil
+	}
+	if fi.IsDir() {
+		return Errorf("%s is a directory, not a file; use ls to list it (ls {\"path\": %q}).", p.Display(), p.Display()), nil
+	}
+	if !fi.Mode().IsRegular() {
+		return Errorf("%s is not a regular file (%s); only files can be read.", p.Display(), fi.Mode().Type()), nil
+	}
+	data, err := fsys.ReadFile(p)
+	if err != nil {
+		return Errorf("cannot read %s: %v", p.Display(), err), nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if img := sniffImage(data); img != "" {
+		if len(data) > ReadMaxImage {
+			return Errorf("%s is a %s image of %s, over the %s image limit; not read.", p.Display(), img, humanBytes(int64(len(data))), humanBytes(ReadMaxImage)), nil
+		}
+		r := Result{Content: []Content{
+			{Type: "text", Text: fmt.Sprintf("%s: %s image, %s", p.Display(), img, humanBytes(int64(len(data))))},
+			{Type: "image", Data: base64.StdEncoding.EncodeToString(data), MimeType: img},
+		}}
+		r.setDetail("path", p.Display())
+		if c.Env.Stamps != nil {
+			c.Env.Stamps.RecordRead(p, data, 0, 0)
+		}
+		return r, nil
+	}
+	text, notes, isBinary, kind := decodeText(data)
+	if isBinary {
+		return Errorf("binary file (%s, %s); not read. Use bash with a suitable tool (e.g. xxd, file, strings) if you must inspect it.", kind, humanBytes(int64(len(data)))), nil
+	}
+	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes)
+	if !res.IsError && c.Env.Stamps != nil {
+		from, _ := res.Details["fromLine"].(int)
+		to, _ := res.Details["toLine"].(int)
+		c.Env.Stamps.RecordRead(p, data, from, to)
+	}
+	return res, nil
+}
+
+// decodeText turns file bytes into text: BOM stripped, UTF-16 decoded,
+// binary detected (NUL in the first 8 KiB, git's and ripgrep's rule).
+func decodeText(data []byte) (text string, notes []string, binary bool, kind string) {
+	switch {
+	case bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}):
+		data = data[3:]
+		notes = append(notes, "UTF-8 BOM stripped")
+	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}), bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
+		endian := unicode.LittleEndian
+		name := "UTF-16LE"
+		if data[0] == 0xFE {
+			endian, name = unicode.BigEndian, "UTF-16BE"
+		}
+		dec := unicode.UTF16(endian, unicode.ExpectBOM).NewDecoder()
+		out, err := dec.Bytes(data)
+		if err == nil {
+			return string(out), []string{"decoded from " + name}, false, ""
+		}
+	}
+	head := data
+	if len(head) > binarySniffBytes {
+		head = head[:binarySniffBytes]
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return "", nil, true, binaryKind(data)
+	}
+	if !utf8.Valid(data) {
+		notes = append(notes, "not valid UTF-8: invalid bytes are shown as U+FFFD")
+		return strings.ToValidUTF8(string(data), "\uFFFD"), notes, false, ""
+	}
+	return string(data), notes, false, ""
+}
+
+func binaryKind(data []byte) string {
+	switch {
+	case bytes.HasPrefix(data, []byte("\x7fELF")):
+		return "ELF executable"
+	case bytes.HasPrefix(data, []byte("MZ")):
+		return "Windows executable"
+	case bytes.HasPrefix(data, []byte{0xCF, 0xFA, 0xED, 0xFE}), bytes.HasPrefix(data, []byte{0xCA, 0xFE, 0xBA, 0xBE}):
+		return "Mach-O executable"
+	case bytes.HasPrefix(data, []byte("\x00asm")):
+		return "WebAssembly module"
+	case bytes.HasPrefix(data, []byte("SQLite format 3\x00")):
+		return "SQLite database"
+	case bytes.HasPrefix(data, []byte("PK\x03\x04")):
+		return "zip archive"
+	}
+	return http.DetectContentType(data)
+}
+
+func sniffImage(data []byte) string {
+	switch ct := http.DetectContentType(data); ct {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return ct
+	}
+	return ""
+}
+
+// formatLines renders the numbered window of text that the limits allow.
+func formatLines(display, text string, offset, limit int, notes []string) Result {
+	crlf := strings.Contains(text, "\r\n")
+	lines := strings.Split(text, "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1] // a final newline ends the last line
+	}
+	total := len(lines)
+	if offset < 1 {
+		offset = 1
+	}
+	if total == 0 {
+		r := Text(fmt.Sprintf("%s is empty (0 lines).", display))
+		r.setDetail("fromLine", 0)
+		r.setDetail("toLine", 0)
+		return r
+	}
+	if offset > total {
+		return Errorf("offset %d is beyond the end of %s, which has %d lines; use an offset between 1 and %d.", offset, display, total, total)
+	}
+	maxLines := ReadMaxLines
+	if limit > 0 && limit < maxLines {
+		maxLines = limit
+	}
+	var b strings.Builder
+	used, end := 0, offset-1
+	cutLines := 0
+	byteLimited := false
+	for i := offset - 1; i < total && i-(offset-1) < maxLines; i++ {
+		line := strings.TrimSuffix(lines[i], "\r")
+		if i == offset-1 && len(line) > ReadMaxBytes {
+			r := Text(fmt.Sprintf("Line %d of %s is %s (%d bytes), over the %d-byte read limit, so nothing is shown. Read a window of it with bash, e.g. sed -n '%dp' %s | cut -b 1-%d (then -b %d-%d, …).",
+				i+1, display, humanBytes(int64(len(line))), len(line), ReadMaxBytes, i+1, shellQuote(display), ReadMaxBytes/4, ReadMaxBytes/4+1, ReadMaxBytes/2))
+			r.setDetail("fromLine", i+1)
+			r.setDetail("toLine", i+1)
+			return r
+		}
+		if utf8.RuneCountInString(line) > ReadMaxLineChars {
+			n := utf8.RuneCountInString(line)
+			line = string([]rune(line)[:ReadMaxLineChars]) + fmt.Sprintf("… [line cut: %d of %d characters shown]", ReadMaxLineChars, n)
+			cutLines++
+		}
+		entry := fmt.Sprintf("%6d→%s\n", i+1, line)
+		if used+len(entry) > ReadMaxBytes {
+			byteLimited = true
+			break
+		}
+		b.WriteString(entry)
+		used += len(entry)
+		end = i + 1
+	}
+	header := fmt.Sprintf("%s, lines %d-%d of %d", display, offset, end, total)
+	if crlf {
+		notes = append(notes, "CRLF line endings (shown without \\r)")
+	}
+	if len(notes) > 0 {
+		header += " (" + strings.Join(notes, "; ") + ")"
+	}
+	out := header + "\n" + b.String()
+	switch {
+	case byteLimited:
+		out += fmt.Sprintf("[Showing lines %d-%d of %d: the %d-byte limit was reached. Use offset=%d to continue.]", offset, end, total, ReadMaxBytes, end+1)
+	case end < total && limit > 0 && end-offset+1 >= limit:
+		out += fmt.Sprintf("[Showing lines %d-%d of %d. Use offset=%d to continue.]", offset, end, total, end+1)
+	case end < total:
+		out += fmt.Sprintf("[Showing lines %d-%d of %d (at most %d lines per call). Use offset=%d to continue.]", offset, end, total, ReadMaxLines, end+1)
+	}
+	if cutLines > 0 {
+		out = strings.TrimRight(out, "\n") + fmt.Sprintf("\n[%d line(s) longer than %d characters were cut.]", cutLines, ReadMaxLineChars)
+	}
+	r := Text(strings.TrimRight(out, "\n"))
+	r.setDetail("fromLine", offset)
+	r.setDetail("toLine", end)
+	r.setDetail("totalLines", total)
+	return r
+}
+
+// notFound lists up to three similarly named files as suggestions.
+func notFound(fsys ops.FS, p ops.Path, input string) Result {
+	msg := fmt.Sprintf("%s not found.", p.Display())
+	if s := suggest(fsys, p); len(s) > 0 {
+		msg += " Did you mean: " + strings.Join(s, ", ") + "?"
+	} else {
+		msg += " Use find to locate the file by name (e.g. find {\"pattern\": \"*" + path.Ext(p.Rel) + "\"}) or ls to look at the directory."
+	}
+	return Errorf("%s", msg)
+}
+
+const suggestWalkLimit = 20000
+
+func suggest(fsys ops.FS, p ops.Path) []string {
+	base := strings.ToLower(path.Base(p.Rel))
+	type cand struct {
+		path  string
+		score int
+	}
+	var cands []cand
+	seen := 0
+	fs.WalkDir(fsys.FolderFS(p.Folder), ".", func(rel string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		seen++
+		if seen > suggestWalkLimit {
+			return fs.SkipAll
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == ".git" || n == "node_modules" {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		name := strings.ToLower(d.Name())
+		score := editDistance(base, name)
+		if strings.TrimSuffix(name, path.Ext(name)) == strings.TrimSuffix(base, path.Ext(base)) {
+			score = min(score, 1)
+		}
+		if rel == p.Rel {
+			return nil
+		}
+		if score <= max(2, len(base)/3) {
+			// Prefer candidates in the same directory.
+			if path.Dir(rel) != path.Dir(p.Rel) {
+				score++
+			}
+			cands = append(cands, cand{rel, score})
+		}
+		return nil
+	})
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].score != cands[j].score {
+			return cands[i].score < cands[j].score
+		}
+		return cands[i].path < cands[j].path
+	})
+	var out []string
+	for i := 0; i < len(cands) && i < maxSuggestions; i++ {
+		out = append(out, cands[i].path)
+	}
+	return out
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

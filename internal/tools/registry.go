@@ -1,0 +1,159 @@
+package tools
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Registry holds every known tool (core, extension, MCP) and which of them
+// are active, i.e. offered in tools/list. Deferred tools become active when
+// tool_search finds them or when they are called by name.
+type Registry struct {
+	mu     sync.RWMutex
+	tools  map[string]*Tool // by exact name
+	order  []string         // registration order
+	active map[string]bool
+	// onChange is called (outside the lock) when the active set changes.
+	onChange func()
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{tools: map[string]*Tool{}, active: map[string]bool{}}
+}
+
+// OnChange sets the listener for active-set changes (tools/listChanged).
+func (r *Registry) OnChange(f func()) {
+	r.mu.Lock()
+	r.onChange = f
+	r.mu.Unlock()
+}
+
+// Register adds t. A name already taken is an error.
+func (r *Registry) Register(t *Tool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.tools[t.Name]; dup {
+		return fmt.Errorf("tool %q is already registered", t.Name)
+	}
+	r.tools[t.Name] = t
+	r.order = append(r.order, t.Name)
+	if !t.Deferred {
+		r.active[t.Name] = true
+	}
+	return nil
+}
+
+// MustRegister registers built-in tools, whose names cannot collide.
+func (r *Registry) MustRegister(ts ...*Tool) {
+	for _, t := range ts {
+		if err := r.Register(t); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// Lookup finds a tool by name, case-insensitively as a fallback.
+func (r *Registry) Lookup(name string) (*Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if t, ok := r.tools[name]; ok {
+		return t, true
+	}
+	for _, n := range r.order {
+		if strings.EqualFold(n, name) {
+			return r.tools[n], true
+		}
+	}
+	return nil, false
+}
+
+// Activate makes deferred tools active; it reports whether the set changed.
+func (r *Registry) Activate(names ...string) bool {
+	r.mu.Lock()
+	changed := false
+	for _, n := range names {
+		if _, ok := r.tools[n]; ok && !r.active[n] {
+			r.active[n] = true
+			changed = true
+		}
+	}
+	f := r.onChange
+	r.mu.Unlock()
+	if changed && f != nil {
+		f()
+	}
+	return changed
+}
+
+// List returns the active tools (or all, with includeDeferred) in
+// registration order.
+func (r *Registry) List(includeDeferred bool) []*Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []*Tool
+	for _, n := range r.order {
+		if includeDeferred || r.active[n] {
+			out = append(out, r.tools[n])
+		}
+	}
+	return out
+}
+
+// IsActive reports whether the tool is offered in tools/list.
+func (r *Registry) IsActive(name string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.active[name]
+}
+
+// Names returns the active tool names, sorted.
+func (r *Registry) Names() []string {
+	var names []string
+	for _, t := range r.List(false) {
+		names = append(names, t.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// closest returns the registered name nearest to name (edit distance), or "".
+func (r *Registry) closest(name string) string {
+	best, bestD := "", 1<<30
+	for _, t := range r.List(true) {
+		d := editDistance(strings.ToLower(name), strings.ToLower(t.Name))
+		if strings.Contains(strings.ToLower(t.Name), strings.ToLower(name)) || strings.Contains(strings.ToLower(name), strings.ToLower(t.Name)) {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = t.Name, d
+		}
+	}
+	if bestD > max(2, len(name)/2) {
+		return ""
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

@@ -1,0 +1,46 @@
+package tools
+
+import (
+	"context"
+	"time"
+)
+
+type blockInput struct {
+	Seconds float64 `json:"seconds,omitzero" jsonschema:"give up after this many seconds (default 60)"`
+}
+
+type panicInput struct{}
+
+// TestTools are registered only when AGENTLS_TEST_TOOLS=1: test_block blocks
+// until cancelled (for cancellation tests), test_panic panics (for the
+// executor's recovery).
+func TestTools() []*Tool {
+	return []*Tool{
+		Define(Spec[blockInput]{
+			Name:        "test_block",
+			Description: "Test only: blocks until the call is cancelled.",
+			Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
+			Run: func(ctx context.Context, c *Call, in blockInput) (Result, error) {
+				d := 60 * time.Second
+				if in.Seconds > 0 {
+					d = time.Duration(in.Seconds * float64(time.Second))
+				}
+				c.Reporter.Progress(Progress{Message: "blocking"})
+				select {
+				case <-ctx.Done():
+					return Errorf("cancelled"), nil
+				case <-time.After(d):
+					return Text("unblocked"), nil
+				}
+			},
+		}),
+		Define(Spec[panicInput]{
+			Name:        "test_panic",
+			Description: "Test only: panics.",
+			Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
+			Run: func(ctx context.Context, c *Call, in panicInput) (Result, error) {
+				panic("test panic")
+			},
+		}),
+	}
+}

@@ -1,0 +1,261 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/agentls/agentls/internal/ops"
+)
+
+// Labels are a call's input-dependent properties. The executor and the
+// permission step read them; they are computed from the validated input.
+type Labels struct {
+	ReadOnly        bool
+	Destructive     bool
+	ConcurrencySafe bool
+	// Key, when set, makes a non-concurrency-safe call safe to run beside
+	// calls with a different Key (edits of different files). Calls that share
+	// a Key run in call order.
+	Key string
+}
+
+// Progress is a tools/progress payload (callId and tool are added by the
+// reporter).
+type Progress struct {
+	Message    string   `json:"message,omitempty"`
+	Output     string   `json:"output,omitempty"`
+	Percentage *float64 `json:"percentage,omitempty"`
+}
+
+// Reporter carries a running call's notifications to the client.
+type Reporter interface {
+	Progress(p Progress)
+	// Details sends tools/details as soon as they exist, before the reply.
+	Details(d map[string]any)
+}
+
+// NopReporter drops everything.
+type NopReporter struct{}
+
+func (NopReporter) Progress(Progress)      {}
+func (NopReporter) Details(map[string]any) {}
+
+// Env is what a handler may use: the operations layer and the services
+// later layers add (edit guard, watcher, spill files).
+type Env struct {
+	FS  ops.FS
+	Log *slog.Logger
+	// Stamps records what the model has read (the edit guard); nil = none.
+	Stamps StampRecorder
+}
+
+// StampRecorder is the part of the edit guard the read tool needs.
+type StampRecorder interface {
+	RecordRead(p ops.Path, content []byte, fromLine, toLine int)
+}
+
+// Call is the per-call context a handler receives.
+type Call struct {
+	ID       string
+	Tool     string
+	Env      *Env
+	Reporter Reporter
+}
+
+// Tool is one registered tool. Build core tools with Define.
+type Tool struct {
+	Name        string
+	Description string
+	// Schema is the JSON Schema of the input, cleaned for every model API
+	// (plain "type": "array", no null unions, no $ref).
+	Schema map[string]any
+	// Aliases maps alternative field names (any nesting level) to canonical ones.
+	Aliases map[string]string
+	// Prepare runs after generic normalization, before validation, for
+	// tool-specific repairs (e.g. wrapping a legacy single edit).
+	Prepare func(args map[string]any, n *Normalization)
+	// MaxResultBytes is the governance budget for the text content.
+	MaxResultBytes int
+	// KeepTail cuts over-budget output from the front (logs) instead of the end.
+	KeepTail bool
+	// Deferred tools stay out of tools/list until activated.
+	Deferred bool
+	// Idempotent and OpenWorld feed the MCP annotations.
+	Idempotent, OpenWorld bool
+	// Source is "core", "extension" or "mcp:<server>".
+	Source string
+
+	resolved *jsonschema.Resolved
+	order    []string // property order of the input struct, for usage lines
+	decode   func(args map[string]any) (any, error)
+	labels   func(in any) Labels
+	run      func(ctx context.Context, c *Call, in any) (Result, error)
+}
+
+// Spec declares a tool with a typed input.
+type Spec[In any] struct {
+	Name           string
+	Description    string
+	Aliases        map[string]string
+	Prepare        func(args map[string]any, n *Normalization)
+	MaxResultBytes int
+	KeepTail       bool
+	Deferred       bool
+	Idempotent     bool
+	OpenWorld      bool
+	// Labels computes input-dependent labels; nil means Static.
+	Labels func(in In) Labels
+	Static Labels
+	// Tweak adjusts the generated schema (minimums, enums) before it is
+	// resolved for validation.
+	Tweak func(schema map[string]any)
+	Run    func(ctx context.Context, c *Call, in In) (Result, error)
+}
+
+// DefaultMaxResultBytes is the governance budget of a tool that sets none.
+const DefaultMaxResultBytes = 64 * 1024
+
+// Define builds a Tool from a Spec; the schema comes from In's fields and
+// their `jsonschema` tags. It panics on a type the schema generator rejects,
+// which is a programming error caught by every test run.
+func Define[In any](s Spec[In]) *Tool {
+	raw, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: schema: %v", s.Name, err))
+	}
+	schema, err := cleanSchema(raw)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: schema: %v", s.Name, err))
+	}
+	if s.Tweak != nil {
+		s.Tweak(schema)
+	}
+	t, err := NewTool(s.Name, s.Description, schema)
+	if err != nil {
+		panic(err)
+	}
+	t.order = fieldOrder(reflect.TypeFor[In]())
+	t.Aliases, t.Prepare = s.Aliases, s.Prepare
+	t.MaxResultBytes, t.KeepTail, t.Deferred = s.MaxResultBytes, s.KeepTail, s.Deferred
+	t.Idempotent, t.OpenWorld, t.Source = s.Idempotent, s.OpenWorld, "core"
+	t.decode = func(args map[string]any) (any, error) {
+		b, err := json.Marshal(args)
+		if err != nil {
+			return nil, err
+		}
+		var in In
+		if err := json.Unmarshal(b, &in); err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
+	static := s.Static
+	if s.Labels != nil {
+		t.labels = func(in any) Labels { return s.Labels(in.(In)) }
+	} else {
+		t.labels = func(any) Labels { return static }
+	}
+	t.run = func(ctx context.Context, c *Call, in any) (Result, error) { return s.Run(ctx, c, in.(In)) }
+	return t
+}
+
+// NewTool builds an untyped tool from a JSON Schema (extension and MCP
+// tools); set its handler with SetHandler.
+func NewTool(name, description string, schema map[string]any) (*Tool, error) {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: schema: %w", name, err)
+	}
+	var js jsonschema.Schema
+	if err := json.Unmarshal(b, &js); err != nil {
+		return nil, fmt.Errorf("tool %s: schema: %w", name, err)
+	}
+	res, err := js.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: schema: %w", name, err)
+	}
+	t := &Tool{Name: name, Description: description, Schema: schema, resolved: res, Source: "extension"}
+	t.decode = func(args map[string]any) (any, error) { return args, nil }
+	t.labels = func(any) Labels { return Labels{} }
+	return t, nil
+}
+
+// SetHandler sets an untyped tool's handler and labels.
+func (t *Tool) SetHandler(labels func(args map[string]any) Labels, run func(ctx context.Context, c *Call, args map[string]any) (Result, error)) {
+	t.labels = func(in any) Labels { return labels(in.(map[string]any)) }
+	t.run = func(ctx context.Context, c *Call, in any) (Result, error) { return run(ctx, c, in.(map[string]any)) }
+}
+
+func (t *Tool) budget() int {
+	if t.MaxResultBytes > 0 {
+		return t.MaxResultBytes
+	}
+	return DefaultMaxResultBytes
+}
+
+// cleanSchema turns the generator's schema into a plain map every model API
+// accepts: ["null","array"] unions become "array", and no $ref or $defs.
+func cleanSchema(s *jsonschema.Schema) (map[string]any, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if ts, ok := x["type"].([]any); ok {
+				var keep []any
+				for _, t := range ts {
+					if t != "null" {
+						keep = append(keep, t)
+					}
+				}
+				if len(keep) == 1 {
+					x["type"] = keep[0]
+				} else {
+					x["type"] = keep
+				}
+			}
+			delete(x, "$schema")
+			for _, v := range x {
+				walk(v)
+			}
+		case []any:
+			for _, v := range x {
+				walk(v)
+			}
+		}
+	}
+	walk(m)
+	return m, nil
+}
+
+// fieldOrder lists the JSON names of a struct's fields in declaration order.
+func fieldOrder(t reflect.Type) []string {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var names []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		names = append(names, name)
+	}
+	return names
+}

@@ -1,0 +1,154 @@
+package tools
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// validate checks args against the tool's schema and returns a message for
+// the model naming the field, what was received and what to send, or "".
+// Common failures get hand-written messages; anything else falls through to
+// the JSON Schema validator.
+func (t *Tool) validate(args map[string]any) string {
+	if msg := checkObject("", args, t.Schema); msg != "" {
+		return msg + "\n" + t.usage()
+	}
+	if t.resolved != nil {
+		if err := t.resolved.Validate(args); err != nil {
+			return fmt.Sprintf("invalid arguments for %s: %v\n%s", t.Name, err, t.usage())
+		}
+	}
+	return ""
+}
+
+func checkObject(prefix string, args map[string]any, schema map[string]any) string {
+	props, _ := schema["properties"].(map[string]any)
+	req, _ := schema["required"].([]any)
+	for _, r := range req {
+		name, _ := r.(string)
+		if _, ok := args[name]; !ok {
+			ps, _ := props[name].(map[string]any)
+			return fmt.Sprintf("missing required field `%s` (%s)%s", prefix+name, typeWord(ps), describe(ps))
+		}
+	}
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		ps, _ := props[k].(map[string]any)
+		if msg := checkValue(prefix+k, args[k], ps); msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
+
+func checkValue(name string, v any, ps map[string]any) string {
+	if ps == nil {
+		return ""
+	}
+	want := schemaType(ps)
+	got := jsonKind(v)
+	switch want {
+	case "string":
+		if _, ok := v.(string); !ok {
+			return fmt.Sprintf("`%s` must be a string, got %s%s", name, got, describe(ps))
+		}
+	case "integer", "number":
+		f, ok := v.(float64)
+		if !ok {
+			return fmt.Sprintf("`%s` must be a number, got %s%s", name, got, describe(ps))
+		}
+		if want == "integer" && f != math.Trunc(f) {
+			return fmt.Sprintf("`%s` must be a whole number, got %v", name, f)
+		}
+		if min, ok := ps["minimum"].(float64); ok && f < min {
+			return fmt.Sprintf("`%s` must be ≥ %v, got %v%s", name, min, f, describe(ps))
+		}
+		if max, ok := ps["maximum"].(float64); ok && f > max {
+			return fmt.Sprintf("`%s` must be ≤ %v, got %v%s", name, max, f, describe(ps))
+		}
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return fmt.Sprintf("`%s` must be true or false, got %s", name, got)
+		}
+	case "array":
+		arr, ok := v.([]any)
+		if !ok {
+			return fmt.Sprintf("`%s` must be an array, got %s%s", name, got, describe(ps))
+		}
+		items, _ := ps["items"].(map[string]any)
+		for i, x := range arr {
+			if msg := checkValue(fmt.Sprintf("%s[%d]", name, i), x, items); msg != "" {
+				return msg
+			}
+		}
+	case "object":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Sprintf("`%s` must be an object, got %s%s", name, got, describe(ps))
+		}
+		return checkObject(name+".", m, ps)
+	}
+	return ""
+}
+
+func typeWord(ps map[string]any) string {
+	t := schemaType(ps)
+	switch t {
+	case "":
+		return "any value"
+	case "array":
+		if items, ok := ps["items"].(map[string]any); ok && schemaType(items) != "" {
+			return "array of " + schemaType(items)
+		}
+	}
+	return t
+}
+
+func describe(ps map[string]any) string {
+	if d, ok := ps["description"].(string); ok && d != "" {
+		return ": " + d
+	}
+	return ""
+}
+
+// usage is a one-line reminder of the tool's fields, appended to input errors.
+func (t *Tool) usage() string {
+	props, _ := t.Schema["properties"].(map[string]any)
+	req := map[string]bool{}
+	if rs, ok := t.Schema["required"].([]any); ok {
+		for _, r := range rs {
+			if s, ok := r.(string); ok {
+				req[s] = true
+			}
+		}
+	}
+	var parts []string
+	for _, name := range t.propertyOrder() {
+		ps, _ := props[name].(map[string]any)
+		opt := "?"
+		if req[name] {
+			opt = ""
+		}
+		parts = append(parts, fmt.Sprintf("%s%s: %s", name, opt, typeWord(ps)))
+	}
+	return fmt.Sprintf("Usage: %s {%s}", t.Name, strings.Join(parts, ", "))
+}
+
+func (t *Tool) propertyOrder() []string {
+	props, _ := t.Schema["properties"].(map[string]any)
+	names := append([]string(nil), t.order...)
+	if len(names) != len(props) {
+		names = names[:0]
+		for k := range props {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+	}
+	return names
+}
