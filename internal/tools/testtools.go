@@ -7,6 +7,7 @@ import (
 
 type blockInput struct {
 	Seconds float64 `json:"seconds,omitzero" jsonschema:"give up after this many seconds (default 60)"`
+	Marker  string  `json:"marker,omitzero" jsonschema:"a workspace file to create when the call is cancelled"`
 }
 
 type panicInput struct{}
@@ -28,6 +29,11 @@ func TestTools() []*Tool {
 				c.Reporter.Progress(Progress{Message: "blocking"})
 				select {
 				case <-ctx.Done():
+					if in.Marker != "" {
+						if p, err := c.Env.FS.Resolve(in.Marker); err == nil {
+							c.Env.FS.CreateFile(p, []byte("cancelled\n"), 0o644)
+						}
+					}
 					return Errorf("cancelled"), nil
 				case <-time.After(d):
 					return Text("unblocked"), nil

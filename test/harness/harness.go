@@ -1,0 +1,295 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary returns the path of an agentls binary: $AGENTLS_BIN when set, else
+// one built once per test process from this checkout.
+func Binary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("AGENTLS_BIN"); p != "" {
+		return p
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "agentls-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "agentls")
+		if runtime.GOOS == "windows" {
+			binPath += ".exe"
+		}
+		cmd := exec.Command("go", "build", "-o", binPath, "github.com/agentls/agentls/cmd/agentls")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// Note is one notification received from the server.
+type Note struct {
+	Method string
+	Params json.RawMessage
+	At     time.Time
+}
+
+// Client is a JSON-RPC client connected to a spawned agentls.
+type Client struct {
+	t     testing.TB
+	Cmd   *exec.Cmd
+	Conn  jsonrpc2.Conn
+	stdin io.WriteCloser
+
+	mu      sync.Mutex
+	notes   []Note
+	waiters []chan struct{}
+	// OnRequest answers server→client requests (tools/confirm); nil → MethodNotFound.
+	OnRequest func(ctx context.Context, method string, params json.RawMessage) (any, error)
+
+	exited chan struct{}
+	exitErr error
+}
+
+// Options for Start.
+type Options struct {
+	Root string   // --root
+	Args []string // extra command-line arguments
+	Env  []string // extra environment (AGENTLS_TEST_TOOLS=1 is always set)
+}
+
+// Start spawns agentls and connects to it; the process is killed at cleanup.
+func Start(t testing.TB, opts Options) *Client {
+	t.Helper()
+	args := append([]string{}, opts.Args...)
+	if opts.Root != "" {
+		args = append(args, "--root", opts.Root)
+	}
+	cmd := exec.Command(Binary(t), args...)
+	cmd.Env = append(append(os.Environ(), "AGENTLS_TEST_TOOLS=1"), opts.Env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = &testWriter{t: t}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{t: t, Cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	go func() {
+		c.exitErr = cmd.Wait()
+		close(c.exited)
+	}()
+	rwc := &pipeRWC{r: stdout, w: stdin}
+	c.Conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc))
+	c.Conn.Go(context.Background(), jsonrpc2.AsyncHandler(c.handle))
+	t.Cleanup(func() {
+		c.stdin.Close()
+		select {
+		case <-c.exited:
+		case <-time.After(3 * time.Second):
+			cmd.Process.Kill()
+			<-c.exited
+		}
+		c.Conn.Close()
+	})
+	return c
+}
+
+func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	params := append(json.RawMessage(nil), req.Params()...)
+	if req.IsCall() {
+		if c.OnRequest != nil {
+			return c.OnRequest(ctx, req.Method(), params)
+		}
+		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "test client: no handler for %s", req.Method())
+	}
+	c.mu.Lock()
+	c.notes = append(c.notes, Note{Method: req.Method(), Params: params, At: time.Now()})
+	ws := c.waiters
+	c.waiters = nil
+	c.mu.Unlock()
+	for _, w := range ws {
+		close(w)
+	}
+	return nil, nil
+}
+
+// Notes returns the notifications received so far with the given method
+// ("" for all).
+func (c *Client) Notes(method string) []Note {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Note
+	for _, n := range c.notes {
+		if method == "" || n.Method == method {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// WaitNote waits until a notification satisfying pred arrives.
+func (c *Client) WaitNote(timeout time.Duration, pred func(Note) bool) (Note, bool) {
+	deadline := time.After(timeout)
+	for {
+		c.mu.Lock()
+		for _, n := range c.notes {
+			if pred(n) {
+				c.mu.Unlock()
+				return n, true
+			}
+		}
+		w := make(chan struct{})
+		c.waiters = append(c.waiters, w)
+		c.mu.Unlock()
+		select {
+		case <-w:
+		case <-deadline:
+			return Note{}, false
+		}
+	}
+}
+
+// Initialize sends initialize (rooted at root unless params say otherwise)
+// and initialized, and returns the result.
+func (c *Client) Initialize(ctx context.Context, params map[string]any) map[string]any {
+	c.t.Helper()
+	if params == nil {
+		params = map[string]any{}
+	}
+	if _, ok := params["capabilities"]; !ok {
+		params["capabilities"] = map[string]any{}
+	}
+	var res map[string]any
+	if err := c.Call(ctx, "initialize", params, &res); err != nil {
+		c.t.Fatalf("initialize: %v", err)
+	}
+	if err := c.Conn.Notify(ctx, "initialized", map[string]any{}); err != nil {
+		c.t.Fatalf("initialized: %v", err)
+	}
+	return res
+}
+
+// Call makes a request; cancelling ctx sends $/cancelRequest.
+func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	return protocol.Call(ctx, c.Conn, method, params, result)
+}
+
+// Result is a tools/call result.
+type Result struct {
+	CallID  string           `json:"callId"`
+	Content []map[string]any `json:"content"`
+	IsError bool             `json:"isError"`
+	Details map[string]any   `json:"details"`
+}
+
+// Text joins the text parts.
+func (r Result) Text() string {
+	s := ""
+	for _, c := range r.Content {
+		if c["type"] == "text" {
+			if s != "" {
+				s += "\n"
+			}
+			s += fmt.Sprint(c["text"])
+		}
+	}
+	return s
+}
+
+// CallTool runs tools/call and fails the test on a protocol error.
+func (c *Client) CallTool(ctx context.Context, name string, args any) Result {
+	c.t.Helper()
+	r, err := c.TryCallTool(ctx, name, args)
+	if err != nil {
+		c.t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return r
+}
+
+// TryCallTool runs tools/call and returns protocol errors.
+func (c *Client) TryCallTool(ctx context.Context, name string, args any) (Result, error) {
+	var r Result
+	err := c.Call(ctx, "tools/call", map[string]any{"name": name, "arguments": args}, &r)
+	return r, err
+}
+
+// Shutdown sends shutdown and exit, and returns the process exit code.
+func (c *Client) Shutdown(ctx context.Context) int {
+	c.t.Helper()
+	if err := c.Call(ctx, "shutdown", nil, nil); err != nil {
+		c.t.Fatalf("shutdown: %v", err)
+	}
+	c.Conn.Notify(ctx, "exit", nil)
+	return c.Wait(5 * time.Second)
+}
+
+// CloseStdin closes the server's stdin, as an editor that quits does.
+func (c *Client) CloseStdin() { c.stdin.Close() }
+
+// Wait waits for the process to exit and returns its exit code (-1 on timeout).
+func (c *Client) Wait(timeout time.Duration) int {
+	select {
+	case <-c.exited:
+		return c.Cmd.ProcessState.ExitCode()
+	case <-time.After(timeout):
+		return -1
+	}
+}
+
+// Exited is closed when the process exits.
+func (c *Client) Exited() <-chan struct{} { return c.exited }
+
+type pipeRWC struct {
+	r io.ReadCloser
+	w io.WriteCloser
+}
+
+func (p *pipeRWC) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p *pipeRWC) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p *pipeRWC) Close() error {
+	p.w.Close()
+	return p.r.Close()
+}
+
+type testWriter struct {
+	t  testing.TB
+	mu sync.Mutex
+}
+
+func (w *testWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.t.Logf("agentls stderr: %s", b)
+	return len(b), nil
+}
