@@ -1,0 +1,19 @@
+// Package ignore owns the one ignore engine of agentls: which paths of a
+// workspace folder are hidden from ls, find, grep's Go fallback and the file
+// watcher.
+//
+// Semantics follow git exactly for .gitignore files and .git/info/exclude
+// (pattern syntax from github.com/boyter/gocodewalker/go-gitignore; scoping,
+// precedence and "an excluded directory hides everything below it" here),
+// verified against `git check-ignore` by a conformance test. On top of git,
+// as ripgrep does, .ignore and .agentlsignore files use the same syntax and
+// scoping but take priority over .gitignore (.agentlsignore highest). The
+// rules apply inside and outside git repositories (like rg --no-require-git),
+// a nested repository (a directory holding .git) starts a fresh set of git
+// rules, and .git itself is always ignored.
+//
+// All reads go through an fs.FS rooted at the workspace folder; rule files
+// are read lazily and cached per directory until Invalidate (Walk also
+// revalidates a directory's rule files by size and mtime as it passes).
+// Rules from directories above the folder root are not seen.
+package ignore
