@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/tools"
 )
@@ -49,7 +50,8 @@ func New(opts Options) (*Session, error) {
 			log.Info("removed temp files left by an interrupted write", "folder", f.Root, "count", n)
 		}
 	}
-	env := &tools.Env{FS: fsys, Log: log}
+	guard := editguard.New(fsys)
+	env := &tools.Env{FS: fsys, Log: log, Stamps: guard, Guard: guard}
 	reg := tools.NewRegistry()
 	reg.MustRegister(tools.Builtins()...)
 	if opts.TestTools {

@@ -137,7 +137,7 @@ func (x *Executor) prepare(req Request, rf ReporterFactory) (*Prepared, Result, 
 		rep = rf(req.CallID, t.Name)
 	}
 	p := &Prepared{Tool: t, Call: &Call{ID: req.CallID, Tool: t.Name, Env: x.Env, Reporter: &maskingReporter{x: x, r: rep}}}
-	args, err := normalizeArgs(req.Arguments, t.Schema, t.Aliases, &p.Norm)
+	args, err := normalizeArgs(req.Arguments, t.Schema, t.Aliases, t.PrepareRaw, &p.Norm)
 	if err != nil {
 		return fail(Errorf("%s: %v", t.Name, err))
 	}

@@ -36,7 +36,7 @@ var commonAliases = map[string]string{
 // [] or null for an empty object, parses JSON strings where objects or arrays
 // are expected, applies aliases, converts numeric strings and "true"/"false",
 // and drops unknown fields. The returned map is fresh.
-func normalizeArgs(raw json.RawMessage, schema map[string]any, aliases map[string]string, n *Normalization) (map[string]any, error) {
+func normalizeArgs(raw json.RawMessage, schema map[string]any, aliases map[string]string, pre func(map[string]any, *Normalization), n *Normalization) (map[string]any, error) {
 	var v any
 	trimmed := strings.TrimSpace(string(raw))
 	if trimmed == "" || trimmed == "null" || trimmed == "[]" {
@@ -54,6 +54,9 @@ func normalizeArgs(raw json.RawMessage, schema map[string]any, aliases map[strin
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("arguments must be a JSON object, got %s; send e.g. {\"path\": \"src/main.go\"}", jsonKind(v))
+	}
+	if pre != nil {
+		pre(obj, n)
 	}
 	out := normalizeObject("", obj, schema, aliases, n)
 	return out, nil

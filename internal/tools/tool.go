@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ops"
 )
 
@@ -53,6 +54,8 @@ type Env struct {
 	Log *slog.Logger
 	// Stamps records what the model has read (the edit guard); nil = none.
 	Stamps StampRecorder
+	// Guard is the edit guard edit and write consult; nil refuses edits.
+	Guard *editguard.Guard
 }
 
 // StampRecorder is the part of the edit guard the read tool needs.
@@ -78,8 +81,11 @@ type Tool struct {
 	// Aliases maps alternative field names (any nesting level) to canonical ones.
 	Aliases map[string]string
 	// Prepare runs after generic normalization, before validation, for
-	// tool-specific repairs (e.g. wrapping a legacy single edit).
+	// tool-specific repairs.
 	Prepare func(args map[string]any, n *Normalization)
+	// PrepareRaw runs on the raw argument object before normalization drops
+	// unknown fields (e.g. wrapping a legacy single edit into edits).
+	PrepareRaw func(args map[string]any, n *Normalization)
 	// MaxResultBytes is the governance budget for the text content.
 	MaxResultBytes int
 	// KeepTail cuts over-budget output from the front (logs) instead of the end.
@@ -104,6 +110,7 @@ type Spec[In any] struct {
 	Description    string
 	Aliases        map[string]string
 	Prepare        func(args map[string]any, n *Normalization)
+	PrepareRaw     func(args map[string]any, n *Normalization)
 	MaxResultBytes int
 	KeepTail       bool
 	Deferred       bool
@@ -141,7 +148,7 @@ func Define[In any](s Spec[In]) *Tool {
 		panic(err)
 	}
 	t.order = fieldOrder(reflect.TypeFor[In]())
-	t.Aliases, t.Prepare = s.Aliases, s.Prepare
+	t.Aliases, t.Prepare, t.PrepareRaw = s.Aliases, s.Prepare, s.PrepareRaw
 	t.MaxResultBytes, t.KeepTail, t.Deferred = s.MaxResultBytes, s.KeepTail, s.Deferred
 	t.Idempotent, t.OpenWorld, t.Source = s.Idempotent, s.OpenWorld, "core"
 	t.decode = func(args map[string]any) (any, error) {

@@ -1,0 +1,57 @@
+-- :checkhealth agentls
+local compat = require("agentls.compat")
+
+local M = {}
+
+function M.check()
+  local h = compat.health()
+  local agentls = require("agentls")
+  local cfg = agentls.config
+  local cmd = type(cfg.cmd) == "string" and { cfg.cmd } or cfg.cmd
+
+  h.start("agentls")
+  if vim.fn.has("nvim-0.7") == 1 then
+    h.ok("Neovim " .. tostring(vim.version().major) .. "." .. tostring(vim.version().minor) .. " (0.7 or newer)")
+  else
+    h.error("Neovim 0.7 or newer is required")
+  end
+
+  local exe = vim.fn.exepath(cmd[1])
+  if exe == "" then
+    h.error("agentls binary not found: " .. cmd[1],
+      { "go install github.com/agentls/agentls/cmd/agentls@latest", "or setup({cmd = {'/path/to/agentls'}})" })
+  else
+    h.ok("agentls binary: " .. exe)
+    local version, err = compat.run({ exe, "--version" })
+    if version then
+      h.ok("version: " .. version)
+    else
+      h.error("agentls --version failed: " .. tostring(err))
+    end
+  end
+
+  if vim.fn.executable("rg") == 1 then
+    h.ok("ripgrep (rg) found: " .. vim.fn.exepath("rg"))
+  else
+    h.warn("ripgrep (rg) not found; grep uses the built-in searcher", { "install ripgrep for faster searches" })
+  end
+
+  local root = agentls.root()
+  local res = agentls.initialize_result(root)
+  if not res then
+    h.info("no agentls client running for " .. root .. " (started by setup() or the first call)")
+    return
+  end
+  local caps = (((res or {}).capabilities or {}).experimental or {}).agentls or {}
+  local watcher = caps.watcher or "unknown"
+  if watcher == "degraded" then
+    h.warn("file watcher: degraded (external changes are found late)", { "raise fs.inotify.max_user_watches" })
+  else
+    h.ok("file watcher: " .. watcher)
+  end
+  h.ok(string.format("server %s %s, protocol %s, %d tools: %s", tostring((res.serverInfo or {}).name),
+    tostring((res.serverInfo or {}).version), tostring(caps.protocolVersion), #(caps.tools or {}),
+    table.concat(caps.tools or {}, ", ")))
+end
+
+return M

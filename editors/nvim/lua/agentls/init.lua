@@ -1,0 +1,484 @@
+-- agentls for Neovim: runs the agentls sidecar through vim.lsp, exposes its
+-- tools as a Lua API, renders the changes its edit tools make, and answers
+-- its confirmation requests. See :help agentls.
+local compat = require("agentls.compat")
+local render = require("agentls.render")
+
+local M = {}
+
+local defaults = {
+  cmd = { "agentls" },
+  cmd_env = nil,
+  -- Workspace root: a string, or a function returning one; default: git root of cwd, else cwd.
+  root_dir = nil,
+  mode = "default", -- default | acceptEdits | readOnly | bypass
+  permissions = nil, -- {allow = {}, ask = {}, deny = {}} in Claude Code's rule syntax
+  on_details = nil, -- function(details, params) called for every tools/details
+  autostart = true, -- start the server in setup()
+  render = true, -- render tools/details inline in loaded buffers
+  progress = true, -- vim.notify the latest tools/progress line
+  progress_interval_ms = 1000, -- at most one progress notification per call this often
+  timeout_ms = 660000, -- call_sync default wait: bash may run 600 s
+  list_timeout_ms = 10000, -- tools() default wait
+  log_max = 2000, -- lines kept for :AgentlsLog
+}
+
+M.config = vim.deepcopy(defaults)
+
+-- Runtime state of this Neovim instance.
+local state = {
+  clients = {}, -- root -> client id
+  ready = {}, -- client id -> true once initialized
+  waiting = {}, -- client id -> functions to run once initialized
+  init = {}, -- client id -> initialize result
+  calls = {}, -- callId -> {tool, client_id, request_id, details}
+  progress_at = {}, -- callId -> last vim.notify time (ms)
+  log = {},
+  seq = 0,
+}
+M._state = state
+
+local NAME = "agentls"
+
+local function log(line)
+  for l in tostring(line):gmatch("[^\n]+") do
+    table.insert(state.log, os.date("%H:%M:%S ") .. l)
+  end
+  while #state.log > M.config.log_max do
+    table.remove(state.log, 1)
+  end
+end
+M._log = log
+
+local function notify(msg, level)
+  vim.notify("agentls: " .. msg, level or vim.log.levels.INFO, { title = "agentls" })
+end
+
+--- Lua's empty table encodes as a JSON array; agentls arguments are objects.
+local function as_object(v)
+  if v == nil or (type(v) == "table" and next(v) == nil and getmetatable(v) == nil) then
+    return vim.empty_dict()
+  end
+  return v
+end
+M._as_object = as_object
+
+--- The workspace root for a new client.
+function M.root()
+  local r = M.config.root_dir
+  if type(r) == "function" then
+    r = r()
+  end
+  if type(r) == "string" and r ~= "" then
+    return (vim.fn.fnamemodify(r, ":p"):gsub("(.)/$", "%1"))
+  end
+  local cwd = compat.uv.cwd()
+  local git = vim.fn.finddir(".git", cwd .. ";")
+  if git == "" then
+    git = vim.fn.findfile(".git", cwd .. ";")
+  end
+  if git ~= "" then
+    local p = vim.fn.fnamemodify(git, ":p"):gsub("(.)/$", "%1")
+    return vim.fn.fnamemodify(p, ":h")
+  end
+  return cwd
+end
+
+local function new_call_id()
+  state.seq = state.seq + 1
+  return string.format("nvim-%d-%d", compat.uv.getpid(), state.seq)
+end
+
+-- Server → client messages -------------------------------------------------
+
+local handlers = {}
+M._handlers = handlers
+
+handlers["tools/progress"] = function(_, params)
+  if type(params) ~= "table" then
+    return
+  end
+  local text = params.output
+  if type(text) ~= "string" or text == "" then
+    text = type(params.message) == "string" and params.message or ""
+  end
+  local last = text:match("([^\n]*)\n*$") or ""
+  log(string.format("[%s %s] %s", params.tool or "?", params.callId or "?", last))
+  if not M.config.progress or last == "" then
+    return
+  end
+  local now = compat.uv.now()
+  local prev = state.progress_at[params.callId or ""]
+  if prev and now - prev < M.config.progress_interval_ms then
+    return
+  end
+  state.progress_at[params.callId or ""] = now
+  notify(string.format("%s: %s", params.tool or "tool", last))
+end
+
+handlers["tools/details"] = function(_, params)
+  if type(params) ~= "table" or type(params.details) ~= "table" then
+    return
+  end
+  local d = params.details
+  log(string.format("[%s %s] details %s %s", params.tool or "?", params.callId or "?", tostring(d.kind), tostring(d.uri)))
+  if M.config.on_details then
+    local ok, err = pcall(M.config.on_details, d, params)
+    if not ok then
+      log("on_details failed: " .. tostring(err))
+    end
+  end
+  if not M.config.render or not d.uri then
+    return
+  end
+  local call = state.calls[params.callId or ""]
+  if call then
+    -- The details can arrive before the file is written; render once the call returns.
+    call.details = call.details or {}
+    table.insert(call.details, d)
+  else
+    render.show(d)
+  end
+end
+
+handlers["window/logMessage"] = function(_, params)
+  if type(params) == "table" then
+    log("[log] " .. tostring(params.message))
+  end
+end
+
+handlers["tools/listChanged"] = function()
+  log("[tools] list changed")
+end
+
+handlers["workspace/externalChange"] = function(_, params)
+  if type(params) ~= "table" or not params.uri then
+    return
+  end
+  log(string.format("[external] %s %s", tostring(params.kind), params.uri))
+  local buf = render.loaded_buffer(vim.uri_to_fname(params.uri))
+  if buf then
+    vim.cmd("checktime " .. buf)
+  end
+end
+
+local CHOICES = {
+  { label = "Allow once", decision = "allowOnce" },
+  { label = "Always allow", decision = "allowAlways" },
+  { label = "Deny", decision = "rejectOnce" },
+}
+local SHOW = "Show change"
+
+--- Asks the user about a tools/confirm request; on_decision gets the reply.
+function M.confirm(params, on_decision)
+  local items = {}
+  for _, c in ipairs(CHOICES) do
+    table.insert(items, c.label)
+  end
+  local preview = type(params.preview) == "table" and params.preview or nil
+  if preview then
+    table.insert(items, SHOW)
+  end
+  local prompt = string.format("agentls: allow %s? %s", params.tool or "tool", params.reason or "")
+  vim.ui.select(items, { prompt = prompt, kind = "agentls.confirm" }, function(choice)
+    if choice == SHOW then
+      render.show_preview(preview)
+      return M.confirm(params, on_decision)
+    end
+    for _, c in ipairs(CHOICES) do
+      if c.label == choice then
+        return on_decision({ decision = c.decision })
+      end
+    end
+    on_decision({ decision = "rejectOnce", message = "dismissed" })
+  end)
+end
+
+handlers["tools/confirm"] = function(_, params)
+  if type(params) ~= "table" then
+    return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.InvalidParams, "tools/confirm needs params")
+  end
+  log(string.format("[confirm] %s %s: %s", params.tool or "?", params.callId or "?", tostring(params.reason)))
+  local answer
+  -- 0.10+ runs request handlers inside coroutine.wrap and replies when the
+  -- handler returns, so the handler may yield while the picker is open
+  -- (LuaJIT: running() is nil on the main thread; with 5.2 compat it says so).
+  local co, is_main = coroutine.running()
+  local can_yield = co ~= nil and not is_main
+  local waiting = false
+  M.confirm(params, function(res)
+    answer = res
+    if waiting then
+      coroutine.resume(co)
+    end
+  end)
+  if answer == nil and can_yield then
+    -- Newer Neovims run request handlers in a coroutine: let the UI stay live.
+    waiting = true
+    coroutine.yield()
+  elseif answer == nil then
+    -- 0.7 wants the reply synchronously; wait for an asynchronous picker.
+    vim.wait(10 * 60 * 1000, function() return answer ~= nil end, 20)
+  end
+  answer = answer or { decision = "rejectOnce", message = "no answer" }
+  log("[confirm] " .. answer.decision)
+  return answer
+end
+
+-- Clients -----------------------------------------------------------------
+
+local function client_capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.experimental = caps.experimental or {}
+  caps.experimental.agentls = { confirm = true, applyEdit = false }
+  return caps
+end
+
+local function init_options()
+  local o = { mode = M.config.mode }
+  if M.config.permissions then
+    o.permissions = {
+      allow = M.config.permissions.allow or {},
+      ask = M.config.permissions.ask or {},
+      deny = M.config.permissions.deny or {},
+    }
+  end
+  return o
+end
+
+local function find_client(id)
+  return id and vim.lsp.get_client_by_id(id) or nil
+end
+
+--- Starts (or returns) the client for root; returns its id.
+function M.start(root)
+  root = root or M.root()
+  local id = state.clients[root]
+  local c = find_client(id)
+  if c and not compat.is_stopped(c) then
+    return id
+  end
+  local cmd = M.config.cmd
+  if type(cmd) == "string" then
+    cmd = { cmd }
+  end
+  id = compat.start_client({
+    name = NAME,
+    cmd = cmd,
+    cmd_env = M.config.cmd_env,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ":t") } },
+    init_options = init_options(),
+    capabilities = client_capabilities(),
+    handlers = handlers,
+    on_init = function(client, result)
+      state.init[client.id] = result
+      state.ready[client.id] = true
+      local q = state.waiting[client.id] or {}
+      state.waiting[client.id] = nil
+      for _, f in ipairs(q) do
+        f(client)
+      end
+    end,
+    on_exit = function(code, signal, client_id)
+      log(string.format("[exit] client %s code %s signal %s", tostring(client_id), tostring(code), tostring(signal)))
+      state.ready[client_id] = nil
+      for _, f in ipairs(state.waiting[client_id] or {}) do
+        f(nil, "agentls exited")
+      end
+      state.waiting[client_id] = nil
+      for r, cid in pairs(state.clients) do
+        if cid == client_id then
+          state.clients[r] = nil
+        end
+      end
+    end,
+  })
+  if not id then
+    notify("could not start " .. table.concat(cmd, " "), vim.log.levels.ERROR)
+    return nil
+  end
+  state.clients[root] = id
+  log(string.format("[start] %s in %s (client %d)", table.concat(cmd, " "), root, id))
+  return id
+end
+
+--- Runs f(client) once the client for root is initialized (f(nil, err) on failure).
+local function with_client(root, f)
+  local id = M.start(root)
+  if not id then
+    return f(nil, "agentls is not running")
+  end
+  local c = find_client(id)
+  if state.ready[id] and c then
+    return f(c)
+  end
+  state.waiting[id] = state.waiting[id] or {}
+  table.insert(state.waiting[id], f)
+end
+
+--- The initialize result of the client for root (nil until initialized).
+function M.initialize_result(root)
+  local id = state.clients[root or M.root()]
+  return id and state.init[id] or nil
+end
+
+--- Stops every agentls client.
+function M.stop()
+  for root, id in pairs(state.clients) do
+    local c = find_client(id)
+    if c then
+      compat.stop(c)
+    end
+    state.clients[root] = nil
+  end
+end
+
+-- Lua API -----------------------------------------------------------------
+
+--- Calls tool asynchronously; callback(err, result) gets the tools/call result
+--- {callId, content, isError, details}. Returns the callId (for cancel).
+function M.call(tool, args, callback, opts)
+  opts = opts or {}
+  callback = callback or function() end
+  local call_id = opts.callId or new_call_id()
+  local finished = false
+  local function finish(rerr, result)
+    if finished then
+      return
+    end
+    finished = true
+    callback(rerr, result)
+  end
+  state.calls[call_id] = { tool = tool, finish = finish }
+  with_client(opts.root, function(client, err)
+    if not client then
+      state.calls[call_id] = nil
+      return finish({ code = -32603, message = err })
+    end
+    local call = state.calls[call_id]
+    if not call then
+      return -- cancelled before it was sent
+    end
+    call.client_id = client.id
+    local params = { name = tool, arguments = as_object(args), callId = call_id }
+    local ok, request_id = compat.request(client, "tools/call", params, function(rerr, result)
+      local done = state.calls[call_id]
+      state.calls[call_id] = nil
+      state.progress_at[call_id] = nil
+      if done and done.details and M.config.render then
+        for _, d in ipairs(done.details) do
+          render.show(d)
+        end
+      end
+      if rerr then
+        log(string.format("[call %s] %s error: %s", call_id, tool, tostring(rerr.message)))
+      elseif result then
+        log(string.format("[call %s] %s%s", call_id, tool, result.isError and " (isError)" or ""))
+      end
+      finish(rerr, result)
+    end)
+    if not ok then
+      state.calls[call_id] = nil
+      return finish({ code = -32603, message = "agentls request failed" })
+    end
+    call.request_id = request_id
+  end)
+  return call_id
+end
+
+--- Cancels a running call by its callId: sends $/cancelRequest and calls its
+--- callback with the RequestCancelled (-32800) error (Neovim's client drops
+--- the server's own -32800 reply).
+function M.cancel(call_id)
+  local call = state.calls[call_id]
+  if not call then
+    return false
+  end
+  state.calls[call_id] = nil
+  local c = find_client(call.client_id)
+  if c and call.request_id then
+    compat.cancel_request(c, call.request_id)
+  end
+  call.finish({ code = -32800, message = "cancelled" })
+  return true
+end
+
+--- Calls tool and waits: returns result, or nil and an error.
+function M.call_sync(tool, args, timeout_ms, opts)
+  local done, rerr, res = false, nil, nil
+  local id = M.call(tool, args, function(e, r)
+    done, rerr, res = true, e, r
+  end, opts)
+  if not vim.wait(timeout_ms or M.config.timeout_ms, function() return done end, 10) then
+    M.cancel(id)
+    return nil, { code = -32800, message = "timed out" }
+  end
+  return res, rerr
+end
+
+--- The tool list: opts.format = "mcp" (default) | "openai" | "anthropic". With
+--- a callback it is asynchronous (callback(err, tools)); without, it waits and
+--- returns tools (or nil, err).
+function M.tools(opts, callback)
+  opts = opts or {}
+  local params = vim.empty_dict()
+  if opts.format then
+    params = { format = opts.format, includeDeferred = opts.includeDeferred }
+  end
+  local done, rerr, res = false, nil, nil
+  local function finish(e, r)
+    done, rerr, res = true, e, r and r.tools or nil
+    if callback then
+      callback(rerr, res)
+    end
+  end
+  with_client(opts.root, function(client, err)
+    if not client then
+      return finish({ code = -32603, message = err })
+    end
+    compat.request(client, "tools/list", params, finish)
+  end)
+  if callback then
+    return
+  end
+  if not vim.wait(opts.timeout_ms or M.config.list_timeout_ms, function() return done end, 10) then
+    return nil, { code = -32800, message = "timed out" }
+  end
+  return res, rerr
+end
+
+--- Concatenated text of a tools/call result's content.
+function M.text(result)
+  local out = {}
+  for _, c in ipairs((result or {}).content or {}) do
+    if c.type == "text" then
+      table.insert(out, c.text)
+    elseif c.type == "image" then
+      table.insert(out, string.format("[image %s, %d base64 bytes]", tostring(c.mimeType), #(c.data or "")))
+    end
+  end
+  return table.concat(out, "\n")
+end
+
+function M.log_lines()
+  return state.log
+end
+
+function M.clear()
+  render.clear_all()
+end
+
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
+  if opts and opts.cmd then
+    M.config.cmd = opts.cmd -- lists replace, not merge
+  end
+  render.setup()
+  if M.config.autostart then
+    M.start()
+  end
+  return M
+end
+
+return M

@@ -1,0 +1,208 @@
+package editguard
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"sync"
+	"time"
+
+	"github.com/agentls/agentls/internal/ops"
+)
+
+// Fingerprint identifies a file version without reading it.
+type Fingerprint struct {
+	Size    int64
+	MtimeNs int64
+	Inode   uint64
+}
+
+// FingerprintOf builds a fingerprint from stat information.
+func FingerprintOf(fi fs.FileInfo) Fingerprint {
+	return Fingerprint{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano(), Inode: inode(fi)}
+}
+
+// keepContentBytes bounds the copy of read content kept to name the changed
+// lines of a stale file; larger files keep only their hash.
+const keepContentBytes = 1 << 20
+
+// Stamp is what the model saw of one file.
+type Stamp struct {
+	FP      Fingerprint
+	Hash    [32]byte
+	Content []byte // nil for files over keepContentBytes
+	Ranges  [][2]int
+	At      time.Time
+	// Stale is set when something other than agentls changed the file
+	// (bash, an external editor): the next edit must read it again.
+	Stale       bool
+	StaleReason string
+}
+
+// Guard holds the stamps of one session.
+type Guard struct {
+	fsys ops.FS
+
+	mu     sync.Mutex
+	stamps map[string]*Stamp
+	queues map[string]*queue
+}
+
+// New returns a guard over fsys.
+func New(fsys ops.FS) *Guard {
+	return &Guard{fsys: fsys, stamps: map[string]*Stamp{}, queues: map[string]*queue{}}
+}
+
+func key(p ops.Path) string { return p.OS() }
+
+// RecordRead stamps p as read (partial reads count; the range is kept).
+func (g *Guard) RecordRead(p ops.Path, content []byte, from, to int) {
+	fi, err := g.fsys.Stat(p)
+	if err != nil {
+		return
+	}
+	st := &Stamp{FP: FingerprintOf(fi), Hash: sha256.Sum256(content), At: time.Now()}
+	if len(content) <= keepContentBytes {
+		st.Content = append([]byte(nil), content...)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if old := g.stamps[key(p)]; old != nil && old.Hash == st.Hash && !old.Stale {
+		st.Ranges = old.Ranges
+	}
+	st.Ranges = append(st.Ranges, [2]int{from, to})
+	g.stamps[key(p)] = st
+}
+
+// Wrote refreshes p's stamp after agentls wrote content, so a chain of edits
+// needs no re-read.
+func (g *Guard) Wrote(p ops.Path, content []byte) {
+	g.RecordRead(p, content, 0, 0)
+}
+
+// Has reports whether p has a stamp.
+func (g *Guard) Has(p ops.Path) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.stamps[key(p)] != nil
+}
+
+// StaleError is the refusal of an edit: the message tells the model what
+// happened and what to do.
+type StaleError struct{ Msg string }
+
+func (e *StaleError) Error() string { return e.Msg }
+
+// Check decides whether p may be edited now: it needs a stamp whose
+// fingerprint still matches, or whose content hash still matches after a
+// touch. current is the file's content when the check had to read it (nil
+// otherwise), so callers need not read twice.
+func (g *Guard) Check(p ops.Path) (current []byte, err error) {
+	g.mu.Lock()
+	st := g.stamps[key(p)]
+	g.mu.Unlock()
+	name := p.Display()
+	if st == nil {
+		return nil, &StaleError{fmt.Sprintf("read %s first: edit and write only change files you have read in this session (a partial read is enough).", name)}
+	}
+	fi, err := g.fsys.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", name, err)
+	}
+	fp := FingerprintOf(fi)
+	if fp == st.FP && !st.Stale {
+		return nil, nil
+	}
+	data, err := g.fsys.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if sha256.Sum256(data) == st.Hash {
+		// Touched or rewritten with identical content: refresh and go.
+		g.mu.Lock()
+		st.FP, st.Stale = fp, false
+		g.mu.Unlock()
+		return data, nil
+	}
+	when := fi.ModTime().Format("15:04:05")
+	msg := fmt.Sprintf("%s changed since you read it (modified at %s", name, when)
+	if st.StaleReason != "" {
+		msg += ", " + st.StaleReason
+	} else {
+		msg += ", outside agentls"
+	}
+	msg += ")"
+	if st.Content != nil {
+		a, b := diffLines(st.Content, data)
+		msg += fmt.Sprintf("; lines %s differ from what you read", a)
+		if b != a {
+			msg += fmt.Sprintf(" (now lines %s)", b)
+		}
+	}
+	msg += ". Read it again before editing; the file was not changed."
+	return nil, &StaleError{msg}
+}
+
+// MarkStale marks p's stamp stale with a reason ("changed by a bash command").
+func (g *Guard) MarkStale(p ops.Path, reason string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if st := g.stamps[key(p)]; st != nil {
+		st.Stale, st.StaleReason = true, reason
+	}
+}
+
+// Changed re-stats every stamped file and returns those whose fingerprint
+// no longer matches (the bash tool lists them and marks them stale).
+func (g *Guard) Changed() []ops.Path {
+	g.mu.Lock()
+	type entry struct {
+		k  string
+		fp Fingerprint
+	}
+	var entries []entry
+	for k, st := range g.stamps {
+		if !st.Stale {
+			entries = append(entries, entry{k, st.FP})
+		}
+	}
+	g.mu.Unlock()
+	var out []ops.Path
+	for _, e := range entries {
+		p, err := g.fsys.Resolve(e.k)
+		if err != nil {
+			continue
+		}
+		fi, err := g.fsys.Stat(p)
+		if err != nil || FingerprintOf(fi) != e.fp {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// diffLines names the first..last differing line ranges of a and b
+// (1-based), e.g. "12-15".
+func diffLines(a, b []byte) (string, string) {
+	la := bytes.Split(a, []byte("\n"))
+	lb := bytes.Split(b, []byte("\n"))
+	i := 0
+	for i < len(la) && i < len(lb) && bytes.Equal(la[i], lb[i]) {
+		i++
+	}
+	ja, jb := len(la)-1, len(lb)-1
+	for ja > i && jb > i && bytes.Equal(la[ja], lb[jb]) {
+		ja--
+		jb--
+	}
+	return span(i+1, ja+1), span(i+1, jb+1)
+}
+
+func span(a, b int) string {
+	if b <= a {
+		return fmt.Sprint(a)
+	}
+	return fmt.Sprintf("%d-%d", a, b)
+}
+

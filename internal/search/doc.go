@@ -1,0 +1,24 @@
+// Package search owns the grep engine behind the grep tool: it runs a
+// regular-expression (or literal) search over a workspace folder and renders
+// the model-facing text.
+//
+// Two backends feed one formatter, so their output is byte-for-byte the
+// same: ripgrep (`rg --json`, run in parallel and made deterministic by
+// collecting per file and truncating in path order) when rg is on PATH, and
+// an in-process Go searcher (ignore.Matcher.Walk, parallel workers, Go
+// regexp) otherwise. Both honour the ignore rules of internal/ignore, skip
+// binary files (a NUL byte anywhere in the decoded text, which is what rg's
+// binary detection amounts to for a whole file), decode UTF-8/UTF-16 BOMs,
+// treat CRLF as a line ending and show invalid UTF-8 as U+FFFD.
+//
+// Known differences between the backends, all outside the tested contract:
+// the regex dialects (Rust vs Go RE2: \d and \w are Unicode-aware in rg,
+// ASCII in Go; a few syntax forms exist in only one), the wording of regex
+// parse errors, and ripgrep also reading .rgignore files. Negated rules in a
+// nested .agentlsignore cannot re-include what rg's own .gitignore handling
+// already dropped (rg has no notion of .agentlsignore; its matches are
+// post-filtered through the Matcher instead).
+//
+// This package reads the workspace only through Engine.FS and runs rg with
+// its working directory at Engine.Root.
+package search

@@ -1,0 +1,200 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// line is one output line of a file: a match or a context line.
+type line struct {
+	n     int
+	text  string // valid UTF-8, without the line terminator
+	match bool
+}
+
+// fileHits is what a backend found in one file, lines in ascending order.
+type fileHits struct {
+	path    string // slash path relative to the root
+	lines   []line
+	matches int
+}
+
+// collector gathers per-file results from a backend in any order and keeps
+// only what can still be shown: the files holding the first limit+1
+// matches in path order. The +1 tells render whether the limit was hit.
+type collector struct {
+	limit    int
+	files    []fileHits
+	kept     int  // matches in files
+	seen     int  // matches added, kept or not
+	limitHit bool // a file beyond the first limit+1 matches was dropped
+	cutoff   string
+	hasCut   bool // files sorting after cutoff cannot be shown
+}
+
+func newCollector(limit int) *collector { return &collector{limit: limit} }
+
+// beyond reports whether a file at path p can no longer be shown.
+func (c *collector) beyond(p string) bool { return c.hasCut && p > c.cutoff }
+
+func (c *collector) add(f fileHits) {
+	c.seen += f.matches
+	if f.matches == 0 || c.beyond(f.path) {
+		if f.matches > 0 {
+			c.limitHit = true
+		}
+		return
+	}
+	c.files = append(c.files, f)
+	c.kept += f.matches
+	// Prune lazily so that memory stays near a few times the limit.
+	if c.kept > 4*(c.limit+1) {
+		c.prune()
+	}
+}
+
+// prune sorts the files and drops those after the one holding match limit+1.
+func (c *collector) prune() {
+	slices.SortFunc(c.files, func(a, b fileHits) int { return strings.Compare(a.path, b.path) })
+	sum := 0
+	for i := range c.files {
+		sum += c.files[i].matches
+		if sum > c.limit {
+			if i+1 < len(c.files) {
+				c.limitHit = true
+			}
+			for j := i + 1; j < len(c.files); j++ {
+				c.kept -= c.files[j].matches
+			}
+			c.files = c.files[:i+1]
+			c.cutoff, c.hasCut = c.files[i].path, true
+			return
+		}
+	}
+}
+
+// Reserve keeps room for the closing notices inside MaxOutputBytes.
+const noticeReserve = 512
+
+// render turns collected files into the model text. limitHit is set when
+// the backend dropped matches beyond the first q.Limit+1.
+func render(files []fileHits, q Query, shownPath string, limitHit bool) Result {
+	slices.SortFunc(files, func(a, b fileHits) int { return strings.Compare(a.path, b.path) })
+	total := 0
+	for _, f := range files {
+		total += f.matches
+	}
+	var (
+		b         strings.Builder
+		s         strings.Builder
+		res       Result
+		prevFile  = -1
+		prevLine  int
+		lastPath  string
+		lastLine  int
+		lastMatch = -1 // file index of the last match shown
+	)
+	res.LimitHit = limitHit || total > q.Limit
+	budget := MaxOutputBytes - noticeReserve
+files:
+	for fi := range files {
+		f := &files[fi]
+		for _, ln := range f.lines {
+			if res.Matches == q.Limit {
+				// At the limit: only the trailing context of the last match remains.
+				if ln.match || fi != lastMatch || ln.n > lastLine+q.Context {
+					break files
+				}
+			}
+			s.Reset()
+			if q.Context > 0 && prevFile >= 0 && (prevFile != fi || ln.n != prevLine+1) {
+				s.WriteString("--\n")
+			}
+			sep := "-"
+			if ln.match {
+				sep = ":"
+			}
+			s.WriteString(f.path)
+			s.WriteString(sep)
+			s.WriteString(strconv.Itoa(ln.n))
+			s.WriteString(sep)
+			s.WriteString(" ")
+			s.WriteString(cutLine(ln.text))
+			s.WriteString("\n")
+			if b.Len()+s.Len() > budget {
+				res.BytesCut = true
+				break files
+			}
+			b.WriteString(s.String())
+			if prevFile != fi {
+				res.Files++
+			}
+			prevFile, prevLine = fi, ln.n
+			if ln.match {
+				res.Matches++
+				lastMatch, lastPath, lastLine = fi, f.path, ln.n
+			}
+		}
+	}
+	switch {
+	case res.BytesCut:
+		fmt.Fprintf(&b, "[Output cut at %d bytes after %d matches (last shown %s:%d). Narrow the pattern, add path/glob", MaxOutputBytes, res.Matches, lastPath, lastLine)
+		if q.Context > 0 {
+			b.WriteString(", lower context")
+		}
+		b.WriteString(" to see the rest.]\n")
+	case res.LimitHit:
+		fmt.Fprintf(&b, "[%d matches shown (limit %d). Narrow the pattern, add path/glob, or call again with limit=%d.]\n", res.Matches, q.Limit, 2*q.Limit)
+	case res.Matches == 0:
+		fmt.Fprintf(&b, "No matches for %s in %s", strconv.Quote(q.Pattern), shownPath)
+		if q.Glob != "" {
+			fmt.Fprintf(&b, " (glob %s)", q.Glob)
+		}
+		b.WriteString(".\n")
+	}
+	res.Text = b.String()
+	return res
+}
+
+// cutMarker follows a line cut at MaxLineChars.
+var cutMarker = fmt.Sprintf("… [line cut at %d chars]", MaxLineChars)
+
+// cutLine shortens s to MaxLineChars characters plus a marker.
+func cutLine(s string) string {
+	if len(s) <= MaxLineChars {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == MaxLineChars {
+			return s[:i] + cutMarker
+		}
+		n++
+	}
+	return s
+}
+
+// decodeLine strips the line terminator (\n, then one \r) and turns each
+// invalid UTF-8 byte into U+FFFD.
+func decodeLine(b []byte) string {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var s strings.Builder
+	s.Grow(len(b) + 8)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		s.WriteRune(r) // RuneError for each invalid byte (size 1)
+		b = b[size:]
+	}
+	return s.String()
+}

@@ -1,0 +1,302 @@
+package search
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/agentls/agentls/internal/ignore"
+)
+
+// rgArgs builds the rg command line for q (everything but the binary).
+func (e *Engine) rgArgs(q Query, paths ...string) []string {
+	args := []string{
+		"--json", "--no-require-git", "--no-config",
+		// The Matcher sees no rules above the folder and no global excludes.
+		"--no-ignore-parent", "--no-ignore-global",
+		"--crlf",
+		// No file can contribute more than limit+1 matches to the result.
+		"--max-count", strconv.Itoa(q.Limit + 1),
+	}
+	if q.Hidden {
+		args = append(args, "--hidden")
+	}
+	if q.IncludeIgnored {
+		args = append(args, "--no-ignore")
+	} else if info, err := fs.Stat(e.FS, ".agentlsignore"); err == nil && info.Mode().IsRegular() {
+		// Prunes early what the root .agentlsignore hides; results are
+		// post-filtered through the Matcher anyway, which is exact.
+		args = append(args, "--ignore-file", ".agentlsignore")
+	}
+	if q.IgnoreCase {
+		args = append(args, "--ignore-case")
+	} else {
+		args = append(args, "--case-sensitive")
+	}
+	if q.Literal {
+		args = append(args, "--fixed-strings")
+	}
+	if q.Context > 0 {
+		args = append(args, "--context", strconv.Itoa(q.Context))
+	}
+	if q.Glob != "" {
+		args = append(args, "--glob", q.Glob)
+	}
+	// After the user's glob, so that a whitelist like "**" cannot re-include it.
+	args = append(args, "--glob", "!.git")
+	args = append(args, "-e", q.Pattern, "--")
+	return append(args, paths...)
+}
+
+// rgText is rg's representation of a path or line: text, or base64 bytes
+// when it is not valid UTF-8.
+type rgText struct {
+	Text  *string `json:"text"`
+	Bytes string  `json:"bytes"`
+}
+
+func (t rgText) raw() []byte {
+	if t.Text != nil {
+		return []byte(*t.Text)
+	}
+	b, err := base64.StdEncoding.DecodeString(t.Bytes)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+type rgLineEvent struct {
+	Data struct {
+		Lines      rgText `json:"lines"`
+		LineNumber int    `json:"line_number"`
+	} `json:"data"`
+}
+
+type rgPathEvent struct {
+	Data struct {
+		Path rgText `json:"path"`
+	} `json:"data"`
+}
+
+var (
+	evBegin   = []byte(`{"type":"begin"`)
+	evMatch   = []byte(`{"type":"match"`)
+	evContext = []byte(`{"type":"context"`)
+	evEnd     = []byte(`{"type":"end"`)
+	notBinary = []byte(`"binary_offset":null`)
+)
+
+// rgStderrMax bounds how much of rg's stderr is kept for error messages.
+const rgStderrMax = 4096
+
+// switchFactor: once the parallel run has seen this many times limit+1
+// matches, the match-dense case is cheaper to finish in path order.
+const switchFactor = 5
+
+// Batches of explicit files for the ordered phase: small first (dense
+// patterns finish in the first batch), growing to amortize rg's start.
+const (
+	firstBatch = 128
+	maxBatch   = 2048
+)
+
+// errSwitch stops the parallel phase in favour of the ordered one.
+var errSwitch = errors.New("switch to ordered search")
+
+// searchRg runs rg over the whole target in parallel and collects per
+// file; rg's file order is not deterministic, the collector's truncation
+// is. When matches are plentiful it kills rg and finishes in path order
+// instead (searchRgOrdered), which can stop at the limit.
+func (e *Engine) searchRg(ctx context.Context, q Query, t target, g *globMatcher) (*collector, error) {
+	c := newCollector(q.Limit)
+	switchAt := 0
+	if t.isDir {
+		switchAt = switchFactor * (q.Limit + 1)
+	}
+	err := e.runRg(ctx, q, t, c, switchAt, t.fsPath)
+	if errors.Is(err, errSwitch) {
+		return e.searchRgOrdered(ctx, q, t, g)
+	}
+	return c, err
+}
+
+// searchRgOrdered walks the target with the Matcher (path order) and runs
+// rg on batches of explicit files until more than q.Limit matches are in.
+// Explicit files bypass rg's ignore, hidden and glob handling, so the walk
+// applies all three.
+func (e *Engine) searchRgOrdered(ctx context.Context, q Query, t target, g *globMatcher) (*collector, error) {
+	c := newCollector(q.Limit)
+	var batch []string
+	size := firstBatch
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := e.runRg(ctx, q, t, c, 0, batch...)
+		batch, size = batch[:0], min(2*size, maxBatch)
+		if err == nil && c.seen > q.Limit {
+			return fs.SkipAll
+		}
+		return err
+	}
+	opts := ignore.WalkOptions{IncludeIgnored: q.IncludeIgnored, SkipHidden: !q.Hidden}
+	err := e.Matcher.Walk(ctx, t.rel, opts, func(rel string, d fs.DirEntry) error {
+		if !d.Type().IsRegular() || g != nil && !g.allows(rel, t.rel) {
+			return nil
+		}
+		if batch = append(batch, rel); len(batch) >= size {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && c.seen <= q.Limit {
+		err = flush()
+	}
+	if err != nil && !errors.Is(err, fs.SkipAll) {
+		return nil, err
+	}
+	return c, nil
+}
+
+// runRg runs one rg process over paths into c. With switchAt > 0 it stops
+// with errSwitch once c has seen that many matches.
+func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, switchAt int, paths ...string) error {
+	cmd := exec.CommandContext(ctx, e.RgPath, e.rgArgs(q, paths...)...)
+	cmd.Dir = e.Root
+	stderr := &capWriter{max: rgStderrMax}
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("grep: rg stdout: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("grep: start rg: %w", err)
+	}
+	perr := e.parseRg(bufio.NewReaderSize(out, 256<<10), q, t, c, switchAt)
+	if perr != nil {
+		_ = cmd.Process.Kill() // rg must not outlive an abandoned read
+	}
+	werr := cmd.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if perr != nil {
+		if errors.Is(perr, errSwitch) {
+			return perr
+		}
+		return fmt.Errorf("grep: reading rg output: %w", perr)
+	}
+	var exit *exec.ExitError
+	if errors.As(werr, &exit) && exit.ExitCode() == 2 {
+		msg := strings.TrimSpace(stderr.String())
+		// Exit 2 also reports unreadable files next to real results; only a
+		// pattern or glob error is the caller's problem.
+		if strings.Contains(msg, "regex parse error") || strings.Contains(msg, "not allowed in a regex") || strings.HasPrefix(msg, "error parsing glob") {
+			return fmt.Errorf("invalid pattern: %s", msg)
+		}
+	} else if werr != nil && !errors.As(werr, &exit) {
+		return fmt.Errorf("grep: rg: %w", werr)
+	}
+	return nil
+}
+
+// parseRg reads rg's JSON events into c. Lines of files that can no longer
+// be shown are counted but not decoded.
+func (e *Engine) parseRg(r *bufio.Reader, q Query, t target, c *collector, switchAt int) error {
+	var (
+		cur     fileHits
+		skip    bool // current file sorts after the collector's cutoff
+		scratch []byte
+	)
+	for {
+		ev, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			scratch = append(scratch[:0], ev...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				ev, err = r.ReadSlice('\n')
+				scratch = append(scratch, ev...)
+			}
+			ev = scratch
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		switch {
+		case bytes.HasPrefix(ev, evMatch) || bytes.HasPrefix(ev, evContext):
+			match := bytes.HasPrefix(ev, evMatch)
+			if match {
+				cur.matches++
+			}
+			if skip {
+				continue
+			}
+			var le rgLineEvent
+			if err := json.Unmarshal(ev, &le); err != nil {
+				return fmt.Errorf("decode rg event: %w", err)
+			}
+			cur.lines = append(cur.lines, line{n: le.Data.LineNumber, text: decodeLine(le.Data.Lines.raw()), match: match})
+		case bytes.HasPrefix(ev, evBegin):
+			var pe rgPathEvent
+			if err := json.Unmarshal(ev, &pe); err != nil {
+				return fmt.Errorf("decode rg event: %w", err)
+			}
+			p := strings.TrimPrefix(string(pe.Data.Path.raw()), "./")
+			cur = fileHits{path: p}
+			skip = c.beyond(p)
+		case bytes.HasPrefix(ev, evEnd):
+			// rg stops at a NUL and flags the file; the Go backend skips
+			// such files whole, so do the same.
+			binary := !bytes.Contains(ev, notBinary)
+			if !binary && e.keepRgFile(q, t, cur.path) {
+				if skip {
+					cur.lines = nil
+				}
+				c.add(cur)
+			}
+			cur = fileHits{}
+			if switchAt > 0 && c.seen >= switchAt {
+				return errSwitch
+			}
+		}
+	}
+}
+
+// keepRgFile applies what rg's --glob overrides: a glob-selected file is
+// searched by rg even when ignored or hidden, never by the Matcher's rules.
+func (e *Engine) keepRgFile(q Query, t target, p string) bool {
+	if !t.isDir {
+		return true
+	}
+	if !q.Hidden && hiddenBelow(p, t.rel) {
+		return false
+	}
+	return q.IncludeIgnored || !e.Matcher.Ignored(p, false)
+}
+
+// capWriter keeps the first max bytes written to it.
+type capWriter struct {
+	buf bytes.Buffer
+	max int
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if room := w.max - w.buf.Len(); room > 0 {
+		w.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (w *capWriter) String() string { return w.buf.String() }

@@ -1,0 +1,73 @@
+package textedit
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+)
+
+// bigFile returns about size bytes of Go-like source with a unique marker
+// line near the end.
+func bigFile(size int) []byte {
+	var b bytes.Buffer
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "func f%d(x int) int {\n\tif x > %d {\n\t\treturn x * 2 // “double”\n\t}\n\treturn x\n}\n\n", i, i)
+	}
+	tail := []byte("func marker() string {\n\treturn \"old\"  \n}\n")
+	out := b.Bytes()
+	cut := len(out) - 4096
+	cut = bytes.LastIndex(out[:cut], []byte("\n\n")) + 2
+	return slices.Concat(out[:cut], tail, out[cut:])
+}
+
+// fullEdit is what the edit tool does with a file: match and splice, then
+// describe the change.
+func fullEdit(b *testing.B, old []byte, edits []Edit) {
+	res, err := Apply(old, edits)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = TextEdits(old, res.New)
+	_ = UnifiedDiff("big.go", old, res.New)
+	_ = FirstChangedLine(old, res.New)
+	_, _ = Hash(old), Hash(res.New)
+}
+
+// reportP50 runs f b.N times and reports the median as p50-ms.
+func reportP50(b *testing.B, f func()) {
+	times := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		t := time.Now()
+		f()
+		times = append(times, time.Since(t))
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+}
+
+func BenchmarkEdit5MB(b *testing.B) {
+	old := bigFile(5 << 20)
+	exact := []Edit{{OldText: "\treturn \"old\"  \n", NewText: "\treturn \"new\"\n"}}
+	fuzzy := []Edit{{OldText: "func marker() string {\n\treturn \"old\"\n}", NewText: "func marker() string {\n\treturn \"new\"\n}"}}
+	b.Run("exact/full", func(b *testing.B) { reportP50(b, func() { fullEdit(b, old, exact) }) })
+	b.Run("trailingWhitespace/full", func(b *testing.B) { reportP50(b, func() { fullEdit(b, old, fuzzy) }) })
+	b.Run("exact/Apply", func(b *testing.B) {
+		reportP50(b, func() {
+			if _, err := Apply(old, exact); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	res, _ := Apply(old, exact)
+	b.Run("TextEdits", func(b *testing.B) { reportP50(b, func() { TextEdits(old, res.New) }) })
+	b.Run("UnifiedDiff", func(b *testing.B) { reportP50(b, func() { UnifiedDiff("big.go", old, res.New) }) })
+	// Reference: diffing the whole file with go-udiff, as a naive caller
+	// would.
+	b.Run("reference/udiff.Unified", func(b *testing.B) {
+		reportP50(b, func() { udiff.Unified("a/big.go", "b/big.go", string(old), string(res.New)) })
+	})
+}

@@ -1,0 +1,66 @@
+package textedit
+
+import (
+	"bytes"
+	"fmt"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/cespare/xxhash/v2"
+)
+
+// ContextLines is the number of unchanged lines around each diff hunk.
+const ContextLines = 3
+
+// UnifiedDiff returns a git-style unified diff (a/path, b/path, hunks with
+// ContextLines lines of context, "\ No newline at end of file" where it
+// applies) that `git apply` and `patch -p1` accept. It is "" when old and
+// new are equal.
+func UnifiedDiff(path string, old, new []byte) string {
+	edits := lineDiff(old, new)
+	if len(edits) == 0 {
+		return ""
+	}
+	// Diff only the window the hunks can see, so the cost follows the
+	// change, not the file size.
+	ws := edits[0].Start
+	for k := 0; k < ContextLines && ws > 0; k++ {
+		ws = bytes.LastIndexByte(old[:ws-1], '\n') + 1
+	}
+	we := edits[len(edits)-1].End
+	for k := 0; k < ContextLines && we < len(old); k++ {
+		if i := bytes.IndexByte(old[we:], '\n'); i >= 0 {
+			we += i + 1
+		} else {
+			we = len(old)
+		}
+	}
+	for i := range edits {
+		edits[i].Start -= ws
+		edits[i].End -= ws
+	}
+	u, err := udiff.ToUnifiedDiff("a/"+path, "b/"+path, string(old[ws:we]), edits, ContextLines)
+	if err != nil {
+		// lineDiff's edits are sorted, in range and disjoint by construction.
+		panic(fmt.Sprintf("textedit: inconsistent line edits: %v", err))
+	}
+	shift := bytes.Count(old[:ws], []byte("\n"))
+	for _, h := range u.Hunks {
+		h.FromLine += shift
+		h.ToLine += shift
+	}
+	return fmt.Sprintf("diff --git a/%s b/%s\n", path, path) + u.String()
+}
+
+// FirstChangedLine returns the 1-based line of old where new first differs,
+// or 0 when they are equal.
+func FirstChangedLine(old, new []byte) int {
+	if bytes.Equal(old, new) {
+		return 0
+	}
+	return bytes.Count(old[:commonPrefix(old, new)], []byte("\n")) + 1
+}
+
+// Hash returns a short, stable content hash ("xxh64:" and 16 hex digits).
+func Hash(b []byte) string {
+	return fmt.Sprintf("xxh64:%016x", xxhash.Sum64(b))
+}

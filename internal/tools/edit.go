@@ -1,0 +1,218 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/textedit"
+)
+
+type editItem struct {
+	OldText    string `json:"oldText" jsonschema:"exact text to replace, as it is in the file (small but unique; include a line of context when it repeats)"`
+	NewText    string `json:"newText" jsonschema:"replacement text"`
+	ReplaceAll bool   `json:"replaceAll,omitzero" jsonschema:"replace every occurrence instead of requiring a unique match"`
+}
+
+type editInput struct {
+	Path   string     `json:"path" jsonschema:"file to edit, relative to the workspace root; it must have been read in this session"`
+	Edits  []editItem `json:"edits" jsonschema:"replacements, each matched against the original file; all apply or none"`
+	DryRun bool       `json:"dryRun,omitzero" jsonschema:"compute and return the diff without writing"`
+}
+
+var editDescription = fmt.Sprintf(`Edit a file by replacing exact text. Every edit's oldText is matched against the original file (not after earlier edits), must match exactly once unless replaceAll is set, and edits must not overlap; all edits apply or none does.
+
+When to use: to change part of an existing file. Read the file first (edit refuses files you have not read in this session, or that changed since you read them). To create a file or replace all of it use write; do not use bash sed.
+
+Parameters: path; edits: [{oldText, newText, replaceAll?}]; dryRun returns the diff without writing. Keep oldText small but unique. Matching tolerates, in this order, different line endings, trailing whitespace, typographic quotes/dashes/non-breaking spaces, and indentation (the new text is re-indented); the level used is reported. Only the matched lines change: line endings, BOM, final newline and file mode are kept.
+
+Output: one line naming the file, the number of replacements and the lines changed, plus a numbered snippet when fuzzy matching was used.
+
+Errors: no match shows the closest region with line numbers and visible whitespace — read the file again and retry; several matches list their line numbers (up to %d) — add context or set replaceAll; a stale file says what changed — read it again.`, textedit.MaxListedOccurrences)
+
+// NewEdit returns the edit tool.
+func NewEdit() *Tool {
+	return Define(Spec[editInput]{
+		Name:        "edit",
+		Description: editDescription,
+		Labels: func(in editInput) Labels {
+			return Labels{ReadOnly: in.DryRun, ConcurrencySafe: in.DryRun, Key: "file:" + strings.TrimPrefix(in.Path, "./")}
+		},
+		PrepareRaw: wrapLegacyEdit,
+		Tweak: func(s map[string]any) {
+			prop(s, "edits")["minItems"] = 1.0
+		},
+		Run: runEdit,
+	})
+}
+
+// wrapLegacyEdit turns {path, oldText, newText} (and other agents' names for
+// them) into {path, edits: [{…}]}.
+func wrapLegacyEdit(args map[string]any, n *Normalization) {
+	if _, ok := args["edits"]; ok {
+		return
+	}
+	item := map[string]any{}
+	for _, k := range []string{"oldText", "old_string", "oldString", "old_str", "old_text", "newText", "new_string", "newString", "new_str", "new_text", "replaceAll", "replace_all"} {
+		if v, ok := args[k]; ok {
+			item[k] = v
+			delete(args, k)
+		}
+	}
+	if len(item) > 0 {
+		args["edits"] = []any{item}
+		n.add("wrapped the single edit into edits")
+	}
+}
+
+func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
+	p, err := c.Env.FS.Resolve(in.Path)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	if c.Env.Guard == nil {
+		return Errorf("editing is not available in this session."), nil
+	}
+	unlock, err := c.Env.Guard.Lock(ctx, p)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	fi, err := c.Env.FS.Stat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Errorf("%s does not exist; use write to create it.", p.Display()), nil
+		}
+		return Errorf("cannot edit %s: %v", p.Display(), err), nil
+	}
+	if fi.IsDir() {
+		return Errorf("%s is a directory; edit changes files.", p.Display()), nil
+	}
+	if _, err := c.Env.Guard.Check(p); err != nil {
+		return Errorf("%v", err), nil
+	}
+	old, err := c.Env.FS.ReadFile(p)
+	if err != nil {
+		return Errorf("cannot read %s: %v", p.Display(), err), nil
+	}
+	edits := make([]textedit.Edit, len(in.Edits))
+	for i, e := range in.Edits {
+		edits[i] = textedit.Edit{OldText: e.OldText, NewText: e.NewText, ReplaceAll: e.ReplaceAll}
+	}
+	res, err := textedit.Apply(old, edits)
+	if err != nil {
+		var me *textedit.MatchError
+		if errors.As(err, &me) {
+			return Errorf("%s", me.MessageIn(p.Display())), nil
+		}
+		return Errorf("edit %s: %v", p.Display(), err), nil
+	}
+	details := changeDetails("edit", p, old, res.New)
+	details["matchLevel"] = string(res.Level)
+	details["replacements"] = len(res.Replacements)
+	if in.DryRun {
+		details["dryRun"] = true
+		r := Text(fmt.Sprintf("Dry run: %s would get %s, %s (nothing written).\n%s", p.Display(), plural(res.Count, "replacement"), lineSpans(res.Replacements), details["unifiedDiff"]))
+		r.Details = details
+		return r, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if err := c.Env.FS.WriteFile(p, res.New, fi.Mode().Perm()); err != nil {
+		return Errorf("cannot write %s: %v (the file was not changed)", p.Display(), err), nil
+	}
+	c.Env.Guard.Wrote(p, res.New)
+	c.Reporter.Details(details)
+	text := fmt.Sprintf("Edited %s: %s, %s.", p.Display(), plural(res.Count, "replacement"), lineSpans(res.Replacements))
+	if res.Level != textedit.LevelExact {
+		text += fmt.Sprintf(" Matched at level %q (not exact); the changed lines now read:\n%s", res.Level, snippet(res.New, res.Replacements))
+	}
+	r := Text(text)
+	r.Details = details
+	return r, nil
+}
+
+// changeDetails is the tools/details payload of a file change.
+func changeDetails(kind string, p ops.Path, old, new []byte) map[string]any {
+	edits := textedit.TextEdits(old, new)
+	list := make([]any, len(edits))
+	for i, e := range edits {
+		list[i] = map[string]any{
+			"range": map[string]any{
+				"start": map[string]any{"line": e.Range.Start.Line, "character": e.Range.Start.Character},
+				"end":   map[string]any{"line": e.Range.End.Line, "character": e.Range.End.Character},
+			},
+			"newText": e.NewText,
+		}
+	}
+	return map[string]any{
+		"kind":             kind,
+		"uri":              pathURI(p.OS()),
+		"path":             p.Display(),
+		"unifiedDiff":      textedit.UnifiedDiff(p.Display(), old, new),
+		"edits":            list,
+		"firstChangedLine": textedit.FirstChangedLine(old, new),
+		"oldHash":          textedit.Hash(old),
+		"newHash":          textedit.Hash(new),
+	}
+}
+
+func pathURI(p string) string {
+	return "file://" + strings.ReplaceAll(p, " ", "%20")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// lineSpans renders "lines 10-12 and 40" for the new file's changed lines.
+func lineSpans(rs []textedit.Replacement) string {
+	spans := make([][2]int, 0, len(rs))
+	for _, r := range rs {
+		spans = append(spans, [2]int{r.StartLine, r.EndLine})
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	var parts []string
+	for _, s := range spans {
+		if s[1] > s[0] {
+			parts = append(parts, fmt.Sprintf("%d-%d", s[0], s[1]))
+		} else {
+			parts = append(parts, fmt.Sprint(s[0]))
+		}
+	}
+	word := "line "
+	if len(parts) > 1 || strings.Contains(strings.Join(parts, ""), "-") {
+		word = "lines "
+	}
+	if len(parts) > 1 {
+		return word + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	}
+	return word + strings.Join(parts, "")
+}
+
+// snippetMaxLines bounds the numbered snippet shown after a fuzzy match.
+const snippetMaxLines = 12
+
+// snippet shows the new file's lines around the first replacement, numbered
+// like read, so the model sees what a fuzzy match produced.
+func snippet(new []byte, rs []textedit.Replacement) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	lines := strings.Split(string(new), "\n")
+	start := rs[0].StartLine
+	var b strings.Builder
+	for i := start; i < start+snippetMaxLines && i <= len(lines); i++ {
+		fmt.Fprintf(&b, "%6d→%s\n", i, strings.TrimSuffix(lines[i-1], "\r"))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+

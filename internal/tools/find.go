@@ -1,0 +1,109 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/agentls/agentls/internal/finder"
+)
+
+// Limits of the find tool.
+const (
+	FindDefaultLimit = finder.DefaultFindLimit
+	FindMaxLimit     = 10000
+)
+
+type findInput struct {
+	Pattern string `json:"pattern" jsonschema:"glob: *.ts (a name at any depth), src/**/*.spec.ts, **/parent/child/*, {a,b}"`
+	Path    string `json:"path,omitzero" jsonschema:"directory to search, relative to the workspace root (default: the root)"`
+	Limit   int    `json:"limit,omitzero" jsonschema:"maximum number of paths (default 1000, maximum 10000)"`
+}
+
+var findDescription = fmt.Sprintf(`Find files by name or path pattern (glob) in the workspace.
+
+When to use: to locate files when you know (part of) the name, e.g. all *_test.go files or a config file. To search file contents use grep; to see one directory use ls; do not use bash find.
+
+Parameters: pattern is a glob with ** for any depth: a pattern without "/" matches file names at any depth ("*.ts", "*.spec.ts"); a pattern with "/" matches the path relative to path ("src/**/*.spec.ts", "**/parent/child/*"); {a,b}, ?, [a-z] work. path is the directory to search (default the workspace root).
+
+Output: matching file paths relative to the workspace root, one per line, sorted. Files ignored by .gitignore, .ignore or .agentlsignore are skipped, hidden files are included, .git is never searched, symlinks are not followed. At most %d paths by default (maximum %d); when the limit is hit the notice says so and how to narrow.
+
+Errors: an invalid glob explains the problem with valid examples; a missing directory says so.`, FindDefaultLimit, FindMaxLimit)
+
+// NewFind returns the find tool.
+func NewFind() *Tool {
+	return Define(Spec[findInput]{
+		Name:        "find",
+		Description: findDescription,
+		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
+		Idempotent:  true,
+		Aliases:     map[string]string{"glob": "pattern", "name": "pattern"},
+		Tweak: func(s map[string]any) {
+			prop(s, "limit")["minimum"] = 1.0
+			prop(s, "limit")["maximum"] = float64(FindMaxLimit)
+		},
+		Run: runFind,
+	})
+}
+
+func runFind(ctx context.Context, c *Call, in findInput) (Result, error) {
+	if strings.TrimSpace(in.Pattern) == "" {
+		return Errorf("pattern is empty; give a glob such as \"*.go\" or \"src/**/*.spec.ts\"."), nil
+	}
+	if in.Path == "" {
+		in.Path = "."
+	}
+	p, err := c.Env.FS.Resolve(in.Path)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	if err := finder.ValidatePattern(in.Pattern); err != nil {
+		return Errorf("%v", err), nil
+	}
+	fsys := c.Env.FS.FolderFS(p.Folder)
+	limit := in.Limit
+	if limit <= 0 {
+		limit = FindDefaultLimit
+	}
+	res, err := finder.Find(ctx, fsys, c.Env.matcher(p.Folder, fsys), in.Pattern, p.Rel, limit)
+	if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return Errorf("%s does not exist; use ls to look at its parent directory.", p.Display()), nil
+		case errors.Is(err, finder.ErrNotDir):
+			return Errorf("%s is a file; find searches directories (use read for the file).", p.Display()), nil
+		case ctx.Err() != nil:
+			return Result{}, err
+		}
+		return Errorf("find %q: %v", in.Pattern, err), nil
+	}
+	where := p.Display()
+	if where == "." {
+		where = "the workspace"
+	}
+	if len(res.Paths) == 0 {
+		hint := ""
+		if !strings.Contains(in.Pattern, "/") && !strings.ContainsAny(in.Pattern, "*?[{") {
+			hint = fmt.Sprintf(" The pattern has no wildcard: it matches the exact name only; try \"*%s*\".", strings.TrimSuffix(in.Pattern, path.Ext(in.Pattern)))
+		}
+		return Text(fmt.Sprintf("No files match %q in %s.%s", in.Pattern, where, hint)), nil
+	}
+	var b strings.Builder
+	for _, f := range res.Paths {
+		if p.Folder.ReadOnly {
+			f = path.Join(p.Folder.Root, f)
+		}
+		b.WriteString(f)
+		b.WriteByte('\n')
+	}
+	if res.Truncated {
+		fmt.Fprintf(&b, "[Showing the first %d matching paths (limit %d); more files match. Narrow the pattern or path, or call again with a larger limit (maximum %d).]", len(res.Paths), limit, FindMaxLimit)
+	}
+	r := Text(strings.TrimRight(b.String(), "\n"))
+	r.setDetail("count", len(res.Paths))
+	r.setDetail("truncated", res.Truncated)
+	return r, nil
+}

@@ -1,0 +1,102 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentls/agentls/internal/search"
+)
+
+// Limits of the grep tool.
+const (
+	GrepDefaultLimit = search.DefaultLimit
+	GrepMaxLimit     = 1000
+	GrepMaxContext   = 20
+	GrepLineChars    = search.MaxLineChars
+	GrepMaxBytes     = search.MaxOutputBytes
+)
+
+type grepInput struct {
+	Pattern        string `json:"pattern" jsonschema:"regular expression (RE2/ripgrep syntax), or plain text with literal: true"`
+	Path           string `json:"path,omitzero" jsonschema:"file or directory to search, relative to the workspace root (default: the root)"`
+	Glob           string `json:"glob,omitzero" jsonschema:"only search files whose path matches this glob, e.g. *.go or src/**/*.ts"`
+	IgnoreCase     bool   `json:"ignoreCase,omitzero" jsonschema:"case-insensitive matching"`
+	Literal        bool   `json:"literal,omitzero" jsonschema:"treat pattern as plain text, not a regular expression"`
+	Context        int    `json:"context,omitzero" jsonschema:"lines of context before and after each match (maximum 20)"`
+	Limit          int    `json:"limit,omitzero" jsonschema:"maximum number of matching lines (default 100, maximum 1000)"`
+	IncludeIgnored bool   `json:"includeIgnored,omitzero" jsonschema:"also search files ignored by .gitignore/.ignore/.agentlsignore (.git is never searched)"`
+	Hidden         *bool  `json:"hidden,omitzero" jsonschema:"search hidden (dot) files and directories (default true)"`
+}
+
+var grepDescription = fmt.Sprintf(`Search file contents in the workspace with a regular expression (ripgrep when available).
+
+When to use: to find where a symbol, string or error message occurs, before reading the files it names. To find files by name use find; do not use bash grep or rg.
+
+Parameters: pattern is a regular expression (RE2/ripgrep syntax; set literal: true for plain text, ignoreCase: true for case-insensitive); path narrows to a file or directory; glob filters file paths ("*.go", "src/**/*.ts"); context adds lines around each match (maximum %d); includeIgnored searches ignored files too; hidden (default true) includes dot files.
+
+Output: "path:line: text" for matches and "path-line- text" for context lines, paths relative to the workspace root, sorted by path then line; overlapping context is merged and "--" separates groups. At most %d matching lines by default (limit up to %d); lines are cut at %d characters; the whole output is at most %d bytes. Binary files and files ignored by .gitignore/.ignore/.agentlsignore are skipped. When a limit is hit, the notice names it and the call that gets more.
+
+Errors: an invalid regular expression returns the parser's message (set literal: true to search plain text); a missing path says so.`,
+	GrepMaxContext, GrepDefaultLimit, GrepMaxLimit, GrepLineChars, GrepMaxBytes)
+
+// NewGrep returns the grep tool.
+func NewGrep() *Tool {
+	return Define(Spec[grepInput]{
+		Name:           "grep",
+		Description:    grepDescription,
+		Static:         Labels{ReadOnly: true, ConcurrencySafe: true},
+		Idempotent:     true,
+		MaxResultBytes: GrepMaxBytes + 1024,
+		Aliases:        map[string]string{"query": "pattern", "include": "glob", "-i": "ignoreCase", "C": "context", "-C": "context", "head_limit": "limit"},
+		Tweak: func(s map[string]any) {
+			prop(s, "limit")["minimum"] = 1.0
+			prop(s, "limit")["maximum"] = float64(GrepMaxLimit)
+			prop(s, "context")["minimum"] = 0.0
+			prop(s, "context")["maximum"] = float64(GrepMaxContext)
+		},
+		Run: runGrep,
+	})
+}
+
+func runGrep(ctx context.Context, c *Call, in grepInput) (Result, error) {
+	if in.Pattern == "" {
+		return Errorf("pattern is empty; give a regular expression or, with literal: true, plain text to search for."), nil
+	}
+	if in.Path == "" {
+		in.Path = "."
+	}
+	p, err := c.Env.FS.Resolve(in.Path)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	fsys := c.Env.FS.FolderFS(p.Folder)
+	hidden := true
+	if in.Hidden != nil {
+		hidden = *in.Hidden
+	}
+	rel := p.Rel
+	if rel == "." {
+		rel = ""
+	}
+	eng := &search.Engine{Root: p.Folder.Root, FS: fsys, Matcher: c.Env.matcher(p.Folder, fsys), RgPath: search.FindRg()}
+	res, err := eng.Search(ctx, search.Query{
+		Pattern: in.Pattern, Path: rel, Glob: in.Glob, IgnoreCase: in.IgnoreCase, Literal: in.Literal,
+		Context: in.Context, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored, Hidden: hidden,
+	})
+	if err != nil {
+		var pe *search.PathError
+		if errors.As(err, &pe) || ctx.Err() == nil {
+			return Errorf("%v", err), nil
+		}
+		return Result{}, err
+	}
+	r := Text(res.Text)
+	r.setDetail("matches", res.Matches)
+	r.setDetail("files", res.Files)
+	r.setDetail("backend", res.Backend)
+	if res.LimitHit {
+		r.setDetail("limitHit", true)
+	}
+	return r, nil
+}

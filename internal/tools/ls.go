@@ -1,0 +1,108 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/agentls/agentls/internal/finder"
+	"github.com/agentls/agentls/internal/ignore"
+	"github.com/agentls/agentls/internal/ops"
+)
+
+// Limits of the ls tool.
+const (
+	LsDefaultLimit = finder.DefaultListLimit
+	LsMaxLimit     = 5000
+)
+
+type lsInput struct {
+	Path  string `json:"path,omitzero" jsonschema:"directory to list, relative to the workspace root (default: the root)"`
+	Limit int    `json:"limit,omitzero" jsonschema:"maximum number of entries (default 500, maximum 5000)"`
+}
+
+var lsDescription = fmt.Sprintf(`List one directory of the workspace.
+
+When to use: to see what a directory holds before reading files in it. To find files by name anywhere below a directory use find; to search file contents use grep; do not use bash ls.
+
+Parameters: path (a directory, relative to the workspace root; default the root); limit (default %d, maximum %d).
+
+Output: one entry per line, sorted by name; directories end in "/", symlinks show "name@ -> target"; dotfiles are included and .git is omitted. Entries ignored by .gitignore, .ignore or .agentlsignore are hidden and counted ("N ignored entries hidden"). At most %d entries by default; the notice says how many were left out and which limit to ask for.
+
+Errors: a missing directory or a file path says so (use read for files).`, LsDefaultLimit, LsMaxLimit, LsDefaultLimit)
+
+// NewLs returns the ls tool.
+func NewLs() *Tool {
+	return Define(Spec[lsInput]{
+		Name:        "ls",
+		Description: lsDescription,
+		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
+		Idempotent:  true,
+		Tweak: func(s map[string]any) {
+			prop(s, "limit")["minimum"] = 1.0
+			prop(s, "limit")["maximum"] = float64(LsMaxLimit)
+		},
+		Run: runLs,
+	})
+}
+
+func runLs(ctx context.Context, c *Call, in lsInput) (Result, error) {
+	if in.Path == "" {
+		in.Path = "."
+	}
+	p, err := c.Env.FS.Resolve(in.Path)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	fsys := c.Env.FS.FolderFS(p.Folder)
+	m := c.Env.matcher(p.Folder, fsys)
+	limit := in.Limit
+	if limit <= 0 {
+		limit = LsDefaultLimit
+	}
+	res, err := finder.List(ctx, fsys, m, p.Rel, limit)
+	if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return Errorf("%s does not exist. Use find to locate it, or ls the parent directory.", p.Display()), nil
+		case errors.Is(err, finder.ErrNotDir):
+			return Errorf("%s is a file, not a directory; use read to see its content.", p.Display()), nil
+		}
+		return Result{}, err
+	}
+	var b strings.Builder
+	dir := p.Display()
+	if dir == "." {
+		dir = "workspace root"
+	}
+	fmt.Fprintf(&b, "%s: %d entries\n", dir, res.Total)
+	for _, e := range res.Entries {
+		b.WriteString(e)
+		b.WriteByte('\n')
+	}
+	if res.Total == 0 {
+		b.WriteString("(empty)\n")
+	}
+	if res.Truncated {
+		next := min(LsMaxLimit, max(limit*2, res.Total))
+		fmt.Fprintf(&b, "[Showing %d of %d entries (limit %d). Call ls again with limit=%d, or use find with a pattern to narrow.]\n", len(res.Entries), res.Total, limit, next)
+	}
+	if m != nil && p.Rel != "." && m.Ignored(p.Rel, true) {
+		b.WriteString("[This directory itself is ignored by .gitignore/.ignore rules; grep and find skip it unless includeIgnored is set.]\n")
+	}
+	if res.IgnoredHidden > 0 {
+		fmt.Fprintf(&b, "[%d ignored entries hidden (matched by .gitignore, .ignore or .agentlsignore).]\n", res.IgnoredHidden)
+	}
+	r := Text(strings.TrimRight(b.String(), "\n"))
+	r.setDetail("total", res.Total)
+	r.setDetail("ignoredHidden", res.IgnoredHidden)
+	return r, nil
+}
+
+// matcher returns the ignore rules of folder f. Rules are read fresh per
+// call until a watcher invalidates a shared cache.
+func (e *Env) matcher(_ *ops.Folder, fsys fs.FS) *ignore.Matcher {
+	return ignore.NewMatcher(fsys)
+}

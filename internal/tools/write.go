@@ -1,0 +1,113 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+)
+
+type writeInput struct {
+	Path    string `json:"path" jsonschema:"file to create or replace, relative to the workspace root"`
+	Content string `json:"content" jsonschema:"the complete new content of the file"`
+}
+
+const writeDescription = `Create a file, or replace a whole file's content.
+
+When to use: to create a new file, or to rewrite a file completely. To change part of a file use edit (it is safer and shows a smaller diff); do not use bash echo or cat with redirection.
+
+Parameters: path (parent directories are created); content is the complete file content.
+
+Output: one line saying whether the file was created or replaced, with its line count and size.
+
+Errors: replacing an existing file needs a read of it in this session and no change since (read it first); a new file is created exclusively, so a file that appeared meanwhile is not overwritten; a path that is a directory is refused.`
+
+// NewWrite returns the write tool.
+func NewWrite() *Tool {
+	return Define(Spec[writeInput]{
+		Name:        "write",
+		Description: writeDescription,
+		Labels: func(in writeInput) Labels {
+			return Labels{Key: "file:" + path.Clean(in.Path)}
+		},
+		Run: runWrite,
+	})
+}
+
+func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
+	p, err := c.Env.FS.Resolve(in.Path)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	if c.Env.Guard == nil {
+		return Errorf("writing is not available in this session."), nil
+	}
+	unlock, err := c.Env.Guard.Lock(ctx, p)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	content := []byte(in.Content)
+	fi, err := c.Env.FS.Stat(p)
+	switch {
+	case err == nil && fi.IsDir():
+		return Errorf("%s is a directory; give a file path.", p.Display()), nil
+	case err == nil:
+		if _, err := c.Env.Guard.Check(p); err != nil {
+			return Errorf("%v", err), nil
+		}
+		old, err := c.Env.FS.ReadFile(p)
+		if err != nil {
+			return Errorf("cannot read %s: %v", p.Display(), err), nil
+		}
+		if bytes.Equal(old, content) {
+			return Errorf("no change: %s already has exactly this content.", p.Display()), nil
+		}
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		if err := c.Env.FS.WriteFile(p, content, fi.Mode().Perm()); err != nil {
+			return Errorf("cannot write %s: %v (the file was not changed)", p.Display(), err), nil
+		}
+		c.Env.Guard.Wrote(p, content)
+		details := changeDetails("write", p, old, content)
+		c.Reporter.Details(details)
+		r := Text(fmt.Sprintf("Replaced %s: %s, %d bytes (was %s).", p.Display(), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
+		r.Details = details
+		return r, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return Errorf("cannot write %s: %v", p.Display(), err), nil
+	}
+	if parent := path.Dir(p.Rel); parent != "." {
+		pp := p
+		pp.Rel = parent
+		if err := c.Env.FS.MkdirAll(pp, 0o755); err != nil {
+			return Errorf("cannot create the directories of %s: %v", p.Display(), err), nil
+		}
+	}
+	if err := c.Env.FS.CreateFile(p, content, 0o644); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return Errorf("%s appeared while writing; read it, then write again.", p.Display()), nil
+		}
+		return Errorf("cannot create %s: %v", p.Display(), err), nil
+	}
+	c.Env.Guard.Wrote(p, content)
+	details := changeDetails("create", p, nil, content)
+	c.Reporter.Details(details)
+	r := Text(fmt.Sprintf("Created %s: %s, %d bytes.", p.Display(), plural(lineCount(content), "line"), len(content)))
+	r.Details = details
+	return r, nil
+}
+
+func lineCount(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	n := bytes.Count(b, []byte("\n"))
+	if b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}

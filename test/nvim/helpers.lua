@@ -1,0 +1,89 @@
+-- Tiny test harness shared by the *_spec.lua scripts (run by run.sh).
+-- Results go to stderr (print is invisible headless) and one line per test to
+-- $AGENTLS_RESULTS, which run.sh sums; finish() quits with the verdict.
+local M = { passed = 0, failed = 0, skipped = 0 }
+
+local results = os.getenv("AGENTLS_RESULTS")
+
+local function record(kind, name, msg)
+  io.stderr:write(string.format("  %s %s%s\n", kind:upper(), name, msg and (": " .. msg) or ""))
+  if results and kind ~= "skip" then
+    local f = io.open(results, "a")
+    if f then
+      f:write(kind .. " " .. name .. "\n")
+      f:close()
+    end
+  end
+end
+
+M.bin = os.getenv("AGENTLS_BIN") or "agentls"
+M.ws = os.getenv("AGENTLS_WS") or vim.loop.cwd()
+M.repo = os.getenv("AGENTLS_REPO") or vim.loop.cwd()
+
+--- Runs fn as one named test; an error inside fails it.
+function M.test(name, fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if ok then
+    M.passed = M.passed + 1
+    record("pass", name)
+  elseif type(err) == "string" and err:match("^SKIP: ") then
+    M.skipped = M.skipped + 1
+    record("skip", name, (err:sub(7):match("^[^\n]*")))
+  else
+    M.failed = M.failed + 1
+    record("fail", name, tostring(err))
+  end
+end
+
+--- Marks the running test as skipped (not counted as passed or failed).
+function M.skip(reason)
+  error("SKIP: " .. reason, 0)
+end
+
+function M.eq(want, got, what)
+  if not vim.deep_equal(want, got) then
+    error(string.format("%s: want %s, got %s", what or "value", vim.inspect(want), vim.inspect(got)), 2)
+  end
+end
+
+function M.ok(cond, what)
+  if not cond then
+    error(what or "assertion failed", 2)
+  end
+end
+
+--- Waits until cond() is truthy or fails the test after ms.
+function M.wait(ms, cond, what)
+  if not vim.wait(ms, cond, 10) then
+    error("timed out waiting for " .. (what or "condition"), 2)
+  end
+end
+
+function M.path(rel)
+  return M.ws .. "/" .. rel
+end
+
+function M.write_file(rel, text)
+  local f = assert(io.open(M.path(rel), "w"))
+  f:write(text)
+  f:close()
+end
+
+function M.read_file(rel)
+  local f = assert(io.open(M.path(rel), "r"))
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+--- Reports the totals and quits nvim: exit status 0 only when nothing failed.
+function M.finish()
+  io.stderr:write(string.format("  %d passed, %d failed, %d skipped\n", M.passed, M.failed, M.skipped))
+  if M.failed > 0 then
+    vim.cmd("cquit 1")
+  else
+    vim.cmd("qall!")
+  end
+end
+
+return M
