@@ -205,4 +205,3 @@ func span(a, b int) string {
 	}
 	return fmt.Sprintf("%d-%d", a, b)
 }
-

@@ -215,4 +215,3 @@ func snippet(new []byte, rs []textedit.Replacement) string {
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
-

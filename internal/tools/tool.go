@@ -122,7 +122,7 @@ type Spec[In any] struct {
 	// Tweak adjusts the generated schema (minimums, enums) before it is
 	// resolved for validation.
 	Tweak func(schema map[string]any)
-	Run    func(ctx context.Context, c *Call, in In) (Result, error)
+	Run   func(ctx context.Context, c *Call, in In) (Result, error)
 }
 
 // DefaultMaxResultBytes is the governance budget of a tool that sets none.
