@@ -61,19 +61,19 @@ func numbered(n, width int) []byte {
 func TestRead(t *testing.T) {
 	elf := append([]byte("\x7fELF\x02\x01\x01\x00"), make([]byte, 2000)...)
 	x, rec, _ := newTestExecutor(t, map[string][]byte{
-		"big.txt":      numbered(2500, 10),
-		"wide.txt":     numbered(500, 209), // 210 bytes with the newline
-		"small.txt":    []byte("one\ntwo\nthree\n"),
-		"image.txt":    pngBytes,
-		"notimage.png": []byte("just text\n"),
-		"bom.txt":      []byte("\xef\xbb\xbfhello\n"),
-		"crlf.txt":     []byte("a\r\nb\r\n"),
-		"utf16.txt":    []byte("\xff\xfeh\x00i\x00\n\x00"),
-		"prog":         elf,
-		"longline.txt": []byte(strings.Repeat("é", 3000) + "\nshort\n"),
-		"huge1.txt":    []byte(strings.Repeat("a", 60000) + "\nnext\n"),
-		"empty.txt":    nil,
-		"dir/inner.go": []byte("package dir\n"),
+		"big.txt":       numbered(2500, 10),
+		"wide.txt":      numbered(500, 209), // 210 bytes with the newline
+		"small.txt":     []byte("one\ntwo\nthree\n"),
+		"image.txt":     pngBytes,
+		"notimage.png":  []byte("just text\n"),
+		"bom.txt":       []byte("\xef\xbb\xbfhello\n"),
+		"crlf.txt":      []byte("a\r\nb\r\n"),
+		"utf16.txt":     []byte("\xff\xfeh\x00i\x00\n\x00"),
+		"prog":          elf,
+		"longline.txt":  []byte(strings.Repeat("é", 3000) + "\nshort\n"),
+		"huge1.txt":     []byte(strings.Repeat("a", 60000) + "\nnext\n"),
+		"empty.txt":     nil,
+		"dir/inner.go":  []byte("package dir\n"),
 		"src/config.ts": []byte("x\n"),
 	})
 	cases := []struct {

@@ -72,7 +72,7 @@ type Client struct {
 	// OnRequest answers server→client requests (tools/confirm); nil → MethodNotFound.
 	OnRequest func(ctx context.Context, method string, params json.RawMessage) (any, error)
 
-	exited chan struct{}
+	exited  chan struct{}
 	exitErr error
 }
 
