@@ -60,6 +60,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
   agentls [flags]                      serve JSON-RPC (LSP framing) on stdin/stdout
   agentls tools [--format F] [--all]   print the tool list as JSON (F: mcp, openai, anthropic, vscode)
   agentls call TOOL 'JSON' [--root D]  run one tool call and print its text (exit 1 when isError)
+  agentls mcp [--root D]               serve the same tools as an MCP server over stdio
+  agentls audit [--tail N]             print the audit log
   agentls --version
 flags:
 `)
@@ -81,6 +83,10 @@ flags:
 		return cmdTools(rest[1:], stdout, stderr)
 	case "call":
 		return cmdCall(g, rest[1:], stdout, stderr)
+	case "mcp":
+		return cmdMCP(g, rest[1:], stdin, stdout, stderr)
+	case "audit":
+		return cmdAudit(g, rest[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "agentls %s\n", version)
 		return 0
