@@ -1,0 +1,5 @@
+//go:build race
+
+package proc
+
+const raceEnabled = true

@@ -1,0 +1,94 @@
+package secrets
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// regexpMasker is the reference the benchmark compares against: one regexp
+// per rule, as a first implementation (or gitleaks) would write them. With
+// keywords set, a rule's regexp runs only when one of its keywords occurs in
+// the text (gitleaks' prefilter); without, every regexp runs over the whole
+// text.
+type regexpMasker struct {
+	rules       []regexpRule
+	useKeywords bool
+}
+
+type regexpRule struct {
+	re       *regexp.Regexp
+	keywords []string
+}
+
+func newRegexpMasker(useKeywords bool) *regexpMasker {
+	rules := []struct {
+		expr     string
+		keywords []string
+	}{
+		{`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`, []string{"AKIA", "ASIA"}},
+		{`(?i)aws_secret_access_key\s*[=:]\s*["']?[A-Za-z0-9/+=]{40}`, []string{"aws_secret_access_key", "AWS_SECRET_ACCESS_KEY"}},
+		{`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`, []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
+		{`\bglpat-[A-Za-z0-9_-]{20,}`, []string{"glpat-"}},
+		{`\bxox[abprs]-[A-Za-z0-9-]{10,}`, []string{"xox"}},
+		{`\bsk-ant-[A-Za-z0-9_-]{20,}`, []string{"sk-ant-"}},
+		{`\bsk-[A-Za-z0-9_-]{20,}`, []string{"sk-"}},
+		{`\bAIza[A-Za-z0-9_-]{35}\b`, []string{"AIza"}},
+		{`\b(?:(?:sk|rk|pk)_live_|sk_test_)[A-Za-z0-9]{16,}`, []string{"_live_", "sk_test_"}},
+		{`\beyJ[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`, []string{"eyJ"}},
+		{`(?s)-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----.*?-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----`, []string{"-----BEGIN"}},
+		{`(?im)^\s*(?:export\s+)?[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|_PASS)[A-Z0-9_]*\s*[=:]\s*["']?[^\s"']{6,}`, []string{"KEY", "TOKEN", "SECRET", "PASS"}},
+		{`[a-z][a-z0-9+.-]*://[^\s:/@]*:[^\s@/]+@`, []string{"://"}},
+		{`(?i)authorization:\s*(?:bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}`, []string{"uthorization"}},
+		{regexp.QuoteMeta(envSecret), []string{envSecret}},
+	}
+	r := &regexpMasker{useKeywords: useKeywords}
+	for _, rule := range rules {
+		r.rules = append(r.rules, regexpRule{regexp.MustCompile(rule.expr), rule.keywords})
+	}
+	return r
+}
+
+func (r *regexpMasker) Mask(s string) string {
+	for _, rule := range r.rules {
+		if r.useKeywords && !slices.ContainsFunc(rule.keywords, func(k string) bool { return strings.Contains(s, k) }) {
+			continue
+		}
+		s = rule.re.ReplaceAllString(s, "[REDACTED]")
+	}
+	return s
+}
+
+func BenchmarkMask(b *testing.B) {
+	const size = 50 << 10
+	m := New(testEnv())
+	naive := newRegexpMasker(false)
+	keyworded := newRegexpMasker(true)
+	for _, c := range []struct{ name, text string }{
+		{"mixed", mixedCorpus(size)},
+		{"clean", cleanCorpus(size)},
+	} {
+		b.Run(c.name+"/masker", func(b *testing.B) {
+			b.SetBytes(int64(len(c.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Mask(c.text)
+			}
+		})
+		b.Run(c.name+"/regexp-keywords", func(b *testing.B) {
+			b.SetBytes(int64(len(c.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				keyworded.Mask(c.text)
+			}
+		})
+		b.Run(c.name+"/regexp-every-rule", func(b *testing.B) {
+			b.SetBytes(int64(len(c.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				naive.Mask(c.text)
+			}
+		})
+	}
+}

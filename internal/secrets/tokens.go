@@ -1,0 +1,225 @@
+package secrets
+
+import "strings"
+
+// span is one secret found in the text: s[start:end] is replaced.
+type span struct {
+	start, end int
+	kind       kind
+}
+
+// Token formats. Lengths are those of the issued formats (with some slack
+// where providers have changed them), not tunables.
+const (
+	awsKeyLen        = 20 // AKIA + 16
+	awsSecretLen     = 40
+	ghClassicMinBody = 30 // ghp_ + 36 today
+	ghFineMinBody    = 22 // github_pat_ + 22 + _ + 59 today
+	glpatMinBody     = 20
+	slackMinBody     = 10
+	skMinBody        = 20
+	stripeMinBody    = 16
+	googleBody       = 35 // AIza + 35
+	jwtMinSegment    = 10
+	pemMinRun        = 40 // a PEM body has lines of 64 (70 for OpenSSH) base64 chars
+	pemMaxLabel      = 64
+)
+
+// matchToken recognises a provider token that starts at s[a], the first byte
+// of a scanner word s[a:b]. The match may end before b (a sentence's final
+// period) or, for a PEM block, far after it.
+func (m *Masker) matchToken(s string, a, b int) (span, bool) {
+	if b-a < 10 {
+		return span{}, false
+	}
+	w := s[a:b]
+	switch w[0] {
+	case 'A':
+		if strings.HasPrefix(w, "AKIA") || strings.HasPrefix(w, "ASIA") {
+			e := a + 4
+			for e < b && e-a < awsKeyLen && (isUpper(s[e]) || isDigit(s[e])) {
+				e++
+			}
+			if e-a == awsKeyLen && (e == len(s) || m.cls[s[e]]&cAlnum == 0) && !strings.Contains(s[a:e], "EXAMPLE") {
+				return span{a, e, kAWSAccessKey}, true
+			}
+		}
+		if strings.HasPrefix(w, "AIza") {
+			e := m.run(s, a+4, b, cB64URL)
+			if e-a-4 == googleBody {
+				return span{a, e, kGoogleAPIKey}, true
+			}
+		}
+	case 'g':
+		if len(w) > 4 && w[0] == 'g' && w[1] == 'h' && w[3] == '_' && strings.IndexByte("pousr", w[2]) >= 0 {
+			e := m.run(s, a+4, b, cAlnum)
+			if e-a-4 >= ghClassicMinBody {
+				return span{a, e, kGitHubToken}, true
+			}
+		}
+		if strings.HasPrefix(w, "github_pat_") {
+			e := m.run(s, a+11, b, cWord)
+			if e-a-11 >= ghFineMinBody {
+				return span{a, e, kGitHubToken}, true
+			}
+		}
+		if strings.HasPrefix(w, "glpat-") {
+			e := m.run(s, a+6, b, cB64URL)
+			if e-a-6 >= glpatMinBody {
+				return span{a, e, kGitLabToken}, true
+			}
+		}
+	case 'x':
+		if len(w) > 5 && strings.HasPrefix(w, "xox") && strings.IndexByte("abprs", w[3]) >= 0 && w[4] == '-' {
+			e := a + 5
+			for e < b && (m.cls[s[e]]&cAlnum != 0 || s[e] == '-') {
+				e++
+			}
+			if e-a-5 >= slackMinBody {
+				return span{a, e, kSlackToken}, true
+			}
+		}
+	case 's':
+		if strings.HasPrefix(w, "sk-ant-") {
+			e := m.run(s, a+7, b, cB64URL)
+			if e-a-7 >= skMinBody {
+				return span{a, e, kAnthropicKey}, true
+			}
+		} else if strings.HasPrefix(w, "sk-") {
+			e := m.run(s, a+3, b, cB64URL)
+			if e-a-3 >= skMinBody && randomish(s[a+3:e]) {
+				return span{a, e, kOpenAIKey}, true
+			}
+		}
+		if strings.HasPrefix(w, "sk_live_") || strings.HasPrefix(w, "sk_test_") {
+			return m.stripe(s, a, b)
+		}
+	case 'r', 'p':
+		if strings.HasPrefix(w[1:], "k_live_") {
+			return m.stripe(s, a, b)
+		}
+	case 'e':
+		if strings.HasPrefix(w, "eyJ") {
+			return m.jwt(s, a, b)
+		}
+	case '-':
+		if strings.HasPrefix(w, "-----BEGIN") {
+			return m.pem(s, a)
+		}
+	}
+	return span{}, false
+}
+
+// run returns the end of the longest prefix of s[i:b] whose bytes are all in
+// class mask.
+func (m *Masker) run(s string, i, b int, mask uint16) int {
+	for i < b && m.cls[s[i]]&mask != 0 {
+		i++
+	}
+	return i
+}
+
+func (m *Masker) stripe(s string, a, b int) (span, bool) {
+	e := m.run(s, a+8, b, cAlnum)
+	if e-a-8 >= stripeMinBody {
+		return span{a, e, kStripeKey}, true
+	}
+	return span{}, false
+}
+
+// jwt matches header.payload.signature, base64url, header and payload being
+// JSON objects (so "eyJ" / "ey"). The signature may be empty (alg "none").
+func (m *Masker) jwt(s string, a, b int) (span, bool) {
+	e1 := m.run(s, a, b, cB64URL)
+	if e1-a < jwtMinSegment || e1 >= b || s[e1] != '.' {
+		return span{}, false
+	}
+	p := e1 + 1
+	if !strings.HasPrefix(s[p:b], "ey") {
+		return span{}, false
+	}
+	e2 := m.run(s, p, b, cB64URL)
+	if e2-p < jwtMinSegment || e2 >= b || s[e2] != '.' {
+		return span{}, false
+	}
+	return span{a, m.run(s, e2+1, b, cB64URL), kJWT}, true
+}
+
+// pem matches a private key block from "-----BEGIN <label>-----" to its
+// "-----END <label>-----" line. The body must look like base64 (a run of at
+// least pemMinRun base64 bytes) so that code that merely mentions the
+// markers is left alone. Without an END line (output cut short) the block is
+// masked up to the last base64-looking byte.
+func (m *Masker) pem(s string, a int) (span, bool) {
+	p := a + len("-----BEGIN")
+	if p >= len(s) || s[p] != ' ' {
+		return span{}, false
+	}
+	lim := min(len(s), p+pemMaxLabel)
+	close := strings.Index(s[p:lim], "-----")
+	if close < 0 || !strings.Contains(s[p:p+close], "PRIVATE KEY") {
+		return span{}, false
+	}
+	body := p + close + 5
+	k, longest, cur := body, 0, 0
+	for k < len(s) {
+		c := s[k]
+		if c == '-' && strings.HasPrefix(s[k:], "-----END") {
+			break
+		}
+		if m.cls[c]&cPEM == 0 {
+			break
+		}
+		if m.cls[c]&cB64 != 0 {
+			cur++
+			longest = max(longest, cur)
+		} else {
+			cur = 0
+		}
+		k++
+	}
+	if longest < pemMinRun {
+		return span{}, false
+	}
+	if strings.HasPrefix(s[k:], "-----END") {
+		lim := min(len(s), k+8+pemMaxLabel)
+		if e := strings.Index(s[k+8:lim], "-----"); e >= 0 {
+			return span{a, k + 8 + e + 5, kPrivateKey}, true
+		}
+		return span{a, lim, kPrivateKey}, true
+	}
+	// Cut short: stop after the last base64 byte.
+	for k > body && m.cls[s[k-1]]&cB64 == 0 {
+		k--
+	}
+	return span{a, k, kPrivateKey}, true
+}
+
+// randomish reports whether a token body mixes at least two of lower case,
+// upper case and digits, as generated keys do and words-with-dashes
+// ("sk-spinner-fading-circle") do not.
+func randomish(s string) bool {
+	var lo, up, di bool
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z':
+			lo = true
+		case 'A' <= c && c <= 'Z':
+			up = true
+		case '0' <= c && c <= '9':
+			di = true
+		}
+	}
+	n := 0
+	for _, ok := range [...]bool{lo, up, di} {
+		if ok {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
