@@ -1,7 +1,10 @@
 package ops
 
 import (
+	"context"
 	"io/fs"
+
+	"github.com/agentls/agentls/internal/proc"
 )
 
 // FS is the operations interface. Every method takes a [Path] produced by
@@ -35,6 +38,10 @@ type FS interface {
 	Remove(p Path) error
 	// FolderFS is a read-only fs.FS rooted at f, for walkers.
 	FolderFS(f *Folder) fs.FS
+	// Exec runs a command line in its own process group (the bash tool and
+	// extension tools). Background children it leaves behind are killed at
+	// Close.
+	Exec(ctx context.Context, spec proc.Spec) (proc.Result, error)
 	// Close releases the roots.
 	Close() error
 }

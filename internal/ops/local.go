@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/agentls/agentls/internal/proc"
 )
 
 // Local is the FS of the real machine: one os.Root per folder.
@@ -19,6 +22,7 @@ type Local struct {
 	folders []*Folder
 	given   map[*Folder]string // the root as the client named it (may contain symlinks)
 	roots   map[*Folder]*os.Root
+	reaper  proc.Reaper // process groups of commands, killed at Close
 }
 
 // NewLocal opens the given folders.
@@ -107,8 +111,18 @@ func (l *Local) Folders() []*Folder {
 	return append([]*Folder(nil), l.folders...)
 }
 
-// Close implements FS.
+// Exec implements FS.
+func (l *Local) Exec(ctx context.Context, spec proc.Spec) (proc.Result, error) {
+	if spec.Reaper == nil {
+		spec.Reaper = &l.reaper
+	}
+	return proc.Run(ctx, spec)
+}
+
+// Close implements FS: it kills process groups commands left behind and
+// releases the roots.
 func (l *Local) Close() error {
+	l.reaper.KillAll()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, r := range l.roots {

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing/fstest"
 	"time"
+
+	"github.com/agentls/agentls/internal/proc"
 )
 
 // Mem is an in-memory FS for unit tests. Paths resolve lexically (it has no
@@ -95,6 +98,11 @@ func (m *Mem) AddReadOnlyRoot(dir string) error {
 
 // Close implements FS.
 func (m *Mem) Close() error { return nil }
+
+// Exec implements FS: the in-memory FS runs no processes.
+func (m *Mem) Exec(context.Context, proc.Spec) (proc.Result, error) {
+	return proc.Result{}, errors.New("commands cannot run on the in-memory file system")
+}
 
 // Resolve implements FS.
 func (m *Mem) Resolve(input string) (Path, error) {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/secrets"
+	"github.com/agentls/agentls/internal/spill"
 	"github.com/agentls/agentls/internal/tools"
 )
 
@@ -52,12 +54,25 @@ func New(opts Options) (*Session, error) {
 	}
 	guard := editguard.New(fsys)
 	env := &tools.Env{FS: fsys, Log: log, Stamps: guard, Guard: guard}
+	// Spill files live outside the workspace (under the user cache dir) and
+	// are an extra read-only root, so read can open them.
+	if sp, err := spill.Open(fsys.Folders()[0].Root); err != nil {
+		log.Warn("no spill directory: cut output will not be saved", "err", err)
+	} else if err := fsys.AddReadOnlyRoot(sp.Path()); err != nil {
+		log.Warn("spill directory not readable", "err", err)
+		sp.Close()
+	} else {
+		env.SpillDir = sp
+	}
 	reg := tools.NewRegistry()
 	reg.MustRegister(tools.Builtins()...)
 	if opts.TestTools {
 		reg.MustRegister(tools.TestTools()...)
 	}
-	exec := &tools.Executor{Registry: reg, Env: env, Log: log}
+	exec := &tools.Executor{Registry: reg, Env: env, Log: log, Masker: secrets.New(os.Environ())}
+	if env.SpillDir != nil {
+		exec.Spill = env.SpillDir
+	}
 	return &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log}, nil
 }
 
@@ -66,7 +81,12 @@ func (s *Session) SetFolders(specs []ops.FolderSpec) error {
 	return s.FS.SetFolders(specs)
 }
 
-// Close releases the session's resources.
+// Close kills what commands left running, removes spill files and
+// releases the roots.
 func (s *Session) Close() error {
-	return s.FS.Close()
+	err := s.FS.Close()
+	if s.Env.SpillDir != nil {
+		s.Env.SpillDir.Close()
+	}
+	return err
 }

@@ -2,7 +2,7 @@ package tools
 
 // Builtins returns the core tools, in the order tools/list shows them.
 func Builtins() []*Tool {
-	return []*Tool{NewRead(), NewLs(), NewGrep(), NewFind(), NewEdit(), NewWrite()}
+	return []*Tool{NewRead(), NewLs(), NewGrep(), NewFind(), NewEdit(), NewWrite(), NewBash()}
 }
 
 // Instructions is the short system-prompt text offered to clients (the

@@ -12,6 +12,9 @@ import (
 // with the cut announced and the full text spilled when a Spiller is set.
 func (x *Executor) govern(t *Tool, r Result) Result {
 	redactions := map[string]int{}
+	if prior, ok := r.Details["redactions"].(map[string]int); ok {
+		addCounts(redactions, prior) // masked by the tool itself (key lines)
+	}
 	for i, c := range r.Content {
 		if c.Type == "text" {
 			s, counts := x.mask(c.Text)

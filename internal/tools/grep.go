@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentls/agentls/internal/search"
+	"github.com/agentls/agentls/internal/secrets"
 )
 
 // Limits of the grep tool.
@@ -91,7 +92,11 @@ func runGrep(ctx context.Context, c *Call, in grepInput) (Result, error) {
 		}
 		return Result{}, err
 	}
-	r := Text(res.Text)
+	text, masked := maskGrepKeyLines(c.Env.FS, res.Text)
+	r := Text(text)
+	if masked > 0 {
+		r.setDetail("redactions", map[string]int{secrets.KindPrivateKey: masked})
+	}
 	r.setDetail("matches", res.Matches)
 	r.setDetail("files", res.Files)
 	r.setDetail("backend", res.Backend)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/text/encoding/unicode"
 
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/secrets"
 )
 
 // Limits of the read tool; the description is built from these.
@@ -114,7 +115,11 @@ func runRead(ctx context.Context, c *Call, in readInput) (Result, error) {
 	if isBinary {
 		return Errorf("binary file (%s, %s); not read. Use bash with a suitable tool (e.g. xxd, file, strings) if you must inspect it.", kind, humanBytes(int64(len(data)))), nil
 	}
+	text, masked := maskKeyLines(text)
 	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes)
+	if masked > 0 {
+		res.setDetail("redactions", map[string]int{secrets.KindPrivateKey: masked})
+	}
 	if !res.IsError && c.Env.Stamps != nil {
 		from, _ := res.Details["fromLine"].(int)
 		to, _ := res.Details["toLine"].(int)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/spill"
 )
 
 // Labels are a call's input-dependent properties. The executor and the
@@ -56,6 +57,8 @@ type Env struct {
 	Stamps StampRecorder
 	// Guard is the edit guard edit and write consult; nil refuses edits.
 	Guard *editguard.Guard
+	// SpillDir keeps the full output of commands whose output was cut.
+	SpillDir *spill.Dir
 }
 
 // StampRecorder is the part of the edit guard the read tool needs.

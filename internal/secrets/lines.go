@@ -1,0 +1,48 @@
+package secrets
+
+import (
+	"bytes"
+	"regexp"
+)
+
+var (
+	pemBegin = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
+	pemEnd   = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
+)
+
+// PrivateKeyLines returns the 1-based line ranges [first, last] of the
+// bodies of PEM private key blocks in content (the BEGIN and END lines are
+// not included). Tools that show files line by line (read's numbered lines,
+// grep's match lines) mask these lines one by one, since the block as a
+// whole never reaches the masker in one piece. An unterminated block runs to
+// the end of the content.
+func PrivateKeyLines(content []byte) [][2]int {
+	if !bytes.Contains(content, []byte("PRIVATE KEY")) {
+		return nil
+	}
+	var out [][2]int
+	line, start := 1, 0
+	for len(content) > 0 {
+		i := bytes.IndexByte(content, '\n')
+		var l []byte
+		if i < 0 {
+			l, content = content, nil
+		} else {
+			l, content = content[:i], content[i+1:]
+		}
+		switch {
+		case start == 0 && pemBegin.Match(l):
+			start = line + 1
+		case start != 0 && pemEnd.Match(l):
+			if line > start {
+				out = append(out, [2]int{start, line - 1})
+			}
+			start = 0
+		}
+		line++
+	}
+	if start != 0 && line-1 >= start {
+		out = append(out, [2]int{start, line - 1})
+	}
+	return out
+}

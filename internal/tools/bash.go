@@ -1,0 +1,164 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentls/agentls/internal/proc"
+	"github.com/agentls/agentls/internal/shell"
+)
+
+// Limits of the bash tool.
+const (
+	BashDefaultTimeout = int(proc.DefaultTimeout / time.Second) // 120 s
+	BashMaxTimeout     = int(proc.MaxTimeout / time.Second)     // 600 s
+	BashTailLines      = proc.TailLines
+	BashTailBytes      = proc.TailBytes
+	BashKillGrace      = int(proc.KillGrace / time.Second)
+	BashFailureLines   = proc.MaxFailureLines
+)
+
+type bashInput struct {
+	Command string `json:"command" jsonschema:"the command line, run with bash -c in the workspace root (or cwd)"`
+	Timeout int    `json:"timeout,omitzero" jsonschema:"seconds before the command is stopped (default 120, maximum 600)"`
+	Cwd     string `json:"cwd,omitzero" jsonschema:"working directory inside the workspace (default: the workspace root)"`
+}
+
+var bashDescription = fmt.Sprintf(`Run a shell command in the workspace (bash -c, or sh where bash is absent).
+
+When to use: to build, test, run programs, use git, or anything the other tools cannot do. Do not use it to read, search, list or edit files: read, grep, find, ls, edit and write are faster, safer and their output is made for you.
+
+Parameters: command; timeout in seconds (default %d, maximum %d); cwd, a directory inside the workspace. stdin is empty (/dev/null) and pagers and editors are disabled (PAGER=cat, GIT_PAGER=cat, GIT_TERMINAL_PROMPT=0), so interactive commands fail instead of hanging.
+
+Output: stdout and stderr interleaved, with colour codes and progress-bar redraws cleaned up. Only the last %d lines or %d bytes are kept; when output is cut, the full output is saved to a file you can read (the notice gives its path and the line range shown) and up to %d lines from the cut part that look like failures (error, FAIL, panic:, Traceback, …) are listed first. Files you had read that the command changed are listed; read them again before editing them.
+
+Errors: a non-zero exit code is an error result with the code; on timeout or cancellation the command's whole process group gets SIGTERM, then SIGKILL after %d seconds, and the output so far is returned.`,
+	BashDefaultTimeout, BashMaxTimeout, BashTailLines, BashTailBytes, BashFailureLines, BashKillGrace)
+
+// NewBash returns the bash tool.
+func NewBash() *Tool {
+	return Define(Spec[bashInput]{
+		Name:           "bash",
+		Description:    bashDescription,
+		MaxResultBytes: BashTailBytes + 16*1024,
+		KeepTail:       true,
+		OpenWorld:      true,
+		Aliases:        map[string]string{"script": "command", "workdir": "cwd", "working_directory": "cwd"},
+		Labels: func(in bashInput) Labels {
+			a := shell.Analyze(in.Command, shell.Options{})
+			return Labels{ReadOnly: a.ReadOnly, Destructive: a.Destructive, ConcurrencySafe: a.ReadOnly}
+		},
+		Tweak: func(s map[string]any) {
+			prop(s, "timeout")["minimum"] = 1.0
+			prop(s, "timeout")["maximum"] = float64(BashMaxTimeout)
+		},
+		Run: runBash,
+	})
+}
+
+func runBash(ctx context.Context, c *Call, in bashInput) (Result, error) {
+	if strings.TrimSpace(in.Command) == "" {
+		return Errorf("command is empty; give a shell command line, e.g. {\"command\": \"go test ./...\"}."), nil
+	}
+	cwd := in.Cwd
+	if cwd == "" {
+		cwd = "."
+	}
+	p, err := c.Env.FS.Resolve(cwd)
+	if err != nil {
+		return Errorf("cwd: %v", err), nil
+	}
+	fi, err := c.Env.FS.Stat(p)
+	if err != nil {
+		return Errorf("cwd %s does not exist; use a directory inside the workspace (ls shows what is there) or omit cwd to run in the workspace root.", p.Display()), nil
+	}
+	if !fi.IsDir() {
+		return Errorf("cwd %s is a file, not a directory; omit cwd or give a directory.", p.Display()), nil
+	}
+	timeout := time.Duration(BashDefaultTimeout) * time.Second
+	if in.Timeout > 0 {
+		timeout = time.Duration(in.Timeout) * time.Second
+	}
+	return runCommand(ctx, c, in.Command, p.OS(), timeout, "bash")
+}
+
+// runCommand runs a command line through the operations layer with the
+// bash tool's governance; extension tools use it too.
+func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.Duration, spillName string) (Result, error) {
+	spec := proc.Spec{
+		Command:   command,
+		Dir:       dir,
+		Env:       proc.BaseEnv(os.Environ()),
+		Timeout:   timeout,
+		SpillName: spillName,
+		Spill:     c.Env.SpillDir,
+		OnProgress: func(tail string) {
+			c.Reporter.Progress(Progress{Output: tail})
+		},
+	}
+	res, err := c.Env.FS.Exec(ctx, spec)
+	if err != nil {
+		return Errorf("could not start the command: %v", err), nil
+	}
+	r := Text(formatCommand(res, timeout))
+	r.IsError = res.ExitCode != 0 || res.TimedOut || res.Cancelled
+	if c.Env.Guard != nil {
+		var changed []string
+		for _, p := range c.Env.Guard.Changed() {
+			c.Env.Guard.MarkStale(p, "changed by a bash command")
+			changed = append(changed, p.Display())
+		}
+		if len(changed) > 0 {
+			r.Content[0].Text += "\nChanged by this command (read them again before editing): " + strings.Join(changed, ", ")
+			r.setDetail("changedFiles", changed)
+		}
+	}
+	r.setDetail("exitCode", res.ExitCode)
+	r.setDetail("totalLines", res.TotalLines)
+	if res.SpillPath != "" {
+		r.setDetail("spillPath", res.SpillPath)
+	}
+	if res.TimedOut {
+		r.setDetail("timedOut", true)
+	}
+	return r, nil
+}
+
+func formatCommand(res proc.Result, timeout time.Duration) string {
+	var b strings.Builder
+	if res.Truncated {
+		if len(res.FailureLines) > 0 {
+			fmt.Fprintf(&b, "Lines from the cut part that look like failures (%d of %d):\n", len(res.FailureLines), max(res.FailureMatches, len(res.FailureLines)))
+			for _, l := range res.FailureLines {
+				fmt.Fprintf(&b, "%6d→%s\n", l.N, l.Text)
+			}
+		}
+		fmt.Fprintf(&b, "[Output cut: showing lines %d-%d of %d (the last %d lines / %d bytes).", res.ShownFrom, res.ShownTo, res.TotalLines, BashTailLines, BashTailBytes)
+		if res.SpillPath != "" {
+			fmt.Fprintf(&b, " Full output: %s — read it with read {\"path\": %q, \"offset\": 1}.", res.SpillPath, res.SpillPath)
+		} else if res.SpillError != "" {
+			fmt.Fprintf(&b, " The full output could not be saved: %s.", res.SpillError)
+		}
+		b.WriteString("]\n")
+	}
+	b.WriteString(res.Output)
+	if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {
+		b.WriteByte('\n')
+	}
+	switch {
+	case res.TimedOut:
+		fmt.Fprintf(&b, "[Timed out after %s: the process group was stopped with %s. Raise timeout (maximum %d s) or run the command in smaller steps.]", timeout, res.KilledHow, BashMaxTimeout)
+	case res.Cancelled:
+		fmt.Fprintf(&b, "[Cancelled: the process group was stopped with %s.]", res.KilledHow)
+	case res.Signal != "":
+		fmt.Fprintf(&b, "[Killed by signal %s.]", res.Signal)
+	case res.ExitCode != 0:
+		fmt.Fprintf(&b, "[Exit code %d]", res.ExitCode)
+	case res.Output == "":
+		b.WriteString("[No output; exit code 0]")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
