@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Measures grep and find through tools/call on the real binary against raw
+# ripgrep in the same run, on a generated 10k-file tree and on
+# $(go env GOROOT)/src, and prints the ratio table of docs/benchmarks.md.
+# Medians of COUNT interleaved runs (go test -count) tame a noisy machine.
+#   bench/search.sh              # COUNT=5 BENCHTIME=5x
+set -euo pipefail
+cd "$(dirname "$0")/.."
+COUNT=${COUNT:-5}
+BENCHTIME=${BENCHTIME:-5x}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+go test ./test/e2e -run '^$' -bench '^BenchmarkSearchTools$' -benchtime "$BENCHTIME" -count "$COUNT" | tee "$out" >&2
+awk '
+/^BenchmarkSearchTools\// {
+	name = $1; sub(/^BenchmarkSearchTools\//, "", name); sub(/-[0-9]+$/, "", name)
+	n = split(name, p, "/"); key = p[1] "/" p[2]; kind = p[3]
+	v[key, kind, ++cnt[key, kind]] = $3; keys[key] = 1
+}
+function median(key, kind,    n, i, j, t, a) {
+	n = cnt[key, kind]; if (n == 0) return 0
+	for (i = 1; i <= n; i++) a[i] = v[key, kind, i]
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function r(a, b) { return (a > 0 && b > 0) ? sprintf("%.2f×", a / b) : "-" }
+END {
+	print "| tree / query | tools/call (rg) | Go fallback | raw rg | rg path ÷ raw rg (≤ 1.10) | fallback ÷ rg path (≤ 2.5) |"
+	print "|---|---|---|---|---|---|"
+	for (k in keys) if (k !~ /files$/) {
+		c = median(k, "grep-call"); g = median(k, "grep-call-go"); raw = median(k, "raw-rg")
+		printf "| %s | %.1f ms | %.1f ms | %.1f ms | %s | %s |\n", k, c / 1e6, g / 1e6, raw / 1e6, r(c, raw), r(g, c)
+	}
+	print ""
+	print "| tree | find *.go (tools/call) | rg --files -g *.go | find ÷ rg --files (≤ 1.5) |"
+	print "|---|---|---|---|"
+	for (k in keys) if (k ~ /files$/) {
+		f = median(k, "find-call"); rf = median(k, "rg-files")
+		printf "| %s | %.1f ms | %.1f ms | %s |\n", k, f / 1e6, rf / 1e6, r(f, rf)
+	}
+}' "$out"
