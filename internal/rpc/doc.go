@@ -2,8 +2,8 @@
 // transport (codec, EOF-aware stream), lifecycle (initialize … exit), method
 // dispatch, and the server→client notifications of a call.
 //
-// Every request handler runs asynchronously (jsonrpc2.AsyncHandler under
-// protocol.CancelHandler): a slow tool never blocks the read loop, and
+// Every call runs asynchronously (released with jsonrpc2.Async under
+// protocol.CancelHandler; notifications run inline, in wire order): a slow tool never blocks the read loop, and
 // $/cancelRequest reaches the call it names. Tool work runs on contexts
 // derived from the server's base context, never from the pooled request
 // context, so it may outlive the handler's early -32800 reply safely.

@@ -89,7 +89,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 	}
 	rwc := &stdio{Reader: &eofReader{r: in, onEOF: cancel}, Writer: out, closers: closers}
 	s.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc), jsonrpc2.WithCodec(codec{}))
-	s.conn.Go(base, protocol.CancelHandler(jsonrpc2.AsyncHandler(s.handle)))
+	s.conn.Go(base, protocol.CancelHandler(asyncCalls(s.handle)))
 
 	code := 0
 	select {
@@ -120,6 +120,19 @@ func (s *Server) waitCalls(d time.Duration) {
 	case <-done:
 	case <-time.After(d):
 		s.log.Warn("calls still running at exit")
+	}
+}
+
+// asyncCalls releases every call to run concurrently, while notifications
+// (workspace folder changes, exit) run inline in wire order, so a folder
+// change is in effect for the next request. Inline handlers never derive a
+// context from the pooled request context.
+func asyncCalls(h jsonrpc2.Handler) jsonrpc2.Handler {
+	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.IsCall() {
+			jsonrpc2.Async(ctx)
+		}
+		return h(ctx, req)
 	}
 }
 
