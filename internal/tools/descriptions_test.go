@@ -161,4 +161,3 @@ func tail(s string) string {
 	}
 	return s
 }
-
