@@ -6,4 +6,11 @@
 // stamp and one queue. The fast path of a check is a single stat compared
 // with the stamp's fingerprint; only a changed fingerprint costs a read and
 // a hash, so a touch or a format-on-save no-op does not force a re-read.
+//
+// With a healthy file watcher (SetWatched, SetCoverage) a check costs no
+// syscall at all: Observe judges every watcher event for a stamped file
+// (an event whose stat equals the stamp is our own write), and only an
+// unexplained event, an unwatched directory or a degraded watcher sends a
+// check back to stat. After lost events (queue overflow) RecheckAll stats
+// every stamp.
 package editguard

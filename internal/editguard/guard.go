@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
+	"sort"
 	"sync"
 	"time"
 
@@ -38,6 +39,10 @@ type Stamp struct {
 	// (bash, an external editor): the next edit must read it again.
 	Stale       bool
 	StaleReason string
+	// dirty: the watcher saw an event for the file that was not judged
+	// (our own write was in flight, or a parent directory went away), so
+	// the no-syscall fast path is off until a stat confirms the stamp.
+	dirty bool
 }
 
 // Guard holds the stamps of one session.
@@ -47,6 +52,10 @@ type Guard struct {
 	mu     sync.Mutex
 	stamps map[string]*Stamp
 	queues map[string]*queue
+	// watched enables the fast path of Check for paths covers admits
+	// (see SetWatched and SetCoverage).
+	watched bool
+	covers  func(ops.Path) bool
 }
 
 // New returns a guard over fsys.
@@ -101,40 +110,54 @@ func (e *StaleError) Error() string { return e.Msg }
 func (g *Guard) Check(p ops.Path) (current []byte, err error) {
 	g.mu.Lock()
 	st := g.stamps[key(p)]
+	var snap Stamp
+	if st != nil {
+		snap = *st
+	}
+	fast := st != nil && g.watched && g.covers != nil && !snap.dirty && !snap.Stale
+	covers := g.covers
 	g.mu.Unlock()
 	name := p.Display()
 	if st == nil {
 		return nil, &StaleError{fmt.Sprintf("read %s first: edit and write only change files you have read in this session (a partial read is enough).", name)}
+	}
+	if fast && covers(p) {
+		// A healthy watcher covers p and reported nothing unexplained
+		// since the stamp: the file is as the model saw it.
+		return nil, nil
 	}
 	fi, err := g.fsys.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: %w", name, err)
 	}
 	fp := FingerprintOf(fi)
-	if fp == st.FP && !st.Stale {
+	if fp == snap.FP && !snap.Stale {
+		g.mu.Lock()
+		st.dirty = false
+		g.mu.Unlock()
 		return nil, nil
 	}
 	data, err := g.fsys.ReadFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
-	if sha256.Sum256(data) == st.Hash {
+	if sha256.Sum256(data) == snap.Hash {
 		// Touched or rewritten with identical content: refresh and go.
 		g.mu.Lock()
-		st.FP, st.Stale = fp, false
+		st.FP, st.Stale, st.StaleReason, st.dirty = fp, false, "", false
 		g.mu.Unlock()
 		return data, nil
 	}
 	when := fi.ModTime().Format("15:04:05")
 	msg := fmt.Sprintf("%s changed since you read it (modified at %s", name, when)
-	if st.StaleReason != "" {
-		msg += ", " + st.StaleReason
+	if snap.StaleReason != "" {
+		msg += ", " + snap.StaleReason
 	} else {
 		msg += ", outside agentls"
 	}
 	msg += ")"
-	if st.Content != nil {
-		a, b := diffLines(st.Content, data)
+	if snap.Content != nil {
+		a, b := diffLines(snap.Content, data)
 		msg += fmt.Sprintf("; lines %s differ from what you read", a)
 		if b != a {
 			msg += fmt.Sprintf(" (now lines %s)", b)
@@ -153,32 +176,54 @@ func (g *Guard) MarkStale(p ops.Path, reason string) {
 	}
 }
 
-// Changed re-stats every stamped file and returns those whose fingerprint
-// no longer matches (the bash tool lists them and marks them stale).
-func (g *Guard) Changed() []ops.Path {
+// Snapshot is the on-disk state of every stamped file at one moment.
+type Snapshot map[string]Fingerprint
+
+// Snapshot stats every stamped file (a missing file has the zero
+// fingerprint). The bash tool takes one before a command and compares after.
+func (g *Guard) Snapshot() Snapshot {
 	g.mu.Lock()
-	type entry struct {
-		k  string
-		fp Fingerprint
-	}
-	var entries []entry
-	for k, st := range g.stamps {
-		if !st.Stale {
-			entries = append(entries, entry{k, st.FP})
-		}
+	keys := make([]string, 0, len(g.stamps))
+	for k := range g.stamps {
+		keys = append(keys, k)
 	}
 	g.mu.Unlock()
+	snap := Snapshot{}
+	for _, k := range keys {
+		snap[k] = g.statKey(k)
+	}
+	return snap
+}
+
+func (g *Guard) statKey(k string) Fingerprint {
+	p, err := g.fsys.Resolve(k)
+	if err != nil {
+		return Fingerprint{}
+	}
+	fi, err := g.fsys.Stat(p)
+	if err != nil {
+		return Fingerprint{}
+	}
+	return FingerprintOf(fi)
+}
+
+// ChangedSince returns the stamped files whose on-disk state differs from
+// before, marking their stamps stale with reason. It does not depend on
+// whether the watcher saw the change first.
+func (g *Guard) ChangedSince(before Snapshot, reason string) []ops.Path {
 	var out []ops.Path
-	for _, e := range entries {
-		p, err := g.fsys.Resolve(e.k)
+	for k, fp := range before {
+		if g.statKey(k) == fp {
+			continue
+		}
+		p, err := g.fsys.Resolve(k)
 		if err != nil {
 			continue
 		}
-		fi, err := g.fsys.Stat(p)
-		if err != nil || FingerprintOf(fi) != e.fp {
-			out = append(out, p)
-		}
+		g.MarkStale(p, reason)
+		out = append(out, p)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].OS() < out[j].OS() })
 	return out
 }
 

@@ -1,0 +1,298 @@
+package editguard
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/internal/ops"
+)
+
+// countFS counts the syscalls the guard makes, to prove the fast path.
+type countFS struct {
+	ops.FS
+	stats, reads atomic.Int32
+}
+
+func (c *countFS) Stat(p ops.Path) (os.FileInfo, error) {
+	c.stats.Add(1)
+	return c.FS.Stat(p)
+}
+
+func (c *countFS) ReadFile(p ops.Path) ([]byte, error) {
+	c.reads.Add(1)
+	return c.FS.ReadFile(p)
+}
+
+type env struct {
+	t   *testing.T
+	dir string
+	fs  *countFS
+	g   *Guard
+}
+
+func newEnv(t *testing.T, files map[string]string) *env {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := ops.NewLocal([]ops.FolderSpec{{Path: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	c := &countFS{FS: l}
+	return &env{t: t, dir: dir, fs: c, g: New(c)}
+}
+
+func (e *env) path(rel string) ops.Path {
+	e.t.Helper()
+	p, err := e.fs.Resolve(rel)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// read stamps rel as the read tool does.
+func (e *env) read(rel string) {
+	e.t.Helper()
+	p := e.path(rel)
+	data, err := e.fs.ReadFile(p)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.g.RecordRead(p, data, 1, strings.Count(string(data), "\n"))
+}
+
+// write changes rel as the edit tool does (queue, atomic write, Wrote).
+func (e *env) write(rel, content string) {
+	e.t.Helper()
+	p := e.path(rel)
+	unlock, err := e.g.Lock(context.Background(), p)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer unlock()
+	if err := e.fs.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	e.g.Wrote(p, []byte(content))
+}
+
+// external changes rel behind the guard's back (another process).
+func (e *env) external(rel, content string) {
+	e.t.Helper()
+	if err := os.WriteFile(filepath.Join(e.dir, rel), []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) touch(rel string) {
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(filepath.Join(e.dir, rel), later, later)
+}
+
+// watch enables the fast path with every path covered.
+func (e *env) watch() {
+	e.g.SetCoverage(func(ops.Path) bool { return true })
+	e.g.SetWatched(true)
+}
+
+const orig = "one\ntwo\nthree\n"
+
+func TestCheck(t *testing.T) {
+	cases := []struct {
+		name    string
+		act     func(e *env)
+		wantErr string // "" = the edit may go ahead
+	}{
+		{"no stamp", func(e *env) {}, "read a.txt first"},
+		{"read, unchanged", func(e *env) { e.read("a.txt") }, ""},
+		{"touch only", func(e *env) { e.read("a.txt"); e.touch("a.txt") }, ""},
+		{"content changed, lines named", func(e *env) {
+			e.read("a.txt")
+			e.external("a.txt", "one\nTWO\nthree\n")
+		}, "a.txt changed since you read it (modified at "},
+		{"our own write is recognised", func(e *env) {
+			e.read("a.txt")
+			e.write("a.txt", "one\n2\nthree\n")
+			e.write("a.txt", "one\n22\nthree\n")
+		}, ""},
+		{"degraded watcher still refuses a stale edit", func(e *env) {
+			e.read("a.txt")
+			e.g.SetCoverage(func(ops.Path) bool { return true })
+			e.g.SetWatched(false)
+			e.external("a.txt", "changed\n")
+		}, "changed since you read it"},
+		{"watched and uncovered (ignored dir) stats", func(e *env) {
+			e.g.SetCoverage(func(ops.Path) bool { return false })
+			e.g.SetWatched(true)
+			e.read("a.txt")
+			e.external("a.txt", "changed\n")
+		}, "changed since you read it"},
+		{"watched: event marks it stale", func(e *env) {
+			e.watch()
+			e.read("a.txt")
+			e.external("a.txt", "one\ntwo\nthree\nfour\n")
+			e.g.Observe(e.path("a.txt"), KindChanged)
+		}, "lines 4 differ from what you read"},
+		{"watcher comes back: stamps are verified once", func(e *env) {
+			e.read("a.txt")
+			e.external("a.txt", "changed\n")
+			e.watch()
+		}, "changed since you read it"},
+		{"bash reason is kept", func(e *env) {
+			e.read("a.txt")
+			e.external("a.txt", "changed\n")
+			e.g.MarkStale(e.path("a.txt"), "changed by a bash command")
+			e.g.Observe(e.path("a.txt"), KindChanged)
+		}, "changed by a bash command"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, map[string]string{"a.txt": orig})
+			tc.act(e)
+			_, err := e.g.Check(e.path("a.txt"))
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("Check: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("Check = %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestStaleMessageNamesChangedLines(t *testing.T) {
+	e := newEnv(t, map[string]string{"a.txt": "1\n2\n3\n4\n5\n"})
+	e.read("a.txt")
+	e.external("a.txt", "1\n2\nx\ny\nz\nw\n5\n")
+	_, err := e.g.Check(e.path("a.txt"))
+	if err == nil || !strings.Contains(err.Error(), "lines 3-4 differ from what you read (now lines 3-6)") ||
+		!strings.Contains(err.Error(), "Read it again before editing") {
+		t.Fatalf("Check = %v", err)
+	}
+}
+
+func TestObserve(t *testing.T) {
+	cases := []struct {
+		name              string
+		act               func(e *env) string // returns the kind to observe
+		readStale, ignore bool
+	}{
+		{"no stamp", func(e *env) string { e.external("a.txt", "x"); return KindChanged }, false, true},
+		{"touch", func(e *env) string { e.read("a.txt"); e.touch("a.txt"); return KindChanged }, false, true},
+		{"external change", func(e *env) string { e.read("a.txt"); e.external("a.txt", "x"); return KindChanged }, true, false},
+		{"our own write", func(e *env) string { e.read("a.txt"); e.write("a.txt", "mine\n"); return KindCreated }, false, true},
+		{"deleted", func(e *env) string { e.read("a.txt"); os.Remove(filepath.Join(e.dir, "a.txt")); return KindDeleted }, true, false},
+		{"recreated with the same content", func(e *env) string {
+			e.read("a.txt")
+			os.Remove(filepath.Join(e.dir, "a.txt"))
+			e.external("a.txt", orig)
+			return KindCreated
+		}, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, map[string]string{"a.txt": orig})
+			kind := tc.act(e)
+			stale, ign := e.g.Observe(e.path("a.txt"), kind)
+			if stale != tc.readStale || ign != tc.ignore {
+				t.Errorf("Observe = (readStale %v, ignore %v), want (%v, %v)", stale, ign, tc.readStale, tc.ignore)
+			}
+		})
+	}
+}
+
+func TestFastPathCostsNoSyscall(t *testing.T) {
+	e := newEnv(t, map[string]string{"a.txt": orig})
+	e.watch()
+	e.read("a.txt")
+	p := e.path("a.txt")
+	e.fs.stats.Store(0)
+	e.fs.reads.Store(0)
+	for range 100 {
+		if _, err := e.g.Check(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, r := e.fs.stats.Load(), e.fs.reads.Load(); n != 0 || r != 0 {
+		t.Errorf("fast path made %d stats and %d reads", n, r)
+	}
+	// Without the watcher every check stats.
+	e.g.SetWatched(false)
+	e.g.Check(p)
+	if n := e.fs.stats.Load(); n != 1 {
+		t.Errorf("stat path made %d stats, want 1", n)
+	}
+}
+
+func TestEventDuringOurWriteIsVerifiedLater(t *testing.T) {
+	e := newEnv(t, map[string]string{"a.txt": orig})
+	e.watch()
+	e.read("a.txt")
+	p := e.path("a.txt")
+	unlock, err := e.g.Lock(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.fs.WriteFile(p, []byte("mine\n"), 0o644)
+	if stale, ign := e.g.Observe(p, KindCreated); stale || !ign {
+		t.Errorf("event of our in-flight write: Observe = (%v, %v), want (false, true)", stale, ign)
+	}
+	e.g.Wrote(p, []byte("mine\n"))
+	unlock()
+	e.fs.stats.Store(0)
+	if _, err := e.g.Check(p); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.fs.stats.Load(); n != 1 {
+		t.Errorf("first check after an unjudged event made %d stats, want 1", n)
+	}
+	e.g.Check(p)
+	if n := e.fs.stats.Load(); n != 1 {
+		t.Errorf("the fast path did not come back (%d stats)", n)
+	}
+}
+
+func TestRecheckAllAfterLostEvents(t *testing.T) {
+	e := newEnv(t, map[string]string{"a.txt": orig, "b.txt": orig})
+	e.watch()
+	e.read("a.txt")
+	e.read("b.txt")
+	// The event for this change was lost in an overflow.
+	e.external("a.txt", "changed\n")
+	e.g.RecheckAll()
+	if _, err := e.g.Check(e.path("a.txt")); err == nil {
+		t.Error("a change whose event was lost passed after RecheckAll")
+	}
+	e.fs.stats.Store(0)
+	if _, err := e.g.Check(e.path("b.txt")); err != nil {
+		t.Error(err)
+	}
+	if n := e.fs.stats.Load(); n != 0 {
+		t.Errorf("an unchanged file lost the fast path after RecheckAll (%d stats)", n)
+	}
+}
+
+func TestDeletedDirectoryDropsFastPathBelow(t *testing.T) {
+	e := newEnv(t, map[string]string{"d/a.txt": orig})
+	e.watch()
+	e.read("d/a.txt")
+	e.g.Observe(e.path("d"), KindDeleted)
+	e.fs.stats.Store(0)
+	e.g.Check(e.path("d/a.txt"))
+	if n := e.fs.stats.Load(); n != 1 {
+		t.Errorf("Check after the parent was reported deleted made %d stats, want 1", n)
+	}
+}

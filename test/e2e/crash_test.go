@@ -1,0 +1,147 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/test/harness"
+)
+
+// bigContent is about size bytes of numbered 100-byte lines; every
+// 1000th line carries the variant letter, so versions differ all through
+// the file (a torn or mixed write shows) while a diff stays cheap.
+func bigContent(variant byte, size int) []byte {
+	var b bytes.Buffer
+	for i := 0; b.Len() < size; i++ {
+		fill := byte('.')
+		if i%1000 == 0 {
+			fill = variant
+		}
+		fmt.Fprintf(&b, "%08d %s\n", i, bytes.Repeat([]byte{fill}, 90))
+	}
+	return b.Bytes()
+}
+
+// tempLeftovers lists the atomic-write temp files below dir.
+func tempLeftovers(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ops.TempPrefix) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// TestCrashDuringWriteLeavesOldOrNew SIGKILLs agentls at a random moment of
+// a 2 MB write, over and over: the file must always hold exactly the old or
+// the new content, and the next process must remove any temp file the kill
+// left behind. The kill moments spread over the measured duration of one
+// uninterrupted write, so some land before, some during, some after it.
+func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and restarts the binary many times")
+	}
+	const (
+		iterations = 30
+		budget     = 15 * time.Second // the whole test stays well within 20 s
+		size       = 2 << 20
+		minSpread  = 30 * time.Millisecond
+	)
+	ws := t.TempDir()
+	name := filepath.Join(ws, "big.txt")
+	contents := [2][]byte{bigContent('a', size), bigContent('b', size)}
+	if err := os.WriteFile(name, contents[0], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A leftover from a "previous crash" must be gone after the first start.
+	os.WriteFile(filepath.Join(ws, ops.TempPrefix+"stale"), []byte("partial"), 0o600)
+
+	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
+	deadline := time.Now().Add(budget)
+
+	// Calibrate: one write that is not interrupted.
+	c0 := harness.Start(t, harness.Options{Root: ws})
+	ctx0, cancel0 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel0()
+	c0.Initialize(ctx0, bypass())
+	if left := tempLeftovers(t, ws); len(left) > 0 {
+		t.Fatalf("temp files survived the first start: %v", left)
+	}
+	c0.CallTool(ctx0, "read", map[string]any{"path": "big.txt", "limit": 5})
+	t0 := time.Now()
+	if r := c0.CallTool(ctx0, "write", map[string]any{"path": "big.txt", "content": string(contents[1])}); r.IsError {
+		t.Fatalf("write: %s", r.Text())
+	}
+	spread := max(minSpread, time.Since(t0)*3/2)
+	if got, _ := os.ReadFile(name); !bytes.Equal(got, contents[1]) {
+		t.Fatal("the uninterrupted write did not land")
+	}
+	c0.Shutdown(ctx0)
+	cur := 1
+	var written, kept, leftovers int
+	for i := 0; i < iterations && time.Now().Before(deadline); i++ {
+		c := harness.Start(t, harness.Options{Root: ws})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c.Initialize(ctx, bypass())
+		if left := tempLeftovers(t, ws); len(left) > 0 {
+			t.Fatalf("iteration %d: temp files survived the start: %v", i, left)
+		}
+		if r := c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "limit": 5}); r.IsError {
+			t.Fatalf("read: %s", r.Text())
+		}
+		next := 1 - cur
+		go func() {
+			// The reply never comes when the kill wins; the error is expected.
+			c.TryCallTool(ctx, "write", map[string]any{"path": "big.txt", "content": string(contents[next])})
+		}()
+		time.Sleep(time.Duration(rng.Int64N(int64(spread))))
+		c.Cmd.Process.Kill()
+		select {
+		case <-c.Exited():
+		case <-time.After(5 * time.Second):
+			t.Fatal("process did not die")
+		}
+		cancel()
+
+		got, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatalf("iteration %d: %v", i, err)
+		}
+		switch {
+		case bytes.Equal(got, contents[next]):
+			cur = next
+			written++
+		case bytes.Equal(got, contents[cur]):
+			kept++
+		default:
+			t.Fatalf("iteration %d: torn file: %d bytes, neither old nor new", i, len(got))
+		}
+		if len(tempLeftovers(t, ws)) > 0 {
+			leftovers++
+		}
+	}
+	// One last start cleans what the last kill left.
+	c := harness.Start(t, harness.Options{Root: ws})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c.Initialize(ctx, bypass())
+	if left := tempLeftovers(t, ws); len(left) > 0 {
+		t.Fatalf("temp files survived the final start: %v", left)
+	}
+	t.Logf("%d kills within %v of the request: %d after the write landed, %d before; %d left a temp file that the next start removed",
+		written+kept, spread, written, kept, leftovers)
+	if written+kept < 5 {
+		t.Errorf("only %d iterations ran within %v", written+kept, budget)
+	}
+}
