@@ -1,0 +1,217 @@
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Settings is the permission part of a settings file and of the editor's
+// initializationOptions:
+//
+//	{"mode": "...", "permissions": {"allow": [], "ask": [], "deny": []}}
+//
+// permissions.defaultMode is accepted for mode (Claude Code's spelling).
+type Settings struct {
+	Mode        string      `json:"mode,omitempty"`
+	Permissions Permissions `json:"permissions"`
+}
+
+// Permissions are the three rule lists.
+type Permissions struct {
+	Allow       []string `json:"allow,omitempty"`
+	Ask         []string `json:"ask,omitempty"`
+	Deny        []string `json:"deny,omitempty"`
+	DefaultMode string   `json:"defaultMode,omitempty"`
+}
+
+// Problem is something wrong in one source. A problem with a rule or the
+// file's syntax makes Load ignore the whole source (so that a typo cannot
+// half-apply a file); a refused mode drops only the mode.
+type Problem struct {
+	File  string // the file, or SourceEditor
+	List  string // "allow", "ask", "deny", or "" for the file itself
+	Index int    // the rule's index in List
+	Rule  string // the rule as written
+	Pos   int    // 1-based column in Rule, 0 when none
+	Msg   string
+}
+
+func (p Problem) String() string {
+	if p.List == "" {
+		return p.File + ": " + p.Msg
+	}
+	return fmt.Sprintf("%s: permissions.%s[%d] %q: %s", p.File, p.List, p.Index, p.Rule, p.Msg)
+}
+
+// Settings file locations.
+const (
+	LocalFile     = ".agentls/settings.local.json"
+	WorkspaceFile = ".agentls/settings.json"
+	// UserFile is relative to the user configuration directory.
+	UserFile = "agentls/settings.json"
+)
+
+// UserConfigDir is $XDG_CONFIG_HOME when set, else os.UserConfigDir.
+func UserConfigDir() (string, error) {
+	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("user config dir: %w", err)
+	}
+	return d, nil
+}
+
+// source is one parsed settings source.
+type source struct {
+	name  string
+	mode  string
+	lists [3][]Rule // allow, ask, deny
+}
+
+// Load merges, from the highest precedence down: the editor's settings
+// (may be nil), workspaceRoot/.agentls/settings.local.json,
+// workspaceRoot/.agentls/settings.json and userConfigDir/agentls/settings.json
+// ("" skips it). Missing files are fine; every other problem is reported and
+// its source skipped. Load never fails.
+func Load(workspaceRoot string, editor *Settings, userConfigDir string) (*Config, []Problem) {
+	var problems []Problem
+	var srcs []source
+	add := func(name, file string, s Settings, workspace bool) {
+		src, probs := parseSettings(name, file, s, workspace)
+		problems = append(problems, probs...)
+		if src != nil {
+			srcs = append(srcs, *src)
+		}
+	}
+	if editor != nil {
+		add(SourceEditor, SourceEditor, *editor, false)
+	}
+	read := func(name, file string, workspace bool) {
+		display := name
+		if !workspace {
+			display = file
+		}
+		s, prob, ok := readSettings(display, file)
+		if prob != nil {
+			problems = append(problems, *prob)
+		}
+		if ok {
+			add(name, display, s, workspace)
+		}
+	}
+	if workspaceRoot != "" {
+		read(SourceLocal, filepath.Join(workspaceRoot, filepath.FromSlash(LocalFile)), true)
+		read(SourceWorkspace, filepath.Join(workspaceRoot, filepath.FromSlash(WorkspaceFile)), true)
+	}
+	if userConfigDir != "" {
+		read(SourceUser, filepath.Join(userConfigDir, filepath.FromSlash(UserFile)), false)
+	}
+
+	c := &Config{Root: workspaceRoot}
+	if home, err := os.UserHomeDir(); err == nil {
+		c.Home = home
+	}
+	for _, s := range srcs {
+		if c.Mode == "" {
+			c.Mode = s.mode
+		}
+		c.Allow = append(c.Allow, s.lists[0]...)
+		c.Ask = append(c.Ask, s.lists[1]...)
+		c.Deny = append(c.Deny, s.lists[2]...)
+	}
+	if c.Mode == "" {
+		c.Mode = ModeDefault
+	}
+	return c, problems
+}
+
+// readSettings reads one file; ok is false when it is missing or broken.
+func readSettings(name, file string) (Settings, *Problem, bool) {
+	var s Settings
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil, false
+	}
+	if err != nil {
+		return s, &Problem{File: name, Msg: fmt.Sprintf("cannot read %s: %v; file ignored", file, err)}, false
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		msg := err.Error()
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := lineCol(data, se.Offset-1) // Offset is just past the bad byte
+			msg = fmt.Sprintf("line %d, column %d: %v", line, col, err)
+		}
+		return s, &Problem{File: name, Msg: "invalid JSON: " + msg + "; file ignored"}, false
+	}
+	return s, nil, true
+}
+
+func lineCol(data []byte, off int64) (int, int) {
+	line, col := 1, 1
+	for i := int64(0); i < off && i < int64(len(data)); i++ {
+		if data[i] == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+// parseSettings parses one source's rules and mode. Workspace files cannot
+// select bypass mode: a cloned repository must not switch the checks off.
+func parseSettings(name, file string, s Settings, workspace bool) (*source, []Problem) {
+	var problems []Problem
+	src := &source{name: name}
+	for li, list := range [3][]string{s.Permissions.Allow, s.Permissions.Ask, s.Permissions.Deny} {
+		listName := [3]string{"allow", "ask", "deny"}[li]
+		for i, raw := range list {
+			r, err := ParseRule(raw)
+			if err != nil {
+				p := Problem{File: file, List: listName, Index: i, Rule: raw, Msg: err.Error() + "; " + ignoredWhat(name)}
+				var re *RuleError
+				if errors.As(err, &re) {
+					p.Pos = re.Col
+				}
+				problems = append(problems, p)
+				continue
+			}
+			r.Source = name
+			src.lists[li] = append(src.lists[li], r)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	mode := s.Mode
+	if mode == "" {
+		mode = s.Permissions.DefaultMode
+	}
+	if mode != "" {
+		m, ok := ParseMode(mode)
+		switch {
+		case !ok:
+			return nil, []Problem{{File: file, Msg: fmt.Sprintf("mode must be one of %s, %s, %s, %s; got %q; %s",
+				ModeDefault, ModeAcceptEdits, ModeReadOnly, ModeBypass, mode, ignoredWhat(name))}}
+		case m == ModeBypass && workspace:
+			problems = append(problems, Problem{File: file, Msg: "mode bypass is honoured only from the editor or the user settings; mode ignored, rules kept"})
+		default:
+			src.mode = m
+		}
+	}
+	return src, problems
+}
+
+func ignoredWhat(name string) string {
+	if name == SourceEditor {
+		return "the permissions of initializationOptions are ignored"
+	}
+	return "file ignored"
+}

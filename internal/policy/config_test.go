@@ -1,0 +1,156 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseRuleErrors(t *testing.T) {
+	cases := []struct {
+		name, rule, msg string
+		col             int
+	}{
+		{"unclosed paren", "Bash(npm test", "unclosed '(' at column 5", 5},
+		{"text after paren", "Bash(ls) -la", "unexpected text after ')' at column 9", 9},
+		{"nested unclosed", "Bash(echo $(ls)", "unclosed '(' at column 5", 5},
+		{"stray close", "Bash)", "')' without '(' at column 5", 5},
+		{"empty specifier", "Read()", "empty specifier", 5},
+		{"missing tool", "(ls)", "missing tool name", 1},
+		{"bad tool char", "Ba sh", "invalid character ' ' in tool name at column 3", 3},
+		{"bad glob", "Read([abc)", "invalid path pattern", 6},
+		{"empty", "  ", "empty rule", 0},
+		{"column counts leading space", "  Bash(x", "unclosed '(' at column 7", 7},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseRule(c.rule)
+			re, ok := err.(*RuleError)
+			if !ok || !strings.Contains(err.Error(), c.msg) || re.Col != c.col {
+				t.Fatalf("ParseRule(%q) = %v, want %q at column %d", c.rule, err, c.msg, c.col)
+			}
+		})
+	}
+	for _, ok := range []string{"Bash", "bash(npm run test:*)", "Read(./.env)", "Edit(//abs/x)", "mcp__srv__tool", "mcp__srv__*", "Bash(echo $(ls))", `Bash(echo ")")`, "WebFetch(domain:x.com)"} {
+		if _, err := ParseRule(ok); err != nil {
+			t.Errorf("ParseRule(%q): %v", ok, err)
+		}
+	}
+}
+
+func writeFile(t *testing.T, name, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	ws, user := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(user, UserFile), `{"mode": "acceptEdits", "permissions": {"allow": ["Bash(make:*)"], "deny": ["Bash(curl:*)"]}}`)
+	writeFile(t, filepath.Join(ws, WorkspaceFile), `{"mode": "readOnly", "permissions": {"allow": ["Bash(curl:*)", "Bash(npm test:*)"], "ask": ["Bash(git push:*)"]}}`)
+	writeFile(t, filepath.Join(ws, LocalFile), `{"permissions": {"defaultMode": "default", "deny": ["Read(./private/**)"]}}`)
+
+	type check struct {
+		name string
+		req  Request
+		want Decision
+		rule string
+	}
+	checks := []check{
+		{"user deny beats workspace allow", bash("curl x"), Deny, "Bash(curl:*) (user settings)"},
+		{"workspace allow applies", bash("npm test"), Allow, "Bash(npm test:*) (.agentls/settings.json)"},
+		{"user allow applies", bash("make all"), Allow, "(user settings)"},
+		{"workspace ask applies", bash("git push"), Ask, "Bash(git push:*)"},
+		{"local deny applies", read("private/a"), Deny, LocalFile},
+	}
+
+	t.Run("local mode beats workspace and user", func(t *testing.T) {
+		c, probs := Load(ws, nil, user)
+		if len(probs) != 0 {
+			t.Fatalf("problems: %v", probs)
+		}
+		if c.Mode != ModeDefault {
+			t.Fatalf("mode %q, want default (settings.local.json)", c.Mode)
+		}
+		for _, ch := range checks {
+			if v := c.Evaluate(ch.req); v.Decision != ch.want || !strings.Contains(v.Rule, ch.rule) {
+				t.Errorf("%s: got %s by %q, want %s by %q", ch.name, v.Decision, v.Rule, ch.want, ch.rule)
+			}
+		}
+	})
+	t.Run("editor mode beats files, rules union", func(t *testing.T) {
+		c, _ := Load(ws, &Settings{Mode: ModeBypass, Permissions: Permissions{Deny: []string{"Bash(make:*)"}}}, user)
+		if c.Mode != ModeBypass {
+			t.Fatalf("mode %q", c.Mode)
+		}
+		if v := c.Evaluate(bash("make all")); v.Decision != Deny || !strings.Contains(v.Rule, SourceEditor) {
+			t.Errorf("editor deny: %+v", v)
+		}
+		if v := c.Evaluate(bash("curl x")); v.Decision != Deny {
+			t.Errorf("user deny lost under bypass: %+v", v)
+		}
+	})
+	t.Run("workspace mode beats user", func(t *testing.T) {
+		os.Remove(filepath.Join(ws, LocalFile))
+		defer writeFile(t, filepath.Join(ws, LocalFile), `{}`)
+		c, _ := Load(ws, nil, user)
+		if c.Mode != ModeReadOnly {
+			t.Fatalf("mode %q, want readOnly", c.Mode)
+		}
+	})
+	t.Run("no files", func(t *testing.T) {
+		c, probs := Load(t.TempDir(), nil, "")
+		if c.Mode != ModeDefault || len(probs) != 0 || len(c.Allow)+len(c.Ask)+len(c.Deny) != 0 {
+			t.Fatalf("got %+v %v", c, probs)
+		}
+	})
+}
+
+func TestLoadProblems(t *testing.T) {
+	cases := []struct {
+		name, local, want string
+		keepsRules        bool
+		mode              string
+	}{
+		{"bad rule ignores the file", `{"permissions": {"deny": ["Read(./x)"], "allow": ["Bash(ls)", "Bash(npm test"]}}`,
+			`.agentls/settings.local.json: permissions.allow[1] "Bash(npm test": unclosed '(' at column 5; file ignored`, false, ModeDefault},
+		{"bad json", "{\n  \"mode\": \"default\",\n  oops\n}",
+			".agentls/settings.local.json: invalid JSON: line 3, column 3", false, ModeDefault},
+		{"bad mode", `{"mode": "yolo", "permissions": {"deny": ["Read(./x)"]}}`,
+			`mode must be one of default, acceptEdits, readOnly, bypass; got "yolo"; file ignored`, false, ModeDefault},
+		{"bypass refused from workspace", `{"mode": "bypass", "permissions": {"deny": ["Read(./x)"]}}`,
+			"mode bypass is honoured only from the editor or the user settings", true, ModeDefault},
+		{"claude mode names", `{"permissions": {"defaultMode": "plan", "deny": ["Read(./x)"]}}`, "", true, ModeReadOnly},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ws := t.TempDir()
+			writeFile(t, filepath.Join(ws, LocalFile), c.local)
+			cfg, probs := Load(ws, nil, "")
+			if c.want == "" && len(probs) != 0 || c.want != "" && (len(probs) != 1 || !strings.Contains(probs[0].String(), c.want)) {
+				t.Fatalf("problems %v, want one containing %q", probs, c.want)
+			}
+			if got := len(cfg.Deny) == 1; got != c.keepsRules {
+				t.Errorf("rules kept = %v, want %v", got, c.keepsRules)
+			}
+			if cfg.Mode != c.mode {
+				t.Errorf("mode %q, want %q", cfg.Mode, c.mode)
+			}
+		})
+	}
+	t.Run("problem fields", func(t *testing.T) {
+		_, probs := Load("", &Settings{Permissions: Permissions{Ask: []string{"Bash", "Read(./a", "Edit)"}}}, "")
+		if len(probs) != 2 {
+			t.Fatalf("got %v", probs)
+		}
+		p := probs[0]
+		if p.File != SourceEditor || p.List != "ask" || p.Index != 1 || p.Rule != "Read(./a" || p.Pos != 5 {
+			t.Errorf("got %+v", p)
+		}
+	})
+}

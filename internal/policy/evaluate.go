@@ -1,0 +1,664 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/agentls/agentls/internal/shell"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Decision is the outcome of evaluating a call.
+type Decision string
+
+// Decisions.
+const (
+	Allow Decision = "allow"
+	Ask   Decision = "ask"
+	Deny  Decision = "deny"
+)
+
+// Modes.
+const (
+	ModeDefault     = "default"
+	ModeAcceptEdits = "acceptEdits"
+	ModeReadOnly    = "readOnly"
+	ModeBypass      = "bypass"
+)
+
+// Built-in rule names, as verdicts report them.
+const (
+	BuiltinGitDir      = "builtin:git-dir"
+	BuiltinSecretFile  = "builtin:secret-file"
+	BuiltinDestructive = "builtin:destructive"
+)
+
+// ParseMode accepts the four modes and Claude Code's names for two of them
+// (bypassPermissions, plan).
+func ParseMode(s string) (string, bool) {
+	switch s {
+	case ModeDefault, ModeAcceptEdits, ModeReadOnly, ModeBypass:
+		return s, true
+	case "bypassPermissions":
+		return ModeBypass, true
+	case "plan":
+		return ModeReadOnly, true
+	}
+	return "", false
+}
+
+// PathRef is one path a call touches: Rel is slash-separated relative to its
+// workspace folder ("." for the root, "" when outside every folder), Abs the
+// absolute path with symlinks resolved.
+type PathRef struct {
+	Rel, Abs string
+}
+
+// Request describes a call for evaluation.
+type Request struct {
+	Tool string
+	// Source is "core", "extension" or "mcp:<server>"; "" means core.
+	Source string
+	// ReadOnly and Destructive are the call's labels. For bash the command
+	// analysis decides read-only; Destructive adds to it.
+	ReadOnly, Destructive bool
+	// Command is the bash command line.
+	Command string
+	// Shell is the caller's analysis of Command (with Options.Exists, which
+	// makes `> newfile` non-destructive); nil: Evaluate analyzes Command.
+	Shell *shell.Analysis
+	// Paths are the real paths of a path tool (read, edit, write, grep,
+	// find, ls); the searched directory for grep/find/ls.
+	Paths []PathRef
+	// InWorkspace: every path lies inside a workspace folder.
+	InWorkspace bool
+}
+
+// Verdict is the decision and what made it.
+type Verdict struct {
+	Decision Decision
+	// Rule is the deciding rule with its source, "mode:<mode>" or a
+	// builtin:* name.
+	Rule string
+	// Reason explains the decision to the model or the user: which rule
+	// decided and, for deny and ask, what to do instead.
+	Reason string
+}
+
+// Config is the merged permission configuration of a session. It is safe
+// for concurrent use once built; only session rules change afterwards.
+type Config struct {
+	Mode             string
+	Allow, Ask, Deny []Rule
+	// Root is the first workspace folder: it anchors ../ patterns and the
+	// path arguments of bash commands.
+	Root string
+	// Home expands ~/ patterns; "" disables them.
+	Home string
+
+	mu                        sync.RWMutex
+	sessionAllow, sessionDeny []Rule
+}
+
+// AddSessionRule adds a rule for the rest of the session (allowAlways /
+// rejectAlways); list is "allow" or "deny". Session rules are trusted.
+func (c *Config) AddSessionRule(list string, rule Rule) {
+	rule.Source = SourceSession
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if list == "deny" {
+		c.sessionDeny = append(c.sessionDeny, rule)
+	} else {
+		c.sessionAllow = append(c.sessionAllow, rule)
+	}
+}
+
+func (c *Config) lists() (allow, deny []Rule) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	allow = append(append([]Rule(nil), c.sessionAllow...), c.Allow...)
+	deny = append(append([]Rule(nil), c.sessionDeny...), c.Deny...)
+	return allow, deny
+}
+
+// call is a request with everything evaluation derives from it.
+type call struct {
+	Request
+	tool, fam   string
+	readOnly    bool
+	destructive bool
+	an          shell.Analysis
+	line        string    // normalized command line
+	risky       bool      // bash: a redirection into a file or a risky assignment
+	args        []PathRef // bash: literal path-like arguments
+}
+
+func (c *Config) prepare(r Request) *call {
+	k := &call{Request: r, tool: strings.ToLower(r.Tool)}
+	if r.Source == "" || r.Source == "core" {
+		k.fam = family(k.tool)
+	}
+	switch k.fam {
+	case "bash":
+		if r.Shell != nil {
+			k.an = *r.Shell
+		} else {
+			k.an = shell.Analyze(r.Command, shell.Options{})
+		}
+		k.readOnly = k.an.ReadOnly
+		k.destructive = k.an.Destructive || r.Destructive
+		k.line = normalize(r.Command)
+		k.risky = lineRisks(r.Command)
+		k.args = c.pathArgs(k.an.Commands)
+	case "read":
+		k.readOnly = true
+	default:
+		k.readOnly = r.ReadOnly
+		// Core edit and write are governed by the mode; a destructive
+		// label on other tools asks like destructive bash.
+		k.destructive = r.Destructive && k.fam != "edit"
+	}
+	return k
+}
+
+// Evaluate decides a call. Order: the .git write ban, deny rules, readOnly
+// mode, bypass mode, ask rules, trusted allow rules, built-in asks, other
+// allow rules, the mode's default.
+func (c *Config) Evaluate(r Request) Verdict {
+	k := c.prepare(r)
+	allow, deny := c.lists()
+	mode := c.Mode
+	if mode == "" {
+		mode = ModeDefault
+	}
+
+	if k.fam == "edit" || !k.readOnly && k.fam == "" && len(k.Paths) > 0 {
+		for _, p := range k.Paths {
+			if inGitDir(p) {
+				return Verdict{Deny, BuiltinGitDir, "writing inside .git/ is never allowed; use git commands through bash to change the repository"}
+			}
+		}
+	}
+	if rule, ok := c.firstMatch(deny, k); ok {
+		return Verdict{Deny, rule.String(), fmt.Sprintf("denied by the rule %s. %s", rule, insteadOfDeny(k))}
+	}
+	if mode == ModeReadOnly && !k.readOnly {
+		return Verdict{Deny, "mode:" + mode, "the session is in readOnly mode: only read-only calls run. Use read, grep, find, ls or read-only shell commands, or ask the user to change the mode."}
+	}
+	if mode == ModeBypass {
+		return Verdict{Allow, "mode:" + mode, "allowed: bypass mode"}
+	}
+	if rule, ok := c.firstMatch(c.Ask, k); ok {
+		return Verdict{Ask, rule.String(), fmt.Sprintf("the rule %s asks the user before this call", rule)}
+	}
+	if rules, ok := c.allowed(allow, k, true); ok {
+		return Verdict{Allow, ruleNames(rules), "allowed by " + ruleNames(rules)}
+	}
+	if v, ok := c.builtinAsk(k); ok {
+		return v
+	}
+	if rules, ok := c.allowed(allow, k, false); ok {
+		return Verdict{Allow, ruleNames(rules), "allowed by " + ruleNames(rules)}
+	}
+	m := "mode:" + mode
+	switch {
+	case k.readOnly:
+		return Verdict{Allow, m, "allowed: read-only call"}
+	case mode == ModeAcceptEdits && k.fam == "edit" && k.InWorkspace:
+		return Verdict{Allow, m, "allowed: acceptEdits mode allows edits inside the workspace"}
+	}
+	what := "this call is not read-only"
+	if mode == ModeAcceptEdits {
+		what = "acceptEdits mode allows only file edits inside the workspace without asking"
+	}
+	return Verdict{Ask, m, what + "; the user must approve it"}
+}
+
+func (c *Config) builtinAsk(k *call) (Verdict, bool) {
+	if k.destructive {
+		why := "it may delete or overwrite data"
+		if len(k.an.Reasons) > 0 {
+			why = k.an.Reasons[0]
+		}
+		return Verdict{Ask, BuiltinDestructive, "destructive call (" + why + "); the user must approve it"}, true
+	}
+	paths := k.args
+	if k.fam == "read" {
+		paths = k.Paths
+	}
+	for _, p := range paths {
+		if secretFile(p) {
+			return Verdict{Ask, BuiltinSecretFile, fmt.Sprintf("%s looks like a secret (keys, credentials); the user must approve reading it", display(p))}, true
+		}
+	}
+	return Verdict{}, false
+}
+
+func insteadOfDeny(k *call) string {
+	switch k.fam {
+	case "bash":
+		return "Do not retry it or an equivalent command; find another way or ask the user to change the rule."
+	case "read":
+		return "This path is off limits: do not try to read it another way (for example through bash)."
+	case "edit":
+		return "Do not write this path; tell the user what change you would make instead."
+	}
+	return "Do not retry this call; find another way or ask the user to change the rule."
+}
+
+func ruleNames(rules []Rule) string {
+	var names []string
+	for _, r := range rules {
+		s := r.String()
+		if !contains(names, s) {
+			names = append(names, s)
+		}
+	}
+	if len(names) == 0 {
+		return "read-only commands"
+	}
+	return strings.Join(names, ", ")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// firstMatch returns the first deny or ask rule matching the call: for bash
+// any simple command (wrapped ones included) or the whole line; for path
+// tools any path; for bash also a Read rule matching a literal path
+// argument.
+func (c *Config) firstMatch(rules []Rule, k *call) (Rule, bool) {
+	for _, rule := range rules {
+		if toolMatches(rule, k) && c.specMatchesAny(rule, k) {
+			return rule, true
+		}
+		if k.fam == "bash" && rule.kind == kindPath && rule.Tool == "read" {
+			for _, p := range k.args {
+				if c.pathMatch(rule, p) {
+					return rule, true
+				}
+			}
+		}
+	}
+	return Rule{}, false
+}
+
+func (c *Config) specMatchesAny(rule Rule, k *call) bool {
+	switch rule.kind {
+	case kindAny:
+		return true
+	case kindPath:
+		for _, p := range k.Paths {
+			if c.pathMatch(rule, p) {
+				return true
+			}
+		}
+	case kindExact, kindPrefix:
+		if k.fam != "bash" {
+			return false
+		}
+		if rule.kind == kindExact && k.line == rule.text {
+			return true
+		}
+		if anyCommand(k.an.Commands, rule) {
+			return true
+		}
+		// A line that does not parse: look for the rule's text anywhere at
+		// a word boundary, erring towards matching.
+		if k.an.ParseError != nil {
+			return strings.Contains(" "+k.line+" ", " "+rule.text+" ") || rule.kind == kindPrefix && strings.Contains(" "+k.line, " "+rule.text)
+		}
+	}
+	return false
+}
+
+func anyCommand(cmds []shell.Command, rule Rule) bool {
+	for _, cmd := range cmds {
+		if cmd.Words != nil && rule.matchWords(cmd.Words) || rule.matchText(cmd.Text) {
+			return true
+		}
+		if anyCommand(cmd.Inner, rule) {
+			return true
+		}
+	}
+	return false
+}
+
+// allowed reports whether allow rules (only the trusted ones when trusted
+// is set) allow the call, and which did. Bash: the whole line matches an
+// exact rule, or every simple command matches a rule or is read-only by
+// itself; wrappers and dynamic commands match exact rules only; a
+// redirection into a file defeats every rule but an exact one for the line.
+// Path tools: every path matches.
+func (c *Config) allowed(rules []Rule, k *call, trusted bool) ([]Rule, bool) {
+	var cand []Rule
+	for _, r := range rules {
+		if (!trusted || r.trusted()) && toolMatches(r, k) {
+			cand = append(cand, r)
+		}
+	}
+	if len(cand) == 0 {
+		return nil, false
+	}
+	switch k.fam {
+	case "bash":
+		return c.bashAllowed(cand, k)
+	}
+	for _, r := range cand {
+		switch r.kind {
+		case kindAny:
+			return []Rule{r}, true
+		case kindPath:
+			all := len(k.Paths) > 0
+			for _, p := range k.Paths {
+				all = all && c.pathMatch(r, p)
+			}
+			if all {
+				return []Rule{r}, true
+			}
+		}
+	}
+	return nil, false
+}
+
+func (c *Config) bashAllowed(rules []Rule, k *call) ([]Rule, bool) {
+	for _, r := range rules {
+		if r.kind == kindAny || r.kind == kindExact && r.text == k.line {
+			return []Rule{r}, true
+		}
+	}
+	if k.an.ParseError != nil || len(k.an.Commands) == 0 || k.risky {
+		return nil, false
+	}
+	var used []Rule
+	for _, cmd := range k.an.Commands {
+		r, ok := coveringRule(rules, cmd)
+		switch {
+		case ok:
+			used = append(used, r)
+		case commandReadOnly(cmd):
+		default:
+			return nil, false
+		}
+	}
+	return used, len(used) > 0
+}
+
+func coveringRule(rules []Rule, cmd shell.Command) (Rule, bool) {
+	for _, r := range rules {
+		if r.kind == kindExact && normalize(cmd.Text) == r.text {
+			return r, true
+		}
+		if !cmd.Dynamic && !cmd.Wrapper && r.kind != kindPath && r.matchWords(cmd.Words) {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// commandReadOnly classifies one simple command on its own, so that
+// `cd sub && npm test` needs a rule only for npm test.
+func commandReadOnly(cmd shell.Command) bool {
+	if cmd.Dynamic || cmd.Wrapper {
+		return false
+	}
+	return shell.Analyze(cmd.Text, shell.Options{}).ReadOnly
+}
+
+// toolMatches compares tool names case-insensitively, with the Read and
+// Edit families and MCP names (mcp__server, mcp__server__tool,
+// mcp__server__*).
+func toolMatches(r Rule, k *call) bool {
+	if r.Tool == k.tool {
+		return true
+	}
+	switch r.Tool {
+	case "read", "edit":
+		return k.fam == r.Tool
+	}
+	rest, ok := strings.CutPrefix(r.Tool, "mcp__")
+	server, ok2 := strings.CutPrefix(strings.ToLower(k.Source), "mcp:")
+	if !ok || !ok2 {
+		return false
+	}
+	srv, tool, hasTool := strings.Cut(rest, "__")
+	if srv != server {
+		return false
+	}
+	return !hasTool || tool == "*" || k.tool == srv+"__"+tool
+}
+
+func (c *Config) pathMatch(r Rule, p PathRef) bool {
+	return r.pat.match(p.Rel, slash(p.Abs), c.Root, c.Home)
+}
+
+// ReadAllowed reports whether a file's content may appear in a grep or
+// read result without asking: no Read deny or ask rule matches it and, out
+// of bypass mode, it is not a likely secret unless a trusted allow rule
+// names it. Use it to filter search results.
+func (c *Config) ReadAllowed(rel, abs string) bool {
+	k := c.prepare(Request{Tool: "read", Paths: []PathRef{{Rel: rel, Abs: abs}}})
+	allow, deny := c.lists()
+	if _, ok := c.firstMatch(deny, k); ok {
+		return false
+	}
+	if c.Mode == ModeBypass {
+		return true
+	}
+	if _, ok := c.firstMatch(c.Ask, k); ok {
+		return false
+	}
+	if !secretFile(k.Paths[0]) {
+		return true
+	}
+	_, ok := c.allowed(allow, k, true)
+	return ok
+}
+
+// ListAllowed reports whether a path may appear in a listing (ls, find):
+// no Read deny rule matches it.
+func (c *Config) ListAllowed(rel, abs string) bool {
+	_, deny := c.lists()
+	_, ok := c.firstMatch(deny, c.prepare(Request{Tool: "read", Paths: []PathRef{{Rel: rel, Abs: abs}}}))
+	return !ok
+}
+
+// SessionRules returns the rules that allowAlways / rejectAlways add for a
+// request, as narrow as the request: the exact command line for bash (not
+// a prefix: `npm run build` must not grant `npm run build && rm -rf ~`),
+// the exact real file for path tools (Read for the reading tools, Edit for
+// edit and write), and the tool itself for any other tool.
+func SessionRules(r Request) []Rule {
+	tool := strings.ToLower(r.Tool)
+	fam := ""
+	if r.Source == "" || r.Source == "core" {
+		fam = family(tool)
+	}
+	var out []Rule
+	add := func(s string) {
+		if rule, err := ParseRule(s); err == nil {
+			out = append(out, rule)
+		}
+	}
+	switch {
+	case fam == "bash":
+		// Built directly: through ParseRule a line ending in " *" would
+		// become a prefix rule.
+		line := normalize(r.Command)
+		out = append(out, Rule{Raw: "Bash(" + line + ")", Tool: "bash", Spec: line, kind: kindExact, text: line})
+	case (fam == "read" || fam == "edit") && len(r.Paths) > 0:
+		name := "Read"
+		if fam == "edit" {
+			name = "Edit"
+		}
+		for _, p := range r.Paths {
+			abs := slash(p.Abs)
+			if abs == "" {
+				continue
+			}
+			pat := pathPattern{glob: escapeGlob(abs), abs: true}
+			out = append(out, Rule{Raw: name + "(/" + abs + ")", Tool: strings.ToLower(name), Spec: "/" + abs, kind: kindPath, pat: pat})
+		}
+	}
+	if len(out) == 0 {
+		name := r.Tool
+		if server, ok := strings.CutPrefix(r.Source, "mcp:"); ok {
+			name = "mcp__" + server + "__" + strings.TrimPrefix(r.Tool, server+"__")
+		}
+		add(name)
+	}
+	return out
+}
+
+func inGitDir(p PathRef) bool {
+	for _, s := range []string{p.Rel, slash(p.Abs)} {
+		for _, part := range strings.Split(s, "/") {
+			if strings.EqualFold(part, ".git") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// secretFile: .env* (not .env.example/.env.sample), *.pem, *.key, and SSH
+// private keys id_<type> (not .pub).
+func secretFile(p PathRef) bool {
+	name := p.Rel
+	if name == "" {
+		name = slash(p.Abs)
+	}
+	b := strings.ToLower(path.Base(name))
+	switch {
+	case b == ".env.example" || b == ".env.sample":
+		return false
+	case strings.HasPrefix(b, ".env"):
+		return true
+	case strings.HasSuffix(b, ".pem") || strings.HasSuffix(b, ".key"):
+		return true
+	case strings.HasPrefix(b, "id_") && !strings.Contains(b, "."):
+		return true
+	}
+	return false
+}
+
+func display(p PathRef) string {
+	if p.Rel != "" {
+		return p.Rel
+	}
+	return p.Abs
+}
+
+// pathArgs collects the literal arguments of bash commands that look like
+// paths, so that Read deny rules and the secret-file ask also cover `cat
+// .env`. Best effort: globs, variables and a `cd` earlier in the line are
+// not followed.
+func (c *Config) pathArgs(cmds []shell.Command) []PathRef {
+	var out []PathRef
+	for _, cmd := range cmds {
+		out = append(out, c.pathArgs(cmd.Inner)...)
+		if len(cmd.Words) < 2 {
+			continue
+		}
+		for _, w := range cmd.Words[1:] {
+			if strings.HasPrefix(w, "-") {
+				_, v, ok := strings.Cut(w, "=")
+				if !ok {
+					continue
+				}
+				w = v
+			}
+			if w == "" || strings.ContainsAny(w, "*?[{\n") {
+				continue
+			}
+			out = append(out, c.argPath(w))
+		}
+	}
+	return out
+}
+
+func (c *Config) argPath(w string) PathRef {
+	root := slash(c.Root)
+	w = slash(w)
+	switch {
+	case strings.HasPrefix(w, "~/") && c.Home != "":
+		w = path.Join(slash(c.Home), w[2:])
+	case !path.IsAbs(w):
+		rel := path.Clean(w)
+		if root == "" {
+			return PathRef{Rel: rel}
+		}
+		w = path.Join(root, rel)
+	}
+	w = path.Clean(w)
+	if root != "" {
+		if rel, ok := strings.CutPrefix(w, strings.TrimSuffix(root, "/")+"/"); ok {
+			return PathRef{Rel: rel, Abs: w}
+		}
+	}
+	return PathRef{Abs: w}
+}
+
+// lineRisks reports whether a command line redirects output into a file
+// (anything but /dev/null, /dev/stdout, /dev/stderr and descriptor
+// duplication) or assigns a variable that changes what runs (PATH=/tmp
+// npm test). A line that does not parse counts as both.
+func lineRisks(line string) bool {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
+	if err != nil {
+		return true
+	}
+	risky := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			for _, a := range n.Assigns {
+				risky = risky || a.Name != nil && riskyVar(a.Name.Value)
+			}
+		case *syntax.Redirect:
+			switch n.Op {
+			case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrAllClob, syntax.RdrInOut, syntax.DplOut:
+				lit := n.Word.Lit()
+				switch {
+				case n.Op == syntax.DplOut && (lit == "-" || isDigits(lit)):
+				case lit == "/dev/null" || lit == "/dev/stdout" || lit == "/dev/stderr":
+				default:
+					risky = true
+				}
+			}
+		}
+		return !risky
+	})
+	return risky
+}
+
+// riskyVar: variables that change which program runs or what it loads.
+func riskyVar(name string) bool {
+	for _, p := range []string{"LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NODE_", "PYTHON", "PERL", "RUBY"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	switch name {
+	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "PS4", "PROMPT_COMMAND", "HOME", "PAGER", "EDITOR", "VISUAL", "GOFLAGS", "NPM_CONFIG_PREFIX":
+		return true
+	}
+	return false
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
