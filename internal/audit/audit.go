@@ -1,0 +1,408 @@
+package audit
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentls/agentls/internal/tools"
+)
+
+// Retention and size limits.
+const (
+	// MaxFiles is how many log files the directory keeps (newest first).
+	MaxFiles = 20
+	// MaxTotalBytes caps the directory's log files together.
+	MaxTotalBytes = 50 << 20
+	// MaxFileBytes starts a new file for a session whose file grew past it.
+	MaxFileBytes = 10 << 20
+	// MaxStringBytes cuts each string argument value in an entry; the rest is
+	// replaced by a note with the original length.
+	MaxStringBytes = 4 << 10
+)
+
+// EnvDir overrides the default directory.
+const EnvDir = "AGENTLS_AUDIT_DIR"
+
+// Decisions recorded in Entry.Decision; when the user was asked it is
+// "ask:" + their answer (ask:allowOnce, ask:allowAlways, ask:rejectOnce,
+// ask:rejectAlways).
+const (
+	DecisionAllow         = "allow"
+	DecisionDeny          = "deny"
+	DecisionAskUnanswered = "ask:unanswered"
+	DecisionInvalid       = "invalid" // the call failed before the permission step
+)
+
+// Masker hides secrets (tools.Masker has the same method).
+type Masker interface {
+	Mask(s string) (string, map[string]int)
+}
+
+// Entry is one line of the log.
+type Entry struct {
+	Time   time.Time `json:"time"`
+	CallID string    `json:"callId"`
+	Tool   string    `json:"tool"`
+	// Arguments are the call's arguments: a json.RawMessage or any value
+	// that marshals to JSON. Record masks every string in them.
+	Arguments   any            `json:"arguments,omitempty"`
+	Decision    string         `json:"decision"`
+	Rule        string         `json:"rule,omitempty"`
+	DurationMs  float64        `json:"durationMs"`
+	ResultBytes int            `json:"resultBytes"`
+	IsError     bool           `json:"isError"`
+	Redactions  map[string]int `json:"redactions,omitempty"`
+}
+
+// Log appends entries to the session's file. It is safe for concurrent use.
+type Log struct {
+	dir    string
+	masker Masker
+	pid    int
+
+	mu      sync.Mutex
+	f       *os.File
+	w       *bufio.Writer
+	size    int64
+	err     error // first write error, returned by Close
+	closed  bool
+	started time.Time
+}
+
+// DefaultDir is $AGENTLS_AUDIT_DIR, else $XDG_STATE_HOME/agentls/audit, else
+// ~/.local/state/agentls/audit.
+func DefaultDir() (string, error) {
+	if d := os.Getenv(EnvDir); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "agentls", "audit"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("audit directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "agentls", "audit"), nil
+}
+
+// Open creates dir (mode 0700) and a new session file in it (mode 0600),
+// after removing the oldest files beyond the limits. m may be nil (no
+// masking).
+func Open(dir string, m Masker) (*Log, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	l := &Log{dir: dir, masker: m, pid: os.Getpid(), started: time.Now().UTC()}
+	if err := l.rotate(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Path is the file entries currently go to.
+func (l *Log) Path() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return ""
+	}
+	return l.f.Name()
+}
+
+// rotate closes the current file, opens a new one and prunes old files.
+// Called with l.mu held (or before l is shared).
+func (l *Log) rotate() error {
+	if l.f != nil {
+		if err := l.w.Flush(); err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		if err := l.f.Close(); err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		l.f = nil
+	}
+	base := fmt.Sprintf("%s-%d", l.started.Format("20060102-150405"), l.pid)
+	var f *os.File
+	var err error
+	for i := 1; ; i++ {
+		name := base + ".jsonl"
+		if i > 1 {
+			name = base + "." + strconv.Itoa(i) + ".jsonl"
+		}
+		f, err = os.OpenFile(filepath.Join(l.dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	l.f, l.w, l.size = f, bufio.NewWriter(f), 0
+	return prune(l.dir, f.Name())
+}
+
+// Record appends one entry and flushes it to the file. Time defaults to now;
+// arguments are masked and long strings cut. After Close it does nothing.
+func (l *Log) Record(e Entry) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	e.Time = e.Time.UTC()
+	args, counts := l.clean(e.Arguments)
+	e.Arguments = args
+	if len(counts) > 0 {
+		e.Redactions = counts
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	b = append(b, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	if err := l.write(b); err != nil {
+		if l.err == nil {
+			l.err = err
+		}
+		return err
+	}
+	return nil
+}
+
+func (l *Log) write(b []byte) error {
+	if l.size > 0 && l.size+int64(len(b)) > MaxFileBytes {
+		if err := l.rotate(); err != nil {
+			return err
+		}
+	}
+	n, err := l.w.Write(b)
+	l.size += int64(n)
+	if err == nil {
+		err = l.w.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
+}
+
+// Close flushes and closes the file and returns the first write error.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return l.err
+	}
+	l.closed = true
+	if l.f != nil {
+		if err := l.w.Flush(); err != nil && l.err == nil {
+			l.err = err
+		}
+		if err := l.f.Close(); err != nil && l.err == nil {
+			l.err = err
+		}
+	}
+	return l.err
+}
+
+// clean turns raw arguments into a JSON value, masks every string (map keys
+// included) and cuts long strings, after masking so a cut never splits a
+// secret.
+func (l *Log) clean(v any) (any, map[string]int) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		if len(x) == 0 {
+			return nil, nil
+		}
+		var parsed any
+		if err := json.Unmarshal(x, &parsed); err != nil {
+			v = string(x) // not JSON: keep it as text, masked
+		} else {
+			v = parsed
+		}
+	default:
+		// Normalise typed values to plain JSON values.
+		b, err := json.Marshal(x)
+		if err != nil {
+			return fmt.Sprintf("unloggable arguments: %v", err), nil
+		}
+		var parsed any
+		if err := json.Unmarshal(b, &parsed); err == nil {
+			v = parsed
+		}
+	}
+	counts := map[string]int{}
+	return l.walk(v, counts), counts
+}
+
+func (l *Log) walk(v any, counts map[string]int) any {
+	switch x := v.(type) {
+	case string:
+		return cut(l.mask(x, counts))
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[l.mask(k, counts)] = l.walk(e, counts)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = l.walk(e, counts)
+		}
+		return out
+	}
+	return v
+}
+
+func (l *Log) mask(s string, counts map[string]int) string {
+	if l.masker == nil {
+		return s
+	}
+	m, c := l.masker.Mask(s)
+	for k, n := range c {
+		counts[k] += n
+	}
+	return m
+}
+
+func cut(s string) string {
+	if len(s) <= MaxStringBytes {
+		return s
+	}
+	i := MaxStringBytes
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + fmt.Sprintf("…[cut: %d bytes in all]", len(s))
+}
+
+// logFile is one log file of the directory.
+type logFile struct {
+	path  string
+	size  int64
+	mtime time.Time
+}
+
+// files lists the directory's *.jsonl files, oldest first (by modification
+// time, then name).
+func files(dir string) ([]logFile, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []logFile
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		out = append(out, logFile{path: filepath.Join(dir, e.Name()), size: info.Size(), mtime: info.ModTime()})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].mtime.Equal(out[j].mtime) {
+			return out[i].mtime.Before(out[j].mtime)
+		}
+		return out[i].path < out[j].path
+	})
+	return out, nil
+}
+
+// prune removes the oldest files until at most MaxFiles remain and they hold
+// at most MaxTotalBytes; keep (the current file) is never removed.
+func prune(dir, keep string) error {
+	list, err := files(dir)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	var total int64
+	for _, f := range list {
+		total += f.size
+	}
+	n := len(list)
+	var errs []error
+	for _, f := range list {
+		if n <= MaxFiles && total <= MaxTotalBytes {
+			break
+		}
+		if f.path == keep {
+			continue
+		}
+		if err := os.Remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		n--
+		total -= f.size
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("audit: pruning old logs: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Hook returns an Executor.OnResult function that records every finished
+// call; the decision is named by DecisionOf, or DecisionInvalid for a call
+// that failed before the permission step.
+func (l *Log) Hook() func(p *tools.Prepared, req tools.Request, r tools.Result, d tools.Decision, dur time.Duration) {
+	return func(p *tools.Prepared, req tools.Request, r tools.Result, d tools.Decision, dur time.Duration) {
+		e := Entry{
+			CallID:      r.CallID,
+			Tool:        req.Name,
+			Arguments:   req.Arguments,
+			Decision:    DecisionInvalid,
+			Rule:        d.Rule,
+			DurationMs:  float64(dur.Microseconds()) / 1000,
+			ResultBytes: resultBytes(r),
+			IsError:     r.IsError,
+		}
+		if p != nil {
+			e.Tool = p.Tool.Name // the canonical name, not the spelling sent
+			e.Decision = DecisionOf(d)
+		}
+		_ = l.Record(e) // the first error is kept for Close
+	}
+}
+
+// DecisionOf names a permission decision for the log: "ask:" and the user's
+// answer when the user was asked ("ask:allowOnce", "ask:rejectAlways"; with
+// no answer — cancelled, or the editor could not ask — "ask:unanswered"),
+// else allow or deny.
+func DecisionOf(d tools.Decision) string {
+	switch {
+	case d.Asked && d.Answer != "":
+		return "ask:" + d.Answer
+	case d.Asked:
+		return DecisionAskUnanswered
+	case d.Allow:
+		return DecisionAllow
+	}
+	return DecisionDeny
+}
+
+func resultBytes(r tools.Result) int {
+	n := 0
+	for _, c := range r.Content {
+		n += len(c.Text) + len(c.Data)
+	}
+	return n
+}

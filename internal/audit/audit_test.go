@@ -1,0 +1,376 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/internal/tools"
+)
+
+// fakeMasker hides the two secrets the tests use.
+type fakeMasker struct{}
+
+func (fakeMasker) Mask(s string) (string, map[string]int) {
+	counts := map[string]int{}
+	for _, sec := range []string{"sk-SECRET", "ghp_TOKEN"} {
+		if n := strings.Count(s, sec); n > 0 {
+			counts["token"] += n
+			s = strings.ReplaceAll(s, sec, "[REDACTED]")
+		}
+	}
+	return s, counts
+}
+
+func readEntries(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %q is not JSON: %v", sc.Text(), err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestRecordConcurrentMasked(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, fakeMasker{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			args := json.RawMessage(fmt.Sprintf(`{"command":"curl -H 'Authorization: sk-SECRET' x/%d","env":{"ghp_TOKEN":["a ghp_TOKEN b"]},"n":%d}`, i, i))
+			if err := l.Record(Entry{CallID: fmt.Sprintf("call-%d", i), Tool: "bash", Arguments: args, Decision: DecisionAllow, Rule: "allow: Bash(curl:*)", DurationMs: 1.5, ResultBytes: 10 * i, IsError: i%2 == 1}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	path := l.Path()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := filepath.Match("[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9]-*.jsonl", filepath.Base(path)); !ok {
+		t.Errorf("file name %s is not YYYYMMDD-HHMMSS-<pid>.jsonl", filepath.Base(path))
+	}
+	if info, _ := os.Stat(path); info.Mode().Perm() != 0o600 {
+		t.Errorf("file mode %v, want 0600", info.Mode().Perm())
+	}
+	raw, _ := os.ReadFile(path)
+	if bytes.Contains(raw, []byte("sk-SECRET")) || bytes.Contains(raw, []byte("ghp_TOKEN")) {
+		t.Fatalf("a secret reached the log:\n%s", raw)
+	}
+	entries := readEntries(t, path)
+	if len(entries) != 20 {
+		t.Fatalf("%d lines, want 20", len(entries))
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		for _, f := range []string{"time", "callId", "tool", "arguments", "decision", "rule", "durationMs", "resultBytes", "isError", "redactions"} {
+			if _, ok := e[f]; !ok {
+				t.Errorf("entry lacks %s: %v", f, e)
+			}
+		}
+		seen[e["callId"].(string)] = true
+		args := e["arguments"].(map[string]any)
+		if !strings.Contains(args["command"].(string), "[REDACTED]") || args["n"] == nil {
+			t.Errorf("arguments not kept as masked JSON: %v", args)
+		}
+		if got := e["redactions"].(map[string]any)["token"]; got != 3.0 {
+			t.Errorf("redactions = %v, want 3 (value, key, nested value)", got)
+		}
+		if _, err := time.Parse(time.RFC3339Nano, e["time"].(string)); err != nil {
+			t.Errorf("time %v: %v", e["time"], err)
+		}
+	}
+	if len(seen) != 20 {
+		t.Errorf("%d distinct call ids, want 20", len(seen))
+	}
+	if err := l.Record(Entry{CallID: "late"}); err != nil || len(readEntries(t, path)) != 20 {
+		t.Errorf("Record after Close wrote or failed: %v", err)
+	}
+}
+
+func TestArgumentsCleaning(t *testing.T) {
+	long := strings.Repeat("é", MaxStringBytes) // 2 bytes each
+	tests := []struct {
+		name string
+		in   any
+		want func(v any) bool
+	}{
+		{"nil", nil, func(v any) bool { return v == nil }},
+		{"not JSON stays text, masked", json.RawMessage(`{oops sk-SECRET`), func(v any) bool { return v == "{oops [REDACTED]" }},
+		{"typed map", map[string]string{"k": "sk-SECRET"}, func(v any) bool { return v.(map[string]any)["k"] == "[REDACTED]" }},
+		{"long string cut on a rune boundary", map[string]any{"content": long}, func(v any) bool {
+			s := v.(map[string]any)["content"].(string)
+			head, _, ok := strings.Cut(s, "…[cut: ")
+			return ok && len(head) <= MaxStringBytes && strings.HasSuffix(s, fmt.Sprintf("%d bytes in all]", len(long))) && !strings.ContainsRune(head, '\uFFFD')
+		}},
+	}
+	l := &Log{masker: fakeMasker{}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := l.clean(tc.in)
+			if !tc.want(got) {
+				t.Errorf("clean(%v) = %v", tc.in, got)
+			}
+		})
+	}
+}
+
+// makeOld creates count old log files of the given (sparse) size with
+// increasing modification times.
+func makeOld(t *testing.T, dir string, count int, size int64) []string {
+	t.Helper()
+	var paths []string
+	base := time.Now().Add(-time.Hour)
+	for i := range count {
+		p := filepath.Join(dir, fmt.Sprintf("20200101-0000%02d-1.jsonl", i))
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, size); err != nil {
+			t.Fatal(err)
+		}
+		mt := base.Add(time.Duration(i) * time.Second)
+		if err := os.Chtimes(p, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+func TestRotation(t *testing.T) {
+	tests := []struct {
+		name      string
+		count     int
+		size      int64
+		wantGone  int // oldest files removed
+		wantFiles int // files left, the new one included
+	}{
+		{"under the limits nothing goes", 5, 100, 0, 6},
+		{"count: newest 20 kept", 25, 100, 6, MaxFiles},
+		{"size: oldest go until the total fits", 6, 12 << 20, 2, 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			old := makeOld(t, dir, tc.count, tc.size)
+			if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			l, err := Open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			for i, p := range old {
+				_, err := os.Stat(p)
+				if gone := os.IsNotExist(err); gone != (i < tc.wantGone) {
+					t.Errorf("%s: removed = %v, want %v", filepath.Base(p), gone, i < tc.wantGone)
+				}
+			}
+			list, _ := files(dir)
+			if len(list) != tc.wantFiles {
+				t.Errorf("%d log files, want %d", len(list), tc.wantFiles)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
+				t.Error("a file that is not a log was removed")
+			}
+		})
+	}
+}
+
+func TestRotationWithinSession(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := l.Path()
+	arg := map[string]any{"content": strings.Repeat("x", MaxStringBytes)}
+	for i := 0; ; i++ {
+		if err := l.Record(Entry{CallID: fmt.Sprint(i), Tool: "write", Arguments: arg}); err != nil {
+			t.Fatal(err)
+		}
+		if l.Path() != first {
+			break
+		}
+		if i > 2*MaxFileBytes/MaxStringBytes {
+			t.Fatal("file grew past MaxFileBytes without rotating")
+		}
+	}
+	l.Close()
+	info, _ := os.Stat(first)
+	if info.Size() > MaxFileBytes {
+		t.Errorf("first file is %d bytes, over %d", info.Size(), MaxFileBytes)
+	}
+	if !strings.HasSuffix(l.Path(), ".2.jsonl") || len(readEntries(t, l.Path())) != 1 {
+		t.Errorf("continuation file %s should hold the last entry", l.Path())
+	}
+}
+
+func TestTail(t *testing.T) {
+	dir := t.TempDir()
+	// Two sessions: 3 entries, then 2.
+	for s, n := range []int{3, 2} {
+		var buf bytes.Buffer
+		for i := range n {
+			b, _ := json.Marshal(Entry{CallID: fmt.Sprintf("s%d-%d", s, i), Tool: "read", Decision: DecisionAllow})
+			buf.Write(append(b, '\n'))
+		}
+		p := filepath.Join(dir, fmt.Sprintf("2020010%d-000000-1.jsonl", s+1))
+		if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mt := time.Now().Add(time.Duration(s-5) * time.Minute)
+		os.Chtimes(p, mt, mt)
+	}
+	tests := []struct {
+		name string
+		dir  string
+		n    int
+		want string
+	}{
+		{"within the newest session", dir, 2, "s1-0 s1-1"},
+		{"across sessions, oldest first", dir, 4, "s0-1 s0-2 s1-0 s1-1"},
+		{"more than there are", dir, 50, "s0-0 s0-1 s0-2 s1-0 s1-1"},
+		{"zero means all", dir, 0, "s0-0 s0-1 s0-2 s1-0 s1-1"},
+		{"missing directory", filepath.Join(dir, "none"), 5, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Tail(tc.dir, tc.n, &buf); err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+				var e Entry
+				if line != "" && json.Unmarshal([]byte(line), &e) == nil {
+					ids = append(ids, e.CallID)
+				}
+			}
+			if got := strings.Join(ids, " "); got != tc.want {
+				t.Errorf("Tail = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+type denyBash struct{}
+
+func (denyBash) Check(_ context.Context, p *tools.Prepared) tools.Decision {
+	if strings.Contains(p.Tool.Name, "deny") {
+		return tools.Decision{Allow: false, Reason: "no", Rule: "deny: Deny()"}
+	}
+	return tools.Decision{Allow: true, Rule: "user", Asked: true, Answer: "allowOnce"}
+}
+
+func TestHook(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, fakeMasker{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tools.NewRegistry()
+	for _, name := range []string{"echo", "deny_me"} {
+		tl, _ := tools.NewTool(name, "d", map[string]any{"type": "object", "properties": map[string]any{"s": map[string]any{"type": "string"}}})
+		tl.SetHandler(func(map[string]any) tools.Labels { return tools.Labels{} }, func(_ context.Context, _ *tools.Call, a map[string]any) (tools.Result, error) {
+			return tools.Text(a["s"].(string)), nil
+		})
+		reg.MustRegister(tl)
+	}
+	x := &tools.Executor{Registry: reg, Env: &tools.Env{}, Permission: denyBash{}, OnResult: l.Hook()}
+	x.Call(context.Background(), tools.Request{Name: "ECHO", Arguments: json.RawMessage(`{"s":"hello sk-SECRET"}`), CallID: "c1"}, nil)
+	x.Call(context.Background(), tools.Request{Name: "deny_me", Arguments: json.RawMessage(`{"s":"x"}`), CallID: "c2"}, nil)
+	x.Call(context.Background(), tools.Request{Name: "nope", CallID: "c3"}, nil)
+	l.Close()
+	es := readEntries(t, l.Path())
+	want := []struct{ id, tool, decision, rule string }{
+		{"c1", "echo", "ask:allowOnce", "user"},
+		{"c2", "deny_me", DecisionDeny, "deny: Deny()"},
+		{"c3", "nope", DecisionInvalid, ""},
+	}
+	if len(es) != len(want) {
+		t.Fatalf("%d entries, want %d", len(es), len(want))
+	}
+	for i, w := range want {
+		e := es[i]
+		rule, _ := e["rule"].(string)
+		if e["callId"] != w.id || e["tool"] != w.tool || e["decision"] != w.decision || rule != w.rule {
+			t.Errorf("entry %d = %v, want %+v", i, e, w)
+		}
+	}
+	if es[0]["resultBytes"] != float64(len("hello sk-SECRET")) || es[0]["arguments"].(map[string]any)["s"] != "hello [REDACTED]" {
+		t.Errorf("entry 0 = %v: want masked arguments and the result size (the executor has no masker here)", es[0])
+	}
+	if es[1]["isError"] != true || es[2]["isError"] != true {
+		t.Error("denied and unknown calls must be errors")
+	}
+}
+
+func TestDefaultDir(t *testing.T) {
+	tests := []struct {
+		name, env, xdg, want string
+	}{
+		{"override", "/tmp/a", "/x", "/tmp/a"},
+		{"xdg", "", "/x", "/x/agentls/audit"},
+		{"relative xdg is ignored", "", "rel", ""},
+		{"home", "", "", ""},
+	}
+	home, _ := os.UserHomeDir()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(EnvDir, tc.env)
+			t.Setenv("XDG_STATE_HOME", tc.xdg)
+			want := tc.want
+			if want == "" {
+				want = filepath.Join(home, ".local", "state", "agentls", "audit")
+			}
+			if got, err := DefaultDir(); err != nil || got != want {
+				t.Errorf("DefaultDir() = %q, %v; want %q", got, err, want)
+			}
+		})
+	}
+}
+
+func TestDecisionOf(t *testing.T) {
+	tests := []struct {
+		name string
+		d    tools.Decision
+		want string
+	}{
+		{"allowed by a rule", tools.Decision{Allow: true, Rule: "allow: Read"}, DecisionAllow},
+		{"denied by a rule", tools.Decision{Rule: "deny: Bash(rm:*)"}, DecisionDeny},
+		{"user allowed always", tools.Decision{Allow: true, Asked: true, Answer: "allowAlways"}, "ask:allowAlways"},
+		{"user rejected", tools.Decision{Asked: true, Answer: "rejectOnce"}, "ask:rejectOnce"},
+		{"asking failed", tools.Decision{Asked: true}, DecisionAskUnanswered},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := DecisionOf(tc.d); got != tc.want {
+				t.Errorf("DecisionOf(%+v) = %q, want %q", tc.d, got, tc.want)
+			}
+		})
+	}
+}

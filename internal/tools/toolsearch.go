@@ -1,0 +1,180 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agentls/agentls/internal/toolsearch"
+)
+
+// Limits of the tool_search tool and of automatic deferral.
+const (
+	ToolSearchDefaultLimit = 5
+	ToolSearchMaxLimit     = 20
+	// ToolSearchListedNames caps the deferred names a fruitless search lists.
+	ToolSearchListedNames = 50
+	// DefaultDeferThreshold is how many tools may be active before
+	// ApplyDeferThreshold defers non-core ones.
+	DefaultDeferThreshold = 30
+	// ToolSearchName is the tool's name; it is never deferred.
+	ToolSearchName = "tool_search"
+)
+
+type toolSearchInput struct {
+	Query string `json:"query" jsonschema:"what the tool should do, in a few words (e.g. \"database migration\", \"read text file\")"`
+	Limit int    `json:"limit,omitzero" jsonschema:"maximum number of tools to return"`
+}
+
+var toolSearchDescription = fmt.Sprintf(`Find and enable tools that are not in your tool list yet (deferred tools: project extension tools and MCP server tools).
+
+When to use: when no listed tool fits the task and a project-specific one might exist (migrations, deployments, linters, an issue tracker, ...). Not for files or code: use grep, find and read for those.
+
+Parameters: query (a few words about what you want to do; tool names, descriptions and parameter names are searched); limit (default %d, maximum %d).
+
+Output: the best matches, best first, each with its name, description and JSON input schema. The matches are enabled at once: call them by name in your next step.
+
+Errors: when nothing matches, the answer lists the names of up to %d deferred tools; search again with other words or call one of them by name.`, ToolSearchDefaultLimit, ToolSearchMaxLimit, ToolSearchListedNames)
+
+// NewToolSearch returns the tool_search tool over reg. It is always active.
+func NewToolSearch(reg *Registry) *Tool {
+	return Define(Spec[toolSearchInput]{
+		Name:        ToolSearchName,
+		Description: toolSearchDescription,
+		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
+		Tweak: func(s map[string]any) {
+			l := prop(s, "limit")
+			l["minimum"] = 1.0
+			l["maximum"] = float64(ToolSearchMaxLimit)
+			l["description"] = fmt.Sprintf("maximum number of tools to return (default %d, maximum %d)", ToolSearchDefaultLimit, ToolSearchMaxLimit)
+		},
+		Run: func(ctx context.Context, c *Call, in toolSearchInput) (Result, error) {
+			return runToolSearch(reg, in), nil
+		},
+	})
+}
+
+func runToolSearch(reg *Registry, in toolSearchInput) Result {
+	limit := in.Limit
+	if limit <= 0 {
+		limit = ToolSearchDefaultLimit
+	}
+	limit = min(limit, ToolSearchMaxLimit)
+	var deferred []*Tool
+	for _, t := range reg.List(true) {
+		if !reg.IsActive(t.Name) {
+			deferred = append(deferred, t)
+		}
+	}
+	if len(deferred) == 0 {
+		r := Text(fmt.Sprintf("There are no deferred tools: every tool is already in your tool list (%s). Use one of those.", strings.Join(reg.Names(), ", ")))
+		r.setDetail("activated", []string{})
+		return r
+	}
+	docs := make([]toolsearch.Doc, len(deferred))
+	for i, t := range deferred {
+		docs[i] = toolsearch.Doc{Name: t.Name, Description: t.Description, Params: paramTexts(t.Schema)}
+	}
+	hits := toolsearch.Rank(in.Query, docs, limit)
+	if len(hits) == 0 {
+		names := make([]string, 0, min(len(deferred), ToolSearchListedNames))
+		for _, t := range deferred[:min(len(deferred), ToolSearchListedNames)] {
+			names = append(names, t.Name)
+		}
+		more := ""
+		if n := len(deferred) - len(names); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		r := Errorf("No deferred tool matches %q. Deferred tools: %s%s. Search again with other words, or call one of these by name.", in.Query, strings.Join(names, ", "), more)
+		r.setDetail("activated", []string{})
+		return r
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d tool(s) match %q, best first. They are now enabled: call them by name.\n", len(hits), in.Query)
+	names := make([]string, len(hits))
+	matches := make([]map[string]any, len(hits))
+	for i, h := range hits {
+		t := deferred[h.Index]
+		names[i] = t.Name
+		matches[i] = map[string]any{"name": t.Name, "score": h.Score, "source": t.Source}
+		schema, err := json.Marshal(t.Schema)
+		if err != nil {
+			schema = []byte(`{"type":"object"}`)
+		}
+		fmt.Fprintf(&b, "\n## %s\n%s\nInput schema: %s\n", t.Name, strings.TrimSpace(t.Description), schema)
+	}
+	reg.Activate(names...)
+	r := Text(strings.TrimRight(b.String(), "\n"))
+	r.setDetail("activated", names)
+	r.setDetail("matches", matches)
+	return r
+}
+
+// paramTexts renders a schema's top-level properties as "name: description",
+// sorted by name, for the search index.
+func paramTexts(schema map[string]any) []string {
+	props, _ := schema["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]string, len(names))
+	for i, n := range names {
+		desc := ""
+		if p, ok := props[n].(map[string]any); ok {
+			desc, _ = p["description"].(string)
+		}
+		out[i] = n + ": " + desc
+	}
+	return out
+}
+
+// ApplyDeferThreshold keeps the active list short: when more than n tools
+// are active (n ≤ 0 means DefaultDeferThreshold), active non-core tools
+// beyond the threshold, in registration order, are deferred; core tools
+// (Source "core", which includes tool_search) always stay active, even if
+// they alone exceed n. Only tools registered as not Deferred are demoted, so
+// tools the model activated through tool_search or by calling them keep
+// their place. Call it after registering a batch of tools; OnChange fires
+// when the active set changed.
+func (r *Registry) ApplyDeferThreshold(n int) {
+	if n <= 0 {
+		n = DefaultDeferThreshold
+	}
+	r.mu.Lock()
+	count := 0
+	for _, name := range r.order {
+		if r.active[name] {
+			count++
+		}
+	}
+	changed := false
+	if count > n {
+		keep := n
+		for _, name := range r.order {
+			if t := r.tools[name]; r.active[name] && (t.Source == "core" || t.Name == ToolSearchName) {
+				keep--
+			}
+		}
+		for _, name := range r.order {
+			t := r.tools[name]
+			if !r.active[name] || t.Source == "core" || t.Name == ToolSearchName {
+				continue
+			}
+			if keep > 0 || t.Deferred {
+				keep--
+				continue
+			}
+			delete(r.active, name)
+			changed = true
+		}
+	}
+	f := r.onChange
+	r.mu.Unlock()
+	if changed && f != nil {
+		f()
+	}
+}

@@ -1,0 +1,227 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// extensionLike returns n registered-deferred tools; the first is the
+// migration tool the search tests look for.
+func extensionLike(t *testing.T, n int, deferred bool) []*Tool {
+	t.Helper()
+	base := []struct{ name, desc string }{
+		{"db_migrate", "Run database schema migrations up to the latest version."},
+		{"db_seed", "Fill the development database with fixture rows."},
+		{"db_console", "Open a SQL console on the database and run one query."},
+		{"deploy_preview", "Deploy the current branch to a preview environment."},
+		{"lint_css", "Lint stylesheets with stylelint."},
+		{"run_e2e", "Run end-to-end browser tests."},
+		{"build_docker", "Build the Docker image."},
+		{"k8s_logs", "Tail logs of a Kubernetes pod."},
+	}
+	var out []*Tool
+	for i := range n {
+		b := base[i%len(base)]
+		name := b.name
+		if i >= len(base) {
+			name = fmt.Sprintf("%s_%d", b.name, i)
+		}
+		tool, err := NewTool(name, b.desc, map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"target": map[string]any{"type": "string", "description": "what to act on"}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tool.SetHandler(func(map[string]any) Labels { return Labels{} }, func(ctx context.Context, c *Call, args map[string]any) (Result, error) {
+			return Text("ran " + c.Tool), nil
+		})
+		tool.Deferred = deferred
+		out = append(out, tool)
+	}
+	return out
+}
+
+func newSearchRegistry(t *testing.T, exts []*Tool) (*Registry, *atomic.Int32) {
+	t.Helper()
+	reg := NewRegistry()
+	reg.MustRegister(Builtins()...)
+	reg.MustRegister(NewToolSearch(reg))
+	reg.MustRegister(exts...)
+	var changes atomic.Int32
+	reg.OnChange(func() { changes.Add(1) })
+	return reg, &changes
+}
+
+func coreNames() []string {
+	var names []string
+	for _, t := range Builtins() {
+		names = append(names, t.Name)
+	}
+	return append(names, ToolSearchName)
+}
+
+func listNames(reg *Registry) []string {
+	var names []string
+	for _, t := range reg.List(false) {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func TestToolSearchActivates(t *testing.T) {
+	reg, changes := newSearchRegistry(t, extensionLike(t, 40, true))
+	if got, want := listNames(reg), coreNames(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("tools/list before search = %v, want only %v", got, want)
+	}
+	x := &Executor{Registry: reg, Env: &Env{}}
+	res := x.Call(context.Background(), Request{Name: ToolSearchName, Arguments: json.RawMessage(`{"query":"database migration","limit":3}`)}, nil)
+	if res.IsError {
+		t.Fatalf("tool_search failed: %s", res.TextOf())
+	}
+	act, _ := res.Details["activated"].([]string)
+	if len(act) == 0 || act[0] != "db_migrate" || len(act) > 3 {
+		t.Fatalf("activated %v, want db_migrate first and at most 3", act)
+	}
+	text := res.TextOf()
+	if i, j := strings.Index(text, "## db_migrate"), strings.Index(text, "## "); i < 0 || i != j {
+		t.Errorf("db_migrate is not the first match:\n%s", text)
+	}
+	if !strings.Contains(text, `Input schema: {"properties":{"target"`) {
+		t.Errorf("result lacks the full schema:\n%s", text)
+	}
+	for _, n := range act {
+		if !reg.IsActive(n) {
+			t.Errorf("%s returned but not active", n)
+		}
+	}
+	if changes.Load() != 1 {
+		t.Errorf("OnChange fired %d times, want 1", changes.Load())
+	}
+	if got := len(listNames(reg)); got != len(coreNames())+len(act) {
+		t.Errorf("tools/list has %d tools after search, want %d", got, len(coreNames())+len(act))
+	}
+	// The same search again finds the rest, not the already active tools.
+	res = x.Call(context.Background(), Request{Name: ToolSearchName, Arguments: json.RawMessage(`{"query":"database migration","limit":3}`)}, nil)
+	for _, n := range res.Details["activated"].([]string) {
+		if slices.Contains(act, n) {
+			t.Errorf("second search returned already active %s", n)
+		}
+	}
+}
+
+func TestToolSearchResults(t *testing.T) {
+	tests := []struct {
+		name    string
+		exts    int
+		args    string
+		isError bool
+		want    []string // substrings of the text
+		nAct    int
+	}{
+		{"default limit", 40, `{"query":"database"}`, false, []string{"## db_"}, ToolSearchDefaultLimit},
+		{"limit above maximum is refused", 40, `{"query":"database","limit":50}`, true, []string{"≤ 20"}, 0},
+		{"nothing matches lists deferred names", 3, `{"query":"zebra"}`, true, []string{"db_migrate, db_seed, db_console"}, 0},
+		{"no deferred tools", 0, `{"query":"database"}`, false, []string{"no deferred tools"}, 0},
+		{"missing query", 3, `{}`, true, []string{"query"}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reg, _ := newSearchRegistry(t, extensionLike(t, tc.exts, true))
+			x := &Executor{Registry: reg, Env: &Env{}}
+			res := x.Call(context.Background(), Request{Name: ToolSearchName, Arguments: json.RawMessage(tc.args)}, nil)
+			if res.IsError != tc.isError {
+				t.Fatalf("isError = %v, want %v: %s", res.IsError, tc.isError, res.TextOf())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(res.TextOf(), w) {
+					t.Errorf("text lacks %q:\n%s", w, res.TextOf())
+				}
+			}
+			if got := len(listNames(reg)) - len(coreNames()); got != tc.nAct {
+				t.Errorf("%d tools activated, want %d", got, tc.nAct)
+			}
+		})
+	}
+}
+
+func TestDeferredToolCalledByName(t *testing.T) {
+	reg, changes := newSearchRegistry(t, extensionLike(t, 40, true))
+	x := &Executor{Registry: reg, Env: &Env{}}
+	res := x.Call(context.Background(), Request{Name: "deploy_preview", Arguments: json.RawMessage(`{"target":"main"}`)}, nil)
+	if res.IsError || res.TextOf() != "ran deploy_preview" {
+		t.Fatalf("calling a deferred tool: %+v", res)
+	}
+	if !reg.IsActive("deploy_preview") || changes.Load() != 1 {
+		t.Errorf("deferred tool not activated by its call (active=%v, changes=%d)", reg.IsActive("deploy_preview"), changes.Load())
+	}
+}
+
+func TestApplyDeferThreshold(t *testing.T) {
+	ncore := len(coreNames())
+	tests := []struct {
+		name       string
+		exts       int
+		threshold  int
+		wantActive int
+		wantChange bool
+	}{
+		{"under the threshold nothing changes", 10, 30, ncore + 10, false},
+		{"exactly at the threshold nothing changes", 30 - ncore, 30, 30, false},
+		{"over the threshold defers the excess", 40, 30, 30, true},
+		{"zero means the default", 40, 0, DefaultDeferThreshold, true},
+		{"core tools stay even above a tiny threshold", 5, 2, ncore, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reg, changes := newSearchRegistry(t, extensionLike(t, tc.exts, false))
+			reg.ApplyDeferThreshold(tc.threshold)
+			names := listNames(reg)
+			if len(names) != tc.wantActive {
+				t.Errorf("%d active, want %d: %v", len(names), tc.wantActive, names)
+			}
+			for _, c := range coreNames() {
+				if !reg.IsActive(c) {
+					t.Errorf("core tool %s deferred", c)
+				}
+			}
+			if (changes.Load() > 0) != tc.wantChange {
+				t.Errorf("OnChange fired %d times, want change=%v", changes.Load(), tc.wantChange)
+			}
+		})
+	}
+}
+
+func TestApplyDeferThresholdKeepsActivated(t *testing.T) {
+	reg, _ := newSearchRegistry(t, extensionLike(t, 40, true))
+	reg.Activate("db_migrate")
+	reg.ApplyDeferThreshold(1)
+	if !reg.IsActive("db_migrate") {
+		t.Error("a tool activated by search was deferred again")
+	}
+}
+
+// The description's numbers must be the enforced constants.
+func TestToolSearchDescriptionNumbers(t *testing.T) {
+	tool := NewToolSearch(NewRegistry())
+	allowed := map[string]bool{
+		fmt.Sprint(ToolSearchDefaultLimit): true,
+		fmt.Sprint(ToolSearchMaxLimit):     true,
+		fmt.Sprint(ToolSearchListedNames):  true,
+	}
+	for _, n := range regexp.MustCompile(`\d+`).FindAllString(tool.Description, -1) {
+		if !allowed[n] {
+			t.Errorf("description states %s, which is no constant of tool_search", n)
+		}
+	}
+	if got := prop(tool.Schema, "limit")["maximum"]; got != float64(ToolSearchMaxLimit) {
+		t.Errorf("schema maximum = %v, want %d", got, ToolSearchMaxLimit)
+	}
+}
