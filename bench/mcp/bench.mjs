@@ -1,0 +1,85 @@
+// Benchmark: `agentls mcp` vs @modelcontextprotocol/server-filesystem, both
+// driven by the official TypeScript SDK client in the same run.
+// Usage: AGENTLS_BIN=/path/agentls node bench/mcp/bench.mjs  (or bench/mcp/run.sh)
+// Prints a markdown table of p50/p99 for 200 sequential small-file reads and
+// for connect+initialize, and exits 1 when a target is missed
+// (agentls read p50 <= 1/3 of server-filesystem's; connect+initialize <= 20 ms).
+import { createRequire } from 'node:module';
+import { mkdtempSync, writeFileSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const testDir = join(here, '..', '..', 'test', 'mcp');
+const require = createRequire(join(testDir, 'package.json'));
+const { Client } = await import(require.resolve('@modelcontextprotocol/sdk/client/index.js'));
+const { StdioClientTransport } = await import(require.resolve('@modelcontextprotocol/sdk/client/stdio.js'));
+const fsServer = join(testDir, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
+
+const READS = 200;
+const CONNECTS = 10;
+const TARGET_READ_RATIO = 1 / 3;
+const TARGET_CONNECT_MS = 20;
+
+const bin = process.env.AGENTLS_BIN;
+if (!bin) throw new Error('set AGENTLS_BIN');
+const ws = realpathSync(mkdtempSync(join(tmpdir(), 'agentls-bench-')));
+const files = [];
+for (let i = 0; i < 20; i++) {
+  const f = join(ws, `f${i}.txt`);
+  writeFileSync(f, Array.from({ length: 40 }, (_, j) => `line ${j} of file ${i}`).join('\n') + '\n');
+  files.push(f);
+}
+
+const peers = {
+  agentls: { command: bin, args: ['mcp', '--root', ws], call: (f) => ({ name: 'read', arguments: { path: f } }) },
+  'server-filesystem': { command: process.execPath, args: [fsServer, ws], call: (f) => ({ name: 'read_text_file', arguments: { path: f } }) },
+};
+
+function pct(xs, p) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+}
+
+async function open(peer) {
+  const client = new Client({ name: 'bench', version: '1' }, { capabilities: {} });
+  const t0 = performance.now();
+  await client.connect(new StdioClientTransport({ command: peer.command, args: peer.args, stderr: 'ignore' }));
+  return { client, ms: performance.now() - t0 };
+}
+
+const results = {};
+for (const [name, peer] of Object.entries(peers)) {
+  const connects = [];
+  for (let i = 0; i < CONNECTS; i++) {
+    const { client, ms } = await open(peer);
+    connects.push(ms);
+    await client.close();
+  }
+  const { client } = await open(peer);
+  for (let i = 0; i < 20; i++) await client.callTool(peer.call(files[i % files.length])); // warm-up
+  const reads = [];
+  for (let i = 0; i < READS; i++) {
+    const t0 = performance.now();
+    const r = await client.callTool(peer.call(files[i % files.length]));
+    reads.push(performance.now() - t0);
+    if (r.isError) throw new Error(`${name}: ${JSON.stringify(r.content)}`);
+  }
+  await client.close();
+  results[name] = { connects, reads };
+}
+
+const f = (x) => x.toFixed(2);
+console.log(`| peer | read p50 ms | read p99 ms | connect+initialize p50 ms | connect+initialize p99 ms |`);
+console.log(`| --- | ---: | ---: | ---: | ---: |`);
+for (const [name, r] of Object.entries(results)) {
+  console.log(`| ${name} | ${f(pct(r.reads, 50))} | ${f(pct(r.reads, 99))} | ${f(pct(r.connects, 50))} | ${f(pct(r.connects, 99))} |`);
+}
+const a = results.agentls, s = results['server-filesystem'];
+const ratio = pct(a.reads, 50) / pct(s.reads, 50);
+console.log(`\n${READS} sequential reads, ${CONNECTS} connects each. agentls/server-filesystem read p50 ratio: ${ratio.toFixed(2)} (target <= ${TARGET_READ_RATIO.toFixed(2)}); agentls connect+initialize p50 ${f(pct(a.connects, 50))} ms (target <= ${TARGET_CONNECT_MS} ms).`);
+let ok = true;
+if (ratio > TARGET_READ_RATIO) { console.log('TARGET MISSED: read p50 ratio'); ok = false; }
+if (pct(a.connects, 50) > TARGET_CONNECT_MS) { console.log('TARGET MISSED: connect+initialize'); ok = false; }
+process.exit(ok ? 0 : 1);

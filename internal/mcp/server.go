@@ -1,0 +1,392 @@
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/session"
+	"github.com/agentls/agentls/internal/tools"
+)
+
+const (
+	// ServerName is the serverInfo name sent at initialize.
+	ServerName = "agentls"
+	// ProgressInterval is the least time between two progress notifications
+	// of one call; output in between is dropped (the result carries it all).
+	ProgressInterval = 50 * time.Millisecond
+	// RootsWait bounds how long a call waits for the client's roots after
+	// initialize (or after roots/list_changed) before it runs on the folders
+	// the session already has.
+	RootsWait = 5 * time.Second
+)
+
+// Options configure the MCP server.
+type Options struct {
+	// Session runs the calls; its registry gives the tool list.
+	Session *session.Session
+	// Version is the serverInfo version.
+	Version string
+	// Instructions is the short system-prompt text sent at initialize.
+	Instructions string
+	// Log receives the server's own log lines; nil discards them.
+	Log *slog.Logger
+	// Ready, when set, is awaited before tool_search or a call of a tool the
+	// registry does not know yet: upstream MCP servers register their tools
+	// in the background (upstream.Manager.Wait).
+	Ready func(ctx context.Context) error
+}
+
+// Server is an MCP server over one session. Make it with New and run it
+// on a transport with Run (or use Serve for stdio-like streams).
+type Server struct {
+	sess *session.Session
+	srv  *sdk.Server
+	log  *slog.Logger
+	// ready is Options.Ready, or nil.
+	ready func(ctx context.Context) error
+
+	mu     sync.Mutex
+	listed map[string]bool // tool names added to srv
+	// rootsPending is closed when the latest roots sync has finished; nil
+	// when none is under way.
+	rootsPending chan struct{}
+	// rootsClaimed says a sync goroutine owns (will close) rootsPending.
+	rootsClaimed bool
+	// base is the Run context: roots syncs run on it, not on a request's.
+	base context.Context
+	wg   sync.WaitGroup
+}
+
+// Serve runs an MCP server over newline-delimited JSON on in/out until the
+// client closes in or ctx is cancelled.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	return New(opts).Run(ctx, &sdk.IOTransport{Reader: readCloser(in), Writer: writeCloser(out)})
+}
+
+// New builds a server whose tool list follows the session's registry.
+func New(opts Options) *Server {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{sess: opts.Session, log: log, ready: opts.Ready, listed: map[string]bool{}}
+	s.srv = sdk.NewServer(&sdk.Implementation{Name: ServerName, Version: opts.Version}, &sdk.ServerOptions{
+		Instructions:            opts.Instructions,
+		Logger:                  log,
+		InitializedHandler:      func(ctx context.Context, r *sdk.InitializedRequest) { s.syncRoots(r.Session, false) },
+		RootsListChangedHandler: func(ctx context.Context, r *sdk.RootsListChangedRequest) { s.syncRoots(r.Session, true) },
+		Capabilities:            &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+	})
+	s.srv.AddReceivingMiddleware(s.middleware)
+	s.syncTools()
+	return s
+}
+
+// Run serves one client on t until it disconnects or ctx is cancelled, and
+// waits for the goroutines it started.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	s.base = ctx
+	s.mu.Unlock()
+	s.sess.Registry.OnChange(s.syncTools)
+	defer s.sess.Registry.OnChange(nil)
+	defer s.wg.Wait()
+	defer cancel()
+	err := s.srv.Run(ctx, t)
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("mcp server: %w", err)
+	}
+	return nil
+}
+
+// middleware marks roots as pending from initialize on (so the first call
+// waits for them), and activates a deferred tool a client calls by name, as
+// the editor protocol does.
+func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		switch method {
+		case "initialize":
+			// Only a client that declares roots makes calls wait for them
+			// (the SDK cannot tell "roots": {} from no roots; one without
+			// listChanged is still asked, in the background).
+			if p, ok := req.GetParams().(*sdk.InitializeParams); ok && p != nil && p.Capabilities != nil &&
+				(p.Capabilities.Roots.ListChanged || p.Capabilities.RootsV2 != nil) {
+				s.mu.Lock()
+				if s.rootsPending == nil {
+					s.rootsPending, s.rootsClaimed = make(chan struct{}), false
+				}
+				s.mu.Unlock()
+			}
+		case "tools/call":
+			if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && p != nil {
+				t, ok := s.sess.Registry.Lookup(p.Name)
+				if s.ready != nil && (!ok || p.Name == tools.ToolSearchName) {
+					if err := s.ready(ctx); err != nil {
+						return nil, err
+					}
+					t, ok = s.sess.Registry.Lookup(p.Name)
+				}
+				if ok && !s.sess.Registry.IsActive(t.Name) {
+					s.sess.Registry.Activate(t.Name)
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// syncTools makes the server's tool list equal the registry's active set.
+// The SDK sends notifications/tools/list_changed for every change.
+func (s *Server) syncTools() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want := map[string]bool{}
+	for _, t := range s.sess.Registry.List(false) {
+		want[t.Name] = true
+		if s.listed[t.Name] {
+			continue
+		}
+		st, err := sdkTool(t)
+		if err != nil {
+			s.log.Warn("tool not offered over MCP", "tool", t.Name, "err", err)
+			continue
+		}
+		s.srv.AddTool(st, s.handle)
+		s.listed[t.Name] = true
+	}
+	var gone []string
+	for n := range s.listed {
+		if !want[n] {
+			gone = append(gone, n)
+			delete(s.listed, n)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveTools(gone...)
+	}
+}
+
+// sdkTool maps a registry tool to its MCP definition.
+func sdkTool(t *tools.Tool) (*sdk.Tool, error) {
+	schema := t.Schema
+	if schema == nil {
+		schema = map[string]any{}
+	}
+	switch typ := schema["type"]; typ {
+	case "object":
+	case nil:
+		// MCP requires an object schema; an upstream tool may omit the type.
+		schema = maps.Clone(schema)
+		schema["type"] = "object"
+	default:
+		return nil, fmt.Errorf("input schema type is %v, MCP needs \"object\"", typ)
+	}
+	a := t.Annotations()
+	flag := func(k string) bool { b, _ := a[k].(bool); return b }
+	destructive, openWorld := flag("destructiveHint"), flag("openWorldHint")
+	return &sdk.Tool{
+		Name:        t.Name,
+		Description: t.Description,
+		InputSchema: schema,
+		Annotations: &sdk.ToolAnnotations{
+			ReadOnlyHint:    flag("readOnlyHint"),
+			DestructiveHint: &destructive,
+			IdempotentHint:  flag("idempotentHint"),
+			OpenWorldHint:   &openWorld,
+		},
+		Meta: sdk.Meta{"source": t.Source},
+	}, nil
+}
+
+// handle runs one tools/call through the session's executor.
+func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	s.waitRoots(ctx)
+	var rf tools.ReporterFactory
+	if tok := req.Params.GetProgressToken(); tok != nil {
+		rf = func(callID, tool string) tools.Reporter {
+			return &progressReporter{ctx: ctx, ss: req.Session, token: tok}
+		}
+	}
+	ctx = context.WithValue(ctx, sessionKey{}, req.Session)
+	res := s.sess.Executor.Call(ctx, tools.Request{Name: req.Params.Name, Arguments: req.Params.Arguments}, rf)
+	return sdkResult(res), nil
+}
+
+// sdkResult maps a result: text and image parts to MCP content, the call id
+// and details to _meta (never to the model).
+func sdkResult(r tools.Result) *sdk.CallToolResult {
+	out := &sdk.CallToolResult{IsError: r.IsError, Content: []sdk.Content{}}
+	for _, c := range r.Content {
+		switch c.Type {
+		case "image":
+			data, err := base64.StdEncoding.DecodeString(c.Data)
+			if err != nil {
+				out.Content = append(out.Content, &sdk.TextContent{Text: fmt.Sprintf("[image of type %s could not be decoded: %v]", c.MimeType, err)})
+				continue
+			}
+			out.Content = append(out.Content, &sdk.ImageContent{Data: data, MIMEType: c.MimeType})
+		default:
+			out.Content = append(out.Content, &sdk.TextContent{Text: c.Text})
+		}
+	}
+	meta := sdk.Meta{"callId": r.CallID}
+	if len(r.Details) > 0 {
+		meta["details"] = r.Details
+	}
+	out.Meta = meta
+	return out
+}
+
+// progressReporter turns tools/progress into notifications/progress for a
+// request that carried a progress token.
+type progressReporter struct {
+	ctx   context.Context
+	ss    *sdk.ServerSession
+	token any
+
+	mu    sync.Mutex
+	count float64
+	last  time.Time
+}
+
+func (p *progressReporter) Progress(pr tools.Progress) {
+	p.mu.Lock()
+	now := time.Now()
+	if !p.last.IsZero() && now.Sub(p.last) < ProgressInterval {
+		p.mu.Unlock()
+		return
+	}
+	p.last = now
+	p.count++
+	params := &sdk.ProgressNotificationParams{ProgressToken: p.token, Progress: p.count, Message: pr.Message}
+	if pr.Output != "" {
+		params.Message = pr.Output
+	}
+	if pr.Percentage != nil && *pr.Percentage >= p.count {
+		params.Progress, params.Total = *pr.Percentage, 100
+		p.count = *pr.Percentage
+	}
+	p.mu.Unlock()
+	// A failed notification (client gone, call cancelled) changes nothing.
+	_ = p.ss.NotifyProgress(p.ctx, params)
+}
+
+// Details are sent with the result in _meta.
+func (p *progressReporter) Details(map[string]any) {}
+
+// syncRoots asks the client for its roots in the background and makes them
+// the workspace folders; calls wait for it (at most RootsWait) when the
+// client declared roots or changed them. A client
+// without roots keeps the session's folders (--root, else cwd).
+func (s *Server) syncRoots(ss *sdk.ServerSession, changed bool) {
+	s.mu.Lock()
+	done := s.rootsPending
+	switch {
+	case done != nil && !s.rootsClaimed:
+		// The gate set at initialize: this sync releases it.
+	case changed || done != nil:
+		done = make(chan struct{})
+		s.rootsPending = done
+	default:
+		// A client that did not declare roots: ask, but let calls run.
+		done = make(chan struct{})
+	}
+	s.rootsClaimed = s.rootsPending != nil
+	base := s.base
+	s.mu.Unlock()
+	if base == nil {
+		base = context.Background()
+	}
+	s.wg.Go(func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(base, RootsWait)
+		defer cancel()
+		res, err := ss.ListRoots(ctx, nil)
+		if err != nil {
+			s.log.Info("client gave no roots; keeping the workspace folders", "err", err)
+			return
+		}
+		specs, err := folderSpecs(res.Roots)
+		if err != nil {
+			s.log.Warn("client roots ignored", "err", err)
+			return
+		}
+		if len(specs) == 0 {
+			return
+		}
+		if err := s.sess.SetFolders(specs); err != nil {
+			s.log.Warn("client roots could not be opened; keeping the workspace folders", "err", err)
+			return
+		}
+		s.log.Info("workspace folders from client roots", "count", len(specs))
+	})
+}
+
+// waitRoots blocks until a pending roots sync is done, ctx ends, or RootsWait.
+func (s *Server) waitRoots(ctx context.Context) {
+	s.mu.Lock()
+	ch := s.rootsPending
+	s.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	t := time.NewTimer(RootsWait)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// folderSpecs turns file:// root URIs into folder specs.
+func folderSpecs(roots []*sdk.Root) ([]ops.FolderSpec, error) {
+	var specs []ops.FolderSpec
+	for _, r := range roots {
+		if r == nil {
+			continue
+		}
+		u, err := url.Parse(r.URI)
+		if err != nil || u.Scheme != "file" || u.Path == "" {
+			return nil, fmt.Errorf("root %q is not a file:// URI", r.URI)
+		}
+		p := filepath.FromSlash(u.Path)
+		name := r.Name
+		if name == "" {
+			name = filepath.Base(p)
+		}
+		specs = append(specs, ops.FolderSpec{Name: name, Path: p})
+	}
+	return specs, nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func readCloser(r io.Reader) io.ReadCloser {
+	if rc, ok := r.(io.ReadCloser); ok {
+		return rc
+	}
+	return io.NopCloser(r)
+}
+
+func writeCloser(w io.Writer) io.WriteCloser {
+	if wc, ok := w.(io.WriteCloser); ok {
+		return wc
+	}
+	return nopWriteCloser{w}
+}

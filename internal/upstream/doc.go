@@ -1,0 +1,11 @@
+// Package upstream runs the MCP servers a project or user configures
+// (.agentls/mcp.json, the user config dir's agentls/mcp.json) and offers
+// their tools as deferred agentls tools named <server>__<tool>.
+//
+// It owns the client side only: the config loader (both the .vscode/mcp.json
+// {"servers": …} shape and the {"mcpServers": …} shape), starting each server
+// in the background, proxying calls (with progress and cancellation), and
+// restarting a crashed server with backoff. Governance (permission rules,
+// result budget, masking, audit) stays in the executor every call goes
+// through.
+package upstream

@@ -1,0 +1,531 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentls/agentls/internal/tools"
+)
+
+// Timing of starts and restarts.
+const (
+	// ConnectTimeout bounds one start: spawn, initialize and tools/list.
+	ConnectTimeout = 30 * time.Second
+	// FirstRestartDelay is the wait before the first restart after a crash.
+	FirstRestartDelay = 100 * time.Millisecond
+	// MaxRestartDelay caps the backoff (1 s, 2 s, 4 s, … after the first).
+	MaxRestartDelay = 30 * time.Second
+	// StableAfter is how long a connection must live for its crash to count
+	// as a first failure again (the backoff resets).
+	StableAfter = 30 * time.Second
+	// TerminateGrace is how long Close waits after closing a server's stdin
+	// before SIGTERM.
+	TerminateGrace = 2 * time.Second
+	// ToolNameSep joins server and tool names: <server>__<tool>.
+	ToolNameSep = "__"
+	// MaxToolName is the longest tool name offered to models.
+	MaxToolName = 64
+)
+
+// restartDelay is the backoff before restart number n (1-based).
+func restartDelay(n int) time.Duration {
+	if n <= 1 {
+		return FirstRestartDelay
+	}
+	d := time.Second << (n - 2)
+	if d > MaxRestartDelay || d <= 0 {
+		return MaxRestartDelay
+	}
+	return d
+}
+
+// Manager owns the upstream servers of a session.
+type Manager struct {
+	reg    *tools.Registry
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	servers []*server
+	ready   chan struct{} // closed when every server's first start ended
+}
+
+// Register starts every configured server in the background and registers
+// its tools as deferred tools named <server>__<tool> (Source "mcp:<server>")
+// as soon as they are listed. It does not wait for the servers: see Wait.
+// The servers stop when ctx ends or Close is called.
+func Register(ctx context.Context, reg *tools.Registry, cfgs []ServerConfig, log *slog.Logger) (*Manager, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	m := &Manager{reg: reg, log: log, ctx: ctx, cancel: cancel, ready: make(chan struct{})}
+	seen := map[string]bool{}
+	var errs []error
+	for _, c := range cfgs {
+		if seen[c.Name] {
+			errs = append(errs, fmt.Errorf("upstream server %q is configured twice", c.Name))
+			continue
+		}
+		seen[c.Name] = true
+		m.servers = append(m.servers, &server{m: m, cfg: c, log: log.With("mcpServer", c.Name), progress: map[string]tools.Reporter{}})
+	}
+	var first sync.WaitGroup
+	for _, s := range m.servers {
+		first.Add(1)
+		m.wg.Go(func() {
+			defer first.Done()
+			if _, err := s.connect(); err != nil {
+				s.log.Warn("upstream MCP server did not start", "err", err)
+			}
+		})
+	}
+	m.wg.Go(func() { first.Wait(); close(m.ready) })
+	return m, errors.Join(errs...)
+}
+
+// Wait blocks until every server's first start has ended (listed its tools
+// or failed), or ctx ends. tool_search should wait for it, so a search right
+// after startup sees the upstream tools.
+func (m *Manager) Wait(ctx context.Context) error {
+	select {
+	case <-m.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops every server and waits for the goroutines.
+func (m *Manager) Close() error {
+	m.cancel()
+	for _, s := range m.servers {
+		s.close()
+	}
+	m.wg.Wait()
+	return nil
+}
+
+// PIDs maps each running server's name to its process id (tests, status).
+func (m *Manager) PIDs() map[string]int {
+	out := map[string]int{}
+	for _, s := range m.servers {
+		s.mu.Lock()
+		if s.cmd != nil && s.cmd.Process != nil && s.cs != nil {
+			out[s.cfg.Name] = s.cmd.Process.Pid
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// server is one upstream: its connection and restart state.
+type server struct {
+	m   *Manager
+	cfg ServerConfig
+	log *slog.Logger
+
+	mu         sync.Mutex
+	cs         *sdk.ClientSession
+	cmd        *exec.Cmd
+	since      time.Time     // when cs connected
+	connecting chan struct{} // closed when the running start attempt ends
+	failures   int           // crashes/failed starts since the last stable run
+	lastErr    error
+	nextTry    time.Time
+	registered map[string]bool // upstream tool names registered
+	progress   map[string]tools.Reporter
+	tokenSeq   atomic.Int64
+}
+
+// session returns a live connection, starting the server when it never ran
+// or its restart is due. A crashed server whose restart is not due yet is
+// an error the model can read.
+func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
+	for {
+		s.mu.Lock()
+		if s.cs != nil {
+			cs := s.cs
+			s.mu.Unlock()
+			return cs, nil
+		}
+		if ch := s.connecting; ch != nil {
+			s.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if wait := time.Until(s.nextTry); s.lastErr != nil && wait > 0 {
+			err := fmt.Errorf("%w; restarting in %s (attempt %d)", s.lastErr, wait.Round(time.Millisecond), s.failures+1)
+			s.mu.Unlock()
+			return nil, err
+		}
+		s.mu.Unlock()
+		return s.connect()
+	}
+}
+
+// connect starts the server, initializes, lists and registers its tools.
+func (s *server) connect() (*sdk.ClientSession, error) {
+	s.mu.Lock()
+	if s.cs != nil {
+		cs := s.cs
+		s.mu.Unlock()
+		return cs, nil
+	}
+	if s.connecting != nil {
+		ch := s.connecting
+		s.mu.Unlock()
+		<-ch
+		s.mu.Lock()
+		cs, err := s.cs, s.lastErr
+		s.mu.Unlock()
+		if cs == nil {
+			return nil, err
+		}
+		return cs, nil
+	}
+	done := make(chan struct{})
+	s.connecting = done
+	s.mu.Unlock()
+
+	cs, cmd, listed, err := s.start()
+
+	s.mu.Lock()
+	defer func() { s.connecting = nil; close(done); s.mu.Unlock() }()
+	if err != nil {
+		s.failLocked(err)
+		return nil, s.lastErr
+	}
+	if s.m.ctx.Err() != nil {
+		cs.Close()
+		return nil, errors.New("agentls is shutting down")
+	}
+	s.cs, s.cmd, s.since, s.lastErr = cs, cmd, time.Now(), nil
+	s.registerLocked(listed)
+	s.m.wg.Go(func() { s.watch(cs, cmd) })
+	s.log.Info("upstream MCP server started", "pid", cmd.Process.Pid, "tools", len(listed))
+	return cs, nil
+}
+
+// start spawns the process and lists its tools.
+func (s *server) start() (*sdk.ClientSession, *exec.Cmd, []*sdk.Tool, error) {
+	ctx, cancel := context.WithTimeout(s.m.ctx, ConnectTimeout)
+	defer cancel()
+	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+	cmd.Env = os.Environ()
+	for k, v := range s.cfg.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stderr = &logWriter{log: s.log}
+	client := sdk.NewClient(&sdk.Implementation{Name: "agentls", Version: "upstream"}, &sdk.ClientOptions{
+		Capabilities:                &sdk.ClientCapabilities{},
+		ProgressNotificationHandler: s.onProgress,
+		ToolListChangedHandler: func(ctx context.Context, r *sdk.ToolListChangedRequest) {
+			s.m.wg.Go(func() { s.relist(r.Session) })
+		},
+	})
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: TerminateGrace}, nil)
+	if err != nil {
+		if cmd.Process != nil {
+			cmd.Process.Kill()
+		}
+		return nil, nil, nil, fmt.Errorf("MCP server %q (%s) did not start: %w", s.cfg.Name, s.cfg.Command, err)
+	}
+	var listed []*sdk.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			cs.Close()
+			return nil, nil, nil, fmt.Errorf("MCP server %q: tools/list: %w", s.cfg.Name, err)
+		}
+		listed = append(listed, t)
+	}
+	return cs, cmd, listed, nil
+}
+
+// relist registers tools an upstream added (notifications/tools/list_changed).
+func (s *server) relist(cs *sdk.ClientSession) {
+	ctx, cancel := context.WithTimeout(s.m.ctx, ConnectTimeout)
+	defer cancel()
+	var listed []*sdk.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			s.log.Warn("tools/list after list_changed failed", "err", err)
+			return
+		}
+		listed = append(listed, t)
+	}
+	s.mu.Lock()
+	s.registerLocked(listed)
+	s.mu.Unlock()
+}
+
+// failLocked records a failed start or a crash and schedules the restart.
+func (s *server) failLocked(err error) {
+	s.failures++
+	s.lastErr = err
+	d := restartDelay(s.failures)
+	s.nextTry = time.Now().Add(d)
+	s.log.Warn("upstream MCP server unavailable", "err", err, "restartIn", d)
+	s.m.wg.Go(func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-s.m.ctx.Done():
+		case <-t.C:
+			if _, err := s.connect(); err != nil {
+				s.log.Debug("restart failed", "err", err)
+			}
+		}
+	})
+}
+
+// watch waits for the connection to end; an end nobody asked for is a
+// crash: the tools answer "unavailable" until the restart.
+func (s *server) watch(cs *sdk.ClientSession, cmd *exec.Cmd) {
+	werr := cs.Wait()
+	if s.m.ctx.Err() != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cs != cs {
+		return
+	}
+	s.cs, s.cmd = nil, nil
+	if time.Since(s.since) >= StableAfter {
+		s.failures = 0
+	}
+	status := "its connection closed"
+	if cmd.ProcessState != nil {
+		status = "it exited (" + cmd.ProcessState.String() + ")"
+	} else if werr != nil {
+		status = "its connection failed: " + werr.Error()
+	}
+	cs.Close()
+	s.failLocked(fmt.Errorf("MCP server %q stopped: %s", s.cfg.Name, status))
+}
+
+func (s *server) close() {
+	s.mu.Lock()
+	cs := s.cs
+	s.cs = nil
+	s.mu.Unlock()
+	if cs != nil {
+		cs.Close()
+	}
+}
+
+var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
+
+// ToolName is the agentls name of an upstream tool.
+func ToolName(server, tool string) string {
+	n := server + ToolNameSep + unsafeName.ReplaceAllString(tool, "_")
+	if len(n) > MaxToolName {
+		n = n[:MaxToolName]
+	}
+	return n
+}
+
+// registerLocked adds the listed tools the registry does not have yet.
+func (s *server) registerLocked(listed []*sdk.Tool) {
+	if s.registered == nil {
+		s.registered = map[string]bool{}
+	}
+	for _, ut := range listed {
+		if ut == nil || s.registered[ut.Name] {
+			continue
+		}
+		t, err := s.proxyTool(ut)
+		if err != nil {
+			s.log.Warn("upstream tool skipped", "tool", ut.Name, "err", err)
+			continue
+		}
+		if err := s.m.reg.Register(t); err != nil {
+			s.log.Warn("upstream tool not registered", "tool", ut.Name, "err", err)
+			continue
+		}
+		s.registered[ut.Name] = true
+	}
+}
+
+// proxyTool builds the deferred agentls tool that forwards to ut.
+func (s *server) proxyTool(ut *sdk.Tool) (*tools.Tool, error) {
+	name := ToolName(s.cfg.Name, ut.Name)
+	schema, _ := ut.InputSchema.(map[string]any)
+	if schema == nil {
+		schema = map[string]any{"type": "object"}
+	}
+	delete(schema, "$schema") // drafts the validator does not know
+	t, err := tools.NewTool(name, ut.Description, schema)
+	if err != nil {
+		// The upstream validates its own input: keep its schema for the
+		// model and validate only that the arguments are an object.
+		s.log.Info("upstream schema not usable for validation; the server validates", "tool", ut.Name, "err", err)
+		if t, err = tools.NewTool(name, ut.Description, map[string]any{"type": "object"}); err != nil {
+			return nil, err
+		}
+		t.Schema = schema
+	}
+	t.Deferred, t.Source = true, "mcp:"+s.cfg.Name
+	var labels tools.Labels
+	t.OpenWorld = true
+	if a := ut.Annotations; a != nil {
+		labels.ReadOnly = a.ReadOnlyHint
+		labels.Destructive = !a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint)
+		t.Idempotent = a.IdempotentHint
+		if a.OpenWorldHint != nil {
+			t.OpenWorld = *a.OpenWorldHint
+		}
+	} else {
+		labels.Destructive = true
+	}
+	labels.ConcurrencySafe = labels.ReadOnly
+	upstreamName := ut.Name
+	t.SetHandler(func(map[string]any) tools.Labels { return labels },
+		func(ctx context.Context, c *tools.Call, args map[string]any) (tools.Result, error) {
+			return s.call(ctx, c, upstreamName, args), nil
+		})
+	return t, nil
+}
+
+// call forwards one call to the upstream.
+func (s *server) call(ctx context.Context, c *tools.Call, name string, args map[string]any) tools.Result {
+	cs, err := s.session(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tools.Errorf("%s was cancelled", c.Tool)
+		}
+		return tools.Errorf("%s is unavailable: %v. Call it again shortly, or do without it.", c.Tool, err)
+	}
+	params := &sdk.CallToolParams{Name: name, Arguments: args}
+	token := s.cfg.Name + "-" + strconv.FormatInt(s.tokenSeq.Add(1), 10)
+	s.mu.Lock()
+	s.progress[token] = c.Reporter
+	pid := 0
+	if s.cmd != nil && s.cmd.Process != nil {
+		pid = s.cmd.Process.Pid
+	}
+	s.mu.Unlock()
+	defer func() { s.mu.Lock(); delete(s.progress, token); s.mu.Unlock() }()
+	params.SetProgressToken(token)
+	res, err := cs.CallTool(ctx, params)
+	details := map[string]any{"upstream": map[string]any{"server": s.cfg.Name, "tool": name, "pid": pid}}
+	if err != nil {
+		if ctx.Err() != nil {
+			r := tools.Errorf("%s was cancelled", c.Tool)
+			r.Details = details
+			return r
+		}
+		// A crash shows here first when the call was in flight; watch
+		// records it and restarts the server.
+		r := tools.Errorf("%s failed: the MCP server %q did not answer (%v). It is restarted automatically; call again shortly.", c.Tool, s.cfg.Name, err)
+		r.Details = details
+		return r
+	}
+	out := convertResult(res)
+	if out.Details == nil {
+		out.Details = map[string]any{}
+	}
+	for k, v := range details {
+		out.Details[k] = v
+	}
+	return out
+}
+
+// onProgress forwards an upstream progress notification to the call that
+// carries its token.
+func (s *server) onProgress(ctx context.Context, r *sdk.ProgressNotificationClientRequest) {
+	tok := fmt.Sprint(r.Params.ProgressToken)
+	s.mu.Lock()
+	rep := s.progress[tok]
+	s.mu.Unlock()
+	if rep == nil {
+		return
+	}
+	p := tools.Progress{Message: r.Params.Message}
+	if r.Params.Total > 0 {
+		pct := 100 * r.Params.Progress / r.Params.Total
+		p.Percentage = &pct
+	}
+	rep.Progress(p)
+}
+
+// convertResult maps an upstream result to an agentls result; structured
+// content goes to details.
+func convertResult(res *sdk.CallToolResult) tools.Result {
+	out := tools.Result{IsError: res.IsError}
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			out.Content = append(out.Content, tools.Content{Type: "text", Text: c.Text})
+		case *sdk.ImageContent:
+			out.Content = append(out.Content, tools.Content{Type: "image", Data: base64.StdEncoding.EncodeToString(c.Data), MimeType: c.MIMEType})
+		case *sdk.AudioContent:
+			out.Content = append(out.Content, tools.Content{Type: "text", Text: fmt.Sprintf("[audio (%s, %d bytes) not shown]", c.MIMEType, len(c.Data))})
+		case *sdk.ResourceLink:
+			out.Content = append(out.Content, tools.Content{Type: "text", Text: fmt.Sprintf("[resource %s: %s]", c.Name, c.URI)})
+		case *sdk.EmbeddedResource:
+			if c.Resource != nil && c.Resource.Text != "" {
+				out.Content = append(out.Content, tools.Content{Type: "text", Text: c.Resource.Text})
+			} else if c.Resource != nil {
+				out.Content = append(out.Content, tools.Content{Type: "text", Text: fmt.Sprintf("[resource %s (%s) not shown]", c.Resource.URI, c.Resource.MIMEType)})
+			}
+		}
+	}
+	if len(out.Content) == 0 {
+		out.Content = []tools.Content{{Type: "text", Text: "(no output)"}}
+	}
+	if res.StructuredContent != nil {
+		out.Details = map[string]any{"structuredContent": res.StructuredContent}
+	}
+	return out
+}
+
+// logWriter sends a server's stderr to the log, a line at a time.
+type logWriter struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+// maxStderrLine caps a buffered stderr line.
+const maxStderrLine = 4096
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			if len(w.buf) > maxStderrLine {
+				w.log.Info("upstream stderr", "line", string(w.buf))
+				w.buf = w.buf[:0]
+			}
+			return len(p), nil
+		}
+		if line := strings.TrimRight(string(w.buf[:i]), "\r"); line != "" {
+			w.log.Info("upstream stderr", "line", line)
+		}
+		w.buf = w.buf[i+1:]
+	}
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# End-to-end tests of `agentls mcp` with the official TypeScript MCP SDK
+# client. Uses $AGENTLS_BIN, or builds agentls.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+cd "$here"
+if [ ! -d node_modules/@modelcontextprotocol/sdk ] || [ ! -d node_modules/@modelcontextprotocol/server-filesystem ]; then
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+if [ -z "${AGENTLS_BIN:-}" ]; then
+  out="$(mktemp -d)"
+  (cd "$repo" && go build -o "$out/agentls" ./cmd/agentls)
+  export AGENTLS_BIN="$out/agentls"
+fi
+exec node --test --test-concurrency=1 --test-reporter=spec ./*.test.mjs
