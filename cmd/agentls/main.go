@@ -138,6 +138,7 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 	}
 	reg := tools.NewRegistry()
 	reg.MustRegister(tools.Builtins()...)
+	reg.MustRegister(tools.NewToolSearch(reg))
 	out, err := tools.Describe(reg.List(*all), *format, reg)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentls tools:", err)

@@ -1,12 +1,69 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/agentls/agentls/internal/mcp"
+	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/session"
+	"github.com/agentls/agentls/internal/tools"
 )
 
-// cmdMCP serves the tools as an MCP server over stdio.
+// cmdMCP serves the session's tools as an MCP server over stdio
+// (newline-delimited JSON). Workspace folders: the client's roots, else
+// --root, else the working directory.
 func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "agentls mcp: not built yet")
-	return 2
+	fs := flag.NewFlagSet("agentls mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "agentls mcp: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	log, _, closeLog, err := newLogger(g, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentls mcp:", err)
+		return 2
+	}
+	defer closeLog()
+	var folders []ops.FolderSpec
+	for _, r := range g.roots {
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			fmt.Fprintln(stderr, "agentls mcp: --root:", err)
+			return 2
+		}
+		folders = append(folders, ops.FolderSpec{Path: abs})
+	}
+	// "ask" decisions go to the user through MCP elicitation, or come back as
+	// a denial when the client cannot elicit.
+	sess, err := session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1", Confirmer: mcp.Confirmer{}})
+	if err != nil {
+		fmt.Fprintln(stderr, "agentls mcp:", err)
+		return 2
+	}
+	defer sess.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	opts := mcp.Options{Session: sess, Version: version, Instructions: tools.Instructions, Log: log}
+	if sess.Upstream != nil {
+		opts.Ready = sess.Upstream.Wait
+	}
+	if err := mcp.Serve(ctx, stdin, stdout, opts); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "agentls mcp:", err)
+		return 1
+	}
+	return 0
 }

@@ -17,6 +17,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/tools"
 )
@@ -230,7 +231,17 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
 	}
-	sess, err := session.New(session.Options{Folders: folders, Log: s.log, TestTools: s.opts.TestTools})
+	sopts := session.Options{Folders: folders, Log: s.log, TestTools: s.opts.TestTools, DeferThreshold: settings.DeferThreshold,
+		OnExternalChange: func(uri, kind string, readStale bool) {
+			s.conn.Notify(s.base, "workspace/externalChange", map[string]any{"uri": uri, "kind": kind, "readStale": readStale})
+		}, Editor: &policy.Settings{
+			Mode:        settings.Mode,
+			Permissions: policy.Permissions{Allow: settings.Permissions.Allow, Ask: settings.Permissions.Ask, Deny: settings.Permissions.Deny},
+		}}
+	if caps.Confirm {
+		sopts.Confirmer = &confirmer{s: s}
+	}
+	sess, err := session.New(sopts)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "cannot open the workspace: %v", err)
 	}
@@ -240,6 +251,9 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	s.mu.Unlock()
 	for _, w := range warnings {
 		s.logMessage(2, "agentls: initializationOptions: "+w)
+	}
+	for _, p := range sess.Problems {
+		s.logMessage(1, "agentls: "+p)
 	}
 	return map[string]any{
 		"serverInfo": map[string]any{"name": "agentls", "version": s.opts.Version},
@@ -251,7 +265,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 				"agentls": map[string]any{
 					"protocolVersion": ProtocolVersion,
 					"tools":           sess.Registry.Names(),
-					"watcher":         "polling",
+					"watcher":         watcherMode(sess.WatchMode),
 				},
 			},
 		},
@@ -463,4 +477,25 @@ func (s *Server) logMessage(typ int, msg string) {
 	if err := s.conn.Notify(s.base, "window/logMessage", map[string]any{"type": typ, "message": msg}); err != nil && !errors.Is(err, context.Canceled) {
 		s.log.Debug("logMessage failed", "err", err)
 	}
+}
+
+// confirmer asks the user through the client's tools/confirm request. The
+// request is cancelled ($/cancelRequest) with the call that asked.
+type confirmer struct{ s *Server }
+
+func (c *confirmer) Confirm(ctx context.Context, req policy.ConfirmRequest) (policy.ConfirmAnswer, error) {
+	var ans policy.ConfirmAnswer
+	if err := protocol.Call(ctx, c.s.conn, "tools/confirm", req, &ans); err != nil {
+		return policy.ConfirmAnswer{}, err
+	}
+	return ans, nil
+}
+
+// watcherMode is the initialize capability: how file changes are noticed.
+// Without a watcher, staleness is still checked with stat at edit time.
+func watcherMode(m string) string {
+	if m == "" {
+		return "degraded"
+	}
+	return m
 }

@@ -34,7 +34,7 @@ func ParseSettings(raw json.RawMessage) (Settings, []string, error) {
 	var s Settings
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || string(t) == "null" || string(t) == "[]" {
-		return Settings{Mode: "default"}, nil, nil
+		return Settings{}, nil, nil
 	}
 	var m map[string]any
 	if err := json.Unmarshal(t, &m); err != nil {
@@ -105,9 +105,7 @@ func ParseSettings(raw json.RawMessage) (Settings, []string, error) {
 			warnings = append(warnings, fmt.Sprintf("unknown option %q ignored", k))
 		}
 	}
-	if s.Mode == "" {
-		s.Mode = "default"
-	}
+	// An absent mode stays "": the workspace or user settings may set one.
 	return s, warnings, nil
 }
 

@@ -1,15 +1,24 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
+	"path/filepath"
 
+	"github.com/agentls/agentls/internal/audit"
 	"github.com/agentls/agentls/internal/editguard"
+	"github.com/agentls/agentls/internal/extension"
+	"github.com/agentls/agentls/internal/ignore"
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/secrets"
 	"github.com/agentls/agentls/internal/spill"
 	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/internal/upstream"
+	"github.com/agentls/agentls/internal/watch"
 )
 
 // Options configure a session.
@@ -19,6 +28,25 @@ type Options struct {
 	// TestTools registers tools that exist only for tests (e.g. one that
 	// blocks until cancelled). Enabled by AGENTLS_TEST_TOOLS=1.
 	TestTools bool
+	// Editor holds the permission settings the editor sent
+	// (initializationOptions); they win over the workspace and user files.
+	Editor *policy.Settings
+	// Confirmer asks the user; nil when the client cannot (an "ask" then
+	// becomes a denial telling the model approval is needed).
+	Confirmer policy.Confirmer
+	// UserConfigDir overrides the user config directory ("" = the default).
+	UserConfigDir string
+	// DeferThreshold is how many tools may be active before non-core ones
+	// are deferred (0 = tools.DefaultDeferThreshold).
+	DeferThreshold int
+	// AuditDir is where the audit log goes ("" = audit.DefaultDir(), "-" = no
+	// audit log).
+	AuditDir string
+	// OnExternalChange is called (from a watcher goroutine) when a file
+	// changed outside agentls; readStale says the model had read it.
+	OnExternalChange func(uri, kind string, readStale bool)
+	// NoUpstream skips the upstream MCP servers of .agentls/mcp.json.
+	NoUpstream bool
 }
 
 // Session is one workspace's tools, ready to run calls.
@@ -28,6 +56,18 @@ type Session struct {
 	Executor *tools.Executor
 	Env      *tools.Env
 	Log      *slog.Logger
+	Policy   *policy.Config
+	// Problems are configuration problems found at startup (invalid rules);
+	// the file holding them was ignored.
+	Problems []string
+	audit    *audit.Log
+	// Upstream runs the MCP servers of .agentls/mcp.json; nil when none.
+	Upstream *upstream.Manager
+	// WatchMode is the initialize capability "watcher".
+	WatchMode        string
+	watchers         []*watch.Watcher
+	stopWatch        context.CancelFunc
+	onExternalChange func(uri, kind string, readStale bool)
 }
 
 // New opens the folders and builds the registry and executor.
@@ -66,27 +106,174 @@ func New(opts Options) (*Session, error) {
 	}
 	reg := tools.NewRegistry()
 	reg.MustRegister(tools.Builtins()...)
+	reg.MustRegister(tools.NewToolSearch(reg))
 	if opts.TestTools {
 		reg.MustRegister(tools.TestTools()...)
 	}
-	exec := &tools.Executor{Registry: reg, Env: env, Log: log, Masker: secrets.New(os.Environ())}
+	masker := secrets.New(os.Environ())
+	exec := &tools.Executor{Registry: reg, Env: env, Log: log, Masker: masker}
 	if env.SpillDir != nil {
 		exec.Spill = env.SpillDir
 	}
-	return &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log}, nil
+	userDir := opts.UserConfigDir
+	if userDir == "" {
+		userDir, _ = policy.UserConfigDir()
+	}
+	cfg, problems := policy.Load(fsys.Folders()[0].Root, opts.Editor, userDir)
+	var probs []string
+	for _, p := range problems {
+		log.Warn("permission settings", "problem", p.String())
+		probs = append(probs, p.String())
+	}
+	env.Visible = cfg
+
+	// Extension tools: workspace definitions first (they win over the
+	// user's of the same name), then <userDir>/agentls/tools.
+	var reserved, roots []string
+	for _, t := range reg.List(true) {
+		reserved = append(reserved, t.Name)
+	}
+	reserved = append(reserved, "bash", tools.ToolSearchName) // even when not registered
+	for _, f := range fsys.Folders() {
+		if !f.ReadOnly {
+			roots = append(roots, f.Root)
+		}
+	}
+	var dirs []extension.Dir
+	for _, r := range roots {
+		dirs = append(dirs, extension.WorkspaceDir(r))
+	}
+	if userDir != "" {
+		dirs = append(dirs, extension.UserDir(userDir))
+	}
+	exts, extProblems := extension.Load(dirs, reserved, tools.RunExtensionCommand)
+	for _, p := range extProblems {
+		log.Warn("extension tool skipped", "file", p.File, "problem", p.Msg)
+		probs = append(probs, p.String())
+	}
+	for _, t := range exts {
+		if err := reg.Register(t); err != nil {
+			probs = append(probs, err.Error())
+		}
+	}
+	reg.ApplyDeferThreshold(opts.DeferThreshold)
+
+	var auditLog *audit.Log
+	if opts.AuditDir != "-" {
+		dir := opts.AuditDir
+		if dir == "" {
+			dir, err = audit.DefaultDir()
+		}
+		if err == nil {
+			auditLog, err = audit.Open(dir, masker)
+		}
+		if err != nil {
+			log.Warn("no audit log", "err", err)
+		} else {
+			exec.OnResult = auditLog.Hook()
+		}
+	}
+	exec.Permission = &permission{gate: policy.NewGate(cfg, opts.Confirmer), fsys: fsys}
+	s := &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange}
+	if !opts.NoUpstream {
+		var paths []string
+		for _, f := range fsys.Folders() {
+			if !f.ReadOnly {
+				paths = append(paths, f.Root)
+			}
+		}
+		cfgs, err := upstream.LoadConfigs(paths)
+		if err != nil {
+			log.Warn("upstream MCP servers", "err", err)
+			s.Problems = append(s.Problems, "mcp.json: "+err.Error())
+		}
+		if len(cfgs) > 0 {
+			if s.Upstream, err = upstream.Register(context.Background(), reg, cfgs, log); err != nil {
+				log.Warn("upstream MCP servers not started", "err", err)
+			}
+		}
+	}
+	s.startWatchers()
+	return s, nil
 }
 
-// SetFolders replaces the workspace folders.
+// startWatchers watches every writable folder: events feed the edit guard
+// (which recognises agentls's own writes) and, for files the model has
+// read, the client's workspace/externalChange.
+func (s *Session) startWatchers() {
+	guard := s.Env.Guard
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopWatch = cancel
+	byFolder := map[*ops.Folder]*watch.Watcher{}
+	mode := ""
+	for _, f := range s.FS.Folders() {
+		if f.ReadOnly {
+			continue
+		}
+		folder, ffs := f, s.FS.FolderFS(f)
+		w, err := watch.Start(ctx, watch.Options{
+			Root: folder.Root, FS: ffs, Matcher: ignore.NewMatcher(ffs), Log: s.Log,
+			OnEvent: func(ev watch.Event) {
+				p := ops.Path{Folder: folder, Rel: ev.Rel}
+				readStale, skip := guard.Observe(p, string(ev.Kind))
+				if !skip && s.onExternalChange != nil {
+					s.onExternalChange((&url.URL{Scheme: "file", Path: filepath.ToSlash(p.OS())}).String(), string(ev.Kind), readStale)
+				}
+			},
+			OnRescan: guard.RecheckAll,
+		})
+		if err != nil {
+			s.Log.Warn("file watcher not started", "folder", folder.Root, "err", err)
+			mode = watch.ModeDegraded
+			continue
+		}
+		byFolder[folder] = w
+		s.watchers = append(s.watchers, w)
+		if mode == "" || w.Mode() == watch.ModeDegraded {
+			mode = w.Mode()
+		}
+	}
+	guard.SetCoverage(func(p ops.Path) bool { w := byFolder[p.Folder]; return w != nil && w.Covers(p.Rel) })
+	guard.SetWatched(len(s.watchers) > 0)
+	if mode == watch.ModeDegraded {
+		s.Log.Warn("file watcher degraded: staleness is checked with stat at edit time")
+	}
+	s.WatchMode = mode
+}
+
+func (s *Session) stopWatchers() {
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
+	for _, w := range s.watchers {
+		w.Close()
+	}
+	s.watchers = nil
+}
+
+// SetFolders replaces the workspace folders; the watchers restart on the
+// new set.
 func (s *Session) SetFolders(specs []ops.FolderSpec) error {
-	return s.FS.SetFolders(specs)
+	s.stopWatchers()
+	s.Env.Guard.SetWatched(false)
+	err := s.FS.SetFolders(specs)
+	s.startWatchers()
+	return err
 }
 
 // Close kills what commands left running, removes spill files and
 // releases the roots.
 func (s *Session) Close() error {
+	s.stopWatchers()
+	if s.Upstream != nil {
+		s.Upstream.Close()
+	}
 	err := s.FS.Close()
 	if s.Env.SpillDir != nil {
 		s.Env.SpillDir.Close()
+	}
+	if s.audit != nil {
+		s.audit.Close()
 	}
 	return err
 }

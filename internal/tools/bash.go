@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/shell"
 )
@@ -99,6 +100,10 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 			c.Reporter.Progress(Progress{Output: tail})
 		},
 	}
+	var before editguard.Snapshot
+	if c.Env.Guard != nil {
+		before = c.Env.Guard.Snapshot()
+	}
 	res, err := c.Env.FS.Exec(ctx, spec)
 	if err != nil {
 		return Errorf("could not start the command: %v", err), nil
@@ -107,8 +112,7 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 	r.IsError = res.ExitCode != 0 || res.TimedOut || res.Cancelled
 	if c.Env.Guard != nil {
 		var changed []string
-		for _, p := range c.Env.Guard.Changed() {
-			c.Env.Guard.MarkStale(p, "changed by a bash command")
+		for _, p := range c.Env.Guard.ChangedSince(before, "changed by a bash command") {
 			changed = append(changed, p.Display())
 		}
 		if len(changed) > 0 {
@@ -161,4 +165,14 @@ func formatCommand(res proc.Result, timeout time.Duration) string {
 		b.WriteString("[No output; exit code 0]")
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// RunExtensionCommand runs an extension tool's rendered command with the
+// bash tool's machinery, in the first workspace folder's root.
+func RunExtensionCommand(ctx context.Context, c *Call, command string, timeout time.Duration) (Result, error) {
+	p, err := c.Env.FS.Resolve(".")
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	return runCommand(ctx, c, command, p.OS(), timeout, c.Tool)
 }

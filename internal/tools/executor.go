@@ -29,6 +29,10 @@ type Decision struct {
 	Reason string
 	// Rule names the rule or mode that decided, for details and the audit log.
 	Rule string
+	// Asked is set when the user was asked; Answer is their decision
+	// (allowOnce, allowAlways, rejectOnce, rejectAlways).
+	Asked  bool
+	Answer string
 }
 
 // Permission decides whether a prepared call may run. It may block (asking
@@ -176,8 +180,13 @@ func (x *Executor) run(ctx context.Context, p *Prepared, req Request) (res Resul
 	}()
 	if !d.Allow {
 		r := Errorf("%s", d.Reason)
-		r.setDetail("permission", map[string]any{"decision": "deny", "rule": d.Rule})
+		r.setDetail("permission", map[string]any{"decision": "deny", "rule": d.Rule, "answer": d.Answer})
 		return r
+	}
+	if d.Asked {
+		defer func() {
+			res.setDetail("permission", map[string]any{"decision": "allow", "rule": d.Rule, "answer": d.Answer})
+		}()
 	}
 	if err := ctx.Err(); err != nil {
 		return Errorf("%s was cancelled before it started", p.Tool.Name)

@@ -84,6 +84,13 @@ func runFind(ctx context.Context, c *Call, in findInput) (Result, error) {
 	if where == "." {
 		where = "the workspace"
 	}
+	visible := res.Paths[:0]
+	for _, f := range res.Paths {
+		if c.Env.listAllowed(p.Folder, f) {
+			visible = append(visible, f)
+		}
+	}
+	res.Paths = visible
 	if len(res.Paths) == 0 {
 		hint := ""
 		if !strings.Contains(in.Pattern, "/") && !strings.ContainsAny(in.Pattern, "*?[{") {

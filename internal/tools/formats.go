@@ -62,15 +62,16 @@ func (t *Tool) Annotations() map[string]any {
 	}
 }
 
-// staticLabels evaluates labels on the zero input, which for core tools
-// gives the cautious answer.
+// staticLabels are the labels that hold for every input: a tool whose
+// labels depend on the input (bash, edit) is reported with the cautious
+// answer, not read-only and not concurrency-safe.
 func (t *Tool) staticLabels() (l Labels) {
 	defer func() {
 		if recover() != nil {
 			l = Labels{}
 		}
 	}()
-	if t.decode == nil || t.labels == nil {
+	if t.dynamic || t.decode == nil || t.labels == nil {
 		return Labels{}
 	}
 	in, err := t.decode(map[string]any{})

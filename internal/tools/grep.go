@@ -92,7 +92,11 @@ func runGrep(ctx context.Context, c *Call, in grepInput) (Result, error) {
 		}
 		return Result{}, err
 	}
-	text, masked := maskGrepKeyLines(c.Env.FS, res.Text)
+	text, denied := c.Env.filterGrep(p.Folder, res.Text)
+	if denied > 0 {
+		text += fmt.Sprintf("\n[Matches in %d file(s) are hidden: the permission rules do not allow reading them.]", denied)
+	}
+	text, masked := maskGrepKeyLines(c.Env.FS, text)
 	r := Text(text)
 	if masked > 0 {
 		r.setDetail("redactions", map[string]int{secrets.KindPrivateKey: masked})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 
 	"github.com/agentls/agentls/internal/finder"
@@ -72,6 +73,16 @@ func runLs(ctx context.Context, c *Call, in lsInput) (Result, error) {
 		}
 		return Result{}, err
 	}
+	shown := res.Entries[:0]
+	denied := 0
+	for _, e := range res.Entries {
+		if c.Env.listAllowed(p.Folder, path.Join(p.Rel, entryName(e))) {
+			shown = append(shown, e)
+		} else {
+			denied++
+		}
+	}
+	res.Entries, res.Total = shown, res.Total-denied
 	var b strings.Builder
 	dir := p.Display()
 	if dir == "." {

@@ -59,6 +59,16 @@ type Env struct {
 	Guard *editguard.Guard
 	// SpillDir keeps the full output of commands whose output was cut.
 	SpillDir *spill.Dir
+	// Visible hides files the permission rules forbid reading from grep
+	// matches and ls/find listings; nil shows everything.
+	Visible PathFilter
+}
+
+// PathFilter is the part of the permission policy that filters results.
+// rel is relative to the folder, abs the real path.
+type PathFilter interface {
+	ReadAllowed(rel, abs string) bool // grep matches
+	ListAllowed(rel, abs string) bool // ls and find names
 }
 
 // StampRecorder is the part of the edit guard the read tool needs.
@@ -102,6 +112,7 @@ type Tool struct {
 
 	resolved *jsonschema.Resolved
 	order    []string // property order of the input struct, for usage lines
+	dynamic  bool     // labels depend on the input
 	decode   func(args map[string]any) (any, error)
 	labels   func(in any) Labels
 	run      func(ctx context.Context, c *Call, in any) (Result, error)
@@ -167,6 +178,7 @@ func Define[In any](s Spec[In]) *Tool {
 	}
 	static := s.Static
 	if s.Labels != nil {
+		t.dynamic = true
 		t.labels = func(in any) Labels { return s.Labels(in.(In)) }
 	} else {
 		t.labels = func(any) Labels { return static }

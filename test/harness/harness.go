@@ -91,7 +91,8 @@ func Start(t testing.TB, opts Options) *Client {
 		args = append(args, "--root", opts.Root)
 	}
 	cmd := exec.Command(Binary(t), args...)
-	cmd.Env = append(append(os.Environ(), "AGENTLS_TEST_TOOLS=1"), opts.Env...)
+	// Tests never write to the real audit log or read the user's settings.
+	cmd.Env = append(append(os.Environ(), "AGENTLS_TEST_TOOLS=1", "AGENTLS_AUDIT_DIR="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir()), opts.Env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +112,7 @@ func Start(t testing.TB, opts Options) *Client {
 	}()
 	rwc := &pipeRWC{r: stdout, w: stdin}
 	c.Conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc))
-	c.Conn.Go(context.Background(), jsonrpc2.AsyncHandler(c.handle))
+	c.Conn.Go(context.Background(), protocol.CancelHandler(jsonrpc2.AsyncHandler(c.handle)))
 	t.Cleanup(func() {
 		c.stdin.Close()
 		select {

@@ -1,0 +1,144 @@
+package session
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/shell"
+	"github.com/agentls/agentls/internal/textedit"
+	"github.com/agentls/agentls/internal/tools"
+)
+
+// permission adapts the policy gate to the executor's permission step: it
+// describes a prepared call as a policy.Request (real paths, the parsed
+// command) and, when the verdict is "ask", attaches a preview of what the
+// call would do (the diff of an edit or write, computed but not applied).
+type permission struct {
+	gate *policy.Gate
+	fsys ops.FS
+}
+
+func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decision {
+	req := p.request(pr)
+	cr := policy.ConfirmRequest{CallID: pr.Call.ID, Tool: pr.Tool.Name, Arguments: pr.Args}
+	if p.gate.Config.Evaluate(req).Decision == policy.Ask {
+		cr.Preview = p.preview(pr, req)
+	}
+	out, err := p.gate.Check(ctx, req, cr)
+	if err != nil {
+		return tools.Decision{Reason: "cancelled while waiting for the user's approval; nothing was changed.", Rule: out.Rule}
+	}
+	d := tools.Decision{Allow: out.Allowed, Reason: out.Reason, Rule: out.Rule}
+	if out.Asked {
+		d.Asked, d.Answer = true, out.Answer
+	}
+	return d
+}
+
+// pathTools name the argument holding the path they touch.
+var pathTools = map[string]string{"read": "path", "edit": "path", "write": "path", "ls": "path", "grep": "path", "find": "path"}
+
+func (p *permission) request(pr *tools.Prepared) policy.Request {
+	req := policy.Request{
+		Tool: pr.Tool.Name, Source: pr.Tool.Source,
+		ReadOnly: pr.Labels.ReadOnly, Destructive: pr.Labels.Destructive,
+		InWorkspace: true,
+	}
+	if pr.Tool.Source == "core" && pr.Tool.Name == "bash" {
+		req.Command, _ = pr.Args["command"].(string)
+		dir := p.cwd(pr)
+		a := shell.Analyze(req.Command, shell.Options{Exists: func(path string) bool {
+			if !strings.HasPrefix(path, "/") && dir != "" {
+				path = dir + "/" + path
+			}
+			_, err := os.Lstat(path)
+			return err == nil
+		}})
+		req.Shell = &a
+		req.ReadOnly, req.Destructive = a.ReadOnly, a.Destructive
+		return req
+	}
+	if pr.Tool.Source != "core" {
+		return req
+	}
+	arg, ok := pathTools[pr.Tool.Name]
+	if !ok {
+		return req
+	}
+	in, _ := pr.Args[arg].(string)
+	if in == "" {
+		in = "."
+	}
+	rp, err := p.fsys.Resolve(in)
+	if err != nil {
+		// The tool refuses the path itself with the reason.
+		req.InWorkspace = false
+		return req
+	}
+	if rp.Folder.ReadOnly {
+		req.InWorkspace = false
+	}
+	req.Paths = []policy.PathRef{{Rel: rp.Rel, Abs: rp.OS()}}
+	return req
+}
+
+func (p *permission) cwd(pr *tools.Prepared) string {
+	in, _ := pr.Args["cwd"].(string)
+	if in == "" {
+		in = "."
+	}
+	rp, err := p.fsys.Resolve(in)
+	if err != nil {
+		return ""
+	}
+	return rp.OS()
+}
+
+// preview is what the user sees before deciding: the would-be diff of an
+// edit or write, or the command and its classification.
+func (p *permission) preview(pr *tools.Prepared, req policy.Request) map[string]any {
+	switch pr.Tool.Name {
+	case "bash":
+		out := map[string]any{"kind": "command", "command": req.Command, "readOnly": req.ReadOnly, "destructive": req.Destructive}
+		if req.Shell != nil {
+			out["reasons"] = req.Shell.Reasons
+		}
+		return out
+	case "edit", "write":
+		in, _ := pr.Args["path"].(string)
+		rp, err := p.fsys.Resolve(in)
+		if err != nil {
+			return nil
+		}
+		old, _ := p.fsys.ReadFile(rp) // missing file: old is empty
+		var new []byte
+		if pr.Tool.Name == "write" {
+			s, _ := pr.Args["content"].(string)
+			new = []byte(s)
+		} else {
+			var edits []textedit.Edit
+			list, _ := pr.Args["edits"].([]any)
+			for _, e := range list {
+				m, _ := e.(map[string]any)
+				o, _ := m["oldText"].(string)
+				n, _ := m["newText"].(string)
+				all, _ := m["replaceAll"].(bool)
+				edits = append(edits, textedit.Edit{OldText: o, NewText: n, ReplaceAll: all})
+			}
+			res, err := textedit.Apply(old, edits)
+			if err != nil {
+				return map[string]any{"kind": "edit", "path": rp.Display(), "error": err.Error()}
+			}
+			new = res.New
+		}
+		return map[string]any{
+			"kind": pr.Tool.Name, "path": rp.Display(), "uri": "file://" + rp.OS(),
+			"unifiedDiff": textedit.UnifiedDiff(rp.Display(), old, new),
+			"edits":       textedit.TextEdits(old, new),
+		}
+	}
+	return nil
+}
