@@ -1,0 +1,252 @@
+// Entry point: wires the sidecar, the language model tools, confirmations,
+// progress, inline diffs, commands and the status bar together.
+import { execFile } from "node:child_process";
+import * as vscode from "vscode";
+import { InlineDiffs } from "./inlineDiff";
+import { applyTextEdits, type TextEdit } from "./pure/ranges";
+import { invocationMessage } from "./pure/settings";
+import { type ConfirmParams, type ConfirmResult, Sidecar, type ToolResult } from "./sidecar";
+
+/** A bash call still running after this long gets a progress notification. */
+export const LONG_CALL_MS = 1000;
+const PREFIX = "agentls_";
+
+interface ToolContribution {
+  name: string;
+  inputSchema?: unknown;
+}
+
+export interface TestHooks {
+  confirmAnswers: ConfirmResult[];
+  confirmRequests: ConfirmParams[];
+  /** Confirmation pickers shown, and closed because the server cancelled them. */
+  confirmShown: number;
+  confirmClosedByCancel: number;
+  /** Messages shown in long-call progress notifications. */
+  progressMessages: string[];
+}
+
+export function activate(ctx: vscode.ExtensionContext) {
+  const output = vscode.window.createOutputChannel("agentls");
+  const testing = process.env.AGENTLS_TEST === "1";
+  const hooks: TestHooks = { confirmAnswers: [], confirmRequests: [], confirmShown: 0, confirmClosedByCancel: 0, progressMessages: [] };
+  const diffs = new InlineDiffs((s) => output.appendLine(s));
+  const progressByCall = new Map<string, (p: { message?: string; output?: string }) => void>();
+  let running = 0;
+
+  const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
+  status.command = "agentls.showLog";
+  const paint = () => {
+    const s = sidecar.state;
+    let text = "$(circle-slash) agentls";
+    let tip = "agentls is stopped";
+    if (s === "starting") [text, tip] = ["$(sync~spin) agentls", "agentls is starting"];
+    else if (s === "failed") [text, tip] = ["$(error) agentls", "agentls is not available: see the log"];
+    else if (s === "ready" && running > 0) [text, tip] = [`$(loading~spin) agentls: ${running} running`, `agentls is running ${running} tool${running === 1 ? "" : "s"}`];
+    else if (s === "ready" && sidecar.watcher === "degraded") [text, tip] = ["$(warning) agentls: watcher degraded", "agentls cannot watch files: external changes may go unnoticed"];
+    else if (s === "ready") [text, tip] = ["$(check) agentls", `agentls is ready (${sidecar.binaryPath ?? ""})`];
+    status.text = text;
+    status.tooltip = tip + " — click to show the log";
+  };
+
+  const sidecar = new Sidecar(ctx, output, {
+    onProgress: (p) => progressByCall.get(p.callId)?.(p),
+    onDetails: (p) => {
+      if (["edit", "write"].includes(p.tool) || typeof p.details?.uri === "string") void diffs.onDetails(p.tool, p.details);
+    },
+    onConfirm: (p, token) => confirm(p, token),
+  });
+  sidecar.onState(paint);
+  paint();
+  status.show();
+
+  async function confirm(p: ConfirmParams, token: vscode.CancellationToken): Promise<ConfirmResult> {
+    if (testing) {
+      hooks.confirmRequests.push(p);
+      const a = hooks.confirmAnswers.shift();
+      if (a) return a;
+    }
+    const items = {
+      once: { label: "$(check) Allow once", decision: "allowOnce" as const },
+      always: { label: "$(check-all) Always allow", description: `this tool call pattern, for this session`, decision: "allowAlways" as const },
+      deny: { label: "$(close) Deny", decision: "rejectOnce" as const },
+      show: { label: "$(diff) Show change", description: "open the previewed diff, then decide" },
+    };
+    const preview = p.preview;
+    // A QuickPick, unlike a modal message, can be closed when the server
+    // cancels the call; ignoreFocusOut keeps it up until answered.
+    for (;;) {
+      const qp = vscode.window.createQuickPick<vscode.QuickPickItem & { decision?: ConfirmResult["decision"] }>();
+      qp.title = `agentls: allow ${p.tool}?`;
+      qp.placeholder = `${p.tool}: ${p.reason}`;
+      qp.ignoreFocusOut = true;
+      qp.items = preview?.uri ? [items.once, items.always, items.deny, items.show] : [items.once, items.always, items.deny];
+      const subs: vscode.Disposable[] = [];
+      const pick = await new Promise<(typeof qp.items)[number] | undefined>((resolve) => {
+        subs.push(
+          qp.onDidAccept(() => resolve(qp.selectedItems[0])),
+          qp.onDidHide(() => resolve(undefined)),
+          token.onCancellationRequested(() => resolve(undefined)),
+        );
+        qp.show();
+        hooks.confirmShown++;
+      });
+      subs.forEach((s) => s.dispose());
+      qp.dispose();
+      if (token.isCancellationRequested) {
+        hooks.confirmClosedByCancel++;
+        return { decision: "rejectOnce", message: "cancelled" };
+      }
+      if (!pick) return { decision: "rejectOnce", message: "the user dismissed the confirmation" };
+      if (pick.decision) return { decision: pick.decision, message: pick.decision === "rejectOnce" ? "the user denied it" : undefined };
+      await showPreview(p);
+    }
+  }
+
+  async function showPreview(p: ConfirmParams): Promise<void> {
+    const d = p.preview as { uri?: string; edits?: TextEdit[]; path?: string } | undefined;
+    if (!d?.uri) return;
+    const uri = vscode.Uri.parse(d.uri);
+    let current = "";
+    try {
+      current = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+    } catch {
+      current = "";
+    }
+    const display = d.path ?? vscode.workspace.asRelativePath(uri);
+    const after = applyTextEdits(current, d.edits ?? []);
+    await vscode.commands.executeCommand("vscode.diff", diffs.previewUri(display, current), diffs.previewUri(display + " (proposed)", after), `${display} (proposed by agent ${p.tool})`);
+  }
+
+  /** Runs one tool call, with progress for long bash calls and cancellation. */
+  async function runTool(tool: string, input: unknown, token: vscode.CancellationToken): Promise<ToolResult> {
+    const callId = sidecar.newCallId();
+    const cts = new vscode.CancellationTokenSource();
+    const sub = token.onCancellationRequested(() => cts.cancel());
+    running++;
+    paint();
+    let timer: NodeJS.Timeout | undefined;
+    let finish: () => void = () => undefined;
+    if (tool === "bash") {
+      timer = setTimeout(() => {
+        void vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: `agentls: ${invocationMessage(tool, input as Record<string, unknown>)}`, cancellable: true },
+          (progress, ptoken) =>
+            new Promise<void>((resolve) => {
+              finish = resolve;
+              ptoken.onCancellationRequested(() => cts.cancel());
+              progressByCall.set(callId, (p) => {
+                const last = (p.output ?? p.message ?? "").split(/\r?\n/).filter((l) => l.trim() !== "").pop();
+                if (!last) return;
+                progress.report({ message: last.slice(0, 200) });
+                if (testing) hooks.progressMessages.push(last);
+              });
+            }),
+        );
+      }, LONG_CALL_MS);
+    }
+    try {
+      return await sidecar.call(tool, input, cts.token, callId);
+    } finally {
+      clearTimeout(timer);
+      finish();
+      progressByCall.delete(callId);
+      sub.dispose();
+      cts.dispose();
+      running--;
+      paint();
+    }
+  }
+
+  function toModelResult(r: ToolResult): vscode.LanguageModelToolResult {
+    const parts: Array<vscode.LanguageModelTextPart | unknown> = [];
+    const api = vscode as unknown as { LanguageModelDataPart?: { image(data: Uint8Array, mime: string): unknown } };
+    for (const c of r.content ?? []) {
+      if (c.type === "text") parts.push(new vscode.LanguageModelTextPart(c.text));
+      else if (c.type === "image" && api.LanguageModelDataPart) parts.push(api.LanguageModelDataPart.image(Buffer.from(c.data, "base64"), c.mimeType));
+      else if (c.type === "image") parts.push(new vscode.LanguageModelTextPart(`[image ${c.mimeType}, ${Math.round((c.data.length * 3) / 4)} bytes: this editor cannot pass images to the model]`));
+    }
+    return new vscode.LanguageModelToolResult(parts as vscode.LanguageModelTextPart[]);
+  }
+
+  // Language model tools: one per contribution in package.json.
+  const contributed: ToolContribution[] = (ctx.extension.packageJSON?.contributes?.languageModelTools ?? []) as ToolContribution[];
+  if (vscode.lm?.registerTool) {
+    for (const t of contributed) {
+      const tool = t.name.slice(PREFIX.length);
+      ctx.subscriptions.push(
+        vscode.lm.registerTool<Record<string, unknown>>(t.name, {
+          prepareInvocation: (opts) => ({ invocationMessage: invocationMessage(tool, opts.input) }),
+          invoke: async (opts, token) => {
+            try {
+              return toModelResult(await runTool(tool, opts.input, token));
+            } catch (err) {
+              if (token.isCancellationRequested) throw new vscode.CancellationError();
+              throw err;
+            }
+          },
+        }),
+      );
+    }
+  }
+
+  const cmd = (id: string, f: (...a: any[]) => unknown) => ctx.subscriptions.push(vscode.commands.registerCommand(id, f));
+  cmd("agentls.restart", () => sidecar.restart());
+  cmd("agentls.showLog", () => output.show(true));
+  cmd("agentls.clearHighlights", () => diffs.clear());
+  cmd("agentls.showDiff", (uri?: vscode.Uri) => diffs.showDiff(uri));
+  cmd("agentls.revert", (uri?: vscode.Uri) => diffs.revert(uri));
+  cmd("agentls.showAudit", () => {
+    if (!sidecar.binaryPath) return void vscode.window.showErrorMessage("agentls: the binary is not available");
+    execFile(sidecar.binaryPath, ["audit", "--tail", "200"], { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath }, async (err, stdout, stderr) => {
+      const doc = await vscode.workspace.openTextDocument({ content: stdout || stderr || String(err ?? "(empty audit log)"), language: "log" });
+      await vscode.window.showTextDocument(doc, { preview: true });
+    });
+  });
+  cmd("agentls.runTool", async () => {
+    const pick = await vscode.window.showQuickPick(contributed.map((t) => ({ label: t.name.slice(PREFIX.length), schema: t.inputSchema })), { title: "agentls: Run tool…" });
+    if (!pick) return;
+    const req = ((pick.schema as { required?: string[] })?.required ?? []).map((k) => `"${k}": ""`).join(", ");
+    const raw = await vscode.window.showInputBox({ title: `agentls ${pick.label}: arguments (JSON)`, value: `{${req}}`, validateInput: (v) => { try { JSON.parse(v); return undefined; } catch (e) { return String(e); } } });
+    if (raw === undefined) return;
+    const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `agentls: ${pick.label}`, cancellable: true }, (_p, token) => runTool(pick.label, JSON.parse(raw), token));
+    const text = r.content.map((c) => (c.type === "text" ? c.text : `[image ${c.mimeType}]`)).join("\n");
+    const doc = await vscode.workspace.openTextDocument({ content: (r.isError ? "ERROR\n" : "") + text });
+    await vscode.window.showTextDocument(doc, { preview: true });
+  });
+
+  if (testing) {
+    cmd("agentls._test.hooks", () => hooks);
+    cmd("agentls._test.state", () => ({ state: sidecar.state, watcher: sidecar.watcher, binary: sidecar.binaryPath }));
+    cmd("agentls._test.decorations", () =>
+      vscode.window.visibleTextEditors.map((e) => {
+        const c = diffs.get(e.document.uri);
+        const painted = !!c && c.highlighted && e.document.getText() === c.newText;
+        return {
+          uri: e.document.uri.toString(),
+          inserted: painted ? diffs.insertedRanges(c!).flatMap((r) => Array.from({ length: r.end.line - r.start.line + 1 }, (_, i) => r.start.line + i)) : [],
+          removed: painted ? diffs.removedDecorations(c!).map((d) => d.range.start.line) : [],
+          keys: { inserted: diffs.inserted.key, removed: diffs.removed.key },
+        };
+      }),
+    );
+    cmd("agentls._test.changes", () => diffs.all().map((c) => ({ uri: c.uri.toString(), oldText: c.oldText, newText: c.newText, highlighted: c.highlighted })));
+  }
+
+  ctx.subscriptions.push(
+    output,
+    status,
+    diffs,
+    sidecar,
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration("agentls")) {
+        output.appendLine("[agentls] settings changed: restarting");
+        void sidecar.restart();
+      }
+    }),
+  );
+  void sidecar.start();
+  return { sidecar, diffs };
+}
+
+export function deactivate() {}

@@ -1,0 +1,235 @@
+// The agentls process and its JSON-RPC connection (vscode-languageclient
+// with no document selector: agentls is not a language server).
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  type LanguageClientOptions,
+  type ServerOptions,
+  type StaticFeature,
+  State,
+} from "vscode-languageclient/node";
+import { resolveBinary } from "./pure/binary";
+import { CLIENT_CAPABILITIES, initializationOptions, restartDelay } from "./pure/settings";
+
+export type SidecarState = "stopped" | "starting" | "ready" | "failed";
+
+export interface ToolResult {
+  callId: string;
+  content: Array<{ type: "text"; text: string } | { type: "image"; data: string; mimeType: string }>;
+  isError: boolean;
+  details?: Record<string, unknown>;
+}
+
+/** A client feature announcing capabilities.experimental.agentls. */
+const agentlsCapabilities: StaticFeature = {
+  fillClientCapabilities(caps) {
+    caps.experimental = { ...(caps.experimental as object | undefined), agentls: { ...CLIENT_CAPABILITIES } };
+  },
+  getState: () => ({ kind: "static" }),
+  initialize() {},
+  clear() {},
+};
+
+export interface Handlers {
+  onProgress(p: { callId: string; tool: string; message?: string; output?: string; percentage?: number }): void;
+  onDetails(p: { callId: string; tool: string; details: Record<string, unknown> }): void;
+  onConfirm(p: ConfirmParams, token: vscode.CancellationToken): Promise<ConfirmResult>;
+}
+
+export interface ConfirmParams {
+  callId: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  reason: string;
+  preview?: Record<string, unknown>;
+}
+export interface ConfirmResult {
+  decision: "allowOnce" | "allowAlways" | "rejectOnce" | "rejectAlways";
+  message?: string;
+}
+
+export class Sidecar implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private _state: SidecarState = "stopped";
+  private attempt = 0;
+  private healthyTimer: NodeJS.Timeout | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private stopping = false;
+  private notifiedMissing = "";
+  private nextCall = 0;
+  private readonly stateEmitter = new vscode.EventEmitter<SidecarState>();
+  readonly onState = this.stateEmitter.event;
+  binaryPath: string | undefined;
+  watcher: string | undefined;
+
+  constructor(
+    private readonly ctx: vscode.ExtensionContext,
+    readonly output: vscode.OutputChannel,
+    private readonly handlers: Handlers,
+  ) {}
+
+  get state(): SidecarState {
+    return this._state;
+  }
+
+  private setState(s: SidecarState): void {
+    this._state = s;
+    this.stateEmitter.fire(s);
+  }
+
+  /** Starts the sidecar; resolves once it is ready or has failed. */
+  async start(): Promise<void> {
+    this.stopping = false;
+    const cfg = vscode.workspace.getConfiguration("agentls");
+    const bin = resolveBinary({
+      configured: cfg.get<string>("path"),
+      extensionDir: this.ctx.extensionPath,
+      platform: process.platform,
+      arch: process.arch,
+      pathEnv: process.env.PATH,
+      isExecutable: (f) => {
+        try {
+          fs.accessSync(f, fs.constants.X_OK);
+          return fs.statSync(f).isFile();
+        } catch {
+          return false;
+        }
+      },
+      join: path.join,
+      pathDelimiter: path.delimiter,
+    });
+    if (!bin.ok) {
+      this.output.appendLine(`[agentls] ${bin.message} Tried: ${bin.tried.join(", ")}`);
+      this.setState("failed");
+      if (this.notifiedMissing !== bin.message) {
+        this.notifiedMissing = bin.message;
+        void vscode.window.showErrorMessage(bin.message, "Configure path").then((pick) => {
+          if (pick) void vscode.commands.executeCommand("workbench.action.openSettings", "agentls.path");
+        });
+      }
+      return;
+    }
+    this.notifiedMissing = "";
+    this.binaryPath = bin.path;
+    const { options, warnings } = initializationOptions({
+      mode: cfg.get("mode"),
+      permissions: cfg.get("permissions"),
+    });
+    for (const w of warnings) this.output.appendLine(`[agentls] settings: ${w}`);
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    // No transport field: stdio without the "--stdio" argument agentls does not take.
+    const serverOptions: ServerOptions = {
+      command: bin.path,
+      args: ["--log-level", cfg.get<string>("trace.server") === "verbose" ? "debug" : "info"],
+      options: { cwd: folder },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.output,
+      initializationOptions: options,
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue }),
+        closed: () => {
+          if (!this.stopping) this.scheduleRestart();
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+    };
+    const client = new LanguageClient("agentls", "agentls", serverOptions, clientOptions);
+    client.registerFeature(agentlsCapabilities);
+    this.client = client;
+    this.setState("starting");
+    this.output.appendLine(`[agentls] starting ${bin.path} (${bin.source}) with ${JSON.stringify(options)}`);
+    try {
+      await client.start();
+    } catch (err) {
+      this.output.appendLine(`[agentls] start failed: ${String(err)}`);
+      if (this.client === client && !this.stopping) this.scheduleRestart();
+      return;
+    }
+    if (this.client !== client) return;
+    client.onNotification("tools/progress", (p) => this.handlers.onProgress(p));
+    client.onNotification("tools/details", (p) => this.handlers.onDetails(p));
+    client.onNotification("tools/listChanged", () => this.output.appendLine("[agentls] tool list changed"));
+    client.onRequest("tools/confirm", (p: ConfirmParams, token) => this.handlers.onConfirm(p, token));
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Stopped && this.client === client && !this.stopping) this.setState("starting");
+    });
+    const exp = (client.initializeResult?.capabilities as { experimental?: { agentls?: { watcher?: string } } })?.experimental?.agentls;
+    this.watcher = exp?.watcher;
+    this.setState("ready");
+    clearTimeout(this.healthyTimer);
+    this.healthyTimer = setTimeout(() => (this.attempt = 0), 60_000);
+  }
+
+  private scheduleRestart(): void {
+    clearTimeout(this.healthyTimer);
+    clearTimeout(this.restartTimer);
+    const delay = restartDelay(this.attempt++);
+    this.output.appendLine(`[agentls] the sidecar stopped; restarting in ${delay} ms`);
+    this.setState("starting");
+    this.restartTimer = setTimeout(() => {
+      const old = this.client;
+      this.client = undefined;
+      void old?.dispose().catch(() => undefined);
+      void this.start();
+    }, delay);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    clearTimeout(this.healthyTimer);
+    const c = this.client;
+    this.client = undefined;
+    if (c) {
+      try {
+        await c.stop(2000);
+      } catch (err) {
+        this.output.appendLine(`[agentls] stop: ${String(err)}`);
+      }
+    }
+    this.setState("stopped");
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    this.attempt = 0;
+    await this.start();
+  }
+
+  /** Waits (up to timeoutMs) until the sidecar is ready. */
+  async ready(timeoutMs = 15_000): Promise<LanguageClient> {
+    const deadline = Date.now() + timeoutMs;
+    while (this._state !== "ready" || !this.client) {
+      if (this._state === "failed") throw new Error("agentls is not available (see the agentls log)");
+      if (Date.now() > deadline) throw new Error(`agentls did not become ready within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return this.client;
+  }
+
+  newCallId(): string {
+    return `vscode-${++this.nextCall}`;
+  }
+
+  async call(name: string, args: unknown, token?: vscode.CancellationToken, callId = this.newCallId()): Promise<ToolResult> {
+    const client = await this.ready();
+    return client.sendRequest<ToolResult>("tools/call", { name, arguments: args ?? {}, callId }, token);
+  }
+
+  async listTools(format = "vscode"): Promise<unknown[]> {
+    const client = await this.ready();
+    const r = await client.sendRequest<{ tools: unknown[] }>("tools/list", { format });
+    return r.tools;
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.stateEmitter.dispose();
+  }
+}

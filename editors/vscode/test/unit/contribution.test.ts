@@ -1,0 +1,20 @@
+// package.json's languageModelTools must equal `agentls tools --format vscode`.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+
+test("package.json languageModelTools are up to date with agentls", (t) => {
+  const bin = process.env.AGENTLS_BIN;
+  if (!bin) return t.skip("AGENTLS_BIN not set (test/vscode/run.sh and .ci set it)");
+  const want = JSON.parse(execFileSync(bin, ["tools", "--format", "vscode"], { encoding: "utf8" }));
+  const pkg = JSON.parse(readFileSync(join(process.cwd(), "package.json"), "utf8"));
+  const have = pkg.contributes.languageModelTools as Array<{ name: string }>;
+  const key = (l: Array<{ name: string }>) => new Map(l.map((t) => [t.name, JSON.stringify(t)]));
+  const h = key(have), w = key(want);
+  const differ = [...new Set([...h.keys(), ...w.keys()])].filter((n) => h.get(n) !== w.get(n));
+  assert.deepEqual(differ, [], `package.json languageModelTools out of date for ${differ.join(", ")}: run \`npm run gen-tools\` in editors/vscode`);
+  assert.equal(JSON.stringify(have), JSON.stringify(want), "tool order differs: run `npm run gen-tools`");
+  for (const t of pkg.contributes.languageModelTools) assert.match(t.name, /^agentls_[\w-]+$/);
+});
