@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of the project: static checks, Go unit and end-to-end
-# tests, cross-compilation, and the headless Neovim tests.
+# tests, cross-compilation, the headless Neovim tests, the MCP tests with
+# the TypeScript SDK, and the VS Code extension in a real VS Code.
+# AGENTLS_SKIP_VSCODE=1 skips the VS Code stage (it needs root to install
+# its prerequisites on first use).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +27,15 @@ export AGENTLS_BIN="$bin_dir/agentls"
 echo "== go test"
 go test -count=1 -timeout 10m ./...
 
-if [ -f test/nvim/run.sh ]; then
-  echo "== neovim (headless)"
-  bash test/nvim/run.sh
+echo "== neovim (headless)"
+bash test/nvim/run.sh
+
+echo "== MCP (TypeScript SDK client, server-filesystem upstream)"
+bash test/mcp/run.sh
+
+if [ "${AGENTLS_SKIP_VSCODE:-}" = 1 ]; then
+  echo "== VS Code: skipped (AGENTLS_SKIP_VSCODE=1)"
+else
+  echo "== VS Code (code-server + Chromium; first run installs into /var/cache/agentls-ci)"
+  bash test/vscode/run.sh
 fi
