@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/agentls/agentls/internal/audit"
 	"github.com/agentls/agentls/internal/editguard"
@@ -68,6 +69,9 @@ type Session struct {
 	watchers         []*watch.Watcher
 	stopWatch        context.CancelFunc
 	onExternalChange func(uri, kind string, readStale bool)
+	// matchers are the watched folders' shared ignore matchers; replaced
+	// whole when the folders change, read by tools concurrently.
+	matchers atomic.Pointer[map[*ops.Folder]*ignore.Matcher]
 }
 
 // New opens the folders and builds the registry and executor.
@@ -193,6 +197,12 @@ func New(opts Options) (*Session, error) {
 			}
 		}
 	}
+	env.Matchers = func(f *ops.Folder) *ignore.Matcher {
+		if m := s.matchers.Load(); m != nil {
+			return (*m)[f]
+		}
+		return nil
+	}
 	s.startWatchers()
 	return s, nil
 }
@@ -205,14 +215,16 @@ func (s *Session) startWatchers() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopWatch = cancel
 	byFolder := map[*ops.Folder]*watch.Watcher{}
+	matchers := map[*ops.Folder]*ignore.Matcher{}
 	mode := ""
 	for _, f := range s.FS.Folders() {
 		if f.ReadOnly {
 			continue
 		}
 		folder, ffs := f, s.FS.FolderFS(f)
+		m := ignore.NewMatcher(ffs)
 		w, err := watch.Start(ctx, watch.Options{
-			Root: folder.Root, FS: ffs, Matcher: ignore.NewMatcher(ffs), Log: s.Log,
+			Root: folder.Root, FS: ffs, Matcher: m, Log: s.Log,
 			OnEvent: func(ev watch.Event) {
 				p := ops.Path{Folder: folder, Rel: ev.Rel}
 				readStale, skip := guard.Observe(p, string(ev.Kind))
@@ -228,12 +240,18 @@ func (s *Session) startWatchers() {
 			continue
 		}
 		byFolder[folder] = w
+		if w.Mode() != watch.ModeDegraded {
+			// The watcher invalidates the rules it sees change, so tools
+			// can share its warm matcher.
+			matchers[folder] = m
+		}
 		s.watchers = append(s.watchers, w)
 		if mode == "" || w.Mode() == watch.ModeDegraded {
 			mode = w.Mode()
 		}
 	}
 	guard.SetCoverage(func(p ops.Path) bool { w := byFolder[p.Folder]; return w != nil && w.Covers(p.Rel) })
+	s.matchers.Store(&matchers)
 	guard.SetWatched(len(s.watchers) > 0)
 	if mode == watch.ModeDegraded {
 		s.Log.Warn("file watcher degraded: staleness is checked with stat at edit time")

@@ -112,8 +112,13 @@ func runLs(ctx context.Context, c *Call, in lsInput) (Result, error) {
 	return r, nil
 }
 
-// matcher returns the ignore rules of folder f. Rules are read fresh per
-// call until a watcher invalidates a shared cache.
-func (e *Env) matcher(_ *ops.Folder, fsys fs.FS) *ignore.Matcher {
+// matcher returns the ignore rules of folder f: the session's shared,
+// watcher-invalidated matcher when there is one, else rules read fresh.
+func (e *Env) matcher(f *ops.Folder, fsys fs.FS) *ignore.Matcher {
+	if e.Matchers != nil {
+		if m := e.Matchers(f); m != nil {
+			return m
+		}
+	}
 	return ignore.NewMatcher(fsys)
 }

@@ -22,7 +22,7 @@ func (r *recorder) RecordRead(p ops.Path, content []byte, from, to int) {
 	r.reads = append(r.reads, fmt.Sprintf("%s:%d-%d", p.Rel, from, to))
 }
 
-func newTestExecutor(t *testing.T, files map[string][]byte) (*Executor, *recorder, string) {
+func newTestExecutor(t testing.TB, files map[string][]byte) (*Executor, *recorder, string) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, data := range files {

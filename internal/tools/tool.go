@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agentls/agentls/internal/editguard"
+	"github.com/agentls/agentls/internal/ignore"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/spill"
 )
@@ -62,6 +63,10 @@ type Env struct {
 	// Visible hides files the permission rules forbid reading from grep
 	// matches and ls/find listings; nil shows everything.
 	Visible PathFilter
+	// Matchers returns a folder's shared ignore matcher, kept fresh by the
+	// watcher (rule files edited are invalidated); nil or a nil result
+	// means rules are read fresh for the call.
+	Matchers func(f *ops.Folder) *ignore.Matcher
 }
 
 // PathFilter is the part of the permission policy that filters results.
