@@ -11,18 +11,7 @@ BENCHTIME=${BENCHTIME:-5x}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 go test ./internal/search -run '^$' -bench '^BenchmarkGrep$' -benchtime "$BENCHTIME" -count "$COUNT" | tee "$out" >&2
-awk '
-/^BenchmarkGrep\// {
-	name = $1; sub(/^BenchmarkGrep\//, "", name); sub(/-[0-9]+$/, "", name)
-	n = split(name, p, "/"); key = p[1] "/" p[2]; kind = p[3]
-	v[key, kind, ++cnt[key, kind]] = $3; keys[key] = 1
-}
-function median(key, kind,    n, i, j, t, a) {
-	n = cnt[key, kind]; if (n == 0) return 0
-	for (i = 1; i <= n; i++) a[i] = v[key, kind, i]
-	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-	return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk -v PREFIX=Grep -f bench/medians.awk -f - "$out" <<'AWK' | sort
 END {
 	printf "%-28s %10s %10s %10s %10s %10s\n", "tree/pattern", "raw-rg ms", "rg-eng ms", "go-eng ms", "rg/raw", "go/rg"
 	for (k in keys) {
@@ -30,4 +19,5 @@ END {
 		printf "%-28s %10.1f %10.1f %10.1f %10s %10s\n", k, raw / 1e6, rg / 1e6, go / 1e6,
 			(raw > 0 ? sprintf("%.2f", rg / raw) : "-"), (rg > 0 ? sprintf("%.2f", go / rg) : "-")
 	}
-}' "$out" | sort
+}
+AWK

@@ -11,18 +11,7 @@ BENCHTIME=${BENCHTIME:-5x}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 go test ./test/e2e -run '^$' -bench '^BenchmarkSearchTools$' -benchtime "$BENCHTIME" -count "$COUNT" | tee "$out" >&2
-awk '
-/^BenchmarkSearchTools\// {
-	name = $1; sub(/^BenchmarkSearchTools\//, "", name); sub(/-[0-9]+$/, "", name)
-	n = split(name, p, "/"); key = p[1] "/" p[2]; kind = p[3]
-	v[key, kind, ++cnt[key, kind]] = $3; keys[key] = 1
-}
-function median(key, kind,    n, i, j, t, a) {
-	n = cnt[key, kind]; if (n == 0) return 0
-	for (i = 1; i <= n; i++) a[i] = v[key, kind, i]
-	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-	return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk -v PREFIX=SearchTools -f bench/medians.awk -f - "$out" <<'AWK'
 function r(a, b) { return (a > 0 && b > 0) ? sprintf("%.2f×", a / b) : "-" }
 END {
 	print "| tree / query | tools/call (rg) | Go fallback | raw rg | rg path ÷ raw rg (≤ 1.10) | fallback ÷ rg path (≤ 2.5) |"
@@ -38,4 +27,5 @@ END {
 		f = median(k, "find-call"); rf = median(k, "rg-files")
 		printf "| %s | %.1f ms | %.1f ms | %s |\n", k, f / 1e6, rf / 1e6, r(f, rf)
 	}
-}' "$out"
+}
+AWK
