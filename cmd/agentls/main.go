@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/rpc"
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/tools"
@@ -59,7 +60,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, `usage:
   agentls [flags]                      serve JSON-RPC (LSP framing) on stdin/stdout
   agentls tools [--format F] [--all]   print the tool list as JSON (F: mcp, openai, anthropic, vscode)
-  agentls call TOOL 'JSON' [--root D]  run one tool call and print its text (exit 1 when isError)
+  agentls call TOOL 'JSON' [--root D] [--mode M] [--json]
+                                       run one tool call and print its text (exit 1 when isError)
   agentls mcp [--root D]               serve the same tools as an MCP server over stdio
   agentls audit [--tail N]             print the audit log
   agentls --version
@@ -160,6 +162,7 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	g.register(fs)
 	jsonOut := fs.Bool("json", false, "print the whole result as JSON")
+	mode := fs.String("mode", "", "permission mode for this call: default, acceptEdits, readOnly, bypass (default: from the settings files, else default)")
 	var pos []string
 	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {
@@ -173,6 +176,10 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	}
 	if len(pos) < 1 || len(pos) > 2 {
 		fmt.Fprintln(stderr, "usage: agentls call TOOL 'JSON-ARGS' [--root DIR] [--json]")
+		return 2
+	}
+	if _, ok := policy.ParseMode(*mode); *mode != "" && !ok {
+		fmt.Fprintf(stderr, "agentls call: --mode %q: use default, acceptEdits, readOnly or bypass\n", *mode)
 		return 2
 	}
 	argJSON := "{}"
@@ -189,7 +196,11 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	for _, r := range g.roots {
 		folders = append(folders, ops.FolderSpec{Path: r})
 	}
-	sess, err := session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1"})
+	// One call, one session: nobody can be asked, so an "ask" is a denial
+	// (use --mode), and editing an existing file needs a read in the same
+	// session, which only a server or MCP session gives.
+	sess, err := session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1",
+		Editor: &policy.Settings{Mode: *mode}})
 	if err != nil {
 		fmt.Fprintln(stderr, "agentls call:", err)
 		return 2
