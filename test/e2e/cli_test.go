@@ -1,0 +1,61 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/test/harness"
+)
+
+func runCLI(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(harness.Binary(t), args...)
+	cmd.Env = append(cmd.Environ(), "AGENTLS_AUDIT_DIR="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), code
+}
+
+// The CLI is the server in batch form: one call, its text, exit 1 on isError.
+func TestCLI(t *testing.T) {
+	ws := t.TempDir()
+	writeFiles(t, ws, map[string]string{"a.txt": "hello\n"})
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"version", []string{"--version"}, 0, "agentls "},
+		{"call read", []string{"call", "read", `{"path":"a.txt"}`, "--root", ws}, 0, "1→hello"},
+		{"flags before the tool", []string{"call", "--root", ws, "read", `{"path":"a.txt"}`}, 0, "1→hello"},
+		{"isError exits 1", []string{"call", "read", `{"path":"missing.txt"}`, "--root", ws}, 1, "missing.txt not found"},
+		{"a call that would ask is denied", []string{"call", "write", `{"path":"b.txt","content":"x"}`, "--root", ws}, 1, "needs the user's approval"},
+		{"--mode acceptEdits lets it run", []string{"call", "write", `{"path":"b.txt","content":"x"}`, "--root", ws, "--mode", "acceptEdits"}, 0, "Created b.txt"},
+		{"bad mode", []string{"call", "read", "{}", "--mode", "x"}, 2, "use default, acceptEdits, readOnly or bypass"},
+		{"unknown command", []string{"frobnicate"}, 2, "unknown command"},
+		{"unknown format", []string{"tools", "--format", "xml"}, 2, "unknown format"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := runCLI(t, tc.args...)
+			if code != tc.code || !strings.Contains(out, tc.want) {
+				t.Fatalf("exit %d (want %d), output:\n%s", code, tc.code, out)
+			}
+		})
+	}
+	for _, format := range []string{"mcp", "openai", "anthropic", "vscode"} {
+		out, code := runCLI(t, "tools", "--format", format)
+		var list []map[string]any
+		if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) < 8 {
+			t.Fatalf("tools --format %s: exit %d, %d tools:\n%.300s", format, code, len(list), out)
+		}
+	}
+}
