@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -212,9 +213,11 @@ func formatLines(display, text string, offset, limit int, notes []string) Result
 		maxLines = limit
 	}
 	var b strings.Builder
+	b.Grow(min(len(text), ReadMaxBytes) + min(total-offset+1, maxLines)*10)
 	used, end := 0, offset-1
 	cutLines := 0
 	byteLimited := false
+	var num [24]byte
 	for i := offset - 1; i < total && i-(offset-1) < maxLines; i++ {
 		line := strings.TrimSuffix(lines[i], "\r")
 		if i == offset-1 && len(line) > ReadMaxBytes {
@@ -224,18 +227,21 @@ func formatLines(display, text string, offset, limit int, notes []string) Result
 			r.setDetail("toLine", i+1)
 			return r
 		}
-		if utf8.RuneCountInString(line) > ReadMaxLineChars {
+		if len(line) > ReadMaxLineChars && utf8.RuneCountInString(line) > ReadMaxLineChars {
 			n := utf8.RuneCountInString(line)
 			line = string([]rune(line)[:ReadMaxLineChars]) + fmt.Sprintf("… [line cut: %d of %d characters shown]", ReadMaxLineChars, n)
 			cutLines++
 		}
-		entry := fmt.Sprintf("%6d→%s\n", i+1, line)
-		if used+len(entry) > ReadMaxBytes {
+		prefix := lineNumber(num[:0], i+1)
+		size := len(prefix) + len(line) + 1
+		if used+size > ReadMaxBytes {
 			byteLimited = true
 			break
 		}
-		b.WriteString(entry)
-		used += len(entry)
+		b.Write(prefix)
+		b.WriteString(line)
+		b.WriteByte('\n')
+		used += size
 		end = i + 1
 	}
 	header := fmt.Sprintf("%s, lines %d-%d of %d", display, offset, end, total)
@@ -346,4 +352,14 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// lineNumber appends read's line prefix, "%6d→", without fmt.
+func lineNumber(dst []byte, n int) []byte {
+	digits := strconv.AppendInt(nil, int64(n), 10)
+	for i := len(digits); i < 6; i++ {
+		dst = append(dst, ' ')
+	}
+	dst = append(dst, digits...)
+	return append(dst, "→"...)
 }
