@@ -255,6 +255,9 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	for _, p := range sess.Problems {
 		s.logMessage(1, "agentls: "+p)
 	}
+	if watcherMode(sess.WatchMode) == "degraded" {
+		s.logMessage(2, "agentls: the file watcher is degraded (watch limit reached or unavailable): external changes are caught by checking files at edit time, and workspace/externalChange is not sent. Raise fs.inotify.max_user_watches to restore it.")
+	}
 	return map[string]any{
 		"serverInfo": map[string]any{"name": "agentls", "version": s.opts.Version},
 		"capabilities": map[string]any{
