@@ -466,9 +466,17 @@ func (n *notifier) Progress(p tools.Progress) {
 	}
 	n.last = time.Now()
 	n.mu.Unlock()
-	n.s.conn.Notify(n.s.base, "tools/progress", map[string]any{
-		"callId": n.callID, "tool": n.tool, "message": p.Message, "output": p.Output, "percentage": p.Percentage,
-	})
+	params := map[string]any{"callId": n.callID, "tool": n.tool}
+	if p.Message != "" {
+		params["message"] = p.Message
+	}
+	if p.Output != "" {
+		params["output"] = p.Output
+	}
+	if p.Percentage != nil {
+		params["percentage"] = *p.Percentage
+	}
+	n.s.conn.Notify(n.s.base, "tools/progress", params)
 }
 
 func (n *notifier) Details(d map[string]any) {
