@@ -152,7 +152,7 @@ func decodeText(data []byte) (text string, notes []string, binary bool, kind str
 	if len(head) > binarySniffBytes {
 		head = head[:binarySniffBytes]
 	}
-	if bytes.IndexByte(head, 0) >= 0 {
+	if bytes.IndexByte(head, 0) >= 0 || binarySniff(head) {
 		return "", nil, true, binaryKind(data)
 	}
 	if !utf8.Valid(data) {
@@ -178,6 +178,18 @@ func binaryKind(data []byte) string {
 		return "zip archive"
 	}
 	return http.DetectContentType(data)
+}
+
+// binarySniff reports content whose sniffed type is binary even without a
+// NUL in its first 8 KiB (a PDF, an archive, media).
+func binarySniff(head []byte) bool {
+	ct := http.DetectContentType(head)
+	for _, p := range []string{"application/pdf", "application/zip", "application/x-gzip", "application/x-rar-compressed", "application/wasm", "application/ogg", "application/vnd.ms-fontobject", "font/", "audio/", "video/", "image/"} {
+		if strings.HasPrefix(ct, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func sniffImage(data []byte) string {

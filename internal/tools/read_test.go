@@ -75,6 +75,7 @@ func TestRead(t *testing.T) {
 		"empty.txt":     nil,
 		"dir/inner.go":  []byte("package dir\n"),
 		"src/config.ts": []byte("x\n"),
+		"doc.pdf":       []byte("%PDF-1.4\n%âãÏÓ\n1 0 obj << /Type /Catalog >> endobj\n"),
 	})
 	cases := []struct {
 		name    string
@@ -100,6 +101,7 @@ func TestRead(t *testing.T) {
 		{"CRLF shown without CR", `{"path":"crlf.txt"}`, false, []string{"1→a\n", "CRLF line endings"}, []string{"\r"}},
 		{"UTF-16 decoded", `{"path":"utf16.txt"}`, false, []string{"1→hi", "decoded from UTF-16LE"}, nil},
 		{"ELF refused with its type", `{"path":"prog"}`, true, []string{"binary file (ELF executable, 2.0 KB); not read"}, nil},
+		{"a PDF without NUL is refused by its sniffed type", `{"path":"doc.pdf"}`, true, []string{"binary file (application/pdf"}, nil},
 		{"a long line is cut with a marker", `{"path":"longline.txt"}`, false,
 			[]string{"… [line cut: 2000 of 3000 characters shown]", "2→short"}, nil},
 		{"a first line over the byte limit explains itself", `{"path":"huge1.txt"}`, false,
