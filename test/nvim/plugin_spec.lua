@@ -289,7 +289,7 @@ t.test("tools/confirm: Deny answers rejectOnce", function()
   local asked = stub_select({ "Deny" })
   local res = agentls._handlers["tools/confirm"](nil, { callId = "c1", tool = "bash", arguments = { command = "rm -rf x" }, reason = "runs a command" })
   t.eq({ decision = "rejectOnce" }, res, "reply")
-  t.eq({ "Allow once", "Always allow", "Deny" }, asked[1].items, "choices")
+  t.eq({ "Allow once", "Always allow", "Deny", "Deny with message…" }, asked[1].items, "choices")
   t.ok(asked[1].prompt:find("bash", 1, true), asked[1].prompt)
 end)
 

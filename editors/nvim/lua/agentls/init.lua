@@ -32,6 +32,7 @@ local state = {
   waiting = {}, -- client id -> functions to run once initialized
   init = {}, -- client id -> initialize result
   calls = {}, -- callId -> {tool, client_id, request_id, details}
+  confirms = {}, -- callId -> pending tools/confirm {tool, client_id, settle}
   progress_at = {}, -- callId -> last vim.notify time (ms)
   log = {},
   seq = 0,
@@ -167,6 +168,7 @@ local CHOICES = {
   { label = "Always allow", decision = "allowAlways" },
   { label = "Deny", decision = "rejectOnce" },
 }
+local DENY_MESSAGE = "Deny with message…"
 local SHOW = "Show change"
 
 --- Asks the user about a tools/confirm request; on_decision gets the reply.
@@ -179,11 +181,26 @@ function M.confirm(params, on_decision)
   if preview then
     table.insert(items, SHOW)
   end
+  -- Last, so the older choices keep their numbers in a numbered picker.
+  table.insert(items, DENY_MESSAGE)
   local prompt = string.format("agentls: allow %s? %s", params.tool or "tool", params.reason or "")
   vim.ui.select(items, { prompt = prompt, kind = "agentls.confirm" }, function(choice)
     if choice == SHOW then
       render.show_preview(preview)
       return M.confirm(params, on_decision)
+    end
+    if choice == DENY_MESSAGE then
+      -- The message goes back to the model with the denial ("denied by the user: …").
+      return vim.ui.input({ prompt = "agentls: tell the agent why, or what to do instead: " }, function(text)
+        if text == nil then
+          return M.confirm(params, on_decision) -- input dismissed: back to the question
+        end
+        local answer = { decision = "rejectOnce" }
+        if vim.trim(text) ~= "" then
+          answer.message = text
+        end
+        on_decision(answer)
+      end)
     end
     for _, c in ipairs(CHOICES) do
       if c.label == choice then
@@ -194,11 +211,28 @@ function M.confirm(params, on_decision)
   end)
 end
 
-handlers["tools/confirm"] = function(_, params)
+-- A question settled this way is answered with RequestCancelled, not a decision.
+local CANCELLED = {}
+
+--- Settles the pending question of call_id as cancelled: its handler returns
+--- and the picker's later answer is ignored. Returns true if one was pending.
+local function cancel_confirm(call_id, why)
+  local pending = state.confirms[call_id]
+  if not pending then
+    return false
+  end
+  log(string.format("[confirm] %s %s: cancelled (%s)", pending.tool, call_id, why))
+  notify(string.format("%s call was cancelled; its question needs no answer", pending.tool))
+  pending.settle(CANCELLED)
+  return true
+end
+
+handlers["tools/confirm"] = function(_, params, ctx)
   if type(params) ~= "table" then
     return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.InvalidParams, "tools/confirm needs params")
   end
-  log(string.format("[confirm] %s %s: %s", params.tool or "?", params.callId or "?", tostring(params.reason)))
+  local key = params.callId or ""
+  log(string.format("[confirm] %s %s: %s", params.tool or "?", key, tostring(params.reason)))
   local answer
   -- 0.10+ runs request handlers inside coroutine.wrap and replies when the
   -- handler returns, so the handler may yield while the picker is open
@@ -206,23 +240,61 @@ handlers["tools/confirm"] = function(_, params)
   local co, is_main = coroutine.running()
   local can_yield = co ~= nil and not is_main
   local waiting = false
-  M.confirm(params, function(res)
+  local pending = { tool = params.tool or "tool", client_id = ctx and ctx.client_id }
+  function pending.settle(res)
+    if answer ~= nil then
+      return
+    end
     answer = res
+    if state.confirms[key] == pending then
+      state.confirms[key] = nil
+    end
     if waiting then
+      waiting = false
       coroutine.resume(co)
     end
+  end
+  state.confirms[key] = pending
+  M.confirm(params, function(res)
+    if answer == CANCELLED then
+      log(string.format("[confirm] %s %s: late answer %s ignored", pending.tool, key, tostring(res.decision)))
+      return
+    end
+    pending.settle(res)
   end)
   if answer == nil and can_yield then
     -- Newer Neovims run request handlers in a coroutine: let the UI stay live.
     waiting = true
     coroutine.yield()
   elseif answer == nil then
-    -- 0.7 wants the reply synchronously; wait for an asynchronous picker.
+    -- 0.7 wants the reply synchronously; wait for an asynchronous picker
+    -- (or for the call's cancellation, which settles the question).
     vim.wait(10 * 60 * 1000, function() return answer ~= nil end, 20)
   end
-  answer = answer or { decision = "rejectOnce", message = "no answer" }
+  pending.settle({ decision = "rejectOnce", message = "no answer" })
+  if answer == CANCELLED then
+    return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.RequestCancelled, "cancelled")
+  end
   log("[confirm] " .. answer.decision)
   return answer
+end
+
+-- The server cancels its pending tools/confirm when the call that asked ends
+-- (cancelled, server shutting down). Handlers never see the request id, but the
+-- server asks one question at a time, so the cancel names this client's
+-- pending question.
+handlers["$/cancelRequest"] = function(_, params, ctx)
+  local id = type(params) == "table" and params.id or nil
+  local client_id = ctx and ctx.client_id
+  local found = false
+  for call_id, pending in pairs(state.confirms) do
+    if pending.client_id == client_id then
+      found = cancel_confirm(call_id, "server cancelled request " .. tostring(id)) or found
+    end
+  end
+  if not found then
+    log(string.format("[cancel] server cancelled request %s (already answered)", tostring(id)))
+  end
 end
 
 -- Clients -----------------------------------------------------------------
@@ -400,6 +472,8 @@ function M.cancel(call_id)
   if c and call.request_id then
     compat.cancel_request(c, call.request_id)
   end
+  -- Ends a question the call is waiting on (0.7 blocks in the handler until then).
+  cancel_confirm(call_id, "call cancelled")
   call.finish({ code = -32800, message = "cancelled" })
   return true
 end
