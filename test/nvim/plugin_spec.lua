@@ -367,6 +367,23 @@ t.test("real edit flow: buffer shows the new text, marks on the changed lines", 
   t.ok(virt and virt[3]:find('println("hi")', 1, true), "removed line shown: " .. vim.inspect(m))
 end)
 
+t.test("an external write to a read file reloads its buffer (real watcher)", function()
+  t.write_file("watched.txt", "before\n")
+  local buf = edit("watched.txt")
+  local autoread = vim.o.autoread
+  vim.o.autoread = true -- Neovim's default; an earlier test turned it off
+  local res, err = agentls.call_sync("read", { path = "watched.txt" }, 5000)
+  t.ok(res and not res.isError, vim.inspect(err or res))
+  -- Another process writes the file; the server's watcher announces it and
+  -- the plugin reloads the buffer (checktime), with no synthetic notification.
+  vim.loop.sleep(20) -- a distinct mtime from the read
+  t.write_file("watched.txt", "after the external write\n")
+  t.wait(3000, function()
+    return vim.api.nvim_buf_get_lines(buf, 0, -1, false)[1] == "after the external write"
+  end, "the buffer to reload after workspace/externalChange")
+  vim.o.autoread = autoread
+end)
+
 vim.notify = real_notify
 agentls.stop()
 vim.wait(2000, function() return #require("agentls.compat").get_clients("agentls") == 0 end)
