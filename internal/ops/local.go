@@ -458,10 +458,30 @@ func (l *Local) FolderFS(f *Folder) fs.FS {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if r := l.roots[f]; r != nil {
-		return r.FS()
+		return folderFS{r.FS().(rootFS), r}
 	}
 	return emptyFS{}
 }
+
+// folderFS is an os.Root's FS that can also open a subdirectory as a root
+// (search.RootOpener): the grep engine then opens each directory once
+// instead of walking every path component for every file.
+type folderFS struct {
+	rootFS
+	root *os.Root
+}
+
+// rootFS is the method set of os.Root.FS(); embedding it keeps the fast
+// ReadDir, ReadFile, Stat and ReadLink the walkers rely on.
+type rootFS interface {
+	fs.ReadDirFS
+	fs.ReadFileFS
+	fs.StatFS
+	fs.ReadLinkFS
+}
+
+// OpenRoot implements search.RootOpener.
+func (f folderFS) OpenRoot(name string) (*os.Root, error) { return f.root.OpenRoot(name) }
 
 type emptyFS struct{}
 

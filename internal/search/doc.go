@@ -19,6 +19,12 @@
 // already dropped (rg has no notion of .agentlsignore; its matches are
 // post-filtered through the Matcher instead).
 //
+// The Go backend reads each file whole into a per-worker buffer, and runs
+// the regexp only on lines holding a literal every match must contain
+// (found with bytes.Index) when the pattern has one. When Engine.FS is a
+// RootOpener (an os.Root) it opens each directory once and its files with
+// one openat each, instead of one openat per path component.
+//
 // This package reads the workspace only through Engine.FS and runs rg with
 // its working directory at Engine.Root.
 package search

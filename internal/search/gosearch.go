@@ -3,10 +3,16 @@ package search
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"regexp"
+	"regexp/syntax"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 
 	"golang.org/x/text/encoding/unicode"
@@ -17,19 +23,96 @@ import (
 // compileRegexp translates q into a Go regexp. (?m) makes ^ and $ work at
 // line boundaries when a whole file is scanned at once.
 func compileRegexp(q Query) (*regexp.Regexp, error) {
-	pat := q.Pattern
-	if q.Literal {
-		pat = regexp.QuoteMeta(pat)
-	}
-	flags := "(?m)"
-	if q.IgnoreCase {
-		flags = "(?mi)"
-	}
-	re, err := regexp.Compile(flags + pat)
+	re, err := regexp.Compile(goPattern(q))
 	if err != nil {
 		return nil, fmt.Errorf("invalid pattern: %w", err)
 	}
 	return re, nil
+}
+
+func goPattern(q Query) string {
+	pat := q.Pattern
+	if q.Literal {
+		pat = regexp.QuoteMeta(pat)
+	}
+	if q.IgnoreCase {
+		return "(?mi)" + pat
+	}
+	return "(?m)" + pat
+}
+
+// minLiteral is the shortest required literal worth a bytes.Index pass;
+// shorter ones occur on too many lines to pay for themselves.
+const minLiteral = 3
+
+// requiredLiteral returns a byte string that every match of the pattern
+// contains (the longest one found), or nil. Lines without it cannot match,
+// so the searcher finds candidate lines with bytes.Index (SIMD) and runs
+// the regexp on those alone. Patterns that refer to the start or end of
+// the whole text (\A, \z) give nil: on a line alone they mean something
+// else than in the file.
+func requiredLiteral(pattern string) []byte {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	if usesTextAnchors(re) {
+		return nil
+	}
+	lit := mustContain(re)
+	if len(lit) < minLiteral {
+		return nil
+	}
+	return []byte(lit)
+}
+
+func usesTextAnchors(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpBeginText || re.Op == syntax.OpEndText {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if usesTextAnchors(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// mustContain returns the longest literal that every match of re contains,
+// "" when none is known. Case-folded literals do not count.
+func mustContain(re *syntax.Regexp) string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			return ""
+		}
+		return string(re.Rune)
+	case syntax.OpCapture, syntax.OpPlus:
+		return mustContain(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return mustContain(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		best, run := "", ""
+		for _, sub := range re.Sub {
+			if sub.Op == syntax.OpLiteral && sub.Flags&syntax.FoldCase == 0 {
+				// Adjacent literals form one longer required literal.
+				run += string(sub.Rune)
+			} else {
+				run = ""
+				if l := mustContain(sub); len(l) > len(best) {
+					best = l
+				}
+			}
+			if len(run) > len(best) {
+				best = run
+			}
+		}
+		return best
+	}
+	return ""
 }
 
 // searchGo walks the target with the Matcher and searches files with
@@ -42,12 +125,15 @@ func (e *Engine) searchGo(ctx context.Context, q Query, t target, g *globMatcher
 		return nil, err
 	}
 	s := &fileSearcher{re: re, ctx: q.Context, maxMatches: q.Limit + 1}
-	if lit, complete := re.LiteralPrefix(); complete && !q.IgnoreCase && lit != "" {
-		s.literal = []byte(lit)
+	if lit, complete := re.LiteralPrefix(); complete && !q.IgnoreCase && lit != "" && !strings.Contains(lit, "\n") {
+		s.literal, s.complete = []byte(lit), true
+	} else {
+		s.literal = requiredLiteral(goPattern(q))
 	}
 	c := newCollector(q.Limit)
 	if !t.isDir {
-		c.add(s.search(e.FS, t.rel))
+		var buf []byte
+		c.add(s.search(&dirOpener{fsys: e.FS}, t.rel, &buf))
 		return c, ctx.Err()
 	}
 
@@ -90,8 +176,11 @@ func (e *Engine) searchGo(ctx context.Context, q Query, t target, g *globMatcher
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
+			var buf []byte // this worker's read buffer, reused across files
+			dirs := &dirOpener{fsys: e.FS}
+			defer dirs.close()
 			for j := range jobs {
-				h := s.search(e.FS, j.rel)
+				h := s.search(dirs, j.rel, &buf)
 				select {
 				case results <- result{j.idx, h}:
 				case <-wctx.Done():
@@ -140,28 +229,49 @@ func (e *Engine) searchGo(ctx context.Context, q Query, t target, g *globMatcher
 // fileSearcher finds matching lines in one file; safe for concurrent use.
 type fileSearcher struct {
 	re         *regexp.Regexp
-	literal    []byte // the whole pattern when it is a plain literal
+	literal    []byte // a literal every match contains; nil = none known
+	complete   bool   // literal is the whole pattern (no \n): a hit is a match
 	ctx        int
 	maxMatches int // per file: no file can contribute more to the result
 }
 
 var crlf = []byte("\r\n")
 
-// search reads rel and returns its matches with context. Unreadable and
+// Read buffers start at readBufSize, which holds most source files, and a
+// worker drops one grown beyond maxKeptBuf rather than pin it.
+const (
+	readBufSize = 64 << 10
+	maxKeptBuf  = 8 << 20
+)
+
+// search reads rel into *buf (the caller's reusable buffer) and returns
+// its matches with context; the hits do not refer to *buf. Unreadable and
 // binary files give nothing, as in rg.
-func (s *fileSearcher) search(fsys fs.FS, rel string) fileHits {
-	data, err := fs.ReadFile(fsys, rel)
+func (s *fileSearcher) search(dirs *dirOpener, rel string, buf *[]byte) fileHits {
+	data, err := readInto(dirs, rel, *buf)
+	if cap(data) <= maxKeptBuf {
+		*buf = data[:0]
+	} else {
+		*buf = nil
+	}
 	if err != nil {
 		return fileHits{}
 	}
 	data = decodeBOM(data)
+	// Most files lack the literal: one pass decides before the NUL check.
+	if s.literal != nil && bytes.Index(data, s.literal) < 0 {
+		return fileHits{}
+	}
 	if bytes.IndexByte(data, 0) >= 0 {
 		return fileHits{}
 	}
 	var spans []span
-	if bytes.Contains(data, crlf) {
+	switch {
+	case bytes.Contains(data, crlf):
 		spans = s.matchLines(data)
-	} else {
+	case s.literal != nil:
+		spans = s.matchLiteralLines(data)
+	default:
 		spans = s.matchBuffer(data)
 	}
 	if len(spans) == 0 {
@@ -170,8 +280,110 @@ func (s *fileSearcher) search(fsys fs.FS, rel string) fileHits {
 	return fileHits{path: rel, lines: s.withContext(data, spans), matches: len(spans)}
 }
 
+// readInto reads the whole file rel into buf, growing it as needed. One
+// Open and reads into a reused buffer cost far less than fs.ReadFile's
+// fresh, zeroed allocation per file (and its Stat).
+func readInto(dirs *dirOpener, rel string, buf []byte) ([]byte, error) {
+	f, err := dirs.open(rel)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, readBufSize)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			// A file larger than the buffer: size it once (+1 for the read
+			// that sees EOF) rather than doubling through copies.
+			extra := cap(buf)
+			if info, err := f.Stat(); err == nil && info.Size() >= int64(len(buf)) {
+				extra = int(info.Size()) - len(buf) + 1
+			}
+			buf = slices.Grow(buf, extra)
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// RootOpener is an optional interface of Engine.FS, with the signature of
+// os.Root.OpenRoot. Opening a file through an os.Root costs one openat per
+// path component; the Go backend opens each directory once instead and the
+// files in it with one openat each.
+type RootOpener interface {
+	OpenRoot(name string) (*os.Root, error)
+}
+
+// dirOpener opens files for one worker, keeping the directory of the last
+// file open when the FS is a RootOpener: the walk yields a directory's
+// files in runs.
+type dirOpener struct {
+	fsys fs.FS
+	dir  string   // slash path of root, with a trailing slash
+	root *os.Root // nil = none open
+}
+
+func (d *dirOpener) open(rel string) (fs.File, error) {
+	ro, ok := d.fsys.(RootOpener)
+	i := strings.LastIndexByte(rel, '/')
+	if !ok || i < 0 {
+		return d.fsys.Open(rel)
+	}
+	if dir := rel[:i+1]; d.root == nil || dir != d.dir {
+		d.close()
+		r, err := ro.OpenRoot(rel[:i])
+		if err != nil {
+			return d.fsys.Open(rel)
+		}
+		d.root, d.dir = r, dir
+	}
+	return d.root.Open(rel[i+1:])
+}
+
+func (d *dirOpener) close() {
+	if d.root != nil {
+		_ = d.root.Close() // read-only directory handle
+		d.root = nil
+	}
+}
+
 // span is a matching line: its 1-based number and byte range (without \n).
 type span struct{ n, start, end int }
+
+// matchLiteralLines checks only the lines holding s.literal; no other
+// line can match. Same result as matchBuffer (the pattern has no \A or
+// \z, so a line alone matches as it does inside the file).
+func (s *fileSearcher) matchLiteralLines(data []byte) []span {
+	var spans []span
+	pos, n, counted := 0, 1, 0
+	for pos < len(data) && len(spans) < s.maxMatches {
+		i := bytes.Index(data[pos:], s.literal)
+		if i < 0 {
+			break
+		}
+		m := pos + i
+		ls := bytes.LastIndexByte(data[pos:m], '\n') + 1 + pos
+		le := len(data)
+		if j := bytes.IndexByte(data[m:], '\n'); j >= 0 {
+			le = m + j
+		}
+		if s.complete || s.re.Match(data[ls:le]) {
+			n += bytes.Count(data[counted:ls], []byte{'\n'})
+			counted = ls
+			spans = append(spans, span{n, ls, le})
+		}
+		pos = le + 1
+	}
+	return spans
+}
 
 // matchBuffer runs the regexp over the whole buffer and maps each match to
 // its line; a match that crosses a line end is re-checked on its line
@@ -180,20 +392,11 @@ func (s *fileSearcher) matchBuffer(data []byte) []span {
 	var spans []span
 	pos, n, counted := 0, 1, 0
 	for pos < len(data) && len(spans) < s.maxMatches {
-		var mStart, mEnd int
-		if s.literal != nil {
-			i := bytes.Index(data[pos:], s.literal)
-			if i < 0 {
-				break
-			}
-			mStart, mEnd = pos+i, pos+i+len(s.literal)
-		} else {
-			loc := s.re.FindIndex(data[pos:])
-			if loc == nil {
-				break
-			}
-			mStart, mEnd = pos+loc[0], pos+loc[1]
+		loc := s.re.FindIndex(data[pos:])
+		if loc == nil {
+			break
 		}
+		mStart, mEnd := pos+loc[0], pos+loc[1]
 		ls := bytes.LastIndexByte(data[pos:mStart], '\n') + 1 + pos
 		le := len(data)
 		if i := bytes.IndexByte(data[mStart:], '\n'); i >= 0 {

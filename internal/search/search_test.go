@@ -114,6 +114,14 @@ func engines(t testing.TB, dir string) map[string]*Engine {
 	if rg, err := exec.LookPath("rg"); err == nil {
 		m[BackendRg] = &Engine{Root: dir, FS: fsys, Matcher: ignore.NewMatcher(fsys), RgPath: rg}
 	}
+	// The Go backend on an os.Root that is a RootOpener, as ops can pass it.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	rfs := rootOpenerFS{root.FS().(osRootFS), root}
+	m[BackendGo+"/os.Root"] = &Engine{Root: dir, FS: rfs, Matcher: ignore.NewMatcher(rfs)}
 	return m
 }
 
@@ -199,6 +207,13 @@ func TestSearchBackendsAgree(t *testing.T) {
 		{name: "dense across many files", q: Query{Pattern: "dense", Context: 1}, matches: 100, limitHit: true},
 		{name: "dense with glob", q: Query{Pattern: "dense", Glob: "m1*.txt", Limit: 30}, matches: 30, limitHit: true},
 		{name: "no match", q: Query{Pattern: "zzz-none", Path: "src"}, want: "No matches for \"zzz-none\" in src.\n"},
+		{name: "required literal selects lines", q: Query{Pattern: `mark (five|seven)\b`}, matches: 2,
+			want: "ctx.txt:5: mark five\nctx.txt:7: mark seven\n"},
+		{name: "required literal with context", q: Query{Pattern: `mark f\w+`, Context: 1}, matches: 2,
+			want: "ctx.txt-4- line 4\nctx.txt:5: mark five\nctx.txt-6- line 6\n--\nctx.txt-14- line 14\nctx.txt:15: mark fifteen\nctx.txt-16- line 16\n"},
+		{name: "required literal in crlf file", q: Query{Pattern: `gam+a end$`}, matches: 1, want: "crlf.txt:3: gamma end\n"},
+		{name: "required literal at the limit", q: Query{Pattern: `dense m[0-3]\d`, Limit: 25}, matches: 25, limitHit: true},
+		{name: "required literal line anchors", q: Query{Pattern: `^\tfoo\(bar\)$`}, matches: 1, want: "src/main.go:4: \tfoo(bar)\n"},
 	}
 	ctx := context.Background()
 	for _, tc := range tests {
@@ -209,7 +224,7 @@ func TestSearchBackendsAgree(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
-				if res.Backend != name {
+				if backend, _, _ := strings.Cut(name, "/"); res.Backend != backend {
 					t.Errorf("%s: backend %q", name, res.Backend)
 				}
 				if tc.want != "" && res.Text != tc.want {
@@ -230,8 +245,10 @@ func TestSearchBackendsAgree(t *testing.T) {
 					}
 				}
 			}
-			if rg, ok := texts[BackendRg]; ok && rg != texts[BackendGo] {
-				t.Errorf("backends differ:\nrg:\n%s\ngo:\n%s", rg, texts[BackendGo])
+			for name, text := range texts {
+				if text != texts[BackendGo] {
+					t.Errorf("backends differ:\n%s:\n%s\ngo:\n%s", name, text, texts[BackendGo])
+				}
 			}
 		})
 	}
@@ -341,3 +358,29 @@ func TestFindRgHonoursEnv(t *testing.T) {
 }
 
 var _ fs.FS = os.DirFS(".")
+
+func TestRequiredLiteral(t *testing.T) {
+	tests := []struct {
+		name, pattern, want string // want "" = no prefilter
+	}{
+		{"plain literal", "(?m)needle", "needle"},
+		{"longest of a concat", `(?m)func \w+Error\(`, "Error("},
+		{"inside a capture and plus", `(?m)(abc\d)+x`, "abc"},
+		{"repeat at least once", `(?m)(?:wxyz){2,}`, "wxyz"},
+		{"optional part does not count", `(?m)(?:longliteral)?ab`, ""},
+		{"alternation has none", `(?m)alpha|beta`, ""},
+		{"too short", `(?m)fo+\(`, ""},
+		{"case folded", `(?mi)needle`, ""},
+		{"text anchor", `(?m)\Aneedle`, ""},
+		{"end of text anchor", `(?m)needle\z`, ""},
+		{"line anchors are fine", `(?m)^needle$`, "needle"},
+		{"invalid", `(?m)needle(`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(requiredLiteral(tc.pattern)); got != tc.want {
+				t.Errorf("requiredLiteral(%q) = %q, want %q", tc.pattern, got, tc.want)
+			}
+		})
+	}
+}
