@@ -61,6 +61,17 @@ func BenchmarkWalk(b *testing.B) {
 			_ = NewMatcher(fsys).Walk(context.Background(), "", WalkOptions{}, func(string, fs.DirEntry) error { n++; return nil })
 		}
 	})
+	b.Run("Walk/cold-os.Root", func(b *testing.B) {
+		r, err := os.OpenRoot(root)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close()
+		for b.Loop() {
+			n := 0
+			_ = NewMatcher(r.FS()).Walk(context.Background(), "", WalkOptions{}, func(string, fs.DirEntry) error { n++; return nil })
+		}
+	})
 	b.Run("Ignored", func(b *testing.B) {
 		m := NewMatcher(fsys)
 		for b.Loop() {

@@ -138,34 +138,35 @@ func (m *Matcher) dir(dir string) *dirState {
 		return s
 	}
 	if dir == "" {
-		s = m.load("", nil, nil)
+		s = m.load("", nil, nil, false)
 	} else {
 		parent := m.dir(parentOf(dir))
 		if parent.ignores(dir, true) {
 			s = &dirState{ignored: true}
 		} else {
-			s = m.load(dir, parent, nil)
+			s = m.load(dir, parent, nil, false)
 		}
 	}
 	return m.store(dir, s, gen)
 }
 
 // load reads the rule files of dir (not ignored, parent's state given,
-// nil for the root). entries, when non-nil, is dir's listing and spares
+// nil for the root). When listed, entries is dir's listing and spares
 // probing for files that are absent.
-func (m *Matcher) load(dir string, parent *dirState, entries []fs.DirEntry) *dirState {
+func (m *Matcher) load(dir string, parent *dirState, entries []entry, listed bool) *dirState {
 	s := &dirState{}
 	var present [kindCount]bool
-	var gitEntry fs.DirEntry
-	if entries != nil {
-		for _, e := range entries {
-			name := e.Name()
+	var gitEntry *entry
+	if listed {
+		for i := range entries {
+			e := &entries[i]
+			name := e.name
 			if name == "" || name[0] != '.' {
 				continue
 			}
 			for k := range kindExclude {
 				// git does not follow a symlinked .gitignore; neither do we.
-				if name == k.fileName() && e.Type().IsRegular() {
+				if name == k.fileName() && e.typ.IsRegular() {
 					present[k] = true
 				}
 			}
@@ -176,7 +177,7 @@ func (m *Matcher) load(dir string, parent *dirState, entries []fs.DirEntry) *dir
 	} else {
 		present = [kindCount]bool{true, true, true}
 		if info, err := fs.Lstat(m.fsys, fsPath(join(dir, gitDirName))); err == nil {
-			gitEntry = fs.FileInfoToDirEntry(info)
+			gitEntry = &entry{name: gitDirName, typ: info.Mode().Type()}
 		}
 	}
 	for k := range kindExclude {
@@ -211,12 +212,12 @@ func (m *Matcher) load(dir string, parent *dirState, entries []fs.DirEntry) *dir
 // gitDir returns the repository directory (relative to the root) of the
 // .git entry in dir: .git itself, or the target of a "gitdir:" file
 // (submodules, worktrees) when that lies inside the root; "" otherwise.
-func (m *Matcher) gitDir(dir string, e fs.DirEntry) string {
+func (m *Matcher) gitDir(dir string, e *entry) string {
 	p := join(dir, gitDirName)
-	if e.IsDir() {
+	if e.isDir() {
 		return p
 	}
-	if !e.Type().IsRegular() {
+	if !e.typ.IsRegular() {
 		return ""
 	}
 	data, err := fs.ReadFile(m.fsys, fsPath(p))

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
+	"time"
 )
 
 // WalkOptions tunes Walk.
@@ -65,12 +67,22 @@ func (m *Matcher) Walk(ctx context.Context, rel string, opts WalkOptions, fn fun
 		return err
 	}
 	w := walker{m: m, ctx: ctx, opts: opts, fn: fn}
-	err = w.dir(clean, parent, true)
+	fd := -1
+	if f, err := m.fsys.Open(fsPath(clean)); err == nil {
+		fd = dirFD(f) // -1 unless fsys is backed by the OS
+		f.Close()
+	}
+	err = w.dir(clean, fd, parent, true, 0)
 	if errors.Is(err, fs.SkipAll) {
 		return nil
 	}
 	return err
 }
+
+// maxOpenDepth bounds how many directory descriptors one walk holds open
+// at once (one per level on the descriptor path); deeper directories are
+// read by path instead.
+const maxOpenDepth = 64
 
 type walker struct {
 	m     *Matcher
@@ -78,15 +90,27 @@ type walker struct {
 	opts  WalkOptions
 	fn    func(rel string, d fs.DirEntry) error
 	count int
+	buf   []byte // getdents buffer of the descriptor path, reused
 }
 
 // dir walks the entries of directory dir, which is not ignored; parent is
 // the state of its parent (nil for the root or when ignore rules are off).
-func (w *walker) dir(dir string, parent *dirState, top bool) error {
+// fd is an open descriptor of dir, which dir closes, or -1 to read dir by
+// path through the matcher's fs.FS.
+func (w *walker) dir(dir string, fd int, parent *dirState, top bool, depth int) error {
+	if fd >= 0 {
+		defer closeFD(fd)
+	}
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := fs.ReadDir(w.m.fsys, fsPath(dir))
+	var entries []entry
+	var err error
+	if fd >= 0 {
+		entries, err = w.readFD(fd)
+	} else {
+		entries, err = readFS(w.m.fsys, dir)
+	}
 	if err != nil {
 		if top {
 			return fmt.Errorf("walk %q: %w", fsPath(dir), err)
@@ -95,11 +119,12 @@ func (w *walker) dir(dir string, parent *dirState, top bool) error {
 	}
 	var state *dirState
 	if !w.opts.IncludeIgnored {
-		state = w.m.dirFromListing(dir, parent, entries)
+		state = w.m.dirFromListing(dir, parent, entries, fd)
 	}
 	slices.SortFunc(entries, comparePathOrder)
-	for _, e := range entries {
-		name := e.Name()
+	for i := range entries {
+		e := &entries[i]
+		name := e.name
 		if name == gitDirName || (w.opts.SkipHidden && name[0] == '.') {
 			continue
 		}
@@ -109,11 +134,11 @@ func (w *walker) dir(dir string, parent *dirState, top bool) error {
 			}
 		}
 		p := join(dir, name)
-		isDir := e.IsDir()
+		isDir := e.isDir()
 		if state != nil && state.ignores(p, isDir) {
 			continue
 		}
-		err := w.fn(p, e)
+		err := w.fn(p, e.dirEntry(w.m.fsys, p))
 		if !isDir {
 			if errors.Is(err, fs.SkipDir) {
 				return nil
@@ -129,18 +154,72 @@ func (w *walker) dir(dir string, parent *dirState, top bool) error {
 		if err != nil {
 			return err
 		}
-		if err := w.dir(p, state, false); err != nil {
+		child := -1
+		if fd >= 0 && depth < maxOpenDepth {
+			cfd, err := openDirAt(fd, name)
+			switch {
+			case err == nil:
+				child = cfd
+			case !tooManyFiles(err):
+				continue // vanished, replaced or unreadable: skip, as rg does
+			}
+		}
+		if err := w.dir(p, child, state, false, depth+1); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// entry is one directory entry as the walk sees it: the name and type
+// bits from the listing, plus the fs.DirEntry when the listing came from
+// fs.ReadDir.
+type entry struct {
+	name string
+	typ  fs.FileMode // type bits only
+	de   fs.DirEntry // nil on the descriptor path
+	fsys fs.FS       // descriptor path: where Info looks the entry up
+	rel  string      // descriptor path: the entry's path for Info
+}
+
+func (e *entry) isDir() bool { return e.typ.IsDir() }
+
+// dirEntry is what the walk hands to its callback.
+func (e *entry) dirEntry(fsys fs.FS, rel string) fs.DirEntry {
+	if e.de != nil {
+		return e.de
+	}
+	e.fsys, e.rel = fsys, rel
+	return e
+}
+
+// Name, IsDir, Type and Info make *entry an fs.DirEntry; Info is a lazy
+// lstat, as os.DirEntry's is.
+func (e *entry) Name() string               { return e.name }
+func (e *entry) IsDir() bool                { return e.isDir() }
+func (e *entry) Type() fs.FileMode          { return e.typ }
+func (e *entry) Info() (fs.FileInfo, error) { return fs.Lstat(e.fsys, e.rel) }
+func (e *entry) String() string             { return fs.FormatDirEntry(e) }
+
+// readFS lists dir through fsys (the portable path).
+func readFS(fsys fs.FS, dir string) ([]entry, error) {
+	des, err := fs.ReadDir(fsys, fsPath(dir))
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]entry, len(des))
+	for i, d := range des {
+		entries[i] = entry{name: d.Name(), typ: d.Type(), de: d}
+	}
+	return entries, nil
+}
+
 // dirFromListing returns the cached state of dir when its rule files are
-// unchanged, or loads it from the listing.
-func (m *Matcher) dirFromListing(dir string, parent *dirState, entries []fs.DirEntry) *dirState {
+// unchanged, or loads it from the listing. fd is dir's open descriptor or
+// -1.
+func (m *Matcher) dirFromListing(dir string, parent *dirState, entries []entry, fd int) *dirState {
 	s, gen := m.cached(dir)
-	if s != nil && !s.ignored && m.fresh(s, entries) {
+	if s != nil && !s.ignored && m.fresh(s, entries, fd) {
 		return s
 	}
 	if s != nil {
@@ -150,21 +229,23 @@ func (m *Matcher) dirFromListing(dir string, parent *dirState, entries []fs.DirE
 	if parent == nil && dir != "" {
 		parent = m.dir(parentOf(dir))
 	}
-	return m.store(dir, m.load(dir, parent, entries), gen)
+	return m.store(dir, m.load(dir, parent, entries, true), gen)
 }
 
-// fresh reports whether s still describes its directory's rule files, judged by the
-// listing plus a stat of each rule file (size and mtime).
-func (m *Matcher) fresh(s *dirState, entries []fs.DirEntry) bool {
-	var seen [kindCount]fs.DirEntry
+// fresh reports whether s still describes its directory's rule files,
+// judged by the listing plus one stat of each rule file present (size and
+// mtime).
+func (m *Matcher) fresh(s *dirState, entries []entry, fd int) bool {
+	var seen [kindCount]*entry
 	gitEntry := false
-	for _, e := range entries {
-		name := e.Name()
+	for i := range entries {
+		e := &entries[i]
+		name := e.name
 		if name == "" || name[0] != '.' {
 			continue
 		}
 		for k := range kindExclude {
-			if name == k.fileName() && e.Type().IsRegular() {
+			if name == k.fileName() && e.typ.IsRegular() {
 				seen[k] = e
 			}
 		}
@@ -183,8 +264,8 @@ func (m *Matcher) fresh(s *dirState, entries []fs.DirEntry) bool {
 		if own == nil {
 			continue
 		}
-		info, err := seen[k].Info()
-		if err != nil || info.Size() != own.size || !info.ModTime().Equal(own.mod) {
+		size, mod, err := statEntry(seen[k], fd)
+		if err != nil || size != own.size || !mod.Equal(own.mod) {
 			return false
 		}
 	}
@@ -201,16 +282,29 @@ func (m *Matcher) fresh(s *dirState, entries []fs.DirEntry) bool {
 	return true
 }
 
+// statEntry returns the size and mtime of a listed entry: through its
+// fs.DirEntry, or with one fstatat on dir's descriptor fd.
+func statEntry(e *entry, fd int) (int64, time.Time, error) {
+	if e.de != nil {
+		info, err := e.de.Info()
+		if err != nil {
+			return 0, time.Time{}, err
+		}
+		return info.Size(), info.ModTime(), nil
+	}
+	return statAt(fd, e.name)
+}
+
 // comparePathOrder orders entries by name, a directory's name as if it
 // ended in "/", which makes a depth-first walk visit full paths in byte
 // order ("a.txt" < "a/b" because '.' < '/').
-func comparePathOrder(a, b fs.DirEntry) int {
-	an, bn := a.Name(), b.Name()
+func comparePathOrder(a, b entry) int {
+	an, bn := a.name, b.name
 	n := min(len(an), len(bn))
-	if c := cmp.Compare(an[:n], bn[:n]); c != 0 {
+	if c := strings.Compare(an[:n], bn[:n]); c != 0 {
 		return c
 	}
-	return cmp.Compare(nextByte(an, n, a.IsDir()), nextByte(bn, n, b.IsDir()))
+	return cmp.Compare(nextByte(an, n, a.isDir()), nextByte(bn, n, b.isDir()))
 }
 
 // nextByte is the byte at i of name+"/" (dirs) or name, -1 past the end.

@@ -277,7 +277,10 @@ func (w *Watcher) rescan(ctx context.Context) {
 // may have appeared before the watch did. A directory is watched before it
 // is listed, so nothing falls between the listing and the watch.
 func (w *Watcher) addTree(ctx context.Context, rel string, synth bool) error {
-	fresh := map[string]bool{}
+	var fresh map[string]bool // only read with synth; arming skips the bookkeeping
+	if synth {
+		fresh = map[string]bool{}
+	}
 	return w.opts.Matcher.Walk(ctx, rel, ignore.WalkOptions{}, func(p string, d fs.DirEntry) error {
 		if d.IsDir() {
 			if w.watched(p) {
@@ -286,7 +289,7 @@ func (w *Watcher) addTree(ctx context.Context, rel string, synth bool) error {
 			if w.degraded.Load() {
 				return fs.SkipAll
 			}
-			if w.add(p) {
+			if w.add(p) && synth {
 				fresh[p] = true
 			}
 			return nil
