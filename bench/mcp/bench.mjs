@@ -59,6 +59,14 @@ for (const [name, peer] of Object.entries(peers)) {
   }
   const { client } = await open(peer);
   for (let i = 0; i < 20; i++) await client.callTool(peer.call(files[i % files.length])); // warm-up
+  // The floor every call pays: the client, the stdio transport and the
+  // server's dispatch, with no tool work (MCP ping).
+  const pings = [];
+  for (let i = 0; i < READS; i++) {
+    const t0 = performance.now();
+    await client.ping();
+    pings.push(performance.now() - t0);
+  }
   const reads = [];
   for (let i = 0; i < READS; i++) {
     const t0 = performance.now();
@@ -67,14 +75,25 @@ for (const [name, peer] of Object.entries(peers)) {
     if (r.isError) throw new Error(`${name}: ${JSON.stringify(r.content)}`);
   }
   await client.close();
-  results[name] = { connects, reads };
+  results[name] = { connects, reads, pings };
 }
 
 const f = (x) => x.toFixed(2);
-console.log(`| peer | read p50 ms | read p99 ms | connect+initialize p50 ms | connect+initialize p99 ms |`);
-console.log(`| --- | ---: | ---: | ---: | ---: |`);
+console.log(`| peer | read p50 ms | read p99 ms | ping p50 ms (floor) | connect+initialize p50 ms | connect+initialize p99 ms |`);
+console.log(`| --- | ---: | ---: | ---: | ---: | ---: |`);
 for (const [name, r] of Object.entries(results)) {
-  console.log(`| ${name} | ${f(pct(r.reads, 50))} | ${f(pct(r.reads, 99))} | ${f(pct(r.connects, 50))} | ${f(pct(r.connects, 99))} |`);
+  console.log(`| ${name} | ${f(pct(r.reads, 50))} | ${f(pct(r.reads, 99))} | ${f(pct(r.pings, 50))} | ${f(pct(r.connects, 50))} | ${f(pct(r.connects, 99))} |`);
+}
+// The spawn floor: starting the same binary for --version, no MCP at all.
+{
+  const { execFileSync } = await import('node:child_process');
+  const spawns = [];
+  for (let i = 0; i < CONNECTS; i++) {
+    const t0 = performance.now();
+    execFileSync(peers.agentls.command, ['--version']);
+    spawns.push(performance.now() - t0);
+  }
+  console.log(`\nSpawn floor: \`agentls --version\` p50 ${f(pct(spawns, 50))} ms from this client.`);
 }
 const a = results.agentls, s = results['server-filesystem'];
 const ratio = pct(a.reads, 50) / pct(s.reads, 50);
