@@ -158,21 +158,10 @@ func (m *Matcher) load(dir string, parent *dirState, entries []entry, listed boo
 	var present [kindCount]bool
 	var gitEntry *entry
 	if listed {
-		for i := range entries {
-			e := &entries[i]
-			name := e.name
-			if name == "" || name[0] != '.' {
-				continue
-			}
-			for k := range kindExclude {
-				// git does not follow a symlinked .gitignore; neither do we.
-				if name == k.fileName() && e.typ.IsRegular() {
-					present[k] = true
-				}
-			}
-			if name == gitDirName {
-				gitEntry = e
-			}
+		var rules [kindCount]*entry
+		rules, gitEntry = scanRuleFiles(entries)
+		for k := range rules {
+			present[k] = rules[k] != nil
 		}
 	} else {
 		present = [kindCount]bool{true, true, true}
@@ -312,4 +301,25 @@ func fsPath(rel string) string {
 		return "."
 	}
 	return rel
+}
+
+// scanRuleFiles finds a listing's rule files (regular files only: git does
+// not follow a symlinked .gitignore, neither do we) and its .git entry.
+func scanRuleFiles(entries []entry) (rules [kindCount]*entry, git *entry) {
+	for i := range entries {
+		e := &entries[i]
+		name := e.name
+		if name == "" || name[0] != '.' {
+			continue
+		}
+		for k := range kindExclude {
+			if name == k.fileName() && e.typ.IsRegular() {
+				rules[k] = e
+			}
+		}
+		if name == gitDirName {
+			git = e
+		}
+	}
+	return rules, git
 }

@@ -236,23 +236,8 @@ func (m *Matcher) dirFromListing(dir string, parent *dirState, entries []entry, 
 // judged by the listing plus one stat of each rule file present (size and
 // mtime).
 func (m *Matcher) fresh(s *dirState, entries []entry, fd int) bool {
-	var seen [kindCount]*entry
-	gitEntry := false
-	for i := range entries {
-		e := &entries[i]
-		name := e.name
-		if name == "" || name[0] != '.' {
-			continue
-		}
-		for k := range kindExclude {
-			if name == k.fileName() && e.typ.IsRegular() {
-				seen[k] = e
-			}
-		}
-		if name == gitDirName {
-			gitEntry = true
-		}
-	}
+	seen, git := scanRuleFiles(entries)
+	gitEntry := git != nil
 	if gitEntry != s.gitEntry {
 		return false
 	}
