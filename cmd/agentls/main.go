@@ -162,7 +162,7 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	g.register(fs)
 	jsonOut := fs.Bool("json", false, "print the whole result as JSON")
-	mode := fs.String("mode", "", "permission mode for this call: default, acceptEdits, readOnly, bypass (default: from the settings files, else default)")
+	mode := fs.String("mode", "", "permission mode for this call: default, acceptEdits, readOnly, bypass (default: from the settings files, else default; what would ask is approved by running the command)")
 	var pos []string
 	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {
@@ -196,11 +196,12 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	for _, r := range g.roots {
 		folders = append(folders, ops.FolderSpec{Path: r})
 	}
-	// One call, one session: nobody can be asked, so an "ask" is a denial
-	// (use --mode), and editing an existing file needs a read in the same
-	// session, which only a server or MCP session gives.
+	// The person who typed the command line is the one an "ask" would go
+	// to, so asks are approved once; deny rules and modes still apply
+	// (--mode readOnly refuses writes). Editing an existing file needs a read
+	// in the same session, which only a server or MCP session gives.
 	sess, err := session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1",
-		Editor: &policy.Settings{Mode: *mode}})
+		Editor: &policy.Settings{Mode: *mode}, Confirmer: commandLineApproval{}})
 	if err != nil {
 		fmt.Fprintln(stderr, "agentls call:", err)
 		return 2
@@ -226,4 +227,12 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// commandLineApproval answers the permission gate's questions for `agentls
+// call`: running the command is the user's approval of that one call.
+type commandLineApproval struct{}
+
+func (commandLineApproval) Confirm(context.Context, policy.ConfirmRequest) (policy.ConfirmAnswer, error) {
+	return policy.ConfirmAnswer{Decision: "allowOnce"}, nil
 }

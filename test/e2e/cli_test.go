@@ -26,7 +26,7 @@ func runCLI(t *testing.T, args ...string) (string, int) {
 // The CLI is the server in batch form: one call, its text, exit 1 on isError.
 func TestCLI(t *testing.T) {
 	ws := t.TempDir()
-	writeFiles(t, ws, map[string]string{"a.txt": "hello\n"})
+	writeFiles(t, ws, map[string]string{"a.txt": "hello\n", "denied/.agentls/settings.json": `{"permissions": {"deny": ["Bash(git:*)"]}}`})
 	cases := []struct {
 		name string
 		args []string
@@ -37,8 +37,9 @@ func TestCLI(t *testing.T) {
 		{"call read", []string{"call", "read", `{"path":"a.txt"}`, "--root", ws}, 0, "1→hello"},
 		{"flags before the tool", []string{"call", "--root", ws, "read", `{"path":"a.txt"}`}, 0, "1→hello"},
 		{"isError exits 1", []string{"call", "read", `{"path":"missing.txt"}`, "--root", ws}, 1, "missing.txt not found"},
-		{"a call that would ask is denied", []string{"call", "write", `{"path":"b.txt","content":"x"}`, "--root", ws}, 1, "needs the user's approval"},
-		{"--mode acceptEdits lets it run", []string{"call", "write", `{"path":"b.txt","content":"x"}`, "--root", ws, "--mode", "acceptEdits"}, 0, "Created b.txt"},
+		{"running the command approves what would ask", []string{"call", "write", `{"path":"b.txt","content":"x"}`, "--root", ws}, 0, "Created b.txt"},
+		{"--mode readOnly refuses a write", []string{"call", "write", `{"path":"c.txt","content":"x"}`, "--root", ws, "--mode", "readOnly"}, 1, "read-only"},
+		{"deny rules still apply", []string{"call", "bash", `{"command":"git status"}`, "--root", ws + "/denied"}, 1, "Bash(git:*)"},
 		{"bad mode", []string{"call", "read", "{}", "--mode", "x"}, 2, "use default, acceptEdits, readOnly or bypass"},
 		{"unknown command", []string{"frobnicate"}, 2, "unknown command"},
 		{"unknown format", []string{"tools", "--format", "xml"}, 2, "unknown format"},
