@@ -3,7 +3,9 @@
 // watcher.
 //
 // Semantics follow git exactly for .gitignore files and .git/info/exclude
-// (pattern syntax from github.com/boyter/gocodewalker/go-gitignore; scoping,
+// (lines parsed by github.com/boyter/gocodewalker/go-gitignore and matched
+// with its semantics, but by a memoized fnmatch here, so a hostile line such
+// as "*a*a*a*a*a*b" costs polynomial, not exponential, time; scoping,
 // precedence and "an excluded directory hides everything below it" here),
 // verified against `git check-ignore` by a conformance test. On top of git,
 // as ripgrep does, .ignore and .agentlsignore files use the same syntax and

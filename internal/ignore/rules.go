@@ -45,15 +45,21 @@ func (k ruleKind) fileName() string {
 
 // ruleFile is one parsed ignore file plus the stat used to notice changes.
 type ruleFile struct {
-	patterns []gitignore.Pattern
-	size     int64
-	mod      time.Time
+	rules []rule
+	size  int64
+	mod   time.Time
 }
 
 func parseRuleFile(data []byte, size int64, mod time.Time) *ruleFile {
 	data = fixTrailingAny(data)
-	p := gitignore.NewParser(bytes.NewReader(data), func(gitignore.Error) bool { return true })
-	return &ruleFile{patterns: p.Parse(), size: size, mod: mod}
+	patterns := gitignore.NewParser(bytes.NewReader(data), func(gitignore.Error) bool { return true }).Parse()
+	rules := make([]rule, 0, len(patterns))
+	for _, p := range patterns {
+		if r, ok := compileRule(p); ok {
+			rules = append(rules, r)
+		}
+	}
+	return &ruleFile{rules: rules, size: size, mod: mod}
 }
 
 // match returns whether a pattern matched rel (relative to the file's
@@ -62,25 +68,12 @@ func (f *ruleFile) match(rel string, isDir bool) (matched, ignored bool) {
 	if f == nil {
 		return false, false
 	}
-	for i := len(f.patterns) - 1; i >= 0; i-- {
-		if p := f.patterns[i]; safeMatch(p, rel, isDir) {
-			return true, p.Ignore()
+	for i := len(f.rules) - 1; i >= 0; i-- {
+		if r := &f.rules[i]; r.match(rel, isDir) {
+			return true, !r.negated
 		}
 	}
 	return false, false
-}
-
-// safeMatch reports p.Match, treating a panic as "no match". fnmatch panics
-// (index out of range) on an unterminated "[" that ends in a multi-byte
-// rune, e.g. a line "[é"; git never matches an unterminated bracket, and a
-// workspace's .gitignore must not crash the server.
-func safeMatch(p gitignore.Pattern, rel string, isDir bool) (matched bool) {
-	defer func() {
-		if recover() != nil {
-			matched = false
-		}
-	}()
-	return p.Match(rel, isDir)
 }
 
 // fixTrailingAny rewrites a trailing "/**" into "/**/*". In git "abc/**"
