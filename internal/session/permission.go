@@ -72,7 +72,7 @@ func (p *permission) request(pr *tools.Prepared) policy.Request {
 	if in == "" {
 		in = "."
 	}
-	rp, err := p.fsys.Resolve(in)
+	rp, err := pr.Call.Resolve(in)
 	if err != nil {
 		// The tool refuses the path itself with the reason.
 		req.InWorkspace = false
@@ -90,7 +90,7 @@ func (p *permission) cwd(pr *tools.Prepared) string {
 	if in == "" {
 		in = "."
 	}
-	rp, err := p.fsys.Resolve(in)
+	rp, err := pr.Call.Resolve(in)
 	if err != nil {
 		return ""
 	}
@@ -109,7 +109,7 @@ func (p *permission) preview(pr *tools.Prepared, req policy.Request) map[string]
 		return out
 	case "edit", "write":
 		in, _ := pr.Args["path"].(string)
-		rp, err := p.fsys.Resolve(in)
+		rp, err := pr.Call.Resolve(in)
 		if err != nil {
 			return nil
 		}

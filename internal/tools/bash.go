@@ -68,7 +68,7 @@ func runBash(ctx context.Context, c *Call, in bashInput) (Result, error) {
 	if cwd == "" {
 		cwd = "."
 	}
-	p, err := c.Env.FS.Resolve(cwd)
+	p, err := c.Resolve(cwd)
 	if err != nil {
 		return Errorf("cwd: %v", err), nil
 	}
@@ -170,7 +170,7 @@ func formatCommand(res proc.Result, timeout time.Duration) string {
 // RunExtensionCommand runs an extension tool's rendered command with the
 // bash tool's machinery, in the first workspace folder's root.
 func RunExtensionCommand(ctx context.Context, c *Call, command string, timeout time.Duration) (Result, error) {
-	p, err := c.Env.FS.Resolve(".")
+	p, err := c.Resolve(".")
 	if err != nil {
 		return Errorf("%v", err), nil
 	}

@@ -70,7 +70,7 @@ func wrapLegacyEdit(args map[string]any, n *Normalization) {
 }
 
 func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
-	p, err := c.Env.FS.Resolve(in.Path)
+	p, err := c.Resolve(in.Path)
 	if err != nil {
 		return Errorf("%v", err), nil
 	}

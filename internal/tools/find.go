@@ -56,7 +56,7 @@ func runFind(ctx context.Context, c *Call, in findInput) (Result, error) {
 	if in.Path == "" {
 		in.Path = "."
 	}
-	p, err := c.Env.FS.Resolve(in.Path)
+	p, err := c.Resolve(in.Path)
 	if err != nil {
 		return Errorf("%v", err), nil
 	}

@@ -67,7 +67,7 @@ func runGrep(ctx context.Context, c *Call, in grepInput) (Result, error) {
 	if in.Path == "" {
 		in.Path = "."
 	}
-	p, err := c.Env.FS.Resolve(in.Path)
+	p, err := c.Resolve(in.Path)
 	if err != nil {
 		return Errorf("%v", err), nil
 	}

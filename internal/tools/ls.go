@@ -53,7 +53,7 @@ func runLs(ctx context.Context, c *Call, in lsInput) (Result, error) {
 	if in.Path == "" {
 		in.Path = "."
 	}
-	p, err := c.Env.FS.Resolve(in.Path)
+	p, err := c.Resolve(in.Path)
 	if err != nil {
 		return Errorf("%v", err), nil
 	}

@@ -74,7 +74,7 @@ func NewRead() *Tool {
 
 func runRead(ctx context.Context, c *Call, in readInput) (Result, error) {
 	fsys := c.Env.FS
-	p, err := fsys.Resolve(in.Path)
+	p, err := c.Resolve(in.Path)
 	if err != nil {
 		return Errorf("%v", err), nil
 	}

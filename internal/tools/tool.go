@@ -87,6 +87,29 @@ type Call struct {
 	Tool     string
 	Env      *Env
 	Reporter Reporter
+
+	resolved map[string]resolution // the call's path resolutions, see Resolve
+}
+
+type resolution struct {
+	p   ops.Path
+	err error
+}
+
+// Resolve resolves a path argument once per call: the permission step and
+// the handler see the same resolution, so the policy judges exactly the path
+// the tool then uses, and the symlink walk is not paid twice. A call runs on
+// one goroutine at a time, so the cache needs no lock.
+func (c *Call) Resolve(input string) (ops.Path, error) {
+	if r, ok := c.resolved[input]; ok {
+		return r.p, r.err
+	}
+	p, err := c.Env.FS.Resolve(input)
+	if c.resolved == nil {
+		c.resolved = map[string]resolution{}
+	}
+	c.resolved[input] = resolution{p, err}
+	return p, err
 }
 
 // Tool is one registered tool. Build core tools with Define.

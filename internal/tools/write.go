@@ -37,7 +37,7 @@ func NewWrite() *Tool {
 }
 
 func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
-	p, err := c.Env.FS.Resolve(in.Path)
+	p, err := c.Resolve(in.Path)
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
