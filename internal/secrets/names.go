@@ -113,13 +113,11 @@ func hasSecretFragment(s string) bool {
 // not a secret key (PRIMARY_KEY, cacheKey).
 func keyQualifierNotSecret(w string) bool {
 	var buf [32]byte
-	if len(w) > len(buf) {
+	lw, ok := lowerInto(&buf, w)
+	if !ok {
 		return false
 	}
-	for i := 0; i < len(w); i++ {
-		buf[i] = lowerByte(w[i])
-	}
-	switch string(buf[:len(w)]) {
+	switch string(lw) {
 	case "primary", "foreign", "sort", "partition", "cache", "idempotency", "hot", "map",
 		"public", "pub", "lookup", "unique", "composite", "dedup", "dedupe", "row", "hash",
 		"shard", "object", "s3", "bucket", "cursor", "group", "routing", "message", "i18n",
@@ -136,13 +134,11 @@ func keyQualifierNotSecret(w string) bool {
 // not the secret itself (TOKEN_URL, PASSWORD_MIN_LENGTH).
 func lastWordNotSecret(w string) bool {
 	var buf [32]byte
-	if len(w) > len(buf) {
+	lw, ok := lowerInto(&buf, w)
+	if !ok {
 		return false
 	}
-	for i := 0; i < len(w); i++ {
-		buf[i] = lowerByte(w[i])
-	}
-	switch string(buf[:len(w)]) {
+	switch string(lw) {
 	case "url", "uri", "urls", "endpoint", "host", "hostname", "port", "path", "file",
 		"filename", "dir", "directory", "type", "name", "id", "ids", "len", "length", "size",
 		"count", "ttl", "timeout", "expiry", "expires", "expiration", "header", "prefix",
@@ -222,13 +218,11 @@ func hasSuffixFold(s, lower string) bool {
 // type names, not secrets.
 func placeholderValue(w string) bool {
 	var buf [32]byte
-	if len(w) > len(buf) {
+	lw, ok := lowerInto(&buf, w)
+	if !ok {
 		return false
 	}
-	for i := 0; i < len(w); i++ {
-		buf[i] = lowerByte(w[i])
-	}
-	switch string(buf[:len(w)]) {
+	switch string(lw) {
 	case "changeme", "changeit", "password", "passwd", "secret", "token", "example",
 		"sample", "dummy", "fake", "test", "testing", "null", "nil", "none", "undefined",
 		"true", "false", "yes", "no", "todo", "tbd", "placeholder", "redacted", "hidden",
@@ -296,4 +290,16 @@ func envNameIsSecret(name string) bool {
 		}
 	}
 	return strings.HasPrefix(u, "API_KEY")
+}
+
+// lowerInto lowercases a short ASCII word into buf without allocating; ok is
+// false for words longer than buf (none of the word lists has one).
+func lowerInto(buf *[32]byte, w string) ([]byte, bool) {
+	if len(w) > len(buf) {
+		return nil, false
+	}
+	for i := 0; i < len(w); i++ {
+		buf[i] = lowerByte(w[i])
+	}
+	return buf[:len(w)], true
 }
