@@ -1,0 +1,251 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxLineBytes bounds one incoming newline-delimited JSON message; a longer
+// line is answered with an error and skipped, and the session goes on.
+const MaxLineBytes = sdk.DefaultMaxLineLength
+
+// lineTransport is the MCP stdio transport: newline-delimited JSON-RPC
+// messages on a reader and a writer. It replaces the SDK's IOTransport,
+// whose reader decodes every message through a streaming JSON decoder that
+// allocates a large buffer per message (the garbage collector then ran on
+// most small calls) and which closes the session on the first malformed
+// line. Here a line is read with one reusable buffer, a malformed line gets
+// a JSON-RPC error reply and the session goes on, and a batch array is
+// delivered message by message.
+type lineTransport struct {
+	r io.ReadCloser
+	w io.WriteCloser
+	// maxLine is MaxLineBytes unless a test lowers it.
+	maxLine int
+}
+
+// Connect starts the connection's reader goroutine; it ends when the input
+// ends or the connection is closed.
+func (t *lineTransport) Connect(context.Context) (sdk.Connection, error) {
+	c := &lineConn{
+		r:        t.r,
+		w:        t.w,
+		incoming: make(chan jsonrpc.Message),
+		closed:   make(chan struct{}),
+	}
+	maxLine := t.maxLine
+	if maxLine <= 0 {
+		maxLine = MaxLineBytes
+	}
+	go c.readLoop(maxLine)
+	return c, nil
+}
+
+// lineConn is one stdio connection. Reads happen on a goroutine of their
+// own (a blocking read of stdin cannot be interrupted by Close otherwise);
+// Read takes decoded messages from it.
+type lineConn struct {
+	r io.ReadCloser
+	w io.WriteCloser
+
+	incoming chan jsonrpc.Message
+	// readErr is set before incoming is closed.
+	readErr error
+
+	closeOnce sync.Once
+	closed    chan struct{}
+
+	writeMu sync.Mutex
+	wbuf    []byte
+}
+
+// readLoop reads lines until the input ends or the connection closes, and
+// hands each decoded message to Read.
+func (c *lineConn) readLoop(maxLine int) {
+	defer close(c.incoming)
+	br := bufio.NewReaderSize(c.r, 64<<10)
+	var long []byte // a line longer than br's buffer, being assembled
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, chunk...)
+			if len(long) > maxLine {
+				// Drop the rest of the line, then answer it.
+				long = nil
+				if err := c.skipLine(br); err != nil {
+					c.readErr = err
+					return
+				}
+				c.replyError(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message longer than %d bytes; it was skipped", maxLine))
+			}
+			continue
+		}
+		line := chunk
+		if long != nil {
+			line = append(long, chunk...)
+			long = nil
+		}
+		switch {
+		case len(line) > maxLine:
+			c.replyError(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message longer than %d bytes; it was skipped", maxLine))
+		case len(bytes.TrimSpace(line)) > 0:
+			if !c.deliver(line) {
+				return
+			}
+		}
+		if err != nil {
+			c.readErr = err
+			return
+		}
+	}
+}
+
+// skipLine discards input up to and including the next newline.
+func (c *lineConn) skipLine(br *bufio.Reader) error {
+	for {
+		_, err := br.ReadSlice('\n')
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return err
+		}
+	}
+}
+
+// deliver decodes one line and passes its messages on; false means the
+// connection was closed meanwhile.
+func (c *lineConn) deliver(line []byte) bool {
+	line = bytes.TrimSpace(line)
+	var msgs []jsonrpc.Message
+	if line[0] == '[' {
+		// A JSON-RPC batch (MCP 2025-03-26): each message is handled and
+		// answered on its own.
+		var raws []json.RawMessage
+		if err := json.Unmarshal(line, &raws); err != nil || len(raws) == 0 {
+			c.replyError(nil, jsonrpc.CodeParseError, "invalid JSON-RPC batch: send one JSON object per line")
+			return true
+		}
+		for _, raw := range raws {
+			if m := c.decode(raw); m != nil {
+				msgs = append(msgs, m)
+			}
+		}
+	} else if m := c.decode(line); m != nil {
+		msgs = append(msgs, m)
+	}
+	for _, m := range msgs {
+		select {
+		case c.incoming <- m:
+		case <-c.closed:
+			return false
+		}
+	}
+	return true
+}
+
+// decode turns one message into a jsonrpc.Message, or answers it with an
+// error and returns nil.
+func (c *lineConn) decode(data []byte) jsonrpc.Message {
+	// The decoder keeps slices of data (params), and the read buffer is
+	// reused: give it its own copy.
+	m, err := jsonrpc.DecodeMessage(bytes.Clone(data))
+	if err == nil {
+		return m
+	}
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(data, &probe) != nil {
+		c.replyError(nil, jsonrpc.CodeParseError, fmt.Sprintf("not valid JSON (%v): send one JSON-RPC 2.0 object per line", err))
+		return nil
+	}
+	c.replyError(probe.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("not a valid JSON-RPC 2.0 message: %v", err))
+	return nil
+}
+
+// replyError writes an error response; id is the raw request id, or nil
+// when it is unknown (written as null).
+func (c *lineConn) replyError(id json.RawMessage, code int64, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	data, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: "2.0", ID: id, Error: struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}{code, msg}})
+	if err != nil {
+		return
+	}
+	_ = c.writeLine(data)
+}
+
+// Read returns the next message, io.EOF when the input ended.
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, io.EOF
+	case m, ok := <-c.incoming:
+		if !ok {
+			if c.readErr != nil && !errors.Is(c.readErr, io.EOF) {
+				return nil, fmt.Errorf("mcp stdio: read: %w", c.readErr)
+			}
+			return nil, io.EOF
+		}
+		return m, nil
+	}
+}
+
+// Write sends one message as one line, in one write.
+func (c *lineConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(m)
+	if err != nil {
+		return fmt.Errorf("mcp stdio: encode: %w", err)
+	}
+	return c.writeLine(data)
+}
+
+func (c *lineConn) writeLine(data []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	c.wbuf = append(append(c.wbuf[:0], data...), '\n')
+	if _, err := c.w.Write(c.wbuf); err != nil {
+		return fmt.Errorf("mcp stdio: write: %w", err)
+	}
+	if cap(c.wbuf) > 1<<20 {
+		c.wbuf = nil // do not keep one huge result's buffer for the session
+	}
+	return nil
+}
+
+// Close ends the connection; a read blocked on an input that cannot be
+// interrupted (a terminal, a blocking pipe) ends with the process.
+func (c *lineConn) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		err = errors.Join(c.r.Close(), c.w.Close())
+	})
+	return err
+}
+
+// SessionID is empty: stdio carries one session.
+func (c *lineConn) SessionID() string { return "" }

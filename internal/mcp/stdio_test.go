@@ -1,0 +1,193 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// pipeConn connects a lineConn to in-memory pipes: the test writes lines
+// to in and reads the connection's own replies (error answers) from out.
+func pipeConn(t *testing.T, maxLine int) (*lineConn, *io.PipeWriter, *bufio.Reader) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	tr := &lineTransport{r: inR, w: outW, maxLine: maxLine}
+	c, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := c.(*lineConn)
+	t.Cleanup(func() { lc.Close(); inW.Close(); outR.Close() })
+	return lc, inW, bufio.NewReader(outR)
+}
+
+func readMsg(t *testing.T, c *lineConn) jsonrpc.Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	m, err := c.Read(ctx)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	return m
+}
+
+type wireError struct {
+	ID    json.RawMessage `json:"id"`
+	Error struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func readReply(t *testing.T, out *bufio.Reader) wireError {
+	t.Helper()
+	line, err := out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading reply: %v", err)
+	}
+	var w wireError
+	if err := json.Unmarshal([]byte(line), &w); err != nil {
+		t.Fatalf("reply %q: %v", line, err)
+	}
+	return w
+}
+
+func write(t *testing.T, w io.Writer, s string) {
+	t.Helper()
+	go func() { io.WriteString(w, s) }()
+}
+
+func TestLineConnDeliversRequestsAndSkipsBlankLines(t *testing.T) {
+	c, in, _ := pipeConn(t, 0)
+	write(t, in, "\n  \r\n"+`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read"}}`+"\r\n"+`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	req, ok := readMsg(t, c).(*jsonrpc.Request)
+	if !ok || req.Method != "tools/call" || req.ID.Raw() != int64(1) || string(req.Params) != `{"name":"read"}` {
+		t.Fatalf("first message = %#v", req)
+	}
+	note, ok := readMsg(t, c).(*jsonrpc.Request)
+	if !ok || note.Method != "notifications/initialized" || note.ID.IsValid() {
+		t.Fatalf("second message = %#v", note)
+	}
+}
+
+func TestLineConnParamsSurviveBufferReuse(t *testing.T) {
+	c, in, _ := pipeConn(t, 0)
+	write(t, in, `{"jsonrpc":"2.0","id":1,"method":"a","params":{"k":"first"}}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"b","params":{"k":"second"}}`+"\n")
+	first := readMsg(t, c).(*jsonrpc.Request)
+	second := readMsg(t, c).(*jsonrpc.Request)
+	if string(first.Params) != `{"k":"first"}` || string(second.Params) != `{"k":"second"}` {
+		t.Fatalf("params = %s, %s", first.Params, second.Params)
+	}
+}
+
+func TestLineConnAnswersBadLinesAndGoesOn(t *testing.T) {
+	tests := []struct {
+		name    string
+		line    string
+		code    int64
+		id      string
+		message string
+	}{
+		{"not JSON", `{"jsonrpc":"2.0","id":3,"method":`, jsonrpc.CodeParseError, "null", "not valid JSON"},
+		{"wrong version keeps the id", `{"jsonrpc":"1.0","id":7,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "7", "not a valid JSON-RPC 2.0 message"},
+		{"string id kept", `{"id":"x-1","method":"ping"}`, jsonrpc.CodeInvalidRequest, `"x-1"`, "not a valid JSON-RPC 2.0 message"},
+		{"empty batch", `[]`, jsonrpc.CodeParseError, "null", "invalid JSON-RPC batch"},
+		{"too long", `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 300) + `"}}`, jsonrpc.CodeInvalidRequest, "null", "longer than 200 bytes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, in, out := pipeConn(t, 200)
+			write(t, in, tc.line+"\n"+`{"jsonrpc":"2.0","id":42,"method":"ping"}`+"\n")
+			w := readReply(t, out)
+			if w.Error.Code != tc.code || string(w.ID) != tc.id || !strings.Contains(w.Error.Message, tc.message) {
+				t.Fatalf("reply = %+v, want code %d id %s message containing %q", w, tc.code, tc.id, tc.message)
+			}
+			// The session goes on with the next line.
+			if req := readMsg(t, c).(*jsonrpc.Request); req.ID.Raw() != int64(42) {
+				t.Fatalf("next message = %#v", req)
+			}
+		})
+	}
+}
+
+func TestLineConnLongLineAcrossBuffers(t *testing.T) {
+	c, in, out := pipeConn(t, 100<<10)
+	pad := strings.Repeat("y", 80<<10) // longer than the 64 KiB read buffer, within the limit
+	write(t, in, `{"jsonrpc":"2.0","id":1,"method":"a","params":{"p":"`+pad+`"}}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"b","params":{"p":"`+pad+pad+`"}}`+"\n"+
+		`{"jsonrpc":"2.0","id":3,"method":"c"}`+"\n")
+	if req := readMsg(t, c).(*jsonrpc.Request); req.Method != "a" || len(req.Params) != len(pad)+8 {
+		t.Fatalf("first message: method %q, %d bytes of params", req.Method, len(req.Params))
+	}
+	if w := readReply(t, out); w.Error.Code != jsonrpc.CodeInvalidRequest {
+		t.Fatalf("over-long line answered with %+v", w)
+	}
+	if req := readMsg(t, c).(*jsonrpc.Request); req.Method != "c" {
+		t.Fatalf("after the skipped line got %q", req.Method)
+	}
+}
+
+func TestLineConnBatchDeliveredOneByOne(t *testing.T) {
+	c, in, _ := pipeConn(t, 0)
+	write(t, in, `[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"}]`+"\n")
+	if m := readMsg(t, c).(*jsonrpc.Request); m.Method != "a" {
+		t.Fatalf("first = %q", m.Method)
+	}
+	if m := readMsg(t, c).(*jsonrpc.Request); m.Method != "n" {
+		t.Fatalf("second = %q", m.Method)
+	}
+}
+
+func TestLineConnWriteIsOneLine(t *testing.T) {
+	c, _, out := pipeConn(t, 0)
+	id, _ := jsonrpc.MakeID(float64(5))
+	resp := &jsonrpc.Response{ID: id, Result: json.RawMessage(`{"text":"a\nb"}`)}
+	go c.Write(context.Background(), resp)
+	line, err := out.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line != `{"jsonrpc":"2.0","id":5,"result":{"text":"a\nb"}}`+"\n" {
+		t.Fatalf("wrote %q", line)
+	}
+}
+
+func TestLineConnEndsOnEOFAndClose(t *testing.T) {
+	t.Run("EOF", func(t *testing.T) {
+		c, in, _ := pipeConn(t, 0)
+		go func() {
+			io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"a"}`) // the last line may lack its newline
+			in.Close()
+		}()
+		if m := readMsg(t, c).(*jsonrpc.Request); m.Method != "a" {
+			t.Fatalf("got %q", m.Method)
+		}
+		if _, err := c.Read(context.Background()); !errors.Is(err, io.EOF) {
+			t.Fatalf("Read after EOF: %v", err)
+		}
+	})
+	t.Run("Close unblocks Read", func(t *testing.T) {
+		c, _, _ := pipeConn(t, 0)
+		done := make(chan error, 1)
+		go func() { _, err := c.Read(context.Background()); done <- err }()
+		time.Sleep(10 * time.Millisecond)
+		c.Close()
+		select {
+		case err := <-done:
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("Read after Close: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Read still blocked after Close")
+		}
+	})
+}
