@@ -46,21 +46,24 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 		}
 		folders = append(folders, ops.FolderSpec{Path: abs})
 	}
-	// "ask" decisions go to the user through MCP elicitation, or come back as
-	// a denial when the client cannot elicit.
-	sess, err := session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1", Confirmer: mcp.Confirmer{}})
-	if err != nil {
-		fmt.Fprintln(stderr, "agentls mcp:", err)
-		return 2
+	// A folder that cannot be opened is a usage error, found before serving.
+	for _, f := range folders {
+		if fi, err := os.Stat(f.Path); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "agentls mcp: --root %s is not a directory\n", f.Path)
+			return 2
+		}
 	}
-	defer sess.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	opts := mcp.Options{Session: sess, Version: version, Instructions: tools.Instructions, Log: log}
-	if sess.Upstream != nil {
-		opts.Ready = sess.Upstream.Wait
-	}
+	// The session is built while the client initializes, so connecting
+	// costs no more than starting the process. "ask" decisions go to the
+	// user through MCP elicitation, or come back as a denial when the
+	// client cannot elicit.
+	opts := mcp.Options{Version: version, Instructions: tools.Instructions, Log: log,
+		Open: func() (*session.Session, error) {
+			return session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1", Confirmer: mcp.Confirmer{}})
+		}}
 	if err := mcp.Serve(ctx, stdin, stdout, opts); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "agentls mcp:", err)
 		return 1

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,33 +32,42 @@ const (
 	RootsWait = 5 * time.Second
 )
 
-// Options configure the MCP server.
+// Options configure the MCP server. Set Session or Open.
 type Options struct {
 	// Session runs the calls; its registry gives the tool list.
 	Session *session.Session
+	// Open builds the session while the client initializes (initialize
+	// and ping are answered at once; every other request waits for it).
+	// The server closes a session it opened when Run returns.
+	Open func() (*session.Session, error)
 	// Version is the serverInfo version.
 	Version string
 	// Instructions is the short system-prompt text sent at initialize.
 	Instructions string
 	// Log receives the server's own log lines; nil discards them.
 	Log *slog.Logger
-	// Ready, when set, is awaited before tool_search or a call of a tool the
-	// registry does not know yet: upstream MCP servers register their tools
-	// in the background (upstream.Manager.Wait).
-	Ready func(ctx context.Context) error
 }
 
 // Server is an MCP server over one session. Make it with New and run it
 // on a transport with Run (or use Serve for stdio-like streams).
 type Server struct {
-	sess *session.Session
 	srv  *sdk.Server
 	log  *slog.Logger
-	// ready is Options.Ready, or nil.
-	ready func(ctx context.Context) error
+	open func() (*session.Session, error)
+
+	// opened is closed once sess (or openErr) is set; neither changes after.
+	opened  chan struct{}
+	sess    *session.Session
+	openErr error
+	// ownSess: the session came from Options.Open; Run closes it.
+	ownSess bool
 
 	mu     sync.Mutex
 	listed map[string]bool // tool names added to srv
+	// toolsGen counts changes of the tool list; listedGen is toolsGen as
+	// of the last tools/list answered (-1: none yet). A list_changed
+	// notification is only sent for a change the client has not listed.
+	toolsGen, listedGen int
 	// rootsPending is closed when the latest roots sync has finished; nil
 	// when none is under way.
 	rootsPending chan struct{}
@@ -71,7 +81,7 @@ type Server struct {
 // Serve runs an MCP server over newline-delimited JSON on in/out until the
 // client closes in or ctx is cancelled.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
-	return New(opts).Run(ctx, &sdk.IOTransport{Reader: readCloser(in), Writer: writeCloser(out)})
+	return New(opts).Run(ctx, &lineTransport{r: readCloser(in), w: writeCloser(out)})
 }
 
 // New builds a server whose tool list follows the session's registry.
@@ -80,7 +90,7 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{sess: opts.Session, log: log, ready: opts.Ready, listed: map[string]bool{}}
+	s := &Server{log: log, open: opts.Open, opened: make(chan struct{}), listed: map[string]bool{}, listedGen: -1}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: ServerName, Version: opts.Version}, &sdk.ServerOptions{
 		Instructions:            opts.Instructions,
 		Logger:                  log,
@@ -89,8 +99,34 @@ func New(opts Options) *Server {
 		Capabilities:            &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
 	})
 	s.srv.AddReceivingMiddleware(s.middleware)
-	s.syncTools()
+	s.srv.AddSendingMiddleware(s.sending)
+	if opts.Session != nil {
+		s.setSession(opts.Session, nil)
+	}
 	return s
+}
+
+// setSession makes sess the server's session and offers its tools.
+func (s *Server) setSession(sess *session.Session, err error) {
+	s.sess, s.openErr = sess, err
+	if sess != nil {
+		s.syncTools()
+		sess.Registry.OnChange(s.syncTools)
+	}
+	close(s.opened)
+}
+
+// session waits until the session is open.
+func (s *Server) session(ctx context.Context) (*session.Session, error) {
+	select {
+	case <-s.opened:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if s.openErr != nil {
+		return nil, fmt.Errorf("agentls could not open the workspace: %w", s.openErr)
+	}
+	return s.sess, nil
 }
 
 // Run serves one client on t until it disconnects or ctx is cancelled, and
@@ -101,8 +137,19 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	s.mu.Lock()
 	s.base = ctx
 	s.mu.Unlock()
-	s.sess.Registry.OnChange(s.syncTools)
-	defer s.sess.Registry.OnChange(nil)
+	if s.open != nil {
+		s.ownSess = true
+		s.wg.Go(func() { s.setSession(s.open()) })
+	}
+	defer func() {
+		<-s.opened
+		if s.sess != nil {
+			s.sess.Registry.OnChange(nil)
+			if s.ownSess {
+				s.sess.Close()
+			}
+		}
+	}()
 	defer s.wg.Wait()
 	defer cancel()
 	err := s.srv.Run(ctx, t)
@@ -113,11 +160,32 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 }
 
 // middleware marks roots as pending from initialize on (so the first call
-// waits for them), and activates a deferred tool a client calls by name, as
-// the editor protocol does.
+// waits for them), holds requests until the session is open, records which
+// tool list the client has seen, and activates a deferred tool a client
+// calls by name, as the editor protocol does.
 func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		// Only the tool methods need the session; initialize, ping and
+		// discovery are answered while it is being built.
+		var sess *session.Session
+		if strings.HasPrefix(method, "tools/") {
+			var err error
+			if sess, err = s.session(ctx); err != nil {
+				return nil, err
+			}
+		}
 		switch method {
+		case "tools/list":
+			s.mu.Lock()
+			gen := s.toolsGen
+			s.mu.Unlock()
+			res, err := next(ctx, method, req)
+			if err == nil {
+				s.mu.Lock()
+				s.listedGen = max(s.listedGen, gen)
+				s.mu.Unlock()
+			}
+			return res, err
 		case "initialize":
 			// Only a client that declares roots makes calls wait for them
 			// (the SDK cannot tell "roots": {} from no roots; one without
@@ -132,15 +200,17 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 		case "tools/call":
 			if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && p != nil {
-				t, ok := s.sess.Registry.Lookup(p.Name)
-				if s.ready != nil && (!ok || p.Name == tools.ToolSearchName) {
-					if err := s.ready(ctx); err != nil {
+				t, ok := sess.Registry.Lookup(p.Name)
+				// Upstream MCP servers register their tools in the
+				// background: a search or an unknown name waits for them.
+				if sess.Upstream != nil && (!ok || p.Name == tools.ToolSearchName) {
+					if err := sess.Upstream.Wait(ctx); err != nil {
 						return nil, err
 					}
-					t, ok = s.sess.Registry.Lookup(p.Name)
+					t, ok = sess.Registry.Lookup(p.Name)
 				}
-				if ok && !s.sess.Registry.IsActive(t.Name) {
-					s.sess.Registry.Activate(t.Name)
+				if ok && !sess.Registry.IsActive(t.Name) {
+					sess.Registry.Activate(t.Name)
 				}
 			}
 		}
@@ -148,11 +218,34 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
+// sending drops a tools/list_changed notification the client does not need:
+// it has not listed tools yet, or has listed them since the change.
+func (s *Server) sending(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method == "notifications/tools/list_changed" {
+			s.mu.Lock()
+			stale := s.listedGen >= 0 && s.listedGen < s.toolsGen
+			s.mu.Unlock()
+			if !stale {
+				return nil, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
 // syncTools makes the server's tool list equal the registry's active set.
-// The SDK sends notifications/tools/list_changed for every change.
+// The SDK schedules notifications/tools/list_changed for every change
+// (sending decides whether it goes out).
 func (s *Server) syncTools() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	changed := false
+	defer func() {
+		if changed {
+			s.toolsGen++
+		}
+	}()
 	want := map[string]bool{}
 	for _, t := range s.sess.Registry.List(false) {
 		want[t.Name] = true
@@ -166,6 +259,7 @@ func (s *Server) syncTools() {
 		}
 		s.srv.AddTool(st, s.handle)
 		s.listed[t.Name] = true
+		changed = true
 	}
 	var gone []string
 	for n := range s.listed {
@@ -176,6 +270,7 @@ func (s *Server) syncTools() {
 	}
 	if len(gone) > 0 {
 		s.srv.RemoveTools(gone...)
+		changed = true
 	}
 }
 
@@ -314,6 +409,10 @@ func (s *Server) syncRoots(ss *sdk.ServerSession, changed bool) {
 		defer close(done)
 		ctx, cancel := context.WithTimeout(base, RootsWait)
 		defer cancel()
+		sess, err := s.session(ctx)
+		if err != nil {
+			return
+		}
 		res, err := ss.ListRoots(ctx, nil)
 		if err != nil {
 			s.log.Info("client gave no roots; keeping the workspace folders", "err", err)
@@ -327,7 +426,7 @@ func (s *Server) syncRoots(ss *sdk.ServerSession, changed bool) {
 		if len(specs) == 0 {
 			return
 		}
-		if err := s.sess.SetFolders(specs); err != nil {
+		if err := sess.SetFolders(specs); err != nil {
 			s.log.Warn("client roots could not be opened; keeping the workspace folders", "err", err)
 			return
 		}

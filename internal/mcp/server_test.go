@@ -2,9 +2,11 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -165,6 +167,10 @@ func TestActivationSendsListChanged(t *testing.T) {
 	if err := sess.Registry.Register(tl); err != nil {
 		t.Fatal(err)
 	}
+	// The client has a tool list, so a change to it is news.
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
 	// A deferred tool called by name is activated and runs.
 	r, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "later"})
 	if err != nil || textOf(r) != "later ran" {
@@ -185,6 +191,120 @@ func TestActivationSendsListChanged(t *testing.T) {
 	}
 	if !found {
 		t.Error("activated tool not listed")
+	}
+}
+
+func TestNoListChangedBeforeTheClientLists(t *testing.T) {
+	changed := make(chan struct{}, 8)
+	sess, cs, _ := start(t, &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} }})
+	tl, err := tools.NewTool("later", "A deferred tool.", map[string]any{"type": "object"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl.Deferred = true
+	if err := sess.Registry.Register(tl); err != nil {
+		t.Fatal(err)
+	}
+	sess.Registry.Activate("later")
+	select {
+	case <-changed:
+		t.Fatal("list_changed sent to a client that never listed tools")
+	case <-time.After(200 * time.Millisecond): // the SDK coalesces changes for 10 ms
+	}
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, x := range res.Tools {
+		found = found || x.Name == "later"
+	}
+	if !found {
+		t.Error("activated tool not in the first list")
+	}
+}
+
+// startOpen runs a Server whose session is built by open, and connects a
+// client.
+// stop ends the server and waits for Run.
+func startOpen(t *testing.T, open func() (*session.Session, error)) (cs *sdk.ClientSession, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := sdk.NewInMemoryTransports()
+	srv := New(Options{Open: open, Version: "test", Log: slog.New(slog.DiscardHandler)})
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, st) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cs.Close()
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return cs, stop
+}
+
+func TestInitializeDoesNotWaitForTheSession(t *testing.T) {
+	dir := t.TempDir()
+	release := make(chan struct{})
+	opened := make(chan *session.Session, 1)
+	cs, stop := startOpen(t, func() (*session.Session, error) {
+		<-release
+		s, err := session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true})
+		opened <- s
+		return s, err
+	})
+	// Connected (initialize and discovery answered) and ping answered while the session
+	// is still being built.
+	if err := cs.Ping(context.Background(), nil); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+	listed := make(chan error, 1)
+	go func() {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err == nil && len(res.Tools) == 0 {
+			err = errors.New("empty tool list")
+		}
+		listed <- err
+	}()
+	select {
+	case err := <-listed:
+		t.Fatalf("tools/list answered before the session was open: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-listed; err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	sess := <-opened
+	stop()
+	// Run closed the session it opened: its spill directory is gone.
+	if sess.Env.SpillDir == nil {
+		t.Fatal("session without a spill directory")
+	}
+	if _, err := os.Stat(sess.Env.SpillDir.Path()); !os.IsNotExist(err) {
+		t.Errorf("spill directory after Run: %v", err)
+	}
+}
+
+func TestFailedOpenAnswersEveryRequest(t *testing.T) {
+	cs, _ := startOpen(t, func() (*session.Session, error) {
+		return nil, errors.New("folder /nowhere: no such directory")
+	})
+	_, err := cs.ListTools(context.Background(), nil)
+	if err == nil || !contains(err.Error(), "could not open the workspace") || !contains(err.Error(), "/nowhere") {
+		t.Fatalf("tools/list error = %v", err)
+	}
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read", Arguments: map[string]any{"path": "a.txt"}}); err == nil {
+		t.Fatal("tools/call succeeded without a session")
 	}
 }
 
