@@ -36,8 +36,8 @@ const (
 type Options struct {
 	// Session runs the calls; its registry gives the tool list.
 	Session *session.Session
-	// Open builds the session while the client initializes (initialize
-	// and ping are answered at once; every other request waits for it).
+	// Open builds the session while the client initializes (initialize,
+	// ping and discovery are answered at once; tools/* requests wait).
 	// The server closes a session it opened when Run returns.
 	Open func() (*session.Session, error)
 	// Version is the serverInfo version.

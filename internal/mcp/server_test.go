@@ -18,7 +18,7 @@ import (
 )
 
 // start runs a Server over in-memory transports and connects a client.
-func start(t *testing.T, copts *sdk.ClientOptions) (*session.Session, *sdk.ClientSession, string) {
+func start(t testing.TB, copts *sdk.ClientOptions) (*session.Session, *sdk.ClientSession, string) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\nbeta\n"), 0o644); err != nil {
