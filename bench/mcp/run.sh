@@ -8,7 +8,7 @@ if [ ! -d "$repo/test/mcp/node_modules/@modelcontextprotocol/sdk" ]; then
 fi
 if [ -z "${AGENTLS_BIN:-}" ]; then
   out="$(mktemp -d)"
-  (cd "$repo" && go build -o "$out/agentls" ./cmd/agentls)
+  (cd "$repo" && CGO_ENABLED=0 go build -o "$out/agentls" ./cmd/agentls)
   export AGENTLS_BIN="$out/agentls"
 fi
 exec node "$here/bench.mjs"

@@ -41,6 +41,7 @@ func Binary(t testing.TB) string {
 			binPath += ".exe"
 		}
 		cmd := exec.Command("go", "build", "-o", binPath, "github.com/agentls/agentls/cmd/agentls")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as shipped
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)

@@ -10,7 +10,7 @@ if [ ! -d node_modules/@modelcontextprotocol/sdk ] || [ ! -d node_modules/@model
 fi
 if [ -z "${AGENTLS_BIN:-}" ]; then
   out="$(mktemp -d)"
-  (cd "$repo" && go build -o "$out/agentls" ./cmd/agentls)
+  (cd "$repo" && CGO_ENABLED=0 go build -o "$out/agentls" ./cmd/agentls)
   export AGENTLS_BIN="$out/agentls"
 fi
 exec node --test --test-concurrency=1 --test-reporter=spec ./*.test.mjs

@@ -16,7 +16,7 @@ if [ -n "${AGENTLS_BIN:-}" ]; then
   bin="$AGENTLS_BIN"
 else
   bin="$tmp/agentls"
-  (cd "$repo" && go build -o "$bin" ./cmd/agentls) || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+  (cd "$repo" && CGO_ENABLED=0 go build -o "$bin" ./cmd/agentls) || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 fi
 command -v nvim >/dev/null || { echo "nvim not found"; echo "0 passed, 1 failed"; exit 1; }
 

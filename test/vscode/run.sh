@@ -23,7 +23,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "vscode: building agentls and the extension"
-(cd "$ROOT" && go build -o "$TMP/bin/agentls" ./cmd/agentls)
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$TMP/bin/agentls" ./cmd/agentls)
 export AGENTLS_BIN="$TMP/bin/agentls"
 cd "$EXT"
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error >/dev/null; fi

@@ -11,7 +11,7 @@ const check = process.argv.includes("--check");
 let bin = process.env.AGENTLS_BIN;
 if (!bin) {
   bin = join(mkdtempSync(join(tmpdir(), "agentls-gen-")), "agentls");
-  execFileSync("go", ["build", "-o", bin, "./cmd/agentls"], { cwd: new URL("../../..", import.meta.url).pathname, stdio: "inherit" });
+  execFileSync("go", ["build", "-o", bin, "./cmd/agentls"], { cwd: new URL("../../..", import.meta.url).pathname, stdio: "inherit", env: { ...process.env, CGO_ENABLED: "0" } });
 }
 const tools = JSON.parse(execFileSync(bin, ["tools", "--format", "vscode"], { encoding: "utf8" }));
 const pkgPath = new URL("../package.json", import.meta.url).pathname;
