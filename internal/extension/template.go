@@ -6,12 +6,16 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
 
 // placeholderRE matches {{name}}, with optional spaces inside the braces.
-var placeholderRE = regexp.MustCompile(`\{\{\s*([a-zA-Z0-9_-]+)\s*\}\}`)
+// Compiled on first use, so a process that loads no extension pays nothing.
+var placeholderRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{\{\s*([a-zA-Z0-9_-]+)\s*\}\}`)
+})
 
 // Template is a parsed command template.
 type Template struct {
@@ -38,7 +42,7 @@ func ParseTemplate(src string) (*Template, error) {
 	if strings.Contains(src, "AGENTLSPH") {
 		return nil, fmt.Errorf("command must not contain the reserved word AGENTLSPH")
 	}
-	t := &Template{src: src, spans: placeholderRE.FindAllStringSubmatchIndex(src, -1)}
+	t := &Template{src: src, spans: placeholderRE().FindAllStringSubmatchIndex(src, -1)}
 	var b strings.Builder
 	last := 0
 	for i, s := range t.spans {

@@ -3,12 +3,17 @@ package secrets
 import (
 	"bytes"
 	"regexp"
+	"sync"
 )
 
-var (
-	pemBegin = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
-	pemEnd   = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
-)
+// pemLines are the BEGIN and END line patterns of a private key block,
+// compiled on first use: most processes never see "PRIVATE KEY".
+var pemLines = sync.OnceValue(func() [2]*regexp.Regexp {
+	return [2]*regexp.Regexp{
+		regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`),
+		regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`),
+	}
+})
 
 // PrivateKeyLines returns the 1-based line ranges [first, last] of the
 // bodies of PEM private key blocks in content (the BEGIN and END lines are
@@ -20,6 +25,8 @@ func PrivateKeyLines(content []byte) [][2]int {
 	if !bytes.Contains(content, []byte("PRIVATE KEY")) {
 		return nil
 	}
+	re := pemLines()
+	pemBegin, pemEnd := re[0], re[1]
 	var out [][2]int
 	line, start := 1, 0
 	for len(content) > 0 {

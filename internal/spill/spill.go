@@ -8,8 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -22,8 +22,33 @@ const (
 	CacheDirEnv = "AGENTLS_CACHE_DIR"
 )
 
-// dirName matches the directories Open creates: <12 hex digits>-<pid>.
-var dirName = regexp.MustCompile(`^[0-9a-f]{12}-([0-9]+)$`)
+// hashLen is how many hex digits of the workspace hash name a directory.
+const hashLen = 12
+
+// dirPID returns the pid of a directory name Open creates,
+// <hashLen lowercase hex digits>-<pid>; ok is false for any other name.
+// A loop, not a regexp, so package init costs nothing.
+func dirPID(name string) (pid int, ok bool) {
+	hash, digits, found := strings.Cut(name, "-")
+	if !found || len(hash) != hashLen || digits == "" {
+		return 0, false
+	}
+	for i := 0; i < len(hash); i++ {
+		if c := hash[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return 0, false
+		}
+	}
+	for i := 0; i < len(digits); i++ {
+		if c := digits[i]; c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	pid, err := strconv.Atoi(digits)
+	if err != nil {
+		return 0, false
+	}
+	return pid, true
+}
 
 // Dir is one server's spill directory. It is safe for concurrent use.
 type Dir struct {
@@ -62,7 +87,7 @@ func Open(workspaceRoot string) (*Dir, error) {
 func OpenIn(base, workspaceRoot string) (*Dir, error) {
 	CleanStale(base)
 	sum := sha256.Sum256([]byte(workspaceRoot))
-	p := filepath.Join(base, hex.EncodeToString(sum[:])[:12]+"-"+strconv.Itoa(os.Getpid()))
+	p := filepath.Join(base, hex.EncodeToString(sum[:])[:hashLen]+"-"+strconv.Itoa(os.Getpid()))
 	if err := os.MkdirAll(p, 0o700); err != nil {
 		return nil, fmt.Errorf("spill: create %s: %w", p, err)
 	}
@@ -157,12 +182,11 @@ func CleanStale(base string) {
 	}
 	self := os.Getpid()
 	for _, e := range entries {
-		m := dirName.FindStringSubmatch(e.Name())
-		if m == nil || e.Type()&fs.ModeType != fs.ModeDir {
+		pid, ok := dirPID(e.Name())
+		if !ok || e.Type()&fs.ModeType != fs.ModeDir {
 			continue
 		}
-		pid, err := strconv.Atoi(m[1])
-		if err != nil || pid == self || pidAlive(pid) {
+		if pid == self || pidAlive(pid) {
 			continue
 		}
 		_ = os.RemoveAll(filepath.Join(base, e.Name()))

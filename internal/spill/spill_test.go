@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,8 +25,7 @@ func TestOpenNamesDirAfterWorkspaceAndPid(t *testing.T) {
 	if strings.HasPrefix(d.Path(), ws) {
 		t.Errorf("spill dir %s is inside the workspace", d.Path())
 	}
-	m := dirName.FindStringSubmatch(filepath.Base(d.Path()))
-	if m == nil || m[1] != strconv.Itoa(os.Getpid()) {
+	if pid, ok := dirPID(filepath.Base(d.Path())); !ok || pid != os.Getpid() {
 		t.Errorf("dir name %q: want <hash12>-<pid>", filepath.Base(d.Path()))
 	}
 	d2, err := Open(ws + "x")
@@ -128,5 +128,43 @@ func TestCleanStaleRemovesOnlyDeadServersDirs(t *testing.T) {
 		if kept := err == nil; kept != c.keep {
 			t.Errorf("%s: kept=%v, want %v", c.name, kept, c.keep)
 		}
+	}
+}
+
+// TestDirPID checks the hand-written name parser against the pattern it
+// replaced, ^[0-9a-f]{hashLen}-([0-9]+)$ with Atoi on the digits.
+func TestDirPID(t *testing.T) {
+	ref := regexp.MustCompile(`^[0-9a-f]{12}-([0-9]+)$`)
+	tests := []struct {
+		name string
+		in   string
+	}{
+		{"ours", "0123456789ab-4242"},
+		{"pid one digit", "abcdefabcdef-7"},
+		{"hash too short", "0123456789a-4242"},
+		{"hash too long", "0123456789abc-4242"},
+		{"upper-case hex", "0123456789AB-4242"},
+		{"not hex", "0123456789ag-4242"},
+		{"no pid", "0123456789ab-"},
+		{"no dash", "0123456789ab"},
+		{"signed pid", "0123456789ab-+42"},
+		{"second dash", "0123456789ab-42-1"},
+		{"pid overflows int", "0123456789ab-99999999999999999999999"},
+		{"empty", ""},
+		{"other dir", "tmp"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			wantPID, wantOK := 0, false
+			if m := ref.FindStringSubmatch(tc.in); m != nil {
+				if n, err := strconv.Atoi(m[1]); err == nil {
+					wantPID, wantOK = n, true
+				}
+			}
+			pid, ok := dirPID(tc.in)
+			if pid != wantPID || ok != wantOK {
+				t.Errorf("dirPID(%q) = %d, %v; want %d, %v", tc.in, pid, ok, wantPID, wantOK)
+			}
+		})
 	}
 }

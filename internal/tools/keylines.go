@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/secrets"
@@ -37,10 +38,33 @@ func maskKeyLines(text string) (string, int) {
 }
 
 // grepLine matches a grep output line: path:line: text or path-line- text.
-var grepLine = regexp.MustCompile(`^(.+?)([:-])(\d+)([:-]) (.*)$`)
+// Compiled on first use, not at init: package init is paid by every process
+// start, --version included.
+var grepLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(.+?)([:-])(\d+)([:-]) (.*)$`)
+})
 
-// keyish is a line that could be part of a key body: long base64.
-var keyish = regexp.MustCompile(`^[A-Za-z0-9+/=]{32,}\r?$`)
+// minKeyishLen is the shortest line keyish accepts.
+const minKeyishLen = 32
+
+// keyish reports whether a line could be part of a key body: at least
+// minKeyishLen base64 characters and nothing else but an optional final
+// "\r" (the pattern ^[A-Za-z0-9+/=]{32,}\r?$, without a regexp whose bounded
+// repeat cost init time).
+func keyish(s string) bool {
+	s = strings.TrimSuffix(s, "\r")
+	if len(s) < minKeyishLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '+', c == '/', c == '=':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // maskGrepKeyLines masks grep output lines that fall inside a private key
 // block of their file. Only files with base64-looking output lines are read.
@@ -49,8 +73,8 @@ func maskGrepKeyLines(fsys ops.FS, text string) (string, int) {
 	ranges := map[string][][2]int{}
 	n := 0
 	for i, l := range lines {
-		m := grepLine.FindStringSubmatch(l)
-		if m == nil || m[2] != m[4] || !keyish.MatchString(m[5]) {
+		m := grepLine().FindStringSubmatch(l)
+		if m == nil || m[2] != m[4] || !keyish(m[5]) {
 			continue
 		}
 		file := m[1]

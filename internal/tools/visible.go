@@ -38,7 +38,7 @@ func (e *Env) filterGrep(f *ops.Folder, text string) (string, int) {
 	verdict := map[string]bool{}
 	hidden := 0
 	for _, l := range lines {
-		if m := grepLine.FindStringSubmatch(l); m != nil && m[2] == m[4] {
+		if m := grepLine().FindStringSubmatch(l); m != nil && m[2] == m[4] {
 			file := m[1]
 			ok, seen := verdict[file]
 			if !seen {

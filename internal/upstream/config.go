@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -31,7 +30,29 @@ type ServerConfig struct {
 	Disabled bool `json:"disabled,omitempty"`
 }
 
-var serverNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,32}$`)
+// MaxServerName is the longest server name; with ToolNameSep and the tool's
+// name it must fit MaxToolName.
+const MaxServerName = 32
+
+// validServerName reports whether name matches ^[a-zA-Z0-9_-]{1,MaxServerName}$.
+// A loop, not a regexp: compiling the bounded repeat cost every process
+// start a few hundred µs at init.
+func validServerName(name string) bool {
+	if len(name) == 0 || len(name) > MaxServerName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !nameByte(name[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// nameByte reports whether c may appear in a server or tool name.
+func nameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
 
 // ParseConfig reads either {"servers": {name: cfg}} (.vscode/mcp.json) or
 // {"mcpServers": {name: cfg}}. ${workspaceFolder} and ${userHome} in command,
@@ -69,8 +90,8 @@ func ParseConfig(data []byte, workspace string) ([]ServerConfig, error) {
 		switch {
 		case c.Disabled:
 			continue
-		case !serverNameRE.MatchString(n):
-			errs = append(errs, fmt.Errorf("server %q: names must match %s", n, serverNameRE))
+		case !validServerName(n):
+			errs = append(errs, fmt.Errorf("server %q: names must match ^[a-zA-Z0-9_-]{1,%d}$", n, MaxServerName))
 			continue
 		case strings.Contains(n, "__"):
 			errs = append(errs, fmt.Errorf("server %q: a name may not contain \"__\" (it separates server and tool)", n))

@@ -9,12 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -334,11 +334,16 @@ func (s *server) close() {
 	}
 }
 
-var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
-
-// ToolName is the agentls name of an upstream tool.
+// ToolName is the agentls name of an upstream tool: every character of tool
+// outside [a-zA-Z0-9_-] becomes "_" (one per rune; one per byte of invalid
+// UTF-8), and the whole is cut to MaxToolName bytes.
 func ToolName(server, tool string) string {
-	n := server + ToolNameSep + unsafeName.ReplaceAllString(tool, "_")
+	n := server + ToolNameSep + strings.Map(func(r rune) rune {
+		if r < utf8.RuneSelf && nameByte(byte(r)) {
+			return r
+		}
+		return '_'
+	}, tool)
 	if len(n) > MaxToolName {
 		n = n[:MaxToolName]
 	}
