@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,6 +79,11 @@ type Log struct {
 	err     error // first write error, returned by Close
 	closed  bool
 	started time.Time
+
+	// pruned is closed when the pruning Open starts in the background is
+	// done; pruneErr is its result, read only after pruned is closed.
+	pruned   chan struct{}
+	pruneErr error
 }
 
 // DefaultDir is $AGENTLS_AUDIT_DIR, else $XDG_STATE_HOME/agentls/audit, else
@@ -97,16 +103,22 @@ func DefaultDir() (string, error) {
 }
 
 // Open creates dir (mode 0700) and a new session file in it (mode 0600),
-// after removing the oldest files beyond the limits. m may be nil (no
-// masking).
+// and removes the oldest files beyond the limits. The removal runs in the
+// background, off a session's startup path; Close waits for it and returns
+// its error. m may be nil (no masking).
 func Open(dir string, m Masker) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	l := &Log{dir: dir, masker: m, pid: os.Getpid(), started: time.Now().UTC()}
-	if err := l.rotate(); err != nil {
+	l := &Log{dir: dir, masker: m, pid: os.Getpid(), started: time.Now().UTC(), pruned: make(chan struct{})}
+	if err := l.create(); err != nil {
 		return nil, err
 	}
+	keep := l.f.Name()
+	go func() {
+		defer close(l.pruned)
+		l.pruneErr = prune(dir, keep)
+	}()
 	return l, nil
 }
 
@@ -121,8 +133,19 @@ func (l *Log) Path() string {
 }
 
 // rotate closes the current file, opens a new one and prunes old files.
-// Called with l.mu held (or before l is shared).
+// Called with l.mu held.
 func (l *Log) rotate() error {
+	// Open's pruning must be over, or it could remove the new file.
+	<-l.pruned
+	if err := l.create(); err != nil {
+		return err
+	}
+	return prune(l.dir, l.f.Name())
+}
+
+// create closes the current file and opens a new one. Called with l.mu held
+// (or before l is shared).
+func (l *Log) create() error {
 	if l.f != nil {
 		if err := l.w.Flush(); err != nil {
 			return fmt.Errorf("audit: %w", err)
@@ -149,7 +172,7 @@ func (l *Log) rotate() error {
 		return fmt.Errorf("audit: %w", err)
 	}
 	l.f, l.w, l.size = f, bufio.NewWriter(f), 0
-	return prune(l.dir, f.Name())
+	return nil
 }
 
 // Record appends one entry and flushes it to the file. Time defaults to now;
@@ -200,7 +223,8 @@ func (l *Log) write(b []byte) error {
 	return nil
 }
 
-// Close flushes and closes the file and returns the first write error.
+// Close flushes and closes the file, waits for Open's pruning and returns
+// the first error: of a write, or of that pruning.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -216,6 +240,8 @@ func (l *Log) Close() error {
 			l.err = err
 		}
 	}
+	<-l.pruned
+	l.err = cmp.Or(l.err, l.pruneErr)
 	return l.err
 }
 

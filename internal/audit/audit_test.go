@@ -182,7 +182,10 @@ func TestRotation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer l.Close()
+			// Pruning runs in the background; Close waits for it.
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
 			for i, p := range old {
 				_, err := os.Stat(p)
 				if gone := os.IsNotExist(err); gone != (i < tc.wantGone) {

@@ -6,7 +6,8 @@
 // Files live in one directory (DefaultDir: $AGENTLS_AUDIT_DIR, else
 // $XDG_STATE_HOME/agentls/audit, else ~/.local/state/agentls/audit) and are
 // named YYYYMMDD-HHMMSS-<pid>.jsonl (UTC, the session's start). The directory
-// is kept small: when a log opens, and whenever its file grows past
+// is kept small: when a log opens (in the background, off the session's
+// startup path; Close waits for it), and whenever its file grows past
 // MaxFileBytes (the session continues in a new file), the oldest files are
 // removed until at most MaxFiles remain and together they hold at most
 // MaxTotalBytes.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -138,12 +139,13 @@ type Tool struct {
 	// Source is "core", "extension" or "mcp:<server>".
 	Source string
 
-	resolved *jsonschema.Resolved
-	order    []string // property order of the input struct, for usage lines
-	dynamic  bool     // labels depend on the input
-	decode   func(args map[string]any) (any, error)
-	labels   func(in any) Labels
-	run      func(ctx context.Context, c *Call, in any) (Result, error)
+	// resolve returns the schema resolved for validation (nil: none).
+	resolve func() (*jsonschema.Resolved, error)
+	order   []string // property order of the input struct, for usage lines
+	dynamic bool     // labels depend on the input
+	decode  func(args map[string]any) (any, error)
+	labels  func(in any) Labels
+	run     func(ctx context.Context, c *Call, in any) (Result, error)
 }
 
 // Spec declares a tool with a typed input.
@@ -185,10 +187,12 @@ func Define[In any](s Spec[In]) *Tool {
 	if s.Tweak != nil {
 		s.Tweak(schema)
 	}
-	t, err := NewTool(s.Name, s.Description, schema)
-	if err != nil {
-		panic(err)
-	}
+	t := newTool(s.Name, s.Description, schema)
+	// Resolving for validation is most of a tool's construction cost and
+	// only a call needs it, so it waits for the first call. A core schema
+	// that does not resolve is a programming error: TestCoreSchemasResolve
+	// resolves every one.
+	t.resolve = sync.OnceValues(func() (*jsonschema.Resolved, error) { return resolveSchema(s.Name, schema) })
 	t.order = fieldOrder(reflect.TypeFor[In]())
 	t.Aliases, t.Prepare, t.PrepareRaw = s.Aliases, s.Prepare, s.PrepareRaw
 	t.MaxResultBytes, t.KeepTail, t.Deferred = s.MaxResultBytes, s.KeepTail, s.Deferred
@@ -216,24 +220,25 @@ func Define[In any](s Spec[In]) *Tool {
 }
 
 // NewTool builds an untyped tool from a JSON Schema (extension and MCP
-// tools); set its handler with SetHandler.
+// tools); set its handler with SetHandler. Unlike a core tool's, the schema
+// is resolved here: it comes from a file or a server, so an error in it must
+// surface now.
 func NewTool(name, description string, schema map[string]any) (*Tool, error) {
-	b, err := json.Marshal(schema)
+	res, err := resolveSchema(name, schema)
 	if err != nil {
-		return nil, fmt.Errorf("tool %s: schema: %w", name, err)
+		return nil, err
 	}
-	var js jsonschema.Schema
-	if err := json.Unmarshal(b, &js); err != nil {
-		return nil, fmt.Errorf("tool %s: schema: %w", name, err)
-	}
-	res, err := js.Resolve(nil)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: schema: %w", name, err)
-	}
-	t := &Tool{Name: name, Description: description, Schema: schema, resolved: res, Source: "extension"}
+	t := newTool(name, description, schema)
+	t.resolve = func() (*jsonschema.Resolved, error) { return res, nil }
+	return t, nil
+}
+
+// newTool is an untyped tool whose schema is not resolved yet.
+func newTool(name, description string, schema map[string]any) *Tool {
+	t := &Tool{Name: name, Description: description, Schema: schema, Source: "extension"}
 	t.decode = func(args map[string]any) (any, error) { return args, nil }
 	t.labels = func(any) Labels { return Labels{} }
-	return t, nil
+	return t
 }
 
 // SetHandler sets an untyped tool's handler and labels.
@@ -247,48 +252,6 @@ func (t *Tool) budget() int {
 		return t.MaxResultBytes
 	}
 	return DefaultMaxResultBytes
-}
-
-// cleanSchema turns the generator's schema into a plain map every model API
-// accepts: ["null","array"] unions become "array", and no $ref or $defs.
-func cleanSchema(s *jsonschema.Schema) (map[string]any, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if ts, ok := x["type"].([]any); ok {
-				var keep []any
-				for _, t := range ts {
-					if t != "null" {
-						keep = append(keep, t)
-					}
-				}
-				if len(keep) == 1 {
-					x["type"] = keep[0]
-				} else {
-					x["type"] = keep
-				}
-			}
-			delete(x, "$schema")
-			for _, v := range x {
-				walk(v)
-			}
-		case []any:
-			for _, v := range x {
-				walk(v)
-			}
-		}
-	}
-	walk(m)
-	return m, nil
 }
 
 // fieldOrder lists the JSON names of a struct's fields in declaration order.
