@@ -65,12 +65,21 @@ func New(fsys ops.FS) *Guard {
 
 func key(p ops.Path) string { return p.OS() }
 
-// RecordRead stamps p as read (partial reads count; the range is kept).
+// RecordRead stamps p as read (partial reads count; the range is kept). It
+// stats p for the fingerprint; a caller that has the FileInfo of the
+// descriptor it read should use RecordReadInfo.
 func (g *Guard) RecordRead(p ops.Path, content []byte, from, to int) {
 	fi, err := g.fsys.Stat(p)
 	if err != nil {
 		return
 	}
+	g.RecordReadInfo(p, fi, content, from, to)
+}
+
+// RecordReadInfo is RecordRead with the FileInfo of the version content
+// came from (ops.FS.ReadFileInfo), which costs no syscall and cannot
+// fingerprint a newer version than the one read.
+func (g *Guard) RecordReadInfo(p ops.Path, fi fs.FileInfo, content []byte, from, to int) {
 	st := &Stamp{FP: FingerprintOf(fi), Hash: sha256.Sum256(content), At: time.Now()}
 	if len(content) <= keepContentBytes {
 		st.Content = append([]byte(nil), content...)

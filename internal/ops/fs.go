@@ -23,6 +23,13 @@ type FS interface {
 	Resolve(input string) (Path, error)
 
 	ReadFile(p Path) ([]byte, error)
+	// ReadFileInfo reads p through one open descriptor and returns the
+	// descriptor's stat, so the content and the FileInfo describe the same
+	// file version (a later Stat may see a newer one). When p is not a
+	// regular file (a directory, a FIFO, a device) nothing is read: data is
+	// nil and info says what p is. Opening never blocks (a FIFO without a
+	// writer is reported, not waited on).
+	ReadFileInfo(p Path) (data []byte, info fs.FileInfo, err error)
 	Stat(p Path) (fs.FileInfo, error)
 	Lstat(p Path) (fs.FileInfo, error)
 	ReadDir(p Path) ([]fs.DirEntry, error)

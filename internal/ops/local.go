@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -111,6 +112,15 @@ func (l *Local) Folders() []*Folder {
 	return append([]*Folder(nil), l.folders...)
 }
 
+// folderList is Folders without the copy, for reading only: SetFolders
+// installs a new slice and AddReadOnlyRoot only appends, so the elements a
+// caller holds never change under it.
+func (l *Local) folderList() []*Folder {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.folders
+}
+
 // Exec implements FS.
 func (l *Local) Exec(ctx context.Context, spec proc.Spec) (proc.Result, error) {
 	if spec.Reaper == nil {
@@ -141,7 +151,7 @@ func (l *Local) Resolve(input string) (Path, error) {
 	if err != nil {
 		return Path{}, err
 	}
-	folders := l.Folders()
+	folders := l.folderList()
 	if len(folders) == 0 || folders[0].ReadOnly {
 		return Path{}, &PathError{input, "no workspace folder is open"}
 	}
@@ -174,7 +184,10 @@ func (l *Local) Resolve(input string) (Path, error) {
 		}
 		abs = filepath.Join(folders[0].Root, filepath.FromSlash(rel))
 	}
-	real, err := evalExisting(abs)
+	real, err := abs, error(nil)
+	if !realBelowRoot(folders, abs) {
+		real, err = evalExisting(abs)
+	}
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) || strings.Contains(err.Error(), "too many links") {
 			return Path{}, &PathError{input, "it is a symlink loop"}
@@ -187,6 +200,45 @@ func (l *Local) Resolve(input string) (Path, error) {
 		}
 	}
 	return Path{}, &PathError{input, fmt.Sprintf("it is a symlink that resolves to %s, outside the workspace", real)}
+}
+
+// realBelowRoot reports whether abs (clean, absolute) lies in a folder and
+// every component below that folder's root exists and is not a symlink: then
+// abs is its own real path and the full symlink walk can be skipped. The
+// roots themselves are real (SetFolders resolved them), so only the
+// components below a root cost an lstat each, not every ancestor of the
+// workspace as filepath.EvalSymlinks would. Anything else (a symlink, a
+// missing component, an error) returns false and takes the full walk, which
+// decides it exactly as before.
+func realBelowRoot(folders []*Folder, abs string) bool {
+	if !lexicalRealRoot {
+		return false
+	}
+	for _, f := range folders {
+		rel, ok := within(f.Root, abs)
+		if !ok {
+			continue
+		}
+		if rel == "." {
+			return true
+		}
+		// Lstat each prefix of abs that ends at a component below the root.
+		start := len(abs) - len(rel)
+		for i := start; i <= len(abs); i++ {
+			if i < len(abs) && abs[i] != filepath.Separator {
+				continue
+			}
+			fi, err := os.Lstat(abs[:i])
+			if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+				return false
+			}
+			if i < len(abs) && !fi.IsDir() {
+				return false // "file/x": the full walk names the error
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // maxLinkHops bounds how many dangling symlinks evalExisting follows, as
@@ -284,6 +336,50 @@ func (l *Local) ReadFile(p Path) ([]byte, error) {
 		return nil, err
 	}
 	return r.ReadFile(rel)
+}
+
+// ReadFileInfo implements FS: one open through the folder's os.Root (so the
+// escape protection holds), fstat on that descriptor, and a read of the size
+// the fstat reported; a file that grew in between is read as it was at the
+// fstat, which is what the FileInfo (and an edit guard stamp built from it)
+// describes.
+func (l *Local) ReadFileInfo(p Path) ([]byte, fs.FileInfo, error) {
+	r, rel, err := l.root(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := r.OpenFile(rel, readOpenFlags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fi, nil
+	}
+	data, err := readSized(f, fi.Size())
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", p.Rel, err)
+	}
+	return data, fi, nil
+}
+
+// readSized reads a file whose fstat reported size bytes: one read for a
+// file that still has that size. Size 0 may hide content (procfs-like
+// files report 0), so that case reads to EOF.
+func readSized(f *os.File, size int64) ([]byte, error) {
+	if size <= 0 || int64(int(size)) != size {
+		return io.ReadAll(f)
+	}
+	buf := make([]byte, size)
+	n, err := io.ReadFull(f, buf)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		err = nil // shrank since the fstat: what is there is the content
+	}
+	return buf[:n], err
 }
 
 // Stat implements FS.

@@ -180,6 +180,24 @@ func (m *Mem) ReadFile(p Path) ([]byte, error) {
 	return append([]byte(nil), e.data...), nil
 }
 
+// ReadFileInfo implements FS. The FileInfo is a snapshot taken with the
+// content, as Local's fstat of the open descriptor is.
+func (m *Mem) ReadFileInfo(p Path) ([]byte, fs.FileInfo, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	e, a, err := m.get(p, "open")
+	if err != nil {
+		return nil, nil, err
+	}
+	snap := *e
+	if !e.mode.IsRegular() {
+		snap.data = nil
+		return nil, memInfo{name: path.Base(a), e: &snap}, nil
+	}
+	snap.data = append([]byte(nil), e.data...)
+	return snap.data, memInfo{name: path.Base(a), e: &snap}, nil
+}
+
 // Stat implements FS.
 func (m *Mem) Stat(p Path) (fs.FileInfo, error) {
 	m.mu.RLock()

@@ -23,10 +23,16 @@ type permission struct {
 
 func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decision {
 	req := p.request(pr)
-	cr := policy.ConfirmRequest{CallID: pr.Call.ID, Tool: pr.Tool.Name, Arguments: pr.Args}
-	if p.gate.Config.Evaluate(req).Decision == policy.Ask {
-		cr.Preview = p.preview(pr, req)
+	// Allow and deny are final without asking: return the verdict the gate
+	// would return, without evaluating the rules a second time in it.
+	switch v := p.gate.Config.Evaluate(req); v.Decision {
+	case policy.Allow:
+		return tools.Decision{Allow: true, Reason: v.Reason, Rule: v.Rule}
+	case policy.Deny:
+		return tools.Decision{Reason: v.Reason, Rule: v.Rule}
 	}
+	cr := policy.ConfirmRequest{CallID: pr.Call.ID, Tool: pr.Tool.Name, Arguments: pr.Args}
+	cr.Preview = p.preview(pr, req)
 	out, err := p.gate.Check(ctx, req, cr)
 	if err != nil {
 		return tools.Decision{Reason: "cancelled while waiting for the user's approval; nothing was changed.", Rule: out.Rule}

@@ -1,10 +1,11 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -38,8 +39,8 @@ var commonAliases = map[string]string{
 // and drops unknown fields. The returned map is fresh.
 func normalizeArgs(raw json.RawMessage, schema map[string]any, aliases map[string]string, pre func(map[string]any, *Normalization), n *Normalization) (map[string]any, error) {
 	var v any
-	trimmed := strings.TrimSpace(string(raw))
-	if trimmed == "" || trimmed == "null" || trimmed == "[]" {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || string(trimmed) == "null" || string(trimmed) == "[]" {
 		v = map[string]any{}
 	} else if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("arguments are not valid JSON (%v); send a JSON object such as {\"path\": \"src/main.go\"}", err)
@@ -64,38 +65,43 @@ func normalizeArgs(raw json.RawMessage, schema map[string]any, aliases map[strin
 
 func normalizeObject(prefix string, obj map[string]any, schema map[string]any, aliases map[string]string, n *Normalization) map[string]any {
 	props, _ := schema["properties"].(map[string]any)
-	out := map[string]any{}
+	out := make(map[string]any, len(obj))
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
-	// Canonical names first, so an alias never overwrites a field that was
-	// given under its real name.
-	sort.SliceStable(keys, func(i, j int) bool {
-		_, ci := props[keys[i]]
-		_, cj := props[keys[j]]
-		return ci && !cj
-	})
-	for _, k := range keys {
-		val := obj[k]
-		name := k
-		if _, ok := props[name]; !ok {
-			name = resolveAlias(k, props, aliases)
-			if name == "" {
-				n.add("dropped unknown field %q", prefix+k)
+	slices.Sort(keys)
+	// Canonical names first (pass 0), then the rest (pass 1), so an alias
+	// never overwrites a field that was given under its real name.
+	for pass := range 2 {
+		for _, k := range keys {
+			if _, canonical := props[k]; canonical != (pass == 0) {
 				continue
 			}
-			if _, dup := out[name]; dup {
-				n.add("dropped %q: %q was already given", prefix+k, prefix+name)
-				continue
-			}
-			n.add("%s → %s", prefix+k, prefix+name)
+			normalizeField(prefix, k, obj[k], props, out, aliases, n)
 		}
-		ps, _ := props[name].(map[string]any)
-		out[name] = coerce(prefix+name, val, ps, aliases, n)
 	}
 	return out
+}
+
+// normalizeField stores the field k (value val) in out under its canonical
+// name, coerced to its schema, or records why it was dropped.
+func normalizeField(prefix, k string, val any, props, out map[string]any, aliases map[string]string, n *Normalization) {
+	name := k
+	if _, ok := props[name]; !ok {
+		name = resolveAlias(k, props, aliases)
+		if name == "" {
+			n.add("dropped unknown field %q", prefix+k)
+			return
+		}
+		if _, dup := out[name]; dup {
+			n.add("dropped %q: %q was already given", prefix+k, prefix+name)
+			return
+		}
+		n.add("%s → %s", prefix+k, prefix+name)
+	}
+	ps, _ := props[name].(map[string]any)
+	out[name] = coerce(prefix+name, val, ps, aliases, n)
 }
 
 // resolveAlias finds the schema property k stands for: an explicit alias,

@@ -78,7 +78,9 @@ func runRead(ctx context.Context, c *Call, in readInput) (Result, error) {
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
-	fi, err := fsys.Stat(p)
+	// One open: the stat of the descriptor decides directory/non-regular
+	// and is the edit guard's fingerprint of exactly the bytes read.
+	data, fi, err := fsys.ReadFileInfo(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return notFound(fsys, p, in.Path), nil
@@ -90,10 +92,6 @@ func runRead(ctx context.Context, c *Call, in readInput) (Result, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return Errorf("%s is not a regular file (%s); only files can be read.", p.Display(), fi.Mode().Type()), nil
-	}
-	data, err := fsys.ReadFile(p)
-	if err != nil {
-		return Errorf("cannot read %s: %v", p.Display(), err), nil
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
@@ -107,9 +105,7 @@ func runRead(ctx context.Context, c *Call, in readInput) (Result, error) {
 			{Type: "image", Data: base64.StdEncoding.EncodeToString(data), MimeType: img},
 		}}
 		r.setDetail("path", p.Display())
-		if c.Env.Stamps != nil {
-			c.Env.Stamps.RecordRead(p, data, 0, 0)
-		}
+		recordRead(c.Env.Stamps, p, fi, data, 0, 0)
 		return r, nil
 	}
 	text, notes, isBinary, kind := decodeText(data)
@@ -121,12 +117,28 @@ func runRead(ctx context.Context, c *Call, in readInput) (Result, error) {
 	if masked > 0 {
 		res.setDetail("redactions", map[string]int{secrets.KindPrivateKey: masked})
 	}
-	if !res.IsError && c.Env.Stamps != nil {
+	if !res.IsError {
 		from, _ := res.Details["fromLine"].(int)
 		to, _ := res.Details["toLine"].(int)
-		c.Env.Stamps.RecordRead(p, data, from, to)
+		recordRead(c.Env.Stamps, p, fi, data, from, to)
 	}
 	return res, nil
+}
+
+// infoRecorder is the edit guard's RecordReadInfo: a stamp fingerprinted
+// from the FileInfo of the descriptor that was read, without another stat.
+type infoRecorder interface {
+	RecordReadInfo(p ops.Path, fi fs.FileInfo, content []byte, fromLine, toLine int)
+}
+
+func recordRead(s StampRecorder, p ops.Path, fi fs.FileInfo, data []byte, from, to int) {
+	switch s := s.(type) {
+	case nil:
+	case infoRecorder:
+		s.RecordReadInfo(p, fi, data, from, to)
+	default:
+		s.RecordRead(p, data, from, to)
+	}
 }
 
 // decodeText turns file bytes into text: BOM stripped, UTF-16 decoded,

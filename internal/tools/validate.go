@@ -15,12 +15,124 @@ func (t *Tool) validate(args map[string]any) string {
 	if msg := checkObject("", args, t.Schema); msg != "" {
 		return msg + "\n" + t.usage()
 	}
-	if t.resolved != nil {
-		if err := t.resolved.Validate(args); err != nil {
+	if checksComplete(t.Schema, args) {
+		// checkObject enforced every keyword of this schema: the JSON
+		// Schema validator (a fifth of a small read's CPU) would find
+		// nothing more. TestChecksCompleteAgreesWithValidator holds the two
+		// to the same verdicts.
+		return ""
+	}
+	if t.resolve != nil {
+		res, err := t.resolve()
+		if err != nil {
+			return fmt.Sprintf("%v (an agentls bug: the tool cannot validate its input)", err)
+		}
+		if err := res.Validate(args); err != nil {
 			return fmt.Sprintf("invalid arguments for %s: %v\n%s", t.Name, err, t.usage())
 		}
 	}
 	return ""
+}
+
+// checksComplete reports whether checkObject's pass is the whole verdict
+// for args: schema (and every subschema args reaches) uses only keywords
+// checkObject enforces (a single "type", "properties", "required",
+// "minimum", "maximum", "items") or that validate nothing ("description",
+// "title", "default"), and where "additionalProperties" is false, args has
+// no field outside "properties" (normalization drops them, but a tool's
+// Prepare runs after it). Anything else goes to the JSON Schema validator.
+// It walks the schema without allocating.
+func checksComplete(schema map[string]any, args map[string]any) bool {
+	if !simpleSchema(schema) {
+		return false
+	}
+	props, _ := schema["properties"].(map[string]any)
+	if schema["additionalProperties"] == false {
+		for k := range args {
+			if _, ok := props[k]; !ok {
+				return false
+			}
+		}
+	}
+	for k, v := range args {
+		ps, _ := props[k].(map[string]any)
+		if !valueComplete(ps, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// valueComplete is checksComplete for one value and its subschema (nil when
+// the field has none: nothing to check).
+func valueComplete(ps map[string]any, v any) bool {
+	if ps == nil {
+		return true
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		return checksComplete(ps, x)
+	case []any:
+		if !simpleSchema(ps) {
+			return false
+		}
+		items, _ := ps["items"].(map[string]any)
+		for _, e := range x {
+			if !valueComplete(items, e) {
+				return false
+			}
+		}
+		return true
+	}
+	return simpleSchema(ps)
+}
+
+// simpleSchema reports whether one schema level uses only the keywords
+// checksComplete allows, each where checkValue enforces it: "minimum" and
+// "maximum" (numbers) with a numeric "type", "items" with "array",
+// "properties", "required" and "additionalProperties" with "object".
+// Subschemas are judged where a value reaches them.
+func simpleSchema(s map[string]any) bool {
+	typ, _ := s["type"].(string)
+	switch typ {
+	case "string", "integer", "number", "boolean", "array", "object":
+	default:
+		return false // none (checkValue checks nothing), a union, or "null"
+	}
+	for k, v := range s {
+		switch k {
+		case "type", "description", "title", "default":
+		case "minimum", "maximum":
+			if _, ok := v.(float64); !ok || typ != "integer" && typ != "number" {
+				return false
+			}
+		case "items":
+			if _, ok := v.(map[string]any); !ok || typ != "array" {
+				return false
+			}
+		case "required":
+			if _, ok := v.([]any); !ok || typ != "object" {
+				return false
+			}
+		case "additionalProperties":
+			if _, ok := v.(bool); !ok || typ != "object" {
+				return false
+			}
+		case "properties":
+			m, ok := v.(map[string]any)
+			if !ok || typ != "object" {
+				return false
+			}
+			for _, ps := range m {
+				if _, ok := ps.(map[string]any); !ok {
+					return false // a true/false schema
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func checkObject(prefix string, args map[string]any, schema map[string]any) string {
@@ -52,16 +164,15 @@ func checkValue(name string, v any, ps map[string]any) string {
 		return ""
 	}
 	want := schemaType(ps)
-	got := jsonKind(v)
 	switch want {
 	case "string":
 		if _, ok := v.(string); !ok {
-			return fmt.Sprintf("`%s` must be a string, got %s%s", name, got, describe(ps))
+			return fmt.Sprintf("`%s` must be a string, got %s%s", name, jsonKind(v), describe(ps))
 		}
 	case "integer", "number":
 		f, ok := v.(float64)
 		if !ok {
-			return fmt.Sprintf("`%s` must be a number, got %s%s", name, got, describe(ps))
+			return fmt.Sprintf("`%s` must be a number, got %s%s", name, jsonKind(v), describe(ps))
 		}
 		if want == "integer" && f != math.Trunc(f) {
 			return fmt.Sprintf("`%s` must be a whole number, got %v", name, f)
@@ -74,12 +185,12 @@ func checkValue(name string, v any, ps map[string]any) string {
 		}
 	case "boolean":
 		if _, ok := v.(bool); !ok {
-			return fmt.Sprintf("`%s` must be true or false, got %s", name, got)
+			return fmt.Sprintf("`%s` must be true or false, got %s", name, jsonKind(v))
 		}
 	case "array":
 		arr, ok := v.([]any)
 		if !ok {
-			return fmt.Sprintf("`%s` must be an array, got %s%s", name, got, describe(ps))
+			return fmt.Sprintf("`%s` must be an array, got %s%s", name, jsonKind(v), describe(ps))
 		}
 		items, _ := ps["items"].(map[string]any)
 		for i, x := range arr {
@@ -90,7 +201,7 @@ func checkValue(name string, v any, ps map[string]any) string {
 	case "object":
 		m, ok := v.(map[string]any)
 		if !ok {
-			return fmt.Sprintf("`%s` must be an object, got %s%s", name, got, describe(ps))
+			return fmt.Sprintf("`%s` must be an object, got %s%s", name, jsonKind(v), describe(ps))
 		}
 		return checkObject(name+".", m, ps)
 	}

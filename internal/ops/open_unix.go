@@ -1,0 +1,21 @@
+//go:build unix
+
+package ops
+
+import (
+	"os"
+	"syscall"
+)
+
+// readOpenFlags open a file for ReadFileInfo. O_NONBLOCK keeps the open of
+// a FIFO from waiting for a writer (the fstat that follows refuses it), and
+// it spares os.File the two fcntl calls it makes to switch a descriptor to
+// non-blocking and back; regular files ignore the flag. O_NOCTTY keeps a
+// terminal device from becoming the controlling terminal.
+const readOpenFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
+
+// lexicalRealRoot is true where a symlink-free path is its own real path,
+// which lets Resolve skip filepath.EvalSymlinks when no component below the
+// root is a symlink. (On Windows EvalSymlinks also rewrites case and short
+// names, so every path takes the full walk there.)
+const lexicalRealRoot = true
