@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -36,9 +37,10 @@ const (
 type Options struct {
 	// Session runs the calls; its registry gives the tool list.
 	Session *session.Session
-	// Open builds the session while the client initializes (initialize,
-	// ping and discovery are answered at once; tools/* requests wait).
-	// The server closes a session it opened when Run returns.
+	// Open builds the session in the background once the client is
+	// initialized (initialize, ping and discovery never wait for it;
+	// tools/* requests do). The server closes a session it opened when
+	// Run returns.
 	Open func() (*session.Session, error)
 	// Version is the serverInfo version.
 	Version string
@@ -59,8 +61,8 @@ type Server struct {
 	opened  chan struct{}
 	sess    *session.Session
 	openErr error
-	// ownSess: the session came from Options.Open; Run closes it.
-	ownSess bool
+	// openOnce starts open, or (at the end of Run) rules it out.
+	openOnce sync.Once
 
 	mu     sync.Mutex
 	listed map[string]bool // tool names added to srv
@@ -92,9 +94,12 @@ func New(opts Options) *Server {
 	}
 	s := &Server{log: log, open: opts.Open, opened: make(chan struct{}), listed: map[string]bool{}, listedGen: -1}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: ServerName, Version: opts.Version}, &sdk.ServerOptions{
-		Instructions:            opts.Instructions,
-		Logger:                  log,
-		InitializedHandler:      func(ctx context.Context, r *sdk.InitializedRequest) { s.syncRoots(r.Session, false) },
+		Instructions: opts.Instructions,
+		Logger:       log,
+		InitializedHandler: func(ctx context.Context, r *sdk.InitializedRequest) {
+			s.startOpen()
+			s.syncRoots(r.Session, false)
+		},
 		RootsListChangedHandler: func(ctx context.Context, r *sdk.RootsListChangedRequest) { s.syncRoots(r.Session, true) },
 		Capabilities:            &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
 	})
@@ -137,26 +142,38 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	s.mu.Lock()
 	s.base = ctx
 	s.mu.Unlock()
-	if s.open != nil {
-		s.ownSess = true
-		s.wg.Go(func() { s.setSession(s.open()) })
-	}
-	defer func() {
-		<-s.opened
-		if s.sess != nil {
-			s.sess.Registry.OnChange(nil)
-			if s.ownSess {
-				s.sess.Close()
-			}
-		}
-	}()
-	defer s.wg.Wait()
-	defer cancel()
 	err := s.srv.Run(ctx, t)
+	cancel()
+	// No session is opened from now on; wait for one being opened.
+	s.openOnce.Do(func() {
+		if s.open != nil {
+			s.setSession(nil, errors.New("the server stopped"))
+		}
+	})
+	s.wg.Wait()
+	<-s.opened
+	if s.sess != nil {
+		s.sess.Registry.OnChange(nil)
+		if s.open != nil {
+			s.sess.Close()
+		}
+	}
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp server: %w", err)
 	}
 	return nil
+}
+
+// startOpen builds the session in the background, once. It starts when
+// the client has its initialize answer (notifications/initialized) or asks
+// for tools, whichever comes first, so that building it does not compete
+// with the handshake for the CPU.
+func (s *Server) startOpen() {
+	s.openOnce.Do(func() {
+		if s.open != nil {
+			s.wg.Go(func() { s.setSession(s.open()) })
+		}
+	})
 }
 
 // middleware marks roots as pending from initialize on (so the first call
@@ -169,6 +186,7 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		// discovery are answered while it is being built.
 		var sess *session.Session
 		if strings.HasPrefix(method, "tools/") {
+			s.startOpen()
 			var err error
 			if sess, err = s.session(ctx); err != nil {
 				return nil, err

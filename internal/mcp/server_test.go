@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentls/agentls/internal/ops"
@@ -292,6 +294,57 @@ func TestInitializeDoesNotWaitForTheSession(t *testing.T) {
 	}
 	if _, err := os.Stat(sess.Env.SpillDir.Path()); !os.IsNotExist(err) {
 		t.Errorf("spill directory after Run: %v", err)
+	}
+}
+
+// The session is built after the handshake, not during it: a client that
+// has only sent initialize has not started it; notifications/initialized
+// (or a tools/* request) does.
+func TestOpenStartsAfterTheHandshake(t *testing.T) {
+	dir := t.TempDir()
+	opened := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, ct := sdk.NewInMemoryTransports()
+	srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), Open: func() (*session.Session, error) {
+		opened <- struct{}{}
+		return session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true})
+	}})
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, st) }()
+	conn, err := ct.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(id any, method, params string) {
+		t.Helper()
+		req := &jsonrpc.Request{Method: method, Params: json.RawMessage(params)}
+		if id != nil {
+			req.ID, _ = jsonrpc.MakeID(id)
+		}
+		if err := conn.Write(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(float64(1), "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
+	if m, err := conn.Read(ctx); err != nil || m.(*jsonrpc.Response).Error != nil {
+		t.Fatalf("initialize: %v %+v", err, m)
+	}
+	select {
+	case <-opened:
+		t.Fatal("the session was opened before the client finished the handshake")
+	case <-time.After(50 * time.Millisecond):
+	}
+	send(nil, "notifications/initialized", `{}`)
+	select {
+	case <-opened:
+	case <-time.After(5 * time.Second):
+		t.Fatal("notifications/initialized did not open the session")
+	}
+	conn.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
 	}
 }
 
