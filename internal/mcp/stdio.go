@@ -10,6 +10,8 @@ import (
 	"io"
 	"sync"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -153,9 +155,7 @@ func (c *lineConn) deliver(line []byte) bool {
 // decode turns one message into a jsonrpc.Message, or answers it with an
 // error and returns nil.
 func (c *lineConn) decode(data []byte) jsonrpc.Message {
-	// The decoder keeps slices of data (params), and the read buffer is
-	// reused: give it its own copy.
-	m, err := jsonrpc.DecodeMessage(bytes.Clone(data))
+	m, err := decodeMessage(data)
 	if err == nil {
 		return m
 	}
@@ -168,6 +168,54 @@ func (c *lineConn) decode(data []byte) jsonrpc.Message {
 	}
 	c.replyError(probe.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("not a valid JSON-RPC 2.0 message: %v", err))
 	return nil
+}
+
+// wireMessage is a JSON-RPC 2.0 message as it is on the wire.
+type wireMessage struct {
+	Version string         `json:"jsonrpc"`
+	ID      jsontext.Value `json:"id"`
+	Method  *string        `json:"method"`
+	Params  jsontext.Value `json:"params"`
+	Result  jsontext.Value `json:"result"`
+	Error   *jsonrpc.Error `json:"error"`
+}
+
+// decodeMessage is jsonrpc.DecodeMessage without its cost: the SDK's
+// decoder allocates a 32 KiB buffer per call, which on a small message is
+// most of the garbage (and of the page faults) the server makes. Field
+// names match exactly, as in the SDK; duplicate names and invalid UTF-8
+// are tolerated (invalid bytes become U+FFFD), as JSON from models and
+// tools needs.
+func decodeMessage(data []byte) (jsonrpc.Message, error) {
+	var w wireMessage
+	if err := jsonv2.Unmarshal(data, &w, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)); err != nil {
+		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+	}
+	if w.Version != "2.0" {
+		return nil, fmt.Errorf("invalid message version tag %q; expected \"2.0\"", w.Version)
+	}
+	var raw any
+	if len(w.ID) > 0 {
+		if err := jsonv2.Unmarshal(w.ID, &raw); err != nil {
+			return nil, fmt.Errorf("invalid id: %w", err)
+		}
+	}
+	id, err := jsonrpc.MakeID(raw)
+	if err != nil {
+		return nil, err
+	}
+	// Params and Result must not alias data: the read buffer is reused.
+	if w.Method != nil {
+		return &jsonrpc.Request{ID: id, Method: *w.Method, Params: json.RawMessage(bytes.Clone(w.Params))}, nil
+	}
+	if !id.IsValid() {
+		return nil, errors.New("a message with neither method nor id")
+	}
+	resp := &jsonrpc.Response{ID: id, Result: json.RawMessage(bytes.Clone(w.Result))}
+	if w.Error != nil {
+		resp.Error = w.Error
+	}
+	return resp, nil
 }
 
 // replyError writes an error response; id is the raw request id, or nil

@@ -191,3 +191,79 @@ func TestLineConnEndsOnEOFAndClose(t *testing.T) {
 		}
 	})
 }
+
+// decodeMessage must read every message as the SDK's decoder does.
+func TestDecodeMessageMatchesSDK(t *testing.T) {
+	tests := []struct {
+		name, in string
+		wantErr  bool
+	}{
+		{"call with number id", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{"path":"a"}}}`, false},
+		{"call with string id", `{"jsonrpc":"2.0","id":"abc","method":"ping"}`, false},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, false},
+		{"notification with null id", `{"jsonrpc":"2.0","id":null,"method":"notifications/cancelled","params":{"requestId":3}}`, false},
+		{"empty method", `{"jsonrpc":"2.0","id":1,"method":""}`, false},
+		{"null params", `{"jsonrpc":"2.0","id":1,"method":"ping","params":null}`, false},
+		{"result", `{"jsonrpc":"2.0","id":1,"result":{"roots":[{"uri":"file:///w"}]}}`, false},
+		{"error", `{"jsonrpc":"2.0","id":"r1","error":{"code":-32601,"message":"Method not found","data":{"x":1}}}`, false},
+		{"fields in any order, unknown fields", `{"params":{},"extra":1,"method":"ping","id":2,"jsonrpc":"2.0"}`, false},
+		{"no version", `{"id":1,"method":"ping"}`, true},
+		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, true},
+		{"response without id", `{"jsonrpc":"2.0","result":{}}`, true},
+		{"field names are case-sensitive", `{"jsonrpc":"2.0","Method":"ping"}`, true},
+		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, true},
+		{"not an object", `"ping"`, true},
+		{"truncated", `{"jsonrpc":"2.0","id":1,"method":"pi`, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := decodeMessage([]byte(tc.in))
+			want, wantErr := jsonrpc.DecodeMessage([]byte(tc.in))
+			if (err != nil) != tc.wantErr || (wantErr != nil) != tc.wantErr {
+				t.Fatalf("errors: ours %v, SDK %v, want error %v", err, wantErr, tc.wantErr)
+			}
+			if tc.wantErr {
+				return
+			}
+			g, _ := jsonrpc.EncodeMessage(got)
+			w, _ := jsonrpc.EncodeMessage(want)
+			if string(g) != string(w) {
+				t.Fatalf("decoded differently:\n ours %s\n SDK  %s", g, w)
+			}
+		})
+	}
+}
+
+func TestDecodeMessageDoesNotAliasItsInput(t *testing.T) {
+	in := []byte(`{"jsonrpc":"2.0","id":1,"method":"a","params":{"k":"v"}}`)
+	m, err := decodeMessage(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		in[i] = 'x'
+	}
+	if p := string(m.(*jsonrpc.Request).Params); p != `{"k":"v"}` {
+		t.Fatalf("params changed with the input buffer: %s", p)
+	}
+}
+
+func BenchmarkDecodeMessage(b *testing.B) {
+	in := []byte(`{"method":"tools/call","params":{"name":"read","arguments":{"path":"/tmp/w/f1.txt"}},"jsonrpc":"2.0","id":12}`)
+	b.Run("ours", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeMessage(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sdk", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := jsonrpc.DecodeMessage(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
