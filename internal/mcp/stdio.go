@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -264,6 +265,13 @@ func (c *lineConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if r, ok := m.(*jsonrpc.Response); ok && r.Error == nil && len(r.Result) > 0 {
+		// The common case, a result: the SDK marshalled it already, so
+		// it is not compacted and checked a second time.
+		if id, ok := r.ID.Raw().(int64); ok {
+			return c.writeResult(id, r.Result)
+		}
+	}
 	data, err := jsonrpc.EncodeMessage(m)
 	if err != nil {
 		return fmt.Errorf("mcp stdio: encode: %w", err)
@@ -271,15 +279,32 @@ func (c *lineConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	return c.writeLine(data)
 }
 
+// writeResult writes {"jsonrpc":"2.0","id":ID,"result":RESULT} for a
+// numeric id, byte for byte what jsonrpc.EncodeMessage writes.
+func (c *lineConn) writeResult(id int64, result json.RawMessage) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	b := append(c.wbuf[:0], `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return c.flush(append(b, "}\n"...))
+}
+
 func (c *lineConn) writeLine(data []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	c.wbuf = append(append(c.wbuf[:0], data...), '\n')
-	if _, err := c.w.Write(c.wbuf); err != nil {
-		return fmt.Errorf("mcp stdio: write: %w", err)
-	}
+	return c.flush(append(append(c.wbuf[:0], data...), '\n'))
+}
+
+// flush writes b, built in c.wbuf's array; writeMu is held.
+func (c *lineConn) flush(b []byte) error {
+	c.wbuf = b
 	if cap(c.wbuf) > 1<<20 {
 		c.wbuf = nil // do not keep one huge result's buffer for the session
+	}
+	if _, err := c.w.Write(b); err != nil {
+		return fmt.Errorf("mcp stdio: write: %w", err)
 	}
 	return nil
 }

@@ -161,6 +161,40 @@ func TestLineConnWriteIsOneLine(t *testing.T) {
 	}
 }
 
+// Results are written without the SDK's encoder; the bytes must be the
+// same as its.
+func TestLineConnWritesWhatTheSDKWould(t *testing.T) {
+	num, _ := jsonrpc.MakeID(float64(12))
+	str, _ := jsonrpc.MakeID("req-<1>")
+	tests := []struct {
+		name string
+		msg  jsonrpc.Message
+	}{
+		{"result, number id", &jsonrpc.Response{ID: num, Result: json.RawMessage(`{"content":[{"type":"text","text":"a<b>&\u2028"}]}`)}},
+		{"result, string id", &jsonrpc.Response{ID: str, Result: json.RawMessage(`{}`)}},
+		{"error", &jsonrpc.Response{ID: num, Error: &jsonrpc.Error{Code: -32602, Message: "bad"}}},
+		{"request", &jsonrpc.Request{ID: num, Method: "roots/list"}},
+		{"notification", &jsonrpc.Request{Method: "notifications/progress", Params: json.RawMessage(`{"progress":1}`)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _, out := pipeConn(t, 0)
+			go c.Write(context.Background(), tc.msg)
+			line, err := out.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := jsonrpc.EncodeMessage(tc.msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if line != string(want)+"\n" {
+				t.Fatalf("wrote %q\nSDK   %q", line, want)
+			}
+		})
+	}
+}
+
 func TestLineConnEndsOnEOFAndClose(t *testing.T) {
 	t.Run("EOF", func(t *testing.T) {
 		c, in, _ := pipeConn(t, 0)
