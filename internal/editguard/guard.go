@@ -39,10 +39,6 @@ type Stamp struct {
 	// (bash, an external editor): the next edit must read it again.
 	Stale       bool
 	StaleReason string
-	// dirty: the watcher saw an event for the file that was not judged
-	// (our own write was in flight, or a parent directory went away), so
-	// the no-syscall fast path is off until a stat confirms the stamp.
-	dirty bool
 }
 
 // Guard holds the stamps of one session.
@@ -52,10 +48,6 @@ type Guard struct {
 	mu     sync.Mutex
 	stamps map[string]*Stamp
 	queues map[string]*queue
-	// watched enables the fast path of Check for paths covers admits
-	// (see SetWatched and SetCoverage).
-	watched bool
-	covers  func(ops.Path) bool
 }
 
 // New returns a guard over fsys.
@@ -106,6 +98,18 @@ func (g *Guard) Has(p ops.Path) bool {
 	return g.stamps[key(p)] != nil
 }
 
+// RacyWindow is how close to its read a file's modification time must be
+// for the fingerprint to prove nothing: file systems stamp times with a
+// coarse clock (a kernel tick here, 2 s on FAT), so a same-size rewrite in
+// the same tick keeps size, mtime and inode. Such a stamp is checked by
+// content hash instead (as git does for "racily clean" index entries).
+const RacyWindow = 2 * time.Second
+
+// racy reports whether st's fingerprint cannot vouch for the file.
+func racy(st Stamp) bool {
+	return st.At.Sub(time.Unix(0, st.FP.MtimeNs)) < RacyWindow
+}
+
 // StaleError is the refusal of an edit: the message tells the model what
 // happened and what to do.
 type StaleError struct{ Msg string }
@@ -123,27 +127,19 @@ func (g *Guard) Check(p ops.Path) (current []byte, err error) {
 	if st != nil {
 		snap = *st
 	}
-	fast := st != nil && g.watched && g.covers != nil && !snap.dirty && !snap.Stale
-	covers := g.covers
 	g.mu.Unlock()
 	name := p.Display()
 	if st == nil {
 		return nil, &StaleError{fmt.Sprintf("read %s first: edit and write only change files you have read in this session (a partial read is enough).", name)}
 	}
-	if fast && covers(p) {
-		// A healthy watcher covers p and reported nothing unexplained
-		// since the stamp: the file is as the model saw it.
-		return nil, nil
-	}
+	// Always a stat: a watcher event arrives some microseconds after the
+	// change, so "no event yet" cannot prove a file unchanged.
 	fi, err := g.fsys.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: %w", name, err)
 	}
 	fp := FingerprintOf(fi)
-	if fp == snap.FP && !snap.Stale {
-		g.mu.Lock()
-		st.dirty = false
-		g.mu.Unlock()
+	if fp == snap.FP && !snap.Stale && !racy(snap) {
 		return nil, nil
 	}
 	data, err := g.fsys.ReadFile(p)
@@ -153,7 +149,7 @@ func (g *Guard) Check(p ops.Path) (current []byte, err error) {
 	if sha256.Sum256(data) == snap.Hash {
 		// Touched or rewritten with identical content: refresh and go.
 		g.mu.Lock()
-		st.FP, st.Stale, st.StaleReason, st.dirty = fp, false, "", false
+		st.FP, st.Stale, st.StaleReason = fp, false, ""
 		g.mu.Unlock()
 		return data, nil
 	}

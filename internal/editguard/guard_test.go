@@ -12,7 +12,7 @@ import (
 	"github.com/agentls/agentls/internal/ops"
 )
 
-// countFS counts the syscalls the guard makes, to prove the fast path.
+// countFS counts the syscalls the guard makes.
 type countFS struct {
 	ops.FS
 	stats, reads atomic.Int32
@@ -102,10 +102,11 @@ func (e *env) touch(rel string) {
 	os.Chtimes(filepath.Join(e.dir, rel), later, later)
 }
 
-// watch enables the fast path with every path covered.
-func (e *env) watch() {
-	e.g.SetCoverage(func(ops.Path) bool { return true })
-	e.g.SetWatched(true)
+// age sets rel's modification time an hour back, so its fingerprint is
+// old enough to vouch for its content (RacyWindow).
+func (e *env) age(rel string) {
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(e.dir, rel), old, old)
 }
 
 const orig = "one\ntwo\nthree\n"
@@ -128,29 +129,26 @@ func TestCheck(t *testing.T) {
 			e.write("a.txt", "one\n2\nthree\n")
 			e.write("a.txt", "one\n22\nthree\n")
 		}, ""},
-		{"degraded watcher still refuses a stale edit", func(e *env) {
-			e.read("a.txt")
-			e.g.SetCoverage(func(ops.Path) bool { return true })
-			e.g.SetWatched(false)
-			e.external("a.txt", "changed\n")
-		}, "changed since you read it"},
-		{"watched and uncovered (ignored dir) stats", func(e *env) {
-			e.g.SetCoverage(func(ops.Path) bool { return false })
-			e.g.SetWatched(true)
+		{"a change the watcher has not reported yet is refused", func(e *env) {
 			e.read("a.txt")
 			e.external("a.txt", "changed\n")
 		}, "changed since you read it"},
-		{"watched: event marks it stale", func(e *env) {
-			e.watch()
+		{"a same-size rewrite in the same clock tick is refused", func(e *env) {
+			fi, _ := os.Stat(filepath.Join(e.dir, "a.txt"))
+			e.read("a.txt")
+			e.external("a.txt", "one\nTWO\nthree\n")
+			// Size, inode and mtime as they were: only the content differs.
+			os.Chtimes(filepath.Join(e.dir, "a.txt"), fi.ModTime(), fi.ModTime())
+		}, "lines 2 differ from what you read"},
+		{"event marks it stale", func(e *env) {
 			e.read("a.txt")
 			e.external("a.txt", "one\ntwo\nthree\nfour\n")
 			e.g.Observe(e.path("a.txt"), KindChanged)
 		}, "lines 4 differ from what you read"},
-		{"watcher comes back: stamps are verified once", func(e *env) {
+		{"deleted since the read", func(e *env) {
 			e.read("a.txt")
-			e.external("a.txt", "changed\n")
-			e.watch()
-		}, "changed since you read it"},
+			os.Remove(filepath.Join(e.dir, "a.txt"))
+		}, "no such file"},
 		{"bash reason is kept", func(e *env) {
 			e.read("a.txt")
 			e.external("a.txt", "changed\n")
@@ -214,32 +212,36 @@ func TestObserve(t *testing.T) {
 	}
 }
 
-func TestFastPathCostsNoSyscall(t *testing.T) {
-	e := newEnv(t, map[string]string{"a.txt": orig})
-	e.watch()
-	e.read("a.txt")
-	p := e.path("a.txt")
-	e.fs.stats.Store(0)
-	e.fs.reads.Store(0)
-	for range 100 {
-		if _, err := e.g.Check(p); err != nil {
-			t.Fatal(err)
-		}
+// A check is one stat; the content is read and hashed only when the
+// fingerprint moved or is too recent to vouch for it.
+func TestCheckCost(t *testing.T) {
+	cases := []struct {
+		name         string
+		act          func(e *env)
+		stats, reads int32
+	}{
+		{"old file, unchanged", func(e *env) { e.age("a.txt"); e.read("a.txt") }, 1, 0},
+		{"recently modified file", func(e *env) { e.read("a.txt") }, 1, 1},
+		{"touched", func(e *env) { e.age("a.txt"); e.read("a.txt"); e.touch("a.txt") }, 1, 1},
 	}
-	if n, r := e.fs.stats.Load(), e.fs.reads.Load(); n != 0 || r != 0 {
-		t.Errorf("fast path made %d stats and %d reads", n, r)
-	}
-	// Without the watcher every check stats.
-	e.g.SetWatched(false)
-	e.g.Check(p)
-	if n := e.fs.stats.Load(); n != 1 {
-		t.Errorf("stat path made %d stats, want 1", n)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, map[string]string{"a.txt": orig})
+			tc.act(e)
+			e.fs.stats.Store(0)
+			e.fs.reads.Store(0)
+			if _, err := e.g.Check(e.path("a.txt")); err != nil {
+				t.Fatal(err)
+			}
+			if n, r := e.fs.stats.Load(), e.fs.reads.Load(); n != tc.stats || r != tc.reads {
+				t.Errorf("Check made %d stats and %d reads, want %d and %d", n, r, tc.stats, tc.reads)
+			}
+		})
 	}
 }
 
-func TestEventDuringOurWriteIsVerifiedLater(t *testing.T) {
+func TestEventDuringOurWriteIsIgnored(t *testing.T) {
 	e := newEnv(t, map[string]string{"a.txt": orig})
-	e.watch()
 	e.read("a.txt")
 	p := e.path("a.txt")
 	unlock, err := e.g.Lock(context.Background(), p)
@@ -252,22 +254,13 @@ func TestEventDuringOurWriteIsVerifiedLater(t *testing.T) {
 	}
 	e.g.Wrote(p, []byte("mine\n"))
 	unlock()
-	e.fs.stats.Store(0)
 	if _, err := e.g.Check(p); err != nil {
-		t.Fatal(err)
-	}
-	if n := e.fs.stats.Load(); n != 1 {
-		t.Errorf("first check after an unjudged event made %d stats, want 1", n)
-	}
-	e.g.Check(p)
-	if n := e.fs.stats.Load(); n != 1 {
-		t.Errorf("the fast path did not come back (%d stats)", n)
+		t.Fatalf("our own write was taken for an external change: %v", err)
 	}
 }
 
 func TestRecheckAllAfterLostEvents(t *testing.T) {
 	e := newEnv(t, map[string]string{"a.txt": orig, "b.txt": orig})
-	e.watch()
 	e.read("a.txt")
 	e.read("b.txt")
 	// The event for this change was lost in an overflow.
@@ -276,23 +269,7 @@ func TestRecheckAllAfterLostEvents(t *testing.T) {
 	if _, err := e.g.Check(e.path("a.txt")); err == nil {
 		t.Error("a change whose event was lost passed after RecheckAll")
 	}
-	e.fs.stats.Store(0)
 	if _, err := e.g.Check(e.path("b.txt")); err != nil {
-		t.Error(err)
-	}
-	if n := e.fs.stats.Load(); n != 0 {
-		t.Errorf("an unchanged file lost the fast path after RecheckAll (%d stats)", n)
-	}
-}
-
-func TestDeletedDirectoryDropsFastPathBelow(t *testing.T) {
-	e := newEnv(t, map[string]string{"d/a.txt": orig})
-	e.watch()
-	e.read("d/a.txt")
-	e.g.Observe(e.path("d"), KindDeleted)
-	e.fs.stats.Store(0)
-	e.g.Check(e.path("d/a.txt"))
-	if n := e.fs.stats.Load(); n != 1 {
-		t.Errorf("Check after the parent was reported deleted made %d stats, want 1", n)
+		t.Errorf("an unchanged file was refused after RecheckAll: %v", err)
 	}
 }

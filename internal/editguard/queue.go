@@ -12,9 +12,6 @@ type queue struct {
 	waiters []chan struct{}
 	held    bool
 	refs    int
-	// sawEvent: the watcher reported the file while a write held the
-	// queue; the stamp is marked dirty when the queue is released.
-	sawEvent bool
 }
 
 // Lock waits for p's turn in its write queue and returns the unlock
@@ -60,12 +57,6 @@ func (g *Guard) unlock(k string, q *queue) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	q.refs--
-	if q.sawEvent {
-		q.sawEvent = false
-		if st := g.stamps[k]; st != nil {
-			st.dirty = true
-		}
-	}
 	if len(q.waiters) > 0 {
 		next := q.waiters[0]
 		q.waiters = q.waiters[1:]

@@ -250,9 +250,7 @@ func (s *Session) startWatchers() {
 			mode = w.Mode()
 		}
 	}
-	guard.SetCoverage(func(p ops.Path) bool { w := byFolder[p.Folder]; return w != nil && w.Covers(p.Rel) })
 	s.matchers.Store(&matchers)
-	guard.SetWatched(len(s.watchers) > 0)
 	if mode == watch.ModeDegraded {
 		s.Log.Warn("file watcher degraded: staleness is checked with stat at edit time")
 	}
@@ -273,7 +271,6 @@ func (s *Session) stopWatchers() {
 // new set.
 func (s *Session) SetFolders(specs []ops.FolderSpec) error {
 	s.stopWatchers()
-	s.Env.Guard.SetWatched(false)
 	err := s.FS.SetFolders(specs)
 	s.startWatchers()
 	return err
