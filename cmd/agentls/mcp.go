@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"syscall"
 
 	"github.com/agentls/agentls/internal/mcp"
@@ -55,6 +56,22 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	// One MCP client sends one call after another, and a call's latency is
+	// mostly goroutine hand-offs (transport, the SDK's dispatch, the
+	// handler): with one P and stdio in the poller they all run on one
+	// thread, with no thread to wake in between. Tool work that blocks
+	// (files, processes) still releases the P. GOMAXPROCS in the
+	// environment overrides this.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
+	if f, ok := stdin.(*os.File); ok {
+		stdin = pollable(f)
+	}
+	if f, ok := stdout.(*os.File); ok {
+		stdout = pollable(f)
+	}
 
 	// The session is built while the client initializes, so connecting
 	// costs no more than starting the process. "ask" decisions go to the
