@@ -6,9 +6,13 @@ repo="$(cd "$here/../.." && pwd)"
 if [ ! -d "$repo/test/mcp/node_modules/@modelcontextprotocol/sdk" ]; then
   (cd "$repo/test/mcp" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
 if [ -z "${AGENTLS_BIN:-}" ]; then
-  out="$(mktemp -d)"
   (cd "$repo" && CGO_ENABLED=0 go build -o "$out/agentls" ./cmd/agentls)
   export AGENTLS_BIN="$out/agentls"
 fi
-exec node "$here/bench.mjs"
+# The floor: a Go MCP server that does nothing (bench/mcp/nullserver).
+(cd "$repo" && CGO_ENABLED=0 go build -o "$out/nullserver" ./bench/mcp/nullserver)
+export NULLSERVER_BIN="$out/nullserver"
+node "$here/bench.mjs"
