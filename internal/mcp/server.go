@@ -205,9 +205,8 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 			return res, err
 		case "initialize":
-			// Only a client that declares roots makes calls wait for them
-			// (the SDK cannot tell "roots": {} from no roots; one without
-			// listChanged is still asked, in the background).
+			// Only a client that declares roots is asked for them, and
+			// then calls wait for its answer.
 			if p, ok := req.GetParams().(*sdk.InitializeParams); ok && p != nil && p.Capabilities != nil &&
 				(p.Capabilities.Roots.ListChanged || p.Capabilities.RootsV2 != nil) {
 				s.mu.Lock()
@@ -401,9 +400,9 @@ func (p *progressReporter) Progress(pr tools.Progress) {
 func (p *progressReporter) Details(map[string]any) {}
 
 // syncRoots asks the client for its roots in the background and makes them
-// the workspace folders; calls wait for it (at most RootsWait) when the
-// client declared roots or changed them. A client
-// without roots keeps the session's folders (--root, else cwd).
+// the workspace folders; calls wait for it (at most RootsWait). Only a
+// client that declared roots (or announced a change) is asked; one without
+// keeps the session's folders (--root, else cwd).
 func (s *Server) syncRoots(ss *sdk.ServerSession, changed bool) {
 	s.mu.Lock()
 	done := s.rootsPending
@@ -414,8 +413,10 @@ func (s *Server) syncRoots(ss *sdk.ServerSession, changed bool) {
 		done = make(chan struct{})
 		s.rootsPending = done
 	default:
-		// A client that did not declare roots: ask, but let calls run.
-		done = make(chan struct{})
+		// A client that did not declare roots is not asked (the
+		// spec's rule); it keeps --root, else the working directory.
+		s.mu.Unlock()
+		return
 	}
 	s.rootsClaimed = s.rootsPending != nil
 	base := s.base

@@ -348,6 +348,61 @@ func TestOpenStartsAfterTheHandshake(t *testing.T) {
 	}
 }
 
+// roots/list goes only to a client that declared the roots capability.
+func TestRootsAskedOnlyWhenDeclared(t *testing.T) {
+	tests := []struct {
+		name  string
+		caps  string
+		asked bool
+	}{
+		{"no roots capability", `{}`, false},
+		{"roots without listChanged", `{"roots":{}}`, true},
+		{"roots with listChanged", `{"roots":{"listChanged":true}}`, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			st, ct := sdk.NewInMemoryTransports()
+			srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), Open: func() (*session.Session, error) {
+				return session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true})
+			}})
+			done := make(chan error, 1)
+			go func() { done <- srv.Run(ctx, st) }()
+			conn, err := ct.Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := func(n float64) jsonrpc.ID { i, _ := jsonrpc.MakeID(n); return i }
+			conn.Write(ctx, &jsonrpc.Request{ID: id(1), Method: "initialize", Params: json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":` + tc.caps + `,"clientInfo":{"name":"raw","version":"1"}}`)})
+			conn.Read(ctx)
+			conn.Write(ctx, &jsonrpc.Request{Method: "notifications/initialized", Params: json.RawMessage(`{}`)})
+			conn.Write(ctx, &jsonrpc.Request{ID: id(2), Method: "tools/list", Params: json.RawMessage(`{}`)})
+			asked := false
+			for {
+				m, err := conn.Read(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r, ok := m.(*jsonrpc.Request); ok && r.Method == "roots/list" {
+					asked = true
+					conn.Write(ctx, &jsonrpc.Response{ID: r.ID, Result: json.RawMessage(`{"roots":[]}`)})
+				}
+				if r, ok := m.(*jsonrpc.Response); ok && r.ID == id(2) {
+					break
+				}
+			}
+			if asked != tc.asked {
+				t.Errorf("roots/list sent: %v, want %v", asked, tc.asked)
+			}
+			conn.Close()
+			cancel()
+			<-done
+		})
+	}
+}
+
 func TestFailedOpenAnswersEveryRequest(t *testing.T) {
 	cs, _ := startOpen(t, func() (*session.Session, error) {
 		return nil, errors.New("folder /nowhere: no such directory")
