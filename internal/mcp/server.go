@@ -66,10 +66,12 @@ type Server struct {
 
 	mu     sync.Mutex
 	listed map[string]bool // tool names added to srv
-	// toolsGen counts changes of the tool list; listedGen is toolsGen as
-	// of the last tools/list answered (-1: none yet). A list_changed
-	// notification is only sent for a change the client has not listed.
-	toolsGen, listedGen int
+	// toolsGen counts changes of the tool list; initialGen is toolsGen
+	// once the session's first tools are offered (no client can have seen
+	// an older list); listedGen is toolsGen as of the last tools/list
+	// answered (-1: none yet). A list_changed notification is sent only
+	// for a change after the initial tools that the client has not listed.
+	toolsGen, initialGen, listedGen int
 	// rootsPending is closed when the latest roots sync has finished; nil
 	// when none is under way.
 	rootsPending chan struct{}
@@ -116,6 +118,9 @@ func (s *Server) setSession(sess *session.Session, err error) {
 	s.sess, s.openErr = sess, err
 	if sess != nil {
 		s.syncTools()
+		s.mu.Lock()
+		s.initialGen = s.toolsGen
+		s.mu.Unlock()
 		sess.Registry.OnChange(s.syncTools)
 	}
 	close(s.opened)
@@ -236,12 +241,14 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 }
 
 // sending drops a tools/list_changed notification the client does not need:
-// it has not listed tools yet, or has listed them since the change.
+// for the tools the session started with (registered while the client
+// connected, before any tools/list could be answered), or for a change the
+// client has listed since.
 func (s *Server) sending(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if method == "notifications/tools/list_changed" {
 			s.mu.Lock()
-			stale := s.listedGen >= 0 && s.listedGen < s.toolsGen
+			stale := s.toolsGen > s.initialGen && s.listedGen < s.toolsGen
 			s.mu.Unlock()
 			if !stale {
 				return nil, nil

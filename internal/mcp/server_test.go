@@ -196,9 +196,40 @@ func TestActivationSendsListChanged(t *testing.T) {
 	}
 }
 
-func TestNoListChangedBeforeTheClientLists(t *testing.T) {
+// The tools a session starts with are registered while the client
+// connects: no list_changed for them. A later activation is announced
+// whether or not the client has listed tools yet.
+func TestListChangedOnlyForLaterChanges(t *testing.T) {
+	dir := t.TempDir()
 	changed := make(chan struct{}, 8)
-	sess, cs, _ := start(t, &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} }})
+	var sess *session.Session
+	opened := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, ct := sdk.NewInMemoryTransports()
+	srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), Open: func() (*session.Session, error) {
+		var err error
+		sess, err = session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true})
+		close(opened)
+		return sess, err
+	}})
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, st) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	}).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A call (not a list) opens the session: this client speaks the
+	// stateless protocol, which has no notifications/initialized.
+	cs.CallTool(ctx, &sdk.CallToolParams{Name: "no-such-tool"})
+	<-opened
+	select {
+	case <-changed:
+		t.Fatal("list_changed sent for the tools the session started with")
+	case <-time.After(200 * time.Millisecond): // the SDK coalesces changes for 10 ms
+	}
 	tl, err := tools.NewTool("later", "A deferred tool.", map[string]any{"type": "object"})
 	if err != nil {
 		t.Fatal(err)
@@ -210,20 +241,12 @@ func TestNoListChangedBeforeTheClientLists(t *testing.T) {
 	sess.Registry.Activate("later")
 	select {
 	case <-changed:
-		t.Fatal("list_changed sent to a client that never listed tools")
-	case <-time.After(200 * time.Millisecond): // the SDK coalesces changes for 10 ms
+	case <-time.After(3 * time.Second):
+		t.Fatal("no list_changed after an activation")
 	}
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, x := range res.Tools {
-		found = found || x.Name == "later"
-	}
-	if !found {
-		t.Error("activated tool not in the first list")
-	}
+	cs.Close()
+	cancel()
+	<-done
 }
 
 // startOpen runs a Server whose session is built by open, and connects a
@@ -379,19 +402,26 @@ func TestRootsAskedOnlyWhenDeclared(t *testing.T) {
 			conn.Read(ctx)
 			conn.Write(ctx, &jsonrpc.Request{Method: "notifications/initialized", Params: json.RawMessage(`{}`)})
 			conn.Write(ctx, &jsonrpc.Request{ID: id(2), Method: "tools/list", Params: json.RawMessage(`{}`)})
-			asked := false
-			for {
-				m, err := conn.Read(ctx)
+			// The roots are asked for in the background: read until the
+			// tools/list answer and a roots/list request came, or a while.
+			asked, listed := false, false
+			readCtx, stopReading := context.WithTimeout(ctx, 500*time.Millisecond)
+			defer stopReading()
+			for !(asked && listed) {
+				m, err := conn.Read(readCtx)
 				if err != nil {
-					t.Fatal(err)
+					break
 				}
 				if r, ok := m.(*jsonrpc.Request); ok && r.Method == "roots/list" {
 					asked = true
 					conn.Write(ctx, &jsonrpc.Response{ID: r.ID, Result: json.RawMessage(`{"roots":[]}`)})
 				}
 				if r, ok := m.(*jsonrpc.Response); ok && r.ID == id(2) {
-					break
+					listed = true
 				}
+			}
+			if !listed {
+				t.Fatal("tools/list was not answered")
 			}
 			if asked != tc.asked {
 				t.Errorf("roots/list sent: %v, want %v", asked, tc.asked)
