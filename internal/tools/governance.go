@@ -11,21 +11,24 @@ import (
 // (masking first, so a cut never splits a secret into an unmaskable half),
 // with the cut announced and the full text spilled when a Spiller is set.
 func (x *Executor) govern(t *Tool, r Result) Result {
-	redactions := map[string]int{}
+	// The common result has nothing to mask: the counts map and copies of
+	// the details are made only when something was masked.
+	var redactions map[string]int
 	if prior, ok := r.Details["redactions"].(map[string]int); ok {
-		addCounts(redactions, prior) // masked by the tool itself (key lines)
+		redactions = addCountsTo(redactions, prior) // masked by the tool itself (key lines)
 	}
 	for i, c := range r.Content {
 		if c.Type == "text" {
 			s, counts := x.mask(c.Text)
 			r.Content[i].Text = s
-			addCounts(redactions, counts)
+			redactions = addCountsTo(redactions, counts)
 		}
 	}
-	if r.Details != nil {
-		md, counts := x.maskValue(r.Details)
-		r.Details = md.(map[string]any)
-		addCounts(redactions, counts)
+	if r.Details != nil && x.Masker != nil {
+		md, changed := x.maskTree(r.Details, &redactions)
+		if changed {
+			r.Details = md.(map[string]any)
+		}
 	}
 	if len(redactions) > 0 {
 		r.setDetail("redactions", redactions)
@@ -37,6 +40,98 @@ func (x *Executor) govern(t *Tool, r Result) Result {
 		r.Content = []Content{}
 	}
 	return r
+}
+
+// addCountsTo adds src to dst, making dst when it is nil and src is not
+// empty, and returns dst.
+func addCountsTo(dst, src map[string]int) map[string]int {
+	if len(src) == 0 {
+		return dst
+	}
+	if dst == nil {
+		dst = make(map[string]int, len(src))
+	}
+	addCounts(dst, src)
+	return dst
+}
+
+// maskTree is maskValue copying only what masking changed: a map or slice
+// is copied (whole, as maskValue would) only when something inside it was
+// masked, so a result without secrets costs no allocation. A nil map or
+// slice comes back empty, as maskValue returns it (it marshals to {} or [],
+// not null). counts is
+// made when a secret is found.
+func (x *Executor) maskTree(v any, counts *map[string]int) (any, bool) {
+	switch t := v.(type) {
+	case string:
+		s, c := x.Masker.Mask(t)
+		if len(c) == 0 && s == t {
+			return t, false
+		}
+		*counts = addCountsTo(*counts, c)
+		return s, true
+	case map[string]any:
+		var out map[string]any
+		for k, e := range t {
+			me, changed := x.maskTree(e, counts)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]any, len(t))
+				for k2, e2 := range t {
+					out[k2] = e2
+				}
+			}
+			out[k] = me
+		}
+		if out == nil {
+			if t == nil {
+				return map[string]any{}, true
+			}
+			return t, false
+		}
+		return out, true
+	case []any:
+		var out []any
+		for i, e := range t {
+			me, changed := x.maskTree(e, counts)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = append([]any(nil), t...)
+			}
+			out[i] = me
+		}
+		if out == nil {
+			if t == nil {
+				return []any{}, true
+			}
+			return t, false
+		}
+		return out, true
+	case []string:
+		var out []string
+		for i, e := range t {
+			me, changed := x.maskTree(e, counts)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = append([]string(nil), t...)
+			}
+			out[i] = me.(string)
+		}
+		if out == nil {
+			if t == nil {
+				return []string{}, true
+			}
+			return t, false
+		}
+		return out, true
+	}
+	return v, false
 }
 
 func addCounts(dst, src map[string]int) {

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"reflect"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -89,12 +92,18 @@ type Call struct {
 	Env      *Env
 	Reporter Reporter
 
-	resolved map[string]resolution // the call's path resolutions, see Resolve
+	// resolved are the call's path resolutions, see Resolve. A call
+	// resolves one or two paths, so a slice scan beats a map, and the first
+	// one lives inline, costing no allocation.
+	first    resolution
+	resolved []resolution
 }
 
 type resolution struct {
-	p   ops.Path
-	err error
+	input string
+	ok    bool // set once the resolution is stored
+	p     ops.Path
+	err   error
 }
 
 // Resolve resolves a path argument once per call: the permission step and
@@ -102,14 +111,21 @@ type resolution struct {
 // the tool then uses, and the symlink walk is not paid twice. A call runs on
 // one goroutine at a time, so the cache needs no lock.
 func (c *Call) Resolve(input string) (ops.Path, error) {
-	if r, ok := c.resolved[input]; ok {
-		return r.p, r.err
+	if c.first.ok && c.first.input == input {
+		return c.first.p, c.first.err
+	}
+	for _, r := range c.resolved {
+		if r.input == input {
+			return r.p, r.err
+		}
 	}
 	p, err := c.Env.FS.Resolve(input)
-	if c.resolved == nil {
-		c.resolved = map[string]resolution{}
+	r := resolution{input: input, ok: true, p: p, err: err}
+	if !c.first.ok {
+		c.first = r
+	} else {
+		c.resolved = append(c.resolved, r)
 	}
-	c.resolved[input] = resolution{p, err}
 	return p, err
 }
 
@@ -197,12 +213,17 @@ func Define[In any](s Spec[In]) *Tool {
 	t.Aliases, t.Prepare, t.PrepareRaw = s.Aliases, s.Prepare, s.PrepareRaw
 	t.MaxResultBytes, t.KeepTail, t.Deferred = s.MaxResultBytes, s.KeepTail, s.Deferred
 	t.Idempotent, t.OpenWorld, t.Source = s.Idempotent, s.OpenWorld, "core"
+	fast := newFlatDecoder(reflect.TypeFor[In]())
 	t.decode = func(args map[string]any) (any, error) {
+		var in In
+		if fast != nil && fast.decode(args, reflect.ValueOf(&in).Elem()) {
+			return in, nil
+		}
 		b, err := json.Marshal(args)
 		if err != nil {
 			return nil, err
 		}
-		var in In
+		in = *new(In) // the fast path may have set some fields
 		if err := json.Unmarshal(b, &in); err != nil {
 			return nil, err
 		}
@@ -271,4 +292,112 @@ func fieldOrder(t reflect.Type) []string {
 		names = append(names, name)
 	}
 	return names
+}
+
+// flatDecoder decodes normalized arguments into a struct of scalar fields
+// (string, bool, int kinds, float64) by setting the fields directly, which
+// is what json.Marshal of the map and json.Unmarshal into the struct would
+// do, without the round trip. It handles only cases where the two provably
+// agree; decode reports false for anything else (a key that is not exactly
+// a field's JSON name, a value of another type, a null, a non-integral or
+// huge number for an int, invalid UTF-8) and the caller takes the round trip.
+type flatDecoder struct {
+	fields map[string]flatField // by JSON name
+}
+
+type flatField struct {
+	index int
+	kind  reflect.Kind
+}
+
+// maxExactInt bounds the float64 values an int field takes directly: every
+// integer up to it is exact in a float64 and fits every int kind used.
+const maxExactInt = 1 << 53
+
+// newFlatDecoder returns nil when t is not a struct of plain scalar fields.
+func newFlatDecoder(t reflect.Type) *flatDecoder {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	d := &flatDecoder{fields: map[string]flatField{}}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			return nil // json promotes embedded fields, even unexported ones
+		}
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if opts != "" && opts != "omitempty" && opts != "omitzero" || !plainName(name) {
+			return nil // ",string", unusual names and the like: let encoding/json decide
+		}
+		if name == "" {
+			name = f.Name
+		}
+		switch k := f.Type.Kind(); k {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int64, reflect.Float64:
+			if _, dup := d.fields[name]; dup {
+				return nil
+			}
+			d.fields[name] = flatField{index: i, kind: k}
+		default:
+			return nil
+		}
+	}
+	return d
+}
+
+// plainName reports a JSON field name of letters, digits and underscores
+// (or none), which encoding/json takes as it is.
+func plainName(s string) bool {
+	for _, r := range s {
+		if r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// decode sets v's fields from args and reports whether it could; on false v
+// may be partly set and must be reset.
+func (d *flatDecoder) decode(args map[string]any, v reflect.Value) bool {
+	for k, val := range args {
+		f, ok := d.fields[k]
+		if !ok {
+			return false
+		}
+		fv := v.Field(f.index)
+		switch f.kind {
+		case reflect.String:
+			s, ok := val.(string)
+			if !ok || !utf8.ValidString(s) {
+				return false
+			}
+			fv.SetString(s)
+		case reflect.Bool:
+			b, ok := val.(bool)
+			if !ok {
+				return false
+			}
+			fv.SetBool(b)
+		case reflect.Int, reflect.Int64:
+			n, ok := val.(float64)
+			if !ok || n != math.Trunc(n) || math.Abs(n) > maxExactInt {
+				return false
+			}
+			fv.SetInt(int64(n))
+		case reflect.Float64:
+			n, ok := val.(float64)
+			if !ok || math.IsInf(n, 0) || math.IsNaN(n) {
+				return false
+			}
+			fv.SetFloat(n)
+		}
+	}
+	return true
 }
