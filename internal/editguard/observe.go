@@ -1,7 +1,7 @@
 package editguard
 
 import (
-	"crypto/sha256"
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/agentls/agentls/internal/ops"
 )
@@ -58,7 +58,7 @@ func (g *Guard) Observe(p ops.Path, kind string) (readStale bool, ignore bool) {
 	if g.stamps[k] != st {
 		return false, true // re-read or rewritten meanwhile: the new stamp is current
 	}
-	if sha256.Sum256(data) == snap.Hash {
+	if xxhash.Sum64(data) == snap.Hash {
 		st.FP, st.Stale, st.StaleReason = fp, false, ""
 		return false, true
 	}

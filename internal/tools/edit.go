@@ -92,12 +92,15 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 	if fi.IsDir() {
 		return Errorf("%s is a directory; edit changes files.", p.Display()), nil
 	}
-	if _, err := c.Env.Guard.Check(p); err != nil {
+	// The check hands over the content when it had to read it.
+	old, err := c.Env.Guard.Check(p)
+	if err != nil {
 		return Errorf("%v", err), nil
 	}
-	old, err := c.Env.FS.ReadFile(p)
-	if err != nil {
-		return Errorf("cannot read %s: %v", p.Display(), err), nil
+	if old == nil {
+		if old, err = c.Env.FS.ReadFile(p); err != nil {
+			return Errorf("cannot read %s: %v", p.Display(), err), nil
+		}
 	}
 	edits := make([]textedit.Edit, len(in.Edits))
 	for i, e := range in.Edits {

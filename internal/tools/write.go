@@ -55,12 +55,15 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 	case err == nil && fi.IsDir():
 		return Errorf("%s is a directory; give a file path.", p.Display()), nil
 	case err == nil:
-		if _, err := c.Env.Guard.Check(p); err != nil {
+		// The check hands over the content when it had to read it.
+		old, err := c.Env.Guard.Check(p)
+		if err != nil {
 			return Errorf("%v", err), nil
 		}
-		old, err := c.Env.FS.ReadFile(p)
-		if err != nil {
-			return Errorf("cannot read %s: %v", p.Display(), err), nil
+		if old == nil {
+			if old, err = c.Env.FS.ReadFile(p); err != nil {
+				return Errorf("cannot read %s: %v", p.Display(), err), nil
+			}
 		}
 		if bytes.Equal(old, content) {
 			return Errorf("no change: %s already has exactly this content.", p.Display()), nil
