@@ -209,7 +209,7 @@ func TestListChangedOnlyForLaterChanges(t *testing.T) {
 	st, ct := sdk.NewInMemoryTransports()
 	srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), Open: func() (*session.Session, error) {
 		var err error
-		sess, err = session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true})
+		sess, err = openDir(dir)
 		close(opened)
 		return sess, err
 	}})
@@ -283,7 +283,7 @@ func TestInitializeDoesNotWaitForTheSession(t *testing.T) {
 	opened := make(chan *session.Session, 1)
 	cs, stop := startOpen(t, func() (*session.Session, error) {
 		<-release
-		s, err := session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true})
+		s, err := openDir(dir)
 		opened <- s
 		return s, err
 	})
@@ -326,19 +326,11 @@ func TestInitializeDoesNotWaitForTheSession(t *testing.T) {
 func TestOpenStartsAfterTheHandshake(t *testing.T) {
 	dir := t.TempDir()
 	opened := make(chan struct{}, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	st, ct := sdk.NewInMemoryTransports()
-	srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), Open: func() (*session.Session, error) {
+	ctx := context.Background()
+	conn := serveRaw(t, func() (*session.Session, error) {
 		opened <- struct{}{}
-		return session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true})
-	}})
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, st) }()
-	conn, err := ct.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+		return openDir(dir)
+	})
 	send := func(id any, method, params string) {
 		t.Helper()
 		req := &jsonrpc.Request{Method: method, Params: json.RawMessage(params)}
@@ -364,11 +356,35 @@ func TestOpenStartsAfterTheHandshake(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("notifications/initialized did not open the session")
 	}
-	conn.Close()
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("Run: %v", err)
+}
+
+// openDir opens a session on dir without upstream servers.
+func openDir(dir string) (*session.Session, error) {
+	return session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true})
+}
+
+// serveRaw runs a Server whose session comes from open and returns the
+// client end of the connection, for tests that speak JSON-RPC themselves.
+// The server stops with the test.
+func serveRaw(t *testing.T, open func() (*session.Session, error)) sdk.Connection {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := sdk.NewInMemoryTransports()
+	srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), Open: open})
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, st) }()
+	conn, err := ct.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		conn.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return conn
 }
 
 // roots/list goes only to a client that declared the roots capability.
@@ -385,18 +401,8 @@ func TestRootsAskedOnlyWhenDeclared(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			st, ct := sdk.NewInMemoryTransports()
-			srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), Open: func() (*session.Session, error) {
-				return session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true})
-			}})
-			done := make(chan error, 1)
-			go func() { done <- srv.Run(ctx, st) }()
-			conn, err := ct.Connect(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ctx := context.Background()
+			conn := serveRaw(t, func() (*session.Session, error) { return openDir(dir) })
 			id := func(n float64) jsonrpc.ID { i, _ := jsonrpc.MakeID(n); return i }
 			conn.Write(ctx, &jsonrpc.Request{ID: id(1), Method: "initialize", Params: json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":` + tc.caps + `,"clientInfo":{"name":"raw","version":"1"}}`)})
 			conn.Read(ctx)
@@ -426,9 +432,6 @@ func TestRootsAskedOnlyWhenDeclared(t *testing.T) {
 			if asked != tc.asked {
 				t.Errorf("roots/list sent: %v, want %v", asked, tc.asked)
 			}
-			conn.Close()
-			cancel()
-			<-done
 		})
 	}
 }

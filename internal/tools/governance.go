@@ -93,45 +93,34 @@ func (x *Executor) maskTree(v any, counts *map[string]int) (any, bool) {
 		}
 		return out, true
 	case []any:
-		var out []any
-		for i, e := range t {
-			me, changed := x.maskTree(e, counts)
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = append([]any(nil), t...)
-			}
-			out[i] = me
-		}
-		if out == nil {
-			if t == nil {
-				return []any{}, true
-			}
-			return t, false
-		}
-		return out, true
+		return maskSlice(x, t, counts)
 	case []string:
-		var out []string
-		for i, e := range t {
-			me, changed := x.maskTree(e, counts)
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = append([]string(nil), t...)
-			}
-			out[i] = me.(string)
-		}
-		if out == nil {
-			if t == nil {
-				return []string{}, true
-			}
-			return t, false
-		}
-		return out, true
+		return maskSlice(x, t, counts)
 	}
 	return v, false
+}
+
+// maskSlice is maskTree for a slice: copied only when an element changed,
+// and a nil slice comes back empty (see maskTree).
+func maskSlice[E any](x *Executor, t []E, counts *map[string]int) (any, bool) {
+	var out []E
+	for i, e := range t {
+		me, changed := x.maskTree(e, counts)
+		if !changed {
+			continue
+		}
+		if out == nil {
+			out = append([]E(nil), t...)
+		}
+		out[i] = me.(E)
+	}
+	if out == nil {
+		if t == nil {
+			return []E{}, true
+		}
+		return t, false
+	}
+	return out, true
 }
 
 func addCounts(dst, src map[string]int) {
