@@ -332,6 +332,18 @@ func sdkTool(t *tools.Tool) (*sdk.Tool, error) {
 
 // handle runs one tools/call through the session's executor.
 func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	// The SDK keeps a call running when the server is stopped, and waits
+	// for it: a stopped server (SIGTERM) would wait for a bash command to
+	// end by itself. The call ends with Run's context too.
+	s.mu.Lock()
+	base := s.base
+	s.mu.Unlock()
+	if base != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(base, cancel)()
+	}
 	s.waitRoots(ctx)
 	var rf tools.ReporterFactory
 	if tok := req.Params.GetProgressToken(); tok != nil {

@@ -358,6 +358,37 @@ func TestOpenStartsAfterTheHandshake(t *testing.T) {
 	}
 }
 
+// Stopping the server (its context, as on SIGTERM) ends a running call
+// instead of waiting for it.
+func TestStopEndsRunningCalls(t *testing.T) {
+	dir := t.TempDir()
+	sess, err := session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, TestTools: true, Log: slog.New(slog.DiscardHandler), NoUpstream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := sdk.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- New(Options{Session: sess, Version: "test", Log: slog.New(slog.DiscardHandler)}).Run(ctx, st) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	go cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "test_block", Arguments: map[string]any{"marker": "stopped.marker"}})
+	time.Sleep(100 * time.Millisecond) // the call is running
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run still waits for the running call after its context ended")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "stopped.marker")); err != nil {
+		t.Errorf("the tool did not see its context end: %v", err)
+	}
+}
+
 // openDir opens a session on dir without upstream servers.
 func openDir(dir string) (*session.Session, error) {
 	return session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true})
