@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"syscall"
 
 	"github.com/agentls/agentls/internal/mcp"
@@ -54,18 +55,25 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 			return 2
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	// One MCP client sends one call after another, and a call's latency is
-	// mostly goroutine hand-offs (transport, the SDK's dispatch, the
-	// handler): with one P and stdio in the poller they all run on one
-	// thread, with no thread to wake in between. Tool work that blocks
-	// (files, processes) still releases the P. GOMAXPROCS in the
-	// environment overrides this.
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(1)
-	}
+	// Everything not needed to answer initialize happens beside or after
+	// it: connecting costs the client little more than starting the
+	// process. Signal handling is set up on a goroutine of its own (a
+	// signal before that ends the process, with nothing to clean up yet).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var signals sync.WaitGroup
+	defer signals.Wait()
+	defer cancel()
+	signals.Go(func() {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		select {
+		case <-ch:
+			cancel()
+		case <-ctx.Done():
+		}
+	})
 	if f, ok := stdin.(*os.File); ok {
 		stdin = pollable(f)
 	}
@@ -73,12 +81,22 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 		stdout = pollable(f)
 	}
 
-	// The session is built while the client initializes, so connecting
-	// costs no more than starting the process. "ask" decisions go to the
-	// user through MCP elicitation, or come back as a denial when the
-	// client cannot elicit.
+	// The session is built once the client is initialized. "ask"
+	// decisions go to the user through MCP elicitation, or come back as a
+	// denial when the client cannot elicit.
 	opts := mcp.Options{Version: version, Instructions: tools.Instructions, Log: log,
 		Open: func() (*session.Session, error) {
+			// One MCP client sends one call after another, and a call's
+			// latency is mostly goroutine hand-offs (transport, the SDK's
+			// dispatch, the handler): with one P and stdio in the poller
+			// they run on one thread, with no thread to wake in between.
+			// Tool work that blocks (files, processes) still releases the
+			// P. Set here, after the handshake: the change stops the world
+			// and waits for a collection under way. GOMAXPROCS in the
+			// environment overrides it.
+			if os.Getenv("GOMAXPROCS") == "" {
+				runtime.GOMAXPROCS(1)
+			}
 			return session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1", Confirmer: mcp.Confirmer{}})
 		}}
 	if err := mcp.Serve(ctx, stdin, stdout, opts); err != nil && !errors.Is(err, context.Canceled) {
