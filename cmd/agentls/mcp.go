@@ -97,7 +97,10 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 			if os.Getenv("GOMAXPROCS") == "" {
 				runtime.GOMAXPROCS(1)
 			}
-			return session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1", Confirmer: mcp.Confirmer{}})
+			return session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1", Confirmer: mcp.Confirmer{},
+				// The first tools/list waits for New; temp files of
+				// crashed writes can go after it.
+				CleanInBackground: true})
 		}}
 	if err := mcp.Serve(ctx, stdin, stdout, opts); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "agentls mcp:", err)

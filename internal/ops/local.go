@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -461,7 +463,7 @@ func (l *Local) CreateFile(p Path, data []byte, perm fs.FileMode) error {
 func writeTemp(r *os.Root, rel string, data []byte, perm fs.FileMode) (string, error) {
 	var rnd [6]byte
 	rand.Read(rnd[:])
-	tmp := filepath.Join(filepath.Dir(rel), TempPrefix+filepath.Base(rel)+"-"+hex.EncodeToString(rnd[:]))
+	tmp := filepath.Join(filepath.Dir(rel), tempName(filepath.Base(rel), os.Getpid(), hex.EncodeToString(rnd[:])))
 	f, err := r.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
 	if err != nil {
 		return "", fmt.Errorf("write %s: %w", rel, err)
@@ -585,23 +587,46 @@ func (emptyFS) Open(name string) (fs.File, error) {
 	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 }
 
+// cleanYieldEvery is how many entries CleanTemp visits between yields.
+const cleanYieldEvery = 64
+
+// tempName is the temp file name of an atomic write of base by process
+// pid: TempPrefix, base, the pid, a random suffix.
+func tempName(base string, pid int, rnd string) string {
+	return TempPrefix + base + "-" + strconv.Itoa(pid) + "-" + rnd
+}
+
+// ownTemp reports whether name is a temp file of process pid (a write of
+// it in progress, when pid is this process).
+func ownTemp(name string, pid int) bool {
+	i := strings.LastIndexByte(name, '-')
+	return i > 0 && strings.HasSuffix(name[:i], "-"+strconv.Itoa(pid))
+}
+
 // CleanTemp removes temp files left by a crashed atomic write anywhere
 // below f (best effort; .git and node_modules are skipped), and reports how
-// many.
+// many. This process's own temp files are kept: CleanTemp may run while it
+// writes.
 func (l *Local) CleanTemp(f *Folder) int {
 	r, _, err := l.root(Path{Folder: f, Rel: "."})
 	if err != nil {
 		return 0
 	}
-	n := 0
+	n, pid, seen := 0, os.Getpid(), 0
 	fs.WalkDir(r.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
+		// A walk of short system calls is never preempted, and with one P
+		// (agentls mcp) a background clean-up would hold every call up
+		// until it ends: let others run now and then.
+		if seen++; seen%cleanYieldEvery == 0 {
+			runtime.Gosched()
+		}
 		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
 			return fs.SkipDir
 		}
-		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) {
+		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) && !ownTemp(d.Name(), pid) {
 			if r.Remove(filepath.FromSlash(p)) == nil {
 				n++
 			}

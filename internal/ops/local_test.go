@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -247,12 +248,14 @@ func TestLocalCleanTemp(t *testing.T) {
 	w := newWorkspace(t)
 	l := newLocal(t, ops.FolderSpec{Path: w.root})
 	plant := map[string]bool{ // path → should be removed
-		ops.TempPrefix + "a.go-123":                       true,
-		"a/b/" + ops.TempPrefix + "c.txt-456":             true,
-		".git/" + ops.TempPrefix + "x":                    false, // .git is skipped
-		"node_modules/" + ops.TempPrefix + "y":            false,
-		"a/not" + ops.TempPrefix + "z":                    false, // prefix only
-		ops.TempPrefix + "dir/" + ops.TempPrefix + "f-00": true,  // a dir with the prefix is kept, its temp file not
+		ops.TempPrefix + "a.go-123":                                    true,
+		"a/b/" + ops.TempPrefix + "c.txt-456":                          true,
+		".git/" + ops.TempPrefix + "x":                                 false, // .git is skipped
+		"node_modules/" + ops.TempPrefix + "y":                         false,
+		"a/not" + ops.TempPrefix + "z":                                 false, // prefix only
+		ops.TempPrefix + "dir/" + ops.TempPrefix + "f-00":              true,  // a dir with the prefix is kept, its temp file not
+		ops.TempPrefix + "c.go-1-0a0b":                                 true,  // another process's
+		ops.TempPrefix + "c.go-" + strconv.Itoa(os.Getpid()) + "-0a0b": false, // ours: a write in progress
 	}
 	for name := range plant {
 		p := filepath.Join(w.root, filepath.FromSlash(name))

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 
 	"github.com/agentls/agentls/internal/audit"
@@ -48,6 +49,11 @@ type Options struct {
 	OnExternalChange func(uri, kind string, readStale bool)
 	// NoUpstream skips the upstream MCP servers of .agentls/mcp.json.
 	NoUpstream bool
+	// CleanInBackground removes the temp files of crashed writes after New
+	// returns instead of before: a walk of every folder (0.3 s for 10k
+	// directories) that a client would otherwise wait for. Close waits
+	// for it.
+	CleanInBackground bool
 }
 
 // Session is one workspace's tools, ready to run calls.
@@ -65,9 +71,11 @@ type Session struct {
 	// Upstream runs the MCP servers of .agentls/mcp.json; nil when none.
 	Upstream *upstream.Manager
 	// WatchMode is the initialize capability "watcher".
-	WatchMode        string
-	watchers         []*watch.Watcher
-	stopWatch        context.CancelFunc
+	WatchMode string
+	watchers  []*watch.Watcher
+	stopWatch context.CancelFunc
+	// housekeeping runs CleanInBackground's clean-up; Close waits for it.
+	housekeeping     sync.WaitGroup
 	onExternalChange func(uri, kind string, readStale bool)
 	// matchers are the watched folders' shared ignore matchers; replaced
 	// whole when the folders change, read by tools concurrently.
@@ -91,10 +99,15 @@ func New(opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range fsys.Folders() {
-		if n := fsys.CleanTemp(f); n > 0 {
-			log.Info("removed temp files left by an interrupted write", "folder", f.Root, "count", n)
+	cleanTemp := func() {
+		for _, f := range fsys.Folders() {
+			if n := fsys.CleanTemp(f); n > 0 {
+				log.Info("removed temp files left by an interrupted write", "folder", f.Root, "count", n)
+			}
 		}
+	}
+	if !opts.CleanInBackground {
+		cleanTemp()
 	}
 	guard := editguard.New(fsys)
 	env := &tools.Env{FS: fsys, Log: log, Stamps: guard, Guard: guard}
@@ -204,6 +217,9 @@ func New(opts Options) (*Session, error) {
 		return nil
 	}
 	s.startWatchers()
+	if opts.CleanInBackground {
+		s.housekeeping.Go(cleanTemp)
+	}
 	return s, nil
 }
 
@@ -279,6 +295,7 @@ func (s *Session) SetFolders(specs []ops.FolderSpec) error {
 // Close kills what commands left running, removes spill files and
 // releases the roots.
 func (s *Session) Close() error {
+	s.housekeeping.Wait()
 	s.stopWatchers()
 	if s.Upstream != nil {
 		s.Upstream.Close()
