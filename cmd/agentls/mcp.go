@@ -98,9 +98,9 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 				runtime.GOMAXPROCS(1)
 			}
 			return session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1", Confirmer: mcp.Confirmer{},
-				// The first tools/list waits for New; temp files of
-				// crashed writes can go after it.
-				CleanInBackground: true})
+				// The first tools/list waits for New; the clean-up of
+				// crashed writes and the file watchers can start after it.
+				Background: true})
 		}}
 	if err := mcp.Serve(ctx, stdin, stdout, opts); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "agentls mcp:", err)

@@ -24,7 +24,7 @@ func TestStartRemovesCrashLeftovers(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			s, err := New(Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true, CleanInBackground: background})
+			s, err := New(Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true, Background: background})
 			if err != nil {
 				t.Fatal(err)
 			}
