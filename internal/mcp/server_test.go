@@ -370,7 +370,9 @@ func TestStopEndsRunningCalls(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	st, ct := sdk.NewInMemoryTransports()
 	done := make(chan error, 1)
-	go func() { done <- New(Options{Session: sess, Version: "test", Log: slog.New(slog.DiscardHandler)}).Run(ctx, st) }()
+	go func() {
+		done <- New(Options{Session: sess, Version: "test", Log: slog.New(slog.DiscardHandler)}).Run(ctx, st)
+	}()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
 	if err != nil {
 		t.Fatal(err)
