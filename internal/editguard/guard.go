@@ -121,6 +121,20 @@ type StaleError struct{ Msg string }
 
 func (e *StaleError) Error() string { return e.Msg }
 
+// CheckRead is Check followed by the file's current content: the one the
+// check read, else a fresh read. Edit and write need both.
+func (g *Guard) CheckRead(p ops.Path) ([]byte, error) {
+	current, err := g.Check(p)
+	if err != nil || current != nil {
+		return current, err
+	}
+	current, err = g.fsys.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", p.Display(), err)
+	}
+	return current, nil
+}
+
 // Check decides whether p may be edited now: it needs a stamp whose
 // fingerprint still matches, or whose content hash still matches after a
 // touch. current is the file's content when the check had to read it (nil

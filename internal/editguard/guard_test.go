@@ -273,3 +273,23 @@ func TestRecheckAllAfterLostEvents(t *testing.T) {
 		t.Errorf("an unchanged file was refused after RecheckAll: %v", err)
 	}
 }
+
+// CheckRead returns the current content with one read, whether or not the
+// check itself had to read.
+func TestCheckReadReadsOnce(t *testing.T) {
+	for _, old := range []bool{true, false} {
+		e := newEnv(t, map[string]string{"a.txt": orig})
+		if old {
+			e.age("a.txt")
+		}
+		e.read("a.txt")
+		e.fs.reads.Store(0)
+		got, err := e.g.CheckRead(e.path("a.txt"))
+		if err != nil || string(got) != orig {
+			t.Fatalf("old=%v: CheckRead = %q, %v", old, got, err)
+		}
+		if n := e.fs.reads.Load(); n != 1 {
+			t.Errorf("old=%v: %d reads, want 1", old, n)
+		}
+	}
+}

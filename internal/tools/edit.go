@@ -92,15 +92,9 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 	if fi.IsDir() {
 		return Errorf("%s is a directory; edit changes files.", p.Display()), nil
 	}
-	// The check hands over the content when it had to read it.
-	old, err := c.Env.Guard.Check(p)
+	old, err := c.Env.Guard.CheckRead(p)
 	if err != nil {
 		return Errorf("%v", err), nil
-	}
-	if old == nil {
-		if old, err = c.Env.FS.ReadFile(p); err != nil {
-			return Errorf("cannot read %s: %v", p.Display(), err), nil
-		}
 	}
 	edits := make([]textedit.Edit, len(in.Edits))
 	for i, e := range in.Edits {

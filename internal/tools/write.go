@@ -55,15 +55,9 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 	case err == nil && fi.IsDir():
 		return Errorf("%s is a directory; give a file path.", p.Display()), nil
 	case err == nil:
-		// The check hands over the content when it had to read it.
-		old, err := c.Env.Guard.Check(p)
+		old, err := c.Env.Guard.CheckRead(p)
 		if err != nil {
 			return Errorf("%v", err), nil
-		}
-		if old == nil {
-			if old, err = c.Env.FS.ReadFile(p); err != nil {
-				return Errorf("cannot read %s: %v", p.Display(), err), nil
-			}
 		}
 		if bytes.Equal(old, content) {
 			return Errorf("no change: %s already has exactly this content.", p.Display()), nil
