@@ -58,6 +58,9 @@ async function open(peer) {
 // The floor (not a peer): a Go server that answers without doing anything.
 const floor = process.env.NULLSERVER_BIN;
 if (floor) peers.floor = { command: floor, args: [], call: () => ({ name: 'none', arguments: {} }) };
+// The library floor: the smallest server the go-sdk makes (bench/mcp/sdkserver).
+const sdkFloor = process.env.SDKSERVER_BIN;
+if (sdkFloor) peers.sdkfloor = { command: sdkFloor, args: [], call: () => ({ name: 'none', arguments: {} }) };
 
 const results = {};
 for (const name of Object.keys(peers)) results[name] = { connects: [], reads: [], pings: [] };
@@ -100,7 +103,10 @@ const f = (x) => x.toFixed(2);
 console.log(`| peer | read p50 ms | read p99 ms | ping p50 ms (floor) | connect+initialize p50 ms | connect+initialize p99 ms |`);
 console.log(`| --- | ---: | ---: | ---: | ---: | ---: |`);
 for (const [name, r] of Object.entries(results)) {
-  const label = name === 'floor' ? 'floor: a Go server doing nothing (`bench/mcp/nullserver`)' : name;
+  const label = {
+    floor: 'floor: a Go server doing nothing (`bench/mcp/nullserver`)',
+    sdkfloor: 'library floor: the smallest go-sdk server (`bench/mcp/sdkserver`)',
+  }[name] ?? name;
   console.log(`| ${label} | ${f(pct(r.reads, 50))} | ${f(pct(r.reads, 99))} | ${f(pct(r.pings, 50))} | ${f(pct(r.connects, 50))} | ${f(pct(r.connects, 99))} |`);
 }
 // The spawn floor: starting the same binary for --version, no MCP at all.

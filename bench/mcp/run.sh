@@ -15,4 +15,7 @@ fi
 # The floor: a Go MCP server that does nothing (bench/mcp/nullserver).
 (cd "$repo" && CGO_ENABLED=0 go build -o "$out/nullserver" ./bench/mcp/nullserver)
 export NULLSERVER_BIN="$out/nullserver"
+# The library floor: the smallest server the go-sdk makes (bench/mcp/sdkserver).
+(cd "$repo" && CGO_ENABLED=0 go build -o "$out/sdkserver" ./bench/mcp/sdkserver)
+export SDKSERVER_BIN="$out/sdkserver"
 node "$here/bench.mjs"
