@@ -49,6 +49,10 @@ type Stamp struct {
 // Guard holds the stamps of one session.
 type Guard struct {
 	fsys ops.FS
+	// bufs are the editor's open documents when edits to them go to the
+	// editor (workspace/applyEdit): then a document's text, not the file on
+	// disk, is what a stamp must still match. Set once before use.
+	bufs Buffers
 
 	mu     sync.Mutex
 	stamps map[string]*Stamp
@@ -61,6 +65,16 @@ func New(fsys ops.FS) *Guard {
 }
 
 func key(p ops.Path) string { return p.OS() }
+
+// Buffers is what the guard needs of the editor's open documents
+// (overlay.Store): the text of the document open at a real path.
+type Buffers interface {
+	Text(path string) ([]byte, bool)
+}
+
+// UseBuffers makes open documents the truth for Check: call it once, before
+// the guard is used, when edits to open documents go to the editor.
+func (g *Guard) UseBuffers(b Buffers) { g.bufs = b }
 
 // RecordRead stamps p as read (partial reads count; the range is kept). It
 // stats p for the fingerprint; a caller that has the FileInfo of the
@@ -77,7 +91,24 @@ func (g *Guard) RecordRead(p ops.Path, content []byte, from, to int) {
 // came from (ops.FS.ReadFileInfo), which costs no syscall and cannot
 // fingerprint a newer version than the one read.
 func (g *Guard) RecordReadInfo(p ops.Path, fi fs.FileInfo, content []byte, from, to int) {
-	st := &Stamp{FP: FingerprintOf(fi), Hash: xxhash.Sum64(content), At: time.Now()}
+	g.record(p, FingerprintOf(fi), content, from, to)
+}
+
+// RecordBufferRead stamps p as read from the editor's open document. The
+// stamp has no fingerprint, so once the document is closed the file on disk
+// must hash to what was read.
+func (g *Guard) RecordBufferRead(p ops.Path, content []byte, from, to int) {
+	g.record(p, Fingerprint{}, content, from, to)
+}
+
+// WroteBuffer refreshes p's stamp after the editor applied content to its
+// open document.
+func (g *Guard) WroteBuffer(p ops.Path, content []byte) {
+	g.record(p, Fingerprint{}, content, 0, 0)
+}
+
+func (g *Guard) record(p ops.Path, fp Fingerprint, content []byte, from, to int) {
+	st := &Stamp{FP: fp, Hash: xxhash.Sum64(content), At: time.Now()}
 	if len(content) <= keepContentBytes {
 		st.Content = append([]byte(nil), content...)
 	}
@@ -151,6 +182,11 @@ func (g *Guard) Check(p ops.Path) (current []byte, err error) {
 	if st == nil {
 		return nil, &StaleError{fmt.Sprintf("read %s first: edit and write only change files you have read in this session (a partial read is enough).", name)}
 	}
+	if g.bufs != nil {
+		if text, open := g.bufs.Text(key(p)); open {
+			return checkBuffer(name, snap, text)
+		}
+	}
 	// Always a stat: a watcher event arrives some microseconds after the
 	// change, so "no event yet" cannot prove a file unchanged.
 	fi, err := g.fsys.Stat(p)
@@ -189,6 +225,25 @@ func (g *Guard) Check(p ops.Path) (current []byte, err error) {
 	}
 	msg += ". Read it again before editing; the file was not changed."
 	return nil, &StaleError{msg}
+}
+
+// checkBuffer is Check for a file open in the editor: the document's text
+// must still be what the model read. What happened on disk does not matter
+// (the editor saves over it), so a stale mark from a disk change does not
+// block an edit of an unchanged document.
+func checkBuffer(name string, snap Stamp, text []byte) ([]byte, error) {
+	if xxhash.Sum64(text) == snap.Hash {
+		return append([]byte{}, text...), nil
+	}
+	msg := fmt.Sprintf("%s changed in the editor since you read it (unsaved edits)", name)
+	if snap.Content != nil {
+		a, b := diffLines(snap.Content, text)
+		msg += fmt.Sprintf("; lines %s differ from what you read", a)
+		if b != a {
+			msg += fmt.Sprintf(" (now lines %s)", b)
+		}
+	}
+	return nil, &StaleError{msg + ". Read it again before editing; nothing was changed."}
 }
 
 // MarkStale marks p's stamp stale with a reason ("changed by a bash command").
