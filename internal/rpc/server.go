@@ -17,6 +17,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/tools"
@@ -57,6 +58,7 @@ type Server struct {
 	mu       sync.Mutex
 	state    state
 	sess     *session.Session
+	docs     *overlay.Store // the client's open documents (set at initialize)
 	caps     clientCaps
 	settings Settings
 
@@ -185,9 +187,12 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		return s.toolsCallBatch(ctx, params)
 	case "workspace/didChangeWorkspaceFolders":
 		return nil, s.didChangeFolders(params)
+	case "textDocument/didOpen", "textDocument/didChange", "textDocument/didClose":
+		s.textDocument(method, params)
+		return nil, nil
 	}
 	if !req.IsCall() {
-		return nil, nil // unknown notifications ($/setTrace, textDocument/*) are ignored
+		return nil, nil // unknown notifications ($/setTrace, textDocument/didSave) are ignored
 	}
 	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", method)
 }
@@ -241,13 +246,18 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	if caps.Confirm {
 		sopts.Confirmer = &confirmer{s: s}
 	}
+	docs := overlay.New()
+	sopts.Buffers = docs
+	if caps.ApplyEdit {
+		sopts.BufferEditor = &applier{s: s}
+	}
 	sess, err := session.New(sopts)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "cannot open the workspace: %v", err)
 	}
 	sess.Registry.OnChange(func() { s.conn.Notify(s.base, "tools/listChanged", map[string]any{}) })
 	s.mu.Lock()
-	s.sess, s.caps, s.settings, s.state = sess, caps, settings, stateInitialized
+	s.sess, s.docs, s.caps, s.settings, s.state = sess, docs, caps, settings, stateInitialized
 	s.mu.Unlock()
 	for _, w := range warnings {
 		s.logMessage(2, "agentls: initializationOptions: "+w)
@@ -264,6 +274,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 			"workspace": map[string]any{
 				"workspaceFolders": map[string]any{"supported": true, "changeNotifications": true},
 			},
+			"textDocumentSync": textDocumentSync(),
 			"experimental": map[string]any{
 				"agentls": map[string]any{
 					"protocolVersion": ProtocolVersion,

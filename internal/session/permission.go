@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/shell"
 	"github.com/agentls/agentls/internal/textedit"
@@ -19,6 +20,9 @@ import (
 type permission struct {
 	gate *policy.Gate
 	fsys ops.FS
+	// buffers are the editor's open documents when edits of them go to the
+	// editor: the preview diffs against the document, as the edit will.
+	buffers *overlay.Store
 }
 
 func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decision {
@@ -120,6 +124,9 @@ func (p *permission) preview(pr *tools.Prepared, req policy.Request) map[string]
 			return nil
 		}
 		old, _ := p.fsys.ReadFile(rp) // missing file: old is empty
+		if doc, open := p.buffers.Get(rp.OS()); open {
+			old = doc.Text
+		}
 		var new []byte
 		if pr.Tool.Name == "write" {
 			s, _ := pr.Args["content"].(string)

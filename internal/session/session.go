@@ -15,6 +15,7 @@ import (
 	"github.com/agentls/agentls/internal/extension"
 	"github.com/agentls/agentls/internal/ignore"
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/secrets"
 	"github.com/agentls/agentls/internal/spill"
@@ -47,6 +48,13 @@ type Options struct {
 	// OnExternalChange is called (from a watcher goroutine) when a file
 	// changed outside agentls; readStale says the model had read it.
 	OnExternalChange func(uri, kind string, readStale bool)
+	// Buffers are the documents open in the editor (LSP text document
+	// sync); nil when the client has none.
+	Buffers *overlay.Store
+	// BufferEditor takes edits of open documents into the editor
+	// (workspace/applyEdit); nil when the client cannot. With it, an open
+	// document, not the file on disk, is what the edit guard checks.
+	BufferEditor tools.BufferEditor
 	// NoUpstream skips the upstream MCP servers of .agentls/mcp.json.
 	NoUpstream bool
 	// Background does after New returns what otherwise delays it: removing
@@ -117,7 +125,11 @@ func New(opts Options) (*Session, error) {
 		cleanTemp()
 	}
 	guard := editguard.New(fsys)
-	env := &tools.Env{FS: fsys, Log: log, Stamps: guard, Guard: guard}
+	env := &tools.Env{FS: fsys, Log: log, Stamps: guard, Guard: guard, Buffers: opts.Buffers}
+	if opts.Buffers != nil && opts.BufferEditor != nil {
+		env.Editor = opts.BufferEditor
+		guard.UseBuffers(opts.Buffers)
+	}
 	// Spill files live outside the workspace (under the user cache dir) and
 	// are an extra read-only root, so read can open them.
 	if sp, err := spill.Open(fsys.Folders()[0].Root); err != nil {
@@ -197,7 +209,11 @@ func New(opts Options) (*Session, error) {
 			exec.OnResult = auditLog.Hook()
 		}
 	}
-	exec.Permission = &permission{gate: policy.NewGate(cfg, opts.Confirmer), fsys: fsys}
+	perm := &permission{gate: policy.NewGate(cfg, opts.Confirmer), fsys: fsys}
+	if env.Editor != nil {
+		perm.buffers = opts.Buffers
+	}
+	exec.Permission = perm
 	s := &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange}
 	if !opts.NoUpstream {
 		var paths []string

@@ -82,15 +82,23 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 		return Result{}, err
 	}
 	defer unlock()
-	fi, err := c.Env.FS.Stat(p)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return Errorf("%s does not exist; use write to create it.", p.Display()), nil
-		}
-		return Errorf("cannot edit %s: %v", p.Display(), err), nil
+	_, inEditor, unsaved := editorDoc(c, p)
+	if unsaved != nil {
+		return *unsaved, nil
 	}
-	if fi.IsDir() {
-		return Errorf("%s is a directory; edit changes files.", p.Display()), nil
+	var mode fs.FileMode
+	if !inEditor {
+		fi, err := c.Env.FS.Stat(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return Errorf("%s does not exist; use write to create it.", p.Display()), nil
+			}
+			return Errorf("cannot edit %s: %v", p.Display(), err), nil
+		}
+		if fi.IsDir() {
+			return Errorf("%s is a directory; edit changes files.", p.Display()), nil
+		}
+		mode = fi.Mode().Perm()
 	}
 	old, err := c.Env.Guard.CheckRead(p)
 	if err != nil {
@@ -120,12 +128,19 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if err := c.Env.FS.WriteFile(p, res.New, fi.Mode().Perm()); err != nil {
-		return Errorf("cannot write %s: %v (the file was not changed)", p.Display(), err), nil
+	if inEditor {
+		if r, err := applyInEditor(ctx, c, p, old, res.New, "agentls: edit "+p.Display()); r != nil || err != nil {
+			return derefResult(r), err
+		}
+		details["inEditor"] = true
+	} else {
+		if err := c.Env.FS.WriteFile(p, res.New, mode); err != nil {
+			return Errorf("cannot write %s: %v (the file was not changed)", p.Display(), err), nil
+		}
+		c.Env.Guard.Wrote(p, res.New)
 	}
-	c.Env.Guard.Wrote(p, res.New)
 	c.Reporter.Details(details)
-	text := fmt.Sprintf("Edited %s: %s, %s.", p.Display(), plural(res.Count, "replacement"), lineSpans(res.Replacements))
+	text := fmt.Sprintf("Edited %s%s: %s, %s.", p.Display(), inEditorNote(inEditor), plural(res.Count, "replacement"), lineSpans(res.Replacements))
 	if res.Level != textedit.LevelExact {
 		text += fmt.Sprintf(" Matched at level %q (not exact); the changed lines now read:\n%s", res.Level, snippet(res.New, res.Replacements))
 	}

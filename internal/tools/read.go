@@ -78,6 +78,9 @@ func runRead(ctx context.Context, c *Call, in readInput) (Result, error) {
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
+	if doc, open := c.Env.Buffers.Get(p.OS()); open {
+		return readBuffer(c, p, doc, in), nil
+	}
 	// One open: the stat of the descriptor decides directory/non-regular
 	// and is the edit guard's fingerprint of exactly the bytes read.
 	data, fi, err := fsys.ReadFileInfo(p)

@@ -17,7 +17,9 @@ import (
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ignore"
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/spill"
+	"github.com/agentls/agentls/internal/textedit"
 )
 
 // Labels are a call's input-dependent properties. The executor and the
@@ -67,10 +69,23 @@ type Env struct {
 	// Visible hides files the permission rules forbid reading from grep
 	// matches and ls/find listings; nil shows everything.
 	Visible PathFilter
+	// Buffers are the documents open in the editor (text document sync):
+	// read shows their unsaved text. nil when the client sends none.
+	Buffers *overlay.Store
+	// Editor takes edits of open documents into the editor's buffers
+	// (workspace/applyEdit). nil when the client cannot: an open document
+	// with unsaved changes is then not edited at all.
+	Editor BufferEditor
 	// Matchers returns a folder's shared ignore matcher, kept fresh by the
 	// watcher (rule files edited are invalidated); nil or a nil result
 	// means rules are read fresh for the call.
 	Matchers func(f *ops.Folder) *ignore.Matcher
+}
+
+// BufferEditor applies edits (ranges in doc.Text) to a document open in the
+// editor; applied=false with the editor's reason when it refused.
+type BufferEditor interface {
+	ApplyEdit(ctx context.Context, label string, doc overlay.Doc, edits []textedit.TextEdit) (applied bool, reason string, err error)
 }
 
 // PathFilter is the part of the permission policy that filters results.

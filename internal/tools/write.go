@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+
+	"github.com/agentls/agentls/internal/ops"
 )
 
 type writeInput struct {
@@ -50,6 +52,13 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 	}
 	defer unlock()
 	content := []byte(in.Content)
+	_, inEditor, unsaved := editorDoc(c, p)
+	if unsaved != nil {
+		return *unsaved, nil
+	}
+	if inEditor {
+		return replaceInEditor(ctx, c, p, content)
+	}
 	fi, err := c.Env.FS.Stat(p)
 	switch {
 	case err == nil && fi.IsDir():
@@ -94,6 +103,27 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 	details := changeDetails("create", p, nil, content)
 	c.Reporter.Details(details)
 	r := Text(fmt.Sprintf("Created %s: %s, %d bytes.", p.Display(), plural(lineCount(content), "line"), len(content)))
+	r.Details = details
+	return r, nil
+}
+
+// replaceInEditor is write for a file open in an editor that takes edits:
+// the document's whole text is replaced in the editor.
+func replaceInEditor(ctx context.Context, c *Call, p ops.Path, content []byte) (Result, error) {
+	old, err := c.Env.Guard.CheckRead(p)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	if bytes.Equal(old, content) {
+		return Errorf("no change: %s already has exactly this content.", p.Display()), nil
+	}
+	if r, err := applyInEditor(ctx, c, p, old, content, "agentls: write "+p.Display()); r != nil || err != nil {
+		return derefResult(r), err
+	}
+	details := changeDetails("write", p, old, content)
+	details["inEditor"] = true
+	c.Reporter.Details(details)
+	r := Text(fmt.Sprintf("Replaced %s%s: %s, %d bytes (was %s).", p.Display(), inEditorNote(true), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
 	r.Details = details
 	return r, nil
 }

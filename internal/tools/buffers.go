@@ -1,0 +1,119 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/overlay"
+	"github.com/agentls/agentls/internal/secrets"
+	"github.com/agentls/agentls/internal/textedit"
+)
+
+// Files open in the editor (text document sync). While a file is open its
+// document, unsaved edits included, is the truth: read shows it, and edit
+// and write change it through the editor (workspace/applyEdit) when the
+// client can take edits, so the user sees them in the buffer and decides
+// when to save. A client that cannot gets its open files edited on disk
+// only while the document has no unsaved changes.
+
+// bufferSyncWait bounds how long an edit the editor applied waits for the
+// didChange that reports it, so that the next edit checks against the
+// document the editor now has.
+const bufferSyncWait = 2 * time.Second
+
+// bufferRecorder is the edit guard's stamp for a read of an open document.
+type bufferRecorder interface {
+	RecordBufferRead(p ops.Path, content []byte, fromLine, toLine int)
+}
+
+// readBuffer is read for a file open in the editor.
+func readBuffer(c *Call, p ops.Path, doc overlay.Doc, in readInput) Result {
+	var notes []string
+	if disk, err := c.Env.FS.ReadFile(p); err != nil || !bytes.Equal(disk, doc.Text) {
+		notes = append(notes, "unsaved text from the editor; the file on disk, which bash and grep see, differs")
+	}
+	text, masked := maskKeyLines(string(doc.Text))
+	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes)
+	if masked > 0 {
+		res.setDetail("redactions", map[string]int{secrets.KindPrivateKey: masked})
+	}
+	res.setDetail("editorVersion", doc.Version)
+	if !res.IsError {
+		from, _ := res.Details["fromLine"].(int)
+		to, _ := res.Details["toLine"].(int)
+		if r, ok := c.Env.Stamps.(bufferRecorder); ok {
+			r.RecordBufferRead(p, doc.Text, from, to)
+		}
+	}
+	return res
+}
+
+// editorDoc returns the editor's document for p when changes to p go
+// through the editor; unsaved is an error result when p is open in an
+// editor that cannot take edits and its document differs from the disk.
+func editorDoc(c *Call, p ops.Path) (doc overlay.Doc, inEditor bool, unsaved *Result) {
+	doc, open := c.Env.Buffers.Get(p.OS())
+	if !open {
+		return doc, false, nil
+	}
+	if c.Env.Editor != nil {
+		return doc, true, nil
+	}
+	if disk, err := c.Env.FS.ReadFile(p); err == nil && bytes.Equal(disk, doc.Text) {
+		return doc, false, nil
+	}
+	r := Errorf("%s is open in the editor with unsaved changes, and this editor cannot take edits into its buffers; save or revert it there, read it again, then retry. Nothing was changed.", p.Display())
+	return doc, false, &r
+}
+
+// applyInEditor changes the editor's document p from old (the text the
+// guard checked) to new, and waits for the editor to report the change. A
+// non-nil Result is the refusal to return.
+func applyInEditor(ctx context.Context, c *Call, p ops.Path, old, new []byte, label string) (*Result, error) {
+	doc, open := c.Env.Buffers.Get(p.OS())
+	if !open || !bytes.Equal(doc.Text, old) {
+		r := Errorf("%s changed in the editor while the edit was prepared; read it again and retry. Nothing was changed.", p.Display())
+		return &r, nil
+	}
+	applied, reason, err := c.Env.Editor.ApplyEdit(ctx, label, doc, textedit.TextEdits(old, new))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r := Errorf("the editor did not take the change to %s (%v); nothing was changed.", p.Display(), err)
+		return &r, nil
+	}
+	if !applied {
+		why := ""
+		if reason != "" {
+			why = ": " + reason
+		}
+		r := Errorf("the editor refused the change to %s%s; nothing was changed. Read it again and retry.", p.Display(), why)
+		return &r, nil
+	}
+	c.Env.Guard.WroteBuffer(p, new)
+	wait, cancel := context.WithTimeout(ctx, bufferSyncWait)
+	defer cancel()
+	if !c.Env.Buffers.WaitFor(wait, p.OS(), func(text []byte) bool { return bytes.Equal(text, new) }) && ctx.Err() == nil && c.Env.Log != nil {
+		c.Env.Log.Debug("the editor applied an edit but did not report the new text", "path", p.Display())
+	}
+	return nil, nil
+}
+
+// inEditorNote tells the model where the change went.
+func inEditorNote(inEditor bool) string {
+	if inEditor {
+		return " in the editor (unsaved; bash and grep see the file on disk until it is saved)"
+	}
+	return ""
+}
+
+// derefResult is *r, or the zero Result for nil (an error is returned instead).
+func derefResult(r *Result) Result {
+	if r == nil {
+		return Result{}
+	}
+	return *r
+}
