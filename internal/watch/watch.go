@@ -69,9 +69,7 @@ type Watcher struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	degraded   atomic.Bool
-	rescanning atomic.Bool
-	stopped    atomic.Bool
+	degraded atomic.Bool
 
 	mu   sync.Mutex
 	dirs map[string]struct{} // watched directories, slash paths relative to Root ("." = Root)
@@ -98,7 +96,6 @@ func Start(ctx context.Context, opts Options) (*Watcher, error) {
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
 		w.degrade(err)
-		w.stopped.Store(true)
 		close(w.done)
 		w.cancel = func() {}
 		return w, nil
@@ -138,21 +135,6 @@ func (w *Watcher) Dirs() int {
 	return len(w.dirs)
 }
 
-// Covers reports whether a change to the file rel (slash path relative to
-// Root) would be reported: the watcher runs, is not degraded or rescanning,
-// and watches rel's directory. Only then may a caller treat "no event" as
-// "no change".
-func (w *Watcher) Covers(rel string) bool {
-	if w.stopped.Load() || w.degraded.Load() || w.rescanning.Load() {
-		return false
-	}
-	dir := path.Dir(rel)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	_, ok := w.dirs[dir]
-	return ok
-}
-
 // Close stops the watcher and waits for its goroutine.
 func (w *Watcher) Close() error {
 	w.cancel()
@@ -162,7 +144,6 @@ func (w *Watcher) Close() error {
 
 func (w *Watcher) run(ctx context.Context) {
 	defer close(w.done)
-	defer w.stopped.Store(true)
 	defer w.fsw.Close()
 	for {
 		select {
@@ -248,10 +229,7 @@ func (w *Watcher) rulesChanged(ctx context.Context, dir string) {
 
 // rescan recovers from lost events: forget directories that are gone, watch
 // the ones that appeared, then let the caller re-check what it relies on.
-// Covers is false until OnRescan has returned.
 func (w *Watcher) rescan(ctx context.Context) {
-	w.rescanning.Store(true)
-	defer w.rescanning.Store(false)
 	w.log.Info("file watcher queue overflowed; rescanning", "root", w.opts.Root)
 	w.mu.Lock()
 	dirs := make([]string, 0, len(w.dirs))
