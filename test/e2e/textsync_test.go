@@ -97,10 +97,12 @@ func (d *editorDoc) applyEdit(ctx context.Context, method string, params json.Ra
 	return map[string]any{"applied": true}, nil
 }
 
-func startSync(t *testing.T, applyEdit bool) (*harness.Client, *editorDoc, string, context.Context, map[string]any) {
+// newSyncClient starts agentls on a workspace holding a.go with disk as its
+// content and returns the editor side of a.go; the caller initializes.
+func newSyncClient(t *testing.T, disk string) (*harness.Client, *editorDoc, string, context.Context) {
 	t.Helper()
 	ws := t.TempDir()
-	writeFiles(t, ws, map[string]string{"a.go": "package a\n\nfunc A() {}\n"})
+	writeFiles(t, ws, map[string]string{"a.go": disk})
 	c := harness.Start(t, harness.Options{Root: ws})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -108,7 +110,12 @@ func startSync(t *testing.T, applyEdit bool) (*harness.Client, *editorDoc, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &editorDoc{c: c, uri: "file://" + filepath.ToSlash(filepath.Join(real, "a.go"))}
+	return c, &editorDoc{c: c, uri: "file://" + filepath.ToSlash(filepath.Join(real, "a.go"))}, ws, ctx
+}
+
+func startSync(t *testing.T, applyEdit bool) (*harness.Client, *editorDoc, string, context.Context, map[string]any) {
+	t.Helper()
+	c, d, ws, ctx := newSyncClient(t, "package a\n\nfunc A() {}\n")
 	c.OnRequest = d.applyEdit
 	params := bypass()
 	params["capabilities"] = map[string]any{"experimental": map[string]any{"agentls": map[string]any{"applyEdit": applyEdit}}}
@@ -185,13 +192,7 @@ func TestUnsavedDocumentWithoutApplyEditIsNotEdited(t *testing.T) {
 // The user asked to approve an edit of an open document sees the diff
 // against the document, which is what the edit will change.
 func TestConfirmPreviewOfAnOpenDocument(t *testing.T) {
-	ws := t.TempDir()
-	writeFiles(t, ws, map[string]string{"a.go": "package a\n"})
-	c := harness.Start(t, harness.Options{Root: ws})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	real, _ := filepath.EvalSymlinks(ws)
-	d := &editorDoc{c: c, uri: "file://" + filepath.ToSlash(filepath.Join(real, "a.go"))}
+	c, d, _, ctx := newSyncClient(t, "package a\n")
 	var previews []map[string]any
 	var mu sync.Mutex
 	c.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
