@@ -70,20 +70,22 @@ func editorDoc(c *Call, p ops.Path) (doc overlay.Doc, inEditor bool, unsaved *Re
 
 // applyInEditor changes the editor's document p from old (the text the
 // guard checked) to new, and waits for the editor to report the change. A
-// non-nil Result is the refusal to return.
-func applyInEditor(ctx context.Context, c *Call, p ops.Path, old, new []byte, label string) (*Result, error) {
+// non-nil refusal is the result to return. saved says whether the file on
+// disk now holds new too: editors save a document the edit found clean
+// (the VS Code and Neovim clients do), and leave unsaved work unsaved.
+func applyInEditor(ctx context.Context, c *Call, p ops.Path, old, new []byte, label string) (saved bool, refusal *Result, err error) {
 	doc, open := c.Env.Buffers.Get(p.OS())
 	if !open || !bytes.Equal(doc.Text, old) {
 		r := Errorf("%s changed in the editor while the edit was prepared; read it again and retry. Nothing was changed.", p.Display())
-		return &r, nil
+		return false, &r, nil
 	}
 	applied, reason, err := c.Env.Editor.ApplyEdit(ctx, label, doc, textedit.TextEdits(old, new))
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return false, nil, ctx.Err()
 		}
 		r := Errorf("the editor did not take the change to %s (%v); nothing was changed.", p.Display(), err)
-		return &r, nil
+		return false, &r, nil
 	}
 	if !applied {
 		why := ""
@@ -91,7 +93,7 @@ func applyInEditor(ctx context.Context, c *Call, p ops.Path, old, new []byte, la
 			why = ": " + reason
 		}
 		r := Errorf("the editor refused the change to %s%s; nothing was changed. Read it again and retry.", p.Display(), why)
-		return &r, nil
+		return false, &r, nil
 	}
 	c.Env.Guard.WroteBuffer(p, new)
 	wait, cancel := context.WithTimeout(ctx, bufferSyncWait)
@@ -99,15 +101,16 @@ func applyInEditor(ctx context.Context, c *Call, p ops.Path, old, new []byte, la
 	if !c.Env.Buffers.WaitFor(wait, p.OS(), func(text []byte) bool { return bytes.Equal(text, new) }) && ctx.Err() == nil && c.Env.Log != nil {
 		c.Env.Log.Debug("the editor applied an edit but did not report the new text", "path", p.Display())
 	}
-	return nil, nil
+	disk, err := c.Env.FS.ReadFile(p)
+	return err == nil && bytes.Equal(disk, new), nil, nil
 }
 
-// inEditorNote tells the model where the change went.
-func inEditorNote(inEditor bool) string {
-	if inEditor {
-		return " in the editor (unsaved; bash and grep see the file on disk until it is saved)"
+// inEditorNote tells the model where a change applied in the editor is.
+func inEditorNote(saved bool) string {
+	if saved {
+		return " in the editor (saved)"
 	}
-	return ""
+	return " in the editor (unsaved; bash and grep see the file on disk until it is saved)"
 }
 
 // derefResult is *r, or the zero Result for nil (an error is returned instead).

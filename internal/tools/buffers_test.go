@@ -21,6 +21,7 @@ type fakeEditor struct {
 	docs   *overlay.Store
 	path   string
 	refuse string // non-empty: answer applied=false with this reason
+	save   bool   // save the document after applying, as editors do for a clean one
 	got    []overlay.Doc
 }
 
@@ -32,6 +33,11 @@ func (f *fakeEditor) ApplyEdit(ctx context.Context, label string, doc overlay.Do
 	next, err := textedit.ApplyTextEdits(doc.Text, edits)
 	if err != nil {
 		return false, "", errors.New("bad edits: " + err.Error())
+	}
+	if f.save {
+		if err := os.WriteFile(f.path, next, 0o644); err != nil {
+			return false, "", err
+		}
 	}
 	go f.docs.Change(f.path, doc.Version+1, []overlay.Change{{Text: string(next)}})
 	return true, "", nil
@@ -124,8 +130,8 @@ func TestEditOfAnOpenDocumentGoesToTheEditor(t *testing.T) {
 	e := newBufferEnv(t, diskText, unsavedText, true)
 	call(t, e.x, "read", `{"path":"a.go"}`)
 	r := call(t, e.x, "edit", `{"path":"a.go","oldText":"func B() {}","newText":"func B() int { return 1 }"}`)
-	if r.IsError || !strings.Contains(r.TextOf(), "in the editor (unsaved") {
-		t.Fatalf("edit = %q, want success in the editor", r.TextOf())
+	if r.IsError || !strings.Contains(r.TextOf(), "in the editor (unsaved") || r.Details["saved"] != false {
+		t.Fatalf("edit = %q, want success in the editor, unsaved", r.TextOf())
 	}
 	if len(e.ed.got) != 1 || e.ed.got[0].Version != 7 || !strings.HasPrefix(e.ed.got[0].URI, "file://") {
 		t.Fatalf("editor got %+v, want one edit of version 7 by the editor's URI", e.ed.got)
@@ -196,5 +202,20 @@ func TestEditOfACleanDocumentWithoutApplyEdit(t *testing.T) {
 	r := call(t, e.x, "edit", `{"path":"a.go","oldText":"func A() {}","newText":"func A() { panic(1) }"}`)
 	if r.IsError || strings.Contains(r.TextOf(), "in the editor") || !strings.Contains(e.disk(t), "panic(1)") {
 		t.Fatalf("edit = %q, disk %q; want the edit on disk", r.TextOf(), e.disk(t))
+	}
+}
+
+// An editor that saves the document it changed (the clients do for a
+// document the edit found clean): the result says the change is saved.
+func TestEditInTheEditorThatSaves(t *testing.T) {
+	e := newBufferEnv(t, diskText, diskText, true)
+	e.ed.save = true
+	call(t, e.x, "read", `{"path":"a.go"}`)
+	r := call(t, e.x, "edit", `{"path":"a.go","oldText":"func A() {}","newText":"func A() { panic(1) }"}`)
+	if r.IsError || !strings.Contains(r.TextOf(), "in the editor (saved)") || r.Details["saved"] != true {
+		t.Fatalf("edit = %q, details %v; want it saved", r.TextOf(), r.Details)
+	}
+	if !strings.Contains(e.disk(t), "panic(1)") {
+		t.Fatalf("disk = %q", e.disk(t))
 	}
 }

@@ -128,11 +128,14 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	where := ""
 	if inEditor {
-		if r, err := applyInEditor(ctx, c, p, old, res.New, "agentls: edit "+p.Display()); r != nil || err != nil {
+		saved, r, err := applyInEditor(ctx, c, p, old, res.New, "agentls: edit "+p.Display())
+		if r != nil || err != nil {
 			return derefResult(r), err
 		}
-		details["inEditor"] = true
+		details["inEditor"], details["saved"] = true, saved
+		where = inEditorNote(saved)
 	} else {
 		if err := c.Env.FS.WriteFile(p, res.New, mode); err != nil {
 			return Errorf("cannot write %s: %v (the file was not changed)", p.Display(), err), nil
@@ -140,7 +143,7 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 		c.Env.Guard.Wrote(p, res.New)
 	}
 	c.Reporter.Details(details)
-	text := fmt.Sprintf("Edited %s%s: %s, %s.", p.Display(), inEditorNote(inEditor), plural(res.Count, "replacement"), lineSpans(res.Replacements))
+	text := fmt.Sprintf("Edited %s%s: %s, %s.", p.Display(), where, plural(res.Count, "replacement"), lineSpans(res.Replacements))
 	if res.Level != textedit.LevelExact {
 		text += fmt.Sprintf(" Matched at level %q (not exact); the changed lines now read:\n%s", res.Level, snippet(res.New, res.Replacements))
 	}

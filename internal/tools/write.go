@@ -117,13 +117,14 @@ func replaceInEditor(ctx context.Context, c *Call, p ops.Path, content []byte) (
 	if bytes.Equal(old, content) {
 		return Errorf("no change: %s already has exactly this content.", p.Display()), nil
 	}
-	if r, err := applyInEditor(ctx, c, p, old, content, "agentls: write "+p.Display()); r != nil || err != nil {
-		return derefResult(r), err
+	saved, refusal, err := applyInEditor(ctx, c, p, old, content, "agentls: write "+p.Display())
+	if refusal != nil || err != nil {
+		return derefResult(refusal), err
 	}
 	details := changeDetails("write", p, old, content)
-	details["inEditor"] = true
+	details["inEditor"], details["saved"] = true, saved
 	c.Reporter.Details(details)
-	r := Text(fmt.Sprintf("Replaced %s%s: %s, %d bytes (was %s).", p.Display(), inEditorNote(true), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
+	r := Text(fmt.Sprintf("Replaced %s%s: %s, %d bytes (was %s).", p.Display(), inEditorNote(saved), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
 	r.Details = details
 	return r, nil
 }
