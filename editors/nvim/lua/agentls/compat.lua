@@ -73,6 +73,20 @@ function M.start_client(config)
   return vim.lsp.start_client(config)
 end
 
+--- Applies an LSP WorkspaceEdit. 0.7 through current take (edit, offset_encoding);
+--- 0.7 already warns when the encoding is missing, so it is always passed.
+function M.apply_workspace_edit(edit, offset_encoding)
+  return vim.lsp.util.apply_workspace_edit(edit, offset_encoding or "utf-16")
+end
+
+--- The version Neovim's LSP client last gave bufnr's document, or nil. It
+--- skips (with only a print) a versioned edit older than this, so the
+--- applyEdit handler checks first and can answer applied = false.
+function M.buf_version(bufnr)
+  local versions = vim.lsp.util.buf_versions
+  return type(versions) == "table" and versions[bufnr] or nil
+end
+
 --- The initialize result's server capabilities (0.7 kept it in resolved_capabilities too).
 function M.server_capabilities(client)
   return client.server_capabilities or {}

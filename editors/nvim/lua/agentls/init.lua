@@ -1,6 +1,7 @@
 -- agentls for Neovim: runs the agentls sidecar through vim.lsp, exposes its
--- tools as a Lua API, renders the changes its edit tools make, and answers
--- its confirmation requests. See :help agentls.
+-- tools as a Lua API, renders the changes its edit tools make, answers its
+-- confirmation requests, and (sync_buffers) shares the workspace's buffers
+-- with it and applies its edits to them. See :help agentls.
 local compat = require("agentls.compat")
 local render = require("agentls.render")
 
@@ -21,6 +22,9 @@ local defaults = {
   timeout_ms = 660000, -- call_sync default wait: bash may run 600 s
   list_timeout_ms = 10000, -- tools() default wait
   log_max = 2000, -- lines kept for :AgentlsLog
+  -- Attach the client to the workspace's file buffers (didOpen/didChange):
+  -- read sees unsaved text, and edits of open files go into their buffers.
+  sync_buffers = true,
 }
 
 M.config = vim.deepcopy(defaults)
@@ -40,6 +44,10 @@ local state = {
 M._state = state
 
 local NAME = "agentls"
+
+local function find_client(id)
+  return id and vim.lsp.get_client_by_id(id) or nil
+end
 
 local function log(line)
   for l in tostring(line):gmatch("[^\n]+") do
@@ -297,13 +305,145 @@ handlers["$/cancelRequest"] = function(_, params, ctx)
   end
 end
 
+-- The buffers a WorkspaceEdit changes (text edits only).
+local function edited_buffers(edit)
+  local out, seen = {}, {}
+  local function add(uri)
+    if type(uri) == "string" then
+      local b = vim.uri_to_bufnr(uri)
+      if not seen[b] then
+        seen[b] = true
+        table.insert(out, b)
+      end
+    end
+  end
+  if type(edit.documentChanges) == "table" then
+    for _, dc in ipairs(edit.documentChanges) do
+      if dc.textDocument then
+        add(dc.textDocument.uri)
+      end
+    end
+  elseif type(edit.changes) == "table" then
+    for uri in pairs(edit.changes) do
+      add(uri)
+    end
+  end
+  return out
+end
+
+--- A versioned edit older than its buffer, which Neovim would skip silently.
+local function stale_edit(edit)
+  for _, dc in ipairs(type(edit.documentChanges) == "table" and edit.documentChanges or {}) do
+    local td = dc.textDocument
+    if td and type(td.version) == "number" and td.version > 0 then
+      local b = vim.fn.bufnr(vim.uri_to_fname(td.uri))
+      local have = b > 0 and compat.buf_version(b) or nil
+      if have and have > td.version then
+        return string.format("%s changed in the editor (version %d, the edit is for %d)",
+          vim.fn.fnamemodify(vim.uri_to_fname(td.uri), ":~:."), have, td.version)
+      end
+    end
+  end
+  return nil
+end
+
+-- Edits of open documents (sync_buffers declares applyEdit). A buffer that
+-- was clean is saved after the edit, so the file changes as it would without
+-- sync; one with the user's unsaved work only gets the edit merged in.
+handlers["workspace/applyEdit"] = function(_, params, ctx)
+  if type(params) ~= "table" or type(params.edit) ~= "table" then
+    return { applied = false, failureReason = "workspace/applyEdit needs params.edit" }
+  end
+  local client = find_client(ctx and ctx.client_id)
+  log("[applyEdit] " .. tostring(params.label or ""))
+  local stale = stale_edit(params.edit)
+  if stale then
+    log("[applyEdit] refused: " .. stale)
+    return { applied = false, failureReason = stale }
+  end
+  local bufs = edited_buffers(params.edit)
+  local was_modified = {}
+  for _, b in ipairs(bufs) do
+    was_modified[b] = vim.api.nvim_buf_is_loaded(b) and vim.bo[b].modified
+  end
+  local ok, err = pcall(compat.apply_workspace_edit, params.edit, client and client.offset_encoding)
+  if not ok then
+    log("[applyEdit] failed: " .. tostring(err))
+    return { applied = false, failureReason = tostring(err) }
+  end
+  for _, b in ipairs(bufs) do
+    if not was_modified[b] and vim.api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == "" and vim.bo[b].modified then
+      local saved, serr = pcall(vim.api.nvim_buf_call, b, function()
+        vim.cmd("silent noautocmd update")
+      end)
+      if not saved then
+        -- The edit is in the buffer; only the save failed.
+        log("[applyEdit] save failed: " .. tostring(serr))
+        notify("could not save " .. vim.api.nvim_buf_get_name(b) .. ": " .. tostring(serr), vim.log.levels.WARN)
+      end
+    end
+  end
+  return { applied = true }
+end
+
 -- Clients -----------------------------------------------------------------
 
 local function client_capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.experimental = caps.experimental or {}
-  caps.experimental.agentls = { confirm = true, applyEdit = false }
+  caps.experimental.agentls = { confirm = true, applyEdit = M.config.sync_buffers and true or false }
   return caps
+end
+
+local function real(path)
+  local p = vim.fn.fnamemodify(path, ":p")
+  return compat.uv.fs_realpath(p) or (p:gsub("(.)/$", "%1"))
+end
+
+--- Attaches client id (workspace root) to buf when it is a file under root.
+local function maybe_attach(buf, id, root)
+  if not vim.api.nvim_buf_is_loaded(buf) or vim.bo[buf].buftype ~= "" then
+    return
+  end
+  local name = vim.api.nvim_buf_get_name(buf)
+  if name == "" or name:match("^%a[%w+.-]*://") then
+    return
+  end
+  local path, r = real(name), real(root)
+  if r == "/" or path:sub(1, #r + 1) == r .. "/" then
+    vim.lsp.buf_attach_client(buf, id) -- idempotent
+  end
+end
+
+local function attach_loaded(id, root)
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    maybe_attach(b, id, root)
+  end
+end
+
+local GROUP = "agentls_sync"
+
+--- The autocmds that attach buffers opened later (or none when sync is off).
+local function sync_autocmds()
+  local group = vim.api.nvim_create_augroup(GROUP, { clear = true })
+  if not M.config.sync_buffers then
+    return
+  end
+  vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufEnter" }, {
+    group = group,
+    desc = "agentls: sync the buffer with the agentls client of its workspace",
+    callback = function(ev)
+      if not M.config.sync_buffers then
+        return
+      end
+      for root, id in pairs(state.clients) do
+        local c = find_client(id)
+        if c and not compat.is_stopped(c) then
+          maybe_attach(ev.buf, id, root)
+        end
+      end
+    end,
+  })
 end
 
 local function init_options()
@@ -316,10 +456,6 @@ local function init_options()
     }
   end
   return o
-end
-
-local function find_client(id)
-  return id and vim.lsp.get_client_by_id(id) or nil
 end
 
 --- Starts (or returns) the client for root; returns its id.
@@ -372,6 +508,10 @@ function M.start(root)
   end
   state.clients[root] = id
   log(string.format("[start] %s in %s (client %d)", table.concat(cmd, " "), root, id))
+  if M.config.sync_buffers then
+    sync_autocmds()
+    attach_loaded(id, root)
+  end
   return id
 end
 
@@ -549,6 +689,7 @@ function M.setup(opts)
     M.config.cmd = opts.cmd -- lists replace, not merge
   end
   render.setup()
+  sync_autocmds()
   if M.config.autostart then
     M.start()
   end

@@ -232,6 +232,13 @@ function M.show(details)
   local before = buf and vim.api.nvim_buf_get_lines(buf, 0, -1, false) or nil
   local change = { path = path, details = details }
   M.last = change
+  if buf and details.inEditor then
+    -- The change went into the buffer (workspace/applyEdit), saved or not:
+    -- mark it there; the disk may not have it.
+    change.old_lines = M.old_from_unified(before, details.unifiedDiff) or before
+    M.place(buf, M.hunks(details.edits), change.old_lines)
+    return buf
+  end
   if buf and vim.bo[buf].modified then
     change.old_lines = before and M.old_from_unified(read_lines(path), details.unifiedDiff)
     vim.notify("agentls: " .. vim.fn.fnamemodify(path, ":~:.") ..
