@@ -74,8 +74,11 @@ export class InlineDiffs implements vscode.Disposable, vscode.CodeLensProvider, 
     if (typeof d.uri !== "string" || !Array.isArray(d.edits) || d.dryRun) return;
     const uri = vscode.Uri.parse(d.uri);
     let newText: string;
+    // A change made in the editor (details.inEditor, agentls.syncOpenFiles)
+    // may not be on disk: the document has the new text.
+    const doc = d.inEditor ? vscode.workspace.textDocuments.find((t) => t.uri.toString() === uri.toString()) : undefined;
     try {
-      newText = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+      newText = doc ? doc.getText() : new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
     } catch (err) {
       this.log(`[agentls] inline diff: cannot read ${uri.fsPath}: ${String(err)}`);
       return;
@@ -249,15 +252,20 @@ export class InlineDiffs implements vscode.Disposable, vscode.CodeLensProvider, 
     await vscode.commands.executeCommand("vscode.diff", this.oldUri(c), c.uri, `${path.basename(c.display)} (agent ${c.tool})`);
   }
 
-  /** Puts the old text back with one undoable edit, then saves. */
+  /**
+   * Puts the old text back with one undoable edit, then saves, unless the
+   * document has unsaved changes (the user's, or an agent change made in the
+   * editor): those stay unsaved, as the change was.
+   */
   async revert(uri?: vscode.Uri): Promise<boolean> {
     const c = uri ? this.get(uri) : this.active();
     if (!c || c.oldText === undefined) return false;
     const doc = await vscode.workspace.openTextDocument(c.uri);
+    const dirty = doc.isDirty;
     const we = new vscode.WorkspaceEdit();
     we.replace(c.uri, new vscode.Range(0, 0, doc.lineCount, 0), c.oldText);
     if (!(await vscode.workspace.applyEdit(we))) return false;
-    await doc.save();
+    if (!dirty) await doc.save();
     this.changes.delete(c.uri.toString());
     this.render();
     for (const e of vscode.window.visibleTextEditors) {

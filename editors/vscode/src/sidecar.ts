@@ -1,5 +1,6 @@
-// The agentls process and its JSON-RPC connection (vscode-languageclient
-// with no document selector: agentls is not a language server).
+// The agentls process and its JSON-RPC connection (vscode-languageclient;
+// agentls is not a language server: the document selector only syncs open
+// files when agentls.syncOpenFiles is on, and no language feature is used).
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
@@ -13,7 +14,8 @@ import {
   State,
 } from "vscode-languageclient/node";
 import { resolveBinary } from "./pure/binary";
-import { CLIENT_CAPABILITIES, initializationOptions, restartDelay } from "./pure/settings";
+import { applyWorkspaceEdit, type ApplyEditParams } from "./editorEdits";
+import { type ClientCapabilities, initializationOptions, restartDelay, syncChoice } from "./pure/settings";
 
 export type SidecarState = "stopped" | "starting" | "ready" | "failed";
 
@@ -25,14 +27,16 @@ export interface ToolResult {
 }
 
 /** A client feature announcing capabilities.experimental.agentls. */
-const agentlsCapabilities: StaticFeature = {
-  fillClientCapabilities(caps) {
-    caps.experimental = { ...(caps.experimental as object | undefined), agentls: { ...CLIENT_CAPABILITIES } };
-  },
-  getState: () => ({ kind: "static" }),
-  initialize() {},
-  clear() {},
-};
+function agentlsCapabilities(agentls: ClientCapabilities): StaticFeature {
+  return {
+    fillClientCapabilities(caps) {
+      caps.experimental = { ...(caps.experimental as object | undefined), agentls: { ...agentls } };
+    },
+    getState: () => ({ kind: "static" }),
+    initialize() {},
+    clear() {},
+  };
+}
 
 export interface Handlers {
   onProgress(p: { callId: string; tool: string; message?: string; output?: string; percentage?: number }): void;
@@ -61,6 +65,7 @@ export class Sidecar implements vscode.Disposable {
   private stopping = false;
   private notifiedMissing = "";
   private nextCall = 0;
+  private editQueue: Promise<void> = Promise.resolve();
   private readonly stateEmitter = new vscode.EventEmitter<SidecarState>();
   readonly onState = this.stateEmitter.event;
   binaryPath: string | undefined;
@@ -120,6 +125,7 @@ export class Sidecar implements vscode.Disposable {
       permissions: cfg.get("permissions"),
     });
     for (const w of warnings) this.output.appendLine(`[agentls] settings: ${w}`);
+    const sync = syncChoice(cfg.get("syncOpenFiles"));
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     // No transport field: stdio without the "--stdio" argument agentls does not take.
     const serverOptions: ServerOptions = {
@@ -128,7 +134,7 @@ export class Sidecar implements vscode.Disposable {
       options: { cwd: folder },
     };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [],
+      documentSelector: sync.documentSelector,
       outputChannel: this.output,
       initializationOptions: options,
       errorHandler: {
@@ -140,10 +146,18 @@ export class Sidecar implements vscode.Disposable {
       },
     };
     const client = new LanguageClient("agentls", "agentls", serverOptions, clientOptions);
-    client.registerFeature(agentlsCapabilities);
+    client.registerFeature(agentlsCapabilities(sync.capabilities));
+    // Installed after languageclient's own workspace/applyEdit handler when
+    // the connection starts, so it replaces it. One edit at a time: each
+    // decides what to save from the dirty state the previous one left.
+    client.onRequest("workspace/applyEdit", (p: ApplyEditParams) => {
+      const next = this.editQueue.then(() => applyWorkspaceEdit(client, p, (s) => this.output.appendLine(s)));
+      this.editQueue = next.then(() => undefined);
+      return next;
+    });
     this.client = client;
     this.setState("starting");
-    this.output.appendLine(`[agentls] starting ${bin.path} (${bin.source}) with ${JSON.stringify(options)}`);
+    this.output.appendLine(`[agentls] starting ${bin.path} (${bin.source}) with ${JSON.stringify(options)}; open files ${sync.capabilities.applyEdit ? "synced" : "not synced"}`);
     try {
       await client.start();
     } catch (err) {

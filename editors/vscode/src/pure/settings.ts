@@ -65,8 +65,29 @@ export function initializationOptions(s: RawSettings): Converted {
   return { options, warnings };
 }
 
-/** The client capabilities this extension announces. */
-export const CLIENT_CAPABILITIES = { confirm: true, applyEdit: true } as const;
+/** capabilities.experimental.agentls as this extension announces it. */
+export interface ClientCapabilities {
+  confirm: true;
+  applyEdit: boolean;
+}
+
+/** What agentls.syncOpenFiles turns on or off, as languageclient options. */
+export interface SyncChoice {
+  /** Documents languageclient syncs (didOpen/didChange/didClose); [] syncs none. */
+  documentSelector: Array<{ scheme: string }>;
+  capabilities: ClientCapabilities;
+}
+
+/**
+ * agentls.syncOpenFiles → the document selector and capabilities. Only an
+ * explicit false turns sync off (the setting defaults to true). Edits through
+ * the editor (applyEdit) go with sync: agentls sends workspace/applyEdit only
+ * for documents it was told are open.
+ */
+export function syncChoice(syncOpenFiles: unknown): SyncChoice {
+  const on = syncOpenFiles !== false;
+  return { documentSelector: on ? [{ scheme: "file" }] : [], capabilities: { confirm: true, applyEdit: on } };
+}
 
 /** Restart backoff after a crash: 0.5 s doubling to at most 30 s; reset after a healthy minute. */
 export const RESTART_BASE_MS = 500;

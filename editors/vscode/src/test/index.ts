@@ -172,6 +172,62 @@ const tests: Array<[string, () => Promise<void>]> = [
     await until("confirmation closed by the cancel", () => hooks.confirmClosedByCancel > closed, 5_000);
     assert.equal(fs.readFileSync(file, "utf8"), "keep\n");
   }],
+  ["syncOpenFiles: an edit of a clean open file goes through the editor and is saved", async () => {
+    await setMode("acceptEdits");
+    const file = path.join(ws(), "synced.txt");
+    fs.writeFileSync(file, "one\ntwo\nthree\n");
+    const doc = await vscode.workspace.openTextDocument(file);
+    await vscode.window.showTextDocument(doc, { preview: false });
+    assert.match(text(await invoke("agentls_read", { path: "synced.txt" })), /2→two/);
+    const r = text(await invoke("agentls_edit", { path: "synced.txt", edits: [{ oldText: "two", newText: "TWO" }] }));
+    assert.match(r, /Edited synced\.txt in the editor/, r);
+    assert.equal(doc.getText(), "one\nTWO\nthree\n");
+    assert.equal(doc.isDirty, false, "the edit of a clean document is saved");
+    assert.equal(fs.readFileSync(file, "utf8"), "one\nTWO\nthree\n");
+  }],
+  ["syncOpenFiles: read sees unsaved text; an edit merges into it and leaves it unsaved", async () => {
+    await setMode("acceptEdits");
+    const file = path.join(ws(), "dirty.txt");
+    fs.writeFileSync(file, "a\nb\nc\n");
+    const doc = await vscode.workspace.openTextDocument(file);
+    const editor = await vscode.window.showTextDocument(doc, { preview: false });
+    assert.ok(await editor.edit((b) => b.replace(new vscode.Range(0, 0, 0, 1), "A unsaved")));
+    assert.ok(doc.isDirty);
+    const read = text(await invoke("agentls_read", { path: "dirty.txt" }));
+    assert.match(read, /1→A unsaved/, read);
+    assert.match(read, /unsaved text from the editor/, read);
+    const r = text(await invoke("agentls_edit", { path: "dirty.txt", edits: [{ oldText: "c", newText: "C" }] }));
+    assert.match(r, /Edited dirty\.txt in the editor/, r);
+    assert.equal(doc.getText(), "A unsaved\nb\nC\n");
+    assert.equal(doc.isDirty, true, "the user's unsaved work is not saved by the agent's edit");
+    assert.equal(fs.readFileSync(file, "utf8"), "a\nb\nc\n");
+    const deco = await until("highlights of the unsaved change", async () => {
+      const d = await decorations(file);
+      return d && d.inserted.length > 0 ? d : undefined;
+    });
+    assert.deepEqual(deco.inserted, [2]);
+    await vscode.commands.executeCommand("workbench.action.revertAndCloseActiveEditor");
+  }],
+  ["syncOpenFiles off: agentls sees only the disk", async () => {
+    const cfg = vscode.workspace.getConfiguration("agentls");
+    await cfg.update("syncOpenFiles", false, vscode.ConfigurationTarget.Workspace);
+    try {
+      await sleep(300); // the restart is triggered by the configuration event
+      await until("sidecar ready", async () => ((await vscode.commands.executeCommand<{ state: string }>("agentls._test.state")).state === "ready"), 15_000);
+      const file = path.join(ws(), "unsynced.txt");
+      fs.writeFileSync(file, "disk\n");
+      const doc = await vscode.workspace.openTextDocument(file);
+      const editor = await vscode.window.showTextDocument(doc, { preview: false });
+      assert.ok(await editor.edit((b) => b.replace(new vscode.Range(0, 0, 0, 4), "buffer")));
+      const read = text(await invoke("agentls_read", { path: "unsynced.txt" }));
+      assert.match(read, /1→disk/, read);
+      await vscode.commands.executeCommand("workbench.action.revertAndCloseActiveEditor");
+    } finally {
+      await cfg.update("syncOpenFiles", undefined, vscode.ConfigurationTarget.Workspace);
+      await sleep(300);
+      await until("sidecar ready", async () => ((await vscode.commands.executeCommand<{ state: string }>("agentls._test.state")).state === "ready"), 15_000);
+    }
+  }],
   ["screenshot: an edited file with inline highlights and the CodeLens", async () => {
     await setMode("acceptEdits");
     await vscode.commands.executeCommand("workbench.action.closeAllEditors");

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolveBinary } from "../../src/pure/binary";
-import { initializationOptions, invocationMessage, restartDelay, RESTART_MAX_MS } from "../../src/pure/settings";
+import { initializationOptions, invocationMessage, restartDelay, RESTART_MAX_MS, syncChoice } from "../../src/pure/settings";
 
 test("settings → initializationOptions", async (t) => {
   const cases = [
@@ -52,4 +52,16 @@ test("restart backoff doubles up to the cap", () => {
 test("invocation messages name the target", () => {
   assert.equal(invocationMessage("edit", { path: "src/a.ts" }), "Editing src/a.ts");
   assert.equal(invocationMessage("bash", { command: "x".repeat(100) }).length <= 70, true);
+});
+
+test("agentls.syncOpenFiles → document selector and applyEdit", async (t) => {
+  const on = { documentSelector: [{ scheme: "file" }], capabilities: { confirm: true, applyEdit: true } };
+  const off = { documentSelector: [], capabilities: { confirm: true, applyEdit: false } };
+  const cases = [
+    { name: "default (unset) is on", in: undefined, out: on },
+    { name: "true", in: true, out: on },
+    { name: "false", in: false, out: off },
+    { name: "a non-boolean is the default", in: "no", out: on },
+  ];
+  for (const c of cases) await t.test(c.name, () => assert.deepEqual(syncChoice(c.in), c.out));
 });
