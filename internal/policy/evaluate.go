@@ -88,8 +88,11 @@ type Verdict struct {
 }
 
 // Config is the merged permission configuration of a session. It is safe
-// for concurrent use once built; only session rules change afterwards.
+// for concurrent use once built; afterwards only session rules are added
+// and Replace swaps in re-read settings files.
 type Config struct {
+	// Mode and the rule lists come from the settings sources; read them
+	// through view once the Config is in use (Replace writes them).
 	Mode             string
 	Allow, Ask, Deny []Rule
 	// Root is the first workspace folder: it anchors ../ patterns and the
@@ -115,12 +118,34 @@ func (c *Config) AddSessionRule(list string, rule Rule) {
 	}
 }
 
-func (c *Config) lists() (allow, deny []Rule) {
+// Replace takes the mode and rules of next (the settings files read again
+// after they changed); the session rules stay.
+func (c *Config) Replace(next *Config) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.Mode, c.Allow, c.Ask, c.Deny = next.Mode, next.Allow, next.Ask, next.Deny
+}
+
+// view is the configuration as of one moment: session rules first.
+type view struct {
+	mode             string
+	allow, ask, deny []Rule
+}
+
+func (c *Config) view() view {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	allow = append(append([]Rule(nil), c.sessionAllow...), c.Allow...)
-	deny = append(append([]Rule(nil), c.sessionDeny...), c.Deny...)
-	return allow, deny
+	v := view{mode: c.Mode, ask: c.Ask, allow: c.Allow, deny: c.Deny}
+	if len(c.sessionAllow) > 0 {
+		v.allow = append(append([]Rule(nil), c.sessionAllow...), c.Allow...)
+	}
+	if len(c.sessionDeny) > 0 {
+		v.deny = append(append([]Rule(nil), c.sessionDeny...), c.Deny...)
+	}
+	if v.mode == "" {
+		v.mode = ModeDefault
+	}
+	return v
 }
 
 // call is a request with everything evaluation derives from it.
@@ -168,11 +193,8 @@ func (c *Config) prepare(r Request) *call {
 // allow rules, the mode's default.
 func (c *Config) Evaluate(r Request) Verdict {
 	k := c.prepare(r)
-	allow, deny := c.lists()
-	mode := c.Mode
-	if mode == "" {
-		mode = ModeDefault
-	}
+	cv := c.view()
+	allow, deny, mode := cv.allow, cv.deny, cv.mode
 
 	if k.fam == "edit" || !k.readOnly && k.fam == "" && len(k.Paths) > 0 {
 		for _, p := range k.Paths {
@@ -190,7 +212,7 @@ func (c *Config) Evaluate(r Request) Verdict {
 	if mode == ModeBypass {
 		return Verdict{Allow, "mode:" + mode, "allowed: bypass mode"}
 	}
-	if rule, ok := c.firstMatch(c.Ask, k); ok {
+	if rule, ok := c.firstMatch(cv.ask, k); ok {
 		return Verdict{Ask, rule.String(), fmt.Sprintf("the rule %s asks the user before this call", rule)}
 	}
 	if rules, ok := c.allowed(allow, k, true); ok {
@@ -446,27 +468,27 @@ func (c *Config) pathMatch(r Rule, p PathRef) bool {
 // names it. Use it to filter search results.
 func (c *Config) ReadAllowed(rel, abs string) bool {
 	k := c.prepare(Request{Tool: "read", Paths: []PathRef{{Rel: rel, Abs: abs}}})
-	allow, deny := c.lists()
-	if _, ok := c.firstMatch(deny, k); ok {
+	cv := c.view()
+	if _, ok := c.firstMatch(cv.deny, k); ok {
 		return false
 	}
-	if c.Mode == ModeBypass {
+	if cv.mode == ModeBypass {
 		return true
 	}
-	if _, ok := c.firstMatch(c.Ask, k); ok {
+	if _, ok := c.firstMatch(cv.ask, k); ok {
 		return false
 	}
 	if !secretFile(k.Paths[0]) {
 		return true
 	}
-	_, ok := c.allowed(allow, k, true)
+	_, ok := c.allowed(cv.allow, k, true)
 	return ok
 }
 
 // ListAllowed reports whether a path may appear in a listing (ls, find):
 // no Read deny rule matches it.
 func (c *Config) ListAllowed(rel, abs string) bool {
-	_, deny := c.lists()
+	deny := c.view().deny
 	if len(deny) == 0 {
 		return true // the common case, asked once per listed path
 	}
