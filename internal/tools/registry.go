@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -86,6 +87,76 @@ func (r *Registry) Activate(names ...string) bool {
 		f()
 	}
 	return changed
+}
+
+// Replace swaps every tool of source for ts (extension tools after their
+// files changed). A tool that stays keeps its place and stays active if it
+// was (and becomes active if it is no longer deferred); a new one is active
+// unless deferred; a name another source holds is an error and that tool is
+// skipped. The change listener is called when what tools/list shows
+// changed, not for a new command behind the same definition.
+func (r *Registry) Replace(source string, ts []*Tool) (errs []error) {
+	r.mu.Lock()
+	before := r.activeSignatureLocked()
+	next := make(map[string]*Tool, len(ts))
+	for _, t := range ts {
+		next[t.Name] = t
+	}
+	order := make([]string, 0, len(r.order)+len(ts))
+	for _, n := range r.order {
+		if old := r.tools[n]; old.Source == source {
+			nt, stays := next[n]
+			if !stays {
+				delete(r.tools, n)
+				delete(r.active, n)
+				continue
+			}
+			r.tools[n] = nt
+			if !nt.Deferred {
+				r.active[n] = true
+			}
+			delete(next, n)
+		}
+		order = append(order, n)
+	}
+	r.order = order
+	for _, t := range ts {
+		if next[t.Name] != t {
+			continue // stayed, handled above
+		}
+		if other, dup := r.tools[t.Name]; dup {
+			errs = append(errs, fmt.Errorf("tool %q is already registered (source %s); skipped", t.Name, other.Source))
+			continue
+		}
+		r.tools[t.Name] = t
+		r.order = append(r.order, t.Name)
+		if !t.Deferred {
+			r.active[t.Name] = true
+		}
+	}
+	changed := r.activeSignatureLocked() != before
+	f := r.onChange
+	r.mu.Unlock()
+	if changed && f != nil {
+		f()
+	}
+	return errs
+}
+
+// activeSignatureLocked is what tools/list shows of the active tools, for
+// telling a real change from a reload that changed nothing visible.
+func (r *Registry) activeSignatureLocked() string {
+	var b strings.Builder
+	for _, n := range r.order {
+		if !r.active[n] {
+			continue
+		}
+		t := r.tools[n]
+		sig, _ := json.Marshal([]any{t.Name, t.Description, t.Schema, t.Annotations()})
+		b.Write(sig)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // List returns the active tools (or all, with includeDeferred) in
