@@ -65,7 +65,7 @@ type Server struct {
 	openOnce sync.Once
 
 	mu     sync.Mutex
-	listed map[string]bool // tool names added to srv
+	listed map[string]*tools.Tool // the tools added to srv, by name
 	// toolsGen counts changes of the tool list; initialGen is toolsGen
 	// once the session's first tools are offered (no client can have seen
 	// an older list); listedGen is toolsGen as of the last tools/list
@@ -94,7 +94,7 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{log: log, open: opts.Open, opened: make(chan struct{}), listed: map[string]bool{}, listedGen: -1}
+	s := &Server{log: log, open: opts.Open, opened: make(chan struct{}), listed: map[string]*tools.Tool{}, listedGen: -1}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: ServerName, Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: opts.Instructions,
 		Logger:       log,
@@ -273,8 +273,8 @@ func (s *Server) syncTools() {
 	want := map[string]bool{}
 	for _, t := range s.sess.Registry.List(false) {
 		want[t.Name] = true
-		if s.listed[t.Name] {
-			continue
+		if s.listed[t.Name] == t {
+			continue // listed, and not redefined since (a reloaded extension tool is a new *Tool)
 		}
 		st, err := sdkTool(t)
 		if err != nil {
@@ -282,7 +282,7 @@ func (s *Server) syncTools() {
 			continue
 		}
 		s.srv.AddTool(st, s.handle)
-		s.listed[t.Name] = true
+		s.listed[t.Name] = t
 		changed = true
 	}
 	var gone []string

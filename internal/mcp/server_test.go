@@ -538,3 +538,44 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// An extension tool file changed while connected: the client is told and
+// lists the new definition.
+func TestReloadedToolsReachTheClient(t *testing.T) {
+	changed := make(chan struct{}, 8)
+	sess, cs, dir := start(t, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	ctx := context.Background()
+	describe := func(desc string) {
+		def := `{"name": "hello", "description": "` + desc + `", "inputSchema": {"type": "object"}, "command": "echo hi", "deferred": false}`
+		os.MkdirAll(filepath.Join(dir, ".agentls", "tools"), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, ".agentls", "tools", "hello.json"), []byte(def), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sess.Reload() // what the watcher does ~100 ms after the change
+	}
+	listed := func() string {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range res.Tools {
+			if tool.Name == "hello" {
+				return tool.Description
+			}
+		}
+		return ""
+	}
+	for _, desc := range []string{"Says hello.", "Says hello, politely."} {
+		describe(desc)
+		select {
+		case <-changed:
+		case <-time.After(3 * time.Second):
+			t.Fatalf("no list_changed after the tool file said %q", desc)
+		}
+		if got := listed(); got != desc {
+			t.Fatalf("listed description = %q, want %q", got, desc)
+		}
+	}
+}

@@ -246,6 +246,11 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	if caps.Confirm {
 		sopts.Confirmer = &confirmer{s: s}
 	}
+	sopts.OnReload = func(problems []string) {
+		for _, p := range problems {
+			s.logMessage(1, "agentls: "+p)
+		}
+	}
 	docs := overlay.New()
 	sopts.Buffers = docs
 	if caps.ApplyEdit {

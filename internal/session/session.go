@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentls/agentls/internal/audit"
 	"github.com/agentls/agentls/internal/editguard"
-	"github.com/agentls/agentls/internal/extension"
 	"github.com/agentls/agentls/internal/ignore"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
@@ -55,6 +54,10 @@ type Options struct {
 	// (workspace/applyEdit); nil when the client cannot. With it, an open
 	// document, not the file on disk, is what the edit guard checks.
 	BufferEditor tools.BufferEditor
+	// OnReload is called after the settings and extension tool files were
+	// read again because they changed, with the problems found (invalid
+	// rules, bad tool files); the client should show them.
+	OnReload func(problems []string)
 	// NoUpstream skips the upstream MCP servers of .agentls/mcp.json.
 	NoUpstream bool
 	// Background does after New returns what otherwise delays it: removing
@@ -72,7 +75,9 @@ type Session struct {
 	Executor *tools.Executor
 	Env      *tools.Env
 	Log      *slog.Logger
-	Policy   *policy.Config
+	// Policy is the permission configuration; Reload replaces its rules in
+	// place when the settings files change.
+	Policy *policy.Config
 	// Problems are configuration problems found at startup (invalid rules);
 	// the file holding them was ignored.
 	Problems []string
@@ -92,6 +97,9 @@ type Session struct {
 	// housekeeping runs CleanInBackground's clean-up; Close waits for it.
 	housekeeping     sync.WaitGroup
 	onExternalChange func(uri, kind string, readStale bool)
+	// What Reload needs to read the configuration again.
+	reloadSpec reloadSpec
+	reloader   reloader
 	// matchers are the watched folders' shared ignore matchers; replaced
 	// whole when the folders change, read by tools concurrently.
 	matchers atomic.Pointer[map[*ops.Folder]*ignore.Matcher]
@@ -165,28 +173,14 @@ func New(opts Options) (*Session, error) {
 
 	// Extension tools: workspace definitions first (they win over the
 	// user's of the same name), then <userDir>/agentls/tools.
-	var reserved, roots []string
+	var reserved []string
 	for _, t := range reg.List(true) {
 		reserved = append(reserved, t.Name)
 	}
 	reserved = append(reserved, "bash", tools.ToolSearchName) // even when not registered
-	for _, f := range fsys.Folders() {
-		if !f.ReadOnly {
-			roots = append(roots, f.Root)
-		}
-	}
-	var dirs []extension.Dir
-	for _, r := range roots {
-		dirs = append(dirs, extension.WorkspaceDir(r))
-	}
-	if userDir != "" {
-		dirs = append(dirs, extension.UserDir(userDir))
-	}
-	exts, extProblems := extension.Load(dirs, reserved, tools.RunExtensionCommand)
-	for _, p := range extProblems {
-		log.Warn("extension tool skipped", "file", p.File, "problem", p.Msg)
-		probs = append(probs, p.String())
-	}
+	spec := reloadSpec{editor: opts.Editor, userDir: userDir, reserved: reserved, deferThreshold: opts.DeferThreshold, onReload: opts.OnReload}
+	exts, extProbs := spec.extensionTools(fsys, log)
+	probs = append(probs, extProbs...)
 	for _, t := range exts {
 		if err := reg.Register(t); err != nil {
 			probs = append(probs, err.Error())
@@ -214,7 +208,7 @@ func New(opts Options) (*Session, error) {
 		perm.buffers = opts.Buffers
 	}
 	exec.Permission = perm
-	s := &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange}
+	s := &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange, reloadSpec: spec}
 	if !opts.NoUpstream {
 		var paths []string
 		for _, f := range fsys.Folders() {
@@ -278,6 +272,9 @@ func (s *Session) armWatchers(ctx context.Context) string {
 		w, err := watch.Start(ctx, watch.Options{
 			Root: folder.Root, FS: ffs, Matcher: m, Log: s.Log,
 			OnEvent: func(ev watch.Event) {
+				if configFile(ev.Rel) {
+					s.reloader.schedule(s.Reload)
+				}
 				p := ops.Path{Folder: folder, Rel: ev.Rel}
 				readStale, skip := guard.Observe(p, string(ev.Kind))
 				if !skip && s.onExternalChange != nil {
@@ -351,6 +348,7 @@ func (s *Session) SetFolders(specs []ops.FolderSpec) error {
 func (s *Session) Close() error {
 	s.housekeeping.Wait()
 	s.stopWatchers()
+	s.reloader.stop()
 	if s.Upstream != nil {
 		s.Upstream.Close()
 	}

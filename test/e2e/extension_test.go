@@ -212,3 +212,44 @@ func TestAuditLogOfAScriptedSession(t *testing.T) {
 		}
 	}
 }
+
+// A tool file written while the server runs (here by the model, through
+// write) is picked up: tools/listChanged, then tools/list has the tool and
+// it runs. A broken settings file is reported to the editor.
+func TestExtensionToolsAndSettingsReloadLive(t *testing.T) {
+	c, _, ctx := start(t, map[string]string{"README.md": "hi\n"})
+	def := `{"name": "hello", "description": "Says hello.", "inputSchema": {"type": "object"}, "command": "echo hello-from-tool", "deferred": false}`
+	if r := c.CallTool(ctx, "write", map[string]any{"path": ".agentls/tools/hello.json", "content": def}); r.IsError {
+		t.Fatalf("write: %s", r.Text())
+	}
+	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/listChanged" }); !ok {
+		t.Fatal("no tools/listChanged after a tool file appeared")
+	}
+	var list struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := c.Call(ctx, "tools/list", map[string]any{}, &list); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tool := range list.Tools {
+		found = found || tool.Name == "hello"
+	}
+	if !found {
+		t.Fatalf("tools/list = %+v, want hello", list.Tools)
+	}
+	if r := c.CallTool(ctx, "hello", map[string]any{}); r.IsError || !strings.Contains(r.Text(), "hello-from-tool") {
+		t.Fatalf("hello = %q", r.Text())
+	}
+
+	if r := c.CallTool(ctx, "write", map[string]any{"path": ".agentls/settings.json", "content": `{"permissions": {"deny": ["Bash(rm:*"]}}`}); r.IsError {
+		t.Fatalf("write settings: %s", r.Text())
+	}
+	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
+		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "settings.json")
+	}); !ok {
+		t.Fatal("a broken settings file was not reported")
+	}
+}

@@ -1,0 +1,140 @@
+package session
+
+import (
+	"log/slog"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentls/agentls/internal/extension"
+	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/tools"
+)
+
+// The permission settings and the extension tool files of the workspace
+// are read again when they change (the watcher sees it), as Claude Code
+// users expect of their settings: a deny rule added mid-session applies to
+// the next call, a new tool file shows up in tools/list (tools/listChanged).
+// Upstream MCP servers (mcp.json) and the user's files outside the
+// workspace are read at start only.
+
+// reloadDelay coalesces the events of one save (editors write a temporary
+// file and rename it) into one reload.
+const reloadDelay = 100 * time.Millisecond
+
+// configFile reports whether rel (a slash path relative to a workspace
+// folder) is a configuration file the session reads, or a directory
+// holding them.
+func configFile(rel string) bool {
+	switch rel {
+	case policy.LocalFile, policy.WorkspaceFile, ".agentls", extension.WorkspaceSubdir:
+		return true
+	}
+	return path.Dir(rel) == extension.WorkspaceSubdir && strings.HasSuffix(rel, ".json")
+}
+
+// reloadSpec is what reading the configuration needs besides the files.
+type reloadSpec struct {
+	editor         *policy.Settings // the editor's settings, which win
+	userDir        string
+	reserved       []string // names extension tools may not take
+	deferThreshold int
+	onReload       func(problems []string)
+}
+
+// extensionTools loads the extension tool definitions of every writable
+// folder, then the user's.
+func (r reloadSpec) extensionTools(fsys ops.FS, log *slog.Logger) ([]*tools.Tool, []string) {
+	var dirs []extension.Dir
+	for _, f := range fsys.Folders() {
+		if !f.ReadOnly {
+			dirs = append(dirs, extension.WorkspaceDir(f.Root))
+		}
+	}
+	if r.userDir != "" {
+		dirs = append(dirs, extension.UserDir(r.userDir))
+	}
+	exts, problems := extension.Load(dirs, r.reserved, tools.RunExtensionCommand)
+	var probs []string
+	for _, p := range problems {
+		log.Warn("extension tool skipped", "file", p.File, "problem", p.Msg)
+		probs = append(probs, p.String())
+	}
+	return exts, probs
+}
+
+// Reload reads the permission settings and the extension tool files again:
+// the new rules apply from the next call (rules the user added for the
+// session stay), and extension tools are added, changed or removed, with
+// tools/listChanged when tools/list changes. It returns the problems found,
+// which also go to Options.OnReload.
+func (s *Session) Reload() []string {
+	s.reloader.run.Lock()
+	defer s.reloader.run.Unlock()
+	cfg, problems := policy.Load(s.FS.Folders()[0].Root, s.reloadSpec.editor, s.reloadSpec.userDir)
+	var probs []string
+	for _, p := range problems {
+		s.Log.Warn("permission settings", "problem", p.String())
+		probs = append(probs, p.String())
+	}
+	s.Policy.Replace(cfg)
+	exts, extProbs := s.reloadSpec.extensionTools(s.FS, s.Log)
+	probs = append(probs, extProbs...)
+	for _, err := range s.Registry.Replace("extension", exts) {
+		probs = append(probs, err.Error())
+	}
+	s.Registry.ApplyDeferThreshold(s.reloadSpec.deferThreshold)
+	s.Log.Info("configuration reloaded", "extensionTools", len(exts), "problems", len(probs))
+	if s.reloadSpec.onReload != nil {
+		s.reloadSpec.onReload(probs)
+	}
+	return probs
+}
+
+// reloader debounces reloads and stops them at Close. Its zero value is
+// ready.
+type reloader struct {
+	run sync.Mutex // one Reload at a time
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	closed  bool
+	running sync.WaitGroup
+}
+
+// schedule runs f reloadDelay after the last call, unless stopped.
+func (r *reloader) schedule(f func() []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	if r.timer != nil {
+		r.timer.Reset(reloadDelay)
+		return
+	}
+	r.timer = time.AfterFunc(reloadDelay, func() {
+		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			return
+		}
+		r.running.Add(1)
+		r.mu.Unlock()
+		defer r.running.Done()
+		f()
+	})
+}
+
+// stop cancels a pending reload and waits for a running one.
+func (r *reloader) stop() {
+	r.mu.Lock()
+	r.closed = true
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	r.mu.Unlock()
+	r.running.Wait()
+}

@@ -1,0 +1,113 @@
+package session
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/policy"
+)
+
+func writeFile(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventually polls cond for what a watcher-driven reload should bring.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Editing the settings and the extension tool files of a running session
+// takes effect without a restart; problems are reported, not fatal.
+func TestConfigFilesReloadWhenTheyChange(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "notes.txt"), "hello\n")
+	var mu sync.Mutex
+	var reported [][]string
+	s, err := New(Options{
+		Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true, AuditDir: "-", UserConfigDir: t.TempDir(),
+		OnReload: func(p []string) {
+			mu.Lock()
+			reported = append(reported, p)
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	changes := 0
+	s.Registry.OnChange(func() {
+		mu.Lock()
+		changes++
+		mu.Unlock()
+	})
+	has := func(name string) bool { _, ok := s.Registry.Lookup(name); return ok && s.Registry.IsActive(name) }
+
+	// A new tool file: the tool appears, and tools/list is told.
+	tool := filepath.Join(dir, ".agentls", "tools", "lint.json")
+	writeFile(t, tool, `{"name": "lint", "description": "Runs the linter.", "inputSchema": {"type": "object"}, "command": "true", "deferred": false}`)
+	eventually(t, "the new extension tool is registered", func() bool { return has("lint") })
+	eventually(t, "tools/list is told", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return changes > 0
+	})
+
+	// A rule added to the settings applies to the next call.
+	read := policy.Request{Tool: "read", Paths: []policy.PathRef{{Rel: "notes.txt", Abs: filepath.Join(dir, "notes.txt")}}, InWorkspace: true}
+	if v := s.Policy.Evaluate(read); v.Decision != policy.Allow {
+		t.Fatalf("before the rule: %+v", v)
+	}
+	writeFile(t, filepath.Join(dir, filepath.FromSlash(policy.WorkspaceFile)), `{"permissions": {"deny": ["Read(notes.txt)"]}}`)
+	eventually(t, "the deny rule applies", func() bool { return s.Policy.Evaluate(read).Decision == policy.Deny })
+
+	// A broken tool file is reported and its tool removed; the rest stays.
+	writeFile(t, tool, `{"name": "lint", `)
+	eventually(t, "the broken tool is gone", func() bool { return !has("lint") })
+	eventually(t, "the problem is reported", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(reported) > 0 && strings.Contains(strings.Join(reported[len(reported)-1], "\n"), "lint.json")
+	})
+	if !has("read") {
+		t.Fatal("a core tool went missing in a reload")
+	}
+}
+
+// Close stops a reload that is pending.
+func TestCloseStopsPendingReloads(t *testing.T) {
+	var r reloader
+	ran := make(chan struct{}, 1)
+	r.schedule(func() []string { ran <- struct{}{}; return nil })
+	r.stop()
+	select {
+	case <-ran:
+		t.Fatal("a reload ran after stop")
+	case <-time.After(2 * reloadDelay):
+	}
+	r.schedule(func() []string { ran <- struct{}{}; return nil })
+	select {
+	case <-ran:
+		t.Fatal("a reload was scheduled after stop")
+	case <-time.After(2 * reloadDelay):
+	}
+}
