@@ -174,6 +174,9 @@ type runner struct {
 	total  int64
 	res    Result
 	killAt time.Time // when SIGTERM was sent; zero if not
+	// escaped are the groups of descendants that left the command's group
+	// (setsid), found when SIGTERM was sent and signalled with it.
+	escaped []int
 
 	lastProgress time.Time
 	dirty        bool
@@ -287,11 +290,12 @@ func (r *runner) loop(ctx context.Context, cmd *exec.Cmd, pr *os.File, pgid int)
 	if !r.killAt.IsZero() {
 		// No member of the group may outlive a timeout or cancel, even one that ignores
 		// SIGTERM after the shell died.
-		if !waitGone([]int{pgid}, time.Until(r.killAt.Add(KillGrace))) {
+		groups := append([]int{pgid}, r.escaped...)
+		if !waitGone(groups, time.Until(r.killAt.Add(KillGrace))) {
 			if r.res.KilledHow != KilledSIGKILL {
 				r.kill(pgid)
 			}
-			waitGone([]int{pgid}, killWait)
+			waitGone(groups, killWait)
 		}
 	}
 	r.res.ExitCode = -1
@@ -318,6 +322,13 @@ func (r *runner) progress() *time.Timer {
 }
 
 func (r *runner) terminate(pgid int) *time.Timer {
+	// Before the signal: once the shell dies, its escaped descendants are
+	// re-parented and can no longer be told from anyone else's.
+	r.escaped = escapedGroups(pgid, pgid)
+	for _, g := range r.escaped {
+		r.spec.Reaper.add(g)
+		terminateGroup(g)
+	}
 	terminateGroup(pgid)
 	r.killAt = time.Now()
 	r.res.KilledHow = KilledSIGTERM
@@ -325,6 +336,9 @@ func (r *runner) terminate(pgid int) *time.Timer {
 }
 
 func (r *runner) kill(pgid int) {
+	for _, g := range r.escaped {
+		killGroup(g)
+	}
 	killGroup(pgid)
 	r.res.KilledHow = KilledSIGKILL
 }

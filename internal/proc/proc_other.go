@@ -13,4 +13,5 @@ func setupCmd(*exec.Cmd)                           {}
 func terminateGroup(int)                           {}
 func killGroup(int)                                {}
 func groupAlive(int) bool                          { return false }
+func escapedGroups(int, int) []int                 { return nil }
 func exitStatus(ps *os.ProcessState) (int, string) { return ps.ExitCode(), "" }

@@ -20,6 +20,9 @@ func setupCmd(cmd *exec.Cmd) {
 func terminateGroup(pid int) { taskkill(pid) }
 func killGroup(pid int)      { taskkill(pid) }
 
+// escapedGroups is empty: taskkill /T already ends the whole process tree.
+func escapedGroups(int, int) []int { return nil }
+
 func taskkill(pid int) {
 	_ = exec.Command("taskkill", "/T", "/F", "/PID", strconv.Itoa(pid)).Run()
 }

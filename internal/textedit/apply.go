@@ -46,6 +46,10 @@ type Replacement struct {
 	// StartLine and EndLine are 1-based lines of the OLD file covered by the
 	// replaced text (an empty range reports its line as both).
 	StartLine, EndLine int
+	// NewStartLine and NewEndLine are the lines of the NEW file covered by
+	// the text put in (a deletion reports the line it closed up at as
+	// both): where the model finds the change when it reads again.
+	NewStartLine, NewEndLine int
 	// EditIndex is the 0-based index of the edit that produced it.
 	EditIndex int
 	Level     Level
@@ -143,9 +147,12 @@ func Apply(old []byte, edits []Edit) (Result, error) {
 		out = append(out, bom...)
 	}
 	last := 0
-	for _, s := range spans {
+	newAt := make([][2]int, len(spans)) // where each span's new text sits in out
+	for i, s := range spans {
 		out = append(out, body[last:s.start]...)
+		newAt[i][0] = len(out)
 		out = append(out, s.newText...)
+		newAt[i][1] = len(out)
 		last = s.end
 	}
 	out = append(out, body[last:]...)
@@ -156,11 +163,18 @@ func Apply(old []byte, edits []Edit) (Result, error) {
 
 	res := Result{New: out, Level: LevelExact, Count: len(spans)}
 	lc := lineCounter{text: body}
-	for _, s := range spans {
+	nc := lineCounter{text: out}
+	for i, s := range spans {
 		r := Replacement{StartLine: lc.line(s.start), EditIndex: s.edit, Level: s.level}
 		r.EndLine = r.StartLine
 		if s.end > s.start {
 			r.EndLine = lc.line(s.end - 1)
+		}
+		// out starts with the BOM when there is one; it holds no newline.
+		r.NewStartLine = nc.line(min(newAt[i][0], len(out)))
+		r.NewEndLine = r.NewStartLine
+		if end := min(newAt[i][1], len(out)); end > newAt[i][0] {
+			r.NewEndLine = nc.line(end - 1)
 		}
 		res.Replacements = append(res.Replacements, r)
 		if levelRank(s.level) > levelRank(res.Level) {

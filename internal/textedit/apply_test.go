@@ -2,6 +2,7 @@ package textedit
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -395,4 +396,43 @@ func FuzzApply(f *testing.F) {
 			t.Fatalf("TextEdits round trip: %q, %v", got, err)
 		}
 	})
+}
+
+// The result names where each change sits in the new file, which is what
+// the model reads next.
+func TestReplacementNewLines(t *testing.T) {
+	old := ""
+	for i := 1; i <= 40; i++ {
+		old += fmt.Sprintf("line %d\n", i)
+	}
+	cases := []struct {
+		name  string
+		edits []Edit
+		want  [][4]int // old start, old end, new start, new end
+	}{
+		{"one line grows to three, a later line shifts", []Edit{
+			{OldText: "line 2\n", NewText: "two\ntwo and a half\nthree-ish\n"},
+			{OldText: "line 40", NewText: "forty"},
+		}, [][4]int{{2, 2, 2, 4}, {40, 40, 42, 42}}},
+		{"three lines shrink to one", []Edit{
+			{OldText: "line 12\nline 13\nline 14\n", NewText: "twelve to fourteen\n"},
+			{OldText: "line 20", NewText: "twenty"},
+		}, [][4]int{{12, 14, 12, 12}, {20, 20, 18, 18}}},
+		{"a deletion", []Edit{{OldText: "line 5\n", NewText: ""}}, [][4]int{{5, 5, 5, 5}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Apply([]byte(old), tc.edits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [][4]int
+			for _, r := range res.Replacements {
+				got = append(got, [4]int{r.StartLine, r.EndLine, r.NewStartLine, r.NewEndLine})
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("lines = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

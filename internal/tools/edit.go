@@ -188,11 +188,12 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// lineSpans renders "lines 10-12 and 40" for the new file's changed lines.
+// lineSpans renders "lines 10-12 and 40": the new file's changed lines,
+// where the model finds them when it reads the file again.
 func lineSpans(rs []textedit.Replacement) string {
 	spans := make([][2]int, 0, len(rs))
 	for _, r := range rs {
-		spans = append(spans, [2]int{r.StartLine, r.EndLine})
+		spans = append(spans, [2]int{r.NewStartLine, r.NewEndLine})
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
 	var parts []string
@@ -216,17 +217,29 @@ func lineSpans(rs []textedit.Replacement) string {
 // snippetMaxLines bounds the numbered snippet shown after a fuzzy match.
 const snippetMaxLines = 12
 
-// snippet shows the new file's lines around the first replacement, numbered
-// like read, so the model sees what a fuzzy match produced.
+// snippet shows, numbered like read, the new file's lines that fuzzy
+// matches changed (exact ones need no second look), at most
+// snippetMaxLines in all; "…" separates regions.
 func snippet(new []byte, rs []textedit.Replacement) string {
-	if len(rs) == 0 {
-		return ""
-	}
 	lines := strings.Split(string(new), "\n")
-	start := rs[0].StartLine
 	var b strings.Builder
-	for i := start; i < start+snippetMaxLines && i <= len(lines); i++ {
-		fmt.Fprintf(&b, "%6d→%s\n", i, strings.TrimSuffix(lines[i-1], "\r"))
+	shown, last := 0, 0
+	for _, r := range rs {
+		if r.Level == textedit.LevelExact {
+			continue
+		}
+		start := max(r.NewStartLine, last+1)
+		if last > 0 && start > last+1 {
+			b.WriteString("     …\n")
+		}
+		for i := start; i <= r.NewEndLine && i <= len(lines) && shown < snippetMaxLines; i++ {
+			fmt.Fprintf(&b, "%6d→%s\n", i, strings.TrimSuffix(lines[i-1], "\r"))
+			shown++
+			last = i
+		}
+		if shown == snippetMaxLines {
+			break
+		}
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
