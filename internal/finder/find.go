@@ -30,8 +30,9 @@ type FindResult struct {
 // matches the file name at any depth ("*.spec.ts"); a pattern with "/"
 // matches the path relative to dir ("src/**/*.spec.ts"); a leading "./" or
 // "/" is ignored. Only non-directories are listed (symlinks are listed, not
-// followed); ignore rules apply, hidden files are included, .git never is.
-func Find(ctx context.Context, fsys fs.FS, m *ignore.Matcher, pattern, dir string, limit int) (FindResult, error) {
+// followed); ignore rules apply unless includeIgnored, hidden files are
+// included, .git never is.
+func Find(ctx context.Context, fsys fs.FS, m *ignore.Matcher, pattern, dir string, limit int, includeIgnored bool) (FindResult, error) {
 	if limit <= 0 {
 		limit = DefaultFindLimit
 	}
@@ -68,7 +69,7 @@ func Find(ctx context.Context, fsys fs.FS, m *ignore.Matcher, pattern, dir strin
 	if dir == "" {
 		prefix = 0
 	}
-	err = m.Walk(ctx, start, ignore.WalkOptions{}, func(rel string, d fs.DirEntry) error {
+	err = m.Walk(ctx, start, ignore.WalkOptions{IncludeIgnored: includeIgnored}, func(rel string, d fs.DirEntry) error {
 		if d.IsDir() {
 			return nil
 		}

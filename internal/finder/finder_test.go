@@ -65,7 +65,7 @@ func TestFind(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res, err := Find(context.Background(), fsys, ignore.NewMatcher(fsys), c.pattern, c.dir, 0)
+			res, err := Find(context.Background(), fsys, ignore.NewMatcher(fsys), c.pattern, c.dir, 0, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,7 @@ func TestFindLimit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res, err := Find(context.Background(), fsys, m, "*.go", "", c.limit)
+			res, err := Find(context.Background(), fsys, m, "*.go", "", c.limit, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +130,7 @@ func TestFindErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Find(context.Background(), fsys, m, c.pattern, c.dir, 0)
+			_, err := Find(context.Background(), fsys, m, c.pattern, c.dir, 0, false)
 			if err == nil {
 				t.Fatal("want an error")
 			}
@@ -150,7 +150,7 @@ func TestFindCancelled(t *testing.T) {
 	fsys := findTree()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Find(ctx, fsys, ignore.NewMatcher(fsys), "*", "", 0); !errors.Is(err, context.Canceled) {
+	if _, err := Find(ctx, fsys, ignore.NewMatcher(fsys), "*", "", 0, false); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }

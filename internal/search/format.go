@@ -145,9 +145,11 @@ files:
 		if q.Context > 0 {
 			b.WriteString(", lower context")
 		}
-		b.WriteString(" to see the rest.]\n")
+		fmt.Fprintf(&b, " to see the rest; to read on in %s from there: read {\"path\": %s, \"offset\": %d}.]\n", lastPath, strconv.Quote(lastPath), lastLine+1)
+	case res.LimitHit && q.Limit >= MaxLimit:
+		fmt.Fprintf(&b, "[%d matches shown (limit %d, the maximum). Narrow the pattern or add path/glob to see others.]\n", res.Matches, q.Limit)
 	case res.LimitHit:
-		fmt.Fprintf(&b, "[%d matches shown (limit %d). Narrow the pattern, add path/glob, or call again with limit=%d.]\n", res.Matches, q.Limit, 2*q.Limit)
+		fmt.Fprintf(&b, "[%d matches shown (limit %d). Narrow the pattern, add path/glob, or call again with limit=%d.]\n", res.Matches, q.Limit, min(2*q.Limit, MaxLimit))
 	case res.Matches == 0:
 		fmt.Fprintf(&b, "No matches for %s in %s", strconv.Quote(q.Pattern), shownPath)
 		if q.Glob != "" {

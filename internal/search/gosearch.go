@@ -25,6 +25,10 @@ import (
 func compileRegexp(q Query) (*regexp.Regexp, error) {
 	re, err := regexp.Compile(goPattern(q))
 	if err != nil {
+		// Name the error in the caller's pattern, without the flags added here.
+		if _, own := regexp.Compile(q.Pattern); own != nil {
+			err = own
+		}
 		return nil, fmt.Errorf("invalid pattern: %w", err)
 	}
 	return re, nil

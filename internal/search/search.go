@@ -16,6 +16,9 @@ import (
 const (
 	// DefaultLimit is the number of matching lines shown when Query.Limit is 0.
 	DefaultLimit = 100
+	// MaxLimit is the largest Query.Limit a caller may ask for (the grep
+	// tool's schema maximum); notices never suggest more.
+	MaxLimit = 1000
 	// MaxLineChars is the number of characters shown of one output line.
 	MaxLineChars = 500
 	// MaxOutputBytes bounds the whole result text, notices included.
@@ -118,7 +121,14 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if !q.IncludeIgnored && t.rel != "" && e.Matcher.Ignored(t.rel, t.isDir) || isGitPath(t.rel) {
+	if isGitPath(t.rel) {
+		return Result{
+			Text:        fmt.Sprintf("%s is inside .git, which is never searched (it is git's database, not project files; includeIgnored does not change that). Use git through bash instead, e.g. git log -S<text> or git grep <pattern> <rev>.", t.shown),
+			PathIgnored: true,
+			Backend:     backend,
+		}, nil
+	}
+	if !q.IncludeIgnored && t.rel != "" && e.Matcher.Ignored(t.rel, t.isDir) {
 		return Result{
 			Text:        fmt.Sprintf("%s is ignored by .gitignore/.ignore/.agentlsignore rules, so nothing was searched. Call again with includeIgnored: true to search it.", t.shown),
 			PathIgnored: true,

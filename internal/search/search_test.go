@@ -240,7 +240,7 @@ func TestSearchBackendsAgree(t *testing.T) {
 				texts[name] = res.Text
 				if tc.bytesCut {
 					tail := res.Text[strings.LastIndex(res.Text[:len(res.Text)-1], "\n")+1:]
-					if want := "[Output cut at 51200 bytes after 93 matches (last shown wide/w.txt:93). Narrow the pattern, add path/glob to see the rest.]\n"; tail != want {
+					if want := "[Output cut at 51200 bytes after 93 matches (last shown wide/w.txt:93). Narrow the pattern, add path/glob to see the rest; to read on in wide/w.txt from there: read {\"path\": \"wide/w.txt\", \"offset\": 94}.]\n"; tail != want {
 						t.Errorf("%s: notice %q, want %q", name, tail, want)
 					}
 				}
@@ -313,8 +313,9 @@ func TestSearchErrors(t *testing.T) {
 		q       Query
 		pathErr bool
 		substr  string
+		absent  string // the error must not show it
 	}{
-		{name: "bad regex", q: Query{Pattern: "foo("}, substr: "invalid pattern"},
+		{name: "bad regex", q: Query{Pattern: "foo("}, substr: "invalid pattern", absent: "(?m)"},
 		{name: "missing path", q: Query{Pattern: "x", Path: "nope/dir"}, pathErr: true, substr: "does not exist"},
 		{name: "escaping path", q: Query{Pattern: "x", Path: "../etc"}, pathErr: true, substr: "stay inside"},
 		{name: "line break in pattern", q: Query{Pattern: "a\nb", Literal: true}, substr: "line break"},
@@ -333,6 +334,9 @@ func TestSearchErrors(t *testing.T) {
 				}
 				if !strings.Contains(err.Error(), tc.substr) {
 					t.Errorf("error %q lacks %q", err, tc.substr)
+				}
+				if tc.absent != "" && strings.Contains(err.Error(), tc.absent) {
+					t.Errorf("error %q shows %q, which the caller did not write", err, tc.absent)
 				}
 			})
 		}

@@ -21,15 +21,17 @@ type findInput struct {
 	Pattern string `json:"pattern" jsonschema:"glob: *.ts (a name at any depth), src/**/*.spec.ts, **/parent/child/*, {a,b}"`
 	Path    string `json:"path,omitzero" jsonschema:"directory to search, relative to the workspace root (default: the root)"`
 	Limit   int    `json:"limit,omitzero" jsonschema:"maximum number of paths (default 1000, maximum 10000)"`
+	// IncludeIgnored lists files ignore rules hide (.git still never).
+	IncludeIgnored bool `json:"includeIgnored,omitzero" jsonschema:"also list files ignored by .gitignore/.ignore/.agentlsignore (.git is never searched)"`
 }
 
 var findDescription = fmt.Sprintf(`Find files by name or path pattern (glob) in the workspace.
 
 When to use: to locate files when you know (part of) the name, e.g. all *_test.go files or a config file. To search file contents use grep; to see one directory use ls; do not use bash find.
 
-Parameters: pattern is a glob with ** for any depth: a pattern without "/" matches file names at any depth ("*.ts", "*.spec.ts"); a pattern with "/" matches the path relative to path ("src/**/*.spec.ts", "**/parent/child/*"); {a,b}, ?, [a-z] work. path is the directory to search (default the workspace root).
+Parameters: pattern is a glob with ** for any depth: a pattern without "/" matches file names at any depth ("*.ts", "*.spec.ts"); a pattern with "/" matches the path relative to path ("src/**/*.spec.ts", "**/parent/child/*"); {a,b}, ?, [a-z] work. path is the directory to search (default the workspace root). includeIgnored lists ignored files too.
 
-Output: matching file paths relative to the workspace root, one per line, sorted. Files ignored by .gitignore, .ignore or .agentlsignore are skipped, hidden files are included, .git is never searched, symlinks are not followed. At most %d paths by default (maximum %d); when the limit is hit the notice says so and how to narrow.
+Output: matching file paths relative to the workspace root, one per line, sorted. Files ignored by .gitignore, .ignore or .agentlsignore are skipped (unless includeIgnored; a path that is itself ignored is named as such), hidden files are included, .git is never searched, symlinks are not followed. At most %d paths by default (maximum %d); when the limit is hit the notice says so and gives the call for more.
 
 Errors: an invalid glob explains the problem with valid examples; a missing directory says so.`, FindDefaultLimit, FindMaxLimit)
 
@@ -68,7 +70,14 @@ func runFind(ctx context.Context, c *Call, in findInput) (Result, error) {
 	if limit <= 0 {
 		limit = FindDefaultLimit
 	}
-	res, err := finder.Find(ctx, fsys, c.Env.matcher(p.Folder, fsys), in.Pattern, p.Rel, limit)
+	m := c.Env.matcher(p.Folder, fsys)
+	switch {
+	case p.Rel == ".git" || strings.HasPrefix(p.Rel, ".git/"):
+		return Text(fmt.Sprintf("%s is inside .git, which is never searched (it is git's database, not project files; includeIgnored does not change that). Use git through bash instead, e.g. git ls-files or git ls-tree -r HEAD.", p.Display())), nil
+	case !in.IncludeIgnored && p.Rel != "." && p.Rel != "" && m.Ignored(p.Rel, true):
+		return Text(fmt.Sprintf("%s is ignored by .gitignore/.ignore/.agentlsignore rules, so nothing was searched. Call again with includeIgnored: true to search it.", p.Display())), nil
+	}
+	res, err := finder.Find(ctx, fsys, m, in.Pattern, p.Rel, limit, in.IncludeIgnored)
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -106,8 +115,11 @@ func runFind(ctx context.Context, c *Call, in findInput) (Result, error) {
 		b.WriteString(f)
 		b.WriteByte('\n')
 	}
-	if res.Truncated {
-		fmt.Fprintf(&b, "[Showing the first %d matching paths (limit %d); more files match. Narrow the pattern or path, or call again with a larger limit (maximum %d).]", len(res.Paths), limit, FindMaxLimit)
+	switch {
+	case res.Truncated && limit >= FindMaxLimit:
+		fmt.Fprintf(&b, "[Showing the first %d matching paths (limit %d, the maximum); more files match. Narrow the pattern or path to see others.]", len(res.Paths), limit)
+	case res.Truncated:
+		fmt.Fprintf(&b, "[Showing the first %d matching paths (limit %d); more files match. Narrow the pattern or path, or call again with limit=%d.]", len(res.Paths), limit, min(2*limit, FindMaxLimit))
 	}
 	r := Text(strings.TrimRight(b.String(), "\n"))
 	r.setDetail("count", len(res.Paths))

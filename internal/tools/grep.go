@@ -12,7 +12,7 @@ import (
 // Limits of the grep tool.
 const (
 	GrepDefaultLimit = search.DefaultLimit
-	GrepMaxLimit     = 1000
+	GrepMaxLimit     = search.MaxLimit
 	GrepMaxContext   = 20
 	GrepLineChars    = search.MaxLineChars
 	GrepMaxBytes     = search.MaxOutputBytes
