@@ -353,7 +353,7 @@ func ambiguous(body []byte, occ [][2]int, idx int, lvl Level) error {
 		lines = append(lines, fmt.Sprint(lc.line(o[0])))
 	}
 	return &MatchError{Kind: KindAmbiguous, EditIndex: idx, Message: fmt.Sprintf(
-		"oldText of edit %d matches %d times%s (lines %s); add surrounding context to make it unique or set replaceAll: true",
+		"oldText of edit %d matches %d times%s (lines %s); add context or set replaceAll: true (surrounding lines in oldText make it unique)",
 		idx+1, len(occ), levelPhrase(lvl), strings.Join(lines, ", "))}
 }
 

@@ -227,7 +227,7 @@ func TestApplyErrors(t *testing.T) {
 			old:     "foo foo foo",
 			edits:   []Edit{{OldText: "foo", NewText: "bar"}},
 			kind:    KindAmbiguous,
-			message: "oldText of edit 1 matches 3 times (lines 1, 1, 1); add surrounding context to make it unique or set replaceAll: true",
+			message: "oldText of edit 1 matches 3 times (lines 1, 1, 1); add context or set replaceAll: true (surrounding lines in oldText make it unique)",
 		},
 		{
 			name:    "ambiguous across lines",
@@ -235,14 +235,14 @@ func TestApplyErrors(t *testing.T) {
 			edits:   []Edit{{OldText: "a", NewText: "b"}, {OldText: "foo", NewText: "bar"}},
 			kind:    KindAmbiguous,
 			index:   1,
-			message: "oldText of edit 2 matches 2 times (lines 2, 4); add surrounding context to make it unique or set replaceAll: true",
+			message: "oldText of edit 2 matches 2 times (lines 2, 4); add context or set replaceAll: true (surrounding lines in oldText make it unique)",
 		},
 		{
 			name:    "ambiguous at a fuzzy level",
 			old:     "a  \nb\na\t\nb\n",
 			edits:   []Edit{{OldText: "a \nb", NewText: "c"}},
 			kind:    KindAmbiguous,
-			message: "oldText of edit 1 matches 2 times when trailing whitespace is ignored (lines 1, 3); add surrounding context to make it unique or set replaceAll: true",
+			message: "oldText of edit 1 matches 2 times when trailing whitespace is ignored (lines 1, 3); add context or set replaceAll: true (surrounding lines in oldText make it unique)",
 		},
 		{
 			name:    "overlap names both edits",
