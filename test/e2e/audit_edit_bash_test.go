@@ -323,11 +323,7 @@ func TestAuditEditNotFoundShowsClosestRegion(t *testing.T) {
 // The one-line result format of TOOLS.md, with replacement count and spans.
 func TestAuditEditResultLineFormat(t *testing.T) {
 	t.Parallel()
-	var b strings.Builder
-	for i := 1; i <= 50; i++ {
-		fmt.Fprintf(&b, "line %d\n", i)
-	}
-	c, _, ctx := start(t, map[string]string{"src/a.go": b.String()})
+	c, _, ctx := start(t, map[string]string{"src/a.go": auditLines(50)})
 	c.CallTool(ctx, "read", map[string]any{"path": "src/a.go"})
 	r := c.CallTool(ctx, "edit", auditEdit("src/a.go", "line 10\nline 11\nline 12\n", "ten\neleven\ntwelve\n", "line 40\n", "forty\n"))
 	if r.IsError {
@@ -470,11 +466,7 @@ func TestAuditEditLenientInput(t *testing.T) {
 // line 42 of the file the model will read next.
 func TestAuditEditResultNamesNewFileLines(t *testing.T) {
 	t.Parallel()
-	var b strings.Builder
-	for i := 1; i <= 50; i++ {
-		fmt.Fprintf(&b, "line %d\n", i)
-	}
-	c, _, ctx := start(t, map[string]string{"a.txt": b.String()})
+	c, _, ctx := start(t, map[string]string{"a.txt": auditLines(50)})
 	c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 	r := c.CallTool(ctx, "edit", auditEdit("a.txt", "line 2\n", "two\ntwo-b\ntwo-c\n", "line 40\n", "forty\n"))
 	if got, want := r.Text(), "Edited a.txt: 2 replacements, lines 2-4 and 42."; got != want {
@@ -1176,4 +1168,13 @@ func TestAuditExternalDeletionIsAnnounced(t *testing.T) {
 	if p["kind"] != "deleted" || p["readStale"] != true || !strings.HasPrefix(fmt.Sprint(p["uri"]), "file://") {
 		t.Errorf("notification = %s", n.Params)
 	}
+}
+
+// auditLines is a file of n lines "line 1" … "line n".
+func auditLines(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	return b.String()
 }

@@ -197,18 +197,8 @@ func TestAuditNormalizationAcrossTools(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := c.CallTool(ctx, tc.tool, tc.args)
-			rsWant(t, tc.tool, r, tc.isError, tc.want...)
-			for _, w := range tc.notWant {
-				if strings.Contains(r.Text(), w) {
-					t.Errorf("text has %q:\n%s", w, r.Text())
-				}
-			}
-			norm := fmt.Sprint(r.Details["normalized"])
-			for _, w := range tc.wantNorm {
-				if !strings.Contains(norm, w) {
-					t.Errorf("details.normalized lacks %q: %s", w, norm)
-				}
-			}
+			rsWant(t, tc.tool, r, tc.isError)
+			checkText(t, r, tc.want, tc.notWant, tc.wantNorm)
 		})
 	}
 

@@ -72,22 +72,7 @@ func TestArgumentNormalizationAndValidation(t *testing.T) {
 			if r.IsError != tc.isError {
 				t.Fatalf("isError = %v, want %v; text: %s", r.IsError, tc.isError, r.Text())
 			}
-			for _, w := range tc.want {
-				if !strings.Contains(r.Text(), w) {
-					t.Errorf("text lacks %q:\n%s", w, r.Text())
-				}
-			}
-			for _, w := range tc.notInText {
-				if strings.Contains(r.Text(), w) {
-					t.Errorf("text has %q:\n%s", w, r.Text())
-				}
-			}
-			norm := fmt.Sprint(r.Details["normalized"])
-			for _, w := range tc.wantNorm {
-				if !strings.Contains(norm, w) {
-					t.Errorf("details.normalized lacks %q: %s", w, norm)
-				}
-			}
+			checkText(t, r, tc.want, tc.notInText, tc.wantNorm)
 		})
 	}
 }
@@ -224,5 +209,27 @@ func TestDetailsDurationAndCallIDEcho(t *testing.T) {
 	b, _ := json.Marshal(r.Content)
 	if strings.Contains(string(b), "durationMs") {
 		t.Error("details leaked into content")
+	}
+}
+
+// checkText asserts what a result's text holds and lacks, and what lenient
+// input repair reported in details.normalized.
+func checkText(t *testing.T, r harness.Result, want, notWant, wantNorm []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(r.Text(), w) {
+			t.Errorf("text lacks %q:\n%s", w, r.Text())
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(r.Text(), w) {
+			t.Errorf("text has %q:\n%s", w, r.Text())
+		}
+	}
+	norm := fmt.Sprint(r.Details["normalized"])
+	for _, w := range wantNorm {
+		if !strings.Contains(norm, w) {
+			t.Errorf("details.normalized lacks %q: %s", w, norm)
+		}
 	}
 }
