@@ -11,13 +11,15 @@ import (
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/internal/upstream"
 )
 
 // The permission settings and the extension tool files of the workspace
 // are read again when they change (the watcher sees it), as Claude Code
 // users expect of their settings: a deny rule added mid-session applies to
 // the next call, a new tool file shows up in tools/list (tools/listChanged).
-// Upstream MCP servers (mcp.json) and the user's files outside the
+// Upstream MCP servers whose entry in .agentls/mcp.json changed restart
+// (removed ones stop, new ones start). The user's files outside the
 // workspace are read at start only.
 
 // reloadDelay coalesces the events of one save (editors write a temporary
@@ -29,7 +31,7 @@ const reloadDelay = 100 * time.Millisecond
 // holding them.
 func configFile(rel string) bool {
 	switch rel {
-	case policy.LocalFile, policy.WorkspaceFile, ".agentls", extension.WorkspaceSubdir:
+	case policy.LocalFile, policy.WorkspaceFile, upstream.WorkspaceConfig, ".agentls", extension.WorkspaceSubdir:
 		return true
 	}
 	return path.Dir(rel) == extension.WorkspaceSubdir && strings.HasSuffix(rel, ".json")
@@ -85,12 +87,33 @@ func (s *Session) Reload() []string {
 	for _, err := range s.Registry.Replace("extension", exts) {
 		probs = append(probs, err.Error())
 	}
+	if s.Upstream != nil {
+		cfgs, err := upstreamConfigs(s.FS)
+		if err != nil {
+			probs = append(probs, "mcp.json: "+err.Error())
+		}
+		if err := s.Upstream.Update(cfgs); err != nil {
+			probs = append(probs, "mcp.json: "+err.Error())
+		}
+	}
 	s.Registry.ApplyDeferThreshold(s.reloadSpec.deferThreshold)
 	s.Log.Info("configuration reloaded", "extensionTools", len(exts), "problems", len(probs))
 	if s.reloadSpec.onReload != nil {
 		s.reloadSpec.onReload(probs)
 	}
 	return probs
+}
+
+// upstreamConfigs reads the MCP server declarations of the writable folders
+// (and the user's).
+func upstreamConfigs(fsys ops.FS) ([]upstream.ServerConfig, error) {
+	var paths []string
+	for _, f := range fsys.Folders() {
+		if !f.ReadOnly {
+			paths = append(paths, f.Root)
+		}
+	}
+	return upstream.LoadConfigs(paths)
 }
 
 // reloader debounces reloads and stops them at Close. Its zero value is

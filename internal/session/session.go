@@ -210,21 +210,14 @@ func New(opts Options) (*Session, error) {
 	exec.Permission = perm
 	s := &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange, reloadSpec: spec}
 	if !opts.NoUpstream {
-		var paths []string
-		for _, f := range fsys.Folders() {
-			if !f.ReadOnly {
-				paths = append(paths, f.Root)
-			}
-		}
-		cfgs, err := upstream.LoadConfigs(paths)
+		// A manager even without servers: mcp.json may appear later (Reload).
+		cfgs, err := upstreamConfigs(fsys)
 		if err != nil {
 			log.Warn("upstream MCP servers", "err", err)
 			s.Problems = append(s.Problems, "mcp.json: "+err.Error())
 		}
-		if len(cfgs) > 0 {
-			if s.Upstream, err = upstream.Register(context.Background(), reg, cfgs, log); err != nil {
-				log.Warn("upstream MCP servers not started", "err", err)
-			}
+		if s.Upstream, err = upstream.Register(context.Background(), reg, cfgs, log); err != nil {
+			log.Warn("upstream MCP servers not started", "err", err)
 		}
 	}
 	env.Matchers = func(f *ops.Folder) *ignore.Matcher {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,6 +62,7 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	mu      sync.Mutex // guards servers (Update replaces them)
 	servers []*server
 	ready   chan struct{} // closed when every server's first start ended
 }
@@ -83,7 +85,7 @@ func Register(ctx context.Context, reg *tools.Registry, cfgs []ServerConfig, log
 			continue
 		}
 		seen[c.Name] = true
-		m.servers = append(m.servers, &server{m: m, cfg: c, log: log.With("mcpServer", c.Name), progress: map[string]tools.Reporter{}})
+		m.servers = append(m.servers, m.newServer(c))
 	}
 	var first sync.WaitGroup
 	for _, s := range m.servers {
@@ -97,6 +99,68 @@ func Register(ctx context.Context, reg *tools.Registry, cfgs []ServerConfig, log
 	}
 	m.wg.Go(func() { first.Wait(); close(m.ready) })
 	return m, errors.Join(errs...)
+}
+
+// newServer is the not yet started server for c; its context ends with the
+// manager's or when Update drops it.
+func (m *Manager) newServer(c ServerConfig) *server {
+	ctx, cancel := context.WithCancel(m.ctx)
+	return &server{m: m, cfg: c, ctx: ctx, cancel: cancel, log: m.log.With("mcpServer", c.Name), progress: map[string]tools.Reporter{}}
+}
+
+// Update makes the running servers match cfgs (the configuration read again
+// after mcp.json changed): a server no longer configured, or configured
+// differently, is stopped and its tools leave the registry; a new or changed
+// one starts in the background and registers its tools as Register does.
+func (m *Manager) Update(cfgs []ServerConfig) error {
+	want := map[string]ServerConfig{}
+	var errs []error
+	for _, c := range cfgs {
+		if _, dup := want[c.Name]; dup {
+			errs = append(errs, fmt.Errorf("upstream server %q is configured twice", c.Name))
+			continue
+		}
+		want[c.Name] = c
+	}
+	m.mu.Lock()
+	var keep, stop, start []*server
+	have := map[string]bool{}
+	for _, s := range m.servers {
+		c, ok := want[s.cfg.Name]
+		if ok && reflect.DeepEqual(c, s.cfg) {
+			keep = append(keep, s)
+			have[s.cfg.Name] = true
+			continue
+		}
+		stop = append(stop, s)
+	}
+	for _, c := range cfgs {
+		if !have[c.Name] && want[c.Name].Name != "" {
+			have[c.Name] = true
+			start = append(start, m.newServer(want[c.Name]))
+		}
+	}
+	m.servers = append(keep, start...)
+	m.mu.Unlock()
+	for _, s := range stop {
+		s.stop()
+		m.log.Info("upstream MCP server stopped: its configuration changed or was removed", "mcpServer", s.cfg.Name)
+	}
+	for _, s := range start {
+		m.wg.Go(func() {
+			if _, err := s.connect(); err != nil {
+				s.log.Warn("upstream MCP server did not start", "err", err)
+			}
+		})
+	}
+	return errors.Join(errs...)
+}
+
+// list returns the current servers.
+func (m *Manager) list() []*server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*server(nil), m.servers...)
 }
 
 // Wait blocks until every server's first start has ended (listed its tools
@@ -114,7 +178,7 @@ func (m *Manager) Wait(ctx context.Context) error {
 // Close stops every server and waits for the goroutines.
 func (m *Manager) Close() error {
 	m.cancel()
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		s.close()
 	}
 	m.wg.Wait()
@@ -124,7 +188,7 @@ func (m *Manager) Close() error {
 // PIDs maps each running server's name to its process id (tests, status).
 func (m *Manager) PIDs() map[string]int {
 	out := map[string]int{}
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		s.mu.Lock()
 		if s.cmd != nil && s.cmd.Process != nil && s.cs != nil {
 			out[s.cfg.Name] = s.cmd.Process.Pid
@@ -139,6 +203,9 @@ type server struct {
 	m   *Manager
 	cfg ServerConfig
 	log *slog.Logger
+	// ctx ends with the manager's, or when Update stops this server.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu         sync.Mutex
 	cs         *sdk.ClientSession
@@ -215,9 +282,9 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 		s.failLocked(err)
 		return nil, s.lastErr
 	}
-	if s.m.ctx.Err() != nil {
+	if s.ctx.Err() != nil {
 		cs.Close()
-		return nil, errors.New("agentls is shutting down")
+		return nil, errors.New("the MCP server was stopped (agentls is shutting down or its configuration changed)")
 	}
 	s.cs, s.cmd, s.since, s.lastErr = cs, cmd, time.Now(), nil
 	s.registerLocked(listed)
@@ -228,7 +295,7 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 
 // start spawns the process and lists its tools.
 func (s *server) start() (*sdk.ClientSession, *exec.Cmd, []*sdk.Tool, error) {
-	ctx, cancel := context.WithTimeout(s.m.ctx, ConnectTimeout)
+	ctx, cancel := context.WithTimeout(s.ctx, ConnectTimeout)
 	defer cancel()
 	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 	cmd.Env = os.Environ()
@@ -263,7 +330,7 @@ func (s *server) start() (*sdk.ClientSession, *exec.Cmd, []*sdk.Tool, error) {
 
 // relist registers tools an upstream added (notifications/tools/list_changed).
 func (s *server) relist(cs *sdk.ClientSession) {
-	ctx, cancel := context.WithTimeout(s.m.ctx, ConnectTimeout)
+	ctx, cancel := context.WithTimeout(s.ctx, ConnectTimeout)
 	defer cancel()
 	var listed []*sdk.Tool
 	for t, err := range cs.Tools(ctx, nil) {
@@ -289,7 +356,7 @@ func (s *server) failLocked(err error) {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
-		case <-s.m.ctx.Done():
+		case <-s.ctx.Done():
 		case <-t.C:
 			if _, err := s.connect(); err != nil {
 				s.log.Debug("restart failed", "err", err)
@@ -302,7 +369,7 @@ func (s *server) failLocked(err error) {
 // crash: the tools answer "unavailable" until the restart.
 func (s *server) watch(cs *sdk.ClientSession, cmd *exec.Cmd) {
 	werr := cs.Wait()
-	if s.m.ctx.Err() != nil {
+	if s.ctx.Err() != nil {
 		return
 	}
 	s.mu.Lock()
@@ -323,6 +390,17 @@ func (s *server) watch(cs *sdk.ClientSession, cmd *exec.Cmd) {
 	cs.Close()
 	s.failLocked(fmt.Errorf("MCP server %q stopped: %s", s.cfg.Name, status))
 }
+
+// stop ends the server for good (Update dropped it): no restart, and its
+// tools leave the registry.
+func (s *server) stop() {
+	s.cancel()
+	s.close()
+	s.m.reg.Replace(s.source(), nil)
+}
+
+// source is the registry Source of this server's tools.
+func (s *server) source() string { return "mcp:" + s.cfg.Name }
 
 func (s *server) close() {
 	s.mu.Lock()
@@ -390,7 +468,7 @@ func (s *server) proxyTool(ut *sdk.Tool) (*tools.Tool, error) {
 		}
 		t.Schema = schema
 	}
-	t.Deferred, t.Source = true, "mcp:"+s.cfg.Name
+	t.Deferred, t.Source = true, s.source()
 	var labels tools.Labels
 	t.OpenWorld = true
 	if a := ut.Annotations; a != nil {
