@@ -131,8 +131,13 @@ func (c *lineConn) deliver(line []byte) bool {
 		// A JSON-RPC batch (MCP 2025-03-26): each message is handled and
 		// answered on its own.
 		var raws []json.RawMessage
-		if err := json.Unmarshal(line, &raws); err != nil || len(raws) == 0 {
+		if err := json.Unmarshal(line, &raws); err != nil {
 			c.replyError(nil, jsonrpc.CodeParseError, "invalid JSON-RPC batch: send one JSON object per line")
+			return true
+		}
+		if len(raws) == 0 {
+			// JSON-RPC 2.0 §6: an empty array is an Invalid Request.
+			c.replyError(nil, jsonrpc.CodeInvalidRequest, "empty JSON-RPC batch: send one JSON object per line")
 			return true
 		}
 		for _, raw := range raws {

@@ -100,7 +100,7 @@ func TestLineConnAnswersBadLinesAndGoesOn(t *testing.T) {
 		{"not JSON", `{"jsonrpc":"2.0","id":3,"method":`, jsonrpc.CodeParseError, "null", "not valid JSON"},
 		{"wrong version keeps the id", `{"jsonrpc":"1.0","id":7,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "7", "not a valid JSON-RPC 2.0 message"},
 		{"string id kept", `{"id":"x-1","method":"ping"}`, jsonrpc.CodeInvalidRequest, `"x-1"`, "not a valid JSON-RPC 2.0 message"},
-		{"empty batch", `[]`, jsonrpc.CodeParseError, "null", "invalid JSON-RPC batch"},
+		{"empty batch", `[]`, jsonrpc.CodeInvalidRequest, "null", "empty JSON-RPC batch"},
 		{"too long", `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 300) + `"}}`, jsonrpc.CodeInvalidRequest, "null", "longer than 200 bytes"},
 	}
 	for _, tc := range tests {
