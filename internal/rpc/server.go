@@ -91,7 +91,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 		closers = append(closers, c)
 	}
 	rwc := &stdio{Reader: &eofReader{r: in, onEOF: cancel}, Writer: out, closers: closers}
-	s.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc), jsonrpc2.WithCodec(codec{}))
+	stream := newTolerantStream(rwc, func(m string) { s.log.Warn("malformed message answered", "problem", m) })
+	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(codec{}))
 	s.conn.Go(base, protocol.CancelHandler(asyncCalls(s.handle)))
 
 	code := 0
@@ -393,9 +394,8 @@ func (s *Server) toolsCall(ctx context.Context, raw []byte) (any, error) {
 	if err := decodeParams(raw, &req); err != nil {
 		return nil, err
 	}
-	if req.Name == "" {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "tools/call needs {name, arguments}")
-	}
+	// An empty or missing name is an unknown tool: the executor answers
+	// with a result listing the tools, as for any other name.
 	sess := s.session()
 	return s.runOwned(ctx, func(ctx context.Context) any {
 		return sess.Executor.Call(ctx, req, s.reporter)

@@ -1,8 +1,17 @@
 package rpc
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
+
+	"go.lsp.dev/jsonrpc2"
 )
 
 // eofReader calls onEOF once when the peer closes its end (or the read
@@ -37,4 +46,208 @@ func (s *stdio) Close() error {
 		}
 	}
 	return first
+}
+
+// frameStream is what jsonrpc2's connection uses of its built-in framers
+// (raw frames, so it can read batches); the header stream implements it.
+type frameStream interface {
+	jsonrpc2.Stream
+	ReadFrame(ctx context.Context) ([]byte, int64, error)
+	WriteFrame(ctx context.Context, data []byte) (int64, error)
+}
+
+// tolerantStream answers a malformed message with a JSON-RPC error and reads
+// on, where jsonrpc2's header stream ends the connection without a word:
+// invalid JSON gets -32700, JSON that is not a JSON-RPC 2.0 message -32600
+// (with its id when it has one), a broken header -32700, after which the
+// reader skips to the next "Content-Length:". Writes go through jsonrpc2's
+// own framer.
+type tolerantStream struct {
+	frameStream // writes (and Close)
+	in          frameReader
+	log         func(msg string)
+}
+
+func newTolerantStream(rwc io.ReadWriteCloser, log func(string)) *tolerantStream {
+	return &tolerantStream{
+		frameStream: jsonrpc2.NewHeaderStream(rwc).(frameStream),
+		in:          frameReader{r: bufio.NewReader(rwc)},
+		log:         log,
+	}
+}
+
+func (s *tolerantStream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		frame, n, problem, err := s.in.next()
+		if err != nil {
+			return nil, n, err
+		}
+		var id json.RawMessage
+		code := jsonrpc2.ParseError
+		if problem == "" {
+			if id, code, problem = checkMessage(frame); problem == "" {
+				return frame, n, nil
+			}
+		}
+		s.log(problem)
+		s.reply(ctx, id, code, problem)
+	}
+}
+
+// Read is the single-message path (jsonrpc2 uses ReadFrame); it gets the
+// same treatment.
+func (s *tolerantStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+	frame, n, err := s.ReadFrame(ctx)
+	if err != nil {
+		return nil, n, err
+	}
+	msg, err := jsonrpc2.DecodeMessage(frame)
+	return msg, n, err
+}
+
+func (s *tolerantStream) reply(ctx context.Context, id json.RawMessage, code jsonrpc2.Code, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	s.WriteFrame(ctx, body)
+}
+
+// maxFrameBytes bounds a frame's declared Content-Length (jsonrpc2's bound),
+// so a peer cannot make the reader allocate without limit.
+const maxFrameBytes = 1 << 30
+
+// frameReader reads LSP base-protocol frames ("Content-Length: n", other
+// header fields ignored, a blank line, n bytes of body). A broken header is a
+// problem, not an error: the reader then skips to the next "Content-Length:"
+// it sees, so one bad frame does not lose the connection.
+type frameReader struct {
+	r    *bufio.Reader
+	body []byte // reused between frames
+	// skip: the last header was broken; the next call first skips to the
+	// next "Content-Length:" (after the problem was answered: skipping
+	// waits for the peer's next frame).
+	skip bool
+	// resynced: a "Content-Length:" was found while skipping; its value is
+	// the rest of the current line.
+	resynced bool
+}
+
+// next returns the next frame's body (valid until the next call), or a
+// problem with the frame that was skipped, or the read error (io.EOF at a
+// frame boundary).
+func (f *frameReader) next() (body []byte, n int64, problem string, err error) {
+	if f.skip {
+		f.skip = false
+		if err := f.skipToHeader(); err != nil {
+			return nil, 0, "", err
+		}
+	}
+	length, have := 0, false
+	for first := true; ; first = false {
+		line, err := f.r.ReadBytes('\n')
+		if err != nil {
+			if err == io.EOF && (len(line) > 0 || !first || f.resynced) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, 0, "", err
+		}
+		n += int64(len(line))
+		trimmed := bytes.TrimRight(line, "\r\n")
+		if f.resynced {
+			f.resynced = false
+			trimmed = append([]byte("Content-Length:"), trimmed...)
+		}
+		if len(trimmed) == 0 {
+			break // the blank line ending the header
+		}
+		name, value, ok := bytes.Cut(trimmed, []byte(":"))
+		if !ok {
+			problem = fmt.Sprintf("invalid message header: the line %.60q has no colon", trimmed)
+			continue
+		}
+		if strings.EqualFold(string(bytes.TrimSpace(name)), "content-length") {
+			v, convErr := strconv.Atoi(string(bytes.TrimSpace(value)))
+			if convErr != nil || v <= 0 || v > maxFrameBytes {
+				problem = fmt.Sprintf("invalid message header: Content-Length %.30q is not a byte count between 1 and %d", bytes.TrimSpace(value), maxFrameBytes)
+				continue
+			}
+			length, have = v, true
+		}
+	}
+	if problem == "" && !have {
+		problem = "invalid message header: no Content-Length"
+	}
+	if problem != "" {
+		f.skip = true
+		return nil, n, problem + "; skipping to the next \"Content-Length:\" header", nil
+	}
+	if cap(f.body) < length {
+		f.body = make([]byte, length)
+	}
+	f.body = f.body[:length]
+	if _, err := io.ReadFull(f.r, f.body); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, n, "", err
+	}
+	return f.body, n + int64(length), "", nil
+}
+
+// skipToHeader discards input up to and including the next
+// "Content-Length:" (any case), so that next reads that header's value.
+func (f *frameReader) skipToHeader() error {
+	const want = "content-length:"
+	matched := 0
+	for {
+		c, err := f.r.ReadByte()
+		if err != nil {
+			return err
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		switch {
+		case c == want[matched]:
+			matched++
+		case c == want[0]:
+			matched = 1
+		default:
+			matched = 0
+		}
+		if matched == len(want) {
+			f.resynced = true
+			return nil
+		}
+	}
+}
+
+// checkMessage vets one (non-batch) frame before jsonrpc2 decodes it: a
+// problem it would end the connection over is returned with the error code
+// and the id to answer with. Batches ('[') are left to jsonrpc2, which
+// answers their malformed members itself.
+func checkMessage(frame []byte) (id json.RawMessage, code jsonrpc2.Code, problem string) {
+	t := bytes.TrimLeft(frame, " \t\r\n")
+	if len(t) > 0 && t[0] == '[' {
+		return nil, 0, ""
+	}
+	if !json.Valid(frame) {
+		return nil, jsonrpc2.ParseError, "parse error: the message body is not valid JSON"
+	}
+	_, err := jsonrpc2.DecodeMessage(frame)
+	if err == nil {
+		return nil, 0, ""
+	}
+	// The id to answer with, when the object has a usable one.
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(frame, &m) == nil && len(m.ID) > 0 && (m.ID[0] == '"' || m.ID[0] == '-' || m.ID[0] >= '0' && m.ID[0] <= '9') {
+		id = m.ID
+	}
+	return id, jsonrpc2.InvalidRequest, "invalid request: not a JSON-RPC 2.0 message (" + err.Error() + "); send {\"jsonrpc\": \"2.0\", \"id\", \"method\", \"params\"}"
 }
