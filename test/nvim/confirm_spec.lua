@@ -5,7 +5,7 @@
 local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h")
 local t = dofile(here .. "/helpers.lua")
 
-vim.opt.rtp:prepend(t.repo .. "/editors/nvim")
+vim.opt.rtp:prepend(t.plugin)
 vim.cmd("runtime plugin/agentls.lua")
 vim.cmd("cd " .. vim.fn.fnameescape(t.ws))
 
@@ -196,6 +196,41 @@ t.test("allowAlways: a second edit of the same file does not ask", function()
   res = assert(edit_sync("lines.txt", "one\n", "ONE\n"))
   t.eq(2, #asked, "another file still asks")
   t.eq(true, res.isError, "denied")
+end)
+
+-- As with cancel() above, 0.7 blocks in the handler while the question is
+-- open, so the kill is scheduled from the picker stub and comes inside that
+-- wait; getting past call_sync promptly proves the exit ended the wait.
+t.test("the server dies while a question is open: the call errors at once, the question ends", function()
+  local c = vim.lsp.get_client_by_id(agentls.start(t.ws))
+  local pid = c.rpc and c.rpc.pid
+  if not pid then
+    t.skip("no server pid on this Neovim")
+  end
+  t.write_file("dies.txt", "alpha\nbeta\n")
+  local held, stuck
+  asked, answers = {}, { function(on_choice)
+    held = on_choice
+    stuck = backstop(on_choice, 3000)
+    vim.defer_fn(function() vim.loop.kill(pid, "sigkill") end, 50)
+  end }
+  local args = read_args("dies.txt")
+  local t0 = vim.loop.hrtime()
+  local res, err = agentls.call_sync("edit", args, 5000)
+  local ms = (vim.loop.hrtime() - t0) / 1e6
+  t.eq(nil, res, "result")
+  t.eq(-32603, err and err.code, "error: " .. vim.inspect(err))
+  t.ok(err.message:find("agentls exited (code", 1, true), err.message)
+  t.ok(ms < 2500, "call_sync returned after " .. math.floor(ms) .. " ms")
+  t.eq(1, #asked, "asked once")
+  t.wait(2000, function() return next(agentls._state.confirms) == nil end, "question ended")
+  t.ok(not stuck(), "the exit did not end the question")
+  t.ok(log_has("cancelled (agentls exited"), "ended by the exit")
+  held("Allow once")
+  t.ok(log_has("late answer allowOnce ignored"), "late answer not ignored")
+  t.eq("alpha\nbeta\n", t.read_file("dies.txt"), "file on disk")
+  local r = agentls.call_sync("read", { path = "dies.txt" }, 5000)
+  t.ok(r and not r.isError, "the next call starts a server: " .. vim.inspect(r))
 end)
 
 vim.notify, vim.ui.select, vim.ui.input = real_notify, real_select, real_input

@@ -19,6 +19,8 @@ end
 M.bin = os.getenv("AGENTLS_BIN") or "agentls"
 M.ws = os.getenv("AGENTLS_WS") or vim.loop.cwd()
 M.repo = os.getenv("AGENTLS_REPO") or vim.loop.cwd()
+-- The plugin directory the specs load (run.sh: a copy of editors/nvim).
+M.plugin = os.getenv("AGENTLS_PLUGIN") or (M.repo .. "/editors/nvim")
 
 --- Runs fn as one named test; an error inside fails it.
 function M.test(name, fn)

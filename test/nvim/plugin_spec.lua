@@ -2,7 +2,7 @@
 local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h")
 local t = dofile(here .. "/helpers.lua")
 
-vim.opt.rtp:prepend(t.repo .. "/editors/nvim")
+vim.opt.rtp:prepend(t.plugin)
 vim.cmd("runtime plugin/agentls.lua")
 vim.cmd("cd " .. vim.fn.fnameescape(t.ws))
 

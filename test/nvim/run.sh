@@ -20,9 +20,14 @@ else
 fi
 command -v nvim >/dev/null || { echo "nvim not found"; echo "0 passed, 1 failed"; exit 1; }
 
+# The specs load a copy of the plugin: setup() may write doc/tags into it.
+plugin="$tmp/plugin"
+cp -R "$repo/editors/nvim" "$plugin"
+rm -f "$plugin/doc/tags"
+
 export XDG_STATE_HOME="$tmp/state" XDG_CACHE_HOME="$tmp/cache" XDG_CONFIG_HOME="$tmp/config" XDG_DATA_HOME="$tmp/data"
 mkdir -p "$XDG_STATE_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME"
-export AGENTLS_BIN="$bin" AGENTLS_REPO="$repo"
+export AGENTLS_BIN="$bin" AGENTLS_REPO="$repo" AGENTLS_PLUGIN="$plugin"
 
 passed=0
 failed=0

@@ -66,8 +66,11 @@ function M.start_client(config)
   if vim.lsp.start and has("0.11") then
     -- attach=false (0.11+) keeps the client off the current buffer; before
     -- 0.11 vim.lsp.start always attaches, so start_client is used there.
-    return vim.lsp.start(config, { attach = false, reuse_client = function(c, conf)
-      return c.name == conf.name and c.config.root_dir == conf.root_dir
+    -- The caller starts a client only when it has no live one for the root:
+    -- reusing would hand back one that is shutting down (stop(), or a
+    -- restart for changed options) and was started with the old options.
+    return vim.lsp.start(config, { attach = false, reuse_client = function()
+      return false
     end })
   end
   return vim.lsp.start_client(config)

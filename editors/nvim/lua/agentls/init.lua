@@ -35,6 +35,7 @@ local state = {
   ready = {}, -- client id -> true once initialized
   waiting = {}, -- client id -> functions to run once initialized
   init = {}, -- client id -> initialize result
+  started = {}, -- client id -> the start options it runs with (start_options())
   calls = {}, -- callId -> {tool, client_id, request_id, details}
   confirms = {}, -- callId -> pending tools/confirm {tool, client_id, settle}
   progress_at = {}, -- callId -> last vim.notify time (ms)
@@ -44,6 +45,9 @@ local state = {
 M._state = state
 
 local NAME = "agentls"
+
+-- JSON-RPC InternalError: the code of errors the plugin itself gives a callback.
+local INTERNAL_ERROR = -32603
 
 local function find_client(id)
   return id and vim.lsp.get_client_by_id(id) or nil
@@ -224,13 +228,13 @@ local CANCELLED = {}
 
 --- Settles the pending question of call_id as cancelled: its handler returns
 --- and the picker's later answer is ignored. Returns true if one was pending.
-local function cancel_confirm(call_id, why)
+local function cancel_confirm(call_id, why, what)
   local pending = state.confirms[call_id]
   if not pending then
     return false
   end
   log(string.format("[confirm] %s %s: cancelled (%s)", pending.tool, call_id, why))
-  notify(string.format("%s call was cancelled; its question needs no answer", pending.tool))
+  notify(string.format("%s call %s; its question needs no answer", pending.tool, what or "was cancelled"))
   pending.settle(CANCELLED)
   return true
 end
@@ -458,6 +462,65 @@ local function init_options()
   return o
 end
 
+local function server_cmd()
+  local cmd = M.config.cmd
+  if type(cmd) == "string" then
+    cmd = { cmd }
+  end
+  return cmd
+end
+
+--- The options a client gets when it starts (process and initialize): a
+--- running client only follows a change of these by restarting.
+local function start_options()
+  return {
+    cmd = server_cmd(),
+    cmd_env = M.config.cmd_env,
+    init_options = init_options(),
+    sync_buffers = M.config.sync_buffers and true or false,
+  }
+end
+
+--- Ends what client_id left open when its process exited: queued starts,
+--- sent calls and their pending questions get an error instead of a wait.
+local function client_exited(client_id, code, signal)
+  local how = string.format("agentls exited (code %s, signal %s)", tostring(code), tostring(signal))
+  local waiting = state.waiting[client_id] or {}
+  state.waiting[client_id] = nil
+  local calls = {}
+  for call_id, call in pairs(state.calls) do
+    if call.client_id == client_id then
+      state.calls[call_id] = nil
+      state.progress_at[call_id] = nil
+      calls[call_id] = call
+    end
+  end
+  local function settle()
+    for _, f in ipairs(waiting) do
+      f(nil, how .. " before it was ready")
+    end
+    for call_id, call in pairs(calls) do
+      cancel_confirm(call_id, how, "ended: agentls exited")
+      log(string.format("[call %s] %s error: %s", call_id, call.tool, how))
+      call.finish({ code = INTERNAL_ERROR,
+        message = how .. " during the call; the next call starts it again (see :AgentlsLog)" })
+    end
+    -- Questions of calls this plugin did not send (raw requests).
+    for call_id, pending in pairs(state.confirms) do
+      if pending.client_id == client_id then
+        cancel_confirm(call_id, how, "ended: agentls exited")
+      end
+    end
+  end
+  -- 0.7 runs on_exit in the process-exit callback (a fast event), where
+  -- callbacks may not use most of the API.
+  if vim.in_fast_event() then
+    vim.schedule(settle)
+  else
+    settle()
+  end
+end
+
 --- Starts (or returns) the client for root; returns its id.
 function M.start(root)
   root = root or M.root()
@@ -466,17 +529,15 @@ function M.start(root)
   if c and not compat.is_stopped(c) then
     return id
   end
-  local cmd = M.config.cmd
-  if type(cmd) == "string" then
-    cmd = { cmd }
-  end
+  local opts = start_options()
+  local cmd = opts.cmd
   id = compat.start_client({
     name = NAME,
     cmd = cmd,
-    cmd_env = M.config.cmd_env,
+    cmd_env = opts.cmd_env,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ":t") } },
-    init_options = init_options(),
+    init_options = opts.init_options,
     capabilities = client_capabilities(),
     handlers = handlers,
     on_init = function(client, result)
@@ -491,15 +552,14 @@ function M.start(root)
     on_exit = function(code, signal, client_id)
       log(string.format("[exit] client %s code %s signal %s", tostring(client_id), tostring(code), tostring(signal)))
       state.ready[client_id] = nil
-      for _, f in ipairs(state.waiting[client_id] or {}) do
-        f(nil, "agentls exited")
-      end
-      state.waiting[client_id] = nil
+      state.init[client_id] = nil
+      state.started[client_id] = nil
       for r, cid in pairs(state.clients) do
         if cid == client_id then
           state.clients[r] = nil
         end
       end
+      client_exited(client_id, code, signal)
     end,
   })
   if not id then
@@ -507,6 +567,7 @@ function M.start(root)
     return nil
   end
   state.clients[root] = id
+  state.started[id] = opts
   log(string.format("[start] %s in %s (client %d)", table.concat(cmd, " "), root, id))
   if M.config.sync_buffers then
     sync_autocmds()
@@ -566,7 +627,7 @@ function M.call(tool, args, callback, opts)
   with_client(opts.root, function(client, err)
     if not client then
       state.calls[call_id] = nil
-      return finish({ code = -32603, message = err })
+      return finish({ code = INTERNAL_ERROR, message = err })
     end
     local call = state.calls[call_id]
     if not call then
@@ -592,7 +653,7 @@ function M.call(tool, args, callback, opts)
     end)
     if not ok then
       state.calls[call_id] = nil
-      return finish({ code = -32603, message = "agentls request failed" })
+      return finish({ code = INTERNAL_ERROR, message = "agentls request failed" })
     end
     call.request_id = request_id
   end)
@@ -649,7 +710,7 @@ function M.tools(opts, callback)
   end
   with_client(opts.root, function(client, err)
     if not client then
-      return finish({ code = -32603, message = err })
+      return finish({ code = INTERNAL_ERROR, message = err })
     end
     compat.request(client, "tools/list", params, finish)
   end)
@@ -683,13 +744,68 @@ function M.clear()
   render.clear_all()
 end
 
+--- Stops the clients started with other start options than the current
+--- ones; the next use (or autostart) starts them again with these.
+local function restart_changed()
+  local want = start_options()
+  for root, id in pairs(state.clients) do
+    local c = find_client(id)
+    if c and not vim.deep_equal(state.started[id], want) then
+      log(string.format("[restart] client %d in %s: start options changed", id, root))
+      state.clients[root] = nil
+      compat.stop(c)
+    end
+  end
+end
+
+-- This module's directory, .../lua/agentls.
+local function module_dir()
+  local src = debug.getinfo(1, "S").source
+  if src:sub(1, 1) ~= "@" then
+    return nil
+  end
+  return vim.fn.fnamemodify(src:sub(2), ":p:h")
+end
+
+--- Generates the help tags when the plugin's doc/tags lacks them (plugin
+--- managers that only add the directory to 'runtimepath' do not run
+--- :helptags). Quiet where the directory is read-only.
+local function ensure_helptags()
+  local dir = module_dir()
+  if not dir then
+    return
+  end
+  local doc = vim.fn.fnamemodify(dir, ":h:h") .. "/doc"
+  if vim.fn.filereadable(doc .. "/agentls.txt") == 0 then
+    return
+  end
+  local f = io.open(doc .. "/tags", "r")
+  if f then
+    local text = f:read("*a") or ""
+    f:close()
+    if text:find("^agentls\t") or text:find("\nagentls\t") then
+      return
+    end
+  end
+  if vim.fn.filewritable(doc) ~= 2 then
+    return
+  end
+  local ok, err = pcall(vim.cmd, "silent! helptags " .. vim.fn.fnameescape(doc))
+  if not ok then
+    log("[helptags] " .. tostring(err))
+  end
+end
+
 function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
   if opts and opts.cmd then
     M.config.cmd = opts.cmd -- lists replace, not merge
   end
+  require("agentls.commands").create()
+  ensure_helptags()
   render.setup()
   sync_autocmds()
+  restart_changed()
   if M.config.autostart then
     M.start()
   end
