@@ -125,7 +125,7 @@ export class Sidecar implements vscode.Disposable {
       permissions: cfg.get("permissions"),
     });
     for (const w of warnings) this.output.appendLine(`[agentls] settings: ${w}`);
-    const sync = syncChoice(cfg.get("syncOpenFiles"));
+    const sync = syncChoice(cfg.get("syncOpenFiles"), (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath));
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     // No transport field: stdio without the "--stdio" argument agentls does not take.
     const serverOptions: ServerOptions = {

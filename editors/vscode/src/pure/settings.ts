@@ -74,19 +74,29 @@ export interface ClientCapabilities {
 /** What agentls.syncOpenFiles turns on or off, as languageclient options. */
 export interface SyncChoice {
   /** Documents languageclient syncs (didOpen/didChange/didClose); [] syncs none. */
-  documentSelector: Array<{ scheme: string }>;
+  documentSelector: Array<{ scheme: string; pattern?: string }>;
   capabilities: ClientCapabilities;
 }
 
 /**
  * agentls.syncOpenFiles → the document selector and capabilities. Only an
- * explicit false turns sync off (the setting defaults to true). Edits through
- * the editor (applyEdit) go with sync: agentls sends workspace/applyEdit only
- * for documents it was told are open.
+ * explicit false turns sync off (the setting defaults to true). Only files
+ * under the workspace folders (absolute paths) are synced: agentls ignores
+ * others, and their text has no business leaving the editor. A folder whose
+ * path holds glob characters cannot be named by a pattern; then every file
+ * is synced and agentls drops the outside ones. Edits through the editor
+ * (applyEdit) go with sync: agentls sends workspace/applyEdit only for
+ * documents it was told are open.
  */
-export function syncChoice(syncOpenFiles: unknown): SyncChoice {
+export function syncChoice(syncOpenFiles: unknown, folders: string[]): SyncChoice {
   const on = syncOpenFiles !== false;
-  return { documentSelector: on ? [{ scheme: "file" }] : [], capabilities: { confirm: true, applyEdit: on } };
+  const capabilities: ClientCapabilities = { confirm: true, applyEdit: on };
+  if (!on) return { documentSelector: [], capabilities };
+  if (folders.some((f) => /[[\]{}*?]/.test(f))) return { documentSelector: [{ scheme: "file" }], capabilities };
+  return {
+    documentSelector: folders.map((f) => ({ scheme: "file", pattern: `${f.replace(/\\/g, "/").replace(/\/+$/, "")}/**` })),
+    capabilities,
+  };
 }
 
 /** Restart backoff after a crash: 0.5 s doubling to at most 30 s; reset after a healthy minute. */

@@ -5,6 +5,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { auditTests } from "./audit";
 
 const OUT = process.env.AGENTLS_TEST_OUT ?? "/tmp";
 const results = path.join(OUT, "results.jsonl");
@@ -255,7 +256,7 @@ const tests: Array<[string, () => Promise<void>]> = [
 
 export async function run(): Promise<void> {
   let failed = 0;
-  for (const [name, f] of tests) {
+  for (const [name, f] of [...tests, ...auditTests(skip)]) {
     const t0 = Date.now();
     let status = "pass";
     let error: string | undefined;

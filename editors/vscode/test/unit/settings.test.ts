@@ -55,13 +55,22 @@ test("invocation messages name the target", () => {
 });
 
 test("agentls.syncOpenFiles → document selector and applyEdit", async (t) => {
-  const on = { documentSelector: [{ scheme: "file" }], capabilities: { confirm: true, applyEdit: true } };
+  const folders = ["/ws/a", "/ws/b"];
+  const on = {
+    documentSelector: [{ scheme: "file", pattern: "/ws/a/**" }, { scheme: "file", pattern: "/ws/b/**" }],
+    capabilities: { confirm: true, applyEdit: true },
+  };
   const off = { documentSelector: [], capabilities: { confirm: true, applyEdit: false } };
   const cases = [
-    { name: "default (unset) is on", in: undefined, out: on },
+    { name: "default (unset) is on, one filter per workspace folder", in: undefined, out: on },
     { name: "true", in: true, out: on },
     { name: "false", in: false, out: off },
     { name: "a non-boolean is the default", in: "no", out: on },
   ];
-  for (const c of cases) await t.test(c.name, () => assert.deepEqual(syncChoice(c.in), c.out));
+  for (const c of cases) await t.test(c.name, () => assert.deepEqual(syncChoice(c.in, folders), c.out));
+  await t.test("no workspace folder: nothing is synced", () => assert.deepEqual(syncChoice(true, []).documentSelector, []));
+  await t.test("Windows separators and a trailing slash", () =>
+    assert.deepEqual(syncChoice(true, ["C:\\ws\\a\\"]).documentSelector, [{ scheme: "file", pattern: "C:/ws/a/**" }]));
+  await t.test("a folder path with glob characters syncs every file", () =>
+    assert.deepEqual(syncChoice(true, ["/ws/[x]"]).documentSelector, [{ scheme: "file" }]));
 });
