@@ -112,7 +112,15 @@ func (s *tolerantStream) reply(ctx context.Context, id json.RawMessage, code jso
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	type rpcError struct {
+		Code    jsonrpc2.Code `json:"code"`
+		Message string        `json:"message"`
+	}
+	body, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcError        `json:"error"`
+	}{"2.0", id, rpcError{code, msg}})
 	s.WriteFrame(ctx, body)
 }
 
