@@ -34,48 +34,13 @@ local function open(path)
   return vim.api.nvim_get_current_buf()
 end
 
-local function lines(buf)
-  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-end
-
-local function stop_all()
-  agentls.stop()
-  t.wait(3000, function() return #compat.get_clients("agentls") == 0 end, "clients to stop")
-end
-
 local function started(root)
   t.wait(5000, function() return agentls.initialize_result(root) ~= nil end, "initialize of " .. tostring(root))
 end
 
--- Marks in buf as {row, kind, value}, as in plugin_spec.lua.
-local function marks(buf)
-  local out = {}
-  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, render.ns, 0, -1, { details = true })) do
-    local row, d = m[2], m[4]
-    if d.hl_group then
-      table.insert(out, { row, "hl", d.hl_group })
-    end
-    if d.sign_text or render.sign_ids[buf] == m[1] then
-      table.insert(out, { row, "sign", vim.trim(d.sign_text or render.SIGN) })
-    end
-    if d.virt_lines then
-      local texts = {}
-      for _, vl in ipairs(d.virt_lines) do
-        table.insert(texts, vl[1][1] .. "|" .. vl[1][2])
-      end
-      table.insert(out, { row, d.virt_lines_above and "virt_above" or "virt_below", table.concat(texts, ",") })
-    end
-  end
-  table.sort(out, function(a, b)
-    if a[1] ~= b[1] then return a[1] < b[1] end
-    return a[2] < b[2]
-  end)
-  return out
-end
-
 local function hl_rows(buf)
   local rows = {}
-  for _, m in ipairs(marks(buf)) do
+  for _, m in ipairs(t.marks(buf)) do
     if m[2] == "hl" then table.insert(rows, m[1]) end
   end
   return rows
@@ -177,7 +142,7 @@ t.test("binary missing: clear messages, no Lua errors, health ERROR", function()
   t.ok(ok, ":AgentlsCall raised: " .. tostring(err))
   t.wait(2000, function() return noted("read failed", vim.log.levels.ERROR) end, ":AgentlsCall error message")
   vim.cmd("checkhealth agentls")
-  local text = table.concat(lines(0), "\n")
+  local text = table.concat(t.lines(0), "\n")
   vim.cmd("bwipeout!")
   t.ok(text:find("ERROR: agentls binary not found: " .. missing, 1, true), text)
   t.ok(text:find("ripgrep", 1, true), "ripgrep check missing:\n" .. text)
@@ -283,7 +248,7 @@ end)
 
 local details_seen = {}
 t.test("autostart=false: the first call starts the server lazily; list_timeout_ms bounds tools()", function()
-  stop_all()
+  t.stop_all()
   agentls.setup({ cmd = BIN, cmd_env = TEST_ENV, root_dir = t.ws, mode = "acceptEdits", sync_buffers = false,
     autostart = false, list_timeout_ms = 1,
     on_details = function(d, params) table.insert(details_seen, { d = d, params = params }) end })
@@ -377,14 +342,14 @@ t.test("#8: edit of a loaded file (sync off) reloads it; marks exactly on the ch
   local res, err = read_edit("r1.txt", "two\nthree\n", "TWO\n2b\nthree\n")
   t.ok(res, vim.inspect(err))
   t.eq(false, res.isError, agentls.text(res))
-  t.eq({ "one", "TWO", "2b", "three", "four", "five" }, lines(buf), "buffer reloaded")
+  t.eq({ "one", "TWO", "2b", "three", "four", "five" }, t.lines(buf), "buffer reloaded")
   t.eq(false, vim.bo[buf].modified, "not modified")
   t.eq({
     { 1, "hl", "AgentlsChange" },
     { 1, "sign", render.SIGN },
     { 1, "virt_above", "two|AgentlsDelete" },
     { 2, "hl", "AgentlsChange" },
-  }, marks(buf), "extmarks")
+  }, t.marks(buf), "extmarks")
   t.eq(1, #details_seen, "on_details calls")
   t.eq(res.callId, details_seen[1].params.callId, "params.callId")
   t.eq("edit", details_seen[1].params.tool, "params.tool")
@@ -395,7 +360,7 @@ t.test("after a reload, undo brings the old text back (|agentls-render|)", funct
   local buf = sync_off_buf
   vim.api.nvim_set_current_buf(buf)
   vim.cmd("silent undo")
-  t.eq({ "one", "two", "three", "four", "five" }, lines(buf), "after :undo")
+  t.eq({ "one", "two", "three", "four", "five" }, t.lines(buf), "after :undo")
   vim.cmd("silent edit!")
 end)
 
@@ -404,7 +369,7 @@ t.test(":AgentlsDiff: old text in a read-only scratch buffer vs the file, both i
   local wins = vim.api.nvim_tabpage_list_wins(0)
   t.eq(2, #wins, "windows in the diff tab")
   local left, right = vim.api.nvim_win_get_buf(wins[1]), vim.api.nvim_win_get_buf(wins[2])
-  t.eq({ "one", "two", "three", "four", "five" }, lines(left), "old side")
+  t.eq({ "one", "two", "three", "four", "five" }, t.lines(left), "old side")
   t.eq(t.path("r1.txt"), vim.api.nvim_buf_get_name(right), "file side")
   t.eq("nofile", vim.bo[left].buftype, "scratch buftype")
   t.eq(false, vim.bo[left].modifiable, "scratch not modifiable")
@@ -418,8 +383,8 @@ t.test("write of a loaded file: reloaded, only the changed line marked", functio
   assert(agentls.call_sync("read", { path = "w1.txt" }, 5000))
   local res = assert(agentls.call_sync("write", { path = "w1.txt", content = "a\nB\nc\nd\n" }, 10000))
   t.eq(false, res.isError, agentls.text(res))
-  t.eq({ "a", "B", "c", "d" }, lines(buf), "reloaded")
-  t.eq({ 1 }, hl_rows(buf), "highlighted rows: " .. vim.inspect(marks(buf)))
+  t.eq({ "a", "B", "c", "d" }, t.lines(buf), "reloaded")
+  t.eq({ 1 }, hl_rows(buf), "highlighted rows: " .. vim.inspect(t.marks(buf)))
 end)
 
 t.test(":AgentlsClear clears the marks of every buffer", function()
@@ -431,7 +396,7 @@ t.test(":AgentlsClear clears the marks of every buffer", function()
   t.ok(#bufs >= 2, "buffers with marks: " .. #bufs)
   vim.cmd("AgentlsClear")
   for _, b in ipairs(bufs) do
-    t.eq({}, marks(b), "marks of buffer " .. b)
+    t.eq({}, t.marks(b), "marks of buffer " .. b)
   end
 end)
 
@@ -443,18 +408,18 @@ t.test("sync off: a buffer with unsaved changes is left alone, warned about, and
   local res = assert(read_edit("d1.txt", "3\n", "THREE\n"))
   t.eq(false, res.isError, agentls.text(res))
   t.eq("1\n2\nTHREE\n", t.read_file("d1.txt"), "disk")
-  t.eq({ "user", "2", "3" }, lines(buf), "buffer untouched")
+  t.eq({ "user", "2", "3" }, t.lines(buf), "buffer untouched")
   t.eq(true, vim.bo[buf].modified, "still modified")
-  t.eq({}, marks(buf), "no marks")
+  t.eq({}, t.marks(buf), "no marks")
   t.ok(noted(":AgentlsDiff", vim.log.levels.WARN), vim.inspect(notes))
   vim.cmd("AgentlsDiff")
-  t.eq({ "1", "2", "3" }, lines(0), "old side")
+  t.eq({ "1", "2", "3" }, t.lines(0), "old side")
   vim.cmd("tabclose")
   vim.api.nvim_buf_call(buf, function() vim.cmd("silent edit!") end)
 end)
 
 t.test("render=false: no marks, on_details still called", function()
-  stop_all()
+  t.stop_all()
   local got = 0
   agentls.setup({ cmd = BIN, root_dir = t.ws, mode = "acceptEdits", sync_buffers = false, render = false,
     on_details = function() got = got + 1 end })
@@ -463,7 +428,7 @@ t.test("render=false: no marks, on_details still called", function()
   local res = assert(read_edit("nr.txt", "y\n", "Y\n"))
   t.eq(false, res.isError, agentls.text(res))
   t.eq(1, got, "on_details")
-  t.eq({}, marks(buf), "marks")
+  t.eq({}, t.marks(buf), "marks")
 end)
 
 t.test("tools/progress: latest output line, throttled per call, progress=false silences", function()
@@ -489,7 +454,7 @@ t.test("tools/progress: latest output line, throttled per call, progress=false s
 end)
 
 t.test("timeout_ms is call_sync's default wait; on timeout the call is cancelled", function()
-  stop_all()
+  t.stop_all()
   agentls.setup({ cmd = BIN, cmd_env = TEST_ENV, root_dir = t.ws, sync_buffers = false, timeout_ms = 300 })
   started(t.ws)
   local t0 = vim.loop.hrtime()
@@ -504,13 +469,13 @@ t.test("timeout_ms is call_sync's default wait; on timeout the call is cancelled
 end)
 
 t.test("mode readOnly refuses edits; permissions.deny refuses the tool", function()
-  stop_all()
+  t.stop_all()
   agentls.setup({ cmd = BIN, root_dir = t.ws, sync_buffers = false, mode = "readOnly" })
   local before = t.read_file("lines.txt")
   local res = assert(read_edit("lines.txt", "one\n", "ONE\n"))
   t.eq(true, res.isError, "readOnly edit: " .. agentls.text(res))
   t.eq(before, t.read_file("lines.txt"), "file")
-  stop_all()
+  t.stop_all()
   agentls.setup({ cmd = BIN, root_dir = t.ws, sync_buffers = false, mode = "acceptEdits",
     permissions = { deny = { "Read(hello.txt)" }, allow = {} } })
   res = assert(agentls.call_sync("read", { path = "hello.txt" }, 5000))
@@ -520,7 +485,7 @@ t.test("mode readOnly refuses edits; permissions.deny refuses the tool", functio
 end)
 
 t.test("setup() again with a new mode restarts the running server with it", function()
-  stop_all()
+  t.stop_all()
   agentls.setup({ cmd = BIN, root_dir = t.ws, sync_buffers = false, mode = "acceptEdits" })
   started(t.ws)
   local old = agentls.start(t.ws)
@@ -561,7 +526,7 @@ end)
 -- :AgentlsCall / :AgentlsLog ---------------------------------------------------
 
 t.test(":AgentlsCall: bad arguments give messages, not Lua errors; isError results marked", function()
-  stop_all()
+  t.stop_all()
   agentls.setup({ cmd = BIN, root_dir = t.ws, sync_buffers = false, mode = "acceptEdits" })
   started(t.ws)
   local ok, err = pcall(vim.cmd, "AgentlsCall")
@@ -576,16 +541,16 @@ t.test(":AgentlsCall: bad arguments give messages, not Lua errors; isError resul
   local before = vim.api.nvim_get_current_buf()
   vim.cmd([[AgentlsCall read {"path": "nope.txt"}]])
   t.wait(5000, function() return vim.api.nvim_get_current_buf() ~= before end, "result buffer")
-  t.ok(lines(0)[1]:find("^ERROR: "), "isError prefix: " .. vim.inspect(lines(0)))
+  t.ok(t.lines(0)[1]:find("^ERROR: "), "isError prefix: " .. vim.inspect(t.lines(0)))
   vim.cmd("close")
   vim.cmd("AgentlsCall ls {}")
   t.wait(5000, function() return vim.api.nvim_get_current_buf() ~= before end, "ls result buffer")
-  t.ok(table.concat(lines(0), "\n"):find("hello.txt", 1, true), "ls {}: " .. vim.inspect(lines(0)))
+  t.ok(table.concat(t.lines(0), "\n"):find("hello.txt", 1, true), "ls {}: " .. vim.inspect(t.lines(0)))
   vim.cmd("close")
   notes = {}
   vim.cmd("AgentlsCall no_such_tool {}")
   t.wait(5000, function() return vim.api.nvim_get_current_buf() ~= before or #notes > 0 end, "unknown tool answer")
-  local shown = vim.api.nvim_get_current_buf() ~= before and lines(0)[1] or (notes[1] and notes[1].msg)
+  local shown = vim.api.nvim_get_current_buf() ~= before and t.lines(0)[1] or (notes[1] and notes[1].msg)
   t.ok(shown and (shown:find("^ERROR: ") or shown:find("failed", 1, true)), "unknown tool: " .. tostring(shown))
   if vim.api.nvim_get_current_buf() ~= before then vim.cmd("close") end
   t.ok(vim.tbl_contains(vim.fn.getcompletion("AgentlsCall re", "cmdline"), "read"), "completion of tool names")
@@ -597,7 +562,7 @@ t.test(":AgentlsCall with a JSON array says it wants an object (plugin or server
   local ok, err = pcall(vim.cmd, [[AgentlsCall read ["hello.txt"] ]])
   t.ok(ok, tostring(err))
   vim.wait(1000, function() return vim.api.nvim_get_current_buf() ~= before or #notes > 0 end, 10)
-  local got = vim.api.nvim_get_current_buf() ~= before and ("buffer: " .. table.concat(lines(0), " | "))
+  local got = vim.api.nvim_get_current_buf() ~= before and ("buffer: " .. table.concat(t.lines(0), " | "))
     or vim.inspect(notes)
   if vim.api.nvim_get_current_buf() ~= before then vim.cmd("close") end
   t.ok(noted("must be a JSON object") or got:find("must be a JSON object", 1, true), got)
@@ -605,7 +570,7 @@ end)
 
 t.test(":AgentlsLog shows calls with their tool names", function()
   vim.cmd("AgentlsLog")
-  local text = table.concat(lines(0), "\n")
+  local text = table.concat(t.lines(0), "\n")
   vim.cmd("close")
   t.ok(text:find("%[call [^%]]+%] ls"), "call entry: " .. text:sub(-500))
   t.ok(text:find("%[start%]"), "start entry")
@@ -620,7 +585,7 @@ t.test("workspace/externalChange: deleted, unloaded and dirty buffers handled wi
   os.remove(t.path("gone.txt"))
   local ok, err = pcall(h, nil, { uri = vim.uri_from_fname(t.path("gone.txt")), kind = "deleted", readStale = true })
   t.ok(ok, "deleted: " .. tostring(err))
-  t.eq({ "x" }, lines(buf), "text of the deleted file kept")
+  t.eq({ "x" }, t.lines(buf), "text of the deleted file kept")
   ok, err = pcall(h, nil, { uri = vim.uri_from_fname(t.path("never-loaded.txt")), kind = "created", readStale = false })
   t.ok(ok, "unloaded: " .. tostring(err))
   t.write_file("ext.txt", "disk\n")
@@ -629,7 +594,7 @@ t.test("workspace/externalChange: deleted, unloaded and dirty buffers handled wi
   t.write_file("ext.txt", "changed on disk\n")
   ok, err = pcall(h, nil, { uri = vim.uri_from_fname(t.path("ext.txt")), kind = "changed", readStale = true })
   t.ok(ok, "dirty: " .. tostring(err))
-  t.eq({ "typed" }, lines(buf), "unsaved text kept")
+  t.eq({ "typed" }, t.lines(buf), "unsaved text kept")
   vim.cmd("silent edit!")
 end)
 
@@ -637,7 +602,7 @@ end)
 
 local died = false
 t.test("a call pending when the server dies gets an error at once (call_sync does not wait out timeout_ms)", function()
-  stop_all()
+  t.stop_all()
   agentls.setup({ cmd = BIN, cmd_env = TEST_ENV, root_dir = t.ws, sync_buffers = false })
   started(t.ws)
   local c = vim.lsp.get_client_by_id(agentls.start(t.ws))
@@ -658,7 +623,7 @@ end)
 
 t.test("after the server dies, the next call starts a new one", function()
   if not died then
-    stop_all() -- the check above could not kill it (no pid)
+    t.stop_all() -- the check above could not kill it (no pid)
   end
   t.wait(3000, function() return #compat.get_clients("agentls") == 0 end, "the dead client to go")
   local res, err = agentls.call_sync("read", { path = "hello.txt" }, 5000)
@@ -681,7 +646,7 @@ local function stub_select()
 end
 
 t.test("tools/confirm: a dismissed picker (Esc) denies; file and buffer unchanged, no marks", function()
-  stop_all()
+  t.stop_all()
   stub_select()
   agentls.setup({ cmd = BIN, root_dir = t.ws, sync_buffers = false })
   t.write_file("c1.txt", "keep\nme\n")
@@ -692,8 +657,8 @@ t.test("tools/confirm: a dismissed picker (Esc) denies; file and buffer unchange
   t.eq(true, res.isError, agentls.text(res))
   t.ok(agentls.text(res):find("denied", 1, true), agentls.text(res))
   t.eq("keep\nme\n", t.read_file("c1.txt"), "file")
-  t.eq({ "keep", "me" }, lines(buf), "buffer")
-  t.eq({}, marks(buf), "marks")
+  t.eq({ "keep", "me" }, t.lines(buf), "buffer")
+  t.eq({}, t.marks(buf), "marks")
 end)
 
 t.test("tools/confirm: Deny of an edit of a loaded file leaves file, buffer and marks alone", function()
@@ -703,8 +668,8 @@ t.test("tools/confirm: Deny of an edit of a loaded file leaves file, buffer and 
   t.eq(1, #asked, "asked")
   t.eq(true, res.isError, agentls.text(res))
   t.eq("keep\nme\n", t.read_file("c1.txt"), "file")
-  t.eq({ "keep", "me" }, lines(buf), "buffer")
-  t.eq({}, marks(buf), "marks")
+  t.eq({ "keep", "me" }, t.lines(buf), "buffer")
+  t.eq({}, t.marks(buf), "marks")
 end)
 
 t.test("tools/confirm: Show change opens the server's proposed change, then Deny", function()
@@ -715,7 +680,7 @@ t.test("tools/confirm: Show change opens the server's proposed change, then Deny
   t.eq(tabs + 1, #vim.api.nvim_list_tabpages(), "preview tab")
   local found = false
   for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-    if vim.deep_equal({ "keep", "PROPOSED" }, lines(vim.api.nvim_win_get_buf(w))) then found = true end
+    if vim.deep_equal({ "keep", "PROPOSED" }, t.lines(vim.api.nvim_win_get_buf(w))) then found = true end
   end
   t.ok(found, "proposed side not shown")
   vim.cmd("tabclose")
@@ -748,7 +713,7 @@ vim.fn.writefile({ "only in root2" }, root2 .. "/two.txt")
 
 local id1, id2
 t.test("multiple roots: one client per root, calls go to the cwd's root", function()
-  stop_all()
+  t.stop_all()
   agentls.setup({ cmd = BIN, mode = "acceptEdits" }) -- sync_buffers default (true)
   id1 = agentls.start()
   started(t.ws)
@@ -779,7 +744,7 @@ t.test("sync: a buffer attaches to its own root's client only (prefix-sibling, o
 end)
 
 t.test("stop() stops every client; the next call starts one again", function()
-  stop_all()
+  t.stop_all()
   t.ok(vim.lsp.client_is_stopped(id1) and vim.lsp.client_is_stopped(id2), "both stopped")
   local res = assert(agentls.call_sync("read", { path = "hello.txt" }, 5000))
   t.eq(false, res.isError, agentls.text(res))
@@ -818,7 +783,7 @@ t.test("sync: a clean buffer's edit lands in it, is saved and marked exactly", f
   local buf = open(t.path("s2.txt"))
   local res = assert(read_edit("s2.txt", "b\n", "B\nB2\n"))
   t.eq(false, res.isError, agentls.text(res))
-  t.eq({ "a", "B", "B2", "c", "d" }, lines(buf), "buffer")
+  t.eq({ "a", "B", "B2", "c", "d" }, t.lines(buf), "buffer")
   t.eq(false, vim.bo[buf].modified, "saved")
   t.eq("a\nB\nB2\nc\nd\n", t.read_file("s2.txt"), "disk")
   t.eq({
@@ -826,14 +791,14 @@ t.test("sync: a clean buffer's edit lands in it, is saved and marked exactly", f
     { 1, "sign", render.SIGN },
     { 1, "virt_above", "b|AgentlsDelete" },
     { 2, "hl", "AgentlsChange" },
-  }, marks(buf), "extmarks")
+  }, t.marks(buf), "extmarks")
 end)
 
 t.test("sync: write of an open clean file goes into its buffer and is saved", function()
   local buf = open(t.path("s2.txt"))
   local res = assert(agentls.call_sync("write", { path = "s2.txt", content = "replaced\n" }, 10000))
   t.eq(false, res.isError, agentls.text(res))
-  t.eq({ "replaced" }, lines(buf), "buffer")
+  t.eq({ "replaced" }, t.lines(buf), "buffer")
   t.eq(false, vim.bo[buf].modified, "saved")
   t.eq("replaced\n", t.read_file("s2.txt"), "disk")
 end)
@@ -847,5 +812,5 @@ t.test("sync: a new, never-saved file buffer in the root is read from the buffer
 end)
 
 vim.notify, vim.ui.select, vim.ui.input = real_notify, real_select, real_input
-stop_all()
+t.stop_all()
 t.finish()

@@ -88,4 +88,44 @@ function M.finish()
   end
 end
 
+-- Marks in buf as {row, kind, value}: kind is "hl" (line highlight), "sign"
+-- or "virt_above"/"virt_below" (virtual lines), sorted by row then kind.
+function M.marks(buf)
+  local render = require("agentls.render")
+  local out = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, render.ns, 0, -1, { details = true })) do
+    local row, d = m[2], m[4]
+    if d.hl_group then
+      table.insert(out, { row, "hl", d.hl_group })
+    end
+    -- 0.7 does not report sign_text; the plugin records its sign mark's id.
+    if d.sign_text or render.sign_ids[buf] == m[1] then
+      table.insert(out, { row, "sign", vim.trim(d.sign_text or render.SIGN) })
+    end
+    if d.virt_lines then
+      local texts = {}
+      for _, vl in ipairs(d.virt_lines) do
+        table.insert(texts, vl[1][1] .. "|" .. vl[1][2])
+      end
+      table.insert(out, { row, d.virt_lines_above and "virt_above" or "virt_below", table.concat(texts, ",") })
+    end
+  end
+  table.sort(out, function(a, b)
+    if a[1] ~= b[1] then return a[1] < b[1] end
+    return a[2] < b[2]
+  end)
+  return out
+end
+
+-- Stops every agentls client and waits until they are gone.
+function M.stop_all()
+  require("agentls").stop()
+  M.wait(3000, function() return #require("agentls.compat").get_clients("agentls") == 0 end, "clients to stop")
+end
+
+-- The lines of buf.
+function M.lines(buf)
+  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+end
+
 return M

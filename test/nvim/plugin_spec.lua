@@ -15,33 +15,6 @@ vim.notify = function(msg, level, opts)
   table.insert(notified, { msg = msg, level = level })
 end
 
--- Marks in buf as {row, kind, value}: kind is line_hl_group, sign_text or virt_lines.
-local function marks(buf)
-  local out = {}
-  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, render.ns, 0, -1, { details = true })) do
-    local row, d = m[2], m[4]
-    if d.hl_group then
-      table.insert(out, { row, "hl", d.hl_group })
-    end
-    -- 0.7 does not report sign_text; the plugin records its sign mark's id.
-    if d.sign_text or render.sign_ids[buf] == m[1] then
-      table.insert(out, { row, "sign", vim.trim(d.sign_text or render.SIGN) })
-    end
-    if d.virt_lines then
-      local texts = {}
-      for _, vl in ipairs(d.virt_lines) do
-        table.insert(texts, vl[1][1] .. "|" .. vl[1][2])
-      end
-      table.insert(out, { row, d.virt_lines_above and "virt_above" or "virt_below", table.concat(texts, ",") })
-    end
-  end
-  table.sort(out, function(a, b)
-    if a[1] ~= b[1] then return a[1] < b[1] end
-    return a[2] < b[2]
-  end)
-  return out
-end
-
 local function edit(rel)
   vim.cmd("edit " .. vim.fn.fnameescape(t.path(rel)))
   return vim.api.nvim_get_current_buf()
@@ -209,7 +182,7 @@ t.test("tools/details reloads the buffer and marks exactly the changed lines", f
     { 1, "virt_above", "two|AgentlsDelete" },
     { 3, "virt_above", "four|AgentlsDelete" },
     { 4, "hl", "AgentlsAdd" },
-  }, marks(lines_buf), "extmarks")
+  }, t.marks(lines_buf), "extmarks")
 end)
 
 t.test(":AgentlsDiff shows the old text against the file", function()
@@ -221,10 +194,10 @@ t.test(":AgentlsDiff shows the old text against the file", function()
 end)
 
 t.test("editing a marked line clears its marks only", function()
-  local all = marks(lines_buf)
+  local all = t.marks(lines_buf)
   vim.api.nvim_buf_set_lines(lines_buf, 0, 1, false, { "ONE" })
   vim.wait(50)
-  t.eq(all, marks(lines_buf), "editing an unmarked line keeps every mark")
+  t.eq(all, t.marks(lines_buf), "editing an unmarked line keeps every mark")
   vim.api.nvim_buf_set_lines(lines_buf, 4, 5, false, { "SIX" })
   vim.wait(50)
   t.eq({
@@ -232,9 +205,9 @@ t.test("editing a marked line clears its marks only", function()
     { 1, "sign", render.SIGN },
     { 1, "virt_above", "two|AgentlsDelete" },
     { 3, "virt_above", "four|AgentlsDelete" },
-  }, marks(lines_buf), "extmarks after the user edit")
+  }, t.marks(lines_buf), "extmarks after the user edit")
   vim.cmd("AgentlsClear")
-  t.eq({}, marks(lines_buf), "after :AgentlsClear")
+  t.eq({}, t.marks(lines_buf), "after :AgentlsClear")
   vim.cmd("silent! edit!")
 end)
 
@@ -250,7 +223,7 @@ t.test("tools/details reloads a hidden buffer and uses the unified diff for remo
   t.eq(buf, got, "rendered buffer")
   t.eq({ "a", "B", "c" }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), "reloaded")
   t.eq({ { 1, "hl", "AgentlsChange" }, { 1, "sign", render.SIGN }, { 1, "virt_above", "b|AgentlsDelete" } },
-    marks(buf), "extmarks")
+    t.marks(buf), "extmarks")
 end)
 
 t.test("tools/details with a unified diff for a file that is not loaded", function()
@@ -357,7 +330,7 @@ t.test("real edit flow: buffer shows the new text, marks on the changed lines", 
   t.ok(details, "no tools/details")
   t.eq({ "package main", "", "func main() {", '\tprintln("hello")', '\tprintln("world")', "}" },
     vim.api.nvim_buf_get_lines(buf, 0, -1, false), "buffer text")
-  local m = marks(buf)
+  local m = t.marks(buf)
   local hl_rows, virt = {}, nil
   for _, x in ipairs(m) do
     if x[2] == "hl" then table.insert(hl_rows, x[1]) end

@@ -21,15 +21,6 @@ local function open(rel)
   return vim.api.nvim_get_current_buf()
 end
 
-local function lines(buf)
-  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-end
-
-local function stop_all()
-  agentls.stop()
-  t.wait(3000, function() return #compat.get_clients("agentls") == 0 end, "clients to stop")
-end
-
 local function sent_caps(id)
   return vim.lsp.get_client_by_id(id).config.capabilities.experimental.agentls
 end
@@ -70,7 +61,7 @@ t.test("edit of a clean buffer goes through the editor and is saved", function()
   t.ok(res, vim.inspect(err))
   t.eq(false, res.isError, agentls.text(res))
   t.eq(true, res.details and res.details.inEditor, "details.inEditor: " .. agentls.text(res))
-  t.eq({ "one", "two", "THREE", "four", "five" }, lines(buf), "buffer")
+  t.eq({ "one", "two", "THREE", "four", "five" }, t.lines(buf), "buffer")
   t.eq("one\ntwo\nTHREE\nfour\nfive\n", t.read_file("lines.txt"), "disk")
   t.eq(false, vim.bo[buf].modified, "buffer saved")
   -- The next edit checks against the document the editor reported back.
@@ -88,7 +79,7 @@ t.test("edit of a dirty buffer merges into it and leaves the disk alone", functi
     edits = { { oldText = "package main\n", newText = "package app\n" } } }, 10000)
   t.ok(res, vim.inspect(err))
   t.eq(false, res.isError, agentls.text(res))
-  t.eq({ "package app", "", "func main() {", '\tprintln("user")', "}" }, lines(buf), "buffer")
+  t.eq({ "package app", "", "func main() {", '\tprintln("user")', "}" }, t.lines(buf), "buffer")
   t.eq(true, vim.bo[buf].modified, "still unsaved")
   local render = require("agentls.render")
   local marked = vim.api.nvim_buf_get_extmarks(buf, render.ns, { 0, 0 }, { 0, -1 }, {})
@@ -108,7 +99,7 @@ end)
 t.test("applyEdit refuses an edit older than the buffer", function()
   local buf = open("lines.txt")
   vim.api.nvim_buf_set_lines(buf, 1, 2, false, { "typed" }) -- the user types: a new version
-  local before = lines(buf)
+  local before = t.lines(buf)
   local version = compat.buf_version(buf)
   t.ok(version and version > 1, "buffer version " .. tostring(version))
   local uri = vim.uri_from_fname(t.path("lines.txt"))
@@ -117,11 +108,11 @@ t.test("applyEdit refuses an edit older than the buffer", function()
     edits = { edit } } } } }, { client_id = id })
   t.eq(false, res.applied, "applied: " .. vim.inspect(res))
   t.ok(tostring(res.failureReason):find("changed in the editor", 1, true), vim.inspect(res))
-  t.eq(before, lines(buf), "buffer untouched")
+  t.eq(before, t.lines(buf), "buffer untouched")
 end)
 
 t.test("sync off: nothing attached, read sees the disk, applyEdit not declared", function()
-  stop_all()
+  t.stop_all()
   agentls.setup({ cmd = { t.bin }, root_dir = t.ws, mode = "acceptEdits", sync_buffers = false })
   local off = agentls.start(t.ws)
   t.wait(5000, function() return agentls.initialize_result(t.ws) ~= nil end, "initialize")
@@ -137,5 +128,5 @@ t.test("sync off: nothing attached, read sees the disk, applyEdit not declared",
 end)
 
 vim.notify = real_notify
-stop_all()
+t.stop_all()
 t.finish()
