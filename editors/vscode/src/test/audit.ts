@@ -5,26 +5,11 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { sleep, until } from "./wait";
 
 type Test = [string, () => Promise<void>];
 
 const OUT = process.env.AGENTLS_TEST_OUT ?? "/tmp";
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, f: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await f();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-    await sleep(50);
-  }
-}
 
 const CORE = ["read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"];
 const COMMANDS = ["agentls.restart", "agentls.showLog", "agentls.showAudit", "agentls.runTool", "agentls.clearHighlights", "agentls.showDiff", "agentls.revert"];

@@ -5,6 +5,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { sleep, until } from "./wait";
 import { auditTests } from "./audit";
 
 const OUT = process.env.AGENTLS_TEST_OUT ?? "/tmp";
@@ -14,22 +15,6 @@ class Skip extends Error {}
 const skip = (why: string): never => {
   throw new Skip(why);
 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, f: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await f();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-    await sleep(50);
-  }
-}
 
 const ws = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
 const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : "")).join("");
