@@ -55,8 +55,7 @@ func (w apLockedWriter) Write(b []byte) (int, error) {
 
 func apStartRaw(t *testing.T, root string, env ...string) *apRaw {
 	t.Helper()
-	cmd := exec.Command(harness.Binary(t), "--root", root)
-	cmd.Env = append(append(os.Environ(), "AGENTLS_TEST_TOOLS=1", "AGENTLS_AUDIT_DIR="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
+	cmd := harness.Command(t, []string{"--root", root}, env...)
 	r := &apRaw{t: t, cmd: cmd, exited: make(chan struct{}), changed: make(chan struct{})}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

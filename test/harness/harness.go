@@ -91,9 +91,7 @@ func Start(t testing.TB, opts Options) *Client {
 	if opts.Root != "" {
 		args = append(args, "--root", opts.Root)
 	}
-	cmd := exec.Command(Binary(t), args...)
-	// Tests never write to the real audit log or read the user's settings.
-	cmd.Env = append(append(os.Environ(), "AGENTLS_TEST_TOOLS=1", "AGENTLS_AUDIT_DIR="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir()), opts.Env...)
+	cmd := Command(t, args, opts.Env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +123,15 @@ func Start(t testing.TB, opts Options) *Client {
 		c.Conn.Close()
 	})
 	return c
+}
+
+// Command is agentls with args in the tests' environment: test-only tools
+// on, and never the real audit log or the user's settings; env is added.
+func Command(t testing.TB, args []string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(Binary(t), args...)
+	cmd.Env = append(append(os.Environ(), "AGENTLS_TEST_TOOLS=1", "AGENTLS_AUDIT_DIR="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
+	return cmd
 }
 
 func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
