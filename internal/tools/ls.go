@@ -77,7 +77,7 @@ func runLs(ctx context.Context, c *Call, in lsInput) (Result, error) {
 	denied := 0
 	for _, e := range res.Entries {
 		if c.Env.listAllowed(p.Folder, path.Join(p.Rel, entryName(e))) {
-			shown = append(shown, e)
+			shown = append(shown, c.Env.hideDeniedTarget(p.Folder, p.Rel, e))
 		} else {
 			denied++
 		}

@@ -67,3 +67,25 @@ func (e *Env) filterGrep(f *ops.Folder, text string) (string, int) {
 	}
 	return strings.Join(clean, "\n"), hidden
 }
+
+// hideDeniedTarget keeps a symlink entry ("l@ -> t") in dir from naming a
+// target inside the folder that a Read deny rule hides from listings.
+func (e *Env) hideDeniedTarget(f *ops.Folder, dir, entry string) string {
+	i := strings.Index(entry, "@ -> ")
+	if i < 0 || e.Visible == nil {
+		return entry
+	}
+	target := entry[i+len("@ -> "):]
+	rel := path.Join(dir, target)
+	if path.IsAbs(target) {
+		r, err := filepath.Rel(f.Root, filepath.FromSlash(target))
+		if err != nil {
+			return entry
+		}
+		rel = filepath.ToSlash(r)
+	}
+	if rel == ".." || strings.HasPrefix(rel, "../") || e.listAllowed(f, rel) {
+		return entry
+	}
+	return entry[:i] + "@ -> (target hidden by a permission rule)"
+}

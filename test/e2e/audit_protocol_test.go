@@ -1158,12 +1158,14 @@ func TestAuditProtoReadRulesGovernListingsAndSymlinks(t *testing.T) {
 		{"grep", map[string]any{"pattern": "needle-xyz"}},
 	} {
 		r := c.CallTool(ctx, tc.tool, tc.args)
-		// ls shows link.txt with its target name ("link.txt@ -> secret.txt"):
-		// only entries naming the denied file count here.
+		// ls shows link.txt, but not the denied name it points to.
 		for _, line := range strings.Split(r.Text(), "\n") {
-			if strings.HasPrefix(line, "secret.txt") || strings.Contains(line, "needle") && !strings.HasPrefix(line, "pub.txt") {
+			if strings.Contains(line, "secret.txt") || strings.Contains(line, "needle") && !strings.HasPrefix(line, "pub.txt") {
 				t.Errorf("%s shows the denied file: %q", tc.tool, line)
 			}
+		}
+		if tc.tool == "ls" && !strings.Contains(r.Text(), "link.txt@ -> (target hidden by a permission rule)") {
+			t.Errorf("ls does not show the link with its target hidden:\n%s", r.Text())
 		}
 		if !strings.Contains(r.Text(), "pub.txt") {
 			t.Errorf("%s misses pub.txt:\n%s", tc.tool, r.Text())
