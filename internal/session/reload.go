@@ -19,8 +19,8 @@ import (
 // users expect of their settings: a deny rule added mid-session applies to
 // the next call, a new tool file shows up in tools/list (tools/listChanged).
 // Upstream MCP servers whose entry in .agentls/mcp.json changed restart
-// (removed ones stop, new ones start). The user's files outside the
-// workspace are read at start only.
+// (removed ones stop, new ones start). The user's files (~/.config/agentls)
+// are watched too (userwatch.go).
 
 // reloadDelay coalesces the events of one save (editors write a temporary
 // file and rename it) into one reload.

@@ -111,3 +111,21 @@ func TestCloseStopsPendingReloads(t *testing.T) {
 	case <-time.After(2 * reloadDelay):
 	}
 }
+
+// The user's agentls directory (outside the workspace, not seen by the
+// workspace watchers) is watched too, also when it is made after the start.
+func TestUserConfigReloadsWhenItChanges(t *testing.T) {
+	dir, userDir := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(dir, "notes.txt"), "hello\n")
+	s, err := New(Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true, AuditDir: "-", UserConfigDir: userDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	writeFile(t, filepath.Join(userDir, "agentls", "tools", "mine.json"), `{"name": "mine", "description": "A user tool.", "inputSchema": {"type": "object"}, "command": "true", "deferred": false}`)
+	eventually(t, "the user's new tool is registered", func() bool { return s.Registry.IsActive("mine") })
+
+	read := policy.Request{Tool: "read", Paths: []policy.PathRef{{Rel: "notes.txt", Abs: filepath.Join(dir, "notes.txt")}}, InWorkspace: true}
+	writeFile(t, filepath.Join(userDir, filepath.FromSlash(policy.UserFile)), `{"permissions": {"deny": ["Read(notes.txt)"]}}`)
+	eventually(t, "the user's deny rule applies", func() bool { return s.Policy.Evaluate(read).Decision == policy.Deny })
+}

@@ -100,6 +100,9 @@ type Session struct {
 	// What Reload needs to read the configuration again.
 	reloadSpec reloadSpec
 	reloader   reloader
+	// stopUserWatch ends watchUserConfig; userWatchDone is closed then.
+	stopUserWatch context.CancelFunc
+	userWatchDone <-chan struct{}
 	// matchers are the watched folders' shared ignore matchers; replaced
 	// whole when the folders change, read by tools concurrently.
 	matchers atomic.Pointer[map[*ops.Folder]*ignore.Matcher]
@@ -228,6 +231,10 @@ func New(opts Options) (*Session, error) {
 	}
 	s.watchBackground = opts.Background
 	s.startWatchers()
+	if userDir != "" {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopUserWatch, s.userWatchDone = cancel, s.watchUserConfig(ctx, userDir)
+	}
 	if opts.Background {
 		s.housekeeping.Go(cleanTemp)
 	}
@@ -341,6 +348,10 @@ func (s *Session) SetFolders(specs []ops.FolderSpec) error {
 func (s *Session) Close() error {
 	s.housekeeping.Wait()
 	s.stopWatchers()
+	if s.stopUserWatch != nil {
+		s.stopUserWatch()
+		<-s.userWatchDone
+	}
 	s.reloader.stop()
 	if s.Upstream != nil {
 		s.Upstream.Close()
