@@ -34,13 +34,16 @@ type Change struct {
 type Store struct {
 	mu   sync.Mutex
 	docs map[string]*Doc
+	// paths maps an open document's URI to its key, so a didChange (every
+	// keystroke) needs no path resolution.
+	paths map[string]string
 	// changed is closed and replaced at every change: WaitFor's broadcast.
 	changed chan struct{}
 }
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{docs: map[string]*Doc{}, changed: make(chan struct{})}
+	return &Store{docs: map[string]*Doc{}, paths: map[string]string{}, changed: make(chan struct{})}
 }
 
 // Open records that the editor opened path with text (didOpen). Opening an
@@ -48,7 +51,11 @@ func New() *Store {
 func (s *Store) Open(path, uri string, version int32, text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if old := s.docs[path]; old != nil {
+		delete(s.paths, old.URI)
+	}
 	s.docs[path] = &Doc{URI: uri, Version: version, Text: []byte(text)}
+	s.paths[uri] = path
 	s.notifyLocked()
 }
 
@@ -71,8 +78,7 @@ func (s *Store) Change(path string, version int32, changes []Change) error {
 		}
 		next, err := textedit.ApplyTextEdits(text, []textedit.TextEdit{{Range: *c.Range, NewText: c.Text}})
 		if err != nil {
-			delete(s.docs, path)
-			s.notifyLocked()
+			s.dropLocked(path)
 			return fmt.Errorf("change %d of %s (version %d): %w; the document is dropped until it is opened again", i, path, version, err)
 		}
 		text = next
@@ -86,10 +92,26 @@ func (s *Store) Change(path string, version int32, changes []Change) error {
 func (s *Store) Close(path string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.docs[path]; ok {
+	s.dropLocked(path)
+}
+
+func (s *Store) dropLocked(path string) {
+	if d := s.docs[path]; d != nil {
+		delete(s.paths, d.URI)
 		delete(s.docs, path)
 		s.notifyLocked()
 	}
+}
+
+// PathOf returns the key of the open document with this URI.
+func (s *Store) PathOf(uri string) (string, bool) {
+	if s == nil {
+		return "", false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.paths[uri]
+	return p, ok
 }
 
 // Get returns the open document at path.

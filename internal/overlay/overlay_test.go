@@ -117,3 +117,26 @@ func TestNilStoreIsEmpty(t *testing.T) {
 		t.Fatal("nil store satisfied WaitFor")
 	}
 }
+
+// Notifications after didOpen find a document by its URI; closing, dropping
+// or reopening under another URI forgets the old one.
+func TestPathOf(t *testing.T) {
+	s := New()
+	s.Open("/w/a", "file:///w/a", 1, "x")
+	if p, ok := s.PathOf("file:///w/a"); !ok || p != "/w/a" {
+		t.Fatalf("PathOf = %q, %v", p, ok)
+	}
+	s.Open("/w/a", "file:///w/link/a", 2, "x")
+	if _, ok := s.PathOf("file:///w/a"); ok {
+		t.Fatal("a URI replaced by a reopen is still known")
+	}
+	s.Change("/w/a", 3, []Change{{Range: rng(9, 0, 9, 0), Text: "!"}}) // dropped
+	if _, ok := s.PathOf("file:///w/link/a"); ok {
+		t.Fatal("a dropped document's URI is still known")
+	}
+	s.Open("/w/b", "file:///w/b", 1, "y")
+	s.Close("/w/b")
+	if _, ok := s.PathOf("file:///w/b"); ok {
+		t.Fatal("a closed document's URI is still known")
+	}
+}

@@ -37,8 +37,9 @@ type didChangeParams struct {
 	} `json:"contentChanges"`
 }
 
-// docPath maps a document URI to the store's key, the real path the tools
-// resolve to; ok=false for documents outside the workspace (ignored).
+// docPath maps an opened document's URI to the store's key, the real path
+// the tools resolve to; ok=false for documents outside the workspace
+// (ignored). Later notifications find the key by URI in the store.
 func (s *Server) docPath(uri string) (string, bool) {
 	path, err := uriToPath(uri)
 	if err != nil {
@@ -72,9 +73,9 @@ func (s *Server) textDocument(method string, raw []byte) {
 		if decodeParams(raw, &p) != nil {
 			return
 		}
-		path, ok := s.docPath(p.TextDocument.URI)
+		path, ok := docs.PathOf(p.TextDocument.URI)
 		if !ok {
-			return
+			return // not opened, or outside the workspace
 		}
 		changes := make([]overlay.Change, len(p.ContentChanges))
 		for i, c := range p.ContentChanges {
@@ -92,7 +93,7 @@ func (s *Server) textDocument(method string, raw []byte) {
 		if decodeParams(raw, &p) != nil {
 			return
 		}
-		if path, ok := s.docPath(p.TextDocument.URI); ok {
+		if path, ok := docs.PathOf(p.TextDocument.URI); ok {
 			docs.Close(path)
 		}
 	}
