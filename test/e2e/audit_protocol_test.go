@@ -57,19 +57,9 @@ func apStartRaw(t *testing.T, root string, env ...string) *apRaw {
 	t.Helper()
 	cmd := harness.Command(t, []string{"--root", root}, env...)
 	r := &apRaw{t: t, cmd: cmd, exited: make(chan struct{}), changed: make(chan struct{})}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd.Stderr = apLockedWriter{r}
+	stdin, stdout := harness.StartPiped(t, cmd)
 	r.stdin = stdin
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)

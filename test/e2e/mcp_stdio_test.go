@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,18 +31,8 @@ func TestMCPOverPipes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(harness.Binary(t), "mcp", "--root", ws)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd := harness.Command(t, []string{"mcp", "--root", ws})
+	stdin, stdout := harness.StartPiped(t, cmd)
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	lines := make(chan mcpLine, 16)
 	go func() {

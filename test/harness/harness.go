@@ -92,18 +92,8 @@ func Start(t testing.TB, opts Options) *Client {
 		args = append(args, "--root", opts.Root)
 	}
 	cmd := Command(t, args, opts.Env...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd.Stderr = &testWriter{t: t}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := StartPiped(t, cmd)
 	c := &Client{t: t, Cmd: cmd, stdin: stdin, exited: make(chan struct{})}
 	go func() {
 		c.exitErr = cmd.Wait()
@@ -132,6 +122,23 @@ func Command(t testing.TB, args []string, env ...string) *exec.Cmd {
 	cmd := exec.Command(Binary(t), args...)
 	cmd.Env = append(append(os.Environ(), "AGENTLS_TEST_TOOLS=1", "AGENTLS_AUDIT_DIR="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
 	return cmd
+}
+
+// StartPiped starts cmd with pipes to its stdin and from its stdout.
+func StartPiped(t testing.TB, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout
 }
 
 func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
