@@ -257,6 +257,9 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	if caps.ApplyEdit {
 		sopts.BufferEditor = &applier{s: s}
 	}
+	if caps.Diagnostics {
+		sopts.Diagnostics = &diagnoser{s: s}
+	}
 	sess, err := session.New(sopts)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "cannot open the workspace: %v", err)
@@ -516,6 +519,33 @@ func (c *confirmer) Confirm(ctx context.Context, req policy.ConfirmRequest) (pol
 		return policy.ConfirmAnswer{}, err
 	}
 	return ans, nil
+}
+
+// diagnoser asks the client what its language servers report
+// (tools/diagnostics). The request is cancelled with the call, or when the
+// caller stops waiting.
+type diagnoser struct{ s *Server }
+
+func (d *diagnoser) Diagnostics(ctx context.Context, callID, tool string, uris []string, wait time.Duration) (map[string][]tools.Diagnostic, error) {
+	params := map[string]any{"callId": callID, "tool": tool, "uris": uris, "waitMs": wait.Milliseconds()}
+	var ans struct {
+		Items []struct {
+			URI         string             `json:"uri"`
+			Diagnostics []tools.Diagnostic `json:"diagnostics"`
+		} `json:"items"`
+	}
+	if err := protocol.Call(ctx, d.s.conn, "tools/diagnostics", params, &ans); err != nil {
+		return nil, err
+	}
+	// Items answer uris in order; a client may spell a URI its own way
+	// (percent-encoding), so the order, not the string, pairs them.
+	out := make(map[string][]tools.Diagnostic, len(uris))
+	for i, it := range ans.Items {
+		if i < len(uris) {
+			out[uris[i]] = append(out[uris[i]], it.Diagnostics...)
+		}
+	}
+	return out, nil
 }
 
 // watcherMode is the initialize capability: how file changes are noticed.

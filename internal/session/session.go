@@ -54,6 +54,9 @@ type Options struct {
 	// (workspace/applyEdit); nil when the client cannot. With it, an open
 	// document, not the file on disk, is what the edit guard checks.
 	BufferEditor tools.BufferEditor
+	// Diagnostics asks the editor what its language servers report for a
+	// file edit or write changed (tools/diagnostics); nil when it cannot.
+	Diagnostics tools.DiagnosticsSource
 	// OnReload is called after the settings and extension tool files were
 	// read again because they changed, with the problems found (invalid
 	// rules, bad tool files); the client should show them.
@@ -136,7 +139,7 @@ func New(opts Options) (*Session, error) {
 		cleanTemp()
 	}
 	guard := editguard.New(fsys)
-	env := &tools.Env{FS: fsys, Log: log, Stamps: guard, Guard: guard, Buffers: opts.Buffers}
+	env := &tools.Env{FS: fsys, Log: log, Stamps: guard, Guard: guard, Buffers: opts.Buffers, Diagnostics: opts.Diagnostics}
 	if opts.Buffers != nil && opts.BufferEditor != nil {
 		env.Editor = opts.BufferEditor
 		guard.UseBuffers(opts.Buffers)

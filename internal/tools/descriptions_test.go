@@ -18,8 +18,8 @@ var enforced = map[string][]int{
 	"ls":    {LsDefaultLimit, LsMaxLimit},
 	"grep":  {GrepDefaultLimit, GrepMaxLimit, GrepMaxContext, GrepLineChars, GrepMaxBytes, 2},
 	"find":  {FindDefaultLimit, FindMaxLimit},
-	"edit":  {textedit.MaxListedOccurrences},
-	"write": {},
+	"edit":  {textedit.MaxListedOccurrences, MaxDiagnostics},
+	"write": {MaxDiagnostics},
 	"bash":  {BashDefaultTimeout, BashMaxTimeout, BashTailLines, BashTailBytes, BashFailureLines, BashKillGrace},
 }
 

@@ -30,9 +30,9 @@ When to use: to change part of an existing file. Read the file first (edit refus
 
 Parameters: path; edits: [{oldText, newText, replaceAll?}]; dryRun returns the diff without writing. Keep oldText small but unique. Matching tolerates, in this order, different line endings, trailing whitespace, typographic quotes/dashes/non-breaking spaces, and indentation (the new text is re-indented); the level used is reported. Only the matched lines change: line endings, BOM, final newline and file mode are kept.
 
-Output: one line naming the file, the number of replacements and the lines changed, plus a numbered snippet when fuzzy matching was used.
+Output: one line naming the file, the number of replacements and the lines changed, plus a numbered snippet when fuzzy matching was used. Inside an editor whose language servers check the file, the errors and warnings that appeared with the change follow (up to %d) — fix them next.
 
-Errors: no match shows the closest region with line numbers and visible whitespace — read the file again and retry; several matches list their line numbers (up to %d) — add context or set replaceAll; a stale file says what changed — read it again.`, textedit.MaxListedOccurrences)
+Errors: no match shows the closest region with line numbers and visible whitespace — read the file again and retry; several matches list their line numbers (up to %d) — add context or set replaceAll; a stale file says what changed — read it again.`, MaxDiagnostics, textedit.MaxListedOccurrences)
 
 // NewEdit returns the edit tool.
 func NewEdit() *Tool {
@@ -46,7 +46,7 @@ func NewEdit() *Tool {
 		Tweak: func(s map[string]any) {
 			prop(s, "edits")["minItems"] = 1.0
 		},
-		Run: runEdit,
+		Run: withDiagnostics(runEdit),
 	})
 }
 
@@ -128,6 +128,7 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	c.diagnosticsBefore(ctx, p, true)
 	where := ""
 	if inEditor {
 		saved, r, err := applyInEditor(ctx, c, p, old, res.New, "agentls: edit "+p.Display())

@@ -80,6 +80,10 @@ type Env struct {
 	// watcher (rule files edited are invalidated); nil or a nil result
 	// means rules are read fresh for the call.
 	Matchers func(f *ops.Folder) *ignore.Matcher
+	// Diagnostics asks the editor what its language servers report, so
+	// edit and write can tell the model about problems they introduced;
+	// nil when the client cannot.
+	Diagnostics DiagnosticsSource
 }
 
 // BufferEditor applies edits (ranges in doc.Text) to a document open in the
@@ -112,6 +116,9 @@ type Call struct {
 	// one lives inline, costing no allocation.
 	first    resolution
 	resolved []resolution
+	// diag is what the editor reported for the file before the call
+	// changed it; nil when the editor does not report diagnostics.
+	diag *diagBaseline
 }
 
 type resolution struct {

@@ -16,15 +16,15 @@ type writeInput struct {
 	Content string `json:"content" jsonschema:"the complete new content of the file"`
 }
 
-const writeDescription = `Create a file, or replace a whole file's content.
+var writeDescription = fmt.Sprintf(`Create a file, or replace a whole file's content.
 
 When to use: to create a new file, or to rewrite a file completely. To change part of a file use edit (it is safer and shows a smaller diff); do not use bash echo or cat with redirection.
 
 Parameters: path (parent directories are created); content is the complete file content.
 
-Output: one line saying whether the file was created or replaced, with its line count and size.
+Output: one line saying whether the file was created or replaced, with its line count and size. Inside an editor whose language servers check the file, the errors and warnings that appeared with the change follow (up to %d) — fix them next.
 
-Errors: replacing an existing file needs a read of it in this session and no change since (read it first); a new file is created exclusively, so a file that appeared meanwhile is not overwritten; a path that is a directory is refused.`
+Errors: replacing an existing file needs a read of it in this session and no change since (read it first); a new file is created exclusively, so a file that appeared meanwhile is not overwritten; a path that is a directory is refused.`, MaxDiagnostics)
 
 // NewWrite returns the write tool.
 func NewWrite() *Tool {
@@ -34,7 +34,7 @@ func NewWrite() *Tool {
 		Labels: func(in writeInput) Labels {
 			return Labels{Key: "file:" + path.Clean(in.Path)}
 		},
-		Run: runWrite,
+		Run: withDiagnostics(runWrite),
 	})
 }
 
@@ -74,6 +74,7 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
+		c.diagnosticsBefore(ctx, p, true)
 		if err := c.Env.FS.WriteFile(p, content, fi.Mode().Perm()); err != nil {
 			return Errorf("cannot write %s: %v (the file was not changed)", p.Display(), err), nil
 		}
@@ -93,6 +94,7 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 			return Errorf("cannot create the directories of %s: %v", p.Display(), err), nil
 		}
 	}
+	c.diagnosticsBefore(ctx, p, false)
 	if err := c.Env.FS.CreateFile(p, content, 0o644); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return Errorf("%s appeared while writing; read it, then write again.", p.Display()), nil
@@ -117,6 +119,7 @@ func replaceInEditor(ctx context.Context, c *Call, p ops.Path, content []byte) (
 	if bytes.Equal(old, content) {
 		return Errorf("no change: %s already has exactly this content.", p.Display()), nil
 	}
+	c.diagnosticsBefore(ctx, p, true)
 	saved, refusal, err := applyInEditor(ctx, c, p, old, content, "agentls: write "+p.Display())
 	if refusal != nil || err != nil {
 		return derefResult(refusal), err
