@@ -32,8 +32,8 @@ func TestTimeoutKillsEscapedChildrenOnly(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid")
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3")
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("no perl")
 	}
 	// A bystander's process group, e.g. the editor's.
 	victim := exec.Command("sleep", "60")
@@ -44,8 +44,12 @@ func TestTimeoutKillsEscapedChildrenOnly(t *testing.T) {
 	defer func() { syscall.Kill(-victim.Process.Pid, syscall.SIGKILL); victim.Wait() }()
 	g := victim.Process.Pid
 
-	cmd := fmt.Sprintf(`setsid sh -c 'echo escaped=$$; exec sleep 60' & python3 -c 'import os,time; os.setpgid(0, %d); print("joined=%%d" %% os.getpid(), flush=True); time.sleep(60)' & sleep 0.3; sleep 60`, g)
-	res, err := Run(context.Background(), Spec{Command: cmd, Dir: t.TempDir(), Timeout: time.Second})
+	// Both children say they are in place (a file each) before the shell
+	// waits for its timeout, however slow a loaded machine starts them.
+	cmd := fmt.Sprintf(`setsid sh -c 'echo escaped=$$; : > escaped; exec sleep 60' &
+perl -e 'setpgrp(0, %d) or die "setpgrp: $!"; $| = 1; print "joined=$$\n"; open(my $f, ">", "joined"); close $f; sleep 60' &
+while [ ! -e escaped ] || [ ! -e joined ]; do sleep 0.02; done; sleep 60`, g)
+	res, err := Run(context.Background(), Spec{Command: cmd, Dir: t.TempDir(), Timeout: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
