@@ -60,6 +60,28 @@ function M.get_clients(name)
   return out
 end
 
+--- The clients attached to bufnr: get_clients (0.10+) or buf_get_clients (0.7-0.9).
+function M.buf_clients(bufnr)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ bufnr = bufnr })
+  end
+  local out = {}
+  for _, c in pairs(vim.lsp.buf_get_clients(bufnr)) do
+    table.insert(out, c)
+  end
+  return out
+end
+
+--- The UTF-16 index of byte index col in line. 0.11 takes the encoding
+--- (and warns about the old form, which returns the UTF-32 index first).
+function M.utf16_index(line, col)
+  if has("0.11") then
+    return vim.str_utfindex(line, "utf-16", col, false)
+  end
+  local _, utf16 = vim.str_utfindex(line, col)
+  return utf16
+end
+
 --- Starts a client without attaching it to a buffer (agentls is not a
 --- language server for any filetype). Returns the client id.
 function M.start_client(config)

@@ -3,6 +3,7 @@
 -- confirmation requests, and (sync_buffers) shares the workspace's buffers
 -- with it and applies its edits to them. See :help agentls.
 local compat = require("agentls.compat")
+local diagnostics = require("agentls.diagnostics")
 local render = require("agentls.render")
 
 local M = {}
@@ -25,6 +26,9 @@ local defaults = {
   -- Attach the client to the workspace's file buffers (didOpen/didChange):
   -- read sees unsaved text, and edits of open files go into their buffers.
   sync_buffers = true,
+  -- Answer tools/diagnostics from vim.diagnostic: after an edit or write the
+  -- model is told the new errors and warnings of the changed file.
+  diagnostics = true,
 }
 
 M.config = vim.deepcopy(defaults)
@@ -291,14 +295,22 @@ handlers["tools/confirm"] = function(_, params, ctx)
   return answer
 end
 
--- The server cancels its pending tools/confirm when the call that asked ends
--- (cancelled, server shutting down). Handlers never see the request id, but the
--- server asks one question at a time, so the cancel names this client's
--- pending question.
+-- Diagnostics of the files an edit or write changes (the diagnostics option).
+-- It may wait up to params.waitMs for the language servers to catch up; on
+-- 0.7 that blocks in vim.wait (see agentls.diagnostics).
+handlers["tools/diagnostics"] = function(_, params, ctx)
+  return diagnostics.answer(params, ctx and ctx.client_id, log)
+end
+
+-- The server cancels its pending tools/confirm or tools/diagnostics when the
+-- call that asked ends (cancelled, server shutting down, or it stopped
+-- waiting). Handlers never see the request id, but the server asks one
+-- question at a time, so the cancel names this client's pending question; a
+-- diagnostics wait of another call cut short answers early, with what it has.
 handlers["$/cancelRequest"] = function(_, params, ctx)
   local id = type(params) == "table" and params.id or nil
   local client_id = ctx and ctx.client_id
-  local found = false
+  local found = diagnostics.cancel(function(w) return w.client_id == client_id end) > 0
   for call_id, pending in pairs(state.confirms) do
     if pending.client_id == client_id then
       found = cancel_confirm(call_id, "server cancelled request " .. tostring(id)) or found
@@ -395,7 +407,11 @@ end
 local function client_capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.experimental = caps.experimental or {}
-  caps.experimental.agentls = { confirm = true, applyEdit = M.config.sync_buffers and true or false }
+  caps.experimental.agentls = {
+    confirm = true,
+    applyEdit = M.config.sync_buffers and true or false,
+    diagnostics = M.config.diagnostics and true or false,
+  }
   return caps
 end
 
@@ -478,6 +494,7 @@ local function start_options()
     cmd_env = M.config.cmd_env,
     init_options = init_options(),
     sync_buffers = M.config.sync_buffers and true or false,
+    diagnostics = M.config.diagnostics and true or false,
   }
 end
 
@@ -568,6 +585,7 @@ function M.start(root)
   end
   state.clients[root] = id
   state.started[id] = opts
+  diagnostics.track(opts.diagnostics)
   log(string.format("[start] %s in %s (client %d)", table.concat(cmd, " "), root, id))
   if M.config.sync_buffers then
     sync_autocmds()
@@ -675,6 +693,7 @@ function M.cancel(call_id)
   end
   -- Ends a question the call is waiting on (0.7 blocks in the handler until then).
   cancel_confirm(call_id, "call cancelled")
+  diagnostics.cancel(function(w) return w.call_id == call_id end)
   call.finish({ code = -32800, message = "cancelled" })
   return true
 end
@@ -805,6 +824,7 @@ function M.setup(opts)
   ensure_helptags()
   render.setup()
   sync_autocmds()
+  diagnostics.track(M.config.diagnostics)
   restart_changed()
   if M.config.autostart then
     M.start()
