@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -18,14 +20,33 @@ const (
 	UserConfig = "agentls/mcp.json"
 )
 
-// ServerConfig declares one stdio MCP server.
+// Transports a server may use (ServerConfig.Type after ParseConfig).
+const (
+	// TransportStdio runs Command and speaks MCP over its stdin and stdout.
+	TransportStdio = "stdio"
+	// TransportHTTP is MCP's streamable HTTP transport at URL.
+	TransportHTTP = "http"
+	// TransportSSE is the older HTTP+SSE transport at URL.
+	TransportSSE = "sse"
+)
+
+// ServerConfig declares one MCP server: a command (stdio) or a URL (http,
+// sse).
 type ServerConfig struct {
-	Name    string            `json:"-"`
-	Command string            `json:"command"`
+	Name string `json:"-"`
+	// Type is the transport. ParseConfig sets it to TransportStdio,
+	// TransportHTTP or TransportSSE: an entry without a type is stdio when it
+	// has a command and http when it has a url (as VS Code infers);
+	// "streamable-http" and "streamableHttp" mean http.
+	Type    string            `json:"type,omitempty"`
+	Command string            `json:"command,omitempty"`
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
-	// Type is "stdio" or empty; other transports are refused.
-	Type string `json:"type,omitempty"`
+	// URL is the endpoint of an http or sse server (http or https).
+	URL string `json:"url,omitempty"`
+	// Headers are sent with every request to URL (Authorization, API keys).
+	// Their values are never logged.
+	Headers map[string]string `json:"headers,omitempty"`
 	// Disabled servers are skipped.
 	Disabled bool `json:"disabled,omitempty"`
 }
@@ -55,10 +76,19 @@ func nameByte(c byte) bool {
 }
 
 // ParseConfig reads either {"servers": {name: cfg}} (.vscode/mcp.json) or
-// {"mcpServers": {name: cfg}}. ${workspaceFolder} and ${userHome} in command,
-// args and env are replaced with workspace and the home directory. Entries
-// that cannot run are reported in the error and left out.
+// {"mcpServers": {name: cfg}}. Variable references in command, args, env
+// values, url and header values are expanded (see expander) with workspace,
+// the home directory and the process environment. Entries that cannot run
+// are reported in the error and left out; an unset variable is reported
+// too, but its server is kept.
 func ParseConfig(data []byte, workspace string) ([]ServerConfig, error) {
+	home, _ := os.UserHomeDir()
+	return parseConfig(data, workspace, home, os.LookupEnv)
+}
+
+// parseConfig is ParseConfig with the home directory and the environment
+// given.
+func parseConfig(data []byte, workspace, home string, lookup func(string) (string, bool)) ([]ServerConfig, error) {
 	var raw struct {
 		Servers    map[string]ServerConfig `json:"servers"`
 		MCPServers map[string]ServerConfig `json:"mcpServers"`
@@ -73,18 +103,9 @@ func ParseConfig(data []byte, workspace string) ([]ServerConfig, error) {
 	for n, c := range raw.Servers {
 		all[n] = c
 	}
-	names := make([]string, 0, len(all))
-	for n := range all {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	home, _ := os.UserHomeDir()
-	expand := func(s string) string {
-		return strings.NewReplacer("${workspaceFolder}", workspace, "${userHome}", home).Replace(s)
-	}
 	var out []ServerConfig
 	var errs []error
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(all)) {
 		c := all[n]
 		c.Name = n
 		switch {
@@ -96,23 +117,117 @@ func ParseConfig(data []byte, workspace string) ([]ServerConfig, error) {
 		case strings.Contains(n, "__"):
 			errs = append(errs, fmt.Errorf("server %q: a name may not contain \"__\" (it separates server and tool)", n))
 			continue
-		case c.Type != "" && c.Type != "stdio":
-			errs = append(errs, fmt.Errorf("server %q: type %q is not supported (only stdio servers)", n, c.Type))
-			continue
-		case c.Command == "":
-			errs = append(errs, fmt.Errorf("server %q: no command", n))
-			continue
 		}
-		c.Command = expand(c.Command)
-		for i := range c.Args {
-			c.Args[i] = expand(c.Args[i])
-		}
-		for k, v := range c.Env {
-			c.Env[k] = expand(v)
+		e := &expander{server: n, workspace: workspace, home: home, lookup: lookup}
+		c, err := resolveServer(c, e)
+		errs = append(errs, e.problems...)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
 		out = append(out, c)
 	}
 	return out, errors.Join(errs...)
+}
+
+// resolveServer settles c's transport, expands its variables and checks
+// that it can run.
+func resolveServer(c ServerConfig, e *expander) (ServerConfig, error) {
+	typ, err := transportOf(c)
+	if err != nil {
+		return c, err
+	}
+	c.Type = typ
+	if typ == TransportStdio {
+		c.Command = e.expand(c.Command, "command")
+		for i := range c.Args {
+			c.Args[i] = e.expand(c.Args[i], fmt.Sprintf("args[%d]", i))
+		}
+		for _, k := range slices.Sorted(maps.Keys(c.Env)) {
+			c.Env[k] = e.expand(c.Env[k], fmt.Sprintf("env %q", k))
+		}
+		return c, nil
+	}
+	rawURL := c.URL
+	c.URL = e.expand(c.URL, "url")
+	if err := checkURL(c.URL); err != nil {
+		// The url as written: the expanded one may carry a token.
+		return c, fmt.Errorf("server %q: url %q %v", c.Name, rawURL, err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
+		if !validHeaderName(k) {
+			return c, fmt.Errorf("server %q: header name %q is not a valid HTTP header name", c.Name, k)
+		}
+		c.Headers[k] = e.expand(c.Headers[k], fmt.Sprintf("header %q", k))
+		if strings.ContainsAny(c.Headers[k], "\r\n\x00") {
+			return c, fmt.Errorf("server %q: header %q: the value contains a line break or NUL", c.Name, k)
+		}
+	}
+	return c, nil
+}
+
+// transportOf is c's transport in canonical spelling.
+func transportOf(c ServerConfig) (string, error) {
+	switch strings.ToLower(c.Type) {
+	case "":
+		switch {
+		case c.Command != "":
+			return TransportStdio, nil
+		case c.URL != "":
+			return TransportHTTP, nil
+		}
+		return "", fmt.Errorf("server %q: no command (a stdio server) or url (an http server)", c.Name)
+	case TransportStdio:
+		if c.Command == "" {
+			return "", fmt.Errorf("server %q: no command (a stdio server needs one; url is for \"http\" and \"sse\" servers)", c.Name)
+		}
+		return TransportStdio, nil
+	case TransportHTTP, "streamable-http", "streamablehttp", "streamable_http":
+		if c.URL == "" {
+			return "", fmt.Errorf("server %q: type %q needs a \"url\"", c.Name, c.Type)
+		}
+		return TransportHTTP, nil
+	case TransportSSE:
+		if c.URL == "" {
+			return "", fmt.Errorf("server %q: type %q needs a \"url\"", c.Name, c.Type)
+		}
+		return TransportSSE, nil
+	}
+	return "", fmt.Errorf("server %q: type %q is not supported (use \"stdio\", \"http\" or \"sse\")", c.Name, c.Type)
+}
+
+// checkURL says what is wrong with an endpoint URL, or nil. The message
+// follows the URL in a sentence and never repeats it.
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL, which may hold a token
+		}
+		return fmt.Errorf("is not a valid URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return errors.New("must start with http:// or https://")
+	}
+	if u.Host == "" {
+		return errors.New("has no host")
+	}
+	return nil
+}
+
+// validHeaderName reports whether name is an HTTP token (RFC 9110 5.6.2).
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // LoadConfigs reads the user config, then each workspace folder's

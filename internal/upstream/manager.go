@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"reflect"
@@ -105,7 +106,11 @@ func Register(ctx context.Context, reg *tools.Registry, cfgs []ServerConfig, log
 // manager's or when Update drops it.
 func (m *Manager) newServer(c ServerConfig) *server {
 	ctx, cancel := context.WithCancel(m.ctx)
-	return &server{m: m, cfg: c, ctx: ctx, cancel: cancel, log: m.log.With("mcpServer", c.Name), progress: map[string]tools.Reporter{}}
+	s := &server{m: m, cfg: c, ctx: ctx, cancel: cancel, log: m.log.With("mcpServer", c.Name), progress: map[string]tools.Reporter{}}
+	if s.remote() {
+		s.http = newHTTPClient(c, s.log)
+	}
+	return s
 }
 
 // Update makes the running servers match cfgs (the configuration read again
@@ -185,7 +190,8 @@ func (m *Manager) Close() error {
 	return nil
 }
 
-// PIDs maps each running server's name to its process id (tests, status).
+// PIDs maps each running stdio server's name to its process id (tests,
+// status); http and sse servers have no process and are not listed.
 func (m *Manager) PIDs() map[string]int {
 	out := map[string]int{}
 	for _, s := range m.list() {
@@ -209,7 +215,8 @@ type server struct {
 
 	mu         sync.Mutex
 	cs         *sdk.ClientSession
-	cmd        *exec.Cmd
+	cmd        *exec.Cmd     // nil for http and sse servers
+	http       *http.Client  // http and sse servers only
 	since      time.Time     // when cs connected
 	connecting chan struct{} // closed when the running start attempt ends
 	failures   int           // crashes/failed starts since the last stable run
@@ -240,14 +247,34 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 				return nil, ctx.Err()
 			}
 		}
-		if wait := time.Until(s.nextTry); s.lastErr != nil && wait > 0 {
-			err := fmt.Errorf("%w; restarting in %s (attempt %d)", s.lastErr, wait.Round(time.Millisecond), s.failures+1)
+		if s.lastErr != nil && time.Until(s.nextTry) > 0 {
+			err := s.downLocked()
 			s.mu.Unlock()
 			return nil, err
 		}
 		s.mu.Unlock()
 		return s.connect()
 	}
+}
+
+// downLocked is the error a call gets while the server is down and its
+// restart is not due.
+func (s *server) downLocked() error {
+	return fmt.Errorf("%w; restarting in %s (attempt %d)", s.lastErr, max(0, time.Until(s.nextTry)).Round(time.Millisecond), s.failures+1)
+}
+
+// remote reports whether the server is reached over HTTP (no process).
+func (s *server) remote() bool {
+	return s.cfg.Type == TransportHTTP || s.cfg.Type == TransportSSE
+}
+
+// redact removes the credentials a remote server's URL may hold (user
+// info, query) from msg, an error text that quotes the URL.
+func (s *server) redact(msg string) string {
+	if !s.remote() {
+		return msg
+	}
+	return strings.ReplaceAll(msg, s.cfg.URL, logEndpoint(s.cfg.URL))
 }
 
 // connect starts the server, initializes, lists and registers its tools.
@@ -289,20 +316,40 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 	s.cs, s.cmd, s.since, s.lastErr = cs, cmd, time.Now(), nil
 	s.registerLocked(listed)
 	s.m.wg.Go(func() { s.watch(cs, cmd) })
-	s.log.Info("upstream MCP server started", "pid", cmd.Process.Pid, "tools", len(listed))
+	if cmd != nil {
+		s.log.Info("upstream MCP server started", "pid", cmd.Process.Pid, "tools", len(listed))
+	} else {
+		s.log.Info("upstream MCP server connected", "transport", s.cfg.Type, "endpoint", logEndpoint(s.cfg.URL), "tools", len(listed))
+	}
 	return cs, nil
 }
 
-// start spawns the process and lists its tools.
+// start spawns the process (stdio) or opens the HTTP session, initializes
+// and lists the tools.
 func (s *server) start() (*sdk.ClientSession, *exec.Cmd, []*sdk.Tool, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, ConnectTimeout)
 	defer cancel()
-	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
-	cmd.Env = os.Environ()
-	for k, v := range s.cfg.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+	var transport sdk.Transport
+	var cmd *exec.Cmd
+	what := s.cfg.Command
+	switch s.cfg.Type {
+	case TransportHTTP:
+		// MaxRetries -1: a broken stream fails the session at once and the
+		// manager's backoff restarts it, as for a crashed process.
+		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.http, MaxRetries: -1}
+		what = logEndpoint(s.cfg.URL)
+	case TransportSSE:
+		transport = &longLivedTransport{t: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.http}, ctx: s.ctx}
+		what = logEndpoint(s.cfg.URL)
+	default:
+		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd.Env = os.Environ()
+		for k, v := range s.cfg.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Stderr = &logWriter{log: s.log}
+		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: TerminateGrace}
 	}
-	cmd.Stderr = &logWriter{log: s.log}
 	client := sdk.NewClient(&sdk.Implementation{Name: "agentls", Version: "upstream"}, &sdk.ClientOptions{
 		Capabilities:                &sdk.ClientCapabilities{},
 		ProgressNotificationHandler: s.onProgress,
@@ -310,18 +357,18 @@ func (s *server) start() (*sdk.ClientSession, *exec.Cmd, []*sdk.Tool, error) {
 			s.m.wg.Go(func() { s.relist(r.Session) })
 		},
 	})
-	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: TerminateGrace}, nil)
+	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
-		if cmd.Process != nil {
+		if cmd != nil && cmd.Process != nil {
 			cmd.Process.Kill()
 		}
-		return nil, nil, nil, fmt.Errorf("MCP server %q (%s) did not start: %w", s.cfg.Name, s.cfg.Command, err)
+		return nil, nil, nil, fmt.Errorf("MCP server %q (%s) did not start: %s", s.cfg.Name, what, s.redact(err.Error()))
 	}
 	var listed []*sdk.Tool
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			cs.Close()
-			return nil, nil, nil, fmt.Errorf("MCP server %q: tools/list: %w", s.cfg.Name, err)
+			return nil, nil, nil, fmt.Errorf("MCP server %q: tools/list: %s", s.cfg.Name, s.redact(err.Error()))
 		}
 		listed = append(listed, t)
 	}
@@ -372,23 +419,33 @@ func (s *server) watch(cs *sdk.ClientSession, cmd *exec.Cmd) {
 	if s.ctx.Err() != nil {
 		return
 	}
+	status := "its connection closed"
+	if cmd != nil && cmd.ProcessState != nil {
+		status = "it exited (" + cmd.ProcessState.String() + ")"
+	} else if werr != nil {
+		status = "its connection failed: " + s.redact(werr.Error())
+	}
+	s.lost(cs, status)
+}
+
+// lost records that cs broke (why says how) unless it was replaced
+// already: the tools answer "unavailable" until the restart the backoff
+// schedules.
+func (s *server) lost(cs *sdk.ClientSession, why string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.cs != cs {
+		s.mu.Unlock()
 		return
 	}
 	s.cs, s.cmd = nil, nil
 	if time.Since(s.since) >= StableAfter {
 		s.failures = 0
 	}
-	status := "its connection closed"
-	if cmd.ProcessState != nil {
-		status = "it exited (" + cmd.ProcessState.String() + ")"
-	} else if werr != nil {
-		status = "its connection failed: " + werr.Error()
-	}
-	cs.Close()
-	s.failLocked(fmt.Errorf("MCP server %q stopped: %s", s.cfg.Name, status))
+	s.failLocked(fmt.Errorf("MCP server %q stopped: %s", s.cfg.Name, why))
+	s.mu.Unlock()
+	// Not under the lock nor in the caller's way: closing an HTTP session
+	// sends a DELETE that may take a while.
+	s.m.wg.Go(func() { cs.Close() })
 }
 
 // stop ends the server for good (Update dropped it): no restart, and its
@@ -409,6 +466,9 @@ func (s *server) close() {
 	s.mu.Unlock()
 	if cs != nil {
 		cs.Close()
+	}
+	if s.http != nil {
+		s.http.CloseIdleConnections()
 	}
 }
 
@@ -503,18 +563,29 @@ func (s *server) call(ctx context.Context, c *tools.Call, name string, args map[
 	token := s.cfg.Name + "-" + strconv.FormatInt(s.tokenSeq.Add(1), 10)
 	s.mu.Lock()
 	s.progress[token] = c.Reporter
-	pid := 0
-	if s.cmd != nil && s.cmd.Process != nil {
-		pid = s.cmd.Process.Pid
+	up := map[string]any{"server": s.cfg.Name, "tool": name}
+	if s.remote() {
+		up["transport"] = s.cfg.Type
+	} else {
+		pid := 0
+		if s.cmd != nil && s.cmd.Process != nil {
+			pid = s.cmd.Process.Pid
+		}
+		up["pid"] = pid
 	}
 	s.mu.Unlock()
 	defer func() { s.mu.Lock(); delete(s.progress, token); s.mu.Unlock() }()
 	params.SetProgressToken(token)
 	res, err := cs.CallTool(ctx, params)
-	details := map[string]any{"upstream": map[string]any{"server": s.cfg.Name, "tool": name, "pid": pid}}
+	details := map[string]any{"upstream": up}
 	if err != nil {
 		if ctx.Err() != nil {
 			r := tools.Errorf("%s was cancelled", c.Tool)
+			r.Details = details
+			return r
+		}
+		if s.remote() {
+			r := s.remoteCallFailed(c, cs, err)
 			r.Details = details
 			return r
 		}
