@@ -222,15 +222,12 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 		case "tools/call":
 			if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && p != nil {
-				t, ok := sess.Registry.Lookup(p.Name)
 				// Upstream MCP servers register their tools in the
 				// background: a search or an unknown name waits for them.
-				if sess.Upstream != nil && (!ok || p.Name == tools.ToolSearchName) {
-					if err := sess.Upstream.Wait(ctx); err != nil {
-						return nil, err
-					}
-					t, ok = sess.Registry.Lookup(p.Name)
+				if err := sess.AwaitTools(ctx, p.Name); err != nil {
+					return nil, err
 				}
+				t, ok := sess.Registry.Lookup(p.Name)
 				if ok && !sess.Registry.IsActive(t.Name) {
 					sess.Registry.Activate(t.Name)
 				}

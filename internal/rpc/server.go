@@ -401,6 +401,10 @@ func (s *Server) toolsCall(ctx context.Context, raw []byte) (any, error) {
 	// with a result listing the tools, as for any other name.
 	sess := s.session()
 	return s.runOwned(ctx, func(ctx context.Context) any {
+		// Upstream MCP servers register their tools in the background: a
+		// search or an unknown name waits for them (a cancelled wait ends
+		// in the executor's cancelled result).
+		sess.AwaitTools(ctx, req.Name)
 		return sess.Executor.Call(ctx, req, s.reporter)
 	})
 }
@@ -416,6 +420,11 @@ func (s *Server) toolsCallBatch(ctx context.Context, raw []byte) (any, error) {
 	}
 	sess := s.session()
 	return s.runOwned(ctx, func(ctx context.Context) any {
+		names := make([]string, len(p.Calls))
+		for i, c := range p.Calls {
+			names[i] = c.Name
+		}
+		sess.AwaitTools(ctx, names...)
 		return map[string]any{"results": sess.Executor.Batch(ctx, p.Calls, s.reporter)}
 	})
 }

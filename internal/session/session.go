@@ -346,6 +346,22 @@ func (s *Session) SetFolders(specs []ops.FolderSpec) error {
 	return err
 }
 
+// AwaitTools waits, when one of names is tool_search or not a registered
+// tool, for the upstream MCP servers' first listing (each start is bounded
+// by upstream.ConnectTimeout), so a search or a call right after the
+// session opens sees their tools. It returns early with ctx's error.
+func (s *Session) AwaitTools(ctx context.Context, names ...string) error {
+	if s.Upstream == nil {
+		return nil
+	}
+	for _, n := range names {
+		if _, ok := s.Registry.Lookup(n); !ok || n == tools.ToolSearchName {
+			return s.Upstream.Wait(ctx)
+		}
+	}
+	return nil
+}
+
 // Close kills what commands left running, removes spill files and
 // releases the roots.
 func (s *Session) Close() error {

@@ -97,3 +97,23 @@ func upstreamProcs(dir string) int {
 	}
 	return n
 }
+
+// Upstream servers start in the background; a tool_search or a call of one
+// of their tools right after initialize waits for their first listing
+// instead of missing them.
+func TestSearchRightAfterStartSeesASlowUpstream(t *testing.T) {
+	inner := t.TempDir()
+	writeFiles(t, inner, map[string]string{"inner.txt": "from the slow upstream\n"})
+	slow := map[string]any{"mcpServers": map[string]any{"slow": map[string]any{
+		"command": "sh", "args": []string{"-c", `sleep 1; exec "$0" mcp --root "$1"`, harness.Binary(t), inner}}}}
+	b, _ := json.Marshal(slow)
+	c, _, ctx := start(t, map[string]string{".agentls/mcp.json": string(b)})
+	r := c.CallTool(ctx, "tool_search", map[string]any{"query": "slow read"})
+	if r.IsError || !bytes.Contains([]byte(r.Text()), []byte("slow__read")) {
+		t.Fatalf("tool_search right after start = %q, want the slow upstream's slow__read", r.Text())
+	}
+	r = c.CallTool(ctx, "slow__read", map[string]any{"path": "inner.txt"})
+	if r.IsError || !bytes.Contains([]byte(r.Text()), []byte("from the slow upstream")) {
+		t.Fatalf("slow__read = %q, want the upstream's file", r.Text())
+	}
+}
