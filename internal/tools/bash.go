@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +50,7 @@ func NewBash() *Tool {
 		KeepTail:       true,
 		OpenWorld:      true,
 		Aliases:        map[string]string{"script": "command", "workdir": "cwd", "working_directory": "cwd"},
+		PrepareRaw:     millisecondTimeout,
 		Labels: func(in bashInput) Labels {
 			a := shell.Analyze(in.Command, shell.Options{})
 			return Labels{ReadOnly: a.ReadOnly, Destructive: a.Destructive, ConcurrencySafe: a.ReadOnly}
@@ -58,6 +61,40 @@ func NewBash() *Tool {
 		},
 		Run: runBash,
 	})
+}
+
+// millisecondTimeout reads a timeout given in milliseconds as seconds:
+// Claude Code's and Codex's shell tools take milliseconds (timeout: 120000,
+// timeout_ms), and a timeout above BashMaxTimeout seconds that is a whole
+// number of seconds in milliseconds (1000 ≤ v ≤ BashMaxTimeout×1000) cannot
+// mean anything else. Any other value is left for validation to refuse.
+func millisecondTimeout(args map[string]any, n *Normalization) {
+	ms := func(v any) (float64, bool) {
+		switch x := v.(type) {
+		case float64:
+			return x, true
+		case string:
+			f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+			return f, err == nil
+		}
+		return 0, false
+	}
+	toSeconds := func(key string, v float64) {
+		sec := math.Ceil(v / 1000)
+		n.add("%s: %v → timeout %v (milliseconds read as seconds)", key, v, sec)
+		delete(args, key)
+		args["timeout"] = sec
+	}
+	maxMs := float64(BashMaxTimeout) * 1000
+	if v, ok := ms(args["timeout_ms"]); ok && v > 0 && v <= maxMs {
+		if _, both := args["timeout"]; !both {
+			toSeconds("timeout_ms", v)
+			return
+		}
+	}
+	if v, ok := ms(args["timeout"]); ok && v > float64(BashMaxTimeout) && v <= maxMs && math.Mod(v, 1000) == 0 {
+		toSeconds("timeout", v)
+	}
 }
 
 func runBash(ctx context.Context, c *Call, in bashInput) (Result, error) {

@@ -60,7 +60,7 @@ func (f *fakeLanguageServer) waits() []time.Duration {
 	return append([]time.Duration(nil), f.asked...)
 }
 
-func newDiagEnv(t *testing.T, files map[string]string, ls *fakeLanguageServer) (*Executor, string) {
+func newLocalExecutor(t *testing.T, files map[string]string, ls *fakeLanguageServer) (*Executor, string) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, text := range files {
@@ -86,7 +86,7 @@ func newDiagEnv(t *testing.T, files map[string]string, ls *fakeLanguageServer) (
 func TestEditReportsTheProblemsItIntroduced(t *testing.T) {
 	warning := Diagnostic{Severity: 2, Source: "vet", Message: "unused variable x", Range: textedit.Range{Start: textedit.Position{Line: 0}}}
 	ls := &fakeLanguageServer{always: []Diagnostic{warning}}
-	x, dir := newDiagEnv(t, map[string]string{"a.go": "package a\nBROKEN_OLD\nfunc A() {}\n"}, ls)
+	x, dir := newLocalExecutor(t, map[string]string{"a.go": "package a\nBROKEN_OLD\nfunc A() {}\n"}, ls)
 	call(t, x, "read", `{"path":"a.go"}`)
 	r := call(t, x, "edit", `{"path":"a.go","edits":[{"oldText":"func A() {}","newText":"func A() { BROKEN }"}]}`)
 	if r.IsError {
@@ -112,7 +112,7 @@ func TestEditReportsTheProblemsItIntroduced(t *testing.T) {
 
 func TestWriteReportsProblemsOfReplacedAndCreatedFiles(t *testing.T) {
 	ls := &fakeLanguageServer{}
-	x, _ := newDiagEnv(t, map[string]string{"a.go": "package a\n"}, ls)
+	x, _ := newLocalExecutor(t, map[string]string{"a.go": "package a\n"}, ls)
 	call(t, x, "read", `{"path":"a.go"}`)
 	r := call(t, x, "write", `{"path":"a.go","content":"package a\nBROKEN\n"}`)
 	if !strings.Contains(r.TextOf(), "L2:1 error: undefined: BROKEN (fake)") {
@@ -130,7 +130,7 @@ func TestWriteReportsProblemsOfReplacedAndCreatedFiles(t *testing.T) {
 
 func TestNewProblemsAreCappedWithACount(t *testing.T) {
 	ls := &fakeLanguageServer{}
-	x, _ := newDiagEnv(t, map[string]string{"a.go": "package a\n"}, ls)
+	x, _ := newLocalExecutor(t, map[string]string{"a.go": "package a\n"}, ls)
 	call(t, x, "read", `{"path":"a.go"}`)
 	content := "package a\n" + strings.Repeat("BROKEN\n", MaxDiagnostics+2)
 	r := call(t, x, "write", fmt.Sprintf(`{"path":"a.go","content":%q}`, content))
@@ -153,7 +153,7 @@ func TestNoDiagnosticsWithoutAnEditorThatReports(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			x, _ := newDiagEnv(t, map[string]string{"a.go": "package a\n"}, tc.ls)
+			x, _ := newLocalExecutor(t, map[string]string{"a.go": "package a\n"}, tc.ls)
 			call(t, x, "read", `{"path":"a.go"}`)
 			r := call(t, x, "edit", `{"path":"a.go","edits":[{"oldText":"package a","newText":"package BROKEN"}]}`)
 			if r.IsError || strings.Contains(r.TextOf(), "problems") || r.Details["diagnostics"] != nil {
@@ -170,7 +170,7 @@ func TestNoDiagnosticsWithoutAnEditorThatReports(t *testing.T) {
 
 func TestOnlyChangesAskTheEditor(t *testing.T) {
 	ls := &fakeLanguageServer{}
-	x, _ := newDiagEnv(t, map[string]string{"a.go": "package a\n"}, ls)
+	x, _ := newLocalExecutor(t, map[string]string{"a.go": "package a\n"}, ls)
 	call(t, x, "read", `{"path":"a.go"}`)
 	for _, args := range []string{
 		`{"path":"a.go","edits":[{"oldText":"package a","newText":"package BROKEN"}],"dryRun":true}`,
@@ -190,7 +190,7 @@ func TestAnEditorThatNeverAnswersCostsAtMostTheWait(t *testing.T) {
 		t.Skip("waits for the diagnostics timeouts")
 	}
 	ls := &fakeLanguageServer{block: true}
-	x, _ := newDiagEnv(t, map[string]string{"a.go": "package a\n"}, ls)
+	x, _ := newLocalExecutor(t, map[string]string{"a.go": "package a\n"}, ls)
 	call(t, x, "read", `{"path":"a.go"}`)
 	start := time.Now()
 	r := call(t, x, "edit", `{"path":"a.go","edits":[{"oldText":"package a","newText":"package b"}]}`)
