@@ -3,7 +3,7 @@
 //	agentls [--root DIR] [--log-file F] [--log-level L]   serve JSON-RPC (LSP framing) on stdin/stdout
 //	agentls --version
 //	agentls tools [--format mcp|openai|anthropic|vscode] [--all]
-//	agentls call TOOL 'JSON-ARGS' [--root DIR]
+//	agentls call TOOL ['JSON-ARGS'] [TOOL ['JSON-ARGS'] ...] [--root DIR]   run calls in one session
 package main
 
 import (
@@ -174,17 +174,15 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 			args = args[1:]
 		}
 	}
-	if len(pos) < 1 || len(pos) > 2 {
-		fmt.Fprintln(stderr, "usage: agentls call TOOL 'JSON-ARGS' [--root DIR] [--json]")
+	calls, err := parseCalls(pos)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentls call:", err)
+		fmt.Fprintln(stderr, "usage: agentls call TOOL ['JSON-ARGS'] [TOOL ['JSON-ARGS'] ...] [--root DIR] [--json]")
 		return 2
 	}
 	if _, ok := policy.ParseMode(*mode); *mode != "" && !ok {
 		fmt.Fprintf(stderr, "agentls call: --mode %q: use default, acceptEdits, readOnly or bypass\n", *mode)
 		return 2
-	}
-	argJSON := "{}"
-	if len(pos) == 2 {
-		argJSON = pos[1]
 	}
 	log, _, closeLog, err := newLogger(g, stderr)
 	if err != nil {
@@ -199,7 +197,7 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	// The person who typed the command line is the one an "ask" would go
 	// to, so asks are approved once; deny rules and modes still apply
 	// (--mode readOnly refuses writes). Editing an existing file needs a read
-	// in the same session, which only a server or MCP session gives.
+	// in the same session: name both calls in one command line.
 	sess, err := session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1",
 		Editor: &policy.Settings{Mode: *mode}, Confirmer: commandLineApproval{}})
 	if err != nil {
@@ -209,24 +207,78 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	defer sess.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res := sess.Executor.Call(ctx, tools.Request{Name: pos[0], Arguments: json.RawMessage(argJSON)}, nil)
+	// The calls share one session, so an edit may follow its read. The
+	// first failing call ends the run, as `set -e` would.
+	var results []tools.Result
+	for i, req := range calls {
+		res := sess.Executor.Call(ctx, req, nil)
+		results = append(results, res)
+		if !*jsonOut {
+			if len(calls) > 1 {
+				if i > 0 {
+					fmt.Fprintln(stdout)
+				}
+				fmt.Fprintf(stdout, "== %s %s\n", req.Name, req.Arguments)
+			}
+			printResult(stdout, res)
+		}
+		if res.IsError {
+			break
+		}
+	}
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		enc.Encode(res)
-	} else {
-		fmt.Fprintln(stdout, res.TextOf())
-		for _, c := range res.Content {
-			if c.Type == "image" {
-				fmt.Fprintf(stdout, "[image %s, %d base64 bytes]\n", c.MimeType, len(c.Data))
-			}
+		if len(calls) == 1 {
+			enc.Encode(results[0])
+		} else {
+			enc.Encode(results)
 		}
 	}
-	if res.IsError {
+	if results[len(results)-1].IsError {
 		return 1
 	}
 	return 0
+}
+
+// parseCalls reads `TOOL ['JSON-ARGS'] ...`: an argument that starts with
+// '{' is the arguments of the tool before it, anything else names the next
+// tool (whose arguments default to {}).
+func parseCalls(pos []string) ([]tools.Request, error) {
+	var calls []tools.Request
+	for _, a := range pos {
+		if t := strings.TrimSpace(a); strings.HasPrefix(t, "{") {
+			if len(calls) == 0 {
+				return nil, fmt.Errorf("arguments %s come before any tool name", a)
+			}
+			last := &calls[len(calls)-1]
+			if last.Arguments != nil {
+				return nil, fmt.Errorf("%s has two argument objects", last.Name)
+			}
+			last.Arguments = json.RawMessage(a)
+			continue
+		}
+		calls = append(calls, tools.Request{Name: a})
+	}
+	if len(calls) == 0 {
+		return nil, fmt.Errorf("no tool named")
+	}
+	for i := range calls {
+		if calls[i].Arguments == nil {
+			calls[i].Arguments = json.RawMessage("{}")
+		}
+	}
+	return calls, nil
+}
+
+func printResult(w io.Writer, res tools.Result) {
+	fmt.Fprintln(w, res.TextOf())
+	for _, c := range res.Content {
+		if c.Type == "image" {
+			fmt.Fprintf(w, "[image %s, %d base64 bytes]\n", c.MimeType, len(c.Data))
+		}
+	}
 }
 
 // commandLineApproval answers the permission gate's questions for `agentls

@@ -88,7 +88,11 @@ func runLs(ctx context.Context, c *Call, in lsInput) (Result, error) {
 	if dir == "." {
 		dir = "workspace root"
 	}
-	fmt.Fprintf(&b, "%s: %d entries\n", dir, res.Total)
+	if res.Total == 1 {
+		fmt.Fprintf(&b, "%s: 1 entry\n", dir)
+	} else {
+		fmt.Fprintf(&b, "%s: %d entries\n", dir, res.Total)
+	}
 	for _, e := range res.Entries {
 		b.WriteString(e)
 		b.WriteByte('\n')

@@ -26,7 +26,7 @@ func runCLI(t *testing.T, args ...string) (string, int) {
 // The CLI is the server in batch form: one call, its text, exit 1 on isError.
 func TestCLI(t *testing.T) {
 	ws := t.TempDir()
-	writeFiles(t, ws, map[string]string{"a.txt": "hello\n", "denied/.agentls/settings.json": `{"permissions": {"deny": ["Bash(git:*)"]}}`})
+	writeFiles(t, ws, map[string]string{"a.txt": "hello\n", "e.txt": "hello\n", "denied/.agentls/settings.json": `{"permissions": {"deny": ["Bash(git:*)"]}}`})
 	cases := []struct {
 		name string
 		args []string
@@ -41,6 +41,12 @@ func TestCLI(t *testing.T) {
 		{"--mode readOnly refuses a write", []string{"call", "write", `{"path":"c.txt","content":"x"}`, "--root", ws, "--mode", "readOnly"}, 1, "read-only"},
 		{"deny rules still apply", []string{"call", "bash", `{"command":"git status"}`, "--root", ws + "/denied"}, 1, "Bash(git:*)"},
 		{"bad mode", []string{"call", "read", "{}", "--mode", "x"}, 2, "use default, acceptEdits, readOnly or bypass"},
+		{"several calls share a session", []string{"call", "read", `{"path":"e.txt"}`, "edit", `{"path":"e.txt","edits":[{"oldText":"hello","newText":"hi"}]}`, "--root", ws}, 0,
+			"== read {\"path\":\"e.txt\"}\ne.txt, lines 1-1 of 1\n     1→hello\n\n== edit {\"path\":\"e.txt\",\"edits\":[{\"oldText\":\"hello\",\"newText\":\"hi\"}]}\nEdited e.txt: 1 replacement, line 1."},
+		{"a tool without arguments, then one with", []string{"call", "ls", "read", `{"path":"a.txt"}`, "--root", ws}, 0, "== read"},
+		{"the first failing call ends the run", []string{"call", "read", `{"path":"missing.txt"}`, "bash", `{"command":"echo NOT-REACHED"}`, "--root", ws}, 1, "not found"},
+		{"arguments before a tool", []string{"call", `{"path":"a.txt"}`, "--root", ws}, 2, "come before any tool name"},
+		{"two argument objects", []string{"call", "read", `{}`, `{}`, "--root", ws}, 2, "read has two argument objects"},
 		{"unknown command", []string{"frobnicate"}, 2, "unknown command"},
 		{"unknown format", []string{"tools", "--format", "xml"}, 2, "unknown format"},
 	}
@@ -49,6 +55,9 @@ func TestCLI(t *testing.T) {
 			out, code := runCLI(t, tc.args...)
 			if code != tc.code || !strings.Contains(out, tc.want) {
 				t.Fatalf("exit %d (want %d), output:\n%s", code, tc.code, out)
+			}
+			if strings.Contains(out, "NOT-REACHED") {
+				t.Fatalf("a call after a failing one ran:\n%s", out)
 			}
 		})
 	}
