@@ -43,7 +43,8 @@ skipped=$((skipped + $(sed -n 's/^ℹ skipped \([0-9]*\)/\1/p' "$OUT/unit.txt"))
 echo "vscode: extension-host tests in code-server"
 cat >"$WS/.vscode/settings.json" <<JSON
 { "agentls.path": "$TMP/bin/agentls", "agentls.mode": "default", "workbench.startupEditor": "none", "security.workspace.trust.enabled": false,
-  "workbench.tips.enabled": false, "chat.commandCenter.enabled": false, "workbench.secondarySideBar.defaultVisibility": "hidden" }
+  "workbench.tips.enabled": false, "chat.commandCenter.enabled": false, "workbench.secondarySideBar.defaultVisibility": "hidden",
+  "files.autoSave": "off" }
 JSON
 PORT=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$PORT" >"$TMP/cs.yaml"

@@ -2,6 +2,7 @@
 // progress, inline diffs, commands and the status bar together.
 import { execFile } from "node:child_process";
 import * as vscode from "vscode";
+import { EditorDiagnostics } from "./diagnostics";
 import { InlineDiffs } from "./inlineDiff";
 import { applyTextEdits, type TextEdit } from "./pure/ranges";
 import { invocationMessage } from "./pure/settings";
@@ -31,6 +32,9 @@ export function activate(ctx: vscode.ExtensionContext) {
   const testing = process.env.AGENTLS_TEST === "1";
   const hooks: TestHooks = { confirmAnswers: [], confirmRequests: [], confirmShown: 0, confirmClosedByCancel: 0, progressMessages: [] };
   const diffs = new InlineDiffs((s) => output.appendLine(s));
+  // Created before the sidecar starts: it learns which files and languages
+  // have diagnostics from the first moment of the window.
+  const diagnostics = new EditorDiagnostics((s) => output.appendLine(s));
   const progressByCall = new Map<string, (p: { message?: string; output?: string }) => void>();
   let running = 0;
 
@@ -55,6 +59,7 @@ export function activate(ctx: vscode.ExtensionContext) {
       if (["edit", "write"].includes(p.tool) || typeof p.details?.uri === "string") void diffs.onDetails(p.tool, p.details);
     },
     onConfirm: (p, token) => confirm(p, token),
+    onDiagnostics: (p, token) => diagnostics.answer(p, token),
   });
   sidecar.onState(paint);
   paint();
@@ -237,6 +242,7 @@ export function activate(ctx: vscode.ExtensionContext) {
     output,
     status,
     diffs,
+    diagnostics,
     sidecar,
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("agentls")) {
@@ -246,7 +252,7 @@ export function activate(ctx: vscode.ExtensionContext) {
     }),
   );
   void sidecar.start();
-  return { sidecar, diffs };
+  return { sidecar, diffs, diagnostics };
 }
 
 export function deactivate() {}

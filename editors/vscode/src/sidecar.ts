@@ -15,6 +15,7 @@ import {
 } from "vscode-languageclient/node";
 import { resolveBinary } from "./pure/binary";
 import { applyWorkspaceEdit, type ApplyEditParams } from "./editorEdits";
+import type { DiagnosticsParams, DiagnosticsResult } from "./diagnostics";
 import { type ClientCapabilities, initializationOptions, restartDelay, syncChoice } from "./pure/settings";
 
 export type SidecarState = "stopped" | "starting" | "ready" | "failed";
@@ -27,7 +28,7 @@ export interface ToolResult {
 }
 
 /** A client feature announcing capabilities.experimental.agentls. */
-function agentlsCapabilities(agentls: ClientCapabilities): StaticFeature {
+function agentlsCapabilities(agentls: ClientCapabilities & { diagnostics: boolean }): StaticFeature {
   return {
     fillClientCapabilities(caps) {
       caps.experimental = { ...(caps.experimental as object | undefined), agentls: { ...agentls } };
@@ -42,6 +43,7 @@ export interface Handlers {
   onProgress(p: { callId: string; tool: string; message?: string; output?: string; percentage?: number }): void;
   onDetails(p: { callId: string; tool: string; details: Record<string, unknown> }): void;
   onConfirm(p: ConfirmParams, token: vscode.CancellationToken): Promise<ConfirmResult>;
+  onDiagnostics(p: DiagnosticsParams, token: vscode.CancellationToken): Promise<DiagnosticsResult>;
 }
 
 export interface ConfirmParams {
@@ -146,7 +148,9 @@ export class Sidecar implements vscode.Disposable {
       },
     };
     const client = new LanguageClient("agentls", "agentls", serverOptions, clientOptions);
-    client.registerFeature(agentlsCapabilities(sync.capabilities));
+    // agentls.diagnostics: only an explicit false turns it off (default true).
+    const diagnostics = cfg.get("diagnostics") !== false;
+    client.registerFeature(agentlsCapabilities({ ...sync.capabilities, diagnostics }));
     // Installed after languageclient's own workspace/applyEdit handler when
     // the connection starts, so it replaces it. One edit at a time: each
     // decides what to save from the dirty state the previous one left.
@@ -157,7 +161,7 @@ export class Sidecar implements vscode.Disposable {
     });
     this.client = client;
     this.setState("starting");
-    this.output.appendLine(`[agentls] starting ${bin.path} (${bin.source}) with ${JSON.stringify(options)}; open files ${sync.capabilities.applyEdit ? "synced" : "not synced"}`);
+    this.output.appendLine(`[agentls] starting ${bin.path} (${bin.source}) with ${JSON.stringify(options)}; open files ${sync.capabilities.applyEdit ? "synced" : "not synced"}; diagnostics ${diagnostics ? "on" : "off"}`);
     try {
       await client.start();
     } catch (err) {
@@ -170,6 +174,7 @@ export class Sidecar implements vscode.Disposable {
     client.onNotification("tools/details", (p) => this.handlers.onDetails(p));
     client.onNotification("tools/listChanged", () => this.output.appendLine("[agentls] tool list changed"));
     client.onRequest("tools/confirm", (p: ConfirmParams, token) => this.handlers.onConfirm(p, token));
+    client.onRequest("tools/diagnostics", (p: DiagnosticsParams, token) => this.handlers.onDiagnostics(p, token));
     client.onDidChangeState((e) => {
       if (e.newState === State.Stopped && this.client === client && !this.stopping) this.setState("starting");
     });

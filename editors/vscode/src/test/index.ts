@@ -7,6 +7,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { sleep, until } from "./wait";
 import { auditTests } from "./audit";
+import { diagnosticsTests } from "./diagnostics";
 
 const OUT = process.env.AGENTLS_TEST_OUT ?? "/tmp";
 const results = path.join(OUT, "results.jsonl");
@@ -241,7 +242,7 @@ const tests: Array<[string, () => Promise<void>]> = [
 
 export async function run(): Promise<void> {
   let failed = 0;
-  for (const [name, f] of [...tests, ...auditTests(skip)]) {
+  for (const [name, f] of [...tests, ...auditTests(skip), ...diagnosticsTests(skip)]) {
     const t0 = Date.now();
     let status = "pass";
     let error: string | undefined;
