@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/http"
 	"path"
 	"sort"
@@ -58,6 +59,12 @@ func NewRead() *Tool {
 		Prepare: func(args map[string]any, n *Normalization) {
 			if v, ok := args["offset"].(float64); ok && v == 0 {
 				delete(args, "offset") // 0 means "from the start"
+			}
+			// An offset past any file is answered with the file's length,
+			// however large it is.
+			if v, ok := args["offset"].(float64); ok && v > math.MaxInt32 {
+				n.add("offset: %v → %d", v, math.MaxInt32)
+				args["offset"] = float64(math.MaxInt32)
 			}
 			if v, ok := args["limit"].(float64); ok && v > ReadMaxLines {
 				n.add("limit: %v → %d (the maximum)", v, ReadMaxLines)

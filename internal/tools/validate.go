@@ -177,6 +177,15 @@ func checkValue(name string, v any, ps map[string]any) string {
 		if want == "integer" && f != math.Trunc(f) {
 			return fmt.Sprintf("`%s` must be a whole number, got %v", name, f)
 		}
+		// Beyond 2^53 a JSON number is no longer an exact integer, and
+		// beyond int64 the handler's field cannot hold it.
+		if want == "integer" && math.Abs(f) > maxExactInteger {
+			low := -float64(maxExactInteger)
+			if min, ok := ps["minimum"].(float64); ok {
+				low = min
+			}
+			return fmt.Sprintf("`%s` is too large: got %v, send a whole number from %v to %d%s", name, f, low, int64(maxExactInteger), describe(ps))
+		}
 		if min, ok := ps["minimum"].(float64); ok && f < min {
 			return fmt.Sprintf("`%s` must be ≥ %v, got %v%s", name, min, f, describe(ps))
 		}
@@ -207,6 +216,10 @@ func checkValue(name string, v any, ps map[string]any) string {
 	}
 	return ""
 }
+
+// maxExactInteger is the largest integer a JSON number (a float64) holds
+// exactly: 2^53 - 1.
+const maxExactInteger = 1<<53 - 1
 
 func typeWord(ps map[string]any) string {
 	t := schemaType(ps)
