@@ -65,7 +65,7 @@ func TestFind(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res, err := Find(context.Background(), fsys, ignore.NewMatcher(fsys), c.pattern, c.dir, 0, false)
+			res, err := Find(context.Background(), fsys, ignore.NewMatcher(fsys, ignore.Outer{}), c.pattern, c.dir, 0, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +81,7 @@ func TestFindLimit(t *testing.T) {
 	for i := range 50 {
 		fsys[fmt.Sprintf("d%02d/f.go", i)] = file("")
 	}
-	m := ignore.NewMatcher(fsys)
+	m := ignore.NewMatcher(fsys, ignore.Outer{})
 	cases := []struct {
 		name      string
 		limit     int
@@ -111,7 +111,7 @@ func TestFindLimit(t *testing.T) {
 
 func TestFindErrors(t *testing.T) {
 	fsys := findTree()
-	m := ignore.NewMatcher(fsys)
+	m := ignore.NewMatcher(fsys, ignore.Outer{})
 	cases := []struct {
 		name    string
 		pattern string
@@ -150,7 +150,7 @@ func TestFindCancelled(t *testing.T) {
 	fsys := findTree()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Find(ctx, fsys, ignore.NewMatcher(fsys), "*", "", 0, false); !errors.Is(err, context.Canceled) {
+	if _, err := Find(ctx, fsys, ignore.NewMatcher(fsys, ignore.Outer{}), "*", "", 0, false); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
@@ -173,7 +173,7 @@ func TestList(t *testing.T) {
 		t.Fatal(err)
 	}
 	fsys := os.DirFS(root)
-	m := ignore.NewMatcher(fsys)
+	m := ignore.NewMatcher(fsys, ignore.Outer{})
 	all := []string{".env", ".gitignore", "Z.md", "a/", "a.txt", "b.txt", "dir/", "link@ -> dir"}
 	cases := []struct {
 		name  string
@@ -202,7 +202,7 @@ func TestList(t *testing.T) {
 
 	t.Run("symlink without ReadLinkFS shows name@", func(t *testing.T) {
 		mfs := fstest.MapFS{"l": &fstest.MapFile{Data: []byte("t"), Mode: fs.ModeSymlink}}
-		got, err := List(context.Background(), noReadLink{mfs}, ignore.NewMatcher(mfs), "", 0)
+		got, err := List(context.Background(), noReadLink{mfs}, ignore.NewMatcher(mfs, ignore.Outer{}), "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,7 +49,7 @@ func BenchmarkWalk(b *testing.B) {
 		}
 	})
 	b.Run("Walk/warm", func(b *testing.B) {
-		m := NewMatcher(fsys)
+		m := NewMatcher(fsys, Outer{})
 		for b.Loop() {
 			n := 0
 			_ = m.Walk(context.Background(), "", WalkOptions{}, func(string, fs.DirEntry) error { n++; return nil })
@@ -58,7 +58,7 @@ func BenchmarkWalk(b *testing.B) {
 	b.Run("Walk/cold", func(b *testing.B) {
 		for b.Loop() {
 			n := 0
-			_ = NewMatcher(fsys).Walk(context.Background(), "", WalkOptions{}, func(string, fs.DirEntry) error { n++; return nil })
+			_ = NewMatcher(fsys, Outer{}).Walk(context.Background(), "", WalkOptions{}, func(string, fs.DirEntry) error { n++; return nil })
 		}
 	})
 	b.Run("Walk/cold-os.Root", func(b *testing.B) {
@@ -69,11 +69,11 @@ func BenchmarkWalk(b *testing.B) {
 		defer r.Close()
 		for b.Loop() {
 			n := 0
-			_ = NewMatcher(r.FS()).Walk(context.Background(), "", WalkOptions{}, func(string, fs.DirEntry) error { n++; return nil })
+			_ = NewMatcher(r.FS(), Outer{}).Walk(context.Background(), "", WalkOptions{}, func(string, fs.DirEntry) error { n++; return nil })
 		}
 	})
 	b.Run("Ignored", func(b *testing.B) {
-		m := NewMatcher(fsys)
+		m := NewMatcher(fsys, Outer{})
 		for b.Loop() {
 			m.Ignored("d3/e4/f0/file2.md", false)
 		}

@@ -427,7 +427,7 @@ func TestConformanceWithGit(t *testing.T) {
 		}
 	}
 
-	m := NewMatcher(os.DirFS(root))
+	m := NewMatcher(os.DirFS(root), Outer{})
 	var disagree []string
 	ignored := 0
 	for _, p := range all {
@@ -479,7 +479,7 @@ func TestConformanceWithGit(t *testing.T) {
 	}
 	// A fresh matcher that only walks (loading rules from listings) agrees.
 	var walked2 []string
-	_ = NewMatcher(os.DirFS(root)).Walk(context.Background(), "", WalkOptions{}, func(rel string, d fs.DirEntry) error {
+	_ = NewMatcher(os.DirFS(root), Outer{}).Walk(context.Background(), "", WalkOptions{}, func(rel string, d fs.DirEntry) error {
 		if rel != "." {
 			walked2 = append(walked2, rel)
 		}

@@ -17,7 +17,9 @@
 // All reads go through an fs.FS rooted at the workspace folder; rule files
 // are read lazily and cached per directory until Invalidate (Walk also
 // revalidates a directory's rule files by size and mtime as it passes).
-// Rules from directories above the folder root are not seen. On Linux, when
+// Rules from directories above the folder root come in as an Outer (the
+// operations layer reads them): git applies a repository's rule files to a
+// subdirectory opened as the workspace. On Linux, when
 // the fs.FS hands out *os.File directories (os.DirFS, os.Root.FS), Walk lists
 // directories through descriptors opened one name at a time relative to the
 // parent (O_NOFOLLOW, so it stays inside the root as os.Root does) with entry

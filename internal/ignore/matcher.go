@@ -14,6 +14,9 @@ import (
 // not usable; create one with NewMatcher.
 type Matcher struct {
 	fsys fs.FS
+	// outer are the rules from above the folder root (see Outer), applied
+	// below every rule file inside the folder of the same kind.
+	outer [kindCount][]scoped
 
 	mu   sync.RWMutex
 	gen  uint64               // bumped by Invalidate; a load started earlier is not stored
@@ -25,6 +28,9 @@ type Matcher struct {
 type scoped struct {
 	dir  string
 	file *ruleFile
+	// prefix, for a rule file above the folder root (Outer), is the folder
+	// relative to the file's directory; dir is then "".
+	prefix string
 }
 
 // dirState is what the matcher knows about one directory. It is immutable
@@ -46,9 +52,10 @@ type dirState struct {
 }
 
 // NewMatcher returns the ignore rules of one workspace folder, read lazily
-// through fsys and cached.
-func NewMatcher(fsys fs.FS) *Matcher {
-	return &Matcher{fsys: fsys, dirs: make(map[string]*dirState)}
+// through fsys and cached, with the rules git applies to it from above
+// (outer; the zero Outer for none).
+func NewMatcher(fsys fs.FS, outer Outer) *Matcher {
+	return &Matcher{fsys: fsys, dirs: make(map[string]*dirState), outer: outer.lists()}
 }
 
 // Ignored reports whether rel (slash-separated, relative to the folder root,
@@ -101,7 +108,7 @@ func (s *dirState) ignores(p string, isDir bool) bool {
 	}
 	for k := range kindCount {
 		for _, sc := range s.lists[k] {
-			if matched, ign := sc.file.match(relTo(sc.dir, p), isDir); matched {
+			if matched, ign := sc.file.match(sc.pathFor(p), isDir); matched {
 				return ign
 			}
 		}
@@ -184,8 +191,13 @@ func (m *Matcher) load(dir string, parent *dirState, entries []entry, listed boo
 
 	for k := range kindCount {
 		var inherited []scoped
-		if parent != nil && !(s.gitEntry && (k == kindGit || k == kindExclude)) {
+		switch {
+		case s.gitEntry && (k == kindGit || k == kindExclude):
+			// A repository root starts a fresh set of git rules.
+		case parent != nil:
 			inherited = parent.lists[k]
+		default:
+			inherited = m.outer[k]
 		}
 		if s.own[k] == nil {
 			s.lists[k] = inherited

@@ -43,7 +43,7 @@ func noGitFS() fstest.MapFS {
 }
 
 func TestIgnoredOutsideGit(t *testing.T) {
-	m := NewMatcher(noGitFS())
+	m := NewMatcher(noGitFS(), Outer{})
 	cases := []struct {
 		name  string
 		path  string
@@ -87,7 +87,7 @@ func TestInvalidate(t *testing.T) {
 		"a/.gitignore": file("*.txt\n"),
 		"a/b/x.txt":    file(""),
 	}
-	m := NewMatcher(fsys)
+	m := NewMatcher(fsys, Outer{})
 	if !m.Ignored("a/b/x.txt", false) {
 		t.Fatal("a/b/x.txt should be ignored")
 	}
@@ -153,7 +153,7 @@ func TestWalkOptions(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := walkAll(t, NewMatcher(fsys), c.rel, c.opts)
+			got := walkAll(t, NewMatcher(fsys, Outer{}), c.rel, c.opts)
 			if !slices.Equal(got, c.want) {
 				t.Errorf("got  %q\nwant %q", got, c.want)
 			}
@@ -165,7 +165,7 @@ func TestWalkControl(t *testing.T) {
 	fsys := fstest.MapFS{
 		"a/1": file(""), "a/2": file(""), "b/1": file(""), "b/2": file(""), "c": file(""),
 	}
-	m := NewMatcher(fsys)
+	m := NewMatcher(fsys, Outer{})
 	cases := []struct {
 		name    string
 		fn      func(rel string) error
@@ -224,7 +224,7 @@ func TestWalkCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	n := 0
-	err := NewMatcher(fsys).Walk(ctx, "", WalkOptions{}, func(rel string, d fs.DirEntry) error {
+	err := NewMatcher(fsys, Outer{}).Walk(ctx, "", WalkOptions{}, func(rel string, d fs.DirEntry) error {
 		if n++; n == 10 {
 			cancel()
 		}
@@ -239,7 +239,7 @@ func TestWalkCancel(t *testing.T) {
 }
 
 func TestWalkErrors(t *testing.T) {
-	m := NewMatcher(fstest.MapFS{"a": file("")})
+	m := NewMatcher(fstest.MapFS{"a": file("")}, Outer{})
 	if err := m.Walk(context.Background(), "missing", WalkOptions{}, func(string, fs.DirEntry) error { return nil }); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing start: err = %v, want ErrNotExist", err)
 	}
@@ -266,7 +266,7 @@ func TestWalkOnDisk(t *testing.T) {
 	if err := os.Symlink("real", filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
-	m := NewMatcher(os.DirFS(root))
+	m := NewMatcher(os.DirFS(root), Outer{})
 
 	t.Run("symlinks reported, not followed", func(t *testing.T) {
 		var got []string
@@ -309,7 +309,7 @@ func TestWalkOnDisk(t *testing.T) {
 }
 
 func TestConcurrentUse(t *testing.T) {
-	m := NewMatcher(noGitFS())
+	m := NewMatcher(noGitFS(), Outer{})
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {

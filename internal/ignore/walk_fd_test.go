@@ -75,7 +75,7 @@ func TestWalkReadPathsAgree(t *testing.T) {
 	visits := func(t *testing.T, fsys fs.FS, start string) []string {
 		t.Helper()
 		var got []string
-		err := NewMatcher(fsys).Walk(context.Background(), start, WalkOptions{}, func(rel string, d fs.DirEntry) error {
+		err := NewMatcher(fsys, Outer{}).Walk(context.Background(), start, WalkOptions{}, func(rel string, d fs.DirEntry) error {
 			info, err := d.Info()
 			if err != nil {
 				t.Fatalf("Info(%s): %v", rel, err)

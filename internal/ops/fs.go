@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"github.com/agentls/agentls/internal/ignore"
 	"io/fs"
 
 	"github.com/agentls/agentls/internal/proc"
@@ -45,6 +46,9 @@ type FS interface {
 	Remove(p Path) error
 	// FolderFS is a read-only fs.FS rooted at f, for walkers.
 	FolderFS(f *Folder) fs.FS
+	// OuterIgnore is the ignore rules git applies to f from above it, when
+	// f is a subdirectory of a repository (ignore.Outer).
+	OuterIgnore(f *Folder) ignore.Outer
 	// Exec runs a command line in its own process group (the bash tool and
 	// extension tools). Background children it leaves behind are killed at
 	// Close.

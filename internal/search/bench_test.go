@@ -105,7 +105,7 @@ func benchTree(ctx context.Context, b *testing.B, dir string, pats []string, rg 
 		q := Query{Pattern: pat, Hidden: true}
 		name := strings.NewReplacer(`\`, "", "(", "", "+", "", " ", "_").Replace(pat)
 		b.Run(name+"/go-engine", func(b *testing.B) {
-			e := &Engine{Root: dir, FS: fsys, Matcher: ignore.NewMatcher(fsys)}
+			e := &Engine{Root: dir, FS: fsys, Matcher: ignore.NewMatcher(fsys, ignore.Outer{})}
 			cpu := cpuTime()
 			for b.Loop() {
 				if _, err := e.Search(ctx, q); err != nil {
@@ -115,7 +115,7 @@ func benchTree(ctx context.Context, b *testing.B, dir string, pats []string, rg 
 			reportCPU(b, cpu)
 		})
 		b.Run(name+"/go-engine-dirs", func(b *testing.B) {
-			e := &Engine{Root: dir, FS: rootOpenerFS{fsys.(osRootFS), root}, Matcher: ignore.NewMatcher(fsys)}
+			e := &Engine{Root: dir, FS: rootOpenerFS{fsys.(osRootFS), root}, Matcher: ignore.NewMatcher(fsys, ignore.Outer{})}
 			cpu := cpuTime()
 			for b.Loop() {
 				if _, err := e.Search(ctx, q); err != nil {
@@ -128,7 +128,7 @@ func benchTree(ctx context.Context, b *testing.B, dir string, pats []string, rg 
 			continue
 		}
 		b.Run(name+"/rg-engine", func(b *testing.B) {
-			e := &Engine{Root: dir, FS: fsys, Matcher: ignore.NewMatcher(fsys), RgPath: rg}
+			e := &Engine{Root: dir, FS: fsys, Matcher: ignore.NewMatcher(fsys, ignore.Outer{}), RgPath: rg}
 			cpu := cpuTime()
 			for b.Loop() {
 				if _, err := e.Search(ctx, q); err != nil {

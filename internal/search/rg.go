@@ -21,7 +21,9 @@ import (
 func (e *Engine) rgArgs(q Query, paths ...string) []string {
 	args := []string{
 		"--json", "--no-require-git", "--no-config",
-		// The Matcher sees no rules above the folder and no global excludes.
+		// rg would read parent ignore files beyond the repository too
+		// (--no-require-git); the Matcher, which results pass through,
+		// applies the repository's own. No global excludes either.
 		"--no-ignore-parent", "--no-ignore-global",
 		"--crlf",
 		// No file can contribute more than limit+1 matches to the result.

@@ -109,10 +109,10 @@ func engines(t testing.TB, dir string) map[string]*Engine {
 	t.Helper()
 	fsys := os.DirFS(dir)
 	m := map[string]*Engine{
-		BackendGo: {Root: dir, FS: fsys, Matcher: ignore.NewMatcher(fsys)},
+		BackendGo: {Root: dir, FS: fsys, Matcher: ignore.NewMatcher(fsys, ignore.Outer{})},
 	}
 	if rg, err := exec.LookPath("rg"); err == nil {
-		m[BackendRg] = &Engine{Root: dir, FS: fsys, Matcher: ignore.NewMatcher(fsys), RgPath: rg}
+		m[BackendRg] = &Engine{Root: dir, FS: fsys, Matcher: ignore.NewMatcher(fsys, ignore.Outer{}), RgPath: rg}
 	}
 	// The Go backend on an os.Root that is a RootOpener, as ops can pass it.
 	root, err := os.OpenRoot(dir)
@@ -121,7 +121,7 @@ func engines(t testing.TB, dir string) map[string]*Engine {
 	}
 	t.Cleanup(func() { root.Close() })
 	rfs := rootOpenerFS{root.FS().(osRootFS), root}
-	m[BackendGo+"/os.Root"] = &Engine{Root: dir, FS: rfs, Matcher: ignore.NewMatcher(rfs)}
+	m[BackendGo+"/os.Root"] = &Engine{Root: dir, FS: rfs, Matcher: ignore.NewMatcher(rfs, ignore.Outer{})}
 	return m
 }
 

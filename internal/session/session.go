@@ -271,7 +271,7 @@ func (s *Session) armWatchers(ctx context.Context) string {
 			continue
 		}
 		folder, ffs := f, s.FS.FolderFS(f)
-		m := ignore.NewMatcher(ffs)
+		m := ignore.NewMatcher(ffs, s.FS.OuterIgnore(f))
 		w, err := watch.Start(ctx, watch.Options{
 			Root: folder.Root, FS: ffs, Matcher: m, Log: s.Log,
 			OnEvent: func(ev watch.Event) {

@@ -124,5 +124,5 @@ func (e *Env) matcher(f *ops.Folder, fsys fs.FS) *ignore.Matcher {
 			return m
 		}
 	}
-	return ignore.NewMatcher(fsys)
+	return ignore.NewMatcher(fsys, e.FS.OuterIgnore(f))
 }

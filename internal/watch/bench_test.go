@@ -70,7 +70,7 @@ func BenchmarkArm(b *testing.B) {
 	b.Run("walk-only", func(b *testing.B) {
 		cpu0 := cpuTime()
 		for b.Loop() {
-			m := ignore.NewMatcher(r.FS())
+			m := ignore.NewMatcher(r.FS(), ignore.Outer{})
 			dirs := 0
 			m.Walk(context.Background(), ".", ignore.WalkOptions{}, func(p string, d os.DirEntry) error {
 				if d.IsDir() {
@@ -92,7 +92,7 @@ func BenchmarkArm(b *testing.B) {
 		var cpu time.Duration
 		for b.Loop() {
 			cpu0 := cpuTime()
-			w, err := Start(context.Background(), Options{Root: root, FS: r.FS(), Matcher: ignore.NewMatcher(r.FS())})
+			w, err := Start(context.Background(), Options{Root: root, FS: r.FS(), Matcher: ignore.NewMatcher(r.FS(), ignore.Outer{})})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -164,7 +164,7 @@ func BenchmarkDetectLatency(b *testing.B) {
 		}
 		defer r.Close()
 		got := make(chan Event, 1024)
-		w, err := Start(context.Background(), Options{Root: root, FS: r.FS(), Matcher: ignore.NewMatcher(r.FS()),
+		w, err := Start(context.Background(), Options{Root: root, FS: r.FS(), Matcher: ignore.NewMatcher(r.FS(), ignore.Outer{}),
 			OnEvent: func(e Event) { got <- e }})
 		if err != nil {
 			b.Fatal(err)

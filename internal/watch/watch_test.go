@@ -118,7 +118,7 @@ func start(t testing.TB, files map[string]string, tweak func(*Options)) *fixture
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	f := &fixture{root: root, rec: newRecorder(), m: ignore.NewMatcher(r.FS()), logs: &syncBuffer{}}
+	f := &fixture{root: root, rec: newRecorder(), m: ignore.NewMatcher(r.FS(), ignore.Outer{}), logs: &syncBuffer{}}
 	opts := Options{
 		Root:    root,
 		FS:      r.FS(),
@@ -460,7 +460,7 @@ func TestStopsWithContextAndClose(t *testing.T) {
 	}
 	defer r.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := Start(ctx, Options{Root: root, FS: r.FS(), Matcher: ignore.NewMatcher(r.FS())})
+	w, err := Start(ctx, Options{Root: root, FS: r.FS(), Matcher: ignore.NewMatcher(r.FS(), ignore.Outer{})})
 	if err != nil {
 		t.Fatal(err)
 	}

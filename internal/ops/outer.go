@@ -1,0 +1,109 @@
+package ops
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentls/agentls/internal/ignore"
+)
+
+// maxOuterRuleFile caps how much of one rule file above a folder is read:
+// ignore files are small, and this read is outside the folder's root.
+const maxOuterRuleFile = 1 << 20
+
+// OuterIgnore implements FS: when f lies inside a git repository but is not
+// its root (a subdirectory opened as the workspace), the rule files of the
+// directories from the repository root down to f's parent and the
+// repository's info/exclude, which git applies to f's paths. They are read
+// at each call: matchers are built per session or per call.
+func (l *Local) OuterIgnore(f *Folder) ignore.Outer {
+	if f == nil || f.ReadOnly {
+		return ignore.Outer{}
+	}
+	if _, err := os.Lstat(filepath.Join(f.Root, ".git")); err == nil {
+		return ignore.Outer{} // a repository root: git looks no higher
+	}
+	var dirs []string // f's ancestors, nearest first
+	for d := filepath.Dir(f.Root); ; d = filepath.Dir(d) {
+		dirs = append(dirs, d)
+		if gitEntry, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return outerRules(d, f.Root, dirs, gitEntry)
+		}
+		if d == filepath.Dir(d) {
+			return ignore.Outer{}
+		}
+	}
+}
+
+// outerRules reads the rules of repository repo (whose .git entry is
+// gitEntry) that apply to folder, given the directories from folder's
+// parent up to repo.
+func outerRules(repo, folder string, dirs []string, gitEntry os.FileInfo) ignore.Outer {
+	prefix, err := filepath.Rel(repo, folder)
+	if err != nil {
+		return ignore.Outer{}
+	}
+	out := ignore.Outer{Prefix: filepath.ToSlash(prefix)}
+	for _, d := range dirs {
+		rel, err := filepath.Rel(repo, d)
+		if err != nil {
+			continue
+		}
+		if rel = filepath.ToSlash(rel); rel == "." {
+			rel = ""
+		}
+		for _, name := range ignore.OuterNames {
+			if data, ok := readRuleFile(filepath.Join(d, name)); ok {
+				out.Files = append(out.Files, ignore.OuterFile{Dir: rel, Name: name, Data: data})
+			}
+		}
+	}
+	if gd := gitDir(repo, gitEntry); gd != "" {
+		if data, ok := readRuleFile(filepath.Join(gd, "info", "exclude")); ok {
+			out.Files = append(out.Files, ignore.OuterFile{Name: ignore.ExcludeFile, Data: data})
+		}
+	}
+	return out
+}
+
+// gitDir is the repository directory of repo's .git entry: the directory
+// itself, or the target of a "gitdir:" file (worktrees, submodules).
+func gitDir(repo string, gitEntry os.FileInfo) string {
+	p := filepath.Join(repo, ".git")
+	if gitEntry.IsDir() {
+		return p
+	}
+	data, ok := readRuleFile(p)
+	if !ok {
+		return ""
+	}
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	target, ok := strings.CutPrefix(strings.TrimSpace(string(line)), "gitdir:")
+	if target = strings.TrimSpace(target); !ok || target == "" {
+		return ""
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(repo, target)
+	}
+	return target
+}
+
+// readRuleFile reads a regular file of at most maxOuterRuleFile bytes.
+func readRuleFile(p string) ([]byte, bool) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return nil, false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxOuterRuleFile))
+	return data, err == nil
+}
+
+// OuterIgnore implements FS: an in-memory workspace has nothing above it.
+func (m *Mem) OuterIgnore(*Folder) ignore.Outer { return ignore.Outer{} }
