@@ -7,8 +7,11 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/agentls/agentls/internal/finder"
+	"github.com/agentls/agentls/internal/ignore"
+	"github.com/agentls/agentls/internal/ops"
 )
 
 // Limits of the find tool.
@@ -31,7 +34,7 @@ When to use: to locate files when you know (part of) the name, e.g. all *_test.g
 
 Parameters: pattern is a glob with ** for any depth: a pattern without "/" matches file names at any depth ("*.ts", "*.spec.ts"); a pattern with "/" matches the path relative to path ("src/**/*.spec.ts", "**/parent/child/*"); {a,b}, ?, [a-z] work. path is the directory to search (default the workspace root). includeIgnored lists ignored files too.
 
-Output: matching file paths relative to the workspace root, one per line, sorted. Files ignored by .gitignore, .ignore or .agentlsignore are skipped (unless includeIgnored; a path that is itself ignored is named as such), hidden files are included, .git is never searched, symlinks are not followed. At most %d paths by default (maximum %d); when the limit is hit the notice says so and gives the call for more.
+Output: matching file paths relative to the workspace root, one per line, sorted. Files ignored by .gitignore, .ignore or .agentlsignore are skipped (unless includeIgnored; a path that is itself ignored is named as such, and when only ignored files match, a few are named), hidden files are included, .git is never searched, symlinks are not followed. At most %d paths by default (maximum %d); when the limit is hit the notice says so and gives the call for more.
 
 Errors: an invalid glob explains the problem with valid examples; a missing directory says so.`, FindDefaultLimit, FindMaxLimit)
 
@@ -101,6 +104,11 @@ func runFind(ctx context.Context, c *Call, in findInput) (Result, error) {
 	}
 	res.Paths = visible
 	if len(res.Paths) == 0 {
+		if !in.IncludeIgnored {
+			if hidden := ignoredMatches(ctx, c, p, fsys, m, in.Pattern); len(hidden) > 0 {
+				return Text(fmt.Sprintf("No files match %q in %s, but ignored files do (%s): they are hidden by .gitignore/.ignore/.agentlsignore rules. Call again with includeIgnored: true to include them.", in.Pattern, where, strings.Join(hidden, ", "))), nil
+			}
+		}
 		hint := ""
 		if !strings.Contains(in.Pattern, "/") && !strings.ContainsAny(in.Pattern, "*?[{") {
 			hint = fmt.Sprintf(" The pattern has no wildcard: it matches the exact name only; try \"*%s*\".", strings.TrimSuffix(in.Pattern, path.Ext(in.Pattern)))
@@ -125,4 +133,30 @@ func runFind(ctx context.Context, c *Call, in findInput) (Result, error) {
 	r.setDetail("count", len(res.Paths))
 	r.setDetail("truncated", res.Truncated)
 	return r, nil
+}
+
+// Bounds of the second look find takes, for the notice, when ignore rules
+// hid every match: a few names, found within a short time.
+const (
+	findIgnoredShown   = 3
+	findIgnoredTimeout = 2 * time.Second
+)
+
+// ignoredMatches returns up to findIgnoredShown paths matching pattern that
+// the ignore rules hid (and the permission rules would list), so a find
+// for a name the caller knows says why it came back empty.
+func ignoredMatches(ctx context.Context, c *Call, p ops.Path, fsys fs.FS, m *ignore.Matcher, pattern string) []string {
+	ctx, cancel := context.WithTimeout(ctx, findIgnoredTimeout)
+	defer cancel()
+	res, err := finder.Find(ctx, fsys, m, pattern, p.Rel, findIgnoredShown, true)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range res.Paths {
+		if c.Env.listAllowed(p.Folder, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
