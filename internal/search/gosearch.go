@@ -337,13 +337,19 @@ type dirOpener struct {
 
 func (d *dirOpener) open(rel string) (fs.File, error) {
 	ro, ok := d.fsys.(RootOpener)
-	i := strings.LastIndexByte(rel, '/')
-	if !ok || i < 0 {
+	if !ok {
 		return d.fsys.Open(rel)
 	}
+	// Through the os.Root even at the top: fs.FS refuses names that are
+	// not UTF-8 (fs.ValidPath), which rg searches and a directory may hold.
+	i := strings.LastIndexByte(rel, '/')
 	if dir := rel[:i+1]; d.root == nil || dir != d.dir {
 		d.close()
-		r, err := ro.OpenRoot(rel[:i])
+		name := "."
+		if i >= 0 {
+			name = rel[:i]
+		}
+		r, err := ro.OpenRoot(name)
 		if err != nil {
 			return d.fsys.Open(rel)
 		}
