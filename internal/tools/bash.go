@@ -12,6 +12,7 @@ import (
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/shell"
+	"github.com/agentls/agentls/internal/spill"
 )
 
 // Limits of the bash tool.
@@ -178,9 +179,13 @@ func formatCommand(res proc.Result, timeout time.Duration) string {
 			}
 		}
 		fmt.Fprintf(&b, "[Output cut: showing lines %d-%d of %d (the last %d lines / %d bytes).", res.ShownFrom, res.ShownTo, res.TotalLines, BashTailLines, BashTailBytes)
-		if res.SpillPath != "" {
+		switch {
+		case res.SpillPath != "" && res.SpillCutBytes > 0:
+			// The spill file has a cap: say what it holds, not "full".
+			fmt.Fprintf(&b, " Only the start of the output is saved, in %s: it stopped at the spill file's cap of %d bytes and %d bytes more were not saved — read it with read {\"path\": %q, \"offset\": 1}.", res.SpillPath, spill.MaxFileBytes, res.SpillCutBytes, res.SpillPath)
+		case res.SpillPath != "":
 			fmt.Fprintf(&b, " Full output: %s — read it with read {\"path\": %q, \"offset\": 1}.", res.SpillPath, res.SpillPath)
-		} else if res.SpillError != "" {
+		case res.SpillError != "":
 			fmt.Fprintf(&b, " The full output could not be saved: %s.", res.SpillError)
 		}
 		b.WriteString("]\n")

@@ -219,7 +219,13 @@ func (x *Executor) budget(t *Tool, r *Result) {
 	notice := fmt.Sprintf("[output cut to the %d-byte result budget of %s: showing lines %d-%d of %d (%d of %d bytes).", limit, t.Name, from, to, totalLines, len(shown), len(text))
 	if x.Spill != nil {
 		if p, err := x.Spill.Save(t.Name, []byte(text)); err == nil {
-			notice += fmt.Sprintf(" Full output saved to %s; read it with offset/limit.", p)
+			// The call that gets what was cut: the lines after the head,
+			// or the start for a kept tail.
+			next := to + 1
+			if t.KeepTail {
+				next = 1
+			}
+			notice += fmt.Sprintf(" Full output saved to %s; continue with read {\"path\": %q, \"offset\": %d}.", p, p, next)
 			r.setDetail("spillPath", p)
 		}
 	}
