@@ -343,15 +343,32 @@ func levelPhrase(l Level) string {
 }
 
 func ambiguous(body []byte, occ [][2]int, idx int, lvl Level) error {
+	// One entry per line, with a count where a line holds several.
 	lc := lineCounter{text: body}
 	var lines []string
-	for k, o := range occ {
-		if k == MaxListedOccurrences {
+	last, n := 0, 0
+	flush := func() {
+		if n > 1 {
+			lines = append(lines, fmt.Sprintf("%d ×%d", last, n))
+		} else if n == 1 {
+			lines = append(lines, fmt.Sprint(last))
+		}
+	}
+	for _, o := range occ {
+		l := lc.line(o[0])
+		if l == last {
+			n++
+			continue
+		}
+		flush()
+		if len(lines) == MaxListedOccurrences {
+			n = 0
 			lines = append(lines, "…")
 			break
 		}
-		lines = append(lines, fmt.Sprint(lc.line(o[0])))
+		last, n = l, 1
 	}
+	flush()
 	return &MatchError{Kind: KindAmbiguous, EditIndex: idx, Message: fmt.Sprintf(
 		"oldText of edit %d matches %d times%s (lines %s); add context or set replaceAll: true (surrounding lines in oldText make it unique)",
 		idx+1, len(occ), levelPhrase(lvl), strings.Join(lines, ", "))}

@@ -227,7 +227,14 @@ func TestApplyErrors(t *testing.T) {
 			old:     "foo foo foo",
 			edits:   []Edit{{OldText: "foo", NewText: "bar"}},
 			kind:    KindAmbiguous,
-			message: "oldText of edit 1 matches 3 times (lines 1, 1, 1); add context or set replaceAll: true (surrounding lines in oldText make it unique)",
+			message: "oldText of edit 1 matches 3 times (lines 1 ×3); add context or set replaceAll: true (surrounding lines in oldText make it unique)",
+		},
+		{
+			name:  "a line holding several occurrences is listed once, with its count",
+			old:   "x x\ny\nx\n",
+			edits: []Edit{{OldText: "x", NewText: "z"}},
+			kind:  KindAmbiguous,
+			parts: []string{"matches 3 times (lines 1 ×2, 3)"},
 		},
 		{
 			name:    "ambiguous across lines",

@@ -74,6 +74,9 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
+	if r := refuseReadOnly(p); r != nil {
+		return *r, nil
+	}
 	if c.Env.Guard == nil {
 		return Errorf("editing is not available in this session."), nil
 	}
@@ -151,6 +154,16 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 	r := Text(text)
 	r.Details = details
 	return r, nil
+}
+
+// refuseReadOnly answers a change of a file outside the workspace's
+// writable folders (a spill file) before any work is done.
+func refuseReadOnly(p ops.Path) *Result {
+	if p.Folder == nil || !p.Folder.ReadOnly {
+		return nil
+	}
+	r := Errorf("%s is read-only: it is saved command output (a spill file), not a workspace file. To keep part of it, write that part to a file in the workspace.", p.Display())
+	return &r
 }
 
 // changeDetails is the tools/details payload of a file change.

@@ -43,6 +43,9 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
+	if r := refuseReadOnly(p); r != nil {
+		return *r, nil
+	}
 	if c.Env.Guard == nil {
 		return Errorf("writing is not available in this session."), nil
 	}
