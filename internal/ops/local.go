@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/agentls/agentls/internal/proc"
 )
@@ -186,6 +187,9 @@ func (l *Local) Resolve(input string) (Path, error) {
 		}
 		abs = filepath.Join(folders[0].Root, filepath.FromSlash(rel))
 	}
+	if strings.ContainsRune(abs, utf8.RuneError) {
+		abs = unmangleNames(abs)
+	}
 	real, err := abs, error(nil)
 	if !realBelowRoot(folders, abs) {
 		real, err = evalExisting(abs)
@@ -202,6 +206,67 @@ func (l *Local) Resolve(input string) (Path, error) {
 		}
 	}
 	return Path{}, &PathError{input, fmt.Sprintf("it is a symlink that resolves to %s, outside the workspace", real)}
+}
+
+// unmangleNames maps components of abs that hold U+FFFD back to the names
+// they stand for. A name that is not UTF-8 reaches the model with U+FFFD in
+// place of its bad bytes (JSON strings are UTF-8), and the model sends that
+// back; where such a component does not exist, the one entry of its
+// directory that shows the same way is taken. Anything else is left as it
+// was, for the resolver to report.
+func unmangleNames(abs string) string {
+	parts := strings.Split(abs, string(filepath.Separator))
+	cur := string(filepath.Separator)
+	for i, part := range parts {
+		if part == "" {
+			continue
+		}
+		next := filepath.Join(cur, part)
+		if strings.ContainsRune(part, utf8.RuneError) {
+			if _, err := os.Lstat(next); errors.Is(err, fs.ErrNotExist) {
+				if raw, ok := shownAs(cur, part); ok {
+					next = filepath.Join(cur, raw)
+					parts[i] = raw
+				}
+			}
+		}
+		cur = next
+	}
+	return cur
+}
+
+// shownAs finds the one entry of dir whose name, made valid UTF-8, is shown.
+func shownAs(dir, shown string) (string, bool) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", false
+	}
+	found := ""
+	for _, e := range entries {
+		if n := e.Name(); !utf8.ValidString(n) && (replacedBytes(n) == shown || strings.ToValidUTF8(n, string(utf8.RuneError)) == shown) {
+			if found != "" {
+				return "", false // ambiguous: refuse to guess
+			}
+			found = n
+		}
+	}
+	return found, found != ""
+}
+
+// replacedBytes is s with each byte that is not part of valid UTF-8
+// replaced by U+FFFD, as encoding/json writes it.
+func replacedBytes(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // realBelowRoot reports whether abs (clean, absolute) lies in a folder and
