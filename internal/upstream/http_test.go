@@ -4,20 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/test/httpfixture"
 )
 
 // tokenHeader is the header the fixture server records.
@@ -28,11 +27,10 @@ const tokenHeader = "X-Test-Token"
 type fixture struct {
 	t         *testing.T
 	transport string // TransportHTTP or TransportSSE
-	addr      string
+	http      *httpfixture.Server
 	extra     func(*sdk.Server)
 
 	mu      sync.Mutex
-	srv     *http.Server
 	tokens  []string // tokenHeader of every request
 	missing int      // requests without it
 }
@@ -44,14 +42,13 @@ func newFixture(t *testing.T, transport string) *fixture {
 // newFixtureWith is newFixture with more tools: extra adds them to each
 // server start makes.
 func newFixtureWith(t *testing.T, transport string, extra func(*sdk.Server)) *fixture {
-	f := &fixture{t: t, transport: transport, extra: extra}
+	f := &fixture{t: t, transport: transport, extra: extra, http: httpfixture.New(t)}
 	f.start()
-	t.Cleanup(f.stop)
 	return f
 }
 
 // url is the endpoint to configure.
-func (f *fixture) url() string { return "http://" + f.addr + "/mcp" }
+func (f *fixture) url() string { return "http://" + f.http.Addr() + "/mcp" }
 
 // start serves a fresh MCP server (new sessions, as after a restart) on
 // the fixture's address.
@@ -83,39 +80,11 @@ func (f *fixture) start() {
 		f.mu.Unlock()
 		h.ServeHTTP(w, r)
 	})
-	addr := f.addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	var l net.Listener
-	var err error
-	for range 50 { // the old socket may linger a moment after a stop
-		if l, err = net.Listen("tcp", addr); err == nil || !errors.Is(err, syscall.EADDRINUSE) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.addr = l.Addr().String()
-	hs := &http.Server{Handler: record}
-	f.mu.Lock()
-	f.srv = hs
-	f.mu.Unlock()
-	go hs.Serve(l) // ends at stop (Close)
+	f.http.Start(record)
 }
 
-// stop closes the listener and every open connection, event streams too.
-func (f *fixture) stop() {
-	f.mu.Lock()
-	srv := f.srv
-	f.srv = nil
-	f.mu.Unlock()
-	if srv != nil {
-		srv.Close()
-	}
-}
+// stop ends the server: the listener and every open connection.
+func (f *fixture) stop() { f.http.Stop() }
 
 func (f *fixture) seen() (tokens []string, missing int) {
 	f.mu.Lock()

@@ -3,19 +3,17 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentls/agentls/test/harness"
+	"github.com/agentls/agentls/test/httpfixture"
 )
 
 // httpSecret is a GitHub token the fixture's tool returns; the masker must
@@ -26,22 +24,20 @@ const httpSecret = "ghp_Z9yX8wV7uT6sR5qP4oN3mL2kJ1iH0gF9eD8cB7aQ"
 // at an address that survives stop and start (a restarted remote server).
 type httpUpstream struct {
 	t       *testing.T
-	addr    string
+	http    *httpfixture.Server
 	deleted atomic.Int64 // runs of delete_all
 
 	mu   sync.Mutex
-	srv  *http.Server
 	auth []string // Authorization of every request
 }
 
 func newHTTPUpstream(t *testing.T) *httpUpstream {
-	u := &httpUpstream{t: t}
+	u := &httpUpstream{t: t, http: httpfixture.New(t)}
 	u.start()
-	t.Cleanup(u.stop)
 	return u
 }
 
-func (u *httpUpstream) url() string { return "http://" + u.addr + "/mcp" }
+func (u *httpUpstream) url() string { return "http://" + u.http.Addr() + "/mcp" }
 
 // start serves a fresh server (no sessions) on the upstream's address.
 func (u *httpUpstream) start() {
@@ -61,44 +57,16 @@ func (u *httpUpstream) start() {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "deleted"}}}, nil, nil
 		})
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
-	addr := u.addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	var l net.Listener
-	var err error
-	for range 50 { // the old socket may linger a moment after a stop
-		if l, err = net.Listen("tcp", addr); err == nil || !errors.Is(err, syscall.EADDRINUSE) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		u.t.Fatal(err)
-	}
-	u.addr = l.Addr().String()
-	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u.http.Start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
 		u.auth = append(u.auth, r.Header.Get("Authorization"))
 		u.mu.Unlock()
 		h.ServeHTTP(w, r)
-	})}
-	u.mu.Lock()
-	u.srv = hs
-	u.mu.Unlock()
-	go hs.Serve(l) // returns at stop
+	}))
 }
 
 // stop closes the listener and every connection, event streams included.
-func (u *httpUpstream) stop() {
-	u.mu.Lock()
-	srv := u.srv
-	u.srv = nil
-	u.mu.Unlock()
-	if srv != nil {
-		srv.Close()
-	}
-}
+func (u *httpUpstream) stop() { u.http.Stop() }
 
 func (u *httpUpstream) authorizations() []string {
 	u.mu.Lock()
