@@ -96,7 +96,7 @@ export class EditorDiagnostics implements vscode.Disposable {
     const open = this.openDocuments();
     const watched = new Map<string, string>();
     for (const uri of keys) {
-      const why = this.tracker.couldReport({ uri, languageId: open.get(uri)?.languageId }, open.has(uri));
+      const why = this.tracker.couldReport({ uri, languageId: open.get(uri)?.languageId }, open.has(uri), this.current(vscode.Uri.parse(uri)).length > 0);
       if (why) watched.set(uri, `${vscode.Uri.parse(uri).path.split("/").pop()}: ${why}`);
     }
     if (watched.size === 0 || token?.isCancellationRequested) return undefined;

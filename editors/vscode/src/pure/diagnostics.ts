@@ -88,6 +88,8 @@ export class DiagnosticsTracker {
   private readonly reported = new Map<string, true>();
   private readonly textAt = new Map<string, number>();
   private readonly exts = new Map<string, true>();
+  /** Extensions with diagnostics reported for a file that was not open: their servers report on closed files. */
+  private readonly closedExts = new Map<string, true>();
   private readonly languages = new Map<string, true>();
   private readonly baselines = new Map<string, number>();
 
@@ -99,6 +101,7 @@ export class DiagnosticsTracker {
       remember(this.reported, f.uri, true, MAX_TRACKED);
       const ext = extensionOf(f.uri);
       if (ext) remember(this.exts, ext, true, MAX_TRACKED);
+      if (ext && !f.languageId) remember(this.closedExts, ext, true, MAX_TRACKED);
       if (f.languageId) remember(this.languages, f.languageId, true, MAX_TRACKED);
     }
   }
@@ -119,17 +122,26 @@ export class DiagnosticsTracker {
   }
 
   /**
-   * Why something could report on f, or undefined when nothing could: the
-   * file itself, its extension or its language has had diagnostics in this
-   * window, or it is open in a language other than plain text (a language
-   * server may be attached that has not reported yet).
+   * Why something could report on f, or undefined when nothing could.
+   * An open file: it, its extension or its language has had diagnostics in
+   * this window, or it is open in a language other than plain text (a
+   * language server may be attached that has not reported yet). A closed
+   * file: it has diagnostics now (hasNow), or its extension has had
+   * diagnostics for a file that was not open. Many servers (TypeScript's)
+   * report on open files only: waiting for them after every edit of a
+   * closed file would cost the whole wait and tell nothing.
    */
-  couldReport(f: FileRef, open: boolean): string | undefined {
-    if (this.reported.has(f.uri)) return "the file has had diagnostics";
+  couldReport(f: FileRef, open: boolean, hasNow = false): string | undefined {
     const ext = extensionOf(f.uri);
+    if (!open) {
+      if (hasNow) return "the file has diagnostics";
+      if (ext && this.closedExts.has(ext)) return `${ext} files have had diagnostics while closed`;
+      return undefined;
+    }
+    if (this.reported.has(f.uri)) return "the file has had diagnostics";
     if (ext && this.exts.has(ext)) return `${ext} files have had diagnostics`;
     if (f.languageId && this.languages.has(f.languageId)) return `${f.languageId} files have had diagnostics`;
-    if (open && f.languageId && !SILENT_LANGUAGES.includes(f.languageId)) return `the file is open as ${f.languageId}`;
+    if (f.languageId && !SILENT_LANGUAGES.includes(f.languageId)) return `the file is open as ${f.languageId}`;
     return undefined;
   }
 

@@ -44,9 +44,12 @@ test("DiagnosticsTracker.couldReport: wait only when something can report", asyn
   const tr = new DiagnosticsTracker();
   tr.diagnosticsChanged([{ uri: "file:///ws/seen.go", reported: true }, { uri: "file:///ws/x.md", languageId: "markdown", reported: true }], 1);
   tr.diagnosticsChanged([{ uri: "file:///ws/cleared.txt", languageId: "plaintext", reported: false }], 2);
+  tr.diagnosticsChanged([{ uri: "file:///ws/open.ts", languageId: "typescript", reported: true }], 3);
   const cases = [
-    { name: "the file had diagnostics", f: { uri: "file:///ws/seen.go" }, open: false, want: "the file has had diagnostics" },
-    { name: "a closed file whose extension had diagnostics", f: { uri: "file:///ws/other.go" }, open: false, want: ".go files have had diagnostics" },
+    { name: "a closed file with diagnostics now", f: { uri: "file:///ws/seen.go" }, open: false, hasNow: true, want: "the file has diagnostics" },
+    { name: "a closed file whose extension had diagnostics while closed", f: { uri: "file:///ws/other.go" }, open: false, want: ".go files have had diagnostics while closed" },
+    { name: "a closed file whose extension had diagnostics only while open (a server for open files)", f: { uri: "file:///ws/closed.ts" }, open: false, want: undefined },
+    { name: "an open file whose extension had diagnostics", f: { uri: "file:///ws/b.go", languageId: "go" }, open: true, want: ".go files have had diagnostics" },
     { name: "an open file whose language had diagnostics", f: { uri: "file:///ws/README", languageId: "markdown" }, open: true, want: "markdown files have had diagnostics" },
     { name: "a closed file nothing reported on", f: { uri: "file:///ws/a.txt" }, open: false, want: undefined },
     { name: "an open file in a language (a server may be attached)", f: { uri: "file:///ws/a.rs", languageId: "rust" }, open: true, want: "the file is open as rust" },
@@ -54,7 +57,7 @@ test("DiagnosticsTracker.couldReport: wait only when something can report", asyn
     { name: "a change that left no diagnostics does not count", f: { uri: "file:///ws/cleared.txt", languageId: "plaintext" }, open: true, want: undefined },
     { name: "nor does it count for its extension", f: { uri: "file:///ws/b.txt" }, open: false, want: undefined },
   ];
-  for (const c of cases) await t.test(c.name, () => assert.equal(tr.couldReport(c.f, c.open), c.want));
+  for (const c of cases) await t.test(c.name, () => assert.equal(tr.couldReport(c.f, c.open, "hasNow" in c ? c.hasNow : false), c.want));
 });
 
 test("DiagnosticsTracker.changedAfterEdit: a report that beat the second request counts", async (t) => {
