@@ -222,13 +222,22 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 		case "tools/call":
 			if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && p != nil {
+				// The client's roots decide the folders, and so the
+				// .agentls/mcp.json whose servers a search must see.
+				s.waitRoots(ctx)
 				// Upstream MCP servers register their tools in the
 				// background: a search or an unknown name waits for them.
 				if err := sess.AwaitTools(ctx, p.Name); err != nil {
 					return nil, err
 				}
 				t, ok := sess.Registry.Lookup(p.Name)
-				if ok && !sess.Registry.IsActive(t.Name) {
+				if !ok {
+					// Errors are results (TOOLS.md): the executor's answer
+					// names the tools there are and the closest one, where
+					// the SDK would send a protocol error.
+					return sdkResult(sess.Executor.Call(ctx, tools.Request{Name: p.Name, Arguments: p.Arguments}, nil)), nil
+				}
+				if !sess.Registry.IsActive(t.Name) {
 					sess.Registry.Activate(t.Name)
 				}
 			}

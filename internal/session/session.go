@@ -338,11 +338,15 @@ func (s *Session) stopWatchers() {
 }
 
 // SetFolders replaces the workspace folders; the watchers restart on the
-// new set.
+// new set, and the configuration (permission settings, extension tools,
+// upstream MCP servers) is read again from the new folders.
 func (s *Session) SetFolders(specs []ops.FolderSpec) error {
 	s.stopWatchers()
 	err := s.FS.SetFolders(specs)
 	s.startWatchers()
+	if err == nil {
+		s.Reload()
+	}
 	return err
 }
 

@@ -63,9 +63,10 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex // guards servers (Update replaces them)
+	mu      sync.Mutex // guards servers (Update replaces them), pending and ready
 	servers []*server
-	ready   chan struct{} // closed when every server's first start ended
+	pending int           // first starts still running
+	ready   chan struct{} // closed while pending is 0; a new one when starts begin
 }
 
 // Register starts every configured server in the background and registers
@@ -78,6 +79,7 @@ func Register(ctx context.Context, reg *tools.Registry, cfgs []ServerConfig, log
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	m := &Manager{reg: reg, log: log, ctx: ctx, cancel: cancel, ready: make(chan struct{})}
+	close(m.ready) // nothing is starting yet
 	seen := map[string]bool{}
 	var errs []error
 	for _, c := range cfgs {
@@ -88,18 +90,34 @@ func Register(ctx context.Context, reg *tools.Registry, cfgs []ServerConfig, log
 		seen[c.Name] = true
 		m.servers = append(m.servers, m.newServer(c))
 	}
-	var first sync.WaitGroup
-	for _, s := range m.servers {
-		first.Add(1)
+	m.startAll(m.servers)
+	return m, errors.Join(errs...)
+}
+
+// startAll starts servers in the background; Wait waits for these first
+// starts (and any others running).
+func (m *Manager) startAll(servers []*server) {
+	if len(servers) == 0 {
+		return
+	}
+	m.mu.Lock()
+	if m.pending == 0 {
+		m.ready = make(chan struct{})
+	}
+	m.pending += len(servers)
+	m.mu.Unlock()
+	for _, s := range servers {
 		m.wg.Go(func() {
-			defer first.Done()
 			if _, err := s.connect(); err != nil {
 				s.log.Warn("upstream MCP server did not start", "err", err)
 			}
+			m.mu.Lock()
+			if m.pending--; m.pending == 0 {
+				close(m.ready)
+			}
+			m.mu.Unlock()
 		})
 	}
-	m.wg.Go(func() { first.Wait(); close(m.ready) })
-	return m, errors.Join(errs...)
 }
 
 // newServer is the not yet started server for c; its context ends with the
@@ -151,13 +169,7 @@ func (m *Manager) Update(cfgs []ServerConfig) error {
 		s.stop()
 		m.log.Info("upstream MCP server stopped: its configuration changed or was removed", "mcpServer", s.cfg.Name)
 	}
-	for _, s := range start {
-		m.wg.Go(func() {
-			if _, err := s.connect(); err != nil {
-				s.log.Warn("upstream MCP server did not start", "err", err)
-			}
-		})
-	}
+	m.startAll(start)
 	return errors.Join(errs...)
 }
 
@@ -169,11 +181,15 @@ func (m *Manager) list() []*server {
 }
 
 // Wait blocks until every server's first start has ended (listed its tools
-// or failed), or ctx ends. tool_search should wait for it, so a search right
-// after startup sees the upstream tools.
+// or failed) — those of Register and of the latest Update — or ctx ends.
+// tool_search should wait for it, so a search right after startup or a
+// configuration change sees the upstream tools.
 func (m *Manager) Wait(ctx context.Context) error {
+	m.mu.Lock()
+	ready := m.ready
+	m.mu.Unlock()
 	select {
-	case <-m.ready:
+	case <-ready:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

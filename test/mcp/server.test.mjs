@@ -17,9 +17,12 @@ before(async () => {
   writeFileSync(join(ws, 'src', 'main.go'), 'package main\n\nfunc main() { println("needle") }\n');
   writeFileSync(join(outside, 'secret.txt'), 'outside the roots\n');
   writeFileSync(join(decoy, 'only-in-decoy.txt'), 'decoy\n');
-  // Settings load from the starting folder: edits and bash run without asking.
+  // Settings load from the workspace the roots name: edits and bash run
+  // without asking. The decoy's settings would refuse everything.
+  mkdirSync(join(ws, '.agentls'));
+  writeFileSync(join(ws, '.agentls', 'settings.json'), JSON.stringify({ mode: 'acceptEdits', permissions: { allow: ['bash'] } }));
   mkdirSync(join(decoy, '.agentls'));
-  writeFileSync(join(decoy, '.agentls', 'settings.json'), JSON.stringify({ mode: 'acceptEdits', permissions: { allow: ['bash'] } }));
+  writeFileSync(join(decoy, '.agentls', 'settings.json'), JSON.stringify({ mode: 'readOnly' }));
   // --root names the decoy; the client's roots must win.
   client = await connect({ roots: [ws], args: ['--root', decoy] });
   toolNames = (await client.listTools()).tools.map((t) => t.name);
@@ -90,9 +93,11 @@ test('edit: refused before a read, applied after it', async () => {
   assert.ok(ok._meta?.details?.unifiedDiff, 'diff in _meta.details');
 });
 
-test('a tool the server does not list is refused', async () => {
-  // The SDK refuses names it does not list; agentls answers with a hint.
-  await assert.rejects(client.callTool({ name: 'no_such_tool', arguments: {} }));
+test('a tool the server does not list is an isError result naming the tools', async () => {
+  // Errors are results (TOOLS.md), where the SDK would send -32602.
+  const r = await client.callTool({ name: 'reed', arguments: {} });
+  assert.equal(r.isError, true);
+  assert.match(text(r), /unknown tool "reed"\. Did you mean "read"\? Available tools: .*grep/);
 });
 
 test('bash streams notifications/progress', async (t) => {
