@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -93,7 +94,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 	rwc := &stdio{Reader: &eofReader{r: in, onEOF: cancel}, Writer: out, closers: closers}
 	stream := newTolerantStream(rwc, func(m string) { s.log.Warn("malformed message answered", "problem", m) })
 	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(codec{}))
-	s.conn.Go(base, protocol.CancelHandler(asyncCalls(s.handle)))
+	s.conn.Go(base, s.contained(protocol.CancelHandler(asyncCalls(s.handle))))
 
 	code := 0
 	select {
@@ -140,6 +141,29 @@ func asyncCalls(h jsonrpc2.Handler) jsonrpc2.Handler {
 	}
 }
 
+// contained keeps one bad message from ending the connection: jsonrpc2
+// fails the whole connection when a notification's handler returns an
+// error (there is no reply to carry it) or any handler panics. A bad
+// notification ($/cancelRequest without a usable id, tools/call sent
+// without an id and with bad params) is logged and dropped instead, and a
+// panic becomes an internal error for a call.
+func (s *Server) contained(h jsonrpc2.Handler) jsonrpc2.Handler {
+	return func(ctx context.Context, req *jsonrpc2.Request) (res any, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("handler panicked", "method", req.Method(), "panic", r, "stack", string(debug.Stack()))
+				res, err = nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "agentls: internal error handling %s: %v", req.Method(), r)
+			}
+			if err != nil && !req.IsCall() {
+				s.log.Warn("notification ignored", "method", req.Method(), "err", err)
+				s.logMessage(2, fmt.Sprintf("agentls: ignored the notification %s: %v", req.Method(), err))
+				res, err = nil, nil
+			}
+		}()
+		return h(ctx, req)
+	}
+}
+
 func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	method := req.Method()
 	params := req.Params()
@@ -171,7 +195,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		return nil, jsonrpc2.NewError(codeServerNotInitialized, "the server is not initialized: send initialize first")
 	}
-	if st == stateShutdown && req.IsCall() && method != "shutdown" {
+	if st == stateShutdown && req.IsCall() {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "the server is shutting down: only exit is accepted")
 	}
 	switch method {
@@ -204,9 +228,8 @@ type initializeParams struct {
 	RootPath         string                 `json:"rootPath"`
 	WorkspaceFolders []workspaceFolder      `json:"workspaceFolders"`
 	ClientInfo       *struct{ Name string } `json:"clientInfo"`
-	Capabilities     struct {
-		Experimental json.RawMessage `json:"experimental"`
-	} `json:"capabilities"`
+	// Capabilities is raw: Lua clients send [] for an empty object.
+	Capabilities          json.RawMessage `json:"capabilities"`
 	InitializationOptions json.RawMessage `json:"initializationOptions"`
 }
 
@@ -224,12 +247,17 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initializationOptions: %v", err)
 	}
+	// Capabilities are read leniently (an [] anywhere is an empty object):
+	// a client's unusual capabilities must not fail initialize.
 	caps := clientCaps{}
-	if len(p.Capabilities.Experimental) > 0 {
+	var clientCapabilities struct {
+		Experimental json.RawMessage `json:"experimental"`
+	}
+	if json.Unmarshal(p.Capabilities, &clientCapabilities) == nil && len(clientCapabilities.Experimental) > 0 {
 		var exp struct {
 			Agentls json.RawMessage `json:"agentls"`
 		}
-		if json.Unmarshal(p.Capabilities.Experimental, &exp) == nil && len(exp.Agentls) > 0 {
+		if json.Unmarshal(clientCapabilities.Experimental, &exp) == nil && len(exp.Agentls) > 0 {
 			decodeParams(exp.Agentls, &caps)
 		}
 	}

@@ -85,6 +85,13 @@ func (s *tolerantStream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 		if err != nil {
 			return nil, n, err
 		}
+		if problem == "" {
+			if errs := invalidBatch(frame); errs != nil {
+				s.log("invalid batch: no member is a JSON-RPC 2.0 message")
+				s.WriteFrame(ctx, errs)
+				continue
+			}
+		}
 		var id json.RawMessage
 		code := jsonrpc2.ParseError
 		if problem == "" {
@@ -234,6 +241,43 @@ func (f *frameReader) skipToHeader() error {
 	}
 }
 
+// invalidBatch answers a batch none of whose members is a JSON-RPC 2.0
+// message ([1, 2], as in the specification's examples) with one -32600
+// error per member, where jsonrpc2 would send parse errors; nil for
+// anything else. A batch with some valid members is left to jsonrpc2.
+func invalidBatch(frame []byte) []byte {
+	t := bytes.TrimLeft(frame, " \t\r\n")
+	if len(t) == 0 || t[0] != '[' {
+		return nil
+	}
+	var members []json.RawMessage
+	if json.Unmarshal(frame, &members) != nil || len(members) == 0 {
+		return nil
+	}
+	type rpcError struct {
+		Code    jsonrpc2.Code `json:"code"`
+		Message string        `json:"message"`
+	}
+	type response struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcError        `json:"error"`
+	}
+	out := make([]response, 0, len(members))
+	for _, m := range members {
+		if _, err := jsonrpc2.DecodeMessage(m); err == nil {
+			return nil
+		}
+		id := usableID(m)
+		if id == nil {
+			id = json.RawMessage("null")
+		}
+		out = append(out, response{"2.0", id, rpcError{jsonrpc2.InvalidRequest, "invalid request: not a JSON-RPC 2.0 message"}})
+	}
+	body, _ := json.Marshal(out)
+	return body
+}
+
 // checkMessage vets one (non-batch) frame before jsonrpc2 decodes it: a
 // problem it would end the connection over is returned with the error code
 // and the id to answer with. Batches ('[') are left to jsonrpc2, which
@@ -250,12 +294,17 @@ func checkMessage(frame []byte) (id json.RawMessage, code jsonrpc2.Code, problem
 	if err == nil {
 		return nil, 0, ""
 	}
-	// The id to answer with, when the object has a usable one.
+	return usableID(frame), jsonrpc2.InvalidRequest, "invalid request: not a JSON-RPC 2.0 message (" + err.Error() + "); send {\"jsonrpc\": \"2.0\", \"id\", \"method\", \"params\"}"
+}
+
+// usableID is the id of a message that is an object with a number or
+// string id, to answer it with; nil otherwise.
+func usableID(msg []byte) json.RawMessage {
 	var m struct {
 		ID json.RawMessage `json:"id"`
 	}
-	if json.Unmarshal(frame, &m) == nil && len(m.ID) > 0 && (m.ID[0] == '"' || m.ID[0] == '-' || m.ID[0] >= '0' && m.ID[0] <= '9') {
-		id = m.ID
+	if json.Unmarshal(msg, &m) == nil && len(m.ID) > 0 && (m.ID[0] == '"' || m.ID[0] == '-' || m.ID[0] >= '0' && m.ID[0] <= '9') {
+		return m.ID
 	}
-	return id, jsonrpc2.InvalidRequest, "invalid request: not a JSON-RPC 2.0 message (" + err.Error() + "); send {\"jsonrpc\": \"2.0\", \"id\", \"method\", \"params\"}"
+	return nil
 }

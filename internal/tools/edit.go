@@ -186,8 +186,11 @@ func changeDetails(kind string, p ops.Path, old, new []byte) map[string]any {
 		"unifiedDiff":      textedit.UnifiedDiff(p.Display(), old, new),
 		"edits":            list,
 		"firstChangedLine": textedit.FirstChangedLine(old, new),
-		"oldHash":          textedit.Hash(old),
-		"newHash":          textedit.Hash(new),
+		// PROTOCOL.md's details of edit and write carry it; a write
+		// matches nothing (edit sets the level its match used).
+		"matchLevel": "none",
+		"oldHash":    textedit.Hash(old),
+		"newHash":    textedit.Hash(new),
 	}
 }
 

@@ -243,16 +243,20 @@ func (x *Executor) Batch(ctx context.Context, reqs []Request, rf ReporterFactory
 			i++
 			continue
 		}
-		if !parallelOK(prepared[i].Labels) {
+		kind := groupKind(prepared[i].Labels)
+		if kind == runAlone {
 			results[i] = x.run(ctx, prepared[i], reqs[i])
 			i++
 			continue
 		}
-		// A group of parallel-safe calls; same-Key calls form one chain.
+		// A group of consecutive calls of one kind runs in parallel; in a
+		// group of keyed calls, same-Key calls form one chain. A call of
+		// the other kind waits for the group before it: an edit after a
+		// read of its file must see the read's stamp.
 		j := i
 		chains := map[string][]int{}
 		var keys []string
-		for j < len(reqs) && (prepared[j] == nil || parallelOK(prepared[j].Labels)) {
+		for j < len(reqs) && (prepared[j] == nil || groupKind(prepared[j].Labels) == kind) {
 			if prepared[j] != nil {
 				k := prepared[j].Labels.Key
 				if k == "" {
@@ -284,7 +288,22 @@ func (x *Executor) Batch(ctx context.Context, reqs []Request, rf ReporterFactory
 	return results
 }
 
-func parallelOK(l Labels) bool { return l.ConcurrencySafe || l.Key != "" }
+// How a call of a batch may run beside its neighbours.
+const (
+	runAlone = iota // waits for everything before it, runs alone
+	runSafe         // concurrency-safe: in parallel with safe neighbours
+	runByKey        // changes one keyed thing (a file): in parallel with keyed neighbours, in order with the same key
+)
+
+func groupKind(l Labels) int {
+	switch {
+	case l.ConcurrencySafe:
+		return runSafe
+	case l.Key != "":
+		return runByKey
+	}
+	return runAlone
+}
 
 func msSince(t time.Time) float64 {
 	return float64(time.Since(t).Microseconds()) / 1000
