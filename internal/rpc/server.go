@@ -213,8 +213,8 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	case "workspace/didChangeWorkspaceFolders":
 		return nil, s.didChangeFolders(params)
 	case "textDocument/didOpen", "textDocument/didChange", "textDocument/didClose":
-		s.textDocument(method, params)
-		return nil, nil
+		// A bad notification's error is logged by contained.
+		return nil, s.textDocument(method, params)
 	}
 	if !req.IsCall() {
 		return nil, nil // unknown notifications ($/setTrace, textDocument/didSave) are ignored

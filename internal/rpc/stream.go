@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -149,12 +150,30 @@ type frameReader struct {
 	// resynced: a "Content-Length:" was found while skipping; its value is
 	// the rest of the current line.
 	resynced bool
+	// discard: the last header was broken but said how long its body is;
+	// the next call first drops that many bytes (a body may itself
+	// mention "Content-Length:", so it is not searched).
+	discard int
 }
+
+// maxHeaderLine bounds one header line: a longer one is a problem, read
+// past without keeping it.
+const maxHeaderLine = 4096
 
 // next returns the next frame's body (valid until the next call), or a
 // problem with the frame that was skipped, or the read error (io.EOF at a
 // frame boundary).
 func (f *frameReader) next() (body []byte, n int64, problem string, err error) {
+	if f.discard > 0 {
+		d := f.discard
+		f.discard = 0
+		if _, err := io.CopyN(io.Discard, f.r, int64(d)); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, 0, "", err
+		}
+	}
 	if f.skip {
 		f.skip = false
 		if err := f.skipToHeader(); err != nil {
@@ -163,14 +182,18 @@ func (f *frameReader) next() (body []byte, n int64, problem string, err error) {
 	}
 	length, have := 0, false
 	for first := true; ; first = false {
-		line, err := f.r.ReadBytes('\n')
+		line, long, err := f.readLine()
 		if err != nil {
-			if err == io.EOF && (len(line) > 0 || !first || f.resynced) {
+			if err == io.EOF && (len(line) > 0 || long || !first || f.resynced) {
 				err = io.ErrUnexpectedEOF
 			}
 			return nil, 0, "", err
 		}
 		n += int64(len(line))
+		if long {
+			problem = fmt.Sprintf("invalid message header: a line longer than %d bytes", maxHeaderLine)
+			continue
+		}
 		trimmed := bytes.TrimRight(line, "\r\n")
 		if f.resynced {
 			f.resynced = false
@@ -197,20 +220,52 @@ func (f *frameReader) next() (body []byte, n int64, problem string, err error) {
 		problem = "invalid message header: no Content-Length"
 	}
 	if problem != "" {
+		if have {
+			f.discard = length
+			return nil, n, problem + "; its body was skipped", nil
+		}
 		f.skip = true
 		return nil, n, problem + "; skipping to the next \"Content-Length:\" header", nil
 	}
-	if cap(f.body) < length {
-		f.body = make([]byte, length)
-	}
-	f.body = f.body[:length]
-	if _, err := io.ReadFull(f.r, f.body); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	// The body grows as it arrives (at most doubling): a header alone,
+	// claiming a gigabyte, allocates nothing.
+	f.body = f.body[:0]
+	for len(f.body) < length {
+		chunk := min(length-len(f.body), 1<<20)
+		f.body = slices.Grow(f.body, chunk)
+		got, err := io.ReadFull(f.r, f.body[len(f.body):len(f.body)+chunk])
+		f.body = f.body[:len(f.body)+got]
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, n, "", err
 		}
-		return nil, n, "", err
 	}
 	return f.body, n + int64(length), "", nil
+}
+
+// readLine reads one header line, up to and including its '\n'. A line
+// longer than maxHeaderLine is read past and reported as long, its bytes
+// not kept.
+func (f *frameReader) readLine() (line []byte, long bool, err error) {
+	for {
+		chunk, err := f.r.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull || len(line)+len(chunk) > maxHeaderLine:
+			long = true
+			line = line[:0]
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			return line, long, nil
+		case err != nil:
+			return append(line, chunk...), long, err
+		case long:
+			return line[:0], true, nil
+		}
+		return append(line, chunk...), false, nil
+	}
 }
 
 // skipToHeader discards input up to and including the next

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,5 +81,35 @@ func TestCheckMessage(t *testing.T) {
 				t.Fatalf("checkMessage = (%s, %d, %q), want (%s, %d)", id, code, problem, tc.id, tc.code)
 			}
 		})
+	}
+}
+
+// A header that claims a huge body allocates as bytes arrive, not up front
+// (found by fuzzing: 32 bytes of input allocated 1 GiB).
+func TestFrameReaderAllocatesAsTheBodyArrives(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f := frameReader{r: bufio.NewReader(strings.NewReader("Content-Length: 1073741824\r\n\r\n{}"))}
+	if _, _, _, err := f.next(); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("err = %v, want unexpected EOF", err)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
+		t.Fatalf("reading a 2-byte body of a 1 GiB frame allocated %d bytes", grew)
+	}
+}
+
+// A header line longer than maxHeaderLine is a problem, not a growing
+// buffer, and the next frame is still found.
+func TestFrameReaderRefusesHugeHeaderLines(t *testing.T) {
+	in := "X-Junk: " + strings.Repeat("a", 3*maxHeaderLine) + "\r\n\r\nContent-Length: 2\r\n\r\n{}"
+	f := frameReader{r: bufio.NewReader(strings.NewReader(in))}
+	_, _, problem, err := f.next()
+	if err != nil || !strings.Contains(problem, "longer than") {
+		t.Fatalf("problem %q, err %v; want a too-long header line", problem, err)
+	}
+	body, _, problem, err := f.next()
+	if err != nil || problem != "" || string(body) != "{}" {
+		t.Fatalf("next frame = %q, %q, %v; want {}", body, problem, err)
 	}
 }

@@ -55,27 +55,27 @@ func (s *Server) docPath(uri string) (string, bool) {
 // textDocument handles the sync notifications. Their errors are logged,
 // never returned: a notification has no reply, and a document the store
 // cannot follow is dropped (read falls back to the disk).
-func (s *Server) textDocument(method string, raw []byte) {
+func (s *Server) textDocument(method string, raw []byte) error {
 	docs := s.docs
 	switch method {
 	case "textDocument/didOpen":
 		var p struct {
 			TextDocument textDocumentItem `json:"textDocument"`
 		}
-		if decodeParams(raw, &p) != nil {
-			return
+		if err := decodeParams(raw, &p); err != nil {
+			return err
 		}
 		if path, ok := s.docPath(p.TextDocument.URI); ok {
 			docs.Open(path, p.TextDocument.URI, p.TextDocument.Version, p.TextDocument.Text)
 		}
 	case "textDocument/didChange":
 		var p didChangeParams
-		if decodeParams(raw, &p) != nil {
-			return
+		if err := decodeParams(raw, &p); err != nil {
+			return err
 		}
 		path, ok := docs.PathOf(p.TextDocument.URI)
 		if !ok {
-			return // not opened, or outside the workspace
+			return nil // not opened, or outside the workspace
 		}
 		changes := make([]overlay.Change, len(p.ContentChanges))
 		for i, c := range p.ContentChanges {
@@ -90,13 +90,14 @@ func (s *Server) textDocument(method string, raw []byte) {
 				URI string `json:"uri"`
 			} `json:"textDocument"`
 		}
-		if decodeParams(raw, &p) != nil {
-			return
+		if err := decodeParams(raw, &p); err != nil {
+			return err
 		}
 		if path, ok := docs.PathOf(p.TextDocument.URI); ok {
 			docs.Close(path)
 		}
 	}
+	return nil
 }
 
 // applier sends edits of open documents to the client (workspace/applyEdit).
