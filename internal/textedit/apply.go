@@ -117,7 +117,8 @@ func Apply(old []byte, edits []Edit) (Result, error) {
 	eol := detectEOL(body)
 	var spans []span
 	for i, e := range edits {
-		if e.OldText == "" {
+		// A BOM alone is empty too: the BOM is not part of the text matched.
+		if strings.TrimPrefix(e.OldText, bom) == "" {
 			return Result{}, &MatchError{Kind: KindEmpty, EditIndex: i, Message: fmt.Sprintf(
 				"oldText of edit %d is empty; oldText must be text copied from the file (use write to create or replace a whole file)", i+1)}
 		}

@@ -230,6 +230,13 @@ func TestApplyErrors(t *testing.T) {
 			message: "oldText of edit 1 matches 3 times (lines 1 ×3); add context or set replaceAll: true (surrounding lines in oldText make it unique)",
 		},
 		{
+			name:  "an oldText of only a BOM is empty (it panicked: found by fuzzing)",
+			old:   "\ufeffpackage a\n",
+			edits: []Edit{{OldText: "\ufeff", NewText: "x"}},
+			kind:  KindEmpty,
+			parts: []string{"oldText of edit 1 is empty"},
+		},
+		{
 			name:  "a line holding several occurrences is listed once, with its count",
 			old:   "x x\ny\nx\n",
 			edits: []Edit{{OldText: "x", NewText: "z"}},
