@@ -182,7 +182,7 @@ func formatCommand(res proc.Result, timeout time.Duration) string {
 		switch {
 		case res.SpillPath != "" && res.SpillCutBytes > 0:
 			// The spill file has a cap: say what it holds, not "full".
-			fmt.Fprintf(&b, " Only the start of the output is saved, in %s: it stopped at the spill file's cap of %d bytes and %d bytes more were not saved — read it with read {\"path\": %q, \"offset\": 1}.", res.SpillPath, spill.MaxFileBytes, res.SpillCutBytes, res.SpillPath)
+			fmt.Fprintf(&b, " Only the start of the output is saved, in %s: it stopped near the spill file's size cap (%d MiB) and %d bytes more were not saved — read it with read {\"path\": %q, \"offset\": 1}.", res.SpillPath, spill.MaxFileBytes>>20, res.SpillCutBytes, res.SpillPath)
 		case res.SpillPath != "":
 			fmt.Fprintf(&b, " Full output: %s — read it with read {\"path\": %q, \"offset\": 1}.", res.SpillPath, res.SpillPath)
 		case res.SpillError != "":

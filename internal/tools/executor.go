@@ -83,6 +83,9 @@ type Executor struct {
 	Log        *slog.Logger
 	// OnResult observes every finished call (audit log).
 	OnResult func(p *Prepared, req Request, r Result, d Decision, dur time.Duration)
+	// Unknown may explain a name that is no registered tool better than
+	// the list of tools does (an upstream server that is down); nil = no.
+	Unknown func(name string) (msg string, ok bool)
 
 	seq atomic.Int64
 }
@@ -124,6 +127,11 @@ func (x *Executor) prepare(req Request, rf ReporterFactory) (*Prepared, Result, 
 		return nil, r, false
 	}
 	t, ok := x.Registry.Lookup(req.Name)
+	if !ok && x.Unknown != nil {
+		if msg, ok := x.Unknown(req.Name); ok {
+			return fail(Errorf("%s", msg))
+		}
+	}
 	if !ok {
 		msg := fmt.Sprintf("unknown tool %q.", req.Name)
 		if c := x.Registry.closest(req.Name); c != "" {
@@ -143,7 +151,7 @@ func (x *Executor) prepare(req Request, rf ReporterFactory) (*Prepared, Result, 
 	p := &Prepared{Tool: t, Call: &Call{ID: req.CallID, Tool: t.Name, Env: x.Env, Reporter: &maskingReporter{x: x, r: rep}}}
 	args, err := normalizeArgs(req.Arguments, t.Schema, t.Aliases, t.PrepareRaw, &p.Norm)
 	if err != nil {
-		return fail(Errorf("%s: %v", t.Name, err))
+		return fail(Errorf("%s: %v\n%s", t.Name, err, t.usage()))
 	}
 	if t.Prepare != nil {
 		t.Prepare(args, &p.Norm)
