@@ -225,6 +225,7 @@ func New(opts Options) (*Session, error) {
 		if s.Upstream, err = upstream.Register(context.Background(), reg, cfgs, log); err != nil {
 			log.Warn("upstream MCP servers not started", "err", err)
 		}
+		exec.Unknown = s.Upstream.Explain
 	}
 	env.Matchers = func(f *ops.Folder) *ignore.Matcher {
 		if m := s.matchers.Load(); m != nil {

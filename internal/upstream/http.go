@@ -170,3 +170,47 @@ func connectionLost(err error) bool {
 	var answer *jsonrpc.Error
 	return !errors.As(err, &answer)
 }
+
+// redacting passes log records on with every string and error value
+// redacted (a remote server's URL may carry credentials in its query or
+// user info).
+type redacting struct {
+	inner  slog.Handler
+	redact func(string) string
+}
+
+func (h redacting) Enabled(ctx context.Context, l slog.Level) bool { return h.inner.Enabled(ctx, l) }
+
+func (h redacting) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, h.redact(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.inner.Handle(ctx, out)
+}
+
+func (h redacting) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.redact(v.String()))
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.String(a.Key, h.redact(err.Error()))
+		}
+	}
+	return a
+}
+
+func (h redacting) WithAttrs(as []slog.Attr) slog.Handler {
+	out := make([]slog.Attr, len(as))
+	for i, a := range as {
+		out[i] = h.attr(a)
+	}
+	return redacting{h.inner.WithAttrs(out), h.redact}
+}
+
+func (h redacting) WithGroup(name string) slog.Handler {
+	return redacting{h.inner.WithGroup(name), h.redact}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"reflect"
@@ -126,6 +127,9 @@ func (m *Manager) newServer(c ServerConfig) *server {
 	ctx, cancel := context.WithCancel(m.ctx)
 	s := &server{m: m, cfg: c, ctx: ctx, cancel: cancel, log: m.log.With("mcpServer", c.Name), progress: map[string]tools.Reporter{}}
 	if s.remote() {
+		// Errors carry the URL (net/url and the SDK spell it out): every
+		// log line of the server goes through redact.
+		s.log = slog.New(redacting{s.log.Handler(), s.redact})
 		s.http = newHTTPClient(c, s.log)
 	}
 	return s
@@ -194,6 +198,32 @@ func (m *Manager) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Explain answers a call of a tool name that is not registered but names
+// a configured server (<server>__<tool>) whose tools are not listed: the
+// server could not be started or reached, or it is still starting. ok is
+// false for any other name.
+func (m *Manager) Explain(name string) (msg string, ok bool) {
+	prefix, _, found := strings.Cut(name, ToolNameSep)
+	if !found {
+		return "", false
+	}
+	for _, s := range m.list() {
+		if s.cfg.Name != prefix {
+			continue
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		switch {
+		case s.cs == nil && s.lastErr != nil:
+			return s.redact(fmt.Sprintf("%s is unavailable: %v. Call it again shortly, or do without it.", name, s.downLocked())), true
+		case s.cs == nil:
+			return fmt.Sprintf("%s is not available yet: the MCP server %q is still starting. Call it again shortly.", name, prefix), true
+		}
+		return fmt.Sprintf("the MCP server %q has no tool %q; use tool_search to find its tools.", prefix, strings.TrimPrefix(name, prefix+ToolNameSep)), true
+	}
+	return "", false
 }
 
 // Close stops every server and waits for the goroutines.
@@ -276,7 +306,7 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 // downLocked is the error a call gets while the server is down and its
 // restart is not due.
 func (s *server) downLocked() error {
-	return fmt.Errorf("%w; restarting in %s (attempt %d)", s.lastErr, max(0, time.Until(s.nextTry)).Round(time.Millisecond), s.failures+1)
+	return fmt.Errorf("%w; restarting in %s (restart %d)", s.lastErr, max(0, time.Until(s.nextTry)).Round(time.Millisecond), s.failures)
 }
 
 // remote reports whether the server is reached over HTTP (no process).
@@ -290,7 +320,28 @@ func (s *server) redact(msg string) string {
 	if !s.remote() {
 		return msg
 	}
-	return strings.ReplaceAll(msg, s.cfg.URL, logEndpoint(s.cfg.URL))
+	return redactURL(msg, s.cfg.URL)
+}
+
+// redactURL removes from msg what raw (a configured URL) may hold of
+// credentials: the URL as written, net/url's redacted spelling of it
+// (user:***@), its query and its user info wherever they appear.
+func redactURL(msg, raw string) string {
+	safe := logEndpoint(raw)
+	msg = strings.ReplaceAll(msg, raw, safe)
+	u, err := url.Parse(raw)
+	if err != nil {
+		return msg
+	}
+	msg = strings.ReplaceAll(msg, u.Redacted(), safe)
+	if u.RawQuery != "" {
+		msg = strings.ReplaceAll(msg, "?"+u.RawQuery, "")
+	}
+	if u.User != nil {
+		msg = strings.ReplaceAll(msg, u.User.String()+"@", "")
+		msg = strings.ReplaceAll(msg, u.User.Username()+":***@", "")
+	}
+	return msg
 }
 
 // connect starts the server, initializes, lists and registers its tools.
