@@ -60,8 +60,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, `usage:
   agentls [flags]                      serve JSON-RPC (LSP framing) on stdin/stdout
   agentls tools [--format F] [--all]   print the tool list as JSON (F: mcp, openai, anthropic, vscode)
-  agentls call TOOL 'JSON' [--root D] [--mode M] [--json]
-                                       run one tool call and print its text (exit 1 when isError)
+  agentls call TOOL ['JSON'] [TOOL ['JSON'] ...] [--root D] [--mode M] [--json]
+                                       run tool calls in one session and print their text
+                                       (the first isError ends the run: exit 1)
   agentls mcp [--root D]               serve the same tools as an MCP server over stdio
   agentls audit [--tail N]             print the audit log
   agentls --version
@@ -223,6 +224,9 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 			printResult(stdout, res)
 		}
 		if res.IsError {
+			if rest := len(calls) - i - 1; rest > 0 && !*jsonOut {
+				fmt.Fprintf(stdout, "\n[%s failed: the %d call(s) after it were not run.]\n", req.Name, rest)
+			}
 			break
 		}
 	}
@@ -243,12 +247,12 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 }
 
 // parseCalls reads `TOOL ['JSON-ARGS'] ...`: an argument that starts with
-// '{' is the arguments of the tool before it, anything else names the next
-// tool (whose arguments default to {}).
+// '{' or '[' is the arguments of the tool before it (the executor answers a
+// non-object), anything else names the next tool (arguments default to {}).
 func parseCalls(pos []string) ([]tools.Request, error) {
 	var calls []tools.Request
 	for _, a := range pos {
-		if t := strings.TrimSpace(a); strings.HasPrefix(t, "{") {
+		if t := strings.TrimSpace(a); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
 			if len(calls) == 0 {
 				return nil, fmt.Errorf("arguments %s come before any tool name", a)
 			}
