@@ -43,7 +43,7 @@ func normalizeArgs(raw json.RawMessage, schema map[string]any, aliases map[strin
 	if len(trimmed) == 0 || string(trimmed) == "null" || string(trimmed) == "[]" {
 		v = map[string]any{}
 	} else if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("arguments are not valid JSON (%v); send one JSON object with the fields below", err)
+		return nil, fmt.Errorf("arguments are not valid JSON (%v); send one JSON object", err)
 	}
 	if s, ok := v.(string); ok {
 		var inner any
@@ -54,7 +54,7 @@ func normalizeArgs(raw json.RawMessage, schema map[string]any, aliases map[strin
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("arguments must be a JSON object, got %s; send one object with the fields below", jsonKind(v))
+		return nil, fmt.Errorf("arguments must be a JSON object, got %s; send one object", jsonKind(v))
 	}
 	if pre != nil {
 		pre(obj, n)

@@ -264,6 +264,40 @@ func (t *Tool) usage() string {
 	return fmt.Sprintf("Usage: %s {%s}", t.Name, strings.Join(parts, ", "))
 }
 
+// example is a minimal argument object for t: its required fields with
+// placeholder values, e.g. {"path": "…"}.
+func (t *Tool) example() string {
+	props, _ := t.Schema["properties"].(map[string]any)
+	req := map[string]bool{}
+	if rs, ok := t.Schema["required"].([]any); ok {
+		for _, r := range rs {
+			if s, ok := r.(string); ok {
+				req[s] = true
+			}
+		}
+	}
+	var parts []string
+	for _, name := range t.propertyOrder() {
+		if !req[name] {
+			continue
+		}
+		ps, _ := props[name].(map[string]any)
+		v := `"…"`
+		switch schemaType(ps) {
+		case "integer", "number":
+			v = "1"
+		case "boolean":
+			v = "true"
+		case "array":
+			v = "[…]"
+		case "object":
+			v = "{…}"
+		}
+		parts = append(parts, fmt.Sprintf("%q: %s", name, v))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
 func (t *Tool) propertyOrder() []string {
 	props, _ := t.Schema["properties"].(map[string]any)
 	names := append([]string(nil), t.order...)
