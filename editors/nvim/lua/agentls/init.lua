@@ -42,6 +42,8 @@ local state = {
   started = {}, -- client id -> the start options it runs with (start_options())
   calls = {}, -- callId -> {tool, client_id, request_id, details}
   confirms = {}, -- callId -> pending tools/confirm {tool, client_id, settle}
+  -- callId -> {deadline (ms, now_ms()), expired, timed_out} while call_sync waits for it.
+  sync_waits = {},
   progress_at = {}, -- callId -> last vim.notify time (ms)
   log = {},
   seq = 0,
@@ -99,6 +101,11 @@ function M.root()
     return vim.fn.fnamemodify(p, ":h")
   end
   return cwd
+end
+
+-- Monotonic milliseconds (uv.now() only advances between loop iterations).
+local function now_ms()
+  return compat.uv.hrtime() / 1e6
 end
 
 local function new_call_id()
@@ -243,6 +250,20 @@ local function cancel_confirm(call_id, why, what)
   return true
 end
 
+--- Cancels the calls whose call_sync deadline has passed (at most once each),
+--- ending their questions. On 0.7 a question blocks in the confirm handler's
+--- vim.wait, nested inside call_sync's, which cannot time out until it returns.
+local function expire_sync_waits()
+  local now = now_ms()
+  for call_id, w in pairs(state.sync_waits) do
+    if not w.expired and now >= w.deadline then
+      w.expired = true
+      -- timed_out only if the call was still running (else it has its result).
+      w.timed_out = M._cancel(call_id, "call_sync timed out", "timed out")
+    end
+  end
+end
+
 handlers["tools/confirm"] = function(_, params, ctx)
   if type(params) ~= "table" then
     return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.InvalidParams, "tools/confirm needs params")
@@ -284,8 +305,14 @@ handlers["tools/confirm"] = function(_, params, ctx)
     coroutine.yield()
   elseif answer == nil then
     -- 0.7 wants the reply synchronously; wait for an asynchronous picker
-    -- (or for the call's cancellation, which settles the question).
-    vim.wait(10 * 60 * 1000, function() return answer ~= nil end, 20)
+    -- (or for the call's cancellation, which settles the question, also
+    -- when a call_sync waiting further down the stack times out).
+    vim.wait(10 * 60 * 1000, function()
+      if answer == nil then
+        expire_sync_waits()
+      end
+      return answer ~= nil
+    end, 20)
   end
   pending.settle({ decision = "rejectOnce", message = "no answer" })
   if answer == CANCELLED then
@@ -682,6 +709,11 @@ end
 --- callback with the RequestCancelled (-32800) error (Neovim's client drops
 --- the server's own -32800 reply).
 function M.cancel(call_id)
+  return M._cancel(call_id, "call cancelled")
+end
+
+-- M.cancel with the reason its question's notification and log give.
+function M._cancel(call_id, why, what)
   local call = state.calls[call_id]
   if not call then
     return false
@@ -692,7 +724,7 @@ function M.cancel(call_id)
     compat.cancel_request(c, call.request_id)
   end
   -- Ends a question the call is waiting on (0.7 blocks in the handler until then).
-  cancel_confirm(call_id, "call cancelled")
+  cancel_confirm(call_id, why, what)
   diagnostics.cancel(function(w) return w.call_id == call_id end)
   call.finish({ code = -32800, message = "cancelled" })
   return true
@@ -704,8 +736,23 @@ function M.call_sync(tool, args, timeout_ms, opts)
   local id = M.call(tool, args, function(e, r)
     done, rerr, res = true, e, r
   end, opts)
-  if not vim.wait(timeout_ms or M.config.timeout_ms, function() return done end, 10) then
+  timeout_ms = timeout_ms or M.config.timeout_ms
+  -- Recorded so a question of this call, blocking a nested vim.wait on 0.7,
+  -- ends at the deadline too (expire_sync_waits).
+  local w = { deadline = now_ms() + timeout_ms, expired = false, timed_out = false }
+  if not done then
+    state.sync_waits[id] = w
+  end
+  local ok, finished = pcall(vim.wait, timeout_ms, function() return done end, 10)
+  if state.sync_waits[id] == w then
+    state.sync_waits[id] = nil
+  end
+  if not ok then
     M.cancel(id)
+    error(finished, 0)
+  end
+  if not finished or w.timed_out then
+    M._cancel(id, "call_sync timed out", "timed out")
     return nil, { code = -32800, message = "timed out" }
   end
   return res, rerr

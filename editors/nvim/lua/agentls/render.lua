@@ -10,6 +10,10 @@ M.SIGN = "▎"
 -- The last rendered change, for :AgentlsDiff: {path, old_lines, details}.
 M.last = nil
 local attached = {} -- bufnr -> true while on_lines watches it
+-- bufnr -> {extmark id -> row of the line it marks}, kept by on_lines: an
+-- extmark of a replaced line collapses onto a neighbour, so its own position
+-- cannot tell which line it belonged to.
+local rows = {}
 M.sign_ids = {} -- bufnr -> extmark id of the first-change sign
 
 function M.setup()
@@ -131,6 +135,7 @@ local function read_lines(path)
 end
 
 function M.clear(buf)
+  rows[buf] = nil
   if vim.api.nvim_buf_is_valid(buf) then
     vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
   end
@@ -150,19 +155,22 @@ local function watch(buf)
   attached[buf] = true
   vim.api.nvim_buf_attach(buf, false, {
     on_lines = function(_, b, _, first, last_old, last_new)
-      -- Rows first..last_new-1 now hold the edited text; marks of a replaced
-      -- last line can sit just past the end, so the last row reaches to the end.
-      local upper = math.max(first, last_new - 1)
-      local stop = { upper, -1 }
-      if upper >= vim.api.nvim_buf_line_count(b) - 1 then
-        stop = -1
-      end
-      local marks = vim.api.nvim_buf_get_extmarks(b, M.ns, { first, 0 }, stop, {})
-      if #marks > 0 then
-        local ids = {}
-        for _, m in ipairs(marks) do
-          table.insert(ids, m[1])
+      -- Old rows first..last_old-1 were replaced (or deleted): their marks go,
+      -- wherever the change left them; the rows after them shift.
+      local marked = rows[b] or {}
+      local ids, shift, left = {}, last_new - last_old, false
+      for id, row in pairs(marked) do
+        if row >= first and row < last_old then
+          marked[id] = nil
+          table.insert(ids, id)
+        else
+          if row >= last_old then
+            marked[id] = row + shift
+          end
+          left = true
         end
+      end
+      if #ids > 0 then
         vim.schedule(function()
           if vim.api.nvim_buf_is_valid(b) then
             for _, id in ipairs(ids) do
@@ -171,13 +179,13 @@ local function watch(buf)
           end
         end)
       end
-      if #vim.api.nvim_buf_get_extmarks(b, M.ns, 0, -1, { limit = 1 }) == 0 then
-        attached[b] = nil
+      if not left then
+        attached[b], rows[b] = nil, nil
         return true -- detach: nothing left to watch
       end
     end,
     on_detach = function(_, b)
-      attached[b] = nil
+      attached[b], rows[b] = nil, nil
     end,
   })
 end
@@ -186,6 +194,12 @@ end
 --- (may be nil) supplies the removed text.
 function M.place(buf, hunks, old_lines)
   M.clear(buf)
+  local marked = {}
+  local function mark(row, opts)
+    local id = vim.api.nvim_buf_set_extmark(buf, M.ns, row, 0, opts)
+    marked[id] = row
+    return id
+  end
   local n = vim.api.nvim_buf_line_count(buf)
   for i, h in ipairs(hunks) do
     local group = h.old_count == 0 and "AgentlsAdd" or "AgentlsChange"
@@ -196,7 +210,7 @@ function M.place(buf, hunks, old_lines)
       if row + 1 >= n then
         opts.end_row, opts.end_col = row, #(vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or "")
       end
-      vim.api.nvim_buf_set_extmark(buf, M.ns, row, 0, opts)
+      mark(row, opts)
     end
     if h.old_count > 0 then
       local virt = {}
@@ -211,13 +225,14 @@ function M.place(buf, hunks, old_lines)
       if row >= n then
         row, above = n - 1, false
       end
-      vim.api.nvim_buf_set_extmark(buf, M.ns, row, 0, { virt_lines = virt, virt_lines_above = above })
+      mark(row, { virt_lines = virt, virt_lines_above = above })
     end
     if i == 1 then
       local row = math.min(h.new_start, n - 1)
-      M.sign_ids[buf] = vim.api.nvim_buf_set_extmark(buf, M.ns, row, 0, { sign_text = M.SIGN, sign_hl_group = "AgentlsSign" })
+      M.sign_ids[buf] = mark(row, { sign_text = M.SIGN, sign_hl_group = "AgentlsSign" })
     end
   end
+  rows[buf] = marked
   watch(buf)
 end
 
