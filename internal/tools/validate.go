@@ -244,14 +244,7 @@ func describe(ps map[string]any) string {
 // usage is a one-line reminder of the tool's fields, appended to input errors.
 func (t *Tool) usage() string {
 	props, _ := t.Schema["properties"].(map[string]any)
-	req := map[string]bool{}
-	if rs, ok := t.Schema["required"].([]any); ok {
-		for _, r := range rs {
-			if s, ok := r.(string); ok {
-				req[s] = true
-			}
-		}
-	}
+	req := t.required()
 	var parts []string
 	for _, name := range t.propertyOrder() {
 		ps, _ := props[name].(map[string]any)
@@ -264,10 +257,8 @@ func (t *Tool) usage() string {
 	return fmt.Sprintf("Usage: %s {%s}", t.Name, strings.Join(parts, ", "))
 }
 
-// example is a minimal argument object for t: its required fields with
-// placeholder values, e.g. {"path": "…"}.
-func (t *Tool) example() string {
-	props, _ := t.Schema["properties"].(map[string]any)
+// required is the set of t's required fields.
+func (t *Tool) required() map[string]bool {
 	req := map[string]bool{}
 	if rs, ok := t.Schema["required"].([]any); ok {
 		for _, r := range rs {
@@ -276,6 +267,14 @@ func (t *Tool) example() string {
 			}
 		}
 	}
+	return req
+}
+
+// example is a minimal argument object for t: its required fields with
+// placeholder values, e.g. {"path": "…"}.
+func (t *Tool) example() string {
+	props, _ := t.Schema["properties"].(map[string]any)
+	req := t.required()
 	var parts []string
 	for _, name := range t.propertyOrder() {
 		if !req[name] {
