@@ -7,15 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync, mkdirSync, existsSync, readFileSync, readdirSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { pathToFileURL } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import {
-  CallToolResultSchema,
-  ElicitRequestSchema,
-  ListRootsRequestSchema,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { connect, text, tempDir, filesystemServer, alive, waitFor, agentlsBin, here } from './helpers.mjs';
 
@@ -51,38 +43,8 @@ function audit3Workspace(files = {}, prefix = 'audit3-') {
   return dir;
 }
 
-// audit3Connect is connect() with elicitation support: answer(params) returns
-// the ElicitResult; asked collects every elicitation request.
-async function audit3Connect({ roots, args = [], cwd, env = {}, answer } = {}) {
-  const capabilities = {};
-  if (roots) capabilities.roots = { listChanged: true };
-  if (answer) capabilities.elicitation = {};
-  const client = new Client({ name: 'audit3', version: '1.0.0' }, { capabilities });
-  if (roots) {
-    client.setRequestHandler(ListRootsRequestSchema, async () => ({
-      roots: roots.map((p) => ({ uri: pathToFileURL(p).href, name: p.split('/').pop() })),
-    }));
-  }
-  client.asked = [];
-  if (answer) {
-    client.setRequestHandler(ElicitRequestSchema, async (req) => {
-      client.asked.push(req.params);
-      return answer(req.params);
-    });
-  }
-  const transport = new StdioClientTransport({
-    command: agentlsBin(),
-    args: ['mcp', '--log-level', 'info', ...args],
-    cwd,
-    env: { ...process.env, AGENTLS_TEST_TOOLS: '1', ...env },
-    stderr: 'pipe',
-  });
-  const stderr = [];
-  transport.stderr?.on('data', (b) => stderr.push(b.toString()));
-  await client.connect(transport);
-  client.stderrText = () => stderr.join('');
-  return client;
-}
+// audit3Connect is the shared connect() (elicitation through opts.answer).
+const audit3Connect = (opts = {}) => connect({ name: 'audit3', ...opts });
 
 // audit3Settings writes .agentls/settings.json into dir.
 function audit3Settings(dir, settings) {

@@ -1,7 +1,7 @@
 // Shared helpers: spawn `agentls mcp` with the official TypeScript SDK client.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
@@ -26,14 +26,25 @@ export const filesystemServer = join(here, 'node_modules', '@modelcontextprotoco
  * connect starts `agentls mcp` and connects a Client.
  * opts.roots: folder paths the client offers as MCP roots (none: no roots capability).
  * opts.args: extra agentls arguments (e.g. ['--root', dir]).
+ * opts.answer: declares elicitation; answer(params) returns the ElicitResult,
+ * and client.asked collects every elicitation request's params.
  */
-export async function connect({ roots, args = [], cwd, env = {} } = {}) {
-  const capabilities = roots ? { roots: { listChanged: true } } : {};
-  const client = new Client({ name: 'agentls-mcp-test', version: '1.0.0' }, { capabilities });
+export async function connect({ roots, args = [], cwd, env = {}, answer, name = 'agentls-mcp-test' } = {}) {
+  const capabilities = {};
+  if (roots) capabilities.roots = { listChanged: true };
+  if (answer) capabilities.elicitation = {};
+  const client = new Client({ name, version: '1.0.0' }, { capabilities });
   if (roots) {
     client.setRequestHandler(ListRootsRequestSchema, async () => ({
       roots: roots.map((p) => ({ uri: pathToFileURL(p).href, name: p.split('/').pop() })),
     }));
+  }
+  client.asked = [];
+  if (answer) {
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      client.asked.push(req.params);
+      return answer(req.params);
+    });
   }
   const transport = new StdioClientTransport({
     command: agentlsBin(),
