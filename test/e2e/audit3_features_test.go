@@ -1353,11 +1353,11 @@ func TestAudit3FeaturesMCPWorkspace(t *testing.T) {
 	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
 		t.Run("roots win over --root and follow roots/list_changed, protocol "+version, func(t *testing.T) {
 			if version == "2026-07-28" {
-				// Known gap (session note, docs/protocol.md): on this protocol
-				// version a server may ask for roots only through
-				// multi-round-trip requests (SEP-2322), which agentls does
-				// not make yet; such a client keeps --root or the cwd.
-				t.Skip("roots over multi-round-trip requests (MCP 2026-07-28) are not implemented")
+				// docs/protocol.md: 2026-07-28 deprecates roots (SEP-2577) and
+				// allows server requests only as multi-round-trip requests
+				// (SEP-2322), which agentls does not make; such a client
+				// keeps --root or the cwd.
+				t.Skip("MCP 2026-07-28 deprecates roots; agentls does not ask over multi-round-trip requests")
 			}
 			s, client, rec := a3fMCPConnect(t, ctx, other, []string{a}, version)
 			_, text := a3fMCPCall(t, ctx, s, "ls", map[string]any{})
