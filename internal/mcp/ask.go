@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,17 +49,43 @@ func CanAsk(ctx context.Context) bool {
 	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
 }
 
+// roundTrip is a call's multi-round-trip state (MCP 2026-07-28, SEP-2322),
+// for clients a server may ask only by answering a call with input
+// requests: the responses the call was retried with, and the question a
+// permission step could not ask directly.
+type roundTrip struct {
+	responses sdk.InputResponseMap
+	need      *sdk.ElicitParams
+}
+
+type roundTripKey struct{}
+
+// approvalInput is the input request id of an approval question.
+const approvalInput = "agentls-approval"
+
+// errNeedsInput stops a call whose approval must be asked in a new round.
+var errNeedsInput = errors.New("the approval is asked for in another round trip")
+
+// multiRoundTrip reports whether ss's client speaks a protocol on which a
+// server asks only through input requests (2026-07-28 and later).
+func multiRoundTrip(ss *sdk.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion >= "2026-07-28"
+}
+
 // Ask asks the user of the MCP client behind ctx (the context the executor
 // passes to the permission step) to approve a call, with MCP elicitation. It
 // returns Asked=false when the client cannot be asked; a declined or
-// cancelled form is a RejectOnce.
+// cancelled form is a RejectOnce. On a multi-round-trip protocol the first
+// round records the question and fails with errNeedsInput; the retry
+// carries the answer.
 func Ask(ctx context.Context, tool, reason string, args map[string]any) (Approval, error) {
 	if !CanAsk(ctx) {
 		return Approval{}, nil
 	}
 	ss := ctx.Value(sessionKey{}).(*sdk.ServerSession)
 	msg := fmt.Sprintf("agentls: allow %s? %s", tool, reason)
-	res, err := ss.Elicit(ctx, &sdk.ElicitParams{
+	params := &sdk.ElicitParams{
 		Mode:    "form",
 		Message: msg,
 		RequestedSchema: map[string]any{
@@ -73,9 +100,20 @@ func Ask(ctx context.Context, tool, reason string, args map[string]any) (Approva
 			"required": []any{"decision"},
 		},
 		Meta: sdk.Meta{"tool": tool, "arguments": args},
-	})
-	if err != nil {
-		return Approval{}, fmt.Errorf("asking the MCP client to approve %s: %w", tool, err)
+	}
+	var res *sdk.ElicitResult
+	if rt, _ := ctx.Value(roundTripKey{}).(*roundTrip); rt != nil {
+		answer, ok := rt.responses[approvalInput].(*sdk.ElicitResult)
+		if !ok {
+			rt.need = params
+			return Approval{}, errNeedsInput
+		}
+		res = answer
+	} else {
+		var err error
+		if res, err = ss.Elicit(ctx, params); err != nil {
+			return Approval{}, fmt.Errorf("asking the MCP client to approve %s: %w", tool, err)
+		}
 	}
 	a := Approval{Asked: true, Decision: RejectOnce}
 	if res.Action == "accept" {

@@ -358,7 +358,17 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 		}
 	}
 	ctx = context.WithValue(ctx, sessionKey{}, req.Session)
+	var rt *roundTrip
+	if multiRoundTrip(req.Session) {
+		rt = &roundTrip{responses: req.Params.InputResponses}
+		ctx = context.WithValue(ctx, roundTripKey{}, rt)
+	}
 	res := s.sess.Executor.Call(ctx, tools.Request{Name: req.Params.Name, Arguments: req.Params.Arguments}, rf)
+	if rt != nil && rt.need != nil {
+		// The approval is asked in a new round: the client answers the
+		// question and calls again with the answer; nothing ran.
+		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{approvalInput: rt.need}}, nil
+	}
 	return sdkResult(res), nil
 }
 
