@@ -242,7 +242,7 @@ const tests: Array<[string, () => Promise<void>]> = [
 
 export async function run(): Promise<void> {
   let failed = 0;
-  for (const [name, f] of [...tests, ...auditTests(skip), ...diagnosticsTests(skip)]) {
+  for (const [name, f] of [...tests, ...auditTests(skip), ...diagnosticsTests(skip), ...(require("./audit3") as typeof import("./audit3")).audit3Tests(skip)]) {
     const t0 = Date.now();
     let status = "pass";
     let error: string | undefined;
