@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,7 +102,16 @@ func Start(t testing.TB, opts Options) *Client {
 	}()
 	rwc := &pipeRWC{r: stdout, w: stdin}
 	c.Conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc))
-	c.Conn.Go(context.Background(), protocol.CancelHandler(jsonrpc2.AsyncHandler(c.handle)))
+	// Server→client requests (tools/confirm) may block, so they run async;
+	// notifications are recorded inline, in wire order, before the read
+	// loop delivers the reply that follows them (tests check that
+	// tools/details comes first).
+	c.Conn.Go(context.Background(), protocol.CancelHandler(func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.IsCall() {
+			jsonrpc2.Async(ctx)
+		}
+		return c.handle(ctx, req)
+	}))
 	t.Cleanup(func() {
 		c.stdin.Close()
 		select {
@@ -150,7 +160,9 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "test client: no handler for %s", req.Method())
 	}
 	c.mu.Lock()
-	c.notes = append(c.notes, Note{Method: req.Method(), Params: params, At: time.Now()})
+	// Method may point into jsonrpc2's read buffer, reused once an inline
+	// handler returns: keep a copy.
+	c.notes = append(c.notes, Note{Method: strings.Clone(req.Method()), Params: params, At: time.Now()})
 	ws := c.waiters
 	c.waiters = nil
 	c.mu.Unlock()
