@@ -6,6 +6,7 @@ import { EditorDiagnostics } from "./diagnostics";
 import { InlineDiffs } from "./inlineDiff";
 import { applyTextEdits, type TextEdit } from "./pure/ranges";
 import { invocationMessage } from "./pure/settings";
+import { statusView } from "./pure/status";
 import { type ConfirmParams, type ConfirmResult, Sidecar, type ToolResult } from "./sidecar";
 
 /** A bash call still running after this long gets a progress notification. */
@@ -41,16 +42,9 @@ export function activate(ctx: vscode.ExtensionContext) {
   const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
   status.command = "agentls.showLog";
   const paint = () => {
-    const s = sidecar.state;
-    let text = "$(circle-slash) agentls";
-    let tip = "agentls is stopped";
-    if (s === "starting") [text, tip] = ["$(sync~spin) agentls", "agentls is starting"];
-    else if (s === "failed") [text, tip] = ["$(error) agentls", "agentls is not available: see the log"];
-    else if (s === "ready" && running > 0) [text, tip] = [`$(loading~spin) agentls: ${running} running`, `agentls is running ${running} tool${running === 1 ? "" : "s"}`];
-    else if (s === "ready" && sidecar.watcher === "degraded") [text, tip] = ["$(warning) agentls: watcher degraded", "agentls cannot watch files: external changes may go unnoticed"];
-    else if (s === "ready") [text, tip] = ["$(check) agentls", `agentls is ready (${sidecar.binaryPath ?? ""})`];
-    status.text = text;
-    status.tooltip = tip + " — click to show the log";
+    const v = statusView({ state: sidecar.state, running, watcher: sidecar.watcher, binaryPath: sidecar.binaryPath });
+    status.text = v.text;
+    status.tooltip = v.tooltip;
   };
 
   const sidecar = new Sidecar(ctx, output, {
@@ -222,7 +216,7 @@ export function activate(ctx: vscode.ExtensionContext) {
 
   if (testing) {
     cmd("agentls._test.hooks", () => hooks);
-    cmd("agentls._test.state", () => ({ state: sidecar.state, watcher: sidecar.watcher, binary: sidecar.binaryPath }));
+    cmd("agentls._test.state", () => ({ state: sidecar.state, watcher: sidecar.watcher, binary: sidecar.binaryPath, status: { text: status.text, tooltip: status.tooltip } }));
     cmd("agentls._test.decorations", () =>
       vscode.window.visibleTextEditors.map((e) => {
         const c = diffs.get(e.document.uri);

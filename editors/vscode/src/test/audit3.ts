@@ -153,6 +153,16 @@ export function audit3Tests(skip: (why: string) => never): Test[] {
         assert.ok(all.includes(c), `${c} not registered`);
       }
     }],
+    ["status bar: ready names the binary, and a running tool is counted", async () => {
+      type St = { status: { text: string; tooltip: string } };
+      const st = () => vscode.commands.executeCommand<St>("agentls._test.state");
+      await until("the status bar shows ready", async () => (await st()).status.text === "$(check) agentls", 20000);
+      assert.match((await st()).status.tooltip, /agentls is ready \(.+agentls\)/);
+      const call = a3invoke("agentls_bash", { command: "sleep 1.5" });
+      await until("a running bash is counted in the status bar", async () => (await st()).status.text === "$(loading~spin) agentls: 1 running", 5000);
+      await call;
+      await until("the status bar is back to ready", async () => (await st()).status.text === "$(check) agentls", 5000);
+    }],
     ["audit3: invokeTool read/grep/bash round-trip; read of a PNG gives an image data part; a missing file is an error naming it", async () => {
       await a3mode("bypass");
       fs.writeFileSync(a3file("a3grep.txt"), "x\nthe a3needle line\n");
@@ -284,6 +294,8 @@ export function audit3Tests(skip: (why: string) => never): Test[] {
       fs.rmSync(a3file("a3new.txt"), { force: true });
       const w = await a3text("agentls_write", { path: "a3new.txt", content: "fresh\n" });
       assert.equal(fs.readFileSync(a3file("a3new.txt"), "utf8"), "fresh\n", w);
+      // The view takes the change from tools/details, handled asynchronously.
+      await until("the created file is listed", () => a3api().diffs.getChildren().some((c) => c.uri.fsPath === a3file("a3new.txt")), 5_000);
       const kids = a3api().diffs.getChildren();
       const twice = kids.filter((c) => c.uri.fsPath === a3file("a3twice.txt"));
       assert.equal(twice.length, 1, `a3twice.txt listed ${twice.length} times`);
