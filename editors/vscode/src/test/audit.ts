@@ -443,7 +443,8 @@ export function auditTests(skip: (why: string) => never): Test[] {
       const before = sidecarPids((await state()).binary!);
       await setCfg("permissions", { allow: ["Bash(touch:*)"], ask: ["Read(ask-me.txt)"], deny: ["Read(secret-audit.txt)"] });
       try {
-        assert.ok(!sidecarPids((await state()).binary!).some((p) => before.includes(p)), "the sidecar did not restart");
+        // The old process may take a moment to exit after the restart.
+        await until("the old sidecar exited (a restart)", async () => !sidecarPids((await state()).binary!).some((p) => before.includes(p)), 5_000);
         fs.writeFileSync(wsFile("secret-audit.txt"), "s3cr3t\n");
         fs.writeFileSync(wsFile("ask-me.txt"), "asked\n");
         for (const f of ["by-rule.txt", "no-rule.txt"]) fs.rmSync(wsFile(f), { force: true });
