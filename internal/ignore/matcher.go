@@ -225,10 +225,8 @@ func (m *Matcher) gitDir(dir string, e *entry) string {
 	if err != nil {
 		return ""
 	}
-	line, _, _ := bytes.Cut(data, []byte("\n"))
-	target, ok := strings.CutPrefix(strings.TrimSpace(string(line)), "gitdir:")
-	target = strings.TrimSpace(target)
-	if !ok || target == "" || path.IsAbs(target) {
+	target, ok := GitdirTarget(data)
+	if !ok || path.IsAbs(target) {
 		return ""
 	}
 	target, ok = cleanRel(path.Join(dir, target))
@@ -334,4 +332,13 @@ func scanRuleFiles(entries []entry) (rules [kindCount]*entry, git *entry) {
 		}
 	}
 	return rules, git
+}
+
+// GitdirTarget is the target of a ".git" file (worktrees, submodules:
+// "gitdir: <path>"), as written; ok is false for anything else.
+func GitdirTarget(data []byte) (target string, ok bool) {
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	target, ok = strings.CutPrefix(strings.TrimSpace(string(line)), "gitdir:")
+	target = strings.TrimSpace(target)
+	return target, ok && target != ""
 }

@@ -2,6 +2,7 @@ package ignore
 
 import (
 	"path"
+	"slices"
 	"time"
 )
 
@@ -60,14 +61,9 @@ func (o Outer) lists() [kindCount][]scoped {
 		out[k] = append(out[k], scoped{prefix: prefix, file: parseRuleFile(f.Data, int64(len(f.Data)), time.Time{})})
 	}
 	for k := range out {
-		l := out[k]
 		// Deepest first: the longer the prefix, the nearer the repository
 		// root the file is, so shortest prefix first.
-		for i := 1; i < len(l); i++ {
-			for j := i; j > 0 && len(l[j].prefix) < len(l[j-1].prefix); j-- {
-				l[j], l[j-1] = l[j-1], l[j]
-			}
-		}
+		slices.SortStableFunc(out[k], func(a, b scoped) int { return len(a.prefix) - len(b.prefix) })
 	}
 	return out
 }

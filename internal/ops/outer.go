@@ -1,11 +1,9 @@
 package ops
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/agentls/agentls/internal/ignore"
 )
@@ -80,9 +78,8 @@ func gitDir(repo string, gitEntry os.FileInfo) string {
 	if !ok {
 		return ""
 	}
-	line, _, _ := bytes.Cut(data, []byte("\n"))
-	target, ok := strings.CutPrefix(strings.TrimSpace(string(line)), "gitdir:")
-	if target = strings.TrimSpace(target); !ok || target == "" {
+	target, ok := ignore.GitdirTarget(data)
+	if !ok {
 		return ""
 	}
 	if !filepath.IsAbs(target) {

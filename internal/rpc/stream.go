@@ -117,19 +117,29 @@ func (s *tolerantStream) Read(ctx context.Context) (jsonrpc2.Message, int64, err
 }
 
 func (s *tolerantStream) reply(ctx context.Context, id json.RawMessage, code jsonrpc2.Code, msg string) {
+	body, _ := json.Marshal(newErrorResponse(id, code, msg))
+	s.WriteFrame(ctx, body)
+}
+
+// errorResponse is a JSON-RPC error reply the stream writes itself, for a
+// message jsonrpc2 never sees.
+type errorResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   struct {
+		Code    jsonrpc2.Code `json:"code"`
+		Message string        `json:"message"`
+	} `json:"error"`
+}
+
+// newErrorResponse answers id (null when there is none) with code and msg.
+func newErrorResponse(id json.RawMessage, code jsonrpc2.Code, msg string) errorResponse {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	type rpcError struct {
-		Code    jsonrpc2.Code `json:"code"`
-		Message string        `json:"message"`
-	}
-	body, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   rpcError        `json:"error"`
-	}{"2.0", id, rpcError{code, msg}})
-	s.WriteFrame(ctx, body)
+	r := errorResponse{JSONRPC: "2.0", ID: id}
+	r.Error.Code, r.Error.Message = code, msg
+	return r
 }
 
 // maxFrameBytes bounds a frame's declared Content-Length (jsonrpc2's bound),
@@ -309,25 +319,12 @@ func invalidBatch(frame []byte) []byte {
 	if json.Unmarshal(frame, &members) != nil || len(members) == 0 {
 		return nil
 	}
-	type rpcError struct {
-		Code    jsonrpc2.Code `json:"code"`
-		Message string        `json:"message"`
-	}
-	type response struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   rpcError        `json:"error"`
-	}
-	out := make([]response, 0, len(members))
+	out := make([]errorResponse, 0, len(members))
 	for _, m := range members {
 		if _, err := jsonrpc2.DecodeMessage(m); err == nil {
 			return nil
 		}
-		id := usableID(m)
-		if id == nil {
-			id = json.RawMessage("null")
-		}
-		out = append(out, response{"2.0", id, rpcError{jsonrpc2.InvalidRequest, "invalid request: not a JSON-RPC 2.0 message"}})
+		out = append(out, newErrorResponse(usableID(m), jsonrpc2.InvalidRequest, "invalid request: not a JSON-RPC 2.0 message"))
 	}
 	body, _ := json.Marshal(out)
 	return body
