@@ -56,7 +56,11 @@ type Spec struct {
 	Command string        // run with `bash -c` (`sh -c` when bash is not on PATH)
 	Dir     string        // absolute working directory, validated by the caller
 	Env     []string      // full environment; nil = BaseEnv(os.Environ())
-	Timeout time.Duration // 0 = DefaultTimeout; clamped to MaxTimeout
+	Timeout time.Duration // 0 = DefaultTimeout; clamped to MaxTimeout (or Spec.MaxTimeout)
+	// The caller's limits; 0 = the package's defaults.
+	MaxTimeout time.Duration // the longest Timeout may be (default MaxTimeout)
+	TailLines  int           // lines of output kept (default TailLines)
+	TailBytes  int           // bytes of output kept (default TailBytes)
 	// OnProgress receives the cleaned last ProgressLines lines: promptly after the first
 	// output, then at most every ProgressInterval while output changes. Calls never
 	// overlap and none happens after Run returns.
@@ -70,7 +74,7 @@ type Spec struct {
 
 // Result is what a run produced.
 type Result struct {
-	Output    string // cleaned tail: at most TailLines lines and TailBytes bytes
+	Output    string // cleaned tail: at most Spec.TailLines lines and Spec.TailBytes bytes
 	ExitCode  int    // -1 when killed by a signal or not reaped
 	Signal    string // "SIGKILL" etc. when the shell was killed by a signal
 	TimedOut  bool
@@ -184,6 +188,7 @@ type runner struct {
 
 func newRunner(spec Spec) *runner {
 	r := &runner{spec: spec}
+	r.tail.maxLines, r.tail.maxBytes = spec.TailLines, spec.TailBytes
 	r.clean.onLine = r.tail.add
 	name := spec.SpillName
 	if name == "" {
@@ -207,7 +212,11 @@ func (r *runner) loop(ctx context.Context, cmd *exec.Cmd, pr *os.File, pgid int)
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	timeout = min(timeout, MaxTimeout)
+	limit := r.spec.MaxTimeout
+	if limit <= 0 {
+		limit = MaxTimeout
+	}
+	timeout = min(timeout, limit)
 
 	rd := startReader(pr)
 	waitDone := make(chan struct{})

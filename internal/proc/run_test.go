@@ -380,3 +380,31 @@ func TestRunCancelledBeforeStart(t *testing.T) {
 		t.Errorf("got %+v", res)
 	}
 }
+
+// A caller's limits replace the defaults: the tail keeps what they allow,
+// and the timeout is clamped to the caller's maximum.
+func TestRunCallerLimits(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		spec     Spec
+		output   string
+		from, to int
+		timedOut bool
+	}{
+		{"three lines", Spec{Command: "seq 10", TailLines: 3}, "8\n9\n10\n", 8, 10, false},
+		{"eight bytes", Spec{Command: "seq 10", TailBytes: 8}, "8\n9\n10\n", 8, 10, false},
+		{"one line longer than the bytes", Spec{Command: "echo 0123456789", TailBytes: 4}, "0123456789\n", 1, 1, false},
+		{"timeout clamped to the caller's maximum", Spec{Command: "sleep 30", Timeout: time.Minute, MaxTimeout: 300 * time.Millisecond}, "", 0, 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			res := run(t, context.Background(), c.spec)
+			if res.Output != c.output || res.ShownFrom != c.from || res.ShownTo != c.to || res.TimedOut != c.timedOut {
+				t.Errorf("got %q lines %d-%d timedOut %v, want %q lines %d-%d timedOut %v",
+					res.Output, res.ShownFrom, res.ShownTo, res.TimedOut, c.output, c.from, c.to, c.timedOut)
+			}
+		})
+	}
+}

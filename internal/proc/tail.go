@@ -29,18 +29,33 @@ func isFailure(line string) bool {
 	return false
 }
 
-// tail keeps the last lines of the cleaned output within TailLines and TailBytes, and the
-// failure lines among those it lets go. Memory: at most TailLines strings of at most
-// MaxLineChars characters, and in practice TailBytes plus one line.
+// tail keeps the last lines of the cleaned output within maxLines and maxBytes (TailLines
+// and TailBytes when zero), and the failure lines among those it lets go. Memory: at most
+// maxLines strings of at most MaxLineChars characters, and in practice maxBytes plus one
+// line.
 type tail struct {
-	ring  [TailLines]string
-	start int // index of the oldest line in ring
-	n     int // lines in ring
-	bytes int // bytes in ring, one newline per line included
-	total int // lines seen
-	cut   int // lines that were cut at MaxLineChars
-	fail  []Line
-	nFail int // failure lines seen in the cut part, including those not kept
+	maxLines int
+	maxBytes int
+	ring     []string // grows to maxLines entries, then wraps
+	start    int      // index of the oldest line in ring
+	n        int      // lines in ring
+	bytes    int      // bytes in ring, one newline per line included
+	total    int      // lines seen
+	cut      int      // lines that were cut at MaxLineChars
+	fail     []Line
+	nFail    int // failure lines seen in the cut part, including those not kept
+}
+
+// limits returns the line and byte bounds, defaults filled in.
+func (t *tail) limits() (lines, bytes int) {
+	lines, bytes = t.maxLines, t.maxBytes
+	if lines <= 0 {
+		lines = TailLines
+	}
+	if bytes <= 0 {
+		bytes = TailBytes
+	}
+	return lines, bytes
 }
 
 // add appends a complete line and drops the oldest lines beyond the limits. One byte of
@@ -49,14 +64,20 @@ func (t *tail) add(text string, cut bool) {
 	if cut {
 		t.cut++
 	}
-	if t.n == TailLines {
+	lines, bytes := t.limits()
+	if t.n == lines {
 		t.pop()
 	}
-	t.ring[(t.start+t.n)%TailLines] = text
+	// Until the ring is full, start+n is its length: the new line is appended.
+	if i := (t.start + t.n) % lines; i == len(t.ring) {
+		t.ring = append(t.ring, text)
+	} else {
+		t.ring[i] = text
+	}
 	t.n++
 	t.total++
 	t.bytes += len(text) + 1
-	for t.n > 1 && t.bytes > TailBytes+1 {
+	for t.n > 1 && t.bytes > bytes+1 {
 		t.pop()
 	}
 }
@@ -67,7 +88,8 @@ func (t *tail) pop() {
 	num := t.total - t.n + 1
 	text := t.ring[t.start]
 	t.ring[t.start] = ""
-	t.start = (t.start + 1) % TailLines
+	lines, _ := t.limits()
+	t.start = (t.start + 1) % lines
 	t.n--
 	t.bytes -= len(text) + 1
 	if isFailure(text) {
@@ -79,7 +101,10 @@ func (t *tail) pop() {
 }
 
 // line returns the i-th line of the ring, oldest first.
-func (t *tail) line(i int) string { return t.ring[(t.start+i)%TailLines] }
+func (t *tail) line(i int) string {
+	lines, _ := t.limits()
+	return t.ring[(t.start+i)%lines]
+}
 
 // finish adds the unterminated last line, if any, applies the exact limits, and returns
 // the shown text with the 1-based range of the lines shown.
@@ -93,7 +118,8 @@ func (t *tail) finish(last string, lastCut, open bool) (out string, from, to int
 		}
 		return t.bytes
 	}
-	for t.n > 1 && size() > TailBytes {
+	_, bytes := t.limits()
+	for t.n > 1 && size() > bytes {
 		t.pop()
 	}
 	if t.n == 0 {

@@ -76,12 +76,13 @@ func (c *collector) prune() {
 	}
 }
 
-// Reserve keeps room for the closing notices inside MaxOutputBytes.
+// Reserve keeps room for the closing notices inside Query.MaxBytes.
 const noticeReserve = 512
 
 // render turns collected files into the model text. limitHit is set when
 // the backend dropped matches beyond the first q.Limit+1.
 func render(files []fileHits, q Query, shownPath string, limitHit bool) Result {
+	q = q.withDefaults()
 	slices.SortFunc(files, func(a, b fileHits) int { return strings.Compare(a.path, b.path) })
 	total := 0
 	for _, f := range files {
@@ -98,7 +99,7 @@ func render(files []fileHits, q Query, shownPath string, limitHit bool) Result {
 		lastMatch = -1 // file index of the last match shown
 	)
 	res.LimitHit = limitHit || total > q.Limit
-	budget := MaxOutputBytes - noticeReserve
+	budget := q.MaxBytes - noticeReserve
 files:
 	for fi := range files {
 		f := &files[fi]
@@ -122,7 +123,7 @@ files:
 			s.WriteString(strconv.Itoa(ln.n))
 			s.WriteString(sep)
 			s.WriteString(" ")
-			s.WriteString(cutLine(ln.text))
+			s.WriteString(cutLine(ln.text, q.LineChars))
 			s.WriteString("\n")
 			if b.Len()+s.Len() > budget {
 				res.BytesCut = true
@@ -141,15 +142,15 @@ files:
 	}
 	switch {
 	case res.BytesCut:
-		fmt.Fprintf(&b, "[Output cut at %d bytes after %d matches (last shown %s:%d). Narrow the pattern, add path/glob", MaxOutputBytes, res.Matches, lastPath, lastLine)
+		fmt.Fprintf(&b, "[Output cut at %d bytes after %d matches (last shown %s:%d). Narrow the pattern, add path/glob", q.MaxBytes, res.Matches, lastPath, lastLine)
 		if q.Context > 0 {
 			b.WriteString(", lower context")
 		}
 		fmt.Fprintf(&b, " to see the rest; to read on in %s from there: read {\"path\": %s, \"offset\": %d}.]\n", lastPath, strconv.Quote(lastPath), lastLine+1)
-	case res.LimitHit && q.Limit >= MaxLimit:
+	case res.LimitHit && q.Limit >= q.MaxLimit:
 		fmt.Fprintf(&b, "[%d matches shown (limit %d, the maximum). Narrow the pattern or add path/glob to see others.]\n", res.Matches, q.Limit)
 	case res.LimitHit:
-		fmt.Fprintf(&b, "[%d matches shown (limit %d). Narrow the pattern, add path/glob, or call again with limit=%d.]\n", res.Matches, q.Limit, min(2*q.Limit, MaxLimit))
+		fmt.Fprintf(&b, "[%d matches shown (limit %d). Narrow the pattern, add path/glob, or call again with limit=%d.]\n", res.Matches, q.Limit, min(2*q.Limit, q.MaxLimit))
 	case res.Matches == 0:
 		fmt.Fprintf(&b, "No matches for %s in %s", strconv.Quote(q.Pattern), shownPath)
 		if q.Glob != "" {
@@ -161,18 +162,15 @@ files:
 	return res
 }
 
-// cutMarker follows a line cut at MaxLineChars.
-var cutMarker = fmt.Sprintf("… [line cut at %d chars]", MaxLineChars)
-
-// cutLine shortens s to MaxLineChars characters plus a marker.
-func cutLine(s string) string {
-	if len(s) <= MaxLineChars {
+// cutLine shortens s to chars characters plus a marker.
+func cutLine(s string, chars int) string {
+	if len(s) <= chars {
 		return s
 	}
 	n := 0
 	for i := range s {
-		if n == MaxLineChars {
-			return s[:i] + cutMarker
+		if n == chars {
+			return s[:i] + fmt.Sprintf("… [line cut at %d chars]", chars)
 		}
 		n++
 	}

@@ -46,6 +46,11 @@ type Query struct {
 	Limit          int // matching lines shown; 0 = DefaultLimit
 	IncludeIgnored bool
 	Hidden         bool // search dot-files and dot-directories (the tool defaults this to true)
+
+	// The caller's limits; 0 = the package's defaults.
+	MaxLimit  int // the largest Limit notices suggest (default MaxLimit)
+	LineChars int // characters shown of one output line (default MaxLineChars)
+	MaxBytes  int // bound on the whole text, notices included (default MaxOutputBytes)
 }
 
 // Engine searches one workspace folder.
@@ -62,7 +67,7 @@ type Result struct {
 	Matches     int    // matching lines shown
 	Files       int    // files with lines shown
 	LimitHit    bool   // more matches exist than Limit
-	BytesCut    bool   // the text was cut at MaxOutputBytes
+	BytesCut    bool   // the text was cut at Query.MaxBytes
 	PathIgnored bool   // Query.Path is ignored; nothing was searched
 	Backend     string // BackendRg or BackendGo
 }
@@ -103,16 +108,31 @@ type target struct {
 	fsPath string // rel as an fs.FS name ("." for the root)
 }
 
+// withDefaults fills the zero limits with the package's defaults.
+func (q Query) withDefaults() Query {
+	if q.Limit <= 0 {
+		q.Limit = DefaultLimit
+	}
+	if q.MaxLimit <= 0 {
+		q.MaxLimit = MaxLimit
+	}
+	if q.LineChars <= 0 {
+		q.LineChars = MaxLineChars
+	}
+	if q.MaxBytes <= 0 {
+		q.MaxBytes = MaxOutputBytes
+	}
+	q.Context = max(q.Context, 0)
+	return q
+}
+
 // Search runs q. The error is non-nil only for invalid input (a bad regex
 // or glob, *PathError) or a cancelled ctx; everything else is in Result.
 func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if q.Limit <= 0 {
-		q.Limit = DefaultLimit
-	}
-	q.Context = max(q.Context, 0)
+	q = q.withDefaults()
 	backend := BackendGo
 	if e.RgPath != "" {
 		backend = BackendRg
