@@ -136,20 +136,28 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	format := fs.String("format", "mcp", "mcp, openai, anthropic or vscode")
 	all := fs.Bool("all", false, "include deferred tools")
+	limits := fs.Bool("limits", false, "print the default limits (a limits setting) instead")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if *limits {
+		if err := enc.Encode(tools.DefaultLimits().Settings()); err != nil {
+			fmt.Fprintln(stderr, "agentls tools:", err)
+			return 1
+		}
+		return 0
+	}
 	reg := tools.NewRegistry()
-	reg.MustRegister(tools.Builtins()...)
+	reg.MustRegister(tools.Builtins(tools.DefaultLimits())...)
 	reg.MustRegister(tools.NewToolSearch(reg))
 	out, err := tools.Describe(reg.List(*all), *format, reg)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentls tools:", err)
 		return 2
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
 	if err := enc.Encode(out); err != nil {
 		fmt.Fprintln(stderr, "agentls tools:", err)
 		return 1

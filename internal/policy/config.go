@@ -18,6 +18,15 @@ import (
 type Settings struct {
 	Mode        string      `json:"mode,omitempty"`
 	Permissions Permissions `json:"permissions"`
+	// Limits are the tools' limits ({"readLines": 500}); the policy only
+	// carries them to Config.Limits, where the session reads them.
+	Limits any `json:"limits,omitempty"`
+}
+
+// LimitsSource is the limits object of one settings source.
+type LimitsSource struct {
+	File  string // the file, or SourceEditor
+	Value any    // as decoded from JSON
 }
 
 // Permissions are the three rule lists.
@@ -69,9 +78,10 @@ func UserConfigDir() (string, error) {
 
 // source is one parsed settings source.
 type source struct {
-	name  string
-	mode  string
-	lists [3][]Rule // allow, ask, deny
+	name   string
+	mode   string
+	lists  [3][]Rule // allow, ask, deny
+	limits *LimitsSource
 }
 
 // Load merges, from the highest precedence down: the editor's settings
@@ -124,6 +134,9 @@ func Load(workspaceRoot string, editor *Settings, userConfigDir string) (*Config
 		c.Allow = append(c.Allow, s.lists[0]...)
 		c.Ask = append(c.Ask, s.lists[1]...)
 		c.Deny = append(c.Deny, s.lists[2]...)
+		if s.limits != nil {
+			c.Limits = append(c.Limits, *s.limits)
+		}
 	}
 	if c.Mode == "" {
 		c.Mode = ModeDefault
@@ -170,6 +183,9 @@ func lineCol(data []byte, off int64) (int, int) {
 func parseSettings(name, file string, s Settings, workspace bool) (*source, []Problem) {
 	var problems []Problem
 	src := &source{name: name}
+	if s.Limits != nil {
+		src.limits = &LimitsSource{File: file, Value: s.Limits}
+	}
 	for li, list := range [3][]string{s.Permissions.Allow, s.Permissions.Ask, s.Permissions.Deny} {
 		listName := [3]string{"allow", "ask", "deny"}[li]
 		for i, raw := range list {

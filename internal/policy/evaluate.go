@@ -100,6 +100,10 @@ type Config struct {
 	Root string
 	// Home expands ~/ patterns; "" disables them.
 	Home string
+	// Limits are the sources' tool limits, highest precedence first. The
+	// session reads them when it opens (its tools are built with them);
+	// Replace does not change them.
+	Limits []LimitsSource
 
 	mu                        sync.RWMutex
 	sessionAllow, sessionDeny []Rule

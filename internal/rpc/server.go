@@ -271,6 +271,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 		}, Editor: &policy.Settings{
 			Mode:        settings.Mode,
 			Permissions: policy.Permissions{Allow: settings.Permissions.Allow, Ask: settings.Permissions.Ask, Deny: settings.Permissions.Deny},
+			Limits:      settings.RawLimits,
 		}}
 	if caps.Confirm {
 		sopts.Confirmer = &confirmer{s: s}

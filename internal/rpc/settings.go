@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/agentls/agentls/internal/tools"
 )
 
 // Settings are the initializationOptions of PROTOCOL.md.
 type Settings struct {
-	Mode           string             `json:"mode,omitempty"`
-	Permissions    Permissions        `json:"permissions"`
-	Limits         map[string]float64 `json:"limits,omitempty"`
-	DeferThreshold int                `json:"deferThreshold,omitempty"`
-	Extra          map[string]any     `json:"-"`
+	Mode           string         `json:"mode,omitempty"`
+	Permissions    Permissions    `json:"permissions"`
+	Limits         tools.Limits   `json:"-"` // validated; zero = the defaults
+	RawLimits      any            `json:"-"` // as sent, merged with the settings files' by the session
+	DeferThreshold int            `json:"deferThreshold,omitempty"`
+	Extra          map[string]any `json:"-"`
 }
 
 // Permissions are rule lists in Claude Code's syntax.
@@ -80,21 +83,13 @@ func ParseSettings(raw json.RawMessage) (Settings, []string, error) {
 				}
 			}
 		case "limits":
-			if arr, ok := v.([]any); ok && len(arr) == 0 {
-				continue
+			// Warnings (unknown names) are the session's to report, with
+			// those of the settings files.
+			l, _, err := tools.DefaultLimits().Apply(v)
+			if err != nil {
+				return s, nil, err
 			}
-			lm, ok := v.(map[string]any)
-			if !ok {
-				return s, nil, fmt.Errorf("limits must be an object of numbers, got %s", show(v))
-			}
-			s.Limits = map[string]float64{}
-			for lk, lv := range lm {
-				f, ok := lv.(float64)
-				if !ok || f < 0 {
-					return s, nil, fmt.Errorf("limits.%s must be a non-negative number, got %s", lk, show(lv))
-				}
-				s.Limits[lk] = f
-			}
+			s.Limits, s.RawLimits = l, v
 		case "deferThreshold":
 			f, ok := v.(float64)
 			if !ok || f < 0 || f != float64(int(f)) {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -154,17 +155,6 @@ func New(opts Options) (*Session, error) {
 	} else {
 		env.SpillDir = sp
 	}
-	reg := tools.NewRegistry()
-	reg.MustRegister(tools.Builtins()...)
-	reg.MustRegister(tools.NewToolSearch(reg))
-	if opts.TestTools {
-		reg.MustRegister(tools.TestTools()...)
-	}
-	masker := secrets.New(os.Environ())
-	exec := &tools.Executor{Registry: reg, Env: env, Log: log, Masker: masker}
-	if env.SpillDir != nil {
-		exec.Spill = env.SpillDir
-	}
 	userDir := opts.UserConfigDir
 	if userDir == "" {
 		userDir, _ = policy.UserConfigDir()
@@ -176,6 +166,23 @@ func New(opts Options) (*Session, error) {
 		probs = append(probs, p.String())
 	}
 	env.Visible = cfg
+	limits, limitProbs := mergeLimits(cfg.Limits)
+	for _, p := range limitProbs {
+		log.Warn("limits settings", "problem", p)
+	}
+	probs = append(probs, limitProbs...)
+	env.Limits = limits
+	reg := tools.NewRegistry()
+	reg.MustRegister(tools.Builtins(limits)...)
+	reg.MustRegister(tools.NewToolSearch(reg))
+	if opts.TestTools {
+		reg.MustRegister(tools.TestTools()...)
+	}
+	masker := secrets.New(os.Environ())
+	exec := &tools.Executor{Registry: reg, Env: env, Log: log, Masker: masker}
+	if env.SpillDir != nil {
+		exec.Spill = env.SpillDir
+	}
 
 	// Extension tools: workspace definitions first (they win over the
 	// user's of the same name), then <userDir>/agentls/tools.
@@ -388,4 +395,24 @@ func (s *Session) Close() error {
 		s.audit.Close()
 	}
 	return err
+}
+
+// mergeLimits applies the settings sources' limits, lowest precedence first,
+// to the defaults. A source whose limits are wrong is skipped as a whole and
+// reported.
+func mergeLimits(srcs []policy.LimitsSource) (tools.Limits, []string) {
+	l := tools.DefaultLimits()
+	var probs []string
+	for _, src := range slices.Backward(srcs) {
+		next, warnings, err := l.Apply(src.Value)
+		for _, w := range warnings {
+			probs = append(probs, src.File+": "+w)
+		}
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("%s: %v; its limits are ignored", src.File, err))
+			continue
+		}
+		l = next
+	}
+	return l, probs
 }

@@ -27,11 +27,12 @@ const (
 
 type bashInput struct {
 	Command string `json:"command" jsonschema:"the command line, run with bash -c in the workspace root (or cwd)"`
-	Timeout int    `json:"timeout,omitzero" jsonschema:"seconds before the command is stopped (default 120, maximum 600)"`
+	Timeout int    `json:"timeout,omitzero" jsonschema:"seconds before the command is stopped"`
 	Cwd     string `json:"cwd,omitzero" jsonschema:"working directory inside the workspace (default: the workspace root)"`
 }
 
-var bashDescription = fmt.Sprintf(`Run a shell command in the workspace (bash -c, or sh where bash is absent).
+func bashDescription(l Limits) string {
+	return fmt.Sprintf(`Run a shell command in the workspace (bash -c, or sh where bash is absent).
 
 When to use: to build, test, run programs, use git, or anything the other tools cannot do. Do not use it to read, search, list or edit files: read, grep, find, ls, edit and write are faster, safer and their output is made for you.
 
@@ -40,36 +41,41 @@ Parameters: command; timeout in seconds (default %d, maximum %d); cwd, a directo
 Output: stdout and stderr interleaved, with colour codes and progress-bar redraws cleaned up. Only the last %d lines or %d bytes are kept; when output is cut, the full output is saved to a file you can read (the notice gives its path and the line range shown) and up to %d lines from the cut part that look like failures (error, FAIL, panic:, Traceback, …) are listed first. Files you had read that the command changed are listed; read them again before editing them.
 
 Errors: a non-zero exit code is an error result with the code; on timeout or cancellation the command's whole process group gets SIGTERM, then SIGKILL after %d seconds, and the output so far is returned.`,
-	BashDefaultTimeout, BashMaxTimeout, BashTailLines, BashTailBytes, BashFailureLines, BashKillGrace)
+		l.BashTimeout, l.BashMaxTimeout, l.BashLines, l.BashBytes, BashFailureLines, BashKillGrace)
+}
 
-// NewBash returns the bash tool.
-func NewBash() *Tool {
+// NewBash returns the bash tool enforcing l.
+func NewBash(l Limits) *Tool {
+	l = l.withDefaults()
 	return Define(Spec[bashInput]{
 		Name:           "bash",
-		Description:    bashDescription,
-		MaxResultBytes: BashTailBytes + 16*1024,
+		Description:    bashDescription(l),
+		MaxResultBytes: l.BashBytes + 16*1024,
 		KeepTail:       true,
 		OpenWorld:      true,
 		Aliases:        map[string]string{"script": "command", "workdir": "cwd", "working_directory": "cwd"},
-		PrepareRaw:     millisecondTimeout,
+		PrepareRaw: func(args map[string]any, n *Normalization) {
+			millisecondTimeout(args, n, l.BashMaxTimeout)
+		},
 		Labels: func(in bashInput) Labels {
 			a := shell.Analyze(in.Command, shell.Options{})
 			return Labels{ReadOnly: a.ReadOnly, Destructive: a.Destructive, ConcurrencySafe: a.ReadOnly}
 		},
 		Tweak: func(s map[string]any) {
 			prop(s, "timeout")["minimum"] = 1.0
-			prop(s, "timeout")["maximum"] = float64(BashMaxTimeout)
+			prop(s, "timeout")["maximum"] = float64(l.BashMaxTimeout)
+			prop(s, "timeout")["description"] = fmt.Sprintf("seconds before the command is stopped (default %d, maximum %d)", l.BashTimeout, l.BashMaxTimeout)
 		},
-		Run: runBash,
+		Run: func(ctx context.Context, c *Call, in bashInput) (Result, error) { return runBash(ctx, c, in, l) },
 	})
 }
 
 // millisecondTimeout reads a timeout given in milliseconds as seconds:
 // Claude Code's and Codex's shell tools take milliseconds (timeout: 120000,
-// timeout_ms), and a timeout above BashMaxTimeout seconds that is a whole
-// number of seconds in milliseconds (1000 ≤ v ≤ BashMaxTimeout×1000) cannot
+// timeout_ms), and a timeout above the maximum (maxSeconds) that is a whole
+// number of seconds in milliseconds (1000 ≤ v ≤ maxSeconds×1000) cannot
 // mean anything else. Any other value is left for validation to refuse.
-func millisecondTimeout(args map[string]any, n *Normalization) {
+func millisecondTimeout(args map[string]any, n *Normalization, maxSeconds int) {
 	ms := func(v any) (float64, bool) {
 		switch x := v.(type) {
 		case float64:
@@ -86,19 +92,19 @@ func millisecondTimeout(args map[string]any, n *Normalization) {
 		delete(args, key)
 		args["timeout"] = sec
 	}
-	maxMs := float64(BashMaxTimeout) * 1000
+	maxMs := float64(maxSeconds) * 1000
 	if v, ok := ms(args["timeout_ms"]); ok && v > 0 && v <= maxMs {
 		if _, both := args["timeout"]; !both {
 			toSeconds("timeout_ms", v)
 			return
 		}
 	}
-	if v, ok := ms(args["timeout"]); ok && v > float64(BashMaxTimeout) && v <= maxMs && math.Mod(v, 1000) == 0 {
+	if v, ok := ms(args["timeout"]); ok && v > float64(maxSeconds) && v <= maxMs && math.Mod(v, 1000) == 0 {
 		toSeconds("timeout", v)
 	}
 }
 
-func runBash(ctx context.Context, c *Call, in bashInput) (Result, error) {
+func runBash(ctx context.Context, c *Call, in bashInput, l Limits) (Result, error) {
 	if strings.TrimSpace(in.Command) == "" {
 		return Errorf("command is empty; give a shell command line, e.g. {\"command\": \"go test ./...\"}."), nil
 	}
@@ -117,23 +123,27 @@ func runBash(ctx context.Context, c *Call, in bashInput) (Result, error) {
 	if !fi.IsDir() {
 		return Errorf("cwd %s is a file, not a directory; omit cwd or give a directory.", p.Display()), nil
 	}
-	timeout := time.Duration(BashDefaultTimeout) * time.Second
+	timeout := time.Duration(l.BashTimeout) * time.Second
 	if in.Timeout > 0 {
 		timeout = time.Duration(in.Timeout) * time.Second
 	}
-	return runCommand(ctx, c, in.Command, p.OS(), timeout, "bash")
+	return runCommand(ctx, c, in.Command, p.OS(), timeout, "bash", l)
 }
 
 // runCommand runs a command line through the operations layer with the
-// bash tool's governance; extension tools use it too.
-func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.Duration, spillName string) (Result, error) {
+// bash tool's governance and l's output and timeout limits; extension
+// tools use it too.
+func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.Duration, spillName string, l Limits) (Result, error) {
 	spec := proc.Spec{
-		Command:   command,
-		Dir:       dir,
-		Env:       proc.BaseEnv(os.Environ()),
-		Timeout:   timeout,
-		SpillName: spillName,
-		Spill:     c.Env.SpillDir,
+		Command:    command,
+		Dir:        dir,
+		Env:        proc.BaseEnv(os.Environ()),
+		Timeout:    timeout,
+		MaxTimeout: time.Duration(l.BashMaxTimeout) * time.Second,
+		TailLines:  l.BashLines,
+		TailBytes:  l.BashBytes,
+		SpillName:  spillName,
+		Spill:      c.Env.SpillDir,
 		OnProgress: func(tail string) {
 			c.Reporter.Progress(Progress{Output: tail})
 		},
@@ -146,7 +156,7 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 	if err != nil {
 		return Errorf("could not start the command: %v", err), nil
 	}
-	r := Text(formatCommand(res, timeout))
+	r := Text(formatCommand(res, timeout, l))
 	r.IsError = res.ExitCode != 0 || res.TimedOut || res.Cancelled
 	if c.Env.Guard != nil {
 		var changed []string
@@ -169,7 +179,7 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 	return r, nil
 }
 
-func formatCommand(res proc.Result, timeout time.Duration) string {
+func formatCommand(res proc.Result, timeout time.Duration, l Limits) string {
 	var b strings.Builder
 	if res.Truncated {
 		if len(res.FailureLines) > 0 {
@@ -178,7 +188,7 @@ func formatCommand(res proc.Result, timeout time.Duration) string {
 				fmt.Fprintf(&b, "%6d→%s\n", l.N, l.Text)
 			}
 		}
-		fmt.Fprintf(&b, "[Output cut: showing lines %d-%d of %d (the last %d lines / %d bytes).", res.ShownFrom, res.ShownTo, res.TotalLines, BashTailLines, BashTailBytes)
+		fmt.Fprintf(&b, "[Output cut: showing lines %d-%d of %d (the last %d lines / %d bytes).", res.ShownFrom, res.ShownTo, res.TotalLines, l.BashLines, l.BashBytes)
 		switch {
 		case res.SpillPath != "" && res.SpillCutBytes > 0:
 			// The spill file has a cap: say what it holds, not "full".
@@ -196,7 +206,7 @@ func formatCommand(res proc.Result, timeout time.Duration) string {
 	}
 	switch {
 	case res.TimedOut:
-		fmt.Fprintf(&b, "[Timed out after %s: the process group was stopped with %s. Raise timeout (maximum %d s) or run the command in smaller steps.]", timeout, res.KilledHow, BashMaxTimeout)
+		fmt.Fprintf(&b, "[Timed out after %s: the process group was stopped with %s. Raise timeout (maximum %d s) or run the command in smaller steps.]", timeout, res.KilledHow, l.BashMaxTimeout)
 	case res.Cancelled:
 		fmt.Fprintf(&b, "[Cancelled: the process group was stopped with %s.]", res.KilledHow)
 	case res.Signal != "":
@@ -216,5 +226,5 @@ func RunExtensionCommand(ctx context.Context, c *Call, command string, timeout t
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
-	return runCommand(ctx, c, command, p.OS(), timeout, c.Tool)
+	return runCommand(ctx, c, command, p.OS(), timeout, c.Tool, c.Env.Limits.withDefaults())
 }

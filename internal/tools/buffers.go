@@ -29,13 +29,13 @@ type bufferRecorder interface {
 }
 
 // readBuffer is read for a file open in the editor.
-func readBuffer(c *Call, p ops.Path, doc overlay.Doc, in readInput) Result {
+func readBuffer(c *Call, p ops.Path, doc overlay.Doc, in readInput, l Limits) Result {
 	var notes []string
 	if disk, err := c.Env.FS.ReadFile(p); err != nil || !bytes.Equal(disk, doc.Text) {
 		notes = append(notes, "unsaved text from the editor; the file on disk, which bash and grep see, differs")
 	}
 	text, masked := maskKeyLines(string(doc.Text))
-	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes)
+	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes, l)
 	if masked > 0 {
 		res.setDetail("redactions", map[string]int{secrets.KindPrivateKey: masked})
 	}

@@ -79,7 +79,7 @@ func newBufferEnv(t *testing.T, disk, unsaved string, withEditor bool) *bufferEn
 		guard.UseBuffers(docs)
 	}
 	reg := NewRegistry()
-	reg.MustRegister(Builtins()...)
+	reg.MustRegister(Builtins(DefaultLimits())...)
 	e.x = &Executor{Registry: reg, Env: env}
 	return e
 }

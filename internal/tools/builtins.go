@@ -1,8 +1,9 @@
 package tools
 
-// Builtins returns the core tools, in the order tools/list shows them.
-func Builtins() []*Tool {
-	return []*Tool{NewRead(), NewLs(), NewGrep(), NewFind(), NewEdit(), NewWrite(), NewBash()}
+// Builtins returns the core tools enforcing and describing l, in the order
+// tools/list shows them.
+func Builtins(l Limits) []*Tool {
+	return []*Tool{NewRead(l), NewLs(l), NewGrep(l), NewFind(l), NewEdit(), NewWrite(), NewBash(l)}
 }
 
 // Instructions is the short system-prompt text offered to clients (the

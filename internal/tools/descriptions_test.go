@@ -10,18 +10,44 @@ import (
 	"github.com/agentls/agentls/internal/textedit"
 )
 
-// enforced lists, per tool, the constants its description may state. A
-// number in a description that is not one of them is a claim the code does
-// not back.
-var enforced = map[string][]int{
-	"read":  {ReadMaxLines, ReadMaxBytes, ReadMaxLineChars, ReadMaxImage, maxSuggestions, 1},
-	"ls":    {LsDefaultLimit, LsMaxLimit},
-	"grep":  {GrepDefaultLimit, GrepMaxLimit, GrepMaxContext, GrepLineChars, GrepMaxBytes, 2},
-	"find":  {FindDefaultLimit, FindMaxLimit},
-	"edit":  {textedit.MaxListedOccurrences, MaxDiagnostics},
-	"write": {MaxDiagnostics},
-	"bash":  {BashDefaultTimeout, BashMaxTimeout, BashTailLines, BashTailBytes, BashFailureLines, BashKillGrace},
+// enforced lists, per tool, the fixed constants its description may state
+// besides l's numbers. A number in a description that is not one of them is
+// a claim the code does not back.
+func enforced(l Limits) map[string][]int {
+	lim := l.stated()
+	return map[string][]int{
+		"read":  append([]int{ReadMaxImage, maxSuggestions, 1}, lim...),
+		"ls":    lim,
+		"grep":  append([]int{GrepMaxContext, 2}, lim...),
+		"find":  lim,
+		"edit":  {textedit.MaxListedOccurrences, MaxDiagnostics},
+		"write": {MaxDiagnostics},
+		"bash":  append([]int{BashFailureLines, BashKillGrace}, lim...),
+	}
 }
+
+// ownLimits lists the numbers of l each tool must state.
+func ownLimits(l Limits) map[string][]int {
+	l = l.withDefaults()
+	return map[string][]int{
+		"read": {l.ReadLines, l.ReadBytes, l.ReadLineChars},
+		"ls":   {l.LsEntries, l.lsMax()},
+		"grep": {l.GrepMatches, l.grepMax(), l.GrepLineChars, l.GrepBytes},
+		"find": {l.FindPaths, l.findMax()},
+		"bash": {l.BashTimeout, l.BashMaxTimeout, l.BashLines, l.BashBytes},
+	}
+}
+
+// customLimits differ from every default and from each other, so a
+// description stating a default where it should state the setting fails.
+var customLimits = Limits{
+	ReadLines: 321, ReadBytes: 12345, ReadLineChars: 432,
+	LsEntries: 77, GrepMatches: 33, GrepLineChars: 144, GrepBytes: 23456,
+	FindPaths: 55, BashTimeout: 45, BashMaxTimeout: 90, BashLines: 234, BashBytes: 34567,
+}
+
+// raisedLimits set defaults above the per-call maxima, which rise with them.
+var raisedLimits = Limits{LsEntries: 6001, GrepMatches: 1501, FindPaths: 12001}
 
 var (
 	number = regexp.MustCompile(`\b\d[\d,]*\b`)
@@ -51,40 +77,56 @@ func propertyDescriptions(schema map[string]any) []string {
 	return out
 }
 
-// Every number a description states is a constant the code enforces, and
-// every limit constant appears in its description.
+// Every number a description states is a number the code enforces, and
+// every limit appears in its description: for the defaults and for limits
+// a client set.
 func TestDescriptionNumbersAreEnforcedConstants(t *testing.T) {
-	for _, tool := range Builtins() {
-		allowed, ok := enforced[tool.Name]
-		if !ok {
-			t.Errorf("%s: no enforced-constant list; add one", tool.Name)
-			continue
-		}
-		set := map[int]bool{}
-		for _, n := range allowed {
-			set[n] = true
-		}
-		text := tool.Description
-		// Property descriptions state numbers too (the schema's own
-		// minimum/maximum are the enforcement, not claims).
-		for _, d := range propertyDescriptions(tool.Schema) {
-			text += "\n" + d
-		}
-		text = names.ReplaceAllString(text, "")
-		for _, m := range number.FindAllString(text, -1) {
-			n, err := strconv.Atoi(strings.ReplaceAll(m, ",", ""))
-			if err != nil {
-				continue
+	for _, lc := range []struct {
+		name string
+		l    Limits
+	}{{"defaults", DefaultLimits()}, {"custom limits", customLimits}, {"defaults above the maxima", raisedLimits}} {
+		t.Run(lc.name, func(t *testing.T) {
+			allowedBy, own := enforced(lc.l), ownLimits(lc.l)
+			for _, tool := range Builtins(lc.l) {
+				allowed, ok := allowedBy[tool.Name]
+				if !ok {
+					t.Errorf("%s: no enforced-constant list; add one", tool.Name)
+					continue
+				}
+				set := map[int]bool{}
+				for _, n := range allowed {
+					set[n] = true
+				}
+				text := tool.Description
+				// Property descriptions state numbers too (the schema's own
+				// minimum/maximum are the enforcement, not claims).
+				for _, d := range propertyDescriptions(tool.Schema) {
+					text += "\n" + d
+				}
+				text = names.ReplaceAllString(text, "")
+				for _, m := range number.FindAllString(text, -1) {
+					n, err := strconv.Atoi(strings.ReplaceAll(m, ",", ""))
+					if err != nil {
+						continue
+					}
+					if !set[n] {
+						t.Errorf("%s: description states %d, which is not an enforced number %v", tool.Name, n, allowed)
+					}
+				}
+				for _, n := range own[tool.Name] {
+					if !strings.Contains(tool.Description, strconv.Itoa(n)) {
+						t.Errorf("%s: limit %d is not stated in the description", tool.Name, n)
+					}
+				}
+				for _, key := range []string{"limit", "timeout"} {
+					if p, ok := tool.Schema["properties"].(map[string]any)[key].(map[string]any); ok {
+						if max, ok := p["maximum"].(float64); ok && !strings.Contains(p["description"].(string), strconv.Itoa(int(max))) {
+							t.Errorf("%s: %s's description %q does not state its maximum %v", tool.Name, key, p["description"], max)
+						}
+					}
+				}
 			}
-			if !set[n] {
-				t.Errorf("%s: description states %d, which is not an enforced constant %v", tool.Name, n, allowed)
-			}
-		}
-		for _, n := range allowed {
-			if n > 8 && !strings.Contains(tool.Description, strconv.Itoa(n)) {
-				t.Errorf("%s: limit %d is not stated in the description", tool.Name, n)
-			}
-		}
+		})
 	}
 }
 

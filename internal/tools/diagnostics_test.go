@@ -79,7 +79,7 @@ func newLocalExecutor(t *testing.T, files map[string]string, ls *fakeLanguageSer
 		env.Diagnostics = ls
 	}
 	reg := NewRegistry()
-	reg.MustRegister(Builtins()...)
+	reg.MustRegister(Builtins(DefaultLimits())...)
 	return &Executor{Registry: reg, Env: env}, dir
 }
 

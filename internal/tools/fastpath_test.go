@@ -108,7 +108,7 @@ func TestNewFlatDecoder(t *testing.T) {
 // TestReadDecodeFastAndSlow: the read tool decodes the same input whichever
 // path its arguments take.
 func TestReadDecodeFastAndSlow(t *testing.T) {
-	tl := NewRead()
+	tl := NewRead(DefaultLimits())
 	for _, args := range []map[string]any{
 		{"path": "a.txt", "offset": 3.0, "limit": 10.0},
 		{"path": "a.txt", "offset": 2.5}, // round trip: an error

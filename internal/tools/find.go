@@ -23,12 +23,13 @@ const (
 type findInput struct {
 	Pattern string `json:"pattern" jsonschema:"glob: *.ts (a name at any depth), src/**/*.spec.ts, **/parent/child/*, {a,b}"`
 	Path    string `json:"path,omitzero" jsonschema:"directory to search, relative to the workspace root (default: the root)"`
-	Limit   int    `json:"limit,omitzero" jsonschema:"maximum number of paths (default 1000, maximum 10000)"`
+	Limit   int    `json:"limit,omitzero" jsonschema:"maximum number of paths"`
 	// IncludeIgnored lists files ignore rules hide (.git still never).
 	IncludeIgnored bool `json:"includeIgnored,omitzero" jsonschema:"also list files ignored by .gitignore/.ignore/.agentlsignore (.git is never searched)"`
 }
 
-var findDescription = fmt.Sprintf(`Find files by name or path pattern (glob) in the workspace.
+func findDescription(l Limits) string {
+	return fmt.Sprintf(`Find files by name or path pattern (glob) in the workspace.
 
 When to use: to locate files when you know (part of) the name, e.g. all *_test.go files or a config file. To search file contents use grep; to see one directory use ls; do not use bash find.
 
@@ -36,25 +37,28 @@ Parameters: pattern is a glob with ** for any depth: a pattern without "/" match
 
 Output: matching file paths relative to the workspace root, one per line, sorted. Files ignored by .gitignore, .ignore or .agentlsignore are skipped (unless includeIgnored; a path that is itself ignored is named as such, and when only ignored files match, a few are named), hidden files are included, .git is never searched, symlinks are not followed. At most %d paths by default (maximum %d); when the limit is hit the notice says so and gives the call for more.
 
-Errors: an invalid glob explains the problem with valid examples; a missing directory says so.`, FindDefaultLimit, FindMaxLimit)
+Errors: an invalid glob explains the problem with valid examples; a missing directory says so.`, l.FindPaths, l.findMax())
+}
 
-// NewFind returns the find tool.
-func NewFind() *Tool {
+// NewFind returns the find tool enforcing l.
+func NewFind(l Limits) *Tool {
+	l = l.withDefaults()
 	return Define(Spec[findInput]{
 		Name:        "find",
-		Description: findDescription,
+		Description: findDescription(l),
 		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
 		Idempotent:  true,
 		Aliases:     map[string]string{"glob": "pattern", "name": "pattern"},
 		Tweak: func(s map[string]any) {
 			prop(s, "limit")["minimum"] = 1.0
-			prop(s, "limit")["maximum"] = float64(FindMaxLimit)
+			prop(s, "limit")["maximum"] = float64(l.findMax())
+			prop(s, "limit")["description"] = fmt.Sprintf("maximum number of paths (default %d, maximum %d)", l.FindPaths, l.findMax())
 		},
-		Run: runFind,
+		Run: func(ctx context.Context, c *Call, in findInput) (Result, error) { return runFind(ctx, c, in, l) },
 	})
 }
 
-func runFind(ctx context.Context, c *Call, in findInput) (Result, error) {
+func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, error) {
 	if strings.TrimSpace(in.Pattern) == "" {
 		return Errorf("pattern is empty; give a glob such as \"*.go\" or \"src/**/*.spec.ts\"."), nil
 	}
@@ -71,7 +75,7 @@ func runFind(ctx context.Context, c *Call, in findInput) (Result, error) {
 	fsys := c.Env.FS.FolderFS(p.Folder)
 	limit := in.Limit
 	if limit <= 0 {
-		limit = FindDefaultLimit
+		limit = l.FindPaths
 	}
 	m := c.Env.matcher(p.Folder, fsys)
 	switch {
@@ -124,10 +128,10 @@ func runFind(ctx context.Context, c *Call, in findInput) (Result, error) {
 		b.WriteByte('\n')
 	}
 	switch {
-	case res.Truncated && limit >= FindMaxLimit:
+	case res.Truncated && limit >= l.findMax():
 		fmt.Fprintf(&b, "[Showing the first %d matching paths (limit %d, the maximum); more files match. Narrow the pattern or path to see others.]", len(res.Paths), limit)
 	case res.Truncated:
-		fmt.Fprintf(&b, "[Showing the first %d matching paths (limit %d); more files match. Narrow the pattern or path, or call again with limit=%d.]", len(res.Paths), limit, min(2*limit, FindMaxLimit))
+		fmt.Fprintf(&b, "[Showing the first %d matching paths (limit %d); more files match. Narrow the pattern or path, or call again with limit=%d.]", len(res.Paths), limit, min(2*limit, l.findMax()))
 	}
 	r := Text(strings.TrimRight(b.String(), "\n"))
 	r.setDetail("count", len(res.Paths))

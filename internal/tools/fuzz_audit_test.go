@@ -67,7 +67,7 @@ func FuzzExecutorArguments(f *testing.F) {
 		f.Add(s.tool, s.args)
 	}
 	reg := NewRegistry()
-	reg.MustRegister(Builtins()...)
+	reg.MustRegister(Builtins(DefaultLimits())...)
 	reg.MustRegister(NewToolSearch(reg))
 	f.Fuzz(func(t *testing.T, tool uint8, args string) {
 		name := fuzzToolNames[int(tool)%len(fuzzToolNames)]

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,12 +26,13 @@ type grepInput struct {
 	IgnoreCase     bool   `json:"ignoreCase,omitzero" jsonschema:"case-insensitive matching"`
 	Literal        bool   `json:"literal,omitzero" jsonschema:"treat pattern as plain text, not a regular expression"`
 	Context        int    `json:"context,omitzero" jsonschema:"lines of context before and after each match (maximum 20)"`
-	Limit          int    `json:"limit,omitzero" jsonschema:"maximum number of matching lines (default 100, maximum 1000)"`
+	Limit          int    `json:"limit,omitzero" jsonschema:"maximum number of matching lines"`
 	IncludeIgnored bool   `json:"includeIgnored,omitzero" jsonschema:"also search files ignored by .gitignore/.ignore/.agentlsignore (.git is never searched)"`
 	Hidden         *bool  `json:"hidden,omitzero" jsonschema:"search hidden (dot) files and directories (default true)"`
 }
 
-var grepDescription = fmt.Sprintf(`Search file contents in the workspace with a regular expression (ripgrep when available).
+func grepDescription(l Limits) string {
+	return fmt.Sprintf(`Search file contents in the workspace with a regular expression (ripgrep when available).
 
 When to use: to find where a symbol, string or error message occurs, before reading the files it names. To find files by name use find; do not use bash grep or rg.
 
@@ -39,28 +41,31 @@ Parameters: pattern is a regular expression (RE2/ripgrep syntax; set literal: tr
 Output: "path:line: text" for matches and "path-line- text" for context lines, paths relative to the workspace root, sorted by path then line; overlapping context is merged and "--" separates groups. At most %d matching lines by default (limit up to %d); lines are cut at %d characters; the whole output is at most %d bytes. Binary files and files ignored by .gitignore/.ignore/.agentlsignore are skipped. When a limit is hit, the notice names it and the call that gets more.
 
 Errors: an invalid regular expression returns the parser's message (set literal: true to search plain text); a missing path says so.`,
-	GrepMaxContext, GrepDefaultLimit, GrepMaxLimit, GrepLineChars, GrepMaxBytes)
+		GrepMaxContext, l.GrepMatches, l.grepMax(), l.GrepLineChars, l.GrepBytes)
+}
 
-// NewGrep returns the grep tool.
-func NewGrep() *Tool {
+// NewGrep returns the grep tool enforcing l.
+func NewGrep(l Limits) *Tool {
+	l = l.withDefaults()
 	return Define(Spec[grepInput]{
 		Name:           "grep",
-		Description:    grepDescription,
+		Description:    grepDescription(l),
 		Static:         Labels{ReadOnly: true, ConcurrencySafe: true},
 		Idempotent:     true,
-		MaxResultBytes: GrepMaxBytes + 1024,
+		MaxResultBytes: l.GrepBytes + 1024,
 		Aliases:        map[string]string{"query": "pattern", "include": "glob", "-i": "ignoreCase", "C": "context", "-C": "context", "head_limit": "limit"},
 		Tweak: func(s map[string]any) {
 			prop(s, "limit")["minimum"] = 1.0
-			prop(s, "limit")["maximum"] = float64(GrepMaxLimit)
+			prop(s, "limit")["maximum"] = float64(l.grepMax())
+			prop(s, "limit")["description"] = fmt.Sprintf("maximum number of matching lines (default %d, maximum %d)", l.GrepMatches, l.grepMax())
 			prop(s, "context")["minimum"] = 0.0
 			prop(s, "context")["maximum"] = float64(GrepMaxContext)
 		},
-		Run: runGrep,
+		Run: func(ctx context.Context, c *Call, in grepInput) (Result, error) { return runGrep(ctx, c, in, l) },
 	})
 }
 
-func runGrep(ctx context.Context, c *Call, in grepInput) (Result, error) {
+func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, error) {
 	if in.Pattern == "" {
 		return Errorf("pattern is empty; give a regular expression or, with literal: true, plain text to search for."), nil
 	}
@@ -83,7 +88,8 @@ func runGrep(ctx context.Context, c *Call, in grepInput) (Result, error) {
 	eng := &search.Engine{Root: p.Folder.Root, FS: fsys, Matcher: c.Env.matcher(p.Folder, fsys), RgPath: search.FindRg()}
 	res, err := eng.Search(ctx, search.Query{
 		Pattern: in.Pattern, Path: rel, Glob: in.Glob, IgnoreCase: in.IgnoreCase, Literal: in.Literal,
-		Context: in.Context, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored, Hidden: hidden,
+		Context: in.Context, Limit: cmp.Or(in.Limit, l.GrepMatches), IncludeIgnored: in.IncludeIgnored, Hidden: hidden,
+		MaxLimit: l.grepMax(), LineChars: l.GrepLineChars, MaxBytes: l.GrepBytes,
 	})
 	if err != nil {
 		var pe *search.PathError

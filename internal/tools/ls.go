@@ -21,10 +21,11 @@ const (
 
 type lsInput struct {
 	Path  string `json:"path,omitzero" jsonschema:"directory to list, relative to the workspace root (default: the root)"`
-	Limit int    `json:"limit,omitzero" jsonschema:"maximum number of entries (default 500, maximum 5000)"`
+	Limit int    `json:"limit,omitzero" jsonschema:"maximum number of entries"`
 }
 
-var lsDescription = fmt.Sprintf(`List one directory of the workspace.
+func lsDescription(l Limits) string {
+	return fmt.Sprintf(`List one directory of the workspace.
 
 When to use: to see what a directory holds before reading files in it. To find files by name anywhere below a directory use find; to search file contents use grep; do not use bash ls.
 
@@ -32,24 +33,27 @@ Parameters: path (a directory, relative to the workspace root; default the root)
 
 Output: one entry per line, sorted by name; directories end in "/", symlinks show "name@ -> target"; dotfiles are included and .git is omitted. Entries ignored by .gitignore, .ignore or .agentlsignore are hidden and counted ("N ignored entries hidden"). At most %d entries by default; the notice says how many were left out and which limit to ask for.
 
-Errors: a missing directory or a file path says so (use read for files).`, LsDefaultLimit, LsMaxLimit, LsDefaultLimit)
+Errors: a missing directory or a file path says so (use read for files).`, l.LsEntries, l.lsMax(), l.LsEntries)
+}
 
-// NewLs returns the ls tool.
-func NewLs() *Tool {
+// NewLs returns the ls tool enforcing l.
+func NewLs(l Limits) *Tool {
+	l = l.withDefaults()
 	return Define(Spec[lsInput]{
 		Name:        "ls",
-		Description: lsDescription,
+		Description: lsDescription(l),
 		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
 		Idempotent:  true,
 		Tweak: func(s map[string]any) {
 			prop(s, "limit")["minimum"] = 1.0
-			prop(s, "limit")["maximum"] = float64(LsMaxLimit)
+			prop(s, "limit")["maximum"] = float64(l.lsMax())
+			prop(s, "limit")["description"] = fmt.Sprintf("maximum number of entries (default %d, maximum %d)", l.LsEntries, l.lsMax())
 		},
-		Run: runLs,
+		Run: func(ctx context.Context, c *Call, in lsInput) (Result, error) { return runLs(ctx, c, in, l) },
 	})
 }
 
-func runLs(ctx context.Context, c *Call, in lsInput) (Result, error) {
+func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 	if in.Path == "" {
 		in.Path = "."
 	}
@@ -61,7 +65,7 @@ func runLs(ctx context.Context, c *Call, in lsInput) (Result, error) {
 	m := c.Env.matcher(p.Folder, fsys)
 	limit := in.Limit
 	if limit <= 0 {
-		limit = LsDefaultLimit
+		limit = l.LsEntries
 	}
 	res, err := finder.List(ctx, fsys, m, p.Rel, limit)
 	if err != nil {
@@ -101,7 +105,7 @@ func runLs(ctx context.Context, c *Call, in lsInput) (Result, error) {
 		b.WriteString("(empty)\n")
 	}
 	if res.Truncated {
-		next := min(LsMaxLimit, max(limit*2, res.Total))
+		next := min(l.lsMax(), max(limit*2, res.Total))
 		fmt.Fprintf(&b, "[Showing %d of %d entries (limit %d). Call ls again with limit=%d, or use find with a pattern to narrow.]\n", len(res.Entries), res.Total, limit, next)
 	}
 	if m != nil && p.Rel != "." && m.Ignored(p.Rel, true) {

@@ -21,7 +21,7 @@ import (
 	"github.com/agentls/agentls/internal/secrets"
 )
 
-// Limits of the read tool; the description is built from these.
+// Limits of the read tool: the defaults of Limits, and the image cap.
 const (
 	ReadMaxLines     = 2000
 	ReadMaxBytes     = 50 * 1024 // 51,200 bytes of file text per call
@@ -34,10 +34,11 @@ const (
 type readInput struct {
 	Path   string `json:"path" jsonschema:"file to read: relative to the workspace root, or absolute inside a workspace folder"`
 	Offset int    `json:"offset,omitzero" jsonschema:"1-based line number to start at (default 1)"`
-	Limit  int    `json:"limit,omitzero" jsonschema:"number of lines to return (default and maximum 2000)"`
+	Limit  int    `json:"limit,omitzero" jsonschema:"number of lines to return (default and maximum: the read line limit)"`
 }
 
-var readDescription = fmt.Sprintf(`Read a file of the workspace and return its lines, numbered.
+func readDescription(l Limits) string {
+	return fmt.Sprintf(`Read a file of the workspace and return its lines, numbered.
 
 When to use: before editing a file (edit and write refuse files you have not read), and whenever you need a file's exact content. Use grep to find where something is and find to locate files by name first; do not use bash cat/head/tail.
 
@@ -46,16 +47,20 @@ Parameters: path (relative to the workspace root); offset (1-based first line, d
 Output: a header "path, lines A-B of N", then one line per file line as "<line number>→<text>". At most %d lines or %d bytes are returned per call, whichever comes first; lines longer than %d characters are cut with a marker. When anything is cut, a notice gives the exact offset to continue with. PNG, JPEG, GIF and WebP images (up to %d bytes) come back as an image. Binary files are refused with their detected type. A UTF-8 BOM is stripped, UTF-16 files are decoded, invalid UTF-8 is shown as U+FFFD.
 
 Errors: a missing file lists up to %d similarly named files; a directory asks you to use ls; an offset past the end names the file's line count.`,
-	ReadMaxLines, ReadMaxBytes, ReadMaxLineChars, ReadMaxImage, maxSuggestions)
+		l.ReadLines, l.ReadBytes, l.ReadLineChars, ReadMaxImage, maxSuggestions)
+}
 
-// NewRead returns the read tool.
-func NewRead() *Tool {
+// NewRead returns the read tool enforcing l.
+func NewRead(l Limits) *Tool {
+	l = l.withDefaults()
 	return Define(Spec[readInput]{
 		Name:        "read",
-		Description: readDescription,
-		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
-		Idempotent:  true,
-		Aliases:     map[string]string{"start": "offset", "lines": "limit", "n": "limit"},
+		Description: readDescription(l),
+		// The numbered text, its header and notices.
+		MaxResultBytes: max(DefaultMaxResultBytes, l.ReadBytes+4096),
+		Static:         Labels{ReadOnly: true, ConcurrencySafe: true},
+		Idempotent:     true,
+		Aliases:        map[string]string{"start": "offset", "lines": "limit", "n": "limit"},
 		Prepare: func(args map[string]any, n *Normalization) {
 			if v, ok := args["offset"].(float64); ok && v == 0 {
 				delete(args, "offset") // 0 means "from the start"
@@ -66,27 +71,28 @@ func NewRead() *Tool {
 				n.add("offset: %v → %d", v, math.MaxInt32)
 				args["offset"] = float64(math.MaxInt32)
 			}
-			if v, ok := args["limit"].(float64); ok && v > ReadMaxLines {
-				n.add("limit: %v → %d (the maximum)", v, ReadMaxLines)
-				args["limit"] = float64(ReadMaxLines)
+			if v, ok := args["limit"].(float64); ok && v > float64(l.ReadLines) {
+				n.add("limit: %v → %d (the maximum)", v, l.ReadLines)
+				args["limit"] = float64(l.ReadLines)
 			}
 		},
 		Tweak: func(s map[string]any) {
 			prop(s, "offset")["minimum"] = 1.0
 			prop(s, "limit")["minimum"] = 1.0
+			prop(s, "limit")["description"] = fmt.Sprintf("number of lines to return (default and maximum %d)", l.ReadLines)
 		},
-		Run: runRead,
+		Run: func(ctx context.Context, c *Call, in readInput) (Result, error) { return runRead(ctx, c, in, l) },
 	})
 }
 
-func runRead(ctx context.Context, c *Call, in readInput) (Result, error) {
+func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, error) {
 	fsys := c.Env.FS
 	p, err := c.Resolve(in.Path)
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
 	if doc, open := c.Env.Buffers.Get(p.OS()); open {
-		return readBuffer(c, p, doc, in), nil
+		return readBuffer(c, p, doc, in, l), nil
 	}
 	// One open: the stat of the descriptor decides directory/non-regular
 	// and is the edit guard's fingerprint of exactly the bytes read.
@@ -123,7 +129,7 @@ func runRead(ctx context.Context, c *Call, in readInput) (Result, error) {
 		return Errorf("binary file (%s, %s); not read. Use bash with a suitable tool (e.g. xxd, file, strings) if you must inspect it.", kind, humanBytes(int64(len(data)))), nil
 	}
 	text, masked := maskKeyLines(text)
-	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes)
+	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes, l)
 	if masked > 0 {
 		res.setDetail("redactions", map[string]int{secrets.KindPrivateKey: masked})
 	}
@@ -223,7 +229,7 @@ func sniffImage(data []byte) string {
 }
 
 // formatLines renders the numbered window of text that the limits allow.
-func formatLines(display, text string, offset, limit int, notes []string) Result {
+func formatLines(display, text string, offset, limit int, notes []string, l Limits) Result {
 	crlf := strings.Contains(text, "\r\n")
 	lines := strings.Split(text, "\n")
 	if len(lines) > 0 && lines[len(lines)-1] == "" {
@@ -242,33 +248,33 @@ func formatLines(display, text string, offset, limit int, notes []string) Result
 	if offset > total {
 		return Errorf("offset %d is beyond the end of %s, which has %d lines; use an offset between 1 and %d.", offset, display, total, total)
 	}
-	maxLines := ReadMaxLines
+	maxLines := l.ReadLines
 	if limit > 0 && limit < maxLines {
 		maxLines = limit
 	}
 	var b strings.Builder
-	b.Grow(min(len(text), ReadMaxBytes) + min(total-offset+1, maxLines)*10)
+	b.Grow(min(len(text), l.ReadBytes) + min(total-offset+1, maxLines)*10)
 	used, end := 0, offset-1
 	cutLines := 0
 	byteLimited := false
 	var num [24]byte
 	for i := offset - 1; i < total && i-(offset-1) < maxLines; i++ {
 		line := strings.TrimSuffix(lines[i], "\r")
-		if i == offset-1 && len(line) > ReadMaxBytes {
+		if i == offset-1 && len(line) > l.ReadBytes {
 			r := Text(fmt.Sprintf("Line %d of %s is %s (%d bytes), over the %d-byte read limit, so nothing is shown. Read a window of it with bash, e.g. sed -n '%dp' %s | cut -b 1-%d (then -b %d-%d, …).",
-				i+1, display, humanBytes(int64(len(line))), len(line), ReadMaxBytes, i+1, shellQuote(display), ReadMaxBytes/4, ReadMaxBytes/4+1, ReadMaxBytes/2))
+				i+1, display, humanBytes(int64(len(line))), len(line), l.ReadBytes, i+1, shellQuote(display), l.ReadBytes/4, l.ReadBytes/4+1, l.ReadBytes/2))
 			r.setDetail("fromLine", i+1)
 			r.setDetail("toLine", i+1)
 			return r
 		}
-		if len(line) > ReadMaxLineChars && utf8.RuneCountInString(line) > ReadMaxLineChars {
+		if len(line) > l.ReadLineChars && utf8.RuneCountInString(line) > l.ReadLineChars {
 			n := utf8.RuneCountInString(line)
-			line = string([]rune(line)[:ReadMaxLineChars]) + fmt.Sprintf("… [line cut: %d of %d characters shown]", ReadMaxLineChars, n)
+			line = string([]rune(line)[:l.ReadLineChars]) + fmt.Sprintf("… [line cut: %d of %d characters shown]", l.ReadLineChars, n)
 			cutLines++
 		}
 		prefix := lineNumber(num[:0], i+1)
 		size := len(prefix) + len(line) + 1
-		if used+size > ReadMaxBytes {
+		if used+size > l.ReadBytes {
 			byteLimited = true
 			break
 		}
@@ -288,14 +294,14 @@ func formatLines(display, text string, offset, limit int, notes []string) Result
 	out := header + "\n" + b.String()
 	switch {
 	case byteLimited:
-		out += fmt.Sprintf("[Showing lines %d-%d of %d: the %d-byte limit was reached. Use offset=%d to continue.]", offset, end, total, ReadMaxBytes, end+1)
+		out += fmt.Sprintf("[Showing lines %d-%d of %d: the %d-byte limit was reached. Use offset=%d to continue.]", offset, end, total, l.ReadBytes, end+1)
 	case end < total && limit > 0 && end-offset+1 >= limit:
 		out += fmt.Sprintf("[Showing lines %d-%d of %d. Use offset=%d to continue.]", offset, end, total, end+1)
 	case end < total:
-		out += fmt.Sprintf("[Showing lines %d-%d of %d (at most %d lines per call). Use offset=%d to continue.]", offset, end, total, ReadMaxLines, end+1)
+		out += fmt.Sprintf("[Showing lines %d-%d of %d (at most %d lines per call). Use offset=%d to continue.]", offset, end, total, l.ReadLines, end+1)
 	}
 	if cutLines > 0 {
-		out = strings.TrimRight(out, "\n") + fmt.Sprintf("\n[%d line(s) longer than %d characters were cut.]", cutLines, ReadMaxLineChars)
+		out = strings.TrimRight(out, "\n") + fmt.Sprintf("\n[%d line(s) longer than %d characters were cut.]", cutLines, l.ReadLineChars)
 	}
 	r := Text(strings.TrimRight(out, "\n"))
 	r.setDetail("fromLine", offset)

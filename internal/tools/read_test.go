@@ -24,6 +24,12 @@ func (r *recorder) RecordRead(p ops.Path, content []byte, from, to int) {
 
 func newTestExecutor(t testing.TB, files map[string][]byte) (*Executor, *recorder, string) {
 	t.Helper()
+	return newLimitedExecutor(t, files, DefaultLimits())
+}
+
+// newLimitedExecutor is newTestExecutor with the built-in tools built for l.
+func newLimitedExecutor(t testing.TB, files map[string][]byte, l Limits) (*Executor, *recorder, string) {
+	t.Helper()
 	dir := t.TempDir()
 	for name, data := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
@@ -39,8 +45,8 @@ func newTestExecutor(t testing.TB, files map[string][]byte) (*Executor, *recorde
 	t.Cleanup(func() { fsys.Close() })
 	rec := &recorder{}
 	reg := NewRegistry()
-	reg.MustRegister(Builtins()...)
-	return &Executor{Registry: reg, Env: &Env{FS: fsys, Stamps: rec}}, rec, dir
+	reg.MustRegister(Builtins(l)...)
+	return &Executor{Registry: reg, Env: &Env{FS: fsys, Stamps: rec, Limits: l}}, rec, dir
 }
 
 func call(t *testing.T, x *Executor, name, args string) Result {
@@ -156,7 +162,7 @@ func TestRead(t *testing.T) {
 
 // The description's numbers are the constants the code enforces.
 func TestReadDescriptionNumbersMatchConstants(t *testing.T) {
-	d := NewRead().Description
+	d := NewRead(DefaultLimits()).Description
 	for _, n := range []int{ReadMaxLines, ReadMaxBytes, ReadMaxLineChars, ReadMaxImage, maxSuggestions} {
 		if !strings.Contains(d, fmt.Sprint(n)) {
 			t.Errorf("description lacks %d", n)

@@ -18,7 +18,7 @@ func extTool(t *testing.T, name, desc string, deferred bool) *Tool {
 // Replace is how changed extension tool files reach a running session.
 func TestReplaceSwapsOneSourceAndNotifiesVisibleChanges(t *testing.T) {
 	r := NewRegistry()
-	r.MustRegister(NewRead())
+	r.MustRegister(NewRead(DefaultLimits()))
 	r.MustRegister(extTool(t, "lint", "runs the linter", false), extTool(t, "deploy", "deploys", true), extTool(t, "gone", "removed later", false))
 	r.Activate("deploy") // found by tool_search
 	changes := 0

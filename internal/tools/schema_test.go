@@ -115,7 +115,7 @@ func TestCleanSchemaMatchesJSON(t *testing.T) {
 
 // coreTools are the tools Define builds.
 func coreTools() []*Tool {
-	return append(append(Builtins(), NewToolSearch(NewRegistry())), TestTools()...)
+	return append(append(Builtins(DefaultLimits()), NewToolSearch(NewRegistry())), TestTools()...)
 }
 
 // TestCoreSchemasResolve resolves every core schema: Define leaves that to
@@ -143,7 +143,7 @@ func TestValidateResolvesLazily(t *testing.T) {
 	}{
 		{"edit with no edits breaks minItems", NewEdit, map[string]any{"path": "a.go", "edits": []any{}}, "invalid arguments for edit"},
 		{"edit with one edit is valid", NewEdit, map[string]any{"path": "a.go", "edits": []any{map[string]any{"oldText": "a", "newText": "b"}}}, ""},
-		{"read with a path is valid", NewRead, map[string]any{"path": "a.go"}, ""},
+		{"read with a path is valid", func() *Tool { return NewRead(DefaultLimits()) }, map[string]any{"path": "a.go"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,7 +161,7 @@ func BenchmarkBuiltins(b *testing.B) {
 	b.Run("Builtins", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = Builtins()
+			_ = Builtins(DefaultLimits())
 		}
 	})
 	raw := []*jsonschema.Schema{}
@@ -198,7 +198,7 @@ func BenchmarkBuiltins(b *testing.B) {
 	b.Run("resolve(first call)", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			for _, tool := range Builtins() {
+			for _, tool := range Builtins(DefaultLimits()) {
 				if _, err := tool.resolve(); err != nil {
 					b.Fatal(err)
 				}

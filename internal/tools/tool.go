@@ -84,6 +84,10 @@ type Env struct {
 	// edit and write can tell the model about problems they introduced;
 	// nil when the client cannot.
 	Diagnostics DiagnosticsSource
+	// Limits are the session's limits (zero fields: the defaults), for
+	// extension tools, which run through bash's machinery; the built-in
+	// tools enforce the Limits they were built with.
+	Limits Limits
 }
 
 // BufferEditor applies edits (ranges in doc.Text) to a document open in the

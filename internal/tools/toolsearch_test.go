@@ -52,7 +52,7 @@ func extensionLike(t *testing.T, n int, deferred bool) []*Tool {
 func newSearchRegistry(t *testing.T, exts []*Tool) (*Registry, *atomic.Int32) {
 	t.Helper()
 	reg := NewRegistry()
-	reg.MustRegister(Builtins()...)
+	reg.MustRegister(Builtins(DefaultLimits())...)
 	reg.MustRegister(NewToolSearch(reg))
 	reg.MustRegister(exts...)
 	var changes atomic.Int32
@@ -62,7 +62,7 @@ func newSearchRegistry(t *testing.T, exts []*Tool) (*Registry, *atomic.Int32) {
 
 func coreNames() []string {
 	var names []string
-	for _, t := range Builtins() {
+	for _, t := range Builtins(DefaultLimits()) {
 		names = append(names, t.Name)
 	}
 	return append(names, ToolSearchName)

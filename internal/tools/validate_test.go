@@ -24,7 +24,7 @@ func TestChecksCompleteAgreesWithValidator(t *testing.T) {
 		"string": {"", "x"}, "integer": {0.0, 1.0, 5.0, 2.5, 601.0}, "number": {0.0, 1.0, 2.5},
 		"boolean": {true, false}, "array": pool[15:21], "object": {map[string]any{}, map[string]any{"k": "v"}},
 	}
-	tls := Builtins()
+	tls := Builtins(DefaultLimits())
 	tls = append(tls, mustTool(t, "enum", map[string]any{
 		"type": "object", "additionalProperties": false,
 		"properties": map[string]any{"mode": map[string]any{"type": "string", "enum": []any{"a", "b"}}},
@@ -79,7 +79,7 @@ func TestChecksCompleteAgreesWithValidator(t *testing.T) {
 // TestChecksComplete names the choices: which schema and argument shapes
 // skip the validator.
 func TestChecksComplete(t *testing.T) {
-	read := NewRead().Schema
+	read := NewRead(DefaultLimits()).Schema
 	edit := NewEdit().Schema
 	tests := []struct {
 		name   string

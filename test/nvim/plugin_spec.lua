@@ -306,6 +306,19 @@ t.test("tools/confirm from the server (permissions ask)", function()
 end)
 vim.ui.select = real_select
 
+t.test("setup({limits}) restarts the server with them: descriptions and results follow", function()
+  agentls.setup({ cmd = { t.bin }, root_dir = t.ws, limits = { readLines = 2, read = { lineChars = 300 } } })
+  t.wait(5000, function() return agentls.initialize_result(t.ws) ~= nil end, "initialize")
+  local read
+  for _, tool in ipairs(assert(agentls.tools())) do
+    if tool.name == "read" then read = tool end
+  end
+  t.ok(read and read.description:find("At most 2 lines", 1, true), "read description: " .. vim.inspect(read and read.description))
+  t.write_file("three.txt", "a\nb\nc\n")
+  local res = assert(agentls.call_sync("read", { path = "three.txt" }, 5000))
+  t.ok(agentls.text(res):find("Use offset=3 to continue", 1, true), agentls.text(res))
+end)
+
 t.test("real edit flow: buffer shows the new text, marks on the changed lines", function()
   agentls.stop()
   vim.wait(2000, function() return #require("agentls.compat").get_clients("agentls") == 0 end)

@@ -14,6 +14,7 @@ import {
   State,
 } from "vscode-languageclient/node";
 import { resolveBinary } from "./pure/binary";
+import { DESCRIBED_LIMITS } from "./pure/limits";
 import { applyWorkspaceEdit, type ApplyEditParams } from "./editorEdits";
 import type { DiagnosticsParams, DiagnosticsResult } from "./diagnostics";
 import { type ClientCapabilities, initializationOptions, restartDelay, syncChoice } from "./pure/settings";
@@ -125,6 +126,9 @@ export class Sidecar implements vscode.Disposable {
     const { options, warnings } = initializationOptions({
       mode: cfg.get("mode"),
       permissions: cfg.get("permissions"),
+      // The limits package.json's descriptions state: VS Code gives the
+      // model those fixed descriptions, so the numbers must not change.
+      limits: DESCRIBED_LIMITS,
     });
     for (const w of warnings) this.output.appendLine(`[agentls] settings: ${w}`);
     const sync = syncChoice(cfg.get("syncOpenFiles"), (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath));

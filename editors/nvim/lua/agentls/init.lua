@@ -15,6 +15,7 @@ local defaults = {
   root_dir = nil,
   mode = "default", -- default | acceptEdits | readOnly | bypass
   permissions = nil, -- {allow = {}, ask = {}, deny = {}} in Claude Code's rule syntax
+  limits = nil, -- {readLines = 500, bashTimeout = 60, ...}: the tools' limits (docs/protocol.md)
   on_details = nil, -- function(details, params) called for every tools/details
   autostart = true, -- start the server in setup()
   render = true, -- render tools/details inline in loaded buffers
@@ -501,6 +502,9 @@ local function init_options()
       ask = M.config.permissions.ask or {},
       deny = M.config.permissions.deny or {},
     }
+  end
+  if M.config.limits and next(M.config.limits) ~= nil then
+    o.limits = M.config.limits
   end
   return o
 end

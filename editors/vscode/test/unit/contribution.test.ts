@@ -4,6 +4,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
+import { DESCRIBED_LIMITS } from "../../src/pure/limits";
 
 test("package.json languageModelTools are up to date with agentls", (t) => {
   const bin = process.env.AGENTLS_BIN;
@@ -17,4 +18,13 @@ test("package.json languageModelTools are up to date with agentls", (t) => {
   assert.deepEqual(differ, [], `package.json languageModelTools out of date for ${differ.join(", ")}: run \`npm run gen-tools\` in editors/vscode`);
   assert.equal(JSON.stringify(have), JSON.stringify(want), "tool order differs: run `npm run gen-tools`");
   for (const t of pkg.contributes.languageModelTools) assert.match(t.name, /^agentls_[\w-]+$/);
+});
+
+test("src/pure/limits.ts states the limits the descriptions were built with", (t) => {
+  const bin = process.env.AGENTLS_BIN;
+  if (!bin) return t.skip("AGENTLS_BIN not set (test/vscode/run.sh and .ci set it)");
+  const want = JSON.parse(execFileSync(bin, ["tools", "--limits"], { encoding: "utf8" }));
+  assert.deepEqual({ ...DESCRIBED_LIMITS }, want, "src/pure/limits.ts is out of date: run `npm run gen-tools`");
+  const read = JSON.parse(readFileSync(join(process.cwd(), "package.json"), "utf8")).contributes.languageModelTools.find((x: { name: string }) => x.name === "agentls_read");
+  assert.ok(read.modelDescription.includes(`At most ${want.readLines} lines`), "read's description states readLines");
 });

@@ -1,0 +1,55 @@
+package rpc
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/internal/tools"
+)
+
+func TestParseSettingsLimits(t *testing.T) {
+	d := tools.DefaultLimits()
+	tests := []struct {
+		name    string
+		raw     string
+		want    func(l *tools.Limits)
+		warning string
+		err     string
+	}{
+		{"absent: zero, which means the defaults", `{}`, nil, "", ""},
+		{"[] from Lua: the defaults", `{"limits": []}`, func(*tools.Limits) {}, "", ""},
+		{"flat names", `{"limits": {"readLines": 500, "bashTimeout": 30}}`, func(l *tools.Limits) { l.ReadLines, l.BashTimeout = 500, 30 }, "", ""},
+		{"grouped by tool", `{"limits": {"read": {"lines": 500}, "grep": {"matches": 50, "lineChars": 200}}}`,
+			func(l *tools.Limits) { l.ReadLines, l.GrepMatches, l.GrepLineChars = 500, 50, 200 }, "", ""},
+		{"unknown limit: the session warns", `{"limits": {"readLines": 500, "tokens": 9}}`, func(l *tools.Limits) { l.ReadLines = 500 }, "", ""},
+		{"not an object", `{"limits": 5}`, nil, "", `limits must be an object like {"readLines": 500}, got 5`},
+		{"a string value", `{"limits": {"readLines": "500"}}`, nil, "", `limits.readLines must be a number, got "500"`},
+		{"a string in a group", `{"limits": {"read": {"lines": true}}}`, nil, "", "limits.read.lines must be a number, got true"},
+		{"negative", `{"limits": {"readLines": -1}}`, nil, "", "limits.readLines must be a whole number from 1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, warnings, err := ParseSettings([]byte(tc.raw))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tools.Limits{}
+			if tc.want != nil {
+				want = d
+				tc.want(&want)
+			}
+			if s.Limits != want {
+				t.Errorf("limits = %+v, want %+v", s.Limits, want)
+			}
+			if tc.warning == "" && len(warnings) > 0 || tc.warning != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tc.warning)) {
+				t.Errorf("warnings = %q, want %q", warnings, tc.warning)
+			}
+		})
+	}
+}

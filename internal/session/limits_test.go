@@ -1,0 +1,52 @@
+package session
+
+import (
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/tools"
+)
+
+// Limits come from every settings source, the editor's first, then
+// settings.local.json, settings.json and the user's file, per setting; a
+// source with a wrong limit is reported and its limits skipped.
+func TestLimitsMergeAcrossSettingsSources(t *testing.T) {
+	dir, userDir := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(dir, ".agentls/settings.local.json"), `{"limits": {"grep": {"matches": 7}}}`)
+	writeFile(t, filepath.Join(dir, ".agentls/settings.json"), `{"limits": {"readLines": 5, "grepMatches": 8, "findPaths": 13, "bashLines": 0}}`)
+	writeFile(t, filepath.Join(userDir, "agentls/settings.json"), `{"limits": {"readLines": 9, "lsEntries": 11, "findPaths": 12, "tokens": 1}}`)
+	s, err := New(Options{
+		Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true, AuditDir: "-", UserConfigDir: userDir,
+		Editor: &policy.Settings{Limits: map[string]any{"readLines": 3.0}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := tools.DefaultLimits()
+	want.ReadLines, want.GrepMatches, want.LsEntries, want.FindPaths = 3, 7, 11, 12
+	if s.Env.Limits != want {
+		t.Errorf("limits = %+v\nwant     %+v", s.Env.Limits, want)
+	}
+	// The tools are built with them: their descriptions state them.
+	read, _ := s.Registry.Lookup("read")
+	if read == nil || !strings.Contains(read.Description, "At most 3 lines") {
+		t.Errorf("read's description does not state the merged limit: %v", read)
+	}
+	problems := strings.Join(s.Problems, "\n")
+	for _, p := range []string{
+		".agentls/settings.json: limits.bashLines must be a whole number from 1 to 100000, got 0; its limits are ignored",
+		"limits.tokens is not a limit",
+	} {
+		if !strings.Contains(problems, p) {
+			t.Errorf("problems lack %q:\n%s", p, problems)
+		}
+	}
+	if len(s.Problems) != 2 {
+		t.Errorf("want exactly the two problems, got %q", s.Problems)
+	}
+}
