@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -56,8 +57,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agentls", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	g.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, `usage:
+	usage := func(w io.Writer) {
+		fs.SetOutput(w)
+		fmt.Fprintf(w, `usage:
   agentls [flags]                      serve JSON-RPC (LSP framing) on stdin/stdout
   agentls tools [--format F] [--all]   print the tool list as JSON (F: mcp, openai, anthropic, vscode)
   agentls call TOOL ['JSON'] [TOOL ['JSON'] ...] [--root D] [--mode M] [--json]
@@ -69,8 +71,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 flags:
 `)
 		fs.PrintDefaults()
+		fs.SetOutput(stderr)
 	}
+	fs.Usage = func() {} // printed below, where it goes depends on why
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) { // asked for: stdout, success
+			usage(stdout)
+			return 0
+		}
+		usage(stderr)
 		return 2
 	}
 	if g.version {
@@ -93,9 +102,12 @@ flags:
 	case "version":
 		fmt.Fprintf(stdout, "agentls %s\n", version)
 		return 0
+	case "help":
+		usage(stdout)
+		return 0
 	}
 	fmt.Fprintf(stderr, "agentls: unknown command %q\n", rest[0])
-	fs.Usage()
+	usage(stderr)
 	return 2
 }
 

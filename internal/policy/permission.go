@@ -16,7 +16,8 @@ type ConfirmRequest struct {
 	CallID    string         `json:"callId"`
 	Tool      string         `json:"tool"`
 	Arguments map[string]any `json:"arguments,omitempty"`
-	Reason    string         `json:"reason"`
+	Reason    string         `json:"reason"`         // a sentence for the user
+	Rule      string         `json:"rule,omitempty"` // what asked: a rule with its source, mode:<mode>, builtin:<name>
 	Preview   map[string]any `json:"preview,omitempty"`
 }
 
@@ -94,6 +95,9 @@ func (g *Gate) Check(ctx context.Context, req Request, cr ConfirmRequest) (Outco
 	cr.Tool = req.Tool
 	if cr.Reason == "" {
 		cr.Reason = v.Reason
+	}
+	if cr.Rule == "" {
+		cr.Rule = v.Rule
 	}
 	type reply struct {
 		a   ConfirmAnswer

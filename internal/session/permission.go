@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -123,14 +125,19 @@ func (p *permission) preview(pr *tools.Prepared, req policy.Request) map[string]
 		if err != nil {
 			return nil
 		}
-		old, _ := p.fsys.ReadFile(rp) // missing file: old is empty
-		if doc, open := p.buffers.Get(rp.OS()); open {
+		kind := pr.Tool.Name
+		old, err := p.fsys.ReadFile(rp) // missing file: old is empty
+		doc, open := p.buffers.Get(rp.OS())
+		if open {
 			old = doc.Text
 		}
 		var new []byte
 		if pr.Tool.Name == "write" {
 			s, _ := pr.Args["content"].(string)
 			new = []byte(s)
+			if errors.Is(err, fs.ErrNotExist) && !open {
+				kind = "create" // as tools/details will say
+			}
 		} else {
 			var edits []textedit.Edit
 			list, _ := pr.Args["edits"].([]any)
@@ -148,7 +155,7 @@ func (p *permission) preview(pr *tools.Prepared, req policy.Request) map[string]
 			new = res.New
 		}
 		return map[string]any{
-			"kind": pr.Tool.Name, "path": rp.Display(), "uri": "file://" + rp.OS(),
+			"kind": kind, "path": rp.Display(), "uri": "file://" + rp.OS(),
 			"unifiedDiff": textedit.UnifiedDiff(rp.Display(), old, new),
 			"edits":       textedit.TextEdits(old, new),
 		}
