@@ -2,6 +2,7 @@ package editguard
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,7 +84,7 @@ func (e *env) write(rel, content string) {
 		e.t.Fatal(err)
 	}
 	defer unlock()
-	if err := e.fs.WriteFile(p, []byte(content), 0o644); err != nil {
+	if err := e.fs.WriteFile(p, []byte(content), 0o644, nil); err != nil {
 		e.t.Fatal(err)
 	}
 	e.g.Wrote(p, []byte(content))
@@ -248,7 +249,7 @@ func TestEventDuringOurWriteIsIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.fs.WriteFile(p, []byte("mine\n"), 0o644)
+	e.fs.WriteFile(p, []byte("mine\n"), 0o644, nil)
 	if stale, ign := e.g.Observe(p, KindCreated); stale || !ign {
 		t.Errorf("event of our in-flight write: Observe = (%v, %v), want (false, true)", stale, ign)
 	}
@@ -291,5 +292,21 @@ func TestCheckReadReadsOnce(t *testing.T) {
 		if n := e.fs.reads.Load(); n != 1 {
 			t.Errorf("old=%v: %d reads, want 1", old, n)
 		}
+	}
+}
+
+// Unchanged holds while the file has the content the change was made
+// from, and refuses as stale once anything else wrote it.
+func TestUnchangedBeforeTheRename(t *testing.T) {
+	e := newEnv(t, map[string]string{"a.txt": orig})
+	p := e.path("a.txt")
+	check := e.g.Unchanged(p, []byte(orig))
+	if err := check(); err != nil {
+		t.Fatalf("unchanged file: %v", err)
+	}
+	e.external("a.txt", "one\ntwo\nTHREE\n") // same size, maybe the same mtime
+	var stale *StaleError
+	if err := check(); !errors.As(err, &stale) || !strings.Contains(err.Error(), "a.txt changed since you read it") {
+		t.Fatalf("after an outside write: %v", err)
 	}
 }

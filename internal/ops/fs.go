@@ -36,11 +36,15 @@ type FS interface {
 	ReadDir(p Path) ([]fs.DirEntry, error)
 	Readlink(p Path) (string, error)
 	// WriteFile replaces p atomically (temp file in the same directory,
-	// fsync, rename), keeping an existing file's mode.
-	WriteFile(p Path, data []byte, perm fs.FileMode) error
+	// fsync, rename), keeping an existing file's mode. before, when not
+	// nil, runs once the new content is durable and just before it takes
+	// p's place; its error aborts the write (p untouched) and is returned
+	// as is. It is where a caller checks that p is still what it read and
+	// that the call may still commit, as late as possible.
+	WriteFile(p Path, data []byte, perm fs.FileMode, before func() error) error
 	// CreateFile creates p exclusively: it fails with fs.ErrExist when p
-	// exists. The content appears atomically.
-	CreateFile(p Path, data []byte, perm fs.FileMode) error
+	// exists. The content appears atomically. before is WriteFile's.
+	CreateFile(p Path, data []byte, perm fs.FileMode, before func() error) error
 	MkdirAll(p Path, perm fs.FileMode) error
 	Rename(from, to Path) error
 	Remove(p Path) error

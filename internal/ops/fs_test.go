@@ -78,7 +78,7 @@ func newMem(t *testing.T) *ops.Mem {
 	if err := m.SetFolders([]ops.FolderSpec{{Path: "/w/ws2"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.WriteFile(resolve(t, m, "f"), []byte("ws2\n"), 0o644); err != nil {
+	if err := m.WriteFile(resolve(t, m, "f"), []byte("ws2\n"), 0o644, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.SetFolders([]ops.FolderSpec{{Path: "/w/ws"}}); err != nil {
@@ -89,7 +89,7 @@ func newMem(t *testing.T) *ops.Mem {
 		if err := m.MkdirAll(resolve(t, m, filepath.Dir(name)), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := m.WriteFile(p, []byte(c), 0o644); err != nil {
+		if err := m.WriteFile(p, []byte(c), 0o644, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -147,10 +147,10 @@ func TestContractWrite(t *testing.T) {
 		fsys := f.fsys
 		// A file created 0755 keeps 0755 when rewritten with 0644.
 		sh := resolve(t, fsys, "run.sh")
-		if err := fsys.CreateFile(sh, []byte("v1"), 0o755); err != nil {
+		if err := fsys.CreateFile(sh, []byte("v1"), 0o755, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := fsys.WriteFile(sh, []byte("v2"), 0o644); err != nil {
+		if err := fsys.WriteFile(sh, []byte("v2"), 0o644, nil); err != nil {
 			t.Fatal(err)
 		}
 		if b, err := fsys.ReadFile(sh); err != nil || string(b) != "v2" {
@@ -165,11 +165,11 @@ func TestContractWrite(t *testing.T) {
 			op   func() error
 			want error // nil: any error
 		}{
-			{"create existing", func() error { return fsys.CreateFile(resolve(t, fsys, "a.go"), []byte("x"), 0o644) }, fs.ErrExist},
-			{"create over dir", func() error { return fsys.CreateFile(resolve(t, fsys, "src"), []byte("x"), 0o644) }, fs.ErrExist},
-			{"create missing parent", func() error { return fsys.CreateFile(resolve(t, fsys, "nodir/x"), []byte("x"), 0o644) }, fs.ErrNotExist},
-			{"write missing parent", func() error { return fsys.WriteFile(resolve(t, fsys, "nodir/x"), []byte("x"), 0o644) }, fs.ErrNotExist},
-			{"write over dir", func() error { return fsys.WriteFile(resolve(t, fsys, "src"), []byte("x"), 0o644) }, nil},
+			{"create existing", func() error { return fsys.CreateFile(resolve(t, fsys, "a.go"), []byte("x"), 0o644, nil) }, fs.ErrExist},
+			{"create over dir", func() error { return fsys.CreateFile(resolve(t, fsys, "src"), []byte("x"), 0o644, nil) }, fs.ErrExist},
+			{"create missing parent", func() error { return fsys.CreateFile(resolve(t, fsys, "nodir/x"), []byte("x"), 0o644, nil) }, fs.ErrNotExist},
+			{"write missing parent", func() error { return fsys.WriteFile(resolve(t, fsys, "nodir/x"), []byte("x"), 0o644, nil) }, fs.ErrNotExist},
+			{"write over dir", func() error { return fsys.WriteFile(resolve(t, fsys, "src"), []byte("x"), 0o644, nil) }, nil},
 			{"read dir", func() error { _, err := fsys.ReadFile(resolve(t, fsys, "src")); return err }, nil},
 			{"read missing", func() error { _, err := fsys.ReadFile(resolve(t, fsys, "nope")); return err }, fs.ErrNotExist},
 			{"mkdir over file", func() error { return fsys.MkdirAll(resolve(t, fsys, "a.go"), 0o755) }, nil},
@@ -208,10 +208,10 @@ func TestContractDirs(t *testing.T) {
 		if err := fsys.MkdirAll(resolve(t, fsys, "x/y"), 0o755); err != nil {
 			t.Errorf("MkdirAll of an existing dir: %v", err)
 		}
-		if err := fsys.CreateFile(resolve(t, fsys, "x/y/z/f"), []byte("f"), 0o644); err != nil {
+		if err := fsys.CreateFile(resolve(t, fsys, "x/y/z/f"), []byte("f"), 0o644, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := fsys.CreateFile(resolve(t, fsys, "x/g"), []byte("g"), 0o644); err != nil {
+		if err := fsys.CreateFile(resolve(t, fsys, "x/g"), []byte("g"), 0o644, nil); err != nil {
 			t.Fatal(err)
 		}
 		if got := listDir(t, fsys, "."); got != "a/ a.go empty/ src/ x/" {
@@ -283,8 +283,8 @@ func TestContractReadOnly(t *testing.T) {
 			t.Fatalf("ReadFile = %q, %v", b, err)
 		}
 		for name, op := range map[string]func() error{
-			"WriteFile":  func() error { return fsys.WriteFile(secret, nil, 0o644) },
-			"CreateFile": func() error { return fsys.CreateFile(fresh, nil, 0o644) },
+			"WriteFile":  func() error { return fsys.WriteFile(secret, nil, 0o644, nil) },
+			"CreateFile": func() error { return fsys.CreateFile(fresh, nil, 0o644, nil) },
 			"MkdirAll":   func() error { return fsys.MkdirAll(fresh, 0o755) },
 			"Remove":     func() error { return fsys.Remove(secret) },
 			"Rename":     func() error { return fsys.Rename(secret, fresh) },
@@ -320,7 +320,7 @@ func TestContractSetFolders(t *testing.T) {
 		if _, err := fsys.ReadFile(old); err == nil {
 			t.Error("a Path into the replaced folder still reads")
 		}
-		if err := fsys.WriteFile(old, []byte("x"), 0o644); err == nil {
+		if err := fsys.WriteFile(old, []byte("x"), 0o644, nil); err == nil {
 			t.Error("a Path into the replaced folder still writes")
 		}
 		if _, err := fsys.Resolve(f.root + "/a.go"); err == nil {

@@ -486,7 +486,7 @@ func (l *Local) Readlink(p Path) (string, error) {
 }
 
 // WriteFile implements FS.
-func (l *Local) WriteFile(p Path, data []byte, perm fs.FileMode) error {
+func (l *Local) WriteFile(p Path, data []byte, perm fs.FileMode, before func() error) error {
 	r, rel, err := l.writable(p)
 	if err != nil {
 		return err
@@ -494,13 +494,13 @@ func (l *Local) WriteFile(p Path, data []byte, perm fs.FileMode) error {
 	if fi, err := r.Stat(rel); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	return atomicWrite(r, rel, data, perm)
+	return atomicWrite(r, rel, data, perm, before)
 }
 
 // CreateFile implements FS. The content is written to a temp file first and
 // linked into place, so the new name never shows partial content; the link
 // fails if the name exists.
-func (l *Local) CreateFile(p Path, data []byte, perm fs.FileMode) error {
+func (l *Local) CreateFile(p Path, data []byte, perm fs.FileMode, before func() error) error {
 	r, rel, err := l.writable(p)
 	if err != nil {
 		return err
@@ -510,6 +510,11 @@ func (l *Local) CreateFile(p Path, data []byte, perm fs.FileMode) error {
 		return err
 	}
 	defer r.Remove(tmp)
+	if before != nil {
+		if err := before(); err != nil {
+			return err
+		}
+	}
 	if err := r.Link(tmp, rel); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("create %s: %w", p.Rel, fs.ErrExist)
@@ -556,10 +561,16 @@ func writeTemp(r *os.Root, rel string, data []byte, perm fs.FileMode) (string, e
 	return tmp, nil
 }
 
-func atomicWrite(r *os.Root, rel string, data []byte, perm fs.FileMode) error {
+func atomicWrite(r *os.Root, rel string, data []byte, perm fs.FileMode, before func() error) error {
 	tmp, err := writeTemp(r, rel, data, perm)
 	if err != nil {
 		return err
+	}
+	if before != nil {
+		if err := before(); err != nil {
+			r.Remove(tmp)
+			return err
+		}
 	}
 	return atomicRename(r, tmp, rel)
 }

@@ -69,7 +69,7 @@ func TestLocalWriteFile(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := l.WriteFile(resolve(t, l, "sub/f.sh"), []byte("new\n"), tc.perm); err != nil {
+			if err := l.WriteFile(resolve(t, l, "sub/f.sh"), []byte("new\n"), tc.perm, nil); err != nil {
 				t.Fatal(err)
 			}
 			if got := readOS(t, osPath); got != "new\n" {
@@ -107,7 +107,7 @@ func TestLocalCreateFile(t *testing.T) {
 			w := newWorkspace(t)
 			l := newLocal(t, ops.FolderSpec{Path: w.root})
 			p := resolve(t, l, tc.input)
-			err := l.CreateFile(p, []byte("created\n"), 0o644)
+			err := l.CreateFile(p, []byte("created\n"), 0o644, nil)
 			switch {
 			case tc.wantErr == nil && err != nil:
 				t.Fatalf("CreateFile: %v", err)
@@ -147,8 +147,8 @@ func TestLocalReadOnlyRoot(t *testing.T) {
 		name string
 		op   func() error
 	}{
-		{"WriteFile", func() error { return l.WriteFile(secret, []byte("x"), 0o644) }},
-		{"CreateFile", func() error { return l.CreateFile(fresh, []byte("x"), 0o644) }},
+		{"WriteFile", func() error { return l.WriteFile(secret, []byte("x"), 0o644, nil) }},
+		{"CreateFile", func() error { return l.CreateFile(fresh, []byte("x"), 0o644, nil) }},
 		{"MkdirAll", func() error { return l.MkdirAll(resolve(t, l, spill+"/newdir"), 0o755) }},
 		{"Remove", func() error { return l.Remove(secret) }},
 		{"Rename", func() error { return l.Rename(secret, fresh) }},
@@ -186,7 +186,7 @@ func TestLocalMkdirAllReadDir(t *testing.T) {
 	if fi, err := l.Stat(resolve(t, l, "x/y/z")); err != nil || !fi.IsDir() {
 		t.Fatalf("Stat = %v, %v", fi, err)
 	}
-	if err := l.WriteFile(resolve(t, l, "x/y/z/f.txt"), []byte("f"), 0o644); err != nil {
+	if err := l.WriteFile(resolve(t, l, "x/y/z/f.txt"), []byte("f"), 0o644, nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -297,8 +297,8 @@ func TestLocalSymlinkSwapAfterResolve(t *testing.T) {
 		{"ReadFileInfo", "dir/f.txt", func(l *ops.Local, p ops.Path) error { _, _, err := l.ReadFileInfo(p); return err }},
 		{"Stat", "dir/f.txt", func(l *ops.Local, p ops.Path) error { _, err := l.Stat(p); return err }},
 		{"ReadDir", "dir", func(l *ops.Local, p ops.Path) error { _, err := l.ReadDir(p); return err }},
-		{"WriteFile", "dir/f.txt", func(l *ops.Local, p ops.Path) error { return l.WriteFile(p, []byte("pwned\n"), 0o644) }},
-		{"CreateFile", "dir/new.txt", func(l *ops.Local, p ops.Path) error { return l.CreateFile(p, []byte("pwned\n"), 0o644) }},
+		{"WriteFile", "dir/f.txt", func(l *ops.Local, p ops.Path) error { return l.WriteFile(p, []byte("pwned\n"), 0o644, nil) }},
+		{"CreateFile", "dir/new.txt", func(l *ops.Local, p ops.Path) error { return l.CreateFile(p, []byte("pwned\n"), 0o644, nil) }},
 		{"MkdirAll", "dir/newdir", func(l *ops.Local, p ops.Path) error { return l.MkdirAll(p, 0o755) }},
 		{"Remove", "dir/f.txt", func(l *ops.Local, p ops.Path) error { return l.Remove(p) }},
 	}
@@ -382,7 +382,7 @@ func TestLocalConcurrentWrites(t *testing.T) {
 			p, err := l.Resolve(fmt.Sprintf("sub/f%02d.txt", i))
 			if err == nil {
 				for round := range 3 { // overwrite too, not just create
-					err = errors.Join(err, l.WriteFile(p, fmt.Appendf(nil, "%d/%d", i, round), 0o644))
+					err = errors.Join(err, l.WriteFile(p, fmt.Appendf(nil, "%d/%d", i, round), 0o644, nil))
 				}
 			}
 			errs[i] = err
@@ -415,5 +415,50 @@ func TestLocalFolderFS(t *testing.T) {
 	}
 	if _, err := fs.ReadFile(l.FolderFS(&ops.Folder{Root: w.root}), "a.go"); err == nil {
 		t.Error("FolderFS of an unknown folder is not empty")
+	}
+}
+
+// The before hook runs once the new content is ready and can still stop
+// the write: the file keeps its content and no temp file is left.
+func TestLocalWriteBeforeHook(t *testing.T) {
+	refuse := errors.New("refused")
+	for _, tc := range []struct {
+		name   string
+		create bool
+	}{{"WriteFile", false}, {"CreateFile", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorkspace(t)
+			l := newLocal(t, ops.FolderSpec{Path: w.root})
+			osPath := filepath.Join(w.root, "f.txt")
+			if !tc.create {
+				if err := os.WriteFile(osPath, []byte("kept\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ran := false
+			hook := func() error {
+				ran = true
+				if left := tempLeftovers(t, w.root); len(left) != 1 {
+					t.Errorf("before ran without the temp file in place: %v", left)
+				}
+				return refuse
+			}
+			var err error
+			if tc.create {
+				err = l.CreateFile(resolve(t, l, "f.txt"), []byte("new\n"), 0o644, hook)
+			} else {
+				err = l.WriteFile(resolve(t, l, "f.txt"), []byte("new\n"), 0o644, hook)
+			}
+			if !ran || !errors.Is(err, refuse) {
+				t.Fatalf("ran %v, err %v; want the hook's error", ran, err)
+			}
+			got, statErr := os.ReadFile(osPath)
+			if tc.create && !os.IsNotExist(statErr) || !tc.create && string(got) != "kept\n" {
+				t.Errorf("file after a refused write: %q, %v", got, statErr)
+			}
+			if left := tempLeftovers(t, w.root); left != nil {
+				t.Errorf("temp files left: %v", left)
+			}
+		})
 	}
 }

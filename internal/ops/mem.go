@@ -268,7 +268,13 @@ func (m *Mem) hasChildren(a string) bool {
 }
 
 // WriteFile implements FS.
-func (m *Mem) WriteFile(p Path, data []byte, perm fs.FileMode) error {
+func (m *Mem) WriteFile(p Path, data []byte, perm fs.FileMode, before func() error) error {
+	// before may read through m: it runs before the lock is taken.
+	if before != nil {
+		if err := before(); err != nil {
+			return err
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.writable(p, "write"); err != nil {
@@ -285,7 +291,12 @@ func (m *Mem) WriteFile(p Path, data []byte, perm fs.FileMode) error {
 }
 
 // CreateFile implements FS.
-func (m *Mem) CreateFile(p Path, data []byte, perm fs.FileMode) error {
+func (m *Mem) CreateFile(p Path, data []byte, perm fs.FileMode, before func() error) error {
+	if before != nil {
+		if err := before(); err != nil {
+			return err
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.writable(p, "create"); err != nil {

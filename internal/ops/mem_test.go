@@ -76,7 +76,7 @@ func TestMemForeignPath(t *testing.T) {
 			if _, err := m.Stat(p); err == nil {
 				t.Error("Stat succeeded")
 			}
-			if err := m.WriteFile(p, nil, 0o644); err == nil {
+			if err := m.WriteFile(p, nil, 0o644, nil); err == nil {
 				t.Error("WriteFile succeeded")
 			}
 			if err := m.MkdirAll(p, 0o755); err == nil {
@@ -108,7 +108,7 @@ func TestMemRenameIntoItself(t *testing.T) {
 func TestMemFolderFSIsSnapshot(t *testing.T) {
 	m := ops.NewMem("/ws", map[string]string{"a.go": "v1"})
 	snap := m.FolderFS(m.Folders()[0])
-	if err := m.WriteFile(resolve(t, m, "a.go"), []byte("v2"), 0o644); err != nil {
+	if err := m.WriteFile(resolve(t, m, "a.go"), []byte("v2"), 0o644, nil); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := fs.ReadFile(snap, "a.go"); err != nil || string(b) != "v1" {
@@ -130,7 +130,7 @@ func TestMemConcurrent(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if err := m.WriteFile(p, []byte{byte(i)}, 0o644); err != nil {
+			if err := m.WriteFile(p, []byte{byte(i)}, 0o644, nil); err != nil {
 				t.Error(err)
 			}
 			root, _ := m.Resolve(".")

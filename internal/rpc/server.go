@@ -398,10 +398,13 @@ func (s *Server) toolsList(raw []byte) (any, error) {
 }
 
 // runOwned runs f on a context derived from the server's base context and
-// cancelled when the request context is; the handler returns -32800 as soon
-// as the request is cancelled, while f winds down on its own.
+// cancelled when the request context is. On cancellation the handler
+// returns -32800 at once, while f winds down on its own, unless f already
+// committed a change (tools.CommitGate): then -32800 would claim the work
+// undone, so the handler waits for f's result and returns it.
 func (s *Server) runOwned(ctx context.Context, f func(ctx context.Context) any) (any, error) {
-	callCtx, cancel := context.WithCancel(s.base)
+	gate := &tools.CommitGate{}
+	callCtx, cancel := context.WithCancel(tools.WithCommitGate(s.base, gate))
 	done := make(chan any, 1)
 	s.calls.Add(1)
 	go func() {
@@ -413,12 +416,14 @@ func (s *Server) runOwned(ctx context.Context, f func(ctx context.Context) any) 
 	case r := <-done:
 		return r, nil
 	case <-ctx.Done():
-		cancel()
-		return nil, protocol.ErrRequestCancelled
 	case <-s.base.Done():
-		cancel()
-		return nil, protocol.ErrRequestCancelled
 	}
+	committed := !gate.Cancel()
+	cancel()
+	if committed {
+		return <-done, nil
+	}
+	return nil, protocol.ErrRequestCancelled
 }
 
 func (s *Server) toolsCall(ctx context.Context, raw []byte) (any, error) {

@@ -79,6 +79,10 @@ func applyInEditor(ctx context.Context, c *Call, p ops.Path, old, new []byte, la
 		r := Errorf("%s changed in the editor while the edit was prepared; read it again and retry. Nothing was changed.", p.Display())
 		return false, &r, nil
 	}
+	// Sending the edit is the commit: the editor may apply it at once.
+	if err := mayCommit(ctx); err != nil {
+		return false, nil, err
+	}
 	applied, reason, err := c.Env.Editor.ApplyEdit(ctx, label, doc, textedit.TextEdits(old, new))
 	if err != nil {
 		if ctx.Err() != nil {

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/textedit"
 )
@@ -131,6 +133,8 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	// The file may change while the editor answers: commitWrite and
+	// applyInEditor check it again at the last moment.
 	c.diagnosticsBefore(ctx, p, true)
 	where := ""
 	if inEditor {
@@ -141,10 +145,9 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 		details["inEditor"], details["saved"] = true, saved
 		where = inEditorNote(saved)
 	} else {
-		if err := c.Env.FS.WriteFile(p, res.New, mode); err != nil {
-			return Errorf("cannot write %s: %v (the file was not changed)", p.Display(), err), nil
+		if r, err := commitWrite(ctx, c, p, old, res.New, mode); r != nil || err != nil {
+			return derefResult(r), err
 		}
-		c.Env.Guard.Wrote(p, res.New)
 	}
 	c.Reporter.Details(details)
 	text := fmt.Sprintf("Edited %s%s: %s, %s.", p.Display(), where, plural(res.Count, "replacement"), lineSpans(res.Replacements))
@@ -154,6 +157,34 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 	r := Text(text)
 	r.Details = details
 	return r, nil
+}
+
+// commitWrite replaces p, which held old, with new: only if p still holds
+// old when the new content is ready to take its place and the call may
+// still commit (not cancelled). A refusal is a result; a cancellation the
+// context's error.
+func commitWrite(ctx context.Context, c *Call, p ops.Path, old, new []byte, mode fs.FileMode) (*Result, error) {
+	unchanged := c.Env.Guard.Unchanged(p, old)
+	err := c.Env.FS.WriteFile(p, new, mode, func() error {
+		if err := unchanged(); err != nil {
+			return err
+		}
+		return mayCommit(ctx)
+	})
+	if err != nil {
+		var stale *editguard.StaleError
+		switch {
+		case errors.As(err, &stale):
+			r := Errorf("%v", err)
+			return &r, nil
+		case ctx.Err() != nil || errors.Is(err, context.Canceled):
+			return nil, cmp.Or(ctx.Err(), err)
+		}
+		r := Errorf("cannot write %s: %v (the file was not changed)", p.Display(), err)
+		return &r, nil
+	}
+	c.Env.Guard.Wrote(p, new)
+	return nil, nil
 }
 
 // refuseReadOnly answers a change of a file outside the workspace's

@@ -31,7 +31,7 @@ func TestTools() []*Tool {
 				case <-ctx.Done():
 					if in.Marker != "" {
 						if p, err := c.Env.FS.Resolve(in.Marker); err == nil {
-							c.Env.FS.CreateFile(p, []byte("cancelled\n"), 0o644)
+							c.Env.FS.CreateFile(p, []byte("cancelled\n"), 0o644, nil)
 						}
 					}
 					return Errorf("cancelled"), nil

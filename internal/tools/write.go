@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,10 +79,9 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 			return Result{}, err
 		}
 		c.diagnosticsBefore(ctx, p, true)
-		if err := c.Env.FS.WriteFile(p, content, fi.Mode().Perm()); err != nil {
-			return Errorf("cannot write %s: %v (the file was not changed)", p.Display(), err), nil
+		if r, err := commitWrite(ctx, c, p, old, content, fi.Mode().Perm()); r != nil || err != nil {
+			return derefResult(r), err
 		}
-		c.Env.Guard.Wrote(p, content)
 		details := changeDetails("write", p, old, content)
 		c.Reporter.Details(details)
 		r := Text(fmt.Sprintf("Replaced %s: %s, %d bytes (was %s).", p.Display(), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
@@ -98,7 +98,10 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		}
 	}
 	c.diagnosticsBefore(ctx, p, false)
-	if err := c.Env.FS.CreateFile(p, content, 0o644); err != nil {
+	if err := c.Env.FS.CreateFile(p, content, 0o644, func() error { return mayCommit(ctx) }); err != nil {
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+			return Result{}, cmp.Or(ctx.Err(), err)
+		}
 		if errors.Is(err, fs.ErrExist) {
 			return Errorf("%s appeared while writing; read it, then write again.", p.Display()), nil
 		}

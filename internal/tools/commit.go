@@ -1,0 +1,52 @@
+package tools
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// CommitGate settles the race between a call making its change visible
+// (renaming the new file into place, sending an edit to the editor) and
+// the client cancelling it. PROTOCOL.md promises that a cancelled call
+// (-32800) leaves its work undone or stopped, so exactly one side wins:
+// either the cancel comes first and the call changes nothing, or the
+// commit does and the caller reports the call's real result instead of
+// -32800. One gate serves one request (a batch shares it).
+type CommitGate struct {
+	state atomic.Int32
+}
+
+const (
+	gateOpen int32 = iota
+	gateCommitted
+	gateCancelled
+)
+
+// Cancel closes the gate to commits. It reports false when a commit came
+// first: the change is made, and the caller must wait for the result.
+func (g *CommitGate) Cancel() bool {
+	return g.state.CompareAndSwap(gateOpen, gateCancelled) || g.state.Load() == gateCancelled
+}
+
+type gateKey struct{}
+
+// WithCommitGate returns ctx carrying g for the calls run under it.
+func WithCommitGate(ctx context.Context, g *CommitGate) context.Context {
+	return context.WithValue(ctx, gateKey{}, g)
+}
+
+// mayCommit is asked by a tool at the moment its change would become
+// visible; an error (the context's) means it must change nothing.
+func mayCommit(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	g, _ := ctx.Value(gateKey{}).(*CommitGate)
+	if g == nil {
+		return nil
+	}
+	if g.state.CompareAndSwap(gateOpen, gateCommitted) || g.state.Load() == gateCommitted {
+		return nil
+	}
+	return context.Canceled
+}
