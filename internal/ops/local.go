@@ -669,8 +669,21 @@ const cleanYieldEvery = 64
 // tempName is the temp file name of an atomic write of base by process
 // pid: TempPrefix, base, the pid, a random suffix.
 func tempName(base string, pid int, rnd string) string {
-	return TempPrefix + base + "-" + strconv.Itoa(pid) + "-" + rnd
+	suffix := "-" + strconv.Itoa(pid) + "-" + rnd
+	// A name may be as long as the file system allows (255 bytes): the temp
+	// name keeps only as much of it as fits beside the prefix and suffix.
+	if room := maxNameBytes - len(TempPrefix) - len(suffix); len(base) > room {
+		cut := max(room, 0)
+		for cut > 0 && !utf8.RuneStart(base[cut]) {
+			cut--
+		}
+		base = base[:cut]
+	}
+	return TempPrefix + base + suffix
 }
+
+// maxNameBytes is the longest file name common file systems take (NAME_MAX).
+const maxNameBytes = 255
 
 // ownTemp reports whether name is a temp file of process pid (a write of
 // it in progress, when pid is this process).

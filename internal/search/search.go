@@ -194,6 +194,10 @@ func (e *Engine) resolve(p string) (target, error) {
 		return target{}, &PathError{Path: orig, Err: err}
 	}
 	t.isDir = info.IsDir()
+	if !t.isDir && !info.Mode().IsRegular() {
+		// A FIFO would block the search until something writes to it.
+		return target{}, &PathError{Path: orig, Err: fmt.Errorf("is not a regular file (%s); grep searches files and directories", info.Mode().Type())}
+	}
 	return t, nil
 }
 

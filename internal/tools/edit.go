@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -104,10 +105,16 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 			return Errorf("%s is a directory; edit changes files.", p.Display()), nil
 		}
 		mode = fi.Mode().Perm()
+		if r := refuseWriteProtected(p, mode); r != nil {
+			return *r, nil
+		}
 	}
 	old, err := c.Env.Guard.CheckRead(p)
 	if err != nil {
 		return Errorf("%v", err), nil
+	}
+	if bytes.HasPrefix(old, []byte{0xFF, 0xFE}) || bytes.HasPrefix(old, []byte{0xFE, 0xFF}) {
+		return Errorf("%s is UTF-16 encoded, and edit matches UTF-8 text only; nothing was changed. Rewrite the whole file with write (it is then saved as UTF-8), or convert it first with bash (iconv -f UTF-16 -t UTF-8).", p.Display()), nil
 	}
 	edits := make([]textedit.Edit, len(in.Edits))
 	for i, e := range in.Edits {
@@ -185,6 +192,17 @@ func commitWrite(ctx context.Context, c *Call, p ops.Path, old, new []byte, mode
 	}
 	c.Env.Guard.Wrote(p, new)
 	return nil, nil
+}
+
+// refuseWriteProtected answers a change of a file whose owner may not
+// write it (chmod a-w): the atomic rename would replace it anyway, but the
+// mode says someone meant it to stay as it is.
+func refuseWriteProtected(p ops.Path, mode fs.FileMode) *Result {
+	if mode&0o200 != 0 {
+		return nil
+	}
+	r := Errorf("%s is write-protected (mode %04o); nothing was changed. If it should change, make it writable first (bash: chmod u+w %s).", p.Display(), mode, shellQuote(p.Display()))
+	return &r
 }
 
 // refuseReadOnly answers a change of a file outside the workspace's

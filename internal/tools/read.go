@@ -101,6 +101,10 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 		if errors.Is(err, fs.ErrNotExist) {
 			return notFound(fsys, p, in.Path), nil
 		}
+		// A socket cannot even be opened (ENXIO): say what it is.
+		if st, serr := fsys.Stat(p); serr == nil && !st.Mode().IsRegular() && !st.IsDir() {
+			return Errorf("%s is not a regular file (%s); only files can be read.", p.Display(), st.Mode().Type()), nil
+		}
 		return Errorf("cannot read %s: %v", p.Display(), err), nil
 	}
 	if fi.IsDir() {
