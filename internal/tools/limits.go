@@ -129,7 +129,12 @@ func (l Limits) With(settings map[string]float64) (Limits, []string, error) {
 		*f.field(&l) = int(v)
 	}
 	if l.BashTimeout > l.BashMaxTimeout {
-		return l, nil, fmt.Errorf("limits.bashTimeout (%d s) must not exceed limits.bashMaxTimeout (%d s)", l.BashTimeout, l.BashMaxTimeout)
+		// A maximum lowered below the default timeout lowers the default
+		// with it; both set and at odds is a mistake to report.
+		if _, set := settings["bashTimeout"]; set {
+			return l, nil, fmt.Errorf("limits.bashTimeout (%d s) must not exceed limits.bashMaxTimeout (%d s)", l.BashTimeout, l.BashMaxTimeout)
+		}
+		l.BashTimeout = l.BashMaxTimeout
 	}
 	return l, warnings, nil
 }

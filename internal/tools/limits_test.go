@@ -31,6 +31,7 @@ func TestLimitsWith(t *testing.T) {
 		{"bytes below the minimum", map[string]float64{"readBytes": 100}, nil, "", fmt.Sprintf("limits.readBytes must be a whole number from %d to %d bytes", LimitMinBytes, LimitMaxBytes)},
 		{"bytes above the maximum", map[string]float64{"bashBytes": LimitMaxBytes + 1}, nil, "", "limits.bashBytes"},
 		{"timeout above the default maximum", map[string]float64{"bashTimeout": 900}, nil, "", "limits.bashTimeout (900 s) must not exceed limits.bashMaxTimeout (600 s)"},
+		{"a maximum below the default timeout lowers it", map[string]float64{"bashMaxTimeout": 60}, func(l *Limits) { l.BashTimeout, l.BashMaxTimeout = 60, 60 }, "", ""},
 		{"timeout above a raised maximum is fine", map[string]float64{"bashTimeout": 900, "bashMaxTimeout": 1800}, func(l *Limits) { l.BashTimeout, l.BashMaxTimeout = 900, 1800 }, "", ""},
 	}
 	for _, tc := range tests {
