@@ -283,6 +283,19 @@ func (g *Guard) MarkStale(p ops.Path, reason string) {
 	}
 }
 
+// Retain drops the stamps of the files keep rejects (by OS path): the
+// session calls it when workspace folders are removed, so a folder added
+// back later needs fresh reads.
+func (g *Guard) Retain(keep func(osPath string) bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for k := range g.stamps {
+		if !keep(k) {
+			delete(g.stamps, k)
+		}
+	}
+}
+
 // Snapshot is the on-disk state of every stamped file at one moment.
 type Snapshot map[string]Fingerprint
 

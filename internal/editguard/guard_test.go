@@ -310,3 +310,17 @@ func TestUnchangedBeforeTheRename(t *testing.T) {
 		t.Fatalf("after an outside write: %v", err)
 	}
 }
+
+// Retain forgets the stamps it rejects: their files need a fresh read.
+func TestRetainForgetsStamps(t *testing.T) {
+	e := newEnv(t, map[string]string{"keep/a.txt": orig, "drop/b.txt": orig})
+	e.read("keep/a.txt")
+	e.read("drop/b.txt")
+	e.g.Retain(func(p string) bool { return !strings.Contains(p, "/drop/") })
+	if _, err := e.g.CheckRead(e.path("keep/a.txt")); err != nil {
+		t.Errorf("kept stamp: %v", err)
+	}
+	if _, err := e.g.CheckRead(e.path("drop/b.txt")); err == nil || !strings.Contains(err.Error(), "read drop/b.txt first") {
+		t.Errorf("dropped stamp: %v", err)
+	}
+}

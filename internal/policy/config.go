@@ -90,13 +90,42 @@ type source struct {
 // ("" skips it). Missing files are fine; every other problem is reported and
 // its source skipped. Load never fails.
 func Load(workspaceRoot string, editor *Settings, userConfigDir string) (*Config, []Problem) {
+	return load(workspaceRoot, editor, userConfigDir, nil)
+}
+
+// Reload is Load for a running session whose configuration is c: a file
+// that has become unreadable or invalid keeps the rules it had in c (a
+// deny rule must not lapse because a save is half done or has a typo),
+// and that is reported with the problem. A deleted file's rules go.
+func (c *Config) Reload(workspaceRoot string, editor *Settings, userConfigDir string) (*Config, []Problem) {
+	return load(workspaceRoot, editor, userConfigDir, c)
+}
+
+func load(workspaceRoot string, editor *Settings, userConfigDir string, prev *Config) (*Config, []Problem) {
 	var problems []Problem
 	var srcs []source
+	var before []source
+	if prev != nil {
+		prev.mu.RLock()
+		before = prev.sources
+		prev.mu.RUnlock()
+	}
+	keepPrevious := func(name, file string) {
+		for _, s := range before {
+			if s.name == name {
+				srcs = append(srcs, s)
+				problems = append(problems, Problem{File: file, Msg: "the rules it had before stay in force until it is fixed"})
+				return
+			}
+		}
+	}
 	add := func(name, file string, s Settings, workspace bool) {
 		src, probs := parseSettings(name, file, s, workspace)
 		problems = append(problems, probs...)
 		if src != nil {
 			srcs = append(srcs, *src)
+		} else {
+			keepPrevious(name, file)
 		}
 	}
 	if editor != nil {
@@ -110,6 +139,7 @@ func Load(workspaceRoot string, editor *Settings, userConfigDir string) (*Config
 		s, prob, ok := readSettings(display, file)
 		if prob != nil {
 			problems = append(problems, *prob)
+			keepPrevious(name, display)
 		}
 		if ok {
 			add(name, display, s, workspace)
@@ -123,7 +153,7 @@ func Load(workspaceRoot string, editor *Settings, userConfigDir string) (*Config
 		read(SourceUser, filepath.Join(userConfigDir, filepath.FromSlash(UserFile)), false)
 	}
 
-	c := &Config{Root: workspaceRoot}
+	c := &Config{Root: workspaceRoot, sources: srcs}
 	if home, err := os.UserHomeDir(); err == nil {
 		c.Home = home
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,4 +154,45 @@ func TestLoadProblems(t *testing.T) {
 			t.Errorf("got %+v", p)
 		}
 	})
+}
+
+// Reload keeps the rules of a file that became invalid (and says so), and
+// drops those of a deleted file.
+func TestReloadKeepsABrokenFilesRules(t *testing.T) {
+	ws := t.TempDir()
+	file := filepath.Join(ws, WorkspaceFile)
+	writeFile(t, file, `{"permissions": {"deny": ["Bash(curl:*)"]}}`)
+	c, probs := Load(ws, nil, "")
+	if len(probs) != 0 {
+		t.Fatal(probs)
+	}
+	curl := Request{Tool: "bash", Command: "curl x", InWorkspace: true}
+	for _, tc := range []struct {
+		name, content string
+		remove        bool
+		want          Decision
+		problem       string
+	}{
+		{"invalid JSON keeps the deny", `{"permissions": {"deny": [`, false, Deny, "stay in force"},
+		{"an invalid rule keeps the deny", `{"permissions": {"deny": ["Bash(curl:*)", "Read(./a"]}}`, false, Deny, "stay in force"},
+		{"fixed: its rules apply", `{"permissions": {"allow": ["Bash(curl:*)"]}}`, false, Allow, ""},
+		{"deleted: its rules go", "", true, Ask, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.remove {
+				os.Remove(file)
+			} else {
+				writeFile(t, file, tc.content)
+			}
+			next, probs := c.Reload(ws, nil, "")
+			c.Replace(next)
+			if v := c.Evaluate(curl); v.Decision != tc.want {
+				t.Errorf("curl: %s by %q, want %s", v.Decision, v.Rule, tc.want)
+			}
+			text := fmt.Sprint(probs)
+			if tc.problem != "" && !strings.Contains(text, tc.problem) || tc.problem == "" && len(probs) > 0 {
+				t.Errorf("problems %s, want %q", text, tc.problem)
+			}
+		})
+	}
 }

@@ -107,6 +107,7 @@ type Config struct {
 
 	mu                        sync.RWMutex
 	sessionAllow, sessionDeny []Rule
+	sources                   []source // as parsed, for Reload
 }
 
 // AddSessionRule adds a rule for the rest of the session (allowAlways /
@@ -128,6 +129,7 @@ func (c *Config) Replace(next *Config) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.Mode, c.Allow, c.Ask, c.Deny = next.Mode, next.Allow, next.Ask, next.Deny
+	c.sources = next.sources
 }
 
 // view is the configuration as of one moment: session rules first.

@@ -25,9 +25,14 @@ type permission struct {
 	// buffers are the editor's open documents when edits of them go to the
 	// editor: the preview diffs against the document, as the edit will.
 	buffers *overlay.Store
+	// fresh reads the settings again when a file changed (settingsfresh.go).
+	fresh func()
 }
 
 func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decision {
+	if p.fresh != nil {
+		p.fresh()
+	}
 	req := p.request(pr)
 	// Allow and deny are final without asking: return the verdict the gate
 	// would return, without evaluating the rules a second time in it.

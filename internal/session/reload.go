@@ -75,13 +75,7 @@ func (r reloadSpec) extensionTools(fsys ops.FS, log *slog.Logger) ([]*tools.Tool
 func (s *Session) Reload() []string {
 	s.reloader.run.Lock()
 	defer s.reloader.run.Unlock()
-	cfg, problems := policy.Load(s.FS.Folders()[0].Root, s.reloadSpec.editor, s.reloadSpec.userDir)
-	var probs []string
-	for _, p := range problems {
-		s.Log.Warn("permission settings", "problem", p.String())
-		probs = append(probs, p.String())
-	}
-	s.Policy.Replace(cfg)
+	probs := s.reloadPolicy()
 	exts, extProbs := s.reloadSpec.extensionTools(s.FS, s.Log)
 	probs = append(probs, extProbs...)
 	for _, err := range s.Registry.Replace("extension", exts) {

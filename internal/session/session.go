@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -104,6 +105,8 @@ type Session struct {
 	// What Reload needs to read the configuration again.
 	reloadSpec reloadSpec
 	reloader   reloader
+	// settingsStat is what the policy was last read from (settingsfresh.go).
+	settingsStat settingsStat
 	// stopUserWatch ends watchUserConfig; userWatchDone is closed then.
 	stopUserWatch context.CancelFunc
 	userWatchDone <-chan struct{}
@@ -159,6 +162,8 @@ func New(opts Options) (*Session, error) {
 	if userDir == "" {
 		userDir, _ = policy.UserConfigDir()
 	}
+	// Stated before they are read: a save during the read shows next call.
+	settingsFps := statSettings(settingsPathsOf(fsys.Folders()[0].Root, userDir))
 	cfg, problems := policy.Load(fsys.Folders()[0].Root, opts.Editor, userDir)
 	var probs []string
 	for _, p := range problems {
@@ -222,6 +227,8 @@ func New(opts Options) (*Session, error) {
 	}
 	exec.Permission = perm
 	s := &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange, reloadSpec: spec}
+	perm.fresh = s.freshPolicy
+	s.settingsStat.fps = settingsFps
 	if !opts.NoUpstream {
 		// A manager even without servers: mcp.json may appear later (Reload).
 		cfgs, err := upstreamConfigs(fsys)
@@ -353,9 +360,21 @@ func (s *Session) SetFolders(specs []ops.FolderSpec) error {
 	err := s.FS.SetFolders(specs)
 	s.startWatchers()
 	if err == nil {
+		// What the model read in a removed folder no longer vouches for
+		// anything: if the folder comes back, its files need fresh reads.
+		roots := s.FS.Folders()
+		s.Env.Guard.Retain(func(p string) bool {
+			return slices.ContainsFunc(roots, func(f *ops.Folder) bool { return within(f.Root, p) })
+		})
 		s.Reload()
 	}
 	return err
+}
+
+// within reports whether the OS path p is root or below it.
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // AwaitTools waits, when one of names is tool_search or not a registered

@@ -1,0 +1,87 @@
+package session
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/agentls/agentls/internal/editguard"
+	"github.com/agentls/agentls/internal/policy"
+)
+
+// A deny rule saved a moment ago must apply to the very next call, before
+// the watcher's debounced reload (reloadDelay) has run. So the permission
+// step stats the settings files (three stats) and, when one differs from
+// what the policy was last read from, reads the policy again first.
+
+// settingsStat is the settings files' fingerprints as of the last policy
+// load (zero: the file was missing).
+type settingsStat struct {
+	mu  sync.Mutex
+	fps map[string]editguard.Fingerprint
+}
+
+// settingsPaths are the files policy.Load reads, the editor's settings aside.
+func (s *Session) settingsPaths() []string {
+	return settingsPathsOf(s.FS.Folders()[0].Root, s.reloadSpec.userDir)
+}
+
+func settingsPathsOf(root, userDir string) []string {
+	paths := []string{
+		filepath.Join(root, filepath.FromSlash(policy.LocalFile)),
+		filepath.Join(root, filepath.FromSlash(policy.WorkspaceFile)),
+	}
+	if userDir != "" {
+		paths = append(paths, filepath.Join(userDir, filepath.FromSlash(policy.UserFile)))
+	}
+	return paths
+}
+
+func statSettings(paths []string) map[string]editguard.Fingerprint {
+	fps := make(map[string]editguard.Fingerprint, len(paths))
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			fps[p] = editguard.FingerprintOf(fi)
+		} else {
+			fps[p] = editguard.Fingerprint{}
+		}
+	}
+	return fps
+}
+
+// freshPolicy reads the permission settings again when a file changed
+// since they were last read; the permission step calls it first.
+func (s *Session) freshPolicy() {
+	cur := statSettings(s.settingsPaths())
+	s.settingsStat.mu.Lock()
+	same := maps.Equal(cur, s.settingsStat.fps)
+	s.settingsStat.mu.Unlock()
+	if same {
+		return
+	}
+	s.reloader.run.Lock()
+	probs := s.reloadPolicy()
+	s.reloader.run.Unlock()
+	if len(probs) > 0 && s.reloadSpec.onReload != nil {
+		s.reloadSpec.onReload(probs)
+	}
+}
+
+// reloadPolicy reads the permission settings again and puts them in force;
+// the caller holds reloader.run. The files are stated before they are
+// read, so a save during the read is seen by the next check.
+func (s *Session) reloadPolicy() []string {
+	fps := statSettings(s.settingsPaths())
+	cfg, problems := s.Policy.Reload(s.FS.Folders()[0].Root, s.reloadSpec.editor, s.reloadSpec.userDir)
+	s.Policy.Replace(cfg)
+	s.settingsStat.mu.Lock()
+	s.settingsStat.fps = fps
+	s.settingsStat.mu.Unlock()
+	var probs []string
+	for _, p := range problems {
+		s.Log.Warn("permission settings", "problem", p.String())
+		probs = append(probs, p.String())
+	}
+	return probs
+}
