@@ -20,20 +20,6 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// audit2bStart starts agentls in bypass mode (every command runs unasked)
-// on a fresh workspace holding files.
-func audit2bStart(t *testing.T, files map[string]string, env ...string) (*harness.Client, string, context.Context) {
-	t.Helper()
-	ws := t.TempDir()
-	for name, body := range files {
-		audit2eWrite(t, filepath.Join(ws, name), body)
-	}
-	c := harness.Start(t, harness.Options{Root: ws, Env: env})
-	ctx := audit2eCtx(t)
-	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
-	return c, ws, ctx
-}
-
 func audit2bBash(t *testing.T, c *harness.Client, ctx context.Context, command string, extra ...any) harness.Result {
 	t.Helper()
 	args := map[string]any{"command": command}
@@ -68,7 +54,7 @@ func audit2bHead(s string) string {
 }
 
 func TestAudit2BashBasics(t *testing.T) {
-	c, ws, ctx := audit2bStart(t, map[string]string{"sub/x.txt": "x\n"})
+	c, ws, ctx := start(t, map[string]string{"sub/x.txt": "x\n"})
 	cases := []struct {
 		name    string
 		args    map[string]any
@@ -123,7 +109,7 @@ func TestAudit2BashBasics(t *testing.T) {
 }
 
 func TestAudit2BashTimeout(t *testing.T) {
-	c, _, ctx := audit2bStart(t, nil)
+	c, _, ctx := start(t, nil)
 	t.Run("sleep 5 with timeout 1", func(t *testing.T) {
 		start := time.Now()
 		r := audit2bBash(t, c, ctx, "echo before; sleep 5", "timeout", 1)
@@ -217,21 +203,10 @@ func audit2bGroupAlive(pgid int) []int {
 	return out
 }
 
-func audit2bWaitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return cond()
-}
-
 func TestAudit2BashProcessGroupDies(t *testing.T) {
 	for i, how := range []string{"cancel", "timeout"} {
 		t.Run(how, func(t *testing.T) {
-			c, _, ctx := audit2bStart(t, nil)
+			c, _, ctx := start(t, nil)
 			arg := fmt.Sprintf("1000.%d%d", os.Getpid(), i)
 			args := map[string]any{"command": fmt.Sprintf("sh -c 'sleep %s & sleep %s & wait'", arg, arg)}
 			if how == "timeout" {
@@ -247,7 +222,7 @@ func TestAudit2BashProcessGroupDies(t *testing.T) {
 				done <- err
 			}()
 			var procs map[int]int
-			if !audit2bWaitFor(5*time.Second, func() bool { procs = audit2bProcs(arg); return len(procs) == 2 }) {
+			if !waitUntil(5*time.Second, func() bool { procs = audit2bProcs(arg); return len(procs) == 2 }) {
 				t.Fatalf("the two sleeps did not start: %v", procs)
 			}
 			groups := map[int]bool{}
@@ -272,7 +247,7 @@ func TestAudit2BashProcessGroupDies(t *testing.T) {
 			case <-time.After(6 * time.Second):
 				t.Fatal("call did not end")
 			}
-			ok := audit2bWaitFor(5*time.Second, func() bool {
+			ok := waitUntil(5*time.Second, func() bool {
 				for g := range groups {
 					if len(audit2bGroupAlive(g)) > 0 {
 						return false
@@ -288,7 +263,7 @@ func TestAudit2BashProcessGroupDies(t *testing.T) {
 }
 
 func TestAudit2BashBackgroundChild(t *testing.T) {
-	c, _, ctx := audit2bStart(t, nil)
+	c, _, ctx := start(t, nil)
 	arg := fmt.Sprintf("100.%d7", os.Getpid())
 	start := time.Now()
 	r := audit2bBash(t, c, ctx, fmt.Sprintf("(sleep %s &) ; echo done", arg))
@@ -305,13 +280,13 @@ func TestAudit2BashBackgroundChild(t *testing.T) {
 	if code := c.Shutdown(ctx); code != 0 {
 		t.Errorf("exit code %d", code)
 	}
-	if !audit2bWaitFor(5*time.Second, func() bool { return len(audit2bProcs(arg)) == 0 }) {
+	if !waitUntil(5*time.Second, func() bool { return len(audit2bProcs(arg)) == 0 }) {
 		t.Errorf("background child survives shutdown: %v", audit2bProcs(arg))
 	}
 }
 
 func TestAudit2BashTailSpillAndRead(t *testing.T) {
-	c, ws, ctx := audit2bStart(t, nil)
+	c, ws, ctx := start(t, nil)
 	r := audit2bBash(t, c, ctx, `printf '\033[32mgreen\033[0m\n'; echo 'FAIL: TestBuried'; seq 3000`)
 	text := r.Text()
 	if r.IsError {
@@ -357,7 +332,7 @@ func TestAudit2BashTailSpillAndRead(t *testing.T) {
 }
 
 func TestAudit2BashByteCut(t *testing.T) {
-	c, ws, ctx := audit2bStart(t, nil)
+	c, ws, ctx := start(t, nil)
 	// 1000 lines of 201 bytes: the 51,200-byte cap cuts before the line cap.
 	r := audit2bBash(t, c, ctx, `yes "$(printf 'x%.0s' $(seq 200))" | head -n 1000`)
 	text := r.Text()
@@ -379,7 +354,7 @@ func TestAudit2BashByteCut(t *testing.T) {
 }
 
 func TestAudit2BashHugeOutputBoundedMemory(t *testing.T) {
-	c, ws, ctx := audit2bStart(t, nil)
+	c, ws, ctx := start(t, nil)
 	pid := c.Cmd.Process.Pid
 	start := time.Now()
 	// 200 MB in 100-byte lines.
@@ -462,7 +437,7 @@ func TestAudit2BashProgressStreaming(t *testing.T) {
 }
 
 func TestAudit2BashChangesListedAndStampsStale(t *testing.T) {
-	c, ws, ctx := audit2bStart(t, map[string]string{"a.txt": "one\n", "b.txt": "bee\n", "c.txt": "sea\n", "d.txt": "dee\n"})
+	c, ws, ctx := start(t, map[string]string{"a.txt": "one\n", "b.txt": "bee\n", "c.txt": "sea\n", "d.txt": "dee\n"})
 	for _, p := range []string{"a.txt", "b.txt", "c.txt", "d.txt"} {
 		audit2eMustRead(t, c, ctx, map[string]any{"path": p})
 	}
@@ -475,20 +450,20 @@ func TestAudit2BashChangesListedAndStampsStale(t *testing.T) {
 		t.Errorf("result lacks 'changed by this command':\n%s", text)
 	}
 	for _, p := range []string{"a.txt", "b.txt"} {
-		e := c.CallTool(ctx, "edit", audit2eEdits(p, strings.TrimSpace(audit2eRead(t, filepath.Join(ws, p))[:3]), "ZZZ"))
+		e := c.CallTool(ctx, "edit", editCall(p, strings.TrimSpace(readFile(t, filepath.Join(ws, p))[:3]), "ZZZ"))
 		if !e.IsError {
 			t.Errorf("edit of %s after bash changed it was allowed: %s", p, e.Text())
 		}
 	}
-	if got := audit2eRead(t, filepath.Join(ws, "a.txt")); got != "one\nx\n" {
+	if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\nx\n" {
 		t.Errorf("a.txt = %q", got)
 	}
 	audit2eMustRead(t, c, ctx, map[string]any{"path": "a.txt"})
-	if e := c.CallTool(ctx, "edit", audit2eEdits("a.txt", "one", "ONE")); e.IsError {
+	if e := c.CallTool(ctx, "edit", editCall("a.txt", "one", "ONE")); e.IsError {
 		t.Errorf("edit after re-read: %s", e.Text())
 	}
 	// A file the command left alone stays editable.
-	if e := c.CallTool(ctx, "edit", audit2eEdits("c.txt", "sea", "SEA")); e.IsError {
+	if e := c.CallTool(ctx, "edit", editCall("c.txt", "sea", "SEA")); e.IsError {
 		t.Errorf("edit of an untouched file: %s", e.Text())
 	}
 }
@@ -568,7 +543,7 @@ func TestAudit2BashClassification(t *testing.T) {
 	}
 	ws := t.TempDir()
 	for n, b := range map[string]string{"a.txt": "a\n", "b.txt": "b\n", "f": "a\n"} {
-		audit2eWrite(t, filepath.Join(ws, n), b)
+		writeFile(t, filepath.Join(ws, n), b)
 	}
 	c := harness.Start(t, harness.Options{Root: ws})
 	var mu sync.Mutex
@@ -588,7 +563,7 @@ func TestAudit2BashClassification(t *testing.T) {
 		mu.Unlock()
 		return map[string]any{"decision": "rejectOnce", "message": "audit"}, nil
 	}
-	ctx := audit2eCtx(t)
+	ctx := testCtx(t, 30*time.Second)
 	c.Initialize(ctx, map[string]any{
 		"initializationOptions": map[string]any{"mode": "default"},
 		"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}},
@@ -681,7 +656,7 @@ func TestAudit2BashSecretsNeverReachTheModel(t *testing.T) {
 			"\nanthropic " + anthropic + "\njwt " + jwt + "\n",
 		"plain.txt": "sha256 " + sha + "\nuuid " + uuid + "\nimg data:image/png;base64," + png + "\n",
 	}
-	c, _, ctx := audit2bStart(t, files, "AUDIT2_SERVICE_TOKEN="+envTok)
+	c, _, ctx := start(t, files, "AUDIT2_SERVICE_TOKEN="+envTok)
 	check := func(t *testing.T, what string, r harness.Result) {
 		t.Helper()
 		d, _ := json.Marshal(r.Details)
@@ -777,10 +752,10 @@ func TestAudit2BashGovernanceCutsEveryTool(t *testing.T) {
 	ws := t.TempDir()
 	long := strings.Repeat("d", 60)
 	for i := 0; i < 900; i++ {
-		audit2eWrite(t, filepath.Join(ws, long, fmt.Sprintf("%s-%04d.txt", strings.Repeat("f", 60), i)), "")
+		writeFile(t, filepath.Join(ws, long, fmt.Sprintf("%s-%04d.txt", strings.Repeat("f", 60), i)), "")
 	}
 	c := harness.Start(t, harness.Options{Root: ws})
-	ctx := audit2eCtx(t)
+	ctx := testCtx(t, 30*time.Second)
 	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	r := c.CallTool(ctx, "find", map[string]any{"pattern": "*.txt"})
 	text := r.Text()
@@ -806,7 +781,7 @@ func TestAudit2BashGovernanceCutsEveryTool(t *testing.T) {
 }
 
 func TestAudit2BashSpillFiles(t *testing.T) {
-	c, ws, ctx := audit2bStart(t, nil)
+	c, ws, ctx := start(t, nil)
 	var spills []string
 	// Five 70 MB outputs: whatever the per-file cap, a total cap in the
 	// hundreds of MB must remove the oldest spill files first.
@@ -842,21 +817,21 @@ func TestAudit2BashSpillFiles(t *testing.T) {
 	if r := c.CallTool(ctx, "write", map[string]any{"path": spills[4], "content": "x"}); !r.IsError {
 		t.Errorf("write into the spill directory succeeded: %s", r.Text())
 	}
-	if r := c.CallTool(ctx, "edit", audit2eEdits(spills[4], "not in the file", "zzzz")); !r.IsError {
+	if r := c.CallTool(ctx, "edit", editCall(spills[4], "not in the file", "zzzz")); !r.IsError {
 		t.Errorf("edit of a spill file succeeded: %s", r.Text())
 	}
-	before := audit2eRead(t, spills[4])
-	r := c.CallTool(ctx, "edit", audit2eEdits(spills[4], before[len(before)-120:], "zzzz"))
+	before := readFile(t, spills[4])
+	r := c.CallTool(ctx, "edit", editCall(spills[4], before[len(before)-120:], "zzzz"))
 	if !r.IsError {
 		t.Errorf("edit of a spill file succeeded: %s", r.Text())
 	}
-	if after := audit2eRead(t, spills[4]); after != before {
+	if after := readFile(t, spills[4]); after != before {
 		t.Errorf("spill file changed by edit")
 	}
 }
 
 func TestAudit2BashDescriptionNumbers(t *testing.T) {
-	c, _, ctx := audit2bStart(t, nil)
+	c, _, ctx := start(t, nil)
 	var res struct {
 		Tools []map[string]any `json:"tools"`
 	}
@@ -884,7 +859,7 @@ func TestAudit2BashDescriptionNumbers(t *testing.T) {
 func TestAudit2BashProgressIsMasked(t *testing.T) {
 	ws := t.TempDir()
 	openai := "sk-proj-" + audit2bToken(21, 48, "abcdefghijklmnopqrstuvwxyz0123456789")
-	audit2eWrite(t, filepath.Join(ws, ".env"), "OPENAI_API_KEY="+openai+"\n")
+	writeFile(t, filepath.Join(ws, ".env"), "OPENAI_API_KEY="+openai+"\n")
 	raw := audit2RawStart(t, ws, map[string]any{"mode": "bypass"})
 	r, before := raw.toolCall("bash", "audit2-mask", map[string]any{"command": "cat .env; sleep 0.4; echo done"}, 10*time.Second)
 	if strings.Contains(r.Text(), openai) {

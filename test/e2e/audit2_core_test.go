@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,30 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
-
 	"github.com/agentls/agentls/test/harness"
 )
-
-// a2cFiles writes files (relative path → content) under a new temp dir and
-// returns the dir, symlinks resolved so absolute paths compare cleanly.
-func a2cFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // a2cStart starts agentls on root and initializes it with params (nil: defaults).
 func a2cStart(t *testing.T, root string, params map[string]any, env ...string) (*harness.Client, context.Context) {
@@ -54,24 +31,6 @@ func a2cStart(t *testing.T, root string, params map[string]any, env ...string) (
 	t.Cleanup(cancel)
 	c.Initialize(ctx, params)
 	return c, ctx
-}
-
-func a2cCode(err error) jsonrpc2.Code {
-	var e *jsonrpc2.Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return 0
-}
-
-// a2cMustContain fails when text lacks any of wants.
-func a2cMustContain(t *testing.T, what, text string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(text, w) {
-			t.Errorf("%s: want %q in:\n%s", what, w, text)
-		}
-	}
 }
 
 // a2cRaw is a hand-framed JSON-RPC connection to agentls, for what the
@@ -221,12 +180,6 @@ func (r *a2cRaw) initialize() {
 	r.send(nil, "initialized", map[string]any{})
 }
 
-func a2cErrCode(f map[string]any) int {
-	e, _ := f["error"].(map[string]any)
-	c, _ := e["code"].(float64)
-	return int(c)
-}
-
 func a2cResultText(f map[string]any) string {
 	res, _ := f["result"].(map[string]any)
 	parts, _ := res["content"].([]any)
@@ -240,7 +193,7 @@ func a2cResultText(f map[string]any) string {
 }
 
 func TestAudit2CoreLifecycleExitsZero(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{"src/config.ts": "export const a = 1;\nexport const b = 2;\n"})
+	ws := resolvedWorkspace(t, map[string]string{"src/config.ts": "export const a = 1;\nexport const b = 2;\n"})
 	c := harness.Start(t, harness.Options{Root: ws})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -297,7 +250,7 @@ func TestAudit2CoreTwoHundredCallsAndCancel(t *testing.T) {
 	for i := range 200 {
 		files[fmt.Sprintf("f%03d.txt", i)] = fmt.Sprintf("content-%03d\n", i)
 	}
-	ws := a2cFiles(t, files)
+	ws := resolvedWorkspace(t, files)
 	r := a2cStartRaw(t, ws)
 	r.initialize()
 
@@ -318,7 +271,7 @@ func TestAudit2CoreTwoHundredCallsAndCancel(t *testing.T) {
 	if !ok {
 		t.Fatal("no reply to the cancelled call")
 	}
-	if a2cErrCode(f) != -32800 {
+	if replyCode(f) != -32800 {
 		t.Errorf("cancelled call replied %v, want error -32800", f)
 	}
 	if took > 100*time.Millisecond {
@@ -357,7 +310,7 @@ func a2cProcs(arg string) []int {
 }
 
 func TestAudit2CoreClosingStdinCancelsAndExits(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{"a.txt": "a\n"})
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
 	c, ctx := a2cStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	// A running command shows that the call's context really is cancelled.
 	const marker = "317.913"
@@ -368,11 +321,7 @@ func TestAudit2CoreClosingStdinCancelsAndExits(t *testing.T) {
 	}); !ok {
 		t.Fatal("test_block never started")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(a2cProcs(marker)) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(a2cProcs(marker)) == 0 {
+	if !waitUntil(10*time.Second, func() bool { return len(a2cProcs(marker)) > 0 }) {
 		t.Fatal("bash command never started")
 	}
 	closed := time.Now()
@@ -394,7 +343,7 @@ func TestAudit2CoreClosingStdinCancelsAndExits(t *testing.T) {
 }
 
 func TestAudit2CoreInvalidUTF8OnTheWire(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{"ok.txt": "fine\n", "bad.txt": "caf\xe9 au lait\n\xff\xfe\xfd end\n"})
+	ws := resolvedWorkspace(t, map[string]string{"ok.txt": "fine\n", "bad.txt": "caf\xe9 au lait\n\xff\xfe\xfd end\n"})
 	if err := os.WriteFile(filepath.Join(ws, "name\xff.txt"), []byte("odd name\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +356,7 @@ func TestAudit2CoreInvalidUTF8OnTheWire(t *testing.T) {
 		t.Fatal("no reply to read of an invalid UTF-8 file")
 	}
 	text := a2cResultText(f)
-	a2cMustContain(t, "read bad.txt", text, "caf\uFFFD au lait", "\uFFFD end")
+	wantContains(t, "read bad.txt", text, "caf\uFFFD au lait", "\uFFFD end")
 	if !regexp.MustCompile(`(?i)utf-?8`).MatchString(text) {
 		t.Errorf("read of invalid UTF-8: no note about it (TOOLS.md: shown with U+FFFD and a note):\n%s", text)
 	}
@@ -434,7 +383,7 @@ func TestAudit2CoreInvalidUTF8OnTheWire(t *testing.T) {
 }
 
 func TestAudit2CoreStdoutCarriesOnlyFrames(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{"a.txt": "a\n"})
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
 	r := a2cStartRaw(t, ws, "AGENTLS_LOG_LEVEL=debug")
 	r.initialize()
 	for i, call := range []map[string]any{
@@ -448,7 +397,7 @@ func TestAudit2CoreStdoutCarriesOnlyFrames(t *testing.T) {
 		}
 	}
 	r.send(9, "no/such/method", map[string]any{})
-	if f, ok := r.reply(9, 10*time.Second); !ok || a2cErrCode(f) != -32601 {
+	if f, ok := r.reply(9, 10*time.Second); !ok || replyCode(f) != -32601 {
 		t.Errorf("unknown method: %v, want -32601", f)
 	}
 	r.send(10, "tools/list", []any{}) // Neovim sends {} as []
@@ -477,7 +426,7 @@ func TestAudit2CoreInputNormalizationAndErrors(t *testing.T) {
 	for i := 1; i <= 20; i++ {
 		fmt.Fprintf(&twenty, "line %d\n", i)
 	}
-	ws := a2cFiles(t, map[string]string{"a.txt": twenty.String(), "g.txt": "Hello World\n"})
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": twenty.String(), "g.txt": "Hello World\n"})
 	c, ctx := a2cStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
 
 	cases := []struct {
@@ -543,7 +492,7 @@ func TestAudit2CoreInputNormalizationAndErrors(t *testing.T) {
 			if r.IsError != tc.isError {
 				t.Errorf("isError = %v, want %v: %s", r.IsError, tc.isError, r.Text())
 			}
-			a2cMustContain(t, tc.name, r.Text(), tc.wants...)
+			wantContains(t, tc.name, r.Text(), tc.wants...)
 			if tc.check != nil {
 				tc.check(t, r)
 			}
@@ -587,7 +536,7 @@ func a2cWalkSchema(t *testing.T, where string, v any) {
 }
 
 func TestAudit2CoreToolsListFormats(t *testing.T) {
-	ws := a2cFiles(t, nil)
+	ws := resolvedWorkspace(t, nil)
 	c, ctx := a2cStart(t, ws, nil)
 	list := func(params any) []map[string]any {
 		t.Helper()
@@ -694,7 +643,7 @@ func TestAudit2CoreToolsListFormats(t *testing.T) {
 	checkNames("anthropic", names)
 
 	var res map[string]any
-	if err := c.Call(ctx, "tools/list", map[string]any{"format": "yaml"}, &res); a2cCode(err) != -32602 {
+	if err := c.Call(ctx, "tools/list", map[string]any{"format": "yaml"}, &res); rpcCode(err) != -32602 {
 		t.Errorf("unknown format: err %v, want -32602", err)
 	}
 
@@ -711,7 +660,7 @@ func TestAudit2CoreToolsListFormats(t *testing.T) {
 }
 
 func TestAudit2CoreCLI(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{"a.txt": "hello\n"})
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"})
 	out, err := harness.Command(t, []string{"--version"}).Output()
 	if err != nil || !strings.Contains(string(out), "agentls") {
 		t.Errorf("--version: %q %v", out, err)
@@ -729,7 +678,7 @@ func TestAudit2CoreCLI(t *testing.T) {
 }
 
 func TestAudit2CorePanicIsAResult(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{"a.txt": "a\n"})
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
 	c, ctx := a2cStart(t, ws, nil)
 	r, err := c.TryCallTool(ctx, "test_panic", map[string]any{})
 	if err != nil || !r.IsError || !strings.Contains(r.Text(), "test_panic") {
@@ -741,7 +690,7 @@ func TestAudit2CorePanicIsAResult(t *testing.T) {
 }
 
 func TestAudit2CoreCallIDAndDetails(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{"a.txt": "a\n"})
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
 	c, ctx := a2cStart(t, ws, nil)
 	var r harness.Result
 	if err := c.Call(ctx, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}, "callId": "mine-7"}, &r); err != nil {
@@ -764,7 +713,7 @@ func TestAudit2CoreCallIDAndDetails(t *testing.T) {
 }
 
 func TestAudit2CoreCallBatch(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
 	c, ctx := a2cStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	type batch struct {
 		Results []harness.Result `json:"results"`
@@ -832,9 +781,9 @@ func TestAudit2CoreCallBatch(t *testing.T) {
 }
 
 func TestAudit2CoreInitializeParams(t *testing.T) {
-	ws1 := a2cFiles(t, map[string]string{"one.txt": "one\n"})
-	ws2 := a2cFiles(t, map[string]string{"two.txt": "two\n"})
-	other := a2cFiles(t, map[string]string{"x.txt": "x\n"})
+	ws1 := resolvedWorkspace(t, map[string]string{"one.txt": "one\n"})
+	ws2 := resolvedWorkspace(t, map[string]string{"two.txt": "two\n"})
+	other := resolvedWorkspace(t, map[string]string{"x.txt": "x\n"})
 
 	t.Run("workspaceFolders win over --root", func(t *testing.T) {
 		c, ctx := a2cStart(t, other, map[string]any{"workspaceFolders": []any{
@@ -901,7 +850,7 @@ func TestAudit2CoreInitializeParams(t *testing.T) {
 			var res map[string]any
 			err := c.Call(ctx, "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": tc.opts}, &res)
 			cancel()
-			if a2cCode(err) != -32602 || !strings.Contains(fmt.Sprint(err), tc.field) {
+			if rpcCode(err) != -32602 || !strings.Contains(fmt.Sprint(err), tc.field) {
 				t.Errorf("%s: err %v, want -32602 naming %q", tc.name, err, tc.field)
 			}
 		}
@@ -921,7 +870,7 @@ func TestAudit2CoreInitializeParams(t *testing.T) {
 // whose name has the workspace's name as a prefix, holding a secret.
 func a2cPathFixture(t *testing.T) (ws, sibling string) {
 	t.Helper()
-	dir := a2cFiles(t, map[string]string{
+	dir := resolvedWorkspace(t, map[string]string{
 		"ws/in.txt":      "inside\n",
 		"ws/my file.txt": "spaced\n",
 		"ws/sub/x.txt":   "x\n",
@@ -1066,22 +1015,13 @@ func TestAudit2CorePathResolverRefusesHostileInputs(t *testing.T) {
 	})
 }
 
-func a2cLines(n int, f func(i int) string) string {
-	var sb strings.Builder
-	for i := 1; i <= n; i++ {
-		sb.WriteString(f(i))
-		sb.WriteByte('\n')
-	}
-	return sb.String()
-}
-
 var a2cHeader = regexp.MustCompile(`(?m)^(\S+), lines (\d+)-(\d+) of (\d+)`)
 
 func TestAudit2CoreRead(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{
-		"src/config.ts": a2cLines(42, func(i int) string { return fmt.Sprintf("const v%d = %d;", i, i) }),
-		"big.txt":       a2cLines(2500, func(i int) string { return fmt.Sprintf("row %d", i) }),
-		"wide.txt":      a2cLines(500, func(i int) string { return fmt.Sprintf("%04d", i) + strings.Repeat("w", 205) }),
+	ws := resolvedWorkspace(t, map[string]string{
+		"src/config.ts": numberedLines(42, func(i int) string { return fmt.Sprintf("const v%d = %d;", i, i) }),
+		"big.txt":       numberedLines(2500, func(i int) string { return fmt.Sprintf("row %d", i) }),
+		"wide.txt":      numberedLines(500, func(i int) string { return fmt.Sprintf("%04d", i) + strings.Repeat("w", 205) }),
 		"three.txt":     "one\ntwo\nthree\n",
 		"long.txt":      "short\n" + strings.Repeat("L", 3000) + "\nafter\n",
 		"bom.txt":       "\xef\xbb\xbfhello bom\nsecond\n",
@@ -1099,21 +1039,21 @@ func TestAudit2CoreRead(t *testing.T) {
 		if lines[0] != "src/config.ts, lines 1-42 of 42" {
 			t.Errorf("header = %q", lines[0])
 		}
-		a2cMustContain(t, "config", r.Text(), "     1→const v1 = 1;", "    42→const v42 = 42;")
+		wantContains(t, "config", r.Text(), "     1→const v1 = 1;", "    42→const v42 = 42;")
 		if strings.Contains(r.Text(), "offset=") {
 			t.Errorf("a whole file announces a continuation:\n%s", r.Text())
 		}
 		r = read(map[string]any{"path": "tabs.txt"})
-		a2cMustContain(t, "tabs", r.Text(), "     1→\tindented  \n")
+		wantContains(t, "tabs", r.Text(), "     1→\tindented  \n")
 	})
 	t.Run("2500 lines: first 2000 and offset=2001", func(t *testing.T) {
 		r := read(map[string]any{"path": "big.txt"})
-		a2cMustContain(t, "big", r.Text(), "big.txt, lines 1-2000 of 2500", "  2000→row 2000", "offset=2001")
+		wantContains(t, "big", r.Text(), "big.txt, lines 1-2000 of 2500", "  2000→row 2000", "offset=2001")
 		if strings.Contains(r.Text(), "→row 2001") {
 			t.Error("line 2001 shown")
 		}
 		r = read(map[string]any{"path": "big.txt", "offset": 2001})
-		a2cMustContain(t, "big 2001", r.Text(), "big.txt, lines 2001-2500 of 2500", "  2001→row 2001", "  2500→row 2500")
+		wantContains(t, "big 2001", r.Text(), "big.txt, lines 2001-2500 of 2500", "  2001→row 2001", "  2500→row 2500")
 		if strings.Contains(r.Text(), "offset=") {
 			t.Errorf("last page announces more:\n%s", r.Text())
 		}
@@ -1128,7 +1068,7 @@ func TestAudit2CoreRead(t *testing.T) {
 		if m[2] != "1" || m[4] != "500" || last >= 500 || last < 200 {
 			t.Fatalf("header %q: want lines 1-N of 500 with N cut by the 51,200-byte limit", m[0])
 		}
-		a2cMustContain(t, "wide", r.Text(), fmt.Sprintf("offset=%d", last+1))
+		wantContains(t, "wide", r.Text(), fmt.Sprintf("offset=%d", last+1))
 		if !regexp.MustCompile(`(?i)bytes|KB|51,?200`).MatchString(r.Text()) {
 			t.Errorf("notice does not say the byte limit was hit:\n%s", r.Text()[strings.LastIndex(r.Text(), "\n")-300:])
 		}
@@ -1147,11 +1087,11 @@ func TestAudit2CoreRead(t *testing.T) {
 	})
 	t.Run("offset and limit", func(t *testing.T) {
 		r := read(map[string]any{"path": "three.txt", "offset": 0})
-		a2cMustContain(t, "offset 0", r.Text(), "three.txt, lines 1-3 of 3", "     1→one")
+		wantContains(t, "offset 0", r.Text(), "three.txt, lines 1-3 of 3", "     1→one")
 		r = read(map[string]any{"path": "three.txt", "limit": 2})
-		a2cMustContain(t, "limit 2", r.Text(), "three.txt, lines 1-2 of 3", "offset=3")
+		wantContains(t, "limit 2", r.Text(), "three.txt, lines 1-2 of 3", "offset=3")
 		r = read(map[string]any{"path": "three.txt", "offset": 2, "limit": 1})
-		a2cMustContain(t, "offset 2 limit 1", r.Text(), "three.txt, lines 2-2 of 3", "     2→two", "offset=3")
+		wantContains(t, "offset 2 limit 1", r.Text(), "three.txt, lines 2-2 of 3", "     2→two", "offset=3")
 		r = read(map[string]any{"path": "three.txt", "offset": 10})
 		if !r.IsError || !strings.Contains(r.Text(), "3") || !strings.Contains(r.Text(), "line") {
 			t.Errorf("offset beyond EOF: want isError naming the 3 lines: %+v", r)
@@ -1171,11 +1111,11 @@ func TestAudit2CoreRead(t *testing.T) {
 		if len(line) == len("     2→")+2000 {
 			t.Error("cut line has no marker")
 		}
-		a2cMustContain(t, "long", r.Text(), "     3→after")
+		wantContains(t, "long", r.Text(), "     3→after")
 	})
 	t.Run("BOM stripped", func(t *testing.T) {
 		r := read(map[string]any{"path": "bom.txt"})
-		a2cMustContain(t, "bom", r.Text(), "     1→hello bom\n")
+		wantContains(t, "bom", r.Text(), "     1→hello bom\n")
 		if strings.Contains(r.Text(), "\ufeff") {
 			t.Error("BOM shown")
 		}
@@ -1183,7 +1123,7 @@ func TestAudit2CoreRead(t *testing.T) {
 }
 
 func TestAudit2CoreCancelBatch(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{"a.txt": "a\n"})
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
 	r := a2cStartRaw(t, ws)
 	r.initialize()
 	r.send(7, "tools/callBatch", map[string]any{"calls": []any{
@@ -1199,7 +1139,7 @@ func TestAudit2CoreCancelBatch(t *testing.T) {
 	sent := time.Now()
 	r.send(nil, "$/cancelRequest", map[string]any{"id": 7})
 	f, ok := r.reply(7, 5*time.Second)
-	if !ok || a2cErrCode(f) != -32800 {
+	if !ok || replyCode(f) != -32800 {
 		t.Fatalf("cancelled batch: %v, want -32800", f)
 	}
 	if took := time.Since(sent); took > 100*time.Millisecond {
@@ -1212,7 +1152,7 @@ func TestAudit2CoreCancelBatch(t *testing.T) {
 }
 
 func TestAudit2CoreLogFlags(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{"a.txt": "a\n"})
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
 	logFile := filepath.Join(t.TempDir(), "agentls.log")
 	c := harness.Start(t, harness.Options{Root: ws, Args: []string{"--log-file", logFile, "--log-level", "debug"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -1227,7 +1167,7 @@ func TestAudit2CoreLogFlags(t *testing.T) {
 }
 
 func TestAudit2CoreNumericEdgeCases(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{"three.txt": "one\ntwo\nthree\n"})
+	ws := resolvedWorkspace(t, map[string]string{"three.txt": "one\ntwo\nthree\n"})
 	c, ctx := a2cStart(t, ws, nil)
 	for _, tc := range []struct {
 		name  string
@@ -1245,7 +1185,7 @@ func TestAudit2CoreNumericEdgeCases(t *testing.T) {
 			if !r.IsError {
 				t.Fatalf("not an error: %s", r.Text())
 			}
-			a2cMustContain(t, tc.name, r.Text(), tc.wants...)
+			wantContains(t, tc.name, r.Text(), tc.wants...)
 			for _, leak := range []string{"unmarshal", "Go struct", "readInput"} {
 				if strings.Contains(r.Text(), leak) {
 					t.Errorf("error shows Go internals (%q) instead of what to send: %s", leak, r.Text())
@@ -1260,7 +1200,7 @@ func TestAudit2CoreNumericEdgeCases(t *testing.T) {
 }
 
 func TestAudit2CoreReadCutsCharactersNotBytes(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{"multi.txt": strings.Repeat("é", 2500) + "\n"})
+	ws := resolvedWorkspace(t, map[string]string{"multi.txt": strings.Repeat("é", 2500) + "\n"})
 	c, ctx := a2cStart(t, ws, nil)
 	r := c.CallTool(ctx, "read", map[string]any{"path": "multi.txt"})
 	line := strings.Split(r.Text(), "\n")[1]

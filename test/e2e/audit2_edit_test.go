@@ -20,7 +20,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"github.com/agentls/agentls/test/harness"
 )
@@ -31,41 +30,16 @@ func audit2eStart(t *testing.T, files map[string]string) (*harness.Client, strin
 	t.Helper()
 	ws := t.TempDir()
 	for name, body := range files {
-		audit2eWrite(t, filepath.Join(ws, name), body)
+		writeFile(t, filepath.Join(ws, name), body)
 	}
-	return audit2eStartIn(t, ws), ws, audit2eCtx(t)
+	return audit2eStartIn(t, ws), ws, testCtx(t, 30*time.Second)
 }
 
 func audit2eStartIn(t *testing.T, ws string, env ...string) *harness.Client {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: ws, Env: env})
-	c.Initialize(audit2eCtx(t), map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
+	c.Initialize(testCtx(t, 30*time.Second), map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
 	return c
-}
-
-func audit2eCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func audit2eWrite(t *testing.T, p, body string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func audit2eRead(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // audit2eMustRead calls the read tool and fails on an error result.
@@ -76,27 +50,6 @@ func audit2eMustRead(t *testing.T, c *harness.Client, ctx context.Context, args 
 		t.Fatalf("read %v: %s", args, r.Text())
 	}
 	return r
-}
-
-// audit2eEdits builds an edit call from oldText/newText pairs.
-func audit2eEdits(path string, pairs ...string) map[string]any {
-	var edits []map[string]any
-	for i := 0; i+1 < len(pairs); i += 2 {
-		edits = append(edits, map[string]any{"oldText": pairs[i], "newText": pairs[i+1]})
-	}
-	return map[string]any{"path": path, "edits": edits}
-}
-
-func audit2eWantText(t *testing.T, what string, r harness.Result, isError bool, wants ...string) {
-	t.Helper()
-	if r.IsError != isError {
-		t.Errorf("%s: isError = %v, want %v; text:\n%s", what, r.IsError, isError, r.Text())
-	}
-	for _, w := range wants {
-		if !strings.Contains(strings.ToLower(r.Text()), strings.ToLower(w)) {
-			t.Errorf("%s: text lacks %q; text:\n%s", what, w, r.Text())
-		}
-	}
 }
 
 func TestAudit2EditCases(t *testing.T) {
@@ -156,10 +109,10 @@ func TestAudit2EditCases(t *testing.T) {
 			name := fmt.Sprintf("f%02d.txt", i)
 			audit2eMustRead(t, c, ctx, map[string]any{"path": name})
 			r := c.CallTool(ctx, "edit", map[string]any{"path": name, "edits": tc.edits})
-			got := audit2eRead(t, filepath.Join(ws, name))
+			got := readFile(t, filepath.Join(ws, name))
 			if tc.wantErr != nil {
 				t.Logf("error text: %s", r.Text())
-				audit2eWantText(t, "edit", r, true, tc.wantErr...)
+				wantResult(t, "edit", r, true, tc.wantErr...)
 				if got != tc.file {
 					t.Errorf("file changed by a failed edit: %q", got)
 				}
@@ -199,13 +152,13 @@ func TestAudit2EditFailureHints(t *testing.T) {
 	file := "package main\n\nfunc main() {\n\tfmt.Println(\"hi there\")\n}\n"
 	c, ws, ctx := audit2eStart(t, map[string]string{"m.go": file})
 	audit2eMustRead(t, c, ctx, map[string]any{"path": "m.go"})
-	r := c.CallTool(ctx, "edit", audit2eEdits("m.go", "\tfmt.Println(\"hi  here\")", "x"))
-	audit2eWantText(t, "not found", r, true, "4", "Println")
+	r := c.CallTool(ctx, "edit", editCall("m.go", "\tfmt.Println(\"hi  here\")", "x"))
+	wantResult(t, "not found", r, true, "4", "Println")
 	// Visible whitespace: the tab of the closest line must be shown as a marker.
 	if !regexp.MustCompile(`→|\\t|␉|»|⇥`).MatchString(r.Text()) {
 		t.Errorf("closest region shows no visible whitespace marker:\n%s", r.Text())
 	}
-	if got := audit2eRead(t, filepath.Join(ws, "m.go")); got != file {
+	if got := readFile(t, filepath.Join(ws, "m.go")); got != file {
 		t.Errorf("file changed: %q", got)
 	}
 }
@@ -229,7 +182,7 @@ func TestAudit2EditLegacyInputAndAliases(t *testing.T) {
 			if r.IsError {
 				t.Fatalf("edit: %s", r.Text())
 			}
-			if got := audit2eRead(t, filepath.Join(ws, "a.txt")); got != "ONE\ntwo\n" {
+			if got := readFile(t, filepath.Join(ws, "a.txt")); got != "ONE\ntwo\n" {
 				t.Errorf("file = %q", got)
 			}
 		})
@@ -243,7 +196,7 @@ func TestAudit2EditKeepsMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	audit2eMustRead(t, c, ctx, map[string]any{"path": "run.sh"})
-	if r := c.CallTool(ctx, "edit", audit2eEdits("run.sh", "old", "new")); r.IsError {
+	if r := c.CallTool(ctx, "edit", editCall("run.sh", "old", "new")); r.IsError {
 		t.Fatal(r.Text())
 	}
 	st, err := os.Stat(p)
@@ -253,7 +206,7 @@ func TestAudit2EditKeepsMode(t *testing.T) {
 	if st.Mode().Perm() != 0o755 {
 		t.Errorf("mode = %v, want 0755", st.Mode().Perm())
 	}
-	if got := audit2eRead(t, p); got != "#!/bin/sh\necho new\n" {
+	if got := readFile(t, p); got != "#!/bin/sh\necho new\n" {
 		t.Errorf("file = %q", got)
 	}
 }
@@ -261,7 +214,7 @@ func TestAudit2EditKeepsMode(t *testing.T) {
 func TestAudit2EditDryRunWritesNothing(t *testing.T) {
 	c, ws, ctx := audit2eStart(t, map[string]string{"a.txt": "one\ntwo\n"})
 	audit2eMustRead(t, c, ctx, map[string]any{"path": "a.txt"})
-	args := audit2eEdits("a.txt", "two", "TWO")
+	args := editCall("a.txt", "two", "TWO")
 	args["dryRun"] = true
 	r := c.CallTool(ctx, "edit", args)
 	if r.IsError {
@@ -270,7 +223,7 @@ func TestAudit2EditDryRunWritesNothing(t *testing.T) {
 	if diff, _ := r.Details["unifiedDiff"].(string); !strings.Contains(diff, "-two") || !strings.Contains(diff, "+TWO") {
 		t.Errorf("dry run diff = %q", diff)
 	}
-	if got := audit2eRead(t, filepath.Join(ws, "a.txt")); got != "one\ntwo\n" {
+	if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\ntwo\n" {
 		t.Errorf("dry run wrote: %q", got)
 	}
 }
@@ -278,17 +231,17 @@ func TestAudit2EditDryRunWritesNothing(t *testing.T) {
 func TestAudit2EditGuard(t *testing.T) {
 	t.Run("edit without read", func(t *testing.T) {
 		c, ws, ctx := audit2eStart(t, map[string]string{"a.txt": "one\n"})
-		r := c.CallTool(ctx, "edit", audit2eEdits("a.txt", "one", "two"))
-		audit2eWantText(t, "edit unread", r, true, "read a.txt first")
-		if got := audit2eRead(t, filepath.Join(ws, "a.txt")); got != "one\n" {
+		r := c.CallTool(ctx, "edit", editCall("a.txt", "one", "two"))
+		wantResult(t, "edit unread", r, true, "read a.txt first")
+		if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\n" {
 			t.Errorf("file = %q", got)
 		}
 	})
 	t.Run("write over an unread file", func(t *testing.T) {
 		c, ws, ctx := audit2eStart(t, map[string]string{"a.txt": "one\n"})
 		r := c.CallTool(ctx, "write", map[string]any{"path": "a.txt", "content": "new\n"})
-		audit2eWantText(t, "write unread", r, true, "read a.txt first")
-		if got := audit2eRead(t, filepath.Join(ws, "a.txt")); got != "one\n" {
+		wantResult(t, "write unread", r, true, "read a.txt first")
+		if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\n" {
 			t.Errorf("file = %q", got)
 		}
 	})
@@ -308,14 +261,14 @@ func TestAudit2EditGuard(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v %s", err, out)
 		}
-		r := c.CallTool(ctx, "edit", audit2eEdits("a.txt", "line 1\n", "LINE 1\n"))
-		audit2eWantText(t, "stale edit", r, true, "read it again", "20")
-		if got := audit2eRead(t, filepath.Join(ws, "a.txt")); got != external {
+		r := c.CallTool(ctx, "edit", editCall("a.txt", "line 1\n", "LINE 1\n"))
+		wantResult(t, "stale edit", r, true, "read it again", "20")
+		if got := readFile(t, filepath.Join(ws, "a.txt")); got != external {
 			t.Errorf("external content not intact: %q", got)
 		}
 		// After reading again the edit goes through.
 		audit2eMustRead(t, c, ctx, map[string]any{"path": "a.txt"})
-		if r := c.CallTool(ctx, "edit", audit2eEdits("a.txt", "line 1\n", "LINE 1\n")); r.IsError {
+		if r := c.CallTool(ctx, "edit", editCall("a.txt", "line 1\n", "LINE 1\n")); r.IsError {
 			t.Errorf("edit after re-read: %s", r.Text())
 		}
 	})
@@ -331,9 +284,9 @@ func TestAudit2EditGuard(t *testing.T) {
 		f.WriteAt([]byte("cccc"), 5)
 		f.Close()
 		os.Chtimes(p, st.ModTime(), st.ModTime()) // keep the mtime: only content differs
-		r := c.CallTool(ctx, "edit", audit2eEdits("a.txt", "aaaa", "AAAA"))
-		audit2eWantText(t, "same-size rewrite", r, true, "read it again")
-		if got := audit2eRead(t, p); got != "aaaa\ncccc\n" {
+		r := c.CallTool(ctx, "edit", editCall("a.txt", "aaaa", "AAAA"))
+		wantResult(t, "same-size rewrite", r, true, "read it again")
+		if got := readFile(t, p); got != "aaaa\ncccc\n" {
 			t.Errorf("file = %q", got)
 		}
 	})
@@ -344,10 +297,10 @@ func TestAudit2EditGuard(t *testing.T) {
 		if err := os.Chtimes(filepath.Join(ws, "a.txt"), later, later); err != nil {
 			t.Fatal(err)
 		}
-		if r := c.CallTool(ctx, "edit", audit2eEdits("a.txt", "one", "two")); r.IsError {
+		if r := c.CallTool(ctx, "edit", editCall("a.txt", "one", "two")); r.IsError {
 			t.Errorf("edit after touch: %s", r.Text())
 		}
-		if got := audit2eRead(t, filepath.Join(ws, "a.txt")); got != "two\n" {
+		if got := readFile(t, filepath.Join(ws, "a.txt")); got != "two\n" {
 			t.Errorf("file = %q", got)
 		}
 	})
@@ -355,17 +308,17 @@ func TestAudit2EditGuard(t *testing.T) {
 		c, ws, ctx := audit2eStart(t, map[string]string{"a.txt": "a\nb\nc\n"})
 		audit2eMustRead(t, c, ctx, map[string]any{"path": "a.txt"})
 		for _, p := range [][2]string{{"a", "A"}, {"b", "B"}, {"c", "C"}} {
-			if r := c.CallTool(ctx, "edit", audit2eEdits("a.txt", p[0]+"\n", p[1]+"\n")); r.IsError {
+			if r := c.CallTool(ctx, "edit", editCall("a.txt", p[0]+"\n", p[1]+"\n")); r.IsError {
 				t.Fatalf("edit %s: %s", p[0], r.Text())
 			}
 		}
 		if r := c.CallTool(ctx, "write", map[string]any{"path": "a.txt", "content": "W\n"}); r.IsError {
 			t.Fatalf("write after edits: %s", r.Text())
 		}
-		if r := c.CallTool(ctx, "edit", audit2eEdits("a.txt", "W", "X")); r.IsError {
+		if r := c.CallTool(ctx, "edit", editCall("a.txt", "W", "X")); r.IsError {
 			t.Fatalf("edit after write: %s", r.Text())
 		}
-		if got := audit2eRead(t, filepath.Join(ws, "a.txt")); got != "X\n" {
+		if got := readFile(t, filepath.Join(ws, "a.txt")); got != "X\n" {
 			t.Errorf("file = %q", got)
 		}
 	})
@@ -376,11 +329,11 @@ func TestAudit2EditGuard(t *testing.T) {
 		}
 		c, ws, ctx := audit2eStart(t, map[string]string{"big.txt": b.String()})
 		audit2eMustRead(t, c, ctx, map[string]any{"path": "big.txt", "offset": 1, "limit": 10})
-		r := c.CallTool(ctx, "edit", audit2eEdits("big.txt", "row 500\n", "ROW 500\n"))
+		r := c.CallTool(ctx, "edit", editCall("big.txt", "row 500\n", "ROW 500\n"))
 		if r.IsError {
 			t.Fatalf("edit at line 500 after reading 1-10: %s", r.Text())
 		}
-		if !strings.Contains(audit2eRead(t, filepath.Join(ws, "big.txt")), "\nROW 500\nrow 501\n") {
+		if !strings.Contains(readFile(t, filepath.Join(ws, "big.txt")), "\nROW 500\nrow 501\n") {
 			t.Error("edit not applied")
 		}
 	})
@@ -392,14 +345,14 @@ func TestAudit2EditWrite(t *testing.T) {
 	if r.IsError {
 		t.Fatalf("write new: %s", r.Text())
 	}
-	if got := audit2eRead(t, filepath.Join(ws, "deep/er/new.txt")); got != "hello\n" {
+	if got := readFile(t, filepath.Join(ws, "deep/er/new.txt")); got != "hello\n" {
 		t.Errorf("new file = %q", got)
 	}
 	if k := r.Details["kind"]; k != "create" {
 		t.Errorf("details.kind = %v, want create", k)
 	}
 	// A created file can be edited right away: our own write stamps it.
-	if r := c.CallTool(ctx, "edit", audit2eEdits("deep/er/new.txt", "hello", "bye")); r.IsError {
+	if r := c.CallTool(ctx, "edit", editCall("deep/er/new.txt", "hello", "bye")); r.IsError {
 		t.Errorf("edit after create: %s", r.Text())
 	}
 	audit2eMustRead(t, c, ctx, map[string]any{"path": "old.txt"})
@@ -414,62 +367,15 @@ func TestAudit2EditWrite(t *testing.T) {
 	if !strings.Contains(diff, "-old") || !strings.Contains(diff, "+new") {
 		t.Errorf("write diff = %q", diff)
 	}
-	if got := audit2eRead(t, filepath.Join(ws, "old.txt")); got != "new\n" {
+	if got := readFile(t, filepath.Join(ws, "old.txt")); got != "new\n" {
 		t.Errorf("file = %q", got)
 	}
-}
-
-// audit2eApplyTextEdits applies LSP TextEdits (UTF-16 character offsets,
-// ranges in the old text) to old.
-func audit2eApplyTextEdits(t *testing.T, old string, edits []any) string {
-	t.Helper()
-	lineStart := []int{0}
-	for i := 0; i < len(old); i++ {
-		if old[i] == '\n' {
-			lineStart = append(lineStart, i+1)
-		}
-	}
-	offset := func(pos map[string]any) int {
-		line, char := int(pos["line"].(float64)), int(pos["character"].(float64))
-		if line >= len(lineStart) {
-			t.Fatalf("line %d out of range", line)
-		}
-		i, units := lineStart[line], 0
-		for units < char {
-			if i >= len(old) {
-				t.Fatalf("character %d past end of line %d", char, line)
-			}
-			r, size := []rune(old[i:])[0], len(string([]rune(old[i:])[0]))
-			units += len(utf16.Encode([]rune{r}))
-			i += size
-		}
-		if units != char {
-			t.Fatalf("character %d splits a surrogate pair on line %d", char, line)
-		}
-		return i
-	}
-	type span struct {
-		start, end int
-		text       string
-	}
-	var spans []span
-	for _, e := range edits {
-		m := e.(map[string]any)
-		rg := m["range"].(map[string]any)
-		spans = append(spans, span{offset(rg["start"].(map[string]any)), offset(rg["end"].(map[string]any)), m["newText"].(string)})
-	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].start > spans[j].start })
-	out := old
-	for _, s := range spans {
-		out = out[:s.start] + s.text + out[s.end:]
-	}
-	return out
 }
 
 func TestAudit2EditDetails(t *testing.T) {
 	old := "# Überschrift 😀\nprice: 5€ 🚀 rocket\nname = \"Zoë\"\ntail ✓\nend\n"
 	ws := t.TempDir()
-	audit2eWrite(t, filepath.Join(ws, "doc.md"), old)
+	writeFile(t, filepath.Join(ws, "doc.md"), old)
 	raw := audit2RawStart(t, ws, map[string]any{"mode": "acceptEdits"})
 	if r, _ := raw.toolCall("read", "audit2-read", map[string]any{"path": "doc.md"}, 10*time.Second); r.IsError {
 		t.Fatal(r.Text())
@@ -484,7 +390,7 @@ func TestAudit2EditDetails(t *testing.T) {
 	if r.IsError {
 		t.Fatalf("edit: %s", r.Text())
 	}
-	newText := audit2eRead(t, filepath.Join(ws, "doc.md"))
+	newText := readFile(t, filepath.Join(ws, "doc.md"))
 	if want := "# Überschrift 😀\nprice: 6€ 🛸 ufo\nname = \"Zoë 👩‍💻\"\nextra ü\ntail ✗\nend\n"; newText != want {
 		t.Fatalf("file = %q", newText)
 	}
@@ -528,15 +434,15 @@ func TestAudit2EditDetails(t *testing.T) {
 	if len(edits) == 0 {
 		t.Fatalf("no TextEdits: %v", r.Details["edits"])
 	}
-	if got := audit2eApplyTextEdits(t, old, edits); got != newText {
+	if got := applyTextEdits(t, old, edits); got != newText {
 		t.Errorf("TextEdits applied to the old text give %q, want %q", got, newText)
 	}
 	// The unified diff applies with git apply and with patch.
 	diff, _ := r.Details["unifiedDiff"].(string)
 	for _, tool := range []string{"git", "patch"} {
 		dir := t.TempDir()
-		audit2eWrite(t, filepath.Join(dir, "doc.md"), old)
-		audit2eWrite(t, filepath.Join(dir, "change.diff"), diff)
+		writeFile(t, filepath.Join(dir, "doc.md"), old)
+		writeFile(t, filepath.Join(dir, "change.diff"), diff)
 		var cmd *exec.Cmd
 		if tool == "git" {
 			cmd = exec.Command("git", "apply", "change.diff")
@@ -548,7 +454,7 @@ func TestAudit2EditDetails(t *testing.T) {
 			t.Errorf("%s cannot apply the diff: %v\n%s\ndiff:\n%s", tool, err, out, diff)
 			continue
 		}
-		if got := audit2eRead(t, filepath.Join(dir, "doc.md")); got != newText {
+		if got := readFile(t, filepath.Join(dir, "doc.md")); got != newText {
 			t.Errorf("%s applied the diff to %q", tool, got)
 		}
 	}
@@ -600,7 +506,7 @@ func TestAudit2EditWatcherExternalChangeLatency(t *testing.T) {
 	var lat []time.Duration
 	for i := 1; i <= 5; i++ {
 		start := time.Now()
-		audit2eWrite(t, filepath.Join(ws, "w.txt"), fmt.Sprintf("v%d\n", i))
+		writeFile(t, filepath.Join(ws, "w.txt"), fmt.Sprintf("v%d\n", i))
 		p, at, ok := audit2eWaitChange(c, start, "w.txt", 3*time.Second)
 		if !ok {
 			t.Fatalf("change %d: no workspace/externalChange", i)
@@ -620,7 +526,7 @@ func TestAudit2EditWatcherExternalChangeLatency(t *testing.T) {
 		t.Errorf("deleting a read file: no externalChange of kind deleted")
 	}
 	since = time.Now()
-	audit2eWrite(t, filepath.Join(ws, "w.txt"), "back\n")
+	writeFile(t, filepath.Join(ws, "w.txt"), "back\n")
 	if _, ok := audit2eWaitKind(c, since, "w.txt", "created"); !ok {
 		t.Errorf("re-creating a read file: no externalChange of kind created")
 	}
@@ -639,7 +545,7 @@ func TestAudit2EditWatcherNewAndRenamedDirectories(t *testing.T) {
 	}
 	audit2eMustRead(t, c, ctx, map[string]any{"path": "a/b/c/f"})
 	start := time.Now()
-	audit2eWrite(t, filepath.Join(ws, "a/b/c/f"), "changed\n")
+	writeFile(t, filepath.Join(ws, "a/b/c/f"), "changed\n")
 	if _, _, ok := audit2eWaitChange(c, start, "a/b/c/f", 3*time.Second); !ok {
 		t.Error("no externalChange for a file in a freshly created nested directory")
 	}
@@ -649,7 +555,7 @@ func TestAudit2EditWatcherNewAndRenamedDirectories(t *testing.T) {
 	}
 	audit2eMustRead(t, c, ctx, map[string]any{"path": "new/f.txt"})
 	start = time.Now()
-	audit2eWrite(t, filepath.Join(ws, "new/f.txt"), "f1\n")
+	writeFile(t, filepath.Join(ws, "new/f.txt"), "f1\n")
 	if _, _, ok := audit2eWaitChange(c, start, "new/f.txt", 3*time.Second); !ok {
 		t.Error("no externalChange under the renamed directory's new name")
 	}
@@ -668,7 +574,7 @@ func TestAudit2EditWatcherOverflow(t *testing.T) {
 	}
 	for i := 0; i < 20000; i++ {
 		if i == 10000 {
-			audit2eWrite(t, filepath.Join(ws, "x.txt"), "x1 external\n")
+			writeFile(t, filepath.Join(ws, "x.txt"), "x1 external\n")
 		}
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d", i)), nil, 0o644); err != nil {
 			t.Fatal(err)
@@ -678,11 +584,11 @@ func TestAudit2EditWatcherOverflow(t *testing.T) {
 	if _, _, ok := audit2eWaitChange(c, start, "x.txt", 10*time.Second); !ok {
 		t.Error("externalChange for x.txt lost in the overflow")
 	}
-	r := c.CallTool(ctx, "edit", audit2eEdits("x.txt", "x1", "X"))
-	audit2eWantText(t, "stale edit after overflow", r, true, "read it again")
+	r := c.CallTool(ctx, "edit", editCall("x.txt", "x1", "X"))
+	wantResult(t, "stale edit after overflow", r, true, "read it again")
 	// The watcher still works after the rescan.
 	since := time.Now()
-	audit2eWrite(t, filepath.Join(ws, "y.txt"), "y1\n")
+	writeFile(t, filepath.Join(ws, "y.txt"), "y1\n")
 	if _, _, ok := audit2eWaitChange(c, since, "y.txt", 5*time.Second); !ok {
 		t.Error("no externalChange after the overflow rescan")
 	}
@@ -706,11 +612,11 @@ func TestAudit2EditWatcherDegraded(t *testing.T) {
 	t.Setenv("AGENTLS_BIN", wrapper)
 	ws := t.TempDir()
 	for i := 0; i < 5; i++ {
-		audit2eWrite(t, filepath.Join(ws, fmt.Sprintf("d%d/e/f.txt", i)), "x\n")
+		writeFile(t, filepath.Join(ws, fmt.Sprintf("d%d/e/f.txt", i)), "x\n")
 	}
-	audit2eWrite(t, filepath.Join(ws, "a.txt"), "one\n")
+	writeFile(t, filepath.Join(ws, "a.txt"), "one\n")
 	c := harness.Start(t, harness.Options{Root: ws})
-	ctx := audit2eCtx(t)
+	ctx := testCtx(t, 30*time.Second)
 	res := c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
 	caps, _ := res["capabilities"].(map[string]any)
 	exp, _ := caps["experimental"].(map[string]any)
@@ -724,10 +630,10 @@ func TestAudit2EditWatcherDegraded(t *testing.T) {
 		t.Error("no window/logMessage reporting the degraded watcher")
 	}
 	audit2eMustRead(t, c, ctx, map[string]any{"path": "a.txt"})
-	audit2eWrite(t, filepath.Join(ws, "a.txt"), "two external\n")
-	r := c.CallTool(ctx, "edit", audit2eEdits("a.txt", "two", "three"))
-	audit2eWantText(t, "stale edit in degraded mode", r, true, "read it again")
-	if got := audit2eRead(t, filepath.Join(ws, "a.txt")); got != "two external\n" {
+	writeFile(t, filepath.Join(ws, "a.txt"), "two external\n")
+	r := c.CallTool(ctx, "edit", editCall("a.txt", "two", "three"))
+	wantResult(t, "stale edit in degraded mode", r, true, "read it again")
+	if got := readFile(t, filepath.Join(ws, "a.txt")); got != "two external\n" {
 		t.Errorf("file = %q", got)
 	}
 }
@@ -741,7 +647,7 @@ func TestAudit2EditConcurrentEditsOfOneFile(t *testing.T) {
 	orig := b.String()
 	want := strings.ReplaceAll(orig, ": old", ": new")
 	edit := func(i int) map[string]any {
-		return audit2eEdits("c.txt", fmt.Sprintf("slot %02d: old", i), fmt.Sprintf("slot %02d: new", i))
+		return editCall("c.txt", fmt.Sprintf("slot %02d: old", i), fmt.Sprintf("slot %02d: new", i))
 	}
 	t.Run("callBatch", func(t *testing.T) {
 		c, ws, ctx := audit2eStart(t, map[string]string{"c.txt": orig})
@@ -764,7 +670,7 @@ func TestAudit2EditConcurrentEditsOfOneFile(t *testing.T) {
 				t.Errorf("edit %d: %s", i, r.Text())
 			}
 		}
-		if got := audit2eRead(t, filepath.Join(ws, "c.txt")); got != want {
+		if got := readFile(t, filepath.Join(ws, "c.txt")); got != want {
 			t.Errorf("lost updates:\n%s", got)
 		}
 	})
@@ -799,7 +705,7 @@ func TestAudit2EditConcurrentEditsOfOneFile(t *testing.T) {
 				t.Errorf("edit %d: %s", i, e)
 			}
 		}
-		if got := audit2eRead(t, filepath.Join(ws, "c.txt")); got != want {
+		if got := readFile(t, filepath.Join(ws, "c.txt")); got != want {
 			t.Errorf("lost updates:\n%s", got)
 		}
 		if fi, err := os.Lstat(filepath.Join(ws, "alias.txt")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
@@ -816,13 +722,13 @@ func TestAudit2EditSigkillLeavesOldOrNew(t *testing.T) {
 		b.WriteString("0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ\n")
 	}
 	body := b.String()
-	audit2eWrite(t, p, "MARK-0\n"+body)
+	writeFile(t, p, "MARK-0\n"+body)
 	// Time one undisturbed edit, then spread the kill points across it.
 	c0 := audit2eStartIn(t, ws)
-	ctx0 := audit2eCtx(t)
+	ctx0 := testCtx(t, 30*time.Second)
 	audit2eMustRead(t, c0, ctx0, map[string]any{"path": "big.txt", "limit": 1})
 	t0 := time.Now()
-	if r := c0.CallTool(ctx0, "edit", audit2eEdits("big.txt", "MARK-0\n", "MARK-00\n")); r.IsError {
+	if r := c0.CallTool(ctx0, "edit", editCall("big.txt", "MARK-0\n", "MARK-00\n")); r.IsError {
 		t.Fatal(r.Text())
 	}
 	editDur := time.Since(t0)
@@ -832,24 +738,24 @@ func TestAudit2EditSigkillLeavesOldOrNew(t *testing.T) {
 	deadline := time.Now().Add(12 * time.Second)
 	var outcomes []bool // whether each killed edit had landed
 	for i := 0; i < 12 && time.Now().Before(deadline); i++ {
-		before := audit2eRead(t, p)
+		before := readFile(t, p)
 		cur := strings.SplitN(before, "\n", 2)[0]
 		next := fmt.Sprintf("MARK-%d", i+1)
 		after := next + before[len(cur):]
 		c := audit2eStartIn(t, ws)
-		ctx := audit2eCtx(t)
+		ctx := testCtx(t, 30*time.Second)
 		audit2eMustRead(t, c, ctx, map[string]any{"path": "big.txt", "limit": 1})
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			c.TryCallTool(ctx, "edit", audit2eEdits("big.txt", cur+"\n", next+"\n"))
+			c.TryCallTool(ctx, "edit", editCall("big.txt", cur+"\n", next+"\n"))
 		}()
 		// Vary the kill point across the edit's lifetime.
 		time.Sleep(editDur * time.Duration(i) / 8)
 		c.Cmd.Process.Kill()
 		<-c.Exited()
 		<-done
-		got := audit2eRead(t, p)
+		got := readFile(t, p)
 		outcomes = append(outcomes, got == after)
 		if got != before && got != after {
 			t.Fatalf("iteration %d: file is neither old nor new (len %d, starts %q)", i, len(got), got[:min(20, len(got))])
@@ -857,7 +763,7 @@ func TestAudit2EditSigkillLeavesOldOrNew(t *testing.T) {
 	}
 	t.Logf("edit landed before the kill: %v", outcomes)
 	c := audit2eStartIn(t, ws)
-	audit2eMustRead(t, c, audit2eCtx(t), map[string]any{"path": "big.txt", "limit": 1})
+	audit2eMustRead(t, c, testCtx(t, 30*time.Second), map[string]any{"path": "big.txt", "limit": 1})
 	entries, err := os.ReadDir(ws)
 	if err != nil {
 		t.Fatal(err)
@@ -886,17 +792,7 @@ func audit2RawStart(t *testing.T, ws string, initOpts map[string]any, env ...str
 	cmd := harness.Command(t, []string{"--root", ws}, env...)
 	stdin, stdout := harness.StartPiped(t, cmd)
 	r := &audit2Raw{t: t, stdin: stdin, frames: make(chan map[string]any, 4096)}
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
+	stopOnCleanup(t, cmd, stdin)
 	go func() {
 		defer close(r.frames)
 		br := bufio.NewReader(stdout)

@@ -6,7 +6,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -32,12 +31,6 @@ func a2sBackends(t *testing.T, ws string) map[string]*harness.Client {
 	}
 	out["go"], _ = a2cStart(t, ws, nil, "AGENTLS_GREP_BACKEND=go")
 	return out
-}
-
-func a2sCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 func a2sGit(t *testing.T, dir string, args ...string) string {
@@ -67,7 +60,7 @@ func a2sBody(text string) []string {
 }
 
 func TestAudit2SearchLs(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{
+	ws := resolvedWorkspace(t, map[string]string{
 		".gitignore": "*.log\nbuild/\n",
 		".env":       "X=1\n",
 		"b.txt":      "b\n",
@@ -111,14 +104,14 @@ func TestAudit2SearchLs(t *testing.T) {
 			t.Errorf("ignored %s listed:\n%s", hidden, text)
 		}
 	}
-	a2cMustContain(t, "ls ignored count", text, "3 ignored entries hidden")
+	wantContains(t, "ls ignored count", text, "3 ignored entries hidden")
 
 	r = c.CallTool(ctx, "ls", map[string]any{"path": "many"})
 	files := regexp.MustCompile(`(?m)^(f\d{3}|\.keep)$`).FindAllString(r.Text(), -1)
 	if len(files) != 500 {
 		t.Errorf("ls of 511 entries showed %d, want the default limit 500", len(files))
 	}
-	a2cMustContain(t, "ls limit notice", r.Text(), "500", "limit=")
+	wantContains(t, "ls limit notice", r.Text(), "500", "limit=")
 	if m := regexp.MustCompile(`limit=(\d+)`).FindStringSubmatch(r.Text()); m != nil {
 		r2 := c.CallTool(ctx, "ls", map[string]any{"path": "many", "limit": m[1]})
 		if n := len(regexp.MustCompile(`(?m)^(f\d{3}|\.keep)$`).FindAllString(r2.Text(), -1)); n != 511 {
@@ -145,7 +138,7 @@ func a2sGrepFixture(t *testing.T) string {
 		fmt.Fprintf(&wide, "wide %03d %s\n", i, strings.Repeat("w", 400))
 	}
 	overlong.WriteString("needle " + strings.Repeat("x", 900) + "\n")
-	ws := a2cFiles(t, map[string]string{
+	ws := resolvedWorkspace(t, map[string]string{
 		".gitignore":        "ignored/\n*.gen\n",
 		"a.txt":             "alpha\nfoo one\nbeta\n",
 		"a/z.txt":           "foo in a/z\n",
@@ -170,7 +163,7 @@ func a2sGrepFixture(t *testing.T) string {
 
 func TestAudit2SearchGrep(t *testing.T) {
 	ws := a2sGrepFixture(t)
-	ctx := a2sCtx(t)
+	ctx := testCtx(t, 45*time.Second)
 	for name, c := range a2sBackends(t, ws) {
 		t.Run(name, func(t *testing.T) {
 			grep := func(args map[string]any) harness.Result {
@@ -208,23 +201,23 @@ func TestAudit2SearchGrep(t *testing.T) {
 			})
 			t.Run("ignoreCase, literal, glob, dash pattern", func(t *testing.T) {
 				r := grep(map[string]any{"pattern": "foo", "ignoreCase": true, "glob": "*.txt"})
-				a2cMustContain(t, "ignoreCase", r.Text(), "case.txt:1: FOO upper")
+				wantContains(t, "ignoreCase", r.Text(), "case.txt:1: FOO upper")
 				if strings.Contains(r.Text(), "b.go") {
 					t.Errorf("glob *.txt matched b.go:\n%s", r.Text())
 				}
 				r = grep(map[string]any{"pattern": "Foo", "glob": "*.go"})
-				a2cMustContain(t, "glob", r.Text(), "b.go:3: func Foo() {}")
+				wantContains(t, "glob", r.Text(), "b.go:3: func Foo() {}")
 				r = grep(map[string]any{"pattern": "a.b", "literal": true})
-				a2cMustContain(t, "literal", r.Text(), "lit.txt:1: a.b")
+				wantContains(t, "literal", r.Text(), "lit.txt:1: a.b")
 				if strings.Contains(r.Text(), "axb") {
 					t.Errorf("literal a.b matched axb")
 				}
 				r = grep(map[string]any{"pattern": "(paren", "literal": true})
-				a2cMustContain(t, "literal paren", r.Text(), "lit.txt:3: (paren")
+				wantContains(t, "literal paren", r.Text(), "lit.txt:3: (paren")
 				r = grep(map[string]any{"pattern": "-v"})
-				a2cMustContain(t, "dash", r.Text(), "dash.txt:1: x -v flag")
+				wantContains(t, "dash", r.Text(), "dash.txt:1: x -v flag")
 				r = grep(map[string]any{"pattern": "--help"})
-				a2cMustContain(t, "double dash", r.Text(), "dash.txt:2: --help here")
+				wantContains(t, "double dash", r.Text(), "dash.txt:2: --help here")
 			})
 			t.Run("default limit 100 announced with the call", func(t *testing.T) {
 				r := grep(map[string]any{"pattern": "^hit ", "path": "many.txt"})
@@ -232,7 +225,7 @@ func TestAudit2SearchGrep(t *testing.T) {
 				if n != 100 {
 					t.Errorf("150 matches gave %d lines, want 100", n)
 				}
-				a2cMustContain(t, "limit notice", r.Text(), "100", "limit=")
+				wantContains(t, "limit notice", r.Text(), "100", "limit=")
 				m := regexp.MustCompile(`limit=(\d+)`).FindStringSubmatch(r.Text())
 				if m == nil {
 					return
@@ -267,9 +260,9 @@ func TestAudit2SearchGrep(t *testing.T) {
 			})
 			t.Run("ignored path named explicitly", func(t *testing.T) {
 				r := grep(map[string]any{"pattern": "foo", "path": "ignored"})
-				a2cMustContain(t, "ignored path", r.Text(), "includeIgnored: true")
+				wantContains(t, "ignored path", r.Text(), "includeIgnored: true")
 				r = grep(map[string]any{"pattern": "foo", "path": "ignored", "includeIgnored": true})
-				a2cMustContain(t, "includeIgnored", r.Text(), "ignored/found.txt:1: foo hidden by ignore")
+				wantContains(t, "includeIgnored", r.Text(), "ignored/found.txt:1: foo hidden by ignore")
 			})
 		})
 	}
@@ -280,7 +273,7 @@ func TestAudit2SearchGrepBackendsAreByteIdentical(t *testing.T) {
 		t.Skip("rg not on PATH")
 	}
 	ws := a2sGrepFixture(t)
-	ctx := a2sCtx(t)
+	ctx := testCtx(t, 45*time.Second)
 	b := a2sBackends(t, ws)
 	queries := []map[string]any{
 		{"pattern": "foo"},
@@ -316,7 +309,7 @@ func TestAudit2SearchGrepBackendsAreByteIdentical(t *testing.T) {
 }
 
 func TestAudit2SearchFind(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{
+	ws := resolvedWorkspace(t, map[string]string{
 		"some/parent/child/file.ext":     "",
 		"some/parent/child/test.spec.ts": "",
 		"src/foo/bar/example.spec.ts":    "",
@@ -372,7 +365,7 @@ func TestAudit2SearchFind(t *testing.T) {
 		if n != 1000 {
 			t.Errorf("1001 matches gave %d, want 1000", n)
 		}
-		a2cMustContain(t, "find limit notice", r.Text(), "1000", "limit=")
+		wantContains(t, "find limit notice", r.Text(), "1000", "limit=")
 		got := regexp.MustCompile(`(?m)^bulk/f\d{4}\.dat$`).FindAllString(r.Text(), -1)
 		if !sort.StringsAreSorted(got) || len(got) > 0 && got[0] != "bulk/f0000.dat" {
 			t.Errorf("find output not sorted by path")
@@ -419,7 +412,7 @@ func a2sIgnoreFixture(t *testing.T) (ws string, files []string) {
 	for _, f := range files {
 		body[f] = "x\n"
 	}
-	ws = a2cFiles(t, body)
+	ws = resolvedWorkspace(t, body)
 	a2sGit(t, ws, "init", "-q")
 	a2sGit(t, filepath.Join(ws, "repo2"), "init", "-q")
 	if err := os.WriteFile(filepath.Join(ws, ".git", "info", "exclude"), []byte("/excluded.txt\n"), 0o644); err != nil {
@@ -518,7 +511,7 @@ func TestAudit2SearchIgnoreRulesAgreeWithGit(t *testing.T) {
 }
 
 func TestAudit2SearchIgnoreFilesOutsideGit(t *testing.T) {
-	ws := a2cFiles(t, map[string]string{
+	ws := resolvedWorkspace(t, map[string]string{
 		".gitignore":      "g.txt\n",
 		".ignore":         "i.txt\n",
 		".agentlsignore":  "al.txt\n",
@@ -565,7 +558,7 @@ func TestAudit2SearchReadCompletion(t *testing.T) {
 		utf16be = append(utf16be, byte(r>>8), byte(r))
 	}
 	huge := strings.Repeat("y", 60000) + "\nsecond\n"
-	ws := a2cFiles(t, map[string]string{
+	ws := resolvedWorkspace(t, map[string]string{
 		"pic.txt":          string(png),
 		"anim.gif":         string(gif),
 		"photo.jpg":        string(jpeg),
@@ -658,7 +651,7 @@ func TestAudit2SearchReadCompletion(t *testing.T) {
 }
 
 func TestAudit2SearchDescriptionsStateTheLimits(t *testing.T) {
-	ws := a2cFiles(t, nil)
+	ws := resolvedWorkspace(t, nil)
 	c, ctx := a2cStart(t, ws, nil)
 	var res struct {
 		Tools []struct {
@@ -692,7 +685,7 @@ func TestAudit2SearchGrepBackendsAgreeOnOddNames(t *testing.T) {
 	if _, err := exec.LookPath("rg"); err != nil {
 		t.Skip("rg not on PATH")
 	}
-	ws := a2cFiles(t, map[string]string{
+	ws := resolvedWorkspace(t, map[string]string{
 		"ok.txt":          "foo plain\n",
 		"with space.txt":  "foo spaced\n",
 		"col:on.txt":      "foo colon\n",
@@ -706,7 +699,7 @@ func TestAudit2SearchGrepBackendsAgreeOnOddNames(t *testing.T) {
 	if err := exec.Command("mkfifo", filepath.Join(ws, "pipe")).Run(); err != nil {
 		t.Fatal(err)
 	}
-	ctx := a2sCtx(t)
+	ctx := testCtx(t, 45*time.Second)
 	b := a2sBackends(t, ws)
 	rg := b["rg"].CallTool(ctx, "grep", map[string]any{"pattern": "foo"})
 	gof := b["go"].CallTool(ctx, "grep", map[string]any{"pattern": "foo"})
@@ -725,7 +718,7 @@ func TestAudit2SearchGrepBackendsAgreeOnOddNames(t *testing.T) {
 func TestAudit2SearchWorkspaceInsideARepository(t *testing.T) {
 	// The editor opens a subfolder of a repository: git still applies the
 	// repository's .gitignore and .git/info/exclude to it.
-	repo := a2cFiles(t, map[string]string{
+	repo := resolvedWorkspace(t, map[string]string{
 		".gitignore":     "*.log\n",
 		"sub/a.log":      "foo\n",
 		"sub/b.txt":      "foo\n",
@@ -739,7 +732,7 @@ func TestAudit2SearchWorkspaceInsideARepository(t *testing.T) {
 	if got := strings.Fields(a2sGit(t, ws, "check-ignore", "a.log", "b.txt", "c.excluded")); strings.Join(got, " ") != "a.log c.excluded" {
 		t.Fatalf("git check-ignore: %q", got)
 	}
-	ctx := a2sCtx(t)
+	ctx := testCtx(t, 45*time.Second)
 	for name, c := range a2sBackends(t, ws) {
 		g := c.CallTool(ctx, "grep", map[string]any{"pattern": "foo"})
 		if strings.TrimSpace(g.Text()) != "b.txt:1: foo" {
@@ -760,13 +753,13 @@ func TestAudit2SearchWorkspaceInsideARepository(t *testing.T) {
 func TestAudit2SearchFindExactIgnoredNameIsAnnounced(t *testing.T) {
 	// TOOLS.md: "When ignore rules hid something the caller named explicitly,
 	// say so and say how to include it (includeIgnored: true)."
-	ws := a2cFiles(t, map[string]string{".gitignore": "*.log\nign/\n", "a.log": "x\n", "ign/f.txt": "x\n", "b.txt": "x\n"})
+	ws := resolvedWorkspace(t, map[string]string{".gitignore": "*.log\nign/\n", "a.log": "x\n", "ign/f.txt": "x\n", "b.txt": "x\n"})
 	a2sGit(t, ws, "init", "-q")
 	c, ctx := a2cStart(t, ws, nil)
 	for _, p := range []string{"a.log", "ign/f.txt"} {
 		r := c.CallTool(ctx, "find", map[string]any{"pattern": p})
-		a2cMustContain(t, "find "+p, r.Text(), "includeIgnored: true")
+		wantContains(t, "find "+p, r.Text(), "includeIgnored: true")
 	}
 	r := c.CallTool(ctx, "find", map[string]any{"pattern": "ign/f.txt", "includeIgnored": true})
-	a2cMustContain(t, "find includeIgnored", r.Text(), "ign/f.txt")
+	wantContains(t, "find includeIgnored", r.Text(), "ign/f.txt")
 }

@@ -29,46 +29,6 @@ import (
 // Black-box checks of the recently documented features (docs/protocol.md,
 // docs/tools.md, README), run against the real binary.
 
-func a3fCtx(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func a3fFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func a3fURI(p string) string { return (&url.URL{Scheme: "file", Path: p}).String() }
-
-func a3fWant(t *testing.T, what, text string, subs ...string) {
-	t.Helper()
-	for _, s := range subs {
-		if !strings.Contains(text, s) {
-			t.Errorf("%s: missing %q in:\n%s", what, s, text)
-		}
-	}
-}
-
-func a3fNot(t *testing.T, what, text string, subs ...string) {
-	t.Helper()
-	for _, s := range subs {
-		if strings.Contains(text, s) {
-			t.Errorf("%s: unexpected %q in:\n%s", what, s, text)
-		}
-	}
-}
-
 // ---- tools/diagnostics ----------------------------------------------------
 
 type a3fDiagReq struct {
@@ -150,9 +110,9 @@ func a3fItems(uris []string, diags []map[string]any) map[string]any {
 }
 
 func TestAudit3FeaturesDiagnosticsNewProblems(t *testing.T) {
-	ctx := a3fCtx(t, 30*time.Second)
+	ctx := testCtx(t, 30*time.Second)
 	ws := t.TempDir()
-	a3fFiles(t, ws, map[string]string{"a.go": "package a\n\nfunc f() {}\n"})
+	writeFiles(t, ws, map[string]string{"a.go": "package a\n\nfunc f() {}\n"})
 	baseline := []map[string]any{
 		a3fDiag(0, 0, 1, "old problem", "compiler", nil),
 		a3fDiag(1, 0, 2, "old warning", "vet", "W1"),
@@ -177,19 +137,19 @@ func TestAudit3FeaturesDiagnosticsNewProblems(t *testing.T) {
 		t.Fatalf("edit: %s", res.Text())
 	}
 	text := res.Text()
-	a3fWant(t, "edit text", text,
+	wantContains(t, "edit text", text,
 		"The editor reports new problems in a.go:",
 		"  L3:12 error: undefined: BROKEN (compiler)",
 		"  L2:1 warning: old warning (vet)",
 		"  L6:3 warning: no source here")
-	a3fNot(t, "edit text", text, "old problem", "just information", "just a hint", "no source here (")
+	wantLacks(t, "edit text", text, "old problem", "just information", "just a hint", "no source here (")
 	body, _ := os.ReadFile(filepath.Join(ws, "a.go"))
 	if !strings.Contains(string(body), "BROKEN") {
 		t.Errorf("the edit did not stand: %q", body)
 	}
 
 	reqs := d.requests()
-	uri := a3fURI(filepath.Join(ws, "a.go"))
+	uri := fileURI(filepath.Join(ws, "a.go"))
 	if len(reqs) != 2 {
 		t.Fatalf("tools/diagnostics requests = %d (%+v), want a baseline and one after the change", len(reqs), reqs)
 	}
@@ -225,7 +185,7 @@ func TestAudit3FeaturesDiagnosticsNewProblems(t *testing.T) {
 }
 
 func TestAudit3FeaturesDiagnosticsCutAtTen(t *testing.T) {
-	ctx := a3fCtx(t, 30*time.Second)
+	ctx := testCtx(t, 30*time.Second)
 	ws := t.TempDir()
 	var many []map[string]any
 	for i := 0; i < 13; i++ {
@@ -242,8 +202,8 @@ func TestAudit3FeaturesDiagnosticsCutAtTen(t *testing.T) {
 		t.Fatalf("write: %s", res.Text())
 	}
 	text := res.Text()
-	a3fWant(t, "write text", text, "The editor reports new problems in n/new.go:", "  L10:1 error: problem 09 (x)", "… and 3 more")
-	a3fNot(t, "write text", text, "problem 10", "problem 12")
+	wantContains(t, "write text", text, "The editor reports new problems in n/new.go:", "  L10:1 error: problem 09 (x)", "… and 3 more")
+	wantLacks(t, "write text", text, "problem 10", "problem 12")
 	if got := strings.Count(text, " error: problem "); got != 10 {
 		t.Errorf("%d problems listed, want 10", got)
 	}
@@ -255,13 +215,13 @@ func TestAudit3FeaturesDiagnosticsCutAtTen(t *testing.T) {
 }
 
 func TestAudit3FeaturesDiagnosticsNotAsked(t *testing.T) {
-	ctx := a3fCtx(t, 30*time.Second)
+	ctx := testCtx(t, 30*time.Second)
 	answer := func(ctx context.Context, r a3fDiagReq) (any, error) {
 		return a3fItems(r.URIs, []map[string]any{a3fDiag(0, 0, 1, "boom", "x", nil)}), nil
 	}
 	t.Run("dry run and failed calls", func(t *testing.T) {
 		ws := t.TempDir()
-		a3fFiles(t, ws, map[string]string{"a.txt": "one\ntwo\n"})
+		writeFiles(t, ws, map[string]string{"a.txt": "one\ntwo\n"})
 		d := a3fDiagStart(t, ctx, ws, true, answer)
 		d.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 		for name, args := range map[string]map[string]any{
@@ -270,7 +230,7 @@ func TestAudit3FeaturesDiagnosticsNotAsked(t *testing.T) {
 			"no change": {"path": "a.txt", "edits": []any{map[string]any{"oldText": "one", "newText": "one"}}},
 		} {
 			res := d.CallTool(ctx, "edit", args)
-			a3fNot(t, name, res.Text(), "new problems")
+			wantLacks(t, name, res.Text(), "new problems")
 		}
 		res := d.CallTool(ctx, "write", map[string]any{"path": "a.txt", "content": "one\ntwo\n"})
 		if !res.IsError {
@@ -294,7 +254,7 @@ func TestAudit3FeaturesDiagnosticsNotAsked(t *testing.T) {
 }
 
 func TestAudit3FeaturesDiagnosticsUnansweredAndErrors(t *testing.T) {
-	ctx := a3fCtx(t, 40*time.Second)
+	ctx := testCtx(t, 40*time.Second)
 	t.Run("error answer", func(t *testing.T) {
 		ws := t.TempDir()
 		d := a3fDiagStart(t, ctx, ws, true, func(ctx context.Context, r a3fDiagReq) (any, error) {
@@ -304,7 +264,7 @@ func TestAudit3FeaturesDiagnosticsUnansweredAndErrors(t *testing.T) {
 		if res.IsError {
 			t.Errorf("write failed because diagnostics failed: %s", res.Text())
 		}
-		a3fNot(t, "text", res.Text(), "new problems", "crashed")
+		wantLacks(t, "text", res.Text(), "new problems", "crashed")
 		if _, err := os.Stat(filepath.Join(ws, "e.txt")); err != nil {
 			t.Errorf("the write did not stand: %v", err)
 		}
@@ -329,7 +289,7 @@ func TestAudit3FeaturesDiagnosticsUnansweredAndErrors(t *testing.T) {
 		if res.IsError {
 			t.Errorf("write: %s", res.Text())
 		}
-		a3fNot(t, "text", res.Text(), "late", "new problems")
+		wantLacks(t, "text", res.Text(), "late", "new problems")
 		reqs := d.requests()
 		if len(reqs) == 0 || reqs[len(reqs)-1].WaitMs == nil {
 			t.Fatalf("requests = %+v", reqs)
@@ -475,12 +435,6 @@ func a3fIDIs(id float64) func(map[string]any) bool {
 	return func(m map[string]any) bool { return m["id"] == id }
 }
 
-func a3fErrCode(m map[string]any) float64 {
-	e, _ := m["error"].(map[string]any)
-	c, _ := e["code"].(float64)
-	return c
-}
-
 func TestAudit3FeaturesRobustness(t *testing.T) {
 	ws := t.TempDir()
 	r := a3fRawStart(t, ws)
@@ -532,7 +486,7 @@ func TestAudit3FeaturesRobustness(t *testing.T) {
 		t.Errorf("batch [1, 2]: %d error replies, want 2: %v", len(errs), seen)
 	}
 	for _, e := range errs {
-		if a3fErrCode(e) != -32600 {
+		if replyCode(e) != -32600 {
 			t.Errorf("batch member reply %v, want -32600", e)
 		}
 	}
@@ -547,7 +501,7 @@ func TestAudit3FeaturesRobustness(t *testing.T) {
 		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read","arguments":{"path":"x"}}}`,
 	} {
 		r.send(body)
-		if m := r.next(5*time.Second, a3fIDIs(float64(4+i)), nil); a3fErrCode(m) != -32600 {
+		if m := r.next(5*time.Second, a3fIDIs(float64(4+i)), nil); replyCode(m) != -32600 {
 			t.Errorf("after shutdown %s -> %v, want -32600", body, m)
 		}
 	}
@@ -587,14 +541,14 @@ func a3fCall(name string, args map[string]any) map[string]any {
 }
 
 func TestAudit3FeaturesCallBatch(t *testing.T) {
-	ctx := a3fCtx(t, 40*time.Second)
+	ctx := testCtx(t, 40*time.Second)
 	t.Run("read, edit, read of one file", func(t *testing.T) {
 		ws := t.TempDir()
 		c := harness.Start(t, harness.Options{Root: ws})
 		c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
 		for i := 0; i < 8; i++ {
 			name := fmt.Sprintf("f%d.txt", i)
-			a3fFiles(t, ws, map[string]string{name: "alpha\n"})
+			writeFiles(t, ws, map[string]string{name: "alpha\n"})
 			rs := a3fBatch(t, ctx, c,
 				a3fCall("read", map[string]any{"path": name}),
 				a3fCall("edit", map[string]any{"path": name, "edits": []any{map[string]any{"oldText": "alpha", "newText": "beta"}}}),
@@ -665,10 +619,10 @@ func TestAudit3FeaturesWorkspaceInsideARepository(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
-	ctx := a3fCtx(t, 30*time.Second)
+	ctx := testCtx(t, 30*time.Second)
 	repo := t.TempDir()
 	a3fGit(t, repo, "init", "-q")
-	a3fFiles(t, repo, map[string]string{
+	writeFiles(t, repo, map[string]string{
 		".gitignore":              "*.log\n/top-only.txt\n",
 		"pkg/.gitignore":          "gen/\n!keep.log\n",
 		"pkg/sub/app.go":          "needle\n",
@@ -682,7 +636,7 @@ func TestAudit3FeaturesWorkspaceInsideARepository(t *testing.T) {
 		"pkg/sub/.agentlsignore":  "",
 		"pkg/sub/deep/.gitignore": "notes.txt\n",
 	})
-	a3fFiles(t, repo, map[string]string{".git/info/exclude": "*.tmp\n"})
+	writeFiles(t, repo, map[string]string{".git/info/exclude": "*.tmp\n"})
 	ws := filepath.Join(repo, "pkg", "sub")
 	all := []string{"app.go", "debug.log", "keep.log", "gen/x.go", "excluded.tmp", "top-only.txt", "deep/notes.txt", "deep/trace.log"}
 	var want []string
@@ -721,14 +675,14 @@ func TestAudit3FeaturesWorkspaceInsideARepository(t *testing.T) {
 		}
 	}
 	res = c.CallTool(ctx, "ls", map[string]any{})
-	a3fNot(t, "ls", res.Text(), "debug.log", "excluded.tmp", "gen/")
+	wantLacks(t, "ls", res.Text(), "debug.log", "excluded.tmp", "gen/")
 
 	// An edit of the repository root's rule file is seen by the next session.
-	a3fFiles(t, repo, map[string]string{".gitignore": "*.log\n/top-only.txt\napp.go\n"})
+	writeFiles(t, repo, map[string]string{".gitignore": "*.log\n/top-only.txt\napp.go\n"})
 	c2 := harness.Start(t, harness.Options{Root: ws})
 	c2.Initialize(ctx, nil)
 	res = c2.CallTool(ctx, "find", map[string]any{"pattern": "*.go"})
-	a3fNot(t, "find after the root .gitignore changed", res.Text(), "app.go\n")
+	wantLacks(t, "find after the root .gitignore changed", res.Text(), "app.go\n")
 	if strings.Contains(res.Text(), "app.go") && !strings.Contains(res.Text(), "ignore") {
 		t.Errorf("find still lists app.go: %s", res.Text())
 	}
@@ -737,9 +691,9 @@ func TestAudit3FeaturesWorkspaceInsideARepository(t *testing.T) {
 // ---- find: nothing but ignored matches --------------------------------------
 
 func TestAudit3FeaturesFindNamesIgnoredMatches(t *testing.T) {
-	ctx := a3fCtx(t, 30*time.Second)
+	ctx := testCtx(t, 30*time.Second)
 	ws := t.TempDir()
-	a3fFiles(t, ws, map[string]string{
+	writeFiles(t, ws, map[string]string{
 		".gitignore":       "build/\n",
 		"src/main.go":      "x\n",
 		"build/a.gen.go":   "x\n",
@@ -753,7 +707,7 @@ func TestAudit3FeaturesFindNamesIgnoredMatches(t *testing.T) {
 
 	res := c.CallTool(ctx, "find", map[string]any{"pattern": "*.gen.go"})
 	text := res.Text()
-	a3fWant(t, "find *.gen.go", text, "includeIgnored")
+	wantContains(t, "find *.gen.go", text, "includeIgnored")
 	named := 0
 	for _, f := range []string{"build/a.gen.go", "build/b.gen.go", "build/c.gen.go", "build/d.gen.go", "build/e/f.gen.go"} {
 		if strings.Contains(text, f) {
@@ -770,17 +724,17 @@ func TestAudit3FeaturesFindNamesIgnoredMatches(t *testing.T) {
 	}
 
 	res = c.CallTool(ctx, "find", map[string]any{"pattern": "*.go", "path": "build"})
-	a3fWant(t, "find in an ignored path", res.Text(), "ignored", "includeIgnored")
+	wantContains(t, "find in an ignored path", res.Text(), "ignored", "includeIgnored")
 
 	// A match outside the ignored files is not accompanied by the notice.
 	res = c.CallTool(ctx, "find", map[string]any{"pattern": "main.go"})
-	a3fWant(t, "find main.go", res.Text(), "src/main.go")
+	wantContains(t, "find main.go", res.Text(), "src/main.go")
 }
 
 // ---- bash: a timeout in milliseconds ---------------------------------------
 
 func TestAudit3FeaturesBashMillisecondTimeout(t *testing.T) {
-	ctx := a3fCtx(t, 40*time.Second)
+	ctx := testCtx(t, 40*time.Second)
 	ws := t.TempDir()
 	c := harness.Start(t, harness.Options{Root: ws})
 	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
@@ -811,7 +765,7 @@ func TestAudit3FeaturesBashMillisecondTimeout(t *testing.T) {
 	if !r.IsError || el < 1800*time.Millisecond || el > 6*time.Second {
 		t.Errorf("timeout 2000: %v, %s", el, r.Text())
 	}
-	a3fWant(t, "timeout 2000", strings.ToLower(r.Text()), "timed out")
+	wantContains(t, "timeout 2000", strings.ToLower(r.Text()), "timed out")
 
 	for _, tc := range []struct {
 		name string
@@ -826,7 +780,7 @@ func TestAudit3FeaturesBashMillisecondTimeout(t *testing.T) {
 			t.Errorf("%s: accepted: %s", tc.name, r.Text())
 			continue
 		}
-		a3fWant(t, tc.name, r.Text(), "600")
+		wantContains(t, tc.name, r.Text(), "600")
 		t.Logf("%s -> %s", tc.name, r.Text())
 	}
 }
@@ -834,7 +788,7 @@ func TestAudit3FeaturesBashMillisecondTimeout(t *testing.T) {
 // ---- bash: the spill file's size cap --------------------------------------
 
 func TestAudit3FeaturesSpillCapNotice(t *testing.T) {
-	ctx := a3fCtx(t, 60*time.Second)
+	ctx := testCtx(t, 60*time.Second)
 	ws := t.TempDir()
 	c := harness.Start(t, harness.Options{Root: ws})
 	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
@@ -865,7 +819,7 @@ func TestAudit3FeaturesSpillCapNotice(t *testing.T) {
 	if i := strings.Index(text, "\n"); i >= 0 {
 		notice = text[:i]
 	}
-	a3fWant(t, "spill notice", notice, "Only the start of the output is saved", spill)
+	wantContains(t, "spill notice", notice, "Only the start of the output is saved", spill)
 	// The bytes saved plus the bytes said to be lost make the whole output.
 	mm := regexp.MustCompile(`(\d+) bytes more were not saved`).FindStringSubmatch(notice)
 	if mm == nil {
@@ -907,7 +861,7 @@ func a3fRun(t *testing.T, args []string, env ...string) (string, int) {
 
 func TestAudit3FeaturesCLISeveralCalls(t *testing.T) {
 	ws := t.TempDir()
-	a3fFiles(t, ws, map[string]string{"a.go": "package a\n\nvar x = 1\n"})
+	writeFiles(t, ws, map[string]string{"a.go": "package a\n\nvar x = 1\n"})
 	out, code := a3fRun(t, []string{"call",
 		"read", `{"path":"a.go"}`,
 		"edit", `{"path":"a.go","edits":[{"oldText":"x = 1","newText":"x = 2"}]}`,
@@ -916,7 +870,7 @@ func TestAudit3FeaturesCLISeveralCalls(t *testing.T) {
 	if code != 0 {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
-	a3fWant(t, "read, edit, read", out, "Edited a.go", "var x = 2")
+	wantContains(t, "read, edit, read", out, "Edited a.go", "var x = 2")
 	if b, _ := os.ReadFile(filepath.Join(ws, "a.go")); !strings.Contains(string(b), "x = 2") {
 		t.Errorf("the edit did not land: %s", b)
 	}
@@ -932,10 +886,10 @@ func TestAudit3FeaturesCLISeveralCalls(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "later.txt")); err == nil {
 		t.Errorf("the call after the failing one ran")
 	}
-	a3fWant(t, "failing run", out, "missing.go")
+	wantContains(t, "failing run", out, "missing.go")
 
 	// Deny rules and --mode readOnly still apply.
-	a3fFiles(t, ws, map[string]string{".agentls/settings.json": `{"permissions": {"deny": ["Write(/denied.txt)", "Edit(/denied.txt)"]}}`})
+	writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"permissions": {"deny": ["Write(/denied.txt)", "Edit(/denied.txt)"]}}`})
 	out, code = a3fRun(t, []string{"call", "write", `{"path":"ok.txt","content":"x"}`, "write", `{"path":"denied.txt","content":"x"}`, "--root", ws})
 	if code == 0 {
 		t.Errorf("deny rule: exit 0:\n%s", out)
@@ -953,7 +907,7 @@ func TestAudit3FeaturesCLISeveralCalls(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "ro.txt")); err == nil {
 		t.Errorf("--mode readOnly let a write through")
 	}
-	a3fWant(t, "readOnly run", out, "var x = 2", "readOnly")
+	wantContains(t, "readOnly run", out, "var x = 2", "readOnly")
 }
 
 // ---- Upstream MCP servers over HTTP ----------------------------------------
@@ -1037,7 +991,7 @@ func (u *a3fUpstream) headers(name string) []string {
 func a3fMCPJSON(t *testing.T, ws string, cfg map[string]any) {
 	t.Helper()
 	b, _ := json.MarshalIndent(cfg, "", "  ")
-	a3fFiles(t, ws, map[string]string{".agentls/mcp.json": string(b)})
+	writeFiles(t, ws, map[string]string{".agentls/mcp.json": string(b)})
 }
 
 // a3fCallUntil calls tool until its result contains want (upstream servers
@@ -1064,7 +1018,7 @@ func a3fLogs(c *harness.Client) string {
 }
 
 func TestAudit3FeaturesUpstreamHTTPTransports(t *testing.T) {
-	ctx := a3fCtx(t, 40*time.Second)
+	ctx := testCtx(t, 40*time.Second)
 	up := a3fNewUpstream(t)
 	ws := t.TempDir()
 	a3fMCPJSON(t, ws, map[string]any{"servers": map[string]any{
@@ -1127,7 +1081,7 @@ func TestAudit3FeaturesUpstreamHTTPTransports(t *testing.T) {
 	if last == 0 || last >= a3fBigLines {
 		t.Fatalf("cut text shows up to line %d of %d", last, a3fBigLines)
 	}
-	a3fWant(t, "budget notice", text, fmt.Sprintf("1-%d", last))
+	wantContains(t, "budget notice", text, fmt.Sprintf("1-%d", last))
 	rr := c.CallTool(ctx, "read", map[string]any{"path": args.Path, "offset": args.Offset, "limit": 2})
 	if rr.IsError {
 		t.Fatalf("the notice's call %s: %s", m[1], rr.Text())
@@ -1155,7 +1109,7 @@ func TestAudit3FeaturesUpstreamRestart(t *testing.T) {
 		{"server error (503)", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := a3fCtx(t, 40*time.Second)
+			ctx := testCtx(t, 40*time.Second)
 			up := a3fNewUpstream(t)
 			ws := t.TempDir()
 			a3fMCPJSON(t, ws, map[string]any{"servers": map[string]any{"up": map[string]any{"type": "http", "url": up.srv.URL + "/mcp"}}})
@@ -1173,7 +1127,7 @@ func TestAudit3FeaturesUpstreamRestart(t *testing.T) {
 			t.Logf("while broken:\n%s\n%s", r.Text(), r2.Text())
 			if tc.mode == 2 {
 				// The first call may carry the transport error itself; the next says unavailable.
-				a3fWant(t, "broken session", r.Text()+"\n"+r2.Text(), "unavailable", "restarting in")
+				wantContains(t, "broken session", r.Text()+"\n"+r2.Text(), "unavailable", "restarting in")
 			}
 			up.setDown(0)
 			r = a3fCallUntil(t, ctx, c, "up__echo", map[string]any{"text": "4"}, "echo:4", 8*time.Second)
@@ -1183,7 +1137,7 @@ func TestAudit3FeaturesUpstreamRestart(t *testing.T) {
 		})
 	}
 	t.Run("server gone and back on the same port", func(t *testing.T) {
-		ctx := a3fCtx(t, 40*time.Second)
+		ctx := testCtx(t, 40*time.Second)
 		up := a3fNewUpstream(t)
 		addr := up.srv.Listener.Addr().String()
 		ws := t.TempDir()
@@ -1198,7 +1152,7 @@ func TestAudit3FeaturesUpstreamRestart(t *testing.T) {
 		r := c.CallTool(ctx, "up__echo", map[string]any{"text": "2"})
 		r2 := c.CallTool(ctx, "up__echo", map[string]any{"text": "3"})
 		t.Logf("while gone:\n%s\n%s", r.Text(), r2.Text())
-		a3fWant(t, "server gone", r.Text()+"\n"+r2.Text(), "unavailable", "restarting in")
+		wantContains(t, "server gone", r.Text()+"\n"+r2.Text(), "unavailable", "restarting in")
 		// Same address again, a fresh server (sessions lost).
 		up2 := a3fNewUpstream(t)
 		up2.srv.Close()
@@ -1226,7 +1180,7 @@ func TestAudit3FeaturesUpstreamRestart(t *testing.T) {
 }
 
 func TestAudit3FeaturesUpstreamSecretsInURLsAndRedirects(t *testing.T) {
-	ctx := a3fCtx(t, 40*time.Second)
+	ctx := testCtx(t, 40*time.Second)
 	// Another host: the target of a redirect.
 	other := a3fNewUpstream(t)
 	otherURL := strings.Replace(other.srv.URL, "127.0.0.1", "localhost", 1)
@@ -1256,12 +1210,12 @@ func TestAudit3FeaturesUpstreamSecretsInURLsAndRedirects(t *testing.T) {
 	if !r.IsError {
 		t.Errorf("a server that cannot be reached answered: %s", r.Text())
 	}
-	a3fWant(t, "unreachable server", r.Text(), "unavailable", "restarting in")
+	wantContains(t, "unreachable server", r.Text(), "unavailable", "restarting in")
 	c.CallTool(ctx, "redir__echo", map[string]any{"text": "x"})
 	time.Sleep(300 * time.Millisecond) // let the log file catch up
 	lf, _ := os.ReadFile(logFile)
 	all := r.Text() + a3fLogs(c) + string(lf)
-	a3fNot(t, "messages and logs", all, "pw-in-url-77", "query-secret-88", "hdr-secret-99")
+	wantLacks(t, "messages and logs", all, "pw-in-url-77", "query-secret-88", "hdr-secret-99")
 	for _, h := range []string{"X-Secret", "Authorization"} {
 		if v := other.headers(h); len(v) > 0 {
 			t.Errorf("header %s went across a redirect to another host: %q", h, v)
@@ -1310,7 +1264,7 @@ func a3fMCPConnect(t *testing.T, ctx context.Context, root string, roots []strin
 		}
 	})
 	for _, r := range roots {
-		client.AddRoots(&mcp.Root{URI: a3fURI(r)})
+		client.AddRoots(&mcp.Root{URI: fileURI(r)})
 	}
 	cmd := harness.Command(t, []string{"mcp", "--root", root})
 	cmd.Stderr = io.Discard
@@ -1344,11 +1298,11 @@ func a3fMCPCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name st
 const a3fExtTool = `{"name": "b_hello", "description": "say hello from folder b", "inputSchema": {"type": "object", "properties": {}}, "command": "echo hello-from-b", "readOnly": true}`
 
 func TestAudit3FeaturesMCPWorkspace(t *testing.T) {
-	ctx := a3fCtx(t, 40*time.Second)
+	ctx := testCtx(t, 40*time.Second)
 	other, a, b := t.TempDir(), t.TempDir(), t.TempDir()
-	a3fFiles(t, other, map[string]string{"only-in-other.txt": "x"})
-	a3fFiles(t, a, map[string]string{"only-in-a.txt": "x"})
-	a3fFiles(t, b, map[string]string{"only-in-b.txt": "x", ".agentls/tools/b_hello.json": a3fExtTool})
+	writeFiles(t, other, map[string]string{"only-in-other.txt": "x"})
+	writeFiles(t, a, map[string]string{"only-in-a.txt": "x"})
+	writeFiles(t, b, map[string]string{"only-in-b.txt": "x", ".agentls/tools/b_hello.json": a3fExtTool})
 
 	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
 		t.Run("roots win over --root and follow roots/list_changed, protocol "+version, func(t *testing.T) {
@@ -1361,13 +1315,13 @@ func TestAudit3FeaturesMCPWorkspace(t *testing.T) {
 			}
 			s, client, rec := a3fMCPConnect(t, ctx, other, []string{a}, version)
 			_, text := a3fMCPCall(t, ctx, s, "ls", map[string]any{})
-			a3fWant(t, "ls with roots [a]", text, "only-in-a.txt")
-			a3fNot(t, "ls with roots [a]", text, "only-in-other.txt")
+			wantContains(t, "ls with roots [a]", text, "only-in-a.txt")
+			wantLacks(t, "ls with roots [a]", text, "only-in-other.txt")
 			if rec.count("roots/list") == 0 {
 				t.Errorf("roots/list was never asked")
 			}
-			client.RemoveRoots(a3fURI(a))
-			client.AddRoots(&mcp.Root{URI: a3fURI(b)})
+			client.RemoveRoots(fileURI(a))
+			client.AddRoots(&mcp.Root{URI: fileURI(b)})
 			deadline := time.Now().Add(5 * time.Second)
 			var r *mcp.CallToolResult
 			for {
@@ -1381,13 +1335,13 @@ func TestAudit3FeaturesMCPWorkspace(t *testing.T) {
 				t.Errorf("after the roots changed to b, b's extension tool: %s", text)
 			}
 			_, text = a3fMCPCall(t, ctx, s, "ls", map[string]any{})
-			a3fWant(t, "ls with roots [b]", text, "only-in-b.txt")
+			wantContains(t, "ls with roots [b]", text, "only-in-b.txt")
 		})
 	}
 	t.Run("without the roots capability", func(t *testing.T) {
 		s, _, rec := a3fMCPConnect(t, ctx, other, nil, "")
 		_, text := a3fMCPCall(t, ctx, s, "ls", map[string]any{})
-		a3fWant(t, "ls without roots", text, "only-in-other.txt")
+		wantContains(t, "ls without roots", text, "only-in-other.txt")
 		if n := rec.count("roots/list"); n != 0 {
 			t.Errorf("roots/list sent %d times to a client without the capability", n)
 		}
@@ -1395,9 +1349,9 @@ func TestAudit3FeaturesMCPWorkspace(t *testing.T) {
 }
 
 func TestAudit3FeaturesMCPTools(t *testing.T) {
-	ctx := a3fCtx(t, 40*time.Second)
+	ctx := testCtx(t, 40*time.Second)
 	ws := t.TempDir()
-	a3fFiles(t, ws, map[string]string{
+	writeFiles(t, ws, map[string]string{
 		".agentls/tools/b_hello.json":   a3fExtTool,
 		".agentls/tools/c_weather.json": `{"name": "c_weather", "description": "report the weather forecast", "inputSchema": {"type": "object", "properties": {}}, "command": "echo sunny", "readOnly": true}`,
 	})
@@ -1436,12 +1390,12 @@ func TestAudit3FeaturesMCPTools(t *testing.T) {
 		if !r.IsError {
 			t.Errorf("unknown tool not an error result: %s", text)
 		}
-		a3fWant(t, "unknown tool", text, `"read"`, "grep", "write")
+		wantContains(t, "unknown tool", text, `"read"`, "grep", "write")
 	}
 
 	// tool_search activation announces list_changed (tools were listed before it).
 	_, text := a3fMCPCall(t, ctx, s, "tool_search", map[string]any{"query": "weather forecast"})
-	a3fWant(t, "tool_search", text, "c_weather")
+	wantContains(t, "tool_search", text, "c_weather")
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		rec.mu.Lock()

@@ -8,11 +8,9 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -378,41 +376,6 @@ func a3wText(res map[string]any) string {
 	return b.String()
 }
 
-func a3wURI(p string) string { return (&url.URL{Scheme: "file", Path: p}).String() }
-
-func a3wFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	ws := t.TempDir()
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
-		ws = real
-	}
-	for name, body := range files {
-		p := filepath.Join(ws, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ws
-}
-
-func a3wLines(n int, f func(i int) string) string {
-	var b strings.Builder
-	for i := 1; i <= n; i++ {
-		b.WriteString(f(i))
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-func a3wCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // a3wToolCall runs tools/call over the raw client and returns the reply frame.
 func (r *a3wRaw) toolCall(t *testing.T, name, callID string, args any) a3wFrame {
 	t.Helper()
@@ -427,38 +390,25 @@ func (r *a3wRaw) toolCall(t *testing.T, name, callID string, args any) a3wFrame 
 	return f
 }
 
-func a3wMustContain(t *testing.T, what, text string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(text, w) {
-			t.Errorf("%s: want %q in:\n%s", what, w, a3wHead(text, 3000))
-		}
-	}
-}
-
-// a3wBypass is initializationOptions that take permission questions out of
-// tests that are not about permissions.
-func a3wBypass() map[string]any { return map[string]any{"mode": "bypass"} }
-
 // a3wSession starts agentls on a fresh workspace and initializes it.
 func a3wSession(t *testing.T, files map[string]string, init map[string]any) (*a3wRaw, string) {
 	t.Helper()
-	ws := a3wFiles(t, files)
+	ws := resolvedWorkspace(t, files)
 	r := a3wStart(t, ws)
 	if init == nil {
 		init = map[string]any{}
 	}
 	if _, ok := init["initializationOptions"]; !ok {
-		init["initializationOptions"] = a3wBypass()
+		init["initializationOptions"] = bypassOptions()
 	}
 	r.initialize(init)
 	return r, ws
 }
 
 func TestAudit3ProtocolInitializeResult(t *testing.T) {
-	ws := a3wFiles(t, map[string]string{"a.txt": "x\n"})
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "x\n"})
 	r := a3wStart(t, ws)
-	f := r.initialize(map[string]any{"rootUri": a3wURI(ws), "clientInfo": map[string]any{"name": "audit3", "version": "1"}})
+	f := r.initialize(map[string]any{"rootUri": fileURI(ws), "clientInfo": map[string]any{"name": "audit3", "version": "1"}})
 	res := f.result()
 	si, _ := res["serverInfo"].(map[string]any)
 	if si["name"] != "agentls" {
@@ -504,7 +454,7 @@ func TestAudit3ProtocolInitializeResult(t *testing.T) {
 	}
 	// TOOLS.md lists what the text says; the tool and field names are the
 	// stable words of each point.
-	a3wMustContain(t, "instructions", instr, "read", "edit", "cat", "grep", "find", "oldText")
+	wantContains(t, "instructions", instr, "read", "edit", "cat", "grep", "find", "oldText")
 
 	// The names in initialize are the active tool set tools/list gives.
 	lr := r.call("tools/list", map[string]any{})
@@ -527,10 +477,10 @@ func TestAudit3ProtocolInitializeResult(t *testing.T) {
 }
 
 func TestAudit3ProtocolWorkspaceRoots(t *testing.T) {
-	a := a3wFiles(t, map[string]string{"marker.txt": "folder A\n"})
-	b := a3wFiles(t, map[string]string{"marker.txt": "folder B\n"})
-	c := a3wFiles(t, map[string]string{"marker.txt": "folder C\n"})
-	folder := func(p string) map[string]any { return map[string]any{"uri": a3wURI(p), "name": filepath.Base(p)} }
+	a := resolvedWorkspace(t, map[string]string{"marker.txt": "folder A\n"})
+	b := resolvedWorkspace(t, map[string]string{"marker.txt": "folder B\n"})
+	c := resolvedWorkspace(t, map[string]string{"marker.txt": "folder C\n"})
+	folder := func(p string) map[string]any { return map[string]any{"uri": fileURI(p), "name": filepath.Base(p)} }
 	read := func(r *a3wRaw, p string) (string, bool) {
 		res := r.toolCall(t, "read", "", map[string]any{"path": p}).result()
 		return a3wText(res), res["isError"] == true
@@ -542,14 +492,14 @@ func TestAudit3ProtocolWorkspaceRoots(t *testing.T) {
 		inside []string
 		out    []string
 	}{
-		{"rootUri only", map[string]any{"rootUri": a3wURI(a)}, "folder A", []string{a}, []string{b}},
+		{"rootUri only", map[string]any{"rootUri": fileURI(a)}, "folder A", []string{a}, []string{b}},
 		{"workspaceFolders", map[string]any{"workspaceFolders": []any{folder(b), folder(a)}}, "folder B", []string{a, b}, []string{c}},
-		{"folders and rootUri", map[string]any{"rootUri": a3wURI(c), "workspaceFolders": []any{folder(a), folder(b)}}, "folder A", []string{a, b}, nil},
+		{"folders and rootUri", map[string]any{"rootUri": fileURI(c), "workspaceFolders": []any{folder(a), folder(b)}}, "folder A", []string{a, b}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := a3wStart(t, "") // no --root: the params alone name the roots
-			tc.params["initializationOptions"] = a3wBypass()
+			tc.params["initializationOptions"] = bypassOptions()
 			r.initialize(tc.params)
 			if text, isErr := read(r, "marker.txt"); isErr || !strings.Contains(text, tc.first) {
 				t.Errorf("relative marker.txt: isError=%v text=%q, want %q", isErr, text, tc.first)
@@ -569,7 +519,7 @@ func TestAudit3ProtocolWorkspaceRoots(t *testing.T) {
 
 	t.Run("didChangeWorkspaceFolders", func(t *testing.T) {
 		r := a3wStart(t, "")
-		r.initialize(map[string]any{"workspaceFolders": []any{folder(a), folder(b)}, "initializationOptions": a3wBypass()})
+		r.initialize(map[string]any{"workspaceFolders": []any{folder(a), folder(b)}, "initializationOptions": bypassOptions()})
 		r.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
 			"added": []any{folder(c)}, "removed": []any{folder(b)},
 		}})
@@ -596,12 +546,12 @@ func TestAudit3ProtocolInitializationOptions(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a3wStart(t, a3wFiles(t, nil))
+			r := a3wStart(t, resolvedWorkspace(t, nil))
 			f := r.call("initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": tc.opts})
 			if f.errCode() != -32602 {
 				t.Fatalf("initialize with %v: got %s, want error -32602", tc.opts, f.Raw)
 			}
-			a3wMustContain(t, "error message", f.errMsg(), tc.field)
+			wantContains(t, "error message", f.errMsg(), tc.field)
 		})
 	}
 
@@ -618,7 +568,7 @@ func TestAudit3ProtocolInitializationOptions(t *testing.T) {
 	}
 	for _, tc := range good {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a3wStart(t, a3wFiles(t, map[string]string{"a.txt": "hello\n"}))
+			r := a3wStart(t, resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"}))
 			tc.init["initializationOptions"] = tc.init["initializationOptions"]
 			f := r.call("initialize", tc.init)
 			if f.M["error"] != nil {
@@ -626,7 +576,7 @@ func TestAudit3ProtocolInitializationOptions(t *testing.T) {
 			}
 			r.notify("initialized", map[string]any{})
 			res := r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()
-			a3wMustContain(t, "read", a3wText(res), "hello")
+			wantContains(t, "read", a3wText(res), "hello")
 		})
 	}
 
@@ -667,7 +617,7 @@ func TestAudit3ProtocolInitializationOptions(t *testing.T) {
 	})
 
 	t.Run("unknown key is a logMessage warning", func(t *testing.T) {
-		r := a3wStart(t, a3wFiles(t, nil))
+		r := a3wStart(t, resolvedWorkspace(t, nil))
 		r.initialize(map[string]any{"initializationOptions": map[string]any{"colour": "blue"}})
 		f, ok := r.wait(a3wTimeout, func(f a3wFrame) bool {
 			return f.method() == "window/logMessage" && strings.Contains(fmt.Sprint(f.params()["message"]), "colour")
@@ -683,7 +633,7 @@ func TestAudit3ProtocolInitializationOptions(t *testing.T) {
 
 func TestAudit3ProtocolLifecycle(t *testing.T) {
 	t.Run("before initialize", func(t *testing.T) {
-		r := a3wStart(t, a3wFiles(t, nil))
+		r := a3wStart(t, resolvedWorkspace(t, nil))
 		for _, m := range []string{"tools/list", "tools/call", "shutdown"} {
 			f := r.call(m, map[string]any{"name": "ls", "arguments": map[string]any{}})
 			if f.errCode() != -32002 {
@@ -698,7 +648,7 @@ func TestAudit3ProtocolLifecycle(t *testing.T) {
 	})
 
 	t.Run("second initialize", func(t *testing.T) {
-		r := a3wStart(t, a3wFiles(t, nil))
+		r := a3wStart(t, resolvedWorkspace(t, nil))
 		r.initialize(nil)
 		f := r.call("initialize", map[string]any{"capabilities": map[string]any{}})
 		if f.errCode() != -32600 {
@@ -707,7 +657,7 @@ func TestAudit3ProtocolLifecycle(t *testing.T) {
 	})
 
 	t.Run("shutdown then exit", func(t *testing.T) {
-		r := a3wStart(t, a3wFiles(t, nil))
+		r := a3wStart(t, resolvedWorkspace(t, nil))
 		r.initialize(nil)
 		f := r.call("shutdown", nil)
 		if v, has := f.M["result"]; !has || v != nil || f.M["error"] != nil {
@@ -726,7 +676,7 @@ func TestAudit3ProtocolLifecycle(t *testing.T) {
 	})
 
 	t.Run("exit without shutdown", func(t *testing.T) {
-		r := a3wStart(t, a3wFiles(t, nil))
+		r := a3wStart(t, resolvedWorkspace(t, nil))
 		r.initialize(nil)
 		r.notify("exit", nil)
 		if code := r.exitCode(5 * time.Second); code != 1 {
@@ -739,7 +689,7 @@ func TestAudit3ProtocolLifecycle(t *testing.T) {
 		r, ws := a3wSession(t, nil, nil)
 		r.request("tools/call", map[string]any{"name": "bash", "callId": "c-sleep", "arguments": map[string]any{"command": "sleep " + marker + "; touch after-sleep"}})
 		r.request("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}})
-		if !a3wWaitFor(5*time.Second, func() bool { return len(a3wProcs(marker)) > 0 }) {
+		if !waitUntil(5*time.Second, func() bool { return len(a3wProcs(marker)) > 0 }) {
 			t.Fatalf("sleep %s never started", marker)
 		}
 		start := time.Now()
@@ -748,7 +698,7 @@ func TestAudit3ProtocolLifecycle(t *testing.T) {
 			t.Fatalf("process still running 3 s after stdin closed")
 		}
 		t.Logf("exited %v after EOF", time.Since(start))
-		if !a3wWaitFor(3*time.Second, func() bool { return len(a3wProcs(marker)) == 0 }) {
+		if !waitUntil(3*time.Second, func() bool { return len(a3wProcs(marker)) == 0 }) {
 			t.Errorf("bash child survived the end of the session: pids %v", a3wProcs(marker))
 		}
 		if _, err := os.Stat(filepath.Join(ws, "after-sleep")); err == nil {
@@ -775,19 +725,6 @@ func a3wProcs(arg string) []int {
 		}
 	}
 	return out
-}
-
-func a3wWaitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func TestAudit3ProtocolErrorCodes(t *testing.T) {
@@ -912,51 +849,13 @@ func TestAudit3ProtocolErrorCodes(t *testing.T) {
 				t.Errorf("isError = %v, want true: %s", res["isError"], f.Raw)
 			}
 			if tc.want != "" {
-				a3wMustContain(t, "message", a3wText(res), tc.want)
+				wantContains(t, "message", a3wText(res), tc.want)
 			}
 		})
 	}
 	if g := r.call("tools/list", map[string]any{}); g.M["error"] != nil {
 		t.Errorf("session broken after the failures: %s", g.Raw)
 	}
-}
-
-// a3wApplyTextEdits applies LSP TextEdits (ranges in the old text, ASCII
-// so UTF-16 = bytes) to old.
-func a3wApplyTextEdits(t *testing.T, old string, edits []any) string {
-	t.Helper()
-	lines := strings.SplitAfter(old, "\n")
-	off := func(p map[string]any) int {
-		l, c := int(p["line"].(float64)), int(p["character"].(float64))
-		o := 0
-		for i := 0; i < l && i < len(lines); i++ {
-			o += len(lines[i])
-		}
-		return o + c
-	}
-	type span struct {
-		s, e int
-		text string
-	}
-	var spans []span
-	for _, e := range edits {
-		m := e.(map[string]any)
-		rg := m["range"].(map[string]any)
-		spans = append(spans, span{off(rg["start"].(map[string]any)), off(rg["end"].(map[string]any)), m["newText"].(string)})
-	}
-	out := old
-	for i := len(spans) - 1; i >= 0; i-- { // LSP edits do not overlap; apply back to front
-		for j := 0; j < i; j++ {
-			if spans[j].s > spans[i].s {
-				spans[i], spans[j] = spans[j], spans[i]
-			}
-		}
-	}
-	for i := len(spans) - 1; i >= 0; i-- {
-		s := spans[i]
-		out = out[:s.s] + s.text + out[s.e:]
-	}
-	return out
 }
 
 func TestAudit3ProtocolDetailsBeforeReplyAndCallIDs(t *testing.T) {
@@ -1009,8 +908,8 @@ func TestAudit3ProtocolDetailsBeforeReplyAndCallIDs(t *testing.T) {
 			if d["kind"] != tc.kind {
 				t.Errorf("details.kind = %v, want %s", d["kind"], tc.kind)
 			}
-			if d["uri"] != a3wURI(filepath.Join(ws, tc.file)) {
-				t.Errorf("details.uri = %v, want %s", d["uri"], a3wURI(filepath.Join(ws, tc.file)))
+			if d["uri"] != fileURI(filepath.Join(ws, tc.file)) {
+				t.Errorf("details.uri = %v, want %s", d["uri"], fileURI(filepath.Join(ws, tc.file)))
 			}
 			for _, k := range []string{"unifiedDiff", "matchLevel", "oldHash", "newHash"} {
 				if _, ok := d[k].(string); !ok {
@@ -1025,7 +924,7 @@ func TestAudit3ProtocolDetailsBeforeReplyAndCallIDs(t *testing.T) {
 				t.Fatalf("details.edits = %#v, want TextEdit[]", d["edits"])
 			}
 			after, _ := os.ReadFile(filepath.Join(ws, tc.file))
-			if got := a3wApplyTextEdits(t, string(before), edits); got != string(after) {
+			if got := applyTextEdits(t, string(before), edits); got != string(after) {
 				t.Errorf("edits applied to the old text give %q, the file holds %q", got, after)
 			}
 			if d["oldHash"] == d["newHash"] {
@@ -1150,7 +1049,7 @@ func TestAudit3ProtocolMalformedNotificationsKeepTheSession(t *testing.T) {
 				code := r.exitCode(time.Second)
 				t.Fatalf("after %s the session ended (exit code %d) without a reply to the next request", tc.body, code)
 			}
-			a3wMustContain(t, "read after the bad notification", a3wText(f.result()), "hello")
+			wantContains(t, "read after the bad notification", a3wText(f.result()), "hello")
 		})
 	}
 }
@@ -1208,16 +1107,16 @@ func TestAudit3ProtocolCancel(t *testing.T) {
 		if len(res) != 2 {
 			t.Fatalf("callBatch: %s", f.Raw)
 		}
-		a3wMustContain(t, "read after bash in one batch", a3wText(res[1].(map[string]any)), "second")
+		wantContains(t, "read after bash in one batch", a3wText(res[1].(map[string]any)), "second")
 	})
 	t.Run("bash stops", func(t *testing.T) {
 		marker := fmt.Sprintf("%d.%d", 50+time.Now().Nanosecond()%40, time.Now().Nanosecond()%991+1000)
 		id := r.request("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep " + marker + "; touch bash-after.txt"}})
-		if !a3wWaitFor(5*time.Second, func() bool { return len(a3wProcs(marker)) > 0 }) {
+		if !waitUntil(5*time.Second, func() bool { return len(a3wProcs(marker)) > 0 }) {
 			t.Fatalf("sleep never started")
 		}
 		cancel(t, id, nil)
-		if !a3wWaitFor(4*time.Second, func() bool { return len(a3wProcs(marker)) == 0 }) {
+		if !waitUntil(4*time.Second, func() bool { return len(a3wProcs(marker)) == 0 }) {
 			t.Errorf("the cancelled command still runs: %v", a3wProcs(marker))
 		}
 		if _, err := os.Stat(filepath.Join(ws, "bash-after.txt")); err == nil {
@@ -1234,7 +1133,7 @@ func TestAudit3ProtocolCancel(t *testing.T) {
 }
 
 func TestAudit3ProtocolConfirmWire(t *testing.T) {
-	ws := a3wFiles(t, map[string]string{"victim.txt": "keep\n"})
+	ws := resolvedWorkspace(t, map[string]string{"victim.txt": "keep\n"})
 	r := a3wStart(t, ws)
 	r.initialize(map[string]any{
 		"initializationOptions": map[string]any{"mode": "default"},
@@ -1290,7 +1189,7 @@ func TestAudit3ProtocolConfirmWire(t *testing.T) {
 		if res["isError"] != true {
 			t.Errorf("rejected call isError = %v", res["isError"])
 		}
-		a3wMustContain(t, "rejected call", a3wText(res), "denied by the user: not today")
+		wantContains(t, "rejected call", a3wText(res), "denied by the user: not today")
 		if res["callId"] != "c-ask-reject" {
 			t.Errorf("callId = %v", res["callId"])
 		}
@@ -1408,7 +1307,7 @@ func TestAudit3ProtocolTextDocumentSync(t *testing.T) {
 		return map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": old, "newText": nw}}}
 	}
 	open := func(r *a3wRaw, ws, text string) string {
-		uri := a3wURI(filepath.Join(ws, "a.txt"))
+		uri := fileURI(filepath.Join(ws, "a.txt"))
 		r.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "plaintext", "version": 1, "text": text}})
 		return uri
 	}
@@ -1430,7 +1329,7 @@ func TestAudit3ProtocolTextDocumentSync(t *testing.T) {
 		if res["isError"] != true {
 			t.Errorf("edit of an unsaved document without applyEdit succeeded: %s", a3wText(res))
 		}
-		a3wMustContain(t, "refusal", a3wText(res), "save")
+		wantContains(t, "refusal", a3wText(res), "save")
 		if diskOf(ws) != disk {
 			t.Errorf("disk changed: %q", diskOf(ws))
 		}
@@ -1468,7 +1367,7 @@ func TestAudit3ProtocolTextDocumentSync(t *testing.T) {
 			t.Errorf("documentChanges textDocument = %v, want {uri: %s, version: 1}", td, uri)
 		}
 		edits, _ := dc["edits"].([]any)
-		if got := a3wApplyTextEdits(t, "buffer one\ndisk two\n", edits); got != "model one\ndisk two\n" {
+		if got := applyTextEdits(t, "buffer one\ndisk two\n", edits); got != "model one\ndisk two\n" {
 			t.Errorf("applyEdit edits give %q", got)
 		}
 		r.respond(q.M["id"], map[string]any{"applied": true})
@@ -1482,7 +1381,7 @@ func TestAudit3ProtocolTextDocumentSync(t *testing.T) {
 		if res["isError"] == true {
 			t.Fatalf("edit through the editor failed: %s", a3wText(res))
 		}
-		a3wMustContain(t, "edit result", a3wText(res), "in the editor (unsaved")
+		wantContains(t, "edit result", a3wText(res), "in the editor (unsaved")
 		if d, _ := res["details"].(map[string]any); d["inEditor"] != true || d["saved"] != false {
 			t.Errorf("details inEditor/saved = %v/%v, want true/false", d["inEditor"], d["saved"])
 		}
@@ -1507,7 +1406,7 @@ func TestAudit3ProtocolTextDocumentSync(t *testing.T) {
 		if f.result()["isError"] != true {
 			t.Errorf("applied:false gave a success: %s", f.Raw)
 		}
-		a3wMustContain(t, "applied:false result", a3wText(f.result()), "document is read-only here")
+		wantContains(t, "applied:false result", a3wText(f.result()), "document is read-only here")
 		if diskOf(ws) != disk {
 			t.Errorf("disk written after applied:false: %q", diskOf(ws))
 		}
@@ -1520,7 +1419,7 @@ func TestAudit3ProtocolTextDocumentSync(t *testing.T) {
 		if res["isError"] != true {
 			t.Errorf("edit after the user typed succeeded: %s", a3wText(res))
 		}
-		a3wMustContain(t, "guard", a3wText(res), "changed in the editor since you read it")
+		wantContains(t, "guard", a3wText(res), "changed in the editor since you read it")
 	})
 
 	t.Run("bad didChange drops the document with a warning", func(t *testing.T) {
@@ -1542,7 +1441,7 @@ func TestAudit3ProtocolTextDocumentSync(t *testing.T) {
 func TestAudit3ProtocolExternalChange(t *testing.T) {
 	r, ws := a3wSession(t, map[string]string{"read.txt": "v1\n", "unread.txt": "u1\n"}, nil)
 	r.toolCall(t, "read", "", map[string]any{"path": "read.txt"})
-	uri := a3wURI(filepath.Join(ws, "read.txt"))
+	uri := fileURI(filepath.Join(ws, "read.txt"))
 	steps := []struct {
 		name string
 		do   func() error
@@ -1591,8 +1490,8 @@ func TestAudit3ProtocolExternalChange(t *testing.T) {
 }
 
 func TestAudit3ProtocolSharedRulesOnTheWire(t *testing.T) {
-	outside := a3wFiles(t, map[string]string{"secret-outside.txt": "outside\n"})
-	big := a3wLines(2500, func(i int) string { return fmt.Sprintf("row %d", i) })
+	outside := resolvedWorkspace(t, map[string]string{"secret-outside.txt": "outside\n"})
+	big := numberedLines(2500, func(i int) string { return fmt.Sprintf("row %d", i) })
 	r, ws := a3wSession(t, map[string]string{"a.txt": "alpha\n", "sp ace.txt": "spaced\n", "big.txt": big}, nil)
 	if err := os.Symlink(filepath.Join(outside, "secret-outside.txt"), filepath.Join(ws, "link.txt")); err != nil {
 		t.Fatal(err)
@@ -1634,10 +1533,10 @@ func TestAudit3ProtocolSharedRulesOnTheWire(t *testing.T) {
 
 	t.Run("truncation notice", func(t *testing.T) {
 		res := r.toolCall(t, "read", "", map[string]any{"path": "big.txt"}).result()
-		a3wMustContain(t, "read big.txt", a3wText(res), "lines 1-2000 of 2500", "offset=2001")
+		wantContains(t, "read big.txt", a3wText(res), "lines 1-2000 of 2500", "offset=2001")
 		res = r.toolCall(t, "read", "", map[string]any{"path": "big.txt", "offset": 2001}).result()
 		text := a3wText(res)
-		a3wMustContain(t, "read on", text, "row 2001", "row 2500")
+		wantContains(t, "read on", text, "row 2001", "row 2500")
 		if strings.Contains(text, "row 2000\n") {
 			t.Errorf("offset=2001 repeats line 2000")
 		}
@@ -1666,8 +1565,8 @@ func TestAudit3ProtocolSharedRulesOnTheWire(t *testing.T) {
 			t.Errorf("edit failed: %s", a3wText(ed.result()))
 		}
 		// The masked text is still there, marked: nothing was dropped.
-		a3wMustContain(t, "masked read", a3wText(rd.result()), "token = [REDACTED")
-		a3wMustContain(t, "masked bash", a3wText(bs.result()), "[REDACTED")
+		wantContains(t, "masked read", a3wText(rd.result()), "token = [REDACTED")
+		wantContains(t, "masked bash", a3wText(bs.result()), "[REDACTED")
 	})
 }
 
@@ -1703,7 +1602,7 @@ func TestAudit3ProtocolListChanged(t *testing.T) {
 	}
 	before := len(r.all())
 	res := r.toolCall(t, "tool_search", "", map[string]any{"query": "frobnicate widgets"}).result()
-	a3wMustContain(t, "tool_search", a3wText(res), "frobnicate_widgets")
+	wantContains(t, "tool_search", a3wText(res), "frobnicate_widgets")
 	n, ok := r.wait(a3wTimeout, func(f a3wFrame) bool { return f.Seq >= before && f.method() == "tools/listChanged" })
 	if !ok {
 		t.Fatalf("no tools/listChanged after tool_search activated a tool")

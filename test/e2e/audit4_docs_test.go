@@ -23,35 +23,13 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/test/harness"
-	"go.lsp.dev/jsonrpc2"
 )
-
-func a4dCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// a4dFiles writes files (path → content) under root.
-func a4dFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		full := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // a4dStart starts agentls on ws and initializes it with params.
 func a4dStart(t *testing.T, ws string, params map[string]any, env ...string) (*harness.Client, map[string]any) {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: ws, Env: env})
-	res := c.Initialize(a4dCtx(t), params)
+	res := c.Initialize(testCtx(t, 20*time.Second), params)
 	return c, res
 }
 
@@ -73,34 +51,12 @@ func a4dRun(t *testing.T, dir string, args []string, env ...string) (string, str
 	return out.String(), errb.String(), code
 }
 
-func a4dErrCode(err error) int64 {
-	var je *jsonrpc2.Error
-	if errors.As(err, &je) {
-		return int64(je.Code)
-	}
-	return 0
-}
-
-func a4dWant(t *testing.T, what, got string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(got, w) {
-			t.Errorf("%s: want %q in:\n%s", what, w, got)
-		}
-	}
-}
-
 func a4dDoc(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
-}
-
-func a4dJSON(v any) string {
-	b, _ := json.Marshal(v)
 	return string(b)
 }
 
@@ -152,17 +108,7 @@ func a4dStartRaw(t *testing.T, ws string) *a4dRaw {
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		in.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
+	stopOnCleanup(t, cmd, in)
 	return r
 }
 
@@ -192,12 +138,6 @@ func (r *a4dRaw) next() map[string]any {
 	}
 }
 
-func a4dCode(m map[string]any) float64 {
-	e, _ := m["error"].(map[string]any)
-	c, _ := e["code"].(float64)
-	return c
-}
-
 // --- README ---------------------------------------------------------------
 
 // README "The two commands": the quick-start call, several calls sharing a
@@ -206,7 +146,7 @@ func a4dCode(m map[string]any) float64 {
 func TestAudit4DocsREADMECall(t *testing.T) {
 	ws := t.TempDir()
 	readme := a4dDoc(t, "README.md")
-	a4dFiles(t, ws, map[string]string{"README.md": readme, "a.go": "package a\n\nfunc foo() {}\n"})
+	writeFiles(t, ws, map[string]string{"README.md": readme, "a.go": "package a\n\nfunc foo() {}\n"})
 	n := strings.Count(readme, "\n")
 
 	t.Run("quick start", func(t *testing.T) {
@@ -214,7 +154,7 @@ func TestAudit4DocsREADMECall(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d, stderr %s", code, errOut)
 		}
-		a4dWant(t, "quick start", out,
+		wantContains(t, "quick start", out,
 			fmt.Sprintf("README.md, lines 1-5 of %d", n),
 			"     1→# agentls",
 			"Use offset=6 to continue")
@@ -224,7 +164,7 @@ func TestAudit4DocsREADMECall(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s %s", code, out, errOut)
 		}
-		a4dWant(t, "edit after read", out, "Edited a.go: 1 replacement")
+		wantContains(t, "edit after read", out, "Edited a.go: 1 replacement")
 		if b, _ := os.ReadFile(filepath.Join(ws, "a.go")); !strings.Contains(string(b), "func bar()") {
 			t.Errorf("a.go not edited: %s", b)
 		}
@@ -249,7 +189,7 @@ func TestAudit4DocsREADMECall(t *testing.T) {
 	})
 	t.Run("deny rules apply", func(t *testing.T) {
 		ws2 := t.TempDir()
-		a4dFiles(t, ws2, map[string]string{".agentls/settings.json": `{"permissions": {"deny": ["Bash(touch:*)"]}}`})
+		writeFiles(t, ws2, map[string]string{".agentls/settings.json": `{"permissions": {"deny": ["Bash(touch:*)"]}}`})
 		out, _, code := a4dRun(t, ws2, []string{"call", "bash", `{"command":"touch denied.txt"}`, "--root", ws2})
 		if code != 1 {
 			t.Errorf("exit %d, want 1: %s", code, out)
@@ -257,7 +197,7 @@ func TestAudit4DocsREADMECall(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(ws2, "denied.txt")); err == nil {
 			t.Error("a deny rule did not apply to agentls call")
 		}
-		a4dWant(t, "denial", out, "Bash(touch:*)")
+		wantContains(t, "denial", out, "Bash(touch:*)")
 	})
 }
 
@@ -271,7 +211,7 @@ func TestAudit4DocsREADMECommands(t *testing.T) {
 	version := strings.TrimSpace(strings.TrimPrefix(out, "agentls "))
 	c, res := a4dStart(t, ws, nil)
 	_ = c
-	if got := a4dJSON(res["serverInfo"]); got != fmt.Sprintf(`{"name":"agentls","version":%q}`, version) {
+	if got := compactJSON(res["serverInfo"]); got != fmt.Sprintf(`{"name":"agentls","version":%q}`, version) {
 		t.Errorf("serverInfo %s, --version says %s", got, version)
 	}
 
@@ -288,7 +228,7 @@ func TestAudit4DocsREADMECommands(t *testing.T) {
 		t.Errorf("a bad flag: exit %d, stdout %q, stderr %q", code, out, bad)
 	}
 	for _, sub := range []string{"agentls tools", "--format", "agentls call", "--mode", "agentls mcp", "--root", "agentls audit", "--tail", "--version", "log-file"} {
-		a4dWant(t, "--help", usage, sub)
+		wantContains(t, "--help", usage, sub)
 	}
 
 	script := filepath.Join("..", "..", "scripts", "test-all.sh")
@@ -297,7 +237,7 @@ func TestAudit4DocsREADMECommands(t *testing.T) {
 		t.Errorf("scripts/test-all.sh: %v, mode %v", err, st)
 	} else {
 		b, _ := os.ReadFile(script)
-		a4dWant(t, "test-all.sh", string(b), "AGENTLS_SKIP_VSCODE", "/var/cache/agentls-ci", "go test")
+		wantContains(t, "test-all.sh", string(b), "AGENTLS_SKIP_VSCODE", "/var/cache/agentls-ci", "go test")
 	}
 	if _, err := os.Stat(filepath.Join("..", "..", "bench", "search.sh")); err != nil {
 		t.Errorf("README names bench/search.sh: %v", err)
@@ -329,7 +269,7 @@ func TestAudit4DocsREADMEToolTable(t *testing.T) {
 	var list struct {
 		Tools []map[string]any `json:"tools"`
 	}
-	if err := c.Call(a4dCtx(t), "tools/list", map[string]any{}, &list); err != nil {
+	if err := c.Call(testCtx(t, 20*time.Second), "tools/list", map[string]any{}, &list); err != nil {
 		t.Fatal(err)
 	}
 	desc := map[string]string{}
@@ -416,7 +356,7 @@ func TestAudit4DocsToolListFormats(t *testing.T) {
 			case "mcp":
 				for _, k := range []string{"name", "description", "inputSchema", "annotations", "_meta"} {
 					if _, ok := tl[k]; !ok {
-						t.Errorf("mcp tool lacks %s: %v", k, a4dJSON(tl))
+						t.Errorf("mcp tool lacks %s: %v", k, compactJSON(tl))
 					}
 				}
 				ann, _ := tl["annotations"].(map[string]any)
@@ -436,13 +376,13 @@ func TestAudit4DocsToolListFormats(t *testing.T) {
 			case "openai":
 				fn, _ := tl["function"].(map[string]any)
 				if tl["type"] != "function" || fn["name"] == nil || fn["description"] == nil || fn["parameters"] == nil {
-					t.Errorf("openai entry %v", a4dJSON(tl))
+					t.Errorf("openai entry %v", compactJSON(tl))
 				}
 				names = append(names, fmt.Sprint(fn["name"]))
 				a4dWalkSchema(t, format, fn["parameters"])
 			case "anthropic":
 				if tl["name"] == nil || tl["description"] == nil || tl["input_schema"] == nil {
-					t.Errorf("anthropic entry %v", a4dJSON(tl))
+					t.Errorf("anthropic entry %v", compactJSON(tl))
 				}
 				names = append(names, fmt.Sprint(tl["name"]))
 				a4dWalkSchema(t, format, tl["input_schema"])
@@ -466,7 +406,7 @@ func TestAudit4DocsToolListFormats(t *testing.T) {
 			var list struct {
 				Tools []map[string]any `json:"tools"`
 			}
-			if err := c.Call(a4dCtx(t), "tools/list", map[string]any{"format": format}, &list); err != nil {
+			if err := c.Call(testCtx(t, 20*time.Second), "tools/list", map[string]any{"format": format}, &list); err != nil {
 				t.Fatal(err)
 			}
 			check(t, format, list.Tools)
@@ -490,8 +430,8 @@ func TestAudit4DocsToolListFormats(t *testing.T) {
 		})
 	}
 	t.Run("unknown format is -32602", func(t *testing.T) {
-		err := c.Call(a4dCtx(t), "tools/list", map[string]any{"format": "gemini"}, nil)
-		if a4dErrCode(err) != -32602 {
+		err := c.Call(testCtx(t, 20*time.Second), "tools/list", map[string]any{"format": "gemini"}, nil)
+		if rpcCode(err) != -32602 {
 			t.Errorf("got %v, want -32602", err)
 		}
 	})
@@ -501,7 +441,7 @@ func TestAudit4DocsToolListFormats(t *testing.T) {
 // README's `agentls audit --tail 20`.
 func TestAudit4DocsAuditLog(t *testing.T) {
 	ws := t.TempDir()
-	a4dFiles(t, ws, map[string]string{"a.txt": "hello\n"})
+	writeFiles(t, ws, map[string]string{"a.txt": "hello\n"})
 	state := t.TempDir()
 	// AGENTLS_AUDIT_DIR unset (empty): $XDG_STATE_HOME/agentls/audit/.
 	env := []string{"AGENTLS_AUDIT_DIR=", "XDG_STATE_HOME=" + state}
@@ -556,10 +496,10 @@ func TestAudit4DocsAuditLog(t *testing.T) {
 func TestAudit4DocsInitializeResult(t *testing.T) {
 	_, res := a4dStart(t, t.TempDir(), nil)
 	caps, _ := res["capabilities"].(map[string]any)
-	if got := a4dJSON(caps["workspace"]); got != `{"workspaceFolders":{"changeNotifications":true,"supported":true}}` {
+	if got := compactJSON(caps["workspace"]); got != `{"workspaceFolders":{"changeNotifications":true,"supported":true}}` {
 		t.Errorf("capabilities.workspace = %s", got)
 	}
-	if got := a4dJSON(caps["textDocumentSync"]); got != `{"change":2,"openClose":true}` {
+	if got := compactJSON(caps["textDocumentSync"]); got != `{"change":2,"openClose":true}` {
 		t.Errorf("capabilities.textDocumentSync = %s", got)
 	}
 	exp, _ := caps["experimental"].(map[string]any)
@@ -570,12 +510,12 @@ func TestAudit4DocsInitializeResult(t *testing.T) {
 	if ag["watcher"] != "inotify" {
 		t.Errorf("watcher on Linux = %v, want inotify", ag["watcher"])
 	}
-	tools := a4dJSON(ag["tools"])
+	tools := compactJSON(ag["tools"])
 	for _, n := range []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"} {
-		a4dWant(t, "experimental.agentls.tools", tools, `"`+n+`"`)
+		wantContains(t, "experimental.agentls.tools", tools, `"`+n+`"`)
 	}
 	instr := strings.ToLower(fmt.Sprint(res["instructions"]))
-	a4dWant(t, "instructions", instr, "read a file before editing", "search when a path is unknown", "never guess file contents", "cat", "oldtext")
+	wantContains(t, "instructions", instr, "read a file before editing", "search when a path is unknown", "never guess file contents", "cat", "oldtext")
 	// Every JSON block of protocol.md parses.
 	for _, m := range regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(a4dDoc(t, "docs/protocol.md"), -1) {
 		var v any
@@ -590,22 +530,22 @@ func TestAudit4DocsLifecycle(t *testing.T) {
 	ws := t.TempDir()
 	t.Run("before initialize -32002", func(t *testing.T) {
 		c := harness.Start(t, harness.Options{Root: ws})
-		err := c.Call(a4dCtx(t), "tools/list", map[string]any{}, nil)
-		if a4dErrCode(err) != -32002 {
+		err := c.Call(testCtx(t, 20*time.Second), "tools/list", map[string]any{}, nil)
+		if rpcCode(err) != -32002 {
 			t.Errorf("got %v, want -32002", err)
 		}
 	})
 	t.Run("shutdown, then -32600, exit 0", func(t *testing.T) {
 		c, _ := a4dStart(t, ws, nil)
-		ctx := a4dCtx(t)
+		ctx := testCtx(t, 20*time.Second)
 		var res json.RawMessage
 		if err := c.Call(ctx, "shutdown", nil, &res); err != nil || string(res) != "null" {
 			t.Errorf("shutdown: %v, result %s", err, res)
 		}
-		if err := c.Call(ctx, "tools/list", map[string]any{}, nil); a4dErrCode(err) != -32600 {
+		if err := c.Call(ctx, "tools/list", map[string]any{}, nil); rpcCode(err) != -32600 {
 			t.Errorf("request after shutdown: %v, want -32600", err)
 		}
-		if err := c.Call(ctx, "shutdown", nil, nil); a4dErrCode(err) != -32600 {
+		if err := c.Call(ctx, "shutdown", nil, nil); rpcCode(err) != -32600 {
 			t.Errorf("second shutdown: %v, want -32600", err)
 		}
 		c.Conn.Notify(ctx, "exit", nil)
@@ -615,7 +555,7 @@ func TestAudit4DocsLifecycle(t *testing.T) {
 	})
 	t.Run("exit without shutdown is 1", func(t *testing.T) {
 		c, _ := a4dStart(t, ws, nil)
-		c.Conn.Notify(a4dCtx(t), "exit", nil)
+		c.Conn.Notify(testCtx(t, 20*time.Second), "exit", nil)
 		if code := c.Wait(5 * time.Second); code != 1 {
 			t.Errorf("code %d, want 1", code)
 		}
@@ -630,14 +570,14 @@ func TestAudit4DocsLifecycle(t *testing.T) {
 	})
 	t.Run("errors", func(t *testing.T) {
 		c, _ := a4dStart(t, ws, nil)
-		ctx := a4dCtx(t)
-		if err := c.Call(ctx, "initialize", map[string]any{"capabilities": map[string]any{}}, nil); a4dErrCode(err) != -32600 {
+		ctx := testCtx(t, 20*time.Second)
+		if err := c.Call(ctx, "initialize", map[string]any{"capabilities": map[string]any{}}, nil); rpcCode(err) != -32600 {
 			t.Errorf("second initialize: %v, want -32600", err)
 		}
-		if err := c.Call(ctx, "tools/nope", map[string]any{}, nil); a4dErrCode(err) != -32601 {
+		if err := c.Call(ctx, "tools/nope", map[string]any{}, nil); rpcCode(err) != -32601 {
 			t.Errorf("unknown method: %v, want -32601", err)
 		}
-		if err := c.Call(ctx, "tools/call", map[string]any{"name": 5}, nil); a4dErrCode(err) != -32602 {
+		if err := c.Call(ctx, "tools/call", map[string]any{"name": 5}, nil); rpcCode(err) != -32602 {
 			t.Errorf("params that do not decode: %v, want -32602", err)
 		}
 		// `arguments` and params may be [] (Lua's {}).
@@ -670,24 +610,24 @@ func TestAudit4DocsRawFrames(t *testing.T) {
 		}
 	}
 	r.send(`{not json`)
-	if m := r.next(); a4dCode(m) != -32700 || m["id"] != nil {
+	if m := r.next(); replyCode(m) != -32700 || m["id"] != nil {
 		t.Errorf("body not JSON: %v, want -32700 with id null", m)
 	}
 	alive(2)
 	r.sendRaw("Content-Length: abc\r\n\r\n{}")
-	if m := r.next(); a4dCode(m) != -32700 || m["id"] != nil {
+	if m := r.next(); replyCode(m) != -32700 || m["id"] != nil {
 		t.Errorf("bad Content-Length: %v, want -32700 with id null", m)
 	}
 	alive(3)
 	r.send(`{"id":7,"method":"tools/list"}`)
-	if m := r.next(); a4dCode(m) != -32600 || m["id"] != float64(7) {
+	if m := r.next(); replyCode(m) != -32600 || m["id"] != float64(7) {
 		t.Errorf("not JSON-RPC 2.0: %v, want -32600 with id 7", m)
 	}
 	alive(4)
 	r.send(`[1, 2]`)
 	got := 0
 	for i := 0; i < 2; i++ {
-		if m := r.next(); a4dCode(m) == -32600 {
+		if m := r.next(); replyCode(m) == -32600 {
 			got++
 		}
 	}
@@ -729,7 +669,7 @@ func a4dWaitLog(t *testing.T, c *harness.Client, substr string) string {
 // protocol.md "initialize": initializationOptions validation and effect.
 func TestAudit4DocsInitializationOptions(t *testing.T) {
 	ws := t.TempDir()
-	a4dFiles(t, ws, map[string]string{"a.txt": "a\n"})
+	writeFiles(t, ws, map[string]string{"a.txt": "a\n"})
 	for _, tc := range []struct {
 		name  string
 		opts  any
@@ -741,8 +681,8 @@ func TestAudit4DocsInitializationOptions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := harness.Start(t, harness.Options{Root: ws})
-			err := c.Call(a4dCtx(t), "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": tc.opts}, nil)
-			if a4dErrCode(err) != -32602 || !strings.Contains(err.Error(), tc.field) {
+			err := c.Call(testCtx(t, 20*time.Second), "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": tc.opts}, nil)
+			if rpcCode(err) != -32602 || !strings.Contains(err.Error(), tc.field) {
 				t.Errorf("got %v, want -32602 naming %q", err, tc.field)
 			}
 		})
@@ -755,7 +695,7 @@ func TestAudit4DocsInitializationOptions(t *testing.T) {
 	})
 	t.Run("[] is {}", func(t *testing.T) {
 		c := harness.Start(t, harness.Options{Root: ws})
-		if err := c.Call(a4dCtx(t), "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": []any{}}, nil); err != nil {
+		if err := c.Call(testCtx(t, 20*time.Second), "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": []any{}}, nil); err != nil {
 			t.Errorf("initializationOptions []: %v", err)
 		}
 	})
@@ -763,7 +703,7 @@ func TestAudit4DocsInitializationOptions(t *testing.T) {
 		c, _ := a4dStart(t, ws, map[string]any{"initializationOptions": map[string]any{
 			"mode": "acceptEdits", "permissions": map[string]any{"deny": []string{"Read(a.txt)"}},
 		}})
-		ctx := a4dCtx(t)
+		ctx := testCtx(t, 20*time.Second)
 		if r := c.CallTool(ctx, "write", map[string]any{"path": "new.txt", "content": "x\n"}); r.IsError {
 			t.Errorf("acceptEdits write: %s", r.Text())
 		}
@@ -773,7 +713,7 @@ func TestAudit4DocsInitializationOptions(t *testing.T) {
 	})
 	t.Run("readOnly denies writes", func(t *testing.T) {
 		c, _ := a4dStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "readOnly"}})
-		if r := c.CallTool(a4dCtx(t), "write", map[string]any{"path": "ro.txt", "content": "x\n"}); !r.IsError {
+		if r := c.CallTool(testCtx(t, 20*time.Second), "write", map[string]any{"path": "ro.txt", "content": "x\n"}); !r.IsError {
 			t.Errorf("readOnly write: %s", r.Text())
 		}
 		if _, err := os.Stat(filepath.Join(ws, "ro.txt")); err == nil {
@@ -786,11 +726,11 @@ func TestAudit4DocsInitializationOptions(t *testing.T) {
 // syntax examples.
 func TestAudit4DocsSettingsFiles(t *testing.T) {
 	ctxArgs := func(c *harness.Client, t *testing.T, tool string, args map[string]any) harness.Result {
-		return c.CallTool(a4dCtx(t), tool, args)
+		return c.CallTool(testCtx(t, 20*time.Second), tool, args)
 	}
 	t.Run("settings.json mode", func(t *testing.T) {
 		ws := t.TempDir()
-		a4dFiles(t, ws, map[string]string{".agentls/settings.json": `{"mode": "readOnly"}`})
+		writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"mode": "readOnly"}`})
 		c, _ := a4dStart(t, ws, nil)
 		if r := ctxArgs(c, t, "bash", map[string]any{"command": "touch x"}); !r.IsError || !strings.Contains(r.Text(), "readOnly") {
 			t.Errorf("settings.json readOnly: %s", r.Text())
@@ -798,7 +738,7 @@ func TestAudit4DocsSettingsFiles(t *testing.T) {
 	})
 	t.Run("settings.local.json deny", func(t *testing.T) {
 		ws := t.TempDir()
-		a4dFiles(t, ws, map[string]string{".agentls/settings.local.json": `{"permissions": {"deny": ["Read(./.env)"]}}`, ".env": "A=1\n", "sub/.env": "B=2\n"})
+		writeFiles(t, ws, map[string]string{".agentls/settings.local.json": `{"permissions": {"deny": ["Read(./.env)"]}}`, ".env": "A=1\n", "sub/.env": "B=2\n"})
 		c, _ := a4dStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 		if r := ctxArgs(c, t, "read", map[string]any{"path": ".env"}); !r.IsError || !strings.Contains(r.Text(), "Read(./.env)") {
 			t.Errorf("Read(./.env) deny: %s", r.Text())
@@ -809,7 +749,7 @@ func TestAudit4DocsSettingsFiles(t *testing.T) {
 	})
 	t.Run("user settings", func(t *testing.T) {
 		ws, cfg := t.TempDir(), t.TempDir()
-		a4dFiles(t, cfg, map[string]string{"agentls/settings.json": `{"permissions": {"deny": ["Edit(/src/**/*.ts)"]}}`})
+		writeFiles(t, cfg, map[string]string{"agentls/settings.json": `{"permissions": {"deny": ["Edit(/src/**/*.ts)"]}}`})
 		c, _ := a4dStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}}, "XDG_CONFIG_HOME="+cfg)
 		if r := ctxArgs(c, t, "write", map[string]any{"path": "src/a/b.ts", "content": "x\n"}); !r.IsError || !strings.Contains(r.Text(), "Edit(/src/**/*.ts)") {
 			t.Errorf("Edit(/src/**/*.ts) deny: %s", r.Text())
@@ -820,7 +760,7 @@ func TestAudit4DocsSettingsFiles(t *testing.T) {
 	})
 	t.Run("editor wins", func(t *testing.T) {
 		ws := t.TempDir()
-		a4dFiles(t, ws, map[string]string{".agentls/settings.json": `{"mode": "readOnly"}`})
+		writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"mode": "readOnly"}`})
 		c, _ := a4dStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
 		if r := ctxArgs(c, t, "write", map[string]any{"path": "w.txt", "content": "x\n"}); r.IsError {
 			t.Errorf("initializationOptions mode acceptEdits should win over the file's readOnly: %s", r.Text())
@@ -828,7 +768,7 @@ func TestAudit4DocsSettingsFiles(t *testing.T) {
 	})
 	t.Run("bash prefix rule", func(t *testing.T) {
 		ws := t.TempDir()
-		a4dFiles(t, ws, map[string]string{".agentls/settings.local.json": `{"permissions": {"allow": ["Bash(npm run test:*)"]}}`})
+		writeFiles(t, ws, map[string]string{".agentls/settings.local.json": `{"permissions": {"allow": ["Bash(npm run test:*)"]}}`})
 		c, _ := a4dStart(t, ws, nil)
 		if r := ctxArgs(c, t, "bash", map[string]any{"command": "npm run test --silent"}); strings.Contains(r.Text(), "approval") {
 			t.Errorf("Bash(npm run test:*) should allow npm run test --silent: %s", r.Text())
@@ -839,7 +779,7 @@ func TestAudit4DocsSettingsFiles(t *testing.T) {
 	})
 	t.Run("workspace cannot select bypass", func(t *testing.T) {
 		ws := t.TempDir()
-		a4dFiles(t, ws, map[string]string{".agentls/settings.json": `{"mode": "bypass"}`})
+		writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"mode": "bypass"}`})
 		c, _ := a4dStart(t, ws, nil)
 		if r := ctxArgs(c, t, "bash", map[string]any{"command": "touch by.txt"}); !r.IsError {
 			t.Errorf("a workspace file selected bypass: %s", r.Text())
@@ -850,10 +790,10 @@ func TestAudit4DocsSettingsFiles(t *testing.T) {
 	})
 	t.Run("invalid rule reported, file ignored", func(t *testing.T) {
 		ws := t.TempDir()
-		a4dFiles(t, ws, map[string]string{".agentls/settings.json": `{"mode": "readOnly", "permissions": {"deny": ["Bash(npm run"]}}`})
+		writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"mode": "readOnly", "permissions": {"deny": ["Bash(npm run"]}}`})
 		c, _ := a4dStart(t, ws, nil)
 		msg := a4dWaitLog(t, c, "settings.json")
-		a4dWant(t, "invalid rule log", msg, `"type":1`, "Bash(npm run", "column")
+		wantContains(t, "invalid rule log", msg, `"type":1`, "Bash(npm run", "column")
 		// Ignored whole: its readOnly mode does not apply.
 		if r := ctxArgs(c, t, "bash", map[string]any{"command": "touch inv.txt"}); strings.Contains(r.Text(), "readOnly") {
 			t.Errorf("a file with an invalid rule still applied: %s", r.Text())
@@ -872,9 +812,9 @@ func a4dBypass(t *testing.T, ws string, env ...string) *harness.Client {
 // tools.md "Shared behaviour" and protocol.md "tools/call".
 func TestAudit4DocsToolCallShared(t *testing.T) {
 	ws := t.TempDir()
-	a4dFiles(t, ws, map[string]string{"a.txt": "one\ntwo\n"})
+	writeFiles(t, ws, map[string]string{"a.txt": "one\ntwo\n"})
 	c := a4dBypass(t, ws)
-	ctx := a4dCtx(t)
+	ctx := testCtx(t, 20*time.Second)
 	r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 	if !regexp.MustCompile(`^call-\d+$`).MatchString(r.CallID) {
 		t.Errorf("generated callId %q, want call-N", r.CallID)
@@ -889,7 +829,7 @@ func TestAudit4DocsToolCallShared(t *testing.T) {
 	// Aliases and repairs are listed in details.normalized.
 	r = c.CallTool(ctx, "read", map[string]any{"file_path": "a.txt", "limit": "1"})
 	if r.IsError || !strings.Contains(r.Text(), "a.txt, lines 1-1 of 2") || r.Details["normalized"] == nil {
-		t.Errorf("alias/numeric string repair: %s, details %v", r.Text(), a4dJSON(r.Details))
+		t.Errorf("alias/numeric string repair: %s, details %v", r.Text(), compactJSON(r.Details))
 	}
 	// A missing field names it and ends with the usage line quoted in tools.md.
 	r = c.CallTool(ctx, "read", map[string]any{})
@@ -898,7 +838,7 @@ func TestAudit4DocsToolCallShared(t *testing.T) {
 	}
 	// TOOLS.md: "`offset` must be a line number ≥ 1, got -3".
 	r = c.CallTool(ctx, "read", map[string]any{"path": "a.txt", "offset": -3})
-	a4dWant(t, "negative offset", r.Text(), "offset", "-3")
+	wantContains(t, "negative offset", r.Text(), "offset", "-3")
 	if !r.IsError {
 		t.Error("offset -3 is not an error")
 	}
@@ -907,7 +847,7 @@ func TestAudit4DocsToolCallShared(t *testing.T) {
 	if !r.IsError {
 		t.Error("unknown tool is not an error result")
 	}
-	a4dWant(t, "unknown tool", r.Text(), `"read"`, "bash", "tool_search", "write")
+	wantContains(t, "unknown tool", r.Text(), `"read"`, "bash", "tool_search", "write")
 	// A panicking tool is a result.
 	if r, err := c.TryCallTool(ctx, "test_panic", map[string]any{}); err != nil || !r.IsError {
 		t.Errorf("panic: %v %v", err, r.Text())
@@ -922,7 +862,7 @@ func TestAudit4DocsRead(t *testing.T) {
 		fmt.Fprintf(&long, "line %d\n", i)
 	}
 	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82"
-	a4dFiles(t, ws, map[string]string{
+	writeFiles(t, ws, map[string]string{
 		"three.txt":   "a\nb\nc\n",
 		"long.txt":    long.String(),
 		"wide.txt":    strings.Repeat("x", 2500) + "\n",
@@ -936,7 +876,7 @@ func TestAudit4DocsRead(t *testing.T) {
 		"config.yaml": "k: v\n",
 	})
 	c := a4dBypass(t, ws)
-	ctx := a4dCtx(t)
+	ctx := testCtx(t, 20*time.Second)
 	read := func(args map[string]any) harness.Result { return c.CallTool(ctx, "read", args) }
 
 	r := read(map[string]any{"path": "three.txt"})
@@ -944,12 +884,12 @@ func TestAudit4DocsRead(t *testing.T) {
 		t.Errorf("format: %q", r.Text())
 	}
 	r = read(map[string]any{"path": "long.txt"})
-	a4dWant(t, "2500 lines", r.Text(), "long.txt, lines 1-2000 of 2500", "  2000→line 2000", "offset=2001")
+	wantContains(t, "2500 lines", r.Text(), "long.txt, lines 1-2000 of 2500", "  2000→line 2000", "offset=2001")
 	if strings.Contains(r.Text(), "line 2001\n") {
 		t.Error("more than 2000 lines")
 	}
 	r = read(map[string]any{"path": "long.txt", "limit": 5000})
-	if !strings.Contains(r.Text(), "lines 1-2000 of 2500") || !strings.Contains(a4dJSON(r.Details["normalized"]), "limit") {
+	if !strings.Contains(r.Text(), "lines 1-2000 of 2500") || !strings.Contains(compactJSON(r.Details["normalized"]), "limit") {
 		t.Errorf("limit 5000 lowered to 2000 and reported: %.200s / %v", r.Text(), r.Details["normalized"])
 	}
 	r = read(map[string]any{"path": "three.txt", "offset": 0})
@@ -961,7 +901,7 @@ func TestAudit4DocsRead(t *testing.T) {
 		t.Errorf("offset past the end names the line count: %q", r.Text())
 	}
 	r = read(map[string]any{"path": "wide.txt"})
-	a4dWant(t, "line cut", r.Text(), "… [line cut: 2000 of 2500 characters shown]")
+	wantContains(t, "line cut", r.Text(), "… [line cut: 2000 of 2500 characters shown]")
 	r = read(map[string]any{"path": "crlf.txt"})
 	if strings.Contains(r.Text(), "\r") || !strings.Contains(strings.SplitN(r.Text(), "\n", 2)[0], "CRLF") {
 		t.Errorf("CRLF: %q", r.Text())
@@ -978,7 +918,7 @@ func TestAudit4DocsRead(t *testing.T) {
 		}
 	}
 	if !image || r.IsError {
-		t.Errorf("PNG named .txt: %v", a4dJSON(r.Content))
+		t.Errorf("PNG named .txt: %v", compactJSON(r.Content))
 	}
 	r = read(map[string]any{"path": "text.png"})
 	if r.IsError || !strings.Contains(r.Text(), "1→just text") {
@@ -1012,7 +952,7 @@ func TestAudit4DocsRead(t *testing.T) {
 // tools.md "ls", "find", "grep".
 func TestAudit4DocsListings(t *testing.T) {
 	ws := t.TempDir()
-	a4dFiles(t, ws, map[string]string{
+	writeFiles(t, ws, map[string]string{
 		".gitignore":          "build/\n*.log\n",
 		".hidden":             "secret sauce\n",
 		"b.txt":               "alpha\nbeta\ngamma\ndelta\nepsilon\nzeta\neta\ntheta\niota\nkappa\n",
@@ -1032,7 +972,7 @@ func TestAudit4DocsListings(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := a4dBypass(t, ws)
-	ctx := a4dCtx(t)
+	ctx := testCtx(t, 20*time.Second)
 	call := func(tool string, args map[string]any) harness.Result {
 		r := c.CallTool(ctx, tool, args)
 		// A final newline is not part of what the docs show.
@@ -1047,7 +987,7 @@ func TestAudit4DocsListings(t *testing.T) {
 	t.Run("ls", func(t *testing.T) {
 		r := call("ls", map[string]any{})
 		txt := r.Text()
-		a4dWant(t, "ls", txt, ".gitignore\n", ".hidden\n", "src/\n", "link@ -> b.txt", "[2 ignored entries hidden")
+		wantContains(t, "ls", txt, ".gitignore\n", ".hidden\n", "src/\n", "link@ -> b.txt", "[2 ignored entries hidden")
 		if strings.Contains(txt, ".git/") || strings.Contains(txt, "a.log") || strings.Contains(txt, "build/") {
 			t.Errorf(".git or ignored entries shown:\n%s", txt)
 		}
@@ -1055,7 +995,7 @@ func TestAudit4DocsListings(t *testing.T) {
 			t.Errorf("not sorted by byte order:\n%s", txt)
 		}
 		r = call("ls", map[string]any{"path": "sub", "limit": 2})
-		a4dWant(t, "ls limit notice", r.Text(), "2 of 3", "limit=")
+		wantContains(t, "ls limit notice", r.Text(), "2 of 3", "limit=")
 		if r = call("ls", map[string]any{"path": "b.txt"}); !r.IsError || !strings.Contains(r.Text(), "read") {
 			t.Errorf("ls of a file: %q", r.Text())
 		}
@@ -1127,9 +1067,9 @@ func TestAudit4DocsEditWrite(t *testing.T) {
 	for i := 1; i <= 50; i++ {
 		fmt.Fprintf(&b, "l%d\n", i)
 	}
-	a4dFiles(t, ws, map[string]string{"src/a.go": b.String(), "dup.txt": "x\nx\n", "old.txt": "old\n"})
+	writeFiles(t, ws, map[string]string{"src/a.go": b.String(), "dup.txt": "x\nx\n", "old.txt": "old\n"})
 	c := a4dBypass(t, ws)
-	ctx := a4dCtx(t)
+	ctx := testCtx(t, 20*time.Second)
 	c.CallTool(ctx, "read", map[string]any{"path": "src/a.go", "limit": 10}) // a partial read counts
 	r := c.CallTool(ctx, "edit", map[string]any{"path": "src/a.go", "edits": []map[string]any{
 		{"oldText": "l10\nl11\nl12\n", "newText": "L10\nL11\nL12\n"},
@@ -1141,11 +1081,11 @@ func TestAudit4DocsEditWrite(t *testing.T) {
 	d := r.Details
 	for _, k := range []string{"kind", "uri", "path", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"} {
 		if _, ok := d[k]; !ok {
-			t.Errorf("edit details lack %s: %v", k, a4dJSON(d))
+			t.Errorf("edit details lack %s: %v", k, compactJSON(d))
 		}
 	}
 	if d["kind"] != "edit" || !strings.HasPrefix(fmt.Sprint(d["oldHash"]), "xxh64:") || !strings.HasPrefix(fmt.Sprint(d["newHash"]), "xxh64:") || d["firstChangedLine"] != float64(10) {
-		t.Errorf("edit details: %v", a4dJSON(d))
+		t.Errorf("edit details: %v", compactJSON(d))
 	}
 	if n, ok := c.WaitNote(2*time.Second, func(n harness.Note) bool {
 		return n.Method == "tools/details" && strings.Contains(string(n.Params), `"callId":"`+r.CallID+`"`)
@@ -1158,7 +1098,7 @@ func TestAudit4DocsEditWrite(t *testing.T) {
 	if !r.IsError {
 		t.Error("ambiguous edit applied")
 	}
-	a4dWant(t, "several matches", r.Text(), "add context or set replaceAll", "1", "2")
+	wantContains(t, "several matches", r.Text(), "add context or set replaceAll", "1", "2")
 	r = c.CallTool(ctx, "edit", map[string]any{"path": "dup.txt", "edits": []map[string]any{{"oldText": "x", "newText": "x", "replaceAll": true}}})
 	if !r.IsError || !strings.Contains(r.Text(), "no change") {
 		t.Errorf("identical result: %q", r.Text())
@@ -1175,7 +1115,7 @@ func TestAudit4DocsEditWrite(t *testing.T) {
 
 	r = c.CallTool(ctx, "write", map[string]any{"path": "new/dir/f.txt", "content": "hi\n"})
 	if r.IsError || r.Details["kind"] != "create" || r.Details["matchLevel"] != "none" || r.Details["unifiedDiff"] == nil {
-		t.Errorf("create: %q %v", r.Text(), a4dJSON(r.Details))
+		t.Errorf("create: %q %v", r.Text(), compactJSON(r.Details))
 	}
 	if r = c.CallTool(ctx, "write", map[string]any{"path": "old.txt", "content": "new\n"}); !r.IsError || !strings.Contains(r.Text(), "read") {
 		t.Errorf("replace without a read: %q", r.Text())
@@ -1193,16 +1133,16 @@ func TestAudit4DocsEditWrite(t *testing.T) {
 func TestAudit4DocsBashAndSecrets(t *testing.T) {
 	ws := t.TempDir()
 	key := "sk-proj-" + strings.Repeat("Ab3dEf7hIj", 5)
-	a4dFiles(t, ws, map[string]string{"a.txt": "a\n", ".env": "OPENAI_API_KEY=" + key + "\n", "sub/k": ""})
+	writeFiles(t, ws, map[string]string{"a.txt": "a\n", ".env": "OPENAI_API_KEY=" + key + "\n", "sub/k": ""})
 	c := a4dBypass(t, ws)
-	ctx := a4dCtx(t)
+	ctx := testCtx(t, 20*time.Second)
 	r := c.CallTool(ctx, "bash", map[string]any{"command": `echo "$PAGER|$GIT_PAGER|$GIT_TERMINAL_PROMPT|$GIT_EDITOR|$EDITOR|$VISUAL|$AGENTLS|$TERM|$NO_COLOR"; pwd`, "cwd": "sub"})
-	a4dWant(t, "bash env", r.Text(), "cat|cat|0|true|true|true|1|dumb|1", filepath.Join(ws, "sub"))
+	wantContains(t, "bash env", r.Text(), "cat|cat|0|true|true|true|1|dumb|1", filepath.Join(ws, "sub"))
 	if r = c.CallTool(ctx, "bash", map[string]any{"command": "exit 3"}); !r.IsError || !strings.Contains(r.Text(), "[Exit code 3]") {
 		t.Errorf("exit 3: %q", r.Text())
 	}
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "true", "timeout": 120000})
-	if r.IsError || !strings.Contains(a4dJSON(r.Details["normalized"]), "timeout") {
+	if r.IsError || !strings.Contains(compactJSON(r.Details["normalized"]), "timeout") {
 		t.Errorf("timeout in ms: %q %v", r.Text(), r.Details["normalized"])
 	}
 	if r = c.CallTool(ctx, "bash", map[string]any{"command": "true", "timeout": 700}); !r.IsError || !strings.Contains(r.Text(), "600") {
@@ -1214,7 +1154,7 @@ func TestAudit4DocsBashAndSecrets(t *testing.T) {
 	}
 	r = c.CallTool(ctx, "read", map[string]any{"path": ".env"})
 	if !strings.Contains(r.Text(), "OPENAI_API_KEY=[REDACTED:openai-key]") || strings.Contains(r.Text(), key) || r.Details["redactions"] == nil {
-		t.Errorf(".env: %q %v", r.Text(), a4dJSON(r.Details))
+		t.Errorf(".env: %q %v", r.Text(), compactJSON(r.Details))
 	}
 	if r = c.CallTool(ctx, "bash", map[string]any{"command": "cat .env"}); strings.Contains(r.Text(), key) {
 		t.Errorf("bash output keeps the key: %q", r.Text())
@@ -1224,7 +1164,7 @@ func TestAudit4DocsBashAndSecrets(t *testing.T) {
 // protocol.md "tools/confirm" and "tools/diagnostics".
 func TestAudit4DocsConfirmAndDiagnostics(t *testing.T) {
 	ws := t.TempDir()
-	a4dFiles(t, ws, map[string]string{"a.go": "package a\n", ".env": "A=1\n", "gone.txt": "x\n",
+	writeFiles(t, ws, map[string]string{"a.go": "package a\n", ".env": "A=1\n", "gone.txt": "x\n",
 		".agentls/settings.json": `{"permissions": {"ask": ["Bash(rm:*)"]}}`})
 	c := harness.Start(t, harness.Options{Root: ws})
 	var confirm map[string]any
@@ -1236,7 +1176,7 @@ func TestAudit4DocsConfirmAndDiagnostics(t *testing.T) {
 		case "tools/confirm":
 			confirm = p
 			reasons = append(reasons, fmt.Sprint(p["rule"]))
-			if strings.Contains(a4dJSON(p["arguments"]), "rejected.txt") {
+			if strings.Contains(compactJSON(p["arguments"]), "rejected.txt") {
 				return map[string]any{"decision": "rejectOnce", "message": "not now"}, nil
 			}
 			return map[string]any{"decision": "allowOnce"}, nil
@@ -1257,8 +1197,8 @@ func TestAudit4DocsConfirmAndDiagnostics(t *testing.T) {
 		}
 		return nil, fmt.Errorf("unexpected %s", method)
 	}
-	c.Initialize(a4dCtx(t), map[string]any{"capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true, "diagnostics": true}}}})
-	ctx := a4dCtx(t)
+	c.Initialize(testCtx(t, 20*time.Second), map[string]any{"capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true, "diagnostics": true}}}})
+	ctx := testCtx(t, 20*time.Second)
 	r := c.CallTool(ctx, "write", map[string]any{"path": "rejected.txt", "content": "x\n"})
 	if !r.IsError || !strings.Contains(r.Text(), "denied by the user: not now") {
 		t.Errorf("rejectOnce: %q", r.Text())
@@ -1268,11 +1208,11 @@ func TestAudit4DocsConfirmAndDiagnostics(t *testing.T) {
 	}
 	for _, k := range []string{"callId", "tool", "arguments", "reason", "preview"} {
 		if _, ok := confirm[k]; !ok {
-			t.Errorf("tools/confirm params lack %s: %v", k, a4dJSON(confirm))
+			t.Errorf("tools/confirm params lack %s: %v", k, compactJSON(confirm))
 		}
 	}
 	if confirm["rule"] != "mode:default" {
-		t.Errorf("rule %v, want mode:default; params %s", confirm["rule"], a4dJSON(confirm))
+		t.Errorf("rule %v, want mode:default; params %s", confirm["rule"], compactJSON(confirm))
 	}
 	if reason, _ := confirm["reason"].(string); !strings.Contains(reason, "the user must approve") {
 		t.Errorf("reason %q is not a sentence for the user", reason)
@@ -1280,7 +1220,7 @@ func TestAudit4DocsConfirmAndDiagnostics(t *testing.T) {
 	pv, _ := confirm["preview"].(map[string]any)
 	for _, k := range []string{"kind", "path", "uri", "unifiedDiff", "edits"} {
 		if _, ok := pv[k]; !ok {
-			t.Errorf("preview lacks %s: %v", k, a4dJSON(pv))
+			t.Errorf("preview lacks %s: %v", k, compactJSON(pv))
 		}
 	}
 	// PROTOCOL.md: preview is the call's details; a new file's details say "create".
@@ -1296,7 +1236,7 @@ func TestAudit4DocsConfirmAndDiagnostics(t *testing.T) {
 	}
 	c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
 	r = c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "edits": []map[string]any{{"oldText": "package a\n", "newText": "package a\n\nvar x = BROKEN\n"}}})
-	a4dWant(t, "diagnostics", r.Text(), "The editor reports new problems in a.go:\n  L3:12 error: undefined: BROKEN (compiler)")
+	wantContains(t, "diagnostics", r.Text(), "The editor reports new problems in a.go:\n  L3:12 error: undefined: BROKEN (compiler)")
 	dd, _ := r.Details["diagnostics"].(map[string]any)
 	if dd == nil {
 		if arr, ok := r.Details["diagnostics"].([]any); ok && len(arr) > 0 {
@@ -1305,12 +1245,12 @@ func TestAudit4DocsConfirmAndDiagnostics(t *testing.T) {
 	}
 	for _, k := range []string{"uri", "new", "total"} {
 		if _, ok := dd[k]; !ok {
-			t.Errorf("details.diagnostics lacks %s: %v", k, a4dJSON(r.Details["diagnostics"]))
+			t.Errorf("details.diagnostics lacks %s: %v", k, compactJSON(r.Details["diagnostics"]))
 		}
 	}
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "touch made.txt"})
 	if pv, _ := confirm["preview"].(map[string]any); pv["kind"] != "command" || pv["command"] != "touch made.txt" || pv["readOnly"] != false {
-		t.Errorf("bash preview: %v", a4dJSON(confirm["preview"]))
+		t.Errorf("bash preview: %v", compactJSON(confirm["preview"]))
 	}
 }
 
@@ -1338,17 +1278,7 @@ func a4dStartMCP(t *testing.T, args []string, env ...string) *a4dMCP {
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		in.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
+	stopOnCleanup(t, cmd, in)
 	return m
 }
 
@@ -1385,33 +1315,33 @@ func (m *a4dMCP) init() {
 // README "MCP hosts" and protocol.md "agentls mcp".
 func TestAudit4DocsMCPServer(t *testing.T) {
 	ws := t.TempDir()
-	a4dFiles(t, ws, map[string]string{"a.txt": "hello\n"})
+	writeFiles(t, ws, map[string]string{"a.txt": "hello\n"})
 	m := a4dStartMCP(t, []string{"--root", ws})
 	m.init()
 	m.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	list := a4dJSON(m.reply(1)["result"])
-	a4dWant(t, "mcp tools/list", list, `"readOnlyHint"`, `"destructiveHint"`, `"idempotentHint"`, `"openWorldHint"`, `"source":"core"`, `"name":"tool_search"`)
+	list := compactJSON(m.reply(1)["result"])
+	wantContains(t, "mcp tools/list", list, `"readOnlyHint"`, `"destructiveHint"`, `"idempotentHint"`, `"openWorldHint"`, `"source":"core"`, `"name":"tool_search"`)
 	m.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}`)
 	res, _ := m.reply(2)["result"].(map[string]any)
 	meta, _ := res["_meta"].(map[string]any)
-	if !strings.Contains(a4dJSON(res["content"]), "a.txt, lines 1-1 of 1") || meta["callId"] == nil || meta["details"] == nil {
-		t.Errorf("mcp read: %s", a4dJSON(res))
+	if !strings.Contains(compactJSON(res["content"]), "a.txt, lines 1-1 of 1") || meta["callId"] == nil || meta["details"] == nil {
+		t.Errorf("mcp read: %s", compactJSON(res))
 	}
 	m.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"reed","arguments":{}}}`)
 	res, _ = m.reply(3)["result"].(map[string]any)
-	if res["isError"] != true || !strings.Contains(a4dJSON(res), `\"read\"`) {
-		t.Errorf("unknown tool over MCP: %s", a4dJSON(res))
+	if res["isError"] != true || !strings.Contains(compactJSON(res), `\"read\"`) {
+		t.Errorf("unknown tool over MCP: %s", compactJSON(res))
 	}
 	m.send(`not json`)
-	if r := m.reply(nil); a4dCode(r) != -32700 {
+	if r := m.reply(nil); replyCode(r) != -32700 {
 		t.Errorf("not JSON: %v", r)
 	}
 	m.send(`{"id":9,"method":"ping"}`)
-	if r := m.reply(9); a4dCode(r) != -32600 {
+	if r := m.reply(9); replyCode(r) != -32600 {
 		t.Errorf("not JSON-RPC 2.0: %v", r)
 	}
 	m.send(`[]`)
-	if r := m.reply(nil); a4dCode(r) != -32600 {
+	if r := m.reply(nil); replyCode(r) != -32600 {
 		t.Errorf("empty batch: %v", r)
 	}
 	m.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
@@ -1431,29 +1361,29 @@ func TestAudit4DocsMCPServer(t *testing.T) {
 // "mcpServers", ${env:NAME} expanded; a deferred extension tool.
 func TestAudit4DocsUpstreamAndExtensions(t *testing.T) {
 	inner := t.TempDir()
-	a4dFiles(t, inner, map[string]string{"inner.txt": "from the inner workspace\n"})
+	writeFiles(t, inner, map[string]string{"inner.txt": "from the inner workspace\n"})
 	bin := harness.Binary(t)
 	for _, key := range []string{"servers", "mcpServers"} {
 		t.Run(key, func(t *testing.T) {
 			ws := t.TempDir()
 			cfg := fmt.Sprintf(`{%q: {"inner": {"command": %q, "args": ["mcp", "--root", "${env:A4D_INNER}"]}}}`, key, bin)
-			a4dFiles(t, ws, map[string]string{
+			writeFiles(t, ws, map[string]string{
 				".agentls/mcp.json": cfg,
 				".agentls/tools/shout.json": `{"name": "shout_words", "description": "Print words in upper case.",
 					"inputSchema": {"type": "object", "properties": {"words": {"type": "string"}}, "required": ["words"]},
 					"command": "echo {{words}} | tr a-z A-Z", "readOnly": true}`,
 			})
 			c := a4dBypass(t, ws, "A4D_INNER="+inner)
-			ctx := a4dCtx(t)
+			ctx := testCtx(t, 20*time.Second)
 			var list struct {
 				Tools []map[string]any `json:"tools"`
 			}
 			c.Call(ctx, "tools/list", map[string]any{}, &list)
-			if l := a4dJSON(list.Tools); strings.Contains(l, "shout_words") || strings.Contains(l, "inner__read") {
+			if l := compactJSON(list.Tools); strings.Contains(l, "shout_words") || strings.Contains(l, "inner__read") {
 				t.Errorf("deferred tools listed before tool_search")
 			}
 			r := c.CallTool(ctx, "tool_search", map[string]any{"query": "upper case words"})
-			a4dWant(t, "tool_search extension", r.Text(), "shout_words")
+			wantContains(t, "tool_search extension", r.Text(), "shout_words")
 			if r = c.CallTool(ctx, "shout_words", map[string]any{"words": "hi; rm -rf /"}); r.Text() != "HI; RM -RF /" && strings.TrimSpace(r.Text()) != "HI; RM -RF /" {
 				t.Errorf("extension tool: %q", r.Text())
 			}
@@ -1465,12 +1395,12 @@ func TestAudit4DocsUpstreamAndExtensions(t *testing.T) {
 	}
 	t.Run("mcp__ rules", func(t *testing.T) {
 		ws := t.TempDir()
-		a4dFiles(t, ws, map[string]string{
+		writeFiles(t, ws, map[string]string{
 			".agentls/mcp.json":      fmt.Sprintf(`{"servers": {"inner": {"command": %q, "args": ["mcp", "--root", %q]}}}`, bin, inner),
 			".agentls/settings.json": `{"permissions": {"deny": ["mcp__inner__read"]}}`,
 		})
 		c := a4dBypass(t, ws)
-		r := c.CallTool(a4dCtx(t), "inner__read", map[string]any{"path": "inner.txt"})
+		r := c.CallTool(testCtx(t, 20*time.Second), "inner__read", map[string]any{"path": "inner.txt"})
 		if !r.IsError || strings.Contains(r.Text(), "from the inner workspace") {
 			t.Errorf("mcp__inner__read deny: %q", r.Text())
 		}

@@ -30,10 +30,7 @@ const a4sCallTimeout = 10 * time.Second
 // a4sStart starts agentls on ws in bypass mode (nothing asks).
 func a4sStart(t *testing.T, ws string, env ...string) *harness.Client {
 	t.Helper()
-	c := harness.Start(t, harness.Options{Root: ws, Env: env})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
+	c, _ := startIn(t, ws, bypass(), env...)
 	return c
 }
 
@@ -79,40 +76,6 @@ func a4sCall(t *testing.T, c *harness.Client, name string, args map[string]any) 
 	return r
 }
 
-// a4sWant checks isError and that the text holds every want (case-insensitive).
-func a4sWant(t *testing.T, what string, r harness.Result, isError bool, wants ...string) {
-	t.Helper()
-	if r.IsError != isError {
-		t.Errorf("%s: isError = %v, want %v; text:\n%s", what, r.IsError, isError, r.Text())
-	}
-	low := strings.ToLower(r.Text())
-	for _, w := range wants {
-		if !strings.Contains(low, strings.ToLower(w)) {
-			t.Errorf("%s: text lacks %q; text:\n%s", what, w, r.Text())
-		}
-	}
-}
-
-// a4sLacks checks the text holds none of the given strings.
-func a4sLacks(t *testing.T, what string, r harness.Result, nots ...string) {
-	t.Helper()
-	for _, n := range nots {
-		if strings.Contains(r.Text(), n) {
-			t.Errorf("%s: text must not contain %q; text:\n%s", what, n, r.Text())
-		}
-	}
-}
-
-func a4sWrite(t *testing.T, p string, b []byte) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // a4sBytesEqual compares the file's bytes with want.
 func a4sBytesEqual(t *testing.T, what, p string, want []byte) {
 	t.Helper()
@@ -131,10 +94,6 @@ func a4sShort(b []byte) []byte {
 		return append(append([]byte{}, b[:300]...), "…"...)
 	}
 	return b
-}
-
-func a4sEdit(path, oldText, newText string) map[string]any {
-	return map[string]any{"path": path, "edits": []map[string]any{{"oldText": oldText, "newText": newText}}}
 }
 
 func a4sMkfifo(t *testing.T, p string) {
@@ -156,13 +115,6 @@ func a4sSocket(t *testing.T, p string) {
 	}
 }
 
-func a4sSymlink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func a4sLmode(t *testing.T, p string) os.FileMode {
 	t.Helper()
 	fi, err := os.Lstat(p)
@@ -179,28 +131,28 @@ func TestAudit4SpecialFIFO(t *testing.T) {
 		t.Run(be.name, func(t *testing.T) {
 			t.Parallel() // a hang costs a4sCallTimeout; pay it once
 			ws := t.TempDir()
-			a4sWrite(t, filepath.Join(ws, "a.txt"), []byte("needle here\n"))
+			writeBytes(t, filepath.Join(ws, "a.txt"), []byte("needle here\n"))
 			fifo := filepath.Join(ws, "pipe")
 			a4sMkfifo(t, fifo)
 			c := a4sStart(t, ws, be.env)
 
-			a4sWant(t, "read fifo", a4sCall(t, c, "read", map[string]any{"path": "pipe"}), true, "not a regular file")
-			a4sWant(t, "grep all", a4sCall(t, c, "grep", map[string]any{"pattern": "needle"}), false, "a.txt:1: needle here")
-			a4sWant(t, "grep glob=pipe", a4sCall(t, c, "grep", map[string]any{"pattern": "needle", "glob": "pipe"}), false)
-			a4sWant(t, "find *", a4sCall(t, c, "find", map[string]any{"pattern": "*"}), false, "a.txt")
-			a4sWant(t, "find path=pipe", a4sCall(t, c, "find", map[string]any{"pattern": "*", "path": "pipe"}), true)
-			a4sWant(t, "ls", a4sCall(t, c, "ls", map[string]any{}), false, "a.txt", "pipe")
-			a4sWant(t, "ls path=pipe", a4sCall(t, c, "ls", map[string]any{"path": "pipe"}), true)
-			a4sWant(t, "edit fifo", a4sCall(t, c, "edit", a4sEdit("pipe", "a", "b")), true)
-			a4sWant(t, "write fifo", a4sCall(t, c, "write", map[string]any{"path": "pipe", "content": "x"}), true)
+			wantResult(t, "read fifo", a4sCall(t, c, "read", map[string]any{"path": "pipe"}), true, "not a regular file")
+			wantResult(t, "grep all", a4sCall(t, c, "grep", map[string]any{"pattern": "needle"}), false, "a.txt:1: needle here")
+			wantResult(t, "grep glob=pipe", a4sCall(t, c, "grep", map[string]any{"pattern": "needle", "glob": "pipe"}), false)
+			wantResult(t, "find *", a4sCall(t, c, "find", map[string]any{"pattern": "*"}), false, "a.txt")
+			wantResult(t, "find path=pipe", a4sCall(t, c, "find", map[string]any{"pattern": "*", "path": "pipe"}), true)
+			wantResult(t, "ls", a4sCall(t, c, "ls", map[string]any{}), false, "a.txt", "pipe")
+			wantResult(t, "ls path=pipe", a4sCall(t, c, "ls", map[string]any{"path": "pipe"}), true)
+			wantResult(t, "edit fifo", a4sCall(t, c, "edit", editCall("pipe", "a", "b")), true)
+			wantResult(t, "write fifo", a4sCall(t, c, "write", map[string]any{"path": "pipe", "content": "x"}), true)
 			// bash's changed-file report re-stats files; a fifo in the tree must not block it.
-			a4sWant(t, "bash", a4sCall(t, c, "bash", map[string]any{"command": "echo done"}), false, "done")
+			wantResult(t, "bash", a4sCall(t, c, "bash", map[string]any{"command": "echo done"}), false, "done")
 			if m := a4sLmode(t, fifo); m&os.ModeNamedPipe == 0 {
 				t.Errorf("the fifo was replaced: mode now %v", m)
 			}
 			// Naming the fifo as grep's path: a clear message or no match, never a hang.
 			r := a4sCall(t, c, "grep", map[string]any{"pattern": "needle", "path": "pipe"})
-			a4sLacks(t, "grep path=pipe", r, "a.txt")
+			wantLacks(t, "grep path=pipe", r.Text(), "a.txt")
 		})
 	}
 }
@@ -209,15 +161,15 @@ func TestAudit4SpecialFIFO(t *testing.T) {
 // clear reason as any non-regular file; listing tools survive it.
 func TestAudit4SpecialSocket(t *testing.T) {
 	ws := t.TempDir()
-	a4sWrite(t, filepath.Join(ws, "a.txt"), []byte("needle\n"))
+	writeBytes(t, filepath.Join(ws, "a.txt"), []byte("needle\n"))
 	a4sSocket(t, filepath.Join(ws, "s.sock"))
 	c := a4sStart(t, ws)
 
-	a4sWant(t, "read socket", a4sCall(t, c, "read", map[string]any{"path": "s.sock"}), true, "not a regular file")
-	a4sWant(t, "grep", a4sCall(t, c, "grep", map[string]any{"pattern": "needle"}), false, "a.txt:1: needle")
-	a4sWant(t, "find", a4sCall(t, c, "find", map[string]any{"pattern": "*"}), false, "a.txt")
-	a4sWant(t, "ls", a4sCall(t, c, "ls", map[string]any{}), false, "a.txt", "s.sock")
-	a4sWant(t, "write socket", a4sCall(t, c, "write", map[string]any{"path": "s.sock", "content": "x"}), true)
+	wantResult(t, "read socket", a4sCall(t, c, "read", map[string]any{"path": "s.sock"}), true, "not a regular file")
+	wantResult(t, "grep", a4sCall(t, c, "grep", map[string]any{"pattern": "needle"}), false, "a.txt:1: needle")
+	wantResult(t, "find", a4sCall(t, c, "find", map[string]any{"pattern": "*"}), false, "a.txt")
+	wantResult(t, "ls", a4sCall(t, c, "ls", map[string]any{}), false, "a.txt", "s.sock")
+	wantResult(t, "write socket", a4sCall(t, c, "write", map[string]any{"path": "s.sock", "content": "x"}), true)
 	if m := a4sLmode(t, filepath.Join(ws, "s.sock")); m&os.ModeSocket == 0 {
 		t.Errorf("the socket was replaced: mode now %v", m)
 	}
@@ -228,61 +180,61 @@ func TestAudit4SpecialSocket(t *testing.T) {
 func TestAudit4SpecialSymlinks(t *testing.T) {
 	ws := t.TempDir()
 	outside := t.TempDir()
-	a4sWrite(t, filepath.Join(ws, "realdir", "in.txt"), []byte("inner needle\n"))
-	a4sWrite(t, filepath.Join(ws, "plain.txt"), []byte("plain needle\n"))
-	a4sSymlink(t, "loopb", filepath.Join(ws, "loopa"))
-	a4sSymlink(t, "loopa", filepath.Join(ws, "loopb"))
-	a4sSymlink(t, "nothere.txt", filepath.Join(ws, "dangling"))
+	writeBytes(t, filepath.Join(ws, "realdir", "in.txt"), []byte("inner needle\n"))
+	writeBytes(t, filepath.Join(ws, "plain.txt"), []byte("plain needle\n"))
+	symlink(t, "loopb", filepath.Join(ws, "loopa"))
+	symlink(t, "loopa", filepath.Join(ws, "loopb"))
+	symlink(t, "nothere.txt", filepath.Join(ws, "dangling"))
 	outNew := filepath.Join(outside, "created-by-agentls.txt")
-	a4sSymlink(t, outNew, filepath.Join(ws, "dangling-out"))
-	a4sSymlink(t, "realdir", filepath.Join(ws, "dirlink"))
+	symlink(t, outNew, filepath.Join(ws, "dangling-out"))
+	symlink(t, "realdir", filepath.Join(ws, "dirlink"))
 	passwd, err := os.ReadFile("/etc/passwd")
 	if err != nil {
 		t.Skip("no /etc/passwd")
 	}
-	a4sSymlink(t, "/etc/passwd", filepath.Join(ws, "pw"))
+	symlink(t, "/etc/passwd", filepath.Join(ws, "pw"))
 	c := a4sStart(t, ws)
 
 	t.Run("loop", func(t *testing.T) {
-		a4sWant(t, "read loop", a4sCall(t, c, "read", map[string]any{"path": "loopa"}), true, "loop")
-		a4sWant(t, "write loop", a4sCall(t, c, "write", map[string]any{"path": "loopa", "content": "x"}), true)
+		wantResult(t, "read loop", a4sCall(t, c, "read", map[string]any{"path": "loopa"}), true, "loop")
+		wantResult(t, "write loop", a4sCall(t, c, "write", map[string]any{"path": "loopa", "content": "x"}), true)
 		if m := a4sLmode(t, filepath.Join(ws, "loopa")); m&os.ModeSymlink == 0 {
 			t.Errorf("loopa is no longer a symlink: %v", m)
 		}
 	})
 	t.Run("dangling", func(t *testing.T) {
-		a4sWant(t, "read dangling", a4sCall(t, c, "read", map[string]any{"path": "dangling"}), true, "not found")
+		wantResult(t, "read dangling", a4sCall(t, c, "read", map[string]any{"path": "dangling"}), true, "not found")
 		// A dangling link pointing outside: writing through it would create a
 		// file outside the workspace.
-		a4sWant(t, "write dangling-out", a4sCall(t, c, "write", map[string]any{"path": "dangling-out", "content": "x"}), true, "outside")
+		wantResult(t, "write dangling-out", a4sCall(t, c, "write", map[string]any{"path": "dangling-out", "content": "x"}), true, "outside")
 		if _, err := os.Lstat(outNew); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("write through a dangling symlink created %s outside the workspace", outNew)
 		}
 	})
 	t.Run("listing tools survive all links", func(t *testing.T) {
 		r := a4sCall(t, c, "ls", map[string]any{})
-		a4sWant(t, "ls", r, false, "loopa@ -> loopb", "dangling@ -> nothere.txt", "dirlink@ -> realdir", "pw@ -> /etc/passwd", "realdir/")
+		wantResult(t, "ls", r, false, "loopa@ -> loopb", "dangling@ -> nothere.txt", "dirlink@ -> realdir", "pw@ -> /etc/passwd", "realdir/")
 		r = a4sCall(t, c, "find", map[string]any{"pattern": "*.txt"})
-		a4sWant(t, "find *.txt", r, false, "realdir/in.txt", "plain.txt")
-		a4sLacks(t, "find must not follow dirlink", r, "dirlink/in.txt")
+		wantResult(t, "find *.txt", r, false, "realdir/in.txt", "plain.txt")
+		wantLacks(t, "find must not follow dirlink", r.Text(), "dirlink/in.txt")
 		r = a4sCall(t, c, "grep", map[string]any{"pattern": "needle"})
-		a4sWant(t, "grep", r, false, "realdir/in.txt:1: inner needle", "plain.txt:1: plain needle")
-		a4sLacks(t, "grep must not follow dirlink", r, "dirlink/in.txt")
+		wantResult(t, "grep", r, false, "realdir/in.txt:1: inner needle", "plain.txt:1: plain needle")
+		wantLacks(t, "grep must not follow dirlink", r.Text(), "dirlink/in.txt")
 	})
 	t.Run("link to a directory inside", func(t *testing.T) {
-		a4sWant(t, "read through dirlink", a4sCall(t, c, "read", map[string]any{"path": "dirlink/in.txt"}), false, "inner needle")
+		wantResult(t, "read through dirlink", a4sCall(t, c, "read", map[string]any{"path": "dirlink/in.txt"}), false, "inner needle")
 	})
 	t.Run("link to /etc/passwd", func(t *testing.T) {
-		a4sWant(t, "read pw", a4sCall(t, c, "read", map[string]any{"path": "pw"}), true, "outside")
+		wantResult(t, "read pw", a4sCall(t, c, "read", map[string]any{"path": "pw"}), true, "outside")
 		for _, be := range a4sBackends {
 			cb := a4sStart(t, ws, be.env)
 			r := a4sCall(t, cb, "grep", map[string]any{"pattern": "root:"})
-			a4sLacks(t, be.name+": grep through pw", r, "root:x", "pw:1")
+			wantLacks(t, be.name+": grep through pw", r.Text(), "root:x", "pw:1")
 			r = a4sCall(t, cb, "grep", map[string]any{"pattern": "root", "path": "pw"})
-			a4sLacks(t, be.name+": grep path=pw", r, "root:x", "pw:1")
+			wantLacks(t, be.name+": grep path=pw", r.Text(), "root:x", "pw:1")
 		}
-		a4sWant(t, "write pw", a4sCall(t, c, "write", map[string]any{"path": "pw", "content": "hacked\n"}), true)
-		a4sWant(t, "edit pw", a4sCall(t, c, "edit", a4sEdit("pw", "root", "toor")), true)
+		wantResult(t, "write pw", a4sCall(t, c, "write", map[string]any{"path": "pw", "content": "hacked\n"}), true)
+		wantResult(t, "edit pw", a4sCall(t, c, "edit", editCall("pw", "root", "toor")), true)
 		a4sBytesEqual(t, "/etc/passwd", "/etc/passwd", passwd)
 		if m := a4sLmode(t, filepath.Join(ws, "pw")); m&os.ModeSymlink == 0 {
 			t.Errorf("pw is no longer a symlink: %v", m)
@@ -294,11 +246,11 @@ func TestAudit4SpecialSymlinks(t *testing.T) {
 // permission error or are skipped; nothing is written; the rest is listed.
 func TestAudit4SpecialUnreadable(t *testing.T) {
 	ws := t.TempDir()
-	a4sWrite(t, filepath.Join(ws, "ok.txt"), []byte("needle ok\n"))
-	a4sWrite(t, filepath.Join(ws, "locked.txt"), []byte("needle locked\n"))
-	a4sWrite(t, filepath.Join(ws, "later.txt"), []byte("needle later\n"))
-	a4sWrite(t, filepath.Join(ws, "zdir", "z.txt"), []byte("needle z\n"))
-	a4sWrite(t, filepath.Join(ws, "closed", "hidden.txt"), []byte("needle hidden\n"))
+	writeBytes(t, filepath.Join(ws, "ok.txt"), []byte("needle ok\n"))
+	writeBytes(t, filepath.Join(ws, "locked.txt"), []byte("needle locked\n"))
+	writeBytes(t, filepath.Join(ws, "later.txt"), []byte("needle later\n"))
+	writeBytes(t, filepath.Join(ws, "zdir", "z.txt"), []byte("needle z\n"))
+	writeBytes(t, filepath.Join(ws, "closed", "hidden.txt"), []byte("needle hidden\n"))
 	locked, later, closed := filepath.Join(ws, "locked.txt"), filepath.Join(ws, "later.txt"), filepath.Join(ws, "closed")
 	must := func(err error) {
 		t.Helper()
@@ -311,14 +263,14 @@ func TestAudit4SpecialUnreadable(t *testing.T) {
 	t.Cleanup(func() { os.Chmod(closed, 0o755); os.Chmod(locked, 0o644); os.Chmod(later, 0o644) })
 	c := a4sStartNoDAC(t, ws)
 
-	a4sWant(t, "read mode 000", a4sCall(t, c, "read", map[string]any{"path": "locked.txt"}), true, "permission")
-	a4sWant(t, "write over mode 000", a4sCall(t, c, "write", map[string]any{"path": "locked.txt", "content": "new\n"}), true)
+	wantResult(t, "read mode 000", a4sCall(t, c, "read", map[string]any{"path": "locked.txt"}), true, "permission")
+	wantResult(t, "write over mode 000", a4sCall(t, c, "write", map[string]any{"path": "locked.txt", "content": "new\n"}), true)
 
 	// Read, then lock: the edit must fail on the file's mode, not write.
-	a4sWant(t, "read later", a4sCall(t, c, "read", map[string]any{"path": "later.txt"}), false, "needle later")
+	wantResult(t, "read later", a4sCall(t, c, "read", map[string]any{"path": "later.txt"}), false, "needle later")
 	must(os.Chmod(later, 0))
-	r := a4sCall(t, c, "edit", a4sEdit("later.txt", "later", "LATER"))
-	a4sWant(t, "edit after chmod 000", r, true, "write-protected (mode 0000)", "chmod u+w")
+	r := a4sCall(t, c, "edit", editCall("later.txt", "later", "LATER"))
+	wantResult(t, "edit after chmod 000", r, true, "write-protected (mode 0000)", "chmod u+w")
 	must(os.Chmod(later, 0o644))
 	a4sBytesEqual(t, "later.txt after refused edit", later, []byte("needle later\n"))
 	must(os.Chmod(locked, 0o644))
@@ -326,13 +278,13 @@ func TestAudit4SpecialUnreadable(t *testing.T) {
 	must(os.Chmod(locked, 0))
 
 	r = a4sCall(t, c, "grep", map[string]any{"pattern": "needle"})
-	a4sWant(t, "grep with unreadable file and dir", r, false, "ok.txt:1: needle ok", "zdir/z.txt:1: needle z")
-	a4sLacks(t, "grep", r, "needle hidden", "needle locked")
+	wantResult(t, "grep with unreadable file and dir", r, false, "ok.txt:1: needle ok", "zdir/z.txt:1: needle z")
+	wantLacks(t, "grep", r.Text(), "needle hidden", "needle locked")
 	r = a4sCall(t, c, "find", map[string]any{"pattern": "*.txt"})
-	a4sWant(t, "find with unreadable dir", r, false, "ok.txt", "zdir/z.txt")
+	wantResult(t, "find with unreadable dir", r, false, "ok.txt", "zdir/z.txt")
 	r = a4sCall(t, c, "ls", map[string]any{})
-	a4sWant(t, "ls with unreadable dir", r, false, "closed/", "ok.txt", "zdir/")
-	a4sWant(t, "ls of the unreadable dir", a4sCall(t, c, "ls", map[string]any{"path": "closed"}), true, "permission")
+	wantResult(t, "ls with unreadable dir", r, false, "closed/", "ok.txt", "zdir/")
+	wantResult(t, "ls of the unreadable dir", a4sCall(t, c, "ls", map[string]any{"path": "closed"}), true, "permission")
 }
 
 // TestAudit4SpecialReadOnlyAfterRead: a file made read-only after the read
@@ -340,19 +292,19 @@ func TestAudit4SpecialUnreadable(t *testing.T) {
 func TestAudit4SpecialReadOnlyAfterRead(t *testing.T) {
 	ws := t.TempDir()
 	p := filepath.Join(ws, "ro.txt")
-	a4sWrite(t, p, []byte("keep me\n"))
+	writeBytes(t, p, []byte("keep me\n"))
 	t.Cleanup(func() { os.Chmod(p, 0o644) })
 	c := a4sStartNoDAC(t, ws)
-	a4sWant(t, "read", a4sCall(t, c, "read", map[string]any{"path": "ro.txt"}), false, "keep me")
+	wantResult(t, "read", a4sCall(t, c, "read", map[string]any{"path": "ro.txt"}), false, "keep me")
 	if err := os.Chmod(p, 0o444); err != nil {
 		t.Fatal(err)
 	}
-	a4sWant(t, "edit read-only", a4sCall(t, c, "edit", a4sEdit("ro.txt", "keep", "lose")), true)
+	wantResult(t, "edit read-only", a4sCall(t, c, "edit", editCall("ro.txt", "keep", "lose")), true)
 	a4sBytesEqual(t, "ro.txt", p, []byte("keep me\n"))
 	if m := a4sLmode(t, p); m.Perm() != 0o444 {
 		t.Errorf("mode changed to %v", m.Perm())
 	}
-	a4sWant(t, "write read-only", a4sCall(t, c, "write", map[string]any{"path": "ro.txt", "content": "lost\n"}), true)
+	wantResult(t, "write read-only", a4sCall(t, c, "write", map[string]any{"path": "ro.txt", "content": "lost\n"}), true)
 	a4sBytesEqual(t, "ro.txt after write", p, []byte("keep me\n"))
 }
 
@@ -377,43 +329,43 @@ func TestAudit4SpecialNames(t *testing.T) {
 		deep:              "hello deep\n",
 	}
 	for name, body := range files {
-		a4sWrite(t, filepath.Join(ws, name), []byte(body))
+		writeBytes(t, filepath.Join(ws, name), []byte(body))
 	}
 	c := a4sStart(t, ws)
 
 	r := a4sCall(t, c, "grep", map[string]any{"pattern": "hello"})
-	a4sWant(t, "grep all names", r, false, "with space.txt:1: hello space", "-rf.txt:1: hello dash", nfd+":1: hello nfd", long+":1: hello long", filepath.ToSlash(deep)+":1: hello deep", "hello newline", "hello invalid")
+	wantResult(t, "grep all names", r, false, "with space.txt:1: hello space", "-rf.txt:1: hello dash", nfd+":1: hello nfd", long+":1: hello long", filepath.ToSlash(deep)+":1: hello deep", "hello newline", "hello invalid")
 	r = a4sCall(t, c, "find", map[string]any{"pattern": "*.txt"})
-	a4sWant(t, "find all names", r, false, "with space.txt", "-rf.txt", nfd, long, filepath.ToSlash(deep), "bad")
+	wantResult(t, "find all names", r, false, "with space.txt", "-rf.txt", nfd, long, filepath.ToSlash(deep), "bad")
 	r = a4sCall(t, c, "ls", map[string]any{})
-	a4sWant(t, "ls", r, false, "with space.txt", "-rf.txt", nfd, long, "d/")
+	wantResult(t, "ls", r, false, "with space.txt", "-rf.txt", nfd, long, "d/")
 
 	t.Run("leading dash is not a flag", func(t *testing.T) {
-		a4sWant(t, "grep path=-rf.txt", a4sCall(t, c, "grep", map[string]any{"pattern": "hello", "path": "-rf.txt"}), false, "hello dash")
-		a4sWant(t, "grep pattern=-rf", a4sCall(t, c, "grep", map[string]any{"pattern": "-rf", "literal": true}), false)
+		wantResult(t, "grep path=-rf.txt", a4sCall(t, c, "grep", map[string]any{"pattern": "hello", "path": "-rf.txt"}), false, "hello dash")
+		wantResult(t, "grep pattern=-rf", a4sCall(t, c, "grep", map[string]any{"pattern": "-rf", "literal": true}), false)
 		r := a4sCall(t, c, "find", map[string]any{"pattern": "-rf.txt"})
-		a4sWant(t, "find -rf.txt", r, false, "-rf.txt")
-		a4sWant(t, "read -rf.txt", a4sCall(t, c, "read", map[string]any{"path": "-rf.txt"}), false, "hello dash")
-		a4sWant(t, "edit -rf.txt", a4sCall(t, c, "edit", a4sEdit("-rf.txt", "dash", "DASH")), false)
+		wantResult(t, "find -rf.txt", r, false, "-rf.txt")
+		wantResult(t, "read -rf.txt", a4sCall(t, c, "read", map[string]any{"path": "-rf.txt"}), false, "hello dash")
+		wantResult(t, "edit -rf.txt", a4sCall(t, c, "edit", editCall("-rf.txt", "dash", "DASH")), false)
 		a4sBytesEqual(t, "-rf.txt", filepath.Join(ws, "-rf.txt"), []byte("hello DASH\n"))
 	})
 	t.Run("bash reports changed odd names", func(t *testing.T) {
 		for _, p := range []string{"with space.txt", "-rf.txt", long} {
-			a4sWant(t, "read "+p, a4sCall(t, c, "read", map[string]any{"path": p}), false, "hello")
+			wantResult(t, "read "+p, a4sCall(t, c, "read", map[string]any{"path": p}), false, "hello")
 		}
 		r := a4sCall(t, c, "bash", map[string]any{"command": "echo more >> 'with space.txt' && echo more >> ./-rf.txt && echo more >> " + long})
-		a4sWant(t, "bash changed report", r, false, "with space.txt", "-rf.txt", long)
+		wantResult(t, "bash changed report", r, false, "with space.txt", "-rf.txt", long)
 		// Their stamps are stale now.
-		a4sWant(t, "edit after bash", a4sCall(t, c, "edit", a4sEdit("with space.txt", "space", "SPACE")), true, "read")
+		wantResult(t, "edit after bash", a4sCall(t, c, "edit", editCall("with space.txt", "space", "SPACE")), true, "read")
 		a4sBytesEqual(t, "with space.txt", filepath.Join(ws, "with space.txt"), []byte("hello space\nmore\n"))
 	})
 	t.Run("newline in a name", func(t *testing.T) {
-		a4sWant(t, "read", a4sCall(t, c, "read", map[string]any{"path": "new\nline.txt"}), false, "hello newline")
-		a4sWant(t, "edit", a4sCall(t, c, "edit", a4sEdit("new\nline.txt", "newline", "NL")), false)
+		wantResult(t, "read", a4sCall(t, c, "read", map[string]any{"path": "new\nline.txt"}), false, "hello newline")
+		wantResult(t, "edit", a4sCall(t, c, "edit", editCall("new\nline.txt", "newline", "NL")), false)
 		a4sBytesEqual(t, "new\\nline.txt", filepath.Join(ws, "new\nline.txt"), []byte("hello NL\n"))
 	})
 	t.Run("NFD and NFC", func(t *testing.T) {
-		a4sWant(t, "read NFD exact", a4sCall(t, c, "read", map[string]any{"path": nfd}), false, "hello nfd")
+		wantResult(t, "read NFD exact", a4sCall(t, c, "read", map[string]any{"path": nfd}), false, "hello nfd")
 		// The NFC spelling names the same visible file: either it opens, or
 		// the suggestions name the NFD file.
 		r := a4sCall(t, c, "read", map[string]any{"path": "caf\u00e9.txt"})
@@ -422,23 +374,23 @@ func TestAudit4SpecialNames(t *testing.T) {
 		}
 	})
 	t.Run("255-byte name", func(t *testing.T) {
-		a4sWant(t, "read", a4sCall(t, c, "read", map[string]any{"path": long}), false, "hello long")
+		wantResult(t, "read", a4sCall(t, c, "read", map[string]any{"path": long}), false, "hello long")
 		// The atomic write's temp file must fit NAME_MAX too.
-		a4sWant(t, "edit", a4sCall(t, c, "edit", a4sEdit(long, "more", "MORE")), false)
+		wantResult(t, "edit", a4sCall(t, c, "edit", editCall(long, "more", "MORE")), false)
 		a4sBytesEqual(t, "long", filepath.Join(ws, long), []byte("hello long\nMORE\n"))
 		long2 := strings.Repeat("N", 255)
-		a4sWant(t, "write new 255-byte name", a4sCall(t, c, "write", map[string]any{"path": long2, "content": "new\n"}), false)
+		wantResult(t, "write new 255-byte name", a4sCall(t, c, "write", map[string]any{"path": long2, "content": "new\n"}), false)
 		a4sBytesEqual(t, "long2", filepath.Join(ws, long2), []byte("new\n"))
 		r := a4sCall(t, c, "write", map[string]any{"path": strings.Repeat("M", 256), "content": "x\n"})
-		a4sWant(t, "write 256-byte name", r, true)
+		wantResult(t, "write 256-byte name", r, true)
 	})
 	t.Run("100 levels deep", func(t *testing.T) {
-		a4sWant(t, "find deep", a4sCall(t, c, "find", map[string]any{"pattern": "deep.txt"}), false, filepath.ToSlash(deep))
-		a4sWant(t, "read deep", a4sCall(t, c, "read", map[string]any{"path": filepath.ToSlash(deep)}), false, "hello deep")
-		a4sWant(t, "edit deep", a4sCall(t, c, "edit", a4sEdit(filepath.ToSlash(deep), "deep", "DEEP")), false)
+		wantResult(t, "find deep", a4sCall(t, c, "find", map[string]any{"pattern": "deep.txt"}), false, filepath.ToSlash(deep))
+		wantResult(t, "read deep", a4sCall(t, c, "read", map[string]any{"path": filepath.ToSlash(deep)}), false, "hello deep")
+		wantResult(t, "edit deep", a4sCall(t, c, "edit", editCall(filepath.ToSlash(deep), "deep", "DEEP")), false)
 		a4sBytesEqual(t, "deep", filepath.Join(ws, deep), []byte("hello DEEP\n"))
 		nd := filepath.ToSlash(filepath.Join(deepDir, "e", "f", "new.txt"))
-		a4sWant(t, "write deeper new", a4sCall(t, c, "write", map[string]any{"path": nd, "content": "n\n"}), false)
+		wantResult(t, "write deeper new", a4sCall(t, c, "write", map[string]any{"path": nd, "content": "n\n"}), false)
 		a4sBytesEqual(t, "deeper new", filepath.Join(ws, nd), []byte("n\n"))
 	})
 }
@@ -484,19 +436,19 @@ func TestAudit4SpecialEditBytes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			name := strings.NewReplacer(" ", "_", ",", "", ":", "").Replace(tc.name) + ".txt"
 			p := filepath.Join(ws, name)
-			a4sWrite(t, p, tc.file)
+			writeBytes(t, p, tc.file)
 			r := a4sCall(t, c, "read", map[string]any{"path": name})
-			a4sWant(t, "read", r, false, tc.readWants...)
+			wantResult(t, "read", r, false, tc.readWants...)
 			if strings.TrimSpace(r.Text()) == "" {
 				t.Errorf("read returned empty text")
 			}
-			r = a4sCall(t, c, "edit", a4sEdit(name, tc.oldText, tc.newText))
+			r = a4sCall(t, c, "edit", editCall(name, tc.oldText, tc.newText))
 			if tc.want == nil {
-				a4sWant(t, "edit", r, true, tc.errWants...)
+				wantResult(t, "edit", r, true, tc.errWants...)
 				a4sBytesEqual(t, name, p, tc.file)
 				return
 			}
-			a4sWant(t, "edit", r, false, "edited")
+			wantResult(t, "edit", r, false, "edited")
 			a4sBytesEqual(t, name, p, tc.want)
 		})
 	}
@@ -507,13 +459,13 @@ func TestAudit4SpecialEditBytes(t *testing.T) {
 func TestAudit4SpecialEmptyFile(t *testing.T) {
 	ws := t.TempDir()
 	p := filepath.Join(ws, "empty.txt")
-	a4sWrite(t, p, nil)
+	writeBytes(t, p, nil)
 	c := a4sStart(t, ws)
-	a4sWant(t, "write before read", a4sCall(t, c, "write", map[string]any{"path": "empty.txt", "content": "x\n"}), true, "read")
+	wantResult(t, "write before read", a4sCall(t, c, "write", map[string]any{"path": "empty.txt", "content": "x\n"}), true, "read")
 	a4sBytesEqual(t, "empty after refused write", p, []byte{})
-	a4sWant(t, "read empty", a4sCall(t, c, "read", map[string]any{"path": "empty.txt"}), false, "empty")
-	a4sWant(t, "edit empty", a4sCall(t, c, "edit", a4sEdit("empty.txt", "x", "y")), true)
-	a4sWant(t, "write after read", a4sCall(t, c, "write", map[string]any{"path": "empty.txt", "content": "now full\n"}), false)
+	wantResult(t, "read empty", a4sCall(t, c, "read", map[string]any{"path": "empty.txt"}), false, "empty")
+	wantResult(t, "edit empty", a4sCall(t, c, "edit", editCall("empty.txt", "x", "y")), true)
+	wantResult(t, "write after read", a4sCall(t, c, "write", map[string]any{"path": "empty.txt", "content": "now full\n"}), false)
 	a4sBytesEqual(t, "empty after write", p, []byte("now full\n"))
 }
 
@@ -530,15 +482,15 @@ func TestAudit4SpecialUTF16(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(ws, tc.name)
 			orig := a4sUTF16("hello wörld"+tc.eol+"second line"+tc.eol, tc.be)
-			a4sWrite(t, p, orig)
+			writeBytes(t, p, orig)
 			r := a4sCall(t, c, "read", map[string]any{"path": tc.name})
-			a4sWant(t, "read", r, false, "1→hello wörld", "2→second line", "utf-16")
-			r = a4sCall(t, c, "edit", a4sEdit(tc.name, "second", "2nd"))
+			wantResult(t, "read", r, false, "1→hello wörld", "2→second line", "utf-16")
+			r = a4sCall(t, c, "edit", editCall(tc.name, "second", "2nd"))
 			if r.IsError {
 				// The model copied oldText from what read showed, so a refusal
 				// must give the real reason (the encoding), not "not found".
-				a4sWant(t, "refused edit", r, true, "utf-16")
-				a4sLacks(t, "refused edit", r, "not found")
+				wantResult(t, "refused edit", r, true, "utf-16")
+				wantLacks(t, "refused edit", r.Text(), "not found")
 				a4sBytesEqual(t, "refused edit", p, orig)
 				return
 			}
@@ -546,7 +498,7 @@ func TestAudit4SpecialUTF16(t *testing.T) {
 		})
 	}
 	t.Run("grep decodes UTF-16", func(t *testing.T) {
-		a4sWant(t, "grep", a4sCall(t, c, "grep", map[string]any{"pattern": "wörld"}), false, "utf16be.txt:1: hello wörld", "utf16le.txt:1: hello wörld")
+		wantResult(t, "grep", a4sCall(t, c, "grep", map[string]any{"pattern": "wörld"}), false, "utf16be.txt:1: hello wörld", "utf16le.txt:1: hello wörld")
 	})
 }
 
@@ -555,32 +507,32 @@ func TestAudit4SpecialUTF16(t *testing.T) {
 func TestAudit4SpecialBinaryRule(t *testing.T) {
 	ws := t.TempDir()
 	late := append(append(bytes.Repeat([]byte("a"), 9000), '\n'), []byte("tail\x00end\nlast line\n")...)
-	a4sWrite(t, filepath.Join(ws, "late.txt"), late)
-	a4sWrite(t, filepath.Join(ws, "early.dat"), []byte("head\x00\nlast line\n"))
+	writeBytes(t, filepath.Join(ws, "late.txt"), late)
+	writeBytes(t, filepath.Join(ws, "early.dat"), []byte("head\x00\nlast line\n"))
 	c := a4sStart(t, ws)
 	r := a4sCall(t, c, "read", map[string]any{"path": "late.txt", "offset": 3})
-	a4sWant(t, "read NUL after 8 KiB", r, false, "3→last line")
+	wantResult(t, "read NUL after 8 KiB", r, false, "3→last line")
 	r = a4sCall(t, c, "read", map[string]any{"path": "early.dat"})
-	a4sWant(t, "read NUL in first 8 KiB", r, true, "binary")
-	a4sLacks(t, "binary read", r, "last line")
+	wantResult(t, "read NUL in first 8 KiB", r, true, "binary")
+	wantLacks(t, "binary read", r.Text(), "last line")
 }
 
 // TestAudit4SpecialHugeLine: a 3 MB single line.
 func TestAudit4SpecialHugeLine(t *testing.T) {
 	ws := t.TempDir()
 	line := append([]byte("needle"), bytes.Repeat([]byte("q"), 3_000_000-6)...)
-	a4sWrite(t, filepath.Join(ws, "big.txt"), append(line, '\n'))
+	writeBytes(t, filepath.Join(ws, "big.txt"), append(line, '\n'))
 	c := a4sStart(t, ws)
 	r := a4sCall(t, c, "read", map[string]any{"path": "big.txt"})
 	if strings.TrimSpace(r.Text()) == "" {
 		t.Fatalf("read of a 3 MB line returned an empty text")
 	}
-	a4sWant(t, "read 3 MB line", r, false, "3000000 bytes", "51200", "cut -b")
+	wantResult(t, "read 3 MB line", r, false, "3000000 bytes", "51200", "cut -b")
 	if len(r.Text()) > 51200 {
 		t.Errorf("read returned %d bytes for an over-limit line", len(r.Text()))
 	}
 	r = a4sCall(t, c, "grep", map[string]any{"pattern": "needle"})
-	a4sWant(t, "grep 3 MB line", r, false, "big.txt:1: needle")
+	wantResult(t, "grep 3 MB line", r, false, "big.txt:1: needle")
 	first := strings.SplitN(r.Text(), "\n", 2)[0]
 	body := strings.TrimPrefix(first, "big.txt:1: ")
 	if n := strings.Count(body, "q") + len("needle"); n != 500 {
@@ -597,7 +549,7 @@ func TestAudit4SpecialManyLines(t *testing.T) {
 		b.WriteString(strconv.Itoa(i))
 		b.WriteByte('\n')
 	}
-	a4sWrite(t, filepath.Join(ws, "many.txt"), b.Bytes())
+	writeBytes(t, filepath.Join(ws, "many.txt"), b.Bytes())
 	c := a4sStart(t, ws)
 	cases := []struct {
 		name  string
@@ -612,11 +564,11 @@ func TestAudit4SpecialManyLines(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := a4sCall(t, c, "read", tc.args)
-			a4sWant(t, tc.name, r, false, tc.wants...)
-			a4sLacks(t, tc.name, r, tc.nots...)
+			wantResult(t, tc.name, r, false, tc.wants...)
+			wantLacks(t, tc.name, r.Text(), tc.nots...)
 		})
 	}
-	a4sWant(t, "offset past end", a4sCall(t, c, "read", map[string]any{"path": "many.txt", "offset": 100002}), true, "100000")
+	wantResult(t, "offset past end", a4sCall(t, c, "read", map[string]any{"path": "many.txt", "offset": 100002}), true, "100000")
 }
 
 // TestAudit4SpecialChangedUnderTheCall: a file deleted, replaced by a
@@ -626,38 +578,38 @@ func TestAudit4SpecialChangedUnderTheCall(t *testing.T) {
 	c := a4sStart(t, ws)
 	t.Run("deleted after read", func(t *testing.T) {
 		p := filepath.Join(ws, "gone.txt")
-		a4sWrite(t, p, []byte("soon gone\n"))
-		a4sWant(t, "read", a4sCall(t, c, "read", map[string]any{"path": "gone.txt"}), false, "soon gone")
+		writeBytes(t, p, []byte("soon gone\n"))
+		wantResult(t, "read", a4sCall(t, c, "read", map[string]any{"path": "gone.txt"}), false, "soon gone")
 		if err := os.Remove(p); err != nil {
 			t.Fatal(err)
 		}
-		a4sWant(t, "edit deleted", a4sCall(t, c, "edit", a4sEdit("gone.txt", "soon", "now")), true, "gone.txt")
+		wantResult(t, "edit deleted", a4sCall(t, c, "edit", editCall("gone.txt", "soon", "now")), true, "gone.txt")
 		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("edit resurrected the deleted file")
 		}
 	})
 	t.Run("replaced by a directory", func(t *testing.T) {
 		p := filepath.Join(ws, "morph")
-		a4sWrite(t, p, []byte("file first\n"))
-		a4sWant(t, "read", a4sCall(t, c, "read", map[string]any{"path": "morph"}), false, "file first")
+		writeBytes(t, p, []byte("file first\n"))
+		wantResult(t, "read", a4sCall(t, c, "read", map[string]any{"path": "morph"}), false, "file first")
 		if err := os.Remove(p); err != nil {
 			t.Fatal(err)
 		}
-		a4sWrite(t, filepath.Join(p, "child.txt"), []byte("child\n"))
-		a4sWant(t, "edit dir", a4sCall(t, c, "edit", a4sEdit("morph", "file", "dir")), true)
-		a4sWant(t, "write dir", a4sCall(t, c, "write", map[string]any{"path": "morph", "content": "x\n"}), true)
+		writeBytes(t, filepath.Join(p, "child.txt"), []byte("child\n"))
+		wantResult(t, "edit dir", a4sCall(t, c, "edit", editCall("morph", "file", "dir")), true)
+		wantResult(t, "write dir", a4sCall(t, c, "write", map[string]any{"path": "morph", "content": "x\n"}), true)
 		if m := a4sLmode(t, p); !m.IsDir() {
 			t.Errorf("morph is no longer a directory: %v", m)
 		}
 		a4sBytesEqual(t, "child", filepath.Join(p, "child.txt"), []byte("child\n"))
-		a4sWant(t, "read dir", a4sCall(t, c, "read", map[string]any{"path": "morph"}), true, "ls")
+		wantResult(t, "read dir", a4sCall(t, c, "read", map[string]any{"path": "morph"}), true, "ls")
 	})
 	t.Run("rewritten after read", func(t *testing.T) {
 		p := filepath.Join(ws, "moved.txt")
-		a4sWrite(t, p, []byte("v1\n"))
-		a4sWant(t, "read", a4sCall(t, c, "read", map[string]any{"path": "moved.txt"}), false, "v1")
-		a4sWrite(t, p, []byte("v2\n"))
-		a4sWant(t, "edit stale", a4sCall(t, c, "edit", a4sEdit("moved.txt", "v", "w")), true, "read")
+		writeBytes(t, p, []byte("v1\n"))
+		wantResult(t, "read", a4sCall(t, c, "read", map[string]any{"path": "moved.txt"}), false, "v1")
+		writeBytes(t, p, []byte("v2\n"))
+		wantResult(t, "edit stale", a4sCall(t, c, "edit", editCall("moved.txt", "v", "w")), true, "read")
 		a4sBytesEqual(t, "moved.txt", p, []byte("v2\n"))
 	})
 }
@@ -666,15 +618,15 @@ func TestAudit4SpecialChangedUnderTheCall(t *testing.T) {
 // odd names, and special files in the tree do not stop the watcher.
 func TestAudit4SpecialWatcher(t *testing.T) {
 	ws := t.TempDir()
-	a4sWrite(t, filepath.Join(ws, "with space.txt"), []byte("v1\n"))
-	a4sWrite(t, filepath.Join(ws, "-rf.txt"), []byte("v1\n"))
-	a4sWrite(t, filepath.Join(ws, "sub", "x.txt"), []byte("v1\n"))
+	writeBytes(t, filepath.Join(ws, "with space.txt"), []byte("v1\n"))
+	writeBytes(t, filepath.Join(ws, "-rf.txt"), []byte("v1\n"))
+	writeBytes(t, filepath.Join(ws, "sub", "x.txt"), []byte("v1\n"))
 	a4sMkfifo(t, filepath.Join(ws, "pipe"))
-	a4sSymlink(t, "loopb", filepath.Join(ws, "loopa"))
-	a4sSymlink(t, "loopa", filepath.Join(ws, "loopb"))
+	symlink(t, "loopb", filepath.Join(ws, "loopa"))
+	symlink(t, "loopa", filepath.Join(ws, "loopb"))
 	c := a4sStart(t, ws)
 	for _, p := range []string{"with space.txt", "-rf.txt", "sub/x.txt"} {
-		a4sWant(t, "read "+p, a4sCall(t, c, "read", map[string]any{"path": p}), false, "v1")
+		wantResult(t, "read "+p, a4sCall(t, c, "read", map[string]any{"path": p}), false, "v1")
 	}
 	wait := func(rel, kind string, since time.Time) map[string]any {
 		t.Helper()
@@ -704,12 +656,12 @@ func TestAudit4SpecialWatcher(t *testing.T) {
 		return got
 	}
 	since := time.Now()
-	a4sWrite(t, filepath.Join(ws, "with space.txt"), []byte("v2 changed\n"))
+	writeBytes(t, filepath.Join(ws, "with space.txt"), []byte("v2 changed\n"))
 	if p := wait("with space.txt", "changed", since); p["readStale"] != true {
 		t.Errorf("readStale = %v, want true: %v", p["readStale"], p)
 	}
 	since = time.Now()
-	a4sWrite(t, filepath.Join(ws, "-rf.txt"), []byte("v2 changed\n"))
+	writeBytes(t, filepath.Join(ws, "-rf.txt"), []byte("v2 changed\n"))
 	wait("-rf.txt", "changed", since)
 	since = time.Now()
 	if err := os.Remove(filepath.Join(ws, "sub", "x.txt")); err != nil {
@@ -719,6 +671,6 @@ func TestAudit4SpecialWatcher(t *testing.T) {
 	// A new fifo in the tree must not block the watcher either.
 	a4sMkfifo(t, filepath.Join(ws, "sub", "pipe2"))
 	since = time.Now()
-	a4sWrite(t, filepath.Join(ws, "with space.txt"), []byte("v3 changed again\n"))
+	writeBytes(t, filepath.Join(ws, "with space.txt"), []byte("v3 changed again\n"))
 	wait("with space.txt", "changed", since)
 }

@@ -26,36 +26,14 @@ import (
 
 // ---------------------------------------------------------------- helpers
 
-// st4Bypass is initialize params for the bypass permission mode, so no
-// call waits for an approval.
-func st4Bypass() map[string]any {
-	return map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}}
-}
-
-// st4Workspace writes files into a fresh directory and returns it.
-func st4Workspace(t *testing.T, files map[string]string) string {
-	t.Helper()
-	ws := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(ws, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ws
-}
-
 // st4Start runs agentls in bypass mode on a workspace holding files.
 func st4Start(t *testing.T, files map[string]string) (*harness.Client, string, context.Context) {
 	t.Helper()
-	ws := st4Workspace(t, files)
+	ws := newWorkspace(t, files)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	c := harness.Start(t, harness.Options{Root: ws})
-	c.Initialize(ctx, st4Bypass())
+	c.Initialize(ctx, bypass())
 	return c, ws, ctx
 }
 
@@ -684,9 +662,9 @@ func TestAudit4StressConcurrentEditsOfOneFile(t *testing.T) {
 // PROTOCOL.md: $/cancelRequest → -32800; TOOLS.md: a cancelled call leaves
 // no running process (SIGTERM to the group, no grandchild survives).
 func TestAudit4StressCancellationStorm(t *testing.T) {
-	ws := st4Workspace(t, map[string]string{"a.txt": "alpha\n"})
+	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\n"})
 	r := st4StartRaw(t, ws)
-	r.initialize(st4Bypass())
+	r.initialize(bypass())
 	marker := st4Marker()
 	const n = 20
 	for i := range n {
@@ -724,7 +702,7 @@ func TestAudit4StressCancellationStorm(t *testing.T) {
 // PROTOCOL.md: "Closing stdin cancels everything running"; tools/confirm is
 // "cancelled with the call". The server exits promptly and leaves no child.
 func TestAudit4StressClosingStdinMidCall(t *testing.T) {
-	ws := st4Workspace(t, map[string]string{"a.txt": "alpha\n"})
+	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\n"})
 	r := st4StartRaw(t, ws)
 	r.initialize(map[string]any{
 		"initializationOptions": map[string]any{"mode": "default"},
@@ -761,9 +739,9 @@ func TestAudit4StressClosingStdinMidCall(t *testing.T) {
 // PROTOCOL.md/JSON-RPC: a hostile client gets answers where answers are
 // due, and the server stays up.
 func TestAudit4StressHostileFrames(t *testing.T) {
-	ws := st4Workspace(t, map[string]string{"a.txt": "alpha\n"})
+	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\n"})
 	r := st4StartRaw(t, ws)
-	r.initialize(st4Bypass())
+	r.initialize(bypass())
 	alive := func(id string) {
 		t.Helper()
 		r.callTool(id, "read", map[string]any{"path": "a.txt"})
@@ -913,9 +891,9 @@ func TestAudit4StressHostileFrames(t *testing.T) {
 // A Content-Length larger than the body, then EOF, while a command runs:
 // the server neither hangs nor crashes, and the command dies with it.
 func TestAudit4StressShortBodyThenEOF(t *testing.T) {
-	ws := st4Workspace(t, map[string]string{"a.txt": "alpha\n"})
+	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\n"})
 	r := st4StartRaw(t, ws)
-	r.initialize(st4Bypass())
+	r.initialize(bypass())
 	marker := st4Marker()
 	r.callTool(1, "bash", map[string]any{"command": fmt.Sprintf("sleep 100.%s", marker)})
 	if p, ok := st4WaitProcs(marker, 10*time.Second, func(k int) bool { return k >= 1 }); !ok {
@@ -1050,11 +1028,11 @@ func TestAudit4StressExternalChurn(t *testing.T) {
 // PROTOCOL.md workspace/externalChange under watcher load; the server stays
 // responsive during a burst of 5,000 new files.
 func TestAudit4StressWatcherBurst(t *testing.T) {
-	ws := st4Workspace(t, map[string]string{"w.txt": "watched\n", "a.txt": "alpha\n"})
+	ws := newWorkspace(t, map[string]string{"w.txt": "watched\n", "a.txt": "alpha\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := harness.Start(t, harness.Options{Root: ws})
-	init := c.Initialize(ctx, st4Bypass())
+	init := c.Initialize(ctx, bypass())
 	watcher := fmt.Sprint(st4Dig(init, "capabilities", "experimental", "agentls", "watcher"))
 	if watcher == "degraded" || watcher == "<nil>" {
 		t.Fatalf("watcher %q at start on an idle workspace", watcher)
@@ -1245,7 +1223,7 @@ func TestAudit4StressChangeDuringRoundTrip(t *testing.T) {
 		{"while the diagnostics baseline is asked", map[string]any{"diagnostics": true}, "bypass", "tools/diagnostics", map[string]any{"items": []any{}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ws := st4Workspace(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
+			ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
 			path := filepath.Join(ws, "a.txt")
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -1300,9 +1278,9 @@ func TestAudit4StressChangeDuringRoundTrip(t *testing.T) {
 // file.
 func TestAudit4StressCancelBatchAndWrites(t *testing.T) {
 	orig := strings.Repeat("original line\n", 1000)
-	ws := st4Workspace(t, map[string]string{"big.txt": orig})
+	ws := newWorkspace(t, map[string]string{"big.txt": orig})
 	r := st4StartRaw(t, ws)
-	r.initialize(st4Bypass())
+	r.initialize(bypass())
 
 	t.Run("batch of sleeps", func(t *testing.T) {
 		marker := st4Marker()
@@ -1393,7 +1371,7 @@ func TestAudit4StressCancelAfterTheWrite(t *testing.T) {
 		{"write", map[string]any{"path": "a.txt", "content": "replaced\n"}, "replaced\n"},
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
-			ws := st4Workspace(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
+			ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
 			r := st4StartRaw(t, ws)
 			r.initialize(map[string]any{
 				"initializationOptions": map[string]any{"mode": "bypass"},

@@ -17,22 +17,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"github.com/cespare/xxhash/v2"
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentls/agentls/test/harness"
 )
-
-// auditEdit is an edit call's arguments.
-func auditEdit(path string, pairs ...string) map[string]any {
-	var edits []any
-	for i := 0; i+1 < len(pairs); i += 2 {
-		edits = append(edits, map[string]any{"oldText": pairs[i], "newText": pairs[i+1]})
-	}
-	return map[string]any{"path": path, "edits": edits}
-}
 
 // auditCall runs tools/call with an explicit callId (empty: none sent) and
 // returns the result and the time the reply arrived.
@@ -70,54 +60,6 @@ func auditFindDetails(c *harness.Client, callID string) (auditDetailsNote, time.
 	return d, n.At, ok
 }
 
-// auditApplyTextEdits applies LSP TextEdits (0-based lines, UTF-16
-// characters, ranges in the old text) to old.
-func auditApplyTextEdits(t *testing.T, old string, edits []any) string {
-	t.Helper()
-	// Offsets of line starts.
-	starts := []int{0}
-	for i := 0; i < len(old); i++ {
-		if old[i] == '\n' {
-			starts = append(starts, i+1)
-		}
-	}
-	offset := func(pos map[string]any) int {
-		line, char := int(pos["line"].(float64)), int(pos["character"].(float64))
-		if line >= len(starts) {
-			return len(old)
-		}
-		s := starts[line]
-		end := len(old)
-		if line+1 < len(starts) {
-			end = starts[line+1]
-		}
-		units := 0
-		i := s
-		for i < end && units < char {
-			r := []rune(old[i:end])[0]
-			units += len(utf16.Encode([]rune{r}))
-			i += len(string(r))
-		}
-		return i
-	}
-	type te struct {
-		s, e int
-		text string
-	}
-	var list []te
-	for _, x := range edits {
-		m := x.(map[string]any)
-		rg := m["range"].(map[string]any)
-		list = append(list, te{offset(rg["start"].(map[string]any)), offset(rg["end"].(map[string]any)), m["newText"].(string)})
-	}
-	out := old
-	for i := len(list) - 1; i >= 0; i-- { // edits do not overlap; apply from the end
-		e := list[i]
-		out = out[:e.s] + e.text + out[e.e:]
-	}
-	return out
-}
-
 // --- edit -------------------------------------------------------------------
 
 // Every oldText is matched against the original file; the edits must be
@@ -133,28 +75,28 @@ func TestAuditEditMatchingRules(t *testing.T) {
 		text    []string // in the result text
 	}{
 		{"matched against the original, not after earlier edits", "alpha beta\n",
-			auditEdit("f.txt", "alpha", "beta", "beta", "gamma"), false, "beta gamma\n",
+			editCall("f.txt", "alpha", "beta", "beta", "gamma"), false, "beta gamma\n",
 			[]string{"2 replacements"}},
 		{"text produced by an earlier edit is not matched", "one\n",
-			auditEdit("f.txt", "one", "two", "two", "three"), true, "one\n",
+			editCall("f.txt", "one", "two", "two", "three"), true, "one\n",
 			[]string{"edit 2", "not found"}},
 		{"ambiguous match lists lines and suggests context or replaceAll", "x = 1\nfoo\ny = 2\nz = 3\nfoo\n",
-			auditEdit("f.txt", "foo", "bar"), true, "x = 1\nfoo\ny = 2\nz = 3\nfoo\n",
+			editCall("f.txt", "foo", "bar"), true, "x = 1\nfoo\ny = 2\nz = 3\nfoo\n",
 			[]string{"2", "5", "context", "replaceAll"}},
 		{"replaceAll replaces every occurrence", "foo\nbar\nfoo\nfoo\n",
 			map[string]any{"path": "f.txt", "edits": []any{map[string]any{"oldText": "foo", "newText": "baz", "replaceAll": true}}}, false, "baz\nbar\nbaz\nbaz\n",
 			[]string{"3 replacements"}},
 		{"overlapping edits are refused, naming both", "abcdef\n",
-			auditEdit("f.txt", "abcd", "X", "cdef", "Y"), true, "abcdef\n",
+			editCall("f.txt", "abcd", "X", "cdef", "Y"), true, "abcdef\n",
 			[]string{"1", "2", "overlap"}},
 		{"all or nothing: a failing second edit leaves the first unapplied", "keep\nme\n",
-			auditEdit("f.txt", "keep", "changed", "absent text", "x"), true, "keep\nme\n",
+			editCall("f.txt", "keep", "changed", "absent text", "x"), true, "keep\nme\n",
 			[]string{"edit 2"}},
 		{"identical result is a no change error", "same\n",
-			auditEdit("f.txt", "same", "same"), true, "same\n",
+			editCall("f.txt", "same", "same"), true, "same\n",
 			[]string{"no change"}},
 		{"empty oldText is refused", "abc\n",
-			auditEdit("f.txt", "", "x"), true, "abc\n", []string{"oldText"}},
+			editCall("f.txt", "", "x"), true, "abc\n", []string{"oldText"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -206,7 +148,7 @@ func TestAuditEditMatchingLadder(t *testing.T) {
 			t.Parallel()
 			c, ws, ctx := start(t, map[string]string{"f.txt": tc.file})
 			c.CallTool(ctx, "read", map[string]any{"path": "f.txt"})
-			r := c.CallTool(ctx, "edit", auditEdit("f.txt", tc.old, tc.new))
+			r := c.CallTool(ctx, "edit", editCall("f.txt", tc.old, tc.new))
 			if r.IsError {
 				t.Fatalf("edit: %s", r.Text())
 			}
@@ -240,7 +182,7 @@ func TestAuditEditFuzzyLevelRequiresUniqueness(t *testing.T) {
 	file := "say(“hi”)\nmid\nsay(”hi“)\n"
 	c, ws, ctx := start(t, map[string]string{"f.txt": file})
 	c.CallTool(ctx, "read", map[string]any{"path": "f.txt"})
-	r := c.CallTool(ctx, "edit", auditEdit("f.txt", `say("hi")`, "x"))
+	r := c.CallTool(ctx, "edit", editCall("f.txt", `say("hi")`, "x"))
 	if !r.IsError || !strings.Contains(r.Text(), "1") || !strings.Contains(r.Text(), "3") || !strings.Contains(r.Text(), "replaceAll") {
 		t.Fatalf("ambiguous fuzzy match: isError=%v %s", r.IsError, r.Text())
 	}
@@ -274,7 +216,7 @@ func TestAuditEditPreservesBOMEndingsFinalNewlineModeAtomically(t *testing.T) {
 			var before syscall.Stat_t
 			syscall.Stat(p, &before)
 			c.CallTool(ctx, "read", map[string]any{"path": "f.txt"})
-			if r := c.CallTool(ctx, "edit", auditEdit("f.txt", tc.old, tc.new)); r.IsError {
+			if r := c.CallTool(ctx, "edit", editCall("f.txt", tc.old, tc.new)); r.IsError {
 				t.Fatalf("edit: %s", r.Text())
 			}
 			if got := readFile(t, p); got != tc.want {
@@ -307,7 +249,7 @@ func TestAuditEditNotFoundShowsClosestRegion(t *testing.T) {
 	file := "package main\n\nfunc main() {\n\tfmt.Println(\"hello world\")  \n}\n"
 	c, ws, ctx := start(t, map[string]string{"m.go": file})
 	c.CallTool(ctx, "read", map[string]any{"path": "m.go"})
-	r := c.CallTool(ctx, "edit", auditEdit("m.go", "    fmt.Println(\"hello, world\")", "x"))
+	r := c.CallTool(ctx, "edit", editCall("m.go", "    fmt.Println(\"hello, world\")", "x"))
 	if !r.IsError {
 		t.Fatalf("not an error: %s", r.Text())
 	}
@@ -325,7 +267,7 @@ func TestAuditEditResultLineFormat(t *testing.T) {
 	t.Parallel()
 	c, _, ctx := start(t, map[string]string{"src/a.go": auditLines(50)})
 	c.CallTool(ctx, "read", map[string]any{"path": "src/a.go"})
-	r := c.CallTool(ctx, "edit", auditEdit("src/a.go", "line 10\nline 11\nline 12\n", "ten\neleven\ntwelve\n", "line 40\n", "forty\n"))
+	r := c.CallTool(ctx, "edit", editCall("src/a.go", "line 10\nline 11\nline 12\n", "ten\neleven\ntwelve\n", "line 40\n", "forty\n"))
 	if r.IsError {
 		t.Fatal(r.Text())
 	}
@@ -343,7 +285,7 @@ func TestAuditEditDetailsPayload(t *testing.T) {
 	old := "first\nhéllo 😀 world\nmiddle\nlast line\n"
 	c, ws, ctx := start(t, map[string]string{"d/x.txt": old})
 	c.CallTool(ctx, "read", map[string]any{"path": "d/x.txt"})
-	r, replyAt := auditCall(t, c, ctx, "edit", "det-1", auditEdit("d/x.txt", "world", "planet", "last line", "end"))
+	r, replyAt := auditCall(t, c, ctx, "edit", "det-1", editCall("d/x.txt", "world", "planet", "last line", "end"))
 	if r.IsError {
 		t.Fatal(r.Text())
 	}
@@ -378,7 +320,7 @@ func TestAuditEditDetailsPayload(t *testing.T) {
 	if len(edits) == 0 {
 		t.Fatalf("no TextEdits: %v", d["edits"])
 	}
-	if got := auditApplyTextEdits(t, old, edits); got != newText {
+	if got := applyTextEdits(t, old, edits); got != newText {
 		t.Errorf("TextEdits applied to the old text give %q, want %q (edits %v)", got, newText, edits)
 	}
 	diff, _ := d["unifiedDiff"].(string)
@@ -411,7 +353,7 @@ func TestAuditEditDryRunWritesNothing(t *testing.T) {
 	past := time.Now().Add(-time.Hour).Truncate(time.Second)
 	os.Chtimes(p, past, past)
 	c.CallTool(ctx, "read", map[string]any{"path": "f.txt"})
-	args := auditEdit("f.txt", "beta", "gamma")
+	args := editCall("f.txt", "beta", "gamma")
 	args["dryRun"] = true
 	r := c.CallTool(ctx, "edit", args)
 	if r.IsError || !strings.Contains(r.Text(), "-beta") || !strings.Contains(r.Text(), "+gamma") {
@@ -424,7 +366,7 @@ func TestAuditEditDryRunWritesNothing(t *testing.T) {
 	if got := readFile(t, p); got != "alpha\nbeta\n" || !fi.ModTime().Equal(past) {
 		t.Fatalf("dry run wrote: %q mtime %v", got, fi.ModTime())
 	}
-	if r := c.CallTool(ctx, "edit", auditEdit("f.txt", "beta", "gamma")); r.IsError {
+	if r := c.CallTool(ctx, "edit", editCall("f.txt", "beta", "gamma")); r.IsError {
 		t.Fatalf("edit after dry run: %s", r.Text())
 	}
 }
@@ -468,7 +410,7 @@ func TestAuditEditResultNamesNewFileLines(t *testing.T) {
 	t.Parallel()
 	c, _, ctx := start(t, map[string]string{"a.txt": auditLines(50)})
 	c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
-	r := c.CallTool(ctx, "edit", auditEdit("a.txt", "line 2\n", "two\ntwo-b\ntwo-c\n", "line 40\n", "forty\n"))
+	r := c.CallTool(ctx, "edit", editCall("a.txt", "line 2\n", "two\ntwo-b\ntwo-c\n", "line 40\n", "forty\n"))
 	if got, want := r.Text(), "Edited a.txt: 2 replacements, lines 2-4 and 42."; got != want {
 		t.Errorf("result = %q, want %q", got, want)
 	}
@@ -481,7 +423,7 @@ func TestAuditEditFuzzySnippetShowsTheFuzzyChange(t *testing.T) {
 	file := "foo\n" + strings.Repeat("y\n", 31) + "say(“q”)\n"
 	c, _, ctx := start(t, map[string]string{"f.txt": file})
 	c.CallTool(ctx, "read", map[string]any{"path": "f.txt"})
-	r := c.CallTool(ctx, "edit", auditEdit("f.txt", "foo", "FOO", `say("q")`, "say(Q)"))
+	r := c.CallTool(ctx, "edit", editCall("f.txt", "foo", "FOO", `say("q")`, "say(Q)"))
 	if r.IsError {
 		t.Fatal(r.Text())
 	}
@@ -519,7 +461,7 @@ func TestAuditEditWritePaths(t *testing.T) {
 		if tc.tool == "write" {
 			r = c.CallTool(ctx, "write", map[string]any{"path": tc.path, "content": "pwned\n"})
 		} else {
-			r = c.CallTool(ctx, "edit", auditEdit(tc.path, "outside", "pwned"))
+			r = c.CallTool(ctx, "edit", editCall(tc.path, "outside", "pwned"))
 		}
 		if !r.IsError {
 			t.Errorf("%s %q accepted: %s", tc.tool, tc.path, r.Text())
@@ -538,7 +480,7 @@ func TestAuditEditWritePaths(t *testing.T) {
 		t.Errorf("leading @ not normalized: %s", r.Text())
 	}
 	c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(ws, "in.txt")})
-	if r := c.CallTool(ctx, "edit", auditEdit(filepath.Join(ws, "in.txt"), "inside", "edited")); r.IsError {
+	if r := c.CallTool(ctx, "edit", editCall(filepath.Join(ws, "in.txt"), "inside", "edited")); r.IsError {
 		t.Errorf("absolute path inside the workspace refused: %s", r.Text())
 	}
 }
@@ -860,7 +802,7 @@ func TestAuditBashDeletionOfAReadFileIsListed(t *testing.T) {
 	if cf := fmt.Sprint(r.Details["changedFiles"]); !strings.Contains(cf, "a.txt") || !strings.Contains(cf, "b.txt") {
 		t.Errorf("details.changedFiles = %v", r.Details["changedFiles"])
 	}
-	if e := c.CallTool(ctx, "edit", auditEdit("b.txt", "b", "c")); !e.IsError {
+	if e := c.CallTool(ctx, "edit", editCall("b.txt", "b", "c")); !e.IsError {
 		t.Fatalf("stale stamp not enforced: %s", e.Text())
 	}
 }
@@ -1069,7 +1011,7 @@ func TestAuditGeneratedCallIDStampsNotifications(t *testing.T) {
 	t.Parallel()
 	c, _, ctx := start(t, map[string]string{"a.txt": "x\n"})
 	c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
-	r, _ := auditCall(t, c, ctx, "edit", "", auditEdit("a.txt", "x", "y"))
+	r, _ := auditCall(t, c, ctx, "edit", "", editCall("a.txt", "x", "y"))
 	if r.IsError || r.CallID == "" {
 		t.Fatalf("callId %q: %s", r.CallID, r.Text())
 	}

@@ -239,22 +239,6 @@ func (r *apRaw) initialize(t *testing.T, params string) {
 	r.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
 }
 
-// errCode is the JSON-RPC error code of a raw reply (0: none).
-func apErrCode(f map[string]any) int {
-	e, _ := f["error"].(map[string]any)
-	c, _ := e["code"].(float64)
-	return int(c)
-}
-
-// apCode is the JSON-RPC error code of a harness call (0: none).
-func apCode(err error) int64 {
-	var je *jsonrpc2.Error
-	if errors.As(err, &je) {
-		return int64(je.Code)
-	}
-	return 0
-}
-
 // --- malformed frames ----------------------------------------------------------
 
 // Bad JSON-RPC gets a JSON-RPC error code (PROTOCOL.md "Errors"), and the
@@ -278,7 +262,7 @@ func TestAuditProtoMalformedFramesDoNotKillTheServer(t *testing.T) {
 			r.write(tc.raw)
 			// A protocol error is answered with a JSON-RPC error code.
 			_, replied := r.wait(2*time.Second, func(f map[string]any) bool {
-				c := apErrCode(f)
+				c := replyCode(f)
 				return c == -32700 || c == -32600
 			})
 			// The server still answers the next well-formed request.
@@ -347,8 +331,8 @@ func TestAuditProtoLifecycleEdges(t *testing.T) {
 		if err == nil {
 			t.Fatal("second initialize accepted")
 		}
-		t.Logf("second initialize: %v (code %d)", err, apCode(err))
-		if code := apCode(err); code != -32600 {
+		t.Logf("second initialize: %v (code %d)", err, rpcCode(err))
+		if code := rpcCode(err); code != -32600 {
 			t.Errorf("code = %d, want -32600 (InvalidRequest)", code)
 		}
 		if r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}); r.IsError {
@@ -372,7 +356,7 @@ func TestAuditProtoLifecycleEdges(t *testing.T) {
 			{"tools/callBatch", map[string]any{"calls": []any{}}},
 		} {
 			err := c.Call(ctx, m.method, m.params, nil)
-			if code := apCode(err); code != -32600 {
+			if code := rpcCode(err); code != -32600 {
 				t.Errorf("%s after shutdown: err %v, want -32600", m.method, err)
 			}
 		}
@@ -421,7 +405,7 @@ func TestAuditProtoInitializationOptions(t *testing.T) {
 		{map[string]any{"limits": map[string]any{"readLines": -1}}, "readLines"},
 	} {
 		err := c.Call(ctx, "initialize", map[string]any{"initializationOptions": tc.opts, "capabilities": map[string]any{}}, nil)
-		if apCode(err) != -32602 || !strings.Contains(err.Error(), tc.want) {
+		if rpcCode(err) != -32602 || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err = %v, want -32602 naming %s", tc.opts, err, tc.want)
 		}
 	}
@@ -458,7 +442,7 @@ func TestAuditProtoInvalidParamsAreProtocolErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			err := c.Call(ctx, tc.method, tc.params, nil)
-			if apCode(err) != -32602 || !strings.Contains(fmt.Sprint(err), tc.want) {
+			if rpcCode(err) != -32602 || !strings.Contains(fmt.Sprint(err), tc.want) {
 				t.Fatalf("err = %v, want -32602 containing %q", err, tc.want)
 			}
 		})
@@ -503,7 +487,7 @@ func TestAuditProtoEmptyToolNameIsAResult(t *testing.T) {
 	var r harness.Result
 	err := c.Call(ctx, "tools/call", map[string]any{"name": "", "arguments": map[string]any{}}, &r)
 	if err != nil || !r.IsError || !strings.Contains(r.Text(), "Available tools") {
-		t.Fatalf("err %v (code %d), result %+v", err, apCode(err), r)
+		t.Fatalf("err %v (code %d), result %+v", err, rpcCode(err), r)
 	}
 }
 
@@ -559,7 +543,7 @@ func TestAuditProtoToolsListExactShapes(t *testing.T) {
 		return out.Tools
 	}
 	def, mcp, openai, anthropic := list(map[string]any{}), list(map[string]any{"format": "mcp"}), list(map[string]any{"format": "openai"}), list(map[string]any{"format": "anthropic"})
-	if a, b := mustJSON(def), mustJSON(mcp); a != b {
+	if a, b := compactJSON(def), compactJSON(mcp); a != b {
 		t.Error("the default format is not mcp")
 	}
 	if len(mcp) != len(openai) || len(mcp) != len(anthropic) {
@@ -602,15 +586,10 @@ func TestAuditProtoToolsListExactShapes(t *testing.T) {
 		if fn["name"] != name || a["name"] != name || fn["description"] != m["description"] || a["description"] != m["description"] {
 			t.Errorf("%s: name or description differ between formats", name)
 		}
-		if mustJSON(fn["parameters"]) != mustJSON(m["inputSchema"]) || mustJSON(a["input_schema"]) != mustJSON(m["inputSchema"]) {
+		if compactJSON(fn["parameters"]) != compactJSON(m["inputSchema"]) || compactJSON(a["input_schema"]) != compactJSON(m["inputSchema"]) {
 			t.Errorf("%s: schemas differ between formats", name)
 		}
 	}
-}
-
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // --- tools/callBatch -------------------------------------------------------------
@@ -633,17 +612,13 @@ func TestAuditProtoBatchCancelStopsTheRest(t *testing.T) {
 		}}, &out)
 		errCh <- err
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(processesWithArg(arg)) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if len(processesWithArg(arg)) == 0 {
+	if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(arg)) > 0 }) {
 		t.Fatal("the bash member never started")
 	}
 	c.Conn.Notify(ctx, "$/cancelRequest", map[string]any{"id": 2})
 	select {
 	case err := <-errCh:
-		if apCode(err) != -32800 {
+		if rpcCode(err) != -32800 {
 			t.Fatalf("err = %v, want -32800", err)
 		}
 	case <-time.After(3 * time.Second):
@@ -710,7 +685,7 @@ func TestAuditProtoCancelStringAndUnknownIDs(t *testing.T) {
 	}
 	r.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"blk-a"}}`)
 	f, ok := r.reply("blk-a", 3*time.Second)
-	if !ok || apErrCode(f) != -32800 {
+	if !ok || replyCode(f) != -32800 {
 		t.Fatalf("reply to blk-a = %v, want -32800", f)
 	}
 	waitFile(t, filepath.Join(ws, "m.txt"), 2*time.Second)
@@ -792,17 +767,13 @@ func TestAuditProtoClosingStdinKillsCommandsAndPendingAsks(t *testing.T) {
 	c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 	arg := fmt.Sprintf("1000.%d9", time.Now().UnixNano()%100000)
 	go c.TryCallTool(ctx, "bash", map[string]any{"command": "sleep " + arg})
-	go c.TryCallTool(ctx, "edit", editA("x", "y"))
+	go c.TryCallTool(ctx, "edit", editCall("a.txt", "x", "y"))
 	select {
 	case <-asked:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the edit never asked")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(processesWithArg(arg)) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if len(processesWithArg(arg)) == 0 {
+	if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(arg)) > 0 }) {
 		t.Fatal("the command never started")
 	}
 	t0 := time.Now()
@@ -911,7 +882,7 @@ func TestAuditProtoConfirmRequestShape(t *testing.T) {
 		t.Fatal("allowOnce did not run the command")
 	}
 	q := a.last()
-	if q == nil || q["callId"] != "cf-1" || q["tool"] != "bash" || q["reason"] == "" || mustJSON(q["arguments"]) != mustJSON(args) {
+	if q == nil || q["callId"] != "cf-1" || q["tool"] != "bash" || q["reason"] == "" || compactJSON(q["arguments"]) != compactJSON(args) {
 		t.Fatalf("confirm params = %v", q)
 	}
 	prev, _ := q["preview"].(map[string]any)
@@ -932,12 +903,12 @@ func TestAuditProtoConfirmRejectAlways(t *testing.T) {
 	c, a, ws, ctx := apStartAsk(t, map[string]string{"a.txt": "one\n"}, nil)
 	c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 	apSetAnswer(a, apDecide("rejectAlways", "never this file"))
-	r := c.CallTool(ctx, "edit", editA("one", "two"))
+	r := c.CallTool(ctx, "edit", editCall("a.txt", "one", "two"))
 	if !r.IsError || !strings.Contains(r.Text(), "denied by the user: never this file") {
 		t.Fatalf("rejectAlways: %s", r.Text())
 	}
 	apSetAnswer(a, apDecide("allowOnce", ""))
-	r = c.CallTool(ctx, "edit", editA("one", "three"))
+	r = c.CallTool(ctx, "edit", editCall("a.txt", "one", "three"))
 	if !r.IsError || a.count() != 1 {
 		t.Fatalf("after rejectAlways: asked %d times, %s", a.count(), r.Text())
 	}
@@ -966,8 +937,8 @@ func TestAuditProtoConfirmAllowAlwaysIsNarrow(t *testing.T) {
 		{"bash", map[string]any{"command": "touch one.txt && touch three.txt"}, true, false},
 		{"read", map[string]any{"path": "a.txt"}, false, true},
 		{"read", map[string]any{"path": "b.txt"}, false, true},
-		{"edit", editA("a", "A"), true, true},
-		{"edit", editA("A", "AA"), false, true},
+		{"edit", editCall("a.txt", "a", "A"), true, true},
+		{"edit", editCall("a.txt", "A", "AA"), false, true},
 		{"edit", map[string]any{"path": "b.txt", "edits": []any{map[string]any{"oldText": "b", "newText": "B"}}}, true, false},
 	}
 	for i, st := range steps {

@@ -6,7 +6,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -37,15 +36,6 @@ func rsWorkspace(t *testing.T, files map[string]string, setup func(ws string)) s
 	return ws
 }
 
-func rsStart(t *testing.T, ws string, env ...string) (*harness.Client, context.Context) {
-	t.Helper()
-	c := harness.Start(t, harness.Options{Root: ws, Env: env})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	c.Initialize(ctx, bypass())
-	return c, ctx
-}
-
 // rsBackends starts one server per grep backend on ws: ripgrep (when
 // installed), the Go fallback forced by AGENTLS_GREP_BACKEND=go, and the Go
 // fallback reached because rg is not on PATH.
@@ -53,17 +43,11 @@ func rsBackends(t *testing.T, ws string) map[string]*harness.Client {
 	t.Helper()
 	out := map[string]*harness.Client{}
 	if _, err := exec.LookPath("rg"); err == nil {
-		out["rg"], _ = rsStart(t, ws)
+		out["rg"], _ = startIn(t, ws, bypass())
 	}
-	out["go-env"], _ = rsStart(t, ws, "AGENTLS_GREP_BACKEND=go")
-	out["go-no-rg-on-path"], _ = rsStart(t, ws, "PATH="+t.TempDir())
+	out["go-env"], _ = startIn(t, ws, bypass(), "AGENTLS_GREP_BACKEND=go")
+	out["go-no-rg-on-path"], _ = startIn(t, ws, bypass(), "PATH="+t.TempDir())
 	return out
-}
-
-func rsCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 func rsWant(t *testing.T, what string, r harness.Result, isError bool, wants ...string) {
@@ -75,23 +59,6 @@ func rsWant(t *testing.T, what string, r harness.Result, isError bool, wants ...
 		if !strings.Contains(r.Text(), w) {
 			t.Errorf("%s: text lacks %q:\n%.2000s", what, w, r.Text())
 		}
-	}
-}
-
-func rsSymlink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func rsWriteBytes(t *testing.T, p string, b []byte) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -224,11 +191,11 @@ func TestAuditPathRules(t *testing.T) {
 	outside := t.TempDir()
 	writeFiles(t, outside, map[string]string{"secret.txt": "outside\n"})
 	ws := rsWorkspace(t, map[string]string{"src/a.txt": "alpha\n", "my file.txt": "spaced\n"}, func(ws string) {
-		rsSymlink(t, "src/a.txt", filepath.Join(ws, "inlink"))
-		rsSymlink(t, filepath.Join(outside, "secret.txt"), filepath.Join(ws, "outlink"))
-		rsSymlink(t, outside, filepath.Join(ws, "outdir"))
+		symlink(t, "src/a.txt", filepath.Join(ws, "inlink"))
+		symlink(t, filepath.Join(outside, "secret.txt"), filepath.Join(ws, "outlink"))
+		symlink(t, outside, filepath.Join(ws, "outdir"))
 	})
-	c, ctx := rsStart(t, ws)
+	c, ctx := startIn(t, ws, bypass())
 	abs := filepath.Join(ws, "src", "a.txt")
 	cases := []struct {
 		name    string
@@ -305,8 +272,8 @@ func TestAuditIgnoreRulesAgreeWithGit(t *testing.T) {
 	}
 	ws := rsWorkspace(t, files, func(ws string) {
 		rsGitInit(t, ws)
-		rsWriteBytes(t, filepath.Join(ws, ".git", "info", "exclude"), []byte("excluded.txt\n"))
-		rsWriteBytes(t, filepath.Join(ws, ".git", "content-in-git.txt"), []byte("content\n"))
+		writeBytes(t, filepath.Join(ws, ".git", "info", "exclude"), []byte("excluded.txt\n"))
+		writeBytes(t, filepath.Join(ws, ".git", "content-in-git.txt"), []byte("content\n"))
 	})
 	out, err := exec.Command("git", "-C", ws, "ls-files", "--others", "--exclude-standard").Output()
 	if err != nil {
@@ -320,7 +287,7 @@ func TestAuditIgnoreRulesAgreeWithGit(t *testing.T) {
 
 	for name, c := range rsBackends(t, ws) {
 		t.Run(name, func(t *testing.T) {
-			ctx := rsCtx(t)
+			ctx := testCtx(t, 30*time.Second)
 			// find: every file git does not ignore, nothing else (.git excluded).
 			r := c.CallTool(ctx, "find", map[string]any{"pattern": "*"})
 			if got := rsBodyLines(r.Text()); !slices.Equal(got, want) {
@@ -363,7 +330,7 @@ func TestAuditIgnoreFilesOutsideGit(t *testing.T) {
 	want := []string{"pkg/keep.go", "top.out", "visible.txt"}
 	for name, c := range rsBackends(t, ws) {
 		t.Run(name, func(t *testing.T) {
-			ctx := rsCtx(t)
+			ctx := testCtx(t, 30*time.Second)
 			if got := rsGrepFiles(t, c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"}).Text()); !slices.Equal(got, want) {
 				t.Errorf("grep files = %q, want %q", got, want)
 			}
@@ -373,7 +340,7 @@ func TestAuditIgnoreFilesOutsideGit(t *testing.T) {
 			}
 		})
 	}
-	c, ctx := rsStart(t, ws)
+	c, ctx := startIn(t, ws, bypass())
 	var found []string
 	for _, l := range rsBodyLines(c.CallTool(ctx, "find", map[string]any{"pattern": "*"}).Text()) {
 		if !strings.Contains(l, "ignore") {
@@ -399,19 +366,19 @@ func TestAuditIgnoredExplicitPathIsAnnounced(t *testing.T) {
 	ws := rsWorkspace(t, map[string]string{".gitignore": "build/\n*.log\n", "build/out.txt": "in build\n", "x.log": "in log\n"}, nil)
 	for name, c := range rsBackends(t, ws) {
 		t.Run("grep/"+name, func(t *testing.T) {
-			ctx := rsCtx(t)
+			ctx := testCtx(t, 30*time.Second)
 			rsWant(t, "grep ignored dir", c.CallTool(ctx, "grep", map[string]any{"pattern": "in", "path": "build"}), false, "ignored", "includeIgnored: true")
 			rsWant(t, "grep ignored file", c.CallTool(ctx, "grep", map[string]any{"pattern": "in", "path": "x.log"}), false, "ignored", "includeIgnored: true")
 			rsWant(t, "grep includeIgnored", c.CallTool(ctx, "grep", map[string]any{"pattern": "in", "path": "build", "includeIgnored": true}), false, "build/out.txt:1: in build")
 		})
 	}
-	c, ctx := rsStart(t, ws)
+	c, ctx := startIn(t, ws, bypass())
 	rsWant(t, "ls ignored dir", c.CallTool(ctx, "ls", map[string]any{"path": "build"}), false, "ignored")
 }
 
 func TestAuditFindIgnoredExplicitPathIsAnnounced(t *testing.T) {
 	ws := rsWorkspace(t, map[string]string{".gitignore": "build/\n", "build/out.txt": "in build\n"}, nil)
-	c, ctx := rsStart(t, ws)
+	c, ctx := startIn(t, ws, bypass())
 	rsWant(t, "find in ignored dir", c.CallTool(ctx, "find", map[string]any{"pattern": "*", "path": "build"}), false, "ignored", "includeIgnored")
 	// ls's own hint for this directory says find takes includeIgnored.
 	r := c.CallTool(ctx, "find", map[string]any{"pattern": "*", "path": "build", "includeIgnored": true})
@@ -422,7 +389,7 @@ func TestAuditGrepDotGitHintDoesNotLoop(t *testing.T) {
 	ws := rsWorkspace(t, map[string]string{"a.txt": "a\n"}, func(ws string) { rsGitInit(t, ws) })
 	for name, c := range rsBackends(t, ws) {
 		t.Run(name, func(t *testing.T) {
-			ctx := rsCtx(t)
+			ctx := testCtx(t, 30*time.Second)
 			r := c.CallTool(ctx, "grep", map[string]any{"pattern": "ref", "path": ".git", "includeIgnored": true})
 			if strings.Contains(r.Text(), "includeIgnored: true") {
 				t.Errorf("the hint asks for the flag that was already given:\n%s", r.Text())
@@ -440,7 +407,7 @@ func TestAuditSecretsMaskedInListingsAndContext(t *testing.T) {
 	}, nil)
 	for name, c := range rsBackends(t, ws) {
 		t.Run(name, func(t *testing.T) {
-			ctx := rsCtx(t)
+			ctx := testCtx(t, 30*time.Second)
 			r := c.CallTool(ctx, "grep", map[string]any{"pattern": "PORT", "context": 1})
 			rsWant(t, "grep context", r, false, ".env-2- OPENAI_API_KEY=[REDACTED:", ".env:3: PORT=1")
 			if strings.Contains(r.Text(), openAIKey) {
@@ -448,7 +415,7 @@ func TestAuditSecretsMaskedInListingsAndContext(t *testing.T) {
 			}
 		})
 	}
-	c, ctx := rsStart(t, ws)
+	c, ctx := startIn(t, ws, bypass())
 	for _, call := range []struct {
 		tool string
 		args map[string]any
@@ -593,10 +560,10 @@ func TestAuditReadEncodingsAndBinaries(t *testing.T) {
 			"huge.png":    append(append([]byte{}, png...), make([]byte, 6<<20)...),
 			"textual.png": []byte("not an image\n"),
 		} {
-			rsWriteBytes(t, filepath.Join(ws, name), b)
+			writeBytes(t, filepath.Join(ws, name), b)
 		}
 	})
-	c, ctx := rsStart(t, ws)
+	c, ctx := startIn(t, ws, bypass())
 	text := []struct {
 		path string
 		want []string
@@ -686,10 +653,10 @@ func TestAuditLs(t *testing.T) {
 	}
 	ws := rsWorkspace(t, files, func(ws string) {
 		rsGitInit(t, ws)
-		rsSymlink(t, "b.txt", filepath.Join(ws, "link"))
-		rsSymlink(t, "dir", filepath.Join(ws, "dirlink"))
+		symlink(t, "b.txt", filepath.Join(ws, "link"))
+		symlink(t, "dir", filepath.Join(ws, "dirlink"))
 	})
-	c, ctx := rsStart(t, ws)
+	c, ctx := startIn(t, ws, bypass())
 
 	r := c.CallTool(ctx, "ls", map[string]any{})
 	if header := strings.SplitN(r.Text(), "\n", 2)[0]; header != "workspace root: 9 entries" {
@@ -762,17 +729,17 @@ func rsGrepFixture(t *testing.T) string {
 		files["lots.txt"] += fmt.Sprintf("zz %d\n", i)
 	}
 	return rsWorkspace(t, files, func(ws string) {
-		rsWriteBytes(t, filepath.Join(ws, "bom.txt"), append([]byte{0xEF, 0xBB, 0xBF}, "hello bom\n"...))
-		rsWriteBytes(t, filepath.Join(ws, "latin.txt"), []byte("hello caf\xe9\n"))
+		writeBytes(t, filepath.Join(ws, "bom.txt"), append([]byte{0xEF, 0xBB, 0xBF}, "hello bom\n"...))
+		writeBytes(t, filepath.Join(ws, "latin.txt"), []byte("hello caf\xe9\n"))
 		u16 := []byte{0xFF, 0xFE}
 		for _, r := range "hello utf16\n" {
 			u16 = append(u16, byte(r), 0)
 		}
-		rsWriteBytes(t, filepath.Join(ws, "u16.txt"), u16)
-		rsWriteBytes(t, filepath.Join(ws, "bin.dat"), []byte("hello\x00binary\n"))
-		rsWriteBytes(t, filepath.Join(ws, "latenul.dat"), append(append([]byte("hello early\n"), bytes.Repeat([]byte("x"), 100000)...), "\n\x00hello late\n"...))
+		writeBytes(t, filepath.Join(ws, "u16.txt"), u16)
+		writeBytes(t, filepath.Join(ws, "bin.dat"), []byte("hello\x00binary\n"))
+		writeBytes(t, filepath.Join(ws, "latenul.dat"), append(append([]byte("hello early\n"), bytes.Repeat([]byte("x"), 100000)...), "\n\x00hello late\n"...))
 		rsGitInit(t, ws)
-		rsWriteBytes(t, filepath.Join(ws, ".git", "hello.txt"), []byte("hello from git\n"))
+		writeBytes(t, filepath.Join(ws, ".git", "hello.txt"), []byte("hello from git\n"))
 	})
 }
 
@@ -781,7 +748,7 @@ func TestAuditGrepBothBackends(t *testing.T) {
 	backends := rsBackends(t, ws)
 	for name, c := range backends {
 		t.Run(name, func(t *testing.T) {
-			ctx := rsCtx(t)
+			ctx := testCtx(t, 30*time.Second)
 			t.Run("backend is the one asked for", func(t *testing.T) {
 				r := c.CallTool(ctx, "grep", map[string]any{"pattern": "HIT", "path": "ctx.txt"})
 				want := "go"
@@ -911,7 +878,7 @@ func TestAuditGrepBothBackends(t *testing.T) {
 	if backends["rg"] == nil {
 		return
 	}
-	ctx := rsCtx(t)
+	ctx := testCtx(t, 30*time.Second)
 	for _, q := range queries {
 		ref := backends["rg"].CallTool(ctx, "grep", q).Text()
 		for name, c := range backends {
@@ -926,7 +893,7 @@ func TestAuditGrepLimitNoticeCallWorksAtTheMaximum(t *testing.T) {
 	ws := rsGrepFixture(t)
 	for name, c := range rsBackends(t, ws) {
 		t.Run(name, func(t *testing.T) {
-			ctx := rsCtx(t)
+			ctx := testCtx(t, 30*time.Second)
 			r := c.CallTool(ctx, "grep", map[string]any{"pattern": "^zz", "limit": 1000})
 			if m := regexp.MustCompile(`limit=(\d+)`).FindStringSubmatch(r.Text()); m != nil {
 				n, _ := strconv.Atoi(m[1])
@@ -942,7 +909,7 @@ func TestAuditGrepLimitNoticeCallWorksAtTheMaximum(t *testing.T) {
 // from the last match shown.
 func TestAuditGrepByteCutNoticeGivesTheCall(t *testing.T) {
 	ws := rsGrepFixture(t)
-	c, ctx := rsStart(t, ws)
+	c, ctx := startIn(t, ws, bypass())
 	r := c.CallTool(ctx, "grep", map[string]any{"pattern": "^wide", "limit": 1000})
 	notice := r.Text()[strings.LastIndex(r.Text(), "["):]
 	m := regexp.MustCompile(`read (\{[^}]*\})`).FindStringSubmatch(notice)
@@ -971,10 +938,10 @@ func TestAuditFind(t *testing.T) {
 	}
 	ws := rsWorkspace(t, files, func(ws string) {
 		rsGitInit(t, ws)
-		rsWriteBytes(t, filepath.Join(ws, ".git", "inside.ts"), nil)
-		rsSymlink(t, "real", filepath.Join(ws, "linkdir"))
+		writeBytes(t, filepath.Join(ws, ".git", "inside.ts"), nil)
+		symlink(t, "real", filepath.Join(ws, "linkdir"))
 	})
-	c, ctx := rsStart(t, ws)
+	c, ctx := startIn(t, ws, bypass())
 	cases := []struct {
 		name string
 		args map[string]any

@@ -16,43 +16,6 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-func writeFiles(t testing.TB, root string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// start runs agentls on a fresh workspace in bypass mode: tests of tool
-// behaviour should not depend on the permission policy, which
-// permission_test.go covers on its own.
-func start(t *testing.T, files map[string]string) (*harness.Client, string, context.Context) {
-	t.Helper()
-	return startWith(t, files, bypass())
-}
-
-// bypass is initialize params selecting the bypass permission mode.
-func bypass() map[string]any {
-	return map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}}
-}
-
-func startWith(t *testing.T, files map[string]string, params map[string]any) (*harness.Client, string, context.Context) {
-	t.Helper()
-	ws := t.TempDir()
-	writeFiles(t, ws, files)
-	c := harness.Start(t, harness.Options{Root: ws})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	c.Initialize(ctx, params)
-	return c, ws, ctx
-}
-
 func TestLifecycleInitializeListCallShutdownExit(t *testing.T) {
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"hello.txt": "hello\nworld\n"})

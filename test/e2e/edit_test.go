@@ -11,15 +11,6 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-func readFile(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 func TestEditGuardThroughTheProtocol(t *testing.T) {
 	c, ws, ctx := start(t, map[string]string{"a.txt": "Hello, world!\n", "b.txt": "one\ntwo\n"})
 	a := filepath.Join(ws, "a.txt")

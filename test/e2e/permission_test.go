@@ -79,10 +79,6 @@ func startConfirm(t *testing.T, files map[string]string, mode string) (*harness.
 	return c, s, ws, ctx
 }
 
-func editA(old, new string) map[string]any {
-	return map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": old, "newText": new}}}
-}
-
 func TestAskFlowThroughTheEditor(t *testing.T) {
 	c, s, ws, ctx := startConfirm(t, map[string]string{"a.txt": "one two three\n"}, "")
 	a := filepath.Join(ws, "a.txt")
@@ -93,7 +89,7 @@ func TestAskFlowThroughTheEditor(t *testing.T) {
 
 	// allowOnce: the edit runs; the same kind of call asks again.
 	s.answers = []map[string]any{{"decision": "allowOnce"}}
-	if r := c.CallTool(ctx, "edit", editA("one", "ONE")); r.IsError {
+	if r := c.CallTool(ctx, "edit", editCall("a.txt", "one", "ONE")); r.IsError {
 		t.Fatalf("allowOnce: %s", r.Text())
 	}
 	if s.count() != 1 {
@@ -109,7 +105,7 @@ func TestAskFlowThroughTheEditor(t *testing.T) {
 
 	// reject: isError with the user's message, file unchanged.
 	s.answers = []map[string]any{{"decision": "rejectOnce", "message": "not that word"}}
-	r := c.CallTool(ctx, "edit", editA("two", "TWO"))
+	r := c.CallTool(ctx, "edit", editCall("a.txt", "two", "TWO"))
 	if !r.IsError || !strings.Contains(r.Text(), "denied by the user") || !strings.Contains(r.Text(), "not that word") {
 		t.Fatalf("reject: %s", r.Text())
 	}
@@ -122,10 +118,10 @@ func TestAskFlowThroughTheEditor(t *testing.T) {
 
 	// allowAlways: this edit and later ones of the same file do not ask.
 	s.answers = []map[string]any{{"decision": "allowAlways"}}
-	if r := c.CallTool(ctx, "edit", editA("two", "TWO")); r.IsError {
+	if r := c.CallTool(ctx, "edit", editCall("a.txt", "two", "TWO")); r.IsError {
 		t.Fatalf("allowAlways: %s", r.Text())
 	}
-	if r := c.CallTool(ctx, "edit", editA("three", "THREE")); r.IsError {
+	if r := c.CallTool(ctx, "edit", editCall("a.txt", "three", "THREE")); r.IsError {
 		t.Fatalf("after allowAlways: %s", r.Text())
 	}
 	if s.count() != 3 {
@@ -151,7 +147,7 @@ func TestCancelWhileAskingCancelsTheConfirm(t *testing.T) {
 	errCh := make(chan error, 1)
 	go func() {
 		var r harness.Result
-		_, err := c.Conn.Call(ctx, "tools/call", map[string]any{"name": "edit", "arguments": editA("x", "y")}, &r)
+		_, err := c.Conn.Call(ctx, "tools/call", map[string]any{"name": "edit", "arguments": editCall("a.txt", "x", "y")}, &r)
 		errCh <- err
 	}()
 	deadline := time.Now().Add(5 * time.Second)
