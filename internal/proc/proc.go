@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentls/agentls/internal/spill"
@@ -37,6 +38,10 @@ const (
 	// DrainMax bounds reading after the shell exited even if a background child keeps
 	// printing.
 	DrainMax = 500 * time.Millisecond
+	// DrainLate bounds reading output that is on its way when DrainMax ends it while no
+	// member of the command's group is left to print more: the command's own output,
+	// late because the machine is busy.
+	DrainLate = 5 * time.Second
 )
 
 const (
@@ -244,6 +249,7 @@ func (r *runner) loop(ctx context.Context, cmd *exec.Cmd, pr *os.File, pgid int)
 
 	chunks := rd.chunks
 	exited, reaped := false, false
+	var exitedAt time.Time
 	ctxDone := ctx.Done()
 	for chunks != nil || !exited {
 		select {
@@ -266,11 +272,20 @@ func (r *runner) loop(ctx context.Context, cmd *exec.Cmd, pr *os.File, pgid int)
 			}
 		case <-waitDone:
 			waitDone, exited, reaped = nil, true, true
+			exitedAt = time.Now()
 			silence = time.NewTimer(DrainSilence)
 			drainMax = time.NewTimer(DrainMax)
 		case <-ch(silence):
+			if rd.pending() {
+				silence.Reset(DrainSilence)
+				continue
+			}
 			chunks = nil
 		case <-ch(drainMax):
+			if rd.pending() && !groupAlive(pgid) && time.Since(exitedAt) < DrainLate {
+				drainMax.Reset(DrainSilence)
+				continue
+			}
 			chunks = nil
 		case <-ctxDone:
 			ctxDone = nil
@@ -378,6 +393,16 @@ type reader struct {
 	quit   chan struct{}
 	done   chan struct{}
 	pr     *os.File
+	// holding is set while a chunk read from the pipe waits to be taken.
+	holding atomic.Bool
+}
+
+// pending reports output that exists but has not reached the runner: a
+// chunk the reader holds, or bytes still in the pipe. On a loaded machine
+// the reader may not run for a while after the shell exits; its output
+// must not be dropped as silence.
+func (rd *reader) pending() bool {
+	return rd.holding.Load() || pipeBuffered(rd.pr) > 0
 }
 
 func startReader(pr *os.File) *reader {
@@ -406,8 +431,10 @@ func (rd *reader) run() {
 		}
 		n, err := rd.pr.Read(buf)
 		if n > 0 {
+			rd.holding.Store(true)
 			select {
 			case rd.chunks <- buf[:n]:
+				rd.holding.Store(false)
 			case <-rd.quit:
 				return
 			}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -406,5 +407,49 @@ func TestRunCallerLimits(t *testing.T) {
 					res.Output, res.ShownFrom, res.ShownTo, res.TimedOut, c.output, c.from, c.to, c.timedOut)
 			}
 		})
+	}
+}
+
+// On a loaded machine the reader may run long after the shell exited; the
+// output it has not delivered yet is not silence (50 concurrent commands
+// on one P lost theirs in `agentls mcp`).
+func TestRunKeepsOutputUnderLoad(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	stop := make(chan struct{})
+	var spin sync.WaitGroup
+	for range 4 { // goroutines that keep the one P busy
+		spin.Add(1)
+		go func() {
+			defer spin.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					for i := 0; i < 1e6; i++ {
+						_ = i * i
+					}
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); spin.Wait() }()
+	var wg sync.WaitGroup
+	errs := make(chan string, 50)
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			want := fmt.Sprintf("out-%d\n", i)
+			res, err := Run(context.Background(), Spec{Command: "echo " + strings.TrimSpace(want), Dir: t.TempDir()})
+			if err != nil || res.Output != want {
+				errs <- fmt.Sprintf("command %d: output %q, err %v", i, res.Output, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
