@@ -199,6 +199,9 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		switch method {
 		case "tools/list":
+			// The client's roots decide the folders, and with them the
+			// extension tools and the limits the descriptions state.
+			s.waitRoots(ctx)
 			s.mu.Lock()
 			gen := s.toolsGen
 			s.mu.Unlock()

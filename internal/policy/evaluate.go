@@ -100,9 +100,8 @@ type Config struct {
 	Root string
 	// Home expands ~/ patterns; "" disables them.
 	Home string
-	// Limits are the sources' tool limits, highest precedence first. The
-	// session reads them when it opens (its tools are built with them);
-	// Replace does not change them.
+	// Limits are the sources' tool limits, highest precedence first; read
+	// them through LimitSources once the Config is in use.
 	Limits []LimitsSource
 
 	mu                        sync.RWMutex
@@ -130,6 +129,14 @@ func (c *Config) Replace(next *Config) {
 	defer c.mu.Unlock()
 	c.Mode, c.Allow, c.Ask, c.Deny = next.Mode, next.Allow, next.Ask, next.Deny
 	c.sources = next.sources
+	c.Limits = next.Limits
+}
+
+// LimitSources returns Limits as of now (Replace changes them).
+func (c *Config) LimitSources() []LimitsSource {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.Limits
 }
 
 // view is the configuration as of one moment: session rules first.

@@ -29,8 +29,8 @@ func TestLimitsMergeAcrossSettingsSources(t *testing.T) {
 	defer s.Close()
 	want := tools.DefaultLimits()
 	want.ReadLines, want.GrepMatches, want.LsEntries, want.FindPaths = 3, 7, 11, 12
-	if s.Env.Limits != want {
-		t.Errorf("limits = %+v\nwant     %+v", s.Env.Limits, want)
+	if s.Env.Limits() != want {
+		t.Errorf("limits = %+v\nwant     %+v", s.Env.Limits(), want)
 	}
 	// The tools are built with them: their descriptions state them.
 	read, _ := s.Registry.Lookup("read")

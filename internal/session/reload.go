@@ -3,6 +3,7 @@ package session
 import (
 	"log/slog"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -76,6 +77,7 @@ func (s *Session) Reload() []string {
 	s.reloader.run.Lock()
 	defer s.reloader.run.Unlock()
 	probs := s.reloadPolicy()
+	probs = append(probs, s.reloadLimits()...)
 	exts, extProbs := s.reloadSpec.extensionTools(s.FS, s.Log)
 	probs = append(probs, extProbs...)
 	for _, err := range s.Registry.Replace("extension", exts) {
@@ -154,4 +156,30 @@ func (r *reloader) stop() {
 	}
 	r.mu.Unlock()
 	r.running.Wait()
+}
+
+// reloadLimits rebuilds the built-in tools when the settings' limits
+// changed (a file edited, or folders from MCP roots bringing their own):
+// tools/listChanged follows, as their descriptions state the new numbers.
+// The caller holds reloader.run.
+func (s *Session) reloadLimits() []string {
+	l, probs := mergeLimits(s.Policy.LimitSources())
+	if l == s.Env.Limits() {
+		return probs
+	}
+	s.Env.SetLimits(l)
+	builtins := tools.Builtins(l)
+	core := make([]*tools.Tool, 0, len(builtins)+2)
+	core = append(core, builtins...)
+	for _, t := range s.Registry.List(true) {
+		// tool_search (and test tools) are core tools that state no limit.
+		if t.Source == "core" && !slices.ContainsFunc(builtins, func(b *tools.Tool) bool { return b.Name == t.Name }) {
+			core = append(core, t)
+		}
+	}
+	for _, err := range s.Registry.Replace("core", core) {
+		probs = append(probs, err.Error())
+	}
+	s.Log.Info("limits changed: built-in tools rebuilt")
+	return probs
 }

@@ -176,7 +176,7 @@ func New(opts Options) (*Session, error) {
 		log.Warn("limits settings", "problem", p)
 	}
 	probs = append(probs, limitProbs...)
-	env.Limits = limits
+	env.SetLimits(limits)
 	reg := tools.NewRegistry()
 	reg.MustRegister(tools.Builtins(limits)...)
 	reg.MustRegister(tools.NewToolSearch(reg))

@@ -226,5 +226,5 @@ func RunExtensionCommand(ctx context.Context, c *Call, command string, timeout t
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
-	return runCommand(ctx, c, command, p.OS(), timeout, c.Tool, c.Env.Limits.withDefaults())
+	return runCommand(ctx, c, command, p.OS(), timeout, c.Tool, c.Env.Limits())
 }

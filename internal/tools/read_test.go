@@ -46,7 +46,9 @@ func newLimitedExecutor(t testing.TB, files map[string][]byte, l Limits) (*Execu
 	rec := &recorder{}
 	reg := NewRegistry()
 	reg.MustRegister(Builtins(l)...)
-	return &Executor{Registry: reg, Env: &Env{FS: fsys, Stamps: rec, Limits: l}}, rec, dir
+	env := &Env{FS: fsys, Stamps: rec}
+	env.SetLimits(l)
+	return &Executor{Registry: reg, Env: env}, rec, dir
 }
 
 func call(t *testing.T, x *Executor, name, args string) Result {

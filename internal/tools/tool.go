@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -84,10 +85,21 @@ type Env struct {
 	// edit and write can tell the model about problems they introduced;
 	// nil when the client cannot.
 	Diagnostics DiagnosticsSource
-	// Limits are the session's limits (zero fields: the defaults), for
-	// extension tools, which run through bash's machinery; the built-in
-	// tools enforce the Limits they were built with.
-	Limits Limits
+	// limits are the session's limits, for extension tools, which run
+	// through bash's machinery (the built-in tools enforce the Limits they
+	// were built with). Settings reloads change them while calls run.
+	limits atomic.Pointer[Limits]
+}
+
+// SetLimits sets the session's limits (zero fields: the defaults).
+func (e *Env) SetLimits(l Limits) { e.limits.Store(&l) }
+
+// Limits returns the session's limits, defaults filled in.
+func (e *Env) Limits() Limits {
+	if l := e.limits.Load(); l != nil {
+		return l.withDefaults()
+	}
+	return DefaultLimits()
 }
 
 // BufferEditor applies edits (ranges in doc.Text) to a document open in the
