@@ -27,6 +27,9 @@ type permission struct {
 	buffers *overlay.Store
 	// fresh reads the settings again when a file changed (settingsfresh.go).
 	fresh func()
+	// mask hides secrets in what the question shows (arguments, preview):
+	// like details, it carries file and command text.
+	mask func(any) any
 }
 
 func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decision {
@@ -44,6 +47,12 @@ func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decisi
 	}
 	cr := policy.ConfirmRequest{CallID: pr.Call.ID, Tool: pr.Tool.Name, Arguments: pr.Args}
 	cr.Preview = p.preview(pr, req)
+	if p.mask != nil {
+		cr.Arguments, _ = p.mask(map[string]any(cr.Arguments)).(map[string]any)
+		if cr.Preview != nil {
+			cr.Preview, _ = p.mask(cr.Preview).(map[string]any)
+		}
+	}
 	out, err := p.gate.Check(ctx, req, cr)
 	if err != nil {
 		return tools.Decision{Reason: "cancelled while waiting for the user's approval; nothing was changed.", Rule: out.Rule}

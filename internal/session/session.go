@@ -162,13 +162,17 @@ func New(opts Options) (*Session, error) {
 	if userDir == "" {
 		userDir, _ = policy.UserConfigDir()
 	}
+	// Problems quote settings (a rule may hold a token): masked like any
+	// text that leaves the server.
+	masker := secrets.New(os.Environ())
 	// Stated before they are read: a save during the read shows next call.
 	settingsFps := statSettings(settingsPathsOf(fsys.Folders()[0].Root, userDir))
 	cfg, problems := policy.Load(fsys.Folders()[0].Root, opts.Editor, userDir)
 	var probs []string
 	for _, p := range problems {
-		log.Warn("permission settings", "problem", p.String())
-		probs = append(probs, p.String())
+		text, _ := masker.Mask(p.String())
+		log.Warn("permission settings", "problem", text)
+		probs = append(probs, text)
 	}
 	env.Visible = cfg
 	limits, limitProbs := mergeLimits(cfg.Limits)
@@ -183,7 +187,6 @@ func New(opts Options) (*Session, error) {
 	if opts.TestTools {
 		reg.MustRegister(tools.TestTools()...)
 	}
-	masker := secrets.New(os.Environ())
 	exec := &tools.Executor{Registry: reg, Env: env, Log: log, Masker: masker}
 	if env.SpillDir != nil {
 		exec.Spill = env.SpillDir
@@ -228,6 +231,7 @@ func New(opts Options) (*Session, error) {
 	exec.Permission = perm
 	s := &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange, reloadSpec: spec}
 	perm.fresh = s.freshPolicy
+	perm.mask = exec.MaskValue
 	s.settingsStat.fps = settingsFps
 	if !opts.NoUpstream {
 		// A manager even without servers: mcp.json may appear later (Reload).

@@ -80,8 +80,9 @@ func (s *Session) reloadPolicy() []string {
 	s.settingsStat.mu.Unlock()
 	var probs []string
 	for _, p := range problems {
-		s.Log.Warn("permission settings", "problem", p.String())
-		probs = append(probs, p.String())
+		text := s.Executor.MaskText(p.String()) // a rule may hold a token
+		s.Log.Warn("permission settings", "problem", text)
+		probs = append(probs, text)
 	}
 	return probs
 }

@@ -120,11 +120,14 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 	for i, e := range in.Edits {
 		edits[i] = textedit.Edit{OldText: e.OldText, NewText: e.NewText, ReplaceAll: e.ReplaceAll}
 	}
+	if r := refuseCopiedPlaceholders(p, old, edits); r != nil {
+		return *r, nil
+	}
 	res, err := textedit.Apply(old, edits)
 	if err != nil {
 		var me *textedit.MatchError
 		if errors.As(err, &me) {
-			return Errorf("%s", me.MessageIn(p.Display())), nil
+			return Errorf("%s", c.missMessage(p, old, edits, me)), nil
 		}
 		return Errorf("edit %s: %v", p.Display(), err), nil
 	}

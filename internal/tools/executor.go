@@ -148,7 +148,7 @@ func (x *Executor) prepare(req Request, rf ReporterFactory) (*Prepared, Result, 
 	if rf != nil {
 		rep = rf(req.CallID, t.Name)
 	}
-	p := &Prepared{Tool: t, Call: &Call{ID: req.CallID, Tool: t.Name, Env: x.Env, Reporter: &maskingReporter{x: x, r: rep}}}
+	p := &Prepared{Tool: t, Call: &Call{ID: req.CallID, Tool: t.Name, Env: x.Env, Reporter: &maskingReporter{x: x, r: rep}, mask: x.Masker}}
 	args, err := normalizeArgs(req.Arguments, t.Schema, t.Aliases, t.PrepareRaw, &p.Norm)
 	if err != nil {
 		return fail(Errorf("%s: %v, e.g. %s\n%s", t.Name, err, t.example(), t.usage()))

@@ -157,9 +157,14 @@ func TestMaskTreeMatchesMaskValue(t *testing.T) {
 		{"nil containers", func() map[string]any {
 			return map[string]any{"m": map[string]any(nil), "a": []any(nil), "s": []string(nil)}
 		}, true},
-		{"other types kept", func() map[string]any {
-			return map[string]any{"redactions": map[string]int{"SECRET": 1}, "ss": map[string]string{"k": "SECRET"}}
+		{"typed values without secrets kept", func() map[string]any {
+			return map[string]any{"redactions": map[string]int{"SECRET": 1}, "ss": map[string]string{"k": "ok"}}
 		}, false},
+		// A typed value (LSP TextEdits, diagnostics) is masked in its JSON
+		// form: what leaves the server must not carry the secret.
+		{"typed values with secrets masked", func() map[string]any {
+			return map[string]any{"ss": map[string]string{"k": "SECRET"}, "edits": []struct{ NewText string }{{"x SECRET"}}}
+		}, true},
 	}
 	x := &Executor{Masker: secretMasker{}}
 	for _, tc := range tests {

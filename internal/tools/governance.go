@@ -1,7 +1,9 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 )
@@ -97,7 +99,35 @@ func (x *Executor) maskTree(v any, counts *map[string]int) (any, bool) {
 	case []string:
 		return maskSlice(x, t, counts)
 	}
+	if g, ok := asJSONTree(v); ok {
+		// A typed value (LSP TextEdits, diagnostics): masked in its JSON
+		// form, which is what leaves the server.
+		before := total(*counts)
+		if mg, changed := x.maskTree(g, counts); changed && total(*counts) != before {
+			return mg, true
+		}
+	}
 	return v, false
+}
+
+// asJSONTree returns a struct, typed slice or typed map as the maps,
+// slices and strings json.Unmarshal makes of it; ok is false for the
+// values the maskers walk already and for scalars.
+func asJSONTree(v any) (any, bool) {
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Struct, reflect.Slice, reflect.Array, reflect.Map, reflect.Pointer:
+	default:
+		return nil, false
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, false
+	}
+	var g any
+	if json.Unmarshal(b, &g) != nil {
+		return nil, false
+	}
+	return g, true
 }
 
 // maskSlice is maskTree for a slice: copied only when an element changed,
@@ -123,10 +153,33 @@ func maskSlice[E any](x *Executor, t []E, counts *map[string]int) (any, bool) {
 	return out, true
 }
 
+func total(counts map[string]int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
 func addCounts(dst, src map[string]int) {
 	for k, v := range src {
 		dst[k] += v
 	}
+}
+
+// MaskText is s with its secrets masked, for text that leaves the server
+// outside a result (log messages).
+func (x *Executor) MaskText(s string) string {
+	m, _ := x.mask(s)
+	return m
+}
+
+// MaskValue is v (maps, slices and strings, as decoded from JSON) with its
+// secrets masked, for payloads that leave the server outside a result
+// (a tools/confirm request's arguments and preview).
+func (x *Executor) MaskValue(v any) any {
+	m, _ := x.maskValue(v)
+	return m
 }
 
 func (x *Executor) mask(s string) (string, map[string]int) {
@@ -166,6 +219,12 @@ func (x *Executor) maskValue(v any) (any, map[string]int) {
 				out[i] = walk(e).(string)
 			}
 			return out
+		}
+		if g, ok := asJSONTree(v); ok {
+			before := total(counts)
+			if mg := walk(g); total(counts) != before {
+				return mg
+			}
 		}
 		return v
 	}

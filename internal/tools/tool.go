@@ -135,6 +135,9 @@ type Call struct {
 	// diag is what the editor reported for the file before the call
 	// changed it; nil when the editor does not report diagnostics.
 	diag *diagBaseline
+	// mask is the executor's masker (nil: none), for what a tool quotes of
+	// a file outside the result text's usual path (masked.go).
+	mask Masker
 }
 
 type resolution struct {

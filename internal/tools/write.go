@@ -78,6 +78,9 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		if bytes.Equal(old, content) {
 			return Errorf("no change: %s already has exactly this content.", p.Display()), nil
 		}
+		if r := refuseCopiedContent(p, old, in.Content); r != nil {
+			return *r, nil
+		}
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
@@ -92,6 +95,9 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		return r, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return Errorf("cannot write %s: %v", p.Display(), err), nil
+	}
+	if r := refuseCopiedContent(p, nil, in.Content); r != nil {
+		return *r, nil
 	}
 	if parent := path.Dir(p.Rel); parent != "." {
 		pp := p
@@ -127,6 +133,9 @@ func replaceInEditor(ctx context.Context, c *Call, p ops.Path, content []byte) (
 	}
 	if bytes.Equal(old, content) {
 		return Errorf("no change: %s already has exactly this content.", p.Display()), nil
+	}
+	if r := refuseCopiedContent(p, old, string(content)); r != nil {
+		return *r, nil
 	}
 	c.diagnosticsBefore(ctx, p, true)
 	saved, refusal, err := applyInEditor(ctx, c, p, old, content, "agentls: write "+p.Display())
