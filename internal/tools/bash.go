@@ -53,9 +53,12 @@ func NewBash(l Limits) *Tool {
 		MaxResultBytes: l.BashBytes + 16*1024,
 		KeepTail:       true,
 		OpenWorld:      true,
-		Aliases:        map[string]string{"script": "command", "workdir": "cwd", "working_directory": "cwd"},
+		Aliases:        map[string]string{"script": "command", "workdir": "cwd", "working_directory": "cwd", "directory": "cwd", "dir": "cwd"},
 		PrepareRaw: func(args map[string]any, n *Normalization) {
 			millisecondTimeout(args, n, l.BashMaxTimeout)
+			if truthy(args["run_in_background"]) {
+				n.refuse("run_in_background is not supported: bash waits for the command (up to its timeout) and returns its output. To leave something running, start it in the background inside the command and return at once, e.g. {\"command\": \"nohup npm run dev > dev.log 2>&1 &\"}, then read dev.log.")
+			}
 		},
 		Labels: func(in bashInput) Labels {
 			a := shell.Analyze(in.Command, shell.Options{})

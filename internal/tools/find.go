@@ -49,6 +49,11 @@ func NewFind(l Limits) *Tool {
 		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
 		Idempotent:  true,
 		Aliases:     map[string]string{"glob": "pattern", "name": "pattern"},
+		PrepareRaw: func(args map[string]any, n *Normalization) {
+			if v, ok := args["case_sensitive"]; ok && falsy(v) {
+				n.refuse("case_sensitive: false is not supported: find matches names case-sensitively. Put both cases in the pattern instead, e.g. \"*.{go,GO}\" or \"[Rr]eadme*\".")
+			}
+		},
 		Tweak: func(s map[string]any) {
 			prop(s, "limit")["minimum"] = 1.0
 			prop(s, "limit")["maximum"] = float64(l.findMax())

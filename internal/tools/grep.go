@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentls/agentls/internal/search"
 	"github.com/agentls/agentls/internal/secrets"
@@ -53,7 +54,14 @@ func NewGrep(l Limits) *Tool {
 		Static:         Labels{ReadOnly: true, ConcurrencySafe: true},
 		Idempotent:     true,
 		MaxResultBytes: l.GrepBytes + 1024,
-		Aliases:        map[string]string{"query": "pattern", "include": "glob", "-i": "ignoreCase", "C": "context", "-C": "context", "head_limit": "limit"},
+		Aliases: map[string]string{"query": "pattern", "include": "glob", "-i": "ignoreCase", "C": "context", "-C": "context", "head_limit": "limit",
+			// Lines after or before: context shows both sides.
+			"A": "context", "-A": "context", "B": "context", "-B": "context", "-F": "literal"},
+		PrepareRaw: func(args map[string]any, n *Normalization) {
+			if truthy(args["multiline"]) || truthy(args["-U"]) {
+				n.refuse("multiline is not supported: grep matches one line at a time. Search for one of the lines and add context (e.g. {\"pattern\": \"func main\", \"context\": 5}) to see the lines around it.")
+			}
+		},
 		Tweak: func(s map[string]any) {
 			prop(s, "limit")["minimum"] = 1.0
 			prop(s, "limit")["maximum"] = float64(l.grepMax())
@@ -68,6 +76,13 @@ func NewGrep(l Limits) *Tool {
 func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, error) {
 	if in.Pattern == "" {
 		return Errorf("pattern is empty; give a regular expression or, with literal: true, plain text to search for."), nil
+	}
+	if matchesNewline(in.Pattern, in.Literal) {
+		// Both searchers match line by line: rg refuses such a pattern
+		// (suggesting a flag the tool does not have), the Go searcher
+		// would report no match.
+		first, _, _ := strings.Cut(strings.ReplaceAll(in.Pattern, `\n`, "\n"), "\n")
+		return Errorf("grep matches one line at a time, so a pattern containing a newline (\\n) cannot match. Search for one of the lines (e.g. %q) and add context: N to see the lines around it.", first), nil
 	}
 	if in.Path == "" {
 		in.Path = "."
@@ -114,4 +129,24 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		r.setDetail("limitHit", true)
 	}
 	return r, nil
+}
+
+// matchesNewline reports whether pattern asks for a line break: a newline
+// character, or (as a regular expression) an unescaped \n.
+func matchesNewline(pattern string, literal bool) bool {
+	if strings.Contains(pattern, "\n") {
+		return true
+	}
+	if literal {
+		return false
+	}
+	for i := 0; i+1 < len(pattern); i++ {
+		if pattern[i] == '\\' {
+			if pattern[i+1] == 'n' {
+				return true
+			}
+			i++ // an escaped character, \\ included
+		}
+	}
+	return false
 }

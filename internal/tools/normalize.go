@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -15,6 +16,17 @@ import (
 // reported in details.normalized and never an error by itself.
 type Normalization struct {
 	Changes []string
+	// refusal, set by a tool's PrepareRaw, is an argument that cannot be
+	// honoured and must not be dropped silently (it would change the
+	// meaning): the call fails with it.
+	refusal string
+}
+
+// refuse fails the call with msg (see refusal).
+func (n *Normalization) refuse(format string, args ...any) {
+	if n.refusal == "" {
+		n.refusal = fmt.Sprintf(format, args...)
+	}
 }
 
 func (n *Normalization) add(format string, args ...any) {
@@ -31,6 +43,36 @@ var commonAliases = map[string]string{
 	"cmd": "command", "timeout_seconds": "timeout", "directory": "path", "dir": "path",
 	"include_ignored": "includeIgnored", "start_line": "offset", "line": "offset", "max_results": "limit",
 	"text": "content", "contents": "content", "regex": "pattern", "query_string": "query",
+	"absolute_path": "path", "dir_path": "path", "line_offset": "offset", "line_limit": "limit",
+	"literal_text": "literal", "fixed_strings": "literal",
+}
+
+// wrapperKeys are where some clients nest the real arguments.
+var wrapperKeys = []string{"input", "arguments", "parameters", "params", "args"}
+
+// unwrap returns the object nested under a lone wrapper key the schema does
+// not have ({"input": {...}}), parsing a JSON string there too.
+func unwrap(obj map[string]any, schema map[string]any) (map[string]any, string, bool) {
+	if len(obj) != 1 {
+		return nil, "", false
+	}
+	props, _ := schema["properties"].(map[string]any)
+	for _, k := range wrapperKeys {
+		v, ok := obj[k]
+		if !ok || props[k] != nil {
+			continue
+		}
+		if s, ok := v.(string); ok {
+			var inner any
+			if json.Unmarshal([]byte(s), &inner) == nil {
+				v = inner
+			}
+		}
+		if m, ok := v.(map[string]any); ok {
+			return m, k, true
+		}
+	}
+	return nil, "", false
 }
 
 // normalizeArgs repairs model-written arguments against schema: it accepts
@@ -56,8 +98,15 @@ func normalizeArgs(raw json.RawMessage, schema map[string]any, aliases map[strin
 	if !ok {
 		return nil, fmt.Errorf("arguments must be a JSON object, got %s; send one object", jsonKind(v))
 	}
+	if inner, key, ok := unwrap(obj, schema); ok {
+		n.add("arguments: took the object nested under %q", key)
+		obj = inner
+	}
 	if pre != nil {
 		pre(obj, n)
+		if n.refusal != "" {
+			return nil, errors.New(n.refusal)
+		}
 	}
 	out := normalizeObject("", obj, schema, aliases, n)
 	return out, nil
@@ -244,4 +293,37 @@ func sprintf(format string, args ...any) string {
 		return format
 	}
 	return fmt.Sprintf(format, args...)
+}
+
+// truthy reports a raw argument that means true (as normalization would
+// read it: true, "true", "True", "yes", 1).
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "true", "yes", "1":
+			return true
+		}
+	case float64:
+		return x == 1
+	}
+	return false
+}
+
+// falsy reports a raw argument that means false.
+func falsy(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return !x
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "false", "no", "0":
+			return true
+		}
+	case float64:
+		return x == 0
+	}
+	return false
 }

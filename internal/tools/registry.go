@@ -191,7 +191,32 @@ func (r *Registry) Names() []string {
 }
 
 // closest returns the registered name nearest to name (edit distance), or "".
+// foreignNames are other agents' names for the core tools, which models
+// trained on those agents call by habit.
+var foreignNames = map[string]string{
+	"view": "read", "read_file": "read", "cat": "read", "open": "read",
+	"glob": "find", "find_files": "find", "file_search": "find",
+	"list_directory": "ls", "list_dir": "ls", "list_files": "ls",
+	"search_file_content": "grep", "search": "grep", "ripgrep": "grep", "rg": "grep",
+	"shell": "bash", "run_shell_command": "bash", "exec": "bash", "execute_command": "bash", "terminal": "bash",
+	"replace": "edit", "multiedit": "edit", "str_replace": "edit", "str_replace_editor": "edit", "edit_file": "edit",
+	"write_file": "write", "create_file": "write",
+}
+
 func (r *Registry) closest(name string) string {
+	// functions.read, mcp__agentls__read: the name after the prefix.
+	base := name
+	if i := strings.LastIndex(base, "."); i >= 0 {
+		base = base[i+1:]
+	}
+	if i := strings.LastIndex(base, "__"); i >= 0 {
+		base = base[i+2:]
+	}
+	for _, n := range []string{strings.ToLower(base), foreignNames[strings.ToLower(base)]} {
+		if t, ok := r.Lookup(n); ok && n != "" {
+			return t.Name
+		}
+	}
 	best, bestD := "", 1<<30
 	for _, t := range r.List(true) {
 		d := editDistance(strings.ToLower(name), strings.ToLower(t.Name))
