@@ -298,32 +298,32 @@ func sprintf(format string, args ...any) string {
 // truthy reports a raw argument that means true (as normalization would
 // read it: true, "true", "True", "yes", 1).
 func truthy(v any) bool {
-	switch x := v.(type) {
-	case bool:
-		return x
-	case string:
-		switch strings.ToLower(strings.TrimSpace(x)) {
-		case "true", "yes", "1":
-			return true
-		}
-	case float64:
-		return x == 1
-	}
-	return false
+	b, ok := boolish(v)
+	return ok && b
 }
 
 // falsy reports a raw argument that means false.
 func falsy(v any) bool {
+	b, ok := boolish(v)
+	return ok && !b
+}
+
+// boolish reads v as a boolean the way a model may write one.
+func boolish(v any) (value, ok bool) {
 	switch x := v.(type) {
 	case bool:
-		return !x
+		return x, true
 	case string:
 		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "true", "yes", "1":
+			return true, true
 		case "false", "no", "0":
-			return true
+			return false, true
 		}
 	case float64:
-		return x == 0
+		if x == 0 || x == 1 {
+			return x == 1, true
+		}
 	}
-	return false
+	return false, false
 }
