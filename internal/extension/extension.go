@@ -261,6 +261,15 @@ func Build(def Def, file string, trusted bool, run Runner) (*tools.Tool, error) 
 		ro := def.ReadOnly && (trusted || a.ReadOnly) && !destructive
 		return tools.Labels{ReadOnly: ro, Destructive: destructive, ConcurrencySafe: ro}
 	}
+	// tools/list states the definition's labels, checked against the
+	// command with plain words for its placeholders (arguments are quoted,
+	// so they cannot add commands).
+	plain := map[string]any{}
+	for _, n := range tmpl.Names() {
+		plain[n] = "x"
+	}
+	hints := labels(plain)
+	t.Hints = &hints
 	t.SetHandler(labels, func(ctx context.Context, c *tools.Call, args map[string]any) (tools.Result, error) {
 		cmd := tmpl.Render(args)
 		r, err := run(ctx, c, cmd, timeout)

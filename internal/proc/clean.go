@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"fmt"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -22,8 +23,15 @@ const (
 	maxStrBytes = 4096
 )
 
-// LineCutMarker ends a line cut at MaxLineChars (a test keeps the number in step).
-const LineCutMarker = " … [line cut at 2000 characters]"
+// TailChars is how many of the last characters of a line cut at MaxLineChars are
+// kept after the cut: the end of a long line (the result of a one-line JSON dump, a
+// minified file's last statement) is often what matters.
+const TailChars = 500
+
+// lineCut is the marker between the head and the kept tail of a cut line.
+func lineCut(n int) string {
+	return fmt.Sprintf(" … [%d characters cut] … ", n)
+}
 
 // cleaner turns a raw terminal byte stream into plain text lines: escape sequences
 // removed, \r, \b and erase-in-line applied to the current line the way a terminal shows
@@ -47,6 +55,10 @@ type cleaner struct {
 	ascii  bool // line holds only ASCII
 	cursor int  // column
 	cut    bool // characters past MaxLineChars were dropped
+	// over holds the UTF-8 of the last characters dropped past MaxLineChars (at
+	// least TailChars of them, bounded in bytes); dropped counts them all.
+	over    []byte
+	dropped int
 
 	arena []byte // see intern
 }
@@ -65,6 +77,7 @@ func (c *cleaner) write(p []byte) {
 				n := min(j-i, MaxLineChars-c.cols)
 				if n < j-i {
 					c.cut = true
+					c.drop(p[i+n : j])
 				}
 				if c.cols == 0 {
 					c.ascii = true
@@ -223,6 +236,8 @@ func (c *cleaner) csi(final byte) {
 func (c *cleaner) put(r rune) {
 	if c.cursor >= MaxLineChars {
 		c.cut = true
+		var b [utf8.UTFMax]byte
+		c.drop(utf8.AppendRune(b[:0], r))
 		return
 	}
 	if c.cols == 0 {
@@ -257,12 +272,63 @@ func (c *cleaner) edit(f func([]rune) []rune) {
 	c.cols = len(rs)
 }
 
-// current returns the line being written, as shown so far.
-func (c *cleaner) current() string {
-	if c.cut {
-		return c.intern(c.line, LineCutMarker)
+// drop records characters (whole UTF-8 sequences, ASCII in the fast path) written
+// past MaxLineChars: counted, and the last ones kept for the tail.
+func (c *cleaner) drop(b []byte) {
+	c.dropped += utf8.RuneCount(b)
+	const keep = TailChars * utf8.UTFMax
+	if len(b) > keep {
+		b = b[len(b)-keep:]
+		for len(b) > 0 && !utf8.RuneStart(b[0]) {
+			b = b[1:]
+		}
 	}
-	return c.intern(c.line, "")
+	c.over = append(c.over, b...)
+	if len(c.over) > 4*keep { // amortised: trim once in a while
+		tail := c.over[len(c.over)-keep:]
+		for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+			tail = tail[1:]
+		}
+		c.over = append(c.over[:0], tail...)
+	}
+}
+
+// current returns the line being written, as shown so far. A line longer than
+// MaxLineChars shows MaxLineChars characters: its first MaxLineChars-TailChars, a
+// marker with the count cut, and its last TailChars.
+func (c *cleaner) current() string {
+	if !c.cut {
+		return c.intern(c.line, "")
+	}
+	total := c.cols + c.dropped
+	if total <= MaxLineChars { // a cursor jump past the end: nothing is lost
+		return c.intern(c.line, string(c.over))
+	}
+	headEnd := charOffset(c.line, MaxLineChars-TailChars)
+	rest := append(append([]byte(nil), c.line[headEnd:]...), c.over...)
+	tail := rest[charOffsetFromEnd(rest, TailChars):]
+	cut := total - utf8.RuneCount(c.line[:headEnd]) - utf8.RuneCount(tail)
+	return c.intern(c.line[:headEnd], lineCut(cut)+string(tail))
+}
+
+// charOffset is the byte offset of the n-th character of b (len(b) when shorter).
+func charOffset(b []byte, n int) int {
+	i := 0
+	for ; n > 0 && i < len(b); n-- {
+		_, size := utf8.DecodeRune(b[i:])
+		i += size
+	}
+	return i
+}
+
+// charOffsetFromEnd is the byte offset where the last n characters of b start.
+func charOffsetFromEnd(b []byte, n int) int {
+	i := len(b)
+	for ; n > 0 && i > 0; n-- {
+		_, size := utf8.DecodeLastRune(b[:i])
+		i -= size
+	}
+	return i
 }
 
 // arenaBytes is the size of the blocks line strings are carved from: one allocation per
@@ -289,6 +355,7 @@ func (c *cleaner) intern(b []byte, suffix string) string {
 func (c *cleaner) endLine() {
 	c.onLine(c.current(), c.cut)
 	c.line, c.cols, c.cursor, c.cut = c.line[:0], 0, 0, false
+	c.over, c.dropped = c.over[:0], 0
 }
 
 // finish flushes a pending partial character and returns the unterminated last line, if

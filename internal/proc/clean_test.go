@@ -58,9 +58,11 @@ func TestCleaner(t *testing.T) {
 		{"unterminated osc does not eat everything", "\x1b]" + strings.Repeat("x", maxStrBytes+10) + "\nafter\n",
 			[]string{strings.Repeat("x", 10), "after"}},
 		{"erased final line is no line", "abc\r\x1b[K", nil},
-		{"long line cut", strings.Repeat("a", MaxLineChars+5) + "\n",
-			[]string{strings.Repeat("a", MaxLineChars) + LineCutMarker}},
-		{"cursor column clamped", "\x1b[99999999Gx\n", []string{LineCutMarker}},
+		{"long line cut: head and tail", strings.Repeat("a", MaxLineChars) + strings.Repeat("b", 5) + "END\n",
+			[]string{strings.Repeat("a", MaxLineChars-TailChars) + lineCut(8) + strings.Repeat("a", TailChars-8) + "bbbbbEND"}},
+		{"long non-ASCII line cut", strings.Repeat("é", MaxLineChars+1) + "Z\n",
+			[]string{strings.Repeat("é", MaxLineChars-TailChars) + lineCut(2) + strings.Repeat("é", TailChars-1) + "Z"}},
+		{"cursor column clamped", "\x1b[99999999Gx\n", []string{"x"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -75,8 +77,8 @@ func TestCleaner(t *testing.T) {
 }
 
 func TestMessagesMatchConstants(t *testing.T) {
-	if !strings.Contains(LineCutMarker, " "+strconv.Itoa(MaxLineChars)+" ") {
-		t.Errorf("LineCutMarker %q does not name MaxLineChars %d", LineCutMarker, MaxLineChars)
+	if !strings.Contains(lineCut(7), "[7 characters cut]") {
+		t.Errorf("lineCut(7) = %q does not give the count", lineCut(7))
 	}
 	if !strings.Contains(KilledSIGKILL, "after "+KillGrace.String()+" grace") {
 		t.Errorf("KilledSIGKILL %q does not name KillGrace %s", KilledSIGKILL, KillGrace)

@@ -53,6 +53,14 @@ func Describe(ts []*Tool, format string, registry *Registry) ([]map[string]any, 
 // are reported for the most cautious input: bash is not read-only because some
 // commands are not.
 func (t *Tool) Annotations() map[string]any {
+	if h := t.Hints; h != nil {
+		return map[string]any{
+			"readOnlyHint":    h.ReadOnly,
+			"destructiveHint": !h.ReadOnly && h.Destructive,
+			"idempotentHint":  t.Idempotent,
+			"openWorldHint":   t.OpenWorld,
+		}
+	}
 	l := t.staticLabels()
 	return map[string]any{
 		"readOnlyHint":    l.ReadOnly,

@@ -200,9 +200,13 @@ type Tool struct {
 	resolve func() (*jsonschema.Resolved, error)
 	order   []string // property order of the input struct, for usage lines
 	dynamic bool     // labels depend on the input
-	decode  func(args map[string]any) (any, error)
-	labels  func(in any) Labels
-	run     func(ctx context.Context, c *Call, in any) (Result, error)
+	// Hints, when set, are the labels tools/list states for a tool whose
+	// labels depend on the input (an extension tool's definition and
+	// command template); nil states the cautious answer.
+	Hints  *Labels
+	decode func(args map[string]any) (any, error)
+	labels func(in any) Labels
+	run    func(ctx context.Context, c *Call, in any) (Result, error)
 }
 
 // Spec declares a tool with a typed input.
