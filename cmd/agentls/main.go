@@ -232,6 +232,10 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	// first failing call ends the run, as `set -e` would.
 	var results []tools.Result
 	for i, req := range calls {
+		// Upstream MCP servers list their tools in the background: a
+		// search or a tool name not registered yet waits for them, as in
+		// the editor protocol and agentls mcp.
+		sess.AwaitTools(ctx, req.Name)
 		res := sess.Executor.Call(ctx, req, nil)
 		results = append(results, res)
 		if !*jsonOut {

@@ -69,3 +69,18 @@ func TestCLI(t *testing.T) {
 		}
 	}
 }
+
+// agentls call waits for upstream MCP servers' first listing before a
+// search or a call of an upstream tool, as the editor protocol does.
+func TestCLICallWaitsForUpstreamTools(t *testing.T) {
+	ws, upstreamRoot := t.TempDir(), t.TempDir()
+	writeFiles(t, upstreamRoot, map[string]string{"u.txt": "from the upstream\n"})
+	cfg, _ := json.Marshal(map[string]any{"servers": map[string]any{"up": map[string]any{
+		"command": harness.Binary(t), "args": []string{"mcp", "--root", upstreamRoot},
+	}}})
+	writeFiles(t, ws, map[string]string{".agentls/mcp.json": string(cfg)})
+	out, code := runCLI(t, "call", "tool_search", `{"query":"read text file"}`, "up__read", `{"path":"u.txt"}`, "--root", ws, "--mode", "bypass")
+	if code != 0 || !strings.Contains(out, "up__read") || !strings.Contains(out, "from the upstream") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
