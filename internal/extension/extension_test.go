@@ -223,3 +223,30 @@ func TestDirsOnDisk(t *testing.T) {
 		t.Errorf("tools %v, problems %v", ts, probs)
 	}
 }
+
+// tools/list states an extension tool's declared labels, checked against
+// its command: not every tool that is not read-only is destructive.
+func TestAnnotationsFollowTheDefinition(t *testing.T) {
+	tests := []struct {
+		name, def        string
+		readOnly, destro bool
+	}{
+		{"plain command", `"command":"go build ./..."`, false, false},
+		{"declared destructive", `"command":"make clean","destructive":true`, false, true},
+		{"destructive command", `"command":"rm -rf {{p}}"`, false, true},
+		{"read-only claim a command backs (user scope)", `"command":"ls {{p}}","readOnly":true`, true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			def := `{"name":"x","description":"d.","inputSchema":{"type":"object","properties":{"p":{"type":"string"}}},` + tc.def + `}`
+			ts, probs := Load([]Dir{{FS: mapFS(map[string]string{"x.json": def}), Path: ".", Label: "u", Scope: ScopeUser}}, core, bashRunner)
+			if len(probs) != 0 || len(ts) != 1 {
+				t.Fatal(probs)
+			}
+			a := ts[0].Annotations()
+			if a["readOnlyHint"] != tc.readOnly || a["destructiveHint"] != tc.destro {
+				t.Errorf("annotations %v, want readOnly %v destructive %v", a, tc.readOnly, tc.destro)
+			}
+		})
+	}
+}
