@@ -309,7 +309,9 @@ func (r *runner) loop(ctx context.Context, cmd *exec.Cmd, pr *os.File, pgid int)
 			exited, chunks = true, nil
 		}
 	}
-	rd.close()
+	if rd.close() && rd.leftover != nil {
+		r.consume(rd.leftover)
+	}
 
 	if !r.killAt.IsZero() {
 		// No member of the group may outlive a timeout or cancel, even one that ignores
@@ -395,6 +397,10 @@ type reader struct {
 	pr     *os.File
 	// holding is set while a chunk read from the pipe waits to be taken.
 	holding atomic.Bool
+	// leftover is a chunk read but not taken when the reader was stopped
+	// (set before done is closed): preempted between its read and its
+	// hand-off, it held output the runner had not seen.
+	leftover []byte
 }
 
 // pending reports output that exists but has not reached the runner: a
@@ -436,6 +442,7 @@ func (rd *reader) run() {
 			case rd.chunks <- buf[:n]:
 				rd.holding.Store(false)
 			case <-rd.quit:
+				rd.leftover = buf[:n]
 				return
 			}
 		} else {
@@ -449,12 +456,14 @@ func (rd *reader) run() {
 
 // close stops the reader. Closing the pipe unblocks a pending read on unix; on Windows
 // the read may only return once the last writer exits, so close does not wait forever.
-func (rd *reader) close() {
+func (rd *reader) close() (stopped bool) {
 	close(rd.quit)
 	rd.pr.Close()
 	select {
 	case <-rd.done:
+		return true
 	case <-time.After(killWait):
+		return false
 	}
 }
 
