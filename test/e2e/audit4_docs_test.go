@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,22 +78,8 @@ func a4dStartRaw(t *testing.T, ws string) *a4dRaw {
 		defer close(r.msgs)
 		br := bufio.NewReader(out)
 		for {
-			n := -1
-			for {
-				line, err := br.ReadString('\n')
-				if err != nil {
-					return
-				}
-				line = strings.TrimRight(line, "\r\n")
-				if line == "" {
-					break
-				}
-				if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-					n, _ = strconv.Atoi(v)
-				}
-			}
-			body := make([]byte, n)
-			if _, err := io.ReadFull(br, body); err != nil {
+			body, err := readFrame(br)
+			if err != nil {
 				return
 			}
 			var m map[string]any
@@ -638,29 +623,13 @@ func TestAudit4DocsRawFrames(t *testing.T) {
 	alive(5)
 }
 
-// a4dLogs returns the window/logMessage texts with the given type (0: any).
-func a4dLogs(c *harness.Client, typ float64) []string {
-	var out []string
-	for _, n := range c.Notes("window/logMessage") {
-		var p struct {
-			Type    float64 `json:"type"`
-			Message string  `json:"message"`
-		}
-		json.Unmarshal(n.Params, &p)
-		if typ == 0 || p.Type == typ {
-			out = append(out, p.Message)
-		}
-	}
-	return out
-}
-
 func a4dWaitLog(t *testing.T, c *harness.Client, substr string) string {
 	t.Helper()
 	n, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
 		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), substr)
 	})
 	if !ok {
-		t.Errorf("no window/logMessage containing %q; got %q", substr, a4dLogs(c, 0))
+		t.Errorf("no window/logMessage containing %q; got %q", substr, logMessages(c, 0))
 		return ""
 	}
 	return string(n.Params)

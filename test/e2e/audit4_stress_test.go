@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,8 +31,7 @@ import (
 func st4Start(t *testing.T, files map[string]string) (*harness.Client, string, context.Context) {
 	t.Helper()
 	ws := newWorkspace(t, files)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
+	ctx := testCtx(t, 60*time.Second)
 	c := harness.Start(t, harness.Options{Root: ws})
 	c.Initialize(ctx, bypass())
 	return c, ws, ctx
@@ -211,25 +211,11 @@ func st4StartRaw(t *testing.T, ws string) *st4Raw {
 
 func st4ReadFrames(r *bufio.Reader, add func([]byte)) {
 	for {
-		length := -1
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				return
-			}
-			line = strings.TrimRight(line, "\r\n")
-			if line == "" {
-				break
-			}
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "Content-Length") {
-				length, _ = strconv.Atoi(strings.TrimSpace(v))
-			}
-		}
-		if length < 0 {
+		body, err := readFrame(r)
+		if errors.Is(err, errNoContentLength) {
 			continue
 		}
-		body := make([]byte, length)
-		if _, err := io.ReadFull(r, body); err != nil {
+		if err != nil {
 			return
 		}
 		add(body)

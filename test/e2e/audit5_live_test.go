@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -26,46 +25,8 @@ import (
 // this is generous for a loaded 2-core machine).
 const a5lWait = 5 * time.Second
 
-func a5lCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func a5lURI(p string) string { return (&url.URL{Scheme: "file", Path: p}).String() }
-
-// a5lWorkspace makes a temp dir (symlinks resolved) holding files.
-func a5lWorkspace(t *testing.T, files map[string]string) string {
-	t.Helper()
-	ws := t.TempDir()
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
-		ws = real
-	}
-	for name, body := range files {
-		a5lWriteFile(t, filepath.Join(ws, name), body)
-	}
-	return ws
-}
-
-func a5lWriteFile(t *testing.T, path, body string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func a5lReadDisk(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
+// a5lCallTimeout bounds an initialize or tool call made by these tests.
+const a5lCallTimeout = 40 * time.Second
 
 type a5lOpts struct {
 	init    map[string]any // initializationOptions
@@ -84,10 +45,10 @@ func a5lStart(t *testing.T, ws string, o a5lOpts) *harness.Client {
 	}
 	var wf []map[string]any
 	for _, f := range folders {
-		wf = append(wf, map[string]any{"uri": a5lURI(f), "name": filepath.Base(f)})
+		wf = append(wf, map[string]any{"uri": fileURI(f), "name": filepath.Base(f)})
 	}
 	params := map[string]any{
-		"rootUri":          a5lURI(folders[0]),
+		"rootUri":          fileURI(folders[0]),
 		"workspaceFolders": wf,
 		"capabilities":     map[string]any{"experimental": map[string]any{"agentls": o.caps}},
 	}
@@ -97,23 +58,8 @@ func a5lStart(t *testing.T, ws string, o a5lOpts) *harness.Client {
 	if o.init != nil {
 		params["initializationOptions"] = o.init
 	}
-	c.Initialize(a5lCtx(t), params)
+	c.Initialize(testCtx(t, a5lCallTimeout), params)
 	return c
-}
-
-func a5lBypass() map[string]any { return map[string]any{"mode": "bypass"} }
-
-// a5lLogs returns the window/logMessage messages so far.
-func a5lLogs(c *harness.Client) []string {
-	var out []string
-	for _, n := range c.Notes("window/logMessage") {
-		var p struct {
-			Message string `json:"message"`
-		}
-		json.Unmarshal(n.Params, &p)
-		out = append(out, p.Message)
-	}
-	return out
 }
 
 // a5lWaitLog waits for a window/logMessage containing every one of subs.
@@ -160,7 +106,7 @@ func a5lList(t *testing.T, c *harness.Client, includeDeferred bool) map[string]a
 	var res struct {
 		Tools []a5lTool `json:"tools"`
 	}
-	if err := c.Call(a5lCtx(t), "tools/list", map[string]any{"includeDeferred": includeDeferred}, &res); err != nil {
+	if err := c.Call(testCtx(t, a5lCallTimeout), "tools/list", map[string]any{"includeDeferred": includeDeferred}, &res); err != nil {
 		t.Fatalf("tools/list: %v", err)
 	}
 	out := map[string]a5lTool{}
@@ -197,24 +143,6 @@ func a5lUntil(t *testing.T, f func() bool) int {
 	}
 }
 
-func a5lWant(t *testing.T, what, got string, subs ...string) {
-	t.Helper()
-	for _, s := range subs {
-		if !strings.Contains(got, s) {
-			t.Errorf("%s: want %q in:\n%s", what, s, got)
-		}
-	}
-}
-
-func a5lLacks(t *testing.T, what, got string, subs ...string) {
-	t.Helper()
-	for _, s := range subs {
-		if strings.Contains(got, s) {
-			t.Errorf("%s: do not want %q in:\n%s", what, s, got)
-		}
-	}
-}
-
 func a5lToolJSON(t *testing.T, def map[string]any) string {
 	t.Helper()
 	b, err := json.MarshalIndent(def, "", "  ")
@@ -229,13 +157,13 @@ func a5lToolJSON(t *testing.T, def map[string]any) string {
 
 func TestAudit5LiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 	t.Parallel()
-	ws := a5lWorkspace(t, map[string]string{"a.txt": "alpha\n", "b.txt": "bravo\n", "c.txt": "charlie\n"})
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "alpha\n", "b.txt": "bravo\n", "c.txt": "charlie\n"})
 	xdg := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(xdg, "agentls"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := a5lStart(t, ws, a5lOpts{init: a5lBypass(), env: []string{"XDG_CONFIG_HOME=" + xdg}})
-	ctx := a5lCtx(t)
+	c := a5lStart(t, ws, a5lOpts{init: bypassOptions(), env: []string{"XDG_CONFIG_HOME=" + xdg}})
+	ctx := testCtx(t, a5lCallTimeout)
 
 	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
 		if r := c.CallTool(ctx, "read", map[string]any{"path": f}); r.IsError {
@@ -244,7 +172,7 @@ func TestAudit5LiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 	}
 
 	// 1. A deny rule added to .agentls/settings.json while running.
-	a5lWriteFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{"permissions": {"deny": ["Read(a.txt)"]}}`)
+	writeFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{"permissions": {"deny": ["Read(a.txt)"]}}`)
 	var denied harness.Result
 	if tries := a5lUntil(t, func() bool {
 		denied = c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
@@ -252,14 +180,14 @@ func TestAudit5LiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 	}); tries == 0 {
 		t.Fatalf("deny Read(a.txt) in .agentls/settings.json never applied: %s", denied.Text())
 	}
-	a5lWant(t, "denial", denied.Text(), "Read(a.txt)", "settings.json")
-	a5lLacks(t, "denial", denied.Text(), "alpha")
+	wantContains(t, "denial", denied.Text(), "Read(a.txt)", "settings.json")
+	wantLacks(t, "denial", denied.Text(), "alpha")
 
 	// 2. A broken settings.local.json is reported; settings.json's rule stays.
 	local := filepath.Join(ws, ".agentls", "settings.local.json")
-	a5lWriteFile(t, local, `{"permissions": {"deny": ["Read(b.txt)"`) // truncated JSON
+	writeFile(t, local, `{"permissions": {"deny": ["Read(b.txt)"`) // truncated JSON
 	if msg, ok := a5lWaitLog(c, "settings.local.json"); !ok {
-		t.Errorf("broken settings.local.json not reported in window/logMessage; logs: %q", a5lLogs(c))
+		t.Errorf("broken settings.local.json not reported in window/logMessage; logs: %q", logMessages(c, 0))
 	} else {
 		t.Logf("report: %s", msg)
 	}
@@ -271,9 +199,9 @@ func TestAudit5LiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 	}
 
 	// 3. A file with an invalid rule: reported (file, rule), previous rules keep working.
-	a5lWriteFile(t, local, `{"permissions": {"deny": ["Read(b.txt)", "Bogus((("]}}`)
+	writeFile(t, local, `{"permissions": {"deny": ["Read(b.txt)", "Bogus((("]}}`)
 	if msg, ok := a5lWaitLog(c, "settings.local.json", "Bogus((("); !ok {
-		t.Errorf("invalid rule in settings.local.json not reported naming file and rule; logs: %q", a5lLogs(c))
+		t.Errorf("invalid rule in settings.local.json not reported naming file and rule; logs: %q", logMessages(c, 0))
 	} else {
 		t.Logf("report: %s", msg)
 	}
@@ -285,13 +213,13 @@ func TestAudit5LiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 	}
 
 	// 4. Fixing the local file makes its rule apply.
-	a5lWriteFile(t, local, `{"permissions": {"deny": ["Read(b.txt)"]}}`)
+	writeFile(t, local, `{"permissions": {"deny": ["Read(b.txt)"]}}`)
 	if a5lUntil(t, func() bool { return c.CallTool(ctx, "read", map[string]any{"path": "b.txt"}).IsError }) == 0 {
 		t.Errorf("deny Read(b.txt) in a repaired settings.local.json never applied")
 	}
 
 	// 5. The user's settings file ($XDG_CONFIG_HOME/agentls/settings.json).
-	a5lWriteFile(t, filepath.Join(xdg, "agentls", "settings.json"), `{"permissions": {"deny": ["Read(c.txt)"]}}`)
+	writeFile(t, filepath.Join(xdg, "agentls", "settings.json"), `{"permissions": {"deny": ["Read(c.txt)"]}}`)
 	var cr harness.Result
 	if a5lUntil(t, func() bool {
 		cr = c.CallTool(ctx, "read", map[string]any{"path": "c.txt"})
@@ -299,11 +227,11 @@ func TestAudit5LiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 	}) == 0 {
 		t.Errorf("deny Read(c.txt) in $XDG_CONFIG_HOME/agentls/settings.json never applied: %s", cr.Text())
 	} else {
-		a5lWant(t, "user-file denial", cr.Text(), "Read(c.txt)")
+		wantContains(t, "user-file denial", cr.Text(), "Read(c.txt)")
 	}
 
 	// 6. Removing the deny rule lifts it.
-	a5lWriteFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{}`)
+	writeFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{}`)
 	var ar harness.Result
 	if a5lUntil(t, func() bool {
 		ar = c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
@@ -311,7 +239,7 @@ func TestAudit5LiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 	}) == 0 {
 		t.Errorf("removing deny Read(a.txt) never took effect: %s", ar.Text())
 	} else {
-		a5lWant(t, "read after lift", ar.Text(), "alpha")
+		wantContains(t, "read after lift", ar.Text(), "alpha")
 	}
 }
 
@@ -321,13 +249,13 @@ func TestAudit5LiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 // is saved is the next call.
 func TestAudit5LiveSettingsDenyRuleNoWindowAfterSave(t *testing.T) {
 	t.Parallel()
-	ws := a5lWorkspace(t, map[string]string{"a.txt": "alpha\n"})
-	c := a5lStart(t, ws, a5lOpts{init: a5lBypass()})
-	ctx := a5lCtx(t)
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "alpha\n"})
+	c := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
+	ctx := testCtx(t, a5lCallTimeout)
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}); r.IsError {
 		t.Fatalf("read before the rule: %s", r.Text())
 	}
-	a5lWriteFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{"permissions": {"deny": ["Read(a.txt)"]}}`)
+	writeFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{"permissions": {"deny": ["Read(a.txt)"]}}`)
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}); !r.IsError {
 		t.Errorf("the call right after saving deny Read(a.txt) was allowed; it returned:\n%s", r.Text())
 	}
@@ -338,18 +266,18 @@ func TestAudit5LiveSettingsDenyRuleNoWindowAfterSave(t *testing.T) {
 // rules keep working").
 func TestAudit5LiveSettingsBrokenFileKeepsPreviousRules(t *testing.T) {
 	t.Parallel()
-	ws := a5lWorkspace(t, map[string]string{
+	ws := resolvedWorkspace(t, map[string]string{
 		"a.txt":                  "alpha\n",
 		".agentls/settings.json": `{"permissions": {"deny": ["Read(a.txt)"]}}`,
 	})
-	c := a5lStart(t, ws, a5lOpts{init: a5lBypass()})
-	ctx := a5lCtx(t)
+	c := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
+	ctx := testCtx(t, a5lCallTimeout)
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}); !r.IsError {
 		t.Fatalf("deny Read(a.txt) at start not applied: %s", r.Text())
 	}
-	a5lWriteFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{"permissions": {"deny": ["Read(a.txt)"], }`)
+	writeFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{"permissions": {"deny": ["Read(a.txt)"], }`)
 	if msg, ok := a5lWaitLog(c, "settings.json"); !ok {
-		t.Errorf("broken settings.json not reported; logs: %q", a5lLogs(c))
+		t.Errorf("broken settings.json not reported; logs: %q", logMessages(c, 0))
 	} else {
 		t.Logf("report: %s", msg)
 	}
@@ -366,17 +294,17 @@ func TestAudit5LiveSettingsLimitsApplyLiveAndToNextSession(t *testing.T) {
 	for i := 1; i <= 10; i++ {
 		fmt.Fprintf(&body, "line %d\n", i)
 	}
-	ws := a5lWorkspace(t, map[string]string{"ten.txt": body.String(), "z.txt": "zulu\n"})
-	ctx := a5lCtx(t)
+	ws := resolvedWorkspace(t, map[string]string{"ten.txt": body.String(), "z.txt": "zulu\n"})
+	ctx := testCtx(t, a5lCallTimeout)
 
-	s1 := a5lStart(t, ws, a5lOpts{init: a5lBypass()})
+	s1 := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
 	descBefore := a5lList(t, s1, false)["read"].Description
 	r := s1.CallTool(ctx, "read", map[string]any{"path": "ten.txt"})
-	a5lWant(t, "session 1 read before", r.Text(), "lines 1-10 of 10", "line 10")
+	wantContains(t, "session 1 read before", r.Text(), "lines 1-10 of 10", "line 10")
 
 	// docs/protocol.md "Limits": a settings file's limits apply live too:
 	// the built-in tools are rebuilt (tools/listChanged) with them.
-	a5lWriteFile(t, filepath.Join(ws, ".agentls", "settings.json"),
+	writeFile(t, filepath.Join(ws, ".agentls", "settings.json"),
 		`{"limits": {"readLines": 3}, "permissions": {"deny": ["Read(z.txt)"]}}`)
 	if a5lUntil(t, func() bool {
 		return strings.Contains(s1.CallTool(ctx, "read", map[string]any{"path": "ten.txt"}).Text(), "lines 1-3 of 10")
@@ -388,33 +316,33 @@ func TestAudit5LiveSettingsLimitsApplyLiveAndToNextSession(t *testing.T) {
 	}
 
 	// A session opened after the change takes readLines 3.
-	s2 := a5lStart(t, ws, a5lOpts{init: a5lBypass()})
+	s2 := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
 	r = s2.CallTool(ctx, "read", map[string]any{"path": "ten.txt"})
-	a5lWant(t, "session 2 read", r.Text(), "lines 1-3 of 10", "offset=4")
-	a5lLacks(t, "session 2 read", r.Text(), "line 4\n")
+	wantContains(t, "session 2 read", r.Text(), "lines 1-3 of 10", "offset=4")
+	wantLacks(t, "session 2 read", r.Text(), "line 4\n")
 	d2 := a5lList(t, s2, false)["read"].Description
 	if d2 == descBefore {
 		t.Errorf("session 2's read description is unchanged by readLines 3: %s", d2)
 	}
-	a5lWant(t, "session 2 read description", d2, "3")
-	a5lLacks(t, "session 2 read description", d2, "2000 lines")
+	wantContains(t, "session 2 read description", d2, "3")
+	wantLacks(t, "session 2 read description", d2, "2000 lines")
 
 	// A wrong value in settings.local.json: reported, that file's limits
 	// ignored, settings.json's still apply.
-	a5lWriteFile(t, filepath.Join(ws, ".agentls", "settings.local.json"), `{"limits": {"readLines": 0, "readBytes": 8192}}`)
-	s3 := a5lStart(t, ws, a5lOpts{init: a5lBypass()})
+	writeFile(t, filepath.Join(ws, ".agentls", "settings.local.json"), `{"limits": {"readLines": 0, "readBytes": 8192}}`)
+	s3 := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
 	if msg, ok := a5lWaitLog(s3, "settings.local.json", "readLines"); !ok {
-		t.Errorf("out-of-range readLines in settings.local.json not reported; logs: %q", a5lLogs(s3))
+		t.Errorf("out-of-range readLines in settings.local.json not reported; logs: %q", logMessages(s3, 0))
 	} else {
 		t.Logf("report: %s", msg)
 	}
 	r = s3.CallTool(ctx, "read", map[string]any{"path": "ten.txt"})
-	a5lWant(t, "session 3 read", r.Text(), "lines 1-3 of 10")
+	wantContains(t, "session 3 read", r.Text(), "lines 1-3 of 10")
 
 	// The editor's initializationOptions win over the files.
 	s4 := a5lStart(t, ws, a5lOpts{init: map[string]any{"mode": "bypass", "limits": map[string]any{"readLines": 5}}})
 	r = s4.CallTool(ctx, "read", map[string]any{"path": "ten.txt"})
-	a5lWant(t, "session 4 read (editor limits win)", r.Text(), "lines 1-5 of 10", "offset=6")
+	wantContains(t, "session 4 read (editor limits win)", r.Text(), "lines 1-5 of 10", "offset=6")
 }
 
 // ---------------------------------------------------------------------------
@@ -422,13 +350,13 @@ func TestAudit5LiveSettingsLimitsApplyLiveAndToNextSession(t *testing.T) {
 
 func TestAudit5LiveExtensionToolsLifecycle(t *testing.T) {
 	t.Parallel()
-	ws := a5lWorkspace(t, map[string]string{"keep.txt": "keep\n"})
+	ws := resolvedWorkspace(t, map[string]string{"keep.txt": "keep\n"})
 	tools := filepath.Join(ws, ".agentls", "tools")
 	if err := os.MkdirAll(tools, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := a5lStart(t, ws, a5lOpts{init: a5lBypass()})
-	ctx := a5lCtx(t)
+	c := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
+	ctx := testCtx(t, a5lCallTimeout)
 	if _, ok := a5lList(t, c, true)["a5l_hello"]; ok {
 		t.Fatal("a5l_hello exists before its file")
 	}
@@ -443,7 +371,7 @@ func TestAudit5LiveExtensionToolsLifecycle(t *testing.T) {
 	}
 	// Added.
 	n0 := a5lCount(c, "tools/listChanged")
-	a5lWriteFile(t, filepath.Join(tools, "hello.json"), a5lToolJSON(t, hello))
+	writeFile(t, filepath.Join(tools, "hello.json"), a5lToolJSON(t, hello))
 	if !a5lWaitCount(c, "tools/listChanged", n0) {
 		t.Fatalf("no tools/listChanged after adding .agentls/tools/hello.json")
 	}
@@ -475,7 +403,7 @@ func TestAudit5LiveExtensionToolsLifecycle(t *testing.T) {
 	hello["description"] = "Says goodbye to someone."
 	hello["command"] = "printf 'bye <%s>\\n' {{who}}"
 	n1 := a5lCount(c, "tools/listChanged")
-	a5lWriteFile(t, filepath.Join(tools, "hello.json"), a5lToolJSON(t, hello))
+	writeFile(t, filepath.Join(tools, "hello.json"), a5lToolJSON(t, hello))
 	if !a5lWaitCount(c, "tools/listChanged", n1) {
 		t.Errorf("no tools/listChanged after changing hello.json")
 	}
@@ -500,7 +428,7 @@ func TestAudit5LiveExtensionToolsLifecycle(t *testing.T) {
 		"deferred":    false,
 	}
 	n2 := a5lCount(c, "tools/listChanged")
-	a5lWriteFile(t, filepath.Join(tools, "opt.json"), a5lToolJSON(t, opt))
+	writeFile(t, filepath.Join(tools, "opt.json"), a5lToolJSON(t, opt))
 	if !a5lWaitCount(c, "tools/listChanged", n2) {
 		t.Errorf("no tools/listChanged after adding opt.json")
 	}
@@ -521,24 +449,24 @@ func TestAudit5LiveExtensionToolsLifecycle(t *testing.T) {
 			t.Errorf("a5l_opt %s: want %q; isError=%v %s", tc.name, tc.want, r.IsError, r.Text())
 		}
 		if tc.name == "missing" {
-			a5lLacks(t, "a5l_opt missing", r.Text(), "<a><><b>")
+			wantLacks(t, "a5l_opt missing", r.Text(), "<a><><b>")
 		}
 	}
 
 	// Bad files are reported and skipped; the rest keeps working.
-	a5lWriteFile(t, filepath.Join(tools, "broken.json"), `{"name": "a5l_broken", "command": `)
+	writeFile(t, filepath.Join(tools, "broken.json"), `{"name": "a5l_broken", "command": `)
 	if _, ok := a5lWaitLog(c, "broken.json"); !ok {
-		t.Errorf("invalid JSON tool file not reported; logs: %q", a5lLogs(c))
+		t.Errorf("invalid JSON tool file not reported; logs: %q", logMessages(c, 0))
 	}
 	clash := map[string]any{"name": "Read", "description": "shadow read", "inputSchema": map[string]any{"type": "object"}, "command": "echo shadowed", "deferred": false}
-	a5lWriteFile(t, filepath.Join(tools, "clash.json"), a5lToolJSON(t, clash))
+	writeFile(t, filepath.Join(tools, "clash.json"), a5lToolJSON(t, clash))
 	if _, ok := a5lWaitLog(c, "clash.json"); !ok {
-		t.Errorf("tool file colliding with core tool read not reported; logs: %q", a5lLogs(c))
+		t.Errorf("tool file colliding with core tool read not reported; logs: %q", logMessages(c, 0))
 	}
 	badName := map[string]any{"name": "bad name!", "description": "x", "inputSchema": map[string]any{"type": "object"}, "command": "echo x", "deferred": false}
-	a5lWriteFile(t, filepath.Join(tools, "badname.json"), a5lToolJSON(t, badName))
+	writeFile(t, filepath.Join(tools, "badname.json"), a5lToolJSON(t, badName))
 	if _, ok := a5lWaitLog(c, "badname.json"); !ok {
-		t.Errorf("tool file with an invalid name not reported; logs: %q", a5lLogs(c))
+		t.Errorf("tool file with an invalid name not reported; logs: %q", logMessages(c, 0))
 	}
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "keep.txt"}); r.IsError || strings.Contains(r.Text(), "shadowed") || !strings.Contains(r.Text(), "keep") {
 		t.Errorf("core read affected by a colliding extension file: %s", r.Text())
@@ -569,21 +497,21 @@ func TestAudit5LiveExtensionToolsLifecycle(t *testing.T) {
 		t.Errorf("call of a removed extension tool is not isError: %s", r.Text())
 	}
 	t.Logf("removed tool call: %s", r.Text())
-	a5lWant(t, "removed tool call", strings.ToLower(r.Text()), "a5l_hello", "unknown tool")
-	a5lLacks(t, "removed tool call", r.Text(), "bye <ghost>")
+	wantContains(t, "removed tool call", strings.ToLower(r.Text()), "a5l_hello", "unknown tool")
+	wantLacks(t, "removed tool call", r.Text(), "bye <ghost>")
 }
 
 // A new deferred extension tool (deferred is the default) appears without
 // being active; tool_search finds it, activates it and sends listChanged.
 func TestAudit5LiveExtensionNewDeferredToolFoundByToolSearch(t *testing.T) {
 	t.Parallel()
-	ws := a5lWorkspace(t, nil)
+	ws := resolvedWorkspace(t, nil)
 	tools := filepath.Join(ws, ".agentls", "tools")
 	if err := os.MkdirAll(tools, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := a5lStart(t, ws, a5lOpts{init: a5lBypass()})
-	ctx := a5lCtx(t)
+	c := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
+	ctx := testCtx(t, a5lCallTimeout)
 	def := map[string]any{
 		"name":        "a5l_quasar_frobnicate",
 		"description": "Frobnicates the quasar widgets of the project.",
@@ -591,7 +519,7 @@ func TestAudit5LiveExtensionNewDeferredToolFoundByToolSearch(t *testing.T) {
 		"command":     "printf 'frob <%s>\\n' {{widget}}",
 		"readOnly":    true,
 	}
-	a5lWriteFile(t, filepath.Join(tools, "quasar.json"), a5lToolJSON(t, def))
+	writeFile(t, filepath.Join(tools, "quasar.json"), a5lToolJSON(t, def))
 	if a5lUntil(t, func() bool { _, ok := a5lList(t, c, true)["a5l_quasar_frobnicate"]; return ok }) == 0 {
 		t.Fatalf("deferred tool never registered (tools/list includeDeferred)")
 	}
@@ -607,7 +535,7 @@ func TestAudit5LiveExtensionNewDeferredToolFoundByToolSearch(t *testing.T) {
 	if r.IsError {
 		t.Fatalf("tool_search: %s", r.Text())
 	}
-	a5lWant(t, "tool_search result", r.Text(), "a5l_quasar_frobnicate", "widget")
+	wantContains(t, "tool_search result", r.Text(), "a5l_quasar_frobnicate", "widget")
 	if !a5lWaitCount(c, "tools/listChanged", n0) {
 		t.Errorf("no tools/listChanged after tool_search activated a tool")
 	}
@@ -633,14 +561,14 @@ func TestAudit5LiveDeferThreshold(t *testing.T) {
 			"command":     "printf '" + name + " <%s>\\n' {{n}}", "readOnly": true, "deferred": false,
 		})
 	}
-	ws := a5lWorkspace(t, map[string]string{
+	ws := resolvedWorkspace(t, map[string]string{
 		".agentls/tools/alpha.json": mk("a5l_alpha", "Alpha centauri star chart lookup."),
 		".agentls/tools/beta.json":  mk("a5l_beta", "Betelgeuse supernova countdown."),
 	})
-	ctx := a5lCtx(t)
+	ctx := testCtx(t, a5lCallTimeout)
 
 	// Reference: with the default threshold (30), deferred:false tools are active.
-	ref := a5lStart(t, ws, a5lOpts{init: a5lBypass()})
+	ref := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
 	refList := a5lList(t, ref, false)
 	for _, n := range []string{"a5l_alpha", "a5l_beta"} {
 		if _, ok := refList[n]; !ok {
@@ -675,8 +603,8 @@ func TestAudit5LiveDeferThreshold(t *testing.T) {
 	n0 := a5lCount(c, "tools/listChanged")
 	r := c.CallTool(ctx, "tool_search", map[string]any{"query": "betelgeuse supernova"})
 	t.Logf("tool_search: %s", r.Text())
-	a5lWant(t, "tool_search", r.Text(), "a5l_beta")
-	a5lLacks(t, "tool_search (not a match)", r.Text(), "a5l_alpha")
+	wantContains(t, "tool_search", r.Text(), "a5l_beta")
+	wantLacks(t, "tool_search (not a match)", r.Text(), "a5l_alpha")
 	if !a5lWaitCount(c, "tools/listChanged", n0) {
 		t.Errorf("no tools/listChanged after tool_search")
 	}
@@ -708,12 +636,12 @@ func TestAudit5LiveDeferThreshold(t *testing.T) {
 
 func TestAudit5LiveWorkspaceFolders(t *testing.T) {
 	t.Parallel()
-	a := a5lWorkspace(t, map[string]string{"a.txt": "in folder a\n"})
-	b := a5lWorkspace(t, map[string]string{"sub/b.txt": "needle in folder b\n"})
+	a := resolvedWorkspace(t, map[string]string{"a.txt": "in folder a\n"})
+	b := resolvedWorkspace(t, map[string]string{"sub/b.txt": "needle in folder b\n"})
 	bFile := filepath.Join(b, "sub", "b.txt")
-	c := a5lStart(t, a, a5lOpts{init: a5lBypass()})
-	ctx := a5lCtx(t)
-	folder := map[string]any{"uri": a5lURI(b), "name": "b"}
+	c := a5lStart(t, a, a5lOpts{init: bypassOptions()})
+	ctx := testCtx(t, a5lCallTimeout)
+	folder := map[string]any{"uri": fileURI(b), "name": "b"}
 	change := func(added, removed []any) {
 		t.Helper()
 		if err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{"added": added, "removed": removed}}); err != nil {
@@ -731,7 +659,7 @@ func TestAudit5LiveWorkspaceFolders(t *testing.T) {
 	if r.IsError {
 		t.Fatalf("read of an absolute path in an added folder (first call after the notification): %s", r.Text())
 	}
-	a5lWant(t, "read in added folder", r.Text(), "needle in folder b")
+	wantContains(t, "read in added folder", r.Text(), "needle in folder b")
 	r = c.CallTool(ctx, "grep", map[string]any{"pattern": "needle", "path": b})
 	if r.IsError || !strings.Contains(r.Text(), "b.txt:1:") {
 		t.Errorf("grep in added folder: isError=%v %s", r.IsError, r.Text())
@@ -767,10 +695,10 @@ func TestAudit5LiveWorkspaceFolders(t *testing.T) {
 			continue
 		}
 		t.Logf("%s in removed folder: %s", tc.tool, r.Text())
-		a5lWant(t, tc.tool+" in removed folder", strings.ToLower(r.Text()), "outside")
-		a5lLacks(t, tc.tool+" in removed folder", r.Text(), "needle in folder b")
+		wantContains(t, tc.tool+" in removed folder", strings.ToLower(r.Text()), "outside")
+		wantLacks(t, tc.tool+" in removed folder", r.Text(), "needle in folder b")
 	}
-	if got := a5lReadDisk(t, bFile); got != "needle in folder b\n" {
+	if got := readFile(t, bFile); got != "needle in folder b\n" {
 		t.Errorf("removed folder's file changed: %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(b, "new.txt")); err == nil {
@@ -783,10 +711,10 @@ func TestAudit5LiveWorkspaceFolders(t *testing.T) {
 	if !r.IsError {
 		t.Errorf("edit in re-added folder used a read stamp from before the folder was removed: %s", r.Text())
 	} else {
-		a5lWant(t, "edit without fresh read", strings.ToLower(r.Text()), "read")
+		wantContains(t, "edit without fresh read", strings.ToLower(r.Text()), "read")
 	}
 	if r.IsError {
-		if got := a5lReadDisk(t, bFile); got != "needle in folder b\n" {
+		if got := readFile(t, bFile); got != "needle in folder b\n" {
 			t.Errorf("refused edit changed the file: %q", got)
 		}
 	}
@@ -795,12 +723,12 @@ func TestAudit5LiveWorkspaceFolders(t *testing.T) {
 		t.Fatalf("read in re-added folder: %s", r.Text())
 	}
 	want := "pin in folder b\n"
-	if strings.Contains(a5lReadDisk(t, bFile), "pin") {
-		want = a5lReadDisk(t, bFile) // the edit above went through (finding reported)
+	if strings.Contains(readFile(t, bFile), "pin") {
+		want = readFile(t, bFile) // the edit above went through (finding reported)
 	} else if r := c.CallTool(ctx, "edit", map[string]any{"path": bFile, "edits": []any{map[string]any{"oldText": "needle", "newText": "pin"}}}); r.IsError {
 		t.Errorf("edit after fresh read in re-added folder: %s", r.Text())
 	}
-	if got := a5lReadDisk(t, bFile); got != want {
+	if got := readFile(t, bFile); got != want {
 		t.Errorf("disk after edit: %q, want %q", got, want)
 	}
 }
@@ -963,23 +891,23 @@ func a5lApply(text string, edits []a5lTextEdit) (string, error) {
 func TestAudit5LiveTextSyncWithApplyEdit(t *testing.T) {
 	t.Parallel()
 	disk := "line one\nline two\nline three\n"
-	ws := a5lWorkspace(t, map[string]string{"doc.txt": disk})
+	ws := resolvedWorkspace(t, map[string]string{"doc.txt": disk})
 	path := filepath.Join(ws, "doc.txt")
-	uri := a5lURI(path)
+	uri := fileURI(path)
 	c := harness.Start(t, harness.Options{Root: ws})
 	ed := &a5lEditor{t: t, c: c, docs: map[string]string{}, vers: map[string]int{}}
 	c.OnRequest = ed.handle
-	ctx := a5lCtx(t)
+	ctx := testCtx(t, a5lCallTimeout)
 	c.Initialize(ctx, map[string]any{
-		"rootUri":               a5lURI(ws),
-		"initializationOptions": a5lBypass(),
+		"rootUri":               fileURI(ws),
+		"initializationOptions": bypassOptions(),
 		"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"applyEdit": true}}},
 	})
 
 	ed.open(ctx, uri, "line one\nline two UNSAVED\nline three\n")
 	r := c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"})
 	t.Logf("read of open document: %s", r.Text())
-	a5lWant(t, "read of open document", r.Text(), "line two UNSAVED", "unsaved text from the editor")
+	wantContains(t, "read of open document", r.Text(), "line two UNSAVED", "unsaved text from the editor")
 	if v, _ := r.Details["editorVersion"].(float64); v != 1 {
 		t.Errorf("details.editorVersion = %v, want 1", r.Details["editorVersion"])
 	}
@@ -1003,20 +931,20 @@ func TestAudit5LiveTextSyncWithApplyEdit(t *testing.T) {
 	if asked != 1 {
 		t.Fatalf("workspace/applyEdit requests: %d, want 1", asked)
 	}
-	a5lWant(t, "applyEdit params", string(first), `"documentChanges"`, `"changes"`, uri)
+	wantContains(t, "applyEdit params", string(first), `"documentChanges"`, `"changes"`, uri)
 	t.Logf("edit result: %s\napplyEdit: %s", r.Text(), first)
-	a5lWant(t, "edit result", r.Text(), "in the editor")
+	wantContains(t, "edit result", r.Text(), "in the editor")
 	if r.Details["inEditor"] != true || r.Details["saved"] != false {
 		t.Errorf("details.inEditor=%v saved=%v, want true/false", r.Details["inEditor"], r.Details["saved"])
 	}
-	if got := a5lReadDisk(t, path); got != disk {
+	if got := readFile(t, path); got != disk {
 		t.Errorf("disk changed by an edit routed to the editor: %q", got)
 	}
 	if got := ed.text(uri); got != "line 1\nline two UNSAVED\nline three\n" {
 		t.Errorf("editor document after applyEdit: %q", got)
 	}
 	r = c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"})
-	a5lWant(t, "read after applyEdit", r.Text(), "line 1", "line two UNSAVED")
+	wantContains(t, "read after applyEdit", r.Text(), "line 1", "line two UNSAVED")
 
 	// The next edit follows the document (stamp refreshed by the didChange).
 	r = c.CallTool(ctx, "edit", map[string]any{"path": "doc.txt", "edits": []any{map[string]any{"oldText": "line three", "newText": "line 3"}}})
@@ -1037,8 +965,8 @@ func TestAudit5LiveTextSyncWithApplyEdit(t *testing.T) {
 		t.Errorf("applied:false did not make the edit an isError: %s", r.Text())
 	}
 	t.Logf("applied:false: %s", r.Text())
-	a5lWant(t, "applied:false result", r.Text(), "a5l: the user undid it")
-	if got := a5lReadDisk(t, path); got != disk {
+	wantContains(t, "applied:false result", r.Text(), "a5l: the user undid it")
+	if got := readFile(t, path); got != disk {
 		t.Errorf("disk written after applied:false: %q", got)
 	}
 	if got := ed.text(uri); got != before {
@@ -1048,8 +976,8 @@ func TestAudit5LiveTextSyncWithApplyEdit(t *testing.T) {
 	// didClose → read sees the disk again, without the note.
 	ed.close(ctx, uri)
 	r = c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"})
-	a5lWant(t, "read after didClose", r.Text(), "line one", "line two\n")
-	a5lLacks(t, "read after didClose", r.Text(), "UNSAVED", "unsaved text", "line 1")
+	wantContains(t, "read after didClose", r.Text(), "line one", "line two\n")
+	wantLacks(t, "read after didClose", r.Text(), "UNSAVED", "unsaved text", "line 1")
 	if _, ok := r.Details["editorVersion"]; ok {
 		t.Errorf("details.editorVersion present after didClose: %v", r.Details["editorVersion"])
 	}
@@ -1061,7 +989,7 @@ func TestAudit5LiveTextSyncWithApplyEdit(t *testing.T) {
 	if r.IsError {
 		t.Errorf("edit after didClose: %s", r.Text())
 	}
-	if got := a5lReadDisk(t, path); got != "line one\nline 2\nline three\n" {
+	if got := readFile(t, path); got != "line one\nline 2\nline three\n" {
 		t.Errorf("disk after edit of a closed document: %q", got)
 	}
 	ed.mu.Lock()
@@ -1074,20 +1002,20 @@ func TestAudit5LiveTextSyncWithApplyEdit(t *testing.T) {
 func TestAudit5LiveTextSyncWithoutApplyEdit(t *testing.T) {
 	t.Parallel()
 	disk := "alpha\nbeta\n"
-	ws := a5lWorkspace(t, map[string]string{"dirty.txt": disk, "clean.txt": "gamma\n"})
+	ws := resolvedWorkspace(t, map[string]string{"dirty.txt": disk, "clean.txt": "gamma\n"})
 	c := harness.Start(t, harness.Options{Root: ws})
 	ed := &a5lEditor{t: t, c: c, docs: map[string]string{}, vers: map[string]int{}}
 	c.OnRequest = ed.handle
-	ctx := a5lCtx(t)
-	c.Initialize(ctx, map[string]any{"rootUri": a5lURI(ws), "initializationOptions": a5lBypass()})
+	ctx := testCtx(t, a5lCallTimeout)
+	c.Initialize(ctx, map[string]any{"rootUri": fileURI(ws), "initializationOptions": bypassOptions()})
 
-	dirty := a5lURI(filepath.Join(ws, "dirty.txt"))
-	clean := a5lURI(filepath.Join(ws, "clean.txt"))
+	dirty := fileURI(filepath.Join(ws, "dirty.txt"))
+	clean := fileURI(filepath.Join(ws, "clean.txt"))
 	ed.open(ctx, dirty, "alpha\nbeta typed\n")
 	ed.open(ctx, clean, "gamma\n")
 
 	r := c.CallTool(ctx, "read", map[string]any{"path": "dirty.txt"})
-	a5lWant(t, "read of dirty document", r.Text(), "beta typed", "unsaved text from the editor")
+	wantContains(t, "read of dirty document", r.Text(), "beta typed", "unsaved text from the editor")
 	for _, tc := range []struct {
 		tool string
 		args map[string]any
@@ -1100,8 +1028,8 @@ func TestAudit5LiveTextSyncWithoutApplyEdit(t *testing.T) {
 			t.Errorf("%s of an open document with unsaved changes, client without applyEdit, was not refused: %s", tc.tool, r.Text())
 		}
 		t.Logf("%s refusal: %s", tc.tool, r.Text())
-		a5lWant(t, tc.tool+" refusal", strings.ToLower(r.Text()), "save", "revert")
-		if got := a5lReadDisk(t, filepath.Join(ws, "dirty.txt")); got != disk {
+		wantContains(t, tc.tool+" refusal", strings.ToLower(r.Text()), "save", "revert")
+		if got := readFile(t, filepath.Join(ws, "dirty.txt")); got != disk {
 			t.Errorf("%s wrote the disk under an unsaved document: %q", tc.tool, got)
 		}
 	}
@@ -1112,19 +1040,19 @@ func TestAudit5LiveTextSyncWithoutApplyEdit(t *testing.T) {
 	if r.IsError {
 		t.Errorf("edit of an open document equal to the disk: %s", r.Text())
 	}
-	if got := a5lReadDisk(t, filepath.Join(ws, "clean.txt")); got != "GAMMA\n" {
+	if got := readFile(t, filepath.Join(ws, "clean.txt")); got != "GAMMA\n" {
 		t.Errorf("clean.txt on disk: %q", got)
 	}
 
 	// Saving (the buffer now equals the disk) then lets edit proceed.
-	a5lWriteFile(t, filepath.Join(ws, "dirty.txt"), "alpha\nbeta typed\n")
+	writeFile(t, filepath.Join(ws, "dirty.txt"), "alpha\nbeta typed\n")
 	c.Conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": dirty}})
 	c.CallTool(ctx, "read", map[string]any{"path": "dirty.txt"})
 	r = c.CallTool(ctx, "edit", map[string]any{"path": "dirty.txt", "edits": []any{map[string]any{"oldText": "alpha", "newText": "ALPHA"}}})
 	if r.IsError {
 		t.Errorf("edit after the document was saved: %s", r.Text())
 	}
-	if got := a5lReadDisk(t, filepath.Join(ws, "dirty.txt")); got != "ALPHA\nbeta typed\n" {
+	if got := readFile(t, filepath.Join(ws, "dirty.txt")); got != "ALPHA\nbeta typed\n" {
 		t.Errorf("dirty.txt on disk after save+edit: %q", got)
 	}
 
@@ -1138,16 +1066,16 @@ func TestAudit5LiveTextSyncWithoutApplyEdit(t *testing.T) {
 // The user typing after the model's read makes the next edit fail.
 func TestAudit5LiveTextSyncTypingAfterReadIsStale(t *testing.T) {
 	t.Parallel()
-	ws := a5lWorkspace(t, map[string]string{"t.txt": "one\ntwo\n"})
+	ws := resolvedWorkspace(t, map[string]string{"t.txt": "one\ntwo\n"})
 	path := filepath.Join(ws, "t.txt")
-	uri := a5lURI(path)
+	uri := fileURI(path)
 	c := harness.Start(t, harness.Options{Root: ws})
 	ed := &a5lEditor{t: t, c: c, docs: map[string]string{}, vers: map[string]int{}}
 	c.OnRequest = ed.handle
-	ctx := a5lCtx(t)
+	ctx := testCtx(t, a5lCallTimeout)
 	c.Initialize(ctx, map[string]any{
-		"rootUri":               a5lURI(ws),
-		"initializationOptions": a5lBypass(),
+		"rootUri":               fileURI(ws),
+		"initializationOptions": bypassOptions(),
 		"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"applyEdit": true}}},
 	})
 	ed.open(ctx, uri, "one\ntwo\n")
@@ -1157,11 +1085,11 @@ func TestAudit5LiveTextSyncTypingAfterReadIsStale(t *testing.T) {
 	if !r.IsError {
 		t.Errorf("edit after the user typed since the read was not refused: %s", r.Text())
 	}
-	a5lWant(t, "stale edit", r.Text(), "changed in the editor since you read it")
+	wantContains(t, "stale edit", r.Text(), "changed in the editor since you read it")
 	if got := ed.text(uri); got != "one\ntwo\nthree typed\n" {
 		t.Errorf("document changed by a refused edit: %q", got)
 	}
-	if got := a5lReadDisk(t, path); got != "one\ntwo\n" {
+	if got := readFile(t, path); got != "one\ntwo\n" {
 		t.Errorf("disk changed: %q", got)
 	}
 }
@@ -1170,12 +1098,12 @@ func TestAudit5LiveTextSyncTypingAfterReadIsStale(t *testing.T) {
 // applies it and saves, so the result says "in the editor (saved)".
 func TestAudit5LiveTextSyncApplyEditSavedAndWrite(t *testing.T) {
 	t.Parallel()
-	ws := a5lWorkspace(t, map[string]string{"s.txt": "red\ngreen\n"})
+	ws := resolvedWorkspace(t, map[string]string{"s.txt": "red\ngreen\n"})
 	path := filepath.Join(ws, "s.txt")
-	uri := a5lURI(path)
+	uri := fileURI(path)
 	c := harness.Start(t, harness.Options{Root: ws})
 	ed := &a5lEditor{t: t, c: c, docs: map[string]string{}, vers: map[string]int{}}
-	ctx := a5lCtx(t)
+	ctx := testCtx(t, a5lCallTimeout)
 	c.OnRequest = func(rctx context.Context, method string, params json.RawMessage) (any, error) {
 		res, err := ed.handle(rctx, method, params)
 		if m, ok := res.(map[string]any); ok && m["applied"] == true {
@@ -1188,8 +1116,8 @@ func TestAudit5LiveTextSyncApplyEditSavedAndWrite(t *testing.T) {
 		return res, err
 	}
 	c.Initialize(ctx, map[string]any{
-		"rootUri":               a5lURI(ws),
-		"initializationOptions": a5lBypass(),
+		"rootUri":               fileURI(ws),
+		"initializationOptions": bypassOptions(),
 		"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"applyEdit": true}}},
 	})
 	ed.open(ctx, uri, "red\ngreen\n")
@@ -1199,11 +1127,11 @@ func TestAudit5LiveTextSyncApplyEditSavedAndWrite(t *testing.T) {
 	if r.IsError {
 		t.Fatalf("edit: %s", r.Text())
 	}
-	a5lWant(t, "saved edit result", r.Text(), "in the editor (saved)")
+	wantContains(t, "saved edit result", r.Text(), "in the editor (saved)")
 	if r.Details["inEditor"] != true || r.Details["saved"] != true {
 		t.Errorf("details.inEditor=%v saved=%v, want true/true", r.Details["inEditor"], r.Details["saved"])
 	}
-	if got := a5lReadDisk(t, path); got != "red\nblue\n" {
+	if got := readFile(t, path); got != "red\nblue\n" {
 		t.Errorf("disk after saved edit: %q", got)
 	}
 
@@ -1221,7 +1149,7 @@ func TestAudit5LiveTextSyncApplyEditSavedAndWrite(t *testing.T) {
 		t.Errorf("write of an open document sent %d workspace/applyEdit, want 1", len(ed.asked)-n)
 	}
 	ed.mu.Unlock()
-	a5lWant(t, "write result", r.Text(), "in the editor")
+	wantContains(t, "write result", r.Text(), "in the editor")
 	if got := ed.text(uri); got != "all new\n" {
 		t.Errorf("document after write: %q", got)
 	}
@@ -1232,10 +1160,10 @@ func TestAudit5LiveTextSyncApplyEditSavedAndWrite(t *testing.T) {
 func TestAudit5LiveTextSyncIncrementalChanges(t *testing.T) {
 	t.Parallel()
 	disk := "héllo 😀 world\nsecond\n"
-	ws := a5lWorkspace(t, map[string]string{"u.txt": disk})
-	uri := a5lURI(filepath.Join(ws, "u.txt"))
-	c := a5lStart(t, ws, a5lOpts{init: a5lBypass()})
-	ctx := a5lCtx(t)
+	ws := resolvedWorkspace(t, map[string]string{"u.txt": disk})
+	uri := fileURI(filepath.Join(ws, "u.txt"))
+	c := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
+	ctx := testCtx(t, a5lCallTimeout)
 	notify := func(method string, params map[string]any) {
 		t.Helper()
 		if err := c.Conn.Notify(ctx, method, params); err != nil {
@@ -1252,7 +1180,7 @@ func TestAudit5LiveTextSyncIncrementalChanges(t *testing.T) {
 		"contentChanges": []any{map[string]any{"range": rng(0, 9, 0, 14), "text": "there"}, map[string]any{"range": rng(1, 0, 1, 6), "text": "2nd"}},
 	})
 	r := c.CallTool(ctx, "read", map[string]any{"path": "u.txt"})
-	a5lWant(t, "read after incremental changes", r.Text(), "héllo 😀 there", "2nd", "unsaved text from the editor")
+	wantContains(t, "read after incremental changes", r.Text(), "héllo 😀 there", "2nd", "unsaved text from the editor")
 	if v, _ := r.Details["editorVersion"].(float64); v != 2 {
 		t.Errorf("details.editorVersion = %v, want 2", r.Details["editorVersion"])
 	}
@@ -1263,10 +1191,10 @@ func TestAudit5LiveTextSyncIncrementalChanges(t *testing.T) {
 		"contentChanges": []any{map[string]any{"range": rng(40, 0, 40, 1), "text": "x"}},
 	})
 	r = c.CallTool(ctx, "read", map[string]any{"path": "u.txt"})
-	a5lWant(t, "read after a bad didChange (disk)", r.Text(), "héllo 😀 world", "second")
-	a5lLacks(t, "read after a bad didChange (disk)", r.Text(), "there", "unsaved text")
+	wantContains(t, "read after a bad didChange (disk)", r.Text(), "héllo 😀 world", "second")
+	wantLacks(t, "read after a bad didChange (disk)", r.Text(), "there", "unsaved text")
 	if _, ok := a5lWaitLog(c, "u.txt"); !ok {
-		t.Errorf("no window/logMessage for an unappliable didChange; logs: %q", a5lLogs(c))
+		t.Errorf("no window/logMessage for an unappliable didChange; logs: %q", logMessages(c, 0))
 	}
 }
 
@@ -1281,17 +1209,17 @@ func TestAudit5LiveExtensionUserDirAndPrecedence(t *testing.T) {
 			"inputSchema": map[string]any{"type": "object"}, "command": "echo " + out, "readOnly": true, "deferred": false,
 		})
 	}
-	a5lWriteFile(t, filepath.Join(xdg, "agentls", "tools", "who.json"), def("from-user"))
-	ws := a5lWorkspace(t, nil)
+	writeFile(t, filepath.Join(xdg, "agentls", "tools", "who.json"), def("from-user"))
+	ws := resolvedWorkspace(t, nil)
 	if err := os.MkdirAll(filepath.Join(ws, ".agentls", "tools"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := a5lStart(t, ws, a5lOpts{init: a5lBypass(), env: []string{"XDG_CONFIG_HOME=" + xdg}})
-	ctx := a5lCtx(t)
+	c := a5lStart(t, ws, a5lOpts{init: bypassOptions(), env: []string{"XDG_CONFIG_HOME=" + xdg}})
+	ctx := testCtx(t, a5lCallTimeout)
 	if r := c.CallTool(ctx, "a5l_who", map[string]any{}); r.IsError || !strings.Contains(r.Text(), "from-user") {
 		t.Fatalf("user-directory tool: isError=%v %s", r.IsError, r.Text())
 	}
-	a5lWriteFile(t, filepath.Join(ws, ".agentls", "tools", "who.json"), def("from-workspace"))
+	writeFile(t, filepath.Join(ws, ".agentls", "tools", "who.json"), def("from-workspace"))
 	var r harness.Result
 	if a5lUntil(t, func() bool {
 		r = c.CallTool(ctx, "a5l_who", map[string]any{})
@@ -1301,7 +1229,7 @@ func TestAudit5LiveExtensionUserDirAndPrecedence(t *testing.T) {
 	}
 	// A new tool in the user's directory while running.
 	n0 := a5lCount(c, "tools/listChanged")
-	a5lWriteFile(t, filepath.Join(xdg, "agentls", "tools", "later.json"), a5lToolJSON(t, map[string]any{
+	writeFile(t, filepath.Join(xdg, "agentls", "tools", "later.json"), a5lToolJSON(t, map[string]any{
 		"name": "a5l_later", "description": "Added later by the user.", "inputSchema": map[string]any{"type": "object"},
 		"command": "echo later-ok", "readOnly": true, "deferred": false,
 	}))
@@ -1319,17 +1247,17 @@ func TestAudit5LiveExtensionUserDirAndPrecedence(t *testing.T) {
 // again from the new folders.
 func TestAudit5LiveWorkspaceFoldersBringTheirTools(t *testing.T) {
 	t.Parallel()
-	a := a5lWorkspace(t, nil)
-	b := a5lWorkspace(t, map[string]string{".agentls/tools/bt.json": a5lToolJSON(t, map[string]any{
+	a := resolvedWorkspace(t, nil)
+	b := resolvedWorkspace(t, map[string]string{".agentls/tools/bt.json": a5lToolJSON(t, map[string]any{
 		"name": "a5l_bfolder", "description": "Tool of folder b.", "inputSchema": map[string]any{"type": "object"},
 		"command": "echo b-tool-ok", "readOnly": true, "deferred": false,
 	})})
-	c := a5lStart(t, a, a5lOpts{init: a5lBypass()})
-	ctx := a5lCtx(t)
+	c := a5lStart(t, a, a5lOpts{init: bypassOptions()})
+	ctx := testCtx(t, a5lCallTimeout)
 	if _, ok := a5lList(t, c, true)["a5l_bfolder"]; ok {
 		t.Fatal("folder b's tool registered before b was added")
 	}
-	folder := map[string]any{"uri": a5lURI(b), "name": "b"}
+	folder := map[string]any{"uri": fileURI(b), "name": "b"}
 	n0 := a5lCount(c, "tools/listChanged")
 	c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{"added": []any{folder}, "removed": []any{}}})
 	if !a5lWaitCount(c, "tools/listChanged", n0) {
@@ -1362,12 +1290,12 @@ func TestAudit5LiveDeferThresholdKeepsExactlyThreshold(t *testing.T) {
 		return a5lToolJSON(t, map[string]any{"name": name, "description": "Tool " + name + ".",
 			"inputSchema": map[string]any{"type": "object"}, "command": "echo " + name, "readOnly": true, "deferred": false})
 	}
-	ws := a5lWorkspace(t, map[string]string{
+	ws := resolvedWorkspace(t, map[string]string{
 		".agentls/tools/one.json":   mk("a5l_one"),
 		".agentls/tools/two.json":   mk("a5l_two"),
 		".agentls/tools/three.json": mk("a5l_three"),
 	})
-	ref := a5lList(t, a5lStart(t, ws, a5lOpts{init: a5lBypass()}), false)
+	ref := a5lList(t, a5lStart(t, ws, a5lOpts{init: bypassOptions()}), false)
 	for _, n := range []string{"a5l_one", "a5l_two", "a5l_three"} {
 		if _, ok := ref[n]; !ok {
 			t.Fatalf("default threshold: %s not active: %v", n, a5lNames(ref))
@@ -1394,26 +1322,26 @@ func TestAudit5LiveDeferThresholdKeepsExactlyThreshold(t *testing.T) {
 // workspace file cannot select bypass (docs/tools.md "Permissions").
 func TestAudit5LiveSettingsModeChange(t *testing.T) {
 	t.Parallel()
-	ws := a5lWorkspace(t, nil)
+	ws := resolvedWorkspace(t, nil)
 	c := a5lStart(t, ws, a5lOpts{}) // default mode, no confirm capability
-	ctx := a5lCtx(t)
+	ctx := testCtx(t, a5lCallTimeout)
 	r := c.CallTool(ctx, "write", map[string]any{"path": "w1.txt", "content": "one\n"})
 	if !r.IsError {
 		t.Fatalf("default mode without confirm: write was not refused: %s", r.Text())
 	}
-	a5lWriteFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{"mode": "acceptEdits"}`)
+	writeFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{"mode": "acceptEdits"}`)
 	if a5lUntil(t, func() bool {
 		return !c.CallTool(ctx, "write", map[string]any{"path": "w1.txt", "content": "one\n"}).IsError
 	}) == 0 {
 		t.Fatalf("mode acceptEdits from .agentls/settings.json never applied")
 	}
-	if got := a5lReadDisk(t, filepath.Join(ws, "w1.txt")); got != "one\n" {
+	if got := readFile(t, filepath.Join(ws, "w1.txt")); got != "one\n" {
 		t.Errorf("w1.txt: %q", got)
 	}
 	// bypass from a workspace file: not honoured; a non-read-only command
 	// still needs approval (here: an isError, as there is no confirm).
-	a5lWriteFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{"mode": "bypass", "permissions": {"deny": ["Read(marker.txt)"]}}`)
-	a5lWriteFile(t, filepath.Join(ws, "marker.txt"), "m\n")
+	writeFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{"mode": "bypass", "permissions": {"deny": ["Read(marker.txt)"]}}`)
+	writeFile(t, filepath.Join(ws, "marker.txt"), "m\n")
 	if a5lUntil(t, func() bool { return c.CallTool(ctx, "read", map[string]any{"path": "marker.txt"}).IsError }) == 0 {
 		t.Fatalf("settings.json with bypass never re-read")
 	}

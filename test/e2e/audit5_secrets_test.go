@@ -166,8 +166,7 @@ func a5xStart(t *testing.T, o a5xOpts) a5xSession {
 	env := append([]string{"XDG_CACHE_HOME=" + t.TempDir()}, o.env...)
 	c := harness.Start(t, harness.Options{Root: ws, Env: env})
 	c.OnRequest = o.onRequest
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
+	ctx := testCtx(t, 30*time.Second)
 	mode := o.mode
 	if mode == "" {
 		mode = "bypass"
@@ -193,15 +192,6 @@ func a5xWant(t *testing.T, what, text string, subs ...string) {
 			t.Errorf("%s: want %q in:\n%s", what, sub, a5xShort(text))
 		}
 	}
-}
-
-func a5xDisk(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // a5xGoFile is a small source file with a GitHub token on line 3.
@@ -532,8 +522,8 @@ func TestAudit5SecretsEdit(t *testing.T) {
 					t.Errorf("no tools/details for %s", r.CallID)
 				}
 			}
-			a5xWant(t, "disk", a5xDisk(t, filepath.Join(x.ws, "a.go")), tc.disk...)
-			if strings.Contains(a5xDisk(t, filepath.Join(x.ws, "a.go")), "REDACTED") {
+			a5xWant(t, "disk", readFile(t, filepath.Join(x.ws, "a.go")), tc.disk...)
+			if strings.Contains(readFile(t, filepath.Join(x.ws, "a.go")), "REDACTED") {
 				t.Errorf("the mask was written into the file")
 			}
 			a5xNotesClean(t, s, x.c)
@@ -577,7 +567,7 @@ func TestAudit5SecretsWrite(t *testing.T) {
 			if len(a5xDetailsNotes(x.c, r.CallID)) == 0 {
 				t.Errorf("no tools/details")
 			}
-			if got := a5xDisk(t, filepath.Join(x.ws, "a.go")); got != tc.content {
+			if got := readFile(t, filepath.Join(x.ws, "a.go")); got != tc.content {
 				t.Errorf("disk = %q, want the real content", got)
 			}
 			a5xNotesClean(t, s, x.c)
@@ -598,7 +588,7 @@ func TestAudit5SecretsRoundTrip(t *testing.T) {
 		if r.IsError {
 			t.Fatalf("edit: %s", r.Text())
 		}
-		if got, want := a5xDisk(t, filepath.Join(x.ws, "a.go")), strings.Replace(src, "eu-west-1", "us-east-1", 1); got != want {
+		if got, want := readFile(t, filepath.Join(x.ws, "a.go")), strings.Replace(src, "eu-west-1", "us-east-1", 1); got != want {
 			t.Errorf("disk = %q, want %q", got, want)
 		}
 	})
@@ -611,7 +601,7 @@ func TestAudit5SecretsRoundTrip(t *testing.T) {
 		r := x.call(t, "edit", map[string]any{"path": "a.go", "edits": []map[string]any{{"oldText": old, "newText": "const token = \"[REDACTED:github-token]\"\nconst region = \"us-east-1\""}}})
 		t.Logf("edit with placeholder: isError=%v %s", r.IsError, r.Text())
 		a5xResult(t, s, "edit", r)
-		got := a5xDisk(t, filepath.Join(x.ws, "a.go"))
+		got := readFile(t, filepath.Join(x.ws, "a.go"))
 		if strings.Contains(got, "REDACTED") || !strings.Contains(got, s.GH) {
 			t.Fatalf("the secret was replaced by the mask on disk:\n%s", got)
 		}
@@ -632,7 +622,7 @@ func TestAudit5SecretsRoundTrip(t *testing.T) {
 		content := strings.Replace(strings.Replace(src, s.GH, "[REDACTED:github-token]", 1), "eu-west-1", "us-east-1", 1)
 		r := x.call(t, "write", map[string]any{"path": "a.go", "content": content})
 		t.Logf("write with placeholder: isError=%v %s", r.IsError, r.Text())
-		got := a5xDisk(t, filepath.Join(x.ws, "a.go"))
+		got := readFile(t, filepath.Join(x.ws, "a.go"))
 		if strings.Contains(got, "[REDACTED:github-token]") && !r.IsError &&
 			!regexp.MustCompile(`(?i)redact|mask|secret|placeholder`).MatchString(a5xPlaceholderRe.ReplaceAllString(r.Text(), "")) {
 			t.Errorf("write silently replaced the real secret with the placeholder; result: %s\ndisk:\n%s", r.Text(), got)
@@ -926,7 +916,7 @@ func TestAudit5SecretsAuditLog(t *testing.T) {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		all.WriteString(a5xDisk(t, p))
+		all.WriteString(readFile(t, p))
 		return nil
 	})
 	if err != nil {

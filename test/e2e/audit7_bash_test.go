@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -265,30 +264,6 @@ func TestAudit7BashHugeSingleLine(t *testing.T) {
 	})
 }
 
-// a7bFrame reads one LSP-framed message body from br.
-func a7bFrame(br *bufio.Reader) ([]byte, error) {
-	n := -1
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		if v, ok := strings.CutPrefix(strings.ToLower(line), "content-length:"); ok {
-			n, _ = strconv.Atoi(strings.TrimSpace(v))
-		}
-	}
-	if n < 0 {
-		return nil, fmt.Errorf("frame without Content-Length")
-	}
-	body := make([]byte, n)
-	_, err := io.ReadFull(br, body)
-	return body, err
-}
-
 func TestAudit7BashBinaryOnTheWire(t *testing.T) {
 	ws := newWorkspace(t, nil)
 	cmd := harness.Command(t, []string{"--root", ws})
@@ -303,7 +278,7 @@ func TestAudit7BashBinaryOnTheWire(t *testing.T) {
 		defer close(bodies)
 		br := bufio.NewReader(stdout)
 		for {
-			b, err := a7bFrame(br)
+			b, err := readFrame(br)
 			if err != nil {
 				return
 			}

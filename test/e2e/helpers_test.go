@@ -6,15 +6,18 @@ package e2e
 // backend sets, raw clients) stay next to their tests.
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -187,6 +190,54 @@ func wantResult(t testing.TB, what string, r harness.Result, isError bool, wants
 			t.Errorf("%s: text lacks %q; text:\n%s", what, w, r.Text())
 		}
 	}
+}
+
+// logMessages is the message of every window/logMessage so far whose type
+// is typ (0: any type).
+func logMessages(c *harness.Client, typ float64) []string {
+	var out []string
+	for _, n := range c.Notes("window/logMessage") {
+		var p struct {
+			Type    float64 `json:"type"`
+			Message string  `json:"message"`
+		}
+		json.Unmarshal(n.Params, &p)
+		if typ == 0 || p.Type == typ {
+			out = append(out, p.Message)
+		}
+	}
+	return out
+}
+
+// errNoContentLength is readFrame's error for a header block without a
+// Content-Length; the header is consumed, so the next frame can be read.
+var errNoContentLength = errors.New("frame without Content-Length")
+
+// readFrame reads one LSP-framed message body from br; the Content-Length
+// header name matches in any case.
+func readFrame(br *bufio.Reader) ([]byte, error) {
+	n := -1
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			break
+		}
+		if v, ok := strings.CutPrefix(strings.ToLower(line), "content-length:"); ok {
+			n, _ = strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	if n < 0 {
+		return nil, errNoContentLength
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(br, body); err != nil {
+		return nil, fmt.Errorf("frame body: %w", err)
+	}
+	return body, nil
 }
 
 // editCall is the edit tool's arguments for path with oldText/newText pairs.
