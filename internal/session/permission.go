@@ -146,6 +146,7 @@ func (p *permission) preview(pr *tools.Prepared, req policy.Request) map[string]
 			old = doc.Text
 		}
 		var new []byte
+		level := ""
 		if pr.Tool.Name == "write" {
 			s, _ := pr.Args["content"].(string)
 			new = []byte(s)
@@ -166,13 +167,14 @@ func (p *permission) preview(pr *tools.Prepared, req policy.Request) map[string]
 			if err != nil {
 				return map[string]any{"kind": "edit", "path": rp.Display(), "error": err.Error()}
 			}
-			new = res.New
+			new, level = res.New, string(res.Level)
 		}
-		return map[string]any{
-			"kind": kind, "path": rp.Display(), "uri": "file://" + rp.OS(),
-			"unifiedDiff": textedit.UnifiedDiff(rp.Display(), old, new),
-			"edits":       textedit.TextEdits(old, new),
+		// The details the call would send, computed but not applied.
+		d := tools.ChangeDetails(kind, rp, old, new)
+		if level != "" {
+			d["matchLevel"] = level
 		}
+		return d
 	}
 	return nil
 }

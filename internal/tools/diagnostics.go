@@ -91,7 +91,7 @@ func withDiagnostics[In any](run func(context.Context, *Call, In) (Result, error
 		}
 		after := got[b.uri]
 		fresh := newProblems(b.before, after)
-		r.setDetail("diagnostics", map[string]any{"uri": b.uri, "new": diagnosticsDetail(fresh), "total": len(after)})
+		r.setDetail("diagnostics", map[string]any{"uri": b.uri, "new": fresh, "total": len(after)})
 		if text := problemsText(b.display, fresh); text != "" && len(r.Content) > 0 {
 			r.Content[0].Text += "\n" + text
 		}
@@ -168,24 +168,4 @@ func problemsText(display string, ds []Diagnostic) string {
 		}
 	}
 	return b.String()
-}
-
-// diagnosticsDetail is ds as plain maps: details pass the secret masker,
-// which walks maps, slices and strings (a message may quote the code).
-func diagnosticsDetail(ds []Diagnostic) []any {
-	out := make([]any, len(ds))
-	for i, d := range ds {
-		m := map[string]any{"range": d.Range, "message": d.Message}
-		if d.Severity != 0 {
-			m["severity"] = d.Severity
-		}
-		if len(d.Code) > 0 {
-			m["code"] = d.Code
-		}
-		if d.Source != "" {
-			m["source"] = d.Source
-		}
-		out[i] = m
-	}
-	return out
 }

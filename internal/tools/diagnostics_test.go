@@ -102,7 +102,7 @@ func TestEditReportsTheProblemsItIntroduced(t *testing.T) {
 		t.Fatalf("edit result reports a problem that was there before the edit: %q", text)
 	}
 	d, _ := r.Details["diagnostics"].(map[string]any)
-	if d == nil || d["total"] != 3 || len(d["new"].([]any)) != 1 || d["uri"] != "file://"+filepath.Join(dir, "a.go") {
+	if d == nil || d["total"] != 3 || len(d["new"].([]Diagnostic)) != 1 || d["uri"] != "file://"+filepath.Join(dir, "a.go") {
 		t.Fatalf("details.diagnostics = %#v, want the uri, 1 new of 3", r.Details["diagnostics"])
 	}
 	if w := ls.waits(); len(w) != 2 || w[0] != 0 || w[1] != DiagnosticsWait {

@@ -131,7 +131,7 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 		}
 		return Errorf("edit %s: %v", p.Display(), err), nil
 	}
-	details := changeDetails("edit", p, old, res.New)
+	details := ChangeDetails("edit", p, old, res.New)
 	details["matchLevel"] = string(res.Level)
 	details["replacements"] = len(res.Replacements)
 	if in.DryRun {
@@ -218,8 +218,9 @@ func refuseReadOnly(p ops.Path) *Result {
 	return &r
 }
 
-// changeDetails is the tools/details payload of a file change.
-func changeDetails(kind string, p ops.Path, old, new []byte) map[string]any {
+// ChangeDetails is the tools/details payload of a file change (the
+// permission step shows the same as a tools/confirm preview).
+func ChangeDetails(kind string, p ops.Path, old, new []byte) map[string]any {
 	edits := textedit.TextEdits(old, new)
 	list := make([]any, len(edits))
 	for i, e := range edits {

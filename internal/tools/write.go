@@ -88,7 +88,7 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		if r, err := commitWrite(ctx, c, p, old, content, fi.Mode().Perm()); r != nil || err != nil {
 			return derefResult(r), err
 		}
-		details := changeDetails("write", p, old, content)
+		details := ChangeDetails("write", p, old, content)
 		c.Reporter.Details(details)
 		r := Text(fmt.Sprintf("Replaced %s: %s, %d bytes (was %s).", p.Display(), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
 		r.Details = details
@@ -117,7 +117,7 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		return Errorf("cannot create %s: %v", p.Display(), err), nil
 	}
 	c.Env.Guard.Wrote(p, content)
-	details := changeDetails("create", p, nil, content)
+	details := ChangeDetails("create", p, nil, content)
 	c.Reporter.Details(details)
 	r := Text(fmt.Sprintf("Created %s: %s, %d bytes.", p.Display(), plural(lineCount(content), "line"), len(content)))
 	r.Details = details
@@ -142,7 +142,7 @@ func replaceInEditor(ctx context.Context, c *Call, p ops.Path, content []byte) (
 	if refusal != nil || err != nil {
 		return derefResult(refusal), err
 	}
-	details := changeDetails("write", p, old, content)
+	details := ChangeDetails("write", p, old, content)
 	details["inEditor"], details["saved"] = true, saved
 	c.Reporter.Details(details)
 	r := Text(fmt.Sprintf("Replaced %s%s: %s, %d bytes (was %s).", p.Display(), inEditorNote(saved), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
