@@ -164,12 +164,12 @@ func (l *Local) Resolve(input string) (Path, error) {
 		inside := false
 		l.mu.RLock()
 		for _, f := range folders {
-			if _, ok := within(f.Root, abs); ok {
+			if _, ok := Within(f.Root, abs); ok {
 				inside = true
 				break
 			}
 			if g := l.given[f]; g != "" {
-				if rel, ok := within(g, abs); ok {
+				if rel, ok := Within(g, abs); ok {
 					abs = filepath.Join(f.Root, filepath.FromSlash(rel))
 					inside = true
 					break
@@ -201,7 +201,7 @@ func (l *Local) Resolve(input string) (Path, error) {
 		return Path{}, &PathError{input, fmt.Sprintf("cannot resolve it: %v", err)}
 	}
 	for _, f := range folders {
-		if rel, ok := within(f.Root, real); ok {
+		if rel, ok := Within(f.Root, real); ok {
 			return Path{Folder: f, Rel: rel}, nil
 		}
 	}
@@ -282,7 +282,7 @@ func realBelowRoot(folders []*Folder, abs string) bool {
 		return false
 	}
 	for _, f := range folders {
-		rel, ok := within(f.Root, abs)
+		rel, ok := Within(f.Root, abs)
 		if !ok {
 			continue
 		}

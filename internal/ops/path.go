@@ -90,10 +90,10 @@ func cleanInput(in string) (string, error) {
 	return filepath.FromSlash(p), nil
 }
 
-// within reports whether abs (clean, absolute) lies inside root (clean,
+// Within reports whether abs (clean, absolute) lies inside root (clean,
 // absolute), and the slash-separated relative path. It compares whole path
 // elements, so "/ws2" is not inside "/ws".
-func within(root, abs string) (string, bool) {
+func Within(root, abs string) (string, bool) {
 	if abs == root {
 		return ".", true
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -368,17 +367,11 @@ func (s *Session) SetFolders(specs []ops.FolderSpec) error {
 		// anything: if the folder comes back, its files need fresh reads.
 		roots := s.FS.Folders()
 		s.Env.Guard.Retain(func(p string) bool {
-			return slices.ContainsFunc(roots, func(f *ops.Folder) bool { return within(f.Root, p) })
+			return slices.ContainsFunc(roots, func(f *ops.Folder) bool { _, in := ops.Within(f.Root, p); return in })
 		})
 		s.Reload()
 	}
 	return err
-}
-
-// within reports whether the OS path p is root or below it.
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // AwaitTools waits, when one of names is tool_search or not a registered
