@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/rpc"
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/tools"
@@ -111,6 +112,19 @@ flags:
 	return 2
 }
 
+// adoptOrphans makes agentls the subreaper of the commands it runs (Linux),
+// so a daemon one leaves behind (`setsid server &`) is re-parented here, not
+// to init; the returned func, deferred until the session has closed, kills
+// those still running.
+func adoptOrphans(log *slog.Logger) func() {
+	o, err := proc.AdoptOrphans()
+	if err != nil {
+		log.Debug("daemons left by commands are not adopted", "err", err)
+		return func() {}
+	}
+	return o.Close
+}
+
 func newLogger(g globalFlags, stderr io.Writer) (*slog.Logger, *slog.LevelVar, func(), error) {
 	lv := new(slog.LevelVar)
 	if err := lv.UnmarshalText([]byte(g.logLevel)); err != nil {
@@ -135,6 +149,7 @@ func serve(g globalFlags, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer closeLog()
+	defer adoptOrphans(log)()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return rpc.Serve(ctx, stdin, stdout, rpc.Options{
@@ -211,6 +226,7 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer closeLog()
+	defer adoptOrphans(log)()
 	var folders []ops.FolderSpec
 	for _, r := range g.roots {
 		folders = append(folders, ops.FolderSpec{Path: r})

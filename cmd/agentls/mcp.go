@@ -39,6 +39,7 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 		return 2
 	}
 	defer closeLog()
+	defer adoptOrphans(log)()
 	var folders []ops.FolderSpec
 	for _, r := range g.roots {
 		abs, err := filepath.Abs(r)

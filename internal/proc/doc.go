@@ -9,8 +9,12 @@
 // to the spill file. A Reaper remembers process groups that outlived their shell so the
 // server can kill them at shutdown. The package does not decide what is allowed to run.
 //
-// Known limits: a child that leaves the process group (setsid) escapes the group kill;
-// on Windows both kill steps are `taskkill /T /F` on the shell's tree (no job object yet),
+// Orphans (Linux) makes the server the subreaper of its descendants: one whose parent
+// exits is re-parented to the server, reaped when it exits, and killed at shutdown. It
+// never waits for a child os/exec started (Go holds a pidfd for each until its Wait).
+//
+// Known limits: a child that leaves the process group (setsid) after its parent exited
+// escapes a timeout's kill, though not the shutdown's; on Windows both kill steps are `taskkill /T /F` on the shell's tree (no job object yet),
 // so descendants whose parent already exited are not found, and the Reaper only tracks
 // running shells.
 package proc

@@ -235,3 +235,42 @@ func TestBashChangesMarkStampsStale(t *testing.T) {
 		t.Fatalf("edit after re-read: %s", e.Text())
 	}
 }
+
+// Each `(cmd &)` orphans cmd when its subshell exits. On Linux agentls is
+// the subreaper of what it runs, so those orphans come back to it: when they
+// exit it must reap them, or every such call would leave a zombie behind
+// for as long as the editor runs.
+func TestBashOrphansDoNotPileUpAsZombies(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	c, _, ctx := start(t, nil)
+	r := c.CallTool(ctx, "bash", map[string]any{"command": `for i in 1 2 3 4 5 6 7 8; do (sleep 0.1 &); done; setsid sleep 0.2 & echo started`})
+	if r.IsError {
+		t.Fatalf("%s", r.Text())
+	}
+	server := strconv.Itoa(c.Cmd.Process.Pid)
+	zombies := func() []string {
+		var out []string
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+			if err != nil {
+				continue
+			}
+			i := bytes.LastIndexByte(b, ')')
+			if f := strings.Fields(string(b[i+1:])); len(f) > 1 && f[0] == "Z" && f[1] == server {
+				out = append(out, e.Name())
+			}
+		}
+		return out
+	}
+	// The sleeps end within 0.2 s; allow a loaded machine more.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(zombies()) > 0 || time.Now().Before(deadline.Add(-4500*time.Millisecond)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("zombies of the server: %v", zombies())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
