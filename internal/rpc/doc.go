@@ -3,8 +3,9 @@
 // dispatch, and the server→client notifications of a call.
 //
 // Every call runs asynchronously (released with jsonrpc2.Async under
-// protocol.CancelHandler; notifications run inline, in wire order): a slow tool never blocks the read loop, and
-// $/cancelRequest reaches the call it names. Tool work runs on contexts
+// jsonrpc2.CancelHandler; notifications run inline, in wire order): a slow
+// tool never blocks the read loop, and $/cancelRequest reaches the call it
+// names, whatever integer or string id JSON-RPC allows. Tool work runs on contexts
 // derived from the server's base context, never from the pooled request
 // context, so it may outlive the handler's early -32800 reply safely.
 // Invariant: nothing but protocol frames is written to stdout.

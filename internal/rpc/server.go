@@ -94,7 +94,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 	rwc := &stdio{Reader: &eofReader{r: in, onEOF: cancel}, Writer: out, closers: closers}
 	stream := newTolerantStream(rwc, func(m string) { s.log.Warn("malformed message answered", "problem", m) })
 	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(codec{}))
-	s.conn.Go(base, s.contained(protocol.CancelHandler(asyncCalls(s.handle))))
+	s.conn.Go(base, s.contained(cancelHandler(asyncCalls(s.handle))))
 
 	code := 0
 	select {
