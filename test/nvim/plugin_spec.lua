@@ -266,6 +266,21 @@ t.test("tools/confirm: Deny answers rejectOnce", function()
   t.ok(asked[1].prompt:find("bash", 1, true), asked[1].prompt)
 end)
 
+t.test("tools/confirm: a command's question shows the command and offers no Show change", function()
+  local asked = stub_select({ "Allow once" })
+  local cmd = "npm test -- --watch=false\n  && echo done " .. string.rep("x", 300)
+  local res = agentls._handlers["tools/confirm"](nil, { callId = "c1b", tool = "bash", arguments = { command = cmd },
+    reason = "the rule mode:default asks the user before this call",
+    preview = { kind = "command", command = cmd, readOnly = false, destructive = false, reasons = {} } })
+  t.eq({ decision = "allowOnce" }, res, "reply")
+  t.eq({ "Allow once", "Always allow", "Deny", "Deny with message…" }, asked[1].items, "no Show change for a command")
+  t.ok(asked[1].prompt:find("bash `npm test -- --watch=false ⏎ && echo done x", 1, true), asked[1].prompt)
+  t.ok(not asked[1].prompt:find("\n", 1, true), "one line: " .. asked[1].prompt)
+  local shown = asked[1].prompt:match("`(.*)`%? the rule mode:default asks")
+  t.ok(shown, asked[1].prompt)
+  t.eq(201, vim.fn.strchars(shown), "the first 200 characters and …")
+end)
+
 t.test("tools/confirm: Show change opens the preview then asks again", function()
   local tabs = #vim.api.nvim_list_tabpages()
   local asked = stub_select({ "Show change", "Always allow" }, true)

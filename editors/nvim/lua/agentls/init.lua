@@ -194,6 +194,8 @@ local CHOICES = {
 }
 local DENY_MESSAGE = "Deny with message…"
 local SHOW = "Show change"
+-- How much of a command line the question shows.
+local PROMPT_COMMAND_CHARS = 200
 
 --- Asks the user about a tools/confirm request; on_decision gets the reply.
 function M.confirm(params, on_decision)
@@ -202,12 +204,25 @@ function M.confirm(params, on_decision)
     table.insert(items, c.label)
   end
   local preview = type(params.preview) == "table" and params.preview or nil
-  if preview then
+  -- Only a change can be shown as a diff; a command preview has none.
+  local change = preview
+    and ((type(preview.edits) == "table" and #preview.edits > 0) or type(preview.unifiedDiff) == "string")
+  if change then
     table.insert(items, SHOW)
   end
   -- Last, so the older choices keep their numbers in a numbered picker.
   table.insert(items, DENY_MESSAGE)
-  local prompt = string.format("agentls: allow %s? %s", params.tool or "tool", params.reason or "")
+  local what = params.tool or "tool"
+  if preview and preview.kind == "command" and type(preview.command) == "string" then
+    -- The user approves a command line, so the question shows it (one
+    -- line: a picker prompt is a single line).
+    local cmd = preview.command:gsub("%s*\n%s*", " ⏎ ")
+    if vim.fn.strchars(cmd) > PROMPT_COMMAND_CHARS then
+      cmd = vim.fn.strcharpart(cmd, 0, PROMPT_COMMAND_CHARS) .. "…"
+    end
+    what = string.format("%s `%s`", what, cmd)
+  end
+  local prompt = string.format("agentls: allow %s? %s", what, params.reason or "")
   vim.ui.select(items, { prompt = prompt, kind = "agentls.confirm" }, function(choice)
     if choice == SHOW then
       render.show_preview(preview)
