@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 import { EditorDiagnostics } from "./diagnostics";
 import { InlineDiffs } from "./inlineDiff";
 import { applyTextEdits, type TextEdit } from "./pure/ranges";
+import { confirmView } from "./pure/confirm";
 import { invocationMessage } from "./pure/settings";
 import { statusView } from "./pure/status";
 import { type ConfirmParams, type ConfirmResult, Sidecar, type ToolResult } from "./sidecar";
@@ -71,15 +72,15 @@ export function activate(ctx: vscode.ExtensionContext) {
       deny: { label: "$(close) Deny", decision: "rejectOnce" as const },
       show: { label: "$(diff) Show change", description: "open the previewed diff, then decide" },
     };
-    const preview = p.preview;
+    const view = confirmView(p);
     // A QuickPick, unlike a modal message, can be closed when the server
     // cancels the call; ignoreFocusOut keeps it up until answered.
     for (;;) {
       const qp = vscode.window.createQuickPick<vscode.QuickPickItem & { decision?: ConfirmResult["decision"] }>();
-      qp.title = `agentls: allow ${p.tool}?`;
-      qp.placeholder = `${p.tool}: ${p.reason}`;
+      qp.title = view.title;
+      qp.placeholder = view.placeholder;
       qp.ignoreFocusOut = true;
-      qp.items = preview?.uri ? [items.once, items.always, items.deny, items.show] : [items.once, items.always, items.deny];
+      qp.items = view.canShowChange ? [items.once, items.always, items.deny, items.show] : [items.once, items.always, items.deny];
       const subs: vscode.Disposable[] = [];
       const pick = await new Promise<(typeof qp.items)[number] | undefined>((resolve) => {
         subs.push(
