@@ -44,6 +44,9 @@ type Stamp struct {
 	// (bash, an external editor): the next edit must read it again.
 	Stale       bool
 	StaleReason string
+	// gone is set when the watcher saw the file missing: a create event
+	// after it is a new file, not a replacement.
+	gone bool
 }
 
 // Guard holds the stamps of one session.

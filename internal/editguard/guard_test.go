@@ -187,29 +187,56 @@ func TestObserve(t *testing.T) {
 	cases := []struct {
 		name              string
 		act               func(e *env) string // returns the kind to observe
+		report            string
 		readStale, ignore bool
 	}{
-		{"no stamp", func(e *env) string { e.external("a.txt", "x"); return KindChanged }, false, true},
-		{"touch", func(e *env) string { e.read("a.txt"); e.touch("a.txt"); return KindChanged }, false, true},
-		{"external change", func(e *env) string { e.read("a.txt"); e.external("a.txt", "x"); return KindChanged }, true, false},
-		{"our own write", func(e *env) string { e.read("a.txt"); e.write("a.txt", "mine\n"); return KindCreated }, false, true},
-		{"deleted", func(e *env) string { e.read("a.txt"); os.Remove(filepath.Join(e.dir, "a.txt")); return KindDeleted }, true, false},
-		{"recreated with the same content", func(e *env) string {
+		{"no stamp", func(e *env) string { e.external("a.txt", "x"); return KindChanged }, KindChanged, false, true},
+		{"touch", func(e *env) string { e.read("a.txt"); e.touch("a.txt"); return KindChanged }, KindChanged, false, true},
+		{"external change", func(e *env) string { e.read("a.txt"); e.external("a.txt", "x"); return KindChanged }, KindChanged, true, false},
+		{"our own write", func(e *env) string { e.read("a.txt"); e.write("a.txt", "mine\n"); return KindCreated }, KindChanged, false, true},
+		{"deleted", func(e *env) string { e.read("a.txt"); os.Remove(filepath.Join(e.dir, "a.txt")); return KindDeleted }, KindDeleted, true, false},
+		{"atomic save: renamed over, a create event", func(e *env) string {
+			e.read("a.txt")
+			tmp := filepath.Join(e.dir, "a.txt.swp")
+			os.WriteFile(tmp, []byte("saved\n"), 0o644)
+			os.Rename(tmp, filepath.Join(e.dir, "a.txt"))
+			return KindCreated
+		}, KindChanged, true, false},
+		{"delete event for a file already back", func(e *env) string {
 			e.read("a.txt")
 			os.Remove(filepath.Join(e.dir, "a.txt"))
-			e.external("a.txt", orig)
-			return KindCreated
-		}, false, true},
+			e.external("a.txt", "new\n")
+			return KindDeleted
+		}, KindChanged, true, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, map[string]string{"a.txt": orig})
 			kind := tc.act(e)
-			stale, ign := e.g.Observe(e.path("a.txt"), kind)
-			if stale != tc.readStale || ign != tc.ignore {
-				t.Errorf("Observe = (readStale %v, ignore %v), want (%v, %v)", stale, ign, tc.readStale, tc.ignore)
+			report, stale, ign := e.g.Observe(e.path("a.txt"), kind)
+			if report != tc.report || stale != tc.readStale || ign != tc.ignore {
+				t.Errorf("Observe = (%s, readStale %v, ignore %v), want (%s, %v, %v)", report, stale, ign, tc.report, tc.readStale, tc.ignore)
 			}
 		})
+	}
+}
+
+// A file seen gone and then created again is reported as created: the
+// model's read is of a file that was deleted, not edited.
+func TestObserveDeletedThenCreated(t *testing.T) {
+	for _, content := range []string{orig, "other\n"} {
+		e := newEnv(t, map[string]string{"a.txt": orig})
+		e.read("a.txt")
+		os.Remove(filepath.Join(e.dir, "a.txt"))
+		if report, stale, ign := e.g.Observe(e.path("a.txt"), KindDeleted); report != KindDeleted || !stale || ign {
+			t.Fatalf("deleted: Observe = (%s, %v, %v)", report, stale, ign)
+		}
+		e.external("a.txt", content)
+		report, stale, ign := e.g.Observe(e.path("a.txt"), KindCreated)
+		same := content == orig
+		if report != KindCreated || ign == !same {
+			t.Errorf("recreated (same content %v): Observe = (%s, readStale %v, ignore %v), want created, ignore %v", same, report, stale, ign, same)
+		}
 	}
 }
 
@@ -250,7 +277,7 @@ func TestEventDuringOurWriteIsIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.fs.WriteFile(p, []byte("mine\n"), 0o644, nil)
-	if stale, ign := e.g.Observe(p, KindCreated); stale || !ign {
+	if _, stale, ign := e.g.Observe(p, KindCreated); stale || !ign {
 		t.Errorf("event of our in-flight write: Observe = (%v, %v), want (false, true)", stale, ign)
 	}
 	e.g.Wrote(p, []byte("mine\n"))

@@ -13,58 +13,73 @@ const (
 	KindDeleted = "deleted"
 )
 
-// Observe takes a watcher event for p. It returns readStale=true when p has
-// a stamp and the event means the content the model read is no longer on
-// disk; ignore=true when there is nothing to tell anyone: p has no stamp,
-// the event is our own write (its stat fingerprint equals the stamp), or
-// the content is unchanged (a touch).
+// Observe takes a watcher event for p. It returns the kind to report,
+// readStale=true when p has a stamp and the event means the content the
+// model read is no longer on disk, and ignore=true when there is nothing to
+// tell anyone: p has no stamp, the event is our own write (its stat
+// fingerprint equals the stamp), or the content is unchanged (a touch).
+//
+// The kind is the file's story, not the kernel's: a file the model read is
+// "changed" when something replaced it (an editor's atomic save renames a
+// new file over it: a create event), and "created" only after it was seen
+// gone; a delete event for a file that is back is a change.
 //
 // Observe stats p and, when the fingerprint moved, reads it; it is meant
 // for the watcher goroutine, not for hot paths.
-func (g *Guard) Observe(p ops.Path, kind string) (readStale bool, ignore bool) {
+func (g *Guard) Observe(p ops.Path, kind string) (report string, readStale bool, ignore bool) {
 	k := key(p)
 	g.mu.Lock()
 	st := g.stamps[k]
 	if st == nil {
 		g.mu.Unlock()
-		return false, true
+		return kind, false, true
 	}
 	if q := g.queues[k]; q != nil && q.held {
 		// A write of ours is in flight and will replace the stamp; judging
 		// now would call our own write external (Check stats anyway).
 		g.mu.Unlock()
-		return false, true
+		return kind, false, true
 	}
 	snap := *st
 	g.mu.Unlock()
 
 	fi, err := g.fsys.Stat(p)
 	if err != nil {
-		return true, false // gone: what the model read is not on disk
+		g.mu.Lock()
+		if g.stamps[k] == st {
+			st.gone = true
+		}
+		g.mu.Unlock()
+		return KindDeleted, true, false // what the model read is not on disk
+	}
+	report = KindChanged
+	if kind == KindCreated && snap.gone {
+		report = KindCreated
 	}
 	fp := FingerprintOf(fi)
 	if fp == snap.FP {
 		if snap.Stale {
-			return true, false
+			return report, true, false
 		}
-		return false, true // ours, or nothing that matters happened
+		return report, false, true // ours, or nothing that matters happened
 	}
 	data, err := g.fsys.ReadFile(p)
 	if err != nil {
-		return true, false
+		return report, true, false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.stamps[k] != st {
-		return false, true // re-read or rewritten meanwhile: the new stamp is current
+		return report, false, true // re-read or rewritten meanwhile: the new stamp is current
 	}
+	st.gone = false
 	if xxhash.Sum64(data) == snap.Hash {
 		st.FP, st.Stale, st.StaleReason = fp, false, ""
-		return false, true
+		return report, false, true
 	}
 	// The reason is left alone: a bash command may have named itself.
 	st.Stale = true
-	return true, false
+	return report, true, false
 }
 
 // RecheckAll stats every stamp after an overflow rescan (events were lost):

@@ -297,9 +297,9 @@ func (s *Session) armWatchers(ctx context.Context) string {
 					s.reloader.schedule(s.Reload)
 				}
 				p := ops.Path{Folder: folder, Rel: ev.Rel}
-				readStale, skip := guard.Observe(p, string(ev.Kind))
+				kind, readStale, skip := guard.Observe(p, string(ev.Kind))
 				if !skip && s.onExternalChange != nil {
-					s.onExternalChange((&url.URL{Scheme: "file", Path: filepath.ToSlash(p.OS())}).String(), string(ev.Kind), readStale)
+					s.onExternalChange((&url.URL{Scheme: "file", Path: filepath.ToSlash(p.OS())}).String(), kind, readStale)
 				}
 			},
 			OnRescan: guard.RecheckAll,

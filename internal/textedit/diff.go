@@ -3,6 +3,7 @@ package textedit
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/cespare/xxhash/v2"
@@ -38,7 +39,7 @@ func UnifiedDiff(path string, old, new []byte) string {
 		edits[i].Start -= ws
 		edits[i].End -= ws
 	}
-	u, err := udiff.ToUnifiedDiff("a/"+path, "b/"+path, string(old[ws:we]), edits, ContextLines)
+	u, err := udiff.ToUnifiedDiff(diffName("a/", path), diffName("b/", path), string(old[ws:we]), edits, ContextLines)
 	if err != nil {
 		// lineDiff's edits are sorted, in range and disjoint by construction.
 		panic(fmt.Sprintf("textedit: inconsistent line edits: %v", err))
@@ -49,6 +50,28 @@ func UnifiedDiff(path string, old, new []byte) string {
 		h.ToLine += shift
 	}
 	return fmt.Sprintf("diff --git a/%s b/%s\n", path, path) + u.String()
+}
+
+// CreationDiff returns the git-style diff that creates path with content
+// new ("new file mode", "--- /dev/null"), which `git apply` needs to make
+// the file; a diff from an empty a/path only patches an existing file.
+func CreationDiff(path string, new []byte) string {
+	head := fmt.Sprintf("diff --git a/%s b/%s\nnew file mode 100644\n", path, path)
+	if len(new) == 0 {
+		return head // git's own diff of an empty new file has no hunk
+	}
+	plus := "+++ " + diffName("b/", path) + "\n"
+	_, hunks, _ := strings.Cut(UnifiedDiff(path, nil, new), "\n"+plus)
+	return head + "--- /dev/null\n" + plus + hunks
+}
+
+// diffName is a ---/+++ file name as git writes it: a name with a space
+// ends in a tab, or patch(1) would stop reading it at the space.
+func diffName(prefix, path string) string {
+	if strings.ContainsRune(path, ' ') {
+		return prefix + path + "\t"
+	}
+	return prefix + path
 }
 
 // FirstChangedLine returns the 1-based line of old where new first differs,

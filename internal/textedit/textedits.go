@@ -85,8 +85,11 @@ func commonSuffix(a, b []byte) int {
 
 // TextEdits returns edits, with ranges in OLD text, that turn old into new:
 // line-level hunks narrowed to the changed characters. Applying them (see
-// ApplyTextEdits) to old reproduces new exactly.
+// ApplyTextEdits) to old reproduces new exactly when both have a UTF-8 BOM
+// or neither has. A BOM is not text: editors keep it out of the document
+// (VS Code, Neovim's 'bomb'), so positions are counted without it.
 func TextEdits(old, new []byte) []TextEdit {
+	old, new = bytes.TrimPrefix(old, []byte(bom)), bytes.TrimPrefix(new, []byte(bom))
 	edits := lineDiff(old, new)
 	out := make([]TextEdit, 0, len(edits))
 	pc := posCounter{text: old}
@@ -180,8 +183,20 @@ func lineStarts(text []byte) []int {
 
 // ApplyTextEdits applies LSP edits (ranges in old, any order,
 // non-overlapping) to old. A character past the end of its line means the
-// line end, as LSP specifies.
+// line end, as LSP specifies. A UTF-8 BOM of old is kept and not counted,
+// as in TextEdits.
 func ApplyTextEdits(old []byte, edits []TextEdit) ([]byte, error) {
+	if body, ok := bytes.CutPrefix(old, []byte(bom)); ok {
+		out, err := applyTextEdits(body, edits)
+		if err != nil {
+			return nil, err
+		}
+		return append([]byte(bom), out...), nil
+	}
+	return applyTextEdits(old, edits)
+}
+
+func applyTextEdits(old []byte, edits []TextEdit) ([]byte, error) {
 	starts := lineStarts(old)
 	offset := func(p Position) (int, error) {
 		if p.Line < 0 || p.Character < 0 || p.Line >= len(starts) {

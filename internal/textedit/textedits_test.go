@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +28,7 @@ var roundTripCases = []struct{ name, old, new string }{
 	{"insert at start", "b\nc\n", "a\nb\nc\n"},
 	{"far apart hunks", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "one\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\ntwelve\n"},
 	{"invalid UTF-8", "a\xff\xfeb\n\xf0\x9f\n", "a\xffXb\n\xf0\x9f\x98\x80\n"},
+	{"BOM kept", "\uFEFFhéllo wörld\r\nb\r\n", "\uFEFFhéllo there\r\nb\r\n"},
 }
 
 func TestTextEditsRoundTrip(t *testing.T) {
@@ -53,6 +55,12 @@ func TestTextEditsRanges(t *testing.T) {
 		old, new string
 		want     []TextEdit
 	}{
+		{
+			// Editors keep the BOM out of the document: positions skip it.
+			name: "a UTF-8 BOM is not a character of line 0",
+			old:  "\uFEFFhéllo wörld\n", new: "\uFEFFhéllo there\n",
+			want: []TextEdit{{Range: Range{Position{0, 6}, Position{0, 11}}, NewText: "there"}},
+		},
 		{
 			name: "emoji counts two UTF-16 units",
 			old:  "😀a\n", new: "😀b\n",
@@ -162,13 +170,13 @@ func TestUnifiedDiffApplies(t *testing.T) {
 			continue // nothing to apply; git treats a lone CR as part of the line too, but patch(1) differs
 		}
 		t.Run(tc.name, func(t *testing.T) {
-			diff := UnifiedDiff("sub/file.txt", []byte(tc.old), []byte(tc.new))
+			diff := UnifiedDiff("sub dir/file.txt", []byte(tc.old), []byte(tc.new))
 			run := func(tool string, args ...string) {
 				dir := t.TempDir()
-				if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+				if err := os.MkdirAll(filepath.Join(dir, "sub dir"), 0o755); err != nil {
 					t.Fatal(err)
 				}
-				file := filepath.Join(dir, "sub", "file.txt")
+				file := filepath.Join(dir, "sub dir", "file.txt")
 				if err := os.WriteFile(file, []byte(tc.old), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -195,6 +203,46 @@ func TestUnifiedDiffApplies(t *testing.T) {
 				run(patch, "-p1", "--quiet", "--binary", "-i", "p.diff")
 			}
 		})
+	}
+}
+
+// TestCreationDiffApplies: the diff of a new file creates it, in a
+// directory that does not exist yet, with git apply and patch.
+func TestCreationDiffApplies(t *testing.T) {
+	git, gitErr := exec.LookPath("git")
+	patch, patchErr := exec.LookPath("patch")
+	if gitErr != nil && patchErr != nil {
+		t.Skip("neither git nor patch installed")
+	}
+	for _, content := range []string{"a\nb\n", "no final newline", "\uFEFFbom\r\ncrlf\r\n", ""} {
+		diff := CreationDiff("new dir/f.txt", []byte(content))
+		if !strings.Contains(diff, "new file mode 100644\n") {
+			t.Errorf("%q: no new file mode:\n%s", content, diff)
+		}
+		run := func(tool string, args ...string) {
+			if tool == patch && content == "" {
+				return // patch(1) cannot create an empty file from a hunk-less diff
+			}
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "p.diff"), []byte(diff), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(tool, args...)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s %v on %q: %v\n%s\ndiff:\n%s", tool, args, content, err, out, diff)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, "new dir", "f.txt"))
+			if err != nil || string(got) != content {
+				t.Errorf("%s made %q (%v), want %q\ndiff:\n%s", tool, got, err, content, diff)
+			}
+		}
+		if gitErr == nil {
+			run(git, "apply", "p.diff")
+		}
+		if patchErr == nil {
+			run(patch, "-p1", "--quiet", "--binary", "-i", "p.diff")
+		}
 	}
 }
 

@@ -218,6 +218,14 @@ func refuseReadOnly(p ops.Path) *Result {
 	return &r
 }
 
+// unifiedDiff is the change as a git-style diff; a new file's creates it.
+func unifiedDiff(kind string, p ops.Path, old, new []byte) string {
+	if kind == "create" {
+		return textedit.CreationDiff(p.Display(), new)
+	}
+	return textedit.UnifiedDiff(p.Display(), old, new)
+}
+
 // ChangeDetails is the tools/details payload of a file change (the
 // permission step shows the same as a tools/confirm preview).
 func ChangeDetails(kind string, p ops.Path, old, new []byte) map[string]any {
@@ -236,7 +244,7 @@ func ChangeDetails(kind string, p ops.Path, old, new []byte) map[string]any {
 		"kind":             kind,
 		"uri":              pathURI(p.OS()),
 		"path":             p.Display(),
-		"unifiedDiff":      textedit.UnifiedDiff(p.Display(), old, new),
+		"unifiedDiff":      unifiedDiff(kind, p, old, new),
 		"edits":            list,
 		"firstChangedLine": textedit.FirstChangedLine(old, new),
 		// PROTOCOL.md's details of edit and write carry it; a write
