@@ -96,7 +96,9 @@ func (r *rule) match(p string, isDir bool) bool {
 	switch r.kind {
 	case shapeName:
 		if r.anchored {
-			return globMatch(r.glob, p, false)
+			// "/*.md" names entries of the rule's own directory only: its
+			// wildcards must not cross a "/" (go-gitignore lets them).
+			return globMatch(r.glob, p, true)
 		}
 		return globMatch(r.glob, p[strings.LastIndexByte(p, '/')+1:], false)
 	case shapePath:

@@ -126,6 +126,12 @@ func TestRulesMatchGoGitignore(t *testing.T) {
 				t.Fatalf("line %q: negated=%v, go-gitignore Ignore()=%v", line, rl.negated, p.Ignore())
 			}
 			for _, path := range paths {
+				if rl.anchored && rl.kind == shapeName && strings.Contains(path, "/") {
+					// go-gitignore lets the wildcards of "/*.md" cross a
+					// "/"; git does not, and the conformance test holds
+					// these to git's verdict.
+					continue
+				}
 				for _, isDir := range []bool{false, true} {
 					checked++
 					want := refRule(p, path, isDir)
