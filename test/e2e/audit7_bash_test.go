@@ -7,7 +7,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -37,41 +35,6 @@ var a7bSeq atomic.Int64
 // /proc scans find exactly the processes a test started.
 func a7bMarker() string {
 	return fmt.Sprintf("%d.%04d%05d", 100+a7bSeq.Add(1), os.Getpid()%10000, rand.IntN(100000))
-}
-
-// a7bPids lists processes whose argv holds marker as one argument.
-func a7bPids(marker string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		for _, arg := range bytes.Split(b, []byte{0}) {
-			if string(arg) == marker {
-				pids = append(pids, pid)
-				break
-			}
-		}
-	}
-	return pids
-}
-
-// a7bReap kills whatever a test left behind, so one finding does not leak
-// sleeping processes into the machine.
-func a7bReap(t *testing.T, marker string) {
-	t.Cleanup(func() {
-		for _, pid := range a7bPids(marker) {
-			if p, err := os.FindProcess(pid); err == nil {
-				p.Kill()
-			}
-		}
-	})
 }
 
 // a7bNeed skips when a program the case runs is not installed.
@@ -387,8 +350,8 @@ func a7bCancelWhen(t *testing.T, c *harness.Client, command, marker string, want
 		_, _, err := a7bCall(ctx, c, "", map[string]any{"command": command})
 		done <- err
 	}()
-	if !waitUntil(10*time.Second, func() bool { return len(a7bPids(marker)) >= want }) {
-		t.Fatalf("only %d of %d processes started", len(a7bPids(marker)), want)
+	if !waitUntil(10*time.Second, func() bool { return len(processesWithArg(marker)) >= want }) {
+		t.Fatalf("only %d of %d processes started", len(processesWithArg(marker)), want)
 	}
 	cancel()
 	if err := <-done; err == nil {
@@ -400,32 +363,32 @@ func TestAudit7BashProcessCleanup(t *testing.T) {
 	c, _, _ := start(t, nil)
 	t.Run("exec sleep cancelled", func(t *testing.T) {
 		mk := a7bMarker()
-		a7bReap(t, mk)
+		reapProcessesWithArg(t, mk)
 		a7bCancelWhen(t, c, "exec sleep "+mk, mk, 1)
-		if !waitUntil(4*time.Second, func() bool { return len(a7bPids(mk)) == 0 }) {
-			t.Errorf("survivors after cancel: %v", a7bPids(mk))
+		if !waitUntil(4*time.Second, func() bool { return len(processesWithArg(mk)) == 0 }) {
+			t.Errorf("survivors after cancel: %v", processesWithArg(mk))
 		}
 	})
 	t.Run("fifty background sleeps cancelled", func(t *testing.T) {
 		mk := a7bMarker()
-		a7bReap(t, mk)
+		reapProcessesWithArg(t, mk)
 		a7bCancelWhen(t, c, `for i in $(seq 50); do sleep `+mk+` & done; wait`, mk, 50)
-		if !waitUntil(5*time.Second, func() bool { return len(a7bPids(mk)) == 0 }) {
-			t.Errorf("%d of 50 survive the cancel", len(a7bPids(mk)))
+		if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(mk)) == 0 }) {
+			t.Errorf("%d of 50 survive the cancel", len(processesWithArg(mk)))
 		}
 	})
 	t.Run("setsid children cancelled", func(t *testing.T) {
 		a7bNeed(t, "setsid")
 		mk := a7bMarker()
-		a7bReap(t, mk)
+		reapProcessesWithArg(t, mk)
 		a7bCancelWhen(t, c, `for i in 1 2 3; do setsid sleep `+mk+` & done; wait`, mk, 3)
-		if !waitUntil(5*time.Second, func() bool { return len(a7bPids(mk)) == 0 }) {
-			t.Errorf("%d of 3 setsid children survive the cancel", len(a7bPids(mk)))
+		if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(mk)) == 0 }) {
+			t.Errorf("%d of 3 setsid children survive the cancel", len(processesWithArg(mk)))
 		}
 	})
 	t.Run("TERM ignored then timeout", func(t *testing.T) {
 		mk := a7bMarker()
-		a7bReap(t, mk)
+		reapProcessesWithArg(t, mk)
 		ctx := testCtx(t, 15*time.Second)
 		r, took, err := a7bCall(ctx, c, "", map[string]any{"command": `trap '' TERM; echo before-timeout; sleep ` + mk, "timeout": 1})
 		if err != nil {
@@ -436,8 +399,8 @@ func TestAudit7BashProcessCleanup(t *testing.T) {
 		if took < 2800*time.Millisecond || took >= 5*time.Second {
 			t.Errorf("took %v, want about 3 s (1 s timeout, 2 s grace) and < 5 s", took)
 		}
-		if !waitUntil(2*time.Second, func() bool { return len(a7bPids(mk)) == 0 }) {
-			t.Errorf("survivors after SIGKILL: %v", a7bPids(mk))
+		if !waitUntil(2*time.Second, func() bool { return len(processesWithArg(mk)) == 0 }) {
+			t.Errorf("survivors after SIGKILL: %v", processesWithArg(mk))
 		}
 	})
 }
@@ -455,7 +418,7 @@ func TestAudit7BashBackgroundDaemonsAtShutdown(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a7bNeed(t, tc.needs...)
 			mk := a7bMarker()
-			a7bReap(t, mk)
+			reapProcessesWithArg(t, mk)
 			c, _, ctx := start(t, nil)
 			r, took, err := a7bCall(ctx, c, "", map[string]any{"command": tc.command(mk)})
 			if err != nil {
@@ -465,7 +428,7 @@ func TestAudit7BashBackgroundDaemonsAtShutdown(t *testing.T) {
 			if took > 3*time.Second {
 				t.Errorf("call took %v; the shell exited at once", took)
 			}
-			if len(a7bPids(mk)) == 0 {
+			if len(processesWithArg(mk)) == 0 {
 				t.Fatalf("background sleep not running after the call")
 			}
 			if code := c.Shutdown(ctx); code != 0 {
@@ -473,8 +436,8 @@ func TestAudit7BashBackgroundDaemonsAtShutdown(t *testing.T) {
 			}
 			// docs/tools.md: background children, in the command's group or
 			// not (setsid), "are killed at shutdown".
-			if !waitUntil(3*time.Second, func() bool { return len(a7bPids(mk)) == 0 }) {
-				t.Errorf("background child survives shutdown: pids %v", a7bPids(mk))
+			if !waitUntil(3*time.Second, func() bool { return len(processesWithArg(mk)) == 0 }) {
+				t.Errorf("background child survives shutdown: pids %v", processesWithArg(mk))
 			}
 		})
 	}

@@ -687,30 +687,10 @@ func TestAudit8ProtoLifecycleExitWithoutShutdown(t *testing.T) {
 	}
 }
 
-// a8pProcsWith lists pids whose command line contains marker.
-func a8pProcsWith(marker string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		if bytes.Contains(b, []byte(marker)) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
 func a8pWaitProcs(marker string, want bool, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for {
-		if (len(a8pProcsWith(marker)) > 0) == want {
+		if (len(processesWithArg(marker)) > 0) == want {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -724,13 +704,7 @@ func TestAudit8ProtoLifecycleStdinEOFKillsRunningWork(t *testing.T) {
 	r := a8pStart(t, a8pWS(t, nil))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	marker := fmt.Sprintf("3000.%d%d", os.Getpid(), time.Now().UnixNano()%1e6)
-	t.Cleanup(func() {
-		for _, pid := range a8pProcsWith(marker) {
-			if p, err := os.FindProcess(pid); err == nil {
-				p.Kill()
-			}
-		}
-	})
+	reapProcessesWithArg(t, marker)
 	id := r.request("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep " + marker + "; echo done"}, "callId": "a8p-eof"})
 	blockID := r.request("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}})
 	if !a8pWaitProcs(marker, true, a8pWait) {
@@ -748,7 +722,7 @@ func TestAudit8ProtoLifecycleStdinEOFKillsRunningWork(t *testing.T) {
 		t.Errorf("exit took %v after EOF; contract: within 1 s", took)
 	}
 	if !a8pWaitProcs(marker, false, 2*time.Second) {
-		t.Errorf("bash child %q still running after agentls exited: pids %v", marker, a8pProcsWith(marker))
+		t.Errorf("bash child %q still running after agentls exited: pids %v", marker, processesWithArg(marker))
 	}
 	_ = blockID
 }
@@ -1627,13 +1601,7 @@ func TestAudit8ProtoCancelKillsBashProcess(t *testing.T) {
 	r := a8pStart(t, a8pWS(t, nil))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	marker := fmt.Sprintf("3001.%d%d", os.Getpid(), time.Now().UnixNano()%1e6)
-	t.Cleanup(func() {
-		for _, pid := range a8pProcsWith(marker) {
-			if p, err := os.FindProcess(pid); err == nil {
-				p.Kill()
-			}
-		}
-	})
+	reapProcessesWithArg(t, marker)
 	t0 := time.Now()
 	id := r.request("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep " + marker + " & wait"}})
 	defer func() { t.Logf("total %v", time.Since(t0)) }()
@@ -1647,7 +1615,7 @@ func TestAudit8ProtoCancelKillsBashProcess(t *testing.T) {
 	}
 	t.Logf("bash started after %v; cancel replied after %v", start.Sub(t0), time.Since(start))
 	if !a8pWaitProcs(marker, false, 2*time.Second) {
-		t.Errorf("the cancelled command's child %v still runs", a8pProcsWith(marker))
+		t.Errorf("the cancelled command's child %v still runs", processesWithArg(marker))
 	}
 	r.alive("cancelled bash")
 	// Then the editor quits: the process still exits within 1 s.

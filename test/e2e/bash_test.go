@@ -115,28 +115,6 @@ func statusKB(t *testing.T, pid int, field string) int {
 	return n
 }
 
-// processesWithArg lists pids whose command line contains arg as a whole word.
-func processesWithArg(arg string) []int {
-	var out []int
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil {
-			continue
-		}
-		for _, w := range bytes.Split(b, []byte{0}) {
-			if string(w) == arg {
-				pid, _ := strconv.Atoi(filepath.Base(d))
-				stat, _ := os.ReadFile(filepath.Join(d, "stat"))
-				if !bytes.Contains(stat, []byte(") Z ")) {
-					out = append(out, pid)
-				}
-			}
-		}
-	}
-	return out
-}
-
 func waitGone(t *testing.T, arg string, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)

@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -342,4 +343,38 @@ func startWith(t *testing.T, files map[string]string, params map[string]any, env
 	ws := newWorkspace(t, files)
 	c, ctx := startIn(t, ws, params, env...)
 	return c, ws, ctx
+}
+
+// processesWithArg lists pids whose command line contains arg as a whole word.
+func processesWithArg(arg string) []int {
+	var out []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil {
+			continue
+		}
+		for _, w := range bytes.Split(b, []byte{0}) {
+			if string(w) == arg {
+				pid, _ := strconv.Atoi(filepath.Base(d))
+				stat, _ := os.ReadFile(filepath.Join(d, "stat"))
+				if !bytes.Contains(stat, []byte(") Z ")) {
+					out = append(out, pid)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// reapProcessesWithArg kills whatever a test left behind, so one finding does not leak
+// sleeping processes into the machine.
+func reapProcessesWithArg(t *testing.T, marker string) {
+	t.Cleanup(func() {
+		for _, pid := range processesWithArg(marker) {
+			if p, err := os.FindProcess(pid); err == nil {
+				p.Kill()
+			}
+		}
+	})
 }
