@@ -500,3 +500,136 @@ func TestConformanceWithGit(t *testing.T) {
 		t.Errorf("Walk on a fresh matcher visited\n%q\nwant\n%q", walked2, kept)
 	}
 }
+
+// globalFixture exercises the user's global excludes file (core.excludesFile,
+// here git's XDG default $XDG_CONFIG_HOME/git/ignore) in a repository and in
+// a nested repository, against the rule files that outrank it.
+var globalFixture = struct {
+	global string
+	files  map[string]string
+}{
+	global: strings.Join([]string{
+		"*.glob", "!keep.glob", "/anchored.g", "dir-only/", "sub/mid.g",
+		"gi-ignored.txt", "!gi-reincluded.txt", "excl-neg.txt", "nested/outer-scope.txt",
+	}, "\n") + "\n",
+	files: map[string]string{
+		".gitignore":             "!back.glob\ngi-reincluded.txt\n",
+		".git/info/exclude":      "!excl-neg.txt\n",
+		"a.glob":                 "",
+		"keep.glob":              "",
+		"back.glob":              "",
+		"sub/b.glob":             "",
+		"anchored.g":             "",
+		"sub/anchored.g":         "",
+		"dir-only/f":             "",
+		"sub/dir-only/f":         "",
+		"other/dir-only":         "a file, not a dir",
+		"sub/mid.g":              "",
+		"x/sub/mid.g":            "",
+		"gi-ignored.txt":         "",
+		"gi-reincluded.txt":      "",
+		"excl-neg.txt":           "",
+		"plain.txt":              "",
+		"nested/n.glob":          "",
+		"nested/anchored.g":      "",
+		"nested/sub/mid.g":       "",
+		"nested/back.glob":       "",
+		"nested/.gitignore":      "!n2.glob\n",
+		"nested/n2.glob":         "",
+		"nested/excl-neg.txt":    "",
+		"nested/plain.txt":       "",
+		"nested/outer-scope.txt": "",
+	},
+}
+
+// The global excludes file ranks below .gitignore and info/exclude (a "!x"
+// there re-includes what it ignores; it cannot re-include what they ignore),
+// is anchored at the repository root, and applies again, relative to its
+// own root, in a nested repository: every verdict agrees with git.
+func TestGlobalExcludesConformWithGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not on PATH")
+	}
+	root, home := t.TempDir(), t.TempDir()
+	isExclude := func(name string) bool { return strings.HasSuffix(name, ".git/info/exclude") }
+	writeFixture(t, root, globalFixture.files, isExclude)
+	runGit(t, root, home, nil, "init", "-q")
+	runGit(t, filepath.Join(root, "nested"), home, nil, "init", "-q")
+	writeFixture(t, root, globalFixture.files, func(name string) bool { return !isExclude(name) })
+	// gitEnv sets XDG_CONFIG_HOME=home: this is git's default global file.
+	writeFixture(t, home, map[string]string{"git/ignore": globalFixture.global}, func(string) bool { return false })
+
+	all := fixturePaths(t, root)
+	var parentPaths, nestedPaths []string
+	for _, p := range all {
+		if rest, ok := strings.CutPrefix(p.rel, "nested/"); ok {
+			nestedPaths = append(nestedPaths, rest)
+		} else {
+			parentPaths = append(parentPaths, p.rel)
+		}
+	}
+	want := gitVerdicts(t, root, home, parentPaths)
+	for p, ign := range gitVerdicts(t, filepath.Join(root, "nested"), home, nestedPaths) {
+		want["nested/"+p] = ign
+	}
+
+	named := []struct {
+		name    string
+		path    string
+		ignored bool
+	}{
+		{"global pattern", "a.glob", true},
+		{"global pattern at depth", "sub/b.glob", true},
+		{"global negation", "keep.glob", false},
+		{".gitignore negation re-includes what the global file ignores", "back.glob", false},
+		{"global negation cannot re-include what .gitignore ignores", "gi-reincluded.txt", true},
+		{"info/exclude negation re-includes what the global file ignores", "excl-neg.txt", false},
+		{"global anchored at the repository root", "anchored.g", true},
+		{"global anchored not deeper", "sub/anchored.g", false},
+		{"global middle slash from the root", "sub/mid.g", true},
+		{"global middle slash not deeper", "x/sub/mid.g", false},
+		{"global dir-only", "dir-only/f", true},
+		{"global dir-only not a file", "other/dir-only", false},
+		{"nested repository gets the global file", "nested/n.glob", true},
+		{"global anchored at the nested root", "nested/anchored.g", true},
+		{"global middle slash from the nested root", "nested/sub/mid.g", true},
+		{"nested .gitignore negation beats the global file", "nested/n2.glob", false},
+		{"parent .gitignore does not reach the nested repository", "nested/back.glob", true},
+		{"parent info/exclude does not reach the nested repository", "nested/excl-neg.txt", true},
+		{"the global file is scoped to the nested root, not the outer one", "nested/outer-scope.txt", false},
+		{"unmatched", "plain.txt", false},
+	}
+	m := NewMatcher(os.DirFS(root), Outer{Files: []OuterFile{{Name: GlobalExcludesFile, Data: []byte(globalFixture.global)}}})
+	for _, c := range named {
+		if w, ok := want[c.path]; !ok || w != c.ignored {
+			t.Errorf("%s: git says ignored(%q)=%v (known=%v), case expects %v", c.name, c.path, w, ok, c.ignored)
+		}
+	}
+	for _, p := range all {
+		if got := m.Ignored(p.rel, p.isDir); got != want[p.rel] {
+			t.Errorf("Ignored(%q, dir=%v) = %v, git says %v", p.rel, p.isDir, got, want[p.rel])
+		}
+	}
+	// Walk, which loads rules from listings, keeps exactly what git keeps.
+	var walked, kept []string
+	err := NewMatcher(os.DirFS(root), Outer{Files: []OuterFile{{Name: GlobalExcludesFile, Data: []byte(globalFixture.global)}}}).
+		Walk(context.Background(), "", WalkOptions{}, func(rel string, d fs.DirEntry) error {
+			if rel != "." && !d.IsDir() {
+				walked = append(walked, rel)
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range all {
+		if !p.isDir && !want[p.rel] {
+			kept = append(kept, p.rel)
+		}
+	}
+	slices.Sort(walked)
+	slices.Sort(kept)
+	if !slices.Equal(walked, kept) {
+		t.Errorf("Walk visited files\n%q\nwant\n%q", walked, kept)
+	}
+}

@@ -17,6 +17,9 @@ type Matcher struct {
 	// outer are the rules from above the folder root (see Outer), applied
 	// below every rule file inside the folder of the same kind.
 	outer [kindCount][]scoped
+	// global is the user's global excludes file (Outer), applied afresh at
+	// every nested repository root; nil for none.
+	global *ruleFile
 
 	mu   sync.RWMutex
 	gen  uint64               // bumped by Invalidate; a load started earlier is not stored
@@ -39,7 +42,8 @@ type dirState struct {
 	// ignored: the directory itself (or an ancestor) is ignored, so
 	// everything below it is; the other fields are then unused.
 	ignored bool
-	// own: the rule files found in this directory, kept to notice changes.
+	// own: the rule files found in this directory, kept to notice changes;
+	// at a repository root own[kindGlobal] is the Matcher's global file.
 	own [kindCount]*ruleFile
 	// gitEntry: the directory holds a .git entry (a repository root).
 	gitEntry bool
@@ -47,7 +51,8 @@ type dirState struct {
 	excludeAt string
 	// lists: per kind, the rule files that apply to entries of this
 	// directory, deepest first. kindGit stops at the innermost repository
-	// root; kindExclude holds only that root's info/exclude.
+	// root; kindExclude and kindGlobal hold only that root's info/exclude
+	// and the global excludes scoped to it.
 	lists [kindCount][]scoped
 }
 
@@ -55,7 +60,8 @@ type dirState struct {
 // through fsys and cached, with the rules git applies to it from above
 // (outer; the zero Outer for none).
 func NewMatcher(fsys fs.FS, outer Outer) *Matcher {
-	return &Matcher{fsys: fsys, dirs: make(map[string]*dirState), outer: outer.lists()}
+	lists, global := outer.lists()
+	return &Matcher{fsys: fsys, dirs: make(map[string]*dirState), outer: lists, global: global}
 }
 
 // Ignored reports whether rel (slash-separated, relative to the folder root,
@@ -187,12 +193,13 @@ func (m *Matcher) load(dir string, parent *dirState, entries []entry, listed boo
 			s.excludeAt = join(gd, excludePath)
 			s.own[kindExclude] = m.readRuleFile(s.excludeAt)
 		}
+		s.own[kindGlobal] = m.global
 	}
 
 	for k := range kindCount {
 		var inherited []scoped
 		switch {
-		case s.gitEntry && (k == kindGit || k == kindExclude):
+		case s.gitEntry && (k == kindGit || k == kindExclude || k == kindGlobal):
 			// A repository root starts a fresh set of git rules.
 		case parent != nil:
 			inherited = parent.lists[k]

@@ -27,10 +27,14 @@ const (
 	kindIgnore
 	kindGit
 	kindExclude // .git/info/exclude, only at a repository root
+	// kindGlobal is git's core.excludesFile (the user's global excludes),
+	// relative to each repository root; it comes in through Outer.
+	kindGlobal
 	kindCount
 )
 
-// fileName is the per-directory file of a rule kind ("" for kindExclude).
+// fileName is the per-directory file of a rule kind ("" for kindExclude and
+// kindGlobal).
 func (k ruleKind) fileName() string {
 	switch k {
 	case kindAgentls:

@@ -12,28 +12,50 @@ import (
 // ignore files are small, and this read is outside the folder's root.
 const maxOuterRuleFile = 1 << 20
 
-// OuterIgnore implements FS: when f lies inside a git repository but is not
-// its root (a subdirectory opened as the workspace), the rule files of the
-// directories from the repository root down to f's parent and the
-// repository's info/exclude, which git applies to f's paths. They are read
-// at each call: matchers are built per session or per call.
+// OuterIgnore implements FS: the rules git applies to f from outside it.
+// When f lies inside a git repository but is not its root (a subdirectory
+// opened as the workspace), the rule files of the directories from the
+// repository root down to f's parent and the repository's info/exclude;
+// and, in or out of a repository, the user's global excludes file
+// (core.excludesFile, see gitconfig.go). They are read at each call:
+// matchers are built per session or per call.
 func (l *Local) OuterIgnore(f *Folder) ignore.Outer {
 	if f == nil || f.ReadOnly {
 		return ignore.Outer{}
 	}
-	if _, err := os.Lstat(filepath.Join(f.Root, ".git")); err == nil {
-		return ignore.Outer{} // a repository root: git looks no higher
+	env := gitEnvFromOS()
+	if gitEntry, err := os.Lstat(filepath.Join(f.Root, ".git")); err == nil {
+		// A repository root: git looks no higher.
+		return withGlobalExcludes(ignore.Outer{}, env, f.Root, gitDir(f.Root, gitEntry))
 	}
 	var dirs []string // f's ancestors, nearest first
 	for d := filepath.Dir(f.Root); ; d = filepath.Dir(d) {
 		dirs = append(dirs, d)
 		if gitEntry, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return outerRules(d, f.Root, dirs, gitEntry)
+			return withGlobalExcludes(outerRules(d, f.Root, dirs, gitEntry), env, d, gitDir(d, gitEntry))
 		}
 		if d == filepath.Dir(d) {
-			return ignore.Outer{}
+			// Outside any repository, like rg --no-require-git: relative
+			// to the folder root, with no repository config.
+			return withGlobalExcludes(ignore.Outer{}, env, f.Root, "")
 		}
 	}
+}
+
+// withGlobalExcludes adds to o the global excludes file of the repository
+// whose work tree is top and git directory gd ("" outside a repository or
+// when unknown); a missing or unreadable file adds nothing, as in git.
+func withGlobalExcludes(o ignore.Outer, env gitEnv, top, gd string) ignore.Outer {
+	common := ""
+	if gd != "" {
+		common = commonGitDir(gd)
+	}
+	if p := env.excludesFilePath(top, common); p != "" {
+		if data, ok := readRuleFile(p); ok {
+			o.Files = append(o.Files, ignore.OuterFile{Name: ignore.GlobalExcludesFile, Data: data})
+		}
+	}
+	return o
 }
 
 // outerRules reads the rules of repository repo (whose .git entry is

@@ -46,6 +46,7 @@ func describeOuter(o ignore.Outer) string {
 // to the folder's parent, plus info/exclude; git looks no further.
 func TestOuterIgnoreFindsTheEnclosingRepository(t *testing.T) {
 	top := t.TempDir()
+	isolateGit(t, t.TempDir()) // no global excludes of this machine's user
 	writeTree(t, top, map[string]string{
 		".gitignore":              "above-the-repo",
 		"repo/.git/HEAD":          "",

@@ -22,8 +22,9 @@ func (e *Engine) rgArgs(q Query, paths ...string) []string {
 	args := []string{
 		"--json", "--no-require-git", "--no-config",
 		// rg would read parent ignore files beyond the repository too
-		// (--no-require-git); the Matcher, which results pass through,
-		// applies the repository's own. No global excludes either.
+		// (--no-require-git), and reads the global excludes from fewer
+		// git config files than git; the Matcher, which results pass
+		// through, applies the repository's own and git's global ones.
 		"--no-ignore-parent", "--no-ignore-global",
 		"--crlf",
 		// No file can contribute more than limit+1 matches to the result.
