@@ -12,15 +12,19 @@ import (
 )
 
 // cancelHandler routes $/cancelRequest to the request it names, like
-// protocol.CancelHandler, but takes any id JSON-RPC allows: LSP's integer
+// protocol.CancelHandler (lifecycle calls, which run inline, are not
+// cancellable), but takes any id JSON-RPC allows: LSP's integer
 // ids are 32-bit, and protocol.CancelParams refuses a larger one that
 // jsonrpc2 accepted on the request itself, so such a call could never be
 // cancelled.
 func cancelHandler(handler jsonrpc2.Handler) jsonrpc2.Handler {
-	handler, canceller := jsonrpc2.CancelHandler(handler)
+	cancellable, canceller := jsonrpc2.CancelHandler(handler)
 	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if lifecycleCall(req.Method()) {
+			return handler(ctx, req) // inline: no context derived from the pooled one
+		}
 		if req.Method() != protocol.MethodCancelRequest {
-			return handler(ctx, req)
+			return cancellable(ctx, req)
 		}
 		id, err := cancelID(json.RawMessage(req.Params()))
 		if err != nil {

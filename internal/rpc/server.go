@@ -128,17 +128,22 @@ func (s *Server) waitCalls(d time.Duration) {
 	}
 }
 
-// asyncCalls releases every call to run concurrently, while notifications
-// (workspace folder changes, exit) run inline in wire order, so a folder
-// change is in effect for the next request. initialize and shutdown run
-// inline too: they change the lifecycle state, so a request written right
-// behind one (a client that pipelines) is judged in the state it expects,
-// and a second initialize cannot race the first. Neither calls back to the
-// client. Inline handlers never derive a context from the pooled request
-// context.
+// lifecycleCall reports whether method is a call that runs inline on the
+// read loop: initialize and shutdown change the lifecycle state, so a
+// request written right behind one (a client that pipelines) is judged in
+// the state it expects, and a second initialize cannot race the first.
+// Neither calls back to the client, and neither goes through the cancel
+// handler: that derives a context from the pooled request context, which
+// an inline call must never do (DEPENDENCIES.md).
+func lifecycleCall(method string) bool { return method == "initialize" || method == "shutdown" }
+
+// asyncCalls releases every other call to run concurrently, while
+// notifications (workspace folder changes, exit) run inline in wire order,
+// so a folder change is in effect for the next request. Inline handlers
+// never derive a context from the pooled request context.
 func asyncCalls(h jsonrpc2.Handler) jsonrpc2.Handler {
 	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		if m := req.Method(); req.IsCall() && m != "initialize" && m != "shutdown" {
+		if req.IsCall() && !lifecycleCall(req.Method()) {
 			jsonrpc2.Async(ctx)
 		}
 		return h(ctx, req)
