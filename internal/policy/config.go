@@ -58,6 +58,9 @@ func (p Problem) String() string {
 
 // Settings file locations.
 const (
+	// ConfigDir is a workspace folder's agentls directory: settings,
+	// extension tools (tools/), MCP servers (mcp.json).
+	ConfigDir     = ".agentls"
 	LocalFile     = ".agentls/settings.local.json"
 	WorkspaceFile = ".agentls/settings.json"
 	// UserFile is relative to the user configuration directory.

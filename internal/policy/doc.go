@@ -22,6 +22,10 @@
 //     commands inside wrappers' literal arguments (`sudo rm`, `bash -c
 //     'rm x'`), commands in $(...), and commands that are not all literal
 //     (matched on their text); an unparsable line is searched as text.
+//     They err towards matching: a program named by its path matches by
+//     its base name (/bin/rm), the here-document a shell reads and an
+//     alias's text count as wrapped commands, and an opaque command (a
+//     computed name, a shell reading a pipe) matches every command rule.
 //   - allow: the line is allowed when the whole line equals an exact rule,
 //     or when EVERY command matches an allow rule or is read-only on its
 //     own (`cd sub && npm test` needs a rule for npm test only). Wrappers
@@ -55,7 +59,8 @@
 //     destructive extension/MCP tool (builtin:destructive); reading a
 //     likely secret — .env* except .env.example/.env.sample, *.pem, *.key,
 //     SSH private keys id_<type> without .pub — by a read tool or as a bash
-//     argument (builtin:secret-file).
+//     argument (builtin:secret-file); an edit or write under the workspace's
+//     .agentls/ directory, which configures agentls (builtin:agentls-config).
 //  8. allow rules from workspace files, which therefore cannot lift 7.
 //  9. the mode: default allows read-only calls and asks for the rest;
 //     acceptEdits also allows edit and write inside the workspace;

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -33,6 +34,7 @@ const (
 	BuiltinGitDir      = "builtin:git-dir"
 	BuiltinSecretFile  = "builtin:secret-file"
 	BuiltinDestructive = "builtin:destructive"
+	BuiltinConfig      = "builtin:agentls-config"
 )
 
 // ParseMode accepts the four modes and Claude Code's names for two of them
@@ -217,7 +219,7 @@ func (c *Config) Evaluate(r Request) Verdict {
 		}
 	}
 	if rule, ok := c.firstMatch(deny, k); ok {
-		return Verdict{Deny, rule.String(), fmt.Sprintf("denied by the rule %s. %s", rule, insteadOfDeny(k))}
+		return Verdict{Deny, rule.String(), fmt.Sprintf("denied by the rule %s%s. %s", rule, opaqueNote(rule, k), insteadOfDeny(k))}
 	}
 	if mode == ModeReadOnly && !k.readOnly {
 		return Verdict{Deny, "mode:" + mode, "the session is in readOnly mode: only read-only calls run. Use read, grep, find, ls or read-only shell commands, or ask the user to change the mode."}
@@ -226,7 +228,7 @@ func (c *Config) Evaluate(r Request) Verdict {
 		return Verdict{Allow, "mode:" + mode, "allowed: bypass mode"}
 	}
 	if rule, ok := c.firstMatch(cv.ask, k); ok {
-		return Verdict{Ask, rule.String(), fmt.Sprintf("the rule %s asks the user before this call", rule)}
+		return Verdict{Ask, rule.String(), fmt.Sprintf("the rule %s asks the user before this call%s", rule, opaqueNote(rule, k))}
 	}
 	if rules, ok := c.allowed(allow, k, true); ok {
 		return Verdict{Allow, ruleNames(rules), "allowed by " + ruleNames(rules)}
@@ -259,6 +261,13 @@ func (c *Config) builtinAsk(k *call) (Verdict, bool) {
 		}
 		return Verdict{Ask, BuiltinDestructive, "destructive call (" + why + "); the user must approve it"}, true
 	}
+	if k.fam == "edit" {
+		for _, p := range k.Paths {
+			if configFile(p) {
+				return Verdict{Ask, BuiltinConfig, fmt.Sprintf("%s configures agentls itself (permission rules, tools, MCP servers), so a change to it could grant this session more; the user must approve it", display(p))}, true
+			}
+		}
+	}
 	paths := k.args
 	if k.fam == "read" {
 		paths = k.Paths
@@ -269,6 +278,31 @@ func (c *Config) builtinAsk(k *call) (Verdict, bool) {
 		}
 	}
 	return Verdict{}, false
+}
+
+// opaqueNote explains a command rule that matched only because the line
+// runs something that cannot be read before it runs.
+func opaqueNote(rule Rule, k *call) string {
+	if k.fam != "bash" || rule.kind != kindExact && rule.kind != kindPrefix || !opaqueCommand(k.an.Commands) {
+		return ""
+	}
+	if anyCommand(withoutOpaque(k.an.Commands), rule) {
+		return ""
+	}
+	return " (the line runs a command that is only known when it runs — a computed name such as $CMD, or a shell reading a pipe — so the rule cannot be ruled out; write the command literally)"
+}
+
+// withoutOpaque drops the opaque commands of cmds, recursively.
+func withoutOpaque(cmds []shell.Command) []shell.Command {
+	var out []shell.Command
+	for _, cmd := range cmds {
+		if cmd.Opaque {
+			continue
+		}
+		cmd.Inner = withoutOpaque(cmd.Inner)
+		out = append(out, cmd)
+	}
+	return out
 }
 
 func insteadOfDeny(k *call) string {
@@ -355,9 +389,18 @@ func (c *Config) specMatchesAny(rule Rule, k *call) bool {
 	return false
 }
 
+// anyCommand reports whether a deny or ask rule matches one of cmds or the
+// commands they wrap. It errs towards matching: a program named by its path
+// (/bin/rm, ./node_modules/.bin/x) is also tried by its base name, and an
+// opaque command (a computed name, a shell reading a pipe) matches every
+// command rule, since it could run anything.
 func anyCommand(cmds []shell.Command, rule Rule) bool {
 	for _, cmd := range cmds {
-		if cmd.Words != nil && rule.matchWords(cmd.Words) || rule.matchText(cmd.Text) {
+		if cmd.Opaque {
+			return true
+		}
+		if cmd.Words != nil && (rule.matchWords(cmd.Words) || rule.matchWords(baseNamed(cmd.Words))) ||
+			rule.matchText(cmd.Text) || rule.matchText(baseNamedText(cmd.Text)) {
 			return true
 		}
 		if anyCommand(cmd.Inner, rule) {
@@ -365,6 +408,37 @@ func anyCommand(cmds []shell.Command, rule Rule) bool {
 		}
 	}
 	return false
+}
+
+// opaqueCommand reports whether cmds (or what they wrap) hold an opaque
+// command.
+func opaqueCommand(cmds []shell.Command) bool {
+	for _, cmd := range cmds {
+		if cmd.Opaque || opaqueCommand(cmd.Inner) {
+			return true
+		}
+	}
+	return false
+}
+
+// baseNamed is words with a program path replaced by its base name
+// (/bin/rm -f x → rm -f x); words itself when the name has no slash.
+func baseNamed(words []string) []string {
+	if len(words) == 0 || !strings.Contains(words[0], "/") {
+		return words
+	}
+	out := slices.Clone(words)
+	out[0] = path.Base(out[0])
+	return out
+}
+
+// baseNamedText is baseNamed for a command's printed text.
+func baseNamedText(text string) string {
+	name, rest, _ := strings.Cut(strings.TrimSpace(text), " ")
+	if !strings.Contains(name, "/") {
+		return text
+	}
+	return strings.TrimSpace(path.Base(name) + " " + rest)
 }
 
 // allowed reports whether allow rules (only the trusted ones when trusted
@@ -565,6 +639,12 @@ func inGitDir(p PathRef) bool {
 		}
 	}
 	return false
+}
+
+// configFile: a file under a workspace folder's .agentls/ directory, where
+// agentls reads its settings, extension tools and MCP servers.
+func configFile(p PathRef) bool {
+	return p.Rel == ConfigDir || strings.HasPrefix(p.Rel, ConfigDir+"/")
 }
 
 // secretFile: .env* (not .env.example/.env.sample), *.pem, *.key, and SSH

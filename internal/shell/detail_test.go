@@ -36,7 +36,32 @@ func TestCommandsDetail(t *testing.T) {
 			{Words: []string{"bash", "-c", "ls | wc -l"}, Text: "bash -c 'ls | wc -l'", Wrapper: true,
 				Inner: []Command{{Words: []string{"ls"}, Text: "ls"}, {Words: []string{"wc", "-l"}, Text: "wc -l"}}},
 		}},
-		{"dynamic name", "$CMD x", []Command{{Text: "$CMD x", Dynamic: true}}},
+		{"dynamic name", "$CMD x", []Command{{Text: "$CMD x", Dynamic: true, Opaque: true}}},
+		{"dynamic argument is not opaque", "rm $f", []Command{{Text: "rm $f", Dynamic: true}}},
+		{"here-document to a shell", "sh <<'EOF'\nrm -f v\nEOF", []Command{
+			{Words: []string{"sh"}, Text: "sh", Wrapper: true,
+				Inner: []Command{{Words: []string{"rm", "-f", "v"}, Text: "rm -f v"}}},
+		}},
+		{"unquoted here-document keeps literal names", "bash <<EOF\nrm -f $f\nEOF", []Command{
+			{Words: []string{"bash"}, Text: "bash", Wrapper: true,
+				Inner: []Command{{Text: "rm -f $f", Dynamic: true}}},
+		}},
+		{"here-string to a shell", "bash -s <<< 'rm x'", []Command{
+			{Words: []string{"bash", "-s"}, Text: "bash -s", Wrapper: true,
+				Inner: []Command{{Words: []string{"rm", "x"}, Text: "rm x"}}},
+		}},
+		{"a pipe into a shell is opaque", "echo 'rm x' | sh", []Command{
+			{Words: []string{"echo", "rm x"}, Text: "echo 'rm x'"},
+			{Words: []string{"sh"}, Text: "sh", Wrapper: true, Opaque: true},
+		}},
+		{"a here-document to cat is data", "cat <<EOF\nrm x\nEOF", []Command{
+			{Words: []string{"cat"}, Text: "cat"},
+		}},
+		{"alias text", "alias zz=rm ll='ls -l'", []Command{
+			{Words: []string{"alias", "zz=rm", "ll=ls -l"}, Text: "alias zz=rm ll='ls -l'", Wrapper: true,
+				Inner: []Command{{Words: []string{"rm"}, Text: "rm"}, {Words: []string{"ls", "-l"}, Text: "ls -l"}}},
+		}},
+		{"alias listing", "alias", []Command{{Words: []string{"alias"}, Text: "alias"}}},
 		{"declare", "export A=1", []Command{{Words: []string{"export", "A=1"}, Text: "export A=1"}}},
 	}
 	for _, tt := range tests {
@@ -51,7 +76,7 @@ func TestCommandsDetail(t *testing.T) {
 
 func commandEqual(a, b Command) bool {
 	return slices.Equal(a.Words, b.Words) && (a.Words == nil) == (b.Words == nil) &&
-		a.Text == b.Text && a.Dynamic == b.Dynamic && a.Wrapper == b.Wrapper &&
+		a.Text == b.Text && a.Dynamic == b.Dynamic && a.Wrapper == b.Wrapper && a.Opaque == b.Opaque &&
 		slices.EqualFunc(a.Inner, b.Inner, commandEqual)
 }
 

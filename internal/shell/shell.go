@@ -28,8 +28,13 @@ type Command struct {
 	// allow it.
 	Wrapper bool
 	// Inner holds, for a wrapper, the commands it runs where they could be
-	// read literally (`sudo rm x` has Inner [rm x]).
+	// read literally (`sudo rm x` has Inner [rm x], `sh <<'EOF'` the
+	// commands of its here-document, `alias zz=rm` the alias's text).
 	Inner []Command
+	// Opaque: what the command runs can only be known when it runs — its
+	// name is computed (`$CMD x`, `$(…) x`) or it is a shell reading
+	// commands from a pipe (`… | sh`). No rule can be checked against it.
+	Opaque bool
 }
 
 // Analysis is the classification of one command line.
@@ -78,6 +83,19 @@ type analyzer struct {
 	funcs    map[string]bool
 	notRO    []string
 	destroys []string
+	// stdin is what each simple command of the line reads as its standard
+	// input, where that may be commands for a shell: a here-document or
+	// here-string, or a pipe. cur is the entry of the command being
+	// classified, taken by command() before it looks at inner commands.
+	stdin map[*syntax.CallExpr]stdinSource
+	cur   stdinSource
+}
+
+// stdinSource is a simple command's standard input, as far as a shell
+// reading commands from it matters.
+type stdinSource struct {
+	script string // the text of a here-document or here-string
+	piped  bool   // the output of the previous command of a pipeline
 }
 
 // analyze parses and walks src; the analyzer holds the verdicts.
@@ -157,11 +175,22 @@ func (a *analyzer) visit(n syntax.Node, res *Analysis) {
 	case *syntax.Stmt:
 		for _, r := range x.Redirs {
 			a.redirect(r)
+			if call, ok := x.Cmd.(*syntax.CallExpr); ok {
+				a.noteStdin(call, r)
+			}
+		}
+	case *syntax.BinaryCmd:
+		if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
+			if call, ok := x.Y.Cmd.(*syntax.CallExpr); ok {
+				a.setStdin(call, func(s *stdinSource) { s.piped = true })
+			}
 		}
 	case *syntax.CallExpr:
 		a.assigns(x.Assigns)
 		if len(x.Args) > 0 {
+			a.cur = a.stdin[x]
 			res.Commands = append(res.Commands, a.command(x.Args))
+			a.cur = stdinSource{}
 		}
 	case *syntax.FuncDecl:
 		// Definitions come before calls in source order, which is the
@@ -218,8 +247,45 @@ func (a *analyzer) decl(d *syntax.DeclClause) Command {
 	return cmd
 }
 
+// noteStdin records a here-document or here-string of call, which a shell
+// would read as its commands.
+func (a *analyzer) noteStdin(call *syntax.CallExpr, r *syntax.Redirect) {
+	var body *syntax.Word
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		body = r.Hdoc
+	case syntax.WordHdoc:
+		body = r.Word
+	default:
+		return
+	}
+	if body == nil {
+		return
+	}
+	// The printed body keeps its expansions ($x); parsed as a script, a
+	// literal command name in it is still seen.
+	text := a.print(body)
+	if r.Op == syntax.WordHdoc {
+		if w := newWord(body); w.static() {
+			text = w.lit // the quotes of <<< 'rm x' are not part of the script
+		}
+	}
+	a.setStdin(call, func(s *stdinSource) { s.script = text })
+}
+
+func (a *analyzer) setStdin(call *syntax.CallExpr, set func(*stdinSource)) {
+	if a.stdin == nil {
+		a.stdin = map[*syntax.CallExpr]stdinSource{}
+	}
+	s := a.stdin[call]
+	set(&s)
+	a.stdin[call] = s
+}
+
 // command classifies one simple command given its words.
 func (a *analyzer) command(nodes []*syntax.Word) Command {
+	in := a.cur // this command's own; the commands it wraps have none
+	a.cur = stdinSource{}
 	ws := newWords(nodes)
 	cmd := Command{Text: a.print(&syntax.CallExpr{Args: nodes})}
 	lits := make([]string, len(ws))
@@ -229,7 +295,7 @@ func (a *analyzer) command(nodes []*syntax.Word) Command {
 	}
 	name := ws[0]
 	if name.dyn || name.glob {
-		cmd.Dynamic = true
+		cmd.Dynamic, cmd.Opaque = true, true
 		a.notReadOnly(fmt.Sprintf("command name %s is not a literal", a.print(nodes[0])))
 		// rm${IFS}-rf: the literal start of the name is still telling.
 		if prefix := literalPrefix(nodes[0]); prefix != "" {
@@ -250,6 +316,16 @@ func (a *analyzer) command(nodes []*syntax.Word) Command {
 		return cmd
 	}
 	if wr, ok := unwrap(base, args); ok {
+		if wr.stdin {
+			// A shell reading its commands from standard input.
+			switch {
+			case in.script != "":
+				wr.scripts = append(wr.scripts, in.script)
+				wr.unknown = false
+			case in.piped:
+				cmd.Opaque = true
+			}
+		}
 		cmd.Wrapper = true
 		a.notReadOnly(base + " runs another command")
 		cmd.Inner = a.inner(base, wr)

@@ -12,6 +12,7 @@ type wrapped struct {
 	scripts  []string // command lines run by a shell (bash -c, eval)
 	opaque   []word   // words whose meaning we cannot follow; scanned only
 	unknown  bool     // it runs something not written literally
+	stdin    bool     // a shell that reads its commands from standard input
 }
 
 // unwrap reports whether base (with args) runs another command, and what.
@@ -112,8 +113,24 @@ func unwrap(base string, args []word) (wrapped, bool) {
 			w.opaque = args
 		case dashC && i < len(args):
 			w.script(args[i])
+		case i == len(args) || args[i].lit == "-s" || args[i].lit == "-":
+			w.unknown, w.stdin = true, true // commands from stdin
 		default:
-			w.unknown = true // runs a script file, or commands from stdin
+			w.unknown = true // runs a script file
+		}
+		return w, true
+	case "alias":
+		// alias zz=rm: the alias's text runs wherever zz is the name of
+		// a later command; check it as if it ran here.
+		for _, arg := range args {
+			if name, value, ok := strings.Cut(arg.lit, "="); ok && name != "" && !arg.dyn {
+				w.scripts = append(w.scripts, value)
+			} else if ok && arg.dyn {
+				w.unknown = true
+			}
+		}
+		if len(w.scripts) == 0 && !w.unknown {
+			return w, false // lists aliases
 		}
 		return w, true
 	case "su":
