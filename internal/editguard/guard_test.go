@@ -221,21 +221,28 @@ func TestObserve(t *testing.T) {
 	}
 }
 
-// A file seen gone and then created again is reported as created: the
-// model's read is of a file that was deleted, not edited.
+// A file seen gone and then there again is reported as created: the
+// model's read is of a file that was deleted, not edited. The first event
+// that finds it back says so, even a late one of the deletion itself
+// (inotify sends IN_ATTRIB, then IN_DELETE); the rest are changes.
 func TestObserveDeletedThenCreated(t *testing.T) {
-	for _, content := range []string{orig, "other\n"} {
-		e := newEnv(t, map[string]string{"a.txt": orig})
-		e.read("a.txt")
-		os.Remove(filepath.Join(e.dir, "a.txt"))
-		if report, stale, ign := e.g.Observe(e.path("a.txt"), KindDeleted); report != KindDeleted || !stale || ign {
-			t.Fatalf("deleted: Observe = (%s, %v, %v)", report, stale, ign)
-		}
-		e.external("a.txt", content)
-		report, stale, ign := e.g.Observe(e.path("a.txt"), KindCreated)
-		same := content == orig
-		if report != KindCreated || ign == !same {
-			t.Errorf("recreated (same content %v): Observe = (%s, readStale %v, ignore %v), want created, ignore %v", same, report, stale, ign, same)
+	for _, late := range []string{KindCreated, KindDeleted, KindChanged} {
+		for _, content := range []string{orig, "other\n"} {
+			e := newEnv(t, map[string]string{"a.txt": orig})
+			e.read("a.txt")
+			os.Remove(filepath.Join(e.dir, "a.txt"))
+			if report, stale, ign := e.g.Observe(e.path("a.txt"), KindChanged); report != KindDeleted || !stale || ign {
+				t.Fatalf("deleted: Observe = (%s, %v, %v)", report, stale, ign)
+			}
+			e.external("a.txt", content)
+			report, stale, ign := e.g.Observe(e.path("a.txt"), late)
+			same := content == orig
+			if report != KindCreated || ign == !same {
+				t.Errorf("recreated (same content %v), %s event: Observe = (%s, readStale %v, ignore %v), want created, ignore %v", same, late, report, stale, ign, same)
+			}
+			if report, _, _ := e.g.Observe(e.path("a.txt"), KindCreated); report != KindChanged {
+				t.Errorf("recreated, %s event, then a create event: %s, want changed", late, report)
+			}
 		}
 	}
 }

@@ -21,8 +21,8 @@ const (
 //
 // The kind is the file's story, not the kernel's: a file the model read is
 // "changed" when something replaced it (an editor's atomic save renames a
-// new file over it: a create event), and "created" only after it was seen
-// gone; a delete event for a file that is back is a change.
+// new file over it: a create event), and "created" when it is there again
+// after it was seen gone, whatever event shows it first.
 //
 // Observe stats p and, when the fingerprint moved, reads it; it is meant
 // for the watcher goroutine, not for hot paths.
@@ -52,9 +52,16 @@ func (g *Guard) Observe(p ops.Path, kind string) (report string, readStale bool,
 		g.mu.Unlock()
 		return KindDeleted, true, false // what the model read is not on disk
 	}
+	// Back after it was seen gone: created, whichever event noticed it
+	// first (the delete's own event may arrive after the new file).
 	report = KindChanged
-	if kind == KindCreated && snap.gone {
+	if snap.gone {
 		report = KindCreated
+		g.mu.Lock()
+		if g.stamps[k] == st {
+			st.gone = false
+		}
+		g.mu.Unlock()
 	}
 	fp := FingerprintOf(fi)
 	if fp == snap.FP {
@@ -72,7 +79,6 @@ func (g *Guard) Observe(p ops.Path, kind string) (report string, readStale bool,
 	if g.stamps[k] != st {
 		return report, false, true // re-read or rewritten meanwhile: the new stamp is current
 	}
-	st.gone = false
 	if xxhash.Sum64(data) == snap.Hash {
 		st.FP, st.Stale, st.StaleReason = fp, false, ""
 		return report, false, true
