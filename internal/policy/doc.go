@@ -25,7 +25,8 @@
 //     They err towards matching: a program named by its path matches by
 //     its base name (/bin/rm), the here-document a shell reads and an
 //     alias's text count as wrapped commands, and an opaque command (a
-//     computed name, a shell reading a pipe) matches every command rule.
+//     computed name, a shell reading a pipe) matches every command rule;
+//     a deny rule matched only that way asks instead (bypass: denies).
 //   - allow: the line is allowed when the whole line equals an exact rule,
 //     or when EVERY command matches an allow rule or is read-only on its
 //     own (`cd sub && npm test` needs a rule for npm test only). Wrappers

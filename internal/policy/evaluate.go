@@ -219,7 +219,13 @@ func (c *Config) Evaluate(r Request) Verdict {
 		}
 	}
 	if rule, ok := c.firstMatch(deny, k); ok {
-		return Verdict{Deny, rule.String(), fmt.Sprintf("denied by the rule %s%s. %s", rule, opaqueNote(rule, k), insteadOfDeny(k))}
+		note := opaqueNote(rule, k)
+		if note != "" && mode != ModeBypass && mode != ModeReadOnly {
+			// It only might be what the rule forbids: the user can see
+			// the line and decide. Bypass cannot ask, so it denies.
+			return Verdict{Ask, rule.String(), fmt.Sprintf("the deny rule %s might forbid this line%s; the user must approve it", rule, note)}
+		}
+		return Verdict{Deny, rule.String(), fmt.Sprintf("denied by the rule %s%s. %s", rule, note, insteadOfDeny(k))}
 	}
 	if mode == ModeReadOnly && !k.readOnly {
 		return Verdict{Deny, "mode:" + mode, "the session is in readOnly mode: only read-only calls run. Use read, grep, find, ls or read-only shell commands, or ask the user to change the mode."}
