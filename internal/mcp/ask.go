@@ -132,8 +132,8 @@ func ApprovalNeeded(tool, reason string) string {
 }
 
 // Confirmer answers the permission gate's questions (policy.Confirmer) with
-// MCP elicitation; a client that cannot be asked gets a rejection whose
-// message tells the model that approval is needed.
+// MCP elicitation; for a client that cannot be asked it returns
+// policy.CannotAsk, whose reason tells the model that approval is needed.
 type Confirmer struct{}
 
 // Confirm implements policy.Confirmer.
@@ -143,7 +143,7 @@ func (Confirmer) Confirm(ctx context.Context, req policy.ConfirmRequest) (policy
 		return policy.ConfirmAnswer{}, err
 	}
 	if !a.Asked {
-		return policy.ConfirmAnswer{Decision: policy.RejectOnce, Message: ApprovalNeeded(req.Tool, req.Reason)}, nil
+		return policy.ConfirmAnswer{}, &policy.CannotAsk{Reason: ApprovalNeeded(req.Tool, req.Reason)}
 	}
 	return policy.ConfirmAnswer{Decision: a.Decision, Message: a.Message}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -69,7 +70,17 @@ type lineConn struct {
 
 	writeMu sync.Mutex
 	wbuf    []byte
+
+	// cancelled are the requests the client cancelled
+	// (notifications/cancelled) whose response has not been written: MCP
+	// says none is sent, and the client has stopped waiting for it.
+	cancelMu  sync.Mutex
+	cancelled map[jsonrpc.ID]struct{}
 }
+
+// maxCancelled bounds the cancelled set: a cancel for a request already
+// answered leaves an entry nothing removes.
+const maxCancelled = 4096
 
 // readLoop reads lines until the input ends or the connection closes, and
 // hands each decoded message to Read.
@@ -149,6 +160,7 @@ func (c *lineConn) deliver(line []byte) bool {
 		msgs = append(msgs, m)
 	}
 	for _, m := range msgs {
+		c.noteCancel(m)
 		select {
 		case c.incoming <- m:
 		case <-c.closed:
@@ -164,6 +176,18 @@ func (c *lineConn) decode(data []byte) jsonrpc.Message {
 	m, err := decodeMessage(data)
 	if err == nil {
 		return m
+	}
+	if errors.Is(err, errBadID) {
+		c.replyError(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("not a valid JSON-RPC 2.0 message: %v", err))
+		return nil
+	}
+	if errors.Is(err, errUnservedID) {
+		var probe struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(data, &probe)
+		c.replyError(probe.ID, jsonrpc.CodeInvalidRequest, err.Error())
+		return nil
 	}
 	var probe struct {
 		ID json.RawMessage `json:"id"`
@@ -200,13 +224,10 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	if w.Version != "2.0" {
 		return nil, fmt.Errorf("invalid message version tag %q; expected \"2.0\"", w.Version)
 	}
-	var raw any
-	if len(w.ID) > 0 {
-		if err := jsonv2.Unmarshal(w.ID, &raw); err != nil {
-			return nil, fmt.Errorf("invalid id: %w", err)
-		}
-	}
-	id, err := jsonrpc.MakeID(raw)
+	// A notification that carries "id": null is lenient input, not a
+	// request with a null id.
+	request := w.Method != nil && !strings.HasPrefix(*w.Method, "notifications/")
+	id, err := parseID(w.ID, request)
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +243,49 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 		resp.Error = w.Error
 	}
 	return resp, nil
+}
+
+// maxExactID is the largest integer id served: the SDK's IDs pass through
+// float64 (jsonrpc.MakeID), so a larger one would be answered under
+// another id.
+const maxExactID = 1 << 53
+
+// errBadID is a message whose id JSON-RPC or MCP does not allow; it is
+// answered with id null, as JSON-RPC 2.0 §5 says for an id that cannot be
+// read. errUnservedID is a number id that is valid JSON-RPC but cannot be
+// answered exactly; its error reply echoes it.
+var (
+	errBadID      = errors.New("bad id")
+	errUnservedID = errors.New("unserved id")
+)
+
+// parseID reads a message's id exactly: a string, or an integer of at most
+// maxExactID in magnitude. MCP forbids a null request id. An absent id is a
+// notification's.
+func parseID(raw jsontext.Value, request bool) (jsonrpc.ID, error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0:
+		return jsonrpc.ID{}, nil
+	case raw[0] == '"':
+		var s string
+		if err := jsonv2.Unmarshal(raw, &s, jsontext.AllowInvalidUTF8(true)); err != nil {
+			return jsonrpc.ID{}, fmt.Errorf("%w: %v", errBadID, err)
+		}
+		return jsonrpc.MakeID(s)
+	case string(raw) == "null":
+		if request {
+			return jsonrpc.ID{}, fmt.Errorf("%w: a request id must not be null (MCP): use a string or an integer", errBadID)
+		}
+		return jsonrpc.ID{}, nil // an error response about a message we could not read
+	case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || n > maxExactID || n < -maxExactID {
+			return jsonrpc.ID{}, fmt.Errorf("%w: the id %s is not an integer within ±2^53, which is what this server can answer exactly: use a string id or a smaller integer", errUnservedID, raw)
+		}
+		return jsonrpc.MakeID(float64(n))
+	}
+	return jsonrpc.ID{}, fmt.Errorf("%w: the id %s is neither a string nor an integer", errBadID, raw)
 }
 
 // replyError writes an error response; id is the raw request id, or nil
@@ -247,6 +311,43 @@ func (c *lineConn) replyError(id json.RawMessage, code int64, msg string) {
 	_ = c.writeLine(data)
 }
 
+// noteCancel records the request a notifications/cancelled names, before
+// the SDK sees the notification and ends the call.
+func (c *lineConn) noteCancel(m jsonrpc.Message) {
+	r, ok := m.(*jsonrpc.Request)
+	if !ok || r.Method != "notifications/cancelled" || r.ID.IsValid() {
+		return
+	}
+	var p struct {
+		RequestID jsontext.Value `json:"requestId"`
+	}
+	if jsonv2.Unmarshal(r.Params, &p) != nil {
+		return
+	}
+	id, err := parseID(p.RequestID, true)
+	if err != nil || !id.IsValid() {
+		return
+	}
+	c.cancelMu.Lock()
+	defer c.cancelMu.Unlock()
+	if c.cancelled == nil || len(c.cancelled) >= maxCancelled {
+		c.cancelled = map[jsonrpc.ID]struct{}{}
+	}
+	c.cancelled[id] = struct{}{}
+}
+
+// dropCancelled reports whether r answers a cancelled request, and forgets
+// that request.
+func (c *lineConn) dropCancelled(r *jsonrpc.Response) bool {
+	c.cancelMu.Lock()
+	defer c.cancelMu.Unlock()
+	if _, ok := c.cancelled[r.ID]; ok {
+		delete(c.cancelled, r.ID)
+		return true
+	}
+	return false
+}
+
 // Read returns the next message, io.EOF when the input ended.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
@@ -270,11 +371,28 @@ func (c *lineConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if r, ok := m.(*jsonrpc.Response); ok && r.Error == nil && len(r.Result) > 0 {
-		// The common case, a result: the SDK marshalled it already, so
-		// it is not compacted and checked a second time.
-		if id, ok := r.ID.Raw().(int64); ok {
-			return c.writeResult(id, r.Result)
+	if r, ok := m.(*jsonrpc.Response); ok {
+		if c.dropCancelled(r) {
+			return nil
+		}
+		if r.Error == nil && len(r.Result) > 0 {
+			// The common case, a result: the SDK marshalled it already, so
+			// it is not compacted and checked a second time.
+			if id, ok := r.ID.Raw().(int64); ok {
+				return c.writeResult(id, r.Result)
+			}
+		}
+		var we *jsonrpc.Error
+		if errors.As(r.Error, &we) && we.Code == 0 || r.Error != nil && we == nil {
+			// The SDK answers a request that is wrong in this state (a
+			// call before initialize, a second initialize) with a plain
+			// error, which goes out with code 0.
+			msg := r.Error.Error()
+			if we != nil {
+				msg = we.Message
+			}
+			r = &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}}
+			m = r
 		}
 	}
 	data, err := jsonrpc.EncodeMessage(m)

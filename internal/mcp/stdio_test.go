@@ -101,6 +101,10 @@ func TestLineConnAnswersBadLinesAndGoesOn(t *testing.T) {
 		{"wrong version keeps the id", `{"jsonrpc":"1.0","id":7,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "7", "not a valid JSON-RPC 2.0 message"},
 		{"string id kept", `{"id":"x-1","method":"ping"}`, jsonrpc.CodeInvalidRequest, `"x-1"`, "not a valid JSON-RPC 2.0 message"},
 		{"empty batch", `[]`, jsonrpc.CodeInvalidRequest, "null", "empty JSON-RPC batch"},
+		{"null request id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null", "must not be null"},
+		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null", "neither a string nor an integer"},
+		{"id above 2^53 is echoed, not rounded", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "9007199254740993", "use a string id"},
+		{"id beyond int64 is echoed", `{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "123456789012345678901234567890", "use a string id"},
 		{"too long", `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 300) + `"}}`, jsonrpc.CodeInvalidRequest, "null", "longer than 200 bytes"},
 	}
 	for _, tc := range tests {
@@ -231,28 +235,43 @@ func TestDecodeMessageMatchesSDK(t *testing.T) {
 	tests := []struct {
 		name, in string
 		wantErr  bool
+		// refused: ours refuses what the SDK's decoder misreads (a null
+		// request id, a number it would round).
+		refused bool
 	}{
-		{"call with number id", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{"path":"a"}}}`, false},
-		{"call with string id", `{"jsonrpc":"2.0","id":"abc","method":"ping"}`, false},
-		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, false},
-		{"notification with null id", `{"jsonrpc":"2.0","id":null,"method":"notifications/cancelled","params":{"requestId":3}}`, false},
-		{"empty method", `{"jsonrpc":"2.0","id":1,"method":""}`, false},
-		{"null params", `{"jsonrpc":"2.0","id":1,"method":"ping","params":null}`, false},
-		{"result", `{"jsonrpc":"2.0","id":1,"result":{"roots":[{"uri":"file:///w"}]}}`, false},
-		{"error", `{"jsonrpc":"2.0","id":"r1","error":{"code":-32601,"message":"Method not found","data":{"x":1}}}`, false},
-		{"fields in any order, unknown fields", `{"params":{},"extra":1,"method":"ping","id":2,"jsonrpc":"2.0"}`, false},
-		{"no version", `{"id":1,"method":"ping"}`, true},
-		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, true},
-		{"response without id", `{"jsonrpc":"2.0","result":{}}`, true},
-		{"field names are case-sensitive", `{"jsonrpc":"2.0","Method":"ping"}`, true},
-		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, true},
-		{"not an object", `"ping"`, true},
-		{"truncated", `{"jsonrpc":"2.0","id":1,"method":"pi`, true},
+		{"request with null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, false, true},
+		{"id above 2^53", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, false, true},
+		{"id beyond int64", `{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`, false, true},
+		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, false, true},
+		{"id 2^53 exactly", `{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}`, false, false},
+		{"negative id", `{"jsonrpc":"2.0","id":-4,"method":"ping"}`, false, false},
+		{"call with number id", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{"path":"a"}}}`, false, false},
+		{"call with string id", `{"jsonrpc":"2.0","id":"abc","method":"ping"}`, false, false},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, false, false},
+		{"notification with null id", `{"jsonrpc":"2.0","id":null,"method":"notifications/cancelled","params":{"requestId":3}}`, false, false},
+		{"empty method", `{"jsonrpc":"2.0","id":1,"method":""}`, false, false},
+		{"null params", `{"jsonrpc":"2.0","id":1,"method":"ping","params":null}`, false, false},
+		{"result", `{"jsonrpc":"2.0","id":1,"result":{"roots":[{"uri":"file:///w"}]}}`, false, false},
+		{"error", `{"jsonrpc":"2.0","id":"r1","error":{"code":-32601,"message":"Method not found","data":{"x":1}}}`, false, false},
+		{"fields in any order, unknown fields", `{"params":{},"extra":1,"method":"ping","id":2,"jsonrpc":"2.0"}`, false, false},
+		{"no version", `{"id":1,"method":"ping"}`, true, false},
+		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, true, false},
+		{"response without id", `{"jsonrpc":"2.0","result":{}}`, true, false},
+		{"field names are case-sensitive", `{"jsonrpc":"2.0","Method":"ping"}`, true, false},
+		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, true, false},
+		{"not an object", `"ping"`, true, false},
+		{"truncated", `{"jsonrpc":"2.0","id":1,"method":"pi`, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := decodeMessage([]byte(tc.in))
 			want, wantErr := jsonrpc.DecodeMessage([]byte(tc.in))
+			if tc.refused {
+				if err == nil || !errors.Is(err, errBadID) && !errors.Is(err, errUnservedID) {
+					t.Fatalf("ours %v, want an id error", err)
+				}
+				return
+			}
 			if (err != nil) != tc.wantErr || (wantErr != nil) != tc.wantErr {
 				t.Fatalf("errors: ours %v, SDK %v, want error %v", err, wantErr, tc.wantErr)
 			}
@@ -300,4 +319,42 @@ func BenchmarkDecodeMessage(b *testing.B) {
 			}
 		}
 	})
+}
+
+// MCP: a receiver of notifications/cancelled sends no response for the
+// request; the next request is answered as usual.
+func TestLineConnDropsTheResponseOfACancelledRequest(t *testing.T) {
+	for _, id := range []string{`5`, `"req-5"`} {
+		c, in, out := pipeConn(t, 0)
+		write(t, in, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"user"}}`+"\n")
+		readMsg(t, c)
+		var rid jsonrpc.ID
+		if id == `5` {
+			rid, _ = jsonrpc.MakeID(float64(5))
+		} else {
+			rid, _ = jsonrpc.MakeID("req-5")
+		}
+		ctx := context.Background()
+		if err := c.Write(ctx, &jsonrpc.Response{ID: rid, Result: json.RawMessage(`{"content":[]}`)}); err != nil {
+			t.Fatal(err)
+		}
+		other, _ := jsonrpc.MakeID(float64(6))
+		go c.Write(ctx, &jsonrpc.Response{ID: other, Result: json.RawMessage(`{}`)})
+		line, err := out.ReadString('\n')
+		if err != nil || !strings.Contains(line, `"id":6`) {
+			t.Fatalf("id %s: first line written = %q (%v), want the response to 6 only", id, line, err)
+		}
+	}
+}
+
+// The SDK refuses a request that is wrong in the session's state with a
+// plain error (code 0); it goes out as Invalid Request.
+func TestLineConnGivesCodelessErrorsACode(t *testing.T) {
+	c, _, out := pipeConn(t, 0)
+	id, _ := jsonrpc.MakeID(float64(3))
+	go c.Write(context.Background(), &jsonrpc.Response{ID: id, Error: errors.New(`method "tools/list" is invalid during session initialization`)})
+	w := readReply(t, out)
+	if w.Error.Code != jsonrpc.CodeInvalidRequest || string(w.ID) != "3" || !strings.Contains(w.Error.Message, "invalid during session initialization") {
+		t.Fatalf("reply = %+v", w)
+	}
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -115,6 +116,10 @@ func (g *Gate) Check(ctx context.Context, req Request, cr ConfirmRequest) (Outco
 		return Outcome{Rule: v.Rule, Reason: "cancelled while waiting for the user", Asked: true}, ctx.Err()
 	}
 	if rep.err != nil {
+		var cannot *CannotAsk
+		if errors.As(rep.err, &cannot) {
+			return Outcome{Rule: v.Rule, Reason: cannot.Reason}, nil // nobody was asked
+		}
 		if ctx.Err() != nil {
 			return Outcome{Rule: v.Rule, Reason: "cancelled while waiting for the user", Asked: true}, ctx.Err()
 		}
@@ -142,6 +147,14 @@ func (g *Gate) Check(ctx context.Context, req Request, cr ConfirmRequest) (Outco
 	}
 	return out, nil
 }
+
+// CannotAsk is what a Confirmer returns when its client has no way to ask
+// the user (an MCP client without elicitation): the call is refused as
+// needing approval, not as denied by a user who was never asked. Reason is
+// the refusal the model reads.
+type CannotAsk struct{ Reason string }
+
+func (e *CannotAsk) Error() string { return e.Reason }
 
 func deniedByUser(msg string) string {
 	if msg == "" {

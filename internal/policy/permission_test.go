@@ -29,6 +29,13 @@ func (f *fakeConfirmer) Confirm(ctx context.Context, req ConfirmRequest) (Confir
 	return f.answer, f.err
 }
 
+func (f *fakeConfirmer) errOrNil() error {
+	if f == nil {
+		return nil
+	}
+	return f.err
+}
+
 func (f *fakeConfirmer) count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -55,6 +62,7 @@ func TestGate(t *testing.T) {
 		{name: "rejectAlways adds deny", confirm: &fakeConfirmer{answer: ConfirmAnswer{Decision: RejectAlways}}, req: edit("a.go"), reason: "denied by the user", asked: 1, thenAgain: Deny},
 		{name: "unknown answer denies", confirm: &fakeConfirmer{answer: ConfirmAnswer{Decision: "sure"}}, req: bash("make"), reason: `answered "sure"`, asked: 1, thenAgain: Ask},
 		{name: "confirm error denies", confirm: &fakeConfirmer{err: errors.New("method not found")}, req: bash("make"), reason: "could not ask the user for approval (method not found)", asked: 1, thenAgain: Ask},
+		{name: "a client that cannot ask refuses in its own words", confirm: &fakeConfirmer{err: &CannotAsk{Reason: "bash needs the user's approval; this client cannot ask"}}, req: bash("make"), reason: "bash needs the user's approval; this client cannot ask", asked: 1, thenAgain: Ask},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -70,6 +78,10 @@ func TestGate(t *testing.T) {
 			}
 			if out.Allowed != c.allowed || !strings.Contains(out.Reason, c.reason) {
 				t.Errorf("got %+v, want allowed=%v reason~%q", out, c.allowed, c.reason)
+			}
+			var cannot *CannotAsk
+			if errors.As(c.confirm.errOrNil(), &cannot) && (out.Asked || out.Rule == "user" || strings.Contains(out.Reason, "denied by the user")) {
+				t.Errorf("nobody was asked, yet the outcome says so: %+v", out)
 			}
 			if c.confirm != nil && c.confirm.count() != c.asked {
 				t.Errorf("asked %d times, want %d", c.confirm.count(), c.asked)
