@@ -176,14 +176,21 @@ func (l *Log) create() error {
 }
 
 // Record appends one entry and flushes it to the file. Time defaults to now;
-// arguments are masked and long strings cut. After Close it does nothing.
+// every string (arguments, tool, call id, decision, rule) is masked and long
+// strings are cut. After Close it does nothing.
 func (l *Log) Record(e Entry) error {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
 	e.Time = e.Time.UTC()
-	args, counts := l.clean(e.Arguments)
-	e.Arguments = args
+	counts := map[string]int{}
+	e.Arguments = l.clean(e.Arguments, counts)
+	// The other strings pass the same masker: a tool name is whatever the
+	// client sent (an unknown tool's name may be a pasted token), a rule is
+	// user-written settings text.
+	for _, f := range [...]*string{&e.CallID, &e.Tool, &e.Decision, &e.Rule} {
+		*f = cut(l.mask(*f, counts))
+	}
 	if len(counts) > 0 {
 		e.Redactions = counts
 	}
@@ -247,14 +254,14 @@ func (l *Log) Close() error {
 
 // clean turns raw arguments into a JSON value, masks every string (map keys
 // included) and cuts long strings, after masking so a cut never splits a
-// secret.
-func (l *Log) clean(v any) (any, map[string]int) {
+// secret. Redactions are added to counts.
+func (l *Log) clean(v any, counts map[string]int) any {
 	switch x := v.(type) {
 	case nil:
-		return nil, nil
+		return nil
 	case json.RawMessage:
 		if len(x) == 0 {
-			return nil, nil
+			return nil
 		}
 		var parsed any
 		if err := json.Unmarshal(x, &parsed); err != nil {
@@ -266,15 +273,16 @@ func (l *Log) clean(v any) (any, map[string]int) {
 		// Normalise typed values to plain JSON values.
 		b, err := json.Marshal(x)
 		if err != nil {
-			return fmt.Sprintf("unloggable arguments: %v", err), nil
+			// The error may quote the value.
+			v = fmt.Sprintf("unloggable arguments: %v", err)
+			break
 		}
 		var parsed any
 		if err := json.Unmarshal(b, &parsed); err == nil {
 			v = parsed
 		}
 	}
-	counts := map[string]int{}
-	return l.walk(v, counts), counts
+	return l.walk(v, counts)
 }
 
 func (l *Log) walk(v any, counts map[string]int) any {

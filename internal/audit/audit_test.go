@@ -128,11 +128,84 @@ func TestArgumentsCleaning(t *testing.T) {
 	l := &Log{masker: fakeMasker{}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _ := l.clean(tc.in)
+			got := l.clean(tc.in, map[string]int{})
 			if !tc.want(got) {
 				t.Errorf("clean(%v) = %v", tc.in, got)
 			}
 		})
+	}
+}
+
+// TestRecordMasksEveryString: every free-form string of an entry passes the
+// masker, not only the arguments, and each hit is counted.
+func TestRecordMasksEveryString(t *testing.T) {
+	tests := []struct {
+		name  string
+		entry Entry
+		field string // the entry field that held the secret
+		want  string // what it must read in the log
+		hits  float64
+	}{
+		{"tool name is a token", Entry{Tool: "ghp_TOKEN", Decision: DecisionInvalid}, "tool", "[REDACTED]", 1},
+		{"token glued into a tool name", Entry{Tool: "nope_ghp_TOKEN", Decision: DecisionInvalid}, "tool", "nope_[REDACTED]", 1},
+		{"call id", Entry{CallID: "id-sk-SECRET", Tool: "read", Decision: DecisionAllow}, "callId", "id-[REDACTED]", 1},
+		{"rule quotes a token", Entry{Tool: "bash", Decision: DecisionDeny, Rule: "Bash(curl -H 'Bearer ghp_TOKEN':*)"}, "rule", "Bash(curl -H 'Bearer [REDACTED]':*)", 1},
+		{"decision", Entry{Tool: "bash", Decision: "ask:sk-SECRET"}, "decision", "ask:[REDACTED]", 1},
+		{"long tool name is cut", Entry{Tool: strings.Repeat("t", MaxStringBytes+1), Decision: DecisionInvalid}, "tool",
+			strings.Repeat("t", MaxStringBytes) + fmt.Sprintf("…[cut: %d bytes in all]", MaxStringBytes+1), 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l, err := Open(dir, fakeMasker{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Record(tc.entry); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := os.ReadFile(l.Path())
+			if bytes.Contains(raw, []byte("sk-SECRET")) || bytes.Contains(raw, []byte("ghp_TOKEN")) {
+				t.Fatalf("a secret reached the log:\n%s", raw)
+			}
+			es := readEntries(t, l.Path())
+			if len(es) != 1 || es[0][tc.field] != tc.want {
+				t.Fatalf("entries = %v, want %s = %q", es, tc.field, tc.want)
+			}
+			r, _ := es[0]["redactions"].(map[string]any)
+			if n, _ := r["token"].(float64); n != tc.hits {
+				t.Errorf("redactions = %v, want %v hits", r, tc.hits)
+			}
+			// What `agentls audit` prints comes from the stored line.
+			var out bytes.Buffer
+			if err := Tail(dir, 0, &out); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := TailEntries(dir, 0)
+			if len(got) != 1 || strings.Contains(out.String(), "ghp_TOKEN") || strings.Contains(Format(got[0]), "ghp_TOKEN") {
+				t.Errorf("audit output leaks: %s", out.String())
+			}
+		})
+	}
+}
+
+// TestHookMasksUnknownToolName: the name of an unknown tool is logged as the
+// client sent it, so it is masked like the arguments.
+func TestHookMasksUnknownToolName(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, fakeMasker{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &tools.Executor{Registry: tools.NewRegistry(), Env: &tools.Env{}, Permission: denyBash{}, OnResult: l.Hook()}
+	x.Call(context.Background(), tools.Request{Name: "ghp_TOKEN", CallID: "c1"}, nil)
+	l.Close()
+	es := readEntries(t, l.Path())
+	if len(es) != 1 || es[0]["tool"] != "[REDACTED]" || es[0]["decision"] != DecisionInvalid {
+		t.Errorf("entries = %v, want one invalid call of tool [REDACTED]", es)
 	}
 }
 

@@ -54,6 +54,14 @@
 //     least MinEnvValueLen bytes long, wherever they appear; numbers, paths,
 //     URLs and placeholders among them are not masked.
 //
+// The distinctive token prefixes (gh[pousr]_, github_pat_, glpat-,
+// xox[abprs]-, AIza) are found anywhere in a word, so a token glued to a
+// name, a digit or "_" is masked from its prefix on: id_ghp_… becomes
+// id_[REDACTED:github-token]. The others (sk-, sk_live_…, AKIA, eyJ, PEM)
+// must start a word, where "sk" ending "task-" or "ASIA" inside an
+// upper-case run cannot mislead them; after a URL escape ("%3DAKIA…") they
+// count as starting one.
+//
 // When an assignment's value is itself a recognised token, or matches
 // overlap, the most specific kind is reported (OPENAI_API_KEY=sk-proj-… is
 // an openai-key).
@@ -68,6 +76,8 @@
 // byte-class table: it splits the text into words of [A-Za-z0-9_.-] and
 // looks only at each word's first byte (token prefixes, PEM headers) and at
 // the byte after it ("://", "=", ":"), running a rule only for a candidate.
+// Glued prefixes are searched for with strings.Index, and only in long words
+// that hold the prefix's bytes (the scanner ORs the classes it looks up).
 // Environment values are found with strings.Index. Clean text allocates
 // nothing and comes back as the same string.
 //

@@ -108,6 +108,17 @@ const (
 	cPEM                // may appear inside a PEM body (base64, space, headers, escapes)
 	cBlank              // whitespace
 	cWord               // [A-Za-z0-9_]
+
+	// Signature bytes of the token prefixes searched for inside a word
+	// (see glued): the scanner ORs the classes of a word's bytes, so a word
+	// lacking one of a prefix's bytes is ruled out without a search.
+	cSigG    // g
+	cSigH    // h
+	cSigUS   // _
+	cSigDash // -
+	cSigX    // x
+	cSigI    // I
+	cSigZ    // z
 )
 
 type classes [256]uint16
@@ -134,5 +145,12 @@ func newClasses() *classes {
 	set(alnum+"+/= \t\r\n\\\"':,.()-", cPEM)
 	set(" \t\r\n\f\v", cBlank)
 	set(alnum+"_", cWord)
+	set("g", cSigG)
+	set("h", cSigH)
+	set("_", cSigUS)
+	set("-", cSigDash)
+	set("x", cSigX)
+	set("I", cSigI)
+	set("z", cSigZ)
 	return &c
 }

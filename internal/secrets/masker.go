@@ -120,7 +120,10 @@ func (m *Masker) Mask(s string) (string, map[string]int) {
 // and looks at each word's first byte (token prefixes, PEM headers), at what
 // follows it ("://" for URL credentials, "=" or ":" for assignments), and
 // only then runs a rule, so text without candidates costs one table lookup
-// per byte. Spans come out sorted and disjoint.
+// per byte. The distinctive token prefixes are also searched for inside a
+// word (glued), but only in a word long enough to hold one and holding its
+// bytes (the ORed classes tell). Spans come out sorted by start; a glued
+// token inside another token's body overlaps it, and Mask merges them.
 func (m *Masker) scan(s string, out []span) []span {
 	cls := m.cls
 	n := len(s)
@@ -130,15 +133,37 @@ func (m *Masker) scan(s string, out []span) []span {
 			continue
 		}
 		a := i
-		for i < n && cls[s[i]]&cRun != 0 {
+		var seen uint16 // the classes of the word's bytes, ORed
+		for i < n {
+			c := cls[s[i]]
+			if c&cRun == 0 {
+				break
+			}
+			seen |= c
 			i++
 		}
 		// Inside JSON-encoded text a word may follow an escape: "\n-----BEGIN".
 		if a > 0 && s[a-1] == '\\' && i-a > 1 && (s[a] == 'n' || s[a] == 'r' || s[a] == 't') {
 			a++
 		}
-		if sp, ok := m.matchToken(s, a, i); ok {
+		sp, ok := m.matchToken(s, a, i)
+		// In URL-encoded text a word may follow an escape: "token%3DAKIA…".
+		if !ok && a > 0 && s[a-1] == '%' && i-a > 2 && isHex(s[a]) && isHex(s[a+1]) {
+			sp, ok = m.matchToken(s, a+2, i)
+		}
+		if ok {
 			out = append(out, sp)
+		}
+		if seen&cSigAny != 0 {
+			from := a + 1
+			if ok {
+				from = sp.end
+			}
+			if i-from >= minGluedToken {
+				out = m.glued(s, from, i, seen, out)
+			}
+		}
+		if ok {
 			i = max(i, sp.end)
 			continue
 		}

@@ -1,6 +1,9 @@
 package secrets
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // span is one secret found in the text: s[start:end] is replaced.
 type span struct {
@@ -24,6 +27,77 @@ const (
 	pemMinRun        = 40 // a PEM body has lines of 64 (70 for OpenSSH) base64 chars
 	pemMaxLabel      = 64
 )
+
+// minGluedToken is the shortest token glued searches for: "xoxb-" and a
+// Slack body.
+const minGluedToken = len("xoxb-") + slackMinBody
+
+// cSigAny gates glued: every glued prefix holds one of these bytes.
+const cSigAny = cSigG | cSigX | cSigI
+
+// gluedPrefix is a token prefix searched for inside a word: needle is found
+// with strings.Index once the word holds every byte of sig.
+type gluedPrefix struct {
+	needle string
+	sig    uint16
+}
+
+// glued finds tokens that start inside the word s[a:b] rather than at its
+// first byte: "id_ghp_…", "token%3Dghp_…", "a9r_nope_xoxb-…". Only prefixes
+// whose own shape makes them unambiguous are searched for, so that masking
+// them mid-word cannot hit ordinary identifiers:
+//
+//   - gh[pousr]_ and github_pat_, glpat-, xox[abprs]-: an odd letter
+//     sequence fused to "_" or "-" followed by a long random body; no word
+//     or identifier segment reads that way.
+//   - AIza: mixed case no word has, and a body of exactly googleBody bytes.
+//
+// Left to word starts (matchToken), because there the boundary is what
+// tells a token from ordinary text:
+//
+//   - sk-, sk-ant-, and sk_/rk_/pk_ (Stripe): "sk" ends common words (task,
+//     disk, risk, mask), so kebab and snake names like "task-ant-…" or
+//     "disk_test_…" would be masked.
+//   - AKIA/ASIA: upper-case letters inside an upper-case run (a base32
+//     secret, a constant, "FANTASIA…") say nothing; a key ends a word.
+//   - eyJ (JWT): three base64 bytes that any base64 blob may hold.
+//   - -----BEGIN: a PEM header starts a line.
+//
+// The tokens left to word starts are still found after a URL escape
+// ("%3DAKIA…", see scan). Found spans are appended in order of position.
+func (m *Masker) glued(s string, a, b int, seen uint16, out []span) []span {
+	first := len(out)
+	for _, g := range [...]gluedPrefix{
+		{"gh", cSigG | cSigH | cSigUS},
+		{"github_pat_", cSigG | cSigH | cSigUS},
+		{"glpat-", cSigG | cSigDash},
+		{"xox", cSigX | cSigDash},
+		{"AIza", cSigI | cSigZ},
+	} {
+		if seen&g.sig != g.sig {
+			continue
+		}
+		for i := a; i < b; {
+			j := strings.Index(s[i:b], g.needle)
+			if j < 0 {
+				break
+			}
+			i += j
+			// matchToken tries every rule of the prefix's first byte; each
+			// needle starts only the glued kinds.
+			if sp, ok := m.matchToken(s, i, b); ok {
+				out = append(out, sp)
+				i = sp.end
+			} else {
+				i++
+			}
+		}
+	}
+	if len(out)-first > 1 {
+		slices.SortFunc(out[first:], func(x, y span) int { return x.start - y.start })
+	}
+	return out
+}
 
 // matchToken recognises a provider token that starts at s[a], the first byte
 // of a scanner word s[a:b]. The match may end before b (a sentence's final
@@ -223,3 +297,4 @@ func randomish(s string) bool {
 func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
 func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+func isHex(c byte) bool   { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
