@@ -172,28 +172,15 @@ func (g *Guard) CheckRead(p ops.Path) ([]byte, error) {
 	st := g.stamps[key(p)]
 	g.mu.Unlock()
 	if st == nil || xxhash.Sum64(current) != st.Hash {
-		return nil, changedWhileEditing(p)
+		return nil, ChangedWhileEditing(p)
 	}
 	return current, nil
 }
 
-// Unchanged returns a check that p still holds content, for the moment
-// just before a write replaces it (ops.FS.WriteFile's before): it closes
-// most of the window between CheckRead and the rename, which includes the
-// temp file's fsync. Nothing can close it entirely without the file
-// system's help; what is left is one read and one rename long.
-func (g *Guard) Unchanged(p ops.Path, content []byte) func() error {
-	want := xxhash.Sum64(content)
-	return func() error {
-		current, err := g.fsys.ReadFile(p)
-		if err != nil || xxhash.Sum64(current) != want {
-			return changedWhileEditing(p)
-		}
-		return nil
-	}
-}
-
-func changedWhileEditing(p ops.Path) error {
+// ChangedWhileEditing is the refusal of a write whose file changed after
+// the check that let it start (ops.ErrChanged from ReplaceFile, which
+// checks again as the new content takes the file's place).
+func ChangedWhileEditing(p ops.Path) error {
 	return &StaleError{fmt.Sprintf("%s changed since you read it (outside agentls, while this change was being made); nothing was written. Read it again, then redo the change.", p.Display())}
 }
 

@@ -329,19 +329,15 @@ func TestCheckReadReadsOnce(t *testing.T) {
 	}
 }
 
-// Unchanged holds while the file has the content the change was made
-// from, and refuses as stale once anything else wrote it.
-func TestUnchangedBeforeTheRename(t *testing.T) {
+// A write refused by ops.ReplaceFile's check reads as a stale edit: what
+// changed, that nothing was written, and to read again.
+func TestChangedWhileEditing(t *testing.T) {
 	e := newEnv(t, map[string]string{"a.txt": orig})
-	p := e.path("a.txt")
-	check := e.g.Unchanged(p, []byte(orig))
-	if err := check(); err != nil {
-		t.Fatalf("unchanged file: %v", err)
-	}
-	e.external("a.txt", "one\ntwo\nTHREE\n") // same size, maybe the same mtime
+	err := ChangedWhileEditing(e.path("a.txt"))
 	var stale *StaleError
-	if err := check(); !errors.As(err, &stale) || !strings.Contains(err.Error(), "a.txt changed since you read it") {
-		t.Fatalf("after an outside write: %v", err)
+	if !errors.As(err, &stale) || !strings.Contains(err.Error(), "a.txt changed since you read it") ||
+		!strings.Contains(err.Error(), "nothing was written") || !strings.Contains(err.Error(), "Read it again") {
+		t.Fatalf("ChangedWhileEditing = %v", err)
 	}
 }
 

@@ -2,11 +2,16 @@ package ops
 
 import (
 	"context"
-	"github.com/agentls/agentls/internal/ignore"
+	"errors"
 	"io/fs"
 
+	"github.com/agentls/agentls/internal/ignore"
 	"github.com/agentls/agentls/internal/proc"
 )
+
+// ErrChanged is ReplaceFile's refusal: the file did not hold the content
+// the caller expected, so it was not replaced.
+var ErrChanged = errors.New("the file changed meanwhile")
 
 // FS is the operations interface. Every method takes a [Path] produced by
 // Resolve, so containment is decided once, in one place.
@@ -42,6 +47,11 @@ type FS interface {
 	// as is. It is where a caller checks that p is still what it read and
 	// that the call may still commit, as late as possible.
 	WriteFile(p Path, data []byte, perm fs.FileMode, before func() error) error
+	// ReplaceFile is WriteFile on condition that p holds expect (nil: no
+	// condition). A p that no longer holds it is left as it is and the
+	// error wraps ErrChanged. The condition holds through the swap itself
+	// where the file system allows: see Local.ReplaceFile.
+	ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte, before func() error) error
 	// CreateFile creates p exclusively: it fails with fs.ErrExist when p
 	// exists. The content appears atomically. before is WriteFile's.
 	CreateFile(p Path, data []byte, perm fs.FileMode, before func() error) error

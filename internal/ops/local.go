@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -487,6 +488,15 @@ func (l *Local) Readlink(p Path) (string, error) {
 
 // WriteFile implements FS.
 func (l *Local) WriteFile(p Path, data []byte, perm fs.FileMode, before func() error) error {
+	return l.ReplaceFile(p, data, perm, nil, before)
+}
+
+// ReplaceFile implements FS. With expect, the new content takes p's place
+// by exchanging the two names in one step where the file system can
+// (Linux), so the content it displaced can be checked after the fact and
+// put back: a save that lands between the check and the swap is never
+// lost. Elsewhere the check runs just before a rename.
+func (l *Local) ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte, before func() error) error {
 	r, rel, err := l.writable(p)
 	if err != nil {
 		return err
@@ -494,7 +504,42 @@ func (l *Local) WriteFile(p Path, data []byte, perm fs.FileMode, before func() e
 	if fi, err := r.Stat(rel); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	return atomicWrite(r, rel, data, perm, before)
+	if expect == nil {
+		return atomicWrite(r, rel, data, perm, before)
+	}
+	tmp, err := writeTemp(r, rel, data, perm)
+	if err != nil {
+		return err
+	}
+	defer r.Remove(tmp) // after a swap it holds the displaced content
+	if cur, err := r.ReadFile(rel); err != nil || !bytes.Equal(cur, expect) {
+		return fmt.Errorf("replace %s: %w", p.Rel, ErrChanged)
+	}
+	if before != nil {
+		if err := before(); err != nil {
+			return err
+		}
+	}
+	swapped, err := exchange(r, tmp, rel)
+	switch {
+	case err != nil:
+		return fmt.Errorf("replace %s: %w", p.Rel, ErrChanged) // p went away
+	case !swapped:
+		return atomicRename(r, tmp, rel)
+	}
+	if displaced, err := r.ReadFile(tmp); err == nil && bytes.Equal(displaced, expect) {
+		syncDir(r, filepath.Dir(rel))
+		return nil
+	}
+	// Someone replaced p after the check: put their content back. If yet
+	// another save replaced ours meanwhile, that one is the newest: keep it.
+	if ok, _ := exchange(r, tmp, rel); ok {
+		if back, err := r.ReadFile(tmp); err == nil && !bytes.Equal(back, data) {
+			exchange(r, tmp, rel)
+		}
+	}
+	syncDir(r, filepath.Dir(rel))
+	return fmt.Errorf("replace %s: %w", p.Rel, ErrChanged)
 }
 
 // CreateFile implements FS. The content is written to a temp file first and

@@ -462,3 +462,74 @@ func TestLocalWriteBeforeHook(t *testing.T) {
 		})
 	}
 }
+
+// ReplaceFile replaces a file only while it holds what the caller expects:
+// a change found by the check leaves the file alone, and so does one that
+// lands after the check, just before the swap (the before hook is that
+// moment). Nothing is lost either way and no temp file stays behind.
+func TestLocalReplaceFile(t *testing.T) {
+	const read = "as read\n"
+	rename := func(t *testing.T, dir, name, body string) {
+		t.Helper()
+		tmp := filepath.Join(dir, ".editor-save.tmp")
+		if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name string
+		// meanwhile runs after the check, as the before hook; nil: no race.
+		meanwhile func(t *testing.T, dir string)
+		// onDisk is written before the call; the file then holds want.
+		onDisk, want string
+		err          error
+		mode         fs.FileMode
+	}{
+		{name: "unchanged: replaced, mode kept", onDisk: read, want: "new\n", mode: 0o755},
+		{name: "changed before the check", onDisk: "saved by the user\n", want: "saved by the user\n", err: ops.ErrChanged, mode: 0o644},
+		{name: "a save lands after the check", onDisk: read, want: "saved late\n", err: ops.ErrChanged, mode: 0o644,
+			meanwhile: func(t *testing.T, dir string) { rename(t, dir, "f.txt", "saved late\n") }},
+		{name: "an in-place write lands after the check", onDisk: read, want: "written late\n", err: ops.ErrChanged, mode: 0o644,
+			meanwhile: func(t *testing.T, dir string) {
+				os.WriteFile(filepath.Join(dir, "f.txt"), []byte("written late\n"), 0o644)
+			}},
+		{name: "deleted after the check", onDisk: read, want: "", err: ops.ErrChanged, mode: 0o644,
+			meanwhile: func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "f.txt")) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorkspace(t)
+			l := newLocal(t, ops.FolderSpec{Path: w.root})
+			osPath := filepath.Join(w.root, "f.txt")
+			if err := os.WriteFile(osPath, []byte(tc.onDisk), tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(osPath, tc.mode)
+			var before func() error
+			if tc.meanwhile != nil {
+				before = func() error { tc.meanwhile(t, w.root); return nil }
+			}
+			err := l.ReplaceFile(resolve(t, l, "f.txt"), []byte("new\n"), 0o644, []byte(read), before)
+			if !errors.Is(err, tc.err) || tc.err == nil && err != nil {
+				t.Fatalf("err = %v, want %v", err, tc.err)
+			}
+			got, rerr := os.ReadFile(osPath)
+			if tc.want == "" {
+				if !os.IsNotExist(rerr) {
+					t.Errorf("file = %q, %v; want it still deleted", got, rerr)
+				}
+			} else if string(got) != tc.want {
+				t.Errorf("file = %q, want %q", got, tc.want)
+			}
+			if fi, err := os.Stat(osPath); err == nil && tc.err == nil && fi.Mode().Perm() != tc.mode {
+				t.Errorf("mode %v, want %v", fi.Mode().Perm(), tc.mode)
+			}
+			if left := tempLeftovers(t, w.root); left != nil {
+				t.Errorf("temp files left: %v", left)
+			}
+		})
+	}
+}

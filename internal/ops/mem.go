@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -269,6 +270,12 @@ func (m *Mem) hasChildren(a string) bool {
 
 // WriteFile implements FS.
 func (m *Mem) WriteFile(p Path, data []byte, perm fs.FileMode, before func() error) error {
+	return m.ReplaceFile(p, data, perm, nil, before)
+}
+
+// ReplaceFile implements FS: the condition is checked under the lock that
+// the write holds.
+func (m *Mem) ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte, before func() error) error {
 	// before may read through m: it runs before the lock is taken.
 	if before != nil {
 		if err := before(); err != nil {
@@ -279,6 +286,9 @@ func (m *Mem) WriteFile(p Path, data []byte, perm fs.FileMode, before func() err
 	defer m.mu.Unlock()
 	if err := m.writable(p, "write"); err != nil {
 		return err
+	}
+	if e, ok := m.files[m.abs(p)]; expect != nil && (!ok || !bytes.Equal(e.data, expect)) {
+		return fmt.Errorf("replace %s: %w", p.Rel, ErrChanged)
 	}
 	if e, ok := m.files[m.abs(p)]; ok {
 		if e.mode.IsDir() {

@@ -174,18 +174,11 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 // still commit (not cancelled). A refusal is a result; a cancellation the
 // context's error.
 func commitWrite(ctx context.Context, c *Call, p ops.Path, old, new []byte, mode fs.FileMode) (*Result, error) {
-	unchanged := c.Env.Guard.Unchanged(p, old)
-	err := c.Env.FS.WriteFile(p, new, mode, func() error {
-		if err := unchanged(); err != nil {
-			return err
-		}
-		return mayCommit(ctx)
-	})
+	err := c.Env.FS.ReplaceFile(p, new, mode, old, func() error { return mayCommit(ctx) })
 	if err != nil {
-		var stale *editguard.StaleError
 		switch {
-		case errors.As(err, &stale):
-			r := Errorf("%v", err)
+		case errors.Is(err, ops.ErrChanged):
+			r := Errorf("%v", editguard.ChangedWhileEditing(p))
 			return &r, nil
 		case ctx.Err() != nil || errors.Is(err, context.Canceled):
 			return nil, cmp.Or(ctx.Err(), err)
