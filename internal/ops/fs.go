@@ -48,9 +48,10 @@ type FS interface {
 	// that the call may still commit, as late as possible.
 	WriteFile(p Path, data []byte, perm fs.FileMode, before func() error) error
 	// ReplaceFile is WriteFile on condition that p holds expect (nil: no
-	// condition). A p that no longer holds it is left as it is and the
-	// error wraps ErrChanged. The condition holds through the swap itself
-	// where the file system allows: see Local.ReplaceFile.
+	// condition), checked when the new content is durable and, by the
+	// file's stat, right before the rename (see Local.ReplaceFile). A p
+	// that no longer holds it is left as it is and the error wraps
+	// ErrChanged.
 	ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte, before func() error) error
 	// CreateFile creates p exclusively: it fails with fs.ErrExist when p
 	// exists. The content appears atomically. before is WriteFile's.

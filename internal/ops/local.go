@@ -491,11 +491,14 @@ func (l *Local) WriteFile(p Path, data []byte, perm fs.FileMode, before func() e
 	return l.ReplaceFile(p, data, perm, nil, before)
 }
 
-// ReplaceFile implements FS. With expect, the new content takes p's place
-// by exchanging the two names in one step where the file system can
-// (Linux), so the content it displaced can be checked after the fact and
-// put back: a save that lands between the check and the swap is never
-// lost. Elsewhere the check runs just before a rename.
+// ReplaceFile implements FS. The content check reads p through one open
+// file and keeps its stat; the last thing before the rename is one more
+// stat, which must match: a save that lands after the read moves the inode
+// (a rename over p) or the size or mtime (a write in place). What is left
+// is the gap between that stat and the rename. Exchanging the names in one
+// step (renameat2 RENAME_EXCHANGE) would close it, but editors' file
+// watchers then see p created and deleted, and VS Code marks an open file
+// deleted.
 func (l *Local) ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte, before func() error) error {
 	r, rel, err := l.writable(p)
 	if err != nil {
@@ -511,35 +514,46 @@ func (l *Local) ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte
 	if err != nil {
 		return err
 	}
-	defer r.Remove(tmp) // after a swap it holds the displaced content
-	if cur, err := r.ReadFile(rel); err != nil || !bytes.Equal(cur, expect) {
+	cur, read, err := readWithStat(r, rel)
+	if err != nil || !bytes.Equal(cur, expect) {
+		r.Remove(tmp)
 		return fmt.Errorf("replace %s: %w", p.Rel, ErrChanged)
 	}
 	if before != nil {
 		if err := before(); err != nil {
+			r.Remove(tmp)
 			return err
 		}
 	}
-	swapped, err := exchange(r, tmp, rel)
-	switch {
-	case err != nil:
-		return fmt.Errorf("replace %s: %w", p.Rel, ErrChanged) // p went away
-	case !swapped:
-		return atomicRename(r, tmp, rel)
+	if now, err := r.Stat(rel); err != nil || !sameVersion(read, now) {
+		r.Remove(tmp)
+		return fmt.Errorf("replace %s: %w", p.Rel, ErrChanged)
 	}
-	if displaced, err := r.ReadFile(tmp); err == nil && bytes.Equal(displaced, expect) {
-		syncDir(r, filepath.Dir(rel))
-		return nil
+	return atomicRename(r, tmp, rel)
+}
+
+// readWithStat reads rel and stats the file it read, through one open.
+func readWithStat(r *os.Root, rel string) ([]byte, fs.FileInfo, error) {
+	f, err := r.Open(rel)
+	if err != nil {
+		return nil, nil, err
 	}
-	// Someone replaced p after the check: put their content back. If yet
-	// another save replaced ours meanwhile, that one is the newest: keep it.
-	if ok, _ := exchange(r, tmp, rel); ok {
-		if back, err := r.ReadFile(tmp); err == nil && !bytes.Equal(back, data) {
-			exchange(r, tmp, rel)
-		}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
 	}
-	syncDir(r, filepath.Dir(rel))
-	return fmt.Errorf("replace %s: %w", p.Rel, ErrChanged)
+	data, err := io.ReadAll(f)
+	return data, fi, err
+}
+
+// sameVersion reports whether a and b describe the same version of a
+// file: the same inode, size and modification time.
+func sameVersion(a, b fs.FileInfo) bool {
+	if a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) {
+		return false
+	}
+	return os.SameFile(a, b)
 }
 
 // CreateFile implements FS. The content is written to a temp file first and

@@ -464,9 +464,10 @@ func TestLocalWriteBeforeHook(t *testing.T) {
 }
 
 // ReplaceFile replaces a file only while it holds what the caller expects:
-// a change found by the check leaves the file alone, and so does one that
-// lands after the check, just before the swap (the before hook is that
-// moment). Nothing is lost either way and no temp file stays behind.
+// a change found by the content check leaves the file alone, and so does
+// one that lands after it, just before the rename (the before hook is that
+// moment; the last stat catches it). Nothing is lost either way and no
+// temp file stays behind.
 func TestLocalReplaceFile(t *testing.T) {
 	const read = "as read\n"
 	rename := func(t *testing.T, dir, name, body string) {
