@@ -78,6 +78,10 @@ func NewRead(l Limits) *Tool {
 		},
 		Tweak: func(s map[string]any) {
 			prop(s, "offset")["minimum"] = 1.0
+			// The title names the value in errors: "`offset` must be a line
+			// number ≥ 1, got -3" (TOOLS.md's example).
+			prop(s, "offset")["title"] = "line number"
+			prop(s, "limit")["title"] = "line count"
 			prop(s, "limit")["minimum"] = 1.0
 			prop(s, "limit")["description"] = fmt.Sprintf("number of lines to return (default and maximum %d)", l.ReadLines)
 		},
@@ -118,7 +122,9 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 	}
 	if img := sniffImage(data); img != "" {
 		if len(data) > ReadMaxImage {
-			return Errorf("%s is a %s image of %s, over the %s image limit; not read.", p.Display(), img, humanBytes(int64(len(data))), humanBytes(ReadMaxImage)), nil
+			// Exact bytes: rounded, a file just over the limit reads as
+			// the limit itself.
+			return Errorf("%s is an image (%s) of %d bytes (%s), over the image limit of %d bytes; not read.", p.Display(), img, len(data), humanBytes(int64(len(data))), ReadMaxImage), nil
 		}
 		r := Result{Content: []Content{
 			{Type: "text", Text: fmt.Sprintf("%s: %s image, %s", p.Display(), img, humanBytes(int64(len(data))))},

@@ -187,10 +187,10 @@ func checkValue(name string, v any, ps map[string]any) string {
 			return fmt.Sprintf("`%s` is too large: got %v, send a whole number from %v to %d%s", name, f, low, int64(maxExactInteger), describe(ps))
 		}
 		if min, ok := ps["minimum"].(float64); ok && f < min {
-			return fmt.Sprintf("`%s` must be ≥ %v, got %v%s", name, min, f, describe(ps))
+			return fmt.Sprintf("`%s` must be %s≥ %v, got %v%s", name, titled(ps), min, f, describe(ps))
 		}
 		if max, ok := ps["maximum"].(float64); ok && f > max {
-			return fmt.Sprintf("`%s` must be ≤ %v, got %v%s", name, max, f, describe(ps))
+			return fmt.Sprintf("`%s` must be %s≤ %v, got %v%s", name, titled(ps), max, f, describe(ps))
 		}
 	case "boolean":
 		if _, ok := v.(bool); !ok {
@@ -232,6 +232,15 @@ func typeWord(ps map[string]any) string {
 		}
 	}
 	return t
+}
+
+// titled is "a <title> " when the property has a title (a noun such as
+// "line number"), so a range error names what the value is.
+func titled(ps map[string]any) string {
+	if t, ok := ps["title"].(string); ok && t != "" {
+		return "a " + t + " "
+	}
+	return ""
 }
 
 func describe(ps map[string]any) string {
