@@ -50,7 +50,7 @@ func TestArgumentNormalizationAndValidation(t *testing.T) {
 		{"wrong type names field, value and expected type", "read", map[string]any{"path": 42}, true,
 			[]string{"`path` must be a string, got a number"}, nil, nil},
 		{"negative offset says what to send", "read", map[string]any{"path": "a.txt", "offset": -3}, true,
-			[]string{"`offset` must be ≥ 1, got -3"}, nil, nil},
+			[]string{"`offset` must be a line number ≥ 1, got -3"}, nil, nil},
 		{"non-numeric string stays an error", "read", map[string]any{"path": "a.txt", "limit": "ten"}, true,
 			[]string{"`limit` must be a number, got the string \"ten\""}, nil, nil},
 		{"extra fields are dropped and reported", "read", map[string]any{"path": "a.txt", "encoding": "utf8", "verbose": true}, false,
