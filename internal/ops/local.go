@@ -510,26 +510,22 @@ func (l *Local) ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte
 	if expect == nil {
 		return atomicWrite(r, rel, data, perm, before)
 	}
-	tmp, err := writeTemp(r, rel, data, perm)
-	if err != nil {
-		return err
-	}
-	cur, read, err := readWithStat(r, rel)
-	if err != nil || !bytes.Equal(cur, expect) {
-		r.Remove(tmp)
-		return fmt.Errorf("replace %s: %w", p.Rel, ErrChanged)
-	}
-	if before != nil {
-		if err := before(); err != nil {
-			r.Remove(tmp)
-			return err
+	changed := fmt.Errorf("replace %s: %w", p.Rel, ErrChanged)
+	return atomicWrite(r, rel, data, perm, func() error {
+		cur, read, err := readWithStat(r, rel)
+		if err != nil || !bytes.Equal(cur, expect) {
+			return changed
 		}
-	}
-	if now, err := r.Stat(rel); err != nil || !sameVersion(read, now) {
-		r.Remove(tmp)
-		return fmt.Errorf("replace %s: %w", p.Rel, ErrChanged)
-	}
-	return atomicRename(r, tmp, rel)
+		if before != nil {
+			if err := before(); err != nil {
+				return err
+			}
+		}
+		if now, err := r.Stat(rel); err != nil || !sameVersion(read, now) {
+			return changed
+		}
+		return nil
+	})
 }
 
 // readWithStat reads rel and stats the file it read, through one open.
