@@ -181,14 +181,6 @@ func (c *lineConn) decode(data []byte) jsonrpc.Message {
 		c.replyError(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("not a valid JSON-RPC 2.0 message: %v", err))
 		return nil
 	}
-	if errors.Is(err, errUnservedID) {
-		var probe struct {
-			ID json.RawMessage `json:"id"`
-		}
-		_ = json.Unmarshal(data, &probe)
-		c.replyError(probe.ID, jsonrpc.CodeInvalidRequest, err.Error())
-		return nil
-	}
 	var probe struct {
 		ID json.RawMessage `json:"id"`
 	}
