@@ -39,7 +39,6 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 		return 2
 	}
 	defer closeLog()
-	defer adoptOrphans(log)()
 	var folders []ops.FolderSpec
 	for _, r := range g.roots {
 		abs, err := filepath.Abs(r)
@@ -85,8 +84,14 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 	// The session is built once the client is initialized. "ask"
 	// decisions go to the user through MCP elicitation, or come back as a
 	// denial when the client cannot elicit.
+	// Adopting orphans (a signal handler, a goroutine) waits for the
+	// session too: no command runs before it. Serve returns only after Open
+	// has, so the deferred call sees what Open set.
+	closeOrphans := func() {}
+	defer func() { closeOrphans() }()
 	opts := mcp.Options{Version: version, Instructions: tools.Instructions, Log: log,
 		Open: func() (*session.Session, error) {
+			closeOrphans = adoptOrphans(log)
 			// One MCP client sends one call after another, and a call's
 			// latency is mostly goroutine hand-offs (transport, the SDK's
 			// dispatch, the handler): with one P and stdio in the poller
