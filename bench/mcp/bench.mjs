@@ -19,7 +19,7 @@ const fsServer = join(testDir, 'node_modules', '@modelcontextprotocol', 'server-
 
 const READS = 200;
 const ROUNDS = 5;
-const CONNECTS = 10;
+const CONNECTS = 20;
 const TARGET_READ_RATIO = 1 / 3;
 const TARGET_CONNECT_MS = 20;
 
@@ -36,6 +36,9 @@ for (let i = 0; i < 20; i++) {
 const peers = {
   agentls: { command: bin, args: ['mcp', '--root', ws], call: (f) => ({ name: 'read', arguments: { path: f } }) },
   'server-filesystem': { command: process.execPath, args: [fsServer, ws], call: (f) => ({ name: 'read_text_file', arguments: { path: f } }) },
+  // The same binary without its start-up prefault (internal/prefault), to
+  // show what that saves in the same run.
+  'agentls-noprefault': { command: bin, args: ['mcp', '--root', ws], env: { AGENTLS_PREFAULT: 'off' }, call: (f) => ({ name: 'read', arguments: { path: f } }) },
 };
 
 function pct(xs, p) {
@@ -46,7 +49,7 @@ function pct(xs, p) {
 async function open(peer) {
   const client = new Client({ name: 'bench', version: '1' }, { capabilities: {} });
   const t0 = performance.now();
-  await client.connect(new StdioClientTransport({ command: peer.command, args: peer.args, stderr: 'ignore' }));
+  await client.connect(new StdioClientTransport({ command: peer.command, args: peer.args, env: peer.env, stderr: 'ignore' }));
   return { client, ms: performance.now() - t0 };
 }
 
@@ -106,6 +109,7 @@ for (const [name, r] of Object.entries(results)) {
   const label = {
     floor: 'floor: a Go server doing nothing (`bench/mcp/nullserver`)',
     sdkfloor: 'library floor: the smallest go-sdk server (`bench/mcp/sdkserver`)',
+    'agentls-noprefault': 'agentls with `AGENTLS_PREFAULT=off`',
   }[name] ?? name;
   console.log(`| ${label} | ${f(pct(r.reads, 50))} | ${f(pct(r.reads, 99))} | ${f(pct(r.pings, 50))} | ${f(pct(r.connects, 50))} | ${f(pct(r.connects, 99))} |`);
 }
