@@ -17,28 +17,44 @@ func exeSpans(maps []byte) []span {
 	for len(maps) > 0 {
 		var line []byte
 		line, maps = cut(maps, '\n')
-		lo, rest, ok := hex(line)
-		if !ok || len(rest) == 0 || rest[0] != '-' {
-			continue
-		}
-		hi, rest, ok := hex(rest[1:])
-		if !ok || len(rest) < 5 || rest[0] != ' ' {
-			continue
-		}
-		perms := rest[1:5]
-		path := field(rest[5:], 4) // after offset, dev and inode
-		if len(path) == 0 || path[0] != '/' {
+		s, perms, path, ok := parseLine(line)
+		if !ok || len(path) == 0 || path[0] != '/' {
 			continue
 		}
 		if exe == nil {
 			exe = path
 		}
-		if string(path) != string(exe) || perms[0] != 'r' || perms[1] == 'w' || perms[3] != 'p' || hi <= lo {
-			continue
+		if string(path) == string(exe) && perms[0] == 'r' && perms[1] != 'w' && perms[3] == 'p' {
+			out = append(out, s)
 		}
-		out = append(out, span{lo, hi})
 	}
 	return out
+}
+
+// spanAt returns the mapping in maps that holds addr.
+func spanAt(maps []byte, addr uintptr) (span, bool) {
+	for len(maps) > 0 {
+		var line []byte
+		line, maps = cut(maps, '\n')
+		if s, _, _, ok := parseLine(line); ok && s.lo <= addr && addr < s.hi {
+			return s, true
+		}
+	}
+	return span{}, false
+}
+
+// parseLine splits a maps line into its range, permissions ("r-xp") and
+// path (empty for an anonymous mapping).
+func parseLine(line []byte) (s span, perms, path []byte, ok bool) {
+	lo, rest, ok := hex(line)
+	if !ok || len(rest) == 0 || rest[0] != '-' {
+		return span{}, nil, nil, false
+	}
+	hi, rest, ok := hex(rest[1:])
+	if !ok || len(rest) < 5 || rest[0] != ' ' || hi <= lo {
+		return span{}, nil, nil, false
+	}
+	return span{lo, hi}, rest[1:5], field(rest[5:], 4), true // path: after offset, dev and inode
 }
 
 // optOut is the environment entry that turns prefaulting off.

@@ -88,3 +88,25 @@ func TestImportsOnlyRuntimeAndUnsafe(t *testing.T) {
 		}
 	}
 }
+
+func TestSpanAtFindsTheMappingHoldingAnAddress(t *testing.T) {
+	maps := "00400000-009f4000 r-xp 00000000 fe:00 1234 /usr/bin/agentls\n" +
+		"3490a8000000-3490abc00000 ---p 00000000 00:00 0\n" +
+		"3490abc00000-3490ac000000 rw-p 00000000 00:00 0\n" +
+		"7fdab8660000-7fdab8800000 rw-p 00000000 00:00 0\n"
+	for _, tc := range []struct {
+		addr uintptr
+		want span
+		ok   bool
+	}{
+		{0x3490abe34000, span{0x3490abc00000, 0x3490ac000000}, true},
+		{0x3490abc00000, span{0x3490abc00000, 0x3490ac000000}, true},
+		{0x3490ac000000, span{}, false}, // the end is outside
+		{0x500000, span{0x400000, 0x9f4000}, true},
+		{0x1000, span{}, false},
+	} {
+		if got, ok := spanAt([]byte(maps), tc.addr); got != tc.want || ok != tc.ok {
+			t.Errorf("spanAt(%#x) = %#x, %v; want %#x, %v", tc.addr, got, ok, tc.want, tc.ok)
+		}
+	}
+}
