@@ -3,14 +3,14 @@
 //
 // A Go binary's start touches a few hundred pages (the runtime, about a
 // hundred package inits, then the first MCP or JSON-RPC exchange), and each
-// first touch is a page-fault trap. On the VMs editors and CI run in, a trap
-// costs ~15 µs where the kernel maps a page in ~1.5 µs when asked in bulk
-// (MADV_POPULATE_READ/WRITE, Linux 5.14+). So the package's init starts one
-// goroutine that maps the binary's read-only segments (code, read-only data)
-// and the next HeapAhead bytes of the heap, in chunks, while the inits and
+// first touch is a page-fault trap. On a paravirtualised VM (this project's
+// CI machine) a trap costs ~15 µs, where the kernel maps a page in ~1.5 µs
+// when asked in bulk (MADV_POPULATE_READ/WRITE, Linux 5.14+). So the package's init starts one
+// goroutine that maps the heap around its end and then the binary's
+// read-only segments (code, read-only data), in chunks, while the inits and
 // main carry on. bench/mcp measures the effect (the "prefault off" peer):
-// about 4 ms of a ~20 ms connect+initialize on this project's CI machine.
-// The JVM's AlwaysPreTouch and Chrome's native-library prefetch do the same.
+// about 3 ms of a ~20 ms connect+initialize on this project's CI machine.
+// The JVM's AlwaysPreTouch and Chrome's native-library prefetch are kin.
 //
 // The package imports nothing but runtime and unsafe, and makes its system
 // calls itself, so its init runs among the first (Go initializes packages

@@ -8,10 +8,10 @@ import (
 )
 
 const (
-	// HeapAhead is how much heap, on either side of the first object the
+	// heapAhead is how much heap, on either side of the first object the
 	// package allocates, is mapped ahead of use: the start's allocations
 	// fill about 3 MiB.
-	HeapAhead = 2 << 20
+	heapAhead = 2 << 20
 	// chunk bounds one madvise call: it holds the address space's lock
 	// for reading, and the runtime's own mmap calls wait for it.
 	chunk = 512 << 10
@@ -19,7 +19,10 @@ const (
 	madvPopulateRead  = 22 // MADV_POPULATE_READ, Linux 5.14
 	madvPopulateWrite = 23 // MADV_POPULATE_WRITE
 	atFDCWD           = -100
-	pageSize          = 4096 // the smallest page size; rounding down to it is safe on any
+	// pageSize is the smallest page size. On a kernel with larger pages
+	// (some arm64 ones) madvise refuses a start aligned to 4 KiB only, and
+	// warm stops: those machines go without.
+	pageSize = 4096
 )
 
 // rawSyscall3 makes a system call without telling the scheduler, as
@@ -34,9 +37,8 @@ func init() {
 	go warm(16 << 10)
 }
 
-// warm maps the heap around its end (HeapAhead either way, within its
-// mapping), then the
-// executable's read-only mappings, unless turned off.
+// warm maps the heap around its end (heapAhead either way, within its
+// mapping), then the executable's read-only mappings, unless turned off.
 func warm(bufSize int) {
 	// A make of non-constant size is on the heap, in a span fresh from
 	// the heap's end or near it: where the allocations still to come go.
@@ -47,7 +49,7 @@ func warm(bufSize int) {
 	here := uintptr(unsafe.Pointer(&buf[0])) &^ (pageSize - 1)
 	fd := open("/proc/self/maps\x00")
 	if fd < 0 {
-		populate(here, HeapAhead, madvPopulateWrite)
+		populate(here, heapAhead, madvPopulateWrite)
 		return
 	}
 	// The executable's and the heap's lines come before the mmaps': a
@@ -57,9 +59,9 @@ func warm(bufSize int) {
 	// The heap below here is spans handed out but mostly not yet written
 	// (a span's pages are touched as its objects are allocated): the
 	// start faults on it as much as on what comes after here.
-	lo, hi := here, here+HeapAhead
+	lo, hi := here, here+heapAhead
 	if heap, ok := spanAt(maps, here); ok {
-		lo, hi = max(heap.lo, here-min(here, HeapAhead)), min(heap.hi, hi)
+		lo, hi = max(heap.lo, here-min(here, heapAhead)), min(heap.hi, hi)
 	}
 	if !populate(lo, hi-lo, madvPopulateWrite) {
 		return // no MADV_POPULATE_* here
