@@ -24,7 +24,8 @@ import (
 // os/exec's to wait for: Go holds a pidfd for each from fork until its Wait,
 // and an exited child with such a pidfd is left alone. Without pidfds
 // (Linux before 5.3, or a sandbox that filters them) the two kinds cannot be
-// told apart and AdoptOrphans refuses.
+// told apart and AdoptOrphans refuses; it checks what os/exec checks before
+// using them, but for clone(CLONE_PIDFD) (see pidfdsWork).
 type Orphans struct {
 	stop chan struct{}
 	done chan struct{}
@@ -34,11 +35,9 @@ type Orphans struct {
 // AdoptOrphans makes this process the subreaper and starts reaping. The
 // caller owns the result and must Close it.
 func AdoptOrphans() (*Orphans, error) {
-	fd, err := unix.PidfdOpen(os.Getpid(), 0)
-	if err != nil {
+	if err := pidfdsWork(); err != nil {
 		return nil, fmt.Errorf("adopt orphans: pidfds unavailable: %w", err)
 	}
-	unix.Close(fd)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("adopt orphans: PR_SET_CHILD_SUBREAPER: %w", err)
 	}
@@ -46,6 +45,34 @@ func AdoptOrphans() (*Orphans, error) {
 	signal.Notify(o.sig, syscall.SIGCHLD)
 	go o.loop()
 	return o, nil
+}
+
+// pidfdsWork makes the checks os/exec makes before it holds a pidfd for
+// each child (os.checkPidfd): pidfd_open, waitid(P_PIDFD) and
+// pidfd_send_signal. The last one, clone(CLONE_PIDFD), needs a clone and
+// is left out: no kernel has pidfd_open without it, and a sandbox that
+// filtered it alone would let the reaper take an exit status from os/exec.
+func pidfdsWork() error {
+	fd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		return fmt.Errorf("pidfd_open: %w", err)
+	}
+	defer unix.Close(fd)
+	var info unix.Siginfo
+	for {
+		// ECHILD: this process is not its own parent.
+		err = unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOHANG, nil)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != unix.ECHILD {
+		return fmt.Errorf("waitid(P_PIDFD): %v", err)
+	}
+	if err := unix.PidfdSendSignal(fd, 0, nil, 0); err != nil {
+		return fmt.Errorf("pidfd_send_signal: %w", err)
+	}
+	return nil
 }
 
 // loop reaps on every SIGCHLD until Close. Signals coalesce; each round
