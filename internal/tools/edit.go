@@ -73,25 +73,14 @@ func wrapLegacyEdit(args map[string]any, n *Normalization) {
 }
 
 func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
-	p, err := c.Resolve(in.Path)
-	if err != nil {
-		return Errorf("%v", err), nil
-	}
-	if r := refuseReadOnly(p); r != nil {
-		return *r, nil
-	}
-	if c.Env.Guard == nil {
-		return Errorf("editing is not available in this session."), nil
-	}
-	unlock, err := c.Env.Guard.Lock(ctx, p)
+	p, inEditor, unlock, refusal, err := lockForChange(ctx, c, in.Path, "editing")
 	if err != nil {
 		return Result{}, err
 	}
-	defer unlock()
-	_, inEditor, unsaved := editorDoc(c, p)
-	if unsaved != nil {
-		return *unsaved, nil
+	if refusal != nil {
+		return *refusal, nil
 	}
+	defer unlock()
 	var mode fs.FileMode
 	if !inEditor {
 		fi, err := c.Env.FS.Stat(p)
@@ -167,6 +156,33 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 	r := Text(text)
 	r.Details = details
 	return r, nil
+}
+
+// lockForChange resolves path for edit or write (verb: "editing",
+// "writing") and takes the file's write lock, held until unlock. A refusal
+// (outside the writable folders, unsaved in the editor) is the result for
+// the model, with the lock already given back; inEditor says the change
+// goes to the editor's open document.
+func lockForChange(ctx context.Context, c *Call, path, verb string) (p ops.Path, inEditor bool, unlock func(), refusal *Result, err error) {
+	refuse := func(r Result) (ops.Path, bool, func(), *Result, error) { return p, false, nil, &r, nil }
+	if p, err = c.Resolve(path); err != nil {
+		return refuse(Errorf("%v", err))
+	}
+	if r := refuseReadOnly(p); r != nil {
+		return refuse(*r)
+	}
+	if c.Env.Guard == nil {
+		return refuse(Errorf("%s is not available in this session.", verb))
+	}
+	if unlock, err = c.Env.Guard.Lock(ctx, p); err != nil {
+		return p, false, nil, nil, err
+	}
+	_, inEditor, unsaved := editorDoc(c, p)
+	if unsaved != nil {
+		unlock()
+		return refuse(*unsaved)
+	}
+	return p, inEditor, unlock, nil, nil
 }
 
 // commitWrite replaces p, which held old, with new: only if p still holds

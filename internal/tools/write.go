@@ -40,26 +40,15 @@ func NewWrite() *Tool {
 }
 
 func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
-	p, err := c.Resolve(in.Path)
-	if err != nil {
-		return Errorf("%v", err), nil
-	}
-	if r := refuseReadOnly(p); r != nil {
-		return *r, nil
-	}
-	if c.Env.Guard == nil {
-		return Errorf("writing is not available in this session."), nil
-	}
-	unlock, err := c.Env.Guard.Lock(ctx, p)
+	p, inEditor, unlock, refusal, err := lockForChange(ctx, c, in.Path, "writing")
 	if err != nil {
 		return Result{}, err
 	}
+	if refusal != nil {
+		return *refusal, nil
+	}
 	defer unlock()
 	content := []byte(in.Content)
-	_, inEditor, unsaved := editorDoc(c, p)
-	if unsaved != nil {
-		return *unsaved, nil
-	}
 	if inEditor {
 		return replaceInEditor(ctx, c, p, content)
 	}
