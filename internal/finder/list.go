@@ -32,7 +32,7 @@ type ListResult struct {
 
 // List returns the entries of directory dir (slash path relative to the
 // root of fsys, "" or "." = root): dotfiles included, .git omitted (not
-// counted), ignored entries hidden and counted.
+// counted), entries m ignores hidden and counted (m nil: none hidden).
 func List(ctx context.Context, fsys fs.FS, m *ignore.Matcher, dir string, limit int) (ListResult, error) {
 	if limit <= 0 {
 		limit = DefaultListLimit
@@ -67,7 +67,7 @@ func List(ctx context.Context, fsys fs.FS, m *ignore.Matcher, dir string, limit 
 			continue
 		}
 		rel := join(dir, name)
-		if m.Ignored(rel, e.IsDir()) {
+		if m != nil && m.Ignored(rel, e.IsDir()) {
 			res.IgnoredHidden++
 			continue
 		}

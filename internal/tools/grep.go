@@ -1,10 +1,13 @@
 package tools
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/agentls/agentls/internal/search"
@@ -84,6 +87,12 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		first, _, _ := strings.Cut(strings.ReplaceAll(in.Pattern, `\n`, "\n"), "\n")
 		return Errorf("grep matches one line at a time, so a pattern containing a newline (\\n) cannot match. Search for one of the lines (e.g. %q) and add context: N to see the lines around it.", first), nil
 	}
+	if strings.IndexByte(in.Pattern, 0) >= 0 {
+		// A file with a NUL byte is binary, and both searchers skip
+		// binary files, so such a pattern cannot match (and rg cannot
+		// even take it as an argument).
+		return Errorf("pattern contains a NUL byte, which no text file holds: grep skips binary files (those with NUL bytes). Search for the text around it, or inspect a binary file with bash (e.g. grep -c -a PATTERN FILE)."), nil
+	}
 	if in.Path == "" {
 		in.Path = "."
 	}
@@ -114,6 +123,9 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		return Result{}, err
 	}
 	text, denied := c.Env.filterGrep(p.Folder, res.Text)
+	if res.Matches == 0 && res.Files == 0 && isBinaryFile(fsys, rel) {
+		text += fmt.Sprintf("\n[%s is a binary file (it holds NUL bytes), and grep skips binary files; read says what kind of file it is.]", p.Display())
+	}
 	if denied > 0 {
 		text += fmt.Sprintf("\n[Matches in %d file(s) are hidden: the permission rules do not allow reading them.]", denied)
 	}
@@ -129,6 +141,25 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		r.setDetail("limitHit", true)
 	}
 	return r, nil
+}
+
+// isBinaryFile reports whether rel names a regular file that grep's rule
+// calls binary: a NUL byte in its first binarySniffBytes.
+func isBinaryFile(fsys fs.FS, rel string) bool {
+	if rel == "" {
+		return false
+	}
+	f, err := fsys.Open(rel)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	head := make([]byte, binarySniffBytes)
+	n, _ := io.ReadFull(f, head)
+	return bytes.IndexByte(head[:n], 0) >= 0
 }
 
 // matchesNewline reports whether pattern asks for a line break: a newline

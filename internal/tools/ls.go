@@ -22,6 +22,8 @@ const (
 type lsInput struct {
 	Path  string `json:"path,omitzero" jsonschema:"directory to list, relative to the workspace root (default: the root)"`
 	Limit int    `json:"limit,omitzero" jsonschema:"maximum number of entries"`
+	// IncludeIgnored lists entries ignore rules hide (.git still never).
+	IncludeIgnored bool `json:"includeIgnored,omitzero" jsonschema:"also list entries ignored by .gitignore/.ignore/.agentlsignore (.git is never listed)"`
 }
 
 func lsDescription(l Limits) string {
@@ -29,9 +31,9 @@ func lsDescription(l Limits) string {
 
 When to use: to see what a directory holds before reading files in it. To find files by name anywhere below a directory use find; to search file contents use grep; do not use bash ls.
 
-Parameters: path (a directory, relative to the workspace root; default the root); limit (default %d, maximum %d).
+Parameters: path (a directory, relative to the workspace root; default the root); limit (default %d, maximum %d); includeIgnored lists ignored entries too.
 
-Output: one entry per line, sorted by name; directories end in "/", symlinks show "name@ -> target"; dotfiles are included and .git is omitted. Entries ignored by .gitignore, .ignore or .agentlsignore are hidden and counted ("N ignored entries hidden"). At most %d entries by default; the notice says how many were left out and which limit to ask for.
+Output: one entry per line, sorted by name; directories end in "/", symlinks show "name@ -> target"; dotfiles are included and .git is omitted. Entries ignored by .gitignore, .ignore, .agentlsignore or git's exclude files are hidden and counted ("N ignored entries hidden"), unless includeIgnored. At most %d entries by default; the notice says how many were left out and which limit to ask for (at the maximum: how to narrow).
 
 Errors: a missing directory or a file path says so (use read for files).`, l.LsEntries, l.lsMax(), l.LsEntries)
 }
@@ -67,7 +69,11 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 	if limit <= 0 {
 		limit = l.LsEntries
 	}
-	res, err := finder.List(ctx, fsys, m, p.Rel, limit)
+	hide := m
+	if in.IncludeIgnored {
+		hide = nil
+	}
+	res, err := finder.List(ctx, fsys, hide, p.Rel, limit)
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -101,18 +107,30 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 		b.WriteString(e)
 		b.WriteByte('\n')
 	}
-	if res.Total == 0 {
+	if res.Total == 0 && res.IgnoredHidden == 0 {
 		b.WriteString("(empty)\n")
 	}
 	if res.Truncated {
-		next := min(l.lsMax(), max(limit*2, res.Total))
-		fmt.Fprintf(&b, "[Showing %d of %d entries (limit %d). Call ls again with limit=%d, or use find with a pattern to narrow.]\n", len(res.Entries), res.Total, limit, next)
+		if limit >= l.lsMax() {
+			fmt.Fprintf(&b, "[Showing %d of %d entries (limit %d, the maximum). To see the rest, ls a subdirectory or use find with a pattern.]\n", len(res.Entries), res.Total, limit)
+		} else {
+			next := min(l.lsMax(), max(limit*2, res.Total))
+			fmt.Fprintf(&b, "[Showing %d of %d entries (limit %d). Call ls again with limit=%d, or use find with a pattern to narrow.]\n", len(res.Entries), res.Total, limit, next)
+		}
 	}
 	if m != nil && p.Rel != "." && m.Ignored(p.Rel, true) {
-		b.WriteString("[This directory itself is ignored by .gitignore/.ignore rules; grep and find skip it unless includeIgnored is set.]\n")
+		if in.IncludeIgnored {
+			b.WriteString("[This directory itself is ignored by ignore rules (.gitignore, .ignore, .agentlsignore or git's exclude files); grep and find skip it unless includeIgnored is set.]\n")
+		} else {
+			b.WriteString("[This directory itself is ignored by ignore rules (.gitignore, .ignore, .agentlsignore or git's exclude files), so everything in it is too. Call ls again with includeIgnored: true to list it; grep and find take includeIgnored as well.]\n")
+		}
 	}
-	if res.IgnoredHidden > 0 {
-		fmt.Fprintf(&b, "[%d ignored entries hidden (matched by .gitignore, .ignore or .agentlsignore).]\n", res.IgnoredHidden)
+	if n := res.IgnoredHidden; n > 0 {
+		noun := "entries"
+		if n == 1 {
+			noun = "entry"
+		}
+		fmt.Fprintf(&b, "[%d ignored %s hidden (matched by .gitignore, .ignore, .agentlsignore or git's exclude files); includeIgnored: true lists them.]\n", n, noun)
 	}
 	r := Text(strings.TrimRight(b.String(), "\n"))
 	r.setDetail("total", res.Total)
