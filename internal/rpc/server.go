@@ -566,9 +566,15 @@ func (s *Server) logMessage(typ int, msg string) {
 type confirmer struct{ s *Server }
 
 func (c *confirmer) Confirm(ctx context.Context, req policy.ConfirmRequest) (policy.ConfirmAnswer, error) {
-	var ans policy.ConfirmAnswer
-	if err := protocol.Call(ctx, c.s.conn, "tools/confirm", req, &ans); err != nil {
+	var raw json.RawMessage
+	if err := protocol.Call(ctx, c.s.conn, "tools/confirm", req, &raw); err != nil {
 		return policy.ConfirmAnswer{}, err
+	}
+	var ans policy.ConfirmAnswer
+	if err := json.Unmarshal(raw, &ans); err != nil {
+		// The decoder's message names Go types; the model and the user
+		// need what was wrong with the answer.
+		return policy.ConfirmAnswer{}, fmt.Errorf("its tools/confirm answer %.80s is not an object like {\"decision\": \"allowOnce\"}", raw)
 	}
 	return ans, nil
 }

@@ -88,6 +88,11 @@ type Executor struct {
 	Unknown func(name string) (msg string, ok bool)
 
 	seq atomic.Int64
+	// running counts the callIds of the calls under way, so that a
+	// generated id never repeats one a client gave (their notifications
+	// would be indistinguishable).
+	runningMu sync.Mutex
+	running   map[string]int
 }
 
 func (x *Executor) log() *slog.Logger {
@@ -101,8 +106,46 @@ func (x *Executor) newID() string {
 	return "call-" + strconv.FormatInt(x.seq.Add(1), 10)
 }
 
+// claimIDs gives each of reqs without a callId one that no running call
+// and no other of reqs has, and counts all of reqs' ids as running until
+// release is called.
+func (x *Executor) claimIDs(reqs []Request) (release func()) {
+	x.runningMu.Lock()
+	defer x.runningMu.Unlock()
+	if x.running == nil {
+		x.running = map[string]int{}
+	}
+	for _, r := range reqs {
+		if r.CallID != "" {
+			x.running[r.CallID]++
+		}
+	}
+	ids := make([]string, len(reqs))
+	for i := range reqs {
+		for reqs[i].CallID == "" {
+			if id := x.newID(); x.running[id] == 0 {
+				reqs[i].CallID = id
+				x.running[id]++
+			}
+		}
+		ids[i] = reqs[i].CallID
+	}
+	return func() {
+		x.runningMu.Lock()
+		defer x.runningMu.Unlock()
+		for _, id := range ids {
+			if x.running[id]--; x.running[id] <= 0 {
+				delete(x.running, id)
+			}
+		}
+	}
+}
+
 // Call runs one request through the whole path and always returns a result.
 func (x *Executor) Call(ctx context.Context, req Request, rf ReporterFactory) Result {
+	reqs := []Request{req}
+	defer x.claimIDs(reqs)()
+	req = reqs[0]
 	p, res, ok := x.prepare(req, rf)
 	if !ok {
 		return res
@@ -233,10 +276,8 @@ func (x *Executor) invoke(ctx context.Context, p *Prepared) (res Result) {
 func (x *Executor) Batch(ctx context.Context, reqs []Request, rf ReporterFactory) []Result {
 	results := make([]Result, len(reqs))
 	prepared := make([]*Prepared, len(reqs))
-	for i, req := range reqs {
-		if req.CallID == "" {
-			reqs[i].CallID = x.newID()
-		}
+	defer x.claimIDs(reqs)()
+	for i := range reqs {
 		p, r, ok := x.prepare(reqs[i], rf)
 		if ok {
 			prepared[i] = p
