@@ -2,19 +2,24 @@ package extension
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/shell"
 	"github.com/agentls/agentls/internal/tools"
 )
@@ -97,6 +102,8 @@ type Def struct {
 	Deferred *bool `json:"deferred"`
 	// Timeout in seconds; 0 means DefaultTimeout.
 	Timeout float64 `json:"timeout"`
+	// Schema is an editor's JSON Schema reference for the file; unused.
+	Schema string `json:"$schema"`
 }
 
 // WorkspaceDir is the definitions directory of a workspace folder:
@@ -195,15 +202,36 @@ func loadFile(d Dir, name, label string, run Runner) (*tools.Tool, error) {
 // what a tool does. Field names match case-insensitively (encoding/json).
 func ParseDef(data []byte) (Def, error) {
 	var def Def
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		return def, fmt.Errorf(`invalid definition: the file must hold one JSON object, {"name": …, "description": …, "inputSchema": …, "command": …}`)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&def); err != nil {
-		return def, fmt.Errorf("invalid definition: %v", err)
+		return def, fmt.Errorf("invalid definition: %s", defError(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return def, fmt.Errorf("invalid definition: more than one JSON value in the file")
 	}
 	return def, nil
+}
+
+// defError says what is wrong with a definition in the file's terms, where
+// encoding/json's message names Go types.
+func defError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		t := te.Type
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		want := map[reflect.Kind]string{reflect.String: "a string", reflect.Bool: "true or false", reflect.Float64: "a number", reflect.Map: "an object"}[t.Kind()]
+		return fmt.Sprintf("%q must be %s, not a JSON %s", te.Field, cmp.Or(want, te.Type.String()), te.Value)
+	}
+	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Sprintf("unknown field %s (the fields are name, description, inputSchema, command, readOnly, destructive, deferred, timeout)", msg)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
 // Build validates def and makes its tool. file is recorded in the result
@@ -271,6 +299,9 @@ func Build(def Def, file string, trusted bool, run Runner) (*tools.Tool, error) 
 	hints := labels(plain)
 	t.Hints = &hints
 	t.SetHandler(labels, func(ctx context.Context, c *tools.Call, args map[string]any) (tools.Result, error) {
+		if r := uncarriable(args); r != nil {
+			return *r, nil
+		}
 		cmd := tmpl.Render(args)
 		r, err := run(ctx, c, cmd, timeout)
 		if err != nil {
@@ -283,4 +314,24 @@ func Build(def Def, file string, trusted bool, run Runner) (*tools.Tool, error) 
 		return r, nil
 	})
 	return t, nil
+}
+
+// uncarriable refuses, naming the argument, a value no command line can
+// carry: one with a NUL byte, or one longer than the whole command may be.
+// (The command runner would refuse the rendered command too, without
+// knowing which argument made it so.)
+func uncarriable(args map[string]any) *tools.Result {
+	for _, name := range slices.Sorted(maps.Keys(args)) {
+		s, ok := args[name].(string)
+		switch {
+		case !ok:
+		case strings.IndexByte(s, 0) >= 0:
+			r := tools.Errorf("argument %q contains a NUL byte, which no command line can carry; nothing was run. Leave it out, or put the data in a file and pass its path.", name)
+			return &r
+		case len(s) > proc.MaxCommandBytes:
+			r := tools.Errorf("argument %q is %d bytes, more than one command line can carry (%d bytes); nothing was run. Write it to a file (write) and pass the file's path instead.", name, len(s), proc.MaxCommandBytes)
+			return &r
+		}
+	}
+	return nil
 }

@@ -250,3 +250,28 @@ func TestAnnotationsFollowTheDefinition(t *testing.T) {
 		})
 	}
 }
+
+func TestParseDefSaysWhatIsWrongInTheFilesTerms(t *testing.T) {
+	tests := []struct{ name, file, want string }{
+		{"array", `["x"]`, "must hold one JSON object"},
+		{"empty", ``, "must hold one JSON object"},
+		{"wrong type", `{"name": "x", "timeout": "60"}`, `"timeout" must be a number, not a JSON string`},
+		{"wrong bool", `{"name": "x", "deferred": "no"}`, `"deferred" must be true or false, not a JSON string`},
+		{"unknown field", `{"name": "x", "timout": 60}`, `unknown field "timout" (the fields are name,`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseDef([]byte(tc.file))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("ParseDef(%s) = %v, want an error containing %q", tc.file, err, tc.want)
+			}
+			if strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "extension.Def") {
+				t.Errorf("error names Go internals: %v", err)
+			}
+		})
+	}
+	// An editor's schema reference is not a mistake.
+	if _, err := ParseDef([]byte(`{"$schema": "https://example.com/s.json", "name": "x"}`)); err != nil {
+		t.Errorf("$schema refused: %v", err)
+	}
+}

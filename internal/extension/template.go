@@ -107,16 +107,28 @@ func placement(stack []syntax.Node) string {
 	if _, ok := top.(*syntax.SglQuoted); ok {
 		return "inside single quotes"
 	}
+	// $( … ) and <( … ) start a command of their own: double quotes or
+	// arithmetic around one (as in "$(cmd {{x}})") do not reach the words
+	// inside. Backquotes and heredocs further out still do (they rewrite
+	// backslashes in what they hold).
+	inSubst := false
 	for i := len(stack) - 2; i >= 0; i-- {
 		switch x := stack[i].(type) {
 		case *syntax.DblQuoted:
-			return "inside double quotes"
+			if !inSubst {
+				return "inside double quotes"
+			}
 		case *syntax.CmdSubst:
 			if x.Backquotes {
 				return "inside backquotes"
 			}
+			inSubst = true
+		case *syntax.ProcSubst:
+			inSubst = true
 		case *syntax.ArithmExp, *syntax.ArithmCmd:
-			return "inside arithmetic"
+			if !inSubst {
+				return "inside arithmetic"
+			}
 		case *syntax.Redirect:
 			if x.Hdoc != nil {
 				return "inside a heredoc"

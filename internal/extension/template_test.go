@@ -120,6 +120,12 @@ func TestParseTemplateRefusesUnsafePlaces(t *testing.T) {
 		{"variable name", `echo $PRE{{x}}`, "part of a name"},
 		{"parse error", `echo {{x}} |`, "does not parse"},
 		{"reserved word", `echo AGENTLSPH0X {{x}}`, "reserved"},
+		// $( … ) is a command of its own: the quotes around it do not
+		// reach its words; backquotes around it still do.
+		{"command substitution in double quotes", `printf '[%s]' "$(printf '%s' {{x}})"`, ""},
+		{"process substitution", `diff <(echo {{a}}) <(echo {{b}})`, ""},
+		{"double quotes inside a substitution", `echo $(echo "{{x}}")`, "inside double quotes"},
+		{"substitution in backquotes", "echo `echo $(echo {{x}})`", "inside backquotes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +39,11 @@ const (
 	// DrainMax bounds reading after the shell exited even if a background child keeps
 	// printing.
 	DrainMax = 500 * time.Millisecond
+	// MaxCommandBytes is the longest command Run takes: the shell gets it
+	// as one argument, and Linux caps one argument at 128 KiB including
+	// its NUL (MAX_ARG_STRLEN); other systems cap all arguments together
+	// at about as much or more.
+	MaxCommandBytes = 128<<10 - 1
 	// DrainLate bounds reading output that is on its way when DrainMax ends it while no
 	// member of the command's group is left to print more: the command's own output,
 	// late because the machine is busy.
@@ -114,9 +120,21 @@ const (
 	KilledSIGKILL = "SIGKILL (after 2s grace)"
 )
 
+// Errors of a command no shell can be given.
+var (
+	ErrCommandNUL     = errors.New("the command contains a NUL byte, which no command line can carry")
+	ErrCommandTooLong = fmt.Errorf("the command is longer than %d bytes, the most one command line can carry", MaxCommandBytes)
+)
+
 // Run runs spec.Command and returns its cleaned output tail and how it ended. The error
 // is non-nil only when the command could not be started; a failing command is a Result.
 func Run(ctx context.Context, spec Spec) (Result, error) {
+	switch {
+	case strings.IndexByte(spec.Command, 0) >= 0:
+		return Result{}, ErrCommandNUL
+	case len(spec.Command) > MaxCommandBytes:
+		return Result{}, ErrCommandTooLong
+	}
 	start := time.Now()
 	if err := ctx.Err(); err != nil {
 		return Result{ExitCode: -1, Cancelled: true}, nil

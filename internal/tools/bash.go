@@ -2,11 +2,13 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentls/agentls/internal/editguard"
@@ -130,13 +132,16 @@ func runBash(ctx context.Context, c *Call, in bashInput, l Limits) (Result, erro
 	if in.Timeout > 0 {
 		timeout = time.Duration(in.Timeout) * time.Second
 	}
-	return runCommand(ctx, c, in.Command, p.OS(), timeout, "bash", l)
+	return runCommand(ctx, c, in.Command, p.OS(), timeout, "bash", l,
+		fmt.Sprintf("Raise timeout (maximum %d s) or run the command in smaller steps.", l.BashMaxTimeout))
 }
 
 // runCommand runs a command line through the operations layer with the
 // bash tool's governance and l's output and timeout limits; extension
 // tools use it too.
-func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.Duration, spillName string, l Limits) (Result, error) {
+// runCommand runs command with the bash tool's machinery; onTimeout is the
+// advice a timed-out result ends with.
+func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.Duration, spillName string, l Limits, onTimeout string) (Result, error) {
 	spec := proc.Spec{
 		Command:    command,
 		Dir:        dir,
@@ -156,10 +161,15 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 		before = c.Env.Guard.Snapshot()
 	}
 	res, err := c.Env.FS.Exec(ctx, spec)
-	if err != nil {
+	switch {
+	case errors.Is(err, proc.ErrCommandNUL):
+		return Errorf("%v; nothing was run. Leave the NUL out (printf '\\0' makes one at run time), or put binary data in a file.", err), nil
+	case errors.Is(err, proc.ErrCommandTooLong), errors.Is(err, syscall.E2BIG):
+		return Errorf("the command is %d bytes, more than one command line can carry (%d bytes); nothing was run. Write the long part to a file (write) and have the command read it.", len(command), proc.MaxCommandBytes), nil
+	case err != nil:
 		return Errorf("could not start the command: %v", err), nil
 	}
-	r := Text(formatCommand(res, timeout, l))
+	r := Text(formatCommand(res, timeout, l, onTimeout))
 	r.IsError = res.ExitCode != 0 || res.TimedOut || res.Cancelled
 	if c.Env.Guard != nil {
 		var changed []string
@@ -182,7 +192,7 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 	return r, nil
 }
 
-func formatCommand(res proc.Result, timeout time.Duration, l Limits) string {
+func formatCommand(res proc.Result, timeout time.Duration, l Limits, onTimeout string) string {
 	var b strings.Builder
 	if res.Truncated {
 		if len(res.FailureLines) > 0 {
@@ -209,7 +219,7 @@ func formatCommand(res proc.Result, timeout time.Duration, l Limits) string {
 	}
 	switch {
 	case res.TimedOut:
-		fmt.Fprintf(&b, "[Timed out after %s: the process group was stopped with %s. Raise timeout (maximum %d s) or run the command in smaller steps.]", timeout, res.KilledHow, l.BashMaxTimeout)
+		fmt.Fprintf(&b, "[Timed out after %s: the process group was stopped with %s. %s]", timeout, res.KilledHow, onTimeout)
 	case res.Cancelled:
 		fmt.Fprintf(&b, "[Cancelled: the process group was stopped with %s.]", res.KilledHow)
 	case res.Signal != "":
@@ -229,5 +239,6 @@ func RunExtensionCommand(ctx context.Context, c *Call, command string, timeout t
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
-	return runCommand(ctx, c, command, p.OS(), timeout, c.Tool, c.Env.Limits())
+	return runCommand(ctx, c, command, p.OS(), timeout, c.Tool, c.Env.Limits(),
+		"This tool's timeout is set by its definition file, not by the call: run it on less at a time, or run the command with bash and a larger timeout.")
 }

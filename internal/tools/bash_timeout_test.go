@@ -1,10 +1,15 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/proc"
 )
 
 // Models trained on Claude Code or Codex give bash timeouts in
@@ -56,5 +61,32 @@ func TestBashMillisecondTimeoutIsEnforced(t *testing.T) {
 	r := call(t, x, "bash", `{"command":"sleep 30","timeout":1000}`)
 	if took := time.Since(start); !r.IsError || r.Details["timedOut"] != true || took > 10*time.Second {
 		t.Fatalf("sleep 30 with timeout 1000 (ms) = %q after %v, want a timeout after about 1 s", r.TextOf(), took)
+	}
+}
+
+// A command no shell can be given is refused before anything runs, with
+// the reason and what to do instead, not the exec error.
+func TestBashRefusesCommandsNoCommandLineCarries(t *testing.T) {
+	x, dir := newLocalExecutor(t, nil, nil)
+	long := "echo " + strings.Repeat("x", proc.MaxCommandBytes) + " > made.txt"
+	for _, tc := range []struct {
+		name, command, want string
+	}{
+		{"NUL byte", "echo a\x00b > made.txt", "contains a NUL byte, which no command line can carry; nothing was run"},
+		{"too long", long, fmt.Sprintf("the command is %d bytes, more than one command line can carry (%d bytes); nothing was run", len(long), proc.MaxCommandBytes)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args, _ := json.Marshal(map[string]string{"command": tc.command})
+			r := call(t, x, "bash", string(args))
+			if !r.IsError || !strings.Contains(r.TextOf(), tc.want) {
+				t.Errorf("result = %.300q, want an error containing %q", r.TextOf(), tc.want)
+			}
+			if strings.Contains(r.TextOf(), "fork/exec") {
+				t.Errorf("the exec error leaks: %.300q", r.TextOf())
+			}
+			if _, err := os.Stat(filepath.Join(dir, "made.txt")); err == nil {
+				t.Error("the command ran")
+			}
+		})
 	}
 }
