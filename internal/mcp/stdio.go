@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -21,6 +22,15 @@ import (
 // MaxLineBytes bounds one incoming newline-delimited JSON message; a longer
 // line is answered with an error and skipped, and the session goes on.
 const MaxLineBytes = sdk.DefaultMaxLineLength
+
+// After the input ended, the requests read before the end are answered:
+// EOFGrace is how long tool calls may still finish on their own before
+// they are cancelled (closing stdin cancels every running call), and
+// EOFDrain how long their answers are then waited for.
+const (
+	EOFGrace = 250 * time.Millisecond
+	EOFDrain = 500 * time.Millisecond
+)
 
 // lineTransport is the MCP stdio transport: newline-delimited JSON-RPC
 // messages on a reader and a writer. It replaces the SDK's IOTransport,
@@ -45,6 +55,8 @@ func (t *lineTransport) Connect(context.Context) (sdk.Connection, error) {
 		w:        t.w,
 		incoming: make(chan jsonrpc.Message),
 		closed:   make(chan struct{}),
+		pending:  map[jsonrpc.ID]string{},
+		drained:  make(chan struct{}),
 	}
 	maxLine := t.maxLine
 	if maxLine <= 0 {
@@ -70,6 +82,17 @@ type lineConn struct {
 
 	writeMu sync.Mutex
 	wbuf    []byte
+
+	// pending are the requests delivered and not yet answered, with their
+	// methods; inputEnded is set at the input's end, and drained is closed
+	// once pending is empty after it.
+	pendMu     sync.Mutex
+	pending    map[jsonrpc.ID]string
+	inputEnded bool
+	drained    chan struct{}
+	// eofCancelled are the tool calls the drain cancelled; an error they
+	// answer with says why.
+	eofCancelled map[jsonrpc.ID]bool
 
 	// cancelled are the requests the client cancelled
 	// (notifications/cancelled) whose response has not been written: MCP
@@ -118,8 +141,100 @@ func (c *lineConn) readLoop(maxLine int) {
 		}
 		if err != nil {
 			c.readErr = err
+			c.drainAtEOF()
 			return
 		}
+	}
+}
+
+// drainAtEOF lets the requests read before the input ended be answered
+// before the SDK hears of the end, since from then on it refuses every
+// write: a client that wrote its requests and closed its input (a pipe, a
+// script) still reads the answers. Tool calls still running after EOFGrace
+// are cancelled, as closing stdin cancels every running call, and what
+// they answer within EOFDrain is written.
+func (c *lineConn) drainAtEOF() {
+	c.pendMu.Lock()
+	c.inputEnded = true
+	if len(c.pending) == 0 {
+		close(c.drained)
+	}
+	c.pendMu.Unlock()
+	if c.waitDrained(EOFGrace) {
+		return
+	}
+	c.pendMu.Lock()
+	var calls []jsonrpc.ID
+	for id, method := range c.pending {
+		if method == "tools/call" {
+			calls = append(calls, id)
+			if c.eofCancelled == nil {
+				c.eofCancelled = map[jsonrpc.ID]bool{}
+			}
+			c.eofCancelled[id] = true
+		}
+	}
+	c.pendMu.Unlock()
+	for _, id := range calls {
+		params, err := json.Marshal(map[string]any{"requestId": id.Raw(), "reason": "the client closed its input"})
+		if err != nil {
+			continue
+		}
+		select {
+		case c.incoming <- &jsonrpc.Request{Method: "notifications/cancelled", Params: params}:
+		case <-c.closed:
+			return
+		}
+	}
+	c.waitDrained(EOFDrain)
+}
+
+// waitDrained waits up to d for every pending request to be answered, and
+// reports whether they were (or the connection closed).
+func (c *lineConn) waitDrained(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.drained:
+		return true
+	case <-c.closed:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// codeRequestCancelled is LSP's RequestCancelled, which JSON-RPC reserves
+// for this use; MCP sends no reply to a cancel the client asked for.
+const codeRequestCancelled = -32800
+
+// cancelledAtEOF reports whether the drain cancelled the call id.
+func (c *lineConn) cancelledAtEOF(id jsonrpc.ID) bool {
+	c.pendMu.Lock()
+	defer c.pendMu.Unlock()
+	return c.eofCancelled[id]
+}
+
+// delivered records a request the SDK is given, until it is answered.
+func (c *lineConn) delivered(m jsonrpc.Message) {
+	if r, ok := m.(*jsonrpc.Request); ok && r.ID.IsValid() {
+		c.pendMu.Lock()
+		c.pending[r.ID] = r.Method
+		c.pendMu.Unlock()
+	}
+}
+
+// answered forgets the request r answers; the last answer after the input
+// ended ends the drain.
+func (c *lineConn) answered(r *jsonrpc.Response) {
+	c.pendMu.Lock()
+	defer c.pendMu.Unlock()
+	if _, ok := c.pending[r.ID]; !ok {
+		return
+	}
+	delete(c.pending, r.ID)
+	if c.inputEnded && len(c.pending) == 0 {
+		close(c.drained)
 	}
 }
 
@@ -161,6 +276,7 @@ func (c *lineConn) deliver(line []byte) bool {
 	}
 	for _, m := range msgs {
 		c.noteCancel(m)
+		c.delivered(m)
 		select {
 		case c.incoming <- m:
 		case <-c.closed:
@@ -364,8 +480,13 @@ func (c *lineConn) Write(ctx context.Context, m jsonrpc.Message) error {
 		return err
 	}
 	if r, ok := m.(*jsonrpc.Response); ok {
+		defer c.answered(r)
 		if c.dropCancelled(r) {
 			return nil
+		}
+		if r.Error != nil && c.cancelledAtEOF(r.ID) {
+			r = &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: codeRequestCancelled, Message: "cancelled: the client closed its input while the call was running"}}
+			m = r
 		}
 		if r.Error == nil && len(r.Result) > 0 {
 			// The common case, a result: the SDK marshalled it already, so

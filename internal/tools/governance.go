@@ -242,15 +242,24 @@ func (x *Executor) budget(t *Tool, r *Result) {
 	if total <= limit {
 		return
 	}
+	// The text parts joined, each starting on a line of its own; nothing
+	// added at the end, so the counts and the spill file are the tool's
+	// text byte for byte (a single part).
 	var full strings.Builder
 	for _, c := range r.Content {
-		if c.Type == "text" {
-			full.WriteString(c.Text)
-			full.WriteString("\n")
+		if c.Type != "text" {
+			continue
 		}
+		if full.Len() > 0 && !strings.HasSuffix(full.String(), "\n") {
+			full.WriteByte('\n')
+		}
+		full.WriteString(c.Text)
 	}
 	text := full.String()
 	totalLines := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		totalLines++ // the last line, unterminated
+	}
 	var shown string
 	var from, to int
 	if t.KeepTail {
