@@ -20,11 +20,11 @@ func cmdAudit(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "audit directory (default: $"+audit.EnvDir+", else $XDG_STATE_HOME/agentls/audit, else ~/.local/state/agentls/audit)")
 	asJSON := fs.Bool("json", false, "print the stored JSON lines instead of one readable line per entry")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: agentls audit [--tail N] [--dir D] [--json]\n")
+		fmt.Fprintf(fs.Output(), "usage: agentls audit [--tail N] [--dir D] [--json]\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseSub(fs, args, stdout); done {
+		return code
 	}
 	if fs.NArg() > 0 || *n < 0 {
 		fs.Usage()

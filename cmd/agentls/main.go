@@ -2,7 +2,7 @@
 //
 //	agentls [--root DIR] [--log-file F] [--log-level L]   serve JSON-RPC (LSP framing) on stdin/stdout
 //	agentls --version
-//	agentls tools [--format mcp|openai|anthropic|vscode] [--all]
+//	agentls tools [--format mcp|openai|anthropic|vscode] [--all] [--root DIR]
 //	agentls call TOOL ['JSON-ARGS'] [TOOL ['JSON-ARGS'] ...] [--root DIR]   run calls in one session
 package main
 
@@ -16,9 +16,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/agentls/agentls/internal/extension"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/policy"
 	// Maps the pages the start touches on the second core; its init runs
@@ -65,7 +67,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.SetOutput(w)
 		fmt.Fprintf(w, `usage:
   agentls [flags]                      serve JSON-RPC (LSP framing) on stdin/stdout
-  agentls tools [--format F] [--all]   print the tool list as JSON (F: mcp, openai, anthropic, vscode)
+  agentls tools [--format F] [--all] [--root D]
+                                       print the tool list as JSON (F: mcp, openai, anthropic, vscode)
   agentls call TOOL ['JSON'] [TOOL ['JSON'] ...] [--root D] [--mode M] [--json]
                                        run tool calls in one session and print their text
                                        (the first isError ends the run: exit 1)
@@ -128,6 +131,35 @@ func adoptOrphans(log *slog.Logger) func() {
 	return o.Close
 }
 
+// parseSub parses a subcommand's flags. -h or --help prints its usage on
+// stdout and the command succeeds (as agentls --help does); a bad flag is
+// reported with the usage on stderr. done says the command is over, with
+// exit code code.
+func parseSub(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
+	usage := fs.Usage
+	if usage == nil {
+		usage = func() {
+			fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+			fs.PrintDefaults()
+		}
+	}
+	fs.Usage = func() {} // printed below, where it goes depends on why
+	err := fs.Parse(args)
+	fs.Usage = usage
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		out := fs.Output()
+		fs.SetOutput(stdout)
+		usage()
+		fs.SetOutput(out)
+		return 0, true
+	case err != nil:
+		usage()
+		return 2, true
+	}
+	return 0, false
+}
+
 func newLogger(g globalFlags, stderr io.Writer) (*slog.Logger, *slog.LevelVar, func(), error) {
 	lv := new(slog.LevelVar)
 	if err := lv.UnmarshalText([]byte(g.logLevel)); err != nil {
@@ -167,7 +199,13 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "mcp", "mcp, openai, anthropic or vscode")
 	all := fs.Bool("all", false, "include deferred tools")
 	limits := fs.Bool("limits", false, "print the default limits (a limits setting) instead")
-	if err := fs.Parse(args); err != nil {
+	var roots multiFlag
+	fs.Var(&roots, "root", "workspace folder whose .agentls/tools definitions are listed too (repeatable; default: the working directory)")
+	if code, done := parseSub(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "agentls tools: unexpected argument %q (the format is given as --format %s)\n", fs.Arg(0), fs.Arg(0))
 		return 2
 	}
 	enc := json.NewEncoder(stdout)
@@ -181,8 +219,32 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	reg := tools.NewRegistry()
-	reg.MustRegister(tools.Builtins(tools.DefaultLimits())...)
+	builtins := tools.Builtins(tools.DefaultLimits())
+	reg.MustRegister(builtins...)
 	reg.MustRegister(tools.NewToolSearch(reg))
+	// Extension tools, as a session in those folders would have them
+	// (upstream MCP servers' tools need their servers: a session lists them).
+	if len(roots) == 0 {
+		roots = multiFlag{"."}
+	}
+	var dirs []string
+	for _, r := range roots {
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			fmt.Fprintln(stderr, "agentls tools: --root:", err)
+			return 2
+		}
+		dirs = append(dirs, abs)
+	}
+	reserved := []string{"bash", tools.ToolSearchName}
+	for _, t := range builtins {
+		reserved = append(reserved, t.Name)
+	}
+	exts, problems := extension.Load(extension.DefaultDirs(dirs), reserved, tools.RunExtensionCommand)
+	for _, p := range problems {
+		fmt.Fprintln(stderr, "agentls tools: skipped", p)
+	}
+	reg.MustRegister(exts...)
 	out, err := tools.Describe(reg.List(*all), *format, reg)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentls tools:", err)
@@ -204,8 +266,8 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	mode := fs.String("mode", "", "permission mode for this call: default, acceptEdits, readOnly, bypass (default: from the settings files, else default; what would ask is approved by running the command)")
 	var pos []string
 	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return 2
+		if code, done := parseSub(fs, args, stdout); done {
+			return code
 		}
 		args = fs.Args()
 		if len(args) > 0 {

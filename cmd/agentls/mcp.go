@@ -26,8 +26,8 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 	fs := flag.NewFlagSet("agentls mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	g.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseSub(fs, args, stdout); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "agentls mcp: unexpected argument %q\n", fs.Arg(0))
