@@ -97,7 +97,7 @@ func New(opts Options) *Server {
 	s := &Server{log: log, open: opts.Open, opened: make(chan struct{}), listed: map[string]*tools.Tool{}, listedGen: -1}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: ServerName, Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: opts.Instructions,
-		Logger:       log,
+		Logger:       slog.New(quietCancel{log.Handler()}),
 		InitializedHandler: func(ctx context.Context, r *sdk.InitializedRequest) {
 			s.startOpen()
 			s.syncRoots(r.Session, false)
@@ -545,4 +545,26 @@ func writeCloser(w io.Writer) io.WriteCloser {
 		return wc
 	}
 	return nopWriteCloser{w}
+}
+
+// quietCancel lowers the SDK's "server run cancelled" record from error to
+// debug: it is how a SIGTERM, or the end of a test, ends the server.
+type quietCancel struct{ slog.Handler }
+
+func (h quietCancel) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelError && r.Message == "server run cancelled" {
+		r.Level = slog.LevelDebug
+		if !h.Handler.Enabled(ctx, r.Level) {
+			return nil
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h quietCancel) WithAttrs(as []slog.Attr) slog.Handler {
+	return quietCancel{h.Handler.WithAttrs(as)}
+}
+
+func (h quietCancel) WithGroup(name string) slog.Handler {
+	return quietCancel{h.Handler.WithGroup(name)}
 }

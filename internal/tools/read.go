@@ -308,7 +308,7 @@ func formatLines(display, text string, offset, limit int, notes []string, l Limi
 	case end < total && limit > 0 && end-offset+1 >= limit:
 		out += fmt.Sprintf("[Showing lines %d-%d of %d. Use offset=%d to continue.]", offset, end, total, end+1)
 	case end < total:
-		out += fmt.Sprintf("[Showing lines %d-%d of %d (at most %d lines per call). Use offset=%d to continue.]", offset, end, total, l.ReadLines, end+1)
+		out += fmt.Sprintf("[Showing lines %d-%d of %d (at most %s per call). Use offset=%d to continue.]", offset, end, total, plural(l.ReadLines, "line"), end+1)
 	}
 	if cutLines > 0 {
 		out = strings.TrimRight(out, "\n") + fmt.Sprintf("\n[%d line(s) longer than %d characters were cut.]", cutLines, l.ReadLineChars)
