@@ -36,7 +36,7 @@ func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decisi
 	if p.fresh != nil {
 		p.fresh()
 	}
-	req := p.request(pr)
+	req, refused := p.request(pr)
 	// Allow and deny are final without asking: return the verdict the gate
 	// would return, without evaluating the rules a second time in it.
 	switch v := p.gate.Config.Evaluate(req); v.Decision {
@@ -44,6 +44,12 @@ func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decisi
 		return tools.Decision{Allow: true, Reason: v.Reason, Rule: v.Rule}
 	case policy.Deny:
 		return tools.Decision{Reason: v.Reason, Rule: v.Rule}
+	}
+	if refused != nil {
+		// Nothing to approve: the tool would refuse the path anyway (it
+		// climbs out, resolves outside, runs through a file), so the
+		// model gets that reason instead of the user a question.
+		return tools.Decision{Reason: refused.Error(), Rule: "path"}
 	}
 	cr := policy.ConfirmRequest{CallID: pr.Call.ID, Tool: pr.Tool.Name, Arguments: pr.Args}
 	cr.Preview = p.preview(pr, req)
@@ -67,8 +73,10 @@ func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decisi
 // pathTools name the argument holding the path they touch.
 var pathTools = map[string]string{"read": "path", "edit": "path", "write": "path", "ls": "path", "grep": "path", "find": "path"}
 
-func (p *permission) request(pr *tools.Prepared) policy.Request {
-	req := policy.Request{
+// request describes pr to the policy; refused is the path error of a core
+// file tool whose path cannot be resolved (the tool refuses it).
+func (p *permission) request(pr *tools.Prepared) (req policy.Request, refused error) {
+	req = policy.Request{
 		Tool: pr.Tool.Name, Source: pr.Tool.Source,
 		ReadOnly: pr.Labels.ReadOnly, Destructive: pr.Labels.Destructive,
 		InWorkspace: true,
@@ -85,14 +93,14 @@ func (p *permission) request(pr *tools.Prepared) policy.Request {
 		}})
 		req.Shell = &a
 		req.ReadOnly, req.Destructive = a.ReadOnly, a.Destructive
-		return req
+		return req, nil
 	}
 	if pr.Tool.Source != "core" {
-		return req
+		return req, nil
 	}
 	arg, ok := pathTools[pr.Tool.Name]
 	if !ok {
-		return req
+		return req, nil
 	}
 	in, _ := pr.Args[arg].(string)
 	if in == "" {
@@ -102,13 +110,13 @@ func (p *permission) request(pr *tools.Prepared) policy.Request {
 	if err != nil {
 		// The tool refuses the path itself with the reason.
 		req.InWorkspace = false
-		return req
+		return req, err
 	}
 	if rp.Folder.ReadOnly {
 		req.InWorkspace = false
 	}
 	req.Paths = []policy.PathRef{{Rel: rp.Rel, Abs: rp.OS()}}
-	return req
+	return req, nil
 }
 
 func (p *permission) cwd(pr *tools.Prepared) string {
