@@ -132,25 +132,8 @@ func (r *a11bRaw) readLoop(stdout io.Reader) {
 	br := bufio.NewReader(stdout)
 	nth := map[string]int{}
 	for seq := 0; ; seq++ {
-		n := -1
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				return
-			}
-			line = strings.TrimRight(line, "\r\n")
-			if line == "" {
-				break
-			}
-			if v, ok := strings.CutPrefix(line, "Content-Length:"); ok {
-				n, _ = strconv.Atoi(strings.TrimSpace(v))
-			}
-		}
-		if n < 0 {
-			return
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(br, body); err != nil {
+		body, err := readFrame(br)
+		if err != nil {
 			return
 		}
 		var f a11bFrame

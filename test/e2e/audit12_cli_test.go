@@ -47,22 +47,6 @@ func a12cRepoRoot(t *testing.T) string {
 	return root
 }
 
-// a12cWorkspace writes files (path → content) into a fresh directory.
-func a12cWorkspace(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 type a12cResult struct {
 	stdout, stderr string
 	code           int
@@ -498,7 +482,7 @@ func TestAudit12CLIReadmeBuildAndRun(t *testing.T) {
 		if len(serve) != 3 || serve[0] != "./agentls" || serve[1] != "--root" {
 			t.Fatalf("README serve line %q, want ./agentls --root DIR", serve)
 		}
-		ws := a12cWorkspace(t, map[string]string{"a12c-marker.txt": "x\n"})
+		ws := newWorkspace(t, map[string]string{"a12c-marker.txt": "x\n"})
 		p := a12cStart(t, true, root, nil, serve[1], ws)
 		res := p.call("initialize", a12cInitParams("", nil))
 		if si, _ := res["serverInfo"].(map[string]any); si["name"] != "agentls" {
@@ -650,7 +634,7 @@ func TestAudit12CLIBadInvocation(t *testing.T) {
 // clear error naming it: at start for call and mcp, at initialize (which
 // has no folders of its own) in server mode, whose client may name others.
 func TestAudit12CLIRootNotADirectory(t *testing.T) {
-	ws := a12cWorkspace(t, map[string]string{"file.txt": "x\n"})
+	ws := newWorkspace(t, map[string]string{"file.txt": "x\n"})
 	bad := map[string]string{
 		"missing": filepath.Join(ws, "no-such-dir"),
 		"file":    filepath.Join(ws, "file.txt"),
@@ -866,7 +850,7 @@ func TestAudit12CLIToolsMatchServer(t *testing.T) {
 // (docs/tools.md) is one a session has (tool_search finds it), so `tools
 // --all` lists it with _meta.deferred and plain `tools` does not.
 func TestAudit12CLIToolsAllListsDeferred(t *testing.T) {
-	cfg := a12cWorkspace(t, map[string]string{
+	cfg := newWorkspace(t, map[string]string{
 		"agentls/tools/a12c_probe.json": `{"name": "a12c_probe", "description": "Probe tool of the CLI audit.", "inputSchema": {"type": "object", "properties": {}}, "command": "echo probe", "readOnly": true, "deferred": true}`,
 	})
 	env := []string{"XDG_CONFIG_HOME=" + cfg}
@@ -923,7 +907,7 @@ func TestAudit12CLIToolsLimits(t *testing.T) {
 // TestAudit12CLICallForms: each documented form of `agentls call`, its
 // output and exit codes (0 success, 1 for an isError result).
 func TestAudit12CLICallForms(t *testing.T) {
-	ws := a12cWorkspace(t, map[string]string{"f.txt": "alpha\nbeta\ngamma\n", "sub/g.txt": "x\n"})
+	ws := newWorkspace(t, map[string]string{"f.txt": "alpha\nbeta\ngamma\n", "sub/g.txt": "x\n"})
 	cases := []struct {
 		name     string
 		args     []string
@@ -994,7 +978,7 @@ func TestAudit12CLICallForms(t *testing.T) {
 // TestAudit12CLICallSession: calls of one invocation share read stamps;
 // separate invocations are fresh sessions.
 func TestAudit12CLICallSession(t *testing.T) {
-	ws := a12cWorkspace(t, map[string]string{"f.txt": "one\ntwo\n"})
+	ws := newWorkspace(t, map[string]string{"f.txt": "one\ntwo\n"})
 	edit := `{"path": "f.txt", "edits": [{"oldText": "two", "newText": "TWO"}]}`
 	r := a12cRun(t, ws, nil, "call", "edit", edit, "--root", ws)
 	if b, _ := os.ReadFile(filepath.Join(ws, "f.txt")); r.code != 1 || string(b) != "one\ntwo\n" {
@@ -1011,7 +995,7 @@ func TestAudit12CLICallSession(t *testing.T) {
 // but deny rules and --mode readOnly still apply; secrets are masked; the
 // settings files' limits apply (docs/protocol.md).
 func TestAudit12CLICallGovernance(t *testing.T) {
-	ws := a12cWorkspace(t, map[string]string{
+	ws := newWorkspace(t, map[string]string{
 		"f.txt":       "a\nb\nc\n",
 		"cfg.txt":     "API_KEY=" + a12cSecret + "\n",
 		"private.txt": "p\n",
@@ -1056,7 +1040,7 @@ func TestAudit12CLICallGovernance(t *testing.T) {
 		}
 	})
 	t.Run("user settings via XDG_CONFIG_HOME", func(t *testing.T) {
-		cfg := a12cWorkspace(t, map[string]string{"agentls/settings.json": `{"permissions": {"deny": ["Read(**/f.txt)"]}}`})
+		cfg := newWorkspace(t, map[string]string{"agentls/settings.json": `{"permissions": {"deny": ["Read(**/f.txt)"]}}`})
 		r := a12cRun(t, ws, []string{"XDG_CONFIG_HOME=" + cfg}, "call", "read", `{"path": "f.txt"}`, "--root", ws)
 		if r.code != 1 || !strings.Contains(r.stdout, "denied") {
 			t.Errorf("user deny rule ignored: code %d stdout %q", r.code, r.stdout)
@@ -1074,7 +1058,7 @@ var a12cMCPInit = map[string]any{
 // TestAudit12CLIMCP: `agentls mcp` answers newline-delimited JSON with
 // JSON lines only, masks secrets, and ends on EOF.
 func TestAudit12CLIMCP(t *testing.T) {
-	ws := a12cWorkspace(t, map[string]string{"cfg.txt": "API_KEY=" + a12cSecret + "\n"})
+	ws := newWorkspace(t, map[string]string{"cfg.txt": "API_KEY=" + a12cSecret + "\n"})
 	p := a12cStart(t, false, ws, nil, "mcp", "--root", ws, "--log-level", "debug")
 	res := p.call("initialize", a12cMCPInit)
 	if si, _ := res["serverInfo"].(map[string]any); si["name"] != "agentls" || si["version"] != a12cServerVersion(t) {
@@ -1131,7 +1115,7 @@ func TestAudit12CLIMCPPipedRequest(t *testing.T) {
 
 // a12cBadSettingsWS is a workspace whose settings file makes agentls log.
 func a12cBadSettingsWS(t *testing.T) string {
-	return a12cWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions": {"deny": ["Read(("]}}`, "f.txt": "x\n"})
+	return newWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions": {"deny": ["Read(("]}}`, "f.txt": "x\n"})
 }
 
 // a12cSession runs initialize, a bash call, shutdown and exit, then reads
@@ -1306,7 +1290,7 @@ func TestAudit12CLIServeEnding(t *testing.T) {
 // TestAudit12CLIEnvGrepBackend: AGENTLS_GREP_BACKEND=go forces the Go
 // searcher with the same output (docs/tools.md).
 func TestAudit12CLIEnvGrepBackend(t *testing.T) {
-	ws := a12cWorkspace(t, map[string]string{"a.go": "package a\nfunc Foo() {}\n", "b/c.go": "package b\n// Foo again\n", ".gitignore": "ign/\n", "ign/x.go": "Foo\n"})
+	ws := newWorkspace(t, map[string]string{"a.go": "package a\nfunc Foo() {}\n", "b/c.go": "package b\n// Foo again\n", ".gitignore": "ign/\n", "ign/x.go": "Foo\n"})
 	run := func(env []string) map[string]any {
 		r := a12cRun(t, ws, env, "call", "grep", `{"pattern": "Foo", "context": 1}`, "--json", "--root", ws)
 		var res map[string]any
@@ -1331,7 +1315,7 @@ func TestAudit12CLIEnvGrepBackend(t *testing.T) {
 // call with the documented fields, secrets masked; `agentls audit --tail
 // 20` (README) prints it; without it, $XDG_STATE_HOME/agentls/audit.
 func TestAudit12CLIEnvAuditDir(t *testing.T) {
-	ws := a12cWorkspace(t, map[string]string{"f.txt": "x\n"})
+	ws := newWorkspace(t, map[string]string{"f.txt": "x\n"})
 	dir := t.TempDir()
 	env := []string{"AGENTLS_AUDIT_DIR=" + dir}
 	r := a12cRun(t, ws, env, "call", "read", `{"path": "f.txt"}`, "bash", `{"command": "echo `+a12cSecret+` >/dev/null"}`, "--root", ws)
