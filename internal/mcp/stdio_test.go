@@ -358,3 +358,60 @@ func TestLineConnGivesCodelessErrorsACode(t *testing.T) {
 		t.Fatalf("reply = %+v", w)
 	}
 }
+
+// At the end of the input the SDK refuses every write, so the transport
+// holds the end back until the requests read before it are answered; a
+// tool call still running after EOFGrace is cancelled and its error says
+// why.
+func TestLineConnAnswersWhatWasReadBeforeEOF(t *testing.T) {
+	t.Run("answered request", func(t *testing.T) {
+		c, in, out := pipeConn(t, 0)
+		go func() {
+			io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize"}`+"\n")
+			in.Close()
+		}()
+		req := readMsg(t, c).(*jsonrpc.Request)
+		eof := make(chan error, 1)
+		go func() { _, err := c.Read(context.Background()); eof <- err }()
+		select {
+		case err := <-eof:
+			t.Fatalf("Read returned %v before the request read ahead of the end was answered", err)
+		case <-time.After(EOFGrace / 2):
+		}
+		go out.ReadString('\n')
+		if err := c.Write(context.Background(), &jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{}`)}); err != nil {
+			t.Fatalf("Write after the input ended: %v", err)
+		}
+		select {
+		case err := <-eof:
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("Read after the answer: %v", err)
+			}
+		case <-time.After(EOFDrain / 2): // unanswered, it would be held EOFGrace+EOFDrain
+			t.Fatal("the end was held back after every request was answered")
+		}
+	})
+	t.Run("tool call cancelled", func(t *testing.T) {
+		c, in, out := pipeConn(t, 0)
+		go func() {
+			io.WriteString(in, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash"}}`+"\n")
+			in.Close()
+		}()
+		call := readMsg(t, c).(*jsonrpc.Request)
+		start := time.Now()
+		cancel := readMsg(t, c).(*jsonrpc.Request)
+		if cancel.Method != "notifications/cancelled" || !strings.Contains(string(cancel.Params), `"requestId":7`) {
+			t.Fatalf("after the end: %s %s, want notifications/cancelled for 7", cancel.Method, cancel.Params)
+		}
+		if d := time.Since(start); d < EOFGrace/2 {
+			t.Errorf("cancelled after %v, want the call given EOFGrace (%v) first", d, EOFGrace)
+		}
+		go c.Write(context.Background(), &jsonrpc.Response{ID: call.ID, Error: errors.New("context canceled")})
+		if r := readReply(t, out); r.Error.Code != codeRequestCancelled || !strings.Contains(r.Error.Message, "closed its input") {
+			t.Errorf("reply %+v, want -32800 saying the client closed its input", r)
+		}
+		if _, err := c.Read(context.Background()); !errors.Is(err, io.EOF) {
+			t.Fatalf("Read after the drain: %v", err)
+		}
+	})
+}
