@@ -1515,8 +1515,14 @@ func TestAudit11BatchCancelledAfterSideEffect(t *testing.T) {
 				params = map[string]any{"calls": []any{call}}
 			}
 			r.request(i+1, c.method, params)
-			if !a11bEventually(a11bWait, func() bool { return a11bProcs(c.marker) > 0 }) {
-				t.Fatal("the command never started")
+			// The file is written and the command still runs: the cancel
+			// comes after the change (the shell's command line holds the
+			// marker before it has run anything).
+			if !a11bEventually(a11bWait, func() bool {
+				_, made := r.file(made)
+				return made && a11bProcs(c.marker) > 0
+			}) {
+				t.Fatal("the command never got to its sleep")
 			}
 			r.cancel(i + 1)
 			f, ok := r.reply(i+1, a11bWait)
