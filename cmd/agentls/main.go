@@ -324,7 +324,8 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 				if i > 0 {
 					fmt.Fprintln(stdout)
 				}
-				fmt.Fprintf(stdout, "== %s %s\n", req.Name, req.Arguments)
+				// The arguments are echoed masked, as everything printed is.
+				fmt.Fprintf(stdout, "== %s %s\n", req.Name, sess.Executor.MaskText(string(req.Arguments)))
 			}
 			printResult(stdout, res)
 		}

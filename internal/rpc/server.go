@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -66,6 +67,10 @@ type Server struct {
 	calls sync.WaitGroup // running tool calls (they may outlive an early -32800 reply)
 	exit  chan int
 	log   *slog.Logger
+	// masker is the session's secret masker, once there is a session:
+	// window/logMessage texts pass it (a setting or a path may hold a
+	// token). Atomic, as logMessage may run under mu.
+	masker atomic.Pointer[tools.Executor]
 }
 
 type clientCaps struct {
@@ -303,6 +308,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "cannot open the workspace: %v", err)
 	}
 	sess.Registry.OnChange(func() { s.conn.Notify(s.base, "tools/listChanged", map[string]any{}) })
+	s.masker.Store(sess.Executor)
 	s.mu.Lock()
 	s.sess, s.docs, s.caps, s.settings, s.state = sess, docs, caps, settings, stateInitialized
 	s.mu.Unlock()
@@ -556,6 +562,9 @@ func (n *notifier) Details(d map[string]any) {
 
 // logMessage sends window/logMessage (type: 1 error, 2 warning, 3 info, 4 log).
 func (s *Server) logMessage(typ int, msg string) {
+	if x := s.masker.Load(); x != nil {
+		msg = x.MaskText(msg)
+	}
 	if err := s.conn.Notify(s.base, "window/logMessage", map[string]any{"type": typ, "message": msg}); err != nil && !errors.Is(err, context.Canceled) {
 		s.log.Debug("logMessage failed", "err", err)
 	}

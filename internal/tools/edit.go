@@ -239,6 +239,12 @@ func unifiedDiff(kind string, p ops.Path, old, new []byte) string {
 // permission step shows the same as a tools/confirm preview).
 func ChangeDetails(kind string, p ops.Path, old, new []byte) map[string]any {
 	edits := textedit.TextEdits(old, new)
+	diff := unifiedDiff(kind, p, old, new)
+	if keys, ok := changeKeyRanges(old, new); ok {
+		// The masker sees a key whole only when its BEGIN line is in the
+		// same string; these lines are masked by where they are.
+		diff, edits = keys.diff(diff), keys.edits(edits)
+	}
 	list := make([]any, len(edits))
 	for i, e := range edits {
 		list[i] = map[string]any{
@@ -253,7 +259,7 @@ func ChangeDetails(kind string, p ops.Path, old, new []byte) map[string]any {
 		"kind":             kind,
 		"uri":              pathURI(p.OS()),
 		"path":             p.Display(),
-		"unifiedDiff":      unifiedDiff(kind, p, old, new),
+		"unifiedDiff":      diff,
 		"edits":            list,
 		"firstChangedLine": textedit.FirstChangedLine(old, new),
 		// PROTOCOL.md's details of edit and write carry it; a write

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/secrets"
+	"github.com/agentls/agentls/internal/textedit"
 )
 
 // Tools that show files line by line split a PEM private key across
@@ -66,6 +68,28 @@ func keyish(s string) bool {
 	return true
 }
 
+// keyTail reports whether a line shorter than minKeyishLen could be the
+// last line of a key body: base64 only, with padding, a digit, + or /
+// (which a word alone on a line rarely has). It only decides whether the
+// file is read; the file's key blocks decide what is masked.
+func keyTail(s string) bool {
+	s = strings.TrimSuffix(s, "\r")
+	if len(s) < 4 || len(s) >= minKeyishLen {
+		return false
+	}
+	marked := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z':
+		case '0' <= c && c <= '9', c == '+', c == '/', c == '=':
+			marked = true
+		default:
+			return false
+		}
+	}
+	return marked
+}
+
 // maskGrepKeyLines masks grep output lines that fall inside a private key
 // block of their file. Only files with base64-looking output lines are read.
 func maskGrepKeyLines(fsys ops.FS, text string) (string, int) {
@@ -74,7 +98,7 @@ func maskGrepKeyLines(fsys ops.FS, text string) (string, int) {
 	n := 0
 	for i, l := range lines {
 		m := grepLine().FindStringSubmatch(l)
-		if m == nil || m[2] != m[4] || !keyish(m[5]) {
+		if m == nil || m[2] != m[4] || !keyish(m[5]) && !keyTail(m[5]) {
 			continue
 		}
 		file := m[1]
@@ -100,4 +124,101 @@ func maskGrepKeyLines(fsys ops.FS, text string) (string, int) {
 		return text, 0
 	}
 	return strings.Join(lines, "\n"), n
+}
+
+// keyRanges holds the private key body lines of a change's old and new
+// text (1-based, inclusive), for masking its diff and TextEdits: a hunk
+// that starts inside a key has no BEGIN line for the masker to see.
+type keyRanges struct{ old, new [][2]int }
+
+func changeKeyRanges(old, new []byte) (keyRanges, bool) {
+	k := keyRanges{secrets.PrivateKeyLines(old), secrets.PrivateKeyLines(new)}
+	return k, len(k.old)+len(k.new) > 0
+}
+
+func inRanges(rs [][2]int, line int) bool {
+	for _, r := range rs {
+		if r[0] <= line && line <= r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// maskLine replaces a line's text with the key mask, keeping its prefix
+// (a diff's " ", "-", "+") and a final "\r".
+func maskLine(prefix, line string) string {
+	if strings.HasSuffix(line, "\r") {
+		return prefix + keyLineMask + "\r"
+	}
+	return prefix + keyLineMask
+}
+
+// diff masks the lines of a unified diff that lie in a key body: context
+// and removed lines by their old line numbers, added lines by their new.
+func (k keyRanges) diff(diff string) string {
+	lines := strings.Split(diff, "\n")
+	oldLine, newLine, inHunk := 0, 0, false
+	for i, l := range lines {
+		if strings.HasPrefix(l, "@@ ") {
+			var o, n int
+			if _, err := fmt.Sscanf(hunkStarts(l), "-%d +%d", &o, &n); err == nil {
+				oldLine, newLine, inHunk = o, n, true
+			}
+			continue
+		}
+		if !inHunk || l == "" {
+			continue
+		}
+		switch l[0] {
+		case ' ':
+			if inRanges(k.old, oldLine) {
+				lines[i] = maskLine(" ", l[1:])
+			}
+			oldLine++
+			newLine++
+		case '-':
+			if inRanges(k.old, oldLine) {
+				lines[i] = maskLine("-", l[1:])
+			}
+			oldLine++
+		case '+':
+			if inRanges(k.new, newLine) {
+				lines[i] = maskLine("+", l[1:])
+			}
+			newLine++
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// hunkStarts turns "@@ -3,4 +3,5 @@ ..." into "-3 +3".
+func hunkStarts(header string) string {
+	f := strings.Fields(header)
+	if len(f) < 3 {
+		return ""
+	}
+	o, _, _ := strings.Cut(f[1], ",")
+	n, _, _ := strings.Cut(f[2], ",")
+	return o + " " + n
+}
+
+// edits masks the lines of each TextEdit's newText that land in a key body
+// of the new text (edits are in order; each shifts the lines after it).
+func (k keyRanges) edits(edits []textedit.TextEdit) []textedit.TextEdit {
+	shift := 0
+	out := make([]textedit.TextEdit, len(edits))
+	for i, e := range edits {
+		out[i] = e
+		first := e.Range.Start.Line + shift + 1 // 1-based line of the new text where NewText starts
+		parts := strings.Split(e.NewText, "\n")
+		for j := range parts {
+			if inRanges(k.new, first+j) && parts[j] != "" {
+				parts[j] = maskLine("", parts[j])
+			}
+		}
+		out[i].NewText = strings.Join(parts, "\n")
+		shift += strings.Count(e.NewText, "\n") - (e.Range.End.Line - e.Range.Start.Line)
+	}
+	return out
 }
