@@ -80,9 +80,19 @@ func (c *collector) prune() {
 const noticeReserve = 512
 
 // render turns collected files into the model text. limitHit is set when
-// the backend dropped matches beyond the first q.Limit+1.
+// the backend dropped matches beyond the first q.Limit+1. Output that fits
+// in q.MaxBytes, notice included, is shown whole; a cut one keeps
+// noticeReserve bytes free for its notice.
 func render(files []fileHits, q Query, shownPath string, limitHit bool) Result {
 	q = q.withDefaults()
+	if r := renderWithin(files, q, shownPath, limitHit, q.MaxBytes); !r.BytesCut && len(r.Text) <= q.MaxBytes {
+		return r
+	}
+	return renderWithin(files, q, shownPath, limitHit, q.MaxBytes-noticeReserve)
+}
+
+// renderWithin renders lines while they fit in budget bytes.
+func renderWithin(files []fileHits, q Query, shownPath string, limitHit bool, budget int) Result {
 	slices.SortFunc(files, func(a, b fileHits) int { return strings.Compare(a.path, b.path) })
 	total := 0
 	for _, f := range files {
@@ -99,7 +109,6 @@ func render(files []fileHits, q Query, shownPath string, limitHit bool) Result {
 		lastMatch = -1 // file index of the last match shown
 	)
 	res.LimitHit = limitHit || total > q.Limit
-	budget := q.MaxBytes - noticeReserve
 files:
 	for fi := range files {
 		f := &files[fi]
@@ -142,7 +151,7 @@ files:
 	}
 	switch {
 	case res.BytesCut:
-		fmt.Fprintf(&b, "[Output cut at %d bytes after %d matches (last shown %s:%d). Narrow the pattern, add path/glob", q.MaxBytes, res.Matches, lastPath, lastLine)
+		fmt.Fprintf(&b, "[Output cut to fit the limit of %d bytes after %d matches (last shown %s:%d). Narrow the pattern, add path/glob", q.MaxBytes, res.Matches, lastPath, lastLine)
 		if q.Context > 0 {
 			b.WriteString(", lower context")
 		}

@@ -240,7 +240,7 @@ func TestSearchBackendsAgree(t *testing.T) {
 				texts[name] = res.Text
 				if tc.bytesCut {
 					tail := res.Text[strings.LastIndex(res.Text[:len(res.Text)-1], "\n")+1:]
-					if want := "[Output cut at 51200 bytes after 93 matches (last shown wide/w.txt:93). Narrow the pattern, add path/glob to see the rest; to read on in wide/w.txt from there: read {\"path\": \"wide/w.txt\", \"offset\": 94}.]\n"; tail != want {
+					if want := "[Output cut to fit the limit of 51200 bytes after 93 matches (last shown wide/w.txt:93). Narrow the pattern, add path/glob to see the rest; to read on in wide/w.txt from there: read {\"path\": \"wide/w.txt\", \"offset\": 94}.]\n"; tail != want {
 						t.Errorf("%s: notice %q, want %q", name, tail, want)
 					}
 				}
