@@ -62,10 +62,31 @@ func runToolSearch(reg *Registry, in toolSearchInput) Result {
 		limit = ToolSearchDefaultLimit
 	}
 	limit = min(limit, ToolSearchMaxLimit)
-	var deferred []*Tool
+	if strings.TrimSpace(in.Query) == "" {
+		return Errorf("`query` is empty: give a few words for what the tool should do (e.g. \"read text file\", \"create issue\").")
+	}
+	// The query is echoed cut: a long one would fill the answer.
+	shown := truncateRunes(in.Query, toolSearchEcho)
+	var deferred, enabled []*Tool
 	for _, t := range reg.List(true) {
-		if !reg.IsActive(t.Name) {
+		switch {
+		case !reg.IsActive(t.Name):
 			deferred = append(deferred, t)
+		case t.Deferred:
+			enabled = append(enabled, t)
+		}
+	}
+	// A search that matches tools enabled by an earlier search says so,
+	// rather than that nothing matches.
+	if len(deferred) == 0 || len(toolsearch.Rank(in.Query, searchDocs(deferred), 1)) == 0 {
+		if hits := toolsearch.Rank(in.Query, searchDocs(enabled), limit); len(hits) > 0 {
+			names := make([]string, len(hits))
+			for i, h := range hits {
+				names[i] = enabled[h.Index].Name
+			}
+			r := Text(fmt.Sprintf("Already in your tool list (enabled by an earlier search or call) and matching %q: %s. Call them by name.", shown, strings.Join(names, ", ")))
+			r.setDetail("activated", []string{})
+			return r
 		}
 	}
 	if len(deferred) == 0 {
@@ -73,11 +94,7 @@ func runToolSearch(reg *Registry, in toolSearchInput) Result {
 		r.setDetail("activated", []string{})
 		return r
 	}
-	docs := make([]toolsearch.Doc, len(deferred))
-	for i, t := range deferred {
-		docs[i] = toolsearch.Doc{Name: t.Name, Description: t.Description, Params: paramTexts(t.Schema)}
-	}
-	hits := toolsearch.Rank(in.Query, docs, limit)
+	hits := toolsearch.Rank(in.Query, searchDocs(deferred), limit)
 	if len(hits) == 0 {
 		names := make([]string, 0, min(len(deferred), ToolSearchListedNames))
 		for _, t := range deferred[:min(len(deferred), ToolSearchListedNames)] {
@@ -87,12 +104,12 @@ func runToolSearch(reg *Registry, in toolSearchInput) Result {
 		if n := len(deferred) - len(names); n > 0 {
 			more = fmt.Sprintf(" and %d more", n)
 		}
-		r := Errorf("No deferred tool matches %q. Deferred tools: %s%s. Search again with other words, or call one of these by name.", in.Query, strings.Join(names, ", "), more)
+		r := Errorf("No deferred tool matches %q. Deferred tools: %s%s. Search again with other words, or call one of these by name.", shown, strings.Join(names, ", "), more)
 		r.setDetail("activated", []string{})
 		return r
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d tool(s) match %q, best first. They are now enabled: call them by name.\n", len(hits), in.Query)
+	fmt.Fprintf(&b, "%d tool(s) match %q, best first. They are now enabled: call them by name.\n", len(hits), shown)
 	names := make([]string, len(hits))
 	matches := make([]map[string]any, len(hits))
 	for i, h := range hits {
@@ -110,6 +127,18 @@ func runToolSearch(reg *Registry, in toolSearchInput) Result {
 	r.setDetail("activated", names)
 	r.setDetail("matches", matches)
 	return r
+}
+
+// toolSearchEcho is how many characters of the query an answer repeats.
+const toolSearchEcho = 100
+
+// searchDocs is the search index of ts.
+func searchDocs(ts []*Tool) []toolsearch.Doc {
+	docs := make([]toolsearch.Doc, len(ts))
+	for i, t := range ts {
+		docs[i] = toolsearch.Doc{Name: t.Name, Description: t.Description, Params: paramTexts(t.Schema)}
+	}
+	return docs
 }
 
 // paramTexts renders a schema's top-level properties as "name: description",
