@@ -76,9 +76,10 @@ func runToolSearch(reg *Registry, in toolSearchInput) Result {
 			enabled = append(enabled, t)
 		}
 	}
+	hits := toolsearch.Rank(in.Query, searchDocs(deferred), limit)
 	// A search that matches tools enabled by an earlier search says so,
 	// rather than that nothing matches.
-	if len(deferred) == 0 || len(toolsearch.Rank(in.Query, searchDocs(deferred), 1)) == 0 {
+	if len(hits) == 0 {
 		if hits := toolsearch.Rank(in.Query, searchDocs(enabled), limit); len(hits) > 0 {
 			names := make([]string, len(hits))
 			for i, h := range hits {
@@ -94,7 +95,6 @@ func runToolSearch(reg *Registry, in toolSearchInput) Result {
 		r.setDetail("activated", []string{})
 		return r
 	}
-	hits := toolsearch.Rank(in.Query, searchDocs(deferred), limit)
 	if len(hits) == 0 {
 		names := make([]string, 0, min(len(deferred), ToolSearchListedNames))
 		for _, t := range deferred[:min(len(deferred), ToolSearchListedNames)] {
