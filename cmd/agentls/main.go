@@ -219,8 +219,7 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	reg := tools.NewRegistry()
-	builtins := tools.Builtins(tools.DefaultLimits())
-	reg.MustRegister(builtins...)
+	reg.MustRegister(tools.Builtins(tools.DefaultLimits())...)
 	reg.MustRegister(tools.NewToolSearch(reg))
 	// Extension tools, as a session in those folders would have them
 	// (upstream MCP servers' tools need their servers: a session lists them).
@@ -236,11 +235,7 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 		}
 		dirs = append(dirs, abs)
 	}
-	reserved := []string{"bash", tools.ToolSearchName}
-	for _, t := range builtins {
-		reserved = append(reserved, t.Name)
-	}
-	exts, problems := extension.Load(extension.DefaultDirs(dirs), reserved, tools.RunExtensionCommand)
+	exts, problems := extension.Load(extension.DefaultDirs(dirs), tools.ReservedNames(reg), tools.RunExtensionCommand)
 	for _, p := range problems {
 		fmt.Fprintln(stderr, "agentls tools: skipped", p)
 	}

@@ -193,12 +193,7 @@ func New(opts Options) (*Session, error) {
 
 	// Extension tools: workspace definitions first (they win over the
 	// user's of the same name), then <userDir>/agentls/tools.
-	var reserved []string
-	for _, t := range reg.List(true) {
-		reserved = append(reserved, t.Name)
-	}
-	reserved = append(reserved, "bash", tools.ToolSearchName) // even when not registered
-	spec := reloadSpec{editor: opts.Editor, userDir: userDir, reserved: reserved, deferThreshold: opts.DeferThreshold, onReload: opts.OnReload}
+	spec := reloadSpec{editor: opts.Editor, userDir: userDir, reserved: tools.ReservedNames(reg), deferThreshold: opts.DeferThreshold, onReload: opts.OnReload}
 	exts, extProbs := spec.extensionTools(fsys, log)
 	probs = append(probs, extProbs...)
 	for _, t := range exts {

@@ -129,6 +129,17 @@ func runToolSearch(reg *Registry, in toolSearchInput) Result {
 	return r
 }
 
+// ReservedNames are the names an extension tool may not take: every tool
+// in reg (the core tools) and bash and tool_search, even where they are
+// not registered.
+func ReservedNames(reg *Registry) []string {
+	var out []string
+	for _, t := range reg.List(true) {
+		out = append(out, t.Name)
+	}
+	return append(out, "bash", ToolSearchName)
+}
+
 // toolSearchEcho is how many characters of the query an answer repeats.
 const toolSearchEcho = 100
 
