@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -259,6 +260,10 @@ func (l *Log) clean(v any, counts map[string]int) any {
 	switch x := v.(type) {
 	case nil:
 		return nil
+	case map[string]any:
+		if !plainJSON(x) {
+			v = roundTrip(x)
+		}
 	case json.RawMessage:
 		if len(x) == 0 {
 			return nil
@@ -270,19 +275,50 @@ func (l *Log) clean(v any, counts map[string]int) any {
 			v = parsed
 		}
 	default:
-		// Normalise typed values to plain JSON values.
-		b, err := json.Marshal(x)
-		if err != nil {
-			// The error may quote the value.
-			v = fmt.Sprintf("unloggable arguments: %v", err)
-			break
-		}
-		var parsed any
-		if err := json.Unmarshal(b, &parsed); err == nil {
-			v = parsed
-		}
+		v = roundTrip(x)
 	}
 	return l.walk(v, counts)
+}
+
+// roundTrip normalises a typed value to plain JSON values.
+func roundTrip(x any) any {
+	b, err := json.Marshal(x)
+	if err != nil {
+		// The error may quote the value.
+		return fmt.Sprintf("unloggable arguments: %v", err)
+	}
+	var parsed any
+	if err := json.Unmarshal(b, &parsed); err != nil {
+		return x
+	}
+	return parsed
+}
+
+// plainJSON reports whether v holds only the types json.Unmarshal gives an
+// `any`, so the arguments of a call (decoded once already) skip a second
+// encode and decode on every call.
+func plainJSON(v any) bool {
+	switch x := v.(type) {
+	case nil, bool, string:
+		return true
+	case float64:
+		return !math.IsNaN(x) && !math.IsInf(x, 0) // json.Marshal refuses these
+	case map[string]any:
+		for _, e := range x {
+			if !plainJSON(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !plainJSON(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func (l *Log) walk(v any, counts map[string]int) any {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,6 +120,18 @@ func TestArgumentsCleaning(t *testing.T) {
 		{"nil", nil, func(v any) bool { return v == nil }},
 		{"not JSON stays text, masked", json.RawMessage(`{oops sk-SECRET`), func(v any) bool { return v == "{oops [REDACTED]" }},
 		{"typed map", map[string]string{"k": "sk-SECRET"}, func(v any) bool { return v.(map[string]any)["k"] == "[REDACTED]" }},
+		{"plain map masked in a copy", map[string]any{"a": []any{"sk-SECRET", 1.5, true, nil}}, func(v any) bool {
+			a := v.(map[string]any)["a"].([]any)
+			return a[0] == "[REDACTED]" && a[1] == 1.5 && a[2] == true && a[3] == nil
+		}},
+		{"map with typed values normalised", map[string]any{"n": 3, "s": []string{"sk-SECRET"}}, func(v any) bool {
+			m := v.(map[string]any)
+			return m["n"] == 3.0 && m["s"].([]any)[0] == "[REDACTED]"
+		}},
+		{"a value JSON cannot hold is named, not logged", map[string]any{"x": math.NaN()}, func(v any) bool {
+			s, ok := v.(string)
+			return ok && strings.HasPrefix(s, "unloggable arguments: ")
+		}},
 		{"long string cut on a rune boundary", map[string]any{"content": long}, func(v any) bool {
 			s := v.(map[string]any)["content"].(string)
 			head, _, ok := strings.Cut(s, "…[cut: ")
@@ -128,9 +141,13 @@ func TestArgumentsCleaning(t *testing.T) {
 	l := &Log{masker: fakeMasker{}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			before := fmt.Sprint(tc.in)
 			got := l.clean(tc.in, map[string]int{})
 			if !tc.want(got) {
 				t.Errorf("clean(%v) = %v", tc.in, got)
+			}
+			if after := fmt.Sprint(tc.in); after != before {
+				t.Errorf("clean changed its input: %s, was %s", after, before)
 			}
 		})
 	}
