@@ -107,8 +107,8 @@ func (l Limits) Settings() map[string]int {
 
 // With returns l changed by settings, a map from setting name (LimitNames)
 // to value. Unknown names are warnings; a value that is not a whole number
-// within its bounds, or a bash timeout above the maximum timeout, is an
-// error naming the setting and what to send.
+// within its bounds, or a bash timeout above a maximum timeout set with it,
+// is an error naming the setting and what to send.
 func (l Limits) With(settings map[string]float64) (Limits, []string, error) {
 	fields := limitFields()
 	var warnings []string
@@ -129,12 +129,19 @@ func (l Limits) With(settings map[string]float64) (Limits, []string, error) {
 		*f.field(&l) = int(v)
 	}
 	if l.BashTimeout > l.BashMaxTimeout {
-		// A maximum lowered below the default timeout lowers the default
-		// with it; both set and at odds is a mistake to report.
-		if _, set := settings["bashTimeout"]; set {
+		// The one set here wins: a maximum lowered below the default timeout
+		// lowers the default with it, a default raised above the maximum
+		// raises the maximum. Both set and at odds is a mistake to report.
+		_, setTimeout := settings["bashTimeout"]
+		_, setMax := settings["bashMaxTimeout"]
+		switch {
+		case setTimeout && setMax:
 			return l, nil, fmt.Errorf("limits.bashTimeout (%d s) must not exceed limits.bashMaxTimeout (%d s)", l.BashTimeout, l.BashMaxTimeout)
+		case setTimeout:
+			l.BashMaxTimeout = l.BashTimeout
+		default:
+			l.BashTimeout = l.BashMaxTimeout
 		}
-		l.BashTimeout = l.BashMaxTimeout
 	}
 	return l, warnings, nil
 }

@@ -30,7 +30,8 @@ func TestLimitsWith(t *testing.T) {
 		{"fraction", map[string]float64{"grepMatches": 2.5}, nil, "", "limits.grepMatches must be a whole number"},
 		{"bytes below the minimum", map[string]float64{"readBytes": 100}, nil, "", fmt.Sprintf("limits.readBytes must be a whole number from %d to %d bytes", LimitMinBytes, LimitMaxBytes)},
 		{"bytes above the maximum", map[string]float64{"bashBytes": LimitMaxBytes + 1}, nil, "", "limits.bashBytes"},
-		{"timeout above the default maximum", map[string]float64{"bashTimeout": 900}, nil, "", "limits.bashTimeout (900 s) must not exceed limits.bashMaxTimeout (600 s)"},
+		{"a timeout above the default maximum raises it", map[string]float64{"bashTimeout": 900}, func(l *Limits) { l.BashTimeout, l.BashMaxTimeout = 900, 900 }, "", ""},
+		{"both set and at odds", map[string]float64{"bashTimeout": 900, "bashMaxTimeout": 300}, nil, "", "limits.bashTimeout (900 s) must not exceed limits.bashMaxTimeout (300 s)"},
 		{"a maximum below the default timeout lowers it", map[string]float64{"bashMaxTimeout": 60}, func(l *Limits) { l.BashTimeout, l.BashMaxTimeout = 60, 60 }, "", ""},
 		{"timeout above a raised maximum is fine", map[string]float64{"bashTimeout": 900, "bashMaxTimeout": 1800}, func(l *Limits) { l.BashTimeout, l.BashMaxTimeout = 900, 1800 }, "", ""},
 	}
