@@ -8,22 +8,17 @@ package e2e
 // $/cancelRequest are visible exactly as an editor sees them.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/agentls/agentls/test/harness"
 )
 
 const (
@@ -52,16 +47,8 @@ func (f a11bFrame) isReply() bool { return f.Method == "" && len(f.ID) > 0 }
 
 // a11bRaw is a minimal LSP-framed client over the agentls process's pipes.
 type a11bRaw struct {
-	t     *testing.T
-	ws    string
-	stdin io.WriteCloser
-	wmu   sync.Mutex
-
-	mu     sync.Mutex
-	frames []a11bFrame
-	wake   chan struct{}
-	eof    chan struct{}
-	exited chan struct{} // closed when the process has exited
+	*rawClient[a11bFrame]
+	ws string
 }
 
 type a11bStartOpts struct {
@@ -73,35 +60,11 @@ type a11bStartOpts struct {
 // a11bStart spawns agentls on a fresh workspace holding files and initializes it.
 func a11bStart(t *testing.T, files map[string]string, o a11bStartOpts) *a11bRaw {
 	t.Helper()
-	ws := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(ws, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := harness.Command(t, []string{"--root", ws})
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, stdout := harness.StartPiped(t, cmd)
-	exited := make(chan struct{})
-	r := &a11bRaw{t: t, ws: ws, stdin: stdin, wake: make(chan struct{}), eof: make(chan struct{}), exited: exited}
-	go func() { cmd.Wait(); close(exited) }()
-	go r.readLoop(stdout)
+	ws := newWorkspace(t, files)
+	r := &a11bRaw{startRaw(t, []string{"--root", ws}, nil, lenientFrames(a11bDecoder())), ws}
 	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-		<-r.eof
-		if t.Failed() && stderr.Len() > 0 {
-			s := stderr.String()
+		r.close()
+		if s := r.stderr.String(); t.Failed() && s != "" {
 			if len(s) > 3000 {
 				s = s[len(s)-3000:]
 			}
@@ -127,43 +90,25 @@ func a11bStart(t *testing.T, files map[string]string, o a11bStartOpts) *a11bRaw 
 	return r
 }
 
-func (r *a11bRaw) readLoop(stdout io.Reader) {
-	defer close(r.eof)
-	br := bufio.NewReader(stdout)
-	nth := map[string]int{}
-	for seq := 0; ; seq++ {
-		body, err := readFrame(br)
-		if err != nil {
-			return
-		}
+// a11bDecoder decodes frames, numbering them in wire order and per method.
+func a11bDecoder() func(body []byte) []a11bFrame {
+	seq, nth := 0, map[string]int{}
+	return func(body []byte) []a11bFrame {
 		var f a11bFrame
 		if err := json.Unmarshal(body, &f); err != nil {
 			f.Method = "!unparsable"
 			f.Params = body
 		}
 		f.Seq, f.Nth, f.At = seq, nth[f.Method], time.Now()
+		seq++
 		nth[f.Method]++
-		r.mu.Lock()
-		r.frames = append(r.frames, f)
-		close(r.wake)
-		r.wake = make(chan struct{})
-		r.mu.Unlock()
+		return []a11bFrame{f}
 	}
 }
 
 func (r *a11bRaw) send(msg any) {
 	r.t.Helper()
-	b, err := json.Marshal(msg)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.sendRaw(b)
-}
-
-func (r *a11bRaw) sendRaw(b []byte) {
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	fmt.Fprintf(r.stdin, "Content-Length: %d\r\n\r\n%s", len(b), b)
+	r.sendJSON(msg)
 }
 
 // request sends a request with the given id (a string or an int).
@@ -175,30 +120,6 @@ func (r *a11bRaw) request(id any, method string, params any) {
 func (r *a11bRaw) cancel(id any) {
 	r.t.Helper()
 	r.send(map[string]any{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": map[string]any{"id": id}})
-}
-
-// wait returns the first frame (in wire order) satisfying pred.
-func (r *a11bRaw) wait(timeout time.Duration, pred func(a11bFrame) bool) (a11bFrame, bool) {
-	deadline := time.After(timeout)
-	for {
-		r.mu.Lock()
-		for _, f := range r.frames {
-			if pred(f) {
-				r.mu.Unlock()
-				return f, true
-			}
-		}
-		w := r.wake
-		r.mu.Unlock()
-		select {
-		case <-w:
-		case <-deadline:
-			return a11bFrame{}, false
-		case <-r.eof:
-			// one more scan happens via the loop only if frames changed; stop here
-			return a11bFrame{}, false
-		}
-	}
 }
 
 func a11bIDIs(raw json.RawMessage, id any) bool {
@@ -224,10 +145,8 @@ func (r *a11bRaw) call(id any, method string, params any) a11bFrame {
 
 // notes returns the notifications (or server requests) with the given method.
 func (r *a11bRaw) notes(method string) []a11bFrame {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var out []a11bFrame
-	for _, f := range r.frames {
+	for _, f := range r.all() {
 		if f.Method == method {
 			out = append(out, f)
 		}
@@ -931,17 +850,13 @@ func TestAudit11BatchCancelUnknownOrFinished(t *testing.T) {
 	r.cancel(2)
 	r.expectCancelled(2)
 	r.alive(1, "a.txt", "x")
-	r.mu.Lock()
-	nFrames := len(r.frames)
-	r.mu.Unlock()
+	nFrames := len(r.all())
 	r.cancel(1)         // already finished
 	r.cancel(2)         // cancelled and answered already
 	r.cancel(424242)    // never used
 	r.cancel("no-such") // string id never used
 	r.alive(3, "a.txt", "x")
-	r.mu.Lock()
-	later := append([]a11bFrame(nil), r.frames[nFrames:]...)
-	r.mu.Unlock()
+	later := r.all()[nFrames:]
 	for _, f := range later {
 		if f.Error != nil || (f.isReply() && !a11bIDIs(f.ID, 3)) {
 			t.Errorf("a cancel of an unknown or finished id drew a frame: id=%s error=%+v", f.ID, f.Error)
@@ -1229,7 +1144,7 @@ func TestAudit11BatchConfirmBadAnswers(t *testing.T) {
 			if !ok {
 				t.Fatal("no tools/confirm")
 			}
-			r.sendRaw([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,%s}`, q.ID, c.raw)))
+			r.writeFrame([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,%s}`, q.ID, c.raw)))
 			f, ok := r.reply(id, a11bWait)
 			if !ok {
 				t.Fatal("no reply after a bad confirm answer")

@@ -11,12 +11,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,40 +33,16 @@ func a2cStart(t *testing.T, root string, params map[string]any, env ...string) (
 
 // a2cRaw is a hand-framed JSON-RPC connection to agentls, for what the
 // jsonrpc2 client hides: request ids, raw bytes, reply codes after a cancel.
-type a2cRaw struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	frames chan map[string]any
-	mu     sync.Mutex
-	bad    []string // stdout bytes that were not a frame
-	exited chan struct{}
-	stash  []map[string]any
-}
+type a2cRaw struct{ *rawClient[map[string]any] }
 
 func a2cStartRaw(t *testing.T, root string, env ...string) *a2cRaw {
 	t.Helper()
-	cmd := harness.Command(t, []string{"--root", root}, env...)
-	cmd.Stderr = io.Discard
-	in, out := harness.StartPiped(t, cmd)
-	r := &a2cRaw{t: t, cmd: cmd, in: in, frames: make(chan map[string]any, 4096), exited: make(chan struct{})}
-	go func() { cmd.Wait(); close(r.exited) }()
-	go r.read(out) // ends when stdout closes, i.e. when the process exits
-	t.Cleanup(func() {
-		in.Close()
-		select {
-		case <-r.exited:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-r.exited
-		}
-	})
-	return r
+	return &a2cRaw{startRaw(t, []string{"--root", root}, env, a2cReadFrames)}
 }
 
-func (r *a2cRaw) read(out io.Reader) {
-	defer close(r.frames)
-	br := bufio.NewReader(out)
+// a2cReadFrames parses stdout, noting header lines other than
+// Content-Length and Content-Type and bodies that are not JSON.
+func a2cReadFrames(br *bufio.Reader, r *rawClient[map[string]any]) {
 	for {
 		n := -1
 		for {
@@ -102,25 +76,13 @@ func (r *a2cRaw) read(out io.Reader) {
 			r.noteBad(string(body))
 			continue
 		}
-		r.frames <- m
+		r.add(m)
 	}
-}
-
-func (r *a2cRaw) noteBad(s string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.bad = append(r.bad, s)
-}
-
-func (r *a2cRaw) badFrames() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.bad...)
 }
 
 func (r *a2cRaw) sendBytes(body []byte) {
 	r.t.Helper()
-	if _, err := fmt.Fprintf(r.in, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
+	if err := r.writeFrame(body); err != nil {
 		r.t.Fatalf("write frame: %v", err)
 	}
 }
@@ -136,31 +98,6 @@ func (r *a2cRaw) send(id any, method string, params any) {
 		r.t.Fatal(err)
 	}
 	r.sendBytes(b)
-}
-
-// wait returns the first frame (stashed or new) that satisfies pred.
-func (r *a2cRaw) wait(timeout time.Duration, pred func(map[string]any) bool) (map[string]any, bool) {
-	for i, f := range r.stash {
-		if pred(f) {
-			r.stash = append(r.stash[:i], r.stash[i+1:]...)
-			return f, true
-		}
-	}
-	deadline := time.After(timeout)
-	for {
-		select {
-		case f, ok := <-r.frames:
-			if !ok {
-				return nil, false
-			}
-			if pred(f) {
-				return f, true
-			}
-			r.stash = append(r.stash, f)
-		case <-deadline:
-			return nil, false
-		}
-	}
 }
 
 func (r *a2cRaw) reply(id float64, timeout time.Duration) (map[string]any, bool) {

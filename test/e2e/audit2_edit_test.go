@@ -5,17 +5,14 @@ package e2e
 // acceptance list only.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -781,48 +778,21 @@ func TestAudit2EditSigkillLeavesOldOrNew(t *testing.T) {
 // on the wire (a notification before its call's reply) can be checked; the
 // harness's async handlers do not preserve it.
 type audit2Raw struct {
-	t      *testing.T
-	stdin  io.WriteCloser
-	frames chan map[string]any
+	*rawClient[map[string]any]
 	nextID int
+	taken  int // frames already returned by call
 }
 
 func audit2RawStart(t *testing.T, ws string, initOpts map[string]any, env ...string) *audit2Raw {
 	t.Helper()
-	cmd := harness.Command(t, []string{"--root", ws}, env...)
-	stdin, stdout := harness.StartPiped(t, cmd)
-	r := &audit2Raw{t: t, stdin: stdin, frames: make(chan map[string]any, 4096)}
-	stopOnCleanup(t, cmd, stdin)
-	go func() {
-		defer close(r.frames)
-		br := bufio.NewReader(stdout)
-		for {
-			n := -1
-			for {
-				line, err := br.ReadString('\n')
-				if err != nil {
-					return
-				}
-				line = strings.TrimSpace(line)
-				if line == "" {
-					break
-				}
-				if v, ok := strings.CutPrefix(strings.ToLower(line), "content-length:"); ok {
-					n, _ = strconv.Atoi(strings.TrimSpace(v))
-				}
-			}
-			body := make([]byte, n)
-			if _, err := io.ReadFull(br, body); err != nil {
-				return
-			}
-			var m map[string]any
-			json.Unmarshal(body, &m)
-			if m != nil {
-				m["_recvAt"] = time.Now() // local only, never sent
-			}
-			r.frames <- m
+	r := &audit2Raw{rawClient: startRaw(t, []string{"--root", ws}, env, lenientFrames(func(body []byte) []map[string]any {
+		var m map[string]any
+		json.Unmarshal(body, &m)
+		if m != nil {
+			m["_recvAt"] = time.Now() // local only, never sent
 		}
-	}()
+		return []map[string]any{m}
+	}))}
 	r.call("initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": initOpts}, 10*time.Second)
 	r.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
 	return r
@@ -830,33 +800,32 @@ func audit2RawStart(t *testing.T, ws string, initOpts map[string]any, env ...str
 
 func (r *audit2Raw) send(msg map[string]any) {
 	b, _ := json.Marshal(msg)
-	if _, err := fmt.Fprintf(r.stdin, "Content-Length: %d\r\n\r\n%s", len(b), b); err != nil {
+	if err := r.writeFrame(b); err != nil {
 		r.t.Fatalf("send: %v", err)
 	}
 }
 
 // call sends a request and returns its reply and every frame received
-// before it, in wire order.
+// before it (since the previous call's reply), in wire order.
 func (r *audit2Raw) call(method string, params any, timeout time.Duration) (map[string]any, []map[string]any) {
 	r.t.Helper()
 	r.nextID++
 	id := r.nextID
 	r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	var before []map[string]any
-	deadline := time.After(timeout)
+	deadline := time.Now().Add(timeout)
 	for {
-		select {
-		case f, ok := <-r.frames:
-			if !ok {
-				r.t.Fatalf("%s: connection closed", method)
-			}
-			if fid, ok := f["id"].(float64); ok && int(fid) == id && f["method"] == nil {
-				return f, before
-			}
-			before = append(before, f)
-		case <-deadline:
+		f, ok := r.next(&r.taken, deadline)
+		if !ok && r.isExited() {
+			r.t.Fatalf("%s: connection closed", method)
+		}
+		if !ok {
 			r.t.Fatalf("%s: no reply within %v", method, timeout)
 		}
+		if fid, ok := f["id"].(float64); ok && int(fid) == id && f["method"] == nil {
+			return f, before
+		}
+		before = append(before, f)
 	}
 }
 

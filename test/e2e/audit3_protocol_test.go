@@ -12,15 +12,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/agentls/agentls/test/harness"
 )
 
 // a3wTimeout bounds every wait for a frame; generous for a loaded machine.
@@ -68,34 +65,9 @@ func (f a3wFrame) result() map[string]any {
 
 // a3wRaw speaks LSP framing to a spawned agentls directly.
 type a3wRaw struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stderr *a3wBuf
-
-	wmu    sync.Mutex
-	nextID int
-
-	mu     sync.Mutex
-	frames []a3wFrame
-	bad    []string
-	eof    bool
-	change chan struct{}
-
-	exited chan struct{}
+	*rawClient[a3wFrame]
+	nextID atomic.Int64
 }
-
-type a3wBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *a3wBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-func (b *a3wBuf) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
 
 func a3wStart(t *testing.T, root string, env ...string) *a3wRaw {
 	t.Helper()
@@ -103,21 +75,10 @@ func a3wStart(t *testing.T, root string, env ...string) *a3wRaw {
 	if root != "" {
 		args = []string{"--root", root}
 	}
-	cmd := harness.Command(t, args, env...)
-	r := &a3wRaw{t: t, cmd: cmd, stderr: &a3wBuf{}, change: make(chan struct{}), exited: make(chan struct{}), nextID: 100}
-	cmd.Stderr = r.stderr
-	stdin, stdout := harness.StartPiped(t, cmd)
-	r.stdin = stdin
-	go r.readFrames(stdout)
-	go func() { cmd.Wait(); close(r.exited) }()
+	r := &a3wRaw{rawClient: startRaw(t, args, env, a3wReadFrames)}
+	r.nextID.Store(100)
 	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-r.exited:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-r.exited
-		}
+		r.close()
 		if bad := r.badFrames(); len(bad) > 0 {
 			t.Errorf("stdout carried something other than protocol frames: %q", bad)
 		}
@@ -128,15 +89,10 @@ func a3wStart(t *testing.T, root string, env ...string) *a3wRaw {
 	return r
 }
 
-func (r *a3wRaw) readFrames(stdout io.Reader) {
-	br := bufio.NewReader(stdout)
-	defer func() {
-		r.mu.Lock()
-		r.eof = true
-		r.bump()
-		r.mu.Unlock()
-	}()
-	for {
+// a3wReadFrames parses stdout strictly: CRLF header lines, only
+// Content-Length and Content-Type, JSON-RPC 2.0 bodies.
+func a3wReadFrames(br *bufio.Reader, r *rawClient[a3wFrame]) {
+	for seq := 0; ; {
 		n := -1
 		for {
 			line, err := br.ReadString('\n')
@@ -191,80 +147,19 @@ func (r *a3wRaw) readFrames(stdout io.Reader) {
 		if m["jsonrpc"] != "2.0" {
 			r.noteBad("frame without jsonrpc 2.0: " + string(body))
 		}
-		r.mu.Lock()
-		r.frames = append(r.frames, a3wFrame{Seq: len(r.frames), At: time.Now(), Raw: body, M: m})
-		r.bump()
-		r.mu.Unlock()
+		r.add(a3wFrame{Seq: seq, At: time.Now(), Raw: body, M: m})
+		seq++
 	}
-}
-
-func (r *a3wRaw) bump() { close(r.change); r.change = make(chan struct{}) }
-
-func (r *a3wRaw) noteBad(s string) { r.mu.Lock(); r.bad = append(r.bad, s); r.mu.Unlock() }
-func (r *a3wRaw) badFrames() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.bad...)
-}
-
-func (r *a3wRaw) all() []a3wFrame {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]a3wFrame(nil), r.frames...)
-}
-
-// wait returns the first frame satisfying pred, waiting up to timeout.
-func (r *a3wRaw) wait(timeout time.Duration, pred func(a3wFrame) bool) (a3wFrame, bool) {
-	deadline := time.After(timeout)
-	for {
-		r.mu.Lock()
-		for _, f := range r.frames {
-			if pred(f) {
-				r.mu.Unlock()
-				return f, true
-			}
-		}
-		ch, eof := r.change, r.eof
-		r.mu.Unlock()
-		if eof {
-			return a3wFrame{}, false
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			return a3wFrame{}, false
-		}
-	}
-}
-
-func (r *a3wRaw) writeBytes(b []byte) {
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	fmt.Fprintf(r.stdin, "Content-Length: %d\r\n\r\n", len(b))
-	r.stdin.Write(b)
-}
-
-func (r *a3wRaw) writeRaw(s string) {
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	io.WriteString(r.stdin, s)
 }
 
 func (r *a3wRaw) sendMsg(m map[string]any) {
 	m["jsonrpc"] = "2.0"
-	b, err := json.Marshal(m)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.writeBytes(b)
+	r.sendJSON(m)
 }
 
 // request sends a request and returns its (numeric) id.
 func (r *a3wRaw) request(method string, params any) int {
-	r.wmu.Lock()
-	r.nextID++
-	id := r.nextID
-	r.wmu.Unlock()
+	id := int(r.nextID.Add(1))
 	m := map[string]any{"id": id, "method": method}
 	if params != nil {
 		m["params"] = params
@@ -332,15 +227,6 @@ func (r *a3wRaw) initialize(params map[string]any) a3wFrame {
 	}
 	r.notify("initialized", map[string]any{})
 	return f
-}
-
-func (r *a3wRaw) exitCode(timeout time.Duration) int {
-	select {
-	case <-r.exited:
-		return r.cmd.ProcessState.ExitCode()
-	case <-time.After(timeout):
-		return -1
-	}
 }
 
 // notesOf returns the notifications with method whose params.callId is id.
@@ -736,16 +622,16 @@ func TestAudit3ProtocolErrorCodes(t *testing.T) {
 		code   int
 		wantID any // the id the error reply carries
 	}{
-		{"body not JSON", func() { r.writeBytes([]byte(`{"jsonrpc":"2.0","id":1,`)) }, -32700, nil},
-		{"no jsonrpc member", func() { r.writeBytes([]byte(`{"id":7,"method":"tools/list","params":{}}`)) }, -32600, float64(7)},
-		{"jsonrpc 1.0", func() { r.writeBytes([]byte(`{"jsonrpc":"1.0","id":"v1","method":"tools/list"}`)) }, -32600, "v1"},
-		{"unknown method", func() { r.writeBytes([]byte(`{"jsonrpc":"2.0","id":"u1","method":"tools/frobnicate","params":{}}`)) }, -32601, "u1"},
-		{"tools/call params a string", func() { r.writeBytes([]byte(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":"read"}`)) }, -32602, float64(21)},
+		{"body not JSON", func() { r.writeFrame([]byte(`{"jsonrpc":"2.0","id":1,`)) }, -32700, nil},
+		{"no jsonrpc member", func() { r.writeFrame([]byte(`{"id":7,"method":"tools/list","params":{}}`)) }, -32600, float64(7)},
+		{"jsonrpc 1.0", func() { r.writeFrame([]byte(`{"jsonrpc":"1.0","id":"v1","method":"tools/list"}`)) }, -32600, "v1"},
+		{"unknown method", func() { r.writeFrame([]byte(`{"jsonrpc":"2.0","id":"u1","method":"tools/frobnicate","params":{}}`)) }, -32601, "u1"},
+		{"tools/call params a string", func() { r.writeFrame([]byte(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":"read"}`)) }, -32602, float64(21)},
 		{"tools/call name a number", func() {
-			r.writeBytes([]byte(`{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":5,"arguments":{}}}`))
+			r.writeFrame([]byte(`{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":5,"arguments":{}}}`))
 		}, -32602, float64(22)},
 		{"tools/list unknown format", func() {
-			r.writeBytes([]byte(`{"jsonrpc":"2.0","id":23,"method":"tools/list","params":{"format":"xml"}}`))
+			r.writeFrame([]byte(`{"jsonrpc":"2.0","id":23,"method":"tools/list","params":{"format":"xml"}}`))
 		}, -32602, float64(23)},
 	}
 	for _, tc := range cases {
@@ -773,7 +659,7 @@ func TestAudit3ProtocolErrorCodes(t *testing.T) {
 		// JSON-RPC 2.0 §6: `[1,2]` is valid JSON holding two invalid
 		// requests; the answer is -32600 for each, never a parse error.
 		before := len(r.all())
-		r.writeBytes([]byte(`[1,2]`))
+		r.writeFrame([]byte(`[1,2]`))
 		f, ok := r.wait(a3wTimeout, func(f a3wFrame) bool {
 			return f.Seq >= before && (f.M["batch"] != nil || f.M["error"] != nil)
 		})
@@ -798,7 +684,7 @@ func TestAudit3ProtocolErrorCodes(t *testing.T) {
 
 	t.Run("broken header skips to the next Content-Length", func(t *testing.T) {
 		before := len(r.all())
-		r.writeRaw("Content-Length: banana\r\n\r\n{}")
+		r.writeRaw([]byte("Content-Length: banana\r\n\r\n{}"))
 		id := r.request("tools/list", map[string]any{})
 		if f, ok := r.reply(id, a3wTimeout); !ok || f.M["error"] != nil {
 			t.Errorf("request after a broken header: ok=%v %s", ok, f.Raw)
@@ -1042,7 +928,7 @@ func TestAudit3ProtocolMalformedNotificationsKeepTheSession(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := a3wSession(t, map[string]string{"a.txt": "hello\n"}, nil)
-			r.writeBytes([]byte(tc.body))
+			r.writeFrame([]byte(tc.body))
 			id := r.request("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}})
 			f, ok := r.reply(id, a3wTimeout)
 			if !ok {

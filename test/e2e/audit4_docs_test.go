@@ -62,64 +62,48 @@ func a4dDoc(t *testing.T, name string) string {
 // a4dRaw is a hand-framed connection, for what a client library would
 // never send.
 type a4dRaw struct {
-	t     *testing.T
-	in    io.WriteCloser
-	cmd   *exec.Cmd
-	msgs  chan map[string]any
-	stdin io.WriteCloser
+	*rawClient[map[string]any]
+	taken int // messages already returned by next
 }
 
 func a4dStartRaw(t *testing.T, ws string) *a4dRaw {
 	t.Helper()
-	cmd := harness.Command(t, []string{"--root", ws})
-	in, out := harness.StartPiped(t, cmd)
-	r := &a4dRaw{t: t, in: in, cmd: cmd, msgs: make(chan map[string]any, 64)}
-	go func() { // owned by the process: ends at EOF of its stdout
-		defer close(r.msgs)
-		br := bufio.NewReader(out)
-		for {
-			body, err := readFrame(br)
-			if err != nil {
-				return
-			}
-			var m map[string]any
-			var batch []map[string]any
-			if json.Unmarshal(body, &m) == nil {
-				r.msgs <- m
-			} else if json.Unmarshal(body, &batch) == nil {
-				for _, m := range batch {
-					r.msgs <- m
-				}
-			}
+	return &a4dRaw{rawClient: startRaw(t, []string{"--root", ws}, nil, lenientFrames(func(body []byte) []map[string]any {
+		var m map[string]any
+		var batch []map[string]any
+		if json.Unmarshal(body, &m) == nil {
+			return []map[string]any{m}
 		}
-	}()
-	stopOnCleanup(t, cmd, in)
-	return r
+		if json.Unmarshal(body, &batch) != nil {
+			return nil
+		}
+		return batch
+	}))}
 }
 
-func (r *a4dRaw) send(body string) {
-	fmt.Fprintf(r.in, "Content-Length: %d\r\n\r\n%s", len(body), body)
-}
+func (r *a4dRaw) send(body string) { r.writeFrame([]byte(body)) }
 
-func (r *a4dRaw) sendRaw(b string) { io.WriteString(r.in, b) }
+func (r *a4dRaw) sendRaw(b string) { r.writeRaw([]byte(b)) }
+
+// a4dWait is how long next waits for a reply.
+const a4dWait = 10 * time.Second
 
 // next returns the next message that is not a notification.
 func (r *a4dRaw) next() map[string]any {
 	r.t.Helper()
-	timeout := time.After(10 * time.Second)
+	deadline := time.Now().Add(a4dWait)
 	for {
-		select {
-		case m, ok := <-r.msgs:
-			if !ok {
-				r.t.Fatal("server closed its output")
-			}
-			if _, isNote := m["method"]; isNote {
-				continue
-			}
-			return m
-		case <-timeout:
-			r.t.Fatal("no reply within 10 s")
+		m, ok := r.rawClient.next(&r.taken, deadline)
+		if !ok && r.isExited() {
+			r.t.Fatal("server closed its output")
 		}
+		if !ok {
+			r.t.Fatalf("no reply within %v", a4dWait)
+		}
+		if _, isNote := m["method"]; isNote {
+			continue
+		}
+		return m
 	}
 }
 

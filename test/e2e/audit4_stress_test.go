@@ -5,15 +5,11 @@ package e2e
 // descriptors, or corrupts a file, however hard the client pushes.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -151,57 +147,14 @@ func (m st4Msg) result() harness.Result {
 // st4Raw drives agentls frame by frame, so a test can send what no client
 // library would (huge, broken, duplicate) and see every reply, -32800
 // included.
-type st4Raw struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	wmu    sync.Mutex
-	mu     sync.Mutex
-	msgs   []st4Msg
-	bump   chan struct{} // closed and replaced on every frame
-	exited chan struct{} // closed once the process is reaped
-	stderr *st4Buf
-}
+type st4Raw struct{ *rawClient[st4Msg] }
 
-type st4Buf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *st4Buf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *st4Buf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-// st4StartRaw spawns agentls on ws; the process is killed at cleanup.
+// st4StartRaw spawns agentls on ws; the process is stopped at cleanup.
 func st4StartRaw(t *testing.T, ws string) *st4Raw {
 	t.Helper()
-	cmd := harness.Command(t, []string{"--root", ws})
-	r := &st4Raw{t: t, cmd: cmd, bump: make(chan struct{}), exited: make(chan struct{}), stderr: &st4Buf{}}
-	cmd.Stderr = r.stderr
-	stdin, stdout := harness.StartPiped(t, cmd)
-	r.stdin = stdin
-	// The reader owns stdout and reaps the process after EOF.
-	go func() {
-		st4ReadFrames(bufio.NewReaderSize(stdout, 1<<16), r.add)
-		cmd.Wait()
-		close(r.exited)
-	}()
+	r := &st4Raw{startRaw(t, []string{"--root", ws}, nil, lenientFrames(st4Decode))}
 	t.Cleanup(func() {
-		r.stdin.Close()
-		select {
-		case <-r.exited:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-r.exited
-		}
+		r.close()
 		if s := r.stderr.String(); strings.Contains(s, "panic:") || strings.Contains(s, "fatal error:") {
 			t.Errorf("agentls stderr shows a crash:\n%s", s)
 		}
@@ -209,21 +162,9 @@ func st4StartRaw(t *testing.T, ws string) *st4Raw {
 	return r
 }
 
-func st4ReadFrames(r *bufio.Reader, add func([]byte)) {
-	for {
-		body, err := readFrame(r)
-		if errors.Is(err, errNoContentLength) {
-			continue
-		}
-		if err != nil {
-			return
-		}
-		add(body)
-	}
-}
-
-func (r *st4Raw) add(body []byte) {
-	// A batch reply (JSON-RPC 2.0 §6) is an array: keep its members.
+// st4Decode splits a frame body into messages: a batch reply (JSON-RPC 2.0
+// §6) is an array, whose members are kept.
+func st4Decode(body []byte) []st4Msg {
 	var parts []json.RawMessage
 	if err := json.Unmarshal(body, &parts); err != nil {
 		parts = []json.RawMessage{body}
@@ -236,30 +177,7 @@ func (r *st4Raw) add(body []byte) {
 		}
 		ms = append(ms, m)
 	}
-	r.mu.Lock()
-	r.msgs = append(r.msgs, ms...)
-	close(r.bump)
-	r.bump = make(chan struct{})
-	r.mu.Unlock()
-}
-
-// sendBytes writes one frame with body b (Content-Length = len(b)).
-func (r *st4Raw) sendBytes(b []byte) error {
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	if _, err := fmt.Fprintf(r.stdin, "Content-Length: %d\r\n\r\n", len(b)); err != nil {
-		return err
-	}
-	_, err := r.stdin.Write(b)
-	return err
-}
-
-// writeRaw writes bytes as they are, framing included.
-func (r *st4Raw) writeRaw(b []byte) error {
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	_, err := r.stdin.Write(b)
-	return err
+	return ms
 }
 
 func (r *st4Raw) send(v any) {
@@ -268,7 +186,7 @@ func (r *st4Raw) send(v any) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	if err := r.sendBytes(b); err != nil {
+	if err := r.writeFrame(b); err != nil {
 		r.t.Fatalf("send: %v", err)
 	}
 }
@@ -281,45 +199,6 @@ func (r *st4Raw) request(id any, method string, params any) {
 func (r *st4Raw) notify(method string, params any) {
 	r.t.Helper()
 	r.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
-}
-
-// snapshot returns the frames received so far.
-func (r *st4Raw) snapshot() []st4Msg {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]st4Msg(nil), r.msgs...)
-}
-
-// wait returns the first frame satisfying pred, waiting up to timeout.
-func (r *st4Raw) wait(timeout time.Duration, pred func(st4Msg) bool) (st4Msg, bool) {
-	deadline := time.After(timeout)
-	for {
-		r.mu.Lock()
-		for _, m := range r.msgs {
-			if pred(m) {
-				r.mu.Unlock()
-				return m, true
-			}
-		}
-		bump := r.bump
-		r.mu.Unlock()
-		select {
-		case <-bump:
-		case <-deadline:
-			return st4Msg{}, false
-		case <-r.exited:
-			// One last look: frames may have arrived just before EOF.
-			r.mu.Lock()
-			for _, m := range r.msgs {
-				if pred(m) {
-					r.mu.Unlock()
-					return m, true
-				}
-			}
-			r.mu.Unlock()
-			return st4Msg{}, false
-		}
-	}
 }
 
 // st4IsReply matches the response whose id is JSON-equal to id.
@@ -699,7 +578,7 @@ func TestAudit4StressClosingStdinMidCall(t *testing.T) {
 	ask := fmt.Sprintf("touched-%s", marker)
 	r.callTool(2, "bash", map[string]any{"command": fmt.Sprintf("sleep 100.%s2; touch %s", marker, ask)})
 	if _, ok := r.wait(10*time.Second, func(m st4Msg) bool { return m.method() == "tools/confirm" && m.hasID() }); !ok {
-		t.Fatalf("no tools/confirm request for a command that writes a file in default mode; frames: %d", len(r.snapshot()))
+		t.Fatalf("no tools/confirm request for a command that writes a file in default mode; frames: %d", len(r.all()))
 	}
 	// Whatever needed no approval is running by now.
 	if p, ok := st4WaitProcs(marker, 10*time.Second, func(k int) bool { return k >= 1 }); !ok {
@@ -750,7 +629,7 @@ func TestAudit4StressHostileFrames(t *testing.T) {
 	})
 
 	t.Run("1000 unknown notifications", func(t *testing.T) {
-		before := len(r.snapshot())
+		before := len(r.all())
 		var buf bytes.Buffer
 		for i := range 1000 {
 			b := fmt.Sprintf(`{"jsonrpc":"2.0","method":"x/unknown%d","params":{"i":%d}}`, i, i)
@@ -762,7 +641,7 @@ func TestAudit4StressHostileFrames(t *testing.T) {
 		start := time.Now()
 		alive("after-notes")
 		t.Logf("request after 1000 notifications answered in %v", time.Since(start))
-		for _, m := range r.snapshot()[before:] {
+		for _, m := range r.all()[before:] {
 			if m.isResponse() && !bytes.Equal(m.fields["id"], []byte(`"after-notes"`)) {
 				t.Errorf("a notification got a response (JSON-RPC: notifications are never answered): %s", m.raw)
 			}
@@ -779,14 +658,14 @@ func TestAudit4StressHostileFrames(t *testing.T) {
 		}
 		// Not a valid id: JSON-RPC says -32600 Invalid Request, id null.
 		for i, raw := range []string{`true`, `{"a":1}`, `[1]`, `1.5`} {
-			before := len(r.snapshot())
+			before := len(r.all())
 			b := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}`, raw)
-			if err := r.sendBytes([]byte(b)); err != nil {
+			if err := r.writeFrame([]byte(b)); err != nil {
 				t.Fatal(err)
 			}
 			alive(fmt.Sprintf("after-bad-id-%d", i))
 			var got []string
-			for _, m := range r.snapshot()[before:] {
+			for _, m := range r.all()[before:] {
 				if m.isResponse() && !strings.Contains(string(m.fields["id"]), "after-bad-id") {
 					got = append(got, string(m.raw))
 				}
@@ -801,10 +680,10 @@ func TestAudit4StressHostileFrames(t *testing.T) {
 		}
 		// id null: at most one reply, and it carries no result of a call
 		// the client could not match (JSON-RPC discourages null ids).
-		before := len(r.snapshot())
-		r.sendBytes([]byte(`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}`))
+		before := len(r.all())
+		r.writeFrame([]byte(`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}`))
 		alive("after-null-id")
-		for _, m := range r.snapshot()[before:] {
+		for _, m := range r.all()[before:] {
 			if m.isResponse() && string(m.fields["id"]) == "null" {
 				t.Logf("id null answered: %s", m.raw)
 			}
@@ -821,14 +700,14 @@ func TestAudit4StressHostileFrames(t *testing.T) {
 			{"batch of non-messages", []byte("Content-Length: 6\r\n\r\n[1, 2]"), map[int]int{-32600: 2}},
 			{"header without Content-Length", []byte("X-Garbage: yes\r\n\r\n"), map[int]int{-32700: 1}},
 		} {
-			before := len(r.snapshot())
+			before := len(r.all())
 			if err := r.writeRaw(step.frame); err != nil {
 				t.Fatal(err)
 			}
 			alive(fmt.Sprintf("after-garbage-%d", i))
 			codes := map[int]int{}
 			var raws []string
-			for _, m := range r.snapshot()[before:] {
+			for _, m := range r.all()[before:] {
 				if m.isResponse() && string(m.fields["id"]) == "null" {
 					codes[m.errCode()]++
 					raws = append(raws, string(m.raw))
@@ -841,14 +720,14 @@ func TestAudit4StressHostileFrames(t *testing.T) {
 	})
 
 	t.Run("duplicate ids in flight", func(t *testing.T) {
-		before := len(r.snapshot())
+		before := len(r.all())
 		r.callTool(77, "bash", map[string]any{"command": "sleep 0.3; echo first-dup"})
 		r.callTool(77, "read", map[string]any{"path": "a.txt"})
 		deadline := time.Now().Add(10 * time.Second)
 		var got []st4Msg
 		for time.Now().Before(deadline) {
 			got = got[:0]
-			for _, m := range r.snapshot()[before:] {
+			for _, m := range r.all()[before:] {
 				if st4IsReply(77)(m) {
 					got = append(got, m)
 				}
@@ -1348,7 +1227,7 @@ func TestAudit4StressCancelBatchAndWrites(t *testing.T) {
 // ignored rather than failing the test from outside it.
 func (r *st4Raw) respond(id json.RawMessage, result any) {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
-	r.sendBytes(b)
+	r.writeFrame(b)
 }
 
 // PROTOCOL.md: "$/cancelRequest {id} cancels a running tools/call ...; the

@@ -14,12 +14,12 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,16 +37,9 @@ type a8pFrame struct {
 }
 
 type a8pRaw struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	mu     sync.Mutex
-	frames []a8pFrame
-	bad    []string
-	change chan struct{}
-	exited chan struct{}
-	code   int
-	nextID int
+	*rawClient[a8pFrame]
+	nextID atomic.Int64
+	amu    sync.Mutex
 	// answer, when set, answers server→client requests (tools/confirm).
 	answer func(m map[string]any) (any, bool)
 }
@@ -54,29 +47,11 @@ type a8pRaw struct {
 // a8pStart spawns agentls rooted at ws with raw pipes.
 func a8pStart(t *testing.T, ws string, env ...string) *a8pRaw {
 	t.Helper()
-	cmd := harness.Command(t, []string{"--root", ws}, env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &a8pLockedBuf{b: &stderr}
-	in, out := harness.StartPiped(t, cmd)
-	r := &a8pRaw{t: t, cmd: cmd, in: in, change: make(chan struct{}), exited: make(chan struct{}), nextID: 1000}
-	readDone := make(chan struct{})
-	go func() { defer close(readDone); r.read(out) }()
-	go func() {
-		<-readDone
-		cmd.Wait()
-		r.mu.Lock()
-		r.code = cmd.ProcessState.ExitCode()
-		r.mu.Unlock()
-		close(r.exited)
-	}()
+	r := &a8pRaw{}
+	r.nextID.Store(1000)
+	r.rawClient = startRaw(t, []string{"--root", ws}, env, r.read)
 	t.Cleanup(func() {
-		in.Close()
-		select {
-		case <-r.exited:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-r.exited
-		}
+		r.close()
 		if b := r.badFrames(); len(b) > 0 {
 			t.Errorf("stdout carried bytes that are not frames: %q", b)
 		}
@@ -84,27 +59,15 @@ func a8pStart(t *testing.T, ws string, env ...string) *a8pRaw {
 	return r
 }
 
-type a8pLockedBuf struct {
-	mu sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (w *a8pLockedBuf) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
 // read parses LSP frames strictly: headers, a blank line, Content-Length bytes.
-func (r *a8pRaw) read(out io.Reader) {
-	br := bufio.NewReaderSize(out, 1<<20)
+func (r *a8pRaw) read(br *bufio.Reader, rc *rawClient[a8pFrame]) {
 	for {
 		n := -1
 		for {
 			line, err := br.ReadString('\n')
 			if err != nil {
 				if line != "" {
-					r.noteBad("partial header at EOF: " + line)
+					rc.noteBad("partial header at EOF: " + line)
 				}
 				return
 			}
@@ -112,11 +75,11 @@ func (r *a8pRaw) read(out io.Reader) {
 				break
 			}
 			if !strings.HasSuffix(line, "\r\n") {
-				r.noteBad("header line without CRLF: " + line)
+				rc.noteBad("header line without CRLF: " + line)
 			}
 			k, v, ok := strings.Cut(strings.TrimRight(line, "\r\n"), ":")
 			if !ok {
-				r.noteBad("not a header: " + line)
+				rc.noteBad("not a header: " + line)
 				continue
 			}
 			if strings.EqualFold(strings.TrimSpace(k), "Content-Length") {
@@ -124,17 +87,17 @@ func (r *a8pRaw) read(out io.Reader) {
 			}
 		}
 		if n < 0 {
-			r.noteBad("frame without Content-Length")
+			rc.noteBad("frame without Content-Length")
 			continue
 		}
 		body := make([]byte, n)
 		if _, err := io.ReadFull(br, body); err != nil {
-			r.noteBad("short body")
+			rc.noteBad("short body")
 			return
 		}
 		var v any
 		if err := json.Unmarshal(body, &v); err != nil {
-			r.noteBad("body is not JSON: " + string(body))
+			rc.noteBad("body is not JSON: " + string(body))
 			continue
 		}
 		f := a8pFrame{At: time.Now()}
@@ -144,80 +107,49 @@ func (r *a8pRaw) read(out io.Reader) {
 		case []any:
 			f.Batch = x
 		default:
-			r.noteBad("body is neither object nor array: " + string(body))
+			rc.noteBad("body is neither object nor array: " + string(body))
 			continue
 		}
-		r.mu.Lock()
+		r.amu.Lock()
 		answer := r.answer
-		r.mu.Unlock()
+		r.amu.Unlock()
 		if f.M != nil && f.M["method"] != nil && f.M["id"] != nil && answer != nil {
 			if res, ok := answer(f.M); ok {
-				r.send(map[string]any{"jsonrpc": "2.0", "id": f.M["id"], "result": res})
+				rc.sendJSON(map[string]any{"jsonrpc": "2.0", "id": f.M["id"], "result": res})
 			}
 		}
-		r.mu.Lock()
-		r.frames = append(r.frames, f)
-		close(r.change)
-		r.change = make(chan struct{})
-		r.mu.Unlock()
+		rc.add(f)
 	}
 }
 
 func (r *a8pRaw) setAnswer(f func(m map[string]any) (any, bool)) {
-	r.mu.Lock()
+	r.amu.Lock()
 	r.answer = f
-	r.mu.Unlock()
-}
-
-func (r *a8pRaw) noteBad(s string) { r.mu.Lock(); r.bad = append(r.bad, s); r.mu.Unlock() }
-
-func (r *a8pRaw) badFrames() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.bad...)
-}
-
-func (r *a8pRaw) all() []a8pFrame {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]a8pFrame(nil), r.frames...)
+	r.amu.Unlock()
 }
 
 // wait returns the first frame (message, or batch member) satisfying pred.
 func (r *a8pRaw) wait(timeout time.Duration, pred func(map[string]any) bool) (map[string]any, bool) {
-	deadline := time.After(timeout)
-	gone := false
-	for {
-		r.mu.Lock()
-		ch := r.change
-		frames := r.frames
-		r.mu.Unlock()
-		for _, f := range frames {
-			if f.M != nil && pred(f.M) {
-				return f.M, true
-			}
-			for _, m := range f.Batch {
-				if mm, ok := m.(map[string]any); ok && pred(mm) {
-					return mm, true
-				}
+	var hit map[string]any
+	_, ok := r.rawClient.wait(timeout, func(f a8pFrame) bool {
+		if f.M != nil && pred(f.M) {
+			hit = f.M
+			return true
+		}
+		for _, m := range f.Batch {
+			if mm, ok := m.(map[string]any); ok && pred(mm) {
+				hit = mm
+				return true
 			}
 		}
-		if gone {
-			return nil, false
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			return nil, false
-		case <-r.exited:
-			gone = true // the reader is done: one last scan
-		}
-	}
+		return false
+	})
+	return hit, ok
 }
 
 func (r *a8pRaw) writeBytes(b []byte) {
 	r.t.Helper()
-	if _, err := r.in.Write(b); err != nil {
+	if err := r.writeRaw(b); err != nil {
 		r.t.Fatalf("write to agentls: %v", err)
 	}
 }
@@ -226,20 +158,11 @@ func a8pFrameOf(body string) []byte {
 	return []byte(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
 }
 
-func (r *a8pRaw) send(m any) {
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic(err)
-	}
-	r.in.Write(a8pFrameOf(string(b)))
-}
+func (r *a8pRaw) send(m any) { r.sendJSON(m) }
 
 // request sends a request with a fresh numeric id and returns the id.
 func (r *a8pRaw) request(method string, params any) int {
-	r.mu.Lock()
-	r.nextID++
-	id := r.nextID
-	r.mu.Unlock()
+	id := int(r.nextID.Add(1))
 	m := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
 	if params != nil {
 		m["params"] = params
@@ -330,17 +253,6 @@ func (r *a8pRaw) initialize(params map[string]any) map[string]any {
 	return res
 }
 
-func (r *a8pRaw) exitCode(timeout time.Duration) int {
-	select {
-	case <-r.exited:
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		return r.code
-	case <-time.After(timeout):
-		return -1
-	}
-}
-
 func a8pErr(m map[string]any) (code int, msg string) {
 	e, ok := m["error"].(map[string]any)
 	if !ok {
@@ -361,15 +273,6 @@ func (r *a8pRaw) alive(what string) {
 	}
 	if code, msg := a8pErr(m); code != 0 || m["result"] == nil {
 		r.t.Fatalf("after %s: tools/list failed: %d %s", what, code, msg)
-	}
-}
-
-func (r *a8pRaw) isExited() bool {
-	select {
-	case <-r.exited:
-		return true
-	default:
-		return false
 	}
 }
 
@@ -576,7 +479,7 @@ func TestAudit8ProtoFramingTruncatedBodyThenEOF(t *testing.T) {
 	r.initialize(nil)
 	r.writeBytes([]byte("Content-Length: 500\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,"))
 	start := time.Now()
-	r.in.Close()
+	r.stdin.Close()
 	code := r.exitCode(5 * time.Second)
 	if code == -1 {
 		t.Fatal("agentls did not exit within 5 s of stdin EOF in the middle of a body")
@@ -712,7 +615,7 @@ func TestAudit8ProtoLifecycleStdinEOFKillsRunningWork(t *testing.T) {
 		t.Fatalf("the bash child never started; reply: %v", m)
 	}
 	start := time.Now()
-	r.in.Close()
+	r.stdin.Close()
 	code := r.exitCode(5 * time.Second)
 	took := time.Since(start)
 	if code == -1 {
@@ -1524,9 +1427,7 @@ func TestAudit8ProtoStdoutOnlyFramesWithLogs(t *testing.T) {
 	// above records any non-frame bytes and the cleanup fails on them.
 	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
 	cmd := harness.Command(t, []string{"--root", ws, "--log-level", "debug"})
-	var stderr a8pLockedBuf
-	stderr.b = &bytes.Buffer{}
-	cmd.Stderr = &stderr
+	cmd.Stderr = &lockedBuffer{}
 	in, out := harness.StartPiped(t, cmd)
 	raw, _ := io.ReadAll(a8pInitAndQuit(t, in, out))
 	cmd.Wait()
@@ -1620,7 +1521,7 @@ func TestAudit8ProtoCancelKillsBashProcess(t *testing.T) {
 	r.alive("cancelled bash")
 	// Then the editor quits: the process still exits within 1 s.
 	pid := r.cmd.Process.Pid
-	r.in.Close()
+	r.stdin.Close()
 	quit := time.Now()
 	for {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

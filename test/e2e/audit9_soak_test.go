@@ -8,11 +8,9 @@ package e2e
 // workspace and spill directory contents.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -702,91 +700,45 @@ func TestAudit9SoakMixedWorkload(t *testing.T) {
 // a9sRaw is a hand-framed client, so duplicate or missing replies are seen
 // (a library client drops replies it no longer waits for).
 type a9sRaw struct {
-	t      *testing.T
-	pid    int
-	mu     sync.Mutex // serializes writes
-	in     io.WriteCloser
-	frames chan map[string]any
+	*rawClient[map[string]any]
+	pid   int
+	taken int // frames already looked at by await
 }
 
 func a9sStartRaw(t *testing.T, ws, cache string) *a9sRaw {
 	t.Helper()
-	cmd := harness.Command(t, []string{"--root", ws}, "XDG_CACHE_HOME="+cache)
-	stdin, stdout := harness.StartPiped(t, cmd)
-	r := &a9sRaw{t: t, pid: cmd.Process.Pid, in: stdin, frames: make(chan map[string]any, 1024)}
-	exited := make(chan struct{})
-	go func() { // owner: the test; ends at EOF, when the process exits
-		defer close(r.frames)
-		br := bufio.NewReader(stdout)
-		for {
-			n := -1
-			for {
-				line, err := br.ReadString('\n')
-				if err != nil {
-					return
-				}
-				line = strings.TrimSpace(line)
-				if line == "" {
-					break
-				}
-				if v, ok := strings.CutPrefix(line, "Content-Length:"); ok {
-					n, _ = strconv.Atoi(strings.TrimSpace(v))
-				}
-			}
-			if n < 0 {
-				continue
-			}
-			body := make([]byte, n)
-			if _, err := io.ReadFull(br, body); err != nil {
-				return
-			}
-			var m map[string]any
-			if json.Unmarshal(body, &m) == nil {
-				r.frames <- m
-			}
+	rc := startRaw(t, []string{"--root", ws}, []string{"XDG_CACHE_HOME=" + cache}, lenientFrames(func(body []byte) []map[string]any {
+		var m map[string]any
+		if json.Unmarshal(body, &m) != nil {
+			return nil
 		}
-	}()
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-exited:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
-	return r
+		return []map[string]any{m}
+	}))
+	return &a9sRaw{rawClient: rc, pid: rc.cmd.Process.Pid}
 }
 
 func (r *a9sRaw) send(msg map[string]any) {
 	msg["jsonrpc"] = "2.0"
 	b, _ := json.Marshal(msg)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	fmt.Fprintf(r.in, "Content-Length: %d\r\n\r\n%s", len(b), b)
+	r.writeFrame(b)
 }
 
 // await returns the reply to id, skipping notifications and recording every
 // other reply in seen.
 func (r *a9sRaw) await(id int, d time.Duration, seen map[int][]map[string]any) (map[string]any, bool) {
-	deadline := time.After(d)
+	deadline := time.Now().Add(d)
 	for {
-		select {
-		case f, ok := <-r.frames:
-			if !ok {
-				return nil, false
-			}
-			fid, isReply := f["id"].(float64)
-			if !isReply || f["method"] != nil {
-				continue
-			}
-			seen[int(fid)] = append(seen[int(fid)], f)
-			if int(fid) == id {
-				return f, true
-			}
-		case <-deadline:
+		f, ok := r.next(&r.taken, deadline)
+		if !ok {
 			return nil, false
+		}
+		fid, isReply := f["id"].(float64)
+		if !isReply || f["method"] != nil {
+			continue
+		}
+		seen[int(fid)] = append(seen[int(fid)], f)
+		if int(fid) == id {
+			return f, true
 		}
 	}
 }

@@ -32,74 +32,17 @@ import (
 // apRaw drives agentls over raw pipes and parses its stdout strictly: every
 // byte must belong to a well-formed Content-Length frame holding a JSON-RPC
 // 2.0 message.
-type apRaw struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	exited chan struct{}
-
-	mu      sync.Mutex
-	frames  []map[string]any
-	bad     []string // framing violations on stdout
-	stderr  bytes.Buffer
-	changed chan struct{}
-}
-
-type apLockedWriter struct{ r *apRaw }
-
-func (w apLockedWriter) Write(b []byte) (int, error) {
-	w.r.mu.Lock()
-	defer w.r.mu.Unlock()
-	return w.r.stderr.Write(b)
-}
+type apRaw struct{ *rawClient[map[string]any] }
 
 func apStartRaw(t *testing.T, root string, env ...string) *apRaw {
 	t.Helper()
-	cmd := harness.Command(t, []string{"--root", root}, env...)
-	r := &apRaw{t: t, cmd: cmd, exited: make(chan struct{}), changed: make(chan struct{})}
-	cmd.Stderr = apLockedWriter{r}
-	stdin, stdout := harness.StartPiped(t, cmd)
-	r.stdin = stdin
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		r.readFrames(stdout)
-	}()
-	go func() {
-		<-readDone // Wait closes stdout: let the reader finish first
-		cmd.Wait()
-		close(r.exited)
-		r.notify()
-	}()
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-r.exited:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-r.exited
-		}
-	})
-	return r
+	return &apRaw{startRaw(t, []string{"--root", root}, env, apReadFrames)}
 }
 
-func (r *apRaw) notify() {
-	r.mu.Lock()
-	close(r.changed)
-	r.changed = make(chan struct{})
-	r.mu.Unlock()
-}
-
-func (r *apRaw) fail(format string, args ...any) {
-	r.mu.Lock()
-	r.bad = append(r.bad, fmt.Sprintf(format, args...))
-	r.mu.Unlock()
-}
-
-// readFrames parses stdout until EOF; the first violation ends parsing and
+// apReadFrames parses stdout until EOF; the first violation ends parsing and
 // records the rest of the stream.
-func (r *apRaw) readFrames(stdout io.Reader) {
-	br := bufio.NewReader(stdout)
+func apReadFrames(br *bufio.Reader, r *rawClient[map[string]any]) {
+	fail := func(format string, args ...any) { r.noteBad(fmt.Sprintf(format, args...)) }
 	for {
 		length := -1
 		first := true
@@ -107,14 +50,14 @@ func (r *apRaw) readFrames(stdout io.Reader) {
 			line, err := br.ReadString('\n')
 			if err != nil {
 				if !(first && line == "" && err == io.EOF) {
-					r.fail("stdout ended inside a header: %q", line)
+					fail("stdout ended inside a header: %q", line)
 				}
 				return
 			}
 			first = false
 			if !strings.HasSuffix(line, "\r\n") {
 				rest, _ := io.ReadAll(br)
-				r.fail("header line without CRLF: %q (then %.200q)", line, rest)
+				fail("header line without CRLF: %q (then %.200q)", line, rest)
 				return
 			}
 			line = strings.TrimSuffix(line, "\r\n")
@@ -124,68 +67,38 @@ func (r *apRaw) readFrames(stdout io.Reader) {
 			name, value, ok := strings.Cut(line, ": ")
 			if !ok {
 				rest, _ := io.ReadAll(br)
-				r.fail("not a header: %q (then %.200q)", line, rest)
+				fail("not a header: %q (then %.200q)", line, rest)
 				return
 			}
 			if strings.EqualFold(name, "Content-Length") {
 				n, err := strconv.Atoi(value)
 				if err != nil || n < 0 {
-					r.fail("bad Content-Length %q", value)
+					fail("bad Content-Length %q", value)
 					return
 				}
 				length = n
 			}
 		}
 		if length < 0 {
-			r.fail("a frame without Content-Length")
+			fail("a frame without Content-Length")
 			return
 		}
 		body := make([]byte, length)
 		if _, err := io.ReadFull(br, body); err != nil {
-			r.fail("body shorter than Content-Length: %v", err)
+			fail("body shorter than Content-Length: %v", err)
 			return
 		}
 		var m map[string]any
 		if err := json.Unmarshal(body, &m); err != nil || m["jsonrpc"] != "2.0" {
-			r.fail("frame body is not a JSON-RPC 2.0 message: %.200q", body)
+			fail("frame body is not a JSON-RPC 2.0 message: %.200q", body)
 			continue
 		}
-		r.mu.Lock()
-		r.frames = append(r.frames, m)
-		r.mu.Unlock()
-		r.notify()
+		r.add(m)
 	}
 }
 
 // send writes one framed message.
-func (r *apRaw) send(body string) {
-	r.write(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
-}
-
-func (r *apRaw) write(s string) {
-	r.stdin.Write([]byte(s)) // a dead server shows up in the assertions
-}
-
-// wait returns the first frame satisfying pred.
-func (r *apRaw) wait(timeout time.Duration, pred func(map[string]any) bool) (map[string]any, bool) {
-	deadline := time.After(timeout)
-	for {
-		r.mu.Lock()
-		for _, f := range r.frames {
-			if pred(f) {
-				r.mu.Unlock()
-				return f, true
-			}
-		}
-		ch := r.changed
-		r.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			return nil, false
-		}
-	}
-}
+func (r *apRaw) send(body string) { r.writeFrame([]byte(body)) }
 
 // reply waits for the response to id (compared as JSON).
 func (r *apRaw) reply(id any, timeout time.Duration) (map[string]any, bool) {
@@ -199,42 +112,12 @@ func (r *apRaw) reply(id any, timeout time.Duration) (map[string]any, bool) {
 	})
 }
 
-func (r *apRaw) alive() bool {
-	select {
-	case <-r.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-func (r *apRaw) exitCode(timeout time.Duration) int {
-	select {
-	case <-r.exited:
-		return r.cmd.ProcessState.ExitCode()
-	case <-time.After(timeout):
-		return -1
-	}
-}
-
-func (r *apRaw) stderrText() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.stderr.String()
-}
-
-func (r *apRaw) badFrames() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.bad)
-}
-
 func (r *apRaw) initialize(t *testing.T, params string) {
 	t.Helper()
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + params + `}`)
 	f, ok := r.reply(1, 10*time.Second)
 	if !ok || f["result"] == nil {
-		t.Fatalf("initialize: %v (stderr: %s)", f, r.stderrText())
+		t.Fatalf("initialize: %v (stderr: %s)", f, r.stderr.String())
 	}
 	r.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
 }
@@ -259,7 +142,7 @@ func TestAuditProtoMalformedFramesDoNotKillTheServer(t *testing.T) {
 			t.Parallel()
 			r := apStartRaw(t, t.TempDir())
 			r.initialize(t, `{"initializationOptions":{"mode":"bypass"}}`)
-			r.write(tc.raw)
+			r.writeRaw([]byte(tc.raw))
 			// A protocol error is answered with a JSON-RPC error code.
 			_, replied := r.wait(2*time.Second, func(f map[string]any) bool {
 				c := replyCode(f)
@@ -268,15 +151,15 @@ func TestAuditProtoMalformedFramesDoNotKillTheServer(t *testing.T) {
 			// The server still answers the next well-formed request.
 			r.send(`{"jsonrpc":"2.0","id":77,"method":"tools/list","params":{}}`)
 			_, served := r.reply(77, 3*time.Second)
-			if strings.Contains(r.stderrText(), "panic:") || strings.Contains(r.stderrText(), "goroutine ") {
-				t.Fatalf("the server panicked:\n%s", r.stderrText())
+			if strings.Contains(r.stderr.String(), "panic:") || strings.Contains(r.stderr.String(), "goroutine ") {
+				t.Fatalf("the server panicked:\n%s", r.stderr.String())
 			}
 			if code := r.exitCode(0); code == 2 {
 				t.Fatalf("exit code 2 (a Go panic)")
 			}
 			if !replied || !served {
 				t.Errorf("error reply with -32700/-32600: %v; next request served: %v; process alive: %v, exit code %d",
-					replied, served, r.alive(), r.exitCode(time.Second))
+					replied, served, !r.isExited(), r.exitCode(time.Second))
 			}
 		})
 	}
@@ -294,11 +177,11 @@ func TestAuditProtoMalformedFramesDoNotPanic(t *testing.T) {
 	} {
 		r := apStartRaw(t, t.TempDir())
 		r.initialize(t, `{"initializationOptions":{"mode":"bypass"}}`)
-		r.write(raw)
+		r.writeRaw([]byte(raw))
 		r.stdin.Close()
 		code := r.exitCode(3 * time.Second)
-		if code == 2 || code == -1 || strings.Contains(r.stderrText(), "panic:") {
-			t.Errorf("%q: exit code %d, stderr:\n%s", raw, code, r.stderrText())
+		if code == 2 || code == -1 || strings.Contains(r.stderr.String(), "panic:") {
+			t.Errorf("%q: exit code %d, stderr:\n%s", raw, code, r.stderr.String())
 		}
 		if bad := r.badFrames(); len(bad) > 0 {
 			t.Errorf("%q: stdout not clean: %v", raw, bad)
@@ -730,9 +613,7 @@ echo direct > /dev/stdout; echo direct-err > /dev/stderr; (echo tty > /dev/tty) 
 	if bad := r.badFrames(); len(bad) > 0 {
 		t.Fatalf("stdout carried something other than frames: %v", bad)
 	}
-	r.mu.Lock()
-	n := len(r.frames)
-	r.mu.Unlock()
+	n := len(r.all())
 	t.Logf("%d frames, all well-formed", n)
 }
 

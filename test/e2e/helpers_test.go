@@ -3,7 +3,7 @@ package e2e
 // Helpers shared by the end-to-end tests: workspace files, contexts, text
 // assertions and small argument builders. A helper lives here only when every
 // caller wants the same behaviour; variants that differ (process scans,
-// backend sets, raw clients) stay next to their tests.
+// backend sets, frame types) stay next to their tests.
 
 import (
 	"bufio"
@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf16"
@@ -377,4 +378,242 @@ func reapProcessesWithArg(t *testing.T, marker string) {
 			}
 		}
 	})
+}
+
+// lockedBuffer is a bytes.Buffer safe for a process's writes and a test's
+// reads at the same time (a child's stderr).
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// rawStopGrace is how long a raw client's process may take to exit after its
+// stdin closes before close kills it.
+const rawStopGrace = 5 * time.Second
+
+// rawClient runs agentls on raw pipes and logs every frame it writes to
+// stdout, decoded as T, in wire order: for tests that send what no client
+// library would, or must see the wire exactly (order, -32800 replies, the
+// server's own requests). Each test file keeps its frame type T and its
+// protocol helpers; rawClient owns the process, the writes and the log.
+type rawClient[T any] struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *lockedBuffer
+	wmu    sync.Mutex // one frame at a time on stdin
+
+	mu     sync.Mutex
+	log    []T
+	bad    []string      // stdout bytes that are not well-formed frames
+	wake   chan struct{} // closed and replaced on every change to the log
+	exited chan struct{} // closed once stdout ended and the process is reaped
+
+	stopOnce sync.Once
+}
+
+// rawReader parses r's stdout until it ends, handing frames to r.add and
+// framing violations to r.noteBad. It runs on the reader goroutine only, so
+// it may keep state (sequence numbers) without locks.
+type rawReader[T any] func(br *bufio.Reader, r *rawClient[T])
+
+// lenientFrames is a rawReader that decodes each Content-Length frame's body
+// with decode, skips header blocks without a length and stops at the first
+// read error.
+func lenientFrames[T any](decode func(body []byte) []T) rawReader[T] {
+	return func(br *bufio.Reader, r *rawClient[T]) {
+		for {
+			body, err := readFrame(br)
+			if errors.Is(err, errNoContentLength) {
+				continue
+			}
+			if err != nil {
+				return
+			}
+			r.add(decode(body)...)
+		}
+	}
+}
+
+// startRaw spawns agentls with args and env, reads its stdout with read, and
+// closes it when the test ends.
+func startRaw[T any](t *testing.T, args, env []string, read rawReader[T]) *rawClient[T] {
+	t.Helper()
+	cmd := harness.Command(t, args, env...)
+	r := &rawClient[T]{t: t, cmd: cmd, stderr: &lockedBuffer{}, wake: make(chan struct{}), exited: make(chan struct{})}
+	cmd.Stderr = r.stderr
+	stdin, stdout := harness.StartPiped(t, cmd)
+	r.stdin = stdin
+	// The reader owns stdout; Wait closes it, so it runs only after EOF.
+	go func() {
+		read(bufio.NewReaderSize(stdout, 1<<20), r)
+		cmd.Wait()
+		close(r.exited)
+	}()
+	t.Cleanup(r.close)
+	return r
+}
+
+// close closes stdin (the server's EOF exit) and waits for the process,
+// killing it after rawStopGrace. Later calls do nothing.
+func (r *rawClient[T]) close() {
+	r.stopOnce.Do(func() {
+		r.stdin.Close()
+		select {
+		case <-r.exited:
+		case <-time.After(rawStopGrace):
+			r.cmd.Process.Kill()
+			<-r.exited
+		}
+	})
+}
+
+// bump wakes the waiters; r.mu is held.
+func (r *rawClient[T]) bump() {
+	close(r.wake)
+	r.wake = make(chan struct{})
+}
+
+// add appends frames to the log.
+func (r *rawClient[T]) add(frames ...T) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.log = append(r.log, frames...)
+	r.bump()
+}
+
+// noteBad records a framing violation seen on stdout.
+func (r *rawClient[T]) noteBad(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.bad = append(r.bad, s)
+}
+
+// badFrames is every framing violation so far.
+func (r *rawClient[T]) badFrames() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.bad...)
+}
+
+// all is the frames received so far.
+func (r *rawClient[T]) all() []T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]T(nil), r.log...)
+}
+
+// watch calls look with the log, again on every change, until look
+// reports a find, stdout has ended or timeout fires.
+func (r *rawClient[T]) watch(timeout <-chan time.Time, look func(log []T) bool) bool {
+	for {
+		ended := r.isExited() // before the snapshot: then it holds every frame
+		r.mu.Lock()
+		log, wake := r.log, r.wake
+		r.mu.Unlock()
+		if look(log) {
+			return true
+		}
+		if ended {
+			return false
+		}
+		select {
+		case <-wake:
+		case <-r.exited:
+		case <-timeout:
+			return false
+		}
+	}
+}
+
+// wait returns the first frame in wire order satisfying pred, waiting up to
+// timeout; once stdout has ended no frame can come, so it stops early.
+func (r *rawClient[T]) wait(timeout time.Duration, pred func(T) bool) (T, bool) {
+	var hit T
+	ok := r.watch(time.After(timeout), func(log []T) bool {
+		for _, f := range log {
+			if pred(f) {
+				hit = f
+				return true
+			}
+		}
+		return false
+	})
+	return hit, ok
+}
+
+// next returns the frame after the *cursor frames already taken, waiting
+// until deadline, and advances *cursor: a stream view for tests that take
+// frames in order (what came before a reply, duplicate replies).
+func (r *rawClient[T]) next(cursor *int, deadline time.Time) (T, bool) {
+	var hit T
+	ok := r.watch(time.After(time.Until(deadline)), func(log []T) bool {
+		if *cursor >= len(log) {
+			return false
+		}
+		hit = log[*cursor]
+		*cursor++
+		return true
+	})
+	return hit, ok
+}
+
+// writeFrame writes body as one Content-Length frame.
+func (r *rawClient[T]) writeFrame(body []byte) error {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	_, err := fmt.Fprintf(r.stdin, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	return err
+}
+
+// writeRaw writes b as it is, framing included.
+func (r *rawClient[T]) writeRaw(b []byte) error {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	_, err := r.stdin.Write(b)
+	return err
+}
+
+// sendJSON writes v, JSON-encoded, as one frame; a dead server shows up in
+// the assertions, not here.
+func (r *rawClient[T]) sendJSON(v any) {
+	r.t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.writeFrame(b)
+}
+
+// isExited reports whether the process has ended and its stdout is read.
+func (r *rawClient[T]) isExited() bool {
+	select {
+	case <-r.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// exitCode waits up to timeout for the process to end and returns its exit
+// code, or -1 when it is still running.
+func (r *rawClient[T]) exitCode(timeout time.Duration) int {
+	select {
+	case <-r.exited:
+		return r.cmd.ProcessState.ExitCode()
+	case <-time.After(timeout):
+		return -1
+	}
 }
