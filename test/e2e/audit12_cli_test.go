@@ -22,7 +22,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,51 +46,6 @@ func a12cRepoRoot(t *testing.T) string {
 	return root
 }
 
-type a12cResult struct {
-	stdout, stderr string
-	code           int
-}
-
-// a12cRun runs agentls to completion with stdin at EOF.
-func a12cRun(t *testing.T, dir string, env []string, args ...string) a12cResult {
-	t.Helper()
-	cmd := harness.Command(t, args, env...)
-	cmd.Dir = dir
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("agentls %q did not finish in 20 s; stdout %q stderr %q", args, so.String(), se.String())
-	}
-	return a12cResult{so.String(), se.String(), cmd.ProcessState.ExitCode()}
-}
-
-// a12cBuffer is a goroutine-safe bytes.Buffer for a child's stderr.
-type a12cBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *a12cBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *a12cBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // a12cProc is a running agentls whose stdout is parsed strictly: LSP frames
 // (framed) or one JSON value per line (MCP). Anything else on stdout is an
 // error the test sees.
@@ -102,7 +56,7 @@ type a12cProc struct {
 	stdin  io.WriteCloser
 	msgs   chan a12cMsg
 	quit   chan struct{}
-	stderr *a12cBuffer
+	stderr *lockedBuffer
 	exited chan struct{}
 	nextID int
 }
@@ -116,7 +70,7 @@ func a12cStart(t *testing.T, framed bool, dir string, env []string, args ...stri
 	t.Helper()
 	cmd := harness.Command(t, args, env...)
 	cmd.Dir = dir
-	stderr := &a12cBuffer{}
+	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -460,7 +414,7 @@ func TestAudit12CLIReadmeBuildAndRun(t *testing.T) {
 		if err := json.Unmarshal([]byte(run[3]), &args); err != nil {
 			t.Fatalf("README's JSON argument %q: %v", run[3], err)
 		}
-		r := a12cRun(t, root, nil, run[1:]...)
+		r := runAgentls(t, root, nil, run[1:]...)
 		if r.code != 0 {
 			t.Fatalf("README's call exited %d; stdout %q stderr %q", r.code, r.stdout, r.stderr)
 		}
@@ -524,7 +478,7 @@ func TestAudit12CLIVersion(t *testing.T) {
 	want := "agentls " + a12cServerVersion(t) + "\n"
 	for _, args := range [][]string{{"--version"}, {"-version"}} {
 		t.Run(args[0], func(t *testing.T) {
-			r := a12cRun(t, t.TempDir(), nil, args...)
+			r := runAgentls(t, t.TempDir(), nil, args...)
 			if r.code != 0 || r.stdout != want || r.stderr != "" {
 				t.Errorf("agentls %s: code %d stdout %q stderr %q; want 0, %q, no stderr", args[0], r.code, r.stdout, r.stderr, want)
 			}
@@ -537,7 +491,7 @@ func TestAudit12CLIVersion(t *testing.T) {
 func TestAudit12CLIHelp(t *testing.T) {
 	for _, flag := range []string{"--help", "-h"} {
 		t.Run(flag, func(t *testing.T) {
-			r := a12cRun(t, t.TempDir(), nil, flag)
+			r := runAgentls(t, t.TempDir(), nil, flag)
 			if r.code != 0 {
 				t.Fatalf("agentls %s exited %d", flag, r.code)
 			}
@@ -566,7 +520,7 @@ func TestAudit12CLISubcommandHelp(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.sub, func(t *testing.T) {
-			r := a12cRun(t, t.TempDir(), nil, c.sub, "--help")
+			r := runAgentls(t, t.TempDir(), nil, c.sub, "--help")
 			if !strings.Contains(r.stdout+r.stderr, c.flag) {
 				t.Errorf("agentls %s --help does not show -%s: %q", c.sub, c.flag, r.stdout+r.stderr)
 			}
@@ -610,7 +564,7 @@ func TestAudit12CLIBadInvocation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := a12cRun(t, t.TempDir(), nil, c.args...)
+			r := runAgentls(t, t.TempDir(), nil, c.args...)
 			if r.code != 2 {
 				t.Errorf("agentls %q exited %d, want 2; stdout %.200q stderr %.200q", c.args, r.code, r.stdout, r.stderr)
 			}
@@ -641,13 +595,13 @@ func TestAudit12CLIRootNotADirectory(t *testing.T) {
 	}
 	for kind, root := range bad {
 		t.Run(kind+"/call", func(t *testing.T) {
-			r := a12cRun(t, ws, nil, "call", "ls", "--root", root)
+			r := runAgentls(t, ws, nil, "call", "ls", "--root", root)
 			if r.code != 2 || !strings.Contains(r.stderr, root) {
 				t.Errorf("call --root %s: code %d stderr %q; want 2 and the path named", root, r.code, r.stderr)
 			}
 		})
 		t.Run(kind+"/mcp", func(t *testing.T) {
-			r := a12cRun(t, ws, nil, "mcp", "--root", root)
+			r := runAgentls(t, ws, nil, "mcp", "--root", root)
 			if r.code != 2 || !strings.Contains(r.stderr, root) || r.stdout != "" {
 				t.Errorf("mcp --root %s: code %d stdout %q stderr %q; want 2 and the path named", root, r.code, r.stdout, r.stderr)
 			}
@@ -673,7 +627,7 @@ func TestAudit12CLIRootNotADirectory(t *testing.T) {
 // a12cTools runs `agentls tools args...` and decodes the JSON array.
 func a12cTools(t *testing.T, env []string, args ...string) []map[string]any {
 	t.Helper()
-	r := a12cRun(t, t.TempDir(), env, append([]string{"tools"}, args...)...)
+	r := runAgentls(t, t.TempDir(), env, append([]string{"tools"}, args...)...)
 	if r.code != 0 {
 		t.Fatalf("agentls tools %q: code %d stderr %q", args, r.code, r.stderr)
 	}
@@ -854,7 +808,7 @@ func TestAudit12CLIToolsAllListsDeferred(t *testing.T) {
 		"agentls/tools/a12c_probe.json": `{"name": "a12c_probe", "description": "Probe tool of the CLI audit.", "inputSchema": {"type": "object", "properties": {}}, "command": "echo probe", "readOnly": true, "deferred": true}`,
 	})
 	env := []string{"XDG_CONFIG_HOME=" + cfg}
-	r := a12cRun(t, t.TempDir(), env, "call", "tool_search", `{"query": "probe"}`, "--root", t.TempDir())
+	r := runAgentls(t, t.TempDir(), env, "call", "tool_search", `{"query": "probe"}`, "--root", t.TempDir())
 	if r.code != 0 || !strings.Contains(r.stdout, "a12c_probe") {
 		t.Fatalf("precondition: a session must have the deferred tool: code %d %q %q", r.code, r.stdout, r.stderr)
 	}
@@ -894,7 +848,7 @@ func TestAudit12CLIToolsLimits(t *testing.T) {
 	if len(want) < 10 {
 		t.Fatalf("parsed only %d limits from docs/protocol.md", len(want))
 	}
-	r := a12cRun(t, t.TempDir(), nil, "tools", "--limits")
+	r := runAgentls(t, t.TempDir(), nil, "tools", "--limits")
 	var got map[string]float64
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &got) != nil {
 		t.Fatalf("tools --limits: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
@@ -936,7 +890,7 @@ func TestAudit12CLICallForms(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := a12cRun(t, ws, nil, c.args...)
+			r := runAgentls(t, ws, nil, c.args...)
 			if r.code != c.code {
 				t.Errorf("exit %d, want %d; stdout %q stderr %q", r.code, c.code, r.stdout, r.stderr)
 			}
@@ -956,7 +910,7 @@ func TestAudit12CLICallForms(t *testing.T) {
 		})
 	}
 	t.Run("json", func(t *testing.T) {
-		r := a12cRun(t, ws, nil, "call", "read", `{"path": "f.txt"}`, "--json", "--root", ws)
+		r := runAgentls(t, ws, nil, "call", "read", `{"path": "f.txt"}`, "--json", "--root", ws)
 		var res map[string]any
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil {
 			t.Fatalf("--json: code %d stdout %q", r.code, r.stdout)
@@ -980,11 +934,11 @@ func TestAudit12CLICallForms(t *testing.T) {
 func TestAudit12CLICallSession(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{"f.txt": "one\ntwo\n"})
 	edit := `{"path": "f.txt", "edits": [{"oldText": "two", "newText": "TWO"}]}`
-	r := a12cRun(t, ws, nil, "call", "edit", edit, "--root", ws)
+	r := runAgentls(t, ws, nil, "call", "edit", edit, "--root", ws)
 	if b, _ := os.ReadFile(filepath.Join(ws, "f.txt")); r.code != 1 || string(b) != "one\ntwo\n" {
 		t.Errorf("edit without a read in this invocation: code %d file %q out %q; want 1 and unchanged", r.code, b, r.stdout)
 	}
-	r = a12cRun(t, ws, nil, "call", "read", `{"path": "f.txt"}`, "edit", edit, "--root", ws)
+	r = runAgentls(t, ws, nil, "call", "read", `{"path": "f.txt"}`, "edit", edit, "--root", ws)
 	b, _ := os.ReadFile(filepath.Join(ws, "f.txt"))
 	if r.code != 0 || string(b) != "one\nTWO\n" || !strings.Contains(r.stdout, "Edited f.txt: 1 replacement") {
 		t.Errorf("read then edit: code %d file %q out %q", r.code, b, r.stdout)
@@ -1003,45 +957,45 @@ func TestAudit12CLICallGovernance(t *testing.T) {
 			"permissions": {"deny": ["Read(./private.txt)"], "ask": ["Bash(touch:*)"]}}`,
 	})
 	t.Run("secret masked in text", func(t *testing.T) {
-		r := a12cRun(t, ws, nil, "call", "read", `{"path": "cfg.txt"}`, "--root", ws)
+		r := runAgentls(t, ws, nil, "call", "read", `{"path": "cfg.txt"}`, "--root", ws)
 		if r.code != 0 || strings.Contains(r.stdout, a12cSecret) || !strings.Contains(r.stdout, "API_KEY=") {
 			t.Errorf("code %d stdout %q", r.code, r.stdout)
 		}
 	})
 	t.Run("secret masked in json and bash", func(t *testing.T) {
-		r := a12cRun(t, ws, nil, "call", "read", `{"path": "cfg.txt"}`, "bash", `{"command": "cat cfg.txt"}`, "--json", "--root", ws)
+		r := runAgentls(t, ws, nil, "call", "read", `{"path": "cfg.txt"}`, "bash", `{"command": "cat cfg.txt"}`, "--json", "--root", ws)
 		if r.code != 0 || strings.Contains(r.stdout+r.stderr, a12cSecret) {
 			t.Errorf("code %d stdout %q", r.code, r.stdout)
 		}
 	})
 	t.Run("deny rule applies", func(t *testing.T) {
-		r := a12cRun(t, ws, nil, "call", "read", `{"path": "private.txt"}`, "--root", ws)
+		r := runAgentls(t, ws, nil, "call", "read", `{"path": "private.txt"}`, "--root", ws)
 		if r.code != 1 || !strings.Contains(r.stdout, "denied") || strings.Contains(r.stdout, "1→p") {
 			t.Errorf("code %d stdout %q", r.code, r.stdout)
 		}
 	})
 	t.Run("ask is approved by running", func(t *testing.T) {
-		r := a12cRun(t, ws, nil, "call", "bash", `{"command": "touch made.txt"}`, "--root", ws)
+		r := runAgentls(t, ws, nil, "call", "bash", `{"command": "touch made.txt"}`, "--root", ws)
 		if _, err := os.Stat(filepath.Join(ws, "made.txt")); r.code != 0 || err != nil {
 			t.Errorf("code %d stdout %q; made.txt: %v", r.code, r.stdout, err)
 		}
 	})
 	t.Run("readOnly mode applies", func(t *testing.T) {
-		r := a12cRun(t, ws, nil, "call", "read", `{"path": "f.txt"}`, "write", `{"path": "f.txt", "content": "z\n"}`, "--mode", "readOnly", "--root", ws)
+		r := runAgentls(t, ws, nil, "call", "read", `{"path": "f.txt"}`, "write", `{"path": "f.txt", "content": "z\n"}`, "--mode", "readOnly", "--root", ws)
 		b, _ := os.ReadFile(filepath.Join(ws, "f.txt"))
 		if r.code != 1 || string(b) != "a\nb\nc\n" || !strings.Contains(r.stdout, "readOnly") {
 			t.Errorf("code %d file %q stdout %q", r.code, b, r.stdout)
 		}
 	})
 	t.Run("settings limits apply", func(t *testing.T) {
-		r := a12cRun(t, ws, nil, "call", "read", `{"path": "f.txt"}`, "--root", ws)
+		r := runAgentls(t, ws, nil, "call", "read", `{"path": "f.txt"}`, "--root", ws)
 		if r.code != 0 || !strings.Contains(r.stdout, "lines 1-1 of 3") || !strings.Contains(r.stdout, "offset=2") {
 			t.Errorf("code %d stdout %q", r.code, r.stdout)
 		}
 	})
 	t.Run("user settings via XDG_CONFIG_HOME", func(t *testing.T) {
 		cfg := newWorkspace(t, map[string]string{"agentls/settings.json": `{"permissions": {"deny": ["Read(**/f.txt)"]}}`})
-		r := a12cRun(t, ws, []string{"XDG_CONFIG_HOME=" + cfg}, "call", "read", `{"path": "f.txt"}`, "--root", ws)
+		r := runAgentls(t, ws, []string{"XDG_CONFIG_HOME=" + cfg}, "call", "read", `{"path": "f.txt"}`, "--root", ws)
 		if r.code != 1 || !strings.Contains(r.stdout, "denied") {
 			t.Errorf("user deny rule ignored: code %d stdout %q", r.code, r.stdout)
 		}
@@ -1168,7 +1122,7 @@ func TestAudit12CLIServeLogging(t *testing.T) {
 		t.Run(fmt.Sprintf("log-file in missing dir %v", sub), func(t *testing.T) {
 			ws := t.TempDir()
 			logf := filepath.Join(ws, "no-such-dir", "agentls.log")
-			r := a12cRun(t, ws, nil, append(append([]string{}, sub...), "--root", ws, "--log-file", logf)...)
+			r := runAgentls(t, ws, nil, append(append([]string{}, sub...), "--root", ws, "--log-file", logf)...)
 			if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "--log-file") || !strings.Contains(r.stderr, logf) {
 				t.Errorf("code %d stdout %q stderr %q; want 2 and an error naming --log-file and the path", r.code, r.stdout, r.stderr)
 			}
@@ -1292,7 +1246,7 @@ func TestAudit12CLIServeEnding(t *testing.T) {
 func TestAudit12CLIEnvGrepBackend(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{"a.go": "package a\nfunc Foo() {}\n", "b/c.go": "package b\n// Foo again\n", ".gitignore": "ign/\n", "ign/x.go": "Foo\n"})
 	run := func(env []string) map[string]any {
-		r := a12cRun(t, ws, env, "call", "grep", `{"pattern": "Foo", "context": 1}`, "--json", "--root", ws)
+		r := runAgentls(t, ws, env, "call", "grep", `{"pattern": "Foo", "context": 1}`, "--json", "--root", ws)
 		var res map[string]any
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil {
 			t.Fatalf("grep: code %d %q %q", r.code, r.stdout, r.stderr)
@@ -1318,7 +1272,7 @@ func TestAudit12CLIEnvAuditDir(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{"f.txt": "x\n"})
 	dir := t.TempDir()
 	env := []string{"AGENTLS_AUDIT_DIR=" + dir}
-	r := a12cRun(t, ws, env, "call", "read", `{"path": "f.txt"}`, "bash", `{"command": "echo `+a12cSecret+` >/dev/null"}`, "--root", ws)
+	r := runAgentls(t, ws, env, "call", "read", `{"path": "f.txt"}`, "bash", `{"command": "echo `+a12cSecret+` >/dev/null"}`, "--root", ws)
 	if r.code != 0 {
 		t.Fatalf("call: %d %q", r.code, r.stdout)
 	}
@@ -1346,7 +1300,7 @@ func TestAudit12CLIEnvAuditDir(t *testing.T) {
 	if e["tool"] != "read" {
 		t.Errorf("first entry tool %v", e["tool"])
 	}
-	out := a12cRun(t, ws, env, "audit", "--tail", "20")
+	out := runAgentls(t, ws, env, "audit", "--tail", "20")
 	if out.code != 0 || !strings.Contains(out.stdout, "read") || !strings.Contains(out.stdout, "bash") || strings.Contains(out.stdout, a12cSecret) {
 		t.Errorf("agentls audit --tail 20: code %d %q %q", out.code, out.stdout, out.stderr)
 	}

@@ -8,7 +8,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,45 +43,10 @@ func a14dDoc(t *testing.T, rel string) string {
 	return readFile(t, filepath.Join(a14dRepo(t), rel))
 }
 
-type a14dOut struct {
-	stdout, stderr string
-	code           int
-}
-
-// a14dRun runs agentls with args in dir and returns its output and exit code.
-func a14dRun(t *testing.T, dir string, env []string, args ...string) a14dOut {
-	t.Helper()
-	cmd := harness.Command(t, args, env...)
-	cmd.Dir = dir
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("agentls %q did not finish in 20 s", args)
-	}
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("agentls %q: %v", args, err)
-	}
-	return a14dOut{o.String(), e.String(), code}
-}
-
 // a14dLimits is `agentls tools --limits`.
 func a14dLimits(t *testing.T) map[string]int {
 	t.Helper()
-	o := a14dRun(t, t.TempDir(), nil, "tools", "--limits")
+	o := runAgentls(t, t.TempDir(), nil, "tools", "--limits")
 	if o.code != 0 {
 		t.Fatalf("tools --limits: exit %d: %s", o.code, o.stderr)
 	}
@@ -230,7 +194,7 @@ func TestAudit14DocsCLIHelp(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o := a14dRun(t, t.TempDir(), nil, tc.args...)
+			o := runAgentls(t, t.TempDir(), nil, tc.args...)
 			if o.code != 0 {
 				t.Errorf("agentls %q: exit %d, want 0; stderr:\n%s", tc.args, o.code, o.stderr)
 			}
@@ -244,7 +208,7 @@ func TestAudit14DocsCLIHelp(t *testing.T) {
 	}
 	t.Run("version", func(t *testing.T) {
 		t.Parallel()
-		o := a14dRun(t, t.TempDir(), nil, "--version")
+		o := runAgentls(t, t.TempDir(), nil, "--version")
 		ws := t.TempDir()
 		c := harness.Start(t, harness.Options{Root: ws})
 		res := c.Initialize(testCtx(t, 20*time.Second), nil)
@@ -340,7 +304,7 @@ func TestAudit14DocsREADMEToolTable(t *testing.T) {
 			}
 		}
 	}
-	o := a14dRun(t, t.TempDir(), nil, "tools")
+	o := runAgentls(t, t.TempDir(), nil, "tools")
 	var tools []map[string]any
 	if err := json.Unmarshal([]byte(o.stdout), &tools); err != nil {
 		t.Fatalf("agentls tools: %v\n%s", err, o.stdout)
@@ -370,7 +334,7 @@ func TestAudit14DocsREADMECall(t *testing.T) {
 	t.Run("readme example", func(t *testing.T) {
 		t.Parallel()
 		lines := strings.Count(a14dDoc(t, "README.md"), "\n")
-		o := a14dRun(t, a14dRepo(t), nil, "call", "read", `{"path": "README.md", "limit": 5}`, "--root", ".")
+		o := runAgentls(t, a14dRepo(t), nil, "call", "read", `{"path": "README.md", "limit": 5}`, "--root", ".")
 		want := fmt.Sprintf("README.md, lines 1-5 of %d", lines)
 		if o.code != 0 || !strings.Contains(o.stdout, want) || !strings.Contains(o.stdout, "offset=6") {
 			t.Errorf("exit %d, want 0 and %q and offset=6; stdout:\n%s\nstderr:\n%s", o.code, want, o.stdout, o.stderr)
@@ -379,7 +343,7 @@ func TestAudit14DocsREADMECall(t *testing.T) {
 	t.Run("shared session", func(t *testing.T) {
 		t.Parallel()
 		ws := newWorkspace(t, map[string]string{"a.go": "package a\n\nvar x = 1\n"})
-		o := a14dRun(t, ws, nil, "call", "read", `{"path":"a.go"}`, "edit", `{"path":"a.go","edits":[{"oldText":"x = 1","newText":"x = 2"}]}`, "--root", ws)
+		o := runAgentls(t, ws, nil, "call", "read", `{"path":"a.go"}`, "edit", `{"path":"a.go","edits":[{"oldText":"x = 1","newText":"x = 2"}]}`, "--root", ws)
 		if o.code != 0 || readFile(t, filepath.Join(ws, "a.go")) != "package a\n\nvar x = 2\n" {
 			t.Errorf("read then edit in one run: exit %d; file %q; stdout:\n%s", o.code, readFile(t, filepath.Join(ws, "a.go")), o.stdout)
 		}
@@ -387,7 +351,7 @@ func TestAudit14DocsREADMECall(t *testing.T) {
 	t.Run("first failure ends the run", func(t *testing.T) {
 		t.Parallel()
 		ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
-		o := a14dRun(t, ws, nil, "call", "read", `{"path":"missing.txt"}`, "write", `{"path":"new.txt","content":"x"}`, "--root", ws)
+		o := runAgentls(t, ws, nil, "call", "read", `{"path":"missing.txt"}`, "write", `{"path":"new.txt","content":"x"}`, "--root", ws)
 		if o.code != 1 {
 			t.Errorf("exit %d, want 1", o.code)
 		}
@@ -398,7 +362,7 @@ func TestAudit14DocsREADMECall(t *testing.T) {
 	t.Run("readOnly mode denies", func(t *testing.T) {
 		t.Parallel()
 		ws := newWorkspace(t, nil)
-		o := a14dRun(t, ws, nil, "call", "write", `{"path":"new.txt","content":"x"}`, "--root", ws, "--mode", "readOnly")
+		o := runAgentls(t, ws, nil, "call", "write", `{"path":"new.txt","content":"x"}`, "--root", ws, "--mode", "readOnly")
 		if o.code != 1 {
 			t.Errorf("--mode readOnly write: exit %d, want 1; stdout:\n%s", o.code, o.stdout)
 		}
@@ -410,7 +374,7 @@ func TestAudit14DocsREADMECall(t *testing.T) {
 		t.Parallel()
 		ws := newWorkspace(t, map[string]string{".agentls/tools/run_tests.json": `{"name":"run_tests","description":"Run the unit tests","inputSchema":{"type":"object","properties":{}},"command":"true","readOnly":true}`})
 		names := func(args ...string) string {
-			o := a14dRun(t, ws, nil, args...)
+			o := runAgentls(t, ws, nil, args...)
 			var tools []map[string]any
 			if err := json.Unmarshal([]byte(o.stdout), &tools); err != nil {
 				t.Fatalf("agentls %q: %v\n%s", args, err, o.stdout)
@@ -434,12 +398,12 @@ func TestAudit14DocsREADMECall(t *testing.T) {
 	t.Run("formats", func(t *testing.T) {
 		t.Parallel()
 		for format, key := range map[string]string{"openai": "function", "anthropic": "input_schema", "mcp": "inputSchema"} {
-			o := a14dRun(t, t.TempDir(), nil, "tools", "--format", format)
+			o := runAgentls(t, t.TempDir(), nil, "tools", "--format", format)
 			if o.code != 0 || !strings.Contains(o.stdout, `"`+key+`"`) {
 				t.Errorf("tools --format %s: exit %d, no %q in output", format, o.code, key)
 			}
 		}
-		o := a14dRun(t, t.TempDir(), nil, "tools", "--format", "vscode")
+		o := runAgentls(t, t.TempDir(), nil, "tools", "--format", "vscode")
 		if o.code != 0 || !strings.Contains(o.stdout, `"agentls_read"`) {
 			t.Errorf("tools --format vscode: exit %d, no agentls_read", o.code)
 		}
@@ -448,14 +412,14 @@ func TestAudit14DocsREADMECall(t *testing.T) {
 		t.Parallel()
 		ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
 		env := []string{"AGENTLS_AUDIT_DIR=" + t.TempDir()}
-		if o := a14dRun(t, ws, env, "call", "read", `{"path":"a.txt"}`, "--root", ws); o.code != 0 {
+		if o := runAgentls(t, ws, env, "call", "read", `{"path":"a.txt"}`, "--root", ws); o.code != 0 {
 			t.Fatalf("call: exit %d", o.code)
 		}
-		o := a14dRun(t, ws, env, "audit", "--tail", "20")
+		o := runAgentls(t, ws, env, "audit", "--tail", "20")
 		if o.code != 0 || !strings.Contains(o.stdout, "read") {
 			t.Errorf("audit --tail 20: exit %d; stdout:\n%s", o.code, o.stdout)
 		}
-		o = a14dRun(t, ws, env, "audit", "--tail", "1", "--json")
+		o = runAgentls(t, ws, env, "audit", "--tail", "1", "--json")
 		var e map[string]any
 		if err := json.Unmarshal([]byte(strings.TrimSpace(o.stdout)), &e); err != nil {
 			t.Fatalf("audit --json: %v\n%s", err, o.stdout)
@@ -1392,7 +1356,7 @@ func TestAudit14DocsCancelBash(t *testing.T) {
 func TestAudit14DocsCallEchoMasked(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
 	tok := "ghp_" + a13sRand("a14d-echo", 36, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-	o := a14dRun(t, ws, nil, "call", "grep", `{"pattern":"`+tok+`"}`, "read", `{"path":"a.txt"}`, "--root", ws)
+	o := runAgentls(t, ws, nil, "call", "grep", `{"pattern":"`+tok+`"}`, "read", `{"path":"a.txt"}`, "--root", ws)
 	if strings.Contains(o.stdout+o.stderr, tok) || !strings.Contains(o.stdout, "== grep") {
 		t.Errorf("call echo: exit %d, output:\n%s%s", o.code, o.stdout, o.stderr)
 	}

@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,19 +34,8 @@ func a4dStart(t *testing.T, ws string, params map[string]any, env ...string) (*h
 // a4dRun runs agentls with args and returns stdout, stderr and exit code.
 func a4dRun(t *testing.T, dir string, args []string, env ...string) (string, string, int) {
 	t.Helper()
-	cmd := harness.Command(t, args, env...)
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("agentls %v: %v", args, err)
-	}
-	return out.String(), errb.String(), code
+	r := runAgentls(t, dir, env, args...)
+	return r.stdout, r.stderr, r.code
 }
 
 func a4dDoc(t *testing.T, name string) string {

@@ -617,3 +617,37 @@ func (r *rawClient[T]) exitCode(timeout time.Duration) int {
 		return -1
 	}
 }
+
+// cliResult is what one agentls command printed and its exit code.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// runAgentls runs agentls with args in dir (stdin at EOF) to completion,
+// killing it and failing the test after 20 s.
+func runAgentls(t *testing.T, dir string, env []string, args ...string) cliResult {
+	t.Helper()
+	cmd := harness.Command(t, args, env...)
+	cmd.Dir = dir
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("agentls %q did not finish in 20 s; stdout %q stderr %q", args, o.String(), e.String())
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("agentls %q: %v", args, err)
+	}
+	return cliResult{o.String(), e.String(), cmd.ProcessState.ExitCode()}
+}
