@@ -12,8 +12,11 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/gif"
+	"image/jpeg"
 	"image/png"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -301,6 +304,11 @@ func TestAudit15GoReadGrepEdit(t *testing.T) {
 	if diff, _ := d["unifiedDiff"].(string); !strings.Contains(diff, "-gamma") || !strings.Contains(diff, "+GAMMA") {
 		t.Errorf("edit _meta.details.unifiedDiff = %q", diff)
 	}
+	for _, k := range []string{"kind", "uri", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"} {
+		if _, ok := d[k]; !ok {
+			t.Errorf("edit _meta.details lacks %q (PROTOCOL.md tools/details): %v", k, d)
+		}
+	}
 	if strings.Contains(text, "+GAMMA") {
 		t.Errorf("the diff (details) leaked into content: %q", text)
 	}
@@ -417,12 +425,14 @@ func a15gProcs(marker string) []int {
 	return out
 }
 
+// a15gWaitProcs waits until the shell and its child are running (present)
+// or until no process is left.
 func a15gWaitProcs(t *testing.T, marker string, present bool, d time.Duration) []int {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
 		p := a15gProcs(marker)
-		if (len(p) > 0) == present || time.Now().After(deadline) {
+		if (present && len(p) >= 2) || (!present && len(p) == 0) || time.Now().After(deadline) {
 			return p
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -461,5 +471,725 @@ func TestAudit15GoCancelKillsSleep(t *testing.T) {
 	}
 	if res, text := a15gCall(t, ctx, c.s, "read", map[string]any{"path": "a.txt"}); res.IsError {
 		t.Errorf("session unusable after cancel: %q", text)
+	}
+}
+
+func TestAudit15GoRoots(t *testing.T) {
+	ctx := a15gCtx(t, 15*time.Second)
+	a := a15gWS(t, map[string]string{"ina.txt": "in a\n"})
+	b := a15gWS(t, map[string]string{"inb.txt": "in b\n"})
+	cdir := a15gWS(t, map[string]string{"inc.txt": "in c\n"})
+	readOK := func(c *a15gConn, path string) (bool, string) {
+		res, text := a15gCall(t, ctx, c.s, "read", map[string]any{"path": path})
+		return !res.IsError, text
+	}
+
+	t.Run("client roots define the workspace", func(t *testing.T) {
+		c := a15gConnect(t, ctx, a15gOpts{root: b, version: a15gLegacy, roots: []string{a}})
+		if ok, text := readOK(c, "ina.txt"); !ok || !strings.Contains(text, "in a") {
+			t.Errorf("relative path in the client's root refused: %q", text)
+		}
+		if ok, text := readOK(c, filepath.Join(a, "ina.txt")); !ok {
+			t.Errorf("absolute path in the client's root refused: %q", text)
+		}
+		if ok, text := readOK(c, filepath.Join(b, "inb.txt")); ok {
+			t.Errorf("path outside the client's roots (the --root dir) was read: %q", text)
+		} else if !strings.Contains(strings.ToLower(text), "outside") {
+			t.Errorf("refusal does not say the path is outside the workspace: %q", text)
+		}
+
+		// roots/list_changed moves the workspace: add C, remove A.
+		c.c.AddRoots(&mcp.Root{URI: a15gURI(cdir), Name: "c"})
+		c.c.RemoveRoots(a15gURI(a))
+		moved := time.Now()
+		deadline := moved.Add(6 * time.Second)
+		for tries := 1; ; tries++ {
+			okC, textC := readOK(c, filepath.Join(cdir, "inc.txt"))
+			okA, textA := readOK(c, filepath.Join(a, "ina.txt"))
+			if okC && !okA {
+				// docs/protocol.md: tool calls wait for the roots answer, so
+				// the first call after the notification sees the new folders.
+				if tries > 1 {
+					t.Errorf("workspace moved only after %d reads (%v)", tries, time.Since(moved))
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after roots/list_changed: read in new root ok=%v (%q), read in removed root ok=%v (%q)", okC, textC, okA, textA)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if ok, text := readOK(c, "inc.txt"); !ok {
+			t.Errorf("relative path after the roots moved to C refused: %q", text)
+		}
+	})
+
+	t.Run("no roots capability uses --root", func(t *testing.T) {
+		o := a15gOpts{root: b, version: a15gLegacy}
+		o.copts.Capabilities = &mcp.ClientCapabilities{} // roots disabled
+		c := a15gConnectRec(t, ctx, o)
+		if ok, text := readOK(c.a15gConn, "inb.txt"); !ok {
+			t.Errorf("--root not the workspace for a client without roots: %q", text)
+		}
+		if n := c.count("roots/list"); n != 0 {
+			t.Errorf("a client without the roots capability was sent roots/list %d times", n)
+		}
+	})
+
+	t.Run("several roots, encoded URIs", func(t *testing.T) {
+		// The SDK sends roots sorted by URI: "a…" is the first folder.
+		parent := a15gWS(t, nil)
+		odd := filepath.Join(parent, "a my ws%20#1")
+		second := filepath.Join(parent, "b second")
+		a15gWrite(t, filepath.Join(odd, "odd.txt"), "in odd\n")
+		a15gWrite(t, filepath.Join(second, "two.txt"), "in two\n")
+		o := a15gOpts{root: b, version: a15gLegacy}
+		c := a15gConnectRec(t, ctx, o, (&url.URL{Scheme: "file", Path: odd}).String(), (&url.URL{Scheme: "file", Path: second}).String())
+		if ok, text := readOK(c.a15gConn, "odd.txt"); !ok || !strings.Contains(text, "in odd") {
+			t.Errorf("relative path in the first root (percent-encoded URI) refused: %q", text)
+		}
+		if ok, text := readOK(c.a15gConn, filepath.Join(second, "two.txt")); !ok {
+			t.Errorf("absolute path in the second root refused: %q", text)
+		}
+		if ok, text := readOK(c.a15gConn, filepath.Join(b, "inb.txt")); ok {
+			t.Errorf("the --root dir outside the roots was read: %q", text)
+		}
+		if ok, text := readOK(c.a15gConn, "../inb.txt"); ok {
+			t.Errorf("a .. escape was read: %q", text)
+		}
+		if c.count("roots/list") == 0 {
+			t.Error("roots/list never sent to a client with the roots capability")
+		}
+	})
+
+	t.Run("2026-07-28 client gets --root", func(t *testing.T) {
+		c := a15gConnect(t, ctx, a15gOpts{root: b, roots: []string{a}})
+		if v := c.s.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+			t.Skipf("negotiated %s: docs' 2026-07-28 rule does not apply", v)
+		}
+		if ok, text := readOK(c, "inb.txt"); !ok {
+			t.Errorf("docs/protocol.md: a 2026-07-28 client gets --root as its workspace; read inb.txt: %q", text)
+		}
+	})
+}
+
+type a15gRecConn struct {
+	*a15gConn
+	mu      sync.Mutex
+	methods []string
+}
+
+func (c *a15gRecConn) count(method string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, m := range c.methods {
+		if m == method {
+			n++
+		}
+	}
+	return n
+}
+
+// a15gConnectRec connects like a15gConnect with rootURIs as roots and
+// records the methods the server sends.
+func a15gConnectRec(t *testing.T, ctx context.Context, o a15gOpts, rootURIs ...string) *a15gRecConn {
+	t.Helper()
+	rc := &a15gRecConn{}
+	cmd := harness.Command(t, []string{"mcp", "--root", o.root})
+	errb := &a15gBuf{}
+	cmd.Stderr = errb
+	client := mcp.NewClient(&mcp.Implementation{Name: "a15g-go-client", Version: "1.0"}, &o.copts)
+	for i, u := range rootURIs {
+		client.AddRoots(&mcp.Root{URI: u, Name: fmt.Sprint("r", i)})
+	}
+	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			rc.mu.Lock()
+			rc.methods = append(rc.methods, method)
+			rc.mu.Unlock()
+			return next(ctx, method, req)
+		}
+	})
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: o.version})
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, errb.String())
+	}
+	t.Cleanup(func() { s.Close() })
+	rc.a15gConn = &a15gConn{s: s, c: client, cmd: cmd, stderr: errb}
+	return rc
+}
+
+// a15gDeferredTool writes an extension tool that is deferred.
+func a15gDeferredTool(t *testing.T, ws string) string {
+	name := "a15g_frobnicate"
+	a15gWrite(t, filepath.Join(ws, ".agentls", "tools", name+".json"), a15gJSON(t, map[string]any{
+		"name":        name,
+		"description": "Frobnicate the quuxwidget inventory and print the frobnication report.",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"target": map[string]any{"type": "string", "description": "widget to frobnicate"}}},
+		"command":     "echo frobnicated {{target}}",
+		"readOnly":    true,
+		"deferred":    true,
+	}))
+	return name
+}
+
+func TestAudit15GoToolSearchListChanged(t *testing.T) {
+	for _, version := range []string{"", a15gLegacy} {
+		t.Run("version="+version, func(t *testing.T) {
+			ctx := a15gCtx(t, 10*time.Second)
+			ws := a15gWS(t, nil)
+			name := a15gDeferredTool(t, ws)
+			changed := make(chan struct{}, 8)
+			o := a15gOpts{root: ws, version: version}
+			o.copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }
+			c := a15gConnect(t, ctx, o)
+			has := func() bool {
+				lr, err := c.s.ListTools(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return slices.ContainsFunc(lr.Tools, func(tl *mcp.Tool) bool { return tl.Name == name })
+			}
+			if has() {
+				t.Fatalf("deferred tool %s already listed before tool_search", name)
+			}
+			res, text := a15gCall(t, ctx, c.s, "tool_search", map[string]any{"query": "frobnicate quuxwidget"})
+			if res.IsError || !strings.Contains(text, name) {
+				t.Fatalf("tool_search: isError=%v %q", res.IsError, text)
+			}
+			select {
+			case <-changed:
+			case <-time.After(5 * time.Second):
+				t.Fatal("no notifications/tools/list_changed after tool_search activated a tool")
+			}
+			if !has() {
+				t.Errorf("tools/list after list_changed lacks %s", name)
+			}
+		})
+	}
+}
+
+func TestAudit15GoAsk(t *testing.T) {
+	type elicit struct {
+		action   string
+		decision string
+	}
+	cases := []struct {
+		name    string
+		version string
+		handler *elicit // nil: the client has no elicitation
+		runs    bool
+		want    string // in the result text
+	}{
+		{"accept runs", a15gLegacy, &elicit{"accept", "allowOnce"}, true, "a15g-ran"},
+		{"accept runs latest", "", &elicit{"accept", "allowOnce"}, true, "a15g-ran"},
+		{"decline denies", a15gLegacy, &elicit{"decline", ""}, false, "denied by the user"},
+		{"reject decision denies", a15gLegacy, &elicit{"accept", "rejectOnce"}, false, "denied by the user"},
+		{"decline denies latest", "", &elicit{"decline", ""}, false, "denied by the user"},
+		{"no elicitation", a15gLegacy, nil, false, "approval"},
+		{"no elicitation latest", "", nil, false, "approval"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := a15gCtx(t, 10*time.Second)
+			ws := a15gWS(t, nil)
+			var asked []*mcp.ElicitParams
+			var mu sync.Mutex
+			o := a15gOpts{root: ws, version: tc.version}
+			if tc.handler != nil {
+				h := *tc.handler
+				o.copts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					mu.Lock()
+					asked = append(asked, r.Params)
+					mu.Unlock()
+					res := &mcp.ElicitResult{Action: h.action}
+					if h.action == "accept" {
+						res.Content = map[string]any{"decision": h.decision}
+					}
+					return res, nil
+				}
+			}
+			c := a15gConnect(t, ctx, o)
+			out := filepath.Join(ws, "a15g-out.txt")
+			res, text := a15gCall(t, ctx, c.s, "bash", map[string]any{"command": "echo a15g-ran > a15g-out.txt && cat a15g-out.txt"})
+			_, err := os.Stat(out)
+			ran := err == nil
+			if ran != tc.runs {
+				t.Errorf("command ran=%v, want %v; result %q", ran, tc.runs, text)
+			}
+			if res.IsError == tc.runs {
+				t.Errorf("isError=%v, want %v: %q", res.IsError, !tc.runs, text)
+			}
+			if !strings.Contains(strings.ToLower(text), strings.ToLower(tc.want)) {
+				t.Errorf("result lacks %q: %q", tc.want, text)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if tc.handler != nil {
+				if len(asked) != 1 {
+					t.Fatalf("user asked %d times, want 1", len(asked))
+				}
+				sch := a15gJSON(t, asked[0].RequestedSchema)
+				for _, want := range []string{`"decision"`, "allowOnce", "allowAlways", "rejectOnce", "rejectAlways"} {
+					if !strings.Contains(sch, want) {
+						t.Errorf("elicitation schema lacks %s: %s", want, sch)
+					}
+				}
+				if !strings.Contains(asked[0].Message, "a15g-out.txt") && !strings.Contains(asked[0].Message, "bash") {
+					t.Errorf("elicitation message names neither the tool nor the command: %q", asked[0].Message)
+				}
+			}
+		})
+	}
+}
+
+func a15gPNG(t *testing.T) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
+	img.Set(1, 1, color.RGBA{200, 10, 10, 255})
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestAudit15GoImage(t *testing.T) {
+	ctx := a15gCtx(t, 10*time.Second)
+	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
+	var gb, jb bytes.Buffer
+	if err := gif.Encode(&gb, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := jpeg.Encode(&jb, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"pic.png": a15gPNG(t), "named.txt": a15gPNG(t), "pic.gif": gb.Bytes(), "pic.jpg": jb.Bytes()}
+	mimes := map[string]string{"pic.png": "image/png", "named.txt": "image/png", "pic.gif": "image/gif", "pic.jpg": "image/jpeg"}
+	ws := a15gWS(t, nil)
+	for name, b := range files {
+		a15gWrite(t, filepath.Join(ws, name), string(b))
+	}
+	c := a15gConnect(t, ctx, a15gOpts{root: ws})
+	for _, path := range []string{"pic.png", "named.txt", "pic.gif", "pic.jpg"} {
+		pic, mime := files[path], mimes[path]
+		t.Run(path, func(t *testing.T) {
+			res, _ := a15gCall(t, ctx, c.s, "read", map[string]any{"path": path})
+			if res.IsError {
+				t.Fatalf("read image: %q", a15gText(res))
+			}
+			var img *mcp.ImageContent
+			for _, part := range res.Content {
+				if ic, ok := part.(*mcp.ImageContent); ok {
+					img = ic
+				}
+			}
+			if img == nil {
+				t.Fatalf("no image content part: %#v", res.Content)
+			}
+			if img.MIMEType != mime {
+				t.Errorf("mimeType %q, want %s", img.MIMEType, mime)
+			}
+			if !bytes.Equal(img.Data, pic) {
+				t.Errorf("image data (%d bytes) differs from the file (%d bytes)", len(img.Data), len(pic))
+			}
+			a15gCheckMeta(t, "read image", res)
+		})
+	}
+}
+
+func TestAudit15GoSecretMasked(t *testing.T) {
+	ctx := a15gCtx(t, 10*time.Second)
+	aws := "AKIAQ3EGRT7XKZP2LM4N"
+	gh := "ghp_" + strings.Repeat("aB3dE5fG7h", 3) + "J9kL1m"
+	ws := a15gWS(t, map[string]string{"config.txt": "name = demo\naws_access_key_id = " + aws + "\ngithub: " + gh + "\n"})
+	c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"read", map[string]any{"path": "config.txt"}},
+		{"grep", map[string]any{"pattern": "aws|github"}},
+		{"bash", map[string]any{"command": "cat config.txt"}},
+	}
+	for _, call := range calls {
+		t.Run(call.tool, func(t *testing.T) {
+			res, text := a15gCall(t, ctx, c.s, call.tool, call.args)
+			all := text + a15gJSON(t, res.Meta)
+			for _, secret := range []string{aws, gh} {
+				if strings.Contains(all, secret) {
+					t.Errorf("secret %s leaked in content or _meta: %q", secret[:4], all)
+				}
+			}
+			if !strings.Contains(text, "[REDACTED") || (call.tool != "grep" && !strings.Contains(text, "name = demo")) {
+				t.Errorf("masked text lacks the marker or the plain line: %q", text)
+			}
+		})
+	}
+}
+
+func TestAudit15GoCloseExits(t *testing.T) {
+	t.Run("sdk close", func(t *testing.T) {
+		ctx := a15gCtx(t, 10*time.Second)
+		ws := a15gWS(t, nil)
+		c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
+		// A child left in the background by a finished command must not
+		// outlive the session either.
+		marker := fmt.Sprintf("a15gclosebg%d", time.Now().UnixNano())
+		res, text := a15gCall(t, ctx, c.s, "bash", map[string]any{"command": "(: " + marker + "; sleep 100; echo x) > /dev/null 2>&1 &\necho started"})
+		if res.IsError {
+			t.Fatalf("bash: %q", text)
+		}
+		t.Logf("background child alive before close: %v", a15gProcs(marker))
+		start := time.Now()
+		c.s.Close() // the SDK waits for in-flight calls, then closes stdin
+		took := time.Since(start)
+		// CommandTransport waits TerminateDuration (3 s) before SIGTERM:
+		// returning well before that means agentls left by itself.
+		if took > 2500*time.Millisecond {
+			t.Errorf("agentls took %v to exit after the client closed its input", took)
+		}
+		if c.cmd.ProcessState == nil {
+			t.Error("agentls still running after session close")
+		}
+		if left := a15gWaitProcs(t, marker, false, 3*time.Second); len(left) > 0 {
+			t.Errorf("background child left after session close: %v", left)
+		}
+	})
+	t.Run("client gone mid-call", func(t *testing.T) {
+		ws := a15gWS(t, nil)
+		cfg := t.TempDir()
+		a15gWrite(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, a15gBypass))
+		r := a15gRawStart(t, ws, "XDG_CONFIG_HOME="+cfg)
+		r.initialize(t, a15gLegacy)
+		marker := fmt.Sprintf("a15gclose%d", time.Now().UnixNano())
+		r.send(t, map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": map[string]any{
+			"name": "bash", "arguments": map[string]any{"command": ": " + marker + "; sleep 100; echo after"}}})
+		if p := a15gWaitProcs(t, marker, true, 5*time.Second); len(p) < 2 {
+			t.Fatalf("command never started: %v", p)
+		}
+		start := time.Now()
+		r.in.Close()
+		select {
+		case <-r.exited:
+		case <-time.After(3 * time.Second):
+			t.Fatal("agentls did not exit within 3 s of its input closing (docs: 250 ms + at most 500 ms)")
+		}
+		t.Logf("exited %v after EOF", time.Since(start))
+		if left := a15gWaitProcs(t, marker, false, 3*time.Second); len(left) > 0 {
+			t.Errorf("children left after the client went away: %v", left)
+		}
+	})
+}
+
+// a15gRaw is a newline-JSON MCP exchange without any SDK.
+type a15gRaw struct {
+	in     io.WriteCloser
+	lines  chan []byte
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+func a15gRawStart(t *testing.T, ws string, env ...string) *a15gRaw {
+	cmd := harness.Command(t, []string{"mcp", "--root", ws}, env...)
+	in, out := harness.StartPiped(t, cmd)
+	r := &a15gRaw{in: in, lines: make(chan []byte, 64), cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		defer close(r.lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			r.lines <- slices.Clone(sc.Bytes())
+		}
+	}()
+	go func() { cmd.Wait(); close(r.exited) }()
+	t.Cleanup(func() {
+		in.Close()
+		select {
+		case <-r.exited:
+		case <-time.After(3 * time.Second):
+			cmd.Process.Kill()
+			<-r.exited
+		}
+	})
+	return r
+}
+
+// initialize performs the handshake at version v and returns the result.
+func (r *a15gRaw) initialize(t *testing.T, v string) map[string]any {
+	t.Helper()
+	r.send(t, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": v, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "a15g-raw", "version": "1"}}})
+	m := r.reply(t, 1)
+	res, _ := m["result"].(map[string]any)
+	if res == nil {
+		t.Fatalf("initialize %s failed: %v", v, m)
+	}
+	r.send(t, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized", "params": map[string]any{}})
+	return res
+}
+
+func (r *a15gRaw) send(t *testing.T, v any) {
+	t.Helper()
+	b, _ := json.Marshal(v)
+	if _, err := r.in.Write(append(b, '\n')); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (r *a15gRaw) reply(t *testing.T, id int) map[string]any {
+	t.Helper()
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatalf("stdout closed waiting for reply %d", id)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(line, &m); err != nil {
+				t.Fatalf("stdout line is not JSON: %q", line)
+			}
+			if m["id"] == float64(id) && m["method"] == nil {
+				return m
+			}
+		case <-timeout:
+			t.Fatalf("no reply to request %d", id)
+		}
+	}
+}
+
+func TestAudit15GoRawProtocolVersions(t *testing.T) {
+	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18"} {
+		t.Run(v, func(t *testing.T) {
+			ws := a15gWS(t, map[string]string{"a.txt": "hello\n"})
+			r := a15gRawStart(t, ws)
+			res := r.initialize(t, v)
+			if res["protocolVersion"] != v {
+				t.Errorf("protocolVersion %v, want the requested %s (a supported version)", res["protocolVersion"], v)
+			}
+			if name, _ := res["serverInfo"].(map[string]any)["name"].(string); name != "agentls" {
+				t.Errorf("serverInfo %v", res["serverInfo"])
+			}
+			caps, _ := res["capabilities"].(map[string]any)
+			tools, _ := caps["tools"].(map[string]any)
+			if tools["listChanged"] != true {
+				t.Errorf("capabilities.tools.listChanged = %v", tools["listChanged"])
+			}
+			r.send(t, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": map[string]any{}})
+			m := r.reply(t, 2)
+			list, _ := m["result"].(map[string]any)["tools"].([]any)
+			if len(list) < len(a15gCoreTools) {
+				t.Fatalf("tools/list: %v", m)
+			}
+			for _, x := range list {
+				tool := x.(map[string]any)
+				ann, _ := tool["annotations"].(map[string]any)
+				for _, k := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
+					if _, ok := ann[k].(bool); !ok {
+						t.Errorf("%v: annotation %s absent on the wire: %v", tool["name"], k, ann)
+					}
+				}
+			}
+			r.send(t, map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}}})
+			m = r.reply(t, 3)
+			if b, _ := json.Marshal(m["result"]); !strings.Contains(string(b), "hello") {
+				t.Errorf("read over %s: %v", v, m)
+			}
+		})
+	}
+}
+
+func TestAudit15GoUnknownAndDeferredByName(t *testing.T) {
+	ctx := a15gCtx(t, 10*time.Second)
+	ws := a15gWS(t, nil)
+	name := a15gDeferredTool(t, ws)
+	changed := make(chan struct{}, 8)
+	o := a15gOpts{root: ws, version: a15gLegacy}
+	o.copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }
+	c := a15gConnect(t, ctx, o)
+	if _, err := c.s.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// docs/protocol.md: an isError result naming the tools and the closest one, not -32602.
+	res, text := a15gCall(t, ctx, c.s, "reed", map[string]any{"path": "x"})
+	if !res.IsError || !strings.Contains(text, "read") || !strings.Contains(text, "grep") {
+		t.Errorf("unknown tool: isError=%v %q", res.IsError, text)
+	}
+
+	// Calling a deferred tool by name works and activates it.
+	res, text = a15gCall(t, ctx, c.s, name, map[string]any{"target": "w1"})
+	if res.IsError || !strings.Contains(text, "frobnicated w1") {
+		t.Fatalf("deferred tool by name: isError=%v %q", res.IsError, text)
+	}
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Error("no list_changed after a direct call activated a deferred tool")
+	}
+	lr, err := c.s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(lr.Tools, func(tl *mcp.Tool) bool { return tl.Name == name }) {
+		t.Errorf("tools/list after the direct call lacks %s", name)
+	}
+}
+
+func TestAudit15GoProgressGoverned(t *testing.T) {
+	ctx := a15gCtx(t, 10*time.Second)
+	ws := a15gWS(t, nil)
+	gh := "ghp_" + strings.Repeat("Zq7Wx2Lp9K", 3) + "Rt5Yu8"
+	var mu sync.Mutex
+	var notes []*mcp.ProgressNotificationParams
+	o := a15gOpts{root: ws, settings: a15gBypass}
+	o.copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		notes = append(notes, r.Params)
+		mu.Unlock()
+	}
+	c := a15gConnect(t, ctx, o)
+	cmd := "for i in 1 2 3 4; do echo token " + gh + " $i; sleep 0.15; done"
+
+	// Without a progress token: no notifications.
+	res, text := a15gCall(t, ctx, c.s, "bash", map[string]any{"command": cmd})
+	if res.IsError {
+		t.Fatalf("bash: %q", text)
+	}
+	mu.Lock()
+	n := len(notes)
+	mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d progress notifications for a request without a progress token", n)
+	}
+
+	// With one: the streamed output is masked like the result.
+	p := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": cmd}}
+	p.SetProgressToken(42)
+	res, err := c.s.CallTool(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(a15gText(res), gh) {
+		t.Errorf("secret in the result: %q", a15gText(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notes) == 0 {
+		t.Fatal("no progress notifications")
+	}
+	for _, pn := range notes {
+		if strings.Contains(pn.Message, gh) {
+			t.Errorf("secret leaked in notifications/progress: %q", pn.Message)
+		}
+	}
+}
+
+func TestAudit15GoAskMore(t *testing.T) {
+	gh := "ghp_" + strings.Repeat("Mn4Bv6Cx8Z", 3) + "Qw2Er4"
+	cases := []struct {
+		name      string
+		action    string
+		decision  string
+		command   string
+		calls     int
+		wantAsked int
+		wantRuns  bool
+	}{
+		{"allowAlways asks once", "accept", "allowAlways", "echo a15g-ran >> a15g-out.txt", 2, 1, true},
+		{"cancel denies", "cancel", "", "echo a15g-ran >> a15g-out.txt", 1, 1, false},
+		{"question masks secrets", "decline", "", "echo " + gh + " >> a15g-out.txt", 1, 1, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := a15gCtx(t, 10*time.Second)
+			ws := a15gWS(t, nil)
+			var mu sync.Mutex
+			var asked []string
+			o := a15gOpts{root: ws, version: a15gLegacy}
+			o.copts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				mu.Lock()
+				asked = append(asked, r.Params.Message+a15gJSON(t, r.Params.RequestedSchema))
+				mu.Unlock()
+				res := &mcp.ElicitResult{Action: tc.action}
+				if tc.action == "accept" {
+					res.Content = map[string]any{"decision": tc.decision}
+				}
+				return res, nil
+			}
+			c := a15gConnect(t, ctx, o)
+			var text string
+			var res *mcp.CallToolResult
+			for range tc.calls {
+				res, text = a15gCall(t, ctx, c.s, "bash", map[string]any{"command": tc.command})
+			}
+			_, err := os.Stat(filepath.Join(ws, "a15g-out.txt"))
+			if (err == nil) != tc.wantRuns || res.IsError == tc.wantRuns {
+				t.Errorf("ran=%v isError=%v, want ran=%v: %q", err == nil, res.IsError, tc.wantRuns, text)
+			}
+			if !tc.wantRuns && !strings.Contains(text, "denied by the user") {
+				t.Errorf("denial text: %q", text)
+			}
+			if tc.wantRuns && tc.calls == 2 {
+				if b, _ := os.ReadFile(filepath.Join(ws, "a15g-out.txt")); strings.Count(string(b), "a15g-ran") != 2 {
+					t.Errorf("out file after two calls: %q", b)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(asked) != tc.wantAsked {
+				t.Errorf("asked %d times, want %d", len(asked), tc.wantAsked)
+			}
+			for _, q := range asked {
+				if strings.Contains(q, gh) {
+					t.Errorf("secret in the elicitation question: %q", q)
+				}
+			}
+			if strings.Contains(text, gh) {
+				t.Errorf("secret in the denial: %q", text)
+			}
+		})
+	}
+}
+
+// MCP: after notifications/cancelled no response is sent for the request,
+// and the command's process group is gone.
+func TestAudit15GoRawCancelNoResponse(t *testing.T) {
+	ws := a15gWS(t, nil)
+	cfg := t.TempDir()
+	a15gWrite(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, a15gBypass))
+	r := a15gRawStart(t, ws, "XDG_CONFIG_HOME="+cfg)
+	r.initialize(t, "2025-06-18")
+	marker := fmt.Sprintf("a15grawcancel%d", time.Now().UnixNano())
+	r.send(t, map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": map[string]any{
+		"name": "bash", "arguments": map[string]any{"command": ": " + marker + "; sleep 100; echo after"}}})
+	if p := a15gWaitProcs(t, marker, true, 5*time.Second); len(p) < 2 {
+		t.Fatalf("command never started: %v", p)
+	}
+	r.send(t, map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 5, "reason": "user"}})
+	if left := a15gWaitProcs(t, marker, false, 4*time.Second); len(left) > 0 {
+		t.Errorf("processes left after notifications/cancelled: %v", left)
+	}
+	// A ping behind it: its reply comes; none for id 5 must come before or with it.
+	r.send(t, map[string]any{"jsonrpc": "2.0", "id": 6, "method": "ping"})
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatal("stdout closed")
+			}
+			var m map[string]any
+			json.Unmarshal(line, &m)
+			if m["id"] == float64(5) {
+				t.Errorf("a response was sent for the cancelled request: %s", line)
+			}
+			if m["id"] == float64(6) {
+				return
+			}
+		case <-timeout:
+			t.Fatal("no ping reply")
+		}
 	}
 }
