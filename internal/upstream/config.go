@@ -49,6 +49,11 @@ type ServerConfig struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Disabled servers are skipped.
 	Disabled bool `json:"disabled,omitempty"`
+	// Dir is the folder a stdio server runs in, and a relative command
+	// resolves against: the workspace folder whose config declares it (the
+	// first folder for the user's config), as Claude Code starts servers in
+	// the project.
+	Dir string `json:"-"`
 }
 
 // MaxServerName is the longest server name; with ToolNameSep and the tool's
@@ -118,6 +123,7 @@ func parseConfig(data []byte, workspace, home string, lookup func(string) (strin
 			errs = append(errs, fmt.Errorf("server %q: a name may not contain \"__\" (it separates server and tool)", n))
 			continue
 		}
+		c.Dir = workspace
 		e := &expander{server: n, workspace: workspace, home: home, lookup: lookup}
 		c, err := resolveServer(c, e)
 		errs = append(errs, e.problems...)

@@ -23,49 +23,49 @@ func TestParseConfigTransportsAndExpansion(t *testing.T) {
 		{
 			name: "VS Code http server with a token from ${env:}",
 			json: `{"servers": {"github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer ${env:GITHUB_TOKEN}"}}}}`,
-			want: []ServerConfig{{Name: "github", Type: "http", URL: "https://api.githubcopilot.com/mcp/", Headers: map[string]string{"Authorization": "Bearer ghp-value"}}},
+			want: []ServerConfig{{Name: "github", Dir: "/ws", Type: "http", URL: "https://api.githubcopilot.com/mcp/", Headers: map[string]string{"Authorization": "Bearer ghp-value"}}},
 		},
 		{
 			name: "Claude Code sse server with ${NAME} and ${NAME:-default}",
 			json: `{"mcpServers": {"x": {"type": "sse", "url": "https://${REGION}.example.com/sse", "headers": {"X-Key": "${GITHUB_TOKEN}", "X-Tier": "${TIER:-free}"}}}}`,
-			want: []ServerConfig{{Name: "x", Type: "sse", URL: "https://eu.example.com/sse", Headers: map[string]string{"X-Key": "ghp-value", "X-Tier": "free"}}},
+			want: []ServerConfig{{Name: "x", Dir: "/ws", Type: "sse", URL: "https://eu.example.com/sse", Headers: map[string]string{"X-Key": "ghp-value", "X-Tier": "free"}}},
 		},
 		{
 			name: "a default replaces an empty variable too",
 			json: `{"mcpServers": {"x": {"url": "http://localhost:1/${EMPTY:-mcp}"}}}`,
-			want: []ServerConfig{{Name: "x", Type: "http", URL: "http://localhost:1/mcp"}},
+			want: []ServerConfig{{Name: "x", Dir: "/ws", Type: "http", URL: "http://localhost:1/mcp"}},
 		},
 		{
 			name: "url without type is http",
 			json: `{"servers": {"remote": {"url": "http://127.0.0.1:8080/mcp"}}}`,
-			want: []ServerConfig{{Name: "remote", Type: "http", URL: "http://127.0.0.1:8080/mcp"}},
+			want: []ServerConfig{{Name: "remote", Dir: "/ws", Type: "http", URL: "http://127.0.0.1:8080/mcp"}},
 		},
 		{
 			name: "streamable-http and streamableHttp spellings are http",
 			json: `{"mcpServers": {"a": {"type": "streamable-http", "url": "http://h/a"}, "b": {"type": "streamableHttp", "url": "http://h/b"}}}`,
-			want: []ServerConfig{{Name: "a", Type: "http", URL: "http://h/a"}, {Name: "b", Type: "http", URL: "http://h/b"}},
+			want: []ServerConfig{{Name: "a", Dir: "/ws", Type: "http", URL: "http://h/a"}, {Name: "b", Dir: "/ws", Type: "http", URL: "http://h/b"}},
 		},
 		{
 			name: "stdio expands workspace, home and environment in command, args and env",
 			json: `{"mcpServers": {"fs": {"command": "${userHome}/bin/srv", "args": ["--root", "${workspaceFolder}", "--region=${env:REGION}"], "env": {"TOKEN": "${GITHUB_TOKEN}"}}}}`,
-			want: []ServerConfig{{Name: "fs", Type: "stdio", Command: "/home/u/bin/srv", Args: []string{"--root", "/ws", "--region=eu"}, Env: map[string]string{"TOKEN": "ghp-value"}}},
+			want: []ServerConfig{{Name: "fs", Dir: "/ws", Type: "stdio", Command: "/home/u/bin/srv", Args: []string{"--root", "/ws", "--region=eu"}, Env: map[string]string{"TOKEN": "ghp-value"}}},
 		},
 		{
 			name:    "an unset variable expands to empty, is reported, and the server stays",
 			json:    `{"servers": {"github": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${env:NO_SUCH_TOKEN}"}}}}`,
-			want:    []ServerConfig{{Name: "github", Type: "http", URL: "https://h/mcp", Headers: map[string]string{"Authorization": "Bearer "}}},
+			want:    []ServerConfig{{Name: "github", Dir: "/ws", Type: "http", URL: "https://h/mcp", Headers: map[string]string{"Authorization": "Bearer "}}},
 			wantErr: []string{`server "github": header "Authorization": environment variable NO_SUCH_TOKEN is not set, so ${env:NO_SUCH_TOKEN} expands to ""`},
 		},
 		{
 			name:    "VS Code input prompts are not supported and stay as written",
 			json:    `{"servers": {"github": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${input:token}"}}}}`,
-			want:    []ServerConfig{{Name: "github", Type: "http", URL: "https://h/mcp", Headers: map[string]string{"Authorization": "Bearer ${input:token}"}}},
+			want:    []ServerConfig{{Name: "github", Dir: "/ws", Type: "http", URL: "https://h/mcp", Headers: map[string]string{"Authorization": "Bearer ${input:token}"}}},
 			wantErr: []string{`server "github": header "Authorization": ${input:token} is not supported`},
 		},
 		{
 			name:    "url with another scheme",
 			json:    `{"mcpServers": {"bad": {"type": "http", "url": "ftp://example.com/mcp"}, "ok": {"url": "http://h/"}}}`,
-			want:    []ServerConfig{{Name: "ok", Type: "http", URL: "http://h/"}},
+			want:    []ServerConfig{{Name: "ok", Dir: "/ws", Type: "http", URL: "http://h/"}},
 			wantErr: []string{`server "bad": url "ftp://example.com/mcp" must start with http:// or https://`},
 		},
 		{

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -398,6 +397,7 @@ func (s *server) start() (*sdk.ClientSession, *exec.Cmd, []*sdk.Tool, error) {
 	defer cancel()
 	var transport sdk.Transport
 	var cmd *exec.Cmd
+	var stderr *logWriter
 	what := s.cfg.Command
 	switch s.cfg.Type {
 	case TransportHTTP:
@@ -410,12 +410,14 @@ func (s *server) start() (*sdk.ClientSession, *exec.Cmd, []*sdk.Tool, error) {
 		what = logEndpoint(s.cfg.URL)
 	default:
 		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd.Dir = s.cfg.Dir // a relative command (./bin/srv) resolves here too
 		cmd.Env = os.Environ()
 		for k, v := range s.cfg.Env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
-		cmd.Stderr = &logWriter{log: s.log}
-		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: TerminateGrace}
+		stderr = &logWriter{log: s.log}
+		cmd.Stderr = stderr
+		transport = &stdioTransport{cmd: cmd, terminate: TerminateGrace, log: s.log.With("stream", "stdout")}
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "agentls", Version: "upstream"}, &sdk.ClientOptions{
 		Capabilities:                &sdk.ClientCapabilities{},
@@ -429,7 +431,7 @@ func (s *server) start() (*sdk.ClientSession, *exec.Cmd, []*sdk.Tool, error) {
 		if cmd != nil && cmd.Process != nil {
 			cmd.Process.Kill()
 		}
-		return nil, nil, nil, fmt.Errorf("MCP server %q (%s) did not start: %s", s.cfg.Name, what, s.redact(err.Error()))
+		return nil, nil, nil, fmt.Errorf("MCP server %q (%s) did not start: %s%s", s.cfg.Name, what, s.redact(err.Error()), stderrSaid(stderr))
 	}
 	var listed []*sdk.Tool
 	for t, err := range cs.Tools(ctx, nil) {
@@ -491,6 +493,10 @@ func (s *server) watch(cs *sdk.ClientSession, cmd *exec.Cmd) {
 		status = "it exited (" + cmd.ProcessState.String() + ")"
 	} else if werr != nil {
 		status = "its connection failed: " + s.redact(werr.Error())
+	}
+	if cmd != nil {
+		w, _ := cmd.Stderr.(*logWriter)
+		status += stderrSaid(w)
 	}
 	s.lost(cs, status)
 }
@@ -719,34 +725,4 @@ func convertResult(res *sdk.CallToolResult) tools.Result {
 		out.Details = map[string]any{"structuredContent": res.StructuredContent}
 	}
 	return out
-}
-
-// logWriter sends a server's stderr to the log, a line at a time.
-type logWriter struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
-}
-
-// maxStderrLine caps a buffered stderr line.
-const maxStderrLine = 4096
-
-func (w *logWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			if len(w.buf) > maxStderrLine {
-				w.log.Info("upstream stderr", "line", string(w.buf))
-				w.buf = w.buf[:0]
-			}
-			return len(p), nil
-		}
-		if line := strings.TrimRight(string(w.buf[:i]), "\r"); line != "" {
-			w.log.Info("upstream stderr", "line", line)
-		}
-		w.buf = w.buf[i+1:]
-	}
 }
