@@ -238,6 +238,7 @@ func New(opts Options) (*Session, error) {
 			log.Warn("upstream MCP servers not started", "err", err)
 		}
 		exec.Unknown = s.Upstream.Explain
+		reg.SetSearchNotes(s.Upstream.SearchNotes)
 	}
 	env.Matchers = func(f *ops.Folder) *ignore.Matcher {
 		if m := s.matchers.Load(); m != nil {
@@ -369,20 +370,32 @@ func (s *Session) SetFolders(specs []ops.FolderSpec) error {
 	return err
 }
 
-// AwaitTools waits, when one of names is tool_search or not a registered
-// tool, for the upstream MCP servers' first listing (each start is bounded
-// by upstream.ConnectTimeout), so a search or a call right after the
-// session opens sees their tools. It returns early with ctx's error.
+// AwaitTools waits, when one of names is not a registered tool, for the
+// upstream MCP servers' first listing (each start is bounded by
+// upstream.ConnectTimeout), so a call right after the session opens finds
+// their tools; for tool_search it waits upstream.SearchWait at most. It
+// returns early with ctx's error.
 func (s *Session) AwaitTools(ctx context.Context, names ...string) error {
 	if s.Upstream == nil {
 		return nil
 	}
+	search := false
 	for _, n := range names {
-		if _, ok := s.Registry.Lookup(n); !ok || n == tools.ToolSearchName {
+		if n == tools.ToolSearchName {
+			search = true
+		} else if _, ok := s.Registry.Lookup(n); !ok {
 			return s.Upstream.Wait(ctx)
 		}
 	}
-	return nil
+	if !search {
+		return nil
+	}
+	// A search waits SearchWait at most, then names the servers still
+	// starting (Registry.SearchNotes): one hung server must not stall it.
+	wctx, cancel := context.WithTimeout(ctx, upstream.SearchWait)
+	defer cancel()
+	s.Upstream.Wait(wctx)
+	return ctx.Err()
 }
 
 // Close kills what commands left running, removes spill files and

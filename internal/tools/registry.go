@@ -18,6 +18,9 @@ type Registry struct {
 	active map[string]bool
 	// onChange is called (outside the lock) when the active set changes.
 	onChange func()
+	// searchNotes says which tool sources a search cannot see fully now
+	// (upstream servers starting or down); tool_search adds its lines.
+	searchNotes func() []string
 }
 
 // NewRegistry returns an empty registry.
@@ -30,6 +33,24 @@ func (r *Registry) OnChange(f func()) {
 	r.mu.Lock()
 	r.onChange = f
 	r.mu.Unlock()
+}
+
+// SetSearchNotes sets what tool_search adds about tools it may be missing.
+func (r *Registry) SetSearchNotes(f func() []string) {
+	r.mu.Lock()
+	r.searchNotes = f
+	r.mu.Unlock()
+}
+
+// SearchNotes are the lines SetSearchNotes' function gives now, if any.
+func (r *Registry) SearchNotes() []string {
+	r.mu.RLock()
+	f := r.searchNotes
+	r.mu.RUnlock()
+	if f == nil {
+		return nil
+	}
+	return f()
 }
 
 // Register adds t. A name already taken is an error.

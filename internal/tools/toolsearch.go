@@ -51,7 +51,13 @@ func NewToolSearch(reg *Registry) *Tool {
 			l["description"] = fmt.Sprintf("maximum number of tools to return (default %d, maximum %d)", ToolSearchDefaultLimit, ToolSearchMaxLimit)
 		},
 		Run: func(ctx context.Context, c *Call, in toolSearchInput) (Result, error) {
-			return runToolSearch(reg, in), nil
+			r := runToolSearch(reg, in)
+			// Tools a search cannot see yet (a server still starting)
+			// would otherwise look like tools that do not exist.
+			if notes := reg.SearchNotes(); len(notes) > 0 && len(r.Content) > 0 {
+				r.Content[0].Text += "\n\n" + strings.Join(notes, "\n")
+			}
+			return r, nil
 		},
 	})
 }

@@ -152,6 +152,35 @@ func TestToolSearchResults(t *testing.T) {
 	}
 }
 
+// TestToolSearchNotes: what the registry's notes say (servers still
+// starting) ends every answer, a match or not; without notes nothing is
+// added.
+func TestToolSearchNotes(t *testing.T) {
+	const note = `MCP server "slow" is still starting, so its tools are not listed yet: search again in a few seconds.`
+	tests := []struct {
+		name, query string
+		notes       []string
+	}{
+		{"a match", "database", []string{note}},
+		{"no match", "zebra", []string{note}},
+		{"no notes", "database", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reg, _ := newSearchRegistry(t, extensionLike(t, 3, true))
+			reg.SetSearchNotes(func() []string { return tc.notes })
+			x := &Executor{Registry: reg, Env: &Env{}}
+			text := x.Call(context.Background(), Request{Name: ToolSearchName, Arguments: json.RawMessage(`{"query":"` + tc.query + `"}`)}, nil).TextOf()
+			if got := strings.HasSuffix(text, "\n\n"+note); got != (tc.notes != nil) {
+				t.Errorf("ends with the note: %v, want %v:\n%s", got, tc.notes != nil, text)
+			}
+			if tc.notes == nil && strings.Contains(text, "still starting") {
+				t.Errorf("a note without notes:\n%s", text)
+			}
+		})
+	}
+}
+
 func TestDeferredToolCalledByName(t *testing.T) {
 	reg, changes := newSearchRegistry(t, extensionLike(t, 40, true))
 	x := &Executor{Registry: reg, Env: &Env{}}

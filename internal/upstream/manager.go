@@ -27,6 +27,10 @@ import (
 const (
 	// ConnectTimeout bounds one start: spawn, initialize and tools/list.
 	ConnectTimeout = 30 * time.Second
+	// SearchWait bounds how long tool_search waits for first starts; then
+	// it answers with the tools listed so far and names the servers still
+	// starting (SearchNotes). One hung server must not stall every search.
+	SearchWait = 10 * time.Second
 	// FirstRestartDelay is the wait before the first restart after a crash.
 	FirstRestartDelay = 100 * time.Millisecond
 	// MaxRestartDelay caps the backoff (1 s, 2 s, 4 s, … after the first).
@@ -197,6 +201,25 @@ func (m *Manager) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// SearchNotes says which servers' tools a search may be missing: those
+// still on their first start, and those down after a failed start or a
+// crash. Nil when every server is connected.
+func (m *Manager) SearchNotes() []string {
+	var notes []string
+	for _, s := range m.list() {
+		s.mu.Lock()
+		switch {
+		case s.cs != nil:
+		case s.lastErr == nil:
+			notes = append(notes, fmt.Sprintf("MCP server %q is still starting, so its tools are not listed yet: search again in a few seconds.", s.cfg.Name))
+		default:
+			notes = append(notes, fmt.Sprintf("MCP server %q is not running (restarting in %s); calling one of its tools says why.", s.cfg.Name, max(0, time.Until(s.nextTry)).Round(time.Millisecond)))
+		}
+		s.mu.Unlock()
+	}
+	return notes
 }
 
 // Explain answers a call of a tool name that is not registered but names

@@ -3,12 +3,15 @@ package upstream
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/tools"
 )
 
 // TestJSONLines: what a server prints that is not a JSON-RPC message is
@@ -116,5 +119,50 @@ func TestChildStdinClose(t *testing.T) {
 				t.Errorf("Close took %v", d)
 			}
 		})
+	}
+}
+
+// TestSearchNotes: a search is told about a server on its first start (a
+// process that never answers initialize) and one that failed to start,
+// and about nothing once every server runs.
+func TestSearchNotes(t *testing.T) {
+	dir := t.TempDir()
+	reg := tools.NewRegistry()
+	m, err := Register(context.Background(), reg, []ServerConfig{
+		{Name: "hung", Type: TransportStdio, Command: "sh", Args: []string{"-c", "exec sleep 60"}, Dir: dir},
+		{Name: "gone", Type: TransportStdio, Command: "./no-such-server", Dir: dir},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	var notes []string
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if notes = m.SearchNotes(); len(notes) == 2 && strings.Contains(strings.Join(notes, "\n"), "not running") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	want := []string{
+		`MCP server "hung" is still starting, so its tools are not listed yet: search again in a few seconds.`,
+		`MCP server "gone" is not running (restarting in `,
+	}
+	if len(notes) != len(want) {
+		t.Fatalf("notes = %q, want %d", notes, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(notes[i], w) {
+			t.Errorf("note %d = %q, want it to start with %q", i, notes[i], w)
+		}
+	}
+
+	idle, err := Register(context.Background(), tools.NewRegistry(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	if got := idle.SearchNotes(); got != nil {
+		t.Errorf("no servers: notes = %q", got)
 	}
 }
