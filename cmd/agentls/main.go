@@ -69,11 +69,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
   agentls [flags]                      serve JSON-RPC (LSP framing) on stdin/stdout
   agentls tools [--format F] [--all] [--root D]
                                        print the tool list as JSON (F: mcp, openai, anthropic, vscode)
+  agentls tools --limits               print the default limits as a limits setting
   agentls call TOOL ['JSON'] [TOOL ['JSON'] ...] [--root D] [--mode M] [--json]
                                        run tool calls in one session and print their text
                                        (the first isError ends the run: exit 1)
   agentls mcp [--root D]               serve the same tools as an MCP server over stdio
-  agentls audit [--tail N]             print the audit log
+  agentls audit [--tail N] [--dir D] [--json]
+                                       print the audit log
+  agentls SUBCOMMAND --help            a subcommand's flags
   agentls --version
 flags:
 `)
