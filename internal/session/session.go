@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentls/agentls/internal/audit"
 	"github.com/agentls/agentls/internal/editguard"
@@ -273,6 +274,12 @@ func (s *Session) startWatchers() {
 	s.WatchMode = s.armWatchers(ctx)
 }
 
+// WatchSettle is how long a path's watcher events are held until it is
+// quiet: a save that truncates, then writes, is judged once it is done,
+// so rewriting the same bytes is not announced as a change. Short, as
+// workspace/externalChange is announced within 50 ms of a change.
+const WatchSettle = 5 * time.Millisecond
+
 // armWatchers starts the watchers and installs them unless ctx ended
 // meanwhile; it returns the watch mode.
 func (s *Session) armWatchers(ctx context.Context) string {
@@ -287,7 +294,7 @@ func (s *Session) armWatchers(ctx context.Context) string {
 		folder, ffs := f, s.FS.FolderFS(f)
 		m := ignore.NewMatcher(ffs, s.FS.OuterIgnore(f))
 		w, err := watch.Start(ctx, watch.Options{
-			Root: folder.Root, FS: ffs, Matcher: m, Log: s.Log,
+			Root: folder.Root, FS: ffs, Matcher: m, Log: s.Log, Settle: WatchSettle,
 			OnEvent: func(ev watch.Event) {
 				if configFile(ev.Rel) {
 					s.reloader.schedule(s.Reload)

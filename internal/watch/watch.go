@@ -9,10 +9,12 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -49,6 +51,11 @@ type Options struct {
 	FS      fs.FS           // the same folder (os.Root.FS()); all walking goes through it
 	Matcher *ignore.Matcher // prunes ignored dirs (node_modules, build output); .git is never watched
 	OnEvent func(Event)     // called from the watcher goroutine, never concurrently
+	// Settle, when positive, holds a path's events until none has come for
+	// that long and then delivers one: a write seen half done (truncated,
+	// the data still to come) is judged once it is done, not reported as a
+	// change and then as none.
+	Settle time.Duration
 	// OnRescan is called (from the watcher goroutine) after a rescan that
 	// followed lost events: callers re-check everything they rely on.
 	OnRescan func()
@@ -73,6 +80,17 @@ type Watcher struct {
 
 	mu   sync.Mutex
 	dirs map[string]struct{} // watched directories, slash paths relative to Root ("." = Root)
+
+	// With Settle: events held back, by path, and the timer for the
+	// earliest; both only touched by the watcher goroutine.
+	held      map[string]heldEvent
+	heldTimer *time.Timer
+}
+
+// heldEvent is an event waiting out Settle.
+type heldEvent struct {
+	ev  Event
+	due time.Time
 }
 
 // Start watches every non-ignored directory below opts.Root and returns once
@@ -89,6 +107,7 @@ func Start(ctx context.Context, opts Options) (*Watcher, error) {
 		log:  opts.Log,
 		done: make(chan struct{}),
 		dirs: map[string]struct{}{},
+		held: map[string]heldEvent{},
 	}
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
@@ -145,10 +164,25 @@ func (w *Watcher) Close() error {
 func (w *Watcher) run(ctx context.Context) {
 	defer close(w.done)
 	defer w.fsw.Close()
+	defer func() {
+		if w.heldTimer != nil {
+			w.heldTimer.Stop()
+		}
+	}()
 	for {
+		if len(w.held) > 0 && w.heldTimer == nil {
+			w.heldTimer = time.NewTimer(w.opts.Settle)
+		}
+		var settled <-chan time.Time
+		if w.heldTimer != nil {
+			settled = w.heldTimer.C
+		}
 		select {
 		case <-ctx.Done():
 			return
+		case <-settled:
+			w.heldTimer = nil
+			w.release(time.Now())
 		case ev, ok := <-w.fsw.Events:
 			if !ok {
 				return
@@ -339,8 +373,38 @@ func (w *Watcher) watched(rel string) bool {
 }
 
 func (w *Watcher) emit(ev Event) {
-	if w.opts.OnEvent != nil {
+	if w.opts.OnEvent == nil {
+		return
+	}
+	if w.opts.Settle <= 0 {
 		w.opts.OnEvent(ev)
+		return
+	}
+	if prev, ok := w.held[ev.Rel]; ok && prev.ev.Kind == Created && ev.Kind == Changed {
+		ev.Kind = Created // a new file still being written is still new
+	}
+	w.held[ev.Rel] = heldEvent{ev: ev, due: time.Now().Add(w.opts.Settle)}
+}
+
+// release delivers the held events that have settled by now, oldest
+// first, and arms the timer for the rest.
+func (w *Watcher) release(now time.Time) {
+	var ready []heldEvent
+	next := time.Time{}
+	for rel, h := range w.held {
+		if !h.due.After(now) {
+			ready = append(ready, h)
+			delete(w.held, rel)
+		} else if next.IsZero() || h.due.Before(next) {
+			next = h.due
+		}
+	}
+	slices.SortFunc(ready, func(a, b heldEvent) int { return a.due.Compare(b.due) })
+	for _, h := range ready {
+		w.opts.OnEvent(h.ev)
+	}
+	if !next.IsZero() {
+		w.heldTimer = time.NewTimer(next.Sub(now))
 	}
 }
 

@@ -477,3 +477,61 @@ func TestStopsWithContextAndClose(t *testing.T) {
 		t.Error("Start accepted a relative root without FS")
 	}
 }
+
+// TestSettleCoalescesAWriteInSteps: a save seen in steps (truncated, then
+// written) is one event with Settle, delivered once the path is quiet, and
+// two or more without; paths settle independently.
+func TestSettleCoalescesAWriteInSteps(t *testing.T) {
+	const settle = 200 * time.Millisecond
+	writeInSteps := func(t *testing.T, p string) time.Time {
+		t.Helper()
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(settle / 10) // the writer stalls between truncating and writing
+		if _, err := f.WriteString("same\n"); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		return time.Now()
+	}
+	for _, tc := range []struct {
+		name   string
+		settle time.Duration
+		want   func(n int) bool
+	}{
+		{"without Settle", 0, func(n int) bool { return n >= 2 }},
+		{"with Settle", settle, func(n int) bool { return n == 1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := start(t, map[string]string{"a.txt": "same\n", "b.txt": "b\n"}, func(o *Options) { o.Settle = tc.settle })
+			done := writeInSteps(t, f.path("a.txt"))
+			// b.txt's change is the barrier: events are delivered in order
+			// of settling, and b.txt settles after a.txt.
+			time.Sleep(5 * time.Millisecond)
+			if err := os.WriteFile(f.path("b.txt"), []byte("b2\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := f.rec.wait(t, 0, is("b.txt")); !ok {
+				t.Fatal("no event for b.txt")
+			}
+			n := 0
+			var last time.Time
+			f.rec.mu.Lock()
+			for i, e := range f.rec.events {
+				if e.Rel == "a.txt" {
+					n++
+					last = f.rec.at[i]
+				}
+			}
+			f.rec.mu.Unlock()
+			if !tc.want(n) {
+				t.Errorf("%d events for a.txt", n)
+			}
+			if tc.settle > 0 && last.Sub(done) < tc.settle {
+				t.Errorf("a.txt delivered %v after the write ended, before it had been quiet for %v", last.Sub(done), tc.settle)
+			}
+		})
+	}
+}
