@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -221,7 +222,8 @@ func TestObserve(t *testing.T) {
 	}
 }
 
-// A file seen gone and then there again is reported as created: the
+// A file seen gone and then there again is reported as created, even with
+// the content the model read (the editor was told it was deleted): the
 // model's read is of a file that was deleted, not edited. The first event
 // that finds it back says so, even a late one of the deletion itself
 // (inotify sends IN_ATTRIB, then IN_DELETE); the rest are changes.
@@ -236,9 +238,11 @@ func TestObserveDeletedThenCreated(t *testing.T) {
 			}
 			e.external("a.txt", content)
 			report, stale, ign := e.g.Observe(e.path("a.txt"), late)
+			// Announced deleted, so announced back, the same content or
+			// not; stale only when the content differs.
 			same := content == orig
-			if report != KindCreated || ign == !same {
-				t.Errorf("recreated (same content %v), %s event: Observe = (%s, readStale %v, ignore %v), want created, ignore %v", same, late, report, stale, ign, same)
+			if report != KindCreated || ign || stale == same {
+				t.Errorf("recreated (same content %v), %s event: Observe = (%s, readStale %v, ignore %v), want created, readStale %v, ignore false", same, late, report, stale, ign, !same)
 			}
 			if report, _, _ := e.g.Observe(e.path("a.txt"), KindCreated); report != KindChanged {
 				t.Errorf("recreated, %s event, then a create event: %s, want changed", late, report)
@@ -352,5 +356,29 @@ func TestRetainForgetsStamps(t *testing.T) {
 	}
 	if _, err := e.g.CheckRead(e.path("drop/b.txt")); err == nil || !strings.Contains(err.Error(), "read drop/b.txt first") {
 		t.Errorf("dropped stamp: %v", err)
+	}
+}
+
+// TestStampedBelow: the stamped files below a directory, relative to it;
+// a sibling whose name only starts the same is not below it.
+func TestStampedBelow(t *testing.T) {
+	e := newEnv(t, map[string]string{"src/a.go": "a\n", "src/deep/b.go": "b\n", "src2/c.go": "c\n", "top.txt": "t\n"})
+	for _, f := range []string{"src/a.go", "src/deep/b.go", "src2/c.go", "top.txt"} {
+		e.read(f)
+	}
+	tests := []struct {
+		dir  string
+		want []string
+	}{
+		{"src", []string{"a.go", "deep/b.go"}},
+		{"src/deep", []string{"b.go"}},
+		{"src2", []string{"c.go"}},
+		{"top.txt", nil},
+		{"missing", nil},
+	}
+	for _, tc := range tests {
+		if got := e.g.StampedBelow(e.path(tc.dir)); !slices.Equal(got, tc.want) {
+			t.Errorf("StampedBelow(%s) = %q, want %q", tc.dir, got, tc.want)
+		}
 	}
 }

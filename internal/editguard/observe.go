@@ -1,6 +1,10 @@
 package editguard
 
 import (
+	"path/filepath"
+	"slices"
+	"strings"
+
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/agentls/agentls/internal/ops"
@@ -81,11 +85,30 @@ func (g *Guard) Observe(p ops.Path, kind string) (report string, readStale bool,
 	}
 	if xxhash.Sum64(data) == snap.Hash {
 		st.FP, st.Stale, st.StaleReason = fp, false, ""
-		return report, false, true
+		// Back with the content the model read: nothing to tell, unless
+		// it was announced deleted; then its return must be too.
+		return report, false, !snap.gone
 	}
 	// The reason is left alone: a bash command may have named itself.
 	st.Stale = true
 	return report, true, false
+}
+
+// StampedBelow returns the paths, relative to dir and slash-separated, of
+// the files below dir that have stamps: a directory renamed or removed in
+// one event (mv src lib) takes them with it.
+func (g *Guard) StampedBelow(dir ops.Path) []string {
+	prefix := key(dir) + string(filepath.Separator)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for k := range g.stamps {
+		if rest, ok := strings.CutPrefix(k, prefix); ok {
+			out = append(out, filepath.ToSlash(rest))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // RecheckAll stats every stamp after an overflow rescan (events were lost):

@@ -290,6 +290,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	if caps.Confirm {
 		sopts.Confirmer = &confirmer{s: s}
 	}
+	sopts.OnWatcherDegraded = func() { s.logMessage(2, watcherDegradedMessage) }
 	sopts.OnReload = func(problems []string) {
 		for _, p := range problems {
 			s.logMessage(1, "agentls: "+p)
@@ -319,7 +320,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 		s.logMessage(1, "agentls: "+p)
 	}
 	if watcherMode(sess.WatchMode) == "degraded" {
-		s.logMessage(2, "agentls: the file watcher is degraded (watch limit reached or unavailable): external changes are caught by checking files at edit time, and workspace/externalChange is not sent. Raise fs.inotify.max_user_watches to restore it.")
+		s.logMessage(2, watcherDegradedMessage)
 	}
 	return map[string]any{
 		"serverInfo": map[string]any{"name": "agentls", "version": s.opts.Version},
@@ -440,6 +441,10 @@ func (s *Server) runOwned(ctx context.Context, f func(ctx context.Context) any) 
 	}
 	return nil, protocol.ErrRequestCancelled
 }
+
+// watcherDegradedMessage tells the user the watcher degraded, at the start
+// or later.
+const watcherDegradedMessage = "agentls: the file watcher is degraded (watch limit reached or unavailable): external changes are caught by checking files at edit time, and workspace/externalChange is not sent. Raise fs.inotify.max_user_watches to restore it."
 
 func (s *Server) toolsCall(ctx context.Context, raw []byte) (any, error) {
 	var req tools.Request

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -63,6 +64,10 @@ type Options struct {
 	// read again because they changed, with the problems found (invalid
 	// rules, bad tool files); the client should show them.
 	OnReload func(problems []string)
+	// OnWatcherDegraded is called when a file watcher that started whole
+	// degrades later (directories created past the watch limit); the
+	// client should tell the user. A degraded start shows in WatchMode.
+	OnWatcherDegraded func()
 	// NoUpstream skips the upstream MCP servers of .agentls/mcp.json.
 	NoUpstream bool
 	// Background does after New returns what otherwise delays it: removing
@@ -100,8 +105,9 @@ type Session struct {
 	watchers  []*watch.Watcher
 	stopWatch context.CancelFunc
 	// housekeeping runs CleanInBackground's clean-up; Close waits for it.
-	housekeeping     sync.WaitGroup
-	onExternalChange func(uri, kind string, readStale bool)
+	housekeeping      sync.WaitGroup
+	onExternalChange  func(uri, kind string, readStale bool)
+	onWatcherDegraded func()
 	// What Reload needs to read the configuration again.
 	reloadSpec reloadSpec
 	reloader   reloader
@@ -224,7 +230,7 @@ func New(opts Options) (*Session, error) {
 		perm.buffers = opts.Buffers
 	}
 	exec.Permission = perm
-	s := &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange, reloadSpec: spec}
+	s := &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange, onWatcherDegraded: opts.OnWatcherDegraded, reloadSpec: spec}
 	perm.fresh = s.freshPolicy
 	perm.mask = exec.MaskValue
 	s.settingsStat.fps = settingsFps
@@ -293,20 +299,37 @@ func (s *Session) armWatchers(ctx context.Context) string {
 		}
 		folder, ffs := f, s.FS.FolderFS(f)
 		m := ignore.NewMatcher(ffs, s.FS.OuterIgnore(f))
+		var running atomic.Bool // a degrade before Start returned is the start's
 		w, err := watch.Start(ctx, watch.Options{
+			OnDegrade: func(error) {
+				if running.Load() && s.onWatcherDegraded != nil {
+					s.onWatcherDegraded()
+				}
+			},
 			Root: folder.Root, FS: ffs, Matcher: m, Log: s.Log, Settle: WatchSettle,
 			OnEvent: func(ev watch.Event) {
 				if configFile(ev.Rel) {
 					s.reloader.schedule(s.Reload)
 				}
+				observe := func(p ops.Path, kind string) {
+					kind, readStale, skip := guard.Observe(p, kind)
+					if !skip && s.onExternalChange != nil {
+						s.onExternalChange((&url.URL{Scheme: "file", Path: filepath.ToSlash(p.OS())}).String(), kind, readStale)
+					}
+				}
 				p := ops.Path{Folder: folder, Rel: ev.Rel}
-				kind, readStale, skip := guard.Observe(p, string(ev.Kind))
-				if !skip && s.onExternalChange != nil {
-					s.onExternalChange((&url.URL{Scheme: "file", Path: filepath.ToSlash(p.OS())}).String(), kind, readStale)
+				observe(p, string(ev.Kind))
+				if ev.Kind == watch.Deleted {
+					// A directory moved or removed in one event: the
+					// files the model read in it went with it.
+					for _, sub := range guard.StampedBelow(p) {
+						observe(ops.Path{Folder: folder, Rel: path.Join(ev.Rel, sub)}, string(watch.Deleted))
+					}
 				}
 			},
 			OnRescan: guard.RecheckAll,
 		})
+		running.Store(true)
 		if ctx.Err() != nil {
 			break // stopped meanwhile: not an error
 		}

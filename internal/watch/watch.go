@@ -60,6 +60,9 @@ type Options struct {
 	// followed lost events: callers re-check everything they rely on.
 	OnRescan func()
 	Log      *slog.Logger
+	// OnDegrade, if set, is called once, when the watcher degrades (the
+	// watch limit is hit): during Start, or later as directories appear.
+	OnDegrade func(err error)
 	// AddHook, if set, is called with the slash path (relative to Root) of
 	// each directory before it is watched; an error is treated as the
 	// error of the watch itself (syscall.ENOSPC simulates the watch limit).
@@ -345,6 +348,9 @@ func (w *Watcher) degrade(err error) {
 	}
 	w.log.Warn("file watcher degraded: cannot watch every directory (on Linux raise fs.inotify.max_user_watches); edits are checked by stat instead",
 		"root", w.opts.Root, "err", err)
+	if w.opts.OnDegrade != nil {
+		w.opts.OnDegrade(err)
+	}
 }
 
 // dropTree forgets the watches on rel and below (a removed or renamed
