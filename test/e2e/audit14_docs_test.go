@@ -98,7 +98,9 @@ func a14dRawStart(t *testing.T, ws string) *a14dRaw {
 	cmd := harness.Command(t, []string{"--root", ws})
 	stdin, stdout := harness.StartPiped(t, cmd)
 	r := &a14dRaw{t: t, cmd: cmd, stdin: stdin, frames: make(chan map[string]any, 256), exited: make(chan struct{}), bad: make(chan string, 4)}
+	readDone := make(chan struct{})
 	go func() {
+		defer close(readDone)
 		defer close(r.frames)
 		br := bufio.NewReader(stdout)
 		for {
@@ -117,7 +119,9 @@ func a14dRawStart(t *testing.T, ws string) *a14dRaw {
 			r.frames <- m
 		}
 	}()
-	go func() { cmd.Wait(); close(r.exited) }()
+	// Wait closes stdout: only once the reader has seen its end, or the
+	// reader would take the closed pipe for a bad frame.
+	go func() { <-readDone; cmd.Wait(); close(r.exited) }()
 	t.Cleanup(func() {
 		stdin.Close()
 		select {
@@ -853,7 +857,9 @@ func a14dMCPStart(t *testing.T, ws string) *a14dMCP {
 	cmd := harness.Command(t, []string{"mcp", "--root", ws})
 	stdin, stdout := harness.StartPiped(t, cmd)
 	m := &a14dMCP{t: t, cmd: cmd, stdin: stdin, got: make(chan struct{}, 1), exited: make(chan struct{})}
+	readDone := make(chan struct{})
 	go func() {
+		defer close(readDone)
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 1<<24)
 		for sc.Scan() {
@@ -871,7 +877,7 @@ func a14dMCPStart(t *testing.T, ws string) *a14dMCP {
 			}
 		}
 	}()
-	go func() { cmd.Wait(); close(m.exited) }()
+	go func() { <-readDone; cmd.Wait(); close(m.exited) }() // Wait closes stdout: after the last read
 	t.Cleanup(func() {
 		stdin.Close()
 		select {

@@ -894,7 +894,9 @@ func a15gRawStart(t *testing.T, ws string, env ...string) *a15gRaw {
 	cmd := harness.Command(t, []string{"mcp", "--root", ws}, env...)
 	in, out := harness.StartPiped(t, cmd)
 	r := &a15gRaw{in: in, lines: make(chan []byte, 64), cmd: cmd, exited: make(chan struct{})}
+	readDone := make(chan struct{})
 	go func() {
+		defer close(readDone)
 		defer close(r.lines)
 		sc := bufio.NewScanner(out)
 		sc.Buffer(nil, 16<<20)
@@ -902,7 +904,7 @@ func a15gRawStart(t *testing.T, ws string, env ...string) *a15gRaw {
 			r.lines <- slices.Clone(sc.Bytes())
 		}
 	}()
-	go func() { cmd.Wait(); close(r.exited) }()
+	go func() { <-readDone; cmd.Wait(); close(r.exited) }() // Wait closes stdout: after the last read
 	t.Cleanup(func() {
 		in.Close()
 		select {

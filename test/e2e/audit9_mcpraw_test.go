@@ -94,8 +94,8 @@ func a9mStartEnv(t *testing.T, root string, env ...string) *a9mConn {
 	cmd.Stderr = a9mLockedWriter{&smu, &stderr}
 	in, out := harness.StartPiped(t, cmd)
 	c := &a9mConn{t: t, in: in, changed: make(chan struct{}), exited: make(chan struct{}), readDone: make(chan struct{}), nextID: 100}
-	go func() { cmd.Wait(); close(c.exited) }()
 	go c.readLoop(out)
+	go func() { <-c.readDone; cmd.Wait(); close(c.exited) }() // Wait closes stdout: after the last read
 	t.Cleanup(func() {
 		in.Close()
 		select {
@@ -615,8 +615,10 @@ func TestAudit9McpRequestIDs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			n := c.count()
 			c.send(`{"jsonrpc":"2.0","id":` + tc.id + `,"method":"ping"}` + "\n")
-			c.request("ping", nil) // replies come in order: all is in
-			if _, ok := c.waitFrom(n, 0, a9mIDIs(tc.id)); !ok {
+			c.request("ping", nil)
+			// Requests are answered concurrently: the reply may come after
+			// the second ping's.
+			if _, ok := c.waitFrom(n, 5*time.Second, a9mIDIs(tc.id)); !ok {
 				var got []string
 				for _, m := range c.all(func(m a9mMsg) bool { return m.isResponse() }) {
 					got = append(got, string(m.ID))
