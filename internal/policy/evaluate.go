@@ -289,7 +289,7 @@ func (c *Config) builtinAsk(k *call) (Verdict, bool) {
 // opaqueNote explains a command rule that matched only because the line
 // runs something that cannot be read before it runs.
 func opaqueNote(rule Rule, k *call) string {
-	if k.fam != "bash" || rule.kind != kindExact && rule.kind != kindPrefix || !opaqueCommand(k.an.Commands) {
+	if k.fam != "bash" || rule.kind != kindExact && rule.kind != kindPrefix && rule.kind != kindGlob || !opaqueCommand(k.an.Commands) {
 		return ""
 	}
 	if anyCommand(withoutOpaque(k.an.Commands), rule) {
@@ -376,11 +376,11 @@ func (c *Config) specMatchesAny(rule Rule, k *call) bool {
 				return true
 			}
 		}
-	case kindExact, kindPrefix:
+	case kindExact, kindPrefix, kindGlob:
 		if k.fam != "bash" {
 			return false
 		}
-		if rule.kind == kindExact && k.line == rule.text {
+		if rule.kind == kindExact && k.line == rule.text || rule.kind == kindGlob && rule.matchGlob(k.line) {
 			return true
 		}
 		if anyCommand(k.an.Commands, rule) {
@@ -389,6 +389,9 @@ func (c *Config) specMatchesAny(rule Rule, k *call) bool {
 		// A line that does not parse: look for the rule's text anywhere at
 		// a word boundary, erring towards matching.
 		if k.an.ParseError != nil {
+			if rule.kind == kindGlob {
+				return globMatch(append(append([]string{""}, rule.glob...), ""), k.line)
+			}
 			return strings.Contains(" "+k.line+" ", " "+rule.text+" ") || rule.kind == kindPrefix && strings.Contains(" "+k.line, " "+rule.text)
 		}
 	}

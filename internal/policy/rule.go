@@ -27,6 +27,7 @@ const (
 	kindAny    kind = iota // Tool, Tool(*), Bash(:*): every call of the tool
 	kindExact              // Bash(npm run build)
 	kindPrefix             // Bash(npm run test:*) or Bash(npm run test *)
+	kindGlob               // Bash(git * main), Bash(deploy * --prod:*): * is any text
 	kindPath               // Read(./.env), Edit(src/**)
 	kindOpaque             // a specifier on a tool that has none: never matches
 )
@@ -45,7 +46,11 @@ type Rule struct {
 	kind  kind
 	words []string // bash: the words of an exact or prefix specifier
 	text  string   // bash: the specifier with whitespace normalized
-	pat   pathPattern
+	// glob: the literal runs between a kindGlob specifier's *s, and
+	// whether more words may follow what it matches (a :* or " *" suffix).
+	glob     []string
+	globTail bool
+	pat      pathPattern
 }
 
 // trusted reports whether an allow rule may lift the built-in asks.
@@ -174,6 +179,11 @@ func parseBashSpec(r *Rule) {
 		r.kind, spec = kindPrefix, prefix
 	}
 	r.text = normalize(spec)
+	if strings.Contains(r.text, "*") {
+		// Claude Code's wildcard: * stands for any text, words included.
+		r.kind, r.glob, r.globTail = kindGlob, strings.Split(r.text, "*"), isPrefix
+		return
+	}
 	r.words = strings.Fields(spec)
 	// Quoted words (git commit -m "wip":*) are compared unquoted, as the
 	// analysis reports a command's words.
@@ -213,8 +223,12 @@ func closing(s string) int {
 
 func normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// matchWords reports whether cmd is matched by an exact or prefix rule.
+// matchWords reports whether cmd is matched by an exact, prefix or glob
+// rule.
 func (r Rule) matchWords(words []string) bool {
+	if r.kind == kindGlob {
+		return len(words) > 0 && r.matchGlob(strings.Join(words, " "))
+	}
 	if len(words) < len(r.words) || r.kind == kindExact && len(words) != len(r.words) {
 		return false
 	}
@@ -230,10 +244,49 @@ func (r Rule) matchWords(words []string) bool {
 // rules use it for commands whose words are not all literal.
 func (r Rule) matchText(text string) bool {
 	text = normalize(text)
+	if r.kind == kindGlob {
+		return r.matchGlob(text)
+	}
 	if r.kind == kindExact {
 		return text == r.text
 	}
 	return text == r.text || strings.HasPrefix(text, r.text+" ")
+}
+
+// matchGlob matches a command's normalized text against a kindGlob rule:
+// the whole text, or with globTail a run of its words from the start.
+func (r Rule) matchGlob(text string) bool {
+	if globMatch(r.glob, text) {
+		return true
+	}
+	for i := 0; r.globTail && i < len(text); i++ {
+		if text[i] == ' ' && globMatch(r.glob, text[:i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// globMatch reports whether text is parts joined by runs of any text:
+// it starts with the first part, ends with the last, and holds the others
+// in order between them.
+func globMatch(parts []string, text string) bool {
+	if len(parts) == 1 {
+		return text == parts[0]
+	}
+	first, last := parts[0], parts[len(parts)-1]
+	if len(text) < len(first)+len(last) || !strings.HasPrefix(text, first) || !strings.HasSuffix(text, last) {
+		return false
+	}
+	rest := text[len(first) : len(text)-len(last)]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(rest, p)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(p):]
+	}
+	return true
 }
 
 // pathPattern is a compiled path specifier.

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/tools"
 )
 
@@ -70,6 +71,15 @@ func ParseSettings(raw json.RawMessage) (Settings, []string, error) {
 				list, err := stringList("permissions."+pk, pv)
 				if err != nil {
 					return s, nil, err
+				}
+				if pk == "allow" || pk == "ask" || pk == "deny" {
+					// One rule that does not parse would void the editor's
+					// every rule, its denies too: refuse it here instead.
+					for i, r := range list {
+						if _, err := policy.ParseRule(r); err != nil {
+							return s, nil, fmt.Errorf("permissions.%s[%d] %q: %v", pk, i, r, err)
+						}
+					}
 				}
 				switch pk {
 				case "allow":

@@ -53,3 +53,28 @@ func TestParseSettingsLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestParseSettingsRules: a rule that does not parse fails initialize,
+// naming its list and index; a policy source with one bad rule would
+// otherwise be dropped whole, its deny rules with it.
+func TestParseSettingsRules(t *testing.T) {
+	tests := []struct {
+		name, raw, err string
+	}{
+		{"good rules", `{"permissions": {"allow": ["Read"], "deny": ["Bash(deploy:*)", "Bash(git * main)"]}}`, ""},
+		{"an unclosed parenthesis", `{"permissions": {"deny": ["Bash(deploy:*)", "Bash(mytool:*"]}}`, `permissions.deny[1] "Bash(mytool:*": `},
+		{"an empty rule", `{"permissions": {"ask": [""]}}`, `permissions.ask[0] "": `},
+		{"an unknown list is only a warning", `{"permissions": {"maybe": ["Bash(x"]}}`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := ParseSettings([]byte(tc.raw))
+			switch {
+			case tc.err == "" && err != nil:
+				t.Errorf("err = %v", err)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("err = %v, want it to contain %q", err, tc.err)
+			}
+		})
+	}
+}
