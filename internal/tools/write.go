@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 
 	"github.com/agentls/agentls/internal/ops"
 )
@@ -88,15 +89,20 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 	if r := refuseCopiedContent(p, nil, in.Content); r != nil {
 		return *r, nil
 	}
-	if parent := path.Dir(p.Rel); parent != "." {
-		pp := p
-		pp.Rel = parent
-		if err := c.Env.FS.MkdirAll(pp, 0o755); err != nil {
+	made := missingDirs(c.Env.FS, p)
+	if len(made) > 0 {
+		if err := c.Env.FS.MkdirAll(made[len(made)-1], 0o755); err != nil {
 			return Errorf("cannot create the directories of %s: %v", p.Display(), err), nil
 		}
 	}
 	c.diagnosticsBefore(ctx, p, false)
 	if err := c.Env.FS.CreateFile(p, content, 0o644, func() error { return mayCommit(ctx) }); err != nil {
+		// A write that did not happen leaves no directories behind either
+		// (-32800 means nothing changed); one something else has put a
+		// file in meanwhile is not empty, and stays.
+		for i := len(made) - 1; i >= 0; i-- {
+			c.Env.FS.Remove(made[i])
+		}
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 			return Result{}, cmp.Or(ctx.Err(), err)
 		}
@@ -111,6 +117,22 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 	r := Text(fmt.Sprintf("Created %s: %s, %d bytes.", p.Display(), plural(lineCount(content), "line"), len(content)))
 	r.Details = details
 	return r, nil
+}
+
+// missingDirs returns the directories above p that do not exist yet,
+// outermost first: what creating p creates along with it.
+func missingDirs(fsys ops.FS, p ops.Path) []ops.Path {
+	var missing []ops.Path
+	for d := path.Dir(p.Rel); d != "."; d = path.Dir(d) {
+		q := p
+		q.Rel = d
+		if _, err := fsys.Lstat(q); err == nil {
+			break
+		}
+		missing = append(missing, q)
+	}
+	slices.Reverse(missing)
+	return missing
 }
 
 // replaceInEditor is write for a file open in an editor that takes edits:
