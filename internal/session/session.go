@@ -246,6 +246,11 @@ func New(opts Options) (*Session, error) {
 		}
 		exec.Unknown = s.Upstream.Explain
 		reg.SetSearchNotes(s.Upstream.SearchNotes)
+		s.Upstream.OnProblem(func(msg string) {
+			if s.reloadSpec.onReload != nil {
+				s.reloadSpec.onReload([]string{s.Executor.MaskText(msg)})
+			}
+		})
 	}
 	env.Matchers = func(f *ops.Folder) *ignore.Matcher {
 		if m := s.matchers.Load(); m != nil {

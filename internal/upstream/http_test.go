@@ -363,3 +363,39 @@ func TestRemoteServerProgressCancelListChangedUpdate(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A tool whose name is taken (here by a tool registered first) is not
+// offered, and the user hears why: OnProblem gets it, also when it was
+// found before OnProblem was set.
+func TestUnregisteredToolIsReported(t *testing.T) {
+	f := newFixture(t, TransportHTTP)
+	reg := tools.NewRegistry()
+	taken, err := tools.NewTool("remote__echo_token", "registered first", map[string]any{"type": "object"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken.SetHandler(func(map[string]any) tools.Labels { return tools.Labels{} }, func(context.Context, *tools.Call, map[string]any) (tools.Result, error) {
+		return tools.Text("first"), nil
+	})
+	reg.MustRegister(taken)
+	m, err := Register(context.Background(), reg, []ServerConfig{{Name: "remote", Type: TransportHTTP, URL: f.url()}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := m.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 4)
+	m.OnProblem(func(msg string) { got <- msg })
+	select {
+	case msg := <-got:
+		if want := `MCP server "remote": its tool "echo_token" is not offered: `; !strings.HasPrefix(msg, want) {
+			t.Errorf("problem = %q, want it to start with %q", msg, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no problem reported for the clashing tool")
+	}
+}

@@ -71,6 +71,39 @@ type Manager struct {
 	servers []*server
 	pending int           // first starts still running
 	ready   chan struct{} // closed while pending is 0; a new one when starts begin
+
+	// onProblem gets what the user should hear of (a tool that could not
+	// be registered); problems found before it is set wait in problems.
+	onProblem func(string)
+	problems  []string
+}
+
+// OnProblem sets where problems the user should hear of go (the editor's
+// window/logMessage), and hands it those found so far.
+func (m *Manager) OnProblem(f func(msg string)) {
+	m.mu.Lock()
+	m.onProblem = f
+	early := m.problems
+	m.problems = nil
+	m.mu.Unlock()
+	for _, p := range early {
+		f(p)
+	}
+}
+
+// report passes msgs to OnProblem's function, or keeps them for it.
+func (m *Manager) report(msgs []string) {
+	m.mu.Lock()
+	f := m.onProblem
+	if f == nil {
+		m.problems = append(m.problems, msgs...)
+	}
+	m.mu.Unlock()
+	for _, p := range msgs {
+		if f != nil {
+			f(p)
+		}
+	}
 }
 
 // Register starts every configured server in the background and registers
@@ -584,25 +617,30 @@ func ToolName(server, tool string) string {
 	return n
 }
 
-// registerLocked adds the listed tools the registry does not have yet.
+// registerLocked adds the listed tools the registry does not have yet; the
+// ones it cannot add are reported (Manager.OnProblem), off the lock.
 func (s *server) registerLocked(listed []*sdk.Tool) {
 	if s.registered == nil {
 		s.registered = map[string]bool{}
 	}
+	var problems []string
 	for _, ut := range listed {
 		if ut == nil || s.registered[ut.Name] {
 			continue
 		}
 		t, err := s.proxyTool(ut)
-		if err != nil {
-			s.log.Warn("upstream tool skipped", "tool", ut.Name, "err", err)
-			continue
+		if err == nil {
+			err = s.m.reg.Register(t)
 		}
-		if err := s.m.reg.Register(t); err != nil {
+		if err != nil {
 			s.log.Warn("upstream tool not registered", "tool", ut.Name, "err", err)
+			problems = append(problems, fmt.Sprintf("MCP server %q: its tool %q is not offered: %v", s.cfg.Name, ut.Name, err))
 			continue
 		}
 		s.registered[ut.Name] = true
+	}
+	if len(problems) > 0 {
+		s.m.wg.Go(func() { s.m.report(problems) })
 	}
 }
 
