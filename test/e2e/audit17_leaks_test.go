@@ -936,24 +936,6 @@ func TestAudit17LeakTempFilesAfterCrash(t *testing.T) {
 	}
 }
 
-// a17lLockedBuf collects a process's stderr.
-type a17lLockedBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *a17lLockedBuf) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *a17lLockedBuf) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
 type a17lRWC struct {
 	r io.ReadCloser
 	w io.WriteCloser
@@ -970,9 +952,10 @@ var a17lGoroutineHdr = regexp.MustCompile(`(?m)^goroutine \d+ [^\n]*\[`)
 func a17lGoroutines(t *testing.T, ws string, work func(ctx context.Context, call func(ctx context.Context, name string, args any) error, conn jsonrpc2.Conn)) (int, string) {
 	t.Helper()
 	cmd := harness.Command(t, []string{"--root", ws}, "GOTRACEBACK=all")
-	stderr := &a17lLockedBuf{}
+	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	stdin, stdout := harness.StartPiped(t, cmd)
+	// exited tells the SIGQUIT dump is complete (Wait copies stderr out).
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
@@ -1136,19 +1119,9 @@ type a17lRaw struct {
 func a17lRawStart(t *testing.T, ws string, env ...string) *a17lRaw {
 	t.Helper()
 	cmd := harness.Command(t, []string{"--root", ws}, env...)
-	cmd.Stderr = &a17lLockedBuf{}
+	cmd.Stderr = &lockedBuffer{}
 	stdin, stdout := harness.StartPiped(t, cmd)
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-exited:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
+	stopOnCleanup(t, cmd, stdin)
 	r := &a17lRaw{conn: jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(a17lRWC{r: stdout, w: stdin})), details: make(chan struct{}, 1)}
 	r.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		if req.Method() == "tools/details" {
