@@ -413,11 +413,18 @@ func (s *Server) toolsList(raw []byte) (any, error) {
 	return map[string]any{"tools": out}, nil
 }
 
+// CancelGrace is how long a cancelled call has to wind down (its process
+// group killed, its temp file removed) before the -32800 reply goes out
+// anyway: within it, a client that acts on the reply finds nothing left
+// behind; past it, a call stuck in the kernel does not hold the reply.
+const CancelGrace = 250 * time.Millisecond
+
 // runOwned runs f on a context derived from the server's base context and
 // cancelled when the request context is. On cancellation the handler
-// returns -32800 at once, while f winds down on its own, unless f already
-// committed a change (tools.CommitGate): then -32800 would claim the work
-// undone, so the handler waits for f's result and returns it.
+// returns -32800 once f has wound down or CancelGrace has passed (f then
+// winds down on its own), unless f already committed a change
+// (tools.CommitGate): then -32800 would claim the work undone, so the
+// handler waits for f's result and returns it.
 func (s *Server) runOwned(ctx context.Context, f func(ctx context.Context) any) (any, error) {
 	gate := &tools.CommitGate{}
 	callCtx, cancel := context.WithCancel(tools.WithCommitGate(s.base, gate))
@@ -438,6 +445,12 @@ func (s *Server) runOwned(ctx context.Context, f func(ctx context.Context) any) 
 	cancel()
 	if committed {
 		return <-done, nil
+	}
+	grace := time.NewTimer(CancelGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
 	}
 	return nil, protocol.ErrRequestCancelled
 }

@@ -8,6 +8,9 @@ import (
 type blockInput struct {
 	Seconds float64 `json:"seconds,omitzero" jsonschema:"give up after this many seconds (default 60)"`
 	Marker  string  `json:"marker,omitzero" jsonschema:"a workspace file to create when the call is cancelled"`
+	// WindDown is how long the call takes, once cancelled, before it
+	// creates the marker and returns: a slow clean-up.
+	WindDown float64 `json:"windDown,omitzero" jsonschema:"seconds to spend winding down once cancelled"`
 }
 
 type panicInput struct{}
@@ -29,6 +32,7 @@ func TestTools() []*Tool {
 				c.Reporter.Progress(Progress{Message: "blocking"})
 				select {
 				case <-ctx.Done():
+					time.Sleep(time.Duration(in.WindDown * float64(time.Second)))
 					if in.Marker != "" {
 						if p, err := c.Env.FS.Resolve(in.Marker); err == nil {
 							c.Env.FS.CreateFile(p, []byte("cancelled\n"), 0o644, nil)

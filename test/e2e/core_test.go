@@ -16,6 +16,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/agentls/agentls/internal/rpc"
 	"github.com/agentls/agentls/test/harness"
 )
 
@@ -226,6 +227,54 @@ func TestCancelRequestRepliesRequestCancelledWithin100ms(t *testing.T) {
 	// The connection still works.
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "cancelled.txt"}); r.IsError {
 		t.Fatalf("read after cancel: %s", r.Text())
+	}
+}
+
+// A cancelled call gets rpc.CancelGrace to wind down before the -32800
+// goes out: one that cleans up within it has done so when the client sees
+// the reply; one that takes longer does not hold the reply past the grace.
+func TestCancelReplyWaitsForWindDownWithinGrace(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		windDown  time.Duration
+		markerNow bool // the marker exists the moment the reply arrives
+	}{
+		{"quick clean-up is done before the reply", 50 * time.Millisecond, true},
+		{"slow clean-up does not hold the reply", 3 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ws, ctx := start(t, nil)
+			errCh := make(chan error, 1)
+			go func() {
+				var r harness.Result
+				_, err := c.Conn.Call(ctx, "tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{
+					"seconds": 10, "marker": "wound-down.txt", "windDown": tc.windDown.Seconds()}}, &r)
+				errCh <- err
+			}()
+			if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/progress" }); !ok {
+				t.Fatal("the blocking call never started")
+			}
+			t0 := time.Now()
+			if err := c.Conn.Notify(ctx, "$/cancelRequest", map[string]any{"id": 2}); err != nil {
+				t.Fatal(err)
+			}
+			err := <-errCh
+			elapsed := time.Since(t0)
+			_, statErr := os.Stat(filepath.Join(ws, "wound-down.txt"))
+			var je *jsonrpc2.Error
+			if !errors.As(err, &je) || je.Code != -32800 {
+				t.Fatalf("err = %v, want RequestCancelled -32800", err)
+			}
+			if got := statErr == nil; got != tc.markerNow {
+				t.Errorf("marker present at the reply = %v, want %v (reply after %v)", got, tc.markerNow, elapsed)
+			}
+			if !tc.markerNow && elapsed > rpc.CancelGrace+time.Second {
+				t.Errorf("reply took %v, want about rpc.CancelGrace (%v)", elapsed, rpc.CancelGrace)
+			}
+			if !tc.markerNow && elapsed < rpc.CancelGrace {
+				t.Errorf("reply after %v, before rpc.CancelGrace (%v) ran out", elapsed, rpc.CancelGrace)
+			}
+		})
 	}
 }
 
