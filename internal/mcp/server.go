@@ -215,8 +215,7 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		case "initialize":
 			// Only a client that declares roots is asked for them, and
 			// then calls wait for its answer.
-			if p, ok := req.GetParams().(*sdk.InitializeParams); ok && p != nil && p.Capabilities != nil &&
-				(p.Capabilities.Roots.ListChanged || p.Capabilities.RootsV2 != nil) {
+			if p, ok := req.GetParams().(*sdk.InitializeParams); ok && declaresRoots(p) {
 				s.mu.Lock()
 				if s.rootsPending == nil {
 					s.rootsPending, s.rootsClaimed = make(chan struct{}), false
@@ -447,7 +446,7 @@ func (s *Server) syncRoots(ss *sdk.ServerSession, changed bool) {
 	switch {
 	case done != nil && !s.rootsClaimed:
 		// The gate set at initialize: this sync releases it.
-	case changed || done != nil:
+	case changed && declaresRoots(ss.InitializeParams()) || done != nil:
 		done = make(chan struct{})
 		s.rootsPending = done
 	default:
@@ -475,10 +474,9 @@ func (s *Server) syncRoots(ss *sdk.ServerSession, changed bool) {
 			s.log.Info("client gave no roots; keeping the workspace folders", "err", err)
 			return
 		}
-		specs, err := folderSpecs(res.Roots)
-		if err != nil {
-			s.log.Warn("client roots ignored", "err", err)
-			return
+		specs, skipped := folderSpecs(res.Roots)
+		if len(skipped) > 0 {
+			s.log.Warn("client roots that are not file:// URIs skipped", "roots", skipped)
 		}
 		if len(specs) == 0 {
 			return
@@ -508,16 +506,26 @@ func (s *Server) waitRoots(ctx context.Context) {
 	}
 }
 
-// folderSpecs turns file:// root URIs into folder specs.
-func folderSpecs(roots []*sdk.Root) ([]ops.FolderSpec, error) {
-	var specs []ops.FolderSpec
+// declaresRoots reports whether a client declared the roots capability:
+// only such a client is sent roots/list (a stray list_changed from another
+// changes nothing).
+func declaresRoots(p *sdk.InitializeParams) bool {
+	return p != nil && p.Capabilities != nil && (p.Capabilities.Roots.ListChanged || p.Capabilities.RootsV2 != nil)
+}
+
+// folderSpecs turns file:// root URIs into folder specs. Other roots (an
+// https:// repository, an untitled: buffer) name no folder agentls can
+// open: they are skipped, each reported in skipped, and the file roots
+// make the workspace.
+func folderSpecs(roots []*sdk.Root) (specs []ops.FolderSpec, skipped []string) {
 	for _, r := range roots {
 		if r == nil {
 			continue
 		}
 		u, err := url.Parse(r.URI)
 		if err != nil || u.Scheme != "file" || u.Path == "" {
-			return nil, fmt.Errorf("root %q is not a file:// URI", r.URI)
+			skipped = append(skipped, r.URI)
+			continue
 		}
 		p := filepath.FromSlash(u.Path)
 		name := r.Name
@@ -526,7 +534,7 @@ func folderSpecs(roots []*sdk.Root) ([]ops.FolderSpec, error) {
 		}
 		specs = append(specs, ops.FolderSpec{Name: name, Path: p})
 	}
-	return specs, nil
+	return specs, skipped
 }
 
 type nopWriteCloser struct{ io.Writer }

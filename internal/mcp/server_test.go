@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -577,5 +578,24 @@ func TestReloadedToolsReachTheClient(t *testing.T) {
 		if got := listed(); got != desc {
 			t.Fatalf("listed description = %q, want %q", got, desc)
 		}
+	}
+}
+
+// Roots that are not file:// URIs name no folder: they are skipped and
+// reported, and the file roots make the workspace.
+func TestFolderSpecsSkipsNonFileRoots(t *testing.T) {
+	specs, skipped := folderSpecs([]*sdk.Root{
+		{URI: "https://example.com/repo"},
+		{URI: "file:///ws/beta", Name: "B"},
+		nil,
+		{URI: "untitled:Untitled-1"},
+		{URI: "file:///ws/gamma"},
+	})
+	want := []ops.FolderSpec{{Name: "B", Path: "/ws/beta"}, {Name: "gamma", Path: "/ws/gamma"}}
+	if !reflect.DeepEqual(specs, want) {
+		t.Errorf("specs %+v, want %+v", specs, want)
+	}
+	if !reflect.DeepEqual(skipped, []string{"https://example.com/repo", "untitled:Untitled-1"}) {
+		t.Errorf("skipped %q", skipped)
 	}
 }

@@ -72,6 +72,7 @@ func (l *Local) SetFolders(specs []FolderSpec) error {
 			}
 			return err
 		}
+		f.Primary = len(folders) == 0
 		folders = append(folders, f)
 		given[f] = filepath.Clean(s.Path)
 		roots[f] = r

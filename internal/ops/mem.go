@@ -34,7 +34,7 @@ type memEntry struct {
 // holding files (relative path → content).
 func NewMem(root string, files map[string]string) *Mem {
 	m := &Mem{files: map[string]*memEntry{}}
-	m.folders = []*Folder{{Name: path.Base(root), Root: root}}
+	m.folders = []*Folder{{Name: path.Base(root), Root: root, Primary: true}}
 	m.files[root] = &memEntry{mode: fs.ModeDir | 0o755}
 	for name, content := range files {
 		m.put(path.Join(root, name), []byte(content), 0o644)
@@ -69,7 +69,7 @@ func (m *Mem) SetFolders(specs []FolderSpec) error {
 		if name == "" {
 			name = path.Base(root)
 		}
-		folders = append(folders, &Folder{Name: name, Root: root})
+		folders = append(folders, &Folder{Name: name, Root: root, Primary: len(folders) == 0})
 		m.mkroot(root)
 	}
 	for _, f := range m.folders {

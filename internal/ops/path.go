@@ -14,6 +14,9 @@ type Folder struct {
 	Root string // absolute, symlink-free OS path
 	// ReadOnly marks extra roots (spill files) that tools may read but never write.
 	ReadOnly bool
+	// Primary marks the first workspace folder, the one relative paths
+	// resolve against. Set when the folder list is built, never after.
+	Primary bool
 }
 
 // Path is a resolved, contained location: the result of Resolve, the only
@@ -35,15 +38,26 @@ func (p Path) OS() string {
 }
 
 // Display is the path as the model should see it: relative to the first
-// workspace folder when inside it, otherwise absolute.
+// workspace folder when inside it, otherwise absolute. Either way, passing
+// it back to a tool names the same file: a relative path in another folder
+// would resolve against the first one.
 func (p Path) Display() string {
 	if p.Folder == nil {
 		return ""
 	}
-	if p.Folder.ReadOnly {
+	if !p.Folder.Primary {
 		return p.OS()
 	}
 	return p.Rel
+}
+
+// DisplayPrefix is what Display puts before a path relative to f: "" for
+// the first folder, f's root and a separator for any other.
+func (f *Folder) DisplayPrefix() string {
+	if f == nil || f.Primary {
+		return ""
+	}
+	return filepath.ToSlash(f.Root) + "/"
 }
 
 // PathError explains why a model-written path was refused. Its message is

@@ -88,23 +88,31 @@ type source struct {
 }
 
 // Load merges, from the highest precedence down: the editor's settings
-// (may be nil), workspaceRoot/.agentls/settings.local.json,
-// workspaceRoot/.agentls/settings.json and userConfigDir/agentls/settings.json
-// ("" skips it). Missing files are fine; every other problem is reported and
-// its source skipped. Load never fails.
-func Load(workspaceRoot string, editor *Settings, userConfigDir string) (*Config, []Problem) {
-	return load(workspaceRoot, editor, userConfigDir, nil)
+// (may be nil), then for each workspace folder in order (roots, absolute
+// and symlink-free) its .agentls/settings.local.json and
+// .agentls/settings.json, then userConfigDir/agentls/settings.json (""
+// skips it). The first folder's files are named by their relative paths
+// (SourceLocal, SourceWorkspace), another folder's by their absolute ones;
+// a folder's rules hold for its own files. Missing files are fine; every
+// other problem is reported and its source skipped. Load never fails.
+func Load(roots []string, editor *Settings, userConfigDir string) (*Config, []Problem) {
+	return load(roots, editor, userConfigDir, nil)
 }
 
 // Reload is Load for a running session whose configuration is c: a file
 // that has become unreadable or invalid keeps the rules it had in c (a
 // deny rule must not lapse because a save is half done or has a typo),
 // and that is reported with the problem. A deleted file's rules go.
-func (c *Config) Reload(workspaceRoot string, editor *Settings, userConfigDir string) (*Config, []Problem) {
-	return load(workspaceRoot, editor, userConfigDir, c)
+func (c *Config) Reload(roots []string, editor *Settings, userConfigDir string) (*Config, []Problem) {
+	return load(roots, editor, userConfigDir, c)
 }
 
-func load(workspaceRoot string, editor *Settings, userConfigDir string, prev *Config) (*Config, []Problem) {
+// FolderFiles are the settings files Load reads in the folder at root.
+func FolderFiles(root string) []string {
+	return []string{filepath.Join(root, filepath.FromSlash(LocalFile)), filepath.Join(root, filepath.FromSlash(WorkspaceFile))}
+}
+
+func load(roots []string, editor *Settings, userConfigDir string, prev *Config) (*Config, []Problem) {
 	var problems []Problem
 	var srcs []source
 	var before []source
@@ -122,10 +130,16 @@ func load(workspaceRoot string, editor *Settings, userConfigDir string, prev *Co
 			}
 		}
 	}
+	folder := ""
 	add := func(name, file string, s Settings, workspace bool) {
 		src, probs := parseSettings(name, file, s, workspace)
 		problems = append(problems, probs...)
 		if src != nil {
+			for li := range src.lists {
+				for i := range src.lists[li] {
+					src.lists[li][i].folder = folder
+				}
+			}
 			srcs = append(srcs, *src)
 		} else {
 			keepPrevious(name, file)
@@ -148,15 +162,28 @@ func load(workspaceRoot string, editor *Settings, userConfigDir string, prev *Co
 			add(name, display, s, workspace)
 		}
 	}
-	if workspaceRoot != "" {
-		read(SourceLocal, filepath.Join(workspaceRoot, filepath.FromSlash(LocalFile)), true)
-		read(SourceWorkspace, filepath.Join(workspaceRoot, filepath.FromSlash(WorkspaceFile)), true)
+	for i, root := range roots {
+		files := FolderFiles(root)
+		folder = root
+		if i == 0 {
+			read(SourceLocal, files[0], true)
+			read(SourceWorkspace, files[1], true)
+			continue
+		}
+		// Named by the absolute path, as a verdict must say which folder's
+		// file holds the rule; workspace sources all the same.
+		read(files[0], files[0], true)
+		read(files[1], files[1], true)
 	}
+	folder = ""
 	if userConfigDir != "" {
 		read(SourceUser, filepath.Join(userConfigDir, filepath.FromSlash(UserFile)), false)
 	}
 
-	c := &Config{Root: workspaceRoot, sources: srcs}
+	c := &Config{sources: srcs}
+	if len(roots) > 0 {
+		c.Root = roots[0]
+	}
 	if home, err := os.UserHomeDir(); err == nil {
 		c.Home = home
 	}

@@ -67,11 +67,12 @@ func TestLoadPrecedence(t *testing.T) {
 		{"workspace allow applies", bash("npm test"), Allow, "Bash(npm test:*) (.agentls/settings.json)"},
 		{"user allow applies", bash("make all"), Allow, "(user settings)"},
 		{"workspace ask applies", bash("git push"), Ask, "Bash(git push:*)"},
-		{"local deny applies", read("private/a"), Deny, LocalFile},
+		{"local deny applies", Request{Tool: "read", ReadOnly: true, InWorkspace: true,
+			Paths: []PathRef{{Rel: "private/a", Abs: filepath.ToSlash(filepath.Join(ws, "private/a"))}}}, Deny, LocalFile},
 	}
 
 	t.Run("local mode beats workspace and user", func(t *testing.T) {
-		c, probs := Load(ws, nil, user)
+		c, probs := Load([]string{ws}, nil, user)
 		if len(probs) != 0 {
 			t.Fatalf("problems: %v", probs)
 		}
@@ -85,7 +86,7 @@ func TestLoadPrecedence(t *testing.T) {
 		}
 	})
 	t.Run("editor mode beats files, rules union", func(t *testing.T) {
-		c, _ := Load(ws, &Settings{Mode: ModeBypass, Permissions: Permissions{Deny: []string{"Bash(make:*)"}}}, user)
+		c, _ := Load([]string{ws}, &Settings{Mode: ModeBypass, Permissions: Permissions{Deny: []string{"Bash(make:*)"}}}, user)
 		if c.Mode != ModeBypass {
 			t.Fatalf("mode %q", c.Mode)
 		}
@@ -99,13 +100,13 @@ func TestLoadPrecedence(t *testing.T) {
 	t.Run("workspace mode beats user", func(t *testing.T) {
 		os.Remove(filepath.Join(ws, LocalFile))
 		defer writeFile(t, filepath.Join(ws, LocalFile), `{}`)
-		c, _ := Load(ws, nil, user)
+		c, _ := Load([]string{ws}, nil, user)
 		if c.Mode != ModeReadOnly {
 			t.Fatalf("mode %q, want readOnly", c.Mode)
 		}
 	})
 	t.Run("no files", func(t *testing.T) {
-		c, probs := Load(t.TempDir(), nil, "")
+		c, probs := Load([]string{t.TempDir()}, nil, "")
 		if c.Mode != ModeDefault || len(probs) != 0 || len(c.Allow)+len(c.Ask)+len(c.Deny) != 0 {
 			t.Fatalf("got %+v %v", c, probs)
 		}
@@ -132,7 +133,7 @@ func TestLoadProblems(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ws := t.TempDir()
 			writeFile(t, filepath.Join(ws, LocalFile), c.local)
-			cfg, probs := Load(ws, nil, "")
+			cfg, probs := Load([]string{ws}, nil, "")
 			if c.want == "" && len(probs) != 0 || c.want != "" && (len(probs) != 1 || !strings.Contains(probs[0].String(), c.want)) {
 				t.Fatalf("problems %v, want one containing %q", probs, c.want)
 			}
@@ -145,7 +146,7 @@ func TestLoadProblems(t *testing.T) {
 		})
 	}
 	t.Run("problem fields", func(t *testing.T) {
-		_, probs := Load("", &Settings{Permissions: Permissions{Ask: []string{"Bash", "Read(./a", "Edit)"}}}, "")
+		_, probs := Load(nil, &Settings{Permissions: Permissions{Ask: []string{"Bash", "Read(./a", "Edit)"}}}, "")
 		if len(probs) != 2 {
 			t.Fatalf("got %v", probs)
 		}
@@ -162,7 +163,7 @@ func TestReloadKeepsABrokenFilesRules(t *testing.T) {
 	ws := t.TempDir()
 	file := filepath.Join(ws, WorkspaceFile)
 	writeFile(t, file, `{"permissions": {"deny": ["Bash(curl:*)"]}}`)
-	c, probs := Load(ws, nil, "")
+	c, probs := Load([]string{ws}, nil, "")
 	if len(probs) != 0 {
 		t.Fatal(probs)
 	}
@@ -184,7 +185,7 @@ func TestReloadKeepsABrokenFilesRules(t *testing.T) {
 			} else {
 				writeFile(t, file, tc.content)
 			}
-			next, probs := c.Reload(ws, nil, "")
+			next, probs := c.Reload([]string{ws}, nil, "")
 			c.Replace(next)
 			if v := c.Evaluate(curl); v.Decision != tc.want {
 				t.Errorf("curl: %s by %q, want %s", v.Decision, v.Rule, tc.want)
@@ -194,5 +195,38 @@ func TestReloadKeepsABrokenFilesRules(t *testing.T) {
 				t.Errorf("problems %s, want %q", text, tc.problem)
 			}
 		})
+	}
+}
+
+// Each workspace folder's settings files are read, named by their absolute
+// path after the first folder's, and their path rules hold for that
+// folder's files only, anchored at its root.
+func TestLoadFolderRulesHoldInTheirFolder(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(a, WorkspaceFile), `{"permissions": {"deny": ["Read(secret.txt)"]}}`)
+	writeFile(t, filepath.Join(b, WorkspaceFile), `{"permissions": {"deny": ["Read(/sub/anchored.txt)", "Bash(deploy:*)"]}}`)
+	c, probs := Load([]string{a, b}, nil, "")
+	if len(probs) != 0 {
+		t.Fatalf("problems: %v", probs)
+	}
+	at := func(root, rel string) Request {
+		return Request{Tool: "read", ReadOnly: true, InWorkspace: true, Paths: []PathRef{{Rel: rel, Abs: filepath.ToSlash(filepath.Join(root, rel))}}}
+	}
+	bFile := filepath.Join(b, WorkspaceFile)
+	for _, tc := range []struct {
+		name string
+		req  Request
+		want Decision
+		rule string
+	}{
+		{"first folder's rule in the first folder", at(a, "x/secret.txt"), Deny, "Read(secret.txt) (" + WorkspaceFile + ")"},
+		{"first folder's rule not in the second", at(b, "secret.txt"), Allow, ""},
+		{"second folder's anchored rule at its root", at(b, "sub/anchored.txt"), Deny, "Read(/sub/anchored.txt) (" + bFile + ")"},
+		{"second folder's anchored rule not in the first", at(a, "sub/anchored.txt"), Allow, ""},
+		{"second folder's command rule holds for the session", bash("deploy prod"), Deny, "Bash(deploy:*) (" + bFile + ")"},
+	} {
+		if v := c.Evaluate(tc.req); v.Decision != tc.want || !strings.Contains(v.Rule, tc.rule) {
+			t.Errorf("%s: got %s by %q, want %s by %q", tc.name, v.Decision, v.Rule, tc.want, tc.rule)
+		}
 	}
 }

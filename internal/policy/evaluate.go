@@ -555,7 +555,27 @@ func toolMatches(r Rule, k *call) bool {
 }
 
 func (c *Config) pathMatch(r Rule, p PathRef) bool {
-	return r.pat.match(p.Rel, slash(p.Abs), c.Root, c.Home)
+	rel, root := p.Rel, c.Root
+	if r.folder != "" {
+		root = r.folder
+		switch in, ok := within(slash(r.folder), slash(p.Abs)); {
+		case ok:
+			rel = in
+		case p.Abs == "" && r.folder == c.Root: // Rel is already relative to it
+		default:
+			rel = "" // outside the rule's folder: only absolute forms can match
+		}
+	}
+	return r.pat.match(rel, slash(p.Abs), root, c.Home)
+}
+
+// within returns abs relative to root when abs lies below it (slash paths).
+func within(root, abs string) (string, bool) {
+	if root == "" || abs == "" {
+		return "", false
+	}
+	rel, ok := strings.CutPrefix(abs, strings.TrimSuffix(root, "/")+"/")
+	return rel, ok && rel != ""
 }
 
 // ReadAllowed reports whether a file's content may appear in a grep or

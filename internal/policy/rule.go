@@ -42,6 +42,11 @@ type Rule struct {
 	Spec string
 	// Source is where the rule came from (SourceEditor, ...).
 	Source string
+	// folder is the root of the workspace folder whose settings file holds
+	// the rule ("" for the editor's, the user's and session rules): its
+	// path specifiers are relative to that folder and match only inside
+	// it, as a .gitignore's patterns hold for its own tree.
+	folder string
 
 	kind  kind
 	words []string // bash: the words of an exact or prefix specifier

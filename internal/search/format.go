@@ -17,9 +17,18 @@ type line struct {
 
 // fileHits is what a backend found in one file, lines in ascending order.
 type fileHits struct {
-	path    string // slash path relative to the root
+	path    string // slash path relative to the root (with Engine.Prefix once collected)
 	lines   []line
 	matches int
+	rank    int // the engine's place in a multi-folder search: files sort by rank, then path
+}
+
+// compareHits orders files as the output lists them.
+func compareHits(a, b fileHits) int {
+	if a.rank != b.rank {
+		return a.rank - b.rank
+	}
+	return strings.Compare(a.path, b.path)
 }
 
 // collector gathers per-file results from a backend in any order and keeps
@@ -93,7 +102,7 @@ func render(files []fileHits, q Query, shownPath string, limitHit bool) Result {
 
 // renderWithin renders lines while they fit in budget bytes.
 func renderWithin(files []fileHits, q Query, shownPath string, limitHit bool, budget int) Result {
-	slices.SortFunc(files, func(a, b fileHits) int { return strings.Compare(a.path, b.path) })
+	slices.SortFunc(files, compareHits)
 	total := 0
 	for _, f := range files {
 		total += f.matches

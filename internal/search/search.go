@@ -59,6 +59,10 @@ type Engine struct {
 	FS      fs.FS  // the same folder; the Go backend and all checks read through it
 	Matcher *ignore.Matcher
 	RgPath  string // "" = use the Go backend
+	// Prefix goes before every path the output names, so that the model
+	// can pass it back to a tool: "" for the first workspace folder (whose
+	// relative paths tools resolve), the folder's root and "/" for others.
+	Prefix string
 }
 
 // Result is a rendered search.
@@ -126,17 +130,17 @@ func (q Query) withDefaults() Query {
 	return q
 }
 
+func (e *Engine) backend() string {
+	if e.RgPath != "" {
+		return BackendRg
+	}
+	return BackendGo
+}
+
 // Search runs q. The error is non-nil only for invalid input (a bad regex
 // or glob, *PathError) or a cancelled ctx; everything else is in Result.
 func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
 	q = q.withDefaults()
-	backend := BackendGo
-	if e.RgPath != "" {
-		backend = BackendRg
-	}
 	t, err := e.resolve(q.Path)
 	if err != nil {
 		return Result{}, err
@@ -145,37 +149,93 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		return Result{
 			Text:        fmt.Sprintf("%s is inside .git, which is never searched (it is git's database, not project files; includeIgnored does not change that). Use git through bash instead, e.g. git log -S<text> or git grep <pattern> <rev>.", t.shown),
 			PathIgnored: true,
-			Backend:     backend,
+			Backend:     e.backend(),
 		}, nil
 	}
 	if !q.IncludeIgnored && t.rel != "" && e.Matcher.Ignored(t.rel, t.isDir) {
 		return Result{
 			Text:        fmt.Sprintf("%s is ignored by .gitignore/.ignore/.agentlsignore rules, so nothing was searched. Call again with includeIgnored: true to search it.", t.shown),
 			PathIgnored: true,
-			Backend:     backend,
+			Backend:     e.backend(),
 		}, nil
 	}
+	c, err := e.collect(ctx, q, t, 0)
+	if err != nil {
+		return Result{}, err
+	}
+	res := render(c.files, q, t.shown, c.limitHit)
+	res.Backend = e.backend()
+	return res, nil
+}
+
+// SearchFolders runs q over the whole of every engine's folder (q.Path is
+// ignored) and renders one result: the first engine's files first, as the
+// engines are ordered, each path with its engine's Prefix. The limits hold
+// for the whole result; folders after the one holding match Limit+1 are
+// not searched.
+func SearchFolders(ctx context.Context, engines []*Engine, q Query) (Result, error) {
+	if len(engines) == 0 {
+		return Result{}, errors.New("no workspace folder to search")
+	}
+	q = q.withDefaults()
+	q.Path = ""
+	var files []fileHits
+	limitHit, matches := false, 0
+	for i, e := range engines {
+		if matches > q.Limit {
+			limitHit = true // the folders left might add more
+			break
+		}
+		t, err := e.resolve("")
+		if err != nil {
+			return Result{}, err
+		}
+		c, err := e.collect(ctx, q, t, i)
+		if err != nil {
+			return Result{}, err
+		}
+		files = append(files, c.files...)
+		limitHit = limitHit || c.limitHit
+		for _, f := range c.files {
+			matches += f.matches
+		}
+	}
+	res := render(files, q, "the workspace", limitHit)
+	res.Backend = engines[0].backend()
+	return res, nil
+}
+
+// collect runs the backend for t and returns what it kept, its paths
+// carrying e.Prefix and rank.
+func (e *Engine) collect(ctx context.Context, q Query, t target, rank int) (*collector, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if strings.ContainsAny(q.Pattern, "\n") {
-		return Result{}, errors.New("invalid pattern: it contains a line break, but grep matches within single lines; search for one line of the text")
+		return nil, errors.New("invalid pattern: it contains a line break, but grep matches within single lines; search for one line of the text")
 	}
 	var g *globMatcher
 	if q.Glob != "" {
+		var err error
 		if g, err = compileGlob(q.Glob); err != nil {
-			return Result{}, err
+			return nil, err
 		}
 	}
 	var c *collector
-	if backend == BackendRg {
+	var err error
+	if e.backend() == BackendRg {
 		c, err = e.searchRg(ctx, q, t, g)
 	} else {
 		c, err = e.searchGo(ctx, q, t, g)
 	}
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	res := render(c.files, q, t.shown, c.limitHit)
-	res.Backend = backend
-	return res, nil
+	for i := range c.files {
+		c.files[i].path = e.Prefix + c.files[i].path
+		c.files[i].rank = rank
+	}
+	return c, nil
 }
 
 // resolve validates a Query.Path against the folder.
@@ -185,9 +245,12 @@ func (e *Engine) resolve(p string) (target, error) {
 	if strings.HasPrefix(orig, "/") || strings.Contains("/"+strings.ReplaceAll(orig, "\\", "/")+"/", "/../") {
 		return target{}, &PathError{Path: orig, Err: errors.New("must be relative to the workspace root and stay inside it")}
 	}
-	t := target{rel: p, shown: p, fsPath: p}
+	t := target{rel: p, shown: e.Prefix + p, fsPath: p}
 	if p == "" {
 		t.shown, t.fsPath = "the workspace", "."
+		if e.Prefix != "" {
+			t.shown = strings.TrimSuffix(e.Prefix, "/")
+		}
 	}
 	info, err := fs.Stat(e.FS, t.fsPath)
 	if err != nil {

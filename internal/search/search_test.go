@@ -388,3 +388,59 @@ func TestRequiredLiteral(t *testing.T) {
 		})
 	}
 }
+
+// A search of several folders lists the first folder's files first, with
+// the paths tools resolve ("" prefix for the first folder, the root for
+// others), and holds one limit for the whole result on both backends.
+func TestSearchFoldersOrdersPrefixesAndLimits(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	for dir, files := range map[string]map[string]string{
+		a: {"z.txt": "hit a-z\n", "m/n.txt": "hit a-m\n"},
+		b: {"a.txt": "hit b-a\nhit b-a2\n", ".gitignore": "skip.txt\n", "skip.txt": "hit skipped\n"},
+	} {
+		for name, content := range files {
+			p := filepath.Join(dir, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ea, eb := engines(t, a), engines(t, b)
+	for name := range ea {
+		t.Run(name, func(t *testing.T) {
+			first, second := *ea[name], *eb[name]
+			second.Prefix = filepath.ToSlash(b) + "/"
+			all := []*Engine{&first, &second}
+			res, err := SearchFolders(context.Background(), all, Query{Pattern: "hit", Hidden: true, Path: "ignored"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "m/n.txt:1: hit a-m\nz.txt:1: hit a-z\n" + second.Prefix + "a.txt:1: hit b-a\n" + second.Prefix + "a.txt:2: hit b-a2\n"
+			if res.Text != want || res.Matches != 4 || res.Files != 3 || res.LimitHit {
+				t.Errorf("got %q (matches %d, files %d, limit hit %v), want %q", res.Text, res.Matches, res.Files, res.LimitHit, want)
+			}
+			res, err = SearchFolders(context.Background(), all, Query{Pattern: "hit", Hidden: true, Limit: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(res.Text, "m/n.txt:1: hit a-m\nz.txt:1: hit a-z\n"+second.Prefix+"a.txt:1: hit b-a\n[3 matches shown (limit 3).") || !res.LimitHit {
+				t.Errorf("limit 3 across folders: %q", res.Text)
+			}
+			res, err = SearchFolders(context.Background(), all, Query{Pattern: "nowhere"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Text != "No matches for \"nowhere\" in the workspace.\n" {
+				t.Errorf("no match: %q", res.Text)
+			}
+			// One folder searched by path names its files the same way.
+			res, err = second.Search(context.Background(), Query{Pattern: "b-a2"})
+			if err != nil || res.Text != second.Prefix+"a.txt:2: hit b-a2\n" {
+				t.Errorf("second folder alone: %q, %v", res.Text, err)
+			}
+		})
+	}
+}

@@ -172,8 +172,8 @@ func New(opts Options) (*Session, error) {
 	// text that leaves the server.
 	masker := secrets.New(os.Environ())
 	// Stated before they are read: a save during the read shows next call.
-	settingsFps := statSettings(settingsPathsOf(fsys.Folders()[0].Root, userDir))
-	cfg, problems := policy.Load(fsys.Folders()[0].Root, opts.Editor, userDir)
+	settingsFps := statSettings(settingsPathsOf(settingsRoots(fsys), userDir))
+	cfg, problems := policy.Load(settingsRoots(fsys), opts.Editor, userDir)
 	var probs []string
 	for _, p := range problems {
 		text, _ := masker.Mask(p.String())

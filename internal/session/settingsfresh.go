@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/agentls/agentls/internal/editguard"
+	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/policy"
 )
 
@@ -24,13 +25,25 @@ type settingsStat struct {
 
 // settingsPaths are the files policy.Load reads, the editor's settings aside.
 func (s *Session) settingsPaths() []string {
-	return settingsPathsOf(s.FS.Folders()[0].Root, s.reloadSpec.userDir)
+	return settingsPathsOf(settingsRoots(s.FS), s.reloadSpec.userDir)
 }
 
-func settingsPathsOf(root, userDir string) []string {
-	paths := []string{
-		filepath.Join(root, filepath.FromSlash(policy.LocalFile)),
-		filepath.Join(root, filepath.FromSlash(policy.WorkspaceFile)),
+// settingsRoots are the folders whose settings files hold rules: the
+// workspace folders, not the read-only roots.
+func settingsRoots(fsys ops.FS) []string {
+	var roots []string
+	for _, f := range fsys.Folders() {
+		if !f.ReadOnly {
+			roots = append(roots, f.Root)
+		}
+	}
+	return roots
+}
+
+func settingsPathsOf(roots []string, userDir string) []string {
+	var paths []string
+	for _, root := range roots {
+		paths = append(paths, policy.FolderFiles(root)...)
 	}
 	if userDir != "" {
 		paths = append(paths, filepath.Join(userDir, filepath.FromSlash(policy.UserFile)))
@@ -73,7 +86,7 @@ func (s *Session) freshPolicy() {
 // read, so a save during the read is seen by the next check.
 func (s *Session) reloadPolicy() []string {
 	fps := statSettings(s.settingsPaths())
-	cfg, problems := s.Policy.Reload(s.FS.Folders()[0].Root, s.reloadSpec.editor, s.reloadSpec.userDir)
+	cfg, problems := s.Policy.Reload(settingsRoots(s.FS), s.reloadSpec.editor, s.reloadSpec.userDir)
 	s.Policy.Replace(cfg)
 	s.settingsStat.mu.Lock()
 	s.settingsStat.fps = fps

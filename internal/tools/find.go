@@ -89,7 +89,13 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	case !in.IncludeIgnored && p.Rel != "." && p.Rel != "" && m.Ignored(p.Rel, true):
 		return Text(fmt.Sprintf("%s is ignored by .gitignore/.ignore/.agentlsignore rules, so nothing was searched. Call again with includeIgnored: true to search it.", p.Display())), nil
 	}
-	res, err := finder.Find(ctx, fsys, m, in.Pattern, p.Rel, limit, in.IncludeIgnored)
+	var res finder.FindResult
+	if folders := workspaceFolders(c.Env.FS); in.Path == "." && len(folders) > 1 {
+		// No path: the whole workspace, every folder of it, in order.
+		res, err = findFolders(ctx, c, folders, in, limit)
+	} else {
+		res, err = findIn(ctx, c, p.Folder, fsys, m, p.Rel, in, limit)
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -105,16 +111,9 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	if where == "." {
 		where = "the workspace"
 	}
-	visible := res.Paths[:0]
-	for _, f := range res.Paths {
-		if c.Env.listAllowed(p.Folder, f) {
-			visible = append(visible, f)
-		}
-	}
-	res.Paths = visible
 	if len(res.Paths) == 0 {
 		if !in.IncludeIgnored {
-			if hidden := ignoredMatches(ctx, c, p, fsys, m, in.Pattern); len(hidden) > 0 {
+			if hidden := ignoredMatches(ctx, c, p, in.Path == ".", in.Pattern); len(hidden) > 0 {
 				return Text(fmt.Sprintf("No files match %q in %s, but ignored files do (%s): they are hidden by .gitignore/.ignore/.agentlsignore rules. Call again with includeIgnored: true to include them.", in.Pattern, where, strings.Join(hidden, ", "))), nil
 			}
 		}
@@ -126,9 +125,6 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	}
 	var b strings.Builder
 	for _, f := range res.Paths {
-		if p.Folder.ReadOnly {
-			f = path.Join(p.Folder.Root, f)
-		}
 		b.WriteString(f)
 		b.WriteByte('\n')
 	}
@@ -151,20 +147,79 @@ const (
 	findIgnoredTimeout = 2 * time.Second
 )
 
+// findIn runs find in one folder and returns the paths the permission
+// rules let it list, as the model passes them back (ops.Path.Display).
+func findIn(ctx context.Context, c *Call, f *ops.Folder, fsys fs.FS, m *ignore.Matcher, rel string, in findInput, limit int) (finder.FindResult, error) {
+	res, err := finder.Find(ctx, fsys, m, in.Pattern, rel, limit, in.IncludeIgnored)
+	if err != nil {
+		return res, err
+	}
+	visible := res.Paths[:0]
+	for _, p := range res.Paths {
+		if c.Env.listAllowed(f, p) {
+			visible = append(visible, f.DisplayPrefix()+p)
+		}
+	}
+	res.Paths = visible
+	return res, nil
+}
+
+// findFolders runs find in every folder, in order, within one limit: a
+// folder is searched for what the limit leaves, and once it is reached
+// one more match anywhere makes the result truncated.
+func findFolders(ctx context.Context, c *Call, folders []*ops.Folder, in findInput, limit int) (finder.FindResult, error) {
+	var all finder.FindResult
+	for _, f := range folders {
+		fsys := c.Env.FS.FolderFS(f)
+		left := limit - len(all.Paths)
+		res, err := findIn(ctx, c, f, fsys, c.Env.matcher(f, fsys), ".", in, max(left, 1))
+		if err != nil {
+			return all, err
+		}
+		if left <= 0 {
+			if len(res.Paths) > 0 {
+				all.Truncated = true
+				break
+			}
+			continue
+		}
+		all.Paths = append(all.Paths, res.Paths...)
+		all.Total += res.Total
+		if res.Truncated {
+			all.Truncated = true
+			break
+		}
+	}
+	return all, nil
+}
+
 // ignoredMatches returns up to findIgnoredShown paths matching pattern that
 // the ignore rules hid (and the permission rules would list), so a find
-// for a name the caller knows says why it came back empty.
-func ignoredMatches(ctx context.Context, c *Call, p ops.Path, fsys fs.FS, m *ignore.Matcher, pattern string) []string {
+// for a name the caller knows says why it came back empty. everywhere
+// looks in every workspace folder instead of p alone.
+func ignoredMatches(ctx context.Context, c *Call, p ops.Path, everywhere bool, pattern string) []string {
 	ctx, cancel := context.WithTimeout(ctx, findIgnoredTimeout)
 	defer cancel()
-	res, err := finder.Find(ctx, fsys, m, pattern, p.Rel, findIgnoredShown, true)
-	if err != nil {
-		return nil
+	type place struct {
+		f   *ops.Folder
+		rel string
+	}
+	places := []place{{p.Folder, p.Rel}}
+	if folders := workspaceFolders(c.Env.FS); everywhere && len(folders) > 1 {
+		places = places[:0]
+		for _, f := range folders {
+			places = append(places, place{f, "."})
+		}
 	}
 	var out []string
-	for _, f := range res.Paths {
-		if c.Env.listAllowed(p.Folder, f) {
-			out = append(out, f)
+	for _, pl := range places {
+		fsys := c.Env.FS.FolderFS(pl.f)
+		res, err := findIn(ctx, c, pl.f, fsys, c.Env.matcher(pl.f, fsys), pl.rel, findInput{Pattern: pattern, IncludeIgnored: true}, findIgnoredShown-len(out))
+		if err != nil {
+			continue
+		}
+		if out = append(out, res.Paths...); len(out) >= findIgnoredShown {
+			break
 		}
 	}
 	return out

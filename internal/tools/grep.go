@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/search"
 	"github.com/agentls/agentls/internal/secrets"
 )
@@ -87,34 +88,58 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		first, _, _ := strings.Cut(strings.ReplaceAll(in.Pattern, `\n`, "\n"), "\n")
 		return Errorf("grep matches one line at a time, so a pattern containing a newline (\\n) cannot match. Search for one of the lines (e.g. %q) and add context: N to see the lines around it.", first), nil
 	}
+	if matchesCR(in.Pattern, in.Literal) {
+		// Lines are searched without their terminator, a CRLF's \r
+		// included: rg refuses such a pattern (suggesting a flag the tool
+		// does not have), the Go searcher would report no match.
+		return Errorf("grep searches each line without its line ending (the \\r of CRLF files included), so a pattern containing \\r cannot match. Leave the \\r out; to anchor at the end of a line use $."), nil
+	}
 	if strings.IndexByte(in.Pattern, 0) >= 0 {
 		// A file with a NUL byte is binary, and both searchers skip
 		// binary files, so such a pattern cannot match (and rg cannot
 		// even take it as an argument).
 		return Errorf("pattern contains a NUL byte, which no text file holds: grep skips binary files (those with NUL bytes). Search for the text around it, or inspect a binary file with bash (e.g. grep -c -a PATTERN FILE)."), nil
 	}
-	if in.Path == "" {
-		in.Path = "."
-	}
-	p, err := c.Resolve(in.Path)
-	if err != nil {
-		return Errorf("%v", err), nil
-	}
-	fsys := c.Env.FS.FolderFS(p.Folder)
 	hidden := true
 	if in.Hidden != nil {
 		hidden = *in.Hidden
 	}
-	rel := p.Rel
-	if rel == "." {
-		rel = ""
-	}
-	eng := &search.Engine{Root: p.Folder.Root, FS: fsys, Matcher: c.Env.matcher(p.Folder, fsys), RgPath: search.FindRg()}
-	res, err := eng.Search(ctx, search.Query{
-		Pattern: in.Pattern, Path: rel, Glob: in.Glob, IgnoreCase: in.IgnoreCase, Literal: in.Literal,
+	q := search.Query{
+		Pattern: in.Pattern, Glob: in.Glob, IgnoreCase: in.IgnoreCase, Literal: in.Literal,
 		Context: in.Context, Limit: cmp.Or(in.Limit, l.GrepMatches), IncludeIgnored: in.IncludeIgnored, Hidden: hidden,
 		MaxLimit: l.grepMax(), LineChars: l.GrepLineChars, MaxBytes: l.GrepBytes,
-	})
+	}
+	rg := search.FindRg()
+	engine := func(f *ops.Folder) *search.Engine {
+		fsys := c.Env.FS.FolderFS(f)
+		return &search.Engine{Root: f.Root, FS: fsys, Matcher: c.Env.matcher(f, fsys), RgPath: rg, Prefix: f.DisplayPrefix()}
+	}
+	var (
+		res  search.Result
+		err  error
+		p    ops.Path
+		rel  string
+		fsys fs.FS
+	)
+	if folders := workspaceFolders(c.Env.FS); (in.Path == "" || in.Path == ".") && len(folders) > 1 {
+		// No path: the whole workspace, every folder of it.
+		engines := make([]*search.Engine, len(folders))
+		for i, f := range folders {
+			engines[i] = engine(f)
+		}
+		res, err = search.SearchFolders(ctx, engines, q)
+	} else {
+		if p, err = c.Resolve(cmp.Or(in.Path, ".")); err != nil {
+			return Errorf("%v", err), nil
+		}
+		if rel = p.Rel; rel == "." {
+			rel = ""
+		}
+		q.Path = rel
+		eng := engine(p.Folder)
+		fsys = eng.FS
+		res, err = eng.Search(ctx, q)
+	}
 	if err != nil {
 		var pe *search.PathError
 		if errors.As(err, &pe) || ctx.Err() == nil {
@@ -122,8 +147,8 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		}
 		return Result{}, err
 	}
-	text, denied := c.Env.filterGrep(p.Folder, res.Text)
-	if res.Matches == 0 && res.Files == 0 && isBinaryFile(fsys, rel) {
+	text, denied := c.Env.filterGrep(res.Text)
+	if res.Matches == 0 && res.Files == 0 && fsys != nil && isBinaryFile(fsys, rel) {
 		text += fmt.Sprintf("\n[%s is a binary file (it holds NUL bytes), and grep skips binary files; read says what kind of file it is.]", p.Display())
 	}
 	if denied > 0 {
@@ -165,7 +190,19 @@ func isBinaryFile(fsys fs.FS, rel string) bool {
 // matchesNewline reports whether pattern asks for a line break: a newline
 // character, or (as a regular expression) an unescaped \n.
 func matchesNewline(pattern string, literal bool) bool {
-	if strings.Contains(pattern, "\n") {
+	return asksFor(pattern, literal, '\n', 'n')
+}
+
+// matchesCR reports whether pattern asks for a carriage return: the
+// character, or (as a regular expression) an unescaped \r.
+func matchesCR(pattern string, literal bool) bool {
+	return asksFor(pattern, literal, '\r', 'r')
+}
+
+// asksFor reports whether pattern holds the character c, or (unless
+// literal) the regular-expression escape \<esc>.
+func asksFor(pattern string, literal bool, c, esc byte) bool {
+	if strings.IndexByte(pattern, c) >= 0 {
 		return true
 	}
 	if literal {
@@ -173,7 +210,7 @@ func matchesNewline(pattern string, literal bool) bool {
 	}
 	for i := 0; i+1 < len(pattern); i++ {
 		if pattern[i] == '\\' {
-			if pattern[i+1] == 'n' {
+			if pattern[i+1] == esc {
 				return true
 			}
 			i++ // an escaped character, \\ included

@@ -34,6 +34,10 @@ func TestForeignConventions(t *testing.T) {
 		{"Claude multiline", "grep", `{"pattern":"main.*\\n.*println","multiline":true}`, true, "multiline is not supported"},
 		{"a regex newline", "grep", `{"pattern":"main\\(\\) \\{\\n"}`, true, "grep matches one line at a time"},
 		{"an escaped backslash is not a newline", "grep", `{"pattern":"a\\\\nb"}`, false, "No matches"},
+		{"a regex carriage return", "grep", `{"pattern":"end\\r$"}`, true, "a pattern containing \\r cannot match"},
+		{"a carriage return character", "grep", `{"pattern":"end\r"}`, true, "Leave the \\r out"},
+		{"an escaped backslash is not a carriage return", "grep", `{"pattern":"a\\\\rb"}`, false, "No matches"},
+		{"a literal backslash-r is plain text", "grep", `{"pattern":"a\\rb","literal":true}`, false, "No matches"},
 		{"Gemini case_sensitive false", "find", `{"pattern":"*.go","case_sensitive":false}`, true, `"*.{go,GO}"`},
 	}
 	for _, tc := range tests {

@@ -132,6 +132,19 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 		}
 		fmt.Fprintf(&b, "[%d ignored %s hidden (matched by .gitignore, .ignore, .agentlsignore or git's exclude files); includeIgnored: true lists them.]\n", n, noun)
 	}
+	if p.Folder.Primary && p.Rel == "." {
+		// The first folder's root stands for the workspace: name the
+		// others, which relative paths do not reach.
+		var others []string
+		for _, f := range workspaceFolders(c.Env.FS) {
+			if !f.Primary {
+				others = append(others, f.Root)
+			}
+		}
+		if len(others) > 0 {
+			fmt.Fprintf(&b, "[The workspace has %d more folder(s), reached by absolute paths: %s. List one with ls {\"path\": %q}.]\n", len(others), strings.Join(others, ", "), others[0])
+		}
+	}
 	r := Text(strings.TrimRight(b.String(), "\n"))
 	r.setDetail("total", res.Total)
 	r.setDetail("ignoredHidden", res.IgnoredHidden)

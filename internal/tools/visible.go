@@ -29,7 +29,7 @@ func entryName(e string) string {
 
 // filterGrep drops output lines of files whose reading is not allowed and
 // returns how many files were hidden.
-func (e *Env) filterGrep(f *ops.Folder, text string) (string, int) {
+func (e *Env) filterGrep(text string) (string, int) {
 	if e.Visible == nil {
 		return text, 0
 	}
@@ -42,7 +42,8 @@ func (e *Env) filterGrep(f *ops.Folder, text string) (string, int) {
 			file := m[1]
 			ok, seen := verdict[file]
 			if !seen {
-				ok = e.Visible.ReadAllowed(file, filepath.Join(f.Root, filepath.FromSlash(path.Clean(file))))
+				f, rel := displayedFolder(e.FS, file)
+				ok = f != nil && e.Visible.ReadAllowed(rel, filepath.Join(f.Root, filepath.FromSlash(rel)))
 				verdict[file] = ok
 				if !ok {
 					hidden++
@@ -88,4 +89,37 @@ func (e *Env) hideDeniedTarget(f *ops.Folder, dir, entry string) string {
 		return entry
 	}
 	return entry[:i] + "@ -> (target hidden by a permission rule)"
+}
+
+// workspaceFolders are the folders a search without a path covers: the
+// workspace folders, not the read-only roots (spill files).
+func workspaceFolders(fsys ops.FS) []*ops.Folder {
+	var out []*ops.Folder
+	for _, f := range fsys.Folders() {
+		if !f.ReadOnly {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// displayedFolder finds the folder of a path as a tool output names it
+// (ops.Path.Display): relative to the first folder, or absolute inside
+// another. It returns nil when no folder holds it.
+func displayedFolder(fsys ops.FS, shown string) (*ops.Folder, string) {
+	folders := fsys.Folders()
+	if !path.IsAbs(shown) {
+		for _, f := range folders {
+			if f.Primary {
+				return f, path.Clean(shown)
+			}
+		}
+		return nil, ""
+	}
+	for _, f := range folders {
+		if rel, ok := ops.Within(f.Root, filepath.FromSlash(shown)); ok {
+			return f, rel
+		}
+	}
+	return nil, ""
 }
