@@ -226,6 +226,18 @@ func (g *Guard) Check(p ops.Path) (current []byte, err error) {
 		g.mu.Unlock()
 		return data, nil
 	}
+	if snap.FP == (Fingerprint{}) && xxhash.Sum64(DocumentText(data)) == snap.Hash {
+		// Read from the editor's document, which leaves out the file's BOM
+		// (or shows its UTF-16 decoded): the file is what was read. From
+		// now on its bytes are what a stamp must match.
+		g.mu.Lock()
+		st.FP, st.Stale, st.StaleReason, st.Hash = fp, false, "", xxhash.Sum64(data)
+		if st.Content != nil {
+			st.Content = append([]byte(nil), data...)
+		}
+		g.mu.Unlock()
+		return data, nil
+	}
 	when := fi.ModTime().Format("15:04:05")
 	msg := fmt.Sprintf("%s changed since you read it (modified at %s", name, when)
 	if snap.StaleReason != "" {
@@ -250,7 +262,7 @@ func (g *Guard) Check(p ops.Path) (current []byte, err error) {
 // (the editor saves over it), so a stale mark from a disk change does not
 // block an edit of an unchanged document.
 func checkBuffer(name string, snap Stamp, text []byte) ([]byte, error) {
-	if xxhash.Sum64(text) == snap.Hash {
+	if xxhash.Sum64(text) == snap.Hash || withBOMHash(text) == snap.Hash {
 		return append([]byte{}, text...), nil
 	}
 	msg := fmt.Sprintf("%s changed in the editor since you read it (unsaved edits)", name)
@@ -262,6 +274,17 @@ func checkBuffer(name string, snap Stamp, text []byte) ([]byte, error) {
 		}
 	}
 	return nil, &StaleError{msg + ". Read it again before editing; nothing was changed."}
+}
+
+// withBOMHash is the hash of text after a UTF-8 BOM: the bytes on disk of
+// a document whose file has one (editors keep the BOM out of the
+// document), so a stamp of the file written on disk matches the document
+// the editor then shows.
+func withBOMHash(text []byte) uint64 {
+	d := xxhash.New()
+	d.Write([]byte{0xEF, 0xBB, 0xBF})
+	d.Write(text)
+	return d.Sum64()
 }
 
 // MarkStale marks p's stamp stale with a reason ("changed by a bash command").

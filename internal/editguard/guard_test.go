@@ -382,3 +382,19 @@ func TestStampedBelow(t *testing.T) {
 		}
 	}
 }
+
+// An editor's document leaves out a file's UTF-8 BOM and shows UTF-16
+// decoded: DocumentText gives that text, and other bytes as they are.
+func TestDocumentText(t *testing.T) {
+	for _, tc := range []struct{ name, disk, want string }{
+		{"plain", "a\r\nb\n", "a\r\nb\n"},
+		{"UTF-8 BOM", "\xef\xbb\xbfa\n", "a\n"},
+		{"UTF-16LE", "\xff\xfea\x00\n\x00", "a\n"},
+		{"UTF-16BE", "\xfe\xff\x00a\x00\n", "a\n"},
+		{"invalid UTF-8 kept", "caf\xe9\n", "caf\xe9\n"},
+	} {
+		if got := string(DocumentText([]byte(tc.disk))); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/secrets"
@@ -31,7 +32,7 @@ type bufferRecorder interface {
 // readBuffer is read for a file open in the editor.
 func readBuffer(c *Call, p ops.Path, doc overlay.Doc, in readInput, l Limits) Result {
 	var notes []string
-	if disk, err := c.Env.FS.ReadFile(p); err != nil || !bytes.Equal(disk, doc.Text) {
+	if disk, err := c.Env.FS.ReadFile(p); err != nil || !docEqualsDisk(doc.Text, disk) {
 		notes = append(notes, "unsaved text from the editor; the file on disk, which bash and grep see, differs")
 	}
 	text, masked := maskKeyLines(string(doc.Text))
@@ -50,6 +51,28 @@ func readBuffer(c *Call, p ops.Path, doc overlay.Doc, in readInput, l Limits) Re
 	return res
 }
 
+// docEqualsDisk reports whether an editor's document shows the file's
+// bytes: the same bytes, or the same text once a BOM is left out (editors
+// keep a UTF-8 BOM out of the document) and UTF-16 is decoded.
+func docEqualsDisk(doc, disk []byte) bool {
+	return bytes.Equal(doc, disk) || bytes.Equal(doc, editguard.DocumentText(disk))
+}
+
+// diskBase is what a change that goes to disk starts from when the guard
+// checked p's open document (checked): the file's own bytes, BOM and
+// encoding included, when the document shows them (docEqualsDisk), so
+// that the change keeps them and its write condition holds.
+func diskBase(c *Call, p ops.Path, checked []byte) []byte {
+	if _, open := c.Env.Buffers.Get(p.OS()); !open {
+		return checked
+	}
+	disk, err := c.Env.FS.ReadFile(p)
+	if err != nil || bytes.Equal(disk, checked) || !docEqualsDisk(checked, disk) {
+		return checked
+	}
+	return disk
+}
+
 // editorDoc returns the editor's document for p when changes to p go
 // through the editor; unsaved is an error result when p is open in an
 // editor that cannot take edits and its document differs from the disk.
@@ -61,7 +84,7 @@ func editorDoc(c *Call, p ops.Path) (doc overlay.Doc, inEditor bool, unsaved *Re
 	if c.Env.Editor != nil {
 		return doc, true, nil
 	}
-	if disk, err := c.Env.FS.ReadFile(p); err == nil && bytes.Equal(disk, doc.Text) {
+	if disk, err := c.Env.FS.ReadFile(p); err == nil && docEqualsDisk(doc.Text, disk) {
 		return doc, false, nil
 	}
 	r := Errorf("%s is open in the editor with unsaved changes, and this editor cannot take edits into its buffers; save or revert it there, read it again, then retry. Nothing was changed.", p.Display())

@@ -102,6 +102,9 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
+	if !inEditor {
+		old = diskBase(c, p, old)
+	}
 	if bytes.HasPrefix(old, []byte{0xFF, 0xFE}) || bytes.HasPrefix(old, []byte{0xFE, 0xFF}) {
 		return Errorf("%s is UTF-16 encoded, and edit matches UTF-8 text only; nothing was changed. Rewrite the whole file with write (it is then saved as UTF-8), or convert it first with bash (iconv -f UTF-16 -t UTF-8).", p.Display()), nil
 	}

@@ -265,7 +265,7 @@ func formatLines(display, text string, offset, limit int, notes []string, l Limi
 	var b strings.Builder
 	b.Grow(min(len(text), l.ReadBytes) + min(total-offset+1, maxLines)*10)
 	used, end := 0, offset-1
-	cutLines := 0
+	cutLines, firstCut := 0, 0
 	byteLimited := false
 	var num [24]byte
 	for i := offset - 1; i < total && i-(offset-1) < maxLines; i++ {
@@ -280,7 +280,9 @@ func formatLines(display, text string, offset, limit int, notes []string, l Limi
 		if len(line) > l.ReadLineChars && utf8.RuneCountInString(line) > l.ReadLineChars {
 			n := utf8.RuneCountInString(line)
 			line = string([]rune(line)[:l.ReadLineChars]) + fmt.Sprintf("… [line cut: %d of %d characters shown]", l.ReadLineChars, n)
-			cutLines++
+			if cutLines++; cutLines == 1 {
+				firstCut = i + 1
+			}
 		}
 		prefix := lineNumber(num[:0], i+1)
 		size := len(prefix) + len(line) + 1
@@ -311,7 +313,8 @@ func formatLines(display, text string, offset, limit int, notes []string, l Limi
 		out += fmt.Sprintf("[Showing lines %d-%d of %d (at most %s per call). Use offset=%d to continue.]", offset, end, total, plural(l.ReadLines, "line"), end+1)
 	}
 	if cutLines > 0 {
-		out = strings.TrimRight(out, "\n") + fmt.Sprintf("\n[%d line(s) longer than %d characters were cut.]", cutLines, l.ReadLineChars)
+		out = strings.TrimRight(out, "\n") + fmt.Sprintf("\n[%d line(s) longer than %d characters were cut (the first: line %d). See the rest of a line with bash, e.g. sed -n '%dp' %s | cut -c %d-%d (then %d-%d, …).]",
+			cutLines, l.ReadLineChars, firstCut, firstCut, shellQuote(display), l.ReadLineChars+1, 2*l.ReadLineChars, 2*l.ReadLineChars+1, 3*l.ReadLineChars)
 	}
 	r := Text(strings.TrimRight(out, "\n"))
 	r.setDetail("fromLine", offset)

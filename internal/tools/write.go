@@ -65,6 +65,7 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		if err != nil {
 			return Errorf("%v", err), nil
 		}
+		old = diskBase(c, p, old)
 		if bytes.Equal(old, content) {
 			return Errorf("no change: %s already has exactly this content.", p.Display()), nil
 		}
