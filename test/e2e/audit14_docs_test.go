@@ -84,97 +84,50 @@ func a14dWant(t *testing.T, what string, r harness.Result, isErr bool, wants ...
 }
 
 // a14dRaw is an LSP-framed connection to agentls that sees every byte.
-type a14dRaw struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	frames chan map[string]any
-	exited chan struct{}
-	bad    chan string // stdout bytes that were not a frame
-}
+type a14dRaw struct{ *rawClient[map[string]any] }
 
-func a14dRawStart(t *testing.T, ws string) *a14dRaw {
+func a14dRawStart(t *testing.T, ws string) a14dRaw {
 	t.Helper()
-	cmd := harness.Command(t, []string{"--root", ws})
-	stdin, stdout := harness.StartPiped(t, cmd)
-	r := &a14dRaw{t: t, cmd: cmd, stdin: stdin, frames: make(chan map[string]any, 256), exited: make(chan struct{}), bad: make(chan string, 4)}
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		defer close(r.frames)
-		br := bufio.NewReader(stdout)
-		for {
-			body, err := readFrame(br)
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					r.bad <- err.Error()
-				}
-				return
-			}
-			var m map[string]any
-			if err := json.Unmarshal(body, &m); err != nil {
-				r.bad <- string(body)
-				continue
-			}
-			r.frames <- m
-		}
-	}()
-	// Wait closes stdout: only once the reader has seen its end, or the
-	// reader would take the closed pipe for a bad frame.
-	go func() { <-readDone; cmd.Wait(); close(r.exited) }()
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-r.exited:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-r.exited
-		}
-	})
-	return r
+	return a14dRaw{startRaw(t, []string{"--root", ws}, nil, a14dReadFrames)}
 }
 
-func (r *a14dRaw) sendRaw(body string) {
-	fmt.Fprintf(r.stdin, "Content-Length: %d\r\n\r\n%s", len(body), body)
+// a14dReadFrames logs every frame's body; a body that is not JSON is noted
+// as bad, and so is a broken frame, which ends the reading.
+func a14dReadFrames(br *bufio.Reader, r *rawClient[map[string]any]) {
+	for {
+		body, err := readFrame(br)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				r.noteBad(err.Error())
+			}
+			return
+		}
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			r.noteBad(string(body))
+			continue
+		}
+		r.add(m)
+	}
 }
 
-func (r *a14dRaw) send(v any) {
-	b, _ := json.Marshal(v)
-	r.sendRaw(string(b))
-}
+func (r a14dRaw) sendRaw(body string) { r.writeFrame([]byte(body)) }
 
 // reply waits for the reply with the given id (compared as JSON), skipping
-// notifications.
-func (r *a14dRaw) reply(id any) map[string]any {
+// notifications and requests.
+func (r a14dRaw) reply(id any) map[string]any {
 	r.t.Helper()
-	want, _ := json.Marshal(id)
-	deadline := time.After(15 * time.Second)
-	for {
-		select {
-		case f, ok := <-r.frames:
-			if !ok {
-				r.t.Fatalf("connection closed before the reply to %s", want)
-			}
-			if _, isReq := f["method"]; isReq {
-				continue
-			}
-			got, _ := json.Marshal(f["id"])
-			if string(got) == string(want) {
-				return f
-			}
-		case <-deadline:
-			r.t.Fatalf("no reply to %s in 15 s", want)
-		}
+	f, ok := r.wait(15*time.Second, func(f map[string]any) bool {
+		_, isReq := f["method"]
+		return !isReq && sameJSON(f["id"], id)
+	})
+	if !ok && r.isExited() {
+		r.t.Fatalf("connection closed before the reply to %s", compactJSON(id))
 	}
-}
-
-func (r *a14dRaw) exitCode(d time.Duration) int {
-	select {
-	case <-r.exited:
-		return r.cmd.ProcessState.ExitCode()
-	case <-time.After(d):
-		return -1
+	if !ok {
+		r.t.Fatalf("no reply to %s in 15 s", compactJSON(id))
 	}
+	return f
 }
 
 func a14dInitMsg(id any) map[string]any {
@@ -439,23 +392,23 @@ func TestAudit14DocsREADMECall(t *testing.T) {
 // TestAudit14DocsErrorCodes: docs/protocol.md's error table, sent raw.
 func TestAudit14DocsErrorCodes(t *testing.T) {
 	r := a14dRawStart(t, t.TempDir())
-	r.send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": map[string]any{}})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": map[string]any{}})
 	if c := replyCode(r.reply(1)); c != -32002 {
 		t.Errorf("request before initialize: code %d, want -32002", c)
 	}
-	r.send(a14dInitMsg(2))
+	r.sendJSON(a14dInitMsg(2))
 	if f := r.reply(2); f["result"] == nil {
 		t.Fatalf("initialize: %v", f)
 	}
-	r.send(a14dInitMsg(3))
+	r.sendJSON(a14dInitMsg(3))
 	if c := replyCode(r.reply(3)); c != -32600 {
 		t.Errorf("second initialize: code %d, want -32600", c)
 	}
-	r.send(map[string]any{"jsonrpc": "2.0", "id": 4, "method": "no/such"})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 4, "method": "no/such"})
 	if c := replyCode(r.reply(4)); c != -32601 {
 		t.Errorf("unknown method: code %d, want -32601", c)
 	}
-	r.send(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": map[string]any{"format": "gemini"}})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": map[string]any{"format": "gemini"}})
 	if c := replyCode(r.reply(5)); c != -32602 {
 		t.Errorf("unknown tools/list format: code %d, want -32602", c)
 	}
@@ -468,37 +421,35 @@ func TestAudit14DocsErrorCodes(t *testing.T) {
 		t.Errorf("not JSON-RPC 2.0 (no jsonrpc field): code %d, want -32600 with the id echoed", c)
 	}
 	// Arguments and params may be [] (Lua's {}).
-	r.send(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": []any{}})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": []any{}})
 	if f := r.reply(7); f["result"] == nil {
 		t.Errorf("tools/list with params []: %v", f)
 	}
-	r.send(map[string]any{"jsonrpc": "2.0", "id": 8, "method": "shutdown"})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 8, "method": "shutdown"})
 	if f := r.reply(8); f["error"] != nil {
 		t.Errorf("shutdown: %v", f)
 	}
 	for i, m := range []string{"tools/list", "shutdown"} {
-		r.send(map[string]any{"jsonrpc": "2.0", "id": 9 + i, "method": m})
+		r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 9 + i, "method": m})
 		if c := replyCode(r.reply(9 + i)); c != -32600 {
 			t.Errorf("%s after shutdown: code %d, want -32600", m, c)
 		}
 	}
-	r.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "exit"})
 	if c := r.exitCode(5 * time.Second); c != 0 {
 		t.Errorf("exit after shutdown: code %d, want 0", c)
 	}
-	select {
-	case b := <-r.bad:
-		t.Errorf("stdout carried something that is not a protocol frame: %q", b)
-	default:
+	if bad := r.badFrames(); len(bad) > 0 {
+		t.Errorf("stdout carried something that is not a protocol frame: %q", bad[0])
 	}
 }
 
 // TestAudit14DocsExitWithoutShutdown: "exit … code 1 without [shutdown]".
 func TestAudit14DocsExitWithoutShutdown(t *testing.T) {
 	r := a14dRawStart(t, t.TempDir())
-	r.send(a14dInitMsg(1))
+	r.sendJSON(a14dInitMsg(1))
 	r.reply(1)
-	r.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "exit"})
 	if c := r.exitCode(5 * time.Second); c != 1 {
 		t.Errorf("exit without shutdown: code %d, want 1", c)
 	}
@@ -570,15 +521,15 @@ func TestAudit14DocsCallIDAndCancel(t *testing.T) {
 func TestAudit14DocsCancelReplyCode(t *testing.T) {
 	for _, id := range []any{7, "s-7"} {
 		r := a14dRawStart(t, t.TempDir())
-		r.send(a14dInitMsg(1))
+		r.sendJSON(a14dInitMsg(1))
 		r.reply(1)
-		r.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
-		r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": "test_block", "arguments": map[string]any{}}})
+		r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
+		r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": "test_block", "arguments": map[string]any{}}})
 		// A cancel that overtakes the call is lost: repeat it until the reply.
 		stop := make(chan struct{})
 		go func() {
 			for {
-				r.send(map[string]any{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": map[string]any{"id": id}})
+				r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": map[string]any{"id": id}})
 				select {
 				case <-stop:
 					return
@@ -840,94 +791,24 @@ func TestAudit14DocsSecretsInDiffsAndLogs(t *testing.T) {
 	}
 }
 
+// a14dMCPWait bounds every wait for an MCP reply.
+const a14dMCPWait = 15 * time.Second
+
 // a14dMCP is `agentls mcp` spoken to in newline-delimited JSON.
-type a14dMCP struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	mu     sync.Mutex
-	lines  []map[string]any
-	bad    []string
-	got    chan struct{}
-	exited chan struct{}
-}
+type a14dMCP struct{ *mcpRawClient }
 
-func a14dMCPStart(t *testing.T, ws string) *a14dMCP {
+func a14dMCPStart(t *testing.T, ws string) a14dMCP {
 	t.Helper()
-	cmd := harness.Command(t, []string{"mcp", "--root", ws})
-	stdin, stdout := harness.StartPiped(t, cmd)
-	m := &a14dMCP{t: t, cmd: cmd, stdin: stdin, got: make(chan struct{}, 1), exited: make(chan struct{})}
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			var v map[string]any
-			m.mu.Lock()
-			if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-				m.bad = append(m.bad, sc.Text())
-			} else {
-				m.lines = append(m.lines, v)
-			}
-			m.mu.Unlock()
-			select {
-			case m.got <- struct{}{}:
-			default:
-			}
-		}
-	}()
-	go func() { <-readDone; cmd.Wait(); close(m.exited) }() // Wait closes stdout: after the last read
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-m.exited:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-m.exited
-		}
-	})
-	return m
+	return a14dMCP{startMCPRaw(t, []string{"mcp", "--root", ws}, nil)}
 }
 
-func (m *a14dMCP) send(v any) {
-	b, _ := json.Marshal(v)
-	m.stdin.Write(append(b, '\n'))
-}
-
-func (m *a14dMCP) reply(id any) map[string]any {
+func (m a14dMCP) initialize() {
 	m.t.Helper()
-	want, _ := json.Marshal(id)
-	deadline := time.After(15 * time.Second)
-	for {
-		m.mu.Lock()
-		for i, l := range m.lines {
-			if _, isReq := l["method"]; isReq {
-				continue
-			}
-			if got, _ := json.Marshal(l["id"]); string(got) == string(want) {
-				m.lines = append(m.lines[:i:i], m.lines[i+1:]...) // each reply is taken once
-				m.mu.Unlock()
-				return l
-			}
-		}
-		m.mu.Unlock()
-		select {
-		case <-m.got:
-		case <-time.After(50 * time.Millisecond):
-		case <-deadline:
-			m.t.Fatalf("MCP: no reply to %s in 15 s", want)
-		}
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "a14d", "version": "1"}}})
+	if r := m.mustReply(0, a14dMCPWait); r.Obj["result"] == nil {
+		m.t.Fatalf("MCP initialize: %v", r.Obj)
 	}
-}
-
-func (m *a14dMCP) initialize() {
-	m.t.Helper()
-	m.send(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "a14d", "version": "1"}}})
-	if r := m.reply(0); r["result"] == nil {
-		m.t.Fatalf("MCP initialize: %v", r)
-	}
-	m.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 }
 
 func a14dMCPCall(id any, name string, args any) map[string]any {
@@ -956,8 +837,8 @@ func TestAudit14DocsMCP(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{"a.txt": "hello\nworld\n"})
 	m := a14dMCPStart(t, ws)
 	m.initialize()
-	m.send(a14dMCPCall(1, "read", map[string]any{"path": "a.txt"}))
-	r := m.reply(1)
+	m.sendJSON(a14dMCPCall(1, "read", map[string]any{"path": "a.txt"}))
+	r := m.mustReply(1, a14dMCPWait).Obj
 	if text, isErr := a14dMCPText(r); isErr || !strings.Contains(text, "a.txt, lines 1-2 of 2\n     1→hello") {
 		t.Errorf("MCP read: isError %v, text %q", isErr, text)
 	}
@@ -968,31 +849,29 @@ func TestAudit14DocsMCP(t *testing.T) {
 	if _, ok := meta["details"]; !ok {
 		t.Errorf("MCP result lacks _meta.details: %v", r)
 	}
-	m.send(a14dMCPCall(2, "reed", map[string]any{"path": "a.txt"}))
-	if text, isErr := a14dMCPText(m.reply(2)); !isErr || !strings.Contains(text, `"read"`) || !strings.Contains(text, "write") {
+	m.sendJSON(a14dMCPCall(2, "reed", map[string]any{"path": "a.txt"}))
+	if text, isErr := a14dMCPText(m.mustReply(2, a14dMCPWait).Obj); !isErr || !strings.Contains(text, `"read"`) || !strings.Contains(text, "write") {
 		t.Errorf("MCP unknown tool: isError %v, text %q (want the closest name and the tools there are)", isErr, text)
 	}
-	m.stdin.Write([]byte("{not json\n"))
-	if c := replyCode(m.reply(nil)); c != -32700 {
+	m.writeRaw([]byte("{not json\n"))
+	if c := replyCode(m.mustReply(nil, a14dMCPWait).Obj); c != -32700 {
 		t.Errorf("MCP line that is not JSON: code %d, want -32700", c)
 	}
-	m.stdin.Write([]byte(`{"id": 3, "method": "ping"}` + "\n"))
-	if c := replyCode(m.reply(3)); c != -32600 {
+	m.writeRaw([]byte(`{"id": 3, "method": "ping"}` + "\n"))
+	if c := replyCode(m.mustReply(3, a14dMCPWait).Obj); c != -32600 {
 		t.Errorf("MCP message that is not JSON-RPC 2.0: code %d, want -32600", c)
 	}
-	m.stdin.Write([]byte("[]\n"))
-	if c := replyCode(m.reply(nil)); c != -32600 {
+	m.writeRaw([]byte("[]\n"))
+	if c := replyCode(m.mustReply(nil, a14dMCPWait).Obj); c != -32600 {
 		t.Errorf("MCP empty batch: code %d, want -32600", c)
 	}
-	m.send(map[string]any{"jsonrpc": "2.0", "id": 4, "method": "ping"})
-	if r := m.reply(4); r["error"] != nil {
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 4, "method": "ping"})
+	if r := m.mustReply(4, a14dMCPWait).Obj; r["error"] != nil {
 		t.Errorf("the session did not go on after bad lines: %v", r)
 	}
-	m.mu.Lock()
-	if len(m.bad) > 0 {
-		t.Errorf("MCP stdout carried lines that are not JSON: %q", m.bad)
+	if bad := m.badFrames(); len(bad) > 0 {
+		t.Errorf("MCP stdout carried lines that are not JSON: %q", bad)
 	}
-	m.mu.Unlock()
 }
 
 // TestAudit14DocsMCPEnding: "At the end of input, the requests read before
@@ -1007,17 +886,17 @@ func TestAudit14DocsMCPEnding(t *testing.T) {
 	marker := fmt.Sprintf("sleep 60 && echo a14d-mcp-%d", time.Now().UnixNano())
 	m := a14dMCPStart(t, ws)
 	m.initialize()
-	m.send(a14dMCPCall(1, "bash", map[string]any{"command": marker}))
+	m.sendJSON(a14dMCPCall(1, "bash", map[string]any{"command": marker}))
 	if !waitUntil(10*time.Second, func() bool { return len(processesWithArg(marker)) > 0 }) {
 		t.Fatal("the MCP bash command never started")
 	}
-	m.send(a14dMCPCall(2, "read", map[string]any{"path": "a.txt"}))
+	m.sendJSON(a14dMCPCall(2, "read", map[string]any{"path": "a.txt"}))
 	start := time.Now()
 	m.stdin.Close()
-	if text, isErr := a14dMCPText(m.reply(2)); isErr || !strings.Contains(text, "hello") {
+	if text, isErr := a14dMCPText(m.mustReply(2, a14dMCPWait).Obj); isErr || !strings.Contains(text, "hello") {
 		t.Errorf("read piped before EOF: isError %v, %q", isErr, text)
 	}
-	r := m.reply(1)
+	r := m.mustReply(1, a14dMCPWait).Obj
 	if r["error"] == nil && r["result"] == nil {
 		t.Errorf("bash running at EOF got no answer: %v", r)
 	}
@@ -1335,16 +1214,16 @@ func TestAudit14DocsInitializeOptions(t *testing.T) {
 func TestAudit14DocsCancelBash(t *testing.T) {
 	ws := t.TempDir()
 	r := a14dRawStart(t, ws)
-	r.send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"capabilities": map[string]any{}, "initializationOptions": bypassOptions()}})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"capabilities": map[string]any{}, "initializationOptions": bypassOptions()}})
 	r.reply(1)
-	r.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
 	cmd := fmt.Sprintf("touch done.txt && sleep 60 && echo a14d-cancel-%d", time.Now().UnixNano())
-	r.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "bash", "arguments": map[string]any{"command": cmd}}})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "bash", "arguments": map[string]any{"command": cmd}}})
 	waitFile(t, filepath.Join(ws, "done.txt"), 10*time.Second)
 	if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(cmd)) > 0 }) {
 		t.Fatal("the command's shell is not running")
 	}
-	r.send(map[string]any{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": map[string]any{"id": 2}})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": map[string]any{"id": 2}})
 	if c := replyCode(r.reply(2)); c != -32800 {
 		t.Errorf("cancelled bash: code %d, want -32800", c)
 	}

@@ -5,7 +5,6 @@ package e2e
 // docs/protocol.md's MCP section, docs/tools.md and TOOLS.md.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,7 +14,6 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
-	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -78,7 +76,7 @@ func a15gConnect(t *testing.T, ctx context.Context, o a15gOpts) *a15gConn {
 	var env []string
 	if o.settings != nil {
 		cfg := t.TempDir()
-		a15gWrite(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, o.settings))
+		writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, o.settings))
 		env = append(env, "XDG_CONFIG_HOME="+cfg)
 	}
 	cmd := harness.Command(t, []string{"mcp", "--root", o.root}, env...)
@@ -109,30 +107,6 @@ func a15gJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-func a15gWrite(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// a15gWS is a fresh workspace directory (symlinks resolved, so absolute
-// paths agentls prints compare equal).
-func a15gWS(t *testing.T, files map[string]string) string {
-	t.Helper()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range files {
-		a15gWrite(t, filepath.Join(ws, name), content)
-	}
-	return ws
-}
-
 func a15gText(r *mcp.CallToolResult) string {
 	var parts []string
 	for _, c := range r.Content {
@@ -153,19 +127,13 @@ func a15gCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name stri
 	return res, a15gText(res)
 }
 
-func a15gCtx(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 var a15gBypass = map[string]any{"mode": "bypass"}
 
 func TestAudit15GoInitialize(t *testing.T) {
 	for _, version := range []string{"", a15gLegacy} {
 		t.Run("version="+version, func(t *testing.T) {
-			ctx := a15gCtx(t, 10*time.Second)
-			ws := a15gWS(t, nil)
+			ctx := testCtx(t, 10*time.Second)
+			ws := resolvedWorkspace(t, nil)
 			c := a15gConnect(t, ctx, a15gOpts{root: ws, version: version})
 			ir := c.s.InitializeResult()
 			if ir == nil {
@@ -199,8 +167,8 @@ func TestAudit15GoInitialize(t *testing.T) {
 var a15gCoreTools = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
 
 func TestAudit15GoToolsList(t *testing.T) {
-	ctx := a15gCtx(t, 10*time.Second)
-	ws := a15gWS(t, nil)
+	ctx := testCtx(t, 10*time.Second)
+	ws := resolvedWorkspace(t, nil)
 	c := a15gConnect(t, ctx, a15gOpts{root: ws})
 	lr, err := c.s.ListTools(ctx, nil)
 	if err != nil {
@@ -269,8 +237,8 @@ func TestAudit15GoToolsList(t *testing.T) {
 }
 
 func TestAudit15GoReadGrepEdit(t *testing.T) {
-	ctx := a15gCtx(t, 10*time.Second)
-	ws := a15gWS(t, map[string]string{"src/a.txt": "alpha\nbeta needle\ngamma\n"})
+	ctx := testCtx(t, 10*time.Second)
+	ws := resolvedWorkspace(t, map[string]string{"src/a.txt": "alpha\nbeta needle\ngamma\n"})
 	c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
 	edit := map[string]any{"path": "src/a.txt", "edits": []any{map[string]any{"oldText": "gamma", "newText": "GAMMA"}}}
 
@@ -334,8 +302,8 @@ func a15gCheckMeta(t *testing.T, tool string, res *mcp.CallToolResult) map[strin
 func TestAudit15GoBashProgress(t *testing.T) {
 	for _, version := range []string{"", a15gLegacy} {
 		t.Run("version="+version, func(t *testing.T) {
-			ctx := a15gCtx(t, 10*time.Second)
-			ws := a15gWS(t, nil)
+			ctx := testCtx(t, 10*time.Second)
+			ws := resolvedWorkspace(t, nil)
 			var mu sync.Mutex
 			var notes []*mcp.ProgressNotificationParams
 			o := a15gOpts{root: ws, settings: a15gBypass, version: version}
@@ -440,8 +408,8 @@ func a15gWaitProcs(t *testing.T, marker string, present bool, d time.Duration) [
 }
 
 func TestAudit15GoCancelKillsSleep(t *testing.T) {
-	ctx := a15gCtx(t, 15*time.Second)
-	ws := a15gWS(t, map[string]string{"a.txt": "x\n"})
+	ctx := testCtx(t, 15*time.Second)
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "x\n"})
 	c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
 	marker := fmt.Sprintf("a15gcancel%d", time.Now().UnixNano())
 	callCtx, cancel := context.WithCancel(ctx)
@@ -475,10 +443,10 @@ func TestAudit15GoCancelKillsSleep(t *testing.T) {
 }
 
 func TestAudit15GoRoots(t *testing.T) {
-	ctx := a15gCtx(t, 15*time.Second)
-	a := a15gWS(t, map[string]string{"ina.txt": "in a\n"})
-	b := a15gWS(t, map[string]string{"inb.txt": "in b\n"})
-	cdir := a15gWS(t, map[string]string{"inc.txt": "in c\n"})
+	ctx := testCtx(t, 15*time.Second)
+	a := resolvedWorkspace(t, map[string]string{"ina.txt": "in a\n"})
+	b := resolvedWorkspace(t, map[string]string{"inb.txt": "in b\n"})
+	cdir := resolvedWorkspace(t, map[string]string{"inc.txt": "in c\n"})
 	readOK := func(c *a15gConn, path string) (bool, string) {
 		res, text := a15gCall(t, ctx, c.s, "read", map[string]any{"path": path})
 		return !res.IsError, text
@@ -538,11 +506,11 @@ func TestAudit15GoRoots(t *testing.T) {
 
 	t.Run("several roots, encoded URIs", func(t *testing.T) {
 		// The SDK sends roots sorted by URI: "a…" is the first folder.
-		parent := a15gWS(t, nil)
+		parent := resolvedWorkspace(t, nil)
 		odd := filepath.Join(parent, "a my ws%20#1")
 		second := filepath.Join(parent, "b second")
-		a15gWrite(t, filepath.Join(odd, "odd.txt"), "in odd\n")
-		a15gWrite(t, filepath.Join(second, "two.txt"), "in two\n")
+		writeFile(t, filepath.Join(odd, "odd.txt"), "in odd\n")
+		writeFile(t, filepath.Join(second, "two.txt"), "in two\n")
 		o := a15gOpts{root: b, version: a15gLegacy}
 		c := a15gConnectRec(t, ctx, o, (&url.URL{Scheme: "file", Path: odd}).String(), (&url.URL{Scheme: "file", Path: second}).String())
 		if ok, text := readOK(c.a15gConn, "odd.txt"); !ok || !strings.Contains(text, "in odd") {
@@ -623,7 +591,7 @@ func a15gConnectRec(t *testing.T, ctx context.Context, o a15gOpts, rootURIs ...s
 // a15gDeferredTool writes an extension tool that is deferred.
 func a15gDeferredTool(t *testing.T, ws string) string {
 	name := "a15g_frobnicate"
-	a15gWrite(t, filepath.Join(ws, ".agentls", "tools", name+".json"), a15gJSON(t, map[string]any{
+	writeFile(t, filepath.Join(ws, ".agentls", "tools", name+".json"), a15gJSON(t, map[string]any{
 		"name":        name,
 		"description": "Frobnicate the quuxwidget inventory and print the frobnication report.",
 		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"target": map[string]any{"type": "string", "description": "widget to frobnicate"}}},
@@ -637,8 +605,8 @@ func a15gDeferredTool(t *testing.T, ws string) string {
 func TestAudit15GoToolSearchListChanged(t *testing.T) {
 	for _, version := range []string{"", a15gLegacy} {
 		t.Run("version="+version, func(t *testing.T) {
-			ctx := a15gCtx(t, 10*time.Second)
-			ws := a15gWS(t, nil)
+			ctx := testCtx(t, 10*time.Second)
+			ws := resolvedWorkspace(t, nil)
 			name := a15gDeferredTool(t, ws)
 			changed := make(chan struct{}, 8)
 			o := a15gOpts{root: ws, version: version}
@@ -692,8 +660,8 @@ func TestAudit15GoAsk(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := a15gCtx(t, 10*time.Second)
-			ws := a15gWS(t, nil)
+			ctx := testCtx(t, 10*time.Second)
+			ws := resolvedWorkspace(t, nil)
 			var asked []*mcp.ElicitParams
 			var mu sync.Mutex
 			o := a15gOpts{root: ws, version: tc.version}
@@ -755,7 +723,7 @@ func a15gPNG(t *testing.T) []byte {
 }
 
 func TestAudit15GoImage(t *testing.T) {
-	ctx := a15gCtx(t, 10*time.Second)
+	ctx := testCtx(t, 10*time.Second)
 	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
 	var gb, jb bytes.Buffer
 	if err := gif.Encode(&gb, img, nil); err != nil {
@@ -766,9 +734,9 @@ func TestAudit15GoImage(t *testing.T) {
 	}
 	files := map[string][]byte{"pic.png": a15gPNG(t), "named.txt": a15gPNG(t), "pic.gif": gb.Bytes(), "pic.jpg": jb.Bytes()}
 	mimes := map[string]string{"pic.png": "image/png", "named.txt": "image/png", "pic.gif": "image/gif", "pic.jpg": "image/jpeg"}
-	ws := a15gWS(t, nil)
+	ws := resolvedWorkspace(t, nil)
 	for name, b := range files {
-		a15gWrite(t, filepath.Join(ws, name), string(b))
+		writeFile(t, filepath.Join(ws, name), string(b))
 	}
 	c := a15gConnect(t, ctx, a15gOpts{root: ws})
 	for _, path := range []string{"pic.png", "named.txt", "pic.gif", "pic.jpg"} {
@@ -799,10 +767,10 @@ func TestAudit15GoImage(t *testing.T) {
 }
 
 func TestAudit15GoSecretMasked(t *testing.T) {
-	ctx := a15gCtx(t, 10*time.Second)
+	ctx := testCtx(t, 10*time.Second)
 	aws := "AKIAQ3EGRT7XKZP2LM4N"
 	gh := "ghp_" + strings.Repeat("aB3dE5fG7h", 3) + "J9kL1m"
-	ws := a15gWS(t, map[string]string{"config.txt": "name = demo\naws_access_key_id = " + aws + "\ngithub: " + gh + "\n"})
+	ws := resolvedWorkspace(t, map[string]string{"config.txt": "name = demo\naws_access_key_id = " + aws + "\ngithub: " + gh + "\n"})
 	c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
 	calls := []struct {
 		tool string
@@ -830,8 +798,8 @@ func TestAudit15GoSecretMasked(t *testing.T) {
 
 func TestAudit15GoCloseExits(t *testing.T) {
 	t.Run("sdk close", func(t *testing.T) {
-		ctx := a15gCtx(t, 10*time.Second)
-		ws := a15gWS(t, nil)
+		ctx := testCtx(t, 10*time.Second)
+		ws := resolvedWorkspace(t, nil)
 		c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
 		// A child left in the background by a finished command must not
 		// outlive the session either.
@@ -857,19 +825,19 @@ func TestAudit15GoCloseExits(t *testing.T) {
 		}
 	})
 	t.Run("client gone mid-call", func(t *testing.T) {
-		ws := a15gWS(t, nil)
+		ws := resolvedWorkspace(t, nil)
 		cfg := t.TempDir()
-		a15gWrite(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, a15gBypass))
+		writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, a15gBypass))
 		r := a15gRawStart(t, ws, "XDG_CONFIG_HOME="+cfg)
 		r.initialize(t, a15gLegacy)
 		marker := fmt.Sprintf("a15gclose%d", time.Now().UnixNano())
-		r.send(t, map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": map[string]any{
+		r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": map[string]any{
 			"name": "bash", "arguments": map[string]any{"command": ": " + marker + "; sleep 100; echo after"}}})
 		if p := a15gWaitProcs(t, marker, true, 5*time.Second); len(p) < 2 {
 			t.Fatalf("command never started: %v", p)
 		}
 		start := time.Now()
-		r.in.Close()
+		r.stdin.Close()
 		select {
 		case <-r.exited:
 		case <-time.After(3 * time.Second):
@@ -882,89 +850,35 @@ func TestAudit15GoCloseExits(t *testing.T) {
 	})
 }
 
-// a15gRaw is a newline-JSON MCP exchange without any SDK.
-type a15gRaw struct {
-	in     io.WriteCloser
-	lines  chan []byte
-	cmd    *exec.Cmd
-	exited chan struct{}
-}
+// a15gRawWait bounds every wait for a raw MCP reply.
+const a15gRawWait = 5 * time.Second
 
-func a15gRawStart(t *testing.T, ws string, env ...string) *a15gRaw {
-	cmd := harness.Command(t, []string{"mcp", "--root", ws}, env...)
-	in, out := harness.StartPiped(t, cmd)
-	r := &a15gRaw{in: in, lines: make(chan []byte, 64), cmd: cmd, exited: make(chan struct{})}
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		defer close(r.lines)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			r.lines <- slices.Clone(sc.Bytes())
-		}
-	}()
-	go func() { <-readDone; cmd.Wait(); close(r.exited) }() // Wait closes stdout: after the last read
-	t.Cleanup(func() {
-		in.Close()
-		select {
-		case <-r.exited:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-r.exited
-		}
-	})
-	return r
+// a15gRaw is a newline-JSON MCP exchange without any SDK.
+type a15gRaw struct{ *mcpRawClient }
+
+func a15gRawStart(t *testing.T, ws string, env ...string) a15gRaw {
+	t.Helper()
+	return a15gRaw{startMCPRaw(t, []string{"mcp", "--root", ws}, env)}
 }
 
 // initialize performs the handshake at version v and returns the result.
-func (r *a15gRaw) initialize(t *testing.T, v string) map[string]any {
+func (r a15gRaw) initialize(t *testing.T, v string) map[string]any {
 	t.Helper()
-	r.send(t, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
 		"protocolVersion": v, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "a15g-raw", "version": "1"}}})
-	m := r.reply(t, 1)
+	m := r.mustReply(1, a15gRawWait).Obj
 	res, _ := m["result"].(map[string]any)
 	if res == nil {
 		t.Fatalf("initialize %s failed: %v", v, m)
 	}
-	r.send(t, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized", "params": map[string]any{}})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized", "params": map[string]any{}})
 	return res
-}
-
-func (r *a15gRaw) send(t *testing.T, v any) {
-	t.Helper()
-	b, _ := json.Marshal(v)
-	if _, err := r.in.Write(append(b, '\n')); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (r *a15gRaw) reply(t *testing.T, id int) map[string]any {
-	t.Helper()
-	timeout := time.After(5 * time.Second)
-	for {
-		select {
-		case line, ok := <-r.lines:
-			if !ok {
-				t.Fatalf("stdout closed waiting for reply %d", id)
-			}
-			var m map[string]any
-			if err := json.Unmarshal(line, &m); err != nil {
-				t.Fatalf("stdout line is not JSON: %q", line)
-			}
-			if m["id"] == float64(id) && m["method"] == nil {
-				return m
-			}
-		case <-timeout:
-			t.Fatalf("no reply to request %d", id)
-		}
-	}
 }
 
 func TestAudit15GoRawProtocolVersions(t *testing.T) {
 	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18"} {
 		t.Run(v, func(t *testing.T) {
-			ws := a15gWS(t, map[string]string{"a.txt": "hello\n"})
+			ws := resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"})
 			r := a15gRawStart(t, ws)
 			res := r.initialize(t, v)
 			if res["protocolVersion"] != v {
@@ -978,8 +892,8 @@ func TestAudit15GoRawProtocolVersions(t *testing.T) {
 			if tools["listChanged"] != true {
 				t.Errorf("capabilities.tools.listChanged = %v", tools["listChanged"])
 			}
-			r.send(t, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": map[string]any{}})
-			m := r.reply(t, 2)
+			r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": map[string]any{}})
+			m := r.mustReply(2, a15gRawWait).Obj
 			list, _ := m["result"].(map[string]any)["tools"].([]any)
 			if len(list) < len(a15gCoreTools) {
 				t.Fatalf("tools/list: %v", m)
@@ -993,8 +907,8 @@ func TestAudit15GoRawProtocolVersions(t *testing.T) {
 					}
 				}
 			}
-			r.send(t, map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}}})
-			m = r.reply(t, 3)
+			r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}}})
+			m = r.mustReply(3, a15gRawWait).Obj
 			if b, _ := json.Marshal(m["result"]); !strings.Contains(string(b), "hello") {
 				t.Errorf("read over %s: %v", v, m)
 			}
@@ -1003,8 +917,8 @@ func TestAudit15GoRawProtocolVersions(t *testing.T) {
 }
 
 func TestAudit15GoUnknownAndDeferredByName(t *testing.T) {
-	ctx := a15gCtx(t, 10*time.Second)
-	ws := a15gWS(t, nil)
+	ctx := testCtx(t, 10*time.Second)
+	ws := resolvedWorkspace(t, nil)
 	name := a15gDeferredTool(t, ws)
 	changed := make(chan struct{}, 8)
 	o := a15gOpts{root: ws, version: a15gLegacy}
@@ -1040,8 +954,8 @@ func TestAudit15GoUnknownAndDeferredByName(t *testing.T) {
 }
 
 func TestAudit15GoProgressGoverned(t *testing.T) {
-	ctx := a15gCtx(t, 10*time.Second)
-	ws := a15gWS(t, nil)
+	ctx := testCtx(t, 10*time.Second)
+	ws := resolvedWorkspace(t, nil)
 	gh := "ghp_" + strings.Repeat("Zq7Wx2Lp9K", 3) + "Rt5Yu8"
 	var mu sync.Mutex
 	var notes []*mcp.ProgressNotificationParams
@@ -1105,8 +1019,8 @@ func TestAudit15GoAskMore(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := a15gCtx(t, 10*time.Second)
-			ws := a15gWS(t, nil)
+			ctx := testCtx(t, 10*time.Second)
+			ws := resolvedWorkspace(t, nil)
 			var mu sync.Mutex
 			var asked []string
 			o := a15gOpts{root: ws, version: a15gLegacy}
@@ -1158,40 +1072,32 @@ func TestAudit15GoAskMore(t *testing.T) {
 // MCP: after notifications/cancelled no response is sent for the request,
 // and the command's process group is gone.
 func TestAudit15GoRawCancelNoResponse(t *testing.T) {
-	ws := a15gWS(t, nil)
+	ws := resolvedWorkspace(t, nil)
 	cfg := t.TempDir()
-	a15gWrite(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, a15gBypass))
+	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, a15gBypass))
 	r := a15gRawStart(t, ws, "XDG_CONFIG_HOME="+cfg)
 	r.initialize(t, "2025-06-18")
 	marker := fmt.Sprintf("a15grawcancel%d", time.Now().UnixNano())
-	r.send(t, map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": map[string]any{
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": map[string]any{
 		"name": "bash", "arguments": map[string]any{"command": ": " + marker + "; sleep 100; echo after"}}})
 	if p := a15gWaitProcs(t, marker, true, 5*time.Second); len(p) < 2 {
 		t.Fatalf("command never started: %v", p)
 	}
-	r.send(t, map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 5, "reason": "user"}})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 5, "reason": "user"}})
 	if left := a15gWaitProcs(t, marker, false, 4*time.Second); len(left) > 0 {
 		t.Errorf("processes left after notifications/cancelled: %v", left)
 	}
 	// A ping behind it: its reply comes; none for id 5 must come before or with it.
-	r.send(t, map[string]any{"jsonrpc": "2.0", "id": 6, "method": "ping"})
-	timeout := time.After(5 * time.Second)
-	for {
-		select {
-		case line, ok := <-r.lines:
-			if !ok {
-				t.Fatal("stdout closed")
-			}
-			var m map[string]any
-			json.Unmarshal(line, &m)
-			if m["id"] == float64(5) {
-				t.Errorf("a response was sent for the cancelled request: %s", line)
-			}
-			if m["id"] == float64(6) {
-				return
-			}
-		case <-timeout:
-			t.Fatal("no ping reply")
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 6, "method": "ping"})
+	if _, ok := r.reply(6, 5*time.Second); !ok {
+		t.Fatal("no ping reply")
+	}
+	for _, m := range r.all() {
+		if m.Obj["id"] == float64(5) {
+			t.Errorf("a response was sent for the cancelled request: %s", m.Raw)
+		}
+		if m.Obj["id"] == float64(6) {
+			return
 		}
 	}
 }

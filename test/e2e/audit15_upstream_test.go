@@ -6,7 +6,6 @@ package e2e
 // server-filesystem.
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -17,7 +16,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -877,85 +875,10 @@ func TestAudit15UpNoOrphans(t *testing.T) {
 	}
 }
 
-// a15uMCP is a newline-JSON MCP client of `agentls mcp`.
-type a15uMCP struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	in    interface{ Write([]byte) (int, error) }
-	close func() error
-	mu    sync.Mutex
-	msgs  []map[string]any
-	cond  chan struct{}
-	done  chan struct{}
-}
-
-func a15uMCPStart(t *testing.T, ws string) *a15uMCP {
+// a15uMCPStart runs `agentls mcp` on ws with a cache dir of its own.
+func a15uMCPStart(t *testing.T, ws string) *mcpRawClient {
 	t.Helper()
-	cmd := harness.Command(t, []string{"mcp", "--root", ws}, "XDG_CACHE_HOME="+t.TempDir())
-	cmd.Stderr = &lockedBuffer{}
-	stdin, stdout := harness.StartPiped(t, cmd)
-	m := &a15uMCP{t: t, cmd: cmd, in: stdin, close: stdin.Close, cond: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(m.done)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			var v map[string]any
-			if json.Unmarshal(sc.Bytes(), &v) != nil {
-				continue
-			}
-			m.mu.Lock()
-			m.msgs = append(m.msgs, v)
-			close(m.cond)
-			m.cond = make(chan struct{})
-			m.mu.Unlock()
-		}
-		cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-m.done:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-m.done
-		}
-	})
-	return m
-}
-
-func (m *a15uMCP) send(v any) {
-	b, _ := json.Marshal(v)
-	m.in.Write(append(b, '\n'))
-}
-
-func (m *a15uMCP) wait(d time.Duration, pred func(map[string]any) bool) (map[string]any, bool) {
-	deadline := time.After(d)
-	for {
-		m.mu.Lock()
-		for _, v := range m.msgs {
-			if pred(v) {
-				m.mu.Unlock()
-				return v, true
-			}
-		}
-		c := m.cond
-		m.mu.Unlock()
-		select {
-		case <-c:
-		case <-deadline:
-			return nil, false
-		}
-	}
-}
-
-func (m *a15uMCP) reply(id int, d time.Duration) map[string]any {
-	m.t.Helper()
-	v, ok := m.wait(d, func(v map[string]any) bool { return v["method"] == nil && fmt.Sprint(v["id"]) == strconv.Itoa(id) })
-	if !ok {
-		m.t.Fatalf("no reply to MCP request %d", id)
-	}
-	return v
+	return startMCPRaw(t, []string{"mcp", "--root", ws}, []string{"XDG_CACHE_HOME=" + t.TempDir()})
 }
 
 func a15uMCPText(v map[string]any) (string, bool) {
@@ -988,35 +911,35 @@ func TestAudit15UpMCPBothDirections(t *testing.T) {
 		"inner": map[string]any{"command": harness.Binary(t), "args": []any{"mcp", "--root", innerWS}},
 	})
 	m := a15uMCPStart(t, ws)
-	m.send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "a15u", "version": "1"}}})
-	m.reply(1, 10*time.Second)
-	m.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
-	m.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "tool_search", "arguments": map[string]any{"query": "inner read file", "limit": 20}}})
-	txt, _ := a15uMCPText(m.reply(2, 40*time.Second))
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "a15u", "version": "1"}}})
+	m.mustReply(1, 10*time.Second)
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "tool_search", "arguments": map[string]any{"query": "inner read file", "limit": 20}}})
+	txt, _ := a15uMCPText(m.mustReply(2, 40*time.Second).Obj)
 	wantContains(t, "tool_search over MCP", txt, "inner__read")
-	m.send(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
-	list := m.reply(3, 10*time.Second)
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+	list := m.mustReply(3, 10*time.Second).Obj
 	if !strings.Contains(compactJSON(list), `"inner__read"`) {
 		t.Errorf("inner__read not in tools/list after tool_search: %s", a15uTail(compactJSON(list), 400))
 	}
-	m.send(map[string]any{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": map[string]any{"name": "inner__read", "arguments": map[string]any{"path": "inner.txt"}}})
-	txt, isErr := a15uMCPText(m.reply(4, 20*time.Second))
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": map[string]any{"name": "inner__read", "arguments": map[string]any{"path": "inner.txt"}}})
+	txt, isErr := a15uMCPText(m.mustReply(4, 20*time.Second).Obj)
 	if isErr || !strings.Contains(txt, "inner secret-free file") {
 		t.Errorf("inner__read over MCP: isError %v %q", isErr, txt)
 	}
 	// Cancellation from the MCP client reaches the upstream.
-	m.send(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": map[string]any{"name": "py__slow", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "a15u-tok"}}})
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": map[string]any{"name": "py__slow", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "a15u-tok"}}})
 	if !waitUntil(10*time.Second, func() bool { return a15uGot(py, "tools/call") != nil }) {
 		t.Fatal("upstream never got tools/call")
 	}
-	if _, ok := m.wait(5*time.Second, func(v map[string]any) bool {
-		p, _ := v["params"].(map[string]any)
-		return v["method"] == "notifications/progress" && p["progressToken"] == "a15u-tok"
+	if _, ok := m.wait(5*time.Second, func(v mcpMsg) bool {
+		p, _ := v.Obj["params"].(map[string]any)
+		return v.Method == "notifications/progress" && p["progressToken"] == "a15u-tok"
 	}); !ok {
 		t.Errorf("upstream progress not forwarded to the MCP client")
 	}
 	call := a15uGot(py, "tools/call")
-	m.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 5, "reason": "a15u"}})
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 5, "reason": "a15u"}})
 	if !waitUntil(5*time.Second, func() bool {
 		c := a15uGot(py, "notifications/cancelled")
 		p, _ := c["params"].(map[string]any)
@@ -1028,9 +951,9 @@ func TestAudit15UpMCPBothDirections(t *testing.T) {
 		t.Errorf("upstream slow call did not see its cancellation")
 	}
 	// End of input: no upstream left.
-	m.close()
+	m.stdin.Close()
 	select {
-	case <-m.done:
+	case <-m.exited:
 	case <-time.After(5 * time.Second):
 		t.Fatal("agentls mcp did not exit at EOF")
 	}

@@ -6,7 +6,6 @@ package e2e
 // line is written and read by hand.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -14,7 +13,6 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,44 +23,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentls/agentls/test/harness"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // a9mTimeout bounds every wait for the server; generous for a loaded machine.
 const a9mTimeout = 10 * time.Second
 
-// a9mMsg is one line the server wrote.
-type a9mMsg struct {
-	Raw    string
-	ID     json.RawMessage // nil when absent
-	Method string
-	Params json.RawMessage
-	Result json.RawMessage
-	Error  *struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	}
-	HasID bool
-}
-
-func (m a9mMsg) isResponse() bool { return m.Method == "" && m.HasID }
-
-// a9mConn is a raw MCP client over the server's stdin/stdout.
+// a9mConn is a raw MCP client over the server's stdin/stdout. Server
+// requests are refused (-32601) unless a test sets a handler.
 type a9mConn struct {
-	t       *testing.T
-	in      io.WriteCloser
-	wmu     sync.Mutex
-	mu      sync.Mutex
-	msgs    []a9mMsg
-	bad     []string // lines that were not JSON objects
-	changed chan struct{}
-	nextID  int
-	// onRequest answers server→client requests; nil answers -32601.
-	onRequest func(m a9mMsg) (result any, errCode int)
-	exited    chan struct{}
-	readDone  chan struct{}
+	*mcpRawClient
+	idMu   sync.Mutex
+	nextID int
 }
 
 // a9mStart runs `agentls mcp --root root` with raw pipes.
@@ -76,257 +48,65 @@ func a9mStart(t *testing.T, root string) *a9mConn {
 func a9mStartBypass(t *testing.T, root string) *a9mConn {
 	t.Helper()
 	cfg := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(cfg, "agentls"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(cfg, "agentls", "settings.json"), []byte(`{"mode": "bypass"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), `{"mode": "bypass"}`)
 	return a9mStartEnv(t, root, "XDG_CONFIG_HOME="+cfg)
 }
 
 // a9mStartEnv is a9mStart with extra environment (later entries win).
 func a9mStartEnv(t *testing.T, root string, env ...string) *a9mConn {
 	t.Helper()
-	cmd := harness.Command(t, []string{"mcp", "--root", root}, env...)
-	var stderr bytes.Buffer
-	var smu sync.Mutex
-	cmd.Stderr = a9mLockedWriter{&smu, &stderr}
-	in, out := harness.StartPiped(t, cmd)
-	c := &a9mConn{t: t, in: in, changed: make(chan struct{}), exited: make(chan struct{}), readDone: make(chan struct{}), nextID: 100}
-	go c.readLoop(out)
-	go func() { <-c.readDone; cmd.Wait(); close(c.exited) }() // Wait closes stdout: after the last read
-	t.Cleanup(func() {
-		in.Close()
-		select {
-		case <-c.exited:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-c.exited
-		}
-		<-c.readDone
-		if t.Failed() {
-			smu.Lock()
-			t.Logf("agentls stderr:\n%s", a9mTail(stderr.String(), 4000))
-			smu.Unlock()
-		}
-	})
+	c := &a9mConn{mcpRawClient: startMCPRaw(t, []string{"mcp", "--root", root}, env), nextID: 100}
+	c.setHandler(refuseRequests)
 	return c
-}
-
-type a9mLockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (w a9mLockedWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(b)
-}
-
-func a9mTail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
-}
-
-func (c *a9mConn) readLoop(out io.Reader) {
-	defer close(c.readDone)
-	r := bufio.NewReaderSize(out, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			c.record(bytes.TrimRight(line, "\r\n"))
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (c *a9mConn) record(line []byte) {
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(line, &probe); err != nil {
-		c.mu.Lock()
-		c.bad = append(c.bad, string(line))
-		c.mu.Unlock()
-		c.signal()
-		return
-	}
-	var m a9mMsg
-	json.Unmarshal(line, &m)
-	m.Raw = string(line)
-	if id, ok := probe["id"]; ok {
-		m.ID = id
-		m.HasID = true
-	}
-	c.mu.Lock()
-	c.msgs = append(c.msgs, m)
-	h := c.onRequest
-	c.mu.Unlock()
-	c.signal()
-	if m.Method != "" && m.HasID {
-		// A server→client request: answer off the read loop (a handler may block).
-		go c.answer(m, h)
-	}
-}
-
-func (c *a9mConn) answer(m a9mMsg, h func(a9mMsg) (any, int)) {
-	var res any
-	code := -32601
-	if h != nil {
-		res, code = h(m)
-	}
-	if code != 0 {
-		c.sendJSON(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": code, "message": "test client refuses " + m.Method}})
-		return
-	}
-	c.sendJSON(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
-}
-
-func (c *a9mConn) signal() {
-	c.mu.Lock()
-	close(c.changed)
-	c.changed = make(chan struct{})
-	c.mu.Unlock()
-}
-
-func (c *a9mConn) setHandler(h func(m a9mMsg) (any, int)) {
-	c.mu.Lock()
-	c.onRequest = h
-	c.mu.Unlock()
 }
 
 // send writes raw bytes (the caller supplies any newline).
 func (c *a9mConn) send(s string) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if _, err := io.WriteString(c.in, s); err != nil {
+	if err := c.writeRaw([]byte(s)); err != nil {
 		c.t.Logf("write: %v", err)
 	}
 }
 
-func (c *a9mConn) sendJSON(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		c.t.Fatalf("marshal: %v", err)
-	}
-	c.send(string(b) + "\n")
-}
-
-// wait returns the first message satisfying pred, or fails the test.
-func (c *a9mConn) wait(what string, pred func(a9mMsg) bool) a9mMsg {
+// expect returns the first message satisfying pred, or fails the test.
+func (c *a9mConn) expect(what string, pred func(mcpMsg) bool) mcpMsg {
 	c.t.Helper()
-	m, ok := c.waitFor(a9mTimeout, pred)
+	m, ok := c.wait(a9mTimeout, pred)
 	if !ok {
 		c.t.Fatalf("timed out waiting for %s; got:\n%s", what, c.dump())
 	}
 	return m
 }
 
-func (c *a9mConn) waitFor(d time.Duration, pred func(a9mMsg) bool) (a9mMsg, bool) {
-	return c.waitFrom(0, d, pred)
-}
-
-// waitFrom is waitFor over the messages after the first n; pred runs with
-// c.mu held, so it must not call back into c.
-func (c *a9mConn) waitFrom(n int, d time.Duration, pred func(a9mMsg) bool) (a9mMsg, bool) {
-	deadline := time.After(d)
-	look := func() (a9mMsg, bool) {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for i := n; i < len(c.msgs); i++ {
-			if pred(c.msgs[i]) {
-				return c.msgs[i], true
-			}
-		}
-		return a9mMsg{}, false
-	}
-	for {
-		if m, ok := look(); ok {
-			return m, true
-		}
-		c.mu.Lock()
-		ch := c.changed
-		c.mu.Unlock()
-		// Re-check: a message may have arrived between look and here.
-		if m, ok := look(); ok {
-			return m, true
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			return look()
-		case <-c.readDone:
-			return look()
-		}
-	}
-}
-
-// badLines are the lines that were not JSON objects.
+// badLines are the lines that were not JSON objects; blank lines are
+// tolerated.
 func (c *a9mConn) badLines() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.bad...)
-}
-
-// count is the number of messages received so far.
-func (c *a9mConn) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.msgs)
-}
-
-func (c *a9mConn) all(pred func(a9mMsg) bool) []a9mMsg {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []a9mMsg
-	for _, m := range c.msgs {
-		if pred(m) {
-			out = append(out, m)
+	var out []string
+	for _, l := range c.badFrames() {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
 		}
 	}
 	return out
 }
 
-func (c *a9mConn) dump() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var b strings.Builder
-	for _, m := range c.msgs {
-		b.WriteString(a9mTail(m.Raw, 600))
-		b.WriteByte('\n')
-	}
-	for _, l := range c.bad {
-		fmt.Fprintf(&b, "NOT JSON: %s\n", a9mTail(l, 300))
-	}
-	return b.String()
-}
-
 // a9mIDIs matches a response whose id has the given raw JSON text.
-func a9mIDIs(raw string) func(a9mMsg) bool {
-	return func(m a9mMsg) bool { return m.isResponse() && string(m.ID) == raw }
-}
-
-func a9mMethod(method string) func(a9mMsg) bool {
-	return func(m a9mMsg) bool { return m.Method == method }
+func a9mIDIs(raw string) func(mcpMsg) bool {
+	return func(m mcpMsg) bool { return m.isResponse() && string(m.ID) == raw }
 }
 
 // request sends a request with a fresh integer id and waits for its response.
-func (c *a9mConn) request(method string, params any) a9mMsg {
+func (c *a9mConn) request(method string, params any) mcpMsg {
 	c.t.Helper()
 	id := c.start(method, params)
-	return c.wait(method+" response", a9mIDIs(strconv.Itoa(id)))
+	return c.expect(method+" response", a9mIDIs(strconv.Itoa(id)))
 }
 
 // start sends a request and returns its id without waiting.
 func (c *a9mConn) start(method string, params any) int {
-	c.mu.Lock()
+	c.idMu.Lock()
 	c.nextID++
 	id := c.nextID
-	c.mu.Unlock()
+	c.idMu.Unlock()
 	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
 	if params != nil {
 		msg["params"] = params
@@ -397,7 +177,7 @@ func (c *a9mConn) call(name string, args any) a9mToolResult {
 	return c.toolResult(m)
 }
 
-func (c *a9mConn) toolResult(m a9mMsg) a9mToolResult {
+func (c *a9mConn) toolResult(m mcpMsg) a9mToolResult {
 	c.t.Helper()
 	if m.Error != nil {
 		c.t.Fatalf("tools/call: protocol error %d %s", m.Error.Code, m.Error.Message)
@@ -409,23 +189,7 @@ func (c *a9mConn) toolResult(m a9mMsg) a9mToolResult {
 	return r
 }
 
-// a9mWS is a workspace with a few files.
-func a9mWS(t *testing.T, files map[string]string) string {
-	t.Helper()
-	ws := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(ws, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ws
-}
-
-func a9mCode(m a9mMsg) int {
+func a9mCode(m mcpMsg) int {
 	if m.Error == nil {
 		return 0
 	}
@@ -440,7 +204,7 @@ var a9mKnownVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-
 // Otherwise, the server MUST respond with another protocol version it
 // supports. This SHOULD be the latest version supported by the server."
 func TestAudit9McpVersionNegotiation(t *testing.T) {
-	ws := a9mWS(t, map[string]string{"a.txt": "hello\n"})
+	ws := newWorkspace(t, map[string]string{"a.txt": "hello\n"})
 	cases := []struct {
 		name, sent string
 		want       []string // any of
@@ -474,7 +238,7 @@ func TestAudit9McpVersionNegotiation(t *testing.T) {
 // Capabilities, serverInfo and instructions (spec lifecycle; TOOLS.md
 // "Instructions for the model"; issue 9: tools/list_changed).
 func TestAudit9McpInitializeResult(t *testing.T) {
-	ws := a9mWS(t, nil)
+	ws := newWorkspace(t, nil)
 	c := a9mStart(t, ws)
 	r := c.initialize("2025-06-18", nil)
 	var tools struct {
@@ -520,14 +284,14 @@ func TestAudit9McpInitializeResult(t *testing.T) {
 // JSON-RPC error codes"; docs/protocol.md: -32002 before initialize, -32600
 // for a second initialize) and do not break the session.
 func TestAudit9McpLifecycle(t *testing.T) {
-	ws := a9mWS(t, map[string]string{"a.txt": "hello\n"})
+	ws := newWorkspace(t, map[string]string{"a.txt": "hello\n"})
 	c := a9mStart(t, ws)
 	if m := c.request("ping", nil); m.Error != nil || string(m.Result) != "{}" {
 		t.Errorf("ping before initialize: %s, want result {}", m.Raw)
 	}
 	before := c.request("tools/list", nil)
 	if before.Error == nil {
-		t.Errorf("tools/list before initialize answered %s; want an error", a9mTail(before.Raw, 200))
+		t.Errorf("tools/list before initialize answered %s; want an error", lastBytes(before.Raw, 200))
 	} else if !a9mReservedCode(before.Error.Code) {
 		t.Errorf("tools/list before initialize: error code %d (%s); want a JSON-RPC error code (the editor protocol uses -32002)", before.Error.Code, before.Error.Message)
 	}
@@ -537,7 +301,7 @@ func TestAudit9McpLifecycle(t *testing.T) {
 	}
 	second := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "again", "version": "1"}})
 	if second.Error == nil {
-		t.Errorf("second initialize answered %s; want an error", a9mTail(second.Raw, 200))
+		t.Errorf("second initialize answered %s; want an error", lastBytes(second.Raw, 200))
 	} else if !a9mReservedCode(second.Error.Code) {
 		t.Errorf("second initialize: error code %d (%s); want a JSON-RPC error code (the editor protocol uses -32600)", second.Error.Code, second.Error.Message)
 	}
@@ -554,7 +318,7 @@ func a9mReservedCode(code int) bool { return code >= -32768 && code <= -32000 }
 // Robustness: every malformed message gets the error the spec/docs name
 // and the session goes on (docs/protocol.md "Bad input").
 func TestAudit9McpBadMessages(t *testing.T) {
-	ws := a9mWS(t, nil)
+	ws := newWorkspace(t, nil)
 	c := a9mStart(t, ws)
 	c.initialize("2025-11-25", nil)
 	cases := []struct {
@@ -580,10 +344,10 @@ func TestAudit9McpBadMessages(t *testing.T) {
 			n := c.count()
 			c.send(tc.line + "\n")
 			pong := c.request("ping", nil) // replies come in order: all is in
-			if _, ok := c.waitFrom(n, 0, func(m a9mMsg) bool {
+			if _, ok := c.waitFrom(n, 0, func(m mcpMsg) bool {
 				return m.isResponse() && m.Error != nil && string(m.ID) == tc.id && m.Error.Code == tc.code
 			}); !ok {
-				t.Errorf("%s: no error reply {id: %s, code: %d}; got:\n%s", tc.line, tc.id, tc.code, a9mTail(c.dump(), 1500))
+				t.Errorf("%s: no error reply {id: %s, code: %d}; got:\n%s", tc.line, tc.id, tc.code, lastBytes(c.dump(), 1500))
 			}
 			if pong.Error != nil {
 				t.Fatalf("ping after %s: %s", tc.name, pong.Raw)
@@ -600,7 +364,7 @@ func TestAudit9McpBadMessages(t *testing.T) {
 // Request Object"); an id the server cannot represent must not be answered
 // under another id.
 func TestAudit9McpRequestIDs(t *testing.T) {
-	ws := a9mWS(t, nil)
+	ws := newWorkspace(t, nil)
 	c := a9mStart(t, ws)
 	c.initialize("2025-06-18", nil)
 	cases := []struct{ name, id string }{
@@ -620,7 +384,7 @@ func TestAudit9McpRequestIDs(t *testing.T) {
 			// the second ping's.
 			if _, ok := c.waitFrom(n, 5*time.Second, a9mIDIs(tc.id)); !ok {
 				var got []string
-				for _, m := range c.all(func(m a9mMsg) bool { return m.isResponse() }) {
+				for _, m := range c.matching(func(m mcpMsg) bool { return m.isResponse() }) {
 					got = append(got, string(m.ID))
 				}
 				t.Errorf("ping with id %s: no response with that exact id; response ids: %v", tc.id, got[max(0, len(got)-3):])
@@ -632,7 +396,7 @@ func TestAudit9McpRequestIDs(t *testing.T) {
 		n := c.count()
 		c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}` + "\n")
 		pong := c.request("ping", nil) // everything before it has been answered
-		if m, ok := c.waitFrom(n, 0, func(m a9mMsg) bool {
+		if m, ok := c.waitFrom(n, 0, func(m mcpMsg) bool {
 			return m.isResponse() && m.Raw != pong.Raw && string(m.ID) != id && string(m.ID) != "null"
 		}); ok {
 			t.Errorf("id %s was answered under another id: %s", id, m.Raw)
@@ -643,18 +407,18 @@ func TestAudit9McpRequestIDs(t *testing.T) {
 // Framing: CRLF, empty lines, a message split over several writes, a batch,
 // a line of several MB, and one past the documented 16 MiB cap.
 func TestAudit9McpFraming(t *testing.T) {
-	ws := a9mWS(t, nil)
+	ws := newWorkspace(t, nil)
 	c := a9mStartBypass(t, ws)
 	c.initialize("2025-06-18", nil)
 	t.Run("CRLF", func(t *testing.T) {
 		c.send(`{"jsonrpc":"2.0","id":"crlf","method":"ping"}` + "\r\n")
-		c.wait("CRLF ping", a9mIDIs(`"crlf"`))
+		c.expect("CRLF ping", a9mIDIs(`"crlf"`))
 	})
 	t.Run("empty lines", func(t *testing.T) {
-		n := len(c.all(func(m a9mMsg) bool { return m.Error != nil }))
+		n := len(c.matching(func(m mcpMsg) bool { return m.Error != nil }))
 		c.send("\n\n\r\n   \n")
 		c.request("ping", nil)
-		if errs := c.all(func(m a9mMsg) bool { return m.Error != nil }); len(errs) != n {
+		if errs := c.matching(func(m mcpMsg) bool { return m.Error != nil }); len(errs) != n {
 			t.Errorf("empty lines produced error replies: %s", errs[len(errs)-1].Raw)
 		}
 	})
@@ -664,23 +428,23 @@ func TestAudit9McpFraming(t *testing.T) {
 			c.send(line[i:min(i+17, len(line))])
 			time.Sleep(5 * time.Millisecond) // separate writes, not synchronisation
 		}
-		m := c.wait("split request", a9mIDIs(`"split"`))
+		m := c.expect("split request", a9mIDIs(`"split"`))
 		if m.Error != nil {
 			t.Errorf("split request: %s", m.Raw)
 		}
 	})
 	t.Run("two messages in one write", func(t *testing.T) {
 		c.send(`{"jsonrpc":"2.0","id":"w1","method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":"w2","method":"ping"}` + "\n")
-		c.wait("w1", a9mIDIs(`"w1"`))
-		c.wait("w2", a9mIDIs(`"w2"`))
+		c.expect("w1", a9mIDIs(`"w1"`))
+		c.expect("w2", a9mIDIs(`"w2"`))
 	})
 	t.Run("batch", func(t *testing.T) {
 		// 2025-03-26 required receiving batches; later revisions dropped
 		// them, and docs/protocol.md says a batch is handled message by
 		// message. Either way each request is answered.
 		c.send(`[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"tools/list"}]` + "\n")
-		c.wait("b1", a9mIDIs(`"b1"`))
-		c.wait("b2", a9mIDIs(`"b2"`))
+		c.expect("b1", a9mIDIs(`"b1"`))
+		c.expect("b2", a9mIDIs(`"b2"`))
 	})
 	t.Run("batch on 2025-03-26", func(t *testing.T) {
 		// 2025-03-26: implementations "MUST support receiving JSON-RPC batches".
@@ -690,10 +454,10 @@ func TestAudit9McpFraming(t *testing.T) {
 		}
 		n := c.count()
 		c.send(`[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}},{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"ls","arguments":{}}},{"jsonrpc":"2.0","id":"c2","method":"ping"}]` + "\n")
-		c.wait("c1", a9mIDIs(`"c1"`))
-		c.wait("c2", a9mIDIs(`"c2"`))
+		c.expect("c1", a9mIDIs(`"c1"`))
+		c.expect("c2", a9mIDIs(`"c2"`))
 		c.request("ping", nil)
-		if m, ok := c.waitFrom(n, 0, func(m a9mMsg) bool { return m.isResponse() && m.Error != nil }); ok {
+		if m, ok := c.waitFrom(n, 0, func(m mcpMsg) bool { return m.isResponse() && m.Error != nil }); ok {
 			t.Errorf("batch with a notification produced an error: %s", m.Raw)
 		}
 	})
@@ -712,7 +476,7 @@ func TestAudit9McpFraming(t *testing.T) {
 		pad := strings.Repeat("x", 17<<20)
 		n := c.count()
 		c.send(`{"jsonrpc":"2.0","id":"huge","method":"ping","params":{"_meta":{"pad":"` + pad + `"}}}` + "\n")
-		if _, ok := c.waitFrom(n, a9mTimeout, func(m a9mMsg) bool { return m.Error != nil }); !ok {
+		if _, ok := c.waitFrom(n, a9mTimeout, func(m mcpMsg) bool { return m.Error != nil }); !ok {
 			t.Errorf("no error reply to a 17 MiB line (docs: longer than 16 MiB gets an error reply)")
 		}
 		if m := c.request("ping", nil); m.Error != nil {
@@ -758,7 +522,7 @@ func (c *a9mConn) listTools(params any) ([]a9mTool, string) {
 // tools/list: names, descriptions, valid object input schemas, annotations
 // that match TOOLS.md's classification, pagination.
 func TestAudit9McpToolsList(t *testing.T) {
-	ws := a9mWS(t, nil)
+	ws := newWorkspace(t, nil)
 	c := a9mStart(t, ws)
 	c.initialize("2025-11-25", nil)
 	tools, cursor := c.listTools(map[string]any{})
@@ -850,7 +614,7 @@ func TestAudit9McpToolsList(t *testing.T) {
 			continue
 		}
 		if a9mCode(m) != -32602 {
-			t.Errorf("tools/list cursor %q: %s, want error -32602", cur, a9mTail(m.Raw, 200))
+			t.Errorf("tools/list cursor %q: %s, want error -32602", cur, lastBytes(m.Raw, 200))
 		}
 	}
 }
@@ -858,7 +622,7 @@ func TestAudit9McpToolsList(t *testing.T) {
 // notifications/tools/list_changed after tool_search activates a deferred
 // tool (issue 9), and the tool is then listed and callable.
 func TestAudit9McpToolSearchListChanged(t *testing.T) {
-	ws := a9mWS(t, map[string]string{
+	ws := newWorkspace(t, map[string]string{
 		".agentls/tools/say_hello.json": `{"name": "say_hello", "description": "Print a friendly greeting to the terminal", "inputSchema": {"type": "object", "properties": {}}, "command": "echo hello-from-ext", "readOnly": true, "deferred": true}`,
 	})
 	c := a9mStart(t, ws)
@@ -873,7 +637,7 @@ func TestAudit9McpToolSearchListChanged(t *testing.T) {
 	if res.IsError || !strings.Contains(res.text(), "say_hello") {
 		t.Fatalf("tool_search: %s", res.text())
 	}
-	c.wait("notifications/tools/list_changed", a9mMethod("notifications/tools/list_changed"))
+	c.expect("notifications/tools/list_changed", mcpMethod("notifications/tools/list_changed"))
 	tools, _ = c.listTools(nil)
 	found := false
 	for _, tl := range tools {
@@ -892,7 +656,7 @@ func TestAudit9McpToolSearchListChanged(t *testing.T) {
 // Note: the MCP spec's tools page lists unknown tools under protocol
 // errors (-32602); the project contract chooses a result.
 func TestAudit9McpToolErrors(t *testing.T) {
-	ws := a9mWS(t, map[string]string{"a.txt": "one\ntwo\n"})
+	ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\n"})
 	c := a9mStart(t, ws)
 	c.initialize("2025-11-25", nil)
 	cases := []struct {
@@ -957,7 +721,7 @@ func TestAudit9McpToolResults(t *testing.T) {
 	if err := png.Encode(&pngBuf, img); err != nil {
 		t.Fatal(err)
 	}
-	ws := a9mWS(t, map[string]string{"a.txt": "alpha\nbeta\n", "pic.png": pngBuf.String()})
+	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\nbeta\n", "pic.png": pngBuf.String()})
 	c := a9mStart(t, ws)
 	c.initialize("2025-06-18", nil)
 	tools, _ := c.listTools(nil)
@@ -1045,7 +809,7 @@ func TestAudit9McpToolResults(t *testing.T) {
 	})
 
 	t.Run("read before edit", func(t *testing.T) {
-		ws2 := a9mWS(t, map[string]string{"e.txt": "keep\nold line\n"})
+		ws2 := newWorkspace(t, map[string]string{"e.txt": "keep\nold line\n"})
 		c := a9mStartBypass(t, ws2)
 		c.initialize("2025-06-18", nil)
 		edit := map[string]any{"path": "e.txt", "edits": []any{map[string]any{"oldText": "old line", "newText": "new line"}}}
@@ -1087,23 +851,11 @@ func a9mAlive(pid int) bool {
 	return true
 }
 
-// a9mAwait polls cond (an external effect with no event to wait on).
-func a9mAwait(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return cond()
-}
-
 // a9mPidFile waits for a pid the command wrote into ws/name.
 func a9mPidFile(t *testing.T, ws, name string) int {
 	t.Helper()
 	var pid int
-	if !a9mAwait(a9mTimeout, func() bool {
+	if !waitUntil(a9mTimeout, func() bool {
 		b, err := os.ReadFile(filepath.Join(ws, name))
 		if err != nil {
 			return false
@@ -1120,7 +872,7 @@ func a9mPidFile(t *testing.T, ws, name string) int {
 // and not send a response for the cancelled request; an unknown id MAY be
 // ignored. Issue 9: cancellation of `sleep 100` kills it.
 func TestAudit9McpCancel(t *testing.T) {
-	ws := a9mWS(t, nil)
+	ws := newWorkspace(t, nil)
 	c := a9mStartBypass(t, ws)
 	c.initialize("2025-06-18", nil)
 	id := c.start("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 100 & echo $! > sleep.pid; wait"}})
@@ -1129,18 +881,18 @@ func TestAudit9McpCancel(t *testing.T) {
 		t.Fatalf("sleep %d not running", pid)
 	}
 	c.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "user pressed stop"})
-	if !a9mAwait(a9mTimeout, func() bool { return !a9mAlive(pid) }) {
+	if !waitUntil(a9mTimeout, func() bool { return !a9mAlive(pid) }) {
 		t.Fatalf("sleep %d still running after notifications/cancelled", pid)
 	}
 	// Let anything the cancelled call would reply arrive, then check.
 	c.request("ping", nil)
-	c.waitFor(300*time.Millisecond, a9mIDIs(strconv.Itoa(id)))
-	if m, ok := c.waitFor(0, a9mIDIs(strconv.Itoa(id))); ok {
-		t.Errorf("a response was sent for the cancelled request: %s", a9mTail(m.Raw, 300))
+	c.wait(300*time.Millisecond, a9mIDIs(strconv.Itoa(id)))
+	if m, ok := c.wait(0, a9mIDIs(strconv.Itoa(id))); ok {
+		t.Errorf("a response was sent for the cancelled request: %s", lastBytes(m.Raw, 300))
 	}
 
 	// Unknown and already-finished ids are ignored; no reply to a notification.
-	n := len(c.all(func(m a9mMsg) bool { return m.isResponse() }))
+	n := len(c.matching(func(m mcpMsg) bool { return m.isResponse() }))
 	c.notify("notifications/cancelled", map[string]any{"requestId": 424242})
 	c.notify("notifications/cancelled", map[string]any{"requestId": "nope"})
 	c.notify("notifications/cancelled", map[string]any{})
@@ -1148,14 +900,14 @@ func TestAudit9McpCancel(t *testing.T) {
 	if pong.Error != nil {
 		t.Fatalf("ping after stray cancels: %s", pong.Raw)
 	}
-	if got := len(c.all(func(m a9mMsg) bool { return m.isResponse() })); got != n+1 {
+	if got := len(c.matching(func(m mcpMsg) bool { return m.isResponse() })); got != n+1 {
 		t.Errorf("stray notifications/cancelled got %d replies", got-n-1)
 	}
 	// Any tool's context is cancelled, not only bash's.
 	bid := c.start("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{"marker": "cancelled.marker", "seconds": 60}})
 	c.request("ping", nil)
 	c.notify("notifications/cancelled", map[string]any{"requestId": bid})
-	if !a9mAwait(a9mTimeout, func() bool { _, err := os.Stat(filepath.Join(ws, "cancelled.marker")); return err == nil }) {
+	if !waitUntil(a9mTimeout, func() bool { _, err := os.Stat(filepath.Join(ws, "cancelled.marker")); return err == nil }) {
 		t.Errorf("test_block was not cancelled by notifications/cancelled")
 	}
 	// The session still runs tools.
@@ -1167,18 +919,18 @@ func TestAudit9McpCancel(t *testing.T) {
 // Closing stdin ends the session: running commands are killed and the
 // process exits (docs/protocol.md "Ending").
 func TestAudit9McpEOF(t *testing.T) {
-	ws := a9mWS(t, nil)
+	ws := newWorkspace(t, nil)
 	c := a9mStartBypass(t, ws)
 	c.initialize("2025-06-18", nil)
 	c.start("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 100 & echo $! > sleep.pid; wait"}})
 	pid := a9mPidFile(t, ws, "sleep.pid")
-	c.in.Close()
+	c.stdin.Close()
 	select {
 	case <-c.exited:
 	case <-time.After(a9mTimeout):
 		t.Fatalf("agentls mcp did not exit after end of input")
 	}
-	if !a9mAwait(a9mTimeout, func() bool { return !a9mAlive(pid) }) {
+	if !waitUntil(a9mTimeout, func() bool { return !a9mAlive(pid) }) {
 		t.Errorf("sleep %d survived the end of the session", pid)
 	}
 }
@@ -1187,7 +939,7 @@ func TestAudit9McpEOF(t *testing.T) {
 // progress increases with each notification, and they stop at completion;
 // no token, no notifications.
 func TestAudit9McpProgress(t *testing.T) {
-	ws := a9mWS(t, nil)
+	ws := newWorkspace(t, nil)
 	c := a9mStart(t, ws)
 	c.initialize("2025-06-18", nil)
 	script := "for i in 1 2 3 4 5 6; do echo step$i; sleep 0.15; done"
@@ -1201,7 +953,7 @@ func TestAudit9McpProgress(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := c.start("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": script}, "_meta": map[string]any{"progressToken": tc.token}})
-			resp := c.wait("bash response", a9mIDIs(strconv.Itoa(id)))
+			resp := c.expect("bash response", a9mIDIs(strconv.Itoa(id)))
 			if r := c.toolResult(resp); r.IsError || !strings.Contains(r.text(), "step6") {
 				t.Fatalf("bash: %s", r.text())
 			}
@@ -1209,7 +961,7 @@ func TestAudit9McpProgress(t *testing.T) {
 			count := 0
 			var messages []string
 			respIdx := -1
-			all := c.all(func(a9mMsg) bool { return true })
+			all := c.matching(func(mcpMsg) bool { return true })
 			for i, m := range all {
 				if m.Raw == resp.Raw {
 					respIdx = i
@@ -1250,7 +1002,7 @@ func TestAudit9McpProgress(t *testing.T) {
 	}
 	// Spec: progress notifications "MUST only reference tokens that were
 	// provided in an active request".
-	for _, m := range c.all(a9mMethod("notifications/progress")) {
+	for _, m := range c.matching(mcpMethod("notifications/progress")) {
 		var p struct {
 			Token json.RawMessage `json:"progressToken"`
 		}
@@ -1260,12 +1012,12 @@ func TestAudit9McpProgress(t *testing.T) {
 		}
 	}
 	t.Run("no token", func(t *testing.T) {
-		before := len(c.all(a9mMethod("notifications/progress")))
+		before := len(c.matching(mcpMethod("notifications/progress")))
 		r := c.call("bash", map[string]any{"command": script})
 		if r.IsError {
 			t.Fatalf("bash: %s", r.text())
 		}
-		if after := len(c.all(a9mMethod("notifications/progress"))); after != before {
+		if after := len(c.matching(mcpMethod("notifications/progress"))); after != before {
 			t.Errorf("%d progress notifications without a progressToken", after-before)
 		}
 	})
@@ -1277,13 +1029,13 @@ func a9mFileURI(p string) string { return "file://" + filepath.ToSlash(p) }
 // asked after initialization and again after roots/list_changed; a client
 // without the capability is never asked.
 func TestAudit9McpRoots(t *testing.T) {
-	dirA := a9mWS(t, map[string]string{"ina.txt": "in A\n"})
-	dirB := a9mWS(t, map[string]string{"inb.txt": "in B\n"})
+	dirA := newWorkspace(t, map[string]string{"ina.txt": "in A\n"})
+	dirB := newWorkspace(t, map[string]string{"inb.txt": "in B\n"})
 	t.Run("roots replace --root", func(t *testing.T) {
 		c := a9mStart(t, dirA)
 		var mu sync.Mutex
 		current := dirB
-		c.setHandler(func(m a9mMsg) (any, int) {
+		c.setHandler(func(m mcpMsg) (any, int) {
 			if m.Method != "roots/list" {
 				return nil, -32601
 			}
@@ -1292,7 +1044,7 @@ func TestAudit9McpRoots(t *testing.T) {
 			return map[string]any{"roots": []any{map[string]any{"uri": a9mFileURI(current), "name": "current"}}}, 0
 		})
 		c.initialize("2025-06-18", map[string]any{"roots": map[string]any{"listChanged": true}})
-		c.wait("roots/list request", a9mMethod("roots/list"))
+		c.expect("roots/list request", mcpMethod("roots/list"))
 		if r := c.call("read", map[string]any{"path": "inb.txt"}); r.IsError || !strings.Contains(r.text(), "in B") {
 			t.Errorf("read inb.txt in root B: %s", r.text())
 		}
@@ -1306,10 +1058,10 @@ func TestAudit9McpRoots(t *testing.T) {
 		current = dirA
 		mu.Unlock()
 		c.notify("notifications/roots/list_changed", nil)
-		first := c.wait("roots/list", a9mMethod("roots/list"))
-		c.wait("second roots/list", func(m a9mMsg) bool { return m.Method == "roots/list" && m.Raw != first.Raw })
+		first := c.expect("roots/list", mcpMethod("roots/list"))
+		c.expect("second roots/list", func(m mcpMsg) bool { return m.Method == "roots/list" && m.Raw != first.Raw })
 		var r a9mToolResult
-		ok := a9mAwait(a9mTimeout, func() bool {
+		ok := waitUntil(a9mTimeout, func() bool {
 			r = c.call("read", map[string]any{"path": "ina.txt"})
 			return !r.IsError
 		})
@@ -1324,7 +1076,7 @@ func TestAudit9McpRoots(t *testing.T) {
 		// Spec: the server SHOULD NOT send requests other than pings and
 		// logging before receiving the initialized notification.
 		c := a9mStart(t, dirA)
-		c.setHandler(func(m a9mMsg) (any, int) {
+		c.setHandler(func(m mcpMsg) (any, int) {
 			return map[string]any{"roots": []any{map[string]any{"uri": a9mFileURI(dirB)}}}, 0
 		})
 		m := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"roots": map[string]any{"listChanged": true}}, "clientInfo": map[string]any{"name": "a9m", "version": "1"}})
@@ -1332,11 +1084,11 @@ func TestAudit9McpRoots(t *testing.T) {
 			t.Fatalf("initialize: %s", m.Raw)
 		}
 		c.request("ping", nil)
-		if got, ok := c.waitFor(300*time.Millisecond, a9mMethod("roots/list")); ok {
+		if got, ok := c.wait(300*time.Millisecond, mcpMethod("roots/list")); ok {
 			t.Errorf("roots/list sent before notifications/initialized: %s", got.Raw)
 		}
 		c.notify("notifications/initialized", nil)
-		c.wait("roots/list after initialized", a9mMethod("roots/list"))
+		c.expect("roots/list after initialized", mcpMethod("roots/list"))
 	})
 	t.Run("no capability, no roots/list", func(t *testing.T) {
 		c := a9mStart(t, dirA)
@@ -1344,17 +1096,17 @@ func TestAudit9McpRoots(t *testing.T) {
 		if r := c.call("read", map[string]any{"path": "ina.txt"}); r.IsError {
 			t.Errorf("read in --root: %s", r.text())
 		}
-		if got := c.all(a9mMethod("roots/list")); len(got) > 0 {
+		if got := c.matching(mcpMethod("roots/list")); len(got) > 0 {
 			t.Errorf("roots/list sent to a client without the roots capability")
 		}
 	})
 	for _, tc := range []struct {
 		name   string
-		answer func(a9mMsg) (any, int)
+		answer func(mcpMsg) (any, int)
 	}{
-		{"roots/list error", func(a9mMsg) (any, int) { return nil, -32603 }},
-		{"roots/list empty", func(a9mMsg) (any, int) { return map[string]any{"roots": []any{}}, 0 }},
-		{"roots/list non-file URI", func(a9mMsg) (any, int) {
+		{"roots/list error", func(mcpMsg) (any, int) { return nil, -32603 }},
+		{"roots/list empty", func(mcpMsg) (any, int) { return map[string]any{"roots": []any{}}, 0 }},
+		{"roots/list non-file URI", func(mcpMsg) (any, int) {
 			return map[string]any{"roots": []any{map[string]any{"uri": "https://example.com/x"}}}, 0
 		}},
 	} {
@@ -1364,10 +1116,10 @@ func TestAudit9McpRoots(t *testing.T) {
 			c := a9mStart(t, dirA)
 			c.setHandler(tc.answer)
 			c.initialize("2025-06-18", map[string]any{"roots": map[string]any{}})
-			c.wait("roots/list", a9mMethod("roots/list"))
+			c.expect("roots/list", mcpMethod("roots/list"))
 			start := time.Now()
 			r := c.call("read", map[string]any{"path": "ina.txt"})
-			t.Logf("%s → isError %v: %s (%v)", tc.name, r.IsError, a9mTail(r.text(), 300), time.Since(start))
+			t.Logf("%s → isError %v: %s (%v)", tc.name, r.IsError, lastBytes(r.text(), 300), time.Since(start))
 			if r.IsError && r.text() == "" {
 				t.Errorf("error result with no message")
 			}
@@ -1402,11 +1154,11 @@ func TestAudit9McpElicitation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ws := a9mWS(t, files)
+			ws := newWorkspace(t, files)
 			c := a9mStart(t, ws)
 			var mu sync.Mutex
-			var asked []a9mMsg
-			c.setHandler(func(m a9mMsg) (any, int) {
+			var asked []mcpMsg
+			c.setHandler(func(m mcpMsg) (any, int) {
 				if m.Method != "elicitation/create" {
 					return nil, -32601
 				}
@@ -1422,7 +1174,7 @@ func TestAudit9McpElicitation(t *testing.T) {
 			r := c.call("read", map[string]any{"path": ".env"})
 			mu.Lock()
 			n := len(asked)
-			var req a9mMsg
+			var req mcpMsg
 			if n > 0 {
 				req = asked[0]
 			}
@@ -1467,11 +1219,11 @@ func TestAudit9McpElicitation(t *testing.T) {
 		})
 	}
 	t.Run("accept allowAlways asks once", func(t *testing.T) {
-		ws := a9mWS(t, files)
+		ws := newWorkspace(t, files)
 		c := a9mStart(t, ws)
 		var mu sync.Mutex
 		n := 0
-		c.setHandler(func(m a9mMsg) (any, int) {
+		c.setHandler(func(m mcpMsg) (any, int) {
 			mu.Lock()
 			n++
 			mu.Unlock()
@@ -1490,11 +1242,11 @@ func TestAudit9McpElicitation(t *testing.T) {
 		}
 	})
 	t.Run("no elicitation capability", func(t *testing.T) {
-		ws := a9mWS(t, files)
+		ws := newWorkspace(t, files)
 		c := a9mStart(t, ws)
 		c.initialize("2025-06-18", nil)
 		r := c.call("read", map[string]any{"path": ".env"})
-		if len(c.all(a9mMethod("elicitation/create"))) > 0 {
+		if len(c.matching(mcpMethod("elicitation/create"))) > 0 {
 			t.Errorf("elicitation/create sent to a client without the capability")
 		}
 		if !r.IsError || !strings.Contains(r.text(), "approval") || strings.Contains(r.text(), "visible-value") {
@@ -1510,7 +1262,7 @@ func TestAudit9McpElicitation(t *testing.T) {
 // Logging (spec): "Servers that emit log message notifications MUST declare
 // the logging capability"; notifications/message has {level, data}.
 func TestAudit9McpLogging(t *testing.T) {
-	ws := a9mWS(t, map[string]string{
+	ws := newWorkspace(t, map[string]string{
 		".agentls/settings.json":  `{"limits": {"readMaxLines": "many"}, "bogusKey": 1}`,
 		".agentls/tools/bad.json": `{"name": "bad tool!", "command": 5}`,
 		".agentls/mcp.json":       `{"servers": {"broken": {"command": "/nonexistent/agentls-a9m"}}}`,
@@ -1531,9 +1283,9 @@ func TestAudit9McpLogging(t *testing.T) {
 	c.call("tool_search", map[string]any{"query": "broken"})
 	c.request("ping", nil)
 	levels := map[string]bool{"debug": true, "info": true, "notice": true, "warning": true, "error": true, "critical": true, "alert": true, "emergency": true}
-	for _, m := range c.all(a9mMethod("notifications/message")) {
+	for _, m := range c.matching(mcpMethod("notifications/message")) {
 		if !declared {
-			t.Errorf("notifications/message without the logging capability: %s", a9mTail(m.Raw, 300))
+			t.Errorf("notifications/message without the logging capability: %s", lastBytes(m.Raw, 300))
 			continue
 		}
 		var p struct {
@@ -1544,9 +1296,9 @@ func TestAudit9McpLogging(t *testing.T) {
 			t.Errorf("notifications/message shape: %s", m.Raw)
 		}
 	}
-	for _, m := range c.all(func(m a9mMsg) bool {
+	for _, m := range c.matching(func(m mcpMsg) bool {
 		return strings.HasPrefix(m.Method, "window/") || strings.HasPrefix(m.Method, "tools/") || strings.HasPrefix(m.Method, "workspace/")
 	}) {
-		t.Errorf("editor-protocol message on the MCP wire: %s", a9mTail(m.Raw, 300))
+		t.Errorf("editor-protocol message on the MCP wire: %s", lastBytes(m.Raw, 300))
 	}
 }

@@ -413,6 +413,7 @@ type rawClient[T any] struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stderr *lockedBuffer
+	lines  bool       // frames are newline-terminated (MCP stdio), not Content-Length
 	wmu    sync.Mutex // one frame at a time on stdin
 
 	mu     sync.Mutex
@@ -448,11 +449,17 @@ func lenientFrames[T any](decode func(body []byte) []T) rawReader[T] {
 }
 
 // startRaw spawns agentls with args and env, reads its stdout with read, and
-// closes it when the test ends.
+// closes it when the test ends. It writes Content-Length frames.
 func startRaw[T any](t *testing.T, args, env []string, read rawReader[T]) *rawClient[T] {
 	t.Helper()
+	return spawnRaw(t, args, env, false, read)
+}
+
+// spawnRaw is startRaw writing newline-terminated frames when lines is set.
+func spawnRaw[T any](t *testing.T, args, env []string, lines bool, read rawReader[T]) *rawClient[T] {
+	t.Helper()
 	cmd := harness.Command(t, args, env...)
-	r := &rawClient[T]{t: t, cmd: cmd, stderr: &lockedBuffer{}, wake: make(chan struct{}), exited: make(chan struct{})}
+	r := &rawClient[T]{t: t, cmd: cmd, stderr: &lockedBuffer{}, lines: lines, wake: make(chan struct{}), exited: make(chan struct{})}
 	cmd.Stderr = r.stderr
 	stdin, stdout := harness.StartPiped(t, cmd)
 	r.stdin = stdin
@@ -515,6 +522,13 @@ func (r *rawClient[T]) all() []T {
 	return append([]T(nil), r.log...)
 }
 
+// count is the number of frames received so far.
+func (r *rawClient[T]) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.log)
+}
+
 // watch calls look with the log, again on every change, until look
 // reports a find, stdout has ended or timeout fires.
 func (r *rawClient[T]) watch(timeout <-chan time.Time, look func(log []T) bool) bool {
@@ -541,9 +555,15 @@ func (r *rawClient[T]) watch(timeout <-chan time.Time, look func(log []T) bool) 
 // wait returns the first frame in wire order satisfying pred, waiting up to
 // timeout; once stdout has ended no frame can come, so it stops early.
 func (r *rawClient[T]) wait(timeout time.Duration, pred func(T) bool) (T, bool) {
+	return r.waitFrom(0, timeout, pred)
+}
+
+// waitFrom is wait over the frames after the first n: what came after a
+// point the test noted with count.
+func (r *rawClient[T]) waitFrom(n int, timeout time.Duration, pred func(T) bool) (T, bool) {
 	var hit T
 	ok := r.watch(time.After(timeout), func(log []T) bool {
-		for _, f := range log {
+		for _, f := range log[min(n, len(log)):] {
 			if pred(f) {
 				hit = f
 				return true
@@ -570,10 +590,15 @@ func (r *rawClient[T]) next(cursor *int, deadline time.Time) (T, bool) {
 	return hit, ok
 }
 
-// writeFrame writes body as one Content-Length frame.
+// writeFrame writes body as one frame: a Content-Length frame, or body and a
+// newline for a line-framed client.
 func (r *rawClient[T]) writeFrame(body []byte) error {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
+	if r.lines {
+		_, err := r.stdin.Write(append(body[:len(body):len(body)], '\n'))
+		return err
+	}
 	_, err := fmt.Fprintf(r.stdin, "Content-Length: %d\r\n\r\n%s", len(body), body)
 	return err
 }
@@ -616,6 +641,198 @@ func (r *rawClient[T]) exitCode(timeout time.Duration) int {
 	case <-time.After(timeout):
 		return -1
 	}
+}
+
+// mcpMsg is one line of an MCP server's stdout that is a JSON object.
+type mcpMsg struct {
+	Raw    string          `json:"-"` // the line without its line end
+	Obj    map[string]any  `json:"-"` // Raw decoded, for tests that look at it as a map
+	ID     json.RawMessage // as written; nil when absent
+	HasID  bool            `json:"-"`
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+}
+
+// isResponse reports whether m answers a request (it has an id, no method).
+func (m mcpMsg) isResponse() bool { return m.Method == "" && m.HasID }
+
+// isReplyTo reports whether m is a reply (no method member) whose id equals
+// id as JSON; a reply without an id counts as id null.
+func (m mcpMsg) isReplyTo(id any) bool {
+	if _, isReq := m.Obj["method"]; isReq {
+		return false
+	}
+	return sameJSON(m.Obj["id"], id)
+}
+
+// sameJSON reports whether a and b encode to the same JSON: an id decoded
+// as float64 1 is the same as int 1.
+func sameJSON(a, b any) bool { return compactJSON(a) == compactJSON(b) }
+
+// mcpMethod matches a notification or server request with method.
+func mcpMethod(method string) func(mcpMsg) bool {
+	return func(m mcpMsg) bool { return m.Method == method }
+}
+
+// mcpHandler answers a server→client request with a result, or with a
+// JSON-RPC error when errCode is not 0.
+type mcpHandler func(req mcpMsg) (result any, errCode int)
+
+// mcpRawClient speaks newline-delimited JSON-RPC (MCP's stdio transport) to
+// a process on raw pipes: every line is kept in wire order, lines that are
+// not JSON objects apart (badFrames), and server requests are answered by
+// the handler set with setHandler (none: left unanswered).
+type mcpRawClient struct {
+	*rawClient[mcpMsg]
+
+	mu      sync.Mutex
+	handler mcpHandler
+	taken   map[int]bool // log indices reply handed out
+}
+
+// startMCPRaw spawns agentls with args and env and reads its stdout as
+// MCP lines. When the test fails, the tail of the process's stderr is logged.
+func startMCPRaw(t *testing.T, args, env []string) *mcpRawClient {
+	t.Helper()
+	c := &mcpRawClient{taken: map[int]bool{}}
+	c.rawClient = spawnRaw(t, args, env, true, c.readLines)
+	t.Cleanup(func() {
+		c.close() // first, so stderr is complete
+		if t.Failed() {
+			t.Logf("agentls stderr:\n%s", lastBytes(c.stderr.String(), 4000))
+		}
+	})
+	return c
+}
+
+// readLines is the rawReader of an MCP client. A final line without a
+// newline still counts.
+func (c *mcpRawClient) readLines(br *bufio.Reader, r *rawClient[mcpMsg]) {
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			c.record(r, bytes.TrimRight(line, "\r\n"))
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// record logs one line and hands a server request to the handler. r is the
+// reader's own client: c.rawClient may not be set yet.
+func (c *mcpRawClient) record(r *rawClient[mcpMsg], line []byte) {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(line, &probe); err != nil {
+		r.noteBad(string(line))
+		return
+	}
+	m := mcpMsg{Raw: string(line)}
+	json.Unmarshal(line, &m)
+	json.Unmarshal(line, &m.Obj)
+	m.ID, m.HasID = probe["id"]
+	r.add(m)
+	c.mu.Lock()
+	h := c.handler
+	c.mu.Unlock()
+	if h != nil && m.Method != "" && m.HasID {
+		// Off the reader: a write may block until the server reads, and
+		// the server may be waiting for its stdout to drain. It ends with
+		// its one write, which fails once stdin is closed.
+		go c.answer(r, m, h)
+	}
+}
+
+// answer writes h's answer to req.
+func (c *mcpRawClient) answer(r *rawClient[mcpMsg], req mcpMsg, h mcpHandler) {
+	res, code := h(req)
+	if code != 0 {
+		r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": code, "message": "test client refuses " + req.Method}})
+		return
+	}
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": res})
+}
+
+// setHandler makes h answer the server requests that come from now on.
+func (c *mcpRawClient) setHandler(h mcpHandler) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.handler = h
+}
+
+// refuseRequests is a handler answering every server request -32601.
+func refuseRequests(mcpMsg) (any, int) { return nil, -32601 }
+
+// reply waits up to timeout for the first reply to id (see isReplyTo) not
+// handed out before: ids may repeat (null for lines the server could not
+// parse).
+func (c *mcpRawClient) reply(id any, timeout time.Duration) (mcpMsg, bool) {
+	var hit mcpMsg
+	ok := c.watch(time.After(timeout), func(log []mcpMsg) bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i, m := range log {
+			if !c.taken[i] && m.isReplyTo(id) {
+				c.taken[i] = true
+				hit = m
+				return true
+			}
+		}
+		return false
+	})
+	return hit, ok
+}
+
+// mustReply is reply failing the test when none comes or when stdout
+// carried a line that is not a JSON object.
+func (c *mcpRawClient) mustReply(id any, timeout time.Duration) mcpMsg {
+	c.t.Helper()
+	m, ok := c.reply(id, timeout)
+	if bad := c.badFrames(); len(bad) > 0 {
+		c.t.Fatalf("MCP stdout line is not a JSON object: %q", bad[0])
+	}
+	if !ok {
+		c.t.Fatalf("no reply to MCP request %s in %v; got:\n%s", compactJSON(id), timeout, lastBytes(c.dump(), 4000))
+	}
+	return m
+}
+
+// matching is every message so far satisfying pred.
+func (c *mcpRawClient) matching(pred func(mcpMsg) bool) []mcpMsg {
+	var out []mcpMsg
+	for _, m := range c.all() {
+		if pred(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// dump is every line so far, long ones cut, for a failure message.
+func (c *mcpRawClient) dump() string {
+	var b strings.Builder
+	for _, m := range c.all() {
+		b.WriteString(lastBytes(m.Raw, 600))
+		b.WriteByte('\n')
+	}
+	for _, l := range c.badFrames() {
+		fmt.Fprintf(&b, "NOT JSON: %s\n", lastBytes(l, 300))
+	}
+	return b.String()
+}
+
+// lastBytes is the last n bytes of s, marked when cut.
+func lastBytes(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
 }
 
 // cliResult is what one agentls command printed and its exit code.
