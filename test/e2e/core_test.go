@@ -200,25 +200,7 @@ func TestManyCallsAndCancellation(t *testing.T) {
 // sends $/cancelRequest for it by hand, without the client giving up first.
 func TestCancelRequestRepliesRequestCancelledWithin100ms(t *testing.T) {
 	c, ws, ctx := start(t, nil)
-	errCh := make(chan error, 1)
-	go func() {
-		var r harness.Result
-		_, err := c.Conn.Call(ctx, "tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{"seconds": 10, "marker": "cancelled.txt"}}, &r)
-		errCh <- err
-	}()
-	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/progress" }); !ok {
-		t.Fatal("the blocking call never started")
-	}
-	t0 := time.Now()
-	if err := c.Conn.Notify(ctx, "$/cancelRequest", map[string]any{"id": 2}); err != nil {
-		t.Fatal(err)
-	}
-	err := <-errCh
-	elapsed := time.Since(t0)
-	var je *jsonrpc2.Error
-	if !errors.As(err, &je) || je.Code != -32800 {
-		t.Fatalf("err = %v, want RequestCancelled -32800", err)
-	}
+	elapsed := cancelBlockingCall(t, ctx, c, map[string]any{"seconds": 10, "marker": "cancelled.txt"})
 	if elapsed > 100*time.Millisecond {
 		t.Errorf("cancel reply took %v, want < 100ms", elapsed)
 	}
@@ -244,27 +226,8 @@ func TestCancelReplyWaitsForWindDownWithinGrace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, ws, ctx := start(t, nil)
-			errCh := make(chan error, 1)
-			go func() {
-				var r harness.Result
-				_, err := c.Conn.Call(ctx, "tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{
-					"seconds": 10, "marker": "wound-down.txt", "windDown": tc.windDown.Seconds()}}, &r)
-				errCh <- err
-			}()
-			if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/progress" }); !ok {
-				t.Fatal("the blocking call never started")
-			}
-			t0 := time.Now()
-			if err := c.Conn.Notify(ctx, "$/cancelRequest", map[string]any{"id": 2}); err != nil {
-				t.Fatal(err)
-			}
-			err := <-errCh
-			elapsed := time.Since(t0)
+			elapsed := cancelBlockingCall(t, ctx, c, map[string]any{"seconds": 10, "marker": "wound-down.txt", "windDown": tc.windDown.Seconds()})
 			_, statErr := os.Stat(filepath.Join(ws, "wound-down.txt"))
-			var je *jsonrpc2.Error
-			if !errors.As(err, &je) || je.Code != -32800 {
-				t.Fatalf("err = %v, want RequestCancelled -32800", err)
-			}
 			if got := statErr == nil; got != tc.markerNow {
 				t.Errorf("marker present at the reply = %v, want %v (reply after %v)", got, tc.markerNow, elapsed)
 			}
@@ -276,6 +239,33 @@ func TestCancelReplyWaitsForWindDownWithinGrace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cancelBlockingCall starts test_block with args as request 2 of a fresh
+// client (initialize is 1), sends $/cancelRequest for it by hand once it
+// runs, checks the reply is -32800 and returns how long the reply took.
+func cancelBlockingCall(t *testing.T, ctx context.Context, c *harness.Client, args map[string]any) time.Duration {
+	t.Helper()
+	errCh := make(chan error, 1)
+	go func() {
+		var r harness.Result
+		_, err := c.Conn.Call(ctx, "tools/call", map[string]any{"name": "test_block", "arguments": args}, &r)
+		errCh <- err
+	}()
+	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/progress" }); !ok {
+		t.Fatal("the blocking call never started")
+	}
+	t0 := time.Now()
+	if err := c.Conn.Notify(ctx, "$/cancelRequest", map[string]any{"id": 2}); err != nil {
+		t.Fatal(err)
+	}
+	err := <-errCh
+	elapsed := time.Since(t0)
+	var je *jsonrpc2.Error
+	if !errors.As(err, &je) || je.Code != -32800 {
+		t.Fatalf("err = %v, want RequestCancelled -32800", err)
+	}
+	return elapsed
 }
 
 func waitFile(t *testing.T, p string, d time.Duration) {
