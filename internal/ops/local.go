@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentls/agentls/internal/proc"
@@ -744,14 +745,36 @@ const maxNameBytes = 255
 // ownTemp reports whether name is a temp file of process pid (a write of
 // it in progress, when pid is this process).
 func ownTemp(name string, pid int) bool {
-	i := strings.LastIndexByte(name, '-')
-	return i > 0 && strings.HasSuffix(name[:i], "-"+strconv.Itoa(pid))
+	owner, ok := tempOwner(name)
+	return ok && owner == pid
 }
+
+// tempOwner is the id of the process whose write made the temp file name
+// (tempName: prefix, base, pid, random suffix).
+func tempOwner(name string) (int, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return 0, false
+	}
+	j := strings.LastIndexByte(name[:i], '-')
+	if j < 0 {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(name[j+1 : i])
+	return pid, err == nil
+}
+
+// TempMaxAge is how old a temp file of a running process may be and still
+// count as a write in progress; an older one is a leftover whose process
+// id has been reused. A write takes seconds, not an hour.
+const TempMaxAge = time.Hour
 
 // CleanTemp removes temp files left by a crashed atomic write anywhere
 // below f (best effort; .git and node_modules are skipped), and reports how
-// many. This process's own temp files are kept: CleanTemp may run while it
-// writes.
+// many. A temp file whose process still runs is kept unless older than
+// TempMaxAge: CleanTemp runs when a session opens, and another agentls (an
+// editor's, an agentls call) may be writing in the same folder then; this
+// process's own are always kept.
 func (l *Local) CleanTemp(f *Folder) int {
 	r, _, err := l.root(Path{Folder: f, Rel: "."})
 	if err != nil {
@@ -772,6 +795,11 @@ func (l *Local) CleanTemp(f *Folder) int {
 			return fs.SkipDir
 		}
 		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) && !ownTemp(d.Name(), pid) {
+			if owner, ok := tempOwner(d.Name()); ok && processAlive(owner) {
+				if fi, err := d.Info(); err != nil || time.Since(fi.ModTime()) < TempMaxAge {
+					return nil // another process's write in progress
+				}
+			}
 			if r.Remove(filepath.FromSlash(p)) == nil {
 				n++
 			}

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentls/agentls/internal/ops"
 )
@@ -247,14 +249,29 @@ func TestLocalRenameRemove(t *testing.T) {
 func TestLocalCleanTemp(t *testing.T) {
 	w := newWorkspace(t)
 	l := newLocal(t, ops.FolderSpec{Path: w.root})
+	// A process still running (another agentls writing) and one that has
+	// exited (a crashed write).
+	live := exec.Command("sleep", "30")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { live.Process.Kill(); live.Wait() })
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	livePID, deadPID := strconv.Itoa(live.Process.Pid), strconv.Itoa(dead.ProcessState.Pid())
+	old := ops.TempPrefix + "old.go-" + livePID + "-0a0b"
 	plant := map[string]bool{ // path → should be removed
+		ops.TempPrefix + "e.go-" + livePID + "-0a0b": false, // a running process's write in progress
+		old: true, // a running process's, but older than TempMaxAge: its pid was reused
+		ops.TempPrefix + "d.go-" + deadPID + "-0a0b":                   true, // a crashed process's
 		ops.TempPrefix + "a.go-123":                                    true,
 		"a/b/" + ops.TempPrefix + "c.txt-456":                          true,
 		".git/" + ops.TempPrefix + "x":                                 false, // .git is skipped
 		"node_modules/" + ops.TempPrefix + "y":                         false,
 		"a/not" + ops.TempPrefix + "z":                                 false, // prefix only
 		ops.TempPrefix + "dir/" + ops.TempPrefix + "f-00":              true,  // a dir with the prefix is kept, its temp file not
-		ops.TempPrefix + "c.go-1-0a0b":                                 true,  // another process's
 		ops.TempPrefix + "c.go-" + strconv.Itoa(os.Getpid()) + "-0a0b": false, // ours: a write in progress
 	}
 	for name := range plant {
@@ -263,6 +280,10 @@ func TestLocalCleanTemp(t *testing.T) {
 		if err := os.WriteFile(p, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+	long := time.Now().Add(-ops.TempMaxAge - time.Minute)
+	if err := os.Chtimes(filepath.Join(w.root, old), long, long); err != nil {
+		t.Fatal(err)
 	}
 	want := 0
 	for _, rm := range plant {

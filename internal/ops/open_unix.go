@@ -3,6 +3,7 @@
 package ops
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -19,3 +20,13 @@ const readOpenFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
 // root is a symlink. (On Windows EvalSymlinks also rewrites case and short
 // names, so every path takes the full walk there.)
 const lexicalRealRoot = true
+
+// processAlive reports whether a process with this id exists (signal 0
+// checks without sending; EPERM means it exists under another user).
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
