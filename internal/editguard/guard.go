@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -248,10 +249,7 @@ func (g *Guard) Check(p ops.Path) (current []byte, err error) {
 	msg += ")"
 	if snap.Content != nil {
 		a, b := diffLines(snap.Content, data)
-		msg += fmt.Sprintf("; lines %s differ from what you read", a)
-		if b != a {
-			msg += fmt.Sprintf(" (now lines %s)", b)
-		}
+		msg += "; " + differingLines(a, b)
 	}
 	msg += ". Read it again before editing; the file was not changed."
 	return nil, &StaleError{msg}
@@ -268,10 +266,7 @@ func checkBuffer(name string, snap Stamp, text []byte) ([]byte, error) {
 	msg := fmt.Sprintf("%s changed in the editor since you read it (unsaved edits)", name)
 	if snap.Content != nil {
 		a, b := diffLines(snap.Content, text)
-		msg += fmt.Sprintf("; lines %s differ from what you read", a)
-		if b != a {
-			msg += fmt.Sprintf(" (now lines %s)", b)
-		}
+		msg += "; " + differingLines(a, b)
 	}
 	return nil, &StaleError{msg + ". Read it again before editing; nothing was changed."}
 }
@@ -375,6 +370,23 @@ func diffLines(a, b []byte) (string, string) {
 		jb--
 	}
 	return span(i+1, ja+1), span(i+1, jb+1)
+}
+
+// differingLines says which lines differ (diffLines' spans): "line 4
+// differs from what you read", "lines 3-4 differ … (now lines 3-6)".
+func differingLines(was, now string) string {
+	msg := fmt.Sprintf("lines %s differ from what you read", was)
+	if !strings.Contains(was, "-") {
+		msg = fmt.Sprintf("line %s differs from what you read", was)
+	}
+	if now != was {
+		if strings.Contains(now, "-") {
+			msg += fmt.Sprintf(" (now lines %s)", now)
+		} else {
+			msg += fmt.Sprintf(" (now line %s)", now)
+		}
+	}
+	return msg
 }
 
 func span(a, b int) string {

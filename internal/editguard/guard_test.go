@@ -141,12 +141,12 @@ func TestCheck(t *testing.T) {
 			e.external("a.txt", "one\nTWO\nthree\n")
 			// Size, inode and mtime as they were: only the content differs.
 			os.Chtimes(filepath.Join(e.dir, "a.txt"), fi.ModTime(), fi.ModTime())
-		}, "lines 2 differ from what you read"},
+		}, "line 2 differs from what you read"},
 		{"event marks it stale", func(e *env) {
 			e.read("a.txt")
 			e.external("a.txt", "one\ntwo\nthree\nfour\n")
 			e.g.Observe(e.path("a.txt"), KindChanged)
-		}, "lines 4 differ from what you read"},
+		}, "line 4 differs from what you read"},
 		{"deleted since the read", func(e *env) {
 			e.read("a.txt")
 			os.Remove(filepath.Join(e.dir, "a.txt"))
