@@ -7,7 +7,6 @@ package e2e
 // benchmarks themselves, bench/mcp and go test -bench, not by timed tests.)
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -83,73 +82,20 @@ func a19bFence(t *testing.T, text, label string) (lang, body string) {
 	return lang, s[:end]
 }
 
-// a19bMCP is a newline-delimited JSON-RPC client of an `agentls mcp`.
-type a19bMCP struct {
-	t     *testing.T
-	in    interface{ Write([]byte) (int, error) }
-	lines chan []byte
-	id    int
-}
-
-func a19bStartMCP(t *testing.T, dir string, args []string) *a19bMCP {
+// a19bCall sends a request to an agentls mcp and returns its result,
+// failing on an error reply.
+func a19bCall(t *testing.T, c *mcpRawClient, id int, method string, params any) map[string]any {
 	t.Helper()
-	cmd := harness.Command(t, args)
-	cmd.Dir = dir
-	stdin, stdout := harness.StartPiped(t, cmd)
-	stopOnCleanup(t, cmd, stdin)
-	c := &a19bMCP{t: t, in: stdin, lines: make(chan []byte, 64)}
-	// Owned by the process: ends when its stdout closes at cleanup.
-	go func() {
-		defer close(c.lines)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			c.lines <- append([]byte(nil), sc.Bytes()...)
-		}
-	}()
-	return c
-}
-
-func (c *a19bMCP) send(msg map[string]any) {
-	c.t.Helper()
-	b, _ := json.Marshal(msg)
-	if _, err := c.in.Write(append(b, '\n')); err != nil {
-		c.t.Fatalf("write to agentls mcp: %v", err)
+	c.sendJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	m := c.mustReply(id, 15*time.Second)
+	if m.Error != nil {
+		t.Fatalf("%s: error %d %s", method, m.Error.Code, m.Error.Message)
 	}
-}
-
-// call sends a request and returns its result, failing on an error reply.
-func (c *a19bMCP) call(method string, params any) map[string]any {
-	c.t.Helper()
-	c.id++
-	c.send(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
-	deadline := time.After(15 * time.Second)
-	for {
-		select {
-		case line, ok := <-c.lines:
-			if !ok {
-				c.t.Fatalf("%s: agentls mcp closed stdout", method)
-			}
-			var m struct {
-				ID     *int            `json:"id"`
-				Method string          `json:"method"`
-				Result map[string]any  `json:"result"`
-				Error  json.RawMessage `json:"error"`
-			}
-			if err := json.Unmarshal(line, &m); err != nil {
-				c.t.Fatalf("not JSON on stdout: %q", line)
-			}
-			if m.ID == nil || *m.ID != c.id || m.Method != "" {
-				continue
-			}
-			if m.Error != nil {
-				c.t.Fatalf("%s: error %s", method, m.Error)
-			}
-			return m.Result
-		case <-deadline:
-			c.t.Fatalf("%s: no reply in 15 s", method)
-		}
+	var res map[string]any
+	if err := json.Unmarshal(m.Result, &res); err != nil {
+		t.Fatalf("%s: result %s: %v", method, m.Result, err)
 	}
+	return res
 }
 
 func a19bText(res map[string]any) string {
@@ -269,8 +215,10 @@ func TestAudit19TraceBReadmeMCPHosts(t *testing.T) {
 			if h.hostCwd {
 				dir = ws
 			}
-			c := a19bStartMCP(t, dir, argv[1:])
-			init := c.call("initialize", map[string]any{
+			cmd := harness.Command(t, argv[1:])
+			cmd.Dir = dir
+			c := startMCPRawCmd(t, cmd)
+			init := a19bCall(t, c, 1, "initialize", map[string]any{
 				"protocolVersion": "2025-06-18",
 				"capabilities":    map[string]any{},
 				"clientInfo":      map[string]any{"name": "a19b-" + h.host, "version": "0"},
@@ -278,12 +226,12 @@ func TestAudit19TraceBReadmeMCPHosts(t *testing.T) {
 			if _, ok := init["capabilities"].(map[string]any)["tools"]; !ok {
 				t.Fatalf("initialize result has no tools capability: %v", init)
 			}
-			c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
-			list := c.call("tools/list", map[string]any{})
+			c.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+			list := a19bCall(t, c, 2, "tools/list", map[string]any{})
 			if tools, _ := list["tools"].([]any); len(tools) == 0 {
 				t.Fatalf("tools/list is empty: %v", list)
 			}
-			res := c.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "marker.txt"}})
+			res := a19bCall(t, c, 3, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "marker.txt"}})
 			if res["isError"] == true || !strings.Contains(a19bText(res), "workspace of "+h.host) {
 				t.Fatalf("read marker.txt through the %s snippet: %v", h.host, res)
 			}

@@ -458,7 +458,13 @@ func startRaw[T any](t *testing.T, args, env []string, read rawReader[T]) *rawCl
 // spawnRaw is startRaw writing newline-terminated frames when lines is set.
 func spawnRaw[T any](t *testing.T, args, env []string, lines bool, read rawReader[T]) *rawClient[T] {
 	t.Helper()
-	cmd := harness.Command(t, args, env...)
+	return spawnRawCmd(t, harness.Command(t, args, env...), lines, read)
+}
+
+// spawnRawCmd is spawnRaw for a command the caller prepared (its working
+// directory, say); cmd.Stderr is replaced.
+func spawnRawCmd[T any](t *testing.T, cmd *exec.Cmd, lines bool, read rawReader[T]) *rawClient[T] {
+	t.Helper()
 	r := &rawClient[T]{t: t, cmd: cmd, stderr: &lockedBuffer{}, lines: lines, wake: make(chan struct{}), exited: make(chan struct{})}
 	cmd.Stderr = r.stderr
 	stdin, stdout := harness.StartPiped(t, cmd)
@@ -700,8 +706,14 @@ type mcpRawClient struct {
 // MCP lines. When the test fails, the tail of the process's stderr is logged.
 func startMCPRaw(t *testing.T, args, env []string) *mcpRawClient {
 	t.Helper()
+	return startMCPRawCmd(t, harness.Command(t, args, env...))
+}
+
+// startMCPRawCmd is startMCPRaw for a command the caller prepared.
+func startMCPRawCmd(t *testing.T, cmd *exec.Cmd) *mcpRawClient {
+	t.Helper()
 	c := &mcpRawClient{taken: map[int]bool{}}
-	c.rawClient = spawnRaw(t, args, env, true, c.readLines)
+	c.rawClient = spawnRawCmd(t, cmd, true, c.readLines)
 	t.Cleanup(func() {
 		c.close() // first, so stderr is complete
 		if t.Failed() {
