@@ -3,6 +3,7 @@ package session
 import (
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -16,7 +17,12 @@ func TestStartRemovesCrashLeftovers(t *testing.T) {
 	for _, background := range []bool{false, true} {
 		t.Run("background="+strconv.FormatBool(background), func(t *testing.T) {
 			dir := t.TempDir()
-			stale := filepath.Join(dir, "sub", ops.TempPrefix+"a.go-1-00aa")
+			// A crashed write: its process has exited.
+			dead := exec.Command("true")
+			if err := dead.Run(); err != nil {
+				t.Fatal(err)
+			}
+			stale := filepath.Join(dir, "sub", ops.TempPrefix+"a.go-"+strconv.Itoa(dead.ProcessState.Pid())+"-00aa")
 			ours := filepath.Join(dir, ops.TempPrefix+"b.go-"+strconv.Itoa(os.Getpid())+"-00bb")
 			os.MkdirAll(filepath.Dir(stale), 0o755)
 			for _, p := range []string{stale, ours} {
