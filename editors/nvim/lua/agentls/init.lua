@@ -433,7 +433,17 @@ handlers["workspace/applyEdit"] = function(_, params, ctx)
   for _, b in ipairs(bufs) do
     if not was_modified[b] and vim.api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == "" and vim.bo[b].modified then
       local saved, serr = pcall(vim.api.nvim_buf_call, b, function()
-        vim.cmd("silent noautocmd update")
+        -- The edit kept the file's missing final newline: 'fixeol' must
+        -- not add one on this save.
+        local fixeol = vim.bo[b].fixeol
+        if not vim.bo[b].eol then
+          vim.bo[b].fixeol = false
+        end
+        local ok, werr = pcall(vim.cmd, "silent noautocmd update")
+        vim.bo[b].fixeol = fixeol
+        if not ok then
+          error(werr, 0)
+        end
       end)
       if not saved then
         -- The edit is in the buffer; only the save failed.

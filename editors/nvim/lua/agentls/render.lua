@@ -72,6 +72,15 @@ function M.old_from_unified(new_lines, diff)
   end
   local old, ni = {}, 1 -- ni: next unread new line (1-based)
   local in_hunk = false
+  -- The diff of a CRLF file keeps each line's "\r"; the buffer's lines
+  -- (fileformat=dos) do not, so neither may the old lines rebuilt here.
+  local strip_cr = diff:find("\r\n", 1, true) ~= nil
+  for _, l in ipairs(new_lines) do
+    if l:sub(-1) == "\r" then
+      strip_cr = false -- a buffer that shows its CRs: keep them
+      break
+    end
+  end
   for line in (diff .. "\n"):gmatch("([^\n]*)\n") do
     local c = line:match("^@@ %-%d+,?%d* %+(%d+),?%d* @@")
     if c then
@@ -88,6 +97,9 @@ function M.old_from_unified(new_lines, diff)
       in_hunk = true
     elseif in_hunk then
       local tag, rest = line:sub(1, 1), line:sub(2)
+      if strip_cr and rest:sub(-1) == "\r" then
+        rest = rest:sub(1, -2)
+      end
       if tag == " " then
         table.insert(old, rest)
         ni = ni + 1
