@@ -10,6 +10,7 @@ EXT="$ROOT/editors/vscode"
 t0=$(date +%s)
 
 bash "$ROOT/test/vscode/setup.sh" >/dev/null
+setup_s=$(( $(date +%s) - t0 ))
 # shellcheck disable=SC1091
 source "${AGENTLS_CI_CACHE:-/var/cache/agentls-ci/vscode}/env.sh"
 
@@ -80,6 +81,17 @@ if AGENTLS_TARGETS=linux-x64 AGENTLS_PACKAGE_OUT="$TMP/vsix" node scripts/packag
 else
   echo "  fail	the linux-x64 .vsix builds and installs into code-server"; tail -20 "$OUT/package.log" "$OUT/install.log" 2>/dev/null || true; fail=$((fail + 1))
 fi
-echo "vscode: took $(( $(date +%s) - t0 )) s"
+# Issue 7: the whole stage stays under 10 minutes. A first run on a machine
+# also installs code-server and its kin (setup.sh, minutes); with the cache
+# warm (setup under a minute) the limit is enforced.
+took=$(( $(date +%s) - t0 ))
+echo "vscode: took $took s (setup $setup_s s)"
+if [ "$took" -gt 600 ]; then
+  if [ "$setup_s" -lt 60 ]; then
+    echo "  fail	the VS Code stage took $took s with the cache warm (limit 600 s)"; fail=$((fail + 1))
+  else
+    echo "  note	the VS Code stage took $took s, $setup_s s of it installing into the cache (limit 600 s applies once it is warm)"
+  fi
+fi
 echo "vscode: $pass passed, $fail failed, $skipped skipped"
 [ "$fail" = 0 ]
