@@ -90,7 +90,7 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 		return Text(fmt.Sprintf("%s is ignored by .gitignore/.ignore/.agentlsignore rules, so nothing was searched. Call again with includeIgnored: true to search it.", p.Display())), nil
 	}
 	var res finder.FindResult
-	if folders := workspaceFolders(c.Env.FS); in.Path == "." && len(folders) > 1 {
+	if folders := searchFolders(c.Env.FS); in.Path == "." && beyondFirst(folders) {
 		// No path: the whole workspace, every folder of it, in order.
 		res, err = findFolders(ctx, c, folders, in, limit)
 	} else {
@@ -205,7 +205,7 @@ func ignoredMatches(ctx context.Context, c *Call, p ops.Path, everywhere bool, p
 		rel string
 	}
 	places := []place{{p.Folder, p.Rel}}
-	if folders := workspaceFolders(c.Env.FS); everywhere && len(folders) > 1 {
+	if folders := searchFolders(c.Env.FS); everywhere && beyondFirst(folders) {
 		places = places[:0]
 		for _, f := range folders {
 			places = append(places, place{f, "."})

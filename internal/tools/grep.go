@@ -121,7 +121,7 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		rel  string
 		fsys fs.FS
 	)
-	if folders := workspaceFolders(c.Env.FS); (in.Path == "" || in.Path == ".") && len(folders) > 1 {
+	if folders := searchFolders(c.Env.FS); (in.Path == "" || in.Path == ".") && beyondFirst(folders) {
 		// No path: the whole workspace, every folder of it.
 		engines := make([]*search.Engine, len(folders))
 		for i, f := range folders {

@@ -103,6 +103,33 @@ func workspaceFolders(fsys ops.FS) []*ops.Folder {
 	return out
 }
 
+// searchFolders are the folders a search without a path walks: the
+// workspace folders, less any inside another (its files are walked with
+// the outer one; walking both would list them twice).
+func searchFolders(fsys ops.FS) []*ops.Folder {
+	all := workspaceFolders(fsys)
+	var out []*ops.Folder
+	for _, f := range all {
+		nested := false
+		for _, g := range all {
+			if _, in := ops.Within(g.Root, f.Root); in && g != f && g.Root != f.Root {
+				nested = true
+				break
+			}
+		}
+		if !nested {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// beyondFirst reports whether a search of the whole workspace must walk
+// folders (the result of searchFolders) other than the first folder alone.
+func beyondFirst(folders []*ops.Folder) bool {
+	return len(folders) > 1 || len(folders) == 1 && !folders[0].Primary
+}
+
 // displayedFolder finds the folder of a path as a tool output names it
 // (ops.Path.Display): relative to the first folder, or absolute inside
 // another. It returns nil when no folder holds it.
