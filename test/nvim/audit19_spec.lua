@@ -73,25 +73,6 @@ local function a19_ok(tool, args)
   return res
 end
 
--- Marks as {hl = {{row, group}}, sign = {rows}, virt = {{row in the new text, text}}}
--- (a virtual line above row r and one below row r-1 sit at the same place).
-local function a19_marks(buf)
-  local out = { hl = {}, sign = {}, virt = {} }
-  for _, m in ipairs(t.marks(buf)) do
-    local row, kind, val = m[1], m[2], m[3]
-    if kind == "hl" then
-      table.insert(out.hl, { row, val })
-    elseif kind == "sign" then
-      table.insert(out.sign, row)
-    else
-      local pos = kind == "virt_above" and row or row + 1
-      for _, one in ipairs(vim.split(val, ",", { plain = true })) do
-        table.insert(out.virt, { pos, one })
-      end
-    end
-  end
-  return out
-end
 
 -- Reads rel, edits it, and waits until the buffer shows want_line at row.
 local function a19_edit(buf, rel, edits, row, want_line)
@@ -116,7 +97,7 @@ for _, mode in ipairs(MODES) do
     t.eq({ "plain", "naïve café → x = 2", "end" }, t.lines(buf), "buffer")
     t.eq("plain\nnaïve café → x = 2\nend\n", a19_bytes(rel), "disk")
     t.eq(false, vim.bo[buf].modified, "buffer saved/reloaded, not modified")
-    local m = a19_marks(buf)
+    local m = t.grouped_marks(buf)
     t.eq({ { 1, "AgentlsChange" } }, m.hl, "hl")
     t.eq({ 1 }, m.sign, "sign")
     t.eq({ { 1, "naïve café → x = 1|AgentlsDelete" } }, m.virt, "removed text")
@@ -131,7 +112,7 @@ for _, mode in ipairs(MODES) do
     t.eq({ "one", "TWO", "three" }, t.lines(buf), "buffer")
     t.eq("one\r\nTWO\r\nthree\r\n", a19_bytes(rel), "disk keeps CRLF")
     t.eq("dos", vim.bo[buf].fileformat, "still dos")
-    local m = a19_marks(buf)
+    local m = t.grouped_marks(buf)
     t.eq({ { 1, "AgentlsChange" } }, m.hl, "hl")
     t.eq({ 1 }, m.sign, "sign")
     -- The buffer shows "two" (fileformat=dos); the removed text must too, not "two^M".
@@ -165,7 +146,7 @@ for _, mode in ipairs(MODES) do
     a19_edit(buf, rel, { { oldText = "a2", newText = "A2" } }, 1, "A2")
     t.eq({ "a1", "A2" }, t.lines(buf), "buffer")
     t.eq("\239\187\191a1\nA2\n", a19_bytes(rel), "disk keeps the BOM")
-    t.eq({ { 1, "AgentlsChange" } }, a19_marks(buf).hl, "hl")
+    t.eq({ { 1, "AgentlsChange" } }, t.grouped_marks(buf).hl, "hl")
   end)
 
   t.test("audit19: " .. mode.name .. ": edit of a file without a final newline keeps it that way", function()
@@ -175,7 +156,7 @@ for _, mode in ipairs(MODES) do
     a19_edit(buf, rel, { { oldText = "first", newText = "FIRST" } }, 0, "FIRST")
     t.eq({ "FIRST", "last" }, t.lines(buf), "buffer")
     t.eq("FIRST\nlast", a19_bytes(rel), "disk: the final newline is preserved (absent), TOOLS.md edit")
-    local m = a19_marks(buf)
+    local m = t.grouped_marks(buf)
     t.eq({ { 0, "AgentlsChange" } }, m.hl, "hl")
   end)
 
@@ -189,7 +170,7 @@ for _, mode in ipairs(MODES) do
     t.wait(3000, function() return #t.marks(buf) > 0 end, "marks")
     t.eq({ "keep1", "keep2" }, t.lines(buf), "buffer")
     t.eq("keep1\nkeep2\n", a19_bytes(rel), "disk")
-    local m = a19_marks(buf)
+    local m = t.grouped_marks(buf)
     t.eq({}, m.hl, "no line highlight: nothing inserted or changed")
     t.eq({ { 2, "gone|AgentlsDelete" } }, m.virt, "removed line below the last row")
     t.eq(1, #m.sign, "a sign on the first change")

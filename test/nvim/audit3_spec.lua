@@ -76,25 +76,6 @@ local function audit3_wait_client(dir)
   return found
 end
 
--- Marks normalised: hl rows, sign rows, and removed text by position in the
--- new text (a virtual line above row r and one below row r-1 are the same place).
-local function audit3_norm(buf)
-  local out = { hl = {}, sign = {}, virt = {} }
-  for _, m in ipairs(H.marks(buf)) do
-    local row, kind, val = m[1], m[2], m[3]
-    if kind == "hl" then
-      table.insert(out.hl, { row, val })
-    elseif kind == "sign" then
-      table.insert(out.sign, row)
-    else
-      local pos = kind == "virt_above" and row or row + 1
-      for _, one in ipairs(vim.split(val, ",", { plain = true })) do
-        table.insert(out.virt, { pos, one })
-      end
-    end
-  end
-  return out
-end
 
 local function audit3_reset_ui()
   pcall(vim.cmd, "silent! tabonly!")
@@ -435,7 +416,7 @@ H.test("audit3: edit reloads the buffer and marks exactly the changed lines (syn
   H.eq({ "one", "TWO", "three", "five", "six" }, H.lines(buf), "buffer text")
   H.eq(false, vim.bo[buf].modified, "reloaded buffer is clean")
   H.wait(3000, function() return #H.marks(buf) > 0 end, "marks")
-  local m = audit3_norm(buf)
+  local m = H.grouped_marks(buf)
   H.eq({ { 1, "AgentlsChange" }, { 4, "AgentlsAdd" } }, m.hl, "line highlights only on changed/added rows")
   H.eq({ 1 }, m.sign, "one sign on the first change")
   H.eq({ { 1, "two|AgentlsDelete" }, { 3, "four|AgentlsDelete" } }, m.virt, "removed text as virtual lines")
@@ -465,12 +446,12 @@ H.test("audit3: editing a marked line removes that line's marks only", function(
   vim.cmd("normal! A!")
   H.eq("TWO!", H.lines(buf)[2], "typed")
   H.wait(2000, function()
-    for _, h in ipairs(audit3_norm(buf).hl) do
+    for _, h in ipairs(H.grouped_marks(buf).hl) do
       if h[1] == 1 then return false end
     end
     return true
   end, "row 1 highlight to go: " .. vim.inspect(H.marks(buf)))
-  H.eq({ { 4, "AgentlsAdd" } }, audit3_norm(buf).hl, "untouched row keeps its mark")
+  H.eq({ { 4, "AgentlsAdd" } }, H.grouped_marks(buf).hl, "untouched row keeps its mark")
   vim.cmd("buffer " .. buf)
   vim.cmd("silent! edit!")
 end)
@@ -483,8 +464,8 @@ H.test("audit3: replacing a marked line (nvim_buf_set_lines) removes its marks, 
   -- What a formatter or another plugin does to a line.
   vim.api.nvim_buf_set_lines(buf, 1, 2, false, { "TWO!" })
   vim.wait(300)
-  H.eq({ { 5, "AgentlsAdd" } }, audit3_norm(buf).hl, "hl after replacing row 1 (row 2 'three' was never changed)")
-  H.eq({}, audit3_norm(buf).sign, "sign of the replaced line")
+  H.eq({ { 5, "AgentlsAdd" } }, H.grouped_marks(buf).hl, "hl after replacing row 1 (row 2 'three' was never changed)")
+  H.eq({}, H.grouped_marks(buf).sign, "sign of the replaced line")
   vim.cmd("silent! edit!")
 end)
 
@@ -505,7 +486,7 @@ H.test("audit3: write marks exactly the changed line of a loaded buffer", functi
   H.eq(false, res.isError, "write: " .. A.text(res))
   H.wait(5000, function() return H.lines(buf)[2] == "L2" end, "reload")
   H.wait(3000, function() return #H.marks(buf) > 0 end, "marks")
-  local m = audit3_norm(buf)
+  local m = H.grouped_marks(buf)
   H.eq({ { 1, "AgentlsChange" } }, m.hl, "hl")
   H.eq({ 1 }, m.sign, "sign")
   H.eq({ { 1, "l2|AgentlsDelete" } }, m.virt, "virt")
@@ -752,7 +733,7 @@ H.test("audit3: edit of a clean synced buffer changes and saves it, marks exact"
   H.eq(false, vim.bo[buf].modified, "saved")
   H.eq("one\nTWO\nthree\nfive\nsix\n", H.read_file("s3.txt"), "disk")
   H.wait(3000, function() return #H.marks(buf) > 0 end, "marks")
-  local m = audit3_norm(buf)
+  local m = H.grouped_marks(buf)
   H.eq({ { 1, "AgentlsChange" }, { 4, "AgentlsAdd" } }, m.hl, "hl")
   H.eq({ 1 }, m.sign, "sign")
   H.eq({ { 1, "two|AgentlsDelete" }, { 3, "four|AgentlsDelete" } }, m.virt, "virt")
@@ -772,7 +753,7 @@ H.test("audit3: edit of a dirty synced buffer is merged in and stays unsaved", f
   H.eq(true, vim.bo[buf].modified, "still modified")
   H.eq("a1\na2\na3\n", H.read_file("s4.txt"), "disk untouched")
   H.wait(3000, function() return #H.marks(buf) > 0 end, "marks")
-  H.eq({ { 2, "AgentlsChange" } }, audit3_norm(buf).hl, "marked in the buffer, unsaved")
+  H.eq({ { 2, "AgentlsChange" } }, H.grouped_marks(buf).hl, "marked in the buffer, unsaved")
   vim.cmd("silent! edit!")
 end)
 

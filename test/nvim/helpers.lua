@@ -117,6 +117,27 @@ function M.marks(buf)
   return out
 end
 
+-- The marks of buf grouped: {hl = {{row, group}}, sign = {rows}, virt =
+-- {{row in the new text, text}}} (a virtual line above row r and one below
+-- row r-1 sit at the same place, so both count as row r).
+function M.grouped_marks(buf)
+  local out = { hl = {}, sign = {}, virt = {} }
+  for _, m in ipairs(M.marks(buf)) do
+    local row, kind, val = m[1], m[2], m[3]
+    if kind == "hl" then
+      table.insert(out.hl, { row, val })
+    elseif kind == "sign" then
+      table.insert(out.sign, row)
+    else
+      local pos = kind == "virt_above" and row or row + 1
+      for _, one in ipairs(vim.split(val, ",", { plain = true })) do
+        table.insert(out.virt, { pos, one })
+      end
+    end
+  end
+  return out
+end
+
 -- Stops every agentls client and waits until they are gone.
 function M.stop_all()
   require("agentls").stop()
