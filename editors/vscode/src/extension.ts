@@ -171,22 +171,24 @@ export function activate(ctx: vscode.ExtensionContext) {
 
   // Language model tools: one per contribution in package.json.
   const contributed: ToolContribution[] = (ctx.extension.packageJSON?.contributes?.languageModelTools ?? []) as ToolContribution[];
+  // The registered implementations, by tool name (the test hook calls them).
+  const registered = new Map<string, vscode.LanguageModelTool<Record<string, unknown>>>();
   if (vscode.lm?.registerTool) {
     for (const t of contributed) {
       const tool = t.name.slice(PREFIX.length);
-      ctx.subscriptions.push(
-        vscode.lm.registerTool<Record<string, unknown>>(t.name, {
-          prepareInvocation: (opts) => ({ invocationMessage: invocationMessage(tool, opts.input) }),
-          invoke: async (opts, token) => {
-            try {
-              return toModelResult(await runTool(tool, opts.input, token));
-            } catch (err) {
-              if (token.isCancellationRequested) throw new vscode.CancellationError();
-              throw err;
-            }
-          },
-        }),
-      );
+      const impl: vscode.LanguageModelTool<Record<string, unknown>> = {
+        prepareInvocation: (opts) => ({ invocationMessage: invocationMessage(tool, opts.input) }),
+        invoke: async (opts, token) => {
+          try {
+            return toModelResult(await runTool(tool, opts.input, token));
+          } catch (err) {
+            if (token.isCancellationRequested) throw new vscode.CancellationError();
+            throw err;
+          }
+        },
+      };
+      registered.set(t.name, impl);
+      ctx.subscriptions.push(vscode.lm.registerTool<Record<string, unknown>>(t.name, impl));
     }
   }
 
@@ -230,6 +232,10 @@ export function activate(ctx: vscode.ExtensionContext) {
         };
       }),
     );
+    cmd("agentls._test.prepare", async (name: string, input: Record<string, unknown>) => {
+      const prepared = await registered.get(name)?.prepareInvocation?.({ input }, new vscode.CancellationTokenSource().token);
+      return prepared ? { invocationMessage: prepared.invocationMessage } : undefined;
+    });
     cmd("agentls._test.changes", () => diffs.all().map((c) => ({ uri: c.uri.toString(), oldText: c.oldText, newText: c.newText, highlighted: c.highlighted })));
   }
 

@@ -147,6 +147,13 @@ export function audit3Tests(skip: (why: string) => never): Test[] {
         assert.deepEqual(t.inputSchema, c.inputSchema, c.name);
       }
     }],
+    ["the registered tools' prepareInvocation says what each call does", async () => {
+      const prep = (name: string, input: Record<string, unknown>) =>
+        vscode.commands.executeCommand<{ invocationMessage: string } | undefined>("agentls._test.prepare", name, input);
+      assert.deepEqual(await prep("agentls_edit", { path: "src/a.ts" }), { invocationMessage: "Editing src/a.ts" });
+      assert.deepEqual(await prep("agentls_bash", { command: "npm test" }), { invocationMessage: "Running npm test" });
+      assert.deepEqual(await prep("agentls_read", {}), { invocationMessage: "Reading a file" });
+    }],
     ["audit3: the documented commands are registered", async () => {
       const all = await vscode.commands.getCommands(true);
       for (const c of ["agentls.restart", "agentls.showLog", "agentls.showAudit", "agentls.runTool", "agentls.clearHighlights", "agentls.showDiff", "agentls.revert"]) {
