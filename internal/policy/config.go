@@ -180,7 +180,7 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 		read(SourceUser, filepath.Join(userConfigDir, filepath.FromSlash(UserFile)), false)
 	}
 
-	c := &Config{sources: srcs}
+	c := &Config{sources: srcs, Folders: roots}
 	if len(roots) > 0 {
 		c.Root = roots[0]
 	}

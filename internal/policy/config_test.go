@@ -230,3 +230,57 @@ func TestLoadFolderRulesHoldInTheirFolder(t *testing.T) {
 		}
 	}
 }
+
+// A bash command's path arguments are taken where it runs: a relative one
+// in the second folder falls under that folder's rules, and the editor's
+// relative rules match it relative to its own folder.
+func TestBashArgumentsResolveInTheCommandsFolder(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(b, WorkspaceFile), `{"permissions": {"deny": ["Read(/private/**)"]}}`)
+	c, probs := Load([]string{a, b}, &Settings{Permissions: Permissions{Deny: []string{"Read(keys/**)"}}}, "")
+	if len(probs) != 0 {
+		t.Fatalf("problems: %v", probs)
+	}
+	run := func(cmd, cwd string) Request { r := bash(cmd); r.Cwd = cwd; return r }
+	for _, tc := range []struct {
+		name string
+		req  Request
+		want Decision
+		rule string
+	}{
+		{"second folder's rule, command run there", run("cat private/x.txt", b), Deny, "Read(/private/**)"},
+		{"second folder's rule, command run in the first", run("cat private/x.txt", a), Allow, ""},
+		{"second folder's rule, absolute argument", run("cat "+filepath.Join(b, "private/x.txt"), a), Deny, "Read(/private/**)"},
+		{"editor's relative rule in the second folder", run("cat keys/id", b), Deny, "Read(keys/**) (initializationOptions)"},
+		{"no cwd: the first folder", run("cat private/x.txt", ""), Allow, ""},
+	} {
+		if v := c.Evaluate(tc.req); v.Decision != tc.want || !strings.Contains(v.Rule, tc.rule) {
+			t.Errorf("%s: got %s by %q, want %s by %q", tc.name, v.Decision, v.Rule, tc.want, tc.rule)
+		}
+	}
+}
+
+// When the folders change, the new first folder anchors the editor's rules
+// (Replace takes the folders along with the rules).
+func TestReplaceTakesTheNewFolders(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	editor := &Settings{Permissions: Permissions{Deny: []string{"Read(/secret.txt)"}}}
+	c, _ := Load([]string{a, b}, editor, "")
+	next, _ := c.Reload([]string{b}, editor, "")
+	c.Replace(next)
+	at := func(root string) Request {
+		return Request{Tool: "read", ReadOnly: true, InWorkspace: true, Paths: []PathRef{{Rel: "secret.txt", Abs: filepath.ToSlash(filepath.Join(root, "secret.txt"))}}}
+	}
+	if root, folders := c.workspace(); root != b || len(folders) != 1 || folders[0] != b {
+		t.Errorf("after Replace: root %q, folders %q; want %q alone", root, folders, b)
+	}
+	if v := c.Evaluate(at(b)); v.Decision != Deny {
+		t.Errorf("b/secret.txt after b became the first folder: %s by %q, want deny", v.Decision, v.Rule)
+	}
+	// A bash argument is taken in the new first folder.
+	if v := c.Evaluate(bashIn("cat secret.txt", "")); v.Decision != Deny {
+		t.Errorf("cat secret.txt in the (new) first folder: %s by %q, want deny", v.Decision, v.Rule)
+	}
+}
+
+func bashIn(cmd, cwd string) Request { r := bash(cmd); r.Cwd = cwd; return r }

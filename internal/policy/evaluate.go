@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"slices"
@@ -76,6 +77,9 @@ type Request struct {
 	Paths []PathRef
 	// InWorkspace: every path lies inside a workspace folder.
 	InWorkspace bool
+	// Cwd is where a bash command runs (absolute, real): its relative path
+	// arguments are resolved there. "" means the first folder.
+	Cwd string
 }
 
 // Verdict is the decision and what made it.
@@ -98,8 +102,12 @@ type Config struct {
 	Mode             string
 	Allow, Ask, Deny []Rule
 	// Root is the first workspace folder: it anchors ../ patterns and the
-	// path arguments of bash commands.
+	// path arguments of bash commands run there. Read it and Folders
+	// through workspace once the Config is in use (Replace writes them).
 	Root string
+	// Folders are all workspace folders' roots (Root first; empty: Root
+	// alone): a bash argument's Rel is relative to the one holding it.
+	Folders []string
 	// Home expands ~/ patterns; "" disables them.
 	Home string
 	// Limits are the sources' tool limits, highest precedence first; read
@@ -132,6 +140,20 @@ func (c *Config) Replace(next *Config) {
 	c.Mode, c.Allow, c.Ask, c.Deny = next.Mode, next.Allow, next.Ask, next.Deny
 	c.sources = next.sources
 	c.Limits = next.Limits
+	// The folders may have changed (the settings are read again when they
+	// do): the first one anchors the editor's and the user's rules.
+	c.Root, c.Folders = next.Root, next.Folders
+}
+
+// workspace is Root and Folders as of now (Replace changes them).
+func (c *Config) workspace() (root string, folders []string) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	root, folders = c.Root, c.Folders
+	if len(folders) == 0 && root != "" {
+		folders = []string{root}
+	}
+	return root, folders
 }
 
 // LimitSources returns Limits as of now (Replace changes them).
@@ -191,7 +213,7 @@ func (c *Config) prepare(r Request) *call {
 		k.destructive = k.an.Destructive || r.Destructive
 		k.line = normalize(r.Command)
 		k.risky = lineRisks(r.Command)
-		k.args = c.pathArgs(k.an.Commands)
+		k.args = c.pathArgs(k.an.Commands, r.Cwd)
 	case "read":
 		k.readOnly = true
 	default:
@@ -555,13 +577,14 @@ func toolMatches(r Rule, k *call) bool {
 }
 
 func (c *Config) pathMatch(r Rule, p PathRef) bool {
-	rel, root := p.Rel, c.Root
+	first, _ := c.workspace()
+	rel, root := p.Rel, first
 	if r.folder != "" {
 		root = r.folder
 		switch in, ok := within(slash(r.folder), slash(p.Abs)); {
 		case ok:
 			rel = in
-		case p.Abs == "" && r.folder == c.Root: // Rel is already relative to it
+		case p.Abs == "" && r.folder == first: // Rel is already relative to it
 		default:
 			rel = "" // outside the rule's folder: only absolute forms can match
 		}
@@ -708,10 +731,10 @@ func display(p PathRef) string {
 // paths, so that Read deny rules and the secret-file ask also cover `cat
 // .env`. Best effort: globs, variables and a `cd` earlier in the line are
 // not followed.
-func (c *Config) pathArgs(cmds []shell.Command) []PathRef {
+func (c *Config) pathArgs(cmds []shell.Command, cwd string) []PathRef {
 	var out []PathRef
 	for _, cmd := range cmds {
-		out = append(out, c.pathArgs(cmd.Inner)...)
+		out = append(out, c.pathArgs(cmd.Inner, cwd)...)
 		if len(cmd.Words) < 2 {
 			continue
 		}
@@ -726,28 +749,32 @@ func (c *Config) pathArgs(cmds []shell.Command) []PathRef {
 			if w == "" || strings.ContainsAny(w, "*?[{\n") {
 				continue
 			}
-			out = append(out, c.argPath(w))
+			out = append(out, c.argPath(w, cwd))
 		}
 	}
 	return out
 }
 
-func (c *Config) argPath(w string) PathRef {
-	root := slash(c.Root)
+// argPath is a bash argument as a path: a relative one is taken in cwd
+// (the first folder when ""), and Rel is relative to the workspace folder
+// holding it, as for a path tool's argument.
+func (c *Config) argPath(w, cwd string) PathRef {
+	first, folders := c.workspace()
+	base := slash(cmp.Or(cwd, first))
 	w = slash(w)
 	switch {
 	case strings.HasPrefix(w, "~/") && c.Home != "":
 		w = path.Join(slash(c.Home), w[2:])
 	case !path.IsAbs(w):
 		rel := path.Clean(w)
-		if root == "" {
+		if base == "" {
 			return PathRef{Rel: rel}
 		}
-		w = path.Join(root, rel)
+		w = path.Join(base, rel)
 	}
 	w = path.Clean(w)
-	if root != "" {
-		if rel, ok := strings.CutPrefix(w, strings.TrimSuffix(root, "/")+"/"); ok {
+	for _, root := range folders {
+		if rel, ok := within(slash(root), w); ok {
 			return PathRef{Rel: rel, Abs: w}
 		}
 	}

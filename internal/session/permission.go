@@ -84,6 +84,7 @@ func (p *permission) request(pr *tools.Prepared) (req policy.Request, refused er
 	if pr.Tool.Source == "core" && pr.Tool.Name == "bash" {
 		req.Command, _ = pr.Args["command"].(string)
 		dir := p.cwd(pr)
+		req.Cwd = dir
 		a := shell.Analyze(req.Command, shell.Options{Exists: func(path string) bool {
 			if !strings.HasPrefix(path, "/") && dir != "" {
 				path = dir + "/" + path
