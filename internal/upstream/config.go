@@ -237,22 +237,27 @@ func validHeaderName(name string) bool {
 }
 
 // LoadConfigs reads the user config, then each workspace folder's
-// .agentls/mcp.json; a later server of the same name replaces an earlier one.
-// Missing files are not errors.
+// .agentls/mcp.json. A workspace folder's server replaces the user's of
+// the same name; between folders the first one's wins, as for extension
+// tools, and the other is reported. Missing files are not errors.
 func LoadConfigs(folders []string) ([]ServerConfig, error) {
-	type src struct{ path, workspace string }
+	type src struct {
+		path, workspace string
+		folder          bool
+	}
 	var srcs []src
 	ws := ""
 	if len(folders) > 0 {
 		ws = folders[0]
 	}
 	if dir, err := os.UserConfigDir(); err == nil {
-		srcs = append(srcs, src{filepath.Join(dir, UserConfig), ws})
+		srcs = append(srcs, src{filepath.Join(dir, UserConfig), ws, false})
 	}
 	for _, f := range folders {
-		srcs = append(srcs, src{filepath.Join(f, WorkspaceConfig), f})
+		srcs = append(srcs, src{filepath.Join(f, WorkspaceConfig), f, true})
 	}
 	byName := map[string]ServerConfig{}
+	inFolder := map[string]string{} // server name → the folder file declaring it
 	var order []string
 	var errs []error
 	for _, s := range srcs {
@@ -269,10 +274,17 @@ func LoadConfigs(folders []string) ([]ServerConfig, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", s.path, err))
 		}
 		for _, c := range cfgs {
+			if first, ok := inFolder[c.Name]; ok && s.folder {
+				errs = append(errs, fmt.Errorf("%s: server %q is already declared by %s, which takes precedence", s.path, c.Name, first))
+				continue
+			}
 			if _, ok := byName[c.Name]; !ok {
 				order = append(order, c.Name)
 			}
 			byName[c.Name] = c
+			if s.folder {
+				inFolder[c.Name] = s.path
+			}
 		}
 	}
 	out := make([]ServerConfig, 0, len(order))

@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -180,5 +182,43 @@ func TestExpand(t *testing.T) {
 				t.Errorf("problems %v, want %d", e.problems, tc.problems)
 			}
 		})
+	}
+}
+
+// A folder's server replaces the user's of the same name; between two
+// folders the first one's wins and the second is reported.
+func TestLoadConfigsPrecedence(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	t.Setenv("HOME", home)
+	a, b := t.TempDir(), t.TempDir()
+	put := func(path, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	user, err := os.UserConfigDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(filepath.Join(user, UserConfig), `{"mcpServers": {"both": {"command": "user-srv"}, "mine": {"command": "user-only"}}}`)
+	put(filepath.Join(a, WorkspaceConfig), `{"servers": {"both": {"command": "a-srv"}, "dup": {"command": "a-dup"}}}`)
+	put(filepath.Join(b, WorkspaceConfig), `{"servers": {"dup": {"command": "b-dup"}, "bonly": {"command": "b-srv"}}}`)
+	cfgs, err := LoadConfigs([]string{a, b})
+	got := map[string]string{}
+	for _, c := range cfgs {
+		got[c.Name] = c.Command + " in " + c.Dir
+	}
+	want := map[string]string{"both": "a-srv in " + a, "mine": "user-only in " + a, "dup": "a-dup in " + a, "bonly": "b-srv in " + b}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("servers %v, want %v", got, want)
+	}
+	wantErr := filepath.Join(b, WorkspaceConfig) + `: server "dup" is already declared by ` + filepath.Join(a, WorkspaceConfig) + ", which takes precedence"
+	if err == nil || err.Error() != wantErr {
+		t.Errorf("error %v, want %q", err, wantErr)
 	}
 }
