@@ -61,6 +61,10 @@ type FS interface {
 	Remove(p Path) error
 	// FolderFS is a read-only fs.FS rooted at f, for walkers.
 	FolderFS(f *Folder) fs.FS
+	// FolderGone reports whether f's directory is no longer at f.Root
+	// (deleted, or replaced by another): an open folder keeps reading the
+	// directory it opened, so only its path can tell.
+	FolderGone(f *Folder) bool
 	// OuterIgnore is the ignore rules git applies to f from above it, when
 	// f is a subdirectory of a repository (ignore.Outer).
 	OuterIgnore(f *Folder) ignore.Outer

@@ -392,6 +392,20 @@ func (l *Local) root(p Path) (*os.Root, string, error) {
 	return r, filepath.FromSlash(rel), nil
 }
 
+// FolderGone implements FS.
+func (l *Local) FolderGone(f *Folder) bool {
+	r, _, err := l.root(Path{Folder: f, Rel: "."})
+	if err != nil {
+		return true
+	}
+	open, err := r.Stat(".")
+	if err != nil {
+		return true
+	}
+	now, err := os.Stat(f.Root)
+	return err != nil || !os.SameFile(open, now)
+}
+
 func (l *Local) writable(p Path) (*os.Root, string, error) {
 	if p.Folder != nil && p.Folder.ReadOnly {
 		return nil, "", fmt.Errorf("%s: read-only location", p.OS())

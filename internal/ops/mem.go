@@ -87,6 +87,14 @@ func (m *Mem) mkroot(root string) {
 	}
 }
 
+// FolderGone implements FS.
+func (m *Mem) FolderGone(f *Folder) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	e, ok := m.files[f.Root]
+	return !ok || !e.mode.IsDir()
+}
+
 // AddReadOnlyRoot implements FS.
 func (m *Mem) AddReadOnlyRoot(dir string) error {
 	m.mu.Lock()

@@ -130,3 +130,47 @@ func lexicalRel(in, rel string) (string, error) {
 	}
 	return s, nil
 }
+
+// Share is which files of a workspace folder it owns. A path resolves to
+// the first folder holding it, so a folder equal to or inside an earlier
+// one owns none (Covered), and the subtree of an earlier folder inside it
+// is that folder's (Skip: directories relative to it). A walk of every
+// folder (a search, the watchers) walks each file once by walking the
+// folders' shares.
+type Share struct {
+	Folder  *Folder
+	Covered bool
+	Skip    []string
+}
+
+// Shares returns the share of each folder, in order.
+func Shares(folders []*Folder) []Share {
+	out := make([]Share, len(folders))
+	for i, f := range folders {
+		out[i].Folder = f
+		for _, g := range folders[:i] {
+			if g.Root == f.Root {
+				out[i].Covered = true
+			} else if _, in := Within(g.Root, f.Root); in {
+				out[i].Covered = true
+			} else if rel, in := Within(f.Root, g.Root); in {
+				out[i].Skip = append(out[i].Skip, rel)
+			}
+		}
+	}
+	return out
+}
+
+// Owns reports whether the file at rel (relative to the folder) is this
+// share's.
+func (s Share) Owns(rel string) bool {
+	if s.Covered {
+		return false
+	}
+	for _, d := range s.Skip {
+		if rel == d || strings.HasPrefix(rel, d+"/") {
+			return false
+		}
+	}
+	return true
+}

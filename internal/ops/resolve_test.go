@@ -327,3 +327,31 @@ func BenchmarkResolve(b *testing.B) {
 		}
 	})
 }
+
+// A folder equal to or inside an earlier one owns no file; an earlier
+// folder inside a later one keeps its subtree.
+func TestShares(t *testing.T) {
+	a := &ops.Folder{Root: "/w/a"}
+	in := &ops.Folder{Root: "/w/a/in"}
+	again := &ops.Folder{Root: "/w/a"}
+	b := &ops.Folder{Root: "/w/b"}
+	sh := ops.Shares([]*ops.Folder{in, a, again, b})
+	for i, want := range []struct {
+		covered bool
+		owns    map[string]bool
+	}{
+		{false, map[string]bool{"x.txt": true}},
+		{false, map[string]bool{"x.txt": true, "in": false, "in/x.txt": false, "inside/x.txt": true}},
+		{true, map[string]bool{"x.txt": false}},
+		{false, map[string]bool{"in/x.txt": true}},
+	} {
+		if sh[i].Covered != want.covered {
+			t.Errorf("%s: covered %v, want %v", sh[i].Folder.Root, sh[i].Covered, want.covered)
+		}
+		for rel, owns := range want.owns {
+			if got := sh[i].Owns(rel); got != owns {
+				t.Errorf("%s: owns %q = %v, want %v", sh[i].Folder.Root, rel, got, owns)
+			}
+		}
+	}
+}

@@ -63,6 +63,19 @@ type Engine struct {
 	// can pass it back to a tool: "" for the first workspace folder (whose
 	// relative paths tools resolve), the folder's root and "/" for others.
 	Prefix string
+	// Skip are directories (relative to Root) whose files another engine of
+	// a SearchFolders lists: an earlier workspace folder inside this one.
+	Skip []string
+}
+
+// skipped reports whether rel lies in one of e.Skip.
+func (e *Engine) skipped(rel string) bool {
+	for _, d := range e.Skip {
+		if rel == d || strings.HasPrefix(rel, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Result is a rendered search.
@@ -231,10 +244,15 @@ func (e *Engine) collect(ctx context.Context, q Query, t target, rank int) (*col
 	if err != nil {
 		return nil, err
 	}
-	for i := range c.files {
-		c.files[i].path = e.Prefix + c.files[i].path
-		c.files[i].rank = rank
+	kept := c.files[:0]
+	for _, f := range c.files {
+		if e.skipped(f.path) {
+			continue
+		}
+		f.path, f.rank = e.Prefix+f.path, rank
+		kept = append(kept, f)
 	}
+	c.files = kept
 	return c, nil
 }
 

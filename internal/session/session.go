@@ -298,12 +298,18 @@ func (s *Session) armWatchers(ctx context.Context) string {
 	var started []*watch.Watcher
 	matchers := map[*ops.Folder]*ignore.Matcher{}
 	mode := ""
+	var writable []*ops.Folder
 	for _, f := range s.FS.Folders() {
-		if f.ReadOnly {
-			continue
+		if !f.ReadOnly {
+			writable = append(writable, f)
 		}
-		folder, ffs := f, s.FS.FolderFS(f)
-		m := ignore.NewMatcher(ffs, s.FS.OuterIgnore(f))
+	}
+	for _, share := range ops.Shares(writable) {
+		if share.Covered {
+			continue // an earlier folder's watcher sees its files
+		}
+		folder, ffs := share.Folder, s.FS.FolderFS(share.Folder)
+		m := ignore.NewMatcher(ffs, s.FS.OuterIgnore(folder))
 		var running atomic.Bool // a degrade before Start returned is the start's
 		w, err := watch.Start(ctx, watch.Options{
 			OnDegrade: func(error) {
@@ -313,6 +319,9 @@ func (s *Session) armWatchers(ctx context.Context) string {
 			},
 			Root: folder.Root, FS: ffs, Matcher: m, Log: s.Log, Settle: WatchSettle,
 			OnEvent: func(ev watch.Event) {
+				if !share.Owns(ev.Rel) {
+					return // an earlier folder inside this one reports it
+				}
 				if configFile(ev.Rel) {
 					s.reloader.schedule(s.Reload)
 				}

@@ -90,11 +90,16 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 		return Text(fmt.Sprintf("%s is ignored by .gitignore/.ignore/.agentlsignore rules, so nothing was searched. Call again with includeIgnored: true to search it.", p.Display())), nil
 	}
 	var res finder.FindResult
-	if folders := searchFolders(c.Env.FS); in.Path == "." && beyondFirst(folders) {
+	gone := ""
+	if plan, missing := searchPlan(c.Env.FS); in.Path == "." && beyondFirst(plan, missing) {
 		// No path: the whole workspace, every folder of it, in order.
-		res, err = findFolders(ctx, c, folders, in, limit)
+		if len(plan) == 0 {
+			return Errorf("no workspace folder is left to search:%s", goneNote(missing)), nil
+		}
+		res, err = findFolders(ctx, c, plan, in, limit)
+		gone = goneNote(missing)
 	} else {
-		res, err = findIn(ctx, c, p.Folder, fsys, m, p.Rel, in, limit)
+		res, err = findIn(ctx, c, searchFolder{f: p.Folder}, fsys, m, p.Rel, in, limit)
 	}
 	if err != nil {
 		switch {
@@ -121,7 +126,7 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 		if !strings.Contains(in.Pattern, "/") && !strings.ContainsAny(in.Pattern, "*?[{") {
 			hint = fmt.Sprintf(" The pattern has no wildcard: it matches the exact name only; try \"*%s*\".", strings.TrimSuffix(in.Pattern, path.Ext(in.Pattern)))
 		}
-		return Text(fmt.Sprintf("No files match %q in %s.%s", in.Pattern, where, hint)), nil
+		return Text(fmt.Sprintf("No files match %q in %s.%s%s", in.Pattern, where, hint, gone)), nil
 	}
 	var b strings.Builder
 	for _, f := range res.Paths {
@@ -134,7 +139,7 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	case res.Truncated:
 		fmt.Fprintf(&b, "[Showing the first %d matching paths (limit %d); more files match. Narrow the pattern or path, or call again with limit=%d.]", len(res.Paths), limit, min(2*limit, l.findMax()))
 	}
-	r := Text(strings.TrimRight(b.String(), "\n"))
+	r := Text(strings.TrimRight(b.String(), "\n") + gone)
 	r.setDetail("count", len(res.Paths))
 	r.setDetail("truncated", res.Truncated)
 	return r, nil
@@ -148,15 +153,17 @@ const (
 )
 
 // findIn runs find in one folder and returns the paths the permission
-// rules let it list, as the model passes them back (ops.Path.Display).
-func findIn(ctx context.Context, c *Call, f *ops.Folder, fsys fs.FS, m *ignore.Matcher, rel string, in findInput, limit int) (finder.FindResult, error) {
+// rules let it list (and sf owns, in a whole-workspace search), as the
+// model passes them back (ops.Path.Display).
+func findIn(ctx context.Context, c *Call, sf searchFolder, fsys fs.FS, m *ignore.Matcher, rel string, in findInput, limit int) (finder.FindResult, error) {
+	f := sf.f
 	res, err := finder.Find(ctx, fsys, m, in.Pattern, rel, limit, in.IncludeIgnored)
 	if err != nil {
 		return res, err
 	}
 	visible := res.Paths[:0]
 	for _, p := range res.Paths {
-		if c.Env.listAllowed(f, p) {
+		if sf.owns(p) && c.Env.listAllowed(f, p) {
 			visible = append(visible, f.DisplayPrefix()+p)
 		}
 	}
@@ -164,15 +171,16 @@ func findIn(ctx context.Context, c *Call, f *ops.Folder, fsys fs.FS, m *ignore.M
 	return res, nil
 }
 
-// findFolders runs find in every folder, in order, within one limit: a
-// folder is searched for what the limit leaves, and once it is reached
-// one more match anywhere makes the result truncated.
-func findFolders(ctx context.Context, c *Call, folders []*ops.Folder, in findInput, limit int) (finder.FindResult, error) {
+// findFolders runs find in every folder of plan, in order, within one
+// limit: a folder is searched for what the limit leaves, and once it is
+// reached one more match anywhere makes the result truncated.
+func findFolders(ctx context.Context, c *Call, plan []searchFolder, in findInput, limit int) (finder.FindResult, error) {
 	var all finder.FindResult
-	for _, f := range folders {
+	for _, sf := range plan {
+		f := sf.f
 		fsys := c.Env.FS.FolderFS(f)
 		left := limit - len(all.Paths)
-		res, err := findIn(ctx, c, f, fsys, c.Env.matcher(f, fsys), ".", in, max(left, 1))
+		res, err := findIn(ctx, c, sf, fsys, c.Env.matcher(f, fsys), ".", in, max(left, 1))
 		if err != nil {
 			return all, err
 		}
@@ -201,20 +209,20 @@ func ignoredMatches(ctx context.Context, c *Call, p ops.Path, everywhere bool, p
 	ctx, cancel := context.WithTimeout(ctx, findIgnoredTimeout)
 	defer cancel()
 	type place struct {
-		f   *ops.Folder
+		sf  searchFolder
 		rel string
 	}
-	places := []place{{p.Folder, p.Rel}}
-	if folders := searchFolders(c.Env.FS); everywhere && beyondFirst(folders) {
+	places := []place{{searchFolder{f: p.Folder}, p.Rel}}
+	if plan, missing := searchPlan(c.Env.FS); everywhere && beyondFirst(plan, missing) {
 		places = places[:0]
-		for _, f := range folders {
-			places = append(places, place{f, "."})
+		for _, sf := range plan {
+			places = append(places, place{sf, "."})
 		}
 	}
 	var out []string
 	for _, pl := range places {
-		fsys := c.Env.FS.FolderFS(pl.f)
-		res, err := findIn(ctx, c, pl.f, fsys, c.Env.matcher(pl.f, fsys), pl.rel, findInput{Pattern: pattern, IncludeIgnored: true}, findIgnoredShown-len(out))
+		fsys := c.Env.FS.FolderFS(pl.sf.f)
+		res, err := findIn(ctx, c, pl.sf, fsys, c.Env.matcher(pl.sf.f, fsys), pl.rel, findInput{Pattern: pattern, IncludeIgnored: true}, findIgnoredShown-len(out))
 		if err != nil {
 			continue
 		}

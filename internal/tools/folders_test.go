@@ -20,7 +20,8 @@ func TestSearchWithoutPathCoversEachFolderOnce(t *testing.T) {
 	}{
 		{"two folders", []string{"a", "b"}, []string{"in/z.txt:1: needle in", "x.txt:1: needle a", "{dir}/b/y.txt:1: needle b"}},
 		{"second inside the first", []string{"a", "a/in"}, []string{"in/z.txt:1: needle in", "x.txt:1: needle a"}},
-		{"first inside the second", []string{"a/in", "a"}, []string{"{dir}/a/in/z.txt:1: needle in", "{dir}/a/x.txt:1: needle a"}},
+		{"first inside the second", []string{"a/in", "a"}, []string{"z.txt:1: needle in", "{dir}/a/x.txt:1: needle a"}},
+		{"one folder twice", []string{"a", "a"}, []string{"in/z.txt:1: needle in", "x.txt:1: needle a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x, _, dir := newTestExecutor(t, map[string][]byte{

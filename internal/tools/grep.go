@@ -121,13 +121,19 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		rel  string
 		fsys fs.FS
 	)
-	if folders := searchFolders(c.Env.FS); (in.Path == "" || in.Path == ".") && beyondFirst(folders) {
+	gone := ""
+	if plan, missing := searchPlan(c.Env.FS); (in.Path == "" || in.Path == ".") && beyondFirst(plan, missing) {
 		// No path: the whole workspace, every folder of it.
-		engines := make([]*search.Engine, len(folders))
-		for i, f := range folders {
-			engines[i] = engine(f)
+		if len(plan) == 0 {
+			return Errorf("no workspace folder is left to search:%s", goneNote(missing)), nil
+		}
+		engines := make([]*search.Engine, len(plan))
+		for i, sf := range plan {
+			engines[i] = engine(sf.f)
+			engines[i].Skip = sf.skip
 		}
 		res, err = search.SearchFolders(ctx, engines, q)
+		gone = goneNote(missing)
 	} else {
 		if p, err = c.Resolve(cmp.Or(in.Path, ".")); err != nil {
 			return Errorf("%v", err), nil
@@ -148,6 +154,7 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		return Result{}, err
 	}
 	text, denied := c.Env.filterGrep(res.Text)
+	text += gone
 	if res.Matches == 0 && res.Files == 0 && fsys != nil && isBinaryFile(fsys, rel) {
 		text += fmt.Sprintf("\n[%s is a binary file (it holds NUL bytes), and grep skips binary files; read says what kind of file it is.]", p.Display())
 	}

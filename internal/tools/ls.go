@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/agentls/agentls/internal/finder"
@@ -135,9 +136,12 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 	if p.Folder.Primary && p.Rel == "." {
 		// The first folder's root stands for the workspace: name the
 		// others, which relative paths do not reach.
+		// Folders inside the first are reached relatively (and listed
+		// here); one given twice is named once.
 		var others []string
 		for _, f := range workspaceFolders(c.Env.FS) {
-			if !f.Primary {
+			_, inside := ops.Within(p.Folder.Root, f.Root)
+			if !inside && !slices.Contains(others, f.Root) {
 				others = append(others, f.Root)
 			}
 		}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"fmt"
 	"path"
 	"path/filepath"
 	"strings"
@@ -103,31 +104,48 @@ func workspaceFolders(fsys ops.FS) []*ops.Folder {
 	return out
 }
 
-// searchFolders are the folders a search without a path walks: the
-// workspace folders, less any inside another (its files are walked with
-// the outer one; walking both would list them twice).
-func searchFolders(fsys ops.FS) []*ops.Folder {
-	all := workspaceFolders(fsys)
-	var out []*ops.Folder
-	for _, f := range all {
-		nested := false
-		for _, g := range all {
-			if _, in := ops.Within(g.Root, f.Root); in && g != f && g.Root != f.Root {
-				nested = true
-				break
-			}
-		}
-		if !nested {
-			out = append(out, f)
+// searchFolder is one folder of a whole-workspace search and the files
+// it owns there (ops.Share).
+type searchFolder struct {
+	f    *ops.Folder
+	skip []string
+}
+
+// owns reports whether rel (relative to sf.f) is sf's to list.
+func (sf searchFolder) owns(rel string) bool {
+	return ops.Share{Folder: sf.f, Skip: sf.skip}.Owns(rel)
+}
+
+// searchPlan is what a search without a path walks: every workspace
+// folder's share (ops.Shares), so each file once, in the folder a path to
+// it resolves to; a folder whose directory is gone is left out and
+// returned in gone.
+func searchPlan(fsys ops.FS) (plan []searchFolder, gone []*ops.Folder) {
+	for _, sh := range ops.Shares(workspaceFolders(fsys)) {
+		switch {
+		case sh.Covered:
+		case fsys.FolderGone(sh.Folder):
+			gone = append(gone, sh.Folder)
+		default:
+			plan = append(plan, searchFolder{sh.Folder, sh.Skip})
 		}
 	}
-	return out
+	return plan, gone
 }
 
 // beyondFirst reports whether a search of the whole workspace must walk
-// folders (the result of searchFolders) other than the first folder alone.
-func beyondFirst(folders []*ops.Folder) bool {
-	return len(folders) > 1 || len(folders) == 1 && !folders[0].Primary
+// more than the first folder, whole.
+func beyondFirst(plan []searchFolder, gone []*ops.Folder) bool {
+	return len(gone) > 0 || len(plan) > 1 || len(plan) == 1 && (!plan[0].f.Primary || len(plan[0].skip) > 0)
+}
+
+// goneNote names the folders a whole-workspace search could not walk.
+func goneNote(gone []*ops.Folder) string {
+	var b strings.Builder
+	for _, f := range gone {
+		fmt.Fprintf(&b, "\n[Workspace folder %s no longer exists (or was replaced since the session opened it); it was not searched.]", f.Root)
+	}
+	return b.String()
 }
 
 // displayedFolder finds the folder of a path as a tool output names it
