@@ -325,6 +325,9 @@ func formatLines(display, text string, offset, limit int, notes []string, l Limi
 
 // notFound lists up to three similarly named files as suggestions.
 func notFound(fsys ops.FS, p ops.Path, input string) Result {
+	if fsys.FolderGone(p.Folder) {
+		return Errorf("%s not found: its workspace folder %s no longer exists (or was replaced since the session opened it). If it is back, it must be removed from the workspace and added again.", p.Display(), p.Folder.Root)
+	}
 	msg := fmt.Sprintf("%s not found.", p.Display())
 	if s := suggest(fsys, p); len(s) > 0 {
 		msg += " Did you mean: " + strings.Join(s, ", ") + "?"

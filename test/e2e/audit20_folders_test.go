@@ -754,6 +754,8 @@ func TestAudit20FoldersDeletedDuringSession(t *testing.T) {
 			// whole-workspace grep names it as not searched. Removed and
 			// added again, the folder is opened anew and its files read.
 			a20fPut(t, gone, map[string]string{"g.txt": "needle back\n"})
+			a20fWant(t, "read in the replaced folder says why", c.CallTool(ctx, "read", map[string]any{"path": g}), true,
+				"its workspace folder "+gone+" no longer exists (or was replaced since the session opened it)")
 			a20fWant(t, "grep names the replaced folder", c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"}), false,
 				"[Workspace folder "+gone+" no longer exists (or was replaced since the session opened it); it was not searched.]")
 			a20fChange(t, ctx, c, nil, []string{gone})
