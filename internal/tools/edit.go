@@ -174,6 +174,9 @@ func lockForChange(ctx context.Context, c *Call, path, verb string) (p ops.Path,
 	if r := refuseReadOnly(p); r != nil {
 		return refuse(*r)
 	}
+	if c.Env.FS.FolderGone(p.Folder) {
+		return refuse(Errorf("cannot change %s: %s Nothing was changed.", p.Display(), folderGone(p)))
+	}
 	if c.Env.Guard == nil {
 		return refuse(Errorf("%s is not available in this session.", verb))
 	}

@@ -326,7 +326,7 @@ func formatLines(display, text string, offset, limit int, notes []string, l Limi
 // notFound lists up to three similarly named files as suggestions.
 func notFound(fsys ops.FS, p ops.Path, input string) Result {
 	if fsys.FolderGone(p.Folder) {
-		return Errorf("%s not found: its workspace folder %s no longer exists (or was replaced since the session opened it). If it is back, it must be removed from the workspace and added again.", p.Display(), p.Folder.Root)
+		return Errorf("%s not found: %s", p.Display(), folderGone(p))
 	}
 	msg := fmt.Sprintf("%s not found.", p.Display())
 	if s := suggest(fsys, p); len(s) > 0 {

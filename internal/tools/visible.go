@@ -139,6 +139,11 @@ func beyondFirst(plan []searchFolder, gone []*ops.Folder) bool {
 	return len(gone) > 0 || len(plan) > 1 || len(plan) == 1 && (!plan[0].f.Primary || len(plan[0].skip) > 0)
 }
 
+// folderGone says that p's workspace folder is gone and what to do.
+func folderGone(p ops.Path) string {
+	return fmt.Sprintf("its workspace folder %s no longer exists (or was replaced since the session opened it). If it is back, it must be removed from the workspace and added again.", p.Folder.Root)
+}
+
 // goneNote names the folders a whole-workspace search could not walk.
 func goneNote(gone []*ops.Folder) string {
 	var b strings.Builder

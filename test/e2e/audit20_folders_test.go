@@ -724,6 +724,11 @@ func TestAudit20FoldersDeletedDuringSession(t *testing.T) {
 				if !a20fMissingRe.MatchString(r.Text()) {
 					t.Errorf("%s: error does not say what is missing: %s", cl.tool, r.Text())
 				}
+				if cl.tool == "write" || cl.tool == "edit" {
+					// The refusal names the gone folder, not a temp file.
+					a20fWant(t, cl.tool+" names the gone folder", r, true, "its workspace folder "+gone+" no longer exists", "Nothing was changed.")
+					a20fLacks(t, cl.tool+" names no temp file", r, ".agentls-tmp")
+				}
 			}
 			if _, err := os.Stat(gone); err == nil {
 				t.Errorf("a call re-created the deleted folder")
