@@ -195,10 +195,15 @@ type call struct {
 	line        string    // normalized command line
 	risky       bool      // bash: a redirection into a file or a risky assignment
 	args        []PathRef // bash: literal path-like arguments
+	// root and folders are the workspace as of prepare (Config.workspace),
+	// taken once per call.
+	root    string
+	folders []string
 }
 
 func (c *Config) prepare(r Request) *call {
 	k := &call{Request: r, tool: strings.ToLower(r.Tool)}
+	k.root, k.folders = c.workspace()
 	if r.Source == "" || r.Source == "core" {
 		k.fam = family(k.tool)
 	}
@@ -213,7 +218,7 @@ func (c *Config) prepare(r Request) *call {
 		k.destructive = k.an.Destructive || r.Destructive
 		k.line = normalize(r.Command)
 		k.risky = lineRisks(r.Command)
-		k.args = c.pathArgs(k.an.Commands, r.Cwd)
+		k.args = pathArgs(k.an.Commands, k, c.Home)
 	case "read":
 		k.readOnly = true
 	default:
@@ -379,7 +384,7 @@ func (c *Config) firstMatch(rules []Rule, k *call) (Rule, bool) {
 		}
 		if k.fam == "bash" && rule.kind == kindPath && rule.Tool == "read" {
 			for _, p := range k.args {
-				if c.pathMatch(rule, p) {
+				if c.pathMatch(rule, p, k.root) {
 					return rule, true
 				}
 			}
@@ -394,7 +399,7 @@ func (c *Config) specMatchesAny(rule Rule, k *call) bool {
 		return true
 	case kindPath:
 		for _, p := range k.Paths {
-			if c.pathMatch(rule, p) {
+			if c.pathMatch(rule, p, k.root) {
 				return true
 			}
 		}
@@ -499,7 +504,7 @@ func (c *Config) allowed(rules []Rule, k *call, trusted bool) ([]Rule, bool) {
 		case kindPath:
 			all := len(k.Paths) > 0
 			for _, p := range k.Paths {
-				all = all && c.pathMatch(r, p)
+				all = all && c.pathMatch(r, p, k.root)
 			}
 			if all {
 				return []Rule{r}, true
@@ -576,8 +581,9 @@ func toolMatches(r Rule, k *call) bool {
 	return !hasTool || tool == "*" || k.tool == srv+"__"+tool
 }
 
-func (c *Config) pathMatch(r Rule, p PathRef) bool {
-	first, _ := c.workspace()
+// pathMatch reports whether a path rule matches p; first is the first
+// workspace folder (call.root).
+func (c *Config) pathMatch(r Rule, p PathRef, first string) bool {
 	rel, root := p.Rel, first
 	if r.folder != "" {
 		root = r.folder
@@ -731,10 +737,10 @@ func display(p PathRef) string {
 // paths, so that Read deny rules and the secret-file ask also cover `cat
 // .env`. Best effort: globs, variables and a `cd` earlier in the line are
 // not followed.
-func (c *Config) pathArgs(cmds []shell.Command, cwd string) []PathRef {
+func pathArgs(cmds []shell.Command, k *call, home string) []PathRef {
 	var out []PathRef
 	for _, cmd := range cmds {
-		out = append(out, c.pathArgs(cmd.Inner, cwd)...)
+		out = append(out, pathArgs(cmd.Inner, k, home)...)
 		if len(cmd.Words) < 2 {
 			continue
 		}
@@ -749,22 +755,21 @@ func (c *Config) pathArgs(cmds []shell.Command, cwd string) []PathRef {
 			if w == "" || strings.ContainsAny(w, "*?[{\n") {
 				continue
 			}
-			out = append(out, c.argPath(w, cwd))
+			out = append(out, argPath(w, k, home))
 		}
 	}
 	return out
 }
 
-// argPath is a bash argument as a path: a relative one is taken in cwd
-// (the first folder when ""), and Rel is relative to the workspace folder
-// holding it, as for a path tool's argument.
-func (c *Config) argPath(w, cwd string) PathRef {
-	first, folders := c.workspace()
-	base := slash(cmp.Or(cwd, first))
+// argPath is a bash argument as a path: a relative one is taken in the
+// command's cwd (the first folder when ""), and Rel is relative to the
+// workspace folder holding it, as for a path tool's argument.
+func argPath(w string, k *call, home string) PathRef {
+	base := slash(cmp.Or(k.Cwd, k.root))
 	w = slash(w)
 	switch {
-	case strings.HasPrefix(w, "~/") && c.Home != "":
-		w = path.Join(slash(c.Home), w[2:])
+	case strings.HasPrefix(w, "~/") && home != "":
+		w = path.Join(slash(home), w[2:])
 	case !path.IsAbs(w):
 		rel := path.Clean(w)
 		if base == "" {
@@ -773,7 +778,7 @@ func (c *Config) argPath(w, cwd string) PathRef {
 		w = path.Join(base, rel)
 	}
 	w = path.Clean(w)
-	for _, root := range folders {
+	for _, root := range k.folders {
 		if rel, ok := within(slash(root), w); ok {
 			return PathRef{Rel: rel, Abs: w}
 		}
