@@ -63,19 +63,10 @@ type Engine struct {
 	// can pass it back to a tool: "" for the first workspace folder (whose
 	// relative paths tools resolve), the folder's root and "/" for others.
 	Prefix string
-	// Skip are directories (relative to Root) whose files another engine of
-	// a SearchFolders lists: an earlier workspace folder inside this one.
-	Skip []string
-}
-
-// skipped reports whether rel lies in one of e.Skip.
-func (e *Engine) skipped(rel string) bool {
-	for _, d := range e.Skip {
-		if rel == d || strings.HasPrefix(rel, d+"/") {
-			return true
-		}
-	}
-	return false
+	// Owns, when set, says which files (relative to Root) this engine lists
+	// in a SearchFolders: those another engine lists (an earlier workspace
+	// folder inside this one, ops.Share) are left to it.
+	Owns func(rel string) bool
 }
 
 // Result is a rendered search.
@@ -246,7 +237,7 @@ func (e *Engine) collect(ctx context.Context, q Query, t target, rank int) (*col
 	}
 	kept := c.files[:0]
 	for _, f := range c.files {
-		if e.skipped(f.path) {
+		if e.Owns != nil && !e.Owns(f.path) {
 			continue
 		}
 		f.path, f.rank = e.Prefix+f.path, rank

@@ -99,7 +99,7 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 		res, err = findFolders(ctx, c, plan, in, limit)
 		gone = goneNote(missing)
 	} else {
-		res, err = findIn(ctx, c, searchFolder{f: p.Folder}, fsys, m, p.Rel, in, limit)
+		res, err = findIn(ctx, c, ops.Share{Folder: p.Folder}, fsys, m, p.Rel, in, limit)
 	}
 	if err != nil {
 		switch {
@@ -153,17 +153,17 @@ const (
 )
 
 // findIn runs find in one folder and returns the paths the permission
-// rules let it list (and sf owns, in a whole-workspace search), as the
+// rules let it list (and sh owns, in a whole-workspace search), as the
 // model passes them back (ops.Path.Display).
-func findIn(ctx context.Context, c *Call, sf searchFolder, fsys fs.FS, m *ignore.Matcher, rel string, in findInput, limit int) (finder.FindResult, error) {
-	f := sf.f
+func findIn(ctx context.Context, c *Call, sh ops.Share, fsys fs.FS, m *ignore.Matcher, rel string, in findInput, limit int) (finder.FindResult, error) {
+	f := sh.Folder
 	res, err := finder.Find(ctx, fsys, m, in.Pattern, rel, limit, in.IncludeIgnored)
 	if err != nil {
 		return res, err
 	}
 	visible := res.Paths[:0]
 	for _, p := range res.Paths {
-		if sf.owns(p) && c.Env.listAllowed(f, p) {
+		if sh.Owns(p) && c.Env.listAllowed(f, p) {
 			visible = append(visible, f.DisplayPrefix()+p)
 		}
 	}
@@ -174,13 +174,13 @@ func findIn(ctx context.Context, c *Call, sf searchFolder, fsys fs.FS, m *ignore
 // findFolders runs find in every folder of plan, in order, within one
 // limit: a folder is searched for what the limit leaves, and once it is
 // reached one more match anywhere makes the result truncated.
-func findFolders(ctx context.Context, c *Call, plan []searchFolder, in findInput, limit int) (finder.FindResult, error) {
+func findFolders(ctx context.Context, c *Call, plan []ops.Share, in findInput, limit int) (finder.FindResult, error) {
 	var all finder.FindResult
-	for _, sf := range plan {
-		f := sf.f
+	for _, sh := range plan {
+		f := sh.Folder
 		fsys := c.Env.FS.FolderFS(f)
 		left := limit - len(all.Paths)
-		res, err := findIn(ctx, c, sf, fsys, c.Env.matcher(f, fsys), ".", in, max(left, 1))
+		res, err := findIn(ctx, c, sh, fsys, c.Env.matcher(f, fsys), ".", in, max(left, 1))
 		if err != nil {
 			return all, err
 		}
@@ -209,20 +209,20 @@ func ignoredMatches(ctx context.Context, c *Call, p ops.Path, everywhere bool, p
 	ctx, cancel := context.WithTimeout(ctx, findIgnoredTimeout)
 	defer cancel()
 	type place struct {
-		sf  searchFolder
+		sh  ops.Share
 		rel string
 	}
-	places := []place{{searchFolder{f: p.Folder}, p.Rel}}
+	places := []place{{ops.Share{Folder: p.Folder}, p.Rel}}
 	if plan, missing := searchPlan(c.Env.FS); everywhere && beyondFirst(plan, missing) {
 		places = places[:0]
-		for _, sf := range plan {
-			places = append(places, place{sf, "."})
+		for _, sh := range plan {
+			places = append(places, place{sh, "."})
 		}
 	}
 	var out []string
 	for _, pl := range places {
-		fsys := c.Env.FS.FolderFS(pl.sf.f)
-		res, err := findIn(ctx, c, pl.sf, fsys, c.Env.matcher(pl.sf.f, fsys), pl.rel, findInput{Pattern: pattern, IncludeIgnored: true}, findIgnoredShown-len(out))
+		fsys := c.Env.FS.FolderFS(pl.sh.Folder)
+		res, err := findIn(ctx, c, pl.sh, fsys, c.Env.matcher(pl.sh.Folder, fsys), pl.rel, findInput{Pattern: pattern, IncludeIgnored: true}, findIgnoredShown-len(out))
 		if err != nil {
 			continue
 		}

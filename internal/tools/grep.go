@@ -128,9 +128,9 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 			return Errorf("no workspace folder is left to search:%s", goneNote(missing)), nil
 		}
 		engines := make([]*search.Engine, len(plan))
-		for i, sf := range plan {
-			engines[i] = engine(sf.f)
-			engines[i].Skip = sf.skip
+		for i, sh := range plan {
+			engines[i] = engine(sh.Folder)
+			engines[i].Owns = sh.Owns
 		}
 		res, err = search.SearchFolders(ctx, engines, q)
 		gone = goneNote(missing)

@@ -104,30 +104,18 @@ func workspaceFolders(fsys ops.FS) []*ops.Folder {
 	return out
 }
 
-// searchFolder is one folder of a whole-workspace search and the files
-// it owns there (ops.Share).
-type searchFolder struct {
-	f    *ops.Folder
-	skip []string
-}
-
-// owns reports whether rel (relative to sf.f) is sf's to list.
-func (sf searchFolder) owns(rel string) bool {
-	return ops.Share{Folder: sf.f, Skip: sf.skip}.Owns(rel)
-}
-
 // searchPlan is what a search without a path walks: every workspace
 // folder's share (ops.Shares), so each file once, in the folder a path to
 // it resolves to; a folder whose directory is gone is left out and
 // returned in gone.
-func searchPlan(fsys ops.FS) (plan []searchFolder, gone []*ops.Folder) {
+func searchPlan(fsys ops.FS) (plan []ops.Share, gone []*ops.Folder) {
 	for _, sh := range ops.Shares(workspaceFolders(fsys)) {
 		switch {
 		case sh.Covered:
 		case fsys.FolderGone(sh.Folder):
 			gone = append(gone, sh.Folder)
 		default:
-			plan = append(plan, searchFolder{sh.Folder, sh.Skip})
+			plan = append(plan, sh)
 		}
 	}
 	return plan, gone
@@ -135,8 +123,8 @@ func searchPlan(fsys ops.FS) (plan []searchFolder, gone []*ops.Folder) {
 
 // beyondFirst reports whether a search of the whole workspace must walk
 // more than the first folder, whole.
-func beyondFirst(plan []searchFolder, gone []*ops.Folder) bool {
-	return len(gone) > 0 || len(plan) > 1 || len(plan) == 1 && (!plan[0].f.Primary || len(plan[0].skip) > 0)
+func beyondFirst(plan []ops.Share, gone []*ops.Folder) bool {
+	return len(gone) > 0 || len(plan) > 1 || len(plan) == 1 && (!plan[0].Folder.Primary || len(plan[0].Skip) > 0)
 }
 
 // folderGone says that p's workspace folder is gone and what to do.
