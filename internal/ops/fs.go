@@ -13,6 +13,20 @@ import (
 // the caller expected, so it was not replaced.
 var ErrChanged = errors.New("the file changed meanwhile")
 
+// FolderState is what Refresh found at a folder's path.
+type FolderState int
+
+const (
+	// FolderOpen: the folder's directory is the one it opened.
+	FolderOpen FolderState = iota
+	// FolderReopened: the directory had been deleted or replaced, and f now
+	// reads the one at its path.
+	FolderReopened
+	// FolderGone: no directory is at the folder's path (or only one reached
+	// through a symbolic link, which the folder cannot take as its root).
+	FolderGone
+)
+
 // FS is the operations interface. Every method takes a [Path] produced by
 // Resolve, so containment is decided once, in one place.
 type FS interface {
@@ -61,10 +75,13 @@ type FS interface {
 	Remove(p Path) error
 	// FolderFS is a read-only fs.FS rooted at f, for walkers.
 	FolderFS(f *Folder) fs.FS
-	// FolderGone reports whether f's directory is no longer at f.Root
-	// (deleted, or replaced by another): an open folder keeps reading the
-	// directory it opened, so only its path can tell.
-	FolderGone(f *Folder) bool
+	// Refresh checks that f still reads the directory at f.Root: an open
+	// folder keeps reading the directory it opened, so only its path can
+	// tell that it was deleted or replaced. When another directory is at
+	// f.Root now (deleted and created again, say by a fresh clone), f is
+	// opened there and Refresh reports FolderReopened, once; paths of f
+	// stay valid and reach the new directory.
+	Refresh(f *Folder) FolderState
 	// OuterIgnore is the ignore rules git applies to f from above it, when
 	// f is a subdirectory of a repository (ignore.Outer).
 	OuterIgnore(f *Folder) ignore.Outer

@@ -28,6 +28,7 @@ type Local struct {
 	folders []*Folder
 	given   map[*Folder]string // the root as the client named it (may contain symlinks)
 	roots   map[*Folder]*os.Root
+	retired []*os.Root // roots Refresh replaced, which calls under way may hold
 	reaper  proc.Reaper // process groups of commands, killed at Close
 }
 
@@ -90,8 +91,17 @@ func (l *Local) SetFolders(specs []FolderSpec) error {
 		}
 		r.Close()
 	}
+	l.closeRetired()
 	l.folders, l.given, l.roots = folders, given, roots
 	return nil
+}
+
+// closeRetired closes the roots Refresh replaced; l.mu is held.
+func (l *Local) closeRetired() {
+	for _, r := range l.retired {
+		r.Close()
+	}
+	l.retired = nil
 }
 
 // AddReadOnlyRoot implements FS.
@@ -144,6 +154,7 @@ func (l *Local) Close() error {
 	for _, r := range l.roots {
 		r.Close()
 	}
+	l.closeRetired()
 	l.roots, l.folders = nil, nil
 	return nil
 }
@@ -392,18 +403,44 @@ func (l *Local) root(p Path) (*os.Root, string, error) {
 	return r, filepath.FromSlash(rel), nil
 }
 
-// FolderGone implements FS.
-func (l *Local) FolderGone(f *Folder) bool {
+// Refresh implements FS.
+func (l *Local) Refresh(f *Folder) FolderState {
 	r, _, err := l.root(Path{Folder: f, Rel: "."})
 	if err != nil {
-		return true
-	}
-	open, err := r.Stat(".")
-	if err != nil {
-		return true
+		return FolderGone // no longer a workspace folder
 	}
 	now, err := os.Stat(f.Root)
-	return err != nil || !os.SameFile(open, now)
+	if open, oerr := r.Stat("."); err == nil && oerr == nil && os.SameFile(open, now) {
+		return FolderOpen
+	}
+	if err != nil || !now.IsDir() {
+		return FolderGone
+	}
+	// Roots are real paths (Resolve relies on it): a symbolic link put at
+	// the path is not taken.
+	if real, err := filepath.EvalSymlinks(f.Root); err != nil || real != f.Root {
+		return FolderGone
+	}
+	nr, err := os.OpenRoot(f.Root)
+	if err != nil {
+		return FolderGone
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch l.roots[f] {
+	case r:
+	case nil: // removed from the workspace meanwhile
+		nr.Close()
+		return FolderGone
+	default: // another call reopened it first
+		nr.Close()
+		return FolderOpen
+	}
+	l.roots[f] = nr
+	// Calls under way may still hold the old root: it is closed with the
+	// others, at SetFolders or Close.
+	l.retired = append(l.retired, r)
+	return FolderReopened
 }
 
 func (l *Local) writable(p Path) (*os.Root, string, error) {

@@ -555,3 +555,96 @@ func TestLocalReplaceFile(t *testing.T) {
 		})
 	}
 }
+
+// A folder keeps the directory it opened; Refresh notices the directory at
+// its path is another one and opens that, once, keeping Paths valid.
+func TestLocalRefresh(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "ws")
+	put := func(content string) {
+		t.Helper()
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("first\n")
+	l := newLocal(t, ops.FolderSpec{Path: root})
+	f := l.Folders()[0]
+	p := resolve(t, l, "f.txt")
+	if st := l.Refresh(f); st != ops.FolderOpen {
+		t.Fatalf("Refresh of an untouched folder = %v, want FolderOpen", st)
+	}
+
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.Refresh(f); st != ops.FolderGone {
+		t.Errorf("Refresh of a deleted folder = %v, want FolderGone", st)
+	}
+	// Something at the path that is not a real directory is not taken.
+	if err := os.WriteFile(root, []byte("a file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.Refresh(f); st != ops.FolderGone {
+		t.Errorf("Refresh with a file at the folder's path = %v, want FolderGone", st)
+	}
+	os.Remove(root)
+	elsewhere := filepath.Join(base, "elsewhere")
+	if err := os.Mkdir(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, root); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.Refresh(f); st != ops.FolderGone {
+		t.Errorf("Refresh with a symlink at the folder's path = %v, want FolderGone", st)
+	}
+	os.Remove(root)
+
+	put("second\n")
+	if _, err := l.ReadFile(p); err == nil {
+		t.Error("before Refresh, the folder already reads the new directory; the test shows nothing")
+	}
+	// Calls racing to notice: exactly one opens the folder again.
+	var wg sync.WaitGroup
+	states := make([]ops.FolderState, 8)
+	for i := range states {
+		wg.Go(func() { states[i] = l.Refresh(f) })
+	}
+	wg.Wait()
+	reopened := 0
+	for _, st := range states {
+		switch st {
+		case ops.FolderReopened:
+			reopened++
+		case ops.FolderGone:
+			t.Errorf("a racing Refresh said FolderGone")
+		}
+	}
+	if reopened != 1 {
+		t.Errorf("%d of %d racing Refresh calls reopened the folder, want 1", reopened, len(states))
+	}
+	if b, err := l.ReadFile(p); err != nil || string(b) != "second\n" {
+		t.Errorf("the Path from before reads %q, %v; want the new directory's file", b, err)
+	}
+	if err := l.WriteFile(p, []byte("third\n"), 0o644, nil); err != nil {
+		t.Errorf("write after Refresh: %v", err)
+	}
+	if got := readOS(t, filepath.Join(root, "f.txt")); got != "third\n" {
+		t.Errorf("the write went elsewhere: the file at the path holds %q", got)
+	}
+	if st := l.Refresh(f); st != ops.FolderOpen {
+		t.Errorf("Refresh after reopening = %v, want FolderOpen", st)
+	}
+
+	// A folder no longer in the workspace is gone, whatever its path holds.
+	if err := l.SetFolders([]ops.FolderSpec{{Path: elsewhere}}); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.Refresh(f); st != ops.FolderGone {
+		t.Errorf("Refresh of a removed folder = %v, want FolderGone", st)
+	}
+}

@@ -87,12 +87,15 @@ func (m *Mem) mkroot(root string) {
 	}
 }
 
-// FolderGone implements FS.
-func (m *Mem) FolderGone(f *Folder) bool {
+// Refresh implements FS. Mem keeps no open directories, so a folder is
+// either there or gone.
+func (m *Mem) Refresh(f *Folder) FolderState {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	e, ok := m.files[f.Root]
-	return !ok || !e.mode.IsDir()
+	if e, ok := m.files[f.Root]; ok && e.mode.IsDir() {
+		return FolderOpen
+	}
+	return FolderGone
 }
 
 // AddReadOnlyRoot implements FS.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"os"
 	"path"
@@ -119,6 +120,11 @@ type Session struct {
 	// matchers are the watched folders' shared ignore matchers; replaced
 	// whole when the folders change, read by tools concurrently.
 	matchers atomic.Pointer[map[*ops.Folder]*ignore.Matcher]
+	// foldersMu orders the folder changes: SetFolders and the re-arming
+	// after a folder was opened anew (folderReopened), which a call may
+	// still make while Close runs (closed then says not to).
+	foldersMu sync.Mutex
+	closed    bool
 }
 
 // New opens the folders and builds the registry and executor.
@@ -252,6 +258,7 @@ func New(opts Options) (*Session, error) {
 			}
 		})
 	}
+	env.FolderReopened = s.folderReopened
 	env.Matchers = func(f *ops.Folder) *ignore.Matcher {
 		if m := s.matchers.Load(); m != nil {
 			return (*m)[f]
@@ -399,6 +406,8 @@ func (s *Session) stopWatchers() {
 // new set, and the configuration (permission settings, extension tools,
 // upstream MCP servers) is read again from the new folders.
 func (s *Session) SetFolders(specs []ops.FolderSpec) error {
+	s.foldersMu.Lock()
+	defer s.foldersMu.Unlock()
 	s.stopWatchers()
 	err := s.FS.SetFolders(specs)
 	s.startWatchers()
@@ -412,6 +421,28 @@ func (s *Session) SetFolders(specs []ops.FolderSpec) error {
 		s.Reload()
 	}
 	return err
+}
+
+// folderReopened follows folder f, which the FS opened anew at its path
+// (deleted and created again, say by a fresh clone; tools.Env.refresh):
+// tools read its ignore rules fresh until the watchers, armed again on the
+// new directory, share theirs, and its settings, extension tools and MCP
+// servers are read again.
+func (s *Session) folderReopened(f *ops.Folder) {
+	s.Log.Info("workspace folder opened again: its directory was created anew", "folder", f.Root)
+	if m := s.matchers.Load(); m != nil {
+		next := maps.Clone(*m)
+		delete(next, f)
+		s.matchers.Store(&next)
+	}
+	s.foldersMu.Lock()
+	defer s.foldersMu.Unlock()
+	if s.closed {
+		return
+	}
+	s.stopWatchers()
+	s.startWatchers()
+	s.reloader.schedule(s.Reload)
 }
 
 // AwaitTools waits, when one of names is not a registered tool, for the
@@ -446,6 +477,9 @@ func (s *Session) AwaitTools(ctx context.Context, names ...string) error {
 // releases the roots.
 func (s *Session) Close() error {
 	s.housekeeping.Wait()
+	s.foldersMu.Lock()
+	s.closed = true
+	s.foldersMu.Unlock()
 	s.stopWatchers()
 	if s.stopUserWatch != nil {
 		s.stopUserWatch()

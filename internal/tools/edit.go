@@ -174,7 +174,7 @@ func lockForChange(ctx context.Context, c *Call, path, verb string) (p ops.Path,
 	if r := refuseReadOnly(p); r != nil {
 		return refuse(*r)
 	}
-	if c.Env.FS.FolderGone(p.Folder) {
+	if c.Env.refresh(p.Folder) == ops.FolderGone {
 		return refuse(Errorf("cannot change %s: %s Nothing was changed.", p.Display(), folderGone(p)))
 	}
 	if c.Env.Guard == nil {

@@ -77,6 +77,9 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	if err := finder.ValidatePattern(in.Pattern); err != nil {
 		return Errorf("%v", err), nil
 	}
+	// The plan first: it opens again a folder created anew at its path,
+	// before p's folder is read.
+	plan, missing := searchPlan(c.Env)
 	fsys := c.Env.FS.FolderFS(p.Folder)
 	limit := in.Limit
 	if limit <= 0 {
@@ -91,7 +94,7 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	}
 	var res finder.FindResult
 	gone := ""
-	if plan, missing := searchPlan(c.Env.FS); in.Path == "." && beyondFirst(plan, missing) {
+	if in.Path == "." && beyondFirst(plan, missing) {
 		// No path: the whole workspace, every folder of it, in order.
 		if len(plan) == 0 {
 			return Errorf("no workspace folder is left to search:%s", goneNote(missing)), nil
@@ -213,7 +216,7 @@ func ignoredMatches(ctx context.Context, c *Call, p ops.Path, everywhere bool, p
 		rel string
 	}
 	places := []place{{ops.Share{Folder: p.Folder}, p.Rel}}
-	if plan, missing := searchPlan(c.Env.FS); everywhere && beyondFirst(plan, missing) {
+	if plan, missing := searchPlan(c.Env); everywhere && beyondFirst(plan, missing) {
 		places = places[:0]
 		for _, sh := range plan {
 			places = append(places, place{sh, "."})

@@ -122,7 +122,7 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		fsys fs.FS
 	)
 	gone := ""
-	if plan, missing := searchPlan(c.Env.FS); (in.Path == "" || in.Path == ".") && beyondFirst(plan, missing) {
+	if plan, missing := searchPlan(c.Env); (in.Path == "" || in.Path == ".") && beyondFirst(plan, missing) {
 		// No path: the whole workspace, every folder of it.
 		if len(plan) == 0 {
 			return Errorf("no workspace folder is left to search:%s", goneNote(missing)), nil

@@ -101,9 +101,17 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 	// One open: the stat of the descriptor decides directory/non-regular
 	// and is the edit guard's fingerprint of exactly the bytes read.
 	data, fi, err := fsys.ReadFileInfo(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		switch c.Env.refresh(p.Folder) {
+		case ops.FolderReopened: // created anew at its path: read there
+			data, fi, err = fsys.ReadFileInfo(p)
+		case ops.FolderGone:
+			return Errorf("%s not found: %s", p.Display(), folderGone(p)), nil
+		}
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return notFound(fsys, p, in.Path), nil
+			return notFound(fsys, p), nil
 		}
 		// A socket cannot even be opened (ENXIO): say what it is.
 		if st, serr := fsys.Stat(p); serr == nil && !st.Mode().IsRegular() && !st.IsDir() {
@@ -324,10 +332,7 @@ func formatLines(display, text string, offset, limit int, notes []string, l Limi
 }
 
 // notFound lists up to three similarly named files as suggestions.
-func notFound(fsys ops.FS, p ops.Path, input string) Result {
-	if fsys.FolderGone(p.Folder) {
-		return Errorf("%s not found: %s", p.Display(), folderGone(p))
-	}
+func notFound(fsys ops.FS, p ops.Path) Result {
 	msg := fmt.Sprintf("%s not found.", p.Display())
 	if s := suggest(fsys, p); len(s) > 0 {
 		msg += " Did you mean: " + strings.Join(s, ", ") + "?"

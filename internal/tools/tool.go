@@ -85,6 +85,12 @@ type Env struct {
 	// edit and write can tell the model about problems they introduced;
 	// nil when the client cannot.
 	Diagnostics DiagnosticsSource
+	// FolderReopened is told of a folder deleted (or replaced) and found
+	// again at its path, which the FS opened anew (ops.FS.Refresh): the
+	// session re-arms its watchers and reads its settings again, and must
+	// drop the folder's shared ignore matcher (Matchers) before returning.
+	// nil: nobody is told.
+	FolderReopened func(f *ops.Folder)
 	// limits are the session's limits, for extension tools, which run
 	// through bash's machinery (the built-in tools enforce the Limits they
 	// were built with). Settings reloads change them while calls run.

@@ -107,18 +107,31 @@ func workspaceFolders(fsys ops.FS) []*ops.Folder {
 // searchPlan is what a search without a path walks: every workspace
 // folder's share (ops.Shares), so each file once, in the folder a path to
 // it resolves to; a folder whose directory is gone is left out and
-// returned in gone.
-func searchPlan(fsys ops.FS) (plan []ops.Share, gone []*ops.Folder) {
-	for _, sh := range ops.Shares(workspaceFolders(fsys)) {
+// returned in gone (one created anew at its path is opened again, see
+// Env.refresh).
+func searchPlan(env *Env) (plan []ops.Share, gone []*ops.Folder) {
+	for _, sh := range ops.Shares(workspaceFolders(env.FS)) {
 		switch {
 		case sh.Covered:
-		case fsys.FolderGone(sh.Folder):
+		case env.refresh(sh.Folder) == ops.FolderGone:
 			gone = append(gone, sh.Folder)
 		default:
 			plan = append(plan, sh)
 		}
 	}
 	return plan, gone
+}
+
+// refresh checks that f's directory is still at its path (ops.FS.Refresh)
+// and tells the session when f was opened again there, so its watchers
+// and settings follow. Only calls that found something missing, and
+// searches, ask: a check costs two stats.
+func (e *Env) refresh(f *ops.Folder) ops.FolderState {
+	st := e.FS.Refresh(f)
+	if st == ops.FolderReopened && e.FolderReopened != nil {
+		e.FolderReopened(f)
+	}
+	return st
 }
 
 // beyondFirst reports whether a search of the whole workspace must walk
@@ -129,14 +142,14 @@ func beyondFirst(plan []ops.Share, gone []*ops.Folder) bool {
 
 // folderGone says that p's workspace folder is gone and what to do.
 func folderGone(p ops.Path) string {
-	return fmt.Sprintf("its workspace folder %s no longer exists (or was replaced since the session opened it). If it is back, it must be removed from the workspace and added again.", p.Folder.Root)
+	return fmt.Sprintf("its workspace folder %s no longer exists. Once a directory is there again, the next call opens it.", p.Folder.Root)
 }
 
 // goneNote names the folders a whole-workspace search could not walk.
 func goneNote(gone []*ops.Folder) string {
 	var b strings.Builder
 	for _, f := range gone {
-		fmt.Fprintf(&b, "\n[Workspace folder %s no longer exists (or was replaced since the session opened it); it was not searched.]", f.Root)
+		fmt.Fprintf(&b, "\n[Workspace folder %s no longer exists; it was not searched.]", f.Root)
 	}
 	return b.String()
 }

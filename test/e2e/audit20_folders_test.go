@@ -754,22 +754,41 @@ func TestAudit20FoldersDeletedDuringSession(t *testing.T) {
 			if err := c.Call(ctx, "tools/list", map[string]any{}, &tl); err != nil {
 				t.Errorf("tools/list after the deletion: %v", err)
 			}
-			// Re-created at its path, the folder is another directory: the
-			// session keeps the one it opened (docs/protocol.md), and a
-			// whole-workspace grep names it as not searched. Removed and
-			// added again, the folder is opened anew and its files read.
-			a20fPut(t, gone, map[string]string{"g.txt": "needle back\n"})
-			a20fWant(t, "read in the replaced folder says why", c.CallTool(ctx, "read", map[string]any{"path": g}), true,
-				"its workspace folder "+gone+" no longer exists (or was replaced since the session opened it)")
-			a20fWant(t, "grep names the replaced folder", c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"}), false,
-				"[Workspace folder "+gone+" no longer exists (or was replaced since the session opened it); it was not searched.]")
-			a20fChange(t, ctx, c, nil, []string{gone})
-			a20fChange(t, ctx, c, []string{gone}, nil)
-			if !waitUntil(5*time.Second, func() bool {
-				return !c.CallTool(ctx, "read", map[string]any{"path": g}).IsError
-			}) {
-				t.Errorf("read %s after the folder was removed and added again: %s", g, c.CallTool(ctx, "read", map[string]any{"path": g}).Text())
+			// Created again at its path (a fresh clone, say), the folder is
+			// another directory: the next call that finds something missing
+			// there opens it, and the session follows it.
+			a20fPut(t, gone, map[string]string{"g.txt": "needle back\n", ".gitignore": "skip.txt\n", "skip.txt": "needle skipped\n"})
+			a20fWant(t, "read in the re-created folder", c.CallTool(ctx, "read", map[string]any{"path": g}), false, "1→needle back")
+			r = c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"})
+			a20fWant(t, "grep in the re-created folder", r, false, "needle back", "needle kept")
+			a20fLacks(t, "grep in the re-created folder", r, "not searched", "needle skipped")
+			if tc.goneFirst {
+				a20fWant(t, "relative read with the first folder back", c.CallTool(ctx, "read", map[string]any{"path": "g.txt"}), false, "1→needle back")
 			}
+			a20fWant(t, "edit in the re-created folder", c.CallTool(ctx, "edit", map[string]any{"path": g, "edits": []any{map[string]any{"oldText": "back", "newText": "edited"}}}), false)
+			if got := readFile(t, g); got != "needle edited\n" {
+				t.Errorf("after the edit %s holds %q", g, got)
+			}
+			// The watchers follow the new directory: a change made there is
+			// announced.
+			if !waitUntil(5*time.Second, func() bool {
+				writeFile(t, g, fmt.Sprintf("changed outside %d\n", time.Now().UnixNano()))
+				_, ok := c.WaitNote(200*time.Millisecond, func(n harness.Note) bool {
+					var ev struct{ URI, Kind string }
+					return n.Method == "workspace/externalChange" && json.Unmarshal(n.Params, &ev) == nil && ev.URI == a20fURI(g)
+				})
+				return ok
+			}) {
+				t.Errorf("no workspace/externalChange for %s in the re-created folder; notes: %v", g, c.Notes("workspace/externalChange"))
+			}
+			// Deleted again, it is gone again.
+			if err := os.RemoveAll(gone); err != nil {
+				t.Fatal(err)
+			}
+			a20fWant(t, "read in the folder deleted again", c.CallTool(ctx, "read", map[string]any{"path": g}), true,
+				"its workspace folder "+gone+" no longer exists. Once a directory is there again, the next call opens it.")
+			a20fWant(t, "grep names the folder deleted again", c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"}), false,
+				"[Workspace folder "+gone+" no longer exists; it was not searched.]")
 		})
 	}
 }
