@@ -28,7 +28,7 @@ type Local struct {
 	folders []*Folder
 	given   map[*Folder]string // the root as the client named it (may contain symlinks)
 	roots   map[*Folder]*os.Root
-	retired []*os.Root // roots Refresh replaced, which calls under way may hold
+	retired []*os.Root  // roots Refresh replaced, which calls under way may hold
 	reaper  proc.Reaper // process groups of commands, killed at Close
 }
 
