@@ -1,7 +1,7 @@
 // Drives code-server's workbench in Debian's chromium: opens the extension
 // test payload, answers the screenshot handshake, and waits for
 // window.codeAutomationExit. Appends its own checks to results.jsonl.
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
@@ -61,6 +61,19 @@ try {
         record("the Agent changes view lists the edited file", "pass");
       } catch (e) {
         record("the Agent changes view lists the edited file", "fail", String(e));
+      }
+      // Every theme colour the extension names must be one the workbench
+      // knows: an unknown id renders nothing, silently. The workbench sets
+      // a CSS variable for each registered colour the theme gives a value.
+      const ids = [];
+      for (const f of readdirSync(join(EXT, "src"), { recursive: true }).filter((f) => String(f).endsWith(".ts"))) {
+        ids.push(...[...readFileSync(join(EXT, "src", String(f)), "utf8").matchAll(/new vscode\.ThemeColor\("([^"]+)"\)/g)].map((m) => m[1]));
+      }
+      if (ids.length === 0) record("the extension's theme colour ids are found in its source", "fail", "no new vscode.ThemeColor(...) in src/");
+      for (const id of [...new Set(ids)]) {
+        const name = "--vscode-" + id.replace(/\./g, "-");
+        const value = await page.evaluate((n) => getComputedStyle(document.querySelector(".monaco-workbench") ?? document.body).getPropertyValue(n).trim(), name);
+        record(`theme colour ${id} is defined by the workbench`, value ? "pass" : "fail", value ? undefined : `no ${name} on .monaco-workbench`);
       }
       await page.waitForTimeout(500);
       await page.screenshot({ path: SHOT });
