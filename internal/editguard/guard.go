@@ -18,12 +18,16 @@ import (
 type Fingerprint struct {
 	Size    int64
 	MtimeNs int64
+	// CtimeNs is the status change time: a same-size rewrite whose mtime
+	// was put back (cp -p, rsync -t, a tool restoring times) still moves
+	// it. 0 where it is not read.
+	CtimeNs int64
 	Inode   uint64
 }
 
 // FingerprintOf builds a fingerprint from stat information.
 func FingerprintOf(fi fs.FileInfo) Fingerprint {
-	return Fingerprint{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano(), Inode: inode(fi)}
+	return Fingerprint{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano(), CtimeNs: ctimeNs(fi), Inode: inode(fi)}
 }
 
 // keepContentBytes bounds the copy of read content kept to name the changed
@@ -57,6 +61,8 @@ type Guard struct {
 	// editor (workspace/applyEdit): then a document's text, not the file on
 	// disk, is what a stamp must still match. Set once before use.
 	bufs Buffers
+	// onDeferred receives the events put off while a file was held.
+	onDeferred func(p ops.Path, kind string)
 
 	mu     sync.Mutex
 	stamps map[string]*Stamp

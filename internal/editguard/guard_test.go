@@ -142,6 +142,15 @@ func TestCheck(t *testing.T) {
 			// Size, inode and mtime as they were: only the content differs.
 			os.Chtimes(filepath.Join(e.dir, "a.txt"), fi.ModTime(), fi.ModTime())
 		}, "line 2 differs from what you read"},
+		{"a same-size rewrite of an old file with its mtime put back is refused up front", func(e *env) {
+			e.age("a.txt")
+			fi, _ := os.Stat(filepath.Join(e.dir, "a.txt"))
+			e.read("a.txt")
+			e.external("a.txt", "one\nTWO\nthree\n")
+			// cp -p, rsync -t: size, inode and the old mtime as they were;
+			// only the status change time tells.
+			os.Chtimes(filepath.Join(e.dir, "a.txt"), fi.ModTime(), fi.ModTime())
+		}, "line 2 differs from what you read"},
 		{"event marks it stale", func(e *env) {
 			e.read("a.txt")
 			e.external("a.txt", "one\ntwo\nthree\nfour\n")
@@ -195,6 +204,20 @@ func TestObserve(t *testing.T) {
 		{"touch", func(e *env) string { e.read("a.txt"); e.touch("a.txt"); return KindChanged }, KindChanged, false, true},
 		{"external change", func(e *env) string { e.read("a.txt"); e.external("a.txt", "x"); return KindChanged }, KindChanged, true, false},
 		{"our own write", func(e *env) string { e.read("a.txt"); e.write("a.txt", "mine\n"); return KindCreated }, KindChanged, false, true},
+		{"same-size rewrite of an old file, mtime put back", func(e *env) string {
+			e.age("a.txt")
+			fi, _ := os.Stat(filepath.Join(e.dir, "a.txt"))
+			e.read("a.txt")
+			e.external("a.txt", "one\nTWO\nthree\n")
+			os.Chtimes(filepath.Join(e.dir, "a.txt"), fi.ModTime(), fi.ModTime())
+			return KindChanged
+		}, KindChanged, true, false},
+		{"chmod only", func(e *env) string {
+			e.age("a.txt")
+			e.read("a.txt")
+			os.Chmod(filepath.Join(e.dir, "a.txt"), 0o600)
+			return KindChanged
+		}, KindChanged, false, true},
 		{"deleted", func(e *env) string { e.read("a.txt"); os.Remove(filepath.Join(e.dir, "a.txt")); return KindDeleted }, KindDeleted, true, false},
 		{"atomic save: renamed over, a create event", func(e *env) string {
 			e.read("a.txt")
@@ -396,5 +419,58 @@ func TestDocumentText(t *testing.T) {
 		if got := string(DocumentText([]byte(tc.disk))); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// An event that arrives while a call holds the file is judged when the
+// file is let go: ignored when it was our write, told when the holder was
+// an edit refused for that very change (else nobody would hear of it).
+func TestEventWhileHeldIsJudgedAtUnlock(t *testing.T) {
+	cases := []struct {
+		name      string
+		during    func(e *env, p ops.Path)
+		wantStale bool
+	}{
+		{"our write", func(e *env, p ops.Path) {
+			e.fs.WriteFile(p, []byte("mine\n"), 0o644, nil)
+			e.g.Wrote(p, []byte("mine\n"))
+		}, false},
+		{"an external change the held edit refused", func(e *env, p ops.Path) {
+			e.external("a.txt", "theirs\n")
+			if _, err := e.g.Check(p); err == nil {
+				t.Fatal("Check let an edit over the external change")
+			}
+		}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, map[string]string{"a.txt": orig})
+			type judged struct{ stale, ignore bool }
+			var got []judged
+			e.g.OnDeferred(func(p ops.Path, kind string) {
+				_, stale, ign := e.g.Observe(p, kind)
+				got = append(got, judged{stale, ign})
+			})
+			e.read("a.txt")
+			p := e.path("a.txt")
+			unlock, err := e.g.Lock(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.during(e, p)
+			if _, stale, ign := e.g.Observe(p, KindChanged); stale || !ign {
+				t.Errorf("event while held: Observe = (%v, %v), want it put off", stale, ign)
+			}
+			if len(got) != 0 {
+				t.Fatalf("the put-off event was judged before the unlock")
+			}
+			unlock()
+			if len(got) != 1 {
+				t.Fatalf("OnDeferred called %d times at unlock, want once", len(got))
+			}
+			if got[0].stale != tc.wantStale || got[0].ignore == tc.wantStale {
+				t.Errorf("judged at unlock: readStale %v, ignore %v; want readStale %v", got[0].stale, got[0].ignore, tc.wantStale)
+			}
+		})
 	}
 }

@@ -39,8 +39,11 @@ func (g *Guard) Observe(p ops.Path, kind string) (report string, readStale bool,
 		return kind, false, true
 	}
 	if q := g.queues[k]; q != nil && q.held {
-		// A write of ours is in flight and will replace the stamp; judging
-		// now would call our own write external (Check stats anyway).
+		// A write of ours may be in flight and will replace the stamp;
+		// judging now would call our own write external. The event is
+		// judged when the file is let go (OnDeferred): the call holding it
+		// may as well be an edit refused for this very change.
+		q.deferred = &deferredEvent{p, kind}
 		g.mu.Unlock()
 		return kind, false, true
 	}

@@ -237,6 +237,7 @@ func New(opts Options) (*Session, error) {
 	}
 	exec.Permission = perm
 	s := &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange, onWatcherDegraded: opts.OnWatcherDegraded, reloadSpec: spec}
+	guard.OnDeferred(s.observe)
 	perm.fresh = s.freshPolicy
 	perm.mask = exec.MaskValue
 	s.settingsStat.fps = settingsFps
@@ -292,6 +293,15 @@ func (s *Session) startWatchers() {
 	s.WatchMode = s.armWatchers(ctx)
 }
 
+// observe judges a watcher event for p (editguard.Guard.Observe) and tells
+// the client of a change to a file the model read.
+func (s *Session) observe(p ops.Path, kind string) {
+	kind, readStale, skip := s.Env.Guard.Observe(p, kind)
+	if !skip && s.onExternalChange != nil {
+		s.onExternalChange((&url.URL{Scheme: "file", Path: filepath.ToSlash(p.OS())}).String(), kind, readStale)
+	}
+}
+
 // WatchSettle is how long a path's watcher events are held until it is
 // quiet: a save that truncates, then writes, is judged once it is done,
 // so rewriting the same bytes is not announced as a change. Short, as
@@ -332,19 +342,13 @@ func (s *Session) armWatchers(ctx context.Context) string {
 				if configFile(ev.Rel) {
 					s.reloader.schedule(s.Reload)
 				}
-				observe := func(p ops.Path, kind string) {
-					kind, readStale, skip := guard.Observe(p, kind)
-					if !skip && s.onExternalChange != nil {
-						s.onExternalChange((&url.URL{Scheme: "file", Path: filepath.ToSlash(p.OS())}).String(), kind, readStale)
-					}
-				}
 				p := ops.Path{Folder: folder, Rel: ev.Rel}
-				observe(p, string(ev.Kind))
+				s.observe(p, string(ev.Kind))
 				if ev.Kind == watch.Deleted {
 					// A directory moved or removed in one event: the
 					// files the model read in it went with it.
 					for _, sub := range guard.StampedBelow(p) {
-						observe(ops.Path{Folder: folder, Rel: path.Join(ev.Rel, sub)}, string(watch.Deleted))
+						s.observe(ops.Path{Folder: folder, Rel: path.Join(ev.Rel, sub)}, string(watch.Deleted))
 					}
 				}
 			},

@@ -87,7 +87,9 @@ func editorDoc(c *Call, p ops.Path) (doc overlay.Doc, inEditor bool, unsaved *Re
 	if disk, err := c.Env.FS.ReadFile(p); err == nil && docEqualsDisk(doc.Text, disk) {
 		return doc, false, nil
 	}
-	r := Errorf("%s is open in the editor with unsaved changes, and this editor cannot take edits into its buffers; save or revert it there, read it again, then retry. Nothing was changed.", p.Display())
+	// The document may be the one behind: a change on disk the editor has
+	// not loaded yet looks the same from here as unsaved typing.
+	r := Errorf("%s is open in the editor and its text there differs from the file on disk (unsaved changes, or a change on disk the editor has not loaded yet), and this editor cannot take edits into its buffers; save or revert it there (revert keeps what is on disk), read it again, then retry. Nothing was changed.", p.Display())
 	return doc, false, &r
 }
 
