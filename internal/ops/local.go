@@ -548,10 +548,14 @@ func (l *Local) WriteFile(p Path, data []byte, perm fs.FileMode, before func() e
 // file and keeps its stat; the last thing before the rename is one more
 // stat, which must match: a save that lands after the read moves the inode
 // (a rename over p) or the size or mtime (a write in place). What is left
-// is the gap between that stat and the rename. Exchanging the names in one
-// step (renameat2 RENAME_EXCHANGE) would close it, but editors' file
-// watchers then see p created and deleted, and VS Code marks an open file
-// deleted.
+// is the gap between that stat and the rename. Between agentls processes
+// (an editor's and an MCP host's on one workspace) an advisory lock on the
+// file read, held until the rename is done, closes it: the second of two
+// racing replaces gets the lock after the first renamed, and its stat
+// check then sees the new file. Other writers do not take the lock.
+// Exchanging the names in one step (renameat2 RENAME_EXCHANGE) would close
+// the gap for them too, but editors' file watchers then see p created and
+// deleted, and VS Code marks an open file deleted.
 func (l *Local) ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte, before func() error) error {
 	r, rel, err := l.writable(p)
 	if err != nil {
@@ -564,8 +568,22 @@ func (l *Local) ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte
 		return atomicWrite(r, rel, data, perm, before)
 	}
 	changed := fmt.Errorf("replace %s: %w", p.Rel, ErrChanged)
+	var locked *os.File // closed (and so unlocked) once the rename is done
+	defer func() {
+		if locked != nil {
+			locked.Close()
+		}
+	}()
 	return atomicWrite(r, rel, data, perm, func() error {
-		cur, read, err := readWithStat(r, rel)
+		f, err := r.Open(rel)
+		if err != nil {
+			return changed
+		}
+		locked = f
+		if err := lockExclusive(f, ReplaceLockWait); err != nil {
+			return fmt.Errorf("replace %s: another agentls process is changing it (%v): %w", p.Rel, err, ErrChanged)
+		}
+		cur, read, err := readStat(f)
 		if err != nil || !bytes.Equal(cur, expect) {
 			return changed
 		}
@@ -581,13 +599,13 @@ func (l *Local) ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte
 	})
 }
 
-// readWithStat reads rel and stats the file it read, through one open.
-func readWithStat(r *os.Root, rel string) ([]byte, fs.FileInfo, error) {
-	f, err := r.Open(rel)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
+// ReplaceLockWait bounds how long ReplaceFile waits for another agentls
+// process replacing the same file (which holds it for the moment of its
+// final check and rename).
+const ReplaceLockWait = 2 * time.Second
+
+// readStat stats f and reads it.
+func readStat(f *os.File) ([]byte, fs.FileInfo, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, nil, err

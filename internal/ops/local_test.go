@@ -648,3 +648,56 @@ func TestLocalRefresh(t *testing.T) {
 		t.Errorf("Refresh of a removed folder = %v, want FolderGone", st)
 	}
 }
+
+// Two agentls processes (two Locals over one folder) replacing the same
+// file they both read: while the first is between its final check and its
+// rename (its before hook), the second must not get to its own check, and
+// once the first renamed, the second sees the new file and replaces
+// nothing. Without the lock, both could pass the check before either
+// renamed, and one writer's change would be lost.
+func TestLocalReplaceFileRacingProcesses(t *testing.T) {
+	w := newWorkspace(t)
+	osPath := filepath.Join(w.root, "f.txt")
+	if err := os.WriteFile(osPath, []byte("as read\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, second := newLocal(t, ops.FolderSpec{Path: w.root}), newLocal(t, ops.FolderSpec{Path: w.root})
+	entered, release := make(chan struct{}), make(chan struct{})
+	firstDone := make(chan error, 1)
+	go func() {
+		firstDone <- first.ReplaceFile(resolve(t, first, "f.txt"), []byte("first\n"), 0o644, []byte("as read\n"), func() error {
+			close(entered)
+			<-release
+			return nil
+		})
+	}()
+	<-entered
+	secondChecked := make(chan struct{})
+	secondDone := make(chan error, 1)
+	go func() {
+		secondDone <- second.ReplaceFile(resolve(t, second, "f.txt"), []byte("second\n"), 0o644, []byte("as read\n"), func() error {
+			close(secondChecked)
+			return nil
+		})
+	}()
+	select {
+	case <-secondChecked:
+		t.Fatal("the second replace checked the file while the first was about to rename it")
+	case err := <-secondDone:
+		t.Fatalf("the second replace finished while the first held the file: %v", err)
+	case <-time.After(200 * time.Millisecond): // it waits for the lock
+	}
+	close(release)
+	if err := <-firstDone; err != nil {
+		t.Fatalf("first replace: %v", err)
+	}
+	if err := <-secondDone; !errors.Is(err, ops.ErrChanged) {
+		t.Fatalf("second replace after the first renamed: %v, want ErrChanged", err)
+	}
+	if got := readOS(t, osPath); got != "first\n" {
+		t.Errorf("the file holds %q, want the first writer's change", got)
+	}
+	if left := tempLeftovers(t, w.root); len(left) > 0 {
+		t.Errorf("temp files left: %v", left)
+	}
+}

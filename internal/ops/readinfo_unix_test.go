@@ -3,9 +3,11 @@
 package ops_test
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -44,5 +46,35 @@ func TestLocalReadFileInfoFIFO(t *testing.T) {
 		}
 		<-done
 		t.Fatal("ReadFileInfo blocked on a FIFO")
+	}
+}
+
+// A replace waits ReplaceLockWait at most for another process holding the
+// file (a wedged agentls), then refuses as changed and writes nothing.
+func TestLocalReplaceFileLockHeldElsewhere(t *testing.T) {
+	w := newWorkspace(t)
+	osPath := filepath.Join(w.root, "f.txt")
+	if err := os.WriteFile(osPath, []byte("as read\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.Open(osPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	l := newLocal(t, ops.FolderSpec{Path: w.root})
+	start := time.Now()
+	err = l.ReplaceFile(resolve(t, l, "f.txt"), []byte("new\n"), 0o644, []byte("as read\n"), nil)
+	if waited := time.Since(start); !errors.Is(err, ops.ErrChanged) || !strings.Contains(err.Error(), "another agentls process is changing it") || waited < ops.ReplaceLockWait {
+		t.Fatalf("ReplaceFile with the lock held elsewhere = %v after %v; want ErrChanged naming the other process after %v", err, waited, ops.ReplaceLockWait)
+	}
+	if got := readOS(t, osPath); got != "as read\n" {
+		t.Errorf("the file holds %q, want it untouched", got)
+	}
+	if left := tempLeftovers(t, w.root); len(left) > 0 {
+		t.Errorf("temp files left: %v", left)
 	}
 }
