@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentls/agentls/internal/owner"
 	"github.com/agentls/agentls/internal/tools"
 )
 
@@ -363,6 +364,18 @@ func cut(s string) string {
 	return s[:i] + fmt.Sprintf("…[cut: %d bytes in all]", len(s))
 }
 
+// logOwner is the pid a log file is named after
+// (YYYYMMDD-HHMMSS-<pid>.jsonl, or .<n>.jsonl after a rotation).
+func logOwner(name string) (int, bool) {
+	base, _, _ := strings.Cut(strings.TrimSuffix(name, ".jsonl"), ".")
+	parts := strings.Split(base, "-")
+	if len(parts) != 3 {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(parts[2])
+	return pid, err == nil && pid > 0
+}
+
 // logFile is one log file of the directory.
 type logFile struct {
 	path  string
@@ -398,15 +411,21 @@ func files(dir string) ([]logFile, error) {
 }
 
 // prune removes the oldest files until at most MaxFiles remain and they hold
-// at most MaxTotalBytes; keep (the current file) is never removed.
+// at most MaxTotalBytes; keep (the current file) is never removed, nor the
+// file another running agentls is writing (the newest named after its pid):
+// sessions share the directory, and one's start must not cut another's log.
 func prune(dir, keep string) error {
 	list, err := files(dir)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	var total int64
+	current := map[int]string{} // pid → its newest file
 	for _, f := range list {
 		total += f.size
+		if pid, ok := logOwner(filepath.Base(f.path)); ok {
+			current[pid] = f.path
+		}
 	}
 	n := len(list)
 	var errs []error
@@ -415,6 +434,9 @@ func prune(dir, keep string) error {
 			break
 		}
 		if f.path == keep {
+			continue
+		}
+		if pid, ok := logOwner(filepath.Base(f.path)); ok && current[pid] == f.path && owner.Alive(pid) {
 			continue
 		}
 		if err := os.Remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {

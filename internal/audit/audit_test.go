@@ -228,12 +228,15 @@ func TestHookMasksUnknownToolName(t *testing.T) {
 
 // makeOld creates count old log files of the given (sparse) size with
 // increasing modification times.
+const deadPid = 99999999
+
 func makeOld(t *testing.T, dir string, count int, size int64) []string {
 	t.Helper()
 	var paths []string
 	base := time.Now().Add(-time.Hour)
 	for i := range count {
-		p := filepath.Join(dir, fmt.Sprintf("20200101-0000%02d-1.jsonl", i))
+		// A pid above any pid_max: a session long gone.
+		p := filepath.Join(dir, fmt.Sprintf("20200101-0000%02d-%d.jsonl", i, deadPid))
 		if err := os.WriteFile(p, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -290,6 +293,55 @@ func TestRotation(t *testing.T) {
 				t.Error("a file that is not a log was removed")
 			}
 		})
+	}
+}
+
+// The directory is shared: a session's start prunes old logs of ended
+// sessions, never the file another running agentls is writing, however
+// old its last write. Its earlier (rotated) files may go.
+func TestRotationKeepsRunningSessionsFile(t *testing.T) {
+	dir := t.TempDir()
+	running := os.Getppid() // alive while the test runs
+	mk := func(name string, age time.Duration) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mt := time.Now().Add(-age)
+		os.Chtimes(p, mt, mt)
+		return p
+	}
+	rotated := mk(fmt.Sprintf("20200101-000000-%d.jsonl", running), 3*time.Hour)
+	current := mk(fmt.Sprintf("20200101-000000-%d.2.jsonl", running), 2*time.Hour)
+	ended := mk(fmt.Sprintf("20200101-000001-%d.jsonl", deadPid), 2*time.Hour)
+	makeOld(t, dir, MaxFiles, 10) // newer than all three
+	l, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		kept bool
+	}{{current, true}, {rotated, false}, {ended, false}} {
+		if _, err := os.Stat(c.path); (err == nil) != c.kept {
+			t.Errorf("%s: kept = %v, want %v", filepath.Base(c.path), err == nil, c.kept)
+		}
+	}
+}
+
+func TestLogOwner(t *testing.T) {
+	for name, want := range map[string]int{
+		"20261201-010821-9822.jsonl":   9822,
+		"20261201-010821-9822.3.jsonl": 9822,
+		"notes.jsonl":                  0,
+		"2026-x-y.jsonl":               0,
+	} {
+		if pid, ok := logOwner(name); pid != want || ok != (want > 0) {
+			t.Errorf("logOwner(%q) = %d, %v; want %d", name, pid, ok, want)
+		}
 	}
 }
 

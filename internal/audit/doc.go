@@ -10,5 +10,6 @@
 // startup path; Close waits for it), and whenever its file grows past
 // MaxFileBytes (the session continues in a new file), the oldest files are
 // removed until at most MaxFiles remain and together they hold at most
-// MaxTotalBytes.
+// MaxTotalBytes — except the file each running agentls is writing: the
+// directory is shared by every session.
 package audit

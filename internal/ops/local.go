@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentls/agentls/internal/owner"
 	"github.com/agentls/agentls/internal/proc"
 )
 
@@ -864,7 +865,7 @@ func (l *Local) CleanTemp(f *Folder) int {
 			return fs.SkipDir
 		}
 		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) && !ownTemp(d.Name(), pid) {
-			if owner, ok := tempOwner(d.Name()); ok && processAlive(owner) {
+			if pid, ok := tempOwner(d.Name()); ok && owner.Alive(pid) {
 				if fi, err := d.Info(); err != nil || time.Since(fi.ModTime()) < TempMaxAge {
 					return nil // another process's write in progress
 				}

@@ -22,16 +22,6 @@ const readOpenFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
 // names, so every path takes the full walk there.)
 const lexicalRealRoot = true
 
-// processAlive reports whether a process with this id exists (signal 0
-// checks without sending; EPERM means it exists under another user).
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
 // lockExclusive takes an advisory lock (flock) on f, waiting at most
 // wait; other agentls processes replacing the same file take it too.
 func lockExclusive(f *os.File, wait time.Duration) error {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agentls/agentls/internal/owner"
 )
 
 const (
@@ -186,7 +188,7 @@ func CleanStale(base string) {
 		if !ok || e.Type()&fs.ModeType != fs.ModeDir {
 			continue
 		}
-		if pid == self || pidAlive(pid) {
+		if pid == self || owner.Alive(pid) {
 			continue
 		}
 		_ = os.RemoveAll(filepath.Join(base, e.Name()))

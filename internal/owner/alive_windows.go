@@ -1,11 +1,14 @@
 //go:build windows
 
-package spill
+package owner
 
 import "syscall"
 
-// pidAlive reports whether a process with this pid exists.
-func pidAlive(pid int) bool {
+// Alive reports whether a process with this id exists (see alive_unix.go).
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
 	const processQueryLimitedInformation = 0x1000
 	h, err := syscall.OpenProcess(processQueryLimitedInformation, false, uint32(pid))
 	if err != nil {
