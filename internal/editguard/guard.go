@@ -117,11 +117,23 @@ func (g *Guard) WroteBuffer(p ops.Path, content []byte) {
 	g.record(p, Fingerprint{}, content, 0, 0)
 }
 
+// RecordReadDigest is RecordReadInfo for a file read in one pass without
+// being held whole (too large to): the stamp has the content's xxhash64
+// (what xxhash.Sum64 of the content gives) and no copy, as for any file
+// over keepContentBytes.
+func (g *Guard) RecordReadDigest(p ops.Path, fi fs.FileInfo, hash uint64, from, to int) {
+	g.stamp(p, &Stamp{FP: FingerprintOf(fi), Hash: hash, At: time.Now()}, from, to)
+}
+
 func (g *Guard) record(p ops.Path, fp Fingerprint, content []byte, from, to int) {
 	st := &Stamp{FP: fp, Hash: xxhash.Sum64(content), At: time.Now()}
 	if len(content) <= keepContentBytes {
 		st.Content = append([]byte(nil), content...)
 	}
+	g.stamp(p, st, from, to)
+}
+
+func (g *Guard) stamp(p ops.Path, st *Stamp, from, to int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if old := g.stamps[key(p)]; old != nil && old.Hash == st.Hash && !old.Stale {

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 
 	"github.com/agentls/agentls/internal/ignore"
@@ -50,6 +51,10 @@ type FS interface {
 	// nil and info says what p is. Opening never blocks (a FIFO without a
 	// writer is reported, not waited on).
 	ReadFileInfo(p Path) (data []byte, info fs.FileInfo, err error)
+	// OpenRead is ReadFileInfo that leaves the reading to the caller, for
+	// files too large to hold: the open file (nil when p is not a regular
+	// file) and the stat of that descriptor. The caller closes it.
+	OpenRead(p Path) (io.ReadCloser, fs.FileInfo, error)
 	Stat(p Path) (fs.FileInfo, error)
 	Lstat(p Path) (fs.FileInfo, error)
 	ReadDir(p Path) ([]fs.DirEntry, error)

@@ -466,6 +466,20 @@ func (l *Local) ReadFile(p Path) ([]byte, error) {
 // fstat, which is what the FileInfo (and an edit guard stamp built from it)
 // describes.
 func (l *Local) ReadFileInfo(p Path) ([]byte, fs.FileInfo, error) {
+	f, fi, err := l.OpenRead(p)
+	if f == nil {
+		return nil, fi, err
+	}
+	defer f.Close()
+	data, err := ReadSized(f, fi.Size())
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", p.Rel, err)
+	}
+	return data, fi, nil
+}
+
+// OpenRead implements FS.
+func (l *Local) OpenRead(p Path) (io.ReadCloser, fs.FileInfo, error) {
 	r, rel, err := l.root(p)
 	if err != nil {
 		return nil, nil, err
@@ -474,25 +488,18 @@ func (l *Local) ReadFileInfo(p Path) ([]byte, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fi, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fi, nil
-	}
-	data, err := readSized(f, fi.Size())
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", p.Rel, err)
-	}
-	return data, fi, nil
+	return f, fi, nil
 }
 
-// readSized reads a file whose fstat reported size bytes: one read for a
+// ReadSized reads a file whose fstat reported size bytes: one read for a
 // file that still has that size. Size 0 may hide content (procfs-like
 // files report 0), so that case reads to EOF.
-func readSized(f *os.File, size int64) ([]byte, error) {
+func ReadSized(f io.Reader, size int64) ([]byte, error) {
 	if size <= 0 || int64(int(size)) != size {
 		return io.ReadAll(f)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"sort"
@@ -208,6 +209,15 @@ func (m *Mem) ReadFileInfo(p Path) ([]byte, fs.FileInfo, error) {
 	}
 	snap.data = append([]byte(nil), e.data...)
 	return snap.data, memInfo{name: path.Base(a), e: &snap}, nil
+}
+
+// OpenRead implements FS.
+func (m *Mem) OpenRead(p Path) (io.ReadCloser, fs.FileInfo, error) {
+	data, fi, err := m.ReadFileInfo(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, fi, err
+	}
+	return io.NopCloser(bytes.NewReader(data)), fi, nil
 }
 
 // Stat implements FS.

@@ -22,12 +22,11 @@ var pemLines = sync.OnceValue(func() [2]*regexp.Regexp {
 // whole never reaches the masker in one piece. An unterminated block runs to
 // the end of the content.
 func PrivateKeyLines(content []byte) [][2]int {
-	if !bytes.Contains(content, []byte("PRIVATE KEY")) {
+	if !bytes.Contains(content, privateKey) {
 		return nil
 	}
-	re := pemLines()
-	pemBegin, pemEnd := re[0], re[1]
 	var out [][2]int
+	var t KeyBlockTracker
 	line, start := 1, 0
 	for len(content) > 0 {
 		i := bytes.IndexByte(content, '\n')
@@ -37,19 +36,42 @@ func PrivateKeyLines(content []byte) [][2]int {
 		} else {
 			l, content = content[:i], content[i+1:]
 		}
-		switch {
-		case start == 0 && pemBegin.Match(l):
-			start = line + 1
-		case start != 0 && pemEnd.Match(l):
-			if line > start {
-				out = append(out, [2]int{start, line - 1})
-			}
+		switch body := t.Next(l); {
+		case body && start == 0:
+			start = line
+		case !body && start != 0:
+			out = append(out, [2]int{start, line - 1})
 			start = 0
 		}
 		line++
 	}
-	if start != 0 && line-1 >= start {
+	if start != 0 {
 		out = append(out, [2]int{start, line - 1})
 	}
 	return out
+}
+
+var privateKey = []byte("PRIVATE KEY")
+
+// KeyBlockTracker follows a text line by line, for a reader that cannot
+// hold it whole (PrivateKeyLines is the same over a buffer). Its zero value
+// is ready.
+type KeyBlockTracker struct{ inside bool }
+
+// Next takes the next line (without its newline) and reports whether it is
+// a body line of a private key block.
+func (t *KeyBlockTracker) Next(line []byte) bool {
+	if !bytes.Contains(line, privateKey) {
+		return t.inside // neither a BEGIN nor an END line
+	}
+	re := pemLines()
+	switch {
+	case !t.inside && re[0].Match(line):
+		t.inside = true
+		return false
+	case t.inside && re[1].Match(line):
+		t.inside = false
+		return false
+	}
+	return t.inside
 }

@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -105,9 +107,7 @@ func maskGrepKeyLines(fsys ops.FS, text string) (string, int) {
 		rs, ok := ranges[file]
 		if !ok {
 			if p, err := fsys.Resolve(file); err == nil {
-				if data, err := fsys.ReadFile(p); err == nil {
-					rs = secrets.PrivateKeyLines(data)
-				}
+				rs = fileKeyLines(fsys, p)
 			}
 			ranges[file] = rs
 		}
@@ -124,6 +124,50 @@ func maskGrepKeyLines(fsys ops.FS, text string) (string, int) {
 		return text, 0
 	}
 	return strings.Join(lines, "\n"), n
+}
+
+// fileKeyLines is secrets.PrivateKeyLines of the file p, read in one pass
+// without holding it: grep may name a file of gigabytes.
+func fileKeyLines(fsys ops.FS, p ops.Path) [][2]int {
+	f, _, err := fsys.OpenRead(p)
+	if f == nil || err != nil {
+		return nil
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	var (
+		out         [][2]int
+		t           secrets.KeyBlockTracker
+		line, start = 1, 0
+		head        []byte // the line's start: BEGIN and END lines are short
+		more        bool   // head is not the whole line
+	)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !more {
+			head = append(head[:0], chunk...)
+		}
+		if more = err == bufio.ErrBufferFull; more {
+			continue
+		}
+		if len(head) > 0 {
+			switch body := t.Next(bytes.TrimSuffix(head, []byte("\n"))); {
+			case body && start == 0:
+				start = line
+			case !body && start != 0:
+				out = append(out, [2]int{start, line - 1})
+				start = 0
+			}
+			line++
+		}
+		if err != nil {
+			break
+		}
+	}
+	if start != 0 {
+		out = append(out, [2]int{start, line - 1})
+	}
+	return out
 }
 
 // keyRanges holds the private key body lines of a change's old and new

@@ -100,11 +100,11 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 	}
 	// One open: the stat of the descriptor decides directory/non-regular
 	// and is the edit guard's fingerprint of exactly the bytes read.
-	data, fi, err := fsys.ReadFileInfo(p)
+	file, fi, err := fsys.OpenRead(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		switch c.Env.refresh(p.Folder) {
 		case ops.FolderReopened: // created anew at its path: read there
-			data, fi, err = fsys.ReadFileInfo(p)
+			file, fi, err = fsys.OpenRead(p)
 		case ops.FolderGone:
 			return Errorf("%s not found: %s", p.Display(), folderGone(p)), nil
 		}
@@ -125,14 +125,20 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 	if !fi.Mode().IsRegular() {
 		return Errorf("%s is not a regular file (%s); only files can be read.", p.Display(), fi.Mode().Type()), nil
 	}
+	defer file.Close()
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	if fi.Size() > ReadStreamBytes {
+		return readLarge(ctx, c, p, file, fi, in, l)
+	}
+	data, err := ops.ReadSized(file, fi.Size())
+	if err != nil {
+		return Errorf("cannot read %s: %v", p.Display(), err), nil
+	}
 	if img := sniffImage(data); img != "" {
 		if len(data) > ReadMaxImage {
-			// Exact bytes: rounded, a file just over the limit reads as
-			// the limit itself.
-			return Errorf("%s is an image (%s) of %d bytes (%s), over the image limit of %d bytes; not read.", p.Display(), img, len(data), humanBytes(int64(len(data))), ReadMaxImage), nil
+			return imageTooLarge(p.Display(), img, int64(len(data))), nil
 		}
 		r := Result{Content: []Content{
 			{Type: "text", Text: fmt.Sprintf("%s: %s image, %s", p.Display(), img, humanBytes(int64(len(data))))},
@@ -142,21 +148,27 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 		recordRead(c.Env.Stamps, p, fi, data, 0, 0)
 		return r, nil
 	}
-	text, notes, isBinary, kind := decodeText(data)
-	if isBinary {
-		return Errorf("binary file (%s, %s); not read. Use bash with a suitable tool (e.g. xxd, file, strings) if you must inspect it.", kind, humanBytes(int64(len(data)))), nil
-	}
-	text, masked := maskKeyLines(text)
-	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes, l)
-	if masked > 0 {
-		res.setDetail("redactions", map[string]int{secrets.KindPrivateKey: masked})
-	}
+	res := readWhole(p.Display(), data, in, l)
 	if !res.IsError {
 		from, _ := res.Details["fromLine"].(int)
 		to, _ := res.Details["toLine"].(int)
 		recordRead(c.Env.Stamps, p, fi, data, from, to)
 	}
 	return res, nil
+}
+
+// readWhole is what read shows of a text file held whole (data).
+func readWhole(display string, data []byte, in readInput, l Limits) Result {
+	text, notes, isBinary, kind := decodeText(data)
+	if isBinary {
+		return binaryRefusal(kind, int64(len(data)))
+	}
+	text, masked := maskKeyLines(text)
+	res := formatLines(display, text, in.Offset, in.Limit, notes, l)
+	if masked > 0 {
+		res.setDetail("redactions", map[string]int{secrets.KindPrivateKey: masked})
+	}
+	return res
 }
 
 // infoRecorder is the edit guard's RecordReadInfo: a stamp fingerprinted
@@ -244,91 +256,6 @@ func sniffImage(data []byte) string {
 		return ct
 	}
 	return ""
-}
-
-// formatLines renders the numbered window of text that the limits allow.
-func formatLines(display, text string, offset, limit int, notes []string, l Limits) Result {
-	crlf := strings.Contains(text, "\r\n")
-	lines := strings.Split(text, "\n")
-	if len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1] // a final newline ends the last line
-	}
-	total := len(lines)
-	if offset < 1 {
-		offset = 1
-	}
-	if total == 0 {
-		r := Text(fmt.Sprintf("%s is empty (0 lines).", display))
-		r.setDetail("fromLine", 0)
-		r.setDetail("toLine", 0)
-		return r
-	}
-	if offset > total {
-		return Errorf("offset %d is beyond the end of %s, which has %d lines; use an offset between 1 and %d.", offset, display, total, total)
-	}
-	maxLines := l.ReadLines
-	if limit > 0 && limit < maxLines {
-		maxLines = limit
-	}
-	var b strings.Builder
-	b.Grow(min(len(text), l.ReadBytes) + min(total-offset+1, maxLines)*10)
-	used, end := 0, offset-1
-	cutLines, firstCut := 0, 0
-	byteLimited := false
-	var num [24]byte
-	for i := offset - 1; i < total && i-(offset-1) < maxLines; i++ {
-		line := strings.TrimSuffix(lines[i], "\r")
-		if i == offset-1 && len(line) > l.ReadBytes {
-			r := Text(fmt.Sprintf("Line %d of %s is %s (%d bytes), over the %d-byte read limit, so nothing is shown. Read a window of it with bash, e.g. sed -n '%dp' %s | cut -b 1-%d (then -b %d-%d, …).",
-				i+1, display, humanBytes(int64(len(line))), len(line), l.ReadBytes, i+1, shellQuote(display), l.ReadBytes/4, l.ReadBytes/4+1, l.ReadBytes/2))
-			r.setDetail("fromLine", i+1)
-			r.setDetail("toLine", i+1)
-			return r
-		}
-		if len(line) > l.ReadLineChars && utf8.RuneCountInString(line) > l.ReadLineChars {
-			n := utf8.RuneCountInString(line)
-			line = string([]rune(line)[:l.ReadLineChars]) + fmt.Sprintf("… [line cut: %d of %d characters shown]", l.ReadLineChars, n)
-			if cutLines++; cutLines == 1 {
-				firstCut = i + 1
-			}
-		}
-		prefix := lineNumber(num[:0], i+1)
-		size := len(prefix) + len(line) + 1
-		if used+size > l.ReadBytes {
-			byteLimited = true
-			break
-		}
-		b.Write(prefix)
-		b.WriteString(line)
-		b.WriteByte('\n')
-		used += size
-		end = i + 1
-	}
-	header := fmt.Sprintf("%s, lines %d-%d of %d", display, offset, end, total)
-	if crlf {
-		notes = append(notes, "CRLF line endings (shown without \\r)")
-	}
-	if len(notes) > 0 {
-		header += " (" + strings.Join(notes, "; ") + ")"
-	}
-	out := header + "\n" + b.String()
-	switch {
-	case byteLimited:
-		out += fmt.Sprintf("[Showing lines %d-%d of %d: the %d-byte limit was reached. Use offset=%d to continue.]", offset, end, total, l.ReadBytes, end+1)
-	case end < total && limit > 0 && end-offset+1 >= limit:
-		out += fmt.Sprintf("[Showing lines %d-%d of %d. Use offset=%d to continue.]", offset, end, total, end+1)
-	case end < total:
-		out += fmt.Sprintf("[Showing lines %d-%d of %d (at most %s per call). Use offset=%d to continue.]", offset, end, total, plural(l.ReadLines, "line"), end+1)
-	}
-	if cutLines > 0 {
-		out = strings.TrimRight(out, "\n") + fmt.Sprintf("\n[%d line(s) longer than %d characters were cut (the first: line %d). See the rest of a line with bash, e.g. sed -n '%dp' %s | cut -c %d-%d (then %d-%d, …).]",
-			cutLines, l.ReadLineChars, firstCut, firstCut, shellQuote(display), l.ReadLineChars+1, 2*l.ReadLineChars, 2*l.ReadLineChars+1, 3*l.ReadLineChars)
-	}
-	r := Text(strings.TrimRight(out, "\n"))
-	r.setDetail("fromLine", offset)
-	r.setDetail("toLine", end)
-	r.setDetail("totalLines", total)
-	return r
 }
 
 // notFound lists up to three similarly named files as suggestions.
