@@ -19,8 +19,14 @@
 // already dropped (rg has no notion of .agentlsignore; its matches are
 // post-filtered through the Matcher instead).
 //
-// The Go backend reads each file whole into a per-worker buffer, and runs
-// the regexp only on lines holding a literal every match must contain
+// The Go backend reads each file up to bigFileSize (8 MiB) whole into a
+// per-worker buffer; a larger file is searched chunkSize (4 MiB) of
+// complete lines at a time, the partial last line carried over, up to ctx
+// lines kept for leading context, and reading stops once the file's last
+// showable match and its trailing context are found, so memory is bounded
+// by the chunk and the longest line rather than the file (a NUL after that
+// point then goes unseen, as in rg, which also stops at --max-count). It
+// runs the regexp only on lines holding a literal every match must contain
 // (found with bytes.Index) when the pattern has one. When Engine.FS is a
 // RootOpener (an os.Root) it opens each directory once and its files with
 // one openat each, instead of one openat per path component.

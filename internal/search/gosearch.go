@@ -128,7 +128,7 @@ func (e *Engine) searchGo(ctx context.Context, q Query, t target, g *globMatcher
 	if err != nil {
 		return nil, err
 	}
-	s := &fileSearcher{re: re, ctx: q.Context, maxMatches: q.Limit + 1}
+	s := &fileSearcher{re: re, ctx: q.Context, maxMatches: q.Limit + 1, sizes: e.sizes.withDefaults()}
 	if lit, complete := re.LiteralPrefix(); complete && !q.IgnoreCase && lit != "" && !strings.Contains(lit, "\n") {
 		s.literal, s.complete = []byte(lit), true
 	} else {
@@ -137,7 +137,7 @@ func (e *Engine) searchGo(ctx context.Context, q Query, t target, g *globMatcher
 	c := newCollector(q.Limit)
 	if !t.isDir {
 		var buf []byte
-		c.add(s.search(&dirOpener{fsys: e.FS}, t.rel, &buf))
+		c.add(s.search(ctx, &dirOpener{fsys: e.FS}, t.rel, &buf))
 		return c, ctx.Err()
 	}
 
@@ -184,7 +184,9 @@ func (e *Engine) searchGo(ctx context.Context, q Query, t target, g *globMatcher
 			dirs := &dirOpener{fsys: e.FS}
 			defer dirs.close()
 			for j := range jobs {
-				h := s.search(dirs, j.rel, &buf)
+				// wctx ends once the result is decided: a big file still
+				// being read stops then.
+				h := s.search(wctx, dirs, j.rel, &buf)
 				select {
 				case results <- result{j.idx, h}:
 				case <-wctx.Done():
@@ -237,30 +239,75 @@ type fileSearcher struct {
 	complete   bool   // literal is the whole pattern (no \n): a hit is a match
 	ctx        int
 	maxMatches int // per file: no file can contribute more to the result
+	sizes      sizes
+}
+
+// sizes are the Go searcher's buffer sizes; tests lower them so that
+// chunk boundaries fall everywhere. Zero fields take the defaults.
+type sizes struct {
+	firstRead int   // initial capacity of a worker's read buffer
+	bigFile   int64 // files larger than this are searched in chunks
+	chunk     int   // bytes of complete lines searched at a time in a big file
+}
+
+func (z sizes) withDefaults() sizes {
+	if z.firstRead <= 0 {
+		z.firstRead = readBufSize
+	}
+	if z.bigFile <= 0 {
+		z.bigFile = bigFileSize
+	}
+	if z.chunk <= 0 {
+		z.chunk = chunkSize
+	}
+	return z
 }
 
 var crlf = []byte("\r\n")
 
 // Read buffers start at readBufSize, which holds most source files, and a
-// worker drops one grown beyond maxKeptBuf rather than pin it.
+// worker drops one grown beyond maxKeptBuf rather than pin it. Files up to
+// bigFileSize are read whole; larger ones are searched chunkSize bytes of
+// lines at a time, so memory stays bounded whatever the file's size.
 const (
 	readBufSize = 64 << 10
 	maxKeptBuf  = 8 << 20
+	bigFileSize = 8 << 20
+	chunkSize   = 4 << 20
 )
 
 // search reads rel into *buf (the caller's reusable buffer) and returns
 // its matches with context; the hits do not refer to *buf. Unreadable and
-// binary files give nothing, as in rg.
-func (s *fileSearcher) search(dirs *dirOpener, rel string, buf *[]byte) fileHits {
-	data, err := readInto(dirs, rel, *buf)
+// binary files give nothing, as in rg. A cancelled ctx stops a big file's
+// search midway (its hits are then incomplete: the caller drops them).
+func (s *fileSearcher) search(ctx context.Context, dirs *dirOpener, rel string, buf *[]byte) fileHits {
+	f, err := dirs.open(rel)
+	if err != nil {
+		return fileHits{}
+	}
+	defer f.Close()
+	if cap(*buf) == 0 {
+		*buf = make([]byte, 0, s.sizes.firstRead)
+	}
+	data, big, err := readInto(f, *buf, s.sizes.bigFile)
+	var h fileHits
+	if err == nil {
+		if big {
+			h, data = s.searchChunks(ctx, f, rel, data)
+		} else {
+			h = s.searchWhole(rel, data)
+		}
+	}
 	if cap(data) <= maxKeptBuf {
 		*buf = data[:0]
 	} else {
 		*buf = nil
 	}
-	if err != nil {
-		return fileHits{}
-	}
+	return h
+}
+
+// searchWhole searches a file read whole into data.
+func (s *fileSearcher) searchWhole(rel string, data []byte) fileHits {
 	data = decodeBOM(data)
 	// Most files lack the literal: one pass decides before the NUL check.
 	if s.literal != nil && bytes.Index(data, s.literal) < 0 {
@@ -269,40 +316,41 @@ func (s *fileSearcher) search(dirs *dirOpener, rel string, buf *[]byte) fileHits
 	if bytes.IndexByte(data, 0) >= 0 {
 		return fileHits{}
 	}
-	var spans []span
-	switch {
-	case bytes.Contains(data, crlf):
-		spans = s.matchLines(data)
-	case s.literal != nil:
-		spans = s.matchLiteralLines(data)
-	default:
-		spans = s.matchBuffer(data)
-	}
+	spans := s.match(data, bytes.Contains(data, crlf), s.maxMatches)
 	if len(spans) == 0 {
 		return fileHits{}
 	}
 	return fileHits{path: rel, lines: s.withContext(data, spans), matches: len(spans)}
 }
 
-// readInto reads the whole file rel into buf, growing it as needed. One
-// Open and reads into a reused buffer cost far less than fs.ReadFile's
-// fresh, zeroed allocation per file (and its Stat).
-func readInto(dirs *dirOpener, rel string, buf []byte) ([]byte, error) {
-	f, err := dirs.open(rel)
-	if err != nil {
-		return buf, err
+// match finds up to limit matching lines in data, which holds whole lines.
+func (s *fileSearcher) match(data []byte, crlfMode bool, limit int) []span {
+	switch {
+	case crlfMode:
+		return s.matchLines(data, limit)
+	case s.literal != nil:
+		return s.matchLiteralLines(data, limit)
+	default:
+		return s.matchBuffer(data, limit)
 	}
-	defer f.Close()
-	if cap(buf) == 0 {
-		buf = make([]byte, 0, readBufSize)
-	}
+}
+
+// readInto reads the file f into buf, growing it as needed, unless f is
+// larger than bigFile: then it returns big and what it read so far, a full
+// buffer. One Open and reads into a reused buffer cost far less than
+// fs.ReadFile's fresh, zeroed allocation per file (and its Stat); the Stat
+// here happens only for files that outgrow the buffer.
+func readInto(f fs.File, buf []byte, bigFile int64) (data []byte, big bool, err error) {
 	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
 			// A file larger than the buffer: size it once (+1 for the read
 			// that sees EOF) rather than doubling through copies.
-			extra := cap(buf)
+			extra := max(cap(buf), 1)
 			if info, err := f.Stat(); err == nil && info.Size() >= int64(len(buf)) {
+				if info.Size() > bigFile {
+					return buf, true, nil
+				}
 				extra = int(info.Size()) - len(buf) + 1
 			}
 			buf = slices.Grow(buf, extra)
@@ -310,10 +358,10 @@ func readInto(dirs *dirOpener, rel string, buf []byte) ([]byte, error) {
 		n, err := f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if errors.Is(err, io.EOF) {
-			return buf, nil
+			return buf, false, nil
 		}
 		if err != nil {
-			return buf, err
+			return buf, false, err
 		}
 	}
 }
@@ -371,10 +419,10 @@ type span struct{ n, start, end int }
 // matchLiteralLines checks only the lines holding s.literal; no other
 // line can match. Same result as matchBuffer (the pattern has no \A or
 // \z, so a line alone matches as it does inside the file).
-func (s *fileSearcher) matchLiteralLines(data []byte) []span {
+func (s *fileSearcher) matchLiteralLines(data []byte, limit int) []span {
 	var spans []span
 	pos, n, counted := 0, 1, 0
-	for pos < len(data) && len(spans) < s.maxMatches {
+	for pos < len(data) && len(spans) < limit {
 		i := bytes.Index(data[pos:], s.literal)
 		if i < 0 {
 			break
@@ -398,15 +446,20 @@ func (s *fileSearcher) matchLiteralLines(data []byte) []span {
 // matchBuffer runs the regexp over the whole buffer and maps each match to
 // its line; a match that crosses a line end is re-checked on its line
 // alone, because rg never matches across lines.
-func (s *fileSearcher) matchBuffer(data []byte) []span {
+func (s *fileSearcher) matchBuffer(data []byte, limit int) []span {
 	var spans []span
 	pos, n, counted := 0, 1, 0
-	for pos < len(data) && len(spans) < s.maxMatches {
+	for pos < len(data) && len(spans) < limit {
 		loc := s.re.FindIndex(data[pos:])
 		if loc == nil {
 			break
 		}
 		mStart, mEnd := pos+loc[0], pos+loc[1]
+		if mStart == len(data) && data[len(data)-1] == '\n' {
+			// An empty match after the final line end (^$, x*): no line is
+			// there.
+			break
+		}
 		ls := bytes.LastIndexByte(data[pos:mStart], '\n') + 1 + pos
 		le := len(data)
 		if i := bytes.IndexByte(data[mStart:], '\n'); i >= 0 {
@@ -424,9 +477,9 @@ func (s *fileSearcher) matchBuffer(data []byte) []span {
 
 // matchLines checks line by line with the \r of CRLF removed, so that $
 // matches before it (rg --crlf).
-func (s *fileSearcher) matchLines(data []byte) []span {
+func (s *fileSearcher) matchLines(data []byte, limit int) []span {
 	var spans []span
-	for n, pos := 1, 0; pos < len(data) && len(spans) < s.maxMatches; n++ {
+	for n, pos := 1, 0; pos < len(data) && len(spans) < limit; n++ {
 		le := len(data)
 		if i := bytes.IndexByte(data[pos:], '\n'); i >= 0 {
 			le = pos + i

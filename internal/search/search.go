@@ -67,6 +67,8 @@ type Engine struct {
 	// in a SearchFolders: those another engine lists (an earlier workspace
 	// folder inside this one, ops.Share) are left to it.
 	Owns func(rel string) bool
+
+	sizes sizes // the Go searcher's buffer sizes; zero = defaults (tests lower them)
 }
 
 // Result is a rendered search.

@@ -201,6 +201,7 @@ func TestSearchBackendsAgree(t *testing.T) {
 		{name: "empty match on every line", q: Query{Pattern: "^", Path: "edge"}, matches: 3,
 			want: "edge/lines.txt:1: one\nedge/lines.txt:2: \nedge/lines.txt:3: three\n"},
 		{name: "line anchors", q: Query{Pattern: "^t.*e$", Path: "edge"}, matches: 1, want: "edge/lines.txt:3: three\n"},
+		{name: "empty line matches no line after the last", q: Query{Pattern: "^$", Path: "edge"}, matches: 1, want: "edge/lines.txt:2: \n"},
 		{name: "bytes cut", q: Query{Pattern: "wideword", Limit: 1000}, matches: 93, bytesCut: true},
 		{name: "limit far below the matches", q: Query{Pattern: "needle", Path: "cap", Limit: 3}, matches: 3, limitHit: true,
 			want: "cap/one.txt:1: needle 1\ncap/one.txt:2: needle 2\ncap/one.txt:3: needle 3\n[3 matches shown (limit 3). Narrow the pattern, add path/glob, or call again with limit=6.]\n"},
