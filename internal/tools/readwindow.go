@@ -65,9 +65,6 @@ func (w *readWindow) add(n int, text string, size, chars int) bool {
 		w.byteLimited = true
 		return false
 	}
-	if w.b.Len() == 0 {
-		w.b.Grow(min(l.ReadBytes, 64<<10))
-	}
 	w.b.Write(prefix)
 	w.b.WriteString(line)
 	w.b.WriteByte('\n')
@@ -136,6 +133,8 @@ func formatLines(display, text string, offset, limit int, notes []string, l Limi
 	}
 	w := newReadWindow(display, offset, limit, l)
 	if emptyOrBeyond(display, total, w.offset) == nil {
+		// What the window will hold, at most: the text and the numbers.
+		w.b.Grow(min(len(text), l.ReadBytes) + min(total-w.offset+1, w.maxLines)*10)
 		rest := text
 		for range w.offset - 1 {
 			rest = rest[strings.IndexByte(rest, '\n')+1:]
