@@ -139,7 +139,7 @@ func (c *cancelOnClose) Close() error {
 func (s *server) remoteCallFailed(c *tools.Call, cs *sdk.ClientSession, err error) tools.Result {
 	msg := s.redact(err.Error())
 	if !connectionLost(err) {
-		return tools.Errorf("%s failed: the MCP server %q answered with an error (%s). Call it again shortly, or do without it.", c.Tool, s.cfg.Name, msg)
+		return s.answeredError(c, msg)
 	}
 	s.lost(cs, "a request failed: "+msg)
 	s.mu.Lock()
@@ -152,6 +152,13 @@ func (s *server) remoteCallFailed(c *tools.Call, cs *sdk.ClientSession, err erro
 		return tools.Errorf("%s failed: the connection to the MCP server %q broke (%s) and is back. Call it again.", c.Tool, s.cfg.Name, msg)
 	}
 	return tools.Errorf("%s is unavailable: %v. Call it again shortly, or do without it.", c.Tool, down)
+}
+
+// answeredError is the result of a call the server answered with an error
+// (msg): it is up and the call reached it, so the model is told to look at
+// its arguments before trying again.
+func (s *server) answeredError(c *tools.Call, msg string) tools.Result {
+	return tools.Errorf("%s failed: the MCP server %q answered with an error: %s. If the arguments are wrong, fix them (tool_search %q shows the tool's schema) and call again; otherwise call it again shortly, or do without it.", c.Tool, s.cfg.Name, msg, c.Tool)
 }
 
 // connectionLost reports whether err means the server was not reached or

@@ -723,6 +723,11 @@ func (s *server) call(ctx context.Context, c *tools.Call, name string, args map[
 			r.Details = details
 			return r
 		}
+		if !connectionLost(err) {
+			r := s.answeredError(c, err.Error())
+			r.Details = details
+			return r
+		}
 		// A crash shows here first when the call was in flight; watch
 		// records it and restarts the server.
 		r := tools.Errorf("%s failed: the MCP server %q did not answer (%v). It is restarted automatically; call again shortly.", c.Tool, s.cfg.Name, err)
