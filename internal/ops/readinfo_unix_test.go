@@ -4,6 +4,7 @@ package ops_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -76,5 +77,29 @@ func TestLocalReplaceFileLockHeldElsewhere(t *testing.T) {
 	}
 	if left := tempLeftovers(t, w.root); len(left) > 0 {
 		t.Errorf("temp files left: %v", left)
+	}
+}
+
+// MayWrite follows the mode bits the kernel would check for this process;
+// for root, the owner's bit (chmod a-w means "leave it").
+func TestMayWrite(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		mode fs.FileMode
+		want bool
+	}{{0o644, true}, {0o444, false}, {0o200, true}, {0o066, false}} {
+		p := filepath.Join(dir, fmt.Sprintf("f%o", c.mode))
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, c.mode)
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Owned by this process's user: the owner's bit decides, root or not.
+		if got := ops.MayWrite(fi); got != c.want {
+			t.Errorf("mode %04o: MayWrite = %v, want %v", c.mode, got, c.want)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -205,7 +206,12 @@ func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, swi
 		// Exit 2 also reports unreadable files next to real results; only a
 		// pattern or glob error is the caller's problem.
 		if strings.Contains(msg, "regex parse error") || strings.Contains(msg, "not allowed in a regex") || strings.HasPrefix(msg, "error parsing glob") {
-			return fmt.Errorf("invalid pattern: %s", msg)
+			return patternError(msg)
+		}
+		// The path searched itself could not be read: not "no matches"
+		// (the Go searcher's walk refuses it the same way).
+		if reason, ok := rgUnreadable(msg, t.fsPath); ok {
+			return fmt.Errorf("grep: cannot search %s: %s", t.shown, reason)
 		}
 	} else if werr != nil && !errors.As(werr, &exit) {
 		return fmt.Errorf("grep: rg: %w", werr)
@@ -303,3 +309,15 @@ func (w *capWriter) Write(p []byte) (int, error) {
 }
 
 func (w *capWriter) String() string { return w.buf.String() }
+
+// rgUnreadable finds rg's report that path could not be read
+// ("locked: Permission denied (os error 13)") and returns the reason.
+func rgUnreadable(stderr, path string) (string, bool) {
+	for _, l := range strings.Split(stderr, "\n") {
+		name, reason, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(l), "rg: "), ": ")
+		if ok && strings.Contains(reason, "(os error") && filepath.Clean(name) == filepath.Clean(path) {
+			return reason, true
+		}
+	}
+	return "", false
+}

@@ -278,3 +278,11 @@ func (e *Engine) resolve(p string) (target, error) {
 func isGitPath(rel string) bool {
 	return rel == ".git" || strings.HasPrefix(rel, ".git/") || strings.Contains(rel, "/.git/") || strings.HasSuffix(rel, "/.git")
 }
+
+// patternError refuses a pattern the searcher cannot compile, in the
+// engine's words (without ripgrep's advice about flags grep does not have)
+// and with what to do, the same from both searchers.
+func patternError(detail string) error {
+	detail, _, _ = strings.Cut(detail, "Consider enabling PCRE2")
+	return fmt.Errorf("invalid pattern: %s\ngrep uses RE2 syntax (ripgrep's default): no look-around such as (?=…) or (?<!…), no backreferences such as \\1. Rewrite the pattern without them, or send literal: true to search for the text as it is.", strings.TrimSpace(detail))
+}

@@ -94,7 +94,7 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 			return Errorf("%s is a directory; edit changes files.", p.Display()), nil
 		}
 		mode = fi.Mode().Perm()
-		if r := refuseWriteProtected(p, mode); r != nil {
+		if r := refuseWriteProtected(p, fi); r != nil {
 			return *r, nil
 		}
 	}
@@ -213,13 +213,20 @@ func commitWrite(ctx context.Context, c *Call, p ops.Path, old, new []byte, mode
 }
 
 // refuseWriteProtected answers a change of a file whose owner may not
-// write it (chmod a-w): the atomic rename would replace it anyway, but the
-// mode says someone meant it to stay as it is.
-func refuseWriteProtected(p ops.Path, mode fs.FileMode) *Result {
-	if mode&0o200 != 0 {
+// write it (chmod a-w), or which this process may not write (another
+// user's): the atomic rename needs only the directory's permission and
+// would replace it anyway, but the mode says it is not ours to change.
+func refuseWriteProtected(p ops.Path, fi fs.FileInfo) *Result {
+	mode := fi.Mode().Perm()
+	var r Result
+	switch {
+	case mode&0o200 == 0:
+		r = Errorf("%s is write-protected (mode %04o); nothing was changed. If it should change, make it writable first (bash: chmod u+w %s).", p.Display(), mode, shellQuote(p.Display()))
+	case !ops.MayWrite(fi):
+		r = Errorf("%s is not writable by this process: it belongs to another user (mode %04o); nothing was changed. Leave it, or ask the user to change its owner or permissions.", p.Display(), mode)
+	default:
 		return nil
 	}
-	r := Errorf("%s is write-protected (mode %04o); nothing was changed. If it should change, make it writable first (bash: chmod u+w %s).", p.Display(), mode, shellQuote(p.Display()))
 	return &r
 }
 

@@ -58,7 +58,7 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 	case err == nil && fi.IsDir():
 		return Errorf("%s is a directory; give a file path.", p.Display()), nil
 	case err == nil:
-		if r := refuseWriteProtected(p, fi.Mode().Perm()); r != nil {
+		if r := refuseWriteProtected(p, fi); r != nil {
 			return *r, nil
 		}
 		old, err := c.Env.Guard.CheckRead(p)
