@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -122,8 +123,11 @@ func runBash(ctx context.Context, c *Call, in bashInput, l Limits) (Result, erro
 		return Errorf("cwd: %v", err), nil
 	}
 	fi, err := c.Env.FS.Stat(p)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return Errorf("cwd %s does not exist; use a directory inside the workspace (ls shows what is there) or omit cwd to run in the workspace root.", p.Display()), nil
+	case err != nil:
+		return Errorf("cwd %s cannot be used (%s); omit cwd to run in the workspace root, or give another directory.", p.Display(), errReason(err)), nil
 	}
 	if !fi.IsDir() {
 		return Errorf("cwd %s is a file, not a directory; omit cwd or give a directory.", p.Display()), nil
@@ -166,6 +170,9 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 		return Errorf("%v; nothing was run. Leave the NUL out (printf '\\0' makes one at run time), or put binary data in a file.", err), nil
 	case errors.Is(err, proc.ErrCommandTooLong), errors.Is(err, syscall.E2BIG):
 		return Errorf("the command is %d bytes, more than one command line can carry (%d bytes); nothing was run. Write the long part to a file (write) and have the command read it.", len(command), proc.MaxCommandBytes), nil
+	case errors.Is(err, fs.ErrPermission):
+		// exec reports a directory it could not enter as the shell's fault.
+		return Errorf("could not start the command in %s: permission denied (the directory cannot be entered, or the shell cannot be run); give another cwd, or omit it.", dir), nil
 	case err != nil:
 		return Errorf("could not start the command: %v", err), nil
 	}

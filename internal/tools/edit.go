@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ops"
@@ -205,11 +208,51 @@ func commitWrite(ctx context.Context, c *Call, p ops.Path, old, new []byte, mode
 		case ctx.Err() != nil || errors.Is(err, context.Canceled):
 			return nil, cmp.Or(ctx.Err(), err)
 		}
-		r := Errorf("cannot write %s: %v (the file was not changed)", p.Display(), err)
+		r := Errorf("cannot write %s: %s. Nothing was changed.", p.Display(), writeFailure(p, err))
 		return &r, nil
 	}
 	c.Env.Guard.Wrote(p, new)
 	return nil, nil
+}
+
+// writeFailure says why the file system refused to replace or create p,
+// in the model's terms: a write goes to a temporary file beside p, then
+// is renamed over it, so a refusal is often the directory's. The raw
+// error (with the temporary file's name) is left to the log.
+func writeFailure(p ops.Path, err error) string {
+	dir := path.Dir(p.Display())
+	if dir == "." {
+		dir = "(the workspace folder)"
+	}
+	switch {
+	case errors.Is(err, syscall.EROFS):
+		return "the file system is read-only"
+	case errors.Is(err, syscall.ENOSPC):
+		return "the disk is full"
+	case errors.Is(err, syscall.EDQUOT):
+		return "the disk quota is used up"
+	case errors.Is(err, syscall.EFBIG):
+		return "the file would be larger than this process may write (a file size limit, ulimit -f)"
+	case errors.Is(err, syscall.EPERM):
+		return fmt.Sprintf("the operation is not permitted (the file or its directory %s may be immutable or append-only: lsattr shows it)", dir)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Sprintf("permission denied: its directory %s is not writable by this process (a write creates a temporary file there, then renames it over the file)", dir)
+	}
+	return errReason(err)
+}
+
+// errReason is an OS error's reason without the operation and path it
+// names (which may be a temporary file's).
+func errReason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err.Error()
+	}
+	return err.Error()
 }
 
 // refuseWriteProtected answers a change of a file whose owner may not

@@ -93,7 +93,7 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 	made := missingDirs(c.Env.FS, p)
 	if len(made) > 0 {
 		if err := c.Env.FS.MkdirAll(made[len(made)-1], 0o755); err != nil {
-			return Errorf("cannot create the directories of %s: %v", p.Display(), err), nil
+			return Errorf("cannot create the directories of %s: %s. Nothing was changed.", p.Display(), writeFailure(p, err)), nil
 		}
 	}
 	c.diagnosticsBefore(ctx, p, false)
@@ -110,7 +110,7 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		if errors.Is(err, fs.ErrExist) {
 			return Errorf("%s appeared while writing; read it, then write again.", p.Display()), nil
 		}
-		return Errorf("cannot create %s: %v", p.Display(), err), nil
+		return Errorf("cannot create %s: %s. Nothing was changed.", p.Display(), writeFailure(p, err)), nil
 	}
 	c.Env.Guard.Wrote(p, content)
 	details := ChangeDetails("create", p, nil, content)
