@@ -141,7 +141,7 @@ func TestValidateResolvesLazily(t *testing.T) {
 		args    map[string]any
 		wantErr string // "" = valid
 	}{
-		{"edit with no edits breaks minItems", NewEdit, map[string]any{"path": "a.go", "edits": []any{}}, "invalid arguments for edit"},
+		{"edit with no edits breaks minItems", NewEdit, map[string]any{"path": "a.go", "edits": []any{}}, "`edits` must hold at least 1 item(s), got an empty array"},
 		{"edit with one edit is valid", NewEdit, map[string]any{"path": "a.go", "edits": []any{map[string]any{"oldText": "a", "newText": "b"}}}, ""},
 		{"read with a path is valid", func() *Tool { return NewRead(DefaultLimits()) }, map[string]any{"path": "a.go"}, ""},
 	}

@@ -110,6 +110,10 @@ func simpleSchema(s map[string]any) bool {
 			if _, ok := v.(map[string]any); !ok || typ != "array" {
 				return false
 			}
+		case "minItems", "maxItems":
+			if _, ok := v.(float64); !ok || typ != "array" {
+				return false
+			}
 		case "required":
 			if _, ok := v.([]any); !ok || typ != "object" {
 				return false
@@ -200,6 +204,15 @@ func checkValue(name string, v any, ps map[string]any) string {
 		arr, ok := v.([]any)
 		if !ok {
 			return fmt.Sprintf("`%s` must be an array, got %s%s", name, jsonKind(v), describe(ps))
+		}
+		if min, ok := ps["minItems"].(float64); ok && float64(len(arr)) < min {
+			if len(arr) == 0 {
+				return fmt.Sprintf("`%s` must hold at least %v item(s), got an empty array%s", name, min, describe(ps))
+			}
+			return fmt.Sprintf("`%s` must hold at least %v items, got %d%s", name, min, len(arr), describe(ps))
+		}
+		if max, ok := ps["maxItems"].(float64); ok && float64(len(arr)) > max {
+			return fmt.Sprintf("`%s` may hold at most %v items, got %d; split the call%s", name, max, len(arr), describe(ps))
 		}
 		items, _ := ps["items"].(map[string]any)
 		for i, x := range arr {
