@@ -39,7 +39,7 @@ func TestCheckOpenDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.g.CheckRead(p)
-	if err == nil || !strings.Contains(err.Error(), "changed in the editor since you read it") || !strings.Contains(err.Error(), "lines 4") {
+	if err == nil || !strings.Contains(err.Error(), "changed in the editor since you read it") || !strings.Contains(err.Error(), "line 4 is new") {
 		t.Fatalf("typed-in document: err = %v, want a stale error naming line 4", err)
 	}
 

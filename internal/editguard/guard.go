@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -266,8 +265,7 @@ func (g *Guard) Check(p ops.Path) (current []byte, err error) {
 	}
 	msg += ")"
 	if snap.Content != nil {
-		a, b := diffLines(snap.Content, data)
-		msg += "; " + differingLines(a, b)
+		msg += "; " + changedLines(snap.Content, data)
 	}
 	msg += ". Read it again before editing; the file was not changed."
 	return nil, &StaleError{msg}
@@ -283,8 +281,7 @@ func checkBuffer(name string, snap Stamp, text []byte) ([]byte, error) {
 	}
 	msg := fmt.Sprintf("%s changed in the editor since you read it (unsaved edits)", name)
 	if snap.Content != nil {
-		a, b := diffLines(snap.Content, text)
-		msg += "; " + differingLines(a, b)
+		msg += "; " + changedLines(snap.Content, text)
 	}
 	return nil, &StaleError{msg + ". Read it again before editing; nothing was changed."}
 }
@@ -373,36 +370,52 @@ func (g *Guard) ChangedSince(before Snapshot, reason string) []ops.Path {
 	return out
 }
 
-// diffLines names the first..last differing line ranges of a and b
-// (1-based), e.g. "12-15".
-func diffLines(a, b []byte) (string, string) {
+// changedLines says which lines of a (what was read) differ in b (what is
+// there now), from the first to the last that differ: "line 4 differs
+// from what you read", "lines 3-4 differ from what you read (now lines
+// 3-6)", "line 3 is new (added after line 2)", "lines 5-6 were removed".
+func changedLines(a, b []byte) string {
 	la := bytes.Split(a, []byte("\n"))
 	lb := bytes.Split(b, []byte("\n"))
 	i := 0
 	for i < len(la) && i < len(lb) && bytes.Equal(la[i], lb[i]) {
 		i++
 	}
+	// The last differing lines, 0-based; one below i when a side has none.
 	ja, jb := len(la)-1, len(lb)-1
-	for ja > i && jb > i && bytes.Equal(la[ja], lb[jb]) {
+	for ja >= i && jb >= i && bytes.Equal(la[ja], lb[jb]) {
 		ja--
 		jb--
 	}
-	return span(i+1, ja+1), span(i+1, jb+1)
-}
-
-// differingLines says which lines differ (diffLines' spans): "line 4
-// differs from what you read", "lines 3-4 differ … (now lines 3-6)".
-func differingLines(was, now string) string {
+	was, now := span(i+1, ja+1), span(i+1, jb+1)
+	switch {
+	case ja < i && jb < i: // only the final newline moved
+		return "its end differs from what you read"
+	case ja < i:
+		where := fmt.Sprintf("after line %d", i)
+		if i == 0 {
+			where = "at the start"
+		}
+		if jb > i {
+			return fmt.Sprintf("lines %s are new (added %s)", now, where)
+		}
+		return fmt.Sprintf("line %s is new (added %s)", now, where)
+	case jb < i:
+		if ja > i {
+			return fmt.Sprintf("lines %s were removed", was)
+		}
+		return fmt.Sprintf("line %s was removed", was)
+	}
 	msg := fmt.Sprintf("lines %s differ from what you read", was)
-	if !strings.Contains(was, "-") {
+	if ja == i {
 		msg = fmt.Sprintf("line %s differs from what you read", was)
 	}
-	if now != was {
-		if strings.Contains(now, "-") {
-			msg += fmt.Sprintf(" (now lines %s)", now)
-		} else {
-			msg += fmt.Sprintf(" (now line %s)", now)
-		}
+	switch {
+	case now == was:
+	case jb > i:
+		msg += fmt.Sprintf(" (now lines %s)", now)
+	default:
+		msg += fmt.Sprintf(" (now line %s)", now)
 	}
 	return msg
 }

@@ -155,7 +155,7 @@ func TestCheck(t *testing.T) {
 			e.read("a.txt")
 			e.external("a.txt", "one\ntwo\nthree\nfour\n")
 			e.g.Observe(e.path("a.txt"), KindChanged)
-		}, "line 4 differs from what you read"},
+		}, "line 4 is new (added after line 3)"},
 		{"deleted since the read", func(e *env) {
 			e.read("a.txt")
 			os.Remove(filepath.Join(e.dir, "a.txt"))
@@ -472,5 +472,24 @@ func TestEventWhileHeldIsJudgedAtUnlock(t *testing.T) {
 				t.Errorf("judged at unlock: readStale %v, ignore %v; want readStale %v", got[0].stale, got[0].ignore, tc.wantStale)
 			}
 		})
+	}
+}
+
+// The stale message names the lines as the model would find them: changed,
+// added or removed, first to last.
+func TestChangedLines(t *testing.T) {
+	for _, c := range []struct{ name, old, new, want string }{
+		{"one line changed", "a\nb\nc\n", "a\nB\nc\n", "line 2 differs from what you read"},
+		{"lines changed, more now", "1\n2\n3\n4\n5\n", "1\n2\nx\ny\nz\nw\n5\n", "lines 3-4 differ from what you read (now lines 3-6)"},
+		{"a line appended", "a\nb\n", "a\nb\nc\n", "line 3 is new (added after line 2)"},
+		{"lines inserted in the middle", "a\nb\n", "a\nx\ny\nb\n", "lines 2-3 are new (added after line 1)"},
+		{"a line inserted at the start", "a\nb\n", "z\na\nb\n", "line 1 is new (added at the start)"},
+		{"a line removed", "a\nb\nc\n", "a\nc\n", "line 2 was removed"},
+		{"lines removed at the end", "a\nb\nc\n", "a\n", "lines 2-3 were removed"},
+		{"the final newline dropped", "a\nb\n", "a\nb", "line 3 was removed"},
+	} {
+		if got := changedLines([]byte(c.old), []byte(c.new)); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }
