@@ -131,14 +131,19 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 			fmt.Fprintf(&b, "[Showing %d of %d entries (limit %d). Call ls again with limit=%d, or use find with a pattern to narrow.]\n", len(res.Entries), res.Total, limit, next)
 		}
 	}
-	if m != nil && p.Rel != "." && m.Ignored(p.Rel, true) {
+	inGit := p.Rel == ".git" || strings.HasPrefix(p.Rel, ".git/")
+	switch {
+	case inGit && !in.IncludeIgnored:
+		b.WriteString("[.git is git's database, not project files: its entries are hidden, and grep and find never search it. Use git through bash (git log, git show, git ls-files), or call ls again with includeIgnored: true to see the entries.]\n")
+	case inGit:
+	case m != nil && p.Rel != "." && m.Ignored(p.Rel, true):
 		if in.IncludeIgnored {
 			b.WriteString("[This directory itself is ignored by ignore rules (.gitignore, .ignore, .agentlsignore or git's exclude files); grep and find skip it unless includeIgnored is set.]\n")
 		} else {
 			b.WriteString("[This directory itself is ignored by ignore rules (.gitignore, .ignore, .agentlsignore or git's exclude files), so everything in it is too. Call ls again with includeIgnored: true to list it; grep and find take includeIgnored as well.]\n")
 		}
 	}
-	if n := res.IgnoredHidden; n > 0 {
+	if n := res.IgnoredHidden; n > 0 && !inGit {
 		noun := "entries"
 		if n == 1 {
 			noun = "entry"
