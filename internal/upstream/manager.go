@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -272,7 +273,7 @@ func (m *Manager) Explain(name string) (msg string, ok bool) {
 		defer s.mu.Unlock()
 		switch {
 		case s.cs == nil && s.lastErr != nil:
-			return s.redact(fmt.Sprintf("%s is unavailable: %v. Call it again shortly, or do without it.", name, s.downLocked())), true
+			return s.redact(unavailable(name, s.cfg.Name, s.lastErr, s.downLocked())), true
 		case s.cs == nil:
 			return fmt.Sprintf("%s is not available yet: the MCP server %q is still starting. Call it again shortly.", name, prefix), true
 		}
@@ -356,6 +357,26 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 		s.mu.Unlock()
 		return s.connect()
 	}
+}
+
+// startError is a server's failed start, its text redacted; cannotRun
+// says its command cannot be run at all (missing, not executable).
+type startError struct {
+	msg       string
+	cannotRun bool
+}
+
+func (e *startError) Error() string { return e.msg }
+
+// unavailable is the result of a call to tool of server, which is down:
+// cause is why, down what the restart loop says. A command that cannot be
+// run at all (missing, not executable) will not start by waiting, so the
+// model is told to do without it and tell the user.
+func unavailable(tool, server string, cause, down error) string {
+	if se, ok := errors.AsType[*startError](cause); ok && se.cannotRun {
+		return fmt.Sprintf("%s is unavailable: the MCP server %q cannot start (%v). Calling again will not help: do without it, and tell the user that the server's command in mcp.json does not run.", tool, server, down)
+	}
+	return fmt.Sprintf("%s is unavailable: %v. Call it again shortly, or do without it.", tool, down)
 }
 
 // downLocked is the error a call gets while the server is down and its
@@ -487,7 +508,10 @@ func (s *server) start() (*sdk.ClientSession, *exec.Cmd, []*sdk.Tool, error) {
 		if cmd != nil && cmd.Process != nil {
 			cmd.Process.Kill()
 		}
-		return nil, nil, nil, fmt.Errorf("MCP server %q (%s) did not start: %s%s", s.cfg.Name, what, s.redact(err.Error()), stderrSaid(stderr))
+		return nil, nil, nil, &startError{
+			msg:       fmt.Sprintf("MCP server %q (%s) did not start: %s%s", s.cfg.Name, what, s.redact(err.Error()), stderrSaid(stderr)),
+			cannotRun: errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission),
+		}
 	}
 	var listed []*sdk.Tool
 	for t, err := range cs.Tools(ctx, nil) {
@@ -691,7 +715,7 @@ func (s *server) call(ctx context.Context, c *tools.Call, name string, args map[
 		if ctx.Err() != nil {
 			return tools.Errorf("%s was cancelled", c.Tool)
 		}
-		return tools.Errorf("%s is unavailable: %v. Call it again shortly, or do without it.", c.Tool, err)
+		return tools.Errorf("%s", unavailable(c.Tool, s.cfg.Name, err, err))
 	}
 	params := &sdk.CallToolParams{Name: name, Arguments: args}
 	token := s.cfg.Name + "-" + strconv.FormatInt(s.tokenSeq.Add(1), 10)

@@ -156,6 +156,11 @@ func TestSearchNotes(t *testing.T) {
 			t.Errorf("note %d = %q, want it to start with %q", i, notes[i], w)
 		}
 	}
+	// A command that does not exist will not start by waiting: the model
+	// is told to do without it and tell the user, not to call again.
+	if msg, ok := m.Explain("gone__anything"); !ok || !strings.Contains(msg, `the MCP server "gone" cannot start`) || !strings.Contains(msg, "Calling again will not help") {
+		t.Errorf("Explain of a tool of a server whose command is missing = %q, %v", msg, ok)
+	}
 
 	idle, err := Register(context.Background(), tools.NewRegistry(), nil, nil)
 	if err != nil {
