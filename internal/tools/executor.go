@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -262,8 +263,11 @@ func (x *Executor) invoke(ctx context.Context, p *Prepared) (res Result) {
 	}()
 	r, err := p.Tool.run(ctx, p.Call, p.Input)
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return Errorf("%s stopped: the call's time limit ran out.", p.Tool.Name)
+		}
 		if ctx.Err() != nil {
-			return Errorf("%s was cancelled: %v", p.Tool.Name, ctx.Err())
+			return Errorf("%s was cancelled by the client.", p.Tool.Name)
 		}
 		return Errorf("%s failed: %v", p.Tool.Name, err)
 	}
