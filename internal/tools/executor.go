@@ -2,8 +2,8 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
