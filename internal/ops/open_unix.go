@@ -25,13 +25,18 @@ const readOpenFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
 const lexicalRealRoot = true
 
 // lockExclusive takes an advisory lock (flock) on f, waiting at most
-// wait; other agentls processes replacing the same file take it too.
+// wait; other agentls processes replacing the same file take it too. A
+// file system without flock (some network and FUSE mounts) gives no lock
+// and no error: the replace keeps its stat check, as before there was one.
 func lockExclusive(f *os.File, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return nil
+		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			return err
+			return nil // not supported here
 		}
 		if time.Now().After(deadline) {
 			return err
