@@ -226,7 +226,7 @@ func writeFailure(p ops.Path, err error) string {
 	}
 	switch {
 	case errors.Is(err, syscall.EROFS):
-		return "the file system is read-only"
+		return "it is on a read-only file system"
 	case errors.Is(err, syscall.ENOSPC):
 		return "the disk is full"
 	case errors.Is(err, syscall.EDQUOT):
