@@ -48,6 +48,11 @@ func lineDiff(old, new []byte) []udiff.Edit {
 		}
 	}
 	mo, mn := old[p:len(old)-s], new[p:len(new)-s]
+	if len(mo) == 0 || len(mn) == 0 {
+		// Whole lines only added or only removed: one edit, without a line
+		// diff of what is there (a new file of megabytes costs nothing).
+		return []udiff.Edit{{Start: p, End: len(old) - s, New: string(mn)}}
+	}
 	edits := udiff.Lines(string(mo), string(mn))
 	for i := range edits {
 		edits[i].Start += p

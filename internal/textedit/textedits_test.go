@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	udiff "github.com/aymanbagabas/go-udiff"
 )
 
 // roundTripCases are old/new pairs every change description must reproduce.
@@ -270,5 +272,30 @@ func TestHash(t *testing.T) {
 	a, b := Hash([]byte("a")), Hash([]byte("b"))
 	if a == b || a != Hash([]byte("a")) || len(a) != len("xxh64:")+16 {
 		t.Errorf("Hash: %q %q", a, b)
+	}
+}
+
+// Lines only added or only removed take a shortcut past the line diff;
+// the hunks are the ones the line diff gives.
+func TestPureInsertOrDeleteHunks(t *testing.T) {
+	for _, c := range []struct{ name, old, new string }{
+		{"new file", "", "a\nb\nc\n"},
+		{"new file without final newline", "", "a\nb"},
+		{"emptied", "a\nb\n", ""},
+		{"lines inserted in the middle", "1\n2\n3\n4\n5\n6\n7\n8\n", "1\n2\n3\n4\nx\ny\n5\n6\n7\n8\n"},
+		{"lines removed in the middle", "1\n2\n3\n4\nx\ny\n5\n6\n7\n8\n", "1\n2\n3\n4\n5\n6\n7\n8\n"},
+		{"lines appended", "1\n2\n", "1\n2\n3\n4\n"},
+		{"lines prepended", "3\n4\n", "1\n2\n3\n4\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, got, _ := strings.Cut(UnifiedDiff("f", []byte(c.old), []byte(c.new)), "+++ b/f\n")
+			_, want, _ := strings.Cut(udiff.Unified("a/f", "b/f", c.old, c.new), "+++ b/f\n")
+			if got != want {
+				t.Errorf("hunks:\n%s\nthe line diff's:\n%s", got, want)
+			}
+			if edits := TextEdits([]byte(c.old), []byte(c.new)); len(edits) != 1 {
+				t.Errorf("%d TextEdits, want 1", len(edits))
+			}
+		})
 	}
 }
