@@ -25,30 +25,46 @@ func PrivateKeyLines(content []byte) [][2]int {
 	if !bytes.Contains(content, privateKey) {
 		return nil
 	}
-	var out [][2]int
-	var t KeyBlockTracker
-	line, start := 1, 0
+	var r KeyLineRanges
 	for len(content) > 0 {
 		i := bytes.IndexByte(content, '\n')
-		var l []byte
 		if i < 0 {
-			l, content = content, nil
-		} else {
-			l, content = content[:i], content[i+1:]
+			r.Add(content)
+			break
 		}
-		switch body := t.Next(l); {
-		case body && start == 0:
-			start = line
-		case !body && start != 0:
-			out = append(out, [2]int{start, line - 1})
-			start = 0
-		}
-		line++
+		r.Add(content[:i])
+		content = content[i+1:]
 	}
-	if start != 0 {
-		out = append(out, [2]int{start, line - 1})
+	return r.Ranges()
+}
+
+// KeyLineRanges is PrivateKeyLines for a text fed line by line, for a
+// reader that cannot hold it whole. Its zero value is ready.
+type KeyLineRanges struct {
+	t           KeyBlockTracker
+	line, start int // the last line fed (1-based); the current body's first
+	out         [][2]int
+}
+
+// Add takes the next line (without its newline).
+func (r *KeyLineRanges) Add(line []byte) {
+	r.line++
+	switch body := r.t.Next(line); {
+	case body && r.start == 0:
+		r.start = r.line
+	case !body && r.start != 0:
+		r.out = append(r.out, [2]int{r.start, r.line - 1})
+		r.start = 0
 	}
-	return out
+}
+
+// Ranges returns the body ranges of the lines fed so far; an unterminated
+// block runs to the last line.
+func (r *KeyLineRanges) Ranges() [][2]int {
+	if r.start != 0 {
+		return append(r.out, [2]int{r.start, r.line})
+	}
+	return r.out
 }
 
 var privateKey = []byte("PRIVATE KEY")

@@ -136,11 +136,9 @@ func fileKeyLines(fsys ops.FS, p ops.Path) [][2]int {
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
 	var (
-		out         [][2]int
-		t           secrets.KeyBlockTracker
-		line, start = 1, 0
-		head        []byte // the line's start: BEGIN and END lines are short
-		more        bool   // head is not the whole line
+		r    secrets.KeyLineRanges
+		head []byte // the line's start: BEGIN and END lines are short
+		more bool   // head is not the whole line
 	)
 	for {
 		chunk, err := br.ReadSlice('\n')
@@ -151,23 +149,13 @@ func fileKeyLines(fsys ops.FS, p ops.Path) [][2]int {
 			continue
 		}
 		if len(head) > 0 {
-			switch body := t.Next(bytes.TrimSuffix(head, []byte("\n"))); {
-			case body && start == 0:
-				start = line
-			case !body && start != 0:
-				out = append(out, [2]int{start, line - 1})
-				start = 0
-			}
-			line++
+			r.Add(bytes.TrimSuffix(head, []byte("\n")))
 		}
 		if err != nil {
 			break
 		}
 	}
-	if start != 0 {
-		out = append(out, [2]int{start, line - 1})
-	}
-	return out
+	return r.Ranges()
 }
 
 // keyRanges holds the private key body lines of a change's old and new
