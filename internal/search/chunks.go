@@ -109,15 +109,7 @@ func (s *fileSearcher) searchChunks(ctx context.Context, f io.Reader, rel string
 // context of lastMatch, the previous chunk's last match, and returns the
 // new next and lastMatch.
 func (s *fileSearcher) emitContext(out []line, region []byte, firstN, lastN int, spans []span, next, lastMatch int) ([]line, int, int) {
-	starts := make([]int, 0, lastN-firstN+1) // starts[i] is the offset of line firstN+i
-	for pos := 0; pos < len(region); {
-		starts = append(starts, pos)
-		i := bytes.IndexByte(region[pos:], '\n')
-		if i < 0 {
-			break
-		}
-		pos += i + 1
-	}
+	starts := lineStarts(region, make([]int, 0, lastN-firstN+1)) // starts[i] is the offset of line firstN+i
 	emit := func(from, to, match int) {
 		for k := from; k <= to; k++ {
 			i := k - firstN

@@ -503,15 +503,7 @@ func (s *fileSearcher) withContext(data []byte, spans []span) []line {
 		}
 		return lines
 	}
-	var starts []int // starts[i] is the offset of line i+1
-	for pos := 0; pos < len(data); {
-		starts = append(starts, pos)
-		i := bytes.IndexByte(data[pos:], '\n')
-		if i < 0 {
-			break
-		}
-		pos += i + 1
-	}
+	starts := lineStarts(data, nil) // starts[i] is the offset of line i+1
 	lineAt := func(n int) []byte {
 		end := len(data)
 		if n < len(starts) {
@@ -554,4 +546,17 @@ func decodeBOM(data []byte) []byte {
 		}
 	}
 	return data
+}
+
+// lineStarts appends the offset of every line of buf to starts.
+func lineStarts(buf []byte, starts []int) []int {
+	for pos := 0; pos < len(buf); {
+		starts = append(starts, pos)
+		i := bytes.IndexByte(buf[pos:], '\n')
+		if i < 0 {
+			break
+		}
+		pos += i + 1
+	}
+	return starts
 }
