@@ -113,3 +113,29 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// ReadStreamBytes is where read switches to the one-pass read: seen in the
+// one documented difference, the invalid UTF-8 note for bytes outside the
+// lines shown (given by a whole read, not by a streamed one).
+func TestReadStreamBytesIsTheSwitch(t *testing.T) {
+	file := func(size int) []byte {
+		last := []byte("bad \xff byte\n")
+		line := []byte(strings.Repeat("x", 63) + "\n")
+		b := bytes.Repeat(line, (size-len(last))/len(line))
+		b = append(b, bytes.Repeat([]byte("y"), size-len(last)-len(b))...)
+		return append(b, last...)
+	}
+	x, _, _ := newTestExecutor(t, map[string][]byte{
+		"at.txt":   file(ReadStreamBytes),
+		"over.txt": file(ReadStreamBytes + 1),
+	})
+	for name, whole := range map[string]bool{"at.txt": true, "over.txt": false} { // at and over ReadStreamBytes
+		r := call(t, x, "read", `{"path":"`+name+`","limit":3}`)
+		if r.IsError || !strings.Contains(r.TextOf(), "lines 1-3 of") {
+			t.Fatalf("read %s: %s", name, r.TextOf())
+		}
+		if got := strings.Contains(r.TextOf(), "not valid UTF-8"); got != whole {
+			t.Errorf("read of %s: invalid UTF-8 note %v, want %v (read whole up to %d bytes)", name, got, whole, ReadStreamBytes)
+		}
+	}
+}
