@@ -55,11 +55,16 @@ func openFolder(spec FolderSpec, readOnly bool) (*Folder, *os.Root, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("workspace folder %q: %w", spec.Path, err)
 	}
+	opened, err := root.Stat(".")
+	if err != nil {
+		root.Close()
+		return nil, nil, fmt.Errorf("workspace folder %q: %w", spec.Path, err)
+	}
 	name := spec.Name
 	if name == "" {
 		name = filepath.Base(real)
 	}
-	return &Folder{Name: name, Root: real, ReadOnly: readOnly}, root, nil
+	return &Folder{Name: name, Root: real, ReadOnly: readOnly, opened: opened}, root, nil
 }
 
 // SetFolders implements FS.
@@ -406,12 +411,15 @@ func (l *Local) root(p Path) (*os.Root, string, error) {
 
 // Refresh implements FS.
 func (l *Local) Refresh(f *Folder) FolderState {
-	r, _, err := l.root(Path{Folder: f, Rel: "."})
-	if err != nil {
+	// One stat: read and ls ask on every call.
+	now, err := os.Stat(f.Root)
+	l.mu.RLock()
+	r, opened := l.roots[f], f.opened
+	l.mu.RUnlock()
+	if r == nil {
 		return FolderGone // no longer a workspace folder
 	}
-	now, err := os.Stat(f.Root)
-	if open, oerr := r.Stat("."); err == nil && oerr == nil && os.SameFile(open, now) {
+	if err == nil && os.SameFile(opened, now) {
 		return FolderOpen
 	}
 	if err != nil || !now.IsDir() {
@@ -426,6 +434,11 @@ func (l *Local) Refresh(f *Folder) FolderState {
 	if err != nil {
 		return FolderGone
 	}
+	nowOpened, err := nr.Stat(".")
+	if err != nil {
+		nr.Close()
+		return FolderGone
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch l.roots[f] {
@@ -437,7 +450,7 @@ func (l *Local) Refresh(f *Folder) FolderState {
 		nr.Close()
 		return FolderOpen
 	}
-	l.roots[f] = nr
+	l.roots[f], f.opened = nr, nowOpened
 	// Calls under way may still hold the old root: it is closed with the
 	// others, at SetFolders or Close.
 	l.retired = append(l.retired, r)

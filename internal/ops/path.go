@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"io/fs"
 	"fmt"
 	"net/url"
 	"path"
@@ -17,6 +18,9 @@ type Folder struct {
 	// Primary marks the first workspace folder, the one relative paths
 	// resolve against. Set when the folder list is built, never after.
 	Primary bool
+	// opened is the directory Local has open for the folder (its stat),
+	// which Refresh compares with what is at Root now; under Local.mu.
+	opened fs.FileInfo
 }
 
 // Path is a resolved, contained location: the result of Resolve, the only

@@ -172,6 +172,11 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 func lockForChange(ctx context.Context, c *Call, path, verb string) (p ops.Path, inEditor bool, unlock func(), refusal *Result, err error) {
 	refuse := func(r Result) (ops.Path, bool, func(), *Result, error) { return p, false, nil, &r, nil }
 	if p, err = c.Resolve(path); err != nil {
+		// A folder whose path is now a symlink resolves elsewhere: say
+		// the folder is gone rather than that the path leaves it.
+		if f := folderOf(c.Env.FS, path); f != nil && c.Env.refresh(f) == ops.FolderGone {
+			return refuse(Errorf("cannot change %s: %s Nothing was changed.", path, folderGone(ops.Path{Folder: f})))
+		}
 		return refuse(Errorf("%v", err))
 	}
 	if r := refuseReadOnly(p); r != nil {

@@ -64,6 +64,11 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
+	// The folder's open directory may have been moved away or replaced:
+	// list what is at its path now, or say it is gone.
+	if c.Env.refresh(p.Folder) == ops.FolderGone {
+		return Errorf("%s does not exist: %s", p.Display(), folderGone(p)), nil
+	}
 	fsys := c.Env.FS.FolderFS(p.Folder)
 	m := c.Env.matcher(p.Folder, fsys)
 	limit := in.Limit
@@ -75,18 +80,6 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 		hide = nil
 	}
 	res, err := finder.List(ctx, fsys, hide, p.Rel, limit)
-	if errors.Is(err, fs.ErrNotExist) {
-		switch c.Env.refresh(p.Folder) {
-		case ops.FolderReopened: // created anew at its path: list there
-			fsys = c.Env.FS.FolderFS(p.Folder)
-			if m = c.Env.matcher(p.Folder, fsys); hide != nil {
-				hide = m
-			}
-			res, err = finder.List(ctx, fsys, hide, p.Rel, limit)
-		case ops.FolderGone:
-			return Errorf("%s does not exist: %s", p.Display(), folderGone(p)), nil
-		}
-	}
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):

@@ -100,15 +100,12 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 	}
 	// One open: the stat of the descriptor decides directory/non-regular
 	// and is the edit guard's fingerprint of exactly the bytes read.
-	file, fi, err := fsys.OpenRead(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		switch c.Env.refresh(p.Folder) {
-		case ops.FolderReopened: // created anew at its path: read there
-			file, fi, err = fsys.OpenRead(p)
-		case ops.FolderGone:
-			return Errorf("%s not found: %s", p.Display(), folderGone(p)), nil
-		}
+	// The folder's open directory may have been moved away or replaced
+	// (one stat): read what is at its path now, or say it is gone.
+	if c.Env.refresh(p.Folder) == ops.FolderGone {
+		return Errorf("%s not found: %s", p.Display(), folderGone(p)), nil
 	}
+	file, fi, err := fsys.OpenRead(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return notFound(fsys, p), nil

@@ -140,6 +140,25 @@ func beyondFirst(plan []ops.Share, gone []*ops.Folder) bool {
 	return len(gone) > 0 || len(plan) > 1 || len(plan) == 1 && (!plan[0].Folder.Primary || len(plan[0].Skip) > 0)
 }
 
+// folderOf is the workspace folder a model-written path names before it
+// is resolved: the first folder for a relative path, else the folder
+// whose root holds it lexically; nil when none does.
+func folderOf(fsys ops.FS, input string) *ops.Folder {
+	folders := workspaceFolders(fsys)
+	if !filepath.IsAbs(input) {
+		if len(folders) > 0 {
+			return folders[0]
+		}
+		return nil
+	}
+	for _, f := range folders {
+		if _, in := ops.Within(f.Root, filepath.Clean(input)); in {
+			return f
+		}
+	}
+	return nil
+}
+
 // folderGone says that p's workspace folder is gone and what to do.
 func folderGone(p ops.Path) string {
 	return fmt.Sprintf("its workspace folder %s no longer exists. Once a directory is there again, the next call opens it.", p.Folder.Root)
