@@ -125,11 +125,6 @@ func Ask(ctx context.Context, tool, reason string, args map[string]any) (Approva
 	return a, nil
 }
 
-// ApprovalNeeded is the denial text for an "ask" decision the client could
-// not be asked about.
-func ApprovalNeeded(tool, reason string) string {
-	return fmt.Sprintf("%s needs the user's approval (%s), and this MCP client cannot ask for it (no elicitation support). Tell the user what you wanted to do and why, or use a read-only way.", tool, reason)
-}
 
 // Confirmer answers the permission gate's questions (policy.Confirmer) with
 // MCP elicitation; for a client that cannot be asked it returns
@@ -143,7 +138,7 @@ func (Confirmer) Confirm(ctx context.Context, req policy.ConfirmRequest) (policy
 		return policy.ConfirmAnswer{}, err
 	}
 	if !a.Asked {
-		return policy.ConfirmAnswer{}, &policy.CannotAsk{Reason: ApprovalNeeded(req.Tool, req.Reason)}
+		return policy.ConfirmAnswer{}, &policy.CannotAsk{Reason: policy.ApprovalNeeded(req.Tool, req.Reason, "MCP client (no elicitation support)")}
 	}
 	return policy.ConfirmAnswer{Decision: a.Decision, Message: a.Message}, nil
 }

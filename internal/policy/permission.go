@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Confirmer asks the user about a call (the rpc layer implements it with
@@ -76,8 +77,7 @@ func (g *Gate) Check(ctx context.Context, req Request, cr ConfirmRequest) (Outco
 		return Outcome{Rule: v.Rule, Reason: v.Reason}, nil
 	}
 	if g.Confirmer == nil {
-		return Outcome{Rule: v.Rule, Reason: "this call needs the user's approval (" + v.Reason +
-			") and this editor cannot ask for it. Do something else, or ask the user to allow it (an allow rule in .agentls/settings.local.json or the editor's settings) or to switch mode."}, nil
+		return Outcome{Rule: v.Rule, Reason: ApprovalNeeded("this call", v.Reason, "editor")}, nil
 	}
 
 	if g.turn != nil { // nil: a Gate not made by NewGate asks concurrently
@@ -161,4 +161,13 @@ func deniedByUser(msg string) string {
 		return "denied by the user"
 	}
 	return "denied by the user: " + msg
+}
+
+// ApprovalNeeded is the refusal of a call (subject: "bash", "this call")
+// that needs the user's approval, for a client (an "editor", an "MCP
+// client") that cannot ask: what the model can do instead, the same from
+// every client.
+func ApprovalNeeded(subject, reason, client string) string {
+	reason = strings.TrimSuffix(reason, "; the user must approve it")
+	return fmt.Sprintf("%s needs the user's approval (%s), and this %s cannot ask for it, so it did not run. Do something else, or tell the user what you wanted to do and why: they can allow it (an allow rule in .agentls/settings.local.json) or change the mode.", subject, reason, client)
 }
