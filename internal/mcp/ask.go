@@ -125,7 +125,6 @@ func Ask(ctx context.Context, tool, reason string, args map[string]any) (Approva
 	return a, nil
 }
 
-
 // Confirmer answers the permission gate's questions (policy.Confirmer) with
 // MCP elicitation; for a client that cannot be asked it returns
 // policy.CannotAsk, whose reason tells the model that approval is needed.

@@ -1,8 +1,8 @@
 package ops
 
 import (
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"path"
 	"path/filepath"
