@@ -3,6 +3,8 @@ package editguard
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/internal/ops"
 )
 
 // TestStampIsTheVersionRead: the fingerprint must describe the bytes the
@@ -22,7 +24,7 @@ func TestStampIsTheVersionRead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, map[string]string{"a.txt": orig})
 			p := e.path("a.txt")
-			data, fi, err := e.fs.ReadFileInfo(p)
+			data, fi, err := ops.ReadFileInfo(e.fs, p)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 
@@ -44,16 +45,12 @@ type FS interface {
 	Resolve(input string) (Path, error)
 
 	ReadFile(p Path) ([]byte, error)
-	// ReadFileInfo reads p through one open descriptor and returns the
-	// descriptor's stat, so the content and the FileInfo describe the same
-	// file version (a later Stat may see a newer one). When p is not a
-	// regular file (a directory, a FIFO, a device) nothing is read: data is
-	// nil and info says what p is. Opening never blocks (a FIFO without a
-	// writer is reported, not waited on).
-	ReadFileInfo(p Path) (data []byte, info fs.FileInfo, err error)
-	// OpenRead is ReadFileInfo that leaves the reading to the caller, for
-	// files too large to hold: the open file (nil when p is not a regular
-	// file) and the stat of that descriptor. The caller closes it.
+	// OpenRead opens p and stats the open descriptor, so the FileInfo
+	// describes exactly the file version read from it (a later Stat may see
+	// a newer one). When p is not a regular file (a directory, a FIFO, a
+	// device) nothing is opened: the ReadCloser is nil and info says what p
+	// is. Opening never blocks (a FIFO without a writer is reported, not
+	// waited on). The caller closes it; ReadFileInfo reads it whole.
 	OpenRead(p Path) (io.ReadCloser, fs.FileInfo, error)
 	Stat(p Path) (fs.FileInfo, error)
 	Lstat(p Path) (fs.FileInfo, error)
@@ -107,3 +104,19 @@ type FolderSpec struct {
 // TempPrefix starts every temporary file of an atomic write, so that leftovers
 // of a crash can be recognised and removed at the next start.
 const TempPrefix = ".agentls-tmp-"
+
+// ReadFileInfo reads p whole through one open descriptor (FS.OpenRead) and
+// returns the descriptor's stat with the content: nil data for a file that
+// is not regular.
+func ReadFileInfo(fsys FS, p Path) ([]byte, fs.FileInfo, error) {
+	f, fi, err := fsys.OpenRead(p)
+	if f == nil {
+		return nil, fi, err
+	}
+	defer f.Close()
+	data, err := ReadSized(f, fi.Size())
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", p.Rel, err)
+	}
+	return data, fi, nil
+}

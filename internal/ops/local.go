@@ -473,25 +473,11 @@ func (l *Local) ReadFile(p Path) ([]byte, error) {
 	return r.ReadFile(rel)
 }
 
-// ReadFileInfo implements FS: one open through the folder's os.Root (so the
-// escape protection holds), fstat on that descriptor, and a read of the size
-// the fstat reported; a file that grew in between is read as it was at the
-// fstat, which is what the FileInfo (and an edit guard stamp built from it)
-// describes.
-func (l *Local) ReadFileInfo(p Path) ([]byte, fs.FileInfo, error) {
-	f, fi, err := l.OpenRead(p)
-	if f == nil {
-		return nil, fi, err
-	}
-	defer f.Close()
-	data, err := ReadSized(f, fi.Size())
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", p.Rel, err)
-	}
-	return data, fi, nil
-}
-
-// OpenRead implements FS.
+// OpenRead implements FS: one open through the folder's os.Root (so the
+// escape protection holds) and fstat on that descriptor; ReadSized then
+// reads the size the fstat reported, so a file that grew in between is read
+// as it was at the fstat, which is what the FileInfo (and an edit guard
+// stamp built from it) describes.
 func (l *Local) OpenRead(p Path) (io.ReadCloser, fs.FileInfo, error) {
 	r, rel, err := l.root(p)
 	if err != nil {

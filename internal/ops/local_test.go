@@ -315,7 +315,7 @@ func TestLocalSymlinkSwapAfterResolve(t *testing.T) {
 		op   func(l *ops.Local, p ops.Path) error
 	}{
 		{"ReadFile", "dir/f.txt", func(l *ops.Local, p ops.Path) error { _, err := l.ReadFile(p); return err }},
-		{"ReadFileInfo", "dir/f.txt", func(l *ops.Local, p ops.Path) error { _, _, err := l.ReadFileInfo(p); return err }},
+		{"ReadFileInfo", "dir/f.txt", func(l *ops.Local, p ops.Path) error { _, _, err := ops.ReadFileInfo(l, p); return err }},
 		{"Stat", "dir/f.txt", func(l *ops.Local, p ops.Path) error { _, err := l.Stat(p); return err }},
 		{"ReadDir", "dir", func(l *ops.Local, p ops.Path) error { _, err := l.ReadDir(p); return err }},
 		{"WriteFile", "dir/f.txt", func(l *ops.Local, p ops.Path) error { return l.WriteFile(p, []byte("pwned\n"), 0o644, nil) }},

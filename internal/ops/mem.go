@@ -193,9 +193,9 @@ func (m *Mem) ReadFile(p Path) ([]byte, error) {
 	return append([]byte(nil), e.data...), nil
 }
 
-// ReadFileInfo implements FS. The FileInfo is a snapshot taken with the
+// OpenRead implements FS. The FileInfo is a snapshot taken with the
 // content, as Local's fstat of the open descriptor is.
-func (m *Mem) ReadFileInfo(p Path) ([]byte, fs.FileInfo, error) {
+func (m *Mem) OpenRead(p Path) (io.ReadCloser, fs.FileInfo, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	e, a, err := m.get(p, "open")
@@ -208,16 +208,7 @@ func (m *Mem) ReadFileInfo(p Path) ([]byte, fs.FileInfo, error) {
 		return nil, memInfo{name: path.Base(a), e: &snap}, nil
 	}
 	snap.data = append([]byte(nil), e.data...)
-	return snap.data, memInfo{name: path.Base(a), e: &snap}, nil
-}
-
-// OpenRead implements FS.
-func (m *Mem) OpenRead(p Path) (io.ReadCloser, fs.FileInfo, error) {
-	data, fi, err := m.ReadFileInfo(p)
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil, fi, err
-	}
-	return io.NopCloser(bytes.NewReader(data)), fi, nil
+	return io.NopCloser(bytes.NewReader(snap.data)), memInfo{name: path.Base(a), e: &snap}, nil
 }
 
 // Stat implements FS.

@@ -32,7 +32,7 @@ func TestLocalReadFileInfoFIFO(t *testing.T) {
 	}
 	done := make(chan res, 1) // buffered: the goroutine never blocks on send
 	go func() {
-		data, fi, err := l.ReadFileInfo(p)
+		data, fi, err := ops.ReadFileInfo(l, p)
 		done <- res{data, fi, err}
 	}()
 	select {
