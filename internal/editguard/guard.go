@@ -97,7 +97,7 @@ func (g *Guard) RecordRead(p ops.Path, content []byte, from, to int) {
 }
 
 // RecordReadInfo is RecordRead with the FileInfo of the version content
-// came from (ops.FS.ReadFileInfo), which costs no syscall and cannot
+// came from (ops.FS.OpenRead), which costs no syscall and cannot
 // fingerprint a newer version than the one read.
 func (g *Guard) RecordReadInfo(p ops.Path, fi fs.FileInfo, content []byte, from, to int) {
 	g.record(p, FingerprintOf(fi), content, from, to)

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// readOpenFlags open a file for ReadFileInfo (see open_unix.go).
+// readOpenFlags open a file for OpenRead (see open_unix.go).
 const readOpenFlags = os.O_RDONLY
 
 // lexicalRealRoot: see open_unix.go.

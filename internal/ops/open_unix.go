@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// readOpenFlags open a file for ReadFileInfo. O_NONBLOCK keeps the open of
+// readOpenFlags open a file for OpenRead. O_NONBLOCK keeps the open of
 // a FIFO from waiting for a writer (the fstat that follows refuses it), and
 // it spares os.File the two fcntl calls it makes to switch a descriptor to
 // non-blocking and back; regular files ignore the flag. O_NOCTTY keeps a
