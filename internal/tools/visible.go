@@ -122,10 +122,10 @@ func searchPlan(env *Env) (plan []ops.Share, gone []*ops.Folder) {
 	return plan, gone
 }
 
-// refresh checks that f's directory is still at its path (ops.FS.Refresh)
-// and tells the session when f was opened again there, so its watchers
-// and settings follow. Only calls that found something missing, and
-// searches, ask: a check costs two stats.
+// refresh checks that f's directory is still at its path (ops.FS.Refresh,
+// one stat; read, ls, edit, write, grep and find ask on every call) and
+// tells the session when f was opened again there, so its watchers and
+// settings follow.
 func (e *Env) refresh(f *ops.Folder) ops.FolderState {
 	st := e.FS.Refresh(f)
 	if st == ops.FolderReopened && e.FolderReopened != nil {
