@@ -77,6 +77,10 @@ type Server struct {
 	rootsPending chan struct{}
 	// rootsClaimed says a sync goroutine owns (will close) rootsPending.
 	rootsClaimed bool
+	// rootsRunning says a sync is under way; a roots/list_changed meanwhile
+	// sets rootsAgain, and the sync asks once more when done, so requests
+	// never overlap and the last answer applied is the newest.
+	rootsRunning, rootsAgain bool
 	// base is the Run context: roots syncs run on it, not on a request's.
 	base context.Context
 	wg   sync.WaitGroup
@@ -442,6 +446,13 @@ func (p *progressReporter) Details(map[string]any) {}
 // keeps the session's folders (--root, else cwd).
 func (s *Server) syncRoots(ss *sdk.ServerSession, changed bool) {
 	s.mu.Lock()
+	if s.rootsRunning {
+		if changed && declaresRoots(ss.InitializeParams()) {
+			s.rootsAgain = true
+		}
+		s.mu.Unlock()
+		return
+	}
 	done := s.rootsPending
 	switch {
 	case done != nil && !s.rootsClaimed:
@@ -456,6 +467,7 @@ func (s *Server) syncRoots(ss *sdk.ServerSession, changed bool) {
 		return
 	}
 	s.rootsClaimed = s.rootsPending != nil
+	s.rootsRunning = true
 	base := s.base
 	s.mu.Unlock()
 	if base == nil {
@@ -463,30 +475,44 @@ func (s *Server) syncRoots(ss *sdk.ServerSession, changed bool) {
 	}
 	s.wg.Go(func() {
 		defer close(done)
-		ctx, cancel := context.WithTimeout(base, RootsWait)
-		defer cancel()
-		sess, err := s.session(ctx)
-		if err != nil {
-			return
+		for {
+			s.syncRootsOnce(base, ss)
+			s.mu.Lock()
+			again := s.rootsAgain
+			s.rootsAgain, s.rootsRunning = false, again
+			s.mu.Unlock()
+			if !again {
+				return
+			}
 		}
-		res, err := ss.ListRoots(ctx, nil)
-		if err != nil {
-			s.log.Info("client gave no roots; keeping the workspace folders", "err", err)
-			return
-		}
-		specs, skipped := folderSpecs(res.Roots)
-		if len(skipped) > 0 {
-			s.log.Warn("client roots that are not file:// URIs skipped", "roots", skipped)
-		}
-		if len(specs) == 0 {
-			return
-		}
-		if err := sess.SetFolders(specs); err != nil {
-			s.log.Warn("client roots could not be opened; keeping the workspace folders", "err", err)
-			return
-		}
-		s.log.Info("workspace folders from client roots", "count", len(specs))
 	})
+}
+
+// syncRootsOnce asks the client for its roots and makes them the folders.
+func (s *Server) syncRootsOnce(base context.Context, ss *sdk.ServerSession) {
+	ctx, cancel := context.WithTimeout(base, RootsWait)
+	defer cancel()
+	sess, err := s.session(ctx)
+	if err != nil {
+		return
+	}
+	res, err := ss.ListRoots(ctx, nil)
+	if err != nil {
+		s.log.Info("client gave no roots; keeping the workspace folders", "err", err)
+		return
+	}
+	specs, skipped := folderSpecs(res.Roots)
+	if len(skipped) > 0 {
+		s.log.Warn("client roots that are not file:// URIs skipped", "roots", skipped)
+	}
+	if len(specs) == 0 {
+		return
+	}
+	if err := sess.SetFolders(specs); err != nil {
+		s.log.Warn("client roots could not be opened; keeping the workspace folders", "err", err)
+		return
+	}
+	s.log.Info("workspace folders from client roots", "count", len(specs))
 }
 
 // waitRoots blocks until a pending roots sync is done, ctx ends, or RootsWait.
