@@ -247,10 +247,19 @@ func binarySniff(head []byte) bool {
 	return false
 }
 
+// sniffImage names the image format data starts with: the signatures
+// http.DetectContentType knows for these four types, without its walk
+// through every other signature (a tenth of a small read's time).
 func sniffImage(data []byte) string {
-	switch ct := http.DetectContentType(data); ct {
-	case "image/png", "image/jpeg", "image/gif", "image/webp":
-		return ct
+	switch {
+	case bytes.HasPrefix(data, []byte("\x89PNG\x0D\x0A\x1A\x0A")):
+		return "image/png"
+	case bytes.HasPrefix(data, []byte("\xFF\xD8\xFF")):
+		return "image/jpeg"
+	case bytes.HasPrefix(data, []byte("GIF87a")), bytes.HasPrefix(data, []byte("GIF89a")):
+		return "image/gif"
+	case len(data) >= 14 && bytes.HasPrefix(data, []byte("RIFF")) && string(data[8:14]) == "WEBPVP":
+		return "image/webp"
 	}
 	return ""
 }
@@ -341,7 +350,8 @@ func shellQuote(s string) string {
 
 // lineNumber appends read's line prefix, "%6d→", without fmt.
 func lineNumber(dst []byte, n int) []byte {
-	digits := strconv.AppendInt(nil, int64(n), 10)
+	var buf [20]byte
+	digits := strconv.AppendInt(buf[:0], int64(n), 10)
 	for i := len(digits); i < 6; i++ {
 		dst = append(dst, ' ')
 	}

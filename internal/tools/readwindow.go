@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -82,7 +83,7 @@ func (w *readWindow) result(total int, crlf bool, notes []string) Result {
 		return *w.tooLong
 	}
 	l, offset, end := w.l, w.offset, w.end
-	header := fmt.Sprintf("%s, lines %d-%d of %d", w.display, offset, end, total)
+	header := w.display + ", lines " + strconv.Itoa(offset) + "-" + strconv.Itoa(end) + " of " + strconv.Itoa(total)
 	if crlf {
 		notes = append(notes, "CRLF line endings (shown without \\r)")
 	}
