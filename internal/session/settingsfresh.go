@@ -1,7 +1,6 @@
 package session
 
 import (
-	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -54,23 +53,42 @@ func settingsPathsOf(roots []string, userDir string) []string {
 func statSettings(paths []string) map[string]editguard.Fingerprint {
 	fps := make(map[string]editguard.Fingerprint, len(paths))
 	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil {
-			fps[p] = editguard.FingerprintOf(fi)
-		} else {
-			fps[p] = editguard.Fingerprint{}
-		}
+		fps[p] = settingsFingerprint(p)
 	}
 	return fps
+}
+
+// settingsFingerprint is p's fingerprint, zero when it is missing.
+func settingsFingerprint(p string) editguard.Fingerprint {
+	if fi, err := os.Stat(p); err == nil {
+		return editguard.FingerprintOf(fi)
+	}
+	return editguard.Fingerprint{}
+}
+
+// settingsUnchanged reports whether the settings files are those the
+// policy was last read from. It runs on every call, so it compares file
+// by file instead of building a map to compare.
+func (s *Session) settingsUnchanged() bool {
+	paths := s.settingsPaths()
+	s.settingsStat.mu.Lock()
+	last := s.settingsStat.fps // replaced whole on a reload, never changed
+	s.settingsStat.mu.Unlock()
+	if len(paths) != len(last) {
+		return false
+	}
+	for _, p := range paths {
+		if fp, ok := last[p]; !ok || settingsFingerprint(p) != fp {
+			return false
+		}
+	}
+	return true
 }
 
 // freshPolicy reads the permission settings again when a file changed
 // since they were last read; the permission step calls it first.
 func (s *Session) freshPolicy() {
-	cur := statSettings(s.settingsPaths())
-	s.settingsStat.mu.Lock()
-	same := maps.Equal(cur, s.settingsStat.fps)
-	s.settingsStat.mu.Unlock()
-	if same {
+	if s.settingsUnchanged() {
 		return
 	}
 	s.reloader.run.Lock()
