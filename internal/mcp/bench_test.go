@@ -1,10 +1,20 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/session"
 )
 
 // BenchmarkReadThroughServer is one MCP tools/call of read, client and
@@ -23,3 +33,58 @@ func BenchmarkReadThroughServer(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadOverLines is the server's side of bench/mcp's read: a
+// 40-line file read through Serve's line transport, the client being a
+// pipe that writes a fixed request line and reads the answer line, so
+// nearly all the time and allocations measured are the server's. Run it
+// with GOMAXPROCS=1, as `agentls mcp` runs.
+func BenchmarkReadOverLines(b *testing.B) {
+	dir := b.TempDir()
+	var content strings.Builder
+	for j := range 40 {
+		fmt.Fprintf(&content, "line %d of file\n", j)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte(content.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	sess, err := session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sess.Close()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- Serve(context.Background(), inR, outW, Options{Session: sess, Version: "bench"}) }()
+	out := bufio.NewReader(outR)
+	roundTrip := func(line string) string {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		if line == initializedLine {
+			return ""
+		}
+		reply, err := out.ReadString('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return reply
+	}
+	roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	roundTrip(initializedLine)
+	call := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":%q}}}`, filepath.Join(dir, "a.txt"))
+	if reply := roundTrip(call); !strings.Contains(reply, "a.txt, lines 1-40 of 40") || strings.Contains(reply, `"isError":true`) {
+		b.Fatalf("read answered %s", reply)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		roundTrip(call)
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+}
+
+const initializedLine = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
