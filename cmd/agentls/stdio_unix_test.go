@@ -4,10 +4,12 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -166,5 +168,25 @@ func TestPollableSpinsOnlyWithTwoCPUsAndNotWhenTurnedOff(t *testing.T) {
 	defer q.Close()
 	if q.spin != 0 {
 		t.Errorf("AGENTLS_SPIN=off: spin = %v", q.spin)
+	}
+}
+
+// The README and ARCHITECTURE.md state the spin window; they must state
+// spinWindow.
+func TestSpinWindowIsWhatTheDocsSay(t *testing.T) {
+	want := fmt.Sprintf("%d µs", spinWindow.Microseconds())
+	for _, doc := range []string{"../../README.md", "../../ARCHITECTURE.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		i := strings.Index(text, "AGENTLS_SPIN=off")
+		if i < 0 {
+			t.Fatalf("%s does not name AGENTLS_SPIN=off", doc)
+		}
+		if near := text[max(0, i-400):i]; !strings.Contains(strings.Join(strings.Fields(near), " "), want) {
+			t.Errorf("%s states a spin window other than %s before AGENTLS_SPIN=off:\n%s", doc, want, near)
+		}
 	}
 }
