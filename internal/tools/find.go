@@ -107,7 +107,7 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return Errorf("%s does not exist; use ls to look at its parent directory.", p.Display()), nil
+			return Errorf("%s does not exist.%s Use ls to look at its parent directory.", p.Display(), didYouMean(c.Env.FS, p, suggestDirs)), nil
 		case errors.Is(err, finder.ErrNotDir):
 			return Errorf("%s is a file; find searches directories (use read for the file).", p.Display()), nil
 		case ctx.Err() != nil:

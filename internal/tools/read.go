@@ -267,17 +267,37 @@ func sniffImage(data []byte) string {
 // notFound lists up to three similarly named files as suggestions.
 func notFound(fsys ops.FS, p ops.Path) Result {
 	msg := fmt.Sprintf("%s not found.", p.Display())
-	if s := suggest(fsys, p); len(s) > 0 {
-		msg += " Did you mean: " + strings.Join(s, ", ") + "?"
+	if s := didYouMean(fsys, p, suggestFiles); s != "" {
+		msg += s
 	} else {
 		msg += " Use find to locate the file by name (e.g. find {\"pattern\": \"*" + path.Ext(p.Rel) + "\"}) or ls to look at the directory."
 	}
 	return Errorf("%s", msg)
 }
 
+// suggestKind says which entries may be suggested for a missing path.
+type suggestKind int
+
+const (
+	suggestFiles suggestKind = iota // read, edit: a file was meant
+	suggestDirs                     // ls, find, bash's cwd: a directory was meant
+	suggestAny                      // grep's path: either
+)
+
+// didYouMean is " Did you mean: a, b?" with up to maxSuggestions paths
+// whose names are near p's, or "" when none is. A mistyped name is the
+// usual cause of a missing path, and the model otherwise guesses again
+// (or, for edit, may write a new file beside the one it meant).
+func didYouMean(fsys ops.FS, p ops.Path, kind suggestKind) string {
+	if s := suggest(fsys, p, kind); len(s) > 0 {
+		return " Did you mean: " + strings.Join(s, ", ") + "?"
+	}
+	return ""
+}
+
 const suggestWalkLimit = 20000
 
-func suggest(fsys ops.FS, p ops.Path) []string {
+func suggest(fsys ops.FS, p ops.Path, kind suggestKind) []string {
 	base := strings.ToLower(path.Base(p.Rel))
 	type cand struct {
 		path  string
@@ -297,6 +317,10 @@ func suggest(fsys ops.FS, p ops.Path) []string {
 			if n := d.Name(); n == ".git" || n == "node_modules" {
 				return fs.SkipDir
 			}
+			if kind == suggestFiles || rel == "." {
+				return nil
+			}
+		} else if kind == suggestDirs {
 			return nil
 		}
 		name := strings.ToLower(d.Name())
@@ -324,7 +348,7 @@ func suggest(fsys ops.FS, p ops.Path) []string {
 	})
 	var out []string
 	for i := 0; i < len(cands) && i < maxSuggestions; i++ {
-		out = append(out, cands[i].path)
+		out = append(out, p.Folder.DisplayPrefix()+cands[i].path)
 	}
 	return out
 }
