@@ -23,6 +23,9 @@ type FindResult struct {
 	Truncated bool
 	// Total counts the matches seen; a lower bound when Truncated.
 	Total int
+	// Unreadable is the directories the walk went past because they could
+	// not be read: the result is complete only when it is empty.
+	Unreadable ignore.Unreadable
 }
 
 // Find returns the files under dir whose path matches the glob pattern
@@ -69,7 +72,7 @@ func Find(ctx context.Context, fsys fs.FS, m *ignore.Matcher, pattern, dir strin
 	if dir == "" {
 		prefix = 0
 	}
-	err = m.Walk(ctx, start, ignore.WalkOptions{IncludeIgnored: includeIgnored}, func(rel string, d fs.DirEntry) error {
+	err = m.Walk(ctx, start, ignore.WalkOptions{IncludeIgnored: includeIgnored, Unreadable: res.Unreadable.Add}, func(rel string, d fs.DirEntry) error {
 		if d.IsDir() {
 			return nil
 		}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -15,6 +16,11 @@ import (
 type WalkOptions struct {
 	IncludeIgnored bool // visit ignored entries too (.git is still never visited)
 	SkipHidden     bool // skip dot-entries (default: hidden entries ARE visited)
+	// Unreadable, when set, hears of each directory below the start that
+	// is there but could not be read (permission denied, an I/O error);
+	// the walk goes on without it, as rg does. One that vanished or was
+	// replaced by a file meanwhile is not reported.
+	Unreadable func(rel string, err error)
 }
 
 // ctxCheckEvery is how many entries Walk visits between context checks
@@ -115,6 +121,7 @@ func (w *walker) dir(dir string, fd int, parent *dirState, top bool, depth int) 
 		if top {
 			return fmt.Errorf("walk %q: %w", fsPath(dir), err)
 		}
+		w.unreadable(fsPath(dir), err)
 		return nil // vanished or unreadable below the start: skip, as rg does
 	}
 	var state *dirState
@@ -161,6 +168,7 @@ func (w *walker) dir(dir string, fd int, parent *dirState, top bool, depth int) 
 			case err == nil:
 				child = cfd
 			case !tooManyFiles(err):
+				w.unreadable(p, err)
 				continue // vanished, replaced or unreadable: skip, as rg does
 			}
 		}
@@ -169,6 +177,14 @@ func (w *walker) dir(dir string, fd int, parent *dirState, top bool, depth int) 
 		}
 	}
 	return nil
+}
+
+// unreadable passes on a directory the walk skips because it could not be
+// read, unless it is gone (or no longer a directory).
+func (w *walker) unreadable(rel string, err error) {
+	if w.opts.Unreadable != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		w.opts.Unreadable(rel, err)
+	}
 }
 
 // entry is one directory entry as the walk sees it: the name and type

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"runtime/metrics"
@@ -111,7 +112,7 @@ func TestChunkedMatchesWhole(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got != want {
+					if !reflect.DeepEqual(got, want) {
 						t.Errorf("chunked:\n%s%+v\nwhole:\n%s%+v", got.Text, got, want.Text, want)
 					}
 				})

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentls/agentls/internal/ignore"
 )
 
 // line is one output line of a file: a match or a context line.
@@ -21,6 +23,8 @@ type fileHits struct {
 	lines   []line
 	matches int
 	rank    int // the engine's place in a multi-folder search: files sort by rank, then path
+	// unreadable is why the file could not be read; nil when it was.
+	unreadable error
 }
 
 // compareHits orders files as the output lists them.
@@ -42,6 +46,8 @@ type collector struct {
 	limitHit bool // a file beyond the first limit+1 matches was dropped
 	cutoff   string
 	hasCut   bool // files sorting after cutoff cannot be shown
+	// unreadable tallies the directories and files walked past unread.
+	unreadable ignore.Unreadable
 }
 
 func newCollector(limit int) *collector { return &collector{limit: limit} }
@@ -50,6 +56,10 @@ func newCollector(limit int) *collector { return &collector{limit: limit} }
 func (c *collector) beyond(p string) bool { return c.hasCut && p > c.cutoff }
 
 func (c *collector) add(f fileHits) {
+	if f.unreadable != nil {
+		c.unreadable.Add(f.path, f.unreadable)
+		return
+	}
 	c.seen += f.matches
 	if f.matches == 0 || c.beyond(f.path) {
 		if f.matches > 0 {

@@ -155,13 +155,14 @@ func (e *Engine) searchGo(ctx context.Context, q Query, t target, g *globMatcher
 	results := make(chan result, 256)
 
 	var walkErr error
+	var unreadDirs ignore.Unreadable // the walker's, read after wg.Wait
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // walker: owns jobs
 		defer wg.Done()
 		defer close(jobs)
 		idx := 0
-		opts := ignore.WalkOptions{IncludeIgnored: q.IncludeIgnored, SkipHidden: !q.Hidden}
+		opts := ignore.WalkOptions{IncludeIgnored: q.IncludeIgnored, SkipHidden: !q.Hidden, Unreadable: unreadDirs.Add}
 		walkErr = e.Matcher.Walk(wctx, t.rel, opts, func(rel string, d fs.DirEntry) error {
 			if !d.Type().IsRegular() || g != nil && !g.allows(rel, t.rel) {
 				return nil
@@ -223,6 +224,7 @@ func (e *Engine) searchGo(ctx context.Context, q Query, t target, g *globMatcher
 		}
 	}
 	wg.Wait()
+	c.unreadable.Merge(unreadDirs)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -283,7 +285,10 @@ const (
 func (s *fileSearcher) search(ctx context.Context, dirs *dirOpener, rel string, buf *[]byte) fileHits {
 	f, err := dirs.open(rel)
 	if err != nil {
-		return fileHits{}
+		if errors.Is(err, fs.ErrNotExist) {
+			return fileHits{} // gone since the walk saw it
+		}
+		return fileHits{path: rel, unreadable: err}
 	}
 	defer f.Close()
 	if cap(*buf) == 0 {

@@ -153,7 +153,7 @@ func (e *Engine) searchRgOrdered(ctx context.Context, q Query, t target, g *glob
 		}
 		return err
 	}
-	opts := ignore.WalkOptions{IncludeIgnored: q.IncludeIgnored, SkipHidden: !q.Hidden}
+	opts := ignore.WalkOptions{IncludeIgnored: q.IncludeIgnored, SkipHidden: !q.Hidden, Unreadable: c.unreadable.Add}
 	err := e.Matcher.Walk(ctx, t.rel, opts, func(rel string, d fs.DirEntry) error {
 		if !d.Type().IsRegular() || g != nil && !g.allows(rel, t.rel) {
 			return nil
@@ -212,6 +212,10 @@ func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, swi
 		// (the Go searcher's walk refuses it the same way).
 		if reason, ok := rgUnreadable(msg, t.fsPath); ok {
 			return fmt.Errorf("grep: cannot search %s: %s", t.shown, reason)
+		}
+		// What rg walked past: directories and files below it.
+		for _, u := range rgUnreadables(msg) {
+			c.unreadable.AddReason(u.path, u.reason)
 		}
 	} else if werr != nil && !errors.As(werr, &exit) {
 		return fmt.Errorf("grep: rg: %w", werr)
@@ -309,6 +313,29 @@ func (w *capWriter) Write(p []byte) (int, error) {
 }
 
 func (w *capWriter) String() string { return w.buf.String() }
+
+// rgUnreadables lists rg's reports of paths it could not read
+// ("./locked: Permission denied (os error 13)"), paths cleaned to the
+// folder-relative slash form, reasons as the Go side words them. A path
+// gone since rg listed it is left out, as the Go walk leaves it out.
+func rgUnreadables(stderr string) []struct{ path, reason string } {
+	var out []struct{ path, reason string }
+	for _, l := range strings.Split(stderr, "\n") {
+		name, reason, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(l), "rg: "), ": ")
+		i := strings.Index(reason, " (os error")
+		if !ok || i < 0 {
+			continue
+		}
+		// Gone since rg listed it: not unreadable (the Go walk agrees).
+		if r := strings.ToLower(reason[:i]); r == "no such file or directory" || r == "not a directory" {
+			continue
+		}
+		out = append(out, struct{ path, reason string }{
+			filepath.ToSlash(filepath.Clean(name)), strings.ToLower(reason[:i]),
+		})
+	}
+	return out
+}
 
 // rgUnreadable finds rg's report that path could not be read
 // ("locked: Permission denied (os error 13)") and returns the reason.

@@ -80,6 +80,10 @@ type Result struct {
 	BytesCut    bool   // the text was cut at Query.MaxBytes
 	PathIgnored bool   // Query.Path is ignored; nothing was searched
 	Backend     string // BackendRg or BackendGo
+	// Unreadable is what the search walked past because it could not be
+	// read (a directory or file without permission): the result is
+	// complete only when it is empty.
+	Unreadable ignore.Unreadable
 }
 
 // PathError reports a Query.Path that does not exist or leaves the folder.
@@ -171,6 +175,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	}
 	res := render(c.files, q, t.shown, c.limitHit)
 	res.Backend = e.backend()
+	res.Unreadable = c.unreadable
 	return res, nil
 }
 
@@ -186,6 +191,7 @@ func SearchFolders(ctx context.Context, engines []*Engine, q Query) (Result, err
 	q = q.withDefaults()
 	q.Path = ""
 	var files []fileHits
+	var unreadable ignore.Unreadable
 	limitHit, matches := false, 0
 	for i, e := range engines {
 		if matches > q.Limit {
@@ -201,6 +207,7 @@ func SearchFolders(ctx context.Context, engines []*Engine, q Query) (Result, err
 			return Result{}, err
 		}
 		files = append(files, c.files...)
+		unreadable.Merge(c.unreadable)
 		limitHit = limitHit || c.limitHit
 		for _, f := range c.files {
 			matches += f.matches
@@ -208,6 +215,7 @@ func SearchFolders(ctx context.Context, engines []*Engine, q Query) (Result, err
 	}
 	res := render(files, q, "the workspace", limitHit)
 	res.Backend = engines[0].backend()
+	res.Unreadable = unreadable
 	return res, nil
 }
 
@@ -246,6 +254,9 @@ func (e *Engine) collect(ctx context.Context, q Query, t target, rank int) (*col
 		kept = append(kept, f)
 	}
 	c.files = kept
+	for i, p := range c.unreadable.Paths {
+		c.unreadable.Paths[i] = e.Prefix + p
+	}
 	return c, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -297,7 +298,7 @@ func TestRgOrderedMatchesParallel(t *testing.T) {
 				t.Fatal(err)
 			}
 			a, b := render(par.files, tc.q, tg.shown, par.limitHit), render(ord.files, tc.q, tg.shown, ord.limitHit)
-			if a != b {
+			if !reflect.DeepEqual(a, b) {
 				t.Errorf("parallel:\n%s\nordered:\n%s", a.Text, b.Text)
 			}
 			if a.Matches == 0 {
@@ -443,5 +444,16 @@ func TestSearchFoldersOrdersPrefixesAndLimits(t *testing.T) {
 				t.Errorf("second folder alone: %q, %v", res.Text, err)
 			}
 		})
+	}
+}
+
+func TestRgUnreadablesReadsRgsReports(t *testing.T) {
+	stderr := "./locked: Permission denied (os error 13)\nrg: sub/secret.txt: Permission denied (os error 13)\nsome other line\nrg: ./x: No such file or directory (os error 2)\n"
+	got := rgUnreadables(stderr)
+	want := []struct{ path, reason string }{
+		{"locked", "permission denied"}, {"sub/secret.txt", "permission denied"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 }

@@ -129,7 +129,7 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 		if !strings.Contains(in.Pattern, "/") && !strings.ContainsAny(in.Pattern, "*?[{") {
 			hint = fmt.Sprintf(" The pattern has no wildcard: it matches the exact name only; try \"*%s*\".", strings.TrimSuffix(in.Pattern, path.Ext(in.Pattern)))
 		}
-		return Text(fmt.Sprintf("No files match %q in %s.%s%s", in.Pattern, where, hint, gone)), nil
+		return Text(fmt.Sprintf("No files match %q in %s.%s%s%s", in.Pattern, where, hint, c.Env.unreadableNote(res.Unreadable), gone)), nil
 	}
 	var b strings.Builder
 	for _, f := range res.Paths {
@@ -142,7 +142,7 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	case res.Truncated:
 		fmt.Fprintf(&b, "[Showing the first %d matching paths (limit %d); more files match. Narrow the pattern or path, or call again with limit=%d.]", len(res.Paths), limit, min(2*limit, l.findMax()))
 	}
-	r := Text(strings.TrimRight(b.String(), "\n") + gone)
+	r := Text(strings.TrimRight(b.String(), "\n") + c.Env.unreadableNote(res.Unreadable) + gone)
 	r.setDetail("count", len(res.Paths))
 	r.setDetail("truncated", res.Truncated)
 	return r, nil
@@ -171,6 +171,9 @@ func findIn(ctx context.Context, c *Call, sh ops.Share, fsys fs.FS, m *ignore.Ma
 		}
 	}
 	res.Paths = visible
+	for i, p := range res.Unreadable.Paths {
+		res.Unreadable.Paths[i] = f.DisplayPrefix() + p
+	}
 	return res, nil
 }
 
@@ -195,6 +198,7 @@ func findFolders(ctx context.Context, c *Call, plan []ops.Share, in findInput, l
 			continue
 		}
 		all.Paths = append(all.Paths, res.Paths...)
+		all.Unreadable.Merge(res.Unreadable)
 		all.Total += res.Total
 		if res.Truncated {
 			all.Truncated = true

@@ -157,7 +157,7 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		return Result{}, err
 	}
 	text, denied := c.Env.filterGrep(res.Text)
-	text += gone
+	text += c.Env.unreadableNote(res.Unreadable) + gone
 	if res.Matches == 0 && res.Files == 0 && fsys != nil && isBinaryFile(fsys, rel) {
 		text += fmt.Sprintf("\n[%s is a binary file (it holds NUL bytes), and grep skips binary files; read says what kind of file it is.]", p.Display())
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentls/agentls/internal/ignore"
 	"github.com/agentls/agentls/internal/ops"
 )
 
@@ -192,4 +193,26 @@ func displayedFolder(fsys ops.FS, shown string) (*ops.Folder, string) {
 		}
 	}
 	return nil, ""
+}
+
+// unreadableNote says what a search walked past unread (grep, find), with
+// the names the permission rules let the model see; "" when nothing.
+func (e *Env) unreadableNote(u ignore.Unreadable) string {
+	if u.Count == 0 {
+		return ""
+	}
+	var names []string
+	for _, p := range u.Paths {
+		if f, rel := displayedFolder(e.FS, p); f != nil && e.listAllowed(f, rel) {
+			names = append(names, p)
+		}
+	}
+	list := strings.Join(names, ", ")
+	if more := u.Count - len(names); more > 0 && len(names) > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	if list != "" {
+		list = ": " + list
+	}
+	return fmt.Sprintf("\n[Not searched: %s could not be read (%s)%s.]", plural(u.Count, "path"), u.Reason, list)
 }

@@ -566,6 +566,7 @@ func TestAudit22FSUnprivUnreadableDir(t *testing.T) {
 				t.Errorf("find lost %s around the unreadable dir: %q", want, r.Text())
 			}
 		}
+		a22fNotSearched(t, "find", r.Text())
 	})
 	t.Run("grep skips it", func(t *testing.T) {
 		r := a22fCall(t, ctx, c, "grep", map[string]any{"pattern": "needle"})
@@ -577,6 +578,7 @@ func TestAudit22FSUnprivUnreadableDir(t *testing.T) {
 				t.Errorf("grep lost %s around the unreadable dir: %q", want, r.Text())
 			}
 		}
+		a22fNotSearched(t, "grep", r.Text())
 	})
 	t.Run("grep go backend", func(t *testing.T) {
 		// The fallback searcher must agree; it is selected per process, so a
@@ -593,6 +595,7 @@ func TestAudit22FSUnprivUnreadableDir(t *testing.T) {
 				t.Errorf("grep (go) lost %s around the unreadable dir: %q", want, r.Text())
 			}
 		}
+		a22fNotSearched(t, "grep (go)", r.Text())
 		r = a22fCall(t, ctx2, c2, "grep", map[string]any{"pattern": "needle", "path": "locked"})
 		if !strings.Contains(strings.ToLower(r.Text()), "permission denied") || !strings.Contains(r.Text(), "locked") {
 			t.Errorf("grep (go) on the unreadable dir does not say it could not be read: isError=%v %q", r.IsError, r.Text())
@@ -792,4 +795,22 @@ func a22fOwner(fi os.FileInfo) (uint32, bool) {
 		return 0, false
 	}
 	return st.Uid, true
+}
+
+// a22fNotSearched checks that a search over a tree holding the unreadable
+// directory "locked" says it went past it, with the reason: a result that
+// passes for complete would let the model take a needle for absent.
+func a22fNotSearched(t *testing.T, what, text string) {
+	t.Helper()
+	i := strings.Index(text, "[Not searched:")
+	if i < 0 {
+		t.Errorf("%s does not say what it could not read: %q", what, text)
+		return
+	}
+	note := text[i:]
+	for _, want := range []string{"1 path could not be read", "permission denied", "locked"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("%s's note lacks %q: %q", what, want, note)
+		}
+	}
 }
