@@ -588,7 +588,7 @@ func (l *Local) ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte
 		}
 		locked = f
 		if err := lockExclusive(f, ReplaceLockWait); err != nil {
-			return fmt.Errorf("replace %s: another agentls process is changing it (%v): %w", p.Rel, err, ErrChanged)
+			return fmt.Errorf("replace %s: another process holds a lock on it, as an agentls changing it does (%v): %w", p.Rel, err, ErrChanged)
 		}
 		cur, read, err := readStat(f)
 		if err != nil || !bytes.Equal(cur, expect) {

@@ -69,7 +69,7 @@ func TestLocalReplaceFileLockHeldElsewhere(t *testing.T) {
 	l := newLocal(t, ops.FolderSpec{Path: w.root})
 	start := time.Now()
 	err = l.ReplaceFile(resolve(t, l, "f.txt"), []byte("new\n"), 0o644, []byte("as read\n"), nil)
-	if waited := time.Since(start); !errors.Is(err, ops.ErrChanged) || !strings.Contains(err.Error(), "another agentls process is changing it") || waited < ops.ReplaceLockWait {
+	if waited := time.Since(start); !errors.Is(err, ops.ErrChanged) || !strings.Contains(err.Error(), "another process holds a lock on it") || waited < ops.ReplaceLockWait {
 		t.Fatalf("ReplaceFile with the lock held elsewhere = %v after %v; want ErrChanged naming the other process after %v", err, waited, ops.ReplaceLockWait)
 	}
 	if got := readOS(t, osPath); got != "as read\n" {
