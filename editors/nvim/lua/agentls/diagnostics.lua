@@ -80,13 +80,50 @@ local function can_report(buf)
   return #vim.diagnostic.get(buf) > 0
 end
 
+-- The lines of buf's file as buf would show them, or nil when that is not
+-- simply its lines (another encoding, a BOM, binary) or it cannot be read.
+local function disk_lines(buf)
+  local fenc = vim.bo[buf].fileencoding
+  if vim.bo[buf].binary or vim.bo[buf].bomb or (fenc ~= "" and fenc ~= "utf-8") then
+    return nil
+  end
+  local ok, lines = pcall(vim.fn.readfile, vim.api.nvim_buf_get_name(buf))
+  if not ok then
+    return nil
+  end
+  if vim.bo[buf].fileformat == "dos" then
+    for i, l in ipairs(lines) do
+      lines[i] = (l:gsub("\r$", ""))
+    end
+  end
+  return lines
+end
+
 -- A file changed on disk reaches a clean buffer (and its language server)
 -- only when the buffer is reloaded; 'noautoread' would make :checktime ask.
+-- :checktime goes by the file's time stamp, and Neovim 0.7 let a change
+-- made a moment after the buffer's load pass unseen (the sync-off tests on
+-- a fast machine). A clean buffer that still differs from its file then
+-- takes the file's lines: its language servers hear of it at once
+-- (on_lines), where :edit! would detach them until the buffer is read
+-- again, and FileChangedShellPost is fired as after a reload. The render
+-- after the call reloads it from disk as usual.
 local function reload_if_changed(buf)
   if vim.bo[buf].buftype ~= "" or vim.bo[buf].modified or vim.fn.getbufvar(buf, "&autoread") ~= 1 then
     return
   end
   vim.cmd("silent! checktime " .. buf)
+  if vim.bo[buf].modified then
+    return
+  end
+  local disk = disk_lines(buf)
+  if disk and not vim.deep_equal(disk, vim.api.nvim_buf_get_lines(buf, 0, -1, false)) then
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, disk)
+    vim.bo[buf].modified = false
+    -- What :checktime's reload would have announced, for linters that
+    -- listen for it rather than for buffer changes.
+    pcall(vim.api.nvim_exec_autocmds, "FileChangedShellPost", { buffer = buf })
+  end
 end
 
 --- Waits until cond() is true or ms have passed. Neovim 0.10+ runs request
