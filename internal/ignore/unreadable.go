@@ -19,7 +19,7 @@ type Unreadable struct {
 
 // Add counts path, unreadable for err.
 func (u *Unreadable) Add(path string, err error) {
-	u.add(path, errReason(err))
+	u.add(path, ErrReason(err))
 }
 
 func (u *Unreadable) add(path, reason string) {
@@ -47,9 +47,9 @@ func (u *Unreadable) Merge(o Unreadable) {
 // AddReason counts path with a reason already in words (rg's report).
 func (u *Unreadable) AddReason(path, reason string) { u.add(path, reason) }
 
-// errReason is err's cause in words: the system's text for an errno
+// ErrReason is err's cause in words: the system's text for an errno
 // ("permission denied"), else the error's own.
-func errReason(err error) string {
+func ErrReason(err error) string {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		return errno.Error()

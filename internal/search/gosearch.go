@@ -137,7 +137,13 @@ func (e *Engine) searchGo(ctx context.Context, q Query, t target, g *globMatcher
 	c := newCollector(q.Limit)
 	if !t.isDir {
 		var buf []byte
-		c.add(s.search(ctx, &dirOpener{fsys: e.FS}, t.rel, &buf))
+		h := s.search(ctx, &dirOpener{fsys: e.FS}, t.rel, &buf)
+		if h.unreadable != nil {
+			// The file named could not be read: not "no matches", as
+			// rg's run refuses it too.
+			return nil, fmt.Errorf("grep: cannot search %s: %s", t.shown, ignore.ErrReason(h.unreadable))
+		}
+		c.add(h)
 		return c, ctx.Err()
 	}
 

@@ -531,7 +531,27 @@ func TestAudit22FSUnprivUnreadableFile(t *testing.T) {
 		if r.IsError || !strings.Contains(r.Text(), "ok.txt:1:") {
 			t.Errorf("grep over a workspace with an unreadable file: isError=%v %q", r.IsError, r.Text())
 		}
+		i := strings.Index(r.Text(), "[Not searched:")
+		if i < 0 || !strings.Contains(r.Text()[i:], "secret.txt") || !strings.Contains(r.Text()[i:], "permission denied") {
+			t.Errorf("grep does not say it could not read secret.txt: %q", r.Text())
+		}
 	})
+	// Named as the path, the unreadable file is an error from either
+	// backend, not "No matches".
+	for _, backend := range []string{"rg", "go"} {
+		t.Run("grep path is it/"+backend, func(t *testing.T) {
+			cc, cctx := c, ctx
+			if backend == "go" {
+				home := a22fShareDir(t, "a22f-home-")
+				cc, cctx = a22fStart(t, ws, "AGENTLS_GREP_BACKEND=go", "HOME="+home, "XDG_CONFIG_HOME="+home,
+					"XDG_CACHE_HOME="+home, "XDG_STATE_HOME="+home, "AGENTLS_AUDIT_DIR="+home)
+			}
+			r := a22fCall(t, cctx, cc, "grep", map[string]any{"pattern": "secret", "path": "secret.txt"})
+			if !r.IsError || !strings.Contains(strings.ToLower(r.Text()), "permission denied") || !strings.Contains(r.Text(), "secret.txt") {
+				t.Errorf("grep (%s) of the unreadable file: isError=%v %q", backend, r.IsError, r.Text())
+			}
+		})
+	}
 	a22fAlive(t, ctx, c, "ok.txt", "ok here")
 }
 
