@@ -555,9 +555,11 @@ func (l *Local) WriteFile(p Path, data []byte, perm fs.FileMode, before func() e
 // file and keeps its stat; the last thing before the rename is one more
 // stat, which must match: a save that lands after the read moves the inode
 // (a rename over p) or the size or mtime (a write in place). What is left
-// is the gap between that stat and the rename. Between agentls processes
-// (an editor's and an MCP host's on one workspace) an advisory lock on the
-// file read, held until the rename is done, closes it: the second of two
+// is the gap between that stat and the rename: on Unix the two are one
+// system call apart in the file's open directory (renameIfSame). Between
+// agentls processes (an editor's and an MCP host's on one workspace) an
+// advisory lock on the file read, held until the rename is done, closes
+// it: the second of two
 // racing replaces gets the lock after the first renamed, and its stat
 // check then sees the new file. Other writers do not take the lock.
 // Exchanging the names in one step (renameat2 RENAME_EXCHANGE) would close
@@ -575,35 +577,41 @@ func (l *Local) ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte
 		return atomicWrite(r, rel, data, perm, before)
 	}
 	changed := fmt.Errorf("replace %s: %w", p.Rel, ErrChanged)
-	var locked *os.File // closed (and so unlocked) once the rename is done
-	defer func() {
-		if locked != nil {
-			locked.Close()
-		}
-	}()
-	return atomicWrite(r, rel, data, perm, func() error {
-		f, err := r.Open(rel)
-		if err != nil {
-			return changed
-		}
-		locked = f
-		if err := lockExclusive(f, ReplaceLockWait); err != nil {
-			return fmt.Errorf("replace %s: another process holds a lock on it, as an agentls changing it does (%v): %w", p.Rel, err, ErrChanged)
-		}
-		cur, read, err := readStat(f)
-		if err != nil || !bytes.Equal(cur, expect) {
-			return changed
-		}
-		if before != nil {
-			if err := before(); err != nil {
-				return err
-			}
-		}
-		if now, err := r.Stat(rel); err != nil || !sameVersion(read, now) {
-			return changed
-		}
-		return nil
-	})
+	tmp, err := writeTemp(r, rel, data, perm)
+	if err != nil {
+		return err
+	}
+	// Held (and so the lock) until the rename is done.
+	f, read, err := openUnchanged(r, rel, p.Rel, expect, changed)
+	if f != nil {
+		defer f.Close()
+	}
+	if err == nil && before != nil {
+		err = before()
+	}
+	if err != nil {
+		r.Remove(tmp)
+		return err
+	}
+	return renameIfSame(r, tmp, rel, read, changed)
+}
+
+// openUnchanged opens rel, takes its lock and checks that it holds
+// expect; it returns the open file (to be closed after the rename, which
+// releases the lock) and the stat of the version read.
+func openUnchanged(r *os.Root, rel, shown string, expect []byte, changed error) (*os.File, fs.FileInfo, error) {
+	f, err := r.Open(rel)
+	if err != nil {
+		return nil, nil, changed
+	}
+	if err := lockExclusive(f, ReplaceLockWait); err != nil {
+		return f, nil, fmt.Errorf("replace %s: another process holds a lock on it, as an agentls changing it does (%v): %w", shown, err, ErrChanged)
+	}
+	cur, read, err := readStat(f)
+	if err != nil || !bytes.Equal(cur, expect) {
+		return f, nil, changed
+	}
+	return f, read, nil
 }
 
 // ReplaceLockWait bounds how long ReplaceFile waits for another agentls
