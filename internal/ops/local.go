@@ -170,6 +170,21 @@ func (l *Local) Close() error {
 // an absolute link that points back inside is accepted (os.Root alone would
 // refuse it).
 func (l *Local) Resolve(input string) (Path, error) {
+	p, err := l.resolve(input)
+	// A leading "@" is a mention marker (@src/a.go) and is dropped, but a
+	// name that starts with one (an npm scope, @types) is taken as it is
+	// when it exists: the paths tools print must work when sent back.
+	if lit := strings.TrimSpace(input); strings.HasPrefix(lit, "@") {
+		if q, qerr := l.resolve("./" + lit); qerr == nil {
+			if _, serr := l.Lstat(q); serr == nil {
+				return q, nil
+			}
+		}
+	}
+	return p, err
+}
+
+func (l *Local) resolve(input string) (Path, error) {
 	p, err := cleanInput(input)
 	if err != nil {
 		return Path{}, err
