@@ -235,7 +235,9 @@ func (e *Engine) searchGo(ctx context.Context, q Query, t target, g *globMatcher
 		return nil, err
 	}
 	if walkErr != nil && !stopped {
-		return nil, fmt.Errorf("grep: %w", walkErr)
+		// The directory searched itself could not be read (below it, the
+		// walk goes on): worded as rg's refusal is.
+		return nil, fmt.Errorf("grep: cannot search %s: %s", t.shown, ignore.ErrReason(walkErr))
 	}
 	return c, nil
 }

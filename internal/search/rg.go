@@ -342,8 +342,8 @@ func rgUnreadables(stderr string) []struct{ path, reason string } {
 func rgUnreadable(stderr, path string) (string, bool) {
 	for _, l := range strings.Split(stderr, "\n") {
 		name, reason, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(l), "rg: "), ": ")
-		if ok && strings.Contains(reason, "(os error") && filepath.Clean(name) == filepath.Clean(path) {
-			return reason, true
+		if i := strings.Index(reason, " (os error"); ok && i >= 0 && filepath.Clean(name) == filepath.Clean(path) {
+			return strings.ToLower(reason[:i]), true // as the Go searcher words it
 		}
 	}
 	return "", false

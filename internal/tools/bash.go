@@ -125,7 +125,7 @@ func runBash(ctx context.Context, c *Call, in bashInput, l Limits) (Result, erro
 	fi, err := c.Env.FS.Stat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return Errorf("cwd %s does not exist.%s Use a directory inside the workspace (ls shows what is there) or omit cwd to run in the workspace root.", p.Display(), didYouMean(c.Env.FS, p, suggestDirs)), nil
+		return Errorf("cwd %s does not exist.%s Use a directory inside the workspace (ls shows what is there) or omit cwd to run in the workspace root.", p.Display(), c.Env.didYouMean(p, suggestDirs)), nil
 	case err != nil:
 		return Errorf("cwd %s cannot be used (%s); omit cwd to run in the workspace root, or give another directory.", p.Display(), errReason(err)), nil
 	}

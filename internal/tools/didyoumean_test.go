@@ -73,7 +73,7 @@ func TestSuggestionInASecondFolderIsAbsolute(t *testing.T) {
 	if !r.IsError || !strings.Contains(r.TextOf(), want) {
 		t.Fatalf("want %q in: %s", want, r.TextOf())
 	}
-	if s := strings.TrimSuffix(strings.SplitAfter(r.TextOf(), "Did you mean: ")[1], "?"); !strings.Contains(call(t, x, "read", `{"path":"`+s+`"}`).TextOf(), "1→b") {
+	if s, _, _ := strings.Cut(strings.SplitAfter(r.TextOf(), "Did you mean: ")[1], "?"); !strings.Contains(call(t, x, "read", `{"path":"`+s+`"}`).TextOf(), "1→b") {
 		t.Errorf("the suggested path %q does not read the file", s)
 	}
 }

@@ -89,7 +89,7 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 		fi, err := c.Env.FS.Stat(p)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				if s := didYouMean(c.Env.FS, p, suggestFiles); s != "" {
+				if s := c.Env.didYouMean(p, suggestFiles); s != "" {
 					return Errorf("%s does not exist.%s To create a new file, use write.", p.Display(), s), nil
 				}
 				return Errorf("%s does not exist; use write to create it.", p.Display()), nil

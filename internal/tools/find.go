@@ -107,11 +107,14 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return Errorf("%s does not exist.%s Use ls to look at its parent directory.", p.Display(), didYouMean(c.Env.FS, p, suggestDirs)), nil
+			return Errorf("%s does not exist.%s Use ls to look at its parent directory.", p.Display(), c.Env.didYouMean(p, suggestDirs)), nil
 		case errors.Is(err, finder.ErrNotDir):
 			return Errorf("%s is a file; find searches directories (use read for the file).", p.Display()), nil
 		case ctx.Err() != nil:
 			return Result{}, err
+		case errors.Is(err, fs.ErrPermission):
+			// Worded as grep's refusal of the same directory.
+			return Errorf("find %q: cannot search %s: %s", in.Pattern, p.Display(), ignore.ErrReason(err)), nil
 		}
 		return Errorf("find %q: %v", in.Pattern, err), nil
 	}

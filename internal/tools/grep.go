@@ -149,7 +149,7 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 	if err != nil {
 		var pe *search.PathError
 		if errors.As(err, &pe) && errors.Is(pe.Err, fs.ErrNotExist) && p.Folder != nil {
-			return Errorf("path %q does not exist in the workspace.%s Use find or ls to locate it, or omit path to search everything.", p.Display(), didYouMean(c.Env.FS, p, suggestAny)), nil
+			return Errorf("path %q does not exist in the workspace.%s Use find or ls to locate it, or omit path to search everything.", p.Display(), c.Env.didYouMean(p, suggestAny)), nil
 		}
 		if pe != nil || ctx.Err() == nil {
 			return Errorf("%v", err), nil

@@ -83,7 +83,7 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return Errorf("%s does not exist.%s Use find to locate it, or ls the parent directory.", p.Display(), didYouMean(c.Env.FS, p, suggestDirs)), nil
+			return Errorf("%s does not exist.%s Use find to locate it, or ls the parent directory.", p.Display(), c.Env.didYouMean(p, suggestDirs)), nil
 		case errors.Is(err, finder.ErrNotDir):
 			return Errorf("%s is a file, not a directory; use read to see its content.", p.Display()), nil
 		}

@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"math"
 	"net/http"
-	"path"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -108,7 +106,7 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 	file, fi, err := fsys.OpenRead(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return notFound(fsys, p), nil
+			return c.Env.notFound(p), nil
 		}
 		// A socket cannot even be opened (ENXIO): say what it is.
 		if st, serr := fsys.Stat(p); serr == nil && !st.Mode().IsRegular() && !st.IsDir() {
@@ -262,95 +260,6 @@ func sniffImage(data []byte) string {
 		return "image/webp"
 	}
 	return ""
-}
-
-// notFound lists up to three similarly named files as suggestions.
-func notFound(fsys ops.FS, p ops.Path) Result {
-	msg := fmt.Sprintf("%s not found.", p.Display())
-	if s := didYouMean(fsys, p, suggestFiles); s != "" {
-		msg += s
-	} else {
-		msg += " Use find to locate the file by name (e.g. find {\"pattern\": \"*" + path.Ext(p.Rel) + "\"}) or ls to look at the directory."
-	}
-	return Errorf("%s", msg)
-}
-
-// suggestKind says which entries may be suggested for a missing path.
-type suggestKind int
-
-const (
-	suggestFiles suggestKind = iota // read, edit: a file was meant
-	suggestDirs                     // ls, find, bash's cwd: a directory was meant
-	suggestAny                      // grep's path: either
-)
-
-// didYouMean is " Did you mean: a, b?" with up to maxSuggestions paths
-// whose names are near p's, or "" when none is. A mistyped name is the
-// usual cause of a missing path, and the model otherwise guesses again
-// (or, for edit, may write a new file beside the one it meant).
-func didYouMean(fsys ops.FS, p ops.Path, kind suggestKind) string {
-	if s := suggest(fsys, p, kind); len(s) > 0 {
-		return " Did you mean: " + strings.Join(s, ", ") + "?"
-	}
-	return ""
-}
-
-const suggestWalkLimit = 20000
-
-func suggest(fsys ops.FS, p ops.Path, kind suggestKind) []string {
-	base := strings.ToLower(path.Base(p.Rel))
-	type cand struct {
-		path  string
-		score int
-	}
-	var cands []cand
-	seen := 0
-	fs.WalkDir(fsys.FolderFS(p.Folder), ".", func(rel string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		seen++
-		if seen > suggestWalkLimit {
-			return fs.SkipAll
-		}
-		if d.IsDir() {
-			if n := d.Name(); n == ".git" || n == "node_modules" {
-				return fs.SkipDir
-			}
-			if kind == suggestFiles || rel == "." {
-				return nil
-			}
-		} else if kind == suggestDirs {
-			return nil
-		}
-		name := strings.ToLower(d.Name())
-		score := editDistance(base, name)
-		if strings.TrimSuffix(name, path.Ext(name)) == strings.TrimSuffix(base, path.Ext(base)) {
-			score = min(score, 1)
-		}
-		if rel == p.Rel {
-			return nil
-		}
-		if score <= max(2, len(base)/3) {
-			// Prefer candidates in the same directory.
-			if path.Dir(rel) != path.Dir(p.Rel) {
-				score++
-			}
-			cands = append(cands, cand{rel, score})
-		}
-		return nil
-	})
-	sort.Slice(cands, func(i, j int) bool {
-		if cands[i].score != cands[j].score {
-			return cands[i].score < cands[j].score
-		}
-		return cands[i].path < cands[j].path
-	})
-	var out []string
-	for i := 0; i < len(cands) && i < maxSuggestions; i++ {
-		out = append(out, p.Folder.DisplayPrefix()+cands[i].path)
-	}
-	return out
 }
 
 func humanBytes(n int64) string {

@@ -203,6 +203,9 @@ func (e *Env) unreadableNote(u ignore.Unreadable) string {
 	}
 	var names []string
 	for _, p := range u.Paths {
+		if len(names) == ignore.UnreadableNamed {
+			break
+		}
 		if f, rel := displayedFolder(e.FS, p); f != nil && e.listAllowed(f, rel) {
 			names = append(names, p)
 		}
