@@ -49,10 +49,11 @@ type lineTransport struct {
 
 // Connect starts the connection's reader goroutine; it ends when the input
 // ends or the connection is closed.
-func (t *lineTransport) Connect(context.Context) (sdk.Connection, error) {
+func (t *lineTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	c := &lineConn{
 		r:        t.r,
 		w:        t.w,
+		closeW:   sync.OnceValue(t.w.Close),
 		incoming: make(chan jsonrpc.Message),
 		closed:   make(chan struct{}),
 		pending:  map[jsonrpc.ID]string{},
@@ -61,6 +62,25 @@ func (t *lineTransport) Connect(context.Context) (sdk.Connection, error) {
 	maxLine := t.maxLine
 	if maxLine <= 0 {
 		maxLine = MaxLineBytes
+	}
+	// When the server is stopped (SIGTERM), answers still being written
+	// get EOFDrain, as at the input's end; then the output is closed.
+	var abandon *time.Timer
+	stop := context.AfterFunc(ctx, func() {
+		c.closeMu.Lock()
+		defer c.closeMu.Unlock()
+		if !c.isClosed {
+			abandon = time.AfterFunc(EOFDrain, c.abandonWrites)
+		}
+	})
+	c.stopAbandon = func() {
+		stop()
+		c.closeMu.Lock()
+		t := abandon
+		c.closeMu.Unlock()
+		if t != nil {
+			t.Stop()
+		}
 	}
 	go c.readLoop(maxLine)
 	return c, nil
@@ -79,6 +99,13 @@ type lineConn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+	// closeW closes w once: at Close, or earlier by abandonWrites.
+	closeW func() error
+	// closeMu guards isClosed and the stop timer's start; stopAbandon ends
+	// that timer (Connect).
+	closeMu     sync.Mutex
+	isClosed    bool
+	stopAbandon func()
 
 	writeMu sync.Mutex
 	wbuf    []byte
@@ -186,7 +213,11 @@ func (c *lineConn) drainAtEOF() {
 			return
 		}
 	}
-	c.waitDrained(EOFDrain)
+	if !c.waitDrained(EOFDrain) {
+		// What is still unanswered may be an answer blocked on a full
+		// pipe: the session ends now, as the input's end promises.
+		c.abandonWrites()
+	}
 }
 
 // waitDrained waits up to d for every pending request to be answered, and
@@ -550,10 +581,23 @@ func (c *lineConn) flush(b []byte) error {
 func (c *lineConn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
+		c.closeMu.Lock()
+		c.isClosed = true
+		c.closeMu.Unlock()
+		if c.stopAbandon != nil {
+			c.stopAbandon()
+		}
 		close(c.closed)
-		err = errors.Join(c.r.Close(), c.w.Close())
+		err = errors.Join(c.r.Close(), c.closeW())
 	})
 	return err
+}
+
+// abandonWrites closes the output, so that a write blocked on a client
+// that stopped reading fails instead of holding the server, and with it
+// the end of the session, until the client reads again.
+func (c *lineConn) abandonWrites() {
+	_ = c.closeW()
 }
 
 // SessionID is empty: stdio carries one session.
