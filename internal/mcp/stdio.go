@@ -64,24 +64,17 @@ func (t *lineTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 		maxLine = MaxLineBytes
 	}
 	// When the server is stopped (SIGTERM), answers still being written
-	// get EOFDrain, as at the input's end; then the output is closed.
-	var abandon *time.Timer
-	stop := context.AfterFunc(ctx, func() {
-		c.closeMu.Lock()
-		defer c.closeMu.Unlock()
-		if !c.isClosed {
-			abandon = time.AfterFunc(EOFDrain, c.abandonWrites)
+	// get EOFDrain, as at the input's end; then the output is closed. The
+	// waiting goroutine ends then, or when the connection closes first.
+	c.stopAbandon = context.AfterFunc(ctx, func() {
+		t := time.NewTimer(EOFDrain)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			c.abandonWrites()
+		case <-c.closed:
 		}
 	})
-	c.stopAbandon = func() {
-		stop()
-		c.closeMu.Lock()
-		t := abandon
-		c.closeMu.Unlock()
-		if t != nil {
-			t.Stop()
-		}
-	}
 	go c.readLoop(maxLine)
 	return c, nil
 }
@@ -101,11 +94,8 @@ type lineConn struct {
 	closed    chan struct{}
 	// closeW closes w once: at Close, or earlier by abandonWrites.
 	closeW func() error
-	// closeMu guards isClosed and the stop timer's start; stopAbandon ends
-	// that timer (Connect).
-	closeMu     sync.Mutex
-	isClosed    bool
-	stopAbandon func()
+	// stopAbandon unregisters Connect's wait for the server's stop.
+	stopAbandon func() bool
 
 	writeMu sync.Mutex
 	wbuf    []byte
@@ -581,9 +571,6 @@ func (c *lineConn) flush(b []byte) error {
 func (c *lineConn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
-		c.closeMu.Lock()
-		c.isClosed = true
-		c.closeMu.Unlock()
 		if c.stopAbandon != nil {
 			c.stopAbandon()
 		}

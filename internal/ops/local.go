@@ -574,9 +574,8 @@ func (l *Local) WriteFile(p Path, data []byte, perm fs.FileMode, before func() e
 // system call apart in the file's open directory (renameIfSame). Between
 // agentls processes (an editor's and an MCP host's on one workspace) an
 // advisory lock on the file read, held until the rename is done, closes
-// it: the second of two
-// racing replaces gets the lock after the first renamed, and its stat
-// check then sees the new file. Other writers do not take the lock.
+// it: the second of two racing replaces gets the lock after the first
+// renamed, and its stat check then sees the new file. Other writers do not take the lock.
 // Exchanging the names in one step (renameat2 RENAME_EXCHANGE) would close
 // the gap for them too, but editors' file watchers then see p created and
 // deleted, and VS Code marks an open file deleted.
