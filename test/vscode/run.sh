@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the VS Code extension tests: node unit tests of the pure parts, then
 # the extension-host tests inside a real VS Code (code-server + chromium via
-# playwright-core), and takes docs/images/vscode-inline-diff.png.
+# playwright-core), with a screenshot of an inline diff in its temp dir
+# (AGENTLS_SCREENSHOT names another place: scripts/update-screenshot.sh
+# writes the README's image with it; tests never change tracked files).
 # Last line: "vscode: N passed, N failed, N skipped"; the exit code is the verdict.
 # Needs test/vscode/setup.sh (run here; cached after the first time).
 set -euo pipefail
@@ -59,9 +61,10 @@ for _ in $(seq 1 150); do
   node -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "http://127.0.0.1:$PORT/healthz" && break
   sleep 0.2
 done
-mkdir -p "$ROOT/docs/images"
+SHOT="${AGENTLS_SCREENSHOT:-$OUT/vscode-inline-diff.png}"
+mkdir -p "$(dirname "$SHOT")"
 host_ok=1
-PORT="$PORT" WS="$WS" EXT="$EXT" OUT="$OUT" SHOT="$ROOT/docs/images/vscode-inline-diff.png" node "$ROOT/test/vscode/driver.mjs" || host_ok=0
+PORT="$PORT" WS="$WS" EXT="$EXT" OUT="$OUT" SHOT="$SHOT" node "$ROOT/test/vscode/driver.mjs" || host_ok=0
 if [ -f "$OUT/results.jsonl" ]; then
   while IFS= read -r line; do
     st=$(node -e 'const r=JSON.parse(process.argv[1]);console.log(r.status+"\t"+r.name+(r.error?"\n    "+r.error.split("\n").slice(0,6).join("\n    "):""))' "$line")
