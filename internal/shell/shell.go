@@ -33,7 +33,9 @@ type Command struct {
 	Inner []Command
 	// Opaque: what the command runs can only be known when it runs — its
 	// name is computed (`$CMD x`, `$(…) x`) or it is a shell reading
-	// commands from a pipe (`… | sh`). No rule can be checked against it.
+	// commands from a pipe (`… | sh`), or a wrapper runs a computed line
+	// or file (`bash -c "$(…)"`, `eval "$x"`, `source <(…)`). No rule can
+	// be checked against it.
 	Opaque bool
 }
 
@@ -327,6 +329,7 @@ func (a *analyzer) command(nodes []*syntax.Word) Command {
 			}
 		}
 		cmd.Wrapper = true
+		cmd.Opaque = cmd.Opaque || wr.computed
 		a.notReadOnly(base + " runs another command")
 		cmd.Inner = a.inner(base, wr)
 		return cmd
@@ -396,11 +399,48 @@ func (a *analyzer) inner(base string, wr wrapped) []Command {
 		out = append(out, res.Commands...)
 	}
 	if wr.opaque != nil {
-		// Options we cannot follow: scan the literal words instead.
+		// Words we cannot follow: scan them for destructive names, and
+		// try each literal word as the start of the command, so that
+		// rules err towards matching.
 		a.scanWords(wr.opaque)
+		out = append(out, a.candidates(wr.opaque)...)
 	}
 	if wr.unknown {
 		a.notReadOnly(base + " runs a command that is not a literal")
+	}
+	return out
+}
+
+// candidates are the commands words might run, for a wrapper whose syntax
+// is not followed: each suffix starting at a literal word that is not an
+// option, at most scanWindow of them. They are not classified (scan did
+// that), only listed for the rules.
+func (a *analyzer) candidates(words []word) []Command {
+	var out []Command
+	for i, w := range words {
+		if len(out) == scanWindow {
+			break
+		}
+		if w.dyn || w.glob || w.lit == "" || strings.HasPrefix(w.lit, "-") {
+			continue
+		}
+		nodes := make([]*syntax.Word, 0, len(words)-i)
+		cmd := Command{}
+		lits := make([]string, 0, len(words)-i)
+		for _, x := range words[i:] {
+			nodes = append(nodes, x.node)
+			lits = append(lits, x.lit)
+			cmd.Dynamic = cmd.Dynamic || x.dyn
+		}
+		if !cmd.Dynamic {
+			cmd.Words = lits
+		}
+		if slices.Contains(nodes, nil) {
+			cmd.Text = strings.Join(lits, " ")
+		} else {
+			cmd.Text = a.print(&syntax.CallExpr{Args: nodes})
+		}
+		out = append(out, cmd)
 	}
 	return out
 }
