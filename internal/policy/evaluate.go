@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -246,13 +247,12 @@ func (c *Config) Evaluate(r Request) Verdict {
 		}
 	}
 	if rule, ok := c.firstMatch(deny, k); ok {
-		note := opaqueNote(rule, k)
-		if note != "" && mode != ModeBypass && mode != ModeReadOnly {
-			// It only might be what the rule forbids: the user can see
-			// the line and decide. Bypass cannot ask, so it denies.
-			return Verdict{Ask, rule.String(), fmt.Sprintf("the deny rule %s might forbid this line%s; the user must approve it", rule, note)}
+		if note := opaqueNote(rule, k); note != "" {
+			// It only might be what the rule forbids; refusing is the
+			// only answer that holds whatever it turns out to be.
+			return Verdict{Deny, rule.String(), fmt.Sprintf("denied by the rule %s%s. Write the command out literally (no computed program name, no bash -c \"$(…)\", eval of a variable, source <(…) or pipe into a shell) so the rules can be checked.", rule, note)}
 		}
-		return Verdict{Deny, rule.String(), fmt.Sprintf("denied by the rule %s%s. %s", rule, note, insteadOfDeny(k))}
+		return Verdict{Deny, rule.String(), fmt.Sprintf("denied by the rule %s. %s", rule, insteadOfDeny(k))}
 	}
 	if mode == ModeReadOnly && !k.readOnly {
 		return Verdict{Deny, "mode:" + mode, "the session is in readOnly mode: only read-only calls run. Use read, grep, find, ls or read-only shell commands, or ask the user to change the mode."}
@@ -322,7 +322,7 @@ func opaqueNote(rule Rule, k *call) string {
 	if anyCommand(withoutOpaque(k.an.Commands), rule) {
 		return ""
 	}
-	return " (the line runs a command that is only known when it runs — a computed name such as $CMD, or a shell reading a pipe — so the rule cannot be ruled out; write the command literally)"
+	return " (the line runs a command that is only known when it runs — a computed name such as $CMD, a line or file computed for a shell or eval, or a shell reading a pipe — so the rule cannot be ruled out)"
 }
 
 // withoutOpaque drops the opaque commands of cmds, recursively.
@@ -755,7 +755,15 @@ func pathArgs(cmds []shell.Command, k *call, home string) []PathRef {
 			if w == "" || strings.ContainsAny(w, "*?[{\n") {
 				continue
 			}
-			out = append(out, argPath(w, k, home))
+			ref := argPath(w, k, home)
+			out = append(out, ref)
+			// cat envlink (a symlink to .env), cat selflink/.env (a
+			// symlink to .): the rules also see the real path.
+			if ref.Abs != "" {
+				if real := realPath(ref.Abs); real != ref.Abs {
+					out = append(out, k.ref(real))
+				}
+			}
 		}
 	}
 	return out
@@ -777,13 +785,37 @@ func argPath(w string, k *call, home string) PathRef {
 		}
 		w = path.Join(base, rel)
 	}
-	w = path.Clean(w)
+	return k.ref(path.Clean(w))
+}
+
+// ref is the absolute slash path w with Rel relative to the workspace
+// folder holding it.
+func (k *call) ref(w string) PathRef {
 	for _, root := range k.folders {
 		if rel, ok := within(slash(root), w); ok {
 			return PathRef{Rel: rel, Abs: w}
 		}
 	}
 	return PathRef{Abs: w}
+}
+
+// realPath resolves the symlinks of the absolute slash path abs; for a
+// path that does not exist, those of its longest existing parent. It
+// returns abs when nothing resolves.
+func realPath(abs string) string {
+	p := filepath.FromSlash(abs)
+	var rest []string
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return slash(filepath.Join(append([]string{r}, rest...)...))
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
 }
 
 // lineRisks reports whether a command line redirects output into a file
