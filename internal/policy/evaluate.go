@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/agentls/agentls/internal/shell"
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // Decision is the outcome of evaluating a call.
@@ -218,7 +217,7 @@ func (c *Config) prepare(r Request) *call {
 		k.readOnly = k.an.ReadOnly
 		k.destructive = k.an.Destructive || r.Destructive
 		k.line = normalize(r.Command)
-		k.risky = lineRisks(r.Command)
+		k.risky = lineRisks(k.an)
 		k.args = pathArgs(k.an.Commands, k, c.Home)
 	case "read":
 		k.readOnly = true
@@ -818,37 +817,12 @@ func realPath(abs string) string {
 	}
 }
 
-// lineRisks reports whether a command line redirects output into a file
-// (anything but /dev/null, /dev/stdout, /dev/stderr and descriptor
-// duplication) or assigns a variable that changes what runs (PATH=/tmp
-// npm test). A line that does not parse counts as both.
-func lineRisks(line string) bool {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
-	if err != nil {
-		return true
-	}
-	risky := false
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.CallExpr:
-			for _, a := range n.Assigns {
-				risky = risky || a.Name != nil && riskyVar(a.Name.Value)
-			}
-		case *syntax.Redirect:
-			switch n.Op {
-			case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrAllClob, syntax.RdrInOut, syntax.DplOut:
-				lit := n.Word.Lit()
-				switch {
-				case n.Op == syntax.DplOut && (lit == "-" || isDigits(lit)):
-				case lit == "/dev/null" || lit == "/dev/stdout" || lit == "/dev/stderr":
-				default:
-					risky = true
-				}
-			}
-		}
-		return !risky
-	})
-	return risky
+// lineRisks reports whether an analyzed command line redirects output
+// into a file (anything but /dev/null, /dev/stdout, /dev/stderr and
+// descriptor duplication) or assigns a variable that changes what runs
+// (PATH=/tmp npm test). A line that does not parse counts as both.
+func lineRisks(an shell.Analysis) bool {
+	return an.ParseError != nil || an.WritesFile || slices.ContainsFunc(an.Assigned, riskyVar)
 }
 
 // riskyVar: variables that change which program runs or what it loads.
@@ -863,13 +837,4 @@ func riskyVar(name string) bool {
 		return true
 	}
 	return false
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }

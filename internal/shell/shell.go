@@ -57,6 +57,14 @@ type Analysis struct {
 	// ParseError is set when the line does not parse; Commands then holds
 	// the commands of the statements that did parse.
 	ParseError error
+	// Assigned lists, in source order, the variables assigned before a
+	// command or on their own (FOO=1 cmd, PATH=/x), in nested commands
+	// too but not in the lines a wrapper runs.
+	Assigned []string
+	// WritesFile: a redirection of the line (not of the lines a wrapper
+	// runs) writes into a file, that is anywhere but /dev/null,
+	// /dev/stdout, /dev/stderr, a duplicated or closed descriptor.
+	WritesFile bool
 }
 
 // Options adjusts Analyze.
@@ -176,6 +184,7 @@ func (a *analyzer) visit(n syntax.Node, res *Analysis) {
 	switch x := n.(type) {
 	case *syntax.Stmt:
 		for _, r := range x.Redirs {
+			res.WritesFile = res.WritesFile || writesFile(r)
 			a.redirect(r)
 			if call, ok := x.Cmd.(*syntax.CallExpr); ok {
 				a.noteStdin(call, r)
@@ -188,6 +197,11 @@ func (a *analyzer) visit(n syntax.Node, res *Analysis) {
 			}
 		}
 	case *syntax.CallExpr:
+		for _, as := range x.Assigns {
+			if as.Name != nil {
+				res.Assigned = append(res.Assigned, as.Name.Value)
+			}
+		}
 		a.assigns(x.Assigns)
 		if len(x.Args) > 0 {
 			a.cur = a.stdin[x]
@@ -479,6 +493,18 @@ func (a *analyzer) redirect(r *syntax.Redirect) {
 		return
 	}
 	a.notReadOnly(fmt.Sprintf("writes to %s via %s", target, op))
+}
+
+// writesFile reports a redirection that writes somewhere other than a
+// null device or another descriptor; a target that is not one literal
+// counts as a file.
+func writesFile(r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrAllClob, syntax.RdrInOut, syntax.DplOut:
+		lit := r.Word.Lit()
+		return !(r.Op == syntax.DplOut && (lit == "-" || isDigits(lit)) || nullDevice(lit))
+	}
+	return false
 }
 
 func isDigits(s string) bool {
