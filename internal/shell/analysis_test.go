@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"errors"
 	"slices"
 	"testing"
 )
@@ -31,5 +32,21 @@ func TestAnalysisReportsAssignmentsAndFileWrites(t *testing.T) {
 		if !slices.Equal(a.Assigned, tt.assigned) || a.WritesFile != tt.writes {
 			t.Errorf("Analyze(%q): Assigned %q, WritesFile %v; want %q, %v", tt.line, a.Assigned, a.WritesFile, tt.assigned, tt.writes)
 		}
+	}
+}
+
+func TestWordPlacesRefusesQuotedMarks(t *testing.T) {
+	if n, err := WordPlaces("grep -n MARK0 $(ls MARK1)", []string{"MARK0", "MARK1"}); err != nil || !slices.Equal(n, []int{1, 1}) {
+		t.Errorf("plain words: %v, %v", n, err)
+	}
+	for line, why := range map[string]string{`echo "MARK0"`: "inside double quotes", `echo 'MARK0'`: "inside single quotes", "echo $((MARK0))": "inside arithmetic"} {
+		_, err := WordPlaces(line, []string{"MARK0"})
+		var pe *PlaceError
+		if !errors.As(err, &pe) || pe.Mark != 0 || pe.Why != why {
+			t.Errorf("WordPlaces(%q) = %v, want %q", line, err, why)
+		}
+	}
+	if _, err := WordPlaces("echo (", nil); err == nil {
+		t.Error("a line that does not parse gave no error")
 	}
 }

@@ -2,6 +2,9 @@
 // permission engine. It parses with mvdan.cc/sh/v3 and is pure: no I/O
 // except the optional Options.Exists callback.
 //
+// WordPlaces parses an extension command template with the same parser
+// and says where its placeholders stand.
+//
 // Analyze lists every simple command of a line (inside pipes, lists,
 // subshells, groups, $(...), backquotes, process substitutions, loops,
 // conditionals and function bodies) and decides two labels.
