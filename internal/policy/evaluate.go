@@ -551,10 +551,7 @@ func coveringRule(rules []Rule, cmd shell.Command) (Rule, bool) {
 // commandReadOnly classifies one simple command on its own, so that
 // `cd sub && npm test` needs a rule only for npm test.
 func commandReadOnly(cmd shell.Command) bool {
-	if cmd.Dynamic || cmd.Wrapper {
-		return false
-	}
-	return shell.Analyze(cmd.Text, shell.Options{}).ReadOnly
+	return !cmd.Dynamic && !cmd.Wrapper && cmd.ReadOnly
 }
 
 // toolMatches compares tool names case-insensitively, with the Read and

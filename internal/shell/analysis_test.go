@@ -50,3 +50,22 @@ func TestWordPlacesRefusesQuotedMarks(t *testing.T) {
 		t.Error("a line that does not parse gave no error")
 	}
 }
+
+// Command.ReadOnly is what analyzing the command's text alone would say,
+// without parsing it again.
+func TestCommandReadOnlyIsTheCommandAlone(t *testing.T) {
+	for _, line := range []string{
+		"cd sub && npm test", "ls > out; cat x", "PATH=/x ls && git status", "export A=1; export PATH=/x",
+		"f() { ls; }; f", "echo x | tee out", "git log -n 3 | head", "rm x || ls", "sort -o f x; sort x",
+		"find . -name '*.go' -exec rm {} +", "sed -n 1p f", "cat <<EOF\nx\nEOF", "x=1; echo \"$x\"",
+	} {
+		for _, c := range Analyze(line, Options{}).Commands {
+			if c.Dynamic || c.Wrapper {
+				continue
+			}
+			if want := Analyze(c.Text, Options{}).ReadOnly; c.ReadOnly != want {
+				t.Errorf("%q: command %q ReadOnly %v, alone %v", line, c.Text, c.ReadOnly, want)
+			}
+		}
+	}
+}

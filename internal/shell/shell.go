@@ -37,6 +37,12 @@ type Command struct {
 	// or file (`bash -c "$(…)"`, `eval "$x"`, `source <(…)`). No rule can
 	// be checked against it.
 	Opaque bool
+	// ReadOnly: the command on its own — without the line's redirections,
+	// leading assignments, functions or standard input, and classified
+	// without Options.Exists — is read-only, so that `cd sub && npm test`
+	// needs a rule for npm test only. Set for the line's own commands,
+	// not for what a wrapper runs.
+	ReadOnly bool
 }
 
 // Analysis is the classification of one command line.
@@ -157,6 +163,8 @@ func (a *analyzer) finish(res Analysis) Analysis {
 	return res
 }
 
+func (a *analyzer) readOnly() bool { return len(a.notRO) == 0 && len(a.destroys) == 0 }
+
 func (a *analyzer) notReadOnly(reason string) {
 	if !slices.Contains(a.notRO, reason) {
 		a.notRO = append(a.notRO, reason)
@@ -205,8 +213,14 @@ func (a *analyzer) visit(n syntax.Node, res *Analysis) {
 		a.assigns(x.Assigns)
 		if len(x.Args) > 0 {
 			a.cur = a.stdin[x]
-			res.Commands = append(res.Commands, a.command(x.Args))
+			cmd := a.command(x.Args)
 			a.cur = stdinSource{}
+			if !cmd.Dynamic && !cmd.Wrapper {
+				alone := &analyzer{printer: a.printer}
+				alone.command(x.Args)
+				cmd.ReadOnly = alone.readOnly()
+			}
+			res.Commands = append(res.Commands, cmd)
 		}
 	case *syntax.FuncDecl:
 		// Definitions come before calls in source order, which is the
@@ -219,7 +233,13 @@ func (a *analyzer) visit(n syntax.Node, res *Analysis) {
 		}
 	case *syntax.DeclClause:
 		a.assigns(x.Args)
-		res.Commands = append(res.Commands, a.decl(x))
+		cmd := a.decl(x)
+		if !cmd.Dynamic {
+			alone := &analyzer{printer: a.printer}
+			alone.assigns(x.Args)
+			cmd.ReadOnly = alone.readOnly()
+		}
+		res.Commands = append(res.Commands, cmd)
 	}
 }
 
