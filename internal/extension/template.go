@@ -2,13 +2,14 @@ package extension
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 
-	"mvdan.cc/sh/v3/syntax"
+	"github.com/agentls/agentls/internal/shell"
 )
 
 // placeholderRE matches {{name}}, with optional spaces inside the braces.
@@ -51,46 +52,18 @@ func ParseTemplate(src string) (*Template, error) {
 		last = s[1]
 	}
 	b.WriteString(src[last:])
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(b.String()), "")
-	if err != nil {
-		return nil, fmt.Errorf("command does not parse as bash: %v", err)
+	marks := make([]string, len(t.spans))
+	for i := range t.spans {
+		marks[i] = sentinel(i)
 	}
-	// Count, per placeholder, the occurrences found in an allowed position;
-	// any occurrence elsewhere (or swallowed by a comment) is refused.
-	found := make([]int, len(t.spans))
-	var stack []syntax.Node
-	var bad error
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		stack = append(stack, n)
-		if bad != nil {
-			return false
-		}
-		var text string
-		switch x := n.(type) {
-		case *syntax.Lit:
-			text = x.Value
-		case *syntax.SglQuoted:
-			text = x.Value
-		default:
-			return true
-		}
-		for i := range t.spans {
-			if c := strings.Count(text, sentinel(i)); c > 0 {
-				if why := placement(stack); why != "" {
-					bad = fmt.Errorf("placeholder %s is %s; write it as a bare word (values are quoted for you)", src[t.spans[i][0]:t.spans[i][1]], why)
-					return false
-				}
-				found[i] += c
-			}
-		}
-		return true
-	})
-	if bad != nil {
-		return nil, bad
+	found, err := shell.WordPlaces(b.String(), marks)
+	var pe *shell.PlaceError
+	switch {
+	case errors.As(err, &pe):
+		s := t.spans[pe.Mark]
+		return nil, fmt.Errorf("placeholder %s is %s; write it as a bare word (values are quoted for you)", src[s[0]:s[1]], pe.Why)
+	case err != nil:
+		return nil, fmt.Errorf("command does not parse as bash: %v", err)
 	}
 	for i := range t.spans {
 		if found[i] != 1 {
@@ -98,50 +71,6 @@ func ParseTemplate(src string) (*Template, error) {
 		}
 	}
 	return t, nil
-}
-
-// placement says why the node on top of stack (a Lit or SglQuoted holding a
-// sentinel) is no place for a quoted value, or "" when it is fine.
-func placement(stack []syntax.Node) string {
-	top := stack[len(stack)-1]
-	if _, ok := top.(*syntax.SglQuoted); ok {
-		return "inside single quotes"
-	}
-	// $( … ) and <( … ) start a command of their own: double quotes or
-	// arithmetic around one (as in "$(cmd {{x}})") do not reach the words
-	// inside. Backquotes and heredocs further out still do (they rewrite
-	// backslashes in what they hold).
-	inSubst := false
-	for i := len(stack) - 2; i >= 0; i-- {
-		switch x := stack[i].(type) {
-		case *syntax.DblQuoted:
-			if !inSubst {
-				return "inside double quotes"
-			}
-		case *syntax.CmdSubst:
-			if x.Backquotes {
-				return "inside backquotes"
-			}
-			inSubst = true
-		case *syntax.ProcSubst:
-			inSubst = true
-		case *syntax.ArithmExp, *syntax.ArithmCmd:
-			if !inSubst {
-				return "inside arithmetic"
-			}
-		case *syntax.Redirect:
-			if x.Hdoc != nil {
-				return "inside a heredoc"
-			}
-		}
-	}
-	if len(stack) < 2 {
-		return "not part of a shell word"
-	}
-	if _, ok := stack[len(stack)-2].(*syntax.Word); !ok {
-		return "part of a name (as in $VAR{{x}})"
-	}
-	return ""
 }
 
 // Render substitutes the arguments. Every value is shell-quoted: strings as

@@ -1,7 +1,8 @@
 // Package policy is the permission engine: it decides whether a tool call
 // runs, asks the user, or is denied, from rules in Claude Code's syntax, a
 // mode and a few built-in rules. It does no I/O except Load, which reads
-// the settings files, and Gate, which asks through a Confirmer.
+// the settings files, Gate, which asks through a Confirmer, and Evaluate,
+// which resolves the symlinks of bash commands' path arguments.
 //
 // # Rules
 //
@@ -25,8 +26,9 @@
 //     They err towards matching: a program named by its path matches by
 //     its base name (/bin/rm), the here-document a shell reads and an
 //     alias's text count as wrapped commands, and an opaque command (a
-//     computed name, a shell reading a pipe) matches every command rule;
-//     a deny rule matched only that way asks instead (bypass: denies).
+//     computed name, a computed line or file for a shell or eval, a shell
+//     reading a pipe) matches every command rule; a deny rule matched only
+//     that way denies with a reason saying so.
 //   - allow: the line is allowed when the whole line equals an exact rule,
 //     or when EVERY command matches an allow rule or is read-only on its
 //     own (`cd sub && npm test` needs a rule for npm test only). Wrappers
@@ -43,7 +45,8 @@
 // is an absolute path; `~/x` is under the home directory; `../x` is
 // relative to the first folder. A pattern matching a directory covers
 // everything below it. Read deny and ask rules also apply to literal path
-// arguments of bash commands (`cat .env`), best effort.
+// arguments of bash commands (`cat .env`), as written and with symlinks
+// resolved (`cat envlink`), best effort.
 //
 // # Evaluation
 //

@@ -4,12 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/agentls/agentls/internal/shell"
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // Decision is the outcome of evaluating a call.
@@ -217,7 +217,7 @@ func (c *Config) prepare(r Request) *call {
 		k.readOnly = k.an.ReadOnly
 		k.destructive = k.an.Destructive || r.Destructive
 		k.line = normalize(r.Command)
-		k.risky = lineRisks(r.Command)
+		k.risky = lineRisks(k.an)
 		k.args = pathArgs(k.an.Commands, k, c.Home)
 	case "read":
 		k.readOnly = true
@@ -246,13 +246,12 @@ func (c *Config) Evaluate(r Request) Verdict {
 		}
 	}
 	if rule, ok := c.firstMatch(deny, k); ok {
-		note := opaqueNote(rule, k)
-		if note != "" && mode != ModeBypass && mode != ModeReadOnly {
-			// It only might be what the rule forbids: the user can see
-			// the line and decide. Bypass cannot ask, so it denies.
-			return Verdict{Ask, rule.String(), fmt.Sprintf("the deny rule %s might forbid this line%s; the user must approve it", rule, note)}
+		if note := opaqueNote(rule, k); note != "" {
+			// It only might be what the rule forbids; refusing is the
+			// only answer that holds whatever it turns out to be.
+			return Verdict{Deny, rule.String(), fmt.Sprintf("denied by the rule %s%s. Write the command out literally (no computed program name, no bash -c \"$(…)\", eval of a variable, source <(…) or pipe into a shell) so the rules can be checked.", rule, note)}
 		}
-		return Verdict{Deny, rule.String(), fmt.Sprintf("denied by the rule %s%s. %s", rule, note, insteadOfDeny(k))}
+		return Verdict{Deny, rule.String(), fmt.Sprintf("denied by the rule %s. %s", rule, insteadOfDeny(k))}
 	}
 	if mode == ModeReadOnly && !k.readOnly {
 		return Verdict{Deny, "mode:" + mode, "the session is in readOnly mode: only read-only calls run. Use read, grep, find, ls or read-only shell commands, or ask the user to change the mode."}
@@ -322,7 +321,7 @@ func opaqueNote(rule Rule, k *call) string {
 	if anyCommand(withoutOpaque(k.an.Commands), rule) {
 		return ""
 	}
-	return " (the line runs a command that is only known when it runs — a computed name such as $CMD, or a shell reading a pipe — so the rule cannot be ruled out; write the command literally)"
+	return " (the line runs a command that is only known when it runs — a computed name such as $CMD, a line or file computed for a shell or eval, or a shell reading a pipe — so the rule cannot be ruled out)"
 }
 
 // withoutOpaque drops the opaque commands of cmds, recursively.
@@ -552,10 +551,7 @@ func coveringRule(rules []Rule, cmd shell.Command) (Rule, bool) {
 // commandReadOnly classifies one simple command on its own, so that
 // `cd sub && npm test` needs a rule only for npm test.
 func commandReadOnly(cmd shell.Command) bool {
-	if cmd.Dynamic || cmd.Wrapper {
-		return false
-	}
-	return shell.Analyze(cmd.Text, shell.Options{}).ReadOnly
+	return !cmd.Dynamic && !cmd.Wrapper && cmd.ReadOnly
 }
 
 // toolMatches compares tool names case-insensitively, with the Read and
@@ -755,7 +751,15 @@ func pathArgs(cmds []shell.Command, k *call, home string) []PathRef {
 			if w == "" || strings.ContainsAny(w, "*?[{\n") {
 				continue
 			}
-			out = append(out, argPath(w, k, home))
+			ref := argPath(w, k, home)
+			out = append(out, ref)
+			// cat envlink (a symlink to .env), cat selflink/.env (a
+			// symlink to .): the rules also see the real path.
+			if ref.Abs != "" {
+				if real := realPath(ref.Abs); real != ref.Abs {
+					out = append(out, k.ref(real))
+				}
+			}
 		}
 	}
 	return out
@@ -777,7 +781,12 @@ func argPath(w string, k *call, home string) PathRef {
 		}
 		w = path.Join(base, rel)
 	}
-	w = path.Clean(w)
+	return k.ref(path.Clean(w))
+}
+
+// ref is the absolute slash path w with Rel relative to the workspace
+// folder holding it.
+func (k *call) ref(w string) PathRef {
 	for _, root := range k.folders {
 		if rel, ok := within(slash(root), w); ok {
 			return PathRef{Rel: rel, Abs: w}
@@ -786,37 +795,31 @@ func argPath(w string, k *call, home string) PathRef {
 	return PathRef{Abs: w}
 }
 
-// lineRisks reports whether a command line redirects output into a file
-// (anything but /dev/null, /dev/stdout, /dev/stderr and descriptor
-// duplication) or assigns a variable that changes what runs (PATH=/tmp
-// npm test). A line that does not parse counts as both.
-func lineRisks(line string) bool {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
-	if err != nil {
-		return true
-	}
-	risky := false
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.CallExpr:
-			for _, a := range n.Assigns {
-				risky = risky || a.Name != nil && riskyVar(a.Name.Value)
-			}
-		case *syntax.Redirect:
-			switch n.Op {
-			case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrAllClob, syntax.RdrInOut, syntax.DplOut:
-				lit := n.Word.Lit()
-				switch {
-				case n.Op == syntax.DplOut && (lit == "-" || isDigits(lit)):
-				case lit == "/dev/null" || lit == "/dev/stdout" || lit == "/dev/stderr":
-				default:
-					risky = true
-				}
-			}
+// realPath resolves the symlinks of the absolute slash path abs; for a
+// path that does not exist, those of its longest existing parent. It
+// returns abs when nothing resolves.
+func realPath(abs string) string {
+	p := filepath.FromSlash(abs)
+	var rest []string
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return slash(filepath.Join(append([]string{r}, rest...)...))
 		}
-		return !risky
-	})
-	return risky
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+}
+
+// lineRisks reports whether an analyzed command line redirects output
+// into a file (anything but /dev/null, /dev/stdout, /dev/stderr and
+// descriptor duplication) or assigns a variable that changes what runs
+// (PATH=/tmp npm test). A line that does not parse counts as both.
+func lineRisks(an shell.Analysis) bool {
+	return an.ParseError != nil || an.WritesFile || slices.ContainsFunc(an.Assigned, riskyVar)
 }
 
 // riskyVar: variables that change which program runs or what it loads.
@@ -831,13 +834,4 @@ func riskyVar(name string) bool {
 		return true
 	}
 	return false
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }

@@ -119,7 +119,7 @@ func TestEvaluate(t *testing.T) {
 		{name: "deny an alias's text", mode: ModeBypass, deny: []string{"Bash(rm:*)"}, req: bash("shopt -s expand_aliases; alias zz=rm; zz -f v"), want: Deny},
 		{name: "deny a computed command name", mode: ModeBypass, deny: []string{"Bash(rm:*)"}, req: bash("X=rm; $X -f v"), want: Deny},
 		{name: "deny a pipe into a shell", mode: ModeBypass, deny: []string{"Bash(rm:*)"}, req: bash("echo 'rm -f v' | sh"), want: Deny},
-		{name: "a computed command name under a deny rule asks", deny: []string{"Bash(rm:*)"}, req: bash("$X -f v"), want: Ask, rule: "Bash(rm:*)"},
+		{name: "a computed command name under a deny rule is refused", deny: []string{"Bash(rm:*)"}, req: bash("$X -f v"), want: Deny, rule: "Bash(rm:*)"},
 		{name: "a computed command name under a deny rule in readOnly", mode: ModeReadOnly, deny: []string{"Bash(rm:*)"}, req: bash("$X -f v"), want: Deny},
 		{name: "ask for a computed command name", mode: ModeDefault, allow: []string{"Bash"}, ask: []string{"Bash(git push:*)"}, req: bash("$GIT push"), want: Ask, rule: "Bash(git push:*)"},
 		{name: "a here-document to cat is data", mode: ModeBypass, deny: []string{"Bash(rm:*)"}, req: bash("cat <<'EOF'\nrm -f v\nEOF"), want: Allow},

@@ -2,6 +2,9 @@
 // permission engine. It parses with mvdan.cc/sh/v3 and is pure: no I/O
 // except the optional Options.Exists callback.
 //
+// WordPlaces parses an extension command template with the same parser
+// and says where its placeholders stand.
+//
 // Analyze lists every simple command of a line (inside pipes, lists,
 // subshells, groups, $(...), backquotes, process substitutions, loops,
 // conditionals and function bodies) and decides two labels.
@@ -62,18 +65,25 @@
 //
 // # Wrappers
 //
-// A wrapper runs another command line: bash/sh/zsh/dash/ksh -c, eval,
+// A wrapper runs another command line: bash/sh/zsh/dash/ksh -c, a shell
+// reading standard input or running a script file, source and ., eval,
 // xargs, env with a command (or -S), exec, nohup, time, timeout, nice,
-// ionice, stdbuf, setsid, chroot, sudo, doas, su -c, command, builtin,
-// busybox, watch, trap, find -exec/-execdir/-ok/-okdir, fd -x/-X, and
-// (followed only by a scan of their words) parallel, flock, strace, ltrace,
-// unbuffer, runuser, nsenter, unshare, firejail, systemd-run, script, sg.
-// A wrapper is never read-only and a prefix rule must not allow it, but
-// what it runs is analyzed where it is literal: the wrapped words as a
-// command (sudo rm x), or a string parsed as a line (bash -c 'rm x'), up to
-// MaxDepth levels. Those commands go in Command.Inner and can make the line
-// destructive. The bash keyword form `time ls` is not a wrapper: the parser
-// sees ls itself.
+// ionice, stdbuf, setsid, chroot, sudo, doas, su -c, runuser, command,
+// builtin, busybox, watch, trap, find -exec/-execdir/-ok/-okdir, fd -x/-X,
+// flock (FILE CMD… or FILE -c LINE), unshare, setpriv, nsenter, taskset
+// MASK, chrt PRIORITY, prlimit --RESOURCE=N, script -c, strace, unbuffer,
+// firejail; their options are parsed by data tables (wrappers.go), so the
+// wrapped command is found after them. Parallel, ltrace, systemd-run and sg
+// are not followed: their words are scanned for destructive names and
+// each literal word that is not an option is listed as a possible start of
+// the command. A wrapper is never read-only and a prefix rule must not
+// allow it, but what it runs is analyzed where it is literal: the wrapped
+// words as a command (sudo rm x), or a string parsed as a line (bash -c
+// 'rm x', . /dev/stdin <<< 'rm x'), up to MaxDepth levels. Those commands
+// go in Command.Inner and can make the line destructive. What a wrapper
+// runs that is computed at run time (bash -c "$(…)", eval "$x", source
+// <(…), bash "$f", a shell reading a pipe) makes the command Opaque. The
+// bash keyword form `time ls` is not a wrapper: the parser sees ls itself.
 //
 // # Destructive
 //

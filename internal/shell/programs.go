@@ -4,23 +4,84 @@ import (
 	"strings"
 )
 
+// anyArgsReadOnly are the programs with no option that writes files or
+// runs programs: any argument is fine, even one expanded at run time.
+// command, exec and trap reach readOnly only in their non-running forms
+// (command -v, exec with redirections only, trap -p, ...); env only
+// without a command. Read only.
+var anyArgsReadOnly = setOf("ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "pwd", "echo",
+	"printf", "true", "false", "test", "[", "which", "type", "stat", "du", "df",
+	"uname", "whoami", "id", "printenv", "env", "cut", "tr", "nl", "diff", "cmp", "comm",
+	"jq", "basename", "dirname", "realpath", "readlink", "md5sum", "sha1sum",
+	"sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum",
+	"hexdump", "od", "strings", "column", "seq", "sleep", "nproc", "cd", "pushd",
+	"popd", "dirs", ":", "read", "exit", "return", "break", "continue", "shift",
+	"set", "command", "exec", "trap")
+
+// checkedReadOnly are the programs with options that write or execute:
+// each check returns "" when args only read, or why not. They see only
+// arguments that cannot turn into an option at run time. Read only.
+var checkedReadOnly = map[string]func(base string, args []word) string{
+	"rg": func(base string, args []word) string { return rejectLong(base, args, "--pre", "--hostname-bin") },
+	"ag": func(base string, args []word) string { return rejectLong(base, args, "--pager") },
+	// -x/--exec made fd a wrapper already.
+	"fd":     func(string, []word) string { return "" },
+	"fdfind": func(string, []word) string { return "" },
+	"tree": func(base string, args []word) string {
+		return rejectShort(base, args, optSpec{shortArg: "LPIHT", longArg: []string{"--charset", "--filelimit", "--timefmt", "--sort"}}, "oR")
+	},
+	"file": func(base string, args []word) string {
+		if why := rejectLong(base, args, "--compile"); why != "" {
+			return why
+		}
+		return rejectShort(base, args, optSpec{shortArg: "efFmP"}, "C")
+	},
+	"sort": func(base string, args []word) string {
+		if why := rejectLong(base, args, "--output", "--compress-program"); why != "" {
+			return why
+		}
+		return rejectShort(base, args, optSpec{shortArg: "ktSTo"}, "o")
+	},
+	"uniq": func(_ string, args []word) string {
+		spec := optSpec{shortArg: "fsw", longArg: []string{"--skip-fields", "--skip-chars", "--check-chars"}}
+		if ops, _ := spec.scan(args, nil); len(ops) > 1 {
+			return "uniq writes its second operand"
+		}
+		return ""
+	},
+	"xxd": func(_ string, args []word) string {
+		if countXXDOperands(args) > 1 {
+			return "xxd writes its second operand"
+		}
+		return ""
+	},
+	"date": dateReadOnly,
+	"sed":  func(_ string, args []word) string { return sedReadOnly(args) },
+	"awk":  awkReadOnly, "gawk": awkReadOnly, "mawk": awkReadOnly, "nawk": awkReadOnly,
+	"yq": func(base string, args []word) string {
+		if why := rejectLong(base, args, "--inplace", "--split-exp"); why != "" {
+			return why
+		}
+		return rejectShort(base, args, optSpec{}, "is")
+	},
+	"git":  func(_ string, args []word) string { return gitReadOnly(args) },
+	"go":   func(_ string, args []word) string { return goReadOnly(args) },
+	"node": versionOnly, "python": versionOnly, "python3": versionOnly, "npm": versionOnly,
+	"cargo": versionOnly, "rustc": versionOnly,
+}
+
+func setOf(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
 // readOnly returns "" when base with args only reads, or why not. The
 // program list and the flags each check rejects are documented in doc.go.
 func readOnly(base string, args []word) string {
-	switch base {
-	// Programs with no option that writes files or runs programs: any
-	// argument is fine, even one expanded at run time.
-	case "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "pwd", "echo",
-		"printf", "true", "false", "test", "[", "which", "type", "stat", "du", "df",
-		"uname", "whoami", "id", "printenv", "env", "cut", "tr", "nl", "diff", "cmp", "comm",
-		"jq", "basename", "dirname", "realpath", "readlink", "md5sum", "sha1sum",
-		"sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum",
-		"hexdump", "od", "strings", "column", "seq", "sleep", "nproc", "cd", "pushd",
-		"popd", "dirs", ":", "read", "exit", "return", "break", "continue", "shift",
-		"set", "command", "exec", "trap":
-		// command, exec and trap reach here only in their
-		// non-running forms (command -v, exec with redirections only,
-		// trap -p, ...); env only without a command.
+	if anyArgsReadOnly[base] {
 		return ""
 	}
 	if base == "find" {
@@ -33,70 +94,33 @@ func readOnly(base string, args []word) string {
 			return base + " has an argument that may expand to an option"
 		}
 	}
-	switch base {
-	case "rg":
-		return rejectLong(base, args, "--pre", "--hostname-bin")
-	case "ag":
-		return rejectLong(base, args, "--pager")
-	case "fd", "fdfind":
-		return "" // -x/--exec made it a wrapper already
-	case "tree":
-		return rejectShort(base, args, optSpec{shortArg: "LPIHT", longArg: []string{"--charset", "--filelimit", "--timefmt", "--sort"}}, "oR")
-	case "file":
-		if why := rejectLong(base, args, "--compile"); why != "" {
-			return why
-		}
-		return rejectShort(base, args, optSpec{shortArg: "efFmP"}, "C")
-	case "sort":
-		if why := rejectLong(base, args, "--output", "--compress-program"); why != "" {
-			return why
-		}
-		return rejectShort(base, args, optSpec{shortArg: "ktSTo"}, "o")
-	case "uniq":
-		spec := optSpec{shortArg: "fsw", longArg: []string{"--skip-fields", "--skip-chars", "--check-chars"}}
-		if ops, _ := spec.scan(args, nil); len(ops) > 1 {
-			return "uniq writes its second operand"
-		}
-		return ""
-	case "xxd":
-		if countXXDOperands(args) > 1 {
-			return "xxd writes its second operand"
-		}
-		return ""
-	case "date":
-		if why := rejectLong(base, args, "--set"); why != "" {
-			return why
-		}
-		if why := rejectShort(base, args, optSpec{shortArg: "dfrs", shortOpt: "I"}, "s"); why != "" {
-			return why
-		}
-		ops, _ := optSpec{shortArg: "dfr", shortOpt: "I", longArg: []string{"--date", "--file", "--reference"}}.scan(args, nil)
-		for _, o := range ops {
-			if !strings.HasPrefix(o.lit, "+") || o.dyn {
-				return "date with an operand other than +FORMAT sets the clock"
-			}
-		}
-		return ""
-	case "sed":
-		return sedReadOnly(args)
-	case "awk", "gawk", "mawk", "nawk":
-		return awkReadOnly(base, args)
-	case "yq":
-		if why := rejectLong(base, args, "--inplace", "--split-exp"); why != "" {
-			return why
-		}
-		return rejectShort(base, args, optSpec{}, "is")
-	case "git":
-		return gitReadOnly(args)
-	case "go":
-		return goReadOnly(args)
-	case "node", "python", "python3", "npm", "cargo", "rustc":
-		if len(args) == 1 && versionFlag(base, args[0].lit) {
-			return ""
-		}
-		return base + " is read-only only as " + base + " --version"
+	if check, ok := checkedReadOnly[base]; ok {
+		return check(base, args)
 	}
 	return base + " is not a known read-only program"
+}
+
+func dateReadOnly(base string, args []word) string {
+	if why := rejectLong(base, args, "--set"); why != "" {
+		return why
+	}
+	if why := rejectShort(base, args, optSpec{shortArg: "dfrs", shortOpt: "I"}, "s"); why != "" {
+		return why
+	}
+	ops, _ := optSpec{shortArg: "dfr", shortOpt: "I", longArg: []string{"--date", "--file", "--reference"}}.scan(args, nil)
+	for _, o := range ops {
+		if !strings.HasPrefix(o.lit, "+") || o.dyn {
+			return "date with an operand other than +FORMAT sets the clock"
+		}
+	}
+	return ""
+}
+
+func versionOnly(base string, args []word) string {
+	if len(args) == 1 && versionFlag(base, args[0].lit) {
+		return ""
+	}
+	return base + " is read-only only as " + base + " --version"
 }
 
 func versionFlag(base, f string) bool {
@@ -160,6 +184,15 @@ func countXXDOperands(args []word) int {
 	return n
 }
 
+// gitReadOnlySubs are the git subcommands that only read, whatever their
+// options (those that write or run programs are rejected before). Read
+// only.
+var gitReadOnlySubs = setOf("status", "diff", "log", "show", "blame", "rev-parse", "ls-files", "grep",
+	"describe", "shortlog", "cat-file", "rev-list", "ls-tree", "merge-base",
+	"show-ref", "for-each-ref", "name-rev", "check-ignore", "count-objects",
+	"whatchanged", "version", "diff-tree", "diff-files", "diff-index", "annotate",
+	"cherry", "var", "check-attr")
+
 // gitReadOnly allows the git subcommands that only read the repository.
 func gitReadOnly(args []word) string {
 	sub, rest, safe := gitSubcommand(args)
@@ -189,13 +222,10 @@ func gitReadOnly(args []word) string {
 			return "git " + sub + " " + n + " writes files or runs programs"
 		}
 	}
-	switch sub {
-	case "status", "diff", "log", "show", "blame", "rev-parse", "ls-files", "grep",
-		"describe", "shortlog", "cat-file", "rev-list", "ls-tree", "merge-base",
-		"show-ref", "for-each-ref", "name-rev", "check-ignore", "count-objects",
-		"whatchanged", "version", "diff-tree", "diff-files", "diff-index", "annotate",
-		"cherry", "var", "check-attr":
+	if gitReadOnlySubs[sub] {
 		return ""
+	}
+	switch sub {
 	case "branch":
 		if has("-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy",
 			"-u", "--set-upstream-to", "--unset-upstream", "--edit-description",

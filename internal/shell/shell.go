@@ -33,8 +33,16 @@ type Command struct {
 	Inner []Command
 	// Opaque: what the command runs can only be known when it runs — its
 	// name is computed (`$CMD x`, `$(…) x`) or it is a shell reading
-	// commands from a pipe (`… | sh`). No rule can be checked against it.
+	// commands from a pipe (`… | sh`), or a wrapper runs a computed line
+	// or file (`bash -c "$(…)"`, `eval "$x"`, `source <(…)`). No rule can
+	// be checked against it.
 	Opaque bool
+	// ReadOnly: the command on its own — without the line's redirections,
+	// leading assignments, functions or standard input, and classified
+	// without Options.Exists — is read-only, so that `cd sub && npm test`
+	// needs a rule for npm test only. Set for the line's own commands,
+	// not for what a wrapper runs.
+	ReadOnly bool
 }
 
 // Analysis is the classification of one command line.
@@ -55,6 +63,14 @@ type Analysis struct {
 	// ParseError is set when the line does not parse; Commands then holds
 	// the commands of the statements that did parse.
 	ParseError error
+	// Assigned lists, in source order, the variables assigned before a
+	// command or on their own (FOO=1 cmd, PATH=/x), in nested commands
+	// too but not in the lines a wrapper runs.
+	Assigned []string
+	// WritesFile: a redirection of the line (not of the lines a wrapper
+	// runs) writes into a file, that is anywhere but /dev/null,
+	// /dev/stdout, /dev/stderr, a duplicated or closed descriptor.
+	WritesFile bool
 }
 
 // Options adjusts Analyze.
@@ -147,6 +163,8 @@ func (a *analyzer) finish(res Analysis) Analysis {
 	return res
 }
 
+func (a *analyzer) readOnly() bool { return len(a.notRO) == 0 && len(a.destroys) == 0 }
+
 func (a *analyzer) notReadOnly(reason string) {
 	if !slices.Contains(a.notRO, reason) {
 		a.notRO = append(a.notRO, reason)
@@ -174,6 +192,7 @@ func (a *analyzer) visit(n syntax.Node, res *Analysis) {
 	switch x := n.(type) {
 	case *syntax.Stmt:
 		for _, r := range x.Redirs {
+			res.WritesFile = res.WritesFile || writesFile(r)
 			a.redirect(r)
 			if call, ok := x.Cmd.(*syntax.CallExpr); ok {
 				a.noteStdin(call, r)
@@ -186,11 +205,22 @@ func (a *analyzer) visit(n syntax.Node, res *Analysis) {
 			}
 		}
 	case *syntax.CallExpr:
+		for _, as := range x.Assigns {
+			if as.Name != nil {
+				res.Assigned = append(res.Assigned, as.Name.Value)
+			}
+		}
 		a.assigns(x.Assigns)
 		if len(x.Args) > 0 {
 			a.cur = a.stdin[x]
-			res.Commands = append(res.Commands, a.command(x.Args))
+			cmd := a.command(x.Args)
 			a.cur = stdinSource{}
+			if !cmd.Dynamic && !cmd.Wrapper {
+				alone := &analyzer{printer: a.printer}
+				alone.command(x.Args)
+				cmd.ReadOnly = alone.readOnly()
+			}
+			res.Commands = append(res.Commands, cmd)
 		}
 	case *syntax.FuncDecl:
 		// Definitions come before calls in source order, which is the
@@ -203,7 +233,13 @@ func (a *analyzer) visit(n syntax.Node, res *Analysis) {
 		}
 	case *syntax.DeclClause:
 		a.assigns(x.Args)
-		res.Commands = append(res.Commands, a.decl(x))
+		cmd := a.decl(x)
+		if !cmd.Dynamic {
+			alone := &analyzer{printer: a.printer}
+			alone.assigns(x.Args)
+			cmd.ReadOnly = alone.readOnly()
+		}
+		res.Commands = append(res.Commands, cmd)
 	}
 }
 
@@ -327,6 +363,7 @@ func (a *analyzer) command(nodes []*syntax.Word) Command {
 			}
 		}
 		cmd.Wrapper = true
+		cmd.Opaque = cmd.Opaque || wr.computed
 		a.notReadOnly(base + " runs another command")
 		cmd.Inner = a.inner(base, wr)
 		return cmd
@@ -396,11 +433,48 @@ func (a *analyzer) inner(base string, wr wrapped) []Command {
 		out = append(out, res.Commands...)
 	}
 	if wr.opaque != nil {
-		// Options we cannot follow: scan the literal words instead.
+		// Words we cannot follow: scan them for destructive names, and
+		// try each literal word as the start of the command, so that
+		// rules err towards matching.
 		a.scanWords(wr.opaque)
+		out = append(out, a.candidates(wr.opaque)...)
 	}
 	if wr.unknown {
 		a.notReadOnly(base + " runs a command that is not a literal")
+	}
+	return out
+}
+
+// candidates are the commands words might run, for a wrapper whose syntax
+// is not followed: each suffix starting at a literal word that is not an
+// option, at most scanWindow of them. They are not classified (scan did
+// that), only listed for the rules.
+func (a *analyzer) candidates(words []word) []Command {
+	var out []Command
+	for i, w := range words {
+		if len(out) == scanWindow {
+			break
+		}
+		if w.dyn || w.glob || w.lit == "" || strings.HasPrefix(w.lit, "-") {
+			continue
+		}
+		nodes := make([]*syntax.Word, 0, len(words)-i)
+		cmd := Command{}
+		lits := make([]string, 0, len(words)-i)
+		for _, x := range words[i:] {
+			nodes = append(nodes, x.node)
+			lits = append(lits, x.lit)
+			cmd.Dynamic = cmd.Dynamic || x.dyn
+		}
+		if !cmd.Dynamic {
+			cmd.Words = lits
+		}
+		if slices.Contains(nodes, nil) {
+			cmd.Text = strings.Join(lits, " ")
+		} else {
+			cmd.Text = a.print(&syntax.CallExpr{Args: nodes})
+		}
+		out = append(out, cmd)
 	}
 	return out
 }
@@ -439,6 +513,18 @@ func (a *analyzer) redirect(r *syntax.Redirect) {
 		return
 	}
 	a.notReadOnly(fmt.Sprintf("writes to %s via %s", target, op))
+}
+
+// writesFile reports a redirection that writes somewhere other than a
+// null device or another descriptor; a target that is not one literal
+// counts as a file.
+func writesFile(r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrAllClob, syntax.RdrInOut, syntax.DplOut:
+		lit := r.Word.Lit()
+		return !(r.Op == syntax.DplOut && (lit == "-" || isDigits(lit)) || nullDevice(lit))
+	}
+	return false
 }
 
 func isDigits(s string) bool {

@@ -553,7 +553,7 @@ func TestAudit3PolicyBashRuleMatching(t *testing.T) {
 		{"env wrapper", "env X=1 touch p11", "p11", a3pApproval},
 		{"xargs wrapper", "echo p12 | xargs touch", "p12", a3pApproval},
 		{"eval wrapper", "eval 'touch p13'", "p13", a3pApproval},
-		{"dynamic command name", "$(echo touch) p14", "p14", a3pApproval},
+		{"dynamic command name is refused by any deny rule", "$(echo touch) p14", "p14", a3pDenied},
 		{"exact rule", "mkdir -p built", "built", a3pAllowed},
 		{"exact rule with another argument", "mkdir -p built2", "built2", a3pApproval},
 		{"exact rule is not a prefix", "mkdir -p built && mkdir other15", "other15", a3pApproval},
