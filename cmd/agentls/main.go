@@ -59,6 +59,9 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == proc.WatchdogCommand { // hidden: see adoptOrphans
+		return proc.RunWatchdog(args[1:], stdin)
+	}
 	var g globalFlags
 	fs := flag.NewFlagSet("agentls", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -123,15 +126,25 @@ flags:
 
 // adoptOrphans makes agentls the subreaper of the commands it runs (Linux),
 // so a daemon one leaves behind (`setsid server &`) is re-parented here, not
-// to init; the returned func, deferred until the session has closed, kills
-// those still running.
+// to init, and starts the watchdog (agentls re-executed as
+// `agentls __watchdog`), which stops what agentls started if agentls dies
+// without doing so itself (SIGKILL). Called before any command runs: the
+// watchdog's environment token must be inherited by all of them. The
+// returned func, deferred until the session has closed, kills those still
+// running and ends the watchdog.
 func adoptOrphans(log *slog.Logger) func() {
+	wd, err := proc.StartWatchdog()
+	if err != nil {
+		log.Debug("no watchdog: processes outlive agentls if it is killed", "err", err)
+	}
 	o, err := proc.AdoptOrphans()
 	if err != nil {
 		log.Debug("daemons left by commands are not adopted", "err", err)
-		return func() {}
 	}
-	return o.Close
+	return func() {
+		o.Close()
+		wd.Close()
+	}
 }
 
 // parseSub parses a subcommand's flags. -h or --help prints its usage on

@@ -143,12 +143,60 @@ func (l *Local) folderList() []*Folder {
 	return l.folders
 }
 
-// Exec implements FS.
+// Exec implements FS. The command starts in spec.Dir as opened here
+// through its folder's os.Root (proc.Spec.DirFile), so a directory swapped
+// for a symlink after the caller's check changes nothing; a folder whose
+// path no longer names the directory agentls opened (removed, or replaced
+// by a symlink) is refused.
 func (l *Local) Exec(ctx context.Context, spec proc.Spec) (proc.Result, error) {
 	if spec.Reaper == nil {
 		spec.Reaper = &l.reaper
 	}
+	if spec.DirFile == nil {
+		d, err := l.openDir(spec.Dir)
+		if err != nil {
+			return proc.Result{}, err
+		}
+		defer d.Close()
+		spec.DirFile = d
+	}
 	return proc.Run(ctx, spec)
+}
+
+// ErrFolderMoved refuses a command in a workspace folder whose path no
+// longer names the directory agentls opened.
+var ErrFolderMoved = errors.New("no longer the directory agentls opened (it was removed, or replaced by a symbolic link); nothing was run there")
+
+// openDir opens the directory at abs (inside a workspace folder) through
+// the folder's os.Root, which refuses a symlink that leads outside it.
+func (l *Local) openDir(abs string) (*os.File, error) {
+	var f *Folder
+	rel := ""
+	for _, cand := range l.folderList() {
+		if r, ok := Within(cand.Root, abs); ok {
+			f, rel = cand, r
+			break
+		}
+	}
+	if f == nil {
+		return nil, fmt.Errorf("working directory %s: outside every workspace folder", abs)
+	}
+	if l.Refresh(f) == FolderGone {
+		return nil, fmt.Errorf("workspace folder %s: %w", f.Root, ErrFolderMoved)
+	}
+	r, name, err := l.root(Path{Folder: f, Rel: rel})
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("working directory %s: %w", abs, err)
+	}
+	if fi, err := d.Stat(); err != nil || !fi.IsDir() {
+		d.Close()
+		return nil, fmt.Errorf("working directory %s: not a directory", abs)
+	}
+	return d, nil
 }
 
 // Close implements FS: it kills process groups commands left behind and

@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -89,8 +88,9 @@ func (o *Orphans) loop() {
 	}
 }
 
-// Close stops reaping, kills the adopted processes still running (SIGTERM to
-// the group each leads, or to the process, KillGrace, then SIGKILL), reaps
+// Close stops reaping, kills the adopted processes still running (SIGTERM
+// and SIGCONT to the group each leads, or to the process, one KillGrace,
+// then SIGKILL: killPhase), reaps
 // them and stops being the subreaper. A nil Orphans does nothing.
 func (o *Orphans) Close() {
 	if o == nil {
@@ -99,57 +99,26 @@ func (o *Orphans) Close() {
 	signal.Stop(o.sig)
 	close(o.stop)
 	<-o.done
-	// Killing one can orphan its own children: they arrive here in turn.
-	for range 3 {
-		live := liveAdopted()
-		if len(live) == 0 {
-			break
-		}
-		for _, e := range live {
-			signalAdopted(e, syscall.SIGTERM)
-		}
-		if left := waitAdoptedGone(live, KillGrace); len(left) > 0 {
-			for _, e := range left {
-				signalAdopted(e, syscall.SIGKILL)
-			}
-			waitAdoptedGone(left, killWait)
-		}
-	}
+	// Killing one can orphan its own children: they arrive here in turn
+	// and join the same phase.
+	killPhase(func() []victim {
+		reapAdopted()
+		return adoptedVictims()
+	})
 	reapAdopted()
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 }
 
-// signalAdopted signals the group e leads (a setsid daemon and its workers),
-// or e alone when it is in someone else's group.
-func signalAdopted(e procEntry, s syscall.Signal) {
-	if e.pgrp == e.pid {
-		_ = syscall.Kill(-e.pid, s)
-		return
-	}
-	_ = syscall.Kill(e.pid, s)
-}
-
-// waitAdoptedGone reaps and polls until none of live runs or d has passed,
-// and returns those still running. A process counts only while it is still
+// adoptedVictims lists the adopted processes still running: the group
+// each leads (a setsid daemon and its workers), or the process alone when
+// it is in someone else's group. A process counts only while it is still
 // an adopted child, so a recycled pid is never signalled.
-func waitAdoptedGone(live []procEntry, d time.Duration) []procEntry {
-	deadline := time.Now().Add(d)
-	for {
-		reapAdopted()
-		var left []procEntry
-		now := liveAdopted()
-		for _, e := range live {
-			for _, n := range now {
-				if n.pid == e.pid {
-					left = append(left, n)
-				}
-			}
-		}
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
-		}
-		time.Sleep(pollInterval)
+func adoptedVictims() []victim {
+	var out []victim
+	for _, e := range liveAdopted() {
+		out = append(out, victim{id: e.pid, group: e.pgrp == e.pid})
 	}
+	return out
 }
 
 // reapAdopted reaps every exited child that os/exec does not own. The

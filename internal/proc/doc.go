@@ -12,6 +12,9 @@
 // Orphans (Linux) makes the server the subreaper of its descendants: one whose parent
 // exits is re-parented to the server, reaped when it exits, and killed at shutdown. It
 // never waits for a child os/exec started (Go holds a pidfd for each until its Wait).
+// Shutdown stops groups and adopted processes in one phase (killPhase). The Watchdog
+// (Linux) stops them when the server dies without doing so: it finds them by an
+// environment token they all inherit (WatchdogEnv).
 //
 // Known limits: a child that leaves the process group (setsid) after its parent exited
 // escapes a timeout's kill, though not the shutdown's; on Windows both kill steps are `taskkill /T /F` on the shell's tree (no job object yet),

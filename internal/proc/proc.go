@@ -64,8 +64,12 @@ const (
 
 // Spec describes one command run.
 type Spec struct {
-	Command string        // run with `bash -c` (`sh -c` when bash is not on PATH)
-	Dir     string        // absolute working directory, validated by the caller
+	Command string // run with `bash -c` (`sh -c` when bash is not on PATH)
+	Dir     string // absolute working directory, validated by the caller
+	// DirFile, when set, is the working directory, opened and checked by
+	// the caller: the shell starts in that directory itself, whatever is at
+	// Dir's name by then (Dir only names it in messages). See ChildDir.
+	DirFile *os.File
 	Env     []string      // full environment; nil = BaseEnv(os.Environ())
 	Timeout time.Duration // 0 = DefaultTimeout; clamped to MaxTimeout (or Spec.MaxTimeout)
 	// The caller's limits; 0 = the package's defaults.
@@ -153,6 +157,11 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	cmd := exec.Command(shell, "-c", spec.Command)
 	cmd.Dir = spec.Dir
+	if spec.DirFile != nil {
+		if d := ChildDir(spec.DirFile); d != "" {
+			cmd.Dir = d
+		}
+	}
 	cmd.Env = env
 	cmd.Stdout = pw // one pipe for both keeps the arrival order
 	cmd.Stderr = pw

@@ -15,8 +15,13 @@ func setupCmd(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
-func terminateGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGTERM) }
-func killGroup(pgid int)      { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+// terminateGroup sends SIGTERM, then SIGCONT: a stopped member acts on
+// SIGTERM only once continued, and would otherwise cost the whole grace.
+func terminateGroup(pgid int) {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
+}
+func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 
 // signalName names the signals a command commonly dies of.
 func signalName(sig syscall.Signal) string {

@@ -55,23 +55,19 @@ func (r *Reaper) live() []int {
 	return out
 }
 
-// KillAll sends SIGTERM to every tracked group, waits up to KillGrace for them to exit,
-// then sends SIGKILL to what is left. It returns when all are gone or a short while after
-// SIGKILL.
+// KillAll stops every tracked group and, when this process is the
+// subreaper (AdoptOrphans), every adopted process still running, in one
+// phase: SIGTERM and SIGCONT to all, one KillGrace for all of them, then
+// SIGKILL to what is left. It returns when all are gone or a short while
+// after SIGKILL.
 func (r *Reaper) KillAll() {
-	groups := r.live()
-	if len(groups) == 0 {
-		return
-	}
-	for _, g := range groups {
-		terminateGroup(g)
-	}
-	if !waitGone(groups, KillGrace) {
-		for _, g := range groups {
-			killGroup(g)
+	killPhase(func() []victim {
+		var out []victim
+		for _, g := range r.live() {
+			out = append(out, victim{id: g, group: true})
 		}
-		waitGone(groups, killWait)
-	}
+		return append(out, adoptedVictims()...)
+	})
 	r.live()
 }
 

@@ -32,5 +32,6 @@
 // one openat each, instead of one openat per path component.
 //
 // This package reads the workspace only through Engine.FS and runs rg with
-// its working directory at Engine.Root.
+// its working directory in the directory searched, opened through
+// Engine.FS (see runRg).
 package search

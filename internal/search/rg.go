@@ -10,16 +10,22 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/agentls/agentls/internal/ignore"
+	"github.com/agentls/agentls/internal/proc"
 )
 
 // rgArgs builds the rg command line for q (everything but the binary).
-func (e *Engine) rgArgs(q Query, paths ...string) []string {
+// rg runs in the folder's root when atRoot, else in the searched
+// directory (see runRg): the root's .agentlsignore is then not passed,
+// since rg would match its patterns relative to the wrong directory
+// (results are post-filtered through the Matcher anyway).
+func (e *Engine) rgArgs(q Query, atRoot bool, paths ...string) []string {
 	args := []string{
 		"--json", "--no-require-git", "--no-config",
 		// rg would read parent ignore files beyond the repository too
@@ -36,7 +42,7 @@ func (e *Engine) rgArgs(q Query, paths ...string) []string {
 	}
 	if q.IncludeIgnored {
 		args = append(args, "--no-ignore")
-	} else if info, err := fs.Stat(e.FS, ".agentlsignore"); err == nil && info.Mode().IsRegular() {
+	} else if info, err := fs.Stat(e.FS, ".agentlsignore"); atRoot && err == nil && info.Mode().IsRegular() {
 		// Prunes early what the root .agentlsignore hides; results are
 		// post-filtered through the Matcher anyway, which is exact.
 		args = append(args, "--ignore-file", ".agentlsignore")
@@ -174,9 +180,43 @@ func (e *Engine) searchRgOrdered(ctx context.Context, q Query, t target, g *glob
 
 // runRg runs one rg process over paths into c. With switchAt > 0 it stops
 // with errSwitch once c has seen that many matches.
+//
+// rg starts in the directory searched, opened through Engine.FS (an
+// os.Root: no symlink out of the folder is followed) and set as its
+// working directory from that descriptor (proc.ChildDir), with paths
+// relative to it; a file searched is opened the same way and given as
+// stdin. rg opens a path given on its command line through any symlink,
+// so a directory or file swapped for a symlink to outside after the
+// checks would otherwise be read. Below that directory rg follows no
+// symlink it lists.
 func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, switchAt int, paths ...string) error {
-	cmd := exec.CommandContext(ctx, e.RgPath, e.rgArgs(q, paths...)...)
-	cmd.Dir = e.Root
+	dir, stdin, err := e.rgOpen(t)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	args := make([]string, 0, len(paths))
+	for _, p := range paths {
+		switch {
+		case stdin != nil:
+			args = append(args, "-")
+		case p == t.fsPath:
+			args = append(args, ".")
+		default:
+			args = append(args, strings.TrimPrefix(p, t.rel+"/"))
+		}
+	}
+	rq, post := rgGlob(q, t)
+	cmd := exec.CommandContext(ctx, e.RgPath, e.rgArgs(rq, t.rel == "" || stdin != nil, args...)...)
+	cmd.Dir = filepath.Join(e.Root, filepath.FromSlash(t.rel))
+	if stdin != nil {
+		defer stdin.Close()
+		cmd.Stdin = stdin
+		cmd.Dir = e.Root
+	}
+	if d := proc.ChildDir(dir); d != "" {
+		cmd.Dir = d
+	}
 	stderr := &capWriter{max: rgStderrMax}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
@@ -186,7 +226,7 @@ func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, swi
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("grep: start rg: %w", err)
 	}
-	perr := e.parseRg(bufio.NewReaderSize(out, 256<<10), q, t, c, switchAt)
+	perr := e.parseRg(bufio.NewReaderSize(out, 256<<10), q, t, post, c, switchAt)
 	if perr != nil {
 		_ = cmd.Process.Kill() // rg must not outlive an abandoned read
 	}
@@ -210,12 +250,12 @@ func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, swi
 		}
 		// The path searched itself could not be read: not "no matches"
 		// (the Go searcher's walk refuses it the same way).
-		if reason, ok := rgUnreadable(msg, t.fsPath); ok {
+		if reason, ok := rgUnreadable(msg, "."); ok && stdin == nil {
 			return fmt.Errorf("grep: cannot search %s: %s", t.shown, reason)
 		}
 		// What rg walked past: directories and files below it.
 		for _, u := range rgUnreadables(msg) {
-			c.unreadable.AddReason(u.path, u.reason)
+			c.unreadable.AddReason(rgResultPath(t, u.path), u.reason)
 		}
 	} else if werr != nil && !errors.As(werr, &exit) {
 		return fmt.Errorf("grep: rg: %w", werr)
@@ -225,7 +265,7 @@ func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, swi
 
 // parseRg reads rg's JSON events into c. Lines of files that can no longer
 // be shown are counted but not decoded.
-func (e *Engine) parseRg(r *bufio.Reader, q Query, t target, c *collector, switchAt int) error {
+func (e *Engine) parseRg(r *bufio.Reader, q Query, t target, post *globMatcher, c *collector, switchAt int) error {
 	var (
 		cur     fileHits
 		skip    bool // current file sorts after the collector's cutoff
@@ -266,14 +306,14 @@ func (e *Engine) parseRg(r *bufio.Reader, q Query, t target, c *collector, switc
 			if err := json.Unmarshal(ev, &pe); err != nil {
 				return fmt.Errorf("decode rg event: %w", err)
 			}
-			p := strings.TrimPrefix(string(pe.Data.Path.raw()), "./")
+			p := rgResultPath(t, string(pe.Data.Path.raw()))
 			cur = fileHits{path: p}
 			skip = c.beyond(p)
 		case bytes.HasPrefix(ev, evEnd):
 			// rg stops at a NUL and flags the file; the Go backend skips
 			// such files whole, so do the same.
 			binary := !bytes.Contains(ev, notBinary)
-			if !binary && e.keepRgFile(q, t, cur.path) {
+			if !binary && e.keepRgFile(q, t, cur.path) && (post == nil || post.allows(cur.path, t.rel)) {
 				if skip {
 					cur.lines = nil
 				}
@@ -285,6 +325,102 @@ func (e *Engine) parseRg(r *bufio.Reader, q Query, t target, c *collector, switc
 			}
 		}
 	}
+}
+
+// rgOpen opens what runRg starts rg in: the directory t names, or for a
+// file the folder's root and the file itself (rg reads it as stdin).
+func (e *Engine) rgOpen(t target) (dir, stdin *os.File, err error) {
+	open := func(name string, wantDir bool) (*os.File, error) {
+		f, err := e.FS.Open(name)
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("grep: cannot search %s: permission denied", t.shown)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("grep: open %s: %w", t.shown, err)
+		}
+		of, ok := f.(*os.File)
+		fi, serr := f.Stat()
+		switch {
+		case !ok:
+			err = fmt.Errorf("grep: rg needs the folder on disk, not %T", f)
+		case serr != nil:
+			err = fmt.Errorf("grep: stat %s: %w", t.shown, serr)
+		case removed(fi):
+			// An os.Root still opens a folder deleted meanwhile; rg
+			// would find it empty.
+			err = fmt.Errorf("grep: cannot search %s: %w", t.shown, fs.ErrNotExist)
+		case wantDir && !fi.IsDir(), !wantDir && !fi.Mode().IsRegular():
+			// Swapped since resolve checked it.
+			err = fmt.Errorf("grep: %s changed while it was being searched; search again", t.shown)
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		return of, nil
+	}
+	if t.isDir {
+		dir, err = open(t.fsPath, true)
+		return dir, nil, err
+	}
+	if dir, err = open(".", true); err != nil {
+		return nil, nil, err
+	}
+	if stdin, err = open(t.fsPath, false); err != nil {
+		dir.Close()
+		return nil, nil, err
+	}
+	return dir, stdin, nil
+}
+
+// rgResultPath maps a path rg printed (relative to the directory it ran
+// in, "<stdin>" for a file searched) to the folder-relative form.
+func rgResultPath(t target, p string) string {
+	if !t.isDir {
+		return t.rel
+	}
+	p = filepath.ToSlash(filepath.Clean(p))
+	switch {
+	case p == ".":
+		return t.rel
+	case t.rel == "":
+		return p
+	}
+	return t.rel + "/" + p
+}
+
+// rgGlob returns q with its glob as rg must see it when it runs in the
+// searched directory t rather than the folder's root, rg matching globs
+// relative to its working directory: an anchored glob under t's own path
+// is re-anchored at t; any other anchored glob is left to post, applied
+// to the results (rg's glob would match nothing).
+func rgGlob(q Query, t target) (Query, *globMatcher) {
+	g := q.Glob
+	if g == "" || t.rel == "" || !t.isDir {
+		return q, nil
+	}
+	neg := strings.HasPrefix(g, "!")
+	pat := strings.TrimPrefix(g, "!")
+	body := strings.TrimPrefix(strings.TrimSuffix(pat, "/"), "/")
+	if !strings.Contains(body, "/") {
+		return q, nil // a base name at any depth: the same from anywhere
+	}
+	if rest, ok := strings.CutPrefix(pat, "/"); ok {
+		pat = rest
+	}
+	if rest, ok := strings.CutPrefix(pat, t.rel+"/"); ok && rest != "" && !strings.HasPrefix(rest, "/") {
+		q.Glob = "/" + rest
+		if neg {
+			q.Glob = "!" + q.Glob
+		}
+		return q, nil
+	}
+	m, err := compileGlob(g)
+	if err != nil {
+		return q, nil // rg reports it
+	}
+	q.Glob = ""
+	return q, m
 }
 
 // keepRgFile applies what rg's --glob overrides: a glob-selected file is

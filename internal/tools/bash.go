@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/internal/editguard"
+	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/shell"
 	"github.com/agentls/agentls/internal/spill"
@@ -121,6 +122,10 @@ func runBash(ctx context.Context, c *Call, in bashInput, l Limits) (Result, erro
 	p, err := c.Resolve(cwd)
 	if err != nil {
 		return Errorf("cwd: %v", err), nil
+	}
+	if p.Folder != nil && c.Env.refresh(p.Folder) == ops.FolderGone {
+		// Not followed: the command would run wherever the new name leads.
+		return Errorf("the workspace folder %s is no longer the directory agentls opened (it was removed, or replaced by a symbolic link); nothing was run. Restore the folder, or reopen the workspace.", p.Folder.Root), nil
 	}
 	fi, err := c.Env.FS.Stat(p)
 	switch {

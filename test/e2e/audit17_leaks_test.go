@@ -134,11 +134,15 @@ func a17lProcs() []a17lProc {
 }
 
 // a17lDescendants lists every process below pid (zombies included: an
-// unreaped child is a leak too).
+// unreaped child is a leak too), but for agentls's watchdog, which lives
+// as long as agentls does.
 func a17lDescendants(pid int) []a17lProc {
 	ps := a17lProcs()
 	kids := map[int][]a17lProc{}
 	for _, p := range ps {
+		if p.ppid == pid && isWatchdog(strconv.Itoa(p.pid)) {
+			continue
+		}
 		kids[p.ppid] = append(kids[p.ppid], p)
 	}
 	var out []a17lProc

@@ -94,6 +94,9 @@ func st4Children(pid int) []string {
 		}
 		f := strings.Fields(s[i+1:]) // state, ppid, ...
 		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			if isWatchdog(e.Name()) { // lives as long as agentls
+				continue
+			}
 			out = append(out, e.Name()+" "+f[0]+" "+s[:i+1])
 		}
 	}

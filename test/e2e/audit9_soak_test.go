@@ -125,7 +125,7 @@ func a9sSnapshot(t *testing.T, pid int) a9sSnap {
 		if len(f) < 2 {
 			continue
 		}
-		if ppid, _ := strconv.Atoi(f[1]); ppid != pid {
+		if ppid, _ := strconv.Atoi(f[1]); ppid != pid || isWatchdog(e.Name()) {
 			continue
 		}
 		if f[0] == "Z" {

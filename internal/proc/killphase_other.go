@@ -1,0 +1,6 @@
+//go:build !unix
+
+package proc
+
+func termVictim(v victim) { terminateGroup(v.id) }
+func killVictim(v victim) { killGroup(v.id) }
