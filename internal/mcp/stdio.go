@@ -236,13 +236,19 @@ func (c *lineConn) cancelledAtEOF(id jsonrpc.ID) bool {
 	return c.eofCancelled[id]
 }
 
-// delivered records a request the SDK is given, until it is answered.
-func (c *lineConn) delivered(m jsonrpc.Message) {
+// delivered records a request the SDK is given, until it is answered; it
+// reports false, recording nothing, for a request whose id is that of one
+// not yet answered (the SDK would drop it without a reply).
+func (c *lineConn) delivered(m jsonrpc.Message) bool {
 	if r, ok := m.(*jsonrpc.Request); ok && r.ID.IsValid() {
 		c.pendMu.Lock()
+		defer c.pendMu.Unlock()
+		if _, dup := c.pending[r.ID]; dup {
+			return false
+		}
 		c.pending[r.ID] = r.Method
-		c.pendMu.Unlock()
 	}
+	return true
 }
 
 // answered forgets the request r answers; the last answer after the input
@@ -297,7 +303,11 @@ func (c *lineConn) deliver(line []byte) bool {
 	}
 	for _, m := range msgs {
 		c.noteCancel(m)
-		c.delivered(m)
+		if !c.delivered(m) {
+			id, _ := json.Marshal(m.(*jsonrpc.Request).ID.Raw())
+			c.replyError(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %s is that of a request still in flight; give each request its own id", id))
+			continue
+		}
 		select {
 		case c.incoming <- m:
 		case <-c.closed:

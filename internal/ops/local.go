@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/internal/ignore"
 	"io"
 	"io/fs"
 	"os"
@@ -938,6 +939,11 @@ func (l *Local) CleanTemp(f *Folder) int {
 			runtime.Gosched()
 		}
 		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return fs.SkipDir
+		}
+		// Each level is opened by path from the root: a deep chain costs
+		// the square of its depth (18 s at session open for 3,000 levels).
+		if d.IsDir() && strings.Count(p, "/") >= ignore.MaxWalkDepth {
 			return fs.SkipDir
 		}
 		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) && !ownTemp(d.Name(), pid) {

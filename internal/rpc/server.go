@@ -71,6 +71,12 @@ type Server struct {
 	// window/logMessage texts pass it (a setting or a path may hold a
 	// token). Atomic, as logMessage may run under mu.
 	masker atomic.Pointer[tools.Executor]
+
+	// inFlight holds the ids of requests not yet answered: a second
+	// request with one of them is refused (its reply could not be told
+	// from the first's).
+	inFlightMu sync.Mutex
+	inFlight   map[jsonrpc2.ID]struct{}
 }
 
 type clientCaps struct {
@@ -99,7 +105,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 	rwc := &stdio{Reader: &eofReader{r: in, onEOF: cancel}, Writer: out, closers: closers}
 	stream := newTolerantStream(rwc, func(m string) { s.log.Warn("malformed message answered", "problem", m) })
 	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(codec{}))
-	s.conn.Go(base, s.contained(cancelHandler(asyncCalls(s.handle))))
+	s.conn.Go(base, s.contained(s.uniqueIDs(cancelHandler(asyncCalls(s.handle)))))
 
 	code := 0
 	select {
@@ -153,6 +159,44 @@ func asyncCalls(h jsonrpc2.Handler) jsonrpc2.Handler {
 		}
 		return h(ctx, req)
 	}
+}
+
+// uniqueIDs refuses a request whose id is that of one still in flight
+// (-32600), instead of running it and sending two replies with one id. It
+// runs on the read loop, before the call goes async, so the check and the
+// claim are in the order the requests came.
+func (s *Server) uniqueIDs(h jsonrpc2.Handler) jsonrpc2.Handler {
+	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if !req.IsCall() {
+			return h(ctx, req)
+		}
+		id := req.ID()
+		s.inFlightMu.Lock()
+		if _, dup := s.inFlight[id]; dup {
+			s.inFlightMu.Unlock()
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "invalid request: id %v is that of a request still in flight; give each request its own id", idText(id))
+		}
+		if s.inFlight == nil {
+			s.inFlight = map[jsonrpc2.ID]struct{}{}
+		}
+		s.inFlight[id] = struct{}{}
+		s.inFlightMu.Unlock()
+		defer func() {
+			s.inFlightMu.Lock()
+			delete(s.inFlight, id)
+			s.inFlightMu.Unlock()
+		}()
+		return h(ctx, req)
+	}
+}
+
+// idText is an id as the client wrote it.
+func idText(id jsonrpc2.ID) string {
+	b, err := json.Marshal(id)
+	if err != nil {
+		return fmt.Sprint(id)
+	}
+	return string(b)
 }
 
 // contained keeps one bad message from ending the connection: jsonrpc2

@@ -1,15 +1,10 @@
 package rpc
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
 	"go.lsp.dev/jsonrpc2"
@@ -72,7 +67,7 @@ type tolerantStream struct {
 func newTolerantStream(rwc io.ReadWriteCloser, log func(string)) *tolerantStream {
 	return &tolerantStream{
 		frameStream: jsonrpc2.NewHeaderStream(rwc).(frameStream),
-		in:          frameReader{r: bufio.NewReader(rwc)},
+		in:          frameReader{r: rwc},
 		log:         log,
 	}
 }
@@ -140,170 +135,6 @@ func newErrorResponse(id json.RawMessage, code jsonrpc2.Code, msg string) errorR
 	r := errorResponse{JSONRPC: "2.0", ID: id}
 	r.Error.Code, r.Error.Message = code, msg
 	return r
-}
-
-// maxFrameBytes bounds a frame's declared Content-Length (jsonrpc2's bound),
-// so a peer cannot make the reader allocate without limit.
-const maxFrameBytes = 1 << 30
-
-// frameReader reads LSP base-protocol frames ("Content-Length: n", other
-// header fields ignored, a blank line, n bytes of body). A broken header is a
-// problem, not an error: the reader then skips to the next "Content-Length:"
-// it sees, so one bad frame does not lose the connection.
-type frameReader struct {
-	r    *bufio.Reader
-	body []byte // reused between frames
-	// skip: the last header was broken; the next call first skips to the
-	// next "Content-Length:" (after the problem was answered: skipping
-	// waits for the peer's next frame).
-	skip bool
-	// resynced: a "Content-Length:" was found while skipping; its value is
-	// the rest of the current line.
-	resynced bool
-	// discard: the last header was broken but said how long its body is;
-	// the next call first drops that many bytes (a body may itself
-	// mention "Content-Length:", so it is not searched).
-	discard int
-}
-
-// maxHeaderLine bounds one header line: a longer one is a problem, read
-// past without keeping it.
-const maxHeaderLine = 4096
-
-// next returns the next frame's body (valid until the next call), or a
-// problem with the frame that was skipped, or the read error (io.EOF at a
-// frame boundary).
-func (f *frameReader) next() (body []byte, n int64, problem string, err error) {
-	if f.discard > 0 {
-		d := f.discard
-		f.discard = 0
-		if _, err := io.CopyN(io.Discard, f.r, int64(d)); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, 0, "", err
-		}
-	}
-	if f.skip {
-		f.skip = false
-		if err := f.skipToHeader(); err != nil {
-			return nil, 0, "", err
-		}
-	}
-	length, have := 0, false
-	for first := true; ; first = false {
-		line, long, err := f.readLine()
-		if err != nil {
-			if err == io.EOF && (len(line) > 0 || long || !first || f.resynced) {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, 0, "", err
-		}
-		n += int64(len(line))
-		if long {
-			problem = fmt.Sprintf("invalid message header: a line longer than %d bytes", maxHeaderLine)
-			continue
-		}
-		trimmed := bytes.TrimRight(line, "\r\n")
-		if f.resynced {
-			f.resynced = false
-			trimmed = append([]byte("Content-Length:"), trimmed...)
-		}
-		if len(trimmed) == 0 {
-			break // the blank line ending the header
-		}
-		name, value, ok := bytes.Cut(trimmed, []byte(":"))
-		if !ok {
-			problem = fmt.Sprintf("invalid message header: the line %.60q has no colon", trimmed)
-			continue
-		}
-		if strings.EqualFold(string(bytes.TrimSpace(name)), "content-length") {
-			v, convErr := strconv.Atoi(string(bytes.TrimSpace(value)))
-			if convErr != nil || v <= 0 || v > maxFrameBytes {
-				problem = fmt.Sprintf("invalid message header: Content-Length %.30q is not a byte count between 1 and %d", bytes.TrimSpace(value), maxFrameBytes)
-				continue
-			}
-			length, have = v, true
-		}
-	}
-	if problem == "" && !have {
-		problem = "invalid message header: no Content-Length"
-	}
-	if problem != "" {
-		if have {
-			f.discard = length
-			return nil, n, problem + "; its body was skipped", nil
-		}
-		f.skip = true
-		return nil, n, problem + "; skipping to the next \"Content-Length:\" header", nil
-	}
-	// The body grows as it arrives (at most doubling): a header alone,
-	// claiming a gigabyte, allocates nothing.
-	f.body = f.body[:0]
-	for len(f.body) < length {
-		chunk := min(length-len(f.body), 1<<20)
-		f.body = slices.Grow(f.body, chunk)
-		got, err := io.ReadFull(f.r, f.body[len(f.body):len(f.body)+chunk])
-		f.body = f.body[:len(f.body)+got]
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, n, "", err
-		}
-	}
-	return f.body, n + int64(length), "", nil
-}
-
-// readLine reads one header line, up to and including its '\n'. A line
-// longer than maxHeaderLine is read past and reported as long, its bytes
-// not kept.
-func (f *frameReader) readLine() (line []byte, long bool, err error) {
-	for {
-		chunk, err := f.r.ReadSlice('\n')
-		switch {
-		case err == bufio.ErrBufferFull || len(line)+len(chunk) > maxHeaderLine:
-			long = true
-			line = line[:0]
-			if err == bufio.ErrBufferFull {
-				continue
-			}
-			return line, long, nil
-		case err != nil:
-			return append(line, chunk...), long, err
-		case long:
-			return line[:0], true, nil
-		}
-		return append(line, chunk...), false, nil
-	}
-}
-
-// skipToHeader discards input up to and including the next
-// "Content-Length:" (any case), so that next reads that header's value.
-func (f *frameReader) skipToHeader() error {
-	const want = "content-length:"
-	matched := 0
-	for {
-		c, err := f.r.ReadByte()
-		if err != nil {
-			return err
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		switch {
-		case c == want[matched]:
-			matched++
-		case c == want[0]:
-			matched = 1
-		default:
-			matched = 0
-		}
-		if matched == len(want) {
-			f.resynced = true
-			return nil
-		}
-	}
 }
 
 // invalidBatch answers a batch none of whose members is a JSON-RPC 2.0

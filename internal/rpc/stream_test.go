@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"runtime"
@@ -32,7 +31,7 @@ func TestFrameReader(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := frameReader{r: bufio.NewReader(strings.NewReader(tc.in))}
+			f := frameReader{r: strings.NewReader(tc.in)}
 			for i, want := range tc.want {
 				body, _, problem, err := f.next()
 				if err != nil {
@@ -53,7 +52,7 @@ func TestFrameReader(t *testing.T) {
 			}
 		})
 	}
-	f := frameReader{r: bufio.NewReader(strings.NewReader("Content-Length: 10\r\n\r\n{}"))}
+	f := frameReader{r: strings.NewReader("Content-Length: 10\r\n\r\n{}")}
 	if _, _, _, err := f.next(); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("a short body: %v, want io.ErrUnexpectedEOF", err)
 	}
@@ -89,7 +88,7 @@ func TestCheckMessage(t *testing.T) {
 func TestFrameReaderAllocatesAsTheBodyArrives(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	f := frameReader{r: bufio.NewReader(strings.NewReader("Content-Length: 1073741824\r\n\r\n{}"))}
+	f := frameReader{r: strings.NewReader("Content-Length: 1073741824\r\n\r\n{}")}
 	if _, _, _, err := f.next(); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("err = %v, want unexpected EOF", err)
 	}
@@ -103,7 +102,7 @@ func TestFrameReaderAllocatesAsTheBodyArrives(t *testing.T) {
 // buffer, and the next frame is still found.
 func TestFrameReaderRefusesHugeHeaderLines(t *testing.T) {
 	in := "X-Junk: " + strings.Repeat("a", 3*maxHeaderLine) + "\r\n\r\nContent-Length: 2\r\n\r\n{}"
-	f := frameReader{r: bufio.NewReader(strings.NewReader(in))}
+	f := frameReader{r: strings.NewReader(in)}
 	_, _, problem, err := f.next()
 	if err != nil || !strings.Contains(problem, "longer than") {
 		t.Fatalf("problem %q, err %v; want a too-long header line", problem, err)

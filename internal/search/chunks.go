@@ -23,6 +23,11 @@ type chunkLines struct {
 	keepN int // its line number
 	start int // offset of the first line not yet searched
 	nextN int // its line number
+	// skipRest: the last chunk ended in a line cut at maxLine; the rest
+	// of that line is read past unsearched. cutLine is the first such
+	// line's number.
+	skipRest bool
+	cutLine  int
 }
 
 // searchChunks searches a file larger than s.sizes.bigFile a chunk at a
@@ -54,7 +59,7 @@ func (s *fileSearcher) searchChunks(ctx context.Context, f io.Reader, rel string
 		if ctx.Err() != nil {
 			return fileHits{}, c.buf
 		}
-		end, ok, err := c.nextChunk(s.sizes.chunk)
+		end, ok, err := c.nextChunk(s.sizes.chunk, s.sizes.maxLine)
 		if err != nil {
 			return fileHits{}, c.buf
 		}
@@ -98,9 +103,9 @@ func (s *fileSearcher) searchChunks(ctx context.Context, f io.Reader, rel string
 		}
 	}
 	if found == 0 {
-		return fileHits{}, c.buf
+		return fileHits{path: rel, cutLine: c.cutLine}, c.buf
 	}
-	return fileHits{path: rel, lines: out, matches: found}, c.buf
+	return fileHits{path: rel, lines: out, matches: found, cutLine: c.cutLine}, c.buf
 }
 
 // emitContext appends the lines around spans (absolute numbers) as
@@ -142,8 +147,33 @@ func (s *fileSearcher) emitContext(out []line, region []byte, firstN, lastN int,
 // nextChunk reads until buf[start:end] is the next chunk: at least size
 // bytes of complete lines, or the rest of the file. ok is false at the end
 // of the file.
-func (c *chunkLines) nextChunk(size int) (end int, ok bool, err error) {
+func (c *chunkLines) nextChunk(size, maxLine int) (end int, ok bool, err error) {
+	for c.skipRest {
+		if i := bytes.IndexByte(c.buf[c.start:], '\n'); i >= 0 {
+			// Keep the newline: it ends the cut line for the context kept.
+			c.buf = append(c.buf[:c.start], c.buf[c.start+i:]...)
+			c.start++
+			c.skipRest = false
+			break
+		}
+		c.buf = c.buf[:c.start]
+		if c.eof {
+			return 0, false, nil
+		}
+		if err := c.fill(size); err != nil {
+			return 0, false, err
+		}
+	}
 	for {
+		if !c.eof && len(c.buf)-c.start >= maxLine && bytes.IndexByte(c.buf[c.start:], '\n') < 0 {
+			// A line longer than maxLine is searched in its first
+			// maxLine bytes only: memory stays bounded whatever its length.
+			c.skipRest = true
+			if c.cutLine == 0 {
+				c.cutLine = c.nextN
+			}
+			return c.start + maxLine, true, nil
+		}
 		if c.eof || len(c.buf)-c.start >= size {
 			lim := min(len(c.buf), c.start+size)
 			if i := bytes.LastIndexByte(c.buf[c.start:lim], '\n'); i >= 0 {

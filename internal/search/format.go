@@ -25,6 +25,8 @@ type fileHits struct {
 	rank    int // the engine's place in a multi-folder search: files sort by rank, then path
 	// unreadable is why the file could not be read; nil when it was.
 	unreadable error
+	// cutLine is the first line searched in part only (too long); 0 = none.
+	cutLine int
 }
 
 // compareHits orders files as the output lists them.
@@ -59,6 +61,9 @@ func (c *collector) add(f fileHits) {
 	if f.unreadable != nil {
 		c.unreadable.Add(f.path, f.unreadable)
 		return
+	}
+	if f.cutLine > 0 {
+		c.unreadable.AddReason(f.path, fmt.Sprintf("line %d is longer than %d MiB, and only its first %d MiB were searched", f.cutLine, maxLineSize>>20, maxLineSize>>20))
 	}
 	c.seen += f.matches
 	if f.matches == 0 || c.beyond(f.path) {

@@ -258,6 +258,7 @@ type sizes struct {
 	firstRead int   // initial capacity of a worker's read buffer
 	bigFile   int64 // files larger than this are searched in chunks
 	chunk     int   // bytes of complete lines searched at a time in a big file
+	maxLine   int   // a longer line of a big file is searched in its first maxLine bytes
 }
 
 func (z sizes) withDefaults() sizes {
@@ -269,6 +270,9 @@ func (z sizes) withDefaults() sizes {
 	}
 	if z.chunk <= 0 {
 		z.chunk = chunkSize
+	}
+	if z.maxLine <= 0 {
+		z.maxLine = maxLineSize
 	}
 	return z
 }
@@ -284,6 +288,9 @@ const (
 	maxKeptBuf  = 8 << 20
 	bigFileSize = 8 << 20
 	chunkSize   = 4 << 20
+	// maxLineSize bounds the part of one line a chunked search holds:
+	// memory stays bounded whatever the line length.
+	maxLineSize = 2 * chunkSize
 )
 
 // search reads rel into *buf (the caller's reusable buffer) and returns

@@ -20,8 +20,8 @@ func enforced(l Limits) map[string][]int {
 		"ls":    lim,
 		"grep":  append([]int{GrepMaxContext, 2}, lim...),
 		"find":  lim,
-		"edit":  {textedit.MaxListedOccurrences, MaxDiagnostics},
-		"write": {MaxDiagnostics},
+		"edit":  {textedit.MaxListedOccurrences, MaxDiagnostics, MaxChangeBytes >> 20},
+		"write": {MaxDiagnostics, MaxChangeBytes >> 20},
 		"bash":  append([]int{BashFailureLines, BashKillGrace}, lim...),
 	}
 }

@@ -38,7 +38,27 @@ Parameters: path; edits: [{oldText, newText, replaceAll?}]; dryRun returns the d
 
 Output: one line naming the file, the number of replacements and the lines changed, plus a numbered snippet when fuzzy matching was used. Inside an editor whose language servers check the file, the errors and warnings that appeared with the change follow (up to %d) — fix them next.
 
-Errors: no match shows the closest region with line numbers and visible whitespace — read the file again and retry; several matches list their line numbers (up to %d) — add context or set replaceAll; a stale file says what changed — read it again.`, MaxDiagnostics, textedit.MaxListedOccurrences)
+Errors: no match shows the closest region with line numbers and visible whitespace — read the file again and retry; several matches list their line numbers (up to %d) — add context or set replaceAll; a stale file says what changed — read it again; a file over %d MiB is refused (edit holds it in memory several times) — change it with bash (sed -i) instead.`, MaxDiagnostics, textedit.MaxListedOccurrences, MaxChangeBytes>>20)
+
+// MaxChangeBytes bounds the files edit and write change (the old content
+// and the new, each): both hold a file in memory several times (original,
+// result, diff), so a bigger one is refused with a way around it rather
+// than risking the process.
+const MaxChangeBytes = 64 << 20
+
+// tooBigToChange refuses a change of p whose old or new content is size
+// bytes, over MaxChangeBytes; nil when it is within.
+func tooBigToChange(p ops.Path, tool string, size int64, isContent bool) *Result {
+	if size <= MaxChangeBytes {
+		return nil
+	}
+	what := p.Display()
+	if isContent {
+		what = "the content for " + what
+	}
+	r := Errorf("%s is %s; %s changes files of up to %d MiB (it holds them in memory), so nothing was changed. Use bash instead (sed -i for a replacement, split or a script to rewrite it in parts).", what, humanBytes(size), tool, MaxChangeBytes>>20)
+	return &r
+}
 
 // NewEdit returns the edit tool.
 func NewEdit() *Tool {
@@ -103,10 +123,16 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 		if r := refuseWriteProtected(p, fi); r != nil {
 			return *r, nil
 		}
+		if r := tooBigToChange(p, "edit", fi.Size(), false); r != nil {
+			return *r, nil
+		}
 	}
 	old, err := c.Env.Guard.CheckRead(p)
 	if err != nil {
 		return Errorf("%v", err), nil
+	}
+	if r := tooBigToChange(p, "edit", int64(len(old)), false); r != nil {
+		return *r, nil
 	}
 	if !inEditor {
 		old = diskBase(c, p, old)

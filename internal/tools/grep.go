@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"strings"
 
@@ -158,8 +157,14 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 	}
 	text, denied := c.Env.filterGrep(res.Text)
 	text += c.Env.unreadableNote(res.Unreadable) + gone
-	if res.Matches == 0 && res.Files == 0 && fsys != nil && isBinaryFile(fsys, rel) {
-		text += fmt.Sprintf("\n[%s is a binary file (it holds NUL bytes), and grep skips binary files; read says what kind of file it is.]", p.Display())
+	if res.Matches == 0 && res.Files == 0 && fsys != nil {
+		switch at := firstNUL(fsys, rel); {
+		case at < 0:
+		case at < binarySniffBytes:
+			text += fmt.Sprintf("\n[%s is a binary file (it holds NUL bytes), and grep skips binary files; read says what kind of file it is.]", p.Display())
+		default:
+			text += fmt.Sprintf("\n[%s is a binary file (it holds NUL bytes, the first at byte %d), and grep skips binary files, so it was not searched; to search it as text use bash: grep -a PATTERN FILE.]", p.Display(), at)
+		}
 	}
 	if denied > 0 {
 		text += fmt.Sprintf("\n[Matches in %d file(s) are hidden: the permission rules do not allow reading them.]", denied)
@@ -178,23 +183,34 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 	return r, nil
 }
 
-// isBinaryFile reports whether rel names a regular file that grep's rule
-// calls binary: a NUL byte in its first binarySniffBytes.
-func isBinaryFile(fsys fs.FS, rel string) bool {
+// firstNUL is the offset of the first NUL byte in rel, a regular file, or
+// -1: grep's backends skip a file with a NUL anywhere (not only in the
+// first binarySniffBytes, which read looks at), so the whole file is
+// scanned, in a small buffer.
+func firstNUL(fsys fs.FS, rel string) int64 {
 	if rel == "" {
-		return false
+		return -1
 	}
 	f, err := fsys.Open(rel)
 	if err != nil {
-		return false
+		return -1
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return false
+		return -1
 	}
-	head := make([]byte, binarySniffBytes)
-	n, _ := io.ReadFull(f, head)
-	return bytes.IndexByte(head[:n], 0) >= 0
+	buf := make([]byte, 64<<10)
+	var off int64
+	for {
+		n, err := f.Read(buf)
+		if i := bytes.IndexByte(buf[:n], 0); i >= 0 {
+			return off + int64(i)
+		}
+		off += int64(n)
+		if err != nil {
+			return -1
+		}
+	}
 }
 
 // matchesNewline reports whether pattern asks for a line break: a newline

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"github.com/agentls/agentls/internal/ignore"
 	"io/fs"
 	"path"
 	"sort"
@@ -66,8 +67,8 @@ func (e *Env) suggest(p ops.Path, kind suggestKind) []string {
 				return fs.SkipAll
 			}
 			if d.IsDir() {
-				if n := d.Name(); n == ".git" || n == "node_modules" {
-					return fs.SkipDir
+				if n := d.Name(); n == ".git" || n == "node_modules" || strings.Count(rel, "/") >= ignore.MaxWalkDepth {
+					return fs.SkipDir // deeper costs the square of the depth
 				}
 				if kind == suggestFiles || rel == "." {
 					return nil

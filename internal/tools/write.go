@@ -26,7 +26,7 @@ Parameters: path (parent directories are created); content is the complete file 
 
 Output: one line saying whether the file was created or replaced, with its line count and size. Inside an editor whose language servers check the file, the errors and warnings that appeared with the change follow (up to %d) — fix them next.
 
-Errors: replacing an existing file needs a read of it in this session and no change since (read it first); a new file is created exclusively, so a file that appeared meanwhile is not overwritten; a path that is a directory is refused.`, MaxDiagnostics)
+Errors: replacing an existing file needs a read of it in this session and no change since (read it first); a new file is created exclusively, so a file that appeared meanwhile is not overwritten; a path that is a directory is refused; content over %d MiB, or replacing a file over %d MiB, is refused — write big files with bash, in parts.`, MaxDiagnostics, MaxChangeBytes>>20, MaxChangeBytes>>20)
 
 // NewWrite returns the write tool.
 func NewWrite() *Tool {
@@ -49,6 +49,9 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		return *refusal, nil
 	}
 	defer unlock()
+	if r := tooBigToChange(p, "write", int64(len(in.Content)), true); r != nil {
+		return *r, nil
+	}
 	content := []byte(in.Content)
 	if inEditor {
 		return replaceInEditor(ctx, c, p, content)
@@ -59,6 +62,9 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		return Errorf("%s is a directory; give a file path.", p.Display()), nil
 	case err == nil:
 		if r := refuseWriteProtected(p, fi); r != nil {
+			return *r, nil
+		}
+		if r := tooBigToChange(p, "write", fi.Size(), false); r != nil {
 			return *r, nil
 		}
 		old, err := c.Env.Guard.CheckRead(p)

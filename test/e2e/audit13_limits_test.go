@@ -195,8 +195,8 @@ var a13lDefaultAllowed = map[string]map[int]string{
 	"ls":          {1: "minimum", 500: "lsEntries", 5000: "ls maximum"},
 	"grep":        {0: "context minimum", 1: "minimum", 20: "context maximum", 100: "grepMatches", 1000: "grep maximum", 500: "grepLineChars", 51200: "grepBytes"},
 	"find":        {1: "minimum", 1000: "findPaths", 10000: "find maximum"},
-	"edit":        {1: "minItems", 10: "diagnostics shown", 20: "occurrence line numbers"},
-	"write":       {10: "diagnostics shown"},
+	"edit":        {1: "minItems", 10: "diagnostics shown", 20: "occurrence line numbers", 64: "MiB, the biggest file changed"},
+	"write":       {10: "diagnostics shown", 64: "MiB, the biggest file or content written"},
 	"bash":        {0: "GIT_TERMINAL_PROMPT=0", 1: "minimum", 2: "SIGKILL grace", 20: "failure lines", 120: "bashTimeout", 600: "bashMaxTimeout", 2000: "bashLines", 51200: "bashBytes"},
 	"tool_search": {1: "minimum", 5: "default", 20: "maximum", 50: "deferred names listed"},
 }
