@@ -181,7 +181,21 @@ func (l *Local) Resolve(input string) (Path, error) {
 			}
 		}
 	}
+	if inner, ok := unquotePath(input); ok && !l.exists(p, err) {
+		if q, qerr := l.Resolve(inner); qerr == nil {
+			return q, nil
+		}
+	}
 	return p, err
+}
+
+// exists reports whether a resolved path names an entry.
+func (l *Local) exists(p Path, err error) bool {
+	if err != nil {
+		return false
+	}
+	_, serr := l.Lstat(p)
+	return serr == nil
 }
 
 func (l *Local) resolve(input string) (Path, error) {

@@ -108,6 +108,25 @@ func cleanInput(in string) (string, error) {
 	return filepath.FromSlash(p), nil
 }
 
+// unquotePath is in without one pair of surrounding quotes ("x", 'x',
+// `x`), which a model sometimes copies from a shell line or a message. The
+// resolvers take it only when the quoted name itself does not exist.
+func unquotePath(in string) (string, bool) {
+	s := strings.TrimSpace(in)
+	if len(s) < 3 {
+		return "", false
+	}
+	q := s[0]
+	if q != '"' && q != '\'' && q != '`' || s[len(s)-1] != q {
+		return "", false
+	}
+	inner := s[1 : len(s)-1]
+	if strings.IndexByte(inner, q) >= 0 {
+		return "", false // more than one pair: not a quoted path
+	}
+	return inner, true
+}
+
 // Within reports whether abs (clean, absolute) lies inside root (clean,
 // absolute), and the slash-separated relative path. It compares whole path
 // elements, so "/ws2" is not inside "/ws".

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"io/fs"
 	"path"
 	"sort"
@@ -12,8 +13,16 @@ import (
 // notFound is read's answer for a missing file: up to three similarly
 // named files, then how to look for it.
 func (e *Env) notFound(p ops.Path) Result {
-	return Errorf("%s not found.%s Use find to locate the file by name (e.g. find {\"pattern\": \"*%s\"}) or ls to look at the directory.",
-		p.Display(), e.didYouMean(p, suggestFiles), path.Ext(p.Rel))
+	return Errorf("%s not found.%s Use find to locate the file by name (e.g. find %s) or ls to look at the directory.",
+		p.Display(), e.didYouMean(p, suggestFiles), exampleJSON("pattern", "*"+path.Ext(p.Rel)))
+}
+
+// exampleJSON is a one-field argument object for a hint, always valid JSON
+// whatever the value holds (a quote, a backslash).
+func exampleJSON(key, value string) string {
+	k, _ := json.Marshal(key)
+	v, _ := json.Marshal(value)
+	return "{" + string(k) + ": " + string(v) + "}"
 }
 
 // suggestKind says which entries may be suggested for a missing path.
