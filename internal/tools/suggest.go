@@ -87,6 +87,13 @@ func (e *Env) suggest(p ops.Path, kind suggestKind) []string {
 			if f == p.Folder && rel == p.Rel {
 				return nil
 			}
+			// A path that is the requested one with leading directories
+			// too many (src/net/http/server.go for net/http/server.go) or
+			// too few is almost surely the file meant: it comes first.
+			if shown := (ops.Path{Folder: f, Rel: rel}).Display(); rel != "." && (strings.HasSuffix(p.Rel, "/"+rel) || strings.HasSuffix(rel, "/"+p.Rel)) && e.listAllowed(f, rel) {
+				cands = append(cands, cand{shown, -1})
+				return nil
+			}
 			name := strings.ToLower(d.Name())
 			score := editDistance(base, name)
 			if strings.TrimSuffix(name, path.Ext(name)) == strings.TrimSuffix(base, path.Ext(base)) {
