@@ -239,6 +239,17 @@ func (l *Local) resolve(input string) (Path, error) {
 	if strings.ContainsRune(abs, utf8.RuneError) {
 		abs = unmangleNames(abs)
 	}
+	if lenientCandidate(abs) {
+		for _, f := range folders {
+			if _, ok := Within(f.Root, abs); ok {
+				var verr error
+				if abs, verr = lenientNames(abs, len(f.Root)); verr != nil {
+					return Path{}, &PathError{input, verr.Error()}
+				}
+				break
+			}
+		}
+	}
 	real, err := abs, error(nil)
 	if !realBelowRoot(folders, abs) {
 		real, err = evalExisting(abs)

@@ -75,14 +75,13 @@ func (e *PathError) Error() string {
 	return fmt.Sprintf("path %q refused: %s", e.Input, e.Reason)
 }
 
-// cleanInput applies the lenient normalizations of TOOLS.md (leading "@",
-// odd spaces) and the refusals that need no file system (NUL, "~", device
+// cleanInput applies the lenient normalizations that need no file system
+// (surrounding space, leading "@", file:// URIs) and the refusals that need no file system (NUL, "~", device
 // paths). It returns an OS-style path, possibly relative.
 func cleanInput(in string) (string, error) {
+	// Odd spaces are kept: the exact name always wins, and a variant is
+	// looked for only when it does not exist (lenientNames).
 	p := strings.TrimSpace(in)
-	if strings.ContainsAny(p, "\u00a0\u202f") { // a Replacer costs ~10 allocations to build
-		p = strings.NewReplacer("\u00a0", " ", "\u202f", " ").Replace(p)
-	}
 	p = strings.TrimPrefix(p, "@")
 	if rest, ok := strings.CutPrefix(p, "file://"); ok {
 		// Editors send URIs percent-encoded ("my%20file.go"); a model may
