@@ -33,6 +33,7 @@ func TestUnclosedParenGetsAnEscapeHintNotLookAround(t *testing.T) {
 		{"rg *a", rgErr(`*a`, "repetition operator missing expression"), []string{`\*`, "literal: true"}},
 		{"go look-ahead", goErr(`a(?=b)`), []string{"look-around", "literal: true"}},
 		{"rg look-ahead", rgErr(`a(?=b)`, "look-around, including look-ahead and look-behind, is not supported"), []string{"look-around"}},
+		{"go look-behind", goErr(`(?<!a)b`), []string{"look-around", "literal: true"}},
 		{"go backreference", goErr(`(a)\1`), []string{"backreferences"}},
 		{"rg backreference", rgErr(`(a)\1`, "backreferences are not supported"), []string{"backreferences"}},
 	} {

@@ -305,6 +305,7 @@ func patternHint(detail string) string {
 	d := strings.ToLower(detail)
 	switch {
 	case strings.Contains(d, "look-around") || strings.Contains(d, "perl syntax") ||
+		strings.Contains(d, "invalid named capture: `(?<!") || strings.Contains(d, "invalid named capture: `(?<=") ||
 		strings.Contains(d, "backreference") || strings.Contains(d, "invalid escape sequence: `\\1") ||
 		strings.Contains(d, "invalid escape sequence: `\\2"):
 		return "grep uses RE2 syntax (ripgrep's default): no look-around such as (?=…) or (?<!…), no backreferences such as \\1. Rewrite the pattern without them, or send literal: true to search for the text as it is."
