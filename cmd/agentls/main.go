@@ -380,6 +380,9 @@ func parseCalls(pos []string) ([]tools.Request, error) {
 			last.Arguments = json.RawMessage(a)
 			continue
 		}
+		if !looksLikeToolName(a) {
+			return nil, notToolNameError(calls, a)
+		}
 		calls = append(calls, tools.Request{Name: a})
 	}
 	if len(calls) == 0 {
@@ -391,6 +394,45 @@ func parseCalls(pos []string) ([]tools.Request, error) {
 		}
 	}
 	return calls, nil
+}
+
+// looksLikeToolName reports whether a may be a tool name (letters, digits,
+// "_", "-", ".", "/"), so that key=value arguments or a quoted string are
+// never taken for the next tool.
+func looksLikeToolName(a string) bool {
+	if a == "" {
+		return false
+	}
+	for _, r := range a {
+		if !(r == '_' || r == '-' || r == '.' || r == '/' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// notToolNameError explains a positional argument that is neither a tool
+// name nor a JSON object, with the call written the way it is expected.
+func notToolNameError(calls []tools.Request, a string) error {
+	if len(calls) == 0 {
+		return fmt.Errorf("%q is not a tool name; start with the tool, e.g. agentls call read '{\"path\":\"README.md\"}'", a)
+	}
+	// key=value pairs become the JSON object they were meant as.
+	obj := map[string]string{}
+	for _, kv := range strings.Fields(a) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			obj = nil
+			break
+		}
+		obj[k] = v
+	}
+	example := `'{"path":"README.md"}'`
+	if len(obj) > 0 {
+		b, _ := json.Marshal(obj)
+		example = "'" + string(b) + "'"
+	}
+	return fmt.Errorf("%q after %s is neither JSON arguments nor a tool name; give the arguments as one JSON object: agentls call %s %s", a, calls[len(calls)-1].Name, calls[len(calls)-1].Name, example)
 }
 
 func printResult(w io.Writer, res tools.Result) {

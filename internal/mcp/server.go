@@ -246,6 +246,9 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 				if !sess.Registry.IsActive(t.Name) {
 					sess.Registry.Activate(t.Name)
 				}
+				// A case variant (Read, BASH) is the tool it uniquely
+				// names; the SDK knows tools by their exact name only.
+				p.Name = t.Name
 			}
 		}
 		return next(ctx, method, req)

@@ -110,7 +110,7 @@ func TestContractResolve(t *testing.T) {
 		}{
 			{name: "relative", input: "src/a.go", wantRel: "src/a.go"},
 			{name: "at", input: "@a/b/c.txt", wantRel: "a/b/c.txt"},
-			{name: "NBSP", input: "new\u00a0file", wantRel: "new file"},
+			{name: "NBSP kept when nothing is named either way", input: "new\u00a0file", wantRel: "new\u00a0file"},
 			{name: "dot segments", input: "./a/./b/", wantRel: "a/b"},
 			{name: "missing", input: "nodir/new.go", wantRel: "nodir/new.go"},
 			{name: "absolute inside", input: f.root + "/src/a.go", wantRel: "src/a.go"},

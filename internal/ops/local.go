@@ -230,7 +230,21 @@ func (l *Local) Resolve(input string) (Path, error) {
 			}
 		}
 	}
+	if inner, ok := unquotePath(input); ok && !l.exists(p, err) {
+		if q, qerr := l.Resolve(inner); qerr == nil {
+			return q, nil
+		}
+	}
 	return p, err
+}
+
+// exists reports whether a resolved path names an entry.
+func (l *Local) exists(p Path, err error) bool {
+	if err != nil {
+		return false
+	}
+	_, serr := l.Lstat(p)
+	return serr == nil
 }
 
 func (l *Local) resolve(input string) (Path, error) {
@@ -273,6 +287,17 @@ func (l *Local) resolve(input string) (Path, error) {
 	}
 	if strings.ContainsRune(abs, utf8.RuneError) {
 		abs = unmangleNames(abs)
+	}
+	if lenientCandidate(abs) {
+		for _, f := range folders {
+			if _, ok := Within(f.Root, abs); ok {
+				var verr error
+				if abs, verr = lenientNames(abs, len(f.Root)); verr != nil {
+					return Path{}, &PathError{input, verr.Error()}
+				}
+				break
+			}
+		}
 	}
 	real, err := abs, error(nil)
 	if !realBelowRoot(folders, abs) {

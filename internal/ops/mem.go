@@ -119,6 +119,18 @@ func (m *Mem) Exec(context.Context, proc.Spec) (proc.Result, error) {
 
 // Resolve implements FS.
 func (m *Mem) Resolve(input string) (Path, error) {
+	p, err := m.resolve(input)
+	if inner, ok := unquotePath(input); ok {
+		if _, serr := m.Lstat(p); err != nil || serr != nil {
+			if q, qerr := m.Resolve(inner); qerr == nil {
+				return q, nil
+			}
+		}
+	}
+	return p, err
+}
+
+func (m *Mem) resolve(input string) (Path, error) {
 	p, err := cleanInput(input)
 	if err != nil {
 		return Path{}, err

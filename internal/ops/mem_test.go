@@ -21,7 +21,7 @@ func TestMemResolve(t *testing.T) {
 	}{
 		{name: "relative", input: "src/b.go", wantRel: "src/b.go"},
 		{name: "at", input: "@src/b.go", wantRel: "src/b.go"},
-		{name: "NBSP", input: "my\u00a0file", wantRel: "my file"},
+		{name: "NBSP is part of the name", input: "my\u00a0file", wantRel: "my\u00a0file"},
 		{name: "trailing slash", input: "src/", wantRel: "src"},
 		{name: "root", input: "/ws", wantRel: "."},
 		{name: "absolute inside", input: "/ws/src/../a.go", wantRel: "a.go"},

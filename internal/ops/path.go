@@ -75,14 +75,13 @@ func (e *PathError) Error() string {
 	return fmt.Sprintf("path %q refused: %s", e.Input, e.Reason)
 }
 
-// cleanInput applies the lenient normalizations of TOOLS.md (leading "@",
-// odd spaces) and the refusals that need no file system (NUL, "~", device
+// cleanInput applies the lenient normalizations that need no file system
+// (surrounding space, leading "@", file:// URIs) and the refusals that need no file system (NUL, "~", device
 // paths). It returns an OS-style path, possibly relative.
 func cleanInput(in string) (string, error) {
+	// Odd spaces are kept: the exact name always wins, and a variant is
+	// looked for only when it does not exist (lenientNames).
 	p := strings.TrimSpace(in)
-	if strings.ContainsAny(p, "\u00a0\u202f") { // a Replacer costs ~10 allocations to build
-		p = strings.NewReplacer("\u00a0", " ", "\u202f", " ").Replace(p)
-	}
 	p = strings.TrimPrefix(p, "@")
 	if rest, ok := strings.CutPrefix(p, "file://"); ok {
 		// Editors send URIs percent-encoded ("my%20file.go"); a model may
@@ -106,6 +105,25 @@ func cleanInput(in string) (string, error) {
 		return "", &PathError{in, "device and kernel paths are not workspace files"}
 	}
 	return filepath.FromSlash(p), nil
+}
+
+// unquotePath is in without one pair of surrounding quotes ("x", 'x',
+// `x`), which a model sometimes copies from a shell line or a message. The
+// resolvers take it only when the quoted name itself does not exist.
+func unquotePath(in string) (string, bool) {
+	s := strings.TrimSpace(in)
+	if len(s) < 3 {
+		return "", false
+	}
+	q := s[0]
+	if q != '"' && q != '\'' && q != '`' || s[len(s)-1] != q {
+		return "", false
+	}
+	inner := s[1 : len(s)-1]
+	if strings.IndexByte(inner, q) >= 0 {
+		return "", false // more than one pair: not a quoted path
+	}
+	return inner, true
 }
 
 // Within reports whether abs (clean, absolute) lies inside root (clean,

@@ -295,5 +295,27 @@ func isGitPath(rel string) bool {
 // and with what to do, the same from both searchers.
 func patternError(detail string) error {
 	detail, _, _ = strings.Cut(detail, "Consider enabling PCRE2")
-	return fmt.Errorf("invalid pattern: %s\ngrep uses RE2 syntax (ripgrep's default): no look-around such as (?=…) or (?<!…), no backreferences such as \\1. Rewrite the pattern without them, or send literal: true to search for the text as it is.", strings.TrimSpace(detail))
+	return fmt.Errorf("invalid pattern: %s\n%s", strings.TrimSpace(detail), patternHint(detail))
+}
+
+// patternHint is the advice for one parse error, so that the hint matches
+// what is wrong: an unbalanced bracket is a character to escape, not a
+// missing feature. Both searchers' wordings are recognised.
+func patternHint(detail string) string {
+	d := strings.ToLower(detail)
+	switch {
+	case strings.Contains(d, "look-around") || strings.Contains(d, "perl syntax") ||
+		strings.Contains(d, "invalid named capture: `(?<!") || strings.Contains(d, "invalid named capture: `(?<=") ||
+		strings.Contains(d, "backreference") || strings.Contains(d, "invalid escape sequence: `\\1") ||
+		strings.Contains(d, "invalid escape sequence: `\\2"):
+		return "grep uses RE2 syntax (ripgrep's default): no look-around such as (?=…) or (?<!…), no backreferences such as \\1. Rewrite the pattern without them, or send literal: true to search for the text as it is."
+	case strings.Contains(d, "missing closing )") || strings.Contains(d, "unclosed group") ||
+		strings.Contains(d, "unexpected )") || strings.Contains(d, "unopened group"):
+		return "A ( or ) in a regular expression opens or closes a group, and this one has no partner. To match the parenthesis itself, escape it as \\( or \\), or send literal: true to search for the text as it is."
+	case strings.Contains(d, "missing closing ]") || strings.Contains(d, "unclosed character class"):
+		return "A [ in a regular expression starts a character class, and this one is not closed. To match the bracket itself, escape it as \\[, or send literal: true to search for the text as it is."
+	case strings.Contains(d, "repetition") || strings.Contains(d, "missing argument to repetition operator") || strings.Contains(d, "repetition operator missing expression"):
+		return "*, + and ? repeat what comes before them, and here nothing does. To match the character itself, escape it (\\*, \\+, \\?), or send literal: true to search for the text as it is."
+	}
+	return "grep uses RE2 syntax (ripgrep's default). Escape characters that are special in a regular expression (\\. \\( \\[ \\{ \\* \\+ \\?), or send literal: true to search for the text as it is."
 }

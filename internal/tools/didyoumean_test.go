@@ -77,3 +77,25 @@ func TestSuggestionInASecondFolderIsAbsolute(t *testing.T) {
 		t.Errorf("the suggested path %q does not read the file", s)
 	}
 }
+
+// For src/net/http/server.go in a tree holding net/http/server.go (the
+// request has one directory too many), that file was listed last, after
+// names merely near server.go; an exact suffix match comes first.
+func TestSuggestionThatIsAnExactSuffixComesFirst(t *testing.T) {
+	x, _, _ := newTestExecutor(t, map[string][]byte{
+		"net/http/server.go":   []byte("package http\n"),
+		"crypto/tls/server.go": []byte("package tls\n"),
+		"log/syslog/server.go": []byte("package syslog\n"),
+		"mime/server.go":       []byte("package mime\n"),
+		"pkg/util/handler.go":  []byte("package util\n"),
+		"a/handler.go":         []byte("package a\n"),
+	})
+	r := call(t, x, "read", `{"path":"src/net/http/server.go"}`)
+	if !strings.Contains(r.TextOf(), "Did you mean: net/http/server.go,") {
+		t.Errorf("want net/http/server.go first: %s", r.TextOf())
+	}
+	r = call(t, x, "read", `{"path":"util/handler.go"}`)
+	if !strings.Contains(r.TextOf(), "Did you mean: pkg/util/handler.go") {
+		t.Errorf("want pkg/util/handler.go first: %s", r.TextOf())
+	}
+}

@@ -195,6 +195,10 @@ func (x *Executor) prepare(req Request, rf ReporterFactory) (*Prepared, Result, 
 	p := &Prepared{Tool: t, Call: &Call{ID: req.CallID, Tool: t.Name, Env: x.Env, Reporter: &maskingReporter{x: x, r: rep}, mask: x.Masker}}
 	args, err := normalizeArgs(req.Arguments, t.Schema, t.Aliases, t.PrepareRaw, &p.Norm)
 	if err != nil {
+		var refused refusalError
+		if errors.As(err, &refused) {
+			return fail(Errorf("%s: %v\n%s", t.Name, err, t.usage()))
+		}
 		return fail(Errorf("%s: %v, e.g. %s\n%s", t.Name, err, t.example(), t.usage()))
 	}
 	if t.Prepare != nil {

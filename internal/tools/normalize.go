@@ -3,7 +3,6 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -28,6 +27,12 @@ func (n *Normalization) refuse(format string, args ...any) {
 		n.refusal = fmt.Sprintf(format, args...)
 	}
 }
+
+// refusalError is a PrepareRaw refusal: a complete sentence for the model,
+// shown without the generic "send an object like" example.
+type refusalError string
+
+func (e refusalError) Error() string { return string(e) }
 
 func (n *Normalization) add(format string, args ...any) {
 	n.Changes = append(n.Changes, fmt.Sprintf(format, args...))
@@ -105,7 +110,7 @@ func normalizeArgs(raw json.RawMessage, schema map[string]any, aliases map[strin
 	if pre != nil {
 		pre(obj, n)
 		if n.refusal != "" {
-			return nil, errors.New(n.refusal)
+			return nil, refusalError(n.refusal)
 		}
 	}
 	out := normalizeObject("", obj, schema, aliases, n)

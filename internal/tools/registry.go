@@ -84,12 +84,18 @@ func (r *Registry) Lookup(name string) (*Tool, bool) {
 	if t, ok := r.tools[name]; ok {
 		return t, true
 	}
+	// A case variant (Read, BASH) names the tool only when one tool
+	// matches it; otherwise the caller answers as for any unknown name.
+	var found *Tool
 	for _, n := range r.order {
 		if strings.EqualFold(n, name) {
-			return r.tools[n], true
+			if found != nil {
+				return nil, false
+			}
+			found = r.tools[n]
 		}
 	}
-	return nil, false
+	return found, found != nil
 }
 
 // Activate makes deferred tools active; it reports whether the set changed.

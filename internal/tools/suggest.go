@@ -1,20 +1,29 @@
 package tools
 
 import (
-	"github.com/agentls/agentls/internal/ignore"
+	"encoding/json"
 	"io/fs"
 	"path"
 	"sort"
 	"strings"
 
+	"github.com/agentls/agentls/internal/ignore"
 	"github.com/agentls/agentls/internal/ops"
 )
 
 // notFound is read's answer for a missing file: up to three similarly
 // named files, then how to look for it.
 func (e *Env) notFound(p ops.Path) Result {
-	return Errorf("%s not found.%s Use find to locate the file by name (e.g. find {\"pattern\": \"*%s\"}) or ls to look at the directory.",
-		p.Display(), e.didYouMean(p, suggestFiles), path.Ext(p.Rel))
+	return Errorf("%s not found.%s Use find to locate the file by name (e.g. find %s) or ls to look at the directory.",
+		p.Display(), e.didYouMean(p, suggestFiles), exampleJSON("pattern", "*"+path.Ext(p.Rel)))
+}
+
+// exampleJSON is a one-field argument object for a hint, always valid JSON
+// whatever the value holds (a quote, a backslash).
+func exampleJSON(key, value string) string {
+	k, _ := json.Marshal(key)
+	v, _ := json.Marshal(value)
+	return "{" + string(k) + ": " + string(v) + "}"
 }
 
 // suggestKind says which entries may be suggested for a missing path.
@@ -77,6 +86,13 @@ func (e *Env) suggest(p ops.Path, kind suggestKind) []string {
 				return nil
 			}
 			if f == p.Folder && rel == p.Rel {
+				return nil
+			}
+			// A path that is the requested one with leading directories
+			// too many (src/net/http/server.go for net/http/server.go) or
+			// too few is almost surely the file meant: it comes first.
+			if shown := (ops.Path{Folder: f, Rel: rel}).Display(); rel != "." && (strings.HasSuffix(p.Rel, "/"+rel) || strings.HasSuffix(rel, "/"+p.Rel)) && e.listAllowed(f, rel) {
+				cands = append(cands, cand{shown, -1})
 				return nil
 			}
 			name := strings.ToLower(d.Name())

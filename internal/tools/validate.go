@@ -293,30 +293,62 @@ func (t *Tool) required() map[string]bool {
 }
 
 // example is a minimal argument object for t: its required fields with
-// placeholder values, e.g. {"path": "…"}.
+// placeholder values, e.g. {"path": "…"}. It is valid JSON, so a model
+// that copies it sends something that parses.
 func (t *Tool) example() string {
-	props, _ := t.Schema["properties"].(map[string]any)
-	req := t.required()
+	return exampleObject(t.Schema, t.propertyOrder())
+}
+
+// exampleObject is schema's required fields, in order, with placeholders.
+func exampleObject(schema map[string]any, order []string) string {
+	props, _ := schema["properties"].(map[string]any)
+	req := map[string]bool{}
+	if rs, ok := schema["required"].([]any); ok {
+		for _, r := range rs {
+			if s, ok := r.(string); ok {
+				req[s] = true
+			}
+		}
+	}
 	var parts []string
-	for _, name := range t.propertyOrder() {
+	for _, name := range order {
 		if !req[name] {
 			continue
 		}
 		ps, _ := props[name].(map[string]any)
-		v := `"…"`
-		switch schemaType(ps) {
-		case "integer", "number":
-			v = "1"
-		case "boolean":
-			v = "true"
-		case "array":
-			v = "[…]"
-		case "object":
-			v = "{…}"
-		}
-		parts = append(parts, fmt.Sprintf("%q: %s", name, v))
+		parts = append(parts, fmt.Sprintf("%q: %s", name, exampleValue(ps)))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// exampleValue is a placeholder of ps's type: "…", 1, true, an array of
+// one example item, an object of its required fields.
+func exampleValue(ps map[string]any) string {
+	switch schemaType(ps) {
+	case "integer", "number":
+		return "1"
+	case "boolean":
+		return "true"
+	case "array":
+		items, _ := ps["items"].(map[string]any)
+		if items == nil {
+			return "[]"
+		}
+		return "[" + exampleValue(items) + "]"
+	case "object":
+		return exampleObject(ps, sortedProps(ps))
+	}
+	return `"…"`
+}
+
+func sortedProps(ps map[string]any) []string {
+	props, _ := ps["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func (t *Tool) propertyOrder() []string {
