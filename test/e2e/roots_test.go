@@ -135,3 +135,56 @@ func TestStaleMCPRootNeverFallsBackToTheWorkingDirectory(t *testing.T) {
 		}
 	})
 }
+
+// One --root that cannot be opened used to end `agentls mcp` and was not
+// checked by `agentls call`: it is skipped with a warning naming it and the
+// good ones are the workspace; with none usable the command exits 2 naming
+// them, never running on the working directory.
+func TestBadRootFlagIsSkippedAndNoneUsableExits2(t *testing.T) {
+	ctx := testCtx(t, 30*time.Second)
+	cwd := resolvedWorkspace(t, map[string]string{"cwd-secret.txt": "CWD SECRET\n"})
+	good := resolvedWorkspace(t, map[string]string{"g.txt": "good root\n", "f.txt": "a file\n"})
+	missing, file := filepath.Join(good, "gone"), filepath.Join(good, "f.txt")
+
+	t.Run("mcp, one bad among good", func(t *testing.T) {
+		cmd := harness.Command(t, []string{"mcp", "--root", missing, "--root", good})
+		cmd.Dir = cwd
+		errb := &rootsStderr{}
+		cmd.Stderr = errb
+		client := mcp.NewClient(&mcp.Implementation{Name: "roots-test", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+		s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v\nstderr:\n%s", err, errb.String())
+		}
+		defer s.Close()
+		if ok, text := rootsCall(t, ctx, s, "read", map[string]any{"path": "g.txt"}); !ok || !strings.Contains(text, "good root") {
+			t.Errorf("read in the good --root: ok=%v %q", ok, text)
+		}
+		if ok, text := rootsCall(t, ctx, s, "read", map[string]any{"path": filepath.Join(cwd, "cwd-secret.txt")}); ok {
+			t.Errorf("the working directory was read beside --root: %q", text)
+		}
+		if w := errb.String(); !strings.Contains(w, "warning: --root "+missing) {
+			t.Errorf("no warning naming the bad --root:\n%s", w)
+		}
+	})
+
+	t.Run("call, one bad among good", func(t *testing.T) {
+		r := runAgentls(t, cwd, nil, "call", "read", `{"path":"g.txt"}`, "--root", missing, "--root", good)
+		if r.code != 0 || !strings.Contains(r.stdout, "good root") || !strings.Contains(r.stderr, "warning: --root "+missing) {
+			t.Errorf("call: code %d stdout %q stderr %q; want 0, the file, and a warning naming %s", r.code, r.stdout, r.stderr, missing)
+		}
+	})
+
+	for _, sub := range []string{"mcp", "call"} {
+		t.Run(sub+", none usable", func(t *testing.T) {
+			args := []string{sub, "--root", missing, "--root", file}
+			if sub == "call" {
+				args = []string{"call", "read", `{"path":"cwd-secret.txt"}`, "--root", missing, "--root", file}
+			}
+			r := runAgentls(t, cwd, nil, args...)
+			if r.code != 2 || !strings.Contains(r.stderr, missing) || !strings.Contains(r.stderr, file) || strings.Contains(r.stdout, "CWD SECRET") {
+				t.Errorf("%s: code %d stdout %q stderr %q; want 2 naming both roots", sub, r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}
