@@ -188,3 +188,60 @@ func TestBadRootFlagIsSkippedAndNoneUsableExits2(t *testing.T) {
 		})
 	}
 }
+
+// An empty or missing workspace folder used to fail the editor's initialize
+// (and a bad added folder left the earlier folders in place). It is skipped
+// and named in window/showMessage; once the editor's folders leave none
+// usable, every call fails naming them, never running on --root or the
+// folders from before.
+func TestUnusableWorkspaceFolderIsSkippedAndShownToTheUser(t *testing.T) {
+	decoy := resolvedWorkspace(t, map[string]string{"decoy.txt": "DECOY ROOT\n"})
+	good := resolvedWorkspace(t, map[string]string{"g.txt": "good folder\n"})
+	missing := filepath.Join(good, "gone")
+	c, ctx := startIn(t, decoy, map[string]any{
+		"workspaceFolders":      []any{map[string]any{"uri": fileURI(good), "name": "good"}, map[string]any{"uri": fileURI(missing), "name": "gone"}, map[string]any{"uri": ""}},
+		"initializationOptions": map[string]any{"mode": "bypass"},
+	})
+	shown := func(substr string) bool {
+		_, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
+			return n.Method == "window/showMessage" && strings.Contains(string(n.Params), substr)
+		})
+		return ok
+	}
+	if r := c.CallTool(ctx, "read", map[string]any{"path": "g.txt"}); r.IsError || !strings.Contains(r.Text(), "good folder") {
+		t.Fatalf("read in the good folder: %q", r.Text())
+	}
+	if !shown(missing) {
+		t.Errorf("no window/showMessage names the skipped folder %s: %v", missing, c.Notes("window/showMessage"))
+	}
+	if r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(decoy, "decoy.txt")}); !r.IsError {
+		t.Errorf("--root was read beside the editor's folders: %q", r.Text())
+	}
+
+	// The editor removes the good folder and adds a missing one.
+	if err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
+		"added":   []any{map[string]any{"uri": fileURI(missing + "2"), "name": "gone2"}},
+		"removed": []any{map[string]any{"uri": fileURI(good), "name": "good"}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if !shown(missing + "2") {
+		t.Errorf("no window/showMessage names the added folder that is missing: %v", c.Notes("window/showMessage"))
+	}
+	for _, p := range []string{filepath.Join(good, "g.txt"), "g.txt", filepath.Join(decoy, "decoy.txt"), "decoy.txt"} {
+		r := c.CallTool(ctx, "read", map[string]any{"path": p})
+		if !r.IsError || !strings.Contains(r.Text(), "No workspace folder") || !strings.Contains(r.Text(), missing+"2") {
+			t.Errorf("read %s with no usable folder: isError=%v %q", p, r.IsError, r.Text())
+		}
+	}
+
+	// Adding a usable folder ends the refusal.
+	if err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
+		"added": []any{map[string]any{"uri": fileURI(good), "name": "good"}}, "removed": []any{},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.CallTool(ctx, "read", map[string]any{"path": "g.txt"}); r.IsError || !strings.Contains(r.Text(), "good folder") {
+		t.Errorf("read after the good folder came back: %q", r.Text())
+	}
+}
