@@ -29,7 +29,7 @@ func rootFolders(cmd string, roots []string, stderr io.Writer) ([]ops.FolderSpec
 	}
 	usable, bad := session.UsableFolders(specs)
 	if len(usable) == 0 {
-		return nil, errors.New("no --root directory can be opened: " + strings.Join(bad, "; "))
+		return nil, errors.New("no usable --root (not a directory agentls can open): " + strings.Join(bad, "; "))
 	}
 	for _, b := range bad {
 		fmt.Fprintf(stderr, "%s: warning: --root %s skipped\n", cmd, b)
