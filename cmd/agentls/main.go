@@ -21,7 +21,6 @@ import (
 	"syscall"
 
 	"github.com/agentls/agentls/internal/extension"
-	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/policy"
 	// Maps the pages the start touches on the second core; its init runs
 	// among the first (see the package doc).
@@ -303,9 +302,10 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeLog()
 	defer adoptOrphans(log)()
-	var folders []ops.FolderSpec
-	for _, r := range g.roots {
-		folders = append(folders, ops.FolderSpec{Path: r})
+	folders, err := rootFolders("agentls call", g.roots, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentls call:", err)
+		return 2
 	}
 	// The person who typed the command line is the one an "ask" would go
 	// to, so asks are approved once; deny rules and modes still apply

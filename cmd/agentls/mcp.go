@@ -8,13 +8,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"syscall"
 
 	"github.com/agentls/agentls/internal/mcp"
-	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/tools"
 )
@@ -39,21 +37,12 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 		return 2
 	}
 	defer closeLog()
-	var folders []ops.FolderSpec
-	for _, r := range g.roots {
-		abs, err := filepath.Abs(r)
-		if err != nil {
-			fmt.Fprintln(stderr, "agentls mcp: --root:", err)
-			return 2
-		}
-		folders = append(folders, ops.FolderSpec{Path: abs})
-	}
-	// A folder that cannot be opened is a usage error, found before serving.
-	for _, f := range folders {
-		if fi, err := os.Stat(f.Path); err != nil || !fi.IsDir() {
-			fmt.Fprintf(stderr, "agentls mcp: --root %s is not a directory\n", f.Path)
-			return 2
-		}
+	// A --root that cannot be opened is skipped with a warning; none usable
+	// is a usage error, found before serving.
+	folders, err := rootFolders("agentls mcp", g.roots, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentls mcp:", err)
+		return 2
 	}
 	// Everything not needed to answer initialize happens beside or after
 	// it: connecting costs the client little more than starting the

@@ -81,6 +81,15 @@ type Server struct {
 	// sets rootsAgain, and the sync asks once more when done, so requests
 	// never overlap and the last answer applied is the newest.
 	rootsRunning, rootsAgain bool
+	// rootsDeclared says the client has named at least one root: from then
+	// on its roots are the workspace, never --root or the working directory.
+	rootsDeclared bool
+	// rootsErr, when set, says why none of the declared roots is usable:
+	// every tool call fails with it (there is no fallback folder).
+	rootsErr string
+	// rootsNotice names the roots the last sync skipped; the next tool
+	// result carries it once.
+	rootsNotice string
 	// base is the Run context: roots syncs run on it, not on a request's.
 	base context.Context
 	wg   sync.WaitGroup
@@ -110,6 +119,7 @@ func New(opts Options) *Server {
 		Capabilities:            &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
 	})
 	s.srv.AddReceivingMiddleware(s.middleware)
+	s.srv.AddReceivingMiddleware(s.rootsGate) // outermost: before the session is awaited
 	s.srv.AddSendingMiddleware(s.sending)
 	if opts.Session != nil {
 		s.setSession(opts.Session, nil)
@@ -252,6 +262,36 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// rootsGate applies the client's roots to tool calls: with roots declared
+// and none usable a call fails naming them (never running on the working
+// directory or an earlier root set), and the first result after a sync that
+// skipped roots names them.
+func (s *Server) rootsGate(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		s.waitRoots(ctx)
+		s.mu.Lock()
+		refusal := s.rootsErr
+		s.mu.Unlock()
+		if refusal != "" {
+			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: refusal}}}, nil
+		}
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*sdk.CallToolResult); ok && err == nil && r.InputRequests == nil {
+			s.mu.Lock()
+			notice := s.rootsNotice
+			s.rootsNotice = ""
+			s.mu.Unlock()
+			if notice != "" {
+				r.Content = append(r.Content, &sdk.TextContent{Text: notice})
+			}
+		}
+		return res, err
 	}
 }
 
@@ -446,7 +486,8 @@ func (p *progressReporter) Details(map[string]any) {}
 // syncRoots asks the client for its roots in the background and makes them
 // the workspace folders; calls wait for it (at most RootsWait). Only a
 // client that declared roots (or announced a change) is asked; one without
-// keeps the session's folders (--root, else cwd).
+// keeps the session's folders (--root, else cwd). applyRoots says what a
+// stale root does.
 func (s *Server) syncRoots(ss *sdk.ServerSession, changed bool) {
 	s.mu.Lock()
 	if s.rootsRunning {
@@ -504,18 +545,61 @@ func (s *Server) syncRootsOnce(base context.Context, ss *sdk.ServerSession) {
 		s.log.Info("client gave no roots; keeping the workspace folders", "err", err)
 		return
 	}
-	specs, skipped := folderSpecs(res.Roots)
-	if len(skipped) > 0 {
-		s.log.Warn("client roots that are not file:// URIs skipped", "roots", skipped)
-	}
-	if len(specs) == 0 {
+	s.applyRoots(sess, res.Roots)
+}
+
+// applyRoots makes the client's roots the workspace folders. Each root that
+// cannot be opened (not a file:// URI, missing, not a directory) is skipped
+// and named, in the log and in the next tool result; the others are kept.
+// With none usable, every call fails naming the roots. An empty list from a
+// client that never named a root keeps the session's folders (--root, else
+// the working directory).
+func (s *Server) applyRoots(sess *session.Session, roots []*sdk.Root) {
+	s.mu.Lock()
+	declared := s.rootsDeclared || len(roots) > 0
+	s.rootsDeclared = declared
+	s.mu.Unlock()
+	if !declared {
 		return
 	}
-	if err := sess.SetFolders(specs); err != nil {
-		s.log.Warn("client roots could not be opened; keeping the workspace folders", "err", err)
-		return
+	specs, skipped := folderSpecs(roots)
+	for i, u := range skipped {
+		skipped[i] = u + " (not a file:// URI)"
 	}
-	s.log.Info("workspace folders from client roots", "count", len(specs))
+	specs, bad := session.UsableFolders(specs)
+	skipped = append(skipped, bad...)
+	var setErr error
+	if len(specs) > 0 {
+		setErr = sess.SetFolders(specs)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case len(roots) == 0:
+		s.rootsErr = "No workspace folder: the MCP client's roots list is empty. agentls does not fall back to its working directory or to earlier roots; add a root in the client."
+		s.rootsNotice = ""
+		s.log.Warn("client roots list is empty; tool calls fail until a root is added")
+	case len(specs) == 0 || setErr != nil:
+		why := "none of the MCP client's roots can be opened: " + strings.Join(skipped, "; ")
+		if setErr != nil {
+			why = "the MCP client's roots could not be opened: " + setErr.Error()
+		}
+		s.rootsErr = "No workspace folder: " + why + ". agentls does not fall back to its working directory or to earlier roots; fix the roots in the client."
+		s.rootsNotice = ""
+		s.log.Warn("no client root usable; tool calls fail until the roots are fixed", "skipped", skipped, "err", setErr)
+	default:
+		s.rootsErr = ""
+		s.rootsNotice = ""
+		if len(skipped) > 0 {
+			var kept []string
+			for _, f := range specs {
+				kept = append(kept, f.Path)
+			}
+			s.rootsNotice = "[agentls: workspace roots skipped: " + strings.Join(skipped, "; ") + ". The workspace is " + strings.Join(kept, ", ") + ".]"
+			s.log.Warn("client roots skipped", "skipped", skipped)
+		}
+		s.log.Info("workspace folders from client roots", "count", len(specs))
+	}
 }
 
 // waitRoots blocks until a pending roots sync is done, ctx ends, or RootsWait.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,6 +64,9 @@ type Server struct {
 	docs     *overlay.Store // the client's open documents (set at initialize)
 	caps     clientCaps
 	settings Settings
+	// noFolders, when set, says why the client's workspace folders left
+	// none usable: every tool call fails with it (no fallback folder).
+	noFolders string
 
 	calls sync.WaitGroup // running tool calls (they may outlive an early -32800 reply)
 	exit  chan int
@@ -319,7 +323,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 			decodeParams(exp.Agentls, &caps)
 		}
 	}
-	folders, err := s.folderSpecs(p)
+	folders, skipped, err := s.folderSpecs(p)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
 	}
@@ -360,6 +364,9 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	for _, w := range warnings {
 		s.logMessage(2, "agentls: initializationOptions: "+w)
 	}
+	for _, f := range skipped {
+		s.showMessage(2, "agentls: workspace folder skipped: "+f)
+	}
 	for _, p := range sess.Problems {
 		s.logMessage(1, "agentls: "+p)
 	}
@@ -386,32 +393,47 @@ func (s *Server) initialize(raw []byte) (any, error) {
 }
 
 // folderSpecs picks the workspace roots: workspaceFolders, else rootUri,
-// else rootPath, else --root, else the working directory.
-func (s *Server) folderSpecs(p initializeParams) ([]ops.FolderSpec, error) {
-	var specs []ops.FolderSpec
-	for _, f := range p.WorkspaceFolders {
-		path, err := uriToPath(f.URI)
-		if err != nil {
-			return nil, fmt.Errorf("workspaceFolders: %w", err)
+// else rootPath, else --root, else the working directory. An entry that
+// cannot be opened (empty, not a file:// URI, missing, not a directory) is
+// skipped and named in skipped; when none of the chosen source's entries is
+// usable it is an error naming them, never a fallback to the next source.
+func (s *Server) folderSpecs(p initializeParams) (specs []ops.FolderSpec, skipped []string, err error) {
+	source := ""
+	if len(p.WorkspaceFolders) > 0 {
+		source = "workspaceFolders"
+		for _, f := range p.WorkspaceFolders {
+			path, err := uriToPath(f.URI)
+			if err != nil {
+				skipped = append(skipped, err.Error())
+				continue
+			}
+			specs = append(specs, ops.FolderSpec{Name: f.Name, Path: path})
 		}
-		specs = append(specs, ops.FolderSpec{Name: f.Name, Path: path})
 	}
-	if len(specs) == 0 && p.RootURI != "" {
-		path, err := uriToPath(p.RootURI)
-		if err != nil {
-			return nil, fmt.Errorf("rootUri: %w", err)
+	if source == "" && p.RootURI != "" {
+		source = "rootUri"
+		if path, err := uriToPath(p.RootURI); err != nil {
+			skipped = append(skipped, err.Error())
+		} else {
+			specs = append(specs, ops.FolderSpec{Path: path})
 		}
-		specs = append(specs, ops.FolderSpec{Path: path})
 	}
-	if len(specs) == 0 && p.RootPath != "" {
+	if source == "" && p.RootPath != "" {
+		source = "rootPath"
 		specs = append(specs, ops.FolderSpec{Path: p.RootPath})
 	}
-	if len(specs) == 0 {
+	if source == "" && len(s.opts.Roots) > 0 {
+		source = "--root"
 		for _, r := range s.opts.Roots {
 			specs = append(specs, ops.FolderSpec{Path: r})
 		}
 	}
-	return specs, nil
+	specs, bad := session.UsableFolders(specs)
+	skipped = append(skipped, bad...)
+	if source != "" && len(specs) == 0 {
+		return nil, nil, fmt.Errorf("no usable workspace folder in %s: %s", source, strings.Join(skipped, "; "))
+	}
+	return specs, skipped, nil
 }
 
 func uriToPath(u string) (string, error) {
@@ -511,6 +533,9 @@ func (s *Server) toolsCall(ctx context.Context, raw []byte) (any, error) {
 	// An empty or missing name is an unknown tool: the executor answers
 	// with a result listing the tools, as for any other name.
 	sess := s.session()
+	if msg := s.foldersRefusal(); msg != "" {
+		return tools.Errorf("%s", msg), nil
+	}
 	return s.runOwned(ctx, func(ctx context.Context) any {
 		// Upstream MCP servers register their tools in the background: a
 		// search or an unknown name waits for them (a cancelled wait ends
@@ -530,6 +555,13 @@ func (s *Server) toolsCallBatch(ctx context.Context, raw []byte) (any, error) {
 		return nil, err
 	}
 	sess := s.session()
+	if msg := s.foldersRefusal(); msg != "" {
+		results := make([]tools.Result, len(p.Calls))
+		for i := range results {
+			results[i] = tools.Errorf("%s", msg)
+		}
+		return map[string]any{"results": results}, nil
+	}
 	return s.runOwned(ctx, func(ctx context.Context) any {
 		names := make([]string, len(p.Calls))
 		for i, c := range p.Calls {
@@ -566,19 +598,50 @@ func (s *Server) didChangeFolders(raw []byte) error {
 		}
 		specs = append(specs, ops.FolderSpec{Name: f.Name, Path: f.Root})
 	}
+	// An added folder that cannot be opened is skipped and named; the
+	// folders kept are checked as they are used (a folder follows its path).
+	var added []ops.FolderSpec
+	var skipped []string
 	for _, f := range p.Event.Added {
 		path, err := uriToPath(f.URI)
 		if err != nil {
-			s.logMessage(1, err.Error())
+			skipped = append(skipped, err.Error())
 			continue
 		}
-		specs = append(specs, ops.FolderSpec{Name: f.Name, Path: path})
+		added = append(added, ops.FolderSpec{Name: f.Name, Path: path})
 	}
-	if err := sess.SetFolders(specs); err != nil {
-		s.logMessage(1, "agentls: workspace folders not changed: "+err.Error())
-		return nil
+	added, bad := session.UsableFolders(added)
+	skipped = append(skipped, bad...)
+	for _, f := range skipped {
+		s.showMessage(2, "agentls: workspace folder skipped: "+f)
+	}
+	specs = append(specs, added...)
+	// With none left, calls fail naming why: never the earlier folders.
+	refusal := ""
+	if len(specs) == 0 {
+		refusal = "No workspace folder: the editor's workspace folders left none usable"
+		if len(skipped) > 0 {
+			refusal += " (skipped: " + strings.Join(skipped, "; ") + ")"
+		}
+		refusal += ". agentls does not fall back to its working directory or to earlier folders; add a folder in the editor."
+	} else if err := sess.SetFolders(specs); err != nil {
+		refusal = "No workspace folder: the editor's workspace folders could not be opened: " + err.Error() + ". Add or fix a folder in the editor."
+	}
+	s.mu.Lock()
+	s.noFolders = refusal
+	s.mu.Unlock()
+	if refusal != "" {
+		s.showMessage(1, "agentls: "+refusal)
 	}
 	return nil
+}
+
+// foldersRefusal is why tool calls fail for want of a usable folder ("" when
+// there is one).
+func (s *Server) foldersRefusal() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.noFolders
 }
 
 // reporter builds the notifier of one call.
@@ -629,6 +692,17 @@ func (s *Server) logMessage(typ int, msg string) {
 	}
 	if err := s.conn.Notify(s.base, "window/logMessage", map[string]any{"type": typ, "message": msg}); err != nil && !errors.Is(err, context.Canceled) {
 		s.log.Debug("logMessage failed", "err", err)
+	}
+}
+
+// showMessage sends window/showMessage (type: 1 error, 2 warning, 3 info),
+// which the editor shows the user.
+func (s *Server) showMessage(typ int, msg string) {
+	if x := s.masker.Load(); x != nil {
+		msg = x.MaskText(msg)
+	}
+	if err := s.conn.Notify(s.base, "window/showMessage", map[string]any{"type": typ, "message": msg}); err != nil && !errors.Is(err, context.Canceled) {
+		s.log.Debug("showMessage failed", "err", err)
 	}
 }
 

@@ -621,8 +621,10 @@ func TestAudit20FoldersRootURIOnly(t *testing.T) {
 	}
 }
 
-// A folder that does not exist (or is a file) fails initialize with -32602
-// naming it; the client may then initialize again with good folders.
+// A folder that does not exist (or is a file) beside a good one is skipped
+// and named (window/showMessage); with none usable initialize fails with
+// -32602 naming it, and the client may then initialize again with good
+// folders.
 func TestAudit20FoldersMissingAtStart(t *testing.T) {
 	ws := a20fTmp(t)
 	a20fPut(t, ws, map[string]string{"a.txt": "needle a\n"})
@@ -633,9 +635,9 @@ func TestAudit20FoldersMissingAtStart(t *testing.T) {
 		bad    string
 		why    string
 	}{
-		{"missing second folder", map[string]any{"workspaceFolders": a20fFolders(ws, gone)}, gone, "no such file or directory"},
-		{"missing first folder", map[string]any{"workspaceFolders": a20fFolders(gone, ws)}, gone, "no such file or directory"},
-		{"missing rootUri", map[string]any{"rootUri": a20fURI(gone)}, gone, "no such file or directory"},
+		{"missing second folder", map[string]any{"workspaceFolders": a20fFolders(ws, gone)}, gone, "does not exist"},
+		{"missing first folder", map[string]any{"workspaceFolders": a20fFolders(gone, ws)}, gone, "does not exist"},
+		{"missing rootUri", map[string]any{"rootUri": a20fURI(gone)}, gone, "does not exist"},
 		{"a file as folder", map[string]any{"workspaceFolders": a20fFolders(filepath.Join(ws, "a.txt"))}, filepath.Join(ws, "a.txt"), "not a directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -645,13 +647,28 @@ func TestAudit20FoldersMissingAtStart(t *testing.T) {
 			tc.params["capabilities"] = map[string]any{}
 			var res map[string]any
 			err := c.Call(ctx, "initialize", tc.params, &res)
+			if strings.HasPrefix(tc.name, "missing") && strings.HasSuffix(tc.name, "folder") {
+				// A good folder is left: the bad one is skipped and shown.
+				if err != nil {
+					t.Fatalf("initialize with %s beside a good folder: %v", tc.bad, err)
+				}
+				if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
+					return n.Method == "window/showMessage" && strings.Contains(string(n.Params), tc.bad) && strings.Contains(string(n.Params), tc.why)
+				}); !ok {
+					t.Errorf("no window/showMessage names %s: %v", tc.bad, c.Notes("window/showMessage"))
+				}
+				c.Conn.Notify(ctx, "initialized", map[string]any{})
+				r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(ws, "a.txt")})
+				a20fWant(t, "read in the good folder", r, false, "1→needle a")
+				return
+			}
 			if err == nil {
 				t.Fatalf("initialize with %s succeeded", tc.bad)
 			}
 			if code := a20fCode(err); code != -32602 {
 				t.Errorf("code %d, want -32602: %v", code, err)
 			}
-			if !strings.Contains(err.Error(), fmt.Sprintf("%q", tc.bad)) || !strings.Contains(err.Error(), tc.why) {
+			if !strings.Contains(err.Error(), tc.bad) || !strings.Contains(err.Error(), tc.why) {
 				t.Errorf("error does not name %q and %q: %v", tc.bad, tc.why, err)
 			}
 			c.Initialize(ctx, map[string]any{"workspaceFolders": a20fFolders(ws)})

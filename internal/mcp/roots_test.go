@@ -1,0 +1,125 @@
+package mcp
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/session"
+)
+
+// startWithRoots runs a Server whose session starts on launch (the --root or
+// working directory a client's roots replace) and connects a client that
+// declares roots on the newest version where roots are not deprecated.
+func startWithRoots(t *testing.T, launch string, roots ...string) (*sdk.Client, *sdk.ClientSession) {
+	t.Helper()
+	sess, err := session.New(session.Options{Folders: []ops.FolderSpec{{Path: launch}}, AuditDir: "-", NoUpstream: true, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := sdk.NewInMemoryTransports()
+	srv := New(Options{Session: sess, Version: "test", Log: slog.New(slog.DiscardHandler)})
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, st) }()
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	for _, r := range roots {
+		client.AddRoots(&sdk.Root{URI: "file://" + r, Name: filepath.Base(r)})
+	}
+	cs, err := client.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		sess.Close()
+	})
+	return client, cs
+}
+
+func readCall(t *testing.T, cs *sdk.ClientSession, path string) (bool, string) {
+	t.Helper()
+	r, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read", Arguments: map[string]any{"path": path}})
+	if err != nil {
+		t.Fatalf("read %s: protocol error %v", path, err)
+	}
+	return !r.IsError, textOf(r)
+}
+
+// One stale root among good ones used to drop them all and leave the
+// workspace on the launch directory: the good roots are kept, the stale ones
+// named once, and once none is usable every call fails naming the roots,
+// never reading the launch directory or the earlier roots.
+func TestStaleRootIsSkippedAndNoneUsableFailsClosed(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	launch, good := filepath.Join(base, "launch"), filepath.Join(base, "good")
+	missing, file := filepath.Join(base, "missing"), filepath.Join(base, "file.txt")
+	for _, d := range []string{launch, good} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, body := range map[string]string{filepath.Join(launch, "l.txt"): "launch dir\n", filepath.Join(good, "g.txt"): "good root\n", file: "a file\n"} {
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client, cs := startWithRoots(t, launch, good, missing)
+
+	ok, text := readCall(t, cs, "g.txt")
+	if !ok || !strings.Contains(text, "good root") {
+		t.Fatalf("read in the good root: ok=%v %q", ok, text)
+	}
+	if !strings.Contains(text, missing) || !strings.Contains(text, "does not exist") {
+		t.Errorf("first result does not name the skipped root %s: %q", missing, text)
+	}
+	if ok, text := readCall(t, cs, "g.txt"); !ok || strings.Contains(text, missing) {
+		t.Errorf("second result: ok=%v, the notice must come once: %q", ok, text)
+	}
+	if ok, text := readCall(t, cs, filepath.Join(launch, "l.txt")); ok {
+		t.Errorf("the launch directory was read beside the client's roots: %q", text)
+	}
+
+	// Now no root is usable: a missing one and a file.
+	client.AddRoots(&sdk.Root{URI: "file://" + file, Name: "file"})
+	client.RemoveRoots("file://" + good)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ok, text = readCall(t, cs, filepath.Join(good, "g.txt"))
+		if !ok || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ok {
+		t.Fatalf("with no usable root the earlier root was still read: %q", text)
+	}
+	for _, want := range []string{"No workspace folder", missing, file, "not a directory"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("refusal lacks %q: %q", want, text)
+		}
+	}
+	for _, p := range []string{filepath.Join(launch, "l.txt"), "l.txt", "/etc/hostname"} {
+		if ok, text := readCall(t, cs, p); ok || !strings.Contains(text, "No workspace folder") {
+			t.Errorf("read %s with no usable root: ok=%v %q", p, ok, text)
+		}
+	}
+	r, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "ls", Arguments: map[string]any{}})
+	if err != nil || !r.IsError || !strings.Contains(textOf(r), missing) {
+		t.Errorf("ls with no usable root: err=%v %+v", err, r)
+	}
+}

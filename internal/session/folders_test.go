@@ -1,0 +1,36 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/internal/ops"
+)
+
+// One stale folder among good ones is named, and the good ones are kept.
+func TestUsableFoldersKeepsGoodOnesAndNamesStaleOnes(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	file := filepath.Join(dir, "file.txt")
+	missing := filepath.Join(dir, "missing")
+	if err := os.Mkdir(good, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	usable, bad := UsableFolders([]ops.FolderSpec{{Path: missing}, {Path: good, Name: "g"}, {Path: file}, {Path: ""}})
+	if len(usable) != 1 || usable[0].Path != good || usable[0].Name != "g" {
+		t.Errorf("usable = %+v, want only %s", usable, good)
+	}
+	if len(bad) != 3 {
+		t.Fatalf("bad = %q, want 3 entries", bad)
+	}
+	for i, want := range []string{missing + " (does not exist)", file + " (not a directory)", "(empty path)"} {
+		if !strings.Contains(bad[i], want) {
+			t.Errorf("bad[%d] = %q, want it to contain %q", i, bad[i], want)
+		}
+	}
+}
