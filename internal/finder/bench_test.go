@@ -29,7 +29,7 @@ func BenchmarkFindGOROOT(b *testing.B) {
 	var nFind, nRG int
 	for b.Loop() {
 		start := time.Now()
-		res, err := Find(context.Background(), fsys, ignore.NewMatcher(fsys, ignore.Outer{}), "*.go", "", 1<<30, false)
+		res, err := Find(context.Background(), fsys, ignore.NewMatcher(fsys, ignore.Outer{}), "*.go", "", 1<<30, false, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -34,8 +34,10 @@ type FindResult struct {
 // matches the path relative to dir ("src/**/*.spec.ts"); a leading "./" or
 // "/" is ignored. Only non-directories are listed (symlinks are listed, not
 // followed); ignore rules apply unless includeIgnored, hidden files are
-// included, .git never is.
-func Find(ctx context.Context, fsys fs.FS, m *ignore.Matcher, pattern, dir string, limit int, includeIgnored bool) (FindResult, error) {
+// included, .git never is. visible, when set, is asked about each file
+// that matches (its path relative to the root) before it is counted: a
+// file it refuses is left out and takes no place in the limit.
+func Find(ctx context.Context, fsys fs.FS, m *ignore.Matcher, pattern, dir string, limit int, includeIgnored bool, visible func(rel string) bool) (FindResult, error) {
 	if limit <= 0 {
 		limit = DefaultFindLimit
 	}
@@ -80,7 +82,7 @@ func Find(ctx context.Context, fsys fs.FS, m *ignore.Matcher, pattern, dir strin
 		if !nameOnly {
 			subject = rel[prefix:]
 		}
-		if !doublestar.MatchUnvalidated(pattern, subject) {
+		if !doublestar.MatchUnvalidated(pattern, subject) || visible != nil && !visible(rel) {
 			return nil
 		}
 		res.Total++

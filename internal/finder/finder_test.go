@@ -65,7 +65,7 @@ func TestFind(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res, err := Find(context.Background(), fsys, ignore.NewMatcher(fsys, ignore.Outer{}), c.pattern, c.dir, 0, false)
+			res, err := Find(context.Background(), fsys, ignore.NewMatcher(fsys, ignore.Outer{}), c.pattern, c.dir, 0, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,7 @@ func TestFindLimit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res, err := Find(context.Background(), fsys, m, "*.go", "", c.limit, false)
+			res, err := Find(context.Background(), fsys, m, "*.go", "", c.limit, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +130,7 @@ func TestFindErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Find(context.Background(), fsys, m, c.pattern, c.dir, 0, false)
+			_, err := Find(context.Background(), fsys, m, c.pattern, c.dir, 0, false, nil)
 			if err == nil {
 				t.Fatal("want an error")
 			}
@@ -150,7 +150,7 @@ func TestFindCancelled(t *testing.T) {
 	fsys := findTree()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Find(ctx, fsys, ignore.NewMatcher(fsys, ignore.Outer{}), "*", "", 0, false); !errors.Is(err, context.Canceled) {
+	if _, err := Find(ctx, fsys, ignore.NewMatcher(fsys, ignore.Outer{}), "*", "", 0, false, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
@@ -189,7 +189,7 @@ func TestList(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := List(context.Background(), fsys, m, c.dir, c.limit)
+			got, err := List(context.Background(), fsys, m, c.dir, c.limit, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -202,7 +202,7 @@ func TestList(t *testing.T) {
 
 	t.Run("symlink without ReadLinkFS shows name@", func(t *testing.T) {
 		mfs := fstest.MapFS{"l": &fstest.MapFile{Data: []byte("t"), Mode: fs.ModeSymlink}}
-		got, err := List(context.Background(), noReadLink{mfs}, ignore.NewMatcher(mfs, ignore.Outer{}), "", 0)
+		got, err := List(context.Background(), noReadLink{mfs}, ignore.NewMatcher(mfs, ignore.Outer{}), "", 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,12 +211,12 @@ func TestList(t *testing.T) {
 		}
 	})
 	t.Run("file is not a directory", func(t *testing.T) {
-		if _, err := List(context.Background(), fsys, m, "a.txt", 0); !errors.Is(err, ErrNotDir) {
+		if _, err := List(context.Background(), fsys, m, "a.txt", 0, nil); !errors.Is(err, ErrNotDir) {
 			t.Errorf("err = %v, want ErrNotDir", err)
 		}
 	})
 	t.Run("missing directory", func(t *testing.T) {
-		if _, err := List(context.Background(), fsys, m, "nope", 0); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := List(context.Background(), fsys, m, "nope", 0, nil); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("err = %v, want ErrNotExist", err)
 		}
 	})

@@ -33,7 +33,10 @@ type ListResult struct {
 // List returns the entries of directory dir (slash path relative to the
 // root of fsys, "" or "." = root): dotfiles included, .git omitted (not
 // counted), entries m ignores hidden and counted (m nil: none hidden).
-func List(ctx context.Context, fsys fs.FS, m *ignore.Matcher, dir string, limit int) (ListResult, error) {
+// visible, when set, is asked about each entry (its path relative to the
+// root) before it is counted: one it refuses is left out of Entries and
+// Total alike and takes no place in the limit.
+func List(ctx context.Context, fsys fs.FS, m *ignore.Matcher, dir string, limit int, visible func(rel string) bool) (ListResult, error) {
 	if limit <= 0 {
 		limit = DefaultListLimit
 	}
@@ -69,6 +72,9 @@ func List(ctx context.Context, fsys fs.FS, m *ignore.Matcher, dir string, limit 
 		rel := join(dir, name)
 		if m != nil && m.Ignored(rel, e.IsDir()) {
 			res.IgnoredHidden++
+			continue
+		}
+		if visible != nil && !visible(rel) {
 			continue
 		}
 		res.Total++

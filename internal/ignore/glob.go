@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 )
 
-// globMatch reports whether s matches the fnmatch pattern, with exactly the
+// globMatch reports whether s matches the fnmatch pattern, with the
 // semantics of github.com/danwakefield/fnmatch (BSD fnmatch; flags 0 or
 // FNM_PATHNAME) that go-gitignore used, but in polynomial time: fnmatch
 // retries every suffix of s at each "*", so "*a*a*a*a*b" against a long run
@@ -126,7 +126,9 @@ func (g *globber) rangeMatch(pattern *string, test rune) bool {
 		negate = true
 		*pattern = (*pattern)[1:]
 	}
-	for !matched && len(*pattern) > 1 && (*pattern)[0] != ']' {
+	// As in git's wildmatch, a "]" first in the class is a member, not
+	// its end ("[]]", "[!]]").
+	for first := true; !matched && len(*pattern) > 1 && ((*pattern)[0] != ']' || first); first = false {
 		c := unpack(pattern)
 		if c == '\\' {
 			if len(*pattern) <= 1 {

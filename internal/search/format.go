@@ -50,6 +50,8 @@ type collector struct {
 	hasCut   bool // files sorting after cutoff cannot be shown
 	// unreadable tallies the directories and files walked past unread.
 	unreadable ignore.Unreadable
+	// denied counts the files Engine.Visible refused, left unread.
+	denied int
 }
 
 func newCollector(limit int) *collector { return &collector{limit: limit} }

@@ -135,6 +135,10 @@ func (e *Engine) searchGo(ctx context.Context, q Query, t target, g *globMatcher
 		s.literal = requiredLiteral(goPattern(q))
 	}
 	c := newCollector(q.Limit)
+	if !t.isDir && !e.visible(t.rel) {
+		c.denied++
+		return c, ctx.Err()
+	}
 	if !t.isDir {
 		var buf []byte
 		h := s.search(ctx, &dirOpener{fsys: e.FS}, t.rel, &buf)
@@ -162,6 +166,7 @@ func (e *Engine) searchGo(ctx context.Context, q Query, t target, g *globMatcher
 
 	var walkErr error
 	var unreadDirs ignore.Unreadable // the walker's, read after wg.Wait
+	denied := 0                      // the walker's, read after wg.Wait
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // walker: owns jobs
@@ -171,6 +176,10 @@ func (e *Engine) searchGo(ctx context.Context, q Query, t target, g *globMatcher
 		opts := ignore.WalkOptions{IncludeIgnored: q.IncludeIgnored, SkipHidden: !q.Hidden, Unreadable: unreadDirs.Add}
 		walkErr = e.Matcher.Walk(wctx, t.rel, opts, func(rel string, d fs.DirEntry) error {
 			if !d.Type().IsRegular() || g != nil && !g.allows(rel, t.rel) {
+				return nil
+			}
+			if !e.visible(rel) {
+				denied++
 				return nil
 			}
 			select {
@@ -231,6 +240,7 @@ func (e *Engine) searchGo(ctx context.Context, q Query, t target, g *globMatcher
 	}
 	wg.Wait()
 	c.unreadable.Merge(unreadDirs)
+	c.denied = denied
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -109,10 +109,6 @@ var (
 // rgStderrMax bounds how much of rg's stderr is kept for error messages.
 const rgStderrMax = 4096
 
-// switchFactor: once the parallel run has seen this many times limit+1
-// matches, the match-dense case is cheaper to finish in path order.
-const switchFactor = 5
-
 // Batches of explicit files for the ordered phase: small first (dense
 // patterns finish in the first batch), growing to amortize rg's start.
 const (
@@ -123,21 +119,21 @@ const (
 // errSwitch stops the parallel phase in favour of the ordered one.
 var errSwitch = errors.New("switch to ordered search")
 
-// searchRg runs rg over the whole target in parallel and collects per
-// file; rg's file order is not deterministic, the collector's truncation
-// is. When matches are plentiful it kills rg and finishes in path order
-// instead (searchRgOrdered), which can stop at the limit.
+// searchRg runs rg over the target. For a directory agentls's own engine
+// is the judge of what is searched: the Matcher walks (ignore rules as git
+// decides them, which rg's own gitignore matcher does not always do, e.g.
+// "src/[x\\]") and Engine.Visible drops what the permission rules hide, so
+// rg is only ever handed files it may open (searchRgOrdered).
 func (e *Engine) searchRg(ctx context.Context, q Query, t target, g *globMatcher) (*collector, error) {
-	c := newCollector(q.Limit)
-	switchAt := 0
 	if t.isDir {
-		switchAt = switchFactor * (q.Limit + 1)
-	}
-	err := e.runRg(ctx, q, t, c, switchAt, t.fsPath)
-	if errors.Is(err, errSwitch) {
 		return e.searchRgOrdered(ctx, q, t, g)
 	}
-	return c, err
+	c := newCollector(q.Limit)
+	if !e.visible(t.rel) {
+		c.denied++
+		return c, nil
+	}
+	return c, e.runRg(ctx, q, t, c, 0, t.fsPath)
 }
 
 // searchRgOrdered walks the target with the Matcher (path order) and runs
@@ -162,6 +158,10 @@ func (e *Engine) searchRgOrdered(ctx context.Context, q Query, t target, g *glob
 	opts := ignore.WalkOptions{IncludeIgnored: q.IncludeIgnored, SkipHidden: !q.Hidden, Unreadable: c.unreadable.Add}
 	err := e.Matcher.Walk(ctx, t.rel, opts, func(rel string, d fs.DirEntry) error {
 		if !d.Type().IsRegular() || g != nil && !g.allows(rel, t.rel) {
+			return nil
+		}
+		if !e.visible(rel) {
+			c.denied++
 			return nil
 		}
 		if batch = append(batch, rel); len(batch) >= size {

@@ -67,6 +67,11 @@ type Engine struct {
 	// in a SearchFolders: those another engine lists (an earlier workspace
 	// folder inside this one, ops.Share) are left to it.
 	Owns func(rel string) bool
+	// Visible, when set, says which files (relative to Root) the
+	// permission rules let the search read. A file it refuses is never
+	// opened (neither searcher is handed it) and never counted toward a
+	// limit; Result.Denied counts such files.
+	Visible func(rel string) bool
 
 	sizes sizes // the Go searcher's buffer sizes; zero = defaults (tests lower them)
 }
@@ -84,6 +89,9 @@ type Result struct {
 	// read (a directory or file without permission): the result is
 	// complete only when it is empty.
 	Unreadable ignore.Unreadable
+	// Denied counts the files left unread because Engine.Visible refused
+	// them.
+	Denied int
 }
 
 // PathError reports a Query.Path that does not exist or leaves the folder.
@@ -176,6 +184,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	res := render(c.files, q, t.shown, c.limitHit)
 	res.Backend = e.backend()
 	res.Unreadable = c.unreadable
+	res.Denied = c.denied
 	return res, nil
 }
 
@@ -192,7 +201,7 @@ func SearchFolders(ctx context.Context, engines []*Engine, q Query) (Result, err
 	q.Path = ""
 	var files []fileHits
 	var unreadable ignore.Unreadable
-	limitHit, matches := false, 0
+	limitHit, matches, denied := false, 0, 0
 	for i, e := range engines {
 		if matches > q.Limit {
 			limitHit = true // the folders left might add more
@@ -208,6 +217,7 @@ func SearchFolders(ctx context.Context, engines []*Engine, q Query) (Result, err
 		}
 		files = append(files, c.files...)
 		unreadable.Merge(c.unreadable)
+		denied += c.denied
 		limitHit = limitHit || c.limitHit
 		for _, f := range c.files {
 			matches += f.matches
@@ -216,6 +226,7 @@ func SearchFolders(ctx context.Context, engines []*Engine, q Query) (Result, err
 	res := render(files, q, "the workspace", limitHit)
 	res.Backend = engines[0].backend()
 	res.Unreadable = unreadable
+	res.Denied = denied
 	return res, nil
 }
 
@@ -259,6 +270,9 @@ func (e *Engine) collect(ctx context.Context, q Query, t target, rank int) (*col
 	}
 	return c, nil
 }
+
+// visible applies Engine.Visible to a file the walk reached.
+func (e *Engine) visible(rel string) bool { return e.Visible == nil || e.Visible(rel) }
 
 // resolve validates a Query.Path against the folder.
 func (e *Engine) resolve(p string) (target, error) {

@@ -163,17 +163,15 @@ const (
 // model passes them back (ops.Path.Display).
 func findIn(ctx context.Context, c *Call, sh ops.Share, fsys fs.FS, m *ignore.Matcher, rel string, in findInput, limit int) (finder.FindResult, error) {
 	f := sh.Folder
-	res, err := finder.Find(ctx, fsys, m, in.Pattern, rel, limit, in.IncludeIgnored)
+	allowed := c.Env.visibleIn(f, false)
+	visible := func(p string) bool { return sh.Owns(p) && (allowed == nil || allowed(p)) }
+	res, err := finder.Find(ctx, fsys, m, in.Pattern, rel, limit, in.IncludeIgnored, visible)
 	if err != nil {
 		return res, err
 	}
-	visible := res.Paths[:0]
-	for _, p := range res.Paths {
-		if sh.Owns(p) && c.Env.listAllowed(f, p) {
-			visible = append(visible, f.DisplayPrefix()+p)
-		}
+	for i, p := range res.Paths {
+		res.Paths[i] = f.DisplayPrefix() + p
 	}
-	res.Paths = visible
 	for i, p := range res.Unreadable.Paths {
 		res.Unreadable.Paths[i] = f.DisplayPrefix() + p
 	}

@@ -111,7 +111,7 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 	rg := search.FindRg()
 	engine := func(f *ops.Folder) *search.Engine {
 		fsys := c.Env.FS.FolderFS(f)
-		return &search.Engine{Root: f.Root, FS: fsys, Matcher: c.Env.matcher(f, fsys), RgPath: rg, Prefix: f.DisplayPrefix()}
+		return &search.Engine{Root: f.Root, FS: fsys, Matcher: c.Env.matcher(f, fsys), RgPath: rg, Prefix: f.DisplayPrefix(), Visible: c.Env.visibleIn(f, true)}
 	}
 	var (
 		res  search.Result
@@ -155,8 +155,7 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		}
 		return Result{}, err
 	}
-	text, denied := c.Env.filterGrep(res.Text)
-	text += c.Env.unreadableNote(res.Unreadable) + gone
+	text := res.Text + c.Env.unreadableNote(res.Unreadable) + gone
 	if res.Matches == 0 && res.Files == 0 && fsys != nil {
 		switch at := firstNUL(fsys, rel); {
 		case at < 0:
@@ -166,8 +165,8 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 			text += fmt.Sprintf("\n[%s is a binary file (it holds NUL bytes, the first at byte %d), and grep skips binary files, so it was not searched; to search it as text use bash: grep -a PATTERN FILE.]", p.Display(), at)
 		}
 	}
-	if denied > 0 {
-		text += fmt.Sprintf("\n[Matches in %d file(s) are hidden: the permission rules do not allow reading them.]", denied)
+	if res.Denied > 0 {
+		text += fmt.Sprintf("\n[%s not searched: the permission rules do not allow reading them.]", plural(res.Denied, "file"))
 	}
 	text, masked := maskGrepKeyLines(c.Env.FS, text)
 	r := Text(text)

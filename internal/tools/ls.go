@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"slices"
 	"strings"
 
@@ -79,7 +78,7 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 	if in.IncludeIgnored {
 		hide = nil
 	}
-	res, err := finder.List(ctx, fsys, hide, p.Rel, limit)
+	res, err := finder.List(ctx, fsys, hide, p.Rel, limit, c.Env.visibleIn(p.Folder, false))
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -89,16 +88,9 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 		}
 		return Result{}, err
 	}
-	shown := res.Entries[:0]
-	denied := 0
-	for _, e := range res.Entries {
-		if c.Env.listAllowed(p.Folder, path.Join(p.Rel, entryName(e))) {
-			shown = append(shown, c.Env.hideDeniedTarget(p.Folder, p.Rel, e))
-		} else {
-			denied++
-		}
+	for i, e := range res.Entries {
+		res.Entries[i] = c.Env.hideDeniedTarget(p.Folder, p.Rel, e)
 	}
-	res.Entries, res.Total = shown, res.Total-denied
 	var b strings.Builder
 	dir := p.Display()
 	if dir == "." {

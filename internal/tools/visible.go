@@ -13,62 +13,30 @@ import (
 // Results never show files the permission rules forbid reading: a denied
 // file does not appear in a listing or a match.
 
+// visibleIn is the one predicate ls, find and grep filter through, inside
+// their walk and before anything is counted against a limit: whether the
+// permission rules let the path rel of folder f appear. content says the
+// path's content is shown (grep: ReadAllowed, which also hides ask rules'
+// and likely-secret files), else only its name (ls, find: ListAllowed).
+// nil when no rules filter.
+func (e *Env) visibleIn(f *ops.Folder, content bool) func(rel string) bool {
+	if e.Visible == nil {
+		return nil
+	}
+	return func(rel string) bool {
+		abs := filepath.Join(f.Root, filepath.FromSlash(rel))
+		if content {
+			return e.Visible.ReadAllowed(rel, abs)
+		}
+		return e.Visible.ListAllowed(rel, abs)
+	}
+}
+
 func (e *Env) listAllowed(f *ops.Folder, rel string) bool {
 	if e.Visible == nil {
 		return true
 	}
 	return e.Visible.ListAllowed(rel, filepath.Join(f.Root, filepath.FromSlash(rel)))
-}
-
-// entryName is the file name of an ls entry ("d/", "l@ -> t", "l@").
-func entryName(e string) string {
-	if i := strings.Index(e, "@ -> "); i >= 0 {
-		return e[:i]
-	}
-	e = strings.TrimSuffix(e, "/")
-	return strings.TrimSuffix(e, "@")
-}
-
-// filterGrep drops output lines of files whose reading is not allowed and
-// returns how many files were hidden.
-func (e *Env) filterGrep(text string) (string, int) {
-	if e.Visible == nil {
-		return text, 0
-	}
-	lines := strings.Split(text, "\n")
-	out := lines[:0]
-	verdict := map[string]bool{}
-	hidden := 0
-	for _, l := range lines {
-		if m := grepLine().FindStringSubmatch(l); m != nil && m[2] == m[4] {
-			file := m[1]
-			ok, seen := verdict[file]
-			if !seen {
-				f, rel := displayedFolder(e.FS, file)
-				ok = f != nil && e.Visible.ReadAllowed(rel, filepath.Join(f.Root, filepath.FromSlash(rel)))
-				verdict[file] = ok
-				if !ok {
-					hidden++
-				}
-			}
-			if !ok {
-				continue
-			}
-		}
-		out = append(out, l)
-	}
-	if hidden == 0 {
-		return text, 0
-	}
-	// Drop group separators left dangling by removed lines.
-	var clean []string
-	for i, l := range out {
-		if l == "--" && (i == 0 || i == len(out)-1 || out[i-1] == "--" || len(clean) == 0) {
-			continue
-		}
-		clean = append(clean, l)
-	}
-	return strings.Join(clean, "\n"), hidden
 }
 
 // hideDeniedTarget keeps a symlink entry ("l@ -> t") in dir from naming a
