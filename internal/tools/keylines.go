@@ -20,6 +20,16 @@ import (
 
 const keyLineMask = "[REDACTED:" + secrets.KindPrivateKey + "]"
 
+// addKeyRedactions adds n masked key lines to r's redactions.
+func addKeyRedactions(r *Result, n int) {
+	if n == 0 {
+		return
+	}
+	c, _ := r.Details["redactions"].(map[string]int)
+	c = addCountsTo(c, map[string]int{secrets.KindPrivateKey: n})
+	r.setDetail("redactions", c)
+}
+
 // maskKeyLines replaces the body lines of private key blocks in text.
 func maskKeyLines(text string) (string, int) {
 	ranges := secrets.PrivateKeyLines([]byte(text))
