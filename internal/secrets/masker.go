@@ -78,7 +78,9 @@ func (m *Masker) Mask(s string) (string, map[string]int) {
 	if len(spans) == 0 {
 		return s, nil
 	}
-	if len(spans) > n {
+	// scan's spans are in order, but for a key's tail (pemTail), which
+	// starts before the words scan has passed.
+	if len(spans) > n || !slices.IsSortedFunc(spans, func(x, y span) int { return x.start - y.start }) {
 		slices.SortFunc(spans, func(x, y span) int {
 			if x.start != y.start {
 				return x.start - y.start
