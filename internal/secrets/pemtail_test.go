@@ -36,3 +36,19 @@ func TestKeyTailWithoutBeginIsMasked(t *testing.T) {
 		}
 	}
 }
+
+// A key in log lines that each carry a prefix (docker compose's
+// "web-1  | ") is masked from its BEGIN to its END line.
+func TestKeyInPrefixedLogLinesIsMasked(t *testing.T) {
+	m := New(nil)
+	for _, p := range []string{"web-1  | ", "2026-12-02T10:00:00Z app[42]: "} {
+		in := p + "starting\n" + p + "-----BEGIN RSA PRIVATE KEY-----\n" + strings.Repeat(p+tailBodyLine+"\n", 3) + p + "AB12==\n" + p + "-----END RSA PRIVATE KEY-----\n" + p + "listening on :8080\n"
+		out, c := m.Mask(in)
+		if strings.Contains(out, tailBodyLine[10:40]) || strings.Contains(out, "AB12") || c[KindPrivateKey] != 1 {
+			t.Errorf("prefix %q: Mask = %q %v", p, out, c)
+		}
+		if !strings.Contains(out, p+"starting\n") || !strings.Contains(out, p+"listening on :8080") {
+			t.Errorf("prefix %q: masked too much: %q", p, out)
+		}
+	}
+}

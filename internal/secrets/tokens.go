@@ -238,11 +238,22 @@ func (m *Masker) pem(s string, a int) (span, bool) {
 		return span{}, false
 	}
 	body := p + close + 5
+	// Log lines carry a prefix ("web-1  | "): the body's lines carry the
+	// BEGIN line's too, and it is skipped where a line starts with it.
+	prefix := s[strings.LastIndexByte(s[:a], '\n')+1 : a]
+	if len(prefix) > pemMaxLabel || strings.Trim(prefix, " \t") == "" {
+		prefix = ""
+	}
 	k, longest, cur := body, 0, 0
 	for k < len(s) {
 		c := s[k]
 		if c == '-' && strings.HasPrefix(s[k:], "-----END") {
 			break
+		}
+		if c == '\n' && prefix != "" && strings.HasPrefix(s[k+1:], prefix) {
+			k += 1 + len(prefix)
+			cur = 0
+			continue
 		}
 		if m.cls[c]&cPEM == 0 {
 			break
