@@ -158,11 +158,21 @@ files:
 			s.WriteString(strconv.Itoa(ln.n))
 			s.WriteString(sep)
 			s.WriteString(" ")
-			s.WriteString(cutLine(ln.text, q.LineChars))
+			text, masked := ln.text, map[string]int(nil)
+			if q.Mask != nil {
+				text, masked = q.Mask(text)
+			}
+			s.WriteString(cutLine(text, q.LineChars))
 			s.WriteString("\n")
 			if b.Len()+s.Len() > budget {
 				res.BytesCut = true
 				break files
+			}
+			for k, n := range masked {
+				if res.Redactions == nil {
+					res.Redactions = map[string]int{}
+				}
+				res.Redactions[k] += n
 			}
 			b.WriteString(s.String())
 			if prevFile != fi {

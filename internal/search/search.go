@@ -51,6 +51,11 @@ type Query struct {
 	MaxLimit  int // the largest Limit notices suggest (default MaxLimit)
 	LineChars int // characters shown of one output line (default MaxLineChars)
 	MaxBytes  int // bound on the whole text, notices included (default MaxOutputBytes)
+
+	// Mask, when set, masks each line's text before it is cut and prefixed
+	// with its path and number: a "KEY: value" secret is one only at the
+	// start of a line, and a cut could split a secret.
+	Mask func(string) (string, map[string]int)
 }
 
 // Engine searches one workspace folder.
@@ -78,13 +83,14 @@ type Engine struct {
 
 // Result is a rendered search.
 type Result struct {
-	Text        string // what the model reads
-	Matches     int    // matching lines shown
-	Files       int    // files with lines shown
-	LimitHit    bool   // more matches exist than Limit
-	BytesCut    bool   // the text was cut at Query.MaxBytes
-	PathIgnored bool   // Query.Path is ignored; nothing was searched
-	Backend     string // BackendRg or BackendGo
+	Text        string         // what the model reads
+	Matches     int            // matching lines shown
+	Files       int            // files with lines shown
+	LimitHit    bool           // more matches exist than Limit
+	BytesCut    bool           // the text was cut at Query.MaxBytes
+	PathIgnored bool           // Query.Path is ignored; nothing was searched
+	Backend     string         // BackendRg or BackendGo
+	Redactions  map[string]int // what Query.Mask masked in the lines shown, per kind
 	// Unreadable is what the search walked past because it could not be
 	// read (a directory or file without permission): the result is
 	// complete only when it is empty.

@@ -78,7 +78,9 @@ func (m *Masker) Mask(s string) (string, map[string]int) {
 	if len(spans) == 0 {
 		return s, nil
 	}
-	if len(spans) > n {
+	// scan's spans are in order, but for a key's tail (pemTail), which
+	// starts before the words scan has passed.
+	if len(spans) > n || !slices.IsSortedFunc(spans, func(x, y span) int { return x.start - y.start }) {
 		slices.SortFunc(spans, func(x, y span) int {
 			if x.start != y.start {
 				return x.start - y.start
@@ -330,7 +332,7 @@ func (m *Masker) matchAssignment(s string, a, b int) (span, bool) {
 		// "source", "encryptionKey1024", "X-Auth-Token", "GO_TEST_ENV",
 		// "^3.1.0", "\u3299".
 		if allLetters(val) || nameLike(val) && (constName(val) ||
-			hasSecretFragment(val) && (!hasDigit(val) || len(val) <= maxKeyLen/2 && hasCamel(val))) ||
+			hasSecretFragment(val) && (!hasDigit(val) || len(val) <= maxKeyLen/2 && hasCamel(val) && fewRuns(val))) ||
 			val[0] == '\\' || (val[0] == '^' || val[0] == '~') && len(val) > 1 && isDigit(val[1]) {
 			return span{}, false
 		}
@@ -433,6 +435,23 @@ func hasCamel(v string) bool {
 		}
 	}
 	return false
+}
+
+// fewRuns reports a camelCase name with digits (encryptionKey1024,
+// oauth2Token) rather than a random mix: one run of digits at most and
+// few humps. A generated "a8Kd93Lq0ZxPw7Vb2Nm4" has many of both, and
+// a secret fragment ("Pw") is there by chance.
+func fewRuns(v string) bool {
+	digitRuns, humps := 0, 0
+	for i := 0; i < len(v); i++ {
+		if isDigit(v[i]) && (i == 0 || !isDigit(v[i-1])) {
+			digitRuns++
+		}
+		if i > 0 && isLower(v[i-1]) && isUpper(v[i]) {
+			humps++
+		}
+	}
+	return digitRuns <= 1 && humps <= 3
 }
 
 // lineStart reports whether only blanks, "export " or a YAML "- " precede

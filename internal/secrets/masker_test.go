@@ -348,3 +348,21 @@ func TestMaskConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A random quoted value is a secret even when, by chance, it has a
+// camel-case hump and a secret fragment ("Pw"); a camelCase name with one
+// run of digits stays a name.
+func TestMaskRandomValueWithCamelHump(t *testing.T) {
+	m := New(nil)
+	const v = "a8Kd93Lq0ZxPw7Vb2Nm4"
+	for _, in := range []string{`token = "` + v + `"`, `"password": "` + v + `"`, `secret: '` + v + `'`} {
+		if out, _ := m.Mask(in); strings.Contains(out, v) {
+			t.Errorf("Mask(%q) = %q: the value leaked", in, out)
+		}
+	}
+	for _, in := range []string{`key = "encryptionKey1024"`, `token: "refreshToken2024"`, `"secret": "clientSecretV2"`} {
+		if out, c := m.Mask(in); out != in {
+			t.Errorf("Mask(%q) = %q %v: a name was masked", in, out, c)
+		}
+	}
+}

@@ -103,6 +103,9 @@ func (m *Masker) glued(s string, a, b int, seen uint16, out []span) []span {
 // of a scanner word s[a:b]. The match may end before b (a sentence's final
 // period) or, for a PEM block, far after it.
 func (m *Masker) matchToken(s string, a, b int) (span, bool) {
+	if b-a == 8 && s[a:b] == "-----END" {
+		return m.pemTail(s, a)
+	}
 	if b-a < 10 {
 		return span{}, false
 	}
@@ -235,11 +238,22 @@ func (m *Masker) pem(s string, a int) (span, bool) {
 		return span{}, false
 	}
 	body := p + close + 5
+	// Log lines carry a prefix ("web-1  | "): the body's lines carry the
+	// BEGIN line's too, and it is skipped where a line starts with it.
+	prefix := s[strings.LastIndexByte(s[:a], '\n')+1 : a]
+	if len(prefix) > pemMaxLabel || strings.Trim(prefix, " \t") == "" {
+		prefix = ""
+	}
 	k, longest, cur := body, 0, 0
 	for k < len(s) {
 		c := s[k]
 		if c == '-' && strings.HasPrefix(s[k:], "-----END") {
 			break
+		}
+		if c == '\n' && prefix != "" && strings.HasPrefix(s[k+1:], prefix) {
+			k += 1 + len(prefix)
+			cur = 0
+			continue
 		}
 		if m.cls[c]&cPEM == 0 {
 			break
@@ -267,6 +281,68 @@ func (m *Masker) pem(s string, a int) (span, bool) {
 		k--
 	}
 	return span{a, k, kPrivateKey}, true
+}
+
+// pemTail matches the end of a private key block whose BEGIN line is not
+// in s (a line cut in its middle keeps only its tail; a tail of output
+// starts inside the key): the base64 lines before "-----END <label>-----",
+// real or JSON-escaped ("\n"), back to the first byte that is neither. A
+// block with its BEGIN line is pem's: the scan is past its END by then.
+func (m *Masker) pemTail(s string, a int) (span, bool) {
+	p := a + len("-----END")
+	if p >= len(s) || s[p] != ' ' {
+		return span{}, false
+	}
+	lim := min(len(s), p+pemMaxLabel)
+	close := strings.Index(s[p:lim], "-----")
+	if close < 0 || !strings.Contains(s[p:p+close], "PRIVATE KEY") {
+		return span{}, false
+	}
+	end := p + close + 5
+	start, total, j := a, 0, a
+loop:
+	for first := true; ; first = false {
+		switch { // the line break before s[j]; the key's last line may have none
+		case j >= 2 && s[j-2] == '\\' && (s[j-1] == 'n' || s[j-1] == 'r'):
+			j -= 2
+			if j >= 2 && s[j-2] == '\\' && s[j-1] == 'r' {
+				j -= 2
+			}
+		case j >= 1 && s[j-1] == '\n':
+			j--
+			if j >= 1 && s[j-1] == '\r' {
+				j--
+			}
+		case !first:
+			break loop
+		}
+		k := j
+		for k > 0 && m.cls[s[k-1]]&cB64 != 0 {
+			k--
+		}
+		broken := k > 0 && (s[k-1] == '\n' || s[k-1] == '\r') // a line break before the line
+		if k >= 1 && k < j && s[k-1] == '\\' && (s[k] == 'n' || s[k] == 'r') {
+			k++ // in "\nMII…" the n is the escape's
+			broken = true
+		}
+		if k == j {
+			break
+		}
+		// A line of its own before the last must be as long as a key's;
+		// the piece a cut left (after another byte) may be shorter.
+		if !first && (broken || k == 0) && j-k < pemMinRun {
+			break
+		}
+		start, total = k, total+j-k
+		if !broken {
+			break
+		}
+		j = k
+	}
+	if total < pemMinRun {
+		return span{}, false
+	}
+	return span{start, end, kPrivateKey}, true
 }
 
 // randomish reports whether a token body mixes at least two of lower case,

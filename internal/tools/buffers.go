@@ -8,7 +8,6 @@ import (
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
-	"github.com/agentls/agentls/internal/secrets"
 	"github.com/agentls/agentls/internal/textedit"
 )
 
@@ -36,10 +35,8 @@ func readBuffer(c *Call, p ops.Path, doc overlay.Doc, in readInput, l Limits) Re
 		notes = append(notes, "unsaved text from the editor; the file on disk, which bash and grep see, differs")
 	}
 	text, masked := maskKeyLines(string(doc.Text))
-	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes, l)
-	if masked > 0 {
-		res.setDetail("redactions", map[string]int{secrets.KindPrivateKey: masked})
-	}
+	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes, l, c.mask)
+	addKeyRedactions(&res, masked)
 	res.setDetail("editorVersion", doc.Version)
 	if !res.IsError {
 		from, _ := res.Details["fromLine"].(int)

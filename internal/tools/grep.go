@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/search"
-	"github.com/agentls/agentls/internal/secrets"
 )
 
 // Limits of the grep tool.
@@ -108,6 +107,9 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		Context: in.Context, Limit: cmp.Or(in.Limit, l.GrepMatches), IncludeIgnored: in.IncludeIgnored, Hidden: hidden,
 		MaxLimit: l.grepMax(), LineChars: l.GrepLineChars, MaxBytes: l.GrepBytes,
 	}
+	if c.mask != nil {
+		q.Mask = c.mask.Mask
+	}
 	rg := search.FindRg()
 	engine := func(f *ops.Folder) *search.Engine {
 		fsys := c.Env.FS.FolderFS(f)
@@ -170,9 +172,10 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 	}
 	text, masked := maskGrepKeyLines(c.Env.FS, text)
 	r := Text(text)
-	if masked > 0 {
-		r.setDetail("redactions", map[string]int{secrets.KindPrivateKey: masked})
+	if len(res.Redactions) > 0 {
+		r.setDetail("redactions", res.Redactions)
 	}
+	addKeyRedactions(&r, masked)
 	r.setDetail("matches", res.Matches)
 	r.setDetail("files", res.Files)
 	r.setDetail("backend", res.Backend)

@@ -20,6 +20,16 @@ import (
 
 const keyLineMask = "[REDACTED:" + secrets.KindPrivateKey + "]"
 
+// addKeyRedactions adds n masked key lines to r's redactions.
+func addKeyRedactions(r *Result, n int) {
+	if n == 0 {
+		return
+	}
+	c, _ := r.Details["redactions"].(map[string]int)
+	c = addCountsTo(c, map[string]int{secrets.KindPrivateKey: n})
+	r.setDetail("redactions", c)
+}
+
 // maskKeyLines replaces the body lines of private key blocks in text.
 func maskKeyLines(text string) (string, int) {
 	ranges := secrets.PrivateKeyLines([]byte(text))
@@ -92,6 +102,16 @@ func keyTail(s string) bool {
 	return marked
 }
 
+// keyLike reports whether a grep line's text could be a key body line,
+// alone or after a log prefix ("web-1  | MIIE…").
+func keyLike(text string) bool {
+	if keyish(text) || keyTail(text) {
+		return true
+	}
+	last := text[strings.LastIndexAny(text, " \t")+1:]
+	return len(last) < len(text) && (keyish(last) || keyTail(last))
+}
+
 // maskGrepKeyLines masks grep output lines that fall inside a private key
 // block of their file. Only files with base64-looking output lines are read.
 func maskGrepKeyLines(fsys ops.FS, text string) (string, int) {
@@ -100,7 +120,7 @@ func maskGrepKeyLines(fsys ops.FS, text string) (string, int) {
 	n := 0
 	for i, l := range lines {
 		m := grepLine().FindStringSubmatch(l)
-		if m == nil || m[2] != m[4] || !keyish(m[5]) && !keyTail(m[5]) {
+		if m == nil || m[2] != m[4] || !keyLike(m[5]) {
 			continue
 		}
 		file := m[1]

@@ -16,7 +16,6 @@ import (
 	"golang.org/x/text/encoding/unicode"
 
 	"github.com/agentls/agentls/internal/ops"
-	"github.com/agentls/agentls/internal/secrets"
 )
 
 // Limits of the read tool: the defaults of Limits, and the image cap.
@@ -143,7 +142,7 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 		recordRead(c.Env.Stamps, p, fi, data, 0, 0)
 		return r, nil
 	}
-	res := readWhole(p.Display(), data, in, l)
+	res := readWhole(p.Display(), data, in, l, c.mask)
 	if !res.IsError {
 		from, _ := res.Details["fromLine"].(int)
 		to, _ := res.Details["toLine"].(int)
@@ -153,16 +152,14 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 }
 
 // readWhole is what read shows of a text file held whole (data).
-func readWhole(display string, data []byte, in readInput, l Limits) Result {
+func readWhole(display string, data []byte, in readInput, l Limits, m Masker) Result {
 	text, notes, isBinary, kind := decodeText(data)
 	if isBinary {
 		return binaryRefusal(kind, int64(len(data)))
 	}
 	text, masked := maskKeyLines(text)
-	res := formatLines(display, text, in.Offset, in.Limit, notes, l)
-	if masked > 0 {
-		res.setDetail("redactions", map[string]int{secrets.KindPrivateKey: masked})
-	}
+	res := formatLines(display, text, in.Offset, in.Limit, notes, l, m)
+	addKeyRedactions(&res, masked)
 	return res
 }
 

@@ -27,7 +27,7 @@ const ReadStreamBytes = 16 << 20
 // image that size is over the image limit; UTF-16 text that size is
 // refused (decoding needs the whole file).
 func readLarge(ctx context.Context, c *Call, p ops.Path, file io.Reader, fi fs.FileInfo, in readInput, l Limits) (Result, error) {
-	res, hash, err := streamLines(ctx, p.Display(), file, fi.Size(), in, l)
+	res, hash, err := streamLines(ctx, p.Display(), file, fi.Size(), in, l, c.mask)
 	if err == nil && !res.IsError {
 		from, _ := res.Details["fromLine"].(int)
 		to, _ := res.Details["toLine"].(int)
@@ -40,7 +40,7 @@ func readLarge(ctx context.Context, c *Call, p ops.Path, file io.Reader, fi fs.F
 
 // streamLines is readLarge's pass over file (fileSize bytes, named display):
 // the result, and the xxhash64 of every byte read.
-func streamLines(ctx context.Context, display string, file io.Reader, fileSize int64, in readInput, l Limits) (Result, uint64, error) {
+func streamLines(ctx context.Context, display string, file io.Reader, fileSize int64, in readInput, l Limits, m Masker) (Result, uint64, error) {
 	digest := xxhash.New()
 	br := bufio.NewReaderSize(io.TeeReader(file, digest), 64<<10)
 	head, _ := br.Peek(binarySniffBytes)
@@ -59,6 +59,7 @@ func streamLines(ctx context.Context, display string, file io.Reader, fileSize i
 		notes = append(notes, "UTF-8 BOM stripped")
 	}
 	w := newReadWindow(display, in.Offset, in.Limit, l)
+	w.mask = m
 	// Enough of a line to show what read shows of it: ReadLineChars
 	// characters of up to 4 bytes.
 	keep := 4*l.ReadLineChars + utf8.UTFMax
@@ -129,9 +130,7 @@ func streamLines(ctx context.Context, display string, file io.Reader, fileSize i
 		notes = append(notes, "not valid UTF-8: invalid bytes are shown as U+FFFD")
 	}
 	res := w.result(total, crlf, notes)
-	if masked > 0 {
-		res.setDetail("redactions", map[string]int{secrets.KindPrivateKey: masked})
-	}
+	addKeyRedactions(&res, masked)
 	return res, digest.Sum64(), nil
 }
 

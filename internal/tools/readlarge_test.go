@@ -58,8 +58,8 @@ func TestStreamLinesMatchesWholeRead(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(tc.content)
-			want := readWhole("f.txt", data, tc.in, l)
-			got, hash, err := streamLines(context.Background(), "f.txt", bytes.NewReader(data), int64(len(data)), tc.in, l)
+			want := readWhole("f.txt", data, tc.in, l, nil)
+			got, hash, err := streamLines(context.Background(), "f.txt", bytes.NewReader(data), int64(len(data)), tc.in, l, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func TestStreamLinesMemory(t *testing.T) {
 	gen := &repeatReader{line: []byte("some log line that repeats itself\n"), left: size}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	res, _, err := streamLines(context.Background(), "big.log", gen, size, readInput{Offset: 1000000, Limit: 5}, DefaultLimits())
+	res, _, err := streamLines(context.Background(), "big.log", gen, size, readInput{Offset: 1000000, Limit: 5}, DefaultLimits(), nil)
 	runtime.ReadMemStats(&after)
 	if err != nil || res.IsError || !strings.Contains(res.TextOf(), "1000000→some log line") {
 		t.Fatalf("read of the big file: %v %s", err, res.TextOf())

@@ -24,6 +24,12 @@ type readWindow struct {
 	byteLimited bool
 	tooLong     *Result // the first line alone is over the byte limit
 	num         [24]byte
+
+	// mask masks each line before it is cut and numbered: a "KEY: value"
+	// line is a secret at the start of a line, not after "N→", and a key
+	// cut at ReadLineChars is no longer recognisable. nil: no masking.
+	mask   Masker
+	counts map[string]int
 }
 
 func newReadWindow(display string, offset, limit int, l Limits) *readWindow {
@@ -50,6 +56,18 @@ func (w *readWindow) add(n int, text string, size, chars int) bool {
 		return false
 	}
 	line := text
+	if w.mask != nil {
+		if m, c := w.mask.Mask(text); len(c) > 0 {
+			w.counts = addCountsTo(w.counts, c)
+			if chars == 0 || size == len(text) {
+				chars = 0 // text is the whole line: count the masked one
+			} else {
+				chars -= utf8.RuneCountInString(text) - utf8.RuneCountInString(m)
+			}
+			size += len(m) - len(text)
+			line, text = m, m
+		}
+	}
 	if size > l.ReadLineChars {
 		if chars == 0 {
 			chars = utf8.RuneCountInString(text)
@@ -104,6 +122,9 @@ func (w *readWindow) result(total int, crlf bool, notes []string) Result {
 			w.cutLines, l.ReadLineChars, w.firstCut, w.firstCut, shellQuote(w.display), l.ReadLineChars+1, 2*l.ReadLineChars, 2*l.ReadLineChars+1, 3*l.ReadLineChars)
 	}
 	r := Text(strings.TrimRight(out, "\n"))
+	if len(w.counts) > 0 {
+		r.setDetail("redactions", w.counts)
+	}
 	r.setDetail("fromLine", offset)
 	r.setDetail("toLine", end)
 	r.setDetail("totalLines", total)
@@ -127,12 +148,14 @@ func emptyOrBeyond(display string, total, offset int) *Result {
 }
 
 // formatLines renders the numbered window of text that the limits allow.
-func formatLines(display, text string, offset, limit int, notes []string, l Limits) Result {
+// Each line is masked by m (nil: none) before it is cut and numbered.
+func formatLines(display, text string, offset, limit int, notes []string, l Limits, m Masker) Result {
 	total := strings.Count(text, "\n")
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		total++ // a final newline ends the last line; its absence does not
 	}
 	w := newReadWindow(display, offset, limit, l)
+	w.mask = m
 	if emptyOrBeyond(display, total, w.offset) == nil {
 		// What the window will hold, at most: the text and the numbers.
 		w.b.Grow(min(len(text), l.ReadBytes) + min(total-w.offset+1, w.maxLines)*10)
