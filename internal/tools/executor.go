@@ -205,7 +205,10 @@ func (x *Executor) prepare(req Request, rf ReporterFactory) (*Prepared, Result, 
 		t.Prepare(args, &p.Norm)
 	}
 	if msg := t.validate(args); msg != "" {
-		r := Errorf("%s", msg)
+		r := Errorf("%s", p.Norm.namedIn(msg))
+		if note := p.Norm.noticeText(); note != "" {
+			r.addNote(note)
+		}
 		if len(p.Norm.Changes) > 0 {
 			r.setDetail("normalized", p.Norm.Changes)
 		}
@@ -225,6 +228,9 @@ func (x *Executor) run(ctx context.Context, p *Prepared, req Request) (res Resul
 	d := x.permission().Check(ctx, p)
 	defer func() {
 		res.CallID = p.Call.ID
+		if note := p.Norm.noticeText(); note != "" {
+			res.addNote(note)
+		}
 		if len(p.Norm.Changes) > 0 {
 			res.setDetail("normalized", p.Norm.Changes)
 		}

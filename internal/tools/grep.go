@@ -63,6 +63,7 @@ func NewGrep(l Limits) *Tool {
 			if truthy(args["multiline"]) || truthy(args["-U"]) {
 				n.refuse("multiline is not supported: grep matches one line at a time. Search for one of the lines and add context (e.g. {\"pattern\": \"func main\", \"context\": 5}) to see the lines around it.")
 			}
+			mapGrepExtras(args, n)
 		},
 		Tweak: func(s map[string]any) {
 			prop(s, "limit")["minimum"] = 1.0

@@ -46,6 +46,24 @@ func NewLs(l Limits) *Tool {
 		Description: lsDescription(l),
 		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
 		Idempotent:  true,
+		PrepareRaw: func(args map[string]any, n *Normalization) {
+			for _, k := range []string{"recursive", "-R", "-r", "depth", "max_depth", "maxDepth"} {
+				v, ok := args[k]
+				if !ok {
+					continue
+				}
+				delete(args, k)
+				n.add("dropped unknown field %q", k)
+				if falsy(v) {
+					continue
+				}
+				ex := exampleJSON("pattern", "*")
+				if dir, _ := args["path"].(string); dir != "" && dir != "." {
+					ex = exampleJSON("pattern", "*", "path", dir)
+				}
+				n.notice("ignored `%s`: ls lists one directory; find lists a whole tree, e.g. find %s", k, ex)
+			}
+		},
 		Tweak: func(s map[string]any) {
 			prop(s, "limit")["minimum"] = 1.0
 			prop(s, "limit")["maximum"] = float64(l.lsMax())

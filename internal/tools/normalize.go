@@ -19,6 +19,44 @@ type Normalization struct {
 	// honoured and must not be dropped silently (it would change the
 	// meaning): the call fails with it.
 	refusal string
+	// notices are told to the model with the result: an argument that was
+	// ignored or mapped where the model could not otherwise know.
+	notices []string
+	// sent is, for a field given under another name, the name the model
+	// used, so that a wrong value is reported under it.
+	sent map[string]string
+}
+
+// notice tells the model msg alongside the result.
+func (n *Normalization) notice(format string, args ...any) {
+	n.notices = append(n.notices, fmt.Sprintf(format, args...))
+}
+
+// harmlessExtras are fields models add to every call that carry no
+// argument (a note about why they call): dropped without telling them.
+var harmlessExtras = map[string]bool{
+	"description": true, "explanation": true, "reason": true, "reasoning": true, "thought": true,
+	"thoughts": true, "intent": true, "purpose": true, "comment": true, "summary": true, "why": true,
+	"goal": true, "rationale": true, "note": true, "toolCallId": true, "tool_call_id": true,
+}
+
+// namedIn rewrites msg (a validation message about canonical fields) to
+// name the fields as the model sent them.
+func (n *Normalization) namedIn(msg string) string {
+	for canon, sent := range n.sent {
+		if q := "`" + canon + "`"; strings.Contains(msg, q) {
+			msg = strings.Replace(msg, q, "`"+sent+"` (taken as `"+canon+"`)", 1)
+		}
+	}
+	return msg
+}
+
+// noticeText is the notices as lines to add to a result, or "".
+func (n *Normalization) noticeText() string {
+	if len(n.notices) == 0 {
+		return ""
+	}
+	return "[" + strings.Join(n.notices, "]\n[") + "]"
 }
 
 // refuse fails the call with msg (see refusal).
@@ -146,13 +184,21 @@ func normalizeField(prefix, k string, val any, props, out map[string]any, aliase
 		name = resolveAlias(k, props, aliases)
 		if name == "" {
 			n.add("dropped unknown field %q", prefix+k)
+			if !harmlessExtras[k] {
+				n.notice("ignored `%s`: not a field of this tool (fields: %s)", prefix+k, fieldList(props))
+			}
 			return
 		}
 		if _, dup := out[name]; dup {
 			n.add("dropped %q: %q was already given", prefix+k, prefix+name)
+			n.notice("ignored `%s`: `%s` was already given", prefix+k, prefix+name)
 			return
 		}
 		n.add("%s → %s", prefix+k, prefix+name)
+		if n.sent == nil {
+			n.sent = map[string]string{}
+		}
+		n.sent[prefix+name] = prefix + k
 	}
 	ps, _ := props[name].(map[string]any)
 	out[name] = coerce(prefix+name, val, ps, aliases, n)
@@ -176,6 +222,16 @@ func resolveAlias(k string, props map[string]any, aliases map[string]string) str
 		}
 	}
 	return ""
+}
+
+// fieldList is the schema's field names, sorted, for a notice.
+func fieldList(props map[string]any) string {
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
 
 func foldName(s string) string {

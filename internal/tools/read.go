@@ -58,6 +58,7 @@ func NewRead(l Limits) *Tool {
 		Static:         Labels{ReadOnly: true, ConcurrencySafe: true},
 		Idempotent:     true,
 		Aliases:        map[string]string{"start": "offset", "lines": "limit", "n": "limit"},
+		PrepareRaw:     mapLineRange,
 		Prepare: func(args map[string]any, n *Normalization) {
 			if v, ok := args["offset"].(float64); ok && v == 0 {
 				delete(args, "offset") // 0 means "from the start"
@@ -287,4 +288,109 @@ func lineNumber(dst []byte, n int) []byte {
 	}
 	dst = append(dst, digits...)
 	return append(dst, "→"...)
+}
+
+// lineRangeStarts and lineRangeEnds are the names other agents' read tools
+// give a first and a last line (VS Code's startLine/endLine among them);
+// read takes offset (the first line) and limit (a count).
+var (
+	lineRangeStarts = []string{"startLine", "start_line", "lineStart", "fromLine", "from"}
+	lineRangeEnds   = []string{"endLine", "end_line", "end", "lineEnd", "toLine", "to"}
+)
+
+// mapLineRange turns a first/last line pair, or lines: "a-b", into offset
+// and limit, so that the range asked for is the range read. A value that
+// is not a line number is refused under the name the model sent.
+func mapLineRange(args map[string]any, n *Normalization) {
+	var start, end int
+	startName, endName := "", ""
+	if v, ok := args["lines"].(string); ok {
+		if a, b, isRange := cutRange(v); isRange {
+			x, okA := lineArg(a)
+			y, okB := lineArg(b)
+			if !okA || !okB {
+				n.refuse("`lines` must be a line count or a range of line numbers such as \"10-20\", got %s", jsonKind(v))
+				return
+			}
+			delete(args, "lines")
+			start, end, startName, endName = x, y, "lines", "lines"
+		} else if _, ok := lineArg(v); !ok {
+			n.refuse("`lines` must be a line count or a range of line numbers such as \"10-20\", got %s", jsonKind(v))
+			return
+		}
+	}
+	take := func(names []string, into *int, name *string) {
+		for _, k := range names {
+			v, ok := args[k]
+			if !ok {
+				continue
+			}
+			delete(args, k)
+			if *name != "" {
+				n.notice("ignored `%s`: `%s` was already given", k, *name)
+				continue
+			}
+			x, ok := lineArg(v)
+			if !ok {
+				n.refuse("`%s` must be a line number ≥ 1, got %s", k, jsonKind(v))
+				return
+			}
+			*into, *name = x, k
+		}
+	}
+	take(lineRangeStarts, &start, &startName)
+	take(lineRangeEnds, &end, &endName)
+	if n.refusal != "" {
+		return
+	}
+	if startName != "" {
+		if _, given := args["offset"]; given {
+			n.notice("ignored `%s`: `offset` was given", startName)
+			startName = ""
+		} else {
+			args["offset"] = float64(start)
+			n.add("%s → offset %d", startName, start)
+		}
+	}
+	if endName == "" {
+		return
+	}
+	first := 1
+	if startName != "" {
+		first = start
+	} else if o, ok := args["offset"].(float64); ok {
+		first = int(o)
+	}
+	switch _, given := args["limit"]; {
+	case given:
+		n.notice("ignored `%s`: `limit` was given", endName)
+	case end < first:
+		n.refuse("`%s` (%d) is before the first line (%d); send a last line at or after the first", endName, end, first)
+	default:
+		args["limit"] = float64(end - first + 1)
+		n.add("%s → limit %d (lines %d-%d)", endName, end-first+1, first, end)
+	}
+}
+
+// lineNumber reads v (a number or a numeric string) as a line number ≥ 1.
+func lineArg(v any) (int, bool) {
+	f, ok := v.(float64)
+	if s, isStr := v.(string); isStr {
+		g, err := strconv.Atoi(strings.TrimSpace(s))
+		f, ok = float64(g), err == nil
+	}
+	if !ok || f != math.Trunc(f) || f < 1 || f > math.MaxInt32 {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// cutRange splits "a-b" (also "a:b", "a..b", "a–b") into its ends.
+func cutRange(s string) (string, string, bool) {
+	for _, sep := range []string{"..", "-", "–", ":", ","} {
+		if a, b, ok := strings.Cut(s, sep); ok {
+			return strings.TrimSpace(a), strings.TrimSpace(b), true
+		}
+	}
+	return "", "", false
 }

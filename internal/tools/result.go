@@ -1,5 +1,7 @@
 package tools
 
+import "strings"
+
 // Content is one part of a result the model reads.
 type Content struct {
 	Type     string `json:"type"` // "text" | "image"
@@ -46,4 +48,19 @@ func (r *Result) setDetail(k string, v any) {
 		r.Details = map[string]any{}
 	}
 	r.Details[k] = v
+}
+
+// addNote appends a line to the result's last text part (or adds one), so
+// the model reads it with the result.
+func (r *Result) addNote(note string) {
+	for i := len(r.Content) - 1; i >= 0; i-- {
+		if r.Content[i].Type == "text" {
+			if r.Content[i].Text != "" && !strings.HasSuffix(r.Content[i].Text, "\n") {
+				r.Content[i].Text += "\n"
+			}
+			r.Content[i].Text += note
+			return
+		}
+	}
+	r.Content = append(r.Content, Content{Type: "text", Text: note})
 }

@@ -18,12 +18,16 @@ func (e *Env) notFound(p ops.Path) Result {
 		p.Display(), e.didYouMean(p, suggestFiles), exampleJSON("pattern", "*"+path.Ext(p.Rel)))
 }
 
-// exampleJSON is a one-field argument object for a hint, always valid JSON
-// whatever the value holds (a quote, a backslash).
-func exampleJSON(key, value string) string {
-	k, _ := json.Marshal(key)
-	v, _ := json.Marshal(value)
-	return "{" + string(k) + ": " + string(v) + "}"
+// exampleJSON is an argument object for a hint from key, value pairs (in
+// order), always valid JSON whatever the values hold (a quote, a backslash).
+func exampleJSON(kv ...string) string {
+	var parts []string
+	for i := 0; i+1 < len(kv); i += 2 {
+		k, _ := json.Marshal(kv[i])
+		v, _ := json.Marshal(kv[i+1])
+		parts = append(parts, string(k)+": "+string(v))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // suggestKind says which entries may be suggested for a missing path.

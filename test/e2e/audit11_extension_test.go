@@ -385,7 +385,7 @@ func TestAudit11ExtArgumentValidation(t *testing.T) {
 		{"wrong type array for integer", map[string]any{"pattern": "x", "count": []any{1}}, true, []string{"count"}, ""},
 		{"value outside enum", map[string]any{"pattern": "x", "kind": "smoke"}, true, []string{"kind"}, ""},
 		{"numeric string is normalized", map[string]any{"pattern": "x", "count": "7"}, false, nil, "[x][7]"},
-		{"unknown field is dropped, not an error", map[string]any{"pattern": "x", "bogus": 1}, false, nil, "[x]"},
+		{"unknown field is named, not an error", map[string]any{"pattern": "x", "bogus": 1}, false, []string{"[x]", "ignored `bogus`: not a field of this tool"}, ""},
 		{"valid call", map[string]any{"pattern": "TestA", "count": 2, "kind": "e2e"}, false, nil, "[TestA][2][e2e]"},
 	}
 	for _, tc := range cases {
