@@ -228,16 +228,10 @@ func (m *Masker) jwt(s string, a, b int) (span, bool) {
 // markers is left alone. Without an END line (output cut short) the block is
 // masked up to the last base64-looking byte.
 func (m *Masker) pem(s string, a int) (span, bool) {
-	p := a + len("-----BEGIN")
-	if p >= len(s) || s[p] != ' ' {
+	body, ok := pemLabelEnd(s, a+len("-----BEGIN"))
+	if !ok {
 		return span{}, false
 	}
-	lim := min(len(s), p+pemMaxLabel)
-	close := strings.Index(s[p:lim], "-----")
-	if close < 0 || !strings.Contains(s[p:p+close], "PRIVATE KEY") {
-		return span{}, false
-	}
-	body := p + close + 5
 	// Log lines carry a prefix ("web-1  | "): the body's lines carry the
 	// BEGIN line's too, and it is skipped where a line starts with it.
 	prefix := s[strings.LastIndexByte(s[:a], '\n')+1 : a]
@@ -283,22 +277,31 @@ func (m *Masker) pem(s string, a int) (span, bool) {
 	return span{a, k, kPrivateKey}, true
 }
 
+// pemLabelEnd reads the " <label>-----" of a BEGIN or END marker whose
+// dashes and word end at p, and returns where the marker ends; only
+// private key labels count.
+func pemLabelEnd(s string, p int) (int, bool) {
+	if p >= len(s) || s[p] != ' ' {
+		return 0, false
+	}
+	lim := min(len(s), p+pemMaxLabel)
+	close := strings.Index(s[p:lim], "-----")
+	if close < 0 || !strings.Contains(s[p:p+close], "PRIVATE KEY") {
+		return 0, false
+	}
+	return p + close + 5, true
+}
+
 // pemTail matches the end of a private key block whose BEGIN line is not
 // in s (a line cut in its middle keeps only its tail; a tail of output
 // starts inside the key): the base64 lines before "-----END <label>-----",
 // real or JSON-escaped ("\n"), back to the first byte that is neither. A
 // block with its BEGIN line is pem's: the scan is past its END by then.
 func (m *Masker) pemTail(s string, a int) (span, bool) {
-	p := a + len("-----END")
-	if p >= len(s) || s[p] != ' ' {
+	end, ok := pemLabelEnd(s, a+len("-----END"))
+	if !ok {
 		return span{}, false
 	}
-	lim := min(len(s), p+pemMaxLabel)
-	close := strings.Index(s[p:lim], "-----")
-	if close < 0 || !strings.Contains(s[p:p+close], "PRIVATE KEY") {
-		return span{}, false
-	}
-	end := p + close + 5
 	start, total, j := a, 0, a
 loop:
 	for first := true; ; first = false {
