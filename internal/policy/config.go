@@ -37,9 +37,10 @@ type Permissions struct {
 	DefaultMode string   `json:"defaultMode,omitempty"`
 }
 
-// Problem is something wrong in one source. A problem with a rule or the
-// file's syntax makes Load ignore the whole source (so that a typo cannot
-// half-apply a file); a refused mode drops only the mode.
+// Problem is something wrong in one source. A bad rule drops that rule
+// alone and a refused mode drops only the mode: the source's other rules
+// apply. A file that cannot be read or is not valid JSON keeps its last
+// good rules (Reload); with none, only read-only calls run (Evaluate).
 type Problem struct {
 	File  string // the file, or SourceEditor
 	List  string // "allow", "ask", "deny", or "" for the file itself
@@ -121,14 +122,16 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 		before = prev.sources
 		prev.mu.RUnlock()
 	}
-	keepPrevious := func(name, file string) {
+	var broken []Problem
+	keepPrevious := func(name, file string) bool {
 		for _, s := range before {
 			if s.name == name {
 				srcs = append(srcs, s)
 				problems = append(problems, Problem{File: file, Msg: "the rules it had before stay in force until it is fixed"})
-				return
+				return true
 			}
 		}
+		return false
 	}
 	folder := ""
 	add := func(name, file string, s Settings, workspace bool) {
@@ -155,8 +158,13 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 		}
 		s, prob, ok := readSettings(display, file)
 		if prob != nil {
+			if !keepPrevious(name, display) {
+				// Its deny rules are unknown: nothing that is not
+				// read-only runs until it is fixed (fail closed).
+				prob.Msg += "; until it is fixed, only read-only calls run"
+				broken = append(broken, *prob)
+			}
 			problems = append(problems, *prob)
-			keepPrevious(name, display)
 		}
 		if ok {
 			add(name, display, s, workspace)
@@ -180,7 +188,7 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 		read(SourceUser, filepath.Join(userConfigDir, filepath.FromSlash(UserFile)), false)
 	}
 
-	c := &Config{sources: srcs, Folders: roots}
+	c := &Config{sources: srcs, Folders: roots, broken: broken}
 	if len(roots) > 0 {
 		c.Root = roots[0]
 	}
@@ -212,7 +220,7 @@ func readSettings(name, file string) (Settings, *Problem, bool) {
 		return s, nil, false
 	}
 	if err != nil {
-		return s, &Problem{File: name, Msg: fmt.Sprintf("cannot read %s: %v; file ignored", file, err)}, false
+		return s, &Problem{File: name, Msg: fmt.Sprintf("cannot read %s: %v", file, err)}, false
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
 		msg := err.Error()
@@ -221,7 +229,7 @@ func readSettings(name, file string) (Settings, *Problem, bool) {
 			line, col := lineCol(data, se.Offset-1) // Offset is just past the bad byte
 			msg = fmt.Sprintf("line %d, column %d: %v", line, col, err)
 		}
-		return s, &Problem{File: name, Msg: "invalid JSON: " + msg + "; file ignored"}, false
+		return s, &Problem{File: name, Msg: "invalid JSON: " + msg}, false
 	}
 	return s, nil, true
 }
@@ -263,9 +271,6 @@ func parseSettings(name, file string, s Settings, workspace bool) (*source, []Pr
 			src.lists[li] = append(src.lists[li], r)
 		}
 	}
-	if len(problems) > 0 {
-		return nil, problems
-	}
 	mode := s.Mode
 	if mode == "" {
 		mode = s.Permissions.DefaultMode
@@ -274,8 +279,8 @@ func parseSettings(name, file string, s Settings, workspace bool) (*source, []Pr
 		m, ok := ParseMode(mode)
 		switch {
 		case !ok:
-			return nil, []Problem{{File: file, Msg: fmt.Sprintf("mode must be one of %s, %s, %s, %s; got %q; %s",
-				ModeDefault, ModeAcceptEdits, ModeReadOnly, ModeBypass, mode, ignoredWhat(name))}}
+			problems = append(problems, Problem{File: file, Msg: fmt.Sprintf("mode must be one of %s, %s, %s, %s; got %q; the mode is ignored, the rules apply",
+				ModeDefault, ModeAcceptEdits, ModeReadOnly, ModeBypass, mode)})
 		case m == ModeBypass && workspace:
 			problems = append(problems, Problem{File: file, Msg: "mode bypass is honoured only from the editor or the user settings; mode ignored, rules kept"})
 		default:
@@ -285,9 +290,11 @@ func parseSettings(name, file string, s Settings, workspace bool) (*source, []Pr
 	return src, problems
 }
 
+// ignoredWhat says what a bad rule costs: that rule alone, so that a typo
+// in one rule never switches off the others.
 func ignoredWhat(name string) string {
 	if name == SourceEditor {
-		return "the permissions of initializationOptions are ignored"
+		return "this rule is ignored; the other rules of initializationOptions apply"
 	}
-	return "file ignored"
+	return "this rule is ignored; the file's other rules apply"
 }

@@ -119,12 +119,12 @@ func TestLoadProblems(t *testing.T) {
 		keepsRules        bool
 		mode              string
 	}{
-		{"bad rule ignores the file", `{"permissions": {"deny": ["Read(./x)"], "allow": ["Bash(ls)", "Bash(npm test"]}}`,
-			`.agentls/settings.local.json: permissions.allow[1] "Bash(npm test": unclosed '(' at column 5; file ignored`, false, ModeDefault},
+		{"bad rule drops only itself", `{"permissions": {"deny": ["Read(./x)"], "allow": ["Bash(ls)", "Bash(npm test"]}}`,
+			`.agentls/settings.local.json: permissions.allow[1] "Bash(npm test": unclosed '(' at column 5; this rule is ignored; the file's other rules apply`, true, ModeDefault},
 		{"bad json", "{\n  \"mode\": \"default\",\n  oops\n}",
 			".agentls/settings.local.json: invalid JSON: line 3, column 3", false, ModeDefault},
 		{"bad mode", `{"mode": "yolo", "permissions": {"deny": ["Read(./x)"]}}`,
-			`mode must be one of default, acceptEdits, readOnly, bypass; got "yolo"; file ignored`, false, ModeDefault},
+			`mode must be one of default, acceptEdits, readOnly, bypass; got "yolo"; the mode is ignored, the rules apply`, true, ModeDefault},
 		{"bypass refused from workspace", `{"mode": "bypass", "permissions": {"deny": ["Read(./x)"]}}`,
 			"mode bypass is honoured only from the editor or the user settings", true, ModeDefault},
 		{"claude mode names", `{"permissions": {"defaultMode": "plan", "deny": ["Read(./x)"]}}`, "", true, ModeReadOnly},
@@ -175,7 +175,7 @@ func TestReloadKeepsABrokenFilesRules(t *testing.T) {
 		problem       string
 	}{
 		{"invalid JSON keeps the deny", `{"permissions": {"deny": [`, false, Deny, "stay in force"},
-		{"an invalid rule keeps the deny", `{"permissions": {"deny": ["Bash(curl:*)", "Read(./a"]}}`, false, Deny, "stay in force"},
+		{"an invalid rule drops only itself", `{"permissions": {"deny": ["Bash(curl:*)", "Read(./a"]}}`, false, Deny, "this rule is ignored; the file's other rules apply"},
 		{"fixed: its rules apply", `{"permissions": {"allow": ["Bash(curl:*)"]}}`, false, Allow, ""},
 		{"deleted: its rules go", "", true, Ask, ""},
 	} {
@@ -284,3 +284,50 @@ func TestReplaceTakesTheNewFolders(t *testing.T) {
 }
 
 func bashIn(cmd, cwd string) Request { r := bash(cmd); r.Cwd = cwd; return r }
+
+// A typo in one rule (an unbalanced parenthesis) never switches off the
+// file's other deny rules.
+func TestTypoInOneRuleKeepsTheOtherDenyRules(t *testing.T) {
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, WorkspaceFile), `{"permissions": {"deny": ["Bash(rm:*)", "Bash(curl:*"]}}`)
+	c, probs := Load([]string{ws}, nil, "")
+	if len(probs) != 1 || !strings.Contains(probs[0].String(), `"Bash(curl:*"`) {
+		t.Fatalf("problems %v, want the curl rule reported", probs)
+	}
+	if v := c.Evaluate(Request{Tool: "bash", Command: "rm -f x", InWorkspace: true}); v.Decision != Deny {
+		t.Errorf("rm: %s by %q, want the rm deny rule to hold", v.Decision, v.Rule)
+	}
+}
+
+// A settings file that is not valid JSON when the session starts (no
+// earlier good content) leaves its rules unknown: only read-only calls
+// run, and the refusal names the file, line and column.
+func TestBrokenSettingsFileAtStartAllowsOnlyReadOnlyCalls(t *testing.T) {
+	ws := t.TempDir()
+	file := filepath.Join(ws, WorkspaceFile)
+	writeFile(t, file, "{\"permissions\": {\"deny\": [\"Bash(rm:*)\"],}}")
+	c, probs := Load([]string{ws}, nil, "")
+	if len(probs) != 1 || !strings.Contains(probs[0].String(), "line 1, column") {
+		t.Fatalf("problems %v, want the file's line and column", probs)
+	}
+	for _, mode := range []string{"", ModeBypass} {
+		c.Mode = mode
+		v := c.Evaluate(Request{Tool: "bash", Command: "touch x", InWorkspace: true})
+		if v.Decision != Deny || v.Rule != BuiltinBrokenSettings || !strings.Contains(v.Reason, ".agentls/settings.json") || !strings.Contains(v.Reason, "line 1, column") {
+			t.Errorf("mode %q: touch: %+v, want a refusal naming the file, line and column", mode, v)
+		}
+		if v := c.Evaluate(Request{Tool: "bash", Command: "ls", InWorkspace: true}); v.Decision != Allow {
+			t.Errorf("mode %q: ls: %+v, want a read-only call to run", mode, v)
+		}
+	}
+	// Fixed: the refusal ends with the next reload.
+	writeFile(t, file, `{"permissions": {"deny": ["Bash(rm:*)"]}}`)
+	next, probs := c.Reload([]string{ws}, nil, "")
+	c.Replace(next)
+	if len(probs) != 0 {
+		t.Fatalf("problems after the fix: %v", probs)
+	}
+	if v := c.Evaluate(Request{Tool: "bash", Command: "touch x", InWorkspace: true}); v.Decision == Deny {
+		t.Errorf("touch after the fix: %+v", v)
+	}
+}

@@ -80,10 +80,12 @@
 // Claude Code: a deny anywhere denies, because deny is evaluated before
 // allow whatever its source), while the mode comes from the highest source
 // that sets one. Workspace files may not select bypass (a cloned repository
-// must not turn checks off); that mode is dropped with a Problem. Any
-// syntax error (bad JSON, a bad rule, an unknown mode) makes Load skip that
-// whole source and report a Problem naming the file, the rule and the
-// column; loading never fails.
+// must not turn checks off); that mode is dropped with a Problem. A bad
+// rule or an unknown mode is skipped alone, with a Problem naming the
+// file, the rule and the column; the source's other rules apply. A file
+// that is not valid JSON keeps its last good rules on Reload, and with
+// none lets only read-only calls through (fail closed); loading never
+// fails.
 //
 // # Session rules
 //

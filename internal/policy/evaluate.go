@@ -36,6 +36,9 @@ const (
 	BuiltinSecretFile  = "builtin:secret-file"
 	BuiltinDestructive = "builtin:destructive"
 	BuiltinConfig      = "builtin:agentls-config"
+	// BuiltinBrokenSettings refuses what is not read-only while a
+	// settings file with no good content cannot be read or parsed.
+	BuiltinBrokenSettings = "builtin:broken-settings"
 )
 
 // ParseMode accepts the four modes and Claude Code's names for two of them
@@ -117,6 +120,9 @@ type Config struct {
 	mu                        sync.RWMutex
 	sessionAllow, sessionDeny []Rule
 	sources                   []source // as parsed, for Reload
+	// broken are settings files that could not be read or parsed and
+	// have no earlier good content: their deny rules are unknown.
+	broken []Problem
 }
 
 // AddSessionRule adds a rule for the rest of the session (allowAlways /
@@ -139,6 +145,7 @@ func (c *Config) Replace(next *Config) {
 	defer c.mu.Unlock()
 	c.Mode, c.Allow, c.Ask, c.Deny = next.Mode, next.Allow, next.Ask, next.Deny
 	c.sources = next.sources
+	c.broken = next.broken
 	c.Limits = next.Limits
 	// The folders may have changed (the settings are read again when they
 	// do): the first one anchors the editor's and the user's rules.
@@ -167,12 +174,13 @@ func (c *Config) LimitSources() []LimitsSource {
 type view struct {
 	mode             string
 	allow, ask, deny []Rule
+	broken           []Problem
 }
 
 func (c *Config) view() view {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	v := view{mode: c.Mode, ask: c.Ask, allow: c.Allow, deny: c.Deny}
+	v := view{mode: c.Mode, ask: c.Ask, allow: c.Allow, deny: c.Deny, broken: c.broken}
 	if len(c.sessionAllow) > 0 {
 		v.allow = append(append([]Rule(nil), c.sessionAllow...), c.Allow...)
 	}
@@ -230,8 +238,8 @@ func (c *Config) prepare(r Request) *call {
 	return k
 }
 
-// Evaluate decides a call. Order: the .git write ban, deny rules, readOnly
-// mode, bypass mode, ask rules, trusted allow rules, built-in asks, other
+// Evaluate decides a call. Order: the .git write ban, deny rules, a
+// broken settings file (only read-only calls), readOnly mode, bypass mode, ask rules, trusted allow rules, built-in asks, other
 // allow rules, the mode's default.
 func (c *Config) Evaluate(r Request) Verdict {
 	k := c.prepare(r)
@@ -252,6 +260,10 @@ func (c *Config) Evaluate(r Request) Verdict {
 			return Verdict{Deny, rule.String(), fmt.Sprintf("denied by the rule %s%s. Write the command out literally (no computed program name, no bash -c \"$(…)\", eval of a variable, source <(…) or pipe into a shell) so the rules can be checked.", rule, note)}
 		}
 		return Verdict{Deny, rule.String(), fmt.Sprintf("denied by the rule %s. %s", rule, insteadOfDeny(k))}
+	}
+	if len(cv.broken) > 0 && !k.readOnly {
+		b := cv.broken[0]
+		return Verdict{Deny, BuiltinBrokenSettings, fmt.Sprintf("refused: the settings file %s (%s) could not be used, so the permission rules it holds are unknown and only read-only calls run until it is fixed. Ask the user to fix it; read, grep, find, ls and read-only shell commands still work.", b.File, b.Msg)}
 	}
 	if mode == ModeReadOnly && !k.readOnly {
 		return Verdict{Deny, "mode:" + mode, "the session is in readOnly mode: only read-only calls run. Use read, grep, find, ls or read-only shell commands, or ask the user to change the mode."}

@@ -89,8 +89,9 @@ type Session struct {
 	// Policy is the permission configuration; Reload replaces its rules in
 	// place when the settings files change.
 	Policy *policy.Config
-	// Problems are configuration problems found at startup (invalid rules);
-	// the file holding them was ignored.
+	// Problems are configuration problems found at startup (invalid rules,
+	// a file that is not valid JSON); see policy.Problem for what each
+	// costs.
 	Problems []string
 	audit    *audit.Log
 	// Upstream runs the MCP servers of .agentls/mcp.json; nil when none.

@@ -729,15 +729,15 @@ func TestAudit4DocsSettingsFiles(t *testing.T) {
 			t.Error("the command ran")
 		}
 	})
-	t.Run("invalid rule reported, file ignored", func(t *testing.T) {
+	t.Run("invalid rule reported, the file's other settings apply", func(t *testing.T) {
 		ws := t.TempDir()
 		writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"mode": "readOnly", "permissions": {"deny": ["Bash(npm run"]}}`})
 		c, _ := a4dStart(t, ws, nil)
 		msg := a4dWaitLog(t, c, "settings.json")
 		wantContains(t, "invalid rule log", msg, `"type":1`, "Bash(npm run", "column")
-		// Ignored whole: its readOnly mode does not apply.
-		if r := ctxArgs(c, t, "bash", map[string]any{"command": "touch inv.txt"}); strings.Contains(r.Text(), "readOnly") {
-			t.Errorf("a file with an invalid rule still applied: %s", r.Text())
+		// Only the bad rule is dropped: the file's readOnly mode applies.
+		if r := ctxArgs(c, t, "bash", map[string]any{"command": "touch inv.txt"}); !strings.Contains(r.Text(), "readOnly") {
+			t.Errorf("one invalid rule switched off the rest of its file: %s", r.Text())
 		}
 	})
 }
