@@ -137,6 +137,15 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 	add := func(name, file string, s Settings, workspace bool) {
 		src, probs := parseSettings(name, file, s, workspace)
 		problems = append(problems, probs...)
+		if src != nil && badRule(probs) {
+			// A typo in a rule being edited must not lift the rule it
+			// was: the earlier ask and deny rules stay until it is fixed.
+			for _, old := range before {
+				if old.name == name && keepStricter(src, old) {
+					problems = append(problems, Problem{File: file, Msg: "its earlier ask and deny rules stay in force until it is fixed"})
+				}
+			}
+		}
 		if src != nil {
 			for li := range src.lists {
 				for i := range src.lists[li] {
@@ -288,6 +297,35 @@ func parseSettings(name, file string, s Settings, workspace bool) (*source, []Pr
 		}
 	}
 	return src, problems
+}
+
+// badRule reports whether probs hold a rule that did not parse.
+func badRule(probs []Problem) bool {
+	for _, p := range probs {
+		if p.List != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// keepStricter adds to src the ask and deny rules of old it lacks, and
+// reports whether there were any.
+func keepStricter(src *source, old source) bool {
+	added := false
+	for li := 1; li < len(src.lists); li++ {
+		have := map[string]bool{}
+		for _, r := range src.lists[li] {
+			have[r.String()] = true
+		}
+		for _, r := range old.lists[li] {
+			if !have[r.String()] {
+				src.lists[li] = append(src.lists[li], r)
+				added = true
+			}
+		}
+	}
+	return added
 }
 
 // ignoredWhat says what a bad rule costs: that rule alone, so that a typo

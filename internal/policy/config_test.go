@@ -331,3 +331,21 @@ func TestBrokenSettingsFileAtStartAllowsOnlyReadOnlyCalls(t *testing.T) {
 		t.Errorf("touch after the fix: %+v", v)
 	}
 }
+
+// A rule edited into a typo while the session runs does not lift the rule
+// it was: the file's earlier ask and deny rules stay until it is fixed.
+func TestTypoWhileRunningKeepsTheEarlierDenyRule(t *testing.T) {
+	ws := t.TempDir()
+	file := filepath.Join(ws, WorkspaceFile)
+	writeFile(t, file, `{"permissions": {"deny": ["Bash(rm:*)"]}}`)
+	c, _ := Load([]string{ws}, nil, "")
+	writeFile(t, file, `{"permissions": {"deny": ["Bash(rm:*"]}}`)
+	next, probs := c.Reload([]string{ws}, nil, "")
+	c.Replace(next)
+	if !strings.Contains(fmt.Sprint(probs), "earlier ask and deny rules stay in force") {
+		t.Errorf("problems %v, want the kept rules reported", probs)
+	}
+	if v := c.Evaluate(Request{Tool: "bash", Command: "rm -f x", InWorkspace: true}); v.Decision != Deny {
+		t.Errorf("rm after the typo: %s by %q, want the earlier deny rule", v.Decision, v.Rule)
+	}
+}
