@@ -465,13 +465,17 @@ describe('audit5 settings edited live', () => {
     audit5Ok(await c.callTool({ name: 'read', arguments: { path: 'g.txt' } }), 'a deleted file\'s rules go');
   });
 
-  test('audit5 live: a settings.json broken at start is ignored and the server serves', async () => {
+  test('audit5 live: a settings.json broken at start lets read-only calls run and refuses the rest, naming the file', async () => {
     const ws = audit5Workspace({ 'g.txt': 'hello\n' });
     audit5Settings(ws, '{"permissions": ');
     const c = await audit5Open({ args: ['--root', ws] });
     const r = await c.callTool({ name: 'read', arguments: { path: 'g.txt' } });
     audit5Ok(r, 'read');
     assert.match(text(r), /hello/);
+    const b = await c.callTool({ name: 'bash', arguments: { command: 'touch made.txt' } });
+    audit5Err(b, 'bash while settings.json is broken');
+    assert.match(text(b), /settings\.json/);
+    assert.ok(!existsSync(join(ws, 'made.txt')), 'the command ran');
   });
 });
 
