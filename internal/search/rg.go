@@ -203,7 +203,11 @@ func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, swi
 		case p == t.fsPath:
 			args = append(args, ".")
 		default:
-			args = append(args, strings.TrimPrefix(p, t.rel+"/"))
+			rel := strings.TrimPrefix(p, t.rel+"/")
+			if rel == "-" {
+				rel = "./-" // rg reads "-" as stdin, even after "--"
+			}
+			args = append(args, rel)
 		}
 	}
 	rq, post := rgGlob(q, t)

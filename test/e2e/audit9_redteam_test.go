@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -272,12 +273,17 @@ func TestAudit9RedPathRules(t *testing.T) {
 		})
 	}
 	t.Run("GrepHidesDeniedFile", func(t *testing.T) {
+		// "No matches for <pattern>" echoes what the model sent; any other
+		// trace of the marker would come from the denied file.
+		text := func(r harness.Result) string {
+			return strings.ReplaceAll(r.Text(), strconv.Quote(marker), "")
+		}
 		r, _ := s.a9rCall("grep", map[string]any{"pattern": marker})
-		wantLacks(t, "grep", r.Text(), marker, ".env")
+		wantLacks(t, "grep", text(r), marker, ".env")
 		r, _ = s.a9rCall("grep", map[string]any{"pattern": marker, "path": ".env"})
-		wantLacks(t, "grep path .env", r.Text(), marker)
+		wantLacks(t, "grep path .env", text(r), marker)
 		r, _ = s.a9rCall("grep", map[string]any{"pattern": marker, "glob": ".env*", "includeIgnored": true})
-		wantLacks(t, "grep glob", r.Text(), marker)
+		wantLacks(t, "grep glob", text(r), marker)
 	})
 	t.Run("GrepThroughSymlinkHidesDeniedFile", func(t *testing.T) {
 		r, _ := s.a9rCall("grep", map[string]any{"pattern": marker, "path": "envlink"})
