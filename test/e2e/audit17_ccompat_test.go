@@ -457,7 +457,7 @@ func TestAudit17CCInvalidRule(t *testing.T) {
 	}
 	a17cRun(t, e, []a17cCase{
 		a17cCmd("other file's deny applies", "deploy x", "deny", a17cDenyDeploy),
-		a17cCmd("ignored file's deny is gone", "mytool x", "ask", ""),
+		a17cCmd("the file's valid deny still applies", "mytool x", "deny", ""),
 		a17cCmd("ignored file's allow is gone", "npm run test", "ask", ""),
 	})
 }

@@ -234,7 +234,7 @@ func TestModesAndDenyRules(t *testing.T) {
 	}
 }
 
-func TestInvalidRuleInSettingsFileIsReportedAndIgnored(t *testing.T) {
+func TestInvalidRuleInSettingsFileIsReportedAndSkippedAlone(t *testing.T) {
 	c, _, ctx := startWith(t, map[string]string{
 		".agentls/settings.json": `{"permissions": {"allow": ["Bash(touch:*)", "Bash(npm test"]}}`,
 	}, map[string]any{})
@@ -243,8 +243,8 @@ func TestInvalidRuleInSettingsFileIsReportedAndIgnored(t *testing.T) {
 	}); !ok {
 		t.Fatalf("no log message naming the file and the rule: %v", c.Notes("window/logMessage"))
 	}
-	// The whole file is ignored: its valid allow rule does not apply either.
-	if r := c.CallTool(ctx, "bash", map[string]any{"command": "touch x"}); !r.IsError {
-		t.Fatalf("rule from an invalid file applied: %s", r.Text())
+	// Only the bad rule is dropped: the file's valid allow rule applies.
+	if r := c.CallTool(ctx, "bash", map[string]any{"command": "touch x"}); r.IsError {
+		t.Fatalf("one invalid rule switched off the file's valid allow: %s", r.Text())
 	}
 }
