@@ -109,15 +109,12 @@ var (
 // rgStderrMax bounds how much of rg's stderr is kept for error messages.
 const rgStderrMax = 4096
 
-// Batches of explicit files for the ordered phase: small first (dense
+// Batches of explicit files for rg: small first (dense
 // patterns finish in the first batch), growing to amortize rg's start.
 const (
 	firstBatch = 128
 	maxBatch   = 2048
 )
-
-// errSwitch stops the parallel phase in favour of the ordered one.
-var errSwitch = errors.New("switch to ordered search")
 
 // searchRg runs rg over the target. For a directory agentls's own engine
 // is the judge of what is searched: the Matcher walks (ignore rules as git
@@ -133,7 +130,7 @@ func (e *Engine) searchRg(ctx context.Context, q Query, t target, g *globMatcher
 		c.denied++
 		return c, nil
 	}
-	return c, e.runRg(ctx, q, t, c, 0, t.fsPath)
+	return c, e.runRg(ctx, q, t, c, t.fsPath)
 }
 
 // searchRgOrdered walks the target with the Matcher (path order) and runs
@@ -148,7 +145,7 @@ func (e *Engine) searchRgOrdered(ctx context.Context, q Query, t target, g *glob
 		if len(batch) == 0 {
 			return nil
 		}
-		err := e.runRg(ctx, q, t, c, 0, batch...)
+		err := e.runRg(ctx, q, t, c, batch...)
 		batch, size = batch[:0], min(2*size, maxBatch)
 		if err == nil && c.seen > q.Limit {
 			return fs.SkipAll
@@ -178,8 +175,7 @@ func (e *Engine) searchRgOrdered(ctx context.Context, q Query, t target, g *glob
 	return c, nil
 }
 
-// runRg runs one rg process over paths into c. With switchAt > 0 it stops
-// with errSwitch once c has seen that many matches.
+// runRg runs one rg process over paths into c.
 //
 // rg starts in the directory searched, opened through Engine.FS (an
 // os.Root: no symlink out of the folder is followed) and set as its
@@ -189,7 +185,7 @@ func (e *Engine) searchRgOrdered(ctx context.Context, q Query, t target, g *glob
 // so a directory or file swapped for a symlink to outside after the
 // checks would otherwise be read. Below that directory rg follows no
 // symlink it lists.
-func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, switchAt int, paths ...string) error {
+func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, paths ...string) error {
 	dir, stdin, err := e.rgOpen(t)
 	if err != nil {
 		return err
@@ -230,7 +226,7 @@ func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, swi
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("grep: start rg: %w", err)
 	}
-	perr := e.parseRg(bufio.NewReaderSize(out, 256<<10), q, t, post, c, switchAt)
+	perr := e.parseRg(bufio.NewReaderSize(out, 256<<10), q, t, post, c)
 	if perr != nil {
 		_ = cmd.Process.Kill() // rg must not outlive an abandoned read
 	}
@@ -239,9 +235,6 @@ func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, swi
 		return err
 	}
 	if perr != nil {
-		if errors.Is(perr, errSwitch) {
-			return perr
-		}
 		return fmt.Errorf("grep: reading rg output: %w", perr)
 	}
 	var exit *exec.ExitError
@@ -269,7 +262,7 @@ func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, swi
 
 // parseRg reads rg's JSON events into c. Lines of files that can no longer
 // be shown are counted but not decoded.
-func (e *Engine) parseRg(r *bufio.Reader, q Query, t target, post *globMatcher, c *collector, switchAt int) error {
+func (e *Engine) parseRg(r *bufio.Reader, q Query, t target, post *globMatcher, c *collector) error {
 	var (
 		cur     fileHits
 		skip    bool // current file sorts after the collector's cutoff
@@ -324,9 +317,6 @@ func (e *Engine) parseRg(r *bufio.Reader, q Query, t target, post *globMatcher, 
 				c.add(cur)
 			}
 			cur = fileHits{}
-			if switchAt > 0 && c.seen >= switchAt {
-				return errSwitch
-			}
 		}
 	}
 }

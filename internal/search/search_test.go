@@ -290,7 +290,7 @@ func TestRgOrderedMatchesParallel(t *testing.T) {
 				}
 			}
 			par := newCollector(tc.q.Limit)
-			if err := e.runRg(ctx, tc.q, tg, par, 0, tg.fsPath); err != nil {
+			if err := e.runRg(ctx, tc.q, tg, par, tg.fsPath); err != nil {
 				t.Fatal(err)
 			}
 			ord, err := e.searchRgOrdered(ctx, tc.q, tg, g)
