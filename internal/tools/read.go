@@ -372,7 +372,7 @@ func mapLineRange(args map[string]any, n *Normalization) {
 	}
 }
 
-// lineNumber reads v (a number or a numeric string) as a line number ≥ 1.
+// lineArg reads v (a number or a numeric string) as a line number ≥ 1.
 func lineArg(v any) (int, bool) {
 	f, ok := v.(float64)
 	if s, isStr := v.(string); isStr {

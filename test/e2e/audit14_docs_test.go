@@ -266,6 +266,17 @@ func TestAudit14DocsREADMEToolTable(t *testing.T) {
 	if err := json.Unmarshal([]byte(o.stdout), &tools); err != nil {
 		t.Fatalf("agentls tools: %v\n%s", err, o.stdout)
 	}
+	// The size cap of edit and write (tools.MaxChangeBytes) as README states it.
+	for _, row := range []string{"files up to 64 MiB |", "content and replaced file up to 64 MiB |"} {
+		if !strings.Contains(readme, row) {
+			t.Errorf("README tool table lacks %q", row)
+		}
+	}
+	for _, tool := range tools {
+		if n := tool["name"]; (n == "edit" || n == "write") && !strings.Contains(fmt.Sprint(tool["description"]), "64 MiB") {
+			t.Errorf("%s's description does not state the 64 MiB README gives", n)
+		}
+	}
 	maxOf := map[string]string{"ls.limit": "5000", "grep.limit": "1000", "grep.context": "20", "find.limit": "10000", "bash.timeout": "600", "tool_search.limit": "20"}
 	for _, tool := range tools {
 		props, _ := tool["inputSchema"].(map[string]any)["properties"].(map[string]any)
