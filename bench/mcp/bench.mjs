@@ -36,13 +36,6 @@ for (let i = 0; i < 20; i++) {
 const peers = {
   agentls: { command: bin, args: ['mcp', '--root', ws], call: (f) => ({ name: 'read', arguments: { path: f } }) },
   'server-filesystem': { command: process.execPath, args: [fsServer, ws], call: (f) => ({ name: 'read_text_file', arguments: { path: f } }) },
-  // The same binary without its start-up prefault (internal/prefault), to
-  // show what that saves in the same run.
-  'agentls-noprefault': { command: bin, args: ['mcp', '--root', ws], env: { AGENTLS_PREFAULT: 'off' }, call: (f) => ({ name: 'read', arguments: { path: f } }) },
-  // The same binary whose stdin reads wait in the poller at once, instead
-  // of asking the pipe again for a moment after each message (cmd/agentls
-  // stdio_unix.go, spinWindow), to show what that saves in the same run.
-  'agentls-nospin': { command: bin, args: ['mcp', '--root', ws], env: { AGENTLS_SPIN: 'off' }, call: (f) => ({ name: 'read', arguments: { path: f } }) },
 };
 
 function pct(xs, p) {
@@ -113,8 +106,6 @@ for (const [name, r] of Object.entries(results)) {
   const label = {
     floor: 'floor: a Go server doing nothing (`bench/mcp/nullserver`)',
     sdkfloor: 'library floor: the smallest go-sdk server (`bench/mcp/sdkserver`)',
-    'agentls-noprefault': 'agentls with `AGENTLS_PREFAULT=off`',
-    'agentls-nospin': 'agentls with `AGENTLS_SPIN=off`',
   }[name] ?? name;
   console.log(`| ${label} | ${f(pct(r.reads, 50))} | ${f(pct(r.reads, 99))} | ${f(pct(r.pings, 50))} | ${f(pct(r.connects, 50))} | ${f(pct(r.connects, 99))} |`);
 }

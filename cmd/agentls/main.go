@@ -24,7 +24,6 @@ import (
 	"github.com/agentls/agentls/internal/policy"
 	// Maps the pages the start touches on the second core; its init runs
 	// among the first (see the package doc).
-	_ "github.com/agentls/agentls/internal/prefault"
 	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/rpc"
 	"github.com/agentls/agentls/internal/session"

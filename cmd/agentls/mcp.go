@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"sync"
 	"syscall"
 
@@ -63,12 +62,6 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 		case <-ctx.Done():
 		}
 	})
-	if f, ok := stdin.(*os.File); ok {
-		stdin = pollable(f)
-	}
-	if f, ok := stdout.(*os.File); ok {
-		stdout = pollable(f)
-	}
 
 	// The session is built once the client is initialized. "ask"
 	// decisions go to the user through MCP elicitation, or come back as a
@@ -81,17 +74,6 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 	opts := mcp.Options{Version: version, Instructions: tools.Instructions, Log: log,
 		Open: func() (*session.Session, error) {
 			closeOrphans = adoptOrphans(log)
-			// One MCP client sends one call after another, and a call's
-			// latency is mostly goroutine hand-offs (transport, the SDK's
-			// dispatch, the handler): with one P and stdio in the poller
-			// they run on one thread, with no thread to wake in between.
-			// Tool work that blocks (files, processes) still releases the
-			// P. Set here, after the handshake: the change stops the world
-			// and waits for a collection under way. GOMAXPROCS in the
-			// environment overrides it.
-			if os.Getenv("GOMAXPROCS") == "" {
-				runtime.GOMAXPROCS(1)
-			}
 			return session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1", Confirmer: mcp.Confirmer{},
 				// The first tools/list waits for New; the clean-up of
 				// crashed writes and the file watchers can start after it.

@@ -51,13 +51,14 @@ type lineTransport struct {
 // ends or the connection is closed.
 func (t *lineTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	c := &lineConn{
-		r:        t.r,
-		w:        t.w,
-		closeW:   sync.OnceValue(t.w.Close),
-		incoming: make(chan jsonrpc.Message),
-		closed:   make(chan struct{}),
-		pending:  map[jsonrpc.ID]string{},
-		drained:  make(chan struct{}),
+		r:         t.r,
+		w:         t.w,
+		closeW:    sync.OnceValue(t.w.Close),
+		abandoned: make(chan struct{}),
+		incoming:  make(chan jsonrpc.Message),
+		closed:    make(chan struct{}),
+		pending:   map[jsonrpc.ID]string{},
+		drained:   make(chan struct{}),
 	}
 	maxLine := t.maxLine
 	if maxLine <= 0 {
@@ -94,6 +95,10 @@ type lineConn struct {
 	closed    chan struct{}
 	// closeW closes w once: at Close, or earlier by abandonWrites.
 	closeW func() error
+	// abandoned is closed by abandonWrites: from then on a write returns
+	// at once, even one blocked on a client that stopped reading.
+	abandoned   chan struct{}
+	abandonOnce sync.Once
 	// stopAbandon unregisters Connect's wait for the server's stop.
 	stopAbandon func() bool
 
@@ -564,16 +569,40 @@ func (c *lineConn) writeLine(data []byte) error {
 	return c.flush(append(append(c.wbuf[:0], data...), '\n'))
 }
 
-// flush writes b, built in c.wbuf's array; writeMu is held.
+// errAbandoned is a write's error once the session has stopped waiting
+// for a client that does not read.
+var errAbandoned = errors.New("mcp stdio: write: the client stopped reading its input")
+
+// flush writes b, built in c.wbuf's array; writeMu is held. The write runs
+// on a goroutine of its own so that abandonWrites can end the wait: a
+// write to a blocking pipe cannot be interrupted, and closing the
+// descriptor does not wake it. That goroutine ends when its write does
+// (at the latest with the process).
 func (c *lineConn) flush(b []byte) error {
-	c.wbuf = b
-	if cap(c.wbuf) > 1<<20 {
-		c.wbuf = nil // do not keep one huge result's buffer for the session
+	select {
+	case <-c.abandoned:
+		return errAbandoned
+	default:
 	}
-	if _, err := c.w.Write(b); err != nil {
-		return fmt.Errorf("mcp stdio: write: %w", err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.w.Write(b)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		c.wbuf = b
+		if cap(c.wbuf) > 1<<20 {
+			c.wbuf = nil // do not keep one huge result's buffer for the session
+		}
+		if err != nil {
+			return fmt.Errorf("mcp stdio: write: %w", err)
+		}
+		return nil
+	case <-c.abandoned:
+		c.wbuf = nil // b is still being written
+		return errAbandoned
 	}
-	return nil
 }
 
 // Close ends the connection; a read blocked on an input that cannot be
@@ -590,10 +619,11 @@ func (c *lineConn) Close() error {
 	return err
 }
 
-// abandonWrites closes the output, so that a write blocked on a client
-// that stopped reading fails instead of holding the server, and with it
-// the end of the session, until the client reads again.
+// abandonWrites ends every write, pending or future, and closes the
+// output, so that a client that stopped reading does not hold the server,
+// and with it the end of the session, until it reads again.
 func (c *lineConn) abandonWrites() {
+	c.abandonOnce.Do(func() { close(c.abandoned) })
 	_ = c.closeW()
 }
 
