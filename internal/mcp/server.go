@@ -248,7 +248,7 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 				}
 				t, ok := sess.Registry.Lookup(p.Name)
 				if !ok {
-					// Errors are results (TOOLS.md): the executor's answer
+					// Errors are results (docs/tools.md): the executor's answer
 					// names the tools there are and the closest one, where
 					// the SDK would send a protocol error.
 					return sdkResult(sess.Executor.Call(ctx, tools.Request{Name: p.Name, Arguments: p.Arguments}, nil)), nil

@@ -149,7 +149,7 @@ func (s *Server) waitCalls(d time.Duration) {
 // the state it expects, and a second initialize cannot race the first.
 // Neither calls back to the client, and neither goes through the cancel
 // handler: that derives a context from the pooled request context, which
-// an inline call must never do (DEPENDENCIES.md).
+// an inline call must never do (docs/dependencies.md).
 func lifecycleCall(method string) bool { return method == "initialize" || method == "shutdown" }
 
 // asyncCalls releases every other call to run concurrently, while

@@ -11,7 +11,7 @@ import (
 	"github.com/agentls/agentls/internal/tools"
 )
 
-// Settings are the initializationOptions of PROTOCOL.md.
+// Settings are the initializationOptions of docs/protocol.md.
 type Settings struct {
 	Mode           string         `json:"mode,omitempty"`
 	Permissions    Permissions    `json:"permissions"`

@@ -9,7 +9,7 @@ import (
 	"github.com/agentls/agentls/internal/textedit"
 )
 
-// Text document sync (optional in PROTOCOL.md): a client that sends
+// Text document sync (optional, docs/protocol.md): a client that sends
 // didOpen/didChange/didClose makes its open documents the truth for read;
 // with the applyEdit capability, edits of open documents go back to it
 // through workspace/applyEdit (internal/tools/buffers.go).

@@ -7,7 +7,7 @@ import (
 
 // CommitGate settles the race between a call making its change visible
 // (renaming the new file into place, sending an edit to the editor) and
-// the client cancelling it. PROTOCOL.md promises that a cancelled call
+// the client cancelling it. docs/protocol.md promises that a cancelled call
 // (-32800) leaves its work undone or stopped, so exactly one side wins:
 // either the cancel comes first and the call changes nothing, or the
 // commit does and the caller reports the call's real result instead of

@@ -352,7 +352,7 @@ func ChangeDetails(kind string, p ops.Path, old, new []byte) map[string]any {
 		"unifiedDiff":      diff,
 		"edits":            list,
 		"firstChangedLine": textedit.FirstChangedLine(old, new),
-		// PROTOCOL.md's details of edit and write carry it; a write
+		// docs/protocol.md's details of edit and write carry it; a write
 		// matches nothing (edit sets the level its match used).
 		"matchLevel": "none",
 		"oldHash":    textedit.Hash(old),

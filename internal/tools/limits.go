@@ -10,7 +10,7 @@ import (
 )
 
 // Limits are the numbers the built-in tools enforce and their descriptions
-// state. TOOLS.md's numbers are the defaults (DefaultLimits); a client may
+// state. docs/tools.md's numbers are the defaults (DefaultLimits); a client may
 // change them (initializationOptions.limits), for example to keep results
 // small for a model with a short context. The tools built with a Limits
 // value both enforce and describe it, so a description never states a
@@ -30,7 +30,7 @@ type Limits struct {
 	BashBytes      int // bytes of command output kept (the tail)
 }
 
-// DefaultLimits returns TOOLS.md's numbers.
+// DefaultLimits returns docs/tools.md's numbers.
 func DefaultLimits() Limits {
 	return Limits{
 		ReadLines: ReadMaxLines, ReadBytes: ReadMaxBytes, ReadLineChars: ReadMaxLineChars,
