@@ -77,7 +77,7 @@ func NewRead(l Limits) *Tool {
 		Tweak: func(s map[string]any) {
 			prop(s, "offset")["minimum"] = 1.0
 			// The title names the value in errors: "`offset` must be a line
-			// number ≥ 1, got -3" (docs/tools.md's example).
+			// number ≥ 1, got -3".
 			prop(s, "offset")["title"] = "line number"
 			prop(s, "limit")["title"] = "line count"
 			prop(s, "limit")["minimum"] = 1.0
