@@ -183,7 +183,9 @@ t.test("audit19: sync on (default): :AgentlsDiff after an edit in the buffer sho
   pcall(vim.cmd, "silent! only!")
   local rel = "diff-on.txt"
   local buf = a19_open(rel, "first\nsecond\nthird\n")
-  local c = compat.get_clients("agentls")[1]
+  -- The live client: since 0.10 get_clients also lists the one that
+  -- a19_setup's restart is still stopping.
+  local c = t.live_client()
   t.wait(3000, function() return vim.lsp.buf_is_attached(buf, c.id) end, "buffer attached")
   a19_edit(buf, rel, { { oldText = "second", newText = "SECOND" } }, 1, "SECOND")
   local tabs = vim.fn.tabpagenr("$")

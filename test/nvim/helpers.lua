@@ -144,6 +144,15 @@ function M.stop_all()
   M.wait(3000, function() return #require("agentls.compat").get_clients("agentls") == 0 end, "clients to stop")
 end
 
+-- The plugin's running client for the workspace root (default t.ws), not
+-- one still stopping: since 0.10 get_clients lists those until they exit.
+function M.live_client(root)
+  local id = require("agentls")._state.clients[root or M.ws]
+  local c = id and vim.lsp.get_client_by_id(id)
+  M.ok(c and not require("agentls.compat").is_stopped(c), "a live agentls client for " .. tostring(root or M.ws))
+  return c
+end
+
 -- The lines of buf.
 function M.lines(buf)
   return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
