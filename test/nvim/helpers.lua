@@ -153,6 +153,18 @@ function M.live_client(root)
   return c
 end
 
+-- Whether :checkhealth output text has a line starting msg at level ("OK",
+-- "WARNING" or "ERROR"): 0.7 writes "- ERROR: msg", 0.10 "- ERROR msg".
+function M.health_has(text, level, msg)
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    local rest = line:match("^%s*%-%s+" .. level .. ":?%s+(.*)$")
+    if rest and rest:sub(1, #msg) == msg then
+      return true
+    end
+  end
+  return false
+end
+
 -- The lines of buf.
 function M.lines(buf)
   return vim.api.nvim_buf_get_lines(buf, 0, -1, false)

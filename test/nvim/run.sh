@@ -62,9 +62,10 @@ run_suite() {
   local plugin="$tmp/plugin-$suite_n"
   cp -R "$repo/editors/nvim" "$plugin"
   rm -f "$plugin/doc/tags"
-  local p_sum=0 f_sum=0 spec name ws results rc p f
+  local p_sum=0 f_sum=0 ran=0 spec name ws results rc p f
   for spec in "$here"/$specs_glob; do
     [ -f "$spec" ] || continue
+    ran=$((ran + 1))
     name="$(basename "$spec")"
     # A fresh workspace per script so scripts cannot see each other's edits.
     ws="$tmp/ws-$suite_n-${name%.lua}"
@@ -90,6 +91,10 @@ run_suite() {
     p_sum=$((p_sum + p))
     f_sum=$((f_sum + f))
   done
+  if [ "$ran" -eq 0 ]; then
+    echo "   no spec file matches $specs_glob"
+    f_sum=$((f_sum + 1))
+  fi
   echo "$version: $p_sum passed, $f_sum failed"
   passed=$((passed + p_sum))
   failed=$((failed + f_sum))
