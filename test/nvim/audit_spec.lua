@@ -609,7 +609,7 @@ t.test("a call pending when the server dies gets an error at once (call_sync doe
   agentls.setup({ cmd = BIN, cmd_env = TEST_ENV, root_dir = t.ws, sync_buffers = false })
   started(t.ws)
   local c = vim.lsp.get_client_by_id(agentls.start(t.ws))
-  local pid = c.rpc and c.rpc.pid
+  local pid = t.server_pid(c)
   if not pid then t.skip("no server pid on this Neovim") end
   vim.defer_fn(function() vim.loop.kill(pid, "sigkill") end, 150)
   local t0 = vim.loop.hrtime()

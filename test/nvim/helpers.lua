@@ -165,6 +165,24 @@ function M.health_has(text, level, msg)
   return false
 end
 
+-- The process id of client c's server: c.rpc.pid (0.7), else (0.10 does
+-- not expose it) the one child process of this Neovim running the agentls
+-- binary; nil when that is not one process.
+function M.server_pid(c)
+  if c and c.rpc and c.rpc.pid then
+    return c.rpc.pid
+  end
+  local base = vim.fn.fnamemodify(M.bin, ":t")
+  local found = {}
+  for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+    local info = vim.api.nvim_get_proc(pid)
+    if info and info.name == base:sub(1, 15) then
+      table.insert(found, pid)
+    end
+  end
+  return #found == 1 and found[1] or nil
+end
+
 -- The lines of buf.
 function M.lines(buf)
   return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
