@@ -1,15 +1,25 @@
--- Small shims so the plugin runs on Neovim 0.7 through current.
+-- Small shims so the plugin runs on Neovim 0.7 through current: each takes
+-- the current API where this Neovim has it (so 0.10 and 0.11 print no
+-- deprecation warning) and the old one on 0.7-0.9. The one place that knows
+-- which Neovim has what; the other modules call these.
+--
+-- vim.lsp.config / vim.lsp.enable (0.11) do not fit: they start a client
+-- per buffer of the configured filetypes, and agentls is one client per
+-- workspace root, started by setup() or the first call, attached only to
+-- the workspace's files when sync_buffers is on.
 local M = {}
 
 local has = function(v)
   return vim.fn.has("nvim-" .. v) == 1
 end
 
+---@type uv luv: vim.uv (0.10+) or vim.loop
 M.uv = vim.uv or vim.loop
 
 -- 0.11 turned client methods into method-call syntax (client:request); the
 -- old field-call form still exists for a while but warns.
 local method_calls = has("0.11")
+M.method_calls = method_calls
 
 function M.request(client, method, params, handler, bufnr)
   if method_calls then
@@ -84,10 +94,13 @@ end
 
 --- Starts a client without attaching it to a buffer (agentls is not a
 --- language server for any filetype). Returns the client id.
+--- 0.11+: vim.lsp.start with attach = false. 0.10's vim.lsp.start always
+--- attaches the client to a buffer (the current one by default) and is
+--- start_client plus that attach; start_client is not deprecated before
+--- 0.11, so 0.7-0.10 call it directly.
 function M.start_client(config)
   if vim.lsp.start and has("0.11") then
-    -- attach=false (0.11+) keeps the client off the current buffer; before
-    -- 0.11 vim.lsp.start always attaches, so start_client is used there.
+    -- attach=false keeps the client off the current buffer.
     -- The caller starts a client only when it has no live one for the root:
     -- reusing would hand back one that is shutting down (stop(), or a
     -- restart for changed options) and was started with the old options.
@@ -154,6 +167,10 @@ end
 --- skips (with only a print) a versioned edit older than this, so the
 --- applyEdit handler checks first and can answer applied = false.
 function M.buf_version(bufnr)
+  if has("0.11") then
+    -- 0.11 sends the changedtick as the version (util.buf_versions is deprecated there).
+    return vim.api.nvim_buf_is_valid(bufnr) and vim.b[bufnr].changedtick or nil
+  end
   local versions = vim.lsp.util.buf_versions
   return type(versions) == "table" and versions[bufnr] or nil
 end
