@@ -134,6 +134,56 @@ t.test(":AgentlsTools, :AgentlsCall and :AgentlsLog fill scratch buffers", funct
   vim.cmd("close")
 end)
 
+t.test(":AgentlsCall reuses its result window (no new split per call)", function()
+  vim.cmd("silent! only!")
+  local wins = #vim.api.nvim_tabpage_list_wins(0)
+  local function call_and_wait(json, want)
+    vim.cmd("AgentlsCall read " .. json)
+    t.wait(5000, function()
+      return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n"):find(want, 1, true) ~= nil
+    end, "result " .. want)
+  end
+  call_and_wait([[{"path": "hello.txt", "limit": 1}]], "1→alpha")
+  local win, first = vim.api.nvim_get_current_win(), vim.api.nvim_get_current_buf()
+  t.eq(wins + 1, #vim.api.nvim_tabpage_list_wins(0), "one split for the first result")
+  -- From another window: the result still goes to the result window.
+  vim.cmd("wincmd p")
+  call_and_wait([[{"path": "lines.txt", "limit": 1}]], "1→one")
+  t.eq(wins + 1, #vim.api.nvim_tabpage_list_wins(0), "no second split")
+  t.eq(win, vim.api.nvim_get_current_win(), "the same window, focused")
+  t.eq(false, vim.api.nvim_buf_is_valid(first), "the previous result buffer is wiped")
+  -- :AgentlsLog has its own window; the call window stays.
+  vim.cmd("AgentlsLog")
+  t.eq(wins + 2, #vim.api.nvim_tabpage_list_wins(0), "the log gets its own window")
+  vim.cmd("AgentlsLog")
+  t.eq(wins + 2, #vim.api.nvim_tabpage_list_wins(0), "and reuses it")
+  vim.cmd("silent! only!")
+end)
+
+t.test(":checkhealth agentls reports the Neovim version and whether it is tested", function()
+  local health = require("agentls.health")
+  local v = vim.version()
+  local version, tested = health.nvim_version()
+  t.eq(string.format("%d.%d.%d", v.major, v.minor, v.patch), version, "version")
+  -- CI runs this suite on 0.7.2 and 0.10.x (test/nvim/run.sh).
+  t.eq(v.major == 0 and (v.minor == 7 or v.minor == 10), tested, "tested")
+  vim.cmd("checkhealth agentls")
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  vim.cmd("bwipeout!")
+  if tested then
+    t.ok(t.health_has(text, "OK", "Neovim " .. version .. ": tested"), text)
+  else
+    t.ok(t.health_has(text, "WARNING", "Neovim " .. version .. ": supported (0.7 or newer) but not tested"), text)
+  end
+  health.TESTED = { "0.1" }
+  vim.cmd("checkhealth agentls")
+  text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  vim.cmd("bwipeout!")
+  health.TESTED = { "0.7", "0.10" }
+  t.ok(t.health_has(text, "WARNING", "Neovim " .. version .. ": supported (0.7 or newer) but not tested"),
+    "an untested version is a warning: " .. text)
+end)
+
 t.test("the help file has valid tags", function()
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir, "p")

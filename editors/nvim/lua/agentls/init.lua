@@ -46,6 +46,7 @@ local state = {
   -- callId -> {deadline (ms, now_ms()), expired, timed_out} while call_sync waits for it.
   sync_waits = {},
   progress_at = {}, -- callId -> last vim.notify time (ms)
+  missing_warned = {}, -- server command (cmd[1]) -> true once its "not found" warning was shown
   log = {},
   seq = 0,
 }
@@ -594,7 +595,23 @@ local function client_exited(client_id, code, signal)
   end
 end
 
---- Starts (or returns) the client for root; returns its id.
+-- How to get the binary, for the "not found" warning and :checkhealth.
+M.INSTALL_HINT = "install it with `go install github.com/agentls/agentls/cmd/agentls@latest`"
+  .. " (puts it in $(go env GOPATH)/bin), or give its path: setup({ cmd = { '/path/to/agentls' } })"
+
+--- The message for a server command that is not an executable; warns once
+--- per session and command (every call and restart would otherwise repeat it).
+local function missing_binary(cmd)
+  local msg = string.format("%s not found (not an executable on $PATH)", cmd[1])
+  if not state.missing_warned[cmd[1]] then
+    state.missing_warned[cmd[1]] = true
+    notify(msg .. "; " .. M.INSTALL_HINT, vim.log.levels.WARN)
+  end
+  log("[start] " .. msg)
+  return "agentls is not running: " .. msg .. " (see :checkhealth agentls)"
+end
+
+--- Starts (or returns) the client for root; returns its id, or nil and why not.
 function M.start(root)
   root = root or M.root()
   local id = state.clients[root]
@@ -604,6 +621,9 @@ function M.start(root)
   end
   local opts = start_options()
   local cmd = opts.cmd
+  if vim.fn.executable(cmd[1]) ~= 1 then
+    return nil, missing_binary(cmd)
+  end
   id = compat.start_client({
     name = NAME,
     cmd = cmd,
@@ -637,7 +657,7 @@ function M.start(root)
   })
   if not id then
     notify("could not start " .. table.concat(cmd, " "), vim.log.levels.ERROR)
-    return nil
+    return nil, "agentls is not running: could not start " .. table.concat(cmd, " ")
   end
   state.clients[root] = id
   state.started[id] = opts
@@ -652,9 +672,9 @@ end
 
 --- Runs f(client) once the client for root is initialized (f(nil, err) on failure).
 local function with_client(root, f)
-  local id = M.start(root)
+  local id, why = M.start(root)
   if not id then
-    return f(nil, "agentls is not running")
+    return f(nil, why)
   end
   local c = find_client(id)
   if state.ready[id] and c then
@@ -818,8 +838,16 @@ function M.tools(opts, callback)
   return res, rerr
 end
 
---- Concatenated text of a tools/call result's content.
+-- What text(nil) returns: call_sync gives nil when the call timed out (or
+-- failed before a result), and a model handed "" would read it as no output.
+M.NO_RESULT = "agentls: the call timed out (or failed) before it returned a result; nothing came back"
+
+--- Concatenated text of a tools/call result's content; for nil (call_sync
+--- timed out) a message that says so.
 function M.text(result)
+  if result == nil then
+    return M.NO_RESULT
+  end
   local out = {}
   for _, c in ipairs((result or {}).content or {}) do
     if c.type == "text" then
