@@ -1,6 +1,7 @@
--- Acceptance audit of the editors/nvim plugin: issue #8's acceptance list and
--- the documented options, commands and behaviour (README.md, doc/agentls.txt)
--- that the other specs do not cover. Runs against the real binary.
+-- The editors/nvim plugin's documented options, commands and behaviour
+-- (README.md, doc/agentls.txt) that the other specs do not cover: setup
+-- without a server, a missing binary, the lazy.nvim setup, the Lua API,
+-- restarts and server death. Runs against the real binary.
 local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h")
 local t = dofile(here .. "/helpers.lua")
 
