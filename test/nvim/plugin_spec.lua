@@ -184,6 +184,48 @@ t.test(":checkhealth agentls reports the Neovim version and whether it is tested
     "an untested version is a warning: " .. text)
 end)
 
+t.test("LuaCATS: every public function's parameters and every option are annotated", function()
+  local src = table.concat(vim.fn.readfile(t.repo .. "/editors/nvim/lua/agentls/init.lua"), "\n")
+  local lines = vim.split(src, "\n", { plain = true })
+  local checked = 0
+  for i, line in ipairs(lines) do
+    local name, params = line:match("^function M%.([%a][%w_]*)%(([^)]*)%)")
+    if name then
+      checked = checked + 1
+      -- The annotation block right above the function.
+      local block, j = {}, i - 1
+      while j > 0 and lines[j]:match("^%-%-%-") do
+        table.insert(block, lines[j])
+        j = j - 1
+      end
+      local doc = table.concat(block, "\n")
+      for p in params:gmatch("[%a_][%w_]*") do
+        t.ok(doc:find("---@param " .. p .. "[%s?]"), "M." .. name .. ": no ---@param " .. p)
+      end
+      local body_returns = false
+      for k = i + 1, #lines do
+        if lines[k]:match("^end") then break end
+        if lines[k]:match("^  return %S") then body_returns = true end
+      end
+      if body_returns and name ~= "confirm" then
+        t.ok(doc:find("---@return", 1, true), "M." .. name .. ": returns a value without ---@return")
+      end
+    end
+  end
+  t.ok(checked >= 10, "public functions found: " .. checked)
+  local fields = {}
+  for f in src:match("%-%-%-@class agentls%.Options.-\n([^\n]*%-%-%-@field.-)\n\n"):gmatch("%-%-%-@field ([%w_]+)%?") do
+    fields[f] = true
+  end
+  t.ok(vim.tbl_count(fields) >= 15, "agentls.Options fields: " .. vim.inspect(fields))
+  for key in pairs(require("agentls").config) do
+    t.ok(fields[key], "option " .. key .. " has no ---@field in agentls.Options")
+  end
+  for _, want in ipairs({ "agentls.Result", "agentls.Error", "agentls.CallOpts", "agentls.ToolsOpts" }) do
+    t.ok(src:find("---@class " .. want, 1, true), "---@class " .. want)
+  end
+end)
+
 t.test("the help file has valid tags", function()
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir, "p")
