@@ -3,7 +3,9 @@
 # without changing the system: the packages are fetched with apt-get using a
 # source list and state kept in a temp dir, unpacked with dpkg -x, and the
 # binary is patched (patchelf) to use the unpacked loader and libraries.
-# Cached: a second run prints the path without downloading.
+# Cached: a second run prints the path without downloading. Not pinned to
+# one Debian revision (a point release replaces it on the mirror): any
+# 0.10.x is accepted, anything else fails the run.
 #
 # Usage: nvim010.sh [DIR]   (default: /var/cache/agentls-ci/nvim-0.10)
 # Prints the nvim binary's path last. Run it with VIMRUNTIME set to
@@ -47,8 +49,12 @@ for deb in "$work"/debs/*.deb; do
 done
 lib="$dest/usr/lib/x86_64-linux-gnu"
 patchelf --set-interpreter "$lib/ld-linux-x86-64.so.2" --set-rpath "$lib" "$stage/usr/bin/nvim"
-rm -rf "$dest"
-mv "$stage" "$dest"
+if [ -x "$bin" ] && VIMRUNTIME="$runtime" "$bin" --version 2>/dev/null | head -1 | grep -q "$want"; then
+  rm -rf "$stage" # another run installed it meanwhile
+else
+  rm -rf "$dest"
+  mv "$stage" "$dest"
+fi
 
 VIMRUNTIME="$runtime" "$bin" --version | head -1 | grep -q "$want" || {
   echo "nvim010.sh: $bin is not Neovim $want*" >&2

@@ -683,7 +683,9 @@ function M.start(root)
   end
   local opts = start_options()
   local cmd = opts.cmd
-  if vim.fn.executable(cmd[1]) ~= 1 then
+  -- A PATH in cmd_env is the server's, not Neovim's: leave that lookup to the start.
+  local own_path = type(opts.cmd_env) == "table" and opts.cmd_env.PATH ~= nil
+  if not own_path and vim.fn.executable(cmd[1]) ~= 1 then
     return nil, missing_binary(cmd)
   end
   id = compat.start_client({
