@@ -232,7 +232,8 @@ t.test("the help file has valid tags", function()
   vim.fn.writefile(vim.fn.readfile(t.repo .. "/editors/nvim/doc/agentls.txt"), dir .. "/agentls.txt")
   vim.cmd("helptags " .. vim.fn.fnameescape(dir))
   local tags = table.concat(vim.fn.readfile(dir .. "/tags"), "\n")
-  for _, tag in ipairs({ "agentls.setup()", "agentls.call()", ":AgentlsDiff", "agentls-render", "agentls-sync" }) do
+  for _, tag in ipairs({ "agentls.setup()", "agentls.call()", ":AgentlsDiff", "agentls-render", "agentls-sync",
+    "agentls-mcp", "agentls-mcphub", "agentls-codecompanion", "agentls-avante" }) do
     t.ok(tags:find(tag, 1, true), "missing tag " .. tag)
   end
 end)
