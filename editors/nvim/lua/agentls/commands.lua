@@ -105,11 +105,6 @@ local COMMANDS = {
   { "AgentlsClear", function() agentls().clear() end, { desc = "agentls: clear the change highlights" } },
 }
 
---- The names of the commands create() defines.
-function M.names()
-  return vim.tbl_map(function(c) return c[1] end, COMMANDS)
-end
-
 --- Defines the commands; later calls do nothing.
 function M.create()
   if created then

@@ -167,10 +167,6 @@ end
 --- skips (with only a print) a versioned edit older than this, so the
 --- applyEdit handler checks first and can answer applied = false.
 function M.buf_version(bufnr)
-  if has("0.11") then
-    -- 0.11 sends the changedtick as the version (util.buf_versions is deprecated there).
-    return vim.api.nvim_buf_is_valid(bufnr) and vim.b[bufnr].changedtick or nil
-  end
   local versions = vim.lsp.util.buf_versions
   return type(versions) == "table" and versions[bufnr] or nil
 end
