@@ -154,10 +154,11 @@ function M.live_client(root)
 end
 
 -- Whether :checkhealth output text has a line starting msg at level ("OK",
--- "WARNING" or "ERROR"): 0.7 writes "- ERROR: msg", 0.10 "- ERROR msg".
+-- "WARNING" or "ERROR"): 0.7 writes "- ERROR: msg", 0.10 "- ERROR msg",
+-- 0.12 "- ❌ ERROR msg" (a symbol before the level).
 function M.health_has(text, level, msg)
   for line in (text .. "\n"):gmatch("([^\n]*)\n") do
-    local rest = line:match("^%s*%-%s+" .. level .. ":?%s+(.*)$")
+    local rest = line:match("^%s*%-%s+[\128-\255]*%s*" .. level .. ":?%s+(.*)$")
     if rest and rest:sub(1, #msg) == msg then
       return true
     end

@@ -95,7 +95,7 @@ t.test("compat.apply_workspace_edit: an insert past the last line lands after it
   compat.apply_workspace_edit({ changes = { [uri] = { { range = vim.deepcopy(at_end), newText = "c\n" } } } }, "utf-16")
   t.eq({ "a", "b", "c" }, t.lines(b), "changes form")
   vim.cmd("silent edit!")
-  compat.apply_workspace_edit({ documentChanges = { { textDocument = { uri = uri },
+  compat.apply_workspace_edit({ documentChanges = { { textDocument = { uri = uri, version = 0 },
     edits = { { range = vim.deepcopy(at_end), newText = "c\nd\n" } } } } }, "utf-8")
   t.eq({ "a", "b", "c", "d" }, t.lines(b), "documentChanges form, utf-8 offsets")
   -- A last line with multi-byte text: the end is counted in UTF-16 units.
