@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: static checks, Go unit and end-to-end
-# tests, cross-compilation, the headless Neovim tests, the MCP tests with
-# the TypeScript SDK, and the VS Code extension in a real VS Code.
+# tests, cross-compilation, the headless Neovim tests (Neovim 0.7.2 and
+# 0.10), the MCP tests with the TypeScript SDK and behind mcp-hub, and the
+# VS Code extension in a real VS Code.
 # AGENTLS_SKIP_VSCODE=1 skips the VS Code stage (it needs root to install
 # its prerequisites on first use).
 set -euo pipefail
@@ -36,6 +37,9 @@ bash test/nvim/run.sh
 
 echo "== MCP (TypeScript SDK client, server-filesystem upstream)"
 bash test/mcp/run.sh
+
+echo "== mcp-hub (the hub of mcphub.nvim) starting agentls mcp"
+bash test/mcphub/run.sh
 
 if [ "${AGENTLS_SKIP_VSCODE:-}" = 1 ]; then
   echo "== VS Code: skipped (AGENTLS_SKIP_VSCODE=1)"

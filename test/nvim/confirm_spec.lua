@@ -203,7 +203,7 @@ end)
 -- wait; getting past call_sync promptly proves the exit ended the wait.
 t.test("the server dies while a question is open: the call errors at once, the question ends", function()
   local c = vim.lsp.get_client_by_id(agentls.start(t.ws))
-  local pid = c.rpc and c.rpc.pid
+  local pid = t.server_pid(c)
   if not pid then
     t.skip("no server pid on this Neovim")
   end

@@ -149,7 +149,8 @@ t.test("stop exits the server cleanly", function()
   if vim.fn.has("nvim-0.11") == 1 then client:stop() else client.stop() end
   t.wait(5000, function() return exit_code ~= nil end, "server exit")
   t.eq(0, exit_code, "exit code after shutdown+exit")
-  t.ok(vim.lsp.client_is_stopped(client_id), "client stopped")
+  -- 0.10 forgets the client one event-loop turn after its on_exit (0.7 at once).
+  t.wait(1000, function() return vim.lsp.get_client_by_id(client_id) == nil end, "client forgotten after its exit")
 end)
 
 t.finish()

@@ -86,8 +86,9 @@ local function fake_ls(buf, delay_ms)
 end
 
 -- Records the tools/diagnostics requests the server sends (by waitMs) and
--- when the last answer went; runs while_waiting 50 ms into a wait (0.7 waits
--- inside the handler, so the test's own wait does not look until it answers).
+-- when the last answer to one that waits (waitMs > 0) went; runs
+-- while_waiting 50 ms into such a wait (0.7 waits inside the handler, so the
+-- test's own wait does not look until it answers; 0.10 yields, so it does).
 local asked, answered_at, while_waiting = {}, nil, nil
 local real_handler = agentls._handlers["tools/diagnostics"]
 agentls._handlers["tools/diagnostics"] = function(err, params, ctx)
@@ -96,7 +97,9 @@ agentls._handlers["tools/diagnostics"] = function(err, params, ctx)
     vim.defer_fn(while_waiting, 50)
   end
   local res = real_handler(err, params, ctx)
-  answered_at = now_ms()
+  if params.waitMs > 0 then
+    answered_at = now_ms()
+  end
   return res
 end
 

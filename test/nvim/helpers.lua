@@ -144,6 +144,46 @@ function M.stop_all()
   M.wait(3000, function() return #require("agentls.compat").get_clients("agentls") == 0 end, "clients to stop")
 end
 
+-- The plugin's running client for the workspace root (default t.ws), not
+-- one still stopping: since 0.10 get_clients lists those until they exit.
+function M.live_client(root)
+  local id = require("agentls")._state.clients[root or M.ws]
+  local c = id and vim.lsp.get_client_by_id(id)
+  M.ok(c and not require("agentls.compat").is_stopped(c), "a live agentls client for " .. tostring(root or M.ws))
+  return c
+end
+
+-- Whether :checkhealth output text has a line starting msg at level ("OK",
+-- "WARNING" or "ERROR"): 0.7 writes "- ERROR: msg", 0.10 "- ERROR msg",
+-- 0.12 "- ❌ ERROR msg" (a symbol before the level).
+function M.health_has(text, level, msg)
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    local rest = line:match("^%s*%-%s+[\128-\255]*%s*" .. level .. ":?%s+(.*)$")
+    if rest and rest:sub(1, #msg) == msg then
+      return true
+    end
+  end
+  return false
+end
+
+-- The process id of client c's server: c.rpc.pid (0.7), else (0.10 does
+-- not expose it) the one child process of this Neovim running the agentls
+-- binary; nil when that is not one process.
+function M.server_pid(c)
+  if c and c.rpc and c.rpc.pid then
+    return c.rpc.pid
+  end
+  local base = vim.fn.fnamemodify(M.bin, ":t")
+  local found = {}
+  for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+    local info = vim.api.nvim_get_proc(pid)
+    if info and info.name == base:sub(1, 15) then
+      table.insert(found, pid)
+    end
+  end
+  return #found == 1 and found[1] or nil
+end
+
 -- The lines of buf.
 function M.lines(buf)
   return vim.api.nvim_buf_get_lines(buf, 0, -1, false)

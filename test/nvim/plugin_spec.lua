@@ -134,13 +134,106 @@ t.test(":AgentlsTools, :AgentlsCall and :AgentlsLog fill scratch buffers", funct
   vim.cmd("close")
 end)
 
+t.test(":AgentlsCall reuses its result window (no new split per call)", function()
+  vim.cmd("silent! only!")
+  local wins = #vim.api.nvim_tabpage_list_wins(0)
+  local function call_and_wait(json, want)
+    vim.cmd("AgentlsCall read " .. json)
+    t.wait(5000, function()
+      return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n"):find(want, 1, true) ~= nil
+    end, "result " .. want)
+  end
+  call_and_wait([[{"path": "hello.txt", "limit": 1}]], "1→alpha")
+  local win, first = vim.api.nvim_get_current_win(), vim.api.nvim_get_current_buf()
+  t.eq(wins + 1, #vim.api.nvim_tabpage_list_wins(0), "one split for the first result")
+  -- From another window: the result still goes to the result window.
+  vim.cmd("wincmd p")
+  call_and_wait([[{"path": "lines.txt", "limit": 1}]], "1→one")
+  t.eq(wins + 1, #vim.api.nvim_tabpage_list_wins(0), "no second split")
+  t.eq(win, vim.api.nvim_get_current_win(), "the same window, focused")
+  t.eq(false, vim.api.nvim_buf_is_valid(first), "the previous result buffer is wiped")
+  -- :AgentlsLog has its own window; the call window stays.
+  vim.cmd("AgentlsLog")
+  t.eq(wins + 2, #vim.api.nvim_tabpage_list_wins(0), "the log gets its own window")
+  vim.cmd("AgentlsLog")
+  t.eq(wins + 2, #vim.api.nvim_tabpage_list_wins(0), "and reuses it")
+  vim.cmd("silent! only!")
+end)
+
+t.test(":checkhealth agentls reports the Neovim version and whether it is tested", function()
+  local health = require("agentls.health")
+  local v = vim.version()
+  local version, tested = health.nvim_version()
+  t.eq(string.format("%d.%d.%d", v.major, v.minor, v.patch), version, "version")
+  -- CI runs this suite on 0.7.2 and 0.10.x (test/nvim/run.sh).
+  t.eq(v.major == 0 and (v.minor == 7 or v.minor == 10), tested, "tested")
+  vim.cmd("checkhealth agentls")
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  vim.cmd("bwipeout!")
+  if tested then
+    t.ok(t.health_has(text, "OK", "Neovim " .. version .. ": tested"), text)
+  else
+    t.ok(t.health_has(text, "WARNING", "Neovim " .. version .. ": supported (0.7 or newer) but not tested"), text)
+  end
+  health.TESTED = { "0.1" }
+  vim.cmd("checkhealth agentls")
+  text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  vim.cmd("bwipeout!")
+  health.TESTED = { "0.7", "0.10" }
+  t.ok(t.health_has(text, "WARNING", "Neovim " .. version .. ": supported (0.7 or newer) but not tested"),
+    "an untested version is a warning: " .. text)
+end)
+
+t.test("LuaCATS: every public function's parameters and every option are annotated", function()
+  local src = table.concat(vim.fn.readfile(t.repo .. "/editors/nvim/lua/agentls/init.lua"), "\n")
+  local lines = vim.split(src, "\n", { plain = true })
+  local checked = 0
+  for i, line in ipairs(lines) do
+    local name, params = line:match("^function M%.([%a][%w_]*)%(([^)]*)%)")
+    if name then
+      checked = checked + 1
+      -- The annotation block right above the function.
+      local block, j = {}, i - 1
+      while j > 0 and lines[j]:match("^%-%-%-") do
+        table.insert(block, lines[j])
+        j = j - 1
+      end
+      local doc = table.concat(block, "\n")
+      for p in params:gmatch("[%a_][%w_]*") do
+        t.ok(doc:find("---@param " .. p .. "[%s?]"), "M." .. name .. ": no ---@param " .. p)
+      end
+      local body_returns = false
+      for k = i + 1, #lines do
+        if lines[k]:match("^end") then break end
+        if lines[k]:match("^  return %S") then body_returns = true end
+      end
+      if body_returns and name ~= "confirm" then
+        t.ok(doc:find("---@return", 1, true), "M." .. name .. ": returns a value without ---@return")
+      end
+    end
+  end
+  t.ok(checked >= 10, "public functions found: " .. checked)
+  local fields = {}
+  for f in src:match("%-%-%-@class agentls%.Options.-\n([^\n]*%-%-%-@field.-)\n\n"):gmatch("%-%-%-@field ([%w_]+)%?") do
+    fields[f] = true
+  end
+  t.ok(vim.tbl_count(fields) >= 15, "agentls.Options fields: " .. vim.inspect(fields))
+  for key in pairs(require("agentls").config) do
+    t.ok(fields[key], "option " .. key .. " has no ---@field in agentls.Options")
+  end
+  for _, want in ipairs({ "agentls.Result", "agentls.Error", "agentls.CallOpts", "agentls.ToolsOpts" }) do
+    t.ok(src:find("---@class " .. want, 1, true), "---@class " .. want)
+  end
+end)
+
 t.test("the help file has valid tags", function()
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir, "p")
   vim.fn.writefile(vim.fn.readfile(t.repo .. "/editors/nvim/doc/agentls.txt"), dir .. "/agentls.txt")
   vim.cmd("helptags " .. vim.fn.fnameescape(dir))
   local tags = table.concat(vim.fn.readfile(dir .. "/tags"), "\n")
-  for _, tag in ipairs({ "agentls.setup()", "agentls.call()", ":AgentlsDiff", "agentls-render", "agentls-sync" }) do
+  for _, tag in ipairs({ "agentls.setup()", "agentls.call()", ":AgentlsDiff", "agentls-render", "agentls-sync",
+    "agentls-mcp", "agentls-mcphub", "agentls-codecompanion", "agentls-avante" }) do
     t.ok(tags:find(tag, 1, true), "missing tag " .. tag)
   end
 end)

@@ -70,6 +70,42 @@ t.test("edit of a clean buffer goes through the editor and is saved", function()
   t.eq("one\ntwo\nTHREE\nfour\nFIVE\n", t.read_file("lines.txt"), "disk after the second edit")
 end)
 
+t.test("an edit appending lines at the end of a synced file adds no empty line (0.10 did)", function()
+  t.write_file("tail.txt", "one\ntwo\n")
+  local buf = open("tail.txt")
+  assert(agentls.call_sync("read", { path = "tail.txt" }, 5000))
+  local res, err = agentls.call_sync("edit", { path = "tail.txt",
+    edits = { { oldText = "two\n", newText = "two\nthree\nfour\n" } } }, 10000)
+  t.ok(res and not res.isError, vim.inspect(err or res))
+  t.ok(agentls.text(res):find("in the editor (saved)", 1, true), agentls.text(res))
+  t.eq({ "one", "two", "three", "four" }, t.lines(buf), "buffer")
+  t.eq("one\ntwo\nthree\nfour\n", t.read_file("tail.txt"), "disk")
+end)
+
+t.test("compat.apply_workspace_edit: an insert past the last line lands after it, in either edit form", function()
+  local function fresh(rel, text)
+    t.write_file(rel, text)
+    local b = open(rel)
+    vim.cmd("silent edit!")
+    return b
+  end
+  local at_end = { start = { line = 2, character = 0 }, ["end"] = { line = 2, character = 0 } }
+  local b = fresh("tail2.txt", "a\nb\n")
+  local uri = vim.uri_from_fname(t.path("tail2.txt"))
+  compat.apply_workspace_edit({ changes = { [uri] = { { range = vim.deepcopy(at_end), newText = "c\n" } } } }, "utf-16")
+  t.eq({ "a", "b", "c" }, t.lines(b), "changes form")
+  vim.cmd("silent edit!")
+  compat.apply_workspace_edit({ documentChanges = { { textDocument = { uri = uri, version = 0 },
+    edits = { { range = vim.deepcopy(at_end), newText = "c\nd\n" } } } } }, "utf-8")
+  t.eq({ "a", "b", "c", "d" }, t.lines(b), "documentChanges form, utf-8 offsets")
+  -- A last line with multi-byte text: the end is counted in UTF-16 units.
+  b = fresh("tail3.txt", "a\nhé€\n")
+  uri = vim.uri_from_fname(t.path("tail3.txt"))
+  compat.apply_workspace_edit({ changes = { [uri] = { { range = vim.deepcopy(at_end), newText = "x\n" } } } }, "utf-16")
+  t.eq({ "a", "hé€", "x" }, t.lines(b), "after a multi-byte last line")
+  vim.cmd("silent edit!")
+end)
+
 t.test("edit of a dirty buffer merges into it and leaves the disk alone", function()
   local buf = open("src/main.go")
   vim.api.nvim_buf_set_lines(buf, 3, 4, false, { '\tprintln("user")' })

@@ -12,10 +12,29 @@ local function agentls()
   return require("agentls")
 end
 
-local function show(lines, name, ft)
+-- The window of the current tab page showing view kind (see show), or nil.
+local function view_window(kind)
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local ok, shown = pcall(vim.api.nvim_buf_get_var, vim.api.nvim_win_get_buf(w), "agentls_view")
+    if ok and shown == kind then
+      return w
+    end
+  end
+end
+
+--- Shows lines in a scratch buffer named name, in the window that already
+--- shows view kind ("tools", "call", "log") in this tab page, else in a new
+--- split at the bottom; the buffer it replaces is wiped. Returns the buffer.
+local function show(lines, name, kind)
   local render = require("agentls.render")
-  vim.cmd("botright new")
-  local buf = render.scratch(lines, name, ft)
+  local win = view_window(kind)
+  if win then
+    vim.api.nvim_set_current_win(win)
+  else
+    vim.cmd("botright new")
+  end
+  local buf = render.scratch(lines, name)
+  vim.api.nvim_buf_set_var(buf, "agentls_view", kind)
   vim.api.nvim_win_set_buf(0, buf)
   return buf
 end
@@ -30,7 +49,7 @@ local function tools_cmd()
     local first = (t.description or ""):match("^[^\n]*") or ""
     table.insert(lines, string.format("%-12s %s", t.name, first))
   end
-  show(lines, "agentls://tools")
+  show(lines, "agentls://tools", "tools")
 end
 
 local function call_cmd(o)
@@ -55,7 +74,7 @@ local function call_cmd(o)
       if result.isError then
         text = "ERROR: " .. text
       end
-      show(vim.split(text, "\n", { plain = true }), "agentls://call/" .. result.callId)
+      show(vim.split(text, "\n", { plain = true }), "agentls://call/" .. result.callId, "call")
     end)
   end)
 end
@@ -69,23 +88,32 @@ local function complete_tool(lead, line)
   return {}
 end
 
+local function log_cmd()
+  show(vim.deepcopy(agentls().log_lines()), "agentls://log", "log")
+  vim.cmd("normal! G")
+end
+
+-- Every command: {name, function, options}. A new command is one entry here
+-- (and its line in :help agentls-commands and the README).
+local COMMANDS = {
+  { "AgentlsTools", tools_cmd, { desc = "agentls: list the tools" } },
+  { "AgentlsCall", call_cmd, { nargs = "+", complete = complete_tool,
+    desc = "agentls: run a tool, result in a scratch buffer (one window, reused)" } },
+  { "AgentlsDiff", function() require("agentls.render").diff_last() end,
+    { desc = "agentls: diff the last change against its old text" } },
+  { "AgentlsLog", log_cmd, { desc = "agentls: show the log" } },
+  { "AgentlsClear", function() agentls().clear() end, { desc = "agentls: clear the change highlights" } },
+}
+
 --- Defines the commands; later calls do nothing.
 function M.create()
   if created then
     return
   end
   created = true
-  local cmd = vim.api.nvim_create_user_command
-  cmd("AgentlsTools", tools_cmd, { desc = "agentls: list the tools" })
-  cmd("AgentlsCall", call_cmd, { nargs = "+", complete = complete_tool,
-    desc = "agentls: run a tool, result in a scratch buffer" })
-  cmd("AgentlsDiff", function() require("agentls.render").diff_last() end,
-    { desc = "agentls: diff the last change against its old text" })
-  cmd("AgentlsLog", function()
-    show(vim.deepcopy(agentls().log_lines()), "agentls://log")
-    vim.cmd("normal! G")
-  end, { desc = "agentls: show the log" })
-  cmd("AgentlsClear", function() agentls().clear() end, { desc = "agentls: clear the change highlights" })
+  for _, c in ipairs(COMMANDS) do
+    vim.api.nvim_create_user_command(c[1], c[2], c[3])
+  end
 end
 
 return M

@@ -1,15 +1,25 @@
--- Small shims so the plugin runs on Neovim 0.7 through current.
+-- Small shims so the plugin runs on Neovim 0.7 through current: each takes
+-- the current API where this Neovim has it (so 0.10 and 0.11 print no
+-- deprecation warning) and the old one on 0.7-0.9. The one place that knows
+-- which Neovim has what; the other modules call these.
+--
+-- vim.lsp.config / vim.lsp.enable (0.11) do not fit: they start a client
+-- per buffer of the configured filetypes, and agentls is one client per
+-- workspace root, started by setup() or the first call, attached only to
+-- the workspace's files when sync_buffers is on.
 local M = {}
 
 local has = function(v)
   return vim.fn.has("nvim-" .. v) == 1
 end
 
+---@type uv luv: vim.uv (0.10+) or vim.loop
 M.uv = vim.uv or vim.loop
 
 -- 0.11 turned client methods into method-call syntax (client:request); the
 -- old field-call form still exists for a while but warns.
 local method_calls = has("0.11")
+M.method_calls = method_calls
 
 function M.request(client, method, params, handler, bufnr)
   if method_calls then
@@ -84,10 +94,13 @@ end
 
 --- Starts a client without attaching it to a buffer (agentls is not a
 --- language server for any filetype). Returns the client id.
+--- 0.11+: vim.lsp.start with attach = false. 0.10's vim.lsp.start always
+--- attaches the client to a buffer (the current one by default) and is
+--- start_client plus that attach; start_client is not deprecated before
+--- 0.11, so 0.7-0.10 call it directly.
 function M.start_client(config)
   if vim.lsp.start and has("0.11") then
-    -- attach=false (0.11+) keeps the client off the current buffer; before
-    -- 0.11 vim.lsp.start always attaches, so start_client is used there.
+    -- attach=false keeps the client off the current buffer.
     -- The caller starts a client only when it has no live one for the root:
     -- reusing would hand back one that is shutting down (stop(), or a
     -- restart for changed options) and was started with the old options.
@@ -98,10 +111,56 @@ function M.start_client(config)
   return vim.lsp.start_client(config)
 end
 
+-- The length of line in offset_encoding's units.
+local function line_length(line, offset_encoding)
+  if offset_encoding == "utf-8" then
+    return #line
+  elseif offset_encoding == "utf-32" then
+    return vim.fn.strchars(line)
+  end
+  return M.utf16_index(line, #line)
+end
+
+-- Moves text edits that start past the last line of bufnr (an insertion at
+-- the end of a file with a final newline: line = line count, character 0)
+-- to the end of the last line, with the newline in front instead of
+-- behind. 0.7 did this itself; 0.10 inserts such an edit's lines as they
+-- are, so "six\n" appended to a file gained a stray empty line too.
+local function clamp_past_end(edits, bufnr, offset_encoding)
+  if type(edits) ~= "table" or #edits == 0 then
+    return
+  end
+  if not vim.api.nvim_buf_is_loaded(bufnr) then
+    vim.fn.bufload(bufnr)
+  end
+  local max = vim.api.nvim_buf_line_count(bufnr)
+  local last = vim.api.nvim_buf_get_lines(bufnr, max - 1, max, false)[1] or ""
+  local at_end = { line = max - 1, character = line_length(last, offset_encoding) }
+  for _, e in ipairs(edits) do
+    local r = e.range
+    if type(r) == "table" and r.start.line >= max and r["end"].line >= max and type(e.newText) == "string" then
+      e.range = { start = at_end, ["end"] = at_end }
+      e.newText = "\n" .. e.newText:gsub("\r?\n$", "")
+    end
+  end
+end
+
 --- Applies an LSP WorkspaceEdit. 0.7 through current take (edit, offset_encoding);
 --- 0.7 already warns when the encoding is missing, so it is always passed.
 function M.apply_workspace_edit(edit, offset_encoding)
-  return vim.lsp.util.apply_workspace_edit(edit, offset_encoding or "utf-16")
+  offset_encoding = offset_encoding or "utf-16"
+  if type(edit.documentChanges) == "table" then
+    for _, dc in ipairs(edit.documentChanges) do
+      if dc.textDocument and type(dc.textDocument.uri) == "string" then
+        clamp_past_end(dc.edits, vim.uri_to_bufnr(dc.textDocument.uri), offset_encoding)
+      end
+    end
+  elseif type(edit.changes) == "table" then
+    for uri, edits in pairs(edit.changes) do
+      clamp_past_end(edits, vim.uri_to_bufnr(uri), offset_encoding)
+    end
+  end
+  return vim.lsp.util.apply_workspace_edit(edit, offset_encoding)
 end
 
 --- The version Neovim's LSP client last gave bufnr's document, or nil. It

@@ -3,6 +3,17 @@ local compat = require("agentls.compat")
 
 local M = {}
 
+-- The Neovim versions (major.minor) the project's CI runs the plugin's
+-- test suite on (test/nvim/run.sh).
+M.TESTED = { "0.7", "0.10" }
+
+--- "0.10.4", and whether this major.minor is one CI tests.
+function M.nvim_version()
+  local v = vim.version()
+  local minor = string.format("%d.%d", v.major, v.minor)
+  return string.format("%s.%d", minor, v.patch), vim.tbl_contains(M.TESTED, minor)
+end
+
 function M.check()
   local h = compat.health()
   local agentls = require("agentls")
@@ -10,16 +21,20 @@ function M.check()
   local cmd = type(cfg.cmd) == "string" and { cfg.cmd } or cfg.cmd
 
   h.start("agentls")
-  if vim.fn.has("nvim-0.7") == 1 then
-    h.ok("Neovim " .. tostring(vim.version().major) .. "." .. tostring(vim.version().minor) .. " (0.7 or newer)")
+  local version, tested = M.nvim_version()
+  local tested_on = "the plugin's tests run on Neovim " .. table.concat(M.TESTED, ".x and ") .. ".x"
+  if vim.fn.has("nvim-0.7") ~= 1 then
+    h.error("Neovim " .. version .. ": Neovim 0.7 or newer is required")
+  elseif tested then
+    h.ok("Neovim " .. version .. ": tested (" .. tested_on .. ")")
   else
-    h.error("Neovim 0.7 or newer is required")
+    h.warn("Neovim " .. version .. ": supported (0.7 or newer) but not tested (" .. tested_on .. ")",
+      { "report what does not work, with :AgentlsLog" })
   end
 
   local exe = vim.fn.exepath(cmd[1])
   if exe == "" then
-    h.error("agentls binary not found: " .. cmd[1],
-      { "go install github.com/agentls/agentls/cmd/agentls@latest", "or setup({cmd = {'/path/to/agentls'}})" })
+    h.error("agentls binary not found: " .. cmd[1], { agentls.INSTALL_HINT })
   else
     h.ok("agentls binary: " .. exe)
     local version, err = compat.run({ exe, "--version" })

@@ -8,6 +8,60 @@ local render = require("agentls.render")
 
 local M = {}
 
+-- LuaCATS annotations (lua-language-server) of the public API -------------
+
+---@alias agentls.Mode "default"|"acceptEdits"|"readOnly"|"bypass"
+
+---@class agentls.Permissions Rules in Claude Code's syntax, e.g. "Bash(git status)", "Edit(src/**)"
+---@field allow? string[]
+---@field ask? string[]
+---@field deny? string[]
+
+---@class agentls.Options The setup() options; every field is optional (defaults in :help agentls-setup)
+---@field cmd? string|string[] The server command (default { "agentls" })
+---@field cmd_env? table<string, string> Extra environment of the server process
+---@field root_dir? string|fun(): string Workspace root (default: git root of the cwd, else the cwd)
+---@field mode? agentls.Mode Permission mode (default "default")
+---@field permissions? agentls.Permissions
+---@field limits? table<string, integer> The tools' limits, e.g. { readLines = 500 } (docs/protocol.md)
+---@field on_details? fun(details: table, params: table) Called for every tools/details notification
+---@field autostart? boolean Start the server in setup() (default true)
+---@field render? boolean Render changes inline in loaded buffers (default true)
+---@field progress? boolean vim.notify the latest tools/progress line (default true)
+---@field progress_interval_ms? integer At most one progress notification per call this often (default 1000)
+---@field timeout_ms? integer call_sync's default wait (default 660000)
+---@field list_timeout_ms? integer tools()'s default wait (default 10000)
+---@field log_max? integer Lines kept for :AgentlsLog (default 2000)
+---@field sync_buffers? boolean Share the workspace's buffers with the server (default true)
+---@field diagnostics? boolean Answer tools/diagnostics from vim.diagnostic (default true)
+
+---@class agentls.Content One part of a tool result
+---@field type "text"|"image"
+---@field text? string
+---@field data? string base64 (images)
+---@field mimeType? string
+
+---@class agentls.Result A tools/call result
+---@field callId string
+---@field content agentls.Content[]
+---@field isError boolean
+---@field details? table Structured details (edits, diagnostics, …; docs/protocol.md)
+
+---@class agentls.Error A JSON-RPC error
+---@field code integer -32800 cancelled or timed out, -32603 agentls exited or is not running
+---@field message string
+
+---@class agentls.CallOpts
+---@field callId? string Use this callId instead of a generated one
+---@field root? string The workspace root whose client runs the call (default: root())
+
+---@class agentls.ToolsOpts
+---@field format? "mcp"|"openai"|"anthropic" The shape of each tool (default "mcp")
+---@field includeDeferred? boolean Also list the tools tool_search defers
+---@field timeout_ms? integer Wait this long without a callback (default list_timeout_ms)
+---@field root? string
+
+---@type agentls.Options
 local defaults = {
   cmd = { "agentls" },
   cmd_env = nil,
@@ -32,6 +86,7 @@ local defaults = {
   diagnostics = true,
 }
 
+---@type agentls.Options The options in effect (setup() replaces them)
 M.config = vim.deepcopy(defaults)
 
 -- Runtime state of this Neovim instance.
@@ -46,6 +101,7 @@ local state = {
   -- callId -> {deadline (ms, now_ms()), expired, timed_out} while call_sync waits for it.
   sync_waits = {},
   progress_at = {}, -- callId -> last vim.notify time (ms)
+  missing_warned = {}, -- server command (cmd[1]) -> true once its "not found" warning was shown
   log = {},
   seq = 0,
 }
@@ -84,6 +140,7 @@ end
 M._as_object = as_object
 
 --- The workspace root for a new client.
+---@return string
 function M.root()
   local r = M.config.root_dir
   if type(r) == "function" then
@@ -198,6 +255,9 @@ local SHOW = "Show change"
 local PROMPT_COMMAND_CHARS = 200
 
 --- Asks the user about a tools/confirm request; on_decision gets the reply.
+--- Replace it to answer questions another way (see :help agentls-confirm).
+---@param params table The tools/confirm params {callId, tool, reason, preview}
+---@param on_decision fun(answer: {decision: "allowOnce"|"allowAlways"|"rejectOnce", message?: string})
 function M.confirm(params, on_decision)
   local items = {}
   for _, c in ipairs(CHOICES) do
@@ -594,7 +654,26 @@ local function client_exited(client_id, code, signal)
   end
 end
 
---- Starts (or returns) the client for root; returns its id.
+-- How to get the binary, for the "not found" warning and :checkhealth.
+M.INSTALL_HINT = "install it with `go install github.com/agentls/agentls/cmd/agentls@latest`"
+  .. " (puts it in $(go env GOPATH)/bin), or give its path: setup({ cmd = { '/path/to/agentls' } })"
+
+--- The message for a server command that is not an executable; warns once
+--- per session and command (every call and restart would otherwise repeat it).
+local function missing_binary(cmd)
+  local msg = string.format("%s not found (not an executable on $PATH)", cmd[1])
+  if not state.missing_warned[cmd[1]] then
+    state.missing_warned[cmd[1]] = true
+    notify(msg .. "; " .. M.INSTALL_HINT, vim.log.levels.WARN)
+  end
+  log("[start] " .. msg)
+  return "agentls is not running: " .. msg .. " (see :checkhealth agentls)"
+end
+
+--- Starts (or returns) the client for root; returns its id, or nil and why not.
+---@param root? string default: root()
+---@return integer|nil client_id
+---@return string|nil why_not
 function M.start(root)
   root = root or M.root()
   local id = state.clients[root]
@@ -604,6 +683,11 @@ function M.start(root)
   end
   local opts = start_options()
   local cmd = opts.cmd
+  -- A PATH in cmd_env is the server's, not Neovim's: leave that lookup to the start.
+  local own_path = type(opts.cmd_env) == "table" and opts.cmd_env.PATH ~= nil
+  if not own_path and vim.fn.executable(cmd[1]) ~= 1 then
+    return nil, missing_binary(cmd)
+  end
   id = compat.start_client({
     name = NAME,
     cmd = cmd,
@@ -637,7 +721,7 @@ function M.start(root)
   })
   if not id then
     notify("could not start " .. table.concat(cmd, " "), vim.log.levels.ERROR)
-    return nil
+    return nil, "agentls is not running: could not start " .. table.concat(cmd, " ")
   end
   state.clients[root] = id
   state.started[id] = opts
@@ -652,9 +736,9 @@ end
 
 --- Runs f(client) once the client for root is initialized (f(nil, err) on failure).
 local function with_client(root, f)
-  local id = M.start(root)
+  local id, why = M.start(root)
   if not id then
-    return f(nil, "agentls is not running")
+    return f(nil, why)
   end
   local c = find_client(id)
   if state.ready[id] and c then
@@ -665,6 +749,8 @@ local function with_client(root, f)
 end
 
 --- The initialize result of the client for root (nil until initialized).
+---@param root? string default: root()
+---@return table|nil
 function M.initialize_result(root)
   local id = state.clients[root or M.root()]
   return id and state.init[id] or nil
@@ -685,6 +771,11 @@ end
 
 --- Calls tool asynchronously; callback(err, result) gets the tools/call result
 --- {callId, content, isError, details}. Returns the callId (for cancel).
+---@param tool string e.g. "read"
+---@param args? table The tool's arguments (nil or {} for none)
+---@param callback? fun(err: agentls.Error|nil, result: agentls.Result|nil)
+---@param opts? agentls.CallOpts
+---@return string call_id
 function M.call(tool, args, callback, opts)
   opts = opts or {}
   callback = callback or function() end
@@ -737,6 +828,8 @@ end
 --- Cancels a running call by its callId: sends $/cancelRequest and calls its
 --- callback with the RequestCancelled (-32800) error (Neovim's client drops
 --- the server's own -32800 reply).
+---@param call_id string
+---@return boolean cancelled false when no such call is running
 function M.cancel(call_id)
   return M._cancel(call_id, "call cancelled")
 end
@@ -760,6 +853,12 @@ function M._cancel(call_id, why, what)
 end
 
 --- Calls tool and waits: returns result, or nil and an error.
+---@param tool string
+---@param args? table
+---@param timeout_ms? integer default: config.timeout_ms
+---@param opts? agentls.CallOpts
+---@return agentls.Result|nil result
+---@return agentls.Error|nil err
 function M.call_sync(tool, args, timeout_ms, opts)
   local done, rerr, res = false, nil, nil
   local id = M.call(tool, args, function(e, r)
@@ -790,6 +889,10 @@ end
 --- The tool list: opts.format = "mcp" (default) | "openai" | "anthropic". With
 --- a callback it is asynchronous (callback(err, tools)); without, it waits and
 --- returns tools (or nil, err).
+---@param opts? agentls.ToolsOpts
+---@param callback? fun(err: agentls.Error|nil, tools: table[]|nil)
+---@return table[]|nil tools nil with a callback
+---@return agentls.Error|nil err
 function M.tools(opts, callback)
   opts = opts or {}
   local params = vim.empty_dict()
@@ -818,8 +921,18 @@ function M.tools(opts, callback)
   return res, rerr
 end
 
---- Concatenated text of a tools/call result's content.
+-- What text(nil) returns: call_sync gives nil when the call timed out (or
+-- failed before a result), and a model handed "" would read it as no output.
+M.NO_RESULT = "agentls: the call timed out (or failed) before it returned a result; nothing came back"
+
+--- Concatenated text of a tools/call result's content; for nil (call_sync
+--- timed out) a message that says so.
+---@param result agentls.Result|nil
+---@return string
 function M.text(result)
+  if result == nil then
+    return M.NO_RESULT
+  end
   local out = {}
   for _, c in ipairs((result or {}).content or {}) do
     if c.type == "text" then
@@ -831,10 +944,13 @@ function M.text(result)
   return table.concat(out, "\n")
 end
 
+--- The log lines :AgentlsLog shows (the live table: copy before changing).
+---@return string[]
 function M.log_lines()
   return state.log
 end
 
+--- Removes the change highlights from every buffer.
 function M.clear()
   render.clear_all()
 end
@@ -891,6 +1007,10 @@ local function ensure_helptags()
   end
 end
 
+--- Configures the plugin (again: restarts a running server whose start
+--- options changed), defines the commands and starts the server (autostart).
+---@param opts? agentls.Options
+---@return table agentls the module
 function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
   if opts and opts.cmd then

@@ -121,7 +121,7 @@ end
 
 local function norm(path)
   local p = vim.fn.fnamemodify(path, ":p")
-  local real = vim.loop.fs_realpath(p)
+  local real = require("agentls.compat").uv.fs_realpath(p)
   return real or p
 end
 
