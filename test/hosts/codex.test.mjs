@@ -1,0 +1,149 @@
+// agentls inside the real Codex CLI (`codex exec`), its model replaced by the
+// scripted model speaking the OpenAI Responses API. The model is gpt-5.5, a
+// model Codex knows: Codex then defers MCP tools behind its client-side
+// tool_search and caps tool output as it does for real users.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startModel } from './model.mjs';
+import { callResults, describeRun, elicitations, hostBin, run, workspace } from './hosts.mjs';
+
+const MAIN = 'package main\n\nfunc main() {\n\tprintln("hello")\n}\n';
+const EDITED = 'package main\n\nfunc main() {\n\tprintln("goodbye")\n}\n';
+
+const toml = (s) => JSON.stringify(s);
+
+// codex runs one `codex exec` session in ws. The user's allow for edit and
+// bash is Codex's own per-tool approval_mode = "approve".
+async function codex(w, script) {
+  const model = await startModel(script);
+  const home = join(w.dir, 'codex-home');
+  mkdirSync(home, { recursive: true });
+  writeFileSync(join(home, 'config.toml'), `model = "gpt-5.5"
+model_provider = "x"
+check_for_update_on_startup = false
+
+[model_providers.x]
+name = "scripted"
+base_url = ${toml(`${model.url}/v1`)}
+env_key = "X_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[otel]
+exporter = "none"
+
+[mcp_servers.agentls]
+command = ${toml(w.wrap)}
+
+[mcp_servers.agentls.tools.edit]
+approval_mode = "approve"
+
+[mcp_servers.agentls.tools.bash]
+approval_mode = "approve"
+`);
+  const env = { PATH: process.env.PATH, HOME: w.home, CODEX_HOME: home, X_API_KEY: 'k' };
+  try {
+    const r = await run(hostBin('AGENTLS_CODEX'), ['exec', '--skip-git-repo-check', '--json', 'In main.go, make the program say goodbye instead of hello.'], { cwd: w.ws, env, timeoutMs: 60000 });
+    return { r, model, why: describeRun(r, w) };
+  } finally {
+    await model.close();
+  }
+}
+
+// seen is what the model was shown as each agentls call's output, in order.
+// Codex puts "Wall time: … Output:" before the tool's text.
+function seen(model) {
+  const last = model.agentRequests().at(-1);
+  assert.ok(last, 'the host never asked the model');
+  const out = [];
+  for (const i of last.body.input || []) {
+    if (i.type !== 'function_call_output') continue;
+    const o = i.output;
+    out.push(typeof o === 'string' ? o : (o || []).map((x) => x.text ?? '').join(''));
+  }
+  return out;
+}
+
+test('codex: grep and read results reach the model as agentls wrote them', async () => {
+  const w = workspace({ 'main.go': MAIN });
+  const { r, model, why } = await codex(w, [
+    { tool: 'grep', input: { pattern: 'hello' } },
+    { tool: 'read', input: { path: 'main.go' } },
+    { text: 'finished' },
+  ]);
+  assert.equal(r.code, 0, why);
+  const results = callResults(w.traffic());
+  assert.deepEqual(results.map((c) => c.name), ['grep', 'read'], why);
+  const shown = seen(model);
+  assert.equal(shown.length, 2, why);
+  assert.ok(shown[0].endsWith(results[0].text), `grep: the model sees agentls's whole answer: ${shown[0]}`);
+  assert.match(results[0].text, /^main\.go:4: \tprintln\("hello"\)/);
+  assert.ok(shown[1].endsWith(results[1].text), `read: the model sees agentls's whole answer: ${shown[1]}`);
+  assert.match(results[1].text, /^main\.go, lines 1-5 of 5\n/);
+});
+
+// Needs "no double approval" (issue 24 item 3): with agentls's defaults an
+// edit is left to Codex's approval, which the user gave (approval_mode).
+test('codex: an edit the user approved in Codex is applied with agentls\'s defaults', async () => {
+  const w = workspace({ 'main.go': MAIN });
+  const { r, model, why } = await codex(w, [
+    { tool: 'read', input: { path: 'main.go' } },
+    { tool: 'edit', input: { path: 'main.go', edits: [{ oldText: 'hello', newText: 'goodbye' }] } },
+    { text: 'finished' },
+  ]);
+  assert.equal(r.code, 0, why);
+  const asked = elicitations(w.traffic());
+  assert.equal(asked.length, 0, `agentls asked again although the user approved edit in Codex: ${JSON.stringify(asked)}`);
+  assert.equal(w.file('main.go'), EDITED, `the file changed${why}`);
+  const shown = seen(model);
+  assert.equal(shown.length, 2, why);
+  assert.doesNotMatch(shown[1], /denied|refused|not allowed/i, `the model is told the edit was made: ${shown[1]}`);
+});
+
+// Needs "results that fit the host" (item 7): Codex keeps about 10,000
+// tokens of a tool's output and cuts the middle out of anything longer, so
+// agentls must stop its read within that and say where to continue.
+test('codex: a 3,000-line read reaches the model whole, and its continuation notice is true', async () => {
+  const big = Array.from({ length: 3000 }, (_, i) => `line ${i + 1} of the big file, padded to look like code;`).join('\n') + '\n';
+  const w = workspace({ 'big.txt': big });
+  let next = null;
+  const { r, model, why } = await codex(w, [
+    { tool: 'read', input: { path: 'big.txt' } },
+    // The model continues where the notice it was shown says to.
+    (results) => {
+      const m = /offset=(\d+)/.exec(results[0] || '');
+      next = m ? Number(m[1]) : null;
+      return next ? { tool: 'read', input: { path: 'big.txt', offset: next, limit: 5 } } : { text: 'no continuation offered' };
+    },
+    { text: 'finished' },
+  ]);
+  assert.equal(r.code, 0, why);
+  const first = callResults(w.traffic())[0];
+  assert.ok(first, why);
+  const shown = seen(model);
+  assert.ok(shown.length >= 1, why);
+  const text = shown[0];
+  assert.ok(text.endsWith(first.text), `the model got agentls's whole result (${Buffer.byteLength(first.text)} bytes sent, ${Buffer.byteLength(text)} shown): …${text.slice(-300)}`);
+  assert.doesNotMatch(text, /truncated/i, 'Codex cut nothing out');
+  const head = /big\.txt, lines 1-(\d+) of 3000\n/.exec(text);
+  assert.ok(head, `the header is there: ${text.slice(0, 200)}`);
+  const last = Number(head[1]);
+  assert.ok(last > 1 && last < 3000, `a partial read: ${last}`);
+  for (const n of [1, Math.floor(last / 2), last]) {
+    assert.ok(text.includes(`${n}→line ${n} of the big file`), `line ${n} is shown`);
+  }
+  assert.ok(!text.includes(`${last + 1}→line ${last + 1} `), 'no line after the last one the header states');
+  assert.match(text, new RegExp(`\\[Showing lines 1-${last} of 3000[^\\]]*offset=${last + 1}[^\\]]*\\]\\s*$`), `the continuation notice ends the result: …${text.slice(-300)}`);
+  assert.equal(next, last + 1);
+  assert.ok(shown[1], `the model's continuation was answered${why}`);
+  assert.match(shown[1], new RegExp(`big\\.txt, lines ${last + 1}-${last + 5} of 3000\\n\\s*${last + 1}→line ${last + 1} of the big file`), `the continuation starts where the notice said: ${shown[1].slice(0, 300)}`);
+});
