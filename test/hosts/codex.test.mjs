@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startModel } from './model.mjs';
-import { callResults, describeRun, elicitations, hostBin, run, workspace } from './hosts.mjs';
+import { BIG, bigRead, callResults, describeRun, elicitations, hostBin, run, workspace } from './hosts.mjs';
 
 const MAIN = 'package main\n\nfunc main() {\n\tprintln("hello")\n}\n';
 const EDITED = 'package main\n\nfunc main() {\n\tprintln("goodbye")\n}\n';
@@ -113,37 +113,9 @@ test('codex: an edit the user approved in Codex is applied with agentls\'s defau
 // tokens of a tool's output and cuts the middle out of anything longer, so
 // agentls must stop its read within that and say where to continue.
 test('codex: a 3,000-line read reaches the model whole, and its continuation notice is true', async () => {
-  const big = Array.from({ length: 3000 }, (_, i) => `line ${i + 1} of the big file, padded to look like code;`).join('\n') + '\n';
-  const w = workspace({ 'big.txt': big });
-  let next = null;
-  const { r, model, why } = await codex(w, [
-    { tool: 'read', input: { path: 'big.txt' } },
-    // The model continues where the notice it was shown says to.
-    (results) => {
-      const m = /offset=(\d+)/.exec(results[0] || '');
-      next = m ? Number(m[1]) : null;
-      return next ? { tool: 'read', input: { path: 'big.txt', offset: next, limit: 5 } } : { text: 'no continuation offered' };
-    },
-    { text: 'finished' },
-  ]);
+  const w = workspace({ 'big.txt': BIG });
+  const read = bigRead();
+  const { r, model, why } = await codex(w, read.script);
   assert.equal(r.code, 0, why);
-  const first = callResults(w.traffic())[0];
-  assert.ok(first, why);
-  const shown = seen(model);
-  assert.ok(shown.length >= 1, why);
-  const text = shown[0];
-  assert.ok(text.endsWith(first.text), `the model got agentls's whole result (${Buffer.byteLength(first.text)} bytes sent, ${Buffer.byteLength(text)} shown): …${text.slice(-300)}`);
-  assert.doesNotMatch(text, /truncated/i, 'Codex cut nothing out');
-  const head = /big\.txt, lines 1-(\d+) of 3000\n/.exec(text);
-  assert.ok(head, `the header is there: ${text.slice(0, 200)}`);
-  const last = Number(head[1]);
-  assert.ok(last > 1 && last < 3000, `a partial read: ${last}`);
-  for (const n of [1, Math.floor(last / 2), last]) {
-    assert.ok(text.includes(`${n}→line ${n} of the big file`), `line ${n} is shown`);
-  }
-  assert.ok(!text.includes(`${last + 1}→line ${last + 1} `), 'no line after the last one the header states');
-  assert.match(text, new RegExp(`\\[Showing lines 1-${last} of 3000[^\\]]*offset=${last + 1}[^\\]]*\\]\\s*$`), `the continuation notice ends the result: …${text.slice(-300)}`);
-  assert.equal(next, last + 1);
-  assert.ok(shown[1], `the model's continuation was answered${why}`);
-  assert.match(shown[1], new RegExp(`big\\.txt, lines ${last + 1}-${last + 5} of 3000\\n\\s*${last + 1}→line ${last + 1} of the big file`), `the continuation starts where the notice said: ${shown[1].slice(0, 300)}`);
+  read.check(seen(model), callResults(w.traffic()), why);
 });

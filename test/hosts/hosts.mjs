@@ -2,6 +2,7 @@
 // wrapped in a script that tees its MCP stdio to files (so a test sees every
 // message between the host and agentls, elicitations included), and a host
 // run with a deadline.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -132,4 +133,51 @@ export function run(cmd, args, { cwd, env, timeoutMs = 60000 }) {
 // it printed, so a failing test explains itself.
 export function describeRun(r, ws) {
   return `\n--- host exit ${r.code}${r.timedOut ? ' (killed at the deadline)' : ''} after ${r.ms} ms\n--- stdout\n${r.stdout.slice(-4000)}\n--- stderr\n${r.stderr.slice(-4000)}\n--- agentls stderr\n${ws ? ws.stderr().slice(-2000) : ''}`;
+}
+
+// BIG is a 3,000-line file of ~55 bytes a line (~160 KB): more than any
+// host keeps of one tool result.
+export const BIG = Array.from({ length: 3000 }, (_, i) => `line ${i + 1} of the big file, padded to look like code;`).join('\n') + '\n';
+
+/**
+ * bigRead is the scenario "read BIG, then continue where the notice says":
+ * script for the model, and check(shown, results, why), which asserts that
+ * the first result reached the model whole (header, every line up to the
+ * last one it states, the continuation notice at the end, nothing cut by
+ * the host) and that the continuation it names starts at the next line.
+ * shown: what the model was shown per call (a host may put a prefix before
+ * agentls's text); results: agentls's answers (callResults).
+ */
+export function bigRead() {
+  let next = null;
+  const script = [
+    { tool: 'read', input: { path: 'big.txt' } },
+    (results) => {
+      const m = /offset=(\d+)/.exec(results[0] || '');
+      next = m ? Number(m[1]) : null;
+      return next ? { tool: 'read', input: { path: 'big.txt', offset: next, limit: 5 } } : { text: 'no continuation offered' };
+    },
+    { text: 'finished' },
+  ];
+  function check(shown, results, why = '') {
+    const first = results[0];
+    assert.ok(first, `agentls answered no read${why}`);
+    assert.ok(shown.length >= 1, why);
+    const text = shown[0];
+    assert.ok(text.endsWith(first.text), `the model got agentls's whole result (${Buffer.byteLength(first.text)} bytes sent, ${Buffer.byteLength(text)} shown): …${text.slice(-300)}`);
+    assert.doesNotMatch(text, /truncated/i, 'the host cut nothing out');
+    const head = /big\.txt, lines 1-(\d+) of 3000\n/.exec(text);
+    assert.ok(head, `the header is there: ${text.slice(0, 200)}`);
+    const last = Number(head[1]);
+    assert.ok(last > 1 && last < 3000, `a partial read: ${last}`);
+    for (const n of [1, Math.floor(last / 2), last]) {
+      assert.ok(text.includes(`${n}→line ${n} of the big file`), `line ${n} is shown`);
+    }
+    assert.ok(!text.includes(`${last + 1}→line ${last + 1} `), 'no line after the last one the header states');
+    assert.match(text, new RegExp(`\\[Showing lines 1-${last} of 3000[^\\]]*offset=${last + 1}[^\\]]*\\]\\s*$`), `the continuation notice ends the result: …${text.slice(-300)}`);
+    assert.equal(next, last + 1, 'the model continued at the offset the notice gave');
+    assert.ok(shown[1], `the model's continuation was answered${why}`);
+    assert.match(shown[1], new RegExp(`big\\.txt, lines ${last + 1}-${last + 5} of 3000\\n\\s*${last + 1}→line ${last + 1} of the big file`), `the continuation starts where the notice said: ${shown[1].slice(0, 300)}`);
+  }
+  return { script, check };
 }

@@ -50,10 +50,10 @@ cd "$here"
 t0=$(date +%s)
 cmd=(node --test --test-concurrency=1 --test-reporter=spec "${tests[@]}")
 status=0
-if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && unshare -n true 2>/dev/null; then
   unshare -n sh -c 'ip link set lo up && exec "$@"' sh "${cmd[@]}" || status=$?
 else
-  echo "hosts: not root: running without a network namespace"
+  echo "hosts: no network namespace (needs root, unshare and ip): running on the host network"
   "${cmd[@]}" || status=$?
 fi
 echo "hosts: ${tests[*]} in $(( $(date +%s) - t0 )) s"
