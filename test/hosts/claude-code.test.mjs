@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startModel } from './model.mjs';
-import { callResults, describeRun, elicitations, hostBin, run, workspace } from './hosts.mjs';
+import { callResults, describeRun, elicitationAnswers, elicitations, hostBin, run, workspace } from './hosts.mjs';
 
 const MAIN = 'package main\n\nfunc main() {\n\tprintln("hello")\n}\n';
 const EDITED = 'package main\n\nfunc main() {\n\tprintln("goodbye")\n}\n';
@@ -114,11 +114,13 @@ test('claude code: the user\'s ask rule asks with the diff; headless, the model 
   assert.equal(r.code, 0, why);
   const asked = elicitations(w.traffic());
   assert.ok(asked.length >= 1, `the ask rule sent no elicitation${why}`);
+  const answers = elicitationAnswers(w.traffic());
+  assert.ok(answers.length >= 1 && answers.every((a) => a.action !== 'accept'), `headless Claude Code cannot accept: ${JSON.stringify(answers)}`);
+  assert.equal(w.file('main.go'), MAIN, 'the file is unchanged');
   const q = asked[0].message;
   assert.match(q, /main\.go/, `the question names the file: ${q}`);
   assert.match(q, /^-\s*println\("hello"\)/m, `the question shows the removed line: ${q}`);
   assert.match(q, /^\+\s*println\("goodbye"\)/m, `the question shows the added line: ${q}`);
-  assert.equal(w.file('main.go'), MAIN, 'the file is unchanged');
   const shown = seen(model);
   assert.equal(shown.length, 3, why);
   const told = shown[2];

@@ -87,6 +87,21 @@ export function elicitations(t) {
 }
 
 /**
+ * elicitationAnswers lists the host's answers to those questions: the
+ * result of an `elicitation/create` request, or the input responses a
+ * retried tool call carries.
+ */
+export function elicitationAnswers(t) {
+  const asked = new Set(t.received.filter((m) => m.method === 'elicitation/create').map((m) => m.id));
+  const out = [];
+  for (const m of t.sent) {
+    if (asked.has(m.id) && m.result) out.push(m.result);
+    for (const r of Object.values(m.params?.inputResponses || {})) out.push(r);
+  }
+  return out;
+}
+
+/**
  * callResults pairs each tools/call the host sent with agentls's final
  * answer to it: [{name, arguments, text, isError}]. (A call answered with
  * input_required and retried is listed once per final answer.)
