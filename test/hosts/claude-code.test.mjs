@@ -88,9 +88,9 @@ test('claude code: grep and read results reach the model as agentls wrote them',
   assert.equal(elicitations(w.traffic()).length, 0, 'nothing asked for read-only calls');
 });
 
-// Needs "no double approval" (issue 24 item 3): a call agentls would ask
-// about only because of its built-in defaults is left to the host, which the
-// user already answered with --allowedTools.
+// No double approval: a call agentls would ask about only because of its
+// built-in defaults is left to the host, which the user already answered
+// with --allowedTools.
 test('claude code: an edit the user allowed in Claude Code is applied without a second question', async () => {
   const w = workspace({ 'main.go': MAIN });
   const { r, model, why } = await claude(w, grepReadEdit, ALLOWED);
@@ -104,9 +104,9 @@ test('claude code: an edit the user allowed in Claude Code is applied without a 
   assert.match(shown[2], /main\.go/);
 });
 
-// Needs items 2 and 4: the question names the file and shows the diff, and a
-// host that cannot answer makes agentls tell the model so, with the rule
-// that would allow the call.
+// A question shows what it approves, and a host that cannot answer it
+// makes agentls tell the model so, with the rule that would allow the call.
+// (Headless Claude Code answers agentls's questions with "cancel".)
 test('claude code: the user\'s ask rule asks with the diff; headless, the model is told the host could not ask and how to allow it', async () => {
   const w = workspace({ 'main.go': MAIN });
   settings(w, { ask: ['Edit(main.go)'] });

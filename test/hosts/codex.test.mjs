@@ -91,8 +91,8 @@ test('codex: grep and read results reach the model as agentls wrote them', async
   assert.match(results[1].text, /^main\.go, lines 1-5 of 5\n/);
 });
 
-// Needs "no double approval" (issue 24 item 3): with agentls's defaults an
-// edit is left to Codex's approval, which the user gave (approval_mode).
+// No double approval: with agentls's defaults an edit is left to Codex's
+// approval, which the user gave (approval_mode).
 test('codex: an edit the user approved in Codex is applied with agentls\'s defaults', async () => {
   const w = workspace({ 'main.go': MAIN });
   const { r, model, why } = await codex(w, [
@@ -109,9 +109,9 @@ test('codex: an edit the user approved in Codex is applied with agentls\'s defau
   assert.doesNotMatch(shown[1], /denied|refused|not allowed/i, `the model is told the edit was made: ${shown[1]}`);
 });
 
-// Needs "results that fit the host" (item 7): Codex keeps about 10,000
-// tokens of a tool's output and cuts the middle out of anything longer, so
-// agentls must stop its read within that and say where to continue.
+// Results that fit the host: Codex keeps about 10,000 tokens of a tool's
+// output and cuts the middle out of anything longer, so agentls must stop
+// its read within that and say where to continue.
 test('codex: a 3,000-line read reaches the model whole, and its continuation notice is true', async () => {
   const w = workspace({ 'big.txt': BIG });
   const read = bigRead();

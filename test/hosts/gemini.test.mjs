@@ -72,8 +72,8 @@ test('gemini cli: grep and read results reach the model as agentls wrote them', 
   assert.match(shown[1], /^main\.go, lines 1-5 of 5\n/);
 });
 
-// Needs "no double approval" (issue 24 item 3): the user trusts the server
-// in Gemini CLI, which cannot ask; with agentls's defaults the edit runs.
+// No double approval: the user trusts the server in Gemini CLI, which
+// cannot ask; with agentls's defaults the edit runs.
 test('gemini cli: an edit of a trusted server is applied with agentls\'s defaults', async () => {
   const w = workspace({ 'main.go': MAIN });
   const { r, model, why } = await gemini(w, [
@@ -88,8 +88,9 @@ test('gemini cli: an edit of a trusted server is applied with agentls\'s default
   assert.equal(w.file('main.go'), EDITED, `the file changed; the model was told: ${shown[1]}`);
 });
 
-// Needs item 8: Gemini CLI shows the model a failed call's whole result, so
-// agentls's _meta must carry nothing internal (timings, decision records).
+// Nothing internal in a result: Gemini CLI shows the model a failed call's
+// whole result, so agentls's _meta must carry nothing internal (timings,
+// decision records).
 test('gemini cli: a refusal reaches the model as agentls\'s words, without internal details', async () => {
   const w = workspace({ 'main.go': MAIN });
   mkdirSync(join(w.ws, '.agentls'));
@@ -107,7 +108,8 @@ test('gemini cli: a refusal reaches the model as agentls\'s words, without inter
   assert.doesNotMatch(shown[1], /durationMs|callId|"permission"/, `internal details reached the model: ${shown[1]}`);
 });
 
-// Needs item 7: Gemini CLI keeps 40,000 characters of a tool result.
+// Results that fit the host: Gemini CLI keeps 40,000 characters of a tool
+// result.
 test('gemini cli: a 3,000-line read reaches the model whole, and its continuation notice is true', async () => {
   const w = workspace({ 'big.txt': BIG });
   const read = bigRead();

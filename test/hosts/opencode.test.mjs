@@ -65,8 +65,8 @@ test('opencode: grep and read results reach the model as agentls wrote them', as
   assert.match(shown[1], /^main\.go, lines 1-5 of 5\n/);
 });
 
-// Needs "no double approval" (issue 24 item 3): opencode cannot ask, and its
-// user allowed agentls_edit; with agentls's defaults the edit runs.
+// No double approval: opencode cannot ask, and its user allowed
+// agentls_edit; with agentls's defaults the edit runs.
 test('opencode: an edit the user allowed in opencode is applied with agentls\'s defaults', async () => {
   const w = workspace({ 'main.go': MAIN });
   const { r, model, why } = await opencode(w, [
@@ -82,7 +82,8 @@ test('opencode: an edit the user allowed in opencode is applied with agentls\'s 
   assert.doesNotMatch(shown[1], /denied|refused|not allowed|cannot ask/i, shown[1]);
 });
 
-// Needs item 7: opencode keeps 50 KB / 2,000 lines of a tool result.
+// Results that fit the host: opencode keeps 50 KB / 2,000 lines of a tool
+// result.
 test('opencode: a 3,000-line read reaches the model whole, and its continuation notice is true', async () => {
   const w = workspace({ 'big.txt': BIG });
   const read = bigRead();
