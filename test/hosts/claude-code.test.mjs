@@ -5,8 +5,8 @@
 // tool results the model was shown.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { startModel } from './model.mjs';
 import { callResults, describeRun, elicitationAnswers, elicitations, hostBin, run, workspace } from './hosts.mjs';
 
@@ -126,9 +126,50 @@ test('claude code: the user\'s ask rule asks with the diff; headless, the model 
   const told = shown[2];
   assert.match(told, /could not ask/i, `the model is told the host could not ask: ${told}`);
   assert.doesNotMatch(told, /denied by the user|the user declined/i, `nobody declined: ${told}`);
-  assert.match(told, /\.agentls\/settings\.local\.json/, `the model is told where the user can allow it: ${told}`);
-  assert.match(told, /"allow"[\s\S]*Edit\(/, `… and the rule that would allow it: ${told}`);
+  // An allow rule does not lift an ask rule: what the user can do is
+  // change that rule, so the model must be told which rule and where.
+  const how = told.slice(told.search(/could not ask/i));
+  assert.match(how, /Edit\(main\.go\)/, `the model is told which rule asks: ${told}`);
+  assert.match(how, /\.agentls\/settings\.json/, `… and where it is: ${told}`);
 });
+
+// The how-to-allow the model is told must be true: a destructive command
+// asks even though the host allowed bash; headless, the model is told the
+// host could not ask and which settings would allow the call, and with
+// those settings written the same call runs.
+test('claude code: a destructive command asks; headless, the model is told the host could not ask, and the settings it names let the call run', async () => {
+  const w = workspace({ 'build/out.o': 'object\n' });
+  const script = [{ tool: 'bash', input: { command: 'rm -r build' } }, { text: 'finished' }];
+  const first = await claude(w, script, ['mcp__agentls__bash']);
+  assert.equal(first.r.code, 0, first.why);
+  assert.ok(elicitations(w.traffic()).length >= 1, `rm -r asked nobody${first.why}`);
+  assert.ok(existsSync(join(w.ws, 'build', 'out.o')), 'nothing was deleted');
+  const told = seen(first.model)[0];
+  assert.ok(told, first.why);
+  assert.match(told, /could not ask/i, told);
+  const advice = settingsAdvice(told, w);
+  assert.ok(advice, `the model is told which settings file and rule would allow the call: ${told}`);
+  mkdirSync(dirname(advice.file), { recursive: true });
+  writeFileSync(advice.file, JSON.stringify(advice.settings));
+  w.resetTraffic();
+  const second = await claude(w, script, ['mcp__agentls__bash']);
+  assert.equal(second.r.code, 0, second.why);
+  assert.equal(elicitations(w.traffic()).length, 0, 'allowed by the settings the model named: nobody is asked');
+  assert.ok(!existsSync(join(w.ws, 'build')), `the command ran with the settings the model was told (${advice.file}): ${seen(second.model)[0]}`);
+});
+
+// settingsAdvice finds, in what the model was told, the settings file to
+// write and the JSON to put there: {file, settings}, or null.
+function settingsAdvice(text, w) {
+  const json = /\{"permissions":.*?\}\}/.exec(text);
+  if (!json) return null;
+  let settings;
+  try { settings = JSON.parse(json[0]); } catch { return null; }
+  let file = null;
+  if (/\.agentls\/settings\.local\.json/.test(text)) file = join(w.ws, '.agentls', 'settings.local.json');
+  else if (/\$XDG_CONFIG_HOME\/agentls\/settings\.json|~\/\.config\/agentls\/settings\.json/.test(text)) file = join(w.home, '.config', 'agentls', 'settings.json');
+  return file ? { file, settings } : null;
+}
 
 test('claude code: a deny rule refuses the edit without asking', async () => {
   const w = workspace({ 'main.go': MAIN });

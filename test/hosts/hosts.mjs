@@ -50,6 +50,8 @@ export function workspace(files) {
     dir, ws, home, wrap,
     file: (p) => readFileSync(join(ws, p), 'utf8'),
     traffic: () => traffic(dir),
+    // resetTraffic empties the stdio logs before another host run.
+    resetTraffic: () => { for (const f of ['mcp-in.log', 'mcp-out.log']) writeFileSync(join(dir, f), ''); },
     stderr: () => (existsSync(join(dir, 'mcp-err.log')) ? readFileSync(join(dir, 'mcp-err.log'), 'utf8') : ''),
   };
 }
