@@ -4,7 +4,7 @@
 // run with a deadline.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -24,6 +24,14 @@ export function hostBin(envName) {
 
 const sq = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
 
+// Temp dirs of this test file's workspaces, removed when it exits
+// (KEEP_TMP=1 keeps them to look at the logs).
+const made = [];
+process.on('exit', () => {
+  if (process.env.KEEP_TMP) return;
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
 /**
  * workspace makes a temp dir with ws/ (the files given, path → text), home/
  * (the host's HOME) and wrap.sh, which runs `agentls mcp --root ws` with its
@@ -31,6 +39,7 @@ const sq = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
  */
 export function workspace(files) {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'agentls-hosts-')));
+  made.push(dir);
   const ws = join(dir, 'ws');
   const home = join(dir, 'home');
   mkdirSync(ws);
