@@ -117,5 +117,18 @@ test('codex: a 3,000-line read reaches the model whole, and its continuation not
   const read = bigRead();
   const { r, model, why } = await codex(w, read.script);
   assert.equal(r.code, 0, why);
-  read.check(seen(model), callResults(w.traffic()), why);
+  read.check(seen(model), callResults(w.traffic()), why, offered(model, 'read'));
 });
+
+// offered is the description of agentls's tool as Codex last offered it to
+// the model (in its tool list, or found by its tool_search).
+function offered(model, name) {
+  const last = model.agentRequests().at(-1);
+  const spaces = [...(last?.body.tools || [])];
+  for (const i of last?.body.input || []) if (i.type === 'tool_search_output') spaces.push(...(i.tools || []));
+  for (const ns of spaces) {
+    if (ns.name !== 'mcp__agentls') continue;
+    for (const t of ns.tools || []) if (t.name === name) return t.description;
+  }
+  return '';
+}

@@ -115,5 +115,6 @@ test('gemini cli: a 3,000-line read reaches the model whole, and its continuatio
   const read = bigRead();
   const { r, model, why } = await gemini(w, read.script);
   assert.equal(r.code, 0, why);
-  read.check(seen(model), callResults(w.traffic()), why);
+  const decls = (model.agentRequests().at(-1)?.body.tools || []).flatMap((t) => t.functionDeclarations || []);
+  read.check(seen(model), callResults(w.traffic()), why, decls.find((f) => f.name === 'mcp_agentls_read')?.description || '');
 });

@@ -172,7 +172,9 @@ export const BIG = Array.from({ length: 3000 }, (_, i) => `line ${i + 1} of the 
  * last one it states, the continuation notice at the end, nothing cut by
  * the host) and that the continuation it names starts at the next line.
  * shown: what the model was shown per call (a host may put a prefix before
- * agentls's text); results: agentls's answers (callResults).
+ * agentls's text); results: agentls's answers (callResults); description:
+ * read's description as the host offered it to the model, whose stated
+ * budget the result must keep.
  */
 export function bigRead() {
   let next = null;
@@ -185,9 +187,18 @@ export function bigRead() {
     },
     { text: 'finished' },
   ];
-  function check(shown, results, why = '') {
+  function check(shown, results, why = '', description = null) {
     const first = results[0];
     assert.ok(first, `agentls answered no read${why}`);
+    if (description !== null) {
+      // The numbers the host shows the model hold for this host.
+      const m = /at most ([\d,]+) lines and ([\d,]+) bytes/.exec(description || '');
+      assert.ok(m, `read's description as the model got it states its budget: ${description}`);
+      const bytes = Number(m[2].replace(/,/g, ''));
+      const lines = Number(m[1].replace(/,/g, ''));
+      assert.ok(Buffer.byteLength(first.text) <= bytes, `the result (${Buffer.byteLength(first.text)} bytes) is within the ${bytes} bytes the description states`);
+      assert.ok(first.text.split('\n').length <= lines, `the result is within the ${lines} lines the description states`);
+    }
     assert.ok(shown.length >= 1, why);
     const text = shown[0];
     assert.ok(text.endsWith(first.text), `the model got agentls's whole result (${Buffer.byteLength(first.text)} bytes sent, ${Buffer.byteLength(text)} shown): …${text.slice(-300)}`);

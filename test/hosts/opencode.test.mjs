@@ -89,5 +89,6 @@ test('opencode: a 3,000-line read reaches the model whole, and its continuation 
   const read = bigRead();
   const { r, model, why } = await opencode(w, read.script);
   assert.equal(r.code, 0, why);
-  read.check(seen(model), callResults(w.traffic()), why);
+  const tool = (model.agentRequests().at(-1)?.body.tools || []).find((t) => t.function?.name === 'agentls_read');
+  read.check(seen(model), callResults(w.traffic()), why, tool?.function?.description || '');
 });
