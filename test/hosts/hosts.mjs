@@ -192,7 +192,7 @@ export function bigRead() {
     assert.ok(first, `agentls answered no read${why}`);
     if (description !== null) {
       // The numbers the host shows the model hold for this host.
-      const m = /at most ([\d,]+) lines and ([\d,]+) bytes/.exec(description || '');
+      const m = /at most ([\d,]+) lines (?:and|or) ([\d,]+) bytes/i.exec(description || '');
       assert.ok(m, `read's description as the model got it states its budget: ${description}`);
       const bytes = Number(m[2].replace(/,/g, ''));
       const lines = Number(m[1].replace(/,/g, ''));
