@@ -158,7 +158,7 @@ export function run(cmd, args, { cwd, env, timeoutMs = 60000 }) {
 // describeRun is a failure message's tail: how the host run ended and what
 // it printed, so a failing test explains itself.
 export function describeRun(r, ws) {
-  return `\n--- host exit ${r.code}${r.timedOut ? ' (killed at the deadline)' : ''} after ${r.ms} ms\n--- stdout\n${r.stdout.slice(-4000)}\n--- stderr\n${r.stderr.slice(-4000)}\n--- agentls stderr\n${ws ? ws.stderr().slice(-2000) : ''}`;
+  return `\n--- host exit ${r.code}${r.timedOut ? ' (killed at the deadline)' : ''} after ${r.ms} ms${ws ? ` in ${ws.dir} (KEEP_TMP=1 keeps it)` : ''}\n--- stdout\n${r.stdout.slice(-4000)}\n--- stderr\n${r.stderr.slice(-4000)}\n--- agentls stderr\n${ws ? ws.stderr().slice(-2000) : ''}`;
 }
 
 // BIG is a 3,000-line file of ~55 bytes a line (~160 KB): more than any
