@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of the project: static checks, Go unit and end-to-end
 # tests, cross-compilation, the headless Neovim tests (Neovim 0.7.2 and
-# 0.10), the MCP tests with the TypeScript SDK and behind mcp-hub, and the
-# VS Code extension in a real VS Code.
+# 0.10), the MCP tests with the TypeScript SDK and behind mcp-hub, agentls
+# inside real MCP hosts (Claude Code and Codex; AGENTLS_HOSTS=all adds
+# opencode and Gemini CLI), and the VS Code extension in a real VS Code.
 # AGENTLS_SKIP_VSCODE=1 skips the VS Code stage (it needs root to install
 # its prerequisites on first use).
 set -euo pipefail
@@ -40,6 +41,9 @@ bash test/mcp/run.sh
 
 echo "== mcp-hub (the hub of mcphub.nvim) starting agentls mcp"
 bash test/mcphub/run.sh
+
+echo "== MCP hosts (Claude Code, Codex; AGENTLS_HOSTS=all adds opencode, Gemini CLI; first run installs into /var/cache/agentls-ci/hosts)"
+bash test/hosts/run.sh
 
 if [ "${AGENTLS_SKIP_VSCODE:-}" = 1 ]; then
   echo "== VS Code: skipped (AGENTLS_SKIP_VSCODE=1)"
