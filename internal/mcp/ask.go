@@ -78,7 +78,7 @@ func multiRoundTrip(ss *sdk.ServerSession) bool {
 var decisionChoices = []any{
 	map[string]any{"const": AllowOnce, "title": "Allow once"},
 	map[string]any{"const": AllowAlways, "title": "Allow for the rest of this session"},
-	map[string]any{"const": RejectOnce, "title": "Reject"},
+	map[string]any{"const": RejectOnce, "title": "Reject once"},
 	map[string]any{"const": RejectAlways, "title": "Reject for the rest of this session"},
 }
 
