@@ -139,6 +139,11 @@ func TestTheQuestionIsMasked(t *testing.T) {
 	c := &countingConfirmer{answer: policy.ConfirmAnswer{Decision: policy.RejectOnce}}
 	s, _ := newApprovalSession(t, files, approvalSetup{confirmer: c})
 	run(t, s, "read", map[string]any{"path": "conf.txt"})
+	args, _ := json.Marshal(edit("conf.txt", "old", secret))
+	p := s.Executor.Prepare(context.Background(), tools.Request{Name: "edit", Arguments: args})
+	if raw, _ := json.Marshal(p); p.Decision != "ask" || strings.Contains(string(raw), secret) {
+		t.Errorf("tools/prepare shows the secret or does not ask: %s", raw)
+	}
 	run(t, s, "edit", edit("conf.txt", "old", secret))
 	q := c.questions()
 	if len(q) != 1 {

@@ -41,14 +41,22 @@ func (x *Executor) Prepare(ctx context.Context, req Request) Preparation {
 	// tools/prepare runs no call, so the audit log records none.
 	p, res, ok := x.prepare(req, nil, false)
 	if !ok {
-		return Preparation{Decision: "fail", Error: resultText(res)}
+		msg, _ := x.mask(resultText(res))
+		return Preparation{Decision: "fail", Error: msg}
 	}
 	pr, ok := x.permission().(Preparer)
 	if !ok {
 		return Preparation{Decision: "allow"}
 	}
 	out := pr.Prepare(ctx, p)
-	out.Error, _ = x.mask(out.Error)
+	// Everything here reaches the client's user: masked like a result.
+	for _, f := range []*string{&out.Title, &out.Message, &out.Reason, &out.Error} {
+		*f, _ = x.mask(*f)
+	}
+	if out.Preview != nil {
+		m, _ := x.maskValue(out.Preview)
+		out.Preview, _ = m.(map[string]any)
+	}
 	if out.Decision == "ask" {
 		out.Token = x.tokens.issue(p.Tool.Name, p.Args, time.Now())
 	}
