@@ -63,9 +63,10 @@ type Outcome struct {
 type Gate struct {
 	Config    *Config
 	Confirmer Confirmer
-	// Client names who asks in refusals ("editor", "MCP host"); ModeHint
-	// is how its user changes the mode, for HowToAllow ("" for none).
-	Client, ModeHint string
+	// Client names who asks in refusals ("editor", "MCP host"); Hints
+	// are its user's ways to allow a call, for HowToAllow.
+	Client string
+	Hints  Hints
 	// turn serializes questions: one dialog at a time, and a question
 	// queued behind an allowAlways is re-evaluated before it is shown.
 	turn chan struct{}
@@ -185,7 +186,7 @@ func (g *Gate) client() string {
 func (g *Gate) refusal(req Request, v Verdict, happened string) string {
 	reason := strings.TrimSuffix(v.Reason, "; the user must approve it")
 	s := fmt.Sprintf("%s needs the user's approval (%s), but %s, so it did not run.", req.Tool, reason, happened)
-	if how := HowToAllow(req, v, g.ModeHint); how != "" {
+	if how := HowToAllow(req, v, g.Hints); how != "" {
 		s += " " + how
 	}
 	return s + " Do something else, or tell the user what you wanted to do and why."

@@ -166,24 +166,34 @@ func AllowRule(req Request) string {
 	return req.Tool
 }
 
+// Hints are a client's ways to allow a call: ModeHint is how its user
+// changes the mode ("" for none), UserSettings the path of the user
+// settings file ("" names it generically).
+type Hints struct {
+	ModeHint, UserSettings string
+}
+
 // HowToAllow tells the model what the user can do so that a call like req,
 // which v asked about, runs without a question: remove the ask rule that
 // asked, or add the allow rule for this very call to the settings file
-// that can lift the ask — with the exact snippet. modeHint is the client's
-// way to change the mode ("" for none).
-func HowToAllow(req Request, v Verdict, modeHint string) string {
+// that can lift the ask — with the exact snippet.
+func HowToAllow(req Request, v Verdict, h Hints) string {
 	rule := AllowRule(req)
 	snippet, _ := json.Marshal(map[string]any{"permissions": map[string]any{"allow": []string{rule}}})
 	switch {
 	case strings.HasPrefix(v.Rule, "mode:"):
 		s := fmt.Sprintf("To let it run, the user can add this to .agentls/settings.local.json in the workspace: %s", snippet)
-		if modeHint != "" {
-			s += ", or " + modeHint
+		if h.ModeHint != "" {
+			s += ", or " + h.ModeHint
 		}
 		return s + "."
 	case strings.HasPrefix(v.Rule, "builtin:"):
 		// Only trusted sources lift a built-in ask.
-		return fmt.Sprintf("To let it run, the user can add this to their user settings (%s): %s.", filepath.Join("$XDG_CONFIG_HOME", filepath.FromSlash(UserFile)), snippet)
+		file := h.UserSettings
+		if file == "" {
+			file = filepath.Join("$XDG_CONFIG_HOME", filepath.FromSlash(UserFile))
+		}
+		return fmt.Sprintf("To let it run, the user can add this to their user settings (%s): %s.", file, snippet)
 	case v.Rule == "" || v.Rule == "user":
 		return ""
 	}

@@ -67,7 +67,7 @@ func TestHowToAllowGivesARuleThatAllowsThisVeryCall(t *testing.T) {
 		if v.Decision != Ask || v.Rule != "mode:default" {
 			t.Fatalf("%+v: %+v, want an ask of the mode", req, v)
 		}
-		how := HowToAllow(req, v, "")
+		how := HowToAllow(req, v, Hints{})
 		rule := AllowRule(req)
 		if !strings.Contains(how, `.agentls/settings.local.json in the workspace: {"permissions":{"allow":[`+fmt.Sprintf("%q", rule)+`]}}`) {
 			t.Errorf("%s", how)
@@ -85,8 +85,8 @@ func TestHowToAllowGivesARuleThatAllowsThisVeryCall(t *testing.T) {
 		req := bash("rm -rf build")
 		c := &Config{Root: testRoot, Home: testHome, Mode: ModeDefault}
 		v := c.Evaluate(req)
-		how := HowToAllow(req, v, "")
-		if v.Rule != BuiltinDestructive || !strings.Contains(how, "user settings") || !strings.Contains(how, `Bash(rm -rf build)`) {
+		how := HowToAllow(req, v, Hints{UserSettings: "/home/u/.config/agentls/settings.json"})
+		if v.Rule != BuiltinDestructive || !strings.Contains(how, "user settings (/home/u/.config/agentls/settings.json)") || !strings.Contains(how, `Bash(rm -rf build)`) {
 			t.Fatalf("%+v: %s", v, how)
 		}
 		c.Allow = rules(t, SourceUser, []string{AllowRule(req)})
@@ -98,7 +98,7 @@ func TestHowToAllowGivesARuleThatAllowsThisVeryCall(t *testing.T) {
 		req := edit("main.go")
 		c := &Config{Root: testRoot, Home: testHome, Mode: ModeDefault, Ask: rules(t, SourceWorkspace, []string{"Edit(main.go)"})}
 		v := c.Evaluate(req)
-		how := HowToAllow(req, v, "")
+		how := HowToAllow(req, v, Hints{})
 		if !strings.Contains(how, "Edit(main.go) (.agentls/settings.json)") || !strings.Contains(how, "remove it") {
 			t.Errorf("%s", how)
 		}

@@ -241,7 +241,11 @@ func New(opts Options) (*Session, error) {
 		}
 	}
 	gate := policy.NewGate(cfg, opts.Confirmer)
-	gate.Client, gate.ModeHint = opts.Client, opts.ModeHint
+	gate.Client = opts.Client
+	gate.Hints = policy.Hints{ModeHint: opts.ModeHint}
+	if userDir != "" {
+		gate.Hints.UserSettings = filepath.Join(userDir, filepath.FromSlash(policy.UserFile))
+	}
 	perm := &permission{gate: gate, fsys: fsys, hostApproves: opts.HostApproves}
 	exec.Permission = perm
 	s := &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange, onWatcherDegraded: opts.OnWatcherDegraded, reloadSpec: spec}
