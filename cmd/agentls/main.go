@@ -74,7 +74,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
   agentls call TOOL ['JSON'] [TOOL ['JSON'] ...] [--root D] [--mode M] [--json]
                                        run tool calls in one session and print their text
                                        (the first isError ends the run: exit 1)
-  agentls mcp [--root D]               serve the same tools as an MCP server over stdio
+  agentls mcp [--root D] [--mode M]    serve the same tools as an MCP server over stdio
+                                       (M: default leaves what only it would ask to the host)
   agentls audit [--tail N] [--dir D] [--json]
                                        print the audit log
   agentls SUBCOMMAND --help            a subcommand's flags

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/agentls/agentls/internal/mcp"
+	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/tools"
 )
@@ -23,12 +24,19 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 	fs := flag.NewFlagSet("agentls mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	g.register(fs)
+	mode := fs.String("mode", "", "permission mode: default (calls the MCP host approves run; ask rules and destructive commands still ask), acceptEdits, readOnly, bypass (default: from the settings files, else default)")
 	if code, done := parseSub(fs, args, stdout); done {
 		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "agentls mcp: unexpected argument %q\n", fs.Arg(0))
 		return 2
+	}
+	if m, ok := policy.ParseMode(*mode); *mode != "" && !ok {
+		fmt.Fprintf(stderr, "agentls mcp: --mode %q: use default, acceptEdits, readOnly or bypass\n", *mode)
+		return 2
+	} else {
+		*mode = m
 	}
 	log, _, closeLog, err := newLogger(g, stderr)
 	if err != nil {
@@ -74,7 +82,13 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 	opts := mcp.Options{Version: version, Instructions: tools.Instructions, Log: log,
 		Open: func() (*session.Session, error) {
 			closeOrphans = adoptOrphans(log)
+			// The host confirms each call itself (unless its user allowed
+			// it): what only agentls's default mode would ask about is
+			// left to it. The user's ask rules, destructive commands and
+			// the other built-in asks still ask through elicitation.
 			return session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1", Confirmer: mcp.Confirmer{},
+				Editor: &policy.Settings{Mode: *mode}, HostApproves: true, Client: "MCP host",
+				ModeHint: "start agentls mcp with --mode default (leaves such calls to the MCP host's approval), --mode acceptEdits (also allows edits inside the workspace) or --mode bypass (allows everything but deny rules)",
 				// The first tools/list waits for New; the clean-up of
 				// crashed writes and the file watchers can start after it.
 				Background: true})

@@ -26,13 +26,13 @@ const (
 // Approval is the answer to an approval question.
 type Approval struct {
 	// Asked is false when the call did not come from an MCP client that
-	// supports elicitation; the call must then be denied with
-	// ApprovalNeeded's message.
+	// supports elicitation: nobody could be asked.
 	Asked bool
 	// Decision is one of AllowOnce, AllowAlways, RejectOnce, RejectAlways.
 	Decision string
-	// Message is what the user typed, if anything.
-	Message string
+	// Action is the client's elicitation action: accept, decline or
+	// cancel (a host may decline or cancel when nobody could answer).
+	Action string
 }
 
 // Allowed reports whether the user allowed the call.
@@ -73,33 +73,41 @@ func multiRoundTrip(ss *sdk.ServerSession) bool {
 	return p != nil && p.ProtocolVersion >= "2026-07-28"
 }
 
+// decisionChoices are the one field of the approval form: a required
+// choice whose titles a user reads (MCP's titled single-select enum).
+var decisionChoices = []any{
+	map[string]any{"const": AllowOnce, "title": "Allow once"},
+	map[string]any{"const": AllowAlways, "title": "Allow for the rest of this session"},
+	map[string]any{"const": RejectOnce, "title": "Reject once"},
+	map[string]any{"const": RejectAlways, "title": "Reject for the rest of this session"},
+}
+
 // Ask asks the user of the MCP client behind ctx (the context the executor
-// passes to the permission step) to approve a call, with MCP elicitation. It
-// returns Asked=false when the client cannot be asked; a declined or
-// cancelled form is a RejectOnce. On a multi-round-trip protocol the first
-// round records the question and fails with errNeedsInput; the retry
-// carries the answer.
-func Ask(ctx context.Context, tool, reason string, args map[string]any) (Approval, error) {
+// passes to the permission step) to approve a call, with MCP elicitation:
+// title and message (Markdown) say what is approved, the form is one
+// required choice. It returns Asked=false when the client cannot be
+// asked; a declined or cancelled form is a RejectOnce with its Action. On
+// a multi-round-trip protocol the first round records the question and
+// fails with errNeedsInput; the retry carries the answer.
+func Ask(ctx context.Context, tool, title, message string) (Approval, error) {
 	if !CanAsk(ctx) {
 		return Approval{}, nil
 	}
 	ss := ctx.Value(sessionKey{}).(*sdk.ServerSession)
-	msg := fmt.Sprintf("agentls: allow %s? %s", tool, reason)
+	msg := title
+	if message != "" {
+		msg += "\n\n" + message
+	}
 	params := &sdk.ElicitParams{
 		Mode:    "form",
 		Message: msg,
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
-				"decision": map[string]any{
-					"type": "string", "title": "Decision",
-					"enum": []any{AllowOnce, AllowAlways, RejectOnce, RejectAlways},
-				},
-				"message": map[string]any{"type": "string", "title": "Message to the model (optional)"},
+				"decision": map[string]any{"type": "string", "title": "Allow this call?", "oneOf": decisionChoices},
 			},
 			"required": []any{"decision"},
 		},
-		Meta: sdk.Meta{"tool": tool, "arguments": args},
 	}
 	var res *sdk.ElicitResult
 	if rt, _ := ctx.Value(roundTripKey{}).(*roundTrip); rt != nil {
@@ -115,29 +123,36 @@ func Ask(ctx context.Context, tool, reason string, args map[string]any) (Approva
 			return Approval{}, fmt.Errorf("asking the MCP client to approve %s: %w", tool, err)
 		}
 	}
-	a := Approval{Asked: true, Decision: RejectOnce}
+	a := Approval{Asked: true, Decision: RejectOnce, Action: res.Action}
 	if res.Action == "accept" {
 		if d, _ := res.Content["decision"].(string); d == AllowOnce || d == AllowAlways || d == RejectAlways {
 			a.Decision = d
 		}
-		a.Message, _ = res.Content["message"].(string)
 	}
 	return a, nil
 }
 
 // Confirmer answers the permission gate's questions (policy.Confirmer) with
-// MCP elicitation; for a client that cannot be asked it returns
-// policy.CannotAsk, whose reason tells the model that approval is needed.
+// MCP elicitation. A client that cannot be asked, or that cancels the
+// question, gets policy.CannotAsk (nobody answered); a decline is a
+// rejection the gate words as such.
 type Confirmer struct{}
 
 // Confirm implements policy.Confirmer.
 func (Confirmer) Confirm(ctx context.Context, req policy.ConfirmRequest) (policy.ConfirmAnswer, error) {
-	a, err := Ask(ctx, req.Tool, req.Reason, req.Arguments)
+	title, message := req.Title, req.Message
+	if title == "" {
+		title, message = policy.Render(req)
+	}
+	a, err := Ask(ctx, req.Tool, title, message)
 	if err != nil {
 		return policy.ConfirmAnswer{}, err
 	}
-	if !a.Asked {
-		return policy.ConfirmAnswer{}, &policy.CannotAsk{Reason: policy.ApprovalNeeded(req.Tool, req.Reason, "MCP client (no elicitation support)")}
+	switch {
+	case !a.Asked:
+		return policy.ConfirmAnswer{}, &policy.CannotAsk{Reason: "the MCP host could not ask the user: it does not support elicitation"}
+	case a.Action == "cancel":
+		return policy.ConfirmAnswer{}, &policy.CannotAsk{Reason: "the MCP host could not ask the user: it cancelled the question without an answer"}
 	}
-	return policy.ConfirmAnswer{Decision: a.Decision, Message: a.Message}, nil
+	return policy.ConfirmAnswer{Decision: a.Decision, Declined: a.Action == "decline"}, nil
 }

@@ -422,7 +422,7 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 }
 
 // sdkResult maps a result: text and image parts to MCP content, the call id
-// and details to _meta (never to the model).
+// and (for a result that is no error) details to _meta.
 func sdkResult(r tools.Result) *sdk.CallToolResult {
 	out := &sdk.CallToolResult{IsError: r.IsError, Content: []sdk.Content{}}
 	for _, c := range r.Content {
@@ -439,7 +439,10 @@ func sdkResult(r tools.Result) *sdk.CallToolResult {
 		}
 	}
 	meta := sdk.Meta{"callId": r.CallID}
-	if len(r.Details) > 0 {
+	// An error's details (the permission rule, normalization, timings)
+	// are agentls's own; a host may print the whole result to the model
+	// on an error (Gemini CLI does), so they stay in the log.
+	if len(r.Details) > 0 && !r.IsError {
 		meta["details"] = r.Details
 	}
 	out.Meta = meta

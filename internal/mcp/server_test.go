@@ -504,7 +504,7 @@ func TestAskUsesElicitation(t *testing.T) {
 			// Read-only, so the session's permission gate lets it run.
 			tl.SetHandler(func(map[string]any) tools.Labels { return tools.Labels{ReadOnly: true} },
 				func(ctx context.Context, c *tools.Call, _ map[string]any) (tools.Result, error) {
-					a, err := Ask(ctx, "asker", "test", nil)
+					a, err := Ask(ctx, "asker", "test", "")
 					if err != nil {
 						return tools.Errorf("%v", err), nil
 					}

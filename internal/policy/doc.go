@@ -87,6 +87,16 @@
 // none lets only read-only calls through (fail closed); loading never
 // fails.
 //
+// # Questions
+//
+// Render is the one wording of an approval question (a title and Markdown
+// with the path and the diff bounded to MaxQuestionDiffLines changed
+// lines, or the command, its cwd and why it is not read-only), for every
+// client. A call that needed approval and did not get it is refused with
+// what happened and HowToAllow: the allow rule for this very call
+// (AllowRule) in the settings file that can lift the ask, or the ask rule
+// the user would remove.
+//
 // # Session rules
 //
 // allowAlways and rejectAlways add rules as narrow as the request:

@@ -21,6 +21,10 @@ type ConfirmRequest struct {
 	Reason    string         `json:"reason"`         // a sentence for the user
 	Rule      string         `json:"rule,omitempty"` // what asked: a rule with its source, mode:<mode>, builtin:<name>
 	Preview   map[string]any `json:"preview,omitempty"`
+	// Title and Message are the question as Render words it: a short
+	// title and Markdown showing what is approved.
+	Title   string `json:"title,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // Answers of tools/confirm.
@@ -35,6 +39,9 @@ const (
 type ConfirmAnswer struct {
 	Decision string `json:"decision"`
 	Message  string `json:"message,omitempty"`
+	// Declined: the answer is a client's decline of a form (an MCP
+	// elicitation), which a host may also send when nobody could answer.
+	Declined bool `json:"-"`
 }
 
 // Outcome is the permission step's result for one call.
@@ -56,6 +63,10 @@ type Outcome struct {
 type Gate struct {
 	Config    *Config
 	Confirmer Confirmer
+	// Client names who asks in refusals ("editor", "MCP host"); Hints
+	// are its user's ways to allow a call, for HowToAllow.
+	Client string
+	Hints  Hints
 	// turn serializes questions: one dialog at a time, and a question
 	// queued behind an allowAlways is re-evaluated before it is shown.
 	turn chan struct{}
@@ -77,7 +88,7 @@ func (g *Gate) Check(ctx context.Context, req Request, cr ConfirmRequest) (Outco
 		return Outcome{Rule: v.Rule, Reason: v.Reason}, nil
 	}
 	if g.Confirmer == nil {
-		return Outcome{Rule: v.Rule, Reason: ApprovalNeeded("this call", v.Reason, "editor")}, nil
+		return Outcome{Rule: v.Rule, Reason: g.refusal(req, v, fmt.Sprintf("this %s cannot ask the user", g.client()))}, nil
 	}
 
 	if g.turn != nil { // nil: a Gate not made by NewGate asks concurrently
@@ -100,6 +111,9 @@ func (g *Gate) Check(ctx context.Context, req Request, cr ConfirmRequest) (Outco
 	if cr.Rule == "" {
 		cr.Rule = v.Rule
 	}
+	if cr.Title == "" {
+		cr.Title, cr.Message = Render(cr)
+	}
 	type reply struct {
 		a   ConfirmAnswer
 		err error
@@ -118,7 +132,7 @@ func (g *Gate) Check(ctx context.Context, req Request, cr ConfirmRequest) (Outco
 	if rep.err != nil {
 		var cannot *CannotAsk
 		if errors.As(rep.err, &cannot) {
-			return Outcome{Rule: v.Rule, Reason: cannot.Reason}, nil // nobody was asked
+			return Outcome{Rule: v.Rule, Reason: g.refusal(req, v, cannot.Reason)}, nil // nobody was asked
 		}
 		if ctx.Err() != nil {
 			return Outcome{Rule: v.Rule, Reason: "cancelled while waiting for the user", Asked: true}, ctx.Err()
@@ -141,6 +155,9 @@ func (g *Gate) Check(ctx context.Context, req Request, cr ConfirmRequest) (Outco
 		out.Reason = deniedByUser(rep.a.Message)
 	case RejectOnce:
 		out.Reason = deniedByUser(rep.a.Message)
+		if rep.a.Declined {
+			out.Reason = g.refusal(req, v, fmt.Sprintf("the %s declined the question (the user declined it, or the %s could not ask anyone, as in a headless run)", g.client(), g.client()))
+		}
 	default:
 		out.Reason = fmt.Sprintf("the editor answered %q, which is not %s, %s, %s or %s; the call did not run",
 			rep.a.Decision, AllowOnce, AllowAlways, RejectOnce, RejectAlways)
@@ -148,26 +165,36 @@ func (g *Gate) Check(ctx context.Context, req Request, cr ConfirmRequest) (Outco
 	return out, nil
 }
 
-// CannotAsk is what a Confirmer returns when its client has no way to ask
-// the user (an MCP client without elicitation): the call is refused as
-// needing approval, not as denied by a user who was never asked. Reason is
-// the refusal the model reads.
+// CannotAsk is what a Confirmer returns when its client could not ask the
+// user (an MCP client without elicitation, a question cancelled without
+// an answer): the call is refused as needing approval, not as denied by a
+// user who was never asked. Reason says what happened ("the MCP host
+// could not ask the user: it has no elicitation support").
 type CannotAsk struct{ Reason string }
 
 func (e *CannotAsk) Error() string { return e.Reason }
+
+func (g *Gate) client() string {
+	if g.Client == "" {
+		return "editor"
+	}
+	return g.Client
+}
+
+// refusal is the model's text for a call that needed approval and did not
+// get it: why it needed it, what happened, and how the user can allow it.
+func (g *Gate) refusal(req Request, v Verdict, happened string) string {
+	reason := strings.TrimSuffix(v.Reason, "; the user must approve it")
+	s := fmt.Sprintf("%s needs the user's approval (%s), but %s, so it did not run.", req.Tool, reason, happened)
+	if how := HowToAllow(req, v, g.Hints); how != "" {
+		s += " " + how
+	}
+	return s + " Do something else, or tell the user what you wanted to do and why."
+}
 
 func deniedByUser(msg string) string {
 	if msg == "" {
 		return "denied by the user"
 	}
 	return "denied by the user: " + msg
-}
-
-// ApprovalNeeded is the refusal of a call (subject: "bash", "this call")
-// that needs the user's approval, for a client (an "editor", an "MCP
-// client") that cannot ask: what the model can do instead, the same from
-// every client.
-func ApprovalNeeded(subject, reason, client string) string {
-	reason = strings.TrimSuffix(reason, "; the user must approve it")
-	return fmt.Sprintf("%s needs the user's approval (%s), and this %s cannot ask for it, so it did not run. Do something else, or tell the user what you wanted to do and why: they can allow it (an allow rule in .agentls/settings.local.json) or change the mode.", subject, reason, client)
 }

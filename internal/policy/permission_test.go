@@ -54,7 +54,7 @@ func TestGate(t *testing.T) {
 	}{
 		{name: "allow needs no question", confirm: &fakeConfirmer{}, req: read("a.go"), allowed: true, thenAgain: Allow},
 		{name: "deny names rule and alternative", confirm: &fakeConfirmer{}, req: bash("curl x"), reason: "denied by the rule Bash(curl:*) (.agentls/settings.json). Do not retry", thenAgain: Deny},
-		{name: "ask without confirmer denies", req: bash("make"), reason: "this call needs the user's approval", thenAgain: Ask},
+		{name: "ask without confirmer denies", req: bash("make"), reason: "bash needs the user's approval (this call is not read-only), but this editor cannot ask the user", thenAgain: Ask},
 		{name: "allowOnce", confirm: &fakeConfirmer{answer: ConfirmAnswer{Decision: AllowOnce}}, req: bash("make"), allowed: true, asked: 1, thenAgain: Ask},
 		{name: "allowAlways adds session rule", confirm: &fakeConfirmer{answer: ConfirmAnswer{Decision: AllowAlways}}, req: bash("make"), allowed: true, asked: 1, thenAgain: Allow},
 		{name: "allowAlways on secret lifts builtin", confirm: &fakeConfirmer{answer: ConfirmAnswer{Decision: AllowAlways}}, req: read(".env"), allowed: true, asked: 1, thenAgain: Allow},

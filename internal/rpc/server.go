@@ -272,6 +272,8 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		return s.toolsCall(ctx, params)
 	case "tools/callBatch":
 		return s.toolsCallBatch(ctx, params)
+	case "tools/prepare":
+		return s.toolsPrepare(ctx, params)
 	case "workspace/didChangeWorkspaceFolders":
 		return nil, s.didChangeFolders(params)
 	case "textDocument/didOpen", "textDocument/didChange", "textDocument/didClose":
@@ -542,6 +544,23 @@ func (s *Server) toolsCall(ctx context.Context, raw []byte) (any, error) {
 		// in the executor's cancelled result).
 		sess.AwaitTools(ctx, req.Name)
 		return sess.Executor.Call(ctx, req, s.reporter)
+	})
+}
+
+// toolsPrepare answers tools/prepare: what a call would need (allow, ask
+// with the question and a token, deny, or fail), without running it.
+func (s *Server) toolsPrepare(ctx context.Context, raw []byte) (any, error) {
+	var req tools.Request
+	if err := decodeParams(raw, &req); err != nil {
+		return nil, err
+	}
+	sess := s.session()
+	if msg := s.foldersRefusal(); msg != "" {
+		return tools.Preparation{Decision: "fail", Error: msg}, nil
+	}
+	return s.runOwned(ctx, func(ctx context.Context) any {
+		sess.AwaitTools(ctx, req.Name)
+		return sess.Executor.Prepare(ctx, req)
 	})
 }
 

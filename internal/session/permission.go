@@ -1,17 +1,14 @@
 package session
 
 import (
+	"cmp"
 	"context"
-	"errors"
-	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/agentls/agentls/internal/ops"
-	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/shell"
-	"github.com/agentls/agentls/internal/textedit"
 	"github.com/agentls/agentls/internal/tools"
 )
 
@@ -22,44 +19,27 @@ import (
 type permission struct {
 	gate *policy.Gate
 	fsys ops.FS
-	// buffers are the editor's open documents when edits of them go to the
-	// editor: the preview diffs against the document, as the edit will.
-	buffers *overlay.Store
 	// fresh reads the settings again when a file changed (settingsfresh.go).
 	fresh func()
 	// mask hides secrets in what the question shows (arguments, preview):
 	// like details, it carries file and command text.
 	mask func(any) any
+	// hostApproves: the client's host confirms each call itself (an MCP
+	// host), so a call only agentls's default mode would ask about runs.
+	hostApproves bool
 }
 
 func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decision {
-	if p.fresh != nil {
-		p.fresh()
+	st := p.decide(ctx, pr)
+	if st.final != nil {
+		return *st.final
 	}
-	req, refused := p.request(pr)
-	// Allow and deny are final without asking: return the verdict the gate
-	// would return, without evaluating the rules a second time in it.
-	switch v := p.gate.Config.Evaluate(req); v.Decision {
-	case policy.Allow:
-		return tools.Decision{Allow: true, Reason: v.Reason, Rule: v.Rule}
-	case policy.Deny:
-		return tools.Decision{Reason: v.Reason, Rule: v.Rule}
+	if pr.Approved {
+		// The client asked its user about this very call (tools/prepare);
+		// deny rules and the mode were evaluated again just now.
+		return tools.Decision{Allow: true, Reason: "approved by the user through the client (tools/prepare)", Rule: "user", Asked: true, Answer: policy.AllowOnce}
 	}
-	if refused != nil {
-		// Nothing to approve: the tool would refuse the path anyway (it
-		// climbs out, resolves outside, runs through a file), so the
-		// model gets that reason instead of the user a question.
-		return tools.Decision{Reason: refused.Error(), Rule: "path"}
-	}
-	cr := policy.ConfirmRequest{CallID: pr.Call.ID, Tool: pr.Tool.Name, Arguments: pr.Args}
-	cr.Preview = p.preview(pr, req)
-	if p.mask != nil {
-		cr.Arguments, _ = p.mask(map[string]any(cr.Arguments)).(map[string]any)
-		if cr.Preview != nil {
-			cr.Preview, _ = p.mask(cr.Preview).(map[string]any)
-		}
-	}
-	out, err := p.gate.Check(ctx, req, cr)
+	out, err := p.gate.Check(ctx, st.req, st.cr)
 	if err != nil {
 		return tools.Decision{Reason: "cancelled while waiting for the user's approval; nothing was changed.", Rule: out.Rule}
 	}
@@ -68,6 +48,90 @@ func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decisi
 		d.Asked, d.Answer = true, out.Answer
 	}
 	return d
+}
+
+// Prepare implements tools.Preparer: the decision Check would reach and
+// the question it would ask, without asking.
+func (p *permission) Prepare(ctx context.Context, pr *tools.Prepared) tools.Preparation {
+	st := p.decide(ctx, pr)
+	if f := st.final; f != nil {
+		switch {
+		case f.Refusal != nil:
+			return tools.Preparation{Decision: "fail", Error: textOf(*f.Refusal)}
+		case f.Allow:
+			return tools.Preparation{Decision: "allow", Reason: f.Reason}
+		case f.Rule == "path":
+			return tools.Preparation{Decision: "fail", Error: f.Reason}
+		}
+		return tools.Preparation{Decision: "deny", Reason: f.Reason}
+	}
+	return tools.Preparation{Decision: "ask", Title: st.cr.Title, Message: st.cr.Message, Preview: st.cr.Preview, Reason: st.cr.Reason}
+}
+
+// stage is how far the permission step gets without asking: a final
+// decision, or the question to ask.
+type stage struct {
+	final *tools.Decision
+	req   policy.Request
+	cr    policy.ConfirmRequest
+}
+
+// decide evaluates pr: allow and deny are final; a call that would be
+// asked about is first checked (a call that would fail is refused
+// without a question), then left to the host when only agentls's
+// defaults ask and the host approves calls itself; otherwise the
+// question, rendered and masked.
+func (p *permission) decide(ctx context.Context, pr *tools.Prepared) stage {
+	if p.fresh != nil {
+		p.fresh()
+	}
+	req, refused := p.request(pr)
+	final := func(d tools.Decision) stage { return stage{final: &d, req: req} }
+	v := p.gate.Config.Evaluate(req)
+	switch v.Decision {
+	case policy.Allow:
+		return final(tools.Decision{Allow: true, Reason: v.Reason, Rule: v.Rule})
+	case policy.Deny:
+		return final(tools.Decision{Reason: v.Reason, Rule: v.Rule})
+	}
+	if refused != nil {
+		// Nothing to approve: the tool would refuse the path anyway (it
+		// climbs out, resolves outside, runs through a file), so the
+		// model gets that reason instead of the user a question.
+		return final(tools.Decision{Reason: refused.Error(), Rule: "path"})
+	}
+	if p.hostApproves && v.Rule == "mode:"+policy.ModeDefault {
+		return final(tools.Decision{Allow: true, Reason: "left to the MCP host's approval (agentls's default mode)", Rule: "host"})
+	}
+	plan, fail := pr.Check(ctx)
+	if fail != nil {
+		return final(tools.Decision{Refusal: fail, Rule: v.Rule})
+	}
+	cr := policy.ConfirmRequest{CallID: pr.Call.ID, Tool: pr.Tool.Name, Arguments: pr.Args, Reason: v.Reason, Rule: v.Rule}
+	cr.Preview = plan.Preview
+	if cr.Preview == nil {
+		cr.Preview = p.preview(pr, req)
+	}
+	if p.mask != nil {
+		cr.Arguments, _ = p.mask(map[string]any(cr.Arguments)).(map[string]any)
+		if cr.Preview != nil {
+			cr.Preview, _ = p.mask(cr.Preview).(map[string]any)
+		}
+	}
+	cr.Title, cr.Message = policy.Render(cr)
+	if p.mask != nil {
+		cr.Title, _ = p.mask(cr.Title).(string)
+		cr.Message, _ = p.mask(cr.Message).(string)
+	}
+	return stage{req: req, cr: cr}
+}
+
+func textOf(r tools.Result) string {
+	var parts []string
+	for _, c := range r.Content {
+		parts = append(parts, c.Text)
+	}
+	return strings.Join(parts, "\n")
 }
 
 // pathTools name the argument holding the path they touch.
@@ -132,58 +196,20 @@ func (p *permission) cwd(pr *tools.Prepared) string {
 	return rp.OS()
 }
 
-// preview is what the user sees before deciding: the would-be diff of an
-// edit or write, or the command and its classification.
+// preview is the question's preview of a call whose tool plans none
+// (edit and write plan their diff in their Check): a bash command with
+// its cwd and classification.
 func (p *permission) preview(pr *tools.Prepared, req policy.Request) map[string]any {
-	switch pr.Tool.Name {
-	case "bash":
-		out := map[string]any{"kind": "command", "command": req.Command, "readOnly": req.ReadOnly, "destructive": req.Destructive}
-		if req.Shell != nil {
-			out["reasons"] = req.Shell.Reasons
-		}
-		return out
-	case "edit", "write":
-		in, _ := pr.Args["path"].(string)
-		rp, err := pr.Call.Resolve(in)
-		if err != nil {
-			return nil
-		}
-		kind := pr.Tool.Name
-		old, err := p.fsys.ReadFile(rp) // missing file: old is empty
-		doc, open := p.buffers.Get(rp.OS())
-		if open {
-			old = doc.Text
-		}
-		var new []byte
-		level := ""
-		if pr.Tool.Name == "write" {
-			s, _ := pr.Args["content"].(string)
-			new = []byte(s)
-			if errors.Is(err, fs.ErrNotExist) && !open {
-				kind = "create" // as tools/details will say
-			}
-		} else {
-			var edits []textedit.Edit
-			list, _ := pr.Args["edits"].([]any)
-			for _, e := range list {
-				m, _ := e.(map[string]any)
-				o, _ := m["oldText"].(string)
-				n, _ := m["newText"].(string)
-				all, _ := m["replaceAll"].(bool)
-				edits = append(edits, textedit.Edit{OldText: o, NewText: n, ReplaceAll: all})
-			}
-			res, err := textedit.Apply(old, edits)
-			if err != nil {
-				return map[string]any{"kind": "edit", "path": rp.Display(), "error": err.Error()}
-			}
-			new, level = res.New, string(res.Level)
-		}
-		// The details the call would send, computed but not applied.
-		d := tools.ChangeDetails(kind, rp, old, new)
-		if level != "" {
-			d["matchLevel"] = level
-		}
-		return d
+	if pr.Tool.Source != "core" || pr.Tool.Name != "bash" {
+		return nil
 	}
-	return nil
+	out := map[string]any{"kind": "command", "command": req.Command, "readOnly": req.ReadOnly, "destructive": req.Destructive}
+	if req.Shell != nil {
+		out["reasons"] = req.Shell.Reasons
+	}
+	cwd, _ := pr.Args["cwd"].(string)
+	if rp, err := pr.Call.Resolve(cmp.Or(cwd, ".")); err == nil {
+		out["cwd"] = rp.Display()
+	}
+	return out
 }

@@ -40,6 +40,14 @@ type Options struct {
 	// Confirmer asks the user; nil when the client cannot (an "ask" then
 	// becomes a denial telling the model approval is needed).
 	Confirmer policy.Confirmer
+	// HostApproves: the client's host confirms each tool call itself (an
+	// MCP host), so a call that only agentls's default mode would ask
+	// about runs; ask rules, destructive commands and the other built-in
+	// asks still ask, deny rules and readOnly mode still refuse.
+	HostApproves bool
+	// Client names the client in refusals ("MCP host"; "" = "editor"),
+	// and ModeHint is how its user changes the mode ("" = none).
+	Client, ModeHint string
 	// UserConfigDir overrides the user config directory ("" = the default).
 	UserConfigDir string
 	// DeferThreshold is how many tools may be active before non-core ones
@@ -232,10 +240,13 @@ func New(opts Options) (*Session, error) {
 			exec.OnResult = auditLog.Hook()
 		}
 	}
-	perm := &permission{gate: policy.NewGate(cfg, opts.Confirmer), fsys: fsys}
-	if env.Editor != nil {
-		perm.buffers = opts.Buffers
+	gate := policy.NewGate(cfg, opts.Confirmer)
+	gate.Client = opts.Client
+	gate.Hints = policy.Hints{ModeHint: opts.ModeHint}
+	if userDir != "" {
+		gate.Hints.UserSettings = filepath.Join(userDir, filepath.FromSlash(policy.UserFile))
 	}
+	perm := &permission{gate: gate, fsys: fsys, hostApproves: opts.HostApproves}
 	exec.Permission = perm
 	s := &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange, onWatcherDegraded: opts.OnWatcherDegraded, reloadSpec: spec}
 	guard.OnDeferred(s.observe)

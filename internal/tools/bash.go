@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -73,7 +74,8 @@ func NewBash(l Limits) *Tool {
 			prop(s, "timeout")["maximum"] = float64(l.BashMaxTimeout)
 			prop(s, "timeout")["description"] = fmt.Sprintf("seconds before the command is stopped (default %d, maximum %d)", l.BashTimeout, l.BashMaxTimeout)
 		},
-		Run: func(ctx context.Context, c *Call, in bashInput) (Result, error) { return runBash(ctx, c, in, l) },
+		Run:   func(ctx context.Context, c *Call, in bashInput) (Result, error) { return runBash(ctx, c, in, l) },
+		Check: planBash,
 	})
 }
 
@@ -112,30 +114,9 @@ func millisecondTimeout(args map[string]any, n *Normalization, maxSeconds int) {
 }
 
 func runBash(ctx context.Context, c *Call, in bashInput, l Limits) (Result, error) {
-	if strings.TrimSpace(in.Command) == "" {
-		return Errorf("command is empty; give a shell command line, e.g. {\"command\": \"go test ./...\"}."), nil
-	}
-	cwd := in.Cwd
-	if cwd == "" {
-		cwd = "."
-	}
-	p, err := c.Resolve(cwd)
-	if err != nil {
-		return Errorf("cwd: %v", err), nil
-	}
-	if p.Folder != nil && c.Env.refresh(p.Folder) == ops.FolderGone {
-		// Not followed: the command would run wherever the new name leads.
-		return Errorf("the workspace folder %s is no longer the directory agentls opened (it was removed, or replaced by a symbolic link); nothing was run. Restore the folder, or reopen the workspace.", p.Folder.Root), nil
-	}
-	fi, err := c.Env.FS.Stat(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return Errorf("cwd %s does not exist.%s Use a directory inside the workspace (ls shows what is there) or omit cwd to run in the workspace root.", p.Display(), c.Env.didYouMean(p, suggestDirs)), nil
-	case err != nil:
-		return Errorf("cwd %s cannot be used (%s); omit cwd to run in the workspace root, or give another directory.", p.Display(), errReason(err)), nil
-	}
-	if !fi.IsDir() {
-		return Errorf("cwd %s is a file, not a directory; omit cwd or give a directory.", p.Display()), nil
+	p, refusal := checkBashCwd(c, in)
+	if refusal != nil {
+		return *refusal, nil
 	}
 	timeout := time.Duration(l.BashTimeout) * time.Second
 	if in.Timeout > 0 {
@@ -144,6 +125,63 @@ func runBash(ctx context.Context, c *Call, in bashInput, l Limits) (Result, erro
 	return runCommand(ctx, c, in.Command, p.OS(), timeout, "bash", l,
 		fmt.Sprintf("Raise timeout (maximum %d s) or run the command in smaller steps.", l.BashMaxTimeout))
 }
+
+// checkBashCwd refuses an empty command and a cwd that cannot be run in;
+// otherwise it returns the cwd.
+func checkBashCwd(c *Call, in bashInput) (ops.Path, *Result) {
+	refuse := func(r Result) (ops.Path, *Result) { return ops.Path{}, &r }
+	if strings.TrimSpace(in.Command) == "" {
+		return refuse(Errorf("command is empty; give a shell command line, e.g. {\"command\": \"go test ./...\"}."))
+	}
+	cwd := in.Cwd
+	if cwd == "" {
+		cwd = "."
+	}
+	p, err := c.Resolve(cwd)
+	if err != nil {
+		return refuse(Errorf("cwd: %v", err))
+	}
+	if p.Folder != nil && c.Env.refresh(p.Folder) == ops.FolderGone {
+		// Not followed: the command would run wherever the new name leads.
+		return refuse(Errorf("the workspace folder %s is no longer the directory agentls opened (it was removed, or replaced by a symbolic link); nothing was run. Restore the folder, or reopen the workspace.", p.Folder.Root))
+	}
+	fi, err := c.Env.FS.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return refuse(Errorf("cwd %s does not exist.%s Use a directory inside the workspace (ls shows what is there) or omit cwd to run in the workspace root.", p.Display(), c.Env.didYouMean(p, suggestDirs)))
+	case err != nil:
+		return refuse(Errorf("cwd %s cannot be used (%s); omit cwd to run in the workspace root, or give another directory.", p.Display(), errReason(err)))
+	}
+	if !fi.IsDir() {
+		return refuse(Errorf("cwd %s is a file, not a directory; omit cwd or give a directory.", p.Display()))
+	}
+	return p, nil
+}
+
+// planBash is bash's Check: the cwd checks of runBash, and a command line
+// that bash itself cannot parse (bash -n reads without running; asked
+// only when agentls's own parser fails, which may be stricter).
+func planBash(ctx context.Context, c *Call, in bashInput) (Plan, *Result) {
+	if _, refusal := checkBashCwd(c, in); refusal != nil {
+		return Plan{}, refusal
+	}
+	if shell.Analyze(in.Command, shell.Options{}).ParseError == nil {
+		return Plan{}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, bashParseTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-n", "-c", in.Command)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err == nil || !errors.As(err, &exit) || ctx.Err() != nil {
+		return Plan{}, nil // parses, or bash could not judge it: the run will tell
+	}
+	msg := strings.TrimSpace(strings.ReplaceAll(string(out), "bash: -c: ", ""))
+	return Plan{}, new(Errorf("the command does not parse, so nothing was run: %s. Fix the quoting or syntax and call bash again.", msg))
+}
+
+// bashParseTimeout bounds planBash's bash -n.
+const bashParseTimeout = 2 * time.Second
 
 // runCommand runs a command line through the operations layer with the
 // bash tool's governance and l's output and timeout limits; extension

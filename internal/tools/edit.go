@@ -72,7 +72,8 @@ func NewEdit() *Tool {
 		Tweak: func(s map[string]any) {
 			prop(s, "edits")["minItems"] = 1.0
 		},
-		Run: withDiagnostics(runEdit),
+		Run:   withDiagnostics(runEdit),
+		Check: planEdit,
 	})
 }
 
@@ -104,57 +105,11 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 		return *refusal, nil
 	}
 	defer unlock()
-	var mode fs.FileMode
-	if !inEditor {
-		fi, err := c.Env.FS.Stat(p)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				if s := c.Env.didYouMean(p, suggestFiles); s != "" {
-					return Errorf("%s does not exist.%s To create a new file, use write.", p.Display(), s), nil
-				}
-				return Errorf("%s does not exist; use write to create it.", p.Display()), nil
-			}
-			return Errorf("cannot edit %s: %v", p.Display(), err), nil
-		}
-		if fi.IsDir() {
-			return Errorf("%s is a directory; edit changes files.", p.Display()), nil
-		}
-		mode = fi.Mode().Perm()
-		if r := refuseWriteProtected(p, fi); r != nil {
-			return *r, nil
-		}
-		if r := tooBigToChange(p, "edit", fi.Size(), false); r != nil {
-			return *r, nil
-		}
+	ch, refusal := checkEdit(c, p, inEditor, in)
+	if refusal != nil {
+		return *refusal, nil
 	}
-	old, err := c.Env.Guard.CheckRead(p)
-	if err != nil {
-		return Errorf("%v", err), nil
-	}
-	if r := tooBigToChange(p, "edit", int64(len(old)), false); r != nil {
-		return *r, nil
-	}
-	if !inEditor {
-		old = diskBase(c, p, old)
-	}
-	if bytes.HasPrefix(old, []byte{0xFF, 0xFE}) || bytes.HasPrefix(old, []byte{0xFE, 0xFF}) {
-		return Errorf("%s is UTF-16 encoded, and edit matches UTF-8 text only; nothing was changed. Rewrite the whole file with write (it is then saved as UTF-8), or convert it first with bash (iconv -f UTF-16 -t UTF-8).", p.Display()), nil
-	}
-	edits := make([]textedit.Edit, len(in.Edits))
-	for i, e := range in.Edits {
-		edits[i] = textedit.Edit{OldText: e.OldText, NewText: e.NewText, ReplaceAll: e.ReplaceAll}
-	}
-	if r := refuseCopiedPlaceholders(p, old, edits); r != nil {
-		return *r, nil
-	}
-	res, err := textedit.Apply(old, edits)
-	if err != nil {
-		var me *textedit.MatchError
-		if errors.As(err, &me) {
-			return Errorf("%s", c.missMessage(p, old, edits, me)), nil
-		}
-		return Errorf("edit %s: %v", p.Display(), err), nil
-	}
+	old, res, mode := ch.old, ch.res, ch.mode
 	details := ChangeDetails("edit", p, old, res.New)
 	details["matchLevel"] = string(res.Level)
 	details["replacements"] = len(res.Replacements)
@@ -193,13 +148,125 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 	return r, nil
 }
 
+// editCheck is an edit that passed its checks: the file's content it
+// matched against, the result and the file's mode.
+type editCheck struct {
+	old  []byte
+	res  textedit.Result
+	mode fs.FileMode
+}
+
+// checkEdit runs every check of an edit of p that changes nothing: the
+// file exists and may be written, was read and is not stale, and every
+// edit matches. Run under the file's lock it is the edit's own check;
+// without, planEdit's.
+func checkEdit(c *Call, p ops.Path, inEditor bool, in editInput) (editCheck, *Result) {
+	refuse := func(r Result) (editCheck, *Result) { return editCheck{}, &r }
+	var mode fs.FileMode
+	if !inEditor {
+		fi, err := c.Env.FS.Stat(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				if s := c.Env.didYouMean(p, suggestFiles); s != "" {
+					return refuse(Errorf("%s does not exist.%s To create a new file, use write.", p.Display(), s))
+				}
+				return refuse(Errorf("%s does not exist; use write to create it.", p.Display()))
+			}
+			return refuse(Errorf("cannot edit %s: %v", p.Display(), err))
+		}
+		if fi.IsDir() {
+			return refuse(Errorf("%s is a directory; edit changes files.", p.Display()))
+		}
+		mode = fi.Mode().Perm()
+		if r := refuseWriteProtected(p, fi); r != nil {
+			return editCheck{}, r
+		}
+		if r := tooBigToChange(p, "edit", fi.Size(), false); r != nil {
+			return editCheck{}, r
+		}
+	}
+	old, err := c.Env.Guard.CheckRead(p)
+	if err != nil {
+		return refuse(Errorf("%v", err))
+	}
+	if r := tooBigToChange(p, "edit", int64(len(old)), false); r != nil {
+		return editCheck{}, r
+	}
+	if !inEditor {
+		old = diskBase(c, p, old)
+	}
+	if bytes.HasPrefix(old, []byte{0xFF, 0xFE}) || bytes.HasPrefix(old, []byte{0xFE, 0xFF}) {
+		return refuse(Errorf("%s is UTF-16 encoded, and edit matches UTF-8 text only; nothing was changed. Rewrite the whole file with write (it is then saved as UTF-8), or convert it first with bash (iconv -f UTF-16 -t UTF-8).", p.Display()))
+	}
+	edits := make([]textedit.Edit, len(in.Edits))
+	for i, e := range in.Edits {
+		edits[i] = textedit.Edit{OldText: e.OldText, NewText: e.NewText, ReplaceAll: e.ReplaceAll}
+	}
+	if r := refuseCopiedPlaceholders(p, old, edits); r != nil {
+		return editCheck{}, r
+	}
+	res, err := textedit.Apply(old, edits)
+	if err != nil {
+		var me *textedit.MatchError
+		if errors.As(err, &me) {
+			return refuse(Errorf("%s", c.missMessage(p, old, edits, me)))
+		}
+		return refuse(Errorf("edit %s: %v", p.Display(), err))
+	}
+	return editCheck{old: old, res: res, mode: mode}, nil
+}
+
+// planEdit is edit's Check: the checks of runEdit without the lock, and
+// the change it would make as the preview.
+func planEdit(_ context.Context, c *Call, in editInput) (Plan, *Result) {
+	p, inEditor, refusal := targetForChange(c, in.Path, "editing")
+	if refusal != nil {
+		return Plan{}, refusal
+	}
+	ch, refusal := checkEdit(c, p, inEditor, in)
+	if refusal != nil {
+		return Plan{}, refusal
+	}
+	d := ChangeDetails("edit", p, ch.old, ch.res.New)
+	d["matchLevel"] = string(ch.res.Level)
+	return Plan{Preview: d}, nil
+}
+
 // lockForChange resolves path for edit or write (verb: "editing",
 // "writing") and takes the file's write lock, held until unlock. A refusal
 // (outside the writable folders, unsaved in the editor) is the result for
 // the model, with the lock already given back; inEditor says the change
 // goes to the editor's open document.
 func lockForChange(ctx context.Context, c *Call, path, verb string) (p ops.Path, inEditor bool, unlock func(), refusal *Result, err error) {
-	refuse := func(r Result) (ops.Path, bool, func(), *Result, error) { return p, false, nil, &r, nil }
+	p, refusal = checkTarget(c, path, verb)
+	if refusal != nil {
+		return p, false, nil, refusal, nil
+	}
+	if unlock, err = c.Env.Guard.Lock(ctx, p); err != nil {
+		return p, false, nil, nil, err
+	}
+	_, inEditor, unsaved := editorDoc(c, p)
+	if unsaved != nil {
+		unlock()
+		return p, false, nil, unsaved, nil
+	}
+	return p, inEditor, unlock, nil, nil
+}
+
+// targetForChange is lockForChange without the lock, for a Check.
+func targetForChange(c *Call, path, verb string) (p ops.Path, inEditor bool, refusal *Result) {
+	if p, refusal = checkTarget(c, path, verb); refusal != nil {
+		return p, false, refusal
+	}
+	_, inEditor, unsaved := editorDoc(c, p)
+	return p, inEditor, unsaved
+}
+
+// checkTarget resolves path for a change and refuses one that cannot be
+// made there (outside the writable folders, the folder gone).
+func checkTarget(c *Call, path, verb string) (p ops.Path, refusal *Result) {
+	refuse := func(r Result) (ops.Path, *Result) { return p, &r }
+	var err error
 	if p, err = c.Resolve(path); err != nil {
 		// A folder whose path is now a symlink resolves elsewhere: say
 		// the folder is gone rather than that the path leaves it.
@@ -209,7 +276,7 @@ func lockForChange(ctx context.Context, c *Call, path, verb string) (p ops.Path,
 		return refuse(Errorf("%v", err))
 	}
 	if r := refuseReadOnly(p); r != nil {
-		return refuse(*r)
+		return p, r
 	}
 	if c.Env.refresh(p.Folder) == ops.FolderGone {
 		return refuse(Errorf("cannot change %s: %s Nothing was changed.", p.Display(), folderGone(p)))
@@ -217,15 +284,7 @@ func lockForChange(ctx context.Context, c *Call, path, verb string) (p ops.Path,
 	if c.Env.Guard == nil {
 		return refuse(Errorf("%s is not available in this session.", verb))
 	}
-	if unlock, err = c.Env.Guard.Lock(ctx, p); err != nil {
-		return p, false, nil, nil, err
-	}
-	_, inEditor, unsaved := editorDoc(c, p)
-	if unsaved != nil {
-		unlock()
-		return refuse(*unsaved)
-	}
-	return p, inEditor, unlock, nil, nil
+	return p, nil
 }
 
 // commitWrite replaces p, which held old, with new: only if p still holds

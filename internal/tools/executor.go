@@ -20,6 +20,10 @@ type Request struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	CallID    string          `json:"callId,omitempty"`
+	// Approved is a token from Executor.Prepare (tools/prepare): the
+	// client asked its user about this very call, so the permission step
+	// does not ask again. Bound to the name and arguments, valid once.
+	Approved string `json:"approved,omitempty"`
 }
 
 // Decision is the permission step's verdict.
@@ -34,6 +38,10 @@ type Decision struct {
 	// (allowOnce, allowAlways, rejectOnce, rejectAlways).
 	Asked  bool
 	Answer string
+	// Refusal, when set, is the call's result without running: its
+	// side-effect-free checks (Prepared.Check) failed, so nobody was
+	// asked about a call that could not succeed.
+	Refusal *Result
 }
 
 // Permission decides whether a prepared call may run. It may block (asking
@@ -72,6 +80,9 @@ type Prepared struct {
 	Input  any            // decoded input (typed for core tools)
 	Labels Labels
 	Norm   Normalization
+	// Approved: the request carried a valid tools/prepare token, so the
+	// client already asked its user about this call.
+	Approved bool
 }
 
 // Executor is the one place a call runs.
@@ -94,6 +105,8 @@ type Executor struct {
 	// would be indistinguishable).
 	runningMu sync.Mutex
 	running   map[string]int
+	// tokens are the approvals tools/prepare handed out.
+	tokens approvalTokens
 }
 
 func (x *Executor) log() *slog.Logger {
@@ -147,16 +160,25 @@ func (x *Executor) Call(ctx context.Context, req Request, rf ReporterFactory) Re
 	reqs := []Request{req}
 	defer x.claimIDs(reqs)()
 	req = reqs[0]
-	p, res, ok := x.prepare(req, rf)
+	p, res, ok := x.prepare(req, rf, true)
 	if !ok {
 		return res
 	}
+	x.approve(p, req)
 	return x.run(ctx, p, req)
 }
 
+// approve marks p approved when req carries a token tools/prepare issued
+// for this very call; the token is spent either way.
+func (x *Executor) approve(p *Prepared, req Request) {
+	if req.Approved != "" {
+		p.Approved = x.tokens.take(req.Approved, p.Tool.Name, p.Args, time.Now())
+	}
+}
+
 // prepare does lookup → normalize → validate → labels. On failure it returns
-// the isError result to send.
-func (x *Executor) prepare(req Request, rf ReporterFactory) (*Prepared, Result, bool) {
+// the isError result to send, which audit says to record (OnResult).
+func (x *Executor) prepare(req Request, rf ReporterFactory, audit bool) (*Prepared, Result, bool) {
 	start := time.Now()
 	if req.CallID == "" {
 		req.CallID = x.newID()
@@ -165,7 +187,7 @@ func (x *Executor) prepare(req Request, rf ReporterFactory) (*Prepared, Result, 
 		r.CallID = req.CallID
 		r.setDetail("durationMs", msSince(start))
 		r = x.govern(nil, r)
-		if x.OnResult != nil {
+		if audit && x.OnResult != nil {
 			x.OnResult(nil, req, r, Decision{}, time.Since(start))
 		}
 		return nil, r, false
@@ -240,6 +262,9 @@ func (x *Executor) run(ctx context.Context, p *Prepared, req Request) (res Resul
 			x.OnResult(p, req, res, d, time.Since(start))
 		}
 	}()
+	if d.Refusal != nil {
+		return *d.Refusal
+	}
 	if !d.Allow {
 		r := Errorf("%s", d.Reason)
 		r.setDetail("permission", map[string]any{"decision": "deny", "rule": d.Rule, "answer": d.Answer})
@@ -292,8 +317,9 @@ func (x *Executor) Batch(ctx context.Context, reqs []Request, rf ReporterFactory
 	prepared := make([]*Prepared, len(reqs))
 	defer x.claimIDs(reqs)()
 	for i := range reqs {
-		p, r, ok := x.prepare(reqs[i], rf)
+		p, r, ok := x.prepare(reqs[i], rf, true)
 		if ok {
+			x.approve(p, reqs[i])
 			prepared[i] = p
 		} else {
 			results[i] = r

@@ -94,7 +94,7 @@ func FuzzExecutorArguments(f *testing.F) {
 		req := Request{Name: name, Arguments: json.RawMessage(args)}
 
 		// The prepare path alone: a refusal must say what to send.
-		if _, r, ok := x.prepare(req, nil); !ok {
+		if _, r, ok := x.prepare(req, nil, true); !ok {
 			checkResult(t, name, args, r)
 			text := r.TextOf()
 			if !backquoted.MatchString(text) && !strings.Contains(text, "Usage:") && !strings.Contains(text, "Available tools:") {

@@ -213,6 +213,8 @@ type Tool struct {
 	decode func(args map[string]any) (any, error)
 	labels func(in any) Labels
 	run    func(ctx context.Context, c *Call, in any) (Result, error)
+	// check runs the tool's side-effect-free checks (nil: none).
+	check func(ctx context.Context, c *Call, in any) (Plan, *Result)
 }
 
 // Spec declares a tool with a typed input.
@@ -234,6 +236,12 @@ type Spec[In any] struct {
 	// resolved for validation.
 	Tweak func(schema map[string]any)
 	Run   func(ctx context.Context, c *Call, in In) (Result, error)
+	// Check runs every check of Run that cannot change anything (the
+	// file was read, is not stale, the old text matches once, the cwd
+	// exists) and says what Run would do; a non-nil Result is the refusal
+	// Run would return. The permission step runs it before it asks, so a
+	// call that would fail is not put to the user. nil: no checks.
+	Check func(ctx context.Context, c *Call, in In) (Plan, *Result)
 }
 
 // DefaultMaxResultBytes is the governance budget of a tool that sets none.
@@ -288,6 +296,9 @@ func Define[In any](s Spec[In]) *Tool {
 		t.labels = func(any) Labels { return static }
 	}
 	t.run = func(ctx context.Context, c *Call, in any) (Result, error) { return s.Run(ctx, c, in.(In)) }
+	if s.Check != nil {
+		t.check = func(ctx context.Context, c *Call, in any) (Plan, *Result) { return s.Check(ctx, c, in.(In)) }
+	}
 	return t
 }
 

@@ -36,7 +36,8 @@ func NewWrite() *Tool {
 		Labels: func(in writeInput) Labels {
 			return Labels{Key: "file:" + path.Clean(in.Path)}
 		},
-		Run: withDiagnostics(runWrite),
+		Run:   withDiagnostics(runWrite),
+		Check: planWrite,
 	})
 }
 
@@ -49,40 +50,21 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		return *refusal, nil
 	}
 	defer unlock()
-	if r := tooBigToChange(p, "write", int64(len(in.Content)), true); r != nil {
-		return *r, nil
+	ch, refusal := checkWrite(c, p, inEditor, in)
+	if refusal != nil {
+		return *refusal, nil
 	}
 	content := []byte(in.Content)
 	if inEditor {
-		return replaceInEditor(ctx, c, p, content)
+		return replaceInEditor(ctx, c, p, ch.old, content)
 	}
-	fi, err := c.Env.FS.Stat(p)
-	switch {
-	case err == nil && fi.IsDir():
-		return Errorf("%s is a directory; give a file path.", p.Display()), nil
-	case err == nil:
-		if r := refuseWriteProtected(p, fi); r != nil {
-			return *r, nil
-		}
-		if r := tooBigToChange(p, "write", fi.Size(), false); r != nil {
-			return *r, nil
-		}
-		old, err := c.Env.Guard.CheckRead(p)
-		if err != nil {
-			return Errorf("%v", err), nil
-		}
-		old = diskBase(c, p, old)
-		if bytes.Equal(old, content) {
-			return Errorf("no change: %s already has exactly this content.", p.Display()), nil
-		}
-		if r := refuseCopiedContent(p, old, in.Content); r != nil {
-			return *r, nil
-		}
+	if ch.exists {
+		old := ch.old
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
 		c.diagnosticsBefore(ctx, p, true)
-		if r, err := commitWrite(ctx, c, p, old, content, fi.Mode().Perm()); r != nil || err != nil {
+		if r, err := commitWrite(ctx, c, p, old, content, ch.mode); r != nil || err != nil {
 			return derefResult(r), err
 		}
 		details := ChangeDetails("write", p, old, content)
@@ -90,11 +72,6 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		r := Text(fmt.Sprintf("Replaced %s: %s, %d bytes (was %s).", p.Display(), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
 		r.Details = details
 		return r, nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return Errorf("cannot write %s: %v", p.Display(), err), nil
-	}
-	if r := refuseCopiedContent(p, nil, in.Content); r != nil {
-		return *r, nil
 	}
 	made := missingDirs(c.Env.FS, p)
 	if len(made) > 0 {
@@ -126,6 +103,84 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 	return r, nil
 }
 
+// writeCheck is a write that passed its checks: whether the file exists,
+// the content it replaces (nil for a new file) and its mode.
+type writeCheck struct {
+	exists bool
+	old    []byte
+	mode   fs.FileMode
+}
+
+// checkWrite runs every check of a write of p that changes nothing: the
+// content fits, a file it replaces may be written, was read, is not stale
+// and differs from the content.
+func checkWrite(c *Call, p ops.Path, inEditor bool, in writeInput) (writeCheck, *Result) {
+	refuse := func(r Result) (writeCheck, *Result) { return writeCheck{}, &r }
+	if r := tooBigToChange(p, "write", int64(len(in.Content)), true); r != nil {
+		return writeCheck{}, r
+	}
+	if inEditor {
+		old, err := c.Env.Guard.CheckRead(p)
+		if err != nil {
+			return refuse(Errorf("%v", err))
+		}
+		if bytes.Equal(old, []byte(in.Content)) {
+			return refuse(Errorf("no change: %s already has exactly this content.", p.Display()))
+		}
+		if r := refuseCopiedContent(p, old, in.Content); r != nil {
+			return writeCheck{}, r
+		}
+		return writeCheck{exists: true, old: old}, nil
+	}
+	fi, err := c.Env.FS.Stat(p)
+	switch {
+	case err == nil && fi.IsDir():
+		return refuse(Errorf("%s is a directory; give a file path.", p.Display()))
+	case err == nil:
+		if r := refuseWriteProtected(p, fi); r != nil {
+			return writeCheck{}, r
+		}
+		if r := tooBigToChange(p, "write", fi.Size(), false); r != nil {
+			return writeCheck{}, r
+		}
+		old, err := c.Env.Guard.CheckRead(p)
+		if err != nil {
+			return refuse(Errorf("%v", err))
+		}
+		old = diskBase(c, p, old)
+		if bytes.Equal(old, []byte(in.Content)) {
+			return refuse(Errorf("no change: %s already has exactly this content.", p.Display()))
+		}
+		if r := refuseCopiedContent(p, old, in.Content); r != nil {
+			return writeCheck{}, r
+		}
+		return writeCheck{exists: true, old: old, mode: fi.Mode().Perm()}, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return refuse(Errorf("cannot write %s: %v", p.Display(), err))
+	}
+	if r := refuseCopiedContent(p, nil, in.Content); r != nil {
+		return writeCheck{}, r
+	}
+	return writeCheck{}, nil
+}
+
+// planWrite is write's Check: the checks of runWrite without the lock,
+// and the change it would make as the preview.
+func planWrite(_ context.Context, c *Call, in writeInput) (Plan, *Result) {
+	p, inEditor, refusal := targetForChange(c, in.Path, "writing")
+	if refusal != nil {
+		return Plan{}, refusal
+	}
+	ch, refusal := checkWrite(c, p, inEditor, in)
+	if refusal != nil {
+		return Plan{}, refusal
+	}
+	if !ch.exists {
+		return Plan{Preview: ChangeDetails("create", p, nil, []byte(in.Content))}, nil
+	}
+	return Plan{Preview: ChangeDetails("write", p, ch.old, []byte(in.Content))}, nil
+}
+
 // missingDirs returns the directories above p that do not exist yet,
 // outermost first: what creating p creates along with it.
 func missingDirs(fsys ops.FS, p ops.Path) []ops.Path {
@@ -144,17 +199,7 @@ func missingDirs(fsys ops.FS, p ops.Path) []ops.Path {
 
 // replaceInEditor is write for a file open in an editor that takes edits:
 // the document's whole text is replaced in the editor.
-func replaceInEditor(ctx context.Context, c *Call, p ops.Path, content []byte) (Result, error) {
-	old, err := c.Env.Guard.CheckRead(p)
-	if err != nil {
-		return Errorf("%v", err), nil
-	}
-	if bytes.Equal(old, content) {
-		return Errorf("no change: %s already has exactly this content.", p.Display()), nil
-	}
-	if r := refuseCopiedContent(p, old, string(content)); r != nil {
-		return *r, nil
-	}
+func replaceInEditor(ctx context.Context, c *Call, p ops.Path, old, content []byte) (Result, error) {
 	c.diagnosticsBefore(ctx, p, true)
 	saved, refusal, err := applyInEditor(ctx, c, p, old, content, "agentls: write "+p.Display())
 	if refusal != nil || err != nil {

@@ -652,16 +652,18 @@ func TestAudit15GoAsk(t *testing.T) {
 	}{
 		{"accept runs", a15gLegacy, &elicit{"accept", "allowOnce"}, true, "a15g-ran"},
 		{"accept runs latest", "", &elicit{"accept", "allowOnce"}, true, "a15g-ran"},
-		{"decline denies", a15gLegacy, &elicit{"decline", ""}, false, "denied by the user"},
+		{"decline denies", a15gLegacy, &elicit{"decline", ""}, false, "the MCP host declined the question"},
 		{"reject decision denies", a15gLegacy, &elicit{"accept", "rejectOnce"}, false, "denied by the user"},
-		{"decline denies latest", "", &elicit{"decline", ""}, false, "denied by the user"},
-		{"no elicitation", a15gLegacy, nil, false, "approval"},
-		{"no elicitation latest", "", nil, false, "approval"},
+		{"decline denies latest", "", &elicit{"decline", ""}, false, "the MCP host declined the question"},
+		{"no elicitation", a15gLegacy, nil, false, "the MCP host could not ask the user"},
+		{"no elicitation latest", "", nil, false, "the MCP host could not ask the user"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t, 10*time.Second)
-			ws := resolvedWorkspace(t, nil)
+			// The user's ask rule asks; agentls's default mode alone
+			// leaves the call to the MCP host.
+			ws := resolvedWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions":{"ask":["Bash(echo:*)"]}}`})
 			var asked []*mcp.ElicitParams
 			var mu sync.Mutex
 			o := a15gOpts{root: ws, version: tc.version}
@@ -699,7 +701,7 @@ func TestAudit15GoAsk(t *testing.T) {
 					t.Fatalf("user asked %d times, want 1", len(asked))
 				}
 				sch := a15gJSON(t, asked[0].RequestedSchema)
-				for _, want := range []string{`"decision"`, "allowOnce", "allowAlways", "rejectOnce", "rejectAlways"} {
+				for _, want := range []string{`"decision"`, "allowOnce", "allowAlways", "rejectOnce", "rejectAlways", `"Allow once"`} {
 					if !strings.Contains(sch, want) {
 						t.Errorf("elicitation schema lacks %s: %s", want, sch)
 					}
@@ -1020,7 +1022,9 @@ func TestAudit15GoAskMore(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t, 10*time.Second)
-			ws := resolvedWorkspace(t, nil)
+			// A mode the user chose asks (allowAlways lifts it for the
+			// session, which it cannot do for an ask rule).
+			ws := resolvedWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions":{"defaultMode":"acceptEdits"}}`})
 			var mu sync.Mutex
 			var asked []string
 			o := a15gOpts{root: ws, version: a15gLegacy}
@@ -1044,7 +1048,7 @@ func TestAudit15GoAskMore(t *testing.T) {
 			if (err == nil) != tc.wantRuns || res.IsError == tc.wantRuns {
 				t.Errorf("ran=%v isError=%v, want ran=%v: %q", err == nil, res.IsError, tc.wantRuns, text)
 			}
-			if !tc.wantRuns && !strings.Contains(text, "denied by the user") {
+			if !tc.wantRuns && !strings.Contains(text, "needs the user's approval") {
 				t.Errorf("denial text: %q", text)
 			}
 			if tc.wantRuns && tc.calls == 2 {

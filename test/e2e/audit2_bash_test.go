@@ -474,7 +474,8 @@ func TestAudit2BashClassification(t *testing.T) {
 		ro verdict = iota
 		write
 		destr
-		notRO // not read-only; destructiveness not asserted
+		notRO    // not read-only; destructiveness not asserted
+		unparsed // bash cannot parse it: refused before any question
 	)
 	cases := []struct {
 		cmd  string
@@ -521,7 +522,7 @@ func TestAudit2BashClassification(t *testing.T) {
 		{"sh -c 'ls'", write},
 		{"eval ls", write},
 		{"env X=1 ls", write},
-		{"echo 'unterminated", write},
+		{"echo 'unterminated", unparsed},
 		{"find . -exec cat {} \\;", write},
 		{"find . -fprint out.txt", write},
 		{"curl -s http://127.0.0.1:9/", write},
@@ -577,6 +578,12 @@ func TestAudit2BashClassification(t *testing.T) {
 			if tc.want == ro {
 				if wasAsked {
 					t.Errorf("read-only command needed approval (preview %v)", preview)
+				}
+				return
+			}
+			if tc.want == unparsed {
+				if wasAsked || !r.IsError || !strings.Contains(r.Text(), "does not parse") {
+					t.Errorf("a line bash cannot parse: asked %v, result %s; want a refusal without a question", wasAsked, r.Text())
 				}
 				return
 			}

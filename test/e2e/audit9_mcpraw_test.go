@@ -1198,8 +1198,21 @@ func TestAudit9McpElicitation(t *testing.T) {
 				t.Errorf("elicitation/create params: %s", req.Params)
 			}
 			dec := p.RequestedSchema.Properties["decision"]
-			if dec == nil || fmt.Sprint(dec["enum"]) != "[allowOnce allowAlways rejectOnce rejectAlways]" || !strings.Contains(fmt.Sprint(p.RequestedSchema.Required), "decision") {
-				t.Errorf("requestedSchema.decision = %v (required %v), want a required enum of the four decisions", dec, p.RequestedSchema.Required)
+			// One required choice with human titles (MCP's titled
+			// single-select enum: oneOf const + title), nothing optional.
+			var consts []string
+			if dec != nil {
+				choices, _ := dec["oneOf"].([]any)
+				for _, c := range choices {
+					m, _ := c.(map[string]any)
+					if title, _ := m["title"].(string); title == "" || title == m["const"] {
+						t.Errorf("choice %v has no human title", m)
+					}
+					consts = append(consts, fmt.Sprint(m["const"]))
+				}
+			}
+			if fmt.Sprint(consts) != "[allowOnce allowAlways rejectOnce rejectAlways]" || fmt.Sprint(p.RequestedSchema.Required) != "[decision]" || len(p.RequestedSchema.Properties) != 1 {
+				t.Errorf("requestedSchema = %s, want one required choice of the four decisions", req.Params)
 			}
 			// Spec: requested schemas are flat objects of primitive properties.
 			for name, prop := range p.RequestedSchema.Properties {
@@ -1249,8 +1262,13 @@ func TestAudit9McpElicitation(t *testing.T) {
 		if len(c.matching(mcpMethod("elicitation/create"))) > 0 {
 			t.Errorf("elicitation/create sent to a client without the capability")
 		}
-		if !r.IsError || !strings.Contains(r.text(), "approval") || strings.Contains(r.text(), "visible-value") {
+		if !r.IsError || !strings.Contains(r.text(), "the MCP host could not ask the user") || strings.Contains(r.text(), "visible-value") {
 			t.Errorf("read .env without elicitation: isError %v: %s", r.IsError, r.text())
+		}
+		// And how the user can allow it: the rule for this very file, in
+		// the settings that can lift a built-in ask.
+		if !strings.Contains(r.text(), `{"permissions":{"allow":["Read(/.env)"]}}`) || !strings.Contains(r.text(), "user settings") {
+			t.Errorf("read .env without elicitation does not say how to allow it:\n%s", r.text())
 		}
 		// Nobody was asked, so the model must not be told the user refused.
 		if strings.Contains(r.text(), "denied by the user") {

@@ -41,6 +41,7 @@ func TestCLI(t *testing.T) {
 		{"--mode readOnly refuses a write", []string{"call", "write", `{"path":"c.txt","content":"x"}`, "--root", ws, "--mode", "readOnly"}, 1, "read-only"},
 		{"deny rules still apply", []string{"call", "bash", `{"command":"git status"}`, "--root", ws + "/denied"}, 1, "Bash(git:*)"},
 		{"bad mode", []string{"call", "read", "{}", "--mode", "x"}, 2, "use default, acceptEdits, readOnly or bypass"},
+		{"bad mcp mode", []string{"mcp", "--mode", "x"}, 2, "agentls mcp: --mode \"x\": use default, acceptEdits, readOnly or bypass"},
 		{"several calls share a session", []string{"call", "read", `{"path":"e.txt"}`, "edit", `{"path":"e.txt","edits":[{"oldText":"hello","newText":"hi"}]}`, "--root", ws}, 0,
 			"== read {\"path\":\"e.txt\"}\ne.txt, lines 1-1 of 1\n     1→hello\n\n== edit {\"path\":\"e.txt\",\"edits\":[{\"oldText\":\"hello\",\"newText\":\"hi\"}]}\nEdited e.txt: 1 replacement, line 1."},
 		{"a tool without arguments, then one with", []string{"call", "ls", "read", `{"path":"a.txt"}`, "--root", ws}, 0, "== read"},

@@ -138,3 +138,39 @@ func BenchmarkEditFiftyFiles(b *testing.B) {
 	b.ReportMetric(float64(batch.Microseconds())/1000/n, "batch-ms")
 	b.ReportMetric(float64(seq)/float64(batch), "speedup-x")
 }
+
+// BenchmarkPrepareLargeEdit answers tools/prepare for an edit of one line
+// of a 5 MB file in default mode (the checks, the diff and the question,
+// nothing written) through the real binary, against a tools/call read of
+// the same file in the same run; both report p50.
+func BenchmarkPrepareLargeEdit(b *testing.B) {
+	ws := b.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "f.go"), []byte(sourceLike(5<<20)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	c := harness.Start(b, harness.Options{Root: ws})
+	ctx := context.Background()
+	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "default"}})
+	if r := c.CallTool(ctx, "read", map[string]any{"path": "f.go", "limit": 10}); r.IsError {
+		b.Fatal(r.Text())
+	}
+	var prep, read []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		var p preparation
+		if err := c.Call(ctx, "tools/prepare", map[string]any{"name": "edit", "arguments": editArgs("f.go", 0)}, &p); err != nil {
+			b.Fatal(err)
+		}
+		prep = append(prep, time.Since(t0))
+		if p.Decision != "ask" || !strings.Contains(p.Message, "+\tx := \"BRAVO_MARKER\"") {
+			b.Fatalf("prepare: %+v", p.Decision+" "+p.Reason+p.Error)
+		}
+		t0 = time.Now()
+		if r := c.CallTool(ctx, "read", map[string]any{"path": "f.go"}); r.IsError {
+			b.Fatal(r.Text())
+		}
+		read = append(read, time.Since(t0))
+	}
+	b.ReportMetric(p50ms(prep), "prepare-p50-ms")
+	b.ReportMetric(p50ms(read), "read-p50-ms")
+}

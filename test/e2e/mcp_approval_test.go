@@ -28,11 +28,14 @@ func TestMCPApprovalOverMultiRoundTrip(t *testing.T) {
 		wantText string
 	}{
 		{"allow once runs the command", "allowOnce", "", true, ""},
-		{"reject once denies it with the user's words", "rejectOnce", "not now", false, "denied by the user: not now"},
+		{"reject once denies it", "rejectOnce", "", false, "denied by the user"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := t.TempDir()
+			// The user's ask rule asks; agentls's defaults alone leave
+			// the call to the host.
+			writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"permissions":{"ask":["Bash(echo:*)"]}}`})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			var mu sync.Mutex
@@ -72,7 +75,7 @@ func TestMCPApprovalOverMultiRoundTrip(t *testing.T) {
 			mu.Lock()
 			n := len(asked)
 			mu.Unlock()
-			if n != 1 || !strings.Contains(asked[0], "allow bash?") {
+			if n != 1 || !strings.Contains(asked[0], "echo made > made.txt") {
 				t.Fatalf("asked %d times (%v), want one approval question for bash", n, asked)
 			}
 			_, statErr := os.Stat(filepath.Join(ws, "made.txt"))

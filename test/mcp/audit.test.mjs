@@ -478,22 +478,24 @@ describe('elicitation details', () => {
       asked.push(req.params);
       return answers[Math.min(asked.length - 1, answers.length - 1)];
     });
-    await client.connect(new StdioClientTransport({ command: agentlsBin(), args: ['mcp', '--root', ws], env: { ...process.env }, stderr: 'ignore' }));
+    // acceptEdits: a mode the user chose asks for commands (the default
+    // mode's asks are left to the MCP host), and allowAlways lifts it.
+    await client.connect(new StdioClientTransport({ command: agentlsBin(), args: ['mcp', '--root', ws, '--mode', 'acceptEdits'], env: { ...process.env }, stderr: 'ignore' }));
     clients.push(client);
     return { ws, client, asked };
   }
 
-  test('the form offers the four decisions and an optional message', async () => {
+  test('the form offers the four decisions with titles, and nothing optional', async () => {
     const { client, asked } = await asking([{ action: 'accept', content: { decision: 'rejectOnce' } }]);
     await client.callTool({ name: 'bash', arguments: { command: 'touch x' } });
     assert.equal(asked.length, 1);
     const s = asked[0].requestedSchema;
-    assert.deepEqual([...s.properties.decision.enum].sort(), ['allowAlways', 'allowOnce', 'rejectAlways', 'rejectOnce']);
-    assert.ok(s.properties.message, 'message field');
-    assert.ok(!(s.required ?? []).includes('message'));
+    assert.deepEqual(s.properties.decision.oneOf.map((o) => o.const).sort(), ['allowAlways', 'allowOnce', 'rejectAlways', 'rejectOnce']);
+    assert.ok(s.properties.decision.oneOf.every((o) => o.title), 'every choice has a title');
+    assert.deepEqual(Object.keys(s.properties), ['decision']);
   });
 
-  test('allowAlways is remembered (for that exact command); cancel is rejectOnce (asked again)', async () => {
+  test('allowAlways is remembered (for that exact command); a cancelled form refuses and is asked again', async () => {
     const a = await asking([{ action: 'accept', content: { decision: 'allowAlways' } }]);
     for (let i = 0; i < 2; i++) {
       rmSync(join(a.ws, 'made'), { force: true });

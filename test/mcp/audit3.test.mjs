@@ -212,8 +212,10 @@ test('audit3 edit: read-before-edit also holds with roots and elicitation', asyn
 
 // ---------------------------------------------------------------- permissions
 
+const AUDIT3_ASK = JSON.stringify({ permissions: { ask: ['Bash(touch:*)'] } });
+
 test('audit3 ask without elicitation: isError saying approval is needed, nothing written', async () => {
-  const ws = audit3Workspace({ 'a.txt': 'one\n' });
+  const ws = audit3Workspace({ 'a.txt': 'one\n', '.agentls/settings.json': AUDIT3_ASK });
   await audit3With(await connect({ roots: [ws] }), async (c) => {
     const r = await c.callTool({ name: 'bash', arguments: { command: 'touch made.txt' } });
     assert.equal(r.isError, true);
@@ -225,10 +227,10 @@ test('audit3 ask without elicitation: isError saying approval is needed, nothing
 test('audit3 ask with elicitation: a form with a required decision; accept runs, decline denies', async () => {
   for (const [name, answer, runs] of [
     ['allowOnce', { action: 'accept', content: { decision: 'allowOnce' } }, true],
-    ['rejectOnce', { action: 'accept', content: { decision: 'rejectOnce', message: 'not now' } }, false],
+    ['rejectOnce', { action: 'accept', content: { decision: 'rejectOnce' } }, false],
     ['decline', { action: 'decline' }, false],
   ]) {
-    const ws = audit3Workspace({});
+    const ws = audit3Workspace({ '.agentls/settings.json': AUDIT3_ASK });
     const c = await audit3Connect({ roots: [ws], answer: () => answer });
     await audit3With(c, async () => {
       const r = await c.callTool({ name: 'bash', arguments: { command: 'touch made.txt' } });
@@ -236,11 +238,11 @@ test('audit3 ask with elicitation: a form with a required decision; accept runs,
       const schema = c.asked[0].requestedSchema;
       assert.ok(schema?.properties?.decision, `${name}: decision field`);
       assert.ok(schema.required?.includes('decision'), `${name}: decision required`);
-      assert.deepEqual([...schema.properties.decision.enum].sort(), ['allowAlways', 'allowOnce', 'rejectAlways', 'rejectOnce']);
+      assert.deepEqual(schema.properties.decision.oneOf.map((o) => o.const).sort(), ['allowAlways', 'allowOnce', 'rejectAlways', 'rejectOnce']);
       assert.equal(existsSync(join(ws, 'made.txt')), runs, `${name}: ran=${runs}: ${text(r)}`);
       assert.equal(Boolean(r.isError), !runs, `${name}: ${text(r)}`);
-      if (!runs) assert.match(text(r), /denied by the user/);
-      if (name === 'rejectOnce') assert.match(text(r), /not now/);
+      if (name === 'rejectOnce') assert.match(text(r), /denied by the user/);
+      if (name === 'decline') assert.match(text(r), /the MCP host declined the question/);
     });
   }
 });

@@ -1,12 +1,13 @@
-// "ask" decisions through MCP elicitation: with no settings, bash asks; a
-// client that declares elicitation is asked with a form, and its answer
-// decides. A client without elicitation gets a denial that says so.
+// "ask" decisions through MCP elicitation: the user's ask rule asks (the
+// default mode alone leaves a call to the host); a client that declares
+// elicitation is asked with a form, and its answer decides. A client
+// without elicitation gets a refusal that says the host could not ask.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentlsBin, tempDir, text, connect } from './helpers.mjs';
 
@@ -14,6 +15,14 @@ const clients = [];
 after(async () => {
   for (const c of clients) await c.close();
 });
+
+// askingWorkspace is a workspace whose settings ask before touch.
+function askingWorkspace() {
+  const ws = tempDir('agentls-elicit-');
+  mkdirSync(join(ws, '.agentls'));
+  writeFileSync(join(ws, '.agentls', 'settings.json'), JSON.stringify({ permissions: { ask: ['Bash(touch:*)'] } }));
+  return ws;
+}
 
 // answering: what the user does with the form ({action, content}).
 async function connectAsking(ws, answering) {
@@ -29,7 +38,7 @@ async function connectAsking(ws, answering) {
 }
 
 test('elicitation: an allowed form lets the call run', async () => {
-  const ws = tempDir('agentls-elicit-');
+  const ws = askingWorkspace();
   const { client, asked } = await connectAsking(ws, { action: 'accept', content: { decision: 'allowOnce' } });
   const r = await client.callTool({ name: 'bash', arguments: { command: 'touch made-by-bash' } });
   assert.ok(!r.isError, text(r));
@@ -40,7 +49,7 @@ test('elicitation: an allowed form lets the call run', async () => {
 });
 
 test('elicitation: a declined form denies the call and nothing runs', async () => {
-  const ws = tempDir('agentls-elicit-');
+  const ws = askingWorkspace();
   const { client, asked } = await connectAsking(ws, { action: 'decline' });
   const r = await client.callTool({ name: 'bash', arguments: { command: 'touch made-by-bash' } });
   assert.equal(r.isError, true);
@@ -49,7 +58,7 @@ test('elicitation: a declined form denies the call and nothing runs', async () =
 });
 
 test('elicitation: rejectAlways is remembered for the session', async () => {
-  const ws = tempDir('agentls-elicit-');
+  const ws = askingWorkspace();
   const { client, asked } = await connectAsking(ws, { action: 'accept', content: { decision: 'rejectAlways' } });
   for (let i = 0; i < 2; i++) {
     const r = await client.callTool({ name: 'bash', arguments: { command: 'touch made-by-bash' } });
@@ -59,12 +68,12 @@ test('elicitation: rejectAlways is remembered for the session', async () => {
   assert.ok(!existsSync(join(ws, 'made-by-bash')));
 });
 
-test('no elicitation support: the ask is a denial that says approval is needed', async () => {
-  const ws = tempDir('agentls-elicit-');
+test('no elicitation support: the ask is a refusal that says the host could not ask', async () => {
+  const ws = askingWorkspace();
   const client = await connect({ args: ['--root', ws] });
   clients.push(client);
   const r = await client.callTool({ name: 'bash', arguments: { command: 'touch made-by-bash' } });
   assert.equal(r.isError, true);
-  assert.match(text(r), /approval/);
+  assert.match(text(r), /the MCP host could not ask the user/);
   assert.ok(!existsSync(join(ws, 'made-by-bash')));
 });
