@@ -235,6 +235,7 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 	}
 	reg := tools.NewRegistry()
 	reg.MustRegister(tools.Builtins(tools.DefaultLimits())...)
+	reg.MustRegister(tools.JobTools(tools.DefaultLimits())...)
 	reg.MustRegister(tools.NewToolSearch(reg))
 	// Extension tools, as a session in those folders would have them
 	// (upstream MCP servers' tools need their servers: a session lists them).

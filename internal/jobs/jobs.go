@@ -83,6 +83,19 @@ func New(o Options) *Table {
 	return &Table{opts: o}
 }
 
+// SetLimits sets the ring bounds of jobs started from now on (the
+// session's bash limits after a settings reload).
+func (t *Table) SetLimits(lines, bytes int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if lines > 0 {
+		t.opts.Lines = lines
+	}
+	if bytes > 0 {
+		t.opts.Bytes = bytes
+	}
+}
+
 // Job is one background command.
 type Job struct {
 	ID      string

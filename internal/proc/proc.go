@@ -88,9 +88,9 @@ type Spec struct {
 	// command ends. The string may share memory with later lines' buffers:
 	// clone it to keep it. Calls never overlap and none happens after Run
 	// returns.
-	OnLine     func(text string)
-	Spill      *spill.Dir // where the full raw output goes when anything was cut; nil = nowhere
-	SpillName  string     // spill file name prefix; "" = "bash"
+	OnLine    func(text string)
+	Spill     *spill.Dir // where the full raw output goes when anything was cut; nil = nowhere
+	SpillName string     // spill file name prefix; "" = "bash"
 	// Reaper tracks the process group while it runs and afterwards if background
 	// children outlive the shell; nil = such children are left alone.
 	Reaper *Reaper

@@ -20,6 +20,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/jobs"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/session"
@@ -339,6 +340,8 @@ func (s *Server) initialize(raw []byte) (any, error) {
 		sopts.Confirmer = &confirmer{s: s}
 	}
 	sopts.OnWatcherDegraded = func() { s.logMessage(2, watcherDegradedMessage) }
+	sopts.OnJobChanged = s.jobChanged
+	sopts.OnJobOutput = s.jobOutput
 	sopts.OnReload = func(problems []string) {
 		for _, p := range problems {
 			s.logMessage(1, "agentls: "+p)
@@ -683,6 +686,23 @@ func (n *notifier) Progress(p tools.Progress) {
 
 func (n *notifier) Details(d map[string]any) {
 	n.s.conn.Notify(n.s.base, "tools/details", map[string]any{"callId": n.callID, "tool": n.tool, "details": d})
+}
+
+// jobChanged sends jobs/changed for a background job's start or end.
+func (s *Server) jobChanged(ev jobs.Event) {
+	if x := s.masker.Load(); x != nil {
+		ev.Command, ev.Status = x.MaskText(ev.Command), x.MaskText(ev.Status)
+	}
+	s.conn.Notify(s.base, "jobs/changed", ev)
+}
+
+// jobOutput streams a running job's latest line as tools/progress of the
+// call that started it, with the job id.
+func (s *Server) jobOutput(job, callID, line string) {
+	if x := s.masker.Load(); x != nil {
+		line = x.MaskText(line)
+	}
+	s.conn.Notify(s.base, "tools/progress", map[string]any{"callId": callID, "tool": "bash", "job": job, "output": line})
 }
 
 // logMessage sends window/logMessage (type: 1 error, 2 warning, 3 info, 4 log).
