@@ -19,8 +19,8 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/jobs"
+	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/session"
