@@ -51,6 +51,8 @@ type Options struct {
 	Spill *spill.Dir
 	// Now is the clock expiry reads (nil = time.Now).
 	Now func() time.Time
+	// EarlyWait is how long Start waits for an early end (0 = EarlyWait).
+	EarlyWait time.Duration
 	// OnChange is told of every start and end, synchronously: a start is
 	// announced before Start returns.
 	OnChange func(Event)
@@ -79,6 +81,9 @@ func New(o Options) *Table {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.EarlyWait <= 0 {
+		o.EarlyWait = EarlyWait
 	}
 	return &Table{opts: o}
 }
@@ -141,7 +146,7 @@ type Info struct {
 }
 
 // Start runs spec through exec as a new job and returns once it has run
-// EarlyWait or ended, whichever is first. spec.Timeout 0 means no timeout.
+// Options.EarlyWait or ended, whichever is first. spec.Timeout 0 means no timeout.
 func (t *Table) Start(spec proc.Spec, exec Exec, callID string) (*Job, error) {
 	t.mu.Lock()
 	if t.closed {
@@ -194,7 +199,7 @@ func (t *Table) Start(spec proc.Spec, exec Exec, callID string) (*Job, error) {
 	}()
 	select {
 	case <-j.done:
-	case <-time.After(EarlyWait):
+	case <-time.After(t.opts.EarlyWait):
 	}
 	return j, nil
 }
