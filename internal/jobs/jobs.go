@@ -456,7 +456,11 @@ func (j *Job) waitFor(ctx context.Context, wait time.Duration, filter *regexp.Re
 		ended := !j.ended.IsZero()
 		changed := j.changed
 		j.mu.Unlock()
-		if found || ended {
+		if ended {
+			return
+		}
+		if found {
+			j.settle(changed)
 			return
 		}
 		if grew && tick != nil {
@@ -475,6 +479,36 @@ func (j *Job) waitFor(ctx context.Context, wait time.Duration, filter *regexp.Re
 		}
 	}
 }
+
+// settle lets the rest of a burst arrive: lines of one write reach the
+// job one at a time, and a read woken by the first would split them. It
+// waits until no line came for settleQuiet, settleMax at most.
+func (j *Job) settle(changed <-chan struct{}) {
+	limit := time.NewTimer(settleMax)
+	defer limit.Stop()
+	for {
+		quiet := time.NewTimer(settleQuiet)
+		select {
+		case <-changed:
+			quiet.Stop()
+			j.mu.Lock()
+			changed = j.changed
+			j.mu.Unlock()
+		case <-quiet.C:
+			return
+		case <-limit.C:
+			quiet.Stop()
+			return
+		}
+	}
+}
+
+// A wait's settling after the line it waited for: well inside the 100 ms
+// a wait may take to return after new output.
+const (
+	settleQuiet = 3 * time.Millisecond
+	settleMax   = 30 * time.Millisecond
+)
 
 // Kill stops the job's process group (SIGTERM, SIGKILL after
 // proc.KillGrace) and waits for it to end or ctx to end.

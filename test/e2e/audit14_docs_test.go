@@ -1065,7 +1065,7 @@ func TestAudit14DocsLenientInput(t *testing.T) {
 		{"@ prefix", "read", map[string]any{"path": "@a.txt"}, false, "", []string{"1→hello"}},
 		{"ignore_case style", "grep", map[string]any{"pattern": "HELLO", "ignore_case": true}, false, "ignore_case", []string{"a.txt:1: hello"}},
 		{"grep -F", "grep", map[string]any{"pattern": "h.llo", "-F": true}, false, "-F", []string{"No matches"}},
-		{"run_in_background refused", "bash", map[string]any{"command": "echo x", "run_in_background": true}, true, "", []string{"&"}},
+		{"run_in_background starts a job", "bash", map[string]any{"command": "echo x", "run_in_background": true}, false, "", []string{"job-1", "x\n", "exited 0"}},
 		{"multiline refused", "grep", map[string]any{"pattern": "a", "multiline": true}, true, "", []string{"context"}},
 		{"find case_sensitive refused", "find", map[string]any{"pattern": "*.txt", "case_sensitive": false}, true, "", []string{"pattern"}},
 		{"unknown tool view", "view", map[string]any{"path": "a.txt"}, true, "", []string{"Did you mean \"read\""}},
