@@ -83,7 +83,10 @@ func newBashKill() *Tool {
 		Description: bashKillDescription,
 		Deferred:    true,
 		Aliases:     map[string]string{"job_id": "job", "id": "job", "bash_id": "job", "shell_id": "job"},
-		Static:      Labels{Destructive: true},
+		// It stops only a job this session started, which the permission
+		// step already let run, and changes no file: never asked, so a job
+		// a read-only mode allowed can be stopped there too.
+		Static: Labels{ReadOnly: true},
 		Run: func(ctx context.Context, c *Call, in bashKillInput) (Result, error) {
 			return runBashKill(ctx, c, in), nil
 		},
