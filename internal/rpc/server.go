@@ -273,6 +273,12 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		return s.toolsCall(ctx, params)
 	case "tools/callBatch":
 		return s.toolsCallBatch(ctx, params)
+	case "jobs/list":
+		return s.jobsList()
+	case "jobs/output":
+		return s.jobsOutput(params)
+	case "jobs/kill":
+		return s.jobsKill(ctx, params)
 	case "workspace/didChangeWorkspaceFolders":
 		return nil, s.didChangeFolders(params)
 	case "textDocument/didOpen", "textDocument/didChange", "textDocument/didClose":

@@ -92,3 +92,54 @@ func TestABackgroundServerIsReadKilledAndItsPortFreed(t *testing.T) {
 		t.Errorf("jobs/changed statuses %q", statuses)
 	}
 }
+
+// The editor's job list: jobs/list, jobs/output (which leaves the model's
+// unread lines unread) and jobs/kill.
+func TestTheEditorListsReadsAndKillsJobs(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
+	c := harness.Start(t, harness.Options{Root: ws})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c.Initialize(ctx, map[string]any{"capabilities": map[string]any{}, "initializationOptions": bypassOptions()})
+	start := c.CallTool(ctx, "bash", map[string]any{"command": "echo early; sleep 1.3; echo late; sleep 30", "run_in_background": true})
+	if start.Details["job"] != "job-1" {
+		t.Fatalf("%s", start.Text())
+	}
+	var list struct {
+		Jobs []struct {
+			Job     string `json:"job"`
+			Command string `json:"command"`
+			Status  string `json:"status"`
+			Running bool   `json:"running"`
+		} `json:"jobs"`
+	}
+	if err := c.Call(ctx, "jobs/list", map[string]any{}, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Jobs) != 1 || list.Jobs[0].Job != "job-1" || !list.Jobs[0].Running || list.Jobs[0].Status != "running" || !strings.Contains(list.Jobs[0].Command, "echo late") {
+		t.Fatalf("jobs/list: %+v", list)
+	}
+	var out struct {
+		Output string `json:"output"`
+		From   int    `json:"from"`
+		To     int    `json:"to"`
+	}
+	if !waitUntil(10*time.Second, func() bool {
+		c.Call(ctx, "jobs/output", map[string]any{"job": "job-1"}, &out)
+		return strings.Contains(out.Output, "late")
+	}) || out.Output != "early\nlate" || out.From != 1 || out.To != 2 {
+		t.Fatalf("jobs/output: %+v", out)
+	}
+	if r := c.CallTool(ctx, "bash_output", map[string]any{"job": "job-1"}); !strings.HasPrefix(r.Text(), "late\n") {
+		t.Errorf("the editor's read took the model's unread line: %s", r.Text())
+	}
+	var killed struct {
+		Status string `json:"status"`
+	}
+	if err := c.Call(ctx, "jobs/kill", map[string]any{"job": "job-1"}, &killed); err != nil || killed.Status != "killed by SIGTERM" {
+		t.Fatalf("jobs/kill: %v %+v", err, killed)
+	}
+	if err := c.Call(ctx, "jobs/output", map[string]any{"job": "job-7"}, &out); err == nil || !strings.Contains(err.Error(), "known jobs: job-1") {
+		t.Errorf("unknown job: %v", err)
+	}
+}
