@@ -86,6 +86,8 @@ function M.create()
     vim.cmd("normal! G")
   end, { desc = "agentls: show the log" })
   cmd("AgentlsClear", function() agentls().clear() end, { desc = "agentls: clear the change highlights" })
+  cmd("AgentlsJobs", function(o) require("agentls.jobs").command(o) end, { nargs = "*",
+    desc = "agentls: background jobs (list; output {job}; kill {job})" })
 end
 
 return M
