@@ -195,7 +195,10 @@ func (t *Table) Start(spec proc.Spec, exec Exec, callID string) (*Job, error) {
 		defer cancel()
 		res, err := exec(ctx, spec)
 		j.finish(res, err)
+		// Announced before Done: an early end's jobs/changed comes before
+		// the starting call's result.
 		t.emit(Event{Job: j.ID, Status: j.Status(), Command: j.Command})
+		close(j.done)
 	}()
 	select {
 	case <-j.done:
@@ -297,7 +300,6 @@ func (j *Job) finish(res proc.Result, err error) {
 	close(j.changed)
 	j.changed = make(chan struct{})
 	j.mu.Unlock()
-	close(j.done)
 }
 
 func (j *Job) endedAt() (time.Time, bool) {
