@@ -256,19 +256,7 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentls tools: skipped", p)
 	}
 	reg.MustRegister(exts...)
-	list := reg.List(*all)
-	if *format == "vscode" && !*all {
-		// VS Code's tools are contributed statically (package.json), so
-		// the job tools a session activates with its first job are listed
-		// from the start.
-		list = nil
-		for _, t := range reg.List(true) {
-			if reg.IsActive(t.Name) || t.Name == tools.BashOutputName || t.Name == tools.BashKillName {
-				list = append(list, t)
-			}
-		}
-	}
-	out, err := tools.Describe(list, *format, reg)
+	out, err := tools.Describe(tools.ListFor(reg, *format, *all), *format, reg)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentls tools:", err)
 		return 2

@@ -481,7 +481,7 @@ func (s *Server) toolsList(raw []byte) (any, error) {
 		return nil, err
 	}
 	sess := s.session()
-	out, err := tools.Describe(sess.Registry.List(p.IncludeDeferred), p.Format, sess.Registry)
+	out, err := tools.Describe(tools.ListFor(sess.Registry, p.Format, p.IncludeDeferred), p.Format, sess.Registry)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
 	}

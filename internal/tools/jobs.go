@@ -19,6 +19,23 @@ const (
 	BashOutputMaxWait = int(jobs.MaxWait / time.Second)
 )
 
+// ListFor is what a tools/list in format shows: the active tools (all with
+// includeDeferred). VS Code's tools are contributed statically (its
+// package.json is generated from this list), so its list also holds the job
+// tools a session activates only with its first job.
+func ListFor(reg *Registry, format string, includeDeferred bool) []*Tool {
+	if format != "vscode" || includeDeferred {
+		return reg.List(includeDeferred)
+	}
+	var out []*Tool
+	for _, t := range reg.List(true) {
+		if reg.IsActive(t.Name) || t.Name == BashOutputName || t.Name == BashKillName {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // JobTools returns bash_output and bash_kill enforcing l. They are
 // deferred: the session activates them when the first job starts.
 func JobTools(l Limits) []*Tool {
