@@ -333,18 +333,17 @@ func TestWaitEndsAtItsDeadlineAndAtTheJobsEnd(t *testing.T) {
 	}
 }
 
-func TestWaitIsCappedAtMaxWait(t *testing.T) {
+func TestWaitEndsWithItsContext(t *testing.T) {
 	tb := quickTable(t, Options{})
 	j := start(t, tb, newFake(), "quiet")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	// The context ends it here; the cap itself is checked on the value.
-	j.Read(ctx, time.Hour, nil, nil)
-	if ctx.Err() == nil {
-		t.Fatal("wait ended before its context")
+	began := time.Now()
+	if o := j.Read(ctx, time.Hour, nil, nil); !o.Running || len(o.Lines) != 0 {
+		t.Fatalf("%+v", o)
 	}
-	if got := min(time.Hour, MaxWait); got != 30*time.Second {
-		t.Fatalf("MaxWait %s", got)
+	if d := time.Since(began); d > 2*time.Second {
+		t.Errorf("a cancelled wait took %s", d)
 	}
 }
 
@@ -453,5 +452,41 @@ func TestAJobHasNoTimeoutUnlessGiven(t *testing.T) {
 	<-j.Done()
 	if o := j.Read(context.Background(), 0, nil, nil); o.Status != "exited 0" || strings.Join(o.Lines, "") != "done" {
 		t.Fatalf("%+v", o)
+	}
+}
+
+func TestLinesLetGoWithoutASpillDirectoryAreStatedLost(t *testing.T) {
+	tb := quickTable(t, Options{Lines: 3})
+	f := newFake()
+	j := start(t, tb, f, "chatty")
+	f.print("1", "2", "3", "4", "5")
+	o := j.Read(context.Background(), 0, nil, nil)
+	if o.Lost != 2 || strings.Join(o.Lines, ",") != "3,4,5" || o.SpillPath != "" || o.SpillErr == "" {
+		t.Fatalf("%+v", o)
+	}
+}
+
+func TestTheSpillFileIsCutAtItsCapAndSaysSo(t *testing.T) {
+	dir, err := spill.OpenIn(t.TempDir(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	r := ring{maxLines: 2, maxBytes: 1 << 20, dir: dir, name: "job-1"}
+	line := strings.Repeat("x", 1<<20-1) // 1 MiB with its newline
+	for range spill.MaxFileBytes>>20 + 2 {
+		r.add(line)
+	}
+	r.close()
+	fi, err := os.Stat(r.spillPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > spill.MaxFileBytes || r.cutBytes == 0 {
+		t.Fatalf("spill file %d bytes (cap %d), %d bytes noted cut", fi.Size(), spill.MaxFileBytes, r.cutBytes)
+	}
+	b, _ := os.ReadFile(r.spillPath())
+	if !strings.HasSuffix(string(b), fmt.Sprintf("%d more bytes not saved]\n", r.cutBytes)) {
+		t.Errorf("no note at the end: %q", b[len(b)-100:])
 	}
 }

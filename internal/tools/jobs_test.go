@@ -261,3 +261,12 @@ func (p *progressRecorder) Progress(pr Progress) {
 }
 
 func (p *progressRecorder) Details(map[string]any) {}
+
+func TestBashOutputRefusesAWaitPastItsMaximum(t *testing.T) {
+	x := newJobExecutor(t, DefaultLimits())
+	startBackground(t, x, "sleep 30")
+	r := call(t, x, "bash_output", fmt.Sprintf(`{"job":"job-1","wait":%d}`, BashOutputMaxWait+1))
+	if !r.IsError || !strings.Contains(r.TextOf(), "must be ≤ 30") {
+		t.Fatalf("%s", r.TextOf())
+	}
+}
