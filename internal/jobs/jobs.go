@@ -119,7 +119,6 @@ type Job struct {
 	ended   time.Time
 	res     proc.Result
 	err     error // the command could not be started
-	killed  bool  // bash_kill asked for the end
 }
 
 // ErrClosed refuses a start after the session closed.
@@ -515,11 +514,6 @@ const (
 // Kill stops the job's process group (SIGTERM, SIGKILL after
 // proc.KillGrace) and waits for it to end or ctx to end.
 func (j *Job) Kill(ctx context.Context) {
-	j.mu.Lock()
-	if j.ended.IsZero() {
-		j.killed = true
-	}
-	j.mu.Unlock()
 	j.cancel()
 	select {
 	case <-j.done:
