@@ -235,6 +235,7 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 	}
 	reg := tools.NewRegistry()
 	reg.MustRegister(tools.Builtins(tools.DefaultLimits())...)
+	reg.MustRegister(tools.JobTools(tools.DefaultLimits())...)
 	reg.MustRegister(tools.NewToolSearch(reg))
 	// Extension tools, as a session in those folders would have them
 	// (upstream MCP servers' tools need their servers: a session lists them).
@@ -255,7 +256,7 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentls tools: skipped", p)
 	}
 	reg.MustRegister(exts...)
-	out, err := tools.Describe(reg.List(*all), *format, reg)
+	out, err := tools.Describe(tools.ListFor(reg, *format, *all), *format, reg)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentls tools:", err)
 		return 2

@@ -72,6 +72,9 @@ type Spec struct {
 	DirFile *os.File
 	Env     []string      // full environment; nil = BaseEnv(os.Environ())
 	Timeout time.Duration // 0 = DefaultTimeout; clamped to MaxTimeout (or Spec.MaxTimeout)
+	// NoTimeout runs the command until it exits or ctx ends (a background
+	// job without a timeout); Timeout is ignored.
+	NoTimeout bool
 	// The caller's limits; 0 = the package's defaults.
 	MaxTimeout time.Duration // the longest Timeout may be (default MaxTimeout)
 	TailLines  int           // lines of output kept (default TailLines)
@@ -80,8 +83,14 @@ type Spec struct {
 	// output, then at most every ProgressInterval while output changes. Calls never
 	// overlap and none happens after Run returns.
 	OnProgress func(tail string)
-	Spill      *spill.Dir // where the full raw output goes when anything was cut; nil = nowhere
-	SpillName  string     // spill file name prefix; "" = "bash"
+	// OnLine, when set, receives every cleaned line of the output as soon as
+	// it ends (cut at MaxLineChars), and the unterminated last line when the
+	// command ends. The string may share memory with later lines' buffers:
+	// clone it to keep it. Calls never overlap and none happens after Run
+	// returns.
+	OnLine    func(text string)
+	Spill     *spill.Dir // where the full raw output goes when anything was cut; nil = nowhere
+	SpillName string     // spill file name prefix; "" = "bash"
 	// Reaper tracks the process group while it runs and afterwards if background
 	// children outlive the shell; nil = such children are left alone.
 	Reaper *Reaper
@@ -222,6 +231,12 @@ func newRunner(spec Spec) *runner {
 	r := &runner{spec: spec}
 	r.tail.maxLines, r.tail.maxBytes = spec.TailLines, spec.TailBytes
 	r.clean.onLine = r.tail.add
+	if spec.OnLine != nil {
+		r.clean.onLine = func(text string, cut bool) {
+			r.tail.add(text, cut)
+			spec.OnLine(text)
+		}
+	}
 	name := spec.SpillName
 	if name == "" {
 		name = "bash"
@@ -260,6 +275,9 @@ func (r *runner) loop(ctx context.Context, cmd *exec.Cmd, pr *os.File, pgid int)
 
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
+	if r.spec.NoTimeout {
+		deadline.Stop()
+	}
 	var grace, giveUp, progress, silence, drainMax *time.Timer
 	stop := func(t *time.Timer) {
 		if t != nil {
@@ -399,6 +417,9 @@ func (r *runner) kill(pgid int) {
 func (r *runner) finish() Result {
 	res := r.res
 	last, lastCut, open := r.clean.finish()
+	if open && r.spec.OnLine != nil {
+		r.spec.OnLine(last)
+	}
 	res.Output, res.ShownFrom, res.ShownTo = r.tail.finish(last, lastCut, open)
 	res.TotalLines = r.tail.total
 	res.TotalBytes = r.total

@@ -19,6 +19,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/agentls/agentls/internal/jobs"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
@@ -274,6 +275,12 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		return s.toolsCallBatch(ctx, params)
 	case "tools/prepare":
 		return s.toolsPrepare(ctx, params)
+	case "jobs/list":
+		return s.jobsList()
+	case "jobs/output":
+		return s.jobsOutput(params)
+	case "jobs/kill":
+		return s.jobsKill(ctx, params)
 	case "workspace/didChangeWorkspaceFolders":
 		return nil, s.didChangeFolders(params)
 	case "textDocument/didOpen", "textDocument/didChange", "textDocument/didClose":
@@ -341,6 +348,8 @@ func (s *Server) initialize(raw []byte) (any, error) {
 		sopts.Confirmer = &confirmer{s: s}
 	}
 	sopts.OnWatcherDegraded = func() { s.logMessage(2, watcherDegradedMessage) }
+	sopts.OnJobChanged = s.jobChanged
+	sopts.OnJobOutput = s.jobOutput
 	sopts.OnReload = func(problems []string) {
 		for _, p := range problems {
 			s.logMessage(1, "agentls: "+p)
@@ -474,7 +483,7 @@ func (s *Server) toolsList(raw []byte) (any, error) {
 		return nil, err
 	}
 	sess := s.session()
-	out, err := tools.Describe(sess.Registry.List(p.IncludeDeferred), p.Format, sess.Registry)
+	out, err := tools.Describe(tools.ListFor(sess.Registry, p.Format, p.IncludeDeferred), p.Format, sess.Registry)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
 	}
@@ -702,6 +711,23 @@ func (n *notifier) Progress(p tools.Progress) {
 
 func (n *notifier) Details(d map[string]any) {
 	n.s.conn.Notify(n.s.base, "tools/details", map[string]any{"callId": n.callID, "tool": n.tool, "details": d})
+}
+
+// jobChanged sends jobs/changed for a background job's start or end.
+func (s *Server) jobChanged(ev jobs.Event) {
+	if x := s.masker.Load(); x != nil {
+		ev.Command, ev.Status = x.MaskText(ev.Command), x.MaskText(ev.Status)
+	}
+	s.conn.Notify(s.base, "jobs/changed", ev)
+}
+
+// jobOutput streams a running job's latest line as tools/progress of the
+// call that started it, with the job id.
+func (s *Server) jobOutput(job, callID, line string) {
+	if x := s.masker.Load(); x != nil {
+		line = x.MaskText(line)
+	}
+	s.conn.Notify(s.base, "tools/progress", map[string]any{"callId": callID, "tool": "bash", "job": job, "output": line})
 }
 
 // logMessage sends window/logMessage (type: 1 error, 2 warning, 3 info, 4 log).

@@ -168,7 +168,8 @@ func (s *Session) reloadLimits() []string {
 		return probs
 	}
 	s.Env.SetLimits(l)
-	builtins := tools.Builtins(l)
+	builtins := append(tools.Builtins(l), tools.JobTools(l)...)
+	s.Jobs.SetLimits(l.BashLines, l.BashBytes)
 	core := make([]*tools.Tool, 0, len(builtins)+2)
 	core = append(core, builtins...)
 	for _, t := range s.Registry.List(true) {

@@ -17,6 +17,7 @@ import (
 	"github.com/agentls/agentls/internal/audit"
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ignore"
+	"github.com/agentls/agentls/internal/jobs"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
@@ -79,6 +80,12 @@ type Options struct {
 	OnWatcherDegraded func()
 	// NoUpstream skips the upstream MCP servers of .agentls/mcp.json.
 	NoUpstream bool
+	// OnJobChanged is told when a background job starts or ends
+	// (jobs/changed); OnJobOutput receives a running job's latest output
+	// line, at most every 50 ms (tools/progress of its starting call).
+	// Both are called unmasked: the caller masks what it sends.
+	OnJobChanged func(ev jobs.Event)
+	OnJobOutput  func(job, callID, line string)
 	// Background does after New returns what otherwise delays it: removing
 	// the temp files of crashed writes (a walk of every folder: 0.3 s for
 	// 10k directories) and arming the file watchers (0.17 s for 10k).
@@ -104,6 +111,8 @@ type Session struct {
 	audit    *audit.Log
 	// Upstream runs the MCP servers of .agentls/mcp.json; nil when none.
 	Upstream *upstream.Manager
+	// Jobs are the background commands; Close kills every one.
+	Jobs *jobs.Table
 	// WatchMode is the initialize capability "watcher" (empty with
 	// Options.Background).
 	WatchMode string
@@ -204,7 +213,19 @@ func New(opts Options) (*Session, error) {
 	env.SetLimits(limits)
 	reg := tools.NewRegistry()
 	reg.MustRegister(tools.Builtins(limits)...)
+	reg.MustRegister(tools.JobTools(limits)...)
 	reg.MustRegister(tools.NewToolSearch(reg))
+	// bash_output and bash_kill join the tool list with the first job.
+	table := jobs.New(jobs.Options{Lines: limits.BashLines, Bytes: limits.BashBytes, Spill: env.SpillDir, OnOutput: opts.OnJobOutput,
+		OnChange: func(ev jobs.Event) {
+			if ev.Status == "running" {
+				reg.Activate(tools.BashOutputName, tools.BashKillName)
+			}
+			if opts.OnJobChanged != nil {
+				opts.OnJobChanged(ev)
+			}
+		}})
+	env.Jobs = table
 	if opts.TestTools {
 		reg.MustRegister(tools.TestTools()...)
 	}
@@ -248,7 +269,7 @@ func New(opts Options) (*Session, error) {
 	}
 	perm := &permission{gate: gate, fsys: fsys, hostApproves: opts.HostApproves}
 	exec.Permission = perm
-	s := &Session{FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange, onWatcherDegraded: opts.OnWatcherDegraded, reloadSpec: spec}
+	s := &Session{Jobs: table, FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange, onWatcherDegraded: opts.OnWatcherDegraded, reloadSpec: spec}
 	guard.OnDeferred(s.observe)
 	perm.fresh = s.freshPolicy
 	perm.mask = exec.MaskValue
@@ -492,6 +513,9 @@ func (s *Session) AwaitTools(ctx context.Context, names ...string) error {
 // Close kills what commands left running, removes spill files and
 // releases the roots.
 func (s *Session) Close() error {
+	// Jobs first: their groups are stopped in parallel, each with its own
+	// SIGTERM, grace and SIGKILL, before the reaper's sweep.
+	s.Jobs.Close()
 	s.housekeeping.Wait()
 	s.foldersMu.Lock()
 	s.closed = true

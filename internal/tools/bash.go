@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/internal/editguard"
+	"github.com/agentls/agentls/internal/jobs"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/shell"
@@ -28,12 +29,17 @@ const (
 	BashTailBytes      = proc.TailBytes
 	BashKillGrace      = int(proc.KillGrace / time.Second)
 	BashFailureLines   = proc.MaxFailureLines
+	// BashJobEarlyWait is how long (s) a background start waits for a failure.
+	BashJobEarlyWait = int(jobs.EarlyWait / time.Second)
+	// BashJobKeptMinutes is how long a finished job stays readable.
+	BashJobKeptMinutes = int(jobs.KeepFinished / time.Minute)
 )
 
 type bashInput struct {
-	Command string `json:"command" jsonschema:"the command line, run with bash -c in the workspace root (or cwd)"`
-	Timeout int    `json:"timeout,omitzero" jsonschema:"seconds before the command is stopped"`
-	Cwd     string `json:"cwd,omitzero" jsonschema:"working directory inside the workspace (default: the workspace root)"`
+	Command         string `json:"command" jsonschema:"the command line, run with bash -c in the workspace root (or cwd)"`
+	Timeout         int    `json:"timeout,omitzero" jsonschema:"seconds before the command is stopped"`
+	Cwd             string `json:"cwd,omitzero" jsonschema:"working directory inside the workspace (default: the workspace root)"`
+	RunInBackground bool   `json:"run_in_background,omitzero" jsonschema:"start the command as a background job and return at once with its job id (dev servers, watchers)"`
 }
 
 func bashDescription(l Limits) string {
@@ -45,8 +51,11 @@ Parameters: command; timeout in seconds (default %d, maximum %d); cwd, a directo
 
 Output: stdout and stderr interleaved, with colour codes and progress-bar redraws cleaned up. Only the last %d lines or %d bytes are kept; when output is cut, the full output is saved to a file you can read (the notice gives its path and the line range shown) and up to %d lines from the cut part that look like failures (error, FAIL, panic:, Traceback, …) are listed first. Files you had read that the command changed are listed; read them again before editing them.
 
-Errors: a non-zero exit code is an error result with the code; on timeout or cancellation the command's whole process group gets SIGTERM, then SIGKILL after %d seconds, and the output so far is returned.`,
-		l.BashTimeout, l.BashMaxTimeout, l.BashLines, l.BashBytes, BashFailureLines, BashKillGrace)
+Errors: a non-zero exit code is an error result with the code; on timeout or cancellation the command's whole process group gets SIGTERM, then SIGKILL after %d seconds, and the output so far is returned.
+
+Background: with run_in_background: true the command starts the same way (its own process group, the same permissions) as a job (job-1, job-2, …); the call waits at most %d second for an early failure, which it reports, and otherwise returns the job id and the output so far. No timeout applies to a job unless you give one. Read what it prints with bash_output {"job": "job-1"} (it can wait for new output and filter it) and stop it with bash_kill {"job": "job-1"}; both tools appear once a job exists. At most %d jobs run at once; finished jobs are kept %d minutes (%d jobs at most). Jobs are stopped when the session ends. Use it for dev servers, watchers and other commands that do not end by themselves.`,
+		l.BashTimeout, l.BashMaxTimeout, l.BashLines, l.BashBytes, BashFailureLines, BashKillGrace,
+		BashJobEarlyWait, jobs.MaxRunning, BashJobKeptMinutes, jobs.MaxKept)
 }
 
 // NewBash returns the bash tool enforcing l.
@@ -61,9 +70,6 @@ func NewBash(l Limits) *Tool {
 		Aliases:        map[string]string{"script": "command", "workdir": "cwd", "working_directory": "cwd", "directory": "cwd", "dir": "cwd"},
 		PrepareRaw: func(args map[string]any, n *Normalization) {
 			millisecondTimeout(args, n, l.BashMaxTimeout)
-			if truthy(args["run_in_background"]) {
-				n.refuse("run_in_background is not supported: bash waits for the command (up to its timeout) and returns its output. To leave something running, start it in the background inside the command and return at once, e.g. {\"command\": \"nohup npm run dev > dev.log 2>&1 &\"}, then read dev.log.")
-			}
 		},
 		Labels: func(in bashInput) Labels {
 			a := shell.Analyze(in.Command, shell.Options{})
@@ -72,7 +78,7 @@ func NewBash(l Limits) *Tool {
 		Tweak: func(s map[string]any) {
 			prop(s, "timeout")["minimum"] = 1.0
 			prop(s, "timeout")["maximum"] = float64(l.BashMaxTimeout)
-			prop(s, "timeout")["description"] = fmt.Sprintf("seconds before the command is stopped (default %d, maximum %d)", l.BashTimeout, l.BashMaxTimeout)
+			prop(s, "timeout")["description"] = fmt.Sprintf("seconds before the command is stopped (default %d, maximum %d; a background job has none unless given)", l.BashTimeout, l.BashMaxTimeout)
 		},
 		Run:   func(ctx context.Context, c *Call, in bashInput) (Result, error) { return runBash(ctx, c, in, l) },
 		Check: planBash,
@@ -117,6 +123,9 @@ func runBash(ctx context.Context, c *Call, in bashInput, l Limits) (Result, erro
 	p, refusal := checkBashCwd(c, in)
 	if refusal != nil {
 		return *refusal, nil
+	}
+	if in.RunInBackground {
+		return startJob(c, in, p.OS(), l), nil
 	}
 	timeout := time.Duration(l.BashTimeout) * time.Second
 	if in.Timeout > 0 {
@@ -189,35 +198,17 @@ const bashParseTimeout = 2 * time.Second
 // runCommand runs command with the bash tool's machinery; onTimeout is the
 // advice a timed-out result ends with.
 func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.Duration, spillName string, l Limits, onTimeout string) (Result, error) {
-	spec := proc.Spec{
-		Command:    command,
-		Dir:        dir,
-		Env:        proc.BaseEnv(os.Environ()),
-		Timeout:    timeout,
-		MaxTimeout: time.Duration(l.BashMaxTimeout) * time.Second,
-		TailLines:  l.BashLines,
-		TailBytes:  l.BashBytes,
-		SpillName:  spillName,
-		Spill:      c.Env.SpillDir,
-		OnProgress: func(tail string) {
-			c.Reporter.Progress(Progress{Output: tail})
-		},
+	spec := commandSpec(c, command, dir, timeout, spillName, l)
+	spec.OnProgress = func(tail string) {
+		c.Reporter.Progress(Progress{Output: tail})
 	}
 	var before editguard.Snapshot
 	if c.Env.Guard != nil {
 		before = c.Env.Guard.Snapshot()
 	}
-	res, err := c.Env.FS.Exec(ctx, spec)
-	switch {
-	case errors.Is(err, proc.ErrCommandNUL):
-		return Errorf("%v; nothing was run. Leave the NUL out (printf '\\0' makes one at run time), or put binary data in a file.", err), nil
-	case errors.Is(err, proc.ErrCommandTooLong), errors.Is(err, syscall.E2BIG):
-		return Errorf("the command is %d bytes, more than one command line can carry (%d bytes); nothing was run. Write the long part to a file (write) and have the command read it.", len(command), proc.MaxCommandBytes), nil
-	case errors.Is(err, fs.ErrPermission):
-		// exec reports a directory it could not enter as the shell's fault.
-		return Errorf("could not start the command in %s: permission denied (the directory cannot be entered, or the shell cannot be run); give another cwd, or omit it.", dir), nil
-	case err != nil:
-		return Errorf("could not start the command: %v", err), nil
+	res, err := startCommand(ctx, c.Env, spec)
+	if err != nil {
+		return startFailure(err, command, dir), nil
 	}
 	r := Text(formatCommand(res, timeout, l, onTimeout))
 	r.IsError = res.ExitCode != 0 || res.TimedOut || res.Cancelled
@@ -240,6 +231,43 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 		r.setDetail("timedOut", true)
 	}
 	return r, nil
+}
+
+// commandSpec is how every command of the bash machinery runs: foreground,
+// background and extension tools alike.
+func commandSpec(c *Call, command, dir string, timeout time.Duration, spillName string, l Limits) proc.Spec {
+	return proc.Spec{
+		Command:    command,
+		Dir:        dir,
+		Env:        proc.BaseEnv(os.Environ()),
+		Timeout:    timeout,
+		MaxTimeout: time.Duration(l.BashMaxTimeout) * time.Second,
+		TailLines:  l.BashLines,
+		TailBytes:  l.BashBytes,
+		SpillName:  spillName,
+		Spill:      c.Env.SpillDir,
+	}
+}
+
+// startCommand is the one start path of every command (foreground bash,
+// background jobs, extension tools): it runs spec to its end.
+func startCommand(ctx context.Context, env *Env, spec proc.Spec) (proc.Result, error) {
+	return env.FS.Exec(ctx, spec)
+}
+
+// startFailure tells the model why a command could not be started.
+func startFailure(err error, command, dir string) Result {
+	switch {
+	case errors.Is(err, proc.ErrCommandNUL):
+		return Errorf("%v; nothing was run. Leave the NUL out (printf '\\0' makes one at run time), or put binary data in a file.", err)
+	case errors.Is(err, proc.ErrCommandTooLong), errors.Is(err, syscall.E2BIG):
+		return Errorf("the command is %d bytes, more than one command line can carry (%d bytes); nothing was run. Write the long part to a file (write) and have the command read it.", len(command), proc.MaxCommandBytes)
+	case errors.Is(err, fs.ErrPermission):
+		// exec reports a directory it could not enter as the shell's fault.
+		return Errorf("could not start the command in %s: permission denied (the directory cannot be entered, or the shell cannot be run); give another cwd, or omit it.", dir)
+	default:
+		return Errorf("could not start the command: %v", err)
+	}
 }
 
 func formatCommand(res proc.Result, timeout time.Duration, l Limits, onTimeout string) string {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/jobs"
 	"github.com/agentls/agentls/internal/textedit"
 )
 
@@ -16,13 +17,15 @@ import (
 func enforced(l Limits) map[string][]int {
 	lim := l.stated()
 	return map[string][]int{
-		"read":  append([]int{ReadMaxImage, maxSuggestions, 1}, lim...),
-		"ls":    lim,
-		"grep":  append([]int{GrepMaxContext, 2}, lim...),
-		"find":  lim,
-		"edit":  {textedit.MaxListedOccurrences, MaxDiagnostics, MaxChangeBytes >> 20},
-		"write": {MaxDiagnostics, MaxChangeBytes >> 20},
-		"bash":  append([]int{BashFailureLines, BashKillGrace}, lim...),
+		"read":        append([]int{ReadMaxImage, maxSuggestions, 1}, lim...),
+		"ls":          lim,
+		"grep":        append([]int{GrepMaxContext, 2}, lim...),
+		"find":        lim,
+		"edit":        {textedit.MaxListedOccurrences, MaxDiagnostics, MaxChangeBytes >> 20},
+		"write":       {MaxDiagnostics, MaxChangeBytes >> 20},
+		"bash":        append([]int{BashFailureLines, BashKillGrace, BashJobEarlyWait, jobs.MaxRunning, BashJobKeptMinutes, jobs.MaxKept}, lim...),
+		"bash_output": append([]int{BashOutputMaxWait}, lim...),
+		"bash_kill":   {BashKillGrace, jobs.LastLines},
 	}
 }
 
@@ -30,11 +33,13 @@ func enforced(l Limits) map[string][]int {
 func ownLimits(l Limits) map[string][]int {
 	l = l.withDefaults()
 	return map[string][]int{
-		"read": {l.ReadLines, l.ReadBytes, l.ReadLineChars},
-		"ls":   {l.LsEntries, l.lsMax()},
-		"grep": {l.GrepMatches, l.grepMax(), l.GrepLineChars, l.GrepBytes},
-		"find": {l.FindPaths, l.findMax()},
-		"bash": {l.BashTimeout, l.BashMaxTimeout, l.BashLines, l.BashBytes},
+		"read":        {l.ReadLines, l.ReadBytes, l.ReadLineChars},
+		"ls":          {l.LsEntries, l.lsMax()},
+		"grep":        {l.GrepMatches, l.grepMax(), l.GrepLineChars, l.GrepBytes},
+		"find":        {l.FindPaths, l.findMax()},
+		"bash":        {l.BashTimeout, l.BashMaxTimeout, l.BashLines, l.BashBytes, BashJobEarlyWait, jobs.MaxRunning, BashJobKeptMinutes, jobs.MaxKept},
+		"bash_output": {BashOutputMaxWait, l.BashLines, l.BashBytes},
+		"bash_kill":   {BashKillGrace, jobs.LastLines},
 	}
 }
 
@@ -52,7 +57,7 @@ var raisedLimits = Limits{LsEntries: 6001, GrepMatches: 1501, FindPaths: 12001}
 var (
 	number = regexp.MustCompile(`\b\d[\d,]*\b`)
 	// names are words with digits that are not quantities.
-	names = regexp.MustCompile(`UTF-\d+|RE2|U\+FFFD|SIGTERM|SIGKILL|/dev/null|[A-Z_]+=\d`)
+	names = regexp.MustCompile(`UTF-\d+|RE2|U\+FFFD|SIGTERM|SIGKILL|/dev/null|[A-Z_]+=\d|job-\d+|exited \d+`)
 )
 
 func propertyDescriptions(schema map[string]any) []string {
@@ -87,7 +92,7 @@ func TestDescriptionNumbersAreEnforcedConstants(t *testing.T) {
 	}{{"defaults", DefaultLimits()}, {"custom limits", customLimits}, {"defaults above the maxima", raisedLimits}} {
 		t.Run(lc.name, func(t *testing.T) {
 			allowedBy, own := enforced(lc.l), ownLimits(lc.l)
-			for _, tool := range Builtins(lc.l) {
+			for _, tool := range append(Builtins(lc.l), JobTools(lc.l)...) {
 				allowed, ok := allowedBy[tool.Name]
 				if !ok {
 					t.Errorf("%s: no enforced-constant list; add one", tool.Name)

@@ -29,7 +29,7 @@ func jsonExamples(text string) []string {
 }
 
 // Example calls in hints must parse: one read `find {"pattern": "*.txt""}`
-// for a quoted path, and the multiline and run_in_background refusals
+// for a quoted path, and the multiline and run_in_background (once refused) hints
 // ended "…it., e.g. {"command": "…"}" with the generic example glued on.
 func TestEveryHintExampleIsValidJSON(t *testing.T) {
 	x, _, _ := newTestExecutor(t, map[string][]byte{"a.txt": []byte("a\n")})

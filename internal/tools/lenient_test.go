@@ -28,7 +28,7 @@ func TestForeignConventions(t *testing.T) {
 		{"arguments nested under input", "read", `{"input":{"path":"long.txt","limit":1}}`, false, "lines 1-1 of 30"},
 		{"arguments nested as a JSON string", "read", `{"arguments":"{\"path\":\"long.txt\",\"limit\":1}"}`, false, "lines 1-1 of 30"},
 		{"Gemini directory for bash", "bash", `{"command":"pwd","directory":"src"}`, false, "/src"},
-		{"Claude run_in_background", "bash", `{"command":"true","run_in_background":true}`, true, "run_in_background is not supported"},
+		{"Claude run_in_background", "bash", `{"command":"true","run_in_background":true}`, false, "job-1 ended within its first 1 s: exited 0"},
 		{"Claude -A", "grep", `{"pattern":"func main","path":"src/a.go","-A":1}`, false, "src/a.go-4- \tprintln"},
 		{"crush literal_text", "grep", `{"pattern":"println(","literal_text":true}`, false, "src/a.go:4:"},
 		{"Claude multiline", "grep", `{"pattern":"main.*\\n.*println","multiline":true}`, true, "multiline is not supported"},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/jobs"
 	"github.com/agentls/agentls/internal/ops"
 )
 
@@ -46,7 +47,8 @@ func newLimitedExecutor(t testing.TB, files map[string][]byte, l Limits) (*Execu
 	rec := &recorder{}
 	reg := NewRegistry()
 	reg.MustRegister(Builtins(l)...)
-	env := &Env{FS: fsys, Stamps: rec}
+	env := &Env{FS: fsys, Stamps: rec, Jobs: jobs.New(jobs.Options{Lines: l.BashLines, Bytes: l.BashBytes})}
+	t.Cleanup(env.Jobs.Close)
 	env.SetLimits(l)
 	return &Executor{Registry: reg, Env: env}, rec, dir
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ignore"
+	"github.com/agentls/agentls/internal/jobs"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/spill"
@@ -67,6 +68,9 @@ type Env struct {
 	Guard *editguard.Guard
 	// SpillDir keeps the full output of commands whose output was cut.
 	SpillDir *spill.Dir
+	// Jobs are the session's background commands (bash run_in_background,
+	// bash_output, bash_kill); nil refuses background starts.
+	Jobs *jobs.Table
 	// Visible hides files the permission rules forbid reading from grep
 	// matches and ls/find listings; nil shows everything.
 	Visible PathFilter

@@ -755,8 +755,13 @@ func TestAudit12CLIToolsFormats(t *testing.T) {
 					t.Errorf("%s %s: schema has %v (docs: never $ref or type unions)", format, sh.name(m), p)
 				}
 			}
-			if !reflect.DeepEqual(names, a12cCoreTools) {
-				t.Errorf("%s: tools %v, want %v", format, names, a12cCoreTools)
+			want := a12cCoreTools
+			if format == "vscode" {
+				// Contributed statically: the job tools are there before any job.
+				want = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "bash_output", "bash_kill", "tool_search"}
+			}
+			if !reflect.DeepEqual(names, want) {
+				t.Errorf("%s: tools %v, want %v", format, names, want)
 			}
 		})
 	}

@@ -197,7 +197,7 @@ var a13lDefaultAllowed = map[string]map[int]string{
 	"find":        {1: "minimum", 1000: "findPaths", 10000: "find maximum"},
 	"edit":        {1: "minItems", 10: "diagnostics shown", 20: "occurrence line numbers", 64: "MiB, the biggest file changed"},
 	"write":       {10: "diagnostics shown", 64: "MiB, the biggest file or content written"},
-	"bash":        {0: "GIT_TERMINAL_PROMPT=0", 1: "minimum", 2: "SIGKILL grace", 20: "failure lines", 120: "bashTimeout", 600: "bashMaxTimeout", 2000: "bashLines", 51200: "bashBytes"},
+	"bash":        {0: "GIT_TERMINAL_PROMPT=0", 1: "minimum, job-1, a job's early-failure wait", 2: "SIGKILL grace, job-2", 8: "running jobs", 20: "failure lines", 30: "minutes a finished job is kept", 32: "jobs kept", 120: "bashTimeout", 600: "bashMaxTimeout", 2000: "bashLines", 51200: "bashBytes"},
 	"tool_search": {1: "minimum", 5: "default", 20: "maximum", 50: "deferred names listed"},
 }
 

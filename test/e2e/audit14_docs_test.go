@@ -250,7 +250,7 @@ func TestAudit14DocsREADMEToolTable(t *testing.T) {
 		{"| 500 entries (max 5000) |", map[string]int{"lsEntries": 500}},
 		{"| 100 matches (max 1000), context ≤ 20, lines cut at 500 characters, 51,200 bytes |", map[string]int{"grepMatches": 100, "grepLineChars": 500, "grepBytes": 51200}},
 		{"| 1000 paths (max 10000) |", map[string]int{"findPaths": 1000}},
-		{"| timeout 120 s (max 600), last 2000 lines / 51,200 bytes, 2 s kill grace |", map[string]int{"bashTimeout": 120, "bashMaxTimeout": 600, "bashLines": 2000, "bashBytes": 51200}},
+		{"| timeout 120 s (max 600; a job has none unless given), last 2000 lines / 51,200 bytes, 2 s kill grace; jobs: 1 s wait for an early failure, 8 running, finished kept 30 min (32 jobs) |", map[string]int{"bashTimeout": 120, "bashMaxTimeout": 600, "bashLines": 2000, "bashBytes": 51200}},
 	} {
 		if !strings.Contains(readme, tc.row) {
 			t.Errorf("README tool table lacks %q", tc.row)
@@ -1065,7 +1065,7 @@ func TestAudit14DocsLenientInput(t *testing.T) {
 		{"@ prefix", "read", map[string]any{"path": "@a.txt"}, false, "", []string{"1→hello"}},
 		{"ignore_case style", "grep", map[string]any{"pattern": "HELLO", "ignore_case": true}, false, "ignore_case", []string{"a.txt:1: hello"}},
 		{"grep -F", "grep", map[string]any{"pattern": "h.llo", "-F": true}, false, "-F", []string{"No matches"}},
-		{"run_in_background refused", "bash", map[string]any{"command": "echo x", "run_in_background": true}, true, "", []string{"&"}},
+		{"run_in_background starts a job", "bash", map[string]any{"command": "echo x", "run_in_background": true}, false, "", []string{"job-1", "x\n", "exited 0"}},
 		{"multiline refused", "grep", map[string]any{"pattern": "a", "multiline": true}, true, "", []string{"context"}},
 		{"find case_sensitive refused", "find", map[string]any{"pattern": "*.txt", "case_sensitive": false}, true, "", []string{"pattern"}},
 		{"unknown tool view", "view", map[string]any{"path": "a.txt"}, true, "", []string{"Did you mean \"read\""}},

@@ -4,6 +4,7 @@ import { execFile } from "node:child_process";
 import * as vscode from "vscode";
 import { EditorDiagnostics } from "./diagnostics";
 import { InlineDiffs } from "./inlineDiff";
+import { Jobs } from "./jobs";
 import { applyTextEdits, type TextEdit } from "./pure/ranges";
 import { confirmView } from "./pure/confirm";
 import { invocationMessage } from "./pure/settings";
@@ -55,7 +56,9 @@ export function activate(ctx: vscode.ExtensionContext) {
     },
     onConfirm: (p, token) => confirm(p, token),
     onDiagnostics: (p, token) => diagnostics.answer(p, token),
+    onJobChanged: (p) => jobs.onChanged(p),
   });
+  const jobs = new Jobs(sidecar);
   sidecar.onState(paint);
   paint();
   status.show();
@@ -194,6 +197,7 @@ export function activate(ctx: vscode.ExtensionContext) {
 
   const cmd = (id: string, f: (...a: any[]) => unknown) => ctx.subscriptions.push(vscode.commands.registerCommand(id, f));
   cmd("agentls.restart", () => sidecar.restart());
+  cmd("agentls.jobs", () => jobs.pick());
   cmd("agentls.showLog", () => output.show(true));
   cmd("agentls.clearHighlights", () => diffs.clear());
   cmd("agentls.showDiff", (uri?: vscode.Uri) => diffs.showDiff(uri));
@@ -236,12 +240,16 @@ export function activate(ctx: vscode.ExtensionContext) {
       const prepared = await registered.get(name)?.prepareInvocation?.({ input }, new vscode.CancellationTokenSource().token);
       return prepared ? { invocationMessage: prepared.invocationMessage } : undefined;
     });
+    cmd("agentls._test.jobs", () => ({ entries: jobs.entries(), status: { text: jobs.item.text, tooltip: jobs.item.tooltip } }));
+    cmd("agentls._test.jobOutput", (job: string) => jobs.output(job));
+    cmd("agentls._test.jobKill", (job: string) => jobs.kill(job));
     cmd("agentls._test.changes", () => diffs.all().map((c) => ({ uri: c.uri.toString(), oldText: c.oldText, newText: c.newText, highlighted: c.highlighted })));
   }
 
   ctx.subscriptions.push(
     output,
     status,
+    jobs,
     diffs,
     diagnostics,
     sidecar,

@@ -45,6 +45,8 @@ export interface Handlers {
   onDetails(p: { callId: string; tool: string; details: Record<string, unknown> }): void;
   onConfirm(p: ConfirmParams, token: vscode.CancellationToken): Promise<ConfirmResult>;
   onDiagnostics(p: DiagnosticsParams, token: vscode.CancellationToken): Promise<DiagnosticsResult>;
+  /** jobs/changed: a background job started or ended. */
+  onJobChanged?(p: { job: string; status: string; command: string }): void;
 }
 
 export interface ConfirmParams {
@@ -177,6 +179,7 @@ export class Sidecar implements vscode.Disposable {
     client.onNotification("tools/progress", (p) => this.handlers.onProgress(p));
     client.onNotification("tools/details", (p) => this.handlers.onDetails(p));
     client.onNotification("tools/listChanged", () => this.output.appendLine("[agentls] tool list changed"));
+    client.onNotification("jobs/changed", (p) => this.handlers.onJobChanged?.(p));
     client.onRequest("tools/confirm", (p: ConfirmParams, token) => this.handlers.onConfirm(p, token));
     client.onRequest("tools/diagnostics", (p: DiagnosticsParams, token) => this.handlers.onDiagnostics(p, token));
     client.onDidChangeState((e) => {
@@ -243,6 +246,12 @@ export class Sidecar implements vscode.Disposable {
   async call(name: string, args: unknown, token?: vscode.CancellationToken, callId = this.newCallId()): Promise<ToolResult> {
     const client = await this.ready();
     return client.sendRequest<ToolResult>("tools/call", { name, arguments: args ?? {}, callId }, token);
+  }
+
+  /** A request of the agentls protocol other than tools/call (jobs/output, …). */
+  async request<T>(method: string, params: unknown): Promise<T> {
+    const client = await this.ready();
+    return client.sendRequest<T>(method, params);
   }
 
   async listTools(format = "vscode"): Promise<unknown[]> {

@@ -103,6 +103,8 @@ local COMMANDS = {
     { desc = "agentls: diff the last change against its old text" } },
   { "AgentlsLog", log_cmd, { desc = "agentls: show the log" } },
   { "AgentlsClear", function() agentls().clear() end, { desc = "agentls: clear the change highlights" } },
+  { "AgentlsJobs", function(o) require("agentls.jobs").command(o) end, { nargs = "*",
+    desc = "agentls: background jobs (list; output {job}; kill {job})" } },
 }
 
 --- Defines the commands; later calls do nothing.

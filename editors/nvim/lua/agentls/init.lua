@@ -229,6 +229,13 @@ handlers["window/logMessage"] = function(_, params)
   end
 end
 
+handlers["jobs/changed"] = function(_, params)
+  if type(params) == "table" then
+    log(string.format("[job %s] %s: %s", tostring(params.job), tostring(params.status), tostring(params.command)))
+    require("agentls.jobs").on_changed(params)
+  end
+end
+
 handlers["tools/listChanged"] = function()
   log("[tools] list changed")
 end
@@ -916,6 +923,26 @@ function M.tools(opts, callback)
     return
   end
   if not vim.wait(opts.timeout_ms or M.config.list_timeout_ms, function() return done end, 10) then
+    return nil, { code = -32800, message = "timed out" }
+  end
+  return res, rerr
+end
+
+--- Sends a request of the agentls protocol (jobs/list, …) and waits:
+--- returns the result, or nil and an error.
+function M.request_sync(method, params, timeout_ms, opts)
+  opts = opts or {}
+  local done, rerr, res = false, nil, nil
+  with_client(opts.root, function(client, err)
+    if not client then
+      done, rerr = true, { code = INTERNAL_ERROR, message = err }
+      return
+    end
+    compat.request(client, method, params or vim.empty_dict(), function(e, r)
+      done, rerr, res = true, e, r
+    end)
+  end)
+  if not vim.wait(timeout_ms or M.config.timeout_ms, function() return done end, 10) then
     return nil, { code = -32800, message = "timed out" }
   end
   return res, rerr
