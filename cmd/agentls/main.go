@@ -26,8 +26,8 @@ import (
 	// among the first (see the package doc).
 	_ "github.com/agentls/agentls/internal/prefault"
 	"github.com/agentls/agentls/internal/proc"
-	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/rpc"
+	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/tools"
 )

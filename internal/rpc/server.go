@@ -334,6 +334,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 			Mode:        settings.Mode,
 			Permissions: policy.Permissions{Allow: settings.Permissions.Allow, Ask: settings.Permissions.Ask, Deny: settings.Permissions.Deny},
 			Limits:      settings.RawLimits,
+			Sandbox:     settings.Sandbox,
 		}}
 	if caps.Confirm {
 		sopts.Confirmer = &confirmer{s: s}

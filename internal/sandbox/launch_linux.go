@@ -107,6 +107,13 @@ func RunLauncher(args []string) int {
 	if err := applyMounts(pol); err != nil {
 		return fail(err)
 	}
+	// The working directory was entered before the mounts: enter it again
+	// by name, so that one under a read-only bind (.agentls) is read-only.
+	if wd, err := os.Getwd(); err == nil {
+		if err := os.Chdir(wd); err != nil {
+			return fail(fmt.Errorf("working directory: %w", err))
+		}
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail(fmt.Errorf("no_new_privs: %w", err))
 	}

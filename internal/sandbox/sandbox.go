@@ -72,9 +72,16 @@ func New(s Settings, o Options) (*Sandbox, error) {
 	return sb, nil
 }
 
-// Update replaces the settings (a settings file changed). Enabling the
-// sandbox in a session that started without it probes the platform then.
-func (sb *Sandbox) Update(s Settings) error {
+// Update replaces the settings and the deny rules' paths (a settings file
+// changed, or the folders did). Enabling the sandbox in a session that
+// started without it probes the platform then.
+func (sb *Sandbox) Update(s Settings, folders, denyRead, denyWrite []string) error {
+	if sb == nil {
+		return nil
+	}
+	sb.mu.Lock()
+	sb.opts.Folders, sb.opts.DenyRead, sb.opts.DenyWrite = folders, denyRead, denyWrite
+	sb.mu.Unlock()
 	if s.Enabled && sb.tmpDir() == "" {
 		parent := sb.opts.TempDir
 		if parent == "" {

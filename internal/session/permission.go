@@ -10,6 +10,7 @@ import (
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/shell"
 	"github.com/agentls/agentls/internal/textedit"
 	"github.com/agentls/agentls/internal/tools"
@@ -30,6 +31,9 @@ type permission struct {
 	// mask hides secrets in what the question shows (arguments, preview):
 	// like details, it carries file and command text.
 	mask func(any) any
+	// sandbox, when enabled with autoAllowBashIfSandboxed, lets sandboxed
+	// bash commands run without asking (sandboxAllows).
+	sandbox *sandbox.Sandbox
 }
 
 func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decision {
@@ -44,6 +48,10 @@ func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decisi
 		return tools.Decision{Allow: true, Reason: v.Reason, Rule: v.Rule}
 	case policy.Deny:
 		return tools.Decision{Reason: v.Reason, Rule: v.Rule}
+	case policy.Ask:
+		if d, ok := p.sandboxAllows(pr, req, v); ok {
+			return d
+		}
 	}
 	if refused != nil {
 		// Nothing to approve: the tool would refuse the path anyway (it
@@ -68,6 +76,23 @@ func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decisi
 		d.Asked, d.Answer = true, out.Answer
 	}
 	return d
+}
+
+// sandboxAllows is autoAllowBashIfSandboxed: a bash command that would be
+// asked about runs without a question when it will run sandboxed, unless
+// what asks is a rule the user wrote or a built-in ask the sandbox does not
+// cover (agentls's own settings, secret files).
+func (p *permission) sandboxAllows(pr *tools.Prepared, req policy.Request, v policy.Verdict) (tools.Decision, bool) {
+	if pr.Tool.Source != "core" || pr.Tool.Name != "bash" || p.sandbox == nil {
+		return tools.Decision{}, false
+	}
+	if !strings.HasPrefix(v.Rule, "mode:") && v.Rule != policy.BuiltinDestructive {
+		return tools.Decision{}, false
+	}
+	if !p.sandbox.AutoAllows(req.Command) {
+		return tools.Decision{}, false
+	}
+	return tools.Decision{Allow: true, Rule: "sandbox:autoAllowBashIfSandboxed", Reason: "allowed: runs in the sandbox (autoAllowBashIfSandboxed)"}, true
 }
 
 // pathTools name the argument holding the path they touch.

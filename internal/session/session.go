@@ -20,6 +20,7 @@ import (
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/secrets"
 	"github.com/agentls/agentls/internal/spill"
 	"github.com/agentls/agentls/internal/tools"
@@ -188,6 +189,14 @@ func New(opts Options) (*Session, error) {
 		probs = append(probs, text)
 	}
 	env.Visible = cfg
+	home, _ := os.UserHomeDir()
+	denyRead, denyWrite := cfg.SandboxPaths()
+	if env.Sandbox, err = sandbox.New(cfg.SandboxSettings(), sandbox.Options{Folders: settingsRoots(fsys), Home: home, DenyRead: denyRead, DenyWrite: denyWrite}); err != nil {
+		log.Warn("no sandbox", "err", err)
+		probs = append(probs, err.Error())
+	} else if st := env.Sandbox.Status(); st.Enabled && !st.Active {
+		log.Warn("sandbox unavailable", "reason", st.Reason)
+	}
 	limits, limitProbs := mergeLimits(cfg.Limits)
 	for _, p := range limitProbs {
 		log.Warn("limits settings", "problem", p)
@@ -232,7 +241,7 @@ func New(opts Options) (*Session, error) {
 			exec.OnResult = auditLog.Hook()
 		}
 	}
-	perm := &permission{gate: policy.NewGate(cfg, opts.Confirmer), fsys: fsys}
+	perm := &permission{gate: policy.NewGate(cfg, opts.Confirmer), fsys: fsys, sandbox: env.Sandbox}
 	if env.Editor != nil {
 		perm.buffers = opts.Buffers
 	}
@@ -500,6 +509,9 @@ func (s *Session) Close() error {
 	}
 	if s.audit != nil {
 		s.audit.Close()
+	}
+	if err := s.Env.Sandbox.Close(); err != nil {
+		s.Log.Warn("sandbox", "err", err)
 	}
 	return err
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ignore"
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/spill"
 	"github.com/agentls/agentls/internal/textedit"
@@ -91,6 +92,9 @@ type Env struct {
 	// drop the folder's shared ignore matcher (Matchers) before returning.
 	// nil: nobody is told.
 	FolderReopened func(f *ops.Folder)
+	// Sandbox confines bash commands (and extension tools' commands) when
+	// the settings enable it; nil = never sandboxed.
+	Sandbox *sandbox.Sandbox
 	// limits are the session's limits, for extension tools, which run
 	// through bash's machinery (the built-in tools enforce the Limits they
 	// were built with). Settings reloads change them while calls run.
