@@ -386,6 +386,8 @@ func (s *Server) initialize(raw []byte) (any, error) {
 					"protocolVersion": ProtocolVersion,
 					"tools":           sess.Registry.Names(),
 					"watcher":         watcherMode(sess.WatchMode),
+					// Whether bash commands run sandboxed, and if not why.
+					"sandbox": sess.Env.Sandbox.Status(),
 				},
 			},
 		},

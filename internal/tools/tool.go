@@ -18,8 +18,8 @@ import (
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ignore"
 	"github.com/agentls/agentls/internal/ops"
-	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/overlay"
+	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/spill"
 	"github.com/agentls/agentls/internal/textedit"
 )
