@@ -255,7 +255,14 @@ func applyLandlock(pol launchPolicy) error {
 		rules = append(rules, landlock.RWFiles(d).IgnoreIfMissing().WithIoctlDev())
 	}
 	rules = append(rules, landlock.RWDirs("/dev/pts", "/dev/shm").IgnoreIfMissing())
-	return landlock.V7.BestEffort().Restrict(rules...)
+	// Files only, and IPC scopes (signals, abstract sockets): the network
+	// is confined by the namespace, where loopback must stay usable (a
+	// test's local server, the proxy's bridge).
+	cfg := landlock.V7.BestEffort()
+	if err := cfg.RestrictPaths(rules...); err != nil {
+		return err
+	}
+	return cfg.RestrictScoped()
 }
 
 // dropCaps leaves the shell no capability, even as uid 0 in its

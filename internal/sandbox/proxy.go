@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +23,7 @@ import (
 // refused so the result can name them.
 type proxy struct {
 	socket  string
+	ownDir  string // a directory made for the socket alone, removed with it
 	allowed []string
 	ln      net.Listener
 	wg      sync.WaitGroup
@@ -32,18 +35,22 @@ type proxy struct {
 }
 
 func startProxy(dir string, allowed []string) (*proxy, error) {
-	f, err := os.CreateTemp(dir, "proxy-*.sock")
-	if err != nil {
-		return nil, err
+	// A socket's path must fit sun_path (108 bytes): a short directory
+	// of its own when the session's is too deep.
+	own := ""
+	if len(dir) > 80 {
+		d, err := os.MkdirTemp("/tmp", "alsp")
+		if err != nil {
+			return nil, err
+		}
+		dir, own = d, d
 	}
-	path := f.Name()
-	f.Close()
-	os.Remove(path)
+	path := filepath.Join(dir, "proxy-"+strconv.FormatInt(time.Now().UnixNano(), 36)+".sock")
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{socket: path, allowed: allowed, ln: ln, conns: map[net.Conn]struct{}{}}
+	p := &proxy{socket: path, ownDir: own, allowed: allowed, ln: ln, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.serve() // owned by p: ends when close closes the listener
 	return p, nil
@@ -188,4 +195,7 @@ func (p *proxy) close() {
 	p.ln.Close()
 	p.wg.Wait()
 	_ = os.Remove(p.socket) // the session's temp dir goes at Close anyway
+	if p.ownDir != "" {
+		_ = os.Remove(p.ownDir)
+	}
 }
