@@ -1,7 +1,10 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,7 +22,6 @@ var (
 	denialRE = regexp.MustCompile(`(?i)(permission denied|read-only file system|operation not permitted|errno 13|errno 30|errno 1\b|EACCES|EROFS|EPERM)`)
 	netRE    = regexp.MustCompile(`(?i)(network is unreachable|could not resolve host|temporary failure in name resolution|name or service not known|no address associated|getaddrinfo|ENETUNREACH|EAI_AGAIN|connection refused|ECONNREFUSED|failed to connect)`)
 	quotedRE = regexp.MustCompile(`['"‘’“”` + "`" + `]([^'"‘’“”` + "`" + `]+)['"‘’“”` + "`" + `]`)
-	pathRE   = regexp.MustCompile(`(?:^|[\s:=(])((?:/|\./|\.\./|~/)[^\s:'"]*)`)
 )
 
 // Explain reads the command's output (the cleaned tail) and says what the
@@ -67,24 +69,32 @@ func (r *Run) classify(line, dir string) string {
 	if strings.Contains(low, "unshare") || strings.Contains(low, "mount") || strings.Contains(low, "ptrace") || strings.Contains(low, "setuid") {
 		return "blocked by the sandbox: namespaces, mounts, ptrace of processes outside and privilege changes are not permitted inside it"
 	}
+	loc := denialRE.FindStringIndex(line)
+	before, after := line[:loc[0]], line[loc[1]:]
+	// Most likely first: a quoted path after the error (Python's
+	// "Permission denied: '/x'"), then the subject just before it
+	// ("bash: line 1: FILE: Permission denied", "touch: cannot touch 'FILE'").
 	var cands []string
-	for _, m := range quotedRE.FindAllStringSubmatch(line, -1) {
+	for _, m := range quotedRE.FindAllStringSubmatch(after, -1) {
 		cands = append(cands, m[1])
 	}
-	for _, m := range pathRE.FindAllStringSubmatch(line, -1) {
-		cands = append(cands, strings.TrimRight(m[1], ",.;)"))
+	subject := strings.TrimRight(before, ": ")
+	if i := strings.LastIndex(subject, ": "); i >= 0 {
+		subject = subject[i+2:]
 	}
-	for i := len(cands) - 1; i >= 0; i-- {
-		c := cands[i]
-		if c == "" || strings.ContainsAny(c, " \t") && !strings.HasPrefix(c, "/") {
-			continue
+	if q := quotedRE.FindAllStringSubmatch(subject, -1); len(q) > 0 {
+		for i := len(q) - 1; i >= 0; i-- {
+			cands = append(cands, q[i][1])
 		}
+	} else if subject != "" && !strings.ContainsAny(subject, " \t") {
+		cands = append(cands, subject)
+	}
+	for _, c := range cands {
 		p := c
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
-		p = filepath.Clean(p)
-		if m := r.why(p); m != "" {
+		if m := r.why(filepath.Clean(p)); m != "" {
 			return m
 		}
 	}
@@ -102,6 +112,14 @@ func (r *Run) why(p string) string {
 		if within(p, d) {
 			return fmt.Sprintf("blocked by the sandbox: %s is read-only in the sandbox (%s stays read-only: git hooks and config, agentls's settings and paths under deny rules cannot be changed by a command)", p, d)
 		}
+	}
+	// Reads are allowed everywhere else: a path agentls itself can read
+	// (or that does not exist yet) was denied for a write; one agentls
+	// cannot read either is a plain permission problem, not the sandbox.
+	if f, err := os.Open(p); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return ""
 	}
 	if !r.writable(p) {
 		return fmt.Sprintf("blocked by the sandbox: write to %s is outside the workspace (writable: the workspace folders, $TMPDIR and sandbox.filesystem.allowWrite)", p)

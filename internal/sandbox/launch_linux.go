@@ -107,12 +107,11 @@ func RunLauncher(args []string) int {
 	if err := applyMounts(pol); err != nil {
 		return fail(err)
 	}
-	// The working directory was entered before the mounts: enter it again
-	// by name, so that one under a read-only bind (.agentls) is read-only.
-	if wd, err := os.Getwd(); err == nil {
-		if err := os.Chdir(wd); err != nil {
-			return fail(fmt.Errorf("working directory: %w", err))
-		}
+	// The working directory was entered through a descriptor of agentls's
+	// mount namespace, where the binds above do not exist: enter it again
+	// by name here, and check it is the same directory. Fail closed.
+	if err := reenter(pol.Dir); err != nil {
+		return fail(fmt.Errorf("working directory: %w", err))
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail(fmt.Errorf("no_new_privs: %w", err))
@@ -332,6 +331,7 @@ func probe(sb *Sandbox) probeResult {
 	}
 	defer r.Close()
 	cmd := exec.Command(sh, "-c", "exit 0")
+	cmd.Dir = sb.tmp
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := r.Wrap(cmd); err != nil {
 		return probeResult{err: err.Error()}
@@ -345,4 +345,26 @@ func probe(sb *Sandbox) probeResult {
 		return probeResult{err: "a trial command could not run sandboxed (" + msg + "); unprivileged user namespaces may be off"}
 	}
 	return probeResult{mechanism: "landlock ABI " + strconv.Itoa(abi) + " + user/mount/network namespaces"}
+}
+
+// reenter changes to dir by name, which must be the directory the
+// launcher started in.
+func reenter(dir string) error {
+	if dir == "" {
+		return fmt.Errorf("no working directory given")
+	}
+	var before, after unix.Stat_t
+	if err := unix.Stat(".", &before); err != nil {
+		return err
+	}
+	if err := unix.Chdir(dir); err != nil {
+		return err
+	}
+	if err := unix.Stat(".", &after); err != nil {
+		return err
+	}
+	if before.Dev != after.Dev || before.Ino != after.Ino {
+		return fmt.Errorf("%s is no longer the directory the command was to start in", dir)
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ type probeResult struct {
 func (sb *Sandbox) prepareProbe() (*Run, error) {
 	o, tmp := sb.opts, sb.tmp
 	pol := buildPolicy(Settings{}, Options{Home: o.Home}, tmp)
+	pol.Dir = tmp
 	exe := o.Exe
 	if exe == "" {
 		exe = "/proc/self/exe"

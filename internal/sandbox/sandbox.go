@@ -189,6 +189,11 @@ func (sb *Sandbox) ModeOf(command string) Mode {
 	return Confined
 }
 
+// Refusal is what the model reads when a command is Refused.
+func (sb *Sandbox) Refusal() string {
+	return fmt.Sprintf("the sandbox is enabled but unavailable here (%s), and sandbox.failIfUnavailable is set, so bash runs no command unsandboxed; nothing was run. Tell the user: they can fix the cause or unset failIfUnavailable to run commands unsandboxed under the permission rules.", sb.Status().Reason)
+}
+
 // AutoAllows reports whether a command that would be asked about may run
 // without a question: it runs sandboxed and autoAllowBashIfSandboxed is set.
 func (sb *Sandbox) AutoAllows(command string) bool {
@@ -282,6 +287,7 @@ func (sb *Sandbox) Prepare(dir string) (*Run, error) {
 		return nil, fmt.Errorf("%w: %s", ErrUnavailable, st.Reason)
 	}
 	pol := buildPolicy(s, o, tmp)
+	pol.Dir = dir
 	r := &Run{pol: pol, Env: []string{"TMPDIR=" + tmp}}
 	if len(s.AllowedDomains) > 0 {
 		px, err := startProxy(tmp, s.AllowedDomains)
@@ -376,6 +382,7 @@ type launchPolicy struct {
 	DenyFiles []string `json:"denyFiles,omitempty"` // covered by Blank
 	Blank     string   `json:"blank,omitempty"`     // an empty file with mode 000
 	Proxy     string   `json:"proxy,omitempty"`     // unix socket of the filtering proxy
+	Dir       string   `json:"dir"`                 // the working directory, entered again after the mounts
 }
 
 // Policy describes, for messages, what a run may touch.

@@ -41,6 +41,10 @@ func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decisi
 		p.fresh()
 	}
 	req, refused := p.request(pr)
+	if pr.Tool.Source == "core" && pr.Tool.Name == "bash" && p.sandbox.ModeOf(req.Command) == sandbox.Refused {
+		// Nothing to ask about: the command could not run anyway.
+		return tools.Decision{Reason: p.sandbox.Refusal(), Rule: "sandbox:failIfUnavailable"}
+	}
 	// Allow and deny are final without asking: return the verdict the gate
 	// would return, without evaluating the rules a second time in it.
 	switch v := p.gate.Config.Evaluate(req); v.Decision {

@@ -28,7 +28,7 @@ func confine(c *Call, command, dir string, spec *proc.Spec) (*sandboxed, *Result
 	s := &sandboxed{mode: sb.ModeOf(command), dir: dir, st: st}
 	switch s.mode {
 	case sandbox.Refused:
-		r := Errorf("the sandbox is enabled but unavailable here (%s), and sandbox.failIfUnavailable is set, so bash runs no command unsandboxed; nothing was run. Tell the user: they can fix the cause or unset failIfUnavailable to run commands unsandboxed under the permission rules.", st.Reason)
+		r := Errorf("%s", sb.Refusal())
 		r.setDetail("sandbox", false)
 		return nil, &r
 	case sandbox.Confined:
