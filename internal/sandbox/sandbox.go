@@ -216,6 +216,9 @@ func excluded(command string, patterns []string) bool {
 		return false
 	}
 	a := shell.Analyze(command, shell.Options{})
+	if a.ParseError != nil {
+		return false
+	}
 	var walk func(cs []shell.Command) bool
 	walk = func(cs []shell.Command) bool {
 		for _, c := range cs {
