@@ -58,13 +58,6 @@ func newFixture(t *testing.T, s Settings) *fixture {
 	return f
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // run runs command sandboxed in dir (default: the workspace) the way the
 // bash tool does, and returns its output and the run (for Explain).
 func (f *fixture) run(t *testing.T, command string) (proc.Result, *Run) {

@@ -173,3 +173,10 @@ func TestSeatbeltProfileConfinesWritesReadsAndNetwork(t *testing.T) {
 		t.Errorf("the proxy port is not allowed:\n%s", q)
 	}
 }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
