@@ -289,6 +289,9 @@ func (sb *Sandbox) Prepare(dir string) (*Run, error) {
 	if !st.Active {
 		return nil, fmt.Errorf("%w: %s", ErrUnavailable, st.Reason)
 	}
+	if err := heldPlaces(o.Folders); err != nil {
+		return nil, err
+	}
 	pol := buildPolicy(s, o, tmp)
 	pol.Dir = dir
 	r := &Run{pol: pol, Env: []string{"TMPDIR=" + tmp}}
@@ -306,6 +309,21 @@ func (sb *Sandbox) Prepare(dir string) (*Run, error) {
 	}
 	r.Wrap = func(cmd *exec.Cmd) error { return wrap(cmd, exe, r.pol) }
 	return r, nil
+}
+
+// heldPlaces refuses a folder whose .git or .agentls is a symbolic link:
+// the link could be replaced by a command, so its target cannot be held
+// read-only. Fail closed: the command does not run.
+func heldPlaces(folders []string) error {
+	for _, f := range folders {
+		for _, name := range []string{".git", ".agentls", ".git/hooks"} {
+			p := filepath.Join(f, name)
+			if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				return fmt.Errorf("%s is a symbolic link, which the sandbox cannot hold read-only (a command could replace it); nothing was run. Replace the link with the directory, or add the command to sandbox.excludedCommands", p)
+			}
+		}
+	}
+	return nil
 }
 
 // buildPolicy resolves the settings into what the launcher applies.

@@ -121,3 +121,16 @@ func TestProxyLetsOnlyAllowedDomainsThrough(t *testing.T) {
 		t.Fatalf("bypassing the proxy reached the host:\n%s", res.Output)
 	}
 }
+
+// TestSymlinkedAgentlsDirIsRefused: a .agentls that is a link could be
+// swapped by a command, so nothing runs (fail closed).
+func TestSymlinkedAgentlsDirIsRefused(t *testing.T) {
+	f := newFixture(t, Settings{})
+	requireActive(t, f)
+	must(t, os.RemoveAll(filepath.Join(f.ws, ".agentls")))
+	must(t, os.MkdirAll(filepath.Join(f.ws, "cfg"), 0o755))
+	must(t, os.Symlink("cfg", filepath.Join(f.ws, ".agentls")))
+	if _, err := f.sb.Prepare(f.ws); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("Prepare = %v, want a refusal naming the link", err)
+	}
+}
