@@ -1,7 +1,11 @@
 package sandbox
 
 import (
+	"context"
+	"syscall"
+
 	"fmt"
+	"github.com/agentls/agentls/internal/proc"
 	"net"
 	"os"
 	"os/exec"
@@ -24,13 +28,36 @@ type attempt struct {
 func TestEscapeAttemptsAllFail(t *testing.T) {
 	f := newFixture(t, Settings{})
 	requireActive(t, f)
+	attempts, victimEnded := escapeAttempts(t, f)
+	if len(attempts) < 60 {
+		t.Fatalf("the escape suite has %d attempts, fewer than 60", len(attempts))
+	}
+	escaped := 0
+	for _, a := range attempts {
+		t.Run(a.name, func(t *testing.T) {
+			res, _ := f.run(t, a.command)
+			t.Logf("exit %d: %s", res.ExitCode, res.Output)
+			if a.escaped(res.Output) {
+				escaped++
+				t.Errorf("ESCAPED: %s\ncommand: %s\noutput:\n%s", a.name, a.command, res.Output)
+			}
+		})
+	}
+	t.Logf("%d escape attempts, %d succeeded", len(attempts), escaped)
+	if victimEnded() {
+		t.Errorf("the process outside was ended by a sandboxed command")
+	}
+}
 
+// escapeAttempts builds the suite over f: a TCP server on the host, a
+// process outside to trace and signal, and the attempts.
+func escapeAttempts(t *testing.T, f *fixture) ([]attempt, func() bool) {
 	// A server on the host's loopback, and one on every host address: with
 	// the network off, neither is reachable.
 	var accepted atomic.Int64
 	ln, err := net.Listen("tcp", "0.0.0.0:0")
 	must(t, err)
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() { // ends when ln closes
 		for {
 			c, err := ln.Accept()
@@ -56,7 +83,7 @@ func TestEscapeAttemptsAllFail(t *testing.T) {
 	victim := exec.Command("sleep", "60")
 	victim.Env = append(os.Environ(), "VICTIM_MARK="+f.secret)
 	must(t, victim.Start())
-	defer func() { victim.Process.Kill(); victim.Wait() }()
+	t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
 	vpid := victim.Process.Pid
 
 	out, ws, home, secret := f.out, f.ws, f.home, f.secret
@@ -168,6 +195,9 @@ func TestEscapeAttemptsAllFail(t *testing.T) {
 		{"rename .agentls away", `mv .agentls agentls-old && mkdir .agentls && echo '{}x' > .agentls/settings.json`, settingsChanged},
 		{"python rewrites the settings", py + ` -c 'open(".agentls/settings.json","w").write("{\"mode\":\"bypass\"}")'`, settingsChanged},
 		{"unmount the read-only .agentls", `umount "$WS/.agentls" && echo '{"x":1}' > .agentls/settings.json`, settingsChanged},
+		{"append to a file an Edit deny rule names", `echo x >> locked.txt`, unchanged(filepath.Join(ws, "locked.txt"))},
+		{"replace a file an Edit deny rule names", `rm -f locked.txt; echo x > locked.txt`, unchanged(filepath.Join(ws, "locked.txt"))},
+		{"rename a file an Edit deny rule names", `mv locked.txt moved.txt && echo x > locked.txt`, unchanged(filepath.Join(ws, "locked.txt"))},
 		{"settings from a cwd inside .agentls", `cd .agentls && echo '{"x":2}' > settings.json`, settingsChanged},
 
 		// The network.
@@ -190,22 +220,36 @@ func TestEscapeAttemptsAllFail(t *testing.T) {
 		{"unshare and mount", `unshare -rm sh -c 'mount -t tmpfs none /mnt && echo ESCAPED-MOUNT2'`, printed("ESCAPED-MOUNT2")},
 		{"bind the outside into the workspace", `mkdir -p b && mount --bind "$OUT" b && echo x > b/w80`, created("w80")},
 	}
-	if len(attempts) < 60 {
-		t.Fatalf("the escape suite has %d attempts, fewer than 60", len(attempts))
+	return attempts, func() bool { return syscall.Kill(vpid, 0) != nil }
+}
+
+// TestEscapeDetectorsSeeUnsandboxedSuccess: run without the sandbox, the
+// attempts that only touch the test's own directories do succeed, so each
+// detector can tell an escape.
+func TestEscapeDetectorsSeeUnsandboxedSuccess(t *testing.T) {
+	f := newFixture(t, Settings{})
+	attempts, _ := escapeAttempts(t, f)
+	safe := map[string]bool{
+		"absolute path": true, "dot-dot path": true, "symlink to a directory outside": true, "rename out": true, "cp out": true,
+		"tee": true, "perl one-liner": true, "a child of a child": true, "touch": true, "mkdir": true, "after cd /": true,
+		"read ~/.ssh/id_rsa": true, "read ~/.aws": true, "read ~/.netrc": true, "list ~/.ssh": true, "read a Read(...) denied file": true,
+		"plant .git/hooks/pre-commit": true, "rewrite .agentls/settings.json": true, "rewrite .git/config": true,
+		"TCP to the host's 127.0.0.1": true, "append to a file an Edit deny rule names": true, "environment of a process outside": true,
 	}
-	escaped := 0
+	n := 0
 	for _, a := range attempts {
-		t.Run(a.name, func(t *testing.T) {
-			res, _ := f.run(t, a.command)
-			t.Logf("exit %d: %s", res.ExitCode, res.Output)
-			if a.escaped(res.Output) {
-				escaped++
-				t.Errorf("ESCAPED: %s\ncommand: %s\noutput:\n%s", a.name, a.command, res.Output)
-			}
-		})
+		if !safe[a.name] {
+			continue
+		}
+		n++
+		env := append(proc.BaseEnv(os.Environ()), "HOME="+f.home, "WS="+f.ws, "OUT="+f.out)
+		res, err := proc.Run(context.Background(), proc.Spec{Command: a.command, Dir: f.ws, Env: env, Timeout: 30e9})
+		must(t, err)
+		if !a.escaped(res.Output) {
+			t.Errorf("%s: unsandboxed, the detector saw no success:\n%s", a.name, res.Output)
+		}
 	}
-	t.Logf("%d escape attempts, %d succeeded", len(attempts), escaped)
-	if victim.ProcessState != nil {
-		t.Errorf("the process outside was ended by a sandboxed command")
+	if n != len(safe) {
+		t.Fatalf("%d of the %d control attempts exist", n, len(safe))
 	}
 }

@@ -37,6 +37,7 @@ func newFixture(t *testing.T, s Settings) *fixture {
 	}
 	must(t, os.WriteFile(filepath.Join(f.ws, "secret.env"), []byte(f.secret+"\n"), 0o600))
 	must(t, os.WriteFile(filepath.Join(f.ws, "file"), []byte("hello\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(f.ws, "locked.txt"), []byte("original\n"), 0o644))
 	git := func(args ...string) {
 		c := exec.Command("git", args...)
 		c.Dir = f.ws
@@ -51,7 +52,7 @@ func newFixture(t *testing.T, s Settings) *fixture {
 	must(t, os.MkdirAll(filepath.Join(f.ws, ".agentls"), 0o755))
 	must(t, os.WriteFile(filepath.Join(f.ws, ".agentls", "settings.json"), []byte("{}\n"), 0o644))
 	s.Enabled = true
-	sb, err := New(s, Options{Folders: []string{f.ws}, Home: f.home, TempDir: base, DenyRead: []string{filepath.Join(f.ws, "secret.env")}})
+	sb, err := New(s, Options{Folders: []string{f.ws}, Home: f.home, TempDir: base, DenyRead: []string{filepath.Join(f.ws, "secret.env")}, DenyWrite: []string{filepath.Join(f.ws, "locked.txt")}})
 	must(t, err)
 	t.Cleanup(func() { sb.Close() })
 	f.sb = sb
