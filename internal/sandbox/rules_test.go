@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -178,5 +179,24 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestStaleSandboxTempDirsOfEndedProcessesAreRemoved(t *testing.T) {
+	parent := t.TempDir()
+	dead := filepath.Join(parent, "agentls-sandbox-999999999-1")
+	mine := filepath.Join(parent, "agentls-sandbox-"+strconv.Itoa(os.Getpid())+"-1")
+	other := filepath.Join(parent, "agentls-sandbox-x-1")
+	for _, d := range []string{dead, mine, other} {
+		must(t, os.MkdirAll(d, 0o755))
+	}
+	cleanStale(parent)
+	if _, err := os.Stat(dead); err == nil {
+		t.Errorf("the temp dir of an ended process was kept")
+	}
+	for _, d := range []string{mine, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed", d)
+		}
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/agentls/agentls/internal/owner"
 	"github.com/agentls/agentls/internal/shell"
 )
 
@@ -61,6 +63,7 @@ func New(s Settings, o Options) (*Sandbox, error) {
 		parent = os.TempDir()
 	}
 	if s.Enabled {
+		cleanStale(parent)
 		tmp, err := os.MkdirTemp(parent, fmt.Sprintf("agentls-sandbox-%d-", os.Getpid()))
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: temp dir: %w", err)
@@ -101,6 +104,19 @@ func (sb *Sandbox) Update(s Settings, folders, denyRead, denyWrite []string) err
 	}
 	sb.set(s)
 	return nil
+}
+
+// cleanStale removes the temp dirs of sandboxes whose agentls has ended
+// without removing its own (killed).
+func cleanStale(parent string) {
+	names, _ := filepath.Glob(filepath.Join(parent, "agentls-sandbox-*-*"))
+	for _, n := range names {
+		rest := strings.TrimPrefix(filepath.Base(n), "agentls-sandbox-")
+		pid, err := strconv.Atoi(rest[:max(strings.IndexByte(rest, '-'), 0)])
+		if err == nil && pid != os.Getpid() && !owner.Alive(pid) {
+			_ = os.RemoveAll(n)
+		}
+	}
 }
 
 func (sb *Sandbox) tmpDir() string {
