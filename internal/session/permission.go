@@ -96,6 +96,7 @@ func (p *permission) sandboxAllows(pr *tools.Prepared, req policy.Request, v pol
 	if !p.sandbox.AutoAllows(req.Command) {
 		return tools.Decision{}, false
 	}
+	pr.Call.RequireSandbox()
 	return tools.Decision{Allow: true, Rule: "sandbox:autoAllowBashIfSandboxed", Reason: "allowed: runs in the sandbox (autoAllowBashIfSandboxed)"}, true
 }
 

@@ -22,10 +22,16 @@ type sandboxed struct {
 func confine(c *Call, command, dir string, spec *proc.Spec) (*sandboxed, *Result) {
 	sb := c.Env.Sandbox
 	st := sb.Status()
+	mode := sb.ModeOf(command)
+	if c.sandboxOnly && mode != sandbox.Confined {
+		r := Errorf("this command was allowed without asking because it would run in the sandbox, but it would not any more (%s); nothing was run. Run it again: it will be asked about or refused under the current settings.", st.Reason)
+		r.setDetail("sandbox", false)
+		return nil, &r
+	}
 	if !st.Enabled {
 		return nil, nil
 	}
-	s := &sandboxed{mode: sb.ModeOf(command), dir: dir, st: st}
+	s := &sandboxed{mode: mode, dir: dir, st: st}
 	switch s.mode {
 	case sandbox.Refused:
 		r := Errorf("%s", sb.Refusal())

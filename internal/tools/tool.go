@@ -148,7 +148,15 @@ type Call struct {
 	// mask is the executor's masker (nil: none), for what a tool quotes of
 	// a file outside the result text's usual path (masked.go).
 	mask Masker
+	// sandboxOnly: the permission step allowed the command because it runs
+	// sandboxed (RequireSandbox); it must not run any other way.
+	sandboxOnly bool
 }
+
+// RequireSandbox marks the call as allowed only to run sandboxed: if the
+// sandbox is off by the time the command starts (the settings changed),
+// the command is refused instead of run unconfined.
+func (c *Call) RequireSandbox() { c.sandboxOnly = true }
 
 type resolution struct {
 	input string
