@@ -21,8 +21,7 @@ const UnavailableEnv = "AGENTLS_SANDBOX_UNAVAILABLE"
 
 // Options describe the session a Sandbox serves.
 type Options struct {
-	Folders   []string // workspace folders that may be written (absolute, symlink-free)
-	ReadOnly  []string // workspace folders opened read-only
+	Folders   []string // workspace folders that may be written (absolute, symlink-free); read-only ones are not given
 	Home      string
 	TempDir   string   // parent of the per-session temp dir; "" = os.TempDir()
 	DenyRead  []string // absolute paths the permission rules deny reading (Read(...))
