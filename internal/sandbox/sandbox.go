@@ -421,7 +421,7 @@ type launchPolicy struct {
 	Dir       string   `json:"dir"`                 // the working directory, entered again after the mounts
 }
 
-// Policy describes, for messages, what a run may touch.
+// writable reports whether the run may write p (for messages).
 func (r *Run) writable(p string) bool {
 	for _, w := range r.pol.Write {
 		if within(p, w) {
