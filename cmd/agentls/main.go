@@ -26,6 +26,7 @@ import (
 	// among the first (see the package doc).
 	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/rpc"
+	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/tools"
 )
@@ -59,6 +60,9 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == proc.WatchdogCommand { // hidden: see adoptOrphans
 		return proc.RunWatchdog(args[1:], stdin)
+	}
+	if len(args) > 0 && args[0] == sandbox.LauncherCommand { // hidden: internal/sandbox
+		return sandbox.RunLauncher(args[1:])
 	}
 	var g globalFlags
 	fs := flag.NewFlagSet("agentls", flag.ContinueOnError)

@@ -21,6 +21,8 @@ type Settings struct {
 	// Limits are the tools' limits ({"readLines": 500}); the policy only
 	// carries them to Config.Limits, where the session reads them.
 	Limits any `json:"limits,omitempty"`
+	// Sandbox is the sandbox object (ParseSandbox reads it strictly).
+	Sandbox json.RawMessage `json:"sandbox,omitempty"`
 }
 
 // LimitsSource is the limits object of one settings source.
@@ -82,10 +84,11 @@ func UserConfigDir() (string, error) {
 
 // source is one parsed settings source.
 type source struct {
-	name   string
-	mode   string
-	lists  [3][]Rule // allow, ask, deny
-	limits *LimitsSource
+	name    string
+	mode    string
+	lists   [3][]Rule // allow, ask, deny
+	limits  *LimitsSource
+	sandbox *sandboxSource
 }
 
 // Load merges, from the highest precedence down: the editor's settings
@@ -151,6 +154,9 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 				for i := range src.lists[li] {
 					src.lists[li][i].folder = folder
 				}
+			}
+			if src.sandbox != nil {
+				src.sandbox.folder = folder
 			}
 			srcs = append(srcs, *src)
 		} else {
@@ -218,6 +224,15 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 	if c.Mode == "" {
 		c.Mode = ModeDefault
 	}
+	var sbs []sandboxSource
+	for _, s := range srcs {
+		if s.sandbox != nil {
+			sbs = append(sbs, *s.sandbox)
+		}
+	}
+	var sbProblems []Problem
+	c.sandbox, sbProblems = mergeSandbox(sbs, c.Home)
+	problems = append(problems, sbProblems...)
 	return c, problems
 }
 
@@ -262,6 +277,15 @@ func parseSettings(name, file string, s Settings, workspace bool) (*source, []Pr
 	src := &source{name: name}
 	if s.Limits != nil {
 		src.limits = &LimitsSource{File: file, Value: s.Limits}
+	}
+	if len(s.Sandbox) > 0 {
+		b, err := ParseSandbox(s.Sandbox)
+		if err != nil {
+			// Fail closed: a typo must not switch the sandbox off.
+			problems = append(problems, Problem{File: file, Msg: err.Error() + "; until it is fixed the sandbox is on with its defaults, and bash runs nothing unsandboxed"})
+			b = brokenSandbox()
+		}
+		src.sandbox = &sandboxSource{block: b, workspace: workspace, file: file}
 	}
 	for li, list := range [3][]string{s.Permissions.Allow, s.Permissions.Ask, s.Permissions.Deny} {
 		listName := [3]string{"allow", "ask", "deny"}[li]

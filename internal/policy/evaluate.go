@@ -3,6 +3,7 @@ package policy
 import (
 	"cmp"
 	"fmt"
+	"github.com/agentls/agentls/internal/sandbox"
 	"path"
 	"path/filepath"
 	"slices"
@@ -117,6 +118,9 @@ type Config struct {
 	// them through LimitSources once the Config is in use.
 	Limits []LimitsSource
 
+	// sandbox is the merged sandbox block (SandboxSettings).
+	sandbox sandbox.Settings
+
 	mu                        sync.RWMutex
 	sessionAllow, sessionDeny []Rule
 	sources                   []source // as parsed, for Reload
@@ -147,6 +151,7 @@ func (c *Config) Replace(next *Config) {
 	c.sources = next.sources
 	c.broken = next.broken
 	c.Limits = next.Limits
+	c.sandbox = next.sandbox
 	// The folders may have changed (the settings are read again when they
 	// do): the first one anchors the editor's and the user's rules.
 	c.Root, c.Folders = next.Root, next.Folders

@@ -94,6 +94,12 @@ type Spec struct {
 	// Reaper tracks the process group while it runs and afterwards if background
 	// children outlive the shell; nil = such children are left alone.
 	Reaper *Reaper
+	// Wrap, when set, changes the command after it is built and before it
+	// starts (the sandbox, internal/sandbox, runs it through its launcher).
+	// It must keep SysProcAttr.Setpgid and the pid of the started process
+	// as the shell's, so the group kill and the reaper work unchanged. An
+	// error means nothing was started.
+	Wrap func(cmd *exec.Cmd) error
 }
 
 // Result is what a run produced.
@@ -175,6 +181,13 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	cmd.Stdout = pw // one pipe for both keeps the arrival order
 	cmd.Stderr = pw
 	setupCmd(cmd)
+	if spec.Wrap != nil {
+		if err := spec.Wrap(cmd); err != nil {
+			pr.Close()
+			pw.Close()
+			return Result{}, fmt.Errorf("cannot run command: %w", err)
+		}
+	}
 	err = cmd.Start()
 	pw.Close() // the child holds its own copy; EOF comes when every holder is gone
 	if err != nil {

@@ -343,6 +343,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 			Mode:        settings.Mode,
 			Permissions: policy.Permissions{Allow: settings.Permissions.Allow, Ask: settings.Permissions.Ask, Deny: settings.Permissions.Deny},
 			Limits:      settings.RawLimits,
+			Sandbox:     settings.Sandbox,
 		}}
 	if caps.Confirm {
 		sopts.Confirmer = &confirmer{s: s}
@@ -396,6 +397,8 @@ func (s *Server) initialize(raw []byte) (any, error) {
 					"protocolVersion": ProtocolVersion,
 					"tools":           sess.Registry.Names(),
 					"watcher":         watcherMode(sess.WatchMode),
+					// Whether bash commands run sandboxed, and if not why.
+					"sandbox": sess.Env.Sandbox.Status(),
 				},
 			},
 		},

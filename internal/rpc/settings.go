@@ -13,12 +13,15 @@ import (
 
 // Settings are the initializationOptions of docs/protocol.md.
 type Settings struct {
-	Mode           string         `json:"mode,omitempty"`
-	Permissions    Permissions    `json:"permissions"`
-	Limits         tools.Limits   `json:"-"` // validated; zero = the defaults
-	RawLimits      any            `json:"-"` // as sent, merged with the settings files' by the session
-	DeferThreshold int            `json:"deferThreshold,omitempty"`
-	Extra          map[string]any `json:"-"`
+	Mode           string       `json:"mode,omitempty"`
+	Permissions    Permissions  `json:"permissions"`
+	Limits         tools.Limits `json:"-"` // validated; zero = the defaults
+	RawLimits      any          `json:"-"` // as sent, merged with the settings files' by the session
+	DeferThreshold int          `json:"deferThreshold,omitempty"`
+	// Sandbox is the sandbox object as sent; the policy reads it (strictly,
+	// failing closed) with the settings files' blocks.
+	Sandbox json.RawMessage `json:"-"`
+	Extra   map[string]any  `json:"-"`
 }
 
 // Permissions are rule lists in Claude Code's syntax.
@@ -100,6 +103,12 @@ func ParseSettings(raw json.RawMessage) (Settings, []string, error) {
 				return s, nil, err
 			}
 			s.Limits, s.RawLimits = l, v
+		case "sandbox":
+			b, err := json.Marshal(v)
+			if err != nil {
+				return s, nil, fmt.Errorf("sandbox: %v", err)
+			}
+			s.Sandbox = b
 		case "deferThreshold":
 			f, ok := v.(float64)
 			if !ok || f < 0 || f != float64(int(f)) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/shell"
 	"github.com/agentls/agentls/internal/tools"
 )
@@ -27,6 +28,9 @@ type permission struct {
 	// hostApproves: the client's host confirms each call itself (an MCP
 	// host), so a call only agentls's default mode would ask about runs.
 	hostApproves bool
+	// sandbox, when enabled with autoAllowBashIfSandboxed, lets sandboxed
+	// bash commands run without asking (sandboxAllows).
+	sandbox *sandbox.Sandbox
 }
 
 func (p *permission) Check(ctx context.Context, pr *tools.Prepared) tools.Decision {
@@ -87,6 +91,10 @@ func (p *permission) decide(ctx context.Context, pr *tools.Prepared) stage {
 	}
 	req, refused := p.request(pr)
 	final := func(d tools.Decision) stage { return stage{final: &d, req: req} }
+	if pr.Tool.Source == "core" && pr.Tool.Name == "bash" && p.sandbox.ModeOf(req.Command) == sandbox.Refused {
+		// Nothing to ask about: the command could not run anyway.
+		return final(tools.Decision{Reason: p.sandbox.Refusal(), Rule: "sandbox:failIfUnavailable"})
+	}
 	v := p.gate.Config.Evaluate(req)
 	switch v.Decision {
 	case policy.Allow:
@@ -102,6 +110,9 @@ func (p *permission) decide(ctx context.Context, pr *tools.Prepared) stage {
 	}
 	if p.hostApproves && v.Rule == "mode:"+policy.ModeDefault {
 		return final(tools.Decision{Allow: true, Reason: "left to the MCP host's approval (agentls's default mode)", Rule: "host"})
+	}
+	if d, ok := p.sandboxAllows(pr, req, v); ok {
+		return final(d)
 	}
 	plan, fail := pr.Check(ctx)
 	if fail != nil {
@@ -132,6 +143,24 @@ func textOf(r tools.Result) string {
 		parts = append(parts, c.Text)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// sandboxAllows is autoAllowBashIfSandboxed: a bash command that would be
+// asked about runs without a question when it will run sandboxed, unless
+// what asks is a rule the user wrote or a built-in ask the sandbox does not
+// cover (agentls's own settings, secret files).
+func (p *permission) sandboxAllows(pr *tools.Prepared, req policy.Request, v policy.Verdict) (tools.Decision, bool) {
+	if pr.Tool.Source != "core" || pr.Tool.Name != "bash" || p.sandbox == nil {
+		return tools.Decision{}, false
+	}
+	if !strings.HasPrefix(v.Rule, "mode:") && v.Rule != policy.BuiltinDestructive {
+		return tools.Decision{}, false
+	}
+	if !p.sandbox.AutoAllows(req.Command) {
+		return tools.Decision{}, false
+	}
+	pr.Call.RequireSandbox()
+	return tools.Decision{Allow: true, Rule: "sandbox:autoAllowBashIfSandboxed", Reason: "allowed: runs in the sandbox (autoAllowBashIfSandboxed)"}, true
 }
 
 // pathTools name the argument holding the path they touch.

@@ -21,6 +21,7 @@ import (
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/secrets"
 	"github.com/agentls/agentls/internal/spill"
 	"github.com/agentls/agentls/internal/tools"
@@ -205,6 +206,14 @@ func New(opts Options) (*Session, error) {
 		probs = append(probs, text)
 	}
 	env.Visible = cfg
+	home, _ := os.UserHomeDir()
+	denyRead, denyWrite := cfg.SandboxPaths()
+	if env.Sandbox, err = sandbox.New(cfg.SandboxSettings(), sandbox.Options{Folders: settingsRoots(fsys), Home: home, DenyRead: denyRead, DenyWrite: denyWrite}); err != nil {
+		log.Warn("no sandbox", "err", err)
+		probs = append(probs, err.Error())
+	} else if st := env.Sandbox.Status(); st.Enabled && !st.Active {
+		log.Warn("sandbox unavailable", "reason", st.Reason)
+	}
 	limits, limitProbs := mergeLimits(cfg.Limits)
 	for _, p := range limitProbs {
 		log.Warn("limits settings", "problem", p)
@@ -267,7 +276,7 @@ func New(opts Options) (*Session, error) {
 	if userDir != "" {
 		gate.Hints.UserSettings = filepath.Join(userDir, filepath.FromSlash(policy.UserFile))
 	}
-	perm := &permission{gate: gate, fsys: fsys, hostApproves: opts.HostApproves}
+	perm := &permission{gate: gate, fsys: fsys, hostApproves: opts.HostApproves, sandbox: env.Sandbox}
 	exec.Permission = perm
 	s := &Session{Jobs: table, FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange, onWatcherDegraded: opts.OnWatcherDegraded, reloadSpec: spec}
 	guard.OnDeferred(s.observe)
@@ -535,6 +544,9 @@ func (s *Session) Close() error {
 	}
 	if s.audit != nil {
 		s.audit.Close()
+	}
+	if err := s.Env.Sandbox.Close(); err != nil {
+		s.Log.Warn("sandbox", "err", err)
 	}
 	return err
 }

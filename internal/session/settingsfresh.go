@@ -106,6 +106,10 @@ func (s *Session) reloadPolicy() []string {
 	fps := statSettings(s.settingsPaths())
 	cfg, problems := s.Policy.Reload(settingsRoots(s.FS), s.reloadSpec.editor, s.reloadSpec.userDir)
 	s.Policy.Replace(cfg)
+	denyRead, denyWrite := cfg.SandboxPaths()
+	if err := s.Env.Sandbox.Update(cfg.SandboxSettings(), settingsRoots(s.FS), denyRead, denyWrite); err != nil {
+		problems = append(problems, policy.Problem{File: "sandbox", Msg: err.Error()})
+	}
 	s.settingsStat.mu.Lock()
 	s.settingsStat.fps = fps
 	s.settingsStat.mu.Unlock()

@@ -202,6 +202,13 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 	spec.OnProgress = func(tail string) {
 		c.Reporter.Progress(Progress{Output: tail})
 	}
+	sbx, refused := confine(c, command, dir, &spec)
+	if refused != nil {
+		return *refused, nil
+	}
+	if sbx != nil && sbx.run != nil {
+		defer sbx.run.Close()
+	}
 	var before editguard.Snapshot
 	if c.Env.Guard != nil {
 		before = c.Env.Guard.Snapshot()
@@ -230,6 +237,7 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 	if res.TimedOut {
 		r.setDetail("timedOut", true)
 	}
+	sbx.done(&r, res.Output)
 	return r, nil
 }
 

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"github.com/agentls/agentls/internal/sandbox"
 	"regexp"
 	"strings"
 	"time"
@@ -120,9 +121,23 @@ func startJob(c *Call, in bashInput, dir string, l Limits) Result {
 		timeout = time.Duration(in.Timeout) * time.Second
 	}
 	spec := commandSpec(c, in.Command, dir, timeout, "bash", l)
-	exec := func(ctx context.Context, s proc.Spec) (proc.Result, error) { return startCommand(ctx, c.Env, s) }
+	// A job is confined exactly as a foreground command; its sandbox run
+	// (temp dir, proxy) lasts as long as the job.
+	sbx, refused := confine(c, in.Command, dir, &spec)
+	if refused != nil {
+		return *refused
+	}
+	exec := func(ctx context.Context, s proc.Spec) (proc.Result, error) {
+		if sbx != nil && sbx.run != nil {
+			defer sbx.run.Close()
+		}
+		return startCommand(ctx, c.Env, s)
+	}
 	j, err := c.Env.Jobs.Start(spec, exec, c.ID)
 	if err != nil {
+		if sbx != nil && sbx.run != nil {
+			sbx.run.Close()
+		}
 		return Errorf("%v", err)
 	}
 	if err := j.StartError(); err != nil {
@@ -143,6 +158,9 @@ func startJob(c *Call, in bashInput, dir string, l Limits) Result {
 	}
 	r.Content = Text(b.String()).Content
 	setJobDetails(&r, j.ID, o)
+	if sbx != nil {
+		r.setDetail("sandbox", sbx.mode == sandbox.Confined)
+	}
 	return r
 }
 

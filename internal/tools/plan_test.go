@@ -89,4 +89,3 @@ func TestCheckRefusesWhatTheRunRefusesAndWritesNothing(t *testing.T) {
 		}
 	})
 }
-

@@ -20,6 +20,7 @@ import (
 	"github.com/agentls/agentls/internal/jobs"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
+	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/spill"
 	"github.com/agentls/agentls/internal/textedit"
 )
@@ -95,6 +96,9 @@ type Env struct {
 	// drop the folder's shared ignore matcher (Matchers) before returning.
 	// nil: nobody is told.
 	FolderReopened func(f *ops.Folder)
+	// Sandbox confines bash commands (and extension tools' commands) when
+	// the settings enable it; nil = never sandboxed.
+	Sandbox *sandbox.Sandbox
 	// limits are the session's limits, for extension tools, which run
 	// through bash's machinery (the built-in tools enforce the Limits they
 	// were built with). Settings reloads change them while calls run.
@@ -148,7 +152,15 @@ type Call struct {
 	// mask is the executor's masker (nil: none), for what a tool quotes of
 	// a file outside the result text's usual path (masked.go).
 	mask Masker
+	// sandboxOnly: the permission step allowed the command because it runs
+	// sandboxed (RequireSandbox); it must not run any other way.
+	sandboxOnly bool
 }
+
+// RequireSandbox marks the call as allowed only to run sandboxed: if the
+// sandbox is off by the time the command starts (the settings changed),
+// the command is refused instead of run unconfined.
+func (c *Call) RequireSandbox() { c.sandboxOnly = true }
 
 type resolution struct {
 	input string

@@ -113,6 +113,7 @@ t.test(":checkhealth agentls reports OK", function()
   t.ok(text:find("agentls binary", 1, true), "binary check missing:\n" .. text)
   t.ok(text:find("version: agentls", 1, true), "version missing:\n" .. text)
   t.ok(text:find("file watcher", 1, true), "watcher missing:\n" .. text)
+  t.ok(text:find("sandbox: off (sandbox.enabled is not set)", 1, true), "sandbox state missing:\n" .. text)
   t.ok(not text:find("ERROR", 1, true), "health errors:\n" .. text)
 end)
 

@@ -44,7 +44,7 @@ export function activate(ctx: vscode.ExtensionContext) {
   const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
   status.command = "agentls.showLog";
   const paint = () => {
-    const v = statusView({ state: sidecar.state, running, watcher: sidecar.watcher, binaryPath: sidecar.binaryPath });
+    const v = statusView({ state: sidecar.state, running, watcher: sidecar.watcher, binaryPath: sidecar.binaryPath, sandbox: sidecar.sandbox });
     status.text = v.text;
     status.tooltip = v.tooltip;
   };

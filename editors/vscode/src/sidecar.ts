@@ -14,6 +14,7 @@ import {
   State,
 } from "vscode-languageclient/node";
 import { resolveBinary } from "./pure/binary";
+import type { SandboxStatus } from "./pure/status";
 import { DESCRIBED_LIMITS } from "./pure/limits";
 import { applyWorkspaceEdit, type ApplyEditParams } from "./editorEdits";
 import type { DiagnosticsParams, DiagnosticsResult } from "./diagnostics";
@@ -75,6 +76,7 @@ export class Sidecar implements vscode.Disposable {
   readonly onState = this.stateEmitter.event;
   binaryPath: string | undefined;
   watcher: string | undefined;
+  sandbox: SandboxStatus | undefined;
 
   constructor(
     private readonly ctx: vscode.ExtensionContext,
@@ -185,8 +187,9 @@ export class Sidecar implements vscode.Disposable {
     client.onDidChangeState((e) => {
       if (e.newState === State.Stopped && this.client === client && !this.stopping) this.setState("starting");
     });
-    const exp = (client.initializeResult?.capabilities as { experimental?: { agentls?: { watcher?: string } } })?.experimental?.agentls;
+    const exp = (client.initializeResult?.capabilities as { experimental?: { agentls?: { watcher?: string; sandbox?: SandboxStatus } } })?.experimental?.agentls;
     this.watcher = exp?.watcher;
+    this.sandbox = exp?.sandbox;
     this.setState("ready");
     clearTimeout(this.healthyTimer);
     this.healthyTimer = setTimeout(() => (this.attempt = 0), 60_000);

@@ -64,6 +64,14 @@ function M.check()
   else
     h.ok("file watcher: " .. watcher)
   end
+  local sb = caps.sandbox or {}
+  if sb.active then
+    h.ok("sandbox: on (" .. tostring(sb.mechanism) .. ")")
+  elseif sb.enabled then
+    h.warn("sandbox: enabled but OFF: " .. tostring(sb.reason), sb.failIfUnavailable and { "failIfUnavailable is set: bash runs no command" } or { "commands run unsandboxed under the permission rules" })
+  else
+    h.info("sandbox: off (" .. tostring(sb.reason or "not enabled") .. ")")
+  end
   h.ok(string.format("server %s %s, protocol %s, %d tools: %s", tostring((res.serverInfo or {}).name),
     tostring((res.serverInfo or {}).version), tostring(caps.protocolVersion), #(caps.tools or {}),
     table.concat(caps.tools or {}, ", ")))

@@ -6,6 +6,15 @@ export interface StatusInput {
   running: number; // tool calls in flight
   watcher?: string; // the initialize result's watcher mode
   binaryPath?: string;
+  sandbox?: SandboxStatus; // the initialize result's sandbox status
+}
+
+/** The initialize result's experimental.agentls.sandbox. */
+export interface SandboxStatus {
+  enabled?: boolean;
+  active?: boolean;
+  reason?: string;
+  failIfUnavailable?: boolean;
 }
 
 export interface StatusView {
@@ -22,5 +31,10 @@ export function statusView(s: StatusInput): StatusView {
   else if (s.state === "ready" && s.running > 0) [text, tip] = [`$(loading~spin) agentls: ${s.running} running`, `agentls is running ${s.running} tool${s.running === 1 ? "" : "s"}`];
   else if (s.state === "ready" && s.watcher === "degraded") [text, tip] = ["$(warning) agentls: watcher degraded", "agentls cannot watch files: external changes may go unnoticed"];
   else if (s.state === "ready") [text, tip] = ["$(check) agentls", `agentls is ready (${s.binaryPath ?? ""})`];
+  const idle = s.state === "ready" && s.running === 0;
+  if (idle && s.sandbox?.enabled && !s.sandbox.active) {
+    text = "$(warning) agentls: sandbox off";
+    tip = `the sandbox is enabled but off: ${s.sandbox.reason ?? "unknown reason"}${s.sandbox.failIfUnavailable ? " (failIfUnavailable: bash runs no command)" : " (commands run unsandboxed)"}`;
+  } else if (idle && s.sandbox?.active) tip += "; bash commands run sandboxed";
   return { text, tooltip: tip + " — click to show the log" };
 }

@@ -1,0 +1,230 @@
+package e2e
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/test/harness"
+)
+
+// startSandboxed starts agentls with the sandbox block (and permissions)
+// in initializationOptions and a scripted confirm dialog.
+func startSandboxed(t *testing.T, sandbox, permissions map[string]any, env ...string) (*harness.Client, *confirmScript, string, context.Context, map[string]any) {
+	t.Helper()
+	ws := t.TempDir()
+	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	s := &confirmScript{}
+	c.OnRequest = s.handle
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	opts := map[string]any{"sandbox": sandbox}
+	if permissions != nil {
+		opts["permissions"] = permissions
+	}
+	res := c.Initialize(ctx, map[string]any{
+		"initializationOptions": opts,
+		"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}},
+	})
+	return c, s, ws, ctx, res
+}
+
+// sandboxStatus is experimental.agentls.sandbox of an initialize result.
+func sandboxStatus(t *testing.T, res map[string]any) map[string]any {
+	t.Helper()
+	caps, _ := res["capabilities"].(map[string]any)
+	exp, _ := caps["experimental"].(map[string]any)
+	a, _ := exp["agentls"].(map[string]any)
+	st, ok := a["sandbox"].(map[string]any)
+	if !ok {
+		t.Fatalf("initialize has no experimental.agentls.sandbox: %v", a)
+	}
+	return st
+}
+
+// requireSandbox skips when this kernel cannot sandbox (the unit tests
+// of internal/sandbox check what is reported then).
+func requireSandbox(t *testing.T, res map[string]any) {
+	t.Helper()
+	if st := sandboxStatus(t, res); st["active"] != true {
+		t.Skipf("the sandbox cannot run here: %v", st["reason"])
+	}
+}
+
+func TestSandboxAutoAllowRunsCommandsThatWouldAsk(t *testing.T) {
+	c, s, ws, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, nil)
+	requireSandbox(t, res)
+	r := c.CallTool(ctx, "bash", map[string]any{"command": "echo built > out.txt && cat out.txt"})
+	if r.IsError || s.count() != 0 {
+		t.Fatalf("a sandboxed command asked (%d questions) or failed: %s", s.count(), r.Text())
+	}
+	if r.Details["sandbox"] != true {
+		t.Errorf("details.sandbox = %v, want true", r.Details["sandbox"])
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "out.txt")); string(b) != "built\n" {
+		t.Errorf("the workspace write did not happen: %q", b)
+	}
+}
+
+func TestSandboxWithoutAutoAllowStillAsks(t *testing.T) {
+	c, s, _, ctx, res := startSandboxed(t, map[string]any{"enabled": true}, nil)
+	requireSandbox(t, res)
+	s.answers = []map[string]any{{"decision": "allowOnce"}}
+	r := c.CallTool(ctx, "bash", map[string]any{"command": "echo x > out.txt"})
+	if s.count() != 1 || r.IsError || r.Details["sandbox"] != true {
+		t.Fatalf("questions %d, want 1; sandbox %v; %s", s.count(), r.Details["sandbox"], r.Text())
+	}
+}
+
+func TestSandboxUserAskRuleStillAsks(t *testing.T) {
+	c, s, ws, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, map[string]any{"ask": []any{"Bash(touch:*)"}})
+	requireSandbox(t, res)
+	r := c.CallTool(ctx, "bash", map[string]any{"command": "touch asked.txt"})
+	if s.count() != 1 {
+		t.Fatalf("the user's ask rule did not ask (%d questions): %s", s.count(), r.Text())
+	}
+	if !r.IsError || fileExists(filepath.Join(ws, "asked.txt")) {
+		t.Fatalf("a rejected command ran: %s", r.Text())
+	}
+}
+
+func TestSandboxExcludedCommandsRunOutsideAndAsk(t *testing.T) {
+	outside := t.TempDir()
+	c, s, _, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true, "excludedCommands": []any{"touch:*"}}, nil)
+	requireSandbox(t, res)
+	s.answers = []map[string]any{{"decision": "allowOnce"}}
+	target := filepath.Join(outside, "unsandboxed.txt")
+	r := c.CallTool(ctx, "bash", map[string]any{"command": "touch " + target})
+	if s.count() != 1 {
+		t.Fatalf("an excluded command was not asked about (%d questions)", s.count())
+	}
+	if r.IsError || !fileExists(target) || r.Details["sandbox"] != false {
+		t.Fatalf("an excluded command did not run outside the sandbox (sandbox %v): %s", r.Details["sandbox"], r.Text())
+	}
+}
+
+func TestSandboxNamesWhatItBlocked(t *testing.T) {
+	outside := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, _, _, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, nil)
+	requireSandbox(t, res)
+
+	target := filepath.Join(outside, "f")
+	r := c.CallTool(ctx, "bash", map[string]any{"command": "echo x > " + target})
+	want := "blocked by the sandbox: write to " + target + " is outside the workspace"
+	if !r.IsError || !strings.Contains(r.Text(), want) || fileExists(target) {
+		t.Fatalf("want %q in the result:\n%s", want, r.Text())
+	}
+	if _, ok := r.Details["sandboxBlocked"]; !ok {
+		t.Errorf("details.sandboxBlocked is missing: %v", r.Details)
+	}
+
+	r = c.CallTool(ctx, "bash", map[string]any{"command": "curl -sS --max-time 5 http://" + ln.Addr().String() + "/"})
+	if !r.IsError || !strings.Contains(r.Text(), "network is off in the sandbox") {
+		t.Fatalf("a refused connection is not explained:\n%s", r.Text())
+	}
+
+	r = c.CallTool(ctx, "bash", map[string]any{"command": "echo '{\"mode\":\"bypass\"}' > .agentls/settings.json"})
+	if !r.IsError || !strings.Contains(r.Text(), "is read-only in the sandbox") {
+		t.Fatalf("a write to .agentls is not explained:\n%s", r.Text())
+	}
+}
+
+func TestSandboxUnavailableWithFailIfUnavailableRefusesEveryCommand(t *testing.T) {
+	c, s, ws, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "failIfUnavailable": true, "autoAllowBashIfSandboxed": true}, nil,
+		"AGENTLS_SANDBOX_UNAVAILABLE=simulated: no Landlock")
+	st := sandboxStatus(t, res)
+	if st["active"] != false || !strings.Contains(st["reason"].(string), "simulated: no Landlock") {
+		t.Fatalf("initialize does not say the sandbox is off and why: %v", st)
+	}
+	for _, cmd := range []string{"touch made.txt", "ls"} {
+		r := c.CallTool(ctx, "bash", map[string]any{"command": cmd})
+		if !r.IsError || !strings.Contains(r.Text(), "simulated: no Landlock") || !strings.Contains(r.Text(), "failIfUnavailable") {
+			t.Fatalf("%s: not refused with the reason:\n%s", cmd, r.Text())
+		}
+	}
+	if fileExists(filepath.Join(ws, "made.txt")) || s.count() != 0 {
+		t.Fatalf("a refused command ran or asked")
+	}
+}
+
+func TestSandboxUnavailableFallsBackToThePermissionFlow(t *testing.T) {
+	outside := t.TempDir()
+	c, s, _, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, nil,
+		"AGENTLS_SANDBOX_UNAVAILABLE=simulated: no Landlock")
+	st := sandboxStatus(t, res)
+	if st["active"] != false || st["enabled"] != true {
+		t.Fatalf("status %v", st)
+	}
+	s.answers = []map[string]any{{"decision": "allowOnce"}}
+	target := filepath.Join(outside, "f")
+	r := c.CallTool(ctx, "bash", map[string]any{"command": "touch " + target})
+	if s.count() != 1 {
+		t.Fatalf("an unsandboxed command was allowed without asking (%d questions)", s.count())
+	}
+	if r.IsError || !fileExists(target) || r.Details["sandbox"] != false {
+		t.Fatalf("the command did not run unsandboxed (sandbox %v): %s", r.Details["sandbox"], r.Text())
+	}
+	if !strings.Contains(r.Details["sandboxReason"].(string), "simulated") {
+		t.Errorf("details.sandboxReason = %v", r.Details["sandboxReason"])
+	}
+}
+
+func TestBrokenSandboxSettingKeepsTheSandboxOn(t *testing.T) {
+	ws := t.TempDir()
+	writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"sandbox": {"enabled": "yes", "autoAllowBashIfSandboxed": true}}`})
+	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"AGENTLS_SANDBOX_UNAVAILABLE=simulated"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res := c.Initialize(ctx, map[string]any{})
+	st := sandboxStatus(t, res)
+	if st["enabled"] != true || st["failIfUnavailable"] != true {
+		t.Fatalf("a broken sandbox block must leave the sandbox on and failing closed: %v", st)
+	}
+	r := c.CallTool(ctx, "bash", map[string]any{"command": "ls"})
+	if !r.IsError || !strings.Contains(r.Text(), "failIfUnavailable") {
+		t.Fatalf("bash ran unsandboxed under a broken sandbox setting:\n%s", r.Text())
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+// A background job is confined exactly as a foreground command: the
+// sandbox's auto-allow must not start an unconfined job.
+func TestSandboxConfinesBackgroundJobs(t *testing.T) {
+	outside := t.TempDir()
+	c, s, ws, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, nil)
+	requireSandbox(t, res)
+	target := filepath.Join(outside, "escaped.txt")
+	r := c.CallTool(ctx, "bash", map[string]any{"command": "echo in > inside.txt; sleep 0.2; echo out > " + target + "; sleep 30", "run_in_background": true})
+	if s.count() != 0 {
+		t.Fatalf("a sandboxed background command asked (%d questions): %s", s.count(), r.Text())
+	}
+	if r.Details["sandbox"] != true {
+		t.Errorf("details.sandbox of the job's start = %v, want true: %s", r.Details["sandbox"], r.Text())
+	}
+	job, _ := r.Details["job"].(string)
+	if job == "" {
+		t.Fatalf("no job started: %s", r.Text())
+	}
+	defer c.CallTool(ctx, "bash_kill", map[string]any{"job": job})
+	deadline := time.Now().Add(10 * time.Second)
+	for !fileExists(filepath.Join(ws, "inside.txt")) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	if fileExists(target) {
+		t.Fatalf("a background job wrote outside the workspace (%s): it ran unconfined", target)
+	}
+	if !fileExists(filepath.Join(ws, "inside.txt")) {
+		t.Fatalf("the background job did not write in the workspace")
+	}
+}
