@@ -97,6 +97,8 @@ type Server struct {
 	wg   sync.WaitGroup
 	// rootsWait is Options.RootsWait, else RootsWait.
 	rootsWait time.Duration
+	// problems tells the client of configuration problems (problems.go).
+	problems problemTeller
 }
 
 // Serve runs an MCP server over newline-delimited JSON on in/out until the
@@ -121,9 +123,10 @@ func New(opts Options) *Server {
 		InitializedHandler: func(ctx context.Context, r *sdk.InitializedRequest) {
 			s.startOpen()
 			s.syncRoots(r.Session, false)
+			s.tellStartProblems(r.Session)
 		},
 		RootsListChangedHandler: func(ctx context.Context, r *sdk.RootsListChangedRequest) { s.syncRoots(r.Session, true) },
-		Capabilities:            &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+		Capabilities:            &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}, Logging: &sdk.LoggingCapabilities{}},
 	})
 	s.srv.AddReceivingMiddleware(s.middleware)
 	s.srv.AddReceivingMiddleware(s.rootsGate) // outermost: before the session is awaited
@@ -143,6 +146,7 @@ func (s *Server) setSession(sess *session.Session, err error) {
 		s.initialGen = s.toolsGen
 		s.mu.Unlock()
 		sess.Registry.OnChange(s.syncTools)
+		sess.OnProblems(s.tellProblems)
 	}
 	close(s.opened)
 }
@@ -180,6 +184,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	<-s.opened
 	if s.sess != nil {
 		s.sess.Registry.OnChange(nil)
+		s.sess.OnProblems(nil)
 		if s.open != nil {
 			s.sess.Close()
 		}
@@ -219,6 +224,8 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 		}
 		switch method {
+		case "logging/setLevel":
+			s.problems.levelChosen()
 		case "tools/list":
 			// The client's roots decide the folders, and with them the
 			// extension tools and the limits the descriptions state.
@@ -310,6 +317,7 @@ func (s *Server) rootsGate(next sdk.MethodHandler) sdk.MethodHandler {
 // connected, before any tools/list could be answered), or for a change the
 // client has listed since.
 func (s *Server) sending(next sdk.MethodHandler) sdk.MethodHandler {
+	s.problems.send = next
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if method == "notifications/tools/list_changed" {
 			s.mu.Lock()
