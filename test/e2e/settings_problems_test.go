@@ -83,7 +83,7 @@ func TestSettingsProblemsShownToTheEditorUser(t *testing.T) {
 func TestSettingsProblemsSentToTheMCPClient(t *testing.T) {
 	for _, tc := range []struct {
 		name, settings, level string
-		want               []string
+		want                  []string
 	}{
 		{"invalid JSON", "{\n  \"permissions\": {\"deny\": [\"Bash(rm:*)\"],}\n}\n", "error", []string{"line 2, column", "only read-only calls run"}},
 		{"skipped and unmatchable rules", problemSettings, "warning", wantWarnings},
