@@ -49,6 +49,14 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		return *refusal, nil
 	}
 	defer unlock()
+	if asked, ok := ops.TakenVariant(in.Path, p); ok {
+		// The name asked for does not exist: writing the variant would
+		// replace a file the model did not name, and creating the name
+		// would put a look-alike beside it.
+		// Quoted by hand: %q would escape U+00A0 and U+202F, and the name
+		// must pass back as printed.
+		return Errorf("\"%s\" does not exist, and \"%s\" differs from it only in spaces, quotes or Unicode form. Nothing was written: to replace that file, read it and write to its exact name \"%s\"; to make a new file, choose a name that does not look like it.", asked, p.Display(), p.Display()), nil
+	}
 	if r := tooBigToChange(p, "write", int64(len(in.Content)), true); r != nil {
 		return *r, nil
 	}
