@@ -271,12 +271,21 @@ func (e *Engine) parseRg(r *bufio.Reader, q Query, t target, post *globMatcher, 
 	for {
 		ev, err := r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			scratch = append(scratch[:0], ev...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				ev, err = r.ReadSlice('\n')
-				scratch = append(scratch, ev...)
+			// An event longer than the buffer: held up to rgEventMax; a
+			// line event beyond it keeps only its number and start.
+			var n int
+			var start []byte
+			match := bytes.HasPrefix(ev, evMatch)
+			if ev, n, start, err = readLongEvent(r, ev, scratch); err == nil && ev == nil {
+				if match {
+					cur.matches++
+				}
+				if !skip {
+					cur.lines = append(cur.lines, line{n: n, text: decodeLine(start), match: match})
+				}
+				continue
 			}
-			ev = scratch
+			scratch = ev
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
