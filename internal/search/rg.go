@@ -123,13 +123,20 @@ const (
 // rg is only ever handed files it may open (searchRgOrdered).
 func (e *Engine) searchRg(ctx context.Context, q Query, t target, g *globMatcher) (*collector, error) {
 	if t.isDir {
-		return e.searchRgOrdered(ctx, q, t, g)
+		c, err := e.searchRgOrdered(ctx, q, t, g)
+		if err != nil {
+			return nil, err
+		}
+		// Below the directory rg starts in it opens names, which a swap
+		// can turn into symlinks: what it found is checked.
+		return c, e.verifyRg(ctx, c)
 	}
 	c := newCollector(q.Limit)
 	if !e.visible(t.rel) {
 		c.denied++
 		return c, nil
 	}
+	// A file is read from the descriptor agentls opened (stdin).
 	return c, e.runRg(ctx, q, t, c, t.fsPath)
 }
 
