@@ -50,9 +50,9 @@ func (s *Server) tellStartProblems(ss *sdk.ServerSession) {
 }
 
 // tellProblems sends each problem (already masked by the session) as a
-// notifications/message: level error when calls are refused because of it,
-// else warning. Before the client is initialized there is no one to tell;
-// the log has them.
+// notifications/message: level error, or warning for a rule kept that
+// never matches. Before the client is initialized there is no one to
+// tell; the log has them.
 func (s *Server) tellProblems(problems []string) {
 	t := &s.problems
 	t.mu.Lock()
@@ -65,9 +65,9 @@ func (s *Server) tellProblems(problems []string) {
 		return
 	}
 	for _, p := range problems {
-		level := sdk.LoggingLevel("warning")
-		if policy.Severe(p) {
-			level = "error"
+		level := sdk.LoggingLevel("error")
+		if policy.Warning(p) {
+			level = "warning"
 		}
 		params := &sdk.LoggingMessageParams{Level: level, Logger: ServerName, Data: "agentls: " + p}
 		var err error

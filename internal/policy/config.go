@@ -65,10 +65,15 @@ func (p Problem) String() string {
 // and has no earlier content to keep: only read-only calls run.
 const BrokenNote = "; until it is fixed, only read-only calls run"
 
-// Severe reports whether a problem's text (Problem.String, maybe masked)
-// says calls are refused because of it: the user is told as an error, not
-// a warning.
-func Severe(problem string) bool { return strings.Contains(problem, BrokenNote) }
+// NeverMatchesNote is in the problem of every rule kept although it can
+// never match.
+const NeverMatchesNote = "so this rule never matches"
+
+// Warning reports whether a problem's text (Problem.String, maybe masked)
+// is only a warning: a rule that never matches, kept. Every other
+// configuration problem (a rule skipped, a file that cannot be used) is an
+// error the user must fix.
+func Warning(problem string) bool { return strings.Contains(problem, NeverMatchesNote) }
 
 // Settings file locations.
 const (

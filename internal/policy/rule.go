@@ -165,7 +165,7 @@ func ParseRule(s string) (Rule, error) {
 func (r Rule) unmatchable() string {
 	switch r.kind {
 	case kindOpaque:
-		return fmt.Sprintf("%s takes no specifier in parentheses, so this rule never matches; write %s to match every call", r.Raw[:strings.IndexByte(r.Raw, '(')], r.Raw[:strings.IndexByte(r.Raw, '(')])
+		return fmt.Sprintf("%s takes no specifier in parentheses, "+NeverMatchesNote+"; write %s to match every call", r.Raw[:strings.IndexByte(r.Raw, '(')], r.Raw[:strings.IndexByte(r.Raw, '(')])
 	case kindPath:
 		glob := r.pat.glob
 		for r.pat.up && strings.HasPrefix(glob, "../") {
@@ -173,7 +173,7 @@ func (r Rule) unmatchable() string {
 		}
 		for _, seg := range strings.Split(strings.TrimPrefix(glob, "/"), "/") {
 			if seg == "" || seg == "." || seg == ".." {
-				return fmt.Sprintf("the path pattern %q has an empty, '.' or '..' part inside it, which no cleaned path has, so this rule never matches", r.Spec)
+				return fmt.Sprintf("the path pattern %q has an empty, '.' or '..' part inside it, which no cleaned path has, "+NeverMatchesNote, r.Spec)
 			}
 		}
 	}
@@ -197,7 +197,7 @@ func (c *Config) UnknownTools(known func(tool string) bool) []Problem {
 			if i := strings.IndexByte(name, '('); i >= 0 {
 				name = name[:i]
 			}
-			probs = append(probs, Problem{File: r.Source, Msg: fmt.Sprintf("permissions.%s %q: no tool is named %s, so this rule never matches (tool names: read, grep, find, ls, edit, write, bash, tool_search, extension tools, mcp__server__tool)",
+			probs = append(probs, Problem{File: r.Source, Msg: fmt.Sprintf("permissions.%s %q: no tool is named %s, "+NeverMatchesNote+" (tool names: read, grep, find, ls, edit, write, bash, tool_search, extension tools, mcp__server__tool)",
 				[3]string{"allow", "ask", "deny"}[li], r.Raw, name), Unmatchable: true})
 		}
 	}

@@ -694,12 +694,12 @@ func (s *Server) logMessage(typ int, msg string) {
 
 // tellProblems tells the user of configuration problems where they look
 // (window/showMessage) and keeps them in the log (window/logMessage): an
-// error when calls are refused because of one, else a warning.
+// error, except a rule kept that never matches, a warning.
 func (s *Server) tellProblems(problems []string) {
 	for _, p := range problems {
-		typ := 2
-		if policy.Severe(p) {
-			typ = 1
+		typ := 1
+		if policy.Warning(p) {
+			typ = 2
 		}
 		s.logMessage(typ, "agentls: "+p)
 		s.showMessage(typ, "agentls: "+p)

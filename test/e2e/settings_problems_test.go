@@ -17,13 +17,17 @@ import (
 // stays in force.
 const problemSettings = `{"permissions": {"deny": ["Bash(rm:*)", "Bash(curl:*", "tool_search(secret)", "Frobnicate", "Read(src/../secret.txt)"]}}`
 
-// wantWarnings are what the user must be told of problemSettings.
-var wantWarnings = []string{`"Bash(curl:*"`, `tool_search(secret)`, `no tool is named Frobnicate`, `src/../secret.txt`}
+// What the user must be told of problemSettings: the skipped rule is an
+// error, the rules kept that never match are warnings.
+var (
+	wantErrors   = []string{`"Bash(curl:*"`}
+	wantWarnings = []string{`tool_search(secret)`, `no tool is named Frobnicate`, `src/../secret.txt`}
+)
 
 // A broken settings file, or rules that are skipped or can never match,
 // used to reach only the log (window/logMessage, stderr): an editor shows
-// window/showMessage to the user, an error when calls are refused because
-// of it, else a warning.
+// window/showMessage to the user, an error, or a warning for a rule kept
+// that never matches.
 func TestSettingsProblemsShownToTheEditorUser(t *testing.T) {
 	t.Run("invalid JSON is an error message", func(t *testing.T) {
 		ws := t.TempDir()
@@ -50,16 +54,18 @@ func TestSettingsProblemsShownToTheEditorUser(t *testing.T) {
 		writeFiles(t, ws, map[string]string{".agentls/settings.json": problemSettings})
 		c := harness.Start(t, harness.Options{Root: ws, Env: []string{"XDG_CONFIG_HOME=" + t.TempDir()}})
 		c.Initialize(t.Context(), nil)
-		for _, want := range wantWarnings {
-			n, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
-				return n.Method == "window/showMessage" && strings.Contains(string(n.Params), strings.ReplaceAll(want, `"`, `\"`))
-			})
-			if !ok {
-				t.Errorf("no window/showMessage says %s; got %v", want, c.Notes("window/showMessage"))
-				continue
-			}
-			if !strings.Contains(string(n.Params), `"type":2`) {
-				t.Errorf("%s: showMessage %s is not a warning", want, n.Params)
+		for typ, wants := range map[string][]string{`"type":1`: wantErrors, `"type":2`: wantWarnings} {
+			for _, want := range wants {
+				n, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
+					return n.Method == "window/showMessage" && strings.Contains(string(n.Params), strings.ReplaceAll(want, `"`, `\"`))
+				})
+				if !ok {
+					t.Errorf("no window/showMessage says %s; got %v", want, c.Notes("window/showMessage"))
+					continue
+				}
+				if !strings.Contains(string(n.Params), typ) {
+					t.Errorf("%s: showMessage %s, want %s", want, n.Params, typ)
+				}
 			}
 		}
 	})
@@ -86,7 +92,8 @@ func TestSettingsProblemsSentToTheMCPClient(t *testing.T) {
 		want                  []string
 	}{
 		{"invalid JSON", "{\n  \"permissions\": {\"deny\": [\"Bash(rm:*)\"],}\n}\n", "error", []string{"line 2, column", "only read-only calls run"}},
-		{"skipped and unmatchable rules", problemSettings, "warning", wantWarnings},
+		{"a skipped rule", problemSettings, "error", wantErrors},
+		{"rules that never match", problemSettings, "warning", wantWarnings},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := t.TempDir()
