@@ -200,3 +200,36 @@ func TestDeclaredRootsNeverListedFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// The wait for a client's roots starts once the session is open: a
+// workspace slower to open than the wait must not make a client that
+// answers roots/list at once look as if it never did.
+func TestRootsWaitStartsWhenTheSessionIsOpen(t *testing.T) {
+	launch, root := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "r.txt"), []byte("client root\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := sdk.NewInMemoryTransports()
+	srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), RootsWait: 200 * time.Millisecond,
+		Open: func() (*session.Session, error) {
+			time.Sleep(600 * time.Millisecond) // a big workspace
+			return openDir(launch)
+		}})
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, st) }()
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	client.AddRoots(&sdk.Root{URI: "file://" + root, Name: "root"})
+	cs, err := client.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cs.Close()
+		cancel()
+		<-done
+	}()
+	if ok, text := readCall(t, cs, "r.txt"); !ok || !strings.Contains(text, "client root") {
+		t.Fatalf("read in the client's root after a slow open: ok=%v %q", ok, text)
+	}
+}

@@ -552,12 +552,14 @@ func (s *Server) syncRoots(ss *sdk.ServerSession, changed bool) {
 
 // syncRootsOnce asks the client for its roots and makes them the folders.
 func (s *Server) syncRootsOnce(base context.Context, ss *sdk.ServerSession) {
-	ctx, cancel := context.WithTimeout(base, s.rootsWait)
-	defer cancel()
-	sess, err := s.session(ctx)
+	// The wait for the answer starts once the session is open: a big
+	// workspace may take longer to open than the client has to answer.
+	sess, err := s.session(base)
 	if err != nil {
 		return
 	}
+	ctx, cancel := context.WithTimeout(base, s.rootsWait)
+	defer cancel()
 	res, err := ss.ListRoots(ctx, nil)
 	if err != nil {
 		if base.Err() != nil {
@@ -639,13 +641,22 @@ func (s *Server) unlisted(why string) string {
 }
 
 // waitRoots blocks until a pending roots sync is done, ctx ends, or the
-// roots wait passes; it reports whether no sync is pending any more.
+// roots wait passes after the session opened; it reports whether no sync
+// is pending any more.
 func (s *Server) waitRoots(ctx context.Context) bool {
 	s.mu.Lock()
 	ch := s.rootsPending
 	s.mu.Unlock()
 	if ch == nil {
 		return true
+	}
+	// The roots are asked for once the session is open (syncRootsOnce).
+	select {
+	case <-ch:
+		return true
+	case <-s.opened:
+	case <-ctx.Done():
+		return false
 	}
 	t := time.NewTimer(s.rootsWait)
 	defer t.Stop()
