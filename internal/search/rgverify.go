@@ -24,12 +24,14 @@ func (e *Engine) verifyRg(ctx context.Context, c *collector) error {
 		return nil
 	}
 	c.prune()
+	d := &dirOpener{fsys: e.FS}
+	defer d.close()
 	kept := c.files[:0]
 	for _, f := range c.files {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if len(f.lines) == 0 || e.sameLines(f) {
+		if len(f.lines) == 0 || e.sameLines(d, f) {
 			kept = append(kept, f)
 			continue
 		}
@@ -41,9 +43,10 @@ func (e *Engine) verifyRg(ctx context.Context, c *collector) error {
 }
 
 // sameLines reports whether each line of f starts with its text as read
-// through Engine.FS now. A line is held only up to its text's length.
-func (e *Engine) sameLines(f fileHits) bool {
-	file, err := e.FS.Open(f.path)
+// through Engine.FS now (d opens it as the Go searcher does, names that
+// are not UTF-8 included). A line is held only up to its text's length.
+func (e *Engine) sameLines(d *dirOpener, f fileHits) bool {
+	file, err := d.open(f.path)
 	if err != nil {
 		return false
 	}
