@@ -389,10 +389,10 @@ func TestUnmatchableRulesAreReportedAndKept(t *testing.T) {
 }
 
 // A rule naming a tool that does not exist never matches: it is reported
-// (the rule stays, in case such a tool appears); tool families, mcp__
-// tools and the tools known are not.
+// (the rule stays, in case such a tool appears); tool families, upstream
+// servers' tools (mcp__server…, server__tool) and the tools known are not.
 func TestRulesOnUnknownToolsAreReported(t *testing.T) {
-	c := &Config{Deny: []Rule{MustParseRule("Frobnicate"), MustParseRule("Glob(*.env)"), MustParseRule("mcp__x__y"), MustParseRule("lint")}}
+	c := &Config{Deny: []Rule{MustParseRule("Frobnicate"), MustParseRule("Glob(*.env)"), MustParseRule("mcp__x__y"), MustParseRule("github__create_issue"), MustParseRule("lint")}}
 	for i := range c.Deny {
 		c.Deny[i].Source = SourceWorkspace
 	}

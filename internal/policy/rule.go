@@ -181,16 +181,17 @@ func (r Rule) unmatchable() string {
 }
 
 // UnknownTools reports the rules of c that name a tool known says does not
-// exist (mcp__ rules name upstream servers' tools, which come and go, and
-// are not checked): such a rule never matches until a tool of that name
-// appears. The rules stay in force.
+// exist (mcp__server… and server__tool rules name upstream servers' tools,
+// which register in the background and come and go, and are not checked):
+// such a rule never matches until a tool of that name appears. The rules
+// stay in force.
 func (c *Config) UnknownTools(known func(tool string) bool) []Problem {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var probs []Problem
 	for li, list := range [3][]Rule{c.Allow, c.Ask, c.Deny} {
 		for _, r := range list {
-			if r.Source == SourceSession || strings.HasPrefix(r.Tool, "mcp__") || family(r.Tool) != "" || known(r.Tool) {
+			if r.Source == SourceSession || strings.Contains(r.Tool, "__") || family(r.Tool) != "" || known(r.Tool) {
 				continue
 			}
 			name := r.Raw
