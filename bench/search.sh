@@ -21,6 +21,13 @@ END {
 		printf "| %s | %.1f ms | %.1f ms | %.1f ms | %s | %s |\n", k, c / 1e6, g / 1e6, raw / 1e6, r(c, raw), r(g, c)
 	}
 	print ""
+	print "| tree / query | CPU per call: tools/call (rg) | Go fallback | raw rg | rg path ÷ raw rg |"
+	print "|---|---|---|---|---|"
+	for (k in keys) if (k !~ /files$/) {
+		c = median(k, "grep-call-cpu"); g = median(k, "grep-call-go-cpu"); raw = median(k, "raw-rg-cpu")
+		printf "| %s | %.1f ms | %.1f ms | %.1f ms | %s |\n", k, c / 1e6, g / 1e6, raw / 1e6, r(c, raw)
+	}
+	print ""
 	print "| tree | find *.go (tools/call) | rg --files -g *.go | find ÷ rg --files (≤ 1.5) |"
 	print "|---|---|---|---|"
 	for (k in keys) if (k ~ /files$/) {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentls/agentls/internal/ops"
@@ -121,5 +123,113 @@ func TestStaleRootIsSkippedAndNoneUsableFailsClosed(t *testing.T) {
 	r, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "ls", Arguments: map[string]any{}})
 	if err != nil || !r.IsError || !strings.Contains(textOf(r), missing) {
 		t.Errorf("ls with no usable root: err=%v %+v", err, r)
+	}
+}
+
+// A client that declares the roots capability and never answers roots/list
+// (or answers it with an error) used to get, after the wait, the launch
+// folder as its workspace: every call now fails saying the roots were
+// declared but not listed, and the launch folder is never read.
+func TestDeclaredRootsNeverListedFailsClosed(t *testing.T) {
+	for _, answer := range []string{"never", "error"} {
+		t.Run(answer, func(t *testing.T) {
+			launch := t.TempDir()
+			if err := os.WriteFile(filepath.Join(launch, "l.txt"), []byte("launch dir\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			st, ct := sdk.NewInMemoryTransports()
+			srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), RootsWait: 300 * time.Millisecond,
+				Open: func() (*session.Session, error) { return openDir(launch) }})
+			done := make(chan error, 1)
+			go func() { done <- srv.Run(ctx, st) }()
+			conn, err := ct.Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				conn.Close()
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			}()
+			id := func(n float64) jsonrpc.ID { i, _ := jsonrpc.MakeID(n); return i }
+			conn.Write(ctx, &jsonrpc.Request{ID: id(1), Method: "initialize", Params: json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"raw","version":"1"}}`)})
+			conn.Read(ctx)
+			conn.Write(ctx, &jsonrpc.Request{Method: "notifications/initialized", Params: json.RawMessage(`{}`)})
+			conn.Write(ctx, &jsonrpc.Request{ID: id(2), Method: "tools/call", Params: json.RawMessage(`{"name":"read","arguments":{"path":"l.txt"}}`)})
+			readCtx, stop := context.WithTimeout(ctx, 5*time.Second)
+			defer stop()
+			for {
+				m, err := conn.Read(readCtx)
+				if err != nil {
+					t.Fatalf("no answer to the call: %v", err)
+				}
+				if r, ok := m.(*jsonrpc.Request); ok && r.Method == "roots/list" && answer == "error" {
+					conn.Write(ctx, &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: -32601, Message: "roots are not available"}})
+				}
+				r, ok := m.(*jsonrpc.Response)
+				if !ok || r.ID != id(2) {
+					continue
+				}
+				var res struct {
+					IsError bool `json:"isError"`
+					Content []struct{ Text string }
+				}
+				if r.Error != nil || json.Unmarshal(r.Result, &res) != nil {
+					t.Fatalf("call answered with a protocol error: %v %s", r.Error, r.Result)
+				}
+				text := ""
+				for _, c := range res.Content {
+					text += c.Text
+				}
+				if !res.IsError || strings.Contains(text, "launch dir") {
+					t.Fatalf("the launch folder was used: isError=%v %q", res.IsError, text)
+				}
+				for _, want := range []string{"declared the roots capability but did not list its roots", "roots/list"} {
+					if !strings.Contains(text, want) {
+						t.Errorf("refusal lacks %q: %q", want, text)
+					}
+				}
+				if answer == "error" && !strings.Contains(text, "roots are not available") {
+					t.Errorf("refusal does not say what roots/list gave: %q", text)
+				}
+				return
+			}
+		})
+	}
+}
+
+// The wait for a client's roots starts once the session is open: a
+// workspace slower to open than the wait must not make a client that
+// answers roots/list at once look as if it never did.
+func TestRootsWaitStartsWhenTheSessionIsOpen(t *testing.T) {
+	launch, root := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "r.txt"), []byte("client root\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := sdk.NewInMemoryTransports()
+	srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), RootsWait: 200 * time.Millisecond,
+		Open: func() (*session.Session, error) {
+			time.Sleep(600 * time.Millisecond) // a big workspace
+			return openDir(launch)
+		}})
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, st) }()
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	client.AddRoots(&sdk.Root{URI: "file://" + root, Name: "root"})
+	cs, err := client.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cs.Close()
+		cancel()
+		<-done
+	}()
+	if ok, text := readCall(t, cs, "r.txt"); !ok || !strings.Contains(text, "client root") {
+		t.Fatalf("read in the client's root after a slow open: ok=%v %q", ok, text)
 	}
 }

@@ -28,8 +28,8 @@ const (
 	// of one call; output in between is dropped (the result carries it all).
 	ProgressInterval = 50 * time.Millisecond
 	// RootsWait bounds how long a call waits for the client's roots after
-	// initialize (or after roots/list_changed) before it runs on the folders
-	// the session already has.
+	// initialize (or after roots/list_changed). A client that declared
+	// roots and has not listed them by then gets every call refused.
 	RootsWait = 5 * time.Second
 )
 
@@ -48,6 +48,8 @@ type Options struct {
 	Instructions string
 	// Log receives the server's own log lines; nil discards them.
 	Log *slog.Logger
+	// RootsWait replaces the package's RootsWait when > 0 (tests).
+	RootsWait time.Duration
 }
 
 // Server is an MCP server over one session. Make it with New and run it
@@ -93,6 +95,10 @@ type Server struct {
 	// base is the Run context: roots syncs run on it, not on a request's.
 	base context.Context
 	wg   sync.WaitGroup
+	// rootsWait is Options.RootsWait, else RootsWait.
+	rootsWait time.Duration
+	// problems tells the client of configuration problems (problems.go).
+	problems problemTeller
 }
 
 // Serve runs an MCP server over newline-delimited JSON on in/out until the
@@ -107,16 +113,20 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{log: log, open: opts.Open, opened: make(chan struct{}), listed: map[string]*tools.Tool{}, listedGen: -1}
+	s := &Server{log: log, open: opts.Open, opened: make(chan struct{}), listed: map[string]*tools.Tool{}, listedGen: -1, rootsWait: RootsWait}
+	if opts.RootsWait > 0 {
+		s.rootsWait = opts.RootsWait
+	}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: ServerName, Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: opts.Instructions,
 		Logger:       slog.New(quietCancel{log.Handler()}),
 		InitializedHandler: func(ctx context.Context, r *sdk.InitializedRequest) {
 			s.startOpen()
 			s.syncRoots(r.Session, false)
+			s.tellStartProblems(r.Session)
 		},
 		RootsListChangedHandler: func(ctx context.Context, r *sdk.RootsListChangedRequest) { s.syncRoots(r.Session, true) },
-		Capabilities:            &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+		Capabilities:            &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}, Logging: &sdk.LoggingCapabilities{}},
 	})
 	s.srv.AddReceivingMiddleware(s.middleware)
 	s.srv.AddReceivingMiddleware(s.rootsGate) // outermost: before the session is awaited
@@ -136,6 +146,7 @@ func (s *Server) setSession(sess *session.Session, err error) {
 		s.initialGen = s.toolsGen
 		s.mu.Unlock()
 		sess.Registry.OnChange(s.syncTools)
+		sess.OnProblems(s.tellProblems)
 	}
 	close(s.opened)
 }
@@ -173,6 +184,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	<-s.opened
 	if s.sess != nil {
 		s.sess.Registry.OnChange(nil)
+		s.sess.OnProblems(nil)
 		if s.open != nil {
 			s.sess.Close()
 		}
@@ -212,6 +224,8 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 		}
 		switch method {
+		case "logging/setLevel":
+			s.problems.levelChosen()
 		case "tools/list":
 			// The client's roots decide the folders, and with them the
 			// extension tools and the limits the descriptions state.
@@ -274,10 +288,13 @@ func (s *Server) rootsGate(next sdk.MethodHandler) sdk.MethodHandler {
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
-		s.waitRoots(ctx)
+		listed := s.waitRoots(ctx)
 		s.mu.Lock()
 		refusal := s.rootsErr
 		s.mu.Unlock()
+		if !listed && ctx.Err() == nil {
+			refusal = s.unlisted(fmt.Sprintf("no answer within %v", s.rootsWait))
+		}
 		if refusal != "" {
 			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: refusal}}}, nil
 		}
@@ -300,6 +317,7 @@ func (s *Server) rootsGate(next sdk.MethodHandler) sdk.MethodHandler {
 // connected, before any tools/list could be answered), or for a change the
 // client has listed since.
 func (s *Server) sending(next sdk.MethodHandler) sdk.MethodHandler {
+	s.problems.send = next
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if method == "notifications/tools/list_changed" {
 			s.mu.Lock()
@@ -537,15 +555,29 @@ func (s *Server) syncRoots(ss *sdk.ServerSession, changed bool) {
 
 // syncRootsOnce asks the client for its roots and makes them the folders.
 func (s *Server) syncRootsOnce(base context.Context, ss *sdk.ServerSession) {
-	ctx, cancel := context.WithTimeout(base, RootsWait)
-	defer cancel()
-	sess, err := s.session(ctx)
+	// The wait for the answer starts once the session is open: a big
+	// workspace may take longer to open than the client has to answer.
+	sess, err := s.session(base)
 	if err != nil {
 		return
 	}
+	ctx, cancel := context.WithTimeout(base, s.rootsWait)
+	defer cancel()
 	res, err := ss.ListRoots(ctx, nil)
 	if err != nil {
-		s.log.Info("client gave no roots; keeping the workspace folders", "err", err)
+		if base.Err() != nil {
+			return
+		}
+		// The client said its roots are the workspace and did not name
+		// them: no folder is known to be its, so none is used.
+		why := err.Error()
+		if errors.Is(err, context.DeadlineExceeded) {
+			why = fmt.Sprintf("no answer within %v", s.rootsWait)
+		}
+		s.mu.Lock()
+		s.rootsErr, s.rootsNotice = s.unlisted(why), ""
+		s.mu.Unlock()
+		s.log.Warn("client declared roots but did not list them; tool calls fail until it does", "err", err)
 		return
 	}
 	s.applyRoots(sess, res.Roots)
@@ -605,21 +637,39 @@ func (s *Server) applyRoots(sess *session.Session, roots []*sdk.Root) {
 	}
 }
 
-// waitRoots blocks until a pending roots sync is done, ctx ends, or RootsWait.
-func (s *Server) waitRoots(ctx context.Context) {
+// unlisted is the refusal of a call while a client that declared the roots
+// capability has not listed its roots; why is what roots/list gave.
+func (s *Server) unlisted(why string) string {
+	return fmt.Sprintf("No workspace folder: the MCP client declared the roots capability but did not list its roots (roots/list: %s). agentls does not fall back to its working directory or to earlier roots; the client must answer roots/list.", why)
+}
+
+// waitRoots blocks until a pending roots sync is done, ctx ends, or the
+// roots wait passes after the session opened; it reports whether no sync
+// is pending any more.
+func (s *Server) waitRoots(ctx context.Context) bool {
 	s.mu.Lock()
 	ch := s.rootsPending
 	s.mu.Unlock()
 	if ch == nil {
-		return
+		return true
 	}
-	t := time.NewTimer(RootsWait)
+	// The roots are asked for once the session is open (syncRootsOnce).
+	select {
+	case <-ch:
+		return true
+	case <-s.opened:
+	case <-ctx.Done():
+		return false
+	}
+	t := time.NewTimer(s.rootsWait)
 	defer t.Stop()
 	select {
 	case <-ch:
+		return true
 	case <-ctx.Done():
 	case <-t.C:
 	}
+	return false
 }
 
 // declaresRoots reports whether a client declared the roots capability:

@@ -342,3 +342,56 @@ func TestContractFolderFS(t *testing.T) {
 		}
 	})
 }
+
+// Local and Mem resolve lenient names by one rule: the exact name wins, a
+// missing name takes its one variant (odd spaces, NFD, curly quotes), two
+// variants are an error naming both, and TakenVariant tells a variant was
+// taken for the file's own name.
+func TestContractLenientNames(t *testing.T) {
+	files := map[string]string{"odd\u00a0name.txt": "1", "two\u00a0ways.txt": "2", "two\u202fways.txt": "3", "both name.txt": "4", "both\u00a0name.txt": "5", "dir\u202fx/in.txt": "6"}
+	dir := t.TempDir()
+	for name, c := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	local, err := ops.NewLocal([]ops.FolderSpec{{Path: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	for name, fsys := range map[string]ops.FS{"Local": local, "Mem": ops.NewMem("/ws", files)} {
+		t.Run(name, func(t *testing.T) {
+			for _, tc := range []struct {
+				input, wantRel, wantErr string
+				taken                   bool
+			}{
+				{input: "odd name.txt", wantRel: "odd\u00a0name.txt", taken: true},
+				{input: "odd\u00a0name.txt", wantRel: "odd\u00a0name.txt"},
+				{input: "both name.txt", wantRel: "both name.txt"},
+				{input: "dir x/in.txt", wantRel: "dir\u202fx/in.txt"},
+				{input: "two ways.txt", wantErr: "differ from it only"},
+				{input: "new name.txt", wantRel: "new name.txt"},
+			} {
+				p, err := fsys.Resolve(tc.input)
+				if tc.wantErr != "" {
+					if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "two\u00a0ways.txt") || !strings.Contains(err.Error(), "two\u202fways.txt") {
+						t.Errorf("Resolve(%q) = %+v, %v; want an error naming both variants", tc.input, p, err)
+					}
+					continue
+				}
+				if err != nil || p.Rel != tc.wantRel {
+					t.Errorf("Resolve(%q) = %q, %v; want %q", tc.input, p.Rel, err, tc.wantRel)
+					continue
+				}
+				if _, taken := ops.TakenVariant(tc.input, p); taken != tc.taken {
+					t.Errorf("TakenVariant(%q, %q) = %v, want %v", tc.input, p.Rel, taken, tc.taken)
+				}
+			}
+		})
+	}
+}

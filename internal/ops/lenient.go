@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -45,22 +46,36 @@ func SameNameVariant(a, b string) bool { return foldVariant(a) == foldVariant(b)
 // stops at the first component it cannot map; more than one variant is an
 // error naming them.
 func lenientNames(abs string, rootLen int) (string, error) {
-	if _, err := os.Lstat(abs); !errors.Is(err, fs.ErrNotExist) {
+	return lenientIn(abs, rootLen, string(filepath.Separator), func(p string) error { _, err := os.Lstat(p); return err }, func(dir string) ([]string, error) {
+		entries, err := os.ReadDir(dir)
+		names := make([]string, len(entries))
+		for i, e := range entries {
+			names[i] = e.Name()
+		}
+		return names, err
+	})
+}
+
+// lenientIn is the lenient-name rule over any file system whose paths use
+// sep: lstat says whether a path exists, names lists a directory. Local
+// and Mem both resolve through it.
+func lenientIn(abs string, rootLen int, sep string, lstat func(string) error, names func(string) ([]string, error)) (string, error) {
+	if err := lstat(abs); !errors.Is(err, fs.ErrNotExist) {
 		return abs, nil
 	}
 	cur := abs[:rootLen]
-	rest := strings.Split(strings.TrimPrefix(abs[rootLen:], string(filepath.Separator)), string(filepath.Separator))
+	rest := strings.Split(strings.TrimPrefix(abs[rootLen:], sep), sep)
 	for i, part := range rest {
-		next := filepath.Join(cur, part)
-		if _, err := os.Lstat(next); errors.Is(err, fs.ErrNotExist) {
-			found, err := variantsOf(cur, part)
+		next := strings.TrimSuffix(cur, sep) + sep + part
+		if err := lstat(next); errors.Is(err, fs.ErrNotExist) {
+			found, err := variantsOf(cur, part, names)
 			if err != nil || len(found) == 0 {
 				return abs, nil
 			}
 			if len(found) > 1 {
 				return abs, &variantError{dir: cur, asked: part, found: found}
 			}
-			next = filepath.Join(cur, found[0])
+			next = strings.TrimSuffix(cur, sep) + sep + found[0]
 		} else if err != nil {
 			return abs, nil
 		}
@@ -73,19 +88,36 @@ func lenientNames(abs string, rootLen int) (string, error) {
 }
 
 // variantsOf lists the entries of dir that are lenient variants of name.
-func variantsOf(dir, name string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+func variantsOf(dir, name string, names func(string) ([]string, error)) ([]string, error) {
+	all, err := names(dir)
 	if err != nil {
 		return nil, err
 	}
 	want := foldVariant(name)
 	var found []string
-	for _, e := range entries {
-		if n := e.Name(); n != name && foldVariant(n) == want {
+	for _, n := range all {
+		if n != name && foldVariant(n) == want {
 			found = append(found, n)
 		}
 	}
 	return found, nil
+}
+
+// TakenVariant reports whether resolving input to p took a lenient
+// variant for the file's own name (input's name does not exist, and p names
+// the one entry that differs from it only in spaces, quotes or Unicode
+// form), and returns the name asked for. Reading or editing the variant is
+// what the model meant; creating or replacing a file by a name that is not
+// its own is refused by write (a sibling or a silent overwrite).
+func TakenVariant(input string, p Path) (asked string, ok bool) {
+	in := strings.TrimSpace(input)
+	if inner, quoted := unquotePath(in); quoted {
+		in = inner
+	}
+	in = strings.TrimRight(strings.ReplaceAll(in, "\\", "/"), "/")
+	asked = in[strings.LastIndexByte(in, '/')+1:]
+	got := path.Base(p.Rel)
+	return asked, asked != got && SameNameVariant(asked, got)
 }
 
 // variantError is a missing name with several existing variants: which

@@ -140,20 +140,59 @@ func (m *Mem) resolve(input string) (Path, error) {
 	if len(folders) == 0 || folders[0].ReadOnly {
 		return Path{}, &PathError{input, "no workspace folder is open"}
 	}
+	var res Path
 	if !path.IsAbs(p) {
 		rel, err := lexicalRel(input, p)
 		if err != nil {
 			return Path{}, err
 		}
-		return Path{Folder: folders[0], Rel: rel}, nil
-	}
-	p = path.Clean(p)
-	for _, f := range folders {
-		if rel, ok := withinSlash(f.Root, p); ok {
-			return Path{Folder: f, Rel: rel}, nil
+		res = Path{Folder: folders[0], Rel: rel}
+	} else {
+		p = path.Clean(p)
+		for _, f := range folders {
+			if rel, ok := withinSlash(f.Root, p); ok {
+				res = Path{Folder: f, Rel: rel}
+				break
+			}
+		}
+		if res.Folder == nil {
+			return Path{}, &PathError{input, fmt.Sprintf("it is outside the workspace (%s); use a path inside it", rootsList(folders))}
 		}
 	}
-	return Path{}, &PathError{input, fmt.Sprintf("it is outside the workspace (%s); use a path inside it", rootsList(folders))}
+	if abs := m.abs(res); res.Rel != "." && lenientCandidate(res.Rel) {
+		root := strings.TrimSuffix(res.Folder.Root, "/")
+		got, err := lenientIn(abs, len(root), "/", m.lstatAbs, m.namesAbs)
+		if err != nil {
+			return Path{}, &PathError{input, err.Error()}
+		}
+		if rel, ok := withinSlash(res.Folder.Root, got); ok {
+			res.Rel = rel
+		}
+	}
+	return res, nil
+}
+
+// lstatAbs and namesAbs serve lenientIn over Mem's map.
+func (m *Mem) lstatAbs(abs string) error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if _, ok := m.files[abs]; !ok {
+		return fs.ErrNotExist
+	}
+	return nil
+}
+
+func (m *Mem) namesAbs(dir string) ([]string, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var names []string
+	for k := range m.files {
+		if path.Dir(k) == dir && k != dir {
+			names = append(names, path.Base(k))
+		}
+	}
+	sort.Strings(names)
+	return names, nil
 }
 
 func withinSlash(root, abs string) (string, bool) {

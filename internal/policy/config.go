@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Settings is the permission part of a settings file and of the editor's
@@ -50,6 +51,9 @@ type Problem struct {
 	Rule  string // the rule as written
 	Pos   int    // 1-based column in Rule, 0 when none
 	Msg   string
+	// Unmatchable says the rule parsed and is kept, but can never match
+	// (a specifier its tool cannot have, a path no file has).
+	Unmatchable bool
 }
 
 func (p Problem) String() string {
@@ -58,6 +62,20 @@ func (p Problem) String() string {
 	}
 	return fmt.Sprintf("%s: permissions.%s[%d] %q: %s", p.File, p.List, p.Index, p.Rule, p.Msg)
 }
+
+// BrokenNote ends the problem of a settings file that could not be used
+// and has no earlier content to keep: only read-only calls run.
+const BrokenNote = "; until it is fixed, only read-only calls run"
+
+// NeverMatchesNote is in the problem of every rule kept although it can
+// never match.
+const NeverMatchesNote = "so this rule never matches"
+
+// Warning reports whether a problem's text (Problem.String, maybe masked)
+// is only a warning: a rule that never matches, kept. Every other
+// configuration problem (a rule skipped, a file that cannot be used) is an
+// error the user must fix.
+func Warning(problem string) bool { return strings.Contains(problem, NeverMatchesNote) }
 
 // Settings file locations.
 const (
@@ -176,7 +194,7 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 			if !keepPrevious(name, display) {
 				// Its deny rules are unknown: nothing that is not
 				// read-only runs until it is fixed (fail closed).
-				prob.Msg += "; until it is fixed, only read-only calls run"
+				prob.Msg += BrokenNote
 				broken = append(broken, *prob)
 			}
 			problems = append(problems, *prob)
@@ -301,6 +319,9 @@ func parseSettings(name, file string, s Settings, workspace bool) (*source, []Pr
 				continue
 			}
 			r.Source = name
+			if why := r.unmatchable(); why != "" {
+				problems = append(problems, Problem{File: file, List: listName, Index: i, Rule: raw, Msg: why, Unmatchable: true})
+			}
 			src.lists[li] = append(src.lists[li], r)
 		}
 	}
@@ -326,7 +347,7 @@ func parseSettings(name, file string, s Settings, workspace bool) (*source, []Pr
 // badRule reports whether probs hold a rule that did not parse.
 func badRule(probs []Problem) bool {
 	for _, p := range probs {
-		if p.List != "" {
+		if p.List != "" && !p.Unmatchable {
 			return true
 		}
 	}

@@ -349,3 +349,55 @@ func TestTypoWhileRunningKeepsTheEarlierDenyRule(t *testing.T) {
 		t.Errorf("rm after the typo: %s by %q, want the earlier deny rule", v.Decision, v.Rule)
 	}
 }
+
+// A rule that parses but can never match (a specifier its tool cannot
+// have, a path with an empty, '.' or '..' part inside) is reported and
+// kept; it does not count as a bad rule, so it never triggers keeping an
+// earlier version of the file. Rules that can match are not reported.
+func TestUnmatchableRulesAreReportedAndKept(t *testing.T) {
+	for _, tc := range []struct {
+		rule        string
+		unmatchable bool
+	}{
+		{"tool_search(secret)", true},
+		{"Read(src//a.txt)", true},
+		{"Edit(./src/./a.txt)", true},
+		{"Read(src/../secret.txt)", true},
+		{"Read(../outside/x)", false},
+		{"Read(../../x)", false},
+		{"Read(//etc/passwd)", false},
+		{"Read(~/.ssh/**)", false},
+		{"Read(src/)", false},
+		{"Bash(rm:*)", false},
+		{"mcp__github__create_issue", false},
+	} {
+		r, err := ParseRule(tc.rule)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.rule, err)
+		}
+		src, probs := parseSettings(SourceWorkspace, SourceWorkspace, Settings{Permissions: Permissions{Deny: []string{tc.rule}}}, true)
+		if len(src.lists[2]) != 1 {
+			t.Errorf("%s: the rule was not kept", tc.rule)
+		}
+		if got := r.unmatchable() != ""; got != tc.unmatchable || (len(probs) == 1) != tc.unmatchable {
+			t.Errorf("%s: unmatchable = %v, problems %v; want %v", tc.rule, got, probs, tc.unmatchable)
+		}
+		if badRule(probs) {
+			t.Errorf("%s: counted as a rule that did not parse", tc.rule)
+		}
+	}
+}
+
+// A rule naming a tool that does not exist never matches: it is reported
+// (the rule stays, in case such a tool appears); tool families, upstream
+// servers' tools (mcp__server…, server__tool) and the tools known are not.
+func TestRulesOnUnknownToolsAreReported(t *testing.T) {
+	c := &Config{Deny: []Rule{MustParseRule("Frobnicate"), MustParseRule("Glob(*.env)"), MustParseRule("mcp__x__y"), MustParseRule("github__create_issue"), MustParseRule("lint")}}
+	for i := range c.Deny {
+		c.Deny[i].Source = SourceWorkspace
+	}
+	probs := c.UnknownTools(func(tool string) bool { return tool == "lint" })
+	if len(probs) != 1 || !strings.Contains(probs[0].String(), "no tool is named Frobnicate") {
+		t.Fatalf("problems = %v, want one naming Frobnicate", probs)
+	}
+}

@@ -159,6 +159,52 @@ func ParseRule(s string) (Rule, error) {
 	return r, nil
 }
 
+// unmatchable says why a parsed rule can never match, or "". Such a rule
+// is kept (it is harmless) and reported, since its author meant something
+// it does not do.
+func (r Rule) unmatchable() string {
+	switch r.kind {
+	case kindOpaque:
+		return fmt.Sprintf("%s takes no specifier in parentheses, "+NeverMatchesNote+"; write %s to match every call", r.Raw[:strings.IndexByte(r.Raw, '(')], r.Raw[:strings.IndexByte(r.Raw, '(')])
+	case kindPath:
+		glob := r.pat.glob
+		for r.pat.up && strings.HasPrefix(glob, "../") {
+			glob = glob[3:]
+		}
+		for _, seg := range strings.Split(strings.TrimPrefix(glob, "/"), "/") {
+			if seg == "" || seg == "." || seg == ".." {
+				return fmt.Sprintf("the path pattern %q has an empty, '.' or '..' part inside it, which no cleaned path has, "+NeverMatchesNote, r.Spec)
+			}
+		}
+	}
+	return ""
+}
+
+// UnknownTools reports the rules of c that name a tool known says does not
+// exist (mcp__server… and server__tool rules name upstream servers' tools,
+// which register in the background and come and go, and are not checked):
+// such a rule never matches until a tool of that name appears. The rules
+// stay in force.
+func (c *Config) UnknownTools(known func(tool string) bool) []Problem {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var probs []Problem
+	for li, list := range [3][]Rule{c.Allow, c.Ask, c.Deny} {
+		for _, r := range list {
+			if r.Source == SourceSession || strings.Contains(r.Tool, "__") || family(r.Tool) != "" || known(r.Tool) {
+				continue
+			}
+			name := r.Raw
+			if i := strings.IndexByte(name, '('); i >= 0 {
+				name = name[:i]
+			}
+			probs = append(probs, Problem{File: r.Source, Msg: fmt.Sprintf("permissions.%s %q: no tool is named %s, "+NeverMatchesNote+" (tool names: read, grep, find, ls, edit, write, bash, tool_search, extension tools, mcp__server__tool)",
+				[3]string{"allow", "ask", "deny"}[li], r.Raw, name), Unmatchable: true})
+		}
+	}
+	return probs
+}
+
 // MustParseRule is ParseRule for rules written in code; it panics on a
 // syntax error.
 func MustParseRule(s string) Rule {

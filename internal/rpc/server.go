@@ -316,6 +316,9 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	}
 	settings, warnings, err := ParseSettings(p.InitializationOptions)
 	if err != nil {
+		// Nothing runs (initialize fails); the user is told where they
+		// look, as an editor may show a failed initialize only in a log.
+		s.showMessage(1, "agentls: initializationOptions: "+err.Error()+"; agentls did not start")
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initializationOptions: %v", err)
 	}
 	// Capabilities are read leniently (an [] anywhere is an empty object):
@@ -351,11 +354,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	sopts.OnWatcherDegraded = func() { s.logMessage(2, watcherDegradedMessage) }
 	sopts.OnJobChanged = s.jobChanged
 	sopts.OnJobOutput = s.jobOutput
-	sopts.OnReload = func(problems []string) {
-		for _, p := range problems {
-			s.logMessage(1, "agentls: "+p)
-		}
-	}
+	sopts.OnReload = s.tellProblems
 	docs := overlay.New()
 	sopts.Buffers = docs
 	if caps.ApplyEdit {
@@ -379,9 +378,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	for _, f := range skipped {
 		s.showMessage(2, "agentls: workspace folder skipped: "+f)
 	}
-	for _, p := range sess.Problems {
-		s.logMessage(1, "agentls: "+p)
-	}
+	s.tellProblems(sess.Problems)
 	if watcherMode(sess.WatchMode) == "degraded" {
 		s.logMessage(2, watcherDegradedMessage)
 	}
@@ -740,6 +737,20 @@ func (s *Server) logMessage(typ int, msg string) {
 	}
 	if err := s.conn.Notify(s.base, "window/logMessage", map[string]any{"type": typ, "message": msg}); err != nil && !errors.Is(err, context.Canceled) {
 		s.log.Debug("logMessage failed", "err", err)
+	}
+}
+
+// tellProblems tells the user of configuration problems where they look
+// (window/showMessage) and keeps them in the log (window/logMessage): an
+// error, except a rule kept that never matches, a warning.
+func (s *Server) tellProblems(problems []string) {
+	for _, p := range problems {
+		typ := 1
+		if policy.Warning(p) {
+			typ = 2
+		}
+		s.logMessage(typ, "agentls: "+p)
+		s.showMessage(typ, "agentls: "+p)
 	}
 }
 

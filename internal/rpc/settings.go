@@ -92,7 +92,9 @@ func ParseSettings(raw json.RawMessage) (Settings, []string, error) {
 				case "deny":
 					s.Permissions.Deny = list
 				default:
-					warnings = append(warnings, fmt.Sprintf("permissions.%s is not a rule list (use allow, ask or deny); ignored", pk))
+					// A misspelt list ("Deny", "denied") would drop its
+					// rules with only a warning: fail closed instead.
+					return s, nil, fmt.Errorf("permissions.%s is not a rule list: use allow, ask or deny (rules under another name would be dropped)", pk)
 				}
 			}
 		case "limits":
@@ -116,6 +118,11 @@ func ParseSettings(raw json.RawMessage) (Settings, []string, error) {
 			}
 			s.DeferThreshold = int(f)
 		default:
+			if looksLikeRules(k) {
+				// "permission" or "deny" at the top: the rules would be
+				// dropped with only a warning, so nothing starts.
+				return s, nil, fmt.Errorf("unknown option %q: permission rules go in \"permissions\": {\"allow\": [], \"ask\": [], \"deny\": []} (rules under another name would be dropped)", k)
+			}
 			warnings = append(warnings, fmt.Sprintf("unknown option %q ignored", k))
 		}
 	}
@@ -151,4 +158,16 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// looksLikeRules reports whether an unknown initializationOptions key was
+// meant to hold permission rules (a misspelt "permissions", or a rule list
+// one level too high).
+func looksLikeRules(k string) bool {
+	l := strings.ToLower(k)
+	switch l {
+	case "allow", "ask", "deny", "rules":
+		return true
+	}
+	return strings.HasPrefix(l, "perm")
 }

@@ -56,7 +56,8 @@ func TestParseSettingsLimits(t *testing.T) {
 
 // TestParseSettingsRules: a rule that does not parse fails initialize,
 // naming its list and index; a policy source with one bad rule would
-// otherwise be dropped whole, its deny rules with it.
+// otherwise be dropped whole, its deny rules with it. Rules under a
+// misspelt name used to be dropped with a warning: they fail closed too.
 func TestParseSettingsRules(t *testing.T) {
 	tests := []struct {
 		name, raw, err string
@@ -64,7 +65,10 @@ func TestParseSettingsRules(t *testing.T) {
 		{"good rules", `{"permissions": {"allow": ["Read"], "deny": ["Bash(deploy:*)", "Bash(git * main)"]}}`, ""},
 		{"an unclosed parenthesis", `{"permissions": {"deny": ["Bash(deploy:*)", "Bash(mytool:*"]}}`, `permissions.deny[1] "Bash(mytool:*": `},
 		{"an empty rule", `{"permissions": {"ask": [""]}}`, `permissions.ask[0] "": `},
-		{"an unknown list is only a warning", `{"permissions": {"maybe": ["Bash(x"]}}`, ""},
+		{"a misspelt list fails closed", `{"permissions": {"Deny": ["Bash(rm:*)"]}}`, `permissions.Deny is not a rule list`},
+		{"a misspelt permissions fails closed", `{"Permissions": {"deny": ["Bash(rm:*)"]}}`, `unknown option "Permissions"`},
+		{"a rule list one level too high fails closed", `{"deny": ["Bash(rm:*)"]}`, `unknown option "deny"`},
+		{"another unknown option is only a warning", `{"frobnicate": true}`, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -82,6 +82,21 @@ func (c *collector) add(f fileHits) {
 	}
 }
 
+// merge adds what another collector of the same limit gathered (one rg
+// run of a batch): its files as if added here, its matches seen but not
+// kept, and what it could not read.
+func (c *collector) merge(o *collector) {
+	kept := 0
+	for _, f := range o.files {
+		kept += f.matches
+		c.add(f)
+	}
+	c.seen += o.seen - kept
+	c.limitHit = c.limitHit || o.limitHit
+	c.unreadable.Merge(o.unreadable)
+	c.denied += o.denied
+}
+
 // prune sorts the files and drops those after the one holding match limit+1.
 func (c *collector) prune() {
 	slices.SortFunc(c.files, func(a, b fileHits) int { return strings.Compare(a.path, b.path) })

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/agentls/agentls/internal/ignore"
 	"github.com/agentls/agentls/internal/proc"
@@ -110,10 +112,12 @@ var (
 const rgStderrMax = 4096
 
 // Batches of explicit files for rg: small first (dense
-// patterns finish in the first batch), growing to amortize rg's start.
+// patterns finish in the first batch), growing to amortize rg's start;
+// rgWorkers of them run at once, beside the walk.
 const (
 	firstBatch = 128
 	maxBatch   = 2048
+	rgWorkers  = 2
 )
 
 // searchRg runs rg over the target. For a directory agentls's own engine
@@ -123,51 +127,105 @@ const (
 // rg is only ever handed files it may open (searchRgOrdered).
 func (e *Engine) searchRg(ctx context.Context, q Query, t target, g *globMatcher) (*collector, error) {
 	if t.isDir {
-		return e.searchRgOrdered(ctx, q, t, g)
+		c, err := e.searchRgOrdered(ctx, q, t, g)
+		if err != nil {
+			return nil, err
+		}
+		// Below the directory rg starts in it opens names, which a swap
+		// can turn into symlinks: what it found is checked.
+		return c, e.verifyRg(ctx, c)
 	}
 	c := newCollector(q.Limit)
 	if !e.visible(t.rel) {
 		c.denied++
 		return c, nil
 	}
+	// A file is read from the descriptor agentls opened (stdin).
 	return c, e.runRg(ctx, q, t, c, t.fsPath)
 }
 
 // searchRgOrdered walks the target with the Matcher (path order) and runs
 // rg on batches of explicit files until more than q.Limit matches are in.
 // Explicit files bypass rg's ignore, hidden and glob handling, so the walk
-// applies all three.
+// applies all three. Up to rgWorkers batches run while the walk goes on,
+// each rg into a collector of its own, merged in any order: the collector
+// keeps the first matches in path order whatever order they come in, and
+// the batches not yet started when the limit is passed sort after every
+// file seen.
 func (e *Engine) searchRgOrdered(ctx context.Context, q Query, t target, g *globMatcher) (*collector, error) {
 	c := newCollector(q.Limit)
+	var (
+		mu      sync.Mutex // guards c and runErr
+		runErr  error
+		stopped atomic.Bool // the limit is passed, or a run failed
+		wg      sync.WaitGroup
+	)
+	batches := make(chan []string)
+	for range rgWorkers {
+		wg.Go(func() {
+			for batch := range batches {
+				sub := newCollector(q.Limit)
+				err := e.runRg(ctx, q, t, sub, batch...)
+				mu.Lock()
+				if err != nil {
+					if runErr == nil {
+						runErr = err
+					}
+					stopped.Store(true)
+				} else {
+					c.merge(sub)
+					if c.seen > q.Limit {
+						stopped.Store(true)
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
 	var batch []string
 	size := firstBatch
-	flush := func() error {
+	send := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		err := e.runRg(ctx, q, t, c, batch...)
-		batch, size = batch[:0], min(2*size, maxBatch)
-		if err == nil && c.seen > q.Limit {
+		select {
+		case batches <- batch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		batch, size = nil, min(2*size, maxBatch)
+		return nil
+	}
+	opts := ignore.WalkOptions{IncludeIgnored: q.IncludeIgnored, SkipHidden: !q.Hidden, Unreadable: func(p string, err error) {
+		mu.Lock()
+		c.unreadable.Add(p, err)
+		mu.Unlock()
+	}}
+	denied := 0
+	err := e.Matcher.Walk(ctx, t.rel, opts, func(rel string, d fs.DirEntry) error {
+		if stopped.Load() {
 			return fs.SkipAll
 		}
-		return err
-	}
-	opts := ignore.WalkOptions{IncludeIgnored: q.IncludeIgnored, SkipHidden: !q.Hidden, Unreadable: c.unreadable.Add}
-	err := e.Matcher.Walk(ctx, t.rel, opts, func(rel string, d fs.DirEntry) error {
 		if !d.Type().IsRegular() || g != nil && !g.allows(rel, t.rel) {
 			return nil
 		}
 		if !e.visible(rel) {
-			c.denied++
+			denied++
 			return nil
 		}
 		if batch = append(batch, rel); len(batch) >= size {
-			return flush()
+			return send()
 		}
 		return nil
 	})
-	if err == nil && c.seen <= q.Limit {
-		err = flush()
+	if err == nil && !stopped.Load() {
+		err = send()
+	}
+	close(batches)
+	wg.Wait()
+	c.denied += denied
+	if runErr != nil {
+		return nil, runErr
 	}
 	if err != nil && !errors.Is(err, fs.SkipAll) {
 		return nil, err
@@ -271,12 +329,21 @@ func (e *Engine) parseRg(r *bufio.Reader, q Query, t target, post *globMatcher, 
 	for {
 		ev, err := r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			scratch = append(scratch[:0], ev...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				ev, err = r.ReadSlice('\n')
-				scratch = append(scratch, ev...)
+			// An event longer than the buffer: held up to rgEventMax; a
+			// line event beyond it keeps only its number and start.
+			var n int
+			var start []byte
+			match := bytes.HasPrefix(ev, evMatch)
+			if ev, n, start, err = readLongEvent(r, ev, scratch); err == nil && ev == nil {
+				if match {
+					cur.matches++
+				}
+				if !skip {
+					cur.lines = append(cur.lines, line{n: n, text: decodeLine(start), match: match})
+				}
+				continue
 			}
-			ev = scratch
+			scratch = ev
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {

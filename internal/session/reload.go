@@ -93,10 +93,9 @@ func (s *Session) Reload() []string {
 		}
 	}
 	s.Registry.ApplyDeferThreshold(s.reloadSpec.deferThreshold)
+	probs = append(probs, unknownToolRules(s.Policy, s.Registry, s.Executor.MaskText)...)
 	s.Log.Info("configuration reloaded", "extensionTools", len(exts), "problems", len(probs))
-	if s.reloadSpec.onReload != nil {
-		s.reloadSpec.onReload(probs)
-	}
+	s.reportProblems(probs)
 	return probs
 }
 

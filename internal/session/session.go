@@ -136,6 +136,8 @@ type Session struct {
 	// stopUserWatch ends watchUserConfig; userWatchDone is closed then.
 	stopUserWatch context.CancelFunc
 	userWatchDone <-chan struct{}
+	// problemSink is OnProblems's function.
+	problemSink atomic.Pointer[func([]string)]
 	// matchers are the watched folders' shared ignore matchers; replaced
 	// whole when the folders change, read by tools concurrently.
 	matchers atomic.Pointer[map[*ops.Folder]*ignore.Matcher]
@@ -254,6 +256,10 @@ func New(opts Options) (*Session, error) {
 		}
 	}
 	reg.ApplyDeferThreshold(opts.DeferThreshold)
+	for _, p := range unknownToolRules(cfg, reg, func(t string) string { t, _ = masker.Mask(t); return t }) {
+		log.Warn("permission settings", "problem", p)
+		probs = append(probs, p)
+	}
 
 	var auditLog *audit.Log
 	if opts.AuditDir != "-" {
@@ -295,11 +301,7 @@ func New(opts Options) (*Session, error) {
 		}
 		exec.Unknown = s.Upstream.Explain
 		reg.SetSearchNotes(s.Upstream.SearchNotes)
-		s.Upstream.OnProblem(func(msg string) {
-			if s.reloadSpec.onReload != nil {
-				s.reloadSpec.onReload([]string{s.Executor.MaskText(msg)})
-			}
-		})
+		s.Upstream.OnProblem(func(msg string) { s.reportProblems([]string{s.Executor.MaskText(msg)}) })
 	}
 	env.FolderReopened = s.folderReopened
 	env.Matchers = func(f *ops.Folder) *ignore.Matcher {

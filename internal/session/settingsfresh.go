@@ -93,10 +93,9 @@ func (s *Session) freshPolicy() {
 	}
 	s.reloader.run.Lock()
 	probs := s.reloadPolicy()
+	probs = append(probs, unknownToolRules(s.Policy, s.Registry, s.Executor.MaskText)...)
 	s.reloader.run.Unlock()
-	if len(probs) > 0 && s.reloadSpec.onReload != nil {
-		s.reloadSpec.onReload(probs)
-	}
+	s.reportProblems(probs)
 }
 
 // reloadPolicy reads the permission settings again and puts them in force;

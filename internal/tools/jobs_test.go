@@ -68,6 +68,11 @@ func TestBackgroundStartReturnsTheJobIdAndTheOutputSoFar(t *testing.T) {
 
 func TestABackgroundCommandThatFailsAtOnceFailsTheStartingCall(t *testing.T) {
 	x := newJobExecutor(t, DefaultLimits())
+	// The real first wait: a loaded machine may take longer than the
+	// short one to start and end even `false`.
+	x.Env.Jobs.Close()
+	x.Env.Jobs = jobs.New(jobs.Options{Lines: DefaultLimits().BashLines, Bytes: DefaultLimits().BashBytes, Spill: x.Env.SpillDir})
+	t.Cleanup(x.Env.Jobs.Close)
 	for _, c := range []struct{ command, want string }{
 		{"false", "exited 1"},
 		{"no-such-program-agentls-test", "exited 127"},

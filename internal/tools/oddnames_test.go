@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/internal/editguard"
+	"github.com/agentls/agentls/internal/ops"
 )
 
 func jsonArgs(t *testing.T, m map[string]any) string {
@@ -70,13 +71,70 @@ func TestExactNameWithOddSpacesReachesTheFile(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "file\u00a0name.txt")); string(b) != "changed\n" {
 		t.Errorf("the real file holds %q", b)
 	}
-	// write with the plain-space spelling reaches the one variant too.
-	call(t, x, "write", jsonArgs(t, map[string]any{"path": "file name.txt", "content": "again\n"}))
-	for _, sib := range []string{"file name.txt", "two ways.txt"} {
+	for _, sib := range []string{"two ways.txt"} {
 		if _, err := os.Stat(filepath.Join(dir, sib)); !os.IsNotExist(err) {
 			t.Errorf("write created the sibling %q beside its variant", sib)
 		}
 	}
+}
+
+// write with a plain-space spelling when exactly one odd-space variant
+// exists used to replace the variant (a file the model did not name): it
+// is refused, naming the variant exactly as it is to be sent back, nothing
+// is written and no sibling is created; read and edit still reach the
+// variant. The same holds on the in-memory FS (one rule, in ops).
+func TestWriteToAPlainNameBesideItsVariantIsRefused(t *testing.T) {
+	check := func(t *testing.T, x *Executor, exists func(string) bool, content func(string) string) {
+		t.Helper()
+		if r := call(t, x, "read", jsonArgs(t, map[string]any{"path": "file name.txt"})); r.IsError || !strings.Contains(r.TextOf(), "nbsp") {
+			t.Fatalf("read by the plain name: %s", r.TextOf())
+		}
+		w := call(t, x, "write", jsonArgs(t, map[string]any{"path": "file name.txt", "content": "again\n"}))
+		if !w.IsError || !strings.Contains(w.TextOf(), "\"file\u00a0name.txt\"") || !strings.Contains(w.TextOf(), "Nothing was written") {
+			t.Errorf("write beside the variant: want a refusal naming it exactly, got %s", w.TextOf())
+		}
+		if got := content("file\u00a0name.txt"); got != "nbsp\n" {
+			t.Errorf("the variant now holds %q", got)
+		}
+		if exists("file name.txt") {
+			t.Error("write created the plain-space sibling")
+		}
+		if e := call(t, x, "edit", jsonArgs(t, map[string]any{"path": "file name.txt", "edits": []any{map[string]any{"oldText": "nbsp", "newText": "edited"}}})); e.IsError {
+			t.Errorf("edit by the plain name: %s", e.TextOf())
+		}
+	}
+	t.Run("local", func(t *testing.T) {
+		x, _, dir := newTestExecutor(t, map[string][]byte{"file\u00a0name.txt": []byte("nbsp\n")})
+		guard := editguard.New(x.Env.FS)
+		x.Env.Stamps, x.Env.Guard = guard, guard
+		check(t, x, func(n string) bool { _, err := os.Stat(filepath.Join(dir, n)); return err == nil },
+			func(n string) string { b, _ := os.ReadFile(filepath.Join(dir, n)); return string(b) })
+	})
+	t.Run("mem", func(t *testing.T) {
+		m := ops.NewMem("/ws", map[string]string{"file\u00a0name.txt": "nbsp\n"})
+		reg := NewRegistry()
+		reg.MustRegister(Builtins(DefaultLimits())...)
+		guard := editguard.New(m)
+		env := &Env{FS: m, Stamps: guard, Guard: guard}
+		env.SetLimits(DefaultLimits())
+		x := &Executor{Registry: reg, Env: env}
+		stat := func(n string) (ops.Path, bool) {
+			p, err := m.Resolve("/ws/" + n)
+			if err != nil || p.Rel != n {
+				return p, false
+			}
+			_, err = m.Stat(p)
+			return p, err == nil
+		}
+		check(t, x, func(n string) bool { _, ok := stat(n); return ok }, func(n string) string {
+			p, ok := stat(n)
+			if !ok {
+				return ""
+			}
+			b, _ := m.ReadFile(p)
+			return string(b)
+		})
+	})
 }
 
 // Every path ls, find and grep print names the file when sent back to read

@@ -116,6 +116,14 @@ type writeCheck struct {
 // and differs from the content.
 func checkWrite(c *Call, p ops.Path, inEditor bool, in writeInput) (writeCheck, *Result) {
 	refuse := func(r Result) (writeCheck, *Result) { return writeCheck{}, &r }
+	if asked, ok := ops.TakenVariant(in.Path, p); ok {
+		// The name asked for does not exist: writing the variant would
+		// replace a file the model did not name, and creating the name
+		// would put a look-alike beside it.
+		// Quoted by hand: %q would escape U+00A0 and U+202F, and the name
+		// must pass back as printed.
+		return refuse(Errorf("\"%s\" does not exist, and \"%s\" differs from it only in spaces, quotes or Unicode form. Nothing was written: to replace that file, read it and write to its exact name \"%s\"; to make a new file, choose a name that does not look like it.", asked, p.Display(), p.Display()))
+	}
 	if r := tooBigToChange(p, "write", int64(len(in.Content)), true); r != nil {
 		return writeCheck{}, r
 	}

@@ -95,19 +95,27 @@ func TestGrepNeverReadsThroughADirectorySwappedForASymlink(t *testing.T) {
 	} else {
 		t.Log("rg not on PATH: only the Go backend is raced")
 	}
+	// The directory searched is swapped, or one below it: rg was handed
+	// sub/marker.txt and opened it through the symlink "sub" had become.
+	starts := map[string]map[string]any{
+		"searched directory":        {"pattern": "marker", "path": "sub"},
+		"directory below the start": {"pattern": "marker"},
+	}
 	for name, env := range backends {
-		t.Run(name, func(t *testing.T) {
-			ws, swaps := swapWorkspace(t)
-			c, ctx := startIn(t, ws, bypass(), env...)
-			esc, ran := raceCalls(t, ctx, c, "grep", map[string]any{"pattern": "marker", "path": "sub"})
-			t.Logf("%d of %d searches ran inside, %d swaps", ran, swapAttempts, swaps.Load())
-			if esc > 0 {
-				t.Errorf("grep read outside the workspace in %d of %d searches", esc, swapAttempts)
-			}
-			if ran == 0 {
-				t.Errorf("no search ran: the race tested nothing")
-			}
-		})
+		for start, args := range starts {
+			t.Run(name+"/"+start, func(t *testing.T) {
+				ws, swaps := swapWorkspace(t)
+				c, ctx := startIn(t, ws, bypass(), env...)
+				esc, ran := raceCalls(t, ctx, c, "grep", args)
+				t.Logf("%d of %d searches ran inside, %d swaps", ran, swapAttempts, swaps.Load())
+				if esc > 0 {
+					t.Errorf("grep read outside the workspace in %d of %d searches", esc, swapAttempts)
+				}
+				if ran == 0 {
+					t.Errorf("no search ran: the race tested nothing")
+				}
+			})
+		}
 	}
 }
 
