@@ -62,7 +62,7 @@ func TestLimitsWith(t *testing.T) {
 // Tools built with limits a client set enforce them, and their notices
 // name them.
 func TestCustomLimitsHoldInBehaviour(t *testing.T) {
-	l := Limits{ReadLines: 3, ReadBytes: LimitMinBytes, ReadLineChars: 1500, LsEntries: 2, GrepMatches: 2,
+	l := Limits{ReadLines: 5, ReadBytes: LimitMinBytes, ReadLineChars: 1500, LsEntries: 2, GrepMatches: 2,
 		GrepLineChars: 20, GrepBytes: LimitMinBytes, FindPaths: 2, BashTimeout: 1, BashMaxTimeout: 2, BashLines: 3}.withDefaults()
 	files := map[string][]byte{
 		"ten.txt":   numbered(10, 8),
@@ -78,8 +78,8 @@ func TestCustomLimitsHoldInBehaviour(t *testing.T) {
 		isError          bool
 		want             []string
 	}{
-		{"read lines", "read", `{"path":"ten.txt"}`, false, []string{"ten.txt, lines 1-3 of 10", "(at most 3 lines per call). Use offset=4 to continue."}},
-		{"read limit above the setting is clamped", "read", `{"path":"ten.txt","limit":5}`, false, []string{"lines 1-3 of 10"}},
+		{"read lines", "read", `{"path":"ten.txt"}`, false, []string{"ten.txt, lines 1-3 of 10", "(at most 5 lines per call). Use offset=4 to continue."}},
+		{"read limit above the setting is clamped", "read", `{"path":"ten.txt","limit":9}`, false, []string{"lines 1-3 of 10"}},
 		{"read bytes", "read", `{"path":"bytes.txt"}`, false, []string{"bytes.txt, lines 1-2 of 3", "the 4096-byte limit was reached. Use offset=3 to continue."}},
 		{"read line chars", "read", `{"path":"long.txt"}`, false, []string{"yyy… [line cut: 1500 of 1607 characters shown]"}},
 		{"ls entries", "ls", `{"path":"dir"}`, false, []string{"[Showing 2 of 5 entries (limit 2). Call ls again with limit=5"}},

@@ -168,13 +168,4 @@ func replaceInEditor(ctx context.Context, c *Call, p ops.Path, content []byte) (
 	return r, nil
 }
 
-func lineCount(b []byte) int {
-	if len(b) == 0 {
-		return 0
-	}
-	n := bytes.Count(b, []byte("\n"))
-	if b[len(b)-1] != '\n' {
-		n++
-	}
-	return n
-}
+
