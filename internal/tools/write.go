@@ -167,5 +167,3 @@ func replaceInEditor(ctx context.Context, c *Call, p ops.Path, content []byte) (
 	r.Details = details
 	return r, nil
 }
-
-
