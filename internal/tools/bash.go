@@ -42,7 +42,7 @@ When to use: to build, test, run programs, use git, or anything the other tools 
 
 Parameters: command; timeout in seconds (default %d, maximum %d); cwd, a directory inside the workspace. stdin is empty (/dev/null) and pagers and editors are disabled (PAGER=cat, GIT_PAGER=cat, GIT_TERMINAL_PROMPT=0), so interactive commands fail instead of hanging.
 
-Output: stdout and stderr interleaved, with colour codes and progress-bar redraws cleaned up. Only the last %d lines or %d bytes are kept; when output is cut, the full output is saved to a file you can read (the notice gives its path and the line range shown) and up to %d lines from the cut part that look like failures (error, FAIL, panic:, Traceback, …) are listed first. Files you had read that the command changed are listed; read them again before editing them.
+Output: stdout and stderr interleaved, with colour codes and progress-bar redraws cleaned up. A result is at most %d lines and %d bytes, notices included: the end of the output is kept; when output is cut, the full output is saved to a file you can read (the notice gives its path and the line range shown) and up to %d lines from the cut part that look like failures (error, FAIL, panic:, Traceback, …) are listed first. Files you had read that the command changed are listed; read them again before editing them.
 
 Errors: a non-zero exit code is an error result with the code; on timeout or cancellation the command's whole process group gets SIGTERM, then SIGKILL after %d seconds, and the output so far is returned.`,
 		l.BashTimeout, l.BashMaxTimeout, l.BashLines, l.BashBytes, BashFailureLines, BashKillGrace)
@@ -54,7 +54,8 @@ func NewBash(l Limits) *Tool {
 	return Define(Spec[bashInput]{
 		Name:           "bash",
 		Description:    bashDescription(l),
-		MaxResultBytes: l.BashBytes + 16*1024,
+		// The whole result, notices included (fitCommand).
+		MaxResultBytes: l.BashBytes,
 		KeepTail:       true,
 		OpenWorld:      true,
 		Aliases:        map[string]string{"script": "command", "workdir": "cwd", "working_directory": "cwd", "directory": "cwd", "dir": "cwd"},
@@ -157,8 +158,10 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 		Env:        proc.BaseEnv(os.Environ()),
 		Timeout:    timeout,
 		MaxTimeout: time.Duration(l.BashMaxTimeout) * time.Second,
-		TailLines:  l.BashLines,
-		TailBytes:  l.BashBytes,
+		// Room for the cut notice and the exit line; fitCommand gives back
+		// more of the tail when failure lines or changed files need it.
+		TailLines: max(l.BashLines-bashNoteLines, 1),
+		TailBytes: max(l.BashBytes-bashNoteBytes, 1),
 		SpillName:  spillName,
 		Spill:      c.Env.SpillDir,
 		OnProgress: func(tail string) {
@@ -181,17 +184,16 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 	case err != nil:
 		return Errorf("could not start the command: %v", err), nil
 	}
-	r := Text(formatCommand(res, timeout, l, onTimeout))
-	r.IsError = res.ExitCode != 0 || res.TimedOut || res.Cancelled
+	var changed []string
 	if c.Env.Guard != nil {
-		var changed []string
 		for _, p := range c.Env.Guard.ChangedSince(before, "changed by a bash command") {
 			changed = append(changed, p.Display())
 		}
-		if len(changed) > 0 {
-			r.Content[0].Text += "\nChanged by this command (read them again before editing): " + strings.Join(changed, ", ")
-			r.setDetail("changedFiles", changed)
-		}
+	}
+	r := Text(fitCommand(&res, timeout, l, onTimeout, changed))
+	r.IsError = res.ExitCode != 0 || res.TimedOut || res.Cancelled
+	if len(changed) > 0 {
+		r.setDetail("changedFiles", changed)
 	}
 	r.setDetail("exitCode", res.ExitCode)
 	r.setDetail("totalLines", res.TotalLines)
@@ -204,7 +206,53 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 	return r, nil
 }
 
-func formatCommand(res proc.Result, timeout time.Duration, l Limits, onTimeout string) string {
+// Room kept in a bash result for the notices around the output's tail:
+// the cut notice (with the spill path) and the exit line.
+const (
+	bashNoteLines = 2
+	bashNoteBytes = 1024
+)
+
+// fitCommand is the result text of res within l.BashBytes and
+// l.BashLines, notices included: when failure lines, the notices or the
+// changed files do not fit beside the tail, lines are given back from the
+// tail's start and the notice's line range says what is shown.
+func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout string, changed []string) string {
+	saved := res.Truncated // the full output is in the spill file
+	for {
+		text := formatCommand(*res, timeout, l, onTimeout, saved)
+		if len(changed) > 0 {
+			text += "\nChanged by this command (read them again before editing): " + strings.Join(changed, ", ")
+		}
+		over, extra := len(text)-l.BashBytes, lineCount(text)-l.BashLines
+		if over <= 0 && extra <= 0 || res.Output == "" {
+			return text // governance holds what is left over
+		}
+		out, i, k := res.Output, 0, 0
+		for i < len(out) && (i < over || k < extra || k == 0) {
+			j := strings.IndexByte(out[i:], '\n')
+			if j < 0 {
+				i = len(out)
+			} else {
+				i += j + 1
+			}
+			k++
+		}
+		if !res.Truncated {
+			res.Truncated = true
+			res.ShownFrom, res.ShownTo = max(res.ShownFrom, 1), max(res.ShownTo, res.TotalLines)
+		}
+		res.Output = out[i:]
+		res.ShownFrom += k
+		if res.Output == "" {
+			res.ShownFrom = res.ShownTo + 1
+		}
+	}
+}
+
+// formatCommand is res as the model reads it; saved says the cut part of
+// the output is in res.SpillPath (or why it is not).
+func formatCommand(res proc.Result, timeout time.Duration, l Limits, onTimeout string, saved bool) string {
 	var b strings.Builder
 	if res.Truncated {
 		if len(res.FailureLines) > 0 {
@@ -213,8 +261,10 @@ func formatCommand(res proc.Result, timeout time.Duration, l Limits, onTimeout s
 				fmt.Fprintf(&b, "%6d→%s\n", l.N, l.Text)
 			}
 		}
-		fmt.Fprintf(&b, "[Output cut: showing lines %d-%d of %d (the last %d lines / %d bytes).", res.ShownFrom, res.ShownTo, res.TotalLines, l.BashLines, l.BashBytes)
+		fmt.Fprintf(&b, "[Output cut: showing lines %d-%d of %d (a result is at most %d lines / %d bytes, notices included).", res.ShownFrom, res.ShownTo, res.TotalLines, l.BashLines, l.BashBytes)
 		switch {
+		case !saved:
+			b.WriteString(" The lines before were not saved.")
 		case res.SpillPath != "" && res.SpillCutBytes > 0:
 			// The spill file has a cap: say what it holds, not "full".
 			fmt.Fprintf(&b, " Only the start of the output is saved, in %s: it stopped near the spill file's size cap (%d MiB) and %d bytes more were not saved — read it with read {\"path\": %q, \"offset\": 1}.", res.SpillPath, spill.MaxFileBytes>>20, res.SpillCutBytes, res.SpillPath)

@@ -20,6 +20,10 @@ const (
 	GrepMaxContext   = 20
 	GrepLineChars    = search.MaxLineChars
 	GrepMaxBytes     = search.MaxOutputBytes
+	// grepNotes is the room the search leaves for the notes grep adds
+	// (unreadable paths, binary file, denied files); governance holds the
+	// whole to GrepBytes if they are longer.
+	grepNotes = 1024
 )
 
 type grepInput struct {
@@ -55,7 +59,8 @@ func NewGrep(l Limits) *Tool {
 		Description:    grepDescription(l),
 		Static:         Labels{ReadOnly: true, ConcurrencySafe: true},
 		Idempotent:     true,
-		MaxResultBytes: l.GrepBytes + 1024,
+		// The whole output, grep's own notes included (grepNotes).
+		MaxResultBytes: l.GrepBytes,
 		Aliases: map[string]string{"query": "pattern", "include": "glob", "-i": "ignoreCase", "C": "context", "-C": "context", "head_limit": "limit",
 			// Lines after or before: context shows both sides.
 			"A": "context", "-A": "context", "B": "context", "-B": "context", "-F": "literal"},
@@ -106,7 +111,7 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 	q := search.Query{
 		Pattern: in.Pattern, Glob: in.Glob, IgnoreCase: in.IgnoreCase, Literal: in.Literal,
 		Context: in.Context, Limit: cmp.Or(in.Limit, l.GrepMatches), IncludeIgnored: in.IncludeIgnored, Hidden: hidden,
-		MaxLimit: l.grepMax(), LineChars: l.GrepLineChars, MaxBytes: l.GrepBytes,
+		MaxLimit: l.grepMax(), LineChars: l.GrepLineChars, MaxBytes: l.GrepBytes, Reserve: grepNotes,
 	}
 	if c.mask != nil {
 		q.Mask = c.mask.Mask

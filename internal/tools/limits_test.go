@@ -63,7 +63,7 @@ func TestLimitsWith(t *testing.T) {
 // name them.
 func TestCustomLimitsHoldInBehaviour(t *testing.T) {
 	l := Limits{ReadLines: 5, ReadBytes: LimitMinBytes, ReadLineChars: 1500, LsEntries: 2, GrepMatches: 2,
-		GrepLineChars: 20, GrepBytes: LimitMinBytes, FindPaths: 2, BashTimeout: 1, BashMaxTimeout: 2, BashLines: 3}.withDefaults()
+		GrepLineChars: 20, GrepBytes: LimitMinBytes, FindPaths: 2, BashTimeout: 1, BashMaxTimeout: 2, BashLines: 5}.withDefaults()
 	files := map[string][]byte{
 		"ten.txt":   numbered(10, 8),
 		"long.txt":  []byte("needle " + strings.Repeat("y", 1600) + "\n"),
@@ -86,7 +86,7 @@ func TestCustomLimitsHoldInBehaviour(t *testing.T) {
 		{"grep matches", "grep", `{"pattern":"needle","path":"dir"}`, false, []string{"[2 matches shown (limit 2). Narrow the pattern, add path/glob, or call again with limit=4.]"}},
 		{"grep line chars", "grep", `{"pattern":"needle","path":"long.txt"}`, false, []string{"long.txt:1: needle yyyyyyyyyyyyy… [line cut at 20 chars]"}},
 		{"find paths", "find", `{"pattern":"*.go"}`, false, []string{"[Showing the first 2 matching paths (limit 2); more files match. Narrow the pattern or path, or call again with limit=4.]"}},
-		{"bash tail", "bash", `{"command":"seq 10"}`, false, []string{"showing lines 8-10 of 10 (the last 3 lines / 51200 bytes)", "8\n9\n10"}},
+		{"bash tail", "bash", `{"command":"seq 10"}`, false, []string{"showing lines 8-10 of 10 (a result is at most 5 lines / 51200 bytes, notices included)", "8\n9\n10"}},
 		{"bash default timeout", "bash", `{"command":"sleep 5"}`, true, []string{"[Timed out after 1s", "Raise timeout (maximum 2 s)"}},
 		{"bash timeout above the maximum", "bash", `{"command":"true","timeout":3}`, true, []string{"timeout"}},
 	}
