@@ -52,8 +52,8 @@ Errors: a non-zero exit code is an error result with the code; on timeout or can
 func NewBash(l Limits) *Tool {
 	l = l.withDefaults()
 	return Define(Spec[bashInput]{
-		Name:           "bash",
-		Description:    bashDescription(l),
+		Name:        "bash",
+		Description: bashDescription(l),
 		// The whole result, notices included (fitCommand).
 		MaxResultBytes: l.BashBytes,
 		KeepTail:       true,
@@ -162,8 +162,8 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 		// more of the tail when failure lines or changed files need it.
 		TailLines: max(l.BashLines-bashNoteLines, 1),
 		TailBytes: max(l.BashBytes-bashNoteBytes, 1),
-		SpillName:  spillName,
-		Spill:      c.Env.SpillDir,
+		SpillName: spillName,
+		Spill:     c.Env.SpillDir,
 		OnProgress: func(tail string) {
 			c.Reporter.Progress(Progress{Output: tail})
 		},

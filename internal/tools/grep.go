@@ -55,10 +55,10 @@ Errors: an invalid regular expression returns the parser's message (set literal:
 func NewGrep(l Limits) *Tool {
 	l = l.withDefaults()
 	return Define(Spec[grepInput]{
-		Name:           "grep",
-		Description:    grepDescription(l),
-		Static:         Labels{ReadOnly: true, ConcurrencySafe: true},
-		Idempotent:     true,
+		Name:        "grep",
+		Description: grepDescription(l),
+		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
+		Idempotent:  true,
 		// The whole output, grep's own notes included (grepNotes).
 		MaxResultBytes: l.GrepBytes,
 		Aliases: map[string]string{"query": "pattern", "include": "glob", "-i": "ignoreCase", "C": "context", "-C": "context", "head_limit": "limit",
