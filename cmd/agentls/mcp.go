@@ -79,7 +79,7 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 	closeOrphans := func() {}
 	defer func() { closeOrphans() }()
 	opts := mcp.Options{Version: version, Instructions: tools.Instructions, Log: log,
-		Open: func() (*session.Session, error) {
+		Open: func(host mcp.Host) (*session.Session, error) {
 			closeOrphans = adoptOrphans(log)
 			// One MCP client sends one call after another, and a call's
 			// latency is mostly goroutine hand-offs (transport, the SDK's
@@ -93,6 +93,8 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 				runtime.GOMAXPROCS(1)
 			}
 			return session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1", Confirmer: mcp.Confirmer{},
+				// Results sized for what the host passes on uncut.
+				HostCap: host.Cap,
 				// The first tools/list waits for New; the clean-up of
 				// crashed writes and the file watchers can start after it.
 				Background: true})

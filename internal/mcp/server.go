@@ -39,9 +39,9 @@ type Options struct {
 	Session *session.Session
 	// Open builds the session in the background once the client is
 	// initialized (initialize, ping and discovery never wait for it;
-	// tools/* requests do). The server closes a session it opened when
-	// Run returns.
-	Open func() (*session.Session, error)
+	// tools/* requests do), for the host the client named (HostOf). The
+	// server closes a session it opened when Run returns.
+	Open func(Host) (*session.Session, error)
 	// Version is the serverInfo version.
 	Version string
 	// Instructions is the short system-prompt text sent at initialize.
@@ -55,7 +55,7 @@ type Options struct {
 type Server struct {
 	srv  *sdk.Server
 	log  *slog.Logger
-	open func() (*session.Session, error)
+	open func(Host) (*session.Session, error)
 
 	// opened is closed once sess (or openErr) is set; neither changes after.
 	opened  chan struct{}
@@ -92,7 +92,9 @@ type Server struct {
 	rootsNotice string
 	// base is the Run context: roots syncs run on it, not on a request's.
 	base context.Context
-	wg   sync.WaitGroup
+	// client is the clientInfo.name of initialize.
+	client string
+	wg     sync.WaitGroup
 }
 
 // Serve runs an MCP server over newline-delimited JSON on in/out until the
@@ -190,7 +192,10 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 func (s *Server) startOpen() {
 	s.openOnce.Do(func() {
 		if s.open != nil {
-			s.wg.Go(func() { s.setSession(s.open()) })
+			s.mu.Lock()
+			host := HostOf(s.client)
+			s.mu.Unlock()
+			s.wg.Go(func() { s.setSession(s.open(host)) })
 		}
 	})
 }
@@ -227,9 +232,15 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 			return res, err
 		case "initialize":
+			p, _ := req.GetParams().(*sdk.InitializeParams)
+			if p != nil && p.ClientInfo != nil {
+				s.mu.Lock()
+				s.client = p.ClientInfo.Name // the host, whose cap sizes results
+				s.mu.Unlock()
+			}
 			// Only a client that declares roots is asked for them, and
 			// then calls wait for its answer.
-			if p, ok := req.GetParams().(*sdk.InitializeParams); ok && declaresRoots(p) {
+			if p != nil && declaresRoots(p) {
 				s.mu.Lock()
 				if s.rootsPending == nil {
 					s.rootsPending, s.rootsClaimed = make(chan struct{}), false
@@ -373,6 +384,7 @@ func sdkTool(t *tools.Tool) (*sdk.Tool, error) {
 	destructive, openWorld := flag("destructiveHint"), flag("openWorldHint")
 	return &sdk.Tool{
 		Name:        t.Name,
+		Title:       t.DisplayTitle(),
 		Description: t.Description,
 		InputSchema: schema,
 		Annotations: &sdk.ToolAnnotations{

@@ -53,6 +53,7 @@ func NewBash(l Limits) *Tool {
 	l = l.withDefaults()
 	return Define(Spec[bashInput]{
 		Name:        "bash",
+		Title:       "Run shell command",
 		Description: bashDescription(l),
 		// The whole result, notices included (fitCommand).
 		MaxResultBytes: l.BashBytes,

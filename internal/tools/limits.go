@@ -61,6 +61,16 @@ func (l Limits) Within(c HostCap) Limits {
 	return l
 }
 
+// resultSize states the whole-result budget of a tool whose own budget is
+// own bytes, as its description gives it.
+func (l Limits) resultSize(own int) string {
+	s := fmt.Sprintf("%d bytes", l.resultBytes(own))
+	if l.ResultLines > 0 {
+		s = fmt.Sprintf("%d lines and %s", l.ResultLines, s)
+	}
+	return s
+}
+
 // resultBytes is the budget of a whole result of a tool whose own budget
 // is own bytes.
 func (l Limits) resultBytes(own int) int {

@@ -52,6 +52,7 @@ func NewRead(l Limits) *Tool {
 	l = l.withDefaults()
 	return Define(Spec[readInput]{
 		Name:        "read",
+		Title:       "Read file",
 		Description: readDescription(l),
 		// The numbered text, its header and notices: the window keeps
 		// within ReadBytes, and governance holds it to that.

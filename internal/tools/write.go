@@ -32,6 +32,7 @@ Errors: replacing an existing file needs a read of it in this session and no cha
 func NewWrite() *Tool {
 	return Define(Spec[writeInput]{
 		Name:        "write",
+		Title:       "Write file",
 		Description: writeDescription,
 		Labels: func(in writeInput) Labels {
 			return Labels{Key: "file:" + path.Clean(in.Path)}
