@@ -3,6 +3,7 @@ package session
 import (
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -34,7 +35,7 @@ func TestLimitsMergeAcrossSettingsSources(t *testing.T) {
 	}
 	// The tools are built with them: their descriptions state them.
 	read, _ := s.Registry.Lookup("read")
-	if read == nil || !strings.Contains(read.Description, "At most 3 lines") {
+	if read == nil || !strings.Contains(read.Description, "A result is at most 3 lines") {
 		t.Errorf("read's description does not state the merged limit: %v", read)
 	}
 	problems := strings.Join(s.Problems, "\n")
@@ -49,4 +50,34 @@ func TestLimitsMergeAcrossSettingsSources(t *testing.T) {
 	if len(s.Problems) != 2 {
 		t.Errorf("want exactly the two problems, got %q", s.Problems)
 	}
+}
+
+// A host's cap lowers the limits the settings give, at start and when the
+// settings are read again, and the descriptions state the lowered ones.
+func TestHostCapLowersTheSettingsLimits(t *testing.T) {
+	dir, userDir := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(dir, ".agentls/settings.json"), `{"limits": {"readBytes": 30000, "bashBytes": 8000}}`)
+	s, err := New(Options{
+		Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true, AuditDir: "-", UserConfigDir: userDir,
+		HostCap: tools.HostCap{Bytes: 10_000, Lines: 500},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	check := func(when string, readBytes, bashBytes int) {
+		t.Helper()
+		l := s.Env.Limits()
+		if l.ReadBytes != readBytes || l.BashBytes != bashBytes || l.ReadLines != 500 || l.ResultBytes != 10_000 || l.ResultLines != 500 {
+			t.Errorf("%s: limits = %+v", when, l)
+		}
+		read, _ := s.Registry.Lookup("read")
+		if want := "A result is at most 500 lines and " + strconv.Itoa(readBytes) + " bytes"; read == nil || !strings.Contains(read.Description, want) {
+			t.Errorf("%s: read's description lacks %q", when, want)
+		}
+	}
+	check("at start", 10_000, 8000)
+	writeFile(t, filepath.Join(dir, ".agentls/settings.json"), `{"limits": {"readBytes": 6000, "bashBytes": 20000}}`)
+	s.Reload()
+	check("after a reload", 6000, 10_000)
 }

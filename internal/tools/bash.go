@@ -220,23 +220,28 @@ const (
 // tail's start and the notice's line range says what is shown.
 func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout string, changed []string) string {
 	saved := res.Truncated // the full output is in the spill file
+	// Failure lines take at most a quarter of the result: the end of the
+	// output is what the model reads first.
+	for n, size := 0, 0; n < len(res.FailureLines); n++ {
+		if size += len(res.FailureLines[n].Text) + 8; size > l.BashBytes/4 || n+2 > l.BashLines/4 {
+			res.FailureLines = res.FailureLines[:n]
+			break
+		}
+	}
 	for {
 		text := formatCommand(*res, timeout, l, onTimeout, saved)
 		if len(changed) > 0 {
 			text += "\nChanged by this command (read them again before editing): " + strings.Join(changed, ", ")
 		}
 		over, extra := len(text)-l.BashBytes, lineCount(text)-l.BashLines
-		if over <= 0 && extra <= 0 || res.Output == "" {
+		out := res.Output
+		last := strings.LastIndexByte(strings.TrimSuffix(out, "\n"), '\n') + 1 // the last line's start
+		if over <= 0 && extra <= 0 || last == 0 {
 			return text // governance holds what is left over
 		}
-		out, i, k := res.Output, 0, 0
-		for i < len(out) && (i < over || k < extra || k == 0) {
-			j := strings.IndexByte(out[i:], '\n')
-			if j < 0 {
-				i = len(out)
-			} else {
-				i += j + 1
-			}
+		i, k := 0, 0
+		for i < last && (i < over || k < extra || k == 0) {
+			i += strings.IndexByte(out[i:], '\n') + 1
 			k++
 		}
 		if !res.Truncated {
@@ -245,9 +250,6 @@ func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout str
 		}
 		res.Output = out[i:]
 		res.ShownFrom += k
-		if res.Output == "" {
-			res.ShownFrom = res.ShownTo + 1
-		}
 	}
 }
 

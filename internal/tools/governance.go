@@ -321,7 +321,7 @@ func (x *Executor) budget(t *Tool, r *Result) {
 		from = strings.Count(text[:cut], "\n") + 1
 		to = totalLines
 	} else {
-		cut := room
+		cut := min(room, len(text))
 		for cut > 0 && text[cut-1] != '\n' {
 			cut--
 		}
