@@ -297,32 +297,35 @@ func TestAudit13LimReadDefaults(t *testing.T) {
 	}
 	c, ctx := a13lStart(t, ws, nil)
 
+	// 2000 lines in all, the header and the notice among them.
 	t.Run("lines at 2000", func(t *testing.T) {
 		r := c.CallTool(ctx, "read", map[string]any{"path": "l2000"})
-		a13lMust(t, r, false, "l2000, lines 1-2000 of 2000")
-		a13lMustNot(t, r, "offset=")
+		a13lMust(t, r, false, "l2000, lines 1-1998 of 2000", "offset=1999")
+		if n := strings.Count(r.Text(), "\n") + 1; n != 2000 {
+			t.Errorf("%d lines in all, want 2000", n)
+		}
 	})
 	t.Run("lines past 2000", func(t *testing.T) {
 		r := c.CallTool(ctx, "read", map[string]any{"path": "l2001"})
-		a13lMust(t, r, false, "lines 1-2000 of 2001", "offset=2001", "2000 lines")
-		if b := a13lBody(r.Text()); len(b) != 2000 {
-			t.Errorf("%d numbered lines, want 2000", len(b))
+		a13lMust(t, r, false, "lines 1-1998 of 2001", "offset=1999", "2000 lines")
+		if b := a13lBody(r.Text()); len(b) != 1998 {
+			t.Errorf("%d numbered lines, want 1998", len(b))
 		}
 	})
+	// 51200 bytes in all: 400 numbered lines of 128 bytes fill it alone,
+	// so the header and notice leave room for 399.
 	t.Run("bytes at 51200", func(t *testing.T) {
 		r := c.CallTool(ctx, "read", map[string]any{"path": "b400"})
-		a13lMust(t, r, false, "lines 1-400 of 400")
-		a13lMustNot(t, r, "offset=")
+		a13lMust(t, r, false, "lines 1-399 of 400", "offset=400", "51200")
+		if len(r.Text()) > 51200 {
+			t.Errorf("result is %d bytes, over 51200", len(r.Text()))
+		}
 	})
 	t.Run("bytes past 51200", func(t *testing.T) {
 		r := c.CallTool(ctx, "read", map[string]any{"path": "b401"})
-		a13lMust(t, r, false, "lines 1-400 of 401", "offset=401", "51200")
-		size := 0
-		for _, l := range a13lBody(r.Text()) {
-			size += len(l) + 1
-		}
-		if size > 51200 {
-			t.Errorf("numbered text is %d bytes, over 51200", size)
+		a13lMust(t, r, false, "lines 1-399 of 401", "offset=400", "51200")
+		if len(r.Text()) > 51200 {
+			t.Errorf("result is %d bytes, over 51200", len(r.Text()))
 		}
 	})
 	t.Run("line chars at 2000", func(t *testing.T) {
@@ -337,12 +340,12 @@ func TestAudit13LimReadDefaults(t *testing.T) {
 	})
 	t.Run("limit 2000 accepted, 2001 lowered", func(t *testing.T) {
 		r := c.CallTool(ctx, "read", map[string]any{"path": "l2001", "limit": 2000})
-		a13lMust(t, r, false, "lines 1-2000 of 2001")
+		a13lMust(t, r, false, "lines 1-1998 of 2001")
 		if r.Details["normalized"] != nil {
 			t.Errorf("limit 2000 reported as normalized: %v", r.Details["normalized"])
 		}
 		r = c.CallTool(ctx, "read", map[string]any{"path": "l2001", "limit": 2001})
-		a13lMust(t, r, false, "lines 1-2000 of 2001", "offset=2001")
+		a13lMust(t, r, false, "lines 1-1998 of 2001", "offset=1999")
 		if n := fmt.Sprint(r.Details["normalized"]); !strings.Contains(n, "limit") {
 			t.Errorf("limit 2001 lowered without details.normalized naming it: %s", n)
 		}

@@ -1016,7 +1016,7 @@ func TestAudit14DocsRead(t *testing.T) {
 		wants []string
 	}{
 		{"header and numbered lines", map[string]any{"path": "a.txt"}, false, []string{"a.txt, lines 1-2 of 2\n     1→hello\n     2→world"}},
-		{"2000 lines then offset", map[string]any{"path": "many.txt"}, false, []string{"many.txt, lines 1-2000 of 2500", "offset=2001"}},
+		{"2000 lines in all, then offset", map[string]any{"path": "many.txt"}, false, []string{"many.txt, lines 1-1998 of 2500", "offset=1999"}},
 		{"line cut marker", map[string]any{"path": "long.txt"}, false, []string{"… [line cut: 2000 of 2500 characters shown]"}},
 		{"first line over the byte limit", map[string]any{"path": "wide.txt"}, false, []string{"60000", "sed -n '1p' wide.txt | cut -b"}},
 		{"offset past the end", map[string]any{"path": "a.txt", "offset": 9}, true, []string{"2 lines"}},
