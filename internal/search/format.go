@@ -107,15 +107,14 @@ const noticeReserve = 512
 
 // render turns collected files into the model text. limitHit is set when
 // the backend dropped matches beyond the first q.Limit+1. Output that fits
-// in q.MaxBytes less q.Reserve, notice included, is shown whole; a cut one
-// keeps noticeReserve bytes free for its notice.
+// in q.MaxBytes, notice included, is shown whole; a cut one keeps
+// noticeReserve bytes free for its notice.
 func render(files []fileHits, q Query, shownPath string, limitHit bool) Result {
 	q = q.withDefaults()
-	room := max(q.MaxBytes-q.Reserve, noticeReserve)
-	if r := renderWithin(files, q, shownPath, limitHit, room); !r.BytesCut && len(r.Text) <= room {
+	if r := renderWithin(files, q, shownPath, limitHit, q.MaxBytes); !r.BytesCut && len(r.Text) <= q.MaxBytes {
 		return r
 	}
-	return renderWithin(files, q, shownPath, limitHit, room-noticeReserve)
+	return renderWithin(files, q, shownPath, limitHit, q.MaxBytes-noticeReserve)
 }
 
 // renderWithin renders lines while they fit in budget bytes.

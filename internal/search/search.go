@@ -51,7 +51,6 @@ type Query struct {
 	MaxLimit  int // the largest Limit notices suggest (default MaxLimit)
 	LineChars int // characters shown of one output line (default MaxLineChars)
 	MaxBytes  int // bound on the whole text, notices included (default MaxOutputBytes)
-	Reserve   int // bytes of MaxBytes kept free for notes the caller appends
 
 	// Mask, when set, masks each line's text before it is cut and prefixed
 	// with its path and number: a "KEY: value" secret is one only at the

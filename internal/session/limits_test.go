@@ -22,25 +22,25 @@ func TestLimitsMergeAcrossSettingsSources(t *testing.T) {
 	writeFile(t, filepath.Join(userDir, "agentls/settings.json"), `{"limits": {"readLines": 9, "lsEntries": 11, "findPaths": 12, "tokens": 1}}`)
 	s, err := New(Options{
 		Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true, AuditDir: "-", UserConfigDir: userDir,
-		Editor: &policy.Settings{Limits: map[string]any{"readLines": 3.0}},
+		Editor: &policy.Settings{Limits: map[string]any{"readLines": 4.0}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	want := tools.DefaultLimits()
-	want.ReadLines, want.GrepMatches, want.LsEntries, want.FindPaths = 3, 7, 11, 12
+	want.ReadLines, want.GrepMatches, want.LsEntries, want.FindPaths = 4, 7, 11, 12
 	if s.Env.Limits() != want {
 		t.Errorf("limits = %+v\nwant     %+v", s.Env.Limits(), want)
 	}
 	// The tools are built with them: their descriptions state them.
 	read, _ := s.Registry.Lookup("read")
-	if read == nil || !strings.Contains(read.Description, "A result is at most 3 lines") {
+	if read == nil || !strings.Contains(read.Description, "A result is at most 4 lines") {
 		t.Errorf("read's description does not state the merged limit: %v", read)
 	}
 	problems := strings.Join(s.Problems, "\n")
 	for _, p := range []string{
-		".agentls/settings.json: limits.bashLines must be a whole number from 1 to 100000, got 0; its limits are ignored",
+		".agentls/settings.json: limits.bashLines must be a whole number from 3 to 100000, got 0; its limits are ignored",
 		"limits.tokens is not a limit",
 	} {
 		if !strings.Contains(problems, p) {

@@ -159,10 +159,10 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 		Env:        proc.BaseEnv(os.Environ()),
 		Timeout:    timeout,
 		MaxTimeout: time.Duration(l.BashMaxTimeout) * time.Second,
-		// Room for the cut notice and the exit line; fitCommand gives back
-		// more of the tail when failure lines or changed files need it.
-		TailLines: max(l.BashLines-bashNoteLines, 1),
-		TailBytes: max(l.BashBytes-bashNoteBytes, 1),
+		// fitCommand gives back the tail's start when the notices do not
+		// fit beside it.
+		TailLines: l.BashLines,
+		TailBytes: l.BashBytes,
 		SpillName: spillName,
 		Spill:     c.Env.SpillDir,
 		OnProgress: func(tail string) {
@@ -191,7 +191,13 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 			changed = append(changed, p.Display())
 		}
 	}
-	r := Text(fitCommand(&res, timeout, l, onTimeout, changed))
+	save := func(out string) (string, error) {
+		if c.Env.SpillDir == nil {
+			return "", errors.New("no spill directory")
+		}
+		return c.Env.SpillDir.Save(spillName, []byte(out))
+	}
+	r := Text(fitCommand(&res, timeout, l, onTimeout, changed, save))
 	r.IsError = res.ExitCode != 0 || res.TimedOut || res.Cancelled
 	if len(changed) > 0 {
 		r.setDetail("changedFiles", changed)
@@ -207,19 +213,13 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 	return r, nil
 }
 
-// Room kept in a bash result for the notices around the output's tail:
-// the cut notice (with the spill path) and the exit line.
-const (
-	bashNoteLines = 2
-	bashNoteBytes = 1024
-)
-
 // fitCommand is the result text of res within l.BashBytes and
 // l.BashLines, notices included: when failure lines, the notices or the
 // changed files do not fit beside the tail, lines are given back from the
-// tail's start and the notice's line range says what is shown.
-func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout string, changed []string) string {
-	saved := res.Truncated // the full output is in the spill file
+// tail's start and the notice's line range says what is shown. An output
+// the runner kept whole is saved first (save) so the notice can say where.
+func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout string, changed []string, save func(string) (string, error)) string {
+	saved := res.Truncated // the runner spilled the full output (or says why not)
 	// Failure lines take at most a quarter of the result: the end of the
 	// output is what the model reads first.
 	for n, size := 0, 0; n < len(res.FailureLines); n++ {
@@ -247,6 +247,9 @@ func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout str
 		if !res.Truncated {
 			res.Truncated = true
 			res.ShownFrom, res.ShownTo = max(res.ShownFrom, 1), max(res.ShownTo, res.TotalLines)
+			if p, err := save(out); err == nil {
+				res.SpillPath, saved = p, true
+			}
 		}
 		res.Output = out[i:]
 		res.ShownFrom += k

@@ -20,10 +20,6 @@ const (
 	GrepMaxContext   = 20
 	GrepLineChars    = search.MaxLineChars
 	GrepMaxBytes     = search.MaxOutputBytes
-	// grepNotes is the room the search leaves for the notes grep adds
-	// (unreadable paths, binary file, denied files); governance holds the
-	// whole to GrepBytes if they are longer.
-	grepNotes = 1024
 )
 
 type grepInput struct {
@@ -60,7 +56,9 @@ func NewGrep(l Limits) *Tool {
 		Description: grepDescription(l),
 		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
 		Idempotent:  true,
-		// The whole output, grep's own notes included (grepNotes).
+		// The whole output: the search keeps its text and notice within
+		// GrepBytes; the notes grep adds (unreadable paths, binary file,
+		// denied files) are rare, and governance holds the whole to it.
 		MaxResultBytes: l.GrepBytes,
 		Aliases: map[string]string{"query": "pattern", "include": "glob", "-i": "ignoreCase", "C": "context", "-C": "context", "head_limit": "limit",
 			// Lines after or before: context shows both sides.
@@ -112,7 +110,7 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 	q := search.Query{
 		Pattern: in.Pattern, Glob: in.Glob, IgnoreCase: in.IgnoreCase, Literal: in.Literal,
 		Context: in.Context, Limit: cmp.Or(in.Limit, l.GrepMatches), IncludeIgnored: in.IncludeIgnored, Hidden: hidden,
-		MaxLimit: l.grepMax(), LineChars: l.GrepLineChars, MaxBytes: l.GrepBytes, Reserve: grepNotes,
+		MaxLimit: l.grepMax(), LineChars: l.GrepLineChars, MaxBytes: l.GrepBytes,
 	}
 	if c.mask != nil {
 		q.Mask = c.mask.Mask

@@ -54,8 +54,8 @@ func (l Limits) Within(c HostCap) Limits {
 		l.ResultBytes = c.Bytes
 	}
 	if c.Lines > 0 {
-		l.ReadLines = min(l.ReadLines, c.Lines)
-		l.BashLines = min(l.BashLines, c.Lines)
+		l.ReadLines = max(min(l.ReadLines, c.Lines), ReadMinLines)
+		l.BashLines = max(min(l.BashLines, c.Lines), BashMinLines)
 		l.ResultLines = c.Lines
 	}
 	return l
@@ -98,6 +98,8 @@ const (
 	LimitMinBytes   = 4 * 1024         // a byte budget
 	LimitMaxBytes   = 16 * 1024 * 1024 // a byte budget
 	LimitMaxSeconds = 24 * 60 * 60     // a bash timeout
+	ReadMinLines    = 4                // read's header, a line, and two notices
+	BashMinLines    = 3                // bash's cut notice, a line, and the exit line
 )
 
 // limitField names one configurable limit: its setting name, where it
@@ -114,6 +116,11 @@ func limitFields() []limitField {
 	count := func(name string, f func(*Limits) *int) limitField {
 		return limitField{name, f, 1, LimitMaxCount, ""}
 	}
+	// A result's lines hold its notices: read's a header, a line and two
+	// notices; bash's a notice, a line and the exit line.
+	lines := func(name string, least int, f func(*Limits) *int) limitField {
+		return limitField{name, f, least, LimitMaxCount, ""}
+	}
 	bytes := func(name string, f func(*Limits) *int) limitField {
 		return limitField{name, f, LimitMinBytes, LimitMaxBytes, " bytes"}
 	}
@@ -121,7 +128,7 @@ func limitFields() []limitField {
 		return limitField{name, f, 1, LimitMaxSeconds, " s"}
 	}
 	return []limitField{
-		count("readLines", func(l *Limits) *int { return &l.ReadLines }),
+		lines("readLines", ReadMinLines, func(l *Limits) *int { return &l.ReadLines }),
 		bytes("readBytes", func(l *Limits) *int { return &l.ReadBytes }),
 		count("readLineChars", func(l *Limits) *int { return &l.ReadLineChars }),
 		count("lsEntries", func(l *Limits) *int { return &l.LsEntries }),
@@ -131,7 +138,7 @@ func limitFields() []limitField {
 		count("findPaths", func(l *Limits) *int { return &l.FindPaths }),
 		seconds("bashTimeout", func(l *Limits) *int { return &l.BashTimeout }),
 		seconds("bashMaxTimeout", func(l *Limits) *int { return &l.BashMaxTimeout }),
-		count("bashLines", func(l *Limits) *int { return &l.BashLines }),
+		lines("bashLines", BashMinLines, func(l *Limits) *int { return &l.BashLines }),
 		bytes("bashBytes", func(l *Limits) *int { return &l.BashBytes }),
 	}
 }

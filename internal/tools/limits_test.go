@@ -26,7 +26,7 @@ func TestLimitsWith(t *testing.T) {
 		}, "", ""},
 		{"unknown name is a warning naming the valid ones", map[string]float64{"readLine": 10}, func(*Limits) {}, "limits.readLine is not a limit (use readLines, readBytes", ""},
 		{"unknown name with a negative value", map[string]float64{"read": -1}, nil, "", "limits.read must be a non-negative number"},
-		{"zero", map[string]float64{"readLines": 0}, nil, "", "limits.readLines must be a whole number from 1 to 100000, got 0"},
+		{"zero", map[string]float64{"readLines": 0}, nil, "", "limits.readLines must be a whole number from 4 to 100000, got 0"},
 		{"fraction", map[string]float64{"grepMatches": 2.5}, nil, "", "limits.grepMatches must be a whole number"},
 		{"bytes below the minimum", map[string]float64{"readBytes": 100}, nil, "", fmt.Sprintf("limits.readBytes must be a whole number from %d to %d bytes", LimitMinBytes, LimitMaxBytes)},
 		{"bytes above the maximum", map[string]float64{"bashBytes": LimitMaxBytes + 1}, nil, "", "limits.bashBytes"},
@@ -86,7 +86,7 @@ func TestCustomLimitsHoldInBehaviour(t *testing.T) {
 		{"grep matches", "grep", `{"pattern":"needle","path":"dir"}`, false, []string{"[2 matches shown (limit 2). Narrow the pattern, add path/glob, or call again with limit=4.]"}},
 		{"grep line chars", "grep", `{"pattern":"needle","path":"long.txt"}`, false, []string{"long.txt:1: needle yyyyyyyyyyyyy… [line cut at 20 chars]"}},
 		{"find paths", "find", `{"pattern":"*.go"}`, false, []string{"[Showing the first 2 matching paths (limit 2); more files match. Narrow the pattern or path, or call again with limit=4.]"}},
-		{"bash tail", "bash", `{"command":"seq 10"}`, false, []string{"showing lines 8-10 of 10 (a result is at most 5 lines / 51200 bytes, notices included)", "8\n9\n10"}},
+		{"bash tail", "bash", `{"command":"seq 10"}`, false, []string{"showing lines 7-10 of 10 (a result is at most 5 lines / 51200 bytes, notices included)", "8\n9\n10"}},
 		{"bash default timeout", "bash", `{"command":"sleep 5"}`, true, []string{"[Timed out after 1s", "Raise timeout (maximum 2 s)"}},
 		{"bash timeout above the maximum", "bash", `{"command":"true","timeout":3}`, true, []string{"timeout"}},
 	}

@@ -96,7 +96,7 @@ describe('audit5 limits from .agentls/settings.json', () => {
     const c = await audit5Open({ args: ['--root', ws] });
     const read = await audit5Tool(c, 'read');
     const grep = await audit5Tool(c, 'grep');
-    assert.match(read.description, /At most 5 lines\b/);
+    assert.match(read.description, /A result is at most 5 lines\b/);
     assert.doesNotMatch(read.description, /\b2000 lines\b/, 'the default is not stated any more');
     assert.match(read.inputSchema.properties.limit.description, /\b5\b/);
     assert.match(grep.description, /At most 3 matching lines by default/);
@@ -157,11 +157,11 @@ describe('audit5 limits from .agentls/settings.json', () => {
     const c = await audit5Open({ args: ['--root', ws] });
     const tools = Object.fromEntries((await c.listTools()).tools.map((t) => [t.name, t]));
     const says = {
-      read: [/At most 11 lines or 4444 bytes/, /longer than 33 characters/],
+      read: [/A result is at most 11 lines and 4444 bytes/, /longer than 33 characters/],
       ls: [/At most 44 entries/],
       grep: [/At most 55 matching lines/, /cut at 66 characters/, /at most 7777 bytes/],
       find: [/At most 88 paths/],
-      bash: [/last 111 lines or 8888 bytes/],
+      bash: [/A result is at most 111 lines and 8888 bytes/],
     };
     for (const [name, res] of Object.entries(says)) {
       for (const re of res) assert.match(tools[name].description, re, `${name} description`);
@@ -189,7 +189,7 @@ describe('audit5 limits from .agentls/settings.json', () => {
     audit5Settings(ws, { limits });
     // No --root, and a working directory without settings: the roots are the workspace.
     const c = await audit5Open({ roots: [ws], cwd: audit5Workspace({}) });
-    assert.match((await audit5Tool(c, 'read')).description, /At most 5 lines\b/);
+    assert.match((await audit5Tool(c, 'read')).description, /A result is at most 5 lines\b/);
     const r = await c.callTool({ name: 'read', arguments: { path: 'f.txt' } });
     assert.match(text(r), /^f\.txt, lines 1-5 of 12\n/);
   });
@@ -205,7 +205,7 @@ describe('audit5 limits from .agentls/settings.json', () => {
       audit5Settings(ws, bad);
       const c = await audit5Open({ args: ['--root', ws] });
       const read = await audit5Tool(c, 'read');
-      assert.match(read.description, /At most 2000 lines\b/);
+      assert.match(read.description, /A result is at most 2000 lines\b/);
       const grep = await audit5Tool(c, 'grep');
       assert.match(grep.description, /At most 100 matching lines by default/);
       const r = await c.callTool({ name: 'read', arguments: { path: 'f.txt' } });
