@@ -246,11 +246,11 @@ func TestAudit14DocsREADMEToolTable(t *testing.T) {
 		row   string
 		pairs map[string]int
 	}{
-		{"| `read` | numbered lines of a file; images as image parts; binary refused with its type | 2000 lines or 51,200 bytes per call, lines cut at 2000 characters, images up to 5 MiB |", map[string]int{"readLines": 2000, "readBytes": 51200, "readLineChars": 2000}},
-		{"| 500 entries (max 5000) |", map[string]int{"lsEntries": 500}},
+		{"| `read` | numbered lines of a file; images as image parts; binary refused with its type | 2000 lines and 51,200 bytes per result, header and notices included, lines cut at 2000 characters, images up to 5 MiB |", map[string]int{"readLines": 2000, "readBytes": 51200, "readLineChars": 2000}},
+		{"| 500 entries (max 5000), 65,536 bytes per result |", map[string]int{"lsEntries": 500}},
 		{"| 100 matches (max 1000), context ≤ 20, lines cut at 500 characters, 51,200 bytes |", map[string]int{"grepMatches": 100, "grepLineChars": 500, "grepBytes": 51200}},
-		{"| 1000 paths (max 10000) |", map[string]int{"findPaths": 1000}},
-		{"| timeout 120 s (max 600), last 2000 lines / 51,200 bytes, 2 s kill grace |", map[string]int{"bashTimeout": 120, "bashMaxTimeout": 600, "bashLines": 2000, "bashBytes": 51200}},
+		{"| 1000 paths (max 10000), 65,536 bytes per result |", map[string]int{"findPaths": 1000}},
+		{"| timeout 120 s (max 600), 2000 lines / 51,200 bytes per result (the output's tail and the notices), 2 s kill grace |", map[string]int{"bashTimeout": 120, "bashMaxTimeout": 600, "bashLines": 2000, "bashBytes": 51200}},
 	} {
 		if !strings.Contains(readme, tc.row) {
 			t.Errorf("README tool table lacks %q", tc.row)
