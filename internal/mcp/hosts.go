@@ -29,7 +29,11 @@ const UnknownHostBytes = 40_000
 //   - Claude Code cuts a result over MAX_MCP_OUTPUT_TOKENS, default 25,000
 //     tokens, counted by the model's tokenizer: a token is at least one
 //     byte, so 25,000 bytes is never more than 25,000 tokens.
+//   - agentls itself (an upstream server of another agentls) has no cap:
+//     the downstream governs the result with its own budgets and its own
+//     host's cap, and cuts it keeping the head, with a notice.
 var hostCaps = map[string]tools.HostCap{
+	"agentls":               {},
 	"codex-mcp-client":      {Bytes: 10_000},
 	"gemini-cli-mcp-client": {Bytes: 40_000},
 	"opencode":              {Bytes: 50 * 1024, Lines: 2000},

@@ -92,9 +92,7 @@ type Server struct {
 	rootsNotice string
 	// base is the Run context: roots syncs run on it, not on a request's.
 	base context.Context
-	// client is the clientInfo.name of initialize.
-	client string
-	wg     sync.WaitGroup
+	wg   sync.WaitGroup
 }
 
 // Serve runs an MCP server over newline-delimited JSON on in/out until the
@@ -114,7 +112,7 @@ func New(opts Options) *Server {
 		Instructions: opts.Instructions,
 		Logger:       slog.New(quietCancel{log.Handler()}),
 		InitializedHandler: func(ctx context.Context, r *sdk.InitializedRequest) {
-			s.startOpen()
+			s.startOpen(r.Session)
 			s.syncRoots(r.Session, false)
 		},
 		RootsListChangedHandler: func(ctx context.Context, r *sdk.RootsListChangedRequest) { s.syncRoots(r.Session, true) },
@@ -185,16 +183,27 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	return nil
 }
 
+// clientName is the clientInfo.name ss's client sent at initialize: the
+// host, whose output cap sizes the results (HostOf).
+func clientName(ss *sdk.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+		return p.ClientInfo.Name
+	}
+	return ""
+}
+
 // startOpen builds the session in the background, once. It starts when
 // the client has its initialize answer (notifications/initialized) or asks
 // for tools, whichever comes first, so that building it does not compete
 // with the handshake for the CPU.
-func (s *Server) startOpen() {
+func (s *Server) startOpen(ss *sdk.ServerSession) {
 	s.openOnce.Do(func() {
 		if s.open != nil {
-			s.mu.Lock()
-			host := HostOf(s.client)
-			s.mu.Unlock()
+			host := HostOf(clientName(ss))
+			s.log.Info("results sized for the MCP host", "client", host.Name, "bytes", host.Cap.Bytes, "lines", host.Cap.Lines)
 			s.wg.Go(func() { s.setSession(s.open(host)) })
 		}
 	})
@@ -210,7 +219,8 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		// discovery are answered while it is being built.
 		var sess *session.Session
 		if strings.HasPrefix(method, "tools/") {
-			s.startOpen()
+			ss, _ := req.GetSession().(*sdk.ServerSession)
+			s.startOpen(ss)
 			var err error
 			if sess, err = s.session(ctx); err != nil {
 				return nil, err
@@ -232,15 +242,9 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 			return res, err
 		case "initialize":
-			p, _ := req.GetParams().(*sdk.InitializeParams)
-			if p != nil && p.ClientInfo != nil {
-				s.mu.Lock()
-				s.client = p.ClientInfo.Name // the host, whose cap sizes results
-				s.mu.Unlock()
-			}
 			// Only a client that declares roots is asked for them, and
 			// then calls wait for its answer.
-			if p != nil && declaresRoots(p) {
+			if p, ok := req.GetParams().(*sdk.InitializeParams); ok && declaresRoots(p) {
 				s.mu.Lock()
 				if s.rootsPending == nil {
 					s.rootsPending, s.rootsClaimed = make(chan struct{}), false

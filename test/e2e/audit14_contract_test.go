@@ -638,11 +638,13 @@ func TestAudit14ConBashFailureLinesAndSpill(t *testing.T) {
 	if spill == "" || !strings.Contains(text, spill) || m == nil {
 		t.Fatalf("notice lacks the spill path or line range (spillPath %q):\n%.600s", spill, text)
 	}
-	if m[1] != "1031" || m[2] != "3030" || m[3] != "3030" {
-		t.Errorf("range shown = %s-%s of %s, want 1031-3030 of 3030", m[1], m[2], m[3])
+	// 2000 lines in all: the 20 failure lines, their heading and the notice
+	// among them.
+	if m[1] != "1053" || m[2] != "3030" || m[3] != "3030" {
+		t.Errorf("range shown = %s-%s of %s, want 1053-3030 of 3030", m[1], m[2], m[3])
 	}
-	rr := c.CallTool(ctx, "read", map[string]any{"path": spill, "offset": 1031, "limit": 1})
-	wantResult(t, "read spill at the first shown line", rr, false, "1031→1001")
+	rr := c.CallTool(ctx, "read", map[string]any{"path": spill, "offset": 1053, "limit": 1})
+	wantResult(t, "read spill at the first shown line", rr, false, "1053→1023")
 }
 
 func TestAudit14ConInitializeAndToolsList(t *testing.T) {
