@@ -329,8 +329,9 @@ t.test("setup({limits}) restarts the server with them: descriptions and results 
     if tool.name == "read" then read = tool end
   end
   t.ok(read and read.description:find("A result is at most 4 lines", 1, true), "read description: " .. vim.inspect(read and read.description))
-  t.write_file("three.txt", "a\nb\nc\n")
-  local res = assert(agentls.call_sync("read", { path = "three.txt" }, 5000))
+  -- 4 lines in all: the header, two lines of the file and the notice.
+  t.write_file("five.txt", "a\nb\nc\nd\ne\n")
+  local res = assert(agentls.call_sync("read", { path = "five.txt" }, 5000))
   t.ok(agentls.text(res):find("Use offset=3 to continue", 1, true), agentls.text(res))
 end)
 
