@@ -80,7 +80,7 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 	closeOrphans := func() {}
 	defer func() { closeOrphans() }()
 	opts := mcp.Options{Version: version, Instructions: tools.Instructions, Log: log,
-		Open: func() (*session.Session, error) {
+		Open: func(host mcp.Host) (*session.Session, error) {
 			closeOrphans = adoptOrphans(log)
 			// The host confirms each call itself (unless its user allowed
 			// it): what only agentls's default mode would ask about is
@@ -89,6 +89,8 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 			return session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1", Confirmer: mcp.Confirmer{},
 				Editor: &policy.Settings{Mode: *mode}, HostApproves: true, Client: "MCP host",
 				ModeHint: "start agentls mcp with --mode default (leaves such calls to the MCP host's approval), --mode acceptEdits (also allows edits inside the workspace) or --mode bypass (allows everything but deny rules)",
+				// Results sized for what the host passes on uncut.
+				HostCap: host.Cap,
 				// The first tools/list waits for New; the clean-up of
 				// crashed writes and the file watchers can start after it.
 				Background: true})

@@ -140,7 +140,7 @@ func TestDeclaredRootsNeverListedFailsClosed(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			st, ct := sdk.NewInMemoryTransports()
 			srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), RootsWait: 300 * time.Millisecond,
-				Open: func() (*session.Session, error) { return openDir(launch) }})
+				Open: func(Host) (*session.Session, error) { return openDir(launch) }})
 			done := make(chan error, 1)
 			go func() { done <- srv.Run(ctx, st) }()
 			conn, err := ct.Connect(ctx)
@@ -212,7 +212,7 @@ func TestRootsWaitStartsWhenTheSessionIsOpen(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	st, ct := sdk.NewInMemoryTransports()
 	srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), RootsWait: 200 * time.Millisecond,
-		Open: func() (*session.Session, error) {
+		Open: func(Host) (*session.Session, error) {
 			time.Sleep(600 * time.Millisecond) // a big workspace
 			return openDir(launch)
 		}})

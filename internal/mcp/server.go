@@ -39,9 +39,9 @@ type Options struct {
 	Session *session.Session
 	// Open builds the session in the background once the client is
 	// initialized (initialize, ping and discovery never wait for it;
-	// tools/* requests do). The server closes a session it opened when
-	// Run returns.
-	Open func() (*session.Session, error)
+	// tools/* requests do), for the host the client named (HostOf). The
+	// server closes a session it opened when Run returns.
+	Open func(Host) (*session.Session, error)
 	// Version is the serverInfo version.
 	Version string
 	// Instructions is the short system-prompt text sent at initialize.
@@ -57,7 +57,7 @@ type Options struct {
 type Server struct {
 	srv  *sdk.Server
 	log  *slog.Logger
-	open func() (*session.Session, error)
+	open func(Host) (*session.Session, error)
 
 	// opened is closed once sess (or openErr) is set; neither changes after.
 	opened  chan struct{}
@@ -121,7 +121,7 @@ func New(opts Options) *Server {
 		Instructions: opts.Instructions,
 		Logger:       slog.New(quietCancel{log.Handler()}),
 		InitializedHandler: func(ctx context.Context, r *sdk.InitializedRequest) {
-			s.startOpen()
+			s.startOpen(r.Session)
 			s.syncRoots(r.Session, false)
 			s.tellStartProblems(r.Session)
 		},
@@ -195,14 +195,28 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	return nil
 }
 
+// clientName is the clientInfo.name ss's client sent at initialize: the
+// host, whose output cap sizes the results (HostOf).
+func clientName(ss *sdk.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+		return p.ClientInfo.Name
+	}
+	return ""
+}
+
 // startOpen builds the session in the background, once. It starts when
 // the client has its initialize answer (notifications/initialized) or asks
 // for tools, whichever comes first, so that building it does not compete
 // with the handshake for the CPU.
-func (s *Server) startOpen() {
+func (s *Server) startOpen(ss *sdk.ServerSession) {
 	s.openOnce.Do(func() {
 		if s.open != nil {
-			s.wg.Go(func() { s.setSession(s.open()) })
+			host := HostOf(clientName(ss))
+			s.log.Info("results sized for the MCP host", "client", host.Name, "bytes", host.Cap.Bytes, "lines", host.Cap.Lines)
+			s.wg.Go(func() { s.setSession(s.open(host)) })
 		}
 	})
 }
@@ -217,7 +231,8 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		// discovery are answered while it is being built.
 		var sess *session.Session
 		if strings.HasPrefix(method, "tools/") {
-			s.startOpen()
+			ss, _ := req.GetSession().(*sdk.ServerSession)
+			s.startOpen(ss)
 			var err error
 			if sess, err = s.session(ctx); err != nil {
 				return nil, err
@@ -391,6 +406,7 @@ func sdkTool(t *tools.Tool) (*sdk.Tool, error) {
 	destructive, openWorld := flag("destructiveHint"), flag("openWorldHint")
 	return &sdk.Tool{
 		Name:        t.Name,
+		Title:       t.DisplayTitle(),
 		Description: t.Description,
 		InputSchema: schema,
 		Annotations: &sdk.ToolAnnotations{

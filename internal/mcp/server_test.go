@@ -208,7 +208,7 @@ func TestListChangedOnlyForLaterChanges(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	st, ct := sdk.NewInMemoryTransports()
-	srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), Open: func() (*session.Session, error) {
+	srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), Open: func(Host) (*session.Session, error) {
 		var err error
 		sess, err = openDir(dir)
 		close(opened)
@@ -257,7 +257,7 @@ func startOpen(t *testing.T, open func() (*session.Session, error)) (cs *sdk.Cli
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	st, ct := sdk.NewInMemoryTransports()
-	srv := New(Options{Open: open, Version: "test", Log: slog.New(slog.DiscardHandler)})
+	srv := New(Options{Open: func(Host) (*session.Session, error) { return open() }, Version: "test", Log: slog.New(slog.DiscardHandler)})
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx, st) }()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
@@ -404,7 +404,7 @@ func serveRaw(t *testing.T, open func() (*session.Session, error)) sdk.Connectio
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	st, ct := sdk.NewInMemoryTransports()
-	srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), Open: open})
+	srv := New(Options{Version: "test", Log: slog.New(slog.DiscardHandler), Open: func(Host) (*session.Session, error) { return open() }})
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx, st) }()
 	conn, err := ct.Connect(ctx)

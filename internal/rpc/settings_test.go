@@ -25,7 +25,7 @@ func TestParseSettingsLimits(t *testing.T) {
 		{"not an object", `{"limits": 5}`, nil, "", `limits must be an object like {"readLines": 500}, got 5`},
 		{"a string value", `{"limits": {"readLines": "500"}}`, nil, "", `limits.readLines must be a number, got "500"`},
 		{"a string in a group", `{"limits": {"read": {"lines": true}}}`, nil, "", "limits.read.lines must be a number, got true"},
-		{"negative", `{"limits": {"readLines": -1}}`, nil, "", "limits.readLines must be a whole number from 1"},
+		{"negative", `{"limits": {"readLines": -1}}`, nil, "", "limits.readLines must be a whole number from 4"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -162,7 +162,7 @@ func (r *reloader) stop() {
 // tools/listChanged follows, as their descriptions state the new numbers.
 // The caller holds reloader.run.
 func (s *Session) reloadLimits() []string {
-	l, probs := mergeLimits(s.Policy.LimitSources())
+	l, probs := mergeLimits(s.Policy.LimitSources(), s.hostCap)
 	if l == s.Env.Limits() {
 		return probs
 	}

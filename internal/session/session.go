@@ -87,6 +87,11 @@ type Options struct {
 	// Both are called unmasked: the caller masks what it sends.
 	OnJobChanged func(ev jobs.Event)
 	OnJobOutput  func(job, callID, line string)
+	// HostCap is the most of one result the client passes to its model
+	// (an MCP host's output cap); every limit is lowered to it
+	// (tools.Limits.Within), so the descriptions state what arrives.
+	// Zero: no cap.
+	HostCap tools.HostCap
 	// Background does after New returns what otherwise delays it: removing
 	// the temp files of crashed writes (a walk of every folder: 0.3 s for
 	// 10k directories) and arming the file watchers (0.17 s for 10k).
@@ -128,6 +133,8 @@ type Session struct {
 	housekeeping      sync.WaitGroup
 	onExternalChange  func(uri, kind string, readStale bool)
 	onWatcherDegraded func()
+	// hostCap is Options.HostCap, for limits read again.
+	hostCap tools.HostCap
 	// What Reload needs to read the configuration again.
 	reloadSpec reloadSpec
 	reloader   reloader
@@ -216,7 +223,7 @@ func New(opts Options) (*Session, error) {
 	} else if st := env.Sandbox.Status(); st.Enabled && !st.Active {
 		log.Warn("sandbox unavailable", "reason", st.Reason)
 	}
-	limits, limitProbs := mergeLimits(cfg.Limits)
+	limits, limitProbs := mergeLimits(cfg.Limits, opts.HostCap)
 	for _, p := range limitProbs {
 		log.Warn("limits settings", "problem", p)
 	}
@@ -284,7 +291,7 @@ func New(opts Options) (*Session, error) {
 	}
 	perm := &permission{gate: gate, fsys: fsys, hostApproves: opts.HostApproves, sandbox: env.Sandbox}
 	exec.Permission = perm
-	s := &Session{Jobs: table, FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, onExternalChange: opts.OnExternalChange, onWatcherDegraded: opts.OnWatcherDegraded, reloadSpec: spec}
+	s := &Session{Jobs: table, FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, hostCap: opts.HostCap, onExternalChange: opts.OnExternalChange, onWatcherDegraded: opts.OnWatcherDegraded, reloadSpec: spec}
 	guard.OnDeferred(s.observe)
 	perm.fresh = s.freshPolicy
 	perm.mask = exec.MaskValue
@@ -556,7 +563,8 @@ func (s *Session) Close() error {
 // mergeLimits applies the settings sources' limits, lowest precedence first,
 // to the defaults. A source whose limits are wrong is skipped as a whole and
 // reported.
-func mergeLimits(srcs []policy.LimitsSource) (tools.Limits, []string) {
+// The result is lowered to what the host takes (hostCap).
+func mergeLimits(srcs []policy.LimitsSource, hostCap tools.HostCap) (tools.Limits, []string) {
 	l := tools.DefaultLimits()
 	var probs []string
 	for _, src := range slices.Backward(srcs) {
@@ -570,5 +578,5 @@ func mergeLimits(srcs []policy.LimitsSource) (tools.Limits, []string) {
 		}
 		l = next
 	}
-	return l, probs
+	return l.Within(hostCap), probs
 }

@@ -49,7 +49,7 @@ When to use: to build, test, run programs, use git, or anything the other tools 
 
 Parameters: command; timeout in seconds (default %d, maximum %d); cwd, a directory inside the workspace. stdin is empty (/dev/null) and pagers and editors are disabled (PAGER=cat, GIT_PAGER=cat, GIT_TERMINAL_PROMPT=0), so interactive commands fail instead of hanging.
 
-Output: stdout and stderr interleaved, with colour codes and progress-bar redraws cleaned up. Only the last %d lines or %d bytes are kept; when output is cut, the full output is saved to a file you can read (the notice gives its path and the line range shown) and up to %d lines from the cut part that look like failures (error, FAIL, panic:, Traceback, …) are listed first. Files you had read that the command changed are listed; read them again before editing them.
+Output: stdout and stderr interleaved, with colour codes and progress-bar redraws cleaned up. A result is at most %d lines and %d bytes, notices included: the end of the output is kept; when output is cut, the full output is saved to a file you can read (the notice gives its path and the line range shown) and up to %d lines from the cut part that look like failures (error, FAIL, panic:, Traceback, …) are listed first. Files you had read that the command changed are listed; read them again before editing them.
 
 Errors: a non-zero exit code is an error result with the code; on timeout or cancellation the command's whole process group gets SIGTERM, then SIGKILL after %d seconds, and the output so far is returned.
 
@@ -62,9 +62,11 @@ Background: with run_in_background: true the command starts the same way (its ow
 func NewBash(l Limits) *Tool {
 	l = l.withDefaults()
 	return Define(Spec[bashInput]{
-		Name:           "bash",
-		Description:    bashDescription(l),
-		MaxResultBytes: l.BashBytes + 16*1024,
+		Name:        "bash",
+		Title:       "Run shell command",
+		Description: bashDescription(l),
+		// The whole result, notices included (fitCommand).
+		MaxResultBytes: l.BashBytes,
 		KeepTail:       true,
 		OpenWorld:      true,
 		Aliases:        map[string]string{"script": "command", "workdir": "cwd", "working_directory": "cwd", "directory": "cwd", "dir": "cwd"},
@@ -198,6 +200,8 @@ const bashParseTimeout = 2 * time.Second
 // runCommand runs command with the bash tool's machinery; onTimeout is the
 // advice a timed-out result ends with.
 func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.Duration, spillName string, l Limits, onTimeout string) (Result, error) {
+	// fitCommand gives back the tail's start when the notices do not fit
+	// beside it.
 	spec := commandSpec(c, command, dir, timeout, spillName, l)
 	spec.OnProgress = func(tail string) {
 		c.Reporter.Progress(Progress{Output: tail})
@@ -217,17 +221,22 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 	if err != nil {
 		return startFailure(err, command, dir), nil
 	}
-	r := Text(formatCommand(res, timeout, l, onTimeout))
-	r.IsError = res.ExitCode != 0 || res.TimedOut || res.Cancelled
+	var changed []string
 	if c.Env.Guard != nil {
-		var changed []string
 		for _, p := range c.Env.Guard.ChangedSince(before, "changed by a bash command") {
 			changed = append(changed, p.Display())
 		}
-		if len(changed) > 0 {
-			r.Content[0].Text += "\nChanged by this command (read them again before editing): " + strings.Join(changed, ", ")
-			r.setDetail("changedFiles", changed)
+	}
+	save := func(out string) (string, error) {
+		if c.Env.SpillDir == nil {
+			return "", errors.New("no spill directory")
 		}
+		return c.Env.SpillDir.Save(spillName, []byte(out))
+	}
+	r := Text(fitCommand(&res, timeout, l, onTimeout, changed, save))
+	r.IsError = res.ExitCode != 0 || res.TimedOut || res.Cancelled
+	if len(changed) > 0 {
+		r.setDetail("changedFiles", changed)
 	}
 	r.setDetail("exitCode", res.ExitCode)
 	r.setDetail("totalLines", res.TotalLines)
@@ -278,7 +287,52 @@ func startFailure(err error, command, dir string) Result {
 	}
 }
 
-func formatCommand(res proc.Result, timeout time.Duration, l Limits, onTimeout string) string {
+// fitCommand is the result text of res within l.BashBytes and
+// l.BashLines, notices included: when failure lines, the notices or the
+// changed files do not fit beside the tail, lines are given back from the
+// tail's start and the notice's line range says what is shown. An output
+// the runner kept whole is saved first (save) so the notice can say where.
+func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout string, changed []string, save func(string) (string, error)) string {
+	saved := res.Truncated // the runner spilled the full output (or says why not)
+	// Failure lines take at most a quarter of the result: the end of the
+	// output is what the model reads first.
+	for n, size := 0, 0; n < len(res.FailureLines); n++ {
+		if size += len(res.FailureLines[n].Text) + 8; size > l.BashBytes/4 || n+2 > l.BashLines/4 {
+			res.FailureLines = res.FailureLines[:n]
+			break
+		}
+	}
+	for {
+		text := formatCommand(*res, timeout, l, onTimeout, saved)
+		if len(changed) > 0 {
+			text += "\nChanged by this command (read them again before editing): " + strings.Join(changed, ", ")
+		}
+		over, extra := len(text)-l.BashBytes, lineCount(text)-l.BashLines
+		out := res.Output
+		last := strings.LastIndexByte(strings.TrimSuffix(out, "\n"), '\n') + 1 // the last line's start
+		if over <= 0 && extra <= 0 || last == 0 {
+			return text // governance holds what is left over
+		}
+		i, k := 0, 0
+		for i < last && (i < over || k < extra || k == 0) {
+			i += strings.IndexByte(out[i:], '\n') + 1
+			k++
+		}
+		if !res.Truncated {
+			res.Truncated = true
+			res.ShownFrom, res.ShownTo = max(res.ShownFrom, 1), max(res.ShownTo, res.TotalLines)
+			if p, err := save(out); err == nil {
+				res.SpillPath, saved = p, true
+			}
+		}
+		res.Output = out[i:]
+		res.ShownFrom += k
+	}
+}
+
+// formatCommand is res as the model reads it; saved says the cut part of
+// the output is in res.SpillPath (or why it is not).
+func formatCommand(res proc.Result, timeout time.Duration, l Limits, onTimeout string, saved bool) string {
 	var b strings.Builder
 	if res.Truncated {
 		if len(res.FailureLines) > 0 {
@@ -287,8 +341,10 @@ func formatCommand(res proc.Result, timeout time.Duration, l Limits, onTimeout s
 				fmt.Fprintf(&b, "%6d→%s\n", l.N, l.Text)
 			}
 		}
-		fmt.Fprintf(&b, "[Output cut: showing lines %d-%d of %d (the last %d lines / %d bytes).", res.ShownFrom, res.ShownTo, res.TotalLines, l.BashLines, l.BashBytes)
+		fmt.Fprintf(&b, "[Output cut: showing lines %d-%d of %d (a result is at most %d lines / %d bytes, notices included).", res.ShownFrom, res.ShownTo, res.TotalLines, l.BashLines, l.BashBytes)
 		switch {
+		case !saved:
+			b.WriteString(" The lines before were not saved.")
 		case res.SpillPath != "" && res.SpillCutBytes > 0:
 			// The spill file has a cap: say what it holds, not "full".
 			fmt.Fprintf(&b, " Only the start of the output is saved, in %s: it stopped near the spill file's size cap (%d MiB) and %d bytes more were not saved — read it with read {\"path\": %q, \"offset\": 1}.", res.SpillPath, spill.MaxFileBytes>>20, res.SpillCutBytes, res.SpillPath)

@@ -32,11 +32,15 @@ func enforced(l Limits) map[string][]int {
 // ownLimits lists the numbers of l each tool must state.
 func ownLimits(l Limits) map[string][]int {
 	l = l.withDefaults()
+	whole := []int{l.resultBytes(DefaultMaxResultBytes)}
+	if l.ResultLines > 0 {
+		whole = append(whole, l.ResultLines)
+	}
 	return map[string][]int{
 		"read":        {l.ReadLines, l.ReadBytes, l.ReadLineChars},
-		"ls":          {l.LsEntries, l.lsMax()},
-		"grep":        {l.GrepMatches, l.grepMax(), l.GrepLineChars, l.GrepBytes},
-		"find":        {l.FindPaths, l.findMax()},
+		"ls":          append([]int{l.LsEntries, l.lsMax()}, whole...),
+		"grep":        {l.GrepMatches, l.grepMax(), l.GrepLineChars, l.resultBytes(l.GrepBytes)},
+		"find":        append([]int{l.FindPaths, l.findMax()}, whole...),
 		"bash":        {l.BashTimeout, l.BashMaxTimeout, l.BashLines, l.BashBytes, BashJobEarlyWait, jobs.MaxRunning, BashJobKeptMinutes, jobs.MaxKept},
 		"bash_output": {BashOutputMaxWait, l.BashLines, l.BashBytes},
 		"bash_kill":   {BashKillGrace, jobs.LastLines},
@@ -89,7 +93,9 @@ func TestDescriptionNumbersAreEnforcedConstants(t *testing.T) {
 	for _, lc := range []struct {
 		name string
 		l    Limits
-	}{{"defaults", DefaultLimits()}, {"custom limits", customLimits}, {"defaults above the maxima", raisedLimits}} {
+	}{{"defaults", DefaultLimits()}, {"custom limits", customLimits}, {"defaults above the maxima", raisedLimits},
+		{"within a host's byte cap", DefaultLimits().Within(HostCap{Bytes: 10_000})},
+		{"within a host's byte and line caps", customLimits.Within(HostCap{Bytes: 20_000, Lines: 150})}} {
 		t.Run(lc.name, func(t *testing.T) {
 			allowedBy, own := enforced(lc.l), ownLimits(lc.l)
 			for _, tool := range append(Builtins(lc.l), JobTools(lc.l)...) {

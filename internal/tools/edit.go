@@ -64,6 +64,7 @@ func tooBigToChange(p ops.Path, tool string, size int64, isContent bool) *Result
 func NewEdit() *Tool {
 	return Define(Spec[editInput]{
 		Name:        "edit",
+		Title:       "Edit file",
 		Description: editDescription,
 		Labels: func(in editInput) Labels {
 			return Labels{ReadOnly: in.DryRun, ConcurrencySafe: in.DryRun, Key: "file:" + strings.TrimPrefix(in.Path, "./")}

@@ -35,9 +35,9 @@ When to use: to locate files when you know (part of) the name, e.g. all *_test.g
 
 Parameters: pattern is a glob with ** for any depth: a pattern without "/" matches file names at any depth ("*.ts", "*.spec.ts"); a pattern with "/" matches the path relative to path ("src/**/*.spec.ts", "**/parent/child/*"); {a,b}, ?, [a-z] work. path is the directory to search (default the workspace root). includeIgnored lists ignored files too.
 
-Output: matching file paths relative to the workspace root (absolute for another workspace folder's files, which a search without path covers too), one per line, sorted. Files ignored by .gitignore, .ignore or .agentlsignore are skipped (unless includeIgnored; a path that is itself ignored is named as such, and when only ignored files match, a few are named), hidden files are included, .git is never searched, symlinks are not followed. At most %d paths by default (maximum %d); when the limit is hit the notice says so and gives the call for more.
+Output: matching file paths relative to the workspace root (absolute for another workspace folder's files, which a search without path covers too), one per line, sorted. Files ignored by .gitignore, .ignore or .agentlsignore are skipped (unless includeIgnored; a path that is itself ignored is named as such, and when only ignored files match, a few are named), hidden files are included, .git is never searched, symlinks are not followed. At most %d paths by default (maximum %d); when the limit is hit the notice says so and gives the call for more. The whole result, notices included, is at most %s; beyond that the list is cut and the notice says where.
 
-Errors: an invalid glob explains the problem with valid examples; a missing directory says so.`, l.FindPaths, l.findMax())
+Errors: an invalid glob explains the problem with valid examples; a missing directory says so.`, l.FindPaths, l.findMax(), l.resultSize(DefaultMaxResultBytes))
 }
 
 // NewFind returns the find tool enforcing l.
@@ -45,6 +45,7 @@ func NewFind(l Limits) *Tool {
 	l = l.withDefaults()
 	return Define(Spec[findInput]{
 		Name:        "find",
+		Title:       "Find files",
 		Description: findDescription(l),
 		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
 		Idempotent:  true,

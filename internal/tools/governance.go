@@ -231,15 +231,26 @@ func (x *Executor) maskValue(v any) (any, map[string]int) {
 	return walk(v), counts
 }
 
-// budget cuts the text content to the tool's MaxResultBytes at a line
-// boundary, keeping the head (or the tail for KeepTail tools).
+// budget cuts the text content to the tool's MaxResultBytes (and to the
+// host's ResultBytes and ResultLines) at a line boundary, keeping the head
+// (or the tail for KeepTail tools). The notice is inside the budget: the
+// result the model reads, notice included, is never over it.
 func (x *Executor) budget(t *Tool, r *Result) {
-	limit := t.budget()
-	total := 0
-	for _, c := range r.Content {
-		total += len(c.Text)
+	limit, maxLines := t.budget(), 0
+	if x.Env != nil {
+		l := x.Env.Limits()
+		limit, maxLines = l.resultBytes(limit), l.ResultLines
 	}
-	if total <= limit {
+	total, lines, parts := 0, 0, 0
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			total += len(c.Text)
+			lines += lineCount(c.Text)
+			parts++
+		}
+	}
+	// Parts are joined with a newline (TextOf, and hosts).
+	if total+max(parts-1, 0) <= limit && (maxLines == 0 || lines <= maxLines) {
 		return
 	}
 	// The text parts joined, each starting on a line of its own; nothing
@@ -256,59 +267,110 @@ func (x *Executor) budget(t *Tool, r *Result) {
 		full.WriteString(c.Text)
 	}
 	text := full.String()
-	totalLines := strings.Count(text, "\n")
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		totalLines++ // the last line, unterminated
-	}
-	var shown string
-	var from, to int
-	if t.KeepTail {
-		cut := len(text) - limit
-		for cut < len(text) && (cut > 0 && text[cut-1] != '\n') {
-			cut++
-		}
-		shown = text[cut:]
-		from = strings.Count(text[:cut], "\n") + 1
-		to = totalLines
-	} else {
-		cut := limit
-		for cut > 0 && text[cut-1] != '\n' {
-			cut--
-		}
-		if cut == 0 { // one enormous line: cut inside it, on a rune boundary
-			cut = limit
-			for cut > 0 && !utf8.RuneStart(text[cut]) {
-				cut--
-			}
-		}
-		shown = text[:cut]
-		from, to = 1, strings.Count(shown, "\n")
-	}
-	notice := fmt.Sprintf("[output cut to the %d-byte result budget of %s: showing lines %d-%d of %d (%d of %d bytes).", limit, t.Name, from, to, totalLines, len(shown), len(text))
+	totalLines := lineCount(text)
+	spilled := ""
 	if x.Spill != nil {
 		if p, err := x.Spill.Save(t.Name, []byte(text)); err == nil {
+			spilled = p
+			r.setDetail("spillPath", p)
+		}
+	}
+	notice := func(from, to, shown int) string {
+		n := fmt.Sprintf("[output cut to the %d-byte result budget of %s: showing lines %d-%d of %d (%d of %d bytes).", limit, t.Name, from, to, totalLines, shown, len(text))
+		if maxLines > 0 {
+			n = fmt.Sprintf("[output cut to the result budget of %s (%d bytes, %d lines): showing lines %d-%d of %d (%d of %d bytes).", t.Name, limit, maxLines, from, to, totalLines, shown, len(text))
+		}
+		if spilled != "" {
 			// The call that gets what was cut: the lines after the head,
 			// or the start for a kept tail.
 			next := to + 1
 			if t.KeepTail {
 				next = 1
 			}
-			notice += fmt.Sprintf(" Full output saved to %s; continue with read {\"path\": %q, \"offset\": %d}.", p, p, next)
-			r.setDetail("spillPath", p)
+			n += fmt.Sprintf(" Full output saved to %s; continue with read {\"path\": %q, \"offset\": %d}.", spilled, spilled, next)
 		}
+		return n + "]"
 	}
-	notice += "]"
-	var parts []Content
+	// Room for the longest notice these numbers can make, and its line.
+	room := max(limit-len(notice(totalLines, totalLines, len(text)))-1, 0)
+	lineRoom := maxLines - 1
+	var shown string
+	var from, to int
 	if t.KeepTail {
-		parts = append(parts, Content{Type: "text", Text: notice + "\n" + shown})
+		cut := len(text) - room
+		for cut < len(text) && (cut > 0 && text[cut-1] != '\n') {
+			cut++
+		}
+		if maxLines > 0 {
+			// At most lineRoom lines: start after the lineRoom-th newline
+			// from the end (a final newline ends the last line).
+			nl, end := 0, len(text)
+			if strings.HasSuffix(text, "\n") {
+				end--
+			}
+			for i := end - 1; i >= cut; i-- {
+				if text[i] == '\n' {
+					if nl++; nl == lineRoom {
+						cut = i + 1
+						break
+					}
+				}
+			}
+		}
+		shown = text[cut:]
+		from = strings.Count(text[:cut], "\n") + 1
+		to = totalLines
 	} else {
-		parts = append(parts, Content{Type: "text", Text: shown + notice})
+		cut := min(room, len(text))
+		for cut > 0 && text[cut-1] != '\n' {
+			cut--
+		}
+		if cut == 0 { // one enormous line: cut inside it, on a rune boundary
+			cut = room
+			for cut > 0 && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+		}
+		if maxLines > 0 {
+			nl := 0
+			for i := 0; i < cut; i++ {
+				if text[i] == '\n' {
+					if nl++; nl == lineRoom {
+						cut = i + 1
+						break
+					}
+				}
+			}
+		}
+		shown = text[:cut]
+		from, to = 1, max(strings.Count(shown, "\n"), 1)
+	}
+	var parts2 []Content
+	if t.KeepTail {
+		parts2 = append(parts2, Content{Type: "text", Text: notice(from, to, len(shown)) + "\n" + strings.TrimRight(shown, "\n")})
+	} else {
+		parts2 = append(parts2, Content{Type: "text", Text: shown + notice(from, to, len(shown))})
 	}
 	for _, c := range r.Content {
 		if c.Type != "text" {
-			parts = append(parts, c)
+			parts2 = append(parts2, c)
 		}
 	}
-	r.Content = parts
+	r.Content = parts2
 	r.setDetail("truncated", map[string]any{"budget": limit, "totalBytes": len(text), "shownBytes": len(shown)})
+}
+
+// lineCount is the number of lines of s: its newlines, and an unterminated
+// last line.
+func lineCount[T string | []byte](s T) int {
+	n := 0
+	for i := range len(s) {
+		if s[i] == '\n' {
+			n++
+		}
+	}
+	if len(s) > 0 && s[len(s)-1] != '\n' {
+		n++
+	}
+	return n
 }

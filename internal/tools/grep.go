@@ -41,21 +41,25 @@ When to use: to find where a symbol, string or error message occurs, before read
 
 Parameters: pattern is a regular expression (RE2/ripgrep syntax; set literal: true for plain text, ignoreCase: true for case-insensitive); path narrows to a file or directory; glob filters file paths ("*.go", "src/**/*.ts"); context adds lines around each match (maximum %d); includeIgnored searches ignored files too; hidden (default true) includes dot files.
 
-Output: "path:line: text" for matches and "path-line- text" for context lines, paths relative to the workspace root (absolute for another workspace folder's files, which a search without path covers too), sorted by path then line; overlapping context is merged and "--" separates groups. At most %d matching lines by default (limit up to %d); lines are cut at %d characters; the whole output is at most %d bytes. Binary files and files ignored by .gitignore/.ignore/.agentlsignore are skipped. When a limit is hit, the notice names it and the call that gets more.
+Output: "path:line: text" for matches and "path-line- text" for context lines, paths relative to the workspace root (absolute for another workspace folder's files, which a search without path covers too), sorted by path then line; overlapping context is merged and "--" separates groups. At most %d matching lines by default (limit up to %d); lines are cut at %d characters; the whole output, notices included, is at most %s. Binary files and files ignored by .gitignore/.ignore/.agentlsignore are skipped. When a limit is hit, the notice names it and the call that gets more.
 
 Errors: an invalid regular expression returns the parser's message (set literal: true to search plain text); a missing path says so.`,
-		GrepMaxContext, l.GrepMatches, l.grepMax(), l.GrepLineChars, l.GrepBytes)
+		GrepMaxContext, l.GrepMatches, l.grepMax(), l.GrepLineChars, l.resultSize(l.GrepBytes))
 }
 
 // NewGrep returns the grep tool enforcing l.
 func NewGrep(l Limits) *Tool {
 	l = l.withDefaults()
 	return Define(Spec[grepInput]{
-		Name:           "grep",
-		Description:    grepDescription(l),
-		Static:         Labels{ReadOnly: true, ConcurrencySafe: true},
-		Idempotent:     true,
-		MaxResultBytes: l.GrepBytes + 1024,
+		Name:        "grep",
+		Title:       "Search file contents",
+		Description: grepDescription(l),
+		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
+		Idempotent:  true,
+		// The whole output: the search keeps its text and notice within
+		// GrepBytes; the notes grep adds (unreadable paths, binary file,
+		// denied files) are rare, and governance holds the whole to it.
+		MaxResultBytes: l.GrepBytes,
 		Aliases: map[string]string{"query": "pattern", "include": "glob", "-i": "ignoreCase", "C": "context", "-C": "context", "head_limit": "limit",
 			// Lines after or before: context shows both sides.
 			"A": "context", "-A": "context", "B": "context", "-B": "context", "-F": "literal"},

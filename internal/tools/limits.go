@@ -16,8 +16,8 @@ import (
 // value both enforce and describe it, so a description never states a
 // number the code does not apply.
 type Limits struct {
-	ReadLines      int // lines per read call (default and maximum of limit)
-	ReadBytes      int // bytes of numbered file text per read call
+	ReadLines      int // lines of a read result, header and notices included (and the most limit asks)
+	ReadBytes      int // bytes of a read result, header and notices included
 	ReadLineChars  int // characters shown of one line before it is cut
 	LsEntries      int // entries ls lists when no limit is given
 	GrepMatches    int // matching lines grep shows when no limit is given
@@ -26,8 +26,58 @@ type Limits struct {
 	FindPaths      int // paths find lists when no limit is given
 	BashTimeout    int // seconds a command may run when no timeout is given
 	BashMaxTimeout int // the largest timeout a call may ask for, in seconds
-	BashLines      int // lines of command output kept (the tail)
-	BashBytes      int // bytes of command output kept (the tail)
+	BashLines      int // lines of a bash result, notices included (the output's tail)
+	BashBytes      int // bytes of a bash result, notices included (the output's tail)
+
+	// ResultBytes and ResultLines bound every tool's whole result, for a
+	// host that cuts results itself (HostCap); 0: only the tool's own
+	// budget. Not settings: Within sets them.
+	ResultBytes, ResultLines int
+}
+
+// HostCap is the most of one tool result a host passes to its model
+// before it cuts the result itself: Bytes of text, and Lines (0: no cap).
+type HostCap struct {
+	Bytes, Lines int
+}
+
+// Within returns l lowered to what a host takes: every byte budget at
+// most c.Bytes, every line budget at most c.Lines, and every tool's whole
+// result within both (ResultBytes, ResultLines), so that what the
+// descriptions state is what reaches the model.
+func (l Limits) Within(c HostCap) Limits {
+	l = l.withDefaults()
+	if c.Bytes > 0 {
+		l.ReadBytes = min(l.ReadBytes, c.Bytes)
+		l.GrepBytes = min(l.GrepBytes, c.Bytes)
+		l.BashBytes = min(l.BashBytes, c.Bytes)
+		l.ResultBytes = c.Bytes
+	}
+	if c.Lines > 0 {
+		l.ReadLines = max(min(l.ReadLines, c.Lines), ReadMinLines)
+		l.BashLines = max(min(l.BashLines, c.Lines), BashMinLines)
+		l.ResultLines = c.Lines
+	}
+	return l
+}
+
+// resultSize states the whole-result budget of a tool whose own budget is
+// own bytes, as its description gives it.
+func (l Limits) resultSize(own int) string {
+	s := fmt.Sprintf("%d bytes", l.resultBytes(own))
+	if l.ResultLines > 0 {
+		s = fmt.Sprintf("%d lines and %s", l.ResultLines, s)
+	}
+	return s
+}
+
+// resultBytes is the budget of a whole result of a tool whose own budget
+// is own bytes.
+func (l Limits) resultBytes(own int) int {
+	if l.ResultBytes > 0 {
+		return min(own, l.ResultBytes)
+	}
+	return own
 }
 
 // DefaultLimits returns docs/tools.md's numbers.
@@ -48,6 +98,8 @@ const (
 	LimitMinBytes   = 4 * 1024         // a byte budget
 	LimitMaxBytes   = 16 * 1024 * 1024 // a byte budget
 	LimitMaxSeconds = 24 * 60 * 60     // a bash timeout
+	ReadMinLines    = 4                // read's header, a line, and two notices
+	BashMinLines    = 3                // bash's cut notice, a line, and the exit line
 )
 
 // limitField names one configurable limit: its setting name, where it
@@ -64,6 +116,11 @@ func limitFields() []limitField {
 	count := func(name string, f func(*Limits) *int) limitField {
 		return limitField{name, f, 1, LimitMaxCount, ""}
 	}
+	// A result's lines hold its notices: read's a header, a line and two
+	// notices; bash's a notice, a line and the exit line.
+	lines := func(name string, least int, f func(*Limits) *int) limitField {
+		return limitField{name, f, least, LimitMaxCount, ""}
+	}
 	bytes := func(name string, f func(*Limits) *int) limitField {
 		return limitField{name, f, LimitMinBytes, LimitMaxBytes, " bytes"}
 	}
@@ -71,7 +128,7 @@ func limitFields() []limitField {
 		return limitField{name, f, 1, LimitMaxSeconds, " s"}
 	}
 	return []limitField{
-		count("readLines", func(l *Limits) *int { return &l.ReadLines }),
+		lines("readLines", ReadMinLines, func(l *Limits) *int { return &l.ReadLines }),
 		bytes("readBytes", func(l *Limits) *int { return &l.ReadBytes }),
 		count("readLineChars", func(l *Limits) *int { return &l.ReadLineChars }),
 		count("lsEntries", func(l *Limits) *int { return &l.LsEntries }),
@@ -81,7 +138,7 @@ func limitFields() []limitField {
 		count("findPaths", func(l *Limits) *int { return &l.FindPaths }),
 		seconds("bashTimeout", func(l *Limits) *int { return &l.BashTimeout }),
 		seconds("bashMaxTimeout", func(l *Limits) *int { return &l.BashMaxTimeout }),
-		count("bashLines", func(l *Limits) *int { return &l.BashLines }),
+		lines("bashLines", BashMinLines, func(l *Limits) *int { return &l.BashLines }),
 		bytes("bashBytes", func(l *Limits) *int { return &l.BashBytes }),
 	}
 }
@@ -218,5 +275,9 @@ func (l Limits) stated() []int {
 	for _, f := range limitFields() {
 		out = append(out, *f.field(&l))
 	}
-	return append(out, l.lsMax(), l.grepMax(), l.findMax())
+	out = append(out, l.lsMax(), l.grepMax(), l.findMax(), l.resultBytes(DefaultMaxResultBytes))
+	if l.ResultLines > 0 {
+		out = append(out, l.ResultLines)
+	}
+	return out
 }

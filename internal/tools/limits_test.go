@@ -26,7 +26,7 @@ func TestLimitsWith(t *testing.T) {
 		}, "", ""},
 		{"unknown name is a warning naming the valid ones", map[string]float64{"readLine": 10}, func(*Limits) {}, "limits.readLine is not a limit (use readLines, readBytes", ""},
 		{"unknown name with a negative value", map[string]float64{"read": -1}, nil, "", "limits.read must be a non-negative number"},
-		{"zero", map[string]float64{"readLines": 0}, nil, "", "limits.readLines must be a whole number from 1 to 100000, got 0"},
+		{"zero", map[string]float64{"readLines": 0}, nil, "", "limits.readLines must be a whole number from 4 to 100000, got 0"},
 		{"fraction", map[string]float64{"grepMatches": 2.5}, nil, "", "limits.grepMatches must be a whole number"},
 		{"bytes below the minimum", map[string]float64{"readBytes": 100}, nil, "", fmt.Sprintf("limits.readBytes must be a whole number from %d to %d bytes", LimitMinBytes, LimitMaxBytes)},
 		{"bytes above the maximum", map[string]float64{"bashBytes": LimitMaxBytes + 1}, nil, "", "limits.bashBytes"},
@@ -62,8 +62,8 @@ func TestLimitsWith(t *testing.T) {
 // Tools built with limits a client set enforce them, and their notices
 // name them.
 func TestCustomLimitsHoldInBehaviour(t *testing.T) {
-	l := Limits{ReadLines: 3, ReadBytes: LimitMinBytes, ReadLineChars: 1500, LsEntries: 2, GrepMatches: 2,
-		GrepLineChars: 20, GrepBytes: LimitMinBytes, FindPaths: 2, BashTimeout: 1, BashMaxTimeout: 2, BashLines: 3}.withDefaults()
+	l := Limits{ReadLines: 5, ReadBytes: LimitMinBytes, ReadLineChars: 1500, LsEntries: 2, GrepMatches: 2,
+		GrepLineChars: 20, GrepBytes: LimitMinBytes, FindPaths: 2, BashTimeout: 1, BashMaxTimeout: 2, BashLines: 5}.withDefaults()
 	files := map[string][]byte{
 		"ten.txt":   numbered(10, 8),
 		"long.txt":  []byte("needle " + strings.Repeat("y", 1600) + "\n"),
@@ -78,15 +78,15 @@ func TestCustomLimitsHoldInBehaviour(t *testing.T) {
 		isError          bool
 		want             []string
 	}{
-		{"read lines", "read", `{"path":"ten.txt"}`, false, []string{"ten.txt, lines 1-3 of 10", "(at most 3 lines per call). Use offset=4 to continue."}},
-		{"read limit above the setting is clamped", "read", `{"path":"ten.txt","limit":5}`, false, []string{"lines 1-3 of 10"}},
+		{"read lines", "read", `{"path":"ten.txt"}`, false, []string{"ten.txt, lines 1-3 of 10", "(at most 5 lines per call). Use offset=4 to continue."}},
+		{"read limit above the setting is clamped", "read", `{"path":"ten.txt","limit":9}`, false, []string{"lines 1-3 of 10"}},
 		{"read bytes", "read", `{"path":"bytes.txt"}`, false, []string{"bytes.txt, lines 1-2 of 3", "the 4096-byte limit was reached. Use offset=3 to continue."}},
 		{"read line chars", "read", `{"path":"long.txt"}`, false, []string{"yyy… [line cut: 1500 of 1607 characters shown]"}},
 		{"ls entries", "ls", `{"path":"dir"}`, false, []string{"[Showing 2 of 5 entries (limit 2). Call ls again with limit=5"}},
 		{"grep matches", "grep", `{"pattern":"needle","path":"dir"}`, false, []string{"[2 matches shown (limit 2). Narrow the pattern, add path/glob, or call again with limit=4.]"}},
 		{"grep line chars", "grep", `{"pattern":"needle","path":"long.txt"}`, false, []string{"long.txt:1: needle yyyyyyyyyyyyy… [line cut at 20 chars]"}},
 		{"find paths", "find", `{"pattern":"*.go"}`, false, []string{"[Showing the first 2 matching paths (limit 2); more files match. Narrow the pattern or path, or call again with limit=4.]"}},
-		{"bash tail", "bash", `{"command":"seq 10"}`, false, []string{"showing lines 8-10 of 10 (the last 3 lines / 51200 bytes)", "8\n9\n10"}},
+		{"bash tail", "bash", `{"command":"seq 10"}`, false, []string{"showing lines 7-10 of 10 (a result is at most 5 lines / 51200 bytes, notices included)", "8\n9\n10"}},
 		{"bash default timeout", "bash", `{"command":"sleep 5"}`, true, []string{"[Timed out after 1s", "Raise timeout (maximum 2 s)"}},
 		{"bash timeout above the maximum", "bash", `{"command":"true","timeout":3}`, true, []string{"timeout"}},
 	}

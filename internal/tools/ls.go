@@ -33,9 +33,9 @@ When to use: to see what a directory holds before reading files in it. To find f
 
 Parameters: path (a directory, relative to the workspace root; default the root); limit (default %d, maximum %d); includeIgnored lists ignored entries too.
 
-Output: one entry per line, sorted by name; directories end in "/", symlinks show "name@ -> target"; dotfiles are included and .git is omitted. Entries ignored by .gitignore, .ignore, .agentlsignore or git's exclude files are hidden and counted ("N ignored entries hidden"), unless includeIgnored. At most %d entries by default; the notice says how many were left out and which limit to ask for (at the maximum: how to narrow).
+Output: one entry per line, sorted by name; directories end in "/", symlinks show "name@ -> target"; dotfiles are included and .git is omitted. Entries ignored by .gitignore, .ignore, .agentlsignore or git's exclude files are hidden and counted ("N ignored entries hidden"), unless includeIgnored. At most %d entries by default; the notice says how many were left out and which limit to ask for (at the maximum: how to narrow). The whole result, notices included, is at most %s; beyond that the list is cut and the notice says where.
 
-Errors: a missing directory or a file path says so (use read for files).`, l.LsEntries, l.lsMax(), l.LsEntries)
+Errors: a missing directory or a file path says so (use read for files).`, l.LsEntries, l.lsMax(), l.LsEntries, l.resultSize(DefaultMaxResultBytes))
 }
 
 // NewLs returns the ls tool enforcing l.
@@ -43,6 +43,7 @@ func NewLs(l Limits) *Tool {
 	l = l.withDefaults()
 	return Define(Spec[lsInput]{
 		Name:        "ls",
+		Title:       "List directory",
 		Description: lsDescription(l),
 		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
 		Idempotent:  true,

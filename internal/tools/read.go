@@ -41,7 +41,7 @@ When to use: before editing a file (edit and write refuse files you have not rea
 
 Parameters: path (relative to the workspace root); offset (1-based first line, default 1) and limit (line count) to page through large files.
 
-Output: a header "path, lines A-B of N", then one line per file line as "<line number>→<text>". At most %d lines or %d bytes are returned per call, whichever comes first; lines longer than %d characters are cut with a marker. When anything is cut, a notice gives the exact offset to continue with. PNG, JPEG, GIF and WebP images (up to %d bytes) come back as an image. Binary files are refused with their detected type. A UTF-8 BOM is stripped, UTF-16 files are decoded, invalid UTF-8 is shown as U+FFFD.
+Output: a header "path, lines A-B of N", then one line per file line as "<line number>→<text>". A result is at most %d lines and %d bytes, the header and notices included; lines longer than %d characters are cut with a marker. When anything is cut, a notice gives the exact offset to continue with. PNG, JPEG, GIF and WebP images (up to %d bytes) come back as an image. Binary files are refused with their detected type. A UTF-8 BOM is stripped, UTF-16 files are decoded, invalid UTF-8 is shown as U+FFFD.
 
 Errors: a missing file lists up to %d similarly named files; a directory asks you to use ls; an offset past the end names the file's line count.`,
 		l.ReadLines, l.ReadBytes, l.ReadLineChars, ReadMaxImage, maxSuggestions)
@@ -52,9 +52,11 @@ func NewRead(l Limits) *Tool {
 	l = l.withDefaults()
 	return Define(Spec[readInput]{
 		Name:        "read",
+		Title:       "Read file",
 		Description: readDescription(l),
-		// The numbered text, its header and notices.
-		MaxResultBytes: max(DefaultMaxResultBytes, l.ReadBytes+4096),
+		// The numbered text, its header and notices: the window keeps
+		// within ReadBytes, and governance holds it to that.
+		MaxResultBytes: l.ReadBytes,
 		Static:         Labels{ReadOnly: true, ConcurrencySafe: true},
 		Idempotent:     true,
 		Aliases:        map[string]string{"start": "offset", "lines": "limit", "n": "limit"},

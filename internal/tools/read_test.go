@@ -94,9 +94,9 @@ func TestRead(t *testing.T) {
 		want    []string
 		not     []string
 	}{
-		{"2500 lines stop at 2000 with the continuation", `{"path":"big.txt"}`, false,
-			[]string{"big.txt, lines 1-2000 of 2500", "2000→line 2000 ", "[Showing lines 1-2000 of 2500 (at most 2000 lines per call). Use offset=2001 to continue.]"},
-			[]string{"2001→"}},
+		{"2500 lines stop at 2000 result lines, header and notice included", `{"path":"big.txt"}`, false,
+			[]string{"big.txt, lines 1-1998 of 2500", "1998→line 1998 ", "[Showing lines 1-1998 of 2500 (at most 2000 lines per call). Use offset=1999 to continue.]"},
+			[]string{"1999→"}},
 		{"offset continues", `{"path":"big.txt","offset":2001}`, false,
 			[]string{"lines 2001-2500 of 2500", "2500→line 2500"}, []string{"Use offset="}},
 		{"wide lines are cut by bytes", `{"path":"wide.txt"}`, false,
@@ -115,7 +115,7 @@ func TestRead(t *testing.T) {
 		{"a long line is cut with a marker", `{"path":"longline.txt"}`, false,
 			[]string{"… [line cut: 2000 of 3000 characters shown]", "2→short"}, nil},
 		{"a first line over the byte limit explains itself", `{"path":"huge1.txt"}`, false,
-			[]string{"Line 1 of huge1.txt is 58.6 KB (60000 bytes), over the 51200-byte read limit", "sed -n '1p' huge1.txt"}, nil},
+			[]string{"Line 1 of huge1.txt is 58.6 KB (60000 bytes), too long to show within the 51200-byte read limit", "sed -n '1p' huge1.txt"}, nil},
 		{"empty file", `{"path":"empty.txt"}`, false, []string{"empty.txt is empty (0 lines)."}, nil},
 		{"directory suggests ls", `{"path":"dir"}`, true, []string{"dir is a directory", "use ls"}, nil},
 		{"missing file suggests similar names", `{"path":"smal.txt"}`, true, []string{"smal.txt not found. Did you mean: small.txt"}, nil},

@@ -19,10 +19,11 @@ type readWindow struct {
 
 	b           strings.Builder
 	used, end   int
-	cutLines    int
-	firstCut    int
+	ends        []int // w.b's length after each line taken
+	cuts        []int // the lines cut at ReadLineChars, in order
 	byteLimited bool
 	tooLong     *Result // the first line alone is over the byte limit
+	firstSize   int     // the first line's size in bytes
 	num         [24]byte
 
 	// mask masks each line before it is cut and numbered: a "KEY: value"
@@ -48,11 +49,7 @@ func newReadWindow(display string, offset, limit int, l Limits) *readWindow {
 func (w *readWindow) add(n int, text string, size, chars int) bool {
 	l := w.l
 	if n == w.offset && size > l.ReadBytes {
-		r := Text(fmt.Sprintf("Line %d of %s is %s (%d bytes), over the %d-byte read limit, so nothing is shown. Read a window of it with bash, e.g. sed -n '%dp' %s | cut -b 1-%d (then -b %d-%d, …).",
-			n, w.display, humanBytes(int64(size)), size, l.ReadBytes, n, shellQuote(w.display), l.ReadBytes/4, l.ReadBytes/4+1, l.ReadBytes/2))
-		r.setDetail("fromLine", n)
-		r.setDetail("toLine", n)
-		w.tooLong = &r
+		w.tooLong = w.lineTooLong(n, size)
 		return false
 	}
 	line := text
@@ -74,13 +71,17 @@ func (w *readWindow) add(n int, text string, size, chars int) bool {
 		}
 		if chars > l.ReadLineChars {
 			line = string([]rune(text)[:l.ReadLineChars]) + fmt.Sprintf("… [line cut: %d of %d characters shown]", l.ReadLineChars, chars)
-			if w.cutLines++; w.cutLines == 1 {
-				w.firstCut = n
-			}
+			w.cuts = append(w.cuts, n)
 		}
 	}
 	prefix := lineNumber(w.num[:0], n)
+	if n == w.offset {
+		w.firstSize = size
+	}
 	if w.used+len(prefix)+len(line)+1 > l.ReadBytes {
+		if len(w.ends) == 0 { // its number alone pushes it over
+			w.tooLong = w.lineTooLong(n, size)
+		}
 		w.byteLimited = true
 		return false
 	}
@@ -88,11 +89,26 @@ func (w *readWindow) add(n int, text string, size, chars int) bool {
 	w.b.WriteString(line)
 	w.b.WriteByte('\n')
 	w.used += len(prefix) + len(line) + 1
+	w.ends = append(w.ends, w.b.Len())
 	w.end = n
 	return w.end-w.offset+1 < w.maxLines
 }
 
+// lineTooLong is read's answer when line n (size bytes) cannot be shown
+// within the byte limit.
+func (w *readWindow) lineTooLong(n, size int) *Result {
+	l := w.l
+	r := Text(fmt.Sprintf("Line %d of %s is %s (%d bytes), too long to show within the %d-byte read limit, so nothing is shown. Read a window of it with bash, e.g. sed -n '%dp' %s | cut -b 1-%d (then -b %d-%d, …).",
+		n, w.display, humanBytes(int64(size)), size, l.ReadBytes, n, shellQuote(w.display), l.ReadBytes/4, l.ReadBytes/4+1, l.ReadBytes/2))
+	r.setDetail("fromLine", n)
+	r.setDetail("toLine", n)
+	return &r
+}
+
 // result is the window as read's result; total is the file's line count.
+// The whole result, header and notices included, stays within ReadBytes
+// and ReadLines: lines are given back from the end until it does, and the
+// notice names the last line shown.
 func (w *readWindow) result(total int, crlf bool, notes []string) Result {
 	if r := emptyOrBeyond(w.display, total, w.offset); r != nil {
 		return *r
@@ -100,35 +116,80 @@ func (w *readWindow) result(total int, crlf bool, notes []string) Result {
 	if w.tooLong != nil {
 		return *w.tooLong
 	}
-	l, offset, end := w.l, w.offset, w.end
-	header := w.display + ", lines " + strconv.Itoa(offset) + "-" + strconv.Itoa(end) + " of " + strconv.Itoa(total)
+	header := w.display + ", lines "
 	if crlf {
 		notes = append(notes, "CRLF line endings (shown without \\r)")
 	}
+	tail := ""
 	if len(notes) > 0 {
-		header += " (" + strings.Join(notes, "; ") + ")"
+		tail = " (" + strings.Join(notes, "; ") + ")"
 	}
-	out := header + "\n" + w.b.String()
+	l := w.l
+	body := w.b.String()
+	k, byteCut := len(w.ends), w.byteLimited
+	for {
+		out := w.render(header, tail, body, k, total, byteCut)
+		over := len(out) - l.ReadBytes
+		extra := strings.Count(out, "\n") + 1 - l.ReadLines
+		if over <= 0 && extra <= 0 {
+			r := Text(out)
+			if len(w.counts) > 0 {
+				r.setDetail("redactions", w.counts)
+			}
+			end := w.offset + k - 1
+			r.setDetail("fromLine", w.offset)
+			r.setDetail("toLine", end)
+			r.setDetail("totalLines", total)
+			return r
+		}
+		// Give back enough lines for the excess (the notice it brings may
+		// need one more round).
+		drop := max(extra, 1)
+		if over > 0 {
+			byteCut = true
+			for drop < k && w.ends[k-1]-w.ends[k-1-drop] < over {
+				drop++
+			}
+		}
+		if k -= drop; k <= 0 {
+			// Not even the first line fits beside the header and notice.
+			return *w.lineTooLong(w.offset, w.firstSize)
+		}
+	}
+}
+
+// render is the result showing the window's first k lines.
+func (w *readWindow) render(header, tail, body string, k, total int, byteCut bool) string {
+	l, offset := w.l, w.offset
+	end := offset + k - 1
+	var b strings.Builder
+	b.Grow(w.ends[k-1] + len(header) + len(tail) + 256)
+	b.WriteString(header)
+	b.WriteString(strconv.Itoa(offset) + "-" + strconv.Itoa(end) + " of " + strconv.Itoa(total))
+	b.WriteString(tail)
+	b.WriteByte('\n')
+	b.WriteString(body[:w.ends[k-1]])
 	switch {
-	case w.byteLimited:
-		out += fmt.Sprintf("[Showing lines %d-%d of %d: the %d-byte limit was reached. Use offset=%d to continue.]", offset, end, total, l.ReadBytes, end+1)
-	case end < total && w.limit > 0 && end-offset+1 >= w.limit:
-		out += fmt.Sprintf("[Showing lines %d-%d of %d. Use offset=%d to continue.]", offset, end, total, end+1)
+	case end < total && byteCut:
+		fmt.Fprintf(&b, "[Showing lines %d-%d of %d: the %d-byte limit was reached. Use offset=%d to continue.]", offset, end, total, l.ReadBytes, end+1)
+	case end < total && w.limit > 0 && k >= w.limit:
+		fmt.Fprintf(&b, "[Showing lines %d-%d of %d. Use offset=%d to continue.]", offset, end, total, end+1)
 	case end < total:
-		out += fmt.Sprintf("[Showing lines %d-%d of %d (at most %s per call). Use offset=%d to continue.]", offset, end, total, plural(l.ReadLines, "line"), end+1)
+		fmt.Fprintf(&b, "[Showing lines %d-%d of %d (at most %s per call). Use offset=%d to continue.]", offset, end, total, plural(l.ReadLines, "line"), end+1)
 	}
-	if w.cutLines > 0 {
-		out = strings.TrimRight(out, "\n") + fmt.Sprintf("\n[%d line(s) longer than %d characters were cut (the first: line %d). See the rest of a line with bash, e.g. sed -n '%dp' %s | cut -c %d-%d (then %d-%d, …).]",
-			w.cutLines, l.ReadLineChars, w.firstCut, w.firstCut, shellQuote(w.display), l.ReadLineChars+1, 2*l.ReadLineChars, 2*l.ReadLineChars+1, 3*l.ReadLineChars)
+	cut := 0
+	for cut < len(w.cuts) && w.cuts[cut] <= end {
+		cut++
 	}
-	r := Text(strings.TrimRight(out, "\n"))
-	if len(w.counts) > 0 {
-		r.setDetail("redactions", w.counts)
+	if cut > 0 {
+		first := w.cuts[0]
+		out := strings.TrimRight(b.String(), "\n")
+		b.Reset()
+		b.WriteString(out)
+		fmt.Fprintf(&b, "\n[%d line(s) longer than %d characters were cut (the first: line %d). See the rest of a line with bash, e.g. sed -n '%dp' %s | cut -c %d-%d (then %d-%d, …).]",
+			cut, l.ReadLineChars, first, first, shellQuote(w.display), l.ReadLineChars+1, 2*l.ReadLineChars, 2*l.ReadLineChars+1, 3*l.ReadLineChars)
 	}
-	r.setDetail("fromLine", offset)
-	r.setDetail("toLine", end)
-	r.setDetail("totalLines", total)
-	return r
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // emptyOrBeyond is read's answer for an empty file, or an offset past its

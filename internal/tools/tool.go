@@ -194,7 +194,10 @@ func (c *Call) Resolve(input string) (ops.Path, error) {
 
 // Tool is one registered tool. Build core tools with Define.
 type Tool struct {
-	Name        string
+	Name string
+	// Title is the name a host shows its user (MCP Tool.title); empty:
+	// DisplayTitle makes one of Name.
+	Title       string
 	Description string
 	// Schema is the JSON Schema of the input, cleaned for every model API
 	// (plain "type": "array", no null unions, no $ref).
@@ -236,6 +239,7 @@ type Tool struct {
 // Spec declares a tool with a typed input.
 type Spec[In any] struct {
 	Name           string
+	Title          string // what a host shows its user
 	Description    string
 	Aliases        map[string]string
 	Prepare        func(args map[string]any, n *Normalization)
@@ -279,6 +283,7 @@ func Define[In any](s Spec[In]) *Tool {
 		s.Tweak(schema)
 	}
 	t := newTool(s.Name, s.Description, schema)
+	t.Title = s.Title
 	// Resolving for validation is most of a tool's construction cost and
 	// only a call needs it, so it waits for the first call. A core schema
 	// that does not resolve is a programming error: TestCoreSchemasResolve
@@ -344,6 +349,26 @@ func newTool(name, description string, schema map[string]any) *Tool {
 func (t *Tool) SetHandler(labels func(args map[string]any) Labels, run func(ctx context.Context, c *Call, args map[string]any) (Result, error)) {
 	t.labels = func(in any) Labels { return labels(in.(map[string]any)) }
 	t.run = func(ctx context.Context, c *Call, in any) (Result, error) { return run(ctx, c, in.(map[string]any)) }
+}
+
+// DisplayTitle is t.Title, or one made of its name: "my_tool" is
+// "My tool", an upstream server's "srv__lookup" is "Lookup (srv)".
+func (t *Tool) DisplayTitle() string {
+	if t.Title != "" {
+		return t.Title
+	}
+	name, server := t.Name, ""
+	if i := strings.Index(name, "__"); i > 0 && i+2 < len(name) {
+		server, name = name[:i], name[i+2:]
+	}
+	title := strings.ReplaceAll(strings.ReplaceAll(name, "_", " "), "-", " ")
+	if r, n := utf8.DecodeRuneInString(title); n > 0 {
+		title = string(unicode.ToUpper(r)) + title[n:]
+	}
+	if server != "" {
+		title += " (" + server + ")"
+	}
+	return title
 }
 
 func (t *Tool) budget() int {

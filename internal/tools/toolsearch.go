@@ -42,6 +42,7 @@ Errors: when nothing matches, the answer lists the names of up to %d deferred to
 func NewToolSearch(reg *Registry) *Tool {
 	return Define(Spec[toolSearchInput]{
 		Name:        ToolSearchName,
+		Title:       "Search tools",
 		Description: toolSearchDescription,
 		Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
 		Tweak: func(s map[string]any) {

@@ -32,6 +32,7 @@ Errors: replacing an existing file needs a read of it in this session and no cha
 func NewWrite() *Tool {
 	return Define(Spec[writeInput]{
 		Name:        "write",
+		Title:       "Write file",
 		Description: writeDescription,
 		Labels: func(in writeInput) Labels {
 			return Labels{Key: "file:" + path.Clean(in.Path)}
@@ -219,15 +220,4 @@ func replaceInEditor(ctx context.Context, c *Call, p ops.Path, old, content []by
 	r := Text(fmt.Sprintf("Replaced %s%s: %s, %d bytes (was %s).", p.Display(), inEditorNote(saved), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
 	r.Details = details
 	return r, nil
-}
-
-func lineCount(b []byte) int {
-	if len(b) == 0 {
-		return 0
-	}
-	n := bytes.Count(b, []byte("\n"))
-	if b[len(b)-1] != '\n' {
-		n++
-	}
-	return n
 }

@@ -687,6 +687,10 @@ func (s *server) proxyTool(ut *sdk.Tool) (*tools.Tool, error) {
 		t.Schema = schema
 	}
 	t.Deferred, t.Source = true, s.source()
+	t.Title = ut.Title
+	if t.Title == "" && ut.Annotations != nil {
+		t.Title = ut.Annotations.Title
+	}
 	var labels tools.Labels
 	t.OpenWorld = true
 	if a := ut.Annotations; a != nil {

@@ -117,8 +117,9 @@ func TestAudit10ReadFormat(t *testing.T) {
 	}
 }
 
-// At most 2000 lines; truncation announced with "lines 1-2000 of 2500" and
-// "use offset=2001"; the continuation reads the rest with no notice.
+// At most 2000 lines, the header and the notice among them: truncation
+// announced with "lines 1-1998 of 2500" and "use offset=1999"; the
+// continuation reads the rest with no notice.
 func TestAudit10ReadLineLimit(t *testing.T) {
 	ws := t.TempDir()
 	a10rWrite(t, ws, map[string]string{"big.txt": a10rLines("line ", 2500)})
@@ -127,28 +128,28 @@ func TestAudit10ReadLineLimit(t *testing.T) {
 	r := c.CallTool(ctx, "read", map[string]any{"path": "big.txt"})
 	txt := r.Text()
 	nums := a10rNumbered(txt)
-	if r.IsError || len(nums) != 2000 || nums[0] != 1 || nums[1999] != 2000 {
-		t.Fatalf("default read: isError=%v, %d numbered lines", r.IsError, len(nums))
+	if r.IsError || len(nums) != 1998 || nums[0] != 1 || nums[1997] != 1998 || strings.Count(txt, "\n")+1 != 2000 {
+		t.Fatalf("default read: isError=%v, %d numbered lines, %d lines in all", r.IsError, len(nums), strings.Count(txt, "\n")+1)
 	}
-	for _, want := range []string{"big.txt, lines 1-2000 of 2500", "lines 1-2000 of 2500"} {
+	for _, want := range []string{"big.txt, lines 1-1998 of 2500", "[Showing lines 1-1998 of 2500"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("missing %q", want)
 		}
 	}
-	if !strings.Contains(strings.ToLower(txt), "use offset=2001") {
-		t.Errorf("notice lacks %q: %q", "use offset=2001", txt[len(txt)-200:])
+	if !strings.Contains(strings.ToLower(txt), "use offset=1999") {
+		t.Errorf("notice lacks %q: %q", "use offset=1999", txt[len(txt)-200:])
 	}
 
-	r = c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "offset": 2001})
+	r = c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "offset": 1999})
 	nums = a10rNumbered(r.Text())
-	if r.IsError || len(nums) != 500 || nums[0] != 2001 || nums[499] != 2500 ||
-		!strings.HasPrefix(r.Text(), "big.txt, lines 2001-2500 of 2500") || strings.Contains(r.Text(), "offset=") {
+	if r.IsError || len(nums) != 502 || nums[0] != 1999 || nums[501] != 2500 ||
+		!strings.HasPrefix(r.Text(), "big.txt, lines 1999-2500 of 2500") || strings.Contains(r.Text(), "offset=") {
 		t.Fatalf("continuation: %q … %d lines", r.Text()[:80], len(nums))
 	}
 
 	t.Run("limit over 2000 lowered and reported", func(t *testing.T) {
 		r := c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "limit": 5000})
-		if r.IsError || len(a10rNumbered(r.Text())) != 2000 {
+		if r.IsError || len(a10rNumbered(r.Text())) != 1998 { // 2000 lines with the header and notice
 			t.Fatalf("isError=%v lines=%d", r.IsError, len(a10rNumbered(r.Text())))
 		}
 		norm, _ := json.Marshal(r.Details["normalized"])

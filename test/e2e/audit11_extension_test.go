@@ -626,7 +626,7 @@ func TestAudit11ExtOutputLikeBash(t *testing.T) {
 		}
 	})
 	t.Run("notice names the lines shown and the spill file", func(t *testing.T) {
-		a11xContains(t, "notice", ext.Text(), "showing lines 3002-5001 of 5001", `"offset": 1`, "FAIL: TestBuried")
+		a11xContains(t, "notice", ext.Text(), "showing lines 3005-5001 of 5001", `"offset": 1`, "FAIL: TestBuried") // 2000 lines in all: the failure line, its heading and the notice among them
 		spill := spillRe.FindString(ext.Text())
 		if spill == "" {
 			t.Fatalf("no spill path in %.400q", ext.Text())

@@ -955,10 +955,10 @@ func TestAudit12CLICallSession(t *testing.T) {
 // settings files' limits apply (docs/protocol.md).
 func TestAudit12CLICallGovernance(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{
-		"f.txt":       "a\nb\nc\n",
+		"f.txt":       "a\nb\nc\nd\ne\n",
 		"cfg.txt":     "API_KEY=" + a12cSecret + "\n",
 		"private.txt": "p\n",
-		".agentls/settings.json": `{"limits": {"readLines": 1},
+		".agentls/settings.json": `{"limits": {"readLines": 4},
 			"permissions": {"deny": ["Read(./private.txt)"], "ask": ["Bash(touch:*)"]}}`,
 	})
 	t.Run("secret masked in text", func(t *testing.T) {
@@ -988,13 +988,13 @@ func TestAudit12CLICallGovernance(t *testing.T) {
 	t.Run("readOnly mode applies", func(t *testing.T) {
 		r := runAgentls(t, ws, nil, "call", "read", `{"path": "f.txt"}`, "write", `{"path": "f.txt", "content": "z\n"}`, "--mode", "readOnly", "--root", ws)
 		b, _ := os.ReadFile(filepath.Join(ws, "f.txt"))
-		if r.code != 1 || string(b) != "a\nb\nc\n" || !strings.Contains(r.stdout, "readOnly") {
+		if r.code != 1 || string(b) != "a\nb\nc\nd\ne\n" || !strings.Contains(r.stdout, "readOnly") {
 			t.Errorf("code %d file %q stdout %q", r.code, b, r.stdout)
 		}
 	})
 	t.Run("settings limits apply", func(t *testing.T) {
 		r := runAgentls(t, ws, nil, "call", "read", `{"path": "f.txt"}`, "--root", ws)
-		if r.code != 0 || !strings.Contains(r.stdout, "lines 1-1 of 3") || !strings.Contains(r.stdout, "offset=2") {
+		if r.code != 0 || !strings.Contains(r.stdout, "lines 1-2 of 5") || !strings.Contains(r.stdout, "offset=3") {
 			t.Errorf("code %d stdout %q", r.code, r.stdout)
 		}
 	})

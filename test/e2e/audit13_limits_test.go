@@ -192,9 +192,9 @@ func a13lHead(s string) string {
 var a13lDefaultAllowed = map[string]map[int]string{
 	"read": {1: "1-based offset / minimum", 2000: "readLines, readLineChars", 51200: "readBytes",
 		5242880: "image cap", 3: "similar-name suggestions", 8: "UTF-8", 16: "UTF-16"},
-	"ls":          {1: "minimum", 500: "lsEntries", 5000: "ls maximum"},
+	"ls":          {1: "minimum", 500: "lsEntries", 5000: "ls maximum", 65536: "the whole result"},
 	"grep":        {0: "context minimum", 1: "minimum", 20: "context maximum", 100: "grepMatches", 1000: "grep maximum", 500: "grepLineChars", 51200: "grepBytes"},
-	"find":        {1: "minimum", 1000: "findPaths", 10000: "find maximum"},
+	"find":        {1: "minimum", 1000: "findPaths", 10000: "find maximum", 65536: "the whole result"},
 	"edit":        {1: "minItems", 10: "diagnostics shown", 20: "occurrence line numbers", 64: "MiB, the biggest file changed"},
 	"write":       {10: "diagnostics shown", 64: "MiB, the biggest file or content written"},
 	"bash":        {0: "GIT_TERMINAL_PROMPT=0", 1: "minimum, job-1, a job's early-failure wait", 2: "SIGKILL grace, job-2", 8: "running jobs", 20: "failure lines", 30: "minutes a finished job is kept", 32: "jobs kept", 120: "bashTimeout", 600: "bashMaxTimeout", 2000: "bashLines", 51200: "bashBytes"},
@@ -241,9 +241,9 @@ func TestAudit13LimDescriptionNumbers(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct{ tool, sub string }{
-		{"read", "2000 lines or 51200 bytes"}, {"read", "longer than 2000 characters"},
+		{"read", "2000 lines and 51200 bytes"}, {"read", "longer than 2000 characters"},
 		{"ls", "500"}, {"grep", "100 matching lines"}, {"grep", "500 characters"}, {"grep", "51200 bytes"},
-		{"find", "1000 paths"}, {"bash", "default 120, maximum 600"}, {"bash", "2000 lines or 51200 bytes"},
+		{"find", "1000 paths"}, {"bash", "default 120, maximum 600"}, {"bash", "2000 lines and 51200 bytes"},
 		{"tool_search", "default 5, maximum 20"},
 	} {
 		if d := fmt.Sprint(tools[tc.tool]["description"]); !strings.Contains(d, tc.sub) {
@@ -297,32 +297,35 @@ func TestAudit13LimReadDefaults(t *testing.T) {
 	}
 	c, ctx := a13lStart(t, ws, nil)
 
+	// 2000 lines in all, the header and the notice among them.
 	t.Run("lines at 2000", func(t *testing.T) {
 		r := c.CallTool(ctx, "read", map[string]any{"path": "l2000"})
-		a13lMust(t, r, false, "l2000, lines 1-2000 of 2000")
-		a13lMustNot(t, r, "offset=")
+		a13lMust(t, r, false, "l2000, lines 1-1998 of 2000", "offset=1999")
+		if n := strings.Count(r.Text(), "\n") + 1; n != 2000 {
+			t.Errorf("%d lines in all, want 2000", n)
+		}
 	})
 	t.Run("lines past 2000", func(t *testing.T) {
 		r := c.CallTool(ctx, "read", map[string]any{"path": "l2001"})
-		a13lMust(t, r, false, "lines 1-2000 of 2001", "offset=2001", "2000 lines")
-		if b := a13lBody(r.Text()); len(b) != 2000 {
-			t.Errorf("%d numbered lines, want 2000", len(b))
+		a13lMust(t, r, false, "lines 1-1998 of 2001", "offset=1999", "2000 lines")
+		if b := a13lBody(r.Text()); len(b) != 1998 {
+			t.Errorf("%d numbered lines, want 1998", len(b))
 		}
 	})
+	// 51200 bytes in all: 400 numbered lines of 128 bytes fill it alone,
+	// so the header and notice leave room for 399.
 	t.Run("bytes at 51200", func(t *testing.T) {
 		r := c.CallTool(ctx, "read", map[string]any{"path": "b400"})
-		a13lMust(t, r, false, "lines 1-400 of 400")
-		a13lMustNot(t, r, "offset=")
+		a13lMust(t, r, false, "lines 1-399 of 400", "offset=400", "51200")
+		if len(r.Text()) > 51200 {
+			t.Errorf("result is %d bytes, over 51200", len(r.Text()))
+		}
 	})
 	t.Run("bytes past 51200", func(t *testing.T) {
 		r := c.CallTool(ctx, "read", map[string]any{"path": "b401"})
-		a13lMust(t, r, false, "lines 1-400 of 401", "offset=401", "51200")
-		size := 0
-		for _, l := range a13lBody(r.Text()) {
-			size += len(l) + 1
-		}
-		if size > 51200 {
-			t.Errorf("numbered text is %d bytes, over 51200", size)
+		a13lMust(t, r, false, "lines 1-399 of 401", "offset=400", "51200")
+		if len(r.Text()) > 51200 {
+			t.Errorf("result is %d bytes, over 51200", len(r.Text()))
 		}
 	})
 	t.Run("line chars at 2000", func(t *testing.T) {
@@ -337,12 +340,12 @@ func TestAudit13LimReadDefaults(t *testing.T) {
 	})
 	t.Run("limit 2000 accepted, 2001 lowered", func(t *testing.T) {
 		r := c.CallTool(ctx, "read", map[string]any{"path": "l2001", "limit": 2000})
-		a13lMust(t, r, false, "lines 1-2000 of 2001")
+		a13lMust(t, r, false, "lines 1-1998 of 2001")
 		if r.Details["normalized"] != nil {
 			t.Errorf("limit 2000 reported as normalized: %v", r.Details["normalized"])
 		}
 		r = c.CallTool(ctx, "read", map[string]any{"path": "l2001", "limit": 2001})
-		a13lMust(t, r, false, "lines 1-2000 of 2001", "offset=2001")
+		a13lMust(t, r, false, "lines 1-1998 of 2001", "offset=1999")
 		if n := fmt.Sprint(r.Details["normalized"]); !strings.Contains(n, "limit") {
 			t.Errorf("limit 2001 lowered without details.normalized naming it: %s", n)
 		}
@@ -489,7 +492,7 @@ func TestAudit13LimBashDefaults(t *testing.T) {
 		a13lMust(t, r, false, "\n2000")
 		a13lMustNot(t, r, "Output cut")
 		r = c.CallTool(ctx, "bash", map[string]any{"command": "seq 1 2001"})
-		a13lMust(t, r, false, "showing lines 2-2001 of 2001", "2000 lines")
+		a13lMust(t, r, false, "showing lines 3-2001 of 2001", "2000 lines") // the notice is one of the 2000
 	})
 	t.Run("51200 bytes", func(t *testing.T) {
 		// 512 lines of 99 chars + "\n" = 51200 bytes exactly.
@@ -627,12 +630,13 @@ func a13lCustomWorkspace(t *testing.T, ws string) {
 // naming them.
 func a13lCheckCustomCalls(t *testing.T, ctx context.Context, c *harness.Client) {
 	t.Helper()
+	// 37 lines in all: the header and the notice take two of them.
 	r := c.CallTool(ctx, "read", map[string]any{"path": "l37"})
-	a13lMust(t, r, false, "lines 1-37 of 37")
+	a13lMust(t, r, false, "lines 1-35 of 37", "offset=36")
 	r = c.CallTool(ctx, "read", map[string]any{"path": "l38"})
-	a13lMust(t, r, false, "lines 1-37 of 38", "offset=38", "37 lines")
+	a13lMust(t, r, false, "lines 1-35 of 38", "offset=36", "37 lines")
 	r = c.CallTool(ctx, "read", map[string]any{"path": "l38", "limit": 38})
-	a13lMust(t, r, false, "lines 1-37 of 38")
+	a13lMust(t, r, false, "lines 1-35 of 38")
 	r = c.CallTool(ctx, "read", map[string]any{"path": "c43"})
 	a13lMust(t, r, false, strings.Repeat("a", 42)+"Q")
 	a13lMustNot(t, r, "line cut")
@@ -670,7 +674,7 @@ func a13lCheckCustomCalls(t *testing.T, ctx context.Context, c *harness.Client) 
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "seq 1 23"})
 	a13lMustNot(t, r, "Output cut")
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "seq 1 24"})
-	a13lMust(t, r, false, "showing lines 2-24 of 24", "23 lines")
+	a13lMust(t, r, false, "showing lines 3-24 of 24", "23 lines")
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "for i in $(seq 1 20); do printf '%0299d\\n' $i; done"})
 	a13lMust(t, r, false, "Output cut", "4567")
 	start := time.Now()
@@ -758,7 +762,7 @@ func TestAudit13LimSettingsMergeAndLive(t *testing.T) {
 	}
 	a13lWrite(t, filepath.Join(ws, "l62"), a13lLines(62, strconv.Itoa))
 	r := c.CallTool(ctx, "read", map[string]any{"path": "l62"})
-	a13lMust(t, r, false, "lines 1-61 of 62", "offset=62")
+	a13lMust(t, r, false, "lines 1-59 of 62", "offset=60") // 61 lines with the header and notice
 }
 
 // TestAudit13LimBadInitOptions: a limit out of its range or of the wrong
@@ -797,9 +801,11 @@ func TestAudit13LimBadInitOptions(t *testing.T) {
 		})
 	}
 	t.Run("range ends accepted", func(t *testing.T) {
+		// readLines 4 and bashLines 3 are the least that hold a header,
+		// a line and the notices.
 		lim := map[string]any{"readLines": 100000, "readBytes": 4096, "readLineChars": 1, "lsEntries": 100000,
 			"grepMatches": 1, "grepLineChars": 100000, "grepBytes": 16777216, "findPaths": 1,
-			"bashTimeout": 86400, "bashMaxTimeout": 86400, "bashLines": 1, "bashBytes": 4096}
+			"bashTimeout": 86400, "bashMaxTimeout": 86400, "bashLines": 3, "bashBytes": 4096}
 		c, ctx := a13lStart(t, ws, map[string]any{"limits": lim})
 		tools := a13lTools(t, ctx, c)
 		if got, _ := a13lSchemaNum(t, tools["bash"], "timeout", "maximum"); got != 86400 {

@@ -186,7 +186,7 @@ func TestAudit14ConReadContinuationChains(t *testing.T) {
 		firstNotice      []string
 	}{
 		{name: "line limit", path: "long.txt", body: long, total: 2500,
-			firstPage: "long.txt, lines 1-2000 of 2500", firstNotice: []string{"lines 1-2000 of 2500", "offset=2001"}},
+			firstPage: "long.txt, lines 1-1998 of 2500", firstNotice: []string{"lines 1-1998 of 2500", "offset=1999"}},
 		{name: "byte limit", path: "wide.txt", body: wide, total: 1500},
 	}
 	for _, tc := range cases {
@@ -207,8 +207,8 @@ func TestAudit14ConReadContinuationChains(t *testing.T) {
 				if first != offset {
 					t.Fatalf("page starts at line %d, asked for %d", first, offset)
 				}
-				if len([]byte(strings.Join(lines, "\n"))) > 51200 {
-					t.Errorf("page of %d bytes exceeds 51,200", len(strings.Join(lines, "\n")))
+				if len(text) > 51200 || strings.Count(text, "\n")+1 > 2000 {
+					t.Errorf("page of %d bytes, %d lines exceeds 51,200 bytes / 2,000 lines", len(text), strings.Count(text, "\n")+1)
 				}
 				header := strings.SplitN(text, "\n", 2)[0]
 				if want := fmt.Sprintf("%s, lines %d-%d of %d", tc.path, first, last, tc.total); header != want {
@@ -638,11 +638,13 @@ func TestAudit14ConBashFailureLinesAndSpill(t *testing.T) {
 	if spill == "" || !strings.Contains(text, spill) || m == nil {
 		t.Fatalf("notice lacks the spill path or line range (spillPath %q):\n%.600s", spill, text)
 	}
-	if m[1] != "1031" || m[2] != "3030" || m[3] != "3030" {
-		t.Errorf("range shown = %s-%s of %s, want 1031-3030 of 3030", m[1], m[2], m[3])
+	// 2000 lines in all: the 20 failure lines, their heading and the notice
+	// among them.
+	if m[1] != "1053" || m[2] != "3030" || m[3] != "3030" {
+		t.Errorf("range shown = %s-%s of %s, want 1053-3030 of 3030", m[1], m[2], m[3])
 	}
-	rr := c.CallTool(ctx, "read", map[string]any{"path": spill, "offset": 1031, "limit": 1})
-	wantResult(t, "read spill at the first shown line", rr, false, "1031→1001")
+	rr := c.CallTool(ctx, "read", map[string]any{"path": spill, "offset": 1053, "limit": 1})
+	wantResult(t, "read spill at the first shown line", rr, false, "1053→1023")
 }
 
 func TestAudit14ConInitializeAndToolsList(t *testing.T) {

@@ -246,11 +246,11 @@ func TestAudit14DocsREADMEToolTable(t *testing.T) {
 		row   string
 		pairs map[string]int
 	}{
-		{"| `read` | numbered lines of a file; images as image parts; binary refused with its type | 2000 lines or 51,200 bytes per call, lines cut at 2000 characters, images up to 5 MiB |", map[string]int{"readLines": 2000, "readBytes": 51200, "readLineChars": 2000}},
-		{"| 500 entries (max 5000) |", map[string]int{"lsEntries": 500}},
+		{"| `read` | numbered lines of a file; images as image parts; binary refused with its type | 2000 lines and 51,200 bytes per result, header and notices included, lines cut at 2000 characters, images up to 5 MiB |", map[string]int{"readLines": 2000, "readBytes": 51200, "readLineChars": 2000}},
+		{"| 500 entries (max 5000), 65,536 bytes per result |", map[string]int{"lsEntries": 500}},
 		{"| 100 matches (max 1000), context ≤ 20, lines cut at 500 characters, 51,200 bytes |", map[string]int{"grepMatches": 100, "grepLineChars": 500, "grepBytes": 51200}},
-		{"| 1000 paths (max 10000) |", map[string]int{"findPaths": 1000}},
-		{"| timeout 120 s (max 600; a job has none unless given), last 2000 lines / 51,200 bytes, 2 s kill grace; jobs: 1 s wait for an early failure, 8 running, finished kept 30 min (32 jobs) |", map[string]int{"bashTimeout": 120, "bashMaxTimeout": 600, "bashLines": 2000, "bashBytes": 51200}},
+		{"| 1000 paths (max 10000), 65,536 bytes per result |", map[string]int{"findPaths": 1000}},
+		{"| timeout 120 s (max 600; a job has none unless given), 2000 lines / 51,200 bytes per result (the output's tail and the notices), 2 s kill grace; jobs: 1 s wait for an early failure, 8 running, finished kept 30 min (32 jobs) |", map[string]int{"bashTimeout": 120, "bashMaxTimeout": 600, "bashLines": 2000, "bashBytes": 51200}},
 	} {
 		if !strings.Contains(readme, tc.row) {
 			t.Errorf("README tool table lacks %q", tc.row)
@@ -1016,7 +1016,7 @@ func TestAudit14DocsRead(t *testing.T) {
 		wants []string
 	}{
 		{"header and numbered lines", map[string]any{"path": "a.txt"}, false, []string{"a.txt, lines 1-2 of 2\n     1→hello\n     2→world"}},
-		{"2000 lines then offset", map[string]any{"path": "many.txt"}, false, []string{"many.txt, lines 1-2000 of 2500", "offset=2001"}},
+		{"2000 lines in all, then offset", map[string]any{"path": "many.txt"}, false, []string{"many.txt, lines 1-1998 of 2500", "offset=1999"}},
 		{"line cut marker", map[string]any{"path": "long.txt"}, false, []string{"… [line cut: 2000 of 2500 characters shown]"}},
 		{"first line over the byte limit", map[string]any{"path": "wide.txt"}, false, []string{"60000", "sed -n '1p' wide.txt | cut -b"}},
 		{"offset past the end", map[string]any{"path": "a.txt", "offset": 9}, true, []string{"2 lines"}},

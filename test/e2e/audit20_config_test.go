@@ -445,7 +445,8 @@ func a20cReadDesc(t *testing.T, c *harness.Client, ctx context.Context) string {
 }
 
 // a20cCut is the line count of a read of a 20-line file: the N of
-// "lines 1-N of 20" (0 when the header is not there).
+// "lines 1-N of 20", and the header and notice beside them when cut (0
+// when the header is not there).
 func a20cCut(t *testing.T, c *harness.Client, ctx context.Context, path string) int {
 	t.Helper()
 	r := c.CallTool(ctx, "read", map[string]any{"path": path})
@@ -453,6 +454,7 @@ func a20cCut(t *testing.T, c *harness.Client, ctx context.Context, path string) 
 		if strings.Contains(r.Text(), fmt.Sprintf("lines 1-%d of 20", n)) {
 			if n < 20 {
 				wantContains(t, "read cut at "+fmt.Sprint(n), r.Text(), fmt.Sprintf("offset=%d", n+1))
+				return n + 2
 			}
 			return n
 		}
@@ -657,7 +659,7 @@ func TestAudit20ConfigMCPRoots(t *testing.T) {
 	s := a20cStartMCP(t, a, b)
 	aTwenty := filepath.Join(a.dir, "twenty.txt")
 	out, _ := s.call(t, "read", map[string]any{"path": aTwenty})
-	wantContains(t, "MCP read with root B's readLines 7", out, "lines 1-7 of 20", "offset=8")
+	wantContains(t, "MCP read with root B's readLines 7", out, "lines 1-5 of 20", "offset=6")
 
 	txt, _ := s.call(t, "tool_search", map[string]any{"query": "a20c", "limit": 20})
 	for _, n := range []string{a.ext(), a.upstream(), b.ext(), b.upstream()} {
@@ -898,7 +900,7 @@ func TestAudit20ConfigRemoveFirstFolder(t *testing.T) {
 	a20cSearch(t, c, ctx)
 	wantResult(t, "A's upstream", c.CallTool(ctx, a.upstream(), map[string]any{}), false, "a20c-where")
 	wantResult(t, "A's deny rule", c.CallTool(ctx, "bash", map[string]any{"command": denied}), true, "Bash(echo a20c-a-denied:*)")
-	wantResult(t, "relative read with A first", c.CallTool(ctx, "read", map[string]any{"path": "f.txt"}), false, "a20c A 1", "lines 1-7 of 20")
+	wantResult(t, "relative read with A first", c.CallTool(ctx, "read", map[string]any{"path": "f.txt"}), false, "a20c A 1", "lines 1-5 of 20")
 
 	a20cChange(t, c, ctx, nil, []a20cFolder{a})
 	wantResult(t, "relative read after A was removed", c.CallTool(ctx, "read", map[string]any{"path": "f.txt"}), false, "a20c B 1", "lines 1-20 of 20")

@@ -319,16 +319,18 @@ func TestAudit21HugeRead(t *testing.T) {
 			t.Fatalf("read: isError: %s", a21hShow(r.Text()))
 		}
 		text := r.Text()
-		// TOOLS.md: "lines 1-2000 of 2500" and the exact call "use offset=2001".
-		a21hMatch(t, "first page header", text, `(?m)^big\.txt, lines 1-2000 of `+a21hNum(n)+`\b`)
-		a21hContains(t, "first page", text, a21hLine(1, a21hL(1))+"\n", a21hLine(a21hReadLines, a21hL(a21hReadLines)), "offset=2001")
+		// 2000 lines in all, the header and the notice among them: "lines
+		// 1-1998" and the exact call "use offset=1999".
+		const page = a21hReadLines - 2
+		a21hMatch(t, "first page header", text, `(?m)^big\.txt, lines 1-1998 of `+a21hNum(n)+`\b`)
+		a21hContains(t, "first page", text, a21hLine(1, a21hL(1))+"\n", a21hLine(page, a21hL(page)), "offset=1999")
 		// The notice itself (not only the header) names the range and the call.
-		a21hMatch(t, "first page notice", text, `\n\[[^\n]*lines 1-2000 of `+a21hNum(n)+`[^\n]*offset=2001\b[^\n]*\]`)
-		if strings.Contains(text, a21hL(a21hReadLines+1)) {
-			t.Errorf("first page shows line %d, past the %d-line limit", a21hReadLines+1, a21hReadLines)
+		a21hMatch(t, "first page notice", text, `\n\[[^\n]*lines 1-1998 of `+a21hNum(n)+`[^\n]*offset=1999\b[^\n]*\]`)
+		if strings.Contains(text, a21hL(page+1)) {
+			t.Errorf("first page shows line %d, past the %d-line limit", page+1, a21hReadLines)
 		}
-		if len(text) > a21hBudget {
-			t.Errorf("first page is %d bytes, over the %d-byte result budget", len(text), a21hBudget)
+		if len(text) > a21hBudget || strings.Count(text, "\n")+1 > a21hReadLines {
+			t.Errorf("first page is %d bytes, %d lines, over the %d-byte / %d-line budget", len(text), strings.Count(text, "\n")+1, a21hBudget, a21hReadLines)
 		}
 
 		off := n - 2
@@ -665,16 +667,18 @@ func TestAudit21HugeBash(t *testing.T) {
 		if r.IsError {
 			t.Fatalf("bash: isError:\n%s", a21hShow(text))
 		}
-		const lines = 2097152                   // 200 MiB in lines of 100
-		const total = 209715200 + (lines - 1)   // fold adds a newline between lines
-		const lost = total - a21hSpillCap       // what one spill file cannot hold
-		const shown = a21hBashBytes / (100 + 1) // whole lines in the byte tail
-		if len(text) > a21hBudget {
-			t.Errorf("result is %d bytes, over the %d-byte budget", len(text), a21hBudget)
+		const lines = 2097152                 // 200 MiB in lines of 100
+		const total = 209715200 + (lines - 1) // fold adds a newline between lines
+		const lost = total - a21hSpillCap     // what one spill file cannot hold
+		// Whole lines in the byte tail, beside the notices (at most 1 KiB).
+		const shown = a21hBashBytes / (100 + 1)
+		if len(text) > a21hBashBytes {
+			t.Errorf("result is %d bytes, over the %d-byte budget (notices included)", len(text), a21hBashBytes)
 		}
 		a100 := strings.Repeat("a", 100)
-		if got := strings.Count(text, a100); got < shown-1 || got > shown {
-			t.Errorf("result keeps %d output lines, want the %d-line tail that fits %d bytes", got, shown, a21hBashBytes)
+		got := strings.Count(text, a100)
+		if got < (a21hBashBytes-1024)/101 || got > shown {
+			t.Errorf("result keeps %d output lines, want the tail of up to %d lines that fits %d bytes with the notices", got, shown, a21hBashBytes)
 		}
 		if !strings.Contains(text, a100+"\n") && !strings.HasSuffix(text, a100) {
 			t.Errorf("tail lacks full output lines")
@@ -682,7 +686,7 @@ func TestAudit21HugeBash(t *testing.T) {
 		// Notice: spill path, the line range shown, the read call, and (the
 		// spill file being capped at 64 MiB) that it holds only the start
 		// and how many bytes were lost.
-		a21hMatch(t, "bash notice: lines shown", text, `\b`+a21hNum(lines-shown+1)+`-`+a21hNum(lines)+`\b`)
+		a21hMatch(t, "bash notice: lines shown", text, `\b`+a21hNum(int64(lines-got+1))+`-`+a21hNum(lines)+`\b`)
 		spill := a21hSpillPath(t, text, s.cache)
 		a21hCheckSpill(t, text, spill, total, func(i int64) byte {
 			if i%101 == 100 {
@@ -916,7 +920,7 @@ func TestAudit21HugeBatch(t *testing.T) {
 			continue
 		}
 		from := i*150000 + 1
-		to := from + a21hReadLines - 1
+		to := from + a21hReadLines - 3 // 2000 lines in all, the header and notice among them
 		a21hMatch(t, fmt.Sprintf("read %d header", i), text, fmt.Sprintf(`(?m)^b%02d\.txt, lines %s-%s of %s\b`, i, a21hNum(int64(from)), a21hNum(int64(to)), a21hNum(n)))
 		a21hContains(t, fmt.Sprintf("read %d", i), text, a21hLine(from, a21hL(from)), a21hLine(to, a21hL(to)), fmt.Sprintf("offset=%d", to+1))
 		if len(text) > a21hBudget {

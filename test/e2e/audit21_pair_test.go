@@ -703,7 +703,7 @@ func TestAudit21PairAuditRotationKeepsLiveFile(t *testing.T) {
 
 // a21pSpillNotice is the cut notice of a 3000-line bash output (TOOLS.md:
 // "the notice gives its path and the line range shown").
-var a21pSpillNotice = regexp.MustCompile(`^\[Output cut: showing lines 1001-3000 of 3000 \(the last 2000 lines / 51200 bytes\)\. Full output: (/\S+) — read it with read \{"path": "(/\S+)", "offset": 1\}\.\]\n`)
+var a21pSpillNotice = regexp.MustCompile(`^\[Output cut: showing lines 1002-3000 of 3000 \(a result is at most 2000 lines / (?:51200|40000) bytes, notices included\)\. Full output: (/\S+) — read it with read \{"path": "(/\S+)", "offset": 1\}\.\]\n`)
 
 func a21pSpillCmd(tag string) string {
 	return fmt.Sprintf("for i in $(seq 1 3000); do echo %s-$i; done", tag)
@@ -725,8 +725,8 @@ func a21pSpillPath(t *testing.T, tag string, r a21pRes) string {
 		t.Errorf("%s: want the cut notice with the spill path first, got isError=%v %.300q", tag, r.IsError, r.Text)
 		return ""
 	}
-	if !strings.HasSuffix(r.Text, tag+"-3000") || !strings.Contains(r.Text, "\n"+tag+"-1001\n") {
-		t.Errorf("%s: tail lines 1001-3000 not shown: %.100q…", tag, r.Text[len(r.Text)-100:])
+	if !strings.HasSuffix(r.Text, tag+"-3000") || !strings.Contains(r.Text, "\n"+tag+"-1002\n") {
+		t.Errorf("%s: tail lines 1002-3000 not shown: %.100q…", tag, r.Text[len(r.Text)-100:])
 	}
 	return m[1]
 }

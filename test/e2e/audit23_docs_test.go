@@ -458,8 +458,8 @@ func TestAudit23LargeFileRead(t *testing.T) {
 		wants      []string
 	}{
 		{"first page", map[string]any{"path": "big.log"}, true, []string{
-			"big.log, lines 1-2000 of 1000000\n     1→0000001\n",
-			"  2000→0002000\n[Showing lines 1-2000 of 1000000 (at most 2000 lines per call). Use offset=2001 to continue.]",
+			"big.log, lines 1-1998 of 1000000\n     1→0000001\n",
+			"  1998→0001998\n[Showing lines 1-1998 of 1000000 (at most 2000 lines per call). Use offset=1999 to continue.]",
 		}},
 		{"middle window", map[string]any{"path": "big.log", "offset": 500_000, "limit": 3}, true, []string{
 			"big.log, lines 500000-500002 of 1000000", "500000→0500000\n500001→0500001\n500002→0500002", "offset=500003",

@@ -292,19 +292,23 @@ func TestAudit2BashTailSpillAndRead(t *testing.T) {
 	if r.IsError {
 		t.Fatalf("isError: %s", audit2bHead(text))
 	}
-	// 3002 lines, the last 2000 kept: lines 1003-3002 of 3002.
-	if !strings.Contains(text, "1003-3002 of 3002") {
-		t.Errorf("notice lacks the exact line range 1003-3002 of 3002:\n%s", audit2bHead(text))
+	// 3002 lines; the result is 2000 lines in all, the failure line, its
+	// heading and the notice among them: lines 1006-3002 of 3002.
+	if !strings.Contains(text, "1006-3002 of 3002") {
+		t.Errorf("notice lacks the exact line range 1006-3002 of 3002:\n%s", audit2bHead(text))
 	}
 	lines := strings.Split(text, "\n")
-	if !regexp.MustCompile(`(?m)^1001$`).MatchString(text) || regexp.MustCompile(`(?m)^1000$`).MatchString(text) {
-		t.Errorf("tail should start at seq's 1001 (line 1003)")
+	if len(lines) > 2000 {
+		t.Errorf("%d lines, over the 2000 of a result", len(lines))
+	}
+	if !regexp.MustCompile(`(?m)^1004$`).MatchString(text) || regexp.MustCompile(`(?m)^1003$`).MatchString(text) {
+		t.Errorf("tail should start at seq's 1004 (line 1006)")
 	}
 	if lines[len(lines)-1] != "3000" && !strings.Contains(text, "\n3000\n") {
 		t.Errorf("tail lacks the last line")
 	}
 	// The failure line from the cut part is listed before the tail, with its line number.
-	fi, ti := strings.Index(text, "FAIL: TestBuried"), strings.Index(text, "\n1001\n")
+	fi, ti := strings.Index(text, "FAIL: TestBuried"), strings.Index(text, "\n1004\n")
 	if fi < 0 || ti < 0 || fi > ti || !regexp.MustCompile(`2\D{0,4}FAIL: TestBuried`).MatchString(text) {
 		t.Errorf("buried failure (line 2) not listed before the tail:\n%s", audit2bHead(text))
 	}

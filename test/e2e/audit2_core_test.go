@@ -983,14 +983,14 @@ func TestAudit2CoreRead(t *testing.T) {
 		r = read(map[string]any{"path": "tabs.txt"})
 		wantContains(t, "tabs", r.Text(), "     1→\tindented  \n")
 	})
-	t.Run("2500 lines: first 2000 and offset=2001", func(t *testing.T) {
+	t.Run("2500 lines: 2000 in all with header and notice, and offset=1999", func(t *testing.T) {
 		r := read(map[string]any{"path": "big.txt"})
-		wantContains(t, "big", r.Text(), "big.txt, lines 1-2000 of 2500", "  2000→row 2000", "offset=2001")
-		if strings.Contains(r.Text(), "→row 2001") {
-			t.Error("line 2001 shown")
+		wantContains(t, "big", r.Text(), "big.txt, lines 1-1998 of 2500", "  1998→row 1998", "offset=1999")
+		if strings.Contains(r.Text(), "→row 1999") {
+			t.Error("line 1999 shown")
 		}
-		r = read(map[string]any{"path": "big.txt", "offset": 2001})
-		wantContains(t, "big 2001", r.Text(), "big.txt, lines 2001-2500 of 2500", "  2001→row 2001", "  2500→row 2500")
+		r = read(map[string]any{"path": "big.txt", "offset": 1999})
+		wantContains(t, "big 1999", r.Text(), "big.txt, lines 1999-2500 of 2500", "  1999→row 1999", "  2500→row 2500")
 		if strings.Contains(r.Text(), "offset=") {
 			t.Errorf("last page announces more:\n%s", r.Text())
 		}

@@ -1419,12 +1419,12 @@ func TestAudit3ProtocolSharedRulesOnTheWire(t *testing.T) {
 
 	t.Run("truncation notice", func(t *testing.T) {
 		res := r.toolCall(t, "read", "", map[string]any{"path": "big.txt"}).result()
-		wantContains(t, "read big.txt", a3wText(res), "lines 1-2000 of 2500", "offset=2001")
-		res = r.toolCall(t, "read", "", map[string]any{"path": "big.txt", "offset": 2001}).result()
+		wantContains(t, "read big.txt", a3wText(res), "lines 1-1998 of 2500", "offset=1999")
+		res = r.toolCall(t, "read", "", map[string]any{"path": "big.txt", "offset": 1999}).result()
 		text := a3wText(res)
-		wantContains(t, "read on", text, "row 2001", "row 2500")
-		if strings.Contains(text, "row 2000\n") {
-			t.Errorf("offset=2001 repeats line 2000")
+		wantContains(t, "read on", text, "row 1999", "row 2500")
+		if strings.Contains(text, "row 1998\n") {
+			t.Errorf("offset=1999 repeats line 1998")
 		}
 	})
 

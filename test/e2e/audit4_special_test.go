@@ -557,9 +557,9 @@ func TestAudit4SpecialManyLines(t *testing.T) {
 		wants []string
 		nots  []string
 	}{
-		{"first page", map[string]any{"path": "many.txt"}, []string{"lines 1-2000 of 100000", "2000→l2000", "offset=2001"}, []string{"l2001"}},
+		{"first page", map[string]any{"path": "many.txt"}, []string{"lines 1-1998 of 100000", "1998→l1998", "offset=1999"}, []string{"l1999"}},
 		{"middle window", map[string]any{"path": "many.txt", "offset": 50001, "limit": 10}, []string{"lines 50001-50010 of 100000", " 50001→l50001", " 50010→l50010", "offset=50011"}, []string{"l50011"}},
-		{"last page", map[string]any{"path": "many.txt", "offset": 98001}, []string{"lines 98001-100000 of 100000", "100000→l100000"}, []string{"offset="}},
+		{"last page", map[string]any{"path": "many.txt", "offset": 98002}, []string{"lines 98002-100000 of 100000", "100000→l100000"}, []string{"offset="}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

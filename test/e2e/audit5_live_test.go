@@ -305,26 +305,26 @@ func TestAudit5LiveSettingsLimitsApplyLiveAndToNextSession(t *testing.T) {
 	// docs/protocol.md "Limits": a settings file's limits apply live too:
 	// the built-in tools are rebuilt (tools/listChanged) with them.
 	writeFile(t, filepath.Join(ws, ".agentls", "settings.json"),
-		`{"limits": {"readLines": 3}, "permissions": {"deny": ["Read(z.txt)"]}}`)
+		`{"limits": {"readLines": 5}, "permissions": {"deny": ["Read(z.txt)"]}}`)
 	if a5lUntil(t, func() bool {
 		return strings.Contains(s1.CallTool(ctx, "read", map[string]any{"path": "ten.txt"}).Text(), "lines 1-3 of 10")
 	}) == 0 {
-		t.Fatalf("session 1 never took readLines 3 from settings.json")
+		t.Fatalf("session 1 never took readLines 5 (3 lines beside the header and notice) from settings.json")
 	}
-	if d := a5lList(t, s1, false)["read"].Description; d == descBefore || !strings.Contains(d, "At most 3 lines") {
+	if d := a5lList(t, s1, false)["read"].Description; d == descBefore || !strings.Contains(d, "A result is at most 5 lines") {
 		t.Errorf("running session's read description does not state the new limit:\n%s", d)
 	}
 
-	// A session opened after the change takes readLines 3.
+	// A session opened after the change takes readLines 5.
 	s2 := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
 	r = s2.CallTool(ctx, "read", map[string]any{"path": "ten.txt"})
 	wantContains(t, "session 2 read", r.Text(), "lines 1-3 of 10", "offset=4")
 	wantLacks(t, "session 2 read", r.Text(), "line 4\n")
 	d2 := a5lList(t, s2, false)["read"].Description
 	if d2 == descBefore {
-		t.Errorf("session 2's read description is unchanged by readLines 3: %s", d2)
+		t.Errorf("session 2's read description is unchanged by readLines 5: %s", d2)
 	}
-	wantContains(t, "session 2 read description", d2, "3")
+	wantContains(t, "session 2 read description", d2, "5")
 	wantLacks(t, "session 2 read description", d2, "2000 lines")
 
 	// A wrong value in settings.local.json: reported, that file's limits
@@ -340,7 +340,7 @@ func TestAudit5LiveSettingsLimitsApplyLiveAndToNextSession(t *testing.T) {
 	wantContains(t, "session 3 read", r.Text(), "lines 1-3 of 10")
 
 	// The editor's initializationOptions win over the files.
-	s4 := a5lStart(t, ws, a5lOpts{init: map[string]any{"mode": "bypass", "limits": map[string]any{"readLines": 5}}})
+	s4 := a5lStart(t, ws, a5lOpts{init: map[string]any{"mode": "bypass", "limits": map[string]any{"readLines": 7}}})
 	r = s4.CallTool(ctx, "read", map[string]any{"path": "ten.txt"})
 	wantContains(t, "session 4 read (editor limits win)", r.Text(), "lines 1-5 of 10", "offset=6")
 }

@@ -374,7 +374,7 @@ func TestAudit5SecretsBashSpill(t *testing.T) {
 	x := a5xStart(t, a5xOpts{})
 	r := x.call(t, "bash", map[string]any{"command": cmd})
 	a5xResult(t, s, "bash spill result", r)
-	a5xWant(t, "bash spill", r.Text(), "error: auth failed [REDACTED:github-token]", "tail [REDACTED:github-token]", "showing lines 1003-3002 of 3002")
+	a5xWant(t, "bash spill", r.Text(), "error: auth failed [REDACTED:github-token]", "tail [REDACTED:github-token]", "showing lines 1006-3002 of 3002")
 	m := a5xSpillRe.FindStringSubmatch(r.Text())
 	if m == nil {
 		t.Fatalf("no spill read call in:\n%s", a5xShort(r.Text()))

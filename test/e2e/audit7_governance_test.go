@@ -257,8 +257,8 @@ func TestAudit7GovExtensionOutputGoverned(t *testing.T) {
 	t.Run("tail kept and spilled", func(t *testing.T) {
 		r := c.CallTool(ctx, "run_tests", map[string]any{"n": 3000})
 		txt := r.Text()
-		wantResult(t, "run_tests n=3000", r, false, "line 3000", "showing lines 1001-3000 of 3000")
-		wantLacks(t, "run_tests n=3000", txt, "line 1000\n")
+		wantResult(t, "run_tests n=3000", r, false, "line 3000", "showing lines 1002-3000 of 3000")
+		wantLacks(t, "run_tests n=3000", txt, "line 1001\n")
 		spill := a7gSpillPath(t, txt)
 		wantContains(t, "run_tests n=3000", txt, `read {"path": "`+spill+`"`)
 		full := readFile(t, spill)
@@ -630,7 +630,7 @@ func TestAudit7GovUpstreamBudgetAndMasking(t *testing.T) {
 			t.Errorf("text is %d bytes, over the 65,536-byte budget", len(txt))
 		}
 		if !strings.Contains(txt, "row 1\n") {
-			t.Errorf("the budget cut should keep the head:\n%s", txt[:min(len(txt), 300)])
+			t.Errorf("the budget cut should keep the head:\n%s\n…%s", txt[:min(len(txt), 300)], txt[max(0, len(txt)-600):])
 		}
 		spill := a7gSpillPath(t, txt)
 		m := regexp.MustCompile(`"offset": (\d+)`).FindStringSubmatch(txt)

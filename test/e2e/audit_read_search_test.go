@@ -454,28 +454,28 @@ func TestAuditReadFormatAndLimits(t *testing.T) {
 			t.Errorf("read = %q, want %q", r.Text(), want)
 		}
 	})
-	t.Run("2000 lines at most, with the continuation call", func(t *testing.T) {
+	t.Run("2000 lines at most, header and notice included, with the continuation call", func(t *testing.T) {
 		r := c.CallTool(ctx, "read", map[string]any{"path": "big.txt"})
-		rsWant(t, "big", r, false, "big.txt, lines 1-2000 of 2500", "  2000→line 2000", "lines 1-2000 of 2500", "offset=2001")
-		if strings.Contains(r.Text(), "2001→") {
-			t.Error("line 2001 shown")
+		rsWant(t, "big", r, false, "big.txt, lines 1-1998 of 2500", "  1998→line 1998", "lines 1-1998 of 2500", "offset=1999")
+		if strings.Contains(r.Text(), "1999→") || strings.Count(r.Text(), "\n")+1 > 2000 {
+			t.Error("more than 2000 lines")
 		}
-		r = c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "offset": 2001})
-		rsWant(t, "continued", r, false, "big.txt, lines 2001-2500 of 2500", "  2001→line 2001", "  2500→line 2500")
+		r = c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "offset": 1999})
+		rsWant(t, "continued", r, false, "big.txt, lines 1999-2500 of 2500", "  1999→line 1999", "  2500→line 2500")
 		if strings.Contains(r.Text(), "offset=") {
 			t.Errorf("notice at the end of the file:\n%s", r.Text()[len(r.Text())-200:])
 		}
 	})
-	t.Run("51,200 bytes at most, announced with the continuation call", func(t *testing.T) {
+	t.Run("51,200 bytes at most, header and notice included, announced with the continuation call", func(t *testing.T) {
 		r := c.CallTool(ctx, "read", map[string]any{"path": "wide.txt"})
 		text := r.Text()
 		header, rest, _ := strings.Cut(text, "\n")
 		body, notice, _ := strings.Cut(rest, "\n[")
 		shown := strings.Count(body, "\n") + 1
-		if len(body)+1 > 51200 {
-			t.Errorf("numbered lines are %d bytes, over 51,200", len(body)+1)
+		if len(text) > 51200 {
+			t.Errorf("the result is %d bytes, over 51,200", len(text))
 		}
-		if len(body)+1+len(strings.SplitN(body, "\n", 2)[0])+1 <= 51200 {
+		if len(text)+len(strings.SplitN(body, "\n", 2)[0])+1 <= 51200 {
 			t.Errorf("stopped at %d lines although another line fits in 51,200 bytes", shown)
 		}
 		if want := fmt.Sprintf("wide.txt, lines 1-%d of 1000", shown); header != want {

@@ -18,7 +18,7 @@ func TestInitializationOptionLimitsAreEnforcedAndDescribed(t *testing.T) {
 	}
 	c, _, ctx := startWith(t, map[string]string{"twenty.txt": lines.String()}, map[string]any{
 		"initializationOptions": map[string]any{"mode": "bypass", "limits": map[string]any{
-			"read": map[string]any{"lines": 5}, "grepMatches": 4, "bashLines": 2, "contextTokens": 8000,
+			"read": map[string]any{"lines": 5}, "grepMatches": 4, "bashLines": 3, "contextTokens": 8000,
 		}},
 	})
 	var list struct {
@@ -30,7 +30,7 @@ func TestInitializationOptionLimitsAreEnforcedAndDescribed(t *testing.T) {
 	if err := c.Call(ctx, "tools/list", map[string]any{}, &list); err != nil {
 		t.Fatal(err)
 	}
-	stated := map[string]string{"read": "At most 5 lines", "grep": "At most 4 matching lines by default", "bash": "Only the last 2 lines"}
+	stated := map[string]string{"read": "A result is at most 5 lines", "grep": "At most 4 matching lines by default", "bash": "A result is at most 3 lines"}
 	for _, tool := range list.Tools {
 		if want, ok := stated[tool.Name]; ok {
 			if !strings.Contains(tool.Description, want) {
@@ -47,9 +47,9 @@ func TestInitializationOptionLimitsAreEnforcedAndDescribed(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"read", map[string]any{"path": "twenty.txt"}, "[Showing lines 1-5 of 20 (at most 5 lines per call). Use offset=6 to continue.]"},
+		{"read", map[string]any{"path": "twenty.txt"}, "[Showing lines 1-3 of 20 (at most 5 lines per call). Use offset=4 to continue.]"},
 		{"grep", map[string]any{"pattern": "needle"}, "[4 matches shown (limit 4). Narrow the pattern, add path/glob, or call again with limit=8.]"},
-		{"bash", map[string]any{"command": "seq 5"}, "showing lines 4-5 of 5 (the last 2 lines"},
+		{"bash", map[string]any{"command": "seq 5"}, "showing lines 4-5 of 5 (a result is at most 3 lines"},
 	} {
 		if r := c.CallTool(ctx, tc.tool, tc.args); !strings.Contains(r.Text(), tc.want) {
 			t.Errorf("%s: want %q in:\n%s", tc.tool, tc.want, r.Text())

@@ -87,7 +87,8 @@ const audit5Tool = async (c, name) => (await c.listTools()).tools.find((t) => t.
 // ---------------------------------------------------------------- limits
 
 describe('audit5 limits from .agentls/settings.json', () => {
-  const limits = { readLines: 5, grep: { matches: 3 } };
+  // 7 lines in all: a header, 5 lines of the file and the notice.
+  const limits = { readLines: 7, grep: { matches: 3 } };
   const body = audit5Lines(12, (i) => `line ${i} hit`);
 
   test('audit5 limits: tools/list descriptions and schemas state the numbers in force', async () => {
@@ -96,9 +97,9 @@ describe('audit5 limits from .agentls/settings.json', () => {
     const c = await audit5Open({ args: ['--root', ws] });
     const read = await audit5Tool(c, 'read');
     const grep = await audit5Tool(c, 'grep');
-    assert.match(read.description, /At most 5 lines\b/);
+    assert.match(read.description, /A result is at most 7 lines\b/);
     assert.doesNotMatch(read.description, /\b2000 lines\b/, 'the default is not stated any more');
-    assert.match(read.inputSchema.properties.limit.description, /\b5\b/);
+    assert.match(read.inputSchema.properties.limit.description, /\b7\b/);
     assert.match(grep.description, /At most 3 matching lines by default/);
     assert.doesNotMatch(grep.description, /\b100 matching lines\b/);
     assert.match(grep.inputSchema.properties.limit.description, /default 3\b/);
@@ -157,11 +158,11 @@ describe('audit5 limits from .agentls/settings.json', () => {
     const c = await audit5Open({ args: ['--root', ws] });
     const tools = Object.fromEntries((await c.listTools()).tools.map((t) => [t.name, t]));
     const says = {
-      read: [/At most 11 lines or 4444 bytes/, /longer than 33 characters/],
+      read: [/A result is at most 11 lines and 4444 bytes/, /longer than 33 characters/],
       ls: [/At most 44 entries/],
       grep: [/At most 55 matching lines/, /cut at 66 characters/, /at most 7777 bytes/],
       find: [/At most 88 paths/],
-      bash: [/last 111 lines or 8888 bytes/],
+      bash: [/A result is at most 111 lines and 8888 bytes/],
     };
     for (const [name, res] of Object.entries(says)) {
       for (const re of res) assert.match(tools[name].description, re, `${name} description`);
@@ -176,8 +177,8 @@ describe('audit5 limits from .agentls/settings.json', () => {
 
   test('audit5 limits: settings.local.json wins over settings.json per name, an unknown name is only a warning', async () => {
     const ws = audit5Workspace({ 'f.txt': body });
-    audit5Settings(ws, { limits: { readLines: 5, grepMatches: 3 } });
-    audit5Settings(ws, { limits: { readLines: 7, audit5Bogus: 1 } }, 'settings.local.json');
+    audit5Settings(ws, { limits: { readLines: 7, grepMatches: 3 } });
+    audit5Settings(ws, { limits: { readLines: 9, audit5Bogus: 1 } }, 'settings.local.json');
     const c = await audit5Open({ args: ['--root', ws] });
     assert.match(text(await c.callTool({ name: 'read', arguments: { path: 'f.txt' } })), /^f\.txt, lines 1-7 of 12\n/);
     const g = text(await c.callTool({ name: 'grep', arguments: { pattern: 'hit' } }));
@@ -189,7 +190,7 @@ describe('audit5 limits from .agentls/settings.json', () => {
     audit5Settings(ws, { limits });
     // No --root, and a working directory without settings: the roots are the workspace.
     const c = await audit5Open({ roots: [ws], cwd: audit5Workspace({}) });
-    assert.match((await audit5Tool(c, 'read')).description, /At most 5 lines\b/);
+    assert.match((await audit5Tool(c, 'read')).description, /A result is at most 7 lines\b/);
     const r = await c.callTool({ name: 'read', arguments: { path: 'f.txt' } });
     assert.match(text(r), /^f\.txt, lines 1-5 of 12\n/);
   });
@@ -205,7 +206,7 @@ describe('audit5 limits from .agentls/settings.json', () => {
       audit5Settings(ws, bad);
       const c = await audit5Open({ args: ['--root', ws] });
       const read = await audit5Tool(c, 'read');
-      assert.match(read.description, /At most 2000 lines\b/);
+      assert.match(read.description, /A result is at most 2000 lines\b/);
       const grep = await audit5Tool(c, 'grep');
       assert.match(grep.description, /At most 100 matching lines by default/);
       const r = await c.callTool({ name: 'read', arguments: { path: 'f.txt' } });

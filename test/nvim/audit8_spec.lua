@@ -523,10 +523,10 @@ t.test("a8 a restart by setup() ends a running call with an error", function()
 end)
 
 t.test("a8 limits option reaches the server", function()
-  a8_setup({ mode = "acceptEdits", limits = { readLines = 2 } }, true)
+  a8_setup({ mode = "acceptEdits", limits = { readLines = 4 } }, true)
   local text = a8_text(a8_ok("read", { path = "lines.txt" }))
   t.ok(text:find("2→two", 1, true), text)
-  t.ok(not text:find("3→three", 1, true), "readLines=2 not enforced: " .. text)
+  t.ok(not text:find("3→three", 1, true), "readLines=4 (header and notice included) not enforced: " .. text)
 end)
 
 t.test("a8 permissions deny rule reaches the server", function()

@@ -416,15 +416,16 @@ end)
 vim.ui.select = real_select
 
 t.test("setup({limits}) restarts the server with them: descriptions and results follow", function()
-  agentls.setup({ cmd = { t.bin }, root_dir = t.ws, limits = { readLines = 2, read = { lineChars = 300 } } })
+  agentls.setup({ cmd = { t.bin }, root_dir = t.ws, limits = { readLines = 4, read = { lineChars = 300 } } })
   t.wait(5000, function() return agentls.initialize_result(t.ws) ~= nil end, "initialize")
   local read
   for _, tool in ipairs(assert(agentls.tools())) do
     if tool.name == "read" then read = tool end
   end
-  t.ok(read and read.description:find("At most 2 lines", 1, true), "read description: " .. vim.inspect(read and read.description))
-  t.write_file("three.txt", "a\nb\nc\n")
-  local res = assert(agentls.call_sync("read", { path = "three.txt" }, 5000))
+  t.ok(read and read.description:find("A result is at most 4 lines", 1, true), "read description: " .. vim.inspect(read and read.description))
+  -- 4 lines in all: the header, two lines of the file and the notice.
+  t.write_file("five.txt", "a\nb\nc\nd\ne\n")
+  local res = assert(agentls.call_sync("read", { path = "five.txt" }, 5000))
   t.ok(agentls.text(res):find("Use offset=3 to continue", 1, true), agentls.text(res))
 end)
 

@@ -26,5 +26,5 @@ test("src/pure/limits.ts states the limits the descriptions were built with", (t
   const want = JSON.parse(execFileSync(bin, ["tools", "--limits"], { encoding: "utf8" }));
   assert.deepEqual({ ...DESCRIBED_LIMITS }, want, "src/pure/limits.ts is out of date: run `npm run gen-tools`");
   const read = JSON.parse(readFileSync(join(process.cwd(), "package.json"), "utf8")).contributes.languageModelTools.find((x: { name: string }) => x.name === "agentls_read");
-  assert.ok(read.modelDescription.includes(`At most ${want.readLines} lines`), "read's description states readLines");
+  assert.ok(read.modelDescription.includes(`A result is at most ${want.readLines} lines`), "read's description states readLines");
 });
