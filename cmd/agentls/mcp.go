@@ -78,7 +78,7 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 	// has, so the deferred call sees what Open set.
 	closeOrphans := func() {}
 	defer func() { closeOrphans() }()
-	opts := mcp.Options{Version: version, Instructions: tools.Instructions, Log: log,
+	opts := mcp.Options{Version: version, Instructions: tools.InstructionsFor(""), Log: log,
 		Open: func() (*session.Session, error) {
 			closeOrphans = adoptOrphans(log)
 			// One MCP client sends one call after another, and a call's

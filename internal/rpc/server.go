@@ -388,7 +388,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 				},
 			},
 		},
-		"instructions": tools.Instructions,
+		"instructions": tools.InstructionsFor(settings.ToolNamePrefix),
 	}, nil
 }
 
@@ -472,7 +472,10 @@ func (s *Server) toolsList(raw []byte) (any, error) {
 		return nil, err
 	}
 	sess := s.session()
-	out, err := tools.Describe(sess.Registry.List(p.IncludeDeferred), p.Format, sess.Registry)
+	s.mu.Lock()
+	prefix := s.settings.ToolNamePrefix
+	s.mu.Unlock()
+	out, err := tools.DescribeFor(sess.Registry.List(p.IncludeDeferred), p.Format, sess.Registry, prefix)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
 	}

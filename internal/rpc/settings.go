@@ -13,11 +13,15 @@ import (
 
 // Settings are the initializationOptions of PROTOCOL.md.
 type Settings struct {
-	Mode           string         `json:"mode,omitempty"`
-	Permissions    Permissions    `json:"permissions"`
-	Limits         tools.Limits   `json:"-"` // validated; zero = the defaults
-	RawLimits      any            `json:"-"` // as sent, merged with the settings files' by the session
-	DeferThreshold int            `json:"deferThreshold,omitempty"`
+	Mode           string       `json:"mode,omitempty"`
+	Permissions    Permissions  `json:"permissions"`
+	Limits         tools.Limits `json:"-"` // validated; zero = the defaults
+	RawLimits      any          `json:"-"` // as sent, merged with the settings files' by the session
+	DeferThreshold int          `json:"deferThreshold,omitempty"`
+	// ToolNamePrefix is how the client's model sees the tool names (VS
+	// Code: "agentls_"): descriptions and instructions name tools that way.
+	// tools/list and tools/call keep the bare names.
+	ToolNamePrefix string         `json:"toolNamePrefix,omitempty"`
 	Extra          map[string]any `json:"-"`
 }
 
@@ -106,6 +110,12 @@ func ParseSettings(raw json.RawMessage) (Settings, []string, error) {
 				return s, nil, fmt.Errorf("deferThreshold must be a whole number ≥ 0, got %s", show(v))
 			}
 			s.DeferThreshold = int(f)
+		case "toolNamePrefix":
+			str, ok := v.(string)
+			if !ok || !tools.ValidToolNamePrefix(str) {
+				return s, nil, fmt.Errorf("toolNamePrefix must be a string of letters, digits, _ and - (at most %d), like \"agentls_\", got %s", tools.MaxToolNamePrefix, show(v))
+			}
+			s.ToolNamePrefix = str
 		default:
 			warnings = append(warnings, fmt.Sprintf("unknown option %q ignored", k))
 		}
