@@ -6,13 +6,13 @@ import { EditorDiagnostics } from "./diagnostics";
 import { InlineDiffs } from "./inlineDiff";
 import { applyTextEdits, type TextEdit } from "./pure/ranges";
 import { confirmView } from "./pure/confirm";
-import { invocationMessage } from "./pure/settings";
+import { Approvals, preparedView } from "./pure/approvals";
+import { invocationMessage, TOOL_PREFIX } from "./pure/settings";
 import { statusView } from "./pure/status";
 import { type ConfirmParams, type ConfirmResult, Sidecar, type ToolResult } from "./sidecar";
 
 /** A bash call still running after this long gets a progress notification. */
 export const LONG_CALL_MS = 1000;
-const PREFIX = "agentls_";
 
 interface ToolContribution {
   name: string;
@@ -27,12 +27,23 @@ export interface TestHooks {
   confirmClosedByCancel: number;
   /** Messages shown in long-call progress notifications. */
   progressMessages: string[];
+  /**
+   * prepareInvocation asks agentls (tools/prepare) only when a test turns
+   * this on: for vscode.lm.invokeTool without a chat session VS Code shows
+   * a confirmation as a modal dialog no test can answer, so tests that
+   * drive agentls's own question keep it off.
+   */
+  nativeConfirm: boolean;
+  /** The tools/call params' approved token of each call, in order ("" when none). */
+  approvedTokens: string[];
 }
 
 export function activate(ctx: vscode.ExtensionContext) {
   const output = vscode.window.createOutputChannel("agentls");
   const testing = process.env.AGENTLS_TEST === "1";
-  const hooks: TestHooks = { confirmAnswers: [], confirmRequests: [], confirmShown: 0, confirmClosedByCancel: 0, progressMessages: [] };
+  const hooks: TestHooks = { confirmAnswers: [], confirmRequests: [], confirmShown: 0, confirmClosedByCancel: 0, progressMessages: [], nativeConfirm: false, approvedTokens: [] };
+  // Approvals given in VS Code's confirmation, waiting for their invocation.
+  const approvals = new Approvals();
   const diffs = new InlineDiffs((s) => output.appendLine(s));
   // Created before the sidecar starts: it learns which files and languages
   // have diagnostics from the first moment of the window.
@@ -119,7 +130,7 @@ export function activate(ctx: vscode.ExtensionContext) {
   }
 
   /** Runs one tool call, with progress for long bash calls and cancellation. */
-  async function runTool(tool: string, input: unknown, token: vscode.CancellationToken): Promise<ToolResult> {
+  async function runTool(tool: string, input: unknown, token: vscode.CancellationToken, approved?: string): Promise<ToolResult> {
     const callId = sidecar.newCallId();
     const cts = new vscode.CancellationTokenSource();
     const sub = token.onCancellationRequested(() => cts.cancel());
@@ -146,7 +157,8 @@ export function activate(ctx: vscode.ExtensionContext) {
       }, LONG_CALL_MS);
     }
     try {
-      return await sidecar.call(tool, input, cts.token, callId);
+      if (testing) hooks.approvedTokens.push(approved ?? "");
+      return await sidecar.call(tool, input, cts.token, callId, approved);
     } finally {
       clearTimeout(timer);
       finish();
@@ -173,23 +185,34 @@ export function activate(ctx: vscode.ExtensionContext) {
   const contributed: ToolContribution[] = (ctx.extension.packageJSON?.contributes?.languageModelTools ?? []) as ToolContribution[];
   // The registered implementations, by tool name (the test hook calls them).
   const registered = new Map<string, vscode.LanguageModelTool<Record<string, unknown>>>();
-  if (vscode.lm?.registerTool) {
-    for (const t of contributed) {
-      const tool = t.name.slice(PREFIX.length);
-      const impl: vscode.LanguageModelTool<Record<string, unknown>> = {
-        prepareInvocation: (opts) => ({ invocationMessage: invocationMessage(tool, opts.input) }),
-        invoke: async (opts, token) => {
-          try {
-            return toModelResult(await runTool(tool, opts.input, token));
-          } catch (err) {
-            if (token.isCancellationRequested) throw new vscode.CancellationError();
-            throw err;
-          }
-        },
-      };
-      registered.set(t.name, impl);
-      ctx.subscriptions.push(vscode.lm.registerTool<Record<string, unknown>>(t.name, impl));
-    }
+  for (const t of contributed) {
+    const tool = t.name.slice(TOOL_PREFIX.length);
+    const impl: vscode.LanguageModelTool<Record<string, unknown>> = {
+      // agentls says what the call needs; VS Code asks the user (its own
+      // confirmation, with its "always allow" choices) and the approval goes
+      // with the invocation, so agentls does not ask a second time.
+      prepareInvocation: async (opts, token) => {
+        const prepared: vscode.PreparedToolInvocation = { invocationMessage: invocationMessage(tool, opts.input) };
+        if (testing && !hooks.nativeConfirm) return prepared;
+        const view = preparedView(tool, await sidecar.prepare(tool, opts.input, token).catch(() => undefined));
+        if (view.verdict) approvals.put(tool, opts.input, view.verdict);
+        if (view.confirmation) prepared.confirmationMessages = { title: view.confirmation.title, message: new vscode.MarkdownString(view.confirmation.message) };
+        return prepared;
+      },
+      invoke: async (opts, token) => {
+        const verdict = approvals.take(tool, opts.input);
+        // deny and fail: the model reads why, and nothing runs.
+        if (verdict?.kind === "refused") return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(verdict.text)]);
+        try {
+          return toModelResult(await runTool(tool, opts.input, token, verdict?.token));
+        } catch (err) {
+          if (token.isCancellationRequested) throw new vscode.CancellationError();
+          throw err;
+        }
+      },
+    };
+    registered.set(t.name, impl);
+    ctx.subscriptions.push(vscode.lm.registerTool<Record<string, unknown>>(t.name, impl));
   }
 
   const cmd = (id: string, f: (...a: any[]) => unknown) => ctx.subscriptions.push(vscode.commands.registerCommand(id, f));
@@ -206,7 +229,7 @@ export function activate(ctx: vscode.ExtensionContext) {
     });
   });
   cmd("agentls.runTool", async () => {
-    const pick = await vscode.window.showQuickPick(contributed.map((t) => ({ label: t.name.slice(PREFIX.length), schema: t.inputSchema })), { title: "agentls: Run tool…" });
+    const pick = await vscode.window.showQuickPick(contributed.map((t) => ({ label: t.name.slice(TOOL_PREFIX.length), schema: t.inputSchema })), { title: "agentls: Run tool…" });
     if (!pick) return;
     const req = ((pick.schema as { required?: string[] })?.required ?? []).map((k) => `"${k}": ""`).join(", ");
     const raw = await vscode.window.showInputBox({ title: `agentls ${pick.label}: arguments (JSON)`, value: `{${req}}`, validateInput: (v) => { try { JSON.parse(v); return undefined; } catch (e) { return String(e); } } });
@@ -234,8 +257,16 @@ export function activate(ctx: vscode.ExtensionContext) {
     );
     cmd("agentls._test.prepare", async (name: string, input: Record<string, unknown>) => {
       const prepared = await registered.get(name)?.prepareInvocation?.({ input }, new vscode.CancellationTokenSource().token);
-      return prepared ? { invocationMessage: prepared.invocationMessage } : undefined;
+      if (!prepared) return undefined;
+      const m = prepared.confirmationMessages;
+      return { invocationMessage: prepared.invocationMessage, confirmation: m && { title: m.title, message: typeof m.message === "string" ? m.message : m.message.value } };
     });
+    // The registered invoke, as VS Code calls it once the user confirmed.
+    cmd("agentls._test.invoke", async (name: string, input: Record<string, unknown>) => {
+      const r = await registered.get(name)?.invoke({ input, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
+      return r?.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : "")).join("");
+    });
+    cmd("agentls._test.pendingApprovals", () => approvals.size);
     cmd("agentls._test.changes", () => diffs.all().map((c) => ({ uri: c.uri.toString(), oldText: c.oldText, newText: c.newText, highlighted: c.highlighted })));
   }
 
