@@ -8,6 +8,7 @@ import * as vscode from "vscode";
 import { sleep, until } from "./wait";
 import { auditTests } from "./audit";
 import { diagnosticsTests } from "./diagnostics";
+import { nativeConfirmTests } from "./nativeConfirm";
 
 const OUT = process.env.AGENTLS_TEST_OUT ?? "/tmp";
 const results = path.join(OUT, "results.jsonl");
@@ -242,7 +243,11 @@ const tests: Array<[string, () => Promise<void>]> = [
 
 export async function run(): Promise<void> {
   let failed = 0;
-  for (const [name, f] of [...tests, ...auditTests(skip), ...diagnosticsTests(skip), ...(require("./audit3") as typeof import("./audit3")).audit3Tests(skip)]) {
+  // AGENTLS_VSCODE_ONLY (a regular expression) runs the matching tests, after
+  // the first one (activation), for a targeted run.
+  const only = process.env.AGENTLS_VSCODE_ONLY ? new RegExp(process.env.AGENTLS_VSCODE_ONLY) : undefined;
+  for (const [name, f] of [...tests, ...auditTests(skip), ...diagnosticsTests(skip), ...nativeConfirmTests(skip), ...(require("./audit3") as typeof import("./audit3")).audit3Tests(skip)]) {
+    if (only && name !== tests[0][0] && !only.test(name)) continue;
     const t0 = Date.now();
     let status = "pass";
     let error: string | undefined;
