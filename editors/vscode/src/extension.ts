@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 import { EditorDiagnostics } from "./diagnostics";
 import { InlineDiffs } from "./inlineDiff";
 import { applyTextEdits, type TextEdit } from "./pure/ranges";
-import { confirmView } from "./pure/confirm";
+import { confirmView, withAllowRule, workspaceAllowRule } from "./pure/confirm";
 import { Approvals, preparedView } from "./pure/approvals";
 import { invocationMessage, TOOL_PREFIX } from "./pure/settings";
 import { statusView } from "./pure/status";
@@ -81,9 +81,12 @@ export function activate(ctx: vscode.ExtensionContext) {
       once: { label: "$(check) Allow once", decision: "allowOnce" as const },
       always: { label: "$(check-all) Always allow", description: `this tool call pattern, for this session`, decision: "allowAlways" as const },
       deny: { label: "$(close) Deny", decision: "rejectOnce" as const },
+      workspace: { label: "$(check-all) Always allow in this workspace", description: "", decision: "allowAlways" as const },
       show: { label: "$(diff) Show change", description: "open the previewed diff, then decide" },
     };
     const view = confirmView(p);
+    const rule = workspaceAllowRule(p);
+    items.workspace.description = rule ? `adds ${rule} to agentls.permissions.allow` : "";
     // A QuickPick, unlike a modal message, can be closed when the server
     // cancels the call; ignoreFocusOut keeps it up until answered.
     for (;;) {
@@ -91,7 +94,7 @@ export function activate(ctx: vscode.ExtensionContext) {
       qp.title = view.title;
       qp.placeholder = view.placeholder;
       qp.ignoreFocusOut = true;
-      qp.items = view.canShowChange ? [items.once, items.always, items.deny, items.show] : [items.once, items.always, items.deny];
+      qp.items = [items.once, items.always, items.deny, ...(view.canShowChange ? [items.show] : []), ...(rule ? [items.workspace] : [])];
       const subs: vscode.Disposable[] = [];
       const pick = await new Promise<(typeof qp.items)[number] | undefined>((resolve) => {
         subs.push(
@@ -109,8 +112,28 @@ export function activate(ctx: vscode.ExtensionContext) {
         return { decision: "rejectOnce", message: "cancelled" };
       }
       if (!pick) return { decision: "rejectOnce", message: "the user dismissed the confirmation" };
+      if (pick === items.workspace && rule) await allowInWorkspace(rule);
       if (pick.decision) return { decision: pick.decision, message: pick.decision === "rejectOnce" ? "the user denied it" : undefined };
       await showPreview(p);
+    }
+  }
+
+  /**
+   * Writes rule to the workspace's agentls.permissions.allow. The running
+   * agentls already has it as a session rule (the allowAlways answer), so
+   * this change does not restart it: a restart would end the calls in flight.
+   */
+  let selfWrittenPermissions: string | undefined;
+  async function allowInWorkspace(rule: string): Promise<void> {
+    const cfg = vscode.workspace.getConfiguration("agentls");
+    const next = withAllowRule(cfg.inspect("permissions")?.workspaceValue, rule);
+    selfWrittenPermissions = JSON.stringify(next);
+    try {
+      await cfg.update("permissions", next, vscode.ConfigurationTarget.Workspace);
+      output.appendLine(`[agentls] added ${rule} to the workspace's agentls.permissions.allow`);
+    } catch (err) {
+      selfWrittenPermissions = undefined;
+      void vscode.window.showWarningMessage(`agentls: could not write ${rule} to the workspace settings: ${String(err)}; it is allowed for this session only`);
     }
   }
 
@@ -278,6 +301,10 @@ export function activate(ctx: vscode.ExtensionContext) {
     sidecar,
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("agentls")) {
+        const others = ["path", "mode", "syncOpenFiles", "diagnostics", "trace.server"].some((k) => e.affectsConfiguration(`agentls.${k}`));
+        const mine = selfWrittenPermissions !== undefined && JSON.stringify(vscode.workspace.getConfiguration("agentls").inspect("permissions")?.workspaceValue) === selfWrittenPermissions;
+        selfWrittenPermissions = undefined;
+        if (!others && mine) return void output.appendLine("[agentls] agentls.permissions gained the rule just allowed; agentls has it already (no restart)");
         output.appendLine("[agentls] settings changed: restarting");
         void sidecar.restart();
       }
