@@ -143,5 +143,41 @@ export function nativeConfirmTests(skip: (why: string) => never): Array<[string,
         assert.equal(h.approvedTokens.at(-1), "");
       });
     }],
+    ["agentls's pick: Always allow in this workspace writes the rule, without a restart, and it holds after one", async () => {
+      await setCfg("mode", "default");
+      await setCfg("permissions", undefined);
+      const h = await hooks();
+      h.confirmAnswers.length = 0;
+      h.confirmRequests.length = 0;
+      fs.rmSync(file("ws-allowed.txt"), { force: true });
+      const pid = () => (sidecar() as unknown as { client?: { _serverProcess?: { pid?: number } } }).client?._serverProcess?.pid;
+      const before = pid();
+      const shown = h.confirmShown;
+      const call = vscode.lm.invokeTool("agentls_bash", { input: { command: "touch ws-allowed.txt" }, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
+      try {
+        await until("picker shown", () => h.confirmShown > shown, 10_000);
+        await sleep(300);
+        await vscode.commands.executeCommand("quickInput.first");
+        for (let i = 0; i < 3; i++) await vscode.commands.executeCommand("quickInput.next"); // Always allow in this workspace (a command has no Show change)
+        await vscode.commands.executeCommand("quickInput.accept");
+        await call;
+        assert.ok(fs.existsSync(file("ws-allowed.txt")), "the allowed command did not run");
+        const written = vscode.workspace.getConfiguration("agentls").inspect<{ allow?: string[] }>("permissions")?.workspaceValue;
+        assert.deepEqual(written?.allow, ["Bash(touch ws-allowed.txt)"]);
+        await sleep(500);
+        assert.equal(pid(), before, "writing the rule restarted agentls");
+        await vscode.commands.executeCommand("agentls.restart");
+        await ready();
+        fs.rmSync(file("ws-allowed.txt"));
+        const asked = h.confirmRequests.length;
+        h.confirmAnswers.push({ decision: "rejectOnce", message: "the rule should have allowed it" });
+        await vscode.lm.invokeTool("agentls_bash", { input: { command: "touch ws-allowed.txt" }, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
+        assert.equal(h.confirmRequests.length, asked, "asked again after a restart: the workspace rule did not reach agentls");
+        assert.ok(fs.existsSync(file("ws-allowed.txt")));
+      } finally {
+        h.confirmAnswers.length = 0;
+        await setCfg("permissions", undefined);
+      }
+    }],
   ];
 }
