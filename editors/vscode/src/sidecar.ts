@@ -255,7 +255,7 @@ export class Sidecar implements vscode.Disposable {
     const client = await this.ready();
     const params: Record<string, unknown> = { name, arguments: args ?? {}, callId };
     if (approved) params.approved = approved;
-    return client.sendRequest<ToolResult>("tools/call", params, token);
+    return token ? client.sendRequest<ToolResult>("tools/call", params, token) : client.sendRequest<ToolResult>("tools/call", params);
   }
 
   /**
@@ -268,7 +268,10 @@ export class Sidecar implements vscode.Disposable {
     const client = await this.ready();
     if (this.noPrepare === client) return undefined;
     try {
-      return await client.sendRequest<PrepareResult>("tools/prepare", { name, arguments: args ?? {} }, token);
+      // An undefined token would be sent as a second parameter (params then
+      // become an array): pass one only when there is one.
+      const params = { name, arguments: args ?? {} };
+      return await (token ? client.sendRequest<PrepareResult>("tools/prepare", params, token) : client.sendRequest<PrepareResult>("tools/prepare", params));
     } catch (err) {
       if ((err as { code?: number })?.code === METHOD_NOT_FOUND) {
         this.noPrepare = client;
