@@ -282,7 +282,7 @@ export function activate(ctx: vscode.ExtensionContext) {
       const prepared = await registered.get(name)?.prepareInvocation?.({ input }, new vscode.CancellationTokenSource().token);
       if (!prepared) return undefined;
       const m = prepared.confirmationMessages;
-      return { invocationMessage: prepared.invocationMessage, confirmation: m && { title: m.title, message: typeof m.message === "string" ? m.message : m.message.value } };
+      return m ? { invocationMessage: prepared.invocationMessage, confirmation: { title: m.title, message: typeof m.message === "string" ? m.message : m.message.value } } : { invocationMessage: prepared.invocationMessage };
     });
     // The registered invoke, as VS Code calls it once the user confirmed.
     cmd("agentls._test.invoke", async (name: string, input: Record<string, unknown>) => {
