@@ -79,7 +79,7 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 	// has, so the deferred call sees what Open set.
 	closeOrphans := func() {}
 	defer func() { closeOrphans() }()
-	opts := mcp.Options{Version: version, Instructions: tools.Instructions, Log: log,
+	opts := mcp.Options{Version: version, Instructions: tools.InstructionsFor(""), Log: log,
 		Open: func(host mcp.Host) (*session.Session, error) {
 			closeOrphans = adoptOrphans(log)
 			// The host confirms each call itself (unless its user allowed

@@ -399,7 +399,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 				},
 			},
 		},
-		"instructions": tools.Instructions,
+		"instructions": tools.InstructionsFor(settings.ToolNamePrefix),
 	}, nil
 }
 
@@ -483,7 +483,10 @@ func (s *Server) toolsList(raw []byte) (any, error) {
 		return nil, err
 	}
 	sess := s.session()
-	out, err := tools.Describe(tools.ListFor(sess.Registry, p.Format, p.IncludeDeferred), p.Format, sess.Registry)
+	s.mu.Lock()
+	prefix := s.settings.ToolNamePrefix
+	s.mu.Unlock()
+	out, err := tools.DescribeFor(tools.ListFor(sess.Registry, p.Format, p.IncludeDeferred), p.Format, sess.Registry, prefix)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
 	}

@@ -21,7 +21,11 @@ type Settings struct {
 	// Sandbox is the sandbox object as sent; the policy reads it (strictly,
 	// failing closed) with the settings files' blocks.
 	Sandbox json.RawMessage `json:"-"`
-	Extra   map[string]any  `json:"-"`
+	// ToolNamePrefix is how the client's model sees the tool names (VS
+	// Code: "agentls_"): descriptions and instructions name tools that way.
+	// tools/list and tools/call keep the bare names.
+	ToolNamePrefix string         `json:"toolNamePrefix,omitempty"`
+	Extra          map[string]any `json:"-"`
 }
 
 // Permissions are rule lists in Claude Code's syntax.
@@ -117,6 +121,12 @@ func ParseSettings(raw json.RawMessage) (Settings, []string, error) {
 				return s, nil, fmt.Errorf("deferThreshold must be a whole number ≥ 0, got %s", show(v))
 			}
 			s.DeferThreshold = int(f)
+		case "toolNamePrefix":
+			str, ok := v.(string)
+			if !ok || !tools.ValidToolNamePrefix(str) {
+				return s, nil, fmt.Errorf("toolNamePrefix must be a string of letters, digits, _ and - (at most %d), like \"agentls_\", got %s", tools.MaxToolNamePrefix, show(v))
+			}
+			s.ToolNamePrefix = str
 		default:
 			if looksLikeRules(k) {
 				// "permission" or "deny" at the top: the rules would be

@@ -82,3 +82,27 @@ func TestParseSettingsRules(t *testing.T) {
 		})
 	}
 }
+
+// toolNamePrefix is taken when every host can use it in a tool name, and
+// refused (initialize fails, naming the field) otherwise.
+func TestParseSettingsToolNamePrefix(t *testing.T) {
+	for _, tc := range []struct{ raw, want, err string }{
+		{`{"toolNamePrefix": "agentls_"}`, "agentls_", ""},
+		{`{}`, "", ""},
+		{`{"toolNamePrefix": ""}`, "", ""},
+		{`{"toolNamePrefix": "a b"}`, "", "toolNamePrefix must be a string of letters"},
+		{`{"toolNamePrefix": 5}`, "", "got 5"},
+		{`{"toolNamePrefix": "` + strings.Repeat("x", tools.MaxToolNamePrefix+1) + `"}`, "", "at most 32"},
+	} {
+		s, warnings, err := ParseSettings([]byte(tc.raw))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: err = %v, want %q", tc.raw, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || len(warnings) > 0 || s.ToolNamePrefix != tc.want {
+			t.Errorf("%s: prefix %q, warnings %q, err %v; want %q", tc.raw, s.ToolNamePrefix, warnings, err, tc.want)
+		}
+	}
+}

@@ -45,7 +45,7 @@ type bashInput struct {
 func bashDescription(l Limits) string {
 	return fmt.Sprintf(`Run a shell command in the workspace (bash -c, or sh where bash is absent).
 
-When to use: to build, test, run programs, use git, or anything the other tools cannot do. Do not use it to read, search, list or edit files: read, grep, find, ls, edit and write are faster, safer and their output is made for you.
+When to use: to build, test, run programs, use git, or anything the other tools cannot do. Do not use it to read, search, list or edit files: {{read}}, {{grep}}, {{find}}, {{ls}}, {{edit}} and {{write}} are faster, safer and their output is made for you.
 
 Parameters: command; timeout in seconds (default %d, maximum %d); cwd, a directory inside the workspace. stdin is empty (/dev/null) and pagers and editors are disabled (PAGER=cat, GIT_PAGER=cat, GIT_TERMINAL_PROMPT=0), so interactive commands fail instead of hanging.
 

@@ -32,13 +32,13 @@ type editInput struct {
 
 var editDescription = fmt.Sprintf(`Edit a file by replacing exact text. Every edit's oldText is matched against the original file (not after earlier edits), must match exactly once unless replaceAll is set, and edits must not overlap; all edits apply or none does.
 
-When to use: to change part of an existing file. Read the file first (edit refuses files you have not read in this session, or that changed since you read them). To create a file or replace all of it use write; do not use bash sed.
+When to use: to change part of an existing file. Read the file first (edit refuses files you have not read in this session, or that changed since you read them). To create a file or replace all of it use {{write}}; do not use {{bash}} sed.
 
 Parameters: path; edits: [{oldText, newText, replaceAll?}]; dryRun returns the diff without writing. Keep oldText small but unique. Matching tolerates, in this order, different line endings, trailing whitespace, typographic quotes/dashes/non-breaking spaces, and indentation (the new text is re-indented); the level used is reported. Only the matched lines change: line endings, BOM, final newline and file mode are kept.
 
 Output: one line naming the file, the number of replacements and the lines changed, plus a numbered snippet when fuzzy matching was used. Inside an editor whose language servers check the file, the errors and warnings that appeared with the change follow (up to %d) — fix them next.
 
-Errors: no match shows the closest region with line numbers and visible whitespace — read the file again and retry; several matches list their line numbers (up to %d) — add context or set replaceAll; a stale file says what changed — read it again; a file over %d MiB is refused (edit holds it in memory several times) — change it with bash (sed -i) instead.`, MaxDiagnostics, textedit.MaxListedOccurrences, MaxChangeBytes>>20)
+Errors: no match shows the closest region with line numbers and visible whitespace — read the file again and retry; several matches list their line numbers (up to %d) — add context or set replaceAll; a stale file says what changed — read it again; a file over %d MiB is refused (edit holds it in memory several times) — change it with {{bash}} (sed -i) instead.`, MaxDiagnostics, textedit.MaxListedOccurrences, MaxChangeBytes>>20)
 
 // MaxChangeBytes bounds the files edit and write change (the old content
 // and the new, each): both hold a file in memory several times (original,

@@ -31,7 +31,7 @@ type findInput struct {
 func findDescription(l Limits) string {
 	return fmt.Sprintf(`Find files by name or path pattern (glob) in the workspace.
 
-When to use: to locate files when you know (part of) the name, e.g. all *_test.go files or a config file. To search file contents use grep; to see one directory use ls; do not use bash find.
+When to use: to locate files when you know (part of) the name, e.g. all *_test.go files or a config file. To search file contents use {{grep}}; to see one directory use {{ls}}; do not use {{bash}} find.
 
 Parameters: pattern is a glob with ** for any depth: a pattern without "/" matches file names at any depth ("*.ts", "*.spec.ts"); a pattern with "/" matches the path relative to path ("src/**/*.spec.ts", "**/parent/child/*"); {a,b}, ?, [a-z] work. path is the directory to search (default the workspace root). includeIgnored lists ignored files too.
 

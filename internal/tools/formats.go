@@ -9,8 +9,20 @@ var Formats = []string{"mcp", "openai", "anthropic", "vscode"}
 // "anthropic" (each ready to paste into a model request) or "vscode"
 // (package.json languageModelTools contributions).
 func Describe(ts []*Tool, format string, registry *Registry) ([]map[string]any, error) {
+	return DescribeFor(ts, format, registry, "")
+}
+
+// DescribeFor is Describe for a client whose model sees the tools named
+// prefix+name (initializationOptions.toolNamePrefix): descriptions name
+// other tools that way. The "vscode" format always uses VSCodeToolPrefix,
+// the names it contributes.
+func DescribeFor(ts []*Tool, format string, registry *Registry, prefix string) ([]map[string]any, error) {
+	if format == "vscode" {
+		prefix = VSCodeToolPrefix
+	}
 	out := make([]map[string]any, 0, len(ts))
 	for _, t := range ts {
+		desc := t.DescriptionFor(prefix)
 		switch format {
 		case "", "mcp":
 			labels := t.staticLabels()
@@ -20,7 +32,7 @@ func Describe(ts []*Tool, format string, registry *Registry) ([]map[string]any, 
 			}
 			out = append(out, map[string]any{
 				"name":        t.Name,
-				"description": t.Description,
+				"description": desc,
 				"inputSchema": t.Schema,
 				"annotations": t.Annotations(),
 				"_meta":       map[string]any{"concurrencySafe": labels.ConcurrencySafe, "deferred": deferred, "source": t.Source},
@@ -28,18 +40,20 @@ func Describe(ts []*Tool, format string, registry *Registry) ([]map[string]any, 
 		case "openai":
 			out = append(out, map[string]any{
 				"type":     "function",
-				"function": map[string]any{"name": t.Name, "description": t.Description, "parameters": t.Schema},
+				"function": map[string]any{"name": t.Name, "description": desc, "parameters": t.Schema},
 			})
 		case "anthropic":
-			out = append(out, map[string]any{"name": t.Name, "description": t.Description, "input_schema": t.Schema})
+			out = append(out, map[string]any{"name": t.Name, "description": desc, "input_schema": t.Schema})
 		case "vscode":
 			out = append(out, map[string]any{
-				"name":                    "agentls_" + t.Name,
+				"name":                    prefix + t.Name,
 				"displayName":             "agentls " + t.Name,
-				"toolReferenceName":       "agentls_" + t.Name,
-				"modelDescription":        t.Description,
-				"userDescription":         firstSentence(t.Description),
+				"toolReferenceName":       prefix + t.Name,
+				"modelDescription":        desc,
+				"userDescription":         firstSentence(desc),
 				"canBeReferencedInPrompt": true,
+				"icon":                    vscodeIcon(t.Name),
+				"tags":                    vscodeTags(t.Name),
 				"inputSchema":             t.Schema,
 			})
 		default:
@@ -96,4 +110,46 @@ func firstSentence(s string) string {
 		}
 	}
 	return s
+}
+
+// vscodeIcon is the codicon VS Code shows beside a tool (its tool picker and
+// the chat's tool-call lines).
+func vscodeIcon(name string) string {
+	switch name {
+	case "read":
+		return "$(file)"
+	case "ls":
+		return "$(folder-opened)"
+	case "grep":
+		return "$(search)"
+	case "find":
+		return "$(go-to-file)"
+	case "edit":
+		return "$(edit)"
+	case "write":
+		return "$(new-file)"
+	case "bash":
+		return "$(terminal)"
+	case ToolSearchName:
+		return "$(tools)"
+	}
+	return "$(tools)"
+}
+
+// vscodeTags say roughly what a tool does, for hosts that pick tools by tag;
+// "agentls" picks every tool of this extension.
+func vscodeTags(name string) []string {
+	switch name {
+	case "read", "ls":
+		return []string{"agentls", "files", "read"}
+	case "grep", "find":
+		return []string{"agentls", "files", "search"}
+	case "edit", "write":
+		return []string{"agentls", "files", "edit"}
+	case "bash":
+		return []string{"agentls", "terminal"}
+	case ToolSearchName:
+		return []string{"agentls", "tools"}
+	}
+	return []string{"agentls"}
 }

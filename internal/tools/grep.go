@@ -37,7 +37,7 @@ type grepInput struct {
 func grepDescription(l Limits) string {
 	return fmt.Sprintf(`Search file contents in the workspace with a regular expression (ripgrep when available).
 
-When to use: to find where a symbol, string or error message occurs, before reading the files it names. To find files by name use find; do not use bash grep or rg.
+When to use: to find where a symbol, string or error message occurs, before reading the files it names. To find files by name use {{find}}; do not use {{bash}} grep or rg.
 
 Parameters: pattern is a regular expression (RE2/ripgrep syntax; set literal: true for plain text, ignoreCase: true for case-insensitive); path narrows to a file or directory; glob filters file paths ("*.go", "src/**/*.ts"); context adds lines around each match (maximum %d); includeIgnored searches ignored files too; hidden (default true) includes dot files.
 

@@ -29,13 +29,13 @@ type lsInput struct {
 func lsDescription(l Limits) string {
 	return fmt.Sprintf(`List one directory of the workspace.
 
-When to use: to see what a directory holds before reading files in it. To find files by name anywhere below a directory use find; to search file contents use grep; do not use bash ls.
+When to use: to see what a directory holds before reading files in it. To find files by name anywhere below a directory use {{find}}; to search file contents use {{grep}}; do not use {{bash}} ls.
 
 Parameters: path (a directory, relative to the workspace root; default the root); limit (default %d, maximum %d); includeIgnored lists ignored entries too.
 
 Output: one entry per line, sorted by name; directories end in "/", symlinks show "name@ -> target"; dotfiles are included and .git is omitted. Entries ignored by .gitignore, .ignore, .agentlsignore or git's exclude files are hidden and counted ("N ignored entries hidden"), unless includeIgnored. At most %d entries by default; the notice says how many were left out and which limit to ask for (at the maximum: how to narrow). The whole result, notices included, is at most %s; beyond that the list is cut and the notice says where.
 
-Errors: a missing directory or a file path says so (use read for files).`, l.LsEntries, l.lsMax(), l.LsEntries, l.resultSize(DefaultMaxResultBytes))
+Errors: a missing directory or a file path says so (use {{read}} for files).`, l.LsEntries, l.lsMax(), l.LsEntries, l.resultSize(DefaultMaxResultBytes))
 }
 
 // NewLs returns the ls tool enforcing l.

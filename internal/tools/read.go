@@ -37,13 +37,13 @@ type readInput struct {
 func readDescription(l Limits) string {
 	return fmt.Sprintf(`Read a file of the workspace and return its lines, numbered.
 
-When to use: before editing a file (edit and write refuse files you have not read), and whenever you need a file's exact content. Use grep to find where something is and find to locate files by name first; do not use bash cat/head/tail.
+When to use: before editing a file ({{edit}} and {{write}} refuse files you have not read), and whenever you need a file's exact content. Use {{grep}} to find where something is and {{find}} to locate files by name first; do not use {{bash}} cat/head/tail.
 
 Parameters: path (relative to the workspace root); offset (1-based first line, default 1) and limit (line count) to page through large files.
 
 Output: a header "path, lines A-B of N", then one line per file line as "<line number>→<text>". A result is at most %d lines and %d bytes, the header and notices included; lines longer than %d characters are cut with a marker. When anything is cut, a notice gives the exact offset to continue with. PNG, JPEG, GIF and WebP images (up to %d bytes) come back as an image. Binary files are refused with their detected type. A UTF-8 BOM is stripped, UTF-16 files are decoded, invalid UTF-8 is shown as U+FFFD.
 
-Errors: a missing file lists up to %d similarly named files; a directory asks you to use ls; an offset past the end names the file's line count.`,
+Errors: a missing file lists up to %d similarly named files; a directory asks you to use {{ls}}; an offset past the end names the file's line count.`,
 		l.ReadLines, l.ReadBytes, l.ReadLineChars, ReadMaxImage, maxSuggestions)
 }
 

@@ -221,6 +221,9 @@ type Tool struct {
 	// Source is "core", "extension" or "mcp:<server>".
 	Source string
 
+	// template is Description with its tool mentions as {{name}}
+	// (mention.go); "" when it has none.
+	template string
 	// resolve returns the schema resolved for validation (nil: none).
 	resolve func() (*jsonschema.Resolved, error)
 	order   []string // property order of the input struct, for usage lines
@@ -282,7 +285,10 @@ func Define[In any](s Spec[In]) *Tool {
 	if s.Tweak != nil {
 		s.Tweak(schema)
 	}
-	t := newTool(s.Name, s.Description, schema)
+	t := newTool(s.Name, Mentions(s.Description, ""), schema)
+	if t.Description != s.Description {
+		t.template = s.Description
+	}
 	t.Title = s.Title
 	// Resolving for validation is most of a tool's construction cost and
 	// only a call needs it, so it waits for the first call. A core schema

@@ -30,7 +30,7 @@ type toolSearchInput struct {
 
 var toolSearchDescription = fmt.Sprintf(`Find and enable tools that are not in your tool list yet (deferred tools: project extension tools and MCP server tools).
 
-When to use: when no listed tool fits the task and a project-specific one might exist (migrations, deployments, linters, an issue tracker, ...). Not for files or code: use grep, find and read for those.
+When to use: when no listed tool fits the task and a project-specific one might exist (migrations, deployments, linters, an issue tracker, ...). Not for files or code: use {{grep}}, {{find}} and {{read}} for those.
 
 Parameters: query (a few words about what you want to do; tool names, descriptions and parameter names are searched); limit (default %d, maximum %d).
 

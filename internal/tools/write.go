@@ -20,13 +20,13 @@ type writeInput struct {
 
 var writeDescription = fmt.Sprintf(`Create a file, or replace a whole file's content.
 
-When to use: to create a new file, or to rewrite a file completely. To change part of a file use edit (it is safer and shows a smaller diff); do not use bash echo or cat with redirection.
+When to use: to create a new file, or to rewrite a file completely. To change part of a file use {{edit}} (it is safer and shows a smaller diff); do not use {{bash}} echo or cat with redirection.
 
 Parameters: path (parent directories are created); content is the complete file content.
 
 Output: one line saying whether the file was created or replaced, with its line count and size. Inside an editor whose language servers check the file, the errors and warnings that appeared with the change follow (up to %d) — fix them next.
 
-Errors: replacing an existing file needs a read of it in this session and no change since (read it first); a new file is created exclusively, so a file that appeared meanwhile is not overwritten; a path that is a directory is refused; content over %d MiB, or replacing a file over %d MiB, is refused — write big files with bash, in parts.`, MaxDiagnostics, MaxChangeBytes>>20, MaxChangeBytes>>20)
+Errors: replacing an existing file needs a read of it in this session and no change since (read it first); a new file is created exclusively, so a file that appeared meanwhile is not overwritten; a path that is a directory is refused; content over %d MiB, or replacing a file over %d MiB, is refused — write big files with {{bash}}, in parts.`, MaxDiagnostics, MaxChangeBytes>>20, MaxChangeBytes>>20)
 
 // NewWrite returns the write tool.
 func NewWrite() *Tool {

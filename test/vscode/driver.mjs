@@ -15,7 +15,7 @@ const remote = (p) => `vscode-remote://127.0.0.1:${PORT}${p}`;
 const payload = [
   ["extensionDevelopmentPath", remote(EXT)],
   ["extensionTestsPath", remote(join(EXT, "out/test/index.js"))],
-  ["extensionEnvironment", JSON.stringify({ AGENTLS_TEST: "1", AGENTLS_TEST_OUT: OUT })],
+  ["extensionEnvironment", JSON.stringify({ AGENTLS_TEST: "1", AGENTLS_TEST_OUT: OUT, AGENTLS_VSCODE_ONLY: process.env.AGENTLS_VSCODE_ONLY ?? "" })],
 ];
 const url = `http://127.0.0.1:${PORT}/?folder=${encodeURIComponent(WS)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
 

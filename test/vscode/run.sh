@@ -6,6 +6,7 @@
 # writes the README's image with it; tests never change tracked files).
 # Last line: "vscode: N passed, N failed, N skipped"; the exit code is the verdict.
 # Needs test/vscode/setup.sh (run here; cached after the first time).
+# AGENTLS_VSCODE_ONLY=<regexp> runs only the extension-host tests it matches.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 EXT="$ROOT/editors/vscode"
@@ -75,9 +76,12 @@ fi
 if [ "$host_ok" = 0 ] && [ "$fail" = 0 ]; then
   echo "vscode: the extension-host run failed without a test result; code-server log:"; tail -30 "$OUT/code-server.log"; fail=$((fail + 1))
 fi
-# The .vsix for linux-x64 builds and installs into code-server.
+# The .vsix for linux-x64 builds and installs into code-server (not in a
+# targeted run: AGENTLS_VSCODE_ONLY picks extension-host tests by name).
 echo "vscode: packaging linux-x64 and installing it into code-server"
-if AGENTLS_TARGETS=linux-x64 AGENTLS_PACKAGE_OUT="$TMP/vsix" node scripts/package.mjs >"$OUT/package.log" 2>&1 && \
+if [ -n "${AGENTLS_VSCODE_ONLY:-}" ]; then
+  echo "  skip	packaging (AGENTLS_VSCODE_ONLY is set)"; skipped=$((skipped + 1))
+elif AGENTLS_TARGETS=linux-x64 AGENTLS_PACKAGE_OUT="$TMP/vsix" node scripts/package.mjs >"$OUT/package.log" 2>&1 && \
    HOME="$TMP/home" "$AGENTLS_CODE_SERVER" --extensions-dir "$TMP/exts-install" --user-data-dir "$TMP/ud2" --install-extension "$TMP/vsix/agentls-linux-x64.vsix" >"$OUT/install.log" 2>&1 && \
    [ -x "$(ls -d "$TMP"/exts-install/agentls.agentls-*/bin/linux-x64/agentls 2>/dev/null | head -1)" ]; then
   echo "  pass	the linux-x64 .vsix builds and installs into code-server (with its bundled agentls)"; pass=$((pass + 1))

@@ -1,5 +1,5 @@
-// Regenerates package.json contributes.languageModelTools from
-// `agentls tools --format vscode`, and src/pure/limits.ts (the limits those
+// Regenerates package.json contributes.languageModelTools (and the
+// activationEvents naming each tool) from `agentls tools --format vscode`, and src/pure/limits.ts (the limits those
 // descriptions state) from `agentls tools --limits`. With --check, fails when
 // either is out of date instead of writing it. The binary: $AGENTLS_BIN, else
 // `go build` of ../../cmd/agentls into a temp dir.
@@ -27,6 +27,9 @@ const pkgPath = new URL("../package.json", import.meta.url).pathname;
 const text = readFileSync(pkgPath, "utf8");
 const pkg = JSON.parse(text);
 pkg.contributes.languageModelTools = tools;
+// Activate on a tool's first use (VS Code's guide for tool extensions), not
+// at startup; commands and the Agent changes view activate it by themselves.
+pkg.activationEvents = tools.map((t) => `onLanguageModelTool:${t.name}`);
 const next = JSON.stringify(pkg, null, 2) + "\n";
 let limitsText = "";
 try {
@@ -34,7 +37,7 @@ try {
 } catch {}
 if (check) {
   if (next !== text) {
-    console.error("package.json contributes.languageModelTools is out of date: run `npm run gen-tools` in editors/vscode");
+    console.error("package.json contributes.languageModelTools or activationEvents is out of date: run `npm run gen-tools` in editors/vscode");
     process.exit(1);
   }
   if (limitsNext !== limitsText) {

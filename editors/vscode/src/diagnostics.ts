@@ -49,7 +49,11 @@ export class EditorDiagnostics implements vscode.Disposable {
       vscode.workspace.onDidChangeTextDocument((e) => {
         if (e.contentChanges.length > 0) this.tracker.textChanged(e.document.uri.toString(), this.clock.now());
       }),
-    ];
+    ];    // The extension activates on the first tool call, not at startup: the
+    // files that have diagnostics by then count as having had them.
+    const open = this.openDocuments();
+    const seen = vscode.languages.getDiagnostics().filter(([, d]) => d.length > 0);
+    if (seen.length > 0) this.tracker.diagnosticsChanged(seen.map(([u]) => ({ uri: u.toString(), languageId: open.get(u.toString())?.languageId, reported: true })), this.clock.now());
   }
 
   private openDocuments(): Map<string, vscode.TextDocument> {

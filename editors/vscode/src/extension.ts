@@ -6,14 +6,14 @@ import { EditorDiagnostics } from "./diagnostics";
 import { InlineDiffs } from "./inlineDiff";
 import { Jobs } from "./jobs";
 import { applyTextEdits, type TextEdit } from "./pure/ranges";
-import { confirmView } from "./pure/confirm";
-import { invocationMessage } from "./pure/settings";
+import { confirmView, withAllowRule, workspaceAllowRule } from "./pure/confirm";
+import { Approvals, preparedView } from "./pure/approvals";
+import { invocationMessage, TOOL_PREFIX } from "./pure/settings";
 import { statusView } from "./pure/status";
 import { type ConfirmParams, type ConfirmResult, Sidecar, type ToolResult } from "./sidecar";
 
 /** A bash call still running after this long gets a progress notification. */
 export const LONG_CALL_MS = 1000;
-const PREFIX = "agentls_";
 
 interface ToolContribution {
   name: string;
@@ -28,12 +28,23 @@ export interface TestHooks {
   confirmClosedByCancel: number;
   /** Messages shown in long-call progress notifications. */
   progressMessages: string[];
+  /**
+   * prepareInvocation asks agentls (tools/prepare) only when a test turns
+   * this on: for vscode.lm.invokeTool without a chat session VS Code shows
+   * a confirmation as a modal dialog no test can answer, so tests that
+   * drive agentls's own question keep it off.
+   */
+  nativeConfirm: boolean;
+  /** The tools/call params' approved token of each call, in order ("" when none). */
+  approvedTokens: string[];
 }
 
 export function activate(ctx: vscode.ExtensionContext) {
   const output = vscode.window.createOutputChannel("agentls");
   const testing = process.env.AGENTLS_TEST === "1";
-  const hooks: TestHooks = { confirmAnswers: [], confirmRequests: [], confirmShown: 0, confirmClosedByCancel: 0, progressMessages: [] };
+  const hooks: TestHooks = { confirmAnswers: [], confirmRequests: [], confirmShown: 0, confirmClosedByCancel: 0, progressMessages: [], nativeConfirm: false, approvedTokens: [] };
+  // Approvals given in VS Code's confirmation, waiting for their invocation.
+  const approvals = new Approvals();
   const diffs = new InlineDiffs((s) => output.appendLine(s));
   // Created before the sidecar starts: it learns which files and languages
   // have diagnostics from the first moment of the window.
@@ -73,9 +84,12 @@ export function activate(ctx: vscode.ExtensionContext) {
       once: { label: "$(check) Allow once", decision: "allowOnce" as const },
       always: { label: "$(check-all) Always allow", description: `this tool call pattern, for this session`, decision: "allowAlways" as const },
       deny: { label: "$(close) Deny", decision: "rejectOnce" as const },
+      workspace: { label: "$(check-all) Always allow in this workspace", description: "", decision: "allowAlways" as const },
       show: { label: "$(diff) Show change", description: "open the previewed diff, then decide" },
     };
     const view = confirmView(p);
+    const rule = workspaceAllowRule(p);
+    items.workspace.description = rule ? `adds ${rule} to agentls.permissions.allow` : "";
     // A QuickPick, unlike a modal message, can be closed when the server
     // cancels the call; ignoreFocusOut keeps it up until answered.
     for (;;) {
@@ -83,7 +97,7 @@ export function activate(ctx: vscode.ExtensionContext) {
       qp.title = view.title;
       qp.placeholder = view.placeholder;
       qp.ignoreFocusOut = true;
-      qp.items = view.canShowChange ? [items.once, items.always, items.deny, items.show] : [items.once, items.always, items.deny];
+      qp.items = [items.once, items.always, items.deny, ...(view.canShowChange ? [items.show] : []), ...(rule ? [items.workspace] : [])];
       const subs: vscode.Disposable[] = [];
       const pick = await new Promise<(typeof qp.items)[number] | undefined>((resolve) => {
         subs.push(
@@ -101,8 +115,28 @@ export function activate(ctx: vscode.ExtensionContext) {
         return { decision: "rejectOnce", message: "cancelled" };
       }
       if (!pick) return { decision: "rejectOnce", message: "the user dismissed the confirmation" };
+      if (pick === items.workspace && rule) await allowInWorkspace(rule);
       if (pick.decision) return { decision: pick.decision, message: pick.decision === "rejectOnce" ? "the user denied it" : undefined };
       await showPreview(p);
+    }
+  }
+
+  /**
+   * Writes rule to the workspace's agentls.permissions.allow. The running
+   * agentls already has it as a session rule (the allowAlways answer), so
+   * this change does not restart it: a restart would end the calls in flight.
+   */
+  let selfWrittenPermissions: string | undefined;
+  async function allowInWorkspace(rule: string): Promise<void> {
+    const cfg = vscode.workspace.getConfiguration("agentls");
+    const next = withAllowRule(cfg.inspect("permissions")?.workspaceValue, rule);
+    selfWrittenPermissions = JSON.stringify(next);
+    try {
+      await cfg.update("permissions", next, vscode.ConfigurationTarget.Workspace);
+      output.appendLine(`[agentls] added ${rule} to the workspace's agentls.permissions.allow`);
+    } catch (err) {
+      selfWrittenPermissions = undefined;
+      void vscode.window.showWarningMessage(`agentls: could not write ${rule} to the workspace settings: ${String(err)}; it is allowed for this session only`);
     }
   }
 
@@ -122,7 +156,7 @@ export function activate(ctx: vscode.ExtensionContext) {
   }
 
   /** Runs one tool call, with progress for long bash calls and cancellation. */
-  async function runTool(tool: string, input: unknown, token: vscode.CancellationToken): Promise<ToolResult> {
+  async function runTool(tool: string, input: unknown, token: vscode.CancellationToken, approved?: string): Promise<ToolResult> {
     const callId = sidecar.newCallId();
     const cts = new vscode.CancellationTokenSource();
     const sub = token.onCancellationRequested(() => cts.cancel());
@@ -149,7 +183,8 @@ export function activate(ctx: vscode.ExtensionContext) {
       }, LONG_CALL_MS);
     }
     try {
-      return await sidecar.call(tool, input, cts.token, callId);
+      if (testing) hooks.approvedTokens.push(approved ?? "");
+      return await sidecar.call(tool, input, cts.token, callId, approved);
     } finally {
       clearTimeout(timer);
       finish();
@@ -176,23 +211,34 @@ export function activate(ctx: vscode.ExtensionContext) {
   const contributed: ToolContribution[] = (ctx.extension.packageJSON?.contributes?.languageModelTools ?? []) as ToolContribution[];
   // The registered implementations, by tool name (the test hook calls them).
   const registered = new Map<string, vscode.LanguageModelTool<Record<string, unknown>>>();
-  if (vscode.lm?.registerTool) {
-    for (const t of contributed) {
-      const tool = t.name.slice(PREFIX.length);
-      const impl: vscode.LanguageModelTool<Record<string, unknown>> = {
-        prepareInvocation: (opts) => ({ invocationMessage: invocationMessage(tool, opts.input) }),
-        invoke: async (opts, token) => {
-          try {
-            return toModelResult(await runTool(tool, opts.input, token));
-          } catch (err) {
-            if (token.isCancellationRequested) throw new vscode.CancellationError();
-            throw err;
-          }
-        },
-      };
-      registered.set(t.name, impl);
-      ctx.subscriptions.push(vscode.lm.registerTool<Record<string, unknown>>(t.name, impl));
-    }
+  for (const t of contributed) {
+    const tool = t.name.slice(TOOL_PREFIX.length);
+    const impl: vscode.LanguageModelTool<Record<string, unknown>> = {
+      // agentls says what the call needs; VS Code asks the user (its own
+      // confirmation, with its "always allow" choices) and the approval goes
+      // with the invocation, so agentls does not ask a second time.
+      prepareInvocation: async (opts, token) => {
+        const prepared: vscode.PreparedToolInvocation = { invocationMessage: invocationMessage(tool, opts.input) };
+        if (testing && !hooks.nativeConfirm) return prepared;
+        const view = preparedView(tool, await sidecar.prepare(tool, opts.input, token).catch(() => undefined));
+        if (view.verdict) approvals.put(tool, opts.input, view.verdict);
+        if (view.confirmation) prepared.confirmationMessages = { title: view.confirmation.title, message: new vscode.MarkdownString(view.confirmation.message) };
+        return prepared;
+      },
+      invoke: async (opts, token) => {
+        const verdict = approvals.take(tool, opts.input);
+        // deny and fail: the model reads why, and nothing runs.
+        if (verdict?.kind === "refused") return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(verdict.text)]);
+        try {
+          return toModelResult(await runTool(tool, opts.input, token, verdict?.token));
+        } catch (err) {
+          if (token.isCancellationRequested) throw new vscode.CancellationError();
+          throw err;
+        }
+      },
+    };
+    registered.set(t.name, impl);
+    ctx.subscriptions.push(vscode.lm.registerTool<Record<string, unknown>>(t.name, impl));
   }
 
   const cmd = (id: string, f: (...a: any[]) => unknown) => ctx.subscriptions.push(vscode.commands.registerCommand(id, f));
@@ -210,7 +256,7 @@ export function activate(ctx: vscode.ExtensionContext) {
     });
   });
   cmd("agentls.runTool", async () => {
-    const pick = await vscode.window.showQuickPick(contributed.map((t) => ({ label: t.name.slice(PREFIX.length), schema: t.inputSchema })), { title: "agentls: Run tool…" });
+    const pick = await vscode.window.showQuickPick(contributed.map((t) => ({ label: t.name.slice(TOOL_PREFIX.length), schema: t.inputSchema })), { title: "agentls: Run tool…" });
     if (!pick) return;
     const req = ((pick.schema as { required?: string[] })?.required ?? []).map((k) => `"${k}": ""`).join(", ");
     const raw = await vscode.window.showInputBox({ title: `agentls ${pick.label}: arguments (JSON)`, value: `{${req}}`, validateInput: (v) => { try { JSON.parse(v); return undefined; } catch (e) { return String(e); } } });
@@ -238,11 +284,19 @@ export function activate(ctx: vscode.ExtensionContext) {
     );
     cmd("agentls._test.prepare", async (name: string, input: Record<string, unknown>) => {
       const prepared = await registered.get(name)?.prepareInvocation?.({ input }, new vscode.CancellationTokenSource().token);
-      return prepared ? { invocationMessage: prepared.invocationMessage } : undefined;
+      if (!prepared) return undefined;
+      const m = prepared.confirmationMessages;
+      return m ? { invocationMessage: prepared.invocationMessage, confirmation: { title: m.title, message: typeof m.message === "string" ? m.message : m.message.value } } : { invocationMessage: prepared.invocationMessage };
     });
     cmd("agentls._test.jobs", () => ({ entries: jobs.entries(), status: { text: jobs.item.text, tooltip: jobs.item.tooltip } }));
     cmd("agentls._test.jobOutput", (job: string) => jobs.output(job));
     cmd("agentls._test.jobKill", (job: string) => jobs.kill(job));
+    // The registered invoke, as VS Code calls it once the user confirmed.
+    cmd("agentls._test.invoke", async (name: string, input: Record<string, unknown>) => {
+      const r = await registered.get(name)?.invoke({ input, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
+      return r?.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : "")).join("");
+    });
+    cmd("agentls._test.pendingApprovals", () => approvals.size);
     cmd("agentls._test.changes", () => diffs.all().map((c) => ({ uri: c.uri.toString(), oldText: c.oldText, newText: c.newText, highlighted: c.highlighted })));
   }
 
@@ -255,6 +309,10 @@ export function activate(ctx: vscode.ExtensionContext) {
     sidecar,
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("agentls")) {
+        const others = ["path", "mode", "syncOpenFiles", "diagnostics", "trace.server"].some((k) => e.affectsConfiguration(`agentls.${k}`));
+        const mine = selfWrittenPermissions !== undefined && JSON.stringify(vscode.workspace.getConfiguration("agentls").inspect("permissions")?.workspaceValue) === selfWrittenPermissions;
+        selfWrittenPermissions = undefined;
+        if (!others && mine) return void output.appendLine("[agentls] agentls.permissions gained the rule just allowed; agentls has it already (no restart)");
         output.appendLine("[agentls] settings changed: restarting");
         void sidecar.restart();
       }

@@ -18,7 +18,11 @@ import type { SandboxStatus } from "./pure/status";
 import { DESCRIBED_LIMITS } from "./pure/limits";
 import { applyWorkspaceEdit, type ApplyEditParams } from "./editorEdits";
 import type { DiagnosticsParams, DiagnosticsResult } from "./diagnostics";
-import { type ClientCapabilities, initializationOptions, restartDelay, syncChoice } from "./pure/settings";
+import { type ClientCapabilities, initializationOptions, restartDelay, syncChoice, TOOL_PREFIX } from "./pure/settings";
+import type { PrepareResult } from "./pure/approvals";
+
+/** JSON-RPC's "method not found". */
+const METHOD_NOT_FOUND = -32601;
 
 export type SidecarState = "stopped" | "starting" | "ready" | "failed";
 
@@ -72,6 +76,8 @@ export class Sidecar implements vscode.Disposable {
   private notifiedMissing = "";
   private nextCall = 0;
   private editQueue: Promise<void> = Promise.resolve();
+  /** The client whose agentls answered tools/prepare with MethodNotFound. */
+  private noPrepare: LanguageClient | undefined;
   private readonly stateEmitter = new vscode.EventEmitter<SidecarState>();
   readonly onState = this.stateEmitter.event;
   binaryPath: string | undefined;
@@ -127,13 +133,14 @@ export class Sidecar implements vscode.Disposable {
     }
     this.notifiedMissing = "";
     this.binaryPath = bin.path;
-    const { options, warnings } = initializationOptions({
+    const { options: fromSettings, warnings } = initializationOptions({
       mode: cfg.get("mode"),
       permissions: cfg.get("permissions"),
       // The limits package.json's descriptions state: VS Code gives the
       // model those fixed descriptions, so the numbers must not change.
       limits: DESCRIBED_LIMITS,
     });
+    const options = { ...fromSettings, toolNamePrefix: TOOL_PREFIX };
     for (const w of warnings) this.output.appendLine(`[agentls] settings: ${w}`);
     const sync = syncChoice(cfg.get("syncOpenFiles"), (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath));
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
@@ -246,9 +253,40 @@ export class Sidecar implements vscode.Disposable {
     return `vscode-${++this.nextCall}`;
   }
 
-  async call(name: string, args: unknown, token?: vscode.CancellationToken, callId = this.newCallId()): Promise<ToolResult> {
+  /**
+   * tools/call. approved is a tools/prepare token: the user already approved
+   * this call in VS Code's confirmation, so agentls does not ask again.
+   */
+  async call(name: string, args: unknown, token?: vscode.CancellationToken, callId = this.newCallId(), approved?: string): Promise<ToolResult> {
     const client = await this.ready();
-    return client.sendRequest<ToolResult>("tools/call", { name, arguments: args ?? {}, callId }, token);
+    const params: Record<string, unknown> = { name, arguments: args ?? {}, callId };
+    if (approved) params.approved = approved;
+    return token ? client.sendRequest<ToolResult>("tools/call", params, token) : client.sendRequest<ToolResult>("tools/call", params);
+  }
+
+  /**
+   * tools/prepare: what the call needs (allow, ask, deny, fail), nothing
+   * run. undefined when this agentls has no tools/prepare (an older binary
+   * answers MethodNotFound; asked once per process) or the request failed:
+   * the call then goes as without it, agentls asking through tools/confirm.
+   */
+  async prepare(name: string, args: unknown, token?: vscode.CancellationToken): Promise<PrepareResult | undefined> {
+    const client = await this.ready();
+    if (this.noPrepare === client) return undefined;
+    try {
+      // An undefined token would be sent as a second parameter (params then
+      // become an array): pass one only when there is one.
+      const params = { name, arguments: args ?? {} };
+      return await (token ? client.sendRequest<PrepareResult>("tools/prepare", params, token) : client.sendRequest<PrepareResult>("tools/prepare", params));
+    } catch (err) {
+      if ((err as { code?: number })?.code === METHOD_NOT_FOUND) {
+        this.noPrepare = client;
+        this.output.appendLine("[agentls] this agentls has no tools/prepare: agentls asks its own questions (update the binary for VS Code's confirmations)");
+      } else if (!token?.isCancellationRequested) {
+        this.output.appendLine(`[agentls] tools/prepare ${name}: ${String(err)}; agentls asks its own question instead`);
+      }
+      return undefined;
+    }
   }
 
   /** A request of the agentls protocol other than tools/call (jobs/output, …). */

@@ -32,3 +32,33 @@ export function confirmView(p: ConfirmInput): ConfirmView {
   const canShowChange = typeof pv?.uri === "string" && Array.isArray(edits) && edits.length > 0;
   return { title: `agentls: allow ${what}?`, placeholder: `${p.tool}: ${p.reason}`, canShowChange };
 }
+
+/**
+ * The allow rule "Always allow in this workspace" writes to
+ * agentls.permissions.allow for this call: this exact command line
+ * (Bash(npm test)), or this file (Edit(src/a.ts), which covers edit and
+ * write). undefined when no rule can be that narrow: another tool, a
+ * multi-line command, or a path or command with characters a rule reads as
+ * a pattern (* ? [ ] { } ( )).
+ */
+export function workspaceAllowRule(p: { tool: string; arguments?: Record<string, unknown>; preview?: Record<string, unknown> }): string | undefined {
+  const str = (v: unknown) => (typeof v === "string" ? v.trim() : "");
+  if (p.tool === "bash") {
+    const cmd = str(p.preview?.command) || str(p.arguments?.command);
+    if (cmd === "" || /[\n\r*()]/.test(cmd)) return undefined;
+    return `Bash(${cmd})`;
+  }
+  if (p.tool === "edit" || p.tool === "write") {
+    const path = str(p.preview?.path) || str(p.arguments?.path);
+    if (path === "" || /[*?[\]{}()\n\r]/.test(path)) return undefined;
+    return `Edit(${path})`;
+  }
+  return undefined;
+}
+
+/** agentls.permissions with rule added to allow (unchanged when it is there). */
+export function withAllowRule(permissions: unknown, rule: string): { allow?: string[]; ask?: string[]; deny?: string[] } {
+  const p = permissions && typeof permissions === "object" && !Array.isArray(permissions) ? { ...(permissions as Record<string, string[]>) } : {};
+  const allow = Array.isArray(p.allow) ? p.allow.filter((x) => typeof x === "string") : [];
+  return { ...p, allow: allow.includes(rule) ? allow : [...allow, rule] };
+}

@@ -1,5 +1,13 @@
 // Settings → initializationOptions (docs/protocol.md, "initialize").
 
+/**
+ * The prefix of the tool names VS Code's model sees (package.json's
+ * languageModelTools: agentls_read, …). Sent as
+ * initializationOptions.toolNamePrefix so the hints agentls writes name the
+ * tools that way too.
+ */
+export const TOOL_PREFIX = "agentls_";
+
 export const MODES = ["default", "acceptEdits", "readOnly", "bypass"] as const;
 export type Mode = (typeof MODES)[number];
 
@@ -15,6 +23,7 @@ export interface InitializationOptions {
   permissions?: { allow?: string[]; ask?: string[]; deny?: string[] };
   limits?: Record<string, number>;
   deferThreshold?: number;
+  toolNamePrefix?: string;
 }
 
 export interface Converted {

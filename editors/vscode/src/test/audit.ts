@@ -383,7 +383,8 @@ export function auditTests(skip: (why: string) => never): Test[] {
       try {
         await until("picker shown", () => h.confirmShown > shown, 10_000);
         await sleep(300);
-        await vscode.commands.executeCommand("quickInput.last"); // Show change
+        await vscode.commands.executeCommand("quickInput.first");
+        for (let i = 0; i < 3; i++) await vscode.commands.executeCommand("quickInput.next"); // Show change (4th; Always allow in this workspace follows)
         await vscode.commands.executeCommand("quickInput.accept");
         await until("proposed diff tab", () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).some((t) => t.input instanceof vscode.TabInputTextDiff && /proposed/.test(t.input.modified.path)), 5_000);
         const tab = vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputTextDiff)!;

@@ -28,3 +28,24 @@ test("src/pure/limits.ts states the limits the descriptions were built with", (t
   const read = JSON.parse(readFileSync(join(process.cwd(), "package.json"), "utf8")).contributes.languageModelTools.find((x: { name: string }) => x.name === "agentls_read");
   assert.ok(read.modelDescription.includes(`A result is at most ${want.readLines} lines`), "read's description states readLines");
 });
+
+test("VS Code conventions: activation on first use, an icon and tags per tool, no guard for a guaranteed API", () => {
+  const pkg = JSON.parse(readFileSync(join(process.cwd(), "package.json"), "utf8"));
+  const tools = pkg.contributes.languageModelTools as Array<{ name: string; icon?: string; tags?: string[]; modelDescription: string }>;
+  assert.deepEqual(pkg.activationEvents, tools.map((t) => `onLanguageModelTool:${t.name}`), "activate on each tool's first use, and on nothing at startup");
+  for (const t of tools) {
+    assert.match(t.icon ?? "", /^\$\([a-z-]+\)$/, `${t.name}: icon`);
+    assert.ok((t.tags ?? []).includes("agentls"), `${t.name}: tags ${t.tags}`);
+  }
+  // Descriptions name the other tools as VS Code's model sees them.
+  const read = tools.find((t) => t.name === "agentls_read")!;
+  assert.match(read.modelDescription, /Use agentls_grep to find where something is and agentls_find to locate files/);
+  for (const t of tools) assert.doesNotMatch(t.modelDescription, /\{\{/, `${t.name}: an unrendered tool mention`);
+  // VS Code 1.139 accepts a languageModelToolSets contribution only from an
+  // extension that enables the contribLanguageModelToolSets API proposal,
+  // which a Marketplace extension cannot: the contribution would only log
+  // an error. The tools are grouped by their "agentls" tag instead.
+  assert.equal(pkg.contributes.languageModelToolSets, undefined);
+  const src = readFileSync(join(process.cwd(), "src/extension.ts"), "utf8");
+  assert.doesNotMatch(src, /vscode\.lm\?\./, "engines.vscode ^1.95 guarantees vscode.lm.registerTool");
+});

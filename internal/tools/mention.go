@@ -1,0 +1,84 @@
+package tools
+
+import "strings"
+
+// The core tools' descriptions and Instructions name other tools as
+// {{name}}: a host may list the tools to its model under other names (VS
+// Code: agentls_grep), and a hint must name a tool as that model sees it.
+// Define keeps the marked text, so every client gets its own names.
+
+// VSCodeToolPrefix is the prefix of the tool names in VS Code's
+// languageModelTools contributions (the "vscode" format).
+const VSCodeToolPrefix = "agentls_"
+
+// MaxToolNamePrefix bounds initializationOptions.toolNamePrefix: tool names
+// must stay short for every model API (64 characters at most for several).
+const MaxToolNamePrefix = 32
+
+// Mentions replaces each {{name}} in text with prefix+name. Text without
+// marks is returned as is.
+func Mentions(text, prefix string) string {
+	if !strings.Contains(text, "{{") {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text) + 8*len(prefix))
+	for {
+		i := strings.Index(text, "{{")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(text[i+2:], "}}")
+		if j < 0 || !isToolName(text[i+2:i+2+j]) {
+			b.WriteString(text[:i+2])
+			text = text[i+2:]
+			continue
+		}
+		b.WriteString(text[:i])
+		b.WriteString(prefix)
+		b.WriteString(text[i+2 : i+2+j])
+		text = text[i+2+j+2:]
+	}
+	b.WriteString(text)
+	return b.String()
+}
+
+func isToolName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidToolNamePrefix reports whether p can prefix a tool name in every
+// host: letters, digits, "_" and "-", at most MaxToolNamePrefix bytes.
+func ValidToolNamePrefix(p string) bool {
+	if len(p) > MaxToolNamePrefix {
+		return false
+	}
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// DescriptionFor is the tool's description with its mentions of other
+// tools named prefix+name.
+func (t *Tool) DescriptionFor(prefix string) string {
+	if t.template == "" {
+		return t.Description
+	}
+	return Mentions(t.template, prefix)
+}
+
+// InstructionsFor is Instructions naming the tools prefix+name.
+func InstructionsFor(prefix string) string {
+	return Mentions(instructionsTemplate, prefix)
+}
