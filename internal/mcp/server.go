@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentls/agentls/internal/ops"
@@ -221,6 +222,16 @@ func (s *Server) startOpen(ss *sdk.ServerSession) {
 	})
 }
 
+// validLogLevel reports whether l is one of MCP's logging levels (RFC
+// 5424's severities).
+func validLogLevel(l sdk.LoggingLevel) bool {
+	switch l {
+	case "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency":
+		return true
+	}
+	return false
+}
+
 // middleware marks roots as pending from initialize on (so the first call
 // waits for them), holds requests until the session is open, records which
 // tool list the client has seen, and activates a deferred tool a client
@@ -240,6 +251,10 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		switch method {
 		case "logging/setLevel":
+			// The SDK keeps any string as the level; MCP names eight.
+			if p, ok := req.GetParams().(*sdk.SetLoggingLevelParams); ok && !validLogLevel(p.Level) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("logging/setLevel: unknown level %q; use debug, info, notice, warning, error, critical, alert or emergency", p.Level)}
+			}
 			s.problems.levelChosen()
 		case "tools/list":
 			// The client's roots decide the folders, and with them the

@@ -98,7 +98,12 @@ func ParseSettings(raw json.RawMessage) (Settings, []string, error) {
 				default:
 					// A misspelt list ("Deny", "denied") would drop its
 					// rules with only a warning: fail closed instead.
-					return s, nil, fmt.Errorf("permissions.%s is not a rule list: use allow, ask or deny (rules under another name would be dropped)", pk)
+					// Other keys (Claude Code's additionalDirectories,
+					// defaultMode) are not agentls's and are only warned.
+					if misspeltRuleList(pk) {
+						return s, nil, fmt.Errorf("permissions.%s is not a rule list: use allow, ask or deny (rules under another name would be dropped)", pk)
+					}
+					warnings = append(warnings, fmt.Sprintf("unknown option permissions.%s ignored", pk))
 				}
 			}
 		case "limits":
@@ -173,6 +178,13 @@ func contains(list []string, s string) bool {
 // looksLikeRules reports whether an unknown initializationOptions key was
 // meant to hold permission rules (a misspelt "permissions", or a rule list
 // one level too high).
+// misspeltRuleList reports whether a key under "permissions" names one of
+// the rule lists under another spelling ("Deny", "denied", "allowed").
+func misspeltRuleList(k string) bool {
+	l := strings.ToLower(k)
+	return strings.HasPrefix(l, "allow") || strings.HasPrefix(l, "ask") || strings.HasPrefix(l, "deny") || strings.HasPrefix(l, "denie")
+}
+
 func looksLikeRules(k string) bool {
 	l := strings.ToLower(k)
 	switch l {

@@ -1059,26 +1059,23 @@ func TestAudit18TextReadByteBudgetMultibyte(t *testing.T) {
 	c, _, ctx := start(t, map[string]string{"m.txt": b.String()})
 	r := c.CallTool(ctx, "read", map[string]any{"path": "m.txt"})
 	a18tMustOK(t, r, "read")
-	// Find how many numbered lines fit in 51,200 bytes.
-	size, n := 0, 0
-	for i := 1; i <= 3000; i++ {
-		l := len(fmt.Sprintf("%6d→%d %s\n", i, i, strings.Repeat("é", 40)))
-		if size+l > 51200 {
-			break
-		}
-		size += l
-		n = i
+	// The whole result, header and notice included, is at most 51,200
+	// bytes, and holds as many whole lines as fit.
+	text := r.Text()
+	line := func(i int) string { return fmt.Sprintf("%6d→%d %s\n", i, i, strings.Repeat("é", 40)) }
+	var n int
+	if _, err := fmt.Sscanf(strings.SplitN(text, "\n", 2)[0], "m.txt, lines 1-%d of 3000", &n); err != nil || n < 2 {
+		t.Fatalf("header %q: want \"m.txt, lines 1-N of 3000\"", strings.SplitN(text, "\n", 2)[0])
 	}
-	lines := strings.Split(r.Text(), "\n")
-	if want := fmt.Sprintf("m.txt, lines 1-%d of 3000", n); !strings.HasPrefix(lines[0], want) {
-		t.Errorf("header %q, want %q", lines[0], want)
+	if len(text) > 51200 || len(text)+len(line(n+1)) <= 51200 {
+		t.Errorf("result %d bytes with %d lines: not the most whole lines within 51,200 bytes", len(text), n)
 	}
-	if !strings.Contains(r.Text(), a18tNumbered(n, fmt.Sprintf("%d %s", n, strings.Repeat("é", 40)))+"\n") ||
-		strings.Contains(r.Text(), fmt.Sprintf("%6d→", n+1)) {
-		t.Errorf("want lines up to %d, none after: %q", n, a18tShort(r.Text()))
+	if !strings.Contains(text, a18tNumbered(n, fmt.Sprintf("%d %s", n, strings.Repeat("é", 40)))+"\n") ||
+		strings.Contains(text, fmt.Sprintf("%6d→", n+1)) {
+		t.Errorf("want lines up to %d, none after: %q", n, a18tShort(text))
 	}
-	if want := fmt.Sprintf("use offset=%d", n+1); !strings.Contains(strings.ToLower(r.Text()), want) {
-		t.Errorf("notice lacks %q: %q", want, a18tShort(r.Text()))
+	if want := fmt.Sprintf("use offset=%d", n+1); !strings.Contains(strings.ToLower(text), want) {
+		t.Errorf("notice lacks %q: %q", want, a18tShort(text))
 	}
 	if !utf8.ValidString(r.Text()) {
 		t.Error("read output is not valid UTF-8")

@@ -49,14 +49,24 @@ func a19bSection(t *testing.T, path, heading string) string {
 	}
 	s = s[i+1:]
 	level := len(heading) - len(strings.TrimLeft(heading, "#"))
-	end := len(s)
-	for k := 1; k <= level; k++ {
-		if j := strings.Index(s[len(heading):], "\n"+strings.Repeat("#", k)+" "); j >= 0 {
-			end = min(end, len(heading)+j)
+	// The section ends at the next heading of its level or above; a "# "
+	// line inside a code block (a shell comment) is no heading.
+	lines := strings.SplitAfter(s, "\n")
+	end, fenced := len(s), false
+	for k, off := 0, 0; k < len(lines); off, k = off+len(lines[k]), k+1 {
+		l := lines[k]
+		if strings.HasPrefix(l, "```") {
+			fenced = !fenced
+		}
+		if k == 0 || fenced || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		if n := len(l) - len(strings.TrimLeft(l, "#")); n <= level && strings.HasPrefix(l[n:], " ") {
+			end = off
+			break
 		}
 	}
-	s = s[:end]
-	return s
+	return s[:end]
 }
 
 // a19bFence returns the language and body of the first fenced block after
@@ -198,10 +208,10 @@ func TestAudit19TraceBReadmeMCPHosts(t *testing.T) {
 		// project; the others pass the project explicitly).
 		hostCwd bool
 	}{
-		{"Claude Code", "Claude Code:", false},
-		{"VS Code", "VS Code (`.vscode/mcp.json`)", false},
-		{"Cursor", "Cursor (`.cursor/mcp.json`)", false},
-		{"Codex", "Codex (`~/.codex/config.toml`)", true},
+		{"Claude Code", "**Claude Code** (", false},
+		{"VS Code", "**VS Code** (`.vscode/mcp.json`", false},
+		{"Cursor", "**Cursor** (`.cursor/mcp.json`)", false},
+		{"Codex", "**Codex** (`~/.codex/config.toml`)", true},
 	}
 	for _, h := range hosts {
 		t.Run(h.host, func(t *testing.T) {
