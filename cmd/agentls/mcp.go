@@ -74,10 +74,7 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 	opts := mcp.Options{Version: version, Instructions: tools.Instructions, Log: log,
 		Open: func() (*session.Session, error) {
 			closeOrphans = adoptOrphans(log)
-			return session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1", Confirmer: mcp.Confirmer{},
-				// The first tools/list waits for New; the clean-up of
-				// crashed writes and the file watchers can start after it.
-				Background: true})
+			return session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1", Confirmer: mcp.Confirmer{}})
 		}}
 	if err := mcp.Serve(ctx, stdin, stdout, opts); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "agentls mcp:", err)

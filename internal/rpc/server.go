@@ -81,6 +81,8 @@ type Server struct {
 	// from the first's).
 	inFlightMu sync.Mutex
 	inFlight   map[jsonrpc2.ID]struct{}
+
+	ready watcherNotice
 }
 
 type clientCaps struct {
@@ -239,6 +241,9 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		return s.initialize(params)
 	case "initialized":
+		if st != stateNew {
+			s.clientInitialized()
+		}
 		return nil, nil
 	case "exit":
 		code := 1
@@ -339,6 +344,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 		sopts.Confirmer = &confirmer{s: s}
 	}
 	sopts.OnWatcherDegraded = func() { s.logMessage(2, watcherDegradedMessage) }
+	sopts.OnWatcherReady = s.watcherReady
 	sopts.OnReload = func(problems []string) {
 		for _, p := range problems {
 			s.logMessage(1, "agentls: "+p)
@@ -370,9 +376,6 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	for _, p := range sess.Problems {
 		s.logMessage(1, "agentls: "+p)
 	}
-	if watcherMode(sess.WatchMode) == "degraded" {
-		s.logMessage(2, watcherDegradedMessage)
-	}
 	return map[string]any{
 		"serverInfo": map[string]any{"name": "agentls", "version": s.opts.Version},
 		"capabilities": map[string]any{
@@ -384,7 +387,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 				"agentls": map[string]any{
 					"protocolVersion": ProtocolVersion,
 					"tools":           sess.Registry.Names(),
-					"watcher":         watcherMode(sess.WatchMode),
+					"watcher":         watcherStarting,
 				},
 			},
 		},
@@ -749,13 +752,4 @@ func (d *diagnoser) Diagnostics(ctx context.Context, callID, tool string, uris [
 		}
 	}
 	return out, nil
-}
-
-// watcherMode is the initialize capability: how file changes are noticed.
-// Without a watcher, staleness is still checked with stat at edit time.
-func watcherMode(m string) string {
-	if m == "" {
-		return "degraded"
-	}
-	return m
 }
