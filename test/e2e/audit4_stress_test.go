@@ -236,6 +236,11 @@ func (r *st4Raw) initialize(params map[string]any) {
 		r.t.Fatalf("initialize failed: %s", m.raw)
 	}
 	r.notify("initialized", map[string]any{})
+	// Tests change files and expect workspace/externalChange: only once
+	// the watchers are armed.
+	if _, ok := r.wait(10*time.Second, func(m st4Msg) bool { return m.method() == harness.WatcherReady }); !ok {
+		r.t.Fatalf("no %s within 10s", harness.WatcherReady)
+	}
 }
 
 // callTool sends tools/call with id.
