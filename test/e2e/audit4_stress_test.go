@@ -905,9 +905,8 @@ func TestAudit4StressWatcherBurst(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := harness.Start(t, harness.Options{Root: ws})
-	init := c.Initialize(ctx, bypass())
-	watcher := fmt.Sprint(st4Dig(init, "capabilities", "experimental", "agentls", "watcher"))
-	if watcher == "degraded" || watcher == "<nil>" {
+	c.Initialize(ctx, bypass())
+	if watcher := c.WatcherMode; watcher == "degraded" {
 		t.Fatalf("watcher %q at start on an idle workspace", watcher)
 	}
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "w.txt"}); r.IsError {
