@@ -29,8 +29,13 @@ type watcherNotice struct {
 // notification once the client is initialized. It never waits for the
 // client, as session Close waits for it.
 func (s *Server) watcherReady(mode string) {
-	if mode == watch.ModeDegraded {
+	switch mode {
+	case watch.ModeDegraded:
 		s.logMessage(2, watcherDegradedMessage)
+	case "":
+		// No writable folder: nothing to watch (and nothing to warn of),
+		// and no external change will be announced.
+		mode = watch.ModeDegraded
 	}
 	s.ready.mu.Lock()
 	defer s.ready.mu.Unlock()

@@ -73,8 +73,9 @@ type Options struct {
 	NoUpstream bool
 	// OnWatcherReady is called (from the arming goroutine) each time the
 	// file watchers are armed: after New and after the folders change or
-	// one is opened anew, with the watch mode (watch.Mode* values, or
-	// watch.ModeDegraded when none could start). Until then no external
+	// one is opened anew, with the watch mode: a watcher's Mode,
+	// watch.ModeDegraded when one could not start or degraded, "" when
+	// there is no writable folder to watch. Until then no external
 	// change is announced; tool calls do not wait for it, as staleness is
 	// checked with stat. Not called for an arming that Close or a folder
 	// change stopped.
@@ -378,9 +379,6 @@ func (s *Session) armWatchers(ctx context.Context) {
 	s.watchers = started
 	s.matchers.Store(&matchers)
 	s.watchMu.Unlock()
-	if mode == "" {
-		mode = watch.ModeDegraded // no writable folder: nothing is watched
-	}
 	if mode == watch.ModeDegraded {
 		s.Log.Warn("file watcher degraded: no external-change notifications")
 	}
