@@ -91,9 +91,7 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 				ModeHint: "start agentls mcp with --mode default (leaves such calls to the MCP host's approval), --mode acceptEdits (also allows edits inside the workspace) or --mode bypass (allows everything but deny rules)",
 				// Results sized for what the host passes on uncut.
 				HostCap: host.Cap,
-				// The first tools/list waits for New; the clean-up of
-				// crashed writes and the file watchers can start after it.
-				Background: true})
+			})
 		}}
 	if err := mcp.Serve(ctx, stdin, stdout, opts); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "agentls mcp:", err)

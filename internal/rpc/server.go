@@ -82,6 +82,8 @@ type Server struct {
 	// from the first's).
 	inFlightMu sync.Mutex
 	inFlight   map[jsonrpc2.ID]struct{}
+
+	ready watcherNotice
 }
 
 type clientCaps struct {
@@ -240,6 +242,9 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		return s.initialize(params)
 	case "initialized":
+		if st != stateNew {
+			s.clientInitialized()
+		}
 		return nil, nil
 	case "exit":
 		code := 1
@@ -355,6 +360,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	sopts.OnJobChanged = s.jobChanged
 	sopts.OnJobOutput = s.jobOutput
 	sopts.OnReload = s.tellProblems
+	sopts.OnWatcherReady = s.watcherReady
 	docs := overlay.New()
 	sopts.Buffers = docs
 	if caps.ApplyEdit {
@@ -379,9 +385,6 @@ func (s *Server) initialize(raw []byte) (any, error) {
 		s.showMessage(2, "agentls: workspace folder skipped: "+f)
 	}
 	s.tellProblems(sess.Problems)
-	if watcherMode(sess.WatchMode) == "degraded" {
-		s.logMessage(2, watcherDegradedMessage)
-	}
 	return map[string]any{
 		"serverInfo": map[string]any{"name": "agentls", "version": s.opts.Version},
 		"capabilities": map[string]any{
@@ -393,7 +396,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 				"agentls": map[string]any{
 					"protocolVersion": ProtocolVersion,
 					"tools":           sess.Registry.Names(),
-					"watcher":         watcherMode(sess.WatchMode),
+					"watcher":         watcherStarting,
 					// Whether bash commands run sandboxed, and if not why.
 					"sandbox": sess.Env.Sandbox.Status(),
 				},
@@ -811,13 +814,4 @@ func (d *diagnoser) Diagnostics(ctx context.Context, callID, tool string, uris [
 		}
 	}
 	return out, nil
-}
-
-// watcherMode is the initialize capability: how file changes are noticed.
-// Without a watcher, staleness is still checked with stat at edit time.
-func watcherMode(m string) string {
-	if m == "" {
-		return "degraded"
-	}
-	return m
 }

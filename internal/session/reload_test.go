@@ -42,18 +42,21 @@ func TestConfigFilesReloadWhenTheyChange(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "notes.txt"), "hello\n")
 	var mu sync.Mutex
 	var reported [][]string
-	s, err := New(Options{
+	opts := Options{
 		Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true, AuditDir: "-", UserConfigDir: t.TempDir(),
 		OnReload: func(p []string) {
 			mu.Lock()
 			reported = append(reported, p)
 			mu.Unlock()
 		},
-	})
+	}
+	armed := watchersArmed(&opts)
+	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	waitArmed(t, armed)
 	changes := 0
 	s.Registry.OnChange(func() {
 		mu.Lock()

@@ -77,7 +77,7 @@ type Options struct {
 	OnReload func(problems []string)
 	// OnWatcherDegraded is called when a file watcher that started whole
 	// degrades later (directories created past the watch limit); the
-	// client should tell the user. A degraded start shows in WatchMode.
+	// client should tell the user. A degraded start shows in OnWatcherReady.
 	OnWatcherDegraded func()
 	// NoUpstream skips the upstream MCP servers of .agentls/mcp.json.
 	NoUpstream bool
@@ -92,12 +92,15 @@ type Options struct {
 	// (tools.Limits.Within), so the descriptions state what arrives.
 	// Zero: no cap.
 	HostCap tools.HostCap
-	// Background does after New returns what otherwise delays it: removing
-	// the temp files of crashed writes (a walk of every folder: 0.3 s for
-	// 10k directories) and arming the file watchers (0.17 s for 10k).
-	// Staleness checks do not depend on the watchers; WatchMode stays
-	// empty. Close waits for both.
-	Background bool
+	// OnWatcherReady is called (from the arming goroutine) each time the
+	// file watchers are armed: after New and after the folders change or
+	// one is opened anew, with the watch mode: a watcher's Mode,
+	// watch.ModeDegraded when one could not start or degraded, "" when
+	// there is no writable folder to watch. Until then no external
+	// change is announced; tool calls do not wait for it, as staleness is
+	// checked with stat. Not called for an arming that Close or a folder
+	// change stopped.
+	OnWatcherReady func(mode string)
 }
 
 // Session is one workspace's tools, ready to run calls.
@@ -119,12 +122,7 @@ type Session struct {
 	Upstream *upstream.Manager
 	// Jobs are the background commands; Close kills every one.
 	Jobs *jobs.Table
-	// WatchMode is the initialize capability "watcher" (empty with
-	// Options.Background).
-	WatchMode string
-	// watchBackground arms the watchers on a goroutine (Options.Background).
-	watchBackground bool
-	// watchArm is a background arming under way; stopWatchers waits for it.
+	// watchArm is an arming under way; stopWatchers waits for it.
 	watchArm  sync.WaitGroup
 	watchMu   sync.Mutex // guards watchers and stopWatch
 	watchers  []*watch.Watcher
@@ -134,7 +132,8 @@ type Session struct {
 	onExternalChange  func(uri, kind string, readStale bool)
 	onWatcherDegraded func()
 	// hostCap is Options.HostCap, for limits read again.
-	hostCap tools.HostCap
+	hostCap        tools.HostCap
+	onWatcherReady func(mode string)
 	// What Reload needs to read the configuration again.
 	reloadSpec reloadSpec
 	reloader   reloader
@@ -178,9 +177,6 @@ func New(opts Options) (*Session, error) {
 				log.Info("removed temp files left by an interrupted write", "folder", f.Root, "count", n)
 			}
 		}
-	}
-	if !opts.Background {
-		cleanTemp()
 	}
 	guard := editguard.New(fsys)
 	env := &tools.Env{FS: fsys, Log: log, Stamps: guard, Guard: guard, Buffers: opts.Buffers, Diagnostics: opts.Diagnostics}
@@ -291,7 +287,7 @@ func New(opts Options) (*Session, error) {
 	}
 	perm := &permission{gate: gate, fsys: fsys, hostApproves: opts.HostApproves, sandbox: env.Sandbox}
 	exec.Permission = perm
-	s := &Session{Jobs: table, FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, hostCap: opts.HostCap, onExternalChange: opts.OnExternalChange, onWatcherDegraded: opts.OnWatcherDegraded, reloadSpec: spec}
+	s := &Session{Jobs: table, FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, hostCap: opts.HostCap, onExternalChange: opts.OnExternalChange, onWatcherDegraded: opts.OnWatcherDegraded, onWatcherReady: opts.OnWatcherReady, reloadSpec: spec}
 	guard.OnDeferred(s.observe)
 	perm.fresh = s.freshPolicy
 	perm.mask = exec.MaskValue
@@ -317,31 +313,29 @@ func New(opts Options) (*Session, error) {
 		}
 		return nil
 	}
-	s.watchBackground = opts.Background
+	// What would delay New by a walk of every folder (0.8 s on a 115k-file
+	// tree, docs/benchmarks.md) runs after it: arming the watchers and
+	// removing the temp files of crashed writes (CleanTemp spares this
+	// process's own). Close waits for both.
 	s.startWatchers()
 	if userDir != "" {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stopUserWatch, s.userWatchDone = cancel, s.watchUserConfig(ctx, userDir)
 	}
-	if opts.Background {
-		s.housekeeping.Go(cleanTemp)
-	}
+	s.housekeeping.Go(cleanTemp)
 	return s, nil
 }
 
 // startWatchers watches every writable folder: events feed the edit guard
 // (which recognises agentls's own writes) and, for files the model has
-// read, the client's workspace/externalChange.
+// read, the client's workspace/externalChange. It arms them on a
+// goroutine that stopWatchers stops and waits for.
 func (s *Session) startWatchers() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.watchMu.Lock()
 	s.stopWatch = cancel
 	s.watchMu.Unlock()
-	if s.watchBackground {
-		s.watchArm.Go(func() { s.armWatchers(ctx) })
-		return
-	}
-	s.WatchMode = s.armWatchers(ctx)
+	s.watchArm.Go(func() { s.armWatchers(ctx) })
 }
 
 // observe judges a watcher event for p (editguard.Guard.Observe) and tells
@@ -360,8 +354,8 @@ func (s *Session) observe(p ops.Path, kind string) {
 const WatchSettle = 5 * time.Millisecond
 
 // armWatchers starts the watchers and installs them unless ctx ended
-// meanwhile; it returns the watch mode.
-func (s *Session) armWatchers(ctx context.Context) string {
+// meanwhile, then reports the watch mode to OnWatcherReady.
+func (s *Session) armWatchers(ctx context.Context) {
 	guard := s.Env.Guard
 	var started []*watch.Watcher
 	matchers := map[*ops.Folder]*ignore.Matcher{}
@@ -425,19 +419,22 @@ func (s *Session) armWatchers(ctx context.Context) string {
 		}
 	}
 	s.watchMu.Lock()
-	defer s.watchMu.Unlock()
 	if ctx.Err() != nil {
+		s.watchMu.Unlock()
 		for _, w := range started {
 			w.Close()
 		}
-		return mode
+		return
 	}
 	s.watchers = started
 	s.matchers.Store(&matchers)
+	s.watchMu.Unlock()
 	if mode == watch.ModeDegraded {
 		s.Log.Warn("file watcher degraded: no external-change notifications")
 	}
-	return mode
+	if s.onWatcherReady != nil {
+		s.onWatcherReady(mode)
+	}
 }
 
 func (s *Session) stopWatchers() {

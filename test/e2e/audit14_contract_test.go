@@ -664,11 +664,7 @@ func TestAudit14ConInitializeAndToolsList(t *testing.T) {
 	if ag["protocolVersion"] == nil || ag["protocolVersion"] == "" {
 		t.Errorf("protocolVersion missing: %v", ag)
 	}
-	switch ag["watcher"] {
-	case "inotify", "fsevents", "polling", "degraded", "kqueue", "windows":
-	default:
-		t.Errorf("watcher = %v", ag["watcher"])
-	}
+	checkWatcherStart(t, ag, c.WatcherMode)
 	instr, _ := init["instructions"].(string)
 	for _, w := range []string{"read", "before", "edit", "search", "guess", "cat", "grep", "find", "oldText", "unique"} {
 		if !strings.Contains(strings.ToLower(instr), strings.ToLower(w)) {

@@ -1205,11 +1205,7 @@ func TestAudit14DocsInitializeOptions(t *testing.T) {
 		if si["name"] != "agentls" || exp["protocolVersion"] == nil || exp["tools"] == nil {
 			t.Errorf("initialize result: %v", res)
 		}
-		switch exp["watcher"] {
-		case "inotify", "kqueue", "windows", "degraded":
-		default:
-			t.Errorf("watcher %v is not one docs/protocol.md names", exp["watcher"])
-		}
+		checkWatcherStart(t, exp, c.WatcherMode)
 		ins, _ := res["instructions"].(string)
 		for _, w := range []string{"Read a file before editing", "cat", "oldText"} {
 			if !strings.Contains(ins, w) {

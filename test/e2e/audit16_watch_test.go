@@ -115,15 +115,6 @@ func a16wStart(t *testing.T, ws string, env ...string) (*harness.Client, map[str
 	return c, res, ctx
 }
 
-// a16wWatcher is capabilities.experimental.agentls.watcher of an initialize result.
-func a16wWatcher(res map[string]any) string {
-	caps, _ := res["capabilities"].(map[string]any)
-	exp, _ := caps["experimental"].(map[string]any)
-	ag, _ := exp["agentls"].(map[string]any)
-	w, _ := ag["watcher"].(string)
-	return w
-}
-
 func a16wRead(t *testing.T, ctx context.Context, c *harness.Client, path string) {
 	t.Helper()
 	r := c.CallTool(ctx, "read", map[string]any{"path": path})
@@ -197,8 +188,8 @@ func TestAudit16WatchGitCheckout(t *testing.T) {
 	a16wRun(t, ws, "git", "commit", "-q", "-am", "other")
 	a16wRun(t, ws, "git", "checkout", "-q", "main")
 
-	c, res, ctx := a16wStart(t, ws)
-	if w := a16wWatcher(res); w != "inotify" {
+	c, _, ctx := a16wStart(t, ws)
+	if w := c.WatcherMode; w != "inotify" {
 		t.Errorf("watcher = %q, want inotify on Linux", w)
 	}
 	readSet := map[string]bool{}
@@ -590,8 +581,8 @@ func TestAudit16WatchLimitDegraded(t *testing.T) {
 			wrapper := a16wLimitedBinary(t, tc.limit)
 			t.Setenv("AGENTLS_BIN", wrapper)
 			ws := newWorkspace(t, files)
-			c, res, ctx := a16wStart(t, ws)
-			if w := a16wWatcher(res); w != tc.watcher {
+			c, _, ctx := a16wStart(t, ws)
+			if w := c.WatcherMode; w != tc.watcher {
 				t.Errorf("watcher = %q, want %q", w, tc.watcher)
 			}
 			if tc.watcher == "degraded" {
@@ -625,8 +616,8 @@ func TestAudit16WatchLimitReachedLater(t *testing.T) {
 	wrapper := a16wLimitedBinary(t, 30)
 	t.Setenv("AGENTLS_BIN", wrapper)
 	ws := newWorkspace(t, map[string]string{"a/f.txt": "a\n"})
-	c, res, ctx := a16wStart(t, ws)
-	if w := a16wWatcher(res); w != "inotify" {
+	c, _, ctx := a16wStart(t, ws)
+	if w := c.WatcherMode; w != "inotify" {
 		t.Fatalf("watcher = %q at start with room for 30 watches, want inotify", w)
 	}
 	for i := 0; i < 60; i++ {

@@ -152,11 +152,7 @@ func TestAudit2CoreLifecycleExitsZero(t *testing.T) {
 			t.Errorf("capabilities.experimental.agentls.tools = %v, lacks %s", ag["tools"], tool)
 		}
 	}
-	switch ag["watcher"] {
-	case "inotify", "fsevents", "polling", "degraded", "kqueue", "windows":
-	default:
-		t.Errorf("watcher = %v", ag["watcher"])
-	}
+	checkWatcherStart(t, ag, c.WatcherMode)
 	instr, _ := res["instructions"].(string)
 	for _, w := range []string{"read", "edit", "oldText", "cat", "grep", "find"} {
 		if !strings.Contains(instr, w) {

@@ -618,8 +618,9 @@ func TestAudit2EditWatcherDegraded(t *testing.T) {
 	caps, _ := res["capabilities"].(map[string]any)
 	exp, _ := caps["experimental"].(map[string]any)
 	ag, _ := exp["agentls"].(map[string]any)
-	if ag["watcher"] != "degraded" {
-		t.Errorf("capabilities.experimental.agentls.watcher = %v, want degraded", ag["watcher"])
+	checkWatcherStart(t, ag, c.WatcherMode)
+	if c.WatcherMode != "degraded" {
+		t.Errorf("agentls/watcherReady watcher = %q, want degraded", c.WatcherMode)
 	}
 	if _, ok := c.WaitNote(3*time.Second, func(n harness.Note) bool {
 		return n.Method == "window/logMessage" && strings.Contains(strings.ToLower(string(n.Params)), "degraded")
@@ -795,6 +796,11 @@ func audit2RawStart(t *testing.T, ws string, initOpts map[string]any, env ...str
 	}))}
 	r.call("initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": initOpts}, 10*time.Second)
 	r.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
+	// Tests change files and expect workspace/externalChange: only once
+	// the watchers are armed.
+	if _, ok := r.wait(10*time.Second, func(f map[string]any) bool { return f["method"] == harness.WatcherReady }); !ok {
+		t.Fatalf("no %s within 10s", harness.WatcherReady)
+	}
 	return r
 }
 

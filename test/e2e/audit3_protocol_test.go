@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/test/harness"
 )
 
 // a3wTimeout bounds every wait for a frame; generous for a loaded machine.
@@ -226,6 +228,11 @@ func (r *a3wRaw) initialize(params map[string]any) a3wFrame {
 		r.t.Fatalf("initialize: %s", f.Raw)
 	}
 	r.notify("initialized", map[string]any{})
+	// Tests change files and expect workspace/externalChange: only once
+	// the watchers are armed.
+	if _, ok := r.wait(a3wTimeout, func(f a3wFrame) bool { return f.M["method"] == harness.WatcherReady }); !ok {
+		r.t.Fatalf("no %s within %v", harness.WatcherReady, a3wTimeout)
+	}
 	return f
 }
 
@@ -312,11 +319,8 @@ func TestAudit3ProtocolInitializeResult(t *testing.T) {
 	if v, ok := ag["protocolVersion"].(string); !ok || v == "" {
 		t.Errorf("protocolVersion = %#v, want a non-empty string", ag["protocolVersion"])
 	}
-	switch ag["watcher"] {
-	case "inotify", "fsevents", "polling", "degraded":
-	default:
-		t.Errorf("watcher = %#v, want one of inotify|fsevents|polling|degraded", ag["watcher"])
-	}
+	ready, _ := r.wait(a3wTimeout, func(f a3wFrame) bool { return f.M["method"] == harness.WatcherReady })
+	checkWatcherStart(t, ag, watcherReadyMode(ready.M))
 	names := map[string]bool{}
 	list, ok := ag["tools"].([]any)
 	if !ok {

@@ -451,7 +451,7 @@ func TestAudit4DocsAuditLog(t *testing.T) {
 // protocol.md's initialize result example, field by field, and TOOLS.md's
 // instructions.
 func TestAudit4DocsInitializeResult(t *testing.T) {
-	_, res := a4dStart(t, t.TempDir(), nil)
+	c, res := a4dStart(t, t.TempDir(), nil)
 	caps, _ := res["capabilities"].(map[string]any)
 	if got := compactJSON(caps["workspace"]); got != `{"workspaceFolders":{"changeNotifications":true,"supported":true}}` {
 		t.Errorf("capabilities.workspace = %s", got)
@@ -464,8 +464,9 @@ func TestAudit4DocsInitializeResult(t *testing.T) {
 	if ag["protocolVersion"] != "1.0" {
 		t.Errorf("protocolVersion = %v", ag["protocolVersion"])
 	}
-	if ag["watcher"] != "inotify" {
-		t.Errorf("watcher on Linux = %v, want inotify", ag["watcher"])
+	checkWatcherStart(t, ag, c.WatcherMode)
+	if c.WatcherMode != "inotify" {
+		t.Errorf("watcher on Linux = %v, want inotify", c.WatcherMode)
 	}
 	tools := compactJSON(ag["tools"])
 	for _, n := range []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"} {

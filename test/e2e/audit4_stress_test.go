@@ -236,6 +236,11 @@ func (r *st4Raw) initialize(params map[string]any) {
 		r.t.Fatalf("initialize failed: %s", m.raw)
 	}
 	r.notify("initialized", map[string]any{})
+	// Tests change files and expect workspace/externalChange: only once
+	// the watchers are armed.
+	if _, ok := r.wait(10*time.Second, func(m st4Msg) bool { return m.method() == harness.WatcherReady }); !ok {
+		r.t.Fatalf("no %s within 10s", harness.WatcherReady)
+	}
 }
 
 // callTool sends tools/call with id.
@@ -900,9 +905,8 @@ func TestAudit4StressWatcherBurst(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := harness.Start(t, harness.Options{Root: ws})
-	init := c.Initialize(ctx, bypass())
-	watcher := fmt.Sprint(st4Dig(init, "capabilities", "experimental", "agentls", "watcher"))
-	if watcher == "degraded" || watcher == "<nil>" {
+	c.Initialize(ctx, bypass())
+	if watcher := c.WatcherMode; watcher == "degraded" {
 		t.Fatalf("watcher %q at start on an idle workspace", watcher)
 	}
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "w.txt"}); r.IsError {

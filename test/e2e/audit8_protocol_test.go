@@ -249,6 +249,11 @@ func (r *a8pRaw) initialize(params map[string]any) map[string]any {
 		r.t.Fatalf("initialize: %v", m["error"])
 	}
 	r.notify("initialized", map[string]any{})
+	// Tests change files and expect workspace/externalChange: only once
+	// the watchers are armed.
+	if _, ok := r.wait(a8pWait, func(m map[string]any) bool { return m["method"] == harness.WatcherReady }); !ok {
+		r.t.Fatalf("no %s within %v", harness.WatcherReady, a8pWait)
+	}
 	res, _ := m["result"].(map[string]any)
 	return res
 }
@@ -984,11 +989,8 @@ func TestAudit8ProtoInitializeResultShape(t *testing.T) {
 			t.Errorf("tools %v lacks %s", names, want)
 		}
 	}
-	switch ag["watcher"] {
-	case "inotify", "fsevents", "polling", "degraded":
-	default:
-		t.Errorf("watcher %#v not one of PROTOCOL.md's values", ag["watcher"])
-	}
+	ready, _ := r.wait(a8pWait, func(m map[string]any) bool { return m["method"] == harness.WatcherReady })
+	checkWatcherStart(t, ag, watcherReadyMode(ready))
 	instr, _ := res["instructions"].(string)
 	for _, want := range []string{"read", "oldText"} {
 		if !strings.Contains(instr, want) {
@@ -1380,8 +1382,9 @@ func TestAudit8ProtoExternalChangeAndFolders(t *testing.T) {
 	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
 	other := a8pWS(t, map[string]string{"o.txt": "omega\n"})
 	r := a8pStart(t, ws)
-	res := r.initialize(map[string]any{"workspaceFolders": []any{map[string]any{"uri": a8pURI(ws), "name": "ws"}}})
-	watcher := res["capabilities"].(map[string]any)["experimental"].(map[string]any)["agentls"].(map[string]any)["watcher"]
+	r.initialize(map[string]any{"workspaceFolders": []any{map[string]any{"uri": a8pURI(ws), "name": "ws"}}})
+	ready, _ := r.wait(a8pWait, func(m map[string]any) bool { return m["method"] == harness.WatcherReady })
+	watcher := watcherReadyMode(ready)
 
 	t.Run("externalChange", func(t *testing.T) {
 		if watcher == "degraded" {

@@ -120,6 +120,11 @@ func (r *apRaw) initialize(t *testing.T, params string) {
 		t.Fatalf("initialize: %v (stderr: %s)", f, r.stderr.String())
 	}
 	r.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+	// Tests change files and expect workspace/externalChange: only once
+	// the watchers are armed.
+	if _, ok := r.wait(10*time.Second, func(f map[string]any) bool { return f["method"] == harness.WatcherReady }); !ok {
+		t.Fatalf("no %s within 10s", harness.WatcherReady)
+	}
 }
 
 // --- malformed frames ----------------------------------------------------------

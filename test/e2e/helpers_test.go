@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -879,4 +880,28 @@ func runAgentls(t *testing.T, dir string, env []string, args ...string) cliResul
 		t.Fatalf("agentls %q: %v", args, err)
 	}
 	return cliResult{o.String(), e.String(), cmd.ProcessState.ExitCode()}
+}
+
+// watcherModes are the watch modes agentls/watcherReady reports
+// (docs/protocol.md); fsevents and polling are reserved and never sent.
+var watcherModes = []string{"inotify", "kqueue", "windows", "degraded"}
+
+// checkWatcherStart checks an initialize result's capability "watcher" says
+// the watchers are starting, and that mode, the one agentls/watcherReady
+// reported after it, is a documented watch mode.
+func checkWatcherStart(t *testing.T, agentlsCaps map[string]any, mode string) {
+	t.Helper()
+	if agentlsCaps["watcher"] != "starting" {
+		t.Errorf("initialize capability watcher = %#v, want \"starting\" (the watchers arm after initialize)", agentlsCaps["watcher"])
+	}
+	if !slices.Contains(watcherModes, mode) {
+		t.Errorf("agentls/watcherReady watcher = %q, want one of %v", mode, watcherModes)
+	}
+}
+
+// watcherReadyMode is the watch mode of an agentls/watcherReady message.
+func watcherReadyMode(msg map[string]any) string {
+	p, _ := msg["params"].(map[string]any)
+	mode, _ := p["watcher"].(string)
+	return mode
 }

@@ -20,10 +20,9 @@ func TestExternalChangeIsAnnounced(t *testing.T) {
 	writeFiles(t, ws, map[string]string{"a.txt": "one\n", "b.txt": "unread\n"})
 	c := harness.Start(t, harness.Options{Root: ws})
 	ctx := t.Context()
-	res := c.Initialize(ctx, bypass())
-	watcher := res["capabilities"].(map[string]any)["experimental"].(map[string]any)["agentls"].(map[string]any)["watcher"]
-	if runtime.GOOS == "linux" && watcher != "inotify" {
-		t.Fatalf("watcher capability = %v", watcher)
+	c.Initialize(ctx, bypass())
+	if runtime.GOOS == "linux" && c.WatcherMode != "inotify" {
+		t.Fatalf("agentls/watcherReady watcher = %v, want inotify", c.WatcherMode)
 	}
 	c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 

@@ -73,6 +73,9 @@ type Client struct {
 	waiters []chan struct{}
 	// OnRequest answers server→client requests (tools/confirm); nil → MethodNotFound.
 	OnRequest func(ctx context.Context, method string, params json.RawMessage) (any, error)
+	// WatcherMode is the watch mode the first agentls/watcherReady
+	// reported (set by Initialize).
+	WatcherMode string
 
 	exited  chan struct{}
 	exitErr error
@@ -208,8 +211,52 @@ func (c *Client) WaitNote(timeout time.Duration, pred func(Note) bool) (Note, bo
 	}
 }
 
+// WatcherReady is the notification that the file watchers are armed
+// (docs/protocol.md): workspace/externalChange is sent only after it.
+const WatcherReady = "agentls/watcherReady"
+
+// ArmTimeout bounds the wait for an arming of the file watchers.
+const ArmTimeout = 20 * time.Second
+
+// AwaitWatcher waits until the n-th agentls/watcherReady has come (the
+// first follows initialized; each folder change arms anew) and returns its
+// watch mode.
+func (c *Client) AwaitWatcher(n int) string {
+	c.t.Helper()
+	deadline := time.After(ArmTimeout)
+	for {
+		c.mu.Lock()
+		seen := 0
+		for _, note := range c.notes {
+			if note.Method != WatcherReady {
+				continue
+			}
+			if seen++; seen == n {
+				c.mu.Unlock()
+				var p struct {
+					Watcher string `json:"watcher"`
+				}
+				if err := json.Unmarshal(note.Params, &p); err != nil || p.Watcher == "" {
+					c.t.Fatalf("%s without a watch mode: %s", WatcherReady, note.Params)
+				}
+				return p.Watcher
+			}
+		}
+		w := make(chan struct{})
+		c.waiters = append(c.waiters, w)
+		c.mu.Unlock()
+		select {
+		case <-w:
+		case <-deadline:
+			c.t.Fatalf("%s #%d did not come within %v", WatcherReady, n, ArmTimeout)
+		}
+	}
+}
+
 // Initialize sends initialize (rooted at root unless params say otherwise)
-// and initialized, and returns the result.
+// and initialized, waits until the file watchers are armed (a test that
+// changes a file expects workspace/externalChange), and returns the
+// result; WatcherMode is the mode agentls/watcherReady reported.
 func (c *Client) Initialize(ctx context.Context, params map[string]any) map[string]any {
 	c.t.Helper()
 	if params == nil {
@@ -225,6 +272,7 @@ func (c *Client) Initialize(ctx context.Context, params map[string]any) map[stri
 	if err := c.Conn.Notify(ctx, "initialized", map[string]any{}); err != nil {
 		c.t.Fatalf("initialized: %v", err)
 	}
+	c.WatcherMode = c.AwaitWatcher(1)
 	return res
 }
 

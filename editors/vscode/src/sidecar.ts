@@ -174,6 +174,14 @@ export class Sidecar implements vscode.Disposable {
       this.editQueue = next.then(() => undefined);
       return next;
     });
+    // The watchers arm after initialize (whose capability says "starting");
+    // agentls/watcherReady names the mode, again after each re-arming.
+    this.watcher = undefined;
+    client.onNotification("agentls/watcherReady", (p: { watcher?: string }) => {
+      if (this.client !== client) return;
+      this.watcher = p.watcher;
+      this.stateEmitter.fire(this._state);
+    });
     this.client = client;
     this.setState("starting");
     this.output.appendLine(`[agentls] starting ${bin.path} (${bin.source}) with ${JSON.stringify(options)}; open files ${sync.capabilities.applyEdit ? "synced" : "not synced"}; diagnostics ${diagnostics ? "on" : "off"}`);
@@ -195,7 +203,7 @@ export class Sidecar implements vscode.Disposable {
       if (e.newState === State.Stopped && this.client === client && !this.stopping) this.setState("starting");
     });
     const exp = (client.initializeResult?.capabilities as { experimental?: { agentls?: { watcher?: string; sandbox?: SandboxStatus } } })?.experimental?.agentls;
-    this.watcher = exp?.watcher;
+    this.watcher ??= exp?.watcher;
     this.sandbox = exp?.sandbox;
     this.setState("ready");
     clearTimeout(this.healthyTimer);

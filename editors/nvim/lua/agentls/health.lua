@@ -58,7 +58,7 @@ function M.check()
     return
   end
   local caps = (((res or {}).capabilities or {}).experimental or {}).agentls or {}
-  local watcher = caps.watcher or "unknown"
+  local watcher = agentls.watcher_mode(root) or "starting (the watchers are still being armed)"
   if watcher == "degraded" then
     h.warn("file watcher: degraded (external changes are found late)", { "raise fs.inotify.max_user_watches" })
   else

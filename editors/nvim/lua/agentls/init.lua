@@ -95,6 +95,7 @@ local state = {
   ready = {}, -- client id -> true once initialized
   waiting = {}, -- client id -> functions to run once initialized
   init = {}, -- client id -> initialize result
+  watcher = {}, -- client id -> watch mode from agentls/watcherReady
   started = {}, -- client id -> the start options it runs with (start_options())
   calls = {}, -- callId -> {tool, client_id, request_id, details}
   confirms = {}, -- callId -> pending tools/confirm {tool, client_id, settle}
@@ -238,6 +239,16 @@ end
 
 handlers["tools/listChanged"] = function()
   log("[tools] list changed")
+end
+
+-- The watchers arm after initialize (whose capability says "starting"):
+-- agentls/watcherReady names the mode, again after each re-arming.
+handlers["agentls/watcherReady"] = function(_, params, ctx)
+  if type(params) ~= "table" or type(params.watcher) ~= "string" or not (ctx and ctx.client_id) then
+    return
+  end
+  state.watcher[ctx.client_id] = params.watcher
+  log("[watcher] " .. params.watcher)
 end
 
 handlers["workspace/externalChange"] = function(_, params)
@@ -717,6 +728,7 @@ function M.start(root)
       log(string.format("[exit] client %s code %s signal %s", tostring(client_id), tostring(code), tostring(signal)))
       state.ready[client_id] = nil
       state.init[client_id] = nil
+      state.watcher[client_id] = nil
       state.started[client_id] = nil
       for r, cid in pairs(state.clients) do
         if cid == client_id then
@@ -761,6 +773,13 @@ end
 function M.initialize_result(root)
   local id = state.clients[root or M.root()]
   return id and state.init[id] or nil
+end
+
+--- The watch mode agentls/watcherReady reported for the client of root, or
+--- nil while its watchers are still being armed.
+function M.watcher_mode(root)
+  local id = state.clients[root or M.root()]
+  return id and state.watcher[id] or nil
 end
 
 --- Stops every agentls client.

@@ -181,6 +181,10 @@ export function auditTests(skip: (why: string) => never): Test[] {
       const pkg = (vscode.extensions.getExtension("agentls.agentls")!.packageJSON.contributes.commands as Array<{ command: string }>).map((c) => c.command);
       for (const c of new Set([...COMMANDS, ...pkg])) assert.ok(all.has(c), `${c} not registered`);
     }],
+    ["the watch mode is the one agentls/watcherReady reported, not initialize's \"starting\"", async () => {
+      const s = await until("the watch mode", async () => { const s = await state(); return s.watcher && s.watcher !== "starting" ? s : undefined; }, 10_000);
+      assert.equal(s.watcher, "inotify");
+    }],
     ["audit: agentls.restart starts a new sidecar process and tools work after it", async () => {
       const old = sidecarPids((await state()).binary!);
       assert.equal(old.length, 1, `expected one sidecar, found ${old.join(",")}`);
