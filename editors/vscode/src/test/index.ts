@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { sleep, until } from "./wait";
-import { auditTests } from "./audit";
+import { extensionContractTests } from "./extension_contract";
 import { diagnosticsTests } from "./diagnostics";
 import { jobsTests } from "./jobs";
 import { nativeConfirmTests } from "./nativeConfirm";
@@ -247,7 +247,7 @@ export async function run(): Promise<void> {
   // AGENTLS_VSCODE_ONLY (a regular expression) runs the matching tests only,
   // after the first (activation).
   const only = process.env.AGENTLS_VSCODE_ONLY ? new RegExp(process.env.AGENTLS_VSCODE_ONLY) : undefined;
-  const all = [...tests, ...auditTests(skip), ...diagnosticsTests(skip), ...(require("./audit3") as typeof import("./audit3")).audit3Tests(skip), ...nativeConfirmTests(skip), ...jobsTests()];
+  const all = [...tests, ...extensionContractTests(skip), ...diagnosticsTests(skip), ...(require("./commands_contract") as typeof import("./commands_contract")).commandsContractTests(skip), ...nativeConfirmTests(skip), ...jobsTests()];
   for (const [name, f] of all.filter(([n], i) => i === 0 || !only || only.test(n))) {
     const t0 = Date.now();
     let status = "pass";

@@ -1,0 +1,861 @@
+package e2e
+
+// Contract tests of issue 4 (edit guard, watcher, edit, write,
+// inline-diff details), written from TOOLS.md, PROTOCOL.md and the issue's
+// acceptance list only.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/test/harness"
+)
+
+// editCaseStart starts agentls on a fresh workspace holding files, in
+// acceptEdits mode (edits and writes inside the workspace run unasked).
+func editCaseStart(t *testing.T, files map[string]string) (*harness.Client, string, context.Context) {
+	t.Helper()
+	ws := t.TempDir()
+	for name, body := range files {
+		writeFile(t, filepath.Join(ws, name), body)
+	}
+	return editCaseStartIn(t, ws), ws, testCtx(t, 30*time.Second)
+}
+
+func editCaseStartIn(t *testing.T, ws string, env ...string) *harness.Client {
+	t.Helper()
+	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	c.Initialize(testCtx(t, 30*time.Second), map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
+	return c
+}
+
+// editCaseMustRead calls the read tool and fails on an error result.
+func editCaseMustRead(t *testing.T, c *harness.Client, ctx context.Context, args map[string]any) harness.Result {
+	t.Helper()
+	r := c.CallTool(ctx, "read", args)
+	if r.IsError {
+		t.Fatalf("read %v: %s", args, r.Text())
+	}
+	return r
+}
+
+func TestEditCaseCases(t *testing.T) {
+	type tc struct {
+		name  string
+		file  string
+		edits []map[string]any
+		// want lists acceptable file contents after a successful edit
+		// (several where the contract leaves a choice open).
+		want    []string
+		wantErr []string // substrings of the error text; file must stay unchanged
+		level   string   // details.matchLevel; "" means "exact"
+	}
+	e := func(o, n string) map[string]any { return map[string]any{"oldText": o, "newText": n} }
+	cases := []tc{
+		{name: "hello world", file: "Hello, world!", edits: []map[string]any{e("world", "testing")}, want: []string{"Hello, testing!"}},
+		{name: "three occurrences on one line", file: "foo foo foo", edits: []map[string]any{e("foo", "bar")},
+			wantErr: []string{"3", "add context or set replaceAll"}},
+		{name: "three occurrences name their lines", file: "foo\nbar foo\nbaz\nqux\nfoo\n", edits: []map[string]any{e("foo", "x")},
+			wantErr: []string{"3 times (lines 1, 2, 5)", "add context or set replaceAll"}},
+		{name: "replaceAll", file: "foo foo foo", edits: []map[string]any{{"oldText": "foo", "newText": "x", "replaceAll": true}}, want: []string{"x x x"}},
+		{name: "multi edit", file: "alpha\nbeta\ngamma\ndelta\n", edits: []map[string]any{e("alpha", "ALPHA"), e("gamma", "GAMMA")},
+			want: []string{"ALPHA\nbeta\nGAMMA\ndelta\n"}},
+		{name: "matched against the original", file: "foo\nbar\nbaz\n", edits: []map[string]any{e("foo\n", "foo bar\n"), e("bar\n", "BAR\n")},
+			want: []string{"foo bar\nBAR\nbaz\n"}},
+		{name: "overlapping edits", file: "abcdef\n", edits: []map[string]any{e("abcd", "X"), e("cdef", "Y")}, wantErr: []string{"overlap"}},
+		{name: "one of two edits missing", file: "one\ntwo\n", edits: []map[string]any{e("one", "1"), e("three", "3")}, wantErr: []string{"edit 2", "not found"}},
+		{name: "CRLF kept", file: "a\r\nb\r\nc\r\n", edits: []map[string]any{e("b", "B1\nB2")}, want: []string{"a\r\nB1\r\nB2\r\nc\r\n"}},
+		{name: "CRLF kept across lines", file: "a\r\nb\r\nc\r\n", edits: []map[string]any{e("a\nb", "A\nB")}, want: []string{"A\r\nB\r\nc\r\n"}, level: "lineEndings"},
+		{name: "BOM and CRLF kept", file: "\ufeffx = 1\r\ny = 2\r\nz = 3\r\n", edits: []map[string]any{e("x = 1\ny = 2", "x = 10\ny = 20")},
+			want: []string{"\ufeffx = 10\r\ny = 20\r\nz = 3\r\n"}, level: "lineEndings"},
+		{name: "no final newline kept", file: "a\nb", edits: []map[string]any{e("b", "B")}, want: []string{"a\nB"}},
+		{name: "trailing whitespace drift", file: "keep  \nfoo \t\nbar\nend   \n", edits: []map[string]any{e("foo\nbar", "FOO\nBAR")},
+			want: []string{"keep  \nFOO\nBAR\nend   \n", "keep  \nFOO \t\nBAR\nend   \n"}, level: "trailingWhitespace"},
+		{name: "smart quotes in the file", file: "keep  \ntitle = “Hello” and ‘x’\nend\t\n", edits: []map[string]any{e(`title = "Hello" and 'x'`, `title = "Bye" and 'x'`)},
+			want: []string{"keep  \ntitle = \"Bye\" and 'x'\nend\t\n", "keep  \ntitle = “Bye” and ‘x’\nend\t\n"}, level: "unicode"},
+		{name: "smart quotes from the model", file: "keep  \nsay(\"hi\")\n", edits: []map[string]any{e("say(“hi”)", "say(“ho”)")},
+			want: []string{"keep  \nsay(“ho”)\n", "keep  \nsay(\"ho\")\n"}, level: "unicode"},
+		{name: "en and em dashes", file: "x  \nrange 1–5 — done\ny\n", edits: []map[string]any{e("range 1-5 - done", "range 1-6 - done")},
+			want: []string{"x  \nrange 1-6 - done\ny\n", "x  \nrange 1–6 — done\ny\n"}, level: "unicode"},
+		{name: "NBSP", file: "keep\u00a0 \na\u00a0=\u00a01\n", edits: []map[string]any{e("a = 1", "a = 2")},
+			want: []string{"keep\u00a0 \na = 2\n", "keep\u00a0 \na\u00a0=\u00a02\n"}, level: "unicode"},
+		{name: "full-width forms", file: "keep  \nＡＢＣ = 1\n", edits: []map[string]any{e("ABC = 1", "ABC = 2")},
+			want: []string{"keep  \nABC = 2\n", "keep  \nＡＢＣ = 2\n"}, level: "unicode"},
+		{name: "indentation drift re-indented", file: "func f() {  \n\t\tif x {\n\t\t\treturn\n\t\t}\n}\n",
+			edits: []map[string]any{e("if x {\n\treturn\n}", "if y {\n\treturn 2\n}")},
+			want:  []string{"func f() {  \n\t\tif y {\n\t\t\treturn 2\n\t\t}\n}\n"}, level: "indentation"},
+		{name: "identical result", file: "x\n", edits: []map[string]any{e("x", "x")}, wantErr: []string{"no change"}},
+	}
+	files := map[string]string{}
+	for i, c := range cases {
+		files[fmt.Sprintf("f%02d.txt", i)] = c.file
+	}
+	c, ws, ctx := editCaseStart(t, files)
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			name := fmt.Sprintf("f%02d.txt", i)
+			editCaseMustRead(t, c, ctx, map[string]any{"path": name})
+			r := c.CallTool(ctx, "edit", map[string]any{"path": name, "edits": tc.edits})
+			got := readFile(t, filepath.Join(ws, name))
+			if tc.wantErr != nil {
+				t.Logf("error text: %s", r.Text())
+				wantResult(t, "edit", r, true, tc.wantErr...)
+				if got != tc.file {
+					t.Errorf("file changed by a failed edit: %q", got)
+				}
+				return
+			}
+			if r.IsError {
+				t.Fatalf("edit failed: %s", r.Text())
+			}
+			ok := false
+			for _, w := range tc.want {
+				ok = ok || got == w
+			}
+			if !ok {
+				t.Errorf("file = %q, want %q", got, tc.want[0])
+			}
+			t.Logf("file after: %q; text: %s", got, r.Text())
+			wantLevel := tc.level
+			if wantLevel == "" {
+				wantLevel = "exact"
+			}
+			if level := r.Details["matchLevel"]; level != wantLevel {
+				t.Errorf("details.matchLevel = %v, want %q", level, wantLevel)
+			}
+			if wantLevel != "exact" {
+				// Fuzzy: the level and a short numbered snippet go to the model.
+				if !strings.Contains(r.Text(), wantLevel) || !strings.Contains(r.Text(), "→") {
+					t.Errorf("fuzzy level or snippet not reported to the model:\n%s", r.Text())
+				}
+			} else if n := strings.Count(strings.TrimSpace(r.Text()), "\n"); n > 1 {
+				t.Errorf("model text for an exact edit should be one or two lines, got %d:\n%s", n+1, r.Text())
+			}
+		})
+	}
+}
+
+func TestEditCaseFailureHints(t *testing.T) {
+	file := "package main\n\nfunc main() {\n\tfmt.Println(\"hi there\")\n}\n"
+	c, ws, ctx := editCaseStart(t, map[string]string{"m.go": file})
+	editCaseMustRead(t, c, ctx, map[string]any{"path": "m.go"})
+	r := c.CallTool(ctx, "edit", editCall("m.go", "\tfmt.Println(\"hi  here\")", "x"))
+	wantResult(t, "not found", r, true, "4", "Println")
+	// Visible whitespace: the tab of the closest line must be shown as a marker.
+	if !regexp.MustCompile(`→|\\t|␉|»|⇥`).MatchString(r.Text()) {
+		t.Errorf("closest region shows no visible whitespace marker:\n%s", r.Text())
+	}
+	if got := readFile(t, filepath.Join(ws, "m.go")); got != file {
+		t.Errorf("file changed: %q", got)
+	}
+}
+
+func TestEditCaseLegacyInputAndAliases(t *testing.T) {
+	cases := []struct {
+		name string
+		args map[string]any
+	}{
+		{"legacy single edit", map[string]any{"path": "a.txt", "oldText": "one", "newText": "ONE"}},
+		{"claude code aliases", map[string]any{"file_path": "a.txt", "old_string": "one", "new_string": "ONE"}},
+		{"old_str alias", map[string]any{"filePath": "a.txt", "old_str": "one", "new_str": "ONE"}},
+		{"edits as a JSON string", map[string]any{"path": "a.txt", "edits": `[{"oldText":"one","newText":"ONE"}]`}},
+		{"dryRun as a string", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "one", "newText": "ONE"}}, "dryRun": "false"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ws, ctx := editCaseStart(t, map[string]string{"a.txt": "one\ntwo\n"})
+			editCaseMustRead(t, c, ctx, map[string]any{"path": "a.txt"})
+			r := c.CallTool(ctx, "edit", tc.args)
+			if r.IsError {
+				t.Fatalf("edit: %s", r.Text())
+			}
+			if got := readFile(t, filepath.Join(ws, "a.txt")); got != "ONE\ntwo\n" {
+				t.Errorf("file = %q", got)
+			}
+		})
+	}
+}
+
+func TestEditCaseKeepsMode(t *testing.T) {
+	c, ws, ctx := editCaseStart(t, map[string]string{"run.sh": "#!/bin/sh\necho old\n"})
+	p := filepath.Join(ws, "run.sh")
+	if err := os.Chmod(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	editCaseMustRead(t, c, ctx, map[string]any{"path": "run.sh"})
+	if r := c.CallTool(ctx, "edit", editCall("run.sh", "old", "new")); r.IsError {
+		t.Fatal(r.Text())
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o755 {
+		t.Errorf("mode = %v, want 0755", st.Mode().Perm())
+	}
+	if got := readFile(t, p); got != "#!/bin/sh\necho new\n" {
+		t.Errorf("file = %q", got)
+	}
+}
+
+func TestEditCaseDryRunWritesNothing(t *testing.T) {
+	c, ws, ctx := editCaseStart(t, map[string]string{"a.txt": "one\ntwo\n"})
+	editCaseMustRead(t, c, ctx, map[string]any{"path": "a.txt"})
+	args := editCall("a.txt", "two", "TWO")
+	args["dryRun"] = true
+	r := c.CallTool(ctx, "edit", args)
+	if r.IsError {
+		t.Fatal(r.Text())
+	}
+	if diff, _ := r.Details["unifiedDiff"].(string); !strings.Contains(diff, "-two") || !strings.Contains(diff, "+TWO") {
+		t.Errorf("dry run diff = %q", diff)
+	}
+	if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\ntwo\n" {
+		t.Errorf("dry run wrote: %q", got)
+	}
+}
+
+func TestEditCaseGuard(t *testing.T) {
+	t.Run("edit without read", func(t *testing.T) {
+		c, ws, ctx := editCaseStart(t, map[string]string{"a.txt": "one\n"})
+		r := c.CallTool(ctx, "edit", editCall("a.txt", "one", "two"))
+		wantResult(t, "edit unread", r, true, "read a.txt first")
+		if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\n" {
+			t.Errorf("file = %q", got)
+		}
+	})
+	t.Run("write over an unread file", func(t *testing.T) {
+		c, ws, ctx := editCaseStart(t, map[string]string{"a.txt": "one\n"})
+		r := c.CallTool(ctx, "write", map[string]any{"path": "a.txt", "content": "new\n"})
+		wantResult(t, "write unread", r, true, "read a.txt first")
+		if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\n" {
+			t.Errorf("file = %q", got)
+		}
+	})
+	t.Run("external rewrite refused", func(t *testing.T) {
+		var lines []string
+		for i := 1; i <= 30; i++ {
+			lines = append(lines, fmt.Sprintf("line %d", i))
+		}
+		orig := strings.Join(lines, "\n") + "\n"
+		c, ws, ctx := editCaseStart(t, map[string]string{"a.txt": orig})
+		editCaseMustRead(t, c, ctx, map[string]any{"path": "a.txt"})
+		lines[19] = "line 20 changed by someone else"
+		external := strings.Join(lines, "\n") + "\n"
+		// Same size class rewrite by another process, through a temp+rename.
+		cmd := exec.Command("sh", "-c", `printf '%s' "$1" > a.txt.tmp && mv a.txt.tmp a.txt`, "sh", external)
+		cmd.Dir = ws
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+		r := c.CallTool(ctx, "edit", editCall("a.txt", "line 1\n", "LINE 1\n"))
+		wantResult(t, "stale edit", r, true, "read it again", "20")
+		if got := readFile(t, filepath.Join(ws, "a.txt")); got != external {
+			t.Errorf("external content not intact: %q", got)
+		}
+		// After reading again the edit goes through.
+		editCaseMustRead(t, c, ctx, map[string]any{"path": "a.txt"})
+		if r := c.CallTool(ctx, "edit", editCall("a.txt", "line 1\n", "LINE 1\n")); r.IsError {
+			t.Errorf("edit after re-read: %s", r.Text())
+		}
+	})
+	t.Run("same-size in-place rewrite right after the read", func(t *testing.T) {
+		c, ws, ctx := editCaseStart(t, map[string]string{"a.txt": "aaaa\nbbbb\n"})
+		editCaseMustRead(t, c, ctx, map[string]any{"path": "a.txt"})
+		p := filepath.Join(ws, "a.txt")
+		st, _ := os.Stat(p)
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteAt([]byte("cccc"), 5)
+		f.Close()
+		os.Chtimes(p, st.ModTime(), st.ModTime()) // keep the mtime: only content differs
+		r := c.CallTool(ctx, "edit", editCall("a.txt", "aaaa", "AAAA"))
+		wantResult(t, "same-size rewrite", r, true, "read it again")
+		if got := readFile(t, p); got != "aaaa\ncccc\n" {
+			t.Errorf("file = %q", got)
+		}
+	})
+	t.Run("touch only", func(t *testing.T) {
+		c, ws, ctx := editCaseStart(t, map[string]string{"a.txt": "one\n"})
+		editCaseMustRead(t, c, ctx, map[string]any{"path": "a.txt"})
+		later := time.Now().Add(5 * time.Second)
+		if err := os.Chtimes(filepath.Join(ws, "a.txt"), later, later); err != nil {
+			t.Fatal(err)
+		}
+		if r := c.CallTool(ctx, "edit", editCall("a.txt", "one", "two")); r.IsError {
+			t.Errorf("edit after touch: %s", r.Text())
+		}
+		if got := readFile(t, filepath.Join(ws, "a.txt")); got != "two\n" {
+			t.Errorf("file = %q", got)
+		}
+	})
+	t.Run("chain of edits without re-read", func(t *testing.T) {
+		c, ws, ctx := editCaseStart(t, map[string]string{"a.txt": "a\nb\nc\n"})
+		editCaseMustRead(t, c, ctx, map[string]any{"path": "a.txt"})
+		for _, p := range [][2]string{{"a", "A"}, {"b", "B"}, {"c", "C"}} {
+			if r := c.CallTool(ctx, "edit", editCall("a.txt", p[0]+"\n", p[1]+"\n")); r.IsError {
+				t.Fatalf("edit %s: %s", p[0], r.Text())
+			}
+		}
+		if r := c.CallTool(ctx, "write", map[string]any{"path": "a.txt", "content": "W\n"}); r.IsError {
+			t.Fatalf("write after edits: %s", r.Text())
+		}
+		if r := c.CallTool(ctx, "edit", editCall("a.txt", "W", "X")); r.IsError {
+			t.Fatalf("edit after write: %s", r.Text())
+		}
+		if got := readFile(t, filepath.Join(ws, "a.txt")); got != "X\n" {
+			t.Errorf("file = %q", got)
+		}
+	})
+	t.Run("partial read allows editing elsewhere", func(t *testing.T) {
+		var b strings.Builder
+		for i := 1; i <= 600; i++ {
+			fmt.Fprintf(&b, "row %d\n", i)
+		}
+		c, ws, ctx := editCaseStart(t, map[string]string{"big.txt": b.String()})
+		editCaseMustRead(t, c, ctx, map[string]any{"path": "big.txt", "offset": 1, "limit": 10})
+		r := c.CallTool(ctx, "edit", editCall("big.txt", "row 500\n", "ROW 500\n"))
+		if r.IsError {
+			t.Fatalf("edit at line 500 after reading 1-10: %s", r.Text())
+		}
+		if !strings.Contains(readFile(t, filepath.Join(ws, "big.txt")), "\nROW 500\nrow 501\n") {
+			t.Error("edit not applied")
+		}
+	})
+}
+
+func TestEditCaseWrite(t *testing.T) {
+	c, ws, ctx := editCaseStart(t, map[string]string{"old.txt": "old\n"})
+	r := c.CallTool(ctx, "write", map[string]any{"path": "deep/er/new.txt", "content": "hello\n"})
+	if r.IsError {
+		t.Fatalf("write new: %s", r.Text())
+	}
+	if got := readFile(t, filepath.Join(ws, "deep/er/new.txt")); got != "hello\n" {
+		t.Errorf("new file = %q", got)
+	}
+	if k := r.Details["kind"]; k != "create" {
+		t.Errorf("details.kind = %v, want create", k)
+	}
+	// A created file can be edited right away: our own write stamps it.
+	if r := c.CallTool(ctx, "edit", editCall("deep/er/new.txt", "hello", "bye")); r.IsError {
+		t.Errorf("edit after create: %s", r.Text())
+	}
+	editCaseMustRead(t, c, ctx, map[string]any{"path": "old.txt"})
+	r = c.CallTool(ctx, "write", map[string]any{"path": "old.txt", "content": "new\n"})
+	if r.IsError {
+		t.Fatalf("write existing: %s", r.Text())
+	}
+	if k := r.Details["kind"]; k != "write" {
+		t.Errorf("details.kind = %v, want write", k)
+	}
+	diff, _ := r.Details["unifiedDiff"].(string)
+	if !strings.Contains(diff, "-old") || !strings.Contains(diff, "+new") {
+		t.Errorf("write diff = %q", diff)
+	}
+	if got := readFile(t, filepath.Join(ws, "old.txt")); got != "new\n" {
+		t.Errorf("file = %q", got)
+	}
+}
+
+func TestEditCaseDetails(t *testing.T) {
+	old := "# Überschrift 😀\nprice: 5€ 🚀 rocket\nname = \"Zoë\"\ntail ✓\nend\n"
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "doc.md"), old)
+	raw := editCaseRawStart(t, ws, map[string]any{"mode": "acceptEdits"})
+	if r, _ := raw.toolCall("read", "editCase-read", map[string]any{"path": "doc.md"}, 10*time.Second); r.IsError {
+		t.Fatal(r.Text())
+	}
+	callID := "editCase-details-1"
+	r, before := raw.toolCall("edit", callID, map[string]any{
+		"path": "doc.md",
+		"edits": []any{
+			map[string]any{"oldText": "price: 5€ 🚀 rocket\nname = \"Zoë\"", "newText": "price: 6€ 🛸 ufo\nname = \"Zoë 👩‍💻\"\nextra ü"},
+			map[string]any{"oldText": "tail ✓", "newText": "tail ✗"},
+		}}, 10*time.Second)
+	if r.IsError {
+		t.Fatalf("edit: %s", r.Text())
+	}
+	newText := readFile(t, filepath.Join(ws, "doc.md"))
+	if want := "# Überschrift 😀\nprice: 6€ 🛸 ufo\nname = \"Zoë 👩‍💻\"\nextra ü\ntail ✗\nend\n"; newText != want {
+		t.Fatalf("file = %q", newText)
+	}
+	if n := strings.Count(strings.TrimSpace(r.Text()), "\n"); n > 1 {
+		t.Errorf("model text should be one or two lines:\n%s", r.Text())
+	}
+	// The notification came before the reply (wire order), with the same details.
+	notes := editCaseNotesFor(before, "tools/details", callID)
+	if len(notes) != 1 {
+		t.Fatalf("%d tools/details notifications before the reply, want 1", len(notes))
+	}
+	np := notes[0]
+	if np["tool"] != "edit" {
+		t.Errorf("tools/details tool = %v", np["tool"])
+	}
+	nd, _ := np["details"].(map[string]any)
+	for _, k := range []string{"kind", "uri", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"} {
+		if _, ok := nd[k]; !ok {
+			t.Errorf("tools/details lacks %q", k)
+		}
+		a, _ := json.Marshal(nd[k])
+		b, _ := json.Marshal(r.Details[k])
+		if string(a) != string(b) {
+			t.Errorf("details.%s differs between notification (%s) and reply (%s)", k, a, b)
+		}
+	}
+	if nd["kind"] != "edit" {
+		t.Errorf("kind = %v", nd["kind"])
+	}
+	if u, _ := nd["uri"].(string); !strings.HasPrefix(u, "file://") || !strings.HasSuffix(u, "/doc.md") {
+		t.Errorf("uri = %v", nd["uri"])
+	}
+	if nd["oldHash"] == nd["newHash"] {
+		t.Errorf("old and new hashes equal")
+	}
+	// firstChangedLine: line 2 of the old text (1-based).
+	if f, _ := nd["firstChangedLine"].(float64); f != 2 {
+		t.Errorf("firstChangedLine = %v, want 2", nd["firstChangedLine"])
+	}
+	edits, _ := r.Details["edits"].([]any)
+	if len(edits) == 0 {
+		t.Fatalf("no TextEdits: %v", r.Details["edits"])
+	}
+	if got := applyTextEdits(t, old, edits); got != newText {
+		t.Errorf("TextEdits applied to the old text give %q, want %q", got, newText)
+	}
+	// The unified diff applies with git apply and with patch.
+	diff, _ := r.Details["unifiedDiff"].(string)
+	for _, tool := range []string{"git", "patch"} {
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, "doc.md"), old)
+		writeFile(t, filepath.Join(dir, "change.diff"), diff)
+		var cmd *exec.Cmd
+		if tool == "git" {
+			cmd = exec.Command("git", "apply", "change.diff")
+		} else {
+			cmd = exec.Command("patch", "-p1", "-i", "change.diff")
+		}
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s cannot apply the diff: %v\n%s\ndiff:\n%s", tool, err, out, diff)
+			continue
+		}
+		if got := readFile(t, filepath.Join(dir, "doc.md")); got != newText {
+			t.Errorf("%s applied the diff to %q", tool, got)
+		}
+	}
+}
+
+// editCaseWaitChange waits for a workspace/externalChange whose uri ends in
+// suffix, sent after since.
+func editCaseWaitChange(c *harness.Client, since time.Time, suffix string, d time.Duration) (map[string]any, time.Time, bool) {
+	var got map[string]any
+	n, ok := c.WaitNote(d, func(n harness.Note) bool {
+		if n.Method != "workspace/externalChange" || n.At.Before(since) {
+			return false
+		}
+		var p map[string]any
+		json.Unmarshal(n.Params, &p)
+		u, _ := p["uri"].(string)
+		if strings.HasSuffix(u, "/"+suffix) {
+			got = p
+			return true
+		}
+		return false
+	})
+	return got, n.At, ok
+}
+
+// editCaseWaitKind waits for a workspace/externalChange of kind for a uri
+// ending in suffix, sent after since.
+func editCaseWaitKind(c *harness.Client, since time.Time, suffix, kind string) (map[string]any, bool) {
+	var got map[string]any
+	_, ok := c.WaitNote(3*time.Second, func(n harness.Note) bool {
+		if n.Method != "workspace/externalChange" || n.At.Before(since) {
+			return false
+		}
+		var p map[string]any
+		json.Unmarshal(n.Params, &p)
+		u, _ := p["uri"].(string)
+		if strings.HasSuffix(u, "/"+suffix) && p["kind"] == kind {
+			got = p
+			return true
+		}
+		return false
+	})
+	return got, ok
+}
+
+func TestEditCaseWatcherExternalChangeLatency(t *testing.T) {
+	c, ws, ctx := editCaseStart(t, map[string]string{"w.txt": "v0\n", "sub/x.txt": "x\n"})
+	editCaseMustRead(t, c, ctx, map[string]any{"path": "w.txt"})
+	var lat []time.Duration
+	for i := 1; i <= 5; i++ {
+		start := time.Now()
+		writeFile(t, filepath.Join(ws, "w.txt"), fmt.Sprintf("v%d\n", i))
+		p, at, ok := editCaseWaitChange(c, start, "w.txt", 3*time.Second)
+		if !ok {
+			t.Fatalf("change %d: no workspace/externalChange", i)
+		}
+		if p["kind"] != "changed" || p["readStale"] != true {
+			t.Errorf("change %d: params = %v, want kind changed, readStale true", i, p)
+		}
+		lat = append(lat, at.Sub(start))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	t.Logf("externalChange latencies: %v", lat)
+	since := time.Now()
+	if err := os.Remove(filepath.Join(ws, "w.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := editCaseWaitKind(c, since, "w.txt", "deleted"); !ok {
+		t.Errorf("deleting a read file: no externalChange of kind deleted")
+	}
+	since = time.Now()
+	writeFile(t, filepath.Join(ws, "w.txt"), "back\n")
+	if _, ok := editCaseWaitKind(c, since, "w.txt", "created"); !ok {
+		t.Errorf("re-creating a read file: no externalChange of kind created")
+	}
+	if lat[len(lat)/2] > 50*time.Millisecond {
+		t.Errorf("median latency %v > 50 ms", lat[len(lat)/2])
+	}
+}
+
+func TestEditCaseWatcherNewAndRenamedDirectories(t *testing.T) {
+	c, ws, ctx := editCaseStart(t, map[string]string{"keep.txt": "k\n", "old/f.txt": "f0\n"})
+	// mkdir -p a/b/c && echo x > a/b/c/f: the new directories are watched.
+	cmd := exec.Command("sh", "-c", "mkdir -p a/b/c && echo x > a/b/c/f")
+	cmd.Dir = ws
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	editCaseMustRead(t, c, ctx, map[string]any{"path": "a/b/c/f"})
+	start := time.Now()
+	writeFile(t, filepath.Join(ws, "a/b/c/f"), "changed\n")
+	if _, _, ok := editCaseWaitChange(c, start, "a/b/c/f", 3*time.Second); !ok {
+		t.Error("no externalChange for a file in a freshly created nested directory")
+	}
+	// A renamed directory keeps being watched under its new name.
+	if err := os.Rename(filepath.Join(ws, "old"), filepath.Join(ws, "new")); err != nil {
+		t.Fatal(err)
+	}
+	editCaseMustRead(t, c, ctx, map[string]any{"path": "new/f.txt"})
+	start = time.Now()
+	writeFile(t, filepath.Join(ws, "new/f.txt"), "f1\n")
+	if _, _, ok := editCaseWaitChange(c, start, "new/f.txt", 3*time.Second); !ok {
+		t.Error("no externalChange under the renamed directory's new name")
+	}
+}
+
+func TestEditCaseWatcherOverflow(t *testing.T) {
+	c, ws, ctx := editCaseStart(t, map[string]string{"x.txt": "x0\n", "y.txt": "y0\n"})
+	editCaseMustRead(t, c, ctx, map[string]any{"path": "x.txt"})
+	editCaseMustRead(t, c, ctx, map[string]any{"path": "y.txt"})
+	start := time.Now()
+	// 20,000 creates in one burst overflow the kernel queue (16,384); the
+	// change to x.txt in the middle of it must not be missed.
+	dir := filepath.Join(ws, "flood")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20000; i++ {
+		if i == 10000 {
+			writeFile(t, filepath.Join(ws, "x.txt"), "x1 external\n")
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("created 20,000 files in %v", time.Since(start))
+	if _, _, ok := editCaseWaitChange(c, start, "x.txt", 10*time.Second); !ok {
+		t.Error("externalChange for x.txt lost in the overflow")
+	}
+	r := c.CallTool(ctx, "edit", editCall("x.txt", "x1", "X"))
+	wantResult(t, "stale edit after overflow", r, true, "read it again")
+	// The watcher still works after the rescan.
+	since := time.Now()
+	writeFile(t, filepath.Join(ws, "y.txt"), "y1\n")
+	if _, _, ok := editCaseWaitChange(c, since, "y.txt", 5*time.Second); !ok {
+		t.Error("no externalChange after the overflow rescan")
+	}
+}
+
+// TestEditCaseWatcherDegraded runs agentls in a user namespace whose
+// inotify watch limit is 1, so adding watches fails with ENOSPC.
+func TestEditCaseWatcherDegraded(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare")
+	}
+	if err := exec.Command("unshare", "-U", "-r", "sh", "-c", "echo 1 > /proc/sys/user/max_inotify_watches").Run(); err != nil {
+		t.Skipf("cannot lower the inotify watch limit in a user namespace: %v", err)
+	}
+	bin := harness.Binary(t)
+	wrapper := filepath.Join(t.TempDir(), "agentls-limited")
+	script := "#!/bin/sh\nexec unshare -U -r sh -c 'echo 1 > /proc/sys/user/max_inotify_watches && exec \"$0\" \"$@\"' " + bin + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AGENTLS_BIN", wrapper)
+	ws := t.TempDir()
+	for i := 0; i < 5; i++ {
+		writeFile(t, filepath.Join(ws, fmt.Sprintf("d%d/e/f.txt", i)), "x\n")
+	}
+	writeFile(t, filepath.Join(ws, "a.txt"), "one\n")
+	c := harness.Start(t, harness.Options{Root: ws})
+	ctx := testCtx(t, 30*time.Second)
+	res := c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
+	caps, _ := res["capabilities"].(map[string]any)
+	exp, _ := caps["experimental"].(map[string]any)
+	ag, _ := exp["agentls"].(map[string]any)
+	checkWatcherStart(t, ag, c.WatcherMode)
+	if c.WatcherMode != "degraded" {
+		t.Errorf("agentls/watcherReady watcher = %q, want degraded", c.WatcherMode)
+	}
+	if _, ok := c.WaitNote(3*time.Second, func(n harness.Note) bool {
+		return n.Method == "window/logMessage" && strings.Contains(strings.ToLower(string(n.Params)), "degraded")
+	}); !ok {
+		t.Error("no window/logMessage reporting the degraded watcher")
+	}
+	editCaseMustRead(t, c, ctx, map[string]any{"path": "a.txt"})
+	writeFile(t, filepath.Join(ws, "a.txt"), "two external\n")
+	r := c.CallTool(ctx, "edit", editCall("a.txt", "two", "three"))
+	wantResult(t, "stale edit in degraded mode", r, true, "read it again")
+	if got := readFile(t, filepath.Join(ws, "a.txt")); got != "two external\n" {
+		t.Errorf("file = %q", got)
+	}
+}
+
+func TestEditCaseConcurrentEditsOfOneFile(t *testing.T) {
+	const n = 50
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "slot %02d: old\n", i)
+	}
+	orig := b.String()
+	want := strings.ReplaceAll(orig, ": old", ": new")
+	edit := func(i int) map[string]any {
+		return editCall("c.txt", fmt.Sprintf("slot %02d: old", i), fmt.Sprintf("slot %02d: new", i))
+	}
+	t.Run("callBatch", func(t *testing.T) {
+		c, ws, ctx := editCaseStart(t, map[string]string{"c.txt": orig})
+		editCaseMustRead(t, c, ctx, map[string]any{"path": "c.txt"})
+		var calls []any
+		for i := 0; i < n; i++ {
+			calls = append(calls, map[string]any{"name": "edit", "arguments": edit(i)})
+		}
+		var res struct {
+			Results []harness.Result `json:"results"`
+		}
+		if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Results) != n {
+			t.Fatalf("%d results", len(res.Results))
+		}
+		for i, r := range res.Results {
+			if r.IsError {
+				t.Errorf("edit %d: %s", i, r.Text())
+			}
+		}
+		if got := readFile(t, filepath.Join(ws, "c.txt")); got != want {
+			t.Errorf("lost updates:\n%s", got)
+		}
+	})
+	t.Run("parallel calls, half through a symlink alias", func(t *testing.T) {
+		c, ws, ctx := editCaseStart(t, map[string]string{"c.txt": orig})
+		if err := os.Symlink("c.txt", filepath.Join(ws, "alias.txt")); err != nil {
+			t.Fatal(err)
+		}
+		editCaseMustRead(t, c, ctx, map[string]any{"path": "c.txt"})
+		editCaseMustRead(t, c, ctx, map[string]any{"path": "alias.txt"})
+		var wg sync.WaitGroup
+		errs := make([]string, n)
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				args := edit(i)
+				if i%2 == 1 {
+					args["path"] = "alias.txt"
+				}
+				r, err := c.TryCallTool(ctx, "edit", args)
+				if err != nil {
+					errs[i] = err.Error()
+				} else if r.IsError {
+					errs[i] = r.Text()
+				}
+			}()
+		}
+		wg.Wait()
+		for i, e := range errs {
+			if e != "" {
+				t.Errorf("edit %d: %s", i, e)
+			}
+		}
+		if got := readFile(t, filepath.Join(ws, "c.txt")); got != want {
+			t.Errorf("lost updates:\n%s", got)
+		}
+		if fi, err := os.Lstat(filepath.Join(ws, "alias.txt")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("the symlink alias was replaced by a file")
+		}
+	})
+}
+
+func TestEditCaseSigkillLeavesOldOrNew(t *testing.T) {
+	ws := t.TempDir()
+	p := filepath.Join(ws, "big.txt")
+	var b strings.Builder
+	for b.Len() < 4<<20 {
+		b.WriteString("0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ\n")
+	}
+	body := b.String()
+	writeFile(t, p, "MARK-0\n"+body)
+	// Time one undisturbed edit, then spread the kill points across it.
+	c0 := editCaseStartIn(t, ws)
+	ctx0 := testCtx(t, 30*time.Second)
+	editCaseMustRead(t, c0, ctx0, map[string]any{"path": "big.txt", "limit": 1})
+	t0 := time.Now()
+	if r := c0.CallTool(ctx0, "edit", editCall("big.txt", "MARK-0\n", "MARK-00\n")); r.IsError {
+		t.Fatal(r.Text())
+	}
+	editDur := time.Since(t0)
+	c0.Cmd.Process.Kill()
+	<-c0.Exited()
+	t.Logf("one edit of the 4 MB file takes %v", editDur)
+	deadline := time.Now().Add(12 * time.Second)
+	var outcomes []bool // whether each killed edit had landed
+	for i := 0; i < 12 && time.Now().Before(deadline); i++ {
+		before := readFile(t, p)
+		cur := strings.SplitN(before, "\n", 2)[0]
+		next := fmt.Sprintf("MARK-%d", i+1)
+		after := next + before[len(cur):]
+		c := editCaseStartIn(t, ws)
+		ctx := testCtx(t, 30*time.Second)
+		editCaseMustRead(t, c, ctx, map[string]any{"path": "big.txt", "limit": 1})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.TryCallTool(ctx, "edit", editCall("big.txt", cur+"\n", next+"\n"))
+		}()
+		// Vary the kill point across the edit's lifetime.
+		time.Sleep(editDur * time.Duration(i) / 8)
+		c.Cmd.Process.Kill()
+		<-c.Exited()
+		<-done
+		got := readFile(t, p)
+		outcomes = append(outcomes, got == after)
+		if got != before && got != after {
+			t.Fatalf("iteration %d: file is neither old nor new (len %d, starts %q)", i, len(got), got[:min(20, len(got))])
+		}
+	}
+	t.Logf("edit landed before the kill: %v", outcomes)
+	c := editCaseStartIn(t, ws)
+	editCaseMustRead(t, c, testCtx(t, 30*time.Second), map[string]any{"path": "big.txt", "limit": 1})
+	entries, err := os.ReadDir(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if len(names) != 1 || names[0] != "big.txt" {
+		t.Errorf("temp files left behind after restart: %v", names)
+	}
+}
+
+// editCaseRaw speaks LSP framing to agentls directly, so the order of frames
+// on the wire (a notification before its call's reply) can be checked; the
+// harness's async handlers do not preserve it.
+type editCaseRaw struct {
+	*rawClient[map[string]any]
+	nextID int
+	taken  int // frames already returned by call
+}
+
+func editCaseRawStart(t *testing.T, ws string, initOpts map[string]any, env ...string) *editCaseRaw {
+	t.Helper()
+	r := &editCaseRaw{rawClient: startRaw(t, []string{"--root", ws}, env, lenientFrames(func(body []byte) []map[string]any {
+		var m map[string]any
+		json.Unmarshal(body, &m)
+		if m != nil {
+			m["_recvAt"] = time.Now() // local only, never sent
+		}
+		return []map[string]any{m}
+	}))}
+	r.call("initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": initOpts}, 10*time.Second)
+	r.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
+	// Tests change files and expect workspace/externalChange: only once
+	// the watchers are armed.
+	if _, ok := r.wait(10*time.Second, func(f map[string]any) bool { return f["method"] == harness.WatcherReady }); !ok {
+		t.Fatalf("no %s within 10s", harness.WatcherReady)
+	}
+	return r
+}
+
+func (r *editCaseRaw) send(msg map[string]any) {
+	b, _ := json.Marshal(msg)
+	if err := r.writeFrame(b); err != nil {
+		r.t.Fatalf("send: %v", err)
+	}
+}
+
+// call sends a request and returns its reply and every frame received
+// before it (since the previous call's reply), in wire order.
+func (r *editCaseRaw) call(method string, params any, timeout time.Duration) (map[string]any, []map[string]any) {
+	r.t.Helper()
+	r.nextID++
+	id := r.nextID
+	r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	var before []map[string]any
+	deadline := time.Now().Add(timeout)
+	for {
+		f, ok := r.next(&r.taken, deadline)
+		if !ok && r.isExited() {
+			r.t.Fatalf("%s: connection closed", method)
+		}
+		if !ok {
+			r.t.Fatalf("%s: no reply within %v", method, timeout)
+		}
+		if fid, ok := f["id"].(float64); ok && int(fid) == id && f["method"] == nil {
+			return f, before
+		}
+		before = append(before, f)
+	}
+}
+
+// toolCall runs tools/call and returns the result and the notifications
+// (by method) that preceded the reply.
+func (r *editCaseRaw) toolCall(name, callID string, args any, timeout time.Duration) (harness.Result, []map[string]any) {
+	r.t.Helper()
+	reply, before := r.call("tools/call", map[string]any{"name": name, "callId": callID, "arguments": args}, timeout)
+	var res harness.Result
+	b, _ := json.Marshal(reply["result"])
+	if err := json.Unmarshal(b, &res); err != nil || reply["error"] != nil {
+		r.t.Fatalf("tools/call %s: %v %v", name, err, reply["error"])
+	}
+	return res, before
+}
+
+// editCaseNotesFor returns the params of frames with method for callID.
+func editCaseNotesFor(frames []map[string]any, method, callID string) []map[string]any {
+	var out []map[string]any
+	for _, f := range frames {
+		p, _ := f["params"].(map[string]any)
+		if f["method"] == method && p["callId"] == callID {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,1468 @@
+package e2e
+
+// Contract tests of issue 4 (edit guard, edit, write, inline-diff details),
+// written from TOOLS.md, PROTOCOL.md, the issue's acceptance list and
+// docs/tools.md / docs/protocol.md only. Helpers are prefixed a8e.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/agentls/agentls/test/harness"
+)
+
+const a8eBOM = "\uFEFF"
+
+// a8eStart starts agentls on a fresh workspace in acceptEdits mode (edits
+// inside the workspace run unasked) with extra initialize params merged in.
+func a8eStart(t *testing.T, extra map[string]any) (*harness.Client, string, context.Context, map[string]any) {
+	t.Helper()
+	ws := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	c := harness.Start(t, harness.Options{Root: ws})
+	params := map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}}
+	for k, v := range extra {
+		params[k] = v
+	}
+	res := c.Initialize(ctx, params)
+	return c, ws, ctx, res
+}
+
+func a8ePut(t *testing.T, ws, name, body string, mode os.FileMode) {
+	t.Helper()
+	p := filepath.Join(ws, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func a8eDisk(t *testing.T, ws, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(ws, name))
+	if err != nil {
+		t.Fatalf("reading %s: %v", name, err)
+	}
+	return string(b)
+}
+
+func a8eRead(t *testing.T, c *harness.Client, ctx context.Context, path string) {
+	t.Helper()
+	if r := c.CallTool(ctx, "read", map[string]any{"path": path}); r.IsError {
+		t.Fatalf("read %s: %s", path, r.Text())
+	}
+}
+
+// a8eEdit is one {oldText, newText, replaceAll?}.
+type a8eEdit struct {
+	Old, New string
+	All      bool
+}
+
+func a8eEditArgs(path string, edits ...a8eEdit) map[string]any {
+	var es []any
+	for _, e := range edits {
+		m := map[string]any{"oldText": e.Old, "newText": e.New}
+		if e.All {
+			m["replaceAll"] = true
+		}
+		es = append(es, m)
+	}
+	return map[string]any{"path": path, "edits": es}
+}
+
+func a8eDoEdit(t *testing.T, c *harness.Client, ctx context.Context, path string, edits ...a8eEdit) harness.Result {
+	t.Helper()
+	return c.CallTool(ctx, "edit", a8eEditArgs(path, edits...))
+}
+
+// a8ePos converts an LSP position to a byte offset in text. enc is "utf-16"
+// or "utf-8". A position inside a CRLF pair or past a line's end is an error
+// (a precise server never produces one).
+func a8ePos(text string, line, char int, enc string) (int, error) {
+	start := 0
+	for l := 0; l < line; l++ {
+		i := strings.IndexByte(text[start:], '\n')
+		if i < 0 {
+			return 0, fmt.Errorf("line %d beyond the text (%d lines)", line, l+1)
+		}
+		start += i + 1
+	}
+	end := len(text)
+	if i := strings.IndexByte(text[start:], '\n'); i >= 0 {
+		end = start + i
+		if end > start && text[end-1] == '\r' {
+			end--
+		}
+	}
+	off, units := start, 0
+	for units < char {
+		if off >= end {
+			return 0, fmt.Errorf("character %d past the end of line %d (%q)", char, line, text[start:end])
+		}
+		r, size := utf8.DecodeRuneInString(text[off:])
+		switch {
+		case enc == "utf-8":
+			units += size
+		case r >= 0x10000:
+			units += 2
+		default:
+			units++
+		}
+		off += size
+	}
+	if units != char {
+		return 0, fmt.Errorf("character %d splits a character on line %d", char, line)
+	}
+	return off, nil
+}
+
+// a8eApplyTextEdits applies LSP TextEdits (ranges in text) and fails on
+// overlapping or invalid ranges.
+func a8eApplyTextEdits(text string, raw any, enc string) (string, error) {
+	list, ok := raw.([]any)
+	if !ok {
+		return "", fmt.Errorf("edits is %T, not a list", raw)
+	}
+	type span struct {
+		s, e int
+		nt   string
+	}
+	var spans []span
+	for _, it := range list {
+		m, _ := it.(map[string]any)
+		rg, _ := m["range"].(map[string]any)
+		st, _ := rg["start"].(map[string]any)
+		en, _ := rg["end"].(map[string]any)
+		nt, ok := m["newText"].(string)
+		if st == nil || en == nil || !ok {
+			return "", fmt.Errorf("malformed TextEdit %v", it)
+		}
+		s, err := a8ePos(text, int(st["line"].(float64)), int(st["character"].(float64)), enc)
+		if err != nil {
+			return "", fmt.Errorf("start: %w", err)
+		}
+		e, err := a8ePos(text, int(en["line"].(float64)), int(en["character"].(float64)), enc)
+		if err != nil {
+			return "", fmt.Errorf("end: %w", err)
+		}
+		if e < s {
+			return "", fmt.Errorf("range end before start in %v", it)
+		}
+		spans = append(spans, span{s, e, nt})
+	}
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].s < spans[j].s })
+	var b strings.Builder
+	at := 0
+	for _, sp := range spans {
+		if sp.s < at {
+			return "", fmt.Errorf("overlapping TextEdits")
+		}
+		b.WriteString(text[at:sp.s])
+		b.WriteString(sp.nt)
+		at = sp.e
+	}
+	b.WriteString(text[at:])
+	return b.String(), nil
+}
+
+var a8eHunkRE = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+
+// a8eApplyDiff applies a unified diff of one file to old, checking every
+// hunk header's line counts against its body.
+func a8eApplyDiff(old, diff string) (string, error) {
+	oldLines := strings.SplitAfter(old, "\n")
+	if oldLines[len(oldLines)-1] == "" {
+		oldLines = oldLines[:len(oldLines)-1]
+	}
+	dl := strings.SplitAfter(diff, "\n")
+	var out []string
+	next := 0 // index into oldLines
+	hunks := 0
+	for i := 0; i < len(dl); i++ {
+		m := a8eHunkRE.FindStringSubmatch(dl[i])
+		if m == nil {
+			continue
+		}
+		hunks++
+		num := func(s string, def int) int {
+			if s == "" {
+				return def
+			}
+			n, _ := strconv.Atoi(s)
+			return n
+		}
+		oStart, oCount, nCount := num(m[1], 0), num(m[2], 1), num(m[4], 1)
+		from := oStart - 1
+		if oCount == 0 {
+			from = oStart
+		}
+		if from < next || from > len(oldLines) {
+			return "", fmt.Errorf("hunk %q out of order", dl[i])
+		}
+		out = append(out, oldLines[next:from]...)
+		next = from
+		gotO, gotN := 0, 0
+		var body []string
+		var kinds []byte
+		for i+1 < len(dl) && dl[i+1] != "" && strings.ContainsRune(" +-\\", rune(dl[i+1][0])) && !a8eHunkRE.MatchString(dl[i+1]) {
+			i++
+			l := dl[i]
+			if l[0] == '\\' {
+				if len(body) == 0 {
+					return "", fmt.Errorf("stray no-newline marker")
+				}
+				body[len(body)-1] = strings.TrimSuffix(body[len(body)-1], "\n")
+				continue
+			}
+			if (l[0] == '-' || l[0] == '+') && (strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ")) && gotO == oCount && gotN == nCount {
+				i--
+				break
+			}
+			body = append(body, l[1:])
+			kinds = append(kinds, l[0])
+			switch l[0] {
+			case ' ':
+				gotO++
+				gotN++
+			case '-':
+				gotO++
+			case '+':
+				gotN++
+			}
+			if gotO == oCount && gotN == nCount && (i+1 >= len(dl) || !strings.HasPrefix(dl[i+1], "\\")) {
+				break
+			}
+		}
+		if gotO != oCount || gotN != nCount {
+			return "", fmt.Errorf("hunk %q: body has %d old / %d new lines", strings.TrimSpace(dl[i]), gotO, gotN)
+		}
+		for k, l := range body {
+			switch kinds[k] {
+			case ' ', '-':
+				if next >= len(oldLines) || oldLines[next] != l {
+					got := "<EOF>"
+					if next < len(oldLines) {
+						got = oldLines[next]
+					}
+					return "", fmt.Errorf("hunk line %q does not match old line %d %q", l, next+1, got)
+				}
+				if kinds[k] == ' ' {
+					out = append(out, l)
+				}
+				next++
+			case '+':
+				out = append(out, l)
+			}
+		}
+	}
+	if hunks == 0 {
+		return "", fmt.Errorf("no hunks in %q", diff)
+	}
+	out = append(out, oldLines[next:]...)
+	return strings.Join(out, ""), nil
+}
+
+// a8eCount counts occurrences of sub in s, overlapping ones included.
+func a8eCount(s, sub string) (n int, overlapping bool) {
+	last := -1
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			if last >= 0 && i < last+len(sub) {
+				overlapping = true
+			}
+			last = i
+			n++
+		}
+	}
+	return n, overlapping
+}
+
+func a8eHash(s string) string { return fmt.Sprintf("xxh64:%016x", xxhash.Sum64String(s)) }
+
+// a8eDetailsNote returns the tools/details notification of callID.
+func a8eDetailsNote(c *harness.Client, callID string) (map[string]any, bool) {
+	for _, n := range c.Notes("tools/details") {
+		var p struct {
+			CallID  string         `json:"callId"`
+			Tool    string         `json:"tool"`
+			Details map[string]any `json:"details"`
+		}
+		if json.Unmarshal(n.Params, &p) == nil && p.CallID == callID {
+			return p.Details, true
+		}
+	}
+	return nil, false
+}
+
+// a8eCheckDetails checks the reply's edit details against the contents
+// before (raw bytes, BOM included) and after. TextEdits are in the editor's
+// view, where a UTF-8 BOM is not part of the text.
+func a8eCheckDetails(t *testing.T, c *harness.Client, r harness.Result, kind, before, after, enc string) {
+	t.Helper()
+	d := r.Details
+	if d["kind"] != kind {
+		t.Errorf("details.kind = %v, want %s", d["kind"], kind)
+	}
+	if !strings.HasPrefix(fmt.Sprint(d["uri"]), "file:///") {
+		t.Errorf("details.uri = %v, want a file URI", d["uri"])
+	}
+	text := strings.TrimPrefix(before, a8eBOM)
+	got, err := a8eApplyTextEdits(text, d["edits"], enc)
+	if err != nil {
+		t.Errorf("TextEdits %v do not apply to %q: %v", d["edits"], text, err)
+	} else if strings.HasPrefix(after, a8eBOM) && strings.HasPrefix(before, a8eBOM) {
+		got = a8eBOM + got
+	}
+	if err == nil && got != after {
+		t.Errorf("TextEdits applied to the old text give\n%q\nthe file holds\n%q\nedits %v", got, after, d["edits"])
+	}
+	diff, _ := d["unifiedDiff"].(string)
+	if patched, err := a8eApplyDiff(before, diff); err != nil {
+		t.Errorf("unifiedDiff does not apply: %v\n%s", err, diff)
+	} else if patched != after {
+		t.Errorf("unifiedDiff applied gives %q, file holds %q\n%s", patched, after, diff)
+	}
+	if d["oldHash"] != a8eHash(before) || d["newHash"] != a8eHash(after) {
+		t.Errorf("hashes old %v new %v, want %s %s (xxh64 of the bytes)", d["oldHash"], d["newHash"], a8eHash(before), a8eHash(after))
+	}
+	fl, _ := d["firstChangedLine"].(float64)
+	if fl < 1 {
+		t.Errorf("firstChangedLine = %v", d["firstChangedLine"])
+	}
+	note, ok := a8eDetailsNote(c, r.CallID)
+	if !ok {
+		t.Errorf("no tools/details notification for %s before its reply", r.CallID)
+		return
+	}
+	for _, k := range []string{"kind", "uri", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"} {
+		a, _ := json.Marshal(note[k])
+		b, _ := json.Marshal(d[k])
+		if string(a) != string(b) {
+			t.Errorf("tools/details %s = %s, reply details %s = %s", k, a, k, b)
+		}
+	}
+}
+
+// a8eGen generates one property case: a file and the edits to make.
+type a8eCase struct {
+	name     string
+	content  string
+	edits    []a8eEdit
+	expected string
+}
+
+var a8ePieces = []string{"a", "bc", "def", "x", "Z9", "é", "ñö", "ß", "Ω", "中", "文字", "日本語", "😀", "🎉", "👍🏽", "𝄞", "\t", " ", "  ", "=", "{", "}", "(", ")", ";", "\"", "é", "ä"}
+
+func a8eLine(rng *rand.Rand) string {
+	var b strings.Builder
+	for n := rng.IntN(7); n > 0; n-- {
+		b.WriteString(a8ePieces[rng.IntN(len(a8ePieces))])
+	}
+	return b.String()
+}
+
+func a8eNewText(rng *rand.Rand, allowEmpty bool) string {
+	var b strings.Builder
+	for n := rng.IntN(4); n > 0 || (!allowEmpty && b.Len() == 0); n-- {
+		b.WriteString(a8ePieces[rng.IntN(len(a8ePieces))])
+		if rng.IntN(5) == 0 {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// a8eGen builds a case or returns false when the random choice is unusable.
+func a8eGen(rng *rand.Rand, i int) (a8eCase, bool) {
+	crlf := rng.IntN(3) == 0
+	bom := rng.IntN(5) == 0
+	eol := "\n"
+	if crlf {
+		eol = "\r\n"
+	}
+	nl := 1 + rng.IntN(10)
+	lines := make([]string, nl)
+	for k := range lines {
+		lines[k] = a8eLine(rng)
+		// Give some lines a unique tag so whole-line edits find unique text.
+		if rng.IntN(2) == 0 {
+			lines[k] += fmt.Sprintf("#%d", k)
+		}
+	}
+	body := strings.Join(lines, eol)
+	if rng.IntN(4) != 0 {
+		body += eol
+	}
+	if strings.TrimSpace(body) == "" {
+		return a8eCase{}, false
+	}
+	prefix := ""
+	if bom {
+		prefix = a8eBOM
+	}
+	conv := func(s string) string { // newText's LF become CRLF in a CRLF file
+		if !crlf {
+			return s
+		}
+		return strings.ReplaceAll(s, "\n", "\r\n")
+	}
+	// boundaries: rune starts not splitting CRLF.
+	var cuts []int
+	for k := range body {
+		if k > 0 && body[k-1] == '\r' && body[k] == '\n' {
+			continue
+		}
+		cuts = append(cuts, k)
+	}
+	cuts = append(cuts, len(body))
+	lineSpan := func(a, b int) (int, int) { // byte span of lines a..b with terminators
+		s := 0
+		for k := 0; k < a; k++ {
+			s += len(lines[k]) + len(eol)
+		}
+		e := s
+		for k := a; k <= b; k++ {
+			e += len(lines[k])
+			if k < nl-1 || strings.HasSuffix(body, eol) {
+				e += len(eol)
+			}
+		}
+		if e > len(body) {
+			e = len(body)
+		}
+		return s, e
+	}
+	type region struct {
+		s, e int
+		nt   string
+		all  bool
+		lf   bool // send oldText with LF only (line-endings level)
+	}
+	var regs []region
+	kind := rng.IntN(8)
+	name := ""
+	switch kind {
+	case 0, 1, 2: // random substring
+		name = "substring"
+		a := cuts[rng.IntN(len(cuts)-1)]
+		bIdx := sort.SearchInts(cuts, a) + 1 + rng.IntN(min(12, len(cuts)-sort.SearchInts(cuts, a)-1))
+		regs = append(regs, region{s: a, e: cuts[bIdx], nt: a8eNewText(rng, true)})
+	case 3: // delete whole lines
+		name = "deleteLines"
+		a := rng.IntN(nl)
+		b := a + rng.IntN(min(3, nl-a))
+		s, e := lineSpan(a, b)
+		regs = append(regs, region{s: s, e: e})
+	case 4: // insert after a line
+		name = "insertAfterLine"
+		a := rng.IntN(nl)
+		s, e := lineSpan(a, a)
+		nt := body[s:e]
+		if !strings.HasSuffix(nt, eol) {
+			nt += "\n"
+		}
+		regs = append(regs, region{s: s, e: e, nt: strings.ReplaceAll(nt, "\r\n", "\n") + a8eNewText(rng, false) + "\n"})
+	case 5: // first or last line replaced
+		name = "firstOrLastLine"
+		a := 0
+		if rng.IntN(2) == 0 {
+			a = nl - 1
+		}
+		s, e := lineSpan(a, a)
+		e = s + len(lines[a])
+		regs = append(regs, region{s: s, e: e, nt: a8eNewText(rng, true)})
+	case 6: // two disjoint edits in one call
+		name = "twoEdits"
+		if len(cuts) < 6 {
+			return a8eCase{}, false
+		}
+		p := rng.Perm(len(cuts))[:4]
+		sort.Ints(p)
+		if p[1] == p[2] {
+			return a8eCase{}, false
+		}
+		regs = append(regs, region{s: cuts[p[0]], e: cuts[p[1]], nt: a8eNewText(rng, true)}, region{s: cuts[p[2]] + 0, e: cuts[p[3]], nt: a8eNewText(rng, true)})
+		if regs[0].e >= regs[1].s {
+			return a8eCase{}, false
+		}
+	case 7: // replaceAll of a short piece
+		name = "replaceAll"
+		piece := a8ePieces[rng.IntN(len(a8ePieces))]
+		n, ov := a8eCount(body, piece)
+		if n < 2 || ov || strings.TrimSpace(piece) == "" {
+			return a8eCase{}, false
+		}
+		nt := a8eNewText(rng, true)
+		if conv(nt) == piece {
+			return a8eCase{}, false
+		}
+		exp, ok := a8eFinalNewline(body, strings.ReplaceAll(body, piece, conv(nt)), eol)
+		if !ok {
+			return a8eCase{}, false
+		}
+		return a8eCase{
+			name:     fmt.Sprintf("%03d-%s-crlf=%v-bom=%v", i, name, crlf, bom),
+			content:  prefix + body,
+			edits:    []a8eEdit{{Old: piece, New: nt, All: true}},
+			expected: prefix + exp,
+		}, true
+	}
+	var edits []a8eEdit
+	expected := body
+	for k := len(regs) - 1; k >= 0; k-- {
+		r := regs[k]
+		old := body[r.s:r.e]
+		if old == "" || strings.TrimSpace(old) == "" {
+			return a8eCase{}, false
+		}
+		if n, _ := a8eCount(body, old); n != 1 {
+			return a8eCase{}, false
+		}
+		if conv(r.nt) == old {
+			return a8eCase{}, false
+		}
+		send := old
+		if crlf && strings.Contains(old, "\r\n") && rng.IntN(2) == 0 {
+			lf := strings.ReplaceAll(old, "\r\n", "\n")
+			if n, _ := a8eCount(body, lf); n == 0 && !strings.HasPrefix(lf, "\n") && !strings.HasSuffix(lf, "\n") {
+				send = lf
+			}
+		}
+		edits = append([]a8eEdit{{Old: send, New: r.nt}}, edits...)
+		expected = expected[:r.s] + conv(r.nt) + expected[r.e:]
+	}
+	expected, ok := a8eFinalNewline(body, expected, eol)
+	if !ok || expected == body {
+		return a8eCase{}, false
+	}
+	return a8eCase{
+		name:     fmt.Sprintf("%03d-%s-crlf=%v-bom=%v", i, name, crlf, bom),
+		content:  prefix + body,
+		edits:    edits,
+		expected: prefix + expected,
+	}, true
+}
+
+// a8eFinalNewline applies the contract's "the final newline is preserved"
+// to an edited body: a file that ended with a line break still does, one
+// that did not still does not.
+func a8eFinalNewline(before, after, eol string) (string, bool) {
+	if after == "" {
+		return "", false
+	}
+	had := strings.HasSuffix(before, "\n")
+	has := strings.HasSuffix(after, "\n")
+	switch {
+	case had && !has:
+		after += eol
+	case !had && has:
+		after = strings.TrimSuffix(strings.TrimSuffix(after, "\n"), "\r")
+	}
+	return after, true
+}
+
+// TestEditResultTextEditsProperty: ~200 generated (file, edit) pairs; after
+// each edit the file must be what an exact replacement gives, and the
+// details' TextEdits (UTF-16) and unified diff must each turn the old
+// content into the file on disk byte for byte.
+func TestEditResultTextEditsProperty(t *testing.T) {
+	c, ws, ctx, _ := a8eStart(t, nil)
+	rng := rand.New(rand.NewPCG(8, 2024))
+	var cases []a8eCase
+	for i := 0; len(cases) < 200 && i < 5000; i++ {
+		if tc, ok := a8eGen(rng, len(cases)); ok {
+			cases = append(cases, tc)
+		}
+	}
+	if len(cases) < 200 {
+		t.Fatalf("generator made only %d cases", len(cases))
+	}
+	failures := 0
+	for i, tc := range cases {
+		if failures >= 8 {
+			t.Fatalf("stopping after %d failing cases", failures)
+		}
+		ok := t.Run(tc.name, func(t *testing.T) {
+			name := fmt.Sprintf("p/case%03d.txt", i)
+			a8ePut(t, ws, name, tc.content, 0o644)
+			a8eRead(t, c, ctx, name)
+			r := a8eDoEdit(t, c, ctx, name, tc.edits...)
+			if r.IsError {
+				t.Fatalf("edit %s of %q failed: %s", fmt.Sprintf("%#v", tc.edits), tc.content, r.Text())
+			}
+			got := a8eDisk(t, ws, name)
+			if got != tc.expected {
+				t.Fatalf("file after edit %#v:\n%q\nwant\n%q", tc.edits, got, tc.expected)
+			}
+			// Positions in the editor's view: the BOM is not text.
+			a8eCheckDetails(t, c, r, "edit", tc.content, got, "utf-16")
+		})
+		if !ok {
+			failures++
+		}
+	}
+}
+
+// TestEditResultPositionEncoding: LSP 3.17 lets a client offer position
+// encodings; a server that does not answer with capabilities.positionEncoding
+// means UTF-16. Whatever it declares, the TextEdits must follow it.
+func TestEditResultPositionEncoding(t *testing.T) {
+	for _, offer := range [][]string{{"utf-8"}, {"utf-8", "utf-16"}, {"utf-32", "utf-16"}} {
+		t.Run(strings.Join(offer, ","), func(t *testing.T) {
+			c, ws, ctx, res := a8eStart(t, map[string]any{"capabilities": map[string]any{"general": map[string]any{"positionEncodings": offer}}})
+			enc := "utf-16"
+			if caps, _ := res["capabilities"].(map[string]any); caps != nil {
+				if pe, ok := caps["positionEncoding"].(string); ok {
+					enc = pe
+				}
+			}
+			if enc != "utf-16" && enc != "utf-8" {
+				t.Fatalf("server declared positionEncoding %q", enc)
+			}
+			before := "😀 héllo 中文 world\n𝄞 second 👍🏽 line\nthird\n"
+			a8ePut(t, ws, "e.txt", before, 0o644)
+			a8eRead(t, c, ctx, "e.txt")
+			r := a8eDoEdit(t, c, ctx, "e.txt", a8eEdit{Old: "world\n𝄞 second 👍🏽", New: "mundo 🎉\nzweite"})
+			if r.IsError {
+				t.Fatal(r.Text())
+			}
+			after := a8eDisk(t, ws, "e.txt")
+			if want := "😀 héllo 中文 mundo 🎉\nzweite line\nthird\n"; after != want {
+				t.Fatalf("file %q, want %q", after, want)
+			}
+			a8eCheckDetails(t, c, r, "edit", before, after, enc)
+		})
+	}
+}
+
+// TestEditResultGitApply: the unified diff of an edit and of a created file
+// applies with `git apply` (issue 4: "the unified diff applies with git
+// apply / patch").
+func TestEditResultGitApply(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	c, ws, ctx, _ := a8eStart(t, nil)
+	cases := []struct {
+		name, before string
+		edit         a8eEdit
+	}{
+		{"nonASCIIMultiLine", "α\nβ γ 😀\n中文\nend\n", a8eEdit{Old: "β γ 😀\n中文", New: "ß\n🎉🎉\n字"}},
+		{"crlfNoFinalNewline", "one\r\ntwo\r\nthree", a8eEdit{Old: "three", New: "3\n4"}},
+		{"bom", a8eBOM + "first\nsecond\n", a8eEdit{Old: "first", New: "1st"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			name := tc.name + ".txt"
+			a8ePut(t, ws, name, tc.before, 0o644)
+			a8eRead(t, c, ctx, name)
+			r := a8eDoEdit(t, c, ctx, name, tc.edit)
+			if r.IsError {
+				t.Fatal(r.Text())
+			}
+			a8eGitApply(t, map[string]string{name: tc.before}, r.Details["unifiedDiff"].(string), name, a8eDisk(t, ws, name))
+		})
+	}
+	t.Run("createdFile", func(t *testing.T) {
+		r := c.CallTool(ctx, "write", map[string]any{"path": "new/dir/f.txt", "content": "héllo\nwörld\n"})
+		if r.IsError {
+			t.Fatal(r.Text())
+		}
+		a8eGitApply(t, nil, r.Details["unifiedDiff"].(string), "new/dir/f.txt", "héllo\nwörld\n")
+	})
+}
+
+func a8eGitApply(t *testing.T, files map[string]string, diff, name, want string) {
+	t.Helper()
+	dir := t.TempDir()
+	for n, b := range files {
+		a8ePut(t, dir, n, b, 0o644)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "x.patch"), []byte(diff), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("git", "apply", "--unsafe-paths", "x.patch")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git apply: %v\n%s\ndiff:\n%s", err, out, diff)
+	}
+	if got := a8eDisk(t, dir, name); got != want {
+		t.Fatalf("git apply gives %q, want %q", got, want)
+	}
+}
+
+// TestEditResultLineEndingsAndBOM: line-ending style, BOM, final newline
+// and mode are preserved; an LF oldText matches in a CRLF file (level
+// "line endings normalized") and LF in newText becomes CRLF.
+func TestEditResultLineEndingsAndBOM(t *testing.T) {
+	c, ws, ctx, _ := a8eStart(t, nil)
+	cases := []struct {
+		name, before string
+		edit         a8eEdit
+		want         string
+		exact        bool
+	}{
+		{"crlfLFOldText", "one\r\ntwo\r\nthree\r\n", a8eEdit{Old: "one\ntwo", New: "1\n2\n2b"}, "1\r\n2\r\n2b\r\nthree\r\n", false},
+		{"bomCRLF", a8eBOM + "one\r\ntwo\r\n", a8eEdit{Old: "two", New: "zwei\ndrei"}, a8eBOM + "one\r\nzwei\r\ndrei\r\n", true},
+		{"bomCRLFFirstLine", a8eBOM + "one\r\ntwo\r\n", a8eEdit{Old: "one\ntwo", New: "eins"}, a8eBOM + "eins\r\n", false},
+		{"noFinalNewlineKept", "a\nb", a8eEdit{Old: "a", New: "A"}, "A\nb", true},
+		{"finalNewlineKept", "a\nb\n", a8eEdit{Old: "b", New: "B"}, "a\nB\n", true},
+		{"crlfOtherLinesUntouched", "x  \r\ny\r\nz\t\r\n", a8eEdit{Old: "y", New: "Y"}, "x  \r\nY\r\nz\t\r\n", true},
+		{"lfFileKeepsLFFromCRLFNewText", "p\nq\n", a8eEdit{Old: "q", New: "r"}, "p\nr\n", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			name := tc.name + ".txt"
+			a8ePut(t, ws, name, tc.before, 0o644)
+			a8eRead(t, c, ctx, name)
+			r := a8eDoEdit(t, c, ctx, name, tc.edit)
+			if r.IsError {
+				t.Fatalf("%s", r.Text())
+			}
+			got := a8eDisk(t, ws, name)
+			if got != tc.want {
+				t.Fatalf("file %q, want %q", got, tc.want)
+			}
+			if lvl := r.Details["matchLevel"]; (lvl == "exact") != tc.exact {
+				t.Errorf("matchLevel %v; exact expected: %v", lvl, tc.exact)
+			}
+			a8eCheckDetails(t, c, r, "edit", tc.before, got, "utf-16")
+		})
+	}
+}
+
+// TestEditResultIssueCases: the issue's edit acceptance cases, file content
+// asserted byte for byte, including the fuzzy ladder keeping untouched bytes.
+func TestEditResultIssueCases(t *testing.T) {
+	c, ws, ctx, _ := a8eStart(t, nil)
+	cases := []struct {
+		name, before string
+		edits        []a8eEdit
+		want         string // "" = must fail and leave the file
+		errHas       []string
+		level        string // "" = any non-exact level when fuzzy
+		fuzzy        bool
+	}{
+		{name: "helloWorld", before: "Hello, world!", edits: []a8eEdit{{"world", "testing", false}}, want: "Hello, testing!"},
+		{name: "fooThreeTimes", before: "foo foo foo", edits: []a8eEdit{{"foo", "bar", false}}, errHas: []string{"3", "add context or set replaceAll"}},
+		{name: "fooReplaceAll", before: "foo foo foo", edits: []a8eEdit{{"foo", "bar", true}}, want: "bar bar bar"},
+		{name: "dupLinesNamed", before: "x = 1\ny\nx = 1\nz\nx = 1\n", edits: []a8eEdit{{"x = 1", "x = 2", false}}, errHas: []string{"1, 3", "5", "add context or set replaceAll"}},
+		{name: "multiEdit", before: "alpha\nbeta\ngamma\ndelta\n", edits: []a8eEdit{{"alpha", "ALPHA", false}, {"gamma", "GAMMA", false}}, want: "ALPHA\nbeta\nGAMMA\ndelta\n"},
+		{name: "againstOriginal", before: "foo\nbar\nbaz\n", edits: []a8eEdit{{"foo\n", "foo bar\n", false}, {"bar\n", "BAR\n", false}}, want: "foo bar\nBAR\nbaz\n"},
+		{name: "overlapping", before: "abcdef\n", edits: []a8eEdit{{"abcd", "X", false}, {"cdef", "Y", false}}, errHas: []string{"overlap"}},
+		{name: "oneMissing", before: "abc\ndef\n", edits: []a8eEdit{{"abc", "X", false}, {"zzz", "Y", false}}, errHas: []string{"not found"}},
+		{name: "noChange", before: "same\n", edits: []a8eEdit{{"same", "same", false}}, errHas: []string{"no change"}},
+		{name: "noChangeAfterFuzzy", before: "a  \nb\n", edits: []a8eEdit{{"a\nb", "a  \nb", false}}, errHas: []string{"no change"}},
+		{name: "trailingWhitespaceDrift", before: "keep   \nfunc f() {  \n\treturn 1\n}\n", edits: []a8eEdit{{"func f() {\n\treturn 1", "func f() {\n\treturn 2", false}}, fuzzy: true, want: "keep   \nfunc f() {\n\treturn 2\n}\n"},
+		{name: "smartQuotes", before: "x  \ns := \u201chi\u201d\n", edits: []a8eEdit{{"s := \"hi\"", "s := \"ho\"", false}}, fuzzy: true, want: "x  \ns := \"ho\"\n"},
+		{name: "enEmDashes", before: "a \u2013 b \u2014 c\nother  \n", edits: []a8eEdit{{"a - b - c", "abc", false}, {"other", "o", false}}, fuzzy: true, want: "abc\no  \n"},
+		{name: "nbsp", before: "tail \nx\u00a0=\u00a01\n", edits: []a8eEdit{{"x = 1", "x = 2", false}}, fuzzy: true, want: "tail \nx = 2\n"},
+		{name: "fullWidth", before: "keep\t\n\uff41\uff42\uff43\uff11\n", edits: []a8eEdit{{"abc1", "abc2", false}}, fuzzy: true, want: "keep\t\nabc2\n"},
+		{name: "indentDrift", before: "  trail  \nfunc f() {\n\tif x {\n\t\treturn\n\t}\n}\n", edits: []a8eEdit{{"if x {\n    return\n}", "if y {\n    return 1\n}", false}}, fuzzy: true, want: "  trail  \nfunc f() {\n\tif y {\n\t\treturn 1\n\t}\n}\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			name := tc.name + ".txt"
+			a8ePut(t, ws, name, tc.before, 0o644)
+			a8eRead(t, c, ctx, name)
+			r := a8eDoEdit(t, c, ctx, name, tc.edits...)
+			got := a8eDisk(t, ws, name)
+			if tc.errHas != nil {
+				if !r.IsError {
+					t.Fatalf("want an error, got %q; file %q", r.Text(), got)
+				}
+				for _, s := range tc.errHas {
+					if !strings.Contains(r.Text(), s) {
+						t.Errorf("error %q lacks %q", r.Text(), s)
+					}
+				}
+				if got != tc.before {
+					t.Errorf("failed edit changed the file to %q", got)
+				}
+				return
+			}
+			if r.IsError {
+				t.Fatalf("%s", r.Text())
+			}
+			if tc.want != "" && got != tc.want {
+				t.Fatalf("file %q, want %q", got, tc.want)
+			}
+			lvl, _ := r.Details["matchLevel"].(string)
+			if tc.fuzzy == (lvl == "exact") || lvl == "" {
+				t.Errorf("matchLevel %q (fuzzy case: %v)", lvl, tc.fuzzy)
+			}
+			if tc.fuzzy && !strings.Contains(r.Text(), lvl) {
+				t.Errorf("result %q does not report the level %q", r.Text(), lvl)
+			}
+			a8eCheckDetails(t, c, r, "edit", tc.before, got, "utf-16")
+		})
+	}
+}
+
+// a8eWaitChange// waits for workspace/externalChange naming name, received after since.
+func a8eWaitChange(c *harness.Client, name string, since time.Time, d time.Duration) (map[string]any, bool) {
+	n, ok := c.WaitNote(d, func(n harness.Note) bool {
+		return n.Method == "workspace/externalChange" && n.At.After(since) && strings.HasSuffix(a8eURI(n.Params), "/"+name)
+	})
+	if !ok {
+		return nil, false
+	}
+	var m map[string]any
+	json.Unmarshal(n.Params, &m)
+	return m, true
+}
+
+func a8eURI(raw json.RawMessage) string {
+	var m struct {
+		URI string `json:"uri"`
+	}
+	json.Unmarshal(raw, &m)
+	return m.URI
+}
+
+// TestEditResultExternalChanges: a change after the read is refused with a
+// message naming it and asking for a re-read, the external content kept;
+// a change that leaves the content as read (touch, chmod, a same-content
+// atomic save or re-create) is let through ("same content → refresh the
+// stamp and go").
+func TestEditResultExternalChanges(t *testing.T) {
+	c, ws, ctx, _ := a8eStart(t, nil)
+	const before = "line one\nline two\nline three\n"
+	edit := a8eEdit{Old: "line two", New: "line 2"}
+	cases := []struct {
+		name    string
+		change  func(t *testing.T, p string)
+		refused bool
+		wantErr []string
+		kind    string // externalChange kind expected ("" = not checked)
+	}{
+		{name: "inPlaceWrite", change: func(t *testing.T, p string) {
+			a8eMust(t, os.WriteFile(p, []byte("line one\nline TWO changed\nline three\n"), 0o644))
+		}, refused: true, wantErr: []string{"changed since you read it", "ead it again", "line"}, kind: "changed"},
+		{name: "inPlaceSameSizeSameTick", change: func(t *testing.T, p string) {
+			st, _ := os.Stat(p)
+			a8eMust(t, os.WriteFile(p, []byte("line one\nline TWO\nline three\n"), 0o644))
+			a8eMust(t, os.Chtimes(p, st.ModTime(), st.ModTime()))
+		}, refused: true, wantErr: []string{"changed since you read it", "ead it again"}},
+		{name: "atomicSaveNewContent", change: func(t *testing.T, p string) {
+			a8eRenameOver(t, p, "line one\nline two edited elsewhere\nline three\n")
+		}, refused: true, wantErr: []string{"changed since you read it", "ead it again"}, kind: "changed"},
+		{name: "atomicSaveSameContent", change: func(t *testing.T, p string) { a8eRenameOver(t, p, before) }},
+		{name: "deleteRecreateSame", change: func(t *testing.T, p string) {
+			a8eMust(t, os.Remove(p))
+			a8eMust(t, os.WriteFile(p, []byte(before), 0o644))
+		}},
+		{name: "deleteRecreateDifferent", change: func(t *testing.T, p string) {
+			a8eMust(t, os.Remove(p))
+			a8eMust(t, os.WriteFile(p, []byte("line one\nline two\nline three\nline four\n"), 0o644))
+		}, refused: true, wantErr: []string{"changed since you read it", "ead it again"}},
+		{name: "touch", change: func(t *testing.T, p string) {
+			future := time.Now().Add(time.Hour)
+			a8eMust(t, os.Chtimes(p, future, future))
+		}},
+		{name: "chmodExecutable", change: func(t *testing.T, p string) { a8eMust(t, os.Chmod(p, 0o755)) }},
+		{name: "chmodReadOnly", change: func(t *testing.T, p string) { a8eMust(t, os.Chmod(p, 0o444)) },
+			refused: true, wantErr: []string{"chmod u+w"}},
+		{name: "deleted", change: func(t *testing.T, p string) { a8eMust(t, os.Remove(p)) },
+			refused: true, kind: "deleted"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "ext/" + tc.name + ".txt"
+			p := filepath.Join(ws, name)
+			a8ePut(t, ws, name, before, 0o644)
+			a8eRead(t, c, ctx, name)
+			time.Sleep(100 * time.Millisecond) // let the watcher settle on our own put
+			since := time.Now()
+			tc.change(t, p)
+			var after []byte
+			if b, err := os.ReadFile(p); err == nil {
+				after = b
+			}
+			st0, _ := os.Stat(p)
+			if tc.name == "atomicSaveSameContent" || tc.name == "touch" {
+				// The content is as read: a note, if any, must not call the read stale.
+				if note, ok := a8eWaitChange(c, tc.name+".txt", since, 500*time.Millisecond); ok && note["readStale"] != false {
+					t.Errorf("externalChange %v after a change that kept the content, want readStale false", note)
+				}
+			}
+			if tc.kind != "" {
+				note, ok := a8eWaitChange(c, tc.name+".txt", since, 5*time.Second)
+				if !ok {
+					t.Errorf("no workspace/externalChange for %s", name)
+				} else if note["kind"] != tc.kind || note["readStale"] != true {
+					t.Errorf("externalChange %v, want kind %s readStale true", note, tc.kind)
+					time.Sleep(200 * time.Millisecond)
+					for _, n := range c.Notes("workspace/externalChange") {
+						if strings.HasSuffix(a8eURI(n.Params), "/"+tc.name+".txt") {
+							t.Logf("  note at +%v: %s", n.At.Sub(since), n.Params)
+						}
+					}
+				}
+			}
+			r := a8eDoEdit(t, c, ctx, name, edit)
+			if tc.refused {
+				if !r.IsError {
+					t.Fatalf("edit after %s succeeded: %q; file %q", tc.name, r.Text(), a8eDisk(t, ws, name))
+				}
+				for _, s := range tc.wantErr {
+					if !strings.Contains(r.Text(), s) {
+						t.Errorf("refusal %q lacks %q", r.Text(), s)
+					}
+				}
+				if after == nil {
+					if _, err := os.Stat(p); err == nil {
+						t.Errorf("refused edit re-created the deleted file")
+					}
+					return
+				}
+				if got := a8eDisk(t, ws, name); got != string(after) {
+					t.Errorf("external change lost: file %q, want %q", got, after)
+				}
+				if st, _ := os.Stat(p); st.Mode() != st0.Mode() {
+					t.Errorf("mode changed %v → %v", st0.Mode(), st.Mode())
+				}
+				// After a fresh read the edit goes through (unless read-only).
+				if tc.name != "chmodReadOnly" && strings.Contains(string(after), "line two\n") {
+					a8eRead(t, c, ctx, name)
+					if r := a8eDoEdit(t, c, ctx, name, edit); r.IsError {
+						t.Errorf("edit after re-read: %s", r.Text())
+					}
+				}
+				return
+			}
+			if r.IsError {
+				t.Fatalf("edit after %s refused: %s", tc.name, r.Text())
+			}
+			if got, want := a8eDisk(t, ws, name), strings.Replace(before, "line two", "line 2", 1); got != want {
+				t.Errorf("file %q, want %q", got, want)
+			}
+			if st, _ := os.Stat(p); st.Mode() != st0.Mode() {
+				t.Errorf("mode %v after edit, was %v", st.Mode(), st0.Mode())
+			}
+		})
+	}
+}
+
+func a8eMust(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// a8eRenameOver saves p the way vim and VS Code do: a temp file renamed over.
+func a8eRenameOver(t *testing.T, p, body string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(p), ".ext-save~")
+	a8eMust(t, os.WriteFile(tmp, []byte(body), 0o644))
+	a8eMust(t, os.Rename(tmp, p))
+}
+
+// TestEditResultGuardFlow: no read → "read <path> first"; partial reads
+// count; a chain of edits needs no re-read; dryRun writes nothing.
+func TestEditResultGuardFlow(t *testing.T) {
+	c, ws, ctx, _ := a8eStart(t, nil)
+	var big strings.Builder
+	for i := 1; i <= 600; i++ {
+		fmt.Fprintf(&big, "row %d\n", i)
+	}
+	a8ePut(t, ws, "src/never.txt", "abc\n", 0o644)
+	a8ePut(t, ws, "big.txt", big.String(), 0o644)
+	a8ePut(t, ws, "chain.txt", "a\nb\nc\n", 0o644)
+
+	r := a8eDoEdit(t, c, ctx, "src/never.txt", a8eEdit{Old: "abc", New: "x"})
+	if !r.IsError || !strings.Contains(r.Text(), "read src/never.txt first") {
+		t.Errorf("edit without read: %v %q, want error with %q", r.IsError, r.Text(), "read src/never.txt first")
+	}
+	if a8eDisk(t, ws, "src/never.txt") != "abc\n" {
+		t.Errorf("edit without read changed the file")
+	}
+	r = c.CallTool(ctx, "write", map[string]any{"path": "src/never.txt", "content": "x\n"})
+	if !r.IsError || !strings.Contains(r.Text(), "read src/never.txt first") || a8eDisk(t, ws, "src/never.txt") != "abc\n" {
+		t.Errorf("write over an unread file: %v %q", r.IsError, r.Text())
+	}
+
+	if r := c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "offset": 1, "limit": 10}); r.IsError {
+		t.Fatal(r.Text())
+	}
+	r = a8eDoEdit(t, c, ctx, "big.txt", a8eEdit{Old: "row 500\n", New: "row five hundred\n"})
+	if r.IsError {
+		t.Errorf("edit at line 500 after reading lines 1-10: %s", r.Text())
+	} else if !strings.Contains(r.Text(), "line 500") {
+		t.Errorf("result %q does not name line 500", r.Text())
+	}
+
+	a8eRead(t, c, ctx, "chain.txt")
+	for i, e := range []a8eEdit{{"a", "A", false}, {"b", "B", false}, {"c", "C", false}} {
+		if r := a8eDoEdit(t, c, ctx, "chain.txt", e); r.IsError {
+			t.Fatalf("chained edit %d: %s", i, r.Text())
+		}
+	}
+	if got := a8eDisk(t, ws, "chain.txt"); got != "A\nB\nC\n" {
+		t.Errorf("chain: %q", got)
+	}
+
+	st0, _ := os.Stat(filepath.Join(ws, "chain.txt"))
+	args := a8eEditArgs("chain.txt", a8eEdit{Old: "B", New: "bee"})
+	args["dryRun"] = true
+	r = c.CallTool(ctx, "edit", args)
+	if r.IsError {
+		t.Fatal(r.Text())
+	}
+	st1, _ := os.Stat(filepath.Join(ws, "chain.txt"))
+	if a8eDisk(t, ws, "chain.txt") != "A\nB\nC\n" || !st1.ModTime().Equal(st0.ModTime()) {
+		t.Errorf("dryRun wrote the file")
+	}
+	if d, _ := r.Details["unifiedDiff"].(string); !strings.Contains(d, "-B\n+bee\n") {
+		t.Errorf("dryRun diff %q", d)
+	}
+	// The result text is one line for an exact match.
+	r = a8eDoEdit(t, c, ctx, "chain.txt", a8eEdit{Old: "C", New: "sea"})
+	if want := "Edited chain.txt: 1 replacement, line 3."; r.Text() != want {
+		t.Errorf("result %q, want %q", r.Text(), want)
+	}
+}
+
+// TestEditResultErrorTexts: the failure hints of TOOLS.md.
+func TestEditResultErrorTexts(t *testing.T) {
+	c, ws, ctx, _ := a8eStart(t, nil)
+	a8ePut(t, ws, "m.go", "package m\n\nfunc main() {\n\tfmt.Println(\"hi\")  \n}\n", 0o644)
+	a8eRead(t, c, ctx, "m.go")
+	cases := []struct {
+		name string
+		e    a8eEdit
+		has  []string
+	}{
+		// closest region with line numbers and visible whitespace
+		{"notFoundClosest", a8eEdit{"fmt.Println(\"ho\")\n}", "x", false}, []string{"not found", "4", "→", "··"}},
+		{"ambiguous", a8eEdit{"m", "M", false}, []string{"add context or set replaceAll"}},
+		{"noChange", a8eEdit{"package m", "package m", false}, []string{"no change"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := a8eDoEdit(t, c, ctx, "m.go", tc.e)
+			if !r.IsError {
+				t.Fatalf("want an error, got %q", r.Text())
+			}
+			for _, s := range tc.has {
+				if !strings.Contains(r.Text(), s) {
+					t.Errorf("error %q lacks %q", r.Text(), s)
+				}
+			}
+		})
+	}
+	if got := a8eDisk(t, ws, "m.go"); got != "package m\n\nfunc main() {\n\tfmt.Println(\"hi\")  \n}\n" {
+		t.Errorf("failed edits changed the file: %q", got)
+	}
+	// Invalid input names the field and what to send.
+	r := c.CallTool(ctx, "edit", map[string]any{"path": "m.go", "edits": []any{map[string]any{"newText": "x"}}})
+	if !r.IsError || !strings.Contains(r.Text(), "oldText") {
+		t.Errorf("edit without oldText: %v %q", r.IsError, r.Text())
+	}
+	r = c.CallTool(ctx, "edit", map[string]any{"path": "m.go", "edits": []any{map[string]any{"oldText": "", "newText": "x"}}})
+	if !r.IsError || !strings.Contains(r.Text(), "oldText") {
+		t.Errorf("edit with empty oldText: %v %q", r.IsError, r.Text())
+	}
+	// Legacy single edit and aliases.
+	r = c.CallTool(ctx, "edit", map[string]any{"file_path": "m.go", "old_string": "package m", "new_string": "package main"})
+	if r.IsError || !strings.HasPrefix(a8eDisk(t, ws, "m.go"), "package main\n") {
+		t.Errorf("legacy single edit: %q", r.Text())
+	}
+}
+
+// TestEditResultConcurrency: 50 edits of one file in one batch and as 50
+// parallel calls all land; edits of different files in parallel all land;
+// no temp file is left behind.
+func TestEditResultConcurrency(t *testing.T) {
+	c, ws, ctx, _ := a8eStart(t, nil)
+	const n = 50
+	mk := func() (string, string) {
+		var b, w strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "line %02d — ü😀\n", i)
+			fmt.Fprintf(&w, "LINE %02d — ü😀\n", i)
+		}
+		return b.String(), w.String()
+	}
+	before, want := mk()
+	editOf := func(path string, i int) map[string]any {
+		return a8eEditArgs(path, a8eEdit{Old: fmt.Sprintf("line %02d", i), New: fmt.Sprintf("LINE %02d", i)})
+	}
+	t.Run("batch", func(t *testing.T) {
+		a8ePut(t, ws, "batch.txt", before, 0o644)
+		a8eRead(t, c, ctx, "batch.txt")
+		var calls []any
+		for i := 0; i < n; i++ {
+			calls = append(calls, map[string]any{"name": "edit", "arguments": editOf("batch.txt", i)})
+		}
+		var res struct {
+			Results []harness.Result `json:"results"`
+		}
+		if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Results) != n {
+			t.Fatalf("%d results", len(res.Results))
+		}
+		for i, r := range res.Results {
+			if r.IsError {
+				t.Errorf("batch edit %d: %s", i, r.Text())
+			}
+		}
+		if got := a8eDisk(t, ws, "batch.txt"); got != want {
+			t.Errorf("after the batch:\n%s", got)
+		}
+	})
+	t.Run("parallelCalls", func(t *testing.T) {
+		a8ePut(t, ws, "par.txt", before, 0o644)
+		a8eRead(t, c, ctx, "par.txt")
+		var wg sync.WaitGroup
+		errs := make([]string, n)
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r, err := c.TryCallTool(ctx, "edit", editOf("par.txt", i))
+				if err != nil {
+					errs[i] = err.Error()
+				} else if r.IsError {
+					errs[i] = r.Text()
+				}
+			}()
+		}
+		wg.Wait()
+		for i, e := range errs {
+			if e != "" {
+				t.Errorf("parallel edit %d: %s", i, e)
+			}
+		}
+		if got := a8eDisk(t, ws, "par.txt"); got != want {
+			t.Errorf("after 50 parallel edits:\n%s", got)
+		}
+	})
+	t.Run("differentFilesInParallel", func(t *testing.T) {
+		const files = 20
+		for f := 0; f < files; f++ {
+			a8ePut(t, ws, fmt.Sprintf("many/f%02d.txt", f), before, 0o644)
+			a8eRead(t, c, ctx, fmt.Sprintf("many/f%02d.txt", f))
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var errs []string
+		for f := 0; f < files; f++ {
+			for i := 0; i < 5; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r, err := c.TryCallTool(ctx, "edit", editOf(fmt.Sprintf("many/f%02d.txt", f), i*10))
+					if err != nil || r.IsError {
+						mu.Lock()
+						errs = append(errs, fmt.Sprintf("f%02d/%d: %v %s", f, i, err, r.Text()))
+						mu.Unlock()
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		for _, e := range errs {
+			t.Error(e)
+		}
+		for f := 0; f < files; f++ {
+			got := a8eDisk(t, ws, fmt.Sprintf("many/f%02d.txt", f))
+			for i := 0; i < 5; i++ {
+				if !strings.Contains(got, fmt.Sprintf("LINE %02d", i*10)) {
+					t.Errorf("f%02d lost the edit of line %d", f, i*10)
+				}
+			}
+		}
+	})
+	t.Run("writeRacesExternalWriter", func(t *testing.T) {
+		a8eRaceExternal(t, c, ctx, ws)
+	})
+	// No temp files anywhere in the workspace.
+	filepath.WalkDir(ws, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			base := d.Name()
+			if !strings.HasSuffix(base, ".txt") {
+				t.Errorf("stray file left behind: %s", p)
+			}
+		}
+		return nil
+	})
+}
+
+// a8eRaceExternal: the model reads and rewrites race.txt while an external
+// writer keeps saving it atomically with numbered contents. Every state of
+// the file is whole, and a model write based on version k never replaces a
+// version > k that appeared after its read (no lost update).
+func a8eRaceExternal(t *testing.T, c *harness.Client, ctx context.Context, ws string) {
+	p := filepath.Join(ws, "race", "race.txt")
+	ext := func(k int) string { return fmt.Sprintf("external %04d\n%s", k, strings.Repeat("payload line\n", 200)) }
+	a8ePut(t, ws, "race/race.txt", ext(0), 0o644)
+	valid := regexp.MustCompile(`^(external (\d{4})\n(payload line\n){200}|model based on (\d{4}) try (\d+)\n(model line\n){300})$`)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var extMu sync.Mutex
+	lastExt := 0
+	var torn []string
+	wg.Add(2)
+	go func() { // external writer: atomic saves through its own temp name
+		defer wg.Done()
+		for k := 1; k <= 400; k++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			tmp := filepath.Join(ws, "race", ".ext.tmp.txt")
+			if os.WriteFile(tmp, []byte(ext(k)), 0o644) == nil && os.Rename(tmp, p) == nil {
+				extMu.Lock()
+				lastExt = k
+				extMu.Unlock()
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	go func() { // reader: every state of the file is whole
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if b, err := os.ReadFile(p); err == nil && !valid.Match(b) {
+				extMu.Lock()
+				torn = append(torn, fmt.Sprintf("%.60q… (%d bytes)", b, len(b)))
+				extMu.Unlock()
+			}
+		}
+	}()
+	wrote := 0
+	deadline := time.Now().Add(2 * time.Second)
+	for try := 0; time.Now().Before(deadline); try++ {
+		r := c.CallTool(ctx, "read", map[string]any{"path": "race/race.txt", "limit": 1})
+		m := regexp.MustCompile(`(external|based on) (\d{4})`).FindStringSubmatch(r.Text())
+		if r.IsError || m == nil {
+			continue
+		}
+		body := fmt.Sprintf("model based on %s try %d\n%s", m[2], try, strings.Repeat("model line\n", 300))
+		w := c.CallTool(ctx, "write", map[string]any{"path": "race/race.txt", "content": body})
+		if w.IsError {
+			continue
+		}
+		wrote++
+	}
+	close(stop)
+	wg.Wait()
+	for _, s := range torn {
+		t.Errorf("torn file state: %s", s)
+	}
+	final := a8eDisk(t, ws, "race/race.txt")
+	if m := valid.FindStringSubmatch(final); m == nil {
+		t.Errorf("final file not whole: %.80q", final)
+	} else if m[4] != "" {
+		k, _ := strconv.Atoi(m[4])
+		if k < lastExt {
+			// The model's content is last although external version
+			// lastExt > k was saved after the model's read of k.
+			t.Errorf("lost update: final file is the model's write based on version %d, external version %d was saved after that read", k, lastExt)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(ws, "race"))
+	for _, e := range entries {
+		if e.Name() != "race.txt" && e.Name() != ".ext.tmp.txt" {
+			t.Errorf("temp file left: %s", e.Name())
+		}
+	}
+	t.Logf("model writes that went through: %d, external saves: %d", wrote, lastExt)
+}
+
+// TestEditResultBOMTextEditPositions: editors (VS Code, Neovim) keep a
+// UTF-8 BOM out of the document text, and read strips it, so TextEdits for
+// a BOM file must not count the BOM as a character of line 0.
+func TestEditResultBOMTextEditPositions(t *testing.T) {
+	c, ws, ctx, _ := a8eStart(t, nil)
+	before := a8eBOM + "héllo wörld\nsecond\n"
+	a8ePut(t, ws, "bom.txt", before, 0o644)
+	a8eRead(t, c, ctx, "bom.txt")
+	r := a8eDoEdit(t, c, ctx, "bom.txt", a8eEdit{Old: "wörld", New: "there"})
+	if r.IsError {
+		t.Fatal(r.Text())
+	}
+	after := a8eDisk(t, ws, "bom.txt")
+	if after != a8eBOM+"héllo there\nsecond\n" {
+		t.Fatalf("file %q", after)
+	}
+	edits, _ := json.Marshal(r.Details["edits"])
+	if want := `[{"newText":"there","range":{"end":{"character":11,"line":0},"start":{"character":6,"line":0}}}]`; string(edits) != want {
+		t.Errorf("TextEdits %s, want %s (positions in the text without the BOM)", edits, want)
+	}
+}
+
+// TestEditResultWrite: write creates parents and new files exclusively,
+// needs a read to replace, keeps the mode, refuses paths outside the
+// workspace, and follows symlinks inside it without replacing them.
+func TestEditResultWrite(t *testing.T) {
+	c, ws, ctx, _ := a8eStart(t, nil)
+	outside := t.TempDir()
+	write := func(path, content string) harness.Result {
+		return c.CallTool(ctx, "write", map[string]any{"path": path, "content": content})
+	}
+	t.Run("createWithParents", func(t *testing.T) {
+		const body = "héllo 😀\r\nzweite Zeile\n\tlast"
+		r := write("a/b/c/new.txt", body)
+		if r.IsError {
+			t.Fatal(r.Text())
+		}
+		if got := a8eDisk(t, ws, "a/b/c/new.txt"); got != body {
+			t.Fatalf("file %q, want %q", got, body)
+		}
+		a8eCheckDetails(t, c, r, "create", "", body, "utf-16")
+		if r.Details["matchLevel"] != "none" {
+			t.Errorf("matchLevel %v, want none", r.Details["matchLevel"])
+		}
+	})
+	t.Run("replaceNeedsRead", func(t *testing.T) {
+		a8ePut(t, ws, "exists.txt", "old\n", 0o755)
+		r := write("exists.txt", "new\n")
+		if !r.IsError || !strings.Contains(r.Text(), "read exists.txt first") || a8eDisk(t, ws, "exists.txt") != "old\n" {
+			t.Fatalf("write over unread file: %v %q", r.IsError, r.Text())
+		}
+		a8eRead(t, c, ctx, "exists.txt")
+		r = write("exists.txt", "new ü\nline\n")
+		if r.IsError {
+			t.Fatal(r.Text())
+		}
+		got := a8eDisk(t, ws, "exists.txt")
+		if got != "new ü\nline\n" {
+			t.Fatalf("file %q", got)
+		}
+		a8eCheckDetails(t, c, r, "write", "old\n", got, "utf-16")
+		if st, _ := os.Stat(filepath.Join(ws, "exists.txt")); st.Mode().Perm() != 0o755 {
+			t.Errorf("mode %v after write, want 0755", st.Mode().Perm())
+		}
+		r = write("exists.txt", "new ü\nline\n")
+		if !r.IsError || !strings.Contains(r.Text(), "no change") {
+			t.Errorf("identical write: %v %q", r.IsError, r.Text())
+		}
+	})
+	t.Run("large", func(t *testing.T) {
+		line := "0123456789 abcdefghij ü 😀 klmnopqrstuvwxyz\n"
+		body := strings.Repeat(line, 5<<20/len(line)) + "the end\n"
+		t0 := time.Now()
+		r := write("big/large.txt", body)
+		t.Logf("5 MB write: %v", time.Since(t0))
+		if r.IsError {
+			t.Fatal(r.Text())
+		}
+		if got := a8eDisk(t, ws, "big/large.txt"); got != body {
+			t.Fatalf("large file differs: %d bytes, want %d", len(got), len(body))
+		}
+		t0 = time.Now()
+		r = a8eDoEdit(t, c, ctx, "big/large.txt", a8eEdit{Old: "the end", New: "THE END"})
+		t.Logf("one edit of the 5 MB file: %v", time.Since(t0))
+		if r.IsError {
+			t.Fatal(r.Text())
+		}
+		if got := a8eDisk(t, ws, "big/large.txt"); got != strings.Replace(body, "the end", "THE END", 1) {
+			t.Fatalf("edit of the large file went wrong")
+		}
+	})
+	t.Run("nulContent", func(t *testing.T) {
+		r := write("nul.bin", "a\x00b\n")
+		_, err := os.Stat(filepath.Join(ws, "nul.bin"))
+		switch {
+		case r.IsError && err == nil:
+			t.Errorf("refused write left a file")
+		case !r.IsError && a8eDisk(t, ws, "nul.bin") != "a\x00b\n":
+			t.Errorf("NUL content not written exactly")
+		}
+	})
+	if err := os.Symlink(outside, filepath.Join(ws, "out")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"../escape.txt", "sub/../../escape.txt", filepath.Join(outside, "abs.txt"), "out/escape.txt", "a\x00b.txt"} {
+		t.Run("outside/"+strings.ReplaceAll(filepath.Base(p), "\x00", "NUL"), func(t *testing.T) {
+			r := write(p, "x\n")
+			if !r.IsError {
+				t.Errorf("write %q outside the workspace: %q", p, r.Text())
+			}
+			if r := c.CallTool(ctx, "edit", a8eEditArgs(p, a8eEdit{Old: "x", New: "y"})); !r.IsError {
+				t.Errorf("edit %q outside the workspace: %q", p, r.Text())
+			}
+		})
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("files created outside the workspace: %v", ents)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(ws), "escape.txt")); err == nil {
+		t.Errorf("escape.txt created next to the workspace")
+	}
+	t.Run("absoluteInside", func(t *testing.T) {
+		if r := write(filepath.Join(ws, "abs-in.txt"), "in\n"); r.IsError || a8eDisk(t, ws, "abs-in.txt") != "in\n" {
+			t.Errorf("absolute path inside: %q", r.Text())
+		}
+	})
+	t.Run("symlinkDirInside", func(t *testing.T) {
+		a8eMust(t, os.MkdirAll(filepath.Join(ws, "real"), 0o755))
+		a8eMust(t, os.Symlink("real", filepath.Join(ws, "link")))
+		if r := write("link/n.txt", "via link\n"); r.IsError {
+			t.Fatal(r.Text())
+		}
+		if got := a8eDisk(t, ws, "real/n.txt"); got != "via link\n" {
+			t.Fatalf("real/n.txt %q", got)
+		}
+		// A read through one name is a read of the file (real path).
+		a8ePut(t, ws, "real/m.txt", "m1\n", 0o644)
+		a8eRead(t, c, ctx, "real/m.txt")
+		if r := a8eDoEdit(t, c, ctx, "link/m.txt", a8eEdit{Old: "m1", New: "m2"}); r.IsError || a8eDisk(t, ws, "real/m.txt") != "m2\n" {
+			t.Errorf("edit through the link after reading the real path: %q", r.Text())
+		}
+	})
+	t.Run("symlinkFileKeptAsLink", func(t *testing.T) {
+		a8ePut(t, ws, "target.txt", "t1\n", 0o644)
+		a8eMust(t, os.Symlink("target.txt", filepath.Join(ws, "alias.txt")))
+		a8eRead(t, c, ctx, "alias.txt")
+		if r := a8eDoEdit(t, c, ctx, "alias.txt", a8eEdit{Old: "t1", New: "t2"}); r.IsError {
+			t.Fatal(r.Text())
+		}
+		if got := a8eDisk(t, ws, "target.txt"); got != "t2\n" {
+			t.Errorf("target %q, want t2", got)
+		}
+		if fi, err := os.Lstat(filepath.Join(ws, "alias.txt")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("alias.txt is no longer a symlink after the edit (%v)", err)
+		}
+		if r := write("alias.txt", "t3\n"); r.IsError || a8eDisk(t, ws, "target.txt") != "t3\n" {
+			t.Errorf("write through the file link: %q", r.Text())
+		}
+		if fi, err := os.Lstat(filepath.Join(ws, "alias.txt")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("alias.txt is no longer a symlink after the write (%v)", err)
+		}
+	})
+	t.Run("directory", func(t *testing.T) {
+		if r := write("a/b", "x"); !r.IsError {
+			t.Errorf("write over a directory: %q", r.Text())
+		}
+	})
+}

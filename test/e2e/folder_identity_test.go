@@ -1,0 +1,888 @@
+package e2e
+
+// Audit 23: the documentation claims added today, checked black-box from
+// docs/protocol.md (a workspace folder deleted, replaced or turned into a
+// symlink) and docs/tools.md (read's large files, edit/write across two
+// processes, write protection and the status change time, grep's invalid
+// pattern message, the audit log's pruning).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/test/harness"
+)
+
+// a23NoteWait bounds waits for a notification on a loaded machine.
+const a23NoteWait = 8 * time.Second
+
+// a23Folders starts agentls on two fresh folders a and b (bypass mode, so
+// only deny rules decide permissions) and returns the client, a context and
+// the two paths.
+func a23Folders(t *testing.T) (*harness.Client, context.Context, string, string) {
+	t.Helper()
+	base := resolvedWorkspace(t, nil)
+	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
+	writeFiles(t, a, map[string]string{"x.txt": "old-x in a\n"})
+	writeFiles(t, b, map[string]string{"x.txt": "old-x in b\n"})
+	c := harness.Start(t, harness.Options{Root: a})
+	ctx := testCtx(t, sessionTimeout)
+	c.Initialize(ctx, map[string]any{
+		"rootUri": fileURI(a),
+		"workspaceFolders": []map[string]any{
+			{"uri": fileURI(a), "name": "a"},
+			{"uri": fileURI(b), "name": "b"},
+		},
+		"initializationOptions": bypassOptions(),
+	})
+	return c, ctx, a, b
+}
+
+// a23In names file name in folder dir the way a model would: relative for
+// the first folder, absolute for another.
+func a23In(first bool, dir, name string) string {
+	if first {
+		return name
+	}
+	return filepath.Join(dir, name)
+}
+
+// a23Remove takes dir away: rm -rf, or mv dir dir.old.
+func a23Remove(t *testing.T, dir, how string) {
+	t.Helper()
+	var err error
+	switch how {
+	case "rmrf":
+		err = os.RemoveAll(dir)
+	case "mv":
+		err = os.Rename(dir, dir+".old")
+	default:
+		t.Fatalf("unknown removal %q", how)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// a23NewFolderFiles is what the directory created again at a folder's
+// path holds: a file only it has, a secret its own settings deny reading.
+var a23NewFolderFiles = map[string]string{
+	"y.txt":                  "new-y\n",
+	"secret.txt":             "TOPSECRET-23\n",
+	".agentls/settings.json": `{"permissions": {"deny": ["Read(secret.txt)"]}}`,
+}
+
+const a23Gone = "no longer exists"
+
+// TestFolderIdentityFolderReplaced: docs/protocol.md, didChangeWorkspaceFolders:
+// "A folder whose directory is deleted and created again at its path (…),
+// or replaced by another, is opened there again by the next call that finds
+// something missing in it (read, ls, edit, write) and by every grep and
+// find; the watchers and its settings follow the new directory. While no
+// directory is there, calls in it say the folder no longer exists, and grep
+// and find without a path name it as not searched."
+func TestFolderIdentityFolderReplaced(t *testing.T) {
+	triggers := []string{"read", "ls", "edit", "write", "grep", "find"}
+	for _, folder := range []string{"first", "second"} {
+		for _, how := range []string{"rmrf", "mv"} {
+			for _, trigger := range triggers {
+				t.Run(folder+"/"+how+"/"+trigger, func(t *testing.T) {
+					a23FolderReplaced(t, folder == "first", how, trigger)
+				})
+			}
+		}
+	}
+}
+
+func a23FolderReplaced(t *testing.T, first bool, how, trigger string) {
+	c, ctx, a, b := a23Folders(t)
+	dir := a
+	if !first {
+		dir = b
+	}
+	in := func(name string) string { return a23In(first, dir, name) }
+	wantResult(t, "read before removal", c.CallTool(ctx, "read", map[string]any{"path": in("x.txt")}), false, "old-x")
+
+	a23Remove(t, dir, how)
+
+	// While no directory is there.
+	wantResult(t, "read while gone", c.CallTool(ctx, "read", map[string]any{"path": in("x.txt")}), true, a23Gone)
+	lsArgs := map[string]any{}
+	if !first {
+		lsArgs["path"] = dir
+	}
+	wantResult(t, "ls while gone", c.CallTool(ctx, "ls", lsArgs), true, a23Gone)
+	wantResult(t, "edit while gone", c.CallTool(ctx, "edit", editCall(in("x.txt"), "old-x", "EDITED-WHILE-GONE")), true, a23Gone)
+	wantResult(t, "write while gone", c.CallTool(ctx, "write", map[string]any{"path": in("gone.txt"), "content": "written while gone\n"}), true, a23Gone)
+	if how == "mv" {
+		if got := readFile(t, filepath.Join(dir+".old", "x.txt")); strings.Contains(got, "EDITED") {
+			t.Errorf("edit while gone changed the moved-away directory's x.txt: %q", got)
+		}
+		if _, err := os.Stat(filepath.Join(dir+".old", "gone.txt")); err == nil {
+			t.Errorf("write while gone created %s.old/gone.txt", dir)
+		}
+	}
+	for _, call := range []struct{ tool, pattern string }{{"grep", "old-x"}, {"find", "x.txt"}} {
+		r := c.CallTool(ctx, call.tool, map[string]any{"pattern": call.pattern})
+		wantContains(t, call.tool+" while gone", r.Text(), "[Workspace folder", dir, "no longer exists; it was not searched.]")
+		if first {
+			wantContains(t, call.tool+" while gone (the other folder is searched)", r.Text(), filepath.Join(b, "x.txt"))
+		} else {
+			wantContains(t, call.tool+" while gone (the other folder is searched)", r.Text(), "x.txt")
+			wantLacks(t, call.tool+" while gone", r.Text(), filepath.Join(dir, "x.txt"))
+		}
+	}
+
+	// A directory at the path again.
+	writeFiles(t, dir, a23NewFolderFiles)
+
+	switch trigger {
+	case "read":
+		wantResult(t, "read of a file only the new directory has", c.CallTool(ctx, "read", map[string]any{"path": in("y.txt")}), false, "new-y")
+	case "ls":
+		// .agentls is missing in the old directory.
+		r := c.CallTool(ctx, "ls", map[string]any{"path": in(".agentls")})
+		wantResult(t, "ls of a directory only the new one has", r, false, "settings.json")
+	case "edit":
+		// x.txt was read in the old directory; the new one has none.
+		r := c.CallTool(ctx, "edit", editCall(in("x.txt"), "old-x", "EDITED"))
+		if !r.IsError {
+			t.Errorf("edit of x.txt, which the new directory lacks, succeeded: %s", r.Text())
+		}
+		if _, err := os.Stat(filepath.Join(dir, "x.txt")); err == nil {
+			t.Errorf("edit created x.txt in the new directory")
+		}
+		if how == "mv" {
+			if got := readFile(t, filepath.Join(dir+".old", "x.txt")); strings.Contains(got, "EDITED") {
+				t.Errorf("edit changed the moved-away directory's x.txt: %q", got)
+			}
+		}
+	case "write":
+		r := c.CallTool(ctx, "write", map[string]any{"path": in("z.txt"), "content": "new-z\n"})
+		wantResult(t, "write into the new directory", r, false)
+		if got, err := os.ReadFile(filepath.Join(dir, "z.txt")); err != nil || string(got) != "new-z\n" {
+			t.Errorf("write: %s/z.txt = %q, %v; want new-z", dir, got, err)
+		}
+		if how == "mv" {
+			if _, err := os.Stat(filepath.Join(dir+".old", "z.txt")); err == nil {
+				t.Errorf("write landed in the moved-away directory %s.old", dir)
+			}
+		}
+	case "grep":
+		r := c.CallTool(ctx, "grep", map[string]any{"pattern": "new-y"})
+		wantResult(t, "grep after re-creation", r, false, "y.txt:1: new-y")
+		wantLacks(t, "grep after re-creation", r.Text(), "no longer exists")
+	case "find":
+		r := c.CallTool(ctx, "find", map[string]any{"pattern": "*.txt"})
+		wantResult(t, "find after re-creation", r, false, "y.txt")
+		wantLacks(t, "find after re-creation", r.Text(), "no longer exists")
+		if first {
+			wantLacks(t, "find after re-creation (x.txt is gone)", r.Text(), "\nx.txt")
+		} else {
+			wantLacks(t, "find after re-creation (x.txt is gone)", r.Text(), filepath.Join(dir, "x.txt"))
+		}
+	}
+
+	// Whatever opened it, the folder is now the new directory.
+	wantResult(t, "read y.txt in the new directory", c.CallTool(ctx, "read", map[string]any{"path": in("y.txt")}), false, "new-y")
+	r := c.CallTool(ctx, "read", map[string]any{"path": in("secret.txt")})
+	wantResult(t, "the new directory's deny rule", r, true, "Read(secret.txt)")
+	wantLacks(t, "the new directory's deny rule", r.Text(), "TOPSECRET")
+	g := c.CallTool(ctx, "grep", map[string]any{"pattern": "TOPSECRET"})
+	wantLacks(t, "grep filtered by the new directory's deny rule", g.Text(), "TOPSECRET-23")
+	l := c.CallTool(ctx, "ls", lsArgs)
+	wantResult(t, "ls of the folder's root", l, false, "y.txt")
+	wantLacks(t, "ls of the folder's root (x.txt was in the old directory; secret.txt is denied)", l.Text(), "x.txt", "secret.txt")
+
+	// The watcher follows: a file read there, then changed from outside.
+	t0 := time.Now()
+	yURI := fileURI(filepath.Join(dir, "y.txt"))
+	writeFile(t, filepath.Join(dir, "y.txt"), "changed outside\n")
+	if _, ok := c.WaitNote(a23NoteWait, func(n harness.Note) bool {
+		if n.Method != "workspace/externalChange" || n.At.Before(t0) {
+			return false
+		}
+		var p struct{ URI, Kind string }
+		json.Unmarshal(n.Params, &p)
+		return p.URI == yURI && p.Kind == "changed"
+	}); !ok {
+		t.Errorf("no workspace/externalChange {uri: %s, kind: changed} within %v; notes: %v", yURI, a23NoteWait, a23NoteDump(c))
+	}
+}
+
+// a23NoteDump lists the notifications received so far, for a failure.
+func a23NoteDump(c *harness.Client) string {
+	var b strings.Builder
+	for _, n := range c.Notes("") {
+		if n.Method == "window/logMessage" || n.Method == "workspace/externalChange" {
+			fmt.Fprintf(&b, "\n  %s %s", n.Method, lastBytes(string(n.Params), 300))
+		}
+	}
+	return b.String()
+}
+
+// TestFolderIdentityFolderSymlinked: "A symbolic link put at its path is not
+// followed: remove the folder and add the link's target" — calls in it say
+// the folder no longer exists, grep and find name it as not searched.
+func TestFolderIdentityFolderSymlinked(t *testing.T) {
+	for _, folder := range []string{"first", "second"} {
+		t.Run(folder, func(t *testing.T) {
+			first := folder == "first"
+			c, ctx, a, b := a23Folders(t)
+			dir := a
+			if !first {
+				dir = b
+			}
+			in := func(name string) string { return a23In(first, dir, name) }
+			wantResult(t, "read before", c.CallTool(ctx, "read", map[string]any{"path": in("x.txt")}), false, "old-x")
+			target := dir + ".target"
+			writeFiles(t, target, map[string]string{"y.txt": "link-y\n", "x.txt": "link-x\n"})
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			symlink(t, target, dir)
+
+			for _, name := range []string{"y.txt", "x.txt"} {
+				r := c.CallTool(ctx, "read", map[string]any{"path": in(name)})
+				wantResult(t, "read through the link "+name, r, true, a23Gone)
+				wantLacks(t, "read through the link "+name, r.Text(), "link-")
+			}
+			lsArgs := map[string]any{}
+			if !first {
+				lsArgs["path"] = dir
+			}
+			wantResult(t, "ls through the link", c.CallTool(ctx, "ls", lsArgs), true, a23Gone)
+			w := c.CallTool(ctx, "write", map[string]any{"path": in("z.txt"), "content": "z\n"})
+			wantResult(t, "write through the link", w, true, a23Gone)
+			if _, err := os.Stat(filepath.Join(target, "z.txt")); err == nil {
+				t.Errorf("write followed the symlink into %s", target)
+			}
+			for _, call := range []struct{ tool, pattern string }{{"grep", "link-"}, {"find", "*.txt"}} {
+				r := c.CallTool(ctx, call.tool, map[string]any{"pattern": call.pattern})
+				wantContains(t, call.tool+" with a symlink at the folder's path", r.Text(), "[Workspace folder", dir, "no longer exists; it was not searched.]")
+				wantLacks(t, call.tool+" with a symlink at the folder's path", r.Text(), "y.txt", "link-x", "link-y")
+			}
+		})
+	}
+}
+
+// a23MCP is an `agentls mcp --root ws` session after the handshake.
+type a23MCP struct {
+	c  *mcpRawClient
+	id int
+}
+
+func a23StartMCP(t *testing.T, ws string) *a23MCP {
+	t.Helper()
+	c := startMCPRaw(t, []string{"mcp", "--root", ws}, nil)
+	c.setHandler(refuseRequests)
+	m := &a23MCP{c: c}
+	m.id++
+	c.sendJSON(map[string]any{"jsonrpc": "2.0", "id": m.id, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "folder-identity-test", "version": "1"},
+	}})
+	c.mustReply(m.id, 20*time.Second)
+	c.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	return m
+}
+
+// call runs tools/call and returns its text and isError.
+func (m *a23MCP) call(t *testing.T, tool string, args map[string]any) (string, bool) {
+	t.Helper()
+	m.id++
+	m.c.sendJSON(map[string]any{"jsonrpc": "2.0", "id": m.id, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
+	rep := m.c.mustReply(m.id, 20*time.Second)
+	if rep.Error != nil {
+		t.Fatalf("tools/call %s: error %d %s", tool, rep.Error.Code, rep.Error.Message)
+	}
+	var res struct {
+		Content []struct{ Type, Text string }
+		IsError bool
+	}
+	if err := json.Unmarshal(rep.Result, &res); err != nil {
+		t.Fatalf("tools/call %s: %v in %s", tool, err, rep.Raw)
+	}
+	var parts []string
+	for _, p := range res.Content {
+		parts = append(parts, p.Text)
+	}
+	return strings.Join(parts, "\n"), res.IsError
+}
+
+// a23Want checks an MCP result.
+func a23Want(t *testing.T, what, text string, isError bool, wantErr bool, wants ...string) {
+	t.Helper()
+	if isError != wantErr {
+		t.Errorf("%s: isError = %v, want %v; text:\n%s", what, isError, wantErr, text)
+	}
+	wantContains(t, what, text, wants...)
+}
+
+// TestFolderIdentityFolderReplacedMCP: the same through `agentls mcp --root`.
+func TestFolderIdentityFolderReplacedMCP(t *testing.T) {
+	for _, how := range []string{"rmrf", "mv", "symlink"} {
+		t.Run(how, func(t *testing.T) {
+			ws := filepath.Join(resolvedWorkspace(t, nil), "ws")
+			writeFiles(t, ws, map[string]string{"x.txt": "old-x\n"})
+			m := a23StartMCP(t, ws)
+			text, isErr := m.call(t, "read", map[string]any{"path": "x.txt"})
+			a23Want(t, "read before", text, isErr, false, "old-x")
+			if how == "symlink" {
+				target := ws + ".target"
+				writeFiles(t, target, map[string]string{"x.txt": "link-x\n", "y.txt": "link-y\n"})
+				if err := os.RemoveAll(ws); err != nil {
+					t.Fatal(err)
+				}
+				symlink(t, target, ws)
+				for _, name := range []string{"x.txt", "y.txt"} {
+					text, isErr = m.call(t, "read", map[string]any{"path": name})
+					a23Want(t, "read through the link "+name, text, isErr, true, a23Gone)
+				}
+				text, _ = m.call(t, "grep", map[string]any{"pattern": "link-"})
+				wantContains(t, "grep with a symlink at the folder's path", text, "no longer exists; it was not searched.]")
+				wantLacks(t, "grep with a symlink at the folder's path", text, "link-x", "link-y")
+				return
+			}
+			a23Remove(t, ws, how)
+			text, isErr = m.call(t, "read", map[string]any{"path": "x.txt"})
+			a23Want(t, "read while gone", text, isErr, true, a23Gone)
+			text, _ = m.call(t, "grep", map[string]any{"pattern": "old-x"})
+			wantContains(t, "grep while gone", text, "[Workspace folder", ws, "no longer exists; it was not searched.]")
+
+			writeFiles(t, ws, a23NewFolderFiles)
+			text, isErr = m.call(t, "read", map[string]any{"path": "y.txt"})
+			a23Want(t, "read in the new directory", text, isErr, false, "new-y")
+			text, isErr = m.call(t, "read", map[string]any{"path": "secret.txt"})
+			a23Want(t, "the new directory's deny rule", text, isErr, true, "Read(secret.txt)")
+			wantLacks(t, "the new directory's deny rule", text, "TOPSECRET")
+			text, _ = m.call(t, "find", map[string]any{"pattern": "*.txt"})
+			wantContains(t, "find in the new directory", text, "y.txt")
+			wantLacks(t, "find in the new directory", text, "x.txt", "no longer exists")
+		})
+	}
+}
+
+// a23BigLines is the line count of the large-file fixtures; a23LongLine is
+// the line made long in the big one (not shown by the windows compared).
+const (
+	a23BigLines   = 1_000_000
+	a23LongLine   = 700_000
+	a23BadLine    = 800_000 // holds invalid UTF-8 in both files
+	a23KeyBegin   = 900_000 // -----BEGIN … PRIVATE KEY----- in both files
+	a23KeyBody    = 30
+	a23StreamSize = 16 << 20 // docs/tools.md: "A file over 16 MiB"
+)
+
+// a23KeyLine is body line i of the planted private key: base64 text that
+// alone does not look like a key.
+func a23KeyLine(i int) string {
+	s := strings.Repeat(fmt.Sprintf("Qk%02dZm9vYmFy", i), 6)
+	return s[:64]
+}
+
+// a23BigContent is the fixture: line i is %07d, except the invalid UTF-8
+// line, the key block, and (when long > 0) line a23LongLine padded with
+// long bytes.
+func a23BigContent(long int) []byte {
+	var b bytes.Buffer
+	b.Grow(a23BigLines*8 + long + 4096)
+	for i := 1; i <= a23BigLines; i++ {
+		switch {
+		case i == a23BadLine:
+			b.WriteString("bad\xff\xfebytes")
+		case i == a23KeyBegin:
+			b.WriteString("-----BEGIN RSA PRIVATE KEY-----")
+		case i > a23KeyBegin && i <= a23KeyBegin+a23KeyBody:
+			b.WriteString(a23KeyLine(i - a23KeyBegin))
+		case i == a23KeyBegin+a23KeyBody+1:
+			b.WriteString("-----END RSA PRIVATE KEY-----")
+		default:
+			fmt.Fprintf(&b, "%07d", i)
+			if i == a23LongLine && long > 0 {
+				b.Write(bytes.Repeat([]byte("y"), long))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// a23Details is details without durationMs.
+func a23Details(r harness.Result) string {
+	d := map[string]any{}
+	for k, v := range r.Details {
+		if k != "durationMs" {
+			d[k] = v
+		}
+	}
+	return compactJSON(d)
+}
+
+// TestFolderIdentityLargeFileRead: docs/tools.md, read, "Large files": a file
+// over 16 MiB gives what a whole read would give (the reference: the same
+// lines, under 16 MiB), except that the invalid UTF-8 note is given only
+// when a shown line has invalid bytes; private key lines are masked though
+// the BEGIN line is before the window.
+func TestFolderIdentityLargeFileRead(t *testing.T) {
+	bigWS := resolvedWorkspace(t, nil)
+	refWS := resolvedWorkspace(t, nil)
+	big := a23BigContent(a23StreamSize + 1)
+	if len(big) <= a23StreamSize+1 {
+		t.Fatalf("fixture is %d bytes, not over 16 MiB", len(big))
+	}
+	ref := a23BigContent(0)
+	if len(ref) >= a23StreamSize/2 {
+		t.Fatalf("reference is %d bytes, too close to 16 MiB", len(ref))
+	}
+	writeBytes(t, filepath.Join(bigWS, "big.log"), big)
+	writeBytes(t, filepath.Join(refWS, "big.log"), ref)
+	cb, ctx := startIn(t, bigWS, bypass())
+	cr, ctxr := startIn(t, refWS, bypass())
+
+	const note = " (not valid UTF-8: invalid bytes are shown as U+FFFD)"
+	cases := []struct {
+		name       string
+		args       map[string]any
+		noteOnlyIn bool // the reference has the invalid UTF-8 note, the big file must not
+		wants      []string
+	}{
+		{"first page", map[string]any{"path": "big.log"}, true, []string{
+			"big.log, lines 1-1998 of 1000000\n     1→0000001\n",
+			"  1998→0001998\n[Showing lines 1-1998 of 1000000 (at most 2000 lines per call). Use offset=1999 to continue.]",
+		}},
+		{"middle window", map[string]any{"path": "big.log", "offset": 500_000, "limit": 3}, true, []string{
+			"big.log, lines 500000-500002 of 1000000", "500000→0500000\n500001→0500001\n500002→0500002", "offset=500003",
+		}},
+		{"window with the invalid line", map[string]any{"path": "big.log", "offset": a23BadLine - 1, "limit": 3}, false, []string{
+			note, "799999→0799999\n800000→bad\uFFFD",
+		}},
+		{"key body, BEGIN before the window", map[string]any{"path": "big.log", "offset": a23KeyBegin + 10, "limit": 5}, true, []string{
+			"[REDACTED:private-key]",
+		}},
+		{"last lines", map[string]any{"path": "big.log", "offset": a23BigLines - 2}, true, []string{
+			"big.log, lines 999998-1000000 of 1000000", "999998→0999998\n999999→0999999\n1000000→1000000",
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rb := cb.CallTool(ctx, "read", tc.args)
+			rr := cr.CallTool(ctxr, "read", tc.args)
+			if rb.IsError || rr.IsError {
+				t.Fatalf("isError big=%v ref=%v:\nbig: %s\nref: %s", rb.IsError, rr.IsError, lastBytes(rb.Text(), 800), lastBytes(rr.Text(), 800))
+			}
+			want := rr.Text()
+			if tc.noteOnlyIn {
+				want = strings.Replace(want, note, "", 1)
+				wantLacks(t, "big file, no invalid line shown", rb.Text(), "UTF-8")
+			}
+			if rb.Text() != want {
+				t.Errorf("big file text differs from a whole read's:\nbig: %s\nwant: %s", lastBytes(rb.Text(), 1500), lastBytes(want, 1500))
+			}
+			if gb, gr := a23Details(rb), a23Details(rr); gb != gr {
+				t.Errorf("details differ: big %s, whole read %s", gb, gr)
+			}
+			wantContains(t, "big file", rb.Text(), tc.wants...)
+			for i := 1; i <= a23KeyBody; i++ {
+				wantLacks(t, "big file", rb.Text(), a23KeyLine(i))
+			}
+		})
+	}
+}
+
+// TestFolderIdentityLargeFileUTF16: "UTF-16 text that large is refused with an
+// `iconv … | sed` command (decoding needs the whole file)."
+func TestFolderIdentityLargeFileUTF16(t *testing.T) {
+	ws := resolvedWorkspace(t, nil)
+	line := []byte{}
+	for _, r := range "utf16 line\n" {
+		line = append(line, byte(r), 0)
+	}
+	body := append([]byte{0xFF, 0xFE}, bytes.Repeat(line, a23StreamSize/len(line)+1000)...)
+	writeBytes(t, filepath.Join(ws, "wide.txt"), body)
+	c, ctx := startIn(t, ws, bypass())
+	r := c.CallTool(ctx, "read", map[string]any{"path": "wide.txt"})
+	wantResult(t, "read of a UTF-16 file over 16 MiB", r, true, "iconv", "sed", "wide.txt")
+	wantLacks(t, "read of a UTF-16 file over 16 MiB", r.Text(), "utf16 line")
+}
+
+// TestFolderIdentityLargeFileEdit: "only the lines shown are kept, while the same
+// pass … hashes the content for the edit guard": after a read of a file
+// over 16 MiB an edit is allowed, and a change after the read is caught.
+func TestFolderIdentityLargeFileEdit(t *testing.T) {
+	content := a23BigContent(a23StreamSize + 1)
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, p string) // between the read and the edit
+		stale  bool
+	}{
+		{"edit after the read", nil, false},
+		{"same-size change after the read", func(t *testing.T, p string) {
+			f, err := os.OpenFile(p, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt([]byte("9"), 0); err != nil { // line 1: 0000001 → 9000001
+				t.Fatal(err)
+			}
+		}, true},
+		{"appended after the read", func(t *testing.T, p string) {
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteString("tail\n"); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := resolvedWorkspace(t, nil)
+			p := filepath.Join(ws, "big.log")
+			writeBytes(t, p, content)
+			c, ctx := startIn(t, ws, bypass())
+			wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "big.log", "offset": 10, "limit": 5}), false, "of 1000000")
+			if tc.change != nil {
+				tc.change(t, p)
+			}
+			before := readFile(t, p)
+			r := c.CallTool(ctx, "edit", editCall("big.log", "\n0000020\n", "\n0000020 edited\n"))
+			if tc.stale {
+				wantResult(t, "edit after a change", r, true, "changed since you read it", "Read it again")
+				if readFile(t, p) != before {
+					t.Errorf("a refused edit changed the file")
+				}
+				return
+			}
+			wantResult(t, "edit after a read of a file over 16 MiB", r, false, "Edited big.log")
+			got := readFile(t, p)
+			if want := strings.Replace(string(content), "\n0000020\n", "\n0000020 edited\n", 1); got != want {
+				t.Errorf("file after the edit differs from the expected content (len %d, want %d)", len(got), len(want))
+			}
+		})
+	}
+}
+
+// a23Session is one agentls process on ws in bypass mode.
+func a23Session(t *testing.T, ws string) (*harness.Client, context.Context) {
+	t.Helper()
+	return startIn(t, ws, bypass())
+}
+
+// TestFolderIdentityTwoProcessesRace: "Two agentls processes on one workspace …
+// do not race there: each holds an advisory lock (flock) on the file from
+// that read through the rename, so the second sees the first's change and
+// refuses." Both read the same content, then edit (or write) at once:
+// never both succeed, and the loser says to read again.
+func TestFolderIdentityTwoProcessesRace(t *testing.T) {
+	const rounds = 40
+	for _, tool := range []string{"edit", "write"} {
+		t.Run(tool, func(t *testing.T) {
+			ws := resolvedWorkspace(t, map[string]string{"f.txt": "base\n"})
+			p1, ctx1 := a23Session(t, ws)
+			p2, ctx2 := a23Session(t, ws)
+			procs := []*harness.Client{p1, p2}
+			ctxs := []context.Context{ctx1, ctx2}
+			for round := 0; round < rounds; round++ {
+				cur := readFile(t, filepath.Join(ws, "f.txt"))
+				for i, p := range procs {
+					wantResult(t, "read", p.CallTool(ctxs[i], "read", map[string]any{"path": "f.txt"}), false, strings.TrimSpace(cur))
+				}
+				var wg sync.WaitGroup
+				res := make([]harness.Result, 2)
+				start := make(chan struct{})
+				for i, p := range procs {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-start
+						next := fmt.Sprintf("r%02dp%d\n", round, i) // same size from both
+						var args map[string]any
+						if tool == "edit" {
+							args = editCall("f.txt", strings.TrimSuffix(cur, "\n"), strings.TrimSuffix(next, "\n"))
+						} else {
+							args = map[string]any{"path": "f.txt", "content": next}
+						}
+						r, err := p.TryCallTool(ctxs[i], tool, args)
+						if err != nil {
+							r = harness.Result{IsError: true, Content: []map[string]any{{"type": "text", "text": "protocol error: " + err.Error()}}}
+						}
+						res[i] = r
+					}()
+				}
+				began := time.Now()
+				close(start)
+				wg.Wait()
+				if d := time.Since(began); d > time.Second {
+					t.Logf("round %d: the two %ss took %v; texts:\n1: %s\n2: %s", round, tool, d, res[0].Text(), res[1].Text())
+				}
+				ok := 0
+				for i, r := range res {
+					if !r.IsError {
+						ok++
+						continue
+					}
+					wantContains(t, fmt.Sprintf("round %d: process %d's refusal", round, i+1), r.Text(), "Read it again")
+				}
+				if ok != 1 {
+					t.Fatalf("round %d: %d of 2 concurrent %ss on one read succeeded; texts:\n1: %s\n2: %s", round, ok, tool, res[0].Text(), res[1].Text())
+				}
+				got := readFile(t, filepath.Join(ws, "f.txt"))
+				for i, r := range res {
+					if !r.IsError && got != fmt.Sprintf("r%02dp%d\n", round, i) {
+						t.Fatalf("round %d: process %d succeeded but the file holds %q", round, i+1, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFolderIdentityTwoProcessesSequential: the second process's edit after the
+// first's, both on one read, is refused with "read again".
+func TestFolderIdentityTwoProcessesSequential(t *testing.T) {
+	ws := resolvedWorkspace(t, map[string]string{"f.txt": "alpha\nbeta\n"})
+	p1, ctx1 := a23Session(t, ws)
+	p2, ctx2 := a23Session(t, ws)
+	wantResult(t, "read 1", p1.CallTool(ctx1, "read", map[string]any{"path": "f.txt"}), false, "beta")
+	wantResult(t, "read 2", p2.CallTool(ctx2, "read", map[string]any{"path": "f.txt"}), false, "beta")
+	wantResult(t, "edit 1", p1.CallTool(ctx1, "edit", editCall("f.txt", "beta", "BETA")), false, "Edited f.txt")
+	r := p2.CallTool(ctx2, "edit", editCall("f.txt", "alpha", "ALPHA")) // same size: the guard must notice anyway
+	wantResult(t, "edit 2 on a stale read", r, true, "changed since you read it", "Read it again")
+	if got := readFile(t, filepath.Join(ws, "f.txt")); got != "alpha\nBETA\n" {
+		t.Errorf("file = %q, want process 1's edit only", got)
+	}
+}
+
+// TestFolderIdentityWriteProtected: "A write-protected file (no owner write bit,
+// e.g. chmod a-w) is refused with its mode and chmod u+w as the way out".
+// The second sentence (a file this process may not write by its owner,
+// group and mode bits) needs a non-root process.
+func TestFolderIdentityWriteProtected(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode os.FileMode
+		uid  int // -1: keep
+		tool string
+	}{
+		{"edit 0444", 0o444, -1, "edit"},
+		{"write 0444", 0o444, -1, "write"},
+		{"edit 0464, owner lacks write", 0o464, -1, "edit"},
+		{"edit 0444 owned by another user", 0o444, 12345, "edit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := resolvedWorkspace(t, map[string]string{"f.txt": "one\ntwo\n"})
+			p := filepath.Join(ws, "f.txt")
+			if err := os.Chmod(p, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			if tc.uid >= 0 {
+				if err := os.Lchown(p, tc.uid, tc.uid); err != nil {
+					t.Skipf("cannot chown: %v", err)
+				}
+			}
+			c, ctx := a23Session(t, ws)
+			wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "f.txt"}), false, "two")
+			var args map[string]any
+			if tc.tool == "edit" {
+				args = editCall("f.txt", "two", "2")
+			} else {
+				args = map[string]any{"path": "f.txt", "content": "x\n"}
+			}
+			r := c.CallTool(ctx, tc.tool, args)
+			wantResult(t, tc.tool, r, true, fmt.Sprintf("mode %04o", tc.mode), "chmod u+w f.txt")
+			if got := readFile(t, p); got != "one\ntwo\n" {
+				t.Errorf("file changed to %q", got)
+			}
+		})
+	}
+	t.Run("another user's file, non-root process", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("runs as root: every file is writable by its mode bits for root; the sentence is about a non-root process")
+		}
+	})
+}
+
+// TestFolderIdentityCtimeRewrite: the guard stats "the status change time, which a
+// tool that puts the mtime back — cp -p, rsync -t — cannot restore": a
+// same-size rewrite whose mtime was put back (older than the 2 s hash
+// window) is refused, and announced as an external change. In an ignored
+// directory (which the watcher does not watch) the stat alone must catch it.
+func TestFolderIdentityCtimeRewrite(t *testing.T) {
+	for _, tc := range []struct {
+		name, path string
+		announced  bool
+	}{
+		{"watched file", "f.txt", true},
+		{"file in an ignored directory", "ignored/f.txt", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := resolvedWorkspace(t, map[string]string{tc.path: "alpha\nbeta\n", ".gitignore": "ignored/\n"})
+			p := filepath.Join(ws, filepath.FromSlash(tc.path))
+			old := time.Now().Add(-time.Hour).Truncate(time.Second)
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+			c, ctx := a23Session(t, ws)
+			wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": tc.path}), false, "beta")
+			t0 := time.Now()
+			if err := os.WriteFile(p, []byte("ALPHA\nbeta\n"), 0o644); err != nil { // same size, same inode
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+			r := c.CallTool(ctx, "edit", editCall(tc.path, "beta", "gamma"))
+			wantResult(t, "edit after a same-size rewrite with the mtime put back", r, true, "changed since you read it", "Read it again")
+			if got := readFile(t, p); got != "ALPHA\nbeta\n" {
+				t.Errorf("file = %q, want the outside rewrite untouched", got)
+			}
+			if !tc.announced {
+				return
+			}
+			uri := fileURI(p)
+			if _, ok := c.WaitNote(a23NoteWait, func(n harness.Note) bool {
+				if n.Method != "workspace/externalChange" || n.At.Before(t0) {
+					return false
+				}
+				var q struct{ URI, Kind string }
+				json.Unmarshal(n.Params, &q)
+				return q.URI == uri && q.Kind == "changed"
+			}); !ok {
+				t.Errorf("no workspace/externalChange {uri: %s, kind: changed}; notes: %v", uri, a23NoteDump(c))
+			}
+		})
+	}
+}
+
+// TestFolderIdentityGrepInvalidPattern: "an invalid pattern returns the parser's
+// message (without ripgrep's advice about its --pcre2 flag, which grep does
+// not have) and says that look-around and backreferences are not supported
+// and literal: true searches text as it is" — from both backends.
+func TestFolderIdentityGrepInvalidPattern(t *testing.T) {
+	if _, err := exec.LookPath("rg"); err != nil {
+		t.Skip("rg not on PATH: only one backend to compare")
+	}
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "ab\naa\n"})
+	const advice = "grep uses RE2 syntax (ripgrep's default): no look-around such as (?=…) or (?<!…), no backreferences such as \\1. Rewrite the pattern without them, or send literal: true to search for the text as it is."
+	sessions := map[string]*harness.Client{}
+	ctxs := map[string]context.Context{}
+	for _, backend := range []string{"rg", "go"} {
+		sessions[backend], ctxs[backend] = startIn(t, ws, bypass(), "AGENTLS_GREP_BACKEND="+backend)
+	}
+	for _, pat := range []string{`a(?=b)`, `(?<!a)b`, `(a)\1`} {
+		for _, backend := range []string{"rg", "go"} {
+			r := sessions[backend].CallTool(ctxs[backend], "grep", map[string]any{"pattern": pat})
+			what := fmt.Sprintf("%s backend, pattern %s", backend, pat)
+			wantResult(t, what, r, true, "look-around", "backreferences", "literal: true")
+			wantLacks(t, what, strings.ToLower(r.Text()), "pcre2")
+			text := r.Text()
+			if !strings.HasPrefix(text, "invalid pattern: ") || !strings.HasSuffix(text, "\n"+advice) {
+				t.Errorf("%s: want \"invalid pattern: <parser message>\\n%s\", got:\n%s", what, advice, text)
+			}
+		}
+		// The literal search the message suggests works.
+		lit := sessions["go"].CallTool(ctxs["go"], "grep", map[string]any{"pattern": pat, "literal": true})
+		wantResult(t, "literal: true with "+pat, lit, false)
+	}
+	t.Run("unreadable path", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("runs as root: no path can be made unreadable by permission bits")
+		}
+	})
+}
+
+// TestFolderIdentityAuditPrune: docs/tools.md, "Audit log": "one file per session,
+// newest 20 files / 50 MB kept (the file a running agentls writes is never
+// removed by another session's start)".
+func TestFolderIdentityAuditPrune(t *testing.T) {
+	const keep = 20 // the documented count
+	dir := t.TempDir()
+	sleeper := exec.Command("sleep", "30")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sleeper.Process.Kill()
+		sleeper.Wait()
+	})
+	base := time.Now().Add(-48 * time.Hour)
+	// 25 dead sessions, one an hour apart; the live one older than all.
+	var dead []string
+	for i := 0; i < 25; i++ {
+		at := base.Add(time.Duration(i) * time.Hour)
+		name := fmt.Sprintf("%s-%d.jsonl", at.UTC().Format("20060102-150405"), 99999901+i)
+		a23Plant(t, filepath.Join(dir, name), at)
+		dead = append(dead, name)
+	}
+	liveAt := base.Add(-time.Hour)
+	live := fmt.Sprintf("%s-%d.jsonl", liveAt.UTC().Format("20060102-150405"), sleeper.Process.Pid)
+	a23Plant(t, filepath.Join(dir, live), liveAt)
+
+	ws := resolvedWorkspace(t, map[string]string{"f.txt": "x\n"})
+	c, ctx := startIn(t, ws, bypass(), "AGENTLS_AUDIT_DIR="+dir)
+	wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "f.txt"}), false)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	var own []string
+	for _, e := range ents {
+		have[e.Name()] = true
+		if strings.HasSuffix(e.Name(), "-"+strconv.Itoa(c.Cmd.Process.Pid)+".jsonl") {
+			own = append(own, e.Name())
+		}
+	}
+	if !have[live] {
+		t.Errorf("the live process's file %s was removed; left: %v", live, a23Names(ents))
+	}
+	if len(own) != 1 {
+		t.Errorf("agentls's own audit file: %v; dir: %v", own, a23Names(ents))
+	}
+	// The dead ones are pruned oldest first until 20 files are left; the
+	// live one is kept although it is the oldest.
+	kept := 0
+	for i, name := range dead {
+		if have[name] {
+			kept++
+		} else if kept > 0 {
+			t.Errorf("dead session file %d (%s) was removed while an older one stayed", i, name)
+		}
+	}
+	if len(ents) != keep {
+		t.Errorf("%d files left, want %d: %v", len(ents), keep, a23Names(ents))
+	}
+	if kept == len(dead) {
+		t.Errorf("no dead session file was pruned: %v", a23Names(ents))
+	}
+}
+
+// a23Plant writes an audit file with one entry at p, modified at at.
+func a23Plant(t *testing.T, p string, at time.Time) {
+	t.Helper()
+	writeFile(t, p, `{"time":"`+at.UTC().Format(time.RFC3339)+`","callId":"call-1","tool":"read","decision":"allow"}`+"\n")
+	if err := os.Chtimes(p, at, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func a23Names(ents []os.DirEntry) []string {
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}

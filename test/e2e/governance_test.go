@@ -1,0 +1,772 @@
+package e2e
+
+// Black-box acceptance tests for issue 9 item 2 and TOOLS.md "Extension
+// tools": non-core tools (.agentls/tools/*.json and upstream MCP servers
+// from .agentls/mcp.json) are governed like any other tool — permission
+// rules, result budget, spill, secret masking, timeout, audit, progress and
+// cancellation. Written from the contract and docs only; the upstream
+// server is agentls itself (`agentls mcp --root DIR`), so no network.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentls/agentls/test/harness"
+)
+
+// a7gAlnum returns n random ASCII letters and digits.
+func a7gAlnum(t testing.TB, n int) string {
+	t.Helper()
+	const abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		k, err := rand.Int(rand.Reader, big.NewInt(int64(len(abc))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteByte(abc[k.Int64()])
+	}
+	return b.String()
+}
+
+// a7gGitHubToken is a GitHub personal access token shape built at run time
+// (never a literal in the source, so scanners do not flag this file).
+func a7gGitHubToken(t testing.TB) string { return "gh" + "p_" + a7gAlnum(t, 36) }
+
+// a7gSleepArg is a sleep(1) argument unique to this run, so the process can
+// be found in /proc by its command line: "29.<digits>".
+func a7gSleepArg(t testing.TB) string {
+	t.Helper()
+	n, err := rand.Int(rand.Reader, big.NewInt(1e12))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("29.%012d", n.Int64())
+}
+
+// a7gProcs lists live (non-zombie) pids each of words is part of an argument of.
+func a7gProcs(words ...string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cl, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || len(cl) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(cl), "\x00"), "\x00")
+		all := true
+		for _, w := range words {
+			found := false
+			for _, a := range args {
+				if strings.Contains(a, w) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				all = false
+				break
+			}
+		}
+		if !all {
+			continue
+		}
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// a7gExtension writes one extension tool definition into ws.
+func a7gExtension(t testing.TB, ws string, def map[string]any) {
+	t.Helper()
+	b, err := json.Marshal(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeBytes(t, filepath.Join(ws, ".agentls", "tools", def["name"].(string)+".json"), b)
+}
+
+// a7gConfirm is one tools/confirm question.
+type a7gConfirm struct {
+	CallID    string          `json:"callId"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Reason    string          `json:"reason"`
+	Rule      string          `json:"rule"`
+}
+
+// a7gAsker answers tools/confirm with a fixed decision and records questions.
+type a7gAsker struct {
+	mu       sync.Mutex
+	asked    []a7gConfirm
+	decision string
+	message  string
+}
+
+func (a *a7gAsker) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if method != "tools/confirm" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "a7g: %s", method)
+	}
+	var q a7gConfirm
+	if err := json.Unmarshal(params, &q); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked = append(a.asked, q)
+	return map[string]any{"decision": a.decision, "message": a.message}, nil
+}
+
+func (a *a7gAsker) questions() []a7gConfirm {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]a7gConfirm(nil), a.asked...)
+}
+
+// a7gSession starts agentls on ws with its audit log in auditDir, answering
+// tools/confirm with asker when not nil (and declaring the capability).
+func a7gSession(t *testing.T, ws, auditDir string, asker *a7gAsker, opts map[string]any, env ...string) (*harness.Client, context.Context) {
+	t.Helper()
+	if auditDir != "" {
+		env = append(env, "AGENTLS_AUDIT_DIR="+auditDir)
+	}
+	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	params := map[string]any{"initializationOptions": opts}
+	if asker != nil {
+		c.OnRequest = asker.handle
+		params["capabilities"] = map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}}
+	}
+	ctx := testCtx(t, 60*time.Second)
+	c.Initialize(ctx, params)
+	return c, ctx
+}
+
+// a7gAuditEntries is the audit log in dir as decoded JSON lines.
+func a7gAuditEntries(t *testing.T, dir string) []map[string]any {
+	t.Helper()
+	cmd := harness.Command(t, []string{"audit", "--tail", "0", "--json", "--dir", dir})
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("agentls audit: %v\n%s", err, out)
+	}
+	var entries []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("audit line is not JSON: %v: %q", err, line)
+		}
+		entries = append(entries, m)
+	}
+	return entries
+}
+
+// a7gAuditFor returns the audit entries of tool.
+func a7gAuditFor(entries []map[string]any, tool string) []map[string]any {
+	var out []map[string]any
+	for _, e := range entries {
+		if e["tool"] == tool {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// a7gListed returns tools/list (deferred included) by name.
+func a7gListed(t *testing.T, ctx context.Context, c *harness.Client) map[string]map[string]any {
+	t.Helper()
+	var res struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	if err := c.Call(ctx, "tools/list", map[string]any{"includeDeferred": true}, &res); err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	out := map[string]map[string]any{}
+	for _, tl := range res.Tools {
+		out[fmt.Sprint(tl["name"])] = tl
+	}
+	return out
+}
+
+// a7gSpillRE finds an absolute spill path in a notice.
+var a7gSpillRE = regexp.MustCompile(`(/[^\s"'` + "`" + `]+)`)
+
+// a7gSpillPath returns the absolute path in text that exists on disk.
+func a7gSpillPath(t *testing.T, text string) string {
+	t.Helper()
+	for _, m := range a7gSpillRE.FindAllString(text, -1) {
+		m = strings.TrimRight(m, ".,;:)]}")
+		if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() {
+			return m
+		}
+	}
+	t.Fatalf("no existing spill file path in:\n%s", text)
+	return ""
+}
+
+// TestGovernanceExtensionOutputGoverned: an extension tool's command runs
+// through the bash machinery: the tail is kept with the exact range shown,
+// the rest is spilled to a file read can open, and secrets are masked.
+func TestGovernanceExtensionOutputGoverned(t *testing.T) {
+	ws := newWorkspace(t, nil)
+	token := a7gGitHubToken(t)
+	a7gExtension(t, ws, map[string]any{
+		"name": "run_tests", "description": "Prints n numbered lines.",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}, "required": []string{"n"}},
+		"command":     "seq -f 'line %g' 1 {{n}}", "readOnly": true, "deferred": false, "timeout": 30,
+	})
+	a7gExtension(t, ws, map[string]any{
+		"name": "show_token", "description": "Prints the token.",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
+		"command":     "echo token=" + token[:10] + "''" + token[10:], "readOnly": true, "deferred": false,
+	})
+	c, ctx := a7gSession(t, ws, "", nil, bypassOptions())
+
+	t.Run("small output untouched", func(t *testing.T) {
+		r := c.CallTool(ctx, "run_tests", map[string]any{"n": 3})
+		wantResult(t, "run_tests n=3", r, false, "line 1\nline 2\nline 3")
+	})
+	t.Run("tail kept and spilled", func(t *testing.T) {
+		r := c.CallTool(ctx, "run_tests", map[string]any{"n": 3000})
+		txt := r.Text()
+		wantResult(t, "run_tests n=3000", r, false, "line 3000", "showing lines 1002-3000 of 3000")
+		wantLacks(t, "run_tests n=3000", txt, "line 1001\n")
+		spill := a7gSpillPath(t, txt)
+		wantContains(t, "run_tests n=3000", txt, `read {"path": "`+spill+`"`)
+		full := readFile(t, spill)
+		if !strings.HasPrefix(full, "line 1\nline 2\n") || !strings.Contains(full, "line 3000") {
+			t.Errorf("spill file %s does not hold the whole output (%d bytes)", spill, len(full))
+		}
+		rr := c.CallTool(ctx, "read", map[string]any{"path": spill, "offset": 1, "limit": 3})
+		wantResult(t, "read spill", rr, false, "line 1", "line 3")
+	})
+	t.Run("secret masked", func(t *testing.T) {
+		r := c.CallTool(ctx, "show_token", map[string]any{})
+		wantLacks(t, "show_token", r.Text()+compactJSON(r.Details), token, token[4:20])
+		wantContains(t, "show_token", r.Text(), "token=", "REDACTED")
+	})
+}
+
+// TestGovernanceExtensionBudget: with the bash tail raised above the result
+// budget (65,536 bytes), the budget still cuts an extension tool's text at a
+// line boundary, names the lines shown and gives the read call that goes on.
+func TestGovernanceExtensionBudget(t *testing.T) {
+	ws := newWorkspace(t, nil)
+	a7gExtension(t, ws, map[string]any{
+		"name": "big_out", "description": "Prints n numbered lines.",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}},
+		"command":     "seq -f 'row %g' 1 {{n}}", "readOnly": true, "deferred": false,
+	})
+	opts := bypassOptions()
+	opts["limits"] = map[string]any{"bashBytes": 1 << 20, "bashLines": 100000}
+	c, ctx := a7gSession(t, ws, "", nil, opts)
+	r := c.CallTool(ctx, "big_out", map[string]any{"n": 20000}) // ~190 KB
+	txt := r.Text()
+	if len(txt) > 65536+2048 {
+		t.Errorf("text is %d bytes, over the 65,536-byte budget", len(txt))
+	}
+	spill := a7gSpillPath(t, txt)
+	m := regexp.MustCompile(`"offset": (\d+)`).FindStringSubmatch(txt)
+	if m == nil {
+		t.Fatalf("no read offset in the notice:\n%s", txt[max(0, len(txt)-600):])
+	}
+	next, _ := strconv.Atoi(m[1])
+	if !strings.Contains(txt, fmt.Sprintf("row %d\n", next-1)) || strings.Contains(txt, fmt.Sprintf("row %d\n", next)) {
+		t.Errorf("offset %d does not continue right after the last row shown:\n%s", next, txt[max(0, len(txt)-600):])
+	}
+	wantContains(t, "big_out", txt, fmt.Sprintf("lines 1-%d of 20000", next-1))
+	rr := c.CallTool(ctx, "read", map[string]any{"path": spill, "offset": next, "limit": 1})
+	wantResult(t, "read spill at offset", rr, false, fmt.Sprintf("row %d", next))
+}
+
+// TestGovernanceExtensionTimeout: the definition's timeout ends the command
+// and its whole process group.
+func TestGovernanceExtensionTimeout(t *testing.T) {
+	ws := newWorkspace(t, nil)
+	arg := a7gSleepArg(t)
+	a7gExtension(t, ws, map[string]any{
+		"name": "slow_job", "description": "Sleeps.",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
+		"command":     "echo started; (sleep " + arg + "; echo child) & sleep " + arg + "; echo done",
+		"readOnly":    false, "deferred": false, "timeout": 1,
+	})
+	c, ctx := a7gSession(t, ws, "", nil, bypassOptions())
+	begin := time.Now()
+	r := c.CallTool(ctx, "slow_job", map[string]any{})
+	took := time.Since(begin)
+	wantResult(t, "slow_job", r, true, "started", "timed out")
+	wantLacks(t, "slow_job", r.Text(), "done")
+	if took < time.Second || took > 8*time.Second {
+		t.Errorf("call took %v, want about the 1 s timeout (+2 s grace at most)", took)
+	}
+	if !waitUntil(5*time.Second, func() bool { return len(a7gProcs(arg)) == 0 }) {
+		t.Errorf("processes of the timed-out command survive: %v", a7gProcs(arg))
+	}
+}
+
+// TestGovernanceExtensionPermissions: rules name extension tools by name;
+// deny refuses naming the rule, ask goes to tools/confirm.
+func TestGovernanceExtensionPermissions(t *testing.T) {
+	ws := newWorkspace(t, nil)
+	a7gExtension(t, ws, map[string]any{
+		"name": "run_tests", "description": "Runs the tests.",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
+		"command":     "echo ran-tests", "readOnly": true, "deferred": false,
+	})
+	cases := []struct {
+		name      string
+		perms     map[string]any
+		decision  string
+		wantErr   bool
+		wantAsked bool
+		want      []string
+	}{
+		{"no rule runs a read-only tool", map[string]any{}, "", false, false, []string{"ran-tests"}},
+		{"deny", map[string]any{"deny": []string{"run_tests"}}, "", true, false, []string{"run_tests"}},
+		{"deny is case-insensitive", map[string]any{"deny": []string{"Run_Tests"}}, "", true, false, nil},
+		{"ask allowOnce", map[string]any{"ask": []string{"run_tests"}}, "allowOnce", false, true, []string{"ran-tests"}},
+		{"ask rejectOnce", map[string]any{"ask": []string{"run_tests"}}, "rejectOnce", true, true, []string{"denied by the user: a7g says no"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			asker := &a7gAsker{decision: tc.decision, message: "a7g says no"}
+			c, ctx := a7gSession(t, ws, "", asker, map[string]any{"mode": "default", "permissions": tc.perms})
+			r := c.CallTool(ctx, "run_tests", map[string]any{})
+			wantResult(t, tc.name, r, tc.wantErr, tc.want...)
+			if tc.wantErr {
+				wantLacks(t, tc.name, r.Text(), "ran-tests")
+			}
+			qs := asker.questions()
+			if tc.wantAsked != (len(qs) > 0) {
+				t.Fatalf("asked %d times, want asked=%v", len(qs), tc.wantAsked)
+			}
+			if tc.wantAsked && (qs[0].Tool != "run_tests" || !strings.Contains(qs[0].Rule+qs[0].Reason, "run_tests")) {
+				t.Errorf("confirm question = %+v, want tool run_tests and the rule named", qs[0])
+			}
+		})
+	}
+}
+
+// TestGovernanceExtensionLabelsAndAudit: readOnly/destructive from the
+// definition are annotations in tools/list (readOnly only when the shell
+// analysis agrees), and every call is in the audit log.
+func TestGovernanceExtensionLabelsAndAudit(t *testing.T) {
+	ws := newWorkspace(t, nil)
+	obj := map[string]any{"type": "object", "properties": map[string]any{"p": map[string]any{"type": "string"}}}
+	a7gExtension(t, ws, map[string]any{"name": "ro_tool", "description": "Lists.", "inputSchema": obj, "command": "ls {{p}}", "readOnly": true})
+	a7gExtension(t, ws, map[string]any{"name": "rm_tool", "description": "Removes.", "inputSchema": obj, "command": "rm -f {{p}}", "destructive": true})
+	a7gExtension(t, ws, map[string]any{"name": "liar_tool", "description": "Claims read-only.", "inputSchema": obj, "command": "touch {{p}}", "readOnly": true})
+	a7gExtension(t, ws, map[string]any{"name": "plain_tool", "description": "Echoes.", "inputSchema": obj, "command": "echo {{p}}", "readOnly": false, "destructive": false})
+	a7gExtension(t, ws, map[string]any{"name": "fixed_tool", "description": "Echoes hi.", "inputSchema": obj, "command": "echo hi", "readOnly": false, "destructive": false})
+	a7gExtension(t, ws, map[string]any{"name": "build_tool", "description": "Builds.", "inputSchema": obj, "command": "go build ./...", "destructive": false})
+	audit := t.TempDir()
+	c, ctx := a7gSession(t, ws, audit, nil, map[string]any{"mode": "bypass", "permissions": map[string]any{"deny": []string{"rm_tool"}}})
+	listed := a7gListed(t, ctx, c)
+	for _, tc := range []struct {
+		name                  string
+		readOnly, destructive bool
+	}{
+		{"ro_tool", true, false},
+		{"rm_tool", false, true},
+		{"liar_tool", false, false},
+		{"plain_tool", false, false},
+		{"fixed_tool", false, false},
+		{"build_tool", false, false},
+	} {
+		tl, ok := listed[tc.name]
+		if !ok {
+			t.Errorf("%s not in tools/list includeDeferred", tc.name)
+			continue
+		}
+		ann, _ := tl["annotations"].(map[string]any)
+		if ann["readOnlyHint"] != tc.readOnly || ann["destructiveHint"] != tc.destructive {
+			t.Errorf("%s annotations = %v, want readOnlyHint=%v destructiveHint=%v", tc.name, ann, tc.readOnly, tc.destructive)
+		}
+	}
+
+	token := a7gGitHubToken(t)
+	r := c.CallTool(ctx, "ro_tool", map[string]any{"p": "."})
+	wantResult(t, "ro_tool", r, false)
+	r = c.CallTool(ctx, "rm_tool", map[string]any{"p": "x"})
+	wantResult(t, "rm_tool denied", r, true, "rm_tool")
+	r = c.CallTool(ctx, "plain_tool", map[string]any{"p": token})
+	wantResult(t, "plain_tool", r, false)
+
+	var entries []map[string]any
+	if !waitUntil(5*time.Second, func() bool { entries = a7gAuditEntries(t, audit); return len(entries) >= 3 }) {
+		t.Fatalf("audit log has %d entries, want 3: %v", len(entries), entries)
+	}
+	raw := compactJSON(entries)
+	wantLacks(t, "audit log", raw, token)
+	for _, tc := range []struct{ tool, decision string }{{"ro_tool", "allow"}, {"rm_tool", "deny"}, {"plain_tool", "allow"}} {
+		es := a7gAuditFor(entries, tc.tool)
+		if len(es) != 1 {
+			t.Errorf("audit entries for %s = %d, want 1: %s", tc.tool, len(es), raw)
+			continue
+		}
+		if es[0]["decision"] != tc.decision {
+			t.Errorf("audit %s decision = %v, want %s", tc.tool, es[0]["decision"], tc.decision)
+		}
+		for _, k := range []string{"time", "callId", "arguments", "durationMs", "resultBytes", "isError"} {
+			if _, ok := es[0][k]; !ok {
+				t.Errorf("audit %s entry lacks %q: %v", tc.tool, k, es[0])
+			}
+		}
+	}
+	if es := a7gAuditFor(entries, "rm_tool"); len(es) == 1 && !strings.Contains(fmt.Sprint(es[0]["rule"]), "rm_tool") {
+		t.Errorf("audit rm_tool rule = %v, want the deny rule", es[0]["rule"])
+	}
+	// The human-readable tail names the tools too.
+	out, err := harness.Command(t, []string{"audit", "--tail", "5", "--dir", audit}).Output()
+	if err != nil {
+		t.Fatalf("agentls audit --tail: %v", err)
+	}
+	wantContains(t, "agentls audit --tail 5", string(out), "ro_tool", "rm_tool", "plain_tool")
+	wantLacks(t, "agentls audit --tail 5", string(out), token)
+}
+
+// a7gUpstream is a workspace whose .agentls/mcp.json declares agentls
+// itself (`agentls mcp --root <up>`) as the stdio server "up".
+type a7gUpstream struct {
+	ws, up, cfg string
+}
+
+// a7gNewUpstream writes the workspace, the upstream's own folder and its
+// user settings (bypass, so its tools run without asking; bash limits
+// raised so the downstream budget is what cuts). shape is "servers" or
+// "mcpServers"; env is added to the server's entry.
+func a7gNewUpstream(t *testing.T, shape string, env map[string]string) a7gUpstream {
+	t.Helper()
+	u := a7gUpstream{ws: resolvedWorkspace(t, nil), up: resolvedWorkspace(t, nil), cfg: t.TempDir()}
+	writeFile(t, filepath.Join(u.cfg, "agentls", "settings.json"),
+		`{"mode": "bypass", "limits": {"bashBytes": 1048576, "bashLines": 100000}}`)
+	e := map[string]string{"XDG_CONFIG_HOME": u.cfg}
+	for k, v := range env {
+		e[k] = v
+	}
+	cfg := map[string]any{shape: map[string]any{"up": map[string]any{
+		"command": harness.Binary(t), "args": []string{"mcp", "--root", u.up}, "env": e,
+	}}}
+	b, _ := json.Marshal(cfg)
+	writeBytes(t, filepath.Join(u.ws, ".agentls", "mcp.json"), b)
+	return u
+}
+
+// a7gUpstreamPids is the pids of u's upstream server.
+func (u a7gUpstream) pids() []int { return a7gProcs("mcp", u.up) }
+
+// a7gAwaitUpstream calls up__read until the upstream answers (it starts in
+// the background), and fails the test after 20 s.
+func a7gAwaitUpstream(t *testing.T, ctx context.Context, c *harness.Client, u a7gUpstream) {
+	t.Helper()
+	writeFile(t, filepath.Join(u.up, "ping.txt"), "pong\n")
+	var r harness.Result
+	if !waitUntil(20*time.Second, func() bool {
+		r = c.CallTool(ctx, "up__read", map[string]any{"path": "ping.txt"})
+		return !r.IsError && strings.Contains(r.Text(), "pong")
+	}) {
+		t.Fatalf("upstream never answered up__read: %s", r.Text())
+	}
+}
+
+// TestGovernanceUpstreamShapes: both config shapes declare stdio servers
+// whose tools become deferred <server>__<tool>; tool_search waits for the
+// first listing, finds them and sends tools/listChanged; calling works.
+func TestGovernanceUpstreamShapes(t *testing.T) {
+	for _, shape := range []string{"servers", "mcpServers"} {
+		t.Run(shape, func(t *testing.T) {
+			u := a7gNewUpstream(t, shape, nil)
+			writeFile(t, filepath.Join(u.up, "hello.txt"), "hello from upstream\n")
+			c, ctx := a7gSession(t, u.ws, "", nil, bypassOptions())
+			r := c.CallTool(ctx, "tool_search", map[string]any{"query": "up read", "limit": 1})
+			wantResult(t, "first tool_search", r, false, "up__read")
+			if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/listChanged" }); !ok {
+				t.Errorf("no tools/listChanged after tool_search activated up__read")
+			}
+			var active struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			}
+			if err := c.Call(ctx, "tools/list", map[string]any{}, &active); err != nil {
+				t.Fatal(err)
+			}
+			names := compactJSON(active.Tools)
+			wantContains(t, "active tools", names, `"up__read"`)
+			wantLacks(t, "active tools", names, `"up__bash"`)
+			listed := a7gListed(t, ctx, c)
+			tl, ok := listed["up__bash"]
+			if !ok {
+				t.Fatalf("up__bash not in tools/list includeDeferred")
+			}
+			if meta, _ := tl["_meta"].(map[string]any); meta["deferred"] != true {
+				t.Errorf("up__bash _meta = %v, want deferred: true", tl["_meta"])
+			}
+			r = c.CallTool(ctx, "up__read", map[string]any{"path": "hello.txt"})
+			wantResult(t, "up__read", r, false, "hello from upstream")
+		})
+	}
+}
+
+// TestGovernanceUpstreamPermissions: mcp__<server>__<tool> and mcp__<server>
+// rules deny and ask for upstream tools; the audit log records the calls.
+func TestGovernanceUpstreamPermissions(t *testing.T) {
+	u := a7gNewUpstream(t, "servers", nil)
+	writeFile(t, filepath.Join(u.up, "f.txt"), "upstream file\n")
+	cases := []struct {
+		name      string
+		perms     map[string]any
+		decision  string
+		tool      string
+		args      map[string]any
+		wantErr   bool
+		wantAsked bool
+		want      []string
+	}{
+		{"no rule: read-only upstream read runs", map[string]any{}, "", "up__read", map[string]any{"path": "f.txt"}, false, false, []string{"upstream file"}},
+		{"deny mcp__up__read", map[string]any{"deny": []string{"mcp__up__read"}}, "", "up__read", map[string]any{"path": "f.txt"}, true, false, []string{"mcp__up__read"}},
+		{"deny mcp__up covers every tool", map[string]any{"deny": []string{"mcp__up"}}, "", "up__ls", map[string]any{}, true, false, []string{"mcp__up"}},
+		{"deny mcp__up__bash leaves read", map[string]any{"deny": []string{"mcp__up__bash"}}, "", "up__read", map[string]any{"path": "f.txt"}, false, false, []string{"upstream file"}},
+		{"ask mcp__up__read allowOnce", map[string]any{"ask": []string{"mcp__up__read"}}, "allowOnce", "up__read", map[string]any{"path": "f.txt"}, false, true, []string{"upstream file"}},
+		{"ask mcp__up rejectOnce", map[string]any{"ask": []string{"mcp__up"}}, "rejectOnce", "up__read", map[string]any{"path": "f.txt"}, true, true, []string{"denied by the user: a7g says no"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			audit := t.TempDir()
+			asker := &a7gAsker{decision: tc.decision, message: "a7g says no"}
+			c, ctx := a7gSession(t, u.ws, audit, asker, map[string]any{"mode": "default", "permissions": tc.perms})
+			var r harness.Result
+			// The server starts in the background: retry while it is starting.
+			waitUntil(20*time.Second, func() bool {
+				r = c.CallTool(ctx, tc.tool, tc.args)
+				return !strings.Contains(r.Text(), "starting")
+			})
+			wantResult(t, tc.name, r, tc.wantErr, tc.want...)
+			if tc.wantErr {
+				wantLacks(t, tc.name, r.Text(), "upstream file")
+			}
+			qs := asker.questions()
+			if tc.wantAsked != (len(qs) > 0) {
+				t.Fatalf("asked %d times, want asked=%v", len(qs), tc.wantAsked)
+			}
+			if tc.wantAsked && (qs[0].Tool != tc.tool || !strings.Contains(qs[0].Rule+qs[0].Reason, "mcp__up")) {
+				t.Errorf("confirm question = %+v, want tool %s and the mcp__ rule named", qs[0], tc.tool)
+			}
+			var entries []map[string]any
+			waitUntil(5*time.Second, func() bool { entries = a7gAuditFor(a7gAuditEntries(t, audit), tc.tool); return len(entries) > 0 })
+			if len(entries) == 0 {
+				t.Fatalf("no audit entry for %s", tc.tool)
+			}
+			last := entries[len(entries)-1]
+			if last["isError"] != tc.wantErr {
+				t.Errorf("audit entry %v: isError want %v", last, tc.wantErr)
+			}
+			wantDecision := map[string]string{"": "allow", "allowOnce": "ask:allowOnce", "rejectOnce": "ask:rejectOnce"}[tc.decision]
+			if tc.wantErr && !tc.wantAsked {
+				wantDecision = "deny"
+			}
+			if last["decision"] != wantDecision {
+				t.Errorf("audit decision = %v, want %s", last["decision"], wantDecision)
+			}
+		})
+	}
+}
+
+// TestGovernanceUpstreamBudgetAndMasking: an upstream result over the
+// 65,536-byte budget is cut at a line with the read call that goes on in
+// the spill file, and a secret the upstream did not mask is masked here.
+func TestGovernanceUpstreamBudgetAndMasking(t *testing.T) {
+	secret := "a7g" + a7gAlnum(t, 29)
+	// The downstream's environment holds the secret; the upstream's entry
+	// clears it, so only the downstream knows it as a secret.
+	u := a7gNewUpstream(t, "servers", map[string]string{"A7G_SERVICE_TOKEN": ""})
+	c, ctx := a7gSession(t, u.ws, "", nil, bypassOptions(), "A7G_SERVICE_TOKEN="+secret)
+	a7gAwaitUpstream(t, ctx, c, u)
+
+	t.Run("reference: the downstream masks the value in its own bash", func(t *testing.T) {
+		r := c.CallTool(ctx, "bash", map[string]any{"command": "echo v=" + secret[:8] + "''" + secret[8:]})
+		wantLacks(t, "bash", r.Text(), secret)
+	})
+	t.Run("upstream result masked", func(t *testing.T) {
+		// The upstream does not have the value, so it cannot mask it itself.
+		r := c.CallTool(ctx, "up__bash", map[string]any{"command": `echo "len=${#A7G_SERVICE_TOKEN}"`})
+		wantResult(t, "upstream env", r, false, "len=0")
+		r = c.CallTool(ctx, "up__bash", map[string]any{"command": "echo v=" + secret[:8] + "''" + secret[8:]})
+		wantResult(t, "up__bash", r, false, "v=")
+		wantLacks(t, "up__bash", r.Text()+compactJSON(r.Details), secret)
+	})
+	t.Run("upstream result cut at the budget and spilled", func(t *testing.T) {
+		r := c.CallTool(ctx, "up__bash", map[string]any{"command": "seq -f 'row %g' 1 20000"}) // ~190 KB
+		txt := r.Text()
+		if len(txt) > 65536+2048 {
+			t.Errorf("text is %d bytes, over the 65,536-byte budget", len(txt))
+		}
+		if !strings.Contains(txt, "row 1\n") {
+			t.Errorf("the budget cut should keep the head:\n%s\n…%s", txt[:min(len(txt), 300)], txt[max(0, len(txt)-600):])
+		}
+		spill := a7gSpillPath(t, txt)
+		m := regexp.MustCompile(`"offset": (\d+)`).FindStringSubmatch(txt)
+		if m == nil {
+			t.Fatalf("no read offset in the notice:\n%s", txt[max(0, len(txt)-600):])
+		}
+		next, _ := strconv.Atoi(m[1])
+		wantContains(t, "up__bash", txt, fmt.Sprintf("row %d\n", next-1), fmt.Sprintf("lines 1-%d", next-1))
+		wantLacks(t, "up__bash", txt, fmt.Sprintf("row %d\n", next))
+		rr := c.CallTool(ctx, "read", map[string]any{"path": spill, "offset": next, "limit": 1})
+		wantResult(t, "read spill", rr, false, fmt.Sprintf("row %d", next))
+	})
+}
+
+// TestGovernanceUpstreamCrashRestart: a killed upstream answers with a clear
+// isError result and comes back after a backoff restart.
+func TestGovernanceUpstreamCrashRestart(t *testing.T) {
+	u := a7gNewUpstream(t, "servers", nil)
+	c, ctx := a7gSession(t, u.ws, "", nil, bypassOptions())
+	a7gAwaitUpstream(t, ctx, c, u)
+	pids := u.pids()
+	if len(pids) != 1 {
+		t.Fatalf("upstream processes = %v, want 1", pids)
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if !waitUntil(5*time.Second, func() bool { return len(a7gProcs(strconv.Itoa(pids[0]))) == 0 && !a7gAlive(pids[0]) }) {
+		t.Fatalf("upstream %d did not die", pids[0])
+	}
+	r := c.CallTool(ctx, "up__read", map[string]any{"path": "ping.txt"})
+	// Docs word it "unavailable … restarting in …"; the contract asks for a
+	// clear result: an error naming the server and that it is restarted.
+	wantResult(t, "call right after the crash", r, true, `"up"`, "restart")
+	wantLacks(t, "call right after the crash", r.Text(), "pong")
+	var again harness.Result
+	if !waitUntil(15*time.Second, func() bool {
+		again = c.CallTool(ctx, "up__read", map[string]any{"path": "ping.txt"})
+		return !again.IsError
+	}) {
+		t.Fatalf("upstream did not come back: %s", again.Text())
+	}
+	wantResult(t, "after restart", again, false, "pong")
+	if now := u.pids(); len(now) != 1 || now[0] == pids[0] {
+		t.Errorf("upstream processes after restart = %v, want one new process", now)
+	}
+}
+
+// a7gAlive reports whether pid exists and is not a zombie.
+func a7gAlive(pid int) bool {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(st, ')')
+	return i < 0 || i+2 >= len(st) || st[i+2] != 'Z'
+}
+
+// TestGovernanceUpstreamProgressAndCancel: an upstream bash's progress
+// reaches the client as tools/progress with the call's callId, and
+// cancelling the call kills the upstream's command.
+func TestGovernanceUpstreamProgressAndCancel(t *testing.T) {
+	u := a7gNewUpstream(t, "servers", nil)
+	c, ctx := a7gSession(t, u.ws, "", nil, bypassOptions())
+	a7gAwaitUpstream(t, ctx, c, u)
+
+	t.Run("progress", func(t *testing.T) {
+		var r harness.Result
+		err := c.Call(ctx, "tools/call", map[string]any{"name": "up__bash", "callId": "a7g-progress",
+			"arguments": map[string]any{"command": "for i in 1 2 3 4 5 6 7 8; do echo tick$i; sleep 0.15; done"}}, &r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantResult(t, "up__bash", r, false, "tick8")
+		var got []string
+		for _, n := range c.Notes("tools/progress") {
+			var p struct {
+				CallID, Tool, Output, Message string
+			}
+			json.Unmarshal(n.Params, &p)
+			if p.CallID == "a7g-progress" {
+				got = append(got, p.Tool+"|"+p.Output+p.Message)
+			}
+		}
+		if len(got) < 2 {
+			t.Fatalf("tools/progress for the call = %q, want several while it ran", got)
+		}
+		wantContains(t, "progress", strings.Join(got, "\n"), "up__bash|", "tick1")
+	})
+	t.Run("cancel", func(t *testing.T) {
+		arg := a7gSleepArg(t)
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.TryCallTool(cctx, "up__bash", map[string]any{"command": "sleep " + arg + "; echo done"})
+			done <- err
+		}()
+		if !waitUntil(10*time.Second, func() bool { return len(a7gProcs(arg)) > 0 }) {
+			t.Fatalf("the upstream's sleep never started")
+		}
+		cancel()
+		select {
+		case err := <-done:
+			// The harness returns the context's error once it has sent
+			// $/cancelRequest; what matters is that the work stops upstream.
+			if err == nil {
+				t.Errorf("cancelled call returned a result")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("cancelled call did not reply")
+		}
+		if !waitUntil(5*time.Second, func() bool { return len(a7gProcs(arg)) == 0 }) {
+			t.Errorf("the upstream's sleep survives the cancel: %v", a7gProcs(arg))
+		}
+		r := c.CallTool(ctx, "up__read", map[string]any{"path": "ping.txt"})
+		wantResult(t, "after cancel", r, false, "pong")
+	})
+}
+
+// TestGovernanceExtensionNonDestructiveAllowedByWorkspace: built-in asks
+// cover extension tools labelled destructive only; a tool whose definition
+// says destructive: false (and whose command is harmless) is settled by a
+// workspace allow rule without asking.
+func TestGovernanceExtensionNonDestructiveAllowedByWorkspace(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions": {"allow": ["fixed_tool"]}}`})
+	a7gExtension(t, ws, map[string]any{
+		"name": "fixed_tool", "description": "Echoes hi.",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
+		"command":     "echo hi-there", "readOnly": false, "destructive": false, "deferred": false,
+	})
+	asker := &a7gAsker{decision: "rejectOnce", message: "a7g says no"}
+	c, ctx := a7gSession(t, ws, "", asker, map[string]any{"mode": "default"})
+	r := c.CallTool(ctx, "fixed_tool", map[string]any{})
+	wantResult(t, "fixed_tool", r, false, "hi-there")
+	if qs := asker.questions(); len(qs) > 0 {
+		t.Errorf("asked although the workspace allows fixed_tool and it is not destructive: %+v", qs[0])
+	}
+}

@@ -1,0 +1,969 @@
+package e2e
+
+// Acceptance audit: huge inputs give bounded, useful results and bounded
+// server memory — never a crash, a hang, or a result the client cannot
+// take. Sources: design/TOOLS.md (limits, announced truncation with the
+// exact continuation call, spill files), docs/tools.md (the numbers) and
+// docs/protocol.md. Every case runs on its own fresh server, so the peak
+// resident set (VmHWM) measured before and after is the case's own.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/test/harness"
+)
+
+const (
+	// a21hMiB is one mebibyte.
+	a21hMiB = 1 << 20
+	// a21hPeakGrowth bounds the growth of the server's peak RSS for an
+	// input of 128 MiB or more: generous, but it catches "loaded the whole
+	// thing".
+	a21hPeakGrowth = 48 * a21hMiB
+	// a21hCaseTimeout bounds each case.
+	a21hCaseTimeout = 60 * time.Second
+	// Numbers docs/tools.md gives.
+	a21hReadLines     = 2000
+	a21hReadLineChars = 2000
+	a21hReadBytes     = 51200
+	a21hBudget        = 65536
+	a21hBashBytes     = 51200
+	a21hSpillCap      = 64 * a21hMiB
+	a21hGrepLimit     = 100
+	a21hLsLimit       = 500
+	a21hFindLimit     = 1000
+)
+
+// a21hDisk skips the test when the temp directory's file system has less
+// than 5 GiB free, and (off Linux) when /proc cannot report peak memory.
+func a21hDisk(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("peak memory is read from /proc (Linux only)")
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(os.TempDir(), &st); err != nil {
+		t.Skipf("statfs %s: %v", os.TempDir(), err)
+	}
+	if free := st.Bavail * uint64(st.Bsize); free < 5<<30 {
+		t.Skipf("only %d MiB free in %s; these cases need 5 GiB", free/a21hMiB, os.TempDir())
+	}
+}
+
+// a21hFastDir is a temporary directory on tmpfs (/dev/shm) when there is
+// one with room, where creating and removing 100,000 files takes about a
+// second instead of ten on a loaded disk; else t.TempDir().
+func a21hFastDir(t *testing.T) string {
+	t.Helper()
+	var st syscall.Statfs_t
+	if syscall.Statfs("/dev/shm", &st) == nil && st.Bavail*uint64(st.Bsize) >= 256*a21hMiB {
+		if d, err := os.MkdirTemp("/dev/shm", "a21h-"); err == nil {
+			t.Cleanup(func() { os.RemoveAll(d) })
+			return d
+		}
+	}
+	return t.TempDir()
+}
+
+// a21hServer is one fresh server on ws (bypass mode, so write, edit and bash
+// run unasked) with its own spill directory.
+type a21hServer struct {
+	c     *harness.Client
+	ctx   context.Context
+	cache string
+	base  int64
+	start time.Time
+
+	done, stopped chan struct{}
+	once          sync.Once
+	mu            sync.Mutex
+	maxAnon       int64 // sampled peaks, bytes
+	maxFile       int64
+}
+
+func a21hStart(t *testing.T, ws string, env ...string) *a21hServer {
+	t.Helper()
+	cache := t.TempDir()
+	env = append([]string{"XDG_CACHE_HOME=" + cache}, env...)
+	t0 := time.Now()
+	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	ctx, cancel := context.WithTimeout(context.Background(), a21hCaseTimeout)
+	t.Cleanup(cancel)
+	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
+	// One small call first: the baseline includes a warmed-up tool path.
+	if err := os.WriteFile(filepath.Join(ws, "a21h-warm.txt"), []byte("warm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.CallTool(ctx, "read", map[string]any{"path": "a21h-warm.txt"}); r.IsError {
+		t.Fatalf("warm-up read failed: %s", r.Text())
+	}
+	t.Logf("server up and warm in %v", time.Since(t0).Round(time.Millisecond))
+	s := &a21hServer{c: c, ctx: ctx, cache: cache, done: make(chan struct{}), stopped: make(chan struct{})}
+	s.base = a21hHWM(t, c.Cmd.Process.Pid)
+	s.start = time.Now()
+	go s.sample(c.Cmd.Process.Pid)
+	t.Cleanup(s.stop)
+	return s
+}
+
+// sample polls the server's anonymous and file-backed resident sizes until
+// stop, so a failure can say which kind of memory the peak was: heap
+// (anonymous) or mapped file pages.
+func (s *a21hServer) sample(pid int) {
+	defer close(s.stopped)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-tick.C:
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			return
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			f := strings.Fields(l)
+			if len(f) < 2 {
+				continue
+			}
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			s.mu.Lock()
+			switch f[0] {
+			case "RssAnon:":
+				s.maxAnon = max(s.maxAnon, kb*1024)
+			case "RssFile:":
+				s.maxFile = max(s.maxFile, kb*1024)
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+func (s *a21hServer) stop() {
+	s.once.Do(func() { close(s.done) })
+	<-s.stopped
+}
+
+// a21hHWM is the peak resident set of pid in bytes.
+func a21hHWM(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("agentls (pid %d) is gone: %v", pid, err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				t.Fatalf("VmHWM %q: %v", l, err)
+			}
+			return kb * 1024
+		}
+	}
+	t.Fatal("no VmHWM in /proc status")
+	return 0
+}
+
+// checkMem fails when the server's peak RSS grew by limit or more since the
+// baseline, and when it has exited (a crash).
+func (s *a21hServer) checkMem(t *testing.T, what string, limit int64) {
+	t.Helper()
+	select {
+	case <-s.c.Exited():
+		t.Fatalf("%s: agentls exited", what)
+	default:
+	}
+	peak := a21hHWM(t, s.c.Cmd.Process.Pid)
+	grow := peak - s.base
+	s.mu.Lock()
+	anon, file := s.maxAnon, s.maxFile
+	s.mu.Unlock()
+	t.Logf("%s: peak RSS %d MiB (baseline %d MiB, growth %d MiB; sampled peaks: anonymous %d MiB, file-backed %d MiB), %v", what, peak/a21hMiB, s.base/a21hMiB, grow/a21hMiB, anon/a21hMiB, file/a21hMiB, time.Since(s.start).Round(time.Millisecond))
+	if grow >= limit {
+		t.Errorf("%s: agentls peak RSS grew by %d MiB (from %d to %d MiB; sampled anonymous peak %d MiB), want < %d MiB", what, grow/a21hMiB, s.base/a21hMiB, peak/a21hMiB, anon/a21hMiB, limit/a21hMiB)
+	}
+}
+
+// a21hLines writes n lines "L%08d" (1-based) to path.
+func a21hLines(t *testing.T, path string, n int) int64 {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, a21hMiB)
+	buf := make([]byte, 0, 16)
+	for i := 1; i <= n; i++ {
+		buf = append(buf[:0], "L00000000"...)
+		buf = strconv.AppendInt(buf[:1], int64(i), 10)
+		if pad := 8 - (len(buf) - 1); pad > 0 {
+			buf = append(buf[:1], "00000000"[:pad]...)
+			buf = strconv.AppendInt(buf, int64(i), 10)
+		}
+		buf = append(buf, '\n')
+		w.Write(buf)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
+// a21hChunks writes size bytes to path in 1 MiB chunks of the pattern.
+func a21hChunks(t *testing.T, path string, size int, pattern string) {
+	t.Helper()
+	chunk := []byte(strings.Repeat(pattern, a21hMiB/len(pattern)+1)[:a21hMiB])
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for left := size; left > 0; left -= a21hMiB {
+		n := min(left, a21hMiB)
+		if _, err := f.Write(chunk[:n]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// a21hNum is n as plain digits or with thousands separators, whichever the
+// text uses (docs show plain numbers; both carry the same value).
+func a21hNum(n int64) string {
+	return `(?:` + strconv.FormatInt(n, 10) + `|` + regexp.QuoteMeta(a21hComma(n)) + `)`
+}
+
+func a21hComma(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func a21hMatch(t *testing.T, what, text, re string) []string {
+	t.Helper()
+	m := regexp.MustCompile(re).FindStringSubmatch(text)
+	if m == nil {
+		t.Errorf("%s: text does not match %s:\n%s", what, re, a21hShow(text))
+	}
+	return m
+}
+
+func a21hContains(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s: text lacks %q:\n%s", what, w, a21hShow(text))
+		}
+	}
+}
+
+// a21hShow abbreviates a long text for a failure message: head and tail.
+func a21hShow(s string) string {
+	if len(s) <= 3000 {
+		return s
+	}
+	return s[:1500] + fmt.Sprintf("\n…[%d bytes]…\n", len(s)-3000) + s[len(s)-1500:]
+}
+
+// a21hLine is read's numbered line n ("%6d→text").
+func a21hLine(n int, content string) string { return fmt.Sprintf("%6d→%s", n, content) }
+
+// a21hL is the text of line n of a21hLines's files.
+func a21hL(n int) string { return fmt.Sprintf("L%08d", n) }
+
+// ---- read ----
+
+func TestHugeRead(t *testing.T) {
+	a21hDisk(t)
+
+	t.Run("ShortLines128MiB", func(t *testing.T) {
+		ws := t.TempDir()
+		const n = 13421773 // 10 bytes a line: 128 MiB and a little more
+		size := a21hLines(t, filepath.Join(ws, "big.txt"), n)
+		if size < 128*a21hMiB {
+			t.Fatalf("fixture is %d bytes", size)
+		}
+		s := a21hStart(t, ws)
+
+		r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "big.txt"})
+		if r.IsError {
+			t.Fatalf("read: isError: %s", a21hShow(r.Text()))
+		}
+		text := r.Text()
+		// 2000 lines in all, the header and the notice among them: "lines
+		// 1-1998" and the exact call "use offset=1999".
+		const page = a21hReadLines - 2
+		a21hMatch(t, "first page header", text, `(?m)^big\.txt, lines 1-1998 of `+a21hNum(n)+`\b`)
+		a21hContains(t, "first page", text, a21hLine(1, a21hL(1))+"\n", a21hLine(page, a21hL(page)), "offset=1999")
+		// The notice itself (not only the header) names the range and the call.
+		a21hMatch(t, "first page notice", text, `\n\[[^\n]*lines 1-1998 of `+a21hNum(n)+`[^\n]*offset=1999\b[^\n]*\]`)
+		if strings.Contains(text, a21hL(page+1)) {
+			t.Errorf("first page shows line %d, past the %d-line limit", page+1, a21hReadLines)
+		}
+		if len(text) > a21hBudget || strings.Count(text, "\n")+1 > a21hReadLines {
+			t.Errorf("first page is %d bytes, %d lines, over the %d-byte / %d-line budget", len(text), strings.Count(text, "\n")+1, a21hBudget, a21hReadLines)
+		}
+
+		off := n - 2
+		r = s.c.CallTool(s.ctx, "read", map[string]any{"path": "big.txt", "offset": off})
+		if r.IsError {
+			t.Fatalf("read tail: isError: %s", a21hShow(r.Text()))
+		}
+		text = r.Text()
+		a21hMatch(t, "tail header", text, `(?m)^big\.txt, lines `+a21hNum(int64(off))+`-`+a21hNum(n)+` of `+a21hNum(n)+`\b`)
+		for i := off; i <= n; i++ {
+			a21hContains(t, "tail", text, a21hLine(i, a21hL(i)))
+		}
+		if strings.Contains(text, "offset=") {
+			t.Errorf("tail read that reached the end still offers a continuation:\n%s", text)
+		}
+		s.checkMem(t, "read 128 MiB of short lines (first page and tail)", a21hPeakGrowth)
+	})
+
+	t.Run("OneLine128MiB", func(t *testing.T) {
+		ws := t.TempDir()
+		const size = 128 * a21hMiB
+		a21hChunks(t, filepath.Join(ws, "one.txt"), size, "abcdefghijklmnop")
+		s := a21hStart(t, ws)
+		r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "one.txt"})
+		text := r.Text()
+		t.Logf("one-line read (isError %v):\n%s", r.IsError, a21hShow(text))
+		if strings.TrimSpace(text) == "" {
+			t.Fatal("read of a 128 MiB one-line file returned no text")
+		}
+		if len(text) > a21hBudget {
+			t.Errorf("result is %d bytes, over the %d-byte budget", len(text), a21hBudget)
+		}
+		// docs/tools.md: "A first line that alone exceeds 51,200 bytes
+		// returns an explanation with its size and a sed … | cut -b command
+		// to read a window of it" (TOOLS.md: "never an empty string").
+		a21hMatch(t, "one-line read", text, `\b`+a21hNum(size)+` bytes\b`)
+		a21hMatch(t, "one-line read", text, `sed -n '1p' one\.txt \| cut -b 1-\d+`)
+		a21hContains(t, "one-line read", text, "51200")
+		s.checkMem(t, "read a 128 MiB single line", a21hPeakGrowth)
+	})
+
+	t.Run("Zeros128MiB", func(t *testing.T) {
+		ws := t.TempDir()
+		const size = 128 * a21hMiB
+		p := filepath.Join(ws, "zeros.bin")
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(size); err != nil { // sparse: fast, no disk
+			t.Fatal(err)
+		}
+		f.Close()
+		s := a21hStart(t, ws)
+		start := time.Now()
+		r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "zeros.bin"})
+		text := r.Text()
+		// TOOLS.md: "binary file (ELF executable, 1.2 MB); not read".
+		if !r.IsError {
+			t.Errorf("binary file read is not an error result:\n%s", a21hShow(text))
+		}
+		a21hContains(t, "binary refusal", text, "binary file (", "not read")
+		if !regexp.MustCompile(`134(\.2)? ?MB|128(\.0)? ?MiB|128\.0 MB|134217728`).MatchString(text) {
+			t.Errorf("binary refusal does not give the size (128 MiB):\n%s", text)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("refusing a binary file took %v: it should sniff 8 KiB", d)
+		}
+		s.checkMem(t, "read 128 MiB of zeros", a21hPeakGrowth)
+	})
+}
+
+// ---- grep ----
+
+func TestHugeGrep(t *testing.T) {
+	a21hDisk(t)
+	dir := t.TempDir()
+	const n = 13421773
+	big := filepath.Join(dir, "big.txt")
+	a21hLines(t, big, n)
+	// 2,097,152 lines of 64 bytes (128 MiB), every one a match.
+	many := filepath.Join(dir, "many.txt")
+	const manyN = 2097152
+	{
+		f, err := os.Create(many)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := bufio.NewWriterSize(f, a21hMiB)
+		for i := 1; i <= manyN; i++ {
+			l := fmt.Sprintf("hit %07d ", i)
+			w.WriteString(l + strings.Repeat("x", 63-len(l)) + "\n")
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	manyLine := func(i int) string {
+		l := fmt.Sprintf("hit %07d ", i)
+		return l + strings.Repeat("x", 63-len(l))
+	}
+	ws := func(t *testing.T, name string) string {
+		w := t.TempDir()
+		if err := os.Link(filepath.Join(dir, name), filepath.Join(w, name)); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	backends := []struct {
+		name string
+		env  []string
+	}{
+		{"rg", nil},
+		{"go", []string{"PATH=" + t.TempDir()}}, // no rg on PATH: the Go fallback
+	}
+	for _, b := range backends {
+		t.Run(b.name+"/MatchOnLastLineOnly", func(t *testing.T) {
+			s := a21hStart(t, ws(t, "big.txt"), b.env...)
+			r := s.c.CallTool(s.ctx, "grep", map[string]any{"pattern": a21hL(n)})
+			if r.IsError {
+				t.Fatalf("grep: isError: %s", r.Text())
+			}
+			if got := r.Details["backend"]; got != b.name {
+				t.Errorf("backend = %v, want %s", got, b.name)
+			}
+			want := fmt.Sprintf("big.txt:%d: %s", n, a21hL(n))
+			if strings.TrimSpace(r.Text()) != want {
+				t.Errorf("grep text = %q, want %q", a21hShow(r.Text()), want)
+			}
+			s.checkMem(t, "grep "+b.name+" over 128 MiB, match on the last line", a21hPeakGrowth)
+		})
+		t.Run(b.name+"/TwoMillionMatches", func(t *testing.T) {
+			s := a21hStart(t, ws(t, "many.txt"), b.env...)
+			start := time.Now()
+			r := s.c.CallTool(s.ctx, "grep", map[string]any{"pattern": "hit"})
+			d := time.Since(start)
+			if r.IsError {
+				t.Fatalf("grep: isError: %s", r.Text())
+			}
+			if got := r.Details["backend"]; got != b.name {
+				t.Errorf("backend = %v, want %s", got, b.name)
+			}
+			text := r.Text()
+			var body []string
+			for _, l := range strings.Split(text, "\n") {
+				if strings.HasPrefix(l, "many.txt:") {
+					body = append(body, l)
+				}
+			}
+			if len(body) != a21hGrepLimit {
+				t.Errorf("%d match lines, want the default limit %d", len(body), a21hGrepLimit)
+			}
+			for i, l := range body {
+				if want := fmt.Sprintf("many.txt:%d: %s", i+1, manyLine(i+1)); l != want {
+					t.Errorf("match %d = %q, want %q", i+1, l, want)
+					break
+				}
+			}
+			// docs/tools.md: the notice names the limit hit and gives
+			// limit=N doubled.
+			a21hContains(t, "match-limit notice", text, "100", "limit=200")
+			if len(text) > a21hBudget {
+				t.Errorf("grep result is %d bytes", len(text))
+			}
+			t.Logf("grep %s, 2M matches: %v; notice lines:\n%s", b.name, d, a21hNotices(text, "many.txt:"))
+			s.checkMem(t, "grep "+b.name+" with 2M matches", a21hPeakGrowth)
+		})
+		t.Run(b.name+"/ByteCap", func(t *testing.T) {
+			s := a21hStart(t, ws(t, "many.txt"), b.env...)
+			r := s.c.CallTool(s.ctx, "grep", map[string]any{"pattern": "hit", "limit": 1000})
+			if r.IsError {
+				t.Fatalf("grep: isError: %s", r.Text())
+			}
+			text := r.Text()
+			k := 0
+			size := 0
+			for _, l := range strings.Split(text, "\n") {
+				if strings.HasPrefix(l, "many.txt:") {
+					k++
+					size += len(l) + 1
+					if want := fmt.Sprintf("many.txt:%d: %s", k, manyLine(k)); l != want {
+						t.Fatalf("match %d = %q, want %q", k, l, want)
+					}
+				}
+			}
+			// docs/tools.md: the whole text at most 51,200 bytes; over it,
+			// the notice gives read {"path": <last file>, "offset": <line
+			// after the last shown>}.
+			if k == 0 || k >= 1000 || size > a21hReadBytes {
+				t.Errorf("%d match lines (%d bytes), want fewer than 1000 within %d bytes", k, size, a21hReadBytes)
+			}
+			a21hContains(t, "byte-cap notice", text, fmt.Sprintf(`read {"path": "many.txt", "offset": %d}`, k+1))
+			t.Logf("grep %s, byte cap: %d lines; notice lines:\n%s", b.name, k, a21hNotices(text, "many.txt:"))
+			s.checkMem(t, "grep "+b.name+" with limit 1000 over 2M matches", a21hPeakGrowth)
+		})
+	}
+}
+
+// a21hNotices are the lines of text that do not start with prefix.
+func a21hNotices(text, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// ---- ls and find ----
+
+func TestHugeListing(t *testing.T) {
+	a21hDisk(t)
+	ws := a21hFastDir(t)
+	const entries = 100000
+	d := filepath.Join(ws, "many")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range entries {
+		// mknod: one system call an empty file, no descriptor to close.
+		if err := syscall.Mknod(filepath.Join(d, fmt.Sprintf("f%06d", i)), syscall.S_IFREG|0o644, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("ls", func(t *testing.T) {
+		s := a21hStart(t, ws)
+		start := time.Now()
+		r := s.c.CallTool(s.ctx, "ls", map[string]any{"path": "many"})
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("ls of 100,000 entries took %v", d)
+		}
+		if r.IsError {
+			t.Fatalf("ls: isError: %s", r.Text())
+		}
+		text := r.Text()
+		var got []string
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, "f") {
+				got = append(got, l)
+			}
+		}
+		if len(got) != a21hLsLimit {
+			t.Errorf("ls shows %d entries, want the default %d", len(got), a21hLsLimit)
+		}
+		for i, l := range got {
+			if want := fmt.Sprintf("f%06d", i); l != want {
+				t.Errorf("entry %d = %q, want %q (sorted by name)", i, l, want)
+				break
+			}
+		}
+		// docs/tools.md: "the notice gives how many of how many entries are
+		// shown and the limit to ask for".
+		a21hMatch(t, "ls notice", text, `\b500 of `+a21hNum(entries)+` entries\b`)
+		if m := a21hMatch(t, "ls notice", text, `limit=(\d+)`); m != nil {
+			if n, _ := strconv.Atoi(m[1]); n <= a21hLsLimit || n > 5000 {
+				t.Errorf("ls notice asks for limit=%d, want more than %d and at most the maximum 5000", n, a21hLsLimit)
+			}
+		}
+		t.Logf("ls notice:\n%s", a21hNotices(text, "f"))
+		s.checkMem(t, "ls of 100,000 entries", a21hPeakGrowth)
+	})
+
+	t.Run("find", func(t *testing.T) {
+		s := a21hStart(t, ws)
+		start := time.Now()
+		r := s.c.CallTool(s.ctx, "find", map[string]any{"pattern": "f*", "path": "many"})
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("find over 100,000 entries took %v", d)
+		}
+		if r.IsError {
+			t.Fatalf("find: isError: %s", r.Text())
+		}
+		text := r.Text()
+		var got []string
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, "many/") {
+				got = append(got, l)
+			}
+		}
+		if len(got) != a21hFindLimit {
+			t.Errorf("find shows %d paths, want the default %d", len(got), a21hFindLimit)
+		}
+		for i, l := range got {
+			if want := fmt.Sprintf("many/f%06d", i); l != want {
+				t.Errorf("path %d = %q, want %q (sorted by path)", i, l, want)
+				break
+			}
+		}
+		// docs/tools.md: "the notice gives limit=N (doubled, never above 10000)".
+		a21hContains(t, "find notice", text, "limit=2000")
+		t.Logf("find notice:\n%s", a21hNotices(text, "many/"))
+		s.checkMem(t, "find over 100,000 entries", a21hPeakGrowth)
+	})
+}
+
+// ---- bash ----
+
+// a21hSpillPath is the absolute path of the spill file the notice names,
+// which must lie in the server's cache directory.
+func a21hSpillPath(t *testing.T, text, cache string) string {
+	t.Helper()
+	m := regexp.MustCompile(regexp.QuoteMeta(cache) + `/[^\s"'\]\)]+`).FindString(text)
+	if m == "" {
+		t.Fatalf("no spill file path under %s in:\n%s", cache, a21hShow(text))
+	}
+	return strings.TrimRight(m, ".,;:")
+}
+
+func a21hProgress(s *a21hServer, callID string) []harness.Note {
+	var out []harness.Note
+	for _, n := range s.c.Notes("tools/progress") {
+		var p struct {
+			CallID string `json:"callId"`
+		}
+		if json.Unmarshal(n.Params, &p) == nil && p.CallID == callID {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func TestHugeBash(t *testing.T) {
+	a21hDisk(t)
+
+	t.Run("Print200MiB", func(t *testing.T) {
+		s := a21hStart(t, t.TempDir())
+		start := time.Now()
+		r := s.c.CallTool(s.ctx, "bash", map[string]any{"command": "head -c 209715200 /dev/zero | tr '\\0' a | fold -w 100"})
+		run := time.Since(start)
+		text := r.Text()
+		if r.IsError {
+			t.Fatalf("bash: isError:\n%s", a21hShow(text))
+		}
+		const lines = 2097152                 // 200 MiB in lines of 100
+		const total = 209715200 + (lines - 1) // fold adds a newline between lines
+		const lost = total - a21hSpillCap     // what one spill file cannot hold
+		// Whole lines in the byte tail, beside the notices (at most 1 KiB).
+		const shown = a21hBashBytes / (100 + 1)
+		if len(text) > a21hBashBytes {
+			t.Errorf("result is %d bytes, over the %d-byte budget (notices included)", len(text), a21hBashBytes)
+		}
+		a100 := strings.Repeat("a", 100)
+		got := strings.Count(text, a100)
+		if got < (a21hBashBytes-1024)/101 || got > shown {
+			t.Errorf("result keeps %d output lines, want the tail of up to %d lines that fits %d bytes with the notices", got, shown, a21hBashBytes)
+		}
+		if !strings.Contains(text, a100+"\n") && !strings.HasSuffix(text, a100) {
+			t.Errorf("tail lacks full output lines")
+		}
+		// Notice: spill path, the line range shown, the read call, and (the
+		// spill file being capped at 64 MiB) that it holds only the start
+		// and how many bytes were lost.
+		a21hMatch(t, "bash notice: lines shown", text, `\b`+a21hNum(int64(lines-got+1))+`-`+a21hNum(lines)+`\b`)
+		spill := a21hSpillPath(t, text, s.cache)
+		a21hCheckSpill(t, text, spill, total, func(i int64) byte {
+			if i%101 == 100 {
+				return '\n'
+			}
+			return 'a'
+		})
+		// The spill file opens with read, by its absolute path.
+		rr := s.c.CallTool(s.ctx, "read", map[string]any{"path": spill, "limit": 2})
+		if rr.IsError || !strings.Contains(rr.Text(), a21hLine(1, a100)) {
+			t.Errorf("read of the spill file (isError %v):\n%s", rr.IsError, a21hShow(rr.Text()))
+		}
+		notes := a21hProgress(s, r.CallID)
+		maxNotes := int(run/(50*time.Millisecond)) + 2
+		big := 0
+		for _, n := range notes {
+			if len(n.Params) > 16*1024 {
+				big++
+			}
+		}
+		t.Logf("bash 200 MiB: %v, %d progress notes (bound %d)", run, len(notes), maxNotes)
+		if len(notes) > maxNotes {
+			t.Errorf("%d progress notifications in %v: more than one per 50 ms (%d)", len(notes), run, maxNotes)
+		}
+		if len(notes) == 0 {
+			t.Errorf("no progress notifications during a %v command", run)
+		}
+		if big > 0 {
+			t.Errorf("%d progress notifications carry more than 16 KiB (the last 20 lines of 100 characters are ~2 KiB)", big)
+		}
+		s.checkMem(t, "bash printing 200 MiB", a21hPeakGrowth)
+	})
+
+	t.Run("OneLine64MiB", func(t *testing.T) {
+		s := a21hStart(t, t.TempDir())
+		r := s.c.CallTool(s.ctx, "bash", map[string]any{"command": "head -c 67108864 /dev/zero | tr '\\0' b"})
+		text := r.Text()
+		if r.IsError {
+			t.Fatalf("bash: isError:\n%s", a21hShow(text))
+		}
+		if len(text) > a21hBudget {
+			t.Errorf("result is %d bytes, over the %d-byte budget", len(text), a21hBudget)
+		}
+		// docs/tools.md: "shows its first 1500 and its last 500 with
+		// … [N characters cut] … between them".
+		const cut = 64*a21hMiB - 2000
+		a21hMatch(t, "one-line cut", text, `(?:^|\n)`+strings.Repeat("b", 1500)+` ?… \[`+a21hNum(cut)+` characters cut\] … ?`+strings.Repeat("b", 500)+`(?:\n|$)`)
+		spill := a21hSpillPath(t, text, s.cache)
+		a21hCheckSpill(t, text, spill, 64*a21hMiB, func(int64) byte { return 'b' })
+		s.checkMem(t, "bash printing one 64 MiB line", a21hPeakGrowth)
+		// docs/tools.md: spill files are "deleted at shutdown".
+		if code := s.c.Shutdown(s.ctx); code != 0 {
+			t.Errorf("exit code %d after shutdown", code)
+		}
+		if _, err := os.Stat(spill); !os.IsNotExist(err) {
+			t.Errorf("spill file still there after shutdown (stat: %v)", err)
+		}
+	})
+	t.Run("FailureLinesCapped", func(t *testing.T) {
+		// A million failure-looking lines: TOOLS.md lists those of the cut
+		// part before the tail, "at most 20, with their line numbers".
+		s := a21hStart(t, t.TempDir())
+		const n = 1000000
+		r := s.c.CallTool(s.ctx, "bash", map[string]any{"command": fmt.Sprintf("seq 1 %d | sed 's/^/error: case /'", n)})
+		text := r.Text()
+		if r.IsError {
+			t.Fatalf("bash: isError:\n%s", a21hShow(text))
+		}
+		m := a21hMatch(t, "notice", text, `lines (\d+)-`+a21hNum(n)+` of `+a21hNum(n))
+		if m == nil {
+			return
+		}
+		first, _ := strconv.Atoi(m[1])
+		listed := 0
+		for _, x := range regexp.MustCompile(`error: case (\d+)\b`).FindAllStringSubmatch(text, -1) {
+			if v, _ := strconv.Atoi(x[1]); v < first {
+				listed++
+			}
+		}
+		if listed == 0 || listed > 20 {
+			t.Errorf("%d failure lines of the cut part listed, want 1 to 20:\n%s", listed, a21hShow(text))
+		}
+		if len(text) > a21hBudget {
+			t.Errorf("result is %d bytes, over the %d-byte budget", len(text), a21hBudget)
+		}
+		s.checkMem(t, "bash printing a million failure lines", a21hPeakGrowth)
+	})
+}
+
+// ---- write and edit ----
+
+func TestHugeWriteEdit(t *testing.T) {
+	a21hDisk(t)
+
+	t.Run("Write16MiB", func(t *testing.T) {
+		ws := t.TempDir()
+		s := a21hStart(t, ws)
+		line := strings.Repeat("w", 79) + "\n"
+		content := strings.Repeat(line, 16*a21hMiB/len(line))
+		// details stay raw: decoding ~80 MB of diff into maps would make
+		// the test client, not the server, the slow part.
+		var r struct {
+			harness.Result
+			Details json.RawMessage `json:"details"`
+		}
+		start := time.Now()
+		if err := s.c.Call(s.ctx, "tools/call", map[string]any{"name": "write", "arguments": map[string]any{"path": "out/big.txt", "content": content}}, &r); err != nil {
+			t.Fatalf("write of 16 MiB: protocol error after %v: %v", time.Since(start), err)
+		}
+		text := r.Text()
+		t.Logf("write 16 MiB (isError %v): %s", r.IsError, a21hShow(text))
+		if len(text) > a21hBudget {
+			t.Errorf("result text is %d bytes", len(text))
+		}
+		got, rerr := os.ReadFile(filepath.Join(ws, "out", "big.txt"))
+		if r.IsError {
+			// Refusing is allowed only with a cap; nothing may be left.
+			if rerr == nil {
+				t.Errorf("refused write left a %d-byte file", len(got))
+			}
+			a21hMatch(t, "write refusal names a cap", text, `(?i)\d+\s*(MiB|MB|bytes)`)
+		} else if rerr != nil || string(got) != content {
+			t.Errorf("write reported success; file: %d bytes (err %v), want %d", len(got), rerr, len(content))
+		}
+		ents, _ := os.ReadDir(filepath.Join(ws, "out"))
+		for _, e := range ents {
+			if e.Name() != "big.txt" {
+				t.Errorf("left behind in out/: %s", e.Name())
+			}
+		}
+		var dur struct {
+			DurationMs float64 `json:"durationMs"`
+		}
+		json.Unmarshal(r.Details, &dur)
+		t.Logf("write call: %v round trip, details.durationMs %.0f, details %d bytes", time.Since(start).Round(time.Millisecond), dur.DurationMs, len(r.Details))
+		// No memory bound is asserted: the contract puts the whole content
+		// in details (the diff of a new file) and sends details twice
+		// (tools/details and the reply); the peak is logged.
+		s.checkMem(t, "write of 16 MiB (logged, not bounded)", 1<<62)
+		if r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "a21h-warm.txt"}); r.IsError {
+			t.Errorf("server unusable after the 40 MiB write: %s", r.Text())
+		}
+	})
+
+	t.Run("Edit2MLines", func(t *testing.T) {
+		ws := t.TempDir()
+		const n = 2000000
+		p := filepath.Join(ws, "big.txt")
+		size := a21hLines(t, p, n)
+		s := a21hStart(t, ws)
+		if r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "big.txt", "limit": 1}); r.IsError {
+			t.Fatalf("read: %s", r.Text())
+		}
+		const at = 1000000
+		r := s.c.CallTool(s.ctx, "edit", map[string]any{"path": "big.txt", "edits": []map[string]any{{"oldText": a21hL(at), "newText": "CHANGED"}}})
+		text := r.Text()
+		if r.IsError {
+			t.Fatalf("edit: isError:\n%s", a21hShow(text))
+		}
+		// TOOLS.md: one line, "Edited src/a.go: 2 replacements, lines 10-12 and 40".
+		a21hMatch(t, "edit result", text, `^Edited big\.txt: 1 replacement, line `+a21hNum(at)+`\b`)
+		diff, _ := r.Details["unifiedDiff"].(string)
+		if len(diff) == 0 || len(diff) > 4096 {
+			t.Errorf("unifiedDiff is %d bytes, want a small hunk:\n%s", len(diff), a21hShow(diff))
+		}
+		a21hContains(t, "unifiedDiff", diff, "-"+a21hL(at)+"\n", "+CHANGED\n")
+		if edits, _ := r.Details["edits"].([]any); len(edits) != 1 {
+			t.Errorf("details.edits has %d TextEdits, want 1", len(edits))
+		}
+		if fl, _ := r.Details["firstChangedLine"].(float64); fl != at {
+			t.Errorf("firstChangedLine = %v, want %d", r.Details["firstChangedLine"], at)
+		}
+		raw, _ := json.Marshal(r.Details)
+		if len(raw) > 64*1024 {
+			t.Errorf("details are %d bytes for a one-line change", len(raw))
+		}
+		got, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int(size) - len(a21hL(at)) + len("CHANGED"); len(got) != want {
+			t.Errorf("file is %d bytes after the edit, want %d", len(got), want)
+		}
+		i := strings.Index(string(got), "CHANGED\n")
+		if i != (at-1)*10 {
+			t.Errorf("CHANGED at byte %d, want %d", i, (at-1)*10)
+		}
+		// An edit holds the file (match, hash, atomic write): memory in
+		// proportion to its size is expected. The bound, 16 × 19 MiB, is
+		// generous; it catches a diff over all 2,000,000 lines.
+		s.checkMem(t, "edit of a 2,000,000-line file", 16*size)
+	})
+}
+
+// ---- tools/callBatch ----
+
+func TestHugeBatch(t *testing.T) {
+	a21hDisk(t)
+	ws := t.TempDir()
+	const n = 3355444 // 10 bytes a line: 32 MiB
+	size := a21hLines(t, filepath.Join(ws, "b00.txt"), n)
+	if size < 32*a21hMiB {
+		t.Fatalf("fixture is %d bytes", size)
+	}
+	const reads = 20
+	for i := 1; i < reads; i++ {
+		if err := os.Link(filepath.Join(ws, "b00.txt"), filepath.Join(ws, fmt.Sprintf("b%02d.txt", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := a21hStart(t, ws)
+	var calls []map[string]any
+	for i := range reads {
+		calls = append(calls, map[string]any{"name": "read", "arguments": map[string]any{"path": fmt.Sprintf("b%02d.txt", i), "offset": i*150000 + 1}})
+	}
+	var res struct {
+		Results []harness.Result `json:"results"`
+	}
+	start := time.Now()
+	if err := s.c.Call(s.ctx, "tools/callBatch", map[string]any{"calls": calls}, &res); err != nil {
+		t.Fatalf("callBatch: %v", err)
+	}
+	t.Logf("batch of %d reads of 32 MiB: %v", reads, time.Since(start))
+	if len(res.Results) != reads {
+		t.Fatalf("%d results for %d calls", len(res.Results), reads)
+	}
+	for i, r := range res.Results {
+		text := r.Text()
+		if r.IsError {
+			t.Errorf("read %d: isError: %s", i, a21hShow(text))
+			continue
+		}
+		from := i*150000 + 1
+		to := from + a21hReadLines - 3 // 2000 lines in all, the header and notice among them
+		a21hMatch(t, fmt.Sprintf("read %d header", i), text, fmt.Sprintf(`(?m)^b%02d\.txt, lines %s-%s of %s\b`, i, a21hNum(int64(from)), a21hNum(int64(to)), a21hNum(n)))
+		a21hContains(t, fmt.Sprintf("read %d", i), text, a21hLine(from, a21hL(from)), a21hLine(to, a21hL(to)), fmt.Sprintf("offset=%d", to+1))
+		if len(text) > a21hBudget {
+			t.Errorf("read %d is %d bytes", i, len(text))
+		}
+	}
+	s.checkMem(t, "callBatch of 20 reads of 32 MiB", a21hPeakGrowth)
+}
+
+// a21hCheckSpill checks the spill file against docs/tools.md: at most 64 MiB;
+// when it could not hold everything, the notice says it holds only the
+// start and how many bytes were lost, and the file holds exactly the other
+// bytes (want(i) is byte i of the command's output).
+func a21hCheckSpill(t *testing.T, text, spill string, total int64, want func(int64) byte) {
+	t.Helper()
+	b, err := os.ReadFile(spill)
+	if err != nil {
+		t.Fatalf("spill file: %v", err)
+	}
+	if len(b) > a21hSpillCap {
+		t.Errorf("spill file is %d bytes, over the %d-byte cap", len(b), a21hSpillCap)
+	}
+	saved := total
+	if m := regexp.MustCompile(`(\d[\d,]*) (?:more )?bytes (?:more )?(?:were )?(?:not saved|lost)`).FindStringSubmatch(text); m != nil {
+		lost, _ := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+		saved = total - lost
+		if !regexp.MustCompile(`(?i)only the start`).MatchString(text) {
+			t.Errorf("notice gives %d bytes lost but does not say the file holds only the start", lost)
+		}
+		t.Logf("spill: %d of %d output bytes saved, %d lost (file %d bytes)", saved, total, lost, len(b))
+	} else if total > a21hSpillCap {
+		t.Errorf("output of %d bytes exceeds the spill cap, but the notice gives no count of lost bytes:\n%s", total, a21hShow(text))
+	}
+	if saved < a21hSpillCap-4096 && saved != total {
+		t.Errorf("spill file holds %d output bytes: far below the %d-byte cap", saved, a21hSpillCap)
+	}
+	if int64(len(b)) < saved {
+		t.Fatalf("spill file is %d bytes, less than the %d output bytes the notice implies were saved", len(b), saved)
+	}
+	for i := range saved {
+		if b[i] != want(i) {
+			t.Errorf("spill byte %d = %q, want %q (the output's start)", i, b[i], want(i))
+			break
+		}
+	}
+}

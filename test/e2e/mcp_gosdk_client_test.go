@@ -1,0 +1,1107 @@
+package e2e
+
+// Contract tests of `agentls mcp` driven by the official Go MCP
+// SDK client (github.com/modelcontextprotocol/go-sdk/mcp), from issue 9,
+// docs/protocol.md's MCP section, docs/tools.md and TOOLS.md.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/test/harness"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// a15gVersions are the protocol versions the Go SDK client accepts.
+var a15gVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// a15gLegacy is the newest version on which roots are not deprecated.
+const a15gLegacy = "2025-11-25"
+
+type a15gOpts struct {
+	root     string         // --root
+	settings map[string]any // the user's agentls/settings.json (nil: none)
+	version  string         // ClientSessionOptions.ProtocolVersion ("" = SDK latest)
+	roots    []string       // roots added before Connect
+	copts    mcp.ClientOptions
+}
+
+type a15gConn struct {
+	s      *mcp.ClientSession
+	c      *mcp.Client
+	cmd    *exec.Cmd
+	stderr *a15gBuf
+}
+
+type a15gBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *a15gBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *a15gBuf) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func a15gURI(p string) string { return "file://" + p }
+
+// a15gConnect starts `agentls mcp --root o.root` and connects the Go SDK client.
+func a15gConnect(t *testing.T, ctx context.Context, o a15gOpts) *a15gConn {
+	t.Helper()
+	var env []string
+	if o.settings != nil {
+		cfg := t.TempDir()
+		writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, o.settings))
+		env = append(env, "XDG_CONFIG_HOME="+cfg)
+	}
+	cmd := harness.Command(t, []string{"mcp", "--root", o.root}, env...)
+	errb := &a15gBuf{}
+	cmd.Stderr = errb
+	client := mcp.NewClient(&mcp.Implementation{Name: "a15g-go-client", Version: "1.0"}, &o.copts)
+	for _, r := range o.roots {
+		client.AddRoots(&mcp.Root{URI: a15gURI(r), Name: filepath.Base(r)})
+	}
+	var sopts *mcp.ClientSessionOptions
+	if o.version != "" {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: o.version}
+	}
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, sopts)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, errb.String())
+	}
+	t.Cleanup(func() { s.Close() })
+	return &a15gConn{s: s, c: client, cmd: cmd, stderr: errb}
+}
+
+func a15gJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func a15gText(r *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// a15gCall calls a tool and fails the test on a protocol error.
+func a15gCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string) {
+	t.Helper()
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s %v: protocol error %v", name, args, err)
+	}
+	return res, a15gText(res)
+}
+
+var a15gBypass = map[string]any{"mode": "bypass"}
+
+func TestMCPGoClientInitialize(t *testing.T) {
+	for _, version := range []string{"", a15gLegacy} {
+		t.Run("version="+version, func(t *testing.T) {
+			ctx := testCtx(t, 10*time.Second)
+			ws := resolvedWorkspace(t, nil)
+			c := a15gConnect(t, ctx, a15gOpts{root: ws, version: version})
+			ir := c.s.InitializeResult()
+			if ir == nil {
+				t.Fatal("no initialize result")
+			}
+			if !slices.Contains(a15gVersions, ir.ProtocolVersion) {
+				t.Errorf("protocolVersion %q not one the client supports", ir.ProtocolVersion)
+			}
+			if version != "" && ir.ProtocolVersion != version {
+				t.Errorf("client asked %q (supported by the SDK server), got %q", version, ir.ProtocolVersion)
+			}
+			if ir.ServerInfo == nil || ir.ServerInfo.Name != "agentls" || ir.ServerInfo.Version == "" {
+				t.Errorf("serverInfo = %+v, want name agentls and a version", ir.ServerInfo)
+			}
+			if ir.Capabilities == nil || ir.Capabilities.Tools == nil || !ir.Capabilities.Tools.ListChanged {
+				t.Errorf("capabilities.tools.listChanged not true: %+v", ir.Capabilities)
+			}
+			// TOOLS.md: read before editing; search when a path is unknown;
+			// never guess contents; prefer tools over cat/grep/find; small unique oldText.
+			low := strings.ToLower(ir.Instructions)
+			for _, want := range []string{"read", "edit", "search", "guess", "cat", "grep", "find", "oldtext", "unique"} {
+				if !strings.Contains(low, want) {
+					t.Errorf("instructions lack %q:\n%s", want, ir.Instructions)
+				}
+			}
+		})
+	}
+}
+
+// a15gCoreTools are the always-active tools of TOOLS.md.
+var a15gCoreTools = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
+
+func TestMCPGoClientToolsList(t *testing.T) {
+	ctx := testCtx(t, 10*time.Second)
+	ws := resolvedWorkspace(t, nil)
+	c := a15gConnect(t, ctx, a15gOpts{root: ws})
+	lr, err := c.s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*mcp.Tool{}
+	for _, tool := range lr.Tools {
+		byName[tool.Name] = tool
+	}
+	type hints struct{ readOnly, destructive bool }
+	// What TOOLS.md makes unambiguous: the read/search tools change nothing;
+	// edit, write and bash change the workspace; bash (rm, …) may destroy.
+	want := map[string]*hints{
+		"read": {readOnly: true}, "ls": {readOnly: true}, "grep": {readOnly: true},
+		"find": {readOnly: true}, "tool_search": {readOnly: true},
+		"edit": {readOnly: false}, "write": {readOnly: false}, "bash": {readOnly: false, destructive: true},
+	}
+	for _, name := range a15gCoreTools {
+		t.Run(name, func(t *testing.T) {
+			tool := byName[name]
+			if tool == nil {
+				t.Fatalf("tool %s missing from tools/list", name)
+			}
+			if tool.Description == "" {
+				t.Error("empty description")
+			}
+			a := tool.Annotations
+			if a == nil {
+				t.Fatal("no annotations")
+			}
+			if a.DestructiveHint == nil || a.OpenWorldHint == nil {
+				t.Errorf("destructiveHint/openWorldHint absent: %+v", a)
+			}
+			w := want[name]
+			if a.ReadOnlyHint != w.readOnly {
+				t.Errorf("readOnlyHint = %v, want %v", a.ReadOnlyHint, w.readOnly)
+			}
+			if w.readOnly && a.DestructiveHint != nil && *a.DestructiveHint {
+				t.Errorf("read-only tool marked destructive")
+			}
+			if w.destructive && (a.DestructiveHint == nil || !*a.DestructiveHint) {
+				t.Errorf("destructiveHint = %v, want true", a.DestructiveHint)
+			}
+			if tool.Meta["source"] == nil {
+				t.Errorf("_meta.source absent (docs/protocol.md): %v", tool.Meta)
+			}
+			raw, err := json.Marshal(tool.InputSchema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(raw), `"$ref"`) {
+				t.Errorf("schema has $ref: %s", raw)
+			}
+			var sch jsonschema.Schema
+			if err := json.Unmarshal(raw, &sch); err != nil {
+				t.Fatalf("schema does not decode: %v\n%s", err, raw)
+			}
+			if sch.Type != "object" {
+				t.Errorf("schema type %q, want object", sch.Type)
+			}
+			if _, err := sch.Resolve(nil); err != nil {
+				t.Errorf("schema does not compile: %v\n%s", err, raw)
+			}
+		})
+	}
+}
+
+func TestMCPGoClientReadGrepEdit(t *testing.T) {
+	ctx := testCtx(t, 10*time.Second)
+	ws := resolvedWorkspace(t, map[string]string{"src/a.txt": "alpha\nbeta needle\ngamma\n"})
+	c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
+	edit := map[string]any{"path": "src/a.txt", "edits": []any{map[string]any{"oldText": "gamma", "newText": "GAMMA"}}}
+
+	res, text := a15gCall(t, ctx, c.s, "edit", edit)
+	if !res.IsError || !strings.Contains(strings.ToLower(text), "read") {
+		t.Errorf("edit before read: isError=%v, want an error asking for a read; got %q", res.IsError, text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "src/a.txt")); string(b) != "alpha\nbeta needle\ngamma\n" {
+		t.Fatalf("edit before read changed the file: %q", b)
+	}
+
+	res, text = a15gCall(t, ctx, c.s, "read", map[string]any{"path": "src/a.txt"})
+	if res.IsError || !strings.Contains(text, "src/a.txt, lines 1-3 of 3") || !strings.Contains(text, "2→beta needle") {
+		t.Errorf("read: isError=%v text=%q", res.IsError, text)
+	}
+	a15gCheckMeta(t, "read", res)
+
+	res, text = a15gCall(t, ctx, c.s, "grep", map[string]any{"pattern": "needle"})
+	if res.IsError || !strings.Contains(text, "src/a.txt:2: beta needle") {
+		t.Errorf("grep: isError=%v text=%q", res.IsError, text)
+	}
+
+	res, text = a15gCall(t, ctx, c.s, "edit", edit)
+	if res.IsError || !strings.Contains(text, "Edited src/a.txt") {
+		t.Errorf("edit after read: isError=%v text=%q", res.IsError, text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "src/a.txt")); string(b) != "alpha\nbeta needle\nGAMMA\n" {
+		t.Errorf("file after edit = %q", b)
+	}
+	d := a15gCheckMeta(t, "edit", res)
+	if diff, _ := d["unifiedDiff"].(string); !strings.Contains(diff, "-gamma") || !strings.Contains(diff, "+GAMMA") {
+		t.Errorf("edit _meta.details.unifiedDiff = %q", diff)
+	}
+	for _, k := range []string{"kind", "uri", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"} {
+		if _, ok := d[k]; !ok {
+			t.Errorf("edit _meta.details lacks %q (PROTOCOL.md tools/details): %v", k, d)
+		}
+	}
+	if strings.Contains(text, "+GAMMA") {
+		t.Errorf("the diff (details) leaked into content: %q", text)
+	}
+}
+
+// a15gCheckMeta asserts _meta.callId and _meta.details (with durationMs).
+func a15gCheckMeta(t *testing.T, tool string, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	if id, _ := res.Meta["callId"].(string); id == "" {
+		t.Errorf("%s: _meta.callId absent: %v", tool, res.Meta)
+	}
+	d, _ := res.Meta["details"].(map[string]any)
+	if d == nil {
+		t.Errorf("%s: _meta.details absent: %v", tool, res.Meta)
+		return nil
+	}
+	if _, ok := d["durationMs"]; !ok {
+		t.Errorf("%s: _meta.details.durationMs absent: %v", tool, d)
+	}
+	return d
+}
+
+func TestMCPGoClientBashProgress(t *testing.T) {
+	for _, version := range []string{"", a15gLegacy} {
+		t.Run("version="+version, func(t *testing.T) {
+			ctx := testCtx(t, 10*time.Second)
+			ws := resolvedWorkspace(t, nil)
+			var mu sync.Mutex
+			var notes []*mcp.ProgressNotificationParams
+			o := a15gOpts{root: ws, settings: a15gBypass, version: version}
+			o.copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+				mu.Lock()
+				notes = append(notes, r.Params)
+				mu.Unlock()
+			}
+			c := a15gConnect(t, ctx, o)
+			p := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+				"command": "for i in 1 2 3 4 5 6; do echo a15g-line-$i; sleep 0.15; done"}}
+			p.SetProgressToken("a15g-tok")
+			res, err := c.s.CallTool(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			got := slices.Clone(notes)
+			mu.Unlock()
+			if res.IsError || !strings.Contains(a15gText(res), "a15g-line-6") {
+				t.Fatalf("bash: isError=%v %q", res.IsError, a15gText(res))
+			}
+			if len(got) < 2 {
+				t.Fatalf("%d progress notifications before the result, want >= 2 (command ran ~0.9 s)", len(got))
+			}
+			last, lastLine := -1.0, 0
+			for i, n := range got {
+				if n.ProgressToken != "a15g-tok" {
+					t.Errorf("note %d token %v", i, n.ProgressToken)
+				}
+				if n.Progress <= last {
+					t.Errorf("progress not increasing: %v after %v", n.Progress, last)
+				}
+				last = n.Progress
+				// The tail grows: the highest line number seen never goes down.
+				hi := 0
+				for k := 1; k <= 6; k++ {
+					if strings.Contains(n.Message, fmt.Sprintf("a15g-line-%d", k)) {
+						hi = k
+					}
+				}
+				if hi < lastLine {
+					t.Errorf("note %d shows line %d after line %d: out of order", i, hi, lastLine)
+				}
+				lastLine = max(lastLine, hi)
+			}
+			if lastLine == 0 {
+				t.Errorf("no progress message carried the output: %+v", got[0])
+			}
+		})
+	}
+}
+
+// a15gProcs lists the pids whose command line contains marker, plus their children.
+func a15gProcs(marker string) []int {
+	ents, _ := os.ReadDir("/proc")
+	parent := map[int]int{}
+	var hits []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(stat)
+		rest := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(rest) < 2 || rest[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(rest[1])
+		parent[pid] = ppid
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if bytes.Contains(cmdline, []byte(marker)) {
+			hits = append(hits, pid)
+		}
+	}
+	out := slices.Clone(hits)
+	for pid, pp := range parent {
+		if slices.Contains(hits, pp) && !slices.Contains(out, pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// a15gWaitProcs waits until the shell and its child are running (present)
+// or until no process is left.
+func a15gWaitProcs(t *testing.T, marker string, present bool, d time.Duration) []int {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		p := a15gProcs(marker)
+		if (present && len(p) >= 2) || (!present && len(p) == 0) || time.Now().After(deadline) {
+			return p
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestMCPGoClientCancelKillsSleep(t *testing.T) {
+	ctx := testCtx(t, 15*time.Second)
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "x\n"})
+	c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
+	marker := fmt.Sprintf("a15gcancel%d", time.Now().UnixNano())
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.s.CallTool(callCtx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+			"command": ": " + marker + "; sleep 100; echo after"}})
+		done <- err
+	}()
+	procs := a15gWaitProcs(t, marker, true, 5*time.Second)
+	if len(procs) < 2 {
+		t.Fatalf("want the shell and its sleep running, found %v", procs)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("cancelled call returned a result, want the context error")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("CallTool did not return after cancel")
+	}
+	// SIGTERM, 2 s grace, SIGKILL.
+	if left := a15gWaitProcs(t, marker, false, 4*time.Second); len(left) > 0 {
+		t.Fatalf("processes left after cancel: %v", left)
+	}
+	if res, text := a15gCall(t, ctx, c.s, "read", map[string]any{"path": "a.txt"}); res.IsError {
+		t.Errorf("session unusable after cancel: %q", text)
+	}
+}
+
+func TestMCPGoClientRoots(t *testing.T) {
+	ctx := testCtx(t, 15*time.Second)
+	a := resolvedWorkspace(t, map[string]string{"ina.txt": "in a\n"})
+	b := resolvedWorkspace(t, map[string]string{"inb.txt": "in b\n"})
+	cdir := resolvedWorkspace(t, map[string]string{"inc.txt": "in c\n"})
+	readOK := func(c *a15gConn, path string) (bool, string) {
+		res, text := a15gCall(t, ctx, c.s, "read", map[string]any{"path": path})
+		return !res.IsError, text
+	}
+
+	t.Run("client roots define the workspace", func(t *testing.T) {
+		c := a15gConnect(t, ctx, a15gOpts{root: b, version: a15gLegacy, roots: []string{a}})
+		if ok, text := readOK(c, "ina.txt"); !ok || !strings.Contains(text, "in a") {
+			t.Errorf("relative path in the client's root refused: %q", text)
+		}
+		if ok, text := readOK(c, filepath.Join(a, "ina.txt")); !ok {
+			t.Errorf("absolute path in the client's root refused: %q", text)
+		}
+		if ok, text := readOK(c, filepath.Join(b, "inb.txt")); ok {
+			t.Errorf("path outside the client's roots (the --root dir) was read: %q", text)
+		} else if !strings.Contains(strings.ToLower(text), "outside") {
+			t.Errorf("refusal does not say the path is outside the workspace: %q", text)
+		}
+
+		// roots/list_changed moves the workspace: add C, remove A.
+		c.c.AddRoots(&mcp.Root{URI: a15gURI(cdir), Name: "c"})
+		c.c.RemoveRoots(a15gURI(a))
+		moved := time.Now()
+		deadline := moved.Add(6 * time.Second)
+		for tries := 1; ; tries++ {
+			okC, textC := readOK(c, filepath.Join(cdir, "inc.txt"))
+			okA, textA := readOK(c, filepath.Join(a, "ina.txt"))
+			if okC && !okA {
+				// docs/protocol.md: tool calls wait for the roots answer, so
+				// the first call after the notification sees the new folders.
+				if tries > 1 {
+					t.Errorf("workspace moved only after %d reads (%v)", tries, time.Since(moved))
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after roots/list_changed: read in new root ok=%v (%q), read in removed root ok=%v (%q)", okC, textC, okA, textA)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if ok, text := readOK(c, "inc.txt"); !ok {
+			t.Errorf("relative path after the roots moved to C refused: %q", text)
+		}
+	})
+
+	t.Run("no roots capability uses --root", func(t *testing.T) {
+		o := a15gOpts{root: b, version: a15gLegacy}
+		o.copts.Capabilities = &mcp.ClientCapabilities{} // roots disabled
+		c := a15gConnectRec(t, ctx, o)
+		if ok, text := readOK(c.a15gConn, "inb.txt"); !ok {
+			t.Errorf("--root not the workspace for a client without roots: %q", text)
+		}
+		if n := c.count("roots/list"); n != 0 {
+			t.Errorf("a client without the roots capability was sent roots/list %d times", n)
+		}
+	})
+
+	t.Run("several roots, encoded URIs", func(t *testing.T) {
+		// The SDK sends roots sorted by URI: "a…" is the first folder.
+		parent := resolvedWorkspace(t, nil)
+		odd := filepath.Join(parent, "a my ws%20#1")
+		second := filepath.Join(parent, "b second")
+		writeFile(t, filepath.Join(odd, "odd.txt"), "in odd\n")
+		writeFile(t, filepath.Join(second, "two.txt"), "in two\n")
+		o := a15gOpts{root: b, version: a15gLegacy}
+		c := a15gConnectRec(t, ctx, o, (&url.URL{Scheme: "file", Path: odd}).String(), (&url.URL{Scheme: "file", Path: second}).String())
+		if ok, text := readOK(c.a15gConn, "odd.txt"); !ok || !strings.Contains(text, "in odd") {
+			t.Errorf("relative path in the first root (percent-encoded URI) refused: %q", text)
+		}
+		if ok, text := readOK(c.a15gConn, filepath.Join(second, "two.txt")); !ok {
+			t.Errorf("absolute path in the second root refused: %q", text)
+		}
+		if ok, text := readOK(c.a15gConn, filepath.Join(b, "inb.txt")); ok {
+			t.Errorf("the --root dir outside the roots was read: %q", text)
+		}
+		if ok, text := readOK(c.a15gConn, "../inb.txt"); ok {
+			t.Errorf("a .. escape was read: %q", text)
+		}
+		if c.count("roots/list") == 0 {
+			t.Error("roots/list never sent to a client with the roots capability")
+		}
+	})
+
+	t.Run("2026-07-28 client gets --root", func(t *testing.T) {
+		c := a15gConnect(t, ctx, a15gOpts{root: b, roots: []string{a}})
+		if v := c.s.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+			t.Skipf("negotiated %s: docs' 2026-07-28 rule does not apply", v)
+		}
+		if ok, text := readOK(c, "inb.txt"); !ok {
+			t.Errorf("docs/protocol.md: a 2026-07-28 client gets --root as its workspace; read inb.txt: %q", text)
+		}
+	})
+}
+
+type a15gRecConn struct {
+	*a15gConn
+	mu      sync.Mutex
+	methods []string
+}
+
+func (c *a15gRecConn) count(method string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, m := range c.methods {
+		if m == method {
+			n++
+		}
+	}
+	return n
+}
+
+// a15gConnectRec connects like a15gConnect with rootURIs as roots and
+// records the methods the server sends.
+func a15gConnectRec(t *testing.T, ctx context.Context, o a15gOpts, rootURIs ...string) *a15gRecConn {
+	t.Helper()
+	rc := &a15gRecConn{}
+	cmd := harness.Command(t, []string{"mcp", "--root", o.root})
+	errb := &a15gBuf{}
+	cmd.Stderr = errb
+	client := mcp.NewClient(&mcp.Implementation{Name: "a15g-go-client", Version: "1.0"}, &o.copts)
+	for i, u := range rootURIs {
+		client.AddRoots(&mcp.Root{URI: u, Name: fmt.Sprint("r", i)})
+	}
+	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			rc.mu.Lock()
+			rc.methods = append(rc.methods, method)
+			rc.mu.Unlock()
+			return next(ctx, method, req)
+		}
+	})
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: o.version})
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, errb.String())
+	}
+	t.Cleanup(func() { s.Close() })
+	rc.a15gConn = &a15gConn{s: s, c: client, cmd: cmd, stderr: errb}
+	return rc
+}
+
+// a15gDeferredTool writes an extension tool that is deferred.
+func a15gDeferredTool(t *testing.T, ws string) string {
+	name := "a15g_frobnicate"
+	writeFile(t, filepath.Join(ws, ".agentls", "tools", name+".json"), a15gJSON(t, map[string]any{
+		"name":        name,
+		"description": "Frobnicate the quuxwidget inventory and print the frobnication report.",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"target": map[string]any{"type": "string", "description": "widget to frobnicate"}}},
+		"command":     "echo frobnicated {{target}}",
+		"readOnly":    true,
+		"deferred":    true,
+	}))
+	return name
+}
+
+func TestMCPGoClientToolSearchListChanged(t *testing.T) {
+	for _, version := range []string{"", a15gLegacy} {
+		t.Run("version="+version, func(t *testing.T) {
+			ctx := testCtx(t, 10*time.Second)
+			ws := resolvedWorkspace(t, nil)
+			name := a15gDeferredTool(t, ws)
+			changed := make(chan struct{}, 8)
+			o := a15gOpts{root: ws, version: version}
+			o.copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }
+			c := a15gConnect(t, ctx, o)
+			has := func() bool {
+				lr, err := c.s.ListTools(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return slices.ContainsFunc(lr.Tools, func(tl *mcp.Tool) bool { return tl.Name == name })
+			}
+			if has() {
+				t.Fatalf("deferred tool %s already listed before tool_search", name)
+			}
+			res, text := a15gCall(t, ctx, c.s, "tool_search", map[string]any{"query": "frobnicate quuxwidget"})
+			if res.IsError || !strings.Contains(text, name) {
+				t.Fatalf("tool_search: isError=%v %q", res.IsError, text)
+			}
+			select {
+			case <-changed:
+			case <-time.After(5 * time.Second):
+				t.Fatal("no notifications/tools/list_changed after tool_search activated a tool")
+			}
+			if !has() {
+				t.Errorf("tools/list after list_changed lacks %s", name)
+			}
+		})
+	}
+}
+
+func TestMCPGoClientAsk(t *testing.T) {
+	type elicit struct {
+		action   string
+		decision string
+	}
+	cases := []struct {
+		name    string
+		version string
+		handler *elicit // nil: the client has no elicitation
+		runs    bool
+		want    string // in the result text
+	}{
+		{"accept runs", a15gLegacy, &elicit{"accept", "allowOnce"}, true, "a15g-ran"},
+		{"accept runs latest", "", &elicit{"accept", "allowOnce"}, true, "a15g-ran"},
+		{"decline denies", a15gLegacy, &elicit{"decline", ""}, false, "the MCP host declined the question"},
+		{"reject decision denies", a15gLegacy, &elicit{"accept", "rejectOnce"}, false, "denied by the user"},
+		{"decline denies latest", "", &elicit{"decline", ""}, false, "the MCP host declined the question"},
+		{"no elicitation", a15gLegacy, nil, false, "the MCP host could not ask the user"},
+		{"no elicitation latest", "", nil, false, "the MCP host could not ask the user"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t, 10*time.Second)
+			// The user's ask rule asks; agentls's default mode alone
+			// leaves the call to the MCP host.
+			ws := resolvedWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions":{"ask":["Bash(echo:*)"]}}`})
+			var asked []*mcp.ElicitParams
+			var mu sync.Mutex
+			o := a15gOpts{root: ws, version: tc.version}
+			if tc.handler != nil {
+				h := *tc.handler
+				o.copts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					mu.Lock()
+					asked = append(asked, r.Params)
+					mu.Unlock()
+					res := &mcp.ElicitResult{Action: h.action}
+					if h.action == "accept" {
+						res.Content = map[string]any{"decision": h.decision}
+					}
+					return res, nil
+				}
+			}
+			c := a15gConnect(t, ctx, o)
+			out := filepath.Join(ws, "a15g-out.txt")
+			res, text := a15gCall(t, ctx, c.s, "bash", map[string]any{"command": "echo a15g-ran > a15g-out.txt && cat a15g-out.txt"})
+			_, err := os.Stat(out)
+			ran := err == nil
+			if ran != tc.runs {
+				t.Errorf("command ran=%v, want %v; result %q", ran, tc.runs, text)
+			}
+			if res.IsError == tc.runs {
+				t.Errorf("isError=%v, want %v: %q", res.IsError, !tc.runs, text)
+			}
+			if !strings.Contains(strings.ToLower(text), strings.ToLower(tc.want)) {
+				t.Errorf("result lacks %q: %q", tc.want, text)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if tc.handler != nil {
+				if len(asked) != 1 {
+					t.Fatalf("user asked %d times, want 1", len(asked))
+				}
+				sch := a15gJSON(t, asked[0].RequestedSchema)
+				for _, want := range []string{`"decision"`, "allowOnce", "allowAlways", "rejectOnce", "rejectAlways", `"Allow once"`} {
+					if !strings.Contains(sch, want) {
+						t.Errorf("elicitation schema lacks %s: %s", want, sch)
+					}
+				}
+				if !strings.Contains(asked[0].Message, "a15g-out.txt") && !strings.Contains(asked[0].Message, "bash") {
+					t.Errorf("elicitation message names neither the tool nor the command: %q", asked[0].Message)
+				}
+			}
+		})
+	}
+}
+
+func a15gPNG(t *testing.T) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
+	img.Set(1, 1, color.RGBA{200, 10, 10, 255})
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestMCPGoClientImage(t *testing.T) {
+	ctx := testCtx(t, 10*time.Second)
+	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
+	var gb, jb bytes.Buffer
+	if err := gif.Encode(&gb, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := jpeg.Encode(&jb, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"pic.png": a15gPNG(t), "named.txt": a15gPNG(t), "pic.gif": gb.Bytes(), "pic.jpg": jb.Bytes()}
+	mimes := map[string]string{"pic.png": "image/png", "named.txt": "image/png", "pic.gif": "image/gif", "pic.jpg": "image/jpeg"}
+	ws := resolvedWorkspace(t, nil)
+	for name, b := range files {
+		writeFile(t, filepath.Join(ws, name), string(b))
+	}
+	c := a15gConnect(t, ctx, a15gOpts{root: ws})
+	for _, path := range []string{"pic.png", "named.txt", "pic.gif", "pic.jpg"} {
+		pic, mime := files[path], mimes[path]
+		t.Run(path, func(t *testing.T) {
+			res, _ := a15gCall(t, ctx, c.s, "read", map[string]any{"path": path})
+			if res.IsError {
+				t.Fatalf("read image: %q", a15gText(res))
+			}
+			var img *mcp.ImageContent
+			for _, part := range res.Content {
+				if ic, ok := part.(*mcp.ImageContent); ok {
+					img = ic
+				}
+			}
+			if img == nil {
+				t.Fatalf("no image content part: %#v", res.Content)
+			}
+			if img.MIMEType != mime {
+				t.Errorf("mimeType %q, want %s", img.MIMEType, mime)
+			}
+			if !bytes.Equal(img.Data, pic) {
+				t.Errorf("image data (%d bytes) differs from the file (%d bytes)", len(img.Data), len(pic))
+			}
+			a15gCheckMeta(t, "read image", res)
+		})
+	}
+}
+
+func TestMCPGoClientSecretMasked(t *testing.T) {
+	ctx := testCtx(t, 10*time.Second)
+	aws := "AKIAQ3EGRT7XKZP2LM4N"
+	gh := "ghp_" + strings.Repeat("aB3dE5fG7h", 3) + "J9kL1m"
+	ws := resolvedWorkspace(t, map[string]string{"config.txt": "name = demo\naws_access_key_id = " + aws + "\ngithub: " + gh + "\n"})
+	c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"read", map[string]any{"path": "config.txt"}},
+		{"grep", map[string]any{"pattern": "aws|github"}},
+		{"bash", map[string]any{"command": "cat config.txt"}},
+	}
+	for _, call := range calls {
+		t.Run(call.tool, func(t *testing.T) {
+			res, text := a15gCall(t, ctx, c.s, call.tool, call.args)
+			all := text + a15gJSON(t, res.Meta)
+			for _, secret := range []string{aws, gh} {
+				if strings.Contains(all, secret) {
+					t.Errorf("secret %s leaked in content or _meta: %q", secret[:4], all)
+				}
+			}
+			if !strings.Contains(text, "[REDACTED") || (call.tool != "grep" && !strings.Contains(text, "name = demo")) {
+				t.Errorf("masked text lacks the marker or the plain line: %q", text)
+			}
+		})
+	}
+}
+
+func TestMCPGoClientCloseExits(t *testing.T) {
+	t.Run("sdk close", func(t *testing.T) {
+		ctx := testCtx(t, 10*time.Second)
+		ws := resolvedWorkspace(t, nil)
+		c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
+		// A child left in the background by a finished command must not
+		// outlive the session either.
+		marker := fmt.Sprintf("a15gclosebg%d", time.Now().UnixNano())
+		res, text := a15gCall(t, ctx, c.s, "bash", map[string]any{"command": "(: " + marker + "; sleep 100; echo x) > /dev/null 2>&1 &\necho started"})
+		if res.IsError {
+			t.Fatalf("bash: %q", text)
+		}
+		t.Logf("background child alive before close: %v", a15gProcs(marker))
+		start := time.Now()
+		c.s.Close() // the SDK waits for in-flight calls, then closes stdin
+		took := time.Since(start)
+		// CommandTransport waits TerminateDuration (3 s) before SIGTERM:
+		// returning well before that means agentls left by itself.
+		if took > 2500*time.Millisecond {
+			t.Errorf("agentls took %v to exit after the client closed its input", took)
+		}
+		if c.cmd.ProcessState == nil {
+			t.Error("agentls still running after session close")
+		}
+		if left := a15gWaitProcs(t, marker, false, 3*time.Second); len(left) > 0 {
+			t.Errorf("background child left after session close: %v", left)
+		}
+	})
+	t.Run("client gone mid-call", func(t *testing.T) {
+		ws := resolvedWorkspace(t, nil)
+		cfg := t.TempDir()
+		writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, a15gBypass))
+		r := a15gRawStart(t, ws, "XDG_CONFIG_HOME="+cfg)
+		r.initialize(t, a15gLegacy)
+		marker := fmt.Sprintf("a15gclose%d", time.Now().UnixNano())
+		r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": map[string]any{
+			"name": "bash", "arguments": map[string]any{"command": ": " + marker + "; sleep 100; echo after"}}})
+		if p := a15gWaitProcs(t, marker, true, 5*time.Second); len(p) < 2 {
+			t.Fatalf("command never started: %v", p)
+		}
+		start := time.Now()
+		r.stdin.Close()
+		select {
+		case <-r.exited:
+		case <-time.After(3 * time.Second):
+			t.Fatal("agentls did not exit within 3 s of its input closing (docs: 250 ms + at most 500 ms)")
+		}
+		t.Logf("exited %v after EOF", time.Since(start))
+		if left := a15gWaitProcs(t, marker, false, 3*time.Second); len(left) > 0 {
+			t.Errorf("children left after the client went away: %v", left)
+		}
+	})
+}
+
+// a15gRawWait bounds every wait for a raw MCP reply.
+const a15gRawWait = 5 * time.Second
+
+// a15gRaw is a newline-JSON MCP exchange without any SDK.
+type a15gRaw struct{ *mcpRawClient }
+
+func a15gRawStart(t *testing.T, ws string, env ...string) a15gRaw {
+	t.Helper()
+	return a15gRaw{startMCPRaw(t, []string{"mcp", "--root", ws}, env)}
+}
+
+// initialize performs the handshake at version v and returns the result.
+func (r a15gRaw) initialize(t *testing.T, v string) map[string]any {
+	t.Helper()
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": v, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "a15g-raw", "version": "1"}}})
+	m := r.mustReply(1, a15gRawWait).Obj
+	res, _ := m["result"].(map[string]any)
+	if res == nil {
+		t.Fatalf("initialize %s failed: %v", v, m)
+	}
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized", "params": map[string]any{}})
+	return res
+}
+
+func TestMCPGoClientRawProtocolVersions(t *testing.T) {
+	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18"} {
+		t.Run(v, func(t *testing.T) {
+			ws := resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"})
+			r := a15gRawStart(t, ws)
+			res := r.initialize(t, v)
+			if res["protocolVersion"] != v {
+				t.Errorf("protocolVersion %v, want the requested %s (a supported version)", res["protocolVersion"], v)
+			}
+			if name, _ := res["serverInfo"].(map[string]any)["name"].(string); name != "agentls" {
+				t.Errorf("serverInfo %v", res["serverInfo"])
+			}
+			caps, _ := res["capabilities"].(map[string]any)
+			tools, _ := caps["tools"].(map[string]any)
+			if tools["listChanged"] != true {
+				t.Errorf("capabilities.tools.listChanged = %v", tools["listChanged"])
+			}
+			r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": map[string]any{}})
+			m := r.mustReply(2, a15gRawWait).Obj
+			list, _ := m["result"].(map[string]any)["tools"].([]any)
+			if len(list) < len(a15gCoreTools) {
+				t.Fatalf("tools/list: %v", m)
+			}
+			for _, x := range list {
+				tool := x.(map[string]any)
+				ann, _ := tool["annotations"].(map[string]any)
+				for _, k := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
+					if _, ok := ann[k].(bool); !ok {
+						t.Errorf("%v: annotation %s absent on the wire: %v", tool["name"], k, ann)
+					}
+				}
+			}
+			r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}}})
+			m = r.mustReply(3, a15gRawWait).Obj
+			if b, _ := json.Marshal(m["result"]); !strings.Contains(string(b), "hello") {
+				t.Errorf("read over %s: %v", v, m)
+			}
+		})
+	}
+}
+
+func TestMCPGoClientUnknownAndDeferredByName(t *testing.T) {
+	ctx := testCtx(t, 10*time.Second)
+	ws := resolvedWorkspace(t, nil)
+	name := a15gDeferredTool(t, ws)
+	changed := make(chan struct{}, 8)
+	o := a15gOpts{root: ws, version: a15gLegacy}
+	o.copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }
+	c := a15gConnect(t, ctx, o)
+	if _, err := c.s.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// docs/protocol.md: an isError result naming the tools and the closest one, not -32602.
+	res, text := a15gCall(t, ctx, c.s, "reed", map[string]any{"path": "x"})
+	if !res.IsError || !strings.Contains(text, "read") || !strings.Contains(text, "grep") {
+		t.Errorf("unknown tool: isError=%v %q", res.IsError, text)
+	}
+
+	// Calling a deferred tool by name works and activates it.
+	res, text = a15gCall(t, ctx, c.s, name, map[string]any{"target": "w1"})
+	if res.IsError || !strings.Contains(text, "frobnicated w1") {
+		t.Fatalf("deferred tool by name: isError=%v %q", res.IsError, text)
+	}
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Error("no list_changed after a direct call activated a deferred tool")
+	}
+	lr, err := c.s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(lr.Tools, func(tl *mcp.Tool) bool { return tl.Name == name }) {
+		t.Errorf("tools/list after the direct call lacks %s", name)
+	}
+}
+
+func TestMCPGoClientProgressGoverned(t *testing.T) {
+	ctx := testCtx(t, 10*time.Second)
+	ws := resolvedWorkspace(t, nil)
+	gh := "ghp_" + strings.Repeat("Zq7Wx2Lp9K", 3) + "Rt5Yu8"
+	var mu sync.Mutex
+	var notes []*mcp.ProgressNotificationParams
+	o := a15gOpts{root: ws, settings: a15gBypass}
+	o.copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		notes = append(notes, r.Params)
+		mu.Unlock()
+	}
+	c := a15gConnect(t, ctx, o)
+	cmd := "for i in 1 2 3 4; do echo token " + gh + " $i; sleep 0.15; done"
+
+	// Without a progress token: no notifications.
+	res, text := a15gCall(t, ctx, c.s, "bash", map[string]any{"command": cmd})
+	if res.IsError {
+		t.Fatalf("bash: %q", text)
+	}
+	mu.Lock()
+	n := len(notes)
+	mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d progress notifications for a request without a progress token", n)
+	}
+
+	// With one: the streamed output is masked like the result.
+	p := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": cmd}}
+	p.SetProgressToken(42)
+	res, err := c.s.CallTool(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(a15gText(res), gh) {
+		t.Errorf("secret in the result: %q", a15gText(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notes) == 0 {
+		t.Fatal("no progress notifications")
+	}
+	for _, pn := range notes {
+		if strings.Contains(pn.Message, gh) {
+			t.Errorf("secret leaked in notifications/progress: %q", pn.Message)
+		}
+	}
+}
+
+func TestMCPGoClientAskMore(t *testing.T) {
+	gh := "ghp_" + strings.Repeat("Mn4Bv6Cx8Z", 3) + "Qw2Er4"
+	cases := []struct {
+		name      string
+		action    string
+		decision  string
+		command   string
+		calls     int
+		wantAsked int
+		wantRuns  bool
+	}{
+		{"allowAlways asks once", "accept", "allowAlways", "echo a15g-ran >> a15g-out.txt", 2, 1, true},
+		{"cancel denies", "cancel", "", "echo a15g-ran >> a15g-out.txt", 1, 1, false},
+		{"question masks secrets", "decline", "", "echo " + gh + " >> a15g-out.txt", 1, 1, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t, 10*time.Second)
+			// A mode the user chose asks (allowAlways lifts it for the
+			// session, which it cannot do for an ask rule).
+			ws := resolvedWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions":{"defaultMode":"acceptEdits"}}`})
+			var mu sync.Mutex
+			var asked []string
+			o := a15gOpts{root: ws, version: a15gLegacy}
+			o.copts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				mu.Lock()
+				asked = append(asked, r.Params.Message+a15gJSON(t, r.Params.RequestedSchema))
+				mu.Unlock()
+				res := &mcp.ElicitResult{Action: tc.action}
+				if tc.action == "accept" {
+					res.Content = map[string]any{"decision": tc.decision}
+				}
+				return res, nil
+			}
+			c := a15gConnect(t, ctx, o)
+			var text string
+			var res *mcp.CallToolResult
+			for range tc.calls {
+				res, text = a15gCall(t, ctx, c.s, "bash", map[string]any{"command": tc.command})
+			}
+			_, err := os.Stat(filepath.Join(ws, "a15g-out.txt"))
+			if (err == nil) != tc.wantRuns || res.IsError == tc.wantRuns {
+				t.Errorf("ran=%v isError=%v, want ran=%v: %q", err == nil, res.IsError, tc.wantRuns, text)
+			}
+			if !tc.wantRuns && !strings.Contains(text, "needs the user's approval") {
+				t.Errorf("denial text: %q", text)
+			}
+			if tc.wantRuns && tc.calls == 2 {
+				if b, _ := os.ReadFile(filepath.Join(ws, "a15g-out.txt")); strings.Count(string(b), "a15g-ran") != 2 {
+					t.Errorf("out file after two calls: %q", b)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(asked) != tc.wantAsked {
+				t.Errorf("asked %d times, want %d", len(asked), tc.wantAsked)
+			}
+			for _, q := range asked {
+				if strings.Contains(q, gh) {
+					t.Errorf("secret in the elicitation question: %q", q)
+				}
+			}
+			if strings.Contains(text, gh) {
+				t.Errorf("secret in the denial: %q", text)
+			}
+		})
+	}
+}
+
+// MCP: after notifications/cancelled no response is sent for the request,
+// and the command's process group is gone.
+func TestMCPGoClientRawCancelNoResponse(t *testing.T) {
+	ws := resolvedWorkspace(t, nil)
+	cfg := t.TempDir()
+	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, a15gBypass))
+	r := a15gRawStart(t, ws, "XDG_CONFIG_HOME="+cfg)
+	r.initialize(t, "2025-06-18")
+	marker := fmt.Sprintf("a15grawcancel%d", time.Now().UnixNano())
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": map[string]any{
+		"name": "bash", "arguments": map[string]any{"command": ": " + marker + "; sleep 100; echo after"}}})
+	if p := a15gWaitProcs(t, marker, true, 5*time.Second); len(p) < 2 {
+		t.Fatalf("command never started: %v", p)
+	}
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 5, "reason": "user"}})
+	if left := a15gWaitProcs(t, marker, false, 4*time.Second); len(left) > 0 {
+		t.Errorf("processes left after notifications/cancelled: %v", left)
+	}
+	// A ping behind it: its reply comes; none for id 5 must come before or with it.
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 6, "method": "ping"})
+	if _, ok := r.reply(6, 5*time.Second); !ok {
+		t.Fatal("no ping reply")
+	}
+	for _, m := range r.all() {
+		if m.Obj["id"] == float64(5) {
+			t.Errorf("a response was sent for the cancelled request: %s", m.Raw)
+		}
+		if m.Obj["id"] == float64(6) {
+			return
+		}
+	}
+}

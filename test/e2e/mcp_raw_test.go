@@ -1,0 +1,1322 @@
+package e2e
+
+// Contract tests of `agentls mcp` at the wire level: newline-delimited
+// JSON-RPC over stdio, checked against the MCP specification (2024-11-05 …
+// 2025-11-25), issue 9 and docs/protocol.md's MCP section. No SDK: every
+// line is written and read by hand.
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// a9mTimeout bounds every wait for the server; generous for a loaded machine.
+const a9mTimeout = 10 * time.Second
+
+// a9mConn is a raw MCP client over the server's stdin/stdout. Server
+// requests are refused (-32601) unless a test sets a handler.
+type a9mConn struct {
+	*mcpRawClient
+	idMu   sync.Mutex
+	nextID int
+}
+
+// a9mStart runs `agentls mcp --root root` with raw pipes.
+func a9mStart(t *testing.T, root string) *a9mConn {
+	t.Helper()
+	return a9mStartEnv(t, root)
+}
+
+// a9mStartBypass starts a session whose user settings select mode bypass,
+// so calls that would need approval run (tests not about permissions).
+func a9mStartBypass(t *testing.T, root string) *a9mConn {
+	t.Helper()
+	cfg := t.TempDir()
+	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), `{"mode": "bypass"}`)
+	return a9mStartEnv(t, root, "XDG_CONFIG_HOME="+cfg)
+}
+
+// a9mStartEnv is a9mStart with extra environment (later entries win).
+func a9mStartEnv(t *testing.T, root string, env ...string) *a9mConn {
+	t.Helper()
+	c := &a9mConn{mcpRawClient: startMCPRaw(t, []string{"mcp", "--root", root}, env), nextID: 100}
+	c.setHandler(refuseRequests)
+	return c
+}
+
+// send writes raw bytes (the caller supplies any newline).
+func (c *a9mConn) send(s string) {
+	if err := c.writeRaw([]byte(s)); err != nil {
+		c.t.Logf("write: %v", err)
+	}
+}
+
+// expect returns the first message satisfying pred, or fails the test.
+func (c *a9mConn) expect(what string, pred func(mcpMsg) bool) mcpMsg {
+	c.t.Helper()
+	m, ok := c.wait(a9mTimeout, pred)
+	if !ok {
+		c.t.Fatalf("timed out waiting for %s; got:\n%s", what, c.dump())
+	}
+	return m
+}
+
+// badLines are the lines that were not JSON objects; blank lines are
+// tolerated.
+func (c *a9mConn) badLines() []string {
+	var out []string
+	for _, l := range c.badFrames() {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// a9mIDIs matches a response whose id has the given raw JSON text.
+func a9mIDIs(raw string) func(mcpMsg) bool {
+	return func(m mcpMsg) bool { return m.isResponse() && string(m.ID) == raw }
+}
+
+// request sends a request with a fresh integer id and waits for its response.
+func (c *a9mConn) request(method string, params any) mcpMsg {
+	c.t.Helper()
+	id := c.start(method, params)
+	return c.expect(method+" response", a9mIDIs(strconv.Itoa(id)))
+}
+
+// start sends a request and returns its id without waiting.
+func (c *a9mConn) start(method string, params any) int {
+	c.idMu.Lock()
+	c.nextID++
+	id := c.nextID
+	c.idMu.Unlock()
+	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	c.sendJSON(msg)
+	return id
+}
+
+func (c *a9mConn) notify(method string, params any) {
+	msg := map[string]any{"jsonrpc": "2.0", "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	c.sendJSON(msg)
+}
+
+// a9mInitResult is the part of an initialize result the tests check.
+type a9mInitResult struct {
+	ProtocolVersion string                     `json:"protocolVersion"`
+	Capabilities    map[string]json.RawMessage `json:"capabilities"`
+	ServerInfo      struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"serverInfo"`
+	Instructions string `json:"instructions"`
+}
+
+// initialize runs the handshake (initialize + notifications/initialized).
+func (c *a9mConn) initialize(version string, caps map[string]any) a9mInitResult {
+	c.t.Helper()
+	if caps == nil {
+		caps = map[string]any{}
+	}
+	m := c.request("initialize", map[string]any{"protocolVersion": version, "capabilities": caps, "clientInfo": map[string]any{"name": "a9m", "version": "1"}})
+	if m.Error != nil {
+		c.t.Fatalf("initialize %s: error %d %s", version, m.Error.Code, m.Error.Message)
+	}
+	var r a9mInitResult
+	if err := json.Unmarshal(m.Result, &r); err != nil {
+		c.t.Fatalf("initialize result %s: %v", m.Result, err)
+	}
+	c.notify("notifications/initialized", nil)
+	return r
+}
+
+// a9mToolResult is an MCP CallToolResult.
+type a9mToolResult struct {
+	Content           []map[string]any `json:"content"`
+	IsError           bool             `json:"isError"`
+	StructuredContent json.RawMessage  `json:"structuredContent"`
+	Meta              map[string]any   `json:"_meta"`
+}
+
+func (r a9mToolResult) text() string {
+	var parts []string
+	for _, c := range r.Content {
+		if c["type"] == "text" {
+			parts = append(parts, fmt.Sprint(c["text"]))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// call runs tools/call and fails on a protocol error.
+func (c *a9mConn) call(name string, args any) a9mToolResult {
+	c.t.Helper()
+	m := c.request("tools/call", map[string]any{"name": name, "arguments": args})
+	return c.toolResult(m)
+}
+
+func (c *a9mConn) toolResult(m mcpMsg) a9mToolResult {
+	c.t.Helper()
+	if m.Error != nil {
+		c.t.Fatalf("tools/call: protocol error %d %s", m.Error.Code, m.Error.Message)
+	}
+	var r a9mToolResult
+	if err := json.Unmarshal(m.Result, &r); err != nil {
+		c.t.Fatalf("tools/call result %s: %v", m.Result, err)
+	}
+	return r
+}
+
+func a9mCode(m mcpMsg) int {
+	if m.Error == nil {
+		return 0
+	}
+	return m.Error.Code
+}
+
+// a9mKnownVersions are the MCP revisions a client may send in initialize.
+var a9mKnownVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+
+// Spec (lifecycle, version negotiation): "If the server supports the
+// requested protocol version, it MUST respond with the same version.
+// Otherwise, the server MUST respond with another protocol version it
+// supports. This SHOULD be the latest version supported by the server."
+func TestMCPRawVersionNegotiation(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{"a.txt": "hello\n"})
+	cases := []struct {
+		name, sent string
+		want       []string // any of
+	}{
+		{"2024-11-05", "2024-11-05", []string{"2024-11-05"}},
+		{"2025-03-26", "2025-03-26", []string{"2025-03-26"}},
+		{"2025-06-18", "2025-06-18", []string{"2025-06-18"}},
+		{"2025-11-25", "2025-11-25", []string{"2025-11-25"}},
+		{"unknown future", "2099-01-01", []string{"2025-11-25"}},
+		{"unknown past", "2000-01-01", []string{"2025-11-25"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := a9mStart(t, ws)
+			r := c.initialize(tc.sent, nil)
+			ok := false
+			for _, w := range tc.want {
+				ok = ok || r.ProtocolVersion == w
+			}
+			if !ok {
+				t.Fatalf("initialize %s: protocolVersion %q, want one of %v", tc.sent, r.ProtocolVersion, tc.want)
+			}
+			// The negotiated session works: a tool call succeeds.
+			if res := c.call("read", map[string]any{"path": "a.txt"}); res.IsError || !strings.Contains(res.text(), "1→hello") {
+				t.Fatalf("read after initialize %s: %+v", tc.sent, res)
+			}
+		})
+	}
+}
+
+// Capabilities, serverInfo and instructions (spec lifecycle; TOOLS.md
+// "Instructions for the model"; issue 9: tools/list_changed).
+func TestMCPRawInitializeResult(t *testing.T) {
+	ws := newWorkspace(t, nil)
+	c := a9mStart(t, ws)
+	r := c.initialize("2025-06-18", nil)
+	var tools struct {
+		ListChanged bool `json:"listChanged"`
+	}
+	if raw, ok := r.Capabilities["tools"]; !ok || json.Unmarshal(raw, &tools) != nil || !tools.ListChanged {
+		t.Errorf("capabilities.tools = %s, want {listChanged: true}", r.Capabilities["tools"])
+	}
+	// Only what is implemented is declared: probe each declared capability.
+	for name := range r.Capabilities {
+		switch name {
+		case "tools", "logging", "experimental":
+		case "resources":
+			if m := c.request("resources/list", map[string]any{}); m.Error != nil {
+				t.Errorf("capability resources declared but resources/list fails: %s", m.Raw)
+			}
+		case "prompts":
+			if m := c.request("prompts/list", map[string]any{}); m.Error != nil {
+				t.Errorf("capability prompts declared but prompts/list fails: %s", m.Raw)
+			}
+		default:
+			t.Errorf("unexpected capability %q: %s", name, r.Capabilities[name])
+		}
+	}
+	if _, ok := r.Capabilities["logging"]; ok {
+		if m := c.request("logging/setLevel", map[string]any{"level": "debug"}); m.Error != nil {
+			t.Errorf("logging declared but logging/setLevel fails: %s", m.Raw)
+		}
+	}
+	if r.ServerInfo.Name != "agentls" || r.ServerInfo.Version == "" {
+		t.Errorf("serverInfo = %+v, want name agentls and a version", r.ServerInfo)
+	}
+	low := strings.ToLower(r.Instructions)
+	for _, want := range []string{"read a file before editing", "search", "never guess file contents", "prefer these tools over shell", "cat", "grep", "find", "oldtext small but unique"} {
+		if !strings.Contains(low, want) {
+			t.Errorf("instructions lack %q:\n%s", want, r.Instructions)
+		}
+	}
+}
+
+// Lifecycle: ping is allowed at any time; requests before initialize are
+// refused with a JSON-RPC error code (PROTOCOL.md: "Protocol errors ... use
+// JSON-RPC error codes"; docs/protocol.md: -32002 before initialize, -32600
+// for a second initialize) and do not break the session.
+func TestMCPRawLifecycle(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{"a.txt": "hello\n"})
+	c := a9mStart(t, ws)
+	if m := c.request("ping", nil); m.Error != nil || string(m.Result) != "{}" {
+		t.Errorf("ping before initialize: %s, want result {}", m.Raw)
+	}
+	before := c.request("tools/list", nil)
+	if before.Error == nil {
+		t.Errorf("tools/list before initialize answered %s; want an error", lastBytes(before.Raw, 200))
+	} else if !a9mReservedCode(before.Error.Code) {
+		t.Errorf("tools/list before initialize: error code %d (%s); want a JSON-RPC error code (the editor protocol uses -32002)", before.Error.Code, before.Error.Message)
+	}
+	c.initialize("2025-06-18", nil)
+	if m := c.request("ping", nil); m.Error != nil || string(m.Result) != "{}" {
+		t.Errorf("ping after initialize: %s", m.Raw)
+	}
+	second := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "again", "version": "1"}})
+	if second.Error == nil {
+		t.Errorf("second initialize answered %s; want an error", lastBytes(second.Raw, 200))
+	} else if !a9mReservedCode(second.Error.Code) {
+		t.Errorf("second initialize: error code %d (%s); want a JSON-RPC error code (the editor protocol uses -32600)", second.Error.Code, second.Error.Message)
+	}
+	// The first session is intact.
+	if res := c.call("read", map[string]any{"path": "a.txt"}); res.IsError {
+		t.Errorf("read after second initialize: %s", res.text())
+	}
+}
+
+// a9mReservedCode reports whether code is in JSON-RPC's reserved range
+// (-32768..-32000), where protocol errors belong (PROTOCOL.md "Errors").
+func a9mReservedCode(code int) bool { return code >= -32768 && code <= -32000 }
+
+// Robustness: every malformed message gets the error the spec/docs name
+// and the session goes on (docs/protocol.md "Bad input").
+func TestMCPRawBadMessages(t *testing.T) {
+	ws := newWorkspace(t, nil)
+	c := a9mStart(t, ws)
+	c.initialize("2025-11-25", nil)
+	cases := []struct {
+		name, line string
+		id         string // raw id expected on the error reply
+		code       int
+	}{
+		{"invalid JSON", `{"jsonrpc":"2.0","id":1,"method":`, "null", -32700},
+		{"missing jsonrpc", `{"id":7,"method":"ping"}`, "7", -32600},
+		{"wrong jsonrpc", `{"jsonrpc":"1.0","id":"v","method":"ping"}`, `"v"`, -32600},
+		{"unknown method", `{"jsonrpc":"2.0","id":8,"method":"nosuch/thing"}`, "8", -32601},
+		{"tools/call params a string", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":"abc"}`, "9", -32602},
+		{"tools/call params an array", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":[1,2]}`, "10", -32602},
+		{"tools/list params a number", `{"jsonrpc":"2.0","id":11,"method":"tools/list","params":5}`, "11", -32602},
+		{"tools/call name a number", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":5}}`, "12", -32602},
+		{"empty batch", `[]`, "null", -32600},
+		// MCP: "Unlike base JSON-RPC, the ID MUST NOT be null."
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, "null", -32600},
+		{"id an object", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, "null", -32600},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n := c.count()
+			c.send(tc.line + "\n")
+			pong := c.request("ping", nil) // replies come in order: all is in
+			if _, ok := c.waitFrom(n, 0, func(m mcpMsg) bool {
+				return m.isResponse() && m.Error != nil && string(m.ID) == tc.id && m.Error.Code == tc.code
+			}); !ok {
+				t.Errorf("%s: no error reply {id: %s, code: %d}; got:\n%s", tc.line, tc.id, tc.code, lastBytes(c.dump(), 1500))
+			}
+			if pong.Error != nil {
+				t.Fatalf("ping after %s: %s", tc.name, pong.Raw)
+			}
+		})
+	}
+	if bad := c.badLines(); len(bad) > 0 {
+		t.Errorf("server wrote non-JSON lines: %q", bad)
+	}
+}
+
+// Request ids: strings and integers are echoed exactly (JSON-RPC: the
+// response id "MUST be the same as the value of the id member in the
+// Request Object"); an id the server cannot represent must not be answered
+// under another id.
+func TestMCPRawRequestIDs(t *testing.T) {
+	ws := newWorkspace(t, nil)
+	c := a9mStart(t, ws)
+	c.initialize("2025-06-18", nil)
+	cases := []struct{ name, id string }{
+		{"string", `"req-α-1"`},
+		{"empty string", `""`},
+		{"zero", `0`},
+		{"negative", `-5`},
+		{"2^53+1", `9007199254740993`},
+		{"max int64", `9223372036854775807`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n := c.count()
+			c.send(`{"jsonrpc":"2.0","id":` + tc.id + `,"method":"ping"}` + "\n")
+			c.request("ping", nil)
+			// Requests are answered concurrently: the reply may come after
+			// the second ping's.
+			if _, ok := c.waitFrom(n, 5*time.Second, a9mIDIs(tc.id)); !ok {
+				var got []string
+				for _, m := range c.matching(func(m mcpMsg) bool { return m.isResponse() }) {
+					got = append(got, string(m.ID))
+				}
+				t.Errorf("ping with id %s: no response with that exact id; response ids: %v", tc.id, got[max(0, len(got)-3):])
+			}
+		})
+	}
+	t.Run("beyond int64", func(t *testing.T) {
+		const id = `123456789012345678901234567890`
+		n := c.count()
+		c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}` + "\n")
+		pong := c.request("ping", nil) // everything before it has been answered
+		if m, ok := c.waitFrom(n, 0, func(m mcpMsg) bool {
+			return m.isResponse() && m.Raw != pong.Raw && string(m.ID) != id && string(m.ID) != "null"
+		}); ok {
+			t.Errorf("id %s was answered under another id: %s", id, m.Raw)
+		}
+	})
+}
+
+// Framing: CRLF, empty lines, a message split over several writes, a batch,
+// a line of several MB, and one past the documented 16 MiB cap.
+func TestMCPRawFraming(t *testing.T) {
+	ws := newWorkspace(t, nil)
+	c := a9mStartBypass(t, ws)
+	c.initialize("2025-06-18", nil)
+	t.Run("CRLF", func(t *testing.T) {
+		c.send(`{"jsonrpc":"2.0","id":"crlf","method":"ping"}` + "\r\n")
+		c.expect("CRLF ping", a9mIDIs(`"crlf"`))
+	})
+	t.Run("empty lines", func(t *testing.T) {
+		n := len(c.matching(func(m mcpMsg) bool { return m.Error != nil }))
+		c.send("\n\n\r\n   \n")
+		c.request("ping", nil)
+		if errs := c.matching(func(m mcpMsg) bool { return m.Error != nil }); len(errs) != n {
+			t.Errorf("empty lines produced error replies: %s", errs[len(errs)-1].Raw)
+		}
+	})
+	t.Run("split writes", func(t *testing.T) {
+		line := `{"jsonrpc":"2.0","id":"split","method":"tools/call","params":{"name":"ls","arguments":{}}}` + "\n"
+		for i := 0; i < len(line); i += 17 {
+			c.send(line[i:min(i+17, len(line))])
+			time.Sleep(5 * time.Millisecond) // separate writes, not synchronisation
+		}
+		m := c.expect("split request", a9mIDIs(`"split"`))
+		if m.Error != nil {
+			t.Errorf("split request: %s", m.Raw)
+		}
+	})
+	t.Run("two messages in one write", func(t *testing.T) {
+		c.send(`{"jsonrpc":"2.0","id":"w1","method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":"w2","method":"ping"}` + "\n")
+		c.expect("w1", a9mIDIs(`"w1"`))
+		c.expect("w2", a9mIDIs(`"w2"`))
+	})
+	t.Run("batch", func(t *testing.T) {
+		// 2025-03-26 required receiving batches; later revisions dropped
+		// them, and docs/protocol.md says a batch is handled message by
+		// message. Either way each request is answered.
+		c.send(`[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"tools/list"}]` + "\n")
+		c.expect("b1", a9mIDIs(`"b1"`))
+		c.expect("b2", a9mIDIs(`"b2"`))
+	})
+	t.Run("batch on 2025-03-26", func(t *testing.T) {
+		// 2025-03-26: implementations "MUST support receiving JSON-RPC batches".
+		c := a9mStart(t, ws)
+		if r := c.initialize("2025-03-26", nil); r.ProtocolVersion != "2025-03-26" {
+			t.Fatalf("negotiated %s", r.ProtocolVersion)
+		}
+		n := c.count()
+		c.send(`[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}},{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"ls","arguments":{}}},{"jsonrpc":"2.0","id":"c2","method":"ping"}]` + "\n")
+		c.expect("c1", a9mIDIs(`"c1"`))
+		c.expect("c2", a9mIDIs(`"c2"`))
+		c.request("ping", nil)
+		if m, ok := c.waitFrom(n, 0, func(m mcpMsg) bool { return m.isResponse() && m.Error != nil }); ok {
+			t.Errorf("batch with a notification produced an error: %s", m.Raw)
+		}
+	})
+	t.Run("4 MiB line", func(t *testing.T) {
+		content := strings.Repeat("0123456789abcdef", 4<<20/16)
+		res := c.call("write", map[string]any{"path": "big.txt", "content": content})
+		if res.IsError {
+			t.Fatalf("write of a 4 MiB line: %s", res.text())
+		}
+		fi, err := os.Stat(filepath.Join(ws, "big.txt"))
+		if err != nil || fi.Size() != int64(len(content)) {
+			t.Fatalf("big.txt: %v size %v, want %d", err, fi, len(content))
+		}
+	})
+	t.Run("line over 16 MiB", func(t *testing.T) {
+		pad := strings.Repeat("x", 17<<20)
+		n := c.count()
+		c.send(`{"jsonrpc":"2.0","id":"huge","method":"ping","params":{"_meta":{"pad":"` + pad + `"}}}` + "\n")
+		if _, ok := c.waitFrom(n, a9mTimeout, func(m mcpMsg) bool { return m.Error != nil }); !ok {
+			t.Errorf("no error reply to a 17 MiB line (docs: longer than 16 MiB gets an error reply)")
+		}
+		if m := c.request("ping", nil); m.Error != nil {
+			t.Errorf("ping after a 17 MiB line: %s", m.Raw)
+		}
+	})
+	if bad := c.badLines(); len(bad) > 0 {
+		t.Errorf("server wrote non-JSON lines: %q", bad)
+	}
+}
+
+// a9mTool is one entry of tools/list.
+type a9mTool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+	Annotations  *struct {
+		ReadOnlyHint    *bool `json:"readOnlyHint"`
+		DestructiveHint *bool `json:"destructiveHint"`
+		IdempotentHint  *bool `json:"idempotentHint"`
+		OpenWorldHint   *bool `json:"openWorldHint"`
+	} `json:"annotations"`
+	Meta map[string]any `json:"_meta"`
+}
+
+func (c *a9mConn) listTools(params any) ([]a9mTool, string) {
+	c.t.Helper()
+	m := c.request("tools/list", params)
+	if m.Error != nil {
+		c.t.Fatalf("tools/list: %s", m.Raw)
+	}
+	var r struct {
+		Tools      []a9mTool `json:"tools"`
+		NextCursor string    `json:"nextCursor"`
+	}
+	if err := json.Unmarshal(m.Result, &r); err != nil {
+		c.t.Fatalf("tools/list result: %v", err)
+	}
+	return r.Tools, r.NextCursor
+}
+
+// tools/list: names, descriptions, valid object input schemas, annotations
+// that match TOOLS.md's classification, pagination.
+func TestMCPRawToolsList(t *testing.T) {
+	ws := newWorkspace(t, nil)
+	c := a9mStart(t, ws)
+	c.initialize("2025-11-25", nil)
+	tools, cursor := c.listTools(map[string]any{})
+	// Follow pagination to the end, as a client must.
+	for pages := 0; cursor != "" && pages < 50; pages++ {
+		more, next := c.listTools(map[string]any{"cursor": cursor})
+		tools = append(tools, more...)
+		cursor = next
+	}
+	nameRE := regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`) // 2025-11-25 tool names
+	byName := map[string]a9mTool{}
+	for _, tl := range tools {
+		if _, dup := byName[tl.Name]; dup {
+			t.Errorf("tool %q listed twice", tl.Name)
+		}
+		byName[tl.Name] = tl
+		if !nameRE.MatchString(tl.Name) {
+			t.Errorf("tool name %q breaks the MCP naming rule %s", tl.Name, nameRE)
+		}
+		if strings.TrimSpace(tl.Description) == "" {
+			t.Errorf("tool %q has no description", tl.Name)
+		}
+		for _, which := range []struct {
+			name string
+			raw  json.RawMessage
+		}{{"inputSchema", tl.InputSchema}, {"outputSchema", tl.OutputSchema}} {
+			if len(which.raw) == 0 {
+				if which.name == "inputSchema" {
+					t.Errorf("tool %q has no inputSchema", tl.Name)
+				}
+				continue
+			}
+			var s jsonschema.Schema
+			if err := json.Unmarshal(which.raw, &s); err != nil {
+				t.Errorf("tool %q %s is not a JSON Schema: %v", tl.Name, which.name, err)
+				continue
+			}
+			if s.Type != "object" {
+				t.Errorf("tool %q %s type %q, want object", tl.Name, which.name, s.Type)
+			}
+			if _, err := s.Resolve(nil); err != nil {
+				t.Errorf("tool %q %s does not resolve: %v", tl.Name, which.name, err)
+			}
+		}
+		if tl.Annotations == nil || tl.Annotations.ReadOnlyHint == nil || tl.Annotations.DestructiveHint == nil || tl.Annotations.IdempotentHint == nil || tl.Annotations.OpenWorldHint == nil {
+			t.Errorf("tool %q: annotations incomplete: %+v", tl.Name, tl.Annotations)
+		}
+		if src, _ := tl.Meta["source"].(string); src == "" {
+			t.Errorf("tool %q: _meta.source missing (docs/protocol.md)", tl.Name)
+		}
+	}
+	type hints struct{ readOnly, destructive, openWorld bool }
+	want := map[string]hints{
+		"read":  {true, false, false},
+		"ls":    {true, false, false},
+		"grep":  {true, false, false},
+		"find":  {true, false, false},
+		"edit":  {false, true, false}, // it may rewrite existing content
+		"write": {false, true, false}, // it may replace a whole file
+		"bash":  {false, true, true},  // anything may run
+	}
+	for name, w := range want {
+		tl, ok := byName[name]
+		if !ok {
+			t.Errorf("tools/list lacks %q", name)
+			continue
+		}
+		if tl.Annotations == nil || tl.Annotations.ReadOnlyHint == nil || tl.Annotations.DestructiveHint == nil || tl.Annotations.OpenWorldHint == nil {
+			continue
+		}
+		got := hints{*tl.Annotations.ReadOnlyHint, *tl.Annotations.DestructiveHint, *tl.Annotations.OpenWorldHint}
+		if got != w {
+			t.Errorf("%s annotations {readOnly, destructive, openWorld} = %+v, want %+v", name, got, w)
+		}
+		if w.readOnly && (tl.Annotations.IdempotentHint == nil || !*tl.Annotations.IdempotentHint) {
+			t.Errorf("%s is read-only but not idempotent", name)
+		}
+	}
+	if _, ok := byName["tool_search"]; !ok {
+		t.Errorf("tool_search is always active (TOOLS.md) but not listed")
+	}
+	// Spec (pagination): "Invalid cursors SHOULD result in an error with code -32602".
+	for _, cur := range []string{"bogus", "", "eyJ4IjoxfQ=="} {
+		m := c.request("tools/list", map[string]any{"cursor": cur})
+		if cur == "" {
+			if m.Error != nil {
+				t.Errorf("tools/list with empty cursor: %s", m.Raw)
+			}
+			continue
+		}
+		if a9mCode(m) != -32602 {
+			t.Errorf("tools/list cursor %q: %s, want error -32602", cur, lastBytes(m.Raw, 200))
+		}
+	}
+}
+
+// notifications/tools/list_changed after tool_search activates a deferred
+// tool (issue 9), and the tool is then listed and callable.
+func TestMCPRawToolSearchListChanged(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{
+		".agentls/tools/say_hello.json": `{"name": "say_hello", "description": "Print a friendly greeting to the terminal", "inputSchema": {"type": "object", "properties": {}}, "command": "echo hello-from-ext", "readOnly": true, "deferred": true}`,
+	})
+	c := a9mStart(t, ws)
+	c.initialize("2025-06-18", nil)
+	tools, _ := c.listTools(nil)
+	for _, tl := range tools {
+		if tl.Name == "say_hello" {
+			t.Fatalf("deferred tool say_hello listed before tool_search")
+		}
+	}
+	res := c.call("tool_search", map[string]any{"query": "friendly greeting"})
+	if res.IsError || !strings.Contains(res.text(), "say_hello") {
+		t.Fatalf("tool_search: %s", res.text())
+	}
+	c.expect("notifications/tools/list_changed", mcpMethod("notifications/tools/list_changed"))
+	tools, _ = c.listTools(nil)
+	found := false
+	for _, tl := range tools {
+		found = found || tl.Name == "say_hello"
+	}
+	if !found {
+		t.Errorf("say_hello not listed after tool_search activated it")
+	}
+	if r := c.call("say_hello", map[string]any{}); r.IsError || !strings.Contains(r.text(), "hello-from-ext") {
+		t.Errorf("say_hello: %+v", r)
+	}
+}
+
+// tools/call errors are results (TOOLS.md "Errors are results"; docs: an
+// unknown tool is an isError result naming the tools and the closest one).
+// Note: the MCP spec's tools page lists unknown tools under protocol
+// errors (-32602); the project contract chooses a result.
+func TestMCPRawToolErrors(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\n"})
+	c := a9mStart(t, ws)
+	c.initialize("2025-11-25", nil)
+	cases := []struct {
+		name string
+		tool string
+		args any
+		want []string
+	}{
+		{"unknown tool", "raed", map[string]any{"path": "a.txt"}, []string{"raed", `"read"`, "bash", "grep"}},
+		{"negative offset", "read", map[string]any{"path": "a.txt", "offset": -3}, []string{"`offset`", "≥ 1", "got -3"}},
+		{"missing required", "read", map[string]any{}, []string{"`path`"}},
+		{"wrong type", "read", map[string]any{"path": 5}, []string{"path"}},
+		{"missing file", "read", map[string]any{"path": "b.txt"}, []string{"b.txt"}},
+		{"escape", "read", map[string]any{"path": "../../etc/passwd"}, []string{"workspace"}},
+		{"invalid regex", "grep", map[string]any{"pattern": "(unclosed"}, []string{"unclosed group"}},
+		{"arguments absent", "grep", nil, []string{"`pattern`"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			params := map[string]any{"name": tc.tool}
+			if tc.args != nil {
+				params["arguments"] = tc.args
+			}
+			m := c.request("tools/call", params)
+			r := c.toolResult(m)
+			if !r.IsError {
+				t.Fatalf("%s %v: isError false: %s", tc.tool, tc.args, r.text())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.text(), w) {
+					t.Errorf("%s %v: message lacks %q:\n%s", tc.tool, tc.args, w, r.text())
+				}
+			}
+		})
+	}
+	// Normalization (TOOLS.md "Input is untrusted"): aliases and numeric
+	// strings are accepted even though the advertised schema is strict.
+	r := c.call("read", map[string]any{"file_path": "a.txt", "offset": "2"})
+	if r.IsError || !strings.Contains(r.text(), "2→two") || strings.Contains(r.text(), "1→one") {
+		t.Errorf("read {file_path, offset: \"2\"}: %s", r.text())
+	}
+	// Unknown fields are dropped, never an error.
+	if r := c.call("ls", map[string]any{"bogus": true}); r.IsError {
+		t.Errorf("ls with an unknown field: %s", r.text())
+	}
+	// A panicking tool is an isError result; the server keeps serving.
+	if r := c.call("test_panic", map[string]any{}); !r.IsError {
+		t.Errorf("test_panic: isError false: %s", r.text())
+	}
+	if m := c.request("ping", nil); m.Error != nil {
+		t.Errorf("ping after test_panic: %s", m.Raw)
+	}
+}
+
+// Results: text content, image content for images, _meta.callId and
+// _meta.details, structuredContent consistent with any outputSchema, and
+// read-before-edit over MCP (issue 9 acceptance).
+func TestMCPRawToolResults(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 4, 3))
+	img.Set(1, 1, color.RGBA{200, 10, 10, 255})
+	var pngBuf bytes.Buffer
+	if err := png.Encode(&pngBuf, img); err != nil {
+		t.Fatal(err)
+	}
+	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\nbeta\n", "pic.png": pngBuf.String()})
+	c := a9mStart(t, ws)
+	c.initialize("2025-06-18", nil)
+	tools, _ := c.listTools(nil)
+	outSchema := map[string]json.RawMessage{}
+	for _, tl := range tools {
+		if len(tl.OutputSchema) > 0 {
+			outSchema[tl.Name] = tl.OutputSchema
+		}
+	}
+
+	t.Run("image", func(t *testing.T) {
+		r := c.call("read", map[string]any{"path": "pic.png"})
+		if r.IsError {
+			t.Fatalf("read pic.png: %s", r.text())
+		}
+		var found bool
+		for _, part := range r.Content {
+			if part["type"] != "image" {
+				continue
+			}
+			found = true
+			if part["mimeType"] != "image/png" {
+				t.Errorf("image mimeType %v, want image/png", part["mimeType"])
+			}
+			data, err := base64.StdEncoding.DecodeString(fmt.Sprint(part["data"]))
+			if err != nil || !bytes.Equal(data, pngBuf.Bytes()) {
+				t.Errorf("image data is not the file's bytes in base64 (err %v)", err)
+			}
+		}
+		if !found {
+			t.Errorf("read pic.png: no image content part: %v", r.Content)
+		}
+	})
+
+	t.Run("text and meta", func(t *testing.T) {
+		r := c.call("read", map[string]any{"path": "a.txt"})
+		if r.IsError || len(r.Content) == 0 || r.Content[0]["type"] != "text" {
+			t.Fatalf("read a.txt: %+v", r)
+		}
+		if !strings.HasPrefix(r.text(), "a.txt, lines 1-2 of 2\n") || !strings.Contains(r.text(), "2→beta") {
+			t.Errorf("read a.txt text:\n%s", r.text())
+		}
+		if id, _ := r.Meta["callId"].(string); id == "" {
+			t.Errorf("_meta.callId missing: %v", r.Meta)
+		}
+		if _, ok := r.Meta["details"].(map[string]any); !ok {
+			t.Errorf("_meta.details missing: %v", r.Meta)
+		}
+	})
+
+	t.Run("structuredContent matches outputSchema", func(t *testing.T) {
+		for _, call := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"read", map[string]any{"path": "a.txt"}},
+			{"ls", map[string]any{}},
+			{"grep", map[string]any{"pattern": "beta"}},
+			{"find", map[string]any{"pattern": "*.txt"}},
+		} {
+			r := c.call(call.tool, call.args)
+			raw, declared := outSchema[call.tool]
+			if !declared {
+				continue
+			}
+			// Spec: "If an output schema is provided: Servers MUST provide
+			// structured results that conform to this schema."
+			if len(r.StructuredContent) == 0 {
+				t.Errorf("%s declares outputSchema but returned no structuredContent", call.tool)
+				continue
+			}
+			var s jsonschema.Schema
+			json.Unmarshal(raw, &s)
+			rs, err := s.Resolve(nil)
+			if err != nil {
+				t.Errorf("%s outputSchema: %v", call.tool, err)
+				continue
+			}
+			var v any
+			json.Unmarshal(r.StructuredContent, &v)
+			if err := rs.Validate(v); err != nil {
+				t.Errorf("%s structuredContent does not match outputSchema: %v", call.tool, err)
+			}
+		}
+	})
+
+	t.Run("read before edit", func(t *testing.T) {
+		ws2 := newWorkspace(t, map[string]string{"e.txt": "keep\nold line\n"})
+		c := a9mStartBypass(t, ws2)
+		c.initialize("2025-06-18", nil)
+		edit := map[string]any{"path": "e.txt", "edits": []any{map[string]any{"oldText": "old line", "newText": "new line"}}}
+		r := c.call("edit", edit)
+		if !r.IsError || !strings.Contains(strings.ToLower(r.text()), "read") {
+			t.Fatalf("edit without read: isError %v: %s", r.IsError, r.text())
+		}
+		if b, _ := os.ReadFile(filepath.Join(ws2, "e.txt")); string(b) != "keep\nold line\n" {
+			t.Fatalf("edit without read changed the file: %q", b)
+		}
+		c.call("read", map[string]any{"path": "e.txt"})
+		r = c.call("edit", edit)
+		if r.IsError {
+			t.Fatalf("edit after read: %s", r.text())
+		}
+		if b, _ := os.ReadFile(filepath.Join(ws2, "e.txt")); string(b) != "keep\nnew line\n" {
+			t.Errorf("after edit: %q", b)
+		}
+		det, _ := r.Meta["details"].(map[string]any)
+		if diff, _ := det["unifiedDiff"].(string); !strings.Contains(diff, "-old line") || !strings.Contains(diff, "+new line") {
+			t.Errorf("_meta.details.unifiedDiff: %v", det)
+		}
+	})
+}
+
+// a9mAlive reports whether pid runs (a zombie counts as gone).
+func a9mAlive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true // no procfs: trust kill(0)
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// a9mPidFile waits for a pid the command wrote into ws/name.
+func a9mPidFile(t *testing.T, ws, name string) int {
+	t.Helper()
+	var pid int
+	if !waitUntil(a9mTimeout, func() bool {
+		b, err := os.ReadFile(filepath.Join(ws, name))
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	}) {
+		t.Fatalf("%s never written", name)
+	}
+	return pid
+}
+
+// Cancellation (spec): the receiver SHOULD stop processing, free resources
+// and not send a response for the cancelled request; an unknown id MAY be
+// ignored. Issue 9: cancellation of `sleep 100` kills it.
+func TestMCPRawCancel(t *testing.T) {
+	ws := newWorkspace(t, nil)
+	c := a9mStartBypass(t, ws)
+	c.initialize("2025-06-18", nil)
+	id := c.start("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 100 & echo $! > sleep.pid; wait"}})
+	pid := a9mPidFile(t, ws, "sleep.pid")
+	if !a9mAlive(pid) {
+		t.Fatalf("sleep %d not running", pid)
+	}
+	c.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "user pressed stop"})
+	if !waitUntil(a9mTimeout, func() bool { return !a9mAlive(pid) }) {
+		t.Fatalf("sleep %d still running after notifications/cancelled", pid)
+	}
+	// Let anything the cancelled call would reply arrive, then check.
+	c.request("ping", nil)
+	c.wait(300*time.Millisecond, a9mIDIs(strconv.Itoa(id)))
+	if m, ok := c.wait(0, a9mIDIs(strconv.Itoa(id))); ok {
+		t.Errorf("a response was sent for the cancelled request: %s", lastBytes(m.Raw, 300))
+	}
+
+	// Unknown and already-finished ids are ignored; no reply to a notification.
+	n := len(c.matching(func(m mcpMsg) bool { return m.isResponse() }))
+	c.notify("notifications/cancelled", map[string]any{"requestId": 424242})
+	c.notify("notifications/cancelled", map[string]any{"requestId": "nope"})
+	c.notify("notifications/cancelled", map[string]any{})
+	pong := c.request("ping", nil)
+	if pong.Error != nil {
+		t.Fatalf("ping after stray cancels: %s", pong.Raw)
+	}
+	if got := len(c.matching(func(m mcpMsg) bool { return m.isResponse() })); got != n+1 {
+		t.Errorf("stray notifications/cancelled got %d replies", got-n-1)
+	}
+	// Any tool's context is cancelled, not only bash's.
+	bid := c.start("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{"marker": "cancelled.marker", "seconds": 60}})
+	c.request("ping", nil)
+	c.notify("notifications/cancelled", map[string]any{"requestId": bid})
+	if !waitUntil(a9mTimeout, func() bool { _, err := os.Stat(filepath.Join(ws, "cancelled.marker")); return err == nil }) {
+		t.Errorf("test_block was not cancelled by notifications/cancelled")
+	}
+	// The session still runs tools.
+	if r := c.call("bash", map[string]any{"command": "echo still-here"}); r.IsError || !strings.Contains(r.text(), "still-here") {
+		t.Errorf("bash after cancel: %s", r.text())
+	}
+}
+
+// Closing stdin ends the session: running commands are killed and the
+// process exits (docs/protocol.md "Ending").
+func TestMCPRawEOF(t *testing.T) {
+	ws := newWorkspace(t, nil)
+	c := a9mStartBypass(t, ws)
+	c.initialize("2025-06-18", nil)
+	c.start("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 100 & echo $! > sleep.pid; wait"}})
+	pid := a9mPidFile(t, ws, "sleep.pid")
+	c.stdin.Close()
+	select {
+	case <-c.exited:
+	case <-time.After(a9mTimeout):
+		t.Fatalf("agentls mcp did not exit after end of input")
+	}
+	if !waitUntil(a9mTimeout, func() bool { return !a9mAlive(pid) }) {
+		t.Errorf("sleep %d survived the end of the session", pid)
+	}
+}
+
+// Progress (spec): notifications/progress carry the request's progressToken,
+// progress increases with each notification, and they stop at completion;
+// no token, no notifications.
+func TestMCPRawProgress(t *testing.T) {
+	ws := newWorkspace(t, nil)
+	c := a9mStart(t, ws)
+	c.initialize("2025-06-18", nil)
+	script := "for i in 1 2 3 4 5 6; do echo step$i; sleep 0.15; done"
+	for _, tc := range []struct {
+		name  string
+		token any
+		raw   string
+	}{
+		{"string token", "tok-α", `"tok-α"`},
+		{"integer token", 77, `77`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := c.start("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": script}, "_meta": map[string]any{"progressToken": tc.token}})
+			resp := c.expect("bash response", a9mIDIs(strconv.Itoa(id)))
+			if r := c.toolResult(resp); r.IsError || !strings.Contains(r.text(), "step6") {
+				t.Fatalf("bash: %s", r.text())
+			}
+			var last float64 = -1
+			count := 0
+			var messages []string
+			respIdx := -1
+			all := c.matching(func(mcpMsg) bool { return true })
+			for i, m := range all {
+				if m.Raw == resp.Raw {
+					respIdx = i
+				}
+				if m.Method != "notifications/progress" {
+					continue
+				}
+				var p struct {
+					Token    json.RawMessage `json:"progressToken"`
+					Progress float64         `json:"progress"`
+					Total    *float64        `json:"total"`
+					Message  string          `json:"message"`
+				}
+				json.Unmarshal(m.Params, &p)
+				if string(p.Token) != tc.raw {
+					continue
+				}
+				count++
+				messages = append(messages, p.Message)
+				if respIdx >= 0 {
+					t.Errorf("progress after the response: %s", m.Raw)
+				}
+				if p.Progress <= last {
+					t.Errorf("progress not increasing: %v after %v", p.Progress, last)
+				}
+				if p.Total != nil && p.Progress > *p.Total {
+					t.Errorf("progress %v > total %v", p.Progress, *p.Total)
+				}
+				last = p.Progress
+			}
+			if count == 0 {
+				t.Errorf("no notifications/progress with token %s", tc.raw)
+			}
+			if !strings.Contains(strings.Join(messages, "\n"), "step") {
+				t.Errorf("progress messages do not carry the bash output (issue 9): %q", messages)
+			}
+		})
+	}
+	// Spec: progress notifications "MUST only reference tokens that were
+	// provided in an active request".
+	for _, m := range c.matching(mcpMethod("notifications/progress")) {
+		var p struct {
+			Token json.RawMessage `json:"progressToken"`
+		}
+		json.Unmarshal(m.Params, &p)
+		if string(p.Token) != `"tok-α"` && string(p.Token) != "77" {
+			t.Errorf("progress for a token never sent: %s", m.Raw)
+		}
+	}
+	t.Run("no token", func(t *testing.T) {
+		before := len(c.matching(mcpMethod("notifications/progress")))
+		r := c.call("bash", map[string]any{"command": script})
+		if r.IsError {
+			t.Fatalf("bash: %s", r.text())
+		}
+		if after := len(c.matching(mcpMethod("notifications/progress"))); after != before {
+			t.Errorf("%d progress notifications without a progressToken", after-before)
+		}
+	})
+}
+
+func a9mFileURI(p string) string { return "file://" + filepath.ToSlash(p) }
+
+// Roots (issue 9): the client's roots define the workspace; roots/list is
+// asked after initialization and again after roots/list_changed; a client
+// without the capability is never asked.
+func TestMCPRawRoots(t *testing.T) {
+	dirA := newWorkspace(t, map[string]string{"ina.txt": "in A\n"})
+	dirB := newWorkspace(t, map[string]string{"inb.txt": "in B\n"})
+	t.Run("roots replace --root", func(t *testing.T) {
+		c := a9mStart(t, dirA)
+		var mu sync.Mutex
+		current := dirB
+		c.setHandler(func(m mcpMsg) (any, int) {
+			if m.Method != "roots/list" {
+				return nil, -32601
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			return map[string]any{"roots": []any{map[string]any{"uri": a9mFileURI(current), "name": "current"}}}, 0
+		})
+		c.initialize("2025-06-18", map[string]any{"roots": map[string]any{"listChanged": true}})
+		c.expect("roots/list request", mcpMethod("roots/list"))
+		if r := c.call("read", map[string]any{"path": "inb.txt"}); r.IsError || !strings.Contains(r.text(), "in B") {
+			t.Errorf("read inb.txt in root B: %s", r.text())
+		}
+		if r := c.call("read", map[string]any{"path": filepath.Join(dirA, "ina.txt")}); !r.IsError {
+			t.Errorf("read of a file outside the client's roots succeeded: %s", r.text())
+		}
+		if r := c.call("bash", map[string]any{"command": "pwd"}); r.IsError || !strings.Contains(r.text(), dirB) {
+			t.Errorf("bash cwd is not root B: %s", r.text())
+		}
+		mu.Lock()
+		current = dirA
+		mu.Unlock()
+		c.notify("notifications/roots/list_changed", nil)
+		first := c.expect("roots/list", mcpMethod("roots/list"))
+		c.expect("second roots/list", func(m mcpMsg) bool { return m.Method == "roots/list" && m.Raw != first.Raw })
+		var r a9mToolResult
+		ok := waitUntil(a9mTimeout, func() bool {
+			r = c.call("read", map[string]any{"path": "ina.txt"})
+			return !r.IsError
+		})
+		if !ok {
+			t.Errorf("after roots/list_changed to A, read ina.txt: %s", r.text())
+		}
+		if r := c.call("read", map[string]any{"path": filepath.Join(dirB, "inb.txt")}); !r.IsError {
+			t.Errorf("after roots moved to A, root B is still readable: %s", r.text())
+		}
+	})
+	t.Run("not before notifications/initialized", func(t *testing.T) {
+		// Spec: the server SHOULD NOT send requests other than pings and
+		// logging before receiving the initialized notification.
+		c := a9mStart(t, dirA)
+		c.setHandler(func(m mcpMsg) (any, int) {
+			return map[string]any{"roots": []any{map[string]any{"uri": a9mFileURI(dirB)}}}, 0
+		})
+		m := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"roots": map[string]any{"listChanged": true}}, "clientInfo": map[string]any{"name": "a9m", "version": "1"}})
+		if m.Error != nil {
+			t.Fatalf("initialize: %s", m.Raw)
+		}
+		c.request("ping", nil)
+		if got, ok := c.wait(300*time.Millisecond, mcpMethod("roots/list")); ok {
+			t.Errorf("roots/list sent before notifications/initialized: %s", got.Raw)
+		}
+		c.notify("notifications/initialized", nil)
+		c.expect("roots/list after initialized", mcpMethod("roots/list"))
+	})
+	t.Run("no capability, no roots/list", func(t *testing.T) {
+		c := a9mStart(t, dirA)
+		c.initialize("2025-06-18", nil)
+		if r := c.call("read", map[string]any{"path": "ina.txt"}); r.IsError {
+			t.Errorf("read in --root: %s", r.text())
+		}
+		if got := c.matching(mcpMethod("roots/list")); len(got) > 0 {
+			t.Errorf("roots/list sent to a client without the roots capability")
+		}
+	})
+	for _, tc := range []struct {
+		name   string
+		answer func(mcpMsg) (any, int)
+	}{
+		{"roots/list error", func(mcpMsg) (any, int) { return nil, -32603 }},
+		{"roots/list empty", func(mcpMsg) (any, int) { return map[string]any{"roots": []any{}}, 0 }},
+		{"roots/list non-file URI", func(mcpMsg) (any, int) {
+			return map[string]any{"roots": []any{map[string]any{"uri": "https://example.com/x"}}}, 0
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Whatever the answer, a tool call gets a result within the
+			// documented 5 s wait, and the server does not fall over.
+			c := a9mStart(t, dirA)
+			c.setHandler(tc.answer)
+			c.initialize("2025-06-18", map[string]any{"roots": map[string]any{}})
+			c.expect("roots/list", mcpMethod("roots/list"))
+			start := time.Now()
+			r := c.call("read", map[string]any{"path": "ina.txt"})
+			t.Logf("%s → isError %v: %s (%v)", tc.name, r.IsError, lastBytes(r.text(), 300), time.Since(start))
+			if r.IsError && r.text() == "" {
+				t.Errorf("error result with no message")
+			}
+			if m := c.request("ping", nil); m.Error != nil {
+				t.Errorf("ping: %s", m.Raw)
+			}
+		})
+	}
+}
+
+// Elicitation (issue 9, docs/protocol.md "Permissions"): an "ask" decision
+// becomes elicitation/create when the client declares elicitation; accept
+// with allowOnce runs the call, decline/cancel/rejectOnce refuse it; without
+// the capability the result says approval is needed.
+func TestMCPRawElicitation(t *testing.T) {
+	files := map[string]string{".env": "PLAIN_SETTING=visible-value\n"}
+	cases := []struct {
+		name    string
+		version string
+		caps    map[string]any
+		answer  map[string]any // nil: the client answers a JSON-RPC error
+		allowed bool
+	}{
+		{"accept allowOnce", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "accept", "content": map[string]any{"decision": "allowOnce"}}, true},
+		{"accept allowOnce 2025-11-25 form", "2025-11-25", map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}, map[string]any{"action": "accept", "content": map[string]any{"decision": "allowOnce"}}, true},
+		{"accept rejectOnce", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "accept", "content": map[string]any{"decision": "rejectOnce", "message": "not now"}}, false},
+		{"decline", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "decline"}, false},
+		{"cancel", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "cancel"}, false},
+		{"accept with an invalid decision", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "accept", "content": map[string]any{"decision": "maybe"}}, false},
+		{"accept without content", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "accept"}, false},
+		{"client answers an error", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := newWorkspace(t, files)
+			c := a9mStart(t, ws)
+			var mu sync.Mutex
+			var asked []mcpMsg
+			c.setHandler(func(m mcpMsg) (any, int) {
+				if m.Method != "elicitation/create" {
+					return nil, -32601
+				}
+				mu.Lock()
+				asked = append(asked, m)
+				mu.Unlock()
+				if tc.answer == nil {
+					return nil, -32603
+				}
+				return tc.answer, 0
+			})
+			c.initialize(tc.version, tc.caps)
+			r := c.call("read", map[string]any{"path": ".env"})
+			mu.Lock()
+			n := len(asked)
+			var req mcpMsg
+			if n > 0 {
+				req = asked[0]
+			}
+			mu.Unlock()
+			if n != 1 {
+				t.Fatalf("elicitation/create sent %d times, want 1", n)
+			}
+			var p struct {
+				Mode            string `json:"mode"`
+				Message         string `json:"message"`
+				RequestedSchema struct {
+					Type       string                    `json:"type"`
+					Properties map[string]map[string]any `json:"properties"`
+					Required   []string                  `json:"required"`
+				} `json:"requestedSchema"`
+			}
+			if err := json.Unmarshal(req.Params, &p); err != nil {
+				t.Fatalf("elicitation params: %v", err)
+			}
+			if p.Message == "" || p.RequestedSchema.Type != "object" || (p.Mode != "" && p.Mode != "form") {
+				t.Errorf("elicitation/create params: %s", req.Params)
+			}
+			dec := p.RequestedSchema.Properties["decision"]
+			// One required choice with human titles (MCP's titled
+			// single-select enum: oneOf const + title), nothing optional.
+			var consts []string
+			if dec != nil {
+				choices, _ := dec["oneOf"].([]any)
+				for _, c := range choices {
+					m, _ := c.(map[string]any)
+					if title, _ := m["title"].(string); title == "" || title == m["const"] {
+						t.Errorf("choice %v has no human title", m)
+					}
+					consts = append(consts, fmt.Sprint(m["const"]))
+				}
+			}
+			if fmt.Sprint(consts) != "[allowOnce allowAlways rejectOnce rejectAlways]" || fmt.Sprint(p.RequestedSchema.Required) != "[decision]" || len(p.RequestedSchema.Properties) != 1 {
+				t.Errorf("requestedSchema = %s, want one required choice of the four decisions", req.Params)
+			}
+			// Spec: requested schemas are flat objects of primitive properties.
+			for name, prop := range p.RequestedSchema.Properties {
+				switch prop["type"] {
+				case "string", "number", "integer", "boolean":
+				default:
+					t.Errorf("requestedSchema property %q has non-primitive type %v", name, prop["type"])
+				}
+			}
+			if tc.allowed {
+				if r.IsError || !strings.Contains(r.text(), "PLAIN_SETTING") {
+					t.Errorf("allowed read of .env: isError %v: %s", r.IsError, r.text())
+				}
+			} else if !r.IsError || strings.Contains(r.text(), "visible-value") {
+				t.Errorf("refused read of .env: isError %v: %s", r.IsError, r.text())
+			}
+		})
+	}
+	t.Run("accept allowAlways asks once", func(t *testing.T) {
+		ws := newWorkspace(t, files)
+		c := a9mStart(t, ws)
+		var mu sync.Mutex
+		n := 0
+		c.setHandler(func(m mcpMsg) (any, int) {
+			mu.Lock()
+			n++
+			mu.Unlock()
+			return map[string]any{"action": "accept", "content": map[string]any{"decision": "allowAlways"}}, 0
+		})
+		c.initialize("2025-06-18", map[string]any{"elicitation": map[string]any{}})
+		for i := 0; i < 2; i++ {
+			if r := c.call("read", map[string]any{"path": ".env"}); r.IsError {
+				t.Errorf("read .env #%d: %s", i+1, r.text())
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if n != 1 {
+			t.Errorf("elicitation/create sent %d times after allowAlways, want 1", n)
+		}
+	})
+	t.Run("no elicitation capability", func(t *testing.T) {
+		ws := newWorkspace(t, files)
+		c := a9mStart(t, ws)
+		c.initialize("2025-06-18", nil)
+		r := c.call("read", map[string]any{"path": ".env"})
+		if len(c.matching(mcpMethod("elicitation/create"))) > 0 {
+			t.Errorf("elicitation/create sent to a client without the capability")
+		}
+		if !r.IsError || !strings.Contains(r.text(), "the MCP host could not ask the user") || strings.Contains(r.text(), "visible-value") {
+			t.Errorf("read .env without elicitation: isError %v: %s", r.IsError, r.text())
+		}
+		// And how the user can allow it: the rule for this very file, in
+		// the settings that can lift a built-in ask.
+		if !strings.Contains(r.text(), `{"permissions":{"allow":["Read(/.env)"]}}`) || !strings.Contains(r.text(), "user settings") {
+			t.Errorf("read .env without elicitation does not say how to allow it:\n%s", r.text())
+		}
+		// Nobody was asked, so the model must not be told the user refused.
+		if strings.Contains(r.text(), "denied by the user") {
+			t.Errorf("result claims the user denied a request the user never saw:\n%s", r.text())
+		}
+	})
+}
+
+// Logging (spec): "Servers that emit log message notifications MUST declare
+// the logging capability"; notifications/message has {level, data}.
+func TestMCPRawLogging(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{
+		".agentls/settings.json":  `{"limits": {"readMaxLines": "many"}, "bogusKey": 1}`,
+		".agentls/tools/bad.json": `{"name": "bad tool!", "command": 5}`,
+		".agentls/mcp.json":       `{"servers": {"broken": {"command": "/nonexistent/agentls-a9m"}}}`,
+		"a.txt":                   "x\n",
+	})
+	c := a9mStart(t, ws)
+	r := c.initialize("2025-06-18", nil)
+	_, declared := r.Capabilities["logging"]
+	if declared {
+		if m := c.request("logging/setLevel", map[string]any{"level": "debug"}); m.Error != nil {
+			t.Fatalf("logging/setLevel: %s", m.Raw)
+		}
+		if m := c.request("logging/setLevel", map[string]any{"level": "loud"}); a9mCode(m) != -32602 {
+			t.Errorf("logging/setLevel with an invalid level: %s, want -32602", m.Raw)
+		}
+	}
+	c.call("read", map[string]any{"path": "a.txt"})
+	c.call("tool_search", map[string]any{"query": "broken"})
+	c.request("ping", nil)
+	levels := map[string]bool{"debug": true, "info": true, "notice": true, "warning": true, "error": true, "critical": true, "alert": true, "emergency": true}
+	for _, m := range c.matching(mcpMethod("notifications/message")) {
+		if !declared {
+			t.Errorf("notifications/message without the logging capability: %s", lastBytes(m.Raw, 300))
+			continue
+		}
+		var p struct {
+			Level string          `json:"level"`
+			Data  json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal(m.Params, &p) != nil || !levels[p.Level] || len(p.Data) == 0 {
+			t.Errorf("notifications/message shape: %s", m.Raw)
+		}
+	}
+	for _, m := range c.matching(func(m mcpMsg) bool {
+		return strings.HasPrefix(m.Method, "window/") || strings.HasPrefix(m.Method, "tools/") || strings.HasPrefix(m.Method, "workspace/")
+	}) {
+		t.Errorf("editor-protocol message on the MCP wire: %s", lastBytes(m.Raw, 300))
+	}
+}

@@ -1,0 +1,1251 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/agentls/agentls/test/harness"
+)
+
+// A long editor session must not leak: file descriptors, threads, memory,
+// child processes, spill files, temp files, audit log files, overlays.
+// Everything here is measured from outside, through /proc.
+
+func a17lSkipNoProc(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("needs /proc")
+	}
+}
+
+// a17lStart starts an initialized agentls in bypass mode on ws.
+func a17lStart(t *testing.T, ws string, env ...string) (*harness.Client, context.Context) {
+	t.Helper()
+	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
+	t.Cleanup(cancel)
+	c.Initialize(ctx, map[string]any{
+		"rootUri":               a17lURI(ws),
+		"initializationOptions": map[string]any{"mode": "bypass"},
+	})
+	return c, ctx
+}
+
+func a17lURI(p string) string { return "file://" + p }
+
+func a17lWS(t *testing.T, files map[string]string) string {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range files {
+		p := filepath.Join(ws, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws
+}
+
+func a17lFDs(t *testing.T, pid int) int {
+	t.Helper()
+	es, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatalf("fd dir: %v", err)
+	}
+	return len(es)
+}
+
+// a17lStatus returns Threads and VmRSS (KiB) of pid.
+func a17lStatus(t *testing.T, pid int) (threads, rssKB int) {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "Threads:":
+			threads, _ = strconv.Atoi(f[1])
+		case "VmRSS:":
+			rssKB, _ = strconv.Atoi(f[1])
+		}
+	}
+	return threads, rssKB
+}
+
+type a17lProc struct {
+	pid, ppid int
+	state     string
+	cmdline   string
+}
+
+func a17lProcs() []a17lProc {
+	es, _ := os.ReadDir("/proc")
+	var out []a17lProc
+	for _, e := range es {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// comm may hold spaces and parens: fields start after the last ')'.
+		s := string(st)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		out = append(out, a17lProc{pid: pid, ppid: ppid, state: f[0], cmdline: strings.ReplaceAll(string(cl), "\x00", " ")})
+	}
+	return out
+}
+
+// a17lDescendants lists every process below pid (zombies included: an
+// unreaped child is a leak too), but for agentls's watchdog, which lives
+// as long as agentls does.
+func a17lDescendants(pid int) []a17lProc {
+	ps := a17lProcs()
+	kids := map[int][]a17lProc{}
+	for _, p := range ps {
+		if p.ppid == pid && isWatchdog(strconv.Itoa(p.pid)) {
+			continue
+		}
+		kids[p.ppid] = append(kids[p.ppid], p)
+	}
+	var out []a17lProc
+	q := []int{pid}
+	for len(q) > 0 {
+		n := q[0]
+		q = q[1:]
+		for _, k := range kids[n] {
+			out = append(out, k)
+			q = append(q, k.pid)
+		}
+	}
+	return out
+}
+
+func a17lWithMarker(marker string) []a17lProc {
+	var out []a17lProc
+	self := os.Getpid()
+	for _, p := range a17lProcs() {
+		if p.pid != self && strings.Contains(p.cmdline, marker) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func a17lKillMarked(t *testing.T, marker string) {
+	t.Cleanup(func() {
+		for _, p := range a17lWithMarker(marker) {
+			if pr, err := os.FindProcess(p.pid); err == nil {
+				pr.Kill()
+			}
+		}
+	})
+}
+
+// a17lPoll calls cond every 20 ms until it holds or d passes.
+func a17lPoll(d time.Duration, cond func() bool) bool {
+	end := time.Now().Add(d)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func a17lDescribe(ps []a17lProc) string {
+	var b strings.Builder
+	for _, p := range ps {
+		fmt.Fprintf(&b, "[pid %d ppid %d %s %q] ", p.pid, p.ppid, p.state, p.cmdline)
+	}
+	return b.String()
+}
+
+// a17lNoDescendants fails unless agentls has no process below it within d.
+func a17lNoDescendants(t *testing.T, what string, pid int, d time.Duration) {
+	t.Helper()
+	var last []a17lProc
+	if !a17lPoll(d, func() bool { last = a17lDescendants(pid); return len(last) == 0 }) {
+		t.Errorf("%s: processes left below agentls after %v: %s", what, d, a17lDescribe(last))
+	}
+}
+
+// a17lWasCancelled: the client library returns its context's error once it
+// has sent $/cancelRequest, or the server's -32800 if that came first.
+func a17lWasCancelled(err error) bool {
+	var e *jsonrpc2.Error
+	if errors.As(err, &e) {
+		return e.Code == -32800
+	}
+	return errors.Is(err, context.Canceled)
+}
+
+// a17lCancelled runs tools/call and cancels it once ready() holds (or
+// after 5 s), and returns the call's error.
+func a17lCancelled(c *harness.Client, parent context.Context, name string, args any, ready func() bool) (bool, error) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.TryCallTool(ctx, name, args)
+		done <- err
+	}()
+	wasReady := a17lPoll(5*time.Second, ready)
+	cancel()
+	select {
+	case err := <-done:
+		return wasReady, err
+	case <-time.After(10 * time.Second):
+		return wasReady, errors.New("no reply 10 s after cancel")
+	}
+}
+
+func a17lTmpFiles(root string) []string {
+	var out []string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".agentls-tmp-") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+func a17lRegularFiles(root string) map[string]int64 {
+	out := map[string]int64{}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				out[p] = fi.Size()
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+const a17lExtTool = `{"name": "a17l_echo", "description": "Echo a word, for the leak audit.",
+ "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}, "code": {"type": "string"}}},
+ "command": "echo {{word}}; exit {{code}}", "readOnly": false, "destructive": false, "deferred": false, "timeout": 30}`
+
+const a17lExtSeq = `{"name": "a17l_seq", "description": "Print numbers, for the leak audit.",
+ "inputSchema": {"type": "object", "properties": {"n": {"type": "string"}}},
+ "command": "seq 1 {{n}}", "readOnly": false, "destructive": false, "deferred": false, "timeout": 30}`
+
+const a17lExtSlow = `{"name": "a17l_slow", "description": "Sleep past its timeout, for the leak audit.",
+ "inputSchema": {"type": "object", "properties": {"marker": {"type": "string"}}},
+ "command": "(exec -a {{marker}} sleep 30)", "readOnly": false, "destructive": false, "deferred": false, "timeout": 1}`
+
+// a17lWorkspace is a workspace with small files, a binary, and extension tools.
+func a17lWorkspace(t *testing.T) string {
+	files := map[string]string{
+		".agentls/tools/echo.json": a17lExtTool,
+		".agentls/tools/slow.json": a17lExtSlow,
+		".agentls/tools/seq.json":  a17lExtSeq,
+		"bin.dat":                  "\x7fELF\x00\x00\x00\x01binary\x00",
+	}
+	for i := 0; i < 20; i++ {
+		files[fmt.Sprintf("src/f%02d.go", i)] = fmt.Sprintf("package src\n\n// F%d is file %d.\nfunc F%d() int { return %d }\n", i, i, i, i)
+	}
+	return a17lWS(t, files)
+}
+
+// a17lMixedCall makes call i of the mixed burst (every tool, error paths
+// included) and returns a description of a protocol failure, if any.
+func a17lMixedCall(ctx context.Context, c *harness.Client, ws string, i int) error {
+	f := fmt.Sprintf("src/f%02d.go", i%20)
+	call := func(name string, args any) error {
+		_, err := c.TryCallTool(ctx, name, args)
+		if err != nil {
+			return fmt.Errorf("%s %v: %w", name, args, err)
+		}
+		return nil
+	}
+	switch i % 25 {
+	case 0:
+		return call("read", map[string]any{"path": f})
+	case 1:
+		return call("read", map[string]any{"path": "missing/nope.go"})
+	case 2:
+		return call("read", map[string]any{"path": "../../etc/passwd"})
+	case 3:
+		return call("read", map[string]any{"path": f, "offset": -3})
+	case 4:
+		return call("read", map[string]any{"path": "bin.dat"})
+	case 5:
+		return call("ls", map[string]any{"path": "src"})
+	case 6:
+		return call("grep", map[string]any{"pattern": "func F"})
+	case 7:
+		return call("grep", map[string]any{"pattern": "no-such-text-a17l"})
+	case 8:
+		return call("grep", map[string]any{"pattern": "(unclosed"})
+	case 9:
+		return call("find", map[string]any{"pattern": "*.go"})
+	case 10:
+		return call("find", map[string]any{"pattern": "[bad"})
+	case 11:
+		// edit conflict: oldText absent.
+		if err := call("read", map[string]any{"path": f}); err != nil {
+			return err
+		}
+		return call("edit", map[string]any{"path": f, "edits": []any{map[string]any{"oldText": "not here a17l", "newText": "x"}}})
+	case 12:
+		// a real edit and back: read, edit, read, edit.
+		if err := call("read", map[string]any{"path": f}); err != nil {
+			return err
+		}
+		if err := call("edit", map[string]any{"path": f, "edits": []any{map[string]any{"oldText": "package src", "newText": "package src // e"}}}); err != nil {
+			return err
+		}
+		if err := call("read", map[string]any{"path": f}); err != nil {
+			return err
+		}
+		return call("edit", map[string]any{"path": f, "edits": []any{map[string]any{"oldText": "package src // e", "newText": "package src"}}})
+	case 13:
+		return call("write", map[string]any{"path": fmt.Sprintf("out/w%d.txt", i), "content": "hello\n"})
+	case 14:
+		return call("bash", map[string]any{"command": "echo hi"})
+	case 15:
+		return call("bash", map[string]any{"command": "echo boom >&2; exit 3"})
+	case 16:
+		return call("tool_search", map[string]any{"query": "echo word"})
+	case 17:
+		return call("a17l_echo", map[string]any{"word": "w", "code": "0"})
+	case 18:
+		return call("a17l_echo", map[string]any{"word": "w", "code": "4"})
+	case 19:
+		var res map[string]any
+		err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": []any{
+			map[string]any{"name": "read", "arguments": map[string]any{"path": f}},
+			map[string]any{"name": "grep", "arguments": map[string]any{"pattern": "F1"}},
+			map[string]any{"name": "read", "arguments": map[string]any{"path": "missing.txt"}},
+			map[string]any{"name": "bash", "arguments": map[string]any{"command": "true"}},
+		}}, &res)
+		if err != nil {
+			return fmt.Errorf("callBatch: %w", err)
+		}
+		return nil
+	case 20:
+		return call("no_such_tool_a17l", map[string]any{})
+	case 21:
+		return call("edit", map[string]any{"path": f, "edits": "not json"})
+	case 22:
+		return call("write", map[string]any{"path": f, "content": "x"}) // no fresh stamp maybe; error path either way
+	case 23:
+		return call("bash", map[string]any{"command": "seq 1 3000"}) // spill
+	default:
+		return call("ls", map[string]any{})
+	}
+}
+
+// TestLeakFDsThreadsChildrenAfterMixedBurst: 500 calls of every
+// tool, error paths, cancels and timeouts, then 200 didOpen/didClose: fds,
+// threads and children come back to the warm-up level.
+func TestLeakFDsThreadsChildrenAfterMixedBurst(t *testing.T) {
+	a17lSkipNoProc(t)
+	ws := a17lWorkspace(t)
+	marker := fmt.Sprintf("a17lfd%d", time.Now().UnixNano())
+	a17lKillMarked(t, marker)
+	c, ctx := a17lStart(t, ws, "XDG_CACHE_HOME="+t.TempDir())
+	pid := c.Cmd.Process.Pid
+
+	// Warm-up: one round of every kind.
+	for i := 0; i < 25; i++ {
+		if err := a17lMixedCall(ctx, c, ws, i); err != nil {
+			t.Fatalf("warm-up: %v", err)
+		}
+	}
+	a17lNoDescendants(t, "after warm-up", pid, 3*time.Second)
+	baseFD := a17lFDs(t, pid)
+	baseThreads, _ := a17lStatus(t, pid)
+
+	for i := 0; i < 500; i++ {
+		if err := a17lMixedCall(ctx, c, ws, i); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	// Timeouts and cancels: bash, extension, test_block.
+	for k := 0; k < 3; k++ {
+		m := fmt.Sprintf("%s-to%d", marker, k)
+		r := c.CallTool(ctx, "bash", map[string]any{"command": "(exec -a " + m + " sleep 30)", "timeout": 1})
+		if !r.IsError {
+			t.Errorf("bash timeout %d: not an error: %s", k, r.Text())
+		}
+		m = fmt.Sprintf("%s-cx%d", marker, k)
+		started, err := a17lCancelled(c, ctx, "bash", map[string]any{"command": "(exec -a " + m + " sleep 30)"},
+			func() bool { return len(a17lWithMarker(m)) > 0 })
+		if !started {
+			t.Errorf("cancelled bash %d: the command never started", k)
+		}
+		if !a17lWasCancelled(err) {
+			t.Errorf("cancelled bash: want cancelled, got %v", err)
+		}
+		t0 := time.Now()
+		_, err = a17lCancelled(c, ctx, "test_block", map[string]any{}, func() bool { return time.Since(t0) > 50*time.Millisecond })
+		if !a17lWasCancelled(err) {
+			t.Errorf("cancelled test_block: want cancelled, got %v", err)
+		}
+		m = fmt.Sprintf("%s-ext%d", marker, k)
+		r = c.CallTool(ctx, "a17l_slow", map[string]any{"marker": m})
+		if !r.IsError {
+			t.Errorf("extension timeout %d: not an error: %s", k, r.Text())
+		}
+	}
+	a17lNoDescendants(t, "after the burst", pid, 4*time.Second)
+	if left := a17lWithMarker(marker); len(left) > 0 {
+		t.Errorf("killed/timed-out/cancelled commands survive: %s", a17lDescribe(left))
+	}
+
+	// 200 documents opened and closed.
+	for i := 0; i < 200; i++ {
+		p := filepath.Join(ws, "src", fmt.Sprintf("doc%03d.go", i))
+		uri := a17lURI(p)
+		if err := c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+			"uri": uri, "languageId": "go", "version": 1, "text": strings.Repeat("overlay text\n", 100)}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.CallTool(ctx, "ls", map[string]any{}) // a round trip: the notifications are handled
+
+	const fdSlack, threadSlack = 10, 12
+	var fds, threads int
+	ok := a17lPoll(5*time.Second, func() bool {
+		fds = a17lFDs(t, pid)
+		threads, _ = a17lStatus(t, pid)
+		return fds <= baseFD+fdSlack && threads <= baseThreads+threadSlack
+	})
+	t.Logf("fds %d -> %d, threads %d -> %d", baseFD, fds, baseThreads, threads)
+	if !ok {
+		t.Errorf("after 500+ calls and 200 documents: fds %d (warm-up %d, allowed +%d), threads %d (warm-up %d, allowed +%d)",
+			fds, baseFD, fdSlack, threads, baseThreads, threadSlack)
+	}
+}
+
+// TestLeakRSSThreadsReadGrep: 2000 reads/greps of small files keep
+// RSS growth under 50 MB and the thread count near its baseline.
+func TestLeakRSSThreadsReadGrep(t *testing.T) {
+	a17lSkipNoProc(t)
+	ws := a17lWorkspace(t)
+	c, ctx := a17lStart(t, ws)
+	pid := c.Cmd.Process.Pid
+	do := func(i int) error {
+		var err error
+		if i%4 == 3 {
+			_, err = c.TryCallTool(ctx, "grep", map[string]any{"pattern": fmt.Sprintf("F%d", i%20)})
+		} else {
+			_, err = c.TryCallTool(ctx, "read", map[string]any{"path": fmt.Sprintf("src/f%02d.go", i%20)})
+		}
+		return err
+	}
+	for i := 0; i < 100; i++ {
+		if err := do(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	baseThreads, baseRSS := a17lStatus(t, pid)
+	const workers, calls = 4, 2000
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < calls; i += workers {
+				if err := do(i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	threads, rss := a17lStatus(t, pid)
+	t.Logf("RSS %d KiB -> %d KiB, threads %d -> %d", baseRSS, rss, baseThreads, threads)
+	if grow := rss - baseRSS; grow > 50*1024 {
+		t.Errorf("RSS grew %d KiB over %d calls (limit 50 MB)", grow, calls)
+	}
+	var th int
+	if !a17lPoll(5*time.Second, func() bool { th, _ = a17lStatus(t, pid); return th <= baseThreads+12 }) {
+		t.Errorf("threads %d after the burst, baseline %d", th, baseThreads)
+	}
+}
+
+// TestLeakChildProcesses: no process is left after each bash or
+// extension call returns, killed, timed-out and cancelled ones included.
+func TestLeakChildProcesses(t *testing.T) {
+	a17lSkipNoProc(t)
+	ws := a17lWorkspace(t)
+	marker := fmt.Sprintf("a17lch%d", time.Now().UnixNano())
+	a17lKillMarked(t, marker)
+	c, ctx := a17lStart(t, ws)
+	pid := c.Cmd.Process.Pid
+	sl := func(tag string) string { return "(exec -a " + marker + "-" + tag + " sleep 30)" }
+	cases := []struct {
+		name    string
+		tool    string
+		args    map[string]any
+		cancel  string // marker awaited before $/cancelRequest; "" = no cancel
+		wantErr bool
+	}{
+		{"ok", "bash", map[string]any{"command": "echo hi; " + "true"}, "", false},
+		{"nonzero", "bash", map[string]any{"command": "echo x; exit 7"}, "", true},
+		{"pipeline", "bash", map[string]any{"command": "seq 1 100000 | sort -r | head -1"}, "", false},
+		{"timeout", "bash", map[string]any{"command": sl("to"), "timeout": 1}, "", true},
+		{"timeoutIgnoresTERM", "bash", map[string]any{"command": "trap '' TERM; " + sl("term") + "; true", "timeout": 1}, "", true},
+		{"timeoutGrandchild", "bash", map[string]any{"command": "bash -c '" + sl("gc") + "' & wait", "timeout": 1}, "", true},
+		{"timeoutSetsid", "bash", map[string]any{"command": "setsid bash -c '" + sl("ss") + "' & wait", "timeout": 1}, "", true},
+		{"cancel", "bash", map[string]any{"command": sl("cx")}, marker + "-cx", false},
+		{"cancelGrandchild", "bash", map[string]any{"command": "bash -c '" + sl("cgc") + "' & wait"}, marker + "-cgc", false},
+		{"cancelSetsid", "bash", map[string]any{"command": "setsid bash -c '" + sl("css") + "' & wait"}, marker + "-css", false},
+		{"extension", "a17l_echo", map[string]any{"word": "hi", "code": "0"}, "", false},
+		{"extensionNonzero", "a17l_echo", map[string]any{"word": "hi", "code": "5"}, "", true},
+		{"extensionTimeout", "a17l_slow", map[string]any{"marker": marker + "-ext"}, "", true},
+		{"extensionCancel", "a17l_slow", map[string]any{"marker": marker + "-exc"}, marker + "-exc", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.cancel != "" {
+				started, err := a17lCancelled(c, ctx, tc.tool, tc.args, func() bool { return len(a17lWithMarker(tc.cancel)) > 0 })
+				if !started {
+					t.Errorf("the command never started")
+				}
+				if !a17lWasCancelled(err) {
+					t.Errorf("want cancelled, got %v", err)
+				}
+			} else {
+				r := c.CallTool(ctx, tc.tool, tc.args)
+				if r.IsError != tc.wantErr {
+					t.Errorf("isError %v, want %v: %s", r.IsError, tc.wantErr, r.Text())
+				}
+				if strings.Contains(tc.name, "imeout") && !strings.Contains(strings.ToLower(r.Text()), "time") {
+					t.Errorf("a timed-out call does not say so: %s", r.Text())
+				}
+			}
+			// Timed-out calls have killed everything before replying; a
+			// cancel may reply -32800 first: 2 s grace + margin.
+			wait := 200 * time.Millisecond
+			if tc.cancel != "" {
+				wait = 4 * time.Second
+			}
+			a17lNoDescendants(t, tc.name, pid, wait)
+			if left := a17lWithMarker(marker); len(left) > 0 {
+				t.Errorf("marked processes survive: %s", a17lDescribe(left))
+				for _, p := range left {
+					if pr, err := os.FindProcess(p.pid); err == nil {
+						pr.Kill()
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestLeakBackgroundChildKilledAtExit: a background child outlives
+// its call but not the server (shutdown+exit, and EOF).
+func TestLeakBackgroundChildKilledAtExit(t *testing.T) {
+	a17lSkipNoProc(t)
+	for _, how := range []string{"shutdownExit", "eof", "sigterm"} {
+		t.Run(how, func(t *testing.T) {
+			ws := a17lWorkspace(t)
+			marker := fmt.Sprintf("a17lbg%s%d", how, time.Now().UnixNano())
+			a17lKillMarked(t, marker)
+			c, ctx := a17lStart(t, ws)
+			r := c.CallTool(ctx, "bash", map[string]any{"command": "setsid bash -c '(exec -a " + marker + " sleep 60)' >/dev/null 2>&1 & echo started"})
+			if r.IsError {
+				t.Fatalf("bash: %s", r.Text())
+			}
+			if !a17lPoll(3*time.Second, func() bool { return len(a17lWithMarker(marker)) > 0 }) {
+				t.Fatal("background child never started")
+			}
+			a17lEnd(t, ctx, c, how)
+			var left []a17lProc
+			if !a17lPoll(4*time.Second, func() bool { left = a17lWithMarker(marker); return len(left) == 0 }) {
+				t.Errorf("background child outlives the server: %s", a17lDescribe(left))
+			}
+		})
+	}
+}
+
+// a17lEnd ends the session: shutdown+exit, EOF, or SIGTERM.
+func a17lEnd(t *testing.T, ctx context.Context, c *harness.Client, how string) {
+	t.Helper()
+	switch how {
+	case "eof":
+		c.CloseStdin()
+	case "sigterm":
+		if err := c.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		if code := c.Shutdown(ctx); code != 0 {
+			t.Errorf("exit code %d after shutdown+exit", code)
+		}
+		return
+	}
+	if code := c.Wait(5 * time.Second); code == -1 {
+		t.Fatalf("no exit 5 s after %s", how)
+	}
+}
+
+var a17lSpillPath = regexp.MustCompile(`(/[^\s"'` + "`" + `]+)`)
+
+// a17lSpillIn returns the paths in text that lie under dir.
+func a17lSpillIn(text, dir string) []string {
+	var out []string
+	for _, m := range a17lSpillPath.FindAllString(text, -1) {
+		m = strings.TrimRight(m, ".,;:)")
+		if strings.HasPrefix(m, dir+"/") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestLeakSpillFiles: big outputs spill under the user cache dir;
+// the files are removed at shutdown+exit and at EOF.
+func TestLeakSpillFiles(t *testing.T) {
+	for _, how := range []string{"shutdownExit", "eof", "sigterm"} {
+		t.Run(how, func(t *testing.T) {
+			ws := a17lWorkspace(t)
+			cache, _ := filepath.EvalSymlinks(t.TempDir())
+			c, ctx := a17lStart(t, ws, "XDG_CACHE_HOME="+cache)
+			var spills []string
+			for i := 0; i < 3; i++ {
+				r := c.CallTool(ctx, "bash", map[string]any{"command": fmt.Sprintf("seq 1 %d", 5000+i)})
+				ps := a17lSpillIn(r.Text(), cache)
+				if len(ps) == 0 {
+					t.Fatalf("no spill path under XDG_CACHE_HOME %s in: %.600s", cache, r.Text())
+				}
+				if _, err := os.Stat(ps[0]); err != nil {
+					t.Fatalf("spill file named in the notice: %v", err)
+				}
+				rr := c.CallTool(ctx, "read", map[string]any{"path": ps[0], "offset": 1, "limit": 2})
+				if rr.IsError || !strings.Contains(rr.Text(), "1") {
+					t.Errorf("read of the spill file: %s", rr.Text())
+				}
+				spills = append(spills, ps[0])
+			}
+			// An extension tool's big output spills too.
+			r := c.CallTool(ctx, "a17l_seq", map[string]any{"n": "6000"})
+			if ps := a17lSpillIn(r.Text(), cache); len(ps) == 0 {
+				t.Errorf("extension output cut without a spill file under the cache dir: %.400s", r.Text())
+			} else {
+				spills = append(spills, ps[0])
+			}
+			// A cancelled command that had already printed a lot.
+			marker := fmt.Sprintf("a17lsp%s%d", how, time.Now().UnixNano())
+			a17lKillMarked(t, marker)
+			a17lCancelled(c, ctx, "bash", map[string]any{"command": "seq 1 200000; (exec -a " + marker + " sleep 30)"},
+				func() bool { return len(a17lWithMarker(marker)) > 0 })
+			a17lEnd(t, ctx, c, how)
+			for _, p := range spills {
+				if _, err := os.Stat(p); err == nil {
+					t.Errorf("spill file left after %s: %s", how, p)
+				}
+			}
+			if left := a17lRegularFiles(cache); len(left) > 0 {
+				t.Errorf("files left under the cache dir after %s: %v", how, left)
+			}
+		})
+	}
+}
+
+// TestLeakSpillCaps: one spill file holds at most 64 MiB and says
+// how many bytes were lost; the spill dir stays under 256 MiB, oldest
+// removed first.
+func TestLeakSpillCaps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes ~330 MB through a pipe")
+	}
+	ws := a17lWorkspace(t)
+	cache, _ := filepath.EvalSymlinks(t.TempDir())
+	c, ctx := a17lStart(t, ws, "XDG_CACHE_HOME="+cache)
+	const perFile, total = 64 << 20, 256 << 20
+	const outBytes = 70_000_000
+	var spills []string
+	for i := 0; i < 5; i++ {
+		r := c.CallTool(ctx, "bash", map[string]any{"command": fmt.Sprintf("yes 'a17l spill line %d' | head -c %d", i, outBytes), "timeout": 120})
+		ps := a17lSpillIn(r.Text(), cache)
+		if len(ps) == 0 {
+			t.Fatalf("call %d: no spill path in: %.600s", i, r.Text())
+		}
+		spills = append(spills, ps[0])
+		fi, err := os.Stat(ps[0])
+		if err != nil {
+			t.Fatalf("call %d: spill file: %v", i, err)
+		}
+		if fi.Size() > perFile {
+			t.Errorf("call %d: spill file holds %d bytes, cap %d", i, fi.Size(), perFile)
+		}
+		// The notice says how many bytes were not saved: what the cap
+		// left out, give or take a line and the file's own trailer.
+		m := a17lLost.FindStringSubmatch(strings.ReplaceAll(r.Text(), ",", ""))
+		if m == nil {
+			t.Errorf("call %d: notice does not say how many bytes were lost: %.600s", i, r.Text())
+		} else if lost, _ := strconv.Atoi(m[1]); lost < outBytes-perFile || lost > outBytes-perFile+4096 {
+			t.Errorf("call %d: notice says %d bytes lost; the output was %d bytes and the cap %d", i, lost, outBytes, perFile)
+		}
+		var sum int64
+		for _, s := range a17lRegularFiles(cache) {
+			sum += s
+		}
+		if sum > total {
+			t.Errorf("after call %d the cache dir holds %d bytes, cap %d", i, sum, total)
+		}
+	}
+	if _, err := os.Stat(spills[0]); err == nil {
+		t.Errorf("oldest spill file still there after %d × %d bytes: %s", len(spills), outBytes, spills[0])
+	}
+	if _, err := os.Stat(spills[len(spills)-1]); err != nil {
+		t.Errorf("newest spill file removed: %v", err)
+	}
+}
+
+var a17lLost = regexp.MustCompile(`(\d+) bytes (?:more )?(?:were )?(?:not saved|lost)`)
+
+// TestLeakTempFiles: no .agentls-tmp-* is left after writes and
+// edits, cancelled ones included.
+func TestLeakTempFiles(t *testing.T) {
+	ws := a17lWorkspace(t)
+	c, ctx := a17lStart(t, ws)
+	big := strings.Repeat("0123456789abcdef\n", 1<<16) // ~1 MiB: gives a cancel time to land
+	for i := 0; i < 40; i++ {
+		f := fmt.Sprintf("src/f%02d.go", i%20)
+		c.CallTool(ctx, "read", map[string]any{"path": f})
+		c.CallTool(ctx, "edit", map[string]any{"path": f, "edits": []any{map[string]any{"oldText": "package src", "newText": fmt.Sprintf("package src // %d", i)}}})
+		c.CallTool(ctx, "write", map[string]any{"path": fmt.Sprintf("new/n%d.txt", i), "content": big})
+		c.CallTool(ctx, "edit", map[string]any{"path": f, "edits": []any{map[string]any{"oldText": "nope-a17l", "newText": "x"}}, "dryRun": true})
+	}
+	// Cancelled writes and edits, cancelled at different moments.
+	for i := 0; i < 30; i++ {
+		cctx, cancel := context.WithCancel(ctx)
+		var calls []any
+		for j := 0; j < 6; j++ {
+			calls = append(calls, map[string]any{"name": "write", "arguments": map[string]any{"path": fmt.Sprintf("cx/%d/%d.txt", i, j), "content": big}})
+		}
+		f := fmt.Sprintf("src/f%02d.go", i%20)
+		calls = append(calls, map[string]any{"name": "read", "arguments": map[string]any{"path": f}},
+			map[string]any{"name": "edit", "arguments": map[string]any{"path": f, "edits": []any{map[string]any{"oldText": "package src", "newText": "package src "}}}})
+		done := make(chan error, 1)
+		go func() {
+			var res map[string]any
+			done <- c.Call(cctx, "tools/callBatch", map[string]any{"calls": calls}, &res)
+		}()
+		time.Sleep(time.Duration(i%10) * time.Millisecond)
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("cancelled batch never answered")
+		}
+		done2 := make(chan error, 1)
+		cctx2, cancel2 := context.WithCancel(ctx)
+		go func() {
+			_, err := c.TryCallTool(cctx2, "write", map[string]any{"path": fmt.Sprintf("cx1/%d.txt", i), "content": big})
+			done2 <- err
+		}()
+		time.Sleep(time.Duration(i%7) * time.Millisecond)
+		cancel2()
+		<-done2
+	}
+	c.CallTool(ctx, "ls", map[string]any{})
+	for _, d := range []string{"cx", "cx1"} {
+		for p, size := range a17lRegularFiles(filepath.Join(ws, d)) {
+			if strings.HasPrefix(filepath.Base(p), ".agentls-tmp-") {
+				continue
+			}
+			if size != int64(len(big)) {
+				t.Errorf("half-written file after a cancelled write: %s holds %d of %d bytes", p, size, len(big))
+			}
+		}
+	}
+	var left []string
+	if !a17lPoll(2*time.Second, func() bool { left = a17lTmpFiles(ws); return len(left) == 0 }) {
+		t.Errorf("temp files left 2 s after the last reply: %v", left)
+	}
+}
+
+// TestLeakAuditLogRotation: newest 20 files / 50 MB kept.
+func TestLeakAuditLogRotation(t *testing.T) {
+	const maxFiles, maxBytes = 20, 50 << 20
+	dir := t.TempDir()
+	ws := a17lWorkspace(t)
+	files := func() map[string]int64 {
+		out := map[string]int64{}
+		es, _ := os.ReadDir(dir)
+		for _, e := range es {
+			if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+				out[e.Name()] = fi.Size()
+			}
+		}
+		return out
+	}
+	session := func(callID string) {
+		c, ctx := a17lStart(t, ws, "AGENTLS_AUDIT_DIR="+dir)
+		var r harness.Result
+		if err := c.Call(ctx, "tools/call", map[string]any{"name": "ls", "arguments": map[string]any{}, "callId": callID}, &r); err != nil {
+			t.Fatal(err)
+		}
+		if code := c.Shutdown(ctx); code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+	}
+	var last string
+	for i := 0; i < maxFiles+3; i++ {
+		last = fmt.Sprintf("a17l-call-%d", i)
+		session(last)
+	}
+	got := files()
+	if len(got) == 0 {
+		t.Fatal("no audit files written to AGENTLS_AUDIT_DIR")
+	}
+	if len(got) > maxFiles {
+		t.Errorf("%d audit files after %d sessions, docs keep the newest %d: %v", len(got), maxFiles+3, maxFiles, a17lKeys(got))
+	}
+	found := false
+	for name := range got {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		if strings.Contains(string(b), last) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the newest session's file (callId %s) was not kept", last)
+	}
+
+	// Size: grow three existing files to 20 MB each (sparse), then one
+	// more session: the directory must come back under 50 MB.
+	names := a17lKeys(got)
+	for _, n := range names[:3] {
+		if err := os.Truncate(filepath.Join(dir, n), 20<<20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	session("a17l-call-size")
+	var sum int64
+	for _, s := range files() {
+		sum += s
+	}
+	if sum > maxBytes {
+		t.Errorf("audit dir holds %d bytes after a new session, docs keep 50 MB (%d)", sum, maxBytes)
+	}
+}
+
+func a17lKeys(m map[string]int64) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestLeakOverlayDidClose: didClose frees the document; a read
+// after it sees the disk.
+func TestLeakOverlayDidClose(t *testing.T) {
+	ws := a17lWS(t, map[string]string{"a.txt": "disk text a17l\n"})
+	c, ctx := a17lStart(t, ws)
+	uri := a17lURI(filepath.Join(ws, "a.txt"))
+	for round := 0; round < 3; round++ {
+		if err := c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+			"uri": uri, "languageId": "plaintext", "version": 1, "text": "editor buffer a17l\n"}}); err != nil {
+			t.Fatal(err)
+		}
+		r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
+		if !strings.Contains(r.Text(), "editor buffer a17l") {
+			t.Fatalf("round %d: open document not shown: %s", round, r.Text())
+		}
+		if err := c.Conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}}); err != nil {
+			t.Fatal(err)
+		}
+		r = c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
+		if !strings.Contains(r.Text(), "disk text a17l") || strings.Contains(r.Text(), "editor buffer") {
+			t.Errorf("round %d: read after didClose does not show the disk: %s", round, r.Text())
+		}
+		if v, ok := r.Details["editorVersion"]; ok {
+			t.Errorf("round %d: details.editorVersion %v after didClose", round, v)
+		}
+	}
+}
+
+// TestLeakTempFilesAfterCrash: a temp file left by a killed agentls
+// is removed at the next start (ARCHITECTURE.md).
+func TestLeakTempFilesAfterCrash(t *testing.T) {
+	ws := a17lWS(t, map[string]string{"a.txt": "a\n"})
+	big := strings.Repeat("0123456789abcdef\n", 1<<20) // 17 MiB
+	var left []string
+	for attempt := 0; attempt < 5 && len(left) == 0; attempt++ {
+		c, ctx := a17lStart(t, ws)
+		go c.TryCallTool(ctx, "write", map[string]any{"path": fmt.Sprintf("big%d.txt", attempt), "content": big})
+		a17lPoll(5*time.Second, func() bool { left = a17lTmpFiles(ws); return len(left) > 0 })
+		c.Cmd.Process.Kill()
+		c.Wait(5 * time.Second)
+		left = a17lTmpFiles(ws)
+	}
+	if len(left) == 0 {
+		t.Skip("no kill landed while a temp file existed")
+	}
+	c, ctx := a17lStart(t, ws)
+	c.CallTool(ctx, "ls", map[string]any{})
+	if !a17lPoll(3*time.Second, func() bool { left = a17lTmpFiles(ws); return len(left) == 0 }) {
+		t.Errorf("temp files of a crashed agentls left after the next start: %v", left)
+	}
+}
+
+type a17lRWC struct {
+	r io.ReadCloser
+	w io.WriteCloser
+}
+
+func (p a17lRWC) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p a17lRWC) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p a17lRWC) Close() error                { p.w.Close(); return p.r.Close() }
+
+var a17lGoroutineHdr = regexp.MustCompile(`(?m)^goroutine \d+ [^\n]*\[`)
+
+// a17lGoroutines runs work against a fresh agentls, lets it settle, sends
+// SIGQUIT and counts the goroutines in the runtime's dump.
+func a17lGoroutines(t *testing.T, ws string, work func(ctx context.Context, call func(ctx context.Context, name string, args any) error, conn jsonrpc2.Conn)) (int, string) {
+	t.Helper()
+	cmd := harness.Command(t, []string{"--root", ws}, "GOTRACEBACK=all")
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	stdin, stdout := harness.StartPiped(t, cmd)
+	// exited tells the SIGQUIT dump is complete (Wait copies stderr out).
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		stdin.Close()
+		select {
+		case <-exited:
+		case <-time.After(3 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(a17lRWC{r: stdout, w: stdin}))
+	conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		return nil, nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var res any
+	if _, err := conn.Call(ctx, "initialize", map[string]any{"rootUri": a17lURI(ws), "capabilities": map[string]any{},
+		"initializationOptions": map[string]any{"mode": "bypass"}}, &res); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	conn.Notify(ctx, "initialized", map[string]any{})
+	call := func(ctx context.Context, name string, args any) error {
+		var r any
+		// protocol.Call sends $/cancelRequest when ctx ends.
+		return protocol.Call(ctx, conn, "tools/call", map[string]any{"name": name, "arguments": args}, &r)
+	}
+	work(ctx, call, conn)
+	call(ctx, "ls", map[string]any{})
+	time.Sleep(500 * time.Millisecond) // let finished calls' goroutines wind down
+	cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no exit after SIGQUIT")
+	}
+	dump := stderr.String()
+	return len(a17lGoroutineHdr.FindAllString(dump, -1)), dump
+}
+
+// TestLeakGoroutines: cancelled and timed-out calls, callBatch and
+// error paths leave no goroutine behind (counted in the runtime's SIGQUIT
+// dump, against a session that did only the warm-up).
+func TestLeakGoroutines(t *testing.T) {
+	a17lSkipNoProc(t)
+	ws := a17lWorkspace(t)
+	warm := func(ctx context.Context, call func(ctx context.Context, name string, args any) error, conn jsonrpc2.Conn) {
+		for _, n := range []string{"read", "grep", "bash", "a17l_echo"} {
+			args := map[string]any{"path": "src/f01.go", "pattern": "F", "command": "true", "word": "w", "code": "0"}
+			call(ctx, n, args)
+		}
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+		call(cctx, "test_block", map[string]any{})
+		cancel()
+	}
+	base, _ := a17lGoroutines(t, ws, warm)
+	const rounds = 40
+	n, dump := a17lGoroutines(t, ws, func(ctx context.Context, call func(ctx context.Context, name string, args any) error, conn jsonrpc2.Conn) {
+		warm(ctx, call, conn)
+		for i := 0; i < rounds; i++ {
+			f := fmt.Sprintf("src/f%02d.go", i%20)
+			call(ctx, "read", map[string]any{"path": f})
+			call(ctx, "edit", map[string]any{"path": f, "edits": []any{map[string]any{"oldText": "nope-a17l", "newText": "x"}}})
+			call(ctx, "edit", map[string]any{"path": f, "edits": []any{map[string]any{"oldText": "package src", "newText": "package src "}}})
+			call(ctx, "write", map[string]any{"path": fmt.Sprintf("gw/%d.txt", i), "content": "x\n"})
+			call(ctx, "find", map[string]any{"pattern": "*.go"})
+			call(ctx, "tool_search", map[string]any{"query": "echo"})
+			call(ctx, "bash", map[string]any{"command": "seq 1 3000"})
+			call(ctx, "a17l_echo", map[string]any{"word": "w", "code": "3"})
+			var res any
+			protocol.Call(ctx, conn, "tools/callBatch", map[string]any{"calls": []any{
+				map[string]any{"name": "read", "arguments": map[string]any{"path": f}},
+				map[string]any{"name": "bash", "arguments": map[string]any{"command": "true"}},
+			}}, &res)
+			cctx, cancel0 := context.WithTimeout(ctx, 40*time.Millisecond)
+			protocol.Call(cctx, conn, "tools/callBatch", map[string]any{"calls": []any{
+				map[string]any{"name": "test_block", "arguments": map[string]any{}},
+				map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 30"}},
+			}}, &res)
+			cancel0()
+			uri := a17lURI(filepath.Join(ws, f))
+			conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "x"}})
+			conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+			call(cctx, "test_block", map[string]any{})
+			cancel()
+			cctx, cancel = context.WithTimeout(ctx, 60*time.Millisecond)
+			call(cctx, "bash", map[string]any{"command": "sleep 30"})
+			cancel()
+			cctx, cancel = context.WithTimeout(ctx, 60*time.Millisecond)
+			call(cctx, "a17l_slow", map[string]any{"marker": "a17lgr"})
+			cancel()
+			call(ctx, "read", map[string]any{"path": "missing.txt"})
+			call(ctx, "bash", map[string]any{"command": "exit 2"})
+			call(ctx, "grep", map[string]any{"pattern": "F1"})
+		}
+	})
+	t.Logf("goroutines: warm-up session %d, after %d rounds of cancels %d", base, rounds, n)
+	if base == 0 {
+		t.Fatalf("no goroutine dump on SIGQUIT: %.2000s", dump)
+	}
+	if n > base+rounds/2 {
+		i := strings.Index(dump, "goroutine ")
+		t.Errorf("goroutines grow with cancelled calls: %d after %d rounds, %d after the warm-up\n%.6000s", n, rounds, base, dump[max(i, 0):])
+	}
+}
+
+// TestLeakNoZombies: background children whose parent exits come
+// back to agentls (subreaper) and are reaped when they exit.
+func TestLeakNoZombies(t *testing.T) {
+	a17lSkipNoProc(t)
+	ws := a17lWorkspace(t)
+	c, ctx := a17lStart(t, ws)
+	pid := c.Cmd.Process.Pid
+	for i := 0; i < 10; i++ {
+		for _, cmd := range []string{
+			"setsid sh -c 'sleep 0.2' >/dev/null 2>&1 &",
+			"(sleep 0.2 >/dev/null 2>&1 &)",
+			"sh -c 'sleep 0.2 &' </dev/null >/dev/null 2>&1",
+		} {
+			if r := c.CallTool(ctx, "bash", map[string]any{"command": cmd}); r.IsError {
+				t.Fatalf("%s: %s", cmd, r.Text())
+			}
+		}
+	}
+	a17lNoDescendants(t, "1.2 s after 30 background children of 0.2 s", pid, 1200*time.Millisecond)
+}
+
+// TestLeakAuditLogBurst: a burst of big calls in one session keeps
+// the audit directory within its documented 50 MB.
+func TestLeakAuditLogBurst(t *testing.T) {
+	dir := t.TempDir()
+	ws := a17lWorkspace(t)
+	c, ctx := a17lStart(t, ws, "AGENTLS_AUDIT_DIR="+dir)
+	body := strings.Repeat("a17l audit burst line\n", 1<<16) // ~1.4 MB
+	for i := 0; i < 12; i++ {
+		if r := c.CallTool(ctx, "write", map[string]any{"path": fmt.Sprintf("ab/%d.txt", i), "content": body}); r.IsError {
+			t.Fatalf("write: %s", r.Text())
+		}
+	}
+	var sum int64
+	for _, s := range a17lRegularFiles(dir) {
+		sum += s
+	}
+	t.Logf("audit dir: %d bytes after 12 writes of %d bytes", sum, len(body))
+	if sum > 50<<20 {
+		t.Errorf("audit dir holds %d bytes, docs keep 50 MB", sum)
+	}
+}
+
+// a17lRaw is a private connection whose request ids this test predicts
+// (go.lsp.dev/jsonrpc2 numbers calls 1, 2, … per connection), so it can
+// send $/cancelRequest itself and still see the server's reply.
+type a17lRaw struct {
+	conn    jsonrpc2.Conn
+	next    int64
+	details chan struct{} // a tools/details notification arrived
+}
+
+func a17lRawStart(t *testing.T, ws string, env ...string) *a17lRaw {
+	t.Helper()
+	cmd := harness.Command(t, []string{"--root", ws}, env...)
+	cmd.Stderr = &lockedBuffer{}
+	stdin, stdout := harness.StartPiped(t, cmd)
+	stopOnCleanup(t, cmd, stdin)
+	r := &a17lRaw{conn: jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(a17lRWC{r: stdout, w: stdin})), details: make(chan struct{}, 1)}
+	r.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.Method() == "tools/details" {
+			select {
+			case r.details <- struct{}{}:
+			default:
+			}
+		}
+		return nil, nil
+	})
+	var res any
+	if err := r.call("initialize", map[string]any{"rootUri": a17lURI(ws), "capabilities": map[string]any{},
+		"initializationOptions": map[string]any{"mode": "bypass"}}, &res); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	r.conn.Notify(context.Background(), "initialized", map[string]any{})
+	return r
+}
+
+// call makes one request at a time (the id bookkeeping needs that).
+func (r *a17lRaw) call(method string, params, result any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r.next++
+	_, err := r.conn.Call(ctx, method, params, result)
+	return err
+}
+
+// callCancelled makes a request and sends $/cancelRequest for it after d;
+// it returns the server's own reply.
+// With onDetails, d counts from the call's tools/details notification (the
+// server surely has the request then) instead of from the start.
+func (r *a17lRaw) callCancelled(method string, params any, d time.Duration, onDetails bool) (map[string]any, error) {
+	id := r.next + 1
+	select {
+	case <-r.details:
+	default:
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		if onDetails {
+			select {
+			case <-r.details:
+			case <-stop:
+				return
+			}
+		}
+		select {
+		case <-time.After(d):
+			r.conn.Notify(context.Background(), "$/cancelRequest", map[string]any{"id": id})
+		case <-stop:
+		}
+	}()
+	var res map[string]any
+	err := r.call(method, params, &res)
+	return res, err
+}
+
+// TestLeakCancelledWriteChangesNothing: a write or edit that
+// answers -32800 leaves no file, no temp file and no directory it created.
+func TestLeakCancelledWriteChangesNothing(t *testing.T) {
+	ws := a17lWorkspace(t)
+	r := a17lRawStart(t, ws)
+	big := strings.Repeat("0123456789abcdef\n", 1<<16)
+	// Self-check: the predicted id is the real one.
+	if _, err := r.callCancelled("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}}, 50*time.Millisecond, false); a17lCode(err) != -32800 {
+		t.Fatalf("cancelled test_block: want -32800, got %v", err)
+	}
+	var cancelled, done int
+	var cdirs []string // directories of writes that answered -32800
+	for i := 0; i < 120; i++ {
+		dir := fmt.Sprintf("cw%d", i)
+		rel := dir + "/a/b/file.txt"
+		_, err := r.callCancelled("tools/call", map[string]any{"name": "write", "arguments": map[string]any{"path": rel, "content": big}},
+			time.Duration(i%12)*time.Millisecond, i%4 == 3)
+		switch {
+		case a17lCode(err) == -32800:
+			cancelled++
+			cdirs = append(cdirs, dir)
+		case err == nil:
+			done++
+		default:
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	t.Logf("%d writes cancelled, %d finished", cancelled, done)
+	if cancelled == 0 {
+		t.Skip("no cancel landed before a write finished")
+	}
+	// The reply may precede the tool's wind-down: allow 2 s for it.
+	var exist []string
+	a17lPoll(2*time.Second, func() bool {
+		exist = nil
+		for _, d := range cdirs {
+			if _, err := os.Lstat(filepath.Join(ws, d)); err == nil {
+				exist = append(exist, d)
+			}
+		}
+		return len(exist) == 0
+	})
+	for _, d := range exist {
+		got := []string{}
+		filepath.WalkDir(filepath.Join(ws, d), func(p string, _ fs.DirEntry, _ error) error {
+			rel, _ := filepath.Rel(ws, p)
+			got = append(got, rel)
+			return nil
+		})
+		t.Errorf("write answered -32800 but, 2 s later, what it created is there: %v", got)
+	}
+	var left []string
+	if !a17lPoll(2*time.Second, func() bool { left = a17lTmpFiles(ws); return len(left) == 0 }) {
+		t.Errorf("temp files left: %v", left)
+	}
+}
+
+func a17lCode(err error) int64 {
+	var e *jsonrpc2.Error
+	if errors.As(err, &e) {
+		return int64(e.Code)
+	}
+	return 0
+}

@@ -1,0 +1,638 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/test/harness"
+)
+
+// Contract tests of the workspace watcher and the edit guard under bulk and
+// structural churn (issue 4; TOOLS.md edit guard; PROTOCOL.md
+// workspace/externalChange and the initialize `watcher` field).
+
+// a16wNoteWait is how long a test waits for a notification it expects: the
+// docs promise ~1 ms; this is generous for a loaded 2-core machine.
+const a16wNoteWait = 10 * time.Second
+
+// a16wChange is one workspace/externalChange notification.
+type a16wChange struct {
+	URI       string `json:"uri"`
+	Kind      string `json:"kind"`
+	ReadStale bool   `json:"readStale"`
+}
+
+func a16wDecode(n harness.Note) (a16wChange, bool) {
+	if n.Method != "workspace/externalChange" {
+		return a16wChange{}, false
+	}
+	var ch a16wChange
+	if err := json.Unmarshal(n.Params, &ch); err != nil {
+		return a16wChange{}, false
+	}
+	return ch, true
+}
+
+// a16wChanges lists every workspace/externalChange received so far.
+func a16wChanges(c *harness.Client) []a16wChange {
+	var out []a16wChange
+	for _, n := range c.Notes("workspace/externalChange") {
+		if ch, ok := a16wDecode(n); ok {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// a16wWait waits for an externalChange for one of uris satisfying pred.
+func a16wWait(c *harness.Client, pred func(a16wChange) bool, uris ...string) (a16wChange, bool) {
+	n, ok := c.WaitNote(a16wNoteWait, func(n harness.Note) bool {
+		ch, ok := a16wDecode(n)
+		if !ok {
+			return false
+		}
+		for _, u := range uris {
+			if ch.URI == u && pred(ch) {
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		return a16wChange{}, false
+	}
+	ch, _ := a16wDecode(n)
+	return ch, true
+}
+
+// a16wWaitAll waits, within one a16wNoteWait, until every path of paths
+// (absolute) has an externalChange satisfying pred, and returns the ones
+// that have none.
+func a16wWaitAll(c *harness.Client, pred func(a16wChange) bool, paths ...string) []string {
+	missing := func(notes []harness.Note) []string {
+		seen := map[string]bool{}
+		for _, n := range notes {
+			if ch, ok := a16wDecode(n); ok && pred(ch) {
+				seen[ch.URI] = true
+			}
+		}
+		var out []string
+		for _, p := range paths {
+			if !seen[fileURI(p)] {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	var all []harness.Note
+	c.WaitNote(a16wNoteWait, func(n harness.Note) bool {
+		all = append(all, n)
+		return len(missing(all)) == 0
+	})
+	return missing(c.Notes("workspace/externalChange"))
+}
+
+func a16wAny(a16wChange) bool      { return true }
+func a16wStale(ch a16wChange) bool { return ch.ReadStale }
+func a16wKind(k string) func(a16wChange) bool {
+	return func(ch a16wChange) bool { return ch.Kind == k }
+}
+
+// a16wStart runs agentls in bypass mode on ws and returns the client, the
+// initialize result and a context for its calls.
+func a16wStart(t *testing.T, ws string, env ...string) (*harness.Client, map[string]any, context.Context) {
+	t.Helper()
+	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	ctx := testCtx(t, 60*time.Second)
+	res := c.Initialize(ctx, bypass())
+	return c, res, ctx
+}
+
+func a16wRead(t *testing.T, ctx context.Context, c *harness.Client, path string) {
+	t.Helper()
+	r := c.CallTool(ctx, "read", map[string]any{"path": path})
+	if r.IsError {
+		t.Fatalf("read %s: %s", path, r.Text())
+	}
+}
+
+// a16wWantStale checks that an edit of path is refused as stale with the
+// documented advice, and that the file still holds want.
+func a16wWantStale(t *testing.T, ctx context.Context, c *harness.Client, ws, path, old, want string) {
+	t.Helper()
+	r := c.CallTool(ctx, "edit", editCall(path, old, old+"-edited"))
+	wantResult(t, "edit of "+path+" changed outside agentls", r, true, path+" changed since you read it", "read it again")
+	if got := readFile(t, filepath.Join(ws, path)); got != want {
+		t.Errorf("%s after a refused edit = %q, want the external content %q", path, got, want)
+	}
+}
+
+// a16wWantStaleAlias is a16wWantStale for a path through a symlinked
+// directory: the message may name the link path or the real one.
+func a16wWantStaleAlias(t *testing.T, ctx context.Context, c *harness.Client, ws, path, old, want string) {
+	t.Helper()
+	r := c.CallTool(ctx, "edit", editCall(path, old, old+"-edited"))
+	wantResult(t, "edit of "+path+" changed outside agentls", r, true, "changed since you read it", "read it again")
+	if got := readFile(t, filepath.Join(ws, path)); got != want {
+		t.Errorf("%s after a refused edit = %q, want the external content %q", path, got, want)
+	}
+}
+
+func a16wWantEdit(t *testing.T, ctx context.Context, c *harness.Client, path, old, new string) {
+	t.Helper()
+	r := c.CallTool(ctx, "edit", editCall(path, old, new))
+	wantResult(t, "edit of "+path, r, false, "Edited "+path)
+}
+
+func a16wRun(t *testing.T, dir string, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+}
+
+// A `git checkout` that rewrites 500 files: every read file that changed is
+// stale, unchanged read files stay editable, and notifications are only for
+// read files (none for the 490 unread ones, none under .git).
+func TestWatchGitCheckout(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	ws := t.TempDir()
+	a16wRun(t, ws, "git", "init", "-q", "-b", "main")
+	body := func(branch string, i int) string { return fmt.Sprintf("%s %03d\nline two\n", branch, i) }
+	files := map[string]string{}
+	for i := 0; i < 500; i++ {
+		files[fmt.Sprintf("chg/d%d/f%03d.txt", i%10, i)] = body("main", i)
+	}
+	for i := 0; i < 3; i++ {
+		files[fmt.Sprintf("keep/k%d.txt", i)] = fmt.Sprintf("keep %d\n", i)
+	}
+	writeFiles(t, ws, files)
+	a16wRun(t, ws, "git", "add", "-A")
+	a16wRun(t, ws, "git", "commit", "-q", "-m", "main")
+	a16wRun(t, ws, "git", "checkout", "-q", "-b", "other")
+	for i := 0; i < 500; i++ {
+		writeFile(t, filepath.Join(ws, fmt.Sprintf("chg/d%d/f%03d.txt", i%10, i)), body("other", i))
+	}
+	a16wRun(t, ws, "git", "commit", "-q", "-am", "other")
+	a16wRun(t, ws, "git", "checkout", "-q", "main")
+
+	c, _, ctx := a16wStart(t, ws)
+	if w := c.WatcherMode; w != "inotify" {
+		t.Errorf("watcher = %q, want inotify on Linux", w)
+	}
+	readSet := map[string]bool{}
+	var changed []int
+	for i := 0; i < 500; i += 50 {
+		changed = append(changed, i)
+	}
+	for _, i := range changed {
+		p := fmt.Sprintf("chg/d%d/f%03d.txt", i%10, i)
+		a16wRead(t, ctx, c, p)
+		readSet[fileURI(filepath.Join(ws, p))] = true
+	}
+	for i := 0; i < 3; i++ {
+		p := fmt.Sprintf("keep/k%d.txt", i)
+		a16wRead(t, ctx, c, p)
+		readSet[fileURI(filepath.Join(ws, p))] = true
+	}
+
+	a16wRun(t, ws, "git", "checkout", "-q", "other")
+
+	var changedPaths []string
+	for _, i := range changed {
+		changedPaths = append(changedPaths, filepath.Join(ws, fmt.Sprintf("chg/d%d/f%03d.txt", i%10, i)))
+	}
+	for _, p := range a16wWaitAll(c, a16wStale, changedPaths...) {
+		t.Errorf("no workspace/externalChange with readStale for %s after git checkout", p)
+	}
+	// Sentinel: a later change to a read file; once it is announced, the
+	// checkout's events have been handled.
+	sentinel := filepath.Join(ws, "keep/k2.txt")
+	writeFile(t, sentinel, "keep 2 changed\n")
+	if _, ok := a16wWait(c, a16wAny, fileURI(sentinel)); !ok {
+		t.Fatalf("no workspace/externalChange for the sentinel keep/k2.txt")
+	}
+	all := a16wChanges(c)
+	for _, ch := range all {
+		if !readSet[ch.URI] {
+			t.Errorf("externalChange for a file the model never read: %+v", ch)
+		}
+		if strings.Contains(ch.URI, "/keep/k0.txt") || strings.Contains(ch.URI, "/keep/k1.txt") {
+			t.Errorf("externalChange for a file git did not touch: %+v", ch)
+		}
+	}
+	if max := 3*len(changed) + 3; len(all) > max {
+		t.Errorf("%d externalChange notifications for %d read files changed by git checkout: want at most %d", len(all), len(changed)+1, max)
+	}
+	t.Logf("%d externalChange notifications for %d changed read files", len(all), len(changed))
+
+	for _, i := range changed {
+		p := fmt.Sprintf("chg/d%d/f%03d.txt", i%10, i)
+		a16wWantStale(t, ctx, c, ws, p, "line two", body("other", i))
+	}
+	a16wWantEdit(t, ctx, c, "keep/k0.txt", "keep 0", "keep zero")
+	a16wWantEdit(t, ctx, c, "keep/k1.txt", "keep 1", "keep one")
+	// Recovery: after reading again the edit goes through.
+	p := fmt.Sprintf("chg/d%d/f%03d.txt", changed[0]%10, changed[0])
+	a16wRead(t, ctx, c, p)
+	a16wWantEdit(t, ctx, c, p, "line two", "line 2")
+}
+
+// rm -rf of a directory holding read files, then recreating it: read files
+// are reported deleted, then created; same content stays editable (the
+// guard hashes when the fingerprint differs), different content is stale.
+func TestWatchRemoveAndRecreateDir(t *testing.T) {
+	files := map[string]string{
+		"d/same.txt":     "same one\nsame two\n",
+		"d/diff.txt":     "diff one\ndiff two\n",
+		"d/sub/deep.txt": "deep one\n",
+		"other.txt":      "other\n",
+	}
+	ws := newWorkspace(t, files)
+	c, _, ctx := a16wStart(t, ws)
+	for _, p := range []string{"d/same.txt", "d/diff.txt", "d/sub/deep.txt"} {
+		a16wRead(t, ctx, c, p)
+	}
+	if err := os.RemoveAll(filepath.Join(ws, "d")); err != nil {
+		t.Fatal(err)
+	}
+	read := []string{filepath.Join(ws, "d/same.txt"), filepath.Join(ws, "d/diff.txt"), filepath.Join(ws, "d/sub/deep.txt")}
+	for _, p := range a16wWaitAll(c, a16wKind("deleted"), read...) {
+		t.Errorf("no workspace/externalChange kind deleted for %s after rm -rf d", p)
+	}
+	writeFiles(t, ws, map[string]string{
+		"d/same.txt":     files["d/same.txt"],
+		"d/diff.txt":     "diff ONE\ndiff two\n",
+		"d/sub/deep.txt": files["d/sub/deep.txt"],
+	})
+	// The client was told these files were deleted; their return must be
+	// announced too, or its view stays wrong.
+	for _, p := range a16wWaitAll(c, a16wKind("created"), read...) {
+		t.Errorf("no workspace/externalChange kind created for %s after recreating d, though it was reported deleted", p)
+	}
+	if _, ok := a16wWait(c, func(ch a16wChange) bool { return ch.Kind == "created" && ch.ReadStale }, fileURI(filepath.Join(ws, "d/diff.txt"))); !ok {
+		t.Errorf("recreated d/diff.txt with other content: no created notification with readStale true; got %+v", a16wChanges(c))
+	}
+	t.Logf("notifications: %+v", a16wChanges(c))
+	a16wWantStale(t, ctx, c, ws, "d/diff.txt", "diff two", "diff ONE\ndiff two\n")
+	a16wWantEdit(t, ctx, c, "d/same.txt", "same two", "same 2")
+	a16wWantEdit(t, ctx, c, "d/sub/deep.txt", "deep one", "deep 1")
+	if got := readFile(t, filepath.Join(ws, "d/same.txt")); got != "same one\nsame 2\n" {
+		t.Errorf("d/same.txt = %q", got)
+	}
+}
+
+// mv src lib with a read file inside: the old path fails clearly, the new
+// path needs a read, and the renamed directory keeps being watched.
+func TestWatchRenameDir(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{"src/a.go": "package a\n\nvar A = 1\n", "src/deep/b.go": "package deep\n"})
+	c, _, ctx := a16wStart(t, ws)
+	a16wRead(t, ctx, c, "src/a.go")
+	a16wRead(t, ctx, c, "src/deep/b.go")
+	if err := os.Rename(filepath.Join(ws, "src"), filepath.Join(ws, "lib")); err != nil {
+		t.Fatal(err)
+	}
+	r := c.CallTool(ctx, "edit", editCall("src/a.go", "A = 1", "A = 2"))
+	wantResult(t, "edit of the old path", r, true, "src/a.go does not exist")
+	r = c.CallTool(ctx, "edit", editCall("lib/a.go", "A = 1", "A = 2"))
+	wantResult(t, "edit of the new path before a read", r, true, "read lib/a.go first")
+	if got := readFile(t, filepath.Join(ws, "lib/a.go")); got != "package a\n\nvar A = 1\n" {
+		t.Errorf("lib/a.go changed by refused edits: %q", got)
+	}
+	for _, p := range a16wWaitAll(c, a16wKind("deleted"), filepath.Join(ws, "src/a.go"), filepath.Join(ws, "src/deep/b.go")) {
+		t.Errorf("read file %s moved away by mv src lib: no workspace/externalChange kind deleted; got %+v", p, a16wChanges(c))
+	}
+	// The new name is watched, subdirectories included.
+	for _, p := range []string{"lib/a.go", "lib/deep/b.go"} {
+		a16wRead(t, ctx, c, p)
+		writeFile(t, filepath.Join(ws, p), "package changed\n")
+		if _, ok := a16wWait(c, func(ch a16wChange) bool { return ch.Kind == "changed" && ch.ReadStale }, fileURI(filepath.Join(ws, p))); !ok {
+			t.Errorf("change to %s in the renamed directory: no externalChange {changed, readStale}; got %+v", p, a16wChanges(c))
+		}
+		a16wWantStale(t, ctx, c, ws, p, "package changed", "package changed\n")
+	}
+	for _, ch := range a16wChanges(c) {
+		if strings.Contains(ch.URI, "/src/") && ch.Kind != "deleted" {
+			t.Errorf("a change in lib/ reported under the old name: %+v", ch)
+		}
+	}
+}
+
+// 5000 files changing under .gitignore'd node_modules/ and build/: no
+// notifications for them, reads answer within 1 s during the churn, and
+// the guard still catches a changed ignored file the model read.
+func TestWatchIgnoredChurn(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{
+		".gitignore":                "node_modules/\nbuild/\n",
+		"node_modules/pkg/index.js": "module.exports = 1;\n",
+		"build/out.js":              "built 1\n",
+		"src/main.go":               "package main\n",
+	})
+	c, _, ctx := a16wStart(t, ws)
+	for _, p := range []string{"node_modules/pkg/index.js", "build/out.js", "src/main.go"} {
+		a16wRead(t, ctx, c, p)
+	}
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for i := 0; i < 2500 && err == nil; i++ {
+			for _, top := range []string{"node_modules", "build"} {
+				dir := filepath.Join(ws, top, fmt.Sprintf("p%02d", i%50))
+				if err = os.MkdirAll(dir, 0o755); err != nil {
+					break
+				}
+				if err = os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d.js", i)), []byte("x\n"), 0o644); err != nil {
+					break
+				}
+			}
+			if i%500 == 0 && err == nil {
+				err = os.WriteFile(filepath.Join(ws, "node_modules/pkg/index.js"), []byte(fmt.Sprintf("module.exports = %d;\n", i+2)), 0o644)
+				if err == nil {
+					err = os.WriteFile(filepath.Join(ws, "build/out.js"), []byte(fmt.Sprintf("built %d\n", i+2)), 0o644)
+				}
+			}
+		}
+		done <- err
+	}()
+	var slowest time.Duration
+	reads := 0
+	for churning := true; churning; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			churning = false
+		default:
+			t0 := time.Now()
+			a16wRead(t, ctx, c, "src/main.go")
+			if d := time.Since(t0); d > slowest {
+				slowest = d
+			}
+			reads++
+		}
+	}
+	t.Logf("%d reads during the churn, slowest %v", reads, slowest)
+	if slowest > time.Second {
+		t.Errorf("a read during the churn took %v, want < 1 s", slowest)
+	}
+	main := filepath.Join(ws, "src/main.go")
+	writeFile(t, main, "package main // changed\n")
+	if _, ok := a16wWait(c, a16wStale, fileURI(main)); !ok {
+		t.Fatalf("watcher dead after the churn: no externalChange for src/main.go; got %+v", a16wChanges(c))
+	}
+	for _, ch := range a16wChanges(c) {
+		if strings.Contains(ch.URI, "/node_modules/") || strings.Contains(ch.URI, "/build/") {
+			t.Errorf("externalChange for an ignored path: %+v", ch)
+		}
+	}
+	a16wWantStale(t, ctx, c, ws, "node_modules/pkg/index.js", "module.exports", "module.exports = 2002;\n")
+	a16wWantStale(t, ctx, c, ws, "build/out.js", "built", "built 2002\n")
+}
+
+// Directories created after start are watched: mkdir -p a/b/c, a file
+// written there externally, read, changed externally → notified and stale.
+func TestWatchNewDirectories(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{"top.txt": "top\n"})
+	c, _, ctx := a16wStart(t, ws)
+	for _, p := range []string{"a/b/c/f.txt", "a/b/c/d/e/g.txt"} {
+		full := filepath.Join(ws, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, full, "first\n")
+		a16wRead(t, ctx, c, p)
+		writeFile(t, full, "second\n")
+		if _, ok := a16wWait(c, a16wStale, fileURI(full)); !ok {
+			t.Errorf("%s in a directory made after start: no externalChange with readStale; got %+v", p, a16wChanges(c))
+		}
+		a16wWantStale(t, ctx, c, ws, p, "second", "second\n")
+		// Once more, now that the directory is certainly known.
+		a16wRead(t, ctx, c, p)
+		t0 := time.Now()
+		writeFile(t, full, "third\n")
+		if h, ok := c.WaitNote(a16wNoteWait, func(h harness.Note) bool {
+			_, ok := a16wDecode(h)
+			return ok && h.At.After(t0)
+		}); !ok {
+			t.Errorf("second change to %s: no externalChange", p)
+		} else if ch, _ := a16wDecode(h); ch.URI != fileURI(full) || ch.Kind != "changed" || !ch.ReadStale {
+			t.Errorf("second change to %s: got %+v, want {changed, readStale}", p, ch)
+		}
+	}
+}
+
+// The write and edit tools' own writes are not external changes and keep
+// the stamp fresh: a chain of edits and writes needs no re-read.
+func TestWatchOwnWritesAreNotExternal(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{"own.txt": "one\ntwo\nthree\n", "sentinel.txt": "s\n"})
+	c, _, ctx := a16wStart(t, ws)
+	a16wRead(t, ctx, c, "own.txt")
+	a16wRead(t, ctx, c, "sentinel.txt")
+	a16wWantEdit(t, ctx, c, "own.txt", "one", "ONE")
+	a16wWantEdit(t, ctx, c, "own.txt", "two", "TWO")
+	a16wWantEdit(t, ctx, c, "own.txt", "three", "THREE")
+	r := c.CallTool(ctx, "write", map[string]any{"path": "own.txt", "content": "written\n"})
+	wantResult(t, "write after own edits", r, false)
+	a16wWantEdit(t, ctx, c, "own.txt", "written", "rewritten")
+	r = c.CallTool(ctx, "write", map[string]any{"path": "fresh/new.txt", "content": "new\n"})
+	wantResult(t, "write of a new file", r, false)
+	// Issue 4: "Our own successful writes refresh the stamp".
+	a16wWantEdit(t, ctx, c, "fresh/new.txt", "new", "newer")
+	// A batch of edits to one file in one callBatch, no read in between.
+	var batch struct {
+		Results []harness.Result `json:"results"`
+	}
+	calls := []map[string]any{
+		{"name": "edit", "arguments": editCall("own.txt", "rewritten", "r1")},
+		{"name": "edit", "arguments": editCall("own.txt", "r1", "r2")},
+		{"name": "write", "arguments": map[string]any{"path": "own.txt", "content": "final\n"}},
+	}
+	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &batch); err != nil {
+		t.Fatal(err)
+	}
+	for i, res := range batch.Results {
+		wantResult(t, fmt.Sprintf("batch call %d", i), res, false)
+	}
+	if got := readFile(t, filepath.Join(ws, "own.txt")); got != "final\n" {
+		t.Errorf("own.txt = %q, want %q", got, "final\n")
+	}
+	sentinel := filepath.Join(ws, "sentinel.txt")
+	writeFile(t, sentinel, "s changed\n")
+	if _, ok := a16wWait(c, a16wAny, fileURI(sentinel)); !ok {
+		t.Fatal("no externalChange for the sentinel")
+	}
+	for _, ch := range a16wChanges(c) {
+		if ch.URI != fileURI(sentinel) {
+			t.Errorf("agentls's own write reported as external: %+v", ch)
+		}
+	}
+	a16wWantEdit(t, ctx, c, "own.txt", "final", "after")
+}
+
+// bash changing a read file (sed -i): the result lists it, and its stamp is
+// stale, so the next edit needs a re-read (docs/tools.md, bash).
+func TestWatchBashChangesReadFile(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{"s.txt": "alpha\nbeta\n", "t.txt": "tee\n"})
+	c, _, ctx := a16wStart(t, ws)
+	a16wRead(t, ctx, c, "s.txt")
+	a16wRead(t, ctx, c, "t.txt")
+	r := c.CallTool(ctx, "bash", map[string]any{"command": "sed -i 's/beta/BETA/' s.txt"})
+	wantResult(t, "bash sed -i", r, false, "Changed by this command", "s.txt")
+	wantLacks(t, "bash sed -i", r.Text(), "t.txt")
+	a16wWantStale(t, ctx, c, ws, "s.txt", "alpha", "alpha\nBETA\n")
+	a16wWantEdit(t, ctx, c, "t.txt", "tee", "TEE")
+	r = c.CallTool(ctx, "bash", map[string]any{"command": "cat s.txt >/dev/null"})
+	wantResult(t, "read-only bash", r, false)
+	wantLacks(t, "read-only bash", r.Text(), "Changed by this command")
+	a16wRead(t, ctx, c, "s.txt")
+	a16wWantEdit(t, ctx, c, "s.txt", "alpha", "ALPHA")
+}
+
+// A symlinked directory inside the workspace: a change through either name
+// makes the stamp stale (stamps are per real path), a read under one name
+// allows an edit under the other, and an edit through the link replaces
+// the target's file, not the link.
+func TestWatchSymlinkedDir(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{"real/f.txt": "eff\n", "real/g.txt": "gee\n", "real/h.txt": "aitch\n"})
+	symlink(t, "real", filepath.Join(ws, "link"))
+	c, _, ctx := a16wStart(t, ws)
+	uris := func(name string) []string {
+		return []string{fileURI(filepath.Join(ws, "real", name)), fileURI(filepath.Join(ws, "link", name))}
+	}
+
+	a16wRead(t, ctx, c, "link/f.txt")
+	writeFile(t, filepath.Join(ws, "real/f.txt"), "eff changed\n")
+	if _, ok := a16wWait(c, a16wStale, uris("f.txt")...); !ok {
+		t.Errorf("read link/f.txt, changed real/f.txt: no externalChange with readStale; got %+v", a16wChanges(c))
+	}
+	a16wWantStaleAlias(t, ctx, c, ws, "link/f.txt", "eff", "eff changed\n")
+
+	a16wRead(t, ctx, c, "real/g.txt")
+	writeFile(t, filepath.Join(ws, "link/g.txt"), "gee changed\n")
+	if _, ok := a16wWait(c, a16wStale, uris("g.txt")...); !ok {
+		t.Errorf("read real/g.txt, changed link/g.txt: no externalChange with readStale; got %+v", a16wChanges(c))
+	}
+	a16wWantStale(t, ctx, c, ws, "real/g.txt", "gee", "gee changed\n")
+
+	a16wRead(t, ctx, c, "real/h.txt")
+	r := c.CallTool(ctx, "edit", editCall("link/h.txt", "aitch", "aitch 2"))
+	wantResult(t, "edit of link/h.txt after reading real/h.txt", r, false, "Edited ")
+	a16wWantEdit(t, ctx, c, "real/h.txt", "aitch 2", "aitch 3")
+	if fi, err := os.Lstat(filepath.Join(ws, "link")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("link is no longer a symlink after an edit through it: %v %v", fi, err)
+	}
+	if got := readFile(t, filepath.Join(ws, "real/h.txt")); got != "aitch 3\n" {
+		t.Errorf("real/h.txt = %q, want %q", got, "aitch 3\n")
+	}
+}
+
+// a16wLimitedBinary is a wrapper that runs agentls in a new user namespace
+// whose inotify watch limit is limit (ucounts are hierarchical, so the
+// child cannot exceed it; the host's limit is untouched).
+func a16wLimitedBinary(t *testing.T, limit int) string {
+	t.Helper()
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare not installed")
+	}
+	probe := exec.Command("unshare", "--user", "--map-root-user", "sh", "-c", "echo 5 > /proc/sys/user/max_inotify_watches")
+	if out, err := probe.CombinedOutput(); err != nil {
+		t.Skipf("cannot lower the inotify watch limit in a user namespace: %v %s", err, out)
+	}
+	bin := harness.Binary(t)
+	wrapper := filepath.Join(t.TempDir(), "agentls-limited")
+	script := fmt.Sprintf("#!/bin/sh\nexec unshare --user --map-root-user sh -c 'echo %d > /proc/sys/user/max_inotify_watches && exec \"$0\" \"$@\"' %q \"$@\"\n", limit, bin)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return wrapper
+}
+
+// The watch limit (ENOSPC from inotify_add_watch) at start: initialize
+// reports watcher "degraded", a log message says so, and the guard still
+// refuses a stale edit. A control run under the same wrapper with room to
+// spare reports inotify.
+func TestWatchLimitDegraded(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 40; i++ {
+		files[fmt.Sprintf("d%02d/f.txt", i)] = fmt.Sprintf("file %d\n", i)
+	}
+	for _, tc := range []struct {
+		name    string
+		limit   int
+		watcher string
+	}{
+		{"room to spare", 100000, "inotify"},
+		{"limit below the directory count", 10, "degraded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wrapper := a16wLimitedBinary(t, tc.limit)
+			t.Setenv("AGENTLS_BIN", wrapper)
+			ws := newWorkspace(t, files)
+			c, _, ctx := a16wStart(t, ws)
+			if w := c.WatcherMode; w != tc.watcher {
+				t.Errorf("watcher = %q, want %q", w, tc.watcher)
+			}
+			if tc.watcher == "degraded" {
+				var logs []string
+				waitUntil(a16wNoteWait, func() bool { logs = logMessages(c, 0); return a16wMentionsLimit(logs) })
+				if !a16wMentionsLimit(logs) {
+					t.Errorf("no window/logMessage about the watch limit / degraded watcher; logs: %q", logs)
+				}
+			}
+			a16wRead(t, ctx, c, "d33/f.txt")
+			writeFile(t, filepath.Join(ws, "d33/f.txt"), "file 33 changed\n")
+			a16wWantStale(t, ctx, c, ws, "d33/f.txt", "file", "file 33 changed\n")
+		})
+	}
+}
+
+func a16wMentionsLimit(logs []string) bool {
+	for _, l := range logs {
+		l = strings.ToLower(l)
+		if strings.Contains(l, "degraded") || strings.Contains(l, "watch limit") || strings.Contains(l, "max_user_watches") {
+			return true
+		}
+	}
+	return false
+}
+
+// The watch limit reached after start, by directories created later: a log
+// message reports the degradation, and files in unwatched directories are
+// still guarded.
+func TestWatchLimitReachedLater(t *testing.T) {
+	wrapper := a16wLimitedBinary(t, 30)
+	t.Setenv("AGENTLS_BIN", wrapper)
+	ws := newWorkspace(t, map[string]string{"a/f.txt": "a\n"})
+	c, _, ctx := a16wStart(t, ws)
+	if w := c.WatcherMode; w != "inotify" {
+		t.Fatalf("watcher = %q at start with room for 30 watches, want inotify", w)
+	}
+	for i := 0; i < 60; i++ {
+		p := filepath.Join(ws, fmt.Sprintf("late/n%02d", i))
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(p, "f.txt"), "late\n")
+	}
+	var logs []string
+	waitUntil(a16wNoteWait, func() bool { logs = logMessages(c, 0); return a16wMentionsLimit(logs) })
+	if !a16wMentionsLimit(logs) {
+		t.Errorf("60 new directories past a 30-watch limit: no window/logMessage about it; logs: %q", logs)
+	}
+	a16wRead(t, ctx, c, "late/n59/f.txt")
+	writeFile(t, filepath.Join(ws, "late/n59/f.txt"), "late changed\n")
+	a16wWantStale(t, ctx, c, ws, "late/n59/f.txt", "late", "late changed\n")
+}

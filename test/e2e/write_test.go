@@ -1,0 +1,1212 @@
+package e2e
+
+// Contract tests of the write tool and of the edit guard's
+// external-change detection, from TOOLS.md ("write", "edit", shared rules),
+// PROTOCOL.md (tools/details, workspace/externalChange) and docs/tools.md /
+// docs/protocol.md. Only the wire and the disk are observed.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf16"
+
+	"github.com/cespare/xxhash/v2"
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentls/agentls/test/harness"
+)
+
+// a12wNoteWait bounds every wait for a notification: generous for a loaded
+// 2-core machine, still far below the test's own timeout.
+const a12wNoteWait = 8 * time.Second
+
+type a12wOpts struct {
+	mode      string // initializationOptions.mode; "" → acceptEdits
+	caps      map[string]any
+	onRequest func(ctx context.Context, method string, params json.RawMessage) (any, error)
+}
+
+// a12wStart starts agentls on ws; acceptEdits by default, as this client
+// answers no tools/confirm unless told to.
+func a12wStart(t *testing.T, ws string, o a12wOpts) (*harness.Client, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	t.Cleanup(cancel)
+	c := harness.Start(t, harness.Options{Root: ws})
+	c.OnRequest = o.onRequest
+	mode := o.mode
+	if mode == "" {
+		mode = "acceptEdits"
+	}
+	params := map[string]any{"initializationOptions": map[string]any{"mode": mode}}
+	if o.caps != nil {
+		params["capabilities"] = map[string]any{"experimental": map[string]any{"agentls": o.caps}}
+	}
+	c.Initialize(ctx, params)
+	return c, ctx
+}
+
+// a12wWS returns a fresh workspace (symlinks resolved, so URIs compare) with files.
+func a12wWS(t *testing.T, files map[string]string) string {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, body := range files {
+		a12wPut(t, filepath.Join(ws, rel), body, 0o644)
+	}
+	return ws
+}
+
+func a12wPut(t *testing.T, p, body string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func a12wGet(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(b)
+}
+
+// a12wNames lists a directory's entry names, sorted: temp files left behind show here.
+func a12wNames(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// a12wSameNames checks that dir ends up holding exactly want: a cancelled
+// call answers -32800 at once and removes its temp file as it winds down,
+// so a temp file counts as left behind only if it is still there after 2 s.
+func a12wSameNames(t *testing.T, what, dir string, want ...string) {
+	t.Helper()
+	sort.Strings(want)
+	var got []string
+	if !waitUntil(2*time.Second, func() bool { got = a12wNames(t, dir); return reflect.DeepEqual(got, want) }) {
+		t.Errorf("%s: directory %s holds %q, want exactly %q (temp file left behind?)", what, dir, got, want)
+	}
+}
+
+func a12wURI(p string) string { return "file://" + filepath.ToSlash(p) }
+
+func a12wHash(s string) string { return fmt.Sprintf("xxh64:%016x", xxhash.Sum64String(s)) }
+
+func a12wWant(t *testing.T, what string, r harness.Result, isErr bool, wants ...string) {
+	t.Helper()
+	if r.IsError != isErr {
+		t.Errorf("%s: isError=%v, want %v; text: %q", what, r.IsError, isErr, r.Text())
+	}
+	for _, w := range wants {
+		if !strings.Contains(r.Text(), w) {
+			t.Errorf("%s: text %q does not contain %q", what, r.Text(), w)
+		}
+	}
+}
+
+func a12wWriteArgs(path, content string) map[string]any {
+	return map[string]any{"path": path, "content": content}
+}
+
+func a12wEditArgs(path, oldText, newText string) map[string]any {
+	return map[string]any{"path": path, "edits": []any{map[string]any{"oldText": oldText, "newText": newText}}}
+}
+
+// a12wExt is one workspace/externalChange notification.
+type a12wExt struct {
+	URI       string `json:"uri"`
+	Kind      string `json:"kind"`
+	ReadStale bool   `json:"readStale"`
+}
+
+func a12wExts(c *harness.Client, uri string) []a12wExt {
+	var out []a12wExt
+	for _, n := range c.Notes("workspace/externalChange") {
+		var e a12wExt
+		if json.Unmarshal(n.Params, &e) == nil && (uri == "" || e.URI == uri) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// a12wWaitExt waits for an externalChange of uri with the given kind.
+func a12wWaitExt(t *testing.T, c *harness.Client, uri, kind string) a12wExt {
+	t.Helper()
+	n, ok := c.WaitNote(a12wNoteWait, func(n harness.Note) bool {
+		var e a12wExt
+		return n.Method == "workspace/externalChange" && json.Unmarshal(n.Params, &e) == nil && e.URI == uri && e.Kind == kind
+	})
+	if !ok {
+		t.Fatalf("no workspace/externalChange {uri: %s, kind: %s} within %v; got %+v", uri, kind, a12wNoteWait, a12wExts(c, ""))
+	}
+	var e a12wExt
+	json.Unmarshal(n.Params, &e)
+	return e
+}
+
+// a12wBarrier changes a file the model has read (barrier.txt, read
+// beforehand) and waits for its notification: events caused earlier have
+// been handled by then, so the absence of a notification can be asserted.
+func a12wBarrier(t *testing.T, c *harness.Client, ws string, n int) {
+	t.Helper()
+	p := filepath.Join(ws, "barrier.txt")
+	mark := time.Now()
+	if err := os.WriteFile(p, []byte(fmt.Sprintf("barrier %d, a longer line\n", n)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// WaitNote holds the client's lock while it calls the predicate: parse, do not call Notes.
+	if _, ok := c.WaitNote(a12wNoteWait, func(n harness.Note) bool {
+		var e a12wExt
+		return n.Method == "workspace/externalChange" && n.At.After(mark) && json.Unmarshal(n.Params, &e) == nil && e.URI == a12wURI(p)
+	}); !ok {
+		t.Fatalf("barrier: no workspace/externalChange for %s within %v", p, a12wNoteWait)
+	}
+}
+
+// a12wApply applies LSP TextEdits (ranges in the old text, UTF-16 columns) to old.
+func a12wApply(t *testing.T, old string, raw any) string {
+	t.Helper()
+	b, _ := json.Marshal(raw)
+	var edits []struct {
+		Range struct {
+			Start struct{ Line, Character int } `json:"start"`
+			End   struct{ Line, Character int } `json:"end"`
+		} `json:"range"`
+		NewText string `json:"newText"`
+	}
+	if err := json.Unmarshal(b, &edits); err != nil {
+		t.Fatalf("details.edits is not a TextEdit[]: %v (%s)", err, b)
+	}
+	// Line starts in bytes.
+	starts := []int{0}
+	for i := 0; i < len(old); i++ {
+		if old[i] == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	offset := func(line, char int) int {
+		if line >= len(starts) {
+			return len(old)
+		}
+		i, units := starts[line], 0
+		for _, r := range old[starts[line]:] {
+			if units >= char || r == '\n' {
+				break
+			}
+			units += len(utf16.Encode([]rune{r}))
+			i += len(string(r))
+		}
+		return i
+	}
+	type span struct {
+		s, e int
+		text string
+	}
+	var spans []span
+	for _, e := range edits {
+		spans = append(spans, span{offset(e.Range.Start.Line, e.Range.Start.Character), offset(e.Range.End.Line, e.Range.End.Character), e.NewText})
+	}
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].s < spans[j].s })
+	var out strings.Builder
+	pos := 0
+	for _, s := range spans {
+		if s.s < pos {
+			t.Fatalf("TextEdits overlap: %s", b)
+		}
+		out.WriteString(old[pos:s.s])
+		out.WriteString(s.text)
+		pos = s.e
+	}
+	out.WriteString(old[pos:])
+	return out.String()
+}
+
+// a12wGitApply applies diff with `git apply` in a scratch repo holding
+// rel=old (absent when old is nil) and returns the result.
+func a12wGitApply(t *testing.T, rel string, old *string, diff string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not on PATH")
+	}
+	dir := t.TempDir()
+	if old != nil {
+		a12wPut(t, filepath.Join(dir, rel), *old, 0o644)
+	}
+	cmd := exec.Command("git", "apply", "--unsafe-paths", "-")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(diff)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git apply of details.unifiedDiff failed: %v\n%s\ndiff:\n%s", err, out, diff)
+	}
+	return a12wGet(t, filepath.Join(dir, rel))
+}
+
+// a12wDetailsNote returns the tools/details notification of callID.
+func a12wDetailsNote(t *testing.T, c *harness.Client, callID string) map[string]any {
+	t.Helper()
+	for _, n := range c.Notes("tools/details") {
+		var p struct {
+			CallID  string         `json:"callId"`
+			Tool    string         `json:"tool"`
+			Details map[string]any `json:"details"`
+		}
+		if json.Unmarshal(n.Params, &p) == nil && p.CallID == callID {
+			if p.Tool != "write" {
+				t.Errorf("tools/details of %s: tool %q, want write", callID, p.Tool)
+			}
+			return p.Details
+		}
+	}
+	t.Fatalf("no tools/details for call %s before the reply (notes: %d)", callID, len(c.Notes("tools/details")))
+	return nil
+}
+
+// --- write: creation -------------------------------------------------------
+
+func TestWriteCreateWithParentsAndDetails(t *testing.T) {
+	ws := a12wWS(t, nil)
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	const rel = "new/sub/deep/n.txt"
+	content := "first line\nsecond ünïcode line 😀\n"
+	r := c.CallTool(ctx, "write", a12wWriteArgs(rel, content))
+	a12wWant(t, "create", r, false, "Created "+rel)
+	if got := a12wGet(t, filepath.Join(ws, rel)); got != content {
+		t.Fatalf("disk: %q, want %q", got, content)
+	}
+	// tools/details arrived before the reply (the harness records notes in wire order).
+	note := a12wDetailsNote(t, c, r.CallID)
+	d := r.Details
+	for _, k := range []string{"kind", "uri", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"} {
+		if _, ok := d[k]; !ok {
+			t.Errorf("details lacks %q: %v", k, d)
+		}
+		if !reflect.DeepEqual(d[k], note[k]) {
+			t.Errorf("details.%s differs between tools/details (%v) and the reply (%v)", k, note[k], d[k])
+		}
+	}
+	if d["kind"] != "create" {
+		t.Errorf("details.kind = %v, want create", d["kind"])
+	}
+	if want := a12wURI(filepath.Join(ws, rel)); d["uri"] != want {
+		t.Errorf("details.uri = %v, want %s", d["uri"], want)
+	}
+	if d["newHash"] != a12wHash(content) || d["oldHash"] != a12wHash("") {
+		t.Errorf("hashes old=%v new=%v, want old=%s new=%s", d["oldHash"], d["newHash"], a12wHash(""), a12wHash(content))
+	}
+	if d["firstChangedLine"] != float64(1) {
+		t.Errorf("firstChangedLine = %v, want 1", d["firstChangedLine"])
+	}
+	diff, _ := d["unifiedDiff"].(string)
+	for _, w := range []string{"diff --git a/" + rel + " b/" + rel + "\n", "new file mode ", "--- /dev/null\n", "+++ b/" + rel + "\n", "+first line\n"} {
+		if !strings.Contains(diff, w) {
+			t.Errorf("unifiedDiff lacks %q:\n%s", w, diff)
+		}
+	}
+	if got := a12wApply(t, "", d["edits"]); got != content {
+		t.Errorf("TextEdits applied to \"\" give %q, want %q", got, content)
+	}
+	if got := a12wGitApply(t, rel, nil, diff); got != content {
+		t.Errorf("git apply of the create diff gives %q, want %q", got, content)
+	}
+	a12wSameNames(t, "after create", filepath.Join(ws, "new/sub/deep"), "n.txt")
+}
+
+// A file that appeared between the model's decision and the write is an
+// existing file without a read stamp: refused, never clobbered.
+func TestWriteExistingWithoutReadRefused(t *testing.T) {
+	ws := a12wWS(t, map[string]string{"a.txt": "before session\n"})
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	cases := []struct {
+		name, rel, prior string
+	}{
+		{"existed before the session", "a.txt", "before session\n"},
+		{"appeared after the session started", "late/b.txt", "appeared later\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(ws, tc.rel)
+			if tc.rel != "a.txt" {
+				a12wPut(t, p, tc.prior, 0o644)
+			}
+			r := c.CallTool(ctx, "write", a12wWriteArgs(tc.rel, "model's content\n"))
+			a12wWant(t, tc.rel, r, true, "read "+tc.rel+" first")
+			if got := a12wGet(t, p); got != tc.prior {
+				t.Errorf("file was clobbered: %q, want %q", got, tc.prior)
+			}
+			a12wSameNames(t, "refused write", filepath.Dir(p), filepath.Base(p))
+		})
+	}
+}
+
+// --- write: the read stamp -------------------------------------------------
+
+func TestWriteStaleAfterExternalChange(t *testing.T) {
+	ws := a12wWS(t, map[string]string{"a.txt": "one\ntwo\n"})
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	p := filepath.Join(ws, "a.txt")
+	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false, "a.txt, lines 1-2 of 2")
+	a12wPut(t, p, "one\nTWO by someone else\nthree\n", 0o644)
+	r := c.CallTool(ctx, "write", a12wWriteArgs("a.txt", "model\n"))
+	a12wWant(t, "stale write", r, true, "a.txt changed since you read it", "Read it again")
+	if got := a12wGet(t, p); got != "one\nTWO by someone else\nthree\n" {
+		t.Errorf("external content lost: %q", got)
+	}
+	a12wSameNames(t, "stale write", ws, "a.txt")
+	a12wWant(t, "re-read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false)
+	a12wWant(t, "write after re-read", c.CallTool(ctx, "write", a12wWriteArgs("a.txt", "model\n")), false, "Replaced a.txt")
+	if got := a12wGet(t, p); got != "model\n" {
+		t.Errorf("disk after write: %q", got)
+	}
+	// Own writes refresh the stamp: a chain needs no re-read.
+	a12wWant(t, "second write", c.CallTool(ctx, "write", a12wWriteArgs("a.txt", "model 2\n")), false)
+	a12wWant(t, "edit after write", c.CallTool(ctx, "edit", a12wEditArgs("a.txt", "model 2", "model 3")), false)
+	if got := a12wGet(t, p); got != "model 3\n" {
+		t.Errorf("disk after chain: %q", got)
+	}
+}
+
+// A change made while the editor answers the diagnostics question (between
+// the guard's check and the rename) is caught: nothing written.
+func TestWriteStaleDuringDiagnosticsQuestion(t *testing.T) {
+	ws := a12wWS(t, map[string]string{"a.txt": "original\n"})
+	p := filepath.Join(ws, "a.txt")
+	var asked atomic.Int32
+	c, ctx := a12wStart(t, ws, a12wOpts{
+		caps: map[string]any{"diagnostics": true},
+		onRequest: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+			if method == "tools/diagnostics" && asked.Add(1) == 1 {
+				if err := os.WriteFile(p, []byte("changed meanwhile by the user\n"), 0o644); err != nil {
+					return nil, err
+				}
+			}
+			return map[string]any{"items": []any{}}, nil
+		},
+	})
+	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false)
+	r := c.CallTool(ctx, "write", a12wWriteArgs("a.txt", "model\n"))
+	if asked.Load() == 0 {
+		t.Fatal("no tools/diagnostics question was asked around the write (docs/tools.md: edit and write ask before and after)")
+	}
+	a12wWant(t, "write raced by the user", r, true, "changed since you read it")
+	if got := a12wGet(t, p); got != "changed meanwhile by the user\n" {
+		t.Errorf("the user's change was overwritten: %q", got)
+	}
+	a12wSameNames(t, "raced write", ws, "a.txt")
+}
+
+// a12wReply is the outcome of a tools/call sent with a12wSend.
+type a12wReply struct {
+	r   harness.Result
+	err error
+}
+
+// a12wSend sends tools/call on a context that is never cancelled, so the
+// reply the server really sends (result or -32800) is what comes back; the
+// test cancels with a12wCancel. The JSON-RPC id is the client's sequence
+// number: go.lsp.dev/jsonrpc2 numbers calls 1, 2, 3… (initialize is 1).
+func a12wSend(c *harness.Client, name string, args any) <-chan a12wReply {
+	ch := make(chan a12wReply, 1)
+	go func() {
+		var r harness.Result
+		_, err := c.Conn.Call(context.Background(), "tools/call", map[string]any{"name": name, "arguments": args}, &r)
+		ch <- a12wReply{r, err}
+	}()
+	return ch
+}
+
+func a12wCancel(t *testing.T, ctx context.Context, c *harness.Client, id int64) {
+	t.Helper()
+	if err := c.Conn.Notify(ctx, "$/cancelRequest", map[string]any{"id": id}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func a12wAwait(t *testing.T, ch <-chan a12wReply) a12wReply {
+	t.Helper()
+	select {
+	case rep := <-ch:
+		return rep
+	case <-time.After(3 * a12wNoteWait):
+		t.Fatal("no reply to the cancelled call")
+		return a12wReply{}
+	}
+}
+
+func a12wIsCancelled(err error) bool {
+	var rpcErr *jsonrpc2.Error
+	return errors.As(err, &rpcErr) && rpcErr.Code == -32800
+}
+
+// A write cancelled while it waits for the editor is -32800 and changes
+// nothing; no temp file remains.
+func TestWriteCancelledLeavesNothing(t *testing.T) {
+	ws := a12wWS(t, map[string]string{"a.txt": "original\n"})
+	p := filepath.Join(ws, "a.txt")
+	entered := make(chan struct{}, 4)
+	release := make(chan struct{})
+	c, ctx := a12wStart(t, ws, a12wOpts{
+		caps: map[string]any{"diagnostics": true},
+		onRequest: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+			entered <- struct{}{}
+			select { // answer nothing until the call is cancelled
+			case <-ctx.Done():
+			case <-release:
+			}
+			return map[string]any{"items": []any{}}, nil
+		},
+	})
+	t.Cleanup(func() { close(release) })                                                 // runs before the harness's cleanup
+	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false) // id 2
+	ch := a12wSend(c, "write", a12wWriteArgs("a.txt", "model\n"))                        // id 3
+	select {
+	case <-entered:
+	case <-time.After(a12wNoteWait):
+		t.Fatal("write never asked tools/diagnostics")
+	}
+	a12wCancel(t, ctx, c, 3)
+	rep := a12wAwait(t, ch)
+	if !a12wIsCancelled(rep.err) {
+		t.Fatalf("cancelled write: err %v, result %q; want the -32800 RequestCancelled error", rep.err, rep.r.Text())
+	}
+	// A dry-run edit of the same file queues behind the cancelled write.
+	a12wWant(t, "dry run after cancel", c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "dryRun": true,
+		"edits": []any{map[string]any{"oldText": "original", "newText": "x"}}}), false)
+	if got := a12wGet(t, p); got != "original\n" {
+		t.Errorf("-32800 but the file changed: %q", got)
+	}
+	a12wSameNames(t, "cancelled write", ws, "a.txt")
+}
+
+// a12wCancelSize is large enough that a write takes a while to land.
+const a12wCancelSize = 3 << 20
+
+// 3 MB writes cancelled at varying moments: the file is always old or new,
+// -32800 means old, and no temp file is ever left.
+func TestWriteCancelLargeWrite(t *testing.T) {
+	ws := a12wWS(t, nil)
+	p := filepath.Join(ws, "big.txt")
+	old := strings.Repeat("old line of the big file, sixty-four bytes long, padded......\n", a12wCancelSize/64)
+	a12wPut(t, p, old, 0o644)
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "limit": 5}), false) // id 2
+	cur := old
+	cancelled := 0
+	id := int64(3)
+	delays := []time.Duration{0, 10 * time.Millisecond, 50 * time.Millisecond}
+	for i, delay := range delays {
+		next := strings.Repeat(fmt.Sprintf("new line %d of the big file, sixty-four bytes long, padded....\n", i), a12wCancelSize/64)
+		ch := a12wSend(c, "write", a12wWriteArgs("big.txt", next))
+		time.Sleep(delay) // the cancel point varies; correctness must not depend on it
+		a12wCancel(t, ctx, c, id)
+		id++
+		rep := a12wAwait(t, ch)
+		got := a12wGet(t, p)
+		switch {
+		case a12wIsCancelled(rep.err):
+			cancelled++
+			if got != cur {
+				t.Errorf("delay %v: -32800 but the file changed (len %d)", delay, len(got))
+			}
+		case rep.err != nil:
+			t.Errorf("delay %v: unexpected error %v", delay, rep.err)
+		case rep.r.IsError:
+			t.Errorf("delay %v: write failed: %q", delay, rep.r.Text())
+		default:
+			if got != next {
+				t.Errorf("delay %v: write succeeded but the file is not the new content (len %d)", delay, len(got))
+			}
+		}
+		if got != cur && got != next {
+			t.Errorf("delay %v: file is neither old nor new (len %d)", delay, len(got))
+		}
+		cur = got
+		a12wSameNames(t, fmt.Sprintf("cancel after %v", delay), ws, "big.txt")
+	}
+	t.Logf("%d of %d writes answered -32800", cancelled, len(delays))
+}
+
+// A concurrent reader polling the file during a 5 MB write sees only the
+// whole old or the whole new content (also for a new file: absent or whole).
+func TestWriteConcurrentReaderNeverSeesHalf(t *testing.T) {
+	const size = 5 << 20
+	ws := a12wWS(t, nil)
+	old := strings.Repeat("a", size-1) + "\n"
+	next := strings.Repeat("b", size-1) + "\n"
+	a12wPut(t, filepath.Join(ws, "big.txt"), old, 0o644)
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "big.txt"}), false)
+	cases := []struct {
+		name, rel string
+		before    *string
+	}{
+		{"overwrite", "big.txt", &old},
+		{"create", "fresh.txt", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(ws, tc.rel)
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			var reads, bad atomic.Int64
+			var badLen atomic.Int64
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					b, err := os.ReadFile(p)
+					if err != nil {
+						if tc.before == nil && errors.Is(err, os.ErrNotExist) {
+							continue
+						}
+						bad.Add(1)
+						continue
+					}
+					reads.Add(1)
+					s := string(b)
+					if s != next && (tc.before == nil || s != *tc.before) {
+						bad.Add(1)
+						badLen.Store(int64(len(b)))
+					}
+				}
+			}()
+			r := c.CallTool(ctx, "write", a12wWriteArgs(tc.rel, next))
+			close(stop)
+			wg.Wait()
+			a12wWant(t, tc.name, r, false)
+			if bad.Load() > 0 {
+				t.Errorf("a concurrent reader saw %d partial/odd versions (e.g. %d bytes) in %d reads", bad.Load(), badLen.Load(), reads.Load())
+			}
+			if got := a12wGet(t, p); got != next {
+				t.Errorf("final content wrong (len %d)", len(got))
+			}
+		})
+	}
+}
+
+// --- write: mode, no change, content forms ---------------------------------
+
+func TestWriteModePreserved(t *testing.T) {
+	ws := a12wWS(t, nil)
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	for _, mode := range []os.FileMode{0o755, 0o600, 0o640} {
+		t.Run(mode.String(), func(t *testing.T) {
+			rel := fmt.Sprintf("m%o.sh", mode)
+			p := filepath.Join(ws, rel)
+			a12wPut(t, p, "#!/bin/sh\necho old\n", mode)
+			if err := os.Chmod(p, mode); err != nil { // umask-proof
+				t.Fatal(err)
+			}
+			a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": rel}), false)
+			a12wWant(t, "write", c.CallTool(ctx, "write", a12wWriteArgs(rel, "#!/bin/sh\necho new\n")), false)
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != mode {
+				t.Errorf("mode after write %v, want %v", fi.Mode().Perm(), mode)
+			}
+		})
+	}
+}
+
+func TestWriteIdenticalIsNoChange(t *testing.T) {
+	ws := a12wWS(t, map[string]string{"a.txt": "same\r\ncontent\n"})
+	p := filepath.Join(ws, "a.txt")
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(p)
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false)
+	r := c.CallTool(ctx, "write", a12wWriteArgs("a.txt", "same\r\ncontent\n"))
+	a12wWant(t, "identical write", r, true, "no change")
+	after, _ := os.Stat(p)
+	if !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("identical write touched the file (inode or mtime changed: %v → %v)", before.ModTime(), after.ModTime())
+	}
+	if len(c.Notes("tools/details")) != 0 {
+		t.Errorf("a no-change write sent tools/details: %s", c.Notes("tools/details")[0].Params)
+	}
+}
+
+func TestWriteContentKeptByteExact(t *testing.T) {
+	ws := a12wWS(t, map[string]string{"exist.txt": "lf\nfile\n"})
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "exist.txt"}), false)
+	cases := []struct{ name, rel, content string }{
+		{"CRLF new", "crlf.txt", "a\r\nb\r\n"},
+		{"mixed endings and lone CR new", "mixed.txt", "a\r\nb\nc\rd"},
+		{"no final newline new", "nofinal.txt", "x\ny"},
+		{"BOM new", "bom.txt", "\ufeffbom\r\n"},
+		{"empty new", "empty.txt", ""},
+		{"CRLF over LF file", "exist.txt", "one\r\ntwo\r\n"},
+		{"empty over existing", "exist.txt", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.CallTool(ctx, "write", a12wWriteArgs(tc.rel, tc.content))
+			a12wWant(t, tc.name, r, false)
+			p := filepath.Join(ws, tc.rel)
+			if got := a12wGet(t, p); got != tc.content {
+				t.Errorf("disk %q, want %q", got, tc.content)
+			}
+			if r.Details["newHash"] != a12wHash(tc.content) {
+				t.Errorf("newHash %v, want %s", r.Details["newHash"], a12wHash(tc.content))
+			}
+		})
+	}
+}
+
+func TestWriteOverwriteDetails(t *testing.T) {
+	old := "alpha\nβeta 😀 x\ngamma\ndelta\n"
+	next := "alpha\nβeta 😀 y\ngamma\nnew 🎉 line\ndelta\n"
+	ws := a12wWS(t, map[string]string{"src/a.txt": old})
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "src/a.txt"}), false)
+	r := c.CallTool(ctx, "write", a12wWriteArgs("src/a.txt", next))
+	a12wWant(t, "overwrite", r, false, "src/a.txt")
+	d := r.Details
+	note := a12wDetailsNote(t, c, r.CallID)
+	if !reflect.DeepEqual(note["unifiedDiff"], d["unifiedDiff"]) || !reflect.DeepEqual(note["edits"], d["edits"]) {
+		t.Errorf("tools/details and the reply's details differ")
+	}
+	if d["kind"] != "write" {
+		t.Errorf("kind %v, want write", d["kind"])
+	}
+	if d["oldHash"] != a12wHash(old) || d["newHash"] != a12wHash(next) {
+		t.Errorf("hashes old=%v new=%v, want %s %s", d["oldHash"], d["newHash"], a12wHash(old), a12wHash(next))
+	}
+	if d["firstChangedLine"] != float64(2) {
+		t.Errorf("firstChangedLine %v, want 2", d["firstChangedLine"])
+	}
+	diff, _ := d["unifiedDiff"].(string)
+	for _, w := range []string{"diff --git a/src/a.txt b/src/a.txt\n", "--- a/src/a.txt\n", "+++ b/src/a.txt\n", "-βeta 😀 x\n", "+βeta 😀 y\n", "+new 🎉 line\n"} {
+		if !strings.Contains(diff, w) {
+			t.Errorf("unifiedDiff lacks %q:\n%s", w, diff)
+		}
+	}
+	if got := a12wApply(t, old, d["edits"]); got != next {
+		t.Errorf("TextEdits (UTF-16) applied to the old text give %q, want %q", got, next)
+	}
+	if got := a12wGitApply(t, "src/a.txt", &old, diff); got != next {
+		t.Errorf("git apply gives %q, want %q", got, next)
+	}
+}
+
+func TestWriteTenMegabytes(t *testing.T) {
+	ws := a12wWS(t, nil)
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	content := strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 10<<20/64)
+	start := time.Now()
+	r := c.CallTool(ctx, "write", a12wWriteArgs("ten.txt", content))
+	took := time.Since(start)
+	if r.IsError {
+		// Refusal is allowed only when it says why (a size limit).
+		if !strings.Contains(strings.ToLower(r.Text()), "size") && !strings.Contains(r.Text(), "MB") {
+			t.Fatalf("10 MB write refused without a clear reason: %q", r.Text())
+		}
+		t.Logf("10 MB write refused: %s", r.Text())
+		return
+	}
+	if got := a12wGet(t, filepath.Join(ws, "ten.txt")); got != content {
+		t.Errorf("10 MB write: disk has %d bytes, want %d", len(got), len(content))
+	}
+	t.Logf("10 MB write took %v; text %q", took, r.Text())
+	a12wSameNames(t, "10 MB", ws, "ten.txt")
+}
+
+// --- write: paths ------------------------------------------------------------
+
+func TestWritePathsRefused(t *testing.T) {
+	parent := a12wWS(t, nil)
+	ws := filepath.Join(parent, "ws")
+	a12wPut(t, filepath.Join(ws, "f"), "a file\n", 0o644)
+	a12wPut(t, filepath.Join(parent, "outside.txt"), "outside\n", 0o644)
+	if err := os.Mkdir(filepath.Join(ws, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"out.lnk":     filepath.Join(parent, "outside.txt"),
+		"outdang.lnk": filepath.Join(parent, "not-there.txt"),
+		"outdir.lnk":  parent,
+		"loop.lnk":    "loop.lnk",
+	} {
+		if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wsNames := a12wNames(t, ws)
+	c, ctx := a12wStart(t, ws, a12wOpts{mode: "bypass"})
+	cases := []struct {
+		name, path string
+		wants      []string
+	}{
+		{"directory", "d", []string{"d is a directory"}},
+		{"workspace root", ".", []string{"is a directory"}},
+		{"under a file", "f/b", []string{"f/b", "not a directory"}},
+		{"dot-dot escape", "../escape.txt", []string{`".."`}},
+		{"dot-dot inside then out", "d/../../escape.txt", []string{`".."`}},
+		{"absolute outside", filepath.Join(parent, "abs.txt"), []string{"outside the workspace"}},
+		{"symlink to a file outside", "out.lnk", []string{"symlink", "outside the workspace"}},
+		{"dangling symlink to outside", "outdang.lnk", []string{"outside the workspace"}},
+		{"through a symlinked dir outside", "outdir.lnk/via.txt", []string{"outside the workspace"}},
+		{"symlink loop", "loop.lnk", []string{"loop.lnk"}},
+		{"NUL byte", "a\x00b.txt", []string{"NUL"}},
+		{"device", "/dev/null", []string{"/dev/null"}},
+		{"tilde", "~/x.txt", []string{"~"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.CallTool(ctx, "write", a12wWriteArgs(tc.path, "payload\n"))
+			a12wWant(t, tc.path, r, true, tc.wants...)
+		})
+	}
+	if got := a12wGet(t, filepath.Join(parent, "outside.txt")); got != "outside\n" {
+		t.Errorf("file outside the workspace changed: %q", got)
+	}
+	a12wSameNames(t, "outside", parent, "outside.txt", "ws")
+	a12wSameNames(t, "workspace", ws, wsNames...)
+	a12wSameNames(t, "directory d", filepath.Join(ws, "d"))
+	if got := a12wGet(t, filepath.Join(ws, "f")); got != "a file\n" {
+		t.Errorf("f changed: %q", got)
+	}
+}
+
+// In acceptEdits (the usual mode for an agent that edits) a path the
+// tools refuse anyway must get the refusal's reason (TOOLS.md: "refused
+// with a clear message"), not a request for the user's approval that could
+// not make it work.
+func TestWriteRefusedPathNotAskedInAcceptEdits(t *testing.T) {
+	parent := a12wWS(t, nil)
+	ws := filepath.Join(parent, "ws")
+	a12wPut(t, filepath.Join(ws, "f"), "a file\n", 0o644)
+	a12wPut(t, filepath.Join(parent, "outside.txt"), "outside\n", 0o644)
+	if err := os.Symlink(filepath.Join(parent, "outside.txt"), filepath.Join(ws, "out.lnk")); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, path, want string }{
+		{"dot-dot escape", "../escape.txt", `".."`},
+		{"symlink to outside", "out.lnk", "outside the workspace"},
+		{"under a file", "f/b", "not a directory"},
+	}
+	t.Run("client answers tools/confirm", func(t *testing.T) {
+		var asked atomic.Int32
+		c, ctx := a12wStart(t, ws, a12wOpts{
+			caps: map[string]any{"confirm": true},
+			onRequest: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+				if method == "tools/confirm" {
+					asked.Add(1)
+					return map[string]any{"decision": "allowOnce"}, nil
+				}
+				return nil, fmt.Errorf("unexpected %s", method)
+			},
+		})
+		for _, tc := range cases {
+			n := asked.Load()
+			r := c.CallTool(ctx, "write", a12wWriteArgs(tc.path, "payload\n"))
+			a12wWant(t, tc.path, r, true, tc.want)
+			if asked.Load() != n {
+				t.Errorf("%s: the user was asked (tools/confirm) to approve a write to %q, which is refused whatever the answer", tc.name, tc.path)
+			}
+		}
+	})
+	t.Run("client without confirm", func(t *testing.T) {
+		c, ctx := a12wStart(t, ws, a12wOpts{})
+		for _, tc := range cases {
+			r := c.CallTool(ctx, "write", a12wWriteArgs(tc.path, "payload\n"))
+			if !r.IsError || !strings.Contains(r.Text(), tc.want) {
+				t.Errorf("%s: write %q answered %q (isError %v); want the refusal's reason containing %q",
+					tc.name, tc.path, r.Text(), r.IsError, tc.want)
+			}
+		}
+	})
+	if got := a12wGet(t, filepath.Join(parent, "outside.txt")); got != "outside\n" {
+		t.Errorf("outside file changed: %q", got)
+	}
+	a12wSameNames(t, "outside", parent, "outside.txt", "ws")
+}
+
+// A symlink inside the workspace to a file inside: the write goes through
+// to the target and the link stays a link.
+func TestWriteSymlinkInsideWritesThrough(t *testing.T) {
+	ws := a12wWS(t, map[string]string{"real/target.txt": "target\n"})
+	if err := os.Symlink("real/target.txt", filepath.Join(ws, "alias.txt")); err != nil {
+		t.Fatal(err)
+	}
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	r := c.CallTool(ctx, "write", a12wWriteArgs("alias.txt", "unread\n"))
+	a12wWant(t, "write through an unread alias", r, true, "first")
+	a12wWant(t, "read alias", c.CallTool(ctx, "read", map[string]any{"path": "alias.txt"}), false)
+	r = c.CallTool(ctx, "write", a12wWriteArgs("alias.txt", "through the link\n"))
+	a12wWant(t, "write alias", r, false)
+	if got := a12wGet(t, filepath.Join(ws, "real/target.txt")); got != "through the link\n" {
+		t.Errorf("target: %q", got)
+	}
+	fi, err := os.Lstat(filepath.Join(ws, "alias.txt"))
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("alias.txt is no longer a symlink (%v, %v)", fi.Mode(), err)
+	}
+	if dest, _ := os.Readlink(filepath.Join(ws, "alias.txt")); dest != "real/target.txt" {
+		t.Errorf("alias.txt now points to %q", dest)
+	}
+	// The stamp is per real path: the target was read through its alias.
+	a12wWant(t, "write target directly", c.CallTool(ctx, "write", a12wWriteArgs("real/target.txt", "direct\n")), false)
+	a12wSameNames(t, "real", filepath.Join(ws, "real"), "target.txt")
+}
+
+// --- external changes --------------------------------------------------------
+
+func TestWriteExternalChangeKinds(t *testing.T) {
+	type step struct {
+		kind string // expected notification kind
+		do   func(t *testing.T, p string)
+	}
+	plain := func(t *testing.T, p string) { a12wPut(t, p, "rewritten in place by another program\n", 0o644) }
+	rename := func(t *testing.T, p string) {
+		tmp := filepath.Join(filepath.Dir(p), ".editor-save.tmp")
+		a12wPut(t, tmp, "saved atomically by an editor\n", 0o644)
+		if err := os.Rename(tmp, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del := func(t *testing.T, p string) {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recreate := func(t *testing.T, p string) { a12wPut(t, p, "recreated with new text\n", 0o644) }
+	cases := []struct {
+		name    string
+		steps   []step
+		gone    bool // the file is missing at the end
+		content string
+	}{
+		{"plain write", []step{{"changed", plain}}, false, "rewritten in place by another program\n"},
+		{"atomic rename over", []step{{"changed", rename}}, false, "saved atomically by an editor\n"},
+		{"delete", []step{{"deleted", del}}, true, ""},
+		{"delete then recreate", []step{{"deleted", del}, {"created", recreate}}, false, "recreated with new text\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := a12wWS(t, map[string]string{"src/a.txt": "line one\nline two\n", "barrier.txt": "b\n"})
+			p := filepath.Join(ws, "src/a.txt")
+			uri := a12wURI(p)
+			c, ctx := a12wStart(t, ws, a12wOpts{})
+			a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "src/a.txt"}), false)
+			a12wWant(t, "read barrier", c.CallTool(ctx, "read", map[string]any{"path": "barrier.txt"}), false)
+			var want []string
+			for _, s := range tc.steps {
+				s.do(t, p)
+				if e := a12wWaitExt(t, c, uri, s.kind); !e.ReadStale {
+					t.Errorf("externalChange %s: readStale false, want true", s.kind)
+				}
+				want = append(want, s.kind)
+			}
+			a12wBarrier(t, c, ws, 1)
+			// Kinds in order; repeats of one kind are counted by the burst
+			// test, and a "changed" may follow "created" (os.WriteFile creates
+			// the file empty, then writes it: two states).
+			var kinds []string
+			for _, e := range a12wExts(c, uri) {
+				if len(kinds) == 0 || kinds[len(kinds)-1] != e.Kind {
+					kinds = append(kinds, e.Kind)
+				}
+			}
+			if n := len(kinds); n > 1 && kinds[n-1] == "changed" && kinds[n-2] == "created" {
+				kinds = kinds[:n-1]
+			}
+			if !reflect.DeepEqual(kinds, want) {
+				t.Errorf("externalChange kinds %q, want %q (all: %+v)", kinds, want, a12wExts(c, uri))
+			}
+			r := c.CallTool(ctx, "edit", a12wEditArgs("src/a.txt", "line", "LINE"))
+			if !r.IsError {
+				t.Fatalf("edit after an external %s succeeded: %q", tc.name, r.Text())
+			}
+			if !tc.gone {
+				a12wWant(t, "stale edit", r, true, "changed since you read it")
+				a12wWant(t, "stale write", c.CallTool(ctx, "write", a12wWriteArgs("src/a.txt", "model\n")), true, "changed since you read it")
+				if got := a12wGet(t, p); got != tc.content {
+					t.Errorf("external content lost: %q, want %q", got, tc.content)
+				}
+				a12wSameNames(t, "after refused calls", filepath.Join(ws, "src"), "a.txt")
+				a12wWant(t, "re-read", c.CallTool(ctx, "read", map[string]any{"path": "src/a.txt"}), false)
+				a12wWant(t, "write after re-read", c.CallTool(ctx, "write", a12wWriteArgs("src/a.txt", "model\n")), false)
+				if got := a12wGet(t, p); got != "model\n" {
+					t.Errorf("disk after write: %q", got)
+				}
+			} else if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("refused edit recreated the deleted file (%v)", err)
+			}
+		})
+	}
+}
+
+// Notes are for files the model has read; one it never read is not
+// announced (or announced with readStale false), nor is a change in an
+// ignored directory, and the model's own writes are not external.
+func TestWriteExternalOnlyForReadFiles(t *testing.T) {
+	ws := a12wWS(t, map[string]string{
+		"barrier.txt":                "barrier\n",
+		"unread.txt":                 "never read\n",
+		"own.txt":                    "own\n",
+		".gitignore":                 "node_modules/\n",
+		"node_modules/pkg/index.js":  "module.exports = 1\n",
+		"node_modules/pkg/unread.js": "x\n",
+	})
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	for _, rel := range []string{"barrier.txt", "own.txt", "node_modules/pkg/index.js"} {
+		a12wWant(t, "read "+rel, c.CallTool(ctx, "read", map[string]any{"path": rel}), false)
+	}
+	// The model's own write, edit and create.
+	a12wWant(t, "own write", c.CallTool(ctx, "write", a12wWriteArgs("own.txt", "own 2\n")), false)
+	a12wWant(t, "own edit", c.CallTool(ctx, "edit", a12wEditArgs("own.txt", "own 2", "own 3")), false)
+	a12wWant(t, "own create", c.CallTool(ctx, "write", a12wWriteArgs("made/by/model.txt", "new\n")), false)
+	// Outside changes to an unread file and inside node_modules.
+	a12wPut(t, filepath.Join(ws, "unread.txt"), "changed, never read\n", 0o644)
+	a12wPut(t, filepath.Join(ws, "node_modules/pkg/index.js"), "module.exports = 2 // changed\n", 0o644)
+	a12wPut(t, filepath.Join(ws, "node_modules/pkg/unread.js"), "y\n", 0o644)
+	a12wBarrier(t, c, ws, 1)
+	for _, rel := range []string{"own.txt", "made/by/model.txt", "node_modules/pkg/index.js", "node_modules/pkg/unread.js"} {
+		if got := a12wExts(c, a12wURI(filepath.Join(ws, rel))); len(got) != 0 {
+			t.Errorf("%s: unexpected workspace/externalChange %+v", rel, got)
+		}
+	}
+	for _, e := range a12wExts(c, a12wURI(filepath.Join(ws, "unread.txt"))) {
+		if e.ReadStale {
+			t.Errorf("unread.txt (never read): externalChange with readStale true: %+v", e)
+		}
+	}
+	// The guard does not rest on the watcher: the ignored file is still stale.
+	a12wWant(t, "edit in node_modules after an unwatched change",
+		c.CallTool(ctx, "edit", a12wEditArgs("node_modules/pkg/index.js", "module.exports", "exports")), true, "changed since you read it")
+	// The own writes left a fresh stamp.
+	a12wWant(t, "edit after own writes", c.CallTool(ctx, "edit", a12wEditArgs("own.txt", "own 3", "own 4")), false)
+}
+
+// A burst of writes to one read file gives a bounded number of
+// notifications, each changed/readStale, and the guard refuses the next
+// write. The docs promise no coalescing, so the bound is two per
+// os.WriteFile (its truncate and its write are two observable states);
+// the count is logged.
+func TestWriteExternalBurst(t *testing.T) {
+	cases := []struct {
+		name   string
+		writes int
+	}{
+		{"one write", 1},
+		{"burst of 100 writes", 100},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := a12wWS(t, map[string]string{"barrier.txt": "barrier\n", "hot.txt": "hot\n"})
+			p := filepath.Join(ws, "hot.txt")
+			c, ctx := a12wStart(t, ws, a12wOpts{})
+			a12wWant(t, "read barrier", c.CallTool(ctx, "read", map[string]any{"path": "barrier.txt"}), false)
+			a12wWant(t, "read hot", c.CallTool(ctx, "read", map[string]any{"path": "hot.txt"}), false)
+			for i := 0; i < tc.writes; i++ {
+				if err := os.WriteFile(p, []byte(fmt.Sprintf("burst %d\n", i)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a12wWaitExt(t, c, a12wURI(p), "changed")
+			a12wBarrier(t, c, ws, 1)
+			got := a12wExts(c, a12wURI(p))
+			for _, e := range got {
+				if e.Kind != "changed" || !e.ReadStale {
+					t.Errorf("notification %+v, want kind changed, readStale true", e)
+				}
+			}
+			t.Logf("%d os.WriteFile calls → %d workspace/externalChange notifications", tc.writes, len(got))
+			if len(got) > 2*tc.writes {
+				t.Errorf("%d writes (os.WriteFile: truncate + write) produced %d workspace/externalChange notifications for the file; want at most two per write", tc.writes, len(got))
+			}
+			a12wWant(t, "write after the changes", c.CallTool(ctx, "write", a12wWriteArgs("hot.txt", "model\n")), true, "changed since you read it")
+			if got := a12wGet(t, p); got != fmt.Sprintf("burst %d\n", tc.writes-1) {
+				t.Errorf("external result lost: %q", got)
+			}
+		})
+	}
+}
+
+func TestWriteSecrets(t *testing.T) {
+	tok := "ghp_" + strings.Repeat("A1b2C3d4E5", 3) + "abcdef"
+	ws := a12wWS(t, map[string]string{"s.env": "TOKEN=" + tok + "\nother\n"})
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	content := "key " + tok + "\n"
+	r := c.CallTool(ctx, "write", a12wWriteArgs("new.txt", content))
+	a12wWant(t, "write with a token", r, false)
+	if got := a12wGet(t, filepath.Join(ws, "new.txt")); got != content {
+		t.Errorf("disk must hold the real content: %q", got)
+	}
+	b, _ := json.Marshal(r)
+	for _, n := range c.Notes("tools/details") {
+		b = append(b, n.Params...)
+	}
+	if strings.Contains(string(b), tok) {
+		t.Errorf("the token leaves the server unmasked (reply or tools/details): %s", b)
+	}
+	if r.Details["newHash"] != a12wHash(content) {
+		t.Errorf("newHash %v, want the hash of the written bytes %s", r.Details["newHash"], a12wHash(content))
+	}
+	// A placeholder copied from a masked read must not replace the secret.
+	a12wWant(t, "read masked", c.CallTool(ctx, "read", map[string]any{"path": "s.env"}), false, "[REDACTED:github-token]")
+	a12wWant(t, "write placeholder", c.CallTool(ctx, "write", a12wWriteArgs("s.env", "TOKEN=[REDACTED:github-token]\nnew\n")),
+		true, "[REDACTED:github-token]", "Nothing was changed")
+	if got := a12wGet(t, filepath.Join(ws, "s.env")); got != "TOKEN="+tok+"\nother\n" {
+		t.Errorf("secret file changed: %q", got)
+	}
+}
+
+func TestWriteProtectedRefused(t *testing.T) {
+	ws := a12wWS(t, map[string]string{"ro.txt": "read only\n"})
+	p := filepath.Join(ws, "ro.txt")
+	if err := os.Chmod(p, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "ro.txt"}), false)
+	a12wWant(t, "write", c.CallTool(ctx, "write", a12wWriteArgs("ro.txt", "x\n")), true, "write-protected", "0444", "chmod u+w")
+	if got := a12wGet(t, p); got != "read only\n" {
+		t.Errorf("protected file changed: %q", got)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o444 {
+		t.Errorf("mode changed to %v", fi.Mode().Perm())
+	}
+	a12wSameNames(t, "refused", ws, "ro.txt")
+}
+
+// Temp names fit any file name: a 255-byte name is created and replaced.
+func TestWriteLongFileName(t *testing.T) {
+	ws := a12wWS(t, nil)
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	name := strings.Repeat("n", 251) + ".txt"
+	a12wWant(t, "create", c.CallTool(ctx, "write", a12wWriteArgs(name, "x\n")), false, "Created")
+	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": name}), false)
+	a12wWant(t, "replace", c.CallTool(ctx, "write", a12wWriteArgs(name, "y\n")), false, "Replaced")
+	if got := a12wGet(t, filepath.Join(ws, name)); got != "y\n" {
+		t.Errorf("disk %q", got)
+	}
+	a12wSameNames(t, "long name", ws, name)
+}
+
+// touch and a rewrite with identical bytes (format-on-save no-op) are not
+// changes: no readStale notification, and the write goes through.
+func TestWriteAfterTouchOrSameContentAllowed(t *testing.T) {
+	cases := []struct {
+		name string
+		do   func(t *testing.T, p string)
+	}{
+		{"touch", func(t *testing.T, p string) {
+			later := time.Now().Add(10 * time.Second)
+			if err := os.Chtimes(p, later, later); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"same bytes rewritten", func(t *testing.T, p string) { a12wPut(t, p, "same\n", 0o644) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := a12wWS(t, map[string]string{"a.txt": "same\n", "barrier.txt": "b\n"})
+			p := filepath.Join(ws, "a.txt")
+			c, ctx := a12wStart(t, ws, a12wOpts{})
+			a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false)
+			a12wWant(t, "read barrier", c.CallTool(ctx, "read", map[string]any{"path": "barrier.txt"}), false)
+			tc.do(t, p)
+			a12wBarrier(t, c, ws, 1)
+			for _, e := range a12wExts(c, a12wURI(p)) {
+				if e.ReadStale {
+					t.Errorf("%s reported as readStale: %+v", tc.name, e)
+				}
+			}
+			a12wWant(t, "write", c.CallTool(ctx, "write", a12wWriteArgs("a.txt", "model\n")), false)
+			if got := a12wGet(t, p); got != "model\n" {
+				t.Errorf("disk %q", got)
+			}
+		})
+	}
+}
+
+// A document open in an editor that cannot take edits, with unsaved
+// changes, is not overwritten on disk.
+func TestWriteOpenUnsavedDocumentRefused(t *testing.T) {
+	ws := a12wWS(t, map[string]string{"o.txt": "disk\n"})
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	if err := c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": a12wURI(filepath.Join(ws, "o.txt")), "languageId": "plaintext", "version": 1, "text": "unsaved\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "o.txt"}), false, "unsaved")
+	a12wWant(t, "write", c.CallTool(ctx, "write", a12wWriteArgs("o.txt", "model\n")), true, "save or revert it")
+	if got := a12wGet(t, filepath.Join(ws, "o.txt")); got != "disk\n" {
+		t.Errorf("disk changed: %q", got)
+	}
+}
+
+// The watcher follows directories created after the start (by the model or
+// not) and directories renamed: changes to read files there are announced.
+func TestWriteWatcherFollowsNewAndRenamedDirs(t *testing.T) {
+	ws := a12wWS(t, map[string]string{"old/dir/f.txt": "f\n"})
+	c, ctx := a12wStart(t, ws, a12wOpts{})
+	t.Run("directory made by the model's write", func(t *testing.T) {
+		a12wWant(t, "create", c.CallTool(ctx, "write", a12wWriteArgs("m/n/o/made.txt", "made\n")), false)
+		p := filepath.Join(ws, "m/n/o/made.txt")
+		a12wPut(t, p, "changed by someone else\n", 0o644)
+		a12wWaitExt(t, c, a12wURI(p), "changed")
+		a12wWant(t, "stale", c.CallTool(ctx, "write", a12wWriteArgs("m/n/o/made.txt", "x\n")), true, "changed since you read it")
+	})
+	t.Run("directory made outside (mkdir -p)", func(t *testing.T) {
+		p := filepath.Join(ws, "x/y/z/f.txt")
+		a12wPut(t, p, "outside\n", 0o644)
+		// The file may not be watched yet the instant it appears: wait until a
+		// read sees it, then change it.
+		a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "x/y/z/f.txt"}), false)
+		a12wPut(t, p, "outside, changed later\n", 0o644)
+		a12wWaitExt(t, c, a12wURI(p), "changed")
+	})
+	t.Run("renamed directory", func(t *testing.T) {
+		if err := os.Rename(filepath.Join(ws, "old"), filepath.Join(ws, "new")); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(ws, "new/dir/f.txt")
+		a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "new/dir/f.txt"}), false)
+		a12wPut(t, p, "changed after the rename\n", 0o644)
+		a12wWaitExt(t, c, a12wURI(p), "changed")
+	})
+}
