@@ -75,10 +75,16 @@ func a18rChangeFolders(t *testing.T, ctx context.Context, c *harness.Client, add
 	for _, f := range removed {
 		rem = append(rem, a18rFolder(f))
 	}
+	armed := len(c.Notes(harness.WatcherReady))
 	if err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{
 		"event": map[string]any{"added": add, "removed": rem},
 	}); err != nil {
 		t.Fatal(err)
+	}
+	if len(added) > 0 {
+		// External changes are announced once the watchers are armed
+		// again for the new folders (agentls/watcherReady).
+		c.AwaitWatcher(armed + 1)
 	}
 }
 
