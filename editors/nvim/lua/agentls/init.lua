@@ -777,6 +777,8 @@ end
 
 --- The watch mode agentls/watcherReady reported for the client of root, or
 --- nil while its watchers are still being armed.
+---@param root? string workspace root (default: the current one)
+---@return string|nil mode "inotify", "kqueue", "windows" or "degraded"
 function M.watcher_mode(root)
   local id = state.clients[root or M.root()]
   return id and state.watcher[id] or nil
@@ -949,6 +951,12 @@ end
 
 --- Sends a request of the agentls protocol (jobs/list, …) and waits:
 --- returns the result, or nil and an error.
+---@param method string e.g. "jobs/list"
+---@param params? table
+---@param timeout_ms? integer default: the configured timeout_ms
+---@param opts? agentls.CallOpts
+---@return table|nil result
+---@return agentls.Error|nil err
 function M.request_sync(method, params, timeout_ms, opts)
   opts = opts or {}
   local done, rerr, res = false, nil, nil
