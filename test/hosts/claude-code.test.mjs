@@ -166,7 +166,9 @@ function settingsAdvice(text, w) {
   let settings;
   try { settings = JSON.parse(json[0]); } catch { return null; }
   let file = null;
+  const named = text.match(/\((\/[^()]*\/agentls\/settings\.json)\)/); // the user settings file by its path
   if (/\.agentls\/settings\.local\.json/.test(text)) file = join(w.ws, '.agentls', 'settings.local.json');
+  else if (named && named[1] === join(w.home, '.config', 'agentls', 'settings.json')) file = named[1];
   else if (/\$XDG_CONFIG_HOME\/agentls\/settings\.json|~\/\.config\/agentls\/settings\.json/.test(text)) file = join(w.home, '.config', 'agentls', 'settings.json');
   return file ? { file, settings } : null;
 }

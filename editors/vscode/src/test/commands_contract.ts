@@ -25,7 +25,10 @@ interface A3Api {
   diffs: { getChildren(): Array<{ uri: vscode.Uri }>; getTreeItem(c: { uri: vscode.Uri }): vscode.TreeItem };
 }
 
-const CORE = ["read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"];
+// The tools VS Code lists: declared statically in package.json, so the
+// background-job tools are there from the start (elsewhere they are
+// deferred until a job exists).
+const CORE = ["read", "ls", "grep", "find", "edit", "write", "bash", "tool_search", "bash_output", "bash_kill"];
 const a3ws = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
 const a3file = (name: string) => path.join(a3ws(), name);
 const a3api = () => vscode.extensions.getExtension("agentls.agentls")!.exports as A3Api;

@@ -11,7 +11,10 @@ type Test = [string, () => Promise<void>];
 
 const OUT = process.env.AGENTLS_TEST_OUT ?? "/tmp";
 
-const CORE = ["read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"];
+// The tools VS Code lists: declared statically in package.json, so the
+// background-job tools are there from the start (elsewhere they are
+// deferred until a job exists).
+const CORE = ["read", "ls", "grep", "find", "edit", "write", "bash", "tool_search", "bash_output", "bash_kill"];
 const COMMANDS = ["agentls.restart", "agentls.showLog", "agentls.showAudit", "agentls.runTool", "agentls.clearHighlights", "agentls.showDiff", "agentls.revert"];
 
 const ws = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
