@@ -61,7 +61,7 @@ func (p *permission) Prepare(ctx context.Context, pr *tools.Prepared) tools.Prep
 	if f := st.final; f != nil {
 		switch {
 		case f.Refusal != nil:
-			return tools.Preparation{Decision: "fail", Error: textOf(*f.Refusal)}
+			return tools.Preparation{Decision: "fail", Error: f.Refusal.TextOf()}
 		case f.Allow:
 			return tools.Preparation{Decision: "allow", Reason: f.Reason}
 		case f.Rule == "path":
@@ -135,14 +135,6 @@ func (p *permission) decide(ctx context.Context, pr *tools.Prepared) stage {
 		cr.Message, _ = p.mask(cr.Message).(string)
 	}
 	return stage{req: req, cr: cr}
-}
-
-func textOf(r tools.Result) string {
-	var parts []string
-	for _, c := range r.Content {
-		parts = append(parts, c.Text)
-	}
-	return strings.Join(parts, "\n")
 }
 
 // sandboxAllows is autoAllowBashIfSandboxed: a bash command that would be

@@ -127,17 +127,18 @@ func startJob(c *Call, in bashInput, dir string, l Limits) Result {
 	if refused != nil {
 		return *refused
 	}
-	exec := func(ctx context.Context, s proc.Spec) (proc.Result, error) {
+	release := func() {
 		if sbx != nil && sbx.run != nil {
-			defer sbx.run.Close()
+			sbx.run.Close()
 		}
+	}
+	exec := func(ctx context.Context, s proc.Spec) (proc.Result, error) {
+		defer release()
 		return startCommand(ctx, c.Env, s)
 	}
 	j, err := c.Env.Jobs.Start(spec, exec, c.ID)
 	if err != nil {
-		if sbx != nil && sbx.run != nil {
-			sbx.run.Close()
-		}
+		release()
 		return Errorf("%v", err)
 	}
 	if err := j.StartError(); err != nil {
