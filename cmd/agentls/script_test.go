@@ -1,0 +1,52 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// The tools' model-facing behaviour is specified by the txtar scripts under
+// testdata/script/<concern>/: each lays out a workspace, runs `agentls call`
+// (this test binary re-executed as agentls, so no build step) and compares
+// the text the model would read with golden files. `go test -run
+// TestScripts ./cmd/agentls -update` rewrites the goldens a script compares
+// against; review the diff as a change of the contract.
+var update = flag.Bool("update", false, "rewrite the golden files of failing cmp commands in testdata/script")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"agentls": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("testdata", "script", "*"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no script folders under testdata/script: %v", err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
+			testscript.Run(t, testscript.Params{
+				Dir:                 dir,
+				UpdateScripts:       *update,
+				RequireExplicitExec: true,
+				RequireUniqueNames:  true,
+				Setup: func(env *testscript.Env) error {
+					// No user settings leak in from the machine running the
+					// tests: HOME and XDG_CONFIG_HOME are the script's own.
+					// Beside $WORK, not in it, so ls and find see only the
+					// script's workspace.
+					home := env.WorkDir + ".home"
+					env.Setenv("HOME", home)
+					env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+					return os.MkdirAll(home, 0o755)
+				},
+			})
+		})
+	}
+}
