@@ -834,9 +834,17 @@ func TestFolderIdentityAuditPrune(t *testing.T) {
 	ws := resolvedWorkspace(t, map[string]string{"f.txt": "x\n"})
 	c, ctx := startIn(t, ws, bypass(), "AGENTLS_AUDIT_DIR="+dir)
 	wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "f.txt"}), false)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
+	// Pruning runs in the background, off the session's start: wait for
+	// it to bring the count down (or for the deadline, then judge).
+	var ents []os.DirEntry
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var err error
+		if ents, err = os.ReadDir(dir); err != nil {
+			t.Fatal(err)
+		}
+		if len(ents) <= keep || time.Now().After(deadline) {
+			break
+		}
 	}
 	have := map[string]bool{}
 	var own []string
