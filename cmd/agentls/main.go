@@ -20,10 +20,10 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/term"
+
 	"github.com/agentls/agentls/internal/extension"
 	"github.com/agentls/agentls/internal/policy"
-	// Maps the pages the start touches on the second core; its init runs
-	// among the first (see the package doc).
 	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/rpc"
 	"github.com/agentls/agentls/internal/sandbox"
@@ -203,6 +203,11 @@ func serve(g globalFlags, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer closeLog()
+	if onTerminal(stdin) {
+		// Someone typed `agentls`: say what it is waiting for instead of
+		// sitting silent.
+		fmt.Fprintln(stderr, "agentls: serving JSON-RPC (LSP framing) on stdin/stdout for an editor; to try a tool, run: agentls call read '{\"path\": \"README.md\"}' (agentls help lists the commands)")
+	}
 	defer adoptOrphans(log)()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -210,6 +215,13 @@ func serve(g globalFlags, stdin io.Reader, stdout, stderr io.Writer) int {
 		Version: version, Roots: g.roots, Log: log, LogLevel: lv,
 		TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1",
 	})
+}
+
+// onTerminal reports whether r is a terminal (someone typed the command),
+// not the pipe an editor connects.
+func onTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func cmdTools(args []string, stdout, stderr io.Writer) int {
