@@ -112,7 +112,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 	rwc := &stdio{Reader: &eofReader{r: in, onEOF: cancel}, Writer: out, closers: closers}
 	stream := newTolerantStream(rwc, func(m string) { s.log.Warn("malformed message answered", "problem", m) })
 	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(codec{}))
-	s.conn.Go(base, s.contained(s.uniqueIDs(cancelHandler(asyncCalls(s.handle)))))
+	s.conn.Go(base, s.contained(s.uniqueIDs(cancelHandler(s.asyncCalls(s.handle)))))
 
 	code := 0
 	select {
@@ -157,14 +157,20 @@ func lifecycleCall(method string) bool { return method == "initialize" || method
 
 // asyncCalls releases every other call to run concurrently, while
 // notifications (workspace folder changes, exit) run inline in wire order,
-// so a folder change is in effect for the next request. Inline handlers
-// never derive a context from the pooled request context.
-func asyncCalls(h jsonrpc2.Handler) jsonrpc2.Handler {
+// so a folder change is in effect for the next request. The lifecycle
+// state a call is judged in is read here, on the read loop, before the
+// call goes async: a request written before shutdown runs although the
+// shutdown, behind it, may be handled first. Inline handlers never derive
+// a context from the pooled request context.
+func (s *Server) asyncCalls(h func(context.Context, *jsonrpc2.Request, state) (any, error)) jsonrpc2.Handler {
 	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		s.mu.Lock()
+		st := s.state
+		s.mu.Unlock()
 		if req.IsCall() && !lifecycleCall(req.Method()) {
 			jsonrpc2.Async(ctx)
 		}
-		return h(ctx, req)
+		return h(ctx, req, st)
 	}
 }
 
@@ -229,12 +235,9 @@ func (s *Server) contained(h jsonrpc2.Handler) jsonrpc2.Handler {
 	}
 }
 
-func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request, st state) (any, error) {
 	method := req.Method()
 	params := req.Params()
-	s.mu.Lock()
-	st := s.state
-	s.mu.Unlock()
 	switch method {
 	case "initialize":
 		if st != stateNew {
