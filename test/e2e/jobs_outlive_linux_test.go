@@ -61,6 +61,10 @@ time.sleep(600)
 `
 
 func TestNoBackgroundJobOutlivesItsSession(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts and ends agentls many times, each ending waits out a kill grace")
+	}
 	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Fatal("python3 is needed for the client that is killed")

@@ -30,6 +30,10 @@ const (
 // is at most 64 MiB, in LSP mode and in MCP mode (agentls mcp), and every
 // call was answered.
 func TestManyPipelinedCallsKeepMemoryBounded(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("soak: pipelines many thousands of calls")
+	}
 	if runtime.GOOS != "linux" {
 		t.Skip("resident set read from /proc (Linux only)")
 	}
