@@ -125,7 +125,9 @@ func harnessEnd(end func(ctx context.Context, c *harness.Client)) func(t *testin
 		}
 		_ = c.Conn.Notify(ctx, "initialized", map[string]any{})
 		r, err := c.TryCallTool(ctx, "bash", map[string]any{"command": jobSleeperCommand(marker), "run_in_background": true})
-		if err != nil || r.Details["status"] != "running" || !strings.Contains(r.Text(), "started") {
+		// Only the status: on a busy machine the reply can come before the
+		// job's "started" reaches its output; sleepersUp checks the processes.
+		if err != nil || r.Details["status"] != "running" {
 			return fmt.Sprintf("%s: start: %v %s", marker, err, r.Text())
 		}
 		if msg := sleepersUp(marker); msg != "" {
