@@ -33,7 +33,7 @@ export AGENTLS_BIN="$bin_dir/agentls"
 echo "== go test"
 # test/e2e alone runs for minutes on 2 cores; the timeout is a hang guard,
 # not a speed target (docs/benchmarks.md has the suite's times).
-go test -count=1 -timeout 25m ./...
+go test -count=1 -parallel 4 -timeout 25m ./...
 
 echo "== neovim (headless)"
 bash test/nvim/run.sh

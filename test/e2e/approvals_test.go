@@ -42,6 +42,7 @@ func approvedCall(t *testing.T, ctx context.Context, c *harness.Client, name str
 }
 
 func TestConfirmShowsTheChangeAndIsNotSentForACallThatWouldFail(t *testing.T) {
+	t.Parallel()
 	c, s, ws, ctx := startConfirm(t, map[string]string{"main.go": "package main\n\nfunc main() {}\n"}, "")
 	c.CallTool(ctx, "read", map[string]any{"path": "main.go"})
 
@@ -81,6 +82,7 @@ func TestConfirmShowsTheChangeAndIsNotSentForACallThatWouldFail(t *testing.T) {
 }
 
 func TestPrepareSaysWhatACallNeedsAndItsTokenApprovesItOnce(t *testing.T) {
+	t.Parallel()
 	c, s, ws, ctx := startConfirm(t, map[string]string{"main.go": "package main\n", "b.txt": "b\n"}, "")
 	main := filepath.Join(ws, "main.go")
 
@@ -152,6 +154,7 @@ func TestPrepareSaysWhatACallNeedsAndItsTokenApprovesItOnce(t *testing.T) {
 }
 
 func TestMCPErrorResultsCarryNoInternalDetails(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "x\n", ".agentls/settings.json": `{"permissions":{"deny":["Edit(a.txt)"]}}`})
 	c := a9mStart(t, ws)
 	c.initialize("2025-06-18", nil)

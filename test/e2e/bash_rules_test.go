@@ -9,6 +9,7 @@ import (
 // Bash deny rules hold against wrappers and computed programs, and Read
 // deny rules against arguments that reach the file through a symlink.
 func TestBashRulesSeeWrappersComputedProgramsAndSymlinks(t *testing.T) {
+	t.Parallel()
 	e := a17cStart(t, map[string]string{
 		".agentls/settings.json": a17cSettings(map[string][]string{
 			"deny": {"Bash(rm:*)", "Read(./.env)"},

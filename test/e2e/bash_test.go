@@ -19,6 +19,7 @@ import (
 )
 
 func TestBashBasics(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, map[string]string{"sub/x.txt": "x\n"})
 	cases := []struct {
 		name    string
@@ -59,6 +60,7 @@ func TestBashBasics(t *testing.T) {
 }
 
 func TestBashLongOutputSpillsAndReadOpensIt(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, nil)
 	r := c.CallTool(ctx, "bash", map[string]any{"command": "seq 3000"})
 	if r.IsError {
@@ -88,6 +90,7 @@ func TestBashLongOutputSpillsAndReadOpensIt(t *testing.T) {
 
 // A command printing 200 MB keeps the server's memory bounded.
 func TestBashHugeOutputKeepsServerMemoryBounded(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("prints 200 MB")
 	}
@@ -130,6 +133,7 @@ func waitGone(t *testing.T, arg string, d time.Duration) {
 
 // Cancelled or timed out, no process of the command's group survives.
 func TestBashCancelAndTimeoutKillTheWholeGroup(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, nil)
 	t.Run("cancel", func(t *testing.T) {
 		arg := fmt.Sprintf("1000.%d1", time.Now().UnixNano()%100000)
@@ -175,6 +179,7 @@ func TestBashCancelAndTimeoutKillTheWholeGroup(t *testing.T) {
 }
 
 func TestBashProgressArrivesBeforeTheReply(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, nil)
 	var r harness.Result
 	if err := c.Call(ctx, "tools/call", map[string]any{"name": "bash", "callId": "loop", "arguments": map[string]any{"command": "for i in 1 2 3; do echo $i; sleep 0.3; done"}}, &r); err != nil {
@@ -199,6 +204,7 @@ func TestBashProgressArrivesBeforeTheReply(t *testing.T) {
 
 // read-before-edit cannot be bypassed through bash.
 func TestBashChangesMarkStampsStale(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, map[string]string{"a.txt": "hello\n"})
 	c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 	r := c.CallTool(ctx, "bash", map[string]any{"command": "echo x >> a.txt"})
@@ -220,6 +226,7 @@ func TestBashChangesMarkStampsStale(t *testing.T) {
 // exit it must reap them, or every such call would leave a zombie behind
 // for as long as the editor runs.
 func TestBashOrphansDoNotPileUpAsZombies(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
 	}

@@ -292,6 +292,7 @@ func (r *a11bRaw) expectCancelled(id any) {
 // TestBatchConcurrencyMeta pins the premises the batch tests rely on:
 // tools/list says which tools are concurrency-safe.
 func TestBatchConcurrencyMeta(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
 	var list struct {
 		Tools []struct {
@@ -321,6 +322,7 @@ func TestBatchConcurrencyMeta(t *testing.T) {
 // ---- tools/callBatch ----
 
 func TestBatchResultsInCallOrder(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"a.txt": "alpha needle\n", "b.txt": "beta\n", "sub/c.txt": "gamma needle\n"}
 	r := a11bStart(t, files, a11bStartOpts{mode: "bypass"})
 	// A slow non-safe call first, then safe ones that finish at once, then
@@ -346,6 +348,7 @@ func TestBatchResultsInCallOrder(t *testing.T) {
 }
 
 func TestBatchCallIDs(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "bypass"})
 	rd := map[string]any{"path": "a.txt"}
 	res := r.batch(1, a11bCall("read", rd, ""), a11bCall("read", rd, "mine"), a11bCall("read", rd, ""), a11bCall("nope", rd, ""), a11bCall("read", rd, ""))
@@ -386,6 +389,7 @@ func TestBatchCallIDs(t *testing.T) {
 // after a blocking concurrency-safe call still runs (its read stamp lets an
 // edit from another request through) while the batch is held up.
 func TestBatchSafeCallsRunInParallel(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "one\ntwo\n"}, a11bStartOpts{mode: "bypass"})
 	edit := map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "two", "newText": "2"}}, "dryRun": true}
 	before := r.tool(1, "edit", edit)
@@ -414,6 +418,7 @@ func TestBatchSafeCallsRunInParallel(t *testing.T) {
 // TestBatchUnsafeCallWaits: a call that is not concurrency-safe waits
 // for everything before it; cancelling the batch means it never runs.
 func TestBatchUnsafeCallWaits(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "bypass"})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
 		a11bCall("test_block", map[string]any{}, ""),
@@ -439,6 +444,7 @@ func TestBatchUnsafeCallWaits(t *testing.T) {
 }
 
 func TestBatchUnsafeCallsInOrder(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "old line\n"}, a11bStartOpts{mode: "bypass"})
 	start := time.Now()
 	res := r.batch(1,
@@ -486,6 +492,7 @@ func TestBatchUnsafeCallsInOrder(t *testing.T) {
 }
 
 func TestBatchInvalidCallsAreOwnResults(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "fine\n"}, a11bStartOpts{mode: "bypass"})
 	res := r.batch(1,
 		a11bCall("read", map[string]any{"path": "a.txt"}, ""),
@@ -522,6 +529,7 @@ func TestBatchInvalidCallsAreOwnResults(t *testing.T) {
 }
 
 func TestBatchEmpty(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "bypass"})
 	// `{calls: []}`, and `[]` (how Lua encodes `{}`; docs/protocol.md: any params object may be `[]`).
 	for i, params := range []any{map[string]any{"calls": []any{}}, []any{}} {
@@ -539,6 +547,7 @@ func TestBatchEmpty(t *testing.T) {
 }
 
 func TestBatchFiftyReads(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	var calls []map[string]any
 	for i := range 50 {
@@ -578,6 +587,7 @@ func TestBatchFiftyReads(t *testing.T) {
 }
 
 func TestBatchPanicIsolated(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"}, a11bStartOpts{mode: "bypass"})
 	res := r.batch(1,
 		a11bCall("read", map[string]any{"path": "a.txt"}, ""),
@@ -646,6 +656,7 @@ func a11bCheckStamps(t *testing.T, r *a11bRaw, byMarker map[string]string) {
 }
 
 func TestBatchProgressStampedInBatch(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
 	res := r.batch(1,
 		a11bCall("bash", map[string]any{"command": a11bTalker("AAAA")}, "talk-a"),
@@ -655,6 +666,7 @@ func TestBatchProgressStampedInBatch(t *testing.T) {
 }
 
 func TestBatchProgressStampedConcurrent(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
 	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": a11bTalker("XXXX")}, "callId": "talk-x"})
 	r.request(2, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": a11bTalker("YYYY")}})
@@ -685,6 +697,7 @@ func TestBatchProgressStampedConcurrent(t *testing.T) {
 }
 
 func TestBatchProgressThrottled(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
 	// Output every ~10 ms for well over a second.
 	res := r.tool(1, "bash", map[string]any{"command": "for i in $(seq 1 120); do echo tick$i; sleep 0.01; done"})
@@ -720,6 +733,7 @@ func TestBatchProgressThrottled(t *testing.T) {
 // call's callId arrives before the reply, in wire order, with the documented
 // fields.
 func TestBatchDetailsBeforeReply(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "one\ntwo\nthree\n"}, a11bStartOpts{mode: "bypass"})
 	r.tool(1, "read", map[string]any{"path": "a.txt"})
 	cases := []struct {
@@ -776,6 +790,7 @@ func TestBatchDetailsBeforeReply(t *testing.T) {
 // ---- $/cancelRequest ----
 
 func TestBatchCancelToolCall(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "bypass"})
 	cases := []struct {
 		name   string
@@ -812,6 +827,7 @@ func TestBatchCancelToolCall(t *testing.T) {
 }
 
 func TestBatchCancelBatch(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "bypass"})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
 		a11bCall("bash", map[string]any{"command": "sleep 100.5822"}, ""),
@@ -844,6 +860,7 @@ func TestBatchCancelBatch(t *testing.T) {
 }
 
 func TestBatchCancelUnknownOrFinished(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "bypass"})
 	r.request(2, "tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}})
 	time.Sleep(200 * time.Millisecond)
@@ -868,6 +885,7 @@ func TestBatchCancelUnknownOrFinished(t *testing.T) {
 // waits for approval changes nothing; a big write cancelled at once is
 // either -32800 with no file or a complete file; never a temp file.
 func TestBatchCancelledWriteLeavesNothing(t *testing.T) {
+	t.Parallel()
 	t.Run("while asking", func(t *testing.T) {
 		r := a11bStart(t, map[string]string{"d/keep.txt": "keep\n"}, a11bStartOpts{mode: "acceptEdits", ask: []string{"Edit(d/*)"}, confirm: true})
 		r.request(1, "tools/call", map[string]any{"name": "write", "arguments": map[string]any{"path": "d/new.txt", "content": "must not land\n"}})
@@ -948,6 +966,7 @@ func a11bWriteArgs(path, content string) map[string]any {
 }
 
 func TestBatchConfirmRequestShape(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "old\n"}, a11bStartOpts{mode: "acceptEdits", ask: []string{"Edit(a.txt)"}, confirm: true})
 	r.tool(1, "read", map[string]any{"path": "a.txt"})
 	r.request(2, "tools/call", map[string]any{"name": "write", "arguments": a11bWriteArgs("a.txt", "new\n"), "callId": "w-1"})
@@ -1010,6 +1029,7 @@ func TestBatchConfirmRequestShape(t *testing.T) {
 // TestBatchConfirmDecisions: each decision's effect on this call and on
 // the next identical one.
 func TestBatchConfirmDecisions(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		decision, message string
 		runs              bool   // this call runs
@@ -1088,6 +1108,7 @@ func TestBatchConfirmDecisions(t *testing.T) {
 }
 
 func TestBatchConfirmCancelledWithCall(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}, confirm: true})
 	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch never.txt"}})
 	q, ok := r.nextConfirm(0, a11bWait)
@@ -1124,6 +1145,7 @@ func TestBatchConfirmCancelledWithCall(t *testing.T) {
 // TestBatchConfirmBadAnswers: an error or garbage answer fails the call
 // cleanly, changes nothing, and the server keeps serving.
 func TestBatchConfirmBadAnswers(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		raw  string // the reply body after "id":
@@ -1164,6 +1186,7 @@ func TestBatchConfirmBadAnswers(t *testing.T) {
 }
 
 func TestBatchConfirmFallbackWithoutCapability(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}})
 	res := r.tool(1, "bash", map[string]any{"command": "touch nope.txt"})
 	if !res.IsError || !strings.Contains(res.text(), "needs the user's approval") {
@@ -1189,6 +1212,7 @@ func TestBatchConfirmFallbackWithoutCapability(t *testing.T) {
 // TestBatchConfirmOneAtATime: a second call needing approval waits
 // for the open question and is then re-evaluated (allowAlways settles it).
 func TestBatchConfirmOneAtATime(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "default", confirm: true})
 	cmd := map[string]any{"command": "touch same.txt && echo ran >> log.txt"}
 	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": cmd})
@@ -1225,6 +1249,7 @@ func TestBatchConfirmOneAtATime(t *testing.T) {
 // with its results, the cancelled calls among them as cancelled; the change's
 // tools/details went out as soon as it existed, while the batch still ran.
 func TestBatchCancelAfterCommit(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
 		a11bCall("write", a11bWriteArgs("c.txt", "committed\n"), "w"),
@@ -1260,6 +1285,7 @@ func TestBatchCancelAfterCommit(t *testing.T) {
 // TestBatchCancelBadIDs: a $/cancelRequest without a usable id is
 // dropped with a window/logMessage warning and the connection goes on.
 func TestBatchCancelBadIDs(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "bypass"})
 	cases := []any{map[string]any{"id": nil}, map[string]any{}, map[string]any{"id": map[string]any{"x": 1}}, map[string]any{"id": true}}
 	for _, p := range cases {
@@ -1288,6 +1314,7 @@ func TestBatchCancelBadIDs(t *testing.T) {
 // TestBatchCancelStreamingBatch: progress streams while the batch
 // runs (not at its end), and cancelling the batch kills the command.
 func TestBatchCancelStreamingBatch(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
 		a11bCall("bash", map[string]any{"command": "echo started-mark; sleep 100.6933"}, "s1"),
@@ -1308,6 +1335,7 @@ func TestBatchCancelStreamingBatch(t *testing.T) {
 // TestBatchConfirmInBatch: the question names the batch member's
 // callId; cancelling the batch cancels the open question.
 func TestBatchConfirmInBatch(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}, confirm: true})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
 		a11bCall("read", map[string]any{"path": "a.txt"}, "r1"),
@@ -1341,6 +1369,7 @@ func TestBatchConfirmInBatch(t *testing.T) {
 // TestBatchConfirmWaitingCallCancelled: a call queued behind an open
 // question ends with -32800 when cancelled and is never asked about.
 func TestBatchConfirmWaitingCallCancelled(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "default", confirm: true})
 	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch first.txt"}})
 	q, ok := r.nextConfirm(0, a11bWait)
@@ -1377,6 +1406,7 @@ func TestBatchConfirmWaitingCallCancelled(t *testing.T) {
 // TestBatchConfirmRejectWrite: a rejected write changes nothing and
 // leaves no temp file; the edit preview is the would-be change.
 func TestBatchConfirmRejectWrite(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"d/a.txt": "one\ntwo\n"}, a11bStartOpts{mode: "acceptEdits", ask: []string{"Edit(d/a.txt)"}, confirm: true})
 	r.tool(1, "read", map[string]any{"path": "d/a.txt"})
 	r.request(2, "tools/call", map[string]any{"name": "edit", "arguments": map[string]any{"path": "d/a.txt", "edits": []any{map[string]any{"oldText": "two", "newText": "TWO"}}}})
@@ -1414,6 +1444,7 @@ func TestBatchConfirmRejectWrite(t *testing.T) {
 // changed a file is stopped (-32800, no process left), and the change
 // stays: bash cannot be undone (docs/protocol.md, Cancellation).
 func TestBatchCancelledAfterSideEffect(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, method, marker string
 	}{
@@ -1464,6 +1495,7 @@ func TestBatchCancelledAfterSideEffect(t *testing.T) {
 // repeat one the client gave, or notifications of two calls carry the same
 // callId and cannot be told apart.
 func TestBatchGeneratedCallIDsAvoidGiven(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
 	res := r.batch(1,
 		a11bCall("bash", map[string]any{"command": a11bTalker("GIVEN")}, "call-1"),
@@ -1490,6 +1522,7 @@ func TestBatchGeneratedCallIDsAvoidGiven(t *testing.T) {
 // TestBatchEOFWithOpenQuestion: closing stdin cancels everything
 // running, an open question included; the process exits within 1 s.
 func TestBatchEOFWithOpenQuestion(t *testing.T) {
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	r := a11bStart(t, nil, a11bStartOpts{mode: "default", confirm: true})
 	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch eof.txt"}})
 	if _, ok := r.nextConfirm(0, a11bWait); !ok {
@@ -1520,6 +1553,7 @@ func TestBatchEOFWithOpenQuestion(t *testing.T) {
 // TestBatchConfirmAllowAlwaysFile: allowAlways for a write is as
 // narrow as the request: this file (edits of it too), not another file.
 func TestBatchConfirmAllowAlwaysFile(t *testing.T) {
+	t.Parallel()
 	r := a11bStart(t, map[string]string{"a.txt": "one\n"}, a11bStartOpts{mode: "default", confirm: true})
 	r.tool(1, "read", map[string]any{"path": "a.txt"})
 	r.request(2, "tools/call", map[string]any{"name": "write", "arguments": a11bWriteArgs("a.txt", "w1\n")})

@@ -14,6 +14,7 @@ import (
 // where the NUL is and how to search it anyway; it used to answer "No
 // matches" as if the line were not there.
 func TestGrepSaysAFileWithALateNULWasSkippedAsBinary(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"rg", "go"} {
 		t.Run(backend, func(t *testing.T) {
 			ws := t.TempDir()

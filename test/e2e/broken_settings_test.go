@@ -15,6 +15,7 @@ import (
 // and a file that is not valid JSON at start lets only read-only calls
 // run, with a refusal naming the file, line and column.
 func TestBrokenSettingsNeverWeakenProtection(t *testing.T) {
+	t.Parallel()
 	call := func(t *testing.T, ws string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(harness.Binary(t), append([]string{"call"}, append(args, "--root", ws)...)...)

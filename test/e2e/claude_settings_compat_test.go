@@ -155,6 +155,7 @@ const a17cDenyDeploy = "denied by the rule Bash(deploy:*) (.agentls/settings.jso
 // Claude Code's Bash rule forms: `:*` prefix with a word boundary, exact
 // commands, every simple command of a compound line checked, wrappers.
 func TestClaudeSettingsBashRules(t *testing.T) {
+	t.Parallel()
 	e := a17cStart(t, map[string]string{
 		".agentls/settings.json": a17cSettings(map[string][]string{
 			"allow": {"Bash(npm run test:*)", "Bash(mytool sync)"},
@@ -206,6 +207,7 @@ func TestClaudeSettingsBashRules(t *testing.T) {
 
 // Tool names are case-insensitive; deny > ask > allow whatever the order.
 func TestClaudeSettingsPrecedence(t *testing.T) {
+	t.Parallel()
 	e := a17cStart(t, map[string]string{
 		".agentls/settings.json": a17cSettings(map[string][]string{
 			"allow": {"bash(mytool:*)", "BASH(mytool ask:*)", "Bash(mytool deny:*)"},
@@ -231,6 +233,7 @@ func TestClaudeSettingsPrecedence(t *testing.T) {
 // Deny rules from every source apply, each refusal naming its source;
 // allows of one source do not lift another's deny.
 func TestClaudeSettingsSources(t *testing.T) {
+	t.Parallel()
 	e := a17cStart(t, map[string]string{
 		".agentls/settings.json":       a17cSettings(map[string][]string{"deny": {"Bash(mytool ws:*)"}, "allow": {"Bash(mytool local:*)", "Bash(mytool user:*)"}}, nil),
 		".agentls/settings.local.json": a17cSettings(map[string][]string{"deny": {"Bash(mytool local:*)"}, "allow": {"Bash(mytool ws:*)", "Bash(mytool ok:*)"}}, nil),
@@ -249,6 +252,7 @@ func TestClaudeSettingsSources(t *testing.T) {
 // Path specifiers: gitignore style; ./x and /x at the root, //abs, ~/x,
 // bare names at any depth, ** globs; Read rules hide from grep/find/ls.
 func TestClaudeSettingsPathRules(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	real, err := filepath.EvalSymlinks(ws)
 	if err != nil {
@@ -338,6 +342,7 @@ func TestClaudeSettingsPathRules(t *testing.T) {
 
 // The confirm reason is the documented sentence naming the rule and file.
 func TestClaudeSettingsAskReason(t *testing.T) {
+	t.Parallel()
 	e := a17cStart(t, map[string]string{
 		".agentls/settings.json": a17cSettings(map[string][]string{"ask": {"Bash(mytool:*)", "Read(./a.txt)"}}, nil),
 		"a.txt":                  "hello\n",
@@ -367,6 +372,7 @@ func TestClaudeSettingsAskReason(t *testing.T) {
 
 // Modes from each source, and which source wins.
 func TestClaudeSettingsModes(t *testing.T) {
+	t.Parallel()
 	newFile := func(n string) a17cCase {
 		return a17cCase{name: "write new " + n, tool: "write", args: map[string]any{"path": n, "content": "x\n"}}
 	}
@@ -399,6 +405,7 @@ func TestClaudeSettingsModes(t *testing.T) {
 // Claude Code's mode names are not agentls modes: the editor gets -32602
 // naming the field (docs: "a mode that does not exist").
 func TestClaudeSettingsClaudeModeNames(t *testing.T) {
+	t.Parallel()
 	for _, m := range []string{"plan", "bypassPermissions", "dontAsk"} {
 		t.Run(m, func(t *testing.T) {
 			e := a17cStart(t, nil, nil, map[string]any{"_noinit": true})
@@ -415,6 +422,7 @@ func TestClaudeSettingsClaudeModeNames(t *testing.T) {
 
 // A workspace allow cannot lift the built-in asks; an editor allow can.
 func TestClaudeSettingsBuiltinAsks(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{
 		".agentls/settings.json": a17cSettings(map[string][]string{"allow": {"Read(./.env)", "Edit(/.agentls/**)"}}, nil),
 		".env":                   "TOKEN=abc\n",
@@ -437,6 +445,7 @@ func TestClaudeSettingsBuiltinAsks(t *testing.T) {
 // An invalid rule: the file is ignored whole and a logMessage error names
 // the file, the rule and the column; other files' rules still apply.
 func TestClaudeSettingsInvalidRule(t *testing.T) {
+	t.Parallel()
 	e := a17cStart(t, map[string]string{
 		".agentls/settings.json":       a17cSettings(map[string][]string{"deny": {"Bash(deploy:*)"}}, nil),
 		".agentls/settings.local.json": a17cSettings(map[string][]string{"allow": {"Bash(npm run test:*"}, "deny": {"Bash(mytool:*)"}}, nil),
@@ -466,6 +475,7 @@ func TestClaudeSettingsInvalidRule(t *testing.T) {
 // `Bash(cmd *)` wildcard) is accepted from files; agentls's docs must say so,
 // since a user reads them to know what their copied settings do.
 func TestClaudeSettingsClaudeShapeDocumented(t *testing.T) {
+	t.Parallel()
 	var docs string
 	for _, f := range []string{"../../docs/tools.md", "../../docs/protocol.md", "../../README.md"} {
 		b, err := os.ReadFile(f)
@@ -505,6 +515,7 @@ func TestClaudeSettingsClaudeShapeDocumented(t *testing.T) {
 // WebSearch, Task, the mcp__server__* wildcard) do not break the file; what
 // becomes of them is either reported or documented.
 func TestClaudeSettingsForeignToolRules(t *testing.T) {
+	t.Parallel()
 	rules := []string{"WebFetch(domain:example.com)", "WebSearch", "Task", "mcp__srv__*"}
 	e := a17cStart(t, map[string]string{
 		".agentls/settings.json": a17cSettings(map[string][]string{"allow": rules, "deny": {"Bash(deploy:*)"}}, nil),
@@ -535,6 +546,7 @@ func TestClaudeSettingsForeignToolRules(t *testing.T) {
 // agentls call reads the same settings files: deny rules and --mode
 // readOnly refuse; what would ask is approved by running the command.
 func TestClaudeSettingsCall(t *testing.T) {
+	t.Parallel()
 	ws, xdg, bin := t.TempDir(), t.TempDir(), t.TempDir()
 	a17cFiles(t, ws, map[string]string{".agentls/settings.json": a17cSettings(map[string][]string{"deny": {"Bash(deploy:*)"}}, nil)})
 	a17cFiles(t, filepath.Join(xdg, "agentls"), map[string]string{"settings.json": a17cSettings(map[string][]string{"deny": {"Bash(mytool user:*)"}}, nil)})
@@ -572,6 +584,7 @@ func TestClaudeSettingsCall(t *testing.T) {
 // Claude Code documents: ` *` keeps a word boundary, `*` anywhere matches
 // any text, and a deny with a wildcard still checks every simple command.
 func TestClaudeSettingsWildcard(t *testing.T) {
+	t.Parallel()
 	e := a17cStart(t, map[string]string{
 		".agentls/settings.json": a17cSettings(map[string][]string{
 			"allow": {"Bash(mytool run *)", "Bash(mytool x*)"},
@@ -596,6 +609,7 @@ func TestClaudeSettingsWildcard(t *testing.T) {
 // Editor-supplied settings: an invalid rule fails initialize naming it; an
 // unknown key (Claude Code's additionalDirectories) is a logMessage warning.
 func TestClaudeSettingsEditorSettings(t *testing.T) {
+	t.Parallel()
 	t.Run("invalid rule", func(t *testing.T) {
 		// Docs: a value that changes the meaning fails initialize with
 		// -32602; dropping the editor's deny rules changes it.
@@ -628,6 +642,7 @@ func TestClaudeSettingsEditorSettings(t *testing.T) {
 // A user-file rule error names the user file; a settings file edited
 // mid-session applies from the next call, and a broken save keeps the rules.
 func TestClaudeSettingsReload(t *testing.T) {
+	t.Parallel()
 	e := a17cStart(t, map[string]string{".agentls/settings.json": a17cSettings(map[string][]string{"deny": {"Bash(mytool a:*)"}}, nil)},
 		map[string]string{"settings.json": `{"permissions":{"deny":["Read(./x"]}}`}, nil)
 	if _, ok := e.c.WaitNote(5*time.Second, func(n harness.Note) bool {

@@ -363,6 +363,7 @@ func a12cWords(t *testing.T, call *syntax.CallExpr) (assigns, args []string) {
 // valid: the build names a main package, the call prints the first 5 lines of
 // README.md, and the serve line answers initialize/shutdown over LSP framing.
 func TestCLIReadmeBuildAndRun(t *testing.T) {
+	t.Parallel()
 	block := a12cReadmeBlock(t, "## The two commands")
 	f, err := syntax.NewParser().Parse(strings.NewReader(block), "README.md")
 	if err != nil {
@@ -475,6 +476,7 @@ func a12cServerVersion(t *testing.T) string {
 // TestCLIVersion: --version and -version print "agentls VERSION" on
 // stdout, the version the server reports, and exit 0.
 func TestCLIVersion(t *testing.T) {
+	t.Parallel()
 	want := "agentls " + a12cServerVersion(t) + "\n"
 	for _, args := range [][]string{{"--version"}, {"-version"}} {
 		t.Run(args[0], func(t *testing.T) {
@@ -489,6 +491,7 @@ func TestCLIVersion(t *testing.T) {
 // TestCLIHelp: --help and -h exit 0 with a usage naming every
 // subcommand and flag README shows.
 func TestCLIHelp(t *testing.T) {
+	t.Parallel()
 	for _, flag := range []string{"--help", "-h"} {
 		t.Run(flag, func(t *testing.T) {
 			r := runAgentls(t, t.TempDir(), nil, flag)
@@ -509,6 +512,7 @@ func TestCLIHelp(t *testing.T) {
 // error: exit 0 as `agentls --help` does (and as Go's flag package does for
 // -h), with the subcommand's flags shown.
 func TestCLISubcommandHelp(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		sub  string
 		flag string // a flag its usage must show
@@ -540,6 +544,7 @@ func firstLine(s string) string {
 // stray argument exits 2 with a first stderr line naming it, nothing on
 // stdout; unknown flags and subcommands also show the usage.
 func TestCLIBadInvocation(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		args      []string
@@ -588,6 +593,7 @@ func TestCLIBadInvocation(t *testing.T) {
 // clear error naming it: at start for call and mcp, at initialize (which
 // has no folders of its own) in server mode, whose client may name others.
 func TestCLIRootNotADirectory(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"file.txt": "x\n"})
 	bad := map[string]string{
 		"missing": filepath.Join(ws, "no-such-dir"),
@@ -665,6 +671,7 @@ func a12cSchemaProblems(v any, path string) []string {
 // TestCLIToolsFormats: each format prints a JSON array of the core
 // tools in docs/protocol.md's shape, schemas without $ref or type unions.
 func TestCLIToolsFormats(t *testing.T) {
+	t.Parallel()
 	type shape struct {
 		name   func(map[string]any) string
 		schema func(map[string]any) any
@@ -770,6 +777,7 @@ func TestCLIToolsFormats(t *testing.T) {
 // TestCLIToolsMatchServer: `agentls tools --format F` prints what a
 // default session's tools/list {format: F} returns.
 func TestCLIToolsMatchServer(t *testing.T) {
+	t.Parallel()
 	p := a12cStart(t, true, t.TempDir(), nil, "--root", t.TempDir())
 	p.call("initialize", a12cInitParams("", nil))
 	for _, format := range []string{"mcp", "openai", "anthropic", "vscode"} {
@@ -809,6 +817,7 @@ func TestCLIToolsMatchServer(t *testing.T) {
 // (docs/tools.md) is one a session has (tool_search finds it), so `tools
 // --all` lists it with _meta.deferred and plain `tools` does not.
 func TestCLIToolsAllListsDeferred(t *testing.T) {
+	t.Parallel()
 	cfg := newWorkspace(t, map[string]string{
 		"agentls/tools/a12c_probe.json": `{"name": "a12c_probe", "description": "Probe tool of the CLI audit.", "inputSchema": {"type": "object", "properties": {}}, "command": "echo probe", "readOnly": true, "deferred": true}`,
 	})
@@ -840,6 +849,7 @@ func TestCLIToolsAllListsDeferred(t *testing.T) {
 // TestCLIToolsLimits: `tools --limits` prints exactly the names and
 // defaults of docs/protocol.md's Limits table.
 func TestCLIToolsLimits(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join(a12cRepoRoot(t), "docs", "protocol.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -866,6 +876,7 @@ func TestCLIToolsLimits(t *testing.T) {
 // TestCLICallForms: each documented form of `agentls call`, its
 // output and exit codes (0 success, 1 for an isError result).
 func TestCLICallForms(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"f.txt": "alpha\nbeta\ngamma\n", "sub/g.txt": "x\n"})
 	cases := []struct {
 		name     string
@@ -937,6 +948,7 @@ func TestCLICallForms(t *testing.T) {
 // TestCLICallSession: calls of one invocation share read stamps;
 // separate invocations are fresh sessions.
 func TestCLICallSession(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"f.txt": "one\ntwo\n"})
 	edit := `{"path": "f.txt", "edits": [{"oldText": "two", "newText": "TWO"}]}`
 	r := runAgentls(t, ws, nil, "call", "edit", edit, "--root", ws)
@@ -954,6 +966,7 @@ func TestCLICallSession(t *testing.T) {
 // but deny rules and --mode readOnly still apply; secrets are masked; the
 // settings files' limits apply (docs/protocol.md).
 func TestCLICallGovernance(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{
 		"f.txt":       "a\nb\nc\nd\ne\n",
 		"cfg.txt":     "API_KEY=" + a12cSecret + "\n",
@@ -1017,6 +1030,7 @@ var a12cMCPInit = map[string]any{
 // TestCLIMCP: `agentls mcp` answers newline-delimited JSON with
 // JSON lines only, masks secrets, and ends on EOF.
 func TestCLIMCP(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"cfg.txt": "API_KEY=" + a12cSecret + "\n"})
 	p := a12cStart(t, false, ws, nil, "mcp", "--root", ws, "--log-level", "debug")
 	res := p.call("initialize", a12cMCPInit)
@@ -1047,6 +1061,7 @@ func TestCLIMCP(t *testing.T) {
 // request followed at once by end of input — still gets its reply, as
 // server mode answers in the same situation.
 func TestCLIMCPPipedRequest(t *testing.T) {
+	t.Parallel()
 	// The loss is a race (about half the runs on a 2-core VM): try several.
 	for i := 0; i < 8; i++ {
 		ws := t.TempDir()
@@ -1098,6 +1113,7 @@ func a12cSession(t *testing.T, p *a12cProc, ws string) int {
 // --log-level debug; logs go to stderr or --log-file; a --log-file that
 // cannot be opened is a clear start error.
 func TestCLIServeLogging(t *testing.T) {
+	t.Parallel()
 	t.Run("stderr", func(t *testing.T) {
 		ws := a12cBadSettingsWS(t)
 		p := a12cStart(t, true, ws, nil, "--root", ws, "--log-level", "debug")
@@ -1138,6 +1154,7 @@ func TestCLIServeLogging(t *testing.T) {
 // TestCLIServeExitCodes: docs/protocol.md — exit gives code 0 after
 // shutdown, 1 without.
 func TestCLIServeExitCodes(t *testing.T) {
+	t.Parallel()
 	for _, shutdown := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shutdown=%v", shutdown), func(t *testing.T) {
 			ws := t.TempDir()
@@ -1201,6 +1218,7 @@ func a12cStartBlocked(t *testing.T) (*a12cProc, int) {
 // TestCLIServeEnding: closing stdin ends the process within 1 s
 // (docs/protocol.md) and SIGTERM ends it promptly, killing running commands.
 func TestCLIServeEnding(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
@@ -1249,6 +1267,7 @@ func TestCLIServeEnding(t *testing.T) {
 // TestCLIEnvGrepBackend: AGENTLS_GREP_BACKEND=go forces the Go
 // searcher with the same output (docs/tools.md).
 func TestCLIEnvGrepBackend(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.go": "package a\nfunc Foo() {}\n", "b/c.go": "package b\n// Foo again\n", ".gitignore": "ign/\n", "ign/x.go": "Foo\n"})
 	run := func(env []string) map[string]any {
 		r := runAgentls(t, ws, env, "call", "grep", `{"pattern": "Foo", "context": 1}`, "--json", "--root", ws)
@@ -1274,6 +1293,7 @@ func TestCLIEnvGrepBackend(t *testing.T) {
 // call with the documented fields, secrets masked; `agentls audit --tail
 // 20` (README) prints it; without it, $XDG_STATE_HOME/agentls/audit.
 func TestCLIEnvAuditDir(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"f.txt": "x\n"})
 	dir := t.TempDir()
 	env := []string{"AGENTLS_AUDIT_DIR=" + dir}

@@ -25,6 +25,7 @@ func runCLI(t *testing.T, args ...string) (string, int) {
 
 // The CLI is the server in batch form: one call, its text, exit 1 on isError.
 func TestCLI(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "hello\n", "e.txt": "hello\n", "denied/.agentls/settings.json": `{"permissions": {"deny": ["Bash(git:*)"]}}`})
 	cases := []struct {
@@ -74,6 +75,7 @@ func TestCLI(t *testing.T) {
 // agentls call waits for upstream MCP servers' first listing before a
 // search or a call of an upstream tool, as the editor protocol does.
 func TestCLICallWaitsForUpstreamTools(t *testing.T) {
+	t.Parallel()
 	ws, upstreamRoot := t.TempDir(), t.TempDir()
 	writeFiles(t, upstreamRoot, map[string]string{"u.txt": "from the upstream\n"})
 	cfg, _ := json.Marshal(map[string]any{"servers": map[string]any{"up": map[string]any{

@@ -21,6 +21,7 @@ import (
 )
 
 func TestLifecycleInitializeListCallShutdownExit(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"hello.txt": "hello\nworld\n"})
 	c := harness.Start(t, harness.Options{})
@@ -67,6 +68,7 @@ func TestLifecycleInitializeListCallShutdownExit(t *testing.T) {
 }
 
 func TestExitWithoutShutdownExitsWithOne(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, nil)
 	c.Conn.Notify(ctx, "exit", nil)
 	if code := c.Wait(5 * time.Second); code != 1 {
@@ -75,6 +77,7 @@ func TestExitWithoutShutdownExitsWithOne(t *testing.T) {
 }
 
 func TestRequestsBeforeInitializeAreRefused(t *testing.T) {
+	t.Parallel()
 	c := harness.Start(t, harness.Options{Root: t.TempDir()})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -90,6 +93,7 @@ func TestRequestsBeforeInitializeAreRefused(t *testing.T) {
 // request left: initialize and shutdown take effect in wire order. A second
 // initialize in the same write is refused, never run twice.
 func TestLifecycleRequestsTakeEffectInWireOrder(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	for i := range 5 {
 		cmd := harness.Command(t, []string{"--root", ws})
@@ -131,6 +135,7 @@ func TestLifecycleRequestsTakeEffectInWireOrder(t *testing.T) {
 }
 
 func TestUnknownMethodIsMethodNotFound(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, nil)
 	err := c.Call(ctx, "tools/nope", nil, nil)
 	var je *jsonrpc2.Error
@@ -142,6 +147,7 @@ func TestUnknownMethodIsMethodNotFound(t *testing.T) {
 // 200 calls back to back on one connection all get correct replies, while a
 // slow call cancelled by $/cancelRequest replies -32800 within 100 ms.
 func TestManyCallsAndCancellation(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 10 {
 		files[fmt.Sprintf("f%d.txt", i)] = fmt.Sprintf("content of file %d\n", i)
@@ -199,6 +205,7 @@ func TestManyCallsAndCancellation(t *testing.T) {
 // sequential (initialize is 1), so the blocking call is id 2 and the test
 // sends $/cancelRequest for it by hand, without the client giving up first.
 func TestCancelRequestRepliesRequestCancelledWithin100ms(t *testing.T) {
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	c, ws, ctx := start(t, nil)
 	elapsed := cancelBlockingCall(t, ctx, c, map[string]any{"seconds": 10, "marker": "cancelled.txt"})
 	if elapsed > 100*time.Millisecond {
@@ -216,6 +223,7 @@ func TestCancelRequestRepliesRequestCancelledWithin100ms(t *testing.T) {
 // goes out: one that cleans up within it has done so when the client sees
 // the reply; one that takes longer does not hold the reply past the grace.
 func TestCancelReplyWaitsForWindDownWithinGrace(t *testing.T) {
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	for _, tc := range []struct {
 		name      string
 		windDown  time.Duration
@@ -283,6 +291,7 @@ func waitFile(t *testing.T, p string, d time.Duration) {
 // Closing stdin while a call runs cancels the call's context and the process
 // exits within 1 s.
 func TestClosingStdinCancelsCallsAndExits(t *testing.T) {
+	t.Parallel()
 	c, ws, ctx := start(t, nil)
 	go c.TryCallTool(ctx, "test_block", map[string]any{"seconds": 30, "marker": "eof-cancelled.txt"})
 	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/progress" }); !ok {

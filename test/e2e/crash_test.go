@@ -49,6 +49,7 @@ func tempLeftovers(t *testing.T, dir string) []string {
 // left behind. The kill moments spread over the measured duration of one
 // uninterrupted write, so some land before, some during, some after it.
 func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills and restarts the binary many times")
 	}

@@ -48,6 +48,7 @@ func rgLogger(t *testing.T) (env, log string) {
 }
 
 func TestFindDenyRuleDoesNotEatTheLimit(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := startWith(t, denyWorkspace(), denyParams())
 	r := c.CallTool(ctx, "find", map[string]any{"pattern": "*.txt", "limit": 119})
 	wantResult(t, "find limit 119", r, false, "zpub1.txt\nzpub2.txt\nzpub3.txt")
@@ -58,6 +59,7 @@ func TestFindDenyRuleDoesNotEatTheLimit(t *testing.T) {
 }
 
 func TestLsDenyRuleDoesNotEatTheLimit(t *testing.T) {
+	t.Parallel()
 	files := denyWorkspace()
 	files["secret/zz.txt"] = "visible\n"
 	c, _, ctx := startWith(t, files, map[string]any{"initializationOptions": map[string]any{
@@ -70,6 +72,7 @@ func TestLsDenyRuleDoesNotEatTheLimit(t *testing.T) {
 }
 
 func TestGrepDenyRuleDoesNotEatTheLimit(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"rg", "go"} {
 		t.Run(backend, func(t *testing.T) {
 			var env []string

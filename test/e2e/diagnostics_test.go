@@ -83,6 +83,7 @@ func startWithDiagnostics(t *testing.T, declare bool, ls *languageServer) (*harn
 }
 
 func TestEditTellsTheModelWhatTheEditorNowReports(t *testing.T) {
+	t.Parallel()
 	ls := &languageServer{}
 	c, ctx := startWithDiagnostics(t, true, ls)
 	c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
@@ -108,6 +109,7 @@ func TestEditTellsTheModelWhatTheEditorNowReports(t *testing.T) {
 }
 
 func TestClientsWithoutTheCapabilityAreNotAsked(t *testing.T) {
+	t.Parallel()
 	ls := &languageServer{}
 	c, ctx := startWithDiagnostics(t, false, ls)
 	c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
@@ -119,6 +121,7 @@ func TestClientsWithoutTheCapabilityAreNotAsked(t *testing.T) {
 }
 
 func TestCancellingTheCallCancelsTheDiagnosticsRequest(t *testing.T) {
+	t.Parallel()
 	ls := &languageServer{block: true, cancelled: make(chan struct{})}
 	c, ctx := startWithDiagnostics(t, true, ls)
 	c.CallTool(ctx, "read", map[string]any{"path": "a.go"})

@@ -138,6 +138,7 @@ func a14dInitMsg(id any) map[string]any {
 // tools, call, mcp, audit and --version; each subcommand's --help succeeds
 // and names the flags the docs use.
 func TestDocsMatchCLIHelp(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -203,6 +204,7 @@ func a14dLimitTable(t *testing.T) []a14dLimitRow {
 // the ones initialize enforces (a value out of range fails with -32602
 // naming the field; the bounds themselves are accepted).
 func TestDocsMatchLimitsTable(t *testing.T) {
+	t.Parallel()
 	rows := a14dLimitTable(t)
 	lim := a14dLimits(t)
 	if len(lim) != len(rows) {
@@ -240,6 +242,7 @@ func TestDocsMatchLimitsTable(t *testing.T) {
 // TestDocsMatchREADMEToolTable: the numbers README's tool table states
 // are the enforced defaults and schema maxima.
 func TestDocsMatchREADMEToolTable(t *testing.T) {
+	t.Parallel()
 	readme := a14dDoc(t, "README.md")
 	lim := a14dLimits(t)
 	for _, tc := range []struct {
@@ -299,6 +302,7 @@ func TestDocsMatchREADMEToolTable(t *testing.T) {
 // the run with exit 1; `agentls tools --all` lists the deferred extension
 // tools of --root.
 func TestDocsMatchREADMECall(t *testing.T) {
+	t.Parallel()
 	t.Run("readme example", func(t *testing.T) {
 		t.Parallel()
 		lines := strings.Count(a14dDoc(t, "README.md"), "\n")
@@ -402,6 +406,7 @@ func TestDocsMatchREADMECall(t *testing.T) {
 
 // TestDocsMatchErrorCodes: docs/protocol.md's error table, sent raw.
 func TestDocsMatchErrorCodes(t *testing.T) {
+	t.Parallel()
 	r := a14dRawStart(t, t.TempDir())
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": map[string]any{}})
 	if c := replyCode(r.reply(1)); c != -32002 {
@@ -457,6 +462,7 @@ func TestDocsMatchErrorCodes(t *testing.T) {
 
 // TestDocsMatchExitWithoutShutdown: "exit … code 1 without [shutdown]".
 func TestDocsMatchExitWithoutShutdown(t *testing.T) {
+	t.Parallel()
 	r := a14dRawStart(t, t.TempDir())
 	r.sendJSON(a14dInitMsg(1))
 	r.reply(1)
@@ -470,6 +476,7 @@ func TestDocsMatchExitWithoutShutdown(t *testing.T) {
 // call and the process exits (within 1 s)"; ARCHITECTURE: no process
 // outlives the server.
 func TestDocsMatchEOFCancels(t *testing.T) {
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	ws := t.TempDir()
 	marker := fmt.Sprintf("a14d-eof-%d", time.Now().UnixNano())
 	c, ctx := a14dStart(t, ws, bypassOptions())
@@ -499,6 +506,7 @@ func TestDocsMatchEOFCancels(t *testing.T) {
 // and stamped on tools/details; $/cancelRequest makes the request reply
 // -32800.
 func TestDocsMatchCallIDAndCancel(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "one\n"})
 	c, ctx := a14dStart(t, ws, bypassOptions())
 	r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
@@ -530,6 +538,7 @@ func TestDocsMatchCallIDAndCancel(t *testing.T) {
 
 // TestDocsMatchCancelReplyCode: the -32800 reply, read on the wire.
 func TestDocsMatchCancelReplyCode(t *testing.T) {
+	t.Parallel()
 	for _, id := range []any{7, "s-7"} {
 		r := a14dRawStart(t, t.TempDir())
 		r.sendJSON(a14dInitMsg(1))
@@ -558,6 +567,7 @@ func TestDocsMatchCancelReplyCode(t *testing.T) {
 
 // TestDocsMatchLs: docs/tools.md's ls section.
 func TestDocsMatchLs(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{
 		".gitignore":   "build/\n*.log\n",
 		".hid":         "x\n",
@@ -599,6 +609,7 @@ func TestDocsMatchLs(t *testing.T) {
 // TestDocsMatchLsLimit: "Default limit 500 entries, maximum 5000; the
 // notice gives how many of how many entries are shown and the limit to ask for".
 func TestDocsMatchLsLimit(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	for i := 0; i < 501; i++ {
 		writeFile(t, filepath.Join(ws, fmt.Sprintf("f%03d", i)), "")
@@ -624,6 +635,7 @@ func a14dPEM(lines int) (string, []string) {
 
 // TestDocsMatchGrep: docs/tools.md's grep section, both backends.
 func TestDocsMatchGrep(t *testing.T) {
+	t.Parallel()
 	var big strings.Builder
 	for i := 1; i <= 300; i++ {
 		fmt.Fprintf(&big, "match %s %d\n", strings.Repeat("x", 400), i)
@@ -691,6 +703,7 @@ func TestDocsMatchGrep(t *testing.T) {
 
 // TestDocsMatchBash: docs/tools.md's bash section.
 func TestDocsMatchBash(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	c, ctx := a14dStart(t, ws, bypassOptions())
 	r := c.CallTool(ctx, "bash", map[string]any{"command": "touch ran1; echo a\x00b"})
@@ -730,6 +743,7 @@ func TestDocsMatchBash(t *testing.T) {
 
 // TestDocsMatchToolSearch: docs/tools.md's tool_search section.
 func TestDocsMatchToolSearch(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{
 		".agentls/tools/run_tests.json":  `{"name":"run_tests","description":"Run the unit tests matching a pattern","inputSchema":{"type":"object","properties":{"pattern":{"type":"string"}}},"command":"echo {{pattern}}","readOnly":true}`,
 		".agentls/tools/db_migrate.json": `{"name":"db_migrate","description":"Apply database migrations","inputSchema":{"type":"object","properties":{}},"command":"true"}`,
@@ -761,6 +775,7 @@ func TestDocsMatchToolSearch(t *testing.T) {
 // unified diff and TextEdits of write and edit (also in tools/details);
 // window/logMessage texts are masked.
 func TestDocsMatchSecretsInDiffsAndLogs(t *testing.T) {
+	t.Parallel()
 	pem, body := a14dPEM(20)
 	tok := "ghp_" + a13sRand("a14d-gh", 36, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 	ws := newWorkspace(t, map[string]string{
@@ -845,6 +860,7 @@ func a14dMCPText(r map[string]any) (string, bool) {
 // result with the closest name, bad lines answered with the session going
 // on, and the "Ending" on EOF.
 func TestDocsMatchMCP(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "hello\nworld\n"})
 	m := a14dMCPStart(t, ws)
 	m.initialize()
@@ -890,6 +906,7 @@ func TestDocsMatchMCP(t *testing.T) {
 // cancelled (commands are killed) …; after at most 500 ms more the session
 // ends and the process exits."
 func TestDocsMatchMCPEnding(t *testing.T) {
+	t.Parallel()
 	// MCP has no bypass option and this client no elicitation: a workspace
 	// allow rule lets the command run.
 	ws := newWorkspace(t, map[string]string{"a.txt": "hello\n", ".agentls/settings.json": `{"permissions":{"allow":["Bash(sleep:*)"]}}`})
@@ -930,6 +947,7 @@ func TestDocsMatchMCPEnding(t *testing.T) {
 // workspace; a crash's temp files are removed at the next start; a write
 // is atomic and never replaces what it did not read.
 func TestDocsMatchInvariants(t *testing.T) {
+	t.Parallel()
 	outside := newWorkspace(t, map[string]string{"secret.txt": "outside\n"})
 	ws := newWorkspace(t, map[string]string{"a.txt": "a\n", "sub/.agentls-tmp-123": "half"})
 	writeFile(t, filepath.Join(ws, ".agentls-tmp-abc"), "half-written")
@@ -989,6 +1007,7 @@ func TestDocsMatchInvariants(t *testing.T) {
 
 // TestDocsMatchRead: docs/tools.md's read section, its quoted texts.
 func TestDocsMatchRead(t *testing.T) {
+	t.Parallel()
 	var lines strings.Builder
 	for i := 1; i <= 2500; i++ {
 		fmt.Fprintf(&lines, "line %d\n", i)
@@ -1049,6 +1068,7 @@ func TestDocsMatchRead(t *testing.T) {
 
 // TestDocsMatchLenientInput: docs/tools.md's "Shared behaviour".
 func TestDocsMatchLenientInput(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "hello\n"})
 	c, ctx := a14dStart(t, ws, bypassOptions())
 	for _, tc := range []struct {
@@ -1083,6 +1103,7 @@ func TestDocsMatchLenientInput(t *testing.T) {
 
 // TestDocsMatchEdit: docs/tools.md's edit and write texts.
 func TestDocsMatchEdit(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.go": "package a\n\nvar x = 1\nvar y = 1\n", "c.txt": "a\r\nb\r\n"})
 	c, ctx := a14dStart(t, ws, bypassOptions())
 	r := c.CallTool(ctx, "edit", editCall("a.go", "x = 1", "x = 2"))
@@ -1130,6 +1151,7 @@ func TestDocsMatchEdit(t *testing.T) {
 // isError result "denied by the user: <message>" and nothing is changed";
 // without the capability an "ask" is an isError result.
 func TestDocsMatchConfirmReject(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, nil)
 	c := harness.Start(t, harness.Options{Root: ws})
 	var asked []map[string]any
@@ -1168,6 +1190,7 @@ func TestDocsMatchConfirmReject(t *testing.T) {
 // initialize with -32602 and a message naming the field"; "[] is accepted
 // for {}"; the result's documented fields.
 func TestDocsMatchInitializeOptions(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		opts  any
@@ -1219,6 +1242,7 @@ func TestDocsMatchInitializeOptions(t *testing.T) {
 // undone: its process group is killed and the reply is -32800, but what it
 // did before that (a file it wrote) stays done."
 func TestDocsMatchCancelBash(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	r := a14dRawStart(t, ws)
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"capabilities": map[string]any{}, "initializationOptions": bypassOptions()}})
@@ -1246,6 +1270,7 @@ func TestDocsMatchCancelBash(t *testing.T) {
 // TestDocsMatchCallEchoMasked: "the arguments agentls call echoes above
 // each result" are masked.
 func TestDocsMatchCallEchoMasked(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
 	tok := "ghp_" + a13sRand("a14d-echo", 36, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 	o := runAgentls(t, ws, nil, "call", "grep", `{"pattern":"`+tok+`"}`, "read", `{"path":"a.txt"}`, "--root", ws)

@@ -200,6 +200,7 @@ func a19bHostArgv(t *testing.T, host, lang, body, ws string) []string {
 // snippet, run as its host would run it, serves MCP on the intended
 // workspace (the project, not wherever the host process happens to be).
 func TestDocsReadmeMCPHosts(t *testing.T) {
+	t.Parallel()
 	section := a19bSection(t, filepath.Join(a19bRepo(t), "README.md"), "### MCP hosts")
 	hosts := []struct {
 		host, label string
@@ -293,6 +294,7 @@ func a19bMCPTable(t *testing.T) (header []string, agentls, fs []string) {
 // read_text_file, and connect+initialize time for both; record p50/p99 in
 // docs/benchmarks.md."
 func TestDocsMCPBenchRecorded(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(a19bRepo(t), "bench", "mcp", "bench.mjs"))
 	if err != nil {
 		t.Fatal(err)

@@ -101,6 +101,7 @@ func (r *a4dRaw) next() map[string]any {
 // session, the first failing call ending the run, and deny rules and
 // --mode readOnly still applying.
 func TestDocsREADMECall(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	readme := a4dDoc(t, "README.md")
 	writeFiles(t, ws, map[string]string{"README.md": readme, "a.go": "package a\n\nfunc foo() {}\n"})
@@ -160,6 +161,7 @@ func TestDocsREADMECall(t *testing.T) {
 
 // README: --version, the usage naming every subcommand, the test script.
 func TestDocsREADMECommands(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	out, _, code := a4dRun(t, ws, []string{"--version"})
 	if code != 0 || !regexp.MustCompile(`^agentls \S+\n$`).MatchString(out) {
@@ -222,6 +224,7 @@ func TestDocsREADMECommands(t *testing.T) {
 
 // README's tool table: every limit is "stated in its description".
 func TestDocsREADMEToolTable(t *testing.T) {
+	t.Parallel()
 	c, _ := a4dStart(t, t.TempDir(), nil)
 	var list struct {
 		Tools []map[string]any `json:"tools"`
@@ -299,6 +302,7 @@ func a4dWalkSchema(t *testing.T, where string, v any) {
 // protocol.md "tools/list formats": each documented shape, over the CLI and
 // over the wire; schemas without $ref or type unions.
 func TestDocsToolListFormats(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	c, _ := a4dStart(t, ws, nil)
 	core := []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
@@ -397,6 +401,7 @@ func TestDocsToolListFormats(t *testing.T) {
 // tools.md "Audit log": the JSON line's fields, the directory rules, and
 // README's `agentls audit --tail 20`.
 func TestDocsAuditLog(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "hello\n"})
 	state := t.TempDir()
@@ -451,6 +456,7 @@ func TestDocsAuditLog(t *testing.T) {
 // protocol.md's initialize result example, field by field, and TOOLS.md's
 // instructions.
 func TestDocsInitializeResult(t *testing.T) {
+	t.Parallel()
 	c, res := a4dStart(t, t.TempDir(), nil)
 	caps, _ := res["capabilities"].(map[string]any)
 	if got := compactJSON(caps["workspace"]); got != `{"workspaceFolders":{"changeNotifications":true,"supported":true}}` {
@@ -485,6 +491,7 @@ func TestDocsInitializeResult(t *testing.T) {
 
 // protocol.md "Lifecycle" and "Errors".
 func TestDocsLifecycle(t *testing.T) {
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	ws := t.TempDir()
 	t.Run("before initialize -32002", func(t *testing.T) {
 		c := harness.Start(t, harness.Options{Root: ws})
@@ -555,6 +562,7 @@ func TestDocsLifecycle(t *testing.T) {
 // protocol.md "Errors" for frames a client library never sends, and
 // "Robustness".
 func TestDocsRawFrames(t *testing.T) {
+	t.Parallel()
 	r := a4dStartRaw(t, t.TempDir())
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
 	if m := r.next(); m["result"] == nil {
@@ -610,6 +618,7 @@ func a4dWaitLog(t *testing.T, c *harness.Client, substr string) string {
 
 // protocol.md "initialize": initializationOptions validation and effect.
 func TestDocsInitializationOptions(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "a\n"})
 	for _, tc := range []struct {
@@ -667,6 +676,7 @@ func TestDocsInitializationOptions(t *testing.T) {
 // protocol.md "Permission settings are also read from …" and README's rule
 // syntax examples.
 func TestDocsSettingsFiles(t *testing.T) {
+	t.Parallel()
 	ctxArgs := func(c *harness.Client, t *testing.T, tool string, args map[string]any) harness.Result {
 		return c.CallTool(testCtx(t, 20*time.Second), tool, args)
 	}
@@ -753,6 +763,7 @@ func a4dBypass(t *testing.T, ws string, env ...string) *harness.Client {
 
 // tools.md "Shared behaviour" and protocol.md "tools/call".
 func TestDocsToolCallShared(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "one\ntwo\n"})
 	c := a4dBypass(t, ws)
@@ -798,6 +809,7 @@ func TestDocsToolCallShared(t *testing.T) {
 
 // tools.md "read".
 func TestDocsRead(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	var long strings.Builder
 	for i := 1; i <= 2500; i++ {
@@ -893,6 +905,7 @@ func TestDocsRead(t *testing.T) {
 
 // tools.md "ls", "find", "grep".
 func TestDocsListings(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{
 		".gitignore":          "build/\n*.log\n",
@@ -1004,6 +1017,7 @@ func TestDocsListings(t *testing.T) {
 
 // tools.md "edit" and "write".
 func TestDocsEditWrite(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	var b strings.Builder
 	for i := 1; i <= 50; i++ {
@@ -1073,6 +1087,7 @@ func TestDocsEditWrite(t *testing.T) {
 
 // tools.md "bash" and "Secret masking".
 func TestDocsBashAndSecrets(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	key := "sk-proj-" + strings.Repeat("Ab3dEf7hIj", 5)
 	writeFiles(t, ws, map[string]string{"a.txt": "a\n", ".env": "OPENAI_API_KEY=" + key + "\n", "sub/k": ""})
@@ -1105,6 +1120,7 @@ func TestDocsBashAndSecrets(t *testing.T) {
 
 // protocol.md "tools/confirm" and "tools/diagnostics".
 func TestDocsConfirmAndDiagnostics(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.go": "package a\n", ".env": "A=1\n", "gone.txt": "x\n",
 		".agentls/settings.json": `{"permissions": {"ask": ["Bash(rm:*)"]}}`})
@@ -1256,6 +1272,7 @@ func (m *a4dMCP) init() {
 
 // README "MCP hosts" and protocol.md "agentls mcp".
 func TestDocsMCPServer(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "hello\n"})
 	m := a4dStartMCP(t, []string{"--root", ws})
@@ -1302,6 +1319,7 @@ func TestDocsMCPServer(t *testing.T) {
 // shapes: an upstream (agentls mcp itself) under "servers" and under
 // "mcpServers", ${env:NAME} expanded; a deferred extension tool.
 func TestDocsUpstreamAndExtensions(t *testing.T) {
+	t.Parallel()
 	inner := t.TempDir()
 	writeFiles(t, inner, map[string]string{"inner.txt": "from the inner workspace\n"})
 	bin := harness.Binary(t)

@@ -16,6 +16,7 @@ import (
 // (-32600), not a second result: the client could not tell the replies
 // apart. Once the first is answered, the id may be used again.
 func TestSecondRequestWithAnInFlightIDIsRefused(t *testing.T) {
+	t.Parallel()
 	r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "x\n"}))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	slow := map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 1; echo first"}}}
@@ -82,6 +83,7 @@ func TestSecondRequestWithAnInFlightIDIsRefused(t *testing.T) {
 // The same in MCP mode (agentls mcp), where the SDK would drop the second
 // request without any reply.
 func TestSecondMCPRequestWithAnInFlightIDIsRefused(t *testing.T) {
+	t.Parallel()
 	ws := a8pWS(t, map[string]string{"a.txt": "x\n"})
 	cmd := exec.Command(harness.Binary(t), "mcp", "--root", ws)
 	cmd.Dir = ws

@@ -23,6 +23,7 @@ import (
 // Issue 4, guard: a stale edit is refused "naming when it changed, which
 // line range differs, and 'read it again'", and the external content stays.
 func TestEditTraceStaleEditNamesWhenAndWhichLines(t *testing.T) {
+	t.Parallel()
 	orig := numberedLines(30, func(i int) string { return fmt.Sprintf("line %d", i) })
 	c, ws, ctx := start(t, map[string]string{"a.txt": orig})
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}); r.IsError {
@@ -48,6 +49,7 @@ func TestEditTraceStaleEditNamesWhenAndWhichLines(t *testing.T) {
 // Issue 4, edit cases: `"foo foo foo"` foo → an error naming 3 occurrences
 // and their lines (all on line 1 here).
 func TestEditTraceThreeOccurrencesNameTheirLine(t *testing.T) {
+	t.Parallel()
 	c, ws, ctx := start(t, map[string]string{"f.txt": "foo foo foo"})
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "f.txt"}); r.IsError {
 		t.Fatal(r.Text())
@@ -110,6 +112,7 @@ func (b *a19aBarrier) max() int {
 // different files run in parallel". The editor's diagnostics question,
 // asked inside each edit, shows whether two edits were running at once.
 func TestEditTraceEditsOfDifferentFilesRunInParallel(t *testing.T) {
+	t.Parallel()
 	const files = 50
 	for _, mode := range []string{"callBatch", "parallel tools/call"} {
 		t.Run(mode, func(t *testing.T) {
@@ -200,6 +203,7 @@ func a19aTemps(root string) []string {
 // planted deterministically, so the clean-up is tested even when no kill
 // lands mid-write; files that only look alike are the user's and stay.
 func TestEditTraceCrashLeftoverTempRemovedAtNextStart(t *testing.T) {
+	t.Parallel()
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
@@ -231,6 +235,10 @@ func TestEditTraceCrashLeftoverTempRemovedAtNextStart(t *testing.T) {
 // workspace (here `agentls call`) must not delete the temp file of a write
 // the first one is making, which would fail that write.
 func TestEditTraceSecondProcessKeepsARunningWrite(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("writes 34 MiB up to 4 times")
+	}
 	content := strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTU\n", 1<<19) // 34 MiB
 	for attempt := 1; attempt <= 4; attempt++ {
 		ws := t.TempDir()

@@ -44,6 +44,7 @@ func extensionTools() map[string]string {
 // a search for "database migration" finds the migration tool first, it
 // becomes callable and tools/listChanged arrives.
 func TestToolSearchOverFortyExtensionTools(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, extensionTools())
 	var list struct {
 		Tools []map[string]any `json:"tools"`
@@ -92,6 +93,7 @@ func TestToolSearchOverFortyExtensionTools(t *testing.T) {
 
 // Hostile arguments reach the command as data: the injected commands never run.
 func TestExtensionToolQuotesHostileInput(t *testing.T) {
+	t.Parallel()
 	c, ws, ctx := start(t, extensionTools())
 	pwned := filepath.Join(ws, "pwned")
 	for _, in := range []string{
@@ -116,6 +118,7 @@ func TestExtensionToolQuotesHostileInput(t *testing.T) {
 // A scripted session of 20 calls (allowed, asked, denied, failed) leaves 20
 // audit entries with the right decisions and no secret values.
 func TestAuditLogOfAScriptedSession(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	auditDir := t.TempDir()
 	const secret = "sk-proj-Q3vT8yK2mW9xR4pL7nB1cZ6aD0fH5jE2gU8iO3sX"
@@ -217,6 +220,7 @@ func TestAuditLogOfAScriptedSession(t *testing.T) {
 // write) is picked up: tools/listChanged, then tools/list has the tool and
 // it runs. A broken settings file is reported to the editor.
 func TestExtensionToolsAndSettingsReloadLive(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, map[string]string{"README.md": "hi\n"})
 	def := `{"name": "hello", "description": "Says hello.", "inputSchema": {"type": "object"}, "command": "echo hello-from-tool", "deferred": false}`
 	if r := c.CallTool(ctx, "write", map[string]any{"path": ".agentls/tools/hello.json", "content": def}); r.IsError {

@@ -13,6 +13,7 @@ import (
 // file the grep found, and the final answer quotes the file. The read's path
 // must come from the grep's text, proving the calls chained.
 func TestFauxProviderGrepThenRead(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, map[string]string{
 		"README.md":           "nothing here\n",
 		"pkg/config/load.go":  "package config\n\n// LoadSettings reads settings.\nfunc LoadSettings() string { return \"magic-value-42\" }\n",

@@ -110,6 +110,7 @@ func a3fItems(uris []string, diags []map[string]any) map[string]any {
 }
 
 func TestFeatureDiagnosticsNewProblems(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 30*time.Second)
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.go": "package a\n\nfunc f() {}\n"})
@@ -185,6 +186,7 @@ func TestFeatureDiagnosticsNewProblems(t *testing.T) {
 }
 
 func TestFeatureDiagnosticsCutAtTen(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 30*time.Second)
 	ws := t.TempDir()
 	var many []map[string]any
@@ -215,6 +217,7 @@ func TestFeatureDiagnosticsCutAtTen(t *testing.T) {
 }
 
 func TestFeatureDiagnosticsNotAsked(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 30*time.Second)
 	answer := func(ctx context.Context, r a3fDiagReq) (any, error) {
 		return a3fItems(r.URIs, []map[string]any{a3fDiag(0, 0, 1, "boom", "x", nil)}), nil
@@ -254,6 +257,7 @@ func TestFeatureDiagnosticsNotAsked(t *testing.T) {
 }
 
 func TestFeatureDiagnosticsUnansweredAndErrors(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 40*time.Second)
 	t.Run("error answer", func(t *testing.T) {
 		ws := t.TempDir()
@@ -436,6 +440,7 @@ func a3fIDIs(id float64) func(map[string]any) bool {
 }
 
 func TestFeatureRobustness(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	r := a3fRawStart(t, ws)
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
@@ -541,6 +546,7 @@ func a3fCall(name string, args map[string]any) map[string]any {
 }
 
 func TestFeatureCallBatch(t *testing.T) {
+	// Not parallel: it times calls running side by side, which busy neighbours on 2 cores stretch.
 	ctx := testCtx(t, 40*time.Second)
 	t.Run("read, edit, read of one file", func(t *testing.T) {
 		ws := t.TempDir()
@@ -616,6 +622,7 @@ func a3fGit(t *testing.T, dir string, args ...string) string {
 }
 
 func TestFeatureWorkspaceInsideARepository(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
@@ -691,6 +698,7 @@ func TestFeatureWorkspaceInsideARepository(t *testing.T) {
 // ---- find: nothing but ignored matches --------------------------------------
 
 func TestFeatureFindNamesIgnoredMatches(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 30*time.Second)
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{
@@ -734,6 +742,7 @@ func TestFeatureFindNamesIgnoredMatches(t *testing.T) {
 // ---- bash: a timeout in milliseconds ---------------------------------------
 
 func TestFeatureBashMillisecondTimeout(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 40*time.Second)
 	ws := t.TempDir()
 	c := harness.Start(t, harness.Options{Root: ws})
@@ -788,6 +797,7 @@ func TestFeatureBashMillisecondTimeout(t *testing.T) {
 // ---- bash: the spill file's size cap --------------------------------------
 
 func TestFeatureSpillCapNotice(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 60*time.Second)
 	ws := t.TempDir()
 	c := harness.Start(t, harness.Options{Root: ws})
@@ -860,6 +870,7 @@ func a3fRun(t *testing.T, args []string, env ...string) (string, int) {
 }
 
 func TestFeatureCLISeveralCalls(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.go": "package a\n\nvar x = 1\n"})
 	out, code := a3fRun(t, []string{"call",
@@ -1018,6 +1029,7 @@ func a3fLogs(c *harness.Client) string {
 }
 
 func TestFeatureUpstreamHTTPTransports(t *testing.T) {
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	ctx := testCtx(t, 40*time.Second)
 	up := a3fNewUpstream(t)
 	ws := t.TempDir()
@@ -1101,6 +1113,7 @@ func TestFeatureUpstreamHTTPTransports(t *testing.T) {
 }
 
 func TestFeatureUpstreamRestart(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		mode int
@@ -1180,6 +1193,7 @@ func TestFeatureUpstreamRestart(t *testing.T) {
 }
 
 func TestFeatureUpstreamSecretsInURLsAndRedirects(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 40*time.Second)
 	// Another host: the target of a redirect.
 	other := a3fNewUpstream(t)
@@ -1298,6 +1312,7 @@ func a3fMCPCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name st
 const a3fExtTool = `{"name": "b_hello", "description": "say hello from folder b", "inputSchema": {"type": "object", "properties": {}}, "command": "echo hello-from-b", "readOnly": true}`
 
 func TestFeatureMCPWorkspace(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 40*time.Second)
 	other, a, b := t.TempDir(), t.TempDir(), t.TempDir()
 	writeFiles(t, other, map[string]string{"only-in-other.txt": "x"})
@@ -1349,6 +1364,7 @@ func TestFeatureMCPWorkspace(t *testing.T) {
 }
 
 func TestFeatureMCPTools(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 40*time.Second)
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{

@@ -92,6 +92,7 @@ const a23Gone = "no longer exists"
 // directory is there, calls in it say the folder no longer exists, and grep
 // and find without a path name it as not searched."
 func TestFolderIdentityFolderReplaced(t *testing.T) {
+	t.Parallel()
 	triggers := []string{"read", "ls", "edit", "write", "grep", "find"}
 	for _, folder := range []string{"first", "second"} {
 		for _, how := range []string{"rmrf", "mv"} {
@@ -235,6 +236,7 @@ func a23NoteDump(c *harness.Client) string {
 // followed: remove the folder and add the link's target" — calls in it say
 // the folder no longer exists, grep and find name it as not searched.
 func TestFolderIdentityFolderSymlinked(t *testing.T) {
+	t.Parallel()
 	for _, folder := range []string{"first", "second"} {
 		t.Run(folder, func(t *testing.T) {
 			first := folder == "first"
@@ -331,6 +333,7 @@ func a23Want(t *testing.T, what, text string, isError bool, wantErr bool, wants 
 
 // TestFolderIdentityFolderReplacedMCP: the same through `agentls mcp --root`.
 func TestFolderIdentityFolderReplacedMCP(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"rmrf", "mv", "symlink"} {
 		t.Run(how, func(t *testing.T) {
 			ws := filepath.Join(resolvedWorkspace(t, nil), "ws")
@@ -435,6 +438,7 @@ func a23Details(r harness.Result) string {
 // when a shown line has invalid bytes; private key lines are masked though
 // the BEGIN line is before the window.
 func TestFolderIdentityLargeFileRead(t *testing.T) {
+	t.Parallel()
 	bigWS := resolvedWorkspace(t, nil)
 	refWS := resolvedWorkspace(t, nil)
 	big := a23BigContent(a23StreamSize + 1)
@@ -503,6 +507,7 @@ func TestFolderIdentityLargeFileRead(t *testing.T) {
 // TestFolderIdentityLargeFileUTF16: "UTF-16 text that large is refused with an
 // `iconv … | sed` command (decoding needs the whole file)."
 func TestFolderIdentityLargeFileUTF16(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, nil)
 	line := []byte{}
 	for _, r := range "utf16 line\n" {
@@ -520,6 +525,7 @@ func TestFolderIdentityLargeFileUTF16(t *testing.T) {
 // pass … hashes the content for the edit guard": after a read of a file
 // over 16 MiB an edit is allowed, and a change after the read is caught.
 func TestFolderIdentityLargeFileEdit(t *testing.T) {
+	t.Parallel()
 	content := a23BigContent(a23StreamSize + 1)
 	for _, tc := range []struct {
 		name   string
@@ -587,6 +593,7 @@ func a23Session(t *testing.T, ws string) (*harness.Client, context.Context) {
 // refuses." Both read the same content, then edit (or write) at once:
 // never both succeed, and the loser says to read again.
 func TestFolderIdentityTwoProcessesRace(t *testing.T) {
+	t.Parallel()
 	const rounds = 40
 	for _, tool := range []string{"edit", "write"} {
 		t.Run(tool, func(t *testing.T) {
@@ -653,6 +660,7 @@ func TestFolderIdentityTwoProcessesRace(t *testing.T) {
 // TestFolderIdentityTwoProcessesSequential: the second process's edit after the
 // first's, both on one read, is refused with "read again".
 func TestFolderIdentityTwoProcessesSequential(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"f.txt": "alpha\nbeta\n"})
 	p1, ctx1 := a23Session(t, ws)
 	p2, ctx2 := a23Session(t, ws)
@@ -671,6 +679,7 @@ func TestFolderIdentityTwoProcessesSequential(t *testing.T) {
 // The second sentence (a file this process may not write by its owner,
 // group and mode bits) needs a non-root process.
 func TestFolderIdentityWriteProtected(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		mode os.FileMode
@@ -721,6 +730,7 @@ func TestFolderIdentityWriteProtected(t *testing.T) {
 // window) is refused, and announced as an external change. In an ignored
 // directory (which the watcher does not watch) the stat alone must catch it.
 func TestFolderIdentityCtimeRewrite(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, path string
 		announced  bool
@@ -772,6 +782,7 @@ func TestFolderIdentityCtimeRewrite(t *testing.T) {
 // not have) and says that look-around and backreferences are not supported
 // and literal: true searches text as it is" — from both backends.
 func TestFolderIdentityGrepInvalidPattern(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("rg"); err != nil {
 		t.Skip("rg not on PATH: only one backend to compare")
 	}
@@ -808,6 +819,7 @@ func TestFolderIdentityGrepInvalidPattern(t *testing.T) {
 // newest 20 files / 50 MB kept (the file a running agentls writes is never
 // removed by another session's start)".
 func TestFolderIdentityAuditPrune(t *testing.T) {
+	t.Parallel()
 	const keep = 20 // the documented count
 	dir := t.TempDir()
 	sleeper := exec.Command("sleep", "30")

@@ -203,6 +203,7 @@ func a20fNested(t *testing.T) (outer, inner string) {
 }
 
 func TestFoldersNestedNestedRoundTrip(t *testing.T) {
+	t.Parallel()
 	outer, inner := a20fNested(t)
 	cases := []a20fNestedCase{
 		{
@@ -326,6 +327,7 @@ func a20fNestedRoundTrip(t *testing.T, tc a20fNestedCase, lines map[string]strin
 // Each folder's path rules hold for its files, anchored at its root; a file
 // of the inner folder is a file of both (docs/tools.md "Permissions").
 func TestFoldersNestedNestedSettings(t *testing.T) {
+	t.Parallel()
 	outer, inner := a20fNested(t)
 	a20fPut(t, outer, map[string]string{
 		".agentls/settings.json":       `{"permissions": {"deny": ["Read(/inner/s1.txt)", "Edit(/inner/e1.txt)"]}}`,
@@ -395,6 +397,7 @@ func TestFoldersNestedNestedSettings(t *testing.T) {
 // allows an edit through the other, and an external change is caught
 // whichever name the edit uses.
 func TestFoldersNestedNestedEditGuard(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		inner bool // the inner folder first
@@ -468,6 +471,7 @@ func a20fCheckOnce(t *testing.T, ctx context.Context, c *harness.Client, first s
 // The same folder given twice (also once with a trailing slash) is one
 // folder: nothing is listed twice, and ls does not offer it as another one.
 func TestFoldersNestedSameFolderTwice(t *testing.T) {
+	t.Parallel()
 	ws := a20fTmp(t)
 	a20fPut(t, ws, map[string]string{"a.txt": "needle a\n", "d/b.txt": "needle b\n"})
 	lines := map[string]string{filepath.Join(ws, "a.txt"): "needle a", filepath.Join(ws, "d", "b.txt"): "needle b"}
@@ -499,6 +503,7 @@ func TestFoldersNestedSameFolderTwice(t *testing.T) {
 // files are reachable by either absolute spelling, and the edit guard knows
 // both spellings are one file.
 func TestFoldersNestedSymlinkAndRealPath(t *testing.T) {
+	t.Parallel()
 	base := a20fTmp(t)
 	real := filepath.Join(base, "real")
 	link := filepath.Join(base, "link")
@@ -553,6 +558,7 @@ func TestFoldersNestedSymlinkAndRealPath(t *testing.T) {
 
 // Folder URIs are percent-decoded: spaces, unicode and a literal '%'.
 func TestFoldersNestedOddURIs(t *testing.T) {
+	t.Parallel()
 	base := a20fTmp(t)
 	odd := filepath.Join(base, "a b", "ünï €", "50% off")
 	other := filepath.Join(base, "second folder")
@@ -595,6 +601,7 @@ func TestFoldersNestedOddURIs(t *testing.T) {
 // rootUri (and rootPath) name the workspace when workspaceFolders is absent;
 // workspaceFolders wins over them.
 func TestFoldersNestedRootURIOnly(t *testing.T) {
+	t.Parallel()
 	a := a20fTmp(t)
 	b := a20fTmp(t)
 	a20fPut(t, a, map[string]string{"which.txt": "needle A\n"})
@@ -626,6 +633,7 @@ func TestFoldersNestedRootURIOnly(t *testing.T) {
 // -32602 naming it, and the client may then initialize again with good
 // folders.
 func TestFoldersNestedMissingAtStart(t *testing.T) {
+	t.Parallel()
 	ws := a20fTmp(t)
 	a20fPut(t, ws, map[string]string{"a.txt": "needle a\n"})
 	gone := filepath.Join(ws, "no such dir")
@@ -693,6 +701,7 @@ func a20fCode(err error) int64 {
 // A folder deleted while the session runs: calls that need it fail with a
 // clear error, the other folder keeps working, the server survives.
 func TestFoldersNestedDeletedDuringSession(t *testing.T) {
+	t.Parallel()
 	type deletedCase struct {
 		name      string
 		goneFirst bool
@@ -825,6 +834,7 @@ func a20fChange(t *testing.T, ctx context.Context, c *harness.Client, added, rem
 // resolve there and printed paths follow; a removed folder's reads are
 // forgotten when it comes back.
 func TestFoldersNestedRemoveFirst(t *testing.T) {
+	t.Parallel()
 	base := a20fTmp(t)
 	a := filepath.Join(base, "A")
 	b := filepath.Join(base, "B")
@@ -876,6 +886,7 @@ func TestFoldersNestedRemoveFirst(t *testing.T) {
 // Adding a folder nested in an existing one (or one that contains it):
 // nothing is listed twice, printed names follow the first folder.
 func TestFoldersNestedAddNested(t *testing.T) {
+	t.Parallel()
 	outer, inner := a20fNested(t)
 	lines := map[string]string{
 		filepath.Join(outer, "o.txt"):        "needle outer",
@@ -971,6 +982,7 @@ func a20fJSON(v any) string {
 // `agentls call --root A --root B`: grep and find cover both folders (a
 // nested root once), and every printed path reads back in a new session.
 func TestFoldersNestedCLITwoRoots(t *testing.T) {
+	t.Parallel()
 	a, b, inner, lines := a20fCLIFixture(t)
 	roots := []string{a, b, inner}
 	want := []string{"a.txt", "same.txt", filepath.Join(b, "b.txt"), filepath.Join(inner, "c.txt"), filepath.Join(b, "same.txt")}
@@ -1089,6 +1101,7 @@ func (m *a20fMCP) tool(name string, args map[string]any) string {
 
 // `agentls mcp --root A --root B`: the same coverage and round trip.
 func TestFoldersNestedMCPTwoRoots(t *testing.T) {
+	t.Parallel()
 	a, b, inner, lines := a20fCLIFixture(t)
 	m := a20fStartMCP(t, a, b, inner)
 	want := []string{"a.txt", "same.txt", filepath.Join(b, "b.txt"), filepath.Join(inner, "c.txt"), filepath.Join(b, "same.txt")}
@@ -1110,6 +1123,7 @@ func TestFoldersNestedMCPTwoRoots(t *testing.T) {
 // A file of a nested folder is watched once: one externalChange per change,
 // naming the file's URI, whichever folder comes first.
 func TestFoldersNestedNestedExternalChangeOnce(t *testing.T) {
+	t.Parallel()
 	for _, order := range []string{"outer only", "outer first", "inner first", "outer twice"} {
 		t.Run(order, func(t *testing.T) {
 			outer, inner := a20fNested(t)
@@ -1152,6 +1166,7 @@ func TestFoldersNestedNestedExternalChangeOnce(t *testing.T) {
 // A folder added through didChangeWorkspaceFolders that does not exist, and
 // the removal of a folder that is not there: the session goes on.
 func TestFoldersNestedChangeBadFolders(t *testing.T) {
+	t.Parallel()
 	ws := a20fTmp(t)
 	a20fPut(t, ws, map[string]string{"a.txt": "needle a\n"})
 	gone := filepath.Join(a20fTmp(t), "never")

@@ -9,6 +9,7 @@ import (
 // Workspace folders change live: an added folder's files become readable by
 // absolute path, a removed folder's are refused.
 func TestDidChangeWorkspaceFolders(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, map[string]string{"a.txt": "A\n"})
 	other := t.TempDir()
 	writeFiles(t, other, map[string]string{"b.txt": "B\n"})

@@ -10,6 +10,7 @@ import (
 // requests written right behind it (in the same write, as a pipelining
 // client does) are both answered, and the bad frame is answered too.
 func TestMalformedFrameDoesNotSwallowTheNextRequests(t *testing.T) {
+	t.Parallel()
 	r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "x\n"}))
 	r.initialize(nil)
 	bad := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`

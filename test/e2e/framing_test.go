@@ -323,6 +323,7 @@ func a8pText(res map[string]any) string {
 // --- framing -----------------------------------------------------------------
 
 func TestProtocolFramingVariants(t *testing.T) {
+	t.Parallel()
 	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
 	r := a8pStart(t, ws)
 	r.initialize(nil)
@@ -397,6 +398,7 @@ func TestProtocolFramingVariants(t *testing.T) {
 // Broken frames: the error reply (when the contract gives one) and a live
 // connection afterwards.
 func TestProtocolFramingErrors(t *testing.T) {
+	t.Parallel()
 	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
 	cases := []struct {
 		name string
@@ -465,6 +467,7 @@ func TestProtocolFramingErrors(t *testing.T) {
 }
 
 func TestProtocolFramingBatchOfValidRequests(t *testing.T) {
+	t.Parallel()
 	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
 	r := a8pStart(t, ws)
 	r.initialize(nil)
@@ -479,6 +482,7 @@ func TestProtocolFramingBatchOfValidRequests(t *testing.T) {
 }
 
 func TestProtocolFramingTruncatedBodyThenEOF(t *testing.T) {
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	ws := a8pWS(t, nil)
 	r := a8pStart(t, ws)
 	r.initialize(nil)
@@ -498,6 +502,7 @@ func TestProtocolFramingTruncatedBodyThenEOF(t *testing.T) {
 }
 
 func TestProtocolFramingLFOnlyHeaders(t *testing.T) {
+	t.Parallel()
 	// PROTOCOL.md says "LSP framing", whose header lines end in \r\n. A
 	// client that sends bare \n must not wedge the server for good: either
 	// the frame is served or it is rejected, and the next proper frame is
@@ -516,6 +521,7 @@ func TestProtocolFramingLFOnlyHeaders(t *testing.T) {
 // --- lifecycle ---------------------------------------------------------------
 
 func TestProtocolLifecycleBeforeInitialize(t *testing.T) {
+	t.Parallel()
 	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
 	r := a8pStart(t, ws)
 	// Notifications before initialize: no reply, no harm.
@@ -545,6 +551,7 @@ func TestProtocolLifecycleBeforeInitialize(t *testing.T) {
 }
 
 func TestProtocolLifecycleSecondInitialize(t *testing.T) {
+	t.Parallel()
 	r := a8pStart(t, a8pWS(t, nil))
 	r.initialize(nil)
 	m := r.call("initialize", map[string]any{"capabilities": map[string]any{}})
@@ -555,6 +562,7 @@ func TestProtocolLifecycleSecondInitialize(t *testing.T) {
 }
 
 func TestProtocolLifecycleShutdownThenRequests(t *testing.T) {
+	t.Parallel()
 	r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "alpha\n"}))
 	r.initialize(nil)
 	m := r.call("shutdown", nil)
@@ -578,6 +586,7 @@ func TestProtocolLifecycleShutdownThenRequests(t *testing.T) {
 }
 
 func TestProtocolLifecycleExitWithoutShutdown(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		init bool
@@ -609,6 +618,7 @@ func a8pWaitProcs(marker string, want bool, d time.Duration) bool {
 }
 
 func TestProtocolLifecycleStdinEOFKillsRunningWork(t *testing.T) {
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	r := a8pStart(t, a8pWS(t, nil))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	marker := fmt.Sprintf("3000.%d%d", os.Getpid(), time.Now().UnixNano()%1e6)
@@ -636,6 +646,7 @@ func TestProtocolLifecycleStdinEOFKillsRunningWork(t *testing.T) {
 }
 
 func TestProtocolLifecycleUnknownMethodsAndNotifications(t *testing.T) {
+	t.Parallel()
 	r := a8pStart(t, a8pWS(t, nil))
 	r.initialize(nil)
 	before := len(r.all())
@@ -658,6 +669,7 @@ func TestProtocolLifecycleUnknownMethodsAndNotifications(t *testing.T) {
 
 // Params of the wrong type: -32602 with a message naming the field.
 func TestProtocolLifecycleWrongParamTypes(t *testing.T) {
+	t.Parallel()
 	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
 	r := a8pStart(t, ws)
 	r.initialize(nil)
@@ -691,6 +703,7 @@ func TestProtocolLifecycleWrongParamTypes(t *testing.T) {
 }
 
 func TestProtocolLifecycleInvalidInitializationOptions(t *testing.T) {
+	t.Parallel()
 	ws := a8pWS(t, nil)
 	cases := []struct {
 		name   string
@@ -754,6 +767,7 @@ func TestProtocolLifecycleInvalidInitializationOptions(t *testing.T) {
 // --- cancellation ------------------------------------------------------------
 
 func TestProtocolCancelRunningCall(t *testing.T) {
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "alpha\n"}))
 	r.initialize(nil)
 	var lat []time.Duration
@@ -784,6 +798,7 @@ func TestProtocolCancelRunningCall(t *testing.T) {
 // JSON-RPC ids are any number or string; the server accepts requests with
 // ids beyond int32 and echoes them, so it must be able to cancel them too.
 func TestProtocolCancelLargeNumericID(t *testing.T) {
+	t.Parallel()
 	r := a8pStart(t, a8pWS(t, nil))
 	r.initialize(nil)
 	for _, id := range []int64{1<<31 + 5, 1<<40 + 7, -3} {
@@ -809,6 +824,7 @@ func TestProtocolCancelLargeNumericID(t *testing.T) {
 }
 
 func TestProtocolCancelHarmless(t *testing.T) {
+	t.Parallel()
 	r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "alpha\n"}))
 	r.initialize(nil)
 	// A finished call.
@@ -834,6 +850,7 @@ func TestProtocolCancelHarmless(t *testing.T) {
 }
 
 func TestProtocolCancelManyAtOnce(t *testing.T) {
+	t.Parallel()
 	r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "alpha\n"}))
 	r.initialize(nil)
 	const n = 40
@@ -859,6 +876,7 @@ func TestProtocolCancelManyAtOnce(t *testing.T) {
 }
 
 func TestProtocolCancelBatch(t *testing.T) {
+	t.Parallel()
 	r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "alpha\n"}))
 	r.initialize(nil)
 	id := r.request("tools/callBatch", map[string]any{"calls": []any{
@@ -876,6 +894,7 @@ func TestProtocolCancelBatch(t *testing.T) {
 }
 
 func TestProtocolTwoHundredCalls(t *testing.T) {
+	t.Parallel()
 	ws := a8pWS(t, nil)
 	for i := 0; i < 20; i++ {
 		os.WriteFile(filepath.Join(ws, fmt.Sprintf("f%02d.txt", i)), []byte(fmt.Sprintf("content-%02d\n", i)), 0o644)
@@ -896,6 +915,7 @@ func TestProtocolTwoHundredCalls(t *testing.T) {
 }
 
 func TestProtocolProgressShape(t *testing.T) {
+	t.Parallel()
 	r := a8pStart(t, a8pWS(t, nil))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	start := time.Now()
@@ -952,6 +972,7 @@ func TestProtocolProgressShape(t *testing.T) {
 // --- method shapes -----------------------------------------------------------
 
 func TestProtocolInitializeResultShape(t *testing.T) {
+	t.Parallel()
 	ws := a8pWS(t, nil)
 	r := a8pStart(t, ws)
 	res := r.initialize(map[string]any{"clientInfo": map[string]any{"name": "a8p", "version": "1"},
@@ -1026,6 +1047,7 @@ func a8pHas(list []string, s string) bool {
 }
 
 func TestProtocolToolsListShapes(t *testing.T) {
+	t.Parallel()
 	r := a8pStart(t, a8pWS(t, nil))
 	r.initialize(nil)
 	list := func(params any) []map[string]any {
@@ -1114,6 +1136,7 @@ func TestProtocolToolsListShapes(t *testing.T) {
 }
 
 func TestProtocolToolsCallShape(t *testing.T) {
+	t.Parallel()
 	png := []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R', 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89, 0, 0, 0, 13, 'I', 'D', 'A', 'T', 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0xf0, 0x1f, 0, 5, 0, 1, 0xff, 0x56, 0xc7, 0x2f, 0x0d, 0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82}
 	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n", "dot.png": string(png)})
 	r := a8pStart(t, ws)
@@ -1200,6 +1223,7 @@ func TestProtocolToolsCallShape(t *testing.T) {
 }
 
 func TestProtocolCallBatchShape(t *testing.T) {
+	t.Parallel()
 	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
 	r := a8pStart(t, ws)
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
@@ -1239,6 +1263,7 @@ func TestProtocolCallBatchShape(t *testing.T) {
 }
 
 func TestProtocolDetailsNotification(t *testing.T) {
+	t.Parallel()
 	ws := a8pWS(t, map[string]string{"old.txt": "one\ntwo\n"})
 	r := a8pStart(t, ws)
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
@@ -1310,6 +1335,7 @@ func TestProtocolDetailsNotification(t *testing.T) {
 }
 
 func TestProtocolConfirmRequest(t *testing.T) {
+	t.Parallel()
 	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
 	r := a8pStart(t, ws)
 	var mu sync.Mutex
@@ -1379,6 +1405,7 @@ func TestProtocolConfirmRequest(t *testing.T) {
 }
 
 func TestProtocolExternalChangeAndFolders(t *testing.T) {
+	t.Parallel()
 	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
 	other := a8pWS(t, map[string]string{"o.txt": "omega\n"})
 	r := a8pStart(t, ws)
@@ -1426,6 +1453,7 @@ func TestProtocolExternalChangeAndFolders(t *testing.T) {
 }
 
 func TestProtocolStdoutOnlyFramesWithLogs(t *testing.T) {
+	t.Parallel()
 	// Logging at debug to stderr must not leak onto stdout; the reader
 	// above records any non-frame bytes and the cleanup fails on them.
 	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
@@ -1502,6 +1530,7 @@ func a8pInitAndQuit(t *testing.T, in io.WriteCloser, out io.Reader) io.Reader {
 }
 
 func TestProtocolCancelKillsBashProcess(t *testing.T) {
+	t.Parallel()
 	r := a8pStart(t, a8pWS(t, nil))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	marker := fmt.Sprintf("3001.%d%d", os.Getpid(), time.Now().UnixNano()%1e6)
@@ -1549,6 +1578,7 @@ func TestProtocolCancelKillsBashProcess(t *testing.T) {
 // Issue 2: "a slow call cancelled by $/cancelRequest replies -32800 within
 // 100 ms while the others finish".
 func TestProtocolCancelAmongTwoHundred(t *testing.T) {
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
 	r := a8pStart(t, ws)
 	r.initialize(nil)
@@ -1580,6 +1610,7 @@ func TestProtocolCancelAmongTwoHundred(t *testing.T) {
 // Issue 2 acceptance: unknown tool, missing required field, wrong type,
 // extra fields, "limit": "10", file_path alias — exact outcomes.
 func TestProtocolInputNormalization(t *testing.T) {
+	t.Parallel()
 	lines := ""
 	for i := 1; i <= 30; i++ {
 		lines += fmt.Sprintf("line%d\n", i)
@@ -1646,6 +1677,7 @@ func TestProtocolInputNormalization(t *testing.T) {
 }
 
 func TestProtocolCallBatchParallel(t *testing.T) {
+	// Not parallel: it times calls running side by side, which busy neighbours on 2 cores stretch.
 	r := a8pStart(t, a8pWS(t, nil))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	const n, each = 4, 600 * time.Millisecond
@@ -1668,6 +1700,7 @@ func TestProtocolCallBatchParallel(t *testing.T) {
 }
 
 func TestProtocolListChanged(t *testing.T) {
+	t.Parallel()
 	ws := a8pWS(t, map[string]string{".agentls/keep": ""})
 	r := a8pStart(t, ws)
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
@@ -1707,6 +1740,7 @@ func TestProtocolListChanged(t *testing.T) {
 }
 
 func TestProtocolRootsFromInitialize(t *testing.T) {
+	t.Parallel()
 	cli := a8pWS(t, map[string]string{"w.txt": "from --root\n"})
 	byURI := a8pWS(t, map[string]string{"w.txt": "from rootUri\n"})
 	byFolder := a8pWS(t, map[string]string{"w.txt": "from workspaceFolders\n"})

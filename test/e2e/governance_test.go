@@ -236,6 +236,7 @@ func a7gSpillPath(t *testing.T, text string) string {
 // through the bash machinery: the tail is kept with the exact range shown,
 // the rest is spilled to a file read can open, and secrets are masked.
 func TestGovernanceExtensionOutputGoverned(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, nil)
 	token := a7gGitHubToken(t)
 	a7gExtension(t, ws, map[string]any{
@@ -279,6 +280,7 @@ func TestGovernanceExtensionOutputGoverned(t *testing.T) {
 // budget (65,536 bytes), the budget still cuts an extension tool's text at a
 // line boundary, names the lines shown and gives the read call that goes on.
 func TestGovernanceExtensionBudget(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, nil)
 	a7gExtension(t, ws, map[string]any{
 		"name": "big_out", "description": "Prints n numbered lines.",
@@ -310,6 +312,7 @@ func TestGovernanceExtensionBudget(t *testing.T) {
 // TestGovernanceExtensionTimeout: the definition's timeout ends the command
 // and its whole process group.
 func TestGovernanceExtensionTimeout(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, nil)
 	arg := a7gSleepArg(t)
 	a7gExtension(t, ws, map[string]any{
@@ -335,6 +338,7 @@ func TestGovernanceExtensionTimeout(t *testing.T) {
 // TestGovernanceExtensionPermissions: rules name extension tools by name;
 // deny refuses naming the rule, ask goes to tools/confirm.
 func TestGovernanceExtensionPermissions(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, nil)
 	a7gExtension(t, ws, map[string]any{
 		"name": "run_tests", "description": "Runs the tests.",
@@ -379,6 +383,7 @@ func TestGovernanceExtensionPermissions(t *testing.T) {
 // definition are annotations in tools/list (readOnly only when the shell
 // analysis agrees), and every call is in the audit log.
 func TestGovernanceExtensionLabelsAndAudit(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, nil)
 	obj := map[string]any{"type": "object", "properties": map[string]any{"p": map[string]any{"type": "string"}}}
 	a7gExtension(t, ws, map[string]any{"name": "ro_tool", "description": "Lists.", "inputSchema": obj, "command": "ls {{p}}", "readOnly": true})
@@ -501,6 +506,7 @@ func a7gAwaitUpstream(t *testing.T, ctx context.Context, c *harness.Client, u a7
 // whose tools become deferred <server>__<tool>; tool_search waits for the
 // first listing, finds them and sends tools/listChanged; calling works.
 func TestGovernanceUpstreamShapes(t *testing.T) {
+	t.Parallel()
 	for _, shape := range []string{"servers", "mcpServers"} {
 		t.Run(shape, func(t *testing.T) {
 			u := a7gNewUpstream(t, shape, nil)
@@ -539,6 +545,7 @@ func TestGovernanceUpstreamShapes(t *testing.T) {
 // TestGovernanceUpstreamPermissions: mcp__<server>__<tool> and mcp__<server>
 // rules deny and ask for upstream tools; the audit log records the calls.
 func TestGovernanceUpstreamPermissions(t *testing.T) {
+	t.Parallel()
 	u := a7gNewUpstream(t, "servers", nil)
 	writeFile(t, filepath.Join(u.up, "f.txt"), "upstream file\n")
 	cases := []struct {
@@ -604,6 +611,7 @@ func TestGovernanceUpstreamPermissions(t *testing.T) {
 // 65,536-byte budget is cut at a line with the read call that goes on in
 // the spill file, and a secret the upstream did not mask is masked here.
 func TestGovernanceUpstreamBudgetAndMasking(t *testing.T) {
+	t.Parallel()
 	secret := "a7g" + a7gAlnum(t, 29)
 	// The downstream's environment holds the secret; the upstream's entry
 	// clears it, so only the downstream knows it as a secret.
@@ -648,6 +656,7 @@ func TestGovernanceUpstreamBudgetAndMasking(t *testing.T) {
 // TestGovernanceUpstreamCrashRestart: a killed upstream answers with a clear
 // isError result and comes back after a backoff restart.
 func TestGovernanceUpstreamCrashRestart(t *testing.T) {
+	// Not parallel: the call right after the crash must beat the 100 ms restart, which busy neighbours on 2 cores can delay.
 	u := a7gNewUpstream(t, "servers", nil)
 	c, ctx := a7gSession(t, u.ws, "", nil, bypassOptions())
 	a7gAwaitUpstream(t, ctx, c, u)
@@ -693,6 +702,7 @@ func a7gAlive(pid int) bool {
 // reaches the client as tools/progress with the call's callId, and
 // cancelling the call kills the upstream's command.
 func TestGovernanceUpstreamProgressAndCancel(t *testing.T) {
+	t.Parallel()
 	u := a7gNewUpstream(t, "servers", nil)
 	c, ctx := a7gSession(t, u.ws, "", nil, bypassOptions())
 	a7gAwaitUpstream(t, ctx, c, u)
@@ -756,6 +766,7 @@ func TestGovernanceUpstreamProgressAndCancel(t *testing.T) {
 // says destructive: false (and whose command is harmless) is settled by a
 // workspace allow rule without asking.
 func TestGovernanceExtensionNonDestructiveAllowedByWorkspace(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions": {"allow": ["fixed_tool"]}}`})
 	a7gExtension(t, ws, map[string]any{
 		"name": "fixed_tool", "description": "Echoes hi.",

@@ -14,6 +14,10 @@ import (
 // memory stays within the bound for huge inputs with either backend, and
 // the match is still reported with its line number and the line's start.
 func TestGrepOfAHugeLineKeepsMemoryBounded(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("huge input")
+	}
 	a21hDisk(t)
 	dir := t.TempDir()
 	big := filepath.Join(dir, "long.txt")

@@ -303,6 +303,10 @@ func a21hL(n int) string { return fmt.Sprintf("L%08d", n) }
 // ---- read ----
 
 func TestHugeRead(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("huge input")
+	}
 	a21hDisk(t)
 
 	t.Run("ShortLines128MiB", func(t *testing.T) {
@@ -406,6 +410,10 @@ func TestHugeRead(t *testing.T) {
 // ---- grep ----
 
 func TestHugeGrep(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("huge input")
+	}
 	a21hDisk(t)
 	dir := t.TempDir()
 	const n = 13421773
@@ -544,6 +552,10 @@ func a21hNotices(text, prefix string) string {
 // ---- ls and find ----
 
 func TestHugeListing(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("huge input")
+	}
 	a21hDisk(t)
 	ws := a21hFastDir(t)
 	const entries = 100000
@@ -656,6 +668,10 @@ func a21hProgress(s *a21hServer, callID string) []harness.Note {
 }
 
 func TestHugeBash(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("huge input")
+	}
 	a21hDisk(t)
 
 	t.Run("Print200MiB", func(t *testing.T) {
@@ -779,6 +795,10 @@ func TestHugeBash(t *testing.T) {
 // ---- write and edit ----
 
 func TestHugeWriteEdit(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("huge input")
+	}
 	a21hDisk(t)
 
 	t.Run("Write16MiB", func(t *testing.T) {
@@ -884,6 +904,10 @@ func TestHugeWriteEdit(t *testing.T) {
 // ---- tools/callBatch ----
 
 func TestHugeBatch(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("huge input")
+	}
 	a21hDisk(t)
 	ws := t.TempDir()
 	const n = 3355444 // 10 bytes a line: 32 MiB

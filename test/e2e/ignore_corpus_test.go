@@ -17,6 +17,7 @@ import (
 // exactly what git ls-files --others --exclude-standard and git
 // check-ignore --no-index leave visible.
 func TestIgnoreCorpusAgreesWithGitForFindLsAndGrep(t *testing.T) {
+	t.Parallel()
 	if _, err := ignoretest.Git(t.TempDir(), nil, "--version"); err != nil {
 		t.Skip("git is not installed")
 	}

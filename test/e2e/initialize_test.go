@@ -299,6 +299,7 @@ func a3wSession(t *testing.T, files map[string]string, init map[string]any) (*a3
 }
 
 func TestInitializeInitializeResult(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "x\n"})
 	r := a3wStart(t, ws)
 	f := r.initialize(map[string]any{"rootUri": fileURI(ws), "clientInfo": map[string]any{"name": "initialize-test", "version": "1"}})
@@ -367,6 +368,7 @@ func TestInitializeInitializeResult(t *testing.T) {
 }
 
 func TestInitializeWorkspaceRoots(t *testing.T) {
+	t.Parallel()
 	a := resolvedWorkspace(t, map[string]string{"marker.txt": "folder A\n"})
 	b := resolvedWorkspace(t, map[string]string{"marker.txt": "folder B\n"})
 	c := resolvedWorkspace(t, map[string]string{"marker.txt": "folder C\n"})
@@ -424,6 +426,7 @@ func TestInitializeWorkspaceRoots(t *testing.T) {
 }
 
 func TestInitializeInitializationOptions(t *testing.T) {
+	t.Parallel()
 	bad := []struct {
 		name  string
 		opts  any
@@ -522,6 +525,7 @@ func TestInitializeInitializationOptions(t *testing.T) {
 }
 
 func TestInitializeLifecycle(t *testing.T) {
+	t.Parallel()
 	t.Run("before initialize", func(t *testing.T) {
 		r := a3wStart(t, resolvedWorkspace(t, nil))
 		for _, m := range []string{"tools/list", "tools/call", "shutdown"} {
@@ -618,6 +622,7 @@ func a3wProcs(arg string) []int {
 }
 
 func TestInitializeErrorCodes(t *testing.T) {
+	t.Parallel()
 	r, _ := a3wSession(t, map[string]string{"a.txt": "hello\n"}, nil)
 	idOf := func(f a3wFrame) any { return f.M["id"] }
 	cases := []struct {
@@ -749,6 +754,7 @@ func TestInitializeErrorCodes(t *testing.T) {
 }
 
 func TestInitializeDetailsBeforeReplyAndCallIDs(t *testing.T) {
+	t.Parallel()
 	old := "alpha\nbeta\ngamma\ndelta\n"
 	r, ws := a3wSession(t, map[string]string{"a.txt": old, "b.txt": "one\n"}, nil)
 	r.toolCall(t, "read", "", map[string]any{"path": "a.txt"})
@@ -828,6 +834,8 @@ func TestInitializeDetailsBeforeReplyAndCallIDs(t *testing.T) {
 	}
 }
 
+// Serial: the gaps are measured where the notes arrive, and neighbours
+// on a 2-core machine bunch them up.
 func TestInitializeProgress(t *testing.T) {
 	r, _ := a3wSession(t, nil, nil)
 	script := func(tag string) string {
@@ -919,6 +927,7 @@ func TestInitializeProgress(t *testing.T) {
 // be logged: it must not end the session (Errors: protocol errors use
 // JSON-RPC error codes; the connection goes on).
 func TestInitializeMalformedNotificationsKeepTheSession(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ name, body string }{
 		{"cancel without id", `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{}}`},
 		{"cancel with null id", `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":null}}`},
@@ -945,6 +954,7 @@ func TestInitializeMalformedNotificationsKeepTheSession(t *testing.T) {
 }
 
 func TestInitializeCancel(t *testing.T) {
+	t.Parallel()
 	r, ws := a3wSession(t, nil, nil)
 	cancel := func(t *testing.T, id any, params map[string]any) {
 		t.Helper()
@@ -1023,6 +1033,7 @@ func TestInitializeCancel(t *testing.T) {
 }
 
 func TestInitializeConfirmWire(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"victim.txt": "keep\n"})
 	r := a3wStart(t, ws)
 	r.initialize(map[string]any{
@@ -1090,6 +1101,7 @@ func TestInitializeConfirmWire(t *testing.T) {
 }
 
 func TestInitializeToolsListWire(t *testing.T) {
+	t.Parallel()
 	r, _ := a3wSession(t, map[string]string{"a.txt": "x\n"}, nil)
 	keys := func(m map[string]any) string {
 		var ks []string
@@ -1192,6 +1204,7 @@ func a3wRange(l1, c1, l2, c2 int) map[string]any {
 }
 
 func TestInitializeTextDocumentSync(t *testing.T) {
+	t.Parallel()
 	const disk = "disk one\ndisk two\n"
 	edit := func(old, nw string) map[string]any {
 		return map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": old, "newText": nw}}}
@@ -1329,6 +1342,7 @@ func TestInitializeTextDocumentSync(t *testing.T) {
 }
 
 func TestInitializeExternalChange(t *testing.T) {
+	t.Parallel()
 	r, ws := a3wSession(t, map[string]string{"read.txt": "v1\n", "unread.txt": "u1\n"}, nil)
 	r.toolCall(t, "read", "", map[string]any{"path": "read.txt"})
 	uri := fileURI(filepath.Join(ws, "read.txt"))
@@ -1380,6 +1394,7 @@ func TestInitializeExternalChange(t *testing.T) {
 }
 
 func TestInitializeSharedRulesOnTheWire(t *testing.T) {
+	t.Parallel()
 	outside := resolvedWorkspace(t, map[string]string{"secret-outside.txt": "outside\n"})
 	big := numberedLines(2500, func(i int) string { return fmt.Sprintf("row %d", i) })
 	r, ws := a3wSession(t, map[string]string{"a.txt": "alpha\n", "sp ace.txt": "spaced\n", "big.txt": big}, nil)
@@ -1461,6 +1476,7 @@ func TestInitializeSharedRulesOnTheWire(t *testing.T) {
 }
 
 func TestInitializeListChanged(t *testing.T) {
+	t.Parallel()
 	def := `{"name": "frobnicate_widgets", "description": "Frobnicate the widgets of the project.", "inputSchema": {"type": "object", "properties": {"widget": {"type": "string"}}}, "command": "echo frob {{widget}}", "readOnly": true, "deferred": true}`
 	r, _ := a3wSession(t, map[string]string{".agentls/tools/frob.json": def}, nil)
 	names := func() map[string]bool {

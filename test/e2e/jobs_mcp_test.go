@@ -15,6 +15,7 @@ import (
 )
 
 func TestBackgroundJobsOverMCP(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 30*time.Second)
 	ws := resolvedWorkspace(t, nil)
 	changed := make(chan struct{}, 4)

@@ -61,6 +61,10 @@ time.sleep(600)
 `
 
 func TestNoBackgroundJobOutlivesItsSession(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts and ends agentls many times, each ending waits out a kill grace")
+	}
 	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Fatal("python3 is needed for the client that is killed")
@@ -121,7 +125,9 @@ func harnessEnd(end func(ctx context.Context, c *harness.Client)) func(t *testin
 		}
 		_ = c.Conn.Notify(ctx, "initialized", map[string]any{})
 		r, err := c.TryCallTool(ctx, "bash", map[string]any{"command": jobSleeperCommand(marker), "run_in_background": true})
-		if err != nil || r.Details["status"] != "running" || !strings.Contains(r.Text(), "started") {
+		// Only the status: on a busy machine the reply can come before the
+		// job's "started" reaches its output; sleepersUp checks the processes.
+		if err != nil || r.Details["status"] != "running" {
 			return fmt.Sprintf("%s: start: %v %s", marker, err, r.Text())
 		}
 		if msg := sleepersUp(marker); msg != "" {

@@ -130,6 +130,7 @@ func a2cResultText(f map[string]any) string {
 }
 
 func TestLifecycleLifecycleExitsZero(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"src/config.ts": "export const a = 1;\nexport const b = 2;\n"})
 	c := harness.Start(t, harness.Options{Root: ws})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -179,6 +180,7 @@ func TestLifecycleLifecycleExitsZero(t *testing.T) {
 }
 
 func TestLifecycleTwoHundredCallsAndCancel(t *testing.T) {
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	files := map[string]string{}
 	for i := range 200 {
 		files[fmt.Sprintf("f%03d.txt", i)] = fmt.Sprintf("content-%03d\n", i)
@@ -243,6 +245,7 @@ func a2cProcs(arg string) []int {
 }
 
 func TestLifecycleClosingStdinCancelsAndExits(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
 	c, ctx := a2cStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	// A running command shows that the call's context really is cancelled.
@@ -276,6 +279,7 @@ func TestLifecycleClosingStdinCancelsAndExits(t *testing.T) {
 }
 
 func TestLifecycleInvalidUTF8OnTheWire(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"ok.txt": "fine\n", "bad.txt": "caf\xe9 au lait\n\xff\xfe\xfd end\n"})
 	if err := os.WriteFile(filepath.Join(ws, "name\xff.txt"), []byte("odd name\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -316,6 +320,7 @@ func TestLifecycleInvalidUTF8OnTheWire(t *testing.T) {
 }
 
 func TestLifecycleStdoutCarriesOnlyFrames(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
 	r := a2cStartRaw(t, ws, "AGENTLS_LOG_LEVEL=debug")
 	r.initialize()
@@ -355,6 +360,7 @@ func TestLifecycleStdoutCarriesOnlyFrames(t *testing.T) {
 }
 
 func TestLifecycleInputNormalizationAndErrors(t *testing.T) {
+	t.Parallel()
 	var twenty strings.Builder
 	for i := 1; i <= 20; i++ {
 		fmt.Fprintf(&twenty, "line %d\n", i)
@@ -469,6 +475,7 @@ func a2cWalkSchema(t *testing.T, where string, v any) {
 }
 
 func TestLifecycleToolsListFormats(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, nil)
 	c, ctx := a2cStart(t, ws, nil)
 	list := func(params any) []map[string]any {
@@ -593,6 +600,7 @@ func TestLifecycleToolsListFormats(t *testing.T) {
 }
 
 func TestLifecycleCLI(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"})
 	out, err := harness.Command(t, []string{"--version"}).Output()
 	if err != nil || !strings.Contains(string(out), "agentls") {
@@ -611,6 +619,7 @@ func TestLifecycleCLI(t *testing.T) {
 }
 
 func TestLifecyclePanicIsAResult(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
 	c, ctx := a2cStart(t, ws, nil)
 	r, err := c.TryCallTool(ctx, "test_panic", map[string]any{})
@@ -623,6 +632,7 @@ func TestLifecyclePanicIsAResult(t *testing.T) {
 }
 
 func TestLifecycleCallIDAndDetails(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
 	c, ctx := a2cStart(t, ws, nil)
 	var r harness.Result
@@ -646,6 +656,7 @@ func TestLifecycleCallIDAndDetails(t *testing.T) {
 }
 
 func TestLifecycleCallBatch(t *testing.T) {
+	// Not parallel: it times calls running side by side, which busy neighbours on 2 cores stretch.
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
 	c, ctx := a2cStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	type batch struct {
@@ -714,6 +725,7 @@ func TestLifecycleCallBatch(t *testing.T) {
 }
 
 func TestLifecycleInitializeParams(t *testing.T) {
+	t.Parallel()
 	ws1 := resolvedWorkspace(t, map[string]string{"one.txt": "one\n"})
 	ws2 := resolvedWorkspace(t, map[string]string{"two.txt": "two\n"})
 	other := resolvedWorkspace(t, map[string]string{"x.txt": "x\n"})
@@ -833,6 +845,7 @@ func a2cPathFixture(t *testing.T) (ws, sibling string) {
 }
 
 func TestLifecyclePathResolverRefusesHostileInputs(t *testing.T) {
+	t.Parallel()
 	ws, sibling := a2cPathFixture(t)
 	c, ctx := a2cStart(t, ws, nil)
 	const (
@@ -951,6 +964,7 @@ func TestLifecyclePathResolverRefusesHostileInputs(t *testing.T) {
 var a2cHeader = regexp.MustCompile(`(?m)^(\S+), lines (\d+)-(\d+) of (\d+)`)
 
 func TestLifecycleRead(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{
 		"src/config.ts": numberedLines(42, func(i int) string { return fmt.Sprintf("const v%d = %d;", i, i) }),
 		"big.txt":       numberedLines(2500, func(i int) string { return fmt.Sprintf("row %d", i) }),
@@ -1056,6 +1070,7 @@ func TestLifecycleRead(t *testing.T) {
 }
 
 func TestLifecycleCancelBatch(t *testing.T) {
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
 	r := a2cStartRaw(t, ws)
 	r.initialize()
@@ -1085,6 +1100,7 @@ func TestLifecycleCancelBatch(t *testing.T) {
 }
 
 func TestLifecycleLogFlags(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
 	logFile := filepath.Join(t.TempDir(), "agentls.log")
 	c := harness.Start(t, harness.Options{Root: ws, Args: []string{"--log-file", logFile, "--log-level", "debug"}})
@@ -1100,6 +1116,7 @@ func TestLifecycleLogFlags(t *testing.T) {
 }
 
 func TestLifecycleNumericEdgeCases(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"three.txt": "one\ntwo\nthree\n"})
 	c, ctx := a2cStart(t, ws, nil)
 	for _, tc := range []struct {
@@ -1133,6 +1150,7 @@ func TestLifecycleNumericEdgeCases(t *testing.T) {
 }
 
 func TestLifecycleReadCutsCharactersNotBytes(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"multi.txt": strings.Repeat("é", 2500) + "\n"})
 	c, ctx := a2cStart(t, ws, nil)
 	r := c.CallTool(ctx, "read", map[string]any{"path": "multi.txt"})

@@ -205,6 +205,7 @@ var a13lDefaultAllowed = map[string]map[int]string{
 // schema of tools/list is one this audit maps to a limit (and checks below),
 // and the schema bounds state the enforced numbers.
 func TestLimitsDescriptionNumbers(t *testing.T) {
+	t.Parallel()
 	c, ctx := a13lStart(t, t.TempDir(), nil)
 	tools := a13lTools(t, ctx, c)
 	for name, allowed := range a13lDefaultAllowed {
@@ -259,6 +260,7 @@ func TestLimitsDescriptionNumbers(t *testing.T) {
 // TestLimitsCLIDefaults: `agentls tools --limits` prints the defaults
 // docs/protocol.md's table gives.
 func TestLimitsCLIDefaults(t *testing.T) {
+	t.Parallel()
 	out, err := harness.Command(t, []string{"tools", "--limits"}).Output()
 	if err != nil {
 		t.Fatalf("agentls tools --limits: %v", err)
@@ -283,6 +285,7 @@ func TestLimitsCLIDefaults(t *testing.T) {
 // TestLimitsReadDefaults: 2000 lines, 51200 bytes, 2000 characters,
 // limit ≤ 2000, 3 suggestions, 5 MiB images — at and one past each.
 func TestLimitsReadDefaults(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a13lWrite(t, filepath.Join(ws, "l2000"), a13lLines(2000, strconv.Itoa))
 	a13lWrite(t, filepath.Join(ws, "l2001"), a13lLines(2001, strconv.Itoa))
@@ -363,6 +366,7 @@ func TestLimitsReadDefaults(t *testing.T) {
 // TestLimitsReadImageCap: a PNG of exactly 5242880 bytes is an image,
 // one byte more is not returned as an image.
 func TestLimitsReadImageCap(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89")
 	mk := func(name string, size int) {
@@ -396,6 +400,7 @@ func TestLimitsReadImageCap(t *testing.T) {
 // TestLimitsSearchDefaults: ls 500/5000, find 1000/10000, grep
 // 100/1000/20/500/51200 — at and one past each.
 func TestLimitsSearchDefaults(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a13lTouch(t, filepath.Join(ws, "ls500"), 500)
 	a13lTouch(t, filepath.Join(ws, "ls501"), 501)
@@ -480,6 +485,7 @@ func TestLimitsSearchDefaults(t *testing.T) {
 // TestLimitsBashDefaults: timeout ≤ 600, 2000 lines, 51200 bytes, at
 // most 20 failure lines from the cut part.
 func TestLimitsBashDefaults(t *testing.T) {
+	t.Parallel()
 	c, ctx := a13lStart(t, t.TempDir(), map[string]any{"mode": "bypass"})
 	t.Run("timeout 600 and 601", func(t *testing.T) {
 		r := c.CallTool(ctx, "bash", map[string]any{"command": "echo ok", "timeout": 600})
@@ -514,6 +520,7 @@ func TestLimitsBashDefaults(t *testing.T) {
 
 // TestLimitsToolSearchDefaults: default 5, maximum 20, up to 50 names.
 func TestLimitsToolSearchDefaults(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	for i := 1; i <= 55; i++ {
 		a13lWrite(t, filepath.Join(ws, ".agentls/tools", fmt.Sprintf("t%02d.json", i)),
@@ -688,6 +695,7 @@ func a13lCheckCustomCalls(t *testing.T, ctx context.Context, c *harness.Client) 
 // TestLimitsCustomInitOptions: limits in initializationOptions change
 // every description and every enforced number.
 func TestLimitsCustomInitOptions(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a13lCustomWorkspace(t, ws)
 	c, ctx := a13lStart(t, ws, map[string]any{"mode": "bypass", "limits": a13lCustom})
@@ -697,6 +705,7 @@ func TestLimitsCustomInitOptions(t *testing.T) {
 
 // TestLimitsCustomGrouped: {"read": {"lines": 37}} is {"readLines": 37}.
 func TestLimitsCustomGrouped(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a13lCustomWorkspace(t, ws)
 	grouped := map[string]any{
@@ -714,6 +723,7 @@ func TestLimitsCustomGrouped(t *testing.T) {
 // TestLimitsCustomSettingsFile: the same limits from
 // .agentls/settings.json.
 func TestLimitsCustomSettingsFile(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a13lCustomWorkspace(t, ws)
 	b, _ := json.Marshal(map[string]any{"limits": a13lCustom})
@@ -727,6 +737,7 @@ func TestLimitsCustomSettingsFile(t *testing.T) {
 // settings.local.json over settings.json; a file change rebuilds the tools
 // and sends tools/listChanged.
 func TestLimitsSettingsMergeAndLive(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a13lWrite(t, filepath.Join(ws, ".agentls/settings.json"), `{"limits": {"readLines": 31, "lsEntries": 32, "findPaths": 33}}`)
 	a13lWrite(t, filepath.Join(ws, ".agentls/settings.local.json"), `{"limits": {"lsEntries": 42, "findPaths": 43}}`)
@@ -769,6 +780,7 @@ func TestLimitsSettingsMergeAndLive(t *testing.T) {
 // type fails initialize with -32602 naming the field; an unknown key is a
 // window/logMessage warning.
 func TestLimitsBadInitOptions(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	for _, tc := range []struct {
 		name   string
@@ -845,6 +857,7 @@ func TestLimitsBadInitOptions(t *testing.T) {
 // that file's limits are ignored (its other, valid names too); an unknown
 // name is a warning.
 func TestLimitsBadSettingsFile(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a13lWrite(t, filepath.Join(ws, ".agentls/settings.json"), `{"limits": {"readLines": 0, "lsEntries": 7, "lsEntriez": 3}}`)
 	c, ctx := a13lStart(t, ws, nil)
@@ -868,6 +881,7 @@ func TestLimitsBadSettingsFile(t *testing.T) {
 // TestLimitsCustomBytes: readBytes and grepBytes alone (the other
 // custom limits would cut first).
 func TestLimitsCustomBytes(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a13lWrite(t, filepath.Join(ws, "bytes"), a13lLines(200, func(int) string { return strings.Repeat("r", 140) }))
 	a13lWrite(t, filepath.Join(ws, "g/bytes.txt"), a13lLines(200, func(i int) string { return "BIG " + strings.Repeat("b", 40) }))

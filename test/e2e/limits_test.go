@@ -12,6 +12,7 @@ import (
 // Limits a client sets in initializationOptions are what the tools enforce
 // and what tools/list tells the model; an unknown limit is a logged warning.
 func TestInitializationOptionLimitsAreEnforcedAndDescribed(t *testing.T) {
+	t.Parallel()
 	var lines strings.Builder
 	for i := 1; i <= 20; i++ {
 		fmt.Fprintf(&lines, "needle %d\n", i)

@@ -17,6 +17,7 @@ import (
 // tools/confirm question (its reason included), and the audit log; and
 // grep's redaction count says nothing of files the deny rules hide.
 func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
+	t.Parallel()
 	toks := a13sTokens()
 	secrets := a13sSecretFile(toks)
 	t.Run("read grep bash", func(t *testing.T) {

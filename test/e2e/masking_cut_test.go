@@ -17,6 +17,7 @@ const keyBodyLine = "MIIJQwIBADANBgkqhkiG9w0BAQEFAASCCS0wggkpAgEAAoICAQDa7vT8yK2
 // line limit of read and bash: it is masked whole before the line is cut,
 // so neither the head nor the tail shown keeps part of the key.
 func TestOneLineJSONKeyIsMaskedBeforeTheLineIsCut(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	body := strings.Repeat(keyBodyLine+`\n`, 50) // a 4096-bit key: over 3,000 characters
 	key := `{"type": "service_account", "project_id": "demo", "private_key": "-----BEGIN PRIVATE KEY-----\n` + body +

@@ -15,6 +15,7 @@ import (
 const kvSecret = "Xk2p9Lq7vR4mZt"
 
 func TestKeyValueSecretsAreMaskedThroughReadAndGrep(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	files := map[string]string{
 		"docker-compose.yml": "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: " + kvSecret + "\n",

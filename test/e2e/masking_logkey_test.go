@@ -12,6 +12,7 @@ import (
 // A private key printed in prefixed log lines (docker compose's
 // "web-1  | ") is masked through bash and grep, as it is through read.
 func TestKeyInPrefixedLogLinesIsMaskedThroughBashAndGrep(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	const p = "web-1  | "
 	const bodyLine = "MIIEowIBAAKCAQEA7vT8yK2mW9xR4pL7nB1cZ6aD0fH5jE2gU8iO3sXQ3vT8yK2m"

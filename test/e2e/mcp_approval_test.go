@@ -20,6 +20,7 @@ import (
 // client's answer, sent with the retried call, decides. The go-sdk client
 // fulfils input requests itself through its elicitation handler.
 func TestMCPApprovalOverMultiRoundTrip(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		decision string

@@ -130,6 +130,7 @@ func a15gCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name stri
 var a15gBypass = map[string]any{"mode": "bypass"}
 
 func TestMCPGoClientInitialize(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"", a15gLegacy} {
 		t.Run("version="+version, func(t *testing.T) {
 			ctx := testCtx(t, 10*time.Second)
@@ -167,6 +168,7 @@ func TestMCPGoClientInitialize(t *testing.T) {
 var a15gCoreTools = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
 
 func TestMCPGoClientToolsList(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	ws := resolvedWorkspace(t, nil)
 	c := a15gConnect(t, ctx, a15gOpts{root: ws})
@@ -237,6 +239,7 @@ func TestMCPGoClientToolsList(t *testing.T) {
 }
 
 func TestMCPGoClientReadGrepEdit(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	ws := resolvedWorkspace(t, map[string]string{"src/a.txt": "alpha\nbeta needle\ngamma\n"})
 	c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
@@ -300,6 +303,7 @@ func a15gCheckMeta(t *testing.T, tool string, res *mcp.CallToolResult) map[strin
 }
 
 func TestMCPGoClientBashProgress(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"", a15gLegacy} {
 		t.Run("version="+version, func(t *testing.T) {
 			ctx := testCtx(t, 10*time.Second)
@@ -408,6 +412,7 @@ func a15gWaitProcs(t *testing.T, marker string, present bool, d time.Duration) [
 }
 
 func TestMCPGoClientCancelKillsSleep(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 15*time.Second)
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "x\n"})
 	c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
@@ -443,6 +448,7 @@ func TestMCPGoClientCancelKillsSleep(t *testing.T) {
 }
 
 func TestMCPGoClientRoots(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 15*time.Second)
 	a := resolvedWorkspace(t, map[string]string{"ina.txt": "in a\n"})
 	b := resolvedWorkspace(t, map[string]string{"inb.txt": "in b\n"})
@@ -603,6 +609,7 @@ func a15gDeferredTool(t *testing.T, ws string) string {
 }
 
 func TestMCPGoClientToolSearchListChanged(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"", a15gLegacy} {
 		t.Run("version="+version, func(t *testing.T) {
 			ctx := testCtx(t, 10*time.Second)
@@ -639,6 +646,7 @@ func TestMCPGoClientToolSearchListChanged(t *testing.T) {
 }
 
 func TestMCPGoClientAsk(t *testing.T) {
+	t.Parallel()
 	type elicit struct {
 		action   string
 		decision string
@@ -725,6 +733,7 @@ func a15gPNG(t *testing.T) []byte {
 }
 
 func TestMCPGoClientImage(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
 	var gb, jb bytes.Buffer
@@ -769,6 +778,7 @@ func TestMCPGoClientImage(t *testing.T) {
 }
 
 func TestMCPGoClientSecretMasked(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	aws := "AKIAQ3EGRT7XKZP2LM4N"
 	gh := "ghp_" + strings.Repeat("aB3dE5fG7h", 3) + "J9kL1m"
@@ -799,6 +809,7 @@ func TestMCPGoClientSecretMasked(t *testing.T) {
 }
 
 func TestMCPGoClientCloseExits(t *testing.T) {
+	t.Parallel()
 	t.Run("sdk close", func(t *testing.T) {
 		ctx := testCtx(t, 10*time.Second)
 		ws := resolvedWorkspace(t, nil)
@@ -878,6 +889,7 @@ func (r a15gRaw) initialize(t *testing.T, v string) map[string]any {
 }
 
 func TestMCPGoClientRawProtocolVersions(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18"} {
 		t.Run(v, func(t *testing.T) {
 			ws := resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"})
@@ -919,6 +931,7 @@ func TestMCPGoClientRawProtocolVersions(t *testing.T) {
 }
 
 func TestMCPGoClientUnknownAndDeferredByName(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	ws := resolvedWorkspace(t, nil)
 	name := a15gDeferredTool(t, ws)
@@ -956,6 +969,7 @@ func TestMCPGoClientUnknownAndDeferredByName(t *testing.T) {
 }
 
 func TestMCPGoClientProgressGoverned(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	ws := resolvedWorkspace(t, nil)
 	gh := "ghp_" + strings.Repeat("Zq7Wx2Lp9K", 3) + "Rt5Yu8"
@@ -1005,6 +1019,7 @@ func TestMCPGoClientProgressGoverned(t *testing.T) {
 }
 
 func TestMCPGoClientAskMore(t *testing.T) {
+	t.Parallel()
 	gh := "ghp_" + strings.Repeat("Mn4Bv6Cx8Z", 3) + "Qw2Er4"
 	cases := []struct {
 		name      string
@@ -1076,6 +1091,7 @@ func TestMCPGoClientAskMore(t *testing.T) {
 // MCP: after notifications/cancelled no response is sent for the request,
 // and the command's process group is gone.
 func TestMCPGoClientRawCancelNoResponse(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, nil)
 	cfg := t.TempDir()
 	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, a15gBypass))

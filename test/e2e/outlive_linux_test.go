@@ -57,6 +57,10 @@ func markedProcesses(marker string) []int {
 }
 
 func TestNoProcessOutlivesAgentlsHoweverItEnds(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts and ends agentls 200 times")
+	}
 	ends := map[string]func(c *harness.Client){
 		"SIGKILL": func(c *harness.Client) { c.Cmd.Process.Signal(syscall.SIGKILL) },
 		"SIGTERM": func(c *harness.Client) { c.Cmd.Process.Signal(syscall.SIGTERM) },

@@ -80,6 +80,7 @@ func startConfirm(t *testing.T, files map[string]string, mode string) (*harness.
 }
 
 func TestAskFlowThroughTheEditor(t *testing.T) {
+	t.Parallel()
 	c, s, ws, ctx := startConfirm(t, map[string]string{"a.txt": "one two three\n"}, "")
 	a := filepath.Join(ws, "a.txt")
 	c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}) // read-only: no question
@@ -133,6 +134,7 @@ func TestAskFlowThroughTheEditor(t *testing.T) {
 }
 
 func TestCancelWhileAskingCancelsTheConfirm(t *testing.T) {
+	t.Parallel()
 	c, s, ws, ctx := startConfirm(t, map[string]string{"a.txt": "x\n"}, "")
 	c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 	s.block = make(chan struct{})
@@ -179,6 +181,7 @@ func TestCancelWhileAskingCancelsTheConfirm(t *testing.T) {
 }
 
 func TestSecretFilesAskAndStayOutOfSearches(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{".env": "API_TOKEN=findme-in-env-file\n", "src/a.go": "// findme-in-env-file mentioned in code\n"}
 	// Without the confirm capability, an ask is a denial telling the model why.
 	c, _, ctx := startWith(t, files, map[string]any{})
@@ -200,6 +203,7 @@ func TestSecretFilesAskAndStayOutOfSearches(t *testing.T) {
 }
 
 func TestModesAndDenyRules(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"a.txt": "a\n"}
 	cases := []struct {
 		name    string
@@ -235,6 +239,7 @@ func TestModesAndDenyRules(t *testing.T) {
 }
 
 func TestInvalidRuleInSettingsFileIsReportedAndSkippedAlone(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := startWith(t, map[string]string{
 		".agentls/settings.json": `{"permissions": {"allow": ["Bash(touch:*)", "Bash(npm test"]}}`,
 	}, map[string]any{})

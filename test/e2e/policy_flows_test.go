@@ -144,6 +144,7 @@ func a3pNeedsApproval(r harness.Result) bool {
 // Secret defaults: reading likely-secret files asks (reason names the
 // built-in), and is an approval-needed error without the confirm capability.
 func TestPolicySecretDefaultsAsk(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{
 		".env":         "TOKEN=zzsecretvalue1\n",
@@ -211,6 +212,7 @@ func TestPolicySecretDefaultsAsk(t *testing.T) {
 // Secret defaults and read rules govern grep/find/ls: a file whose reads are
 // denied never shows in a match or a listing.
 func TestPolicyReadRulesFilterSearchResults(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{
 		".env":             "NEEDLE_IN_ENV=1\n",
@@ -258,6 +260,7 @@ func TestPolicyReadRulesFilterSearchResults(t *testing.T) {
 // file), rejects are isError results with the user's message and change
 // nothing.
 func TestPolicyAskFlowEdit(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "alpha\nbeta\n", "b.txt": "one\ntwo\n"})
 	ctx := testCtx(t, 30*time.Second)
@@ -353,6 +356,7 @@ func TestPolicyAskFlowEdit(t *testing.T) {
 // The ask flow for bash: the preview is the command and its
 // classification; allowAlways is narrow; a write asks with a diff preview.
 func TestPolicyAskFlowBashAndWrite(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	ctx := testCtx(t, 30*time.Second)
 	asker := a3pNewAsker(a3pDecide("allowAlways", ""))
@@ -400,6 +404,7 @@ func TestPolicyAskFlowBashAndWrite(t *testing.T) {
 // the pending tools/confirm; a question nobody answers holds up only its
 // own call.
 func TestPolicyAskCancelAndUnanswered(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "alpha\n"})
 	ctx := testCtx(t, 30*time.Second)
@@ -470,6 +475,7 @@ func TestPolicyAskCancelAndUnanswered(t *testing.T) {
 // Without the confirm capability the server never sends tools/confirm; an
 // ask is an isError result asking for the user's approval, nothing changes.
 func TestPolicyNoConfirmCapability(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "alpha\n"})
 	ctx := testCtx(t, 30*time.Second)
@@ -528,6 +534,7 @@ func a3pClassify(r harness.Result) a3pOutcome {
 // Bash prefix and exact rules match every simple command of the parsed
 // line; wrappers never match a prefix rule; deny beats allow.
 func TestPolicyBashRuleMatching(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	ctx := testCtx(t, 30*time.Second)
 	c := a3pStart(t, ctx, ws, a3pOpts{init: map[string]any{"permissions": map[string]any{
@@ -589,6 +596,7 @@ func TestPolicyBashRuleMatching(t *testing.T) {
 // paths inside the workspace and symlinks are judged by the real path; tool
 // names are case-insensitive; Edit rules cover edit and write.
 func TestPolicyPathRuleMatching(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{
 		"top.txt":            "top\n",
@@ -669,6 +677,7 @@ func TestPolicyPathRuleMatching(t *testing.T) {
 // edits inside the workspace; readOnly denies everything not read-only;
 // bypass runs everything but deny rules; nothing writes inside .git/.
 func TestPolicyModes(t *testing.T) {
+	t.Parallel()
 	calls := []struct {
 		name string
 		tool string
@@ -719,6 +728,7 @@ func TestPolicyModes(t *testing.T) {
 
 // Denials are results that name the rule and say what the model can do.
 func TestPolicyDenialNamesRuleAndAlternative(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "a\n"})
 	ctx := testCtx(t, 30*time.Second)
@@ -778,6 +788,7 @@ func a3pSettings(t *testing.T, ws, cfg string, files map[string]any) {
 // Sources: initializationOptions > settings.local.json > settings.json >
 // user config; a project file cannot lift the built-in defaults.
 func TestPolicySettingsPrecedence(t *testing.T) {
+	t.Parallel()
 	mode := func(m string) map[string]any { return map[string]any{"mode": m} }
 	cases := []struct {
 		name  string
@@ -811,6 +822,7 @@ func TestPolicySettingsPrecedence(t *testing.T) {
 // A project file cannot lift the built-in defaults: secret reads still
 // ask, destructive bash still asks, .git/ is never written.
 func TestPolicyProjectCannotLiftBuiltins(t *testing.T) {
+	t.Parallel()
 	ws, cfg := t.TempDir(), t.TempDir()
 	writeFiles(t, ws, map[string]string{".env": "K=v\n", "k.pem": "x\n", "victim.txt": "v\n", ".git/HEAD": "ref: refs/heads/main\n"})
 	lift := map[string]any{"mode": "acceptEdits", "permissions": map[string]any{"allow": []string{
@@ -847,6 +859,7 @@ func TestPolicyProjectCannotLiftBuiltins(t *testing.T) {
 // Invalid rule syntax: the server starts, reports the file, the rule and
 // the position, and ignores that file whole.
 func TestPolicyInvalidRuleReported(t *testing.T) {
+	t.Parallel()
 	ws, cfg := t.TempDir(), t.TempDir()
 	writeFiles(t, ws, map[string]string{"x.txt": "x\n"})
 	a3pSettings(t, ws, cfg, map[string]any{
@@ -944,6 +957,7 @@ func a3pForty(t *testing.T, ws string) {
 // tool_search; a search ranks the relevant tool first with its schema,
 // activates it and sends tools/listChanged.
 func TestPolicyToolSearch(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a3pForty(t, ws)
 	ctx := testCtx(t, 30*time.Second)
@@ -1016,6 +1030,7 @@ func a3pContains(list []string, s string) bool {
 // Calling a deferred tool by name works and activates it; deferral is
 // automatic above deferThreshold (default 30, configurable).
 func TestPolicyDeferral(t *testing.T) {
+	t.Parallel()
 	t.Run("call by name", func(t *testing.T) {
 		ws := t.TempDir()
 		a3pForty(t, ws)
@@ -1094,6 +1109,7 @@ func TestPolicyDeferral(t *testing.T) {
 // An extension tool's template substitutes hostile input shell-quoted: the
 // injected command never runs; a missing optional argument is nothing.
 func TestPolicyExtensionHostileInput(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a3pTool(t, ws, map[string]any{
 		"name":        "run_tests",
@@ -1150,6 +1166,7 @@ func TestPolicyExtensionHostileInput(t *testing.T) {
 
 // Invalid extension definitions are reported and skipped; the others work.
 func TestPolicyExtensionInvalidDefinitions(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{
 		".agentls/tools/broken.json":   `{"name": "broken", "description": `,
@@ -1190,6 +1207,7 @@ func TestPolicyExtensionInvalidDefinitions(t *testing.T) {
 // failed) gives 20 entries with the right decisions and no secret values;
 // `agentls audit --tail N` prints the last N.
 func TestPolicyAuditLog(t *testing.T) {
+	t.Parallel()
 	ws, auditDir := t.TempDir(), t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "alpha\n", "secret.txt": "s\n", ".env": "X=1\n", "sub/b.txt": "b\n"})
 	const ghToken = "ghp_Zq8xR2mT5vW9yB3nK6pL1cJ4hF7gD0sA2eQ1"
@@ -1320,6 +1338,7 @@ func TestPolicyAuditLog(t *testing.T) {
 
 // tools/list formats and annotations, as PROTOCOL.md fixes them.
 func TestPolicyToolsListFormats(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a3pTool(t, ws, map[string]any{"name": "nuke_cache", "description": "Delete the build cache.", "inputSchema": map[string]any{"type": "object"},
 		"command": "rm -rf .cache", "destructive": true, "deferred": false})
@@ -1428,6 +1447,7 @@ func TestPolicyToolsListFormats(t *testing.T) {
 // Extension tools pass the same policy: a destructive one asks even in
 // acceptEdits, and a rule naming the tool denies it.
 func TestPolicyExtensionToolsAreGoverned(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{".cache/x": "x\n"})
 	a3pTool(t, ws, map[string]any{"name": "nuke_cache", "description": "Delete the build cache.", "inputSchema": map[string]any{"type": "object"},

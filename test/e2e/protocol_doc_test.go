@@ -41,6 +41,7 @@ func docMethods(t *testing.T, heading string) []string {
 // Every client→server method the doc names is served: none answers
 // MethodNotFound.
 func TestProtocolDocClientMethodsAreServed(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, nil)
 	for _, m := range docMethods(t, "Client → server") {
 		if m == "$/cancelRequest" || m == "workspace/didChangeWorkspaceFolders" || strings.HasPrefix(m, "textDocument/") {
@@ -63,6 +64,7 @@ func TestProtocolDocClientMethodsAreServed(t *testing.T) {
 
 // Every server→client method the doc names is sent somewhere in the code.
 func TestProtocolDocServerMethodsAreSent(t *testing.T) {
+	t.Parallel()
 	for _, m := range docMethods(t, "Server → client") {
 		out, _ := exec.Command("git", "-C", "../..", "grep", "-l", "-F", `"`+m+`"`, "--", "internal/*.go", "cmd/*.go").Output()
 		var prod []string

@@ -383,6 +383,10 @@ func a17lMixedCall(ctx context.Context, c *harness.Client, ws string, i int) err
 // tool, error paths, cancels and timeouts, then 200 didOpen/didClose: fds,
 // threads and children come back to the warm-up level.
 func TestLeakFDsThreadsChildrenAfterMixedBurst(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("soak: 500 calls then 200 documents")
+	}
 	a17lSkipNoProc(t)
 	ws := a17lWorkspace(t)
 	marker := fmt.Sprintf("a17lfd%d", time.Now().UnixNano())
@@ -468,6 +472,10 @@ func TestLeakFDsThreadsChildrenAfterMixedBurst(t *testing.T) {
 // TestLeakRSSThreadsReadGrep: 2000 reads/greps of small files keep
 // RSS growth under 50 MB and the thread count near its baseline.
 func TestLeakRSSThreadsReadGrep(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("soak: 2000 reads and greps")
+	}
 	a17lSkipNoProc(t)
 	ws := a17lWorkspace(t)
 	c, ctx := a17lStart(t, ws)
@@ -521,6 +529,10 @@ func TestLeakRSSThreadsReadGrep(t *testing.T) {
 // TestLeakChildProcesses: no process is left after each bash or
 // extension call returns, killed, timed-out and cancelled ones included.
 func TestLeakChildProcesses(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("soak: many cancelled and timed-out commands")
+	}
 	a17lSkipNoProc(t)
 	ws := a17lWorkspace(t)
 	marker := fmt.Sprintf("a17lch%d", time.Now().UnixNano())
@@ -591,6 +603,7 @@ func TestLeakChildProcesses(t *testing.T) {
 // TestLeakBackgroundChildKilledAtExit: a background child outlives
 // its call but not the server (shutdown+exit, and EOF).
 func TestLeakBackgroundChildKilledAtExit(t *testing.T) {
+	t.Parallel()
 	a17lSkipNoProc(t)
 	for _, how := range []string{"shutdownExit", "eof", "sigterm"} {
 		t.Run(how, func(t *testing.T) {
@@ -652,6 +665,7 @@ func a17lSpillIn(text, dir string) []string {
 // TestLeakSpillFiles: big outputs spill under the user cache dir;
 // the files are removed at shutdown+exit and at EOF.
 func TestLeakSpillFiles(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"shutdownExit", "eof", "sigterm"} {
 		t.Run(how, func(t *testing.T) {
 			ws := a17lWorkspace(t)
@@ -702,6 +716,7 @@ func TestLeakSpillFiles(t *testing.T) {
 // how many bytes were lost; the spill dir stays under 256 MiB, oldest
 // removed first.
 func TestLeakSpillCaps(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes ~330 MB through a pipe")
 	}
@@ -754,6 +769,10 @@ var a17lLost = regexp.MustCompile(`(\d+) bytes (?:more )?(?:were )?(?:not saved|
 // TestLeakTempFiles: no .agentls-tmp-* is left after writes and
 // edits, cancelled ones included.
 func TestLeakTempFiles(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("soak: writes and cancels 1 MiB files hundreds of times")
+	}
 	ws := a17lWorkspace(t)
 	c, ctx := a17lStart(t, ws)
 	big := strings.Repeat("0123456789abcdef\n", 1<<16) // ~1 MiB: gives a cancel time to land
@@ -815,6 +834,7 @@ func TestLeakTempFiles(t *testing.T) {
 
 // TestLeakAuditLogRotation: newest 20 files / 50 MB kept.
 func TestLeakAuditLogRotation(t *testing.T) {
+	t.Parallel()
 	const maxFiles, maxBytes = 20, 50 << 20
 	dir := t.TempDir()
 	ws := a17lWorkspace(t)
@@ -891,6 +911,7 @@ func a17lKeys(m map[string]int64) []string {
 // TestLeakOverlayDidClose: didClose frees the document; a read
 // after it sees the disk.
 func TestLeakOverlayDidClose(t *testing.T) {
+	t.Parallel()
 	ws := a17lWS(t, map[string]string{"a.txt": "disk text a17l\n"})
 	c, ctx := a17lStart(t, ws)
 	uri := a17lURI(filepath.Join(ws, "a.txt"))
@@ -919,6 +940,7 @@ func TestLeakOverlayDidClose(t *testing.T) {
 // TestLeakTempFilesAfterCrash: a temp file left by a killed agentls
 // is removed at the next start (ARCHITECTURE.md).
 func TestLeakTempFilesAfterCrash(t *testing.T) {
+	t.Parallel()
 	ws := a17lWS(t, map[string]string{"a.txt": "a\n"})
 	big := strings.Repeat("0123456789abcdef\n", 1<<20) // 17 MiB
 	var left []string
@@ -1005,6 +1027,10 @@ func a17lGoroutines(t *testing.T, ws string, work func(ctx context.Context, call
 // error paths leave no goroutine behind (counted in the runtime's SIGQUIT
 // dump, against a session that did only the warm-up).
 func TestLeakGoroutines(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("soak")
+	}
 	a17lSkipNoProc(t)
 	ws := a17lWorkspace(t)
 	warm := func(ctx context.Context, call func(ctx context.Context, name string, args any) error, conn jsonrpc2.Conn) {
@@ -1071,6 +1097,7 @@ func TestLeakGoroutines(t *testing.T) {
 // TestLeakNoZombies: background children whose parent exits come
 // back to agentls (subreaper) and are reaped when they exit.
 func TestLeakNoZombies(t *testing.T) {
+	t.Parallel()
 	a17lSkipNoProc(t)
 	ws := a17lWorkspace(t)
 	c, ctx := a17lStart(t, ws)
@@ -1092,6 +1119,10 @@ func TestLeakNoZombies(t *testing.T) {
 // TestLeakAuditLogBurst: a burst of big calls in one session keeps
 // the audit directory within its documented 50 MB.
 func TestLeakAuditLogBurst(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("soak: bursts of audited calls")
+	}
 	dir := t.TempDir()
 	ws := a17lWorkspace(t)
 	c, ctx := a17lStart(t, ws, "AGENTLS_AUDIT_DIR="+dir)
@@ -1188,6 +1219,10 @@ func (r *a17lRaw) callCancelled(method string, params any, d time.Duration, onDe
 // TestLeakCancelledWriteChangesNothing: a write or edit that
 // answers -32800 leaves no file, no temp file and no directory it created.
 func TestLeakCancelledWriteChangesNothing(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("soak: many cancelled large writes")
+	}
 	ws := a17lWorkspace(t)
 	r := a17lRawStart(t, ws)
 	big := strings.Repeat("0123456789abcdef\n", 1<<16)

@@ -116,6 +116,7 @@ func a18rLineWith(text, s string) string {
 // relative paths resolve against the first folder (docs/tools.md), and
 // workspaceFolders win over --root.
 func TestRootsTwoFolders(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	c, ctx := a18rStart(t, d, d.A, d.B)
 
@@ -191,6 +192,7 @@ func TestRootsTwoFolders(t *testing.T) {
 // symlinks leaving every folder are refused; a symlink from B into A is
 // inside the workspace.
 func TestRootsOutside(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	symlink(t, filepath.Join(d.C, "c.txt"), filepath.Join(d.B, "out.txt"))
 	symlink(t, d.C, filepath.Join(d.B, "outdir"))
@@ -244,6 +246,7 @@ func TestRootsOutside(t *testing.T) {
 // TestRootsSearchRoundTrip: grep/find/ls without a path cover every
 // folder, and each path they print can be passed back to read.
 func TestRootsSearchRoundTrip(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	writeFiles(t, d.A, map[string]string{"src/x.go": "package x // RT18 alpha\n"})
 	writeFiles(t, d.B, map[string]string{"src/x.go": "package x // RT18 beta\n", "lib/y.go": "package y // RT18 beta y\n"})
@@ -294,6 +297,7 @@ func TestRootsSearchRoundTrip(t *testing.T) {
 // TestRootsBashCwd: bash runs in the first folder by default and in
 // a `cwd` inside folder B when asked.
 func TestRootsBashCwd(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	c, ctx := a18rStart(t, d, d.A, d.B)
 	cases := []struct {
@@ -320,6 +324,7 @@ func TestRootsBashCwd(t *testing.T) {
 // TestRootsIgnorePerFolder: folder A's .gitignore hides nothing in
 // folder B, and B's hides nothing in A.
 func TestRootsIgnorePerFolder(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	writeFiles(t, d.A, map[string]string{".gitignore": "*.log\n", "a.log": "IGN18 alpha log\n", "a.tmp": "IGN18 alpha tmp\n"})
 	writeFiles(t, d.B, map[string]string{".gitignore": "*.tmp\n", "b.log": "IGN18 beta log\n", "b.tmp": "IGN18 beta tmp\n"})
@@ -352,6 +357,7 @@ func TestRootsIgnorePerFolder(t *testing.T) {
 // is read (docs/protocol.md: settings are read from the folders, and again
 // from added ones); its deny rules apply to paths in that folder.
 func TestRootsSettingsPerFolder(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	writeFiles(t, d.A, map[string]string{
 		".agentls/settings.json": `{"permissions": {"deny": ["Read(adeny.txt)"]}}`,
@@ -414,6 +420,7 @@ func TestRootsSettingsPerFolder(t *testing.T) {
 // removes folders live; a removed folder's read stamps are forgotten
 // (docs/protocol.md: "re-added, its files need fresh reads").
 func TestRootsFolderChanges(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	c, ctx := a18rStart(t, d, d.A)
 	pb := filepath.Join(d.B, "b.txt")
@@ -511,6 +518,7 @@ func a18rWaitChange(t *testing.T, c *harness.Client, p, kind string, readStale b
 // TestRootsExternalChange: files read in the second folder and in a
 // folder added mid-session are watched; the folder removed is not.
 func TestRootsExternalChange(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	c, ctx := a18rStart(t, d, d.A, d.B)
 
@@ -639,6 +647,7 @@ func (m *a18rMCP) tool(t *testing.T, ctx context.Context, name string, args any)
 // outside them is refused; grep without a path covers every root and its
 // paths read back.
 func TestRootsMCPClientRoots(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	m, ctx := a18rStartMCP(t, []map[string]any{a18rFolder(d.A), a18rFolder(d.B)}, "--root", d.C)
 
@@ -695,6 +704,7 @@ func TestRootsMCPClientRoots(t *testing.T) {
 // new root's settings apply (docs/protocol.md: configuration follows the
 // folders).
 func TestRootsMCPListChanged(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	writeFiles(t, d.C, map[string]string{
 		".agentls/settings.json": `{"permissions": {"deny": ["Read(cdeny.txt)"]}}`,
@@ -739,6 +749,7 @@ func TestRootsMCPListChanged(t *testing.T) {
 // TestRootsMCPNoRootsCapability: a client without the roots
 // capability gets --root and is never sent roots/list.
 func TestRootsMCPNoRootsCapability(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	m, ctx := a18rStartMCP(t, nil, "--root", d.C)
 	wantResult(t, "relative in --root", m.tool(t, ctx, "read", map[string]any{"path": "c.txt"}), false, "gamma outside file")
@@ -761,6 +772,7 @@ func TestRootsMCPNoRootsCapability(t *testing.T) {
 // TestRootsMCPNonFileRoots: roots whose URI is not file:// do not
 // become folders; the session goes on with the file roots.
 func TestRootsMCPNonFileRoots(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	m, ctx := a18rStartMCP(t, []map[string]any{
 		{"uri": "https://example.com/repo", "name": "web"},
@@ -779,6 +791,7 @@ func TestRootsMCPNonFileRoots(t *testing.T) {
 // second folder (read's header, grep's and find's paths under `path`) must
 // name that file when passed back, not its namesake in the first folder.
 func TestRootsPathsRoundTrip(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	writeFiles(t, d.A, map[string]string{"sub/deep.txt": "alpha deep\n"})
 	c, ctx := a18rStart(t, d, d.A, d.B)
@@ -817,6 +830,7 @@ func TestRootsPathsRoundTrip(t *testing.T) {
 // TestRootsInitPrecedence: workspaceFolders, else rootUri, else
 // rootPath, else --root (docs/protocol.md initialize).
 func TestRootsInitPrecedence(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	cases := []struct {
 		name   string
@@ -840,6 +854,7 @@ func TestRootsInitPrecedence(t *testing.T) {
 // other folders, which relative paths cannot reach, with the call that
 // lists one; a listing inside a folder does not repeat it.
 func TestRootsLsNamesOtherFolders(t *testing.T) {
+	t.Parallel()
 	d := a18rNewDirs(t)
 	c, ctx := a18rStart(t, d, d.A, d.B)
 	r := c.CallTool(ctx, "ls", map[string]any{})

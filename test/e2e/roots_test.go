@@ -74,6 +74,7 @@ func rootsCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name str
 // /etc/hostname` worked). The good roots are kept and the stale one named;
 // with none usable every call fails naming the roots.
 func TestStaleMCPRootNeverFallsBackToTheWorkingDirectory(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 30*time.Second)
 	cwd := resolvedWorkspace(t, map[string]string{"cwd-secret.txt": "CWD SECRET\n"})
 	good := resolvedWorkspace(t, map[string]string{"g.txt": "good root\n"})
@@ -141,6 +142,7 @@ func TestStaleMCPRootNeverFallsBackToTheWorkingDirectory(t *testing.T) {
 // good ones are the workspace; with none usable the command exits 2 naming
 // them, never running on the working directory.
 func TestBadRootFlagIsSkippedAndNoneUsableExits2(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 30*time.Second)
 	cwd := resolvedWorkspace(t, map[string]string{"cwd-secret.txt": "CWD SECRET\n"})
 	good := resolvedWorkspace(t, map[string]string{"g.txt": "good root\n", "f.txt": "a file\n"})
@@ -195,6 +197,7 @@ func TestBadRootFlagIsSkippedAndNoneUsableExits2(t *testing.T) {
 // usable, every call fails naming them, never running on --root or the
 // folders from before.
 func TestUnusableWorkspaceFolderIsSkippedAndShownToTheUser(t *testing.T) {
+	t.Parallel()
 	decoy := resolvedWorkspace(t, map[string]string{"decoy.txt": "DECOY ROOT\n"})
 	good := resolvedWorkspace(t, map[string]string{"g.txt": "good folder\n"})
 	missing := filepath.Join(good, "gone")

@@ -56,6 +56,7 @@ func requireSandbox(t *testing.T, res map[string]any) {
 }
 
 func TestSandboxAutoAllowRunsCommandsThatWouldAsk(t *testing.T) {
+	t.Parallel()
 	c, s, ws, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, nil)
 	requireSandbox(t, res)
 	r := c.CallTool(ctx, "bash", map[string]any{"command": "echo built > out.txt && cat out.txt"})
@@ -71,6 +72,7 @@ func TestSandboxAutoAllowRunsCommandsThatWouldAsk(t *testing.T) {
 }
 
 func TestSandboxWithoutAutoAllowStillAsks(t *testing.T) {
+	t.Parallel()
 	c, s, _, ctx, res := startSandboxed(t, map[string]any{"enabled": true}, nil)
 	requireSandbox(t, res)
 	s.answers = []map[string]any{{"decision": "allowOnce"}}
@@ -81,6 +83,7 @@ func TestSandboxWithoutAutoAllowStillAsks(t *testing.T) {
 }
 
 func TestSandboxUserAskRuleStillAsks(t *testing.T) {
+	t.Parallel()
 	c, s, ws, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, map[string]any{"ask": []any{"Bash(touch:*)"}})
 	requireSandbox(t, res)
 	r := c.CallTool(ctx, "bash", map[string]any{"command": "touch asked.txt"})
@@ -93,6 +96,7 @@ func TestSandboxUserAskRuleStillAsks(t *testing.T) {
 }
 
 func TestSandboxExcludedCommandsRunOutsideAndAsk(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	c, s, _, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true, "excludedCommands": []any{"touch:*"}}, nil)
 	requireSandbox(t, res)
@@ -108,6 +112,7 @@ func TestSandboxExcludedCommandsRunOutsideAndAsk(t *testing.T) {
 }
 
 func TestSandboxNamesWhatItBlocked(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -139,6 +144,7 @@ func TestSandboxNamesWhatItBlocked(t *testing.T) {
 }
 
 func TestSandboxUnavailableWithFailIfUnavailableRefusesEveryCommand(t *testing.T) {
+	t.Parallel()
 	c, s, ws, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "failIfUnavailable": true, "autoAllowBashIfSandboxed": true}, nil,
 		"AGENTLS_SANDBOX_UNAVAILABLE=simulated: no Landlock")
 	st := sandboxStatus(t, res)
@@ -157,6 +163,7 @@ func TestSandboxUnavailableWithFailIfUnavailableRefusesEveryCommand(t *testing.T
 }
 
 func TestSandboxUnavailableFallsBackToThePermissionFlow(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	c, s, _, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, nil,
 		"AGENTLS_SANDBOX_UNAVAILABLE=simulated: no Landlock")
@@ -179,6 +186,7 @@ func TestSandboxUnavailableFallsBackToThePermissionFlow(t *testing.T) {
 }
 
 func TestBrokenSandboxSettingKeepsTheSandboxOn(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"sandbox": {"enabled": "yes", "autoAllowBashIfSandboxed": true}}`})
 	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"AGENTLS_SANDBOX_UNAVAILABLE=simulated"}})
@@ -200,6 +208,7 @@ func fileExists(p string) bool { _, err := os.Lstat(p); return err == nil }
 // A background job is confined exactly as a foreground command: the
 // sandbox's auto-allow must not start an unconfined job.
 func TestSandboxConfinesBackgroundJobs(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	c, s, ws, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, nil)
 	requireSandbox(t, res)

@@ -211,6 +211,7 @@ func a13sCtx(t *testing.T) context.Context {
 // documented placeholder, keeps the key of an assignment, finds glued and
 // URL-escaped GitHub tokens, and counts redactions.
 func TestSecretsReadMasksEveryKind(t *testing.T) {
+	t.Parallel()
 	ctx := a13sCtx(t)
 	toks := a13sTokens()
 	ws := a13sWS(t, map[string]string{"secrets.txt": a13sSecretFile(toks)})
@@ -269,6 +270,7 @@ func TestSecretsReadMasksEveryKind(t *testing.T) {
 // TestSecretsGrepMatchAndContext: match lines, context lines and PEM
 // body lines are masked by both grep backends.
 func TestSecretsGrepMatchAndContext(t *testing.T) {
+	t.Parallel()
 	toks := a13sTokens()
 	gh, aws, slack := a13sTok1(toks, "github"), a13sTok1(toks, "aws"), a13sTok1(toks, "slack")
 	body := "before " + aws.line + "\nneedle here " + gh.line + "\nafter " + slack.line + "\n\n" + a13sTok1(toks, "pem").line + "\n"
@@ -306,6 +308,7 @@ func TestSecretsGrepMatchAndContext(t *testing.T) {
 // TestSecretsListingNames: a file named like a token, and a symlink
 // pointing at it, leave ls and find masked.
 func TestSecretsListingNames(t *testing.T) {
+	t.Parallel()
 	ctx := a13sCtx(t)
 	toks := a13sTokens()
 	gh := a13sTok1(toks, "github")
@@ -330,6 +333,7 @@ func TestSecretsListingNames(t *testing.T) {
 // TextEdits), the fuzzy snippet, dryRun, the not-found region and the
 // several-matches error are masked; the disk holds the real bytes.
 func TestSecretsEditChannels(t *testing.T) {
+	t.Parallel()
 	ctx := a13sCtx(t)
 	toks := a13sTokens()
 	gh, aws, slack, google, gl := a13sTok1(toks, "github"), a13sTok1(toks, "aws"), a13sTok1(toks, "slack"), a13sTok1(toks, "google"), a13sTok1(toks, "gitlab")
@@ -443,6 +447,7 @@ func TestSecretsEditChannels(t *testing.T) {
 // TestSecretsWrite: create and overwrite results and diffs are masked,
 // the bytes on disk are exactly the content sent.
 func TestSecretsWrite(t *testing.T) {
+	t.Parallel()
 	ctx := a13sCtx(t)
 	toks := a13sTokens()
 	content := a13sSecretFile(toks)
@@ -478,6 +483,7 @@ func TestSecretsWrite(t *testing.T) {
 // part, and a read of the spill file are masked; so is a secret-looking
 // variable of the server's own environment.
 func TestSecretsBash(t *testing.T) {
+	t.Parallel()
 	ctx := a13sCtx(t)
 	toks := a13sTokens()
 	envVal := a13sRand("envsecret", 30, a13sAlnum)
@@ -549,6 +555,7 @@ func TestSecretsBash(t *testing.T) {
 // TestSecretsConfirm: the arguments and preview of tools/confirm are
 // masked (bash command, edit diff, write content), and the denial too.
 func TestSecretsConfirm(t *testing.T) {
+	t.Parallel()
 	ctx := a13sCtx(t)
 	toks := a13sTokens()
 	gh, slack, aws := a13sTok1(toks, "github"), a13sTok1(toks, "slack"), a13sTok1(toks, "aws")
@@ -611,6 +618,7 @@ func TestSecretsConfirm(t *testing.T) {
 // TestSecretsAuditLog: no line of the audit log (nor `agentls audit`)
 // holds a secret from the arguments.
 func TestSecretsAuditLog(t *testing.T) {
+	t.Parallel()
 	ctx := a13sCtx(t)
 	toks := a13sTokens()
 	gh, gl := a13sTok1(toks, "github"), a13sTok1(toks, "gitlab")
@@ -667,6 +675,7 @@ func TestSecretsAuditLog(t *testing.T) {
 // TestSecretsLogs: settings problems and unknown-option warnings sent as
 // window/logMessage, and the log file at debug level, hold no secret.
 func TestSecretsLogs(t *testing.T) {
+	t.Parallel()
 	ctx := a13sCtx(t)
 	toks := a13sTokens()
 	gh, slack := a13sTok1(toks, "github"), a13sTok1(toks, "slack")
@@ -703,6 +712,7 @@ func TestSecretsLogs(t *testing.T) {
 // TestSecretsErrorEcho: errors that quote the caller's arguments (bad
 // values, invalid patterns, missing paths, unknown tools) mask them.
 func TestSecretsErrorEcho(t *testing.T) {
+	t.Parallel()
 	ctx := a13sCtx(t)
 	toks := a13sTokens()
 	gh, gl, google, aws := a13sTok1(toks, "github"), a13sTok1(toks, "gitlab"), a13sTok1(toks, "google"), a13sTok1(toks, "aws")
@@ -743,6 +753,7 @@ func TestSecretsErrorEcho(t *testing.T) {
 // TestSecretsNoCorruption: ordinary look-alikes stay byte-exact and an
 // image's base64 is untouched.
 func TestSecretsNoCorruption(t *testing.T) {
+	t.Parallel()
 	ctx := a13sCtx(t)
 	lines := []string{
 		"commit " + a13sRand("sha", 40, a13sHex),
@@ -803,6 +814,7 @@ func TestSecretsNoCorruption(t *testing.T) {
 // TestSecretsCutNeverHalf: a token straddling read's and grep's line
 // cut never shows a piece of itself.
 func TestSecretsCutNeverHalf(t *testing.T) {
+	t.Parallel()
 	ctx := a13sCtx(t)
 	toks := a13sTokens()
 	gh := a13sTok1(toks, "github")
@@ -824,6 +836,7 @@ func TestSecretsCutNeverHalf(t *testing.T) {
 // TestSecretsCLI: `agentls call` prints masked text and masked JSON,
 // and its stderr holds no secret.
 func TestSecretsCLI(t *testing.T) {
+	t.Parallel()
 	toks := a13sTokens()
 	gh := a13sTok1(toks, "github")
 	ws := a13sWS(t, map[string]string{"s.txt": a13sSecretFile(toks)})

@@ -200,6 +200,7 @@ func a5xGoFile(s a5xSecrets) string {
 }
 
 func TestSecretsMaskedRead(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	x := a5xStart(t, a5xOpts{files: map[string]string{
 		"a.txt":   "first\ntoken = " + s.GH + "\naws=" + s.AWS + "\nlast\n",
@@ -263,6 +264,7 @@ func TestSecretsMaskedRead(t *testing.T) {
 }
 
 func TestSecretsMaskedGrep(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	files := map[string]string{
 		"a.txt":  "alpha\ntoken = " + s.GH + "\nneedle here\nbeta\n",
@@ -305,6 +307,7 @@ func TestSecretsMaskedGrep(t *testing.T) {
 // secret masker". The same name printed by bash (`ls`) is masked, so the
 // listing tools' text must be too.
 func TestSecretsMaskedFileNames(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	name := s.GH + ".txt"
 	x := a5xStart(t, a5xOpts{files: map[string]string{name: "hello needle\n"}})
@@ -331,6 +334,7 @@ func TestSecretsMaskedFileNames(t *testing.T) {
 }
 
 func TestSecretsMaskedBash(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	// The command line never holds the whole token: the shell assembles it.
 	half := len(s.GH) / 2
@@ -368,6 +372,7 @@ func TestSecretsMaskedBash(t *testing.T) {
 var a5xSpillRe = regexp.MustCompile(`read \{"path": "([^"]+)"`)
 
 func TestSecretsMaskedBashSpill(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	half := len(s.GH) / 2
 	cmd := fmt.Sprintf(`t1=%s; t2=%s; echo "error: auth failed ${t1}${t2}"; seq 1 3000; echo "tail ${t1}${t2}"`, s.GH[:half], s.GH[half:])
@@ -391,6 +396,7 @@ func TestSecretsMaskedBashSpill(t *testing.T) {
 }
 
 func TestSecretsMaskedBashProgress(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	half := len(s.GH) / 2
 	cmd := fmt.Sprintf(`t1=%s; t2=%s; echo "live ${t1}${t2}"; echo "live2 $A5X_SERVICE_API_KEY"; sleep 1; echo done`, s.GH[:half], s.GH[half:])
@@ -427,6 +433,7 @@ func a5xDetailsNotes(c *harness.Client, callID string) []json.RawMessage {
 }
 
 func TestSecretsMaskedEdit(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	src := a5xGoFile(s)
 	tests := []struct {
@@ -532,6 +539,7 @@ func TestSecretsMaskedEdit(t *testing.T) {
 }
 
 func TestSecretsMaskedWrite(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	tests := []struct {
 		name    string
@@ -579,6 +587,7 @@ var a5xPlaceholderRe = regexp.MustCompile(`\[REDACTED:[a-z0-9-]+\]`)
 
 // Round trip: the model only ever sees the placeholder.
 func TestSecretsMaskedRoundTrip(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	src := a5xGoFile(s)
 	t.Run("edit a nearby line", func(t *testing.T) {
@@ -655,6 +664,7 @@ func (l *a5xConfirmLog) get(method string) []json.RawMessage {
 }
 
 func TestSecretsMaskedConfirm(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	allow := func(method string, _ json.RawMessage) (any, error) {
 		return map[string]any{"decision": "allowOnce"}, nil
@@ -710,6 +720,7 @@ func TestSecretsMaskedConfirm(t *testing.T) {
 }
 
 func TestSecretsMaskedDiagnostics(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	var log a5xConfirmLog
 	answer := func(method string, p json.RawMessage) (any, error) {
@@ -777,6 +788,7 @@ func a5xApply(t *testing.T, text string, edits []struct {
 }
 
 func TestSecretsMaskedApplyEdit(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	src := a5xGoFile(s)
 	var log a5xConfirmLog
@@ -846,6 +858,7 @@ func TestSecretsMaskedApplyEdit(t *testing.T) {
 }
 
 func TestSecretsMaskedExternalChange(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	x := a5xStart(t, a5xOpts{files: map[string]string{"a.go": a5xGoFile(s)}})
 	x.call(t, "read", map[string]any{"path": "a.go"})
@@ -861,6 +874,7 @@ func TestSecretsMaskedExternalChange(t *testing.T) {
 }
 
 func TestSecretsMaskedLogMessage(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	settings := `{"permissions": {"allow": ["Bash(curl -H 'Authorization: token ` + s.GH + `'"]}}`
 	ext := `{"name": "a5x bad name", "description": "uses ` + s.GH2 + `", "inputSchema": {"type": "object"}, "command": "echo ` + s.GH2 + `"}`
@@ -881,6 +895,7 @@ func TestSecretsMaskedLogMessage(t *testing.T) {
 }
 
 func TestSecretsMaskedExtensionTool(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	def := map[string]any{
 		"name": "a5x_show", "description": "Print a value and the secret file.",
@@ -900,6 +915,7 @@ func TestSecretsMaskedExtensionTool(t *testing.T) {
 }
 
 func TestSecretsMaskedAuditLog(t *testing.T) {
+	t.Parallel()
 	s := a5xNewSecrets()
 	dir := t.TempDir()
 	x := a5xStart(t, a5xOpts{env: []string{"AGENTLS_AUDIT_DIR=" + dir}, files: map[string]string{"a.go": a5xGoFile(s)}})

@@ -20,6 +20,7 @@ const (
 // No secret value of the fixture reaches the model through read, grep or
 // bash; ordinary high-entropy text is left alone.
 func TestSecretsNeverReachTheModel(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{
 		".env":        "OPENAI_API_KEY=" + openAIKey + "\nDB_PASSWORD=" + dbPassword + "\nDEBUG=true\n",

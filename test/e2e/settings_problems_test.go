@@ -29,6 +29,7 @@ var (
 // window/showMessage to the user, an error, or a warning for a rule kept
 // that never matches.
 func TestSettingsProblemsShownToTheEditorUser(t *testing.T) {
+	t.Parallel()
 	t.Run("invalid JSON is an error message", func(t *testing.T) {
 		ws := t.TempDir()
 		writeFiles(t, ws, map[string]string{".agentls/settings.json": "{\n  \"permissions\": {\"deny\": [\"Bash(rm:*)\"],}\n}\n"})
@@ -87,6 +88,7 @@ func TestSettingsProblemsShownToTheEditorUser(t *testing.T) {
 // error or warning), which hosts show the user, even before the client
 // picks a level with logging/setLevel.
 func TestSettingsProblemsSentToTheMCPClient(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, settings, level string
 		want                  []string

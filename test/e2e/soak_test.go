@@ -26,10 +26,14 @@ const (
 	soakRSS    = 64 << 20
 )
 
-// After 30,000 pipelined calls (up to 1,000 unanswered) and 5 s of idle, the server's resident set
-// is at most 64 MiB, in LSP mode and in MCP mode (agentls mcp), and every
+// After 30,000 pipelined calls (up to 1,000 unanswered) and at most 5 s of idle, the server's
+// resident set is at most 64 MiB, in LSP mode and in MCP mode (agentls mcp), and every
 // call was answered.
 func TestManyPipelinedCallsKeepMemoryBounded(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("soak: pipelines many thousands of calls")
+	}
 	if runtime.GOOS != "linux" {
 		t.Skip("resident set read from /proc (Linux only)")
 	}
@@ -102,9 +106,12 @@ func TestManyPipelinedCallsKeepMemoryBounded(t *testing.T) {
 			case <-time.After(2 * time.Minute):
 				t.Fatalf("not all calls answered in 2 minutes")
 			}
-			time.Sleep(5 * time.Second)
-			rss := soakRSSOf(t, cmd.Process.Pid)
-			t.Logf("%s: %d calls answered; RSS after 5 s idle: %d MiB", mode, soakCalls, rss>>20)
+			// Idle RSS only falls (the scavenger returns pages): the bound
+			// holds once it is met, so wait up to the 5 s, not always 5 s.
+			idle := time.Now()
+			var rss int64
+			waitUntil(5*time.Second, func() bool { rss = soakRSSOf(t, cmd.Process.Pid); return rss <= soakRSS })
+			t.Logf("%s: %d calls answered; RSS after %v idle: %d MiB", mode, soakCalls, time.Since(idle).Round(time.Millisecond), rss>>20)
 			if rss > soakRSS {
 				t.Errorf("%s: RSS %d MiB after %d calls and 5 s idle, want ≤ %d MiB", mode, rss>>20, soakCalls, soakRSS>>20)
 			}

@@ -570,6 +570,10 @@ func (s *a9sSoak) settle(pid, limit int) a9sSnap {
 // baseline, nothing is left in the workspace, spill files live as long as
 // the session, and shutdown leaves no process behind.
 func TestSoakMixedWorkload(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("soak")
+	}
 	ws := t.TempDir()
 	cache := t.TempDir()
 	writeFile(t, filepath.Join(ws, "many", "seed.txt"), "") // watched from the start
@@ -754,6 +758,10 @@ var a9sBurstBody = strings.Repeat("0123456789abcde\n", 1<<14)
 // second identical burst leaves descriptors at the warm-up baseline and
 // needs no new threads.
 func TestSoakCancelBurst(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("soak")
+	}
 	ws := t.TempDir()
 	cache := t.TempDir()
 	writeFile(t, filepath.Join(ws, "f.txt"), strings.Repeat("line of text\n", 300))
@@ -951,6 +959,10 @@ func TestSoakCancelBurst(t *testing.T) {
 // 256 MiB total cap by removing the oldest, while the server's RSS stays far
 // below the output it has seen; shutdown deletes the rest.
 func TestSoakSpillCap(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("soak")
+	}
 	ws := t.TempDir()
 	cache := t.TempDir()
 	c := a9sStart(t, ws, cache)
@@ -1010,6 +1022,7 @@ func TestSoakSpillCap(t *testing.T) {
 // process exits (docs/protocol.md: within 1 s), the running command and the
 // background children die, and the spill files are deleted.
 func TestSoakEOFCleanup(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	cache := t.TempDir()
 	c := a9sStart(t, ws, cache)
@@ -1055,6 +1068,7 @@ func TestSoakEOFCleanup(t *testing.T) {
 // spill file and a background child, each ending in shutdown+exit with
 // code 0, the spill file deleted and the child killed.
 func TestSoakShutdownRepeated(t *testing.T) {
+	t.Parallel()
 	marker := a9sMarker(t)
 	for i := 0; i < 6; i++ {
 		ws := t.TempDir()

@@ -254,6 +254,10 @@ func (r *st4Raw) callTool(id any, name string, args any) {
 // PROTOCOL.md: tools/call on one connection; TOOLS.md read/grep/find/ls
 // output shapes. 200 concurrent calls are all answered, each correctly.
 func TestStressTwoHundredConcurrentMixedCalls(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("stress")
+	}
 	const nFiles = 50
 	files := map[string]string{}
 	for i := range nFiles {
@@ -328,6 +332,10 @@ func TestStressTwoHundredConcurrentMixedCalls(t *testing.T) {
 // PROTOCOL.md: tools/callBatch results come in call order; calls with a
 // per-file key run in call order, after everything before them.
 func TestStressBatchOfHundredMixedCalls(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("stress")
+	}
 	c, ws, ctx := st4Start(t, map[string]string{
 		"a.txt": "count=0\nEND\n",
 		"b.txt": "n=0\n",
@@ -403,6 +411,7 @@ func TestStressBatchOfHundredMixedCalls(t *testing.T) {
 // file after one read each apply or fail as stale; the file is exactly the
 // applied edits, never torn or interleaved.
 func TestStressConcurrentEditsOfOneFile(t *testing.T) {
+	t.Parallel()
 	const nLines = 40
 	var sb strings.Builder
 	for i := range nLines {
@@ -535,6 +544,10 @@ func TestStressConcurrentEditsOfOneFile(t *testing.T) {
 // PROTOCOL.md: $/cancelRequest → -32800; TOOLS.md: a cancelled call leaves
 // no running process (SIGTERM to the group, no grandchild survives).
 func TestStressCancellationStorm(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("stress")
+	}
 	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\n"})
 	r := st4StartRaw(t, ws)
 	r.initialize(bypass())
@@ -575,6 +588,7 @@ func TestStressCancellationStorm(t *testing.T) {
 // PROTOCOL.md: "Closing stdin cancels everything running"; tools/confirm is
 // "cancelled with the call". The server exits promptly and leaves no child.
 func TestStressClosingStdinMidCall(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\n"})
 	r := st4StartRaw(t, ws)
 	r.initialize(map[string]any{
@@ -612,6 +626,10 @@ func TestStressClosingStdinMidCall(t *testing.T) {
 // PROTOCOL.md/JSON-RPC: a hostile client gets answers where answers are
 // due, and the server stays up.
 func TestStressHostileFrames(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("stress")
+	}
 	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\n"})
 	r := st4StartRaw(t, ws)
 	r.initialize(bypass())
@@ -764,6 +782,7 @@ func TestStressHostileFrames(t *testing.T) {
 // A Content-Length larger than the body, then EOF, while a command runs:
 // the server neither hangs nor crashes, and the command dies with it.
 func TestStressShortBodyThenEOF(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\n"})
 	r := st4StartRaw(t, ws)
 	r.initialize(bypass())
@@ -792,6 +811,10 @@ func TestStressShortBodyThenEOF(t *testing.T) {
 // TOOLS.md edit guard: an edit never overwrites a change the model has not
 // seen, however the file churns underneath.
 func TestStressExternalChurn(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("stress")
+	}
 	version := func(v int) string { return fmt.Sprintf("version %02d\nline two\nline three\n", v) }
 	c, ws, ctx := st4Start(t, map[string]string{"a.txt": version(0)})
 	path := filepath.Join(ws, "a.txt")
@@ -901,6 +924,10 @@ func TestStressExternalChurn(t *testing.T) {
 // PROTOCOL.md workspace/externalChange under watcher load; the server stays
 // responsive during a burst of 5,000 new files.
 func TestStressWatcherBurst(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("stress")
+	}
 	ws := newWorkspace(t, map[string]string{"w.txt": "watched\n", "a.txt": "alpha\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -1017,6 +1044,10 @@ func st4Dig(m map[string]any, keys ...string) any {
 // Resource hygiene: hundreds of calls leave the server's descriptor count
 // where it was, and no child behind.
 func TestStressDescriptorsAfterManyCalls(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("stress")
+	}
 	files := map[string]string{}
 	for i := range 20 {
 		files[fmt.Sprintf("src/f%02d.txt", i)] = fmt.Sprintf("needle %d\nhay\n", i)
@@ -1084,6 +1115,7 @@ func TestStressDescriptorsAfterManyCalls(t *testing.T) {
 // baseline) is a change the model has not seen; the edit must not
 // overwrite it.
 func TestStressChangeDuringRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		caps   map[string]any
@@ -1149,6 +1181,10 @@ func TestStressChangeDuringRoundTrip(t *testing.T) {
 // TOOLS.md: a cancelled call leaves no running process and no half-written
 // file.
 func TestStressCancelBatchAndWrites(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("stress")
+	}
 	orig := strings.Repeat("original line\n", 1000)
 	ws := newWorkspace(t, map[string]string{"big.txt": orig})
 	r := st4StartRaw(t, ws)
@@ -1243,6 +1279,7 @@ func (r *st4Raw) respond(id json.RawMessage, result any) {
 // waits for the editor's diagnostics), the call must not claim -32800 and
 // leave the change in place.
 func TestStressCancelAfterTheWrite(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		tool string
 		args map[string]any

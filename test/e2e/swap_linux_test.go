@@ -89,6 +89,10 @@ func raceCalls(t *testing.T, ctx context.Context, c *harness.Client, tool string
 }
 
 func TestGrepNeverReadsThroughADirectorySwappedForASymlink(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("race loop swapping directories for symlinks")
+	}
 	backends := map[string][]string{"go": {"AGENTLS_GREP_BACKEND=go"}}
 	if _, err := exec.LookPath("rg"); err == nil {
 		backends["rg"] = nil
@@ -120,6 +124,7 @@ func TestGrepNeverReadsThroughADirectorySwappedForASymlink(t *testing.T) {
 }
 
 func TestBashCwdNeverRunsInADirectorySwappedForASymlink(t *testing.T) {
+	t.Parallel()
 	ws, swaps := swapWorkspace(t)
 	c, ctx := startIn(t, ws, bypass())
 	esc, ran := raceCalls(t, ctx, c, "bash", map[string]any{"command": "cat marker.txt", "cwd": "sub"})
@@ -133,6 +138,7 @@ func TestBashCwdNeverRunsInADirectorySwappedForASymlink(t *testing.T) {
 }
 
 func TestWorkspaceRootReplacedBySymlinkIsRefusedNotFollowed(t *testing.T) {
+	t.Parallel()
 	parent := resolvedWorkspace(t, map[string]string{"ws/marker.txt": "INSIDE_OK_marker\n"})
 	ws := filepath.Join(parent, "ws")
 	out := resolvedWorkspace(t, map[string]string{"marker.txt": outsideMarker + " marker\n"})

@@ -124,6 +124,7 @@ func startSync(t *testing.T, applyEdit bool) (*harness.Client, *editorDoc, strin
 }
 
 func TestOpenDocumentsAreTheTruth(t *testing.T) {
+	t.Parallel()
 	c, d, ws, ctx, res := startSync(t, true)
 	sync, _ := res["capabilities"].(map[string]any)["textDocumentSync"].(map[string]any)
 	if sync["openClose"] != true || sync["change"] != float64(2) {
@@ -172,6 +173,7 @@ func TestOpenDocumentsAreTheTruth(t *testing.T) {
 }
 
 func TestUnsavedDocumentWithoutApplyEditIsNotEdited(t *testing.T) {
+	t.Parallel()
 	c, d, ws, ctx, _ := startSync(t, false)
 	d.open(ctx, t, "package a\n\nfunc A() {} // unsaved\n")
 	c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
@@ -192,6 +194,7 @@ func TestUnsavedDocumentWithoutApplyEditIsNotEdited(t *testing.T) {
 // The user asked to approve an edit of an open document sees the diff
 // against the document, which is what the edit will change.
 func TestConfirmPreviewOfAnOpenDocument(t *testing.T) {
+	t.Parallel()
 	c, d, _, ctx := newSyncClient(t, "package a\n")
 	var previews []map[string]any
 	var mu sync.Mutex

@@ -14,6 +14,7 @@ import (
 )
 
 func TestToolNamePrefixNamesToolsInDescriptionsAndInstructions(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	list := func(c *harness.Client) map[string]string {

@@ -14,6 +14,7 @@ import (
 // A Latin-1 file's invalid UTF-8 reaches the client as U+FFFD and the
 // connection survives (the default json/v2 codec would fail the reply).
 func TestInvalidUTF8SurvivesTheWire(t *testing.T) {
+	t.Parallel()
 	c, ws, ctx := start(t, nil)
 	if err := os.WriteFile(filepath.Join(ws, "latin1.txt"), []byte("caf\xe9 cr\xe8me\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -29,6 +30,7 @@ func TestInvalidUTF8SurvivesTheWire(t *testing.T) {
 
 // Bad input gets the documented outcome: the text is asserted, not just isError.
 func TestArgumentNormalizationAndValidation(t *testing.T) {
+	t.Parallel()
 	lines := make([]string, 30)
 	for i := range lines {
 		lines[i] = fmt.Sprintf("line %d", i+1)
@@ -80,6 +82,7 @@ func TestArgumentNormalizationAndValidation(t *testing.T) {
 // tools/list in every format; every schema is plain enough for OpenAI,
 // Anthropic and MCP: no null unions, no $ref, objects with properties.
 func TestToolsListFormatsAndSchemas(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, nil)
 	for _, format := range []string{"mcp", "openai", "anthropic"} {
 		t.Run(format, func(t *testing.T) {
@@ -160,6 +163,7 @@ func walkSchema(t *testing.T, tool string, v any) {
 }
 
 func TestCallBatchKeepsOrderAndIsolatesFailures(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, map[string]string{"a.txt": "A\n", "b.txt": "B\n"})
 	var out struct {
 		Results []harness.Result `json:"results"`
@@ -195,6 +199,7 @@ func TestCallBatchKeepsOrderAndIsolatesFailures(t *testing.T) {
 }
 
 func TestDetailsDurationAndCallIDEcho(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, map[string]string{"a.txt": "A\n"})
 	var r harness.Result
 	if err := c.Call(ctx, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}, "callId": "mine-7"}, &r); err != nil {
@@ -237,6 +242,7 @@ func checkText(t *testing.T, r harness.Result, want, notWant, wantNorm []string)
 // ls of .git says what it is and where its contents are reached (git
 // through bash), not that ignore rules hide it; includeIgnored lists it.
 func TestLsOfGitDirectory(t *testing.T) {
+	t.Parallel()
 	c, _, ctx := start(t, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/config": "[core]\n", "a.txt": "a\n"})
 	r := c.CallTool(ctx, "ls", map[string]any{"path": ".git"})
 	if r.IsError || !strings.Contains(r.Text(), "[.git is git's database, not project files") || strings.Contains(r.Text(), "ignored by ignore rules") || strings.Contains(r.Text(), "ignored entries hidden") {

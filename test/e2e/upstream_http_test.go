@@ -130,6 +130,7 @@ func waitTool(t *testing.T, c *harness.Client, ctx context.Context, name string)
 // tools, calls reach it with the ${env:…}-expanded headers, a secret in its
 // result is masked, and a deny rule blocks its tool before it runs.
 func TestHTTPUpstreamToolsThroughAgentls(t *testing.T) {
+	t.Parallel()
 	up := newHTTPUpstream(t)
 	c, ctx := startHTTPUpstream(t, up)
 
@@ -173,6 +174,7 @@ func TestHTTPUpstreamToolsThroughAgentls(t *testing.T) {
 // "unavailable" with the restart delay; once it is back at the same
 // address, a call after the backoff works again.
 func TestHTTPUpstreamRestart(t *testing.T) {
+	t.Parallel()
 	up := newHTTPUpstream(t)
 	c, ctx := startHTTPUpstream(t, up)
 	c.CallTool(ctx, "tool_search", map[string]any{"query": "team header echo"})
@@ -210,6 +212,7 @@ func TestHTTPUpstreamRestart(t *testing.T) {
 // naming the server and what to fix; an unset variable is reported but its
 // server is kept.
 func TestHTTPUpstreamConfigErrors(t *testing.T) {
+	t.Parallel()
 	up := newHTTPUpstream(t)
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"badurl":   map[string]any{"type": "http", "url": "ftp://example.com/mcp"},

@@ -381,6 +381,9 @@ func TestUpstreamBackoff(t *testing.T) {
 // 30 s bound for connecting and listing, the call with a clear error.
 func TestUpstreamHang(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("waits out the 30 s bound on connecting and listing tools")
+	}
 	srv := a15uNewSrv(t, "hang")
 	ws := newWorkspace(t, nil)
 	a15uConfig(t, ws, "servers", map[string]any{"hang": srv.entry})

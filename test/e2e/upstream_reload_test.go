@@ -16,6 +16,7 @@ import (
 // stops upstream servers; their tools come and go with them. agentls mcp
 // itself serves as the upstream.
 func TestUpstreamServersFollowMCPJSON(t *testing.T) {
+	t.Parallel()
 	inner := t.TempDir()
 	writeFiles(t, inner, map[string]string{"inner.txt": "from the upstream workspace\n"})
 	config := func(names ...string) string {
@@ -102,6 +103,7 @@ func upstreamProcs(dir string) int {
 // of their tools right after initialize waits for their first listing
 // instead of missing them.
 func TestSearchRightAfterStartSeesASlowUpstream(t *testing.T) {
+	t.Parallel()
 	inner := t.TempDir()
 	writeFiles(t, inner, map[string]string{"inner.txt": "from the slow upstream\n"})
 	slow := map[string]any{"mcpServers": map[string]any{"slow": map[string]any{

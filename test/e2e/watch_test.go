@@ -16,6 +16,7 @@ import (
 // A file the model has read and another process changes is announced with
 // workspace/externalChange within 50 ms; our own edits are not.
 func TestExternalChangeIsAnnounced(t *testing.T) {
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "one\n", "b.txt": "unread\n"})
 	c := harness.Start(t, harness.Options{Root: ws})

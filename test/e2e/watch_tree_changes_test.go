@@ -165,6 +165,7 @@ func a16wRun(t *testing.T, dir string, name string, args ...string) {
 // stale, unchanged read files stay editable, and notifications are only for
 // read files (none for the 490 unread ones, none under .git).
 func TestWatchGitCheckout(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
@@ -254,6 +255,7 @@ func TestWatchGitCheckout(t *testing.T) {
 // are reported deleted, then created; same content stays editable (the
 // guard hashes when the fingerprint differs), different content is stale.
 func TestWatchRemoveAndRecreateDir(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{
 		"d/same.txt":     "same one\nsame two\n",
 		"d/diff.txt":     "diff one\ndiff two\n",
@@ -297,6 +299,7 @@ func TestWatchRemoveAndRecreateDir(t *testing.T) {
 // mv src lib with a read file inside: the old path fails clearly, the new
 // path needs a read, and the renamed directory keeps being watched.
 func TestWatchRenameDir(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"src/a.go": "package a\n\nvar A = 1\n", "src/deep/b.go": "package deep\n"})
 	c, _, ctx := a16wStart(t, ws)
 	a16wRead(t, ctx, c, "src/a.go")
@@ -334,6 +337,7 @@ func TestWatchRenameDir(t *testing.T) {
 // notifications for them, reads answer within 1 s during the churn, and
 // the guard still catches a changed ignored file the model read.
 func TestWatchIgnoredChurn(t *testing.T) {
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	ws := newWorkspace(t, map[string]string{
 		".gitignore":                "node_modules/\nbuild/\n",
 		"node_modules/pkg/index.js": "module.exports = 1;\n",
@@ -405,6 +409,7 @@ func TestWatchIgnoredChurn(t *testing.T) {
 // Directories created after start are watched: mkdir -p a/b/c, a file
 // written there externally, read, changed externally → notified and stale.
 func TestWatchNewDirectories(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"top.txt": "top\n"})
 	c, _, ctx := a16wStart(t, ws)
 	for _, p := range []string{"a/b/c/f.txt", "a/b/c/d/e/g.txt"} {
@@ -437,6 +442,7 @@ func TestWatchNewDirectories(t *testing.T) {
 // The write and edit tools' own writes are not external changes and keep
 // the stamp fresh: a chain of edits and writes needs no re-read.
 func TestWatchOwnWritesAreNotExternal(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"own.txt": "one\ntwo\nthree\n", "sentinel.txt": "s\n"})
 	c, _, ctx := a16wStart(t, ws)
 	a16wRead(t, ctx, c, "own.txt")
@@ -485,6 +491,7 @@ func TestWatchOwnWritesAreNotExternal(t *testing.T) {
 // bash changing a read file (sed -i): the result lists it, and its stamp is
 // stale, so the next edit needs a re-read (docs/tools.md, bash).
 func TestWatchBashChangesReadFile(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"s.txt": "alpha\nbeta\n", "t.txt": "tee\n"})
 	c, _, ctx := a16wStart(t, ws)
 	a16wRead(t, ctx, c, "s.txt")
@@ -506,6 +513,7 @@ func TestWatchBashChangesReadFile(t *testing.T) {
 // allows an edit under the other, and an edit through the link replaces
 // the target's file, not the link.
 func TestWatchSymlinkedDir(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"real/f.txt": "eff\n", "real/g.txt": "gee\n", "real/h.txt": "aitch\n"})
 	symlink(t, "real", filepath.Join(ws, "link"))
 	c, _, ctx := a16wStart(t, ws)

@@ -16,6 +16,7 @@ import (
 // arming finished long before. Tool calls work meanwhile, and an external
 // change after watcherReady is announced.
 func TestWatcherReadyFollowsInitializedAndStartsAnnouncements(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "one\n"})
 	r := a3wStart(t, ws)
 	f := r.call("initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": bypassOptions()})
@@ -58,6 +59,7 @@ func TestWatcherReadyFollowsInitializedAndStartsAnnouncements(t *testing.T) {
 // A folder change re-arms the watchers: a second agentls/watcherReady
 // says when changes in the new folder are announced.
 func TestWatcherReadyAgainAfterAFolderChange(t *testing.T) {
+	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "one\n"})
 	other := resolvedWorkspace(t, map[string]string{"o.txt": "omega\n"})
 	c := harness.Start(t, harness.Options{Root: ws})
