@@ -369,37 +369,23 @@ func (f *lineFilter) line(line []byte) {
 }
 
 // admit reports whether the SDK is to be given msg; a message it would
-// refuse or misread is answered here. It decodes msg with the SDK's own
-// decoder, so what passes is what the SDK takes.
+// refuse or misread is answered here.
 func (f *lineFilter) admit(msg []byte) bool {
-	m, err := jsonrpc.DecodeMessage(msg)
+	req, err := checkMessage(msg)
 	if err != nil {
 		if !json.Valid(msg) {
 			f.out.replyError(nil, jsonrpc.CodeParseError, fmt.Sprintf("not valid JSON (%v): send one JSON-RPC 2.0 object per line", err))
 			return false
 		}
-		// An id that is the problem is named rather than the SDK's view
-		// of it.
-		id, idErr := probeID(msg, false)
-		if idErr != nil {
-			err = idErr
+		var id json.RawMessage
+		if !errors.Is(err, errBadID) {
+			id, _ = probeID(msg)
 		}
 		f.out.replyError(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("not a valid JSON-RPC 2.0 message: %v", err))
 		return false
 	}
-	req, ok := m.(*jsonrpc.Request)
-	if !ok {
+	if req == nil {
 		return true // an answer to one of the server's requests
-	}
-	// The SDK reads a null id as none, and any number through float64:
-	// check the id as it is on the wire.
-	_, isString := req.ID.Raw().(string)
-	request := !strings.HasPrefix(req.Method, "notifications/")
-	if !isString && (req.ID.IsValid() || request) {
-		if id, err := probeID(msg, request); err != nil {
-			f.out.replyError(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("not a valid JSON-RPC 2.0 message: %v", err))
-			return false
-		}
 	}
 	f.st.noteCancel(req)
 	if !f.st.deliver(req) {
@@ -410,21 +396,113 @@ func (f *lineFilter) admit(msg []byte) bool {
 	return true
 }
 
-// probeID checks msg's id as it is on the wire (parseID) and returns it
-// as it is to echo in an error reply: the raw id, or nil (null) when it
-// is no id a reply can carry.
-func probeID(msg []byte, request bool) (json.RawMessage, error) {
+// wireMessage is a JSON-RPC 2.0 message as it is on the wire.
+type wireMessage struct {
+	Version string         `json:"jsonrpc"`
+	ID      jsontext.Value `json:"id"`
+	Method  jsontext.Value `json:"method"`
+	Params  jsontext.Value `json:"params"`
+	Result  jsontext.Value `json:"result"`
+	Error   *struct {
+		Code    jsontext.Value `json:"code"`
+		Message string         `json:"message"`
+		Data    jsontext.Value `json:"data"`
+	} `json:"error"`
+}
+
+// maxDepth is the deepest nesting the SDK's decoder takes.
+const maxDepth = 1000
+
+// checkMessage reports whether the SDK's decoder takes msg and reads it as
+// it is: it returns the request msg is (params aliasing msg), nil for a
+// response, or why it is refused. What it passes the SDK takes (a fuzz
+// test holds it to that); it refuses more: a null request id (MCP), an id
+// that is no string or integer within ±2^53 (the SDK's ids pass through
+// float64), an error code that is no integer. The SDK's own decoder is not
+// used here: it allocates tens of KiB per message, and the SDK runs it on
+// every message already.
+func checkMessage(msg []byte) (*jsonrpc.Request, error) {
+	if tooDeep(msg, maxDepth) {
+		return nil, fmt.Errorf("nested deeper than %d levels", maxDepth)
+	}
+	var w wireMessage
+	if err := jsonv2.Unmarshal(msg, &w, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)); err != nil {
+		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+	}
+	if w.Version != "2.0" {
+		return nil, fmt.Errorf("invalid message version tag %q; expected \"2.0\"", w.Version)
+	}
+	var method string
+	if len(w.Method) > 0 {
+		if w.Method.Kind() != '"' {
+			return nil, fmt.Errorf("the method %s is not a string", w.Method)
+		}
+		if err := jsonv2.Unmarshal(w.Method, &method, jsontext.AllowInvalidUTF8(true)); err != nil {
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
+	}
+	// A notification that carries "id": null is lenient input, not a
+	// request with a null id.
+	request := len(w.Method) > 0 && !strings.HasPrefix(method, "notifications/")
+	id, err := parseID(w.ID, request)
+	if err != nil {
+		return nil, err
+	}
+	if len(w.Method) > 0 {
+		return &jsonrpc.Request{ID: id, Method: method, Params: json.RawMessage(w.Params)}, nil
+	}
+	if !id.IsValid() {
+		return nil, errors.New("a message with neither method nor id")
+	}
+	if w.Error != nil {
+		if _, err := strconv.ParseInt(string(bytes.TrimSpace(w.Error.Code)), 10, 64); err != nil {
+			return nil, fmt.Errorf("the error code %s is not an integer", w.Error.Code)
+		}
+	}
+	return nil, nil
+}
+
+// tooDeep reports whether the JSON text nests objects and arrays deeper
+// than max.
+func tooDeep(data []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// probeID returns msg's id as it is to echo in an error reply: the raw
+// id when it is one a reply can carry, or nil (null).
+func probeID(msg []byte) (json.RawMessage, error) {
 	var p struct {
 		ID jsontext.Value `json:"id"`
 	}
 	if err := jsonv2.Unmarshal(msg, &p, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)); err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadID, err)
-	}
-	_, err := parseID(p.ID, request)
-	if errors.Is(err, errBadID) {
 		return nil, err
 	}
-	return json.RawMessage(bytes.TrimSpace(p.ID)), err
+	if _, err := parseID(p.ID, false); errors.Is(err, errBadID) {
+		return nil, err
+	}
+	return json.RawMessage(bytes.TrimSpace(p.ID)), nil
 }
 
 // atEnd starts the drain at the input's end: the requests read before it

@@ -316,3 +316,87 @@ func TestStdioBatchWithABadMember(t *testing.T) {
 		}
 	}
 }
+
+// checkMessage must pass only what the SDK's decoder takes, read as the
+// SDK reads it: a message it passes and the SDK refuses would end the
+// session.
+func FuzzCheckMessageAgreesWithSDK(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1e2,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":-4,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{"path":"a"}}}`,
+		`{"jsonrpc":"2.0","id":"abc","method":"ping"}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"notifications/cancelled","params":{"requestId":3}}`,
+		`{"jsonrpc":"2.0","id":1,"method":""}`,
+		`{"jsonrpc":"2.0","id":1,"method":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":null}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"roots":[{"uri":"file:///w"}]}}`,
+		`{"jsonrpc":"2.0","id":"r1","error":{"code":-32601,"message":"Method not found","data":{"x":1}}}`,
+		`{"jsonrpc":"2.0","id":"r1","error":{"code":1.5,"message":"m"}}`,
+		`{"jsonrpc":"2.0","id":"r1","error":{"code":1,"message":5}}`,
+		`{"jsonrpc":"2.0","id":"r1","error":null}`,
+		`{"params":{},"extra":1,"method":"ping","id":2,"jsonrpc":"2.0"}`,
+		`{"jsonrpc":"2.0","id":1,"id":"x","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\ud800\xff","method":"p\u00e9"}`,
+		`{"id":1,"method":"ping"}`,
+		`{"jsonrpc":"1.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":2,"id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","result":{}}`,
+		`{"jsonrpc":"2.0","Method":"ping"}`,
+		`{"JSONRPC":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":true,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":5}`,
+		`"ping"`,
+		`{"jsonrpc":"2.0","id":1,"method":"pi`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping"} {}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + strings.Repeat("[", 998) + strings.Repeat("]", 998) + `}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		req, err := checkMessage(msg)
+		if err != nil {
+			return
+		}
+		if !json.Valid(msg) {
+			t.Fatalf("passed %q, which is not valid JSON", msg)
+		}
+		m, sdkErr := jsonrpc.DecodeMessage(msg)
+		if sdkErr != nil {
+			t.Fatalf("passed %q, which the SDK refuses: %v", msg, sdkErr)
+		}
+		sdkReq, isReq := m.(*jsonrpc.Request)
+		if (req != nil) != isReq {
+			t.Fatalf("%q: request %v here, %v for the SDK", msg, req != nil, isReq)
+		}
+		if req != nil && (req.ID != sdkReq.ID || req.Method != sdkReq.Method) {
+			t.Fatalf("%q: id %v method %q here, id %v method %q for the SDK", msg, req.ID.Raw(), req.Method, sdkReq.ID.Raw(), sdkReq.Method)
+		}
+	})
+}
+
+func BenchmarkCheckMessage(b *testing.B) {
+	in := []byte(`{"method":"tools/call","params":{"name":"read","arguments":{"path":"/tmp/w/f1.txt"}},"jsonrpc":"2.0","id":12}`)
+	b.Run("filter", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := checkMessage(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sdk", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := jsonrpc.DecodeMessage(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
