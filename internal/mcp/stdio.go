@@ -275,7 +275,13 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 				f.out.abandon()
 			}
 		default:
-			return 0, f.readErr
+			select {
+			case <-f.st.closed:
+				// The read failed because Close closed the input.
+				return 0, io.EOF
+			default:
+				return 0, f.readErr
+			}
 		}
 	}
 	n := copy(p, f.cur)
@@ -512,6 +518,9 @@ func probeID(msg []byte) (json.RawMessage, error) {
 // running after EOFGrace are cancelled, as closing stdin cancels every
 // running call; Read then waits EOFDrain for what they answer.
 func (f *lineFilter) atEnd(err error) {
+	if !errors.Is(err, io.EOF) {
+		err = fmt.Errorf("mcp stdio: read: %w", err)
+	}
 	f.readErr = err
 	f.st.endInput()
 	if f.st.waitDrained(EOFGrace) {
