@@ -1,6 +1,7 @@
 // Benchmark: `agentls mcp` vs @modelcontextprotocol/server-filesystem, both
 // driven by the official TypeScript SDK client in the same run.
-// Usage: AGENTLS_BIN=/path/agentls node bench/mcp/bench.mjs  (or bench/mcp/run.sh)
+// Usage: AGENTLS_BIN=/path/agentls node bench/mcp/bench.mjs  (or bench/mcp/run.sh);
+// AGENTLS_REF_BIN=/path/other-agentls adds a reference build to the turns.
 // Prints a markdown table of p50/p99 for rounds of 200 sequential small-file
 // reads and for connect+initialize, and exits 1 when a target is missed
 // (agentls read p50 <= 1.5x the go-sdk floor server's and <= 0.6x
@@ -64,6 +65,11 @@ if (floor) peers.floor = { command: floor, args: [], call: () => ({ name: 'none'
 const sdkFloor = process.env.SDKSERVER_BIN;
 if (sdkFloor) peers.sdkfloor = { command: sdkFloor, args: [], call: () => ({ name: 'none', arguments: {} }) };
 
+// A reference build of agentls (say, the commit before a change), measured
+// in the same turns: AGENTLS_REF_BIN=/path/agentls.
+const refBin = process.env.AGENTLS_REF_BIN;
+if (refBin) peers['agentls-ref'] = { command: refBin, args: ['mcp', '--root', ws], call: (f) => ({ name: 'read', arguments: { path: f } }) };
+
 const results = {};
 for (const name of Object.keys(peers)) results[name] = { connects: [], reads: [], pings: [] };
 for (const peer of Object.values(peers)) await (await open(peer)).client.close(); // warm the client
@@ -108,6 +114,7 @@ for (const [name, r] of Object.entries(results)) {
   const label = {
     floor: 'floor: a Go server doing nothing (`bench/mcp/nullserver`)',
     sdkfloor: 'library floor: the smallest go-sdk server (`bench/mcp/sdkserver`)',
+    'agentls-ref': 'reference: `$AGENTLS_REF_BIN`',
   }[name] ?? name;
   console.log(`| ${label} | ${f(pct(r.reads, 50))} | ${f(pct(r.reads, 99))} | ${f(pct(r.pings, 50))} | ${f(pct(r.connects, 50))} | ${f(pct(r.connects, 99))} |`);
 }

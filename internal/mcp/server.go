@@ -105,7 +105,7 @@ type Server struct {
 // Serve runs an MCP server over newline-delimited JSON on in/out until the
 // client closes in or ctx is cancelled.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
-	return New(opts).Run(ctx, &lineTransport{r: readCloser(in), w: writeCloser(out)})
+	return New(opts).Run(ctx, &stdioTransport{in: readCloser(in), out: writeCloser(out)})
 }
 
 // New builds a server whose tool list follows the session's registry.

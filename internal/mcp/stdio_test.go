@@ -11,25 +11,27 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// pipeConn connects a lineConn to in-memory pipes: the test writes lines
-// to in and reads the connection's own replies (error answers) from out.
-func pipeConn(t *testing.T, maxLine int) (*lineConn, *io.PipeWriter, *bufio.Reader) {
+// pipeConn connects the stdio transport to in-memory pipes: the test
+// writes lines to in, reads what the SDK is given from the connection,
+// and reads what goes out (the filter's own error replies, and what the
+// test writes) from out.
+func pipeConn(t *testing.T, maxLine int) (sdk.Connection, *io.PipeWriter, *bufio.Reader) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	tr := &lineTransport{r: inR, w: outW, maxLine: maxLine}
+	tr := &stdioTransport{in: inR, out: outW, maxLine: maxLine}
 	c, err := tr.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	lc := c.(*lineConn)
-	t.Cleanup(func() { lc.Close(); inW.Close(); outR.Close() })
-	return lc, inW, bufio.NewReader(outR)
+	t.Cleanup(func() { c.Close(); inW.Close(); outR.Close() })
+	return c, inW, bufio.NewReader(outR)
 }
 
-func readMsg(t *testing.T, c *lineConn) jsonrpc.Message {
+func readMsg(t *testing.T, c sdk.Connection) jsonrpc.Message {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -66,7 +68,7 @@ func write(t *testing.T, w io.Writer, s string) {
 	go func() { io.WriteString(w, s) }()
 }
 
-func TestLineConnDeliversRequestsAndSkipsBlankLines(t *testing.T) {
+func TestStdioDeliversRequestsAndSkipsBlankLines(t *testing.T) {
 	c, in, _ := pipeConn(t, 0)
 	write(t, in, "\n  \r\n"+`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read"}}`+"\r\n"+`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 	req, ok := readMsg(t, c).(*jsonrpc.Request)
@@ -79,7 +81,7 @@ func TestLineConnDeliversRequestsAndSkipsBlankLines(t *testing.T) {
 	}
 }
 
-func TestLineConnParamsSurviveBufferReuse(t *testing.T) {
+func TestStdioParamsSurviveBufferReuse(t *testing.T) {
 	c, in, _ := pipeConn(t, 0)
 	write(t, in, `{"jsonrpc":"2.0","id":1,"method":"a","params":{"k":"first"}}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"b","params":{"k":"second"}}`+"\n")
 	first := readMsg(t, c).(*jsonrpc.Request)
@@ -89,7 +91,7 @@ func TestLineConnParamsSurviveBufferReuse(t *testing.T) {
 	}
 }
 
-func TestLineConnAnswersBadLinesAndGoesOn(t *testing.T) {
+func TestStdioAnswersBadLinesAndGoesOn(t *testing.T) {
 	tests := []struct {
 		name    string
 		line    string
@@ -123,7 +125,7 @@ func TestLineConnAnswersBadLinesAndGoesOn(t *testing.T) {
 	}
 }
 
-func TestLineConnLongLineAcrossBuffers(t *testing.T) {
+func TestStdioLongLineAcrossBuffers(t *testing.T) {
 	c, in, out := pipeConn(t, 100<<10)
 	pad := strings.Repeat("y", 80<<10) // longer than the 64 KiB read buffer, within the limit
 	write(t, in, `{"jsonrpc":"2.0","id":1,"method":"a","params":{"p":"`+pad+`"}}`+"\n"+
@@ -140,7 +142,7 @@ func TestLineConnLongLineAcrossBuffers(t *testing.T) {
 	}
 }
 
-func TestLineConnBatchDeliveredOneByOne(t *testing.T) {
+func TestStdioBatchDeliveredOneByOne(t *testing.T) {
 	c, in, _ := pipeConn(t, 0)
 	write(t, in, `[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"}]`+"\n")
 	if m := readMsg(t, c).(*jsonrpc.Request); m.Method != "a" {
@@ -151,55 +153,7 @@ func TestLineConnBatchDeliveredOneByOne(t *testing.T) {
 	}
 }
 
-func TestLineConnWriteIsOneLine(t *testing.T) {
-	c, _, out := pipeConn(t, 0)
-	id, _ := jsonrpc.MakeID(float64(5))
-	resp := &jsonrpc.Response{ID: id, Result: json.RawMessage(`{"text":"a\nb"}`)}
-	go c.Write(context.Background(), resp)
-	line, err := out.ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	if line != `{"jsonrpc":"2.0","id":5,"result":{"text":"a\nb"}}`+"\n" {
-		t.Fatalf("wrote %q", line)
-	}
-}
-
-// Results are written without the SDK's encoder; the bytes must be the
-// same as its.
-func TestLineConnWritesWhatTheSDKWould(t *testing.T) {
-	num, _ := jsonrpc.MakeID(float64(12))
-	str, _ := jsonrpc.MakeID("req-<1>")
-	tests := []struct {
-		name string
-		msg  jsonrpc.Message
-	}{
-		{"result, number id", &jsonrpc.Response{ID: num, Result: json.RawMessage(`{"content":[{"type":"text","text":"a<b>&\u2028"}]}`)}},
-		{"result, string id", &jsonrpc.Response{ID: str, Result: json.RawMessage(`{}`)}},
-		{"error", &jsonrpc.Response{ID: num, Error: &jsonrpc.Error{Code: -32602, Message: "bad"}}},
-		{"request", &jsonrpc.Request{ID: num, Method: "roots/list"}},
-		{"notification", &jsonrpc.Request{Method: "notifications/progress", Params: json.RawMessage(`{"progress":1}`)}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			c, _, out := pipeConn(t, 0)
-			go c.Write(context.Background(), tc.msg)
-			line, err := out.ReadString('\n')
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := jsonrpc.EncodeMessage(tc.msg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if line != string(want)+"\n" {
-				t.Fatalf("wrote %q\nSDK   %q", line, want)
-			}
-		})
-	}
-}
-
-func TestLineConnEndsOnEOFAndClose(t *testing.T) {
+func TestStdioEndsOnEOFAndClose(t *testing.T) {
 	t.Run("EOF", func(t *testing.T) {
 		c, in, _ := pipeConn(t, 0)
 		go func() {
@@ -230,100 +184,9 @@ func TestLineConnEndsOnEOFAndClose(t *testing.T) {
 	})
 }
 
-// decodeMessage must read every message as the SDK's decoder does.
-func TestDecodeMessageMatchesSDK(t *testing.T) {
-	tests := []struct {
-		name, in string
-		wantErr  bool
-		// refused: ours refuses what the SDK's decoder misreads (a null
-		// request id, a number it would round).
-		refused bool
-	}{
-		{"request with null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, false, true},
-		{"id above 2^53", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, false, true},
-		{"id beyond int64", `{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`, false, true},
-		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, false, true},
-		{"id 2^53 exactly", `{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}`, false, false},
-		{"negative id", `{"jsonrpc":"2.0","id":-4,"method":"ping"}`, false, false},
-		{"call with number id", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{"path":"a"}}}`, false, false},
-		{"call with string id", `{"jsonrpc":"2.0","id":"abc","method":"ping"}`, false, false},
-		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, false, false},
-		{"notification with null id", `{"jsonrpc":"2.0","id":null,"method":"notifications/cancelled","params":{"requestId":3}}`, false, false},
-		{"empty method", `{"jsonrpc":"2.0","id":1,"method":""}`, false, false},
-		{"null params", `{"jsonrpc":"2.0","id":1,"method":"ping","params":null}`, false, false},
-		{"result", `{"jsonrpc":"2.0","id":1,"result":{"roots":[{"uri":"file:///w"}]}}`, false, false},
-		{"error", `{"jsonrpc":"2.0","id":"r1","error":{"code":-32601,"message":"Method not found","data":{"x":1}}}`, false, false},
-		{"fields in any order, unknown fields", `{"params":{},"extra":1,"method":"ping","id":2,"jsonrpc":"2.0"}`, false, false},
-		{"no version", `{"id":1,"method":"ping"}`, true, false},
-		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, true, false},
-		{"response without id", `{"jsonrpc":"2.0","result":{}}`, true, false},
-		{"field names are case-sensitive", `{"jsonrpc":"2.0","Method":"ping"}`, true, false},
-		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, true, false},
-		{"not an object", `"ping"`, true, false},
-		{"truncated", `{"jsonrpc":"2.0","id":1,"method":"pi`, true, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := decodeMessage([]byte(tc.in))
-			want, wantErr := jsonrpc.DecodeMessage([]byte(tc.in))
-			if tc.refused {
-				if err == nil || !errors.Is(err, errBadID) && !errors.Is(err, errUnservedID) {
-					t.Fatalf("ours %v, want an id error", err)
-				}
-				return
-			}
-			if (err != nil) != tc.wantErr || (wantErr != nil) != tc.wantErr {
-				t.Fatalf("errors: ours %v, SDK %v, want error %v", err, wantErr, tc.wantErr)
-			}
-			if tc.wantErr {
-				return
-			}
-			g, _ := jsonrpc.EncodeMessage(got)
-			w, _ := jsonrpc.EncodeMessage(want)
-			if string(g) != string(w) {
-				t.Fatalf("decoded differently:\n ours %s\n SDK  %s", g, w)
-			}
-		})
-	}
-}
-
-func TestDecodeMessageDoesNotAliasItsInput(t *testing.T) {
-	in := []byte(`{"jsonrpc":"2.0","id":1,"method":"a","params":{"k":"v"}}`)
-	m, err := decodeMessage(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range in {
-		in[i] = 'x'
-	}
-	if p := string(m.(*jsonrpc.Request).Params); p != `{"k":"v"}` {
-		t.Fatalf("params changed with the input buffer: %s", p)
-	}
-}
-
-func BenchmarkDecodeMessage(b *testing.B) {
-	in := []byte(`{"method":"tools/call","params":{"name":"read","arguments":{"path":"/tmp/w/f1.txt"}},"jsonrpc":"2.0","id":12}`)
-	b.Run("ours", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := decodeMessage(in); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("sdk", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := jsonrpc.DecodeMessage(in); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
 // MCP: a receiver of notifications/cancelled sends no response for the
 // request; the next request is answered as usual.
-func TestLineConnDropsTheResponseOfACancelledRequest(t *testing.T) {
+func TestStdioDropsTheResponseOfACancelledRequest(t *testing.T) {
 	for _, id := range []string{`5`, `"req-5"`} {
 		c, in, out := pipeConn(t, 0)
 		write(t, in, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"user"}}`+"\n")
@@ -349,7 +212,7 @@ func TestLineConnDropsTheResponseOfACancelledRequest(t *testing.T) {
 
 // The SDK refuses a request that is wrong in the session's state with a
 // plain error (code 0); it goes out as Invalid Request.
-func TestLineConnGivesCodelessErrorsACode(t *testing.T) {
+func TestStdioGivesCodelessErrorsACode(t *testing.T) {
 	c, _, out := pipeConn(t, 0)
 	id, _ := jsonrpc.MakeID(float64(3))
 	go c.Write(context.Background(), &jsonrpc.Response{ID: id, Error: errors.New(`method "tools/list" is invalid during session initialization`)})
@@ -363,7 +226,7 @@ func TestLineConnGivesCodelessErrorsACode(t *testing.T) {
 // holds the end back until the requests read before it are answered; a
 // tool call still running after EOFGrace is cancelled and its error says
 // why.
-func TestLineConnAnswersWhatWasReadBeforeEOF(t *testing.T) {
+func TestStdioAnswersWhatWasReadBeforeEOF(t *testing.T) {
 	t.Run("answered request", func(t *testing.T) {
 		c, in, out := pipeConn(t, 0)
 		go func() {
@@ -412,6 +275,128 @@ func TestLineConnAnswersWhatWasReadBeforeEOF(t *testing.T) {
 		}
 		if _, err := c.Read(context.Background()); !errors.Is(err, io.EOF) {
 			t.Fatalf("Read after the drain: %v", err)
+		}
+	})
+}
+
+// The SDK drops a request whose id is that of one still in flight without
+// a reply; the transport answers it, and the id is free again once the
+// first is answered.
+func TestStdioRefusesAnIDStillInFlight(t *testing.T) {
+	c, in, out := pipeConn(t, 0)
+	write(t, in, `{"jsonrpc":"2.0","id":1,"method":"a"}`+"\n"+`{"jsonrpc":"2.0","id":1,"method":"b"}`+"\n")
+	first := readMsg(t, c).(*jsonrpc.Request)
+	if first.Method != "a" {
+		t.Fatalf("first = %q", first.Method)
+	}
+	if w := readReply(t, out); w.Error.Code != jsonrpc.CodeInvalidRequest || string(w.ID) != "1" || !strings.Contains(w.Error.Message, "still in flight") {
+		t.Fatalf("reply to the second = %+v", w)
+	}
+	go out.ReadString('\n')
+	if err := c.Write(context.Background(), &jsonrpc.Response{ID: first.ID, Result: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, in, `{"jsonrpc":"2.0","id":1,"method":"c"}`+"\n")
+	if m := readMsg(t, c).(*jsonrpc.Request); m.Method != "c" || m.ID != first.ID {
+		t.Fatalf("after the answer got %q %v, want c with id 1", m.Method, m.ID.Raw())
+	}
+}
+
+// A batch member the SDK would refuse is answered on its own; the others
+// reach it, and so does the next line.
+func TestStdioBatchWithABadMember(t *testing.T) {
+	c, in, out := pipeConn(t, 0)
+	write(t, in, `[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"1.0","id":2,"method":"b"},{"jsonrpc":"2.0","id":3,"method":"c"}]`+"\n"+`{"jsonrpc":"2.0","id":4,"method":"d"}`+"\n")
+	if w := readReply(t, out); w.Error.Code != jsonrpc.CodeInvalidRequest || string(w.ID) != "2" {
+		t.Fatalf("reply to the bad member = %+v", w)
+	}
+	for _, want := range []string{"a", "c", "d"} {
+		if m := readMsg(t, c).(*jsonrpc.Request); m.Method != want {
+			t.Fatalf("got %q, want %q", m.Method, want)
+		}
+	}
+}
+
+// checkMessage must pass only what the SDK's decoder takes, read as the
+// SDK reads it: a message it passes and the SDK refuses would end the
+// session.
+func FuzzCheckMessageAgreesWithSDK(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1e2,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":-4,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{"path":"a"}}}`,
+		`{"jsonrpc":"2.0","id":"abc","method":"ping"}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"notifications/cancelled","params":{"requestId":3}}`,
+		`{"jsonrpc":"2.0","id":1,"method":""}`,
+		`{"jsonrpc":"2.0","id":1,"method":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":null}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"roots":[{"uri":"file:///w"}]}}`,
+		`{"jsonrpc":"2.0","id":"r1","error":{"code":-32601,"message":"Method not found","data":{"x":1}}}`,
+		`{"jsonrpc":"2.0","id":"r1","error":{"code":1.5,"message":"m"}}`,
+		`{"jsonrpc":"2.0","id":"r1","error":{"code":1,"message":5}}`,
+		`{"jsonrpc":"2.0","id":"r1","error":null}`,
+		`{"params":{},"extra":1,"method":"ping","id":2,"jsonrpc":"2.0"}`,
+		`{"jsonrpc":"2.0","id":1,"id":"x","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\ud800\xff","method":"p\u00e9"}`,
+		`{"id":1,"method":"ping"}`,
+		`{"jsonrpc":"1.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":2,"id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","result":{}}`,
+		`{"jsonrpc":"2.0","Method":"ping"}`,
+		`{"JSONRPC":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":true,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":5}`,
+		`"ping"`,
+		`{"jsonrpc":"2.0","id":1,"method":"pi`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping"} {}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + strings.Repeat("[", 998) + strings.Repeat("]", 998) + `}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		req, err := checkMessage(msg)
+		if err != nil {
+			return
+		}
+		if !json.Valid(msg) {
+			t.Fatalf("passed %q, which is not valid JSON", msg)
+		}
+		m, sdkErr := jsonrpc.DecodeMessage(msg)
+		if sdkErr != nil {
+			t.Fatalf("passed %q, which the SDK refuses: %v", msg, sdkErr)
+		}
+		sdkReq, isReq := m.(*jsonrpc.Request)
+		if (req != nil) != isReq {
+			t.Fatalf("%q: request %v here, %v for the SDK", msg, req != nil, isReq)
+		}
+		if req != nil && (req.ID != sdkReq.ID || req.Method != sdkReq.Method) {
+			t.Fatalf("%q: id %v method %q here, id %v method %q for the SDK", msg, req.ID.Raw(), req.Method, sdkReq.ID.Raw(), sdkReq.Method)
+		}
+	})
+}
+
+func BenchmarkCheckMessage(b *testing.B) {
+	in := []byte(`{"method":"tools/call","params":{"name":"read","arguments":{"path":"/tmp/w/f1.txt"}},"jsonrpc":"2.0","id":12}`)
+	b.Run("filter", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := checkMessage(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sdk", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := jsonrpc.DecodeMessage(in); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
