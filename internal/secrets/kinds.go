@@ -37,7 +37,7 @@ const (
 // kind is the internal id of a rule's kind. When two matches overlap the
 // merged span takes the higher kind, so the order runs from the most generic
 // (an exact environment value) to the most specific (a token format).
-type kind uint8
+type kind uint16
 
 const (
 	kNone kind = iota
@@ -56,9 +56,31 @@ const (
 	kGoogleAPIKey
 	kStripeKey
 	kPrivateKey
+
+	// kRuleBase+i is gitleaks' rule i (rules.go). Its rank puts it above
+	// the generic kinds and below this package's token formats.
+	kRuleBase kind = 64
 )
 
+// rank orders kinds for merging overlapping matches: the higher rank is
+// the more specific.
+func (k kind) rank() int {
+	if k >= kRuleBase {
+		if rs := gitleaksRules(); int(k-kRuleBase) < len(rs.rules) && rs.rules[k-kRuleBase].generic {
+			return 2*int(kEnvValue) + 1
+		}
+		return 2*int(kAuthHeader) + 1
+	}
+	return 2 * int(k)
+}
+
 func (k kind) String() string {
+	if k >= kRuleBase {
+		if rs := gitleaksRules(); int(k-kRuleBase) < len(rs.rules) {
+			return rs.rules[k-kRuleBase].id
+		}
+		return "unknown"
+	}
 	switch k {
 	case kEnvValue:
 		return KindEnvValue

@@ -8,7 +8,8 @@ import (
 // Masker finds and replaces secrets in text. It is immutable after New and
 // safe for concurrent use.
 type Masker struct {
-	cls *classes
+	cls   *classes
+	rules *ruleSet // gitleaks' rules, shared by every Masker
 	// envValues are the server's secret environment values, longest first
 	// so that a value containing another is masked whole.
 	envValues []string
@@ -19,7 +20,7 @@ type Masker struct {
 // envNameIsSecret) and that is at least MinEnvValueLen bytes long, not a
 // placeholder, a number, a path or a URL, is masked wherever it appears.
 func New(env []string) *Masker {
-	m := &Masker{cls: newClasses()}
+	m := &Masker{cls: newClasses(), rules: gitleaksRules()}
 	seen := map[string]bool{}
 	for _, kv := range env {
 		name, v, ok := strings.Cut(kv, "=")
@@ -55,6 +56,11 @@ func envValueMaskable(v string) bool {
 			return false
 		}
 	}
+	for _, r := range gitleaksRules().rules {
+		if strings.Contains(r.id, v) {
+			return false
+		}
+	}
 	return true
 }
 
@@ -65,6 +71,7 @@ func (m *Masker) Mask(s string) (string, map[string]int) {
 	var buf [16]span
 	spans := m.scan(s, buf[:0])
 	n := len(spans)
+	spans = m.rules.find(s, spans)
 	for _, v := range m.envValues {
 		for i := 0; ; {
 			j := strings.Index(s[i:], v)
@@ -94,7 +101,9 @@ func (m *Masker) Mask(s string) (string, map[string]int) {
 		if w > 0 && sp.start < spans[w-1].end {
 			last := &spans[w-1]
 			last.end = max(last.end, sp.end)
-			last.kind = max(last.kind, sp.kind)
+			if sp.kind.rank() > last.kind.rank() {
+				last.kind = sp.kind
+			}
 			continue
 		}
 		spans[w] = sp
@@ -217,6 +226,9 @@ func (m *Masker) matchURL(s string, a, b int) (span, bool) {
 		return span{}, false
 	}
 	pw := s[colon+1 : at]
+	if strings.Contains(s[b+3:at], "[REDACTED:") {
+		return span{}, false // masked already
+	}
 	if isPlaceholder(pw) || eqFold(pw, "pass") || eqFold(pw, "pwd") {
 		return span{}, false
 	}
