@@ -11,8 +11,8 @@ import "strings"
 // and wideLinesAfter after, at most wideBytes each way.
 const (
 	wideLinesBefore = 6
-	wideLinesAfter  = 6
-	wideBytes       = 1024
+	wideLinesAfter  = 24
+	wideBytes       = 2048
 )
 
 // find appends the spans of the secrets gitleaks' rules find in s: each

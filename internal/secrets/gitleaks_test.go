@@ -154,9 +154,10 @@ func TestGitleaksTruePositivesMaskIdempotent(t *testing.T) {
 	}
 }
 
-// TestEmbeddedGitleaksRulesLoad checks the embedded rule set compiles
-// whole: every rule with a regexp but generic-api-key is loaded, each
-// with keywords, and the kind names are the rule ids.
+// TestEmbeddedGitleaksRulesLoad checks the embedded rule sets compile
+// whole: every gitleaks rule with a regexp but the skipped ones, and
+// every rule of extra-rules.toml, is loaded, each with keywords, and the
+// kind names are the rule ids.
 func TestEmbeddedGitleaksRulesLoad(t *testing.T) {
 	rs := gitleaksRules()
 	byID, _ := gitleaksRegexps(t)
@@ -166,6 +167,7 @@ func TestEmbeddedGitleaksRulesLoad(t *testing.T) {
 			want++
 		}
 	}
+	want += strings.Count(extraTOML, "[[rules]]")
 	if len(rs.rules) != want {
 		t.Errorf("%d rules loaded, want %d", len(rs.rules), want)
 	}

@@ -16,6 +16,7 @@ const (
 	KindPrivateKey     = "private-key"
 	KindEnvAssignment  = "env-assignment"
 	KindURLCredentials = "url-credentials"
+	KindPgpass         = "pgpass-password"
 	KindAuthHeader     = "auth-header"
 	KindEnvValue       = "env-value"
 )
@@ -44,6 +45,7 @@ const (
 	kEnvValue
 	kEnvAssignment
 	kURLCredentials
+	kPgpass
 	kAuthHeader
 	kJWT
 	kAWSSecret
@@ -88,6 +90,8 @@ func (k kind) String() string {
 		return KindEnvAssignment
 	case kURLCredentials:
 		return KindURLCredentials
+	case kPgpass:
+		return KindPgpass
 	case kAuthHeader:
 		return KindAuthHeader
 	case kJWT:

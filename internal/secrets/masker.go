@@ -190,6 +190,11 @@ func (m *Masker) scan(s string, out []span) []span {
 				}
 				continue
 			}
+			if sp, ok := m.matchPgpass(s, a, i); ok {
+				out = append(out, sp)
+				i = sp.end
+				continue
+			}
 		case '=', '"', '\'', ' ', '\t':
 		default:
 			continue
@@ -233,6 +238,51 @@ func (m *Masker) matchURL(s string, a, b int) (span, bool) {
 		return span{}, false
 	}
 	return span{colon + 1, at, kURLCredentials}, true
+}
+
+// matchPgpass masks the password of a .pgpass line,
+// host:port:database:user:password, where s[a:b] is the host, a word
+// with a letter at the start of its line, and s[b] is ':'. The port is
+// digits or *, the database and user fields are not empty and hold no
+// blank, and the password runs to the end of the line without a blank.
+func (m *Masker) matchPgpass(s string, a, b int) (span, bool) {
+	if a > 0 && s[a-1] != '\n' || !strings.ContainsFunc(s[a:b], func(r rune) bool { return isLower(lowerByte(byte(r))) }) {
+		return span{}, false
+	}
+	p := b + 1
+	q := p
+	for q < len(s) && isDigit(s[q]) {
+		q++
+	}
+	if q == p && q < len(s) && s[q] == '*' {
+		q++
+	}
+	if q == p || q >= len(s) || s[q] != ':' {
+		return span{}, false
+	}
+	for field := 0; field < 2; field++ { // database, user
+		p = q + 1
+		q = p
+		for q < len(s) && s[q] != ':' && m.cls[s[q]]&cBlank == 0 {
+			q++
+		}
+		if q == p || q >= len(s) || s[q] != ':' {
+			return span{}, false
+		}
+	}
+	p = q + 1
+	e := p
+	for e < len(s) && m.cls[s[e]]&cBlank == 0 {
+		e++
+	}
+	if e < len(s) && s[e] != '\n' && s[e] != '\r' {
+		return span{}, false // more on the line: not a .pgpass entry
+	}
+	pw := s[p:e]
+	if len(pw) < MinAssignmentValueLen || isPlaceholder(pw) || nameLike(pw) && !hasDigit(pw) {
+		return span{}, false // a name, as in "web:8080:GET:/api:handler"
+	}
+	return span{p, e, kPgpass}, true
 }
 
 // Assignment operators.

@@ -18,6 +18,13 @@ import (
 //go:embed gitleaks/gitleaks.toml
 var gitleaksTOML string
 
+// extraTOML holds this package's own rules in the same format, for kinds
+// gitleaks' set lacks (Groq, Replicate, PuTTY keys, .netrc, docker
+// config.json auths, mysql -p…).
+//
+//go:embed extra-rules.toml
+var extraTOML string
+
 // skippedRules are gitleaks rules not loaded, because their keyword is a
 // word of nearly every source file and their regexp would run on most
 // lines (BenchmarkMask: each alone costs more than the rest together):
@@ -83,7 +90,7 @@ type ruleSet struct {
 // gitleaksRules compiles the embedded rule set once per process: most
 // processes mask many results, and the compiled set is immutable.
 var gitleaksRules = sync.OnceValue(func() *ruleSet {
-	rs, err := parseRules(gitleaksTOML)
+	rs, err := parseRules(gitleaksTOML, extraTOML)
 	if err != nil {
 		panic(fmt.Sprintf("secrets: embedded gitleaks rules: %v", err)) // a build defect, caught by tests
 	}
@@ -112,20 +119,33 @@ type tomlConfig struct {
 	} `toml:"rules"`
 }
 
-// parseRules compiles a gitleaks configuration. Path-only rules (no
+// parseRules compiles gitleaks configurations: the first one's global
+// allowlist applies to all, the others add rules. Path-only rules (no
 // regexp) and skippedRules are left out; path conditions are ignored (a
 // tool result has no file path to match them against).
-func parseRules(text string) (*ruleSet, error) {
+func parseRules(texts ...string) (*ruleSet, error) {
 	var c tomlConfig
-	if _, err := toml.Decode(text, &c); err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
+	for i, text := range texts {
+		var ci tomlConfig
+		if _, err := toml.Decode(text, &ci); err != nil {
+			return nil, fmt.Errorf("decode configuration %d: %w", i, err)
+		}
+		if i == 0 {
+			c.Allowlist = ci.Allowlist
+		}
+		c.Rules = append(c.Rules, ci.Rules...)
 	}
 	rs := &ruleSet{}
 	var err error
 	if rs.global, err = compileAllowlist(c.Allowlist); err != nil {
 		return nil, fmt.Errorf("global allowlist: %w", err)
 	}
+	seen := map[string]bool{}
 	for _, r := range c.Rules {
+		if seen[r.ID] {
+			return nil, fmt.Errorf("rule %s defined twice", r.ID)
+		}
+		seen[r.ID] = true
 		if r.Regex == "" || skippedRules[r.ID] {
 			continue
 		}
@@ -201,10 +221,12 @@ func trimIdentifierPrefix(expr string) string {
 	return strings.TrimPrefix(expr, identifierPrefix)
 }
 
-// wideRegexp reports regexps that can match across a line break: a dot
-// matching newlines, or an explicit \r or \n inside a repetition.
+// wideRegexp reports regexps that can match across lines: a dot
+// matching newlines, or an explicit \r or \n other than in the escaped
+// "\\n" that ends many of gitleaks' secrets.
 func wideRegexp(expr string) bool {
-	return strings.Contains(expr, "(?s") || strings.Contains(expr, `[\r\n]`) || strings.Contains(expr, `\n]{`)
+	expr = strings.ReplaceAll(expr, `\\[nr]`, "")
+	return strings.Contains(expr, "(?s") || strings.Contains(expr, `\n`) || strings.Contains(expr, `\r`)
 }
 
 // allows reports whether the allowlist lets a finding through as not a
