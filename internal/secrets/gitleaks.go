@@ -27,10 +27,14 @@ func (rs *ruleSet) find(s string, out []span) []span {
 	var done [maxRules]int // per rule: where its last window ended
 	kw := rs.kw
 	row := uint32(0)
+	ls, le := 0, -1 // the current line; its end once a hit needs it
 	for i := 0; i < len(s); i++ {
 		c := kw.class[s[i]]
 		if c == 0 {
 			row = 0
+			if s[i] == '\n' {
+				ls, le = i+1, -1
+			}
 			continue
 		}
 		t := kw.next[row+uint32(c)]
@@ -45,7 +49,30 @@ func (rs *ruleSet) find(s string, out []span) []span {
 				continue
 			}
 			r := &rs.rules[id]
-			ws, we := lineBounds(s, i)
+			if le < 0 {
+				if le = strings.IndexByte(s[i:], '\n'); le < 0 {
+					le = len(s)
+				} else {
+					le += i
+				}
+			}
+			if r.anchored != nil && !r.wide {
+				// Every match starts with a keyword: try where each of
+				// the rule's keywords ends here.
+				for _, kwd := range r.keywords {
+					ks := i + 1 - len(kwd)
+					if ks < done[id] || ks < 0 || !eqFold(s[ks:i+1], kwd) {
+						continue
+					}
+					var e int
+					if out, e = rs.matchAt(r, kRuleBase+kind(id), s, ks, le, out); e > ks {
+						done[id] = e
+						break
+					}
+				}
+				continue
+			}
+			ws, we := ls, le
 			if r.wide {
 				ws, we = widen(s, ws, we)
 			} else {
@@ -74,48 +101,71 @@ func (rs *ruleSet) find(s string, out []span) []span {
 
 // match runs r on s[ws:we] and appends the secrets it accepts.
 func (rs *ruleSet) match(r *rule, k kind, s string, ws, we int, out []span) []span {
-	w := s[ws:we]
-	for _, loc := range r.re.FindAllStringSubmatchIndex(w, -1) {
-		// The secret group: the one configured, or the first non-empty
-		// (gitleaks' choice), or the whole match when the groups are named
-		// parts of it (jwt-base64's header fields).
-		gs, ge := loc[0], loc[1]
-		if g := r.secretGroup; g > 0 {
-			if 2*g+1 >= len(loc) || loc[2*g] < 0 {
-				continue
-			}
-			gs, ge = loc[2*g], loc[2*g+1]
-		} else if !r.namedGroups {
-			for g := 1; 2*g+1 < len(loc); g++ {
-				if loc[2*g] >= 0 && loc[2*g+1] > loc[2*g] {
-					gs, ge = loc[2*g], loc[2*g+1]
-					break
-				}
-			}
-		}
-		secret := w[gs:ge]
-		if secret == "" || r.entropy != 0 && shannonEntropy(secret) <= r.entropy {
-			continue
-		}
-		match := strings.Trim(w[loc[0]:loc[1]], "\n")
-		ls, _ := lineBounds(s, ws+loc[0])
-		_, le := lineBounds(s, ws+max(loc[0], loc[1]-1))
-		line := s[ls:le]
-		// A match holding a marker is text masked before: masking twice
-		// must change nothing.
-		if rs.global.allows(secret, match, line) || allowed(r.allow, secret, match, line) ||
-			strings.Contains(match, "[REDACTED:") || insideMarker(s, ws+gs, ws+ge) {
-			continue
-		}
-		// A quoted secret group ("…" in hashicorp-tf-password) keeps its
-		// quotes, as this package's own rules do.
-		if ge-gs >= 2 && (w[gs] == '"' || w[gs] == '\'') && w[ge-1] == w[gs] {
-			gs, ge = gs+1, ge-1
-		}
-		out = append(out, span{ws + gs, ws + ge, k})
+	for _, loc := range r.re.FindAllStringSubmatchIndex(s[ws:we], -1) {
+		out = rs.accept(r, k, s, ws, loc, out)
 	}
 	return out
 }
+
+// matchAt runs r's anchored regexp at s[ks:], where one of its keywords
+// starts (every match of r starts with one), up to we. It returns the end
+// of the match, or ks when there is none.
+func (rs *ruleSet) matchAt(r *rule, k kind, s string, ks, we int, out []span) ([]span, int) {
+	if r.wordStart && ks > 0 && isWordByte(s[ks-1]) {
+		return out, ks // the regexp's leading \b fails here
+	}
+	loc := r.anchored.FindStringSubmatchIndex(s[ks:we])
+	if loc == nil {
+		return out, ks
+	}
+	return rs.accept(r, k, s, ks, loc, out), ks + loc[1]
+}
+
+// accept appends the secret of the match loc (offsets into s[ws:]) unless
+// its entropy is too low, an allowlist lets it through, or it is text
+// masked before.
+func (rs *ruleSet) accept(r *rule, k kind, s string, ws int, loc []int, out []span) []span {
+	w := s[ws:]
+	// The secret group: the one configured, or the first non-empty
+	// (gitleaks' choice), or the whole match when the groups are named
+	// parts of it (jwt-base64's header fields).
+	gs, ge := loc[0], loc[1]
+	if g := r.secretGroup; g > 0 {
+		if 2*g+1 >= len(loc) || loc[2*g] < 0 {
+			return out
+		}
+		gs, ge = loc[2*g], loc[2*g+1]
+	} else if !r.namedGroups {
+		for g := 1; 2*g+1 < len(loc); g++ {
+			if loc[2*g] >= 0 && loc[2*g+1] > loc[2*g] {
+				gs, ge = loc[2*g], loc[2*g+1]
+				break
+			}
+		}
+	}
+	secret := w[gs:ge]
+	if secret == "" || r.entropy != 0 && shannonEntropy(secret) <= r.entropy {
+		return out
+	}
+	match := strings.Trim(w[loc[0]:loc[1]], "\n")
+	ls, _ := lineBounds(s, ws+loc[0])
+	_, le := lineBounds(s, ws+max(loc[0], loc[1]-1))
+	line := s[ls:le]
+	// A match holding a marker is text masked before: masking twice
+	// must change nothing.
+	if rs.global.allows(secret, match, line) || allowed(r.allow, secret, match, line) ||
+		strings.Contains(match, "[REDACTED:") || insideMarker(s, ws+gs, ws+ge) {
+		return out
+	}
+	// A quoted secret group ("…" in hashicorp-tf-password) keeps its
+	// quotes, as this package's own rules do.
+	if ge-gs >= 2 && (w[gs] == '"' || w[gs] == '\'') && w[ge-1] == w[gs] {
+		gs, ge = gs+1, ge-1
+	}
+	return append(out, span{ws + gs, ws + ge, k})
+}
+
+func isWordByte(c byte) bool { return isLower(c) || isUpper(c) || isDigit(c) || c == '_' }
 
 func allowed(lists []allowlist, secret, match, line string) bool {
 	for i := range lists {

@@ -178,3 +178,64 @@ func width(re *syntax.Regexp) int {
 	}
 	return 0 // empty-width assertions, empty match
 }
+
+// literalPrefixes returns the literal (lower case) every match of expr
+// starts with, one per branch of a leading alternation, and whether expr
+// starts with \b; ok is false when some match may start otherwise.
+func literalPrefixes(expr string) (prefixes []string, wordBoundary, ok bool) {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil, false, false
+	}
+	re = re.Simplify()
+	if re.Op == syntax.OpConcat && len(re.Sub) > 0 && re.Sub[0].Op == syntax.OpWordBoundary {
+		wordBoundary = true
+	}
+	prefixes, ok = leading(re)
+	return prefixes, wordBoundary, ok
+}
+
+func leading(re *syntax.Regexp) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return []string{strings.ToLower(string(re.Rune))}, true
+	case syntax.OpCapture:
+		return leading(re.Sub[0])
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			switch s.Op {
+			case syntax.OpWordBoundary, syntax.OpEmptyMatch:
+				continue
+			}
+			return leading(s)
+		}
+	case syntax.OpAlternate:
+		var out []string
+		for _, s := range re.Sub {
+			p, ok := leading(s)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, p...)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// allHaveKeyword reports whether every prefix starts with a keyword.
+func allHaveKeyword(prefixes, keywords []string) bool {
+	for _, p := range prefixes {
+		found := false
+		for _, k := range keywords {
+			if strings.HasPrefix(p, k) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return len(prefixes) > 0
+}

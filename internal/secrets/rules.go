@@ -57,6 +57,11 @@ type rule struct {
 	// width bounds a match's bytes (maxWidth), -1 if unbounded: a match
 	// holding the keyword lies within width bytes of it.
 	width int
+	// anchored is re anchored at its start, when every match of re starts
+	// with one of the keywords (most token formats: "hf_…", "glsa_…"): it
+	// runs only where a keyword starts. wordStart: re starts with \b.
+	anchored  *regexp.Regexp
+	wordStart bool
 	// namedGroups: the regexp names its groups, parts of the secret.
 	namedGroups bool
 	// generic rules are keyed by a word such as "password" or "secret"
@@ -167,6 +172,10 @@ func parseRules(texts ...string) (*ruleSet, error) {
 			if !slices.Contains(cr.keywords, l) {
 				cr.required = append(cr.required, l)
 			}
+		}
+		if prefixes, wb, ok := literalPrefixes(r.Regex); ok && allHaveKeyword(prefixes, cr.keywords) {
+			cr.anchored = regexp.MustCompile(`^(?:` + r.Regex + `)`)
+			cr.wordStart = wb
 		}
 		for i, a := range r.Allowlists {
 			ca, err := compileAllowlist(a)
