@@ -30,6 +30,10 @@ const (
 	// MinAssignmentValueLen is the shortest value masked by the
 	// env-assignment rule (`DB_PASSWORD=...`).
 	MinAssignmentValueLen = 6
+	// MinAssignmentEntropy is the least Shannon entropy (bits per byte)
+	// of a value the env-assignment rule masks: below it the value is
+	// mostly one repeated byte, a placeholder ("glc_1111…1=").
+	MinAssignmentEntropy = 1.5
 	// MinAuthHeaderValueLen is the shortest credential masked after
 	// `Authorization: Bearer|Basic|Token`.
 	MinAuthHeaderValueLen = 8

@@ -76,3 +76,41 @@ func TestMaskKeepsLookalikesOfKindsBeyondOwnRules(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskKeepsGitleaksCodeLikeFalsePositives: false positive examples of
+// gitleaks' rules (testdata/gitleaks-cases.json) that are code or
+// placeholders are kept whole by every rule, not only by their own.
+func TestMaskKeepsGitleaksCodeLikeFalsePositives(t *testing.T) {
+	m := New(nil)
+	codeLike := []string{
+		"ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		"github_pat_xxxxxxxxxxxxxxxxxxxxxx_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		"xoxb-xxxxxxxxx-xxxxxxxxxx-xxxxxxxxxxxx",
+		"glpat-XXXXXXXXXXX-XXXXXXXX",
+		`apiKey: "AIzaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"`,
+		"key = AKIAXXXXXXXXXXXXXXXX",
+		`   API_KEY="glc_111111111111111111111111111111111111111111="`,
+		"oktaKey = 00000000000000000000000000000000000TUVWXYZ",
+		"schemaKey = 'DOC_Vector_5_32'",
+		`const validKeyChars = "0123456789abcdefghijklmnopqrstuvwxyz_-."`,
+		`pub const SN_id_Gost28147_89_None_KeyMeshing = "id-Gost28147-89-None-KeyMeshing"`,
+		`publicToken = "9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit"`,
+		"csrf-token=Mj2qykJO5rELyHgezQ69nzUX0i3OH67V7+V4eUrLfpuyOuxmiW9rhROG/Whikle15syazJOkrjJa3U2AbhIvUw==",
+		`nextPageToken = "CAoQAA3k9fJ2mQ8sLp4x"`,
+	}
+	cases := loadGitleaksCases(t)
+	all := map[string]bool{}
+	for _, r := range cases.Rules {
+		for _, fp := range r.FalsePositives {
+			all[fp] = true
+		}
+	}
+	for _, fp := range codeLike {
+		if !all[fp] && !strings.Contains(fp, "nextPageToken") {
+			t.Errorf("%q is not one of gitleaks' false positives", fp)
+		}
+		if out, kinds := m.Mask(fp); out != fp {
+			t.Errorf("Mask(%q) = %q (%v), want it kept", fp, out, kinds)
+		}
+	}
+}

@@ -386,7 +386,8 @@ func (m *Masker) matchAssignment(s string, a, b int) (span, bool) {
 		}
 	}
 	if len(val) < MinAssignmentValueLen || isPlaceholder(val) || numberLiteral(val) ||
-		strings.Contains(val, "://") || strings.ContainsAny(val, " \t") {
+		strings.Contains(val, "://") || strings.ContainsAny(val, " \t") ||
+		shannonEntropy(val) < MinAssignmentEntropy {
 		return span{}, false
 	}
 	if quoted {
