@@ -56,16 +56,27 @@ func (rs *ruleSet) find(s string, out []span) []span {
 					le += i
 				}
 			}
-			if r.anchored != nil && !r.wide {
+			if r.anchored != nil {
 				// Every match starts with a keyword: try where each of
-				// the rule's keywords ends here.
+				// the rule's keywords ends here. An anchored regexp stops
+				// where its match can go no further, so it may be given
+				// the rest of the text: a bounded one its width and a
+				// byte (so that its $ cannot match at the cut), a wide
+				// one everything, others the line.
 				for _, kwd := range r.keywords {
 					ks := i + 1 - len(kwd)
 					if ks < done[id] || ks < 0 || !eqFold(s[ks:i+1], kwd) {
 						continue
 					}
+					end := le
+					switch {
+					case r.width > 0:
+						end = min(len(s), ks+r.width+1)
+					case r.wide:
+						end = len(s)
+					}
 					var e int
-					if out, e = rs.matchAt(r, kRuleBase+kind(id), s, ks, le, out); e > ks {
+					if out, e = rs.matchAt(r, kRuleBase+kind(id), s, ks, end, out); e > ks {
 						done[id] = e
 						break
 					}
@@ -142,6 +153,13 @@ func (rs *ruleSet) accept(r *rule, k kind, s string, ws int, loc []int, out []sp
 				break
 			}
 		}
+	}
+	// gitleaks trims line breaks off a match (a group ending in \s).
+	for ge > gs && (w[ge-1] == '\n' || w[ge-1] == '\r') {
+		ge--
+	}
+	for gs < ge && (w[gs] == '\n' || w[gs] == '\r') {
+		gs++
 	}
 	secret := w[gs:ge]
 	if secret == "" || r.entropy != 0 && shannonEntropy(secret) <= r.entropy {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"sync"
@@ -230,12 +231,51 @@ func trimIdentifierPrefix(expr string) string {
 	return strings.TrimPrefix(expr, identifierPrefix)
 }
 
-// wideRegexp reports regexps that can match across lines: a dot
-// matching newlines, or an explicit \r or \n other than in the escaped
-// "\\n" that ends many of gitleaks' secrets.
+// wideRegexp reports regexps that can match across lines: a newline (or
+// any byte) matched by a repetition of more than wideRepeat, as in
+// [\s\S]*? or (?s:.){0,200}. The few \s that gitleaks' semi-generic rules
+// allow around an operator do not count: for those a window takes the
+// next line when the line ends in an operator.
 func wideRegexp(expr string) bool {
-	expr = strings.ReplaceAll(expr, `\\[nr]`, "")
-	return strings.Contains(expr, "(?s") || strings.Contains(expr, `\n`) || strings.Contains(expr, `\r`)
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return true
+	}
+	return wideIn(re, 1)
+}
+
+// wideRepeat is the most repetitions of a newline-matching piece that a
+// regexp may have and still count as matching within a line.
+const wideRepeat = 5
+
+func wideIn(re *syntax.Regexp, reps int) bool {
+	switch re.Op {
+	case syntax.OpAnyChar:
+		return reps > wideRepeat
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i] <= '\n' && '\n' <= re.Rune[i+1] {
+				return reps > wideRepeat
+			}
+		}
+		return false
+	case syntax.OpLiteral:
+		return reps > 1 && slices.Contains(re.Rune, '\n')
+	case syntax.OpStar, syntax.OpPlus:
+		reps = wideRepeat + 1
+	case syntax.OpRepeat:
+		if re.Max < 0 || re.Max > wideRepeat {
+			reps = wideRepeat + 1
+		} else {
+			reps *= max(1, re.Max)
+		}
+	}
+	for _, sub := range re.Sub {
+		if wideIn(sub, reps) {
+			return true
+		}
+	}
+	return false
 }
 
 // allows reports whether the allowlist lets a finding through as not a
