@@ -62,7 +62,8 @@ func (rs *ruleSet) find(s string, out []span) []span {
 				// where its match can go no further, so it may be given
 				// the rest of the text: a bounded one its width and a
 				// byte (so that its $ cannot match at the cut), a wide
-				// one everything, others the line.
+				// one everything, others the line (and the next when an
+				// operator ends the line).
 				for _, kwd := range r.keywords {
 					ks := i + 1 - len(kwd)
 					if ks < done[id] || ks < 0 || !eqFold(s[ks:i+1], kwd) {
@@ -74,6 +75,8 @@ func (rs *ruleSet) find(s string, out []span) []span {
 						end = min(len(s), ks+r.width+1)
 					case r.wide:
 						end = len(s)
+					case le < len(s) && continuesOnNextLine(s, ls, le):
+						_, end = lineBounds(s, le+1)
 					}
 					var e int
 					if out, e = rs.matchAt(r, kRuleBase+kind(id), s, ks, end, out); e > ks {

@@ -15,12 +15,8 @@ const maxRequired = 4
 // one, and those common to every branch of an alternation. A window
 // without them cannot match, so the regexp is not run on it (jwt's ".ey",
 // a Kubernetes Secret's "kind:" and "data:").
-func requiredLiterals(expr string) []string {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return nil
-	}
-	lits := required(re.Simplify())
+func requiredLiterals(simple *syntax.Regexp) []string {
+	lits := required(simple)
 	// Keep the longest; a shorter one contained in a kept one adds nothing.
 	var out []string
 	for len(lits) > 0 && len(out) < maxRequired {
@@ -129,14 +125,10 @@ func indexFold(s, sub string) int {
 // regexps run on the keyword's whole line.
 const maxMatchBytes = 512
 
-// maxWidth returns the most bytes a match of expr can span, or -1 when
-// it is unbounded or wider than maxMatchBytes.
-func maxWidth(expr string) int {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return -1
-	}
-	w := width(re.Simplify())
+// maxWidth returns the most bytes a match of a simplified regexp can
+// span, or -1 when it is unbounded or wider than maxMatchBytes.
+func maxWidth(simple *syntax.Regexp) int {
+	w := width(simple)
 	if w > maxMatchBytes {
 		return -1
 	}
@@ -179,15 +171,11 @@ func width(re *syntax.Regexp) int {
 	return 0 // empty-width assertions, empty match
 }
 
-// literalPrefixes returns the literal (lower case) every match of expr
-// starts with, one per branch of a leading alternation, and whether expr
-// starts with \b; ok is false when some match may start otherwise.
-func literalPrefixes(expr string) (prefixes []string, wordBoundary, ok bool) {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return nil, false, false
-	}
-	re = re.Simplify()
+// literalPrefixes returns the literal (lower case) every match of a
+// simplified regexp starts with, one per branch of a leading alternation,
+// and whether it starts with \b; ok is false when some match may start
+// otherwise.
+func literalPrefixes(re *syntax.Regexp) (prefixes []string, wordBoundary, ok bool) {
 	if re.Op == syntax.OpConcat && len(re.Sub) > 0 && re.Sub[0].Op == syntax.OpWordBoundary {
 		wordBoundary = true
 	}

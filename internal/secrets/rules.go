@@ -155,12 +155,18 @@ func parseRules(texts ...string) (*ruleSet, error) {
 		if r.Regex == "" || skippedRules[r.ID] {
 			continue
 		}
-		re, err := regexp.Compile(trimIdentifierPrefix(r.Regex))
+		expr := trimIdentifierPrefix(r.Regex)
+		re, err := regexp.Compile(expr)
 		if err != nil {
 			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
 		}
-		cr := rule{id: r.ID, re: re, secretGroup: r.SecretGroup, entropy: r.Entropy, wide: wideRegexp(r.Regex)}
-		cr.width = maxWidth(trimIdentifierPrefix(r.Regex))
+		tree, err := syntax.Parse(expr, syntax.Perl)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
+		}
+		simple := tree.Simplify()
+		cr := rule{id: r.ID, re: re, secretGroup: r.SecretGroup, entropy: r.Entropy, wide: wideIn(tree, 1)}
+		cr.width = maxWidth(simple)
 		cr.namedGroups = len(re.SubexpNames()) > 1 && !slices.Contains(re.SubexpNames()[1:], "")
 		for _, k := range r.Keywords {
 			k = strings.ToLower(k)
@@ -169,13 +175,13 @@ func parseRules(texts ...string) (*ruleSet, error) {
 		}
 		// A literal that is one of the rule's keywords is in the window
 		// already (the window holds the keyword's occurrence).
-		for _, l := range requiredLiterals(r.Regex) {
+		for _, l := range requiredLiterals(simple) {
 			if !slices.Contains(cr.keywords, l) {
 				cr.required = append(cr.required, l)
 			}
 		}
-		if prefixes, wb, ok := literalPrefixes(r.Regex); ok && allHaveKeyword(prefixes, cr.keywords) {
-			cr.anchored = regexp.MustCompile(`^(?:` + r.Regex + `)`)
+		if prefixes, wb, ok := literalPrefixes(simple); ok && allHaveKeyword(prefixes, cr.keywords) {
+			cr.anchored = regexp.MustCompile(`^(?:` + expr + `)`)
 			cr.wordStart = wb
 		}
 		for i, a := range r.Allowlists {
@@ -231,24 +237,20 @@ func trimIdentifierPrefix(expr string) string {
 	return strings.TrimPrefix(expr, identifierPrefix)
 }
 
-// wideRegexp reports regexps that can match across lines: a newline (or
-// any byte) matched by a repetition of more than wideRepeat, as in
-// [\s\S]*? or (?s:.){0,200}. The few \s that gitleaks' semi-generic rules
-// allow around an operator do not count: for those a window takes the
-// next line when the line ends in an operator.
-func wideRegexp(expr string) bool {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return true
-	}
-	return wideIn(re, 1)
-}
-
+// wideIn reports regexps (parsed, not simplified) that can match across
+// lines: a newline (or any byte) matched by a repetition of more than
+// wideRepeat, as in [\s\S]*? or (?s:.){0,200}; reps is how often the
+// enclosing repetitions allow re. The few \s that gitleaks' semi-generic
+// rules allow around an operator do not count: for those a window takes
+// the next line when the line ends in an operator.
 // wideRepeat is the most repetitions of a newline-matching piece that a
 // regexp may have and still count as matching within a line.
 const wideRepeat = 5
 
 func wideIn(re *syntax.Regexp, reps int) bool {
+	if re == nil {
+		return false
+	}
 	switch re.Op {
 	case syntax.OpAnyChar:
 		return reps > wideRepeat
