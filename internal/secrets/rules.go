@@ -26,7 +26,7 @@ var gitleaksTOML string
 //go:embed extra-rules.toml
 var extraTOML string
 
-// skippedRules are gitleaks rules not loaded, because their keyword is a
+// skippedRule reports the gitleaks rules not loaded, because their keyword is a
 // word of nearly every source file and their regexp would run on most
 // lines (BenchmarkMask: each alone costs more than the rest together):
 //   - generic-api-key matches any `*key*|*token*|*auth*… = <10+ bytes>`;
@@ -36,12 +36,19 @@ var extraTOML string
 // The env-assignment rule is this package's version of both, with the
 // code-aware value checks that keep identifiers and calls unmasked; the
 // recall test counts both rules' true positives against it.
-var skippedRules = map[string]bool{"generic-api-key": true, "hashicorp-tf-password": true}
+func skippedRule(id string) bool {
+	return id == "generic-api-key" || id == "hashicorp-tf-password"
+}
 
-// genericKeywords are the words of the env-assignment rule (names.go).
-var genericKeywords = map[string]bool{
-	"password": true, "passwd": true, "secret": true, "secret_key": true, "token": true,
-	"key": true, "api": true, "auth": true, "access": true, "credential": true, "creds": true,
+// genericKeyword reports the words of the env-assignment rule (names.go)
+// among gitleaks' keywords.
+func genericKeyword(k string) bool {
+	switch k {
+	case "password", "passwd", "secret", "secret_key", "token", "key", "api", "auth",
+		"access", "credential", "creds":
+		return true
+	}
+	return false
 }
 
 // rule is one gitleaks rule, compiled.
@@ -127,7 +134,7 @@ type tomlConfig struct {
 
 // parseRules compiles gitleaks configurations: the first one's global
 // allowlist applies to all, the others add rules. Path-only rules (no
-// regexp) and skippedRules are left out; path conditions are ignored (a
+// regexp) and skippedRule ones are left out; path conditions are ignored (a
 // tool result has no file path to match them against).
 func parseRules(texts ...string) (*ruleSet, error) {
 	var c tomlConfig
@@ -152,7 +159,7 @@ func parseRules(texts ...string) (*ruleSet, error) {
 			return nil, fmt.Errorf("rule %s defined twice", r.ID)
 		}
 		seen[r.ID] = true
-		if r.Regex == "" || skippedRules[r.ID] {
+		if r.Regex == "" || skippedRule(r.ID) {
 			continue
 		}
 		expr := trimIdentifierPrefix(r.Regex)
@@ -171,7 +178,7 @@ func parseRules(texts ...string) (*ruleSet, error) {
 		for _, k := range r.Keywords {
 			k = strings.ToLower(k)
 			cr.keywords = append(cr.keywords, k)
-			cr.generic = cr.generic || genericKeywords[k]
+			cr.generic = cr.generic || genericKeyword(k)
 		}
 		// A literal that is one of the rule's keywords is in the window
 		// already (the window holds the keyword's occurrence).
