@@ -2,24 +2,26 @@ package secrets
 
 import "strings"
 
-// Window sizes around a keyword for the rule's regexp. A rule runs on the
-// keyword's line, with the next when that line ends in an operator or a
-// tag and the previous when that one does (an XML element or a YAML block
-// value continues on the next line); a wide rule, one
-// that can match across lines (curl's continued command lines, a
-// Kubernetes Secret's kind: and data:), on wideLinesBefore lines before
-// and wideLinesAfter after, at most wideBytes each way.
+// Window sizes around a keyword for a rule not run anchored. It runs on
+// the keyword's line, with the next when that line ends in an operator or
+// a tag and the previous when that one does (an XML element or a YAML
+// block value continues on the next line); a wide rule, one that can
+// match across lines (a Kubernetes Secret's kind: and data:), on
+// wideLinesBefore lines before and wideLinesAfter after, at most
+// wideBytes each way.
 const (
 	wideLinesBefore = 6
 	wideLinesAfter  = 24
 	wideBytes       = 2048
 )
 
-// find appends the spans of the secrets gitleaks' rules find in s: each
-// rule's regexp runs only on the lines around an occurrence of one of its
-// keywords, once per line; its entropy threshold and allowlists (and the
-// global allowlist) are honoured as gitleaks does, and only the secret
-// group is masked. Spans come out grouped by rule, not sorted.
+// find appends the spans of the secrets gitleaks' rules find in s. One
+// pass of the keyword automaton finds where keywords end; a rule runs only
+// there: anchored at the keyword when its matches start with one, else on
+// a window around it (see the constants above, narrow, required
+// literals). Entropy thresholds and allowlists (the global one too) are
+// honoured as gitleaks does, and only the secret group is masked. Spans
+// come out in no particular order.
 func (rs *ruleSet) find(s string, out []span) []span {
 	if rs == nil {
 		return out

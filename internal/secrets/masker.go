@@ -294,7 +294,8 @@ const (
 )
 
 // matchAssignment handles `KEY=value`, `KEY: value`, `export KEY="value"`,
-// `"key": "value"`, `key := "value"` where s[a:b] is KEY. Only the value is
+// `"key": "value"`, `key := "value"` (also Make's ?=, ::=, :::= and PHP's
+// .=) where s[a:b] is KEY. Only the value is
 // masked. Quoted values are literal; unquoted ones must not look like code
 // (a call, an index, a dotted reference, an identifier in a code-like line).
 func (m *Masker) matchAssignment(s string, a, b int) (span, bool) {
@@ -323,11 +324,20 @@ func (m *Masker) matchAssignment(s string, a, b int) (span, bool) {
 		switch {
 		case k+1 < n && s[k+1] == '=':
 			op, k = opColonEq, k+2
+		case strings.HasPrefix(s[k:], "::="):
+			op, k = opColonEq, k+3 // Make's ::=
+		case strings.HasPrefix(s[k:], ":::="):
+			op, k = opColonEq, k+4 // and :::=
 		case k+1 < n && s[k+1] == ':':
 			return span{}, false
 		default:
 			op, k = opColon, k+1
 		}
+	case '?', '.':
+		if k+1 >= n || s[k+1] != '=' {
+			return span{}, false
+		}
+		op, k = opColonEq, k+2 // Make's ?=, PHP's .=
 	default:
 		return span{}, false
 	}
