@@ -50,6 +50,9 @@ func TestMaskCommonKindsBeyondOwnRules(t *testing.T) {
 			if !strings.Contains(out, tt.keep) {
 				t.Errorf("context %q lost: %q", tt.keep, out)
 			}
+			if twice, _ := m.Mask(out); twice != out {
+				t.Errorf("masking twice changed %q to %q", out, twice)
+			}
 		})
 	}
 }
