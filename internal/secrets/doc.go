@@ -1,7 +1,8 @@
 // Package secrets owns the secret masker every tool result passes through
 // before it leaves the server (content, and details that carry file or
-// command text). It is pure: no I/O, no package-level state; a [Masker] is
-// immutable after [New] and safe for concurrent use.
+// command text). It is pure: no I/O, no package-level mutable state (the
+// compiled rule set is built once per process and never changes); a
+// [Masker] is immutable after [New] and safe for concurrent use.
 //
 // Each secret is replaced by "[REDACTED:<kind>]"; for assignments and URLs
 // only the value is replaced, so the model still sees which variable or
@@ -37,7 +38,10 @@
 //     secret (TOKEN_URL, PASSWORD_MIN_LENGTH, SECRET_NAME, AWS_ACCESS_KEY_ID,
 //     MAX_TOKENS) or KEY is a lookup key (PRIMARY_KEY, cacheKey, public_key).
 //     Values shorter than MinAssignmentValueLen, with blanks, numbers
-//     (4096, 0x00C0) and placeholders are kept. Quoted values that read as a
+//     (4096, 0x00C0), placeholders and values of less than
+//     MinAssignmentEntropy bits per byte (one repeated byte) are kept.
+//     Names saying the token is not a credential (nextPageToken,
+//     csrf_token, publicToken) are not secret names. Quoted values that read as a
 //     word or a name ("source", "X-Auth-Token", "GO_TEST_VAR") are kept.
 //     Unquoted values must not read as code: a call (getToken()), an index,
 //     a dotted reference (cfg.Token), &x, a trailing comma, a name without
@@ -53,6 +57,24 @@
 //     *PASSWORD*, *PASSWD*, *CREDENTIAL*, *_PASS, *_PWD) and that are at
 //     least MinEnvValueLen bytes long, wherever they appear; numbers, paths,
 //     URLs and placeholders among them are not masked.
+//   - pgpass-password: the password of a .pgpass line
+//     (host:port:database:user:password, the host holding a letter, the
+//     port digits or *, the password to the end of the line).
+//   - gitleaks' rules: the default rule set of gitleaks v8.30.1
+//     (gitleaks/gitleaks.toml, MIT, see gitleaks/LICENSE), embedded as
+//     data, and extra-rules.toml, agentls' own rules in the same format for
+//     kinds gitleaks lacks (Discord webhooks, Azure SAS signatures, Groq,
+//     Replicate, PuTTY keys, .netrc, docker config.json auths, mysql -p).
+//     The kind is the rule id ([REDACTED:huggingface-access-token]); only
+//     the secret group is replaced. Left out: generic-api-key and
+//     hashicorp-tf-password (env-assignment is this package's version of
+//     them) and the path-only pkcs12-file rule. Paths and commits in
+//     allowlists are ignored; regexes (on the secret, the match or the
+//     line), stop words, AND conditions and entropy thresholds are applied
+//     as gitleaks applies them, and its global allowlist too.
+//     TestMaskRecallOnGitleaksRules runs every true positive of gitleaks'
+//     own rule tests (testdata/gitleaks-cases.json, made by
+//     gitleaks_cases_gen.go) through the whole masker.
 //
 // The distinctive token prefixes (gh[pousr]_, github_pat_, glpat-,
 // xox[abprs]-, AIza) are found anywhere in a word, so a token glued to a
@@ -64,13 +86,17 @@
 //
 // When an assignment's value is itself a recognised token, or matches
 // overlap, the most specific kind is reported (OPENAI_API_KEY=sk-proj-… is
-// an openai-key).
+// an openai-key): this package's token formats, then gitleaks' rules, then
+// auth-header, pgpass-password, url-credentials, env-assignment, gitleaks'
+// rules keyed by a word such as "password" or "secret", env-value.
 //
 // Placeholders are never masked: empty, changeme, xxx…, ***…, your-api-key,
 // <…>, ${VAR}, $VAR, {{ … }}, %(name)s, values containing "example", type
-// names (string, bool), null/none/true/false, and "[REDACTED:…]" itself.
+// names (string, bool), null/none/true/false, and "[REDACTED:…]" itself;
+// a token whose body holds xxxx or a run of 8 equal bytes (ghp_xxxx…,
+// AIzaaaaa…) is a placeholder too.
 //
-// # Why a hand-written scanner and not gitleaks
+// # Why a hand-written scanner, and gitleaks' rules as data
 //
 // Mask runs on every tool result, so it makes one pass over the text with a
 // byte-class table: it splits the text into words of [A-Za-z0-9_.-] and
@@ -78,16 +104,26 @@
 // the byte after it ("://", "=", ":"), running a rule only for a candidate.
 // Glued prefixes are searched for with strings.Index, and only in long words
 // that hold the prefix's bytes (the scanner ORs the classes it looks up).
-// Environment values are found with strings.Index. Clean text allocates
-// nothing and comes back as the same string.
+// Environment values are found with strings.Index.
 //
-// gitleaks' ~200 rules are Go regexps behind a keyword prefilter; importing
-// it pulls in a large dependency tree, and most of its rules target
-// providers a coding agent rarely prints. The same rule set written as one
-// regexp per rule runs 50-100 times slower on realistic text, and a
-// gitleaks-style keyword prefilter barely helps because keywords such as
-// "KEY", "://" and "sk-" occur in almost any source file; BenchmarkMask
-// measures all three in one run. The rules here are a curated subset: the tokens that
-// show up in workspaces and shells (cloud, VCS, chat, LLM and payment keys,
-// JWTs, private keys, credentials in URLs, .env files and headers).
+// gitleaks' ~220 rules are Go regexps; run one by one over the text they
+// are 50-100 times slower than the scanner, and its own keyword prefilter
+// (does the keyword occur anywhere in the text?) barely helps, since
+// keywords such as "key", "ey" and "s." occur in almost any source file.
+// Importing its detector would also pull in its dependency tree. So its
+// rule set is loaded as data (rules.go) and run differently (gitleaks.go):
+// one Aho-Corasick pass (keywords.go) finds where a keyword ends, in any
+// case; a rule runs only there. A rule whose every match starts with one
+// of its keywords (most token formats) runs anchored at that keyword; the
+// others run on the keyword's line (and a neighbour when an operator ends
+// a line), cut to the regexp's greatest width around the keyword, and only
+// when the window holds the literals every match needs (literals.go);
+// rules that match across lines get the lines around. The leading
+// [\w.-]{0,50}? of gitleaks' semi-generic rules, which only moves where a
+// match starts, is dropped: it made each of them several times slower.
+// TestRuleWindowsFindWhatWholeTextSearchFinds checks that this finds what
+// a whole-text search finds. BenchmarkMask measures the masker with and
+// without gitleaks' rules and the one-regexp-per-rule reference in one run.
+// Clean text in which no rule finds a candidate allocates nothing and
+// comes back as the same string.
 package secrets

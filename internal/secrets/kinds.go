@@ -16,6 +16,7 @@ const (
 	KindPrivateKey     = "private-key"
 	KindEnvAssignment  = "env-assignment"
 	KindURLCredentials = "url-credentials"
+	KindPgpass         = "pgpass-password"
 	KindAuthHeader     = "auth-header"
 	KindEnvValue       = "env-value"
 )
@@ -29,6 +30,10 @@ const (
 	// MinAssignmentValueLen is the shortest value masked by the
 	// env-assignment rule (`DB_PASSWORD=...`).
 	MinAssignmentValueLen = 6
+	// MinAssignmentEntropy is the least Shannon entropy (bits per byte)
+	// of a value the env-assignment rule masks: below it the value is
+	// mostly one repeated byte, a placeholder ("glc_1111…1=").
+	MinAssignmentEntropy = 1.5
 	// MinAuthHeaderValueLen is the shortest credential masked after
 	// `Authorization: Bearer|Basic|Token`.
 	MinAuthHeaderValueLen = 8
@@ -37,13 +42,14 @@ const (
 // kind is the internal id of a rule's kind. When two matches overlap the
 // merged span takes the higher kind, so the order runs from the most generic
 // (an exact environment value) to the most specific (a token format).
-type kind uint8
+type kind uint16
 
 const (
 	kNone kind = iota
 	kEnvValue
 	kEnvAssignment
 	kURLCredentials
+	kPgpass
 	kAuthHeader
 	kJWT
 	kAWSSecret
@@ -56,9 +62,31 @@ const (
 	kGoogleAPIKey
 	kStripeKey
 	kPrivateKey
+
+	// kRuleBase+i is gitleaks' rule i (rules.go). Its rank puts it above
+	// the generic kinds and below this package's token formats.
+	kRuleBase kind = 64
 )
 
+// rank orders kinds for merging overlapping matches: the higher rank is
+// the more specific.
+func (k kind) rank() int {
+	if k >= kRuleBase {
+		if rs := gitleaksRules(); int(k-kRuleBase) < len(rs.rules) && rs.rules[k-kRuleBase].generic {
+			return 2*int(kEnvValue) + 1
+		}
+		return 2*int(kAuthHeader) + 1
+	}
+	return 2 * int(k)
+}
+
 func (k kind) String() string {
+	if k >= kRuleBase {
+		if rs := gitleaksRules(); int(k-kRuleBase) < len(rs.rules) {
+			return rs.rules[k-kRuleBase].id
+		}
+		return "unknown"
+	}
 	switch k {
 	case kEnvValue:
 		return KindEnvValue
@@ -66,6 +94,8 @@ func (k kind) String() string {
 		return KindEnvAssignment
 	case kURLCredentials:
 		return KindURLCredentials
+	case kPgpass:
+		return KindPgpass
 	case kAuthHeader:
 		return KindAuthHeader
 	case kJWT:

@@ -8,7 +8,8 @@ import (
 // Masker finds and replaces secrets in text. It is immutable after New and
 // safe for concurrent use.
 type Masker struct {
-	cls *classes
+	cls   *classes
+	rules *ruleSet // gitleaks' rules, shared by every Masker
 	// envValues are the server's secret environment values, longest first
 	// so that a value containing another is masked whole.
 	envValues []string
@@ -19,7 +20,7 @@ type Masker struct {
 // envNameIsSecret) and that is at least MinEnvValueLen bytes long, not a
 // placeholder, a number, a path or a URL, is masked wherever it appears.
 func New(env []string) *Masker {
-	m := &Masker{cls: newClasses()}
+	m := &Masker{cls: newClasses(), rules: gitleaksRules()}
 	seen := map[string]bool{}
 	for _, kv := range env {
 		name, v, ok := strings.Cut(kv, "=")
@@ -55,6 +56,11 @@ func envValueMaskable(v string) bool {
 			return false
 		}
 	}
+	for _, r := range gitleaksRules().rules {
+		if strings.Contains(r.id, v) {
+			return false
+		}
+	}
 	return true
 }
 
@@ -65,6 +71,7 @@ func (m *Masker) Mask(s string) (string, map[string]int) {
 	var buf [16]span
 	spans := m.scan(s, buf[:0])
 	n := len(spans)
+	spans = m.rules.find(s, spans)
 	for _, v := range m.envValues {
 		for i := 0; ; {
 			j := strings.Index(s[i:], v)
@@ -94,7 +101,9 @@ func (m *Masker) Mask(s string) (string, map[string]int) {
 		if w > 0 && sp.start < spans[w-1].end {
 			last := &spans[w-1]
 			last.end = max(last.end, sp.end)
-			last.kind = max(last.kind, sp.kind)
+			if sp.kind.rank() > last.kind.rank() {
+				last.kind = sp.kind
+			}
 			continue
 		}
 		spans[w] = sp
@@ -181,6 +190,11 @@ func (m *Masker) scan(s string, out []span) []span {
 				}
 				continue
 			}
+			if sp, ok := m.matchPgpass(s, a, i); ok {
+				out = append(out, sp)
+				i = sp.end
+				continue
+			}
 		case '=', '"', '\'', ' ', '\t':
 		default:
 			continue
@@ -217,10 +231,58 @@ func (m *Masker) matchURL(s string, a, b int) (span, bool) {
 		return span{}, false
 	}
 	pw := s[colon+1 : at]
+	if strings.Contains(s[b+3:at], "[REDACTED:") {
+		return span{}, false // masked already
+	}
 	if isPlaceholder(pw) || eqFold(pw, "pass") || eqFold(pw, "pwd") {
 		return span{}, false
 	}
 	return span{colon + 1, at, kURLCredentials}, true
+}
+
+// matchPgpass masks the password of a .pgpass line,
+// host:port:database:user:password, where s[a:b] is the host, a word
+// with a letter at the start of its line, and s[b] is ':'. The port is
+// digits or *, the database and user fields are not empty and hold no
+// blank, and the password runs to the end of the line without a blank.
+func (m *Masker) matchPgpass(s string, a, b int) (span, bool) {
+	if a > 0 && s[a-1] != '\n' || !strings.ContainsFunc(s[a:b], func(r rune) bool { return isLower(lowerByte(byte(r))) }) {
+		return span{}, false
+	}
+	p := b + 1
+	q := p
+	for q < len(s) && isDigit(s[q]) {
+		q++
+	}
+	if q == p && q < len(s) && s[q] == '*' {
+		q++
+	}
+	if q == p || q >= len(s) || s[q] != ':' {
+		return span{}, false
+	}
+	for field := 0; field < 2; field++ { // database, user
+		p = q + 1
+		q = p
+		for q < len(s) && s[q] != ':' && m.cls[s[q]]&cBlank == 0 {
+			q++
+		}
+		if q == p || q >= len(s) || s[q] != ':' {
+			return span{}, false
+		}
+	}
+	p = q + 1
+	e := p
+	for e < len(s) && m.cls[s[e]]&cBlank == 0 {
+		e++
+	}
+	if e < len(s) && s[e] != '\n' && s[e] != '\r' {
+		return span{}, false // more on the line: not a .pgpass entry
+	}
+	pw := s[p:e]
+	if len(pw) < MinAssignmentValueLen || isPlaceholder(pw) || nameLike(pw) && !hasDigit(pw) {
+		return span{}, false // a name, as in "web:8080:GET:/api:handler"
+	}
+	return span{p, e, kPgpass}, true
 }
 
 // Assignment operators.
@@ -232,7 +294,8 @@ const (
 )
 
 // matchAssignment handles `KEY=value`, `KEY: value`, `export KEY="value"`,
-// `"key": "value"`, `key := "value"` where s[a:b] is KEY. Only the value is
+// `"key": "value"`, `key := "value"` (also Make's ?=, ::=, :::= and PHP's
+// .=) where s[a:b] is KEY. Only the value is
 // masked. Quoted values are literal; unquoted ones must not look like code
 // (a call, an index, a dotted reference, an identifier in a code-like line).
 func (m *Masker) matchAssignment(s string, a, b int) (span, bool) {
@@ -261,11 +324,20 @@ func (m *Masker) matchAssignment(s string, a, b int) (span, bool) {
 		switch {
 		case k+1 < n && s[k+1] == '=':
 			op, k = opColonEq, k+2
+		case strings.HasPrefix(s[k:], "::="):
+			op, k = opColonEq, k+3 // Make's ::=
+		case strings.HasPrefix(s[k:], ":::="):
+			op, k = opColonEq, k+4 // and :::=
 		case k+1 < n && s[k+1] == ':':
 			return span{}, false
 		default:
 			op, k = opColon, k+1
 		}
+	case '?', '.':
+		if k+1 >= n || s[k+1] != '=' {
+			return span{}, false
+		}
+		op, k = opColonEq, k+2 // Make's ?=, PHP's .=
 	default:
 		return span{}, false
 	}
@@ -324,7 +396,8 @@ func (m *Masker) matchAssignment(s string, a, b int) (span, bool) {
 		}
 	}
 	if len(val) < MinAssignmentValueLen || isPlaceholder(val) || numberLiteral(val) ||
-		strings.Contains(val, "://") || strings.ContainsAny(val, " \t") {
+		strings.Contains(val, "://") || strings.ContainsAny(val, " \t") ||
+		shannonEntropy(val) < MinAssignmentEntropy {
 		return span{}, false
 	}
 	if quoted {

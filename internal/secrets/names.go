@@ -38,6 +38,8 @@ func classifyKey(key string) keyClass {
 			continue
 		}
 		switch {
+		case hasSuffixFold(w, "token") && tokenQualifierNotSecret(prev, w):
+			// nextPageToken, csrf_token, publicToken: not credentials.
 		case hasFold(w, "password"), hasFold(w, "passwd"), hasFold(w, "passphrase"),
 			hasFold(w, "secret"), hasFold(w, "credential"), eqFold(w, "creds"),
 			hasSuffixFold(w, "token"), hasSuffixFold(w, "apikey"), hasSuffixFold(w, "secretkey"),
@@ -124,8 +126,21 @@ func keyQualifierNotSecret(w string) bool {
 		"translation", "registry", "field", "index", "column", "table", "sequence", "join",
 		"dict", "json", "yaml", "config", "setting", "settings", "metric", "label", "tag",
 		"search", "query", "string", "sign", "storage", "redis", "react", "list", "item",
-		"node", "entry", "element", "state", "store", "local", "session", "cookie", "event":
+		"node", "entry", "element", "state", "store", "local", "session", "cookie", "event",
+		"schema":
 		return true
+	}
+	return false
+}
+
+// tokenQualifierNotSecret reports a token word w (after the word prev)
+// that names something other than a credential: a page or resume cursor,
+// an anti-forgery token, a public token.
+func tokenQualifierNotSecret(prev, w string) bool {
+	for _, q := range [...]string{"page", "csrf", "xsrf", "public", "continuation", "resume", "sync", "cancel", "cancellation"} {
+		if eqFold(prev, q) || len(w) > len(q)+5 && hasPrefixFold(w, q) {
+			return true
+		}
 	}
 	return false
 }
@@ -148,7 +163,9 @@ func lastWordNotSecret(w string) bool {
 		"days", "seconds", "secs", "ms", "location", "source", "kind", "label", "regex",
 		"pattern", "hint", "strength", "validator", "input", "placeholder", "schema", "method",
 		"scope", "scopes", "audience", "issuer", "reset", "usage", "budget", "index", "ref",
-		"arn", "hash", "digest", "fingerprint", "sauce":
+		"arn", "hash", "digest", "fingerprint", "sauce", "chars", "characters", "charset",
+		"alphabet", "alias", "board", "frame", "pair", "press", "pressed", "ring", "selector",
+		"stone", "storetype", "meshing", "up", "down", "left", "right":
 		return true
 	}
 	return false

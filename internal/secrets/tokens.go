@@ -101,8 +101,42 @@ func (m *Masker) glued(s string, a, b int, seen uint16, out []span) []span {
 
 // matchToken recognises a provider token that starts at s[a], the first byte
 // of a scanner word s[a:b]. The match may end before b (a sentence's final
-// period) or, for a PEM block, far after it.
+// period) or, for a PEM block, far after it. A token whose body is a
+// placeholder (ghp_xxxx…, AIzaaaaa…, AKIAXXXX…) is not one.
 func (m *Masker) matchToken(s string, a, b int) (span, bool) {
+	sp, ok := m.matchTokenShape(s, a, b)
+	if ok && sp.kind != kPrivateKey && sp.kind != kJWT && placeholderToken(s[sp.start:sp.end]) {
+		return span{}, false
+	}
+	return sp, ok
+}
+
+// placeholderRun is the shortest run of one repeated byte that makes a
+// token a placeholder; a random body of 40 bytes has a run of 3 at most
+// but once in about 4000.
+const placeholderRun = 8
+
+// placeholderToken reports token-shaped text holding xxxx or a long run of
+// one byte.
+func placeholderToken(tok string) bool {
+	if hasFold(tok, "xxxx") {
+		return true
+	}
+	run := 1
+	for i := 1; i < len(tok); i++ {
+		if tok[i] == tok[i-1] {
+			if run++; run >= placeholderRun {
+				return true
+			}
+		} else {
+			run = 1
+		}
+	}
+	return false
+}
+
+// matchTokenShape is matchToken without the placeholder check.
+func (m *Masker) matchTokenShape(s string, a, b int) (span, bool) {
 	if b-a == 8 && s[a:b] == "-----END" {
 		return m.pemTail(s, a)
 	}
