@@ -1,7 +1,8 @@
 // Package secrets owns the secret masker every tool result passes through
 // before it leaves the server (content, and details that carry file or
 // command text). It is pure: no I/O, no package-level mutable state (the
-// compiled rule set is built once per process and never changes); a
+// compiled rule set is loaded once per process, each rule's regexps on its
+// first keyword hit, and never changes after); a
 // [Masker] is immutable after [New] and safe for concurrent use.
 //
 // Each secret is replaced by "[REDACTED:<kind>]"; for assignments and URLs

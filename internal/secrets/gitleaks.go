@@ -50,7 +50,7 @@ func (rs *ruleSet) find(s string, out []span) []span {
 			if end <= done[id] {
 				continue
 			}
-			r := &rs.rules[id]
+			r := rs.rules[id].get()
 			if le < 0 {
 				if le = strings.IndexByte(s[i:], '\n'); le < 0 {
 					le = len(s)

@@ -178,8 +178,13 @@ func TestEmbeddedGitleaksRulesLoad(t *testing.T) {
 		if got := (kRuleBase + kind(i)).String(); got != r.id {
 			t.Errorf("kind %d is %q, want %q", i, got, r.id)
 		}
+		// Rules compile on first use; one that does not would match
+		// nothing, silently.
+		if c := r.get(); c.re.String() == `$.^` || c.id != r.id {
+			t.Errorf("rule %s does not compile", r.id)
+		}
 	}
-	if !slices.ContainsFunc(rs.rules, func(r rule) bool { return r.id == "huggingface-access-token" }) {
+	if !slices.ContainsFunc(rs.rules, func(r lazyRule) bool { return r.id == "huggingface-access-token" }) {
 		t.Error("huggingface-access-token not loaded")
 	}
 }

@@ -69,7 +69,7 @@ func TestRuleWindowsFindWhatWholeTextSearchFinds(t *testing.T) {
 			var want []span
 			lower := strings.ToLower(tp)
 			for id := range rs.rules {
-				r := &rs.rules[id]
+				r := rs.rules[id].get()
 				if slices.ContainsFunc(r.keywords, func(k string) bool { return strings.Contains(lower, k) }) {
 					want = rs.match(r, kRuleBase+kind(id), tp, 0, len(tp), want)
 				}

@@ -51,6 +51,18 @@ func genericKeyword(k string) bool {
 	return false
 }
 
+// lazyRule is one rule as loaded: what the keyword pass and the kinds need
+// at once, and its regexps compiled on first use (get). Compiling all of
+// gitleaks' ~220 regexps and their syntax trees costs ~50 ms of CPU; a
+// session's results hit the keywords of a few rules, and only those are
+// compiled. The embedded rules all compile (TestEmbeddedGitleaksRulesLoad).
+type lazyRule struct {
+	id       string
+	keywords []string // lower case
+	generic  bool
+	get      func() *rule
+}
+
 // rule is one gitleaks rule, compiled.
 type rule struct {
 	id          string
@@ -95,7 +107,7 @@ type allowlist struct {
 // ruleSet is the compiled gitleaks rules with the keyword matcher over
 // their keywords.
 type ruleSet struct {
-	rules  []rule
+	rules  []lazyRule
 	global allowlist
 	kw     *keywordMatcher
 }
@@ -162,43 +174,23 @@ func parseRules(texts ...string) (*ruleSet, error) {
 		if r.Regex == "" || skippedRule(r.ID) {
 			continue
 		}
-		expr := trimIdentifierPrefix(r.Regex)
-		re, err := regexp.Compile(expr)
-		if err != nil {
-			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
-		}
-		tree, err := syntax.Parse(expr, syntax.Perl)
-		if err != nil {
-			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
-		}
-		simple := tree.Simplify()
-		cr := rule{id: r.ID, re: re, secretGroup: r.SecretGroup, entropy: r.Entropy, wide: wideIn(tree, 1)}
-		cr.width = maxWidth(simple)
-		cr.namedGroups = len(re.SubexpNames()) > 1 && !slices.Contains(re.SubexpNames()[1:], "")
+		lr := lazyRule{id: r.ID}
 		for _, k := range r.Keywords {
 			k = strings.ToLower(k)
-			cr.keywords = append(cr.keywords, k)
-			cr.generic = cr.generic || genericKeyword(k)
+			lr.keywords = append(lr.keywords, k)
+			lr.generic = lr.generic || genericKeyword(k)
 		}
-		// A literal that is one of the rule's keywords is in the window
-		// already (the window holds the keyword's occurrence).
-		for _, l := range requiredLiterals(simple) {
-			if !slices.Contains(cr.keywords, l) {
-				cr.required = append(cr.required, l)
-			}
-		}
-		if prefixes, wb, ok := literalPrefixes(simple); ok && allHaveKeyword(prefixes, cr.keywords) {
-			cr.anchored = regexp.MustCompile(`^(?:` + expr + `)`)
-			cr.wordStart = wb
-		}
-		for i, a := range r.Allowlists {
-			ca, err := compileAllowlist(a)
+		src := r
+		lr.get = sync.OnceValue(func() *rule {
+			cr, err := compileRule(src.ID, src.Regex, src.SecretGroup, src.Entropy, lr.keywords, src.Allowlists)
 			if err != nil {
-				return nil, fmt.Errorf("rule %s allowlist %d: %w", r.ID, i, err)
+				// Never for the embedded rules (a test compiles each):
+				// a rule that does not compile matches nothing.
+				return &rule{id: src.ID, re: regexp.MustCompile(`$.^`)}
 			}
-			cr.allow = append(cr.allow, ca)
-		}
-		rs.rules = append(rs.rules, cr)
+			return cr
+		})
+		rs.rules = append(rs.rules, lr)
 	}
 	if len(rs.rules) > maxRules {
 		return nil, fmt.Errorf("%d rules, at most %d", len(rs.rules), maxRules)
@@ -213,6 +205,46 @@ func parseRules(texts ...string) (*ruleSet, error) {
 	}
 	rs.kw = newKeywordMatcher(words, ids)
 	return rs, nil
+}
+
+// compileRule compiles one gitleaks rule: its regexp, the facts about it
+// the windows use (literals.go) and its allowlists.
+func compileRule(id, regex string, secretGroup int, entropy float64, keywords []string, allowlists []tomlAllowlist) (*rule, error) {
+	expr := trimIdentifierPrefix(regex)
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("rule %s: %w", id, err)
+	}
+	tree, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil, fmt.Errorf("rule %s: %w", id, err)
+	}
+	simple := tree.Simplify()
+	cr := &rule{id: id, re: re, secretGroup: secretGroup, entropy: entropy, wide: wideIn(tree, 1), keywords: keywords}
+	cr.width = maxWidth(simple)
+	cr.namedGroups = len(re.SubexpNames()) > 1 && !slices.Contains(re.SubexpNames()[1:], "")
+	for _, k := range keywords {
+		cr.generic = cr.generic || genericKeyword(k)
+	}
+	// A literal that is one of the rule's keywords is in the window
+	// already (the window holds the keyword's occurrence).
+	for _, l := range requiredLiterals(simple) {
+		if !slices.Contains(cr.keywords, l) {
+			cr.required = append(cr.required, l)
+		}
+	}
+	if prefixes, wb, ok := literalPrefixes(simple); ok && allHaveKeyword(prefixes, cr.keywords) {
+		cr.anchored = regexp.MustCompile(`^(?:` + expr + `)`)
+		cr.wordStart = wb
+	}
+	for i, a := range allowlists {
+		ca, err := compileAllowlist(a)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s allowlist %d: %w", id, i, err)
+		}
+		cr.allow = append(cr.allow, ca)
+	}
+	return cr, nil
 }
 
 func compileAllowlist(a tomlAllowlist) (allowlist, error) {
