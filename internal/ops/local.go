@@ -717,15 +717,6 @@ func readStat(f *os.File) ([]byte, fs.FileInfo, error) {
 	return data, fi, err
 }
 
-// sameVersion reports whether a and b describe the same version of a
-// file: the same inode, size and modification time.
-func sameVersion(a, b fs.FileInfo) bool {
-	if a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) {
-		return false
-	}
-	return os.SameFile(a, b)
-}
-
 // CreateFile implements FS. The content is written to a temp file first and
 // linked into place, so the new name never shows partial content; the link
 // fails if the name exists.

@@ -465,10 +465,6 @@ func uriToPath(u string) (string, error) {
 	return filepath.FromSlash(p), nil
 }
 
-func pathToURI(p string) string {
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
-}
-
 func (s *Server) session() *session.Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
