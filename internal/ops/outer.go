@@ -123,6 +123,3 @@ func readRuleFile(p string) ([]byte, bool) {
 	data, err := io.ReadAll(io.LimitReader(f, maxOuterRuleFile))
 	return data, err == nil
 }
-
-// OuterIgnore implements FS: an in-memory workspace has nothing above it.
-func (m *Mem) OuterIgnore(*Folder) ignore.Outer { return ignore.Outer{} }
