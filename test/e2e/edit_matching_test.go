@@ -279,7 +279,7 @@ func TestEditResultLineFormat(t *testing.T) {
 // tools/details arrives before the reply and carries the contract's fields:
 // a git-style unified diff that applies, LSP TextEdits (UTF-16) in the old
 // text that reproduce the new one, firstChangedLine, matchLevel and
-// xxh64 hashes of the old and new content.
+// sha256 hashes of the old and new content.
 func TestEditDetailsPayload(t *testing.T) {
 	t.Parallel()
 	old := "first\nhéllo 😀 world\nmiddle\nlast line\n"
