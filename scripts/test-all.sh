@@ -27,7 +27,10 @@ CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 go build -o /dev/null ./cmd/agentls
 echo "== build"
 bin_dir=$(mktemp -d)
 trap 'rm -rf "$bin_dir"' EXIT
-CGO_ENABLED=0 go build -o "$bin_dir/agentls" ./cmd/agentls
+# -tags agentlstest compiles in the test-only tools (test_block, test_panic)
+# that the e2e, Neovim and MCP tests call with AGENTLS_TEST_TOOLS=1; without
+# that variable the binary behaves as the shipped one, built without the tag.
+CGO_ENABLED=0 go build -tags agentlstest -o "$bin_dir/agentls" ./cmd/agentls
 export AGENTLS_BIN="$bin_dir/agentls"
 
 echo "== go test"

@@ -213,7 +213,7 @@ func serve(g globalFlags, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	return rpc.Serve(ctx, stdin, stdout, rpc.Options{
 		Version: version, Roots: g.roots, Log: log, LogLevel: lv,
-		TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1",
+		TestTools: testTools(),
 	})
 }
 
@@ -328,7 +328,7 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	// to, so asks are approved once; deny rules and modes still apply
 	// (--mode readOnly refuses writes). Editing an existing file needs a read
 	// in the same session: name both calls in one command line.
-	sess, err := session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1",
+	sess, err := session.New(session.Options{Folders: folders, Log: log, TestTools: testTools(),
 		Editor: &policy.Settings{Mode: *mode}, Confirmer: commandLineApproval{}})
 	if err != nil {
 		fmt.Fprintln(stderr, "agentls call:", err)

@@ -86,7 +86,7 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 			// it): what only agentls's default mode would ask about is
 			// left to it. The user's ask rules, destructive commands and
 			// the other built-in asks still ask through elicitation.
-			return session.New(session.Options{Folders: folders, Log: log, TestTools: os.Getenv("AGENTLS_TEST_TOOLS") == "1", Confirmer: mcp.Confirmer{},
+			return session.New(session.Options{Folders: folders, Log: log, TestTools: testTools(), Confirmer: mcp.Confirmer{},
 				Editor: &policy.Settings{Mode: *mode}, HostApproves: true, Client: "MCP host",
 				ModeHint: "start agentls mcp with --mode default (leaves such calls to the MCP host's approval), --mode acceptEdits (also allows edits inside the workspace) or --mode bypass (allows everything but deny rules)",
 				// Results sized for what the host passes on uncut.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/ops/opstest"
 )
 
 // TestStampIsTheVersionRead: the fingerprint must describe the bytes the
@@ -24,7 +24,7 @@ func TestStampIsTheVersionRead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, map[string]string{"a.txt": orig})
 			p := e.path("a.txt")
-			data, fi, err := ops.ReadFileInfo(e.fs, p)
+			data, fi, err := opstest.ReadFileInfo(e.fs, p)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/internal/tools/toolstest"
 )
 
 // start runs a Server over in-memory transports and connects a client.
@@ -27,7 +28,7 @@ func start(t testing.TB, copts *sdk.ClientOptions) (*session.Session, *sdk.Clien
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\nbeta\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, TestTools: true, Log: slog.New(slog.DiscardHandler)})
+	sess, err := session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, TestTools: toolstest.Tools(), Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +364,7 @@ func TestOpenStartsAfterTheHandshake(t *testing.T) {
 // instead of waiting for it.
 func TestStopEndsRunningCalls(t *testing.T) {
 	dir := t.TempDir()
-	sess, err := session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, TestTools: true, Log: slog.New(slog.DiscardHandler), NoUpstream: true})
+	sess, err := session.New(session.Options{Folders: []ops.FolderSpec{{Path: dir}}, TestTools: toolstest.Tools(), Log: slog.New(slog.DiscardHandler), NoUpstream: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package ops
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 
@@ -104,19 +103,3 @@ type FolderSpec struct {
 // TempPrefix starts every temporary file of an atomic write, so that leftovers
 // of a crash can be recognised and removed at the next start.
 const TempPrefix = ".agentls-tmp-"
-
-// ReadFileInfo reads p whole through one open descriptor (FS.OpenRead) and
-// returns the descriptor's stat with the content: nil data for a file that
-// is not regular.
-func ReadFileInfo(fsys FS, p Path) ([]byte, fs.FileInfo, error) {
-	f, fi, err := fsys.OpenRead(p)
-	if f == nil {
-		return nil, fi, err
-	}
-	defer f.Close()
-	data, err := ReadSized(f, fi.Size())
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", p.Rel, err)
-	}
-	return data, fi, nil
-}

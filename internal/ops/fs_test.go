@@ -10,6 +10,7 @@ import (
 	"testing/fstest"
 
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/ops/opstest"
 )
 
 // The contract tests run every FS implementation through the same cases, so
@@ -69,9 +70,9 @@ var impls = []impl{
 // newMem builds the Mem twin of the Local fixture. Mem has no way to seed a
 // read-only root, so the spill folder is written while writable, then
 // demoted, which also exercises SetFolders keeping read-only roots.
-func newMem(t *testing.T) *ops.Mem {
+func newMem(t *testing.T) *opstest.Mem {
 	t.Helper()
-	m := ops.NewMem("/w/spill", map[string]string{"secret.txt": "secret\n"})
+	m := opstest.NewMem("/w/spill", map[string]string{"secret.txt": "secret\n"})
 	if err := m.AddReadOnlyRoot("/w/spill"); err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestContractLenientNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer local.Close()
-	for name, fsys := range map[string]ops.FS{"Local": local, "Mem": ops.NewMem("/ws", files)} {
+	for name, fsys := range map[string]ops.FS{"Local": local, "Mem": opstest.NewMem("/ws", files)} {
 		t.Run(name, func(t *testing.T) {
 			for _, tc := range []struct {
 				input, wantRel, wantErr string

@@ -19,10 +19,10 @@ import (
 // wins; a variant is taken only where the exact component does not exist
 // and exactly one entry of its directory is a variant of it.
 
-// lenientCandidate reports whether s could differ from an existing name
+// LenientCandidate reports whether s could differ from an existing name
 // only by the characters foldVariant folds; pure ASCII without spaces or
 // apostrophes cannot, and its resolution stays free of directory reads.
-func lenientCandidate(s string) bool {
+func LenientCandidate(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == ' ' || c == '\'' || c >= utf8.RuneSelf {
 			return true
@@ -46,7 +46,7 @@ func SameNameVariant(a, b string) bool { return foldVariant(a) == foldVariant(b)
 // stops at the first component it cannot map; more than one variant is an
 // error naming them.
 func lenientNames(abs string, rootLen int) (string, error) {
-	return lenientIn(abs, rootLen, string(filepath.Separator), func(p string) error { _, err := os.Lstat(p); return err }, func(dir string) ([]string, error) {
+	return LenientIn(abs, rootLen, string(filepath.Separator), func(p string) error { _, err := os.Lstat(p); return err }, func(dir string) ([]string, error) {
 		entries, err := os.ReadDir(dir)
 		names := make([]string, len(entries))
 		for i, e := range entries {
@@ -56,10 +56,10 @@ func lenientNames(abs string, rootLen int) (string, error) {
 	})
 }
 
-// lenientIn is the lenient-name rule over any file system whose paths use
+// LenientIn is the lenient-name rule over any file system whose paths use
 // sep: lstat says whether a path exists, names lists a directory. Local
-// and Mem both resolve through it.
-func lenientIn(abs string, rootLen int, sep string, lstat func(string) error, names func(string) ([]string, error)) (string, error) {
+// and the in-memory FS (opstest.Mem) both resolve through it.
+func LenientIn(abs string, rootLen int, sep string, lstat func(string) error, names func(string) ([]string, error)) (string, error) {
 	if err := lstat(abs); !errors.Is(err, fs.ErrNotExist) {
 		return abs, nil
 	}
@@ -111,7 +111,7 @@ func variantsOf(dir, name string, names func(string) ([]string, error)) ([]strin
 // its own is refused by write (a sibling or a silent overwrite).
 func TakenVariant(input string, p Path) (asked string, ok bool) {
 	in := strings.TrimSpace(input)
-	if inner, quoted := unquotePath(in); quoted {
+	if inner, quoted := UnquotePath(in); quoted {
 		in = inner
 	}
 	in = strings.TrimRight(strings.ReplaceAll(in, "\\", "/"), "/")

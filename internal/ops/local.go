@@ -230,7 +230,7 @@ func (l *Local) Resolve(input string) (Path, error) {
 			}
 		}
 	}
-	if inner, ok := unquotePath(input); ok && !l.exists(p, err) {
+	if inner, ok := UnquotePath(input); ok && !l.exists(p, err) {
 		if q, qerr := l.Resolve(inner); qerr == nil {
 			return q, nil
 		}
@@ -248,7 +248,7 @@ func (l *Local) exists(p Path, err error) bool {
 }
 
 func (l *Local) resolve(input string) (Path, error) {
-	p, err := cleanInput(input)
+	p, err := CleanInput(input)
 	if err != nil {
 		return Path{}, err
 	}
@@ -276,10 +276,10 @@ func (l *Local) resolve(input string) (Path, error) {
 		}
 		l.mu.RUnlock()
 		if !inside {
-			return Path{}, &PathError{input, fmt.Sprintf("it is outside the workspace (%s); use a path inside it", rootsList(folders))}
+			return Path{}, &PathError{input, fmt.Sprintf("it is outside the workspace (%s); use a path inside it", RootsList(folders))}
 		}
 	} else {
-		rel, err := lexicalRel(input, p)
+		rel, err := LexicalRel(input, p)
 		if err != nil {
 			return Path{}, err
 		}
@@ -288,7 +288,7 @@ func (l *Local) resolve(input string) (Path, error) {
 	if strings.ContainsRune(abs, utf8.RuneError) {
 		abs = unmangleNames(abs)
 	}
-	if lenientCandidate(abs) {
+	if LenientCandidate(abs) {
 		for _, f := range folders {
 			if _, ok := Within(f.Root, abs); ok {
 				var verr error
@@ -474,7 +474,9 @@ func evalPrefix(abs string) (real, rest string, err error) {
 	}
 }
 
-func rootsList(folders []*Folder) string {
+// RootsList names the writable roots of folders, for a refusal that says
+// where the workspace is.
+func RootsList(folders []*Folder) string {
 	var names []string
 	for _, f := range folders {
 		if !f.ReadOnly {
@@ -715,15 +717,6 @@ func readStat(f *os.File) ([]byte, fs.FileInfo, error) {
 	}
 	data, err := io.ReadAll(f)
 	return data, fi, err
-}
-
-// sameVersion reports whether a and b describe the same version of a
-// file: the same inode, size and modification time.
-func sameVersion(a, b fs.FileInfo) bool {
-	if a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) {
-		return false
-	}
-	return os.SameFile(a, b)
 }
 
 // CreateFile implements FS. The content is written to a temp file first and

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/ops/opstest"
 )
 
 func resolve(t *testing.T, fsys ops.FS, input string) ops.Path {
@@ -315,7 +316,7 @@ func TestLocalSymlinkSwapAfterResolve(t *testing.T) {
 		op   func(l *ops.Local, p ops.Path) error
 	}{
 		{"ReadFile", "dir/f.txt", func(l *ops.Local, p ops.Path) error { _, err := l.ReadFile(p); return err }},
-		{"ReadFileInfo", "dir/f.txt", func(l *ops.Local, p ops.Path) error { _, _, err := ops.ReadFileInfo(l, p); return err }},
+		{"ReadFileInfo", "dir/f.txt", func(l *ops.Local, p ops.Path) error { _, _, err := opstest.ReadFileInfo(l, p); return err }},
 		{"Stat", "dir/f.txt", func(l *ops.Local, p ops.Path) error { _, err := l.Stat(p); return err }},
 		{"ReadDir", "dir", func(l *ops.Local, p ops.Path) error { _, err := l.ReadDir(p); return err }},
 		{"WriteFile", "dir/f.txt", func(l *ops.Local, p ops.Path) error { return l.WriteFile(p, []byte("pwned\n"), 0o644, nil) }},

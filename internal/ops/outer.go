@@ -17,27 +17,26 @@ const maxOuterRuleFile = 1 << 20
 // opened as the workspace), the rule files of the directories from the
 // repository root down to f's parent and the repository's info/exclude;
 // and, in or out of a repository, the user's global excludes file
-// (core.excludesFile, see gitconfig.go). They are read at each call:
+// (core.excludesFile, as git itself reports it: gitconfig.go). They are read at each call:
 // matchers are built per session or per call.
 func (l *Local) OuterIgnore(f *Folder) ignore.Outer {
 	if f == nil || f.ReadOnly {
 		return ignore.Outer{}
 	}
-	env := gitEnvFromOS()
 	if gitEntry, err := os.Lstat(filepath.Join(f.Root, ".git")); err == nil {
 		// A repository root: git looks no higher.
-		return withGlobalExcludes(ignore.Outer{}, env, f.Root, gitDir(f.Root, gitEntry))
+		return withGlobalExcludes(ignore.Outer{}, f.Root, gitDir(f.Root, gitEntry))
 	}
 	var dirs []string // f's ancestors, nearest first
 	for d := filepath.Dir(f.Root); ; d = filepath.Dir(d) {
 		dirs = append(dirs, d)
 		if gitEntry, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return withGlobalExcludes(outerRules(d, f.Root, dirs, gitEntry), env, d, gitDir(d, gitEntry))
+			return withGlobalExcludes(outerRules(d, f.Root, dirs, gitEntry), d, gitDir(d, gitEntry))
 		}
 		if d == filepath.Dir(d) {
 			// Outside any repository, like rg --no-require-git: relative
 			// to the folder root, with no repository config.
-			return withGlobalExcludes(ignore.Outer{}, env, f.Root, "")
+			return withGlobalExcludes(ignore.Outer{}, f.Root, "")
 		}
 	}
 }
@@ -45,12 +44,8 @@ func (l *Local) OuterIgnore(f *Folder) ignore.Outer {
 // withGlobalExcludes adds to o the global excludes file of the repository
 // whose work tree is top and git directory gd ("" outside a repository or
 // when unknown); a missing or unreadable file adds nothing, as in git.
-func withGlobalExcludes(o ignore.Outer, env gitEnv, top, gd string) ignore.Outer {
-	common := ""
-	if gd != "" {
-		common = commonGitDir(gd)
-	}
-	if p := env.excludesFilePath(top, common); p != "" {
+func withGlobalExcludes(o ignore.Outer, top, gd string) ignore.Outer {
+	if p := excludesFilePath(top, gd); p != "" {
 		if data, ok := readRuleFile(p); ok {
 			o.Files = append(o.Files, ignore.OuterFile{Name: ignore.GlobalExcludesFile, Data: data})
 		}
@@ -123,6 +118,3 @@ func readRuleFile(p string) ([]byte, bool) {
 	data, err := io.ReadAll(io.LimitReader(f, maxOuterRuleFile))
 	return data, err == nil
 }
-
-// OuterIgnore implements FS: an in-memory workspace has nothing above it.
-func (m *Mem) OuterIgnore(*Folder) ignore.Outer { return ignore.Outer{} }

@@ -75,10 +75,10 @@ func (e *PathError) Error() string {
 	return fmt.Sprintf("path %q refused: %s", e.Input, e.Reason)
 }
 
-// cleanInput applies the lenient normalizations that need no file system
+// CleanInput applies the lenient normalizations that need no file system
 // (surrounding space, leading "@", file:// URIs) and the refusals that need no file system (NUL, "~", device
 // paths). It returns an OS-style path, possibly relative.
-func cleanInput(in string) (string, error) {
+func CleanInput(in string) (string, error) {
 	// Odd spaces are kept: the exact name always wins, and a variant is
 	// looked for only when it does not exist (lenientNames).
 	p := strings.TrimSpace(in)
@@ -107,10 +107,10 @@ func cleanInput(in string) (string, error) {
 	return filepath.FromSlash(p), nil
 }
 
-// unquotePath is in without one pair of surrounding quotes ("x", 'x',
+// UnquotePath is in without one pair of surrounding quotes ("x", 'x',
 // `x`), which a model sometimes copies from a shell line or a message. The
 // resolvers take it only when the quoted name itself does not exist.
-func unquotePath(in string) (string, bool) {
+func UnquotePath(in string) (string, bool) {
 	s := strings.TrimSpace(in)
 	if len(s) < 3 {
 		return "", false
@@ -143,9 +143,9 @@ func Within(root, abs string) (string, bool) {
 	return filepath.ToSlash(abs[n:]), true
 }
 
-// lexicalRel checks a relative path lexically: no component may climb above
+// LexicalRel checks a relative path lexically: no component may climb above
 // the root.
-func lexicalRel(in, rel string) (string, error) {
+func LexicalRel(in, rel string) (string, error) {
 	s := path.Clean(filepath.ToSlash(rel))
 	if s == ".." || strings.HasPrefix(s, "../") {
 		return "", &PathError{in, "it climbs out of the workspace with \"..\"; use a path inside the workspace"}

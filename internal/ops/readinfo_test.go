@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/ops/opstest"
 )
 
 // TestContractReadFileInfo: content and FileInfo come from one open, and
@@ -30,7 +31,7 @@ func TestContractReadFileInfo(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				p := resolve(t, f.fsys, tc.input)
-				data, fi, err := ops.ReadFileInfo(f.fsys, p)
+				data, fi, err := opstest.ReadFileInfo(f.fsys, p)
 				if tc.wantErr != nil {
 					if !errors.Is(err, tc.wantErr) {
 						t.Fatalf("ReadFileInfo = %q, %v, %v; want %v", data, fi, err, tc.wantErr)
@@ -76,13 +77,13 @@ func TestLocalReadFileInfoContainment(t *testing.T) {
 
 	t.Run("hand-made escaping Path", func(t *testing.T) {
 		p := ops.Path{Folder: l.Folders()[0], Rel: "../outside/secret.txt"}
-		if data, _, err := ops.ReadFileInfo(l, p); err == nil {
+		if data, _, err := opstest.ReadFileInfo(l, p); err == nil {
 			t.Fatalf("read %q outside the root", data)
 		}
 	})
 	t.Run("symlink resolved to its target", func(t *testing.T) {
 		p := resolve(t, l, "srclink/a.go")
-		data, fi, err := ops.ReadFileInfo(l, p)
+		data, fi, err := opstest.ReadFileInfo(l, p)
 		if err != nil || string(data) != "package src\n" || !fi.Mode().IsRegular() {
 			t.Fatalf("ReadFileInfo = %q, %v, %v", data, fi, err)
 		}

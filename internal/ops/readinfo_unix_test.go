@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/ops/opstest"
 )
 
 // TestLocalReadFileInfoFIFO: a FIFO is reported without blocking (an open
@@ -32,7 +33,7 @@ func TestLocalReadFileInfoFIFO(t *testing.T) {
 	}
 	done := make(chan res, 1) // buffered: the goroutine never blocks on send
 	go func() {
-		data, fi, err := ops.ReadFileInfo(l, p)
+		data, fi, err := opstest.ReadFileInfo(l, p)
 		done <- res{data, fi, err}
 	}()
 	select {

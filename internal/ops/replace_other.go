@@ -16,3 +16,12 @@ func renameIfSame(r *os.Root, tmp, rel string, read fs.FileInfo, changed error) 
 	}
 	return atomicRename(r, tmp, rel)
 }
+
+// sameVersion reports whether a and b describe the same version of a
+// file: the same inode, size and modification time.
+func sameVersion(a, b fs.FileInfo) bool {
+	if a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) {
+		return false
+	}
+	return os.SameFile(a, b)
+}

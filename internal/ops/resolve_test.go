@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/ops/opstest"
 )
 
 // workspace is an on-disk fixture: base holds the workspace "ws", a sibling
@@ -303,7 +304,7 @@ func BenchmarkResolve(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	m := ops.NewMem("/ws", map[string]string{"a/b/c.txt": ""})
+	m := opstest.NewMem("/ws", map[string]string{"a/b/c.txt": ""})
 	for _, input := range []string{"a/b/c.txt", "srclink/a.go", "a/b/new/deeper.txt"} {
 		b.Run("Local/"+input, func(b *testing.B) {
 			for b.Loop() {

@@ -1,6 +1,9 @@
 package policy
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // Replace is how edited settings files reach a running session: the new
 // mode and rules apply to the next call; what the user allowed for the
@@ -26,4 +29,14 @@ func TestReplaceKeepsSessionRules(t *testing.T) {
 	if v := c.Evaluate(bash("touch x")); v.Decision != Ask {
 		t.Fatalf("an empty Replace leaves the default mode: %+v", v)
 	}
+}
+
+// MustParseRule is ParseRule for rules written in code; it panics on a
+// syntax error.
+func MustParseRule(s string) Rule {
+	r, err := ParseRule(s)
+	if err != nil {
+		panic(fmt.Sprintf("policy: rule %q: %v", s, err))
+	}
+	return r
 }

@@ -205,16 +205,6 @@ func (c *Config) UnknownTools(known func(tool string) bool) []Problem {
 	return probs
 }
 
-// MustParseRule is ParseRule for rules written in code; it panics on a
-// syntax error.
-func MustParseRule(s string) Rule {
-	r, err := ParseRule(s)
-	if err != nil {
-		panic(fmt.Sprintf("policy: rule %q: %v", s, err))
-	}
-	return r
-}
-
 func parseBashSpec(r *Rule) {
 	spec := strings.TrimSpace(r.Spec)
 	prefix, isPrefix := strings.CutSuffix(spec, ":*")

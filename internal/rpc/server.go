@@ -37,10 +37,11 @@ const codeServerNotInitialized jsonrpc2.Code = -32002
 type Options struct {
 	Version string
 	// Roots are used when the client names no workspace folder (--root).
-	Roots     []string
-	Log       *slog.Logger
-	LogLevel  *slog.LevelVar
-	TestTools bool
+	Roots    []string
+	Log      *slog.Logger
+	LogLevel *slog.LevelVar
+	// TestTools are passed to each session (session.Options.TestTools).
+	TestTools []*tools.Tool
 }
 
 type state int
@@ -466,10 +467,6 @@ func uriToPath(u string) (string, error) {
 		p = p[1:]
 	}
 	return filepath.FromSlash(p), nil
-}
-
-func pathToURI(p string) string {
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
 }
 
 func (s *Server) session() *session.Session {

@@ -33,9 +33,10 @@ import (
 type Options struct {
 	Folders []ops.FolderSpec
 	Log     *slog.Logger
-	// TestTools registers tools that exist only for tests (e.g. one that
-	// blocks until cancelled). Enabled by AGENTLS_TEST_TOOLS=1.
-	TestTools bool
+	// TestTools are registered besides the built-ins: tools that exist
+	// only for tests (toolstest.Tools, e.g. one that blocks until
+	// cancelled); nil in the shipped binary.
+	TestTools []*tools.Tool
 	// Editor holds the permission settings the editor sent
 	// (initializationOptions); they win over the workspace and user files.
 	Editor *policy.Settings
@@ -240,8 +241,8 @@ func New(opts Options) (*Session, error) {
 			}
 		}})
 	env.Jobs = table
-	if opts.TestTools {
-		reg.MustRegister(tools.TestTools()...)
+	if len(opts.TestTools) > 0 {
+		reg.MustRegister(opts.TestTools...)
 	}
 	exec := &tools.Executor{Registry: reg, Env: env, Log: log, Masker: masker}
 	if env.SpillDir != nil {

@@ -2,8 +2,86 @@ package shell
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
+
+// alwaysDestructive are the programs destructive whatever their
+// arguments, with why ("%s" is the program's name). Read only.
+var alwaysDestructive = map[string]string{
+	"rm": "rm deletes files", "rmdir": "rmdir deletes directories", "unlink": "unlink deletes a file",
+	"shred": "shred destroys file contents", "dd": "dd writes raw data", "truncate": "truncate cuts files",
+	"fdisk": partitions, "sfdisk": partitions, "cfdisk": partitions, "gdisk": partitions,
+	"sgdisk": partitions, "parted": partitions, "wipefs": partitions,
+	"kill": "%s kills processes", "pkill": "%s kills processes", "killall": "%s kills processes",
+	"shutdown": halts, "reboot": halts, "halt": halts, "poweroff": halts,
+}
+
+const (
+	partitions = "%s rewrites disk partitions"
+	halts      = "%s stops the machine"
+)
+
+// destructiveChecks are the programs destructive with some arguments:
+// each returns why, or "". Read only.
+var destructiveChecks = map[string]func(base string, args []word) string{
+	"chmod": recursiveDestructive, "chown": recursiveDestructive, "chgrp": recursiveDestructive,
+	"systemctl": func(_ string, args []word) string {
+		if op := firstOperand(args, optSpec{}); op == "poweroff" || op == "reboot" || op == "halt" {
+			return "systemctl " + op + " stops the machine"
+		}
+		return ""
+	},
+	"find": func(_ string, args []word) string {
+		return when(hasWord(args, "-delete"), "find -delete deletes files")
+	},
+	"rsync": func(_ string, args []word) string {
+		for _, a := range args {
+			if strings.HasPrefix(a.lit, "--delete") || a.lit == "--remove-source-files" {
+				return "rsync " + a.lit + " deletes files"
+			}
+		}
+		return ""
+	},
+	"crontab": func(_ string, args []word) string {
+		return when(hasShort(args, 'r'), "crontab -r deletes the crontab")
+	},
+	"git":    func(_ string, args []word) string { return gitDestructive(args) },
+	"docker": dockerDestructive, "podman": dockerDestructive,
+	"kubectl": clusterDestructive, "oc": clusterDestructive,
+	"helm": func(_ string, args []word) string {
+		if op := firstOperand(args, optSpec{}); op == "uninstall" || op == "delete" {
+			return "helm " + op + " removes a release"
+		}
+		return ""
+	},
+	"npm": unpublishDestructive, "pnpm": unpublishDestructive, "yarn": unpublishDestructive,
+	"terraform": destroyDestructive, "tofu": destroyDestructive,
+}
+
+func recursiveDestructive(base string, args []word) string {
+	return when(hasShort(args, 'R') || hasLong(args, "--recursive"), base+" -R changes a whole tree")
+}
+
+func clusterDestructive(base string, args []word) string {
+	return when(hasWord(args, "delete") || hasWord(args, "drain"), base+" deletes cluster resources")
+}
+
+func unpublishDestructive(base string, args []word) string {
+	return when(hasWord(args, "unpublish"), base+" unpublish removes a published package")
+}
+
+func destroyDestructive(base string, args []word) string {
+	return when(hasWord(args, "destroy") || hasWord(args, "-destroy"), base+" destroy deletes infrastructure")
+}
+
+// when is why if cond holds, else "".
+func when(cond bool, why string) string {
+	if cond {
+		return why
+	}
+	return ""
+}
 
 // destructive returns why running base with args may destroy data, stop
 // processes or the machine, or "" when it does not.
@@ -11,95 +89,59 @@ func destructive(base string, args []word) string {
 	if strings.HasPrefix(base, "mkfs") {
 		return base + " formats a filesystem"
 	}
-	switch base {
-	case "rm":
-		return "rm deletes files"
-	case "rmdir":
-		return "rmdir deletes directories"
-	case "unlink":
-		return "unlink deletes a file"
-	case "shred":
-		return "shred destroys file contents"
-	case "dd":
-		return "dd writes raw data"
-	case "truncate":
-		return "truncate cuts files"
-	case "fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted", "wipefs":
-		return base + " rewrites disk partitions"
-	case "chmod", "chown", "chgrp":
-		if hasShort(args, 'R') || hasLong(args, "--recursive") {
-			return base + " -R changes a whole tree"
-		}
-	case "kill", "pkill", "killall":
-		return base + " kills processes"
-	case "shutdown", "reboot", "halt", "poweroff":
-		return base + " stops the machine"
-	case "systemctl":
-		if op := firstOperand(args, optSpec{}); op == "poweroff" || op == "reboot" || op == "halt" {
-			return "systemctl " + op + " stops the machine"
-		}
-	case "find":
-		if hasWord(args, "-delete") {
-			return "find -delete deletes files"
-		}
-	case "rsync":
-		for _, a := range args {
-			if strings.HasPrefix(a.lit, "--delete") || a.lit == "--remove-source-files" {
-				return "rsync " + a.lit + " deletes files"
-			}
-		}
-	case "crontab":
-		if hasShort(args, 'r') {
-			return "crontab -r deletes the crontab"
-		}
-	case "git":
-		return gitDestructive(args)
-	case "docker", "podman":
-		return dockerDestructive(base, args)
-	case "kubectl", "oc":
-		if hasWord(args, "delete") || hasWord(args, "drain") {
-			return base + " deletes cluster resources"
-		}
-	case "helm":
-		if op := firstOperand(args, optSpec{}); op == "uninstall" || op == "delete" {
-			return "helm " + op + " removes a release"
-		}
-	case "npm", "pnpm", "yarn":
-		if hasWord(args, "unpublish") {
-			return base + " unpublish removes a published package"
-		}
-	case "terraform", "tofu":
-		if hasWord(args, "destroy") || hasWord(args, "-destroy") {
-			return base + " destroy deletes infrastructure"
-		}
+	if why, ok := alwaysDestructive[base]; ok {
+		return strings.ReplaceAll(why, "%s", base)
+	}
+	if check, ok := destructiveChecks[base]; ok {
+		return check(base, args)
 	}
 	return ""
 }
 
-// gitDestructive covers the git commands that lose work or remote history.
-func gitDestructive(args []word) string {
-	sub, rest, _ := gitSubcommand(args)
-	var names []string
-	operands, _ := gitOpts(sub).scan(rest, func(name string, _ word) { names = append(names, name) })
-	has := func(opts ...string) bool {
-		for _, o := range opts {
-			for _, n := range names {
-				if n == o {
-					return true
-				}
-			}
+// gitArgs are a git subcommand's options (by name, values skipped) and
+// operands, parsed with the subcommand's option syntax (gitOpts).
+type gitArgs struct {
+	sub      string
+	rest     []word // the words after the subcommand
+	names    []string
+	operands []word
+}
+
+func parseGitArgs(sub string, rest []word) gitArgs {
+	g := gitArgs{sub: sub, rest: rest}
+	g.operands, _ = gitOpts[sub].scan(rest, func(name string, _ word) { g.names = append(g.names, name) })
+	return g
+}
+
+// has reports whether any of opts was given.
+func (g gitArgs) has(opts ...string) bool {
+	for _, n := range g.names {
+		if slices.Contains(opts, n) {
+			return true
 		}
-		return false
 	}
-	switch sub {
-	case "push":
-		if has("-f", "--force", "--force-with-lease", "--force-if-includes", "--mirror", "--prune") {
+	return false
+}
+
+// operand is the i-th operand's text, "" when there are fewer.
+func (g gitArgs) operand(i int) string {
+	if i >= len(g.operands) {
+		return ""
+	}
+	return g.operands[i].lit
+}
+
+// gitDestructiveSubs are the git subcommands that can lose work or remote
+// history: each returns why, or "". Read only.
+var gitDestructiveSubs = map[string]func(g gitArgs) string{
+	"push": func(g gitArgs) string {
+		if g.has("-f", "--force", "--force-with-lease", "--force-if-includes", "--mirror", "--prune") {
 			return "git push --force rewrites remote history"
 		}
-		if has("-d", "--delete") {
+		if g.has("-d", "--delete") {
 			return "git push --delete deletes remote refs"
 		}
-		for _, o := range operands {
+		for _, o := range g.operands {
 			if strings.HasPrefix(o.lit, "+") {
 				return fmt.Sprintf("git push %s force-pushes", o.lit)
 			}
@@ -107,42 +149,38 @@ func gitDestructive(args []word) string {
 				return fmt.Sprintf("git push %s deletes a remote ref", o.lit)
 			}
 		}
-	case "reset":
-		if has("--hard") {
-			return "git reset --hard discards uncommitted changes"
+		return ""
+	},
+	"reset": func(g gitArgs) string { return when(g.has("--hard"), "git reset --hard discards uncommitted changes") },
+	"clean": func(g gitArgs) string { return when(g.has("-f", "--force"), "git clean -f deletes untracked files") },
+	"checkout": func(g gitArgs) string {
+		return when(g.has("-f", "--force") || hasWord(g.rest, "--") || hasWord(g.operands, "."),
+			"git checkout of paths discards uncommitted changes")
+	},
+	"restore": func(g gitArgs) string {
+		return when(!g.has("-S", "--staged") || g.has("-W", "--worktree"), "git restore discards uncommitted changes")
+	},
+	"switch": func(g gitArgs) string {
+		return when(g.has("-f", "--force", "--discard-changes"), "git switch --discard-changes discards uncommitted changes")
+	},
+	"branch": func(g gitArgs) string {
+		return when(g.has("-D") || (g.has("-d", "--delete") && g.has("-f", "--force")), "git branch -D deletes an unmerged branch")
+	},
+	"stash": func(g gitArgs) string {
+		if op := g.operand(0); op == "drop" || op == "clear" {
+			return "git stash " + op + " deletes stashed changes"
 		}
-	case "clean":
-		if has("-f", "--force") {
-			return "git clean -f deletes untracked files"
-		}
-	case "checkout":
-		if has("-f", "--force") || hasWord(rest, "--") || hasWord(operands, ".") {
-			return "git checkout of paths discards uncommitted changes"
-		}
-	case "restore":
-		if !has("-S", "--staged") || has("-W", "--worktree") {
-			return "git restore discards uncommitted changes"
-		}
-	case "switch":
-		if has("-f", "--force", "--discard-changes") {
-			return "git switch --discard-changes discards uncommitted changes"
-		}
-	case "branch":
-		if has("-D") || (has("-d", "--delete") && has("-f", "--force")) {
-			return "git branch -D deletes an unmerged branch"
-		}
-	case "stash":
-		if len(operands) > 0 && (operands[0].lit == "drop" || operands[0].lit == "clear") {
-			return "git stash " + operands[0].lit + " deletes stashed changes"
-		}
-	case "tag":
-		if has("-d", "--delete") {
-			return "git tag -d deletes tags"
-		}
-	case "rm":
-		if has("-f", "--force") {
-			return "git rm -f deletes modified files"
-		}
+		return ""
+	},
+	"tag": func(g gitArgs) string { return when(g.has("-d", "--delete"), "git tag -d deletes tags") },
+	"rm":  func(g gitArgs) string { return when(g.has("-f", "--force"), "git rm -f deletes modified files") },
+}
+
+// gitDestructive covers the git commands that lose work or remote history.
+func gitDestructive(args []word) string {
+	sub, rest, _ := gitSubcommand(args)
+	if check, ok := gitDestructiveSubs[sub]; ok {
+		return check(parseGitArgs(sub, rest))
 	}
 	return ""
 }
@@ -197,39 +235,30 @@ func gitSubcommand(args []word) (sub string, rest []word, safe bool) {
 	return args[i].lit, args[i+1:], safe
 }
 
-// gitOpts gives, for the subcommands we inspect, the short options that
-// take a value, so a value is not misread as options or operands.
-func gitOpts(sub string) optSpec {
-	switch sub {
-	case "push":
-		return optSpec{shortArg: "o", longArg: []string{"--repo", "--receive-pack", "--exec", "--push-option"}}
-	case "checkout", "switch":
-		return optSpec{shortArg: "bBc", longArg: []string{"--orphan", "--conflict", "--pathspec-from-file"}}
-	case "restore":
-		return optSpec{shortArg: "s", longArg: []string{"--source", "--pathspec-from-file", "--conflict"}}
-	case "branch":
-		return optSpec{shortArg: "tu", longArg: []string{"--set-upstream-to", "--contains", "--no-contains",
-			"--merged", "--no-merged", "--points-at", "--sort", "--format", "--abbrev"}}
-	case "tag":
-		return optSpec{shortArg: "mFun", longArg: []string{"--message", "--file", "--local-user",
-			"--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format", "--cleanup"}}
-	case "stash":
-		return optSpec{shortArg: "m", longArg: []string{"--message", "--pathspec-from-file"}}
-	case "clean":
-		return optSpec{shortArg: "e", longArg: []string{"--exclude"}}
-	case "reset":
-		return optSpec{longArg: []string{"--pathspec-from-file"}}
-	case "log", "show", "diff", "shortlog", "whatchanged":
-		return optSpec{shortArg: "nSGL", longArg: []string{"--max-count", "--skip", "--since", "--until",
-			"--after", "--before", "--author", "--committer", "--grep", "--format", "--pretty", "--output"}}
-	case "grep":
-		return optSpec{shortArg: "efABCm", shortOpt: "O", longArg: []string{"--max-count", "--context",
-			"--after-context", "--before-context", "--threads", "--max-depth"}}
-	case "config":
-		return optSpec{shortArg: "f", longArg: []string{"--file", "--blob", "--type", "--default", "--comment"}}
-	}
-	return optSpec{}
+// gitOpts gives, for the subcommands we inspect, the options that take a
+// value, so a value is not misread as options or operands. Read only.
+var gitOpts = map[string]optSpec{
+	"push":     {shortArg: "o", longArg: []string{"--repo", "--receive-pack", "--exec", "--push-option"}},
+	"checkout": gitSwitchOpts, "switch": gitSwitchOpts,
+	"restore": {shortArg: "s", longArg: []string{"--source", "--pathspec-from-file", "--conflict"}},
+	"branch": {shortArg: "tu", longArg: []string{"--set-upstream-to", "--contains", "--no-contains",
+		"--merged", "--no-merged", "--points-at", "--sort", "--format", "--abbrev"}},
+	"tag": {shortArg: "mFun", longArg: []string{"--message", "--file", "--local-user",
+		"--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format", "--cleanup"}},
+	"stash": {shortArg: "m", longArg: []string{"--message", "--pathspec-from-file"}},
+	"clean": {shortArg: "e", longArg: []string{"--exclude"}},
+	"reset": {longArg: []string{"--pathspec-from-file"}},
+	"log":   gitLogOpts, "show": gitLogOpts, "diff": gitLogOpts, "shortlog": gitLogOpts, "whatchanged": gitLogOpts,
+	"grep": {shortArg: "efABCm", shortOpt: "O", longArg: []string{"--max-count", "--context",
+		"--after-context", "--before-context", "--threads", "--max-depth"}},
+	"config": {shortArg: "f", longArg: []string{"--file", "--blob", "--type", "--default", "--comment"}},
 }
+
+var (
+	gitSwitchOpts = optSpec{shortArg: "bBc", longArg: []string{"--orphan", "--conflict", "--pathspec-from-file"}}
+	gitLogOpts    = optSpec{shortArg: "nSGL", longArg: []string{"--max-count", "--skip", "--since", "--until",
+		"--after", "--before", "--author", "--committer", "--grep", "--format", "--pretty", "--output"}}
+)
 
 // hasShort reports a literal short-option cluster containing c.
 func hasShort(args []word, c byte) bool {

@@ -193,6 +193,78 @@ var gitReadOnlySubs = setOf("status", "diff", "log", "show", "blame", "rev-parse
 	"whatchanged", "version", "diff-tree", "diff-files", "diff-index", "annotate",
 	"cherry", "var", "check-attr")
 
+// gitReadOnlyChecks are the git subcommands that only read in some forms:
+// each returns "" for those, or why not. Read only.
+var gitReadOnlyChecks = map[string]func(g gitArgs) string{
+	"branch": func(g gitArgs) string {
+		if g.has("-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy",
+			"-u", "--set-upstream-to", "--unset-upstream", "--edit-description",
+			"-t", "--track", "--no-track", "-f", "--force", "--create-reflog") {
+			return "git branch with these options changes branches"
+		}
+		return when(len(g.operands) > 0 && !g.has("-l", "--list"), "git branch <name> creates a branch")
+	},
+	"tag": func(g gitArgs) string {
+		if len(g.names) == 0 && len(g.operands) == 0 {
+			return ""
+		}
+		if g.has("-l", "--list") && !g.has("-d", "--delete", "-a", "--annotate", "-s", "--sign",
+			"-u", "--local-user", "-f", "--force", "-m", "--message", "-F", "--file", "-v", "--verify") {
+			return ""
+		}
+		for _, n := range g.names {
+			if !gitTagListOpts[n] {
+				return "git tag " + n + " changes tags"
+			}
+		}
+		return when(len(g.operands) > 0, "git tag <name> creates a tag")
+	},
+	"remote": func(g gitArgs) string {
+		if op := g.operand(0); len(g.operands) > 0 && op != "show" && op != "get-url" {
+			return "git remote " + op + " changes remotes"
+		}
+		return ""
+	},
+	"stash": func(g gitArgs) string {
+		op := g.operand(0)
+		return when(op != "list" && op != "show", "git stash without list changes the repository")
+	},
+	"worktree": func(g gitArgs) string {
+		return when(g.operand(0) != "list", "git worktree without list changes the repository")
+	},
+	"reflog": func(g gitArgs) string {
+		if op := g.operand(0); len(g.operands) > 0 && op != "show" {
+			return "git reflog " + op + " changes the reflog"
+		}
+		return ""
+	},
+	"config": func(g gitArgs) string {
+		if g.has("--add", "--unset", "--unset-all", "--replace-all", "--rename-section",
+			"--remove-section", "-e", "--edit") {
+			return "git config with these options changes configuration"
+		}
+		if g.has("--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list") {
+			return ""
+		}
+		switch op := g.operand(0); {
+		case len(g.operands) > 0 && (op == "get" || op == "list"):
+			return ""
+		case len(g.operands) == 1 && !gitConfigWriteOps[op]:
+			return "" // git config name: reads one value
+		}
+		return "git config sets configuration"
+	},
+}
+
+// gitTagListOpts are the options of git tag that only filter or format a
+// listing; gitConfigWriteOps the git config subcommands that write. Read
+// only.
+var (
+	gitTagListOpts = setOf("-n", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at",
+		"--sort", "--format", "--column", "--no-column", "-i", "--ignore-case")
+	gitConfigWriteOps = setOf("set", "unset", "rename-section", "remove-section", "edit")
+)
+
 // gitReadOnly allows the git subcommands that only read the repository.
 func gitReadOnly(args []word) string {
 	sub, rest, safe := gitSubcommand(args)
@@ -202,21 +274,10 @@ func gitReadOnly(args []word) string {
 		}
 		return "git global options may run programs or are not literal"
 	}
-	var names []string
-	operands, _ := gitOpts(sub).scan(rest, func(name string, _ word) { names = append(names, name) })
-	has := func(opts ...string) bool {
-		for _, n := range names {
-			for _, o := range opts {
-				if n == o {
-					return true
-				}
-			}
-		}
-		return false
-	}
+	g := parseGitArgs(sub, rest)
 	// Options that write files or run external programs in otherwise
 	// read-only subcommands.
-	for _, n := range names {
+	for _, n := range g.names {
 		if longPrefix(n, "--output", 5) || longPrefix(n, "--ext-diff", 5) ||
 			longPrefix(n, "--open-files-in-pager", 5) || n == "-O" || n == "--exec" {
 			return "git " + sub + " " + n + " writes files or runs programs"
@@ -225,71 +286,8 @@ func gitReadOnly(args []word) string {
 	if gitReadOnlySubs[sub] {
 		return ""
 	}
-	switch sub {
-	case "branch":
-		if has("-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy",
-			"-u", "--set-upstream-to", "--unset-upstream", "--edit-description",
-			"-t", "--track", "--no-track", "-f", "--force", "--create-reflog") {
-			return "git branch with these options changes branches"
-		}
-		if len(operands) > 0 && !has("-l", "--list") {
-			return "git branch <name> creates a branch"
-		}
-		return ""
-	case "tag":
-		if len(names) == 0 && len(operands) == 0 {
-			return ""
-		}
-		if has("-l", "--list") && !has("-d", "--delete", "-a", "--annotate", "-s", "--sign",
-			"-u", "--local-user", "-f", "--force", "-m", "--message", "-F", "--file", "-v", "--verify") {
-			return ""
-		}
-		for _, n := range names {
-			switch n {
-			case "-n", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at",
-				"--sort", "--format", "--column", "--no-column", "-i", "--ignore-case":
-				continue
-			}
-			return "git tag " + n + " changes tags"
-		}
-		if len(operands) > 0 {
-			return "git tag <name> creates a tag"
-		}
-		return ""
-	case "remote":
-		if len(operands) == 0 || operands[0].lit == "show" || operands[0].lit == "get-url" {
-			return ""
-		}
-		return "git remote " + operands[0].lit + " changes remotes"
-	case "stash", "worktree":
-		if len(operands) > 0 && operands[0].lit == "list" || sub == "stash" && len(operands) > 0 && operands[0].lit == "show" {
-			return ""
-		}
-		return "git " + sub + " without list changes the repository"
-	case "reflog":
-		if len(operands) == 0 || operands[0].lit == "show" {
-			return ""
-		}
-		return "git reflog " + operands[0].lit + " changes the reflog"
-	case "config":
-		if has("--add", "--unset", "--unset-all", "--replace-all", "--rename-section",
-			"--remove-section", "-e", "--edit") {
-			return "git config with these options changes configuration"
-		}
-		if has("--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list") {
-			return ""
-		}
-		if len(operands) > 0 && (operands[0].lit == "get" || operands[0].lit == "list") {
-			return ""
-		}
-		if len(operands) == 1 {
-			switch operands[0].lit {
-			case "set", "unset", "rename-section", "remove-section", "edit":
-			default:
-				return "" // git config name: reads one value
-			}
-		}
-		return "git config sets configuration"
+	if check, ok := gitReadOnlyChecks[sub]; ok {
+		return check(g)
 	}
 	return "git " + sub + " is not a read-only git command"
 }

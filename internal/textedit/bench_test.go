@@ -8,6 +8,7 @@ import (
 	"time"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/cespare/xxhash/v2"
 )
 
 // bigFile returns about size bytes of Go-like source with a unique marker
@@ -69,5 +70,24 @@ func BenchmarkEdit5MB(b *testing.B) {
 	// would.
 	b.Run("reference/udiff.Unified", func(b *testing.B) {
 		reportP50(b, func() { udiff.Unified("a/big.go", "b/big.go", string(old), string(res.New)) })
+	})
+}
+
+// BenchmarkHash measures Hash (SHA-256, which VS Code computes with
+// node:crypto) on a 5 MiB file, the size of the large-edit benchmarks,
+// against xxhash64, the hash it replaced (reference).
+func BenchmarkHash(b *testing.B) {
+	data := bigFile(5 << 20)
+	b.Run("sha256", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			_ = Hash(data)
+		}
+	})
+	b.Run("xxhash64-reference", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			_ = xxhash.Sum64(data)
+		}
 	})
 }

@@ -2,11 +2,11 @@ package textedit
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
-	"github.com/cespare/xxhash/v2"
 )
 
 // ContextLines is the number of unchanged lines around each diff hunk.
@@ -83,7 +83,9 @@ func FirstChangedLine(old, new []byte) int {
 	return bytes.Count(old[:commonPrefix(old, new)], []byte("\n")) + 1
 }
 
-// Hash returns a short, stable content hash ("xxh64:" and 16 hex digits).
+// Hash returns a stable content hash ("sha256:" and 64 hex digits): one an
+// editor computes with its platform's own library (VS Code: node:crypto)
+// to check a text it rebuilt against the server's.
 func Hash(b []byte) string {
-	return fmt.Sprintf("xxh64:%016x", xxhash.Sum64(b))
+	return fmt.Sprintf("sha256:%x", sha256.Sum256(b))
 }

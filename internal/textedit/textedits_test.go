@@ -268,10 +268,17 @@ func TestFirstChangedLine(t *testing.T) {
 	}
 }
 
+// Hash is SHA-256 in the notation VS Code's side checks against (the
+// extension's unit tests assert the same vectors).
 func TestHash(t *testing.T) {
-	a, b := Hash([]byte("a")), Hash([]byte("b"))
-	if a == b || a != Hash([]byte("a")) || len(a) != len("xxh64:")+16 {
-		t.Errorf("Hash: %q %q", a, b)
+	for in, want := range map[string]string{
+		"":    "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+		"abc": "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+		"é":   "sha256:4a99557e4033c3539de2eb65472017cad5f9557f7a0625a09f1c3f6e2ba69c4c",
+	} {
+		if got := Hash([]byte(in)); got != want {
+			t.Errorf("Hash(%q) = %s, want %s", in, got, want)
+		}
 	}
 }
 

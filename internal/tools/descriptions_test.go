@@ -214,3 +214,18 @@ func tail(s string) string {
 	}
 	return s
 }
+
+// stated returns the numbers l lets descriptions state, for the test that
+// checks descriptions against the code.
+func (l Limits) stated() []int {
+	l = l.withDefaults()
+	var out []int
+	for _, f := range limitFields() {
+		out = append(out, *f.field(&l))
+	}
+	out = append(out, l.lsMax(), l.grepMax(), l.findMax(), l.resultBytes(DefaultMaxResultBytes))
+	if l.ResultLines > 0 {
+		out = append(out, l.ResultLines)
+	}
+	return out
+}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/internal/editguard"
-	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/ops/opstest"
 	"github.com/agentls/agentls/internal/search"
 )
 
@@ -71,7 +71,7 @@ func FuzzExecutorArguments(f *testing.F) {
 	reg.MustRegister(NewToolSearch(reg))
 	f.Fuzz(func(t *testing.T, tool uint8, args string) {
 		name := fuzzToolNames[int(tool)%len(fuzzToolNames)]
-		mem := ops.NewMem("/ws", map[string]string{
+		mem := opstest.NewMem("/ws", map[string]string{
 			"a.go":       "package a\n\nfunc A() {}\n\nfunc A2() {} // A\n",
 			"dir/b.txt":  "one\ntwo\r\nthree",
 			".gitignore": "*.log\n",

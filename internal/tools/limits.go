@@ -266,18 +266,3 @@ func (l Limits) withDefaults() Limits {
 func (l Limits) lsMax() int   { return max(LsMaxLimit, l.LsEntries) }
 func (l Limits) grepMax() int { return max(GrepMaxLimit, l.GrepMatches) }
 func (l Limits) findMax() int { return max(FindMaxLimit, l.FindPaths) }
-
-// stated returns the numbers l lets descriptions state, for the test that
-// checks descriptions against the code.
-func (l Limits) stated() []int {
-	l = l.withDefaults()
-	var out []int
-	for _, f := range limitFields() {
-		out = append(out, *f.field(&l))
-	}
-	out = append(out, l.lsMax(), l.grepMax(), l.findMax(), l.resultBytes(DefaultMaxResultBytes))
-	if l.ResultLines > 0 {
-		out = append(out, l.ResultLines)
-	}
-	return out
-}

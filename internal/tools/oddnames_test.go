@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/ops/opstest"
 )
 
 func jsonArgs(t *testing.T, m map[string]any) string {
@@ -111,7 +112,7 @@ func TestWriteToAPlainNameBesideItsVariantIsRefused(t *testing.T) {
 			func(n string) string { b, _ := os.ReadFile(filepath.Join(dir, n)); return string(b) })
 	})
 	t.Run("mem", func(t *testing.T) {
-		m := ops.NewMem("/ws", map[string]string{"file\u00a0name.txt": "nbsp\n"})
+		m := opstest.NewMem("/ws", map[string]string{"file\u00a0name.txt": "nbsp\n"})
 		reg := NewRegistry()
 		reg.MustRegister(Builtins(DefaultLimits())...)
 		guard := editguard.New(m)

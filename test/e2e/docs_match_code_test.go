@@ -1127,8 +1127,8 @@ func TestDocsMatchEdit(t *testing.T) {
 			t.Errorf("edit details lack %q: %v", k, r.Details)
 		}
 	}
-	if h, _ := r.Details["newHash"].(string); !strings.HasPrefix(h, "xxh64:") {
-		t.Errorf("newHash %q, docs: xxh64:…", h)
+	if h, _ := r.Details["newHash"].(string); !strings.HasPrefix(h, "sha256:") {
+		t.Errorf("newHash %q, docs: sha256:…", h)
 	}
 	// Legacy single edit; CRLF kept.
 	c.CallTool(ctx, "read", map[string]any{"path": "c.txt"})

@@ -1040,7 +1040,7 @@ func TestDocsEditWrite(t *testing.T) {
 			t.Errorf("edit details lack %s: %v", k, compactJSON(d))
 		}
 	}
-	if d["kind"] != "edit" || !strings.HasPrefix(fmt.Sprint(d["oldHash"]), "xxh64:") || !strings.HasPrefix(fmt.Sprint(d["newHash"]), "xxh64:") || d["firstChangedLine"] != float64(10) {
+	if d["kind"] != "edit" || !strings.HasPrefix(fmt.Sprint(d["oldHash"]), "sha256:") || !strings.HasPrefix(fmt.Sprint(d["newHash"]), "sha256:") || d["firstChangedLine"] != float64(10) {
 		t.Errorf("edit details: %v", compactJSON(d))
 	}
 	if n, ok := c.WaitNote(2*time.Second, func(n harness.Note) bool {

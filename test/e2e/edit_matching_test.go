@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentls/agentls/test/harness"
@@ -279,7 +279,7 @@ func TestEditResultLineFormat(t *testing.T) {
 // tools/details arrives before the reply and carries the contract's fields:
 // a git-style unified diff that applies, LSP TextEdits (UTF-16) in the old
 // text that reproduce the new one, firstChangedLine, matchLevel and
-// xxh64 hashes of the old and new content.
+// sha256 hashes of the old and new content.
 func TestEditDetailsPayload(t *testing.T) {
 	t.Parallel()
 	old := "first\nhéllo 😀 world\nmiddle\nlast line\n"
@@ -310,10 +310,10 @@ func TestEditDetailsPayload(t *testing.T) {
 	if d["firstChangedLine"] != 2.0 {
 		t.Errorf("firstChangedLine = %v, want 2 (1-based, like the result text)", d["firstChangedLine"])
 	}
-	if want := fmt.Sprintf("xxh64:%016x", xxhash.Sum64String(old)); d["oldHash"] != want {
+	if want := fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(old))); d["oldHash"] != want {
 		t.Errorf("oldHash = %v, want %s", d["oldHash"], want)
 	}
-	if want := fmt.Sprintf("xxh64:%016x", xxhash.Sum64String(newText)); d["newHash"] != want {
+	if want := fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(newText))); d["newHash"] != want {
 		t.Errorf("newHash = %v, want %s", d["newHash"], want)
 	}
 	edits, _ := d["edits"].([]any)

@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -20,8 +21,6 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	"github.com/cespare/xxhash/v2"
 
 	"github.com/agentls/agentls/test/harness"
 )
@@ -296,7 +295,7 @@ func a8eCount(s, sub string) (n int, overlapping bool) {
 	return n, overlapping
 }
 
-func a8eHash(s string) string { return fmt.Sprintf("xxh64:%016x", xxhash.Sum64String(s)) }
+func a8eHash(s string) string { return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(s))) }
 
 // a8eDetailsNote returns the tools/details notification of callID.
 func a8eDetailsNote(c *harness.Client, callID string) (map[string]any, bool) {
@@ -342,7 +341,7 @@ func a8eCheckDetails(t *testing.T, c *harness.Client, r harness.Result, kind, be
 		t.Errorf("unifiedDiff applied gives %q, file holds %q\n%s", patched, after, diff)
 	}
 	if d["oldHash"] != a8eHash(before) || d["newHash"] != a8eHash(after) {
-		t.Errorf("hashes old %v new %v, want %s %s (xxh64 of the bytes)", d["oldHash"], d["newHash"], a8eHash(before), a8eHash(after))
+		t.Errorf("hashes old %v new %v, want %s %s (sha256 of the bytes)", d["oldHash"], d["newHash"], a8eHash(before), a8eHash(after))
 	}
 	fl, _ := d["firstChangedLine"].(float64)
 	if fl < 1 {

@@ -525,7 +525,7 @@ func TestTextEditPreservesBytes(t *testing.T) {
 			}
 			oh, _ := r.Details["oldHash"].(string)
 			nh, _ := r.Details["newHash"].(string)
-			if !strings.HasPrefix(oh, "xxh64:") || !strings.HasPrefix(nh, "xxh64:") || oh == nh {
+			if !strings.HasPrefix(oh, "sha256:") || !strings.HasPrefix(nh, "sha256:") || oh == nh {
 				t.Errorf("hashes %q %q", oh, nh)
 			}
 		})

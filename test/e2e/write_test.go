@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +23,6 @@ import (
 	"time"
 	"unicode/utf16"
 
-	"github.com/cespare/xxhash/v2"
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentls/agentls/test/harness"
@@ -119,7 +119,7 @@ func a12wSameNames(t *testing.T, what, dir string, want ...string) {
 
 func a12wURI(p string) string { return "file://" + filepath.ToSlash(p) }
 
-func a12wHash(s string) string { return fmt.Sprintf("xxh64:%016x", xxhash.Sum64String(s)) }
+func a12wHash(s string) string { return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(s))) }
 
 func a12wWant(t *testing.T, what string, r harness.Result, isErr bool, wants ...string) {
 	t.Helper()

@@ -47,11 +47,6 @@ type Provider struct {
 // New returns a provider with the given scripted turns.
 func New(turns ...TurnFunc) *Provider { return &Provider{turns: turns} }
 
-// Say is a turn that answers with fixed text.
-func Say(text string) TurnFunc {
-	return func([]Message) (Turn, error) { return Turn{Text: text}, nil }
-}
-
 // CallTools is a turn with fixed tool calls.
 func CallTools(calls ...ToolCall) TurnFunc {
 	return func([]Message) (Turn, error) { return Turn{Calls: calls}, nil }

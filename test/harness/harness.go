@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"debug/buildinfo"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,11 +26,24 @@ var (
 	buildErr  error
 )
 
+// TestTag is the build tag that compiles the test-only tools (test_block,
+// test_panic) into agentls; the tests need a binary built with it.
+const TestTag = "agentlstest"
+
 // Binary returns the path of an agentls binary: $AGENTLS_BIN when set, else
-// one built once per test process from this checkout.
+// one built once per test process from this checkout with -tags agentlstest.
+// A Go binary in $AGENTLS_BIN built without the tag is refused in a test:
+// the tests that call test_block would fail far from the cause. Benchmarks
+// call no test-only tool and take any binary (a shipped one, an older
+// build as the reference).
 func Binary(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("AGENTLS_BIN"); p != "" {
+		if _, bench := t.(*testing.B); !bench {
+			if err := checkTestTag(p); err != nil {
+				t.Fatal(err)
+			}
+		}
 		return p
 	}
 	buildOnce.Do(func() {
@@ -41,7 +56,7 @@ func Binary(t testing.TB) string {
 		if runtime.GOOS == "windows" {
 			binPath += ".exe"
 		}
-		cmd := exec.Command("go", "build", "-o", binPath, "github.com/agentls/agentls/cmd/agentls")
+		cmd := exec.Command("go", "build", "-tags", TestTag, "-o", binPath, "github.com/agentls/agentls/cmd/agentls")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as shipped
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -52,6 +67,22 @@ func Binary(t testing.TB) string {
 		t.Fatal(buildErr)
 	}
 	return binPath
+}
+
+// checkTestTag refuses a Go binary at p built without TestTag. A file that
+// is not a Go binary (a test's wrapper script around the real binary)
+// passes: what it runs was checked when AGENTLS_BIN named it.
+func checkTestTag(p string) error {
+	info, err := buildinfo.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-tags" && slices.Contains(strings.Split(s.Value, ","), TestTag) {
+			return nil
+		}
+	}
+	return fmt.Errorf("AGENTLS_BIN=%s was built without -tags %s, so it lacks the test-only tools; build it with: go build -tags %s -o %s ./cmd/agentls", p, TestTag, TestTag, p)
 }
 
 // Note is one notification received from the server.

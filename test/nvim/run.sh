@@ -5,7 +5,8 @@
 # cached in /var/cache/agentls-ci). Prints "N passed, N failed" per version
 # and, last, summed over all of them; exits non-zero when anything failed.
 #
-# Environment: $AGENTLS_BIN names a built binary (else go builds one);
+# Environment: $AGENTLS_BIN names a built binary (else go builds one; the
+# specs call the test-only tools, so it is built with -tags agentlstest);
 # $AGENTLS_NVIM lists the nvim binaries to run (space separated) instead of
 # both; $AGENTLS_NVIM_SPECS limits the run to spec files matching a glob
 # (e.g. "core_spec.lua"); $AGENTLS_NVIM_TIMEOUT is the per-script limit.
@@ -23,7 +24,7 @@ if [ -n "${AGENTLS_BIN:-}" ]; then
   bin="$AGENTLS_BIN"
 else
   bin="$tmp/agentls"
-  (cd "$repo" && CGO_ENABLED=0 go build -o "$bin" ./cmd/agentls) || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+  (cd "$repo" && CGO_ENABLED=0 go build -tags agentlstest -o "$bin" ./cmd/agentls) || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 fi
 
 # The Neovims to run: the system's, then 0.10 (installed when missing).

@@ -4,7 +4,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { type ChangeRegion, changeRegions, reverseUnifiedDiff, type TextEdit } from "./pure/ranges";
-import { textHash } from "./pure/xxh64";
+import { textHash } from "./pure/hash";
 
 export const OLD_SCHEME = "agentls-old";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { applyTextEdits, changedLines, changeRegions, reverseUnifiedDiff, type TextEdit } from "../../src/pure/ranges";
-import { textHash, xxh64 } from "../../src/pure/xxh64";
+import { textHash } from "../../src/pure/hash";
 
 const pos = (line: number, character: number) => ({ line, character });
 const edit = (sl: number, sc: number, el: number, ec: number, newText: string): TextEdit => ({ range: { start: pos(sl, sc), end: pos(el, ec) }, newText });
@@ -52,9 +52,9 @@ test("reverseUnifiedDiff reconstructs the old text", async (t) => {
   await t.test("diff that does not fit is refused", () => assert.equal(reverseUnifiedDiff("x\ny\n", "@@ -1,1 +1,1 @@\n-a\n+b\n"), undefined));
 });
 
-test("xxh64 matches the reference vectors", () => {
-  assert.equal(xxh64(new Uint8Array()).toString(16), "ef46db3751d8e999");
-  assert.equal(xxh64(new TextEncoder().encode("a")).toString(16), "d24ec4f1a98c6e5b");
-  assert.equal(textHash("abc"), "xxh64:44bc2cf5ad770999");
-  assert.equal(textHash("Nobody inspects the spammish repetition"), "xxh64:fbcea83c8a378bf1");
+test("textHash is the server's sha256 notation (internal/textedit TestHash has the same vectors)", () => {
+  assert.equal(textHash(""), "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  assert.equal(textHash("abc"), "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  // UTF-8, not UTF-16: "é" is two bytes.
+  assert.equal(textHash("é"), "sha256:4a99557e4033c3539de2eb65472017cad5f9557f7a0625a09f1c3f6e2ba69c4c");
 });

@@ -1,8 +1,10 @@
-package tools
+package toolstest
 
 import (
 	"context"
 	"time"
+
+	"github.com/agentls/agentls/internal/tools"
 )
 
 type blockInput struct {
@@ -15,21 +17,20 @@ type blockInput struct {
 
 type panicInput struct{}
 
-// TestTools are registered only when AGENTLS_TEST_TOOLS=1: test_block blocks
-// until cancelled (for cancellation tests), test_panic panics (for the
-// executor's recovery).
-func TestTools() []*Tool {
-	return []*Tool{
-		Define(Spec[blockInput]{
+// Tools are the test-only tools: test_block blocks until cancelled (for
+// cancellation tests), test_panic panics (for the executor's recovery).
+func Tools() []*tools.Tool {
+	return []*tools.Tool{
+		tools.Define(tools.Spec[blockInput]{
 			Name:        "test_block",
 			Description: "Test only: blocks until the call is cancelled.",
-			Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
-			Run: func(ctx context.Context, c *Call, in blockInput) (Result, error) {
+			Static:      tools.Labels{ReadOnly: true, ConcurrencySafe: true},
+			Run: func(ctx context.Context, c *tools.Call, in blockInput) (tools.Result, error) {
 				d := 60 * time.Second
 				if in.Seconds > 0 {
 					d = time.Duration(in.Seconds * float64(time.Second))
 				}
-				c.Reporter.Progress(Progress{Message: "blocking"})
+				c.Reporter.Progress(tools.Progress{Message: "blocking"})
 				select {
 				case <-ctx.Done():
 					time.Sleep(time.Duration(in.WindDown * float64(time.Second)))
@@ -38,17 +39,17 @@ func TestTools() []*Tool {
 							c.Env.FS.CreateFile(p, []byte("cancelled\n"), 0o644, nil)
 						}
 					}
-					return Errorf("cancelled"), nil
+					return tools.Errorf("cancelled"), nil
 				case <-time.After(d):
-					return Text("unblocked"), nil
+					return tools.Text("unblocked"), nil
 				}
 			},
 		}),
-		Define(Spec[panicInput]{
+		tools.Define(tools.Spec[panicInput]{
 			Name:        "test_panic",
 			Description: "Test only: panics.",
-			Static:      Labels{ReadOnly: true, ConcurrencySafe: true},
-			Run: func(ctx context.Context, c *Call, in panicInput) (Result, error) {
+			Static:      tools.Labels{ReadOnly: true, ConcurrencySafe: true},
+			Run: func(ctx context.Context, c *tools.Call, in panicInput) (tools.Result, error) {
 				panic("test panic")
 			},
 		}),

@@ -1,4 +1,4 @@
-package ops
+package opstest
 
 import (
 	"bytes"
@@ -14,14 +14,16 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/agentls/agentls/internal/ignore"
+	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/proc"
 )
 
-// Mem is an in-memory FS for unit tests. Paths resolve lexically (it has no
+// Mem is an in-memory ops.FS for unit tests. Paths resolve lexically (it has no
 // symlinks); one or more folders share one map keyed by absolute slash path.
 type Mem struct {
 	mu      sync.RWMutex
-	folders []*Folder
+	folders []*ops.Folder
 	files   map[string]*memEntry // absolute slash path → entry
 }
 
@@ -35,7 +37,7 @@ type memEntry struct {
 // holding files (relative path → content).
 func NewMem(root string, files map[string]string) *Mem {
 	m := &Mem{files: map[string]*memEntry{}}
-	m.folders = []*Folder{{Name: path.Base(root), Root: root, Primary: true}}
+	m.folders = []*ops.Folder{{Name: path.Base(root), Root: root, Primary: true}}
 	m.files[root] = &memEntry{mode: fs.ModeDir | 0o755}
 	for name, content := range files {
 		m.put(path.Join(root, name), []byte(content), 0o644)
@@ -52,25 +54,25 @@ func (m *Mem) put(abs string, data []byte, perm fs.FileMode) {
 	m.files[abs] = &memEntry{data: data, mode: perm, mtime: time.Now()}
 }
 
-// Folders implements FS.
-func (m *Mem) Folders() []*Folder {
+// Folders implements ops.FS.
+func (m *Mem) Folders() []*ops.Folder {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return append([]*Folder(nil), m.folders...)
+	return append([]*ops.Folder(nil), m.folders...)
 }
 
-// SetFolders implements FS. Like Local, it keeps the read-only roots.
-func (m *Mem) SetFolders(specs []FolderSpec) error {
+// SetFolders implements ops.FS. Like Local, it keeps the read-only roots.
+func (m *Mem) SetFolders(specs []ops.FolderSpec) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var folders []*Folder
+	var folders []*ops.Folder
 	for _, s := range specs {
 		root := path.Clean(s.Path)
 		name := s.Name
 		if name == "" {
 			name = path.Base(root)
 		}
-		folders = append(folders, &Folder{Name: name, Root: root, Primary: len(folders) == 0})
+		folders = append(folders, &ops.Folder{Name: name, Root: root, Primary: len(folders) == 0})
 		m.mkroot(root)
 	}
 	for _, f := range m.folders {
@@ -88,39 +90,39 @@ func (m *Mem) mkroot(root string) {
 	}
 }
 
-// Refresh implements FS. Mem keeps no open directories, so a folder is
+// Refresh implements ops.FS. Mem keeps no open directories, so a folder is
 // either there or gone.
-func (m *Mem) Refresh(f *Folder) FolderState {
+func (m *Mem) Refresh(f *ops.Folder) ops.FolderState {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if e, ok := m.files[f.Root]; ok && e.mode.IsDir() {
-		return FolderOpen
+		return ops.FolderOpen
 	}
-	return FolderGone
+	return ops.FolderGone
 }
 
-// AddReadOnlyRoot implements FS.
+// AddReadOnlyRoot implements ops.FS.
 func (m *Mem) AddReadOnlyRoot(dir string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	root := path.Clean(dir)
-	m.folders = append(m.folders, &Folder{Name: path.Base(root), Root: root, ReadOnly: true})
+	m.folders = append(m.folders, &ops.Folder{Name: path.Base(root), Root: root, ReadOnly: true})
 	m.mkroot(root)
 	return nil
 }
 
-// Close implements FS.
+// Close implements ops.FS.
 func (m *Mem) Close() error { return nil }
 
-// Exec implements FS: the in-memory FS runs no processes.
+// Exec implements ops.FS: the in-memory FS runs no processes.
 func (m *Mem) Exec(context.Context, proc.Spec) (proc.Result, error) {
 	return proc.Result{}, errors.New("commands cannot run on the in-memory file system")
 }
 
-// Resolve implements FS.
-func (m *Mem) Resolve(input string) (Path, error) {
+// Resolve implements ops.FS.
+func (m *Mem) Resolve(input string) (ops.Path, error) {
 	p, err := m.resolve(input)
-	if inner, ok := unquotePath(input); ok {
+	if inner, ok := ops.UnquotePath(input); ok {
 		if _, serr := m.Lstat(p); err != nil || serr != nil {
 			if q, qerr := m.Resolve(inner); qerr == nil {
 				return q, nil
@@ -130,40 +132,40 @@ func (m *Mem) Resolve(input string) (Path, error) {
 	return p, err
 }
 
-func (m *Mem) resolve(input string) (Path, error) {
-	p, err := cleanInput(input)
+func (m *Mem) resolve(input string) (ops.Path, error) {
+	p, err := ops.CleanInput(input)
 	if err != nil {
-		return Path{}, err
+		return ops.Path{}, err
 	}
 	p = strings.ReplaceAll(p, `\`, "/")
 	folders := m.Folders()
 	if len(folders) == 0 || folders[0].ReadOnly {
-		return Path{}, &PathError{input, "no workspace folder is open"}
+		return ops.Path{}, &ops.PathError{Input: input, Reason: "no workspace folder is open"}
 	}
-	var res Path
+	var res ops.Path
 	if !path.IsAbs(p) {
-		rel, err := lexicalRel(input, p)
+		rel, err := ops.LexicalRel(input, p)
 		if err != nil {
-			return Path{}, err
+			return ops.Path{}, err
 		}
-		res = Path{Folder: folders[0], Rel: rel}
+		res = ops.Path{Folder: folders[0], Rel: rel}
 	} else {
 		p = path.Clean(p)
 		for _, f := range folders {
 			if rel, ok := withinSlash(f.Root, p); ok {
-				res = Path{Folder: f, Rel: rel}
+				res = ops.Path{Folder: f, Rel: rel}
 				break
 			}
 		}
 		if res.Folder == nil {
-			return Path{}, &PathError{input, fmt.Sprintf("it is outside the workspace (%s); use a path inside it", rootsList(folders))}
+			return ops.Path{}, &ops.PathError{Input: input, Reason: fmt.Sprintf("it is outside the workspace (%s); use a path inside it", ops.RootsList(folders))}
 		}
 	}
-	if abs := m.abs(res); res.Rel != "." && lenientCandidate(res.Rel) {
+	if abs := m.abs(res); res.Rel != "." && ops.LenientCandidate(res.Rel) {
 		root := strings.TrimSuffix(res.Folder.Root, "/")
-		got, err := lenientIn(abs, len(root), "/", m.lstatAbs, m.namesAbs)
+		got, err := ops.LenientIn(abs, len(root), "/", m.lstatAbs, m.namesAbs)
 		if err != nil {
-			return Path{}, &PathError{input, err.Error()}
+			return ops.Path{}, &ops.PathError{Input: input, Reason: err.Error()}
 		}
 		if rel, ok := withinSlash(res.Folder.Root, got); ok {
 			res.Rel = rel
@@ -205,11 +207,11 @@ func withinSlash(root, abs string) (string, bool) {
 	return "", false
 }
 
-func (m *Mem) abs(p Path) string { return path.Join(p.Folder.Root, p.Rel) }
+func (m *Mem) abs(p ops.Path) string { return path.Join(p.Folder.Root, p.Rel) }
 
 // open reports whether p names a folder Mem currently serves, as Local
 // refuses Paths of folders it has closed.
-func (m *Mem) open(p Path) bool {
+func (m *Mem) open(p ops.Path) bool {
 	for _, f := range m.folders {
 		if f == p.Folder {
 			return true
@@ -218,7 +220,7 @@ func (m *Mem) open(p Path) bool {
 	return false
 }
 
-func (m *Mem) get(p Path, op string) (*memEntry, string, error) {
+func (m *Mem) get(p ops.Path, op string) (*memEntry, string, error) {
 	if !m.open(p) {
 		return nil, "", &fs.PathError{Op: op, Path: p.Rel, Err: errors.New("workspace folder is no longer open")}
 	}
@@ -230,8 +232,8 @@ func (m *Mem) get(p Path, op string) (*memEntry, string, error) {
 	return e, a, nil
 }
 
-// ReadFile implements FS.
-func (m *Mem) ReadFile(p Path) ([]byte, error) {
+// ReadFile implements ops.FS.
+func (m *Mem) ReadFile(p ops.Path) ([]byte, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	e, _, err := m.get(p, "read")
@@ -244,9 +246,9 @@ func (m *Mem) ReadFile(p Path) ([]byte, error) {
 	return append([]byte(nil), e.data...), nil
 }
 
-// OpenRead implements FS. The FileInfo is a snapshot taken with the
+// OpenRead implements ops.FS. The FileInfo is a snapshot taken with the
 // content, as Local's fstat of the open descriptor is.
-func (m *Mem) OpenRead(p Path) (io.ReadCloser, fs.FileInfo, error) {
+func (m *Mem) OpenRead(p ops.Path) (io.ReadCloser, fs.FileInfo, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	e, a, err := m.get(p, "open")
@@ -262,8 +264,8 @@ func (m *Mem) OpenRead(p Path) (io.ReadCloser, fs.FileInfo, error) {
 	return io.NopCloser(bytes.NewReader(snap.data)), memInfo{name: path.Base(a), e: &snap}, nil
 }
 
-// Stat implements FS.
-func (m *Mem) Stat(p Path) (fs.FileInfo, error) {
+// Stat implements ops.FS.
+func (m *Mem) Stat(p ops.Path) (fs.FileInfo, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	e, a, err := m.get(p, "stat")
@@ -273,11 +275,11 @@ func (m *Mem) Stat(p Path) (fs.FileInfo, error) {
 	return memInfo{name: path.Base(a), e: e}, nil
 }
 
-// Lstat implements FS.
-func (m *Mem) Lstat(p Path) (fs.FileInfo, error) { return m.Stat(p) }
+// Lstat implements ops.FS.
+func (m *Mem) Lstat(p ops.Path) (fs.FileInfo, error) { return m.Stat(p) }
 
-// ReadDir implements FS.
-func (m *Mem) ReadDir(p Path) ([]fs.DirEntry, error) {
+// ReadDir implements ops.FS.
+func (m *Mem) ReadDir(p ops.Path) ([]fs.DirEntry, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	e, a, err := m.get(p, "readdir")
@@ -297,14 +299,14 @@ func (m *Mem) ReadDir(p Path) ([]fs.DirEntry, error) {
 	return out, nil
 }
 
-// Readlink implements FS.
-func (m *Mem) Readlink(p Path) (string, error) {
+// Readlink implements ops.FS.
+func (m *Mem) Readlink(p ops.Path) (string, error) {
 	return "", &fs.PathError{Op: "readlink", Path: p.Rel, Err: errors.New("not a symlink")}
 }
 
 // writable checks that p may be written: an open, writable folder and an
 // existing parent directory.
-func (m *Mem) writable(p Path, op string) error {
+func (m *Mem) writable(p ops.Path, op string) error {
 	if !m.open(p) {
 		return &fs.PathError{Op: op, Path: p.Rel, Err: errors.New("workspace folder is no longer open")}
 	}
@@ -331,14 +333,14 @@ func (m *Mem) hasChildren(a string) bool {
 	return false
 }
 
-// WriteFile implements FS.
-func (m *Mem) WriteFile(p Path, data []byte, perm fs.FileMode, before func() error) error {
+// WriteFile implements ops.FS.
+func (m *Mem) WriteFile(p ops.Path, data []byte, perm fs.FileMode, before func() error) error {
 	return m.ReplaceFile(p, data, perm, nil, before)
 }
 
-// ReplaceFile implements FS: the condition is checked under the lock that
+// ReplaceFile implements ops.FS: the condition is checked under the lock that
 // the write holds.
-func (m *Mem) ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte, before func() error) error {
+func (m *Mem) ReplaceFile(p ops.Path, data []byte, perm fs.FileMode, expect []byte, before func() error) error {
 	// before may read through m: it runs before the lock is taken.
 	if before != nil {
 		if err := before(); err != nil {
@@ -351,7 +353,7 @@ func (m *Mem) ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte, 
 		return err
 	}
 	if e, ok := m.files[m.abs(p)]; expect != nil && (!ok || !bytes.Equal(e.data, expect)) {
-		return fmt.Errorf("replace %s: %w", p.Rel, ErrChanged)
+		return fmt.Errorf("replace %s: %w", p.Rel, ops.ErrChanged)
 	}
 	if e, ok := m.files[m.abs(p)]; ok {
 		if e.mode.IsDir() {
@@ -363,8 +365,8 @@ func (m *Mem) ReplaceFile(p Path, data []byte, perm fs.FileMode, expect []byte, 
 	return nil
 }
 
-// CreateFile implements FS.
-func (m *Mem) CreateFile(p Path, data []byte, perm fs.FileMode, before func() error) error {
+// CreateFile implements ops.FS.
+func (m *Mem) CreateFile(p ops.Path, data []byte, perm fs.FileMode, before func() error) error {
 	if before != nil {
 		if err := before(); err != nil {
 			return err
@@ -382,8 +384,8 @@ func (m *Mem) CreateFile(p Path, data []byte, perm fs.FileMode, before func() er
 	return nil
 }
 
-// MkdirAll implements FS.
-func (m *Mem) MkdirAll(p Path, perm fs.FileMode) error {
+// MkdirAll implements ops.FS.
+func (m *Mem) MkdirAll(p ops.Path, perm fs.FileMode) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.open(p) {
@@ -415,8 +417,8 @@ func (m *Mem) MkdirAll(p Path, perm fs.FileMode) error {
 	return nil
 }
 
-// Rename implements FS.
-func (m *Mem) Rename(from, to Path) error {
+// Rename implements ops.FS.
+func (m *Mem) Rename(from, to ops.Path) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if from.Folder != to.Folder {
@@ -458,8 +460,8 @@ func (m *Mem) Rename(from, to Path) error {
 	return nil
 }
 
-// Remove implements FS.
-func (m *Mem) Remove(p Path) error {
+// Remove implements ops.FS.
+func (m *Mem) Remove(p ops.Path) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.writable(p, "remove"); err != nil {
@@ -476,8 +478,8 @@ func (m *Mem) Remove(p Path) error {
 	return nil
 }
 
-// FolderFS implements FS with a snapshot of the folder.
-func (m *Mem) FolderFS(f *Folder) fs.FS {
+// FolderFS implements ops.FS with a snapshot of the folder.
+func (m *Mem) FolderFS(f *ops.Folder) fs.FS {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	out := fstest.MapFS{}
@@ -500,3 +502,8 @@ func (i memInfo) Mode() fs.FileMode  { return i.e.mode }
 func (i memInfo) ModTime() time.Time { return i.e.mtime }
 func (i memInfo) IsDir() bool        { return i.e.mode.IsDir() }
 func (i memInfo) Sys() any           { return nil }
+
+// OuterIgnore implements ops.FS: an in-memory workspace has nothing above it.
+func (m *Mem) OuterIgnore(*ops.Folder) ignore.Outer { return ignore.Outer{} }
+
+var _ ops.FS = (*Mem)(nil)

@@ -1,4 +1,4 @@
-package ops_test
+package opstest_test
 
 import (
 	"errors"
@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/ops/opstest"
 )
 
 // Mem-only behaviour; what Mem shares with Local is in fs_test.go.
 
 func TestMemResolve(t *testing.T) {
-	m := ops.NewMem("/ws", map[string]string{"a.go": "a", "src/b.go": "b"})
+	m := opstest.NewMem("/ws", map[string]string{"a.go": "a", "src/b.go": "b"})
 	tests := []struct {
 		name, input, wantRel string
 		wantErr              string
@@ -64,7 +65,7 @@ func TestMemResolve(t *testing.T) {
 // TestMemForeignPath: a Path Mem did not hand out (zero, or of another FS)
 // is an error, not a panic or a write into some other folder.
 func TestMemForeignPath(t *testing.T) {
-	m := ops.NewMem("/ws", map[string]string{"a.go": "a"})
+	m := opstest.NewMem("/ws", map[string]string{"a.go": "a"})
 	for name, p := range map[string]ops.Path{
 		"zero":    {},
 		"foreign": {Folder: &ops.Folder{Root: "/ws"}, Rel: "a.go"},
@@ -93,7 +94,7 @@ func TestMemForeignPath(t *testing.T) {
 }
 
 func TestMemRenameIntoItself(t *testing.T) {
-	m := ops.NewMem("/ws", map[string]string{"d/f": "f", "e/g": "g"})
+	m := opstest.NewMem("/ws", map[string]string{"d/f": "f", "e/g": "g"})
 	if err := m.Rename(resolve(t, m, "d"), resolve(t, m, "d/sub")); err == nil {
 		t.Error("moving a directory into itself succeeded")
 	}
@@ -106,7 +107,7 @@ func TestMemRenameIntoItself(t *testing.T) {
 }
 
 func TestMemFolderFSIsSnapshot(t *testing.T) {
-	m := ops.NewMem("/ws", map[string]string{"a.go": "v1"})
+	m := opstest.NewMem("/ws", map[string]string{"a.go": "v1"})
 	snap := m.FolderFS(m.Folders()[0])
 	if err := m.WriteFile(resolve(t, m, "a.go"), []byte("v2"), 0o644, nil); err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func TestMemFolderFSIsSnapshot(t *testing.T) {
 }
 
 func TestMemConcurrent(t *testing.T) {
-	m := ops.NewMem("/ws", nil)
+	m := opstest.NewMem("/ws", nil)
 	const n = 16
 	var wg sync.WaitGroup
 	for i := range n {
@@ -142,4 +143,13 @@ func TestMemConcurrent(t *testing.T) {
 	if es, err := m.ReadDir(resolve(t, m, ".")); err != nil || len(es) != n {
 		t.Errorf("ReadDir = %d entries, %v; want %d", len(es), err, n)
 	}
+}
+
+func resolve(t *testing.T, fsys ops.FS, input string) ops.Path {
+	t.Helper()
+	p, err := fsys.Resolve(input)
+	if err != nil {
+		t.Fatalf("Resolve(%q): %v", input, err)
+	}
+	return p
 }
