@@ -21,7 +21,7 @@ type fixture struct {
 	sb            *Sandbox
 }
 
-func newFixture(t *testing.T, s Settings) *fixture {
+func newFixture(t testing.TB, s Settings) *fixture {
 	t.Helper()
 	base := t.TempDir()
 	f := &fixture{ws: filepath.Join(base, "ws"), out: filepath.Join(base, "outside"), home: filepath.Join(base, "home"), secret: "TOPSECRET-7f3a"}
