@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentls/agentls/internal/proc"
 )
 
@@ -29,7 +31,10 @@ func TestSandboxOverhead(t *testing.T) {
 	t.Logf("launchers %v; agentls runs %s", launchers, f.sb.probe.exe)
 	const n = 40
 	for _, command := range []string{"true", "ls", "go version"} {
-		plain, boxed := []time.Duration{}, make([][]time.Duration, len(launchers))
+		// Wall time, and CPU time (user+system of the command's processes,
+		// less sensitive to a loaded machine), per variant: 0 plain, j+1
+		// sandboxed by launchers[j].
+		wall, cpu := make([][]time.Duration, len(launchers)+1), make([][]time.Duration, len(launchers)+1)
 		for i := 0; i < n; i++ {
 			for j := -1; j < len(launchers); j++ {
 				spec := proc.Spec{Command: command, Dir: f.ws, Env: proc.BaseEnv(os.Environ())}
@@ -44,28 +49,37 @@ func TestSandboxOverhead(t *testing.T) {
 					spec.Wrap = func(cmd *exec.Cmd) error { return wrap(cmd, exe, r.pol) }
 					spec.Env = append(spec.Env, r.Env...)
 				}
+				c0 := childrenCPU(t)
 				res, err := proc.Run(context.Background(), spec)
 				d := time.Since(start)
 				r.Close()
 				if err != nil || res.ExitCode != 0 {
 					t.Fatalf("%s (launcher %d): %v %s", command, j, err, res.Output)
 				}
-				if j < 0 {
-					plain = append(plain, d)
-				} else {
-					boxed[j] = append(boxed[j], d)
-				}
+				wall[j+1] = append(wall[j+1], d)
+				cpu[j+1] = append(cpu[j+1], childrenCPU(t)-c0)
 			}
 		}
-		p := p50(plain)
+		p, pc := p50(wall[0]), p50(cpu[0])
 		for j, exe := range launchers {
-			b := p50(boxed[j])
-			t.Logf("%-10s plain p50 %6.2f ms, sandboxed by %-22s p50 %6.2f ms, extra %5.2f ms", command, ms(p), filepath.Base(exe), ms(b), ms(b-p))
+			b, bc := p50(wall[j+1]), p50(cpu[j+1])
+			t.Logf("%-10s plain p50 %6.2f ms, sandboxed by %-22s p50 %6.2f ms, extra %5.2f ms; CPU %5.2f / %5.2f ms, extra %5.2f ms", command, ms(p), filepath.Base(exe), ms(b), ms(b-p), ms(pc), ms(bc), ms(bc-pc))
 			if os.Getenv("AGENTLS_BENCH") == "1" && exe == f.sb.probe.exe && b-p > overheadBudget {
 				t.Errorf("%s: the sandbox adds %.2f ms at p50, more than %v", command, ms(b-p), overheadBudget)
 			}
 		}
 	}
+}
+
+// childrenCPU is the user+system time of this process's ended children
+// (and theirs); the commands run one at a time, so a difference is one
+// command's.
+func childrenCPU(t *testing.T) time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_CHILDREN, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func p50(d []time.Duration) time.Duration {

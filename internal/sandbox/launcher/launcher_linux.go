@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,9 +34,9 @@ func Run(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	// Mounts, capabilities and the exec below must happen on one thread:
-	// capabilities are per thread, and a forwarder's parent-death signal
-	// follows the thread that started it.
+	// no_new_privs, Landlock, capabilities and the exec below must happen
+	// on one thread: the first three are per thread, and a forwarder's
+	// parent-death signal follows the thread that started it.
 	runtime.LockOSThread()
 	env := os.Environ()
 	if err := loopbackUp(); err != nil {
@@ -205,11 +206,19 @@ func applyLandlock(pol Policy) error {
 	// Files only, and IPC scopes (signals, abstract sockets): the network
 	// is confined by the namespace, where loopback must stay usable (a
 	// test's local server, the proxy's bridge).
-	cfg := landlock.V7.BestEffort()
-	if err := cfg.RestrictPaths(rules...); err != nil {
+	cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}.BestEffort()
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
 		return err
 	}
-	return cfg.RestrictScoped()
+	if fd < 0 {
+		return fmt.Errorf("the kernel enforces none of the rules")
+	}
+	defer unix.Close(fd)
+	// On this locked thread only (no_new_privs is set on it): the exec
+	// that follows leaves the process that thread alone, so the other Go
+	// threads need not be stopped to be restricted too.
+	return llsys.LandlockRestrictSelf(fd, flags)
 }
 
 // dropCaps leaves the shell no capability, even as uid 0 in its
