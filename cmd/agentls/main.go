@@ -26,7 +26,7 @@ import (
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/rpc"
-	"github.com/agentls/agentls/internal/sandbox"
+	"github.com/agentls/agentls/internal/sandbox/launcher"
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/tools"
 )
@@ -61,8 +61,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == proc.WatchdogCommand { // hidden: see adoptOrphans
 		return proc.RunWatchdog(args[1:], stdin)
 	}
-	if len(args) > 0 && args[0] == sandbox.LauncherCommand { // hidden: internal/sandbox
-		return sandbox.RunLauncher(args[1:])
+	if len(args) > 0 && args[0] == launcher.Command { // hidden: internal/sandbox/launcher
+		return launcher.Run(args[1:])
 	}
 	var g globalFlags
 	fs := flag.NewFlagSet("agentls", flag.ContinueOnError)

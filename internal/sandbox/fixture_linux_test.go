@@ -21,7 +21,7 @@ type fixture struct {
 	sb            *Sandbox
 }
 
-func newFixture(t *testing.T, s Settings) *fixture {
+func newFixture(t testing.TB, s Settings) *fixture {
 	t.Helper()
 	base := t.TempDir()
 	f := &fixture{ws: filepath.Join(base, "ws"), out: filepath.Join(base, "outside"), home: filepath.Join(base, "home"), secret: "TOPSECRET-7f3a"}
@@ -52,7 +52,9 @@ func newFixture(t *testing.T, s Settings) *fixture {
 	must(t, os.MkdirAll(filepath.Join(f.ws, ".agentls"), 0o755))
 	must(t, os.WriteFile(filepath.Join(f.ws, ".agentls", "settings.json"), []byte("{}\n"), 0o644))
 	s.Enabled = true
-	sb, err := New(s, Options{Folders: []string{f.ws}, Home: f.home, TempDir: base, DenyRead: []string{filepath.Join(f.ws, "secret.env")}, DenyWrite: []string{filepath.Join(f.ws, "locked.txt")}})
+	// With AGENTLS_BIN the launcher is the shipped one (agentls-sandbox
+	// next to it when built, else agentls); without, this test binary.
+	sb, err := New(s, Options{Folders: []string{f.ws}, Home: f.home, TempDir: base, DenyRead: []string{filepath.Join(f.ws, "secret.env")}, DenyWrite: []string{filepath.Join(f.ws, "locked.txt")}, Exe: os.Getenv("AGENTLS_BIN")})
 	must(t, err)
 	t.Cleanup(func() { sb.Close() })
 	f.sb = sb

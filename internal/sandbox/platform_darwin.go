@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+
+	"github.com/agentls/agentls/internal/sandbox/launcher"
 )
 
 const sandboxExec = "/usr/bin/sandbox-exec"
@@ -22,7 +24,7 @@ func probe(*Sandbox) probeResult {
 // wrap runs the shell under sandbox-exec. The proxy needs a port on
 // loopback there, which the unix-socket bridge does not give: with
 // allowedDomains the network stays off on macOS.
-func wrap(cmd *exec.Cmd, _ string, pol launchPolicy) error {
+func wrap(cmd *exec.Cmd, _ string, pol launcher.Policy) error {
 	args := append([]string{sandboxExec, "-p", SeatbeltProfile(pol, 0), cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = sandboxExec
 	cmd.Args = args
@@ -31,5 +33,3 @@ func wrap(cmd *exec.Cmd, _ string, pol launchPolicy) error {
 	}
 	return nil
 }
-
-func runForwarder([]string) int { return 2 }

@@ -6,19 +6,16 @@ import "os/exec"
 type probeResult struct {
 	mechanism string
 	err       string
+	exe       string // the launcher binary (Linux), "" where there is none
 }
 
-// prepareProbe is Prepare under the settings being probed, before the
-// status says the sandbox is active.
-func (sb *Sandbox) prepareProbe() (*Run, error) {
+// prepareProbe is Prepare under the settings being probed, launched by
+// exe, before the status says the sandbox is active.
+func (sb *Sandbox) prepareProbe(exe string) *Run {
 	o, tmp := sb.opts, sb.tmp
 	pol := buildPolicy(Settings{}, Options{Home: o.Home}, tmp)
 	pol.Dir = tmp
-	exe := o.Exe
-	if exe == "" {
-		exe = "/proc/self/exe"
-	}
 	r := &Run{pol: pol}
 	r.Wrap = func(cmd *exec.Cmd) error { return wrap(cmd, exe, r.pol) }
-	return r, nil
+	return r
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/internal/sandbox/launcher"
 )
 
 func TestExcludedCommandsMatchEverySimpleCommandOfTheLine(t *testing.T) {
@@ -96,7 +98,7 @@ func TestExplainNamesWhatWasBlocked(t *testing.T) {
 	home := t.TempDir()
 	unreadable := filepath.Join(t.TempDir(), "unreadable")
 	must(t, os.MkdirAll(unreadable, 0o700))
-	r := &Run{pol: launchPolicy{
+	r := &Run{pol: launcher.Policy{
 		Write:     []string{ws, "/tmp/session"},
 		ReadOnly:  []string{filepath.Join(ws, ".agentls"), filepath.Join(ws, ".git", "hooks")},
 		DenyDirs:  []string{filepath.Join(home, ".ssh")},
@@ -140,7 +142,7 @@ func TestExplainNamesWhatWasBlocked(t *testing.T) {
 }
 
 func TestSeatbeltProfileConfinesWritesReadsAndNetwork(t *testing.T) {
-	pol := launchPolicy{
+	pol := launcher.Policy{
 		Write:     []string{"/Users/u/ws", "/private/tmp/s"},
 		ReadOnly:  []string{"/Users/u/ws/.agentls", "/Users/u/ws/.git/hooks"},
 		Pin:       []string{"/Users/u/ws/.git"},
@@ -167,7 +169,7 @@ func TestSeatbeltProfileConfinesWritesReadsAndNetwork(t *testing.T) {
 	if strings.Index(p, "(deny file-write*") < strings.Index(p, "(allow file-write*") || strings.Index(p, "(deny file-read*") < strings.Index(p, "(allow file-read*)") {
 		t.Errorf("a deny comes before the allow it narrows:\n%s", p)
 	}
-	if q := SeatbeltProfile(launchPolicy{Write: []string{`/a "quoted" \ path`}}, 0); !strings.Contains(q, `"/a \"quoted\" \\ path"`) {
+	if q := SeatbeltProfile(launcher.Policy{Write: []string{`/a "quoted" \ path`}}, 0); !strings.Contains(q, `"/a \"quoted\" \\ path"`) {
 		t.Errorf("paths are not quoted:\n%s", q)
 	}
 	if q := SeatbeltProfile(pol, 3128); !strings.Contains(q, `(allow network-outbound (remote ip "localhost:3128"))`) {
@@ -175,7 +177,7 @@ func TestSeatbeltProfileConfinesWritesReadsAndNetwork(t *testing.T) {
 	}
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

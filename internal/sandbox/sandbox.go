@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/agentls/agentls/internal/owner"
+	"github.com/agentls/agentls/internal/sandbox/launcher"
 	"github.com/agentls/agentls/internal/shell"
 )
 
@@ -27,6 +28,9 @@ type Options struct {
 	DenyRead  []string // absolute paths the permission rules deny reading (Read(...))
 	DenyWrite []string // absolute paths the permission rules deny writing (Edit(...), Write(...))
 	// Exe is the agentls binary the launcher runs as; "" = /proc/self/exe.
+	// The small launcher named Exe+LauncherSuffix (agentls-sandbox), when
+	// it is installed next to it and runs the probe's trial, is used
+	// instead (Linux).
 	Exe string
 }
 
@@ -280,7 +284,7 @@ func matchExcluded(words, patterns []string) bool {
 type Run struct {
 	Wrap func(cmd *exec.Cmd) error
 	Env  []string
-	pol  launchPolicy
+	pol  launcher.Policy
 	// proxy, when allowedDomains are set, records the hosts it refused.
 	proxy *proxy
 }
@@ -299,7 +303,7 @@ var ErrUnavailable = errors.New("the sandbox is unavailable")
 // Close must be called when the command has ended.
 func (sb *Sandbox) Prepare(dir string) (*Run, error) {
 	sb.mu.RLock()
-	s, st, tmp, o := sb.s, sb.status, sb.tmp, sb.opts
+	s, st, tmp, o, exe := sb.s, sb.status, sb.tmp, sb.opts, sb.probe.exe
 	sb.mu.RUnlock()
 	if !st.Active {
 		return nil, fmt.Errorf("%w: %s", ErrUnavailable, st.Reason)
@@ -317,10 +321,6 @@ func (sb *Sandbox) Prepare(dir string) (*Run, error) {
 		}
 		r.proxy = px
 		r.pol.Proxy = px.socket
-	}
-	exe := o.Exe
-	if exe == "" {
-		exe = "/proc/self/exe"
 	}
 	r.Wrap = func(cmd *exec.Cmd) error { return wrap(cmd, exe, r.pol) }
 	return r, nil
@@ -342,8 +342,8 @@ func heldPlaces(folders []string) error {
 }
 
 // buildPolicy resolves the settings into what the launcher applies.
-func buildPolicy(s Settings, o Options, tmp string) launchPolicy {
-	var pol launchPolicy
+func buildPolicy(s Settings, o Options, tmp string) launcher.Policy {
+	var pol launcher.Policy
 	pol.Write = append(pol.Write, o.Folders...)
 	pol.Write = append(pol.Write, tmp)
 	for _, w := range s.AllowWrite {
@@ -406,19 +406,6 @@ func buildPolicy(s Settings, o Options, tmp string) launchPolicy {
 		pol.Blank = filepath.Join(tmp, ".agentls-denied")
 	}
 	return pol
-}
-
-// launchPolicy is what the launcher applies to itself before it runs the
-// shell; it travels as JSON on the launcher's command line.
-type launchPolicy struct {
-	Write     []string `json:"write"`               // may be written (Landlock)
-	ReadOnly  []string `json:"readOnly,omitempty"`  // bound read-only over themselves
-	Pin       []string `json:"pin,omitempty"`       // bound over themselves, writable: cannot be renamed or removed
-	DenyDirs  []string `json:"denyDirs,omitempty"`  // covered by an empty unreadable tmpfs
-	DenyFiles []string `json:"denyFiles,omitempty"` // covered by Blank
-	Blank     string   `json:"blank,omitempty"`     // an empty file with mode 000
-	Proxy     string   `json:"proxy,omitempty"`     // unix socket of the filtering proxy
-	Dir       string   `json:"dir"`                 // the working directory, entered again after the mounts
 }
 
 // writable reports whether the run may write p (for messages).

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/agentls/agentls/internal/sandbox/launcher"
 )
 
 // SeatbeltProfile is the macOS sandbox-exec profile of a policy: reads
@@ -11,7 +13,7 @@ import (
 // (minus the read-only ones), network only to the proxy's port on
 // loopback (proxyPort 0: no network). It is generated and unit-tested on
 // every platform; only macOS can run it.
-func SeatbeltProfile(pol launchPolicy, proxyPort int) string {
+func SeatbeltProfile(pol launcher.Policy, proxyPort int) string {
 	var b strings.Builder
 	b.WriteString("(version 1)\n(deny default)\n")
 	b.WriteString("(allow process-exec)\n(allow process-fork)\n(allow signal (target same-sandbox))\n")
