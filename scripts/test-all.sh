@@ -31,6 +31,9 @@ trap 'rm -rf "$bin_dir"' EXIT
 # that the e2e, Neovim and MCP tests call with AGENTLS_TEST_TOOLS=1; without
 # that variable the binary behaves as the shipped one, built without the tag.
 CGO_ENABLED=0 go build -tags agentlstest -o "$bin_dir/agentls" ./cmd/agentls
+# The small sandbox launcher beside it, as an install has it (agentls uses
+# it for sandboxed commands when it is there, itself when not).
+CGO_ENABLED=0 go build -o "$bin_dir/agentls-sandbox" ./cmd/agentls-sandbox
 export AGENTLS_BIN="$bin_dir/agentls"
 
 echo "== go test"

@@ -27,6 +27,11 @@ for (const target of targets) {
   rmSync(join(ext, "bin"), { recursive: true, force: true });
   const exe = join(ext, "bin", target, goos === "windows" ? "agentls.exe" : "agentls");
   run("go", ["build", "-trimpath", "-ldflags=-s -w", "-o", exe, "./cmd/agentls"], { cwd: root, env: { ...process.env, GOOS: goos, GOARCH: goarch, CGO_ENABLED: "0" } });
+  if (goos === "linux") {
+    // The small launcher of sandboxed commands, next to agentls (which uses
+    // it when present; without it agentls launches them itself, slower).
+    run("go", ["build", "-trimpath", "-ldflags=-s -w", "-o", join(ext, "bin", target, "agentls-sandbox"), "./cmd/agentls-sandbox"], { cwd: root, env: { ...process.env, GOOS: goos, GOARCH: goarch, CGO_ENABLED: "0" } });
+  }
   chmodSync(exe, 0o755);
   run(join(ext, "node_modules/.bin/vsce"), ["package", "--no-dependencies", "--target", target, "--out", join(out, `agentls-${target}.vsix`), "--skip-license", "--allow-missing-repository"], { cwd: ext });
 }
