@@ -7,12 +7,15 @@ import (
 	"hash/crc32"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"unicode/utf16"
 
+	"github.com/agentls/agentls/internal/search"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -27,6 +30,8 @@ func readScriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args 
 		"png":      cmdPNG,
 		"mkfifo":   cmdMkfifo,
 		"mksocket": cmdMksocket,
+		"grepboth": cmdGrepBoth,
+		"genfiles": cmdGenfiles,
 	}
 }
 
@@ -69,6 +74,22 @@ func cmdGenlines(ts *testscript.TestScript, neg bool, args []string) {
 		b.WriteByte('\n')
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
+}
+
+// genfiles DIR FORMAT N: N empty files in DIR (made if missing), named
+// fmt.Sprintf(FORMAT, i) for i from 1.
+func cmdGenfiles(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "genfiles")
+	if len(args) != 3 {
+		ts.Fatalf("usage: genfiles DIR FORMAT N")
+	}
+	n, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	for i := 1; i <= n; i++ {
+		ts.Check(os.WriteFile(filepath.Join(dir, fmt.Sprintf(args[1], i)), nil, 0o644))
+	}
 }
 
 var repeatSuffix = regexp.MustCompile(`\*(\d+)$`)
@@ -176,4 +197,31 @@ func cmdMksocket(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ln.SetUnlinkOnClose(false)
 	ts.Check(ln.Close())
+}
+
+// [!] grepboth ARGS...: `agentls call grep ARGS...` with ripgrep (when rg is
+// on PATH) and with the Go searcher; both must print the same text and
+// exit the same way (non-zero under !). stdout is the common text.
+func cmdGrepBoth(ts *testscript.TestScript, neg bool, args []string) {
+	backends := []string{search.BackendGo}
+	if _, err := exec.LookPath("rg"); err == nil {
+		// Any value but "go" leaves the choice to agentls, which takes rg.
+		backends = append([]string{search.BackendRg}, backends...)
+	}
+	old := ts.Getenv(search.BackendEnv)
+	defer ts.Setenv(search.BackendEnv, old)
+	var first string
+	for i, b := range backends {
+		ts.Setenv(search.BackendEnv, b)
+		err := ts.Exec("agentls", append([]string{"call", "grep"}, args...)...)
+		if failed := err != nil; failed != neg {
+			ts.Fatalf("grep with the %s backend: exit error %v, want failure %v", b, err, neg)
+		}
+		out := ts.ReadFile("stdout")
+		if i == 0 {
+			first = out
+		} else if out != first {
+			ts.Fatalf("the %s and %s backends differ:\n--- %s:\n%s\n--- %s:\n%s", backends[0], b, backends[0], first, b, out)
+		}
+	}
 }
