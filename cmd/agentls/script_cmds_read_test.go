@@ -76,19 +76,28 @@ func cmdGenlines(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
 }
 
-// genfiles DIR FORMAT N: N empty files in DIR (made if missing), named
-// fmt.Sprintf(FORMAT, i) for i from 1.
+// genfiles DIR FORMAT N [CONTENT]: N files in DIR (made if missing), named
+// fmt.Sprintf(FORMAT, i) for i from 1, holding CONTENT (unescaped, and
+// formatted with i when it holds a %; default empty).
 func cmdGenfiles(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "genfiles")
-	if len(args) != 3 {
-		ts.Fatalf("usage: genfiles DIR FORMAT N")
+	if len(args) != 3 && len(args) != 4 {
+		ts.Fatalf("usage: genfiles DIR FORMAT N [CONTENT]")
 	}
 	n, err := strconv.Atoi(args[2])
 	ts.Check(err)
+	content := ""
+	if len(args) == 4 {
+		content = unescape(ts, args[3])
+	}
 	dir := ts.MkAbs(args[0])
 	ts.Check(os.MkdirAll(dir, 0o755))
 	for i := 1; i <= n; i++ {
-		ts.Check(os.WriteFile(filepath.Join(dir, fmt.Sprintf(args[1], i)), nil, 0o644))
+		body := content
+		if strings.Contains(body, "%") {
+			body = fmt.Sprintf(body, i)
+		}
+		ts.Check(os.WriteFile(filepath.Join(dir, fmt.Sprintf(args[1], i)), []byte(body), 0o644))
 	}
 }
 
