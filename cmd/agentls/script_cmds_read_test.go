@@ -73,7 +73,7 @@ func cmdGenlines(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		b.WriteByte('\n')
 	}
-	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
+	ts.Check(os.WriteFile(ts.MkAbs(unescape(ts, args[0])), []byte(b.String()), 0o644))
 }
 
 // genfiles DIR FORMAT N [CONTENT]: N files in DIR (made if missing), named
@@ -90,7 +90,7 @@ func cmdGenfiles(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 4 {
 		content = unescape(ts, args[3])
 	}
-	dir := ts.MkAbs(args[0])
+	dir := ts.MkAbs(unescape(ts, args[0]))
 	ts.Check(os.MkdirAll(dir, 0o755))
 	for i := 1; i <= n; i++ {
 		body := content
@@ -120,7 +120,7 @@ func cmdGenfile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		b.WriteString(strings.Repeat(unescape(ts, part), times))
 	}
-	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b.Bytes(), 0o644))
+	ts.Check(os.WriteFile(ts.MkAbs(unescape(ts, args[0])), b.Bytes(), 0o644))
 }
 
 // utf16 FILE le|be|le-nobom|be-nobom TEXT: TEXT (unescaped) in UTF-16.
@@ -148,7 +148,7 @@ func cmdUTF16(ts *testscript.TestScript, neg bool, args []string) {
 	for _, v := range utf16.Encode([]rune(unescape(ts, args[2]))) {
 		put(v)
 	}
-	ts.Check(os.WriteFile(ts.MkAbs(args[0]), out, 0o644))
+	ts.Check(os.WriteFile(ts.MkAbs(unescape(ts, args[0])), out, 0o644))
 }
 
 // png FILE [SIZE]: a valid 1×1 PNG, padded with zero bytes to SIZE bytes.
@@ -183,7 +183,7 @@ func cmdPNG(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		out = append(out, make([]byte, size-len(out))...)
 	}
-	ts.Check(os.WriteFile(ts.MkAbs(args[0]), out, 0o644))
+	ts.Check(os.WriteFile(ts.MkAbs(unescape(ts, args[0])), out, 0o644))
 }
 
 // mkfifo FILE: a named pipe.
@@ -192,7 +192,7 @@ func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: mkfifo FILE")
 	}
-	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o644))
+	ts.Check(syscall.Mkfifo(ts.MkAbs(unescape(ts, args[0])), 0o644))
 }
 
 // mksocket FILE: a Unix socket file with nobody listening (the listener is
@@ -202,7 +202,7 @@ func cmdMksocket(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: mksocket FILE")
 	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: ts.MkAbs(args[0]), Net: "unix"})
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: ts.MkAbs(unescape(ts, args[0])), Net: "unix"})
 	ts.Check(err)
 	ln.SetUnlinkOnClose(false)
 	ts.Check(ln.Close())
