@@ -5,14 +5,12 @@ package e2e
 // against every file tool and the watcher. Written from TOOLS.md and
 // PROTOCOL.md only. What one `agentls call` can show is a script under
 // cmd/agentls/testdata/script; left here: files made unreadable (an
-// unprivileged agentls), files changed between calls of one session, edits
-// of awkward bytes, and the watcher.
+// unprivileged agentls) and the watcher.
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/url"
 	"os"
 	"os/exec"
@@ -171,94 +169,6 @@ func TestSpecialReadOnlyAfterRead(t *testing.T) {
 	}
 	wantResult(t, "write read-only", a4sCall(t, c, "write", map[string]any{"path": "ro.txt", "content": "lost\n"}), true)
 	a4sBytesEqual(t, "ro.txt after write", p, []byte("keep me\n"))
-}
-
-// TestSpecialEditBytes: read then edit files with awkward bytes; only
-// the matched text changes, BOM / line endings / final newline stay.
-func TestSpecialEditBytes(t *testing.T) {
-	cases := []struct {
-		name      string
-		file      []byte
-		oldText   string
-		newText   string
-		want      []byte // nil: the edit must fail and the file stay as it was
-		readWants []string
-		errWants  []string // what a failed edit must say
-	}{
-		{name: "no final newline", file: []byte("a\nb"), oldText: "b", newText: "c", want: []byte("a\nc")},
-		{name: "only a newline", file: []byte("\n"), oldText: "\n", newText: "x\n", want: []byte("x\n")},
-		{name: "CRLF keeps CRLF in new lines", file: []byte("one\r\ntwo\r\nthree\r\n"), oldText: "two", newText: "2a\n2b", want: []byte("one\r\n2a\r\n2b\r\nthree\r\n"), readWants: []string{"1→one", "3→three"}},
-		{name: "mixed endings: other lines untouched", file: []byte("a\r\nb\nc\r\nd\n"), oldText: "c", newText: "C", want: []byte("a\r\nb\nC\r\nd\n")},
-		{name: "lone CR", file: []byte("one\rtwo\rthree\r"), oldText: "two", newText: "TWO", want: []byte("one\rTWO\rthree\r")},
-		{name: "BOM and CRLF", file: []byte("\xef\xbb\xbfalpha\r\nbeta\r\n"), oldText: "beta", newText: "gamma", want: []byte("\xef\xbb\xbfalpha\r\ngamma\r\n"), readWants: []string{"1→alpha", "bom"}},
-		{name: "empty file, oldText", file: []byte{}, oldText: "x", newText: "y", want: nil, readWants: []string{"empty"}, errWants: []string{"empty", "write"}},
-		{name: "invalid UTF-8 elsewhere kept", file: []byte("ok \xff\xfe bad\nfix me\n"), oldText: "fix me", newText: "fixed", want: []byte("ok \xff\xfe bad\nfixed\n"), readWants: []string{"\ufffd", "utf-8"}},
-	}
-	ws := t.TempDir()
-	c := a4sStart(t, ws)
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			name := strings.NewReplacer(" ", "_", ",", "", ":", "").Replace(tc.name) + ".txt"
-			p := filepath.Join(ws, name)
-			writeBytes(t, p, tc.file)
-			r := a4sCall(t, c, "read", map[string]any{"path": name})
-			wantResult(t, "read", r, false, tc.readWants...)
-			if strings.TrimSpace(r.Text()) == "" {
-				t.Errorf("read returned empty text")
-			}
-			r = a4sCall(t, c, "edit", editCall(name, tc.oldText, tc.newText))
-			if tc.want == nil {
-				wantResult(t, "edit", r, true, tc.errWants...)
-				a4sBytesEqual(t, name, p, tc.file)
-				return
-			}
-			wantResult(t, "edit", r, false, "edited")
-			a4sBytesEqual(t, name, p, tc.want)
-		})
-	}
-}
-
-// TestSpecialChangedUnderTheCall: a file deleted, replaced by a
-// directory, or rewritten after the read.
-func TestSpecialChangedUnderTheCall(t *testing.T) {
-	ws := t.TempDir()
-	c := a4sStart(t, ws)
-	t.Run("deleted after read", func(t *testing.T) {
-		p := filepath.Join(ws, "gone.txt")
-		writeBytes(t, p, []byte("soon gone\n"))
-		wantResult(t, "read", a4sCall(t, c, "read", map[string]any{"path": "gone.txt"}), false, "soon gone")
-		if err := os.Remove(p); err != nil {
-			t.Fatal(err)
-		}
-		wantResult(t, "edit deleted", a4sCall(t, c, "edit", editCall("gone.txt", "soon", "now")), true, "gone.txt")
-		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("edit resurrected the deleted file")
-		}
-	})
-	t.Run("replaced by a directory", func(t *testing.T) {
-		p := filepath.Join(ws, "morph")
-		writeBytes(t, p, []byte("file first\n"))
-		wantResult(t, "read", a4sCall(t, c, "read", map[string]any{"path": "morph"}), false, "file first")
-		if err := os.Remove(p); err != nil {
-			t.Fatal(err)
-		}
-		writeBytes(t, filepath.Join(p, "child.txt"), []byte("child\n"))
-		wantResult(t, "edit dir", a4sCall(t, c, "edit", editCall("morph", "file", "dir")), true)
-		wantResult(t, "write dir", a4sCall(t, c, "write", map[string]any{"path": "morph", "content": "x\n"}), true)
-		if m := a4sLmode(t, p); !m.IsDir() {
-			t.Errorf("morph is no longer a directory: %v", m)
-		}
-		a4sBytesEqual(t, "child", filepath.Join(p, "child.txt"), []byte("child\n"))
-		wantResult(t, "read dir", a4sCall(t, c, "read", map[string]any{"path": "morph"}), true, "ls")
-	})
-	t.Run("rewritten after read", func(t *testing.T) {
-		p := filepath.Join(ws, "moved.txt")
-		writeBytes(t, p, []byte("v1\n"))
-		wantResult(t, "read", a4sCall(t, c, "read", map[string]any{"path": "moved.txt"}), false, "v1")
-		writeBytes(t, p, []byte("v2\n"))
-		wantResult(t, "edit stale", a4sCall(t, c, "edit", editCall("moved.txt", "v", "w")), true, "read")
-		a4sBytesEqual(t, "moved.txt", p, []byte("v2\n"))
-	})
 }
 
 // TestSpecialWatcher: workspace/externalChange for read files with
