@@ -179,31 +179,6 @@ func a13tMany(n int) []a13tDef {
 	return defs
 }
 
-// tool_search is active from the start, even with no extension tools.
-func TestToolSearchAlwaysActive(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		defs []a13tDef
-	}{
-		{"no extension tools", nil},
-		{"with deferred tools", a13tMany(3)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ws := t.TempDir()
-			a13tWrite(t, ws, tc.defs...)
-			c, ctx := a13tStart(t, ws, nil)
-			ts, ok := a13tActive(t, ctx, c)["tool_search"]
-			if !ok {
-				t.Fatal("tool_search missing from tools/list")
-			}
-			meta, _ := ts["_meta"].(map[string]any)
-			if meta["deferred"] != false {
-				t.Errorf("tool_search _meta.deferred = %v, want false", meta["deferred"])
-			}
-		})
-	}
-}
-
 // Activation: one tools/listChanged per search, the matches become
 // callable and listed; an identical search changes nothing and sends none.
 func TestToolSearchActivation(t *testing.T) {
