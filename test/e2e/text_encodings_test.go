@@ -404,26 +404,6 @@ func TestTextEditPositionEncodingNegotiated(t *testing.T) {
 	}
 }
 
-func TestTextEditUTF16FileRefused(t *testing.T) {
-	body := "\xff\xfe" + string([]byte{'a', 0, 'b', 0, '\n', 0})
-	c, ws, ctx := start(t, map[string]string{"u.txt": body, "w.txt": body})
-	a18tMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "u.txt"}), "read")
-	r := c.CallTool(ctx, "edit", map[string]any{"path": "u.txt", "edits": []any{map[string]any{"oldText": "ab", "newText": "AB"}}})
-	if !r.IsError || !strings.Contains(r.Text(), "UTF-16") {
-		t.Errorf("docs/tools.md: \"A UTF-16 file is refused\"; got isError=%v %q", r.IsError, r.Text())
-	}
-	if got := readFile(t, filepath.Join(ws, "u.txt")); got != body {
-		t.Errorf("refused edit changed the file: %q", got)
-	}
-	// "write rewrites it as UTF-8".
-	a18tMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "w.txt"}), "read")
-	w := c.CallTool(ctx, "write", map[string]any{"path": "w.txt", "content": "AB\n"})
-	a18tMustOK(t, w, "write")
-	if got := readFile(t, filepath.Join(ws, "w.txt")); got != "AB\n" {
-		t.Errorf("write over a UTF-16 file: %q, want UTF-8 \"AB\\n\"", got)
-	}
-}
-
 // Unicode folding in the ladder: an NFC oldText against an NFD file matches
 // (NFKC level), and only the matched bytes change.
 func TestTextEditNFCAgainstNFD(t *testing.T) {
