@@ -2,7 +2,7 @@ package e2e
 
 // Contract tests of the executor and the call-scoped protocol:
 // tools/callBatch, callId stamping, tools/progress, tools/details,
-// $/cancelRequest and tools/confirm, as PROTOCOL.md and docs/protocol.md
+// $/cancelRequest and tools/confirm, as docs/protocol.md and docs/protocol.md
 // state them. Most tests use a raw LSP-framed client (a11bRaw) so that wire
 // order, the -32800 reply of a cancelled request and the server's own
 // $/cancelRequest are visible exactly as an editor sees them.
@@ -513,7 +513,7 @@ func TestBatchInvalidCallsAreOwnResults(t *testing.T) {
 		want string
 	}{
 		{1, `no_such_tool`},
-		{2, "`offset` must be a line number ≥ 1, got -3"}, // TOOLS.md's example
+		{2, "`offset` must be a line number ≥ 1, got -3"}, // docs/tools.md's example
 		{3, "path"},
 		{4, "arguments"},
 		{6, "unknown tool"},
@@ -722,7 +722,7 @@ func TestBatchProgressThrottled(t *testing.T) {
 		gaps = append(gaps, at[i].Sub(at[i-1]))
 	}
 	slices.Sort(gaps)
-	// ≥ 50 ms apart per call (PROTOCOL.md); receive-side jitter tolerated by
+	// ≥ 50 ms apart per call (docs/protocol.md); receive-side jitter tolerated by
 	// judging the median with 10% slack.
 	if med := gaps[len(gaps)/2]; med < 45*time.Millisecond {
 		t.Errorf("median gap between tools/progress of one call = %v over %d notes, want ≥ 50 ms", med, len(at))

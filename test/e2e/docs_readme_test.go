@@ -453,7 +453,7 @@ func TestDocsAuditLog(t *testing.T) {
 
 // --- docs/protocol.md ---------------------------------------------------
 
-// protocol.md's initialize result example, field by field, and TOOLS.md's
+// protocol.md's initialize result example, field by field, and docs/tools.md's
 // instructions.
 func TestDocsInitializeResult(t *testing.T) {
 	t.Parallel()
@@ -789,7 +789,7 @@ func TestDocsToolCallShared(t *testing.T) {
 	if !r.IsError || !strings.Contains(r.Text(), "path") || !strings.HasSuffix(strings.TrimSpace(r.Text()), "Usage: read {path: string, offset?: integer, limit?: integer}") {
 		t.Errorf("missing path: %q", r.Text())
 	}
-	// TOOLS.md: "`offset` must be a line number ≥ 1, got -3".
+	// docs/tools.md: "`offset` must be a line number ≥ 1, got -3".
 	r = c.CallTool(ctx, "read", map[string]any{"path": "a.txt", "offset": -3})
 	wantContains(t, "negative offset", r.Text(), "offset", "-3")
 	if !r.IsError {
@@ -1181,7 +1181,7 @@ func TestDocsConfirmAndDiagnostics(t *testing.T) {
 			t.Errorf("preview lacks %s: %v", k, compactJSON(pv))
 		}
 	}
-	// PROTOCOL.md: preview is the call's details; a new file's details say "create".
+	// docs/protocol.md: preview is the call's details; a new file's details say "create".
 	if pv["kind"] != "create" {
 		t.Errorf("preview of a new file has kind %v; the write's details kind is create", pv["kind"])
 	}

@@ -3,7 +3,7 @@
 package e2e
 
 // Audit 22: the file system says no. Black-box acceptance tests written from
-// TOOLS.md ("Errors are results … a message that tells the model how to
+// docs/tools.md ("Errors are results … a message that tells the model how to
 // correct the call"; edit/write "atomic (temp file in the same directory,
 // fsync, rename)"; "leaves no half-written file") and docs/tools.md (edit,
 // write, read, ls, find, grep). The refusals come from the kernel, in ways
@@ -720,7 +720,7 @@ func TestFilesystemUnprivReadOnlyRoot(t *testing.T) {
 }
 
 // A root-owned 0644 file in a directory nobody may write: nobody cannot
-// write the file, but could rename over it. TOOLS.md lists "denied
+// write the file, but could rename over it. docs/tools.md lists "denied
 // permission" among the errors; docs/tools.md refuses a write-protected file
 // because "the rename would replace it otherwise".
 func TestFilesystemUnprivForeignFile(t *testing.T) {

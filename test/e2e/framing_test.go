@@ -1,6 +1,6 @@
 package e2e
 
-// Contract tests of the wire protocol (issue 2, PROTOCOL.md,
+// Contract tests of the wire protocol (issue 2, docs/protocol.md,
 // docs/protocol.md). Framing cases talk raw bytes to the binary with their
 // own Content-Length reader and writer, so nothing in a client library can
 // paper over what the server does.
@@ -503,7 +503,7 @@ func TestProtocolFramingTruncatedBodyThenEOF(t *testing.T) {
 
 func TestProtocolFramingLFOnlyHeaders(t *testing.T) {
 	t.Parallel()
-	// PROTOCOL.md says "LSP framing", whose header lines end in \r\n. A
+	// docs/protocol.md says "LSP framing", whose header lines end in \r\n. A
 	// client that sends bare \n must not wedge the server for good: either
 	// the frame is served or it is rejected, and the next proper frame is
 	// answered.
@@ -1653,7 +1653,7 @@ func TestProtocolInputNormalization(t *testing.T) {
 		res := call("read", map[string]any{"path": "a.txt", "offset": -3})
 		txt := a8pText(res)
 		if res["isError"] != true || !strings.Contains(txt, "offset") || !strings.Contains(txt, "≥ 1") || !strings.Contains(txt, "got -3") {
-			t.Errorf("offset -3: %q; TOOLS.md: \"`offset` must be a line number ≥ 1, got -3\"", txt)
+			t.Errorf("offset -3: %q; docs/tools.md: \"`offset` must be a line number ≥ 1, got -3\"", txt)
 		}
 		res = call("read", map[string]any{"path": "a.txt", "limit": "ten"})
 		if txt := a8pText(res); res["isError"] != true || !strings.Contains(txt, "limit") || !strings.Contains(txt, "ten") {

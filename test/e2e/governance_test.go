@@ -1,6 +1,6 @@
 package e2e
 
-// Black-box acceptance tests for issue 9 item 2 and TOOLS.md "Extension
+// Black-box acceptance tests for issue 9 item 2 and docs/tools.md "Extension
 // tools": non-core tools (.agentls/tools/*.json and upstream MCP servers
 // from .agentls/mcp.json) are governed like any other tool — permission
 // rules, result budget, spill, secret masking, timeout, audit, progress and

@@ -3,7 +3,7 @@ package e2e
 // Black-box red-team audit of the governance: a model (or a prompt injection
 // in a file it read) trying to get agentls to do what its permission policy,
 // modes, path rules and secret masking forbid. Each attempt is one subtest;
-// an attempt that succeeds fails its subtest. Sources: TOOLS.md, PROTOCOL.md,
+// an attempt that succeeds fails its subtest. Sources: docs/tools.md, docs/protocol.md,
 // issue 6, docs/tools.md ("Permissions", "Secret masking", "Audit log").
 
 import (
@@ -511,7 +511,7 @@ func TestHostileSelfEscalation(t *testing.T) {
 }
 
 // TestHostileWorkspaceEscape: paths that leave the workspace are refused
-// with a clear message and touch nothing (TOOLS.md "Paths").
+// with a clear message and touch nothing (docs/tools.md "Paths").
 func TestHostileWorkspaceEscape(t *testing.T) {
 	t.Parallel()
 	outside := t.TempDir()
@@ -768,7 +768,7 @@ func TestHostileAuditRecordsRefusals(t *testing.T) {
 
 // TestHostileReadOnlyClassifier: in default mode a read-only bash line
 // runs without asking, so a write hidden in a "read-only" program is an
-// escalation (TOOLS.md: read-only only when every command, substitution and
+// escalation (docs/tools.md: read-only only when every command, substitution and
 // redirection is read-only). Each command would create its marker file.
 func TestHostileReadOnlyClassifier(t *testing.T) {
 	t.Parallel()

@@ -2,7 +2,7 @@ package e2e
 
 // Acceptance audit: huge inputs give bounded, useful results and bounded
 // server memory — never a crash, a hang, or a result the client cannot
-// take. Sources: design/TOOLS.md (limits, announced truncation with the
+// take. Sources: docs/tools.md (limits, announced truncation with the
 // exact continuation call, spill files), docs/tools.md (the numbers) and
 // docs/protocol.md. Every case runs on its own fresh server, so the peak
 // resident set (VmHWM) measured before and after is the case's own.
@@ -369,7 +369,7 @@ func TestHugeRead(t *testing.T) {
 		}
 		// docs/tools.md: "A first line that alone exceeds 51,200 bytes
 		// returns an explanation with its size and a sed … | cut -b command
-		// to read a window of it" (TOOLS.md: "never an empty string").
+		// to read a window of it" (docs/tools.md: "never an empty string").
 		a21hMatch(t, "one-line read", text, `\b`+a21hNum(size)+` bytes\b`)
 		a21hMatch(t, "one-line read", text, `sed -n '1p' one\.txt \| cut -b 1-\d+`)
 		a21hContains(t, "one-line read", text, "51200")
@@ -392,7 +392,7 @@ func TestHugeRead(t *testing.T) {
 		start := time.Now()
 		r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "zeros.bin"})
 		text := r.Text()
-		// TOOLS.md: "binary file (ELF executable, 1.2 MB); not read".
+		// docs/tools.md: "binary file (ELF executable, 1.2 MB); not read".
 		if !r.IsError {
 			t.Errorf("binary file read is not an error result:\n%s", a21hShow(text))
 		}
@@ -762,7 +762,7 @@ func TestHugeBash(t *testing.T) {
 		}
 	})
 	t.Run("FailureLinesCapped", func(t *testing.T) {
-		// A million failure-looking lines: TOOLS.md lists those of the cut
+		// A million failure-looking lines: docs/tools.md lists those of the cut
 		// part before the tail, "at most 20, with their line numbers".
 		s := a21hStart(t, t.TempDir())
 		const n = 1000000
@@ -866,7 +866,7 @@ func TestHugeWriteEdit(t *testing.T) {
 		if r.IsError {
 			t.Fatalf("edit: isError:\n%s", a21hShow(text))
 		}
-		// TOOLS.md: one line, "Edited src/a.go: 2 replacements, lines 10-12 and 40".
+		// docs/tools.md: one line, "Edited src/a.go: 2 replacements, lines 10-12 and 40".
 		a21hMatch(t, "edit result", text, `^Edited big\.txt: 1 replacement, line `+a21hNum(at)+`\b`)
 		diff, _ := r.Details["unifiedDiff"].(string)
 		if len(diff) == 0 || len(diff) > 4096 {

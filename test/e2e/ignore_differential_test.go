@@ -1,6 +1,6 @@
 package e2e
 
-// Contract tests of issue 3's ignore rules and of ls/grep/find as TOOLS.md
+// Contract tests of issue 3's ignore rules and of ls/grep/find as docs/tools.md
 // and docs/tools.md describe them. The heart is a differential test against
 // real git: git ls-files --cached --others --exclude-standard is the set of
 // files git does not ignore, git check-ignore the verdict for one entry.
@@ -751,7 +751,7 @@ func TestIgnoreWorkspaceInsideRepository(t *testing.T) {
 }
 
 // TestIgnoreOutsideGit: .gitignore is honoured outside any repository
-// (TOOLS.md: "honoured inside and outside git repositories").
+// (docs/tools.md: "honoured inside and outside git repositories").
 func TestIgnoreOutsideGit(t *testing.T) {
 	t.Parallel()
 	for _, seed := range []uint64{2, 4, 8, 10} {
@@ -782,7 +782,7 @@ func TestIgnoreOutsideGit(t *testing.T) {
 	}
 }
 
-// TestIgnoreAgentFiles: .ignore and .agentlsignore (named by TOOLS.md)
+// TestIgnoreAgentFiles: .ignore and .agentlsignore (named by docs/tools.md)
 // hide files, win over .gitignore in the same directory (docs/tools.md), and
 // .git/ is never listed or searched.
 func TestIgnoreAgentFiles(t *testing.T) {

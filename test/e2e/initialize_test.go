@@ -1,6 +1,6 @@
 package e2e
 
-// Contract tests of the wire contract (PROTOCOL.md), written from
+// Contract tests of the wire contract (docs/protocol.md), written from
 // the contract alone. Ordering guarantees are checked with a raw framing
 // client (a3wRaw) because the harness's async handler may reorder
 // notifications relative to replies.
@@ -343,7 +343,7 @@ func TestInitializeInitializeResult(t *testing.T) {
 	if instr == "" {
 		t.Fatalf("instructions missing: %s", f.Raw)
 	}
-	// TOOLS.md lists what the text says; the tool and field names are the
+	// docs/tools.md lists what the text says; the tool and field names are the
 	// stable words of each point.
 	wantContains(t, "instructions", instr, "read", "edit", "cat", "grep", "find", "oldText")
 

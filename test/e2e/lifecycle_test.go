@@ -2,7 +2,7 @@ package e2e
 
 // Contract tests of issue 2 (transport, lifecycle, registry,
 // normalize/validate, executor, paths, read), written from
-// shared/design/TOOLS.md, PROTOCOL.md and the issue's acceptance list.
+// shared/docs/tools.md, docs/protocol.md and the issue's acceptance list.
 
 import (
 	"bufio"
@@ -157,7 +157,7 @@ func TestLifecycleLifecycleExitsZero(t *testing.T) {
 	instr, _ := res["instructions"].(string)
 	for _, w := range []string{"read", "edit", "oldText", "cat", "grep", "find"} {
 		if !strings.Contains(instr, w) {
-			t.Errorf("instructions lack %q (TOOLS.md lists what they must say): %q", w, instr)
+			t.Errorf("instructions lack %q (docs/tools.md lists what they must say): %q", w, instr)
 		}
 	}
 
@@ -295,7 +295,7 @@ func TestLifecycleInvalidUTF8OnTheWire(t *testing.T) {
 	text := a2cResultText(f)
 	wantContains(t, "read bad.txt", text, "caf\uFFFD au lait", "\uFFFD end")
 	if !regexp.MustCompile(`(?i)utf-?8`).MatchString(text) {
-		t.Errorf("read of invalid UTF-8: no note about it (TOOLS.md: shown with U+FFFD and a note):\n%s", text)
+		t.Errorf("read of invalid UTF-8: no note about it (docs/tools.md: shown with U+FFFD and a note):\n%s", text)
 	}
 
 	// A request whose JSON strings hold invalid UTF-8 still gets a reply.

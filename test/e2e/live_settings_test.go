@@ -3,7 +3,7 @@ package e2e
 // Black-box acceptance tests for what changes while a session runs: settings
 // files edited live, extension tools added/changed/removed, deferral and
 // tool_search, workspace folders changed live, and text document sync with
-// workspace/applyEdit. Sources: TOOLS.md, PROTOCOL.md, docs/protocol.md,
+// workspace/applyEdit. Sources: docs/tools.md, docs/protocol.md, docs/protocol.md,
 // docs/tools.md.
 
 import (

@@ -2,7 +2,7 @@ package e2e
 
 // Contract tests of `agentls mcp` driven by the official Go MCP
 // SDK client (github.com/modelcontextprotocol/go-sdk/mcp), from issue 9,
-// docs/protocol.md's MCP section, docs/tools.md and TOOLS.md.
+// docs/protocol.md's MCP section, docs/tools.md and docs/tools.md.
 
 import (
 	"bytes"
@@ -152,7 +152,7 @@ func TestMCPGoClientInitialize(t *testing.T) {
 			if ir.Capabilities == nil || ir.Capabilities.Tools == nil || !ir.Capabilities.Tools.ListChanged {
 				t.Errorf("capabilities.tools.listChanged not true: %+v", ir.Capabilities)
 			}
-			// TOOLS.md: read before editing; search when a path is unknown;
+			// docs/tools.md: read before editing; search when a path is unknown;
 			// never guess contents; prefer tools over cat/grep/find; small unique oldText.
 			low := strings.ToLower(ir.Instructions)
 			for _, want := range []string{"read", "edit", "search", "guess", "cat", "grep", "find", "oldtext", "unique"} {
@@ -164,7 +164,7 @@ func TestMCPGoClientInitialize(t *testing.T) {
 	}
 }
 
-// a15gCoreTools are the always-active tools of TOOLS.md.
+// a15gCoreTools are the always-active tools of docs/tools.md.
 var a15gCoreTools = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
 
 func TestMCPGoClientToolsList(t *testing.T) {
@@ -181,7 +181,7 @@ func TestMCPGoClientToolsList(t *testing.T) {
 		byName[tool.Name] = tool
 	}
 	type hints struct{ readOnly, destructive bool }
-	// What TOOLS.md makes unambiguous: the read/search tools change nothing;
+	// What docs/tools.md makes unambiguous: the read/search tools change nothing;
 	// edit, write and bash change the workspace; bash (rm, …) may destroy.
 	want := map[string]*hints{
 		"read": {readOnly: true}, "ls": {readOnly: true}, "grep": {readOnly: true},
@@ -277,7 +277,7 @@ func TestMCPGoClientReadGrepEdit(t *testing.T) {
 	}
 	for _, k := range []string{"kind", "uri", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"} {
 		if _, ok := d[k]; !ok {
-			t.Errorf("edit _meta.details lacks %q (PROTOCOL.md tools/details): %v", k, d)
+			t.Errorf("edit _meta.details lacks %q (docs/protocol.md tools/details): %v", k, d)
 		}
 	}
 	if strings.Contains(text, "+GAMMA") {

@@ -235,7 +235,7 @@ func TestMCPRawVersionNegotiation(t *testing.T) {
 	}
 }
 
-// Capabilities, serverInfo and instructions (spec lifecycle; TOOLS.md
+// Capabilities, serverInfo and instructions (spec lifecycle; docs/tools.md
 // "Instructions for the model"; issue 9: tools/list_changed).
 func TestMCPRawInitializeResult(t *testing.T) {
 	ws := newWorkspace(t, nil)
@@ -280,7 +280,7 @@ func TestMCPRawInitializeResult(t *testing.T) {
 }
 
 // Lifecycle: ping is allowed at any time; requests before initialize are
-// refused with a JSON-RPC error code (PROTOCOL.md: "Protocol errors ... use
+// refused with a JSON-RPC error code (docs/protocol.md: "Protocol errors ... use
 // JSON-RPC error codes"; docs/protocol.md: -32002 before initialize, -32600
 // for a second initialize) and do not break the session.
 func TestMCPRawLifecycle(t *testing.T) {
@@ -312,7 +312,7 @@ func TestMCPRawLifecycle(t *testing.T) {
 }
 
 // a9mReservedCode reports whether code is in JSON-RPC's reserved range
-// (-32768..-32000), where protocol errors belong (PROTOCOL.md "Errors").
+// (-32768..-32000), where protocol errors belong (docs/protocol.md "Errors").
 func a9mReservedCode(code int) bool { return code >= -32768 && code <= -32000 }
 
 // Robustness: every malformed message gets the error the spec/docs name
@@ -520,7 +520,7 @@ func (c *a9mConn) listTools(params any) ([]a9mTool, string) {
 }
 
 // tools/list: names, descriptions, valid object input schemas, annotations
-// that match TOOLS.md's classification, pagination.
+// that match docs/tools.md's classification, pagination.
 func TestMCPRawToolsList(t *testing.T) {
 	ws := newWorkspace(t, nil)
 	c := a9mStart(t, ws)
@@ -602,7 +602,7 @@ func TestMCPRawToolsList(t *testing.T) {
 		}
 	}
 	if _, ok := byName["tool_search"]; !ok {
-		t.Errorf("tool_search is always active (TOOLS.md) but not listed")
+		t.Errorf("tool_search is always active (docs/tools.md) but not listed")
 	}
 	// Spec (pagination): "Invalid cursors SHOULD result in an error with code -32602".
 	for _, cur := range []string{"bogus", "", "eyJ4IjoxfQ=="} {
@@ -651,7 +651,7 @@ func TestMCPRawToolSearchListChanged(t *testing.T) {
 	}
 }
 
-// tools/call errors are results (TOOLS.md "Errors are results"; docs: an
+// tools/call errors are results (docs/tools.md "Errors are results"; docs: an
 // unknown tool is an isError result naming the tools and the closest one).
 // Note: the MCP spec's tools page lists unknown tools under protocol
 // errors (-32602); the project contract chooses a result.
@@ -692,7 +692,7 @@ func TestMCPRawToolErrors(t *testing.T) {
 			}
 		})
 	}
-	// Normalization (TOOLS.md "Input is untrusted"): aliases and numeric
+	// Normalization (docs/tools.md "Input is untrusted"): aliases and numeric
 	// strings are accepted even though the advertised schema is strict.
 	r := c.call("read", map[string]any{"file_path": "a.txt", "offset": "2"})
 	if r.IsError || !strings.Contains(r.text(), "2→two") || strings.Contains(r.text(), "1→one") {

@@ -2,7 +2,7 @@ package e2e
 
 // Black-box acceptance tests for issue 6 (permissions, the ask flow,
 // deferred tools and tool_search, extension tools, the audit log) and the
-// PROTOCOL.md parts on tools/confirm, tools/listChanged and tools/list.
+// docs/protocol.md parts on tools/confirm, tools/listChanged and tools/list.
 // Written from the contract only.
 
 import (
@@ -1336,7 +1336,7 @@ func TestPolicyAuditLog(t *testing.T) {
 	}
 }
 
-// tools/list formats and annotations, as PROTOCOL.md fixes them.
+// tools/list formats and annotations, as docs/protocol.md fixes them.
 func TestPolicyToolsListFormats(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()

@@ -1,7 +1,7 @@
 package e2e
 
-// Contract tests of the wire protocol (design/PROTOCOL.md), the shared
-// rules of design/TOOLS.md and issue #6's acceptance, through the real
+// Contract tests of the wire protocol (docs/protocol.md), the shared
+// rules of docs/tools.md and issue #6's acceptance, through the real
 // binary. Items other tests already cover are not repeated here.
 
 import (
@@ -129,7 +129,7 @@ func (r *apRaw) initialize(t *testing.T, params string) {
 
 // --- malformed frames ----------------------------------------------------------
 
-// Bad JSON-RPC gets a JSON-RPC error code (PROTOCOL.md "Errors"), and the
+// Bad JSON-RPC gets a JSON-RPC error code (docs/protocol.md "Errors"), and the
 // server neither panics nor stops serving.
 func TestProtoMalformedFramesDoNotKillTheServer(t *testing.T) {
 	t.Parallel()
@@ -341,7 +341,7 @@ func TestProtoInvalidParamsAreProtocolErrors(t *testing.T) {
 	}
 }
 
-// Bad tool input is a result, never a protocol error (TOOLS.md "Errors are
+// Bad tool input is a result, never a protocol error (docs/tools.md "Errors are
 // results"): arguments of the wrong JSON type, and an empty tool name (an
 // unknown tool).
 func TestProtoBadToolInputIsAResult(t *testing.T) {
@@ -367,7 +367,7 @@ func TestProtoBadToolInputIsAResult(t *testing.T) {
 	}
 }
 
-// An empty tool name is an unknown tool; TOOLS.md makes unknown tools
+// An empty tool name is an unknown tool; docs/tools.md makes unknown tools
 // results, while the server answers -32602.
 func TestProtoEmptyToolNameIsAResult(t *testing.T) {
 	t.Parallel()
@@ -939,7 +939,7 @@ func TestProtoConfirmUnansweredQuestion(t *testing.T) {
 	}
 }
 
-// Built-in secret defaults ask (TOOLS.md, issue #6) and a workspace
+// Built-in secret defaults ask (docs/tools.md, issue #6) and a workspace
 // settings file cannot lift them; non-secrets and examples do not ask.
 func TestProtoSecretDefaultsAsk(t *testing.T) {
 	t.Parallel()

@@ -1,7 +1,7 @@
 package e2e
 
-// Contract tests of the read tool, written from TOOLS.md,
-// PROTOCOL.md, docs/tools.md and issues #2/#4 only.
+// Contract tests of the read tool, written from docs/tools.md,
+// docs/protocol.md, docs/tools.md and issues #2/#4 only.
 
 import (
 	"context"

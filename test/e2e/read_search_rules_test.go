@@ -1,7 +1,7 @@
 package e2e
 
 // Contract tests of the shared rules and the read, ls, grep and find tools
-// against the written contract (design/TOOLS.md, design/PROTOCOL.md) and the
+// against the written contract (docs/tools.md, docs/protocol.md) and the
 // choices docs/tools.md documents, driven only through the protocol. The
 // behaviour one `agentls call` shows is in the scripts under
 // cmd/agentls/testdata/script; left here is the comparison with git itself.

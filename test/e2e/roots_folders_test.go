@@ -1,10 +1,10 @@
 package e2e
 
 // Audit 18: multi-root workspaces, black-box, in both protocols. Sources:
-// PROTOCOL.md (initialize rootUri/workspaceFolders,
+// docs/protocol.md (initialize rootUri/workspaceFolders,
 // workspace/didChangeWorkspaceFolders), docs/protocol.md (folders, MCP
 // roots), docs/tools.md ("Paths. Relative to the first workspace folder;
-// absolute paths inside any folder are accepted"), TOOLS.md shared rules,
+// absolute paths inside any folder are accepted"), docs/tools.md shared rules,
 // and issue 9 (MCP roots, roots/list_changed, else --root).
 
 import (

@@ -1,7 +1,7 @@
 package e2e
 
 // Contract tests of issue 3 (ls, grep, find, ignore rules, read
-// completion), written from shared/design/TOOLS.md and the issue's
+// completion), written from shared/docs/tools.md and the issue's
 // acceptance list.
 
 import (

@@ -1,7 +1,7 @@
 package e2e
 
 // Contract tests of secret masking on every channel that leaves the
-// server (docs/tools.md "Secret masking", TOOLS.md "Secrets"). Every token
+// server (docs/tools.md "Secret masking", docs/tools.md "Secrets"). Every token
 // is assembled at run time from parts, so no literal secret is in the source.
 
 import (

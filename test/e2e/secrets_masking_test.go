@@ -1,6 +1,6 @@
 package e2e
 
-// Contract tests of secret masking, end to end (TOOLS.md "Secrets": every
+// Contract tests of secret masking, end to end (docs/tools.md "Secrets": every
 // content string passes the masker before it leaves the server, details too
 // where they carry file or command text; docs/tools.md "Secret masking").
 // Secrets are built at run time so this file holds no literal token.
@@ -694,7 +694,7 @@ func TestSecretsMaskedConfirm(t *testing.T) {
 		if len(p.Preview) == 0 || !strings.Contains(string(p.Preview), "unifiedDiff") {
 			t.Errorf("no preview diff: %s", reqs[0])
 		}
-		// preview is details (PROTOCOL.md: preview?: details) carrying file text.
+		// preview is details (docs/protocol.md: preview?: details) carrying file text.
 		a5xNoLeak(t, s, "tools/confirm preview", p.Preview)
 	})
 	t.Run("bash command line", func(t *testing.T) {
@@ -714,7 +714,7 @@ func TestSecretsMaskedConfirm(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("tools/confirm bash: arguments leak %v; preview %s", a5xLeaks(s, string(p.Arguments)), a5xShort(string(p.Preview)))
-		// preview carries command text, so the masker applies (TOOLS.md "Secrets").
+		// preview carries command text, so the masker applies (docs/tools.md "Secrets").
 		a5xNoLeak(t, s, "tools/confirm preview (bash)", p.Preview)
 	})
 }

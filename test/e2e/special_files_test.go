@@ -2,8 +2,8 @@ package e2e
 
 // Contract tests: the awkward files a real workspace holds
 // (special files, odd names, odd contents, files changing under a call),
-// against every file tool and the watcher. Written from TOOLS.md and
-// PROTOCOL.md only. What one `agentls call` can show is a script under
+// against every file tool and the watcher. Written from docs/tools.md and
+// docs/protocol.md only. What one `agentls call` can show is a script under
 // cmd/agentls/testdata/script; left here: files made unreadable (an
 // unprivileged agentls) and the watcher.
 

@@ -1,6 +1,6 @@
 package e2e
 
-// Black-box stress audit of PROTOCOL.md and TOOLS.md (edit guard,
+// Black-box stress audit of docs/protocol.md and docs/tools.md (edit guard,
 // cancellation): the server never crashes, hangs, leaks processes or
 // descriptors, or corrupts a file, however hard the client pushes.
 
@@ -251,7 +251,7 @@ func (r *st4Raw) callTool(id any, name string, args any) {
 
 // ------------------------------------------------------------------ tests
 
-// PROTOCOL.md: tools/call on one connection; TOOLS.md read/grep/find/ls
+// docs/protocol.md: tools/call on one connection; docs/tools.md read/grep/find/ls
 // output shapes. 200 concurrent calls are all answered, each correctly.
 func TestStressTwoHundredConcurrentMixedCalls(t *testing.T) {
 	t.Parallel()
@@ -329,7 +329,7 @@ func TestStressTwoHundredConcurrentMixedCalls(t *testing.T) {
 	}
 }
 
-// PROTOCOL.md: tools/callBatch results come in call order; calls with a
+// docs/protocol.md: tools/callBatch results come in call order; calls with a
 // per-file key run in call order, after everything before them.
 func TestStressBatchOfHundredMixedCalls(t *testing.T) {
 	t.Parallel()
@@ -407,7 +407,7 @@ func TestStressBatchOfHundredMixedCalls(t *testing.T) {
 	}
 }
 
-// TOOLS.md edit guard + docs' per-file FIFO queue: concurrent edits of one
+// docs/tools.md edit guard + docs' per-file FIFO queue: concurrent edits of one
 // file after one read each apply or fail as stale; the file is exactly the
 // applied edits, never torn or interleaved.
 func TestStressConcurrentEditsOfOneFile(t *testing.T) {
@@ -541,7 +541,7 @@ func TestStressConcurrentEditsOfOneFile(t *testing.T) {
 	})
 }
 
-// PROTOCOL.md: $/cancelRequest → -32800; TOOLS.md: a cancelled call leaves
+// docs/protocol.md: $/cancelRequest → -32800; docs/tools.md: a cancelled call leaves
 // no running process (SIGTERM to the group, no grandchild survives).
 func TestStressCancellationStorm(t *testing.T) {
 	t.Parallel()
@@ -585,7 +585,7 @@ func TestStressCancellationStorm(t *testing.T) {
 	}
 }
 
-// PROTOCOL.md: "Closing stdin cancels everything running"; tools/confirm is
+// docs/protocol.md: "Closing stdin cancels everything running"; tools/confirm is
 // "cancelled with the call". The server exits promptly and leaves no child.
 func TestStressClosingStdinMidCall(t *testing.T) {
 	t.Parallel()
@@ -623,7 +623,7 @@ func TestStressClosingStdinMidCall(t *testing.T) {
 	}
 }
 
-// PROTOCOL.md/JSON-RPC: a hostile client gets answers where answers are
+// docs/protocol.md/JSON-RPC: a hostile client gets answers where answers are
 // due, and the server stays up.
 func TestStressHostileFrames(t *testing.T) {
 	t.Parallel()
@@ -808,7 +808,7 @@ func TestStressShortBodyThenEOF(t *testing.T) {
 	}
 }
 
-// TOOLS.md edit guard: an edit never overwrites a change the model has not
+// docs/tools.md edit guard: an edit never overwrites a change the model has not
 // seen, however the file churns underneath.
 func TestStressExternalChurn(t *testing.T) {
 	t.Parallel()
@@ -921,7 +921,7 @@ func TestStressExternalChurn(t *testing.T) {
 	})
 }
 
-// PROTOCOL.md workspace/externalChange under watcher load; the server stays
+// docs/protocol.md workspace/externalChange under watcher load; the server stays
 // responsive during a burst of 5,000 new files.
 func TestStressWatcherBurst(t *testing.T) {
 	t.Parallel()
@@ -1110,7 +1110,7 @@ func TestStressDescriptorsAfterManyCalls(t *testing.T) {
 	}
 }
 
-// TOOLS.md edit guard across the server's own round trips: a change made
+// docs/tools.md edit guard across the server's own round trips: a change made
 // while agentls waits for the client (the approval dialog, the diagnostics
 // baseline) is a change the model has not seen; the edit must not
 // overwrite it.
@@ -1177,8 +1177,8 @@ func TestStressChangeDuringRoundTrip(t *testing.T) {
 	}
 }
 
-// PROTOCOL.md: $/cancelRequest cancels a running tools/callBatch too;
-// TOOLS.md: a cancelled call leaves no running process and no half-written
+// docs/protocol.md: $/cancelRequest cancels a running tools/callBatch too;
+// docs/tools.md: a cancelled call leaves no running process and no half-written
 // file.
 func TestStressCancelBatchAndWrites(t *testing.T) {
 	t.Parallel()
@@ -1273,7 +1273,7 @@ func (r *st4Raw) respond(id json.RawMessage, result any) {
 	r.writeFrame(b)
 }
 
-// PROTOCOL.md: "$/cancelRequest {id} cancels a running tools/call ...; the
+// docs/protocol.md: "$/cancelRequest {id} cancels a running tools/call ...; the
 // reply is the LSP RequestCancelled error (-32800) and the tool's work is
 // undone or stopped." Cancelled after the file was written (while agentls
 // waits for the editor's diagnostics), the call must not claim -32800 and

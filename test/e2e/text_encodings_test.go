@@ -1,8 +1,8 @@
 package e2e
 
 // Text fidelity: what the bytes of a file become through edit and write,
-// and which positions agentls sends to an editor. Written from TOOLS.md,
-// PROTOCOL.md, docs/protocol.md and docs/tools.md only. What read and grep
+// and which positions agentls sends to an editor. Written from docs/tools.md,
+// docs/protocol.md, docs/protocol.md and docs/tools.md only. What read and grep
 // show of encodings is in the scripts under cmd/agentls/testdata/script.
 
 import (

@@ -1,7 +1,7 @@
 package e2e
 
 // Contract tests of deferred tools and tool_search, written
-// from TOOLS.md ("tool_search", "Extension tools"), PROTOCOL.md (tools/list
+// from docs/tools.md ("tool_search", "Extension tools"), docs/protocol.md (tools/list
 // includeDeferred, _meta.deferred, tools/listChanged) and docs/tools.md /
 // docs/protocol.md (deferThreshold, result format).
 

@@ -2,7 +2,7 @@ package e2e
 
 // Black-box audit: two agentls processes on one workspace at once — the
 // editor protocol (VS Code's agentls), `agentls mcp` (Claude Code) and
-// `agentls call` from a terminal. Sources: TOOLS.md, PROTOCOL.md,
+// `agentls call` from a terminal. Sources: docs/tools.md, docs/protocol.md,
 // docs/tools.md, docs/protocol.md, ARCHITECTURE.md.
 
 import (
@@ -701,7 +701,7 @@ func TestTwoProcessesAuditRotationKeepsLiveFile(t *testing.T) {
 	}
 }
 
-// a21pSpillNotice is the cut notice of a 3000-line bash output (TOOLS.md:
+// a21pSpillNotice is the cut notice of a 3000-line bash output (docs/tools.md:
 // "the notice gives its path and the line range shown").
 var a21pSpillNotice = regexp.MustCompile(`^\[Output cut: showing lines 1002-3000 of 3000 \(a result is at most 2000 lines / (?:51200|40000) bytes, notices included\)\. Full output: (/\S+) — read it with read \{"path": "(/\S+)", "offset": 1\}\.\]\n`)
 

@@ -511,7 +511,7 @@ func a15uGot(s a15uSrv, method string) map[string]any {
 }
 
 // Odd tool lists: every listed name is a valid model tool name
-// (^[a-zA-Z0-9_-]{1,64}$, TOOLS.md), listed once; a tool without
+// (^[a-zA-Z0-9_-]{1,64}$, docs/tools.md), listed once; a tool without
 // inputSchema has an object schema or is left out; an extension tool that
 // takes an upstream tool's prefixed name does not give two tools one name.
 func TestUpstreamOddTools(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 )
 
 // Contract tests of the workspace watcher and the edit guard under bulk and
-// structural churn (issue 4; TOOLS.md edit guard; PROTOCOL.md
+// structural churn (issue 4; docs/tools.md edit guard; docs/protocol.md
 // workspace/externalChange and the initialize `watcher` field).
 
 // a16wNoteWait is how long a test waits for a notification it expects: the

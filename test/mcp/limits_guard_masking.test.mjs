@@ -1,8 +1,8 @@
 // Contract tests of `agentls mcp` with the official TypeScript
 // SDK client as the peer: limits from .agentls/settings.json, cancellation
 // racing with edit/write, the edit guard, live settings, secret masking and
-// robustness under concurrency. Written from the contract (TOOLS.md,
-// PROTOCOL.md, docs/protocol.md, docs/tools.md, issue 9), not from the code,
+// robustness under concurrency. Written from the contract (docs/tools.md,
+// docs/protocol.md, docs/protocol.md, docs/tools.md, issue 9), not from the code,
 // and only for what the other files here do not already check.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -94,7 +94,7 @@ test('edit: refused before a read, applied after it', async () => {
 });
 
 test('a tool the server does not list is an isError result naming the tools', async () => {
-  // Errors are results (TOOLS.md), where the SDK would send -32602.
+  // Errors are results (docs/tools.md), where the SDK would send -32602.
   const r = await client.callTool({ name: 'reed', arguments: {} });
   assert.equal(r.isError, true);
   assert.match(text(r), /unknown tool "reed"\. Did you mean "read"\? Available tools: .*grep/);

@@ -1,6 +1,6 @@
 // Contract tests of `agentls mcp` (issue 9) with the official
 // TypeScript MCP SDK client as the peer. Written from the contract
-// (TOOLS.md, PROTOCOL.md, the issue text), not from the implementation.
+// (docs/tools.md, docs/protocol.md, the issue text), not from the implementation.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -68,7 +68,7 @@ test('initialize: serverInfo, tools capability with listChanged, instructions', 
     assert.equal(c.getServerVersion()?.name, 'agentls');
     assert.equal(c.getServerCapabilities()?.tools?.listChanged, true);
     const ins = c.getInstructions() ?? '';
-    // TOOLS.md: read before editing; search when a path is unknown; never guess;
+    // docs/tools.md: read before editing; search when a path is unknown; never guess;
     // prefer these tools over cat/grep/find; keep oldText small but unique.
     assert.match(ins, /read a file before edit/i);
     assert.match(ins, /never guess/i);
@@ -379,7 +379,7 @@ test('errors are results: an unknown tool is an isError result, not a protocol e
     try {
       r = await c.callTool({ name: 'no_such_tool', arguments: {} });
     } catch (e) {
-      assert.fail(`TOOLS.md "Errors are results. Unknown tool …": got protocol error ${e.code}: ${e.message}`);
+      assert.fail(`docs/tools.md "Errors are results. Unknown tool …": got protocol error ${e.code}: ${e.message}`);
     }
     assert.equal(r.isError, true);
     assert.match(text(r), /no_such_tool/);

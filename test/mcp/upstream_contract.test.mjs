@@ -1,6 +1,6 @@
 // Contract tests of issue 9 (`agentls mcp` and upstream MCP
 // servers) through the official TypeScript SDK client. Written from
-// TOOLS.md, PROTOCOL.md, docs/protocol.md "agentls mcp", docs/tools.md
+// docs/tools.md, docs/protocol.md, docs/protocol.md "agentls mcp", docs/tools.md
 // "Upstream MCP servers" and the issue's acceptance list only.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -111,7 +111,7 @@ test('a12 initialize: serverInfo, tools capability with listChanged, instruction
     assert.ok(caps.tools, `no tools capability: ${JSON.stringify(caps)}`);
     assert.equal(caps.tools.listChanged, true, 'tools.listChanged must be declared: tool_search sends list_changed');
     const ins = c.getInstructions() ?? '';
-    // TOOLS.md "Instructions for the model", item by item.
+    // docs/tools.md "Instructions for the model", item by item.
     assert.match(ins, /read (a|the) file before edit/i, ins);
     assert.match(ins, /search when a path is unknown/i, ins);
     assert.match(ins, /never guess file contents/i, ins);
@@ -125,7 +125,7 @@ test('a12 initialize: serverInfo, tools capability with listChanged, instruction
 
 // ---------------------------------------------------------------- tools/list
 
-test('a12 tools/list: every tool has four boolean hints matching TOOLS.md labels', async () => {
+test('a12 tools/list: every tool has four boolean hints matching docs/tools.md labels', async () => {
   const ws = a12Workspace();
   const c = await a12Connect({ args: ['--root', ws] });
   try {

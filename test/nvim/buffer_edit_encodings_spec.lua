@@ -154,7 +154,7 @@ for _, mode in ipairs(MODES) do
     local buf = be_open(rel, "first\nlast")
     be_edit(buf, rel, { { oldText = "first", newText = "FIRST" } }, 0, "FIRST")
     t.eq({ "FIRST", "last" }, t.lines(buf), "buffer")
-    t.eq("FIRST\nlast", be_bytes(rel), "disk: the final newline is preserved (absent), TOOLS.md edit")
+    t.eq("FIRST\nlast", be_bytes(rel), "disk: the final newline is preserved (absent), docs/tools.md edit")
     local m = t.grouped_marks(buf)
     t.eq({ { 0, "AgentlsChange" } }, m.hl, "hl")
   end)
