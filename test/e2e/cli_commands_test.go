@@ -4,7 +4,7 @@ package e2e
 // integrator meet it: README.md's commands, the usage text, the tools / call /
 // mcp / audit subcommands, server mode's stdout discipline and ending, and
 // the AGENTLS_* switches the docs name. Sources: README.md, docs/protocol.md,
-// docs/tools.md, docs/tools.md, docs/protocol.md.
+// docs/tools.md, docs/protocol.md.
 
 import (
 	"bufio"

@@ -1,7 +1,7 @@
 package e2e
 
 // Contract tests of extension tools (.agentls/tools/*.json),
-// written from docs/tools.md ("Extension tools") and docs/tools.md only.
+// written from docs/tools.md ("Extension tools") only.
 
 import (
 	"context"

@@ -3,7 +3,7 @@ package e2e
 // Contract tests of limits: every number a tool description or schema
 // states is the number the code enforces, under the default limits and
 // under custom ones (initializationOptions and .agentls/settings.json).
-// Sources: docs/tools.md, docs/tools.md, docs/protocol.md ("### Limits").
+// Sources: docs/tools.md, docs/protocol.md ("### Limits").
 
 import (
 	"context"

@@ -2,7 +2,7 @@ package e2e
 
 // Contract tests of `agentls mcp` driven by the official Go MCP
 // SDK client (github.com/modelcontextprotocol/go-sdk/mcp), from issue 9,
-// docs/protocol.md's MCP section, docs/tools.md and docs/tools.md.
+// docs/protocol.md's MCP section, docs/tools.md.
 
 import (
 	"bytes"
