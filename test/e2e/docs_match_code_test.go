@@ -1,6 +1,6 @@
 package e2e
 
-// A black-box audit of the documentation as a user reads it: README.md's
+// The documentation as a user reads it, checked black-box: README.md's
 // commands, docs/protocol.md's codes and texts, docs/tools.md's quoted
 // messages and ARCHITECTURE.md's observable invariants, each run against
 // the real binary. Quoted texts are asserted verbatim; numbers are checked

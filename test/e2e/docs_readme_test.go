@@ -1,6 +1,6 @@
 package e2e
 
-// A black-box audit of the documentation: every concrete claim of
+// The documentation, checked black-box: every concrete claim of
 // README.md, docs/tools.md, docs/protocol.md and ARCHITECTURE.md (an example
 // call and its output, a field name, a default, a flag, an error text) is
 // run against the real binary. Texts the docs quote are asserted verbatim.

@@ -2,7 +2,7 @@
 
 package e2e
 
-// Audit 22: the file system says no. Black-box acceptance tests written from
+// The file system says no. Black-box tests written from
 // docs/tools.md ("Errors are results … a message that tells the model how to
 // correct the call"; edit/write "atomic (temp file in the same directory,
 // fsync, rename)"; "leaves no half-written file") and docs/tools.md (edit,

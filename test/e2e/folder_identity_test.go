@@ -1,6 +1,6 @@
 package e2e
 
-// Audit 23: the documentation claims added today, checked black-box from
+// Folder identity and large files, checked black-box from
 // docs/protocol.md (a workspace folder deleted, replaced or turned into a
 // symlink) and docs/tools.md (read's large files, edit/write across two
 // processes, write protection and the status change time, grep's invalid

@@ -1,6 +1,6 @@
 package e2e
 
-// Acceptance audit: odd workspace folders. Written from docs/protocol.md
+// Odd workspace folders. Written from docs/protocol.md
 // (initialize rootUri/workspaceFolders, workspace/didChangeWorkspaceFolders),
 // docs/protocol.md and docs/tools.md "Paths" and "Permissions": paths are
 // relative to the first folder; a printed path passes back as it is (the

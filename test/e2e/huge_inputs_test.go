@@ -1,6 +1,6 @@
 package e2e
 
-// Acceptance audit: huge inputs give bounded, useful results and bounded
+// Huge inputs give bounded, useful results and bounded
 // server memory — never a crash, a hang, or a result the client cannot
 // take. Sources: docs/tools.md (limits, announced truncation with the
 // exact continuation call, spill files), docs/tools.md (the numbers) and

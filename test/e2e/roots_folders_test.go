@@ -1,6 +1,6 @@
 package e2e
 
-// Audit 18: multi-root workspaces, black-box, in both protocols. Sources:
+// Multi-root workspaces, black-box, in both protocols. Sources:
 // docs/protocol.md (initialize rootUri/workspaceFolders,
 // workspace/didChangeWorkspaceFolders), docs/protocol.md (folders, MCP
 // roots), docs/tools.md ("Paths. Relative to the first workspace folder;

@@ -1,6 +1,6 @@
 package e2e
 
-// Black-box soak audit (audit 9): the resource side of "bad input gets a
+// Soak, black-box: the resource side of "bad input gets a
 // clear, actionable error and loses nothing" and of the governance promises
 // (bounded memory, spill files with a total cap, cleanup at shutdown),
 // checked over hundreds of calls against one server process through /proc:

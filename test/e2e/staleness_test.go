@@ -2,7 +2,7 @@
 
 package e2e
 
-// Audit 21 (black box): "an edit needs a fresh read and an external change
+// Staleness, black-box: "an edit needs a fresh read and an external change
 // is caught before it is overwritten", in the hard cases: same-size rewrites
 // whose mtime is restored (stat alone cannot see them), ignored, hidden and
 // new directories, hard links, symlinks, a swapped parent directory, a git

@@ -1,6 +1,6 @@
 package e2e
 
-// Black-box audit: two agentls processes on one workspace at once — the
+// Two agentls processes on one workspace at once — the
 // editor protocol (VS Code's agentls), `agentls mcp` (Claude Code) and
 // `agentls call` from a terminal. Sources: docs/tools.md, docs/protocol.md,
 // docs/tools.md, docs/protocol.md, ARCHITECTURE.md.

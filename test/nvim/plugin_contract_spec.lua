@@ -1078,8 +1078,8 @@ H.test("permissions rules and empty permission tables", function()
 end)
 
 H.test("cmd_env reaches the server", function()
-  contract_setup({ cmd_env = { AUDIT3_MARK = "xyz123" } })
-  local res = A.call_sync("bash", { command = "echo $AUDIT3_MARK" })
+  contract_setup({ cmd_env = { CMD_ENV_MARK = "xyz123" } })
+  local res = A.call_sync("bash", { command = "echo $CMD_ENV_MARK" })
   H.ok(A.text(res):find("xyz123", 1, true), A.text(res))
 end)
 
