@@ -36,6 +36,7 @@ func TestScripts(t *testing.T) {
 				UpdateScripts:       *update,
 				RequireExplicitExec: true,
 				RequireUniqueNames:  true,
+				Cmds:                editScriptCmds(),
 				Setup: func(env *testscript.Env) error {
 					// No user settings leak in from the machine running the
 					// tests: HOME and XDG_CONFIG_HOME are the script's own.
