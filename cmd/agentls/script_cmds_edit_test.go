@@ -5,22 +5,30 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
+	"unicode/utf16"
+	"unicode/utf8"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // editScriptCmds are the commands the edit, write, bash and arguments
 // scripts need beyond testscript's own: exact bytes a txtar section cannot
 // hold (CR, a BOM, no final newline), one field of a --json result, and a
-// file's inode (to tell a rename from an in-place rewrite).
+// file's inode (to tell a rename from an in-place rewrite), and LSP
+// TextEdits applied to a text (to show details.edits reproduce the file)
+// and a file's hash as details.oldHash and newHash give it.
 func editScriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"bytes":   cmdBytes,
-		"jsonget": cmdJSONGet,
-		"inode":   cmdInode,
+		"bytes":      cmdBytes,
+		"jsonget":    cmdJSONGet,
+		"inode":      cmdInode,
+		"applyedits": cmdApplyEdits,
+		"xxh64":      cmdXXH64,
 	}
 }
 
@@ -117,4 +125,73 @@ func cmdInode(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("inode %s: no inode on this system", args[0])
 	}
 	ts.Setenv(args[1], strconv.FormatUint(st.Ino, 10))
+}
+
+// applyedits OLD EDITS.json OUT: applies the LSP TextEdits in EDITS.json
+// (positions in UTF-16 code units, as agentls sends them) to the text of
+// OLD and writes OUT. A UTF-8 BOM is not part of the text the positions
+// count, as editors keep it out of the document; it is kept in OUT.
+func cmdApplyEdits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: applyedits OLD EDITS.json OUT")
+	}
+	text := ts.ReadFile(args[0])
+	const bom = "\ufeff"
+	hadBOM := strings.HasPrefix(text, bom)
+	text = strings.TrimPrefix(text, bom)
+	var edits []struct {
+		NewText string `json:"newText"`
+		Range   struct {
+			Start, End struct{ Line, Character int }
+		} `json:"range"`
+	}
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &edits); err != nil {
+		ts.Fatalf("applyedits: %s: %v", args[1], err)
+	}
+	offset := func(line, char int) int {
+		pos := 0
+		for ; line > 0; line-- {
+			i := strings.IndexByte(text[pos:], '\n')
+			if i < 0 {
+				ts.Fatalf("applyedits: line %d is past the end", line)
+			}
+			pos += i + 1
+		}
+		for units := 0; units < char; {
+			if pos >= len(text) || text[pos] == '\n' {
+				ts.Fatalf("applyedits: character %d is past the end of its line", char)
+			}
+			r, size := utf8.DecodeRuneInString(text[pos:])
+			units += utf16.RuneLen(r)
+			pos += size
+		}
+		return pos
+	}
+	// Edits do not overlap; applied from the last one back, the earlier
+	// ones' offsets stay valid.
+	type span struct {
+		from, to int
+		newText  string
+	}
+	spans := make([]span, len(edits))
+	for i, e := range edits {
+		spans[i] = span{offset(e.Range.Start.Line, e.Range.Start.Character), offset(e.Range.End.Line, e.Range.End.Character), e.NewText}
+	}
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].from > spans[j].from })
+	for _, s := range spans {
+		text = text[:s.from] + s.newText + text[s.to:]
+	}
+	if hadBOM {
+		text = bom + text
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(text), 0o644))
+}
+
+// xxh64 FILE: prints "xxh64:<16 hex digits>" of FILE's bytes, the form of
+// details.oldHash and newHash.
+func cmdXXH64(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: xxh64 FILE")
+	}
+	fmt.Fprintf(ts.Stdout(), "xxh64:%016x\n", xxhash.Sum64String(ts.ReadFile(args[0])))
 }
