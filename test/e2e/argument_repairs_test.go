@@ -35,17 +35,6 @@ func a14cCall(t *testing.T, ctx context.Context, c *harness.Client, params map[s
 	return r
 }
 
-// a14cNormalized is details.normalized as strings.
-func a14cNormalized(r harness.Result) []string {
-	var out []string
-	if l, ok := r.Details["normalized"].([]any); ok {
-		for _, v := range l {
-			out = append(out, fmt.Sprint(v))
-		}
-	}
-	return out
-}
-
 // a14cNumbered parses read's numbered lines ("%6d→text") into line → text.
 func a14cNumbered(t *testing.T, text string) (first, last int, lines []string) {
 	t.Helper()

@@ -523,12 +523,3 @@ func TestExternalDeletionIsAnnounced(t *testing.T) {
 		t.Errorf("notification = %s", n.Params)
 	}
 }
-
-// auditLines is a file of n lines "line 1" … "line n".
-func auditLines(n int) string {
-	var b strings.Builder
-	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "line %d\n", i)
-	}
-	return b.String()
-}

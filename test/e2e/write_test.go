@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -20,7 +19,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -188,85 +186,6 @@ func a12wBarrier(t *testing.T, c *harness.Client, ws string, n int) {
 	}); !ok {
 		t.Fatalf("barrier: no workspace/externalChange for %s within %v", p, a12wNoteWait)
 	}
-}
-
-// a12wApply applies LSP TextEdits (ranges in the old text, UTF-16 columns) to old.
-func a12wApply(t *testing.T, old string, raw any) string {
-	t.Helper()
-	b, _ := json.Marshal(raw)
-	var edits []struct {
-		Range struct {
-			Start struct{ Line, Character int } `json:"start"`
-			End   struct{ Line, Character int } `json:"end"`
-		} `json:"range"`
-		NewText string `json:"newText"`
-	}
-	if err := json.Unmarshal(b, &edits); err != nil {
-		t.Fatalf("details.edits is not a TextEdit[]: %v (%s)", err, b)
-	}
-	// Line starts in bytes.
-	starts := []int{0}
-	for i := 0; i < len(old); i++ {
-		if old[i] == '\n' {
-			starts = append(starts, i+1)
-		}
-	}
-	offset := func(line, char int) int {
-		if line >= len(starts) {
-			return len(old)
-		}
-		i, units := starts[line], 0
-		for _, r := range old[starts[line]:] {
-			if units >= char || r == '\n' {
-				break
-			}
-			units += len(utf16.Encode([]rune{r}))
-			i += len(string(r))
-		}
-		return i
-	}
-	type span struct {
-		s, e int
-		text string
-	}
-	var spans []span
-	for _, e := range edits {
-		spans = append(spans, span{offset(e.Range.Start.Line, e.Range.Start.Character), offset(e.Range.End.Line, e.Range.End.Character), e.NewText})
-	}
-	sort.SliceStable(spans, func(i, j int) bool { return spans[i].s < spans[j].s })
-	var out strings.Builder
-	pos := 0
-	for _, s := range spans {
-		if s.s < pos {
-			t.Fatalf("TextEdits overlap: %s", b)
-		}
-		out.WriteString(old[pos:s.s])
-		out.WriteString(s.text)
-		pos = s.e
-	}
-	out.WriteString(old[pos:])
-	return out.String()
-}
-
-// a12wGitApply applies diff with `git apply` in a scratch repo holding
-// rel=old (absent when old is nil) and returns the result.
-func a12wGitApply(t *testing.T, rel string, old *string, diff string) string {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not on PATH")
-	}
-	dir := t.TempDir()
-	if old != nil {
-		a12wPut(t, filepath.Join(dir, rel), *old, 0o644)
-	}
-	cmd := exec.Command("git", "apply", "--unsafe-paths", "-")
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(diff)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git apply of details.unifiedDiff failed: %v\n%s\ndiff:\n%s", err, out, diff)
-	}
-	return a12wGet(t, filepath.Join(dir, rel))
 }
 
 // a12wDetailsNote returns the tools/details notification of callID.
