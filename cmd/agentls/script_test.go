@@ -23,6 +23,20 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// scriptCmds are the commands scripts have beyond testscript's own: those
+// that make workspaces a txtar file cannot hold (script_cmds_read_test.go)
+// and those that check edit results (script_cmds_edit_test.go).
+func scriptCmds(t *testing.T) map[string]func(*testscript.TestScript, bool, []string) {
+	cmds := readScriptCmds()
+	for name, f := range editScriptCmds() {
+		if _, dup := cmds[name]; dup {
+			t.Fatalf("script command %q is defined twice", name)
+		}
+		cmds[name] = f
+	}
+	return cmds
+}
+
 func TestScripts(t *testing.T) {
 	dirs, err := filepath.Glob(filepath.Join("testdata", "script", "*"))
 	if err != nil || len(dirs) == 0 {
@@ -36,7 +50,7 @@ func TestScripts(t *testing.T) {
 				UpdateScripts:       *update,
 				RequireExplicitExec: true,
 				RequireUniqueNames:  true,
-				Cmds:                readScriptCmds(),
+				Cmds:                scriptCmds(t),
 				Setup: func(env *testscript.Env) error {
 					// No user settings leak in from the machine running the
 					// tests: HOME and XDG_CONFIG_HOME are the script's own.

@@ -7,12 +7,10 @@ package e2e
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -21,7 +19,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -119,8 +116,6 @@ func a12wSameNames(t *testing.T, what, dir string, want ...string) {
 
 func a12wURI(p string) string { return "file://" + filepath.ToSlash(p) }
 
-func a12wHash(s string) string { return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(s))) }
-
 func a12wWant(t *testing.T, what string, r harness.Result, isErr bool, wants ...string) {
 	t.Helper()
 	if r.IsError != isErr {
@@ -193,85 +188,6 @@ func a12wBarrier(t *testing.T, c *harness.Client, ws string, n int) {
 	}
 }
 
-// a12wApply applies LSP TextEdits (ranges in the old text, UTF-16 columns) to old.
-func a12wApply(t *testing.T, old string, raw any) string {
-	t.Helper()
-	b, _ := json.Marshal(raw)
-	var edits []struct {
-		Range struct {
-			Start struct{ Line, Character int } `json:"start"`
-			End   struct{ Line, Character int } `json:"end"`
-		} `json:"range"`
-		NewText string `json:"newText"`
-	}
-	if err := json.Unmarshal(b, &edits); err != nil {
-		t.Fatalf("details.edits is not a TextEdit[]: %v (%s)", err, b)
-	}
-	// Line starts in bytes.
-	starts := []int{0}
-	for i := 0; i < len(old); i++ {
-		if old[i] == '\n' {
-			starts = append(starts, i+1)
-		}
-	}
-	offset := func(line, char int) int {
-		if line >= len(starts) {
-			return len(old)
-		}
-		i, units := starts[line], 0
-		for _, r := range old[starts[line]:] {
-			if units >= char || r == '\n' {
-				break
-			}
-			units += len(utf16.Encode([]rune{r}))
-			i += len(string(r))
-		}
-		return i
-	}
-	type span struct {
-		s, e int
-		text string
-	}
-	var spans []span
-	for _, e := range edits {
-		spans = append(spans, span{offset(e.Range.Start.Line, e.Range.Start.Character), offset(e.Range.End.Line, e.Range.End.Character), e.NewText})
-	}
-	sort.SliceStable(spans, func(i, j int) bool { return spans[i].s < spans[j].s })
-	var out strings.Builder
-	pos := 0
-	for _, s := range spans {
-		if s.s < pos {
-			t.Fatalf("TextEdits overlap: %s", b)
-		}
-		out.WriteString(old[pos:s.s])
-		out.WriteString(s.text)
-		pos = s.e
-	}
-	out.WriteString(old[pos:])
-	return out.String()
-}
-
-// a12wGitApply applies diff with `git apply` in a scratch repo holding
-// rel=old (absent when old is nil) and returns the result.
-func a12wGitApply(t *testing.T, rel string, old *string, diff string) string {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not on PATH")
-	}
-	dir := t.TempDir()
-	if old != nil {
-		a12wPut(t, filepath.Join(dir, rel), *old, 0o644)
-	}
-	cmd := exec.Command("git", "apply", "--unsafe-paths", "-")
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(diff)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git apply of details.unifiedDiff failed: %v\n%s\ndiff:\n%s", err, out, diff)
-	}
-	return a12wGet(t, filepath.Join(dir, rel))
-}
-
 // a12wDetailsNote returns the tools/details notification of callID.
 func a12wDetailsNote(t *testing.T, c *harness.Client, callID string) map[string]any {
 	t.Helper()
@@ -294,107 +210,32 @@ func a12wDetailsNote(t *testing.T, c *harness.Client, callID string) map[string]
 
 // --- write: creation -------------------------------------------------------
 
-func TestWriteCreateWithParentsAndDetails(t *testing.T) {
-	ws := a12wWS(t, nil)
+// The tools/details notification of a write carries the same details as
+// the reply, for a new file and a replaced one. (The details themselves are
+// pinned by cmd/agentls/testdata/script/write.)
+func TestWriteDetailsNotificationMatchesReply(t *testing.T) {
+	ws := a12wWS(t, map[string]string{"src/a.txt": "alpha\nbeta\n"})
 	c, ctx := a12wStart(t, ws, a12wOpts{})
-	const rel = "new/sub/deep/n.txt"
-	content := "first line\nsecond ünïcode line 😀\n"
-	r := c.CallTool(ctx, "write", a12wWriteArgs(rel, content))
-	a12wWant(t, "create", r, false, "Created "+rel)
-	if got := a12wGet(t, filepath.Join(ws, rel)); got != content {
-		t.Fatalf("disk: %q, want %q", got, content)
-	}
-	// tools/details arrived before the reply (the harness records notes in wire order).
-	note := a12wDetailsNote(t, c, r.CallID)
-	d := r.Details
-	for _, k := range []string{"kind", "uri", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"} {
-		if _, ok := d[k]; !ok {
-			t.Errorf("details lacks %q: %v", k, d)
-		}
-		if !reflect.DeepEqual(d[k], note[k]) {
-			t.Errorf("details.%s differs between tools/details (%v) and the reply (%v)", k, note[k], d[k])
-		}
-	}
-	if d["kind"] != "create" {
-		t.Errorf("details.kind = %v, want create", d["kind"])
-	}
-	if want := a12wURI(filepath.Join(ws, rel)); d["uri"] != want {
-		t.Errorf("details.uri = %v, want %s", d["uri"], want)
-	}
-	if d["newHash"] != a12wHash(content) || d["oldHash"] != a12wHash("") {
-		t.Errorf("hashes old=%v new=%v, want old=%s new=%s", d["oldHash"], d["newHash"], a12wHash(""), a12wHash(content))
-	}
-	if d["firstChangedLine"] != float64(1) {
-		t.Errorf("firstChangedLine = %v, want 1", d["firstChangedLine"])
-	}
-	diff, _ := d["unifiedDiff"].(string)
-	for _, w := range []string{"diff --git a/" + rel + " b/" + rel + "\n", "new file mode ", "--- /dev/null\n", "+++ b/" + rel + "\n", "+first line\n"} {
-		if !strings.Contains(diff, w) {
-			t.Errorf("unifiedDiff lacks %q:\n%s", w, diff)
-		}
-	}
-	if got := a12wApply(t, "", d["edits"]); got != content {
-		t.Errorf("TextEdits applied to \"\" give %q, want %q", got, content)
-	}
-	if got := a12wGitApply(t, rel, nil, diff); got != content {
-		t.Errorf("git apply of the create diff gives %q, want %q", got, content)
-	}
-	a12wSameNames(t, "after create", filepath.Join(ws, "new/sub/deep"), "n.txt")
-}
-
-// A file that appeared between the model's decision and the write is an
-// existing file without a read stamp: refused, never clobbered.
-func TestWriteExistingWithoutReadRefused(t *testing.T) {
-	ws := a12wWS(t, map[string]string{"a.txt": "before session\n"})
-	c, ctx := a12wStart(t, ws, a12wOpts{})
-	cases := []struct {
-		name, rel, prior string
-	}{
-		{"existed before the session", "a.txt", "before session\n"},
-		{"appeared after the session started", "late/b.txt", "appeared later\n"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			p := filepath.Join(ws, tc.rel)
-			if tc.rel != "a.txt" {
-				a12wPut(t, p, tc.prior, 0o644)
+	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "src/a.txt"}), false)
+	for _, args := range []map[string]any{
+		a12wWriteArgs("new/sub/deep/n.txt", "first line\nsecond ünïcode line 😀\n"),
+		a12wWriteArgs("src/a.txt", "alpha\nβeta 😀 y\n"),
+	} {
+		r := c.CallTool(ctx, "write", args)
+		a12wWant(t, fmt.Sprint(args["path"]), r, false)
+		note := a12wDetailsNote(t, c, r.CallID)
+		for _, k := range []string{"kind", "uri", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"} {
+			if _, ok := r.Details[k]; !ok {
+				t.Errorf("%s: details lack %q: %v", args["path"], k, r.Details)
 			}
-			r := c.CallTool(ctx, "write", a12wWriteArgs(tc.rel, "model's content\n"))
-			a12wWant(t, tc.rel, r, true, "read "+tc.rel+" first")
-			if got := a12wGet(t, p); got != tc.prior {
-				t.Errorf("file was clobbered: %q, want %q", got, tc.prior)
+			if !reflect.DeepEqual(r.Details[k], note[k]) {
+				t.Errorf("%s: details.%s differs between tools/details (%v) and the reply (%v)", args["path"], k, note[k], r.Details[k])
 			}
-			a12wSameNames(t, "refused write", filepath.Dir(p), filepath.Base(p))
-		})
+		}
 	}
 }
 
 // --- write: the read stamp -------------------------------------------------
-
-func TestWriteStaleAfterExternalChange(t *testing.T) {
-	ws := a12wWS(t, map[string]string{"a.txt": "one\ntwo\n"})
-	c, ctx := a12wStart(t, ws, a12wOpts{})
-	p := filepath.Join(ws, "a.txt")
-	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false, "a.txt, lines 1-2 of 2")
-	a12wPut(t, p, "one\nTWO by someone else\nthree\n", 0o644)
-	r := c.CallTool(ctx, "write", a12wWriteArgs("a.txt", "model\n"))
-	a12wWant(t, "stale write", r, true, "a.txt changed since you read it", "Read it again")
-	if got := a12wGet(t, p); got != "one\nTWO by someone else\nthree\n" {
-		t.Errorf("external content lost: %q", got)
-	}
-	a12wSameNames(t, "stale write", ws, "a.txt")
-	a12wWant(t, "re-read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false)
-	a12wWant(t, "write after re-read", c.CallTool(ctx, "write", a12wWriteArgs("a.txt", "model\n")), false, "Replaced a.txt")
-	if got := a12wGet(t, p); got != "model\n" {
-		t.Errorf("disk after write: %q", got)
-	}
-	// Own writes refresh the stamp: a chain needs no re-read.
-	a12wWant(t, "second write", c.CallTool(ctx, "write", a12wWriteArgs("a.txt", "model 2\n")), false)
-	a12wWant(t, "edit after write", c.CallTool(ctx, "edit", a12wEditArgs("a.txt", "model 2", "model 3")), false)
-	if got := a12wGet(t, p); got != "model 3\n" {
-		t.Errorf("disk after chain: %q", got)
-	}
-}
 
 // A change made while the editor answers the diagnostics question (between
 // the guard's check and the rename) is caught: nothing written.
@@ -621,112 +462,15 @@ func TestWriteConcurrentReaderNeverSeesHalf(t *testing.T) {
 
 // --- write: mode, no change, content forms ---------------------------------
 
-func TestWriteModePreserved(t *testing.T) {
-	ws := a12wWS(t, nil)
-	c, ctx := a12wStart(t, ws, a12wOpts{})
-	for _, mode := range []os.FileMode{0o755, 0o600, 0o640} {
-		t.Run(mode.String(), func(t *testing.T) {
-			rel := fmt.Sprintf("m%o.sh", mode)
-			p := filepath.Join(ws, rel)
-			a12wPut(t, p, "#!/bin/sh\necho old\n", mode)
-			if err := os.Chmod(p, mode); err != nil { // umask-proof
-				t.Fatal(err)
-			}
-			a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": rel}), false)
-			a12wWant(t, "write", c.CallTool(ctx, "write", a12wWriteArgs(rel, "#!/bin/sh\necho new\n")), false)
-			fi, err := os.Stat(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fi.Mode().Perm() != mode {
-				t.Errorf("mode after write %v, want %v", fi.Mode().Perm(), mode)
-			}
-		})
-	}
-}
-
-func TestWriteIdenticalIsNoChange(t *testing.T) {
+// A write that changes nothing sends no tools/details. (Its refusal and
+// the untouched file are pinned by write/identical_content_no_change.txtar.)
+func TestWriteNoChangeSendsNoDetails(t *testing.T) {
 	ws := a12wWS(t, map[string]string{"a.txt": "same\r\ncontent\n"})
-	p := filepath.Join(ws, "a.txt")
-	old := time.Now().Add(-time.Hour).Truncate(time.Second)
-	if err := os.Chtimes(p, old, old); err != nil {
-		t.Fatal(err)
-	}
-	before, _ := os.Stat(p)
 	c, ctx := a12wStart(t, ws, a12wOpts{})
 	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false)
-	r := c.CallTool(ctx, "write", a12wWriteArgs("a.txt", "same\r\ncontent\n"))
-	a12wWant(t, "identical write", r, true, "no change")
-	after, _ := os.Stat(p)
-	if !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
-		t.Errorf("identical write touched the file (inode or mtime changed: %v → %v)", before.ModTime(), after.ModTime())
-	}
+	a12wWant(t, "identical write", c.CallTool(ctx, "write", a12wWriteArgs("a.txt", "same\r\ncontent\n")), true, "no change")
 	if len(c.Notes("tools/details")) != 0 {
 		t.Errorf("a no-change write sent tools/details: %s", c.Notes("tools/details")[0].Params)
-	}
-}
-
-func TestWriteContentKeptByteExact(t *testing.T) {
-	ws := a12wWS(t, map[string]string{"exist.txt": "lf\nfile\n"})
-	c, ctx := a12wStart(t, ws, a12wOpts{})
-	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "exist.txt"}), false)
-	cases := []struct{ name, rel, content string }{
-		{"CRLF new", "crlf.txt", "a\r\nb\r\n"},
-		{"mixed endings and lone CR new", "mixed.txt", "a\r\nb\nc\rd"},
-		{"no final newline new", "nofinal.txt", "x\ny"},
-		{"BOM new", "bom.txt", "\ufeffbom\r\n"},
-		{"empty new", "empty.txt", ""},
-		{"CRLF over LF file", "exist.txt", "one\r\ntwo\r\n"},
-		{"empty over existing", "exist.txt", ""},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := c.CallTool(ctx, "write", a12wWriteArgs(tc.rel, tc.content))
-			a12wWant(t, tc.name, r, false)
-			p := filepath.Join(ws, tc.rel)
-			if got := a12wGet(t, p); got != tc.content {
-				t.Errorf("disk %q, want %q", got, tc.content)
-			}
-			if r.Details["newHash"] != a12wHash(tc.content) {
-				t.Errorf("newHash %v, want %s", r.Details["newHash"], a12wHash(tc.content))
-			}
-		})
-	}
-}
-
-func TestWriteOverwriteDetails(t *testing.T) {
-	old := "alpha\nβeta 😀 x\ngamma\ndelta\n"
-	next := "alpha\nβeta 😀 y\ngamma\nnew 🎉 line\ndelta\n"
-	ws := a12wWS(t, map[string]string{"src/a.txt": old})
-	c, ctx := a12wStart(t, ws, a12wOpts{})
-	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "src/a.txt"}), false)
-	r := c.CallTool(ctx, "write", a12wWriteArgs("src/a.txt", next))
-	a12wWant(t, "overwrite", r, false, "src/a.txt")
-	d := r.Details
-	note := a12wDetailsNote(t, c, r.CallID)
-	if !reflect.DeepEqual(note["unifiedDiff"], d["unifiedDiff"]) || !reflect.DeepEqual(note["edits"], d["edits"]) {
-		t.Errorf("tools/details and the reply's details differ")
-	}
-	if d["kind"] != "write" {
-		t.Errorf("kind %v, want write", d["kind"])
-	}
-	if d["oldHash"] != a12wHash(old) || d["newHash"] != a12wHash(next) {
-		t.Errorf("hashes old=%v new=%v, want %s %s", d["oldHash"], d["newHash"], a12wHash(old), a12wHash(next))
-	}
-	if d["firstChangedLine"] != float64(2) {
-		t.Errorf("firstChangedLine %v, want 2", d["firstChangedLine"])
-	}
-	diff, _ := d["unifiedDiff"].(string)
-	for _, w := range []string{"diff --git a/src/a.txt b/src/a.txt\n", "--- a/src/a.txt\n", "+++ b/src/a.txt\n", "-βeta 😀 x\n", "+βeta 😀 y\n", "+new 🎉 line\n"} {
-		if !strings.Contains(diff, w) {
-			t.Errorf("unifiedDiff lacks %q:\n%s", w, diff)
-		}
-	}
-	if got := a12wApply(t, old, d["edits"]); got != next {
-		t.Errorf("TextEdits (UTF-16) applied to the old text give %q, want %q", got, next)
-	}
-	if got := a12wGitApply(t, "src/a.txt", &old, diff); got != next {
-		t.Errorf("git apply gives %q, want %q", got, next)
 	}
 }
 
@@ -753,61 +497,6 @@ func TestWriteTenMegabytes(t *testing.T) {
 }
 
 // --- write: paths ------------------------------------------------------------
-
-func TestWritePathsRefused(t *testing.T) {
-	parent := a12wWS(t, nil)
-	ws := filepath.Join(parent, "ws")
-	a12wPut(t, filepath.Join(ws, "f"), "a file\n", 0o644)
-	a12wPut(t, filepath.Join(parent, "outside.txt"), "outside\n", 0o644)
-	if err := os.Mkdir(filepath.Join(ws, "d"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for link, target := range map[string]string{
-		"out.lnk":     filepath.Join(parent, "outside.txt"),
-		"outdang.lnk": filepath.Join(parent, "not-there.txt"),
-		"outdir.lnk":  parent,
-		"loop.lnk":    "loop.lnk",
-	} {
-		if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wsNames := a12wNames(t, ws)
-	c, ctx := a12wStart(t, ws, a12wOpts{mode: "bypass"})
-	cases := []struct {
-		name, path string
-		wants      []string
-	}{
-		{"directory", "d", []string{"d is a directory"}},
-		{"workspace root", ".", []string{"is a directory"}},
-		{"under a file", "f/b", []string{"f/b", "not a directory"}},
-		{"dot-dot escape", "../escape.txt", []string{`".."`}},
-		{"dot-dot inside then out", "d/../../escape.txt", []string{`".."`}},
-		{"absolute outside", filepath.Join(parent, "abs.txt"), []string{"outside the workspace"}},
-		{"symlink to a file outside", "out.lnk", []string{"symlink", "outside the workspace"}},
-		{"dangling symlink to outside", "outdang.lnk", []string{"outside the workspace"}},
-		{"through a symlinked dir outside", "outdir.lnk/via.txt", []string{"outside the workspace"}},
-		{"symlink loop", "loop.lnk", []string{"loop.lnk"}},
-		{"NUL byte", "a\x00b.txt", []string{"NUL"}},
-		{"device", "/dev/null", []string{"/dev/null"}},
-		{"tilde", "~/x.txt", []string{"~"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := c.CallTool(ctx, "write", a12wWriteArgs(tc.path, "payload\n"))
-			a12wWant(t, tc.path, r, true, tc.wants...)
-		})
-	}
-	if got := a12wGet(t, filepath.Join(parent, "outside.txt")); got != "outside\n" {
-		t.Errorf("file outside the workspace changed: %q", got)
-	}
-	a12wSameNames(t, "outside", parent, "outside.txt", "ws")
-	a12wSameNames(t, "workspace", ws, wsNames...)
-	a12wSameNames(t, "directory d", filepath.Join(ws, "d"))
-	if got := a12wGet(t, filepath.Join(ws, "f")); got != "a file\n" {
-		t.Errorf("f changed: %q", got)
-	}
-}
 
 // In acceptEdits (the usual mode for an agent that edits) a path the
 // tools refuse anyway must get the refusal's reason (TOOLS.md: "refused
@@ -861,34 +550,6 @@ func TestWriteRefusedPathNotAskedInAcceptEdits(t *testing.T) {
 		t.Errorf("outside file changed: %q", got)
 	}
 	a12wSameNames(t, "outside", parent, "outside.txt", "ws")
-}
-
-// A symlink inside the workspace to a file inside: the write goes through
-// to the target and the link stays a link.
-func TestWriteSymlinkInsideWritesThrough(t *testing.T) {
-	ws := a12wWS(t, map[string]string{"real/target.txt": "target\n"})
-	if err := os.Symlink("real/target.txt", filepath.Join(ws, "alias.txt")); err != nil {
-		t.Fatal(err)
-	}
-	c, ctx := a12wStart(t, ws, a12wOpts{})
-	r := c.CallTool(ctx, "write", a12wWriteArgs("alias.txt", "unread\n"))
-	a12wWant(t, "write through an unread alias", r, true, "first")
-	a12wWant(t, "read alias", c.CallTool(ctx, "read", map[string]any{"path": "alias.txt"}), false)
-	r = c.CallTool(ctx, "write", a12wWriteArgs("alias.txt", "through the link\n"))
-	a12wWant(t, "write alias", r, false)
-	if got := a12wGet(t, filepath.Join(ws, "real/target.txt")); got != "through the link\n" {
-		t.Errorf("target: %q", got)
-	}
-	fi, err := os.Lstat(filepath.Join(ws, "alias.txt"))
-	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("alias.txt is no longer a symlink (%v, %v)", fi.Mode(), err)
-	}
-	if dest, _ := os.Readlink(filepath.Join(ws, "alias.txt")); dest != "real/target.txt" {
-		t.Errorf("alias.txt now points to %q", dest)
-	}
-	// The stamp is per real path: the target was read through its alias.
-	a12wWant(t, "write target directly", c.CallTool(ctx, "write", a12wWriteArgs("real/target.txt", "direct\n")), false)
-	a12wSameNames(t, "real", filepath.Join(ws, "real"), "target.txt")
 }
 
 // --- external changes --------------------------------------------------------
@@ -1065,65 +726,23 @@ func TestWriteExternalBurst(t *testing.T) {
 	}
 }
 
-func TestWriteSecrets(t *testing.T) {
+// A token in written content never leaves the server in the tools/details
+// notification. (The reply, the disk and masked placeholders are pinned by
+// the write scripts.)
+func TestWriteSecretsMaskedInDetailsNotification(t *testing.T) {
 	tok := "ghp_" + strings.Repeat("A1b2C3d4E5", 3) + "abcdef"
-	ws := a12wWS(t, map[string]string{"s.env": "TOKEN=" + tok + "\nother\n"})
-	c, ctx := a12wStart(t, ws, a12wOpts{})
-	content := "key " + tok + "\n"
-	r := c.CallTool(ctx, "write", a12wWriteArgs("new.txt", content))
-	a12wWant(t, "write with a token", r, false)
-	if got := a12wGet(t, filepath.Join(ws, "new.txt")); got != content {
-		t.Errorf("disk must hold the real content: %q", got)
-	}
-	b, _ := json.Marshal(r)
-	for _, n := range c.Notes("tools/details") {
-		b = append(b, n.Params...)
-	}
-	if strings.Contains(string(b), tok) {
-		t.Errorf("the token leaves the server unmasked (reply or tools/details): %s", b)
-	}
-	if r.Details["newHash"] != a12wHash(content) {
-		t.Errorf("newHash %v, want the hash of the written bytes %s", r.Details["newHash"], a12wHash(content))
-	}
-	// A placeholder copied from a masked read must not replace the secret.
-	a12wWant(t, "read masked", c.CallTool(ctx, "read", map[string]any{"path": "s.env"}), false, "[REDACTED:github-token]")
-	a12wWant(t, "write placeholder", c.CallTool(ctx, "write", a12wWriteArgs("s.env", "TOKEN=[REDACTED:github-token]\nnew\n")),
-		true, "[REDACTED:github-token]", "Nothing was changed")
-	if got := a12wGet(t, filepath.Join(ws, "s.env")); got != "TOKEN="+tok+"\nother\n" {
-		t.Errorf("secret file changed: %q", got)
-	}
-}
-
-func TestWriteProtectedRefused(t *testing.T) {
-	ws := a12wWS(t, map[string]string{"ro.txt": "read only\n"})
-	p := filepath.Join(ws, "ro.txt")
-	if err := os.Chmod(p, 0o444); err != nil {
-		t.Fatal(err)
-	}
-	c, ctx := a12wStart(t, ws, a12wOpts{})
-	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "ro.txt"}), false)
-	a12wWant(t, "write", c.CallTool(ctx, "write", a12wWriteArgs("ro.txt", "x\n")), true, "write-protected", "0444", "chmod u+w")
-	if got := a12wGet(t, p); got != "read only\n" {
-		t.Errorf("protected file changed: %q", got)
-	}
-	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o444 {
-		t.Errorf("mode changed to %v", fi.Mode().Perm())
-	}
-	a12wSameNames(t, "refused", ws, "ro.txt")
-}
-
-// Temp names fit any file name: a 255-byte name is created and replaced.
-func TestWriteLongFileName(t *testing.T) {
 	ws := a12wWS(t, nil)
 	c, ctx := a12wStart(t, ws, a12wOpts{})
-	name := strings.Repeat("n", 251) + ".txt"
-	a12wWant(t, "create", c.CallTool(ctx, "write", a12wWriteArgs(name, "x\n")), false, "Created")
-	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": name}), false)
-	a12wWant(t, "replace", c.CallTool(ctx, "write", a12wWriteArgs(name, "y\n")), false, "Replaced")
-	if got := a12wGet(t, filepath.Join(ws, name)); got != "y\n" {
-		t.Errorf("disk %q", got)
+	a12wWant(t, "write with a token", c.CallTool(ctx, "write", a12wWriteArgs("new.txt", "key "+tok+"\n")), false)
+	notes := c.Notes("tools/details")
+	if len(notes) == 0 {
+		t.Fatal("no tools/details notification")
 	}
-	a12wSameNames(t, "long name", ws, name)
+	for _, n := range notes {
+		if strings.Contains(string(n.Params), tok) {
+			t.Errorf("the token leaves the server unmasked in tools/details: %s", n.Params)
+		}
+	}
 }
 
 // touch and a rewrite with identical bytes (format-on-save no-op) are not
