@@ -26,12 +26,13 @@ func (e *Engine) verifyRg(ctx context.Context, c *collector) error {
 	c.prune()
 	d := &dirOpener{fsys: e.FS}
 	defer d.close()
+	r := bufio.NewReaderSize(nil, 64<<10) // one read buffer for every file
 	kept := c.files[:0]
 	for _, f := range c.files {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if len(f.lines) == 0 || e.sameLines(d, f) {
+		if len(f.lines) == 0 || e.sameLines(d, r, f) {
 			kept = append(kept, f)
 			continue
 		}
@@ -44,8 +45,9 @@ func (e *Engine) verifyRg(ctx context.Context, c *collector) error {
 
 // sameLines reports whether each line of f starts with its text as read
 // through Engine.FS now (d opens it as the Go searcher does, names that
-// are not UTF-8 included). A line is held only up to its text's length.
-func (e *Engine) sameLines(d *dirOpener, f fileHits) bool {
+// are not UTF-8 included; r is reset to read it). A line is held only up
+// to its text's length.
+func (e *Engine) sameLines(d *dirOpener, r *bufio.Reader, f fileHits) bool {
 	file, err := d.open(f.path)
 	if err != nil {
 		return false
@@ -56,7 +58,7 @@ func (e *Engine) sameLines(d *dirOpener, f fileHits) bool {
 	}
 	// rg decodes a file by its BOM (UTF-16 to UTF-8, a UTF-8 BOM
 	// dropped); read it the same way.
-	r := bufio.NewReaderSize(transform.NewReader(file, unicode.BOMOverride(transform.Nop)), 64<<10)
+	r.Reset(transform.NewReader(file, unicode.BOMOverride(transform.Nop)))
 	var raw []byte
 	n, i := 1, 0
 	for i < len(f.lines) {
