@@ -2,8 +2,10 @@ package search
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"strings"
 
 	"golang.org/x/text/encoding/unicode"
@@ -57,8 +59,18 @@ func (e *Engine) sameLines(d *dirOpener, r *bufio.Reader, f fileHits) bool {
 		return false
 	}
 	// rg decodes a file by its BOM (UTF-16 to UTF-8, a UTF-8 BOM
-	// dropped); read it the same way.
-	r.Reset(transform.NewReader(file, unicode.BOMOverride(transform.Nop)))
+	// dropped); read it the same way, and a file without one as it is.
+	plain := false
+	if ra, ok := file.(io.ReaderAt); ok {
+		var head [3]byte
+		hn, _ := ra.ReadAt(head[:], 0)
+		plain = !hasBOM(head[:hn])
+	}
+	if plain {
+		r.Reset(file)
+	} else {
+		r.Reset(transform.NewReader(file, unicode.BOMOverride(transform.Nop)))
+	}
 	var raw []byte
 	n, i := 1, 0
 	for i < len(f.lines) {
@@ -90,4 +102,10 @@ func (e *Engine) sameLines(d *dirOpener, r *bufio.Reader, f fileHits) bool {
 		n++
 	}
 	return true
+}
+
+// hasBOM reports whether a file starting with b has a byte-order mark
+// (UTF-8, UTF-16 LE or BE).
+func hasBOM(b []byte) bool {
+	return bytes.HasPrefix(b, []byte{0xef, 0xbb, 0xbf}) || bytes.HasPrefix(b, []byte{0xff, 0xfe}) || bytes.HasPrefix(b, []byte{0xfe, 0xff})
 }
