@@ -174,3 +174,20 @@ func TestRgLogReadsSkippedPathsOnlyWhenUnambiguous(t *testing.T) {
 		})
 	}
 }
+
+func TestRgWalkSwitchesToTheOrderedSearchAtFiveTimesTheLimit(t *testing.T) {
+	const limit = 1
+	for _, n := range []int{switchFactor*(limit+1) - 1, switchFactor * (limit + 1)} {
+		files := map[string]string{}
+		for i := range n {
+			files[fmt.Sprintf("f%02d.txt", i)] = "hit\n"
+		}
+		_, traced := searchBoth(t, walkTree(t, files), Query{Pattern: "hit", Limit: limit}, nil, nil)
+		if walked := slices.Contains(traced, "walk"); walked != (n < switchFactor*(limit+1)) {
+			t.Errorf("%d matches, limit %d: rg's own walk kept = %v", n, limit, walked)
+		}
+	}
+	if switchFactor != 5 {
+		t.Errorf("switchFactor = %d; docs/tools.md says 5", switchFactor)
+	}
+}
