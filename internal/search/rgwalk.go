@@ -41,6 +41,7 @@ type rgWalk struct {
 	// Filled from rg's stderr while it runs (rgLog); read after Wait.
 	skipped []string // entries rg walked past, relative to its directory
 	unsure  bool     // a log line could not be read, or too many: skipped is incomplete
+	logged  bool     // rg's debug log was seen at all (an rg without it is not trusted)
 }
 
 // keeps reports whether a file rg reported in its walk is one agentls's
@@ -87,7 +88,7 @@ func (e *Engine) searchRgWalk(ctx context.Context, q Query, t target, g *globMat
 	if err := e.rg(ctx, q, t, c, w); err != nil {
 		return nil, err
 	}
-	if w.unsure {
+	if w.unsure || !w.logged {
 		return nil, errSwitch
 	}
 	var files []string
@@ -181,6 +182,7 @@ type rgLog struct {
 var (
 	logDebug    = []byte("DEBUG|")
 	logWalk     = []byte("DEBUG|ignore::walk|")
+	logSubject  = []byte("DEBUG|rg::subject|") // a non-regular file, never searched by agentls either
 	logIgnoring = []byte(": ignoring ")
 	logReason   = []byte(": Ignore(IgnoreMatch(")
 )
@@ -212,17 +214,20 @@ func (l *rgLog) flush() {
 
 // line takes one line of stderr, its '\n' included. A skipped path is
 // read only when unambiguous: exactly one reason marker (a name holding
-// one, or a line break, leaves the walk unsure).
+// one, or a line break, leaves the walk unsure), and a skip logged in a
+// form not known here (another rg version) leaves it unsure too.
 func (l *rgLog) line(b []byte) {
 	if !bytes.HasPrefix(b, logDebug) {
 		l.errs.Write(b)
 		return
 	}
-	if !bytes.HasPrefix(b, logWalk) {
+	l.w.logged = true
+	_, rest, ok := bytes.Cut(b, logIgnoring)
+	if !ok || bytes.HasPrefix(b, logSubject) {
 		return
 	}
-	_, rest, ok := bytes.Cut(b, logIgnoring)
-	if !ok {
+	if !bytes.HasPrefix(b, logWalk) {
+		l.w.unsure = true
 		return
 	}
 	name, _, ok := bytes.Cut(rest, logReason)

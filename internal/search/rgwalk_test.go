@@ -158,6 +158,8 @@ func TestRgLogReadsSkippedPathsOnlyWhenUnambiguous(t *testing.T) {
 		{"name with a line break", pre + "./evil\nname" + why, nil, true, "name" + why},
 		{"errors kept apart", "rg: ./locked: Permission denied (os error 13)\n" + pre + "./x" + why, []string{"./x"}, false, "rg: ./locked: Permission denied (os error 13)\n"},
 		{"last line unterminated", pre + "./x" + strings.TrimSuffix(why, "\n"), []string{"./x"}, false, ""},
+		{"a skip logged by a module not known", "DEBUG|ignore::walker2|x: ignoring ./y: Skip(Hidden)\n", nil, true, ""},
+		{"a non-regular file", "DEBUG|rg::subject|x: ignoring ./lnk: failed to pass subject filter\n", nil, false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,6 +170,9 @@ func TestRgLogReadsSkippedPathsOnlyWhenUnambiguous(t *testing.T) {
 				l.Write([]byte(tc.stderr[i:min(i+7, len(tc.stderr))]))
 			}
 			l.flush()
+			if !w.logged {
+				t.Error("the debug log was not noticed")
+			}
 			if !slices.Equal(w.skipped, tc.skipped) || w.unsure != tc.unsure || errs.String() != tc.errs {
 				t.Errorf("skipped %q unsure %v errs %q, want %q %v %q", w.skipped, w.unsure, errs.String(), tc.skipped, tc.unsure, tc.errs)
 			}
@@ -189,5 +194,15 @@ func TestRgWalkSwitchesToTheOrderedSearchAtFiveTimesTheLimit(t *testing.T) {
 	}
 	if switchFactor != 5 {
 		t.Errorf("switchFactor = %d; docs/tools.md says 5", switchFactor)
+	}
+}
+
+func TestRgWalkWithoutADebugLogIsNotTrusted(t *testing.T) {
+	w := &rgWalk{}
+	l := &rgLog{w: w, errs: &capWriter{max: rgStderrMax}}
+	l.Write([]byte("rg: ./locked: Permission denied (os error 13)\n"))
+	l.flush()
+	if w.logged {
+		t.Error("an error line counted as rg's debug log")
 	}
 }
