@@ -261,6 +261,9 @@ func (e *Engine) rg(ctx context.Context, q Query, t target, c *collector, w *rgW
 		for _, x := range w.exclude {
 			extra = append(extra, "--iglob", "!"+x)
 		}
+		// Entries below the levels agentls's walk reaches: rg skips and
+		// logs them, and the ordered search says what it did not enter.
+		extra = append(extra, "--glob", "!/"+strings.Repeat("*/", tooDeep-1)+"*")
 	}
 	dir, stdin, err := e.rgOpen(t)
 	if err != nil {

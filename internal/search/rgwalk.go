@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io/fs"
 	"strings"
+
+	"github.com/agentls/agentls/internal/ignore"
 )
 
 // rg walking a directory itself is the same search as agentls's walk
@@ -27,6 +29,11 @@ var errSwitch = errors.New("grep: rg walk abandoned for the ordered search")
 // switchFactor: once rg's walk has seen this many times limit+1 matches,
 // the dense case is cheaper in path order, which stops at the limit.
 const switchFactor = 5
+
+// tooDeep is the fewest path components below the walk's start of an
+// entry agentls's walk never reaches: it searches files up to
+// ignore.MaxWalkDepth+1 components down and enters no directory deeper.
+const tooDeep = ignore.MaxWalkDepth + 2
 
 // maxSkipped bounds the skipped entries kept from one rg walk; beyond it
 // the ordered search takes over.
@@ -136,6 +143,9 @@ func (e *Engine) judgeSkipped(q Query, t target, g *globMatcher, p string) int {
 	}
 	if isGitPath(p) || !q.Hidden && hiddenBelow(p, t.rel) {
 		return skipAgreed
+	}
+	if strings.Count(strings.TrimPrefix(p, t.rel+"/"), "/")+1 >= tooDeep {
+		return skipSwitch // the ordered search names the directory it did not enter
 	}
 	fi, err := fs.Lstat(e.FS, p)
 	switch {

@@ -206,3 +206,19 @@ func TestRgWalkWithoutADebugLogIsNotTrusted(t *testing.T) {
 		t.Error("an error line counted as rg's debug log")
 	}
 }
+
+func TestRgWalkReachesNoDeeperThanAgentlsWalk(t *testing.T) {
+	deep := strings.Repeat("d/", ignore.MaxWalkDepth)
+	dir := walkTree(t, map[string]string{
+		deep + "x.txt":   "deepneedle searched\n", // MaxWalkDepth+1 components: searched
+		deep + "d/y.txt": "deepneedle too deep\n", // in a directory the walk does not enter
+		"top.txt":        "deepneedle top\n",
+	})
+	res, traced := searchBoth(t, dir, Query{Pattern: "deepneedle"}, nil, nil)
+	if slices.Contains(traced, "walk") {
+		t.Errorf("rg's own walk was kept past the depth agentls walks: %q", traced)
+	}
+	if strings.Contains(res.Text, "too deep") || !strings.Contains(res.Text, "searched") || res.Unreadable.Count != 1 {
+		t.Errorf("unreadable %d, text:\n%.400s", res.Unreadable.Count, res.Text)
+	}
+}
