@@ -643,6 +643,33 @@ func (c *Config) ReadAllowed(rel, abs string) bool {
 	return ok
 }
 
+// secretNames are base-name globs (case-insensitive) covering every name
+// secretFile calls a likely secret; some they cover are not (.env.example).
+var secretNames = []string{".env*", "*.pem", "*.key", "id_*"}
+
+// ReadRefusedNames says whether every path ReadAllowed refuses has a base
+// name matching one of globs (case-insensitive, gitignore style), so that
+// a search may skip those names unopened and ask ReadAllowed about the
+// few it skipped: ok is false when a Read deny or ask rule applies, which
+// could refuse any path.
+func (c *Config) ReadRefusedNames() (globs []string, ok bool) {
+	cv := c.view()
+	for _, r := range cv.deny {
+		if r.Tool == "read" {
+			return nil, false
+		}
+	}
+	if cv.mode == ModeBypass {
+		return nil, true
+	}
+	for _, r := range cv.ask {
+		if r.Tool == "read" {
+			return nil, false
+		}
+	}
+	return slices.Clone(secretNames), true
+}
+
 // ListAllowed reports whether a path may appear in a listing (ls, find):
 // no Read deny rule matches it.
 func (c *Config) ListAllowed(rel, abs string) bool {

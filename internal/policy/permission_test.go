@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -205,5 +206,52 @@ func TestReadAndListAllowed(t *testing.T) {
 	bypass := &Config{Mode: ModeBypass, Deny: cfg.Deny}
 	if !bypass.ReadAllowed(".env", "/ws/.env") || bypass.ReadAllowed("private/x", "/ws/private/x") {
 		t.Error("bypass: secrets readable, deny rules kept")
+	}
+}
+
+func TestReadRefusedNamesCoverWhatReadAllowedRefuses(t *testing.T) {
+	cfg := &Config{Root: testRoot, Deny: rules(t, SourceWorkspace, []string{"Edit(./src/**)"})}
+	globs, ok := cfg.ReadRefusedNames()
+	if !ok {
+		t.Fatal("no Read deny or ask rule, yet not ok")
+	}
+	names := []string{".env", ".ENV.local", ".env.example", "cert.pem", "a/b/Server.KEY", "id_rsa", "id_rsa.pub",
+		"ID_ED25519", "main.go", "env", "key", "pem.txt", "x.keys", "my_id_rsa"}
+	for _, n := range names {
+		base := strings.ToLower(path.Base(n))
+		covered := false
+		for _, g := range globs {
+			if m, _ := path.Match(strings.ToLower(g), base); m {
+				covered = true
+			}
+		}
+		if !cfg.ReadAllowed(n, testRoot+"/"+n) && !covered {
+			t.Errorf("%s is refused but no glob of %q covers it", n, globs)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		cfg  *Config
+		ok   bool
+	}{
+		{"Read deny", &Config{Root: testRoot, Deny: rules(t, SourceWorkspace, []string{"Read(./private/**)"})}, false},
+		{"Read ask", &Config{Root: testRoot, Ask: rules(t, SourceWorkspace, []string{"Read(*.sql)"})}, false},
+		{"Read ask in bypass", &Config{Root: testRoot, Mode: ModeBypass, Ask: rules(t, SourceWorkspace, []string{"Read(*.sql)"})}, true},
+		{"session Read deny", func() *Config {
+			c := &Config{Root: testRoot}
+			r, err := ParseRule("Read(./x)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.AddSessionRule("deny", r)
+			return c
+		}(), false},
+	} {
+		if _, ok := c.cfg.ReadRefusedNames(); ok != c.ok {
+			t.Errorf("%s: ok = %v, want %v", c.name, ok, c.ok)
+		}
+	}
+	if globs, _ := (&Config{Mode: ModeBypass}).ReadRefusedNames(); len(globs) != 0 {
+		t.Errorf("bypass refuses no secret, got globs %q", globs)
 	}
 }

@@ -14,10 +14,16 @@
 // Known differences between the backends, all outside the tested contract:
 // the regex dialects (Rust vs Go RE2: \d and \w are Unicode-aware in rg,
 // ASCII in Go; a few syntax forms exist in only one), the wording of regex
-// parse errors, and ripgrep also reading .rgignore files. Negated rules in a
-// nested .agentlsignore cannot re-include what rg's own .gitignore handling
-// already dropped (rg has no notion of .agentlsignore; its matches are
-// post-filtered through the Matcher instead).
+// parse errors.
+//
+// rg either walks a directory itself (searchRgWalk: when Engine.Visible
+// can name what it refuses, rg skips those names; every entry rg's own
+// ignore rules, hidden check or globs skip is read from its --debug log
+// and judged by the Matcher, a file agentls would search is searched
+// after, a directory it would enter falls back; what rg reports beyond
+// the Matcher's rules is dropped) or is handed the files of agentls's own
+// walk in batches (searchRgOrdered). Either way the files searched are
+// the Matcher's and Visible's.
 //
 // The Go backend reads each file up to bigFileSize (8 MiB) whole into a
 // per-worker buffer; a larger file is searched chunkSize (4 MiB) of

@@ -27,7 +27,7 @@ import (
 // directory (see runRg): the root's .agentlsignore is then not passed,
 // since rg would match its patterns relative to the wrong directory
 // (results are post-filtered through the Matcher anyway).
-func (e *Engine) rgArgs(q Query, atRoot bool, paths ...string) []string {
+func (e *Engine) rgArgs(q Query, atRoot bool, extra []string, paths ...string) []string {
 	args := []string{
 		"--json", "--no-require-git", "--no-config",
 		// rg would read parent ignore files beyond the repository too
@@ -65,6 +65,7 @@ func (e *Engine) rgArgs(q Query, atRoot bool, paths ...string) []string {
 	}
 	// After the user's glob, so that a whitelist like "**" cannot re-include it.
 	args = append(args, "--glob", "!.git")
+	args = append(args, extra...)
 	args = append(args, "-e", q.Pattern, "--")
 	return append(args, paths...)
 }
@@ -127,7 +128,10 @@ const (
 // rg is only ever handed files it may open (searchRgOrdered).
 func (e *Engine) searchRg(ctx context.Context, q Query, t target, g *globMatcher) (*collector, error) {
 	if t.isDir {
-		c, err := e.searchRgOrdered(ctx, q, t, g)
+		c, err := e.searchRgWalk(ctx, q, t, g)
+		if errors.Is(err, errSwitch) {
+			c, err = e.searchRgOrdered(ctx, q, t, g)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -244,6 +248,23 @@ func (e *Engine) searchRgOrdered(ctx context.Context, q Query, t target, g *glob
 // checks would otherwise be read. Below that directory rg follows no
 // symlink it lists.
 func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, paths ...string) error {
+	return e.rg(ctx, q, t, c, nil, paths...)
+}
+
+// rg runs one rg process into c: over paths, or with w over the
+// directory t itself (searchRgWalk).
+func (e *Engine) rg(ctx context.Context, q Query, t target, c *collector, w *rgWalk, paths ...string) error {
+	var extra []string
+	if w != nil {
+		paths = []string{t.fsPath}
+		extra = append(extra, "--debug") // what rg walks past (rgLog)
+		for _, x := range w.exclude {
+			extra = append(extra, "--iglob", "!"+x)
+		}
+		// Entries below the levels agentls's walk reaches: rg skips and
+		// logs them, and the ordered search says what it did not enter.
+		extra = append(extra, "--glob", "!/"+strings.Repeat("*/", tooDeep-1)+"*")
+	}
 	dir, stdin, err := e.rgOpen(t)
 	if err != nil {
 		return err
@@ -265,7 +286,7 @@ func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, pat
 		}
 	}
 	rq, post := rgGlob(q, t)
-	cmd := exec.CommandContext(ctx, e.RgPath, e.rgArgs(rq, t.rel == "" || stdin != nil, args...)...)
+	cmd := exec.CommandContext(ctx, e.RgPath, e.rgArgs(rq, t.rel == "" || stdin != nil, extra, args...)...)
 	cmd.Dir = filepath.Join(e.Root, filepath.FromSlash(t.rel))
 	if stdin != nil {
 		defer stdin.Close()
@@ -277,6 +298,11 @@ func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, pat
 	}
 	stderr := &capWriter{max: rgStderrMax}
 	cmd.Stderr = stderr
+	var log *rgLog
+	if w != nil {
+		log = &rgLog{w: w, errs: stderr}
+		cmd.Stderr = log
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return fmt.Errorf("grep: rg stdout: %w", err)
@@ -284,13 +310,19 @@ func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, pat
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("grep: start rg: %w", err)
 	}
-	perr := e.parseRg(bufio.NewReaderSize(out, 256<<10), q, t, post, c)
+	perr := e.parseRg(bufio.NewReaderSize(out, 256<<10), q, t, post, w, c)
 	if perr != nil {
 		_ = cmd.Process.Kill() // rg must not outlive an abandoned read
 	}
 	werr := cmd.Wait()
+	if log != nil {
+		log.flush()
+	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if errors.Is(perr, errSwitch) {
+		return errSwitch
 	}
 	if perr != nil {
 		return fmt.Errorf("grep: reading rg output: %w", perr)
@@ -310,7 +342,10 @@ func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, pat
 		}
 		// What rg walked past: directories and files below it.
 		for _, u := range rgUnreadables(msg) {
-			c.unreadable.AddReason(rgResultPath(t, u.path), u.reason)
+			p := rgResultPath(t, u.path)
+			if w == nil || e.walkReaches(q, t, p) {
+				c.unreadable.AddReason(p, u.reason)
+			}
 		}
 	} else if werr != nil && !errors.As(werr, &exit) {
 		return fmt.Errorf("grep: rg: %w", werr)
@@ -320,7 +355,7 @@ func (e *Engine) runRg(ctx context.Context, q Query, t target, c *collector, pat
 
 // parseRg reads rg's JSON events into c. Lines of files that can no longer
 // be shown are counted but not decoded.
-func (e *Engine) parseRg(r *bufio.Reader, q Query, t target, post *globMatcher, c *collector) error {
+func (e *Engine) parseRg(r *bufio.Reader, q Query, t target, post *globMatcher, w *rgWalk, c *collector) error {
 	var (
 		cur     fileHits
 		skip    bool // current file sorts after the collector's cutoff
@@ -377,13 +412,16 @@ func (e *Engine) parseRg(r *bufio.Reader, q Query, t target, post *globMatcher, 
 			// rg stops at a NUL and flags the file; the Go backend skips
 			// such files whole, so do the same.
 			binary := !bytes.Contains(ev, notBinary)
-			if !binary && e.keepRgFile(q, t, cur.path) && (post == nil || post.allows(cur.path, t.rel)) {
+			if !binary && e.keepRgFile(q, t, cur.path) && (post == nil || post.allows(cur.path, t.rel)) && w.keeps(e, t, cur.path, c) {
 				if skip {
 					cur.lines = nil
 				}
 				c.add(cur)
 			}
 			cur = fileHits{}
+			if w != nil && w.switchAt > 0 && c.seen >= w.switchAt {
+				return errSwitch
+			}
 		}
 	}
 }

@@ -2,8 +2,10 @@ package search
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"strings"
 
 	"golang.org/x/text/encoding/unicode"
@@ -26,12 +28,13 @@ func (e *Engine) verifyRg(ctx context.Context, c *collector) error {
 	c.prune()
 	d := &dirOpener{fsys: e.FS}
 	defer d.close()
+	r := bufio.NewReaderSize(nil, 64<<10) // one read buffer for every file
 	kept := c.files[:0]
 	for _, f := range c.files {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if len(f.lines) == 0 || e.sameLines(d, f) {
+		if len(f.lines) == 0 || e.sameLines(d, r, f) {
 			kept = append(kept, f)
 			continue
 		}
@@ -44,8 +47,9 @@ func (e *Engine) verifyRg(ctx context.Context, c *collector) error {
 
 // sameLines reports whether each line of f starts with its text as read
 // through Engine.FS now (d opens it as the Go searcher does, names that
-// are not UTF-8 included). A line is held only up to its text's length.
-func (e *Engine) sameLines(d *dirOpener, f fileHits) bool {
+// are not UTF-8 included; r is reset to read it). A line is held only up
+// to its text's length.
+func (e *Engine) sameLines(d *dirOpener, r *bufio.Reader, f fileHits) bool {
 	file, err := d.open(f.path)
 	if err != nil {
 		return false
@@ -55,8 +59,18 @@ func (e *Engine) sameLines(d *dirOpener, f fileHits) bool {
 		return false
 	}
 	// rg decodes a file by its BOM (UTF-16 to UTF-8, a UTF-8 BOM
-	// dropped); read it the same way.
-	r := bufio.NewReaderSize(transform.NewReader(file, unicode.BOMOverride(transform.Nop)), 64<<10)
+	// dropped); read it the same way, and a file without one as it is.
+	plain := false
+	if ra, ok := file.(io.ReaderAt); ok {
+		var head [3]byte
+		hn, _ := ra.ReadAt(head[:], 0)
+		plain = !hasBOM(head[:hn])
+	}
+	if plain {
+		r.Reset(file)
+	} else {
+		r.Reset(transform.NewReader(file, unicode.BOMOverride(transform.Nop)))
+	}
 	var raw []byte
 	n, i := 1, 0
 	for i < len(f.lines) {
@@ -88,4 +102,10 @@ func (e *Engine) sameLines(d *dirOpener, f fileHits) bool {
 		n++
 	}
 	return true
+}
+
+// hasBOM reports whether a file starting with b has a byte-order mark
+// (UTF-8, UTF-16 LE or BE).
+func hasBOM(b []byte) bool {
+	return bytes.HasPrefix(b, []byte{0xef, 0xbb, 0xbf}) || bytes.HasPrefix(b, []byte{0xff, 0xfe}) || bytes.HasPrefix(b, []byte{0xfe, 0xff})
 }

@@ -77,8 +77,16 @@ type Engine struct {
 	// opened (neither searcher is handed it) and never counted toward a
 	// limit; Result.Denied counts such files.
 	Visible func(rel string) bool
+	// RefusedNames, when set, says whether every file Visible refuses has
+	// a base name matching one of globs (case-insensitive, gitignore
+	// style: "*.pem", ".env*"); Visible may allow some of them. When ok,
+	// rg walks a directory itself, told to skip those names (see
+	// searchRgWalk); otherwise agentls walks and hands rg the files.
+	// Unused when Visible is nil.
+	RefusedNames func() (globs []string, ok bool)
 
-	sizes sizes // the Go searcher's buffer sizes; zero = defaults (tests lower them)
+	sizes sizes             // the Go searcher's buffer sizes; zero = defaults (tests lower them)
+	trace func(step string) // tests: told "walk" when rg walked a directory itself
 }
 
 // Result is a rendered search.

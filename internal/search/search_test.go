@@ -114,6 +114,10 @@ func engines(t testing.TB, dir string) map[string]*Engine {
 	}
 	if rg, err := exec.LookPath("rg"); err == nil {
 		m[BackendRg] = &Engine{Root: dir, FS: fsys, Matcher: ignore.NewMatcher(fsys, ignore.Outer{}), RgPath: rg}
+		// A Visible that cannot say what it refuses: agentls walks, rg
+		// is handed the files (searchRgOrdered).
+		m[BackendRg+"/ordered"] = &Engine{Root: dir, FS: fsys, Matcher: ignore.NewMatcher(fsys, ignore.Outer{}), RgPath: rg,
+			Visible: func(string) bool { return true }}
 	}
 	// The Go backend on an os.Root that is a RootOpener, as ops can pass it.
 	root, err := os.OpenRoot(dir)

@@ -118,7 +118,7 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 	rg := search.FindRg()
 	engine := func(f *ops.Folder) *search.Engine {
 		fsys := c.Env.FS.FolderFS(f)
-		return &search.Engine{Root: f.Root, FS: fsys, Matcher: c.Env.matcher(f, fsys), RgPath: rg, Prefix: f.DisplayPrefix(), Visible: c.Env.visibleIn(f, true)}
+		return &search.Engine{Root: f.Root, FS: fsys, Matcher: c.Env.matcher(f, fsys), RgPath: rg, Prefix: f.DisplayPrefix(), Visible: c.Env.visibleIn(f, true), RefusedNames: c.Env.refusedNames()}
 	}
 	var (
 		res  search.Result

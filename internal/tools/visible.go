@@ -32,6 +32,16 @@ func (e *Env) visibleIn(f *ops.Folder, content bool) func(rel string) bool {
 	}
 }
 
+// refusedNames is search.Engine.RefusedNames for grep: the permission
+// rules' own (policy.Config.ReadRefusedNames), or nil when the filter
+// cannot say, and grep then walks itself.
+func (e *Env) refusedNames() func() ([]string, bool) {
+	if n, ok := e.Visible.(interface{ ReadRefusedNames() ([]string, bool) }); ok {
+		return n.ReadRefusedNames
+	}
+	return nil
+}
+
 func (e *Env) listAllowed(f *ops.Folder, rel string) bool {
 	if e.Visible == nil {
 		return true

@@ -65,6 +65,10 @@ func BenchmarkSearchTools(b *testing.B) {
 		ctx := context.Background()
 		rg.Initialize(ctx, nil)
 		goc.Initialize(ctx, nil)
+		// The watchers' first walk of the tree runs after initialize; its
+		// CPU is no grep call's.
+		rg.AwaitWatcher(1)
+		goc.AwaitWatcher(1)
 		for _, pname := range []string{"rare", "regex"} {
 			pat := patterns[pname]
 			args := map[string]any{"pattern": pat, "limit": 1000}
