@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -120,10 +121,31 @@ func UnquotePath(in string) (string, bool) {
 		return "", false
 	}
 	inner := s[1 : len(s)-1]
+	if q == '"' && strings.IndexByte(inner, '\\') >= 0 {
+		// A name as ShowName quotes it ("new\nline.txt"): its escapes
+		// stand for the bytes.
+		if u, err := strconv.Unquote(s); err == nil {
+			return u, true
+		}
+	}
 	if strings.IndexByte(inner, q) >= 0 {
 		return "", false // more than one pair: not a quoted path
 	}
 	return inner, true
+}
+
+// ShowName is a workspace-relative path as listings print it (ls, find,
+// grep): as is, or, when it holds a control character (a newline, a tab,
+// an escape sequence), Go-quoted ("new\nline.txt"), so that one name is
+// one line and cannot pass for other output. The resolvers take the
+// quoted form back (UnquotePath).
+func ShowName(rel string) string {
+	for i := 0; i < len(rel); i++ {
+		if c := rel[i]; c < 0x20 || c == 0x7f {
+			return strconv.Quote(rel)
+		}
+	}
+	return rel
 }
 
 // Within reports whether abs (clean, absolute) lies inside root (clean,

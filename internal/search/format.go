@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentls/agentls/internal/ignore"
+	"github.com/agentls/agentls/internal/ops"
 )
 
 // line is one output line of a file: a match or a context line.
@@ -168,7 +169,7 @@ files:
 			if ln.match {
 				sep = ":"
 			}
-			s.WriteString(f.path)
+			s.WriteString(ops.ShowName(f.path))
 			s.WriteString(sep)
 			s.WriteString(strconv.Itoa(ln.n))
 			s.WriteString(sep)
@@ -202,11 +203,11 @@ files:
 	}
 	switch {
 	case res.BytesCut:
-		fmt.Fprintf(&b, "[Output cut to fit the limit of %d bytes after %d matches (last shown %s:%d). Narrow the pattern, add path/glob", q.MaxBytes, res.Matches, lastPath, lastLine)
+		fmt.Fprintf(&b, "[Output cut to fit the limit of %d bytes after %d matches (last shown %s:%d). Narrow the pattern, add path/glob", q.MaxBytes, res.Matches, ops.ShowName(lastPath), lastLine)
 		if q.Context > 0 {
 			b.WriteString(", lower context")
 		}
-		fmt.Fprintf(&b, " to see the rest; to read on in %s from there: read {\"path\": %s, \"offset\": %d}.]\n", lastPath, strconv.Quote(lastPath), lastLine+1)
+		fmt.Fprintf(&b, " to see the rest; to read on in %s from there: read {\"path\": %s, \"offset\": %d}.]\n", ops.ShowName(lastPath), strconv.Quote(lastPath), lastLine+1)
 	case res.LimitHit && q.Limit >= q.MaxLimit:
 		fmt.Fprintf(&b, "[%d matches shown (limit %d, the maximum). Narrow the pattern or add path/glob to see others.]\n", res.Matches, q.Limit)
 	case res.LimitHit:

@@ -137,7 +137,7 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	}
 	var b strings.Builder
 	for _, f := range res.Paths {
-		b.WriteString(f)
+		b.WriteString(ops.ShowName(f))
 		b.WriteByte('\n')
 	}
 	switch {

@@ -121,7 +121,7 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 		fmt.Fprintf(&b, "%s: %d entries\n", dir, res.Total)
 	}
 	for _, e := range res.Entries {
-		b.WriteString(e)
+		b.WriteString(ops.ShowName(e))
 		b.WriteByte('\n')
 	}
 	if res.Total == 0 && res.IgnoredHidden == 0 {
