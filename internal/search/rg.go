@@ -36,6 +36,10 @@ func (e *Engine) rgArgs(q Query, atRoot bool, extra []string, paths ...string) [
 		// through, applies the repository's own and git's global ones.
 		"--no-ignore-parent", "--no-ignore-global",
 		"--crlf",
+		// rg memory-maps a file given by name when it is given few; a
+		// binary one given by name is searched to its end, so a 2 GiB
+		// sparse file became 2 GiB of resident pages. Read, not mapped.
+		"--no-mmap",
 		// No file can contribute more than limit+1 matches to the result.
 		"--max-count", strconv.Itoa(q.Limit + 1),
 	}
