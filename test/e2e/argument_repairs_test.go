@@ -1,7 +1,6 @@
 package e2e
 
-// Audit 14: a second sentence-by-sentence pass over TOOLS.md and
-// PROTOCOL.md, checking statements a user would notice when broken:
+// Statements of docs/tools.md and docs/protocol.md, checking statements a user would notice when broken:
 // continuation hints that do not continue, argument repairs the contract
 // promises, details and notifications missing their fields, capability-less
 // clients being asked what they cannot answer.
@@ -301,7 +300,7 @@ func TestContractEditAndWriteDetails(t *testing.T) {
 			t.Errorf("kind = %v, want write", r.Details["kind"])
 		}
 		wantContains(t, "write diff", fmt.Sprint(r.Details["unifiedDiff"]), "-hello", "+bye")
-		// PROTOCOL.md: the edit/write details carry all of these.
+		// docs/protocol.md: the edit/write details carry all of these.
 		for _, k := range []string{"kind", "uri", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"} {
 			if _, ok := r.Details[k]; !ok {
 				t.Errorf("write details lack %s: %v", k, a14cKeys(r.Details))
@@ -748,7 +747,7 @@ func TestContractHostileArgumentShapes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var r harness.Result
 			if err := c.Call(ctx, "tools/call", tc.params, &r); err != nil {
-				t.Fatalf("protocol error %v; TOOLS.md: invalid input is an isError result", err)
+				t.Fatalf("protocol error %v; docs/tools.md: invalid input is an isError result", err)
 			}
 			if !r.IsError {
 				t.Errorf("isError = false:\n%s", r.Text())

@@ -1,7 +1,7 @@
 package e2e
 
 // Contract tests of issue 5 (bash, streaming, truncation, spill,
-// secret masking, governance), written from TOOLS.md, PROTOCOL.md and the
+// secret masking, governance), written from docs/tools.md, docs/protocol.md and the
 // issue's acceptance list only.
 
 import (
@@ -683,7 +683,7 @@ func TestBashRunGovernanceCutsEveryTool(t *testing.T) {
 			t.Errorf("output was cut without a notice")
 		}
 		bashRunSpillPath(t, text, ws)
-		// TOOLS.md: the notice gives the exact call that gets more.
+		// docs/tools.md: the notice gives the exact call that gets more.
 		m := regexp.MustCompile(`lines 1-(\d+) of 900`).FindStringSubmatch(text)
 		if m == nil {
 			t.Fatalf("notice lacks the lines shown:\n%s", text[max(0, len(text)-600):])

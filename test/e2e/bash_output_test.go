@@ -1,9 +1,9 @@
 package e2e
 
-// Audit 7: the bash tool against commands models actually run — interactive
+// The bash tool against commands models actually run — interactive
 // programs with no terminal, awkward output shapes, processes that outlive
 // or ignore their shell, exit codes and signals, and cwd handling. Written
-// from TOOLS.md, PROTOCOL.md and docs/tools.md only.
+// from docs/tools.md, docs/protocol.md and docs/tools.md only.
 
 import (
 	"bufio"
@@ -110,7 +110,7 @@ func TestBashOutputHugeSingleLine(t *testing.T) {
 		t.Errorf("spill holds %d bytes, want the whole %d-byte line", len(spill), len(want))
 	}
 	t.Run("tail of the output is kept", func(t *testing.T) {
-		// TOOLS.md: "Final output keeps the tail: 2000 lines or 50 KB."
+		// docs/tools.md: "Final output keeps the tail: 2000 lines or 50 KB."
 		if !strings.Contains(text, "END-OF-LINE") {
 			t.Errorf("the last bytes of the output are missing; text ends %q", text[max(0, len(text)-120):])
 		}

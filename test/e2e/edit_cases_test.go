@@ -1,7 +1,7 @@
 package e2e
 
 // Contract tests of issue 4 (edit guard, watcher, edit, write,
-// inline-diff details), written from TOOLS.md, PROTOCOL.md and the issue's
+// inline-diff details), written from docs/tools.md, docs/protocol.md and the issue's
 // acceptance list only.
 
 import (

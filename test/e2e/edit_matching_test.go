@@ -1,7 +1,7 @@
 package e2e
 
 // Contract tests of edit, write, bash, tool_search, extension tools and
-// the protocol items around them, against design/TOOLS.md and PROTOCOL.md.
+// the protocol items around them, against docs/tools.md and docs/protocol.md.
 // Black-box: everything goes through the wire, as an editor would drive it.
 
 import (
@@ -60,7 +60,7 @@ func auditFindDetails(c *harness.Client, callID string) (auditDetailsNote, time.
 
 // --- edit -------------------------------------------------------------------
 
-// The initialize result's instructions cover the points TOOLS.md lists.
+// The initialize result's instructions cover the points docs/tools.md lists.
 func TestInstructions(t *testing.T) {
 	t.Parallel()
 	c := harness.Start(t, harness.Options{Root: t.TempDir()})
@@ -129,7 +129,7 @@ func TestBashTimeoutKillsTermIgnoringGrandchild(t *testing.T) {
 }
 
 // A grandchild that moved to its own session still counts as a grandchild
-// of the command (TOOLS.md: "no grandchild survives").
+// of the command (docs/tools.md: "no grandchild survives").
 func TestBashTimeoutKillsSetsidGrandchild(t *testing.T) {
 	t.Parallel()
 	c, _, ctx := start(t, nil)

@@ -1,7 +1,7 @@
 package e2e
 
 // Contract tests of issue 4 (edit guard, edit, write, inline-diff details),
-// written from TOOLS.md, PROTOCOL.md, the issue's acceptance list and
+// written from docs/tools.md, docs/protocol.md, the issue's acceptance list and
 // docs/tools.md / docs/protocol.md only. Helpers are prefixed a8e.
 
 import (

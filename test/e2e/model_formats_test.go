@@ -1,7 +1,7 @@
 package e2e
 
-// Black-box audit: tool calls as other agents' models emit them (Claude Code,
-// Gemini CLI, Codex, pi, crush, opencode) and common model slips. TOOLS.md
+// Tool calls as other agents' models emit them (Claude Code,
+// Gemini CLI, Codex, pi, crush, opencode) and common model slips. docs/tools.md
 // "Input is untrusted": each call must either work with its intended meaning
 // (checked on the effect: lines shown, bytes on disk, working directory) or
 // fail with a message naming what to send instead, and sending that must

@@ -1,8 +1,8 @@
 package e2e
 
 // Contract tests of the write tool and of the edit guard's
-// external-change detection, from TOOLS.md ("write", "edit", shared rules),
-// PROTOCOL.md (tools/details, workspace/externalChange) and docs/tools.md /
+// external-change detection, from docs/tools.md ("write", "edit", shared rules),
+// docs/protocol.md (tools/details, workspace/externalChange) and docs/tools.md /
 // docs/protocol.md. Only the wire and the disk are observed.
 
 import (
@@ -499,7 +499,7 @@ func TestWriteTenMegabytes(t *testing.T) {
 // --- write: paths ------------------------------------------------------------
 
 // In acceptEdits (the usual mode for an agent that edits) a path the
-// tools refuse anyway must get the refusal's reason (TOOLS.md: "refused
+// tools refuse anyway must get the refusal's reason (docs/tools.md: "refused
 // with a clear message"), not a request for the user's approval that could
 // not make it work.
 func TestWriteRefusedPathNotAskedInAcceptEdits(t *testing.T) {
