@@ -1,6 +1,7 @@
 package e2e
 
-// Statements of docs/tools.md and docs/protocol.md, checking statements a user would notice when broken:
+// Statements of docs/tools.md and docs/protocol.md a user would notice
+// when broken:
 // continuation hints that do not continue, argument repairs the contract
 // promises, details and notifications missing their fields, capability-less
 // clients being asked what they cannot answer.
