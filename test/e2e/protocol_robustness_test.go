@@ -1163,9 +1163,13 @@ func TestProtoExternalChangeKinds(t *testing.T) {
 
 	other := t.TempDir()
 	writeFiles(t, other, map[string]string{"o.txt": "o\n"})
+	armed := len(c.Notes(harness.WatcherReady))
 	c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
 		"added": []any{map[string]any{"uri": "file://" + other, "name": "other"}}, "removed": []any{},
 	}})
+	// Changes are announced from the re-armed watchers' watcherReady on
+	// (docs/protocol.md); before it, staleness is caught by the stamps.
+	c.AwaitWatcher(armed + 1)
 	if r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(other, "o.txt")}); r.IsError {
 		t.Fatal(r.Text())
 	}
