@@ -35,9 +35,6 @@ type Approval struct {
 	Action string
 }
 
-// Allowed reports whether the user allowed the call.
-func (a Approval) Allowed() bool { return a.Decision == AllowOnce || a.Decision == AllowAlways }
-
 // CanAsk reports whether ctx belongs to an MCP call whose client supports
 // elicitation.
 func CanAsk(ctx context.Context) bool {
