@@ -22,7 +22,9 @@ import (
 // declares roots on the newest version where roots are not deprecated.
 func startWithRoots(t *testing.T, launch string, roots ...string) (*sdk.Client, *sdk.ClientSession) {
 	t.Helper()
-	sess, err := session.New(session.Options{Folders: []ops.FolderSpec{{Path: launch}}, AuditDir: "-", NoUpstream: true, Log: slog.New(slog.DiscardHandler)})
+	// Sized for the client below ("test", a host not in the table), as
+	// agentls mcp sizes a session for the host that connects.
+	sess, err := session.New(session.Options{Folders: []ops.FolderSpec{{Path: launch}}, AuditDir: "-", NoUpstream: true, Log: slog.New(slog.DiscardHandler), HostCap: HostOf("test").Cap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,5 +233,43 @@ func TestRootsWaitStartsWhenTheSessionIsOpen(t *testing.T) {
 	}()
 	if ok, text := readCall(t, cs, "r.txt"); !ok || !strings.Contains(text, "client root") {
 		t.Fatalf("read in the client's root after a slow open: ok=%v %q", ok, text)
+	}
+}
+
+// The skipped-roots notice rides inside the result's budget: a result
+// filled up to the host's cap stays within it with the notice counted,
+// and the notice still reaches the model exactly once (in that result or,
+// cut from it, in the next).
+func TestSkippedRootsNoticeStaysWithinTheHostCap(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, missing := filepath.Join(base, "good"), filepath.Join(base, "missing")
+	if err := os.Mkdir(good, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat(strings.Repeat("x", 99)+"\n", 1000) // 100 KB, over the cap
+	if err := os.WriteFile(filepath.Join(good, "big.txt"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(good, "small.txt"), []byte("small\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, cs := startWithRoots(t, good, good, missing)
+	seen := 0
+	for _, name := range []string{"big.txt", "small.txt", "small.txt"} {
+		r, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read", Arguments: map[string]any{"path": name, "limit": 2000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := textOf(r)
+		if len(text) > UnknownHostBytes {
+			t.Errorf("read %s: %d bytes, over the %d-byte cap of this host", name, len(text), UnknownHostBytes)
+		}
+		seen += strings.Count(text, "roots skipped")
+	}
+	if seen != 1 {
+		t.Errorf("the skipped-roots notice reached the model %d times, want once", seen)
 	}
 }

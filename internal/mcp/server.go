@@ -328,18 +328,36 @@ func (s *Server) rootsGate(next sdk.MethodHandler) sdk.MethodHandler {
 		if refusal != "" {
 			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: refusal}}}, nil
 		}
+		// The roots the last sync skipped are named once, in the result
+		// (within its budget, so inside the host's cap); a result the
+		// notice did not reach (an approval round, a result cut before it)
+		// leaves it for the next.
+		s.mu.Lock()
+		notice := s.rootsNotice
+		s.mu.Unlock()
+		if notice != "" {
+			ctx = tools.WithNotice(ctx, notice)
+		}
 		res, err := next(ctx, method, req)
-		if r, ok := res.(*sdk.CallToolResult); ok && err == nil && r.InputRequests == nil {
+		if r, ok := res.(*sdk.CallToolResult); ok && err == nil && notice != "" && carries(r, notice) {
 			s.mu.Lock()
-			notice := s.rootsNotice
-			s.rootsNotice = ""
-			s.mu.Unlock()
-			if notice != "" {
-				r.Content = append(r.Content, &sdk.TextContent{Text: notice})
+			if s.rootsNotice == notice {
+				s.rootsNotice = ""
 			}
+			s.mu.Unlock()
 		}
 		return res, err
 	}
+}
+
+// carries reports whether a text part of r holds note.
+func carries(r *sdk.CallToolResult, note string) bool {
+	for _, c := range r.Content {
+		if t, ok := c.(*sdk.TextContent); ok && strings.Contains(t.Text, note) {
+			return true
+		}
+	}
+	return false
 }
 
 // sending drops a tools/list_changed notification the client does not need:

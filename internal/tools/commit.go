@@ -35,6 +35,16 @@ func WithCommitGate(ctx context.Context, g *CommitGate) context.Context {
 	return context.WithValue(ctx, gateKey{}, g)
 }
 
+type noticeKey struct{}
+
+// WithNotice has the result of the call made with ctx carry note after
+// what the tool wrote, inside the result's budget (a host's cap included),
+// as the executor's own notes are: the server's news for the model (roots
+// it skipped) never makes a result overrun the cap the host cuts at.
+func WithNotice(ctx context.Context, note string) context.Context {
+	return context.WithValue(ctx, noticeKey{}, note)
+}
+
 // mayCommit is asked by a tool at the moment its change would become
 // visible; an error (the context's) means it must change nothing.
 func mayCommit(ctx context.Context) error {

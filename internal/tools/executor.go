@@ -253,6 +253,9 @@ func (x *Executor) run(ctx context.Context, p *Prepared, req Request) (res Resul
 		if note := p.Norm.noticeText(); note != "" {
 			res.addNote(note)
 		}
+		if note, _ := ctx.Value(noticeKey{}).(string); note != "" {
+			res.addNote(note)
+		}
 		if len(p.Norm.Changes) > 0 {
 			res.setDetail("normalized", p.Norm.Changes)
 		}
