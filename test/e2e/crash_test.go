@@ -76,6 +76,11 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 	ctx0, cancel0 := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel0()
 	c0.Initialize(ctx0, bypass())
+	// The sweep runs with the workspace walk, in the background of
+	// initialize: wait for it (or for the deadline, then judge).
+	for until := time.Now().Add(10 * time.Second); len(tempLeftovers(t, ws)) > 0 && time.Now().Before(until); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if left := tempLeftovers(t, ws); len(left) > 0 {
 		t.Fatalf("temp files survived the first start: %v", left)
 	}
