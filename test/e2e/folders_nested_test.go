@@ -1140,13 +1140,26 @@ func TestFoldersNestedNestedExternalChangeOnce(t *testing.T) {
 					return json.Unmarshal(n.Params, &ev) == nil && n.Method == "workspace/externalChange" && ev.URI == a20fURI(p) && ev.Kind == "changed"
 				}
 			}
-			a20fPut(t, inner, map[string]string{"i.txt": "changed outside\n"})
+			// Replaced in one step (write aside, rename over): a truncate
+			// and a write a busy machine spreads over more than the settle
+			// window are two changes, each announced (TestWriteExternalBurst
+			// allows two per os.WriteFile); one change is the point here.
+			replace := func(p string) {
+				tmp := p + ".new"
+				if err := os.WriteFile(tmp, []byte("changed outside\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(tmp, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			replace(x)
 			if _, ok := c.WaitNote(10*time.Second, isFor(x)); !ok {
 				t.Fatalf("no workspace/externalChange for %s; notes: %v", x, c.Notes("workspace/externalChange"))
 			}
 			// A later change to another file is the barrier: a duplicate for
 			// x would have arrived before it.
-			a20fPut(t, outer, map[string]string{"o.txt": "changed outside\n"})
+			replace(y)
 			if _, ok := c.WaitNote(10*time.Second, isFor(y)); !ok {
 				t.Fatalf("no workspace/externalChange for %s", y)
 			}
