@@ -697,8 +697,16 @@ func openUnchanged(r *os.Root, rel, shown string, expect []byte, changed error) 
 	if err := lockExclusive(f, ReplaceLockWait); err != nil {
 		return f, nil, fmt.Errorf("replace %s: another process holds a lock on it, as an agentls changing it does (%v): %w", shown, err, ErrChanged)
 	}
-	cur, read, err := readStat(f)
-	if err != nil || !bytes.Equal(cur, expect) {
+	read, err := f.Stat()
+	if err != nil {
+		return f, nil, changed
+	}
+	// A regular file's size is exact: another size is another version,
+	// with nothing to read. Size 0 may hide content (procfs-like files).
+	if read.Size() != 0 && read.Size() != int64(len(expect)) {
+		return f, nil, changed
+	}
+	if same, err := holds(f, expect); err != nil || !same {
 		return f, nil, changed
 	}
 	return f, read, nil
@@ -709,14 +717,31 @@ func openUnchanged(r *os.Root, rel, shown string, expect []byte, changed error) 
 // final check and rename).
 const ReplaceLockWait = 2 * time.Second
 
-// readStat stats f and reads it.
-func readStat(f *os.File) ([]byte, fs.FileInfo, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
+// holdsChunk is the read size of holds: big enough that a file of
+// megabytes takes a few dozen reads, small enough to cost nothing to
+// allocate per replace.
+const holdsChunk = 256 << 10
+
+// holds reports whether r's content (to EOF) is exactly want. It compares
+// chunk by chunk as it reads, so checking a file of megabytes allocates
+// one chunk, not a copy of the file (grown as it is read).
+func holds(r io.Reader, want []byte) (bool, error) {
+	// One byte more than want: a file that grew shows it in the last read.
+	buf := make([]byte, min(len(want)+1, holdsChunk))
+	for {
+		n, err := io.ReadFull(r, buf)
+		if n > len(want) || !bytes.Equal(buf[:n], want[:n]) {
+			return false, nil
+		}
+		want = want[n:]
+		switch err {
+		case nil:
+		case io.EOF, io.ErrUnexpectedEOF:
+			return len(want) == 0, nil
+		default:
+			return false, err
+		}
 	}
-	data, err := io.ReadAll(f)
-	return data, fi, err
 }
 
 // CreateFile implements FS. The content is written to a temp file first and

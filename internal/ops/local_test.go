@@ -513,6 +513,7 @@ func TestLocalReplaceFile(t *testing.T) {
 	}{
 		{name: "unchanged: replaced, mode kept", onDisk: read, want: "new\n", mode: 0o755},
 		{name: "changed before the check", onDisk: "saved by the user\n", want: "saved by the user\n", err: ops.ErrChanged, mode: 0o644},
+		{name: "changed before the check, same size", onDisk: "as reaD\n", want: "as reaD\n", err: ops.ErrChanged, mode: 0o644},
 		{name: "a save lands after the check", onDisk: read, want: "saved late\n", err: ops.ErrChanged, mode: 0o644,
 			meanwhile: func(t *testing.T, dir string) { rename(t, dir, "f.txt", "saved late\n") }},
 		{name: "an in-place write lands after the check", onDisk: read, want: "written late\n", err: ops.ErrChanged, mode: 0o644,
