@@ -32,10 +32,11 @@ func fullEdit(b *testing.B, old []byte, edits []Edit) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	_ = TextEdits(old, res.New)
-	_ = UnifiedDiff("big.go", old, res.New)
-	_ = FirstChangedLine(old, res.New)
-	_, _ = Hash(old), Hash(res.New)
+	d := Compare(old, res.New)
+	_ = d.TextEdits()
+	_ = d.Unified("big.go")
+	_ = d.FirstChangedLine()
+	_, _ = d.Hashes()
 }
 
 // reportP50 runs f b.N times and reports the median as p50-ms.
@@ -88,6 +89,23 @@ func BenchmarkHash(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
 			_ = xxhash.Sum64(data)
+		}
+	})
+	// An edit's pair, changed in the middle: Hashes hashes the common
+	// prefix once, against hashing each text whole (reference).
+	edited := bytes.Clone(data)
+	edited[len(edited)/2] ^= 0x20
+	d := Compare(data, edited)
+	b.Run("edit-pair", func(b *testing.B) {
+		b.SetBytes(int64(2 * len(data)))
+		for b.Loop() {
+			_, _ = d.Hashes()
+		}
+	})
+	b.Run("edit-pair-reference", func(b *testing.B) {
+		b.SetBytes(int64(2 * len(data)))
+		for b.Loop() {
+			_, _ = Hash(data), Hash(edited)
 		}
 	})
 }

@@ -32,10 +32,14 @@ type TextEdit struct {
 // leading and trailing lines are cut before diffing, so a small change in a
 // large file costs two scans, not a diff of the whole file.
 func lineDiff(old, new []byte) []udiff.Edit {
-	if bytes.Equal(old, new) {
-		return nil
+	return lineDiffFrom(old, new, commonPrefix(old, new))
+}
+
+// lineDiffFrom is lineDiff given the length p of the common prefix.
+func lineDiffFrom(old, new []byte, p int) []udiff.Edit {
+	if p == len(old) && p == len(new) {
+		return nil // equal
 	}
-	p := commonPrefix(old, new)
 	p = bytes.LastIndexByte(old[:p], '\n') + 1
 	s := commonSuffix(old[p:], new[p:])
 	// Start the common suffix at a line start of both texts.
@@ -95,7 +99,20 @@ func commonSuffix(a, b []byte) int {
 // (VS Code, Neovim's 'bomb'), so positions are counted without it.
 func TextEdits(old, new []byte) []TextEdit {
 	old, new = bytes.TrimPrefix(old, []byte(bom)), bytes.TrimPrefix(new, []byte(bom))
-	edits := lineDiff(old, new)
+	return textEdits(old, lineDiff(old, new))
+}
+
+// TextEdits is the package function of the two texts.
+func (d Diff) TextEdits() []TextEdit {
+	if bytes.HasPrefix(d.old, []byte(bom)) || bytes.HasPrefix(d.new, []byte(bom)) {
+		// Positions are counted without the BOM: diff the texts after it.
+		return TextEdits(d.old, d.new)
+	}
+	return textEdits(d.old, d.lines)
+}
+
+// textEdits narrows old's line edits to TextEdits.
+func textEdits(old []byte, edits []udiff.Edit) []TextEdit {
 	out := make([]TextEdit, 0, len(edits))
 	pc := posCounter{text: old}
 	for _, e := range edits {
