@@ -111,11 +111,18 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 		return *refusal, nil
 	}
 	old, res, mode := ch.old, ch.res, ch.mode
-	details := ChangeDetails("edit", p, old, res.New)
+	diff := textedit.Compare(old, res.New)
+	// Hashing both texts is the slowest part of describing a change of
+	// megabytes: it runs while the diff is rendered and the file is
+	// written and synced (the fsync leaves the CPU idle).
+	hashes := diff.HashesLater()
+	defer hashes()
+	details := changeDetails("edit", p, old, res.New, diff)
 	details["matchLevel"] = string(res.Level)
 	details["replacements"] = len(res.Replacements)
 	if in.DryRun {
 		details["dryRun"] = true
+		details["oldHash"], details["newHash"] = hashes()
 		r := Text(fmt.Sprintf("Dry run: %s would get %s, %s (nothing written).\n%s", p.Display(), plural(res.Count, "replacement"), lineSpans(res.Replacements), details["unifiedDiff"]))
 		r.Details = details
 		return r, nil
@@ -139,6 +146,7 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 			return derefResult(r), err
 		}
 	}
+	details["oldHash"], details["newHash"] = hashes()
 	c.Reporter.Details(details)
 	text := fmt.Sprintf("Edited %s%s: %s, %s.", p.Display(), where, plural(res.Count, "replacement"), lineSpans(res.Replacements))
 	if res.Level != textedit.LevelExact {
@@ -377,19 +385,26 @@ func refuseReadOnly(p ops.Path) *Result {
 	return &r
 }
 
-// unifiedDiff is the change as a git-style diff; a new file's creates it.
-func unifiedDiff(kind string, p ops.Path, old, new []byte) string {
-	if kind == "create" {
-		return textedit.CreationDiff(p.Display(), new)
-	}
-	return textedit.UnifiedDiff(p.Display(), old, new)
-}
-
 // ChangeDetails is the tools/details payload of a file change (the
 // permission step shows the same as a tools/confirm preview).
 func ChangeDetails(kind string, p ops.Path, old, new []byte) map[string]any {
-	edits := textedit.TextEdits(old, new)
-	diff := unifiedDiff(kind, p, old, new)
+	d := textedit.Compare(old, new)
+	details := changeDetails(kind, p, old, new, d)
+	details["oldHash"], details["newHash"] = d.Hashes()
+	return details
+}
+
+// changeDetails is ChangeDetails without oldHash and newHash, for a
+// caller that hashes while it writes (textedit.Diff.HashesLater); d is
+// the comparison of old and new.
+func changeDetails(kind string, p ops.Path, old, new []byte, d textedit.Diff) map[string]any {
+	edits := d.TextEdits()
+	var diff string
+	if kind == "create" {
+		diff = textedit.CreationDiff(p.Display(), new)
+	} else {
+		diff = d.Unified(p.Display())
+	}
 	if keys, ok := changeKeyRanges(old, new); ok {
 		// The masker sees a key whole only when its BEGIN line is in the
 		// same string; these lines are masked by where they are.
@@ -411,12 +426,10 @@ func ChangeDetails(kind string, p ops.Path, old, new []byte) map[string]any {
 		"path":             p.Display(),
 		"unifiedDiff":      diff,
 		"edits":            list,
-		"firstChangedLine": textedit.FirstChangedLine(old, new),
+		"firstChangedLine": d.FirstChangedLine(),
 		// docs/protocol.md's details of edit and write carry it; a write
 		// matches nothing (edit sets the level its match used).
 		"matchLevel": "none",
-		"oldHash":    textedit.Hash(old),
-		"newHash":    textedit.Hash(new),
 	}
 }
 

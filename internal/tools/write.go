@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/textedit"
 )
 
 type writeInput struct {
@@ -56,8 +57,13 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		return *refusal, nil
 	}
 	content := []byte(in.Content)
+	// The hashes of the details are computed while the file is written
+	// (see runEdit).
+	diff := textedit.Compare(ch.old, content)
+	hashes := diff.HashesLater()
+	defer hashes()
 	if inEditor {
-		return replaceInEditor(ctx, c, p, ch.old, content)
+		return replaceInEditor(ctx, c, p, ch.old, content, diff, hashes)
 	}
 	if ch.exists {
 		old := ch.old
@@ -68,7 +74,8 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		if r, err := commitWrite(ctx, c, p, old, content, ch.mode); r != nil || err != nil {
 			return derefResult(r), err
 		}
-		details := ChangeDetails("write", p, old, content)
+		details := changeDetails("write", p, old, content, diff)
+		details["oldHash"], details["newHash"] = hashes()
 		c.Reporter.Details(details)
 		r := Text(fmt.Sprintf("Replaced %s: %s, %d bytes (was %s).", p.Display(), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
 		r.Details = details
@@ -97,7 +104,8 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		return Errorf("cannot create %s: %s. Nothing was changed.", p.Display(), writeFailure(p, err)), nil
 	}
 	c.Env.Guard.Wrote(p, content)
-	details := ChangeDetails("create", p, nil, content)
+	details := changeDetails("create", p, nil, content, diff)
+	details["oldHash"], details["newHash"] = hashes()
 	c.Reporter.Details(details)
 	r := Text(fmt.Sprintf("Created %s: %s, %d bytes.", p.Display(), plural(lineCount(content), "line"), len(content)))
 	r.Details = details
@@ -208,13 +216,15 @@ func missingDirs(fsys ops.FS, p ops.Path) []ops.Path {
 
 // replaceInEditor is write for a file open in an editor that takes edits:
 // the document's whole text is replaced in the editor.
-func replaceInEditor(ctx context.Context, c *Call, p ops.Path, old, content []byte) (Result, error) {
+// diff compares old and content; hashes waits for its hashes.
+func replaceInEditor(ctx context.Context, c *Call, p ops.Path, old, content []byte, diff textedit.Diff, hashes func() (string, string)) (Result, error) {
 	c.diagnosticsBefore(ctx, p, true)
 	saved, refusal, err := applyInEditor(ctx, c, p, old, content, "agentls: write "+p.Display())
 	if refusal != nil || err != nil {
 		return derefResult(refusal), err
 	}
-	details := ChangeDetails("write", p, old, content)
+	details := changeDetails("write", p, old, content, diff)
+	details["oldHash"], details["newHash"] = hashes()
 	details["inEditor"], details["saved"] = true, saved
 	c.Reporter.Details(details)
 	r := Text(fmt.Sprintf("Replaced %s%s: %s, %d bytes (was %s).", p.Display(), inEditorNote(saved), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
