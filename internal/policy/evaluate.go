@@ -324,6 +324,17 @@ func (c *Config) builtinAsk(k *call) (Verdict, bool) {
 			}
 		}
 	}
+	if k.fam == "bash" {
+		// The same for a command that writes there (`echo … >
+		// .agentls/settings.local.json`, `mv .agentls/settings.json x`):
+		// without this, the host's approval of a plain command was all
+		// that stood between the model and its own rules.
+		for _, p := range k.changes {
+			if configFile(p) {
+				return Verdict{Ask, BuiltinConfig, fmt.Sprintf("the command may change %s, which configures agentls itself (permission rules, tools, MCP servers), so it could grant this session more; the user must approve it", display(p))}, true
+			}
+		}
+	}
 	paths := k.args
 	if k.fam == "read" {
 		paths = k.Paths
