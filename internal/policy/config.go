@@ -228,6 +228,13 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 	if home, err := os.UserHomeDir(); err == nil {
 		c.Home = home
 	}
+	if userConfigDir != "" {
+		d := filepath.Join(userConfigDir, filepath.Dir(filepath.FromSlash(UserFile)))
+		c.UserDirs = []string{d}
+		if real := realPath(slash(d)); real != slash(d) {
+			c.UserDirs = append(c.UserDirs, real)
+		}
+	}
 	for _, s := range srcs {
 		if c.Mode == "" {
 			c.Mode = s.mode

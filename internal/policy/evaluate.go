@@ -114,6 +114,10 @@ type Config struct {
 	Folders []string
 	// Home expands ~/ patterns; "" disables them.
 	Home string
+	// UserDirs are the user's agentls directory (userConfigDir/agentls)
+	// as given and with symlinks resolved; bash writes there are asked
+	// about as writes to a folder's .agentls/ are. Empty: none.
+	UserDirs []string
 	// Limits are the sources' tool limits, highest precedence first; read
 	// them through LimitSources once the Config is in use.
 	Limits []LimitsSource
@@ -330,7 +334,7 @@ func (c *Config) builtinAsk(k *call) (Verdict, bool) {
 		// without this, the host's approval of a plain command was all
 		// that stood between the model and its own rules.
 		for _, p := range k.changes {
-			if configFile(p) {
+			if configFile(p) || c.userConfigFile(p) {
 				return Verdict{Ask, BuiltinConfig, fmt.Sprintf("the command may change %s, which configures agentls itself (permission rules, tools, MCP servers), so it could grant this session more; the user must approve it", display(p))}, true
 			}
 		}
@@ -767,6 +771,17 @@ func inGitDir(p PathRef) bool {
 // agentls reads its settings, extension tools and MCP servers.
 func configFile(p PathRef) bool {
 	return p.Rel == ConfigDir || strings.HasPrefix(p.Rel, ConfigDir+"/")
+}
+
+// userConfigFile: a path in the user's agentls directory (settings, which
+// may select bypass mode, extension tools, MCP servers).
+func (c *Config) userConfigFile(p PathRef) bool {
+	for _, d := range c.UserDirs {
+		if a := slash(p.Abs); a == slash(d) || strings.HasPrefix(a, strings.TrimSuffix(slash(d), "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // secretFile: .env* (not .env.example/.env.sample), *.pem, *.key, and SSH

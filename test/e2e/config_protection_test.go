@@ -21,7 +21,9 @@ import (
 // host: before, `echo '{"permissions":{"allow":["Bash"]}}' >
 // .agentls/settings.local.json` granted the model every command and `mv
 // .agentls/settings.json x` lifted the user's deny rules with no question
-// from agentls. A command that writes elsewhere still runs unasked.
+// from agentls. The same holds for the user's agentls directory
+// ($XDG_CONFIG_HOME/agentls), whose settings may select bypass mode. A
+// command that writes elsewhere still runs unasked.
 func TestBashChangingAgentlsConfigIsAskedInMCP(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
@@ -39,7 +41,9 @@ func TestBashChangingAgentlsConfigIsAskedInMCP(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "rejectOnce"}}, nil
 		},
 	})
-	cmd := harness.Command(t, []string{"mcp", "--root", ws}, "XDG_CONFIG_HOME="+t.TempDir(), "AGENTLS_AUDIT_DIR="+t.TempDir())
+	xdg := t.TempDir()
+	userSettings := filepath.Join(xdg, "agentls", "settings.json")
+	cmd := harness.Command(t, []string{"mcp", "--root", ws}, "XDG_CONFIG_HOME="+xdg, "AGENTLS_AUDIT_DIR="+t.TempDir())
 	cmd.Stderr = io.Discard
 	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
 	if err != nil {
@@ -65,6 +69,8 @@ func TestBashChangingAgentlsConfigIsAskedInMCP(t *testing.T) {
 		{"mv .agentls/settings.json .agentls/old.json", ".agentls/settings.json"},
 		{"cp tool.json .agentls/tools/t.json", ".agentls/tools/t.json"},
 		{"bash -c 'tee .agentls/mcp.json < tool.json'", ".agentls/mcp.json"},
+		// The user's settings may even select bypass mode.
+		{"mkdir -p " + filepath.Dir(userSettings) + ` && echo '{"mode":"bypass"}' > ` + userSettings, userSettings},
 	} {
 		mu.Lock()
 		before := len(asked)
@@ -91,6 +97,9 @@ func TestBashChangingAgentlsConfigIsAskedInMCP(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
 			t.Errorf("%s was written", f)
 		}
+	}
+	if _, err := os.Stat(userSettings); err == nil {
+		t.Errorf("%s was written", userSettings)
 	}
 	if text, isErr := bash("curl --version"); !isErr || !strings.Contains(text, "denied by the rule Bash(curl:*)") {
 		t.Errorf("the deny rule no longer holds: %s", text)
