@@ -228,6 +228,13 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 	if home, err := os.UserHomeDir(); err == nil {
 		c.Home = home
 	}
+	if userConfigDir != "" {
+		d := filepath.Join(userConfigDir, filepath.Dir(filepath.FromSlash(UserFile)))
+		c.UserDirs = []string{d}
+		if real := realPath(slash(d)); real != slash(d) {
+			c.UserDirs = append(c.UserDirs, real)
+		}
+	}
 	for _, s := range srcs {
 		if c.Mode == "" {
 			c.Mode = s.mode
@@ -259,6 +266,11 @@ func readSettings(name, file string) (Settings, *Problem, bool) {
 	var s Settings
 	data, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
+		if target, lerr := os.Readlink(file); lerr == nil {
+			// A link whose target is gone (a dotfiles checkout not
+			// there) held rules the user meant: not the same as no file.
+			return s, &Problem{File: name, Msg: fmt.Sprintf("it is a symbolic link to %s, which does not exist", target)}, false
+		}
 		return s, nil, false
 	}
 	if err != nil {
@@ -273,7 +285,47 @@ func readSettings(name, file string) (Settings, *Problem, bool) {
 		}
 		return s, &Problem{File: name, Msg: "invalid JSON: " + msg}, false
 	}
+	if why := misplacedRules(data); why != "" {
+		// Rules under another name would be dropped without a word, a
+		// deny rule among them: the file counts as broken instead.
+		return s, &Problem{File: name, Msg: why}, false
+	}
 	return s, nil, true
+}
+
+// misplacedRules names a key of a settings file (valid JSON) that was meant
+// to hold permission rules but would not be read as such: a misspelt
+// "permissions" or a rule list at the top ("permission", "deny"), or a
+// misspelt list under "permissions" ("denied", "allowed"). json.Unmarshal
+// already takes other cases of the right names ("Deny"). Claude Code's
+// other keys (env, hooks, additionalDirectories, …) are not rules.
+func misplacedRules(data []byte) string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return ""
+	}
+	const where = `permission rules go in "permissions": {"allow": [], "ask": [], "deny": []} (rules under another name would be dropped)`
+	for k, v := range top {
+		l := strings.ToLower(k)
+		if l == "permissions" {
+			var lists map[string]json.RawMessage
+			if json.Unmarshal(v, &lists) != nil {
+				continue
+			}
+			for pk := range lists {
+				switch pl := strings.ToLower(pk); {
+				case pl == "allow" || pl == "ask" || pl == "deny":
+				case strings.HasPrefix(pl, "allow") || strings.HasPrefix(pl, "ask") || strings.HasPrefix(pl, "den"):
+					return fmt.Sprintf("permissions.%s is not a rule list: use allow, ask or deny (rules under another name would be dropped)", pk)
+				}
+			}
+			continue
+		}
+		if l == "allow" || l == "ask" || l == "deny" || l == "rules" || strings.HasPrefix(l, "perm") {
+			return fmt.Sprintf("%q is not a settings key: %s", k, where)
+		}
+	}
+	return ""
 }
 
 func lineCol(data []byte, off int64) (int, int) {

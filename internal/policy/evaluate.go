@@ -114,6 +114,10 @@ type Config struct {
 	Folders []string
 	// Home expands ~/ patterns; "" disables them.
 	Home string
+	// UserDirs are the user's agentls directory (userConfigDir/agentls)
+	// as given and with symlinks resolved; bash writes there are asked
+	// about as writes to a folder's .agentls/ are. Empty: none.
+	UserDirs []string
 	// Limits are the sources' tool limits, highest precedence first; read
 	// them through LimitSources once the Config is in use.
 	Limits []LimitsSource
@@ -207,7 +211,8 @@ type call struct {
 	an          shell.Analysis
 	line        string    // normalized command line
 	risky       bool      // bash: a redirection into a file or a risky assignment
-	args        []PathRef // bash: literal path-like arguments
+	args        []PathRef // bash: literal path-like arguments and files read by redirection
+	changes     []PathRef // bash: what the line may write (see changedPaths)
 	// root and folders are the workspace as of prepare (Config.workspace),
 	// taken once per call.
 	root    string
@@ -232,6 +237,12 @@ func (c *Config) prepare(r Request) *call {
 		k.line = normalize(r.Command)
 		k.risky = lineRisks(k.an)
 		k.args = pathArgs(k.an.Commands, k, c.Home)
+		k.changes = changedPaths(k.an, k, c.Home)
+		for _, r := range k.an.Redirects {
+			if r.Reads {
+				k.args = append(k.args, literalPath(r.Path, k, c.Home)...)
+			}
+		}
 	case "read":
 		k.readOnly = true
 	default:
@@ -317,6 +328,17 @@ func (c *Config) builtinAsk(k *call) (Verdict, bool) {
 			}
 		}
 	}
+	if k.fam == "bash" {
+		// The same for a command that writes there (`echo … >
+		// .agentls/settings.local.json`, `mv .agentls/settings.json x`):
+		// without this, the host's approval of a plain command was all
+		// that stood between the model and its own rules.
+		for _, p := range k.changes {
+			if configFile(p) || c.userConfigFile(p) {
+				return Verdict{Ask, BuiltinConfig, fmt.Sprintf("the command may change %s, which configures agentls itself (permission rules, tools, MCP servers), so it could grant this session more; the user must approve it", display(p))}, true
+			}
+		}
+	}
 	paths := k.args
 	if k.fam == "read" {
 		paths = k.Paths
@@ -398,8 +420,14 @@ func (c *Config) firstMatch(rules []Rule, k *call) (Rule, bool) {
 		if toolMatches(rule, k) && c.specMatchesAny(rule, k) {
 			return rule, true
 		}
-		if k.fam == "bash" && rule.kind == kindPath && rule.Tool == "read" {
-			for _, p := range k.args {
+		if k.fam == "bash" && rule.kind == kindPath {
+			refs := k.args
+			if family(rule.Tool) == "edit" {
+				refs = k.changes
+			} else if rule.Tool != "read" {
+				refs = nil
+			}
+			for _, p := range refs {
 				if c.pathMatch(rule, p, k.root) {
 					return rule, true
 				}
@@ -745,6 +773,17 @@ func configFile(p PathRef) bool {
 	return p.Rel == ConfigDir || strings.HasPrefix(p.Rel, ConfigDir+"/")
 }
 
+// userConfigFile: a path in the user's agentls directory (settings, which
+// may select bypass mode, extension tools, MCP servers).
+func (c *Config) userConfigFile(p PathRef) bool {
+	for _, d := range c.UserDirs {
+		if a := slash(p.Abs); a == slash(d) || strings.HasPrefix(a, strings.TrimSuffix(slash(d), "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // secretFile: .env* (not .env.example/.env.sample), *.pem, *.key, and SSH
 // private keys id_<type> (not .pub).
 func secretFile(p PathRef) bool {
@@ -791,19 +830,72 @@ func pathArgs(cmds []shell.Command, k *call, home string) []PathRef {
 					continue
 				}
 				w = v
+			} else if name, v, ok := strings.Cut(w, "="); ok && isOperandName(name) {
+				// dd if=.env of=x: the value is the path; the whole
+				// word is tried too (a file may be named a=b).
+				out = append(out, literalPath(v, k, home)...)
 			}
-			if w == "" || strings.ContainsAny(w, "*?[{\n") {
+			out = append(out, literalPath(w, k, home)...)
+		}
+	}
+	return out
+}
+
+// changedPaths is what an Edit deny or ask rule is matched against for a
+// bash line: the files its redirections write and every literal argument
+// of a command that is not read-only (`rm f`, `cp x f`, `sed -i … f`,
+// `tee f`), erring towards matching as deny rules do: `cp f /tmp` counts
+// f too. Arguments of read-only commands (`cat f`) do not count.
+func changedPaths(an shell.Analysis, k *call, home string) []PathRef {
+	var out []PathRef
+	for _, r := range an.Redirects {
+		if r.Writes {
+			out = append(out, literalPath(r.Path, k, home)...)
+		}
+	}
+	var walk func(cmds []shell.Command, top bool)
+	walk = func(cmds []shell.Command, top bool) {
+		for _, cmd := range cmds {
+			walk(cmd.Inner, false)
+			// What a wrapper runs carries no ReadOnly label of its own.
+			if top && commandReadOnly(cmd) {
 				continue
 			}
-			ref := argPath(w, k, home)
-			out = append(out, ref)
-			// cat envlink (a symlink to .env), cat selflink/.env (a
-			// symlink to .): the rules also see the real path.
-			if ref.Abs != "" {
-				if real := realPath(ref.Abs); real != ref.Abs {
-					out = append(out, k.ref(real))
-				}
-			}
+			out = append(out, pathArgs([]shell.Command{{Words: cmd.Words}}, k, home)...)
+		}
+	}
+	walk(an.Commands, true)
+	return out
+}
+
+// isOperandName reports a dd-style operand name (if, of): lower-case
+// letters only, so that an assignment-looking argument like VAR=x is
+// not split.
+func isOperandName(s string) bool {
+	if s == "" || len(s) > 8 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// literalPath is the word w as path references: as written and, when
+// symlinks resolve it elsewhere (cat envlink, a symlink to .env; cat
+// selflink/.env, a symlink to .), its real path too. A word with glob
+// characters or a newline is not followed.
+func literalPath(w string, k *call, home string) []PathRef {
+	if w == "" || strings.ContainsAny(w, "*?[{\n") {
+		return nil
+	}
+	ref := argPath(w, k, home)
+	out := []PathRef{ref}
+	if ref.Abs != "" {
+		if real := realPath(ref.Abs); real != ref.Abs {
+			out = append(out, k.ref(real))
 		}
 	}
 	return out

@@ -71,6 +71,19 @@ type Analysis struct {
 	// runs) writes into a file, that is anywhere but /dev/null,
 	// /dev/stdout, /dev/stderr, a duplicated or closed descriptor.
 	WritesFile bool
+	// Redirects lists the literal file targets of the line's redirections,
+	// the lines its wrappers run included (`cat < .env`, `bash -c 'echo x
+	// > f'`), as written: a path rule must see the file `< .env` opens as
+	// it sees `cat .env`'s argument. Targets that are not one literal
+	// word, null devices, descriptors and here-documents are left out.
+	Redirects []Redirect
+}
+
+// Redirect is one literal file a redirection opens.
+type Redirect struct {
+	Path   string
+	Reads  bool // <, <>
+	Writes bool // >, >>, >|, &>, &>>, >&file, <>
 }
 
 // Options adjusts Analyze.
@@ -96,9 +109,10 @@ type analyzer struct {
 	buf     strings.Builder
 	// funcs are the functions defined in this line; calling one runs a
 	// body that is analyzed where it is defined.
-	funcs    map[string]bool
-	notRO    []string
-	destroys []string
+	funcs     map[string]bool
+	notRO     []string
+	destroys  []string
+	redirects []Redirect
 	// stdin is what each simple command of the line reads as its standard
 	// input, where that may be commands for a shell: a here-document or
 	// here-string, or a pipe. cur is the entry of the command being
@@ -155,6 +169,7 @@ func analyze(src string, opt Options, depth int) (*analyzer, Analysis) {
 func (a *analyzer) finish(res Analysis) Analysis {
 	res.ReadOnly = len(a.notRO) == 0 && len(a.destroys) == 0
 	res.Destructive = len(a.destroys) > 0
+	res.Redirects = a.redirects
 	if n := len(a.destroys) + len(a.notRO); n > 0 {
 		res.Reasons = make([]string, 0, n)
 		res.Reasons = append(res.Reasons, a.destroys...)
@@ -427,6 +442,7 @@ func (a *analyzer) inner(base string, wr wrapped) []Command {
 		for _, r := range sub.destroys {
 			a.destroy(r)
 		}
+		a.redirects = append(a.redirects, sub.redirects...)
 		if res.ParseError != nil {
 			a.notReadOnly(base + " runs a line that does not parse")
 		}
@@ -481,6 +497,7 @@ func (a *analyzer) candidates(words []word) []Command {
 
 // redirect classifies one redirection of a statement.
 func (a *analyzer) redirect(r *syntax.Redirect) {
+	a.noteTarget(r)
 	truncates := false
 	switch r.Op {
 	case syntax.RdrIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.DplIn:
@@ -513,6 +530,35 @@ func (a *analyzer) redirect(r *syntax.Redirect) {
 		return
 	}
 	a.notReadOnly(fmt.Sprintf("writes to %s via %s", target, op))
+}
+
+// noteTarget records the literal file a redirection opens.
+func (a *analyzer) noteTarget(r *syntax.Redirect) {
+	var rd Redirect
+	switch r.Op {
+	case syntax.RdrIn:
+		rd.Reads = true
+	case syntax.RdrInOut:
+		rd.Reads, rd.Writes = true, true
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrAllClob:
+		rd.Writes = true
+	case syntax.DplOut:
+		if w := r.Word.Lit(); w == "-" || isDigits(w) {
+			return
+		}
+		rd.Writes = true // >&file is &>file
+	default:
+		return // here-documents, <&N
+	}
+	if r.Word == nil {
+		return
+	}
+	w := newWord(r.Word)
+	if w.dyn || w.glob || w.lit == "" || nullDevice(w.lit) {
+		return
+	}
+	rd.Path = w.lit
+	a.redirects = append(a.redirects, rd)
 }
 
 // writesFile reports a redirection that writes somewhere other than a

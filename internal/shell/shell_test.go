@@ -283,3 +283,19 @@ func TestAnalyze(t *testing.T) {
 		})
 	}
 }
+
+// The files a line's redirections open are listed, those of the lines its
+// wrappers run too, so that path rules see `cat < .env`.
+func TestAnalyzeListsRedirectionTargets(t *testing.T) {
+	an := Analyze(`cat < .env; echo x >> out.txt 2>&1 >/dev/null; bash -c 'sort <> rw > "$f"' <<'EOF'
+body
+EOF`, Options{})
+	want := []Redirect{
+		{Path: ".env", Reads: true},
+		{Path: "out.txt", Writes: true},
+		{Path: "rw", Reads: true, Writes: true},
+	}
+	if !slices.Equal(an.Redirects, want) {
+		t.Errorf("Redirects = %+v, want %+v", an.Redirects, want)
+	}
+}

@@ -57,3 +57,56 @@ func TestBrokenSettingsNeverWeakenProtection(t *testing.T) {
 		}
 	})
 }
+
+// Rules a settings file holds under a name agentls does not read as rules
+// (a top-level "permission" or "deny", "permissions.denied") and a
+// settings file that is a symbolic link to nothing count as a broken file:
+// only read-only calls run, and the refusal names the file and the key.
+// Before, the rules were dropped without a word and `rm` ran although the
+// user had written a deny rule for it.
+func TestSettingsRulesUnderAnotherNameOrDanglingLinkFailClosed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, settings, link, want string }{
+		{name: "top-level permission", settings: `{"permission": {"deny": ["Bash(rm:*)"]}}`, want: `"permission" is not a settings key`},
+		{name: "top-level deny", settings: `{"deny": ["Bash(rm:*)"]}`, want: `"deny" is not a settings key`},
+		{name: "misspelt list", settings: `{"permissions": {"denied": ["Bash(rm:*)"]}}`, want: "permissions.denied is not a rule list"},
+		{name: "dangling symlink", link: "../shared/agentls-settings.json", want: "symbolic link to ../shared/agentls-settings.json, which does not exist"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ws := t.TempDir()
+			writeFiles(t, ws, map[string]string{"victim.txt": "keep\n", "a.txt": "hello\n"})
+			if tc.link != "" {
+				os.MkdirAll(filepath.Join(ws, ".agentls"), 0o755)
+				symlink(t, tc.link, filepath.Join(ws, ".agentls", "settings.json"))
+			} else {
+				writeFile(t, filepath.Join(ws, ".agentls", "settings.json"), tc.settings)
+			}
+			cmd := exec.Command(harness.Binary(t), "call", "bash", `{"command": "rm victim.txt"}`, "--root", ws)
+			cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "AGENTLS_AUDIT_DIR="+t.TempDir())
+			out, _ := cmd.CombinedOutput()
+			if _, err := os.Stat(filepath.Join(ws, "victim.txt")); err != nil {
+				t.Fatalf("rm ran: %s", out)
+			}
+			for _, want := range []string{".agentls/settings.json", tc.want, "only read-only calls run"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("the refusal does not say %q: %s", want, out)
+				}
+			}
+		})
+	}
+	t.Run("Claude Code's other keys are not rules", func(t *testing.T) {
+		t.Parallel()
+		ws := t.TempDir()
+		writeFiles(t, ws, map[string]string{
+			"victim.txt":             "keep\n",
+			".agentls/settings.json": `{"permissions": {"Deny": ["Bash(rm:*)"], "additionalDirectories": ["../x"]}, "env": {"A": "1"}, "hooks": {}}`,
+		})
+		cmd := exec.Command(harness.Binary(t), "call", "bash", `{"command": "rm victim.txt"}`, "--root", ws)
+		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "AGENTLS_AUDIT_DIR="+t.TempDir())
+		out, _ := cmd.CombinedOutput()
+		if !strings.Contains(string(out), "denied by the rule Bash(rm:*)") {
+			t.Errorf("the Deny list was not taken: %s", out)
+		}
+	})
+}

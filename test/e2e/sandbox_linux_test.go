@@ -119,7 +119,7 @@ func TestSandboxNamesWhatItBlocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	c, _, _, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, nil)
+	c, s, _, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, nil)
 	requireSandbox(t, res)
 
 	target := filepath.Join(outside, "f")
@@ -137,7 +137,14 @@ func TestSandboxNamesWhatItBlocked(t *testing.T) {
 		t.Fatalf("a refused connection is not explained:\n%s", r.Text())
 	}
 
+	// A write into .agentls/ is asked about even when sandboxed (the
+	// sandbox does not lift agentls's own asks); approved, the sandbox
+	// still holds it.
+	s.answers = []map[string]any{{"decision": "allowOnce"}}
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "echo '{\"mode\":\"bypass\"}' > .agentls/settings.json"})
+	if s.count() != 1 {
+		t.Errorf("a write to .agentls was asked about %d times, want once", s.count())
+	}
 	if !r.IsError || !strings.Contains(r.Text(), "is read-only in the sandbox") {
 		t.Fatalf("a write to .agentls is not explained:\n%s", r.Text())
 	}
