@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/spill"
 )
@@ -124,8 +125,12 @@ type Job struct {
 // ErrClosed refuses a start after the session closed.
 var ErrClosed = errors.New("the session is closing; no new background job is started")
 
-// TooManyError refuses a start while MaxRunning jobs run.
-type TooManyError struct{ Running []Info }
+// TooManyError refuses a start while MaxRunning jobs run. Names is how
+// the model sees the tool names; the caller sets it.
+type TooManyError struct {
+	Running []Info
+	Names   mention.Prefix
+}
 
 func (e *TooManyError) Error() string {
 	var b strings.Builder
@@ -133,7 +138,7 @@ func (e *TooManyError) Error() string {
 	for _, i := range e.Running {
 		fmt.Fprintf(&b, "\n- %s (%s, %s): %s", i.ID, i.Status, i.Runtime.Round(time.Second), i.Command)
 	}
-	b.WriteString("\nStop one with bash_kill {\"job\": …}, or wait for one to end (bash_output {\"job\": …, \"wait\": 30}).")
+	b.WriteString(e.Names.Render("\nStop one with {{bash_kill}} {\"job\": …}, or wait for one to end ({{bash_output}} {\"job\": …, \"wait\": 30})."))
 	return b.String()
 }
 

@@ -348,7 +348,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
 	}
-	sopts := session.Options{Folders: folders, Log: s.log, TestTools: s.opts.TestTools, DeferThreshold: settings.DeferThreshold,
+	sopts := session.Options{Folders: folders, Log: s.log, TestTools: s.opts.TestTools, DeferThreshold: settings.DeferThreshold, ToolNamePrefix: settings.ToolNamePrefix,
 		OnExternalChange: func(uri, kind string, readStale bool) {
 			s.conn.Notify(s.base, "workspace/externalChange", map[string]any{"uri": uri, "kind": kind, "readStale": readStale})
 		}, Editor: &policy.Settings{

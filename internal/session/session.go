@@ -18,6 +18,7 @@ import (
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ignore"
 	"github.com/agentls/agentls/internal/jobs"
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
@@ -51,6 +52,10 @@ type Options struct {
 	// Client names the client in refusals ("MCP host"; "" = "editor"),
 	// and ModeHint is how its user changes the mode ("" = none).
 	Client, ModeHint string
+	// ToolNamePrefix is how the client's model sees the tool names
+	// (initializationOptions.toolNamePrefix): the hints in results name
+	// tools so. "" for MCP hosts and the CLI.
+	ToolNamePrefix string
 	// UserConfigDir overrides the user config directory ("" = the default).
 	UserConfigDir string
 	// DeferThreshold is how many tools may be active before non-core ones
@@ -180,7 +185,7 @@ func New(opts Options) (*Session, error) {
 		}
 	}
 	guard := editguard.New(fsys)
-	env := &tools.Env{FS: fsys, Log: log, Stamps: guard, Guard: guard, Buffers: opts.Buffers, Diagnostics: opts.Diagnostics}
+	env := &tools.Env{FS: fsys, Log: log, Stamps: guard, Guard: guard, Buffers: opts.Buffers, Diagnostics: opts.Diagnostics, Names: mention.Prefix(opts.ToolNamePrefix)}
 	if opts.Buffers != nil && opts.BufferEditor != nil {
 		env.Editor = opts.BufferEditor
 		guard.UseBuffers(opts.Buffers)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/jobs"
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/shell"
@@ -159,7 +160,7 @@ func checkBashCwd(c *Call, in bashInput) (ops.Path, *Result) {
 	fi, err := c.Env.FS.Stat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return refuse(Errorf("cwd %s does not exist.%s Use a directory inside the workspace (ls shows what is there) or omit cwd to run in the workspace root.", p.Display(), c.Env.didYouMean(p, suggestDirs)))
+		return refuse(c.errorf("cwd %s does not exist.%s Use a directory inside the workspace ({{ls}} shows what is there) or omit cwd to run in the workspace root.", p.Display(), c.Env.didYouMean(p, suggestDirs)))
 	case err != nil:
 		return refuse(Errorf("cwd %s cannot be used (%s); omit cwd to run in the workspace root, or give another directory.", p.Display(), errReason(err)))
 	}
@@ -188,7 +189,7 @@ func planBash(ctx context.Context, c *Call, in bashInput) (Plan, *Result) {
 		return Plan{}, nil // parses, or bash could not judge it: the run will tell
 	}
 	msg := strings.TrimSpace(strings.ReplaceAll(string(out), "bash: -c: ", ""))
-	return Plan{}, new(Errorf("the command does not parse, so nothing was run: %s. Fix the quoting or syntax and call bash again.", msg))
+	return Plan{}, new(c.errorf("the command does not parse, so nothing was run: %s. Fix the quoting or syntax and call {{bash}} again.", msg))
 }
 
 // bashParseTimeout bounds planBash's bash -n.
@@ -219,7 +220,7 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 	}
 	res, err := startCommand(ctx, c.Env, spec)
 	if err != nil {
-		return startFailure(err, command, dir), nil
+		return startFailure(err, command, dir, c.names()), nil
 	}
 	var changed []string
 	if c.Env.Guard != nil {
@@ -233,7 +234,7 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 		}
 		return c.Env.SpillDir.Save(spillName, []byte(out))
 	}
-	r := Text(fitCommand(&res, timeout, l, onTimeout, changed, save))
+	r := Text(fitCommand(&res, timeout, l, onTimeout, changed, save, c.names()))
 	r.IsError = res.ExitCode != 0 || res.TimedOut || res.Cancelled
 	if len(changed) > 0 {
 		r.setDetail("changedFiles", changed)
@@ -273,12 +274,12 @@ func startCommand(ctx context.Context, env *Env, spec proc.Spec) (proc.Result, e
 }
 
 // startFailure tells the model why a command could not be started.
-func startFailure(err error, command, dir string) Result {
+func startFailure(err error, command, dir string, names mention.Prefix) Result {
 	switch {
 	case errors.Is(err, proc.ErrCommandNUL):
 		return Errorf("%v; nothing was run. Leave the NUL out (printf '\\0' makes one at run time), or put binary data in a file.", err)
 	case errors.Is(err, proc.ErrCommandTooLong), errors.Is(err, syscall.E2BIG):
-		return Errorf("the command is %d bytes, more than one command line can carry (%d bytes); nothing was run. Write the long part to a file (write) and have the command read it.", len(command), proc.MaxCommandBytes)
+		return errorIn(names, "the command is %d bytes, more than one command line can carry (%d bytes); nothing was run. Write the long part to a file ({{write}}) and have the command read it.", len(command), proc.MaxCommandBytes)
 	case errors.Is(err, fs.ErrPermission):
 		// exec reports a directory it could not enter as the shell's fault.
 		return Errorf("could not start the command in %s: permission denied (the directory cannot be entered, or the shell cannot be run); give another cwd, or omit it.", dir)
@@ -292,7 +293,7 @@ func startFailure(err error, command, dir string) Result {
 // changed files do not fit beside the tail, lines are given back from the
 // tail's start and the notice's line range says what is shown. An output
 // the runner kept whole is saved first (save) so the notice can say where.
-func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout string, changed []string, save func(string) (string, error)) string {
+func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout string, changed []string, save func(string) (string, error), names mention.Prefix) string {
 	saved := res.Truncated // the runner spilled the full output (or says why not)
 	// Failure lines take at most a quarter of the result: the end of the
 	// output is what the model reads first.
@@ -303,9 +304,9 @@ func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout str
 		}
 	}
 	for {
-		text := formatCommand(*res, timeout, l, onTimeout, saved)
+		text := formatCommand(*res, timeout, l, onTimeout, saved, names)
 		if len(changed) > 0 {
-			text += "\nChanged by this command (read them again before editing): " + strings.Join(changed, ", ")
+			text += names.Render("\nChanged by this command ({{read}} them again before editing): ") + strings.Join(changed, ", ")
 		}
 		over, extra := len(text)-l.BashBytes, lineCount(text)-l.BashLines
 		out := res.Output
@@ -332,7 +333,7 @@ func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout str
 
 // formatCommand is res as the model reads it; saved says the cut part of
 // the output is in res.SpillPath (or why it is not).
-func formatCommand(res proc.Result, timeout time.Duration, l Limits, onTimeout string, saved bool) string {
+func formatCommand(res proc.Result, timeout time.Duration, l Limits, onTimeout string, saved bool, names mention.Prefix) string {
 	var b strings.Builder
 	if res.Truncated {
 		if len(res.FailureLines) > 0 {
@@ -347,9 +348,9 @@ func formatCommand(res proc.Result, timeout time.Duration, l Limits, onTimeout s
 			b.WriteString(" The lines before were not saved.")
 		case res.SpillPath != "" && res.SpillCutBytes > 0:
 			// The spill file has a cap: say what it holds, not "full".
-			fmt.Fprintf(&b, " Only the start of the output is saved, in %s: it stopped near the spill file's size cap (%d MiB) and %d bytes more were not saved — read it with read {\"path\": %q, \"offset\": 1}.", res.SpillPath, spill.MaxFileBytes>>20, res.SpillCutBytes, res.SpillPath)
+			b.WriteString(names.Sprintf(" Only the start of the output is saved, in %s: it stopped near the spill file's size cap (%d MiB) and %d bytes more were not saved — read it with {{read}} {\"path\": %q, \"offset\": 1}.", res.SpillPath, spill.MaxFileBytes>>20, res.SpillCutBytes, res.SpillPath))
 		case res.SpillPath != "":
-			fmt.Fprintf(&b, " Full output: %s — read it with read {\"path\": %q, \"offset\": 1}.", res.SpillPath, res.SpillPath)
+			b.WriteString(names.Sprintf(" Full output: %s — read it with {{read}} {\"path\": %q, \"offset\": 1}.", res.SpillPath, res.SpillPath))
 		case res.SpillError != "":
 			fmt.Fprintf(&b, " The full output could not be saved: %s.", res.SpillError)
 		}
@@ -382,5 +383,5 @@ func RunExtensionCommand(ctx context.Context, c *Call, command string, timeout t
 		return Errorf("%v", err), nil
 	}
 	return runCommand(ctx, c, command, p.OS(), timeout, c.Tool, c.Env.Limits(),
-		"This tool's timeout is set by its definition file, not by the call: run it on less at a time, or run the command with bash and a larger timeout.")
+		c.hintf("This tool's timeout is set by its definition file, not by the call: run it on less at a time, or run the command with {{bash}} and a larger timeout."))
 }

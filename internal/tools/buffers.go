@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/internal/editguard"
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/textedit"
@@ -32,10 +33,10 @@ type bufferRecorder interface {
 func readBuffer(c *Call, p ops.Path, doc overlay.Doc, in readInput, l Limits) Result {
 	var notes []string
 	if disk, err := c.Env.FS.ReadFile(p); err != nil || !docEqualsDisk(doc.Text, disk) {
-		notes = append(notes, "unsaved text from the editor; the file on disk, which bash and grep see, differs")
+		notes = append(notes, c.hintf("unsaved text from the editor; the file on disk, which {{bash}} and {{grep}} see, differs"))
 	}
 	text, masked := maskKeyLines(string(doc.Text))
-	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes, l, c.mask)
+	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes, l, c.mask, c.names())
 	addKeyRedactions(&res, masked)
 	res.setDetail("editorVersion", doc.Version)
 	if !res.IsError {
@@ -86,7 +87,7 @@ func editorDoc(c *Call, p ops.Path) (doc overlay.Doc, inEditor bool, unsaved *Re
 	}
 	// The document may be the one behind: a change on disk the editor has
 	// not loaded yet looks the same from here as unsaved typing.
-	r := Errorf("%s is open in the editor and its text there differs from the file on disk (unsaved changes, or a change on disk the editor has not loaded yet), and this editor cannot take edits into its buffers; save or revert it there (revert keeps what is on disk), read it again, then retry. Nothing was changed.", p.Display())
+	r := c.errorf("%s is open in the editor and its text there differs from the file on disk (unsaved changes, or a change on disk the editor has not loaded yet), and this editor cannot take edits into its buffers; save or revert it there (revert keeps what is on disk), {{read}} it again, then retry. Nothing was changed.", p.Display())
 	return doc, false, &r
 }
 
@@ -98,7 +99,7 @@ func editorDoc(c *Call, p ops.Path) (doc overlay.Doc, inEditor bool, unsaved *Re
 func applyInEditor(ctx context.Context, c *Call, p ops.Path, old, new []byte, label string) (saved bool, refusal *Result, err error) {
 	doc, open := c.Env.Buffers.Get(p.OS())
 	if !open || !bytes.Equal(doc.Text, old) {
-		r := Errorf("%s changed in the editor while the edit was prepared; read it again and retry. Nothing was changed.", p.Display())
+		r := c.errorf("%s changed in the editor while the edit was prepared; {{read}} it again and retry. Nothing was changed.", p.Display())
 		return false, &r, nil
 	}
 	// Sending the edit is the commit: the editor may apply it at once.
@@ -132,11 +133,11 @@ func applyInEditor(ctx context.Context, c *Call, p ops.Path, old, new []byte, la
 }
 
 // inEditorNote tells the model where a change applied in the editor is.
-func inEditorNote(saved bool) string {
+func inEditorNote(saved bool, names mention.Prefix) string {
 	if saved {
 		return " in the editor (saved)"
 	}
-	return " in the editor (unsaved; bash and grep see the file on disk until it is saved)"
+	return names.Render(" in the editor (unsaved; {{bash}} and {{grep}} see the file on disk until it is saved)")
 }
 
 // derefResult is *r, or the zero Result for nil (an error is returned instead).

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/agentls/agentls/internal/editguard"
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/textedit"
 )
@@ -48,7 +49,7 @@ const MaxChangeBytes = 64 << 20
 
 // tooBigToChange refuses a change of p whose old or new content is size
 // bytes, over MaxChangeBytes; nil when it is within.
-func tooBigToChange(p ops.Path, tool string, size int64, isContent bool) *Result {
+func tooBigToChange(p ops.Path, tool string, size int64, isContent bool, names mention.Prefix) *Result {
 	if size <= MaxChangeBytes {
 		return nil
 	}
@@ -56,7 +57,7 @@ func tooBigToChange(p ops.Path, tool string, size int64, isContent bool) *Result
 	if isContent {
 		what = "the content for " + what
 	}
-	r := Errorf("%s is %s; %s changes files of up to %d MiB (it holds them in memory), so nothing was changed. Use bash instead (sed -i for a replacement, split or a script to rewrite it in parts).", what, humanBytes(size), tool, MaxChangeBytes>>20)
+	r := errorIn(names, "%s is %s; %s changes files of up to %d MiB (it holds them in memory), so nothing was changed. Use {{bash}} instead (sed -i for a replacement, split or a script to rewrite it in parts).", what, humanBytes(size), names.Of(tool), MaxChangeBytes>>20)
 	return &r
 }
 
@@ -140,7 +141,7 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 			return derefResult(r), err
 		}
 		details["inEditor"], details["saved"] = true, saved
-		where = inEditorNote(saved)
+		where = inEditorNote(saved, c.names())
 	} else {
 		if r, err := commitWrite(ctx, c, p, old, res.New, mode); r != nil || err != nil {
 			return derefResult(r), err
@@ -177,20 +178,20 @@ func checkEdit(c *Call, p ops.Path, inEditor bool, in editInput) (editCheck, *Re
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				if s := c.Env.didYouMean(p, suggestFiles); s != "" {
-					return refuse(Errorf("%s does not exist.%s To create a new file, use write.", p.Display(), s))
+					return refuse(c.errorf("%s does not exist.%s To create a new file, use {{write}}.", p.Display(), s))
 				}
-				return refuse(Errorf("%s does not exist; use write to create it.", p.Display()))
+				return refuse(c.errorf("%s does not exist; use {{write}} to create it.", p.Display()))
 			}
 			return refuse(Errorf("cannot edit %s: %v", p.Display(), err))
 		}
 		if fi.IsDir() {
-			return refuse(Errorf("%s is a directory; edit changes files.", p.Display()))
+			return refuse(c.errorf("%s is a directory; {{edit}} changes files.", p.Display()))
 		}
 		mode = fi.Mode().Perm()
-		if r := refuseWriteProtected(p, fi); r != nil {
+		if r := refuseWriteProtected(p, fi, c.names()); r != nil {
 			return editCheck{}, r
 		}
-		if r := tooBigToChange(p, "edit", fi.Size(), false); r != nil {
+		if r := tooBigToChange(p, "edit", fi.Size(), false, c.names()); r != nil {
 			return editCheck{}, r
 		}
 	}
@@ -198,20 +199,20 @@ func checkEdit(c *Call, p ops.Path, inEditor bool, in editInput) (editCheck, *Re
 	if err != nil {
 		return refuse(Errorf("%v", err))
 	}
-	if r := tooBigToChange(p, "edit", int64(len(old)), false); r != nil {
+	if r := tooBigToChange(p, "edit", int64(len(old)), false, c.names()); r != nil {
 		return editCheck{}, r
 	}
 	if !inEditor {
 		old = diskBase(c, p, old)
 	}
 	if bytes.HasPrefix(old, []byte{0xFF, 0xFE}) || bytes.HasPrefix(old, []byte{0xFE, 0xFF}) {
-		return refuse(Errorf("%s is UTF-16 encoded, and edit matches UTF-8 text only; nothing was changed. Rewrite the whole file with write (it is then saved as UTF-8), or convert it first with bash (iconv -f UTF-16 -t UTF-8).", p.Display()))
+		return refuse(c.errorf("%s is UTF-16 encoded, and {{edit}} matches UTF-8 text only; nothing was changed. Rewrite the whole file with {{write}} (it is then saved as UTF-8), or convert it first with {{bash}} (iconv -f UTF-16 -t UTF-8).", p.Display()))
 	}
 	edits := make([]textedit.Edit, len(in.Edits))
 	for i, e := range in.Edits {
 		edits[i] = textedit.Edit{OldText: e.OldText, NewText: e.NewText, ReplaceAll: e.ReplaceAll}
 	}
-	if r := refuseCopiedPlaceholders(p, old, edits); r != nil {
+	if r := refuseCopiedPlaceholders(p, old, edits, c.names()); r != nil {
 		return editCheck{}, r
 	}
 	res, err := textedit.Apply(old, edits)
@@ -361,12 +362,12 @@ func errReason(err error) string {
 // write it (chmod a-w), or which this process may not write (another
 // user's): the atomic rename needs only the directory's permission and
 // would replace it anyway, but the mode says it is not ours to change.
-func refuseWriteProtected(p ops.Path, fi fs.FileInfo) *Result {
+func refuseWriteProtected(p ops.Path, fi fs.FileInfo, names mention.Prefix) *Result {
 	mode := fi.Mode().Perm()
 	var r Result
 	switch {
 	case mode&0o200 == 0:
-		r = Errorf("%s is write-protected (mode %04o); nothing was changed. If it should change, make it writable first (bash: chmod u+w %s).", p.Display(), mode, shellQuote(p.Display()))
+		r = errorIn(names, "%s is write-protected (mode %04o); nothing was changed. If it should change, make it writable first ({{bash}}: chmod u+w %s).", p.Display(), mode, shellQuote(p.Display()))
 	case !ops.MayWrite(fi):
 		r = Errorf("%s is not writable by this process: it belongs to another user (mode %04o); nothing was changed. Leave it, or ask the user to change its owner or permissions.", p.Display(), mode)
 	default:

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentls/agentls/internal/mention"
 )
 
 // Request is one tool call as it arrives from a client.
@@ -116,6 +118,14 @@ func (x *Executor) log() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
+// names is how the client's model sees the tool names (Env.Names).
+func (x *Executor) names() mention.Prefix {
+	if x.Env == nil {
+		return ""
+	}
+	return x.Env.Names
+}
+
 func (x *Executor) newID() string {
 	return "call-" + strconv.FormatInt(x.seq.Add(1), 10)
 }
@@ -199,11 +209,16 @@ func (x *Executor) prepare(req Request, rf ReporterFactory, audit bool) (*Prepar
 		}
 	}
 	if !ok {
+		names := x.names()
 		msg := fmt.Sprintf("unknown tool %q.", req.Name)
 		if c := x.Registry.closest(req.Name); c != "" {
-			msg += fmt.Sprintf(" Did you mean %q?", c)
+			msg += fmt.Sprintf(" Did you mean %q?", names.Of(c))
 		}
-		msg += " Available tools: " + strings.Join(x.Registry.Names(), ", ") + "."
+		available := x.Registry.Names()
+		for i, n := range available {
+			available[i] = names.Of(n)
+		}
+		msg += " Available tools: " + strings.Join(available, ", ") + "."
 		return fail(Errorf("%s", msg))
 	}
 	if !x.Registry.IsActive(t.Name) {
@@ -215,13 +230,14 @@ func (x *Executor) prepare(req Request, rf ReporterFactory, audit bool) (*Prepar
 		rep = rf(req.CallID, t.Name)
 	}
 	p := &Prepared{Tool: t, Call: &Call{ID: req.CallID, Tool: t.Name, Env: x.Env, Reporter: &maskingReporter{x: x, r: rep}, mask: x.Masker}}
+	p.Norm.names = x.names()
 	args, err := normalizeArgs(req.Arguments, t.Schema, t.Aliases, t.PrepareRaw, &p.Norm)
 	if err != nil {
 		var refused refusalError
 		if errors.As(err, &refused) {
-			return fail(Errorf("%s: %v\n%s", t.Name, err, t.usage()))
+			return fail(Errorf("%s: %v\n%s", p.Norm.names.Of(t.Name), err, t.usage()))
 		}
-		return fail(Errorf("%s: %v, e.g. %s\n%s", t.Name, err, t.example(), t.usage()))
+		return fail(Errorf("%s: %v, e.g. %s\n%s", p.Norm.names.Of(t.Name), err, t.example(), t.usage()))
 	}
 	if t.Prepare != nil {
 		t.Prepare(args, &p.Norm)
@@ -238,7 +254,7 @@ func (x *Executor) prepare(req Request, rf ReporterFactory, audit bool) (*Prepar
 	}
 	in, err := t.decode(args)
 	if err != nil {
-		return fail(Errorf("%s: arguments do not fit the schema: %v\n%s", t.Name, err, t.usage()))
+		return fail(Errorf("%s: arguments do not fit the schema: %v\n%s", p.Norm.names.Of(t.Name), err, t.usage()))
 	}
 	p.Args, p.Input, p.Labels = args, in, t.labels(in)
 	return p, Result{}, true
@@ -247,6 +263,9 @@ func (x *Executor) prepare(req Request, rf ReporterFactory, audit bool) (*Prepar
 // run does permission → handler → governance for a prepared call.
 func (x *Executor) run(ctx context.Context, p *Prepared, req Request) (res Result) {
 	start := time.Now()
+	// What runs for the call (the permission step, the handler and the
+	// packages it calls) names tools as the client's model sees them.
+	ctx = mention.WithPrefix(ctx, x.names())
 	d := x.permission().Check(ctx, p)
 	defer func() {
 		res.CallID = p.Call.ID
@@ -279,7 +298,7 @@ func (x *Executor) run(ctx context.Context, p *Prepared, req Request) (res Resul
 		}()
 	}
 	if err := ctx.Err(); err != nil {
-		return Errorf("%s was cancelled before it started", p.Tool.Name)
+		return Errorf("%s was cancelled before it started", x.names().Of(p.Tool.Name))
 	}
 	return x.invoke(ctx, p)
 }
@@ -296,18 +315,19 @@ func (x *Executor) invoke(ctx context.Context, p *Prepared) (res Result) {
 	defer func() {
 		if v := recover(); v != nil {
 			x.log().Error("tool panicked", "tool", p.Tool.Name, "callId", p.Call.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			res = Errorf("internal error in %s: %v. This is a bug in agentls, not in your call; try another way.", p.Tool.Name, v)
+			res = Errorf("internal error in %s: %v. This is a bug in agentls, not in your call; try another way.", x.names().Of(p.Tool.Name), v)
 		}
 	}()
 	r, err := p.Tool.run(ctx, p.Call, p.Input)
 	if err != nil {
+		name := x.names().Of(p.Tool.Name)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return Errorf("%s stopped: the call's time limit ran out.", p.Tool.Name)
+			return Errorf("%s stopped: the call's time limit ran out.", name)
 		}
 		if ctx.Err() != nil {
-			return Errorf("%s was cancelled by the client.", p.Tool.Name)
+			return Errorf("%s was cancelled by the client.", name)
 		}
-		return Errorf("%s failed: %v", p.Tool.Name, err)
+		return Errorf("%s failed: %v", name, err)
 	}
 	return r
 }

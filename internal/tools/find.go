@@ -52,7 +52,7 @@ func NewFind(l Limits) *Tool {
 		Aliases:     map[string]string{"glob": "pattern", "name": "pattern"},
 		PrepareRaw: func(args map[string]any, n *Normalization) {
 			if v, ok := args["case_sensitive"]; ok && falsy(v) {
-				n.refuse("case_sensitive: false is not supported: find matches names case-sensitively. Put both cases in the pattern instead, e.g. \"*.{go,GO}\" or \"[Rr]eadme*\".")
+				n.refuse("case_sensitive: false is not supported: {{find}} matches names case-sensitively. Put both cases in the pattern instead, e.g. \"*.{go,GO}\" or \"[Rr]eadme*\".")
 			}
 		},
 		Tweak: func(s map[string]any) {
@@ -89,7 +89,7 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	m := c.Env.matcher(p.Folder, fsys)
 	switch {
 	case p.Rel == ".git" || strings.HasPrefix(p.Rel, ".git/"):
-		return Text(fmt.Sprintf("%s is inside .git, which is never searched (it is git's database, not project files; includeIgnored does not change that). Use git through bash instead, e.g. git ls-files or git ls-tree -r HEAD.", p.Display())), nil
+		return Text(c.hintf("%s is inside .git, which is never searched (it is git's database, not project files; includeIgnored does not change that). Use git through {{bash}} instead, e.g. git ls-files or git ls-tree -r HEAD.", p.Display())), nil
 	case !in.IncludeIgnored && p.Rel != "." && p.Rel != "" && m.Ignored(p.Rel, true):
 		return Text(fmt.Sprintf("%s is ignored by .gitignore/.ignore/.agentlsignore rules, so nothing was searched. Call again with includeIgnored: true to search it.", p.Display())), nil
 	}
@@ -108,16 +108,16 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return Errorf("%s does not exist.%s Use ls to look at its parent directory.", p.Display(), c.Env.didYouMean(p, suggestDirs)), nil
+			return c.errorf("%s does not exist.%s Use {{ls}} to look at its parent directory.", p.Display(), c.Env.didYouMean(p, suggestDirs)), nil
 		case errors.Is(err, finder.ErrNotDir):
-			return Errorf("%s is a file; find searches directories (use read for the file).", p.Display()), nil
+			return c.errorf("%s is a file; {{find}} searches directories (use {{read}} for the file).", p.Display()), nil
 		case ctx.Err() != nil:
 			return Result{}, err
 		case errors.Is(err, fs.ErrPermission):
 			// Worded as grep's refusal of the same directory.
-			return Errorf("find %q: cannot search %s: %s", in.Pattern, p.Display(), ignore.ErrReason(err)), nil
+			return c.errorf("{{find}} %q: cannot search %s: %s", in.Pattern, p.Display(), ignore.ErrReason(err)), nil
 		}
-		return Errorf("find %q: %v", in.Pattern, err), nil
+		return c.errorf("{{find}} %q: %v", in.Pattern, err), nil
 	}
 	where := p.Display()
 	if where == "." {

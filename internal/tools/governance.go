@@ -275,10 +275,11 @@ func (x *Executor) budget(t *Tool, r *Result) {
 			r.setDetail("spillPath", p)
 		}
 	}
+	names := x.names()
 	notice := func(from, to, shown int) string {
-		n := fmt.Sprintf("[output cut to the %d-byte result budget of %s: showing lines %d-%d of %d (%d of %d bytes).", limit, t.Name, from, to, totalLines, shown, len(text))
+		n := fmt.Sprintf("[output cut to the %d-byte result budget of %s: showing lines %d-%d of %d (%d of %d bytes).", limit, names.Of(t.Name), from, to, totalLines, shown, len(text))
 		if maxLines > 0 {
-			n = fmt.Sprintf("[output cut to the result budget of %s (%d bytes, %d lines): showing lines %d-%d of %d (%d of %d bytes).", t.Name, limit, maxLines, from, to, totalLines, shown, len(text))
+			n = fmt.Sprintf("[output cut to the result budget of %s (%d bytes, %d lines): showing lines %d-%d of %d (%d of %d bytes).", names.Of(t.Name), limit, maxLines, from, to, totalLines, shown, len(text))
 		}
 		if spilled != "" {
 			// The call that gets what was cut: the lines after the head,
@@ -287,7 +288,7 @@ func (x *Executor) budget(t *Tool, r *Result) {
 			if t.KeepTail {
 				next = 1
 			}
-			n += fmt.Sprintf(" Full output saved to %s; continue with read {\"path\": %q, \"offset\": %d}.", spilled, spilled, next)
+			n += names.Sprintf(" Full output saved to %s; continue with {{read}} {\"path\": %q, \"offset\": %d}.", spilled, spilled, next)
 		}
 		return n + "]"
 	}

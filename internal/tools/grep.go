@@ -65,7 +65,7 @@ func NewGrep(l Limits) *Tool {
 			"A": "context", "-A": "context", "B": "context", "-B": "context", "-F": "literal"},
 		PrepareRaw: func(args map[string]any, n *Normalization) {
 			if truthy(args["multiline"]) || truthy(args["-U"]) {
-				n.refuse("multiline is not supported: grep matches one line at a time. Search for one of the lines and add context (e.g. {\"pattern\": \"func main\", \"context\": 5}) to see the lines around it.")
+				n.refuse("multiline is not supported: {{grep}} matches one line at a time. Search for one of the lines and add context (e.g. {\"pattern\": \"func main\", \"context\": 5}) to see the lines around it.")
 			}
 			mapGrepExtras(args, n)
 		},
@@ -89,19 +89,19 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		// (suggesting a flag the tool does not have), the Go searcher
 		// would report no match.
 		first, _, _ := strings.Cut(strings.ReplaceAll(in.Pattern, `\n`, "\n"), "\n")
-		return Errorf("grep matches one line at a time, so a pattern containing a newline (\\n) cannot match. Search for one of the lines (e.g. %q) and add context: N to see the lines around it.", first), nil
+		return c.errorf("{{grep}} matches one line at a time, so a pattern containing a newline (\\n) cannot match. Search for one of the lines (e.g. %q) and add context: N to see the lines around it.", first), nil
 	}
 	if matchesCR(in.Pattern, in.Literal) {
 		// Lines are searched without their terminator, a CRLF's \r
 		// included: rg refuses such a pattern (suggesting a flag the tool
 		// does not have), the Go searcher would report no match.
-		return Errorf("grep searches each line without its line ending (the \\r of CRLF files included), so a pattern containing \\r cannot match. Leave the \\r out; to anchor at the end of a line use $."), nil
+		return c.errorf("{{grep}} searches each line without its line ending (the \\r of CRLF files included), so a pattern containing \\r cannot match. Leave the \\r out; to anchor at the end of a line use $."), nil
 	}
 	if strings.IndexByte(in.Pattern, 0) >= 0 {
 		// A file with a NUL byte is binary, and both searchers skip
 		// binary files, so such a pattern cannot match (and rg cannot
 		// even take it as an argument).
-		return Errorf("pattern contains a NUL byte, which no text file holds: grep skips binary files (those with NUL bytes). Search for the text around it, or inspect a binary file with bash (e.g. grep -c -a PATTERN FILE)."), nil
+		return c.errorf("pattern contains a NUL byte, which no text file holds: {{grep}} skips binary files (those with NUL bytes). Search for the text around it, or inspect a binary file with {{bash}} (e.g. grep -c -a PATTERN FILE)."), nil
 	}
 	hidden := true
 	if in.Hidden != nil {
@@ -155,7 +155,7 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 	if err != nil {
 		var pe *search.PathError
 		if errors.As(err, &pe) && errors.Is(pe.Err, fs.ErrNotExist) && p.Folder != nil {
-			return Errorf("path %q does not exist in the workspace.%s Use find or ls to locate it, or omit path to search everything.", p.Display(), c.Env.didYouMean(p, suggestAny)), nil
+			return c.errorf("path %q does not exist in the workspace.%s Use {{find}} or {{ls}} to locate it, or omit path to search everything.", p.Display(), c.Env.didYouMean(p, suggestAny)), nil
 		}
 		if pe != nil || ctx.Err() == nil {
 			return Errorf("%v", err), nil
@@ -167,9 +167,9 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		switch at := firstNUL(fsys, rel); {
 		case at < 0:
 		case at < binarySniffBytes:
-			text += fmt.Sprintf("\n[%s is a binary file (it holds NUL bytes), and grep skips binary files; read says what kind of file it is.]", p.Display())
+			text += c.hintf("\n[%s is a binary file (it holds NUL bytes), and {{grep}} skips binary files; {{read}} says what kind of file it is.]", p.Display())
 		default:
-			text += fmt.Sprintf("\n[%s is a binary file (it holds NUL bytes, the first at byte %d), and grep skips binary files, so it was not searched; to search it as text use bash: grep -a PATTERN FILE.]", p.Display(), at)
+			text += c.hintf("\n[%s is a binary file (it holds NUL bytes, the first at byte %d), and {{grep}} skips binary files, so it was not searched; to search it as text use {{bash}}: grep -a PATTERN FILE.]", p.Display(), at)
 		}
 	}
 	if res.Denied > 0 {

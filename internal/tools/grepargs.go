@@ -32,7 +32,7 @@ func mapGrepExtras(args map[string]any, n *Normalization) {
 		case known:
 			n.notice("ignored `type`: `glob` was given; put the file types in the glob, e.g. %s", g)
 		default:
-			n.notice("ignored `type` (%s): grep has no file types; select files with glob, e.g. {\"pattern\": \"…\", \"glob\": \"*.go\"}", jsonKind(v))
+			n.notice("ignored `type` (%s): {{grep}} has no file types; select files with glob, e.g. {\"pattern\": \"…\", \"glob\": \"*.go\"}", jsonKind(v))
 		}
 	}
 	for _, k := range []string{"output_mode", "outputMode"} {
@@ -43,7 +43,7 @@ func mapGrepExtras(args map[string]any, n *Normalization) {
 				continue
 			}
 			n.add("dropped unknown field %q", k)
-			n.notice("ignored `%s` (%s): grep always prints matching lines as path:line:text, so the files are the first field of each line; use find to list files by name", k, jsonKind(v))
+			n.notice("ignored `%s` (%s): {{grep}} always prints matching lines as path:line:text, so the files are the first field of each line; use {{find}} to list files by name", k, jsonKind(v))
 		}
 	}
 }

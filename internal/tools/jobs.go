@@ -2,14 +2,16 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/agentls/agentls/internal/sandbox"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/agentls/agentls/internal/jobs"
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/proc"
+	"github.com/agentls/agentls/internal/sandbox"
 )
 
 // Names of the job tools, deferred until a background job exists.
@@ -139,20 +141,24 @@ func startJob(c *Call, in bashInput, dir string, l Limits) Result {
 	j, err := c.Env.Jobs.Start(spec, exec, c.ID)
 	if err != nil {
 		release()
+		var tm *jobs.TooManyError
+		if errors.As(err, &tm) {
+			tm.Names = c.names()
+		}
 		return Errorf("%v", err)
 	}
 	if err := j.StartError(); err != nil {
-		r := startFailure(err, in.Command, dir)
+		r := startFailure(err, in.Command, dir, c.names())
 		r.setDetail("job", j.ID)
 		r.setDetail("status", j.Status())
 		return r
 	}
 	o := j.Read(context.Background(), 0, nil, nil)
 	var b strings.Builder
-	writeJobLines(&b, j.ID, o, l)
+	writeJobLines(&b, j.ID, o, l, c.names())
 	r := Result{}
 	if o.Running {
-		fmt.Fprintf(&b, "[%s is running in the background (%s so far). Read new output with bash_output {\"job\": %q} (\"wait\": seconds to wait for it, \"filter\": a regular expression); stop it with bash_kill {\"job\": %q}.]", j.ID, roundRuntime(o.Runtime), j.ID, j.ID)
+		b.WriteString(c.hintf("[%s is running in the background (%s so far). Read new output with {{bash_output}} {\"job\": %q} (\"wait\": seconds to wait for it, \"filter\": a regular expression); stop it with {{bash_kill}} {\"job\": %q}.]", j.ID, roundRuntime(o.Runtime), j.ID, j.ID))
 	} else {
 		fmt.Fprintf(&b, "[%s ended within its first %d s: %s.]", j.ID, BashJobEarlyWait, o.Status)
 		r.IsError = j.Failed()
@@ -185,7 +191,7 @@ func runBashOutput(ctx context.Context, c *Call, in bashOutputInput, l Limits) R
 	}
 	o := j.Read(ctx, wait, re, tick)
 	var b strings.Builder
-	writeJobLines(&b, j.ID, o, l)
+	writeJobLines(&b, j.ID, o, l, c.names())
 	switch n := o.To - o.From + 1; {
 	case n <= 0 && wait > 0 && o.Running:
 		fmt.Fprintf(&b, "[No new output in %s of waiting.]\n", wait.Round(time.Millisecond))
@@ -242,14 +248,14 @@ func runBashKill(ctx context.Context, c *Call, in bashKillInput) Result {
 
 // writeJobLines writes a read's new lines, first saying which new lines are
 // only in the spill file.
-func writeJobLines(b *strings.Builder, id string, o jobs.Output, l Limits) {
+func writeJobLines(b *strings.Builder, id string, o jobs.Output, l Limits, names mention.Prefix) {
 	if o.Lost > 0 {
 		fmt.Fprintf(b, "[Lines %d-%d of the new output are no longer in memory (a job keeps its last %d lines / %d bytes).", o.From, o.From+o.Lost-1, l.BashLines, l.BashBytes)
 		switch {
 		case o.SpillPath != "" && o.SpillCut > 0:
-			fmt.Fprintf(b, " The spill file %s holds the output from its start up to its size cap; read it with read {\"path\": %q, \"offset\": %d}.", o.SpillPath, o.SpillPath, o.From)
+			b.WriteString(names.Sprintf(" The spill file %s holds the output from its start up to its size cap; read it with {{read}} {\"path\": %q, \"offset\": %d}.", o.SpillPath, o.SpillPath, o.From))
 		case o.SpillPath != "":
-			fmt.Fprintf(b, " All of %s's output is in %s: read {\"path\": %q, \"offset\": %d}.", id, o.SpillPath, o.SpillPath, o.From)
+			b.WriteString(names.Sprintf(" All of %s's output is in %s: {{read}} {\"path\": %q, \"offset\": %d}.", id, o.SpillPath, o.SpillPath, o.From))
 		case o.SpillErr != "":
 			fmt.Fprintf(b, " They could not be saved: %s.", o.SpillErr)
 		}

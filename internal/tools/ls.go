@@ -62,7 +62,7 @@ func NewLs(l Limits) *Tool {
 				if dir, _ := args["path"].(string); dir != "" && dir != "." {
 					ex = exampleJSON("pattern", "*", "path", dir)
 				}
-				n.notice("ignored `%s`: ls lists one directory; find lists a whole tree, e.g. find %s", k, ex)
+				n.notice("ignored `%s`: {{ls}} lists one directory; {{find}} lists a whole tree, e.g. {{find}} %s", k, ex)
 			}
 		},
 		Tweak: func(s map[string]any) {
@@ -101,9 +101,9 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return Errorf("%s does not exist.%s Use find to locate it, or ls the parent directory.", p.Display(), c.Env.didYouMean(p, suggestDirs)), nil
+			return c.errorf("%s does not exist.%s Use {{find}} to locate it, or {{ls}} the parent directory.", p.Display(), c.Env.didYouMean(p, suggestDirs)), nil
 		case errors.Is(err, finder.ErrNotDir):
-			return Errorf("%s is a file, not a directory; use read to see its content.", p.Display()), nil
+			return c.errorf("%s is a file, not a directory; use {{read}} to see its content.", p.Display()), nil
 		}
 		return Result{}, err
 	}
@@ -129,22 +129,22 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 	}
 	if res.Truncated {
 		if limit >= l.lsMax() {
-			fmt.Fprintf(&b, "[Showing %d of %d entries (limit %d, the maximum). To see the rest, ls a subdirectory or use find with a pattern.]\n", len(res.Entries), res.Total, limit)
+			b.WriteString(c.hintf("[Showing %d of %d entries (limit %d, the maximum). To see the rest, {{ls}} a subdirectory or use {{find}} with a pattern.]\n", len(res.Entries), res.Total, limit))
 		} else {
 			next := min(l.lsMax(), max(limit*2, res.Total))
-			fmt.Fprintf(&b, "[Showing %d of %d entries (limit %d). Call ls again with limit=%d, or use find with a pattern to narrow.]\n", len(res.Entries), res.Total, limit, next)
+			b.WriteString(c.hintf("[Showing %d of %d entries (limit %d). Call {{ls}} again with limit=%d, or use {{find}} with a pattern to narrow.]\n", len(res.Entries), res.Total, limit, next))
 		}
 	}
 	inGit := p.Rel == ".git" || strings.HasPrefix(p.Rel, ".git/")
 	switch {
 	case inGit && !in.IncludeIgnored:
-		b.WriteString("[.git is git's database, not project files: its entries are hidden, and grep and find never search it. Use git through bash (git log, git show, git ls-files), or call ls again with includeIgnored: true to see the entries.]\n")
+		b.WriteString(c.hintf("[.git is git's database, not project files: its entries are hidden, and {{grep}} and {{find}} never search it. Use git through {{bash}} (git log, git show, git ls-files), or call {{ls}} again with includeIgnored: true to see the entries.]\n"))
 	case inGit:
 	case m != nil && p.Rel != "." && m.Ignored(p.Rel, true):
 		if in.IncludeIgnored {
-			b.WriteString("[This directory itself is ignored by ignore rules (.gitignore, .ignore, .agentlsignore or git's exclude files); grep and find skip it unless includeIgnored is set.]\n")
+			b.WriteString(c.hintf("[This directory itself is ignored by ignore rules (.gitignore, .ignore, .agentlsignore or git's exclude files); {{grep}} and {{find}} skip it unless includeIgnored is set.]\n"))
 		} else {
-			b.WriteString("[This directory itself is ignored by ignore rules (.gitignore, .ignore, .agentlsignore or git's exclude files), so everything in it is too. Call ls again with includeIgnored: true to list it; grep and find take includeIgnored as well.]\n")
+			b.WriteString(c.hintf("[This directory itself is ignored by ignore rules (.gitignore, .ignore, .agentlsignore or git's exclude files), so everything in it is too. Call {{ls}} again with includeIgnored: true to list it; {{grep}} and {{find}} take includeIgnored as well.]\n"))
 		}
 	}
 	if n := res.IgnoredHidden; n > 0 && !inGit {
@@ -167,7 +167,7 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 			}
 		}
 		if len(others) > 0 {
-			fmt.Fprintf(&b, "[The workspace has %d more folder(s), reached by absolute paths: %s. List one with ls {\"path\": %q}.]\n", len(others), strings.Join(others, ", "), others[0])
+			b.WriteString(c.hintf("[The workspace has %d more folder(s), reached by absolute paths: %s. List one with {{ls}} {\"path\": %q}.]\n", len(others), strings.Join(others, ", "), others[0]))
 		}
 	}
 	r := Text(strings.TrimRight(b.String(), "\n"))

@@ -23,7 +23,7 @@ const keyValueSecret = "Xk2p9Lq7vR4mZt"
 func TestReadMasksKeyValueSecretsBeforeNumbering(t *testing.T) {
 	m := secrets.New(nil)
 	for name, content := range keyValueSecrets {
-		res := readWhole(name, []byte(content), readInput{}, DefaultLimits(), m)
+		res := readWhole(name, []byte(content), readInput{}, DefaultLimits(), m, "")
 		if txt := res.Content[0].Text; strings.Contains(txt, keyValueSecret) || !strings.Contains(txt, "[REDACTED:") {
 			t.Errorf("read %s leaked the value:\n%s", name, txt)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/textedit"
 )
@@ -42,10 +43,10 @@ func copiedPlaceholder(file []byte, text string) string {
 
 // refuseCopiedPlaceholders answers an edit whose oldText or newText holds a
 // masked secret's placeholder.
-func refuseCopiedPlaceholders(p ops.Path, old []byte, edits []textedit.Edit) *Result {
+func refuseCopiedPlaceholders(p ops.Path, old []byte, edits []textedit.Edit, names mention.Prefix) *Result {
 	for i, e := range edits {
 		if m := copiedPlaceholder(old, e.OldText); m != "" {
-			r := Errorf("oldText of edit %d contains %s: a secret in %s is masked in what you read, and the file holds the real value, which agentls never shows, so it cannot match. Make oldText end before the masked part or start after it; to change or remove that line itself, ask the user (or use bash, e.g. sed, on a pattern that leaves the value out).", i+1, m, p.Display())
+			r := errorIn(names, "oldText of edit %d contains %s: a secret in %s is masked in what you read, and the file holds the real value, which agentls never shows, so it cannot match. Make oldText end before the masked part or start after it; to change or remove that line itself, ask the user (or use {{bash}}, e.g. sed, on a pattern that leaves the value out).", i+1, m, p.Display())
 			return &r
 		}
 		if m := copiedPlaceholder(old, e.NewText); m != "" {
@@ -58,12 +59,12 @@ func refuseCopiedPlaceholders(p ops.Path, old []byte, edits []textedit.Edit) *Re
 
 // refuseCopiedContent answers a write whose content holds a masked
 // secret's placeholder (old is the file's content, nil for a new file).
-func refuseCopiedContent(p ops.Path, old []byte, content string) *Result {
+func refuseCopiedContent(p ops.Path, old []byte, content string, names mention.Prefix) *Result {
 	m := copiedPlaceholder(old, content)
 	if m == "" {
 		return nil
 	}
-	r := Errorf("content contains %s, the mask of a secret you have not seen (copied from a masked read): writing it would put the placeholder in %s instead of the real value. Use edit for the lines you change and leave the masked line out of it. Nothing was changed.", m, p.Display())
+	r := errorIn(names, "content contains %s, the mask of a secret you have not seen (copied from a masked read): writing it would put the placeholder in %s instead of the real value. Use {{edit}} for the lines you change and leave the masked line out of it. Nothing was changed.", m, p.Display())
 	return &r
 }
 

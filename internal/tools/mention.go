@@ -1,6 +1,6 @@
 package tools
 
-import "strings"
+import "github.com/agentls/agentls/internal/mention"
 
 // The core tools' descriptions and Instructions name other tools as
 // {{name}}: a host may list the tools to its model under other names (VS
@@ -17,43 +17,7 @@ const MaxToolNamePrefix = 32
 
 // Mentions replaces each {{name}} in text with prefix+name. Text without
 // marks is returned as is.
-func Mentions(text, prefix string) string {
-	if !strings.Contains(text, "{{") {
-		return text
-	}
-	var b strings.Builder
-	b.Grow(len(text) + 8*len(prefix))
-	for {
-		i := strings.Index(text, "{{")
-		if i < 0 {
-			break
-		}
-		j := strings.Index(text[i+2:], "}}")
-		if j < 0 || !isToolName(text[i+2:i+2+j]) {
-			b.WriteString(text[:i+2])
-			text = text[i+2:]
-			continue
-		}
-		b.WriteString(text[:i])
-		b.WriteString(prefix)
-		b.WriteString(text[i+2 : i+2+j])
-		text = text[i+2+j+2:]
-	}
-	b.WriteString(text)
-	return b.String()
-}
-
-func isToolName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
-			return false
-		}
-	}
-	return true
-}
+func Mentions(text, prefix string) string { return mention.Prefix(prefix).Render(text) }
 
 // ValidToolNamePrefix reports whether p can prefix a tool name in every
 // host: letters, digits, "_" and "-", at most MaxToolNamePrefix bytes.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/agentls/agentls/internal/mention"
 )
 
 // Normalization records what the lenient input repair changed; it is
@@ -25,11 +27,14 @@ type Normalization struct {
 	// sent is, for a field given under another name, the name the model
 	// used, so that a wrong value is reported under it.
 	sent map[string]string
+	// names renders the {{tool}} marks of notices and refusals for the
+	// client (Env.Names); set by the executor before normalizing.
+	names mention.Prefix
 }
 
 // notice tells the model msg alongside the result.
 func (n *Normalization) notice(format string, args ...any) {
-	n.notices = append(n.notices, fmt.Sprintf(format, args...))
+	n.notices = append(n.notices, n.names.Sprintf(format, args...))
 }
 
 // harmlessExtras are fields models add to every call that carry no
@@ -62,7 +67,7 @@ func (n *Normalization) noticeText() string {
 // refuse fails the call with msg (see refusal).
 func (n *Normalization) refuse(format string, args ...any) {
 	if n.refusal == "" {
-		n.refusal = fmt.Sprintf(format, args...)
+		n.refusal = n.names.Sprintf(format, args...)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/text/encoding/unicode"
 
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/ops"
 )
 
@@ -117,7 +118,7 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 		return Errorf("cannot read %s: %v", p.Display(), err), nil
 	}
 	if fi.IsDir() {
-		return Errorf("%s is a directory, not a file; use ls to list it (ls {\"path\": %q}).", p.Display(), p.Display()), nil
+		return c.errorf("%s is a directory, not a file; use {{ls}} to list it ({{ls}} {\"path\": %q}).", p.Display(), p.Display()), nil
 	}
 	if !fi.Mode().IsRegular() {
 		return Errorf("%s is not a regular file (%s); only files can be read.", p.Display(), fi.Mode().Type()), nil
@@ -145,7 +146,7 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 		recordRead(c.Env.Stamps, p, fi, data, 0, 0)
 		return r, nil
 	}
-	res := readWhole(p.Display(), data, in, l, c.mask)
+	res := readWhole(p.Display(), data, in, l, c.mask, c.names())
 	if !res.IsError {
 		from, _ := res.Details["fromLine"].(int)
 		to, _ := res.Details["toLine"].(int)
@@ -155,13 +156,13 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 }
 
 // readWhole is what read shows of a text file held whole (data).
-func readWhole(display string, data []byte, in readInput, l Limits, m Masker) Result {
+func readWhole(display string, data []byte, in readInput, l Limits, m Masker, names mention.Prefix) Result {
 	text, notes, isBinary, kind := decodeText(data)
 	if isBinary {
-		return binaryRefusal(kind, int64(len(data)))
+		return binaryRefusal(kind, int64(len(data)), names)
 	}
 	text, masked := maskKeyLines(text)
-	res := formatLines(display, text, in.Offset, in.Limit, notes, l, m)
+	res := formatLines(display, text, in.Offset, in.Limit, notes, l, m, names)
 	addKeyRedactions(&res, masked)
 	return res
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/secrets"
 )
@@ -41,6 +42,7 @@ func readLarge(ctx context.Context, c *Call, p ops.Path, file io.Reader, fi fs.F
 // streamLines is readLarge's pass over file (fileSize bytes, named display):
 // the result, and the xxhash64 of every byte read.
 func streamLines(ctx context.Context, display string, file io.Reader, fileSize int64, in readInput, l Limits, m Masker) (Result, uint64, error) {
+	names := mention.FromContext(ctx)
 	digest := xxhash.New()
 	br := bufio.NewReaderSize(io.TeeReader(file, digest), 64<<10)
 	head, _ := br.Peek(binarySniffBytes)
@@ -48,10 +50,10 @@ func streamLines(ctx context.Context, display string, file io.Reader, fileSize i
 		return imageTooLarge(display, img, fileSize), 0, nil
 	}
 	if bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}) {
-		return Errorf("%s is UTF-16 text of %s, too large to decode in one read (over %d bytes); read a part of it with bash, e.g. iconv -f UTF-16 -t UTF-8 %s | sed -n '1,%dp'.", display, humanBytes(fileSize), ReadStreamBytes, shellQuote(display), l.ReadLines), 0, nil
+		return errorIn(names, "%s is UTF-16 text of %s, too large to decode in one read (over %d bytes); read a part of it with {{bash}}, e.g. iconv -f UTF-16 -t UTF-8 %s | sed -n '1,%dp'.", display, humanBytes(fileSize), ReadStreamBytes, shellQuote(display), l.ReadLines), 0, nil
 	}
 	if bytes.IndexByte(head, 0) >= 0 || binarySniff(head) {
-		return binaryRefusal(binaryKind(head), fileSize), 0, nil
+		return binaryRefusal(binaryKind(head), fileSize, names), 0, nil
 	}
 	var notes []string
 	if bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}) {
@@ -59,6 +61,7 @@ func streamLines(ctx context.Context, display string, file io.Reader, fileSize i
 		notes = append(notes, "UTF-8 BOM stripped")
 	}
 	w := newReadWindow(display, in.Offset, in.Limit, l)
+	w.names = names
 	w.mask = m
 	// Enough of a line to show what read shows of it: ReadLineChars
 	// characters of up to 4 bytes.
@@ -185,6 +188,6 @@ func imageTooLarge(display, img string, size int64) Result {
 }
 
 // binaryRefusal is read's answer for a binary file.
-func binaryRefusal(kind string, size int64) Result {
-	return Errorf("binary file (%s, %s); not read. Use bash with a suitable tool (e.g. xxd, file, strings) if you must inspect it.", kind, humanBytes(size))
+func binaryRefusal(kind string, size int64, names mention.Prefix) Result {
+	return errorIn(names, "binary file (%s, %s); not read. Use {{bash}} with a suitable tool (e.g. xxd, file, strings) if you must inspect it.", kind, humanBytes(size))
 }

@@ -58,7 +58,7 @@ func TestStreamLinesMatchesWholeRead(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(tc.content)
-			want := readWhole("f.txt", data, tc.in, l, nil)
+			want := readWhole("f.txt", data, tc.in, l, nil, "")
 			got, hash, err := streamLines(context.Background(), "f.txt", bytes.NewReader(data), int64(len(data)), tc.in, l, nil)
 			if err != nil {
 				t.Fatal(err)

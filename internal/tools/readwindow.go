@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentls/agentls/internal/mention"
 )
 
 // readWindow builds what read shows: numbered lines from offset on, within
@@ -31,6 +33,8 @@ type readWindow struct {
 	// cut at ReadLineChars is no longer recognisable. nil: no masking.
 	mask   Masker
 	counts map[string]int
+	// names renders the tool mentions of the notices (Env.Names).
+	names mention.Prefix
 }
 
 func newReadWindow(display string, offset, limit int, l Limits) *readWindow {
@@ -98,7 +102,7 @@ func (w *readWindow) add(n int, text string, size, chars int) bool {
 // within the byte limit.
 func (w *readWindow) lineTooLong(n, size int) *Result {
 	l := w.l
-	r := Text(fmt.Sprintf("Line %d of %s is %s (%d bytes), too long to show within the %d-byte read limit, so nothing is shown. Read a window of it with bash, e.g. sed -n '%dp' %s | cut -b 1-%d (then -b %d-%d, …).",
+	r := Text(w.names.Sprintf("Line %d of %s is %s (%d bytes), too long to show within the %d-byte read limit, so nothing is shown. Read a window of it with {{bash}}, e.g. sed -n '%dp' %s | cut -b 1-%d (then -b %d-%d, …).",
 		n, w.display, humanBytes(int64(size)), size, l.ReadBytes, n, shellQuote(w.display), l.ReadBytes/4, l.ReadBytes/4+1, l.ReadBytes/2))
 	r.setDetail("fromLine", n)
 	r.setDetail("toLine", n)
@@ -186,8 +190,8 @@ func (w *readWindow) render(header, tail, body string, k, total int, byteCut boo
 		out := strings.TrimRight(b.String(), "\n")
 		b.Reset()
 		b.WriteString(out)
-		fmt.Fprintf(&b, "\n[%d line(s) longer than %d characters were cut (the first: line %d). See the rest of a line with bash, e.g. sed -n '%dp' %s | cut -c %d-%d (then %d-%d, …).]",
-			cut, l.ReadLineChars, first, first, shellQuote(w.display), l.ReadLineChars+1, 2*l.ReadLineChars, 2*l.ReadLineChars+1, 3*l.ReadLineChars)
+		b.WriteString(w.names.Sprintf("\n[%d line(s) longer than %d characters were cut (the first: line %d). See the rest of a line with {{bash}}, e.g. sed -n '%dp' %s | cut -c %d-%d (then %d-%d, …).]",
+			cut, l.ReadLineChars, first, first, shellQuote(w.display), l.ReadLineChars+1, 2*l.ReadLineChars, 2*l.ReadLineChars+1, 3*l.ReadLineChars))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -210,13 +214,13 @@ func emptyOrBeyond(display string, total, offset int) *Result {
 
 // formatLines renders the numbered window of text that the limits allow.
 // Each line is masked by m (nil: none) before it is cut and numbered.
-func formatLines(display, text string, offset, limit int, notes []string, l Limits, m Masker) Result {
+func formatLines(display, text string, offset, limit int, notes []string, l Limits, m Masker, names mention.Prefix) Result {
 	total := strings.Count(text, "\n")
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		total++ // a final newline ends the last line; its absence does not
 	}
 	w := newReadWindow(display, offset, limit, l)
-	w.mask = m
+	w.mask, w.names = m, names
 	if emptyOrBeyond(display, total, w.offset) == nil {
 		// What the window will hold, at most: the text and the numbers.
 		w.b.Grow(min(len(text), l.ReadBytes) + min(total-w.offset+1, w.maxLines)*10)

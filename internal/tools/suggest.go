@@ -14,7 +14,7 @@ import (
 // notFound is read's answer for a missing file: up to three similarly
 // named files, then how to look for it.
 func (e *Env) notFound(p ops.Path) Result {
-	return Errorf("%s not found.%s Use find to locate the file by name (e.g. find %s) or ls to look at the directory.",
+	return e.errorf("%s not found.%s Use {{find}} to locate the file by name (e.g. {{find}} %s) or {{ls}} to look at the directory.",
 		p.Display(), e.didYouMean(p, suggestFiles), exampleJSON("pattern", "*"+path.Ext(p.Rel)))
 }
 

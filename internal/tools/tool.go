@@ -18,6 +18,7 @@ import (
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ignore"
 	"github.com/agentls/agentls/internal/jobs"
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/sandbox"
@@ -96,6 +97,11 @@ type Env struct {
 	// drop the folder's shared ignore matcher (Matchers) before returning.
 	// nil: nobody is told.
 	FolderReopened func(f *ops.Folder)
+	// Names is how the client's model sees the tool names
+	// (initializationOptions.toolNamePrefix; "" for MCP hosts and the CLI):
+	// every hint that points to a tool names it so. Set before the first
+	// call, never changed.
+	Names mention.Prefix
 	// Sandbox confines bash commands (and extension tools' commands) when
 	// the settings enable it; nil = never sandboxed.
 	Sandbox *sandbox.Sandbox
@@ -155,6 +161,42 @@ type Call struct {
 	// sandboxOnly: the permission step allowed the command because it runs
 	// sandboxed (RequireSandbox); it must not run any other way.
 	sandboxOnly bool
+}
+
+// names is how the client's model sees the tool names (Env.Names).
+func (c *Call) names() mention.Prefix {
+	if c == nil || c.Env == nil {
+		return ""
+	}
+	return c.Env.Names
+}
+
+// errorf is Errorf for text that names tools as {{name}}: the marks in
+// format are rendered for the client, the arguments are data.
+func (c *Call) errorf(format string, args ...any) Result {
+	return errorIn(c.names(), format, args...)
+}
+
+// errorf is Call.errorf for code that has the Env only.
+func (e *Env) errorf(format string, args ...any) Result {
+	var names mention.Prefix
+	if e != nil {
+		names = e.Names
+	}
+	return errorIn(names, format, args...)
+}
+
+// errorIn is Errorf naming tools for the client: names renders the
+// {{tool}} marks of format.
+func errorIn(names mention.Prefix, format string, args ...any) Result {
+	r := Text(names.Sprintf(format, args...))
+	r.IsError = true
+	return r
+}
+
+// hintf is Sprintf for text that names tools as {{name}} (errorf).
+func (c *Call) hintf(format string, args ...any) string {
+	return c.names().Sprintf(format, args...)
 }
 
 // RequireSandbox marks the call as allowed only to run sandboxed: if the

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/toolsearch"
 )
 
@@ -52,7 +53,7 @@ func NewToolSearch(reg *Registry) *Tool {
 			l["description"] = fmt.Sprintf("maximum number of tools to return (default %d, maximum %d)", ToolSearchDefaultLimit, ToolSearchMaxLimit)
 		},
 		Run: func(ctx context.Context, c *Call, in toolSearchInput) (Result, error) {
-			r := runToolSearch(reg, in)
+			r := runToolSearch(reg, in, c.names())
 			// Tools a search cannot see yet (a server still starting)
 			// would otherwise look like tools that do not exist.
 			if notes := reg.SearchNotes(); len(notes) > 0 && len(r.Content) > 0 {
@@ -63,7 +64,15 @@ func NewToolSearch(reg *Registry) *Tool {
 	})
 }
 
-func runToolSearch(reg *Registry, in toolSearchInput) Result {
+func runToolSearch(reg *Registry, in toolSearchInput, names mention.Prefix) Result {
+	// Names in the text are the model's; details keep the registry's.
+	shownNames := func(ns []string) string {
+		out := make([]string, len(ns))
+		for i, n := range ns {
+			out[i] = names.Of(n)
+		}
+		return strings.Join(out, ", ")
+	}
 	limit := in.Limit
 	if limit <= 0 {
 		limit = ToolSearchDefaultLimit
@@ -88,50 +97,50 @@ func runToolSearch(reg *Registry, in toolSearchInput) Result {
 	// rather than that nothing matches.
 	if len(hits) == 0 {
 		if hits := toolsearch.Rank(in.Query, searchDocs(enabled), limit); len(hits) > 0 {
-			names := make([]string, len(hits))
+			found := make([]string, len(hits))
 			for i, h := range hits {
-				names[i] = enabled[h.Index].Name
+				found[i] = enabled[h.Index].Name
 			}
-			r := Text(fmt.Sprintf("Already in your tool list (enabled by an earlier search or call) and matching %q: %s. Call them by name.", shown, strings.Join(names, ", ")))
+			r := Text(fmt.Sprintf("Already in your tool list (enabled by an earlier search or call) and matching %q: %s. Call them by name.", shown, shownNames(found)))
 			r.setDetail("activated", []string{})
 			return r
 		}
 	}
 	if len(deferred) == 0 {
-		r := Text(fmt.Sprintf("There are no deferred tools: every tool is already in your tool list (%s). Use one of those.", strings.Join(reg.Names(), ", ")))
+		r := Text(fmt.Sprintf("There are no deferred tools: every tool is already in your tool list (%s). Use one of those.", shownNames(reg.Names())))
 		r.setDetail("activated", []string{})
 		return r
 	}
 	if len(hits) == 0 {
-		names := make([]string, 0, min(len(deferred), ToolSearchListedNames))
+		listed := make([]string, 0, min(len(deferred), ToolSearchListedNames))
 		for _, t := range deferred[:min(len(deferred), ToolSearchListedNames)] {
-			names = append(names, t.Name)
+			listed = append(listed, t.Name)
 		}
 		more := ""
-		if n := len(deferred) - len(names); n > 0 {
+		if n := len(deferred) - len(listed); n > 0 {
 			more = fmt.Sprintf(" and %d more", n)
 		}
-		r := Errorf("No deferred tool matches %q. Deferred tools: %s%s. Search again with other words, or call one of these by name.", shown, strings.Join(names, ", "), more)
+		r := Errorf("No deferred tool matches %q. Deferred tools: %s%s. Search again with other words, or call one of these by name.", shown, shownNames(listed), more)
 		r.setDetail("activated", []string{})
 		return r
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tool(s) match %q, best first. They are now enabled: call them by name.\n", len(hits), shown)
-	names := make([]string, len(hits))
+	activated := make([]string, len(hits))
 	matches := make([]map[string]any, len(hits))
 	for i, h := range hits {
 		t := deferred[h.Index]
-		names[i] = t.Name
+		activated[i] = t.Name
 		matches[i] = map[string]any{"name": t.Name, "score": h.Score, "source": t.Source}
 		schema, err := json.Marshal(t.Schema)
 		if err != nil {
 			schema = []byte(`{"type":"object"}`)
 		}
-		fmt.Fprintf(&b, "\n## %s\n%s\nInput schema: %s\n", t.Name, strings.TrimSpace(t.Description), schema)
+		fmt.Fprintf(&b, "\n## %s\n%s\nInput schema: %s\n", names.Of(t.Name), strings.TrimSpace(t.DescriptionFor(string(names))), schema)
 	}
-	reg.Activate(names...)
+	reg.Activate(activated...)
 	r := Text(strings.TrimRight(b.String(), "\n"))
-	r.setDetail("activated", names)
+	r.setDetail("activated", activated)
 	r.setDetail("matches", matches)
 	return r
 }

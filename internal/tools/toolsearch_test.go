@@ -260,15 +260,15 @@ func TestToolSearchDescriptionNumbers(t *testing.T) {
 func TestToolSearchAnswersEdgeQueries(t *testing.T) {
 	reg, _ := newSearchRegistry(t, extensionLike(t, 3, true))
 	long := strings.Repeat("zq", 5000)
-	r := runToolSearch(reg, toolSearchInput{Query: long})
+	r := runToolSearch(reg, toolSearchInput{Query: long}, "")
 	if !r.IsError || strings.Contains(r.TextOf(), long[:toolSearchEcho+1]) || !strings.Contains(r.TextOf(), long[:toolSearchEcho]+"…") {
 		t.Errorf("a 10,000-character query: %.300q, want it echoed cut at %d characters", r.TextOf(), toolSearchEcho)
 	}
-	if r := runToolSearch(reg, toolSearchInput{Query: "  "}); !r.IsError || !strings.Contains(r.TextOf(), "`query` is empty") {
+	if r := runToolSearch(reg, toolSearchInput{Query: "  "}, ""); !r.IsError || !strings.Contains(r.TextOf(), "`query` is empty") {
 		t.Errorf("blank query: %q", r.TextOf())
 	}
-	runToolSearch(reg, toolSearchInput{Query: "database migrations"})
-	r = runToolSearch(reg, toolSearchInput{Query: "database migrations"})
+	runToolSearch(reg, toolSearchInput{Query: "database migrations"}, "")
+	r = runToolSearch(reg, toolSearchInput{Query: "database migrations"}, "")
 	if r.IsError || !strings.Contains(r.TextOf(), "Already in your tool list") || !strings.Contains(r.TextOf(), "db_migrate") {
 		t.Errorf("the same search again: %q", r.TextOf())
 	}

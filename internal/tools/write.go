@@ -99,7 +99,7 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 			return Result{}, cmp.Or(ctx.Err(), err)
 		}
 		if errors.Is(err, fs.ErrExist) {
-			return Errorf("%s appeared while writing; read it, then write again.", p.Display()), nil
+			return c.errorf("%s appeared while writing; {{read}} it, then {{write}} again.", p.Display()), nil
 		}
 		return Errorf("cannot create %s: %s. Nothing was changed.", p.Display(), writeFailure(p, err)), nil
 	}
@@ -131,9 +131,9 @@ func checkWrite(c *Call, p ops.Path, inEditor bool, in writeInput) (writeCheck, 
 		// would put a look-alike beside it.
 		// Quoted by hand: %q would escape U+00A0 and U+202F, and the name
 		// must pass back as printed.
-		return refuse(Errorf("\"%s\" does not exist, and \"%s\" differs from it only in spaces, quotes or Unicode form. Nothing was written: to replace that file, read it and write to its exact name \"%s\"; to make a new file, choose a name that does not look like it.", asked, p.Display(), p.Display()))
+		return refuse(c.errorf("\"%s\" does not exist, and \"%s\" differs from it only in spaces, quotes or Unicode form. Nothing was written: to replace that file, {{read}} it and {{write}} to its exact name \"%s\"; to make a new file, choose a name that does not look like it.", asked, p.Display(), p.Display()))
 	}
-	if r := tooBigToChange(p, "write", int64(len(in.Content)), true); r != nil {
+	if r := tooBigToChange(p, "write", int64(len(in.Content)), true, c.names()); r != nil {
 		return writeCheck{}, r
 	}
 	if inEditor {
@@ -144,7 +144,7 @@ func checkWrite(c *Call, p ops.Path, inEditor bool, in writeInput) (writeCheck, 
 		if bytes.Equal(old, []byte(in.Content)) {
 			return refuse(Errorf("no change: %s already has exactly this content.", p.Display()))
 		}
-		if r := refuseCopiedContent(p, old, in.Content); r != nil {
+		if r := refuseCopiedContent(p, old, in.Content, c.names()); r != nil {
 			return writeCheck{}, r
 		}
 		return writeCheck{exists: true, old: old}, nil
@@ -154,10 +154,10 @@ func checkWrite(c *Call, p ops.Path, inEditor bool, in writeInput) (writeCheck, 
 	case err == nil && fi.IsDir():
 		return refuse(Errorf("%s is a directory; give a file path.", p.Display()))
 	case err == nil:
-		if r := refuseWriteProtected(p, fi); r != nil {
+		if r := refuseWriteProtected(p, fi, c.names()); r != nil {
 			return writeCheck{}, r
 		}
-		if r := tooBigToChange(p, "write", fi.Size(), false); r != nil {
+		if r := tooBigToChange(p, "write", fi.Size(), false, c.names()); r != nil {
 			return writeCheck{}, r
 		}
 		old, err := c.Env.Guard.CheckRead(p)
@@ -168,14 +168,14 @@ func checkWrite(c *Call, p ops.Path, inEditor bool, in writeInput) (writeCheck, 
 		if bytes.Equal(old, []byte(in.Content)) {
 			return refuse(Errorf("no change: %s already has exactly this content.", p.Display()))
 		}
-		if r := refuseCopiedContent(p, old, in.Content); r != nil {
+		if r := refuseCopiedContent(p, old, in.Content, c.names()); r != nil {
 			return writeCheck{}, r
 		}
 		return writeCheck{exists: true, old: old, mode: fi.Mode().Perm()}, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return refuse(Errorf("cannot write %s: %v", p.Display(), err))
 	}
-	if r := refuseCopiedContent(p, nil, in.Content); r != nil {
+	if r := refuseCopiedContent(p, nil, in.Content, c.names()); r != nil {
 		return writeCheck{}, r
 	}
 	return writeCheck{}, nil
@@ -227,7 +227,7 @@ func replaceInEditor(ctx context.Context, c *Call, p ops.Path, old, content []by
 	details["oldHash"], details["newHash"] = hashes()
 	details["inEditor"], details["saved"] = true, saved
 	c.Reporter.Details(details)
-	r := Text(fmt.Sprintf("Replaced %s%s: %s, %d bytes (was %s).", p.Display(), inEditorNote(saved), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
+	r := Text(fmt.Sprintf("Replaced %s%s: %s, %d bytes (was %s).", p.Display(), inEditorNote(saved, c.names()), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
 	r.Details = details
 	return r, nil
 }
