@@ -24,12 +24,14 @@ func TestMain(m *testing.M) {
 }
 
 // scriptCmds are the commands scripts have beyond testscript's own: those
-// that make workspaces a txtar file cannot hold (script_cmds_read_test.go)
-// those that check edit results (script_cmds_edit_test.go) and those
-// that read the numbers a tool list states (script_cmds_governance_test.go).
+// that make workspaces a txtar file cannot hold (script_cmds_read_test.go),
+// those that check edit results (script_cmds_edit_test.go), those that
+// read the numbers a tool list states (script_cmds_governance_test.go) and
+// those that read a call's permission decision from the audit log
+// (script_cmds_permissions_test.go).
 func scriptCmds(t *testing.T) map[string]func(*testscript.TestScript, bool, []string) {
 	cmds := readScriptCmds()
-	for _, more := range []map[string]func(*testscript.TestScript, bool, []string){editScriptCmds(), governanceScriptCmds()} {
+	for _, more := range []map[string]func(*testscript.TestScript, bool, []string){editScriptCmds(), governanceScriptCmds(), permissionScriptCmds()} {
 		for name, f := range more {
 			if _, dup := cmds[name]; dup {
 				t.Fatalf("script command %q is defined twice", name)
