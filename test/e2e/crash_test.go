@@ -30,9 +30,8 @@ func bigContent(variant byte, size int) []byte {
 	return b.Bytes()
 }
 
-// tempLeftovers lists the atomic-write temp files below dir.
-func tempLeftovers(t *testing.T, dir string) []string {
-	t.Helper()
+// tempLeftovers lists the atomic-write temp files anywhere below dir.
+func tempLeftovers(dir string) []string {
 	var out []string
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && strings.HasPrefix(d.Name(), ops.TempPrefix) {
@@ -41,6 +40,17 @@ func tempLeftovers(t *testing.T, dir string) []string {
 		return nil
 	})
 	return out
+}
+
+// sweptLeftovers waits for a fresh start's temp-file sweep, which runs
+// with the workspace walk in the background of initialize, and returns
+// what is left when it is done or 10 s have passed.
+func sweptLeftovers(t *testing.T, dir string) []string {
+	t.Helper()
+	for until := time.Now().Add(10 * time.Second); len(tempLeftovers(dir)) > 0 && time.Now().Before(until); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return tempLeftovers(dir)
 }
 
 // TestCrashDuringWriteLeavesOldOrNew SIGKILLs agentls at a random moment of
@@ -76,12 +86,7 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 	ctx0, cancel0 := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel0()
 	c0.Initialize(ctx0, bypass())
-	// The sweep runs with the workspace walk, in the background of
-	// initialize: wait for it (or for the deadline, then judge).
-	for until := time.Now().Add(10 * time.Second); len(tempLeftovers(t, ws)) > 0 && time.Now().Before(until); {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if left := tempLeftovers(t, ws); len(left) > 0 {
+	if left := sweptLeftovers(t, ws); len(left) > 0 {
 		t.Fatalf("temp files survived the first start: %v", left)
 	}
 	c0.CallTool(ctx0, "read", map[string]any{"path": "big.txt", "limit": 5})
@@ -100,7 +105,7 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 		c := harness.Start(t, harness.Options{Root: ws})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		c.Initialize(ctx, bypass())
-		if left := tempLeftovers(t, ws); len(left) > 0 {
+		if left := sweptLeftovers(t, ws); len(left) > 0 {
 			t.Fatalf("iteration %d: temp files survived the start: %v", i, left)
 		}
 		if r := c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "limit": 5}); r.IsError {
@@ -133,7 +138,7 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 		default:
 			t.Fatalf("iteration %d: torn file: %d bytes, neither old nor new", i, len(got))
 		}
-		if len(tempLeftovers(t, ws)) > 0 {
+		if len(tempLeftovers(ws)) > 0 {
 			leftovers++
 		}
 	}
@@ -142,7 +147,7 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c.Initialize(ctx, bypass())
-	if left := tempLeftovers(t, ws); len(left) > 0 {
+	if left := sweptLeftovers(t, ws); len(left) > 0 {
 		t.Fatalf("temp files survived the final start: %v", left)
 	}
 	t.Logf("%d kills within %v of the request: %d after the write landed, %d before; %d left a temp file that the next start removed",

@@ -186,18 +186,6 @@ func TestEditTraceEditsOfDifferentFilesRunInParallel(t *testing.T) {
 	}
 }
 
-// a19aTemps lists the atomic-write temp files anywhere below root.
-func a19aTemps(root string) []string {
-	var out []string
-	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(d.Name(), ops.TempPrefix) {
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out
-}
-
 // Issue 4, crash safety: "no temp files are left behind at the next start
 // (clean them up)". A crashed writer's temp file (its process is gone) is
 // planted deterministically, so the clean-up is tested even when no kill
@@ -220,8 +208,8 @@ func TestEditTraceCrashLeftoverTempRemovedAtNextStart(t *testing.T) {
 	}
 	c, ctx := startIn(t, ws, bypass())
 	c.CallTool(ctx, "ls", map[string]any{})
-	if !waitUntil(3*time.Second, func() bool { return len(a19aTemps(ws)) == 0 }) {
-		t.Errorf("crash leftovers still there after the next start: %v", a19aTemps(ws))
+	if !waitUntil(3*time.Second, func() bool { return len(tempLeftovers(ws)) == 0 }) {
+		t.Errorf("crash leftovers still there after the next start: %v", tempLeftovers(ws))
 	}
 	for _, f := range users {
 		if _, err := os.Stat(filepath.Join(ws, f)); err != nil {
@@ -253,7 +241,7 @@ func TestEditTraceSecondProcessKeepsARunningWrite(t *testing.T) {
 			res <- r
 		}()
 		var temps []string
-		if !waitUntil(20*time.Second, func() bool { temps = a19aTemps(ws); return len(temps) > 0 }) {
+		if !waitUntil(20*time.Second, func() bool { temps = tempLeftovers(ws); return len(temps) > 0 }) {
 			<-res
 			continue
 		}

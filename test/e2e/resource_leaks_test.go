@@ -240,17 +240,6 @@ func a17lCancelled(c *harness.Client, parent context.Context, name string, args 
 	}
 }
 
-func a17lTmpFiles(root string) []string {
-	var out []string
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(d.Name(), ".agentls-tmp-") {
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out
-}
-
 func a17lRegularFiles(root string) map[string]int64 {
 	out := map[string]int64{}
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -827,7 +816,7 @@ func TestLeakTempFiles(t *testing.T) {
 		}
 	}
 	var left []string
-	if !a17lPoll(2*time.Second, func() bool { left = a17lTmpFiles(ws); return len(left) == 0 }) {
+	if !a17lPoll(2*time.Second, func() bool { left = tempLeftovers(ws); return len(left) == 0 }) {
 		t.Errorf("temp files left 2 s after the last reply: %v", left)
 	}
 }
@@ -947,17 +936,17 @@ func TestLeakTempFilesAfterCrash(t *testing.T) {
 	for attempt := 0; attempt < 5 && len(left) == 0; attempt++ {
 		c, ctx := a17lStart(t, ws)
 		go c.TryCallTool(ctx, "write", map[string]any{"path": fmt.Sprintf("big%d.txt", attempt), "content": big})
-		a17lPoll(5*time.Second, func() bool { left = a17lTmpFiles(ws); return len(left) > 0 })
+		a17lPoll(5*time.Second, func() bool { left = tempLeftovers(ws); return len(left) > 0 })
 		c.Cmd.Process.Kill()
 		c.Wait(5 * time.Second)
-		left = a17lTmpFiles(ws)
+		left = tempLeftovers(ws)
 	}
 	if len(left) == 0 {
 		t.Skip("no kill landed while a temp file existed")
 	}
 	c, ctx := a17lStart(t, ws)
 	c.CallTool(ctx, "ls", map[string]any{})
-	if !a17lPoll(3*time.Second, func() bool { left = a17lTmpFiles(ws); return len(left) == 0 }) {
+	if !a17lPoll(3*time.Second, func() bool { left = tempLeftovers(ws); return len(left) == 0 }) {
 		t.Errorf("temp files of a crashed agentls left after the next start: %v", left)
 	}
 }
@@ -1272,7 +1261,7 @@ func TestLeakCancelledWriteChangesNothing(t *testing.T) {
 		t.Errorf("write answered -32800 but, 2 s later, what it created is there: %v", got)
 	}
 	var left []string
-	if !a17lPoll(2*time.Second, func() bool { left = a17lTmpFiles(ws); return len(left) == 0 }) {
+	if !a17lPoll(2*time.Second, func() bool { left = tempLeftovers(ws); return len(left) == 0 }) {
 		t.Errorf("temp files left: %v", left)
 	}
 }
