@@ -88,3 +88,46 @@ func BenchmarkReadOverLines(b *testing.B) {
 }
 
 const initializedLine = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+
+// BenchmarkFloorOverLines is BenchmarkReadOverLines's reference, run in the
+// same process: the smallest go-sdk server (bench/mcp/sdkserver's, a no-op
+// tool answering "ok") on the SDK's IOTransport over the same pipes and
+// lines. The difference between the two is what agentls adds per call.
+func BenchmarkFloorOverLines(b *testing.B) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "floor", Version: "1"}, nil)
+	type noArgs struct{}
+	sdk.AddTool(srv, &sdk.Tool{Name: "none", Description: "returns ok"},
+		func(context.Context, *sdk.CallToolRequest, noArgs) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok\n"}}}, nil, nil
+		})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(context.Background(), &sdk.IOTransport{Reader: inR, Writer: outW}) }()
+	out := bufio.NewReader(outR)
+	roundTrip := func(line string) string {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		if line == initializedLine {
+			return ""
+		}
+		reply, err := out.ReadString('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return reply
+	}
+	roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	roundTrip(initializedLine)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"none","arguments":{}}}`
+	if reply := roundTrip(call); !strings.Contains(reply, `"ok\n"`) {
+		b.Fatalf("the floor answered %s", reply)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		roundTrip(call)
+	}
+	inW.Close()
+	<-done
+}
