@@ -111,13 +111,17 @@ type Env struct {
 	limits atomic.Pointer[Limits]
 }
 
-// SetLimits sets the session's limits (zero fields: the defaults).
-func (e *Env) SetLimits(l Limits) { e.limits.Store(&l) }
+// SetLimits sets the session's limits (zero fields: the defaults). The
+// defaults are filled in here, once: Limits runs several times per call.
+func (e *Env) SetLimits(l Limits) {
+	l = l.withDefaults()
+	e.limits.Store(&l)
+}
 
 // Limits returns the session's limits, defaults filled in.
 func (e *Env) Limits() Limits {
 	if l := e.limits.Load(); l != nil {
-		return l.withDefaults()
+		return *l
 	}
 	return DefaultLimits()
 }
