@@ -10,6 +10,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/ops"
 )
 
@@ -173,6 +174,18 @@ type StaleError struct{ Msg string }
 
 func (e *StaleError) Error() string { return e.Msg }
 
+// NotReadError refuses an edit of a file the session has not read. Its
+// text names tools, so the caller renders it with Message and the names
+// the client's model knows; Error names them bare.
+type NotReadError struct{ Name string }
+
+// Message is the refusal naming the tools as names renders them.
+func (e *NotReadError) Message(names mention.Prefix) string {
+	return names.Sprintf("{{read}} %s first: {{edit}} and {{write}} only change files you have read in this session (a partial read is enough).", e.Name)
+}
+
+func (e *NotReadError) Error() string { return e.Message("") }
+
 // CheckRead is Check followed by the file's current content: the one the
 // check read, else a fresh read. Edit and write need both.
 func (g *Guard) CheckRead(p ops.Path) ([]byte, error) {
@@ -216,7 +229,7 @@ func (g *Guard) Check(p ops.Path) (current []byte, err error) {
 	g.mu.Unlock()
 	name := p.Display()
 	if st == nil {
-		return nil, &StaleError{fmt.Sprintf("read %s first: edit and write only change files you have read in this session (a partial read is enough).", name)}
+		return nil, &NotReadError{name}
 	}
 	if g.bufs != nil {
 		if text, open := g.bufs.Text(key(p)); open {

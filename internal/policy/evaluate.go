@@ -3,13 +3,14 @@ package policy
 import (
 	"cmp"
 	"fmt"
-	"github.com/agentls/agentls/internal/sandbox"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/agentls/agentls/internal/mention"
+	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/shell"
 )
 
@@ -84,6 +85,9 @@ type Request struct {
 	// Cwd is where a bash command runs (absolute, real): its relative path
 	// arguments are resolved there. "" means the first folder.
 	Cwd string
+	// Names is how the client's model sees the tool names, for the
+	// reasons that name a tool.
+	Names mention.Prefix
 }
 
 // Verdict is the decision and what made it.
@@ -265,7 +269,7 @@ func (c *Config) Evaluate(r Request) Verdict {
 	if k.fam == "edit" || !k.readOnly && k.fam == "" && len(k.Paths) > 0 {
 		for _, p := range k.Paths {
 			if inGitDir(p) {
-				return Verdict{Deny, BuiltinGitDir, "writing inside .git/ is never allowed; use git commands through bash to change the repository"}
+				return Verdict{Deny, BuiltinGitDir, k.Names.Render("writing inside .git/ is never allowed; use git commands through {{bash}} to change the repository")}
 			}
 		}
 	}
@@ -279,10 +283,10 @@ func (c *Config) Evaluate(r Request) Verdict {
 	}
 	if len(cv.broken) > 0 && !k.readOnly {
 		b := cv.broken[0]
-		return Verdict{Deny, BuiltinBrokenSettings, fmt.Sprintf("refused: the settings file %s (%s) could not be used, so the permission rules it holds are unknown and only read-only calls run until it is fixed. Ask the user to fix it; read, grep, find, ls and read-only shell commands still work.", b.File, b.Msg)}
+		return Verdict{Deny, BuiltinBrokenSettings, k.Names.Sprintf("refused: the settings file %s (%s) could not be used, so the permission rules it holds are unknown and only read-only calls run until it is fixed. Ask the user to fix it; {{read}}, {{grep}}, {{find}}, {{ls}} and read-only shell commands still work.", b.File, b.Msg)}
 	}
 	if mode == ModeReadOnly && !k.readOnly {
-		return Verdict{Deny, "mode:" + mode, "the session is in readOnly mode: only read-only calls run. Use read, grep, find, ls or read-only shell commands, or ask the user to change the mode."}
+		return Verdict{Deny, "mode:" + mode, k.Names.Render("the session is in readOnly mode: only read-only calls run. Use {{read}}, {{grep}}, {{find}}, {{ls}} or read-only shell commands, or ask the user to change the mode.")}
 	}
 	if mode == ModeBypass {
 		return Verdict{Allow, "mode:" + mode, "allowed: bypass mode"}
@@ -381,7 +385,7 @@ func insteadOfDeny(k *call) string {
 	case "bash":
 		return "Do not retry it or an equivalent command; find another way or ask the user to change the rule."
 	case "read":
-		return "This path is off limits: do not try to read it another way (for example through bash)."
+		return k.Names.Render("This path is off limits: do not try to read it another way (for example through {{bash}}).")
 	case "edit":
 		return "Do not write this path; tell the user what change you would make instead."
 	}

@@ -1,8 +1,11 @@
 package policy
 
 import (
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/internal/mention"
 )
 
 const (
@@ -248,5 +251,50 @@ func TestEvaluate(t *testing.T) {
 	}
 	if len(cases) < 60 {
 		t.Fatalf("only %d cases", len(cases))
+	}
+}
+
+// A reason that names a tool names it as the client's model sees it
+// (Request.Names: VS Code lists agentls_read, …), and reads exactly as
+// before without a prefix; the data in a reason (a path, a file name) is
+// never rewritten.
+func TestReasonsNameToolsAsTheClientSeesThem(t *testing.T) {
+	const prefix = "agentls_"
+	cases := []struct {
+		name     string
+		cfg      func() *Config
+		req      Request
+		mentions []string
+	}{
+		{"writing in .git points to bash", func() *Config { return &Config{} }, edit(".git/config"), []string{"bash"}},
+		{"readOnly mode points to the read-only tools", func() *Config { return &Config{Mode: ModeReadOnly} }, write("a.txt"), []string{"read", "grep", "find", "ls"}},
+		{"a denied read points away from bash", func() *Config { return &Config{Deny: rules(t, SourceWorkspace, []string{"Read(secret.txt)"})} }, read("secret.txt"), []string{"bash"}},
+		{"a broken settings file points to the read-only tools", func() *Config { return &Config{broken: []Problem{{File: "/ws/.agentls/{{read}}.json", Msg: "bad"}}} }, write("a.txt"), []string{"read", "grep", "find", "ls"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			reason := func(names string) string {
+				cfg := tc.cfg()
+				cfg.Root, cfg.Home = testRoot, testHome
+				req := tc.req
+				req.Names = mention.Prefix(names)
+				return cfg.Evaluate(req).Reason
+			}
+			bare, pre := reason(""), reason(prefix)
+			for _, m := range tc.mentions {
+				if !regexp.MustCompile(`\b` + prefix + m + `\b`).MatchString(pre) {
+					t.Errorf("with the prefix the reason does not name %s%s: %s", prefix, m, pre)
+				}
+			}
+			if strings.Contains(bare, prefix) || strings.Contains(bare, "{{bash}}") || strings.Contains(pre, "{{bash}}") {
+				t.Errorf("an unrendered mark or a stray prefix:\nbare: %s\nprefixed: %s", bare, pre)
+			}
+			if got := strings.ReplaceAll(pre, prefix, ""); got != bare {
+				t.Errorf("the prefixed reason differs by more than the names:\nprefixed: %s\nbare:     %s", pre, bare)
+			}
+			if strings.Contains(tc.name, "broken") && !strings.Contains(pre, "{{read}}.json") {
+				t.Errorf("the file name (data) was rewritten: %s", pre)
+			}
+		})
 	}
 }

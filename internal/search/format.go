@@ -207,7 +207,7 @@ files:
 		if q.Context > 0 {
 			b.WriteString(", lower context")
 		}
-		fmt.Fprintf(&b, " to see the rest; to read on in %s from there: read {\"path\": %s, \"offset\": %d}.]\n", ops.ShowName(lastPath), strconv.Quote(lastPath), lastLine+1)
+		fmt.Fprintf(&b, " to see the rest; to read on in %s from there: %s {\"path\": %s, \"offset\": %d}.]\n", ops.ShowName(lastPath), q.names.Of("read"), strconv.Quote(lastPath), lastLine+1)
 	case res.LimitHit && q.Limit >= q.MaxLimit:
 		fmt.Fprintf(&b, "[%d matches shown (limit %d, the maximum). Narrow the pattern or add path/glob to see others.]\n", res.Matches, q.Limit)
 	case res.LimitHit:

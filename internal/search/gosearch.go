@@ -29,7 +29,7 @@ func compileRegexp(q Query) (*regexp.Regexp, error) {
 		if _, own := regexp.Compile(q.Pattern); own != nil {
 			err = own
 		}
-		return nil, patternError(err.Error())
+		return nil, patternError(q.names, err.Error())
 	}
 	return re, nil
 }

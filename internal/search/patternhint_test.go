@@ -37,7 +37,7 @@ func TestUnclosedParenGetsAnEscapeHintNotLookAround(t *testing.T) {
 		{"go backreference", goErr(`(a)\1`), []string{"backreferences"}},
 		{"rg backreference", rgErr(`(a)\1`, "backreferences are not supported"), []string{"backreferences"}},
 	} {
-		msg := patternError(tc.detail).Error()
+		msg := patternError("", tc.detail).Error()
 		for _, w := range tc.want {
 			if !strings.Contains(msg, w) {
 				t.Errorf("%s: want %q in:\n%s", tc.name, w, msg)

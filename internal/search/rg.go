@@ -337,7 +337,7 @@ func (e *Engine) rg(ctx context.Context, q Query, t target, c *collector, w *rgW
 		// Exit 2 also reports unreadable files next to real results; only a
 		// pattern or glob error is the caller's problem.
 		if strings.Contains(msg, "regex parse error") || strings.Contains(msg, "not allowed in a regex") || strings.HasPrefix(msg, "error parsing glob") {
-			return patternError(msg)
+			return patternError(q.names, msg)
 		}
 		// The path searched itself could not be read: not "no matches"
 		// (the Go searcher's walk refuses it the same way).

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentls/agentls/internal/ignore"
+	"github.com/agentls/agentls/internal/mention"
 )
 
 const (
@@ -56,6 +57,10 @@ type Query struct {
 	// with its path and number: a "KEY: value" secret is one only at the
 	// start of a line, and a cut could split a secret.
 	Mask func(string) (string, map[string]int)
+
+	// names is how the client's model sees the tool names (from ctx), for
+	// the hints that name a tool.
+	names mention.Prefix
 }
 
 // Engine searches one workspace folder.
@@ -110,13 +115,14 @@ type Result struct {
 
 // PathError reports a Query.Path that does not exist or leaves the folder.
 type PathError struct {
-	Path string
-	Err  error
+	Path  string
+	Err   error
+	names mention.Prefix
 }
 
 func (e *PathError) Error() string {
 	if errors.Is(e.Err, fs.ErrNotExist) {
-		return fmt.Sprintf("path %q does not exist in the workspace; use find or ls to locate it, or omit path to search everything", e.Path)
+		return e.names.Sprintf("path %q does not exist in the workspace; use {{find}} or {{ls}} to locate it, or omit path to search everything", e.Path)
 	}
 	return fmt.Sprintf("path %q: %v", e.Path, e.Err)
 }
@@ -173,13 +179,14 @@ func (e *Engine) backend() string {
 // or glob, *PathError) or a cancelled ctx; everything else is in Result.
 func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	q = q.withDefaults()
-	t, err := e.resolve(q.Path)
+	q.names = mention.FromContext(ctx)
+	t, err := e.resolve(q.names, q.Path)
 	if err != nil {
 		return Result{}, err
 	}
 	if isGitPath(t.rel) {
 		return Result{
-			Text:        fmt.Sprintf("%s is inside .git, which is never searched (it is git's database, not project files; includeIgnored does not change that). Use git through bash instead, e.g. git log -S<text> or git grep <pattern> <rev>.", t.shown),
+			Text:        q.names.Sprintf("%s is inside .git, which is never searched (it is git's database, not project files; includeIgnored does not change that). Use git through {{bash}} instead, e.g. git log -S<text> or git grep <pattern> <rev>.", t.shown),
 			PathIgnored: true,
 			Backend:     e.backend(),
 		}, nil
@@ -212,7 +219,7 @@ func SearchFolders(ctx context.Context, engines []*Engine, q Query) (Result, err
 		return Result{}, errors.New("no workspace folder to search")
 	}
 	q = q.withDefaults()
-	q.Path = ""
+	q.Path, q.names = "", mention.FromContext(ctx)
 	var files []fileHits
 	var unreadable ignore.Unreadable
 	limitHit, matches, denied := false, 0, 0
@@ -221,7 +228,7 @@ func SearchFolders(ctx context.Context, engines []*Engine, q Query) (Result, err
 			limitHit = true // the folders left might add more
 			break
 		}
-		t, err := e.resolve("")
+		t, err := e.resolve(q.names, "")
 		if err != nil {
 			return Result{}, err
 		}
@@ -251,7 +258,7 @@ func (e *Engine) collect(ctx context.Context, q Query, t target, rank int) (*col
 		return nil, err
 	}
 	if strings.ContainsAny(q.Pattern, "\n") {
-		return nil, errors.New("invalid pattern: it contains a line break, but grep matches within single lines; search for one line of the text")
+		return nil, errors.New(q.names.Sprintf("invalid pattern: it contains a line break, but {{grep}} matches within single lines; search for one line of the text"))
 	}
 	var g *globMatcher
 	if q.Glob != "" {
@@ -288,12 +295,13 @@ func (e *Engine) collect(ctx context.Context, q Query, t target, rank int) (*col
 // visible applies Engine.Visible to a file the walk reached.
 func (e *Engine) visible(rel string) bool { return e.Visible == nil || e.Visible(rel) }
 
-// resolve validates a Query.Path against the folder.
-func (e *Engine) resolve(p string) (target, error) {
+// resolve validates a Query.Path against the folder; names are for the
+// hints of its errors.
+func (e *Engine) resolve(names mention.Prefix, p string) (target, error) {
 	orig := p
 	p = strings.TrimPrefix(path.Clean("/"+strings.ReplaceAll(p, "\\", "/")), "/")
 	if strings.HasPrefix(orig, "/") || strings.Contains("/"+strings.ReplaceAll(orig, "\\", "/")+"/", "/../") {
-		return target{}, &PathError{Path: orig, Err: errors.New("must be relative to the workspace root and stay inside it")}
+		return target{}, &PathError{Path: orig, Err: errors.New("must be relative to the workspace root and stay inside it"), names: names}
 	}
 	t := target{rel: p, shown: e.Prefix + p, fsPath: p}
 	if p == "" {
@@ -304,12 +312,12 @@ func (e *Engine) resolve(p string) (target, error) {
 	}
 	info, err := fs.Stat(e.FS, t.fsPath)
 	if err != nil {
-		return target{}, &PathError{Path: orig, Err: err}
+		return target{}, &PathError{Path: orig, Err: err, names: names}
 	}
 	t.isDir = info.IsDir()
 	if !t.isDir && !info.Mode().IsRegular() {
 		// A FIFO would block the search until something writes to it.
-		return target{}, &PathError{Path: orig, Err: fmt.Errorf("is not a regular file (%s); grep searches files and directories", info.Mode().Type())}
+		return target{}, &PathError{Path: orig, Err: fmt.Errorf(names.Render("is not a regular file (%s); {{grep}} searches files and directories"), info.Mode().Type()), names: names}
 	}
 	return t, nil
 }
@@ -321,9 +329,9 @@ func isGitPath(rel string) bool {
 // patternError refuses a pattern the searcher cannot compile, in the
 // engine's words (without ripgrep's advice about flags grep does not have)
 // and with what to do, the same from both searchers.
-func patternError(detail string) error {
+func patternError(names mention.Prefix, detail string) error {
 	detail, _, _ = strings.Cut(detail, "Consider enabling PCRE2")
-	return fmt.Errorf("invalid pattern: %s\n%s", strings.TrimSpace(detail), patternHint(detail))
+	return fmt.Errorf("invalid pattern: %s\n%s", strings.TrimSpace(detail), names.Render(patternHint(detail)))
 }
 
 // patternHint is the advice for one parse error, so that the hint matches
@@ -336,7 +344,7 @@ func patternHint(detail string) string {
 		strings.Contains(d, "invalid named capture: `(?<!") || strings.Contains(d, "invalid named capture: `(?<=") ||
 		strings.Contains(d, "backreference") || strings.Contains(d, "invalid escape sequence: `\\1") ||
 		strings.Contains(d, "invalid escape sequence: `\\2"):
-		return "grep uses RE2 syntax (ripgrep's default): no look-around such as (?=…) or (?<!…), no backreferences such as \\1. Rewrite the pattern without them, or send literal: true to search for the text as it is."
+		return "{{grep}} uses RE2 syntax (ripgrep's default): no look-around such as (?=…) or (?<!…), no backreferences such as \\1. Rewrite the pattern without them, or send literal: true to search for the text as it is."
 	case strings.Contains(d, "missing closing )") || strings.Contains(d, "unclosed group") ||
 		strings.Contains(d, "unexpected )") || strings.Contains(d, "unopened group"):
 		return "A ( or ) in a regular expression opens or closes a group, and this one has no partner. To match the parenthesis itself, escape it as \\( or \\), or send literal: true to search for the text as it is."
@@ -345,5 +353,5 @@ func patternHint(detail string) string {
 	case strings.Contains(d, "repetition") || strings.Contains(d, "missing argument to repetition operator") || strings.Contains(d, "repetition operator missing expression"):
 		return "*, + and ? repeat what comes before them, and here nothing does. To match the character itself, escape it (\\*, \\+, \\?), or send literal: true to search for the text as it is."
 	}
-	return "grep uses RE2 syntax (ripgrep's default). Escape characters that are special in a regular expression (\\. \\( \\[ \\{ \\* \\+ \\?), or send literal: true to search for the text as it is."
+	return "{{grep}} uses RE2 syntax (ripgrep's default). Escape characters that are special in a regular expression (\\. \\( \\[ \\{ \\* \\+ \\?), or send literal: true to search for the text as it is."
 }

@@ -283,7 +283,7 @@ func TestRgOrderedMatchesParallel(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tg, err := e.resolve(tc.q.Path)
+			tg, err := e.resolve("", tc.q.Path)
 			if err != nil {
 				t.Fatal(err)
 			}

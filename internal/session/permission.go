@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/sandbox"
@@ -90,6 +91,7 @@ func (p *permission) decide(ctx context.Context, pr *tools.Prepared) stage {
 		p.fresh()
 	}
 	req, refused := p.request(pr)
+	req.Names = mention.FromContext(ctx)
 	final := func(d tools.Decision) stage { return stage{final: &d, req: req} }
 	if pr.Tool.Source == "core" && pr.Tool.Name == "bash" && p.sandbox.ModeOf(req.Command) == sandbox.Refused {
 		// Nothing to ask about: the command could not run anyway.

@@ -197,7 +197,7 @@ func checkEdit(c *Call, p ops.Path, inEditor bool, in editInput) (editCheck, *Re
 	}
 	old, err := c.Env.Guard.CheckRead(p)
 	if err != nil {
-		return refuse(Errorf("%v", err))
+		return refuse(guardRefusal(err, c.names()))
 	}
 	if r := tooBigToChange(p, "edit", int64(len(old)), false, c.names()); r != nil {
 		return editCheck{}, r
@@ -378,6 +378,15 @@ func refuseWriteProtected(p ops.Path, fi fs.FileInfo, names mention.Prefix) *Res
 
 // refuseReadOnly answers a change of a file outside the workspace's
 // writable folders (a spill file) before any work is done.
+// guardRefusal is the result of a call the edit guard refused (not read,
+// stale), its tool names as the client's model sees them.
+func guardRefusal(err error, names mention.Prefix) Result {
+	if nr, ok := errors.AsType[*editguard.NotReadError](err); ok {
+		return Errorf("%s", nr.Message(names))
+	}
+	return Errorf("%v", err)
+}
+
 func refuseReadOnly(p ops.Path) *Result {
 	if p.Folder == nil || !p.Folder.ReadOnly {
 		return nil

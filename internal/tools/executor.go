@@ -99,7 +99,7 @@ type Executor struct {
 	OnResult func(p *Prepared, req Request, r Result, d Decision, dur time.Duration)
 	// Unknown may explain a name that is no registered tool better than
 	// the list of tools does (an upstream server that is down); nil = no.
-	Unknown func(name string) (msg string, ok bool)
+	Unknown func(names mention.Prefix, name string) (msg string, ok bool)
 
 	seq atomic.Int64
 	// running counts the callIds of the calls under way, so that a
@@ -204,7 +204,7 @@ func (x *Executor) prepare(req Request, rf ReporterFactory, audit bool) (*Prepar
 	}
 	t, ok := x.Registry.Lookup(req.Name)
 	if !ok && x.Unknown != nil {
-		if msg, ok := x.Unknown(req.Name); ok {
+		if msg, ok := x.Unknown(x.names(), req.Name); ok {
 			return fail(Errorf("%s", msg))
 		}
 	}
@@ -235,14 +235,14 @@ func (x *Executor) prepare(req Request, rf ReporterFactory, audit bool) (*Prepar
 	if err != nil {
 		var refused refusalError
 		if errors.As(err, &refused) {
-			return fail(Errorf("%s: %v\n%s", p.Norm.names.Of(t.Name), err, t.usage()))
+			return fail(Errorf("%s: %v\n%s", p.Norm.names.Of(t.Name), err, t.usage(p.Norm.names)))
 		}
-		return fail(Errorf("%s: %v, e.g. %s\n%s", p.Norm.names.Of(t.Name), err, t.example(), t.usage()))
+		return fail(Errorf("%s: %v, e.g. %s\n%s", p.Norm.names.Of(t.Name), err, t.example(), t.usage(p.Norm.names)))
 	}
 	if t.Prepare != nil {
 		t.Prepare(args, &p.Norm)
 	}
-	if msg := t.validate(args); msg != "" {
+	if msg := t.validate(args, p.Norm.names); msg != "" {
 		r := Errorf("%s", p.Norm.namedIn(msg))
 		if note := p.Norm.noticeText(); note != "" {
 			r.addNote(note)
@@ -254,7 +254,7 @@ func (x *Executor) prepare(req Request, rf ReporterFactory, audit bool) (*Prepar
 	}
 	in, err := t.decode(args)
 	if err != nil {
-		return fail(Errorf("%s: arguments do not fit the schema: %v\n%s", p.Norm.names.Of(t.Name), err, t.usage()))
+		return fail(Errorf("%s: arguments do not fit the schema: %v\n%s", p.Norm.names.Of(t.Name), err, t.usage(p.Norm.names)))
 	}
 	p.Args, p.Input, p.Labels = args, in, t.labels(in)
 	return p, Result{}, true

@@ -18,6 +18,8 @@ func TestHintsNameToolsAsTheClientSeesThem(t *testing.T) {
 	files := map[string][]byte{
 		"src/main.go": []byte("package main\n"),
 		"long.txt":    []byte(long),
+		"many.txt":    []byte(strings.Repeat("match "+strings.Repeat("y", 200)+"\n", 2000)),
+		".git/config": []byte("[core]\n"),
 	}
 	cases := []struct {
 		name, tool, args string
@@ -32,7 +34,13 @@ func TestHintsNameToolsAsTheClientSeesThem(t *testing.T) {
 		{"read cuts a long line and points to bash", "read", `{"path":"long.txt"}`, []string{"bash"}},
 		{"find in a file points to read", "find", `{"pattern":"*","path":"src/main.go"}`, []string{"find", "read"}},
 		{"grep of a missing path", "grep", `{"pattern":"x","path":"nothing"}`, []string{"find", "ls"}},
+		{"grep cut to its byte budget points to read", "grep", `{"pattern":"match","path":"many.txt","limit":1000}`, []string{"read"}},
+		{"grep inside .git points to bash", "grep", `{"pattern":"core","path":".git"}`, []string{"bash"}},
+		{"grep of an invalid pattern names grep's syntax", "grep", `{"pattern":"(?=x)"}`, []string{"grep"}},
+		{"an argument error's usage line names the tool", "grep", `{"pattern":"x","limit":2000}`, []string{"grep"}},
 		{"grep multiline refusal", "grep", `{"pattern":"a","multiline":true}`, []string{"grep"}},
+		{"edit of a file not read points to read", "edit", `{"path":"src/main.go","edits":[{"oldText":"main","newText":"x"}]}`, []string{"read", "edit", "write"}},
+		{"write over a file not read points to read", "write", `{"path":"src/main.go","content":"x"}`, []string{"read", "edit", "write"}},
 		{"edit of a missing file points to write", "edit", `{"path":"zzz/new.go","edits":[{"oldText":"a","newText":"b"}]}`, []string{"write"}},
 		{"bash cwd missing points to ls", "bash", `{"command":"true","cwd":"nowhere"}`, []string{"ls"}},
 	}

@@ -146,7 +146,7 @@ func TestValidateResolvesLazily(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			msg := tc.tool().validate(tc.args)
+			msg := tc.tool().validate(tc.args, "")
 			if tc.wantErr == "" && msg != "" || tc.wantErr != "" && !strings.Contains(msg, tc.wantErr) {
 				t.Errorf("validate = %q, want %q", msg, tc.wantErr)
 			}

@@ -5,15 +5,17 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/agentls/agentls/internal/mention"
 )
 
 // validate checks args against the tool's schema and returns a message for
 // the model naming the field, what was received and what to send, or "".
 // Common failures get hand-written messages; anything else falls through to
 // the JSON Schema validator.
-func (t *Tool) validate(args map[string]any) string {
+func (t *Tool) validate(args map[string]any, names mention.Prefix) string {
 	if msg := checkObject("", args, t.Schema); msg != "" {
-		return msg + "\n" + t.usage()
+		return msg + "\n" + t.usage(names)
 	}
 	if checksComplete(t.Schema, args) {
 		// checkObject enforced every keyword of this schema: the JSON
@@ -28,7 +30,7 @@ func (t *Tool) validate(args map[string]any) string {
 			return fmt.Sprintf("%v (an agentls bug: the tool cannot validate its input)", err)
 		}
 		if err := res.Validate(args); err != nil {
-			return fmt.Sprintf("invalid arguments for %s: %v\n%s", t.Name, err, t.usage())
+			return fmt.Sprintf("invalid arguments for %s: %v\n%s", names.Of(t.Name), err, t.usage(names))
 		}
 	}
 	return ""
@@ -263,8 +265,9 @@ func describe(ps map[string]any) string {
 	return ""
 }
 
-// usage is a one-line reminder of the tool's fields, appended to input errors.
-func (t *Tool) usage() string {
+// usage is a one-line reminder of the tool's fields, appended to input
+// errors, naming the tool as the client's model sees it.
+func (t *Tool) usage(names mention.Prefix) string {
 	props, _ := t.Schema["properties"].(map[string]any)
 	req := t.required()
 	var parts []string
@@ -276,7 +279,7 @@ func (t *Tool) usage() string {
 		}
 		parts = append(parts, fmt.Sprintf("%s%s: %s", name, opt, typeWord(ps)))
 	}
-	return fmt.Sprintf("Usage: %s {%s}", t.Name, strings.Join(parts, ", "))
+	return fmt.Sprintf("Usage: %s {%s}", names.Of(t.Name), strings.Join(parts, ", "))
 }
 
 // required is the set of t's required fields.

@@ -139,7 +139,7 @@ func checkWrite(c *Call, p ops.Path, inEditor bool, in writeInput) (writeCheck, 
 	if inEditor {
 		old, err := c.Env.Guard.CheckRead(p)
 		if err != nil {
-			return refuse(Errorf("%v", err))
+			return refuse(guardRefusal(err, c.names()))
 		}
 		if bytes.Equal(old, []byte(in.Content)) {
 			return refuse(Errorf("no change: %s already has exactly this content.", p.Display()))
@@ -162,7 +162,7 @@ func checkWrite(c *Call, p ops.Path, inEditor bool, in writeInput) (writeCheck, 
 		}
 		old, err := c.Env.Guard.CheckRead(p)
 		if err != nil {
-			return refuse(Errorf("%v", err))
+			return refuse(guardRefusal(err, c.names()))
 		}
 		old = diskBase(c, p, old)
 		if bytes.Equal(old, []byte(in.Content)) {

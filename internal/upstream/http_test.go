@@ -15,6 +15,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/tools"
 	"github.com/agentls/agentls/test/httpfixture"
 )
@@ -397,5 +398,20 @@ func TestUnregisteredToolIsReported(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no problem reported for the clashing tool")
+	}
+}
+
+// A call of a tool a running server does not have names tool_search as
+// the client's model sees it (VS Code: agentls_tool_search) and the
+// server and tool as they were called.
+func TestUnknownToolOfARunningServerPointsToToolSearch(t *testing.T) {
+	f := newFixture(t, TransportHTTP)
+	m, _, _ := startManager(t, ServerConfig{Name: "remote", Type: TransportHTTP, URL: f.url()})
+	for _, prefix := range []mention.Prefix{"", "agentls_"} {
+		msg, ok := m.Explain(prefix, "remote__{{read}}")
+		want := `the MCP server "remote" has no tool "{{read}}"; use ` + string(prefix) + `tool_search to find its tools.`
+		if !ok || msg != want {
+			t.Errorf("Explain with prefix %q = %q, %v; want %q", prefix, msg, ok, want)
+		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/tools"
 )
 
@@ -259,8 +260,9 @@ func (m *Manager) SearchNotes() []string {
 // Explain answers a call of a tool name that is not registered but names
 // a configured server (<server>__<tool>) whose tools are not listed: the
 // server could not be started or reached, or it is still starting. ok is
-// false for any other name.
-func (m *Manager) Explain(name string) (msg string, ok bool) {
+// false for any other name. names name the tools in the text as the
+// client's model sees them.
+func (m *Manager) Explain(names mention.Prefix, name string) (msg string, ok bool) {
 	prefix, _, found := strings.Cut(name, ToolNameSep)
 	if !found {
 		return "", false
@@ -277,7 +279,7 @@ func (m *Manager) Explain(name string) (msg string, ok bool) {
 		case s.cs == nil:
 			return fmt.Sprintf("%s is not available yet: the MCP server %q is still starting. Call it again shortly.", name, prefix), true
 		}
-		return fmt.Sprintf("the MCP server %q has no tool %q; use tool_search to find its tools.", prefix, strings.TrimPrefix(name, prefix+ToolNameSep)), true
+		return names.Sprintf("the MCP server %q has no tool %q; use {{tool_search}} to find its tools.", prefix, strings.TrimPrefix(name, prefix+ToolNameSep)), true
 	}
 	return "", false
 }

@@ -158,7 +158,7 @@ func TestSearchNotes(t *testing.T) {
 	}
 	// A command that does not exist will not start by waiting: the model
 	// is told to do without it and tell the user, not to call again.
-	if msg, ok := m.Explain("gone__anything"); !ok || !strings.Contains(msg, `the MCP server "gone" cannot start`) || !strings.Contains(msg, "Calling again will not help") {
+	if msg, ok := m.Explain("", "gone__anything"); !ok || !strings.Contains(msg, `the MCP server "gone" cannot start`) || !strings.Contains(msg, "Calling again will not help") {
 		t.Errorf("Explain of a tool of a server whose command is missing = %q, %v", msg, ok)
 	}
 

@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,8 @@ func TestToolNamePrefixNamesToolsInDescriptionsAndInstructions(t *testing.T) {
 		return out
 	}
 
-	c := harness.Start(t, harness.Options{Root: t.TempDir()})
+	root := t.TempDir()
+	c := harness.Start(t, harness.Options{Root: root})
 	init := c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"toolNamePrefix": "agentls_"}})
 	if ins, _ := init["instructions"].(string); !strings.Contains(ins, "agentls_edit and agentls_write refuse") || strings.Contains(ins, "{{") {
 		t.Errorf("instructions do not name agentls_edit/agentls_write:\n%s", ins)
@@ -49,6 +51,15 @@ func TestToolNamePrefixNamesToolsInDescriptionsAndInstructions(t *testing.T) {
 	}
 	if r := c.CallTool(ctx, "ls", map[string]any{}); r.IsError {
 		t.Errorf("a bare-named call failed with the prefix set: %s", r.Text())
+	}
+	// The refusals of the permission rules and the edit guard, written
+	// outside the tools, name the tools so too.
+	if r := c.CallTool(ctx, "write", map[string]any{"path": ".git/config", "content": "x"}); !strings.Contains(r.Text(), "git commands through agentls_bash") {
+		t.Errorf("a write into .git does not point to agentls_bash: %s", r.Text())
+	}
+	writeFile(t, filepath.Join(root, "main.go"), "package main\n")
+	if r := c.CallTool(ctx, "edit", map[string]any{"path": "main.go", "edits": []map[string]any{{"oldText": "main", "newText": "x"}}}); !strings.Contains(r.Text(), "agentls_read main.go first: agentls_edit and agentls_write") {
+		t.Errorf("an edit of a file not read does not point to agentls_read: %s", r.Text())
 	}
 
 	bare := harness.Start(t, harness.Options{Root: t.TempDir()})
