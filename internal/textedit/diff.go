@@ -97,13 +97,8 @@ func diffName(prefix, path string) string {
 	return prefix + path
 }
 
-// FirstChangedLine returns the 1-based line of old where new first differs,
-// or 0 when they are equal.
-func FirstChangedLine(old, new []byte) int {
-	return Compare(old, new).FirstChangedLine()
-}
-
-// FirstChangedLine is the package function of the two texts.
+// FirstChangedLine returns the 1-based line of the old text where the new
+// first differs, or 0 when they are equal.
 func (d Diff) FirstChangedLine() int {
 	if len(d.lines) == 0 {
 		return 0

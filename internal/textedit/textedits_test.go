@@ -261,7 +261,7 @@ func TestFirstChangedLine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := FirstChangedLine([]byte(tc.old), []byte(tc.new)); got != tc.want {
+			if got := Compare([]byte(tc.old), []byte(tc.new)).FirstChangedLine(); got != tc.want {
 				t.Errorf("FirstChangedLine = %d, want %d", got, tc.want)
 			}
 		})
