@@ -234,8 +234,19 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 		}
 		return c.Env.SpillDir.Save(spillName, []byte(out))
 	}
-	r := Text(fitCommand(&res, timeout, l, onTimeout, changed, save, c.names()))
-	r.IsError = res.ExitCode != 0 || res.TimedOut || res.Cancelled
+	failed := res.ExitCode != 0 || res.TimedOut || res.Cancelled
+	// What the sandbox blocked is judged from the whole output, and told
+	// within the result's budget like the rest.
+	blocked := sbx.blocked(failed, res.Output)
+	var trailer string
+	if len(changed) > 0 {
+		trailer += c.names().Render("\nChanged by this command ({{read}} them again before editing): ") + strings.Join(changed, ", ")
+	}
+	if len(blocked) > 0 {
+		trailer += "\n[" + strings.Join(blocked, "; ") + "]"
+	}
+	r := Text(fitCommand(&res, timeout, l, onTimeout, trailer, save, c.names()))
+	r.IsError = failed
 	if len(changed) > 0 {
 		r.setDetail("changedFiles", changed)
 	}
@@ -247,7 +258,7 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 	if res.TimedOut {
 		r.setDetail("timedOut", true)
 	}
-	sbx.done(&r, res.Output)
+	sbx.done(&r, blocked)
 	return r, nil
 }
 
@@ -293,7 +304,7 @@ func startFailure(err error, command, dir string, names mention.Prefix) Result {
 // changed files do not fit beside the tail, lines are given back from the
 // tail's start and the notice's line range says what is shown. An output
 // the runner kept whole is saved first (save) so the notice can say where.
-func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout string, changed []string, save func(string) (string, error), names mention.Prefix) string {
+func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout, trailer string, save func(string) (string, error), names mention.Prefix) string {
 	saved := res.Truncated // the runner spilled the full output (or says why not)
 	// Failure lines take at most a quarter of the result: the end of the
 	// output is what the model reads first.
@@ -304,10 +315,7 @@ func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout str
 		}
 	}
 	for {
-		text := formatCommand(*res, timeout, l, onTimeout, saved, names)
-		if len(changed) > 0 {
-			text += names.Render("\nChanged by this command ({{read}} them again before editing): ") + strings.Join(changed, ", ")
-		}
+		text := formatCommand(*res, timeout, l, onTimeout, saved, names) + trailer
 		over, extra := len(text)-l.BashBytes, lineCount(text)-l.BashLines
 		out := res.Output
 		last := strings.LastIndexByte(strings.TrimSuffix(out, "\n"), '\n') + 1 // the last line's start

@@ -1,9 +1,6 @@
 package tools
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/sandbox"
 )
@@ -52,8 +49,19 @@ func confine(c *Call, command, dir string, spec *proc.Spec) (*sandboxed, *Result
 	return s, nil
 }
 
-// done releases the run and tells the model what the sandbox blocked.
-func (s *sandboxed) done(r *Result, output string) {
+// blocked is what the sandbox stopped a failed command from doing, judged
+// from its output (EPERM/EACCES of confined paths, the proxy's refusals);
+// nil for a command that succeeded or did not run confined.
+func (s *sandboxed) blocked(failed bool, output string) []string {
+	if s == nil || s.mode != sandbox.Confined || !failed {
+		return nil
+	}
+	return s.run.Explain(output, s.dir).Messages
+}
+
+// done records in r's details how the command ran and what the sandbox
+// blocked (the text already says it).
+func (s *sandboxed) done(r *Result, blocked []string) {
 	if s == nil {
 		return
 	}
@@ -66,13 +74,7 @@ func (s *sandboxed) done(r *Result, output string) {
 		r.setDetail("sandboxReason", s.st.Reason)
 		return
 	}
-	if !r.IsError {
-		return
+	if len(blocked) > 0 {
+		r.setDetail("sandboxBlocked", blocked)
 	}
-	b := s.run.Explain(output, s.dir)
-	if len(b.Messages) == 0 {
-		return
-	}
-	r.setDetail("sandboxBlocked", b.Messages)
-	r.Content[0].Text += "\n" + fmt.Sprintf("[%s]", strings.Join(b.Messages, "; "))
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/tools"
 	"github.com/agentls/agentls/test/harness"
 )
 
@@ -147,6 +148,28 @@ func TestSandboxNamesWhatItBlocked(t *testing.T) {
 	}
 	if !r.IsError || !strings.Contains(r.Text(), "is read-only in the sandbox") {
 		t.Fatalf("a write to .agentls is not explained:\n%s", r.Text())
+	}
+}
+
+// What the sandbox blocked is told within the result's budget: a command
+// whose output fills the budget before the blocked write still ends with
+// the note, and the whole result keeps to bash's stated bytes and lines.
+func TestSandboxBlockedNoteFitsTheBudgetAfterLongOutput(t *testing.T) {
+	t.Parallel()
+	c, _, _, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, nil)
+	requireSandbox(t, res)
+	target := filepath.Join(t.TempDir(), "f")
+	r := c.CallTool(ctx, "bash", map[string]any{"command": "seq 1 40000; echo x > " + target})
+	text := r.Text()
+	want := "blocked by the sandbox: write to " + target + " is outside the workspace"
+	if !r.IsError || !strings.Contains(text, want) {
+		t.Fatalf("the blocked note is missing after long output (want %q):\n…%s", want, text[max(0, len(text)-600):])
+	}
+	if !strings.Contains(text, "[Output cut: showing lines") {
+		t.Fatalf("the output was not cut, so the budget was not tested:\n%s", text[:min(len(text), 400)])
+	}
+	if n, lines := len(text), strings.Count(text, "\n")+1; n > tools.BashTailBytes || lines > tools.BashTailLines {
+		t.Errorf("the result is %d bytes and %d lines, over bash's budget of %d bytes / %d lines", n, lines, tools.BashTailBytes, tools.BashTailLines)
 	}
 }
 
