@@ -203,15 +203,15 @@ files:
 	}
 	switch {
 	case res.BytesCut:
-		fmt.Fprintf(&b, "[Output cut to fit the limit of %d bytes after %d matches (last shown %s:%d). Narrow the pattern, add path/glob", q.MaxBytes, res.Matches, ops.ShowName(lastPath), lastLine)
+		fmt.Fprintf(&b, "[Output cut to fit the limit of %d bytes after %s (last shown %s:%d). Narrow the pattern, add path/glob", q.MaxBytes, plural(res.Matches, "match", "matches"), ops.ShowName(lastPath), lastLine)
 		if q.Context > 0 {
 			b.WriteString(", lower context")
 		}
 		fmt.Fprintf(&b, " to see the rest; to read on in %s from there: %s {\"path\": %s, \"offset\": %d}.]\n", ops.ShowName(lastPath), q.names.Of("read"), strconv.Quote(lastPath), lastLine+1)
 	case res.LimitHit && q.Limit >= q.MaxLimit:
-		fmt.Fprintf(&b, "[%d matches shown (limit %d, the maximum). Narrow the pattern or add path/glob to see others.]\n", res.Matches, q.Limit)
+		fmt.Fprintf(&b, "[%s shown (limit %d, the maximum). Narrow the pattern or add path/glob to see others.]\n", plural(res.Matches, "match", "matches"), q.Limit)
 	case res.LimitHit:
-		fmt.Fprintf(&b, "[%d matches shown (limit %d). Narrow the pattern, add path/glob, or call again with limit=%d.]\n", res.Matches, q.Limit, min(2*q.Limit, q.MaxLimit))
+		fmt.Fprintf(&b, "[%s shown (limit %d). Narrow the pattern, add path/glob, or call again with limit=%d.]\n", plural(res.Matches, "match", "matches"), q.Limit, min(2*q.Limit, q.MaxLimit))
 	case res.Matches == 0:
 		fmt.Fprintf(&b, "No matches for %s in %s", strconv.Quote(q.Pattern), shownPath)
 		if q.Glob != "" {
@@ -258,4 +258,12 @@ func decodeLine(b []byte) string {
 		b = b[size:]
 	}
 	return s.String()
+}
+
+// plural is n with the word's singular or plural form.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -137,9 +137,17 @@ func Apply(old []byte, edits []Edit) (Result, error) {
 			if x == y {
 				what = fmt.Sprintf("edit %d overlaps itself", x+1)
 			}
+			ra, rb := lineRange(body, a.start, a.end), lineRange(body, b.start, b.end)
+			where := "lines " + ra + " and " + rb
+			switch {
+			case ra == rb && strings.Contains(ra, "-"):
+				where = "both on lines " + ra
+			case ra == rb:
+				where = "both on line " + ra
+			}
 			return Result{}, &MatchError{Kind: KindOverlap, EditIndex: y, Message: fmt.Sprintf(
-				"%s (lines %s and %s of the original file); every edit is matched against the original file, so each must change a separate region: merge them into one edit",
-				what, lineRange(body, a.start, a.end), lineRange(body, b.start, b.end))}
+				"%s (%s of the original file); every edit is matched against the original file, so each must change a separate region: merge them into one edit",
+				what, where)}
 		}
 	}
 
@@ -350,7 +358,7 @@ func ambiguous(body []byte, occ [][2]int, idx int, lvl Level) error {
 	last, n := 0, 0
 	flush := func() {
 		if n > 1 {
-			lines = append(lines, fmt.Sprintf("%d ×%d", last, n))
+			lines = append(lines, fmt.Sprintf("%d (%d times)", last, n))
 		} else if n == 1 {
 			lines = append(lines, fmt.Sprint(last))
 		}
@@ -370,9 +378,13 @@ func ambiguous(body []byte, occ [][2]int, idx int, lvl Level) error {
 		last, n = l, 1
 	}
 	flush()
+	where := "lines " + strings.Join(lines, ", ")
+	if len(lines) == 1 {
+		where = fmt.Sprintf("all on line %d", last)
+	}
 	return &MatchError{Kind: KindAmbiguous, EditIndex: idx, Message: fmt.Sprintf(
-		"oldText of edit %d matches %d times%s (lines %s); add context or set replaceAll: true (surrounding lines in oldText make it unique)",
-		idx+1, len(occ), levelPhrase(lvl), strings.Join(lines, ", "))}
+		"oldText of edit %d matches %d times%s (%s); add context or set replaceAll: true (surrounding lines in oldText make it unique)",
+		idx+1, len(occ), levelPhrase(lvl), where)}
 }
 
 // lineRange renders the 1-based lines covered by body[s:e].

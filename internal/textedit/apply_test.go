@@ -227,7 +227,7 @@ func TestApplyErrors(t *testing.T) {
 			old:     "foo foo foo",
 			edits:   []Edit{{OldText: "foo", NewText: "bar"}},
 			kind:    KindAmbiguous,
-			message: "oldText of edit 1 matches 3 times (lines 1 ×3); add context or set replaceAll: true (surrounding lines in oldText make it unique)",
+			message: "oldText of edit 1 matches 3 times (all on line 1); add context or set replaceAll: true (surrounding lines in oldText make it unique)",
 		},
 		{
 			name:  "an oldText of only a BOM is empty (it panicked: found by fuzzing)",
@@ -241,7 +241,7 @@ func TestApplyErrors(t *testing.T) {
 			old:   "x x\ny\nx\n",
 			edits: []Edit{{OldText: "x", NewText: "z"}},
 			kind:  KindAmbiguous,
-			parts: []string{"matches 3 times (lines 1 ×2, 3)"},
+			parts: []string{"matches 3 times (lines 1 (2 times), 3)"},
 		},
 		{
 			name:    "ambiguous across lines",
@@ -264,7 +264,7 @@ func TestApplyErrors(t *testing.T) {
 			edits:   []Edit{{OldText: "one two", NewText: "1 2"}, {OldText: "two three", NewText: "2 3"}},
 			kind:    KindOverlap,
 			index:   1,
-			message: "edits 1 and 2 overlap (lines 1 and 1 of the original file); every edit is matched against the original file, so each must change a separate region: merge them into one edit",
+			message: "edits 1 and 2 overlap (both on line 1 of the original file); every edit is matched against the original file, so each must change a separate region: merge them into one edit",
 		},
 		{
 			name:  "one of two edits missing, no partial result",

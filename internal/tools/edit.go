@@ -57,7 +57,7 @@ func tooBigToChange(p ops.Path, tool string, size int64, isContent bool, names m
 	if isContent {
 		what = "the content for " + what
 	}
-	r := errorIn(names, "%s is %s; %s changes files of up to %d MiB (it holds them in memory), so nothing was changed. Use {{bash}} instead (sed -i for a replacement, split or a script to rewrite it in parts).", what, humanBytes(size), names.Of(tool), MaxChangeBytes>>20)
+	r := errorIn(names, "%s is %d bytes (%s); %s changes files of up to %d MiB (it holds them in memory), so nothing was changed. Use {{bash}} instead (sed -i for a replacement, split or a script to rewrite it in parts).", what, size, humanBytes(size), names.Of(tool), MaxChangeBytes>>20)
 	return &r
 }
 
@@ -463,7 +463,10 @@ func lineSpans(rs []textedit.Replacement) string {
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
 	var parts []string
-	for _, s := range spans {
+	for i, s := range spans {
+		if i > 0 && s == spans[i-1] {
+			continue // two replacements on one line: name the line once
+		}
 		if s[1] > s[0] {
 			parts = append(parts, fmt.Sprintf("%d-%d", s[0], s[1]))
 		} else {

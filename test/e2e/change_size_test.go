@@ -43,7 +43,7 @@ func TestEditAndWriteRefuseFilesOver64MiB(t *testing.T) {
 	} {
 		r := s.c.CallTool(s.ctx, tc.tool, tc.args)
 		text := r.Text()
-		if !r.IsError || !strings.Contains(text, "500.0 MB") || !strings.Contains(text, "up to 64 MiB") || !strings.Contains(text, "sed -i") {
+		if !r.IsError || !strings.Contains(text, "500.0 MiB") || !strings.Contains(text, "up to 64 MiB") || !strings.Contains(text, "sed -i") {
 			t.Errorf("%s of a 500 MB file: isError %v, %q; want a refusal naming the size, the limit and bash", tc.tool, r.IsError, text)
 		}
 	}
@@ -73,7 +73,7 @@ func TestEditAndWriteRefuseFilesOver64MiB(t *testing.T) {
 	}
 	big := strings.Repeat("x", 64<<20+1)
 	r := s.c.CallTool(s.ctx, "write", map[string]any{"path": "new.txt", "content": big})
-	if !r.IsError || !strings.Contains(r.Text(), "the content for new.txt is 64.0 MB") {
+	if !r.IsError || !strings.Contains(r.Text(), "the content for new.txt is 67108865 bytes (64.0 MiB)") {
 		t.Errorf("write of 64 MiB + 1 byte: isError %v, %q; want a refusal", r.IsError, r.Text())
 	}
 	if _, err := os.Stat(filepath.Join(ws, "new.txt")); err == nil {
