@@ -20,20 +20,20 @@ const A12_PNG = Buffer.from(
   'base64',
 );
 
-// a12Temp makes a temp folder that is removed when the file's tests end.
-const a12Dirs = [];
-function a12Temp(prefix) {
+// upTemp makes a temp folder that is removed when the file's tests end.
+const upDirs = [];
+function upTemp(prefix) {
   const d = tempDir(prefix);
-  a12Dirs.push(d);
+  upDirs.push(d);
   return d;
 }
 after(() => {
-  for (const d of a12Dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of upDirs) rmSync(d, { recursive: true, force: true });
 });
 
-// a12Workspace makes a temp folder holding files ({relative path: text|Buffer}).
-function a12Workspace(files = {}) {
-  const ws = a12Temp('a12-ws-');
+// upWorkspace makes a temp folder holding files ({relative path: text|Buffer}).
+function upWorkspace(files = {}) {
+  const ws = upTemp('upstream-ws-');
   for (const [rel, body] of Object.entries(files)) {
     const p = join(ws, rel);
     mkdirSync(dirname(p), { recursive: true });
@@ -42,36 +42,36 @@ function a12Workspace(files = {}) {
   return ws;
 }
 
-// a12Connect isolates the user config dir and the audit log from the
+// upConnect isolates the user config dir and the audit log from the
 // machine's (so ~/.config/agentls/mcp.json cannot add servers).
-async function a12Connect(opts = {}) {
+async function upConnect(opts = {}) {
   const env = {
-    XDG_CONFIG_HOME: opts.configHome ?? a12Temp('a12-cfg-'),
-    AGENTLS_AUDIT_DIR: opts.auditDir ?? a12Temp('a12-audit-'),
+    XDG_CONFIG_HOME: opts.configHome ?? upTemp('upstream-cfg-'),
+    AGENTLS_AUDIT_DIR: opts.auditDir ?? upTemp('upstream-audit-'),
     ...(opts.env ?? {}),
   };
   return connect({ ...opts, env });
 }
 
-// a12Token builds a GitHub token at runtime so no secret sits in the source.
-function a12Token() {
+// upToken builds a GitHub token at runtime so no secret sits in the source.
+function upToken() {
   const alnum = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
   let s = 'ghp_';
   for (let i = 0; i < 36; i++) s += alnum[(i * 7 + 3) % alnum.length];
   return s;
 }
 
-function a12McpJson(ws, shape = 'mcpServers', name = 'filesystem') {
+function upMcpJson(ws, shape = 'mcpServers', name = 'filesystem') {
   return JSON.stringify({ [shape]: { [name]: { command: process.execPath, args: [filesystemServer, ws] } } });
 }
 
-function a12WriteMcp(ws, json) {
+function upWriteMcp(ws, json) {
   mkdirSync(join(ws, '.agentls'), { recursive: true });
   writeFileSync(join(ws, '.agentls', 'mcp.json'), json);
 }
 
-// a12Procs lists the pids whose command line contains every needle.
-function a12Procs(...needles) {
+// upProcs lists the pids whose command line contains every needle.
+function upProcs(...needles) {
   const out = [];
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
@@ -86,7 +86,7 @@ function a12Procs(...needles) {
   return out;
 }
 
-function a12WatchListChanged(client) {
+function upWatchListChanged(client) {
   const seen = { count: 0 };
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     seen.count++;
@@ -94,15 +94,15 @@ function a12WatchListChanged(client) {
   return seen;
 }
 
-async function a12Close(client) {
+async function upClose(client) {
   await client?.close().catch(() => {});
 }
 
 // ---------------------------------------------------------------- initialize
 
-test('a12 initialize: serverInfo, tools capability with listChanged, instructions', async () => {
-  const ws = a12Workspace({ 'a.txt': 'x\n' });
-  const c = await a12Connect({ args: ['--root', ws] });
+test('initialize: serverInfo, tools capability with listChanged, instructions', async () => {
+  const ws = upWorkspace({ 'a.txt': 'x\n' });
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     const info = c.getServerVersion();
     assert.equal(info.name, 'agentls');
@@ -119,15 +119,15 @@ test('a12 initialize: serverInfo, tools capability with listChanged, instruction
     for (const cmd of ['cat', 'grep', 'find']) assert.match(ins, new RegExp(`\\b${cmd}\\b`), `instructions name ${cmd}`);
     assert.match(ins, /oldText small but unique/i, ins);
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
 // ---------------------------------------------------------------- tools/list
 
-test('a12 tools/list: every tool has four boolean hints matching docs/tools.md labels', async () => {
-  const ws = a12Workspace();
-  const c = await a12Connect({ args: ['--root', ws] });
+test('tools/list: every tool has four boolean hints matching docs/tools.md labels', async () => {
+  const ws = upWorkspace();
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     const { tools } = await c.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
@@ -149,13 +149,13 @@ test('a12 tools/list: every tool has four boolean hints matching docs/tools.md l
     assert.equal(byName.bash.annotations.destructiveHint, true, 'bash destructiveHint');
     assert.equal(byName.tool_search.annotations.readOnlyHint, true, 'tool_search readOnlyHint');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 tools/list: every inputSchema compiles as JSON Schema, no $ref or type unions', async () => {
-  const ws = a12Workspace();
-  const c = await a12Connect({ args: ['--root', ws] });
+test('tools/list: every inputSchema compiles as JSON Schema, no $ref or type unions', async () => {
+  const ws = upWorkspace();
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     const { tools } = await c.listTools();
     const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -176,28 +176,28 @@ test('a12 tools/list: every inputSchema compiles as JSON Schema, no $ref or type
     const edit = ajv.compile(tools.find((t) => t.name === 'edit').inputSchema);
     assert.equal(edit({ path: 'a', edits: [{ oldText: 'x', newText: 'y' }] }), true, 'edit accepts {path, edits:[{oldText,newText}]}');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 unknown tool name is an isError result naming the closest tool, not a protocol error', async () => {
-  const ws = a12Workspace({ 'a.txt': 'x\n' });
-  const c = await a12Connect({ args: ['--root', ws] });
+test('unknown tool name is an isError result naming the closest tool, not a protocol error', async () => {
+  const ws = upWorkspace({ 'a.txt': 'x\n' });
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     const r = await c.callTool({ name: 'reed', arguments: { path: 'a.txt' } });
     assert.equal(r.isError, true);
     assert.match(text(r), /Did you mean "read"\?/, text(r));
     for (const n of A12_CORE) assert.match(text(r), new RegExp(`\\b${n}\\b`), `lists ${n}`);
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
 // ---------------------------------------------------------------- read, grep, edit
 
-test('a12 read and grep through MCP: exact text, _meta.callId and _meta.details', async () => {
-  const ws = a12Workspace({ 'a.txt': 'hello\nworld\n', 'sub/b.txt': 'no match\nworld peace\n' });
-  const c = await a12Connect({ args: ['--root', ws] });
+test('read and grep through MCP: exact text, _meta.callId and _meta.details', async () => {
+  const ws = upWorkspace({ 'a.txt': 'hello\nworld\n', 'sub/b.txt': 'no match\nworld peace\n' });
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     const r = await c.callTool({ name: 'read', arguments: { path: 'a.txt' } });
     assert.ok(!r.isError, text(r));
@@ -211,26 +211,26 @@ test('a12 read and grep through MCP: exact text, _meta.callId and _meta.details'
     const bad = await c.callTool({ name: 'grep', arguments: { pattern: '(' } });
     assert.equal(bad.isError, true, 'invalid regex is isError');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 edit without a prior read fails telling the model to read first; file unchanged', async () => {
-  const ws = a12Workspace({ 'a.txt': 'hello\nworld\n', '.agentls/settings.json': '{"mode": "acceptEdits"}' });
-  const c = await a12Connect({ args: ['--root', ws] });
+test('edit without a prior read fails telling the model to read first; file unchanged', async () => {
+  const ws = upWorkspace({ 'a.txt': 'hello\nworld\n', '.agentls/settings.json': '{"mode": "acceptEdits"}' });
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     const r = await c.callTool({ name: 'edit', arguments: { path: 'a.txt', edits: [{ oldText: 'hello', newText: 'bye' }] } });
     assert.equal(r.isError, true, text(r));
     assert.match(text(r), /read a\.txt first/, text(r));
     assert.equal(readFileSync(join(ws, 'a.txt'), 'utf8'), 'hello\nworld\n');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 read then edit changes the file; one-line result; diff details in _meta.details', async () => {
-  const ws = a12Workspace({ 'a.txt': 'hello\nworld\n', '.agentls/settings.json': '{"mode": "acceptEdits"}' });
-  const c = await a12Connect({ args: ['--root', ws] });
+test('read then edit changes the file; one-line result; diff details in _meta.details', async () => {
+  const ws = upWorkspace({ 'a.txt': 'hello\nworld\n', '.agentls/settings.json': '{"mode": "acceptEdits"}' });
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     assert.ok(!(await c.callTool({ name: 'read', arguments: { path: 'a.txt', limit: 1 } })).isError);
     const r = await c.callTool({ name: 'edit', arguments: { path: 'a.txt', edits: [{ oldText: 'hello', newText: 'bye' }] } });
@@ -245,15 +245,15 @@ test('a12 read then edit changes the file; one-line result; diff details in _met
     assert.deepEqual(d.edits[0].range, { start: { line: 0, character: 0 }, end: { line: 0, character: 5 } });
     assert.ok(d.oldHash && d.newHash && d.oldHash !== d.newHash, 'old and new hashes');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
 // ---------------------------------------------------------------- bash progress and cancel
 
-test('a12 bash with a progress token streams output as notifications/progress while running', async () => {
-  const ws = a12Workspace();
-  const c = await a12Connect({ args: ['--root', ws] });
+test('bash with a progress token streams output as notifications/progress while running', async () => {
+  const ws = upWorkspace();
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     const got = [];
     const r = await c.callTool(
@@ -270,13 +270,13 @@ test('a12 bash with a progress token streams output as notifications/progress wh
     assert.ok(doneAt - early.at >= 500, `tick1 progress arrived ${doneAt - early.at} ms before the result (while running)`);
     for (let i = 1; i < got.length; i++) assert.ok(got[i].progress > got[i - 1].progress, 'progress increases (MCP)');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 bash progress: at most one notification per 50 ms', async () => {
-  const ws = a12Workspace();
-  const c = await a12Connect({ args: ['--root', ws] });
+test('bash progress: at most one notification per 50 ms', async () => {
+  const ws = upWorkspace();
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     const got = [];
     const t0 = Date.now();
@@ -290,13 +290,13 @@ test('a12 bash progress: at most one notification per 50 ms', async () => {
     assert.ok(got.length >= 1, 'some progress');
     assert.ok(got.length <= Math.floor(elapsed / 50) + 2, `${got.length} notifications in ${elapsed} ms`);
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 cancelling bash `sleep 100` kills it, sends no response, and the session goes on', async () => {
-  const ws = a12Workspace({ 'a.txt': 'x\n' });
-  const c = await a12Connect({ args: ['--root', ws] });
+test('cancelling bash `sleep 100` kills it, sends no response, and the session goes on', async () => {
+  const ws = upWorkspace({ 'a.txt': 'x\n' });
+  const c = await upConnect({ args: ['--root', ws] });
   const errors = [];
   c.onerror = (e) => errors.push(String(e?.message ?? e));
   const nonce = `100.${String(process.pid).padStart(6, '0')}${Date.now() % 1000}`;
@@ -306,11 +306,11 @@ test('a12 cancelling bash `sleep 100` kills it, sends no response, and the sessi
       signal: ac.signal,
     });
     call.catch(() => {});
-    await waitFor(() => a12Procs('sleep', nonce).length > 0, 5000, 'sleep to start');
+    await waitFor(() => upProcs('sleep', nonce).length > 0, 5000, 'sleep to start');
     const t0 = Date.now();
     ac.abort();
     await assert.rejects(call);
-    await waitFor(() => a12Procs(nonce).length === 0, 5000, 'no process with the marker left');
+    await waitFor(() => upProcs(nonce).length === 0, 5000, 'no process with the marker left');
     assert.ok(Date.now() - t0 < 5000);
     await c.ping();
     const r = await c.callTool({ name: 'read', arguments: { path: 'a.txt' } });
@@ -318,16 +318,16 @@ test('a12 cancelling bash `sleep 100` kills it, sends no response, and the sessi
     await sleep(200);
     assert.deepEqual(errors.filter((e) => /unknown message ID/.test(e)), [], 'no response for a cancelled request (MCP)');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
 // ---------------------------------------------------------------- roots
 
-test('a12 roots define the workspace over --root; a path outside is refused', async () => {
-  const A = a12Workspace({ 'ina.txt': 'in a\n' });
-  const B = a12Workspace({ 'inb.txt': 'in b\n' });
-  const c = await a12Connect({ roots: [A], args: ['--root', B] });
+test('roots define the workspace over --root; a path outside is refused', async () => {
+  const A = upWorkspace({ 'ina.txt': 'in a\n' });
+  const B = upWorkspace({ 'inb.txt': 'in b\n' });
+  const c = await upConnect({ roots: [A], args: ['--root', B] });
   try {
     for (const p of [join(A, 'ina.txt'), 'ina.txt']) {
       const r = await c.callTool({ name: 'read', arguments: { path: p } });
@@ -340,19 +340,19 @@ test('a12 roots define the workspace over --root; a path outside is refused', as
       assert.match(text(r), /(outside|out of) the workspace/, text(r));
     }
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 roots/list_changed moves the workspace and its settings', async () => {
-  const A = a12Workspace({ 'ina.txt': 'in a\n', 'denied.txt': 'a side\n' });
-  const B = a12Workspace({
+test('roots/list_changed moves the workspace and its settings', async () => {
+  const A = upWorkspace({ 'ina.txt': 'in a\n', 'denied.txt': 'a side\n' });
+  const B = upWorkspace({
     'inb.txt': 'in b\n',
     'denied.txt': 'b side\n',
     '.agentls/settings.json': '{"permissions": {"deny": ["Read(denied.txt)"]}}',
   });
   const roots = [A];
-  const c = await a12Connect({ roots });
+  const c = await upConnect({ roots });
   try {
     assert.ok(!(await c.callTool({ name: 'read', arguments: { path: 'denied.txt' } })).isError, 'A has no deny rule');
     roots.splice(0, roots.length, B);
@@ -373,27 +373,27 @@ test('a12 roots/list_changed moves the workspace and its settings', async () => 
     assert.equal(r.isError, true, `the new folder's settings apply: ${text(r)}`);
     assert.match(text(r), /Read\(denied\.txt\)/, text(r));
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 without roots or --root the working directory is the workspace', async () => {
-  const ws = a12Workspace({ 'here.txt': 'cwd file\n' });
-  const c = await a12Connect({ cwd: ws });
+test('without roots or --root the working directory is the workspace', async () => {
+  const ws = upWorkspace({ 'here.txt': 'cwd file\n' });
+  const c = await upConnect({ cwd: ws });
   try {
     const r = await c.callTool({ name: 'read', arguments: { path: 'here.txt' } });
     assert.ok(!r.isError, text(r));
     assert.match(text(r), /1→cwd file/);
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
 // ---------------------------------------------------------------- images
 
-test('a12 a PNG read is MCP image content with image/png and base64 data', async () => {
-  const ws = a12Workspace({ 'p.png': A12_PNG });
-  const c = await a12Connect({ args: ['--root', ws] });
+test('a PNG read is MCP image content with image/png and base64 data', async () => {
+  const ws = upWorkspace({ 'p.png': A12_PNG });
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     const r = await c.callTool({ name: 'read', arguments: { path: 'p.png' } });
     assert.ok(!r.isError, text(r));
@@ -402,7 +402,7 @@ test('a12 a PNG read is MCP image content with image/png and base64 data', async
     assert.equal(img[0].mimeType, 'image/png');
     assert.equal(img[0].data, A12_PNG.toString('base64'));
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
@@ -410,9 +410,9 @@ test('a12 a PNG read is MCP image content with image/png and base64 data', async
 
 const A12_ASK = '{"permissions": {"ask": ["Bash(touch:*)"]}}';
 
-test('a12 ask with elicitation: the form, and accept allowOnce runs the call', async () => {
-  const ws = a12Workspace({ '.agentls/settings.json': A12_ASK });
-  const c = await a12Connect({ args: ['--root', ws], answer: () => ({ action: 'accept', content: { decision: 'allowOnce' } }) });
+test('ask with elicitation: the form, and accept allowOnce runs the call', async () => {
+  const ws = upWorkspace({ '.agentls/settings.json': A12_ASK });
+  const c = await upConnect({ args: ['--root', ws], answer: () => ({ action: 'accept', content: { decision: 'allowOnce' } }) });
   try {
     const r = await c.callTool({ name: 'bash', arguments: { command: 'touch made1' } });
     assert.ok(!r.isError, text(r));
@@ -429,14 +429,14 @@ test('a12 ask with elicitation: the form, and accept allowOnce runs the call', a
     assert.ok(!r2.isError, text(r2));
     assert.equal(c.asked.length, 2, 'allowOnce asks again next time');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 ask with elicitation: decline, cancel and rejectOnce refuse, each saying what happened', async () => {
-  const ws = a12Workspace({ '.agentls/settings.json': A12_ASK });
+test('ask with elicitation: decline, cancel and rejectOnce refuse, each saying what happened', async () => {
+  const ws = upWorkspace({ '.agentls/settings.json': A12_ASK });
   let answer;
-  const c = await a12Connect({ args: ['--root', ws], answer: () => answer });
+  const c = await upConnect({ args: ['--root', ws], answer: () => answer });
   try {
     const cases = [
       { name: 'decline', answer: { action: 'decline' }, want: /the MCP host declined the question/ },
@@ -452,16 +452,16 @@ test('a12 ask with elicitation: decline, cancel and rejectOnce refuse, each sayi
       assert.ok(!existsSync(join(ws, f)), `${tc.name}: nothing ran`);
     }
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
 // An explicit ask rule ranks above session allow rules (docs/tools.md
 // evaluation order), so allowAlways is tried on a chosen mode's ask (the
 // default mode's is left to the MCP host).
-test('a12 ask with elicitation: allowAlways covers the same command only', async () => {
-  const ws = a12Workspace();
-  const c = await a12Connect({ args: ['--root', ws, '--mode', 'acceptEdits'], answer: () => ({ action: 'accept', content: { decision: 'allowAlways' } }) });
+test('ask with elicitation: allowAlways covers the same command only', async () => {
+  const ws = upWorkspace();
+  const c = await upConnect({ args: ['--root', ws, '--mode', 'acceptEdits'], answer: () => ({ action: 'accept', content: { decision: 'allowAlways' } }) });
   try {
     assert.ok(!(await c.callTool({ name: 'bash', arguments: { command: 'touch k1' } })).isError);
     assert.ok(!(await c.callTool({ name: 'bash', arguments: { command: 'touch k1' } })).isError);
@@ -469,13 +469,13 @@ test('a12 ask with elicitation: allowAlways covers the same command only', async
     assert.ok(!(await c.callTool({ name: 'bash', arguments: { command: 'touch k2' } })).isError);
     assert.equal(c.asked.length, 2, 'another command is asked');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 ask without elicitation: isError saying the host could not ask, not "denied by the user"', async () => {
-  const ws = a12Workspace({ '.agentls/settings.json': A12_ASK });
-  const c = await a12Connect({ args: ['--root', ws] });
+test('ask without elicitation: isError saying the host could not ask, not "denied by the user"', async () => {
+  const ws = upWorkspace({ '.agentls/settings.json': A12_ASK });
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     const r = await c.callTool({ name: 'bash', arguments: { command: 'touch nope' } });
     assert.equal(r.isError, true, text(r));
@@ -484,20 +484,20 @@ test('a12 ask without elicitation: isError saying the host could not ask, not "d
     assert.match(text(r), /Bash\(touch:\*\)/, 'names the rule that asked');
     assert.ok(!existsSync(join(ws, 'nope')), 'nothing ran');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
 // ---------------------------------------------------------------- aggregation
 
-test('a12 aggregation: tool_search finds filesystem__read_text_file, activates it, list_changed is sent', async () => {
-  const ws = a12Workspace({ 'a.txt': 'x\n' });
-  a12WriteMcp(ws, a12McpJson(ws));
-  const c = await a12Connect({ args: ['--root', ws] });
+test('aggregation: tool_search finds filesystem__read_text_file, activates it, list_changed is sent', async () => {
+  const ws = upWorkspace({ 'a.txt': 'x\n' });
+  upWriteMcp(ws, upMcpJson(ws));
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     const before = (await c.listTools()).tools.map((t) => t.name);
     assert.ok(!before.includes('filesystem__read_text_file'), `deferred before tool_search: ${before}`);
-    const seen = a12WatchListChanged(c);
+    const seen = upWatchListChanged(c);
     const r = await c.callTool({ name: 'tool_search', arguments: { query: 'read text file' } });
     assert.ok(!r.isError, text(r));
     assert.match(text(r), /## filesystem__read_text_file\n/, text(r).slice(0, 500));
@@ -509,32 +509,32 @@ test('a12 aggregation: tool_search finds filesystem__read_text_file, activates i
     for (const h of A12_HINTS) assert.equal(typeof t.annotations?.[h], 'boolean', `${h}`);
     assert.equal(t._meta?.source, 'mcp:filesystem');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 aggregation: calling a deferred upstream tool by name activates it', async () => {
-  const ws = a12Workspace({ 'a.txt': 'x\n' });
-  a12WriteMcp(ws, a12McpJson(ws, 'servers'));
-  const c = await a12Connect({ args: ['--root', ws] });
+test('aggregation: calling a deferred upstream tool by name activates it', async () => {
+  const ws = upWorkspace({ 'a.txt': 'x\n' });
+  upWriteMcp(ws, upMcpJson(ws, 'servers'));
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     await c.listTools();
-    const seen = a12WatchListChanged(c);
+    const seen = upWatchListChanged(c);
     const r = await c.callTool({ name: 'filesystem__list_directory', arguments: { path: ws } });
     assert.ok(!r.isError, text(r));
     assert.match(text(r), /a\.txt/);
     await waitFor(() => seen.count > 0, 5000, 'notifications/tools/list_changed');
     assert.ok((await c.listTools()).tools.some((t) => t.name === 'filesystem__list_directory'));
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 aggregation: read_text_file through agentls masks a planted secret everywhere', async () => {
-  const tok = a12Token();
-  const ws = a12Workspace({ 'secret.txt': `token=${tok}\nplain line\n` });
-  a12WriteMcp(ws, a12McpJson(ws));
-  const c = await a12Connect({ args: ['--root', ws] });
+test('aggregation: read_text_file through agentls masks a planted secret everywhere', async () => {
+  const tok = upToken();
+  const ws = upWorkspace({ 'secret.txt': `token=${tok}\nplain line\n` });
+  upWriteMcp(ws, upMcpJson(ws));
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     await c.callTool({ name: 'tool_search', arguments: { query: 'read text file' } });
     const r = await c.callTool({ name: 'filesystem__read_text_file', arguments: { path: join(ws, 'secret.txt') } });
@@ -543,16 +543,16 @@ test('a12 aggregation: read_text_file through agentls masks a planted secret eve
     assert.ok(!JSON.stringify(r).includes(tok), `the token leaks somewhere in the result: ${JSON.stringify(r)}`);
     assert.ok(!JSON.stringify(r).includes(tok.slice(4, 20)), 'no part of the token leaks');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 aggregation: deny mcp__filesystem__write_file blocks writes (nothing written, audited masked)', async () => {
-  const tok = a12Token();
-  const ws = a12Workspace({ '.agentls/settings.json': '{"mode": "acceptEdits", "permissions": {"deny": ["mcp__filesystem__write_file"]}}' });
-  a12WriteMcp(ws, a12McpJson(ws));
-  const auditDir = a12Temp('a12-audit-');
-  const c = await a12Connect({ args: ['--root', ws], auditDir, answer: () => ({ action: 'accept', content: { decision: 'allowOnce' } }) });
+test('aggregation: deny mcp__filesystem__write_file blocks writes (nothing written, audited masked)', async () => {
+  const tok = upToken();
+  const ws = upWorkspace({ '.agentls/settings.json': '{"mode": "acceptEdits", "permissions": {"deny": ["mcp__filesystem__write_file"]}}' });
+  upWriteMcp(ws, upMcpJson(ws));
+  const auditDir = upTemp('upstream-audit-');
+  const c = await upConnect({ args: ['--root', ws], auditDir, answer: () => ({ action: 'accept', content: { decision: 'allowOnce' } }) });
   try {
     const r = await c.callTool({ name: 'filesystem__write_file', arguments: { path: join(ws, 'w.txt'), content: `k=${tok}\n` } });
     assert.equal(r.isError, true, text(r));
@@ -562,7 +562,7 @@ test('a12 aggregation: deny mcp__filesystem__write_file blocks writes (nothing w
     // Other tools of the server are not affected by the tool rule.
     const ok = await c.callTool({ name: 'filesystem__list_allowed_directories', arguments: {} });
     assert.ok(!ok.isError, text(ok));
-    await a12Close(c);
+    await upClose(c);
     const lines = readdirSync(auditDir, { recursive: true })
       .filter((f) => f.endsWith('.jsonl'))
       .flatMap((f) => readFileSync(join(auditDir, f), 'utf8').trim().split('\n'))
@@ -572,29 +572,29 @@ test('a12 aggregation: deny mcp__filesystem__write_file blocks writes (nothing w
     assert.equal(e.decision, 'deny');
     assert.ok(!JSON.stringify(e).includes(tok), 'audit arguments are masked');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 aggregation: a server-wide deny mcp__filesystem blocks its read tools too', async () => {
-  const ws = a12Workspace({ 'a.txt': 'x\n', '.agentls/settings.json': '{"permissions": {"deny": ["mcp__filesystem"]}}' });
-  a12WriteMcp(ws, a12McpJson(ws));
-  const c = await a12Connect({ args: ['--root', ws] });
+test('aggregation: a server-wide deny mcp__filesystem blocks its read tools too', async () => {
+  const ws = upWorkspace({ 'a.txt': 'x\n', '.agentls/settings.json': '{"permissions": {"deny": ["mcp__filesystem"]}}' });
+  upWriteMcp(ws, upMcpJson(ws));
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     const r = await c.callTool({ name: 'filesystem__read_text_file', arguments: { path: join(ws, 'a.txt') } });
     assert.equal(r.isError, true, text(r));
     assert.match(text(r), /denied by the rule mcp__filesystem\b/, text(r));
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 aggregation: an upstream result over the budget is cut with a spill file read can open', async () => {
+test('aggregation: an upstream result over the budget is cut with a spill file read can open', async () => {
   let big = '';
   for (let i = 1; i <= 3000; i++) big += `line ${i} ${'x'.repeat(40)}\n`;
-  const ws = a12Workspace({ 'big.txt': big });
-  a12WriteMcp(ws, a12McpJson(ws));
-  const c = await a12Connect({ args: ['--root', ws] });
+  const ws = upWorkspace({ 'big.txt': big });
+  upWriteMcp(ws, upMcpJson(ws));
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     const r = await c.callTool({ name: 'filesystem__read_text_file', arguments: { path: join(ws, 'big.txt') } });
     assert.ok(!r.isError, text(r).slice(-300));
@@ -616,16 +616,16 @@ test('a12 aggregation: an upstream result over the budget is cut with a spill fi
       `the upstream text has 3000 lines and ${Buffer.byteLength(big)} bytes: ${t.slice(-420)}`,
     );
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 aggregation: the user config dir mcp.json declares servers too; upstream stderr goes to the log', async () => {
-  const ws = a12Workspace({ 'a.txt': 'from user server\n' });
-  const configHome = a12Temp('a12-cfg-');
+test('aggregation: the user config dir mcp.json declares servers too; upstream stderr goes to the log', async () => {
+  const ws = upWorkspace({ 'a.txt': 'from user server\n' });
+  const configHome = upTemp('upstream-cfg-');
   mkdirSync(join(configHome, 'agentls'));
-  writeFileSync(join(configHome, 'agentls', 'mcp.json'), a12McpJson(ws, 'mcpServers', 'userfs'));
-  const c = await a12Connect({ args: ['--root', ws], configHome });
+  writeFileSync(join(configHome, 'agentls', 'mcp.json'), upMcpJson(ws, 'mcpServers', 'userfs'));
+  const c = await upConnect({ args: ['--root', ws], configHome });
   try {
     const s = await c.callTool({ name: 'tool_search', arguments: { query: 'read text file' } });
     assert.match(text(s), /## userfs__read_text_file\n/, text(s).slice(0, 300));
@@ -633,19 +633,19 @@ test('a12 aggregation: the user config dir mcp.json declares servers too; upstre
     assert.equal(text(r), 'from user server\n');
     await waitFor(() => /Secure MCP Filesystem Server running on stdio/.test(c.stderrText()), 5000, 'upstream stderr in the log');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 aggregation: killing the upstream mid-call gives a clear error; a later call works after restart', async () => {
-  const ws = a12Workspace({ 'a.txt': 'hello upstream\n' });
-  a12WriteMcp(ws, a12McpJson(ws, 'servers'));
+test('aggregation: killing the upstream mid-call gives a clear error; a later call works after restart', async () => {
+  const ws = upWorkspace({ 'a.txt': 'hello upstream\n' });
+  upWriteMcp(ws, upMcpJson(ws, 'servers'));
   execFileSync('mkfifo', [join(ws, 'fifo')]);
-  const c = await a12Connect({ args: ['--root', ws] });
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     const first = await c.callTool({ name: 'filesystem__read_text_file', arguments: { path: join(ws, 'a.txt') } });
     assert.equal(text(first), 'hello upstream\n');
-    const [pid] = a12Procs(filesystemServer, ws);
+    const [pid] = upProcs(filesystemServer, ws);
     assert.ok(pid, 'upstream process found by its command line');
     // A read of a FIFO blocks in the upstream: the call is in flight when it dies.
     const inflight = c.callTool({ name: 'filesystem__read_text_file', arguments: { path: join(ws, 'fifo') } });
@@ -668,20 +668,20 @@ test('a12 aggregation: killing the upstream mid-call gives a clear error; a late
       await sleep(100);
     }
     assert.equal(text(last), 'hello upstream\n');
-    const now = a12Procs(filesystemServer, ws);
+    const now = upProcs(filesystemServer, ws);
     assert.ok(now.length === 1 && now[0] !== pid && !alive(pid), `restarted: old ${pid}, now ${now}`);
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-test('a12 aggregation: killing an idle upstream: clear error or success on the next calls, then it works', async () => {
-  const ws = a12Workspace({ 'a.txt': 'idle kill\n' });
-  a12WriteMcp(ws, a12McpJson(ws));
-  const c = await a12Connect({ args: ['--root', ws] });
+test('aggregation: killing an idle upstream: clear error or success on the next calls, then it works', async () => {
+  const ws = upWorkspace({ 'a.txt': 'idle kill\n' });
+  upWriteMcp(ws, upMcpJson(ws));
+  const c = await upConnect({ args: ['--root', ws] });
   try {
     assert.equal(text(await c.callTool({ name: 'filesystem__read_text_file', arguments: { path: join(ws, 'a.txt') } })), 'idle kill\n');
-    const [pid] = a12Procs(filesystemServer, ws);
+    const [pid] = upProcs(filesystemServer, ws);
     assert.ok(pid);
     process.kill(pid, 'SIGKILL');
     await waitFor(() => !alive(pid), 3000, 'upstream gone');
@@ -696,37 +696,37 @@ test('a12 aggregation: killing an idle upstream: clear error or success on the n
     }
     assert.equal(text(r), 'idle kill\n');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
 // ---------------------------------------------------------------- ending, editor protocol
 
-test('a12 closing the client ends agentls, its running command and its upstream servers', async () => {
-  const ws = a12Workspace({ 'a.txt': 'x\n' });
-  a12WriteMcp(ws, a12McpJson(ws));
-  const c = await a12Connect({ args: ['--root', ws] });
+test('closing the client ends agentls, its running command and its upstream servers', async () => {
+  const ws = upWorkspace({ 'a.txt': 'x\n' });
+  upWriteMcp(ws, upMcpJson(ws));
+  const c = await upConnect({ args: ['--root', ws] });
   const nonce = `100.${String(process.pid).padStart(6, '0')}${(Date.now() % 1000) + 1000}`;
   const agentlsPid = c.transport?.pid;
   try {
     assert.ok(agentlsPid, 'agentls pid');
     assert.ok(!(await c.callTool({ name: 'filesystem__list_allowed_directories', arguments: {} })).isError);
-    const [up] = a12Procs(filesystemServer, ws);
+    const [up] = upProcs(filesystemServer, ws);
     assert.ok(up, 'upstream running');
     const call = c.callTool({ name: 'bash', arguments: { command: `sleep ${nonce}; echo a12-after` } });
     call.catch(() => {});
-    await waitFor(() => a12Procs('sleep', nonce).length > 0, 5000, 'sleep to start');
+    await waitFor(() => upProcs('sleep', nonce).length > 0, 5000, 'sleep to start');
     await c.close();
     await waitFor(() => !alive(agentlsPid), 5000, 'agentls to exit');
-    await waitFor(() => a12Procs(nonce).length === 0, 5000, 'the command to be killed');
+    await waitFor(() => upProcs(nonce).length === 0, 5000, 'the command to be killed');
     await waitFor(() => !alive(up), 5000, 'the upstream server to stop');
   } finally {
-    await a12Close(c);
+    await upClose(c);
   }
 });
 
-// a12Lsp speaks the editor protocol (LSP framing) to a plain `agentls`.
-function a12Lsp(ws, env) {
+// upLsp speaks the editor protocol (LSP framing) to a plain `agentls`.
+function upLsp(ws, env) {
   const p = spawn(agentlsBin(), [], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   p.stderr.on('data', () => {});
   let buf = Buffer.alloc(0);
@@ -768,11 +768,11 @@ function a12Lsp(ws, env) {
   };
 }
 
-test('a12 editor protocol: upstream tools appear in tools/list after tool_search, masked', async () => {
-  const tok = a12Token();
-  const ws = a12Workspace({ 'secret.txt': `key ${tok}\n` });
-  a12WriteMcp(ws, a12McpJson(ws));
-  const lsp = a12Lsp(ws, { XDG_CONFIG_HOME: a12Temp('a12-cfg-'), AGENTLS_AUDIT_DIR: a12Temp('a12-audit-') });
+test('editor protocol: upstream tools appear in tools/list after tool_search, masked', async () => {
+  const tok = upToken();
+  const ws = upWorkspace({ 'secret.txt': `key ${tok}\n` });
+  upWriteMcp(ws, upMcpJson(ws));
+  const lsp = upLsp(ws, { XDG_CONFIG_HOME: upTemp('upstream-cfg-'), AGENTLS_AUDIT_DIR: upTemp('upstream-audit-') });
   try {
     const init = await lsp.call('initialize', { processId: null, rootUri: pathToFileURL(ws).href, capabilities: {} });
     assert.ok(init.result, JSON.stringify(init));
