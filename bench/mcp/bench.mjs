@@ -64,6 +64,11 @@ if (floor) peers.floor = { command: floor, args: [], call: () => ({ name: 'none'
 // The library floor: the smallest server the go-sdk makes (bench/mcp/sdkserver).
 const sdkFloor = process.env.SDKSERVER_BIN;
 if (sdkFloor) peers.sdkfloor = { command: sdkFloor, args: [], call: () => ({ name: 'none', arguments: {} }) };
+// The same server answering each read with the text and _meta agentls's
+// read gives, and doing nothing else: what an answer of that size costs
+// the client and the SDK (not a target; it shows how much of agentls's
+// read time is its own work).
+if (sdkFloor) peers.sdkanswer = { command: sdkFloor, args: [], call: (f) => ({ name: 'read', arguments: { path: f } }) };
 
 // A reference build of agentls (say, the commit before a change), measured
 // in the same turns: AGENTLS_REF_BIN=/path/agentls.
@@ -114,6 +119,7 @@ for (const [name, r] of Object.entries(results)) {
   const label = {
     floor: 'floor: a Go server doing nothing (`bench/mcp/nullserver`)',
     sdkfloor: 'library floor: the smallest go-sdk server (`bench/mcp/sdkserver`)',
+    sdkanswer: "the same server answering with agentls's read text and `_meta` (`bench/mcp/sdkserver` tool read)",
     'agentls-ref': 'reference: `$AGENTLS_REF_BIN`',
   }[name] ?? name;
   console.log(`| ${label} | ${f(pct(r.reads, 50))} | ${f(pct(r.reads, 99))} | ${f(pct(r.pings, 50))} | ${f(pct(r.connects, 50))} | ${f(pct(r.connects, 99))} |`);
@@ -132,7 +138,9 @@ for (const [name, r] of Object.entries(results)) {
 const a = results.agentls, s = results['server-filesystem'], k = results.sdkfloor;
 const ratio = pct(a.reads, 50) / pct(s.reads, 50);
 const sdkRatio = k ? pct(a.reads, 50) / pct(k.reads, 50) : NaN; // NaN: no floor server given
-console.log(`\n${ROUNDS} rounds of ${READS} sequential reads and ${CONNECTS} connects each, the peers taking turns (a fresh connection per turn). agentls read p50 / server-filesystem's: ${ratio.toFixed(2)} (target <= ${TARGET_READ_RATIO}); / the go-sdk floor server's: ${sdkRatio.toFixed(2)} (target <= ${TARGET_SDK_RATIO}); agentls connect+initialize p50 ${f(pct(a.connects, 50))} ms (target <= ${TARGET_CONNECT_MS} ms).`);
+const same = results.sdkanswer;
+const answerRatio = same ? pct(same.reads, 50) / pct(k.reads, 50) : NaN;
+console.log(`\n${ROUNDS} rounds of ${READS} sequential reads and ${CONNECTS} connects each, the peers taking turns (a fresh connection per turn). agentls read p50 / server-filesystem's: ${ratio.toFixed(2)} (target <= ${TARGET_READ_RATIO}); / the go-sdk floor server's: ${sdkRatio.toFixed(2)} (target <= ${TARGET_SDK_RATIO}; the floor server giving agentls's answer: ${answerRatio.toFixed(2)} of its own); agentls connect+initialize p50 ${f(pct(a.connects, 50))} ms (target <= ${TARGET_CONNECT_MS} ms).`);
 let ok = true;
 if (ratio > TARGET_READ_RATIO) { console.log('TARGET MISSED: read p50 vs server-filesystem'); ok = false; }
 if (sdkRatio > TARGET_SDK_RATIO) { console.log('TARGET MISSED: read p50 vs the go-sdk floor server'); ok = false; }
