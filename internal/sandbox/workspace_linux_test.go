@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -9,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentls/agentls/internal/proc"
 )
 
 // TestWorkspaceWorkSucceeds: what a build in the workspace does works
@@ -120,6 +124,50 @@ func TestProxyLetsOnlyAllowedDomainsThrough(t *testing.T) {
 	if strings.Contains(res.Output, "UPSTREAM-OK") {
 		t.Fatalf("bypassing the proxy reached the host:\n%s", res.Output)
 	}
+}
+
+// TestProxyForwarderEndsWithTheCommand: the forwarder that bridges the
+// command's network namespace to the proxy ends when the command does.
+// Its parent-death signal alone never came (Landlock's signal scoping
+// drops it), so every command with allowedDomains left one process
+// behind for the rest of the session.
+func TestProxyForwarderEndsWithTheCommand(t *testing.T) {
+	f := newFixture(t, Settings{AllowedDomains: []string{"localhost"}})
+	requireActive(t, f)
+	for _, command := range []string{"true", "sleep 0.2; echo done"} {
+		r, err := f.sb.Prepare(f.ws)
+		must(t, err)
+		socket := r.pol.Proxy
+		if socket == "" {
+			t.Fatal("no proxy socket with allowedDomains set")
+		}
+		res, err := proc.Run(context.Background(), proc.Spec{Command: command, Dir: f.ws, Env: append(proc.BaseEnv(os.Environ()), r.Env...), Wrap: r.Wrap, Timeout: 60e9})
+		r.Close()
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("%q: exit %d, %v:\n%s", command, res.ExitCode, err, res.Output)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for forwarders(t, socket) > 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := forwarders(t, socket); n > 0 {
+			t.Errorf("%q: %d forwarder process(es) still run 5 s after the command ended", command, n)
+		}
+	}
+}
+
+// forwarders counts the processes whose command line names socket.
+func forwarders(t *testing.T, socket string) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	must(t, err)
+	n := 0
+	for _, e := range ents {
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(b), "__sandbox-forward\x00"+socket+"\x00") {
+			n++
+		}
+	}
+	return n
 }
 
 // TestSymlinkedAgentlsDirIsRefused: a .agentls that is a link could be

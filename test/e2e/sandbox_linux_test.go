@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -170,6 +171,32 @@ func TestSandboxBlockedNoteFitsTheBudgetAfterLongOutput(t *testing.T) {
 	}
 	if n, lines := len(text), strings.Count(text, "\n")+1; n > tools.BashTailBytes || lines > tools.BashTailLines {
 		t.Errorf("the result is %d bytes and %d lines, over bash's budget of %d bytes / %d lines", n, lines, tools.BashTailBytes, tools.BashTailLines)
+	}
+}
+
+// With allowedDomains every command gets a forwarder to the proxy; it
+// ends with the command instead of staying, adopted by agentls, until the
+// session ends (one process per command, before the fix).
+func TestSandboxProxyForwarderEndsWithEachCommand(t *testing.T) {
+	t.Parallel()
+	c, _, _, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true, "network": map[string]any{"allowedDomains": []any{"localhost"}}}, nil)
+	requireSandbox(t, res)
+	for _, command := range []string{"true", "sleep 0.2; echo done", "curl -sS --max-time 2 http://example.org/ || true"} {
+		if r := c.CallTool(ctx, "bash", map[string]any{"command": command}); r.IsError {
+			t.Fatalf("%q: %s", command, r.Text())
+		}
+	}
+	agentls := c.Cmd.Process.Pid
+	left := func() (n int) {
+		for _, pid := range processesWithArg("__sandbox-forward") {
+			if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil && strings.Contains(string(status), fmt.Sprintf("\nPPid:\t%d\n", agentls)) {
+				n++
+			}
+		}
+		return n
+	}
+	if !waitUntil(5*time.Second, func() bool { return left() == 0 }) {
+		t.Errorf("%d proxy forwarder(s) outlived their commands, adopted by agentls", left())
 	}
 }
 

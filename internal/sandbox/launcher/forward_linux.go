@@ -4,24 +4,36 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // runForwarder relays every connection accepted on fd 3 (127.0.0.1 in the
-// command's network namespace) to the proxy's unix socket outside.
+// command's network namespace) to the proxy's unix socket outside (args:
+// the socket, the shell's pid) until the shell ends.
 func runForwarder(args []string) int {
-	if len(args) != 1 {
+	if len(args) != 2 {
+		return 2
+	}
+	shell, err := strconv.Atoi(args[1])
+	if err != nil {
 		return 2
 	}
 	ln, err := net.FileListener(os.NewFile(3, "listener"))
 	if err != nil {
 		return 1
 	}
+	go func() { // the process's only exit besides a failed listener
+		awaitExit(shell)
+		os.Exit(0)
+	}()
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			return 0
 		}
-		go func() { // ends when either side closes; the process dies with the shell
+		go func() { // ends when either side closes, or with the process
 			defer c.Close()
 			up, err := net.Dial("unix", args[0])
 			if err != nil {
@@ -33,5 +45,28 @@ func runForwarder(args []string) int {
 			go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
 			<-done
 		}()
+	}
+}
+
+// awaitExit returns when the shell, this process's parent, has ended. The
+// parent-death signal the launcher asks for is not enough: under
+// Landlock's signal scoping the kernel sends it on behalf of the dying
+// shell, which is inside the domain, to this process, which is not, and
+// drops it. A pidfd sees the exit without a signal. Where there is no
+// pidfd the signal is all there is (and that kernel has no signal
+// scoping to drop it), so awaitExit blocks for good.
+func awaitExit(shell int) {
+	fd, err := unix.PidfdOpen(shell, 0)
+	if err != nil {
+		select {}
+	}
+	if os.Getppid() != shell {
+		return // ended before the pidfd was open (pid may be reused)
+	}
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+			return
+		}
 	}
 }

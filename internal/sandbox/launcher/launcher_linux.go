@@ -242,7 +242,7 @@ func dropCaps() error {
 
 // startForwarder listens on 127.0.0.1 in the namespace and starts the
 // forwarder process, which outlives this exec as the shell's child and
-// dies with it (its parent-death signal follows this locked thread).
+// ends with it (it watches the shell's pid; see awaitExit).
 func startForwarder(socket string) (int, error) {
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -255,7 +255,8 @@ func startForwarder(socket string) (int, error) {
 		return 0, err
 	}
 	defer f.Close()
-	c := exec.Command("/proc/self/exe", Command, forwarderCommand, socket)
+	// The shell keeps this process's pid across the exec.
+	c := exec.Command("/proc/self/exe", Command, forwarderCommand, socket, strconv.Itoa(os.Getpid()))
 	c.Args[0] = "agentls"
 	c.ExtraFiles = []*os.File{f}
 	c.Env = []string{}

@@ -14,7 +14,7 @@ const Command = "__sandbox"
 
 // forwarderCommand is the hidden subcommand of the proxy forwarder inside
 // the network namespace (fd 3: the listener on 127.0.0.1; args: the
-// proxy's unix socket).
+// proxy's unix socket and the pid of the shell it serves).
 const forwarderCommand = "__sandbox-forward"
 
 // Format is the version of Policy's meaning. Bump it when a field changes
