@@ -113,8 +113,10 @@
 // keywords such as "key", "ey" and "s." occur in almost any source file.
 // Importing its detector would also pull in its dependency tree. So its
 // rule set is loaded as data (rules.go) and run differently (gitleaks.go):
-// one Aho-Corasick pass (keywords.go) finds where a keyword ends, in any
-// case; a rule runs only there. A rule whose every match starts with one
+// one pass of a keyword prefilter (keywords.go: a hashed bit set of the
+// three bytes every keyword starts with, then the keywords sharing the
+// first two) finds where a keyword occurs, in any case; a rule runs only
+// there. A rule whose every match starts with one
 // of its keywords (most token formats) runs anchored at that keyword; the
 // others run on the keyword's line (and a neighbour when an operator ends
 // a line), cut to the regexp's greatest width around the keyword, and only

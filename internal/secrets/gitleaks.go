@@ -16,7 +16,7 @@ const (
 )
 
 // find appends the spans of the secrets gitleaks' rules find in s. One
-// pass of the keyword automaton finds where keywords end; a rule runs only
+// pass of the keyword matcher finds where keywords occur; a rule runs only
 // there: anchored at the keyword when its matches start with one, else on
 // a window around it (see the constants above, narrow, required
 // literals). Entropy thresholds and allowlists (the global one too) are
@@ -27,92 +27,79 @@ func (rs *ruleSet) find(s string, out []span) []span {
 		return out
 	}
 	var done [maxRules]int // per rule: where its last window ended
-	kw := rs.kw
-	row := uint32(0)
-	ls, le := 0, -1 // the current line; its end once a hit needs it
-	for i := 0; i < len(s); i++ {
-		c := kw.class[s[i]]
-		if c == 0 {
-			row = 0
-			if s[i] == '\n' {
-				ls, le = i+1, -1
-			}
-			continue
-		}
-		t := kw.next[row+uint32(c)]
-		row = t &^ hasOut
-		if t&hasOut == 0 {
-			continue
-		}
-		st := int(row) / kw.nclass
-		for _, id := range kw.out[st] {
-			end := i + 1
-			if end <= done[id] {
+	ls, le := 0, -1        // the line last asked for, [ls, le]
+	for p, b := rs.kw.next(s, 0); p >= 0; p, b = rs.kw.next(s, p+1) {
+		for wi := range b.words {
+			w := &b.words[wi]
+			if !hasPrefixFold(s[p:], w.word) {
 				continue
 			}
-			r := rs.rules[id].get()
-			if le < 0 {
-				if le = strings.IndexByte(s[i:], '\n'); le < 0 {
-					le = len(s)
-				} else {
-					le += i
-				}
+			ks, ke := p, p+len(w.word)
+			if ke-1 < ls || ke-1 > le {
+				ls, le = lineBounds(s, ke-1)
 			}
-			if r.anchored != nil {
-				// Every match starts with a keyword: try where each of
-				// the rule's keywords ends here. An anchored regexp stops
-				// where its match can go no further, so it may be given
-				// the rest of the text: a bounded one its width and a
-				// byte (so that its $ cannot match at the cut), a wide
-				// one everything, others the line (and the next when an
-				// operator ends the line).
-				for _, kwd := range r.keywords {
-					ks := i + 1 - len(kwd)
-					if ks < done[id] || ks < 0 || !eqFold(s[ks:i+1], kwd) {
-						continue
-					}
-					end := le
-					switch {
-					case r.width > 0:
-						end = min(len(s), ks+r.width+1)
-					case r.wide:
-						end = len(s)
-					case le < len(s) && continuesOnNextLine(s, ls, le):
-						_, end = lineBounds(s, le+1)
-					}
-					var e int
-					if out, e = rs.matchAt(r, kRuleBase+kind(id), s, ks, end, out); e > ks {
-						done[id] = e
-						break
-					}
-				}
-				continue
+			for _, id := range w.rules {
+				out = rs.findAt(id, s, ks, ke, ls, le, &done, out)
 			}
-			ws, we := ls, le
-			if r.wide {
-				ws, we = widen(s, ws, we)
-			} else {
-				if continuesOnNextLine(s, ws, we) && we < len(s) {
-					_, we = lineBounds(s, we+1)
-				}
-				if ws > 0 {
-					if ps, pe := lineBounds(s, ws-1); continuesOnNextLine(s, ps, pe) {
-						ws = ps
-					}
-				}
-			}
-			if r.width > 0 && !r.wide {
-				ws, we = narrow(s, ws, we, i+1-int(kw.depth[st]), i+1, r.width)
-			}
-			ws = max(ws, done[id])
-			done[id] = we
-			if !hasAllFold(s[ws:we], r.required) {
-				continue
-			}
-			out = rs.match(r, kRuleBase+kind(id), s, ws, we, out)
 		}
 	}
 	return out
+}
+
+// findAt runs rule id for its keyword at s[ks:ke], on the line s[ls:le],
+// unless an earlier window of the rule covered it (done).
+func (rs *ruleSet) findAt(id uint16, s string, ks, ke, ls, le int, done *[maxRules]int, out []span) []span {
+	if ke <= done[id] {
+		return out
+	}
+	r := rs.rules[id].get()
+	if r.anchored != nil {
+		// Every match starts with a keyword: try where this one starts.
+		// An anchored regexp stops where its match can go no further,
+		// so it may be given the rest of the text: a bounded one its
+		// width and a byte (so that its $ cannot match at the cut), a
+		// wide one everything, others the line (and the next when an
+		// operator ends the line).
+		if ks < done[id] {
+			return out
+		}
+		end := le
+		switch {
+		case r.width > 0:
+			end = min(len(s), ks+r.width+1)
+		case r.wide:
+			end = len(s)
+		case le < len(s) && continuesOnNextLine(s, ls, le):
+			_, end = lineBounds(s, le+1)
+		}
+		var e int
+		if out, e = rs.matchAt(r, kRuleBase+kind(id), s, ks, end, out); e > ks {
+			done[id] = e
+		}
+		return out
+	}
+	ws, we := ls, le
+	if r.wide {
+		ws, we = widen(s, ws, we)
+	} else {
+		if continuesOnNextLine(s, ws, we) && we < len(s) {
+			_, we = lineBounds(s, we+1)
+		}
+		if ws > 0 {
+			if ps, pe := lineBounds(s, ws-1); continuesOnNextLine(s, ps, pe) {
+				ws = ps
+			}
+		}
+	}
+	if r.width > 0 && !r.wide {
+		ws, we = narrow(s, ws, we, ks, ke, r.width)
+	}
+	ws = max(ws, done[id])
+	done[id] = we
+	if !hasAllFold(s[ws:we], r.required) {
+		return out
+	}
+	return rs.match(r, kRuleBase+kind(id), s, ws, we, out)
 }
 
 // match runs r on s[ws:we] and appends the secrets it accepts.

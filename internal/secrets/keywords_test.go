@@ -7,27 +7,25 @@ import (
 	"testing"
 )
 
-// TestKeywordMatcherFindsEveryOccurrence checks the automaton against a
-// plain search: every end of every keyword, in any case, overlapping
-// ("xoxb" inside "axoxbb", "s." inside "hvs."), with each keyword's rules.
+// TestKeywordMatcherFindsEveryOccurrence checks the matcher against a
+// plain search: every occurrence of every keyword, in any case,
+// overlapping ("xoxb" inside "axoxbb", "s." inside "hvs."), at the text's
+// end, with each keyword's rules.
 func TestKeywordMatcherFindsEveryOccurrence(t *testing.T) {
-	words := []string{"hvs.", "s.", "xoxb", "ox", "key", "secret_key", "a3-"}
-	ids := []uint16{0, 0, 1, 2, 3, 4, 5}
-	k := newKeywordMatcher(words, ids)
-	text := "AXOXBB key=hvs.X Secret_Key a3-x S.s.KEY"
+	words := []string{"hvs.", "s.", "xoxb", "ox", "key", "secret_key", "a3-", "xoxe-", "ke"}
+	ids := []uint16{0, 0, 1, 2, 3, 4, 5, 6, 7}
+	k, err := newKeywordMatcher(words, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "AXOXBB key=hvs.X Secret_Key a3-x xoxe xoxe- S.s.KEY"
 	got := map[string]bool{}
-	row := uint32(0)
-	for i := 0; i < len(text); i++ {
-		c := k.class[text[i]]
-		if c == 0 {
-			row = 0
-			continue
-		}
-		next := k.next[row+uint32(c)]
-		row = next &^ hasOut
-		if next&hasOut != 0 {
-			for _, id := range k.out[int(row)/k.nclass] {
-				got[fmt.Sprint(i+1, ":", id)] = true
+	for p, b := k.next(text, 0); p >= 0; p, b = k.next(text, p+1) {
+		for _, w := range b.words {
+			if hasPrefixFold(text[p:], w.word) {
+				for _, id := range w.rules {
+					got[fmt.Sprint(p+len(w.word), ":", id)] = true
+				}
 			}
 		}
 	}
@@ -52,6 +50,22 @@ func TestKeywordMatcherFindsEveryOccurrence(t *testing.T) {
 		if !want[h] {
 			t.Errorf("reported %s, not a keyword end", h)
 		}
+	}
+}
+
+// TestKeywordMatcherRefusesOneByteKeyword: the matcher tests pairs of
+// bytes, so a one-byte keyword would never be found; loading one fails.
+func TestKeywordMatcherRefusesOneByteKeyword(t *testing.T) {
+	if _, err := newKeywordMatcher([]string{"ab", "x"}, []uint16{0, 1}); err == nil || !strings.Contains(err.Error(), `"x"`) {
+		t.Fatalf("err = %v, want one naming the keyword", err)
+	}
+	_, err := parseRules(`[[rules]]
+id = "one-byte"
+regex = '''x[0-9]{8}'''
+keywords = ["x"]
+`)
+	if err == nil || !strings.Contains(err.Error(), "shorter than") {
+		t.Fatalf("parseRules err = %v, want the short keyword refused", err)
 	}
 }
 

@@ -203,7 +203,9 @@ func parseRules(texts ...string) (*ruleSet, error) {
 			ids = append(ids, uint16(i))
 		}
 	}
-	rs.kw = newKeywordMatcher(words, ids)
+	if rs.kw, err = newKeywordMatcher(words, ids); err != nil {
+		return nil, fmt.Errorf("keywords: %w", err)
+	}
 	return rs, nil
 }
 
