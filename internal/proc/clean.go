@@ -17,7 +17,8 @@ const (
 )
 
 // Parser limits: a sequence longer than this is dropped and parsing resumes as text, so a
-// stray ESC cannot swallow the rest of the output.
+// stray ESC cannot swallow the rest of the output (a string sequence also ends at a
+// line break).
 const (
 	maxCSIBytes = 64
 	maxStrBytes = 4096
@@ -146,6 +147,12 @@ func (c *cleaner) write(p []byte) {
 				c.state = stNormal
 			case 0x1b:
 				c.state = stStrEsc
+			case '\n':
+				// No title or hyperlink holds a line break, and a stray
+				// ESC ] in binary output must not take the lines after it
+				// (a terminal would swallow them up to a BEL).
+				c.state = stNormal
+				c.text(b)
 			}
 			if c.state == stStr && c.seqLen > maxStrBytes {
 				c.state = stNormal

@@ -57,6 +57,7 @@ func TestCleaner(t *testing.T) {
 		{"newline inside csi is executed", "a\x1b[1\nb\n", []string{"a", "b"}},
 		{"unterminated osc does not eat everything", "\x1b]" + strings.Repeat("x", maxStrBytes+10) + "\nafter\n",
 			[]string{strings.Repeat("x", 10), "after"}},
+		{"a stray osc in binary output ends with its line", "bin\x1b]junk\nnext line\n", []string{"bin", "next line"}},
 		{"erased final line is no line", "abc\r\x1b[K", nil},
 		{"long line cut: head and tail", strings.Repeat("a", MaxLineChars) + strings.Repeat("b", 5) + "END\n",
 			[]string{strings.Repeat("a", MaxLineChars-TailChars) + lineCut(8) + strings.Repeat("a", TailChars-8) + "bbbbbEND"}},
