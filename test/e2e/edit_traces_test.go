@@ -57,7 +57,7 @@ func TestEditTraceThreeOccurrencesNameTheirLine(t *testing.T) {
 	r := c.CallTool(ctx, "edit", editCall("f.txt", "foo", "bar"))
 	t.Logf("error text: %s", r.Text())
 	wantResult(t, "three on one line", r, true, "replaceAll")
-	if !regexp.MustCompile(`3 times \(lines? 1\b`).MatchString(r.Text()) {
+	if !regexp.MustCompile(`3 times \((all on )?lines? 1\b`).MatchString(r.Text()) {
 		t.Errorf("error does not name the 3 occurrences and their line 1: %s", r.Text())
 	}
 	if got := readFile(t, filepath.Join(ws, "f.txt")); got != "foo foo foo" {
@@ -65,10 +65,10 @@ func TestEditTraceThreeOccurrencesNameTheirLine(t *testing.T) {
 	}
 }
 
-// a19aBarrier answers tools/diagnostics requests and records how many were
+// tracesBarrier answers tools/diagnostics requests and records how many were
 // outstanding at once; each waits (up to hold) for a second to arrive, so
 // two calls that really run at the same time are both seen in flight.
-type a19aBarrier struct {
+type tracesBarrier struct {
 	hold     time.Duration
 	mu       sync.Mutex
 	inFlight int
@@ -77,7 +77,7 @@ type a19aBarrier struct {
 	once     sync.Once
 }
 
-func (b *a19aBarrier) answer(ctx context.Context, method string, params json.RawMessage) (any, error) {
+func (b *tracesBarrier) answer(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	if method != "tools/diagnostics" {
 		return nil, nil
 	}
@@ -101,7 +101,7 @@ func (b *a19aBarrier) answer(ctx context.Context, method string, params json.Raw
 	return map[string]any{"items": []any{}}, nil
 }
 
-func (b *a19aBarrier) max() int {
+func (b *tracesBarrier) max() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.maxSeen
@@ -120,7 +120,7 @@ func TestEditTraceEditsOfDifferentFilesRunInParallel(t *testing.T) {
 			for i := range files {
 				writeFile(t, filepath.Join(ws, fmt.Sprintf("f%02d.txt", i)), fmt.Sprintf("file %02d: old\n", i))
 			}
-			b := &a19aBarrier{hold: 200 * time.Millisecond, arrived: make(chan struct{})}
+			b := &tracesBarrier{hold: 200 * time.Millisecond, arrived: make(chan struct{})}
 			c := harness.Start(t, harness.Options{Root: ws})
 			c.OnRequest = b.answer
 			ctx := testCtx(t, 60*time.Second)
