@@ -156,7 +156,7 @@ func TestPrepareSaysWhatACallNeedsAndItsTokenApprovesItOnce(t *testing.T) {
 func TestMCPErrorResultsCarryNoInternalDetails(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "x\n", ".agentls/settings.json": `{"permissions":{"deny":["Edit(a.txt)"]}}`})
-	c := a9mStart(t, ws)
+	c := mcpRawStart(t, ws)
 	c.initialize("2025-06-18", nil)
 	r := c.call("edit", editCall("a.txt", "x", "y"))
 	if !r.IsError {

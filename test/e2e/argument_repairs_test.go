@@ -24,8 +24,8 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a14cCall runs tools/call with raw params (callId, odd argument shapes).
-func a14cCall(t *testing.T, ctx context.Context, c *harness.Client, params map[string]any) harness.Result {
+// repairsCall runs tools/call with raw params (callId, odd argument shapes).
+func repairsCall(t *testing.T, ctx context.Context, c *harness.Client, params map[string]any) harness.Result {
 	t.Helper()
 	var r harness.Result
 	if err := c.Call(ctx, "tools/call", params, &r); err != nil {
@@ -34,8 +34,8 @@ func a14cCall(t *testing.T, ctx context.Context, c *harness.Client, params map[s
 	return r
 }
 
-// a14cNumbered parses read's numbered lines ("%6d→text") into line → text.
-func a14cNumbered(t *testing.T, text string) (first, last int, lines []string) {
+// repairsNumbered parses read's numbered lines ("%6d→text") into line → text.
+func repairsNumbered(t *testing.T, text string) (first, last int, lines []string) {
 	t.Helper()
 	re := regexp.MustCompile(`^ *(\d+)→(.*)$`)
 	for _, l := range strings.Split(text, "\n") {
@@ -61,7 +61,7 @@ func a14cNumbered(t *testing.T, text string) (first, last int, lines []string) {
 func TestContractArgumentsAsJSONString(t *testing.T) {
 	body := numberedLines(30, func(i int) string { return fmt.Sprintf("row %d", i) })
 	c, _, ctx := start(t, map[string]string{"a.txt": body})
-	r := a14cCall(t, ctx, c, map[string]any{"name": "read", "arguments": `{"path":"a.txt","offset":3,"limit":1}`})
+	r := repairsCall(t, ctx, c, map[string]any{"name": "read", "arguments": `{"path":"a.txt","offset":3,"limit":1}`})
 	if r.IsError {
 		t.Fatalf("isError:\n%s", r.Text())
 	}
@@ -97,7 +97,7 @@ func TestContractReadContinuationChains(t *testing.T) {
 					t.Fatalf("read offset=%d: %s", offset, r.Text())
 				}
 				text := r.Text()
-				first, last, lines := a14cNumbered(t, text)
+				first, last, lines := repairsNumbered(t, text)
 				if first != offset {
 					t.Fatalf("page starts at line %d, asked for %d", first, offset)
 				}
@@ -145,10 +145,10 @@ func TestContractReadContinuationChains(t *testing.T) {
 	})
 }
 
-// a14cHintChain calls tool with limit raised as each notice says
+// repairsHintChain calls tool with limit raised as each notice says
 // ("limit=N") until no notice asks for more, and returns the final text and
 // the limits used.
-func a14cHintChain(t *testing.T, ctx context.Context, c *harness.Client, tool string, args map[string]any, max int) (string, []int) {
+func repairsHintChain(t *testing.T, ctx context.Context, c *harness.Client, tool string, args map[string]any, max int) (string, []int) {
 	t.Helper()
 	re := regexp.MustCompile(`limit=(\d+)`)
 	var used []int
@@ -191,7 +191,7 @@ func TestContractLimitHintsReachEverything(t *testing.T) {
 	c, _, ctx := start(t, files)
 
 	t.Run("grep", func(t *testing.T) {
-		text, used := a14cHintChain(t, ctx, c, "grep", map[string]any{"pattern": "needle", "path": "hits.txt"}, 1000)
+		text, used := repairsHintChain(t, ctx, c, "grep", map[string]any{"pattern": "needle", "path": "hits.txt"}, 1000)
 		if n := strings.Count(text, "hits.txt:"); n != 230 {
 			t.Errorf("after limits %v: %d matches, want 230", used, n)
 		}
@@ -200,28 +200,28 @@ func TestContractLimitHintsReachEverything(t *testing.T) {
 		}
 	})
 	t.Run("find", func(t *testing.T) {
-		text, used := a14cHintChain(t, ctx, c, "find", map[string]any{"pattern": "*.go"}, 10000)
+		text, used := repairsHintChain(t, ctx, c, "find", map[string]any{"pattern": "*.go"}, 10000)
 		if n := strings.Count(text, ".go"); n != 1200 {
 			t.Errorf("after limits %v: %d paths, want 1200", used, n)
 		}
 	})
 	t.Run("ls", func(t *testing.T) {
-		text, used := a14cHintChain(t, ctx, c, "ls", map[string]any{"path": "flat"}, 5000)
-		if n := strings.Count(text, "\ne0"); n+a14cBoolInt(strings.HasPrefix(text, "e0")) != 620 {
+		text, used := repairsHintChain(t, ctx, c, "ls", map[string]any{"path": "flat"}, 5000)
+		if n := strings.Count(text, "\ne0"); n+repairsBoolInt(strings.HasPrefix(text, "e0")) != 620 {
 			t.Errorf("after limits %v: %d entries, want 620:\n%.300s", used, n, text)
 		}
 	})
 }
 
-func a14cBoolInt(b bool) int {
+func repairsBoolInt(b bool) int {
 	if b {
 		return 1
 	}
 	return 0
 }
 
-// a14cNotesFor returns the params of notifications of method stamped with callID.
-func a14cNotesFor(c *harness.Client, method, callID string) []map[string]any {
+// repairsNotesFor returns the params of notifications of method stamped with callID.
+func repairsNotesFor(c *harness.Client, method, callID string) []map[string]any {
 	var out []map[string]any
 	for _, n := range c.Notes(method) {
 		var p map[string]any
@@ -237,13 +237,13 @@ func TestContractEditAndWriteDetails(t *testing.T) {
 	a := filepath.Join(ws, "src", "a.go")
 	old := readFile(t, a)
 	c.CallTool(ctx, "read", map[string]any{"path": "src/a.go"})
-	r := a14cCall(t, ctx, c, map[string]any{"name": "edit", "callId": "a14c-edit-1",
+	r := repairsCall(t, ctx, c, map[string]any{"name": "edit", "callId": "a14c-edit-1",
 		"arguments": editCall("src/a.go", "var Y = 2", "var Y = 3")})
 	if r.IsError || r.CallID != "a14c-edit-1" {
 		t.Fatalf("edit: callId %q isError %v: %s", r.CallID, r.IsError, r.Text())
 	}
 	wantContains(t, "edit result", r.Text(), "Edited src/a.go: 1 replacement, line 4")
-	notes := a14cNotesFor(c, "tools/details", "a14c-edit-1")
+	notes := repairsNotesFor(c, "tools/details", "a14c-edit-1")
 	if len(notes) == 0 {
 		t.Fatal("no tools/details notification stamped a14c-edit-1 before the reply")
 	}
@@ -251,7 +251,7 @@ func TestContractEditAndWriteDetails(t *testing.T) {
 		t.Errorf("tools/details tool = %v, want edit", notes[0]["tool"])
 	}
 	for _, d := range []map[string]any{r.Details, notes[0]["details"].(map[string]any)} {
-		if d["kind"] != "edit" || d["uri"] != fileURI(a) && d["uri"] != fileURI(a14cEval(t, a)) {
+		if d["kind"] != "edit" || d["uri"] != fileURI(a) && d["uri"] != fileURI(repairsEval(t, a)) {
 			t.Errorf("kind/uri = %v %v, want edit %s", d["kind"], d["uri"], fileURI(a))
 		}
 		wantContains(t, "unifiedDiff", fmt.Sprint(d["unifiedDiff"]), "-var Y = 2", "+var Y = 3", "@@")
@@ -282,14 +282,14 @@ func TestContractEditAndWriteDetails(t *testing.T) {
 	}
 
 	t.Run("write of a new file is kind create", func(t *testing.T) {
-		r := a14cCall(t, ctx, c, map[string]any{"name": "write", "callId": "a14c-w1",
+		r := repairsCall(t, ctx, c, map[string]any{"name": "write", "callId": "a14c-w1",
 			"arguments": map[string]any{"path": "new/dir/n.txt", "content": "hello\n"}})
 		wantResult(t, "create", r, false)
 		if r.Details["kind"] != "create" {
 			t.Errorf("kind = %v, want create", r.Details["kind"])
 		}
 		wantContains(t, "create diff", fmt.Sprint(r.Details["unifiedDiff"]), "+hello")
-		if n := a14cNotesFor(c, "tools/details", "a14c-w1"); len(n) == 0 || n[0]["tool"] != "write" {
+		if n := repairsNotesFor(c, "tools/details", "a14c-w1"); len(n) == 0 || n[0]["tool"] != "write" {
 			t.Errorf("tools/details for write: %v", n)
 		}
 	})
@@ -304,7 +304,7 @@ func TestContractEditAndWriteDetails(t *testing.T) {
 		// docs/protocol.md: the edit/write details carry all of these.
 		for _, k := range []string{"kind", "uri", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"} {
 			if _, ok := r.Details[k]; !ok {
-				t.Errorf("write details lack %s: %v", k, a14cKeys(r.Details))
+				t.Errorf("write details lack %s: %v", k, repairsKeys(r.Details))
 			}
 		}
 		if edits, _ := r.Details["edits"].([]any); len(edits) == 0 || applyTextEdits(t, "hello\n", edits) != "bye\n" {
@@ -322,7 +322,7 @@ func TestContractEditAndWriteDetails(t *testing.T) {
 	})
 }
 
-func a14cEval(t *testing.T, p string) string {
+func repairsEval(t *testing.T, p string) string {
 	t.Helper()
 	r, err := filepath.EvalSymlinks(p)
 	if err != nil {
@@ -334,12 +334,12 @@ func a14cEval(t *testing.T, p string) string {
 func TestContractCallIDStamping(t *testing.T) {
 	c, _, ctx := start(t, map[string]string{"a.txt": "x\n"})
 	t.Run("given callId echoed on result and progress", func(t *testing.T) {
-		r := a14cCall(t, ctx, c, map[string]any{"name": "bash", "callId": "a14c-bash",
+		r := repairsCall(t, ctx, c, map[string]any{"name": "bash", "callId": "a14c-bash",
 			"arguments": map[string]any{"command": "for i in 1 2 3 4 5; do echo tick$i; sleep 0.1; done"}})
 		if r.CallID != "a14c-bash" {
 			t.Errorf("callId = %q", r.CallID)
 		}
-		prog := a14cNotesFor(c, "tools/progress", "a14c-bash")
+		prog := repairsNotesFor(c, "tools/progress", "a14c-bash")
 		if len(prog) == 0 {
 			t.Fatal("no tools/progress stamped with the given callId")
 		}
@@ -356,7 +356,7 @@ func TestContractCallIDStamping(t *testing.T) {
 			t.Fatalf("generated callIds %q %q", r1.CallID, r2.CallID)
 		}
 		for _, r := range []harness.Result{r1, r2} {
-			if n := a14cNotesFor(c, "tools/details", r.CallID); len(n) != 1 {
+			if n := repairsNotesFor(c, "tools/details", r.CallID); len(n) != 1 {
 				t.Errorf("%d tools/details with callId %s, want 1", len(n), r.CallID)
 			}
 		}
@@ -384,7 +384,7 @@ func TestContractCallIDStamping(t *testing.T) {
 		if !res.Results[1].IsError || res.Results[0].IsError || res.Results[2].IsError {
 			t.Errorf("isError = %v %v %v, want false true false", res.Results[0].IsError, res.Results[1].IsError, res.Results[2].IsError)
 		}
-		if n := a14cNotesFor(c, "tools/details", "b-3"); len(n) != 1 {
+		if n := repairsNotesFor(c, "tools/details", "b-3"); len(n) != 1 {
 			t.Errorf("%d tools/details stamped b-3", len(n))
 		}
 	})
@@ -522,7 +522,7 @@ func TestContractInitializeAndToolsList(t *testing.T) {
 	}
 	for _, tl := range list(map[string]any{"format": "anthropic"}) {
 		if tl["name"] == nil || tl["description"] == nil || tl["input_schema"] == nil || tl["inputSchema"] != nil {
-			t.Errorf("anthropic entry keys %v", a14cKeys(tl))
+			t.Errorf("anthropic entry keys %v", repairsKeys(tl))
 		}
 	}
 	var res any
@@ -531,7 +531,7 @@ func TestContractInitializeAndToolsList(t *testing.T) {
 	}
 }
 
-func a14cKeys(m map[string]any) []string {
+func repairsKeys(m map[string]any) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
@@ -558,7 +558,7 @@ func TestContractConfirmFlow(t *testing.T) {
 	ctx := testCtx(t, sessionTimeout)
 	c.Initialize(ctx, map[string]any{"capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}}})
 
-	r := a14cCall(t, ctx, c, map[string]any{"name": "write", "callId": "a14c-ask",
+	r := repairsCall(t, ctx, c, map[string]any{"name": "write", "callId": "a14c-ask",
 		"arguments": map[string]any{"path": "n.txt", "content": "new\n"}})
 	wantResult(t, "rejected write", r, true, "denied by the user: not now")
 	if _, err := os.Stat(filepath.Join(ws, "n.txt")); err == nil {
@@ -579,7 +579,7 @@ func TestContractConfirmFlow(t *testing.T) {
 	if pv, _ := q["preview"].(map[string]any); pv == nil || pv["kind"] != "create" || !strings.Contains(fmt.Sprint(pv["unifiedDiff"]), "+new") {
 		t.Errorf("confirm preview = %v, want the create details with its diff", q["preview"])
 	}
-	if n := a14cNotesFor(c, "tools/details", "a14c-ask"); len(n) != 0 {
+	if n := repairsNotesFor(c, "tools/details", "a14c-ask"); len(n) != 0 {
 		t.Errorf("rejected write still sent tools/details: %v", n)
 	}
 

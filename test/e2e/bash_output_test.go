@@ -24,20 +24,20 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a7bFast bounds a command that must not wait for input that never comes.
-const a7bFast = 10 * time.Second
+// bashOutFast bounds a command that must not wait for input that never comes.
+const bashOutFast = 10 * time.Second
 
-// a7bSeq makes sleep markers unique within this test process.
-var a7bSeq atomic.Int64
+// bashOutSeq makes sleep markers unique within this test process.
+var bashOutSeq atomic.Int64
 
-// a7bMarker is a sleep duration no other process on the machine uses, so
+// bashOutMarker is a sleep duration no other process on the machine uses, so
 // /proc scans find exactly the processes a test started.
-func a7bMarker() string {
-	return fmt.Sprintf("%d.%04d%05d", 100+a7bSeq.Add(1), os.Getpid()%10000, rand.IntN(100000))
+func bashOutMarker() string {
+	return fmt.Sprintf("%d.%04d%05d", 100+bashOutSeq.Add(1), os.Getpid()%10000, rand.IntN(100000))
 }
 
-// a7bNeed skips when a program the case runs is not installed.
-func a7bNeed(t *testing.T, progs ...string) {
+// bashOutNeed skips when a program the case runs is not installed.
+func bashOutNeed(t *testing.T, progs ...string) {
 	t.Helper()
 	for _, p := range progs {
 		if _, err := exec.LookPath(p); err != nil {
@@ -46,20 +46,20 @@ func a7bNeed(t *testing.T, progs ...string) {
 	}
 }
 
-// a7bCall runs bash with a caller-chosen callId and reports how long it took.
-func a7bCall(ctx context.Context, c *harness.Client, callID string, args map[string]any) (harness.Result, time.Duration, error) {
+// bashOutCall runs bash with a caller-chosen callId and reports how long it took.
+func bashOutCall(ctx context.Context, c *harness.Client, callID string, args map[string]any) (harness.Result, time.Duration, error) {
 	var r harness.Result
 	start := time.Now()
 	err := c.Call(ctx, "tools/call", map[string]any{"name": "bash", "arguments": args, "callId": callID}, &r)
 	return r, time.Since(start), err
 }
 
-// a7bSpillRe finds the spill path in a truncation notice.
-var a7bSpillRe = regexp.MustCompile(`Full output: (\S+\.log)`)
+// bashOutSpillRe finds the spill path in a truncation notice.
+var bashOutSpillRe = regexp.MustCompile(`Full output: (\S+\.log)`)
 
 func TestBashOutputHundredThousandLines(t *testing.T) {
 	c, _, ctx := start(t, nil)
-	r, _, err := a7bCall(ctx, c, "", map[string]any{"command": `seq 100000`})
+	r, _, err := bashOutCall(ctx, c, "", map[string]any{"command": `seq 100000`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestBashOutputHundredThousandLines(t *testing.T) {
 	if !strings.Contains(text, "\n98002\n") || strings.Contains(text, "\n98001\n") {
 		t.Errorf("tail does not start at 98002")
 	}
-	m := a7bSpillRe.FindStringSubmatch(text)
+	m := bashOutSpillRe.FindStringSubmatch(text)
 	if m == nil {
 		t.Fatalf("no spill path in notice:\n%s", text[:min(len(text), 600)])
 	}
@@ -90,18 +90,18 @@ func TestBashOutputHundredThousandLines(t *testing.T) {
 func TestBashOutputHugeSingleLine(t *testing.T) {
 	c, _, ctx := start(t, nil)
 	const size = 5_000_000
-	r, took, err := a7bCall(ctx, c, "", map[string]any{"command": fmt.Sprintf(`printf START; head -c %d /dev/zero | tr '\0' x; printf END-OF-LINE`, size)})
+	r, took, err := bashOutCall(ctx, c, "", map[string]any{"command": fmt.Sprintf(`printf START; head -c %d /dev/zero | tr '\0' x; printf END-OF-LINE`, size)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := r.Text()
-	if took > a7bFast {
+	if took > bashOutFast {
 		t.Errorf("5 MB line took %v", took)
 	}
 	if len(text) > 51200+2048 {
 		t.Errorf("text is %d bytes; the output cap is 51,200", len(text))
 	}
-	m := a7bSpillRe.FindStringSubmatch(text)
+	m := bashOutSpillRe.FindStringSubmatch(text)
 	if m == nil {
 		t.Fatalf("no spill path in notice:\n%s", text[:min(len(text), 600)])
 	}
@@ -191,7 +191,7 @@ func TestBashOutputProgressThrottled(t *testing.T) {
 	c, _, ctx := start(t, nil)
 	const callID = "a7b-chatter"
 	start := time.Now()
-	r, _, err := a7bCall(ctx, c, callID, map[string]any{"command": `for i in $(seq 150); do echo tick-$i; sleep 0.01; done`})
+	r, _, err := bashOutCall(ctx, c, callID, map[string]any{"command": `for i in $(seq 150); do echo tick-$i; sleep 0.01; done`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,15 +235,15 @@ func TestBashOutputProgressThrottled(t *testing.T) {
 	}
 }
 
-// a7bCancelWhen starts a bash call and, once want processes carrying marker
+// bashOutCancelWhen starts a bash call and, once want processes carrying marker
 // exist, cancels it; it returns when the call has returned.
-func a7bCancelWhen(t *testing.T, c *harness.Client, command, marker string, want int) {
+func bashOutCancelWhen(t *testing.T, c *harness.Client, command, marker string, want int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := a7bCall(ctx, c, "", map[string]any{"command": command})
+		_, _, err := bashOutCall(ctx, c, "", map[string]any{"command": command})
 		done <- err
 	}()
 	if !waitUntil(10*time.Second, func() bool { return len(processesWithArg(marker)) >= want }) {
@@ -258,35 +258,35 @@ func a7bCancelWhen(t *testing.T, c *harness.Client, command, marker string, want
 func TestBashOutputProcessCleanup(t *testing.T) {
 	c, _, _ := start(t, nil)
 	t.Run("exec sleep cancelled", func(t *testing.T) {
-		mk := a7bMarker()
+		mk := bashOutMarker()
 		reapProcessesWithArg(t, mk)
-		a7bCancelWhen(t, c, "exec sleep "+mk, mk, 1)
+		bashOutCancelWhen(t, c, "exec sleep "+mk, mk, 1)
 		if !waitUntil(4*time.Second, func() bool { return len(processesWithArg(mk)) == 0 }) {
 			t.Errorf("survivors after cancel: %v", processesWithArg(mk))
 		}
 	})
 	t.Run("fifty background sleeps cancelled", func(t *testing.T) {
-		mk := a7bMarker()
+		mk := bashOutMarker()
 		reapProcessesWithArg(t, mk)
-		a7bCancelWhen(t, c, `for i in $(seq 50); do sleep `+mk+` & done; wait`, mk, 50)
+		bashOutCancelWhen(t, c, `for i in $(seq 50); do sleep `+mk+` & done; wait`, mk, 50)
 		if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(mk)) == 0 }) {
 			t.Errorf("%d of 50 survive the cancel", len(processesWithArg(mk)))
 		}
 	})
 	t.Run("setsid children cancelled", func(t *testing.T) {
-		a7bNeed(t, "setsid")
-		mk := a7bMarker()
+		bashOutNeed(t, "setsid")
+		mk := bashOutMarker()
 		reapProcessesWithArg(t, mk)
-		a7bCancelWhen(t, c, `for i in 1 2 3; do setsid sleep `+mk+` & done; wait`, mk, 3)
+		bashOutCancelWhen(t, c, `for i in 1 2 3; do setsid sleep `+mk+` & done; wait`, mk, 3)
 		if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(mk)) == 0 }) {
 			t.Errorf("%d of 3 setsid children survive the cancel", len(processesWithArg(mk)))
 		}
 	})
 	t.Run("TERM ignored then timeout", func(t *testing.T) {
-		mk := a7bMarker()
+		mk := bashOutMarker()
 		reapProcessesWithArg(t, mk)
 		ctx := testCtx(t, 15*time.Second)
-		r, took, err := a7bCall(ctx, c, "", map[string]any{"command": `trap '' TERM; echo before-timeout; sleep ` + mk, "timeout": 1})
+		r, took, err := bashOutCall(ctx, c, "", map[string]any{"command": `trap '' TERM; echo before-timeout; sleep ` + mk, "timeout": 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,11 +312,11 @@ func TestBashOutputBackgroundDaemonsAtShutdown(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a7bNeed(t, tc.needs...)
-			mk := a7bMarker()
+			bashOutNeed(t, tc.needs...)
+			mk := bashOutMarker()
 			reapProcessesWithArg(t, mk)
 			c, _, ctx := start(t, nil)
-			r, took, err := a7bCall(ctx, c, "", map[string]any{"command": tc.command(mk)})
+			r, took, err := bashOutCall(ctx, c, "", map[string]any{"command": tc.command(mk)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,8 +10,8 @@ import (
 // deny rules against arguments that reach the file through a symlink.
 func TestBashRulesSeeWrappersComputedProgramsAndSymlinks(t *testing.T) {
 	t.Parallel()
-	e := a17cStart(t, map[string]string{
-		".agentls/settings.json": a17cSettings(map[string][]string{
+	e := claudeStart(t, map[string]string{
+		".agentls/settings.json": claudeSettings(map[string][]string{
 			"deny": {"Bash(rm:*)", "Read(./.env)"},
 		}, nil),
 		".env": "SECRET=1\n",
@@ -24,15 +24,15 @@ func TestBashRulesSeeWrappersComputedProgramsAndSymlinks(t *testing.T) {
 	}
 	const denyRm = "denied by the rule Bash(rm:*) (.agentls/settings.json)"
 	const denyEnv = "denied by the rule Read(./.env) (.agentls/settings.json)"
-	a17cRun(t, e, []a17cCase{
-		a17cCmd("flock", "flock "+filepath.Join(e.ws, "lock")+" rm v", "deny", denyRm),
-		a17cCmd("taskset", "taskset -c 0 rm v", "deny", denyRm),
-		a17cCmd("script -c", "script -q -c 'rm v' /dev/null", "deny", denyRm),
-		a17cCmd("bash -c computed", `bash -c "$(printf 'r\x6d v')"`, "deny", "only known when it runs"),
-		a17cCmd("source process substitution", "source <(echo rm v)", "deny", denyRm),
-		a17cCmd("dot stdin", ". /dev/stdin <<< 'rm v'", "deny", denyRm),
-		a17cCmd("symlink to the file", "cat envlink", "deny", denyEnv),
-		a17cCmd("symlink to the folder", "cat selflink/.env", "deny", denyEnv),
+	claudeRun(t, e, []claudeCase{
+		claudeCmd("flock", "flock "+filepath.Join(e.ws, "lock")+" rm v", "deny", denyRm),
+		claudeCmd("taskset", "taskset -c 0 rm v", "deny", denyRm),
+		claudeCmd("script -c", "script -q -c 'rm v' /dev/null", "deny", denyRm),
+		claudeCmd("bash -c computed", `bash -c "$(printf 'r\x6d v')"`, "deny", "only known when it runs"),
+		claudeCmd("source process substitution", "source <(echo rm v)", "deny", denyRm),
+		claudeCmd("dot stdin", ". /dev/stdin <<< 'rm v'", "deny", denyRm),
+		claudeCmd("symlink to the file", "cat envlink", "deny", denyEnv),
+		claudeCmd("symlink to the folder", "cat selflink/.env", "deny", denyEnv),
 	})
 	if _, err := os.Stat(filepath.Join(e.ws, "v")); err != nil {
 		t.Errorf("v was removed: %v", err)
@@ -48,8 +48,8 @@ func TestBashRulesSeeWrappersComputedProgramsAndSymlinks(t *testing.T) {
 // and `echo x > f` overwrote one the user had denied editing.
 func TestBashPathRulesCoverRedirectionsAndEditDenies(t *testing.T) {
 	t.Parallel()
-	e := a17cStart(t, map[string]string{
-		".agentls/settings.json": a17cSettings(map[string][]string{
+	e := claudeStart(t, map[string]string{
+		".agentls/settings.json": claudeSettings(map[string][]string{
 			"deny": {"Read(./.env)", "Edit(config/prod.yaml)"},
 		}, nil),
 		".env":             "SECRET=1\n",
@@ -58,19 +58,19 @@ func TestBashPathRulesCoverRedirectionsAndEditDenies(t *testing.T) {
 	}, nil, nil)
 	const denyEnv = "denied by the rule Read(./.env) (.agentls/settings.json)"
 	const denyProd = "denied by the rule Edit(config/prod.yaml) (.agentls/settings.json)"
-	a17cRun(t, e, []a17cCase{
-		a17cCmd("input redirection", "cat < .env", "deny", denyEnv),
-		a17cCmd("redirection of a loop", "while read l; do echo $l; done < .env", "deny", denyEnv),
-		a17cCmd("redirection in bash -c", "bash -c 'cat 0<.env'", "deny", denyEnv),
-		a17cCmd("dd operand", "dd if=.env", "deny", denyEnv),
-		a17cCmd("secret file by redirection", "cat < db/.env.local", "ask", ""),
-		a17cCmd("output redirection", "echo replicas: 0 > config/prod.yaml", "deny", denyProd),
-		a17cCmd("append", "echo x >> config/prod.yaml", "deny", denyProd),
-		a17cCmd("rm", "rm config/prod.yaml", "deny", denyProd),
-		a17cCmd("cp onto it", "cp .agentls/settings.json config/prod.yaml", "deny", denyProd),
-		a17cCmd("sed -i", "sed -i s/3/0/ config/prod.yaml", "deny", denyProd),
-		a17cCmd("wrapped", "bash -c 'truncate -s0 config/prod.yaml'", "deny", denyProd),
-		a17cCmd("read-only command still reads it", "cat config/prod.yaml", "allow", "replicas: 3"),
+	claudeRun(t, e, []claudeCase{
+		claudeCmd("input redirection", "cat < .env", "deny", denyEnv),
+		claudeCmd("redirection of a loop", "while read l; do echo $l; done < .env", "deny", denyEnv),
+		claudeCmd("redirection in bash -c", "bash -c 'cat 0<.env'", "deny", denyEnv),
+		claudeCmd("dd operand", "dd if=.env", "deny", denyEnv),
+		claudeCmd("secret file by redirection", "cat < db/.env.local", "ask", ""),
+		claudeCmd("output redirection", "echo replicas: 0 > config/prod.yaml", "deny", denyProd),
+		claudeCmd("append", "echo x >> config/prod.yaml", "deny", denyProd),
+		claudeCmd("rm", "rm config/prod.yaml", "deny", denyProd),
+		claudeCmd("cp onto it", "cp .agentls/settings.json config/prod.yaml", "deny", denyProd),
+		claudeCmd("sed -i", "sed -i s/3/0/ config/prod.yaml", "deny", denyProd),
+		claudeCmd("wrapped", "bash -c 'truncate -s0 config/prod.yaml'", "deny", denyProd),
+		claudeCmd("read-only command still reads it", "cat config/prod.yaml", "allow", "replicas: 3"),
 	})
 	if got := readFile(t, filepath.Join(e.ws, "config/prod.yaml")); got != "replicas: 3\n" {
 		t.Errorf("config/prod.yaml = %q, want it unchanged", got)

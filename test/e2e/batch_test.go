@@ -3,7 +3,7 @@ package e2e
 // Contract tests of the executor and the call-scoped protocol:
 // tools/callBatch, callId stamping, tools/progress, tools/details,
 // $/cancelRequest and tools/confirm, as docs/protocol.md and docs/protocol.md
-// state them. Most tests use a raw LSP-framed client (a11bRaw) so that wire
+// state them. Most tests use a raw LSP-framed client (batchRaw) so that wire
 // order, the -32800 reply of a cancelled request and the server's own
 // $/cancelRequest are visible exactly as an editor sees them.
 
@@ -22,14 +22,14 @@ import (
 )
 
 const (
-	a11bWait      = 10 * time.Second       // generous: a loaded 2-core machine
-	a11bQuick     = 2 * time.Second        // "at once" for a -32800 after $/cancelRequest
-	a11bSettle    = 700 * time.Millisecond // how long an event that must not happen is given
-	a11bCancelled = -32800
+	batchWait      = 10 * time.Second       // generous: a loaded 2-core machine
+	batchQuick     = 2 * time.Second        // "at once" for a -32800 after $/cancelRequest
+	batchSettle    = 700 * time.Millisecond // how long an event that must not happen is given
+	batchCancelled = -32800
 )
 
-// a11bFrame is one JSON-RPC message read from the server, in wire order.
-type a11bFrame struct {
+// batchFrame is one JSON-RPC message read from the server, in wire order.
+type batchFrame struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
@@ -43,25 +43,25 @@ type a11bFrame struct {
 	At  time.Time `json:"-"`
 }
 
-func (f a11bFrame) isReply() bool { return f.Method == "" && len(f.ID) > 0 }
+func (f batchFrame) isReply() bool { return f.Method == "" && len(f.ID) > 0 }
 
-// a11bRaw is a minimal LSP-framed client over the agentls process's pipes.
-type a11bRaw struct {
-	*rawClient[a11bFrame]
+// batchRaw is a minimal LSP-framed client over the agentls process's pipes.
+type batchRaw struct {
+	*rawClient[batchFrame]
 	ws string
 }
 
-type a11bStartOpts struct {
+type batchStartOpts struct {
 	mode    string
 	ask     []string
 	confirm bool
 }
 
-// a11bStart spawns agentls on a fresh workspace holding files and initializes it.
-func a11bStart(t *testing.T, files map[string]string, o a11bStartOpts) *a11bRaw {
+// batchStart spawns agentls on a fresh workspace holding files and initializes it.
+func batchStart(t *testing.T, files map[string]string, o batchStartOpts) *batchRaw {
 	t.Helper()
 	ws := newWorkspace(t, files)
-	r := &a11bRaw{startRaw(t, []string{"--root", ws}, nil, lenientFrames(a11bDecoder())), ws}
+	r := &batchRaw{startRaw(t, []string{"--root", ws}, nil, lenientFrames(batchDecoder())), ws}
 	t.Cleanup(func() {
 		r.close()
 		if s := r.stderr.String(); t.Failed() && s != "" {
@@ -90,11 +90,11 @@ func a11bStart(t *testing.T, files map[string]string, o a11bStartOpts) *a11bRaw 
 	return r
 }
 
-// a11bDecoder decodes frames, numbering them in wire order and per method.
-func a11bDecoder() func(body []byte) []a11bFrame {
+// batchDecoder decodes frames, numbering them in wire order and per method.
+func batchDecoder() func(body []byte) []batchFrame {
 	seq, nth := 0, map[string]int{}
-	return func(body []byte) []a11bFrame {
-		var f a11bFrame
+	return func(body []byte) []batchFrame {
+		var f batchFrame
 		if err := json.Unmarshal(body, &f); err != nil {
 			f.Method = "!unparsable"
 			f.Params = body
@@ -102,50 +102,50 @@ func a11bDecoder() func(body []byte) []a11bFrame {
 		f.Seq, f.Nth, f.At = seq, nth[f.Method], time.Now()
 		seq++
 		nth[f.Method]++
-		return []a11bFrame{f}
+		return []batchFrame{f}
 	}
 }
 
-func (r *a11bRaw) send(msg any) {
+func (r *batchRaw) send(msg any) {
 	r.t.Helper()
 	r.sendJSON(msg)
 }
 
 // request sends a request with the given id (a string or an int).
-func (r *a11bRaw) request(id any, method string, params any) {
+func (r *batchRaw) request(id any, method string, params any) {
 	r.t.Helper()
 	r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-func (r *a11bRaw) cancel(id any) {
+func (r *batchRaw) cancel(id any) {
 	r.t.Helper()
 	r.send(map[string]any{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": map[string]any{"id": id}})
 }
 
-func a11bIDIs(raw json.RawMessage, id any) bool {
+func batchIDIs(raw json.RawMessage, id any) bool {
 	want, _ := json.Marshal(id)
 	return bytes.Equal(bytes.TrimSpace(raw), want)
 }
 
 // reply waits for the reply to request id.
-func (r *a11bRaw) reply(id any, timeout time.Duration) (a11bFrame, bool) {
-	return r.wait(timeout, func(f a11bFrame) bool { return f.isReply() && a11bIDIs(f.ID, id) })
+func (r *batchRaw) reply(id any, timeout time.Duration) (batchFrame, bool) {
+	return r.wait(timeout, func(f batchFrame) bool { return f.isReply() && batchIDIs(f.ID, id) })
 }
 
 // call sends a request and waits for its reply, failing the test without one.
-func (r *a11bRaw) call(id any, method string, params any) a11bFrame {
+func (r *batchRaw) call(id any, method string, params any) batchFrame {
 	r.t.Helper()
 	r.request(id, method, params)
-	f, ok := r.reply(id, a11bWait)
+	f, ok := r.reply(id, batchWait)
 	if !ok {
-		r.t.Fatalf("no reply to %s (id %v) within %v", method, id, a11bWait)
+		r.t.Fatalf("no reply to %s (id %v) within %v", method, id, batchWait)
 	}
 	return f
 }
 
 // notes returns the notifications (or server requests) with the given method.
-func (r *a11bRaw) notes(method string) []a11bFrame {
-	var out []a11bFrame
+func (r *batchRaw) notes(method string) []batchFrame {
+	var out []batchFrame
 	for _, f := range r.all() {
 		if f.Method == method {
 			out = append(out, f)
@@ -154,14 +154,14 @@ func (r *a11bRaw) notes(method string) []a11bFrame {
 	return out
 }
 
-type a11bResult struct {
+type batchResult struct {
 	CallID  string           `json:"callId"`
 	Content []map[string]any `json:"content"`
 	IsError bool             `json:"isError"`
 	Details map[string]any   `json:"details"`
 }
 
-func (res a11bResult) text() string {
+func (res batchResult) text() string {
 	var parts []string
 	for _, c := range res.Content {
 		if c["type"] == "text" {
@@ -171,7 +171,7 @@ func (res a11bResult) text() string {
 	return strings.Join(parts, "\n")
 }
 
-func (r *a11bRaw) decode(f a11bFrame, v any) {
+func (r *batchRaw) decode(f batchFrame, v any) {
 	r.t.Helper()
 	if f.Error != nil {
 		r.t.Fatalf("protocol error %d: %s", f.Error.Code, f.Error.Message)
@@ -182,14 +182,14 @@ func (r *a11bRaw) decode(f a11bFrame, v any) {
 }
 
 // tool runs tools/call and returns the result (a protocol error fails the test).
-func (r *a11bRaw) tool(id any, name string, args any) a11bResult {
+func (r *batchRaw) tool(id any, name string, args any) batchResult {
 	r.t.Helper()
-	var res a11bResult
+	var res batchResult
 	r.decode(r.call(id, "tools/call", map[string]any{"name": name, "arguments": args}), &res)
 	return res
 }
 
-func a11bCall(name string, args any, callID string) map[string]any {
+func batchCall(name string, args any, callID string) map[string]any {
 	c := map[string]any{"name": name, "arguments": args}
 	if callID != "" {
 		c["callId"] = callID
@@ -198,10 +198,10 @@ func a11bCall(name string, args any, callID string) map[string]any {
 }
 
 // batch runs tools/callBatch and returns the results.
-func (r *a11bRaw) batch(id any, calls ...map[string]any) []a11bResult {
+func (r *batchRaw) batch(id any, calls ...map[string]any) []batchResult {
 	r.t.Helper()
 	var out struct {
-		Results []a11bResult `json:"results"`
+		Results []batchResult `json:"results"`
 	}
 	r.decode(r.call(id, "tools/callBatch", map[string]any{"calls": calls}), &out)
 	if len(out.Results) != len(calls) {
@@ -210,7 +210,7 @@ func (r *a11bRaw) batch(id any, calls ...map[string]any) []a11bResult {
 	return out.Results
 }
 
-func (r *a11bRaw) file(name string) (string, bool) {
+func (r *batchRaw) file(name string) (string, bool) {
 	b, err := os.ReadFile(filepath.Join(r.ws, name))
 	if err != nil {
 		return "", false
@@ -219,7 +219,7 @@ func (r *a11bRaw) file(name string) (string, bool) {
 }
 
 // dirNames lists a workspace directory (temp files would show up here).
-func (r *a11bRaw) dirNames(dir string) []string {
+func (r *batchRaw) dirNames(dir string) []string {
 	r.t.Helper()
 	ents, err := os.ReadDir(filepath.Join(r.ws, dir))
 	if err != nil {
@@ -234,7 +234,7 @@ func (r *a11bRaw) dirNames(dir string) []string {
 }
 
 // alive proves the server still serves: a fresh read answers.
-func (r *a11bRaw) alive(id any, path, want string) {
+func (r *batchRaw) alive(id any, path, want string) {
 	r.t.Helper()
 	res := r.tool(id, "read", map[string]any{"path": path})
 	if res.IsError || !strings.Contains(res.text(), want) {
@@ -242,8 +242,8 @@ func (r *a11bRaw) alive(id any, path, want string) {
 	}
 }
 
-// a11bProcs counts processes whose command line contains marker.
-func a11bProcs(marker string) int {
+// batchProcs counts processes whose command line contains marker.
+func batchProcs(marker string) int {
 	n := 0
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -258,7 +258,7 @@ func a11bProcs(marker string) int {
 	return n
 }
 
-func a11bEventually(timeout time.Duration, cond func() bool) bool {
+func batchEventually(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for {
 		if cond() {
@@ -271,19 +271,19 @@ func a11bEventually(timeout time.Duration, cond func() bool) bool {
 	}
 }
 
-// expectCancelled waits for the -32800 reply to id within a11bQuick of now.
-func (r *a11bRaw) expectCancelled(id any) {
+// expectCancelled waits for the -32800 reply to id within batchQuick of now.
+func (r *batchRaw) expectCancelled(id any) {
 	r.t.Helper()
 	start := time.Now()
-	f, ok := r.reply(id, a11bWait)
+	f, ok := r.reply(id, batchWait)
 	if !ok {
-		r.t.Fatalf("no reply to cancelled request %v within %v", id, a11bWait)
+		r.t.Fatalf("no reply to cancelled request %v within %v", id, batchWait)
 	}
-	if f.Error == nil || f.Error.Code != a11bCancelled {
+	if f.Error == nil || f.Error.Code != batchCancelled {
 		r.t.Fatalf("cancelled request %v: want error -32800, got result=%s error=%+v", id, f.Result, f.Error)
 	}
-	if d := time.Since(start); d > a11bQuick {
-		r.t.Errorf("-32800 for %v took %v, want ≤ %v", id, d, a11bQuick)
+	if d := time.Since(start); d > batchQuick {
+		r.t.Errorf("-32800 for %v took %v, want ≤ %v", id, d, batchQuick)
 	}
 }
 
@@ -293,7 +293,7 @@ func (r *a11bRaw) expectCancelled(id any) {
 // tools/list says which tools are concurrency-safe.
 func TestBatchConcurrencyMeta(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
 	var list struct {
 		Tools []struct {
 			Name string `json:"name"`
@@ -324,17 +324,17 @@ func TestBatchConcurrencyMeta(t *testing.T) {
 func TestBatchResultsInCallOrder(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{"a.txt": "alpha needle\n", "b.txt": "beta\n", "sub/c.txt": "gamma needle\n"}
-	r := a11bStart(t, files, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, files, batchStartOpts{mode: "bypass"})
 	// A slow non-safe call first, then safe ones that finish at once, then
 	// another slow one: the finishing order differs from the call order.
 	res := r.batch(1,
-		a11bCall("bash", map[string]any{"command": "sleep 0.4; echo first-out"}, "k0"),
-		a11bCall("read", map[string]any{"path": "b.txt"}, "k1"),
-		a11bCall("grep", map[string]any{"pattern": "needle"}, "k2"),
-		a11bCall("find", map[string]any{"pattern": "*.txt"}, "k3"),
-		a11bCall("read", map[string]any{"path": "a.txt"}, "k4"),
-		a11bCall("ls", map[string]any{}, "k5"),
-		a11bCall("bash", map[string]any{"command": "sleep 0.2; echo last-out"}, "k6"),
+		batchCall("bash", map[string]any{"command": "sleep 0.4; echo first-out"}, "k0"),
+		batchCall("read", map[string]any{"path": "b.txt"}, "k1"),
+		batchCall("grep", map[string]any{"pattern": "needle"}, "k2"),
+		batchCall("find", map[string]any{"pattern": "*.txt"}, "k3"),
+		batchCall("read", map[string]any{"path": "a.txt"}, "k4"),
+		batchCall("ls", map[string]any{}, "k5"),
+		batchCall("bash", map[string]any{"command": "sleep 0.2; echo last-out"}, "k6"),
 	)
 	want := []string{"first-out", "beta", "sub/c.txt:1: gamma needle", "sub/c.txt", "alpha needle", "sub/", "last-out"}
 	for i, res := range res {
@@ -349,12 +349,12 @@ func TestBatchResultsInCallOrder(t *testing.T) {
 
 func TestBatchCallIDs(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
 	rd := map[string]any{"path": "a.txt"}
-	res := r.batch(1, a11bCall("read", rd, ""), a11bCall("read", rd, "mine"), a11bCall("read", rd, ""), a11bCall("nope", rd, ""), a11bCall("read", rd, ""))
+	res := r.batch(1, batchCall("read", rd, ""), batchCall("read", rd, "mine"), batchCall("read", rd, ""), batchCall("nope", rd, ""), batchCall("read", rd, ""))
 	one := r.tool(2, "read", rd)
 	two := r.tool(3, "read", rd)
-	var echoed a11bResult
+	var echoed batchResult
 	r.decode(r.call(4, "tools/call", map[string]any{"name": "read", "arguments": rd, "callId": "given-7"}), &echoed)
 	if res[1].CallID != "mine" || echoed.CallID != "given-7" {
 		t.Errorf("given callIds not echoed: batch %q, tools/call %q", res[1].CallID, echoed.CallID)
@@ -365,8 +365,8 @@ func TestBatchCallIDs(t *testing.T) {
 		r.request(100+i, "tools/call", map[string]any{"name": "read", "arguments": rd})
 	}
 	for i := range 20 {
-		var x a11bResult
-		f, ok := r.reply(100+i, a11bWait)
+		var x batchResult
+		f, ok := r.reply(100+i, batchWait)
 		if !ok {
 			t.Fatalf("no reply to %d", 100+i)
 		}
@@ -390,18 +390,18 @@ func TestBatchCallIDs(t *testing.T) {
 // edit from another request through) while the batch is held up.
 func TestBatchSafeCallsRunInParallel(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "one\ntwo\n"}, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, map[string]string{"a.txt": "one\ntwo\n"}, batchStartOpts{mode: "bypass"})
 	edit := map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "two", "newText": "2"}}, "dryRun": true}
 	before := r.tool(1, "edit", edit)
 	if !before.IsError {
 		t.Fatalf("premise: an edit of an unread file must fail, got %q", before.text())
 	}
 	r.request(2, "tools/callBatch", map[string]any{"calls": []any{
-		a11bCall("test_block", map[string]any{}, "blk"),
-		a11bCall("read", map[string]any{"path": "a.txt"}, "rd"),
+		batchCall("test_block", map[string]any{}, "blk"),
+		batchCall("read", map[string]any{"path": "a.txt"}, "rd"),
 	}})
 	n := 10
-	ok := a11bEventually(a11bWait, func() bool {
+	ok := batchEventually(batchWait, func() bool {
 		n++
 		return !r.tool(n, "edit", edit).IsError
 	})
@@ -419,23 +419,23 @@ func TestBatchSafeCallsRunInParallel(t *testing.T) {
 // for everything before it; cancelling the batch means it never runs.
 func TestBatchUnsafeCallWaits(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
-		a11bCall("test_block", map[string]any{}, ""),
-		a11bCall("bash", map[string]any{"command": "touch waited.txt"}, ""),
-		a11bCall("write", a11bWriteArgs("waited-write.txt", "no\n"), ""),
+		batchCall("test_block", map[string]any{}, ""),
+		batchCall("bash", map[string]any{"command": "touch waited.txt"}, ""),
+		batchCall("write", batchWriteArgs("waited-write.txt", "no\n"), ""),
 	}})
 	// Another request runs a command to completion meanwhile.
 	if res := r.tool(2, "bash", map[string]any{"command": "touch other.txt"}); res.IsError {
 		t.Fatalf("bash: %s", res.text())
 	}
-	time.Sleep(a11bSettle)
+	time.Sleep(batchSettle)
 	if _, ok := r.file("waited.txt"); ok {
 		t.Errorf("bash after a blocking test_block in the same batch ran before it finished")
 	}
 	r.cancel(1)
 	r.expectCancelled(1)
-	time.Sleep(a11bSettle)
+	time.Sleep(batchSettle)
 	for _, n := range []string{"waited.txt", "waited-write.txt"} {
 		if _, ok := r.file(n); ok {
 			t.Errorf("%s: a call of a cancelled batch ran after the cancel", n)
@@ -445,22 +445,22 @@ func TestBatchUnsafeCallWaits(t *testing.T) {
 
 func TestBatchUnsafeCallsInOrder(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "old line\n"}, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, map[string]string{"a.txt": "old line\n"}, batchStartOpts{mode: "bypass"})
 	start := time.Now()
 	res := r.batch(1,
-		a11bCall("bash", map[string]any{"command": "sleep 0.5; echo A >> log.txt"}, ""),
-		a11bCall("bash", map[string]any{"command": "sleep 0.5; echo B >> log.txt"}, ""),
-		a11bCall("write", map[string]any{"path": "new.txt", "content": "written in batch\n"}, ""),
-		a11bCall("read", map[string]any{"path": "new.txt"}, ""),
-		a11bCall("read", map[string]any{"path": "a.txt"}, ""),
-		a11bCall("edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "old line", "newText": "new line"}}}, ""),
-		a11bCall("read", map[string]any{"path": "a.txt"}, ""),
-		a11bCall("write", map[string]any{"path": "same.txt", "content": "1\n"}, ""),
-		a11bCall("write", map[string]any{"path": "same.txt", "content": "2\n"}, ""),
-		a11bCall("write", map[string]any{"path": "same.txt", "content": "3\n"}, ""),
-		a11bCall("bash", map[string]any{"command": "sleep 0.3; echo late > seq.txt"}, ""),
-		a11bCall("read", map[string]any{"path": "seq.txt"}, ""),
-		a11bCall("bash", map[string]any{"command": "cat same.txt > copy.txt"}, ""),
+		batchCall("bash", map[string]any{"command": "sleep 0.5; echo A >> log.txt"}, ""),
+		batchCall("bash", map[string]any{"command": "sleep 0.5; echo B >> log.txt"}, ""),
+		batchCall("write", map[string]any{"path": "new.txt", "content": "written in batch\n"}, ""),
+		batchCall("read", map[string]any{"path": "new.txt"}, ""),
+		batchCall("read", map[string]any{"path": "a.txt"}, ""),
+		batchCall("edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "old line", "newText": "new line"}}}, ""),
+		batchCall("read", map[string]any{"path": "a.txt"}, ""),
+		batchCall("write", map[string]any{"path": "same.txt", "content": "1\n"}, ""),
+		batchCall("write", map[string]any{"path": "same.txt", "content": "2\n"}, ""),
+		batchCall("write", map[string]any{"path": "same.txt", "content": "3\n"}, ""),
+		batchCall("bash", map[string]any{"command": "sleep 0.3; echo late > seq.txt"}, ""),
+		batchCall("read", map[string]any{"path": "seq.txt"}, ""),
+		batchCall("bash", map[string]any{"command": "cat same.txt > copy.txt"}, ""),
 	)
 	elapsed := time.Since(start)
 	if got, _ := r.file("same.txt"); got != "3\n" {
@@ -493,14 +493,14 @@ func TestBatchUnsafeCallsInOrder(t *testing.T) {
 
 func TestBatchInvalidCallsAreOwnResults(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "fine\n"}, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, map[string]string{"a.txt": "fine\n"}, batchStartOpts{mode: "bypass"})
 	res := r.batch(1,
-		a11bCall("read", map[string]any{"path": "a.txt"}, ""),
-		a11bCall("no_such_tool", map[string]any{}, ""),
-		a11bCall("read", map[string]any{"path": "a.txt", "offset": -3}, ""),
-		a11bCall("read", map[string]any{}, ""),
-		a11bCall("read", "not an object", ""),
-		a11bCall("read", map[string]any{"path": "a.txt"}, ""),
+		batchCall("read", map[string]any{"path": "a.txt"}, ""),
+		batchCall("no_such_tool", map[string]any{}, ""),
+		batchCall("read", map[string]any{"path": "a.txt", "offset": -3}, ""),
+		batchCall("read", map[string]any{}, ""),
+		batchCall("read", "not an object", ""),
+		batchCall("read", map[string]any{"path": "a.txt"}, ""),
 		map[string]any{"arguments": map[string]any{"path": "a.txt"}}, // no name
 	)
 	for _, i := range []int{0, 5} {
@@ -530,7 +530,7 @@ func TestBatchInvalidCallsAreOwnResults(t *testing.T) {
 
 func TestBatchEmpty(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
 	// `{calls: []}`, and `[]` (how Lua encodes `{}`; docs/protocol.md: any params object may be `[]`).
 	for i, params := range []any{map[string]any{"calls": []any{}}, []any{}} {
 		f := r.call(i+1, "tools/callBatch", params)
@@ -553,9 +553,9 @@ func TestBatchFiftyReads(t *testing.T) {
 	for i := range 50 {
 		name := fmt.Sprintf("f%02d.txt", i)
 		files[name] = fmt.Sprintf("content-%02d\n", i)
-		calls = append(calls, a11bCall("read", map[string]any{"path": name}, ""))
+		calls = append(calls, batchCall("read", map[string]any{"path": name}, ""))
 	}
-	r := a11bStart(t, files, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, files, batchStartOpts{mode: "bypass"})
 	start := time.Now()
 	res := r.batch(1, calls...)
 	if d := time.Since(start); d > 5*time.Second {
@@ -564,10 +564,10 @@ func TestBatchFiftyReads(t *testing.T) {
 	// 50 writes of different files, then 50 reads of them: every read sees its write.
 	var wr []map[string]any
 	for i := range 50 {
-		wr = append(wr, a11bCall("write", a11bWriteArgs(fmt.Sprintf("w/%02d.txt", i), fmt.Sprintf("v%02d\n", i)), ""))
+		wr = append(wr, batchCall("write", batchWriteArgs(fmt.Sprintf("w/%02d.txt", i), fmt.Sprintf("v%02d\n", i)), ""))
 	}
 	for i := range 50 {
-		wr = append(wr, a11bCall("read", map[string]any{"path": fmt.Sprintf("w/%02d.txt", i)}, ""))
+		wr = append(wr, batchCall("read", map[string]any{"path": fmt.Sprintf("w/%02d.txt", i)}, ""))
 	}
 	for i, x := range r.batch(2, wr...) {
 		if x.IsError || i >= 50 && !strings.Contains(x.text(), fmt.Sprintf("v%02d", i-50)) {
@@ -588,12 +588,12 @@ func TestBatchFiftyReads(t *testing.T) {
 
 func TestBatchPanicIsolated(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"}, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"}, batchStartOpts{mode: "bypass"})
 	res := r.batch(1,
-		a11bCall("read", map[string]any{"path": "a.txt"}, ""),
-		a11bCall("test_panic", map[string]any{}, "boom"),
-		a11bCall("bash", map[string]any{"command": "echo after-panic"}, ""),
-		a11bCall("read", map[string]any{"path": "b.txt"}, ""),
+		batchCall("read", map[string]any{"path": "a.txt"}, ""),
+		batchCall("test_panic", map[string]any{}, "boom"),
+		batchCall("bash", map[string]any{"command": "echo after-panic"}, ""),
+		batchCall("read", map[string]any{"path": "b.txt"}, ""),
 	)
 	if !res[1].IsError || res[1].CallID != "boom" || res[1].text() == "" {
 		t.Errorf("panicking call: want an isError result with a message, got %+v", res[1])
@@ -612,7 +612,7 @@ func TestBatchPanicIsolated(t *testing.T) {
 
 // ---- callId stamping, tools/details, tools/progress ----
 
-func a11bNote(f a11bFrame) (callID, tool, output string, details map[string]any) {
+func batchNote(f batchFrame) (callID, tool, output string, details map[string]any) {
 	var p struct {
 		CallID  string         `json:"callId"`
 		Tool    string         `json:"tool"`
@@ -624,18 +624,18 @@ func a11bNote(f a11bFrame) (callID, tool, output string, details map[string]any)
 	return p.CallID, p.Tool, p.Output + p.Message, p.Details
 }
 
-// a11bTalker prints marker lines for about 0.8 s.
-func a11bTalker(marker string) string {
+// batchTalker prints marker lines for about 0.8 s.
+func batchTalker(marker string) string {
 	return fmt.Sprintf("for i in 1 2 3 4 5 6 7 8; do echo %s-$i; sleep 0.1; done", marker)
 }
 
-// a11bCheckStamps: every progress note whose output names a marker carries
+// batchCheckStamps: every progress note whose output names a marker carries
 // that marker's callId and tool bash; every call got progress.
-func a11bCheckStamps(t *testing.T, r *a11bRaw, byMarker map[string]string) {
+func batchCheckStamps(t *testing.T, r *batchRaw, byMarker map[string]string) {
 	t.Helper()
 	seen := map[string]int{}
 	for _, f := range r.notes("tools/progress") {
-		id, tool, out, _ := a11bNote(f)
+		id, tool, out, _ := batchNote(f)
 		for marker, want := range byMarker {
 			if strings.Contains(out, marker) {
 				seen[marker]++
@@ -657,22 +657,22 @@ func a11bCheckStamps(t *testing.T, r *a11bRaw, byMarker map[string]string) {
 
 func TestBatchProgressStampedInBatch(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
 	res := r.batch(1,
-		a11bCall("bash", map[string]any{"command": a11bTalker("AAAA")}, "talk-a"),
-		a11bCall("bash", map[string]any{"command": a11bTalker("BBBB")}, ""),
+		batchCall("bash", map[string]any{"command": batchTalker("AAAA")}, "talk-a"),
+		batchCall("bash", map[string]any{"command": batchTalker("BBBB")}, ""),
 	)
-	a11bCheckStamps(t, r, map[string]string{"AAAA": "talk-a", "BBBB": res[1].CallID})
+	batchCheckStamps(t, r, map[string]string{"AAAA": "talk-a", "BBBB": res[1].CallID})
 }
 
 func TestBatchProgressStampedConcurrent(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
-	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": a11bTalker("XXXX")}, "callId": "talk-x"})
-	r.request(2, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": a11bTalker("YYYY")}})
-	var y a11bResult
+	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
+	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": batchTalker("XXXX")}, "callId": "talk-x"})
+	r.request(2, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": batchTalker("YYYY")}})
+	var y batchResult
 	for _, id := range []int{1, 2} {
-		f, ok := r.reply(id, a11bWait)
+		f, ok := r.reply(id, batchWait)
 		if !ok {
 			t.Fatalf("no reply to %d", id)
 		}
@@ -680,11 +680,11 @@ func TestBatchProgressStampedConcurrent(t *testing.T) {
 			r.decode(f, &y)
 		}
 	}
-	a11bCheckStamps(t, r, map[string]string{"XXXX": "talk-x", "YYYY": y.CallID})
+	batchCheckStamps(t, r, map[string]string{"XXXX": "talk-x", "YYYY": y.CallID})
 	// They really overlapped: some Y progress came before the last X progress.
 	var lastX, firstY int = -1, -1
 	for _, f := range r.notes("tools/progress") {
-		id, _, _, _ := a11bNote(f)
+		id, _, _, _ := batchNote(f)
 		if id == "talk-x" {
 			lastX = f.Seq
 		} else if id == y.CallID && firstY < 0 {
@@ -698,7 +698,7 @@ func TestBatchProgressStampedConcurrent(t *testing.T) {
 
 func TestBatchProgressThrottled(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
 	// Output every ~10 ms for well over a second.
 	res := r.tool(1, "bash", map[string]any{"command": "for i in $(seq 1 120); do echo tick$i; sleep 0.01; done"})
 	if res.IsError {
@@ -707,7 +707,7 @@ func TestBatchProgressThrottled(t *testing.T) {
 	rep, _ := r.reply(1, 0)
 	var at []time.Time
 	for _, f := range r.notes("tools/progress") {
-		if id, _, _, _ := a11bNote(f); id == res.CallID {
+		if id, _, _, _ := batchNote(f); id == res.CallID {
 			at = append(at, f.At)
 			if f.Seq > rep.Seq {
 				t.Errorf("tools/progress (frame %d) after the call's reply (frame %d)", f.Seq, rep.Seq)
@@ -734,7 +734,7 @@ func TestBatchProgressThrottled(t *testing.T) {
 // fields.
 func TestBatchDetailsBeforeReply(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "one\ntwo\nthree\n"}, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, map[string]string{"a.txt": "one\ntwo\nthree\n"}, batchStartOpts{mode: "bypass"})
 	r.tool(1, "read", map[string]any{"path": "a.txt"})
 	cases := []struct {
 		name, tool, kind, file string
@@ -748,18 +748,18 @@ func TestBatchDetailsBeforeReply(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			id := 10 + i
 			r.request(id, "tools/call", map[string]any{"name": c.tool, "arguments": c.args})
-			rep, ok := r.reply(id, a11bWait)
+			rep, ok := r.reply(id, batchWait)
 			if !ok {
 				t.Fatal("no reply")
 			}
-			var res a11bResult
+			var res batchResult
 			r.decode(rep, &res)
 			if res.IsError {
 				t.Fatalf("%s: %s", c.tool, res.text())
 			}
 			var det map[string]any
 			for _, f := range r.notes("tools/details") {
-				if id, tool, _, d := a11bNote(f); id == res.CallID {
+				if id, tool, _, d := batchNote(f); id == res.CallID {
 					if f.Seq > rep.Seq {
 						t.Errorf("tools/details (frame %d) after the reply (frame %d)", f.Seq, rep.Seq)
 					}
@@ -791,7 +791,7 @@ func TestBatchDetailsBeforeReply(t *testing.T) {
 
 func TestBatchCancelToolCall(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
 	cases := []struct {
 		name   string
 		id     any
@@ -810,7 +810,7 @@ func TestBatchCancelToolCall(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r.request(c.id, "tools/call", map[string]any{"name": c.tool, "arguments": c.args})
 			if c.marker != "" {
-				if !a11bEventually(a11bWait, func() bool { return a11bProcs(c.marker) > 0 }) {
+				if !batchEventually(batchWait, func() bool { return batchProcs(c.marker) > 0 }) {
 					t.Fatal("the command never started")
 				}
 			} else {
@@ -818,7 +818,7 @@ func TestBatchCancelToolCall(t *testing.T) {
 			}
 			r.cancel(c.id)
 			r.expectCancelled(c.id)
-			if c.marker != "" && !a11bEventually(6*time.Second, func() bool { return a11bProcs(c.marker) == 0 }) {
+			if c.marker != "" && !batchEventually(6*time.Second, func() bool { return batchProcs(c.marker) == 0 }) {
 				t.Errorf("the command's process survived the cancel")
 			}
 		})
@@ -828,31 +828,31 @@ func TestBatchCancelToolCall(t *testing.T) {
 
 func TestBatchCancelBatch(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
-		a11bCall("bash", map[string]any{"command": "sleep 100.5822"}, ""),
-		a11bCall("test_block", map[string]any{}, ""),
-		a11bCall("test_block", map[string]any{}, ""),
-		a11bCall("bash", map[string]any{"command": "touch after.txt"}, ""),
+		batchCall("bash", map[string]any{"command": "sleep 100.5822"}, ""),
+		batchCall("test_block", map[string]any{}, ""),
+		batchCall("test_block", map[string]any{}, ""),
+		batchCall("bash", map[string]any{"command": "touch after.txt"}, ""),
 	}})
-	if !a11bEventually(a11bWait, func() bool { return a11bProcs("100.5822") > 0 }) {
+	if !batchEventually(batchWait, func() bool { return batchProcs("100.5822") > 0 }) {
 		t.Fatal("the batch's first command never started")
 	}
 	r.cancel(1)
 	r.expectCancelled(1)
-	if !a11bEventually(3*time.Second, func() bool { return a11bProcs("100.5822") == 0 }) {
+	if !batchEventually(3*time.Second, func() bool { return batchProcs("100.5822") == 0 }) {
 		t.Errorf("the batch's running command survived the cancel")
 	}
 	// A parallel group of blocking calls is cancelled as a whole too.
 	r.request(2, "tools/callBatch", map[string]any{"calls": []any{
-		a11bCall("test_block", map[string]any{}, ""),
-		a11bCall("test_block", map[string]any{}, ""),
-		a11bCall("read", map[string]any{"path": "a.txt"}, ""),
+		batchCall("test_block", map[string]any{}, ""),
+		batchCall("test_block", map[string]any{}, ""),
+		batchCall("read", map[string]any{"path": "a.txt"}, ""),
 	}})
 	time.Sleep(200 * time.Millisecond)
 	r.cancel(2)
 	r.expectCancelled(2)
-	time.Sleep(a11bSettle)
+	time.Sleep(batchSettle)
 	if _, ok := r.file("after.txt"); ok {
 		t.Errorf("a call after the cancelled one in the batch still ran")
 	}
@@ -861,7 +861,7 @@ func TestBatchCancelBatch(t *testing.T) {
 
 func TestBatchCancelUnknownOrFinished(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
 	r.request(2, "tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}})
 	time.Sleep(200 * time.Millisecond)
 	r.cancel(2)
@@ -875,7 +875,7 @@ func TestBatchCancelUnknownOrFinished(t *testing.T) {
 	r.alive(3, "a.txt", "x")
 	later := r.all()[nFrames:]
 	for _, f := range later {
-		if f.Error != nil || (f.isReply() && !a11bIDIs(f.ID, 3)) {
+		if f.Error != nil || (f.isReply() && !batchIDIs(f.ID, 3)) {
 			t.Errorf("a cancel of an unknown or finished id drew a frame: id=%s error=%+v", f.ID, f.Error)
 		}
 	}
@@ -887,9 +887,9 @@ func TestBatchCancelUnknownOrFinished(t *testing.T) {
 func TestBatchCancelledWriteLeavesNothing(t *testing.T) {
 	t.Parallel()
 	t.Run("while asking", func(t *testing.T) {
-		r := a11bStart(t, map[string]string{"d/keep.txt": "keep\n"}, a11bStartOpts{mode: "acceptEdits", ask: []string{"Edit(d/*)"}, confirm: true})
+		r := batchStart(t, map[string]string{"d/keep.txt": "keep\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Edit(d/*)"}, confirm: true})
 		r.request(1, "tools/call", map[string]any{"name": "write", "arguments": map[string]any{"path": "d/new.txt", "content": "must not land\n"}})
-		if _, ok := r.wait(a11bWait, func(f a11bFrame) bool { return f.Method == "tools/confirm" }); !ok {
+		if _, ok := r.wait(batchWait, func(f batchFrame) bool { return f.Method == "tools/confirm" }); !ok {
 			t.Fatal("no tools/confirm for a write an ask rule covers")
 		}
 		r.cancel(1)
@@ -899,19 +899,19 @@ func TestBatchCancelledWriteLeavesNothing(t *testing.T) {
 		}
 	})
 	t.Run("big write cancelled at once", func(t *testing.T) {
-		r := a11bStart(t, map[string]string{"d/keep.txt": "keep\n"}, a11bStartOpts{mode: "bypass"})
+		r := batchStart(t, map[string]string{"d/keep.txt": "keep\n"}, batchStartOpts{mode: "bypass"})
 		content := strings.Repeat("0123456789abcdef\n", 1<<19) // 8.5 MB
 		for i := range 3 {
 			name := fmt.Sprintf("d/big%d.txt", i)
 			r.request(10+i, "tools/call", map[string]any{"name": "write", "arguments": map[string]any{"path": name, "content": content}})
 			r.cancel(10 + i)
-			f, ok := r.reply(10+i, a11bWait)
+			f, ok := r.reply(10+i, batchWait)
 			if !ok {
 				t.Fatal("no reply")
 			}
 			got, exists := r.file(name)
 			switch {
-			case f.Error != nil && f.Error.Code == a11bCancelled:
+			case f.Error != nil && f.Error.Code == batchCancelled:
 				if exists {
 					t.Errorf("%s: -32800 but the file exists (%d bytes)", name, len(got))
 				}
@@ -933,7 +933,7 @@ func TestBatchCancelledWriteLeavesNothing(t *testing.T) {
 
 // ---- tools/confirm ----
 
-type a11bConfirm struct {
+type batchConfirm struct {
 	ID      json.RawMessage
 	CallID  string         `json:"callId"`
 	Tool    string         `json:"tool"`
@@ -944,33 +944,33 @@ type a11bConfirm struct {
 }
 
 // nextConfirm waits for the n-th tools/confirm request (0-based).
-func (r *a11bRaw) nextConfirm(n int, timeout time.Duration) (a11bConfirm, bool) {
+func (r *batchRaw) nextConfirm(n int, timeout time.Duration) (batchConfirm, bool) {
 	r.t.Helper()
-	f, ok := r.wait(timeout, func(f a11bFrame) bool { return f.Method == "tools/confirm" && f.Nth == n })
+	f, ok := r.wait(timeout, func(f batchFrame) bool { return f.Method == "tools/confirm" && f.Nth == n })
 	if !ok {
-		return a11bConfirm{}, false
+		return batchConfirm{}, false
 	}
-	var c a11bConfirm
+	var c batchConfirm
 	json.Unmarshal(f.Params, &c)
 	c.ID = f.ID
 	return c, true
 }
 
-func (r *a11bRaw) answer(c a11bConfirm, result any) {
+func (r *batchRaw) answer(c batchConfirm, result any) {
 	r.t.Helper()
 	r.send(map[string]any{"jsonrpc": "2.0", "id": c.ID, "result": result})
 }
 
-func a11bWriteArgs(path, content string) map[string]any {
+func batchWriteArgs(path, content string) map[string]any {
 	return map[string]any{"path": path, "content": content}
 }
 
 func TestBatchConfirmRequestShape(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "old\n"}, a11bStartOpts{mode: "acceptEdits", ask: []string{"Edit(a.txt)"}, confirm: true})
+	r := batchStart(t, map[string]string{"a.txt": "old\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Edit(a.txt)"}, confirm: true})
 	r.tool(1, "read", map[string]any{"path": "a.txt"})
-	r.request(2, "tools/call", map[string]any{"name": "write", "arguments": a11bWriteArgs("a.txt", "new\n"), "callId": "w-1"})
-	c, ok := r.nextConfirm(0, a11bWait)
+	r.request(2, "tools/call", map[string]any{"name": "write", "arguments": batchWriteArgs("a.txt", "new\n"), "callId": "w-1"})
+	c, ok := r.nextConfirm(0, batchWait)
 	if !ok {
 		t.Fatal("no tools/confirm")
 	}
@@ -988,8 +988,8 @@ func TestBatchConfirmRequestShape(t *testing.T) {
 		t.Errorf("the file changed before the user answered: %q", got)
 	}
 	r.answer(c, map[string]any{"decision": "allowOnce"})
-	var res a11bResult
-	f, _ := r.reply(2, a11bWait)
+	var res batchResult
+	f, _ := r.reply(2, batchWait)
 	r.decode(f, &res)
 	if res.IsError || res.CallID != "w-1" {
 		t.Errorf("allowed write: %+v", res)
@@ -999,7 +999,7 @@ func TestBatchConfirmRequestShape(t *testing.T) {
 	}
 	// The preview was the tools/details the call then sent.
 	for _, n := range r.notes("tools/details") {
-		if id, _, _, det := a11bNote(n); id == "w-1" {
+		if id, _, _, det := batchNote(n); id == "w-1" {
 			for _, k := range []string{"kind", "unifiedDiff", "oldHash", "newHash", "firstChangedLine"} {
 				if fmt.Sprint(det[k]) != fmt.Sprint(c.Preview[k]) {
 					t.Errorf("preview %s = %v, but the call's tools/details has %v", k, c.Preview[k], det[k])
@@ -1008,9 +1008,9 @@ func TestBatchConfirmRequestShape(t *testing.T) {
 		}
 	}
 	// bash: the preview is the command and its classification.
-	r2 := a11bStart(t, nil, a11bStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}, confirm: true})
+	r2 := batchStart(t, nil, batchStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}, confirm: true})
 	r2.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch p.txt"}})
-	c2, ok := r2.nextConfirm(0, a11bWait)
+	c2, ok := r2.nextConfirm(0, batchWait)
 	if !ok {
 		t.Fatal("no tools/confirm for Bash(touch:*)")
 	}
@@ -1023,7 +1023,7 @@ func TestBatchConfirmRequestShape(t *testing.T) {
 		}
 	}
 	r2.answer(c2, map[string]any{"decision": "rejectOnce"})
-	r2.reply(1, a11bWait)
+	r2.reply(1, batchWait)
 }
 
 // TestBatchConfirmDecisions: each decision's effect on this call and on
@@ -1047,10 +1047,10 @@ func TestBatchConfirmDecisions(t *testing.T) {
 			// Mode default asks before a command that is not read-only
 			// (docs/tools.md); an explicit ask rule would outrank the
 			// session's allow rule, so the mode's ask is the one to answer.
-			r := a11bStart(t, nil, a11bStartOpts{mode: "default", confirm: true})
+			r := batchStart(t, nil, batchStartOpts{mode: "default", confirm: true})
 			cmd := map[string]any{"command": "touch m.txt && echo ran >> log.txt"}
 			r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": cmd})
-			q, ok := r.nextConfirm(0, a11bWait)
+			q, ok := r.nextConfirm(0, batchWait)
 			if !ok {
 				t.Fatal("no tools/confirm")
 			}
@@ -1059,8 +1059,8 @@ func TestBatchConfirmDecisions(t *testing.T) {
 				ans["message"] = c.message
 			}
 			r.answer(q, ans)
-			var res a11bResult
-			f, _ := r.reply(1, a11bWait)
+			var res batchResult
+			f, _ := r.reply(1, batchWait)
 			r.decode(f, &res)
 			log, _ := r.file("log.txt")
 			if c.runs != (log == "ran\n") || res.IsError == c.runs {
@@ -1078,8 +1078,8 @@ func TestBatchConfirmDecisions(t *testing.T) {
 			if asked {
 				r.answer(q2, map[string]any{"decision": "rejectOnce"})
 			}
-			var res2 a11bResult
-			f2, ok := r.reply(2, a11bWait)
+			var res2 batchResult
+			f2, ok := r.reply(2, batchWait)
 			if !ok {
 				t.Fatal("no reply to the next call")
 			}
@@ -1095,13 +1095,13 @@ func TestBatchConfirmDecisions(t *testing.T) {
 			// allowAlways is as narrow as the request: another command line asks.
 			if c.decision == "allowAlways" {
 				r.request(3, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch other.txt"}})
-				q3, ok := r.nextConfirm(1, a11bWait)
+				q3, ok := r.nextConfirm(1, batchWait)
 				if !ok {
 					t.Errorf("allowAlways of one command line also allowed another")
 				} else {
 					r.answer(q3, map[string]any{"decision": "rejectOnce"})
 				}
-				r.reply(3, a11bWait)
+				r.reply(3, batchWait)
 			}
 		})
 	}
@@ -1109,9 +1109,9 @@ func TestBatchConfirmDecisions(t *testing.T) {
 
 func TestBatchConfirmCancelledWithCall(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}, confirm: true})
+	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}, confirm: true})
 	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch never.txt"}})
-	q, ok := r.nextConfirm(0, a11bWait)
+	q, ok := r.nextConfirm(0, batchWait)
 	if !ok {
 		t.Fatal("no tools/confirm")
 	}
@@ -1121,7 +1121,7 @@ func TestBatchConfirmCancelledWithCall(t *testing.T) {
 	r.expectCancelled(1)
 	var qid any
 	json.Unmarshal(q.ID, &qid)
-	if _, ok := r.wait(a11bWait, func(f a11bFrame) bool {
+	if _, ok := r.wait(batchWait, func(f batchFrame) bool {
 		if f.Method != "$/cancelRequest" {
 			return false
 		}
@@ -1135,7 +1135,7 @@ func TestBatchConfirmCancelledWithCall(t *testing.T) {
 	}
 	// A late answer to the cancelled question changes nothing.
 	r.answer(q, map[string]any{"decision": "allowOnce"})
-	time.Sleep(a11bSettle)
+	time.Sleep(batchSettle)
 	if _, ok := r.file("never.txt"); ok {
 		t.Errorf("the cancelled call ran")
 	}
@@ -1156,22 +1156,22 @@ func TestBatchConfirmBadAnswers(t *testing.T) {
 		{"null", `"result":null`},
 		{"no decision", `"result":{}`},
 	}
-	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}, confirm: true})
+	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}, confirm: true})
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			id := 10 + i
 			name := fmt.Sprintf("bad%d.txt", i)
 			r.request(id, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch " + name}})
-			q, ok := r.nextConfirm(i, a11bWait)
+			q, ok := r.nextConfirm(i, batchWait)
 			if !ok {
 				t.Fatal("no tools/confirm")
 			}
 			r.writeFrame([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,%s}`, q.ID, c.raw)))
-			f, ok := r.reply(id, a11bWait)
+			f, ok := r.reply(id, batchWait)
 			if !ok {
 				t.Fatal("no reply after a bad confirm answer")
 			}
-			var res a11bResult
+			var res batchResult
 			r.decode(f, &res)
 			if !res.IsError || res.text() == "" {
 				t.Errorf("bad answer %s: want an isError result with a message, got %+v", c.name, res)
@@ -1187,7 +1187,7 @@ func TestBatchConfirmBadAnswers(t *testing.T) {
 
 func TestBatchConfirmFallbackWithoutCapability(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}})
+	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}})
 	res := r.tool(1, "bash", map[string]any{"command": "touch nope.txt"})
 	if !res.IsError || !strings.Contains(res.text(), "needs the user's approval") {
 		t.Errorf("ask without the confirm capability: want isError saying the user's approval is needed, got isError=%v %q", res.IsError, res.text())
@@ -1199,8 +1199,8 @@ func TestBatchConfirmFallbackWithoutCapability(t *testing.T) {
 		t.Errorf("the call ran")
 	}
 	// Default mode's ask for a write falls back the same way.
-	r2 := a11bStart(t, nil, a11bStartOpts{})
-	res2 := r2.tool(1, "write", a11bWriteArgs("w.txt", "x\n"))
+	r2 := batchStart(t, nil, batchStartOpts{})
+	res2 := r2.tool(1, "write", batchWriteArgs("w.txt", "x\n"))
 	if !res2.IsError || !strings.Contains(res2.text(), "needs the user's approval") {
 		t.Errorf("default-mode write without confirm: isError=%v %q", res2.IsError, res2.text())
 	}
@@ -1213,25 +1213,25 @@ func TestBatchConfirmFallbackWithoutCapability(t *testing.T) {
 // for the open question and is then re-evaluated (allowAlways settles it).
 func TestBatchConfirmOneAtATime(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "default", confirm: true})
+	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "default", confirm: true})
 	cmd := map[string]any{"command": "touch same.txt && echo ran >> log.txt"}
 	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": cmd})
-	q, ok := r.nextConfirm(0, a11bWait)
+	q, ok := r.nextConfirm(0, batchWait)
 	if !ok {
 		t.Fatal("no tools/confirm")
 	}
 	r.request(2, "tools/call", map[string]any{"name": "bash", "arguments": cmd})
 	r.alive(3, "a.txt", "x")
-	if _, two := r.nextConfirm(1, a11bSettle); two {
+	if _, two := r.nextConfirm(1, batchSettle); two {
 		t.Errorf("a second tools/confirm while the first is open")
 	}
 	r.answer(q, map[string]any{"decision": "allowAlways"})
 	for _, id := range []int{1, 2} {
-		f, ok := r.reply(id, a11bWait)
+		f, ok := r.reply(id, batchWait)
 		if !ok {
 			t.Fatalf("no reply to %d", id)
 		}
-		var res a11bResult
+		var res batchResult
 		r.decode(f, &res)
 		if res.IsError {
 			t.Errorf("call %d: %s", id, res.text())
@@ -1250,31 +1250,31 @@ func TestBatchConfirmOneAtATime(t *testing.T) {
 // tools/details went out as soon as it existed, while the batch still ran.
 func TestBatchCancelAfterCommit(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
-		a11bCall("write", a11bWriteArgs("c.txt", "committed\n"), "w"),
-		a11bCall("test_block", map[string]any{}, "blk"),
+		batchCall("write", batchWriteArgs("c.txt", "committed\n"), "w"),
+		batchCall("test_block", map[string]any{}, "blk"),
 	}})
-	if _, ok := r.wait(a11bWait, func(f a11bFrame) bool {
-		id, _, _, _ := a11bNote(f)
+	if _, ok := r.wait(batchWait, func(f batchFrame) bool {
+		id, _, _, _ := batchNote(f)
 		return f.Method == "tools/details" && id == "w"
 	}); !ok {
 		t.Fatal("no tools/details for the batch's write while the batch still ran")
 	}
 	r.cancel(1)
-	f, ok := r.reply(1, a11bWait)
+	f, ok := r.reply(1, batchWait)
 	if !ok {
 		t.Fatal("no reply")
 	}
 	got, exists := r.file("c.txt")
 	if f.Error != nil {
-		if f.Error.Code == a11bCancelled && exists {
+		if f.Error.Code == batchCancelled && exists {
 			t.Errorf("-32800 (\"nothing was changed\") but c.txt = %q", got)
 		}
 		t.Fatalf("batch that committed a write answered %+v, want its results", *f.Error)
 	}
 	var out struct {
-		Results []a11bResult `json:"results"`
+		Results []batchResult `json:"results"`
 	}
 	r.decode(f, &out)
 	if len(out.Results) != 2 || out.Results[0].IsError || got != "committed\n" || !out.Results[1].IsError || out.Results[1].CallID != "blk" {
@@ -1286,13 +1286,13 @@ func TestBatchCancelAfterCommit(t *testing.T) {
 // dropped with a window/logMessage warning and the connection goes on.
 func TestBatchCancelBadIDs(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
 	cases := []any{map[string]any{"id": nil}, map[string]any{}, map[string]any{"id": map[string]any{"x": 1}}, map[string]any{"id": true}}
 	for _, p := range cases {
 		r.send(map[string]any{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": p})
 	}
 	r.alive(1, "a.txt", "x")
-	if !a11bEventually(a11bWait, func() bool { return len(r.notes("window/logMessage")) >= len(cases) }) {
+	if !batchEventually(batchWait, func() bool { return len(r.notes("window/logMessage")) >= len(cases) }) {
 		t.Errorf("%d window/logMessage warnings for %d unusable cancels", len(r.notes("window/logMessage")), len(cases))
 	}
 	for _, f := range r.notes("window/logMessage") {
@@ -1315,19 +1315,19 @@ func TestBatchCancelBadIDs(t *testing.T) {
 // runs (not at its end), and cancelling the batch kills the command.
 func TestBatchCancelStreamingBatch(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
-		a11bCall("bash", map[string]any{"command": "echo started-mark; sleep 100.6933"}, "s1"),
+		batchCall("bash", map[string]any{"command": "echo started-mark; sleep 100.6933"}, "s1"),
 	}})
-	if _, ok := r.wait(a11bWait, func(f a11bFrame) bool {
-		id, _, out, _ := a11bNote(f)
+	if _, ok := r.wait(batchWait, func(f batchFrame) bool {
+		id, _, out, _ := batchNote(f)
 		return f.Method == "tools/progress" && id == "s1" && strings.Contains(out, "started-mark")
 	}); !ok {
 		t.Fatal("no tools/progress with the command's output while the batch ran")
 	}
 	r.cancel(1)
 	r.expectCancelled(1)
-	if !a11bEventually(3*time.Second, func() bool { return a11bProcs("100.6933") == 0 }) {
+	if !batchEventually(3*time.Second, func() bool { return batchProcs("100.6933") == 0 }) {
 		t.Errorf("the batch's command survived the cancel")
 	}
 }
@@ -1336,12 +1336,12 @@ func TestBatchCancelStreamingBatch(t *testing.T) {
 // callId; cancelling the batch cancels the open question.
 func TestBatchConfirmInBatch(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}, confirm: true})
+	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}, confirm: true})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
-		a11bCall("read", map[string]any{"path": "a.txt"}, "r1"),
-		a11bCall("bash", map[string]any{"command": "touch batch.txt"}, "b1"),
+		batchCall("read", map[string]any{"path": "a.txt"}, "r1"),
+		batchCall("bash", map[string]any{"command": "touch batch.txt"}, "b1"),
 	}})
-	q, ok := r.nextConfirm(0, a11bWait)
+	q, ok := r.nextConfirm(0, batchWait)
 	if !ok {
 		t.Fatal("no tools/confirm for a batch member")
 	}
@@ -1350,7 +1350,7 @@ func TestBatchConfirmInBatch(t *testing.T) {
 	}
 	r.cancel(1)
 	r.expectCancelled(1)
-	if _, ok := r.wait(a11bWait, func(f a11bFrame) bool {
+	if _, ok := r.wait(batchWait, func(f batchFrame) bool {
 		var p struct {
 			ID json.RawMessage `json:"id"`
 		}
@@ -1360,7 +1360,7 @@ func TestBatchConfirmInBatch(t *testing.T) {
 		t.Errorf("no $/cancelRequest for the question %s of a cancelled batch", q.ID)
 	}
 	r.answer(q, map[string]any{"decision": "allowOnce"})
-	time.Sleep(a11bSettle)
+	time.Sleep(batchSettle)
 	if _, ok := r.file("batch.txt"); ok {
 		t.Errorf("the cancelled batch's command ran")
 	}
@@ -1370,9 +1370,9 @@ func TestBatchConfirmInBatch(t *testing.T) {
 // question ends with -32800 when cancelled and is never asked about.
 func TestBatchConfirmWaitingCallCancelled(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "x\n"}, a11bStartOpts{mode: "default", confirm: true})
+	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "default", confirm: true})
 	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch first.txt"}})
-	q, ok := r.nextConfirm(0, a11bWait)
+	q, ok := r.nextConfirm(0, batchWait)
 	if !ok {
 		t.Fatal("no tools/confirm")
 	}
@@ -1387,13 +1387,13 @@ func TestBatchConfirmWaitingCallCancelled(t *testing.T) {
 	r.cancel(2)
 	r.expectCancelled(2)
 	r.answer(q, map[string]any{"decision": "rejectOnce", "message": "no"})
-	var res a11bResult
-	f, _ := r.reply(1, a11bWait)
+	var res batchResult
+	f, _ := r.reply(1, batchWait)
 	r.decode(f, &res)
 	if !res.IsError || !strings.Contains(res.text(), "denied by the user: no") {
 		t.Errorf("rejected call: %q", res.text())
 	}
-	if _, two := r.nextConfirm(1, a11bSettle); two {
+	if _, two := r.nextConfirm(1, batchSettle); two {
 		t.Errorf("the cancelled waiting call was still asked about")
 	}
 	for _, n := range []string{"first.txt", "second.txt"} {
@@ -1407,10 +1407,10 @@ func TestBatchConfirmWaitingCallCancelled(t *testing.T) {
 // leaves no temp file; the edit preview is the would-be change.
 func TestBatchConfirmRejectWrite(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"d/a.txt": "one\ntwo\n"}, a11bStartOpts{mode: "acceptEdits", ask: []string{"Edit(d/a.txt)"}, confirm: true})
+	r := batchStart(t, map[string]string{"d/a.txt": "one\ntwo\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Edit(d/a.txt)"}, confirm: true})
 	r.tool(1, "read", map[string]any{"path": "d/a.txt"})
 	r.request(2, "tools/call", map[string]any{"name": "edit", "arguments": map[string]any{"path": "d/a.txt", "edits": []any{map[string]any{"oldText": "two", "newText": "TWO"}}}})
-	q, ok := r.nextConfirm(0, a11bWait)
+	q, ok := r.nextConfirm(0, batchWait)
 	if !ok {
 		t.Fatal("no tools/confirm")
 	}
@@ -1423,8 +1423,8 @@ func TestBatchConfirmRejectWrite(t *testing.T) {
 		t.Errorf("edit preview diff = %q", d)
 	}
 	r.answer(q, map[string]any{"decision": "rejectOnce", "message": "keep it"})
-	var res a11bResult
-	f, _ := r.reply(2, a11bWait)
+	var res batchResult
+	f, _ := r.reply(2, batchWait)
 	r.decode(f, &res)
 	if !res.IsError || !strings.Contains(res.text(), "denied by the user: keep it") {
 		t.Errorf("rejected edit: isError=%v %q", res.IsError, res.text())
@@ -1451,11 +1451,11 @@ func TestBatchCancelledAfterSideEffect(t *testing.T) {
 		{"tools/call", "tools/call", "100.8845"},
 		{"tools/callBatch", "tools/callBatch", "100.8846"},
 	}
-	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			made := fmt.Sprintf("made%d.txt", i)
-			call := a11bCall("bash", map[string]any{"command": "echo hi > " + made + "; sleep " + c.marker}, "")
+			call := batchCall("bash", map[string]any{"command": "echo hi > " + made + "; sleep " + c.marker}, "")
 			var params any = call
 			if c.method == "tools/callBatch" {
 				params = map[string]any{"calls": []any{call}}
@@ -1464,24 +1464,24 @@ func TestBatchCancelledAfterSideEffect(t *testing.T) {
 			// The file is written and the command still runs: the cancel
 			// comes after the change (the shell's command line holds the
 			// marker before it has run anything).
-			if !a11bEventually(a11bWait, func() bool {
+			if !batchEventually(batchWait, func() bool {
 				_, made := r.file(made)
-				return made && a11bProcs(c.marker) > 0
+				return made && batchProcs(c.marker) > 0
 			}) {
 				t.Fatal("the command never got to its sleep")
 			}
 			r.cancel(i + 1)
-			f, ok := r.reply(i+1, a11bWait)
+			f, ok := r.reply(i+1, batchWait)
 			if !ok {
 				t.Fatal("no reply")
 			}
 			// docs/protocol.md: a cancelled command is stopped, not
 			// undone — -32800, its process group gone, what it wrote
 			// before that still there.
-			if f.Error == nil || f.Error.Code != a11bCancelled {
+			if f.Error == nil || f.Error.Code != batchCancelled {
 				t.Errorf("%s: reply %+v, want -32800", c.method, f)
 			}
-			if !a11bEventually(a11bWait, func() bool { return a11bProcs(c.marker) == 0 }) {
+			if !batchEventually(batchWait, func() bool { return batchProcs(c.marker) == 0 }) {
 				t.Errorf("%s: the cancelled command is still running", c.method)
 			}
 			if _, exists := r.file(made); !exists {
@@ -1496,12 +1496,12 @@ func TestBatchCancelledAfterSideEffect(t *testing.T) {
 // callId and cannot be told apart.
 func TestBatchGeneratedCallIDsAvoidGiven(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, nil, a11bStartOpts{mode: "bypass"})
+	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
 	res := r.batch(1,
-		a11bCall("bash", map[string]any{"command": a11bTalker("GIVEN")}, "call-1"),
-		a11bCall("bash", map[string]any{"command": a11bTalker("ABSENT")}, ""),
-		a11bCall("bash", map[string]any{"command": "echo x"}, "call-2"),
-		a11bCall("bash", map[string]any{"command": "echo y"}, ""),
+		batchCall("bash", map[string]any{"command": batchTalker("GIVEN")}, "call-1"),
+		batchCall("bash", map[string]any{"command": batchTalker("ABSENT")}, ""),
+		batchCall("bash", map[string]any{"command": "echo x"}, "call-2"),
+		batchCall("bash", map[string]any{"command": "echo y"}, ""),
 	)
 	ids := []string{res[0].CallID, res[1].CallID, res[2].CallID, res[3].CallID}
 	seen := map[string]bool{}
@@ -1512,7 +1512,7 @@ func TestBatchGeneratedCallIDsAvoidGiven(t *testing.T) {
 		seen[id] = true
 	}
 	for _, f := range r.notes("tools/progress") {
-		if id, _, out, _ := a11bNote(f); strings.Contains(out, "ABSENT") && id == "call-1" {
+		if id, _, out, _ := batchNote(f); strings.Contains(out, "ABSENT") && id == "call-1" {
 			t.Errorf("progress of the call without a callId is stamped %q, the callId the client gave another call", id)
 			break
 		}
@@ -1523,13 +1523,13 @@ func TestBatchGeneratedCallIDsAvoidGiven(t *testing.T) {
 // running, an open question included; the process exits within 1 s.
 func TestBatchEOFWithOpenQuestion(t *testing.T) {
 	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
-	r := a11bStart(t, nil, a11bStartOpts{mode: "default", confirm: true})
+	r := batchStart(t, nil, batchStartOpts{mode: "default", confirm: true})
 	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch eof.txt"}})
-	if _, ok := r.nextConfirm(0, a11bWait); !ok {
+	if _, ok := r.nextConfirm(0, batchWait); !ok {
 		t.Fatal("no tools/confirm")
 	}
 	r.request(2, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 100.3377"}})
-	r.request(3, "tools/callBatch", map[string]any{"calls": []any{a11bCall("test_block", map[string]any{}, "")}})
+	r.request(3, "tools/callBatch", map[string]any{"calls": []any{batchCall("test_block", map[string]any{}, "")}})
 	time.Sleep(200 * time.Millisecond)
 	start := time.Now()
 	r.stdin.Close()
@@ -1539,13 +1539,13 @@ func TestBatchEOFWithOpenQuestion(t *testing.T) {
 		if d := time.Since(start); d > 1500*time.Millisecond {
 			t.Errorf("exit took %v after EOF", d)
 		}
-	case <-time.After(a11bWait):
+	case <-time.After(batchWait):
 		t.Fatal("no exit after EOF with an open question")
 	}
 	if _, ok := r.file("eof.txt"); ok {
 		t.Errorf("the call waiting for approval ran")
 	}
-	if a11bProcs("100.3377") != 0 && !a11bEventually(3*time.Second, func() bool { return a11bProcs("100.3377") == 0 }) {
+	if batchProcs("100.3377") != 0 && !batchEventually(3*time.Second, func() bool { return batchProcs("100.3377") == 0 }) {
 		t.Errorf("a command survived EOF")
 	}
 }
@@ -1554,15 +1554,15 @@ func TestBatchEOFWithOpenQuestion(t *testing.T) {
 // narrow as the request: this file (edits of it too), not another file.
 func TestBatchConfirmAllowAlwaysFile(t *testing.T) {
 	t.Parallel()
-	r := a11bStart(t, map[string]string{"a.txt": "one\n"}, a11bStartOpts{mode: "default", confirm: true})
+	r := batchStart(t, map[string]string{"a.txt": "one\n"}, batchStartOpts{mode: "default", confirm: true})
 	r.tool(1, "read", map[string]any{"path": "a.txt"})
-	r.request(2, "tools/call", map[string]any{"name": "write", "arguments": a11bWriteArgs("a.txt", "w1\n")})
-	q, ok := r.nextConfirm(0, a11bWait)
+	r.request(2, "tools/call", map[string]any{"name": "write", "arguments": batchWriteArgs("a.txt", "w1\n")})
+	q, ok := r.nextConfirm(0, batchWait)
 	if !ok {
 		t.Fatal("no tools/confirm for a write in mode default")
 	}
 	r.answer(q, map[string]any{"decision": "allowAlways"})
-	if f, _ := r.reply(2, a11bWait); f.Error != nil {
+	if f, _ := r.reply(2, batchWait); f.Error != nil {
 		t.Fatalf("%+v", *f.Error)
 	}
 	r.request(3, "tools/call", map[string]any{"name": "edit", "arguments": map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "w1", "newText": "w2"}}}})
@@ -1570,16 +1570,16 @@ func TestBatchConfirmAllowAlwaysFile(t *testing.T) {
 		t.Errorf("an edit of the file allowed always was asked about again")
 		r.answer(q2, map[string]any{"decision": "rejectOnce"})
 	}
-	r.reply(3, a11bWait)
+	r.reply(3, batchWait)
 	if got, _ := r.file("a.txt"); got != "w2\n" {
 		t.Errorf("a.txt = %q after the allowed edit", got)
 	}
-	r.request(4, "tools/call", map[string]any{"name": "write", "arguments": a11bWriteArgs("b.txt", "b\n")})
-	q3, asked := r.nextConfirm(1, a11bWait)
+	r.request(4, "tools/call", map[string]any{"name": "write", "arguments": batchWriteArgs("b.txt", "b\n")})
+	q3, asked := r.nextConfirm(1, batchWait)
 	if !asked {
 		t.Errorf("allowAlways for a.txt also allowed a write of b.txt")
 	} else {
 		r.answer(q3, map[string]any{"decision": "rejectOnce"})
 	}
-	r.reply(4, a11bWait)
+	r.reply(4, batchWait)
 }

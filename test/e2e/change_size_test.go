@@ -33,7 +33,7 @@ func TestEditAndWriteRefuseFilesOver64MiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	s := a21hStart(t, ws)
+	s := hugeStart(t, ws)
 	for _, tc := range []struct {
 		tool string
 		args map[string]any
@@ -47,7 +47,7 @@ func TestEditAndWriteRefuseFilesOver64MiB(t *testing.T) {
 			t.Errorf("%s of a 500 MB file: isError %v, %q; want a refusal naming the size, the limit and bash", tc.tool, r.IsError, text)
 		}
 	}
-	s.checkMem(t, "edit and write of a 500 MB file", a21hPeakGrowth)
+	s.checkMem(t, "edit and write of a 500 MB file", hugePeakGrowth)
 	if fi, err := os.Stat(p); err != nil || fi.Size() != 500<<20 {
 		t.Errorf("the refused file changed: %v, %v", fi.Size(), err)
 	}

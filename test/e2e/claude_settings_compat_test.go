@@ -13,20 +13,20 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a17cAskMark is the message the test client's user gives when rejecting an
+// claudeAskMark is the message the test client's user gives when rejecting an
 // ask, so an "ask" outcome is recognisable in the result text.
-const a17cAskMark = "A17C-ASKED"
+const claudeAskMark = "A17C-ASKED"
 
-// a17cEnv is one session set up like a user who copied Claude Code rules.
-type a17cEnv struct {
+// claudeEnv is one session set up like a user who copied Claude Code rules.
+type claudeEnv struct {
 	ws, home, xdg string
 	c             *harness.Client
 	mu            sync.Mutex
 	confirms      []map[string]any
 }
 
-// a17cFiles writes files (relative to dir) with their contents.
-func a17cFiles(t *testing.T, dir string, files map[string]string) {
+// claudeFiles writes files (relative to dir) with their contents.
+func claudeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
 	for name, body := range files {
 		p := filepath.Join(dir, name)
@@ -43,24 +43,24 @@ func a17cFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-// a17cStart starts agentls on a workspace holding files, with fake npm/git/
+// claudeStart starts agentls on a workspace holding files, with fake npm/git/
 // deploy programs on PATH that print what ran, a confirm-capable client that
-// rejects every ask with a17cAskMark, and the given initializationOptions.
-func a17cStart(t *testing.T, files, userFiles map[string]string, initOpts map[string]any) *a17cEnv {
+// rejects every ask with claudeAskMark, and the given initializationOptions.
+func claudeStart(t *testing.T, files, userFiles map[string]string, initOpts map[string]any) *claudeEnv {
 	t.Helper()
-	return a17cStartIn(t, t.TempDir(), t.TempDir(), files, userFiles, initOpts)
+	return claudeStartIn(t, t.TempDir(), t.TempDir(), files, userFiles, initOpts)
 }
 
-// a17cStartIn is a17cStart with a given workspace and HOME.
-func a17cStartIn(t *testing.T, ws, home string, files, userFiles map[string]string, initOpts map[string]any) *a17cEnv {
+// claudeStartIn is claudeStart with a given workspace and HOME.
+func claudeStartIn(t *testing.T, ws, home string, files, userFiles map[string]string, initOpts map[string]any) *claudeEnv {
 	t.Helper()
-	e := &a17cEnv{ws: ws, home: home, xdg: t.TempDir()}
+	e := &claudeEnv{ws: ws, home: home, xdg: t.TempDir()}
 	bin := t.TempDir()
 	for _, prog := range []string{"npm", "deploy", "mytool", "pushy"} {
-		a17cFiles(t, bin, map[string]string{"bin/" + prog: "#!/bin/sh\necho RAN " + prog + " \"$@\"\n"})
+		claudeFiles(t, bin, map[string]string{"bin/" + prog: "#!/bin/sh\necho RAN " + prog + " \"$@\"\n"})
 	}
-	a17cFiles(t, e.ws, files)
-	a17cFiles(t, filepath.Join(e.xdg, "agentls"), userFiles)
+	claudeFiles(t, e.ws, files)
+	claudeFiles(t, filepath.Join(e.xdg, "agentls"), userFiles)
 	e.c = harness.Start(t, harness.Options{Root: e.ws, Env: []string{
 		"HOME=" + e.home, "XDG_CONFIG_HOME=" + e.xdg,
 		"PATH=" + filepath.Join(bin, "bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
@@ -71,7 +71,7 @@ func a17cStartIn(t *testing.T, ws, home string, files, userFiles map[string]stri
 		e.mu.Lock()
 		e.confirms = append(e.confirms, p)
 		e.mu.Unlock()
-		return map[string]any{"decision": "rejectOnce", "message": a17cAskMark}, nil
+		return map[string]any{"decision": "rejectOnce", "message": claudeAskMark}, nil
 	}
 	params := map[string]any{"capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}}}
 	if initOpts != nil {
@@ -86,15 +86,15 @@ func a17cStartIn(t *testing.T, ws, home string, files, userFiles map[string]stri
 	return e
 }
 
-// a17cOutcome is how a call ended: "allow", "ask" or "deny" (plus text).
-func (e *a17cEnv) call(t *testing.T, tool string, args map[string]any) (string, string) {
+// claudeOutcome is how a call ended: "allow", "ask" or "deny" (plus text).
+func (e *claudeEnv) call(t *testing.T, tool string, args map[string]any) (string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	r := e.c.CallTool(ctx, tool, args)
 	txt := r.Text()
 	switch {
-	case strings.Contains(txt, a17cAskMark):
+	case strings.Contains(txt, claudeAskMark):
 		return "ask", txt
 	case r.IsError && (strings.Contains(strings.ToLower(txt), "denied") || strings.Contains(txt, "rule") || strings.Contains(txt, "readOnly mode")):
 		return "deny", txt
@@ -104,12 +104,12 @@ func (e *a17cEnv) call(t *testing.T, tool string, args map[string]any) (string, 
 	return "allow", txt
 }
 
-func (e *a17cEnv) bash(t *testing.T, cmd string) (string, string) {
+func (e *claudeEnv) bash(t *testing.T, cmd string) (string, string) {
 	t.Helper()
 	return e.call(t, "bash", map[string]any{"command": cmd})
 }
 
-func a17cSettings(perm map[string][]string, extra map[string]any) string {
+func claudeSettings(perm map[string][]string, extra map[string]any) string {
 	m := map[string]any{"permissions": perm}
 	for k, v := range extra {
 		m[k] = v
@@ -118,8 +118,8 @@ func a17cSettings(perm map[string][]string, extra map[string]any) string {
 	return string(b)
 }
 
-// a17cCase is one call and the outcome the contract gives it.
-type a17cCase struct {
+// claudeCase is one call and the outcome the contract gives it.
+type claudeCase struct {
 	name string
 	tool string
 	args map[string]any
@@ -127,7 +127,7 @@ type a17cCase struct {
 	text string // substring the result must hold ("" = any)
 }
 
-func a17cRun(t *testing.T, e *a17cEnv, cases []a17cCase) {
+func claudeRun(t *testing.T, e *claudeEnv, cases []claudeCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,79 +146,79 @@ func a17cRun(t *testing.T, e *a17cEnv, cases []a17cCase) {
 	}
 }
 
-func a17cCmd(name, cmd, want, text string) a17cCase {
-	return a17cCase{name: name, args: map[string]any{"command": cmd}, want: want, text: text}
+func claudeCmd(name, cmd, want, text string) claudeCase {
+	return claudeCase{name: name, args: map[string]any{"command": cmd}, want: want, text: text}
 }
 
-const a17cDenyDeploy = "denied by the rule Bash(deploy:*) (.agentls/settings.json)"
+const claudeDenyDeploy = "denied by the rule Bash(deploy:*) (.agentls/settings.json)"
 
 // Claude Code's Bash rule forms: `:*` prefix with a word boundary, exact
 // commands, every simple command of a compound line checked, wrappers.
 func TestClaudeSettingsBashRules(t *testing.T) {
 	t.Parallel()
-	e := a17cStart(t, map[string]string{
-		".agentls/settings.json": a17cSettings(map[string][]string{
+	e := claudeStart(t, map[string]string{
+		".agentls/settings.json": claudeSettings(map[string][]string{
 			"allow": {"Bash(npm run test:*)", "Bash(mytool sync)"},
 			"deny":  {"Bash(deploy:*)"},
 		}, nil),
 	}, nil, nil)
-	a17cRun(t, e, []a17cCase{
-		a17cCmd("prefix bare", "npm run test", "allow", "RAN npm run test"),
-		a17cCmd("prefix with args", "npm run test -- -x", "allow", "RAN npm run test -- -x"),
-		a17cCmd("prefix word boundary", "npm run testing", "ask", ""),
-		a17cCmd("prefix does not match shorter", "npm run", "ask", ""),
-		a17cCmd("exact", "mytool sync", "allow", "RAN mytool sync"),
-		a17cCmd("exact with extra arg", "mytool sync --force", "ask", ""),
-		a17cCmd("exact is not a prefix of another word", "mytool synchronize", "ask", ""),
-		a17cCmd("deny plain", "deploy prod", "deny", a17cDenyDeploy),
-		a17cCmd("deny bare name", "deploy", "deny", a17cDenyDeploy),
-		a17cCmd("deny after and", "npm run test && deploy x", "deny", a17cDenyDeploy),
-		a17cCmd("deny after or", "npm run test || deploy x", "deny", a17cDenyDeploy),
-		a17cCmd("deny after semicolon", "npm run test; deploy x", "deny", a17cDenyDeploy),
-		a17cCmd("deny in pipe", "npm run test | deploy x", "deny", a17cDenyDeploy),
-		a17cCmd("deny in command substitution", "echo $(deploy x)", "deny", a17cDenyDeploy),
-		a17cCmd("deny in backticks", "echo `deploy x`", "deny", a17cDenyDeploy),
-		a17cCmd("deny in subshell", "(deploy x)", "deny", a17cDenyDeploy),
-		a17cCmd("deny with leading assignment", "FOO=1 deploy x", "deny", a17cDenyDeploy),
-		a17cCmd("deny under env", "env FOO=1 deploy x", "deny", a17cDenyDeploy),
-		a17cCmd("deny under sudo", "sudo deploy x", "deny", a17cDenyDeploy),
-		a17cCmd("deny under command", "command deploy x", "deny", a17cDenyDeploy),
-		a17cCmd("deny under xargs", "echo x | xargs deploy", "deny", a17cDenyDeploy),
-		a17cCmd("deny inside bash -c", "bash -c 'deploy x'", "deny", a17cDenyDeploy),
-		a17cCmd("deny inside sh -c after allowed", "npm run test && sh -c \"deploy x\"", "deny", a17cDenyDeploy),
-		a17cCmd("deny by path base name", "/usr/local/bin/deploy x", "deny", a17cDenyDeploy),
-		a17cCmd("deny in here-document", "sh <<'EOF'\ndeploy x\nEOF", "deny", a17cDenyDeploy),
-		a17cCmd("deny in eval", "eval 'deploy x'", "deny", a17cDenyDeploy),
-		a17cCmd("computed name is refused", "X=deploy; $X prod", "deny", a17cDenyDeploy),
-		a17cCmd("pipe into sh is refused", "echo 'deploy x' | sh", "deny", a17cDenyDeploy),
-		a17cCmd("allow must cover every part and", "npm run test && mytool other", "ask", ""),
-		a17cCmd("allow must cover every part semicolon", "npm run test; mytool other", "ask", ""),
-		a17cCmd("allow must cover every part pipe", "npm run test | mytool other", "ask", ""),
-		a17cCmd("allow must cover substitution", "npm run test $(mytool other)", "ask", ""),
-		a17cCmd("allowed plus read-only", "npm run test && echo done", "allow", "done"),
-		a17cCmd("two allowed", "npm run test && mytool sync", "allow", "RAN mytool sync"),
-		a17cCmd("env wrapper not matched by prefix", "env FOO=1 npm run test", "ask", ""),
-		a17cCmd("bash -c not matched by prefix", "bash -c 'npm run test'", "ask", ""),
-		a17cCmd("sudo not matched by prefix", "sudo npm run test", "ask", ""),
-		a17cCmd("xargs not matched by prefix", "echo x | xargs npm run test", "ask", ""),
-		a17cCmd("eval not matched by prefix", "eval 'npm run test'", "ask", ""),
+	claudeRun(t, e, []claudeCase{
+		claudeCmd("prefix bare", "npm run test", "allow", "RAN npm run test"),
+		claudeCmd("prefix with args", "npm run test -- -x", "allow", "RAN npm run test -- -x"),
+		claudeCmd("prefix word boundary", "npm run testing", "ask", ""),
+		claudeCmd("prefix does not match shorter", "npm run", "ask", ""),
+		claudeCmd("exact", "mytool sync", "allow", "RAN mytool sync"),
+		claudeCmd("exact with extra arg", "mytool sync --force", "ask", ""),
+		claudeCmd("exact is not a prefix of another word", "mytool synchronize", "ask", ""),
+		claudeCmd("deny plain", "deploy prod", "deny", claudeDenyDeploy),
+		claudeCmd("deny bare name", "deploy", "deny", claudeDenyDeploy),
+		claudeCmd("deny after and", "npm run test && deploy x", "deny", claudeDenyDeploy),
+		claudeCmd("deny after or", "npm run test || deploy x", "deny", claudeDenyDeploy),
+		claudeCmd("deny after semicolon", "npm run test; deploy x", "deny", claudeDenyDeploy),
+		claudeCmd("deny in pipe", "npm run test | deploy x", "deny", claudeDenyDeploy),
+		claudeCmd("deny in command substitution", "echo $(deploy x)", "deny", claudeDenyDeploy),
+		claudeCmd("deny in backticks", "echo `deploy x`", "deny", claudeDenyDeploy),
+		claudeCmd("deny in subshell", "(deploy x)", "deny", claudeDenyDeploy),
+		claudeCmd("deny with leading assignment", "FOO=1 deploy x", "deny", claudeDenyDeploy),
+		claudeCmd("deny under env", "env FOO=1 deploy x", "deny", claudeDenyDeploy),
+		claudeCmd("deny under sudo", "sudo deploy x", "deny", claudeDenyDeploy),
+		claudeCmd("deny under command", "command deploy x", "deny", claudeDenyDeploy),
+		claudeCmd("deny under xargs", "echo x | xargs deploy", "deny", claudeDenyDeploy),
+		claudeCmd("deny inside bash -c", "bash -c 'deploy x'", "deny", claudeDenyDeploy),
+		claudeCmd("deny inside sh -c after allowed", "npm run test && sh -c \"deploy x\"", "deny", claudeDenyDeploy),
+		claudeCmd("deny by path base name", "/usr/local/bin/deploy x", "deny", claudeDenyDeploy),
+		claudeCmd("deny in here-document", "sh <<'EOF'\ndeploy x\nEOF", "deny", claudeDenyDeploy),
+		claudeCmd("deny in eval", "eval 'deploy x'", "deny", claudeDenyDeploy),
+		claudeCmd("computed name is refused", "X=deploy; $X prod", "deny", claudeDenyDeploy),
+		claudeCmd("pipe into sh is refused", "echo 'deploy x' | sh", "deny", claudeDenyDeploy),
+		claudeCmd("allow must cover every part and", "npm run test && mytool other", "ask", ""),
+		claudeCmd("allow must cover every part semicolon", "npm run test; mytool other", "ask", ""),
+		claudeCmd("allow must cover every part pipe", "npm run test | mytool other", "ask", ""),
+		claudeCmd("allow must cover substitution", "npm run test $(mytool other)", "ask", ""),
+		claudeCmd("allowed plus read-only", "npm run test && echo done", "allow", "done"),
+		claudeCmd("two allowed", "npm run test && mytool sync", "allow", "RAN mytool sync"),
+		claudeCmd("env wrapper not matched by prefix", "env FOO=1 npm run test", "ask", ""),
+		claudeCmd("bash -c not matched by prefix", "bash -c 'npm run test'", "ask", ""),
+		claudeCmd("sudo not matched by prefix", "sudo npm run test", "ask", ""),
+		claudeCmd("xargs not matched by prefix", "echo x | xargs npm run test", "ask", ""),
+		claudeCmd("eval not matched by prefix", "eval 'npm run test'", "ask", ""),
 	})
 }
 
 // Tool names are case-insensitive; deny > ask > allow whatever the order.
 func TestClaudeSettingsPrecedence(t *testing.T) {
 	t.Parallel()
-	e := a17cStart(t, map[string]string{
-		".agentls/settings.json": a17cSettings(map[string][]string{
+	e := claudeStart(t, map[string]string{
+		".agentls/settings.json": claudeSettings(map[string][]string{
 			"allow": {"bash(mytool:*)", "BASH(mytool ask:*)", "Bash(mytool deny:*)"},
 			"ask":   {"Bash(mytool ask:*)", "Bash(mytool deny:*)"},
 			"deny":  {"bAsH(mytool deny:*)"},
 		}, nil),
 	}, nil, nil)
-	a17cRun(t, e, []a17cCase{
-		a17cCmd("allow", "mytool run", "allow", "RAN mytool run"),
-		a17cCmd("ask beats allow", "mytool ask now", "ask", ""),
-		a17cCmd("deny beats ask and allow", "mytool deny now", "deny", "denied by the rule bAsH(mytool deny:*) (.agentls/settings.json)"),
+	claudeRun(t, e, []claudeCase{
+		claudeCmd("allow", "mytool run", "allow", "RAN mytool run"),
+		claudeCmd("ask beats allow", "mytool ask now", "ask", ""),
+		claudeCmd("deny beats ask and allow", "mytool deny now", "deny", "denied by the rule bAsH(mytool deny:*) (.agentls/settings.json)"),
 	})
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -234,18 +234,18 @@ func TestClaudeSettingsPrecedence(t *testing.T) {
 // allows of one source do not lift another's deny.
 func TestClaudeSettingsSources(t *testing.T) {
 	t.Parallel()
-	e := a17cStart(t, map[string]string{
-		".agentls/settings.json":       a17cSettings(map[string][]string{"deny": {"Bash(mytool ws:*)"}, "allow": {"Bash(mytool local:*)", "Bash(mytool user:*)"}}, nil),
-		".agentls/settings.local.json": a17cSettings(map[string][]string{"deny": {"Bash(mytool local:*)"}, "allow": {"Bash(mytool ws:*)", "Bash(mytool ok:*)"}}, nil),
+	e := claudeStart(t, map[string]string{
+		".agentls/settings.json":       claudeSettings(map[string][]string{"deny": {"Bash(mytool ws:*)"}, "allow": {"Bash(mytool local:*)", "Bash(mytool user:*)"}}, nil),
+		".agentls/settings.local.json": claudeSettings(map[string][]string{"deny": {"Bash(mytool local:*)"}, "allow": {"Bash(mytool ws:*)", "Bash(mytool ok:*)"}}, nil),
 	}, map[string]string{
-		"settings.json": a17cSettings(map[string][]string{"deny": {"Bash(mytool user:*)"}, "allow": {"Bash(mytool ed:*)"}}, nil),
+		"settings.json": claudeSettings(map[string][]string{"deny": {"Bash(mytool user:*)"}, "allow": {"Bash(mytool ed:*)"}}, nil),
 	}, map[string]any{"permissions": map[string]any{"deny": []string{"Bash(mytool ed:*)"}, "allow": []string{"Bash(mytool user:*)"}}})
-	a17cRun(t, e, []a17cCase{
-		a17cCmd("workspace deny beats local allow", "mytool ws x", "deny", "denied by the rule Bash(mytool ws:*) (.agentls/settings.json)"),
-		a17cCmd("local deny beats workspace allow", "mytool local x", "deny", "denied by the rule Bash(mytool local:*) (.agentls/settings.local.json)"),
-		a17cCmd("user deny beats editor allow", "mytool user x", "deny", "denied by the rule Bash(mytool user:*)"),
-		a17cCmd("editor deny beats user allow", "mytool ed x", "deny", "denied by the rule Bash(mytool ed:*) (initializationOptions)"),
-		a17cCmd("local allow", "mytool ok x", "allow", "RAN mytool ok x"),
+	claudeRun(t, e, []claudeCase{
+		claudeCmd("workspace deny beats local allow", "mytool ws x", "deny", "denied by the rule Bash(mytool ws:*) (.agentls/settings.json)"),
+		claudeCmd("local deny beats workspace allow", "mytool local x", "deny", "denied by the rule Bash(mytool local:*) (.agentls/settings.local.json)"),
+		claudeCmd("user deny beats editor allow", "mytool user x", "deny", "denied by the rule Bash(mytool user:*)"),
+		claudeCmd("editor deny beats user allow", "mytool ed x", "deny", "denied by the rule Bash(mytool ed:*) (initializationOptions)"),
+		claudeCmd("local allow", "mytool ok x", "allow", "RAN mytool ok x"),
 	})
 }
 
@@ -258,8 +258,8 @@ func TestClaudeSettingsPathRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := a17cStartIn(t, ws, filepath.Join(real, "h"), map[string]string{
-		".agentls/settings.json": a17cSettings(map[string][]string{"deny": {
+	e := claudeStartIn(t, ws, filepath.Join(real, "h"), map[string]string{
+		".agentls/settings.json": claudeSettings(map[string][]string{"deny": {
 			"Read(./dot.txt)", "Read(/root.txt)", "Read(//" + strings.TrimPrefix(filepath.ToSlash(real), "/") + "/abs.txt)",
 			"Read(anydepth.txt)", "Read(**/*.priv)", "Read(~/home.txt)", "Read(/secretdir/**)",
 			"Edit(/src/**/*.ts)",
@@ -279,7 +279,7 @@ func TestClaudeSettingsPathRules(t *testing.T) {
 	e.call(t, "read", map[string]any{"path": "src/a/b.js"})
 	e.call(t, "read", map[string]any{"path": "src/a/b.ts"})
 	read := func(p string) map[string]any { return map[string]any{"path": p} }
-	a17cRun(t, e, []a17cCase{
+	claudeRun(t, e, []claudeCase{
 		{name: "dot anchored", tool: "read", args: read("dot.txt"), want: "deny", text: "denied by the rule Read(./dot.txt) (.agentls/settings.json)"},
 		{name: "dot anchored not deeper", tool: "read", args: read("sub/dot.txt"), want: "allow", text: "subdot"},
 		{name: "slash anchored", tool: "read", args: read("root.txt"), want: "deny", text: "Read(/root.txt)"},
@@ -343,12 +343,12 @@ func TestClaudeSettingsPathRules(t *testing.T) {
 // The confirm reason is the documented sentence naming the rule and file.
 func TestClaudeSettingsAskReason(t *testing.T) {
 	t.Parallel()
-	e := a17cStart(t, map[string]string{
-		".agentls/settings.json": a17cSettings(map[string][]string{"ask": {"Bash(mytool:*)", "Read(./a.txt)"}}, nil),
+	e := claudeStart(t, map[string]string{
+		".agentls/settings.json": claudeSettings(map[string][]string{"ask": {"Bash(mytool:*)", "Read(./a.txt)"}}, nil),
 		"a.txt":                  "hello\n",
 	}, nil, nil)
-	a17cRun(t, e, []a17cCase{
-		a17cCmd("bash ask rule", "mytool x", "ask", "denied by the user: "+a17cAskMark),
+	claudeRun(t, e, []claudeCase{
+		claudeCmd("bash ask rule", "mytool x", "ask", "denied by the user: "+claudeAskMark),
 		{name: "read ask rule", tool: "read", args: map[string]any{"path": "a.txt"}, want: "ask"},
 	})
 	e.mu.Lock()
@@ -373,8 +373,8 @@ func TestClaudeSettingsAskReason(t *testing.T) {
 // Modes from each source, and which source wins.
 func TestClaudeSettingsModes(t *testing.T) {
 	t.Parallel()
-	newFile := func(n string) a17cCase {
-		return a17cCase{name: "write new " + n, tool: "write", args: map[string]any{"path": n, "content": "x\n"}}
+	newFile := func(n string) claudeCase {
+		return claudeCase{name: "write new " + n, tool: "write", args: map[string]any{"path": n, "content": "x\n"}}
 	}
 	for _, tc := range []struct {
 		name      string
@@ -391,13 +391,13 @@ func TestClaudeSettingsModes(t *testing.T) {
 		{name: "local beats workspace", files: map[string]string{".agentls/settings.json": `{"mode":"readOnly"}`, ".agentls/settings.local.json": `{"mode":"acceptEdits"}`}, cmd: "ask", file: "allow"},
 		{name: "workspace beats user", files: map[string]string{".agentls/settings.json": `{"mode":"acceptEdits"}`}, user: map[string]string{"settings.json": `{"mode":"readOnly"}`}, cmd: "ask", file: "allow"},
 		{name: "editor beats files", files: map[string]string{".agentls/settings.local.json": `{"mode":"acceptEdits"}`}, init: map[string]any{"mode": "default"}, cmd: "ask", file: "ask"},
-		{name: "editor bypass keeps deny", files: map[string]string{".agentls/settings.json": a17cSettings(map[string][]string{"deny": {"Bash(mytool:*)"}}, nil)}, init: map[string]any{"mode": "bypass"}, cmd: "deny", file: "allow"},
+		{name: "editor bypass keeps deny", files: map[string]string{".agentls/settings.json": claudeSettings(map[string][]string{"deny": {"Bash(mytool:*)"}}, nil)}, init: map[string]any{"mode": "bypass"}, cmd: "deny", file: "allow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := a17cStart(t, tc.files, tc.user, tc.init)
+			e := claudeStart(t, tc.files, tc.user, tc.init)
 			w := newFile("n.txt")
 			w.want = tc.file
-			a17cRun(t, e, []a17cCase{a17cCmd("bash", "mytool x", tc.cmd, ""), w})
+			claudeRun(t, e, []claudeCase{claudeCmd("bash", "mytool x", tc.cmd, ""), w})
 		})
 	}
 }
@@ -408,7 +408,7 @@ func TestClaudeSettingsClaudeModeNames(t *testing.T) {
 	t.Parallel()
 	for _, m := range []string{"plan", "bypassPermissions", "dontAsk"} {
 		t.Run(m, func(t *testing.T) {
-			e := a17cStart(t, nil, nil, map[string]any{"_noinit": true})
+			e := claudeStart(t, nil, nil, map[string]any{"_noinit": true})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			var res map[string]any
@@ -424,20 +424,20 @@ func TestClaudeSettingsClaudeModeNames(t *testing.T) {
 func TestClaudeSettingsBuiltinAsks(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{
-		".agentls/settings.json": a17cSettings(map[string][]string{"allow": {"Read(./.env)", "Edit(/.agentls/**)"}}, nil),
+		".agentls/settings.json": claudeSettings(map[string][]string{"allow": {"Read(./.env)", "Edit(/.agentls/**)"}}, nil),
 		".env":                   "TOKEN=abc\n",
 	}
-	e := a17cStart(t, files, nil, map[string]any{"mode": "acceptEdits"})
-	a17cRun(t, e, []a17cCase{
+	e := claudeStart(t, files, nil, map[string]any{"mode": "acceptEdits"})
+	claudeRun(t, e, []claudeCase{
 		{name: "workspace allow does not lift secret ask", tool: "read", args: map[string]any{"path": ".env"}, want: "ask"},
 		{name: "workspace allow does not lift config ask", tool: "write", args: map[string]any{"path": ".agentls/tools/x.json", "content": "{}"}, want: "ask"},
 	})
-	e2 := a17cStart(t, files, nil, map[string]any{"mode": "acceptEdits", "permissions": map[string]any{"allow": []string{"Read(./.env)"}}})
-	a17cRun(t, e2, []a17cCase{
+	e2 := claudeStart(t, files, nil, map[string]any{"mode": "acceptEdits", "permissions": map[string]any{"allow": []string{"Read(./.env)"}}})
+	claudeRun(t, e2, []claudeCase{
 		{name: "editor allow lifts secret ask", tool: "read", args: map[string]any{"path": ".env"}, want: "allow", text: "TOKEN="},
 	})
-	e3 := a17cStart(t, files, map[string]string{"settings.json": a17cSettings(map[string][]string{"allow": {"Read(./.env)"}}, nil)}, nil)
-	a17cRun(t, e3, []a17cCase{
+	e3 := claudeStart(t, files, map[string]string{"settings.json": claudeSettings(map[string][]string{"allow": {"Read(./.env)"}}, nil)}, nil)
+	claudeRun(t, e3, []claudeCase{
 		{name: "user allow lifts secret ask", tool: "read", args: map[string]any{"path": ".env"}, want: "allow", text: "TOKEN="},
 	})
 }
@@ -446,9 +446,9 @@ func TestClaudeSettingsBuiltinAsks(t *testing.T) {
 // the file, the rule and the column; other files' rules still apply.
 func TestClaudeSettingsInvalidRule(t *testing.T) {
 	t.Parallel()
-	e := a17cStart(t, map[string]string{
-		".agentls/settings.json":       a17cSettings(map[string][]string{"deny": {"Bash(deploy:*)"}}, nil),
-		".agentls/settings.local.json": a17cSettings(map[string][]string{"allow": {"Bash(npm run test:*"}, "deny": {"Bash(mytool:*)"}}, nil),
+	e := claudeStart(t, map[string]string{
+		".agentls/settings.json":       claudeSettings(map[string][]string{"deny": {"Bash(deploy:*)"}}, nil),
+		".agentls/settings.local.json": claudeSettings(map[string][]string{"allow": {"Bash(npm run test:*"}, "deny": {"Bash(mytool:*)"}}, nil),
 	}, nil, nil)
 	n, ok := e.c.WaitNote(5*time.Second, func(n harness.Note) bool {
 		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "settings.local.json")
@@ -464,10 +464,10 @@ func TestClaudeSettingsInvalidRule(t *testing.T) {
 	if lm.Type != 1 || !strings.Contains(lm.Message, `Bash(npm run test:*`) || !strings.Contains(lm.Message, "column") {
 		t.Errorf("logMessage = %+v, want an error naming the rule and its column", lm)
 	}
-	a17cRun(t, e, []a17cCase{
-		a17cCmd("other file's deny applies", "deploy x", "deny", a17cDenyDeploy),
-		a17cCmd("the file's valid deny still applies", "mytool x", "deny", ""),
-		a17cCmd("ignored file's allow is gone", "npm run test", "ask", ""),
+	claudeRun(t, e, []claudeCase{
+		claudeCmd("other file's deny applies", "deploy x", "deny", claudeDenyDeploy),
+		claudeCmd("the file's valid deny still applies", "mytool x", "deny", ""),
+		claudeCmd("ignored file's allow is gone", "npm run test", "ask", ""),
 	})
 }
 
@@ -499,7 +499,7 @@ func TestClaudeSettingsClaudeShapeDocumented(t *testing.T) {
 				files = nil
 				user = map[string]string{"settings.json": `{"permissions":{"defaultMode":"bypassPermissions"}}`}
 			}
-			e := a17cStart(t, files, user, nil)
+			e := claudeStart(t, files, user, nil)
 			got, txt := e.bash(t, tc.cmd)
 			if got != tc.want {
 				t.Skipf("not accepted (%s: %s); nothing to document", got, txt)
@@ -517,10 +517,10 @@ func TestClaudeSettingsClaudeShapeDocumented(t *testing.T) {
 func TestClaudeSettingsForeignToolRules(t *testing.T) {
 	t.Parallel()
 	rules := []string{"WebFetch(domain:example.com)", "WebSearch", "Task", "mcp__srv__*"}
-	e := a17cStart(t, map[string]string{
-		".agentls/settings.json": a17cSettings(map[string][]string{"allow": rules, "deny": {"Bash(deploy:*)"}}, nil),
+	e := claudeStart(t, map[string]string{
+		".agentls/settings.json": claudeSettings(map[string][]string{"allow": rules, "deny": {"Bash(deploy:*)"}}, nil),
 	}, nil, nil)
-	a17cRun(t, e, []a17cCase{a17cCmd("file still applies", "deploy x", "deny", a17cDenyDeploy)})
+	claudeRun(t, e, []claudeCase{claudeCmd("file still applies", "deploy x", "deny", claudeDenyDeploy)})
 	b1, _ := os.ReadFile("../../docs/tools.md")
 	b2, _ := os.ReadFile("../../docs/protocol.md")
 	docs := string(b1) + string(b2)
@@ -548,9 +548,9 @@ func TestClaudeSettingsForeignToolRules(t *testing.T) {
 func TestClaudeSettingsCall(t *testing.T) {
 	t.Parallel()
 	ws, xdg, bin := t.TempDir(), t.TempDir(), t.TempDir()
-	a17cFiles(t, ws, map[string]string{".agentls/settings.json": a17cSettings(map[string][]string{"deny": {"Bash(deploy:*)"}}, nil)})
-	a17cFiles(t, filepath.Join(xdg, "agentls"), map[string]string{"settings.json": a17cSettings(map[string][]string{"deny": {"Bash(mytool user:*)"}}, nil)})
-	a17cFiles(t, bin, map[string]string{"bin/deploy": "#!/bin/sh\necho RAN deploy\n", "bin/mytool": "#!/bin/sh\necho RAN mytool \"$@\"\n"})
+	claudeFiles(t, ws, map[string]string{".agentls/settings.json": claudeSettings(map[string][]string{"deny": {"Bash(deploy:*)"}}, nil)})
+	claudeFiles(t, filepath.Join(xdg, "agentls"), map[string]string{"settings.json": claudeSettings(map[string][]string{"deny": {"Bash(mytool user:*)"}}, nil)})
+	claudeFiles(t, bin, map[string]string{"bin/deploy": "#!/bin/sh\necho RAN deploy\n", "bin/mytool": "#!/bin/sh\necho RAN mytool \"$@\"\n"})
 	env := []string{"XDG_CONFIG_HOME=" + xdg, "PATH=" + filepath.Join(bin, "bin") + string(os.PathListSeparator) + os.Getenv("PATH")}
 	for _, tc := range []struct {
 		name   string
@@ -558,7 +558,7 @@ func TestClaudeSettingsCall(t *testing.T) {
 		want   string
 		failed bool
 	}{
-		{"workspace deny", []string{"call", "bash", `{"command":"deploy x"}`, "--root", ws}, a17cDenyDeploy, true},
+		{"workspace deny", []string{"call", "bash", `{"command":"deploy x"}`, "--root", ws}, claudeDenyDeploy, true},
 		{"user deny", []string{"call", "bash", `{"command":"mytool user x"}`, "--root", ws}, "denied by the rule Bash(mytool user:*)", true},
 		{"ask approved by running", []string{"call", "bash", `{"command":"mytool x"}`, "--root", ws}, "RAN mytool x", false},
 		{"mode readOnly", []string{"call", "--mode", "readOnly", "--root", ws, "bash", `{"command":"mytool x"}`}, "readOnly mode", true},
@@ -585,24 +585,24 @@ func TestClaudeSettingsCall(t *testing.T) {
 // any text, and a deny with a wildcard still checks every simple command.
 func TestClaudeSettingsWildcard(t *testing.T) {
 	t.Parallel()
-	e := a17cStart(t, map[string]string{
-		".agentls/settings.json": a17cSettings(map[string][]string{
+	e := claudeStart(t, map[string]string{
+		".agentls/settings.json": claudeSettings(map[string][]string{
 			"allow": {"Bash(mytool run *)", "Bash(mytool x*)"},
 			"deny":  {"Bash(deploy * --prod)", "Bash(pushy go*)", "Bash(npm publish *)"},
 		}, nil),
 	}, nil, nil)
 	const deny = "denied by the rule Bash(deploy * --prod) (.agentls/settings.json)"
-	a17cRun(t, e, []a17cCase{
-		a17cCmd("space star with args", "mytool run fast", "allow", "RAN mytool run fast"),
-		a17cCmd("space star keeps word boundary", "mytool running", "ask", ""),
-		a17cCmd("star without space is a plain prefix", "mytool xyz", "allow", "RAN mytool xyz"),
-		a17cCmd("space star not through and", "mytool run fast && mytool other", "ask", ""),
-		a17cCmd("middle star deny", "deploy app --prod", "deny", deny),
-		a17cCmd("middle star deny in compound", "echo hi; deploy app --prod", "deny", deny),
-		a17cCmd("middle star no match", "deploy app --staging", "ask", ""),
-		a17cCmd("trailing star deny without space", "pushy go now", "deny", "denied by the rule Bash(pushy go*) (.agentls/settings.json)"),
-		a17cCmd("trailing space star deny", "npm publish --tag x", "deny", "denied by the rule Bash(npm publish *) (.agentls/settings.json)"),
-		a17cCmd("trailing space star deny in compound", "echo hi && npm publish --tag x", "deny", "denied by the rule Bash(npm publish *) (.agentls/settings.json)"),
+	claudeRun(t, e, []claudeCase{
+		claudeCmd("space star with args", "mytool run fast", "allow", "RAN mytool run fast"),
+		claudeCmd("space star keeps word boundary", "mytool running", "ask", ""),
+		claudeCmd("star without space is a plain prefix", "mytool xyz", "allow", "RAN mytool xyz"),
+		claudeCmd("space star not through and", "mytool run fast && mytool other", "ask", ""),
+		claudeCmd("middle star deny", "deploy app --prod", "deny", deny),
+		claudeCmd("middle star deny in compound", "echo hi; deploy app --prod", "deny", deny),
+		claudeCmd("middle star no match", "deploy app --staging", "ask", ""),
+		claudeCmd("trailing star deny without space", "pushy go now", "deny", "denied by the rule Bash(pushy go*) (.agentls/settings.json)"),
+		claudeCmd("trailing space star deny", "npm publish --tag x", "deny", "denied by the rule Bash(npm publish *) (.agentls/settings.json)"),
+		claudeCmd("trailing space star deny in compound", "echo hi && npm publish --tag x", "deny", "denied by the rule Bash(npm publish *) (.agentls/settings.json)"),
 	})
 }
 
@@ -613,7 +613,7 @@ func TestClaudeSettingsEditorSettings(t *testing.T) {
 	t.Run("invalid rule", func(t *testing.T) {
 		// Docs: a value that changes the meaning fails initialize with
 		// -32602; dropping the editor's deny rules changes it.
-		e := a17cStart(t, nil, nil, map[string]any{"_noinit": true})
+		e := claudeStart(t, nil, nil, map[string]any{"_noinit": true})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		var res map[string]any
@@ -629,13 +629,13 @@ func TestClaudeSettingsEditorSettings(t *testing.T) {
 		t.Errorf("initialize with an invalid editor rule succeeded; the valid editor deny Bash(deploy:*) then gives %s: %q", got, txt)
 	})
 	t.Run("unknown key warned", func(t *testing.T) {
-		e := a17cStart(t, nil, nil, map[string]any{"permissions": map[string]any{"deny": []string{"Bash(deploy:*)"}, "additionalDirectories": []string{"../other"}}})
+		e := claudeStart(t, nil, nil, map[string]any{"permissions": map[string]any{"deny": []string{"Bash(deploy:*)"}, "additionalDirectories": []string{"../other"}}})
 		if _, ok := e.c.WaitNote(5*time.Second, func(n harness.Note) bool {
 			return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "additionalDirectories")
 		}); !ok {
 			t.Errorf("no window/logMessage names the unknown key additionalDirectories")
 		}
-		a17cRun(t, e, []a17cCase{a17cCmd("rules kept", "deploy x", "deny", "denied by the rule Bash(deploy:*) (initializationOptions)")})
+		claudeRun(t, e, []claudeCase{claudeCmd("rules kept", "deploy x", "deny", "denied by the rule Bash(deploy:*) (initializationOptions)")})
 	})
 }
 
@@ -643,19 +643,19 @@ func TestClaudeSettingsEditorSettings(t *testing.T) {
 // mid-session applies from the next call, and a broken save keeps the rules.
 func TestClaudeSettingsReload(t *testing.T) {
 	t.Parallel()
-	e := a17cStart(t, map[string]string{".agentls/settings.json": a17cSettings(map[string][]string{"deny": {"Bash(mytool a:*)"}}, nil)},
+	e := claudeStart(t, map[string]string{".agentls/settings.json": claudeSettings(map[string][]string{"deny": {"Bash(mytool a:*)"}}, nil)},
 		map[string]string{"settings.json": `{"permissions":{"deny":["Read(./x"]}}`}, nil)
 	if _, ok := e.c.WaitNote(5*time.Second, func(n harness.Note) bool {
 		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "agentls/settings.json") && strings.Contains(string(n.Params), "Read(./x")
 	}); !ok {
 		t.Errorf("no window/logMessage names the user settings file and its bad rule; got %v", e.c.Notes("window/logMessage"))
 	}
-	a17cRun(t, e, []a17cCase{a17cCmd("before", "mytool b", "ask", "")})
-	a17cFiles(t, e.ws, map[string]string{".agentls/settings.json": a17cSettings(map[string][]string{"deny": {"Bash(mytool a:*)", "Bash(mytool b:*)"}}, nil)})
-	a17cRun(t, e, []a17cCase{a17cCmd("after edit", "mytool b", "deny", "denied by the rule Bash(mytool b:*) (.agentls/settings.json)")})
-	a17cFiles(t, e.ws, map[string]string{".agentls/settings.json": `{"permissions":{"deny":["Bash(mytool a:*)"`})
-	a17cRun(t, e, []a17cCase{
-		a17cCmd("half-done save keeps deny a", "mytool a", "deny", "Bash(mytool a:*)"),
-		a17cCmd("half-done save keeps deny b", "mytool b", "deny", "Bash(mytool b:*)"),
+	claudeRun(t, e, []claudeCase{claudeCmd("before", "mytool b", "ask", "")})
+	claudeFiles(t, e.ws, map[string]string{".agentls/settings.json": claudeSettings(map[string][]string{"deny": {"Bash(mytool a:*)", "Bash(mytool b:*)"}}, nil)})
+	claudeRun(t, e, []claudeCase{claudeCmd("after edit", "mytool b", "deny", "denied by the rule Bash(mytool b:*) (.agentls/settings.json)")})
+	claudeFiles(t, e.ws, map[string]string{".agentls/settings.json": `{"permissions":{"deny":["Bash(mytool a:*)"`})
+	claudeRun(t, e, []claudeCase{
+		claudeCmd("half-done save keeps deny a", "mytool a", "deny", "Bash(mytool a:*)"),
+		claudeCmd("half-done save keeps deny b", "mytool b", "deny", "Bash(mytool b:*)"),
 	})
 }

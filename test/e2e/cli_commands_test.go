@@ -31,13 +31,13 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// a12cSecret is a fake Anthropic key: the masker must never let it out.
-const a12cSecret = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH"
+// cliSecret is a fake Anthropic key: the masker must never let it out.
+const cliSecret = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH"
 
-var a12cCoreTools = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
+var cliCoreTools = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
 
-// a12cRepoRoot is the checkout's root (tests run in test/e2e).
-func a12cRepoRoot(t *testing.T) string {
+// cliRepoRoot is the checkout's root (tests run in test/e2e).
+func cliRepoRoot(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -46,27 +46,27 @@ func a12cRepoRoot(t *testing.T) string {
 	return root
 }
 
-// a12cProc is a running agentls whose stdout is parsed strictly: LSP frames
+// cliProc is a running agentls whose stdout is parsed strictly: LSP frames
 // (framed) or one JSON value per line (MCP). Anything else on stdout is an
 // error the test sees.
-type a12cProc struct {
+type cliProc struct {
 	t      *testing.T
 	framed bool
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	msgs   chan a12cMsg
+	msgs   chan cliMsg
 	quit   chan struct{}
 	stderr *lockedBuffer
 	exited chan struct{}
 	nextID int
 }
 
-type a12cMsg struct {
+type cliMsg struct {
 	m   map[string]any
 	err error
 }
 
-func a12cStart(t *testing.T, framed bool, dir string, env []string, args ...string) *a12cProc {
+func cliStart(t *testing.T, framed bool, dir string, env []string, args ...string) *cliProc {
 	t.Helper()
 	cmd := harness.Command(t, args, env...)
 	cmd.Dir = dir
@@ -87,7 +87,7 @@ func a12cStart(t *testing.T, framed bool, dir string, env []string, args ...stri
 		t.Fatal(err)
 	}
 	pw.Close()
-	p := &a12cProc{t: t, framed: framed, cmd: cmd, stdin: stdin, msgs: make(chan a12cMsg, 256),
+	p := &cliProc{t: t, framed: framed, cmd: cmd, stdin: stdin, msgs: make(chan cliMsg, 256),
 		quit: make(chan struct{}), stderr: stderr, exited: make(chan struct{}), nextID: 100}
 	// The reader ends at stdout's EOF (the process and its children are
 	// gone) or when the test ends (quit).
@@ -96,7 +96,7 @@ func a12cStart(t *testing.T, framed bool, dir string, env []string, args ...stri
 		defer pr.Close()
 		br := bufio.NewReader(pr)
 		for {
-			body, err := a12cReadMessage(br, framed)
+			body, err := cliReadMessage(br, framed)
 			if errors.Is(err, io.EOF) {
 				return
 			}
@@ -107,7 +107,7 @@ func a12cStart(t *testing.T, framed bool, dir string, env []string, args ...stri
 				}
 			}
 			select {
-			case p.msgs <- a12cMsg{m: m, err: err}:
+			case p.msgs <- cliMsg{m: m, err: err}:
 			case <-p.quit:
 				return
 			}
@@ -134,9 +134,9 @@ func a12cStart(t *testing.T, framed bool, dir string, env []string, args ...stri
 	return p
 }
 
-// a12cReadMessage reads one LSP frame (only Content-Length / Content-Type
+// cliReadMessage reads one LSP frame (only Content-Length / Content-Type
 // headers allowed) or one non-empty line.
-func a12cReadMessage(br *bufio.Reader, framed bool) ([]byte, error) {
+func cliReadMessage(br *bufio.Reader, framed bool) ([]byte, error) {
 	if !framed {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
@@ -188,7 +188,7 @@ func a12cReadMessage(br *bufio.Reader, framed bool) ([]byte, error) {
 	return body, nil
 }
 
-func (p *a12cProc) send(msg map[string]any) {
+func (p *cliProc) send(msg map[string]any) {
 	p.t.Helper()
 	msg["jsonrpc"] = "2.0"
 	b, err := json.Marshal(msg)
@@ -206,7 +206,7 @@ func (p *a12cProc) send(msg map[string]any) {
 }
 
 // request sends a request and returns its id.
-func (p *a12cProc) request(method string, params any) int {
+func (p *cliProc) request(method string, params any) int {
 	p.t.Helper()
 	p.nextID++
 	msg := map[string]any{"id": p.nextID, "method": method}
@@ -217,7 +217,7 @@ func (p *a12cProc) request(method string, params any) int {
 	return p.nextID
 }
 
-func (p *a12cProc) notify(method string, params any) {
+func (p *cliProc) notify(method string, params any) {
 	p.t.Helper()
 	msg := map[string]any{"method": method}
 	if params != nil {
@@ -227,7 +227,7 @@ func (p *a12cProc) notify(method string, params any) {
 }
 
 // reply waits for the response with the given id, skipping everything else.
-func (p *a12cProc) reply(id int, timeout time.Duration) map[string]any {
+func (p *cliProc) reply(id int, timeout time.Duration) map[string]any {
 	p.t.Helper()
 	deadline := time.After(timeout)
 	for {
@@ -251,7 +251,7 @@ func (p *a12cProc) reply(id int, timeout time.Duration) map[string]any {
 }
 
 // call sends a request and returns its result, failing on an error reply.
-func (p *a12cProc) call(method string, params any) map[string]any {
+func (p *cliProc) call(method string, params any) map[string]any {
 	p.t.Helper()
 	r := p.reply(p.request(method, params), 10*time.Second)
 	if e, ok := r["error"]; ok {
@@ -262,7 +262,7 @@ func (p *a12cProc) call(method string, params any) map[string]any {
 }
 
 // drain reads stdout to EOF and fails on anything that is not a message.
-func (p *a12cProc) drain(timeout time.Duration) {
+func (p *cliProc) drain(timeout time.Duration) {
 	p.t.Helper()
 	deadline := time.After(timeout)
 	for {
@@ -281,7 +281,7 @@ func (p *a12cProc) drain(timeout time.Duration) {
 }
 
 // wait returns the exit code, or fails after timeout.
-func (p *a12cProc) wait(timeout time.Duration) int {
+func (p *cliProc) wait(timeout time.Duration) int {
 	p.t.Helper()
 	select {
 	case <-p.exited:
@@ -292,7 +292,7 @@ func (p *a12cProc) wait(timeout time.Duration) int {
 	}
 }
 
-func a12cText(res map[string]any) string {
+func cliText(res map[string]any) string {
 	var parts []string
 	content, _ := res["content"].([]any)
 	for _, c := range content {
@@ -303,7 +303,7 @@ func a12cText(res map[string]any) string {
 	return strings.Join(parts, "\n")
 }
 
-func a12cInitParams(root string, opts map[string]any) map[string]any {
+func cliInitParams(root string, opts map[string]any) map[string]any {
 	p := map[string]any{"capabilities": map[string]any{}}
 	if root != "" {
 		p["workspaceFolders"] = []any{map[string]any{"uri": "file://" + filepath.ToSlash(root), "name": "ws"}}
@@ -314,10 +314,10 @@ func a12cInitParams(root string, opts map[string]any) map[string]any {
 	return p
 }
 
-// a12cReadmeBlock returns the first ```sh block after heading in README.md.
-func a12cReadmeBlock(t *testing.T, heading string) string {
+// cliReadmeBlock returns the first ```sh block after heading in README.md.
+func cliReadmeBlock(t *testing.T, heading string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(a12cRepoRoot(t), "README.md"))
+	b, err := os.ReadFile(filepath.Join(cliRepoRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,8 +339,8 @@ func a12cReadmeBlock(t *testing.T, heading string) string {
 	return s[:end]
 }
 
-// a12cWords expands a call's words as the shell would (quotes removed).
-func a12cWords(t *testing.T, call *syntax.CallExpr) (assigns, args []string) {
+// cliWords expands a call's words as the shell would (quotes removed).
+func cliWords(t *testing.T, call *syntax.CallExpr) (assigns, args []string) {
 	t.Helper()
 	for _, a := range call.Assigns {
 		v, err := expand.Literal(nil, a.Value)
@@ -364,7 +364,7 @@ func a12cWords(t *testing.T, call *syntax.CallExpr) (assigns, args []string) {
 // README.md, and the serve line answers initialize/shutdown over LSP framing.
 func TestCLIReadmeBuildAndRun(t *testing.T) {
 	t.Parallel()
-	block := a12cReadmeBlock(t, "## The two commands")
+	block := cliReadmeBlock(t, "## The two commands")
 	f, err := syntax.NewParser().Parse(strings.NewReader(block), "README.md")
 	if err != nil {
 		t.Fatalf("README's build-and-run block is not valid shell: %v\n%s", err, block)
@@ -372,14 +372,14 @@ func TestCLIReadmeBuildAndRun(t *testing.T) {
 	if len(f.Stmts) != 2 {
 		t.Fatalf("README's build-and-run block has %d commands, want 2:\n%s", len(f.Stmts), block)
 	}
-	root := a12cRepoRoot(t)
+	root := cliRepoRoot(t)
 
 	bin, ok := f.Stmts[0].Cmd.(*syntax.BinaryCmd)
 	if !ok || bin.Op != syntax.AndStmt {
 		t.Fatalf("first README command is not `build && run`: %s", block)
 	}
-	buildAssigns, build := a12cWords(t, bin.X.Cmd.(*syntax.CallExpr))
-	_, run := a12cWords(t, bin.Y.Cmd.(*syntax.CallExpr))
+	buildAssigns, build := cliWords(t, bin.X.Cmd.(*syntax.CallExpr))
+	_, run := cliWords(t, bin.Y.Cmd.(*syntax.CallExpr))
 	t.Run("build", func(t *testing.T) {
 		if len(build) < 2 || build[0] != "go" || build[1] != "build" {
 			t.Fatalf("build command %q is not go build", build)
@@ -433,20 +433,20 @@ func TestCLIReadmeBuildAndRun(t *testing.T) {
 		}
 	})
 	t.Run("serve", func(t *testing.T) {
-		_, serve := a12cWords(t, f.Stmts[1].Cmd.(*syntax.CallExpr))
+		_, serve := cliWords(t, f.Stmts[1].Cmd.(*syntax.CallExpr))
 		if len(serve) != 3 || serve[0] != "./agentls" || serve[1] != "--root" {
 			t.Fatalf("README serve line %q, want ./agentls --root DIR", serve)
 		}
 		ws := newWorkspace(t, map[string]string{"a12c-marker.txt": "x\n"})
-		p := a12cStart(t, true, root, nil, serve[1], ws)
-		res := p.call("initialize", a12cInitParams("", nil))
+		p := cliStart(t, true, root, nil, serve[1], ws)
+		res := p.call("initialize", cliInitParams("", nil))
 		if si, _ := res["serverInfo"].(map[string]any); si["name"] != "agentls" {
 			t.Errorf("serverInfo %v", res["serverInfo"])
 		}
 		p.notify("initialized", map[string]any{})
 		ls := p.call("tools/call", map[string]any{"name": "ls", "arguments": map[string]any{}})
-		if !strings.Contains(a12cText(ls), "a12c-marker.txt") {
-			t.Errorf("--root %s is not the workspace: ls says %q", ws, a12cText(ls))
+		if !strings.Contains(cliText(ls), "a12c-marker.txt") {
+			t.Errorf("--root %s is not the workspace: ls says %q", ws, cliText(ls))
 		}
 		r := p.reply(p.request("shutdown", nil), 5*time.Second)
 		if r["result"] != nil || r["error"] != nil {
@@ -460,11 +460,11 @@ func TestCLIReadmeBuildAndRun(t *testing.T) {
 	})
 }
 
-// a12cServerVersion is serverInfo.version from a serve-mode initialize.
-func a12cServerVersion(t *testing.T) string {
+// cliServerVersion is serverInfo.version from a serve-mode initialize.
+func cliServerVersion(t *testing.T) string {
 	t.Helper()
-	p := a12cStart(t, true, t.TempDir(), nil, "--root", t.TempDir())
-	res := p.call("initialize", a12cInitParams("", nil))
+	p := cliStart(t, true, t.TempDir(), nil, "--root", t.TempDir())
+	res := p.call("initialize", cliInitParams("", nil))
 	si, _ := res["serverInfo"].(map[string]any)
 	v, _ := si["version"].(string)
 	if v == "" {
@@ -477,7 +477,7 @@ func a12cServerVersion(t *testing.T) string {
 // stdout, the version the server reports, and exit 0.
 func TestCLIVersion(t *testing.T) {
 	t.Parallel()
-	want := "agentls " + a12cServerVersion(t) + "\n"
+	want := "agentls " + cliServerVersion(t) + "\n"
 	for _, args := range [][]string{{"--version"}, {"-version"}} {
 		t.Run(args[0], func(t *testing.T) {
 			r := runAgentls(t, t.TempDir(), nil, args...)
@@ -613,25 +613,25 @@ func TestCLIRootNotADirectory(t *testing.T) {
 			}
 		})
 		t.Run(kind+"/serve", func(t *testing.T) {
-			p := a12cStart(t, true, ws, nil, "--root", root)
-			r := p.reply(p.request("initialize", a12cInitParams("", nil)), 10*time.Second)
+			p := cliStart(t, true, ws, nil, "--root", root)
+			r := p.reply(p.request("initialize", cliInitParams("", nil)), 10*time.Second)
 			e, _ := r["error"].(map[string]any)
 			if e == nil || e["code"] != float64(-32602) || !strings.Contains(fmt.Sprint(e["message"]), filepath.Base(root)) {
 				t.Errorf("initialize with --root %s: %v; want -32602 naming the path", root, r)
 			}
 			// The client's own folder still works.
-			p2 := a12cStart(t, true, ws, nil, "--root", root)
-			p2.call("initialize", a12cInitParams(ws, nil))
+			p2 := cliStart(t, true, ws, nil, "--root", root)
+			p2.call("initialize", cliInitParams(ws, nil))
 			ls := p2.call("tools/call", map[string]any{"name": "ls", "arguments": map[string]any{}})
-			if !strings.Contains(a12cText(ls), "file.txt") {
-				t.Errorf("client folder ignored: %q", a12cText(ls))
+			if !strings.Contains(cliText(ls), "file.txt") {
+				t.Errorf("client folder ignored: %q", cliText(ls))
 			}
 		})
 	}
 }
 
-// a12cTools runs `agentls tools args...` and decodes the JSON array.
-func a12cTools(t *testing.T, env []string, args ...string) []map[string]any {
+// cliTools runs `agentls tools args...` and decodes the JSON array.
+func cliTools(t *testing.T, env []string, args ...string) []map[string]any {
 	t.Helper()
 	r := runAgentls(t, t.TempDir(), env, append([]string{"tools"}, args...)...)
 	if r.code != 0 {
@@ -644,8 +644,8 @@ func a12cTools(t *testing.T, env []string, args ...string) []map[string]any {
 	return tools
 }
 
-// a12cSchemaProblems lists $ref, type unions and anyOf/oneOf in a schema.
-func a12cSchemaProblems(v any, path string) []string {
+// cliSchemaProblems lists $ref, type unions and anyOf/oneOf in a schema.
+func cliSchemaProblems(v any, path string) []string {
 	var out []string
 	switch x := v.(type) {
 	case map[string]any:
@@ -658,11 +658,11 @@ func a12cSchemaProblems(v any, path string) []string {
 					out = append(out, fmt.Sprintf("%s/type=%v", path, sub))
 				}
 			}
-			out = append(out, a12cSchemaProblems(sub, path+"/"+k)...)
+			out = append(out, cliSchemaProblems(sub, path+"/"+k)...)
 		}
 	case []any:
 		for i, sub := range x {
-			out = append(out, a12cSchemaProblems(sub, fmt.Sprintf("%s[%d]", path, i))...)
+			out = append(out, cliSchemaProblems(sub, fmt.Sprintf("%s[%d]", path, i))...)
 		}
 	}
 	return out
@@ -749,7 +749,7 @@ func TestCLIToolsFormats(t *testing.T) {
 	}
 	for format, sh := range formats {
 		t.Run(format, func(t *testing.T) {
-			tools := a12cTools(t, nil, "--format", format)
+			tools := cliTools(t, nil, "--format", format)
 			var names []string
 			for _, m := range tools {
 				names = append(names, sh.name(m))
@@ -758,11 +758,11 @@ func TestCLIToolsFormats(t *testing.T) {
 				if schema["type"] != "object" {
 					t.Errorf("%s %s: schema type %v, want object", format, sh.name(m), schema["type"])
 				}
-				if p := a12cSchemaProblems(schema, ""); len(p) > 0 {
+				if p := cliSchemaProblems(schema, ""); len(p) > 0 {
 					t.Errorf("%s %s: schema has %v (docs: never $ref or type unions)", format, sh.name(m), p)
 				}
 			}
-			want := a12cCoreTools
+			want := cliCoreTools
 			if format == "vscode" {
 				// Contributed statically: the job tools are there before any job.
 				want = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "bash_output", "bash_kill", "tool_search"}
@@ -778,11 +778,11 @@ func TestCLIToolsFormats(t *testing.T) {
 // default session's tools/list {format: F} returns.
 func TestCLIToolsMatchServer(t *testing.T) {
 	t.Parallel()
-	p := a12cStart(t, true, t.TempDir(), nil, "--root", t.TempDir())
-	p.call("initialize", a12cInitParams("", nil))
+	p := cliStart(t, true, t.TempDir(), nil, "--root", t.TempDir())
+	p.call("initialize", cliInitParams("", nil))
 	for _, format := range []string{"mcp", "openai", "anthropic", "vscode"} {
 		t.Run(format, func(t *testing.T) {
-			cli := a12cTools(t, nil, "--format", format)
+			cli := cliTools(t, nil, "--format", format)
 			res := p.call("tools/list", map[string]any{"format": format})
 			server, _ := res["tools"].([]any)
 			byName := map[string]any{}
@@ -834,10 +834,10 @@ func TestCLIToolsAllListsDeferred(t *testing.T) {
 		}
 		return nil
 	}
-	if m := has(a12cTools(t, env)); m != nil {
+	if m := has(cliTools(t, env)); m != nil {
 		t.Errorf("agentls tools (no --all) lists the deferred tool: %v", m)
 	}
-	m := has(a12cTools(t, env, "--all"))
+	m := has(cliTools(t, env, "--all"))
 	if m == nil {
 		t.Fatalf("agentls tools --all does not list the deferred tool a12c_probe")
 	}
@@ -850,7 +850,7 @@ func TestCLIToolsAllListsDeferred(t *testing.T) {
 // defaults of docs/protocol.md's Limits table.
 func TestCLIToolsLimits(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile(filepath.Join(a12cRepoRoot(t), "docs", "protocol.md"))
+	doc, err := os.ReadFile(filepath.Join(cliRepoRoot(t), "docs", "protocol.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -939,8 +939,8 @@ func TestCLICallForms(t *testing.T) {
 		if d, _ := res["details"].(map[string]any); d["durationMs"] == nil {
 			t.Errorf("details lacks durationMs: %v", res["details"])
 		}
-		if !strings.HasPrefix(a12cText(res), "f.txt, lines 1-3 of 3") {
-			t.Errorf("--json content %q", a12cText(res))
+		if !strings.HasPrefix(cliText(res), "f.txt, lines 1-3 of 3") {
+			t.Errorf("--json content %q", cliText(res))
 		}
 	})
 }
@@ -969,20 +969,20 @@ func TestCLICallGovernance(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{
 		"f.txt":       "a\nb\nc\nd\ne\n",
-		"cfg.txt":     "API_KEY=" + a12cSecret + "\n",
+		"cfg.txt":     "API_KEY=" + cliSecret + "\n",
 		"private.txt": "p\n",
 		".agentls/settings.json": `{"limits": {"readLines": 4},
 			"permissions": {"deny": ["Read(./private.txt)"], "ask": ["Bash(touch:*)"]}}`,
 	})
 	t.Run("secret masked in text", func(t *testing.T) {
 		r := runAgentls(t, ws, nil, "call", "read", `{"path": "cfg.txt"}`, "--root", ws)
-		if r.code != 0 || strings.Contains(r.stdout, a12cSecret) || !strings.Contains(r.stdout, "API_KEY=") {
+		if r.code != 0 || strings.Contains(r.stdout, cliSecret) || !strings.Contains(r.stdout, "API_KEY=") {
 			t.Errorf("code %d stdout %q", r.code, r.stdout)
 		}
 	})
 	t.Run("secret masked in json and bash", func(t *testing.T) {
 		r := runAgentls(t, ws, nil, "call", "read", `{"path": "cfg.txt"}`, "bash", `{"command": "cat cfg.txt"}`, "--json", "--root", ws)
-		if r.code != 0 || strings.Contains(r.stdout+r.stderr, a12cSecret) {
+		if r.code != 0 || strings.Contains(r.stdout+r.stderr, cliSecret) {
 			t.Errorf("code %d stdout %q", r.code, r.stdout)
 		}
 	})
@@ -1020,8 +1020,8 @@ func TestCLICallGovernance(t *testing.T) {
 	})
 }
 
-// a12cMCPInit is an MCP initialize request line's params.
-var a12cMCPInit = map[string]any{
+// cliMCPInit is an MCP initialize request line's params.
+var cliMCPInit = map[string]any{
 	"protocolVersion": "2025-06-18",
 	"capabilities":    map[string]any{},
 	"clientInfo":      map[string]any{"name": "a12c", "version": "1"},
@@ -1031,10 +1031,10 @@ var a12cMCPInit = map[string]any{
 // JSON lines only, masks secrets, and ends on EOF.
 func TestCLIMCP(t *testing.T) {
 	t.Parallel()
-	ws := newWorkspace(t, map[string]string{"cfg.txt": "API_KEY=" + a12cSecret + "\n"})
-	p := a12cStart(t, false, ws, nil, "mcp", "--root", ws, "--log-level", "debug")
-	res := p.call("initialize", a12cMCPInit)
-	if si, _ := res["serverInfo"].(map[string]any); si["name"] != "agentls" || si["version"] != a12cServerVersion(t) {
+	ws := newWorkspace(t, map[string]string{"cfg.txt": "API_KEY=" + cliSecret + "\n"})
+	p := cliStart(t, false, ws, nil, "mcp", "--root", ws, "--log-level", "debug")
+	res := p.call("initialize", cliMCPInit)
+	if si, _ := res["serverInfo"].(map[string]any); si["name"] != "agentls" || si["version"] != cliServerVersion(t) {
 		t.Errorf("serverInfo %v", res["serverInfo"])
 	}
 	if res["protocolVersion"] != "2025-06-18" {
@@ -1043,11 +1043,11 @@ func TestCLIMCP(t *testing.T) {
 	p.notify("notifications/initialized", map[string]any{})
 	list := p.call("tools/list", map[string]any{})
 	tools, _ := list["tools"].([]any)
-	if len(tools) < len(a12cCoreTools) {
+	if len(tools) < len(cliCoreTools) {
 		t.Errorf("tools/list: %d tools", len(tools))
 	}
 	rd := p.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "cfg.txt"}})
-	if txt := a12cText(rd); strings.Contains(txt, a12cSecret) || !strings.Contains(txt, "API_KEY=") {
+	if txt := cliText(rd); strings.Contains(txt, cliSecret) || !strings.Contains(txt, "API_KEY=") {
 		t.Errorf("read over MCP: %q", txt)
 	}
 	p.stdin.Close()
@@ -1065,7 +1065,7 @@ func TestCLIMCPPipedRequest(t *testing.T) {
 	// The loss is a race (about half the runs on a 2-core VM): try several.
 	for i := 0; i < 8; i++ {
 		ws := t.TempDir()
-		line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": a12cMCPInit})
+		line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": cliMCPInit})
 		cmd := harness.Command(t, []string{"mcp", "--root", ws})
 		cmd.Stdin = bytes.NewReader(append(line, '\n'))
 		out, err := cmd.Output()
@@ -1078,7 +1078,7 @@ func TestCLIMCPPipedRequest(t *testing.T) {
 		}
 	}
 	// The same in server mode, for comparison.
-	init, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": a12cInitParams("", nil)})
+	init, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": cliInitParams("", nil)})
 	cmd := harness.Command(t, []string{"--root", t.TempDir()})
 	cmd.Stdin = strings.NewReader(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(init), init))
 	out, _ := cmd.Output()
@@ -1087,19 +1087,19 @@ func TestCLIMCPPipedRequest(t *testing.T) {
 	}
 }
 
-// a12cBadSettingsWS is a workspace whose settings file makes agentls log.
-func a12cBadSettingsWS(t *testing.T) string {
+// cliBadSettingsWS is a workspace whose settings file makes agentls log.
+func cliBadSettingsWS(t *testing.T) string {
 	return newWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions": {"deny": ["Read(("]}}`, "f.txt": "x\n"})
 }
 
-// a12cSession runs initialize, a bash call, shutdown and exit, then reads
+// cliSession runs initialize, a bash call, shutdown and exit, then reads
 // stdout to EOF (strict framing) and returns the exit code.
-func a12cSession(t *testing.T, p *a12cProc, ws string) int {
+func cliSession(t *testing.T, p *cliProc, ws string) int {
 	t.Helper()
-	p.call("initialize", a12cInitParams(ws, map[string]any{"mode": "bypass"}))
+	p.call("initialize", cliInitParams(ws, map[string]any{"mode": "bypass"}))
 	p.notify("initialized", map[string]any{})
 	res := p.call("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "echo out; echo err >&2"}})
-	if txt := a12cText(res); !strings.Contains(txt, "out") || !strings.Contains(txt, "err") {
+	if txt := cliText(res); !strings.Contains(txt, "out") || !strings.Contains(txt, "err") {
 		t.Errorf("bash: %q", txt)
 	}
 	p.call("tools/call", map[string]any{"name": "grep", "arguments": map[string]any{"pattern": "x"}})
@@ -1115,9 +1115,9 @@ func a12cSession(t *testing.T, p *a12cProc, ws string) int {
 func TestCLIServeLogging(t *testing.T) {
 	t.Parallel()
 	t.Run("stderr", func(t *testing.T) {
-		ws := a12cBadSettingsWS(t)
-		p := a12cStart(t, true, ws, nil, "--root", ws, "--log-level", "debug")
-		if code := a12cSession(t, p, ws); code != 0 {
+		ws := cliBadSettingsWS(t)
+		p := cliStart(t, true, ws, nil, "--root", ws, "--log-level", "debug")
+		if code := cliSession(t, p, ws); code != 0 {
 			t.Errorf("exit code %d", code)
 		}
 		if !strings.Contains(p.stderr.String(), "settings.json") {
@@ -1125,10 +1125,10 @@ func TestCLIServeLogging(t *testing.T) {
 		}
 	})
 	t.Run("log-file", func(t *testing.T) {
-		ws := a12cBadSettingsWS(t)
+		ws := cliBadSettingsWS(t)
 		logf := filepath.Join(t.TempDir(), "agentls.log")
-		p := a12cStart(t, true, ws, nil, "--root", ws, "--log-level", "debug", "--log-file", logf)
-		if code := a12cSession(t, p, ws); code != 0 {
+		p := cliStart(t, true, ws, nil, "--root", ws, "--log-level", "debug", "--log-file", logf)
+		if code := cliSession(t, p, ws); code != 0 {
 			t.Errorf("exit code %d", code)
 		}
 		b, _ := os.ReadFile(logf)
@@ -1158,8 +1158,8 @@ func TestCLIServeExitCodes(t *testing.T) {
 	for _, shutdown := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shutdown=%v", shutdown), func(t *testing.T) {
 			ws := t.TempDir()
-			p := a12cStart(t, true, ws, nil, "--root", ws)
-			p.call("initialize", a12cInitParams("", nil))
+			p := cliStart(t, true, ws, nil, "--root", ws)
+			p.call("initialize", cliInitParams("", nil))
 			if shutdown {
 				p.reply(p.request("shutdown", nil), 5*time.Second)
 			}
@@ -1175,8 +1175,8 @@ func TestCLIServeExitCodes(t *testing.T) {
 	}
 }
 
-// a12cAlive reports whether pid is a live (not zombie) process.
-func a12cAlive(pid int) bool {
+// cliAlive reports whether pid is a live (not zombie) process.
+func cliAlive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false
@@ -1188,13 +1188,13 @@ func a12cAlive(pid int) bool {
 	return true
 }
 
-// a12cStartBlocked starts a server with a running bash command whose pid
+// cliStartBlocked starts a server with a running bash command whose pid
 // it returns.
-func a12cStartBlocked(t *testing.T) (*a12cProc, int) {
+func cliStartBlocked(t *testing.T) (*cliProc, int) {
 	t.Helper()
 	ws := t.TempDir()
-	p := a12cStart(t, true, ws, nil, "--root", ws)
-	p.call("initialize", a12cInitParams("", map[string]any{"mode": "bypass"}))
+	p := cliStart(t, true, ws, nil, "--root", ws)
+	p.call("initialize", cliInitParams("", map[string]any{"mode": "bypass"}))
 	p.notify("initialized", map[string]any{})
 	p.request("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "echo $$ > pid.tmp && mv pid.tmp pid.txt && exec sleep 60"}})
 	p.request("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}})
@@ -1223,7 +1223,7 @@ func TestCLIServeEnding(t *testing.T) {
 		t.Skip("reads /proc")
 	}
 	t.Run("EOF", func(t *testing.T) {
-		p, pid := a12cStartBlocked(t)
+		p, pid := cliStartBlocked(t)
 		start := time.Now()
 		p.stdin.Close()
 		code := p.wait(5 * time.Second)
@@ -1233,28 +1233,28 @@ func TestCLIServeEnding(t *testing.T) {
 		if code < 0 {
 			t.Errorf("ended by a signal, not an exit: %v", p.cmd.ProcessState)
 		}
-		if a12cAlive(pid) {
+		if cliAlive(pid) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Errorf("the running bash command (pid %d) survived EOF", pid)
 		}
 	})
 	t.Run("SIGTERM", func(t *testing.T) {
-		p, pid := a12cStartBlocked(t)
+		p, pid := cliStartBlocked(t)
 		start := time.Now()
 		p.cmd.Process.Signal(syscall.SIGTERM)
 		p.wait(5 * time.Second)
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("exit %v after SIGTERM", d)
 		}
-		if a12cAlive(pid) {
+		if cliAlive(pid) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Errorf("the running bash command (pid %d) survived SIGTERM", pid)
 		}
 	})
 	t.Run("mcp SIGTERM", func(t *testing.T) {
 		ws := t.TempDir()
-		p := a12cStart(t, false, ws, nil, "mcp", "--root", ws)
-		p.call("initialize", a12cMCPInit)
+		p := cliStart(t, false, ws, nil, "mcp", "--root", ws)
+		p.call("initialize", cliMCPInit)
 		start := time.Now()
 		p.cmd.Process.Signal(syscall.SIGTERM)
 		p.wait(5 * time.Second)
@@ -1281,11 +1281,11 @@ func TestCLIEnvGrepBackend(t *testing.T) {
 	if d, _ := forced["details"].(map[string]any); d["backend"] != "go" {
 		t.Errorf("AGENTLS_GREP_BACKEND=go: details.backend %v", d["backend"])
 	}
-	if a12cText(def) != a12cText(forced) {
-		t.Errorf("backends differ:\ndefault %q\ngo      %q", a12cText(def), a12cText(forced))
+	if cliText(def) != cliText(forced) {
+		t.Errorf("backends differ:\ndefault %q\ngo      %q", cliText(def), cliText(forced))
 	}
-	if strings.Contains(a12cText(forced), "ign/") {
-		t.Errorf("ignored file searched: %q", a12cText(forced))
+	if strings.Contains(cliText(forced), "ign/") {
+		t.Errorf("ignored file searched: %q", cliText(forced))
 	}
 }
 
@@ -1297,7 +1297,7 @@ func TestCLIEnvAuditDir(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{"f.txt": "x\n"})
 	dir := t.TempDir()
 	env := []string{"AGENTLS_AUDIT_DIR=" + dir}
-	r := runAgentls(t, ws, env, "call", "read", `{"path": "f.txt"}`, "bash", `{"command": "echo `+a12cSecret+` >/dev/null"}`, "--root", ws)
+	r := runAgentls(t, ws, env, "call", "read", `{"path": "f.txt"}`, "bash", `{"command": "echo `+cliSecret+` >/dev/null"}`, "--root", ws)
 	if r.code != 0 {
 		t.Fatalf("call: %d %q", r.code, r.stdout)
 	}
@@ -1306,7 +1306,7 @@ func TestCLIEnvAuditDir(t *testing.T) {
 		t.Fatalf("audit files %v, want one for the session", files)
 	}
 	b, _ := os.ReadFile(files[0])
-	if bytes.Contains(b, []byte(a12cSecret)) {
+	if bytes.Contains(b, []byte(cliSecret)) {
 		t.Errorf("audit log holds the secret: %s", b)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
@@ -1326,7 +1326,7 @@ func TestCLIEnvAuditDir(t *testing.T) {
 		t.Errorf("first entry tool %v", e["tool"])
 	}
 	out := runAgentls(t, ws, env, "audit", "--tail", "20")
-	if out.code != 0 || !strings.Contains(out.stdout, "read") || !strings.Contains(out.stdout, "bash") || strings.Contains(out.stdout, a12cSecret) {
+	if out.code != 0 || !strings.Contains(out.stdout, "read") || !strings.Contains(out.stdout, "bash") || strings.Contains(out.stdout, cliSecret) {
 		t.Errorf("agentls audit --tail 20: code %d %q %q", out.code, out.stdout, out.stderr)
 	}
 

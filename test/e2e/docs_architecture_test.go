@@ -15,7 +15,7 @@ import (
 // its list of script folders is the folders there are.
 func TestDocsArchitectureCodeMap(t *testing.T) {
 	t.Parallel()
-	doc := a4dDoc(t, "ARCHITECTURE.md")
+	doc := docsDoc(t, "ARCHITECTURE.md")
 	start := strings.Index(doc, "## Code map")
 	end := strings.Index(doc[start+1:], "\n## ")
 	if start < 0 || end < 0 {

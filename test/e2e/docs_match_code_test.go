@@ -27,8 +27,8 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a14dRepo is the repository root (two levels above test/e2e).
-func a14dRepo(t *testing.T) string {
+// docsMatchRepo is the repository root (two levels above test/e2e).
+func docsMatchRepo(t *testing.T) string {
 	t.Helper()
 	wd, err := os.Getwd()
 	if err != nil {
@@ -37,14 +37,14 @@ func a14dRepo(t *testing.T) string {
 	return filepath.Dir(filepath.Dir(wd))
 }
 
-// a14dDoc returns a documentation file of the repository.
-func a14dDoc(t *testing.T, rel string) string {
+// docsMatchDoc returns a documentation file of the repository.
+func docsMatchDoc(t *testing.T, rel string) string {
 	t.Helper()
-	return readFile(t, filepath.Join(a14dRepo(t), rel))
+	return readFile(t, filepath.Join(docsMatchRepo(t), rel))
 }
 
-// a14dLimits is `agentls tools --limits`.
-func a14dLimits(t *testing.T) map[string]int {
+// docsMatchLimits is `agentls tools --limits`.
+func docsMatchLimits(t *testing.T) map[string]int {
 	t.Helper()
 	o := runAgentls(t, t.TempDir(), nil, "tools", "--limits")
 	if o.code != 0 {
@@ -57,8 +57,8 @@ func a14dLimits(t *testing.T) map[string]int {
 	return m
 }
 
-// a14dStart starts an editor-protocol session on ws with initializationOptions.
-func a14dStart(t *testing.T, ws string, opts map[string]any) (*harness.Client, context.Context) {
+// docsMatchStart starts an editor-protocol session on ws with initializationOptions.
+func docsMatchStart(t *testing.T, ws string, opts map[string]any) (*harness.Client, context.Context) {
 	t.Helper()
 	ctx := testCtx(t, 30*time.Second)
 	c := harness.Start(t, harness.Options{Root: ws})
@@ -70,8 +70,8 @@ func a14dStart(t *testing.T, ws string, opts map[string]any) (*harness.Client, c
 	return c, ctx
 }
 
-// a14dWant fails unless r's error flag is isErr and its text holds every want.
-func a14dWant(t *testing.T, what string, r harness.Result, isErr bool, wants ...string) {
+// docsMatchWant fails unless r's error flag is isErr and its text holds every want.
+func docsMatchWant(t *testing.T, what string, r harness.Result, isErr bool, wants ...string) {
 	t.Helper()
 	if r.IsError != isErr {
 		t.Errorf("%s: isError=%v, want %v; text:\n%s", what, r.IsError, isErr, r.Text())
@@ -83,17 +83,17 @@ func a14dWant(t *testing.T, what string, r harness.Result, isErr bool, wants ...
 	}
 }
 
-// a14dRaw is an LSP-framed connection to agentls that sees every byte.
-type a14dRaw struct{ *rawClient[map[string]any] }
+// docsMatchRaw is an LSP-framed connection to agentls that sees every byte.
+type docsMatchRaw struct{ *rawClient[map[string]any] }
 
-func a14dRawStart(t *testing.T, ws string) a14dRaw {
+func docsMatchRawStart(t *testing.T, ws string) docsMatchRaw {
 	t.Helper()
-	return a14dRaw{startRaw(t, []string{"--root", ws}, nil, a14dReadFrames)}
+	return docsMatchRaw{startRaw(t, []string{"--root", ws}, nil, docsMatchReadFrames)}
 }
 
-// a14dReadFrames logs every frame's body; a body that is not JSON is noted
+// docsMatchReadFrames logs every frame's body; a body that is not JSON is noted
 // as bad, and so is a broken frame, which ends the reading.
-func a14dReadFrames(br *bufio.Reader, r *rawClient[map[string]any]) {
+func docsMatchReadFrames(br *bufio.Reader, r *rawClient[map[string]any]) {
 	for {
 		body, err := readFrame(br)
 		if err != nil {
@@ -111,11 +111,11 @@ func a14dReadFrames(br *bufio.Reader, r *rawClient[map[string]any]) {
 	}
 }
 
-func (r a14dRaw) sendRaw(body string) { r.writeFrame([]byte(body)) }
+func (r docsMatchRaw) sendRaw(body string) { r.writeFrame([]byte(body)) }
 
 // reply waits for the reply with the given id (compared as JSON), skipping
 // notifications and requests.
-func (r a14dRaw) reply(id any) map[string]any {
+func (r docsMatchRaw) reply(id any) map[string]any {
 	r.t.Helper()
 	f, ok := r.wait(15*time.Second, func(f map[string]any) bool {
 		_, isReq := f["method"]
@@ -130,7 +130,7 @@ func (r a14dRaw) reply(id any) map[string]any {
 	return f
 }
 
-func a14dInitMsg(id any) map[string]any {
+func docsMatchInitMsg(id any) map[string]any {
 	return map[string]any{"jsonrpc": "2.0", "id": id, "method": "initialize", "params": map[string]any{"capabilities": map[string]any{}}}
 }
 
@@ -177,21 +177,21 @@ func TestDocsMatchCLIHelp(t *testing.T) {
 	})
 }
 
-// a14dLimitRow is one row of docs/protocol.md's Limits table.
-type a14dLimitRow struct {
+// docsMatchLimitRow is one row of docs/protocol.md's Limits table.
+type docsMatchLimitRow struct {
 	name          string
 	def, min, max int
 }
 
-func a14dLimitTable(t *testing.T) []a14dLimitRow {
+func docsMatchLimitTable(t *testing.T) []docsMatchLimitRow {
 	t.Helper()
 	re := regexp.MustCompile("(?m)^\\| `(\\w+)` \\| (\\d+) \\| (\\d+)–(\\d+) \\|")
-	var rows []a14dLimitRow
-	for _, m := range re.FindAllStringSubmatch(a14dDoc(t, "docs/protocol.md"), -1) {
+	var rows []docsMatchLimitRow
+	for _, m := range re.FindAllStringSubmatch(docsMatchDoc(t, "docs/protocol.md"), -1) {
 		d, _ := strconv.Atoi(m[2])
 		lo, _ := strconv.Atoi(m[3])
 		hi, _ := strconv.Atoi(m[4])
-		rows = append(rows, a14dLimitRow{m[1], d, lo, hi})
+		rows = append(rows, docsMatchLimitRow{m[1], d, lo, hi})
 	}
 	if len(rows) < 10 {
 		t.Fatalf("docs/protocol.md Limits table: parsed %d rows", len(rows))
@@ -205,8 +205,8 @@ func a14dLimitTable(t *testing.T) []a14dLimitRow {
 // naming the field; the bounds themselves are accepted).
 func TestDocsMatchLimitsTable(t *testing.T) {
 	t.Parallel()
-	rows := a14dLimitTable(t)
-	lim := a14dLimits(t)
+	rows := docsMatchLimitTable(t)
+	lim := docsMatchLimits(t)
 	if len(lim) != len(rows) {
 		t.Errorf("tools --limits has %d names, the docs table %d: %v", len(lim), len(rows), lim)
 	}
@@ -243,8 +243,8 @@ func TestDocsMatchLimitsTable(t *testing.T) {
 // are the enforced defaults and schema maxima.
 func TestDocsMatchREADMEToolTable(t *testing.T) {
 	t.Parallel()
-	readme := a14dDoc(t, "README.md")
-	lim := a14dLimits(t)
+	readme := docsMatchDoc(t, "README.md")
+	lim := docsMatchLimits(t)
 	for _, tc := range []struct {
 		row   string
 		pairs map[string]int
@@ -305,8 +305,8 @@ func TestDocsMatchREADMECall(t *testing.T) {
 	t.Parallel()
 	t.Run("readme example", func(t *testing.T) {
 		t.Parallel()
-		lines := strings.Count(a14dDoc(t, "README.md"), "\n")
-		o := runAgentls(t, a14dRepo(t), nil, "call", "read", `{"path": "README.md", "limit": 5}`, "--root", ".")
+		lines := strings.Count(docsMatchDoc(t, "README.md"), "\n")
+		o := runAgentls(t, docsMatchRepo(t), nil, "call", "read", `{"path": "README.md", "limit": 5}`, "--root", ".")
 		want := fmt.Sprintf("README.md, lines 1-5 of %d", lines)
 		if o.code != 0 || !strings.Contains(o.stdout, want) || !strings.Contains(o.stdout, "offset=6") {
 			t.Errorf("exit %d, want 0 and %q and offset=6; stdout:\n%s\nstderr:\n%s", o.code, want, o.stdout, o.stderr)
@@ -407,16 +407,16 @@ func TestDocsMatchREADMECall(t *testing.T) {
 // TestDocsMatchErrorCodes: docs/protocol.md's error table, sent raw.
 func TestDocsMatchErrorCodes(t *testing.T) {
 	t.Parallel()
-	r := a14dRawStart(t, t.TempDir())
+	r := docsMatchRawStart(t, t.TempDir())
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": map[string]any{}})
 	if c := replyCode(r.reply(1)); c != -32002 {
 		t.Errorf("request before initialize: code %d, want -32002", c)
 	}
-	r.sendJSON(a14dInitMsg(2))
+	r.sendJSON(docsMatchInitMsg(2))
 	if f := r.reply(2); f["result"] == nil {
 		t.Fatalf("initialize: %v", f)
 	}
-	r.sendJSON(a14dInitMsg(3))
+	r.sendJSON(docsMatchInitMsg(3))
 	if c := replyCode(r.reply(3)); c != -32600 {
 		t.Errorf("second initialize: code %d, want -32600", c)
 	}
@@ -463,8 +463,8 @@ func TestDocsMatchErrorCodes(t *testing.T) {
 // TestDocsMatchExitWithoutShutdown: "exit … code 1 without [shutdown]".
 func TestDocsMatchExitWithoutShutdown(t *testing.T) {
 	t.Parallel()
-	r := a14dRawStart(t, t.TempDir())
-	r.sendJSON(a14dInitMsg(1))
+	r := docsMatchRawStart(t, t.TempDir())
+	r.sendJSON(docsMatchInitMsg(1))
 	r.reply(1)
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "exit"})
 	if c := r.exitCode(5 * time.Second); c != 1 {
@@ -479,7 +479,7 @@ func TestDocsMatchEOFCancels(t *testing.T) {
 	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	ws := t.TempDir()
 	marker := fmt.Sprintf("a14d-eof-%d", time.Now().UnixNano())
-	c, ctx := a14dStart(t, ws, bypassOptions())
+	c, ctx := docsMatchStart(t, ws, bypassOptions())
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.TryCallTool(ctx, "bash", map[string]any{"command": "sh -c 'sleep 60; true' " + marker})
@@ -508,7 +508,7 @@ func TestDocsMatchEOFCancels(t *testing.T) {
 func TestDocsMatchCallIDAndCancel(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "one\n"})
-	c, ctx := a14dStart(t, ws, bypassOptions())
+	c, ctx := docsMatchStart(t, ws, bypassOptions())
 	r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 	if !regexp.MustCompile(`^call-\d+$`).MatchString(r.CallID) {
 		t.Errorf("generated callId %q, docs: call-N", r.CallID)
@@ -540,8 +540,8 @@ func TestDocsMatchCallIDAndCancel(t *testing.T) {
 func TestDocsMatchCancelReplyCode(t *testing.T) {
 	t.Parallel()
 	for _, id := range []any{7, "s-7"} {
-		r := a14dRawStart(t, t.TempDir())
-		r.sendJSON(a14dInitMsg(1))
+		r := docsMatchRawStart(t, t.TempDir())
+		r.sendJSON(docsMatchInitMsg(1))
 		r.reply(1)
 		r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
 		r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": "test_block", "arguments": map[string]any{}}})
@@ -581,29 +581,29 @@ func TestDocsMatchLs(t *testing.T) {
 		"one/keep.txt": "x\n",
 	})
 	symlink(t, "a.txt", filepath.Join(ws, "link.txt"))
-	c, ctx := a14dStart(t, ws, bypassOptions())
+	c, ctx := docsMatchStart(t, ws, bypassOptions())
 	r := c.CallTool(ctx, "ls", map[string]any{})
 	body := []string{".gitignore", ".hid", "a.txt", "link.txt@ -> a.txt", "one/", "sub/"}
-	a14dWant(t, "ls root", r, false, strings.Join(body, "\n"), "[2 ignored entries hidden", "includeIgnored: true")
+	docsMatchWant(t, "ls root", r, false, strings.Join(body, "\n"), "[2 ignored entries hidden", "includeIgnored: true")
 	if strings.Contains(r.Text(), ".git/") || strings.Contains(r.Text(), "a.log") || strings.Contains(r.Text(), "build/") {
 		t.Errorf("ls root shows .git or an ignored entry:\n%s", r.Text())
 	}
 	r = c.CallTool(ctx, "ls", map[string]any{"path": "one"})
-	a14dWant(t, "ls one", r, false, "keep.txt", "[1 ignored entry hidden", "includeIgnored: true")
+	docsMatchWant(t, "ls one", r, false, "keep.txt", "[1 ignored entry hidden", "includeIgnored: true")
 	r = c.CallTool(ctx, "ls", map[string]any{"includeIgnored": true})
-	a14dWant(t, "ls includeIgnored", r, false, "a.log\na.txt", "build/")
+	docsMatchWant(t, "ls includeIgnored", r, false, "a.log\na.txt", "build/")
 	if strings.Contains(r.Text(), ".git/") || strings.Contains(r.Text(), "ignored entr") {
 		t.Errorf("ls includeIgnored: .git listed or a hidden count:\n%s", r.Text())
 	}
 	r = c.CallTool(ctx, "ls", map[string]any{"path": "build"})
-	a14dWant(t, "ls of an ignored directory", r, false, "ignored", "includeIgnored: true")
+	docsMatchWant(t, "ls of an ignored directory", r, false, "ignored", "includeIgnored: true")
 	if strings.Contains(r.Text(), "(empty)") {
 		t.Errorf("an ignored directory whose entries were hidden is called (empty):\n%s", r.Text())
 	}
 	r = c.CallTool(ctx, "ls", map[string]any{"path": "a.txt"})
-	a14dWant(t, "ls of a file", r, true, "read")
+	docsMatchWant(t, "ls of a file", r, true, "read")
 	r = c.CallTool(ctx, "ls", map[string]any{"path": "nope"})
-	a14dWant(t, "ls of a missing path", r, true, "find")
+	docsMatchWant(t, "ls of a missing path", r, true, "find")
 }
 
 // TestDocsMatchLsLimit: "Default limit 500 entries, maximum 5000; the
@@ -614,21 +614,21 @@ func TestDocsMatchLsLimit(t *testing.T) {
 	for i := 0; i < 501; i++ {
 		writeFile(t, filepath.Join(ws, fmt.Sprintf("f%03d", i)), "")
 	}
-	c, ctx := a14dStart(t, ws, bypassOptions())
+	c, ctx := docsMatchStart(t, ws, bypassOptions())
 	r := c.CallTool(ctx, "ls", map[string]any{})
-	a14dWant(t, "ls 501 entries", r, false, "500", "501", "limit")
+	docsMatchWant(t, "ls 501 entries", r, false, "500", "501", "limit")
 	if n := strings.Count(r.Text(), "\nf"); n != 500 {
 		t.Errorf("ls showed %d entries, want 500", n)
 	}
 	r = c.CallTool(ctx, "ls", map[string]any{"limit": 5001})
-	a14dWant(t, "ls limit above 5000", r, true, "5000")
+	docsMatchWant(t, "ls limit above 5000", r, true, "5000")
 }
 
-// a14dPEM is a private key whose body lines are random base64.
-func a14dPEM(lines int) (string, []string) {
+// docsMatchPEM is a private key whose body lines are random base64.
+func docsMatchPEM(lines int) (string, []string) {
 	var body []string
 	for i := 0; i < lines; i++ {
-		body = append(body, a13sRand(fmt.Sprintf("a14d-pem-%d", i), 64, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"))
+		body = append(body, channelsRand(fmt.Sprintf("a14d-pem-%d", i), 64, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"))
 	}
 	return "-----BEGIN RSA PRIVATE KEY-----\n" + strings.Join(body, "\n") + "\n-----END RSA PRIVATE KEY-----\n", body
 }
@@ -640,7 +640,7 @@ func TestDocsMatchGrep(t *testing.T) {
 	for i := 1; i <= 300; i++ {
 		fmt.Fprintf(&big, "match %s %d\n", strings.Repeat("x", 400), i)
 	}
-	pem, body := a14dPEM(12)
+	pem, body := docsMatchPEM(12)
 	ws := newWorkspace(t, map[string]string{
 		"big.txt":    big.String(),
 		"bin.dat":    "bin\x00ary hello\n",
@@ -663,27 +663,27 @@ func TestDocsMatchGrep(t *testing.T) {
 			ctx := testCtx(t, 30*time.Second)
 			c.Initialize(ctx, bypass())
 			r := c.CallTool(ctx, "grep", map[string]any{"pattern": "match"})
-			a14dWant(t, "over 100 matches", r, false, "limit=200")
+			docsMatchWant(t, "over 100 matches", r, false, "limit=200")
 			r = c.CallTool(ctx, "grep", map[string]any{"pattern": "match", "limit": 1000})
 			last := regexp.MustCompile(`(?m)^big\.txt:(\d+): `).FindAllStringSubmatch(r.Text(), -1)
 			if len(last) == 0 {
-				t.Fatalf("no matches:\n%s", a13lHead(r.Text()))
+				t.Fatalf("no matches:\n%s", limitsHead(r.Text()))
 			}
 			n, _ := strconv.Atoi(last[len(last)-1][1])
-			a14dWant(t, "over 51,200 bytes", r, false, "51200", fmt.Sprintf(`read {"path": "big.txt", "offset": %d}`, n+1))
+			docsMatchWant(t, "over 51,200 bytes", r, false, "51200", fmt.Sprintf(`read {"path": "big.txt", "offset": %d}`, n+1))
 			if len(r.Text()) > 51200+1024 {
 				t.Errorf("grep text is %d bytes, limit 51,200", len(r.Text()))
 			}
 			r = c.CallTool(ctx, "grep", map[string]any{"pattern": "hello", "path": "bin.dat"})
-			a14dWant(t, "binary path", r, false, "binary")
+			docsMatchWant(t, "binary path", r, false, "binary")
 			r = c.CallTool(ctx, "grep", map[string]any{"pattern": "a\x00b"})
-			a14dWant(t, "NUL pattern", r, true, "NUL")
+			docsMatchWant(t, "NUL pattern", r, true, "NUL")
 			r = c.CallTool(ctx, "grep", map[string]any{"pattern": "a\nb"})
-			a14dWant(t, "newline pattern", r, true, "newline")
+			docsMatchWant(t, "newline pattern", r, true, "newline")
 			r = c.CallTool(ctx, "grep", map[string]any{"pattern": "x", "path": "ff"})
-			a14dWant(t, "FIFO path", r, true, "not a regular file")
+			docsMatchWant(t, "FIFO path", r, true, "not a regular file")
 			r = c.CallTool(ctx, "grep", map[string]any{"pattern": "hello"})
-			a14dWant(t, "hidden searched, .git never", r, false, ".hid/h.txt:1: hello hidden", "small.txt:1: one hello")
+			docsMatchWant(t, "hidden searched, .git never", r, false, ".hid/h.txt:1: hello hidden", "small.txt:1: one hello")
 			if strings.Contains(r.Text(), "hello git") || strings.Contains(r.Text(), "bin.dat:") {
 				t.Errorf(".git or a binary file searched:\n%s", r.Text())
 			}
@@ -694,9 +694,9 @@ func TestDocsMatchGrep(t *testing.T) {
 					break
 				}
 			}
-			a14dWant(t, "PEM body masked", r, false, "[REDACTED:private-key]")
+			docsMatchWant(t, "PEM body masked", r, false, "[REDACTED:private-key]")
 			r = c.CallTool(ctx, "grep", map[string]any{"pattern": "("})
-			a14dWant(t, "invalid regex", r, true)
+			docsMatchWant(t, "invalid regex", r, true)
 		})
 	}
 }
@@ -705,40 +705,40 @@ func TestDocsMatchGrep(t *testing.T) {
 func TestDocsMatchBash(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	c, ctx := a14dStart(t, ws, bypassOptions())
+	c, ctx := docsMatchStart(t, ws, bypassOptions())
 	r := c.CallTool(ctx, "bash", map[string]any{"command": "touch ran1; echo a\x00b"})
-	a14dWant(t, "NUL command", r, true, "NUL")
+	docsMatchWant(t, "NUL command", r, true, "NUL")
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "touch ran2; : " + strings.Repeat("a", 131072-len("touch ran2; : "))})
-	a14dWant(t, "command of 131,072 bytes", r, true, "131071")
+	docsMatchWant(t, "command of 131,072 bytes", r, true, "131071")
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "touch ran3; : " + strings.Repeat("a", 131071-len("touch ran3; : "))})
-	a14dWant(t, "command of 131,071 bytes", r, false)
+	docsMatchWant(t, "command of 131,071 bytes", r, false)
 	for i, want := range []bool{false, false, true} {
 		if _, err := os.Stat(filepath.Join(ws, fmt.Sprintf("ran%d", i+1))); (err == nil) != want {
 			t.Errorf("ran%d exists=%v, want %v (refused commands must not run)", i+1, err == nil, want)
 		}
 	}
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "exit 3"})
-	a14dWant(t, "exit 3", r, true, "[Exit code 3]")
+	docsMatchWant(t, "exit 3", r, true, "[Exit code 3]")
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "echo $PAGER $GIT_PAGER $GIT_TERMINAL_PROMPT $GIT_EDITOR $EDITOR $VISUAL $AGENTLS $TERM $NO_COLOR; pwd; cat"})
-	a14dWant(t, "environment", r, false, "cat cat 0 true true true 1 dumb 1\n"+ws)
+	docsMatchWant(t, "environment", r, false, "cat cat 0 true true true 1 dumb 1\n"+ws)
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "echo ms", "timeout": 120000})
-	a14dWant(t, "timeout in ms", r, false, "ms")
+	docsMatchWant(t, "timeout in ms", r, false, "ms")
 	if !strings.Contains(fmt.Sprint(r.Details["normalized"]), "timeout") {
 		t.Errorf("timeout 120000 not reported in details.normalized: %v", r.Details)
 	}
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "echo x", "timeout": 700})
-	a14dWant(t, "timeout 700", r, true, "600")
+	docsMatchWant(t, "timeout 700", r, true, "600")
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "echo 'FAIL: TestBuried'; seq 1 2500"})
-	a14dWant(t, "long output", r, false, "FAIL: TestBuried", "2500")
+	docsMatchWant(t, "long output", r, false, "FAIL: TestBuried", "2500")
 	m := regexp.MustCompile(`read \{"path": "([^"]+)"`).FindStringSubmatch(r.Text())
 	if m == nil {
-		t.Fatalf("no read call for the spill file in:\n%s", a13lHead(r.Text()))
+		t.Fatalf("no read call for the spill file in:\n%s", limitsHead(r.Text()))
 	}
 	if !strings.HasPrefix(r.Text(), "") || strings.Index(r.Text(), "FAIL: TestBuried") > strings.Index(r.Text(), "\n2500") {
 		t.Errorf("the failure line is not listed before the tail")
 	}
 	s := c.CallTool(ctx, "read", map[string]any{"path": m[1], "limit": 2})
-	a14dWant(t, "read the spill file", s, false, "FAIL: TestBuried")
+	docsMatchWant(t, "read the spill file", s, false, "FAIL: TestBuried")
 }
 
 // TestDocsMatchToolSearch: docs/tools.md's tool_search section.
@@ -748,27 +748,27 @@ func TestDocsMatchToolSearch(t *testing.T) {
 		".agentls/tools/run_tests.json":  `{"name":"run_tests","description":"Run the unit tests matching a pattern","inputSchema":{"type":"object","properties":{"pattern":{"type":"string"}}},"command":"echo {{pattern}}","readOnly":true}`,
 		".agentls/tools/db_migrate.json": `{"name":"db_migrate","description":"Apply database migrations","inputSchema":{"type":"object","properties":{}},"command":"true"}`,
 	})
-	c, ctx := a14dStart(t, ws, bypassOptions())
+	c, ctx := docsMatchStart(t, ws, bypassOptions())
 	waitTool(t, c, ctx, "run_tests")
 	for _, q := range []string{"", "   "} {
 		r := c.CallTool(ctx, "tool_search", map[string]any{"query": q})
-		a14dWant(t, fmt.Sprintf("query %q", q), r, true, "query")
+		docsMatchWant(t, fmt.Sprintf("query %q", q), r, true, "query")
 	}
 	before := len(c.Notes("tools/listChanged"))
 	r := c.CallTool(ctx, "tool_search", map[string]any{"query": "unit tests"})
-	a14dWant(t, "first search", r, false, "## run_tests", "Input schema:")
+	docsMatchWant(t, "first search", r, false, "## run_tests", "Input schema:")
 	if !waitUntil(5*time.Second, func() bool { return len(c.Notes("tools/listChanged")) > before }) {
 		t.Errorf("no tools/listChanged after tool_search activated run_tests")
 	}
 	r = c.CallTool(ctx, "tool_search", map[string]any{"query": "unit tests"})
-	a14dWant(t, "repeated search", r, false, "Already in your tool list", "run_tests")
+	docsMatchWant(t, "repeated search", r, false, "Already in your tool list", "run_tests")
 	q := strings.Repeat("zq", 150)
 	r = c.CallTool(ctx, "tool_search", map[string]any{"query": q})
 	if strings.Contains(r.Text(), q[:101]) {
 		t.Errorf("the answer repeats more than 100 characters of the query:\n%s", r.Text())
 	}
 	r = c.CallTool(ctx, "db_migrate", map[string]any{})
-	a14dWant(t, "a deferred tool called by name", r, false)
+	docsMatchWant(t, "a deferred tool called by name", r, false)
 }
 
 // TestDocsMatchSecretsInDiffsAndLogs: PEM body lines are masked in the
@@ -776,13 +776,13 @@ func TestDocsMatchToolSearch(t *testing.T) {
 // window/logMessage texts are masked.
 func TestDocsMatchSecretsInDiffsAndLogs(t *testing.T) {
 	t.Parallel()
-	pem, body := a14dPEM(20)
-	tok := "ghp_" + a13sRand("a14d-gh", 36, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+	pem, body := docsMatchPEM(20)
+	tok := "ghp_" + channelsRand("a14d-gh", 36, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 	ws := newWorkspace(t, map[string]string{
 		"k.pem":                  pem,
 		".agentls/settings.json": `{"permissions":{"allow":["Read(` + tok + `"]}}`,
 	})
-	c, ctx := a14dStart(t, ws, map[string]any{"mode": "bypass", tok: 1})
+	c, ctx := docsMatchStart(t, ws, map[string]any{"mode": "bypass", tok: 1})
 	leak := func(where, s string) {
 		t.Helper()
 		if strings.Contains(s, tok) {
@@ -796,12 +796,12 @@ func TestDocsMatchSecretsInDiffsAndLogs(t *testing.T) {
 		}
 	}
 	w := c.CallTool(ctx, "write", map[string]any{"path": "new.pem", "content": pem})
-	a14dWant(t, "write a key", w, false)
+	docsMatchWant(t, "write a key", w, false)
 	dj, _ := json.Marshal(w.Details)
 	leak("write details", string(dj))
 	c.CallTool(ctx, "read", map[string]any{"path": "k.pem"})
 	e := c.CallTool(ctx, "edit", map[string]any{"path": "k.pem", "edits": []any{map[string]any{"oldText": body[10], "newText": "CHANGED"}}})
-	a14dWant(t, "edit inside a key", e, false)
+	docsMatchWant(t, "edit inside a key", e, false)
 	dj, _ = json.Marshal(e.Details)
 	if !strings.Contains(string(dj), "unifiedDiff") {
 		t.Errorf("edit details lack unifiedDiff: %s", dj)
@@ -817,32 +817,32 @@ func TestDocsMatchSecretsInDiffsAndLogs(t *testing.T) {
 	}
 }
 
-// a14dMCPWait bounds every wait for an MCP reply.
-const a14dMCPWait = 15 * time.Second
+// docsMatchMCPWait bounds every wait for an MCP reply.
+const docsMatchMCPWait = 15 * time.Second
 
-// a14dMCP is `agentls mcp` spoken to in newline-delimited JSON.
-type a14dMCP struct{ *mcpRawClient }
+// docsMatchMCP is `agentls mcp` spoken to in newline-delimited JSON.
+type docsMatchMCP struct{ *mcpRawClient }
 
-func a14dMCPStart(t *testing.T, ws string) a14dMCP {
+func docsMatchMCPStart(t *testing.T, ws string) docsMatchMCP {
 	t.Helper()
-	return a14dMCP{startMCPRaw(t, []string{"mcp", "--root", ws}, nil)}
+	return docsMatchMCP{startMCPRaw(t, []string{"mcp", "--root", ws}, nil)}
 }
 
-func (m a14dMCP) initialize() {
+func (m docsMatchMCP) initialize() {
 	m.t.Helper()
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "a14d", "version": "1"}}})
-	if r := m.mustReply(0, a14dMCPWait); r.Obj["result"] == nil {
+	if r := m.mustReply(0, docsMatchMCPWait); r.Obj["result"] == nil {
 		m.t.Fatalf("MCP initialize: %v", r.Obj)
 	}
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 }
 
-func a14dMCPCall(id any, name string, args any) map[string]any {
+func docsMatchMCPCall(id any, name string, args any) map[string]any {
 	return map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": name, "arguments": args}}
 }
 
-// a14dMCPText joins a tools/call reply's text parts.
-func a14dMCPText(r map[string]any) (string, bool) {
+// docsMatchMCPText joins a tools/call reply's text parts.
+func docsMatchMCPText(r map[string]any) (string, bool) {
 	res, _ := r["result"].(map[string]any)
 	var s []string
 	parts, _ := res["content"].([]any)
@@ -862,11 +862,11 @@ func a14dMCPText(r map[string]any) (string, bool) {
 func TestDocsMatchMCP(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "hello\nworld\n"})
-	m := a14dMCPStart(t, ws)
+	m := docsMatchMCPStart(t, ws)
 	m.initialize()
-	m.sendJSON(a14dMCPCall(1, "read", map[string]any{"path": "a.txt"}))
-	r := m.mustReply(1, a14dMCPWait).Obj
-	if text, isErr := a14dMCPText(r); isErr || !strings.Contains(text, "a.txt, lines 1-2 of 2\n     1→hello") {
+	m.sendJSON(docsMatchMCPCall(1, "read", map[string]any{"path": "a.txt"}))
+	r := m.mustReply(1, docsMatchMCPWait).Obj
+	if text, isErr := docsMatchMCPText(r); isErr || !strings.Contains(text, "a.txt, lines 1-2 of 2\n     1→hello") {
 		t.Errorf("MCP read: isError %v, text %q", isErr, text)
 	}
 	meta, _ := r["result"].(map[string]any)["_meta"].(map[string]any)
@@ -876,24 +876,24 @@ func TestDocsMatchMCP(t *testing.T) {
 	if _, ok := meta["details"]; !ok {
 		t.Errorf("MCP result lacks _meta.details: %v", r)
 	}
-	m.sendJSON(a14dMCPCall(2, "reed", map[string]any{"path": "a.txt"}))
-	if text, isErr := a14dMCPText(m.mustReply(2, a14dMCPWait).Obj); !isErr || !strings.Contains(text, `"read"`) || !strings.Contains(text, "write") {
+	m.sendJSON(docsMatchMCPCall(2, "reed", map[string]any{"path": "a.txt"}))
+	if text, isErr := docsMatchMCPText(m.mustReply(2, docsMatchMCPWait).Obj); !isErr || !strings.Contains(text, `"read"`) || !strings.Contains(text, "write") {
 		t.Errorf("MCP unknown tool: isError %v, text %q (want the closest name and the tools there are)", isErr, text)
 	}
 	m.writeRaw([]byte("{not json\n"))
-	if c := replyCode(m.mustReply(nil, a14dMCPWait).Obj); c != -32700 {
+	if c := replyCode(m.mustReply(nil, docsMatchMCPWait).Obj); c != -32700 {
 		t.Errorf("MCP line that is not JSON: code %d, want -32700", c)
 	}
 	m.writeRaw([]byte(`{"id": 3, "method": "ping"}` + "\n"))
-	if c := replyCode(m.mustReply(3, a14dMCPWait).Obj); c != -32600 {
+	if c := replyCode(m.mustReply(3, docsMatchMCPWait).Obj); c != -32600 {
 		t.Errorf("MCP message that is not JSON-RPC 2.0: code %d, want -32600", c)
 	}
 	m.writeRaw([]byte("[]\n"))
-	if c := replyCode(m.mustReply(nil, a14dMCPWait).Obj); c != -32600 {
+	if c := replyCode(m.mustReply(nil, docsMatchMCPWait).Obj); c != -32600 {
 		t.Errorf("MCP empty batch: code %d, want -32600", c)
 	}
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 4, "method": "ping"})
-	if r := m.mustReply(4, a14dMCPWait).Obj; r["error"] != nil {
+	if r := m.mustReply(4, docsMatchMCPWait).Obj; r["error"] != nil {
 		t.Errorf("the session did not go on after bad lines: %v", r)
 	}
 	if bad := m.badFrames(); len(bad) > 0 {
@@ -912,19 +912,19 @@ func TestDocsMatchMCPEnding(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{"a.txt": "hello\n", ".agentls/settings.json": `{"permissions":{"allow":["Bash(sleep:*)"]}}`})
 	// The shell's command line is the marker: bash -c stays the parent of sleep.
 	marker := fmt.Sprintf("sleep 60 && echo a14d-mcp-%d", time.Now().UnixNano())
-	m := a14dMCPStart(t, ws)
+	m := docsMatchMCPStart(t, ws)
 	m.initialize()
-	m.sendJSON(a14dMCPCall(1, "bash", map[string]any{"command": marker}))
+	m.sendJSON(docsMatchMCPCall(1, "bash", map[string]any{"command": marker}))
 	if !waitUntil(10*time.Second, func() bool { return len(processesWithArg(marker)) > 0 }) {
 		t.Fatal("the MCP bash command never started")
 	}
-	m.sendJSON(a14dMCPCall(2, "read", map[string]any{"path": "a.txt"}))
+	m.sendJSON(docsMatchMCPCall(2, "read", map[string]any{"path": "a.txt"}))
 	start := time.Now()
 	m.stdin.Close()
-	if text, isErr := a14dMCPText(m.mustReply(2, a14dMCPWait).Obj); isErr || !strings.Contains(text, "hello") {
+	if text, isErr := docsMatchMCPText(m.mustReply(2, docsMatchMCPWait).Obj); isErr || !strings.Contains(text, "hello") {
 		t.Errorf("read piped before EOF: isError %v, %q", isErr, text)
 	}
-	r := m.mustReply(1, a14dMCPWait).Obj
+	r := m.mustReply(1, docsMatchMCPWait).Obj
 	if r["error"] == nil && r["result"] == nil {
 		t.Errorf("bash running at EOF got no answer: %v", r)
 	}
@@ -954,7 +954,7 @@ func TestDocsMatchInvariants(t *testing.T) {
 	symlink(t, filepath.Join(outside, "secret.txt"), filepath.Join(ws, "out.txt"))
 	symlink(t, outside, filepath.Join(ws, "outdir"))
 	symlink(t, filepath.Join(outside, "nope"), filepath.Join(ws, "dangling"))
-	c, ctx := a14dStart(t, ws, bypassOptions())
+	c, ctx := docsMatchStart(t, ws, bypassOptions())
 	if !waitUntil(5*time.Second, func() bool {
 		_, e1 := os.Stat(filepath.Join(ws, ".agentls-tmp-abc"))
 		_, e2 := os.Stat(filepath.Join(ws, "sub/.agentls-tmp-123"))
@@ -980,7 +980,7 @@ func TestDocsMatchInvariants(t *testing.T) {
 		{"ls", map[string]any{"path": "outdir"}, "outside"},
 	} {
 		r := c.CallTool(ctx, tc.tool, tc.args)
-		a14dWant(t, fmt.Sprintf("%s %v", tc.tool, tc.args), r, true, tc.want)
+		docsMatchWant(t, fmt.Sprintf("%s %v", tc.tool, tc.args), r, true, tc.want)
 		if strings.Contains(r.Text(), "outside\n") && !strings.Contains(r.Text(), "refused") {
 			t.Errorf("%s %v leaked the outside file", tc.tool, tc.args)
 		}
@@ -999,7 +999,7 @@ func TestDocsMatchInvariants(t *testing.T) {
 	}
 	// "A write never replaces what it did not read."
 	r := c.CallTool(ctx, "write", map[string]any{"path": "a.txt", "content": "b\n"})
-	a14dWant(t, "write without a read", r, true)
+	docsMatchWant(t, "write without a read", r, true)
 	if got := readFile(t, filepath.Join(ws, "a.txt")); got != "a\n" {
 		t.Errorf("write without a read replaced the file: %q", got)
 	}
@@ -1027,7 +1027,7 @@ func TestDocsMatchRead(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(ws, "ff"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, ctx := a14dStart(t, ws, bypassOptions())
+	c, ctx := docsMatchStart(t, ws, bypassOptions())
 	for _, tc := range []struct {
 		name  string
 		args  map[string]any
@@ -1050,7 +1050,7 @@ func TestDocsMatchRead(t *testing.T) {
 		{"usage line", map[string]any{}, true, []string{"Usage: read {path: string, offset?: integer, limit?: integer}"}},
 	} {
 		r := c.CallTool(ctx, "read", tc.args)
-		a14dWant(t, tc.name, r, tc.isErr, tc.wants...)
+		docsMatchWant(t, tc.name, r, tc.isErr, tc.wants...)
 	}
 	r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt", "limit": 5000})
 	if !strings.Contains(fmt.Sprint(r.Details["normalized"]), "2000") {
@@ -1070,7 +1070,7 @@ func TestDocsMatchRead(t *testing.T) {
 func TestDocsMatchLenientInput(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "hello\n"})
-	c, ctx := a14dStart(t, ws, bypassOptions())
+	c, ctx := docsMatchStart(t, ws, bypassOptions())
 	for _, tc := range []struct {
 		name, tool string
 		args       any
@@ -1094,7 +1094,7 @@ func TestDocsMatchLenientInput(t *testing.T) {
 		{"arguments []", "ls", []any{}, false, "", []string{"a.txt"}},
 	} {
 		r := c.CallTool(ctx, tc.tool, tc.args)
-		a14dWant(t, tc.name, r, tc.isErr, tc.wants...)
+		docsMatchWant(t, tc.name, r, tc.isErr, tc.wants...)
 		if tc.norm != "" && !strings.Contains(fmt.Sprint(r.Details["normalized"]), tc.norm) {
 			t.Errorf("%s: details.normalized %v does not mention %q", tc.name, r.Details["normalized"], tc.norm)
 		}
@@ -1105,23 +1105,23 @@ func TestDocsMatchLenientInput(t *testing.T) {
 func TestDocsMatchEdit(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.go": "package a\n\nvar x = 1\nvar y = 1\n", "c.txt": "a\r\nb\r\n"})
-	c, ctx := a14dStart(t, ws, bypassOptions())
+	c, ctx := docsMatchStart(t, ws, bypassOptions())
 	r := c.CallTool(ctx, "edit", editCall("a.go", "x = 1", "x = 2"))
-	a14dWant(t, "edit before read", r, true, "read")
+	docsMatchWant(t, "edit before read", r, true, "read")
 	c.CallTool(ctx, "read", map[string]any{"path": "a.go", "limit": 1})
 	r = c.CallTool(ctx, "edit", editCall("a.go", "= 1", "= 2"))
-	a14dWant(t, "two matches", r, true, "add context or set replaceAll", "3", "4")
+	docsMatchWant(t, "two matches", r, true, "add context or set replaceAll", "3", "4")
 	r = c.CallTool(ctx, "edit", editCall("a.go", "var x = 1", "var x = 1"))
-	a14dWant(t, "identical result", r, true, "no change")
+	docsMatchWant(t, "identical result", r, true, "no change")
 	r = c.CallTool(ctx, "edit", editCall("a.go", "var z = 1", "q"))
-	a14dWant(t, "not found", r, true, "var")
+	docsMatchWant(t, "not found", r, true, "var")
 	r = c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "edits": []any{map[string]any{"oldText": "= 1", "newText": "= 2", "replaceAll": true}}, "dryRun": true})
-	a14dWant(t, "dry run", r, false)
+	docsMatchWant(t, "dry run", r, false)
 	if got := readFile(t, filepath.Join(ws, "a.go")); got != "package a\n\nvar x = 1\nvar y = 1\n" {
 		t.Errorf("dryRun wrote the file: %q", got)
 	}
 	r = c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "edits": []any{map[string]any{"oldText": "= 1", "newText": "= 2", "replaceAll": true}}})
-	a14dWant(t, "replaceAll", r, false, "Edited a.go: 2 replacements, lines 3 and 4.")
+	docsMatchWant(t, "replaceAll", r, false, "Edited a.go: 2 replacements, lines 3 and 4.")
 	for _, k := range []string{"kind", "uri", "path", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"} {
 		if _, ok := r.Details[k]; !ok {
 			t.Errorf("edit details lack %q: %v", k, r.Details)
@@ -1133,18 +1133,18 @@ func TestDocsMatchEdit(t *testing.T) {
 	// Legacy single edit; CRLF kept.
 	c.CallTool(ctx, "read", map[string]any{"path": "c.txt"})
 	r = c.CallTool(ctx, "edit", map[string]any{"path": "c.txt", "old_string": "a\nb", "new_string": "a\nz"})
-	a14dWant(t, "legacy single edit", r, false, "Edited c.txt")
+	docsMatchWant(t, "legacy single edit", r, false, "Edited c.txt")
 	if got := readFile(t, filepath.Join(ws, "c.txt")); got != "a\r\nz\r\n" {
 		t.Errorf("CRLF not kept: %q", got)
 	}
 	w := c.CallTool(ctx, "write", map[string]any{"path": "d/new.txt", "content": "n\n"})
-	a14dWant(t, "write a new file", w, false)
+	docsMatchWant(t, "write a new file", w, false)
 	if w.Details["kind"] != "create" || w.Details["matchLevel"] != "none" {
 		t.Errorf("write of a new file: kind %v, matchLevel %v; docs: create, none", w.Details["kind"], w.Details["matchLevel"])
 	}
 	c.CallTool(ctx, "read", map[string]any{"path": "d/new.txt"})
 	w = c.CallTool(ctx, "write", map[string]any{"path": "d/new.txt", "content": "n\n"})
-	a14dWant(t, "write identical content", w, true, "no change")
+	docsMatchWant(t, "write identical content", w, true, "no change")
 }
 
 // TestDocsMatchConfirmReject: "rejectOnce/rejectAlways make the call an
@@ -1167,7 +1167,7 @@ func TestDocsMatchConfirmReject(t *testing.T) {
 	ctx := testCtx(t, 20*time.Second)
 	c.Initialize(ctx, map[string]any{"capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}}})
 	r := c.CallTool(ctx, "write", map[string]any{"path": "n.txt", "content": "x\n"})
-	a14dWant(t, "rejected write", r, true, "denied by the user: not now")
+	docsMatchWant(t, "rejected write", r, true, "denied by the user: not now")
 	if _, err := os.Stat(filepath.Join(ws, "n.txt")); err == nil {
 		t.Errorf("rejected write created the file")
 	}
@@ -1181,9 +1181,9 @@ func TestDocsMatchConfirmReject(t *testing.T) {
 		}
 	}
 	mu.Unlock()
-	c2, ctx2 := a14dStart(t, ws, nil)
+	c2, ctx2 := docsMatchStart(t, ws, nil)
 	r = c2.CallTool(ctx2, "write", map[string]any{"path": "n.txt", "content": "x\n"})
-	a14dWant(t, "ask without the capability", r, true, "approval")
+	docsMatchWant(t, "ask without the capability", r, true, "approval")
 }
 
 // TestDocsMatchInitializeOptions: "A value that changes the meaning … fails
@@ -1244,7 +1244,7 @@ func TestDocsMatchInitializeOptions(t *testing.T) {
 func TestDocsMatchCancelBash(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	r := a14dRawStart(t, ws)
+	r := docsMatchRawStart(t, ws)
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"capabilities": map[string]any{}, "initializationOptions": bypassOptions()}})
 	r.reply(1)
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
@@ -1272,7 +1272,7 @@ func TestDocsMatchCancelBash(t *testing.T) {
 func TestDocsMatchCallEchoMasked(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
-	tok := "ghp_" + a13sRand("a14d-echo", 36, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+	tok := "ghp_" + channelsRand("a14d-echo", 36, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 	o := runAgentls(t, ws, nil, "call", "grep", `{"pattern":"`+tok+`"}`, "read", `{"path":"a.txt"}`, "--root", ws)
 	if strings.Contains(o.stdout+o.stderr, tok) || !strings.Contains(o.stdout, "== grep") {
 		t.Errorf("call echo: exit %d, output:\n%s%s", o.code, o.stdout, o.stderr)

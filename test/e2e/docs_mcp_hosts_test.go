@@ -24,8 +24,8 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a19bRepo is the checkout's root (tests run in test/e2e).
-func a19bRepo(t *testing.T) string {
+// hostsDocRepo is the checkout's root (tests run in test/e2e).
+func hostsDocRepo(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -34,9 +34,9 @@ func a19bRepo(t *testing.T) string {
 	return root
 }
 
-// a19bSection returns the text of path from the line starting with heading
+// hostsDocSection returns the text of path from the line starting with heading
 // up to the next heading of the same or a higher level.
-func a19bSection(t *testing.T, path, heading string) string {
+func hostsDocSection(t *testing.T, path, heading string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -69,9 +69,9 @@ func a19bSection(t *testing.T, path, heading string) string {
 	return s[:end]
 }
 
-// a19bFence returns the language and body of the first fenced block after
+// hostsDocFence returns the language and body of the first fenced block after
 // label in text.
-func a19bFence(t *testing.T, text, label string) (lang, body string) {
+func hostsDocFence(t *testing.T, text, label string) (lang, body string) {
 	t.Helper()
 	i := strings.Index(text, label)
 	if i < 0 {
@@ -92,9 +92,9 @@ func a19bFence(t *testing.T, text, label string) (lang, body string) {
 	return lang, s[:end]
 }
 
-// a19bCall sends a request to an agentls mcp and returns its result,
+// hostsDocCall sends a request to an agentls mcp and returns its result,
 // failing on an error reply.
-func a19bCall(t *testing.T, c *mcpRawClient, id int, method string, params any) map[string]any {
+func hostsDocCall(t *testing.T, c *mcpRawClient, id int, method string, params any) map[string]any {
 	t.Helper()
 	c.sendJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	m := c.mustReply(id, 15*time.Second)
@@ -108,7 +108,7 @@ func a19bCall(t *testing.T, c *mcpRawClient, id int, method string, params any) 
 	return res
 }
 
-func a19bText(res map[string]any) string {
+func hostsDocText(res map[string]any) string {
 	var parts []string
 	content, _ := res["content"].([]any)
 	for _, p := range content {
@@ -119,9 +119,9 @@ func a19bText(res map[string]any) string {
 	return strings.Join(parts, "\n")
 }
 
-// a19bHostArgv turns one README snippet into the command a host would run
+// hostsDocHostArgv turns one README snippet into the command a host would run
 // (with ${workspaceFolder} and $PWD being ws) and the directory it runs in.
-func a19bHostArgv(t *testing.T, host, lang, body, ws string) []string {
+func hostsDocHostArgv(t *testing.T, host, lang, body, ws string) []string {
 	t.Helper()
 	switch host {
 	case "Claude Code":
@@ -201,7 +201,7 @@ func a19bHostArgv(t *testing.T, host, lang, body, ws string) []string {
 // workspace (the project, not wherever the host process happens to be).
 func TestDocsReadmeMCPHosts(t *testing.T) {
 	t.Parallel()
-	section := a19bSection(t, filepath.Join(a19bRepo(t), "README.md"), "### MCP hosts")
+	section := hostsDocSection(t, filepath.Join(hostsDocRepo(t), "README.md"), "### MCP hosts")
 	hosts := []struct {
 		host, label string
 		// hostCwd: whether the host starts the server in the project
@@ -217,8 +217,8 @@ func TestDocsReadmeMCPHosts(t *testing.T) {
 	for _, h := range hosts {
 		t.Run(h.host, func(t *testing.T) {
 			ws := newWorkspace(t, map[string]string{"marker.txt": "workspace of " + h.host + "\n"})
-			lang, body := a19bFence(t, section, h.label)
-			argv := a19bHostArgv(t, h.host, lang, body, ws)
+			lang, body := hostsDocFence(t, section, h.label)
+			argv := hostsDocHostArgv(t, h.host, lang, body, ws)
 			if argv[0] != "agentls" || !slices.Contains(argv[1:], "mcp") {
 				t.Fatalf("%s runs %q, want `agentls mcp …`", h.host, argv)
 			}
@@ -229,7 +229,7 @@ func TestDocsReadmeMCPHosts(t *testing.T) {
 			cmd := harness.Command(t, argv[1:])
 			cmd.Dir = dir
 			c := startMCPRawCmd(t, cmd)
-			init := a19bCall(t, c, 1, "initialize", map[string]any{
+			init := hostsDocCall(t, c, 1, "initialize", map[string]any{
 				"protocolVersion": "2025-06-18",
 				"capabilities":    map[string]any{},
 				"clientInfo":      map[string]any{"name": "a19b-" + h.host, "version": "0"},
@@ -238,20 +238,20 @@ func TestDocsReadmeMCPHosts(t *testing.T) {
 				t.Fatalf("initialize result has no tools capability: %v", init)
 			}
 			c.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
-			list := a19bCall(t, c, 2, "tools/list", map[string]any{})
+			list := hostsDocCall(t, c, 2, "tools/list", map[string]any{})
 			if tools, _ := list["tools"].([]any); len(tools) == 0 {
 				t.Fatalf("tools/list is empty: %v", list)
 			}
-			res := a19bCall(t, c, 3, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "marker.txt"}})
-			if res["isError"] == true || !strings.Contains(a19bText(res), "workspace of "+h.host) {
+			res := hostsDocCall(t, c, 3, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "marker.txt"}})
+			if res["isError"] == true || !strings.Contains(hostsDocText(res), "workspace of "+h.host) {
 				t.Fatalf("read marker.txt through the %s snippet: %v", h.host, res)
 			}
 		})
 	}
 }
 
-// a19bNums returns the numbers of a "0.26 / 0.25 / 0.26 ms" cell.
-func a19bNums(cell string) []float64 {
+// hostsDocNums returns the numbers of a "0.26 / 0.25 / 0.26 ms" cell.
+func hostsDocNums(cell string) []float64 {
 	var out []float64
 	for _, m := range regexp.MustCompile(`\d+(?:\.\d+)?`).FindAllString(cell, -1) {
 		f, _ := strconv.ParseFloat(m, 64)
@@ -260,12 +260,12 @@ func a19bNums(cell string) []float64 {
 	return out
 }
 
-// a19bMCPTable reads the main table of the MCP section of
+// hostsDocMCPTable reads the main table of the MCP section of
 // docs/benchmarks.md: header cells and the rows of agentls mcp (default
 // settings) and server-filesystem.
-func a19bMCPTable(t *testing.T) (header []string, agentls, fs []string) {
+func hostsDocMCPTable(t *testing.T) (header []string, agentls, fs []string) {
 	t.Helper()
-	sec := a19bSection(t, filepath.Join(a19bRepo(t), "docs", "benchmarks.md"), "## MCP")
+	sec := hostsDocSection(t, filepath.Join(hostsDocRepo(t), "docs", "benchmarks.md"), "## MCP")
 	split := func(l string) []string {
 		cells := strings.Split(strings.Trim(strings.TrimSpace(l), "|"), "|")
 		for i := range cells {
@@ -295,7 +295,7 @@ func a19bMCPTable(t *testing.T) (header []string, agentls, fs []string) {
 // docs/benchmarks.md."
 func TestDocsMCPBenchRecorded(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(a19bRepo(t), "bench", "mcp", "bench.mjs"))
+	b, err := os.ReadFile(filepath.Join(hostsDocRepo(t), "bench", "mcp", "bench.mjs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestDocsMCPBenchRecorded(t *testing.T) {
 			t.Errorf("bench/mcp/bench.mjs lacks %q", want)
 		}
 	}
-	header, ag, fs := a19bMCPTable(t)
+	header, ag, fs := hostsDocMCPTable(t)
 	col := func(re string) int {
 		return slices.IndexFunc(header, func(h string) bool { return regexp.MustCompile(re).MatchString(h) })
 	}
@@ -321,7 +321,7 @@ func TestDocsMCPBenchRecorded(t *testing.T) {
 			continue
 		}
 		for _, row := range [][]string{ag, fs} {
-			if i >= len(row) || len(a19bNums(row[i])) == 0 {
+			if i >= len(row) || len(hostsDocNums(row[i])) == 0 {
 				t.Errorf("%s: no %s figure recorded", row[0], c.name)
 			}
 		}

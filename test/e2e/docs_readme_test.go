@@ -23,22 +23,22 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a4dStart starts agentls on ws and initializes it with params.
-func a4dStart(t *testing.T, ws string, params map[string]any, env ...string) (*harness.Client, map[string]any) {
+// docsStart starts agentls on ws and initializes it with params.
+func docsStart(t *testing.T, ws string, params map[string]any, env ...string) (*harness.Client, map[string]any) {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: ws, Env: env})
 	res := c.Initialize(testCtx(t, 20*time.Second), params)
 	return c, res
 }
 
-// a4dRun runs agentls with args and returns stdout, stderr and exit code.
-func a4dRun(t *testing.T, dir string, args []string, env ...string) (string, string, int) {
+// docsRun runs agentls with args and returns stdout, stderr and exit code.
+func docsRun(t *testing.T, dir string, args []string, env ...string) (string, string, int) {
 	t.Helper()
 	r := runAgentls(t, dir, env, args...)
 	return r.stdout, r.stderr, r.code
 }
 
-func a4dDoc(t *testing.T, name string) string {
+func docsDoc(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", name))
 	if err != nil {
@@ -47,16 +47,16 @@ func a4dDoc(t *testing.T, name string) string {
 	return string(b)
 }
 
-// a4dRaw is a hand-framed connection, for what a client library would
+// docsRaw is a hand-framed connection, for what a client library would
 // never send.
-type a4dRaw struct {
+type docsRaw struct {
 	*rawClient[map[string]any]
 	taken int // messages already returned by next
 }
 
-func a4dStartRaw(t *testing.T, ws string) *a4dRaw {
+func docsStartRaw(t *testing.T, ws string) *docsRaw {
 	t.Helper()
-	return &a4dRaw{rawClient: startRaw(t, []string{"--root", ws}, nil, lenientFrames(func(body []byte) []map[string]any {
+	return &docsRaw{rawClient: startRaw(t, []string{"--root", ws}, nil, lenientFrames(func(body []byte) []map[string]any {
 		var m map[string]any
 		var batch []map[string]any
 		if json.Unmarshal(body, &m) == nil {
@@ -69,24 +69,24 @@ func a4dStartRaw(t *testing.T, ws string) *a4dRaw {
 	}))}
 }
 
-func (r *a4dRaw) send(body string) { r.writeFrame([]byte(body)) }
+func (r *docsRaw) send(body string) { r.writeFrame([]byte(body)) }
 
-func (r *a4dRaw) sendRaw(b string) { r.writeRaw([]byte(b)) }
+func (r *docsRaw) sendRaw(b string) { r.writeRaw([]byte(b)) }
 
-// a4dWait is how long next waits for a reply.
-const a4dWait = 10 * time.Second
+// docsWait is how long next waits for a reply.
+const docsWait = 10 * time.Second
 
 // next returns the next message that is not a notification.
-func (r *a4dRaw) next() map[string]any {
+func (r *docsRaw) next() map[string]any {
 	r.t.Helper()
-	deadline := time.Now().Add(a4dWait)
+	deadline := time.Now().Add(docsWait)
 	for {
 		m, ok := r.rawClient.next(&r.taken, deadline)
 		if !ok && r.isExited() {
 			r.t.Fatal("server closed its output")
 		}
 		if !ok {
-			r.t.Fatalf("no reply within %v", a4dWait)
+			r.t.Fatalf("no reply within %v", docsWait)
 		}
 		if _, isNote := m["method"]; isNote {
 			continue
@@ -103,12 +103,12 @@ func (r *a4dRaw) next() map[string]any {
 func TestDocsREADMECall(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	readme := a4dDoc(t, "README.md")
+	readme := docsDoc(t, "README.md")
 	writeFiles(t, ws, map[string]string{"README.md": readme, "a.go": "package a\n\nfunc foo() {}\n"})
 	n := strings.Count(readme, "\n")
 
 	t.Run("quick start", func(t *testing.T) {
-		out, errOut, code := a4dRun(t, ws, []string{"call", "read", `{"path": "README.md", "limit": 5}`, "--root", "."})
+		out, errOut, code := docsRun(t, ws, []string{"call", "read", `{"path": "README.md", "limit": 5}`, "--root", "."})
 		if code != 0 {
 			t.Fatalf("exit %d, stderr %s", code, errOut)
 		}
@@ -118,7 +118,7 @@ func TestDocsREADMECall(t *testing.T) {
 			"Use offset=6 to continue")
 	})
 	t.Run("calls share the session", func(t *testing.T) {
-		out, errOut, code := a4dRun(t, ws, []string{"call", "read", `{"path":"a.go"}`, "edit", `{"path":"a.go","edits":[{"oldText":"foo","newText":"bar"}]}`, "--root", ws})
+		out, errOut, code := docsRun(t, ws, []string{"call", "read", `{"path":"a.go"}`, "edit", `{"path":"a.go","edits":[{"oldText":"foo","newText":"bar"}]}`, "--root", ws})
 		if code != 0 {
 			t.Fatalf("exit %d: %s %s", code, out, errOut)
 		}
@@ -128,7 +128,7 @@ func TestDocsREADMECall(t *testing.T) {
 		}
 	})
 	t.Run("first failing call ends the run", func(t *testing.T) {
-		out, _, code := a4dRun(t, ws, []string{"call", "read", `{"path":"missing.go"}`, "write", `{"path":"after.txt","content":"x"}`, "--root", ws})
+		out, _, code := docsRun(t, ws, []string{"call", "read", `{"path":"missing.go"}`, "write", `{"path":"after.txt","content":"x"}`, "--root", ws})
 		if code != 1 {
 			t.Errorf("exit %d, want 1", code)
 		}
@@ -137,7 +137,7 @@ func TestDocsREADMECall(t *testing.T) {
 		}
 	})
 	t.Run("mode readOnly applies", func(t *testing.T) {
-		out, _, code := a4dRun(t, ws, []string{"call", "write", `{"path":"ro.txt","content":"x"}`, "--root", ws, "--mode", "readOnly"})
+		out, _, code := docsRun(t, ws, []string{"call", "write", `{"path":"ro.txt","content":"x"}`, "--root", ws, "--mode", "readOnly"})
 		if code != 1 {
 			t.Errorf("exit %d, want 1: %s", code, out)
 		}
@@ -148,7 +148,7 @@ func TestDocsREADMECall(t *testing.T) {
 	t.Run("deny rules apply", func(t *testing.T) {
 		ws2 := t.TempDir()
 		writeFiles(t, ws2, map[string]string{".agentls/settings.json": `{"permissions": {"deny": ["Bash(touch:*)"]}}`})
-		out, _, code := a4dRun(t, ws2, []string{"call", "bash", `{"command":"touch denied.txt"}`, "--root", ws2})
+		out, _, code := docsRun(t, ws2, []string{"call", "bash", `{"command":"touch denied.txt"}`, "--root", ws2})
 		if code != 1 {
 			t.Errorf("exit %d, want 1: %s", code, out)
 		}
@@ -163,12 +163,12 @@ func TestDocsREADMECall(t *testing.T) {
 func TestDocsREADMECommands(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	out, _, code := a4dRun(t, ws, []string{"--version"})
+	out, _, code := docsRun(t, ws, []string{"--version"})
 	if code != 0 || !regexp.MustCompile(`^agentls \S+\n$`).MatchString(out) {
 		t.Errorf("--version: exit %d, %q", code, out)
 	}
 	version := strings.TrimSpace(strings.TrimPrefix(out, "agentls "))
-	c, res := a4dStart(t, ws, nil)
+	c, res := docsStart(t, ws, nil)
 	_ = c
 	if got := compactJSON(res["serverInfo"]); got != fmt.Sprintf(`{"name":"agentls","version":%q}`, version) {
 		t.Errorf("serverInfo %s, --version says %s", got, version)
@@ -176,14 +176,14 @@ func TestDocsREADMECommands(t *testing.T) {
 
 	// Asked-for help goes to stdout with success; a bad flag gets the usage
 	// on stderr and exit 2.
-	usage, stderr, code := a4dRun(t, ws, []string{"--help"})
+	usage, stderr, code := docsRun(t, ws, []string{"--help"})
 	if code != 0 || stderr != "" {
 		t.Errorf("--help: exit %d, stderr %q; want 0 and the usage on stdout", code, stderr)
 	}
-	if help, _, code := a4dRun(t, ws, []string{"help"}); code != 0 || help != usage {
+	if help, _, code := docsRun(t, ws, []string{"help"}); code != 0 || help != usage {
 		t.Errorf("help: exit %d, output differs from --help:\n%s", code, help)
 	}
-	if out, bad, code := a4dRun(t, ws, []string{"--no-such-flag"}); code != 2 || out != "" || !strings.Contains(bad, "no-such-flag") || !strings.Contains(bad, "usage:") {
+	if out, bad, code := docsRun(t, ws, []string{"--no-such-flag"}); code != 2 || out != "" || !strings.Contains(bad, "no-such-flag") || !strings.Contains(bad, "usage:") {
 		t.Errorf("a bad flag: exit %d, stdout %q, stderr %q", code, out, bad)
 	}
 	for _, sub := range []string{"agentls tools", "--format", "agentls call", "--mode", "agentls mcp", "--root", "agentls audit", "--tail", "--version", "log-file"} {
@@ -214,7 +214,7 @@ func TestDocsREADMECommands(t *testing.T) {
 		t.Error("README names BenchmarkReadRoundTrip in ./test/e2e/; no such benchmark")
 	}
 	// The MCP host snippets are valid JSON.
-	for _, m := range regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(a4dDoc(t, "README.md"), -1) {
+	for _, m := range regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(docsDoc(t, "README.md"), -1) {
 		var v any
 		if err := json.Unmarshal([]byte(m[1]), &v); err != nil {
 			t.Errorf("README JSON block does not parse: %v\n%s", err, m[1])
@@ -225,7 +225,7 @@ func TestDocsREADMECommands(t *testing.T) {
 // README's tool table: every limit is "stated in its description".
 func TestDocsREADMEToolTable(t *testing.T) {
 	t.Parallel()
-	c, _ := a4dStart(t, t.TempDir(), nil)
+	c, _ := docsStart(t, t.TempDir(), nil)
 	var list struct {
 		Tools []map[string]any `json:"tools"`
 	}
@@ -246,7 +246,7 @@ func TestDocsREADMEToolTable(t *testing.T) {
 		"tool_search": {"5", "20"},
 	}
 	row := regexp.MustCompile("(?m)^\\| `(\\w+)` \\|")
-	readme := a4dDoc(t, "README.md")
+	readme := docsDoc(t, "README.md")
 	for _, m := range row.FindAllStringSubmatch(readme, -1) {
 		if _, ok := desc[m[1]]; !ok && m[1] != "write" {
 			if _, isTool := want[m[1]]; isTool {
@@ -275,8 +275,8 @@ func TestDocsREADMEToolTable(t *testing.T) {
 	}
 }
 
-// a4dWalkSchema reports "$ref" keys and "type" arrays anywhere in v.
-func a4dWalkSchema(t *testing.T, where string, v any) {
+// docsWalkSchema reports "$ref" keys and "type" arrays anywhere in v.
+func docsWalkSchema(t *testing.T, where string, v any) {
 	t.Helper()
 	switch x := v.(type) {
 	case map[string]any:
@@ -289,11 +289,11 @@ func a4dWalkSchema(t *testing.T, where string, v any) {
 					t.Errorf("%s: schema has a type union %v", where, e)
 				}
 			}
-			a4dWalkSchema(t, where, e)
+			docsWalkSchema(t, where, e)
 		}
 	case []any:
 		for _, e := range x {
-			a4dWalkSchema(t, where, e)
+			docsWalkSchema(t, where, e)
 		}
 	}
 }
@@ -304,7 +304,7 @@ func a4dWalkSchema(t *testing.T, where string, v any) {
 func TestDocsToolListFormats(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	c, _ := a4dStart(t, ws, nil)
+	c, _ := docsStart(t, ws, nil)
 	core := []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
 	check := func(t *testing.T, format string, tools []map[string]any) {
 		t.Helper()
@@ -333,27 +333,27 @@ func TestDocsToolListFormats(t *testing.T) {
 					}
 				}
 				names = append(names, fmt.Sprint(tl["name"]))
-				a4dWalkSchema(t, format, tl["inputSchema"])
+				docsWalkSchema(t, format, tl["inputSchema"])
 			case "openai":
 				fn, _ := tl["function"].(map[string]any)
 				if tl["type"] != "function" || fn["name"] == nil || fn["description"] == nil || fn["parameters"] == nil {
 					t.Errorf("openai entry %v", compactJSON(tl))
 				}
 				names = append(names, fmt.Sprint(fn["name"]))
-				a4dWalkSchema(t, format, fn["parameters"])
+				docsWalkSchema(t, format, fn["parameters"])
 			case "anthropic":
 				if tl["name"] == nil || tl["description"] == nil || tl["input_schema"] == nil {
 					t.Errorf("anthropic entry %v", compactJSON(tl))
 				}
 				names = append(names, fmt.Sprint(tl["name"]))
-				a4dWalkSchema(t, format, tl["input_schema"])
+				docsWalkSchema(t, format, tl["input_schema"])
 			case "vscode":
 				n := fmt.Sprint(tl["name"])
 				if !strings.HasPrefix(n, "agentls_") {
 					t.Errorf("vscode entry name %q lacks agentls_", n)
 				}
 				names = append(names, strings.TrimPrefix(n, "agentls_"))
-				a4dWalkSchema(t, format, tl["inputSchema"])
+				docsWalkSchema(t, format, tl["inputSchema"])
 			}
 		}
 		for _, w := range core {
@@ -373,7 +373,7 @@ func TestDocsToolListFormats(t *testing.T) {
 			check(t, format, list.Tools)
 		})
 		t.Run("cli "+format, func(t *testing.T) {
-			out, errOut, code := a4dRun(t, ws, []string{"tools", "--format", format})
+			out, errOut, code := docsRun(t, ws, []string{"tools", "--format", format})
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -408,7 +408,7 @@ func TestDocsAuditLog(t *testing.T) {
 	// AGENTLS_AUDIT_DIR unset (empty): $XDG_STATE_HOME/agentls/audit/.
 	env := []string{"AGENTLS_AUDIT_DIR=", "XDG_STATE_HOME=" + state}
 	secret := "ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36]
-	out, errOut, code := a4dRun(t, ws, []string{"call", "read", `{"path":"a.txt"}`, "bash", fmt.Sprintf(`{"command":"echo %s >/dev/null"}`, secret), "--root", ws}, env...)
+	out, errOut, code := docsRun(t, ws, []string{"call", "read", `{"path":"a.txt"}`, "bash", fmt.Sprintf(`{"command":"echo %s >/dev/null"}`, secret), "--root", ws}, env...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
@@ -439,13 +439,13 @@ func TestDocsAuditLog(t *testing.T) {
 			t.Errorf("decision %q is none of the documented values", d)
 		}
 	}
-	tail, _, code := a4dRun(t, ws, []string{"audit", "--tail", "20"}, env...)
+	tail, _, code := docsRun(t, ws, []string{"audit", "--tail", "20"}, env...)
 	if code != 0 || !strings.Contains(tail, "read") || !strings.Contains(tail, "bash") {
 		t.Errorf("agentls audit --tail 20: exit %d\n%s", code, tail)
 	}
 	// AGENTLS_AUDIT_DIR overrides.
 	dir := t.TempDir()
-	a4dRun(t, ws, []string{"call", "read", `{"path":"a.txt"}`, "--root", ws}, "AGENTLS_AUDIT_DIR="+dir, "XDG_STATE_HOME="+state)
+	docsRun(t, ws, []string{"call", "read", `{"path":"a.txt"}`, "--root", ws}, "AGENTLS_AUDIT_DIR="+dir, "XDG_STATE_HOME="+state)
 	if got, _ := filepath.Glob(filepath.Join(dir, "*")); len(got) != 1 {
 		t.Errorf("AGENTLS_AUDIT_DIR holds %v", got)
 	}
@@ -457,7 +457,7 @@ func TestDocsAuditLog(t *testing.T) {
 // instructions.
 func TestDocsInitializeResult(t *testing.T) {
 	t.Parallel()
-	c, res := a4dStart(t, t.TempDir(), nil)
+	c, res := docsStart(t, t.TempDir(), nil)
 	caps, _ := res["capabilities"].(map[string]any)
 	if got := compactJSON(caps["workspace"]); got != `{"workspaceFolders":{"changeNotifications":true,"supported":true}}` {
 		t.Errorf("capabilities.workspace = %s", got)
@@ -481,7 +481,7 @@ func TestDocsInitializeResult(t *testing.T) {
 	instr := strings.ToLower(fmt.Sprint(res["instructions"]))
 	wantContains(t, "instructions", instr, "read a file before editing", "search when a path is unknown", "never guess file contents", "cat", "oldtext")
 	// Every JSON block of protocol.md parses.
-	for _, m := range regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(a4dDoc(t, "docs/protocol.md"), -1) {
+	for _, m := range regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(docsDoc(t, "docs/protocol.md"), -1) {
 		var v any
 		if err := json.Unmarshal([]byte(m[1]), &v); err != nil {
 			t.Errorf("protocol.md JSON block does not parse: %v\n%s", err, m[1])
@@ -501,7 +501,7 @@ func TestDocsLifecycle(t *testing.T) {
 		}
 	})
 	t.Run("shutdown, then -32600, exit 0", func(t *testing.T) {
-		c, _ := a4dStart(t, ws, nil)
+		c, _ := docsStart(t, ws, nil)
 		ctx := testCtx(t, 20*time.Second)
 		var res json.RawMessage
 		if err := c.Call(ctx, "shutdown", nil, &res); err != nil || string(res) != "null" {
@@ -519,14 +519,14 @@ func TestDocsLifecycle(t *testing.T) {
 		}
 	})
 	t.Run("exit without shutdown is 1", func(t *testing.T) {
-		c, _ := a4dStart(t, ws, nil)
+		c, _ := docsStart(t, ws, nil)
 		c.Conn.Notify(testCtx(t, 20*time.Second), "exit", nil)
 		if code := c.Wait(5 * time.Second); code != 1 {
 			t.Errorf("code %d, want 1", code)
 		}
 	})
 	t.Run("EOF exits within 1 s", func(t *testing.T) {
-		c, _ := a4dStart(t, ws, nil)
+		c, _ := docsStart(t, ws, nil)
 		start := time.Now()
 		c.CloseStdin()
 		if code := c.Wait(3 * time.Second); code == -1 || time.Since(start) > time.Second {
@@ -534,7 +534,7 @@ func TestDocsLifecycle(t *testing.T) {
 		}
 	})
 	t.Run("errors", func(t *testing.T) {
-		c, _ := a4dStart(t, ws, nil)
+		c, _ := docsStart(t, ws, nil)
 		ctx := testCtx(t, 20*time.Second)
 		if err := c.Call(ctx, "initialize", map[string]any{"capabilities": map[string]any{}}, nil); rpcCode(err) != -32600 {
 			t.Errorf("second initialize: %v, want -32600", err)
@@ -563,7 +563,7 @@ func TestDocsLifecycle(t *testing.T) {
 // "Robustness".
 func TestDocsRawFrames(t *testing.T) {
 	t.Parallel()
-	r := a4dStartRaw(t, t.TempDir())
+	r := docsStartRaw(t, t.TempDir())
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
 	if m := r.next(); m["result"] == nil {
 		t.Fatalf("initialize: %v", m)
@@ -604,7 +604,7 @@ func TestDocsRawFrames(t *testing.T) {
 	alive(5)
 }
 
-func a4dWaitLog(t *testing.T, c *harness.Client, substr string) string {
+func docsWaitLog(t *testing.T, c *harness.Client, substr string) string {
 	t.Helper()
 	n, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
 		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), substr)
@@ -639,8 +639,8 @@ func TestDocsInitializationOptions(t *testing.T) {
 		})
 	}
 	t.Run("unknown key is a warning", func(t *testing.T) {
-		c, _ := a4dStart(t, ws, map[string]any{"initializationOptions": map[string]any{"colour": "blue"}})
-		if msg := a4dWaitLog(t, c, "colour"); msg != "" && !strings.Contains(msg, `"type":2`) {
+		c, _ := docsStart(t, ws, map[string]any{"initializationOptions": map[string]any{"colour": "blue"}})
+		if msg := docsWaitLog(t, c, "colour"); msg != "" && !strings.Contains(msg, `"type":2`) {
 			t.Errorf("unknown key reported as %s, want a warning (type 2)", msg)
 		}
 	})
@@ -651,7 +651,7 @@ func TestDocsInitializationOptions(t *testing.T) {
 		}
 	})
 	t.Run("mode and permissions apply", func(t *testing.T) {
-		c, _ := a4dStart(t, ws, map[string]any{"initializationOptions": map[string]any{
+		c, _ := docsStart(t, ws, map[string]any{"initializationOptions": map[string]any{
 			"mode": "acceptEdits", "permissions": map[string]any{"deny": []string{"Read(a.txt)"}},
 		}})
 		ctx := testCtx(t, 20*time.Second)
@@ -663,7 +663,7 @@ func TestDocsInitializationOptions(t *testing.T) {
 		}
 	})
 	t.Run("readOnly denies writes", func(t *testing.T) {
-		c, _ := a4dStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "readOnly"}})
+		c, _ := docsStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "readOnly"}})
 		if r := c.CallTool(testCtx(t, 20*time.Second), "write", map[string]any{"path": "ro.txt", "content": "x\n"}); !r.IsError {
 			t.Errorf("readOnly write: %s", r.Text())
 		}
@@ -683,7 +683,7 @@ func TestDocsSettingsFiles(t *testing.T) {
 	t.Run("settings.json mode", func(t *testing.T) {
 		ws := t.TempDir()
 		writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"mode": "readOnly"}`})
-		c, _ := a4dStart(t, ws, nil)
+		c, _ := docsStart(t, ws, nil)
 		if r := ctxArgs(c, t, "bash", map[string]any{"command": "touch x"}); !r.IsError || !strings.Contains(r.Text(), "readOnly") {
 			t.Errorf("settings.json readOnly: %s", r.Text())
 		}
@@ -691,7 +691,7 @@ func TestDocsSettingsFiles(t *testing.T) {
 	t.Run("settings.local.json deny", func(t *testing.T) {
 		ws := t.TempDir()
 		writeFiles(t, ws, map[string]string{".agentls/settings.local.json": `{"permissions": {"deny": ["Read(./.env)"]}}`, ".env": "A=1\n", "sub/.env": "B=2\n"})
-		c, _ := a4dStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
+		c, _ := docsStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 		if r := ctxArgs(c, t, "read", map[string]any{"path": ".env"}); !r.IsError || !strings.Contains(r.Text(), "Read(./.env)") {
 			t.Errorf("Read(./.env) deny: %s", r.Text())
 		}
@@ -702,7 +702,7 @@ func TestDocsSettingsFiles(t *testing.T) {
 	t.Run("user settings", func(t *testing.T) {
 		ws, cfg := t.TempDir(), t.TempDir()
 		writeFiles(t, cfg, map[string]string{"agentls/settings.json": `{"permissions": {"deny": ["Edit(/src/**/*.ts)"]}}`})
-		c, _ := a4dStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}}, "XDG_CONFIG_HOME="+cfg)
+		c, _ := docsStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}}, "XDG_CONFIG_HOME="+cfg)
 		if r := ctxArgs(c, t, "write", map[string]any{"path": "src/a/b.ts", "content": "x\n"}); !r.IsError || !strings.Contains(r.Text(), "Edit(/src/**/*.ts)") {
 			t.Errorf("Edit(/src/**/*.ts) deny: %s", r.Text())
 		}
@@ -713,7 +713,7 @@ func TestDocsSettingsFiles(t *testing.T) {
 	t.Run("editor wins", func(t *testing.T) {
 		ws := t.TempDir()
 		writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"mode": "readOnly"}`})
-		c, _ := a4dStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
+		c, _ := docsStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
 		if r := ctxArgs(c, t, "write", map[string]any{"path": "w.txt", "content": "x\n"}); r.IsError {
 			t.Errorf("initializationOptions mode acceptEdits should win over the file's readOnly: %s", r.Text())
 		}
@@ -721,7 +721,7 @@ func TestDocsSettingsFiles(t *testing.T) {
 	t.Run("bash prefix rule", func(t *testing.T) {
 		ws := t.TempDir()
 		writeFiles(t, ws, map[string]string{".agentls/settings.local.json": `{"permissions": {"allow": ["Bash(npm run test:*)"]}}`})
-		c, _ := a4dStart(t, ws, nil)
+		c, _ := docsStart(t, ws, nil)
 		if r := ctxArgs(c, t, "bash", map[string]any{"command": "npm run test --silent"}); strings.Contains(r.Text(), "approval") {
 			t.Errorf("Bash(npm run test:*) should allow npm run test --silent: %s", r.Text())
 		}
@@ -732,7 +732,7 @@ func TestDocsSettingsFiles(t *testing.T) {
 	t.Run("workspace cannot select bypass", func(t *testing.T) {
 		ws := t.TempDir()
 		writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"mode": "bypass"}`})
-		c, _ := a4dStart(t, ws, nil)
+		c, _ := docsStart(t, ws, nil)
 		if r := ctxArgs(c, t, "bash", map[string]any{"command": "touch by.txt"}); !r.IsError {
 			t.Errorf("a workspace file selected bypass: %s", r.Text())
 		}
@@ -743,8 +743,8 @@ func TestDocsSettingsFiles(t *testing.T) {
 	t.Run("invalid rule reported, the file's other settings apply", func(t *testing.T) {
 		ws := t.TempDir()
 		writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"mode": "readOnly", "permissions": {"deny": ["Bash(npm run"]}}`})
-		c, _ := a4dStart(t, ws, nil)
-		msg := a4dWaitLog(t, c, "settings.json")
+		c, _ := docsStart(t, ws, nil)
+		msg := docsWaitLog(t, c, "settings.json")
 		wantContains(t, "invalid rule log", msg, `"type":1`, "Bash(npm run", "column")
 		// Only the bad rule is dropped: the file's readOnly mode applies.
 		if r := ctxArgs(c, t, "bash", map[string]any{"command": "touch inv.txt"}); !strings.Contains(r.Text(), "readOnly") {
@@ -755,9 +755,9 @@ func TestDocsSettingsFiles(t *testing.T) {
 
 // --- docs/tools.md ------------------------------------------------------
 
-func a4dBypass(t *testing.T, ws string, env ...string) *harness.Client {
+func docsBypass(t *testing.T, ws string, env ...string) *harness.Client {
 	t.Helper()
-	c, _ := a4dStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}}, env...)
+	c, _ := docsStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}}, env...)
 	return c
 }
 
@@ -766,7 +766,7 @@ func TestDocsToolCallShared(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "one\ntwo\n"})
-	c := a4dBypass(t, ws)
+	c := docsBypass(t, ws)
 	ctx := testCtx(t, 20*time.Second)
 	r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 	if !regexp.MustCompile(`^call-\d+$`).MatchString(r.CallID) {
@@ -829,7 +829,7 @@ func TestDocsRead(t *testing.T) {
 		"dir/x.txt":   "x\n",
 		"config.yaml": "k: v\n",
 	})
-	c := a4dBypass(t, ws)
+	c := docsBypass(t, ws)
 	ctx := testCtx(t, 20*time.Second)
 	read := func(args map[string]any) harness.Result { return c.CallTool(ctx, "read", args) }
 
@@ -926,7 +926,7 @@ func TestDocsListings(t *testing.T) {
 	if err := os.Symlink("b.txt", filepath.Join(ws, "link")); err != nil {
 		t.Fatal(err)
 	}
-	c := a4dBypass(t, ws)
+	c := docsBypass(t, ws)
 	ctx := testCtx(t, 20*time.Second)
 	call := func(tool string, args map[string]any) harness.Result {
 		r := c.CallTool(ctx, tool, args)
@@ -1005,7 +1005,7 @@ func TestDocsListings(t *testing.T) {
 			t.Errorf("ignored path: %q", r.Text())
 		}
 		// AGENTLS_GREP_BACKEND=go: byte-identical text.
-		goc := a4dBypass(t, ws, "AGENTLS_GREP_BACKEND=go")
+		goc := docsBypass(t, ws, "AGENTLS_GREP_BACKEND=go")
 		for _, args := range []map[string]any{{"pattern": "alpha"}, {"pattern": "^(beta|iota)$", "context": 1}} {
 			want := call("grep", args).Text()
 			if got := strings.TrimSuffix(goc.CallTool(ctx, "grep", args).Text(), "\n"); got != want {
@@ -1024,7 +1024,7 @@ func TestDocsEditWrite(t *testing.T) {
 		fmt.Fprintf(&b, "l%d\n", i)
 	}
 	writeFiles(t, ws, map[string]string{"src/a.go": b.String(), "dup.txt": "x\nx\n", "old.txt": "old\n"})
-	c := a4dBypass(t, ws)
+	c := docsBypass(t, ws)
 	ctx := testCtx(t, 20*time.Second)
 	c.CallTool(ctx, "read", map[string]any{"path": "src/a.go", "limit": 10}) // a partial read counts
 	r := c.CallTool(ctx, "edit", map[string]any{"path": "src/a.go", "edits": []map[string]any{
@@ -1091,7 +1091,7 @@ func TestDocsBashAndSecrets(t *testing.T) {
 	ws := t.TempDir()
 	key := "sk-proj-" + strings.Repeat("Ab3dEf7hIj", 5)
 	writeFiles(t, ws, map[string]string{"a.txt": "a\n", ".env": "OPENAI_API_KEY=" + key + "\n", "sub/k": ""})
-	c := a4dBypass(t, ws)
+	c := docsBypass(t, ws)
 	ctx := testCtx(t, 20*time.Second)
 	r := c.CallTool(ctx, "bash", map[string]any{"command": `echo "$PAGER|$GIT_PAGER|$GIT_TERMINAL_PROMPT|$GIT_EDITOR|$EDITOR|$VISUAL|$AGENTLS|$TERM|$NO_COLOR"; pwd`, "cwd": "sub"})
 	wantContains(t, "bash env", r.Text(), "cat|cat|0|true|true|true|1|dumb|1", filepath.Join(ws, "sub"))
@@ -1212,19 +1212,19 @@ func TestDocsConfirmAndDiagnostics(t *testing.T) {
 	}
 }
 
-// a4dMCP is a newline-delimited JSON-RPC client of `agentls mcp`.
-type a4dMCP struct {
+// docsMCP is a newline-delimited JSON-RPC client of `agentls mcp`.
+type docsMCP struct {
 	t   *testing.T
 	in  io.WriteCloser
 	out chan map[string]any
 	cmd *exec.Cmd
 }
 
-func a4dStartMCP(t *testing.T, args []string, env ...string) *a4dMCP {
+func docsStartMCP(t *testing.T, args []string, env ...string) *docsMCP {
 	t.Helper()
 	cmd := harness.Command(t, append([]string{"mcp"}, args...), env...)
 	in, out := harness.StartPiped(t, cmd)
-	m := &a4dMCP{t: t, in: in, out: make(chan map[string]any, 64), cmd: cmd}
+	m := &docsMCP{t: t, in: in, out: make(chan map[string]any, 64), cmd: cmd}
 	go func() { // ends at EOF of the process's stdout
 		defer close(m.out)
 		sc := bufio.NewScanner(out)
@@ -1240,10 +1240,10 @@ func a4dStartMCP(t *testing.T, args []string, env ...string) *a4dMCP {
 	return m
 }
 
-func (m *a4dMCP) send(line string) { io.WriteString(m.in, line+"\n") }
+func (m *docsMCP) send(line string) { io.WriteString(m.in, line+"\n") }
 
 // reply waits for the reply with the given id (nil: id null).
-func (m *a4dMCP) reply(id any) map[string]any {
+func (m *docsMCP) reply(id any) map[string]any {
 	m.t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
@@ -1264,7 +1264,7 @@ func (m *a4dMCP) reply(id any) map[string]any {
 	}
 }
 
-func (m *a4dMCP) init() {
+func (m *docsMCP) init() {
 	m.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a4d","version":"1"}}}`)
 	m.reply(0)
 	m.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -1275,7 +1275,7 @@ func TestDocsMCPServer(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "hello\n"})
-	m := a4dStartMCP(t, []string{"--root", ws})
+	m := docsStartMCP(t, []string{"--root", ws})
 	m.init()
 	m.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	list := compactJSON(m.reply(1)["result"])
@@ -1333,7 +1333,7 @@ func TestDocsUpstreamAndExtensions(t *testing.T) {
 					"inputSchema": {"type": "object", "properties": {"words": {"type": "string"}}, "required": ["words"]},
 					"command": "echo {{words}} | tr a-z A-Z", "readOnly": true}`,
 			})
-			c := a4dBypass(t, ws, "A4D_INNER="+inner)
+			c := docsBypass(t, ws, "A4D_INNER="+inner)
 			ctx := testCtx(t, 20*time.Second)
 			var list struct {
 				Tools []map[string]any `json:"tools"`
@@ -1359,7 +1359,7 @@ func TestDocsUpstreamAndExtensions(t *testing.T) {
 			".agentls/mcp.json":      fmt.Sprintf(`{"servers": {"inner": {"command": %q, "args": ["mcp", "--root", %q]}}}`, bin, inner),
 			".agentls/settings.json": `{"permissions": {"deny": ["mcp__inner__read"]}}`,
 		})
-		c := a4dBypass(t, ws)
+		c := docsBypass(t, ws)
 		r := c.CallTool(testCtx(t, 20*time.Second), "inner__read", map[string]any{"path": "inner.txt"})
 		if !r.IsError || strings.Contains(r.Text(), "from the inner workspace") {
 			t.Errorf("mcp__inner__read deny: %q", r.Text())

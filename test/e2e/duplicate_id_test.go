@@ -17,18 +17,18 @@ import (
 // apart. Once the first is answered, the id may be used again.
 func TestSecondRequestWithAnInFlightIDIsRefused(t *testing.T) {
 	t.Parallel()
-	r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "x\n"}))
+	r := framingStart(t, framingWS(t, map[string]string{"a.txt": "x\n"}))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	slow := map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 1; echo first"}}}
 	second := map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/list", "params": map[string]any{}}
 	r.send(slow)
 	r.send(second)
-	deadline := time.Now().Add(a8pWait)
+	deadline := time.Now().Add(framingWait)
 	var replies []map[string]any
 	for time.Now().Before(deadline) && len(replies) < 2 {
 		replies = replies[:0]
 		for _, f := range r.all() {
-			if f.M != nil && a8pIDIs(77)(f.M) {
+			if f.M != nil && framingIDIs(77)(f.M) {
 				replies = append(replies, f.M)
 			}
 		}
@@ -37,7 +37,7 @@ func TestSecondRequestWithAnInFlightIDIsRefused(t *testing.T) {
 	if len(replies) != 2 {
 		t.Fatalf("%d replies with id 77, want 2 (an error, then the bash result); frames:\n%s", len(replies), r.dump())
 	}
-	code, msg := a8pErr(replies[0])
+	code, msg := framingErr(replies[0])
 	if code != -32600 || !strings.Contains(msg, "still in flight") {
 		t.Errorf("first reply %v, want the duplicate refused with -32600", replies[0])
 	}
@@ -50,7 +50,7 @@ func TestSecondRequestWithAnInFlightIDIsRefused(t *testing.T) {
 	}
 	n := 0
 	for _, f := range r.all() {
-		if f.M != nil && a8pIDIs(77)(f.M) {
+		if f.M != nil && framingIDIs(77)(f.M) {
 			n++
 		}
 	}
@@ -59,12 +59,12 @@ func TestSecondRequestWithAnInFlightIDIsRefused(t *testing.T) {
 	}
 	again := map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/list", "params": map[string]any{}}
 	r.send(again)
-	deadline = time.Now().Add(a8pWait)
+	deadline = time.Now().Add(framingWait)
 	for time.Now().Before(deadline) {
 		n := 0
 		var last map[string]any
 		for _, f := range r.all() {
-			if f.M != nil && a8pIDIs(77)(f.M) {
+			if f.M != nil && framingIDIs(77)(f.M) {
 				n++
 				last = f.M
 			}
@@ -84,7 +84,7 @@ func TestSecondRequestWithAnInFlightIDIsRefused(t *testing.T) {
 // request without any reply.
 func TestSecondMCPRequestWithAnInFlightIDIsRefused(t *testing.T) {
 	t.Parallel()
-	ws := a8pWS(t, map[string]string{"a.txt": "x\n"})
+	ws := framingWS(t, map[string]string{"a.txt": "x\n"})
 	cmd := exec.Command(harness.Binary(t), "mcp", "--root", ws)
 	cmd.Dir = ws
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
@@ -118,7 +118,7 @@ func TestSecondMCPRequestWithAnInFlightIDIsRefused(t *testing.T) {
 		}
 	}()
 	var five []string
-	timeout := time.After(a8pWait)
+	timeout := time.After(framingWait)
 	for ping := false; !ping || len(five) < 2; {
 		select {
 		case l, ok := <-lines:

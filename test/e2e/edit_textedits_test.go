@@ -24,11 +24,11 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-const a8eBOM = "\uFEFF"
+const textEditsBOM = "\uFEFF"
 
-// a8eStart starts agentls on a fresh workspace in acceptEdits mode (edits
+// textEditsStart starts agentls on a fresh workspace in acceptEdits mode (edits
 // inside the workspace run unasked) with extra initialize params merged in.
-func a8eStart(t *testing.T, extra map[string]any) (*harness.Client, string, context.Context, map[string]any) {
+func textEditsStart(t *testing.T, extra map[string]any) (*harness.Client, string, context.Context, map[string]any) {
 	t.Helper()
 	ws := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -42,7 +42,7 @@ func a8eStart(t *testing.T, extra map[string]any) (*harness.Client, string, cont
 	return c, ws, ctx, res
 }
 
-func a8ePut(t *testing.T, ws, name, body string, mode os.FileMode) {
+func textEditsPut(t *testing.T, ws, name, body string, mode os.FileMode) {
 	t.Helper()
 	p := filepath.Join(ws, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -53,7 +53,7 @@ func a8ePut(t *testing.T, ws, name, body string, mode os.FileMode) {
 	}
 }
 
-func a8eDisk(t *testing.T, ws, name string) string {
+func textEditsDisk(t *testing.T, ws, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(ws, name))
 	if err != nil {
@@ -62,20 +62,20 @@ func a8eDisk(t *testing.T, ws, name string) string {
 	return string(b)
 }
 
-func a8eRead(t *testing.T, c *harness.Client, ctx context.Context, path string) {
+func textEditsRead(t *testing.T, c *harness.Client, ctx context.Context, path string) {
 	t.Helper()
 	if r := c.CallTool(ctx, "read", map[string]any{"path": path}); r.IsError {
 		t.Fatalf("read %s: %s", path, r.Text())
 	}
 }
 
-// a8eEdit is one {oldText, newText, replaceAll?}.
-type a8eEdit struct {
+// textEditsEdit is one {oldText, newText, replaceAll?}.
+type textEditsEdit struct {
 	Old, New string
 	All      bool
 }
 
-func a8eEditArgs(path string, edits ...a8eEdit) map[string]any {
+func textEditsEditArgs(path string, edits ...textEditsEdit) map[string]any {
 	var es []any
 	for _, e := range edits {
 		m := map[string]any{"oldText": e.Old, "newText": e.New}
@@ -87,15 +87,15 @@ func a8eEditArgs(path string, edits ...a8eEdit) map[string]any {
 	return map[string]any{"path": path, "edits": es}
 }
 
-func a8eDoEdit(t *testing.T, c *harness.Client, ctx context.Context, path string, edits ...a8eEdit) harness.Result {
+func textEditsDoEdit(t *testing.T, c *harness.Client, ctx context.Context, path string, edits ...textEditsEdit) harness.Result {
 	t.Helper()
-	return c.CallTool(ctx, "edit", a8eEditArgs(path, edits...))
+	return c.CallTool(ctx, "edit", textEditsEditArgs(path, edits...))
 }
 
-// a8ePos converts an LSP position to a byte offset in text. enc is "utf-16"
+// textEditsPos converts an LSP position to a byte offset in text. enc is "utf-16"
 // or "utf-8". A position inside a CRLF pair or past a line's end is an error
 // (a precise server never produces one).
-func a8ePos(text string, line, char int, enc string) (int, error) {
+func textEditsPos(text string, line, char int, enc string) (int, error) {
 	start := 0
 	for l := 0; l < line; l++ {
 		i := strings.IndexByte(text[start:], '\n')
@@ -133,9 +133,9 @@ func a8ePos(text string, line, char int, enc string) (int, error) {
 	return off, nil
 }
 
-// a8eApplyTextEdits applies LSP TextEdits (ranges in text) and fails on
+// textEditsApplyTextEdits applies LSP TextEdits (ranges in text) and fails on
 // overlapping or invalid ranges.
-func a8eApplyTextEdits(text string, raw any, enc string) (string, error) {
+func textEditsApplyTextEdits(text string, raw any, enc string) (string, error) {
 	list, ok := raw.([]any)
 	if !ok {
 		return "", fmt.Errorf("edits is %T, not a list", raw)
@@ -154,11 +154,11 @@ func a8eApplyTextEdits(text string, raw any, enc string) (string, error) {
 		if st == nil || en == nil || !ok {
 			return "", fmt.Errorf("malformed TextEdit %v", it)
 		}
-		s, err := a8ePos(text, int(st["line"].(float64)), int(st["character"].(float64)), enc)
+		s, err := textEditsPos(text, int(st["line"].(float64)), int(st["character"].(float64)), enc)
 		if err != nil {
 			return "", fmt.Errorf("start: %w", err)
 		}
-		e, err := a8ePos(text, int(en["line"].(float64)), int(en["character"].(float64)), enc)
+		e, err := textEditsPos(text, int(en["line"].(float64)), int(en["character"].(float64)), enc)
 		if err != nil {
 			return "", fmt.Errorf("end: %w", err)
 		}
@@ -182,11 +182,11 @@ func a8eApplyTextEdits(text string, raw any, enc string) (string, error) {
 	return b.String(), nil
 }
 
-var a8eHunkRE = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+var textEditsHunkRE = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
 
-// a8eApplyDiff applies a unified diff of one file to old, checking every
+// textEditsApplyDiff applies a unified diff of one file to old, checking every
 // hunk header's line counts against its body.
-func a8eApplyDiff(old, diff string) (string, error) {
+func textEditsApplyDiff(old, diff string) (string, error) {
 	oldLines := strings.SplitAfter(old, "\n")
 	if oldLines[len(oldLines)-1] == "" {
 		oldLines = oldLines[:len(oldLines)-1]
@@ -196,7 +196,7 @@ func a8eApplyDiff(old, diff string) (string, error) {
 	next := 0 // index into oldLines
 	hunks := 0
 	for i := 0; i < len(dl); i++ {
-		m := a8eHunkRE.FindStringSubmatch(dl[i])
+		m := textEditsHunkRE.FindStringSubmatch(dl[i])
 		if m == nil {
 			continue
 		}
@@ -221,7 +221,7 @@ func a8eApplyDiff(old, diff string) (string, error) {
 		gotO, gotN := 0, 0
 		var body []string
 		var kinds []byte
-		for i+1 < len(dl) && dl[i+1] != "" && strings.ContainsRune(" +-\\", rune(dl[i+1][0])) && !a8eHunkRE.MatchString(dl[i+1]) {
+		for i+1 < len(dl) && dl[i+1] != "" && strings.ContainsRune(" +-\\", rune(dl[i+1][0])) && !textEditsHunkRE.MatchString(dl[i+1]) {
 			i++
 			l := dl[i]
 			if l[0] == '\\' {
@@ -279,8 +279,8 @@ func a8eApplyDiff(old, diff string) (string, error) {
 	return strings.Join(out, ""), nil
 }
 
-// a8eCount counts occurrences of sub in s, overlapping ones included.
-func a8eCount(s, sub string) (n int, overlapping bool) {
+// textEditsCount counts occurrences of sub in s, overlapping ones included.
+func textEditsCount(s, sub string) (n int, overlapping bool) {
 	last := -1
 	for i := 0; i+len(sub) <= len(s); i++ {
 		if s[i:i+len(sub)] == sub {
@@ -294,10 +294,10 @@ func a8eCount(s, sub string) (n int, overlapping bool) {
 	return n, overlapping
 }
 
-func a8eHash(s string) string { return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(s))) }
+func textEditsHash(s string) string { return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(s))) }
 
-// a8eDetailsNote returns the tools/details notification of callID.
-func a8eDetailsNote(c *harness.Client, callID string) (map[string]any, bool) {
+// textEditsDetailsNote returns the tools/details notification of callID.
+func textEditsDetailsNote(c *harness.Client, callID string) (map[string]any, bool) {
 	for _, n := range c.Notes("tools/details") {
 		var p struct {
 			CallID  string         `json:"callId"`
@@ -311,10 +311,10 @@ func a8eDetailsNote(c *harness.Client, callID string) (map[string]any, bool) {
 	return nil, false
 }
 
-// a8eCheckDetails checks the reply's edit details against the contents
+// textEditsCheckDetails checks the reply's edit details against the contents
 // before (raw bytes, BOM included) and after. TextEdits are in the editor's
 // view, where a UTF-8 BOM is not part of the text.
-func a8eCheckDetails(t *testing.T, c *harness.Client, r harness.Result, kind, before, after, enc string) {
+func textEditsCheckDetails(t *testing.T, c *harness.Client, r harness.Result, kind, before, after, enc string) {
 	t.Helper()
 	d := r.Details
 	if d["kind"] != kind {
@@ -323,30 +323,30 @@ func a8eCheckDetails(t *testing.T, c *harness.Client, r harness.Result, kind, be
 	if !strings.HasPrefix(fmt.Sprint(d["uri"]), "file:///") {
 		t.Errorf("details.uri = %v, want a file URI", d["uri"])
 	}
-	text := strings.TrimPrefix(before, a8eBOM)
-	got, err := a8eApplyTextEdits(text, d["edits"], enc)
+	text := strings.TrimPrefix(before, textEditsBOM)
+	got, err := textEditsApplyTextEdits(text, d["edits"], enc)
 	if err != nil {
 		t.Errorf("TextEdits %v do not apply to %q: %v", d["edits"], text, err)
-	} else if strings.HasPrefix(after, a8eBOM) && strings.HasPrefix(before, a8eBOM) {
-		got = a8eBOM + got
+	} else if strings.HasPrefix(after, textEditsBOM) && strings.HasPrefix(before, textEditsBOM) {
+		got = textEditsBOM + got
 	}
 	if err == nil && got != after {
 		t.Errorf("TextEdits applied to the old text give\n%q\nthe file holds\n%q\nedits %v", got, after, d["edits"])
 	}
 	diff, _ := d["unifiedDiff"].(string)
-	if patched, err := a8eApplyDiff(before, diff); err != nil {
+	if patched, err := textEditsApplyDiff(before, diff); err != nil {
 		t.Errorf("unifiedDiff does not apply: %v\n%s", err, diff)
 	} else if patched != after {
 		t.Errorf("unifiedDiff applied gives %q, file holds %q\n%s", patched, after, diff)
 	}
-	if d["oldHash"] != a8eHash(before) || d["newHash"] != a8eHash(after) {
-		t.Errorf("hashes old %v new %v, want %s %s (sha256 of the bytes)", d["oldHash"], d["newHash"], a8eHash(before), a8eHash(after))
+	if d["oldHash"] != textEditsHash(before) || d["newHash"] != textEditsHash(after) {
+		t.Errorf("hashes old %v new %v, want %s %s (sha256 of the bytes)", d["oldHash"], d["newHash"], textEditsHash(before), textEditsHash(after))
 	}
 	fl, _ := d["firstChangedLine"].(float64)
 	if fl < 1 {
 		t.Errorf("firstChangedLine = %v", d["firstChangedLine"])
 	}
-	note, ok := a8eDetailsNote(c, r.CallID)
+	note, ok := textEditsDetailsNote(c, r.CallID)
 	if !ok {
 		t.Errorf("no tools/details notification for %s before its reply", r.CallID)
 		return
@@ -360,28 +360,28 @@ func a8eCheckDetails(t *testing.T, c *harness.Client, r harness.Result, kind, be
 	}
 }
 
-// a8eGen generates one property case: a file and the edits to make.
-type a8eCase struct {
+// textEditsGen generates one property case: a file and the edits to make.
+type textEditsCase struct {
 	name     string
 	content  string
-	edits    []a8eEdit
+	edits    []textEditsEdit
 	expected string
 }
 
-var a8ePieces = []string{"a", "bc", "def", "x", "Z9", "é", "ñö", "ß", "Ω", "中", "文字", "日本語", "😀", "🎉", "👍🏽", "𝄞", "\t", " ", "  ", "=", "{", "}", "(", ")", ";", "\"", "é", "ä"}
+var textEditsPieces = []string{"a", "bc", "def", "x", "Z9", "é", "ñö", "ß", "Ω", "中", "文字", "日本語", "😀", "🎉", "👍🏽", "𝄞", "\t", " ", "  ", "=", "{", "}", "(", ")", ";", "\"", "é", "ä"}
 
-func a8eLine(rng *rand.Rand) string {
+func textEditsLine(rng *rand.Rand) string {
 	var b strings.Builder
 	for n := rng.IntN(7); n > 0; n-- {
-		b.WriteString(a8ePieces[rng.IntN(len(a8ePieces))])
+		b.WriteString(textEditsPieces[rng.IntN(len(textEditsPieces))])
 	}
 	return b.String()
 }
 
-func a8eNewText(rng *rand.Rand, allowEmpty bool) string {
+func textEditsNewText(rng *rand.Rand, allowEmpty bool) string {
 	var b strings.Builder
 	for n := rng.IntN(4); n > 0 || (!allowEmpty && b.Len() == 0); n-- {
-		b.WriteString(a8ePieces[rng.IntN(len(a8ePieces))])
+		b.WriteString(textEditsPieces[rng.IntN(len(textEditsPieces))])
 		if rng.IntN(5) == 0 {
 			b.WriteString("\n")
 		}
@@ -389,8 +389,8 @@ func a8eNewText(rng *rand.Rand, allowEmpty bool) string {
 	return b.String()
 }
 
-// a8eGen builds a case or returns false when the random choice is unusable.
-func a8eGen(rng *rand.Rand, i int) (a8eCase, bool) {
+// textEditsGen builds a case or returns false when the random choice is unusable.
+func textEditsGen(rng *rand.Rand, i int) (textEditsCase, bool) {
 	crlf := rng.IntN(3) == 0
 	bom := rng.IntN(5) == 0
 	eol := "\n"
@@ -400,7 +400,7 @@ func a8eGen(rng *rand.Rand, i int) (a8eCase, bool) {
 	nl := 1 + rng.IntN(10)
 	lines := make([]string, nl)
 	for k := range lines {
-		lines[k] = a8eLine(rng)
+		lines[k] = textEditsLine(rng)
 		// Give some lines a unique tag so whole-line edits find unique text.
 		if rng.IntN(2) == 0 {
 			lines[k] += fmt.Sprintf("#%d", k)
@@ -411,11 +411,11 @@ func a8eGen(rng *rand.Rand, i int) (a8eCase, bool) {
 		body += eol
 	}
 	if strings.TrimSpace(body) == "" {
-		return a8eCase{}, false
+		return textEditsCase{}, false
 	}
 	prefix := ""
 	if bom {
-		prefix = a8eBOM
+		prefix = textEditsBOM
 	}
 	conv := func(s string) string { // newText's LF become CRLF in a CRLF file
 		if !crlf {
@@ -463,7 +463,7 @@ func a8eGen(rng *rand.Rand, i int) (a8eCase, bool) {
 		name = "substring"
 		a := cuts[rng.IntN(len(cuts)-1)]
 		bIdx := sort.SearchInts(cuts, a) + 1 + rng.IntN(min(12, len(cuts)-sort.SearchInts(cuts, a)-1))
-		regs = append(regs, region{s: a, e: cuts[bIdx], nt: a8eNewText(rng, true)})
+		regs = append(regs, region{s: a, e: cuts[bIdx], nt: textEditsNewText(rng, true)})
 	case 3: // delete whole lines
 		name = "deleteLines"
 		a := rng.IntN(nl)
@@ -478,7 +478,7 @@ func a8eGen(rng *rand.Rand, i int) (a8eCase, bool) {
 		if !strings.HasSuffix(nt, eol) {
 			nt += "\n"
 		}
-		regs = append(regs, region{s: s, e: e, nt: strings.ReplaceAll(nt, "\r\n", "\n") + a8eNewText(rng, false) + "\n"})
+		regs = append(regs, region{s: s, e: e, nt: strings.ReplaceAll(nt, "\r\n", "\n") + textEditsNewText(rng, false) + "\n"})
 	case 5: // first or last line replaced
 		name = "firstOrLastLine"
 		a := 0
@@ -487,72 +487,72 @@ func a8eGen(rng *rand.Rand, i int) (a8eCase, bool) {
 		}
 		s, e := lineSpan(a, a)
 		e = s + len(lines[a])
-		regs = append(regs, region{s: s, e: e, nt: a8eNewText(rng, true)})
+		regs = append(regs, region{s: s, e: e, nt: textEditsNewText(rng, true)})
 	case 6: // two disjoint edits in one call
 		name = "twoEdits"
 		if len(cuts) < 6 {
-			return a8eCase{}, false
+			return textEditsCase{}, false
 		}
 		p := rng.Perm(len(cuts))[:4]
 		sort.Ints(p)
 		if p[1] == p[2] {
-			return a8eCase{}, false
+			return textEditsCase{}, false
 		}
-		regs = append(regs, region{s: cuts[p[0]], e: cuts[p[1]], nt: a8eNewText(rng, true)}, region{s: cuts[p[2]] + 0, e: cuts[p[3]], nt: a8eNewText(rng, true)})
+		regs = append(regs, region{s: cuts[p[0]], e: cuts[p[1]], nt: textEditsNewText(rng, true)}, region{s: cuts[p[2]] + 0, e: cuts[p[3]], nt: textEditsNewText(rng, true)})
 		if regs[0].e >= regs[1].s {
-			return a8eCase{}, false
+			return textEditsCase{}, false
 		}
 	case 7: // replaceAll of a short piece
 		name = "replaceAll"
-		piece := a8ePieces[rng.IntN(len(a8ePieces))]
-		n, ov := a8eCount(body, piece)
+		piece := textEditsPieces[rng.IntN(len(textEditsPieces))]
+		n, ov := textEditsCount(body, piece)
 		if n < 2 || ov || strings.TrimSpace(piece) == "" {
-			return a8eCase{}, false
+			return textEditsCase{}, false
 		}
-		nt := a8eNewText(rng, true)
+		nt := textEditsNewText(rng, true)
 		if conv(nt) == piece {
-			return a8eCase{}, false
+			return textEditsCase{}, false
 		}
-		exp, ok := a8eFinalNewline(body, strings.ReplaceAll(body, piece, conv(nt)), eol)
+		exp, ok := textEditsFinalNewline(body, strings.ReplaceAll(body, piece, conv(nt)), eol)
 		if !ok {
-			return a8eCase{}, false
+			return textEditsCase{}, false
 		}
-		return a8eCase{
+		return textEditsCase{
 			name:     fmt.Sprintf("%03d-%s-crlf=%v-bom=%v", i, name, crlf, bom),
 			content:  prefix + body,
-			edits:    []a8eEdit{{Old: piece, New: nt, All: true}},
+			edits:    []textEditsEdit{{Old: piece, New: nt, All: true}},
 			expected: prefix + exp,
 		}, true
 	}
-	var edits []a8eEdit
+	var edits []textEditsEdit
 	expected := body
 	for k := len(regs) - 1; k >= 0; k-- {
 		r := regs[k]
 		old := body[r.s:r.e]
 		if old == "" || strings.TrimSpace(old) == "" {
-			return a8eCase{}, false
+			return textEditsCase{}, false
 		}
-		if n, _ := a8eCount(body, old); n != 1 {
-			return a8eCase{}, false
+		if n, _ := textEditsCount(body, old); n != 1 {
+			return textEditsCase{}, false
 		}
 		if conv(r.nt) == old {
-			return a8eCase{}, false
+			return textEditsCase{}, false
 		}
 		send := old
 		if crlf && strings.Contains(old, "\r\n") && rng.IntN(2) == 0 {
 			lf := strings.ReplaceAll(old, "\r\n", "\n")
-			if n, _ := a8eCount(body, lf); n == 0 && !strings.HasPrefix(lf, "\n") && !strings.HasSuffix(lf, "\n") {
+			if n, _ := textEditsCount(body, lf); n == 0 && !strings.HasPrefix(lf, "\n") && !strings.HasSuffix(lf, "\n") {
 				send = lf
 			}
 		}
-		edits = append([]a8eEdit{{Old: send, New: r.nt}}, edits...)
+		edits = append([]textEditsEdit{{Old: send, New: r.nt}}, edits...)
 		expected = expected[:r.s] + conv(r.nt) + expected[r.e:]
 	}
-	expected, ok := a8eFinalNewline(body, expected, eol)
+	expected, ok := textEditsFinalNewline(body, expected, eol)
 	if !ok || expected == body {
-		return a8eCase{}, false
+		return textEditsCase{}, false
 	}
-	return a8eCase{
+	return textEditsCase{
 		name:     fmt.Sprintf("%03d-%s-crlf=%v-bom=%v", i, name, crlf, bom),
 		content:  prefix + body,
 		edits:    edits,
@@ -560,10 +560,10 @@ func a8eGen(rng *rand.Rand, i int) (a8eCase, bool) {
 	}, true
 }
 
-// a8eFinalNewline applies the contract's "the final newline is preserved"
+// textEditsFinalNewline applies the contract's "the final newline is preserved"
 // to an edited body: a file that ended with a line break still does, one
 // that did not still does not.
-func a8eFinalNewline(before, after, eol string) (string, bool) {
+func textEditsFinalNewline(before, after, eol string) (string, bool) {
 	if after == "" {
 		return "", false
 	}
@@ -583,11 +583,11 @@ func a8eFinalNewline(before, after, eol string) (string, bool) {
 // details' TextEdits (UTF-16) and unified diff must each turn the old
 // content into the file on disk byte for byte.
 func TestEditResultTextEditsProperty(t *testing.T) {
-	c, ws, ctx, _ := a8eStart(t, nil)
+	c, ws, ctx, _ := textEditsStart(t, nil)
 	rng := rand.New(rand.NewPCG(8, 2024))
-	var cases []a8eCase
+	var cases []textEditsCase
 	for i := 0; len(cases) < 200 && i < 5000; i++ {
-		if tc, ok := a8eGen(rng, len(cases)); ok {
+		if tc, ok := textEditsGen(rng, len(cases)); ok {
 			cases = append(cases, tc)
 		}
 	}
@@ -601,18 +601,18 @@ func TestEditResultTextEditsProperty(t *testing.T) {
 		}
 		ok := t.Run(tc.name, func(t *testing.T) {
 			name := fmt.Sprintf("p/case%03d.txt", i)
-			a8ePut(t, ws, name, tc.content, 0o644)
-			a8eRead(t, c, ctx, name)
-			r := a8eDoEdit(t, c, ctx, name, tc.edits...)
+			textEditsPut(t, ws, name, tc.content, 0o644)
+			textEditsRead(t, c, ctx, name)
+			r := textEditsDoEdit(t, c, ctx, name, tc.edits...)
 			if r.IsError {
 				t.Fatalf("edit %s of %q failed: %s", fmt.Sprintf("%#v", tc.edits), tc.content, r.Text())
 			}
-			got := a8eDisk(t, ws, name)
+			got := textEditsDisk(t, ws, name)
 			if got != tc.expected {
 				t.Fatalf("file after edit %#v:\n%q\nwant\n%q", tc.edits, got, tc.expected)
 			}
 			// Positions in the editor's view: the BOM is not text.
-			a8eCheckDetails(t, c, r, "edit", tc.content, got, "utf-16")
+			textEditsCheckDetails(t, c, r, "edit", tc.content, got, "utf-16")
 		})
 		if !ok {
 			failures++
@@ -626,7 +626,7 @@ func TestEditResultTextEditsProperty(t *testing.T) {
 func TestEditResultPositionEncoding(t *testing.T) {
 	for _, offer := range [][]string{{"utf-8"}, {"utf-8", "utf-16"}, {"utf-32", "utf-16"}} {
 		t.Run(strings.Join(offer, ","), func(t *testing.T) {
-			c, ws, ctx, res := a8eStart(t, map[string]any{"capabilities": map[string]any{"general": map[string]any{"positionEncodings": offer}}})
+			c, ws, ctx, res := textEditsStart(t, map[string]any{"capabilities": map[string]any{"general": map[string]any{"positionEncodings": offer}}})
 			enc := "utf-16"
 			if caps, _ := res["capabilities"].(map[string]any); caps != nil {
 				if pe, ok := caps["positionEncoding"].(string); ok {
@@ -637,25 +637,25 @@ func TestEditResultPositionEncoding(t *testing.T) {
 				t.Fatalf("server declared positionEncoding %q", enc)
 			}
 			before := "😀 héllo 中文 world\n𝄞 second 👍🏽 line\nthird\n"
-			a8ePut(t, ws, "e.txt", before, 0o644)
-			a8eRead(t, c, ctx, "e.txt")
-			r := a8eDoEdit(t, c, ctx, "e.txt", a8eEdit{Old: "world\n𝄞 second 👍🏽", New: "mundo 🎉\nzweite"})
+			textEditsPut(t, ws, "e.txt", before, 0o644)
+			textEditsRead(t, c, ctx, "e.txt")
+			r := textEditsDoEdit(t, c, ctx, "e.txt", textEditsEdit{Old: "world\n𝄞 second 👍🏽", New: "mundo 🎉\nzweite"})
 			if r.IsError {
 				t.Fatal(r.Text())
 			}
-			after := a8eDisk(t, ws, "e.txt")
+			after := textEditsDisk(t, ws, "e.txt")
 			if want := "😀 héllo 中文 mundo 🎉\nzweite line\nthird\n"; after != want {
 				t.Fatalf("file %q, want %q", after, want)
 			}
-			a8eCheckDetails(t, c, r, "edit", before, after, enc)
+			textEditsCheckDetails(t, c, r, "edit", before, after, enc)
 		})
 	}
 }
 
-// a8eWaitChange// waits for workspace/externalChange naming name, received after since.
-func a8eWaitChange(c *harness.Client, name string, since time.Time, d time.Duration) (map[string]any, bool) {
+// textEditsWaitChange// waits for workspace/externalChange naming name, received after since.
+func textEditsWaitChange(c *harness.Client, name string, since time.Time, d time.Duration) (map[string]any, bool) {
 	n, ok := c.WaitNote(d, func(n harness.Note) bool {
-		return n.Method == "workspace/externalChange" && n.At.After(since) && strings.HasSuffix(a8eURI(n.Params), "/"+name)
+		return n.Method == "workspace/externalChange" && n.At.After(since) && strings.HasSuffix(textEditsURI(n.Params), "/"+name)
 	})
 	if !ok {
 		return nil, false
@@ -665,7 +665,7 @@ func a8eWaitChange(c *harness.Client, name string, since time.Time, d time.Durat
 	return m, true
 }
 
-func a8eURI(raw json.RawMessage) string {
+func textEditsURI(raw json.RawMessage) string {
 	var m struct {
 		URI string `json:"uri"`
 	}
@@ -679,9 +679,9 @@ func a8eURI(raw json.RawMessage) string {
 // atomic save or re-create) is let through ("same content → refresh the
 // stamp and go").
 func TestEditResultExternalChanges(t *testing.T) {
-	c, ws, ctx, _ := a8eStart(t, nil)
+	c, ws, ctx, _ := textEditsStart(t, nil)
 	const before = "line one\nline two\nline three\n"
-	edit := a8eEdit{Old: "line two", New: "line 2"}
+	edit := textEditsEdit{Old: "line two", New: "line 2"}
 	cases := []struct {
 		name    string
 		change  func(t *testing.T, p string)
@@ -690,41 +690,41 @@ func TestEditResultExternalChanges(t *testing.T) {
 		kind    string // externalChange kind expected ("" = not checked)
 	}{
 		{name: "inPlaceWrite", change: func(t *testing.T, p string) {
-			a8eMust(t, os.WriteFile(p, []byte("line one\nline TWO changed\nline three\n"), 0o644))
+			textEditsMust(t, os.WriteFile(p, []byte("line one\nline TWO changed\nline three\n"), 0o644))
 		}, refused: true, wantErr: []string{"changed since you read it", "ead it again", "line"}, kind: "changed"},
 		{name: "inPlaceSameSizeSameTick", change: func(t *testing.T, p string) {
 			st, _ := os.Stat(p)
-			a8eMust(t, os.WriteFile(p, []byte("line one\nline TWO\nline three\n"), 0o644))
-			a8eMust(t, os.Chtimes(p, st.ModTime(), st.ModTime()))
+			textEditsMust(t, os.WriteFile(p, []byte("line one\nline TWO\nline three\n"), 0o644))
+			textEditsMust(t, os.Chtimes(p, st.ModTime(), st.ModTime()))
 		}, refused: true, wantErr: []string{"changed since you read it", "ead it again"}},
 		{name: "atomicSaveNewContent", change: func(t *testing.T, p string) {
-			a8eRenameOver(t, p, "line one\nline two edited elsewhere\nline three\n")
+			textEditsRenameOver(t, p, "line one\nline two edited elsewhere\nline three\n")
 		}, refused: true, wantErr: []string{"changed since you read it", "ead it again"}, kind: "changed"},
-		{name: "atomicSaveSameContent", change: func(t *testing.T, p string) { a8eRenameOver(t, p, before) }},
+		{name: "atomicSaveSameContent", change: func(t *testing.T, p string) { textEditsRenameOver(t, p, before) }},
 		{name: "deleteRecreateSame", change: func(t *testing.T, p string) {
-			a8eMust(t, os.Remove(p))
-			a8eMust(t, os.WriteFile(p, []byte(before), 0o644))
+			textEditsMust(t, os.Remove(p))
+			textEditsMust(t, os.WriteFile(p, []byte(before), 0o644))
 		}},
 		{name: "deleteRecreateDifferent", change: func(t *testing.T, p string) {
-			a8eMust(t, os.Remove(p))
-			a8eMust(t, os.WriteFile(p, []byte("line one\nline two\nline three\nline four\n"), 0o644))
+			textEditsMust(t, os.Remove(p))
+			textEditsMust(t, os.WriteFile(p, []byte("line one\nline two\nline three\nline four\n"), 0o644))
 		}, refused: true, wantErr: []string{"changed since you read it", "ead it again"}},
 		{name: "touch", change: func(t *testing.T, p string) {
 			future := time.Now().Add(time.Hour)
-			a8eMust(t, os.Chtimes(p, future, future))
+			textEditsMust(t, os.Chtimes(p, future, future))
 		}},
-		{name: "chmodExecutable", change: func(t *testing.T, p string) { a8eMust(t, os.Chmod(p, 0o755)) }},
-		{name: "chmodReadOnly", change: func(t *testing.T, p string) { a8eMust(t, os.Chmod(p, 0o444)) },
+		{name: "chmodExecutable", change: func(t *testing.T, p string) { textEditsMust(t, os.Chmod(p, 0o755)) }},
+		{name: "chmodReadOnly", change: func(t *testing.T, p string) { textEditsMust(t, os.Chmod(p, 0o444)) },
 			refused: true, wantErr: []string{"chmod u+w"}},
-		{name: "deleted", change: func(t *testing.T, p string) { a8eMust(t, os.Remove(p)) },
+		{name: "deleted", change: func(t *testing.T, p string) { textEditsMust(t, os.Remove(p)) },
 			refused: true, kind: "deleted"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			name := "ext/" + tc.name + ".txt"
 			p := filepath.Join(ws, name)
-			a8ePut(t, ws, name, before, 0o644)
-			a8eRead(t, c, ctx, name)
+			textEditsPut(t, ws, name, before, 0o644)
+			textEditsRead(t, c, ctx, name)
 			time.Sleep(100 * time.Millisecond) // let the watcher settle on our own put
 			since := time.Now()
 			tc.change(t, p)
@@ -735,28 +735,28 @@ func TestEditResultExternalChanges(t *testing.T) {
 			st0, _ := os.Stat(p)
 			if tc.name == "atomicSaveSameContent" || tc.name == "touch" {
 				// The content is as read: a note, if any, must not call the read stale.
-				if note, ok := a8eWaitChange(c, tc.name+".txt", since, 500*time.Millisecond); ok && note["readStale"] != false {
+				if note, ok := textEditsWaitChange(c, tc.name+".txt", since, 500*time.Millisecond); ok && note["readStale"] != false {
 					t.Errorf("externalChange %v after a change that kept the content, want readStale false", note)
 				}
 			}
 			if tc.kind != "" {
-				note, ok := a8eWaitChange(c, tc.name+".txt", since, 5*time.Second)
+				note, ok := textEditsWaitChange(c, tc.name+".txt", since, 5*time.Second)
 				if !ok {
 					t.Errorf("no workspace/externalChange for %s", name)
 				} else if note["kind"] != tc.kind || note["readStale"] != true {
 					t.Errorf("externalChange %v, want kind %s readStale true", note, tc.kind)
 					time.Sleep(200 * time.Millisecond)
 					for _, n := range c.Notes("workspace/externalChange") {
-						if strings.HasSuffix(a8eURI(n.Params), "/"+tc.name+".txt") {
+						if strings.HasSuffix(textEditsURI(n.Params), "/"+tc.name+".txt") {
 							t.Logf("  note at +%v: %s", n.At.Sub(since), n.Params)
 						}
 					}
 				}
 			}
-			r := a8eDoEdit(t, c, ctx, name, edit)
+			r := textEditsDoEdit(t, c, ctx, name, edit)
 			if tc.refused {
 				if !r.IsError {
-					t.Fatalf("edit after %s succeeded: %q; file %q", tc.name, r.Text(), a8eDisk(t, ws, name))
+					t.Fatalf("edit after %s succeeded: %q; file %q", tc.name, r.Text(), textEditsDisk(t, ws, name))
 				}
 				for _, s := range tc.wantErr {
 					if !strings.Contains(r.Text(), s) {
@@ -769,7 +769,7 @@ func TestEditResultExternalChanges(t *testing.T) {
 					}
 					return
 				}
-				if got := a8eDisk(t, ws, name); got != string(after) {
+				if got := textEditsDisk(t, ws, name); got != string(after) {
 					t.Errorf("external change lost: file %q, want %q", got, after)
 				}
 				if st, _ := os.Stat(p); st.Mode() != st0.Mode() {
@@ -777,8 +777,8 @@ func TestEditResultExternalChanges(t *testing.T) {
 				}
 				// After a fresh read the edit goes through (unless read-only).
 				if tc.name != "chmodReadOnly" && strings.Contains(string(after), "line two\n") {
-					a8eRead(t, c, ctx, name)
-					if r := a8eDoEdit(t, c, ctx, name, edit); r.IsError {
+					textEditsRead(t, c, ctx, name)
+					if r := textEditsDoEdit(t, c, ctx, name, edit); r.IsError {
 						t.Errorf("edit after re-read: %s", r.Text())
 					}
 				}
@@ -787,7 +787,7 @@ func TestEditResultExternalChanges(t *testing.T) {
 			if r.IsError {
 				t.Fatalf("edit after %s refused: %s", tc.name, r.Text())
 			}
-			if got, want := a8eDisk(t, ws, name), strings.Replace(before, "line two", "line 2", 1); got != want {
+			if got, want := textEditsDisk(t, ws, name), strings.Replace(before, "line two", "line 2", 1); got != want {
 				t.Errorf("file %q, want %q", got, want)
 			}
 			if st, _ := os.Stat(p); st.Mode() != st0.Mode() {
@@ -797,26 +797,26 @@ func TestEditResultExternalChanges(t *testing.T) {
 	}
 }
 
-func a8eMust(t *testing.T, err error) {
+func textEditsMust(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
 }
 
-// a8eRenameOver saves p the way vim and VS Code do: a temp file renamed over.
-func a8eRenameOver(t *testing.T, p, body string) {
+// textEditsRenameOver saves p the way vim and VS Code do: a temp file renamed over.
+func textEditsRenameOver(t *testing.T, p, body string) {
 	t.Helper()
 	tmp := filepath.Join(filepath.Dir(p), ".ext-save~")
-	a8eMust(t, os.WriteFile(tmp, []byte(body), 0o644))
-	a8eMust(t, os.Rename(tmp, p))
+	textEditsMust(t, os.WriteFile(tmp, []byte(body), 0o644))
+	textEditsMust(t, os.Rename(tmp, p))
 }
 
 // TestEditResultConcurrency: 50 edits of one file in one batch and as 50
 // parallel calls all land; edits of different files in parallel all land;
 // no temp file is left behind.
 func TestEditResultConcurrency(t *testing.T) {
-	c, ws, ctx, _ := a8eStart(t, nil)
+	c, ws, ctx, _ := textEditsStart(t, nil)
 	const n = 50
 	mk := func() (string, string) {
 		var b, w strings.Builder
@@ -828,11 +828,11 @@ func TestEditResultConcurrency(t *testing.T) {
 	}
 	before, want := mk()
 	editOf := func(path string, i int) map[string]any {
-		return a8eEditArgs(path, a8eEdit{Old: fmt.Sprintf("line %02d", i), New: fmt.Sprintf("LINE %02d", i)})
+		return textEditsEditArgs(path, textEditsEdit{Old: fmt.Sprintf("line %02d", i), New: fmt.Sprintf("LINE %02d", i)})
 	}
 	t.Run("batch", func(t *testing.T) {
-		a8ePut(t, ws, "batch.txt", before, 0o644)
-		a8eRead(t, c, ctx, "batch.txt")
+		textEditsPut(t, ws, "batch.txt", before, 0o644)
+		textEditsRead(t, c, ctx, "batch.txt")
 		var calls []any
 		for i := 0; i < n; i++ {
 			calls = append(calls, map[string]any{"name": "edit", "arguments": editOf("batch.txt", i)})
@@ -851,13 +851,13 @@ func TestEditResultConcurrency(t *testing.T) {
 				t.Errorf("batch edit %d: %s", i, r.Text())
 			}
 		}
-		if got := a8eDisk(t, ws, "batch.txt"); got != want {
+		if got := textEditsDisk(t, ws, "batch.txt"); got != want {
 			t.Errorf("after the batch:\n%s", got)
 		}
 	})
 	t.Run("parallelCalls", func(t *testing.T) {
-		a8ePut(t, ws, "par.txt", before, 0o644)
-		a8eRead(t, c, ctx, "par.txt")
+		textEditsPut(t, ws, "par.txt", before, 0o644)
+		textEditsRead(t, c, ctx, "par.txt")
 		var wg sync.WaitGroup
 		errs := make([]string, n)
 		for i := 0; i < n; i++ {
@@ -878,15 +878,15 @@ func TestEditResultConcurrency(t *testing.T) {
 				t.Errorf("parallel edit %d: %s", i, e)
 			}
 		}
-		if got := a8eDisk(t, ws, "par.txt"); got != want {
+		if got := textEditsDisk(t, ws, "par.txt"); got != want {
 			t.Errorf("after 50 parallel edits:\n%s", got)
 		}
 	})
 	t.Run("differentFilesInParallel", func(t *testing.T) {
 		const files = 20
 		for f := 0; f < files; f++ {
-			a8ePut(t, ws, fmt.Sprintf("many/f%02d.txt", f), before, 0o644)
-			a8eRead(t, c, ctx, fmt.Sprintf("many/f%02d.txt", f))
+			textEditsPut(t, ws, fmt.Sprintf("many/f%02d.txt", f), before, 0o644)
+			textEditsRead(t, c, ctx, fmt.Sprintf("many/f%02d.txt", f))
 		}
 		var wg sync.WaitGroup
 		var mu sync.Mutex
@@ -910,7 +910,7 @@ func TestEditResultConcurrency(t *testing.T) {
 			t.Error(e)
 		}
 		for f := 0; f < files; f++ {
-			got := a8eDisk(t, ws, fmt.Sprintf("many/f%02d.txt", f))
+			got := textEditsDisk(t, ws, fmt.Sprintf("many/f%02d.txt", f))
 			for i := 0; i < 5; i++ {
 				if !strings.Contains(got, fmt.Sprintf("LINE %02d", i*10)) {
 					t.Errorf("f%02d lost the edit of line %d", f, i*10)
@@ -919,7 +919,7 @@ func TestEditResultConcurrency(t *testing.T) {
 		}
 	})
 	t.Run("writeRacesExternalWriter", func(t *testing.T) {
-		a8eRaceExternal(t, c, ctx, ws)
+		textEditsRaceExternal(t, c, ctx, ws)
 	})
 	// No temp files anywhere in the workspace.
 	filepath.WalkDir(ws, func(p string, d os.DirEntry, err error) error {
@@ -933,14 +933,14 @@ func TestEditResultConcurrency(t *testing.T) {
 	})
 }
 
-// a8eRaceExternal: the model reads and rewrites race.txt while an external
+// textEditsRaceExternal: the model reads and rewrites race.txt while an external
 // writer keeps saving it atomically with numbered contents. Every state of
 // the file is whole, and a model write based on version k never replaces a
 // version > k that appeared after its read (no lost update).
-func a8eRaceExternal(t *testing.T, c *harness.Client, ctx context.Context, ws string) {
+func textEditsRaceExternal(t *testing.T, c *harness.Client, ctx context.Context, ws string) {
 	p := filepath.Join(ws, "race", "race.txt")
 	ext := func(k int) string { return fmt.Sprintf("external %04d\n%s", k, strings.Repeat("payload line\n", 200)) }
-	a8ePut(t, ws, "race/race.txt", ext(0), 0o644)
+	textEditsPut(t, ws, "race/race.txt", ext(0), 0o644)
 	valid := regexp.MustCompile(`^(external (\d{4})\n(payload line\n){200}|model based on (\d{4}) try (\d+)\n(model line\n){300})$`)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -1000,7 +1000,7 @@ func a8eRaceExternal(t *testing.T, c *harness.Client, ctx context.Context, ws st
 	for _, s := range torn {
 		t.Errorf("torn file state: %s", s)
 	}
-	final := a8eDisk(t, ws, "race/race.txt")
+	final := textEditsDisk(t, ws, "race/race.txt")
 	if m := valid.FindStringSubmatch(final); m == nil {
 		t.Errorf("final file not whole: %.80q", final)
 	} else if m[4] != "" {
@@ -1024,7 +1024,7 @@ func a8eRaceExternal(t *testing.T, c *harness.Client, ctx context.Context, ws st
 // large cannot go through `agentls call`'s command line; the other write
 // behaviour is pinned by the scripts in cmd/agentls/testdata/script/write.)
 func TestEditResultLargeWriteAndEdit(t *testing.T) {
-	c, ws, ctx, _ := a8eStart(t, nil)
+	c, ws, ctx, _ := textEditsStart(t, nil)
 	line := "0123456789 abcdefghij ü 😀 klmnopqrstuvwxyz\n"
 	body := strings.Repeat(line, 5<<20/len(line)) + "the end\n"
 	t0 := time.Now()
@@ -1033,16 +1033,16 @@ func TestEditResultLargeWriteAndEdit(t *testing.T) {
 	if r.IsError {
 		t.Fatal(r.Text())
 	}
-	if got := a8eDisk(t, ws, "big/large.txt"); got != body {
+	if got := textEditsDisk(t, ws, "big/large.txt"); got != body {
 		t.Fatalf("large file differs: %d bytes, want %d", len(got), len(body))
 	}
 	t0 = time.Now()
-	r = a8eDoEdit(t, c, ctx, "big/large.txt", a8eEdit{Old: "the end", New: "THE END"})
+	r = textEditsDoEdit(t, c, ctx, "big/large.txt", textEditsEdit{Old: "the end", New: "THE END"})
 	t.Logf("one edit of the 5 MB file: %v", time.Since(t0))
 	if r.IsError {
 		t.Fatal(r.Text())
 	}
-	if got := a8eDisk(t, ws, "big/large.txt"); got != strings.Replace(body, "the end", "THE END", 1) {
+	if got := textEditsDisk(t, ws, "big/large.txt"); got != strings.Replace(body, "the end", "THE END", 1) {
 		t.Fatalf("edit of the large file went wrong")
 	}
 }

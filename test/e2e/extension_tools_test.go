@@ -21,9 +21,9 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a11xTool is one extension tool definition: name, command, string
+// extTool is one extension tool definition: name, command, string
 // properties (or full property schemas) and extra fields.
-func a11xTool(name, command string, props map[string]any, required []string, extra map[string]any) map[string]any {
+func extTool(name, command string, props map[string]any, required []string, extra map[string]any) map[string]any {
 	if props == nil {
 		props = map[string]any{}
 	}
@@ -45,11 +45,11 @@ func a11xTool(name, command string, props map[string]any, required []string, ext
 	return def
 }
 
-var a11xStr = map[string]any{"type": "string"}
+var extStr = map[string]any{"type": "string"}
 
-// a11xWS makes a workspace whose .agentls/tools holds defs (file base name →
+// extWS makes a workspace whose .agentls/tools holds defs (file base name →
 // definition object, or a raw string written as is) and files.
-func a11xWS(t *testing.T, defs map[string]any, files map[string]string) string {
+func extWS(t *testing.T, defs map[string]any, files map[string]string) string {
 	t.Helper()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -64,15 +64,15 @@ func a11xWS(t *testing.T, defs map[string]any, files map[string]string) string {
 			}
 			body = string(b)
 		}
-		a11xWrite(t, filepath.Join(ws, ".agentls", "tools", name), body)
+		extWrite(t, filepath.Join(ws, ".agentls", "tools", name), body)
 	}
 	for name, body := range files {
-		a11xWrite(t, filepath.Join(ws, filepath.FromSlash(name)), body)
+		extWrite(t, filepath.Join(ws, filepath.FromSlash(name)), body)
 	}
 	return ws
 }
 
-func a11xWrite(t *testing.T, p, body string) {
+func extWrite(t *testing.T, p, body string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
@@ -82,14 +82,14 @@ func a11xWrite(t *testing.T, p, body string) {
 	}
 }
 
-type a11xOpts struct {
+type extOpts struct {
 	init    map[string]any // initializationOptions
 	confirm func(params map[string]any) map[string]any
 	env     []string
 }
 
-// a11xStart starts agentls on ws and initializes it.
-func a11xStart(t *testing.T, ws string, o a11xOpts) (*harness.Client, context.Context) {
+// extStart starts agentls on ws and initializes it.
+func extStart(t *testing.T, ws string, o extOpts) (*harness.Client, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	t.Cleanup(cancel)
@@ -115,10 +115,10 @@ func a11xStart(t *testing.T, ws string, o a11xOpts) (*harness.Client, context.Co
 	return c, ctx
 }
 
-func a11xBypass() a11xOpts { return a11xOpts{init: map[string]any{"mode": "bypass"}} }
+func extBypass() extOpts { return extOpts{init: map[string]any{"mode": "bypass"}} }
 
-// a11xList returns tools/list by name.
-func a11xList(t *testing.T, ctx context.Context, c *harness.Client, params map[string]any) map[string]map[string]any {
+// extList returns tools/list by name.
+func extList(t *testing.T, ctx context.Context, c *harness.Client, params map[string]any) map[string]map[string]any {
 	t.Helper()
 	if params == nil {
 		params = map[string]any{}
@@ -140,8 +140,8 @@ func a11xList(t *testing.T, ctx context.Context, c *harness.Client, params map[s
 	return out
 }
 
-// a11xLogs joins every window/logMessage message received so far.
-func a11xLogs(c *harness.Client) string {
+// extLogs joins every window/logMessage message received so far.
+func extLogs(c *harness.Client) string {
 	var b strings.Builder
 	for _, n := range c.Notes("window/logMessage") {
 		var p struct {
@@ -154,8 +154,8 @@ func a11xLogs(c *harness.Client) string {
 	return b.String()
 }
 
-// a11xProcs lists pids whose command line contains marker.
-func a11xProcs(marker string) []int {
+// extProcs lists pids whose command line contains marker.
+func extProcs(marker string) []int {
 	var pids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -178,15 +178,15 @@ func a11xProcs(marker string) []int {
 	return pids
 }
 
-// a11xLinux skips tests that scan /proc elsewhere.
-func a11xLinux(t *testing.T) {
+// extLinux skips tests that scan /proc elsewhere.
+func extLinux(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("scans /proc")
 	}
 }
 
-// a11xWait polls cond for up to d.
-func a11xWait(d time.Duration, cond func() bool) bool {
+// extWait polls cond for up to d.
+func extWait(d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
 	for {
 		if cond() {
@@ -199,7 +199,7 @@ func a11xWait(d time.Duration, cond func() bool) bool {
 	}
 }
 
-func a11xContains(t *testing.T, what, text string, wants ...string) {
+func extContains(t *testing.T, what, text string, wants ...string) {
 	t.Helper()
 	for _, w := range wants {
 		if !strings.Contains(text, w) {
@@ -208,15 +208,15 @@ func a11xContains(t *testing.T, what, text string, wants ...string) {
 	}
 }
 
-func a11xJSON(v any) string {
+func extJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
 
-func a11xExists(p string) bool { _, err := os.Lstat(p); return err == nil }
+func extExists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
-// a11xMarker is a unique, sleep-compatible number (sleep 100.<digits>).
-func a11xMarker() string {
+// extMarker is a unique, sleep-compatible number (sleep 100.<digits>).
+func extMarker() string {
 	return fmt.Sprintf("100.%09d", rand.IntN(1e9))
 }
 
@@ -225,26 +225,26 @@ func a11xMarker() string {
 
 func TestExtensionListedWithAnnotations(t *testing.T) {
 	t.Parallel()
-	ws := a11xWS(t, map[string]any{
-		"ro.json": a11xTool("a11x_ro", "cat README.md", nil, nil, map[string]any{"readOnly": true}),
+	ws := extWS(t, map[string]any{
+		"ro.json": extTool("a11x_ro", "cat README.md", nil, nil, map[string]any{"readOnly": true}),
 		// readOnly claimed, but the shell analysis disagrees: not read-only.
-		"liar.json": a11xTool("a11x_liar", "touch made-by-liar", nil, nil, map[string]any{"readOnly": true}),
-		"rm.json":   a11xTool("a11x_rm", "true", nil, nil, map[string]any{"destructive": true}),
+		"liar.json": extTool("a11x_liar", "touch made-by-liar", nil, nil, map[string]any{"readOnly": true}),
+		"rm.json":   extTool("a11x_rm", "true", nil, nil, map[string]any{"destructive": true}),
 		// destructive by shell analysis even though the file says false.
-		"rm2.json":   a11xTool("a11x_rm2", "rm -f {{f}}", map[string]any{"f": a11xStr}, nil, map[string]any{"destructive": false}),
-		"plain.json": a11xTool("a11x_plain", "touch x", nil, nil, nil),
+		"rm2.json":   extTool("a11x_rm2", "rm -f {{f}}", map[string]any{"f": extStr}, nil, map[string]any{"destructive": false}),
+		"plain.json": extTool("a11x_plain", "touch x", nil, nil, nil),
 		"def.json": func() map[string]any {
-			d := a11xTool("a11x_def", "true", nil, nil, nil)
+			d := extTool("a11x_def", "true", nil, nil, nil)
 			delete(d, "deferred") // default is deferred
 			return d
 		}(),
 	}, map[string]string{"README.md": "hi\n"})
-	c, ctx := a11xStart(t, ws, a11xBypass())
-	list := a11xList(t, ctx, c, nil)
+	c, ctx := extStart(t, ws, extBypass())
+	list := extList(t, ctx, c, nil)
 	hints := func(name string) (ro, destr bool) {
 		tl, ok := list[name]
 		if !ok {
-			t.Fatalf("%s not in tools/list: %v", name, a11xJSON(list))
+			t.Fatalf("%s not in tools/list: %v", name, extJSON(list))
 		}
 		ann, _ := tl["annotations"].(map[string]any)
 		ro, _ = ann["readOnlyHint"].(bool)
@@ -265,7 +265,7 @@ func TestExtensionListedWithAnnotations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ro, destr := hints(tc.name)
 			if ro != tc.ro || destr != tc.destr {
-				t.Errorf("%s: readOnlyHint=%v destructiveHint=%v, want %v %v (%s)", tc.name, ro, destr, tc.ro, tc.destr, a11xJSON(list[tc.name]))
+				t.Errorf("%s: readOnlyHint=%v destructiveHint=%v, want %v %v (%s)", tc.name, ro, destr, tc.ro, tc.destr, extJSON(list[tc.name]))
 			}
 		})
 	}
@@ -277,14 +277,14 @@ func TestExtensionListedWithAnnotations(t *testing.T) {
 		s, _ := tl["inputSchema"].(map[string]any)
 		props, _ := s["properties"].(map[string]any)
 		if s["type"] != "object" || props["f"] == nil {
-			t.Errorf("inputSchema = %s", a11xJSON(s))
+			t.Errorf("inputSchema = %s", extJSON(s))
 		}
 	})
 	t.Run("deferred by default, listed with includeDeferred", func(t *testing.T) {
 		if _, ok := list["a11x_def"]; ok {
 			t.Errorf("deferred tool a11x_def is in the default tools/list")
 		}
-		all := a11xList(t, ctx, c, map[string]any{"includeDeferred": true})
+		all := extList(t, ctx, c, map[string]any{"includeDeferred": true})
 		tl, ok := all["a11x_def"]
 		if !ok {
 			t.Fatalf("a11x_def missing with includeDeferred")
@@ -298,14 +298,14 @@ func TestExtensionListedWithAnnotations(t *testing.T) {
 		}
 	})
 	t.Run("openai and anthropic formats carry the schema", func(t *testing.T) {
-		oa := a11xList(t, ctx, c, map[string]any{"format": "openai"})
+		oa := extList(t, ctx, c, map[string]any{"format": "openai"})
 		fn, _ := oa["a11x_rm2"]["function"].(map[string]any)
 		if p, _ := fn["parameters"].(map[string]any); p["type"] != "object" {
-			t.Errorf("openai entry = %s", a11xJSON(oa["a11x_rm2"]))
+			t.Errorf("openai entry = %s", extJSON(oa["a11x_rm2"]))
 		}
-		an := a11xList(t, ctx, c, map[string]any{"format": "anthropic"})
+		an := extList(t, ctx, c, map[string]any{"format": "anthropic"})
 		if p, _ := an["a11x_rm2"]["input_schema"].(map[string]any); p["type"] != "object" {
-			t.Errorf("anthropic entry = %s", a11xJSON(an["a11x_rm2"]))
+			t.Errorf("anthropic entry = %s", extJSON(an["a11x_rm2"]))
 		}
 	})
 }
@@ -313,17 +313,17 @@ func TestExtensionListedWithAnnotations(t *testing.T) {
 func TestExtensionDeferredActivation(t *testing.T) {
 	t.Parallel()
 	mk := func(name, desc string) map[string]any {
-		d := a11xTool(name, "printf 'ran %s' "+name, nil, nil, nil)
+		d := extTool(name, "printf 'ran %s' "+name, nil, nil, nil)
 		d["deferred"] = true
 		d["description"] = desc
 		return d
 	}
-	ws := a11xWS(t, map[string]any{
+	ws := extWS(t, map[string]any{
 		"z.json": mk("a11x_zebra_report", "Summarize zebra crossings in the traffic logs."),
 		"d.json": mk("a11x_direct", "Something unrelated to animals."),
 	}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
-	if _, ok := a11xList(t, ctx, c, nil)["a11x_zebra_report"]; ok {
+	c, ctx := extStart(t, ws, extBypass())
+	if _, ok := extList(t, ctx, c, nil)["a11x_zebra_report"]; ok {
 		t.Fatal("deferred tool listed before tool_search")
 	}
 	t.Run("tool_search finds and activates", func(t *testing.T) {
@@ -332,11 +332,11 @@ func TestExtensionDeferredActivation(t *testing.T) {
 		if r.IsError {
 			t.Fatalf("tool_search: %s", r.Text())
 		}
-		a11xContains(t, "tool_search result", r.Text(), "a11x_zebra_report")
-		if !a11xWait(5*time.Second, func() bool { return len(c.Notes("tools/listChanged")) > before }) {
+		extContains(t, "tool_search result", r.Text(), "a11x_zebra_report")
+		if !extWait(5*time.Second, func() bool { return len(c.Notes("tools/listChanged")) > before }) {
 			t.Errorf("no tools/listChanged after tool_search activated a tool")
 		}
-		if _, ok := a11xList(t, ctx, c, nil)["a11x_zebra_report"]; !ok {
+		if _, ok := extList(t, ctx, c, nil)["a11x_zebra_report"]; !ok {
 			t.Errorf("a11x_zebra_report not in tools/list after tool_search")
 		}
 		r = c.CallTool(ctx, "a11x_zebra_report", map[string]any{})
@@ -350,10 +350,10 @@ func TestExtensionDeferredActivation(t *testing.T) {
 		if r.IsError || r.Text() != "ran a11x_direct" {
 			t.Fatalf("direct call: isError=%v %q", r.IsError, r.Text())
 		}
-		if !a11xWait(5*time.Second, func() bool { return len(c.Notes("tools/listChanged")) > before }) {
+		if !extWait(5*time.Second, func() bool { return len(c.Notes("tools/listChanged")) > before }) {
 			t.Errorf("no tools/listChanged after a deferred tool was called by name")
 		}
-		if _, ok := a11xList(t, ctx, c, nil)["a11x_direct"]; !ok {
+		if _, ok := extList(t, ctx, c, nil)["a11x_direct"]; !ok {
 			t.Errorf("a11x_direct not listed after being called")
 		}
 	})
@@ -364,14 +364,14 @@ func TestExtensionDeferredActivation(t *testing.T) {
 
 func TestExtensionArgumentValidation(t *testing.T) {
 	t.Parallel()
-	ws := a11xWS(t, map[string]any{
-		"v.json": a11xTool("a11x_val", "printf '[%s]' {{pattern}} {{count}} {{kind}}", map[string]any{
+	ws := extWS(t, map[string]any{
+		"v.json": extTool("a11x_val", "printf '[%s]' {{pattern}} {{count}} {{kind}}", map[string]any{
 			"pattern": map[string]any{"type": "string", "description": "Test name regexp."},
 			"count":   map[string]any{"type": "integer"},
 			"kind":    map[string]any{"type": "string", "enum": []any{"unit", "e2e"}},
 		}, []string{"pattern"}, map[string]any{"readOnly": true}),
 	}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
+	c, ctx := extStart(t, ws, extBypass())
 	cases := []struct {
 		name    string
 		args    map[string]any
@@ -394,7 +394,7 @@ func TestExtensionArgumentValidation(t *testing.T) {
 			if r.IsError != tc.isError {
 				t.Fatalf("isError=%v, want %v: %s", r.IsError, tc.isError, r.Text())
 			}
-			a11xContains(t, tc.name, r.Text(), tc.wants...)
+			extContains(t, tc.name, r.Text(), tc.wants...)
 			if tc.exact != "" && r.Text() != tc.exact {
 				t.Errorf("text = %q, want %q", r.Text(), tc.exact)
 			}
@@ -402,8 +402,8 @@ func TestExtensionArgumentValidation(t *testing.T) {
 	}
 	t.Run("dropped unknown field reported in details.normalized", func(t *testing.T) {
 		r := c.CallTool(ctx, "a11x_val", map[string]any{"pattern": "x", "bogus": 1})
-		if !strings.Contains(a11xJSON(r.Details["normalized"]), "bogus") {
-			t.Errorf("details.normalized = %s, want it to name bogus", a11xJSON(r.Details["normalized"]))
+		if !strings.Contains(extJSON(r.Details["normalized"]), "bogus") {
+			t.Errorf("details.normalized = %s, want it to name bogus", extJSON(r.Details["normalized"]))
 		}
 	})
 }
@@ -413,11 +413,11 @@ func TestExtensionArgumentValidation(t *testing.T) {
 
 func TestExtensionPlaceholderQuoting(t *testing.T) {
 	t.Parallel()
-	ws := a11xWS(t, map[string]any{
-		"e.json":  a11xTool("a11x_echo", "printf '[%s]' a {{v}} b", map[string]any{"v": a11xStr}, nil, map[string]any{"readOnly": true}),
-		"e2.json": a11xTool("a11x_echo2", "printf '[%s]' {{v}}{{w}}", map[string]any{"v": a11xStr, "w": a11xStr}, nil, nil),
+	ws := extWS(t, map[string]any{
+		"e.json":  extTool("a11x_echo", "printf '[%s]' a {{v}} b", map[string]any{"v": extStr}, nil, map[string]any{"readOnly": true}),
+		"e2.json": extTool("a11x_echo2", "printf '[%s]' {{v}}{{w}}", map[string]any{"v": extStr, "w": extStr}, nil, nil),
 	}, map[string]string{"one.txt": "1", "two.txt": "2"})
-	c, ctx := a11xStart(t, ws, a11xBypass())
+	c, ctx := extStart(t, ws, extBypass())
 	hostile := []struct{ name, v string }{
 		{"command substitution", "$(touch pwned1)"},
 		{"backticks", "`touch pwned2`"},
@@ -485,15 +485,15 @@ func TestExtensionPlaceholderQuoting(t *testing.T) {
 
 func TestExtensionPlaceholderTypes(t *testing.T) {
 	t.Parallel()
-	ws := a11xWS(t, map[string]any{
-		"t.json": a11xTool("a11x_types", "printf '[%s]' a {{n}} {{f}} {{b}} {{list}} z", map[string]any{
+	ws := extWS(t, map[string]any{
+		"t.json": extTool("a11x_types", "printf '[%s]' a {{n}} {{f}} {{b}} {{list}} z", map[string]any{
 			"n":    map[string]any{"type": "integer"},
 			"f":    map[string]any{"type": "number"},
 			"b":    map[string]any{"type": "boolean"},
-			"list": map[string]any{"type": "array", "items": a11xStr},
+			"list": map[string]any{"type": "array", "items": extStr},
 		}, nil, map[string]any{"readOnly": true}),
 	}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
+	c, ctx := extStart(t, ws, extBypass())
 	cases := []struct {
 		name string
 		args map[string]any
@@ -516,7 +516,7 @@ func TestExtensionPlaceholderTypes(t *testing.T) {
 			}
 		})
 	}
-	if a11xExists(filepath.Join(ws, "pwned")) {
+	if extExists(filepath.Join(ws, "pwned")) {
 		t.Errorf("an array element was executed")
 	}
 }
@@ -526,13 +526,13 @@ func TestExtensionPlaceholderTypes(t *testing.T) {
 
 func TestExtensionTimeoutKillsGroup(t *testing.T) {
 	t.Parallel()
-	a11xLinux(t)
-	marker := a11xMarker()
-	ws := a11xWS(t, map[string]any{
+	extLinux(t)
+	marker := extMarker()
+	ws := extWS(t, map[string]any{
 		// A grandchild in the background plus a foreground sleep.
-		"s.json": a11xTool("a11x_sleep", "echo started; (sleep "+marker+") & sleep "+marker+"; wait", nil, nil, map[string]any{"timeout": 1}),
+		"s.json": extTool("a11x_sleep", "echo started; (sleep "+marker+") & sleep "+marker+"; wait", nil, nil, map[string]any{"timeout": 1}),
 	}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
+	c, ctx := extStart(t, ws, extBypass())
 	start := time.Now()
 	r := c.CallTool(ctx, "a11x_sleep", map[string]any{})
 	took := time.Since(start)
@@ -542,9 +542,9 @@ func TestExtensionTimeoutKillsGroup(t *testing.T) {
 	if !r.IsError {
 		t.Errorf("timed-out call is not isError: %s", r.Text())
 	}
-	a11xContains(t, "timeout result", r.Text(), "started", "Timed out after 1s")
-	if !a11xWait(5*time.Second, func() bool { return len(a11xProcs(marker)) == 0 }) {
-		t.Errorf("processes survived the timeout: %v", a11xProcs(marker))
+	extContains(t, "timeout result", r.Text(), "started", "Timed out after 1s")
+	if !extWait(5*time.Second, func() bool { return len(extProcs(marker)) == 0 }) {
+		t.Errorf("processes survived the timeout: %v", extProcs(marker))
 	}
 	t.Run("recovery hint fits an extension tool", func(t *testing.T) {
 		// The model cannot raise an extension tool's timeout (it is fixed in the
@@ -557,19 +557,19 @@ func TestExtensionTimeoutKillsGroup(t *testing.T) {
 
 func TestExtensionCancelKillsGroup(t *testing.T) {
 	t.Parallel()
-	a11xLinux(t)
-	marker := a11xMarker()
-	ws := a11xWS(t, map[string]any{
-		"s.json": a11xTool("a11x_block", "sleep "+marker, nil, nil, nil),
+	extLinux(t)
+	marker := extMarker()
+	ws := extWS(t, map[string]any{
+		"s.json": extTool("a11x_block", "sleep "+marker, nil, nil, nil),
 	}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
+	c, ctx := extStart(t, ws, extBypass())
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.TryCallTool(cctx, "a11x_block", map[string]any{})
 		done <- err
 	}()
-	if !a11xWait(10*time.Second, func() bool { return len(a11xProcs(marker)) > 0 }) {
+	if !extWait(10*time.Second, func() bool { return len(extProcs(marker)) > 0 }) {
 		cancel()
 		t.Fatal("the command never started")
 	}
@@ -582,18 +582,18 @@ func TestExtensionCancelKillsGroup(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("cancelled call did not return")
 	}
-	if !a11xWait(5*time.Second, func() bool { return len(a11xProcs(marker)) == 0 }) {
-		t.Errorf("process survived cancellation: %v", a11xProcs(marker))
+	if !extWait(5*time.Second, func() bool { return len(extProcs(marker)) == 0 }) {
+		t.Errorf("process survived cancellation: %v", extProcs(marker))
 	}
 }
 
 func TestExtensionTimeoutBounds(t *testing.T) {
 	t.Parallel()
-	over := a11xTool("a11x_t601", "true", nil, nil, map[string]any{"timeout": 601})
-	ok := a11xTool("a11x_t600", "true", nil, nil, map[string]any{"timeout": 600})
-	ws := a11xWS(t, map[string]any{"over.json": over, "ok.json": ok}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
-	all := a11xList(t, ctx, c, map[string]any{"includeDeferred": true})
+	over := extTool("a11x_t601", "true", nil, nil, map[string]any{"timeout": 601})
+	ok := extTool("a11x_t600", "true", nil, nil, map[string]any{"timeout": 600})
+	ws := extWS(t, map[string]any{"over.json": over, "ok.json": ok}, nil)
+	c, ctx := extStart(t, ws, extBypass())
+	all := extList(t, ctx, c, map[string]any{"includeDeferred": true})
 	if _, ok := all["a11x_t600"]; !ok {
 		t.Errorf("timeout 600 (the maximum) rejected")
 	}
@@ -604,17 +604,17 @@ func TestExtensionTimeoutBounds(t *testing.T) {
 			t.Errorf("timeout 601 accepted as is")
 		}
 	} else {
-		a11xContains(t, "log", a11xLogs(c), "over.json")
+		extContains(t, "log", extLogs(c), "over.json")
 	}
 }
 
 func TestExtensionOutputLikeBash(t *testing.T) {
 	t.Parallel()
 	long := "for i in $(seq 1 3000); do echo line$i; done; echo 'FAIL: TestBuried' >&2; seq 1 2000"
-	ws := a11xWS(t, map[string]any{
-		"l.json": a11xTool("a11x_long", long, nil, nil, nil),
+	ws := extWS(t, map[string]any{
+		"l.json": extTool("a11x_long", long, nil, nil, nil),
 	}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
+	c, ctx := extStart(t, ws, extBypass())
 	ext := c.CallTool(ctx, "a11x_long", map[string]any{})
 	bash := c.CallTool(ctx, "bash", map[string]any{"command": long})
 	spillRe := regexp.MustCompile(`/[^\s"]+\.log`)
@@ -626,7 +626,7 @@ func TestExtensionOutputLikeBash(t *testing.T) {
 		}
 	})
 	t.Run("notice names the lines shown and the spill file", func(t *testing.T) {
-		a11xContains(t, "notice", ext.Text(), "showing lines 3005-5001 of 5001", `"offset": 1`, "FAIL: TestBuried") // 2000 lines in all: the failure line, its heading and the notice among them
+		extContains(t, "notice", ext.Text(), "showing lines 3005-5001 of 5001", `"offset": 1`, "FAIL: TestBuried") // 2000 lines in all: the failure line, its heading and the notice among them
 		spill := spillRe.FindString(ext.Text())
 		if spill == "" {
 			t.Fatalf("no spill path in %.400q", ext.Text())
@@ -657,18 +657,18 @@ func TestExtensionSecretsMasked(t *testing.T) {
 	if len(gh) != 40 {
 		t.Fatalf("bad fixture: %d", len(gh))
 	}
-	ws := a11xWS(t, map[string]any{
-		"k.json": a11xTool("a11x_keys", "echo aws="+aws+"; echo token {{v}}", map[string]any{"v": a11xStr}, nil, nil),
+	ws := extWS(t, map[string]any{
+		"k.json": extTool("a11x_keys", "echo aws="+aws+"; echo token {{v}}", map[string]any{"v": extStr}, nil, nil),
 	}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
+	c, ctx := extStart(t, ws, extBypass())
 	r := c.CallTool(ctx, "a11x_keys", map[string]any{"v": gh})
-	whole := a11xJSON(r)
+	whole := extJSON(r)
 	for _, secret := range []string{aws, gh} {
 		if strings.Contains(whole, secret) {
 			t.Errorf("secret %s… leaks in the result: %s", secret[:6], whole)
 		}
 	}
-	a11xContains(t, "masked output", r.Text(), "aws=[REDACTED:", "token [REDACTED:")
+	extContains(t, "masked output", r.Text(), "aws=[REDACTED:", "token [REDACTED:")
 	for _, n := range c.Notes("") {
 		for _, secret := range []string{aws, gh} {
 			if strings.Contains(string(n.Params), secret) {
@@ -680,19 +680,19 @@ func TestExtensionSecretsMasked(t *testing.T) {
 
 func TestExtensionExitCwdEnv(t *testing.T) {
 	t.Parallel()
-	ws := a11xWS(t, map[string]any{
-		"x.json":   a11xTool("a11x_exit", "echo before; exit {{code}}", map[string]any{"code": map[string]any{"type": "integer"}}, nil, nil),
-		"p.json":   a11xTool("a11x_pwd", "pwd", nil, nil, map[string]any{"readOnly": true}),
-		"env.json": a11xTool("a11x_env", `printf '%s|%s|%s|' "$PAGER" "$GIT_PAGER" "$GIT_TERMINAL_PROMPT"; wc -c`, nil, nil, nil),
-		"sig.json": a11xTool("a11x_sig", "kill -9 $$", nil, nil, nil),
+	ws := extWS(t, map[string]any{
+		"x.json":   extTool("a11x_exit", "echo before; exit {{code}}", map[string]any{"code": map[string]any{"type": "integer"}}, nil, nil),
+		"p.json":   extTool("a11x_pwd", "pwd", nil, nil, map[string]any{"readOnly": true}),
+		"env.json": extTool("a11x_env", `printf '%s|%s|%s|' "$PAGER" "$GIT_PAGER" "$GIT_TERMINAL_PROMPT"; wc -c`, nil, nil, nil),
+		"sig.json": extTool("a11x_sig", "kill -9 $$", nil, nil, nil),
 	}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
+	c, ctx := extStart(t, ws, extBypass())
 	t.Run("non-zero exit is isError with the code", func(t *testing.T) {
 		r := c.CallTool(ctx, "a11x_exit", map[string]any{"code": 3})
 		if !r.IsError {
 			t.Errorf("exit 3 not isError: %q", r.Text())
 		}
-		a11xContains(t, "exit 3", r.Text(), "before", "[Exit code 3]")
+		extContains(t, "exit 3", r.Text(), "before", "[Exit code 3]")
 	})
 	t.Run("zero exit is no error", func(t *testing.T) {
 		r := c.CallTool(ctx, "a11x_exit", map[string]any{"code": 0})
@@ -725,11 +725,11 @@ func TestExtensionExitCwdEnv(t *testing.T) {
 
 func TestExtensionProgressAndChangedFiles(t *testing.T) {
 	t.Parallel()
-	ws := a11xWS(t, map[string]any{
-		"p.json": a11xTool("a11x_prog", "echo first-chunk; sleep 1.5; echo second-chunk", nil, nil, nil),
-		"w.json": a11xTool("a11x_append", "echo more >> notes.txt", nil, nil, nil),
+	ws := extWS(t, map[string]any{
+		"p.json": extTool("a11x_prog", "echo first-chunk; sleep 1.5; echo second-chunk", nil, nil, nil),
+		"w.json": extTool("a11x_append", "echo more >> notes.txt", nil, nil, nil),
 	}, map[string]string{"notes.txt": "one\n"})
-	c, ctx := a11xStart(t, ws, a11xBypass())
+	c, ctx := extStart(t, ws, extBypass())
 	t.Run("output tail streamed as tools/progress", func(t *testing.T) {
 		r := c.CallTool(ctx, "a11x_prog", map[string]any{})
 		if r.IsError {
@@ -755,7 +755,7 @@ func TestExtensionProgressAndChangedFiles(t *testing.T) {
 			t.Fatal(r.Text())
 		}
 		r := c.CallTool(ctx, "a11x_append", map[string]any{})
-		a11xContains(t, "changed files", r.Text(), "Changed by this command", "notes.txt")
+		extContains(t, "changed files", r.Text(), "Changed by this command", "notes.txt")
 		e := c.CallTool(ctx, "edit", map[string]any{"path": "notes.txt", "edits": []any{map[string]any{"oldText": "one", "newText": "uno"}}})
 		if !e.IsError {
 			t.Errorf("edit after the tool changed the file was not refused as stale: %s", e.Text())
@@ -768,15 +768,15 @@ func TestExtensionProgressAndChangedFiles(t *testing.T) {
 
 func TestExtensionBadFilesSkipped(t *testing.T) {
 	t.Parallel()
-	good := a11xTool("a11x_good", "printf ok", nil, nil, nil)
+	good := extTool("a11x_good", "printf ok", nil, nil, nil)
 	n64 := "a" + strings.Repeat("b", 63)
 	n65 := n64 + "c"
-	noCmd := a11xTool("a11x_nocmd", "", nil, nil, nil)
+	noCmd := extTool("a11x_nocmd", "", nil, nil, nil)
 	delete(noCmd, "command")
-	emptyCmd := a11xTool("a11x_emptycmd", "", nil, nil, nil)
-	strSchema := a11xTool("a11x_strschema", "true", nil, nil, nil)
+	emptyCmd := extTool("a11x_emptycmd", "", nil, nil, nil)
+	strSchema := extTool("a11x_strschema", "true", nil, nil, nil)
 	strSchema["inputSchema"] = map[string]any{"type": "string"}
-	arrSchema := a11xTool("a11x_arrschema", "true", nil, nil, nil)
+	arrSchema := extTool("a11x_arrschema", "true", nil, nil, nil)
 	arrSchema["inputSchema"] = []any{}
 	badNames := map[string]string{
 		"long.json":  n65,
@@ -790,26 +790,26 @@ func TestExtensionBadFilesSkipped(t *testing.T) {
 	}
 	defs := map[string]any{
 		"good.json":      good,
-		"n64.json":       a11xTool(n64, "printf ok64", nil, nil, nil),
+		"n64.json":       extTool(n64, "printf ok64", nil, nil, nil),
 		"broken.json":    `{"name": "a11x_broken", "command": `,
 		"nocmd.json":     noCmd,
 		"emptycmd.json":  emptyCmd,
 		"strschema.json": strSchema,
 		"arrschema.json": arrSchema,
 		"notobj.json":    `["a11x_notobj"]`,
-		"sq.json":        a11xTool("a11x_sq", "echo '{{v}}'", map[string]any{"v": a11xStr}, nil, nil),
-		"dq.json":        a11xTool("a11x_dq", `echo "{{v}}"`, map[string]any{"v": a11xStr}, nil, nil),
-		"bq.json":        a11xTool("a11x_bq", "echo `{{v}}`", map[string]any{"v": a11xStr}, nil, nil),
-		"glued.json":     a11xTool("a11x_glued", "echo $HOME{{v}}", map[string]any{"v": a11xStr}, nil, nil),
-		"heredoc.json":   a11xTool("a11x_heredoc", "cat <<EOF\n{{v}}\nEOF", map[string]any{"v": a11xStr}, nil, nil),
-		"ghost.json":     a11xTool("a11x_ghost", "echo {{nosuch}}", map[string]any{"v": a11xStr}, nil, nil),
+		"sq.json":        extTool("a11x_sq", "echo '{{v}}'", map[string]any{"v": extStr}, nil, nil),
+		"dq.json":        extTool("a11x_dq", `echo "{{v}}"`, map[string]any{"v": extStr}, nil, nil),
+		"bq.json":        extTool("a11x_bq", "echo `{{v}}`", map[string]any{"v": extStr}, nil, nil),
+		"glued.json":     extTool("a11x_glued", "echo $HOME{{v}}", map[string]any{"v": extStr}, nil, nil),
+		"heredoc.json":   extTool("a11x_heredoc", "cat <<EOF\n{{v}}\nEOF", map[string]any{"v": extStr}, nil, nil),
+		"ghost.json":     extTool("a11x_ghost", "echo {{nosuch}}", map[string]any{"v": extStr}, nil, nil),
 	}
 	for file, name := range badNames {
-		defs[file] = a11xTool(name, "touch pwned-"+strings.TrimSuffix(file, ".json"), nil, nil, nil)
+		defs[file] = extTool(name, "touch pwned-"+strings.TrimSuffix(file, ".json"), nil, nil, nil)
 	}
-	ws := a11xWS(t, defs, map[string]string{".agentls/tools/README.md": "not a tool"})
-	c, ctx := a11xStart(t, ws, a11xBypass())
-	all := a11xList(t, ctx, c, map[string]any{"includeDeferred": true})
+	ws := extWS(t, defs, map[string]string{".agentls/tools/README.md": "not a tool"})
+	c, ctx := extStart(t, ws, extBypass())
+	all := extList(t, ctx, c, map[string]any{"includeDeferred": true})
 	t.Run("good tools still load", func(t *testing.T) {
 		for _, n := range []string{"a11x_good", n64} {
 			if _, ok := all[n]; !ok {
@@ -827,7 +827,7 @@ func TestExtensionBadFilesSkipped(t *testing.T) {
 		}
 		c.CallTool(ctx, "Bash", map[string]any{"command": "true"})
 		for file := range badNames {
-			if p := filepath.Join(ws, "pwned-"+strings.TrimSuffix(file, ".json")); a11xExists(p) {
+			if p := filepath.Join(ws, "pwned-"+strings.TrimSuffix(file, ".json")); extExists(p) {
 				t.Errorf("the command of bad file %s ran", file)
 			}
 		}
@@ -835,8 +835,8 @@ func TestExtensionBadFilesSkipped(t *testing.T) {
 	// Each skipped file is reported in window/logMessage naming the file and
 	// the reason (docs/tools.md).
 	var logs string
-	a11xWait(5*time.Second, func() bool {
-		logs = a11xLogs(c)
+	extWait(5*time.Second, func() bool {
+		logs = extLogs(c)
 		return strings.Contains(logs, "ghost.json")
 	})
 	reasons := map[string][]string{
@@ -872,7 +872,7 @@ func TestExtensionBadFilesSkipped(t *testing.T) {
 			if line == "" {
 				t.Fatalf("no window/logMessage names %s; logs:\n%s", file, logs)
 			}
-			a11xContains(t, file, line, wants...)
+			extContains(t, file, line, wants...)
 		})
 	}
 	t.Run("bad tools are not registered", func(t *testing.T) {
@@ -897,15 +897,15 @@ func TestExtensionUnknownFieldInFile(t *testing.T) {
 	for _, field := range []string{"$schema", "author"} {
 		t.Run(field, func(t *testing.T) {
 			t.Parallel()
-			d := a11xTool("a11x_extra", "printf ok", nil, nil, nil)
+			d := extTool("a11x_extra", "printf ok", nil, nil, nil)
 			d[field] = "x"
-			ws := a11xWS(t, map[string]any{"extra.json": d}, nil)
-			c, ctx := a11xStart(t, ws, a11xBypass())
-			all := a11xList(t, ctx, c, map[string]any{"includeDeferred": true})
+			ws := extWS(t, map[string]any{"extra.json": d}, nil)
+			c, ctx := extStart(t, ws, extBypass())
+			all := extList(t, ctx, c, map[string]any{"includeDeferred": true})
 			if _, ok := all["a11x_extra"]; ok {
 				return
 			}
-			a11xContains(t, "unknown field report", a11xLogs(c), "extra.json", field)
+			extContains(t, "unknown field report", extLogs(c), "extra.json", field)
 		})
 	}
 }
@@ -915,20 +915,20 @@ func TestExtensionUnknownFieldInFile(t *testing.T) {
 
 func TestExtensionLiveReload(t *testing.T) {
 	t.Parallel()
-	ws := a11xWS(t, map[string]any{"keep.json": a11xTool("a11x_keep", "printf keep", nil, nil, nil)}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
+	ws := extWS(t, map[string]any{"keep.json": extTool("a11x_keep", "printf keep", nil, nil, nil)}, nil)
+	c, ctx := extStart(t, ws, extBypass())
 	p := filepath.Join(ws, ".agentls", "tools", "live.json")
-	listed := func(name string) map[string]any { return a11xList(t, ctx, c, nil)[name] }
+	listed := func(name string) map[string]any { return extList(t, ctx, c, nil)[name] }
 	waitChanged := func(what string, before int) {
 		t.Helper()
-		if !a11xWait(5*time.Second, func() bool { return len(c.Notes("tools/listChanged")) > before }) {
+		if !extWait(5*time.Second, func() bool { return len(c.Notes("tools/listChanged")) > before }) {
 			t.Errorf("%s: no tools/listChanged within 5 s", what)
 		}
 	}
 
 	before := len(c.Notes("tools/listChanged"))
-	a11xWrite(t, p, a11xJSON(a11xTool("a11x_live", "printf v1", nil, nil, nil)))
-	if !a11xWait(5*time.Second, func() bool { return listed("a11x_live") != nil }) {
+	extWrite(t, p, extJSON(extTool("a11x_live", "printf v1", nil, nil, nil)))
+	if !extWait(5*time.Second, func() bool { return listed("a11x_live") != nil }) {
 		t.Fatal("added tool not listed within 5 s")
 	}
 	waitChanged("add", before)
@@ -937,10 +937,10 @@ func TestExtensionLiveReload(t *testing.T) {
 	}
 
 	before = len(c.Notes("tools/listChanged"))
-	d := a11xTool("a11x_live", "printf v2", nil, nil, nil)
+	d := extTool("a11x_live", "printf v2", nil, nil, nil)
 	d["description"] = "Second version."
-	a11xWrite(t, p, a11xJSON(d))
-	if !a11xWait(5*time.Second, func() bool { return fmt.Sprint(listed("a11x_live")["description"]) == "Second version." }) {
+	extWrite(t, p, extJSON(d))
+	if !extWait(5*time.Second, func() bool { return fmt.Sprint(listed("a11x_live")["description"]) == "Second version." }) {
 		t.Errorf("changed description not listed within 5 s: %v", listed("a11x_live")["description"])
 	}
 	waitChanged("change", before)
@@ -952,7 +952,7 @@ func TestExtensionLiveReload(t *testing.T) {
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	if !a11xWait(5*time.Second, func() bool { return listed("a11x_live") == nil }) {
+	if !extWait(5*time.Second, func() bool { return listed("a11x_live") == nil }) {
 		t.Errorf("deleted tool still listed after 5 s")
 	}
 	waitChanged("delete", before)
@@ -983,21 +983,21 @@ func TestExtensionLiveReloadDirCreated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, ctx := a11xStart(t, ws, a11xBypass())
-	a11xWrite(t, filepath.Join(ws, ".agentls", "tools", "late.json"), a11xJSON(a11xTool("a11x_late", "printf late", nil, nil, nil)))
-	if !a11xWait(5*time.Second, func() bool { return a11xList(t, ctx, c, nil)["a11x_late"] != nil }) {
+	c, ctx := extStart(t, ws, extBypass())
+	extWrite(t, filepath.Join(ws, ".agentls", "tools", "late.json"), extJSON(extTool("a11x_late", "printf late", nil, nil, nil)))
+	if !extWait(5*time.Second, func() bool { return extList(t, ctx, c, nil)["a11x_late"] != nil }) {
 		t.Errorf("tool in a newly created .agentls/tools not listed within 5 s")
 	}
 }
 
 func TestExtensionLiveReloadInvalidEdit(t *testing.T) {
 	t.Parallel()
-	ws := a11xWS(t, map[string]any{"t.json": a11xTool("a11x_flip", "printf ok", nil, nil, nil)}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
+	ws := extWS(t, map[string]any{"t.json": extTool("a11x_flip", "printf ok", nil, nil, nil)}, nil)
+	c, ctx := extStart(t, ws, extBypass())
 	p := filepath.Join(ws, ".agentls", "tools", "t.json")
-	a11xWrite(t, p, `{"name": "a11x_flip", "command": `)
-	if !a11xWait(5*time.Second, func() bool { return strings.Contains(a11xLogs(c), "t.json") }) {
-		t.Errorf("a file that became invalid was not reported within 5 s; logs: %s", a11xLogs(c))
+	extWrite(t, p, `{"name": "a11x_flip", "command": `)
+	if !extWait(5*time.Second, func() bool { return strings.Contains(extLogs(c), "t.json") }) {
+		t.Errorf("a file that became invalid was not reported within 5 s; logs: %s", extLogs(c))
 	}
 	// Server still serves.
 	if r := c.CallTool(ctx, "read", map[string]any{"path": ".agentls/tools/t.json"}); r.IsError {
@@ -1011,12 +1011,12 @@ func TestExtensionLiveReloadInvalidEdit(t *testing.T) {
 func TestExtensionUserDirAndPrecedence(t *testing.T) {
 	t.Parallel()
 	cfg := t.TempDir()
-	a11xWrite(t, filepath.Join(cfg, "agentls", "tools", "u.json"), a11xJSON(a11xTool("a11x_user", "printf user", nil, nil, nil)))
-	a11xWrite(t, filepath.Join(cfg, "agentls", "tools", "both.json"), a11xJSON(a11xTool("a11x_both", "printf from-user", nil, nil, nil)))
-	ws := a11xWS(t, map[string]any{"both.json": a11xTool("a11x_both", "printf from-workspace", nil, nil, nil)}, nil)
-	o := a11xBypass()
+	extWrite(t, filepath.Join(cfg, "agentls", "tools", "u.json"), extJSON(extTool("a11x_user", "printf user", nil, nil, nil)))
+	extWrite(t, filepath.Join(cfg, "agentls", "tools", "both.json"), extJSON(extTool("a11x_both", "printf from-user", nil, nil, nil)))
+	ws := extWS(t, map[string]any{"both.json": extTool("a11x_both", "printf from-workspace", nil, nil, nil)}, nil)
+	o := extBypass()
 	o.env = []string{"XDG_CONFIG_HOME=" + cfg}
-	c, ctx := a11xStart(t, ws, o)
+	c, ctx := extStart(t, ws, o)
 	if r := c.CallTool(ctx, "a11x_user", map[string]any{}); r.IsError || r.Text() != "user" {
 		t.Errorf("user tool: %v %q", r.IsError, r.Text())
 	}
@@ -1031,10 +1031,10 @@ func TestExtensionUserDirAndPrecedence(t *testing.T) {
 func TestExtensionPermissionRules(t *testing.T) {
 	t.Parallel()
 	tools := map[string]any{
-		"rt.json": a11xTool("run_tests", "touch ran-run_tests", nil, nil, nil),
-		"ro.json": a11xTool("a11x_look", "ls", nil, nil, map[string]any{"readOnly": true}),
-		"mk.json": a11xTool("a11x_make", "touch ran-make", nil, nil, nil),
-		"li.json": a11xTool("a11x_liar", "touch ran-liar", nil, nil, map[string]any{"readOnly": true}),
+		"rt.json": extTool("run_tests", "touch ran-run_tests", nil, nil, nil),
+		"ro.json": extTool("a11x_look", "ls", nil, nil, map[string]any{"readOnly": true}),
+		"mk.json": extTool("a11x_make", "touch ran-make", nil, nil, nil),
+		"li.json": extTool("a11x_liar", "touch ran-liar", nil, nil, map[string]any{"readOnly": true}),
 	}
 	cases := []struct {
 		name    string
@@ -1060,14 +1060,14 @@ func TestExtensionPermissionRules(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ws := a11xWS(t, tools, tc.files)
-			c, ctx := a11xStart(t, ws, a11xOpts{init: tc.init})
+			ws := extWS(t, tools, tc.files)
+			c, ctx := extStart(t, ws, extOpts{init: tc.init})
 			r := c.CallTool(ctx, tc.tool, map[string]any{})
 			if r.IsError != tc.denied {
 				t.Fatalf("isError=%v, want %v: %s", r.IsError, tc.denied, r.Text())
 			}
-			a11xContains(t, tc.name, r.Text(), tc.wantMsg...)
-			if tc.marker != "" && a11xExists(filepath.Join(ws, tc.marker)) == tc.denied {
+			extContains(t, tc.name, r.Text(), tc.wantMsg...)
+			if tc.marker != "" && extExists(filepath.Join(ws, tc.marker)) == tc.denied {
 				t.Errorf("marker %s exists=%v after denied=%v", tc.marker, !tc.denied, tc.denied)
 			}
 		})
@@ -1076,12 +1076,12 @@ func TestExtensionPermissionRules(t *testing.T) {
 
 func TestExtensionDestructiveAsks(t *testing.T) {
 	t.Parallel()
-	ws := a11xWS(t, map[string]any{
-		"d.json": a11xTool("a11x_nuke", "touch nuked", nil, nil, map[string]any{"destructive": true}),
+	ws := extWS(t, map[string]any{
+		"d.json": extTool("a11x_nuke", "touch nuked", nil, nil, map[string]any{"destructive": true}),
 	}, nil)
 	var asked []map[string]any
 	answers := make(chan map[string]any, 4)
-	c, ctx := a11xStart(t, ws, a11xOpts{
+	c, ctx := extStart(t, ws, extOpts{
 		init: map[string]any{"mode": "acceptEdits"},
 		confirm: func(p map[string]any) map[string]any {
 			answers <- p
@@ -1103,14 +1103,14 @@ func TestExtensionDestructiveAsks(t *testing.T) {
 	if !r.IsError || !strings.Contains(r.Text(), "denied by the user: not today") {
 		t.Errorf("reject result: %v %q", r.IsError, r.Text())
 	}
-	if a11xExists(filepath.Join(ws, "nuked")) {
+	if extExists(filepath.Join(ws, "nuked")) {
 		t.Errorf("command ran despite the rejection")
 	}
 }
 
 func TestExtensionConfigWriteAsks(t *testing.T) {
 	t.Parallel()
-	newTool := a11xJSON(a11xTool("a11x_planted", "touch planted", nil, nil, nil))
+	newTool := extJSON(extTool("a11x_planted", "touch planted", nil, nil, nil))
 	cases := []struct {
 		name     string
 		files    map[string]string
@@ -1125,8 +1125,8 @@ func TestExtensionConfigWriteAsks(t *testing.T) {
 				return c.CallTool(ctx, "write", map[string]any{"path": ".agentls/tools/planted.json", "content": newTool})
 			},
 			check: func(t *testing.T, ws string, r harness.Result) {
-				if !r.IsError || a11xExists(filepath.Join(ws, ".agentls", "tools", "planted.json")) {
-					t.Errorf("rejected write: isError=%v, file exists=%v", r.IsError, a11xExists(filepath.Join(ws, ".agentls", "tools", "planted.json")))
+				if !r.IsError || extExists(filepath.Join(ws, ".agentls", "tools", "planted.json")) {
+					t.Errorf("rejected write: isError=%v, file exists=%v", r.IsError, extExists(filepath.Join(ws, ".agentls", "tools", "planted.json")))
 				}
 			},
 		},
@@ -1138,14 +1138,14 @@ func TestExtensionConfigWriteAsks(t *testing.T) {
 				return c.CallTool(ctx, "write", map[string]any{"path": ".agentls/tools/planted.json", "content": newTool})
 			},
 			check: func(t *testing.T, ws string, r harness.Result) {
-				if !r.IsError || a11xExists(filepath.Join(ws, ".agentls", "tools", "planted.json")) {
+				if !r.IsError || extExists(filepath.Join(ws, ".agentls", "tools", "planted.json")) {
 					t.Errorf("workspace allow lifted the built-in ask: %v %q", r.IsError, r.Text())
 				}
 			},
 		},
 		{
 			name:     "edit of an existing tool file is asked",
-			files:    map[string]string{".agentls/tools/t.json": a11xJSON(a11xTool("a11x_t", "printf safe", nil, nil, nil))},
+			files:    map[string]string{".agentls/tools/t.json": extJSON(extTool("a11x_t", "printf safe", nil, nil, nil))},
 			decision: "rejectOnce",
 			call: func(t *testing.T, ctx context.Context, c *harness.Client) harness.Result {
 				if r := c.CallTool(ctx, "read", map[string]any{"path": ".agentls/tools/t.json"}); r.IsError {
@@ -1167,7 +1167,7 @@ func TestExtensionConfigWriteAsks(t *testing.T) {
 				return c.CallTool(ctx, "write", map[string]any{"path": ".agentls/tools/planted.json", "content": newTool})
 			},
 			check: func(t *testing.T, ws string, r harness.Result) {
-				if r.IsError || !a11xExists(filepath.Join(ws, ".agentls", "tools", "planted.json")) {
+				if r.IsError || !extExists(filepath.Join(ws, ".agentls", "tools", "planted.json")) {
 					t.Errorf("allowed write failed: %q", r.Text())
 				}
 			},
@@ -1176,9 +1176,9 @@ func TestExtensionConfigWriteAsks(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ws := a11xWS(t, nil, tc.files)
+			ws := extWS(t, nil, tc.files)
 			got := make(chan map[string]any, 8)
-			c, ctx := a11xStart(t, ws, a11xOpts{
+			c, ctx := extStart(t, ws, extOpts{
 				init: map[string]any{"mode": "acceptEdits"},
 				confirm: func(p map[string]any) map[string]any {
 					got <- p
@@ -1200,22 +1200,22 @@ func TestExtensionConfigWriteAsks(t *testing.T) {
 	}
 	t.Run("without confirm capability the write is refused", func(t *testing.T) {
 		t.Parallel()
-		ws := a11xWS(t, nil, nil)
-		c, ctx := a11xStart(t, ws, a11xOpts{init: map[string]any{"mode": "acceptEdits"}})
+		ws := extWS(t, nil, nil)
+		c, ctx := extStart(t, ws, extOpts{init: map[string]any{"mode": "acceptEdits"}})
 		r := c.CallTool(ctx, "write", map[string]any{"path": ".agentls/tools/planted.json", "content": newTool})
-		if !r.IsError || a11xExists(filepath.Join(ws, ".agentls", "tools", "planted.json")) {
+		if !r.IsError || extExists(filepath.Join(ws, ".agentls", "tools", "planted.json")) {
 			t.Errorf("write under .agentls/tools without approval: %v %q", r.IsError, r.Text())
 		}
-		a11xContains(t, "refusal", r.Text(), "approval")
+		extContains(t, "refusal", r.Text(), "approval")
 	})
 }
 
 func TestExtensionAwkwardValues(t *testing.T) {
 	t.Parallel()
-	ws := a11xWS(t, map[string]any{
-		"c.json": a11xTool("a11x_count", "printf '%s' {{v}} | wc -c", map[string]any{"v": a11xStr}, nil, nil),
+	ws := extWS(t, map[string]any{
+		"c.json": extTool("a11x_count", "printf '%s' {{v}} | wc -c", map[string]any{"v": extStr}, nil, nil),
 	}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
+	c, ctx := extStart(t, ws, extBypass())
 	t.Run("large value arrives whole or is refused clearly", func(t *testing.T) {
 		big := strings.Repeat("a", 200_000)
 		r := c.CallTool(ctx, "a11x_count", map[string]any{"v": big})
@@ -1242,46 +1242,46 @@ func TestExtensionAwkwardValues(t *testing.T) {
 
 func TestExtensionDuplicateNames(t *testing.T) {
 	t.Parallel()
-	ws := a11xWS(t, map[string]any{
-		"one.json": a11xTool("a11x_dup", "printf one", nil, nil, nil),
-		"two.json": a11xTool("a11x_dup", "printf two", nil, nil, nil),
-		"up.json":  a11xTool("A11X_DUP", "printf upper", nil, nil, nil),
+	ws := extWS(t, map[string]any{
+		"one.json": extTool("a11x_dup", "printf one", nil, nil, nil),
+		"two.json": extTool("a11x_dup", "printf two", nil, nil, nil),
+		"up.json":  extTool("A11X_DUP", "printf upper", nil, nil, nil),
 	}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
+	c, ctx := extStart(t, ws, extBypass())
 	r := c.CallTool(ctx, "a11x_dup", map[string]any{})
 	if r.IsError {
 		t.Fatalf("a11x_dup: %s", r.Text())
 	}
 	// Which one wins is not specified; the others must be reported.
 	files := map[string]string{"one": "one.json", "two": "two.json", "upper": "up.json"}
-	logs := a11xLogs(c)
+	logs := extLogs(c)
 	for out, file := range files {
 		if out == r.Text() {
 			continue
 		}
-		a11xContains(t, "duplicate report", logs, filepath.Join(".agentls", "tools", file))
+		extContains(t, "duplicate report", logs, filepath.Join(".agentls", "tools", file))
 	}
 }
 
 func TestExtensionLiveReloadDeferred(t *testing.T) {
 	t.Parallel()
-	ws := a11xWS(t, map[string]any{"keep.json": a11xTool("a11x_keep2", "printf keep", nil, nil, nil)}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
-	d := a11xTool("a11x_quokka_stats", "printf quokka", nil, nil, nil)
+	ws := extWS(t, map[string]any{"keep.json": extTool("a11x_keep2", "printf keep", nil, nil, nil)}, nil)
+	c, ctx := extStart(t, ws, extBypass())
+	d := extTool("a11x_quokka_stats", "printf quokka", nil, nil, nil)
 	d["deferred"] = true
 	d["description"] = "Count quokka sightings."
-	a11xWrite(t, filepath.Join(ws, ".agentls", "tools", "q.json"), a11xJSON(d))
-	if !a11xWait(5*time.Second, func() bool {
-		return a11xList(t, ctx, c, map[string]any{"includeDeferred": true})["a11x_quokka_stats"] != nil
+	extWrite(t, filepath.Join(ws, ".agentls", "tools", "q.json"), extJSON(d))
+	if !extWait(5*time.Second, func() bool {
+		return extList(t, ctx, c, map[string]any{"includeDeferred": true})["a11x_quokka_stats"] != nil
 	}) {
 		t.Fatal("new deferred tool not registered within 5 s")
 	}
-	if a11xList(t, ctx, c, nil)["a11x_quokka_stats"] != nil {
+	if extList(t, ctx, c, nil)["a11x_quokka_stats"] != nil {
 		t.Errorf("new deferred tool active before tool_search")
 	}
 	r := c.CallTool(ctx, "tool_search", map[string]any{"query": "quokka sightings"})
-	a11xContains(t, "tool_search", r.Text(), "a11x_quokka_stats")
-	if a11xList(t, ctx, c, nil)["a11x_quokka_stats"] == nil {
+	extContains(t, "tool_search", r.Text(), "a11x_quokka_stats")
+	if extList(t, ctx, c, nil)["a11x_quokka_stats"] == nil {
 		t.Errorf("not active after tool_search")
 	}
 }
@@ -1289,17 +1289,17 @@ func TestExtensionLiveReloadDeferred(t *testing.T) {
 func TestExtensionUserDirLiveReload(t *testing.T) {
 	t.Parallel()
 	cfg := t.TempDir()
-	a11xWrite(t, filepath.Join(cfg, "agentls", "tools", "seed.json"), a11xJSON(a11xTool("a11x_seed", "printf seed", nil, nil, nil)))
-	ws := a11xWS(t, nil, nil)
-	o := a11xBypass()
+	extWrite(t, filepath.Join(cfg, "agentls", "tools", "seed.json"), extJSON(extTool("a11x_seed", "printf seed", nil, nil, nil)))
+	ws := extWS(t, nil, nil)
+	o := extBypass()
 	o.env = []string{"XDG_CONFIG_HOME=" + cfg}
-	c, ctx := a11xStart(t, ws, o)
+	c, ctx := extStart(t, ws, o)
 	before := len(c.Notes("tools/listChanged"))
-	a11xWrite(t, filepath.Join(cfg, "agentls", "tools", "later.json"), a11xJSON(a11xTool("a11x_user_later", "printf later", nil, nil, nil)))
-	if !a11xWait(5*time.Second, func() bool { return a11xList(t, ctx, c, nil)["a11x_user_later"] != nil }) {
+	extWrite(t, filepath.Join(cfg, "agentls", "tools", "later.json"), extJSON(extTool("a11x_user_later", "printf later", nil, nil, nil)))
+	if !extWait(5*time.Second, func() bool { return extList(t, ctx, c, nil)["a11x_user_later"] != nil }) {
 		t.Fatal("tool added to the user directory not listed within 5 s")
 	}
-	if !a11xWait(5*time.Second, func() bool { return len(c.Notes("tools/listChanged")) > before }) {
+	if !extWait(5*time.Second, func() bool { return len(c.Notes("tools/listChanged")) > before }) {
 		t.Errorf("no tools/listChanged for a user-directory tool")
 	}
 }
@@ -1307,11 +1307,11 @@ func TestExtensionUserDirLiveReload(t *testing.T) {
 func TestExtensionConfirmArgumentsMasked(t *testing.T) {
 	t.Parallel()
 	gh := "ghp_" + "Zy9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7"
-	ws := a11xWS(t, map[string]any{
-		"d.json": a11xTool("a11x_push", "printf '%s' {{token}} >/dev/null", map[string]any{"token": a11xStr}, nil, map[string]any{"destructive": true}),
+	ws := extWS(t, map[string]any{
+		"d.json": extTool("a11x_push", "printf '%s' {{token}} >/dev/null", map[string]any{"token": extStr}, nil, map[string]any{"destructive": true}),
 	}, nil)
 	got := make(chan map[string]any, 2)
-	c, ctx := a11xStart(t, ws, a11xOpts{
+	c, ctx := extStart(t, ws, extOpts{
 		init: map[string]any{"mode": "acceptEdits"},
 		confirm: func(p map[string]any) map[string]any {
 			got <- p
@@ -1324,11 +1324,11 @@ func TestExtensionConfirmArgumentsMasked(t *testing.T) {
 		if q["tool"] != "a11x_push" {
 			t.Errorf("confirm tool = %v", q["tool"])
 		}
-		if strings.Contains(a11xJSON(q), gh) {
-			t.Errorf("tools/confirm carries the raw token: %s", a11xJSON(q))
+		if strings.Contains(extJSON(q), gh) {
+			t.Errorf("tools/confirm carries the raw token: %s", extJSON(q))
 		}
 		if _, ok := q["arguments"].(map[string]any); !ok {
-			t.Errorf("confirm arguments missing: %s", a11xJSON(q))
+			t.Errorf("confirm arguments missing: %s", extJSON(q))
 		}
 	default:
 		t.Fatal("destructive extension tool did not ask")
@@ -1337,24 +1337,24 @@ func TestExtensionConfirmArgumentsMasked(t *testing.T) {
 
 func TestExtensionCLICall(t *testing.T) {
 	t.Parallel()
-	ws := a11xWS(t, map[string]any{
-		"e.json": a11xTool("a11x_cli", "printf '[%s]' {{v}}", map[string]any{"v": a11xStr}, nil, map[string]any{"readOnly": true}),
+	ws := extWS(t, map[string]any{
+		"e.json": extTool("a11x_cli", "printf '[%s]' {{v}}", map[string]any{"v": extStr}, nil, map[string]any{"readOnly": true}),
 	}, nil)
 	cmd := harness.Command(t, []string{"call", "a11x_cli", `{"v": "$(touch pwned)"}`, "--root", ws})
 	out, err := cmd.Output()
 	if err != nil || strings.TrimSpace(string(out)) != "[$(touch pwned)]" {
 		t.Errorf("agentls call: err=%v out=%q", err, out)
 	}
-	if a11xExists(filepath.Join(ws, "pwned")) {
+	if extExists(filepath.Join(ws, "pwned")) {
 		t.Errorf("value executed through agentls call")
 	}
 }
 
 func TestExtensionMetaSource(t *testing.T) {
 	t.Parallel()
-	ws := a11xWS(t, map[string]any{"s.json": a11xTool("a11x_src", "true", nil, nil, nil)}, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
-	list := a11xList(t, ctx, c, nil)
+	ws := extWS(t, map[string]any{"s.json": extTool("a11x_src", "true", nil, nil, nil)}, nil)
+	c, ctx := extStart(t, ws, extBypass())
+	list := extList(t, ctx, c, nil)
 	em, _ := list["a11x_src"]["_meta"].(map[string]any)
 	cm, _ := list["read"]["_meta"].(map[string]any)
 	if em["source"] == nil || em["source"] == "" || fmt.Sprint(em["source"]) == fmt.Sprint(cm["source"]) {
@@ -1367,18 +1367,18 @@ func TestExtensionMetaSource(t *testing.T) {
 // one literal word.
 func TestExtensionPlaceholderContexts(t *testing.T) {
 	t.Parallel()
-	v := map[string]any{"v": a11xStr}
+	v := map[string]any{"v": extStr}
 	defs := map[string]any{
-		"flag.json":   a11xTool("a11x_flag", "printf '[%s]' --run={{v}}", v, nil, nil),
-		"assign.json": a11xTool("a11x_assign", `X={{v}}; printf '[%s]' "$X"`, v, nil, nil),
-		"for.json":    a11xTool("a11x_for", `for a in {{v}}; do printf '[%s]' "$a"; done`, v, nil, nil),
-		"case.json":   a11xTool("a11x_case", "case {{v}} in x) printf X;; *) printf other;; esac", v, nil, nil),
-		"test.json":   a11xTool("a11x_test", "[[ {{v}} == x ]] && printf same || printf diff", v, nil, nil),
-		"redir.json":  a11xTool("a11x_redir", "printf hi > {{v}}", v, nil, nil),
-		"subst.json":  a11xTool("a11x_subst", `printf '[%s]' "$(printf '%s' {{v}})"`, v, nil, nil),
+		"flag.json":   extTool("a11x_flag", "printf '[%s]' --run={{v}}", v, nil, nil),
+		"assign.json": extTool("a11x_assign", `X={{v}}; printf '[%s]' "$X"`, v, nil, nil),
+		"for.json":    extTool("a11x_for", `for a in {{v}}; do printf '[%s]' "$a"; done`, v, nil, nil),
+		"case.json":   extTool("a11x_case", "case {{v}} in x) printf X;; *) printf other;; esac", v, nil, nil),
+		"test.json":   extTool("a11x_test", "[[ {{v}} == x ]] && printf same || printf diff", v, nil, nil),
+		"redir.json":  extTool("a11x_redir", "printf hi > {{v}}", v, nil, nil),
+		"subst.json":  extTool("a11x_subst", `printf '[%s]' "$(printf '%s' {{v}})"`, v, nil, nil),
 	}
-	ws := a11xWS(t, defs, nil)
-	c, ctx := a11xStart(t, ws, a11xBypass())
+	ws := extWS(t, defs, nil)
+	c, ctx := extStart(t, ws, extBypass())
 	hostile := "$(touch pwned) * x"
 	cases := []struct{ tool, want string }{
 		{"a11x_flag", "[--run=" + hostile + "]"},
@@ -1399,7 +1399,7 @@ func TestExtensionPlaceholderContexts(t *testing.T) {
 			}
 		})
 	}
-	if a11xExists(filepath.Join(ws, "pwned")) {
+	if extExists(filepath.Join(ws, "pwned")) {
 		t.Errorf("a value was executed")
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, hostile)); err != nil || string(b) != "hi" {
@@ -1410,14 +1410,14 @@ func TestExtensionPlaceholderContexts(t *testing.T) {
 func TestExtensionEnvSecretMasked(t *testing.T) {
 	t.Parallel()
 	val := fmt.Sprintf("s3cr3tV4lue%09d", rand.IntN(1e9))
-	ws := a11xWS(t, map[string]any{
-		"e.json": a11xTool("a11x_printenv", `printf 'v=%s' "$A11X_SERVICE_TOKEN"`, nil, nil, nil),
+	ws := extWS(t, map[string]any{
+		"e.json": extTool("a11x_printenv", `printf 'v=%s' "$A11X_SERVICE_TOKEN"`, nil, nil, nil),
 	}, nil)
-	o := a11xBypass()
+	o := extBypass()
 	o.env = []string{"A11X_SERVICE_TOKEN=" + val}
-	c, ctx := a11xStart(t, ws, o)
+	c, ctx := extStart(t, ws, o)
 	r := c.CallTool(ctx, "a11x_printenv", map[string]any{})
-	if strings.Contains(a11xJSON(r), val) || !strings.HasPrefix(r.Text(), "v=[REDACTED") {
+	if strings.Contains(extJSON(r), val) || !strings.HasPrefix(r.Text(), "v=[REDACTED") {
 		t.Errorf("value of a secret-looking server variable not masked: %q", r.Text())
 	}
 }

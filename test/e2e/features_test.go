@@ -31,7 +31,7 @@ import (
 
 // ---- tools/diagnostics ----------------------------------------------------
 
-type a3fDiagReq struct {
+type featuresDiagReq struct {
 	CallID string   `json:"callId"`
 	Tool   string   `json:"tool"`
 	URIs   []string `json:"uris"`
@@ -39,29 +39,29 @@ type a3fDiagReq struct {
 	at     time.Time
 }
 
-type a3fDiagClient struct {
+type featuresDiagClient struct {
 	*harness.Client
 	mu   sync.Mutex
-	reqs []a3fDiagReq
+	reqs []featuresDiagReq
 }
 
-func (d *a3fDiagClient) requests() []a3fDiagReq {
+func (d *featuresDiagClient) requests() []featuresDiagReq {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]a3fDiagReq(nil), d.reqs...)
+	return append([]featuresDiagReq(nil), d.reqs...)
 }
 
-// a3fDiagStart starts a session whose client declares the diagnostics
+// featuresDiagStart starts a session whose client declares the diagnostics
 // capability (when declare) and answers tools/diagnostics with answer.
-func a3fDiagStart(t *testing.T, ctx context.Context, ws string, declare bool, answer func(ctx context.Context, r a3fDiagReq) (any, error)) *a3fDiagClient {
+func featuresDiagStart(t *testing.T, ctx context.Context, ws string, declare bool, answer func(ctx context.Context, r featuresDiagReq) (any, error)) *featuresDiagClient {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: ws})
-	d := &a3fDiagClient{Client: c}
+	d := &featuresDiagClient{Client: c}
 	c.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 		if method != "tools/diagnostics" {
 			return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "no %s", method)
 		}
-		var r a3fDiagReq
+		var r featuresDiagReq
 		if err := json.Unmarshal(params, &r); err != nil {
 			t.Errorf("tools/diagnostics params %s: %v", params, err)
 		}
@@ -79,7 +79,7 @@ func a3fDiagStart(t *testing.T, ctx context.Context, ws string, declare bool, an
 	return d
 }
 
-func a3fDiag(line, char, sev int, msg, source string, code any) map[string]any {
+func featuresDiag(line, char, sev int, msg, source string, code any) map[string]any {
 	d := map[string]any{
 		"range": map[string]any{
 			"start": map[string]any{"line": line, "character": char},
@@ -97,7 +97,7 @@ func a3fDiag(line, char, sev int, msg, source string, code any) map[string]any {
 	return d
 }
 
-func a3fItems(uris []string, diags []map[string]any) map[string]any {
+func featuresItems(uris []string, diags []map[string]any) map[string]any {
 	var items []map[string]any
 	for i, u := range uris {
 		ds := []map[string]any{}
@@ -115,22 +115,22 @@ func TestFeatureDiagnosticsNewProblems(t *testing.T) {
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.go": "package a\n\nfunc f() {}\n"})
 	baseline := []map[string]any{
-		a3fDiag(0, 0, 1, "old problem", "compiler", nil),
-		a3fDiag(1, 0, 2, "old warning", "vet", "W1"),
+		featuresDiag(0, 0, 1, "old problem", "compiler", nil),
+		featuresDiag(1, 0, 2, "old warning", "vet", "W1"),
 	}
 	after := []map[string]any{
-		a3fDiag(6, 0, 1, "old problem", "compiler", nil), // moved: not new
-		a3fDiag(1, 0, 2, "old warning", "vet", "W2"),     // other code: new
-		a3fDiag(2, 11, 1, "undefined: BROKEN", "compiler", nil),
-		a3fDiag(3, 0, 3, "just information", "gopls", nil), // not an error or warning
-		a3fDiag(4, 1, 4, "just a hint", "gopls", nil),
-		a3fDiag(5, 2, 2, "no source here", "", nil),
+		featuresDiag(6, 0, 1, "old problem", "compiler", nil), // moved: not new
+		featuresDiag(1, 0, 2, "old warning", "vet", "W2"),     // other code: new
+		featuresDiag(2, 11, 1, "undefined: BROKEN", "compiler", nil),
+		featuresDiag(3, 0, 3, "just information", "gopls", nil), // not an error or warning
+		featuresDiag(4, 1, 4, "just a hint", "gopls", nil),
+		featuresDiag(5, 2, 2, "no source here", "", nil),
 	}
-	d := a3fDiagStart(t, ctx, ws, true, func(ctx context.Context, r a3fDiagReq) (any, error) {
+	d := featuresDiagStart(t, ctx, ws, true, func(ctx context.Context, r featuresDiagReq) (any, error) {
 		if r.WaitMs != nil && *r.WaitMs == 0 {
-			return a3fItems(r.URIs, baseline), nil
+			return featuresItems(r.URIs, baseline), nil
 		}
-		return a3fItems(r.URIs, after), nil
+		return featuresItems(r.URIs, after), nil
 	})
 	d.CallTool(ctx, "read", map[string]any{"path": "a.go"})
 	res := d.CallTool(ctx, "edit", map[string]any{"path": "a.go", "edits": []any{map[string]any{"oldText": "func f() {}", "newText": "func f() { BROKEN }"}}})
@@ -191,13 +191,13 @@ func TestFeatureDiagnosticsCutAtTen(t *testing.T) {
 	ws := t.TempDir()
 	var many []map[string]any
 	for i := 0; i < 13; i++ {
-		many = append(many, a3fDiag(i, 0, 1, fmt.Sprintf("problem %02d", i), "x", nil))
+		many = append(many, featuresDiag(i, 0, 1, fmt.Sprintf("problem %02d", i), "x", nil))
 	}
-	d := a3fDiagStart(t, ctx, ws, true, func(ctx context.Context, r a3fDiagReq) (any, error) {
+	d := featuresDiagStart(t, ctx, ws, true, func(ctx context.Context, r featuresDiagReq) (any, error) {
 		if *r.WaitMs == 0 {
-			return a3fItems(r.URIs, nil), nil
+			return featuresItems(r.URIs, nil), nil
 		}
-		return a3fItems(r.URIs, many), nil
+		return featuresItems(r.URIs, many), nil
 	})
 	res := d.CallTool(ctx, "write", map[string]any{"path": "n/new.go", "content": "package n\n"})
 	if res.IsError {
@@ -219,13 +219,13 @@ func TestFeatureDiagnosticsCutAtTen(t *testing.T) {
 func TestFeatureDiagnosticsNotAsked(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 30*time.Second)
-	answer := func(ctx context.Context, r a3fDiagReq) (any, error) {
-		return a3fItems(r.URIs, []map[string]any{a3fDiag(0, 0, 1, "boom", "x", nil)}), nil
+	answer := func(ctx context.Context, r featuresDiagReq) (any, error) {
+		return featuresItems(r.URIs, []map[string]any{featuresDiag(0, 0, 1, "boom", "x", nil)}), nil
 	}
 	t.Run("dry run and failed calls", func(t *testing.T) {
 		ws := t.TempDir()
 		writeFiles(t, ws, map[string]string{"a.txt": "one\ntwo\n"})
-		d := a3fDiagStart(t, ctx, ws, true, answer)
+		d := featuresDiagStart(t, ctx, ws, true, answer)
 		d.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 		for name, args := range map[string]map[string]any{
 			"dry run":   {"path": "a.txt", "dryRun": true, "edits": []any{map[string]any{"oldText": "one", "newText": "uno"}}},
@@ -245,7 +245,7 @@ func TestFeatureDiagnosticsNotAsked(t *testing.T) {
 	})
 	t.Run("client without the capability", func(t *testing.T) {
 		ws := t.TempDir()
-		d := a3fDiagStart(t, ctx, ws, false, answer)
+		d := featuresDiagStart(t, ctx, ws, false, answer)
 		res := d.CallTool(ctx, "write", map[string]any{"path": "b.txt", "content": "x\n"})
 		if res.IsError || strings.Contains(res.Text(), "new problems") {
 			t.Errorf("write: %s", res.Text())
@@ -261,7 +261,7 @@ func TestFeatureDiagnosticsUnansweredAndErrors(t *testing.T) {
 	ctx := testCtx(t, 40*time.Second)
 	t.Run("error answer", func(t *testing.T) {
 		ws := t.TempDir()
-		d := a3fDiagStart(t, ctx, ws, true, func(ctx context.Context, r a3fDiagReq) (any, error) {
+		d := featuresDiagStart(t, ctx, ws, true, func(ctx context.Context, r featuresDiagReq) (any, error) {
 			return nil, fmt.Errorf("language server crashed")
 		})
 		res := d.CallTool(ctx, "write", map[string]any{"path": "e.txt", "content": "x\n"})
@@ -276,16 +276,16 @@ func TestFeatureDiagnosticsUnansweredAndErrors(t *testing.T) {
 	t.Run("no answer is bounded by waitMs plus 1 s", func(t *testing.T) {
 		ws := t.TempDir()
 		cancelled := make(chan struct{}, 4)
-		d := a3fDiagStart(t, ctx, ws, true, func(ctx context.Context, r a3fDiagReq) (any, error) {
+		d := featuresDiagStart(t, ctx, ws, true, func(ctx context.Context, r featuresDiagReq) (any, error) {
 			if *r.WaitMs == 0 {
-				return a3fItems(r.URIs, nil), nil
+				return featuresItems(r.URIs, nil), nil
 			}
 			select {
 			case <-ctx.Done():
 				cancelled <- struct{}{}
 			case <-time.After(15 * time.Second):
 			}
-			return a3fItems(r.URIs, []map[string]any{a3fDiag(0, 0, 1, "late", "x", nil)}), nil
+			return featuresItems(r.URIs, []map[string]any{featuresDiag(0, 0, 1, "late", "x", nil)}), nil
 		})
 		start := time.Now()
 		res := d.CallTool(ctx, "write", map[string]any{"path": "w.txt", "content": "x\n"})
@@ -313,9 +313,9 @@ func TestFeatureDiagnosticsUnansweredAndErrors(t *testing.T) {
 		ws := t.TempDir()
 		got := make(chan struct{}, 1)
 		cancelled := make(chan struct{}, 1)
-		d := a3fDiagStart(t, ctx, ws, true, func(ctx context.Context, r a3fDiagReq) (any, error) {
+		d := featuresDiagStart(t, ctx, ws, true, func(ctx context.Context, r featuresDiagReq) (any, error) {
 			if *r.WaitMs == 0 {
-				return a3fItems(r.URIs, nil), nil
+				return featuresItems(r.URIs, nil), nil
 			}
 			got <- struct{}{}
 			select {
@@ -348,7 +348,7 @@ func TestFeatureDiagnosticsUnansweredAndErrors(t *testing.T) {
 
 // ---- Robustness (raw frames) ----------------------------------------------
 
-type a3fRaw struct {
+type featuresRaw struct {
 	t   *testing.T
 	in  io.WriteCloser
 	out *bufio.Reader
@@ -357,12 +357,12 @@ type a3fRaw struct {
 	got chan map[string]any
 }
 
-func a3fRawStart(t *testing.T, ws string) *a3fRaw {
+func featuresRawStart(t *testing.T, ws string) *featuresRaw {
 	t.Helper()
 	cmd := harness.Command(t, []string{"--root", ws})
 	cmd.Stderr = io.Discard
 	in, out := harness.StartPiped(t, cmd)
-	r := &a3fRaw{t: t, in: in, out: bufio.NewReader(out), cmd: cmd, got: make(chan map[string]any, 1000)}
+	r := &featuresRaw{t: t, in: in, out: bufio.NewReader(out), cmd: cmd, got: make(chan map[string]any, 1000)}
 	go func() {
 		defer close(r.got)
 		for {
@@ -377,7 +377,7 @@ func a3fRawStart(t *testing.T, ws string) *a3fRaw {
 	return r
 }
 
-func (r *a3fRaw) readFrame() (map[string]any, error) {
+func (r *featuresRaw) readFrame() (map[string]any, error) {
 	n := -1
 	for {
 		line, err := r.out.ReadString('\n')
@@ -406,7 +406,7 @@ func (r *a3fRaw) readFrame() (map[string]any, error) {
 	return m.(map[string]any), nil
 }
 
-func (r *a3fRaw) send(body string) {
+func (r *featuresRaw) send(body string) {
 	r.t.Helper()
 	if _, err := fmt.Fprintf(r.in, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
 		r.t.Fatal(err)
@@ -414,7 +414,7 @@ func (r *a3fRaw) send(body string) {
 }
 
 // next returns the next frame satisfying pred, collecting the others.
-func (r *a3fRaw) next(d time.Duration, pred func(map[string]any) bool, seen *[]map[string]any) map[string]any {
+func (r *featuresRaw) next(d time.Duration, pred func(map[string]any) bool, seen *[]map[string]any) map[string]any {
 	r.t.Helper()
 	deadline := time.After(d)
 	for {
@@ -435,16 +435,16 @@ func (r *a3fRaw) next(d time.Duration, pred func(map[string]any) bool, seen *[]m
 	}
 }
 
-func a3fIDIs(id float64) func(map[string]any) bool {
+func featuresIDIs(id float64) func(map[string]any) bool {
 	return func(m map[string]any) bool { return m["id"] == id }
 }
 
 func TestFeatureRobustness(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	r := a3fRawStart(t, ws)
+	r := featuresRawStart(t, ws)
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
-	if m := r.next(10*time.Second, a3fIDIs(1), nil); m == nil || m["result"] == nil {
+	if m := r.next(10*time.Second, featuresIDIs(1), nil); m == nil || m["result"] == nil {
 		t.Fatalf("initialize: %v", m)
 	}
 	r.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
@@ -466,7 +466,7 @@ func TestFeatureRobustness(t *testing.T) {
 			t.Errorf("%s: no window/logMessage warning; frames: %v", name, seen)
 		}
 		r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`)
-		if m := r.next(5*time.Second, a3fIDIs(2), nil); m == nil || m["result"] == nil {
+		if m := r.next(5*time.Second, featuresIDIs(2), nil); m == nil || m["result"] == nil {
 			t.Fatalf("%s: the connection did not go on: %v", name, m)
 		}
 	}
@@ -497,7 +497,7 @@ func TestFeatureRobustness(t *testing.T) {
 	}
 
 	r.send(`{"jsonrpc":"2.0","id":3,"method":"shutdown"}`)
-	if m := r.next(5*time.Second, a3fIDIs(3), nil); m == nil || m["error"] != nil {
+	if m := r.next(5*time.Second, featuresIDIs(3), nil); m == nil || m["error"] != nil {
 		t.Fatalf("shutdown: %v", m)
 	}
 	for i, body := range []string{
@@ -506,7 +506,7 @@ func TestFeatureRobustness(t *testing.T) {
 		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read","arguments":{"path":"x"}}}`,
 	} {
 		r.send(body)
-		if m := r.next(5*time.Second, a3fIDIs(float64(4+i)), nil); replyCode(m) != -32600 {
+		if m := r.next(5*time.Second, featuresIDIs(float64(4+i)), nil); replyCode(m) != -32600 {
 			t.Errorf("after shutdown %s -> %v, want -32600", body, m)
 		}
 	}
@@ -525,13 +525,13 @@ func TestFeatureRobustness(t *testing.T) {
 
 // ---- tools/callBatch -------------------------------------------------------
 
-type a3fBatchResult struct {
+type featuresBatchResult struct {
 	Results []harness.Result `json:"results"`
 }
 
-func a3fBatch(t *testing.T, ctx context.Context, c *harness.Client, calls ...map[string]any) []harness.Result {
+func featuresBatch(t *testing.T, ctx context.Context, c *harness.Client, calls ...map[string]any) []harness.Result {
 	t.Helper()
-	var out a3fBatchResult
+	var out featuresBatchResult
 	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &out); err != nil {
 		t.Fatalf("tools/callBatch: %v", err)
 	}
@@ -541,7 +541,7 @@ func a3fBatch(t *testing.T, ctx context.Context, c *harness.Client, calls ...map
 	return out.Results
 }
 
-func a3fCall(name string, args map[string]any) map[string]any {
+func featuresCall(name string, args map[string]any) map[string]any {
 	return map[string]any{"name": name, "arguments": args}
 }
 
@@ -555,10 +555,10 @@ func TestFeatureCallBatch(t *testing.T) {
 		for i := 0; i < 8; i++ {
 			name := fmt.Sprintf("f%d.txt", i)
 			writeFiles(t, ws, map[string]string{name: "alpha\n"})
-			rs := a3fBatch(t, ctx, c,
-				a3fCall("read", map[string]any{"path": name}),
-				a3fCall("edit", map[string]any{"path": name, "edits": []any{map[string]any{"oldText": "alpha", "newText": "beta"}}}),
-				a3fCall("read", map[string]any{"path": name}))
+			rs := featuresBatch(t, ctx, c,
+				featuresCall("read", map[string]any{"path": name}),
+				featuresCall("edit", map[string]any{"path": name, "edits": []any{map[string]any{"oldText": "alpha", "newText": "beta"}}}),
+				featuresCall("read", map[string]any{"path": name}))
 			if rs[0].IsError || !strings.Contains(rs[0].Text(), "alpha") {
 				t.Errorf("round %d first read: %s", i, rs[0].Text())
 			}
@@ -574,9 +574,9 @@ func TestFeatureCallBatch(t *testing.T) {
 		ws := t.TempDir()
 		c := harness.Start(t, harness.Options{Root: ws})
 		c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
-		rs := a3fBatch(t, ctx, c,
-			a3fCall("bash", map[string]any{"command": "sleep 0.7; cat flag"}),
-			a3fCall("bash", map[string]any{"command": "echo written > flag"}))
+		rs := featuresBatch(t, ctx, c,
+			featuresCall("bash", map[string]any{"command": "sleep 0.7; cat flag"}),
+			featuresCall("bash", map[string]any{"command": "echo written > flag"}))
 		if !rs[0].IsError {
 			t.Errorf("the first call saw the file the later non-safe call writes: %s", rs[0].Text())
 		}
@@ -590,10 +590,10 @@ func TestFeatureCallBatch(t *testing.T) {
 		c.Initialize(ctx, nil)
 		var calls []map[string]any
 		for i := 0; i < 3; i++ {
-			calls = append(calls, a3fCall("bash", map[string]any{"command": "sleep 1"}))
+			calls = append(calls, featuresCall("bash", map[string]any{"command": "sleep 1"}))
 		}
 		start := time.Now()
-		rs := a3fBatch(t, ctx, c, calls...)
+		rs := featuresBatch(t, ctx, c, calls...)
 		el := time.Since(start)
 		for i, r := range rs {
 			if r.IsError {
@@ -609,7 +609,7 @@ func TestFeatureCallBatch(t *testing.T) {
 
 // ---- Ignore rules of a workspace inside a repository -----------------------
 
-func a3fGit(t *testing.T, dir string, args ...string) string {
+func featuresGit(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -628,7 +628,7 @@ func TestFeatureWorkspaceInsideARepository(t *testing.T) {
 	}
 	ctx := testCtx(t, 30*time.Second)
 	repo := t.TempDir()
-	a3fGit(t, repo, "init", "-q")
+	featuresGit(t, repo, "init", "-q")
 	writeFiles(t, repo, map[string]string{
 		".gitignore":              "*.log\n/top-only.txt\n",
 		"pkg/.gitignore":          "gen/\n!keep.log\n",
@@ -855,7 +855,7 @@ func TestFeatureSpillCapNotice(t *testing.T) {
 
 // ---- agentls call with several TOOL 'JSON' pairs --------------------------
 
-func a3fRun(t *testing.T, args []string, env ...string) (string, int) {
+func featuresRun(t *testing.T, args []string, env ...string) (string, int) {
 	t.Helper()
 	cmd := harness.Command(t, args, env...)
 	var out strings.Builder
@@ -873,7 +873,7 @@ func TestFeatureCLISeveralCalls(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.go": "package a\n\nvar x = 1\n"})
-	out, code := a3fRun(t, []string{"call",
+	out, code := featuresRun(t, []string{"call",
 		"read", `{"path":"a.go"}`,
 		"edit", `{"path":"a.go","edits":[{"oldText":"x = 1","newText":"x = 2"}]}`,
 		"read", `{"path":"a.go"}`,
@@ -887,7 +887,7 @@ func TestFeatureCLISeveralCalls(t *testing.T) {
 	}
 
 	// The first failing call ends the run.
-	out, code = a3fRun(t, []string{"call",
+	out, code = featuresRun(t, []string{"call",
 		"read", `{"path":"missing.go"}`,
 		"write", `{"path":"later.txt","content":"x"}`,
 		"--root", ws})
@@ -901,7 +901,7 @@ func TestFeatureCLISeveralCalls(t *testing.T) {
 
 	// Deny rules and --mode readOnly still apply.
 	writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"permissions": {"deny": ["Write(/denied.txt)", "Edit(/denied.txt)"]}}`})
-	out, code = a3fRun(t, []string{"call", "write", `{"path":"ok.txt","content":"x"}`, "write", `{"path":"denied.txt","content":"x"}`, "--root", ws})
+	out, code = featuresRun(t, []string{"call", "write", `{"path":"ok.txt","content":"x"}`, "write", `{"path":"denied.txt","content":"x"}`, "--root", ws})
 	if code == 0 {
 		t.Errorf("deny rule: exit 0:\n%s", out)
 	}
@@ -911,7 +911,7 @@ func TestFeatureCLISeveralCalls(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "ok.txt")); err != nil {
 		t.Errorf("the allowed call before the denied one did not run:\n%s", out)
 	}
-	out, code = a3fRun(t, []string{"call", "read", `{"path":"a.go"}`, "write", `{"path":"ro.txt","content":"x"}`, "--root", ws, "--mode", "readOnly"})
+	out, code = featuresRun(t, []string{"call", "read", `{"path":"a.go"}`, "write", `{"path":"ro.txt","content":"x"}`, "--root", ws, "--mode", "readOnly"})
 	if code == 0 {
 		t.Errorf("readOnly: exit 0:\n%s", out)
 	}
@@ -923,21 +923,21 @@ func TestFeatureCLISeveralCalls(t *testing.T) {
 
 // ---- Upstream MCP servers over HTTP ----------------------------------------
 
-// a3fUpstream is an in-process MCP server reachable over streamable HTTP
+// featuresUpstream is an in-process MCP server reachable over streamable HTTP
 // (/mcp) and SSE (/sse); it records the headers of every request and can be
 // switched off (every request gets 503) to break sessions.
-type a3fUpstream struct {
+type featuresUpstream struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
 	hdrs []http.Header
 	down int // 0 up, 1: every request 503, 2: every session request 404 (session gone)
 }
 
-const a3fBigLines = 1500
+const featuresBigLines = 1500
 
-func a3fNewUpstream(t *testing.T) *a3fUpstream {
+func featuresNewUpstream(t *testing.T) *featuresUpstream {
 	t.Helper()
-	u := &a3fUpstream{}
+	u := &featuresUpstream{}
 	server := mcp.NewServer(&mcp.Implementation{Name: "a3f-upstream", Version: "1.0.0"}, nil)
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	server.AddTool(&mcp.Tool{Name: "echo", Description: "echo the text back", Annotations: ro,
@@ -951,7 +951,7 @@ func a3fNewUpstream(t *testing.T) *a3fUpstream {
 		InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var b strings.Builder
-			for i := 1; i <= a3fBigLines; i++ {
+			for i := 1; i <= featuresBigLines; i++ {
 				fmt.Fprintf(&b, "line %04d %s\n", i, strings.Repeat("x", 50))
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}}, nil
@@ -979,9 +979,9 @@ func a3fNewUpstream(t *testing.T) *a3fUpstream {
 	return u
 }
 
-func (u *a3fUpstream) setDown(v int) { u.mu.Lock(); u.down = v; u.mu.Unlock() }
+func (u *featuresUpstream) setDown(v int) { u.mu.Lock(); u.down = v; u.mu.Unlock() }
 
-func (u *a3fUpstream) headers(name string) []string {
+func (u *featuresUpstream) headers(name string) []string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	var out []string
@@ -999,15 +999,15 @@ func (u *a3fUpstream) headers(name string) []string {
 	return out
 }
 
-func a3fMCPJSON(t *testing.T, ws string, cfg map[string]any) {
+func featuresMCPJSON(t *testing.T, ws string, cfg map[string]any) {
 	t.Helper()
 	b, _ := json.MarshalIndent(cfg, "", "  ")
 	writeFiles(t, ws, map[string]string{".agentls/mcp.json": string(b)})
 }
 
-// a3fCallUntil calls tool until its result contains want (upstream servers
+// featuresCallUntil calls tool until its result contains want (upstream servers
 // start in the background), returning the last result.
-func a3fCallUntil(t *testing.T, ctx context.Context, c *harness.Client, tool string, args map[string]any, want string, d time.Duration) harness.Result {
+func featuresCallUntil(t *testing.T, ctx context.Context, c *harness.Client, tool string, args map[string]any, want string, d time.Duration) harness.Result {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
@@ -1019,7 +1019,7 @@ func a3fCallUntil(t *testing.T, ctx context.Context, c *harness.Client, tool str
 	}
 }
 
-func a3fLogs(c *harness.Client) string {
+func featuresLogs(c *harness.Client) string {
 	var b strings.Builder
 	for _, n := range c.Notes("window/logMessage") {
 		b.Write(n.Params)
@@ -1031,9 +1031,9 @@ func a3fLogs(c *harness.Client) string {
 func TestFeatureUpstreamHTTPTransports(t *testing.T) {
 	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	ctx := testCtx(t, 40*time.Second)
-	up := a3fNewUpstream(t)
+	up := featuresNewUpstream(t)
 	ws := t.TempDir()
-	a3fMCPJSON(t, ws, map[string]any{"servers": map[string]any{
+	featuresMCPJSON(t, ws, map[string]any{"servers": map[string]any{
 		"h1": map[string]any{"type": "http", "url": up.srv.URL + "/mcp", "headers": map[string]any{
 			"X-A": "${env:A3F_TOKEN}", "X-B": "Bearer ${A3F_TOKEN}", "X-C": "${A3F_UNSET:-fallback}",
 			"X-D": "[${A3F_UNSET_TOO}]", "X-W": "${workspaceFolder}",
@@ -1048,7 +1048,7 @@ func TestFeatureUpstreamHTTPTransports(t *testing.T) {
 	c.Initialize(ctx, nil)
 	for _, srv := range []string{"h1", "h2", "h3", "s1"} {
 		t0 := time.Now()
-		r := a3fCallUntil(t, ctx, c, srv+"__echo", map[string]any{"text": "hi-" + srv}, "echo:hi-"+srv, 10*time.Second)
+		r := featuresCallUntil(t, ctx, c, srv+"__echo", map[string]any{"text": "hi-" + srv}, "echo:hi-"+srv, 10*time.Second)
 		t.Logf("%s took %v: %s", srv, time.Since(t0), r.Text())
 		if r.IsError || !strings.Contains(r.Text(), "echo:hi-"+srv) {
 			t.Errorf("%s__echo: %s", srv, r.Text())
@@ -1061,7 +1061,7 @@ func TestFeatureUpstreamHTTPTransports(t *testing.T) {
 			t.Errorf("header %s = %q, want %q", name, got, want)
 		}
 	}
-	logs := a3fLogs(c)
+	logs := featuresLogs(c)
 	if !regexp.MustCompile(`h1[^\n]*A3F_UNSET_TOO|A3F_UNSET_TOO[^\n]*h1`).MatchString(logs) {
 		t.Errorf("no window/logMessage naming server h1 and the unset variable A3F_UNSET_TOO:\n%s", logs)
 	}
@@ -1090,8 +1090,8 @@ func TestFeatureUpstreamHTTPTransports(t *testing.T) {
 		n, _ := strconv.Atoi(l[1])
 		last = max(last, n)
 	}
-	if last == 0 || last >= a3fBigLines {
-		t.Fatalf("cut text shows up to line %d of %d", last, a3fBigLines)
+	if last == 0 || last >= featuresBigLines {
+		t.Fatalf("cut text shows up to line %d of %d", last, featuresBigLines)
 	}
 	wantContains(t, "budget notice", text, fmt.Sprintf("1-%d", last))
 	rr := c.CallTool(ctx, "read", map[string]any{"path": args.Path, "offset": args.Offset, "limit": 2})
@@ -1123,12 +1123,12 @@ func TestFeatureUpstreamRestart(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t, 40*time.Second)
-			up := a3fNewUpstream(t)
+			up := featuresNewUpstream(t)
 			ws := t.TempDir()
-			a3fMCPJSON(t, ws, map[string]any{"servers": map[string]any{"up": map[string]any{"type": "http", "url": up.srv.URL + "/mcp"}}})
+			featuresMCPJSON(t, ws, map[string]any{"servers": map[string]any{"up": map[string]any{"type": "http", "url": up.srv.URL + "/mcp"}}})
 			c := harness.Start(t, harness.Options{Root: ws})
 			c.Initialize(ctx, nil)
-			if r := a3fCallUntil(t, ctx, c, "up__echo", map[string]any{"text": "1"}, "echo:1", 10*time.Second); r.IsError {
+			if r := featuresCallUntil(t, ctx, c, "up__echo", map[string]any{"text": "1"}, "echo:1", 10*time.Second); r.IsError {
 				t.Fatalf("up__echo: %s", r.Text())
 			}
 			up.setDown(tc.mode)
@@ -1143,7 +1143,7 @@ func TestFeatureUpstreamRestart(t *testing.T) {
 				wantContains(t, "broken session", r.Text()+"\n"+r2.Text(), "unavailable", "restarting in")
 			}
 			up.setDown(0)
-			r = a3fCallUntil(t, ctx, c, "up__echo", map[string]any{"text": "4"}, "echo:4", 8*time.Second)
+			r = featuresCallUntil(t, ctx, c, "up__echo", map[string]any{"text": "4"}, "echo:4", 8*time.Second)
 			if !strings.Contains(r.Text(), "echo:4") {
 				t.Errorf("not back within 8 s: %s", r.Text())
 			}
@@ -1151,13 +1151,13 @@ func TestFeatureUpstreamRestart(t *testing.T) {
 	}
 	t.Run("server gone and back on the same port", func(t *testing.T) {
 		ctx := testCtx(t, 40*time.Second)
-		up := a3fNewUpstream(t)
+		up := featuresNewUpstream(t)
 		addr := up.srv.Listener.Addr().String()
 		ws := t.TempDir()
-		a3fMCPJSON(t, ws, map[string]any{"servers": map[string]any{"up": map[string]any{"type": "http", "url": up.srv.URL + "/mcp"}}})
+		featuresMCPJSON(t, ws, map[string]any{"servers": map[string]any{"up": map[string]any{"type": "http", "url": up.srv.URL + "/mcp"}}})
 		c := harness.Start(t, harness.Options{Root: ws})
 		c.Initialize(ctx, nil)
-		if r := a3fCallUntil(t, ctx, c, "up__echo", map[string]any{"text": "1"}, "echo:1", 10*time.Second); r.IsError {
+		if r := featuresCallUntil(t, ctx, c, "up__echo", map[string]any{"text": "1"}, "echo:1", 10*time.Second); r.IsError {
 			t.Fatalf("up__echo: %s", r.Text())
 		}
 		up.srv.CloseClientConnections()
@@ -1167,7 +1167,7 @@ func TestFeatureUpstreamRestart(t *testing.T) {
 		t.Logf("while gone:\n%s\n%s", r.Text(), r2.Text())
 		wantContains(t, "server gone", r.Text()+"\n"+r2.Text(), "unavailable", "restarting in")
 		// Same address again, a fresh server (sessions lost).
-		up2 := a3fNewUpstream(t)
+		up2 := featuresNewUpstream(t)
 		up2.srv.Close()
 		var l net.Listener
 		var err error
@@ -1184,7 +1184,7 @@ func TestFeatureUpstreamRestart(t *testing.T) {
 		go srv.Serve(l)
 		t.Cleanup(func() { srv.Close() })
 		start := time.Now()
-		r = a3fCallUntil(t, ctx, c, "up__echo", map[string]any{"text": "4"}, "echo:4", 8*time.Second)
+		r = featuresCallUntil(t, ctx, c, "up__echo", map[string]any{"text": "4"}, "echo:4", 8*time.Second)
 		if !strings.Contains(r.Text(), "echo:4") {
 			t.Errorf("not restarted within 8 s: %s", r.Text())
 		}
@@ -1196,7 +1196,7 @@ func TestFeatureUpstreamSecretsInURLsAndRedirects(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 40*time.Second)
 	// Another host: the target of a redirect.
-	other := a3fNewUpstream(t)
+	other := featuresNewUpstream(t)
 	otherURL := strings.Replace(other.srv.URL, "127.0.0.1", "localhost", 1)
 	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, otherURL+"/mcp", http.StatusTemporaryRedirect)
@@ -1212,14 +1212,14 @@ func TestFeatureUpstreamSecretsInURLsAndRedirects(t *testing.T) {
 	du.RawQuery = "key=query-secret-88"
 
 	ws := t.TempDir()
-	a3fMCPJSON(t, ws, map[string]any{"mcpServers": map[string]any{
+	featuresMCPJSON(t, ws, map[string]any{"mcpServers": map[string]any{
 		"redir": map[string]any{"type": "http", "url": redirector.URL + "/mcp", "headers": map[string]any{"X-Secret": "hdr-secret-99", "Authorization": "Bearer hdr-secret-99"}},
 		"dead":  map[string]any{"type": "http", "url": du.String()},
 	}})
 	logFile := filepath.Join(t.TempDir(), "agentls.log")
 	c := harness.Start(t, harness.Options{Root: ws, Args: []string{"--log-file", logFile, "--log-level", "debug"}})
 	c.Initialize(ctx, nil)
-	r := a3fCallUntil(t, ctx, c, "dead__echo", map[string]any{"text": "x"}, "unavailable", 3*time.Second)
+	r := featuresCallUntil(t, ctx, c, "dead__echo", map[string]any{"text": "x"}, "unavailable", 3*time.Second)
 	t.Logf("dead__echo: %s", r.Text())
 	if !r.IsError {
 		t.Errorf("a server that cannot be reached answered: %s", r.Text())
@@ -1228,7 +1228,7 @@ func TestFeatureUpstreamSecretsInURLsAndRedirects(t *testing.T) {
 	c.CallTool(ctx, "redir__echo", map[string]any{"text": "x"})
 	time.Sleep(300 * time.Millisecond) // let the log file catch up
 	lf, _ := os.ReadFile(logFile)
-	all := r.Text() + a3fLogs(c) + string(lf)
+	all := r.Text() + featuresLogs(c) + string(lf)
 	wantLacks(t, "messages and logs", all, "pw-in-url-77", "query-secret-88", "hdr-secret-99")
 	for _, h := range []string{"X-Secret", "Authorization"} {
 		if v := other.headers(h); len(v) > 0 {
@@ -1239,13 +1239,13 @@ func TestFeatureUpstreamSecretsInURLsAndRedirects(t *testing.T) {
 
 // ---- agentls mcp: Workspace and Tools --------------------------------------
 
-type a3fMCPRec struct {
+type featuresMCPRec struct {
 	mu      sync.Mutex
 	methods []string
 	changed int
 }
 
-func (r *a3fMCPRec) count(method string) int {
+func (r *featuresMCPRec) count(method string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
@@ -1257,9 +1257,9 @@ func (r *a3fMCPRec) count(method string) int {
 	return n
 }
 
-func a3fMCPConnect(t *testing.T, ctx context.Context, root string, roots []string, version string) (*mcp.ClientSession, *mcp.Client, *a3fMCPRec) {
+func featuresMCPConnect(t *testing.T, ctx context.Context, root string, roots []string, version string) (*mcp.ClientSession, *mcp.Client, *featuresMCPRec) {
 	t.Helper()
-	rec := &a3fMCPRec{}
+	rec := &featuresMCPRec{}
 	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 		rec.mu.Lock()
 		rec.changed++
@@ -1290,7 +1290,7 @@ func a3fMCPConnect(t *testing.T, ctx context.Context, root string, roots []strin
 	return s, client, rec
 }
 
-func a3fMCPText(r *mcp.CallToolResult) string {
+func featuresMCPText(r *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range r.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
@@ -1300,16 +1300,16 @@ func a3fMCPText(r *mcp.CallToolResult) string {
 	return b.String()
 }
 
-func a3fMCPCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string) {
+func featuresMCPCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string) {
 	t.Helper()
 	r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("tools/call %s: protocol error %v", name, err)
 	}
-	return r, a3fMCPText(r)
+	return r, featuresMCPText(r)
 }
 
-const a3fExtTool = `{"name": "b_hello", "description": "say hello from folder b", "inputSchema": {"type": "object", "properties": {}}, "command": "echo hello-from-b", "readOnly": true}`
+const featuresExtTool = `{"name": "b_hello", "description": "say hello from folder b", "inputSchema": {"type": "object", "properties": {}}, "command": "echo hello-from-b", "readOnly": true}`
 
 func TestFeatureMCPWorkspace(t *testing.T) {
 	t.Parallel()
@@ -1317,7 +1317,7 @@ func TestFeatureMCPWorkspace(t *testing.T) {
 	other, a, b := t.TempDir(), t.TempDir(), t.TempDir()
 	writeFiles(t, other, map[string]string{"only-in-other.txt": "x"})
 	writeFiles(t, a, map[string]string{"only-in-a.txt": "x"})
-	writeFiles(t, b, map[string]string{"only-in-b.txt": "x", ".agentls/tools/b_hello.json": a3fExtTool})
+	writeFiles(t, b, map[string]string{"only-in-b.txt": "x", ".agentls/tools/b_hello.json": featuresExtTool})
 
 	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
 		t.Run("roots win over --root and follow roots/list_changed, protocol "+version, func(t *testing.T) {
@@ -1328,8 +1328,8 @@ func TestFeatureMCPWorkspace(t *testing.T) {
 				// keeps --root or the cwd.
 				t.Skip("MCP 2026-07-28 deprecates roots; agentls does not ask over multi-round-trip requests")
 			}
-			s, client, rec := a3fMCPConnect(t, ctx, other, []string{a}, version)
-			_, text := a3fMCPCall(t, ctx, s, "ls", map[string]any{})
+			s, client, rec := featuresMCPConnect(t, ctx, other, []string{a}, version)
+			_, text := featuresMCPCall(t, ctx, s, "ls", map[string]any{})
 			wantContains(t, "ls with roots [a]", text, "only-in-a.txt")
 			wantLacks(t, "ls with roots [a]", text, "only-in-other.txt")
 			if rec.count("roots/list") == 0 {
@@ -1340,7 +1340,7 @@ func TestFeatureMCPWorkspace(t *testing.T) {
 			deadline := time.Now().Add(5 * time.Second)
 			var r *mcp.CallToolResult
 			for {
-				r, text = a3fMCPCall(t, ctx, s, "b_hello", map[string]any{})
+				r, text = featuresMCPCall(t, ctx, s, "b_hello", map[string]any{})
 				if strings.Contains(text, "hello-from-b") || time.Now().After(deadline) {
 					break
 				}
@@ -1349,13 +1349,13 @@ func TestFeatureMCPWorkspace(t *testing.T) {
 			if r.IsError || !strings.Contains(text, "hello-from-b") {
 				t.Errorf("after the roots changed to b, b's extension tool: %s", text)
 			}
-			_, text = a3fMCPCall(t, ctx, s, "ls", map[string]any{})
+			_, text = featuresMCPCall(t, ctx, s, "ls", map[string]any{})
 			wantContains(t, "ls with roots [b]", text, "only-in-b.txt")
 		})
 	}
 	t.Run("without the roots capability", func(t *testing.T) {
-		s, _, rec := a3fMCPConnect(t, ctx, other, nil, "")
-		_, text := a3fMCPCall(t, ctx, s, "ls", map[string]any{})
+		s, _, rec := featuresMCPConnect(t, ctx, other, nil, "")
+		_, text := featuresMCPCall(t, ctx, s, "ls", map[string]any{})
 		wantContains(t, "ls without roots", text, "only-in-other.txt")
 		if n := rec.count("roots/list"); n != 0 {
 			t.Errorf("roots/list sent %d times to a client without the capability", n)
@@ -1368,10 +1368,10 @@ func TestFeatureMCPTools(t *testing.T) {
 	ctx := testCtx(t, 40*time.Second)
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{
-		".agentls/tools/b_hello.json":   a3fExtTool,
+		".agentls/tools/b_hello.json":   featuresExtTool,
 		".agentls/tools/c_weather.json": `{"name": "c_weather", "description": "report the weather forecast", "inputSchema": {"type": "object", "properties": {}}, "command": "echo sunny", "readOnly": true}`,
 	})
-	s, _, rec := a3fMCPConnect(t, ctx, ws, nil, "")
+	s, _, rec := featuresMCPConnect(t, ctx, ws, nil, "")
 	lt, err := s.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -1402,7 +1402,7 @@ func TestFeatureMCPTools(t *testing.T) {
 	if err != nil {
 		t.Errorf("unknown tool is a protocol error: %v", err)
 	} else {
-		text := a3fMCPText(r)
+		text := featuresMCPText(r)
 		if !r.IsError {
 			t.Errorf("unknown tool not an error result: %s", text)
 		}
@@ -1410,7 +1410,7 @@ func TestFeatureMCPTools(t *testing.T) {
 	}
 
 	// tool_search activation announces list_changed (tools were listed before it).
-	_, text := a3fMCPCall(t, ctx, s, "tool_search", map[string]any{"query": "weather forecast"})
+	_, text := featuresMCPCall(t, ctx, s, "tool_search", map[string]any{"query": "weather forecast"})
 	wantContains(t, "tool_search", text, "c_weather")
 	deadline := time.Now().Add(3 * time.Second)
 	for {
@@ -1427,7 +1427,7 @@ func TestFeatureMCPTools(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	// Calling a deferred tool by name activates it.
-	r, text = a3fMCPCall(t, ctx, s, "b_hello", map[string]any{})
+	r, text = featuresMCPCall(t, ctx, s, "b_hello", map[string]any{})
 	if r.IsError || !strings.Contains(text, "hello-from-b") {
 		t.Errorf("b_hello by name: %s", text)
 	}

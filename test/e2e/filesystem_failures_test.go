@@ -27,16 +27,16 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a22fRoot skips unless running as root (chattr, mount and setpriv need it).
-func a22fRoot(t *testing.T) {
+// fsFailRoot skips unless running as root (chattr, mount and setpriv need it).
+func fsFailRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to create the refusal (chattr/mount/setpriv)")
 	}
 }
 
-// a22fTool returns the path of a program or skips, saying why.
-func a22fTool(t *testing.T, name, why string) string {
+// fsFailTool returns the path of a program or skips, saying why.
+func fsFailTool(t *testing.T, name, why string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
@@ -45,18 +45,18 @@ func a22fTool(t *testing.T, name, why string) string {
 	return p
 }
 
-// a22fWS makes a workspace (symlinks resolved) holding files.
-func a22fWS(t *testing.T, files map[string]string) string {
+// fsFailWS makes a workspace (symlinks resolved) holding files.
+func fsFailWS(t *testing.T, files map[string]string) string {
 	t.Helper()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	a22fPut(t, ws, files, 0o644)
+	fsFailPut(t, ws, files, 0o644)
 	return ws
 }
 
-func a22fPut(t *testing.T, ws string, files map[string]string, mode os.FileMode) {
+func fsFailPut(t *testing.T, ws string, files map[string]string, mode os.FileMode) {
 	t.Helper()
 	for rel, body := range files {
 		p := filepath.Join(ws, rel)
@@ -72,9 +72,9 @@ func a22fPut(t *testing.T, ws string, files map[string]string, mode os.FileMode)
 	}
 }
 
-// a22fStart starts agentls on ws in acceptEdits (edits and writes run
+// fsFailStart starts agentls on ws in acceptEdits (edits and writes run
 // without a tools/confirm question this client could not answer).
-func a22fStart(t *testing.T, ws string, env ...string) (*harness.Client, context.Context) {
+func fsFailStart(t *testing.T, ws string, env ...string) (*harness.Client, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	t.Cleanup(cancel)
@@ -83,16 +83,16 @@ func a22fStart(t *testing.T, ws string, env ...string) (*harness.Client, context
 	return c, ctx
 }
 
-// a22fCall runs a tool and logs its text, so the report can quote it.
-func a22fCall(t *testing.T, ctx context.Context, c *harness.Client, tool string, args map[string]any) harness.Result {
+// fsFailCall runs a tool and logs its text, so the report can quote it.
+func fsFailCall(t *testing.T, ctx context.Context, c *harness.Client, tool string, args map[string]any) harness.Result {
 	t.Helper()
 	r := c.CallTool(ctx, tool, args)
-	t.Logf("%s %v → isError=%v\n%s", tool, a22fShort(args), r.IsError, r.Text())
+	t.Logf("%s %v → isError=%v\n%s", tool, fsFailShort(args), r.IsError, r.Text())
 	return r
 }
 
-// a22fShort is args as JSON, cut for the log (a 1 MiB content would drown it).
-func a22fShort(args map[string]any) string {
+// fsFailShort is args as JSON, cut for the log (a 1 MiB content would drown it).
+func fsFailShort(args map[string]any) string {
 	b, _ := json.Marshal(args)
 	if len(b) > 160 {
 		return fmt.Sprintf("%s… (%d bytes)", b[:160], len(b))
@@ -100,22 +100,22 @@ func a22fShort(args map[string]any) string {
 	return string(b)
 }
 
-// a22fRead reads path and fails unless the read works.
-func a22fRead(t *testing.T, ctx context.Context, c *harness.Client, path string) {
+// fsFailRead reads path and fails unless the read works.
+func fsFailRead(t *testing.T, ctx context.Context, c *harness.Client, path string) {
 	t.Helper()
-	if r := a22fCall(t, ctx, c, "read", map[string]any{"path": path}); r.IsError {
+	if r := fsFailCall(t, ctx, c, "read", map[string]any{"path": path}); r.IsError {
 		t.Fatalf("read %s failed: %s", path, r.Text())
 	}
 }
 
-// a22fEditArgs replaces oldText by newText in path.
-func a22fEditArgs(path, oldText, newText string) map[string]any {
+// fsFailEditArgs replaces oldText by newText in path.
+func fsFailEditArgs(path, oldText, newText string) map[string]any {
 	return map[string]any{"path": path, "edits": []any{map[string]any{"oldText": oldText, "newText": newText}}}
 }
 
-// a22fRefused asserts an isError result whose text names the path and one of
+// fsFailRefused asserts an isError result whose text names the path and one of
 // the causes (case-insensitive).
-func a22fRefused(t *testing.T, what string, r harness.Result, path string, causes ...string) {
+func fsFailRefused(t *testing.T, what string, r harness.Result, path string, causes ...string) {
 	t.Helper()
 	if !r.IsError {
 		t.Errorf("%s: want isError, got success: %q", what, r.Text())
@@ -133,8 +133,8 @@ func a22fRefused(t *testing.T, what string, r harness.Result, path string, cause
 	t.Errorf("%s: error names none of the causes %q: %q", what, causes, r.Text())
 }
 
-// a22fSame asserts a file still holds want.
-func a22fSame(t *testing.T, what, p, want string) {
+// fsFailSame asserts a file still holds want.
+func fsFailSame(t *testing.T, what, p, want string) {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -146,8 +146,8 @@ func a22fSame(t *testing.T, what, p, want string) {
 	}
 }
 
-// a22fNames lists dir's entries, sorted: a temp file left behind shows here.
-func a22fNames(t *testing.T, dir string) []string {
+// fsFailNames lists dir's entries, sorted: a temp file left behind shows here.
+func fsFailNames(t *testing.T, dir string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -161,22 +161,22 @@ func a22fNames(t *testing.T, dir string) []string {
 	return out
 }
 
-func a22fSameNames(t *testing.T, what, dir string, want []string) {
+func fsFailSameNames(t *testing.T, what, dir string, want []string) {
 	t.Helper()
-	if got := a22fNames(t, dir); strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+	if got := fsFailNames(t, dir); strings.Join(got, "\x00") != strings.Join(want, "\x00") {
 		t.Errorf("%s: %s holds %q, want exactly %q (temp file left behind?)", what, dir, got, want)
 	}
 }
 
-func a22fAbsent(t *testing.T, what, p string) {
+func fsFailAbsent(t *testing.T, what, p string) {
 	t.Helper()
 	if _, err := os.Lstat(p); err == nil {
 		t.Errorf("%s: %s exists, want nothing left", what, p)
 	}
 }
 
-// a22fAlive asserts the process is running and still answers a normal read.
-func a22fAlive(t *testing.T, ctx context.Context, c *harness.Client, path, want string) {
+// fsFailAlive asserts the process is running and still answers a normal read.
+func fsFailAlive(t *testing.T, ctx context.Context, c *harness.Client, path, want string) {
 	t.Helper()
 	select {
 	case <-c.Exited():
@@ -192,11 +192,11 @@ func a22fAlive(t *testing.T, ctx context.Context, c *harness.Client, path, want 
 	}
 }
 
-// a22fChattr sets a file attribute (+i, +a) and clears it at cleanup, before
+// fsFailChattr sets a file attribute (+i, +a) and clears it at cleanup, before
 // TempDir's removal (which would fail on an immutable entry).
-func a22fChattr(t *testing.T, attr, p string) {
+func fsFailChattr(t *testing.T, attr, p string) {
 	t.Helper()
-	bin := a22fTool(t, "chattr", "e2fsprogs sets the immutable/append-only attributes")
+	bin := fsFailTool(t, "chattr", "e2fsprogs sets the immutable/append-only attributes")
 	if out, err := exec.Command(bin, "+"+attr, p).CombinedOutput(); err != nil {
 		t.Skipf("chattr +%s unsupported here: %v %s", attr, err, out)
 	}
@@ -207,9 +207,9 @@ func a22fChattr(t *testing.T, attr, p string) {
 	})
 }
 
-// a22fShareDir makes a directory everyone can enter and write (outside
+// fsFailShareDir makes a directory everyone can enter and write (outside
 // t.TempDir, whose parents are 0700), removed at cleanup.
-func a22fShareDir(t *testing.T, pattern string) string {
+func fsFailShareDir(t *testing.T, pattern string) string {
 	t.Helper()
 	d, err := os.MkdirTemp("", pattern)
 	if err != nil {
@@ -235,13 +235,13 @@ func a22fShareDir(t *testing.T, pattern string) string {
 	return d
 }
 
-// a22fWrapper points AGENTLS_BIN at a /bin/sh script that runs the real
+// fsFailWrapper points AGENTLS_BIN at a /bin/sh script that runs the real
 // agentls (copied where any user can execute it) after prefix (a ulimit, or
 // "setpriv … " as the exec prefix). Not parallel: it sets the environment.
-func a22fWrapper(t *testing.T, setup, execPrefix string) {
+func fsFailWrapper(t *testing.T, setup, execPrefix string) {
 	t.Helper()
 	real := harness.Binary(t)
-	dir := a22fShareDir(t, "a22f-bin-")
+	dir := fsFailShareDir(t, "a22f-bin-")
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -272,52 +272,52 @@ func a22fWrapper(t *testing.T, setup, execPrefix string) {
 // ---------------------------------------------------------------- chattr
 
 func TestFilesystemImmutableFile(t *testing.T) {
-	a22fRoot(t)
+	fsFailRoot(t)
 	const body = "alpha\nbeta\ngamma\n"
-	ws := a22fWS(t, map[string]string{"lock.txt": body, "ok.txt": "ok here\n"})
+	ws := fsFailWS(t, map[string]string{"lock.txt": body, "ok.txt": "ok here\n"})
 	p := filepath.Join(ws, "lock.txt")
 	// Made immutable before the read: chattr changes the ctime, which the
 	// edit guard would rightly call a change since the read.
-	a22fChattr(t, "i", p)
-	names := a22fNames(t, ws)
-	c, ctx := a22fStart(t, ws)
-	a22fRead(t, ctx, c, "lock.txt")
+	fsFailChattr(t, "i", p)
+	names := fsFailNames(t, ws)
+	c, ctx := fsFailStart(t, ws)
+	fsFailRead(t, ctx, c, "lock.txt")
 
 	cases := []struct {
 		name string
 		tool string
 		args map[string]any
 	}{
-		{"edit", "edit", a22fEditArgs("lock.txt", "beta", "BETA")},
+		{"edit", "edit", fsFailEditArgs("lock.txt", "beta", "BETA")},
 		{"write", "write", map[string]any{"path": "lock.txt", "content": "replaced\n"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a22fCall(t, ctx, c, tc.tool, tc.args)
-			a22fRefused(t, tc.name, r, "lock.txt", "operation not permitted", "immutable", "permission denied")
-			a22fSame(t, tc.name, p, body)
-			a22fSameNames(t, tc.name, ws, names)
+			r := fsFailCall(t, ctx, c, tc.tool, tc.args)
+			fsFailRefused(t, tc.name, r, "lock.txt", "operation not permitted", "immutable", "permission denied")
+			fsFailSame(t, tc.name, p, body)
+			fsFailSameNames(t, tc.name, ws, names)
 		})
 	}
-	a22fAlive(t, ctx, c, "ok.txt", "ok here")
+	fsFailAlive(t, ctx, c, "ok.txt", "ok here")
 	// A normal write next to it still works.
-	if r := a22fCall(t, ctx, c, "write", map[string]any{"path": "fresh.txt", "content": "new\n"}); r.IsError {
+	if r := fsFailCall(t, ctx, c, "write", map[string]any{"path": "fresh.txt", "content": "new\n"}); r.IsError {
 		t.Errorf("write of a new file after the refusals: %q", r.Text())
 	}
-	a22fSame(t, "fresh write", filepath.Join(ws, "fresh.txt"), "new\n")
+	fsFailSame(t, "fresh write", filepath.Join(ws, "fresh.txt"), "new\n")
 }
 
 func TestFilesystemImmutableDir(t *testing.T) {
-	a22fRoot(t)
+	fsFailRoot(t)
 	const body = "one\ntwo\nthree\n"
-	ws := a22fWS(t, map[string]string{"frozen/a.txt": body, "ok.txt": "ok here\n"})
+	ws := fsFailWS(t, map[string]string{"frozen/a.txt": body, "ok.txt": "ok here\n"})
 	dir := filepath.Join(ws, "frozen")
 	// The directory takes no new entries (no temp file) and no renames; the
 	// file itself stays writable in place, which an atomic write must not use.
-	a22fChattr(t, "i", dir)
-	names := a22fNames(t, dir)
-	c, ctx := a22fStart(t, ws)
-	a22fRead(t, ctx, c, "frozen/a.txt")
+	fsFailChattr(t, "i", dir)
+	names := fsFailNames(t, dir)
+	c, ctx := fsFailStart(t, ws)
+	fsFailRead(t, ctx, c, "frozen/a.txt")
 
 	cases := []struct {
 		name   string
@@ -326,54 +326,54 @@ func TestFilesystemImmutableDir(t *testing.T) {
 		path   string // named in the error
 		absent string // must not exist afterwards
 	}{
-		{"edit existing", "edit", a22fEditArgs("frozen/a.txt", "two", "TWO"), "frozen/a.txt", ""},
+		{"edit existing", "edit", fsFailEditArgs("frozen/a.txt", "two", "TWO"), "frozen/a.txt", ""},
 		{"write existing", "write", map[string]any{"path": "frozen/a.txt", "content": "x\n"}, "frozen/a.txt", ""},
 		{"write new file", "write", map[string]any{"path": "frozen/new.txt", "content": "x\n"}, "frozen/new.txt", "frozen/new.txt"},
 		{"write new file in new subdir", "write", map[string]any{"path": "frozen/sub/new.txt", "content": "x\n"}, "frozen/sub", "frozen/sub"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a22fCall(t, ctx, c, tc.tool, tc.args)
-			a22fRefused(t, tc.name, r, tc.path, "operation not permitted", "immutable", "permission denied")
-			a22fSame(t, tc.name, filepath.Join(dir, "a.txt"), body)
-			a22fSameNames(t, tc.name, dir, names)
+			r := fsFailCall(t, ctx, c, tc.tool, tc.args)
+			fsFailRefused(t, tc.name, r, tc.path, "operation not permitted", "immutable", "permission denied")
+			fsFailSame(t, tc.name, filepath.Join(dir, "a.txt"), body)
+			fsFailSameNames(t, tc.name, dir, names)
 			if tc.absent != "" {
-				a22fAbsent(t, tc.name, filepath.Join(ws, tc.absent))
+				fsFailAbsent(t, tc.name, filepath.Join(ws, tc.absent))
 			}
 		})
 	}
-	a22fAlive(t, ctx, c, "ok.txt", "ok here")
+	fsFailAlive(t, ctx, c, "ok.txt", "ok here")
 }
 
 func TestFilesystemAppendOnlyFile(t *testing.T) {
-	a22fRoot(t)
+	fsFailRoot(t)
 	const body = "log line 1\nlog line 2\n"
-	ws := a22fWS(t, map[string]string{"app.log": body, "ok.txt": "ok here\n"})
+	ws := fsFailWS(t, map[string]string{"app.log": body, "ok.txt": "ok here\n"})
 	p := filepath.Join(ws, "app.log")
-	a22fChattr(t, "a", p)
-	names := a22fNames(t, ws)
-	c, ctx := a22fStart(t, ws)
-	a22fRead(t, ctx, c, "app.log")
+	fsFailChattr(t, "a", p)
+	names := fsFailNames(t, ws)
+	c, ctx := fsFailStart(t, ws)
+	fsFailRead(t, ctx, c, "app.log")
 
 	cases := []struct {
 		name string
 		tool string
 		args map[string]any
 	}{
-		{"edit", "edit", a22fEditArgs("app.log", "line 1", "line ONE")},
+		{"edit", "edit", fsFailEditArgs("app.log", "line 1", "line ONE")},
 		// Even content that only appends must go through the atomic path,
 		// which an append-only file refuses (no rename onto it).
 		{"write appending", "write", map[string]any{"path": "app.log", "content": body + "log line 3\n"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a22fCall(t, ctx, c, tc.tool, tc.args)
-			a22fRefused(t, tc.name, r, "app.log", "operation not permitted", "append-only", "append only", "permission denied")
-			a22fSame(t, tc.name, p, body)
-			a22fSameNames(t, tc.name, ws, names)
+			r := fsFailCall(t, ctx, c, tc.tool, tc.args)
+			fsFailRefused(t, tc.name, r, "app.log", "operation not permitted", "append-only", "append only", "permission denied")
+			fsFailSame(t, tc.name, p, body)
+			fsFailSameNames(t, tc.name, ws, names)
 		})
 	}
-	a22fAlive(t, ctx, c, "ok.txt", "ok here")
+	fsFailAlive(t, ctx, c, "ok.txt", "ok here")
 }
 
 // docs/tools.md: "A write-protected file (no owner write bit, e.g. chmod
@@ -381,37 +381,37 @@ func TestFilesystemAppendOnlyFile(t *testing.T) {
 // would replace it otherwise." Root bypasses the mode bits, so only
 // agentls's own check stands between the model and the file here.
 func TestFilesystemWriteProtectedAsRoot(t *testing.T) {
-	a22fRoot(t)
+	fsFailRoot(t)
 	const body = "keep\nme\n"
-	ws := a22fWS(t, map[string]string{"ok.txt": "ok here\n"})
-	a22fPut(t, ws, map[string]string{"prot.txt": body}, 0o444)
+	ws := fsFailWS(t, map[string]string{"ok.txt": "ok here\n"})
+	fsFailPut(t, ws, map[string]string{"prot.txt": body}, 0o444)
 	p := filepath.Join(ws, "prot.txt")
-	names := a22fNames(t, ws)
-	c, ctx := a22fStart(t, ws)
-	a22fRead(t, ctx, c, "prot.txt")
+	names := fsFailNames(t, ws)
+	c, ctx := fsFailStart(t, ws)
+	fsFailRead(t, ctx, c, "prot.txt")
 	cases := []struct {
 		name string
 		tool string
 		args map[string]any
 	}{
-		{"edit", "edit", a22fEditArgs("prot.txt", "me", "you")},
+		{"edit", "edit", fsFailEditArgs("prot.txt", "me", "you")},
 		{"write", "write", map[string]any{"path": "prot.txt", "content": "other\n"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a22fCall(t, ctx, c, tc.tool, tc.args)
-			a22fRefused(t, tc.name, r, "prot.txt", "chmod u+w")
+			r := fsFailCall(t, ctx, c, tc.tool, tc.args)
+			fsFailRefused(t, tc.name, r, "prot.txt", "chmod u+w")
 			if r.IsError && !strings.Contains(r.Text(), "444") && !strings.Contains(r.Text(), "r--r--r--") {
 				t.Errorf("%s: the refusal does not give the file's mode: %q", tc.name, r.Text())
 			}
-			a22fSame(t, tc.name, p, body)
+			fsFailSame(t, tc.name, p, body)
 			if fi, err := os.Stat(p); err == nil && fi.Mode().Perm() != 0o444 {
 				t.Errorf("%s: mode changed to %v", tc.name, fi.Mode().Perm())
 			}
-			a22fSameNames(t, tc.name, ws, names)
+			fsFailSameNames(t, tc.name, ws, names)
 		})
 	}
-	a22fAlive(t, ctx, c, "ok.txt", "ok here")
+	fsFailAlive(t, ctx, c, "ok.txt", "ok here")
 }
 
 // ---------------------------------------------------------------- ulimit -f
@@ -419,12 +419,12 @@ func TestFilesystemWriteProtectedAsRoot(t *testing.T) {
 func TestFilesystemFileSizeLimit(t *testing.T) {
 	// sh's ulimit -f counts 512-byte blocks (dash) or KiB (bash): 32 or 64
 	// KiB, both far below the 1 MiB written.
-	a22fWrapper(t, "ulimit -f 64 || exit 97", "")
+	fsFailWrapper(t, "ulimit -f 64 || exit 97", "")
 	const body = "old content\n"
-	ws := a22fWS(t, map[string]string{"big.txt": body, "ok.txt": "ok here\n"})
+	ws := fsFailWS(t, map[string]string{"big.txt": body, "ok.txt": "ok here\n"})
 	p := filepath.Join(ws, "big.txt")
-	names := a22fNames(t, ws)
-	c, ctx := a22fStart(t, ws)
+	names := fsFailNames(t, ws)
+	c, ctx := fsFailStart(t, ws)
 	if lim, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", c.Cmd.Process.Pid)); err == nil {
 		for _, l := range strings.Split(string(lim), "\n") {
 			if strings.HasPrefix(l, "Max file size") {
@@ -435,55 +435,55 @@ func TestFilesystemFileSizeLimit(t *testing.T) {
 			}
 		}
 	}
-	a22fRead(t, ctx, c, "big.txt")
+	fsFailRead(t, ctx, c, "big.txt")
 	huge := strings.Repeat(strings.Repeat("x", 63)+"\n", 1<<14) // 1 MiB
 
 	t.Run("write over existing", func(t *testing.T) {
-		r := a22fCall(t, ctx, c, "write", map[string]any{"path": "big.txt", "content": huge})
-		a22fRefused(t, "write 1 MiB", r, "big.txt", "file too large", "too large", "size limit", "efbig")
-		a22fSame(t, "write 1 MiB", p, body)
-		a22fSameNames(t, "write 1 MiB", ws, names)
-		a22fAlive(t, ctx, c, "ok.txt", "ok here")
+		r := fsFailCall(t, ctx, c, "write", map[string]any{"path": "big.txt", "content": huge})
+		fsFailRefused(t, "write 1 MiB", r, "big.txt", "file too large", "too large", "size limit", "efbig")
+		fsFailSame(t, "write 1 MiB", p, body)
+		fsFailSameNames(t, "write 1 MiB", ws, names)
+		fsFailAlive(t, ctx, c, "ok.txt", "ok here")
 	})
 	t.Run("edit growing past the limit", func(t *testing.T) {
-		r := a22fCall(t, ctx, c, "edit", a22fEditArgs("big.txt", "old content", huge))
-		a22fRefused(t, "edit to 1 MiB", r, "big.txt", "file too large", "too large", "size limit", "efbig")
-		a22fSame(t, "edit to 1 MiB", p, body)
-		a22fSameNames(t, "edit to 1 MiB", ws, names)
-		a22fAlive(t, ctx, c, "ok.txt", "ok here")
+		r := fsFailCall(t, ctx, c, "edit", fsFailEditArgs("big.txt", "old content", huge))
+		fsFailRefused(t, "edit to 1 MiB", r, "big.txt", "file too large", "too large", "size limit", "efbig")
+		fsFailSame(t, "edit to 1 MiB", p, body)
+		fsFailSameNames(t, "edit to 1 MiB", ws, names)
+		fsFailAlive(t, ctx, c, "ok.txt", "ok here")
 	})
 	t.Run("create in new dirs", func(t *testing.T) {
-		r := a22fCall(t, ctx, c, "write", map[string]any{"path": "newdir/deep/huge.txt", "content": huge})
-		a22fRefused(t, "create 1 MiB", r, "huge.txt", "file too large", "too large", "size limit", "efbig")
+		r := fsFailCall(t, ctx, c, "write", map[string]any{"path": "newdir/deep/huge.txt", "content": huge})
+		fsFailRefused(t, "create 1 MiB", r, "huge.txt", "file too large", "too large", "size limit", "efbig")
 		// docs/tools.md write: parent directories "removed again (those still
 		// empty) when the file is not (a cancelled or failed write leaves nothing)".
-		a22fAbsent(t, "create 1 MiB", filepath.Join(ws, "newdir"))
-		a22fSameNames(t, "create 1 MiB", ws, names)
-		a22fAlive(t, ctx, c, "ok.txt", "ok here")
+		fsFailAbsent(t, "create 1 MiB", filepath.Join(ws, "newdir"))
+		fsFailSameNames(t, "create 1 MiB", ws, names)
+		fsFailAlive(t, ctx, c, "ok.txt", "ok here")
 	})
 	t.Run("next small write works", func(t *testing.T) {
-		r := a22fCall(t, ctx, c, "write", map[string]any{"path": "big.txt", "content": "small new\n"})
+		r := fsFailCall(t, ctx, c, "write", map[string]any{"path": "big.txt", "content": "small new\n"})
 		if r.IsError {
 			t.Fatalf("small write after the refusals: %q", r.Text())
 		}
-		a22fSame(t, "small write", p, "small new\n")
-		a22fSameNames(t, "small write", ws, names)
+		fsFailSame(t, "small write", p, "small new\n")
+		fsFailSameNames(t, "small write", ws, names)
 	})
 }
 
 // ---------------------------------------------------------------- nobody
 
-// a22fNobody starts agentls as uid/gid 65534 over ws (a shared directory),
+// fsFailNobody starts agentls as uid/gid 65534 over ws (a shared directory),
 // with every state directory it may write pointed somewhere nobody can.
-func a22fNobody(t *testing.T, ws string) (*harness.Client, context.Context) {
+func fsFailNobody(t *testing.T, ws string) (*harness.Client, context.Context) {
 	t.Helper()
-	a22fRoot(t)
-	sp := a22fTool(t, "setpriv", "util-linux drops root to an unprivileged user")
-	a22fWrapper(t, "", sp+" --reuid=65534 --regid=65534 --clear-groups")
-	home := a22fShareDir(t, "a22f-home-")
+	fsFailRoot(t)
+	sp := fsFailTool(t, "setpriv", "util-linux drops root to an unprivileged user")
+	fsFailWrapper(t, "", sp+" --reuid=65534 --regid=65534 --clear-groups")
+	home := fsFailShareDir(t, "a22f-home-")
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/config", "XDG_CACHE_HOME=" + home + "/cache",
 		"XDG_STATE_HOME=" + home + "/state", "AGENTLS_AUDIT_DIR=" + home + "/audit"}
-	c, ctx := a22fStart(t, ws, env...)
+	c, ctx := fsFailStart(t, ws, env...)
 	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Cmd.Process.Pid))
 	if err != nil || !strings.Contains(string(st), "Uid:\t65534") {
 		t.Fatalf("agentls does not run as nobody (%v):\n%s", err, st)
@@ -492,17 +492,17 @@ func a22fNobody(t *testing.T, ws string) (*harness.Client, context.Context) {
 }
 
 func TestFilesystemUnprivUnreadableFile(t *testing.T) {
-	ws := a22fShareDir(t, "a22f-ws-")
+	ws := fsFailShareDir(t, "a22f-ws-")
 	const secret = "top secret\n"
-	a22fPut(t, ws, map[string]string{"ok.txt": "ok here\n"}, 0o666)
-	a22fPut(t, ws, map[string]string{"secret.txt": secret}, 0o000)
+	fsFailPut(t, ws, map[string]string{"ok.txt": "ok here\n"}, 0o666)
+	fsFailPut(t, ws, map[string]string{"secret.txt": secret}, 0o000)
 	p := filepath.Join(ws, "secret.txt")
-	names := a22fNames(t, ws)
-	c, ctx := a22fNobody(t, ws)
+	names := fsFailNames(t, ws)
+	c, ctx := fsFailNobody(t, ws)
 
 	t.Run("read", func(t *testing.T) {
-		r := a22fCall(t, ctx, c, "read", map[string]any{"path": "secret.txt"})
-		a22fRefused(t, "read mode 000", r, "secret.txt", "permission denied")
+		r := fsFailCall(t, ctx, c, "read", map[string]any{"path": "secret.txt"})
+		fsFailRefused(t, "read mode 000", r, "secret.txt", "permission denied")
 		if strings.Contains(r.Text(), "top secret") {
 			t.Errorf("read leaked the content: %q", r.Text())
 		}
@@ -512,22 +512,22 @@ func TestFilesystemUnprivUnreadableFile(t *testing.T) {
 		tool string
 		args map[string]any
 	}{
-		{"edit", "edit", a22fEditArgs("secret.txt", "top", "bottom")},
+		{"edit", "edit", fsFailEditArgs("secret.txt", "top", "bottom")},
 		{"write", "write", map[string]any{"path": "secret.txt", "content": "mine now\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a22fCall(t, ctx, c, tc.tool, tc.args)
+			r := fsFailCall(t, ctx, c, tc.tool, tc.args)
 			// Refused either as unread (no stamp could be taken) or as unreadable.
-			a22fRefused(t, tc.name, r, "secret.txt", "permission denied", "write-protected", "not permitted")
-			a22fSame(t, tc.name, p, secret)
+			fsFailRefused(t, tc.name, r, "secret.txt", "permission denied", "write-protected", "not permitted")
+			fsFailSame(t, tc.name, p, secret)
 			if fi, err := os.Stat(p); err == nil && fi.Mode().Perm() != 0 {
 				t.Errorf("%s: mode changed to %v", tc.name, fi.Mode().Perm())
 			}
-			a22fSameNames(t, tc.name, ws, names)
+			fsFailSameNames(t, tc.name, ws, names)
 		})
 	}
 	t.Run("grep skips it", func(t *testing.T) {
-		r := a22fCall(t, ctx, c, "grep", map[string]any{"pattern": "ok|secret"})
+		r := fsFailCall(t, ctx, c, "grep", map[string]any{"pattern": "ok|secret"})
 		if r.IsError || !strings.Contains(r.Text(), "ok.txt:1:") {
 			t.Errorf("grep over a workspace with an unreadable file: isError=%v %q", r.IsError, r.Text())
 		}
@@ -542,42 +542,42 @@ func TestFilesystemUnprivUnreadableFile(t *testing.T) {
 		t.Run("grep path is it/"+backend, func(t *testing.T) {
 			cc, cctx := c, ctx
 			if backend == "go" {
-				home := a22fShareDir(t, "a22f-home-")
-				cc, cctx = a22fStart(t, ws, "AGENTLS_GREP_BACKEND=go", "HOME="+home, "XDG_CONFIG_HOME="+home,
+				home := fsFailShareDir(t, "a22f-home-")
+				cc, cctx = fsFailStart(t, ws, "AGENTLS_GREP_BACKEND=go", "HOME="+home, "XDG_CONFIG_HOME="+home,
 					"XDG_CACHE_HOME="+home, "XDG_STATE_HOME="+home, "AGENTLS_AUDIT_DIR="+home)
 			}
-			r := a22fCall(t, cctx, cc, "grep", map[string]any{"pattern": "secret", "path": "secret.txt"})
+			r := fsFailCall(t, cctx, cc, "grep", map[string]any{"pattern": "secret", "path": "secret.txt"})
 			if !r.IsError || !strings.Contains(strings.ToLower(r.Text()), "permission denied") || !strings.Contains(r.Text(), "secret.txt") {
 				t.Errorf("grep (%s) of the unreadable file: isError=%v %q", backend, r.IsError, r.Text())
 			}
 		})
 	}
-	a22fAlive(t, ctx, c, "ok.txt", "ok here")
+	fsFailAlive(t, ctx, c, "ok.txt", "ok here")
 }
 
 func TestFilesystemUnprivUnreadableDir(t *testing.T) {
-	ws := a22fShareDir(t, "a22f-ws-")
-	a22fPut(t, ws, map[string]string{"ok.txt": "needle ok\n", "locked/inner.txt": "needle inner\n", "zz/last.txt": "needle last\n"}, 0o666)
+	ws := fsFailShareDir(t, "a22f-ws-")
+	fsFailPut(t, ws, map[string]string{"ok.txt": "needle ok\n", "locked/inner.txt": "needle inner\n", "zz/last.txt": "needle last\n"}, 0o666)
 	for _, d := range []string{"zz"} {
 		os.Chmod(filepath.Join(ws, d), 0o777)
 	}
 	if err := os.Chmod(filepath.Join(ws, "locked"), 0o000); err != nil {
 		t.Fatal(err)
 	}
-	c, ctx := a22fNobody(t, ws)
+	c, ctx := fsFailNobody(t, ws)
 
 	t.Run("ls root lists it", func(t *testing.T) {
-		r := a22fCall(t, ctx, c, "ls", map[string]any{})
+		r := fsFailCall(t, ctx, c, "ls", map[string]any{})
 		if r.IsError || !strings.Contains(r.Text(), "locked/") || !strings.Contains(r.Text(), "ok.txt") {
 			t.Errorf("ls of the root: isError=%v %q", r.IsError, r.Text())
 		}
 	})
 	t.Run("ls of it", func(t *testing.T) {
-		r := a22fCall(t, ctx, c, "ls", map[string]any{"path": "locked"})
-		a22fRefused(t, "ls mode-000 dir", r, "locked", "permission denied")
+		r := fsFailCall(t, ctx, c, "ls", map[string]any{"path": "locked"})
+		fsFailRefused(t, "ls mode-000 dir", r, "locked", "permission denied")
 	})
 	t.Run("find skips it", func(t *testing.T) {
-		r := a22fCall(t, ctx, c, "find", map[string]any{"pattern": "*.txt"})
+		r := fsFailCall(t, ctx, c, "find", map[string]any{"pattern": "*.txt"})
 		if r.IsError {
 			t.Fatalf("find failed the whole search: %q", r.Text())
 		}
@@ -586,10 +586,10 @@ func TestFilesystemUnprivUnreadableDir(t *testing.T) {
 				t.Errorf("find lost %s around the unreadable dir: %q", want, r.Text())
 			}
 		}
-		a22fNotSearched(t, "find", r.Text())
+		fsFailNotSearched(t, "find", r.Text())
 	})
 	t.Run("grep skips it", func(t *testing.T) {
-		r := a22fCall(t, ctx, c, "grep", map[string]any{"pattern": "needle"})
+		r := fsFailCall(t, ctx, c, "grep", map[string]any{"pattern": "needle"})
 		if r.IsError {
 			t.Fatalf("grep failed the whole search: %q", r.Text())
 		}
@@ -598,15 +598,15 @@ func TestFilesystemUnprivUnreadableDir(t *testing.T) {
 				t.Errorf("grep lost %s around the unreadable dir: %q", want, r.Text())
 			}
 		}
-		a22fNotSearched(t, "grep", r.Text())
+		fsFailNotSearched(t, "grep", r.Text())
 	})
 	t.Run("grep go backend", func(t *testing.T) {
 		// The fallback searcher must agree; it is selected per process, so a
 		// second server is started with AGENTLS_GREP_BACKEND=go.
-		home := a22fShareDir(t, "a22f-home-")
-		c2, ctx2 := a22fStart(t, ws, "AGENTLS_GREP_BACKEND=go", "HOME="+home, "XDG_CONFIG_HOME="+home,
+		home := fsFailShareDir(t, "a22f-home-")
+		c2, ctx2 := fsFailStart(t, ws, "AGENTLS_GREP_BACKEND=go", "HOME="+home, "XDG_CONFIG_HOME="+home,
 			"XDG_CACHE_HOME="+home, "XDG_STATE_HOME="+home, "AGENTLS_AUDIT_DIR="+home)
-		r := a22fCall(t, ctx2, c2, "grep", map[string]any{"pattern": "needle"})
+		r := fsFailCall(t, ctx2, c2, "grep", map[string]any{"pattern": "needle"})
 		if r.IsError {
 			t.Fatalf("grep (go) failed the whole search: %q", r.Text())
 		}
@@ -615,8 +615,8 @@ func TestFilesystemUnprivUnreadableDir(t *testing.T) {
 				t.Errorf("grep (go) lost %s around the unreadable dir: %q", want, r.Text())
 			}
 		}
-		a22fNotSearched(t, "grep (go)", r.Text())
-		r = a22fCall(t, ctx2, c2, "grep", map[string]any{"pattern": "needle", "path": "locked"})
+		fsFailNotSearched(t, "grep (go)", r.Text())
+		r = fsFailCall(t, ctx2, c2, "grep", map[string]any{"pattern": "needle", "path": "locked"})
 		if !strings.Contains(strings.ToLower(r.Text()), "permission denied") || !strings.Contains(r.Text(), "locked") {
 			t.Errorf("grep (go) on the unreadable dir does not say it could not be read: isError=%v %q", r.IsError, r.Text())
 		}
@@ -633,30 +633,30 @@ func TestFilesystemUnprivUnreadableDir(t *testing.T) {
 		{"find path is it", "find", map[string]any{"pattern": "*.txt", "path": "locked"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a22fCall(t, ctx, c, tc.tool, tc.args)
+			r := fsFailCall(t, ctx, c, tc.tool, tc.args)
 			if !strings.Contains(strings.ToLower(r.Text()), "permission denied") || !strings.Contains(r.Text(), "locked") {
 				t.Errorf("%s on the unreadable dir does not say it could not be read: isError=%v %q", tc.tool, r.IsError, r.Text())
 			}
 		})
 	}
 	t.Run("read inside it", func(t *testing.T) {
-		r := a22fCall(t, ctx, c, "read", map[string]any{"path": "locked/inner.txt"})
-		a22fRefused(t, "read in mode-000 dir", r, "locked/inner.txt", "permission denied")
+		r := fsFailCall(t, ctx, c, "read", map[string]any{"path": "locked/inner.txt"})
+		fsFailRefused(t, "read in mode-000 dir", r, "locked/inner.txt", "permission denied")
 	})
-	a22fAlive(t, ctx, c, "ok.txt", "needle ok")
+	fsFailAlive(t, ctx, c, "ok.txt", "needle ok")
 }
 
 func TestFilesystemUnprivReadOnlyDir(t *testing.T) {
-	ws := a22fShareDir(t, "a22f-ws-")
+	ws := fsFailShareDir(t, "a22f-ws-")
 	const body = "line a\nline b\n"
-	a22fPut(t, ws, map[string]string{"ok.txt": "ok here\n", "ro/f.txt": body}, 0o666)
+	fsFailPut(t, ws, map[string]string{"ok.txt": "ok here\n", "ro/f.txt": body}, 0o666)
 	dir := filepath.Join(ws, "ro")
 	if err := os.Chmod(dir, 0o555); err != nil {
 		t.Fatal(err)
 	}
-	names := a22fNames(t, dir)
-	c, ctx := a22fNobody(t, ws)
-	a22fRead(t, ctx, c, "ro/f.txt")
+	names := fsFailNames(t, dir)
+	c, ctx := fsFailNobody(t, ws)
+	fsFailRead(t, ctx, c, "ro/f.txt")
 	for _, tc := range []struct {
 		name   string
 		tool   string
@@ -668,32 +668,32 @@ func TestFilesystemUnprivReadOnlyDir(t *testing.T) {
 		{"write new subdir", "write", map[string]any{"path": "ro/sub/new.txt", "content": "x\n"}, "ro/sub", "ro/sub"},
 		// The file is writable in place (0666), but no temp file can be made
 		// next to it: an atomic edit cannot happen.
-		{"edit writable file", "edit", a22fEditArgs("ro/f.txt", "line b", "line B"), "ro/f.txt", ""},
+		{"edit writable file", "edit", fsFailEditArgs("ro/f.txt", "line b", "line B"), "ro/f.txt", ""},
 		{"write writable file", "write", map[string]any{"path": "ro/f.txt", "content": "x\n"}, "ro/f.txt", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a22fCall(t, ctx, c, tc.tool, tc.args)
-			a22fRefused(t, tc.name, r, tc.path, "permission denied")
-			a22fSame(t, tc.name, filepath.Join(dir, "f.txt"), body)
-			a22fSameNames(t, tc.name, dir, names)
+			r := fsFailCall(t, ctx, c, tc.tool, tc.args)
+			fsFailRefused(t, tc.name, r, tc.path, "permission denied")
+			fsFailSame(t, tc.name, filepath.Join(dir, "f.txt"), body)
+			fsFailSameNames(t, tc.name, dir, names)
 			if tc.absent != "" {
-				a22fAbsent(t, tc.name, filepath.Join(ws, tc.absent))
+				fsFailAbsent(t, tc.name, filepath.Join(ws, tc.absent))
 			}
 		})
 	}
-	a22fAlive(t, ctx, c, "ok.txt", "ok here")
+	fsFailAlive(t, ctx, c, "ok.txt", "ok here")
 }
 
 func TestFilesystemUnprivReadOnlyRoot(t *testing.T) {
-	ws := a22fShareDir(t, "a22f-ws-")
+	ws := fsFailShareDir(t, "a22f-ws-")
 	const body = "root a\nroot b\n"
-	a22fPut(t, ws, map[string]string{"a.txt": body, "ok.txt": "ok here\n"}, 0o666)
+	fsFailPut(t, ws, map[string]string{"a.txt": body, "ok.txt": "ok here\n"}, 0o666)
 	if err := os.Chmod(ws, 0o555); err != nil {
 		t.Fatal(err)
 	}
-	names := a22fNames(t, ws)
-	c, ctx := a22fNobody(t, ws)
-	a22fRead(t, ctx, c, "a.txt")
+	names := fsFailNames(t, ws)
+	c, ctx := fsFailNobody(t, ws)
+	fsFailRead(t, ctx, c, "a.txt")
 	for _, tc := range []struct {
 		name   string
 		tool   string
@@ -701,22 +701,22 @@ func TestFilesystemUnprivReadOnlyRoot(t *testing.T) {
 		path   string
 		absent string
 	}{
-		{"edit", "edit", a22fEditArgs("a.txt", "root b", "root B"), "a.txt", ""},
+		{"edit", "edit", fsFailEditArgs("a.txt", "root b", "root B"), "a.txt", ""},
 		{"write existing", "write", map[string]any{"path": "a.txt", "content": "x\n"}, "a.txt", ""},
 		{"write new", "write", map[string]any{"path": "new.txt", "content": "x\n"}, "new.txt", "new.txt"},
 		{"write new dir", "write", map[string]any{"path": "d/new.txt", "content": "x\n"}, "d", "d"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a22fCall(t, ctx, c, tc.tool, tc.args)
-			a22fRefused(t, tc.name, r, tc.path, "permission denied")
-			a22fSame(t, tc.name, filepath.Join(ws, "a.txt"), body)
-			a22fSameNames(t, tc.name, ws, names)
+			r := fsFailCall(t, ctx, c, tc.tool, tc.args)
+			fsFailRefused(t, tc.name, r, tc.path, "permission denied")
+			fsFailSame(t, tc.name, filepath.Join(ws, "a.txt"), body)
+			fsFailSameNames(t, tc.name, ws, names)
 			if tc.absent != "" {
-				a22fAbsent(t, tc.name, filepath.Join(ws, tc.absent))
+				fsFailAbsent(t, tc.name, filepath.Join(ws, tc.absent))
 			}
 		})
 	}
-	a22fAlive(t, ctx, c, "ok.txt", "ok here")
+	fsFailAlive(t, ctx, c, "ok.txt", "ok here")
 }
 
 // A root-owned 0644 file in a directory nobody may write: nobody cannot
@@ -724,46 +724,46 @@ func TestFilesystemUnprivReadOnlyRoot(t *testing.T) {
 // permission" among the errors; docs/tools.md refuses a write-protected file
 // because "the rename would replace it otherwise".
 func TestFilesystemUnprivForeignFile(t *testing.T) {
-	ws := a22fShareDir(t, "a22f-ws-")
+	ws := fsFailShareDir(t, "a22f-ws-")
 	const body = "owned by root\n"
-	a22fPut(t, ws, map[string]string{"ok.txt": "ok here\n"}, 0o666)
-	a22fPut(t, ws, map[string]string{"root.txt": body}, 0o644)
+	fsFailPut(t, ws, map[string]string{"ok.txt": "ok here\n"}, 0o666)
+	fsFailPut(t, ws, map[string]string{"root.txt": body}, 0o644)
 	p := filepath.Join(ws, "root.txt")
-	names := a22fNames(t, ws)
-	c, ctx := a22fNobody(t, ws)
-	a22fRead(t, ctx, c, "root.txt")
+	names := fsFailNames(t, ws)
+	c, ctx := fsFailNobody(t, ws)
+	fsFailRead(t, ctx, c, "root.txt")
 	for _, tc := range []struct {
 		name string
 		tool string
 		args map[string]any
 	}{
-		{"edit", "edit", a22fEditArgs("root.txt", "root", "nobody")},
+		{"edit", "edit", fsFailEditArgs("root.txt", "root", "nobody")},
 		{"write", "write", map[string]any{"path": "root.txt", "content": "nobody's now\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a22fCall(t, ctx, c, tc.tool, tc.args)
-			a22fRefused(t, tc.name, r, "root.txt", "permission denied", "not writable", "write-protected", "owned by")
-			a22fSame(t, tc.name, p, body)
+			r := fsFailCall(t, ctx, c, tc.tool, tc.args)
+			fsFailRefused(t, tc.name, r, "root.txt", "permission denied", "not writable", "write-protected", "owned by")
+			fsFailSame(t, tc.name, p, body)
 			if fi, err := os.Stat(p); err == nil {
-				if st, ok := a22fOwner(fi); ok && st != 0 {
+				if st, ok := fsFailOwner(fi); ok && st != 0 {
 					t.Errorf("%s: the file now belongs to uid %d (replaced by rename)", tc.name, st)
 				}
 			}
-			a22fSameNames(t, tc.name, ws, names)
+			fsFailSameNames(t, tc.name, ws, names)
 		})
 	}
-	a22fAlive(t, ctx, c, "ok.txt", "ok here")
+	fsFailAlive(t, ctx, c, "ok.txt", "ok here")
 }
 
 // ---------------------------------------------------------------- ro mount
 
 func TestFilesystemReadOnlyMount(t *testing.T) {
-	a22fRoot(t)
-	mount := a22fTool(t, "mount", "a read-only bind mount needs mount(8)")
-	umount := a22fTool(t, "umount", "a read-only bind mount needs umount(8)")
+	fsFailRoot(t)
+	mount := fsFailTool(t, "mount", "a read-only bind mount needs mount(8)")
+	umount := fsFailTool(t, "umount", "a read-only bind mount needs umount(8)")
 	const body = "mounted a\nmounted b\n"
-	src := a22fWS(t, map[string]string{"a.txt": body})
-	ws := a22fWS(t, map[string]string{"ok.txt": "ok here\n", "mnt/.keep": ""})
+	src := fsFailWS(t, map[string]string{"a.txt": body})
+	ws := fsFailWS(t, map[string]string{"ok.txt": "ok here\n", "mnt/.keep": ""})
 	mnt := filepath.Join(ws, "mnt")
 	if out, err := exec.Command(mount, "--bind", src, mnt).CombinedOutput(); err != nil {
 		t.Skipf("mount --bind not permitted here: %v %s", err, out)
@@ -777,9 +777,9 @@ func TestFilesystemReadOnlyMount(t *testing.T) {
 	if out, err := exec.Command(mount, "-o", "remount,ro,bind", mnt).CombinedOutput(); err != nil {
 		t.Skipf("remount,ro,bind not permitted here: %v %s", err, out)
 	}
-	names := a22fNames(t, mnt)
-	c, ctx := a22fStart(t, ws)
-	a22fRead(t, ctx, c, "mnt/a.txt")
+	names := fsFailNames(t, mnt)
+	c, ctx := fsFailStart(t, ws)
+	fsFailRead(t, ctx, c, "mnt/a.txt")
 	for _, tc := range []struct {
 		name   string
 		tool   string
@@ -787,29 +787,29 @@ func TestFilesystemReadOnlyMount(t *testing.T) {
 		path   string
 		absent string
 	}{
-		{"edit", "edit", a22fEditArgs("mnt/a.txt", "mounted b", "mounted B"), "mnt/a.txt", ""},
+		{"edit", "edit", fsFailEditArgs("mnt/a.txt", "mounted b", "mounted B"), "mnt/a.txt", ""},
 		{"write existing", "write", map[string]any{"path": "mnt/a.txt", "content": "x\n"}, "mnt/a.txt", ""},
 		{"write new", "write", map[string]any{"path": "mnt/new.txt", "content": "x\n"}, "mnt/new.txt", "mnt/new.txt"},
 		{"write new dir", "write", map[string]any{"path": "mnt/d/new.txt", "content": "x\n"}, "mnt/d", "mnt/d"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a22fCall(t, ctx, c, tc.tool, tc.args)
-			a22fRefused(t, tc.name, r, tc.path, "read-only file system")
-			a22fSame(t, tc.name, filepath.Join(mnt, "a.txt"), body)
-			a22fSameNames(t, tc.name, mnt, names)
+			r := fsFailCall(t, ctx, c, tc.tool, tc.args)
+			fsFailRefused(t, tc.name, r, tc.path, "read-only file system")
+			fsFailSame(t, tc.name, filepath.Join(mnt, "a.txt"), body)
+			fsFailSameNames(t, tc.name, mnt, names)
 			if tc.absent != "" {
-				a22fAbsent(t, tc.name, filepath.Join(ws, tc.absent))
+				fsFailAbsent(t, tc.name, filepath.Join(ws, tc.absent))
 			}
 		})
 	}
-	a22fAlive(t, ctx, c, "ok.txt", "ok here")
-	if r := a22fCall(t, ctx, c, "write", map[string]any{"path": "beside.txt", "content": "fine\n"}); r.IsError {
+	fsFailAlive(t, ctx, c, "ok.txt", "ok here")
+	if r := fsFailCall(t, ctx, c, "write", map[string]any{"path": "beside.txt", "content": "fine\n"}); r.IsError {
 		t.Errorf("write outside the mount after the refusals: %q", r.Text())
 	}
 }
 
-// a22fOwner returns a file's owner uid.
-func a22fOwner(fi os.FileInfo) (uint32, bool) {
+// fsFailOwner returns a file's owner uid.
+func fsFailOwner(fi os.FileInfo) (uint32, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return 0, false
@@ -817,10 +817,10 @@ func a22fOwner(fi os.FileInfo) (uint32, bool) {
 	return st.Uid, true
 }
 
-// a22fNotSearched checks that a search over a tree holding the unreadable
+// fsFailNotSearched checks that a search over a tree holding the unreadable
 // directory "locked" says it went past it, with the reason: a result that
 // passes for complete would let the model take a needle for absent.
-func a22fNotSearched(t *testing.T, what, text string) {
+func fsFailNotSearched(t *testing.T, what, text string) {
 	t.Helper()
 	i := strings.Index(text, "[Not searched:")
 	if i < 0 {

@@ -23,10 +23,10 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a20cServerPy is a minimal stdio MCP server with one read-only tool,
+// folderCfgServerPy is a minimal stdio MCP server with one read-only tool,
 // "where", answering where the process runs: its working directory, the
 // real path of its script, its arguments and $A20C_DIR.
-const a20cServerPy = `#!/usr/bin/env python3
+const folderCfgServerPy = `#!/usr/bin/env python3
 import sys, json, os
 def send(o):
     sys.stdout.write(json.dumps(o) + "\n")
@@ -54,34 +54,34 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no " + str(m)}})
 `
 
-// a20cFolder is one workspace folder with its own configuration.
-type a20cFolder struct {
+// folderCfgFolder is one workspace folder with its own configuration.
+type folderCfgFolder struct {
 	dir    string // symlinks resolved
 	name   string // "a" or "b"
 	marker string // a word on the upstream's command line
 }
 
-func (f a20cFolder) ext() string      { return "a20c_" + f.name + "_ext" }
-func (f a20cFolder) server() string   { return "a20c" + f.name }
-func (f a20cFolder) upstream() string { return f.server() + "__where" }
-func (f a20cFolder) settings() string { return filepath.Join(f.dir, ".agentls", "settings.json") }
+func (f folderCfgFolder) ext() string      { return "a20c_" + f.name + "_ext" }
+func (f folderCfgFolder) server() string   { return "a20c" + f.name }
+func (f folderCfgFolder) upstream() string { return f.server() + "__where" }
+func (f folderCfgFolder) settings() string { return filepath.Join(f.dir, ".agentls", "settings.json") }
 
-// a20cNewFolder makes folder name with an extension tool, an mcp.json
+// folderCfgNewFolder makes folder name with an extension tool, an mcp.json
 // (in the shape key: "servers" or "mcpServers") whose server is started by
 // the relative command ./bin/a20c-srv with ${workspaceFolder} in its args
 // and env, and, when settings is not "", .agentls/settings.json.
-func a20cNewFolder(t *testing.T, name, key, settings string, files map[string]string) a20cFolder {
+func folderCfgNewFolder(t *testing.T, name, key, settings string, files map[string]string) folderCfgFolder {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not on PATH")
 	}
-	f := a20cFolder{dir: resolvedWorkspace(t, files), name: name}
+	f := folderCfgFolder{dir: resolvedWorkspace(t, files), name: name}
 	f.marker = fmt.Sprintf("a20c-marker-%s-%d", name, time.Now().UnixNano())
 	reapProcessesWithArg(t, f.marker)
 	if err := os.MkdirAll(filepath.Join(f.dir, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(f.dir, "bin", "a20c-srv"), []byte(a20cServerPy), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(f.dir, "bin", "a20c-srv"), []byte(folderCfgServerPy), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	ext := map[string]any{
@@ -106,28 +106,28 @@ func a20cNewFolder(t *testing.T, name, key, settings string, files map[string]st
 	return f
 }
 
-func (f a20cFolder) procs() int { return len(processesWithArg(f.marker)) }
+func (f folderCfgFolder) procs() int { return len(processesWithArg(f.marker)) }
 
-// a20cFolderParam is a workspace folder as LSP sends it.
-func a20cFolderParam(dir string) map[string]any {
+// folderCfgFolderParam is a workspace folder as LSP sends it.
+func folderCfgFolderParam(dir string) map[string]any {
 	return map[string]any{"uri": fileURI(dir), "name": filepath.Base(dir)}
 }
 
-// a20cStart runs agentls on folders (the first one as --root too) with
+// folderCfgStart runs agentls on folders (the first one as --root too) with
 // initializationOptions opts.
-func a20cStart(t *testing.T, opts map[string]any, folders ...a20cFolder) (*harness.Client, context.Context) {
+func folderCfgStart(t *testing.T, opts map[string]any, folders ...folderCfgFolder) (*harness.Client, context.Context) {
 	t.Helper()
-	return a20cStartEnv(t, nil, opts, folders...)
+	return folderCfgStartEnv(t, nil, opts, folders...)
 }
 
-// a20cStartEnv is a20cStart with env added to the process's environment.
-func a20cStartEnv(t *testing.T, env []string, opts map[string]any, folders ...a20cFolder) (*harness.Client, context.Context) {
+// folderCfgStartEnv is folderCfgStart with env added to the process's environment.
+func folderCfgStartEnv(t *testing.T, env []string, opts map[string]any, folders ...folderCfgFolder) (*harness.Client, context.Context) {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: folders[0].dir, Env: append([]string{"XDG_CACHE_HOME=" + t.TempDir()}, env...)})
 	ctx := testCtx(t, 60*time.Second)
 	var wf []any
 	for _, f := range folders {
-		wf = append(wf, a20cFolderParam(f.dir))
+		wf = append(wf, folderCfgFolderParam(f.dir))
 	}
 	params := map[string]any{"workspaceFolders": wf}
 	if opts != nil {
@@ -137,23 +137,23 @@ func a20cStartEnv(t *testing.T, env []string, opts map[string]any, folders ...a2
 	return c, ctx
 }
 
-// a20cChange sends workspace/didChangeWorkspaceFolders.
-func a20cChange(t *testing.T, c *harness.Client, ctx context.Context, added, removed []a20cFolder) {
+// folderCfgChange sends workspace/didChangeWorkspaceFolders.
+func folderCfgChange(t *testing.T, c *harness.Client, ctx context.Context, added, removed []folderCfgFolder) {
 	t.Helper()
 	ev := map[string]any{"added": []any{}, "removed": []any{}}
 	for _, f := range added {
-		ev["added"] = append(ev["added"].([]any), a20cFolderParam(f.dir))
+		ev["added"] = append(ev["added"].([]any), folderCfgFolderParam(f.dir))
 	}
 	for _, f := range removed {
-		ev["removed"] = append(ev["removed"].([]any), a20cFolderParam(f.dir))
+		ev["removed"] = append(ev["removed"].([]any), folderCfgFolderParam(f.dir))
 	}
 	if err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": ev}); err != nil {
 		t.Fatalf("didChangeWorkspaceFolders: %v", err)
 	}
 }
 
-// a20cList is tools/list (deferred tools too when deferred): name → tool.
-func a20cList(t *testing.T, c *harness.Client, ctx context.Context, deferred bool) map[string]map[string]any {
+// folderCfgList is tools/list (deferred tools too when deferred): name → tool.
+func folderCfgList(t *testing.T, c *harness.Client, ctx context.Context, deferred bool) map[string]map[string]any {
 	t.Helper()
 	var res struct {
 		Tools []map[string]any `json:"tools"`
@@ -169,8 +169,8 @@ func a20cList(t *testing.T, c *harness.Client, ctx context.Context, deferred boo
 	return out
 }
 
-// a20cSearch is the text of tool_search {query: "a20c", limit: 20}.
-func a20cSearch(t *testing.T, c *harness.Client, ctx context.Context) string {
+// folderCfgSearch is the text of tool_search {query: "a20c", limit: 20}.
+func folderCfgSearch(t *testing.T, c *harness.Client, ctx context.Context) string {
 	t.Helper()
 	r := c.CallTool(ctx, "tool_search", map[string]any{"query": "a20c", "limit": 20})
 	if r.IsError {
@@ -179,8 +179,8 @@ func a20cSearch(t *testing.T, c *harness.Client, ctx context.Context) string {
 	return r.Text()
 }
 
-// a20cWhereInfo is what the fake upstream's "where" tool reports.
-type a20cWhereInfo struct {
+// folderCfgWhereInfo is what the fake upstream's "where" tool reports.
+type folderCfgWhereInfo struct {
 	Cwd    string   `json:"cwd"`
 	Script string   `json:"script"`
 	Argv   []string `json:"argv"`
@@ -188,10 +188,10 @@ type a20cWhereInfo struct {
 	Pid    int      `json:"pid"`
 }
 
-// a20cWhere decodes the "where" tool's answer.
-func a20cWhere(t *testing.T, what, text string) a20cWhereInfo {
+// folderCfgWhere decodes the "where" tool's answer.
+func folderCfgWhere(t *testing.T, what, text string) folderCfgWhereInfo {
 	t.Helper()
-	var info a20cWhereInfo
+	var info folderCfgWhereInfo
 	_, js, ok := strings.Cut(text, "a20c-where ")
 	if !ok || json.Unmarshal([]byte(strings.TrimSpace(js)), &info) != nil {
 		t.Fatalf("%s: no where report in %q", what, text)
@@ -199,9 +199,9 @@ func a20cWhere(t *testing.T, what, text string) a20cWhereInfo {
 	return info
 }
 
-// a20cCheckWhere asserts the upstream declared by f runs in f with
+// folderCfgCheckWhere asserts the upstream declared by f runs in f with
 // ${workspaceFolder} expanded to f.
-func a20cCheckWhere(t *testing.T, f a20cFolder, info a20cWhereInfo) {
+func folderCfgCheckWhere(t *testing.T, f folderCfgFolder, info folderCfgWhereInfo) {
 	t.Helper()
 	if info.Cwd != f.dir {
 		t.Errorf("%s: upstream cwd = %q, want its declaring folder %q", f.server(), info.Cwd, f.dir)
@@ -217,16 +217,16 @@ func a20cCheckWhere(t *testing.T, f a20cFolder, info a20cWhereInfo) {
 	}
 }
 
-// a20cListChangedSince waits for a tools/listChanged sent after t0.
-func a20cListChangedSince(c *harness.Client, t0 time.Time, d time.Duration) bool {
+// folderCfgListChangedSince waits for a tools/listChanged sent after t0.
+func folderCfgListChangedSince(c *harness.Client, t0 time.Time, d time.Duration) bool {
 	_, ok := c.WaitNote(d, func(n harness.Note) bool {
 		return n.Method == "tools/listChanged" && n.At.After(t0)
 	})
 	return ok
 }
 
-// a20cLogSince waits for a window/logMessage after t0 containing every want.
-func a20cLogSince(c *harness.Client, t0 time.Time, d time.Duration, wants ...string) (string, bool) {
+// folderCfgLogSince waits for a window/logMessage after t0 containing every want.
+func folderCfgLogSince(c *harness.Client, t0 time.Time, d time.Duration, wants ...string) (string, bool) {
 	n, ok := c.WaitNote(d, func(n harness.Note) bool {
 		if n.Method != "window/logMessage" || !n.At.After(t0) {
 			return false
@@ -251,22 +251,22 @@ func a20cLogSince(c *harness.Client, t0 time.Time, d time.Duration, wants ...str
 // ${workspaceFolder} expanded to that folder, in both config shapes.
 func TestFoldersConfigTwoFolders(t *testing.T) {
 	t.Parallel()
-	a := a20cNewFolder(t, "a", "servers", "", nil)
-	b := a20cNewFolder(t, "b", "mcpServers", "", nil)
-	c, ctx := a20cStart(t, bypassOptions(), a, b)
+	a := folderCfgNewFolder(t, "a", "servers", "", nil)
+	b := folderCfgNewFolder(t, "b", "mcpServers", "", nil)
+	c, ctx := folderCfgStart(t, bypassOptions(), a, b)
 
 	// Upstream servers list their tools in the background: wait for them.
 	waitUntil(10*time.Second, func() bool {
-		l := a20cList(t, c, ctx, true)
+		l := folderCfgList(t, c, ctx, true)
 		_, ua := l[a.upstream()]
 		_, ub := l[b.upstream()]
 		return ua && ub
 	})
-	deferred := a20cList(t, c, ctx, true)
-	active := a20cList(t, c, ctx, false)
+	deferred := folderCfgList(t, c, ctx, true)
+	active := folderCfgList(t, c, ctx, false)
 	t0 := time.Now()
-	txt := a20cSearch(t, c, ctx)
-	for _, f := range []a20cFolder{a, b} {
+	txt := folderCfgSearch(t, c, ctx)
+	for _, f := range []folderCfgFolder{a, b} {
 		for _, n := range []string{f.ext(), f.upstream()} {
 			if !strings.Contains(txt, n) {
 				t.Errorf("tool_search lacks %s:\n%s", n, txt)
@@ -279,21 +279,21 @@ func TestFoldersConfigTwoFolders(t *testing.T) {
 			}
 		}
 	}
-	if !a20cListChangedSince(c, t0, 5*time.Second) {
+	if !folderCfgListChangedSince(c, t0, 5*time.Second) {
 		t.Errorf("no tools/listChanged after tool_search activated tools")
 	}
-	active = a20cList(t, c, ctx, false)
+	active = folderCfgList(t, c, ctx, false)
 	for _, n := range []string{a.ext(), a.upstream(), b.ext(), b.upstream()} {
 		if _, ok := active[n]; !ok {
 			t.Errorf("%s not in tools/list after tool_search", n)
 		}
 	}
-	for _, f := range []a20cFolder{a, b} {
+	for _, f := range []folderCfgFolder{a, b} {
 		r := c.CallTool(ctx, f.upstream(), map[string]any{})
 		if r.IsError {
 			t.Fatalf("%s: %s", f.upstream(), r.Text())
 		}
-		a20cCheckWhere(t, f, a20cWhere(t, f.upstream(), r.Text()))
+		folderCfgCheckWhere(t, f, folderCfgWhere(t, f.upstream(), r.Text()))
 		r = c.CallTool(ctx, f.ext(), map[string]any{})
 		wantResult(t, f.ext(), r, false, "a20c-ext-"+f.name+"-ran")
 	}
@@ -305,39 +305,39 @@ func TestFoldersConfigTwoFolders(t *testing.T) {
 func TestFoldersConfigRemoveFolder(t *testing.T) {
 	t.Parallel()
 	const denied = "echo a20c-b-denied now"
-	a := a20cNewFolder(t, "a", "servers", "", nil)
-	b := a20cNewFolder(t, "b", "servers", `{"permissions": {"deny": ["Bash(echo a20c-b-denied:*)"]}}`, nil)
-	c, ctx := a20cStart(t, bypassOptions(), a, b)
+	a := folderCfgNewFolder(t, "a", "servers", "", nil)
+	b := folderCfgNewFolder(t, "b", "servers", `{"permissions": {"deny": ["Bash(echo a20c-b-denied:*)"]}}`, nil)
+	c, ctx := folderCfgStart(t, bypassOptions(), a, b)
 
-	a20cSearch(t, c, ctx)
+	folderCfgSearch(t, c, ctx)
 	r := c.CallTool(ctx, b.upstream(), map[string]any{})
-	first := a20cWhere(t, "B upstream before removal", r.Text())
+	first := folderCfgWhere(t, "B upstream before removal", r.Text())
 	wantResult(t, "B's deny rule with B in the workspace", c.CallTool(ctx, "bash", map[string]any{"command": denied}), true, "Bash(echo a20c-b-denied:*)")
 	if a.procs() == 0 || b.procs() == 0 {
 		t.Fatalf("upstream processes not running: a=%d b=%d", a.procs(), b.procs())
 	}
 
 	t0 := time.Now()
-	a20cChange(t, c, ctx, nil, []a20cFolder{b})
-	if !a20cListChangedSince(c, t0, 10*time.Second) {
+	folderCfgChange(t, c, ctx, nil, []folderCfgFolder{b})
+	if !folderCfgListChangedSince(c, t0, 10*time.Second) {
 		t.Errorf("no tools/listChanged after B (with active tools) was removed")
 	}
 	gone := func() bool {
-		l := a20cList(t, c, ctx, true)
+		l := folderCfgList(t, c, ctx, true)
 		_, e := l[b.ext()]
 		_, u := l[b.upstream()]
 		return !e && !u
 	}
 	if !waitUntil(10*time.Second, gone) {
-		t.Errorf("B's tools still in tools/list includeDeferred after B was removed: %v", a20cKeys(a20cList(t, c, ctx, true)))
+		t.Errorf("B's tools still in tools/list includeDeferred after B was removed: %v", folderCfgKeys(folderCfgList(t, c, ctx, true)))
 	}
-	l := a20cList(t, c, ctx, false)
+	l := folderCfgList(t, c, ctx, false)
 	for _, n := range []string{a.ext(), a.upstream()} {
 		if _, ok := l[n]; !ok {
 			t.Errorf("A's active tool %s left tools/list when B was removed", n)
 		}
 	}
-	txt := a20cSearch(t, c, ctx)
+	txt := folderCfgSearch(t, c, ctx)
 	wantLacks(t, "tool_search after B removed", txt, b.ext(), b.upstream())
 	r = c.CallTool(ctx, b.upstream(), map[string]any{})
 	if !r.IsError {
@@ -351,22 +351,22 @@ func TestFoldersConfigRemoveFolder(t *testing.T) {
 		t.Errorf("A's upstream stopped when B was removed")
 	}
 	r = c.CallTool(ctx, a.upstream(), map[string]any{})
-	a20cCheckWhere(t, a, a20cWhere(t, "A upstream after B removed", r.Text()))
+	folderCfgCheckWhere(t, a, folderCfgWhere(t, "A upstream after B removed", r.Text()))
 
 	// B back.
-	a20cChange(t, c, ctx, []a20cFolder{b}, nil)
+	folderCfgChange(t, c, ctx, []folderCfgFolder{b}, nil)
 	if !waitUntil(15*time.Second, func() bool {
-		txt := a20cSearch(t, c, ctx)
+		txt := folderCfgSearch(t, c, ctx)
 		return strings.Contains(txt, b.ext()) && strings.Contains(txt, b.upstream())
 	}) {
-		t.Fatalf("B's tools not found by tool_search after B was added back:\n%s", a20cSearch(t, c, ctx))
+		t.Fatalf("B's tools not found by tool_search after B was added back:\n%s", folderCfgSearch(t, c, ctx))
 	}
 	r = c.CallTool(ctx, b.upstream(), map[string]any{})
 	if r.IsError {
 		t.Fatalf("B upstream after re-add: %s", r.Text())
 	}
-	again := a20cWhere(t, "B upstream after re-add", r.Text())
-	a20cCheckWhere(t, b, again)
+	again := folderCfgWhere(t, "B upstream after re-add", r.Text())
+	folderCfgCheckWhere(t, b, again)
 	if again.Pid == first.Pid {
 		t.Errorf("B's upstream has the pid it had before removal (%d): it was never stopped", first.Pid)
 	}
@@ -374,7 +374,7 @@ func TestFoldersConfigRemoveFolder(t *testing.T) {
 	wantResult(t, "B's deny rule after re-add", c.CallTool(ctx, "bash", map[string]any{"command": denied}), true, "Bash(echo a20c-b-denied:*)")
 }
 
-func a20cKeys(m map[string]map[string]any) []string {
+func folderCfgKeys(m map[string]map[string]any) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
@@ -389,9 +389,9 @@ func a20cKeys(m map[string]map[string]any) []string {
 // file applies; a deleted file's rules go.
 func TestFoldersConfigLiveSettings(t *testing.T) {
 	t.Parallel()
-	a := a20cNewFolder(t, "a", "servers", "", map[string]string{"same.txt": "a20c A same\n"})
-	b := a20cNewFolder(t, "b", "servers", `{"permissions": {"deny": ["Read(./other.txt)"]}}`, map[string]string{"same.txt": "a20c B same\n"})
-	c, ctx := a20cStart(t, nil, a, b) // default mode: reads run unless a rule says otherwise
+	a := folderCfgNewFolder(t, "a", "servers", "", map[string]string{"same.txt": "a20c A same\n"})
+	b := folderCfgNewFolder(t, "b", "servers", `{"permissions": {"deny": ["Read(./other.txt)"]}}`, map[string]string{"same.txt": "a20c B same\n"})
+	c, ctx := folderCfgStart(t, nil, a, b) // default mode: reads run unless a rule says otherwise
 	bFile := filepath.Join(b.dir, "same.txt")
 	aFile := filepath.Join(a.dir, "same.txt")
 	read := func(p string) harness.Result { return c.CallTool(ctx, "read", map[string]any{"path": p}) }
@@ -420,7 +420,7 @@ func TestFoldersConfigLiveSettings(t *testing.T) {
 		r := read(bFile)
 		wantResult(t, s.name+": B keeps its deny rule", r, true, "Read(./same.txt)")
 		wantLacks(t, s.name, r.Text(), "a20c B same")
-		if msg, ok := a20cLogSince(c, t0, 5*time.Second, append([]string{b.settings()}, s.logWants...)...); !ok {
+		if msg, ok := folderCfgLogSince(c, t0, 5*time.Second, append([]string{b.settings()}, s.logWants...)...); !ok {
 			t.Errorf("%s: no window/logMessage naming %s %q; logs: %q", s.name, b.settings(), s.logWants, logMessages(c, 0))
 		} else {
 			t.Logf("%s: %s", s.name, msg)
@@ -437,17 +437,17 @@ func TestFoldersConfigLiveSettings(t *testing.T) {
 	wantResult(t, "B read after B's settings file was deleted", read(bFile), false, "a20c B same")
 }
 
-// a20cReadDesc is read's description in tools/list.
-func a20cReadDesc(t *testing.T, c *harness.Client, ctx context.Context) string {
+// folderCfgReadDesc is read's description in tools/list.
+func folderCfgReadDesc(t *testing.T, c *harness.Client, ctx context.Context) string {
 	t.Helper()
-	d, _ := a20cList(t, c, ctx, false)["read"]["description"].(string)
+	d, _ := folderCfgList(t, c, ctx, false)["read"]["description"].(string)
 	return d
 }
 
-// a20cCut is the line count of a read of a 20-line file: the N of
+// folderCfgCut is the line count of a read of a 20-line file: the N of
 // "lines 1-N of 20", and the header and notice beside them when cut (0
 // when the header is not there).
-func a20cCut(t *testing.T, c *harness.Client, ctx context.Context, path string) int {
+func folderCfgCut(t *testing.T, c *harness.Client, ctx context.Context, path string) int {
 	t.Helper()
 	r := c.CallTool(ctx, "read", map[string]any{"path": path})
 	for n := 1; n <= 20; n++ {
@@ -475,61 +475,61 @@ func TestFoldersConfigLimits(t *testing.T) {
 
 	t.Run("OnlyB", func(t *testing.T) {
 		t.Parallel()
-		a := a20cNewFolder(t, "a", "servers", "", twenty)
-		b := a20cNewFolder(t, "b", "servers", limits(7), twenty)
-		c, ctx := a20cStart(t, bypassOptions(), a, b)
-		for _, f := range []a20cFolder{a, b} {
-			if n := a20cCut(t, c, ctx, filepath.Join(f.dir, "twenty.txt")); n != 7 {
+		a := folderCfgNewFolder(t, "a", "servers", "", twenty)
+		b := folderCfgNewFolder(t, "b", "servers", limits(7), twenty)
+		c, ctx := folderCfgStart(t, bypassOptions(), a, b)
+		for _, f := range []folderCfgFolder{a, b} {
+			if n := folderCfgCut(t, c, ctx, filepath.Join(f.dir, "twenty.txt")); n != 7 {
 				t.Errorf("read in folder %s with B's readLines 7: cut at %d", f.name, n)
 			}
 		}
-		wantContains(t, "read description with B's readLines 7", a20cReadDesc(t, c, ctx), "7 lines")
+		wantContains(t, "read description with B's readLines 7", folderCfgReadDesc(t, c, ctx), "7 lines")
 
 		// Live change of B's limit.
 		t0 := time.Now()
 		writeFile(t, b.settings(), limits(9))
-		if !a20cListChangedSince(c, t0, 10*time.Second) {
+		if !folderCfgListChangedSince(c, t0, 10*time.Second) {
 			t.Errorf("no tools/listChanged after B's limits changed")
 		}
-		if !waitUntil(5*time.Second, func() bool { return a20cCut(t, c, ctx, filepath.Join(b.dir, "twenty.txt")) == 9 }) {
+		if !waitUntil(5*time.Second, func() bool { return folderCfgCut(t, c, ctx, filepath.Join(b.dir, "twenty.txt")) == 9 }) {
 			t.Errorf("B's new readLines 9 not in force")
 		}
-		wantContains(t, "read description after B's change", a20cReadDesc(t, c, ctx), "9 lines")
+		wantContains(t, "read description after B's change", folderCfgReadDesc(t, c, ctx), "9 lines")
 
 		// A wrong value: reported, B's limits ignored (the default is back).
 		t0 = time.Now()
 		writeFile(t, b.settings(), `{"limits": {"readLines": 0}}`)
-		if _, ok := a20cLogSince(c, t0, 10*time.Second, b.settings()); !ok {
+		if _, ok := folderCfgLogSince(c, t0, 10*time.Second, b.settings()); !ok {
 			t.Errorf("wrong readLines in B's file not reported naming %s; logs: %q", b.settings(), logMessages(c, 0))
 		}
-		if !waitUntil(5*time.Second, func() bool { return a20cCut(t, c, ctx, filepath.Join(b.dir, "twenty.txt")) == 20 }) {
+		if !waitUntil(5*time.Second, func() bool { return folderCfgCut(t, c, ctx, filepath.Join(b.dir, "twenty.txt")) == 20 }) {
 			t.Errorf("B's invalid limits file not ignored")
 		}
 
 		// B removed: its limits leave with it.
 		writeFile(t, b.settings(), limits(7))
-		if !waitUntil(5*time.Second, func() bool { return a20cCut(t, c, ctx, filepath.Join(a.dir, "twenty.txt")) == 7 }) {
+		if !waitUntil(5*time.Second, func() bool { return folderCfgCut(t, c, ctx, filepath.Join(a.dir, "twenty.txt")) == 7 }) {
 			t.Fatalf("B's readLines 7 not back in force")
 		}
 		t0 = time.Now()
-		a20cChange(t, c, ctx, nil, []a20cFolder{b})
-		if !a20cListChangedSince(c, t0, 10*time.Second) {
+		folderCfgChange(t, c, ctx, nil, []folderCfgFolder{b})
+		if !folderCfgListChangedSince(c, t0, 10*time.Second) {
 			t.Errorf("no tools/listChanged after B (which set limits) was removed")
 		}
-		if !waitUntil(5*time.Second, func() bool { return a20cCut(t, c, ctx, filepath.Join(a.dir, "twenty.txt")) == 20 }) {
+		if !waitUntil(5*time.Second, func() bool { return folderCfgCut(t, c, ctx, filepath.Join(a.dir, "twenty.txt")) == 20 }) {
 			t.Errorf("B's readLines still in force after B was removed")
 		}
-		wantContains(t, "read description after B removed", a20cReadDesc(t, c, ctx), "2000 lines")
+		wantContains(t, "read description after B removed", folderCfgReadDesc(t, c, ctx), "2000 lines")
 	})
 
 	t.Run("AAndBDisagree", func(t *testing.T) {
 		t.Parallel()
-		a := a20cNewFolder(t, "a", "servers", limits(5), twenty)
-		b := a20cNewFolder(t, "b", "servers", limits(7), twenty)
-		c, ctx := a20cStart(t, bypassOptions(), a, b)
-		na := a20cCut(t, c, ctx, filepath.Join(a.dir, "twenty.txt"))
-		nb := a20cCut(t, c, ctx, filepath.Join(b.dir, "twenty.txt"))
-		desc := a20cReadDesc(t, c, ctx)
+		a := folderCfgNewFolder(t, "a", "servers", limits(5), twenty)
+		b := folderCfgNewFolder(t, "b", "servers", limits(7), twenty)
+		c, ctx := folderCfgStart(t, bypassOptions(), a, b)
+		na := folderCfgCut(t, c, ctx, filepath.Join(a.dir, "twenty.txt"))
+		nb := folderCfgCut(t, c, ctx, filepath.Join(b.dir, "twenty.txt"))
+		desc := folderCfgReadDesc(t, c, ctx)
 		t.Logf("A readLines 5, B readLines 7: read in A cut at %d, in B at %d", na, nb)
 		// docs/protocol.md: per name, the first folder's files win over a
 		// later folder's.
@@ -541,30 +541,30 @@ func TestFoldersConfigLimits(t *testing.T) {
 
 	t.Run("EditorWins", func(t *testing.T) {
 		t.Parallel()
-		a := a20cNewFolder(t, "a", "servers", limits(5), twenty)
-		b := a20cNewFolder(t, "b", "servers", limits(7), twenty)
-		c, ctx := a20cStart(t, map[string]any{"mode": "bypass", "limits": map[string]any{"readLines": 11}}, a, b)
-		for _, f := range []a20cFolder{a, b} {
-			if n := a20cCut(t, c, ctx, filepath.Join(f.dir, "twenty.txt")); n != 11 {
+		a := folderCfgNewFolder(t, "a", "servers", limits(5), twenty)
+		b := folderCfgNewFolder(t, "b", "servers", limits(7), twenty)
+		c, ctx := folderCfgStart(t, map[string]any{"mode": "bypass", "limits": map[string]any{"readLines": 11}}, a, b)
+		for _, f := range []folderCfgFolder{a, b} {
+			if n := folderCfgCut(t, c, ctx, filepath.Join(f.dir, "twenty.txt")); n != 11 {
 				t.Errorf("read in folder %s: cut at %d, want the editor's 11", f.name, n)
 			}
 		}
-		wantContains(t, "read description", a20cReadDesc(t, c, ctx), "11 lines")
+		wantContains(t, "read description", folderCfgReadDesc(t, c, ctx), "11 lines")
 	})
 }
 
-// a20cMCP is an `agentls mcp` session whose client declares roots and
+// folderCfgMCP is an `agentls mcp` session whose client declares roots and
 // answers roots/list with the folders set last.
-type a20cMCP struct {
+type folderCfgMCP struct {
 	m     *mcpRawClient
 	mu    sync.Mutex
-	roots []a20cFolder
+	roots []folderCfgFolder
 	next  int
 }
 
-func a20cStartMCP(t *testing.T, roots ...a20cFolder) *a20cMCP {
+func folderCfgStartMCP(t *testing.T, roots ...folderCfgFolder) *folderCfgMCP {
 	t.Helper()
-	s := &a20cMCP{roots: roots, next: 100}
+	s := &folderCfgMCP{roots: roots, next: 100}
 	s.m = startMCPRaw(t, []string{"mcp", "--root", roots[0].dir}, []string{"XDG_CACHE_HOME=" + t.TempDir()})
 	s.m.setHandler(func(req mcpMsg) (any, int) {
 		switch req.Method {
@@ -592,7 +592,7 @@ func a20cStartMCP(t *testing.T, roots ...a20cFolder) *a20cMCP {
 }
 
 // setRoots changes the answer to roots/list and tells the server.
-func (s *a20cMCP) setRoots(roots ...a20cFolder) {
+func (s *folderCfgMCP) setRoots(roots ...folderCfgFolder) {
 	s.mu.Lock()
 	s.roots = roots
 	s.mu.Unlock()
@@ -600,7 +600,7 @@ func (s *a20cMCP) setRoots(roots ...a20cFolder) {
 }
 
 // request sends method with params and returns the reply's result.
-func (s *a20cMCP) request(t *testing.T, method string, params any) map[string]any {
+func (s *folderCfgMCP) request(t *testing.T, method string, params any) map[string]any {
 	t.Helper()
 	s.mu.Lock()
 	s.next++
@@ -616,7 +616,7 @@ func (s *a20cMCP) request(t *testing.T, method string, params any) map[string]an
 }
 
 // call is tools/call's text and isError.
-func (s *a20cMCP) call(t *testing.T, name string, args any) (string, bool) {
+func (s *folderCfgMCP) call(t *testing.T, name string, args any) (string, bool) {
 	t.Helper()
 	res := s.request(t, "tools/call", map[string]any{"name": name, "arguments": args})
 	isErr, _ := res["isError"].(bool)
@@ -632,7 +632,7 @@ func (s *a20cMCP) call(t *testing.T, name string, args any) (string, bool) {
 }
 
 // names is the tool names of tools/list.
-func (s *a20cMCP) names(t *testing.T) []string {
+func (s *folderCfgMCP) names(t *testing.T) []string {
 	t.Helper()
 	res := s.request(t, "tools/list", map[string]any{})
 	var out []string
@@ -654,9 +654,9 @@ func TestFoldersConfigMCPRoots(t *testing.T) {
 	t.Parallel()
 	const denied = "echo a20c-b-denied now"
 	twenty := map[string]string{"twenty.txt": numberedLines(20, func(i int) string { return fmt.Sprintf("a20c line %d", i) })}
-	a := a20cNewFolder(t, "a", "mcpServers", "", twenty)
-	b := a20cNewFolder(t, "b", "servers", `{"permissions": {"deny": ["Bash(echo a20c-b-denied:*)"]}, "limits": {"readLines": 7}}`, nil)
-	s := a20cStartMCP(t, a, b)
+	a := folderCfgNewFolder(t, "a", "mcpServers", "", twenty)
+	b := folderCfgNewFolder(t, "b", "servers", `{"permissions": {"deny": ["Bash(echo a20c-b-denied:*)"]}, "limits": {"readLines": 7}}`, nil)
+	s := folderCfgStartMCP(t, a, b)
 	aTwenty := filepath.Join(a.dir, "twenty.txt")
 	out, _ := s.call(t, "read", map[string]any{"path": aTwenty})
 	wantContains(t, "MCP read with root B's readLines 7", out, "lines 1-5 of 20", "offset=6")
@@ -667,19 +667,19 @@ func TestFoldersConfigMCPRoots(t *testing.T) {
 			t.Errorf("MCP tool_search lacks %s:\n%s", n, txt)
 		}
 	}
-	for _, f := range []a20cFolder{a, b} {
+	for _, f := range []folderCfgFolder{a, b} {
 		out, isErr := s.call(t, f.upstream(), map[string]any{})
 		if isErr {
 			t.Fatalf("MCP %s: %s", f.upstream(), out)
 		}
-		a20cCheckWhere(t, f, a20cWhere(t, "MCP "+f.upstream(), out))
+		folderCfgCheckWhere(t, f, folderCfgWhere(t, "MCP "+f.upstream(), out))
 	}
 	out, isErr := s.call(t, "bash", map[string]any{"command": denied})
 	if !isErr || !strings.Contains(out, "Bash(echo a20c-b-denied:*)") {
 		t.Errorf("MCP: B's deny rule with B a root: isError %v %q", isErr, out)
 	}
 	before := s.names(t)
-	if !a15uHas(before, b.upstream()) || !a15uHas(before, b.ext()) {
+	if !upstreamLifeHas(before, b.upstream()) || !upstreamLifeHas(before, b.ext()) {
 		t.Fatalf("MCP tools/list lacks B's activated tools: %v", before)
 	}
 
@@ -692,10 +692,10 @@ func TestFoldersConfigMCPRoots(t *testing.T) {
 		t.Errorf("MCP: no notifications/tools/list_changed after root B (with listed tools) was dropped")
 	}
 	after := s.names(t)
-	if a15uHas(after, b.upstream()) || a15uHas(after, b.ext()) {
+	if upstreamLifeHas(after, b.upstream()) || upstreamLifeHas(after, b.ext()) {
 		t.Errorf("MCP tools/list still has B's tools after root B was dropped: %v", after)
 	}
-	if !a15uHas(after, a.upstream()) || !a15uHas(after, a.ext()) {
+	if !upstreamLifeHas(after, a.upstream()) || !upstreamLifeHas(after, a.ext()) {
 		t.Errorf("MCP tools/list lost A's tools when B was dropped: %v", after)
 	}
 	txt, _ = s.call(t, "tool_search", map[string]any{"query": "a20c", "limit": 20})
@@ -721,7 +721,7 @@ func TestFoldersConfigMCPRoots(t *testing.T) {
 	if isErr {
 		t.Fatalf("MCP %s after B came back: %s", b.upstream(), out)
 	}
-	a20cCheckWhere(t, b, a20cWhere(t, "MCP B upstream after re-add", out))
+	folderCfgCheckWhere(t, b, folderCfgWhere(t, "MCP B upstream after re-add", out))
 	out, isErr = s.call(t, "bash", map[string]any{"command": denied})
 	if !isErr || !strings.Contains(out, "Bash(echo a20c-b-denied:*)") {
 		t.Errorf("MCP: B's deny rule after B came back: isError %v %q", isErr, out)
@@ -735,10 +735,10 @@ func TestFoldersConfigMCPRoots(t *testing.T) {
 // edited mcp.json starts the new server and stops the removed one.
 func TestFoldersConfigLiveFolderFiles(t *testing.T) {
 	t.Parallel()
-	a := a20cNewFolder(t, "a", "servers", "", nil)
-	b := a20cNewFolder(t, "b", "servers", "", nil)
-	c, ctx := a20cStart(t, bypassOptions(), a, b)
-	a20cSearch(t, c, ctx)
+	a := folderCfgNewFolder(t, "a", "servers", "", nil)
+	b := folderCfgNewFolder(t, "b", "servers", "", nil)
+	c, ctx := folderCfgStart(t, bypassOptions(), a, b)
+	folderCfgSearch(t, c, ctx)
 	wantResult(t, "B ext before", c.CallTool(ctx, b.ext(), map[string]any{}), false, "a20c-ext-b-ran")
 	toolFile := func(name, command string) string {
 		b, _ := json.Marshal(map[string]any{"name": name, "description": "a20c live tool " + name, "inputSchema": map[string]any{"type": "object"}, "command": command, "readOnly": true})
@@ -746,7 +746,7 @@ func TestFoldersConfigLiveFolderFiles(t *testing.T) {
 	}
 
 	writeFile(t, filepath.Join(b.dir, ".agentls", "tools", "a20c_b_new.json"), toolFile("a20c_b_new", "echo a20c-b-new-ran"))
-	if !waitUntil(5*time.Second, func() bool { return strings.Contains(a20cSearch(t, c, ctx), "a20c_b_new") }) {
+	if !waitUntil(5*time.Second, func() bool { return strings.Contains(folderCfgSearch(t, c, ctx), "a20c_b_new") }) {
 		t.Errorf("a tool file added to B's .agentls/tools is not found by tool_search")
 	} else {
 		wantResult(t, "new B tool", c.CallTool(ctx, "a20c_b_new", map[string]any{}), false, "a20c-b-new-ran")
@@ -763,20 +763,20 @@ func TestFoldersConfigLiveFolderFiles(t *testing.T) {
 	if err := os.Remove(filepath.Join(b.dir, ".agentls", "tools", b.ext()+".json")); err != nil {
 		t.Fatal(err)
 	}
-	if !a20cListChangedSince(c, t0, 5*time.Second) {
+	if !folderCfgListChangedSince(c, t0, 5*time.Second) {
 		t.Errorf("no tools/listChanged after B's active tool file was removed")
 	}
-	if !waitUntil(5*time.Second, func() bool { _, ok := a20cList(t, c, ctx, true)[b.ext()]; return !ok }) {
+	if !waitUntil(5*time.Second, func() bool { _, ok := folderCfgList(t, c, ctx, true)[b.ext()]; return !ok }) {
 		t.Errorf("%s still listed after its file was removed", b.ext())
 	}
 
 	t0 = time.Now()
 	bad := filepath.Join(b.dir, ".agentls", "tools", "a20c_b_bad.json")
 	writeFile(t, bad, `{"name": "a20c_b_bad", "description": "x", "inputSchema": {"type": "object"}, "command": "echo x", "timout": 5}`)
-	if _, ok := a20cLogSince(c, t0, 5*time.Second, bad, "timout"); !ok {
+	if _, ok := folderCfgLogSince(c, t0, 5*time.Second, bad, "timout"); !ok {
 		t.Errorf("bad tool file in B not reported naming %s and the unknown field; logs: %q", bad, logMessages(c, 0))
 	}
-	if strings.Contains(a20cSearch(t, c, ctx), "a20c_b_bad") {
+	if strings.Contains(folderCfgSearch(t, c, ctx), "a20c_b_bad") {
 		t.Errorf("an invalid tool file was not skipped")
 	}
 
@@ -788,14 +788,14 @@ func TestFoldersConfigLiveFolderFiles(t *testing.T) {
 	}
 	cfg, _ := json.Marshal(map[string]any{"servers": map[string]any{b.server(): entry(b.marker), "a20cbtwo": entry(b2)}})
 	writeFile(t, filepath.Join(b.dir, ".agentls", "mcp.json"), string(cfg))
-	if !waitUntil(15*time.Second, func() bool { return strings.Contains(a20cSearch(t, c, ctx), "a20cbtwo__where") }) {
+	if !waitUntil(15*time.Second, func() bool { return strings.Contains(folderCfgSearch(t, c, ctx), "a20cbtwo__where") }) {
 		t.Fatalf("server added to B's mcp.json not found by tool_search")
 	}
 	r := c.CallTool(ctx, "a20cbtwo__where", map[string]any{})
 	if r.IsError {
 		t.Fatalf("a20cbtwo__where: %s", r.Text())
 	}
-	if info := a20cWhere(t, "added B server", r.Text()); info.Cwd != b.dir || info.Env != b.dir {
+	if info := folderCfgWhere(t, "added B server", r.Text()); info.Cwd != b.dir || info.Env != b.dir {
 		t.Errorf("server added live to B's mcp.json runs in %q with ${workspaceFolder}=%q, want %q", info.Cwd, info.Env, b.dir)
 	}
 	cfg, _ = json.Marshal(map[string]any{"servers": map[string]any{"a20cbtwo": entry(b2)}})
@@ -803,7 +803,7 @@ func TestFoldersConfigLiveFolderFiles(t *testing.T) {
 	if !waitUntil(10*time.Second, func() bool { return b.procs() == 0 }) {
 		t.Errorf("server removed from B's mcp.json still running: %v", processesWithArg(b.marker))
 	}
-	if !waitUntil(5*time.Second, func() bool { _, ok := a20cList(t, c, ctx, true)[b.upstream()]; return !ok }) {
+	if !waitUntil(5*time.Second, func() bool { _, ok := folderCfgList(t, c, ctx, true)[b.upstream()]; return !ok }) {
 		t.Errorf("%s still listed after its server left B's mcp.json", b.upstream())
 	}
 	if len(processesWithArg(b2)) == 0 {
@@ -819,9 +819,9 @@ func TestFoldersConfigPathRules(t *testing.T) {
 	files := func(who string) map[string]string {
 		return map[string]string{"x.txt": "a20c-needle " + who + " x\n", "y.txt": "a20c-needle " + who + " y\n"}
 	}
-	a := a20cNewFolder(t, "a", "servers", `{"permissions": {"deny": ["Read(./x.txt)"]}}`, files("A"))
-	b := a20cNewFolder(t, "b", "servers", "", files("B"))
-	c, ctx := a20cStart(t, map[string]any{"permissions": map[string]any{"deny": []any{"Read(./y.txt)"}}}, a, b)
+	a := folderCfgNewFolder(t, "a", "servers", `{"permissions": {"deny": ["Read(./x.txt)"]}}`, files("A"))
+	b := folderCfgNewFolder(t, "b", "servers", "", files("B"))
+	c, ctx := folderCfgStart(t, map[string]any{"permissions": map[string]any{"deny": []any{"Read(./y.txt)"}}}, a, b)
 	cases := []struct {
 		name, path string
 		denied     bool
@@ -848,24 +848,24 @@ func TestFoldersConfigPathRules(t *testing.T) {
 func TestFoldersConfigAddedLater(t *testing.T) {
 	t.Parallel()
 	const denied = "echo a20c-b-denied now"
-	a := a20cNewFolder(t, "a", "servers", "", nil)
-	b := a20cNewFolder(t, "b", "mcpServers", `{"permissions": {"deny": ["Bash(echo a20c-b-denied:*)"]}}`, map[string]string{
+	a := folderCfgNewFolder(t, "a", "servers", "", nil)
+	b := folderCfgNewFolder(t, "b", "mcpServers", `{"permissions": {"deny": ["Bash(echo a20c-b-denied:*)"]}}`, map[string]string{
 		".agentls/settings.local.json": `{"permissions": {"allow": [`,
 		"f.txt":                        "a20c B f\n",
 	})
-	c, ctx := a20cStart(t, bypassOptions(), a)
+	c, ctx := folderCfgStart(t, bypassOptions(), a)
 	wantResult(t, "bash before B is added", c.CallTool(ctx, "bash", map[string]any{"command": denied}), false, "a20c-b-denied now")
-	wantLacks(t, "tool_search before B is added", a20cSearch(t, c, ctx), b.ext(), b.upstream())
+	wantLacks(t, "tool_search before B is added", folderCfgSearch(t, c, ctx), b.ext(), b.upstream())
 
 	t0 := time.Now()
-	a20cChange(t, c, ctx, []a20cFolder{b}, nil)
+	folderCfgChange(t, c, ctx, []folderCfgFolder{b}, nil)
 	wantResult(t, "B's deny rule on the first call after B was added", c.CallTool(ctx, "bash", map[string]any{"command": denied}), true, "Bash(echo a20c-b-denied:*)")
 	local := filepath.Join(b.dir, ".agentls", "settings.local.json")
-	if _, ok := a20cLogSince(c, t0, 5*time.Second, local); !ok {
+	if _, ok := folderCfgLogSince(c, t0, 5*time.Second, local); !ok {
 		t.Errorf("B's invalid settings.local.json not reported naming %s; logs: %q", local, logMessages(c, 0))
 	}
 	if !waitUntil(15*time.Second, func() bool {
-		txt := a20cSearch(t, c, ctx)
+		txt := folderCfgSearch(t, c, ctx)
 		return strings.Contains(txt, b.ext()) && strings.Contains(txt, b.upstream())
 	}) {
 		t.Fatalf("added folder B's tools not found by tool_search")
@@ -874,13 +874,13 @@ func TestFoldersConfigAddedLater(t *testing.T) {
 	if r.IsError {
 		t.Fatalf("%s: %s", b.upstream(), r.Text())
 	}
-	a20cCheckWhere(t, b, a20cWhere(t, "B upstream added later", r.Text()))
+	folderCfgCheckWhere(t, b, folderCfgWhere(t, "B upstream added later", r.Text()))
 
 	// Read in B, remove B, add it back: the read is forgotten.
 	f := filepath.Join(b.dir, "f.txt")
 	wantResult(t, "read B/f.txt", c.CallTool(ctx, "read", map[string]any{"path": f}), false, "a20c B f")
-	a20cChange(t, c, ctx, nil, []a20cFolder{b})
-	a20cChange(t, c, ctx, []a20cFolder{b}, nil)
+	folderCfgChange(t, c, ctx, nil, []folderCfgFolder{b})
+	folderCfgChange(t, c, ctx, []folderCfgFolder{b}, nil)
 	r = c.CallTool(ctx, "edit", editCall(f, "a20c B f", "a20c B g"))
 	wantResult(t, "edit after B was removed and re-added without a new read", r, true, "read")
 	if got := readFile(t, f); got != "a20c B f\n" {
@@ -894,21 +894,21 @@ func TestFoldersConfigAddedLater(t *testing.T) {
 func TestFoldersConfigRemoveFirstFolder(t *testing.T) {
 	t.Parallel()
 	const denied = "echo a20c-a-denied now"
-	a := a20cNewFolder(t, "a", "servers", `{"permissions": {"deny": ["Bash(echo a20c-a-denied:*)"]}, "limits": {"readLines": 7}}`, map[string]string{"f.txt": numberedLines(20, func(i int) string { return fmt.Sprintf("a20c A %d", i) })})
-	b := a20cNewFolder(t, "b", "servers", "", map[string]string{"f.txt": numberedLines(20, func(i int) string { return fmt.Sprintf("a20c B %d", i) })})
-	c, ctx := a20cStart(t, bypassOptions(), a, b)
-	a20cSearch(t, c, ctx)
+	a := folderCfgNewFolder(t, "a", "servers", `{"permissions": {"deny": ["Bash(echo a20c-a-denied:*)"]}, "limits": {"readLines": 7}}`, map[string]string{"f.txt": numberedLines(20, func(i int) string { return fmt.Sprintf("a20c A %d", i) })})
+	b := folderCfgNewFolder(t, "b", "servers", "", map[string]string{"f.txt": numberedLines(20, func(i int) string { return fmt.Sprintf("a20c B %d", i) })})
+	c, ctx := folderCfgStart(t, bypassOptions(), a, b)
+	folderCfgSearch(t, c, ctx)
 	wantResult(t, "A's upstream", c.CallTool(ctx, a.upstream(), map[string]any{}), false, "a20c-where")
 	wantResult(t, "A's deny rule", c.CallTool(ctx, "bash", map[string]any{"command": denied}), true, "Bash(echo a20c-a-denied:*)")
 	wantResult(t, "relative read with A first", c.CallTool(ctx, "read", map[string]any{"path": "f.txt"}), false, "a20c A 1", "lines 1-5 of 20")
 
-	a20cChange(t, c, ctx, nil, []a20cFolder{a})
+	folderCfgChange(t, c, ctx, nil, []folderCfgFolder{a})
 	wantResult(t, "relative read after A was removed", c.CallTool(ctx, "read", map[string]any{"path": "f.txt"}), false, "a20c B 1", "lines 1-20 of 20")
 	wantResult(t, "A's deny rule after A was removed", c.CallTool(ctx, "bash", map[string]any{"command": denied}), false, "a20c-a-denied now")
 	if !waitUntil(10*time.Second, func() bool { return a.procs() == 0 }) {
 		t.Errorf("A's upstream still running after A was removed: %v", processesWithArg(a.marker))
 	}
-	l := a20cList(t, c, ctx, true)
+	l := folderCfgList(t, c, ctx, true)
 	for _, n := range []string{a.ext(), a.upstream()} {
 		if _, ok := l[n]; ok {
 			t.Errorf("%s still listed after A was removed", n)
@@ -920,15 +920,15 @@ func TestFoldersConfigRemoveFirstFolder(t *testing.T) {
 		}
 	}
 	r := c.CallTool(ctx, b.upstream(), map[string]any{})
-	a20cCheckWhere(t, b, a20cWhere(t, "B upstream after A removed", r.Text()))
+	folderCfgCheckWhere(t, b, folderCfgWhere(t, "B upstream after A removed", r.Text()))
 }
 
 // TestFoldersConfigUserServer: a server from the user's mcp.json runs in the
 // first folder, its relative command and ${workspaceFolder} resolved there.
 func TestFoldersConfigUserServer(t *testing.T) {
 	t.Parallel()
-	a := a20cNewFolder(t, "a", "servers", "", nil)
-	b := a20cNewFolder(t, "b", "servers", "", nil)
+	a := folderCfgNewFolder(t, "a", "servers", "", nil)
+	b := folderCfgNewFolder(t, "b", "servers", "", nil)
 	cfgHome := t.TempDir()
 	marker := fmt.Sprintf("a20c-marker-user-%d", time.Now().UnixNano())
 	reapProcessesWithArg(t, marker)
@@ -936,14 +936,14 @@ func TestFoldersConfigUserServer(t *testing.T) {
 		"command": "./bin/a20c-srv", "args": []any{"${workspaceFolder}", marker}, "env": map[string]any{"A20C_DIR": "${workspaceFolder}"},
 	}}})
 	writeFile(t, filepath.Join(cfgHome, "agentls", "mcp.json"), string(cfg))
-	c, ctx := a20cStartEnv(t, []string{"XDG_CONFIG_HOME=" + cfgHome}, bypassOptions(), a, b)
-	wantContains(t, "tool_search", a20cSearch(t, c, ctx), "a20cuser__where")
+	c, ctx := folderCfgStartEnv(t, []string{"XDG_CONFIG_HOME=" + cfgHome}, bypassOptions(), a, b)
+	wantContains(t, "tool_search", folderCfgSearch(t, c, ctx), "a20cuser__where")
 	r := c.CallTool(ctx, "a20cuser__where", map[string]any{})
 	if r.IsError {
 		t.Fatalf("a20cuser__where: %s", r.Text())
 	}
-	info := a20cWhere(t, "user server", r.Text())
-	want := a20cFolder{dir: a.dir, name: "user", marker: marker}
+	info := folderCfgWhere(t, "user server", r.Text())
+	want := folderCfgFolder{dir: a.dir, name: "user", marker: marker}
 	if info.Cwd != want.dir || info.Env != want.dir || len(info.Argv) == 0 || info.Argv[0] != want.dir || info.Script != filepath.Join(a.dir, "bin", "a20c-srv") {
 		t.Errorf("user's server: %+v, want it run in the first folder %s", info, a.dir)
 	}
@@ -955,9 +955,9 @@ func TestFoldersConfigUserServer(t *testing.T) {
 // the folder is there, and stop when it is removed.
 func TestFoldersConfigFolderCannotLift(t *testing.T) {
 	t.Parallel()
-	a := a20cNewFolder(t, "a", "servers", "", nil)
-	b := a20cNewFolder(t, "b", "servers", `{"mode": "bypass", "permissions": {"allow": ["Read(./.env)", "Bash(touch:*)"]}}`, map[string]string{".env": "A20C_TOKEN=a20c-plain-value\n"})
-	c, ctx := a20cStart(t, nil, a, b) // default mode, no confirm capability: an ask is a denial
+	a := folderCfgNewFolder(t, "a", "servers", "", nil)
+	b := folderCfgNewFolder(t, "b", "servers", `{"mode": "bypass", "permissions": {"allow": ["Read(./.env)", "Bash(touch:*)"]}}`, map[string]string{".env": "A20C_TOKEN=a20c-plain-value\n"})
+	c, ctx := folderCfgStart(t, nil, a, b) // default mode, no confirm capability: an ask is a denial
 	r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(b.dir, ".env")})
 	wantResult(t, "B's allow rule on its .env (built-in ask)", r, true, "approval")
 	wantLacks(t, "B's .env", r.Text(), "a20c-plain-value")
@@ -968,7 +968,7 @@ func TestFoldersConfigFolderCannotLift(t *testing.T) {
 	}
 	touch := "touch " + filepath.Join(a.dir, "a20c-touched")
 	wantResult(t, "B's Bash(touch:*) allow rule", c.CallTool(ctx, "bash", map[string]any{"command": touch}), false)
-	a20cChange(t, c, ctx, nil, []a20cFolder{b})
+	folderCfgChange(t, c, ctx, nil, []folderCfgFolder{b})
 	touch2 := "touch " + filepath.Join(a.dir, "a20c-touched2")
 	wantResult(t, "B's allow rule after B was removed", c.CallTool(ctx, "bash", map[string]any{"command": touch2}), true, "approval")
 	if _, err := os.Stat(filepath.Join(a.dir, "a20c-touched2")); err == nil {
@@ -983,9 +983,9 @@ func TestFoldersConfigFolderCannotLift(t *testing.T) {
 // declaration that is not honoured must be reported, not dropped silently.
 func TestFoldersConfigDuplicateNames(t *testing.T) {
 	t.Parallel()
-	a := a20cNewFolder(t, "a", "servers", "", nil)
-	b := a20cNewFolder(t, "b", "servers", "", nil)
-	for _, f := range []a20cFolder{a, b} {
+	a := folderCfgNewFolder(t, "a", "servers", "", nil)
+	b := folderCfgNewFolder(t, "b", "servers", "", nil)
+	for _, f := range []folderCfgFolder{a, b} {
 		cfg, _ := json.Marshal(map[string]any{"servers": map[string]any{"a20cdup": map[string]any{
 			"command": "./bin/a20c-srv", "args": []any{"${workspaceFolder}", f.marker}, "env": map[string]any{"A20C_DIR": "${workspaceFolder}"},
 		}}})
@@ -993,15 +993,15 @@ func TestFoldersConfigDuplicateNames(t *testing.T) {
 		ext, _ := json.Marshal(map[string]any{"name": "a20c_dup_ext", "description": "a20c duplicate tool", "inputSchema": map[string]any{"type": "object"}, "command": "echo a20c-dup-" + f.name, "readOnly": true})
 		writeFile(t, filepath.Join(f.dir, ".agentls", "tools", "a20c_dup_ext.json"), string(ext))
 	}
-	c, ctx := a20cStart(t, bypassOptions(), a, b)
+	c, ctx := folderCfgStart(t, bypassOptions(), a, b)
 	t0 := time.Now()
-	txt := a20cSearch(t, c, ctx)
+	txt := folderCfgSearch(t, c, ctx)
 	t.Logf("tool_search took %v:\n%s", time.Since(t0).Round(time.Millisecond), txt)
 	if !strings.Contains(txt, "a20cdup__where") || !strings.Contains(txt, "a20c_dup_ext") {
 		t.Fatalf("duplicates not offered at all:\n%s", txt)
 	}
 	r := c.CallTool(ctx, "a20cdup__where", map[string]any{})
-	info := a20cWhere(t, "dup server", r.Text())
+	info := folderCfgWhere(t, "dup server", r.Text())
 	t.Logf("a20cdup__where runs in %s (A %s, B %s); processes A %v B %v", info.Cwd, a.dir, b.dir, processesWithArg(a.marker), processesWithArg(b.marker))
 	t.Logf("a20c_dup_ext: %s", c.CallTool(ctx, "a20c_dup_ext", map[string]any{}).Text())
 	for _, name := range []string{"a20cdup", "a20c_dup_ext"} {

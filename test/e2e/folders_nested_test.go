@@ -27,20 +27,22 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a20fURI is p as a file:// URI, percent-encoded as editors send it.
-func a20fURI(p string) string { return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String() }
+// nestedURI is p as a file:// URI, percent-encoded as editors send it.
+func nestedURI(p string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
+}
 
-// a20fFolders is the workspaceFolders param for dirs.
-func a20fFolders(dirs ...string) []map[string]any {
+// nestedFolders is the workspaceFolders param for dirs.
+func nestedFolders(dirs ...string) []map[string]any {
 	out := []map[string]any{}
 	for _, d := range dirs {
-		out = append(out, map[string]any{"uri": a20fURI(d), "name": filepath.Base(d)})
+		out = append(out, map[string]any{"uri": nestedURI(d), "name": filepath.Base(d)})
 	}
 	return out
 }
 
-// a20fTmp is a fresh temp dir with symlinks resolved (macOS /var → /private/var).
-func a20fTmp(t *testing.T) string {
+// nestedTmp is a fresh temp dir with symlinks resolved (macOS /var → /private/var).
+func nestedTmp(t *testing.T) string {
 	t.Helper()
 	d, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -49,7 +51,7 @@ func a20fTmp(t *testing.T) string {
 	return d
 }
 
-func a20fPut(t *testing.T, root string, files map[string]string) {
+func nestedPut(t *testing.T, root string, files map[string]string) {
 	t.Helper()
 	for name, body := range files {
 		p := filepath.Join(root, filepath.FromSlash(name))
@@ -62,7 +64,7 @@ func a20fPut(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-func a20fGet(t *testing.T, p string) string {
+func nestedGet(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -71,9 +73,9 @@ func a20fGet(t *testing.T, p string) string {
 	return string(b)
 }
 
-// a20fStart starts agentls (no --root) and initializes it with params
+// nestedStart starts agentls (no --root) and initializes it with params
 // (workspaceFolders, rootUri, …); opts go to initializationOptions.
-func a20fStart(t *testing.T, params map[string]any, opts map[string]any, env ...string) (*harness.Client, context.Context) {
+func nestedStart(t *testing.T, params map[string]any, opts map[string]any, env ...string) (*harness.Client, context.Context) {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Env: env})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -88,30 +90,30 @@ func a20fStart(t *testing.T, params map[string]any, opts map[string]any, env ...
 	return c, ctx
 }
 
-// a20fStartFolders starts a session over folders in acceptEdits mode.
-func a20fStartFolders(t *testing.T, folders ...string) (*harness.Client, context.Context) {
+// nestedStartFolders starts a session over folders in acceptEdits mode.
+func nestedStartFolders(t *testing.T, folders ...string) (*harness.Client, context.Context) {
 	t.Helper()
-	return a20fStart(t, map[string]any{"workspaceFolders": a20fFolders(folders...)}, map[string]any{"mode": "acceptEdits"})
+	return nestedStart(t, map[string]any{"workspaceFolders": nestedFolders(folders...)}, map[string]any{"mode": "acceptEdits"})
 }
 
-// a20fBackends are the two grep searchers (ripgrep when on PATH, and Go).
-var a20fBackends = []struct{ name, env string }{{"rg", "AGENTLS_GREP_BACKEND=rg"}, {"go", "AGENTLS_GREP_BACKEND=go"}}
+// nestedBackends are the two grep searchers (ripgrep when on PATH, and Go).
+var nestedBackends = []struct{ name, env string }{{"rg", "AGENTLS_GREP_BACKEND=rg"}, {"go", "AGENTLS_GREP_BACKEND=go"}}
 
-var a20fGrepLine = regexp.MustCompile(`^(.+?):(\d+): `)
+var nestedGrepLine = regexp.MustCompile(`^(.+?):(\d+): `)
 
-// a20fGrepPaths is the paths of grep's match lines, in output order.
-func a20fGrepPaths(text string) []string {
+// nestedGrepPaths is the paths of grep's match lines, in output order.
+func nestedGrepPaths(text string) []string {
 	var out []string
 	for _, l := range strings.Split(text, "\n") {
-		if m := a20fGrepLine.FindStringSubmatch(l); m != nil {
+		if m := nestedGrepLine.FindStringSubmatch(l); m != nil {
 			out = append(out, m[1])
 		}
 	}
 	return out
 }
 
-// a20fListed is find's path lines (notices and blank lines dropped).
-func a20fListed(text string) []string {
+// nestedListed is find's path lines (notices and blank lines dropped).
+func nestedListed(text string) []string {
 	var out []string
 	for _, l := range strings.Split(text, "\n") {
 		if l == "" || strings.HasPrefix(l, "[") {
@@ -122,14 +124,14 @@ func a20fListed(text string) []string {
 	return out
 }
 
-func a20fSame(t *testing.T, what string, got, want []string) {
+func nestedSame(t *testing.T, what string, got, want []string) {
 	t.Helper()
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("%s:\n got %q\nwant %q", what, got, want)
 	}
 }
 
-func a20fWant(t *testing.T, what string, r harness.Result, isErr bool, wants ...string) {
+func nestedWant(t *testing.T, what string, r harness.Result, isErr bool, wants ...string) {
 	t.Helper()
 	if r.IsError != isErr {
 		t.Errorf("%s: isError=%v, want %v; text:\n%s", what, r.IsError, isErr, r.Text())
@@ -141,7 +143,7 @@ func a20fWant(t *testing.T, what string, r harness.Result, isErr bool, wants ...
 	}
 }
 
-func a20fLacks(t *testing.T, what string, r harness.Result, nots ...string) {
+func nestedLacks(t *testing.T, what string, r harness.Result, nots ...string) {
 	t.Helper()
 	for _, n := range nots {
 		if strings.Contains(r.Text(), n) {
@@ -150,10 +152,10 @@ func a20fLacks(t *testing.T, what string, r harness.Result, nots ...string) {
 	}
 }
 
-// a20fReadsBack reads every printed path back and checks it names the file
+// nestedReadsBack reads every printed path back and checks it names the file
 // it should: a relative path resolves in first, and the file's first line is
 // lines[its absolute path].
-func a20fReadsBack(t *testing.T, ctx context.Context, c *harness.Client, what, first string, paths []string, lines map[string]string) {
+func nestedReadsBack(t *testing.T, ctx context.Context, c *harness.Client, what, first string, paths []string, lines map[string]string) {
 	t.Helper()
 	for _, p := range paths {
 		abs := p
@@ -166,35 +168,35 @@ func a20fReadsBack(t *testing.T, ctx context.Context, c *harness.Client, what, f
 			continue
 		}
 		r := c.CallTool(ctx, "read", map[string]any{"path": p})
-		a20fWant(t, what+": read "+p, r, false, ", lines 1-1 of 1\n     1→"+body)
-		if h, _, _ := strings.Cut(r.Text(), ", lines "); a20fReal(a20fAbs(first, h)) != a20fReal(abs) {
+		nestedWant(t, what+": read "+p, r, false, ", lines 1-1 of 1\n     1→"+body)
+		if h, _, _ := strings.Cut(r.Text(), ", lines "); nestedReal(nestedAbs(first, h)) != nestedReal(abs) {
 			t.Errorf("%s: read %s: header names %q, not the file read", what, p, h)
 		}
 	}
 }
 
-// a20fReal is p with symlinks resolved (p itself when that fails).
-func a20fReal(p string) string {
+// nestedReal is p with symlinks resolved (p itself when that fails).
+func nestedReal(p string) string {
 	if r, err := filepath.EvalSymlinks(p); err == nil {
 		return r
 	}
 	return p
 }
 
-// a20fAbs resolves a printed path against the first folder.
-func a20fAbs(first, p string) string {
+// nestedAbs resolves a printed path against the first folder.
+func nestedAbs(first, p string) string {
 	if filepath.IsAbs(p) {
 		return p
 	}
 	return filepath.Join(first, filepath.FromSlash(p))
 }
 
-// a20fNested is outer/ with inner/ inside it, a file in each and a deeper one.
-func a20fNested(t *testing.T) (outer, inner string) {
+// nestedNested is outer/ with inner/ inside it, a file in each and a deeper one.
+func nestedNested(t *testing.T) (outer, inner string) {
 	t.Helper()
-	outer = filepath.Join(a20fTmp(t), "outer")
+	outer = filepath.Join(nestedTmp(t), "outer")
 	inner = filepath.Join(outer, "inner")
-	a20fPut(t, outer, map[string]string{
+	nestedPut(t, outer, map[string]string{
 		"o.txt":           "needle outer\n",
 		"inner/i.txt":     "needle inner\n",
 		"inner/sub/d.txt": "needle deep\n",
@@ -204,8 +206,8 @@ func a20fNested(t *testing.T) (outer, inner string) {
 
 func TestFoldersNestedNestedRoundTrip(t *testing.T) {
 	t.Parallel()
-	outer, inner := a20fNested(t)
-	cases := []a20fNestedCase{
+	outer, inner := nestedNested(t)
+	cases := []nestedNestedCase{
 		{
 			name:    "outer first",
 			folders: []string{outer, inner},
@@ -237,14 +239,14 @@ func TestFoldersNestedNestedRoundTrip(t *testing.T) {
 		filepath.Join(inner, "sub", "d.txt"): "needle deep",
 	}
 	for _, tc := range cases {
-		for _, be := range a20fBackends {
-			t.Run(tc.name+"/"+be.name, func(t *testing.T) { a20fNestedRoundTrip(t, tc, lines, be.env) })
+		for _, be := range nestedBackends {
+			t.Run(tc.name+"/"+be.name, func(t *testing.T) { nestedNestedRoundTrip(t, tc, lines, be.env) })
 		}
 	}
 }
 
-// a20fNestedCase is one order of the nested folders and what it prints.
-type a20fNestedCase struct {
+// nestedNestedCase is one order of the nested folders and what it prints.
+type nestedNestedCase struct {
 	name    string
 	folders []string
 	// printed names, in the documented order: the first folder's files
@@ -255,37 +257,37 @@ type a20fNestedCase struct {
 	more string   // the folder the note names; "": no note
 }
 
-// a20fNestedRoundTrip checks grep/find/ls/read/edit over nested folders.
-func a20fNestedRoundTrip(t *testing.T, tc a20fNestedCase, lines map[string]string, env string) {
-	c, ctx := a20fStart(t, map[string]any{"workspaceFolders": a20fFolders(tc.folders...)}, map[string]any{"mode": "acceptEdits"}, env)
+// nestedNestedRoundTrip checks grep/find/ls/read/edit over nested folders.
+func nestedNestedRoundTrip(t *testing.T, tc nestedNestedCase, lines map[string]string, env string) {
+	c, ctx := nestedStart(t, map[string]any{"workspaceFolders": nestedFolders(tc.folders...)}, map[string]any{"mode": "acceptEdits"}, env)
 	for _, path := range []any{nil, "."} {
 		args := map[string]any{"pattern": "needle"}
 		if path != nil {
 			args["path"] = path
 		}
 		r := c.CallTool(ctx, "grep", args)
-		a20fWant(t, "grep", r, false)
-		got := a20fGrepPaths(r.Text())
-		a20fSame(t, fmt.Sprintf("grep path=%v (each file once, first folder's first, relative there)", path), got, tc.grep)
-		a20fReadsBack(t, ctx, c, "grep", tc.folders[0], got, lines)
+		nestedWant(t, "grep", r, false)
+		got := nestedGrepPaths(r.Text())
+		nestedSame(t, fmt.Sprintf("grep path=%v (each file once, first folder's first, relative there)", path), got, tc.grep)
+		nestedReadsBack(t, ctx, c, "grep", tc.folders[0], got, lines)
 
 		args = map[string]any{"pattern": "*.txt"}
 		if path != nil {
 			args["path"] = path
 		}
 		r = c.CallTool(ctx, "find", args)
-		a20fWant(t, "find", r, false)
-		got = a20fListed(r.Text())
-		a20fSame(t, fmt.Sprintf("find path=%v", path), got, tc.grep)
-		a20fReadsBack(t, ctx, c, "find", tc.folders[0], got, lines)
+		nestedWant(t, "find", r, false)
+		got = nestedListed(r.Text())
+		nestedSame(t, fmt.Sprintf("find path=%v", path), got, tc.grep)
+		nestedReadsBack(t, ctx, c, "find", tc.folders[0], got, lines)
 	}
 
 	r := c.CallTool(ctx, "ls", map[string]any{})
 	if tc.more == "" {
-		a20fWant(t, "ls {}", r, false)
+		nestedWant(t, "ls {}", r, false)
 		wantLacks(t, "ls {}: a folder inside the first is not another folder", r.Text(), "more folder")
 	} else {
-		a20fWant(t, "ls {}", r, false,
+		nestedWant(t, "ls {}", r, false,
 			fmt.Sprintf("[The workspace has 1 more folder(s), reached by absolute paths: %s.", tc.more),
 			fmt.Sprintf(`ls {"path": %q}`, tc.more))
 	}
@@ -296,18 +298,18 @@ func a20fNestedRoundTrip(t *testing.T, tc a20fNestedCase, lines map[string]strin
 		}
 		entries = append(entries, l)
 	}
-	a20fSame(t, "ls {} entries", entries, tc.ls)
+	nestedSame(t, "ls {} entries", entries, tc.ls)
 
 	// The note's ls call lists the other folder; the entries it
 	// prints, joined to the directory, read back.
 	if tc.more != "" {
 		r = c.CallTool(ctx, "ls", map[string]any{"path": tc.more})
-		a20fWant(t, "ls other folder", r, false)
+		nestedWant(t, "ls other folder", r, false)
 		for _, l := range strings.Split(r.Text(), "\n")[1:] {
 			if strings.HasSuffix(l, ".txt") {
 				p := filepath.Join(tc.more, l)
 				rr := c.CallTool(ctx, "read", map[string]any{"path": p})
-				a20fWant(t, "read "+p, rr, false, "     1→needle")
+				nestedWant(t, "read "+p, rr, false, "     1→needle")
 			}
 		}
 	}
@@ -317,10 +319,10 @@ func a20fNestedRoundTrip(t *testing.T, tc a20fNestedCase, lines map[string]strin
 	for name := range tc.want {
 		c.CallTool(ctx, "read", map[string]any{"path": name})
 		e := c.CallTool(ctx, "edit", map[string]any{"path": name, "edits": []any{map[string]any{"oldText": "needle", "newText": "pin"}}})
-		a20fWant(t, "edit "+name, e, false, "Edited "+name+": 1 replacement")
+		nestedWant(t, "edit "+name, e, false, "Edited "+name+": 1 replacement")
 		c.CallTool(ctx, "read", map[string]any{"path": name})
 		e2 := c.CallTool(ctx, "edit", map[string]any{"path": name, "edits": []any{map[string]any{"oldText": "pin", "newText": "needle"}}})
-		a20fWant(t, "edit back "+name, e2, false)
+		nestedWant(t, "edit back "+name, e2, false)
 	}
 }
 
@@ -328,8 +330,8 @@ func a20fNestedRoundTrip(t *testing.T, tc a20fNestedCase, lines map[string]strin
 // of the inner folder is a file of both (docs/tools.md "Permissions").
 func TestFoldersNestedNestedSettings(t *testing.T) {
 	t.Parallel()
-	outer, inner := a20fNested(t)
-	a20fPut(t, outer, map[string]string{
+	outer, inner := nestedNested(t)
+	nestedPut(t, outer, map[string]string{
 		".agentls/settings.json":       `{"permissions": {"deny": ["Read(/inner/s1.txt)", "Edit(/inner/e1.txt)"]}}`,
 		"inner/.agentls/settings.json": `{"permissions": {"deny": ["Read(/s2.txt)", "Edit(/e2.txt)", "Read(/o.txt)"]}}`,
 		"inner/s1.txt":                 "needle s1\n",
@@ -339,7 +341,7 @@ func TestFoldersNestedNestedSettings(t *testing.T) {
 	})
 	for _, order := range [][]string{{outer, inner}, {inner, outer}} {
 		t.Run(filepath.Base(order[0])+" first", func(t *testing.T) {
-			c, ctx := a20fStartFolders(t, order...)
+			c, ctx := nestedStartFolders(t, order...)
 			spell := func(rel string) []string { // the file's names: absolute, and relative to the first folder when inside it
 				abs := filepath.Join(outer, filepath.FromSlash(rel))
 				out := []string{abs}
@@ -356,8 +358,8 @@ func TestFoldersNestedNestedSettings(t *testing.T) {
 			} {
 				for _, p := range spell(tc.rel) {
 					r := c.CallTool(ctx, "read", map[string]any{"path": p})
-					a20fWant(t, "read "+p, r, true, tc.rule)
-					a20fLacks(t, "read "+p, r, "needle")
+					nestedWant(t, "read "+p, r, true, tc.rule)
+					nestedLacks(t, "read "+p, r, "needle")
 				}
 			}
 			for _, tc := range []struct {
@@ -369,26 +371,26 @@ func TestFoldersNestedNestedSettings(t *testing.T) {
 				for _, p := range spell(tc.rel) {
 					c.CallTool(ctx, "read", map[string]any{"path": p})
 					r := c.CallTool(ctx, "write", map[string]any{"path": p, "content": "changed\n"})
-					a20fWant(t, "write "+p, r, true, tc.rule)
+					nestedWant(t, "write "+p, r, true, tc.rule)
 					r = c.CallTool(ctx, "edit", map[string]any{"path": p, "edits": []any{map[string]any{"oldText": "needle", "newText": "pin"}}})
-					a20fWant(t, "edit "+p, r, true, tc.rule)
+					nestedWant(t, "edit "+p, r, true, tc.rule)
 				}
-				if got := a20fGet(t, filepath.Join(outer, filepath.FromSlash(tc.rel))); !strings.HasPrefix(got, "needle") {
+				if got := nestedGet(t, filepath.Join(outer, filepath.FromSlash(tc.rel))); !strings.HasPrefix(got, "needle") {
 					t.Errorf("%s changed despite %s: %q", tc.rel, tc.rule, got)
 				}
 			}
 			// The inner folder's /o.txt is inner/o.txt, not the outer folder's o.txt.
 			for _, p := range spell("o.txt") {
 				r := c.CallTool(ctx, "read", map[string]any{"path": p})
-				a20fWant(t, "read "+p+" (inner's Read(/o.txt) names another file)", r, false, "1→needle outer")
+				nestedWant(t, "read "+p+" (inner's Read(/o.txt) names another file)", r, false, "1→needle outer")
 			}
 			// Read rules filter grep and find too, whichever folder holds them.
 			r := c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"})
-			a20fLacks(t, "grep", r, "s1.txt", "s2.txt")
-			a20fWant(t, "grep", r, false, "needle e1", "needle outer")
+			nestedLacks(t, "grep", r, "s1.txt", "s2.txt")
+			nestedWant(t, "grep", r, false, "needle e1", "needle outer")
 			r = c.CallTool(ctx, "find", map[string]any{"pattern": "*.txt"})
-			a20fLacks(t, "find", r, "s1.txt", "s2.txt")
-			a20fWant(t, "find", r, false, "e1.txt")
+			nestedLacks(t, "find", r, "s1.txt", "s2.txt")
+			nestedWant(t, "find", r, false, "e1.txt")
 		})
 	}
 }
@@ -403,7 +405,7 @@ func TestFoldersNestedNestedEditGuard(t *testing.T) {
 		inner bool // the inner folder first
 	}{{"outer first", false}, {"inner first", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			outer, inner := a20fNested(t)
+			outer, inner := nestedNested(t)
 			folders := []string{outer, inner}
 			rel := "inner/i.txt"
 			if tc.inner {
@@ -411,23 +413,23 @@ func TestFoldersNestedNestedEditGuard(t *testing.T) {
 				rel = "i.txt"
 			}
 			abs := filepath.Join(inner, "i.txt")
-			c, ctx := a20fStartFolders(t, folders...)
+			c, ctx := nestedStartFolders(t, folders...)
 			n := 0
 			for _, pair := range [][2]string{{rel, abs}, {abs, rel}} {
 				readAs, editAs := pair[0], pair[1]
 				n++
 				c.CallTool(ctx, "read", map[string]any{"path": readAs})
-				cur := a20fGet(t, abs)
+				cur := nestedGet(t, abs)
 				next := fmt.Sprintf("needle inner %d", n)
 				r := c.CallTool(ctx, "edit", map[string]any{"path": editAs, "edits": []any{map[string]any{"oldText": strings.TrimSuffix(cur, "\n"), "newText": next}}})
-				a20fWant(t, "edit "+editAs+" after read "+readAs, r, false, "Edited ")
-				if got := a20fGet(t, abs); got != next+"\n" {
+				nestedWant(t, "edit "+editAs+" after read "+readAs, r, false, "Edited ")
+				if got := nestedGet(t, abs); got != next+"\n" {
 					t.Errorf("after edit via %s: file %q", editAs, got)
 				}
 
 				c.CallTool(ctx, "read", map[string]any{"path": readAs})
 				r = c.CallTool(ctx, "write", map[string]any{"path": editAs, "content": next + " written\n"})
-				a20fWant(t, "write "+editAs+" after read "+readAs, r, false)
+				nestedWant(t, "write "+editAs+" after read "+readAs, r, false)
 
 				// External change after the read: caught through either name.
 				c.CallTool(ctx, "read", map[string]any{"path": readAs})
@@ -436,65 +438,65 @@ func TestFoldersNestedNestedEditGuard(t *testing.T) {
 					t.Fatal(err)
 				}
 				r = c.CallTool(ctx, "edit", map[string]any{"path": editAs, "edits": []any{map[string]any{"oldText": "changed outside", "newText": "clobbered"}}})
-				a20fWant(t, "edit "+editAs+" after an external change", r, true)
+				nestedWant(t, "edit "+editAs+" after an external change", r, true)
 				r = c.CallTool(ctx, "write", map[string]any{"path": editAs, "content": "clobbered\n"})
-				a20fWant(t, "write "+editAs+" after an external change", r, true)
-				if got := a20fGet(t, abs); got != ext {
+				nestedWant(t, "write "+editAs+" after an external change", r, true)
+				if got := nestedGet(t, abs); got != ext {
 					t.Errorf("external change overwritten via %s: %q", editAs, got)
 				}
 			}
 			// The outer folder's spelling of a file first read via the
 			// inner's: an outer-only name (absolute when inner is first).
 			r := c.CallTool(ctx, "edit", map[string]any{"path": filepath.Join(outer, "o.txt"), "edits": []any{map[string]any{"oldText": "needle", "newText": "pin"}}})
-			a20fWant(t, "edit of an unread file", r, true)
+			nestedWant(t, "edit of an unread file", r, true)
 		})
 	}
 }
 
-// a20fCheckOnce runs grep and find over the whole workspace and checks each
+// nestedCheckOnce runs grep and find over the whole workspace and checks each
 // fixture file comes out exactly once, under the name given in want, and
 // reads back.
-func a20fCheckOnce(t *testing.T, ctx context.Context, c *harness.Client, first string, want []string, lines map[string]string) {
+func nestedCheckOnce(t *testing.T, ctx context.Context, c *harness.Client, first string, want []string, lines map[string]string) {
 	t.Helper()
 	r := c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"})
-	a20fWant(t, "grep", r, false)
-	got := a20fGrepPaths(r.Text())
-	a20fSame(t, "grep paths", got, want)
-	a20fReadsBack(t, ctx, c, "grep", first, got, lines)
+	nestedWant(t, "grep", r, false)
+	got := nestedGrepPaths(r.Text())
+	nestedSame(t, "grep paths", got, want)
+	nestedReadsBack(t, ctx, c, "grep", first, got, lines)
 	r = c.CallTool(ctx, "find", map[string]any{"pattern": "*.txt"})
-	a20fWant(t, "find", r, false)
-	got = a20fListed(r.Text())
-	a20fSame(t, "find paths", got, want)
-	a20fReadsBack(t, ctx, c, "find", first, got, lines)
+	nestedWant(t, "find", r, false)
+	got = nestedListed(r.Text())
+	nestedSame(t, "find paths", got, want)
+	nestedReadsBack(t, ctx, c, "find", first, got, lines)
 }
 
 // The same folder given twice (also once with a trailing slash) is one
 // folder: nothing is listed twice, and ls does not offer it as another one.
 func TestFoldersNestedSameFolderTwice(t *testing.T) {
 	t.Parallel()
-	ws := a20fTmp(t)
-	a20fPut(t, ws, map[string]string{"a.txt": "needle a\n", "d/b.txt": "needle b\n"})
+	ws := nestedTmp(t)
+	nestedPut(t, ws, map[string]string{"a.txt": "needle a\n", "d/b.txt": "needle b\n"})
 	lines := map[string]string{filepath.Join(ws, "a.txt"): "needle a", filepath.Join(ws, "d", "b.txt"): "needle b"}
 	for _, tc := range []struct {
 		name    string
 		folders []map[string]any
 	}{
-		{"identical", a20fFolders(ws, ws)},
-		{"trailing slash", []map[string]any{{"uri": a20fURI(ws), "name": "a"}, {"uri": a20fURI(ws) + "/", "name": "b"}}},
+		{"identical", nestedFolders(ws, ws)},
+		{"trailing slash", []map[string]any{{"uri": nestedURI(ws), "name": "a"}, {"uri": nestedURI(ws) + "/", "name": "b"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, ctx := a20fStart(t, map[string]any{"workspaceFolders": tc.folders}, map[string]any{"mode": "acceptEdits"})
-			a20fCheckOnce(t, ctx, c, ws, []string{"a.txt", "d/b.txt"}, lines)
+			c, ctx := nestedStart(t, map[string]any{"workspaceFolders": tc.folders}, map[string]any{"mode": "acceptEdits"})
+			nestedCheckOnce(t, ctx, c, ws, []string{"a.txt", "d/b.txt"}, lines)
 			r := c.CallTool(ctx, "ls", map[string]any{})
-			a20fWant(t, "ls", r, false, "a.txt", "d/")
-			a20fLacks(t, "ls", r, "more folder")
+			nestedWant(t, "ls", r, false, "a.txt", "d/")
+			nestedLacks(t, "ls", r, "more folder")
 			c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 			r = c.CallTool(ctx, "edit", map[string]any{"path": filepath.Join(ws, "a.txt"), "edits": []any{map[string]any{"oldText": "needle a", "newText": "needle A"}}})
-			a20fWant(t, "edit", r, false, "Edited a.txt: 1 replacement")
-			if got := a20fGet(t, filepath.Join(ws, "a.txt")); got != "needle A\n" {
+			nestedWant(t, "edit", r, false, "Edited a.txt: 1 replacement")
+			if got := nestedGet(t, filepath.Join(ws, "a.txt")); got != "needle A\n" {
 				t.Errorf("a.txt = %q", got)
 			}
-			a20fPut(t, ws, map[string]string{"a.txt": "needle a\n"})
+			nestedPut(t, ws, map[string]string{"a.txt": "needle a\n"})
 		})
 	}
 }
@@ -504,10 +506,10 @@ func TestFoldersNestedSameFolderTwice(t *testing.T) {
 // both spellings are one file.
 func TestFoldersNestedSymlinkAndRealPath(t *testing.T) {
 	t.Parallel()
-	base := a20fTmp(t)
+	base := nestedTmp(t)
 	real := filepath.Join(base, "real")
 	link := filepath.Join(base, "link")
-	a20fPut(t, real, map[string]string{"a.txt": "needle a\n", "d/b.txt": "needle b\n"})
+	nestedPut(t, real, map[string]string{"a.txt": "needle a\n", "d/b.txt": "needle b\n"})
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
@@ -520,36 +522,36 @@ func TestFoldersNestedSymlinkAndRealPath(t *testing.T) {
 		{"real then link", []string{real, link}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a20fPut(t, real, map[string]string{"a.txt": "needle a\n"})
-			c, ctx := a20fStartFolders(t, tc.folders...)
+			nestedPut(t, real, map[string]string{"a.txt": "needle a\n"})
+			c, ctx := nestedStartFolders(t, tc.folders...)
 			first := tc.folders[0]
 			lines := map[string]string{}
 			for _, d := range []string{link, real} {
 				lines[filepath.Join(d, "a.txt")] = "needle a"
 				lines[filepath.Join(d, "d", "b.txt")] = "needle b"
 			}
-			a20fCheckOnce(t, ctx, c, first, []string{"a.txt", "d/b.txt"}, lines)
+			nestedCheckOnce(t, ctx, c, first, []string{"a.txt", "d/b.txt"}, lines)
 			for _, p := range []string{"a.txt", filepath.Join(real, "a.txt"), filepath.Join(link, "a.txt")} {
 				r := c.CallTool(ctx, "read", map[string]any{"path": p})
-				a20fWant(t, "read "+p, r, false, "     1→needle a")
+				nestedWant(t, "read "+p, r, false, "     1→needle a")
 			}
 			if len(tc.folders) > 1 {
 				r := c.CallTool(ctx, "ls", map[string]any{})
-				a20fLacks(t, "ls (one folder, two spellings)", r, "more folder")
+				nestedLacks(t, "ls (one folder, two spellings)", r, "more folder")
 			}
 			// Read through the link's spelling, edit through the real one
 			// and back; an external change is caught through either.
 			c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(link, "a.txt")})
 			r := c.CallTool(ctx, "edit", map[string]any{"path": filepath.Join(real, "a.txt"), "edits": []any{map[string]any{"oldText": "needle a", "newText": "needle A"}}})
-			a20fWant(t, "edit via real path after read via link", r, false, "Edited a.txt: 1 replacement")
+			nestedWant(t, "edit via real path after read via link", r, false, "Edited a.txt: 1 replacement")
 			c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(real, "a.txt")})
 			r = c.CallTool(ctx, "edit", map[string]any{"path": filepath.Join(link, "a.txt"), "edits": []any{map[string]any{"oldText": "needle A", "newText": "needle a"}}})
-			a20fWant(t, "edit via link after read via real path", r, false, "Edited a.txt: 1 replacement")
+			nestedWant(t, "edit via link after read via real path", r, false, "Edited a.txt: 1 replacement")
 			c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(link, "a.txt")})
-			a20fPut(t, real, map[string]string{"a.txt": "needle a, changed outside\n"})
+			nestedPut(t, real, map[string]string{"a.txt": "needle a, changed outside\n"})
 			r = c.CallTool(ctx, "edit", map[string]any{"path": filepath.Join(real, "a.txt"), "edits": []any{map[string]any{"oldText": "changed", "newText": "clobbered"}}})
-			a20fWant(t, "edit via real path after an external change", r, true)
-			if got := a20fGet(t, filepath.Join(real, "a.txt")); got != "needle a, changed outside\n" {
+			nestedWant(t, "edit via real path after an external change", r, true)
+			if got := nestedGet(t, filepath.Join(real, "a.txt")); got != "needle a, changed outside\n" {
 				t.Errorf("external change overwritten: %q", got)
 			}
 		})
@@ -559,12 +561,12 @@ func TestFoldersNestedSymlinkAndRealPath(t *testing.T) {
 // Folder URIs are percent-decoded: spaces, unicode and a literal '%'.
 func TestFoldersNestedOddURIs(t *testing.T) {
 	t.Parallel()
-	base := a20fTmp(t)
+	base := nestedTmp(t)
 	odd := filepath.Join(base, "a b", "ünï €", "50% off")
 	other := filepath.Join(base, "second folder")
-	a20fPut(t, odd, map[string]string{"x y.txt": "needle odd\n"})
-	a20fPut(t, other, map[string]string{"z.txt": "needle other\n"})
-	enc := a20fURI(odd) + "/"
+	nestedPut(t, odd, map[string]string{"x y.txt": "needle odd\n"})
+	nestedPut(t, other, map[string]string{"z.txt": "needle other\n"})
+	enc := nestedURI(odd) + "/"
 	if !strings.Contains(enc, "a%20b") || !strings.Contains(enc, "50%25%20off") {
 		t.Fatalf("fixture URI not encoded: %s", enc)
 	}
@@ -575,25 +577,25 @@ func TestFoldersNestedOddURIs(t *testing.T) {
 		uri  string
 	}{{"encoded with trailing slash", enc}, {"lower-case hex", lower}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, ctx := a20fStart(t, map[string]any{"workspaceFolders": []map[string]any{
-				{"uri": tc.uri, "name": "odd"}, {"uri": a20fURI(other), "name": "second"},
+			c, ctx := nestedStart(t, map[string]any{"workspaceFolders": []map[string]any{
+				{"uri": tc.uri, "name": "odd"}, {"uri": nestedURI(other), "name": "second"},
 			}}, map[string]any{"mode": "acceptEdits"})
 			lines := map[string]string{filepath.Join(odd, "x y.txt"): "needle odd", filepath.Join(other, "z.txt"): "needle other"}
-			a20fCheckOnce(t, ctx, c, odd, []string{"x y.txt", filepath.Join(other, "z.txt")}, lines)
+			nestedCheckOnce(t, ctx, c, odd, []string{"x y.txt", filepath.Join(other, "z.txt")}, lines)
 			r := c.CallTool(ctx, "ls", map[string]any{})
-			a20fWant(t, "ls", r, false, "x y.txt", "reached by absolute paths: "+other)
+			nestedWant(t, "ls", r, false, "x y.txt", "reached by absolute paths: "+other)
 			for _, p := range []string{"x y.txt", filepath.Join(odd, "x y.txt")} {
 				r := c.CallTool(ctx, "read", map[string]any{"path": p})
-				a20fWant(t, "read "+p, r, false, "1→needle odd")
+				nestedWant(t, "read "+p, r, false, "1→needle odd")
 			}
 			r = c.CallTool(ctx, "write", map[string]any{"path": "new file.txt", "content": "made\n"})
-			a20fWant(t, "write relative", r, false)
-			if got := a20fGet(t, filepath.Join(odd, "new file.txt")); got != "made\n" {
+			nestedWant(t, "write relative", r, false)
+			if got := nestedGet(t, filepath.Join(odd, "new file.txt")); got != "made\n" {
 				t.Errorf("new file.txt = %q", got)
 			}
 			os.Remove(filepath.Join(odd, "new file.txt"))
 			r = c.CallTool(ctx, "bash", map[string]any{"command": "pwd"})
-			a20fWant(t, "bash cwd is the decoded first folder", r, false, odd)
+			nestedWant(t, "bash cwd is the decoded first folder", r, false, odd)
 		})
 	}
 }
@@ -602,28 +604,28 @@ func TestFoldersNestedOddURIs(t *testing.T) {
 // workspaceFolders wins over them.
 func TestFoldersNestedRootURIOnly(t *testing.T) {
 	t.Parallel()
-	a := a20fTmp(t)
-	b := a20fTmp(t)
-	a20fPut(t, a, map[string]string{"which.txt": "needle A\n"})
-	a20fPut(t, b, map[string]string{"which.txt": "needle B\n"})
+	a := nestedTmp(t)
+	b := nestedTmp(t)
+	nestedPut(t, a, map[string]string{"which.txt": "needle A\n"})
+	nestedPut(t, b, map[string]string{"which.txt": "needle B\n"})
 	for _, tc := range []struct {
 		name   string
 		params map[string]any
 		want   string
 	}{
-		{"rootUri", map[string]any{"rootUri": a20fURI(a)}, "needle A"},
-		{"rootUri with trailing slash", map[string]any{"rootUri": a20fURI(a) + "/"}, "needle A"},
+		{"rootUri", map[string]any{"rootUri": nestedURI(a)}, "needle A"},
+		{"rootUri with trailing slash", map[string]any{"rootUri": nestedURI(a) + "/"}, "needle A"},
 		{"rootPath", map[string]any{"rootPath": a}, "needle A"},
-		{"rootUri over rootPath", map[string]any{"rootUri": a20fURI(a), "rootPath": b}, "needle A"},
-		{"workspaceFolders over rootUri", map[string]any{"rootUri": a20fURI(a), "workspaceFolders": a20fFolders(b)}, "needle B"},
-		{"null workspaceFolders", map[string]any{"rootUri": a20fURI(b), "workspaceFolders": nil}, "needle B"},
+		{"rootUri over rootPath", map[string]any{"rootUri": nestedURI(a), "rootPath": b}, "needle A"},
+		{"workspaceFolders over rootUri", map[string]any{"rootUri": nestedURI(a), "workspaceFolders": nestedFolders(b)}, "needle B"},
+		{"null workspaceFolders", map[string]any{"rootUri": nestedURI(b), "workspaceFolders": nil}, "needle B"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, ctx := a20fStart(t, tc.params, nil)
+			c, ctx := nestedStart(t, tc.params, nil)
 			r := c.CallTool(ctx, "read", map[string]any{"path": "which.txt"})
-			a20fWant(t, "read which.txt", r, false, "1→"+tc.want)
+			nestedWant(t, "read which.txt", r, false, "1→"+tc.want)
 			r = c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"})
-			a20fSame(t, "grep", a20fGrepPaths(r.Text()), []string{"which.txt"})
+			nestedSame(t, "grep", nestedGrepPaths(r.Text()), []string{"which.txt"})
 		})
 	}
 }
@@ -634,8 +636,8 @@ func TestFoldersNestedRootURIOnly(t *testing.T) {
 // folders.
 func TestFoldersNestedMissingAtStart(t *testing.T) {
 	t.Parallel()
-	ws := a20fTmp(t)
-	a20fPut(t, ws, map[string]string{"a.txt": "needle a\n"})
+	ws := nestedTmp(t)
+	nestedPut(t, ws, map[string]string{"a.txt": "needle a\n"})
 	gone := filepath.Join(ws, "no such dir")
 	for _, tc := range []struct {
 		name   string
@@ -643,10 +645,10 @@ func TestFoldersNestedMissingAtStart(t *testing.T) {
 		bad    string
 		why    string
 	}{
-		{"missing second folder", map[string]any{"workspaceFolders": a20fFolders(ws, gone)}, gone, "does not exist"},
-		{"missing first folder", map[string]any{"workspaceFolders": a20fFolders(gone, ws)}, gone, "does not exist"},
-		{"missing rootUri", map[string]any{"rootUri": a20fURI(gone)}, gone, "does not exist"},
-		{"a file as folder", map[string]any{"workspaceFolders": a20fFolders(filepath.Join(ws, "a.txt"))}, filepath.Join(ws, "a.txt"), "not a directory"},
+		{"missing second folder", map[string]any{"workspaceFolders": nestedFolders(ws, gone)}, gone, "does not exist"},
+		{"missing first folder", map[string]any{"workspaceFolders": nestedFolders(gone, ws)}, gone, "does not exist"},
+		{"missing rootUri", map[string]any{"rootUri": nestedURI(gone)}, gone, "does not exist"},
+		{"a file as folder", map[string]any{"workspaceFolders": nestedFolders(filepath.Join(ws, "a.txt"))}, filepath.Join(ws, "a.txt"), "not a directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := harness.Start(t, harness.Options{})
@@ -667,30 +669,30 @@ func TestFoldersNestedMissingAtStart(t *testing.T) {
 				}
 				c.Conn.Notify(ctx, "initialized", map[string]any{})
 				r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(ws, "a.txt")})
-				a20fWant(t, "read in the good folder", r, false, "1→needle a")
+				nestedWant(t, "read in the good folder", r, false, "1→needle a")
 				return
 			}
 			if err == nil {
 				t.Fatalf("initialize with %s succeeded", tc.bad)
 			}
-			if code := a20fCode(err); code != -32602 {
+			if code := nestedCode(err); code != -32602 {
 				t.Errorf("code %d, want -32602: %v", code, err)
 			}
 			if !strings.Contains(err.Error(), tc.bad) || !strings.Contains(err.Error(), tc.why) {
 				t.Errorf("error does not name %q and %q: %v", tc.bad, tc.why, err)
 			}
-			c.Initialize(ctx, map[string]any{"workspaceFolders": a20fFolders(ws)})
+			c.Initialize(ctx, map[string]any{"workspaceFolders": nestedFolders(ws)})
 			r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
-			a20fWant(t, "read after a good initialize", r, false, "1→needle a")
+			nestedWant(t, "read after a good initialize", r, false, "1→needle a")
 		})
 	}
 }
 
-// a20fMissingRe matches an error that says something is missing.
-var a20fMissingRe = regexp.MustCompile(`not found|does not exist|no such file|no longer exists`)
+// nestedMissingRe matches an error that says something is missing.
+var nestedMissingRe = regexp.MustCompile(`not found|does not exist|no such file|no longer exists`)
 
-// a20fCode is a JSON-RPC error's code (0 when err carries none).
-func a20fCode(err error) int64 {
+// nestedCode is a JSON-RPC error's code (0 when err carries none).
+func nestedCode(err error) int64 {
 	var e *jsonrpc2.Error
 	if errors.As(err, &e) {
 		return int64(e.Code)
@@ -708,24 +710,24 @@ func TestFoldersNestedDeletedDuringSession(t *testing.T) {
 		env       string
 	}
 	var cases []deletedCase
-	for _, be := range a20fBackends {
+	for _, be := range nestedBackends {
 		cases = append(cases, deletedCase{"first folder deleted/" + be.name, true, be.env}, deletedCase{"second folder deleted/" + be.name, false, be.env})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			base := a20fTmp(t)
+			base := nestedTmp(t)
 			gone := filepath.Join(base, "gone")
 			kept := filepath.Join(base, "kept")
-			a20fPut(t, gone, map[string]string{"g.txt": "needle gone\n"})
-			a20fPut(t, kept, map[string]string{"k.txt": "needle kept\n"})
+			nestedPut(t, gone, map[string]string{"g.txt": "needle gone\n"})
+			nestedPut(t, kept, map[string]string{"k.txt": "needle kept\n"})
 			folders := []string{kept, gone}
 			if tc.goneFirst {
 				folders = []string{gone, kept}
 			}
-			c, ctx := a20fStart(t, map[string]any{"workspaceFolders": a20fFolders(folders...)}, map[string]any{"mode": "acceptEdits"}, tc.env)
+			c, ctx := nestedStart(t, map[string]any{"workspaceFolders": nestedFolders(folders...)}, map[string]any{"mode": "acceptEdits"}, tc.env)
 			g := filepath.Join(gone, "g.txt")
 			k := filepath.Join(kept, "k.txt")
-			a20fWant(t, "read before", c.CallTool(ctx, "read", map[string]any{"path": g}), false, "1→needle gone")
+			nestedWant(t, "read before", c.CallTool(ctx, "read", map[string]any{"path": g}), false, "1→needle gone")
 			if err := os.RemoveAll(gone); err != nil {
 				t.Fatal(err)
 			}
@@ -746,35 +748,35 @@ func TestFoldersNestedDeletedDuringSession(t *testing.T) {
 					t.Errorf("%s %v: protocol error %v", cl.tool, cl.args, err)
 					continue
 				}
-				a20fWant(t, cl.tool+" in the deleted folder", r, true)
-				if !a20fMissingRe.MatchString(r.Text()) {
+				nestedWant(t, cl.tool+" in the deleted folder", r, true)
+				if !nestedMissingRe.MatchString(r.Text()) {
 					t.Errorf("%s: error does not say what is missing: %s", cl.tool, r.Text())
 				}
 				if cl.tool == "write" || cl.tool == "edit" {
 					// The refusal names the gone folder, not a temp file.
-					a20fWant(t, cl.tool+" names the gone folder", r, true, "its workspace folder "+gone+" no longer exists", "Nothing was changed.")
-					a20fLacks(t, cl.tool+" names no temp file", r, ".agentls-tmp")
+					nestedWant(t, cl.tool+" names the gone folder", r, true, "its workspace folder "+gone+" no longer exists", "Nothing was changed.")
+					nestedLacks(t, cl.tool+" names no temp file", r, ".agentls-tmp")
 				}
 			}
 			if _, err := os.Stat(gone); err == nil {
 				t.Errorf("a call re-created the deleted folder")
 			}
 			// The other folder keeps working, whole-workspace search too.
-			a20fWant(t, "read kept", c.CallTool(ctx, "read", map[string]any{"path": k}), false, "1→needle kept")
+			nestedWant(t, "read kept", c.CallTool(ctx, "read", map[string]any{"path": k}), false, "1→needle kept")
 			r := c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"})
-			a20fWant(t, "grep everything", r, false, "needle kept")
-			a20fLacks(t, "grep everything", r, "needle gone")
+			nestedWant(t, "grep everything", r, false, "needle kept")
+			nestedLacks(t, "grep everything", r, "needle gone")
 			r = c.CallTool(ctx, "find", map[string]any{"pattern": "*.txt"})
-			a20fWant(t, "find everything", r, false, "k.txt")
+			nestedWant(t, "find everything", r, false, "k.txt")
 			if tc.goneFirst {
 				// Relative paths resolve in the deleted first folder: a clear error.
 				r = c.CallTool(ctx, "read", map[string]any{"path": "k.txt"})
-				a20fWant(t, "relative read with the first folder gone", r, true, "k.txt")
+				nestedWant(t, "relative read with the first folder gone", r, true, "k.txt")
 				r = c.CallTool(ctx, "bash", map[string]any{"command": "true"})
-				a20fWant(t, "bash with the first folder gone", r, true, gone)
+				nestedWant(t, "bash with the first folder gone", r, true, gone)
 			} else {
-				a20fWant(t, "relative read", c.CallTool(ctx, "read", map[string]any{"path": "k.txt"}), false, "1→needle kept")
-				a20fWant(t, "bash", c.CallTool(ctx, "bash", map[string]any{"command": "echo ok"}), false, "ok")
+				nestedWant(t, "relative read", c.CallTool(ctx, "read", map[string]any{"path": "k.txt"}), false, "1→needle kept")
+				nestedWant(t, "bash", c.CallTool(ctx, "bash", map[string]any{"command": "echo ok"}), false, "ok")
 			}
 			var tl map[string]any
 			if err := c.Call(ctx, "tools/list", map[string]any{}, &tl); err != nil {
@@ -783,15 +785,15 @@ func TestFoldersNestedDeletedDuringSession(t *testing.T) {
 			// Created again at its path (a fresh clone, say), the folder is
 			// another directory: the next call that finds something missing
 			// there opens it, and the session follows it.
-			a20fPut(t, gone, map[string]string{"g.txt": "needle back\n", ".gitignore": "skip.txt\n", "skip.txt": "needle skipped\n"})
-			a20fWant(t, "read in the re-created folder", c.CallTool(ctx, "read", map[string]any{"path": g}), false, "1→needle back")
+			nestedPut(t, gone, map[string]string{"g.txt": "needle back\n", ".gitignore": "skip.txt\n", "skip.txt": "needle skipped\n"})
+			nestedWant(t, "read in the re-created folder", c.CallTool(ctx, "read", map[string]any{"path": g}), false, "1→needle back")
 			r = c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"})
-			a20fWant(t, "grep in the re-created folder", r, false, "needle back", "needle kept")
-			a20fLacks(t, "grep in the re-created folder", r, "not searched", "needle skipped")
+			nestedWant(t, "grep in the re-created folder", r, false, "needle back", "needle kept")
+			nestedLacks(t, "grep in the re-created folder", r, "not searched", "needle skipped")
 			if tc.goneFirst {
-				a20fWant(t, "relative read with the first folder back", c.CallTool(ctx, "read", map[string]any{"path": "g.txt"}), false, "1→needle back")
+				nestedWant(t, "relative read with the first folder back", c.CallTool(ctx, "read", map[string]any{"path": "g.txt"}), false, "1→needle back")
 			}
-			a20fWant(t, "edit in the re-created folder", c.CallTool(ctx, "edit", map[string]any{"path": g, "edits": []any{map[string]any{"oldText": "back", "newText": "edited"}}}), false)
+			nestedWant(t, "edit in the re-created folder", c.CallTool(ctx, "edit", map[string]any{"path": g, "edits": []any{map[string]any{"oldText": "back", "newText": "edited"}}}), false)
 			if got := readFile(t, g); got != "needle edited\n" {
 				t.Errorf("after the edit %s holds %q", g, got)
 			}
@@ -801,7 +803,7 @@ func TestFoldersNestedDeletedDuringSession(t *testing.T) {
 				writeFile(t, g, fmt.Sprintf("changed outside %d\n", time.Now().UnixNano()))
 				_, ok := c.WaitNote(200*time.Millisecond, func(n harness.Note) bool {
 					var ev struct{ URI, Kind string }
-					return n.Method == "workspace/externalChange" && json.Unmarshal(n.Params, &ev) == nil && ev.URI == a20fURI(g)
+					return n.Method == "workspace/externalChange" && json.Unmarshal(n.Params, &ev) == nil && ev.URI == nestedURI(g)
 				})
 				return ok
 			}) {
@@ -811,19 +813,19 @@ func TestFoldersNestedDeletedDuringSession(t *testing.T) {
 			if err := os.RemoveAll(gone); err != nil {
 				t.Fatal(err)
 			}
-			a20fWant(t, "read in the folder deleted again", c.CallTool(ctx, "read", map[string]any{"path": g}), true,
+			nestedWant(t, "read in the folder deleted again", c.CallTool(ctx, "read", map[string]any{"path": g}), true,
 				"its workspace folder "+gone+" no longer exists. Once a directory is there again, the next call opens it.")
-			a20fWant(t, "grep names the folder deleted again", c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"}), false,
+			nestedWant(t, "grep names the folder deleted again", c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"}), false,
 				"[Workspace folder "+gone+" no longer exists; it was not searched.]")
 		})
 	}
 }
 
-// a20fChange sends workspace/didChangeWorkspaceFolders.
-func a20fChange(t *testing.T, ctx context.Context, c *harness.Client, added, removed []string) {
+// nestedChange sends workspace/didChangeWorkspaceFolders.
+func nestedChange(t *testing.T, ctx context.Context, c *harness.Client, added, removed []string) {
 	t.Helper()
 	err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{
-		"event": map[string]any{"added": a20fFolders(added...), "removed": a20fFolders(removed...)},
+		"event": map[string]any{"added": nestedFolders(added...), "removed": nestedFolders(removed...)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -835,110 +837,110 @@ func a20fChange(t *testing.T, ctx context.Context, c *harness.Client, added, rem
 // forgotten when it comes back.
 func TestFoldersNestedRemoveFirst(t *testing.T) {
 	t.Parallel()
-	base := a20fTmp(t)
+	base := nestedTmp(t)
 	a := filepath.Join(base, "A")
 	b := filepath.Join(base, "B")
-	a20fPut(t, a, map[string]string{"a.txt": "needle a\n", "same.txt": "needle same A\n"})
-	a20fPut(t, b, map[string]string{"b.txt": "needle b\n", "same.txt": "needle same B\n"})
+	nestedPut(t, a, map[string]string{"a.txt": "needle a\n", "same.txt": "needle same A\n"})
+	nestedPut(t, b, map[string]string{"b.txt": "needle b\n", "same.txt": "needle same B\n"})
 	lines := map[string]string{
 		filepath.Join(a, "a.txt"): "needle a", filepath.Join(a, "same.txt"): "needle same A",
 		filepath.Join(b, "b.txt"): "needle b", filepath.Join(b, "same.txt"): "needle same B",
 	}
-	c, ctx := a20fStartFolders(t, a, b)
-	a20fCheckOnce(t, ctx, c, a, []string{"a.txt", "same.txt", filepath.Join(b, "b.txt"), filepath.Join(b, "same.txt")}, lines)
-	a20fWant(t, "read a.txt", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false)
+	c, ctx := nestedStartFolders(t, a, b)
+	nestedCheckOnce(t, ctx, c, a, []string{"a.txt", "same.txt", filepath.Join(b, "b.txt"), filepath.Join(b, "same.txt")}, lines)
+	nestedWant(t, "read a.txt", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false)
 
-	a20fChange(t, ctx, c, nil, []string{a})
-	a20fWant(t, "read same.txt after removing A", c.CallTool(ctx, "read", map[string]any{"path": "same.txt"}), false, "same.txt, lines 1-1 of 1\n     1→needle same B")
-	a20fCheckOnce(t, ctx, c, b, []string{"b.txt", "same.txt"}, lines)
+	nestedChange(t, ctx, c, nil, []string{a})
+	nestedWant(t, "read same.txt after removing A", c.CallTool(ctx, "read", map[string]any{"path": "same.txt"}), false, "same.txt, lines 1-1 of 1\n     1→needle same B")
+	nestedCheckOnce(t, ctx, c, b, []string{"b.txt", "same.txt"}, lines)
 	r := c.CallTool(ctx, "ls", map[string]any{})
-	a20fWant(t, "ls", r, false, "b.txt", "same.txt")
-	a20fLacks(t, "ls", r, "a.txt", "more folder")
+	nestedWant(t, "ls", r, false, "b.txt", "same.txt")
+	nestedLacks(t, "ls", r, "a.txt", "more folder")
 	r = c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(a, "a.txt")})
-	a20fWant(t, "read in the removed folder", r, true, "outside the workspace")
+	nestedWant(t, "read in the removed folder", r, true, "outside the workspace")
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "pwd"})
-	a20fWant(t, "bash runs in the new first folder", r, false, b)
+	nestedWant(t, "bash runs in the new first folder", r, false, b)
 	r = c.CallTool(ctx, "write", map[string]any{"path": "new.txt", "content": "needle made\n"})
-	a20fWant(t, "write relative", r, false)
+	nestedWant(t, "write relative", r, false)
 	if _, err := os.Stat(filepath.Join(b, "new.txt")); err != nil {
 		t.Errorf("relative write did not land in B: %v", err)
 	}
 
 	// A comes back, second now: the read before the removal is forgotten
 	// (checked before anything reads it again).
-	a20fChange(t, ctx, c, []string{a}, nil)
+	nestedChange(t, ctx, c, []string{a}, nil)
 	edit := map[string]any{"path": filepath.Join(a, "a.txt"), "edits": []any{map[string]any{"oldText": "needle a", "newText": "pin a"}}}
-	a20fWant(t, "edit in the re-added folder without a fresh read", c.CallTool(ctx, "edit", edit), true)
-	if got := a20fGet(t, filepath.Join(a, "a.txt")); got != "needle a\n" {
+	nestedWant(t, "edit in the re-added folder without a fresh read", c.CallTool(ctx, "edit", edit), true)
+	if got := nestedGet(t, filepath.Join(a, "a.txt")); got != "needle a\n" {
 		t.Errorf("a.txt changed: %q", got)
-		a20fPut(t, a, map[string]string{"a.txt": "needle a\n"})
+		nestedPut(t, a, map[string]string{"a.txt": "needle a\n"})
 	}
-	a20fCheckOnce(t, ctx, c, b, []string{"b.txt", "new.txt", "same.txt", filepath.Join(a, "a.txt"), filepath.Join(a, "same.txt")},
+	nestedCheckOnce(t, ctx, c, b, []string{"b.txt", "new.txt", "same.txt", filepath.Join(a, "a.txt"), filepath.Join(a, "same.txt")},
 		map[string]string{
 			filepath.Join(a, "a.txt"): "needle a", filepath.Join(a, "same.txt"): "needle same A",
 			filepath.Join(b, "b.txt"): "needle b", filepath.Join(b, "same.txt"): "needle same B",
 			filepath.Join(b, "new.txt"): "needle made",
 		})
 	c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(a, "a.txt")})
-	a20fWant(t, "edit after a fresh read", c.CallTool(ctx, "edit", edit), false, "Edited "+filepath.Join(a, "a.txt"))
+	nestedWant(t, "edit after a fresh read", c.CallTool(ctx, "edit", edit), false, "Edited "+filepath.Join(a, "a.txt"))
 }
 
 // Adding a folder nested in an existing one (or one that contains it):
 // nothing is listed twice, printed names follow the first folder.
 func TestFoldersNestedAddNested(t *testing.T) {
 	t.Parallel()
-	outer, inner := a20fNested(t)
+	outer, inner := nestedNested(t)
 	lines := map[string]string{
 		filepath.Join(outer, "o.txt"):        "needle outer",
 		filepath.Join(inner, "i.txt"):        "needle inner",
 		filepath.Join(inner, "sub", "d.txt"): "needle deep",
 	}
 	t.Run("inner added to outer", func(t *testing.T) {
-		c, ctx := a20fStartFolders(t, outer)
-		a20fChange(t, ctx, c, []string{inner}, nil)
-		a20fCheckOnce(t, ctx, c, outer, []string{"inner/i.txt", "inner/sub/d.txt", "o.txt"}, lines)
+		c, ctx := nestedStartFolders(t, outer)
+		nestedChange(t, ctx, c, []string{inner}, nil)
+		nestedCheckOnce(t, ctx, c, outer, []string{"inner/i.txt", "inner/sub/d.txt", "o.txt"}, lines)
 		r := c.CallTool(ctx, "ls", map[string]any{})
-		a20fWant(t, "ls", r, false)
+		nestedWant(t, "ls", r, false)
 		wantLacks(t, "ls: a folder inside the first is not another folder", r.Text(), "more folder")
 		// A read through the outer spelling before the add still counts
 		// through the inner folder's absolute spelling.
 		c.CallTool(ctx, "read", map[string]any{"path": "inner/i.txt"})
 		r = c.CallTool(ctx, "edit", map[string]any{"path": filepath.Join(inner, "i.txt"), "edits": []any{map[string]any{"oldText": "needle inner", "newText": "needle inner"}}})
-		a20fWant(t, "identical edit is 'no change'", r, true, "no change")
+		nestedWant(t, "identical edit is 'no change'", r, true, "no change")
 	})
 	t.Run("outer added to inner", func(t *testing.T) {
-		c, ctx := a20fStartFolders(t, inner)
+		c, ctx := nestedStartFolders(t, inner)
 		c.CallTool(ctx, "read", map[string]any{"path": "i.txt"})
-		a20fChange(t, ctx, c, []string{outer}, nil)
+		nestedChange(t, ctx, c, []string{outer}, nil)
 		// The read before the add still holds: the inner folder was not removed.
 		r := c.CallTool(ctx, "edit", map[string]any{"path": filepath.Join(inner, "i.txt"), "edits": []any{map[string]any{"oldText": "needle inner", "newText": "needle Inner"}}})
-		a20fWant(t, "edit after the add", r, false, "Edited ")
-		a20fPut(t, inner, map[string]string{"i.txt": "needle inner\n"})
-		a20fCheckOnce(t, ctx, c, inner, []string{"i.txt", "sub/d.txt", filepath.Join(outer, "o.txt")}, lines)
+		nestedWant(t, "edit after the add", r, false, "Edited ")
+		nestedPut(t, inner, map[string]string{"i.txt": "needle inner\n"})
+		nestedCheckOnce(t, ctx, c, inner, []string{"i.txt", "sub/d.txt", filepath.Join(outer, "o.txt")}, lines)
 	})
 	t.Run("outer removed, inner stays", func(t *testing.T) {
-		c, ctx := a20fStartFolders(t, outer, inner)
+		c, ctx := nestedStartFolders(t, outer, inner)
 		c.CallTool(ctx, "read", map[string]any{"path": "inner/i.txt"})
-		a20fChange(t, ctx, c, nil, []string{outer})
+		nestedChange(t, ctx, c, nil, []string{outer})
 		// i.txt stays in the workspace (in the inner folder): its read holds.
 		r := c.CallTool(ctx, "edit", map[string]any{"path": "i.txt", "edits": []any{map[string]any{"oldText": "needle inner", "newText": "needle Inner"}}})
-		a20fWant(t, "edit of a file still in the workspace", r, false, "Edited i.txt: 1 replacement")
-		a20fPut(t, inner, map[string]string{"i.txt": "needle inner\n"})
-		a20fCheckOnce(t, ctx, c, inner, []string{"i.txt", "sub/d.txt"}, lines)
-		a20fWant(t, "o.txt is outside now", c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(outer, "o.txt")}), true, "outside the workspace")
+		nestedWant(t, "edit of a file still in the workspace", r, false, "Edited i.txt: 1 replacement")
+		nestedPut(t, inner, map[string]string{"i.txt": "needle inner\n"})
+		nestedCheckOnce(t, ctx, c, inner, []string{"i.txt", "sub/d.txt"}, lines)
+		nestedWant(t, "o.txt is outside now", c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(outer, "o.txt")}), true, "outside the workspace")
 	})
 }
 
-// a20fCLIFixture is two folders, the second nested roots given too, and
+// nestedCLIFixture is two folders, the second nested roots given too, and
 // what each file's first line is.
-func a20fCLIFixture(t *testing.T) (a, b, inner string, lines map[string]string) {
+func nestedCLIFixture(t *testing.T) (a, b, inner string, lines map[string]string) {
 	t.Helper()
-	base := a20fTmp(t)
+	base := nestedTmp(t)
 	a = filepath.Join(base, "A")
 	b = filepath.Join(base, "B")
 	inner = filepath.Join(b, "in")
-	a20fPut(t, a, map[string]string{"a.txt": "needle a\n", "same.txt": "needle same A\n"})
-	a20fPut(t, b, map[string]string{"b.txt": "needle b\n", "same.txt": "needle same B\n", "in/c.txt": "needle c\n"})
+	nestedPut(t, a, map[string]string{"a.txt": "needle a\n", "same.txt": "needle same A\n"})
+	nestedPut(t, b, map[string]string{"b.txt": "needle b\n", "same.txt": "needle same B\n", "in/c.txt": "needle c\n"})
 	lines = map[string]string{
 		filepath.Join(a, "a.txt"): "needle a", filepath.Join(a, "same.txt"): "needle same A",
 		filepath.Join(b, "b.txt"): "needle b", filepath.Join(b, "same.txt"): "needle same B",
@@ -947,9 +949,9 @@ func a20fCLIFixture(t *testing.T) (a, b, inner string, lines map[string]string) 
 	return a, b, inner, lines
 }
 
-// a20fCLI runs `agentls call` with the calls and roots, and returns each
+// nestedCLI runs `agentls call` with the calls and roots, and returns each
 // call's section of the output.
-func a20fCLI(t *testing.T, roots []string, calls ...string) []string {
+func nestedCLI(t *testing.T, roots []string, calls ...string) []string {
 	t.Helper()
 	args := append([]string{"call"}, calls...)
 	for _, r := range roots {
@@ -971,7 +973,7 @@ func a20fCLI(t *testing.T, roots []string, calls ...string) []string {
 	return sections
 }
 
-func a20fJSON(v any) string {
+func nestedJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
@@ -983,33 +985,33 @@ func a20fJSON(v any) string {
 // nested root once), and every printed path reads back in a new session.
 func TestFoldersNestedCLITwoRoots(t *testing.T) {
 	t.Parallel()
-	a, b, inner, lines := a20fCLIFixture(t)
+	a, b, inner, lines := nestedCLIFixture(t)
 	roots := []string{a, b, inner}
 	want := []string{"a.txt", "same.txt", filepath.Join(b, "b.txt"), filepath.Join(inner, "c.txt"), filepath.Join(b, "same.txt")}
-	out := a20fCLI(t, roots, "grep", `{"pattern": "needle"}`, "find", `{"pattern": "*.txt"}`)
-	for i, got := range [][]string{a20fGrepPaths(out[0]), a20fListed(out[1])} {
-		a20fSame(t, []string{"grep", "find"}[i], got, want)
+	out := nestedCLI(t, roots, "grep", `{"pattern": "needle"}`, "find", `{"pattern": "*.txt"}`)
+	for i, got := range [][]string{nestedGrepPaths(out[0]), nestedListed(out[1])} {
+		nestedSame(t, []string{"grep", "find"}[i], got, want)
 	}
 	var calls []string
 	for _, p := range want {
-		calls = append(calls, "read", a20fJSON(map[string]any{"path": p}))
+		calls = append(calls, "read", nestedJSON(map[string]any{"path": p}))
 	}
-	for i, sec := range a20fCLI(t, roots, calls...) {
-		if !strings.Contains(sec, ", lines 1-1 of 1\n     1→"+lines[a20fAbs(a, want[i])]+"\n") {
+	for i, sec := range nestedCLI(t, roots, calls...) {
+		if !strings.Contains(sec, ", lines 1-1 of 1\n     1→"+lines[nestedAbs(a, want[i])]+"\n") {
 			t.Errorf("read %s:\n%s", want[i], sec)
 		}
 	}
 }
 
-// a20fMCP is a minimal MCP client over newline-delimited JSON.
-type a20fMCP struct {
+// nestedMCP is a minimal MCP client over newline-delimited JSON.
+type nestedMCP struct {
 	t      *testing.T
 	enc    *json.Encoder
 	lines  chan []byte
 	nextID int
 }
 
-func a20fStartMCP(t *testing.T, roots ...string) *a20fMCP {
+func nestedStartMCP(t *testing.T, roots ...string) *nestedMCP {
 	t.Helper()
 	args := []string{"mcp"}
 	for _, r := range roots {
@@ -1017,7 +1019,7 @@ func a20fStartMCP(t *testing.T, roots ...string) *a20fMCP {
 	}
 	cmd := harness.Command(t, args)
 	stdin, stdout := harness.StartPiped(t, cmd)
-	m := &a20fMCP{t: t, enc: json.NewEncoder(stdin), lines: make(chan []byte, 64)}
+	m := &nestedMCP{t: t, enc: json.NewEncoder(stdin), lines: make(chan []byte, 64)}
 	// The reader ends when the process's stdout closes (at cleanup).
 	go func() {
 		defer close(m.lines)
@@ -1046,7 +1048,7 @@ func a20fStartMCP(t *testing.T, roots ...string) *a20fMCP {
 }
 
 // call sends a request and returns its result, skipping other messages.
-func (m *a20fMCP) call(method string, params any) json.RawMessage {
+func (m *nestedMCP) call(method string, params any) json.RawMessage {
 	m.t.Helper()
 	m.nextID++
 	id := m.nextID
@@ -1080,7 +1082,7 @@ func (m *a20fMCP) call(method string, params any) json.RawMessage {
 }
 
 // tool calls a tool and returns its text.
-func (m *a20fMCP) tool(name string, args map[string]any) string {
+func (m *nestedMCP) tool(name string, args map[string]any) string {
 	m.t.Helper()
 	var res struct {
 		Content []struct{ Type, Text string }
@@ -1102,15 +1104,15 @@ func (m *a20fMCP) tool(name string, args map[string]any) string {
 // `agentls mcp --root A --root B`: the same coverage and round trip.
 func TestFoldersNestedMCPTwoRoots(t *testing.T) {
 	t.Parallel()
-	a, b, inner, lines := a20fCLIFixture(t)
-	m := a20fStartMCP(t, a, b, inner)
+	a, b, inner, lines := nestedCLIFixture(t)
+	m := nestedStartMCP(t, a, b, inner)
 	want := []string{"a.txt", "same.txt", filepath.Join(b, "b.txt"), filepath.Join(inner, "c.txt"), filepath.Join(b, "same.txt")}
-	a20fSame(t, "grep", a20fGrepPaths(m.tool("grep", map[string]any{"pattern": "needle"})), want)
-	got := a20fListed(m.tool("find", map[string]any{"pattern": "*.txt"}))
-	a20fSame(t, "find", got, want)
+	nestedSame(t, "grep", nestedGrepPaths(m.tool("grep", map[string]any{"pattern": "needle"})), want)
+	got := nestedListed(m.tool("find", map[string]any{"pattern": "*.txt"}))
+	nestedSame(t, "find", got, want)
 	for _, p := range got {
 		text := m.tool("read", map[string]any{"path": p})
-		if !strings.Contains(text, ", lines 1-1 of 1\n     1→"+lines[a20fAbs(a, p)]) {
+		if !strings.Contains(text, ", lines 1-1 of 1\n     1→"+lines[nestedAbs(a, p)]) {
 			t.Errorf("read %s:\n%s", p, text)
 		}
 	}
@@ -1126,18 +1128,18 @@ func TestFoldersNestedNestedExternalChangeOnce(t *testing.T) {
 	t.Parallel()
 	for _, order := range []string{"outer only", "outer first", "inner first", "outer twice"} {
 		t.Run(order, func(t *testing.T) {
-			outer, inner := a20fNested(t)
+			outer, inner := nestedNested(t)
 			folders := map[string][]string{"outer only": {outer}, "outer first": {outer, inner}, "inner first": {inner, outer}, "outer twice": {outer, outer}}[order]
-			c, ctx := a20fStartFolders(t, folders...)
+			c, ctx := nestedStartFolders(t, folders...)
 			x := filepath.Join(inner, "i.txt")
 			y := filepath.Join(outer, "o.txt")
 			for _, p := range []string{x, y} {
-				a20fWant(t, "read "+p, c.CallTool(ctx, "read", map[string]any{"path": p}), false)
+				nestedWant(t, "read "+p, c.CallTool(ctx, "read", map[string]any{"path": p}), false)
 			}
 			isFor := func(p string) func(harness.Note) bool {
 				return func(n harness.Note) bool {
 					var ev struct{ URI, Kind string }
-					return json.Unmarshal(n.Params, &ev) == nil && n.Method == "workspace/externalChange" && ev.URI == a20fURI(p) && ev.Kind == "changed"
+					return json.Unmarshal(n.Params, &ev) == nil && n.Method == "workspace/externalChange" && ev.URI == nestedURI(p) && ev.Kind == "changed"
 				}
 			}
 			// Replaced in one step (write aside, rename over): a truncate
@@ -1170,7 +1172,7 @@ func TestFoldersNestedNestedExternalChangeOnce(t *testing.T) {
 				}
 			}
 			if n != 1 {
-				t.Errorf("%d externalChange notifications for one change of %s: %s", n, x, a20fNotes(c, "workspace/externalChange"))
+				t.Errorf("%d externalChange notifications for one change of %s: %s", n, x, nestedNotes(c, "workspace/externalChange"))
 			}
 		})
 	}
@@ -1180,22 +1182,22 @@ func TestFoldersNestedNestedExternalChangeOnce(t *testing.T) {
 // the removal of a folder that is not there: the session goes on.
 func TestFoldersNestedChangeBadFolders(t *testing.T) {
 	t.Parallel()
-	ws := a20fTmp(t)
-	a20fPut(t, ws, map[string]string{"a.txt": "needle a\n"})
-	gone := filepath.Join(a20fTmp(t), "never")
-	c, ctx := a20fStartFolders(t, ws)
-	a20fChange(t, ctx, c, []string{gone}, []string{filepath.Join(gone, "other")})
-	a20fWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false, "1→needle a")
+	ws := nestedTmp(t)
+	nestedPut(t, ws, map[string]string{"a.txt": "needle a\n"})
+	gone := filepath.Join(nestedTmp(t), "never")
+	c, ctx := nestedStartFolders(t, ws)
+	nestedChange(t, ctx, c, []string{gone}, []string{filepath.Join(gone, "other")})
+	nestedWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false, "1→needle a")
 	r := c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"})
-	a20fWant(t, "grep", r, false, "a.txt:1: needle a")
+	nestedWant(t, "grep", r, false, "a.txt:1: needle a")
 	r = c.CallTool(ctx, "find", map[string]any{"pattern": "*.txt"})
-	a20fWant(t, "find", r, false, "a.txt")
+	nestedWant(t, "find", r, false, "a.txt")
 	r = c.CallTool(ctx, "ls", map[string]any{})
-	a20fLacks(t, "ls (a folder that does not exist is no folder)", r, "more folder")
+	nestedLacks(t, "ls (a folder that does not exist is no folder)", r, "more folder")
 }
 
-// a20fNotes is the params of the notifications with method, one a line.
-func a20fNotes(c *harness.Client, method string) string {
+// nestedNotes is the params of the notifications with method, one a line.
+func nestedNotes(c *harness.Client, method string) string {
 	var out []string
 	for _, n := range c.Notes(method) {
 		out = append(out, string(n.Params))

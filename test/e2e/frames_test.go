@@ -11,7 +11,7 @@ import (
 // client does) are both answered, and the bad frame is answered too.
 func TestMalformedFrameDoesNotSwallowTheNextRequests(t *testing.T) {
 	t.Parallel()
-	r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "x\n"}))
+	r := framingStart(t, framingWS(t, map[string]string{"a.txt": "x\n"}))
 	r.initialize(nil)
 	bad := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	garbage := make([]byte, 4096)
@@ -32,16 +32,16 @@ func TestMalformedFrameDoesNotSwallowTheNextRequests(t *testing.T) {
 		probe := func(id int) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id)
 		}
-		in := append([]byte(tc.bad), a8pFrameOf(probe(p1))...)
-		r.writeBytes(append(in, a8pFrameOf(probe(p2))...))
+		in := append([]byte(tc.bad), framingFrameOf(probe(p1))...)
+		r.writeBytes(append(in, framingFrameOf(probe(p2))...))
 		for _, id := range []int{p1, p2} {
-			if _, ok := r.wait(a8pWait, a8pIDIs(id)); !ok {
+			if _, ok := r.wait(framingWait, framingIDIs(id)); !ok {
 				t.Fatalf("%s: probe %d got no reply; frames:\n%s", tc.name, id, r.dump())
 			}
 		}
 		answered := false
 		for _, f := range r.all()[before:] {
-			if code, _ := a8pErr(f.M); f.M != nil && code != 0 {
+			if code, _ := framingErr(f.M); f.M != nil && code != 0 {
 				answered = true
 			}
 		}

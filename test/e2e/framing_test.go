@@ -26,28 +26,28 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a8pWait is how long any single expected frame may take on a loaded machine.
-const a8pWait = 10 * time.Second
+// framingWait is how long any single expected frame may take on a loaded machine.
+const framingWait = 10 * time.Second
 
-// a8pFrame is one decoded frame from stdout: a message, or a batch reply.
-type a8pFrame struct {
+// framingFrame is one decoded frame from stdout: a message, or a batch reply.
+type framingFrame struct {
 	M     map[string]any // the message (nil for a batch)
 	Batch []any          // the members of a batch reply
 	At    time.Time
 }
 
-type a8pRaw struct {
-	*rawClient[a8pFrame]
+type framingRaw struct {
+	*rawClient[framingFrame]
 	nextID atomic.Int64
 	amu    sync.Mutex
 	// answer, when set, answers server→client requests (tools/confirm).
 	answer func(m map[string]any) (any, bool)
 }
 
-// a8pStart spawns agentls rooted at ws with raw pipes.
-func a8pStart(t *testing.T, ws string, env ...string) *a8pRaw {
+// framingStart spawns agentls rooted at ws with raw pipes.
+func framingStart(t *testing.T, ws string, env ...string) *framingRaw {
 	t.Helper()
-	r := &a8pRaw{}
+	r := &framingRaw{}
 	r.nextID.Store(1000)
 	r.rawClient = startRaw(t, []string{"--root", ws}, env, r.read)
 	t.Cleanup(func() {
@@ -60,7 +60,7 @@ func a8pStart(t *testing.T, ws string, env ...string) *a8pRaw {
 }
 
 // read parses LSP frames strictly: headers, a blank line, Content-Length bytes.
-func (r *a8pRaw) read(br *bufio.Reader, rc *rawClient[a8pFrame]) {
+func (r *framingRaw) read(br *bufio.Reader, rc *rawClient[framingFrame]) {
 	for {
 		n := -1
 		for {
@@ -100,7 +100,7 @@ func (r *a8pRaw) read(br *bufio.Reader, rc *rawClient[a8pFrame]) {
 			rc.noteBad("body is not JSON: " + string(body))
 			continue
 		}
-		f := a8pFrame{At: time.Now()}
+		f := framingFrame{At: time.Now()}
 		switch x := v.(type) {
 		case map[string]any:
 			f.M = x
@@ -122,16 +122,16 @@ func (r *a8pRaw) read(br *bufio.Reader, rc *rawClient[a8pFrame]) {
 	}
 }
 
-func (r *a8pRaw) setAnswer(f func(m map[string]any) (any, bool)) {
+func (r *framingRaw) setAnswer(f func(m map[string]any) (any, bool)) {
 	r.amu.Lock()
 	r.answer = f
 	r.amu.Unlock()
 }
 
 // wait returns the first frame (message, or batch member) satisfying pred.
-func (r *a8pRaw) wait(timeout time.Duration, pred func(map[string]any) bool) (map[string]any, bool) {
+func (r *framingRaw) wait(timeout time.Duration, pred func(map[string]any) bool) (map[string]any, bool) {
 	var hit map[string]any
-	_, ok := r.rawClient.wait(timeout, func(f a8pFrame) bool {
+	_, ok := r.rawClient.wait(timeout, func(f framingFrame) bool {
 		if f.M != nil && pred(f.M) {
 			hit = f.M
 			return true
@@ -147,21 +147,21 @@ func (r *a8pRaw) wait(timeout time.Duration, pred func(map[string]any) bool) (ma
 	return hit, ok
 }
 
-func (r *a8pRaw) writeBytes(b []byte) {
+func (r *framingRaw) writeBytes(b []byte) {
 	r.t.Helper()
 	if err := r.writeRaw(b); err != nil {
 		r.t.Fatalf("write to agentls: %v", err)
 	}
 }
 
-func a8pFrameOf(body string) []byte {
+func framingFrameOf(body string) []byte {
 	return []byte(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
 }
 
-func (r *a8pRaw) send(m any) { r.sendJSON(m) }
+func (r *framingRaw) send(m any) { r.sendJSON(m) }
 
 // request sends a request with a fresh numeric id and returns the id.
-func (r *a8pRaw) request(method string, params any) int {
+func (r *framingRaw) request(method string, params any) int {
 	id := int(r.nextID.Add(1))
 	m := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
 	if params != nil {
@@ -171,7 +171,7 @@ func (r *a8pRaw) request(method string, params any) int {
 	return id
 }
 
-func (r *a8pRaw) notify(method string, params any) {
+func (r *framingRaw) notify(method string, params any) {
 	m := map[string]any{"jsonrpc": "2.0", "method": method}
 	if params != nil {
 		m["params"] = params
@@ -179,21 +179,21 @@ func (r *a8pRaw) notify(method string, params any) {
 	r.send(m)
 }
 
-func a8pIsReply(m map[string]any) bool {
+func framingIsReply(m map[string]any) bool {
 	_, r := m["result"]
 	_, e := m["error"]
 	return m["method"] == nil && (r || e)
 }
 
-func a8pIDIs(id any) func(map[string]any) bool {
-	want := fmt.Sprintf("%T:%v", a8pNorm(id), a8pNorm(id))
+func framingIDIs(id any) func(map[string]any) bool {
+	want := fmt.Sprintf("%T:%v", framingNorm(id), framingNorm(id))
 	return func(m map[string]any) bool {
-		return a8pIsReply(m) && fmt.Sprintf("%T:%v", a8pNorm(m["id"]), a8pNorm(m["id"])) == want
+		return framingIsReply(m) && fmt.Sprintf("%T:%v", framingNorm(m["id"]), framingNorm(m["id"])) == want
 	}
 }
 
-// a8pNorm makes JSON numbers and Go ints compare equal.
-func a8pNorm(v any) any {
+// framingNorm makes JSON numbers and Go ints compare equal.
+func framingNorm(v any) any {
 	switch x := v.(type) {
 	case int:
 		return float64(x)
@@ -203,22 +203,22 @@ func a8pNorm(v any) any {
 	return v
 }
 
-func (r *a8pRaw) reply(id any) map[string]any {
+func (r *framingRaw) reply(id any) map[string]any {
 	r.t.Helper()
-	m, ok := r.wait(a8pWait, a8pIDIs(id))
+	m, ok := r.wait(framingWait, framingIDIs(id))
 	if !ok {
-		r.t.Fatalf("no reply to id %v within %v; frames: %s", id, a8pWait, r.dump())
+		r.t.Fatalf("no reply to id %v within %v; frames: %s", id, framingWait, r.dump())
 	}
 	return m
 }
 
 // call sends a request and waits for its reply.
-func (r *a8pRaw) call(method string, params any) map[string]any {
+func (r *framingRaw) call(method string, params any) map[string]any {
 	r.t.Helper()
 	return r.reply(r.request(method, params))
 }
 
-func (r *a8pRaw) dump() string {
+func (r *framingRaw) dump() string {
 	var sb strings.Builder
 	for _, f := range r.all() {
 		var b []byte
@@ -236,7 +236,7 @@ func (r *a8pRaw) dump() string {
 	return sb.String()
 }
 
-func (r *a8pRaw) initialize(params map[string]any) map[string]any {
+func (r *framingRaw) initialize(params map[string]any) map[string]any {
 	r.t.Helper()
 	if params == nil {
 		params = map[string]any{}
@@ -251,14 +251,14 @@ func (r *a8pRaw) initialize(params map[string]any) map[string]any {
 	r.notify("initialized", map[string]any{})
 	// Tests change files and expect workspace/externalChange: only once
 	// the watchers are armed.
-	if _, ok := r.wait(a8pWait, func(m map[string]any) bool { return m["method"] == harness.WatcherReady }); !ok {
-		r.t.Fatalf("no %s within %v", harness.WatcherReady, a8pWait)
+	if _, ok := r.wait(framingWait, func(m map[string]any) bool { return m["method"] == harness.WatcherReady }); !ok {
+		r.t.Fatalf("no %s within %v", harness.WatcherReady, framingWait)
 	}
 	res, _ := m["result"].(map[string]any)
 	return res
 }
 
-func a8pErr(m map[string]any) (code int, msg string) {
+func framingErr(m map[string]any) (code int, msg string) {
 	e, ok := m["error"].(map[string]any)
 	if !ok {
 		return 0, ""
@@ -268,20 +268,20 @@ func a8pErr(m map[string]any) (code int, msg string) {
 	return int(c), s
 }
 
-// a8pAlive checks that the connection still serves a valid request.
-func (r *a8pRaw) alive(what string) {
+// framingAlive checks that the connection still serves a valid request.
+func (r *framingRaw) alive(what string) {
 	r.t.Helper()
 	id := r.request("tools/list", map[string]any{})
-	m, ok := r.wait(a8pWait, a8pIDIs(id))
+	m, ok := r.wait(framingWait, framingIDIs(id))
 	if !ok {
 		r.t.Fatalf("after %s: a following tools/list got no reply (exited=%v); frames:\n%s", what, r.isExited(), r.dump())
 	}
-	if code, msg := a8pErr(m); code != 0 || m["result"] == nil {
+	if code, msg := framingErr(m); code != 0 || m["result"] == nil {
 		r.t.Fatalf("after %s: tools/list failed: %d %s", what, code, msg)
 	}
 }
 
-func a8pWS(t *testing.T, files map[string]string) string {
+func framingWS(t *testing.T, files map[string]string) string {
 	t.Helper()
 	ws := t.TempDir()
 	for name, body := range files {
@@ -294,11 +294,11 @@ func a8pWS(t *testing.T, files map[string]string) string {
 	return ws
 }
 
-func a8pURI(p string) string { return (&url.URL{Scheme: "file", Path: p}).String() }
+func framingURI(p string) string { return (&url.URL{Scheme: "file", Path: p}).String() }
 
-func a8pResult(t *testing.T, m map[string]any) map[string]any {
+func framingResult(t *testing.T, m map[string]any) map[string]any {
 	t.Helper()
-	if code, msg := a8pErr(m); code != 0 || m["error"] != nil {
+	if code, msg := framingErr(m); code != 0 || m["error"] != nil {
 		t.Fatalf("expected a result, got error %d %q", code, msg)
 	}
 	res, ok := m["result"].(map[string]any)
@@ -308,7 +308,7 @@ func a8pResult(t *testing.T, m map[string]any) map[string]any {
 	return res
 }
 
-func a8pText(res map[string]any) string {
+func framingText(res map[string]any) string {
 	var sb strings.Builder
 	parts, _ := res["content"].([]any)
 	for _, p := range parts {
@@ -324,8 +324,8 @@ func a8pText(res map[string]any) string {
 
 func TestProtocolFramingVariants(t *testing.T) {
 	t.Parallel()
-	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
-	r := a8pStart(t, ws)
+	ws := framingWS(t, map[string]string{"a.txt": "alpha\n"})
+	r := framingStart(t, ws)
 	r.initialize(nil)
 
 	listBody := func(id int) string {
@@ -333,7 +333,7 @@ func TestProtocolFramingVariants(t *testing.T) {
 	}
 	isList := func(t *testing.T, m map[string]any) {
 		t.Helper()
-		res := a8pResult(t, m)
+		res := framingResult(t, m)
 		if tools, _ := res["tools"].([]any); len(tools) == 0 {
 			t.Fatalf("tools/list gave no tools: %v", res)
 		}
@@ -355,19 +355,19 @@ func TestProtocolFramingVariants(t *testing.T) {
 		isList(t, r.reply(3))
 	})
 	t.Run("byte by byte", func(t *testing.T) {
-		for _, c := range a8pFrameOf(listBody(4)) {
+		for _, c := range framingFrameOf(listBody(4)) {
 			r.writeBytes([]byte{c})
 		}
 		isList(t, r.reply(4))
 	})
 	t.Run("two frames in one write", func(t *testing.T) {
-		r.writeBytes(append(a8pFrameOf(listBody(5)), a8pFrameOf(listBody(6))...))
+		r.writeBytes(append(framingFrameOf(listBody(5)), framingFrameOf(listBody(6))...))
 		isList(t, r.reply(5))
 		isList(t, r.reply(6))
 	})
 	t.Run("frame and a half, then the rest", func(t *testing.T) {
-		all := append(a8pFrameOf(listBody(7)), a8pFrameOf(listBody(8))...)
-		cut := len(a8pFrameOf(listBody(7))) + 10
+		all := append(framingFrameOf(listBody(7)), framingFrameOf(listBody(8))...)
+		cut := len(framingFrameOf(listBody(7))) + 10
 		r.writeBytes(all[:cut])
 		isList(t, r.reply(7))
 		r.writeBytes(all[cut:])
@@ -376,19 +376,19 @@ func TestProtocolFramingVariants(t *testing.T) {
 	t.Run("huge frame of several MB", func(t *testing.T) {
 		pad := strings.Repeat("x", 6<<20)
 		b := fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"},"callId":"a8p-huge","padding":%q}}`, pad)
-		r.writeBytes(a8pFrameOf(b))
+		r.writeBytes(framingFrameOf(b))
 		m := r.reply(9)
-		res := a8pResult(t, m)
-		if !strings.Contains(a8pText(res), "alpha") || res["callId"] != "a8p-huge" {
+		res := framingResult(t, m)
+		if !strings.Contains(framingText(res), "alpha") || res["callId"] != "a8p-huge" {
 			t.Fatalf("huge frame: wrong result %.300v", res)
 		}
 	})
 	t.Run("invalid UTF-8 in a string", func(t *testing.T) {
 		b := "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":\"read\",\"arguments\":{\"path\":\"a\xff.txt\"}}}"
-		r.writeBytes(a8pFrameOf(b))
+		r.writeBytes(framingFrameOf(b))
 		m := r.reply(10)
 		if m["result"] == nil {
-			code, msg := a8pErr(m)
+			code, msg := framingErr(m)
 			t.Fatalf("a tool call with invalid UTF-8 in a path must be a tool result, got error %d %q", code, msg)
 		}
 		r.alive("invalid UTF-8")
@@ -399,7 +399,7 @@ func TestProtocolFramingVariants(t *testing.T) {
 // connection afterwards.
 func TestProtocolFramingErrors(t *testing.T) {
 	t.Parallel()
-	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
+	ws := framingWS(t, map[string]string{"a.txt": "alpha\n"})
 	cases := []struct {
 		name string
 		raw  string
@@ -411,19 +411,19 @@ func TestProtocolFramingErrors(t *testing.T) {
 		{name: "missing Content-Length", raw: "Content-Type: application/json\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", wantCode: -32700},
 		{name: "non-numeric Content-Length", raw: "Content-Length: abc\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", wantCode: -32700},
 		{name: "negative Content-Length", raw: "Content-Length: -5\r\n\r\n{}", wantCode: -32700},
-		{name: "invalid JSON body", raw: string(a8pFrameOf(`{"jsonrpc":"2.0","id":1,"method":`)), wantCode: -32700},
-		{name: "body is a number", raw: string(a8pFrameOf(`42`)), wantCode: -32600},
-		{name: "body is a string", raw: string(a8pFrameOf(`"hello"`)), wantCode: -32600},
-		{name: "body is null", raw: string(a8pFrameOf(`null`)), wantCode: -32600},
-		{name: "method not a string, id echoed", raw: string(a8pFrameOf(`{"jsonrpc":"2.0","id":77,"method":5}`)), wantCode: -32600, wantID: float64(77)},
-		{name: "jsonrpc 1.0, string id echoed", raw: string(a8pFrameOf(`{"jsonrpc":"1.0","id":"s-78","method":"tools/list"}`)), wantCode: -32600, wantID: "s-78"},
-		{name: "no jsonrpc member, id echoed", raw: string(a8pFrameOf(`{"id":79,"method":"tools/list"}`)), wantCode: -32600, wantID: float64(79)},
-		{name: "batch of non-messages", raw: string(a8pFrameOf(`[1, 2]`)), wantCode: -32600, count: 2},
-		{name: "empty batch", raw: string(a8pFrameOf(`[]`)), wantCode: -32600},
+		{name: "invalid JSON body", raw: string(framingFrameOf(`{"jsonrpc":"2.0","id":1,"method":`)), wantCode: -32700},
+		{name: "body is a number", raw: string(framingFrameOf(`42`)), wantCode: -32600},
+		{name: "body is a string", raw: string(framingFrameOf(`"hello"`)), wantCode: -32600},
+		{name: "body is null", raw: string(framingFrameOf(`null`)), wantCode: -32600},
+		{name: "method not a string, id echoed", raw: string(framingFrameOf(`{"jsonrpc":"2.0","id":77,"method":5}`)), wantCode: -32600, wantID: float64(77)},
+		{name: "jsonrpc 1.0, string id echoed", raw: string(framingFrameOf(`{"jsonrpc":"1.0","id":"s-78","method":"tools/list"}`)), wantCode: -32600, wantID: "s-78"},
+		{name: "no jsonrpc member, id echoed", raw: string(framingFrameOf(`{"id":79,"method":"tools/list"}`)), wantCode: -32600, wantID: float64(79)},
+		{name: "batch of non-messages", raw: string(framingFrameOf(`[1, 2]`)), wantCode: -32600, count: 2},
+		{name: "empty batch", raw: string(framingFrameOf(`[]`)), wantCode: -32600},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a8pStart(t, ws)
+			r := framingStart(t, ws)
 			r.initialize(nil)
 			before := len(r.all())
 			r.writeBytes([]byte(tc.raw))
@@ -454,11 +454,11 @@ func TestProtocolFramingErrors(t *testing.T) {
 				t.Fatalf("want %d error replies, got %d:\n%s", want, len(got), r.dump())
 			}
 			for _, m := range got {
-				code, msg := a8pErr(m)
+				code, msg := framingErr(m)
 				if code != tc.wantCode {
 					t.Errorf("error code %d (%q), want %d", code, msg, tc.wantCode)
 				}
-				if id, has := m["id"]; !has || a8pNorm(id) != a8pNorm(tc.wantID) {
+				if id, has := m["id"]; !has || framingNorm(id) != framingNorm(tc.wantID) {
 					t.Errorf("error id %#v (present=%v), want %#v", m["id"], has, tc.wantID)
 				}
 			}
@@ -468,13 +468,13 @@ func TestProtocolFramingErrors(t *testing.T) {
 
 func TestProtocolFramingBatchOfValidRequests(t *testing.T) {
 	t.Parallel()
-	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
-	r := a8pStart(t, ws)
+	ws := framingWS(t, map[string]string{"a.txt": "alpha\n"})
+	r := framingStart(t, ws)
 	r.initialize(nil)
-	r.writeBytes(a8pFrameOf(`[{"jsonrpc":"2.0","id":501,"method":"tools/list"},{"jsonrpc":"2.0","id":502,"method":"tools/list"}]`))
+	r.writeBytes(framingFrameOf(`[{"jsonrpc":"2.0","id":501,"method":"tools/list"},{"jsonrpc":"2.0","id":502,"method":"tools/list"}]`))
 	// JSON-RPC 2.0 §6: each request of a batch is answered.
 	for _, id := range []int{501, 502} {
-		if _, ok := r.wait(a8pWait, a8pIDIs(id)); !ok {
+		if _, ok := r.wait(framingWait, framingIDIs(id)); !ok {
 			t.Errorf("batch member %d not answered; frames:\n%s", id, r.dump())
 		}
 	}
@@ -483,8 +483,8 @@ func TestProtocolFramingBatchOfValidRequests(t *testing.T) {
 
 func TestProtocolFramingTruncatedBodyThenEOF(t *testing.T) {
 	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
-	ws := a8pWS(t, nil)
-	r := a8pStart(t, ws)
+	ws := framingWS(t, nil)
+	r := framingStart(t, ws)
 	r.initialize(nil)
 	r.writeBytes([]byte("Content-Length: 500\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,"))
 	start := time.Now()
@@ -507,13 +507,13 @@ func TestProtocolFramingLFOnlyHeaders(t *testing.T) {
 	// client that sends bare \n must not wedge the server for good: either
 	// the frame is served or it is rejected, and the next proper frame is
 	// answered.
-	ws := a8pWS(t, nil)
-	r := a8pStart(t, ws)
+	ws := framingWS(t, nil)
+	r := framingStart(t, ws)
 	r.initialize(nil)
 	b := `{"jsonrpc":"2.0","id":601,"method":"tools/list"}`
 	r.writeBytes([]byte(fmt.Sprintf("Content-Length: %d\n\n%s", len(b), b)))
 	r.alive("a frame with \\n header endings")
-	if m, ok := r.wait(time.Second, a8pIDIs(601)); ok {
+	if m, ok := r.wait(time.Second, framingIDIs(601)); ok {
 		t.Logf("\\n-framed request served: %v", m["result"] != nil)
 	}
 }
@@ -522,8 +522,8 @@ func TestProtocolFramingLFOnlyHeaders(t *testing.T) {
 
 func TestProtocolLifecycleBeforeInitialize(t *testing.T) {
 	t.Parallel()
-	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
-	r := a8pStart(t, ws)
+	ws := framingWS(t, map[string]string{"a.txt": "alpha\n"})
+	r := framingStart(t, ws)
 	// Notifications before initialize: no reply, no harm.
 	r.notify("initialized", map[string]any{})
 	r.notify("$/cancelRequest", map[string]any{"id": 12345})
@@ -534,7 +534,7 @@ func TestProtocolLifecycleBeforeInitialize(t *testing.T) {
 			params = map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}}
 		}
 		m := r.call(method, params)
-		if code, msg := a8pErr(m); code != -32002 {
+		if code, msg := framingErr(m); code != -32002 {
 			t.Errorf("%s before initialize: code %d %q, want -32002", method, code, msg)
 		}
 	}
@@ -543,7 +543,7 @@ func TestProtocolLifecycleBeforeInitialize(t *testing.T) {
 		t.Fatalf("initialize after early requests: %v", res)
 	}
 	for _, f := range r.all() {
-		if f.M != nil && a8pIsReply(f.M) && f.M["id"] == nil {
+		if f.M != nil && framingIsReply(f.M) && f.M["id"] == nil {
 			t.Errorf("a notification before initialize was answered: %v", f.M)
 		}
 	}
@@ -552,10 +552,10 @@ func TestProtocolLifecycleBeforeInitialize(t *testing.T) {
 
 func TestProtocolLifecycleSecondInitialize(t *testing.T) {
 	t.Parallel()
-	r := a8pStart(t, a8pWS(t, nil))
+	r := framingStart(t, framingWS(t, nil))
 	r.initialize(nil)
 	m := r.call("initialize", map[string]any{"capabilities": map[string]any{}})
-	if code, msg := a8pErr(m); code != -32600 {
+	if code, msg := framingErr(m); code != -32600 {
 		t.Errorf("second initialize: code %d %q, want -32600", code, msg)
 	}
 	r.alive("second initialize")
@@ -563,7 +563,7 @@ func TestProtocolLifecycleSecondInitialize(t *testing.T) {
 
 func TestProtocolLifecycleShutdownThenRequests(t *testing.T) {
 	t.Parallel()
-	r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "alpha\n"}))
+	r := framingStart(t, framingWS(t, map[string]string{"a.txt": "alpha\n"}))
 	r.initialize(nil)
 	m := r.call("shutdown", nil)
 	if _, has := m["result"]; !has || m["result"] != nil || m["error"] != nil {
@@ -575,7 +575,7 @@ func TestProtocolLifecycleShutdownThenRequests(t *testing.T) {
 			params = map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}}
 		}
 		m := r.call(method, params)
-		if code, msg := a8pErr(m); code != -32600 {
+		if code, msg := framingErr(m); code != -32600 {
 			t.Errorf("%s after shutdown: code %d %q, want -32600", method, code, msg)
 		}
 	}
@@ -592,7 +592,7 @@ func TestProtocolLifecycleExitWithoutShutdown(t *testing.T) {
 		init bool
 	}{{"after initialize", true}, {"before initialize", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a8pStart(t, a8pWS(t, nil))
+			r := framingStart(t, framingWS(t, nil))
 			if tc.init {
 				r.initialize(nil)
 			}
@@ -604,7 +604,7 @@ func TestProtocolLifecycleExitWithoutShutdown(t *testing.T) {
 	}
 }
 
-func a8pWaitProcs(marker string, want bool, d time.Duration) bool {
+func framingWaitProcs(marker string, want bool, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for {
 		if (len(processesWithArg(marker)) > 0) == want {
@@ -619,14 +619,14 @@ func a8pWaitProcs(marker string, want bool, d time.Duration) bool {
 
 func TestProtocolLifecycleStdinEOFKillsRunningWork(t *testing.T) {
 	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
-	r := a8pStart(t, a8pWS(t, nil))
+	r := framingStart(t, framingWS(t, nil))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	marker := fmt.Sprintf("3000.%d%d", os.Getpid(), time.Now().UnixNano()%1e6)
 	reapProcessesWithArg(t, marker)
 	id := r.request("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep " + marker + "; echo done"}, "callId": "a8p-eof"})
 	blockID := r.request("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}})
-	if !a8pWaitProcs(marker, true, a8pWait) {
-		m, _ := r.wait(time.Second, a8pIDIs(id))
+	if !framingWaitProcs(marker, true, framingWait) {
+		m, _ := r.wait(time.Second, framingIDIs(id))
 		t.Fatalf("the bash child never started; reply: %v", m)
 	}
 	start := time.Now()
@@ -639,7 +639,7 @@ func TestProtocolLifecycleStdinEOFKillsRunningWork(t *testing.T) {
 	if took > time.Second {
 		t.Errorf("exit took %v after EOF; contract: within 1 s", took)
 	}
-	if !a8pWaitProcs(marker, false, 2*time.Second) {
+	if !framingWaitProcs(marker, false, 2*time.Second) {
 		t.Errorf("bash child %q still running after agentls exited: pids %v", marker, processesWithArg(marker))
 	}
 	_ = blockID
@@ -647,7 +647,7 @@ func TestProtocolLifecycleStdinEOFKillsRunningWork(t *testing.T) {
 
 func TestProtocolLifecycleUnknownMethodsAndNotifications(t *testing.T) {
 	t.Parallel()
-	r := a8pStart(t, a8pWS(t, nil))
+	r := framingStart(t, framingWS(t, nil))
 	r.initialize(nil)
 	before := len(r.all())
 	r.notify("no/such/notification", map[string]any{"x": 1})
@@ -655,13 +655,13 @@ func TestProtocolLifecycleUnknownMethodsAndNotifications(t *testing.T) {
 	r.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": "file:///nope"}})
 	for _, method := range []string{"no/such/method", "tools/nope", "textDocument/hover", "$/unknownRequest"} {
 		m := r.call(method, map[string]any{})
-		if code, msg := a8pErr(m); code != -32601 {
+		if code, msg := framingErr(m); code != -32601 {
 			t.Errorf("%s: code %d %q, want -32601", method, code, msg)
 		}
 	}
 	r.alive("unknown methods")
 	for _, f := range r.all()[before:] {
-		if f.M != nil && a8pIsReply(f.M) && f.M["id"] == nil {
+		if f.M != nil && framingIsReply(f.M) && f.M["id"] == nil {
 			t.Errorf("a notification was answered: %v", f.M)
 		}
 	}
@@ -670,8 +670,8 @@ func TestProtocolLifecycleUnknownMethodsAndNotifications(t *testing.T) {
 // Params of the wrong type: -32602 with a message naming the field.
 func TestProtocolLifecycleWrongParamTypes(t *testing.T) {
 	t.Parallel()
-	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
-	r := a8pStart(t, ws)
+	ws := framingWS(t, map[string]string{"a.txt": "alpha\n"})
+	r := framingStart(t, ws)
 	r.initialize(nil)
 	cases := []struct {
 		name, method string
@@ -690,7 +690,7 @@ func TestProtocolLifecycleWrongParamTypes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := r.call(tc.method, tc.params)
-			code, msg := a8pErr(m)
+			code, msg := framingErr(m)
 			if code != -32602 {
 				t.Fatalf("code %d %q (result %v), want -32602", code, msg, m["result"])
 			}
@@ -704,7 +704,7 @@ func TestProtocolLifecycleWrongParamTypes(t *testing.T) {
 
 func TestProtocolLifecycleInvalidInitializationOptions(t *testing.T) {
 	t.Parallel()
-	ws := a8pWS(t, nil)
+	ws := framingWS(t, nil)
 	cases := []struct {
 		name   string
 		params map[string]any
@@ -723,10 +723,10 @@ func TestProtocolLifecycleInvalidInitializationOptions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a8pStart(t, ws)
+			r := framingStart(t, ws)
 			tc.params["capabilities"] = map[string]any{}
 			m := r.call("initialize", tc.params)
-			code, msg := a8pErr(m)
+			code, msg := framingErr(m)
 			if code != -32602 {
 				t.Fatalf("code %d %q, want -32602", code, msg)
 			}
@@ -736,12 +736,12 @@ func TestProtocolLifecycleInvalidInitializationOptions(t *testing.T) {
 		})
 	}
 	t.Run("unknown key warns through window/logMessage", func(t *testing.T) {
-		r := a8pStart(t, ws)
-		r.initialize(map[string]any{"initializationOptions": map[string]any{"a8pBogusKey": true}})
-		m, ok := r.wait(a8pWait, func(m map[string]any) bool {
+		r := framingStart(t, ws)
+		r.initialize(map[string]any{"initializationOptions": map[string]any{"framingBogusKey": true}})
+		m, ok := r.wait(framingWait, func(m map[string]any) bool {
 			p, _ := m["params"].(map[string]any)
 			s, _ := p["message"].(string)
-			return m["method"] == "window/logMessage" && strings.Contains(s, "a8pBogusKey")
+			return m["method"] == "window/logMessage" && strings.Contains(s, "framingBogusKey")
 		})
 		if !ok {
 			t.Fatalf("no window/logMessage naming the unknown key; frames:\n%s", r.dump())
@@ -752,14 +752,14 @@ func TestProtocolLifecycleInvalidInitializationOptions(t *testing.T) {
 		}
 	})
 	t.Run("Lua empty table [] accepted for objects", func(t *testing.T) {
-		r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "alpha\n"}))
+		r := framingStart(t, framingWS(t, map[string]string{"a.txt": "alpha\n"}))
 		m := r.call("initialize", map[string]any{"capabilities": []any{}, "initializationOptions": []any{}})
-		a8pResult(t, m)
+		framingResult(t, m)
 		r.notify("initialized", []any{})
-		a8pResult(t, r.call("tools/list", []any{}))
-		res := a8pResult(t, r.call("tools/call", map[string]any{"name": "ls", "arguments": []any{}}))
+		framingResult(t, r.call("tools/list", []any{}))
+		res := framingResult(t, r.call("tools/call", map[string]any{"name": "ls", "arguments": []any{}}))
 		if res["isError"] != false {
-			t.Errorf("ls with arguments [] failed: %s", a8pText(res))
+			t.Errorf("ls with arguments [] failed: %s", framingText(res))
 		}
 	})
 }
@@ -768,7 +768,7 @@ func TestProtocolLifecycleInvalidInitializationOptions(t *testing.T) {
 
 func TestProtocolCancelRunningCall(t *testing.T) {
 	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
-	r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "alpha\n"}))
+	r := framingStart(t, framingWS(t, map[string]string{"a.txt": "alpha\n"}))
 	r.initialize(nil)
 	var lat []time.Duration
 	for i, id := range []any{"a8p-str-1", 0, 7} {
@@ -776,15 +776,15 @@ func TestProtocolCancelRunningCall(t *testing.T) {
 		r.send(m)
 		// The call is running when a read sent after it completes (calls run
 		// concurrently); then cancel.
-		a8pResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}}))
-		if _, ok := r.wait(200*time.Millisecond, a8pIDIs(id)); ok {
+		framingResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}}))
+		if _, ok := r.wait(200*time.Millisecond, framingIDIs(id)); ok {
 			t.Fatalf("test_block %v replied before being cancelled", id)
 		}
 		start := time.Now()
 		r.notify("$/cancelRequest", map[string]any{"id": id})
 		rep := r.reply(id)
 		lat = append(lat, time.Since(start))
-		if code, msg := a8pErr(rep); code != -32800 {
+		if code, msg := framingErr(rep); code != -32800 {
 			t.Errorf("cancelled call %v: code %d %q, want -32800", id, code, msg)
 		}
 	}
@@ -799,14 +799,14 @@ func TestProtocolCancelRunningCall(t *testing.T) {
 // ids beyond int32 and echoes them, so it must be able to cancel them too.
 func TestProtocolCancelLargeNumericID(t *testing.T) {
 	t.Parallel()
-	r := a8pStart(t, a8pWS(t, nil))
+	r := framingStart(t, framingWS(t, nil))
 	r.initialize(nil)
 	for _, id := range []int64{1<<31 + 5, 1<<40 + 7, -3} {
 		t.Run(strconv.FormatInt(id, 10), func(t *testing.T) {
 			r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": "test_block", "arguments": map[string]any{}}})
-			a8pResult(t, r.call("tools/list", nil))
+			framingResult(t, r.call("tools/list", nil))
 			r.notify("$/cancelRequest", map[string]any{"id": id})
-			m, ok := r.wait(3*time.Second, a8pIDIs(float64(id)))
+			m, ok := r.wait(3*time.Second, framingIDIs(float64(id)))
 			if !ok {
 				var warn string
 				for _, f := range r.all() {
@@ -816,7 +816,7 @@ func TestProtocolCancelLargeNumericID(t *testing.T) {
 				}
 				t.Fatalf("request id %d accepted but $/cancelRequest{id:%d} got no -32800 reply; last log: %s", id, id, warn)
 			}
-			if code, msg := a8pErr(m); code != -32800 {
+			if code, msg := framingErr(m); code != -32800 {
 				t.Errorf("code %d %q, want -32800", code, msg)
 			}
 		})
@@ -825,11 +825,11 @@ func TestProtocolCancelLargeNumericID(t *testing.T) {
 
 func TestProtocolCancelHarmless(t *testing.T) {
 	t.Parallel()
-	r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "alpha\n"}))
+	r := framingStart(t, framingWS(t, map[string]string{"a.txt": "alpha\n"}))
 	r.initialize(nil)
 	// A finished call.
 	id := r.request("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}})
-	a8pResult(t, r.reply(id))
+	framingResult(t, r.reply(id))
 	before := len(r.all())
 	r.notify("$/cancelRequest", map[string]any{"id": id})
 	r.notify("$/cancelRequest", map[string]any{"id": 987654})
@@ -839,19 +839,19 @@ func TestProtocolCancelHarmless(t *testing.T) {
 	r.notify("$/cancelRequest", nil)
 	r.alive("cancelling unknown and finished ids")
 	for _, f := range r.all()[before:] {
-		if f.M != nil && a8pIsReply(f.M) && (f.M["id"] == nil || a8pNorm(f.M["id"]) == a8pNorm(id)) {
+		if f.M != nil && framingIsReply(f.M) && (f.M["id"] == nil || framingNorm(f.M["id"]) == framingNorm(id)) {
 			t.Errorf("cancel produced a reply: %v", f.M)
 		}
 	}
 	// docs/protocol.md: a $/cancelRequest without a usable id is dropped with a warning.
-	if _, ok := r.wait(a8pWait, func(m map[string]any) bool { return m["method"] == "window/logMessage" }); !ok {
+	if _, ok := r.wait(framingWait, func(m map[string]any) bool { return m["method"] == "window/logMessage" }); !ok {
 		t.Errorf("no window/logMessage warning for a $/cancelRequest without a usable id")
 	}
 }
 
 func TestProtocolCancelManyAtOnce(t *testing.T) {
 	t.Parallel()
-	r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "alpha\n"}))
+	r := framingStart(t, framingWS(t, map[string]string{"a.txt": "alpha\n"}))
 	r.initialize(nil)
 	const n = 40
 	var ids []int
@@ -859,16 +859,16 @@ func TestProtocolCancelManyAtOnce(t *testing.T) {
 		ids = append(ids, r.request("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}}))
 	}
 	readID := r.request("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}})
-	if res := a8pResult(t, r.reply(readID)); !strings.Contains(a8pText(res), "alpha") {
+	if res := framingResult(t, r.reply(readID)); !strings.Contains(framingText(res), "alpha") {
 		t.Fatalf("read among blocked calls: %v", res)
 	}
 	var b bytes.Buffer
 	for _, id := range ids {
-		b.Write(a8pFrameOf(fmt.Sprintf(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":%d}}`, id)))
+		b.Write(framingFrameOf(fmt.Sprintf(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":%d}}`, id)))
 	}
 	r.writeBytes(b.Bytes()) // all cancels in one write
 	for _, id := range ids {
-		if code, msg := a8pErr(r.reply(id)); code != -32800 {
+		if code, msg := framingErr(r.reply(id)); code != -32800 {
 			t.Errorf("call %d: code %d %q, want -32800", id, code, msg)
 		}
 	}
@@ -877,53 +877,53 @@ func TestProtocolCancelManyAtOnce(t *testing.T) {
 
 func TestProtocolCancelBatch(t *testing.T) {
 	t.Parallel()
-	r := a8pStart(t, a8pWS(t, map[string]string{"a.txt": "alpha\n"}))
+	r := framingStart(t, framingWS(t, map[string]string{"a.txt": "alpha\n"}))
 	r.initialize(nil)
 	id := r.request("tools/callBatch", map[string]any{"calls": []any{
 		map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}},
 		map[string]any{"name": "test_block", "arguments": map[string]any{}},
 	}})
-	a8pResult(t, r.call("tools/list", nil))
-	if _, ok := r.wait(200*time.Millisecond, a8pIDIs(id)); ok {
+	framingResult(t, r.call("tools/list", nil))
+	if _, ok := r.wait(200*time.Millisecond, framingIDIs(id)); ok {
 		t.Fatal("batch with test_block replied before cancel")
 	}
 	r.notify("$/cancelRequest", map[string]any{"id": id})
-	if code, msg := a8pErr(r.reply(id)); code != -32800 {
+	if code, msg := framingErr(r.reply(id)); code != -32800 {
 		t.Errorf("cancelled read-only batch: code %d %q, want -32800", code, msg)
 	}
 }
 
 func TestProtocolTwoHundredCalls(t *testing.T) {
 	t.Parallel()
-	ws := a8pWS(t, nil)
+	ws := framingWS(t, nil)
 	for i := 0; i < 20; i++ {
 		os.WriteFile(filepath.Join(ws, fmt.Sprintf("f%02d.txt", i)), []byte(fmt.Sprintf("content-%02d\n", i)), 0o644)
 	}
-	r := a8pStart(t, ws)
+	r := framingStart(t, ws)
 	r.initialize(nil)
 	var b bytes.Buffer
 	for i := 0; i < 200; i++ {
-		b.Write(a8pFrameOf(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read","arguments":{"path":"f%02d.txt"},"callId":"c%d"}}`, 10000+i, i%20, i)))
+		b.Write(framingFrameOf(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read","arguments":{"path":"f%02d.txt"},"callId":"c%d"}}`, 10000+i, i%20, i)))
 	}
 	r.writeBytes(b.Bytes())
 	for i := 0; i < 200; i++ {
-		res := a8pResult(t, r.reply(10000+i))
-		if want := fmt.Sprintf("content-%02d", i%20); !strings.Contains(a8pText(res), want) || res["callId"] != fmt.Sprintf("c%d", i) {
-			t.Fatalf("call %d: callId %v, text %q; want %s", i, res["callId"], a8pText(res), want)
+		res := framingResult(t, r.reply(10000+i))
+		if want := fmt.Sprintf("content-%02d", i%20); !strings.Contains(framingText(res), want) || res["callId"] != fmt.Sprintf("c%d", i) {
+			t.Fatalf("call %d: callId %v, text %q; want %s", i, res["callId"], framingText(res), want)
 		}
 	}
 }
 
 func TestProtocolProgressShape(t *testing.T) {
 	t.Parallel()
-	r := a8pStart(t, a8pWS(t, nil))
+	r := framingStart(t, framingWS(t, nil))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	start := time.Now()
 	id := r.request("tools/call", map[string]any{"name": "bash", "callId": "a8p-prog",
 		"arguments": map[string]any{"command": "for i in $(seq 1 40); do echo a8pline$i; sleep 0.02; done"}})
-	res := a8pResult(t, r.reply(id))
+	res := framingResult(t, r.reply(id))
 	elapsed := time.Since(start)
-	if res["isError"] != false || !strings.Contains(a8pText(res), "a8pline40") {
+	if res["isError"] != false || !strings.Contains(framingText(res), "a8pline40") {
 		t.Fatalf("bash: %v", res)
 	}
 	var notes []map[string]any
@@ -973,10 +973,10 @@ func TestProtocolProgressShape(t *testing.T) {
 
 func TestProtocolInitializeResultShape(t *testing.T) {
 	t.Parallel()
-	ws := a8pWS(t, nil)
-	r := a8pStart(t, ws)
+	ws := framingWS(t, nil)
+	r := framingStart(t, ws)
 	res := r.initialize(map[string]any{"clientInfo": map[string]any{"name": "a8p", "version": "1"},
-		"workspaceFolders": []any{map[string]any{"uri": a8pURI(ws), "name": "ws"}}})
+		"workspaceFolders": []any{map[string]any{"uri": framingURI(ws), "name": "ws"}}})
 	si, _ := res["serverInfo"].(map[string]any)
 	if si["name"] != "agentls" {
 		t.Errorf("serverInfo.name %v, want agentls", si["name"])
@@ -1006,11 +1006,11 @@ func TestProtocolInitializeResultShape(t *testing.T) {
 		names = append(names, s)
 	}
 	for _, want := range []string{"read", "ls", "grep", "find", "edit", "write", "bash"} {
-		if !a8pHas(names, want) {
+		if !framingHas(names, want) {
 			t.Errorf("tools %v lacks %s", names, want)
 		}
 	}
-	ready, _ := r.wait(a8pWait, func(m map[string]any) bool { return m["method"] == harness.WatcherReady })
+	ready, _ := r.wait(framingWait, func(m map[string]any) bool { return m["method"] == harness.WatcherReady })
 	checkWatcherStart(t, ag, watcherReadyMode(ready))
 	instr, _ := res["instructions"].(string)
 	for _, want := range []string{"read", "oldText"} {
@@ -1025,7 +1025,7 @@ func TestProtocolInitializeResultShape(t *testing.T) {
 		t.Errorf("capabilities.workspace.workspaceFolders %v, want supported+changeNotifications true", wf)
 	}
 	// The tool names match the active set tools/list gives.
-	lres := a8pResult(t, r.call("tools/list", nil))
+	lres := framingResult(t, r.call("tools/list", nil))
 	var listed []string
 	for _, x := range lres["tools"].([]any) {
 		listed = append(listed, fmt.Sprint(x.(map[string]any)["name"]))
@@ -1037,7 +1037,7 @@ func TestProtocolInitializeResultShape(t *testing.T) {
 	}
 }
 
-func a8pHas(list []string, s string) bool {
+func framingHas(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -1048,11 +1048,11 @@ func a8pHas(list []string, s string) bool {
 
 func TestProtocolToolsListShapes(t *testing.T) {
 	t.Parallel()
-	r := a8pStart(t, a8pWS(t, nil))
+	r := framingStart(t, framingWS(t, nil))
 	r.initialize(nil)
 	list := func(params any) []map[string]any {
 		t.Helper()
-		res := a8pResult(t, r.call("tools/list", params))
+		res := framingResult(t, r.call("tools/list", params))
 		arr, ok := res["tools"].([]any)
 		if !ok || len(arr) == 0 {
 			t.Fatalf("tools/list %v: tools %#v", params, res["tools"])
@@ -1138,12 +1138,12 @@ func TestProtocolToolsListShapes(t *testing.T) {
 func TestProtocolToolsCallShape(t *testing.T) {
 	t.Parallel()
 	png := []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R', 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89, 0, 0, 0, 13, 'I', 'D', 'A', 'T', 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0xf0, 0x1f, 0, 5, 0, 1, 0xff, 0x56, 0xc7, 0x2f, 0x0d, 0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82}
-	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n", "dot.png": string(png)})
-	r := a8pStart(t, ws)
+	ws := framingWS(t, map[string]string{"a.txt": "alpha\n", "dot.png": string(png)})
+	r := framingStart(t, ws)
 	r.initialize(nil)
 
 	t.Run("callId echoed", func(t *testing.T) {
-		res := a8pResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}, "callId": "mine-1"}))
+		res := framingResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}, "callId": "mine-1"}))
 		if res["callId"] != "mine-1" || res["isError"] != false {
 			t.Errorf("callId %v isError %v", res["callId"], res["isError"])
 		}
@@ -1168,7 +1168,7 @@ func TestProtocolToolsCallShape(t *testing.T) {
 	t.Run("callId generated as call-N", func(t *testing.T) {
 		seen := map[string]bool{}
 		for i := 0; i < 3; i++ {
-			res := a8pResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}}))
+			res := framingResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}}))
 			id, _ := res["callId"].(string)
 			if !strings.HasPrefix(id, "call-") || seen[id] {
 				t.Errorf("generated callId %q: want unique call-N", id)
@@ -1180,7 +1180,7 @@ func TestProtocolToolsCallShape(t *testing.T) {
 		}
 	})
 	t.Run("image part", func(t *testing.T) {
-		res := a8pResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "dot.png"}}))
+		res := framingResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "dot.png"}}))
 		var img map[string]any
 		for _, p := range res["content"].([]any) {
 			if pm := p.(map[string]any); pm["type"] == "image" {
@@ -1207,16 +1207,16 @@ func TestProtocolToolsCallShape(t *testing.T) {
 			{"name": "test_panic", "arguments": map[string]any{}},
 		} {
 			m := r.call("tools/call", args)
-			res := a8pResult(t, m)
-			if res["isError"] != true || a8pText(res) == "" {
+			res := framingResult(t, m)
+			if res["isError"] != true || framingText(res) == "" {
 				t.Errorf("%v: want isError with a message, got %v", args, res)
 			}
 		}
 		r.alive("tool failures")
 	})
 	t.Run("unknown tool names the closest", func(t *testing.T) {
-		res := a8pResult(t, r.call("tools/call", map[string]any{"name": "raed", "arguments": map[string]any{"path": "a.txt"}}))
-		if txt := a8pText(res); res["isError"] != true || !strings.Contains(txt, "read") || !strings.Contains(txt, "grep") {
+		res := framingResult(t, r.call("tools/call", map[string]any{"name": "raed", "arguments": map[string]any{"path": "a.txt"}}))
+		if txt := framingText(res); res["isError"] != true || !strings.Contains(txt, "read") || !strings.Contains(txt, "grep") {
 			t.Errorf("unknown tool text %q: want the available tools and the closest name", txt)
 		}
 	})
@@ -1224,10 +1224,10 @@ func TestProtocolToolsCallShape(t *testing.T) {
 
 func TestProtocolCallBatchShape(t *testing.T) {
 	t.Parallel()
-	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
-	r := a8pStart(t, ws)
+	ws := framingWS(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
+	r := framingStart(t, ws)
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
-	res := a8pResult(t, r.call("tools/callBatch", map[string]any{"calls": []any{
+	res := framingResult(t, r.call("tools/callBatch", map[string]any{"calls": []any{
 		map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}, "callId": "b1"},
 		map[string]any{"name": "nope", "arguments": map[string]any{}, "callId": "b2"},
 		map[string]any{"name": "read", "arguments": map[string]any{"path": "b.txt"}},
@@ -1249,14 +1249,14 @@ func TestProtocolCallBatchShape(t *testing.T) {
 		if (w.id != "" && id != w.id) || id == "" {
 			t.Errorf("result %d callId %q, want %q", i, id, w.id)
 		}
-		if rm["isError"] != w.isErr || !strings.Contains(a8pText(rm), w.text) {
-			t.Errorf("result %d: isError %v text %q", i, rm["isError"], a8pText(rm))
+		if rm["isError"] != w.isErr || !strings.Contains(framingText(rm), w.text) {
+			t.Errorf("result %d: isError %v text %q", i, rm["isError"], framingText(rm))
 		}
 		if _, ok := rm["content"].([]any); !ok {
 			t.Errorf("result %d has no content array", i)
 		}
 	}
-	empty := a8pResult(t, r.call("tools/callBatch", map[string]any{"calls": []any{}}))
+	empty := framingResult(t, r.call("tools/callBatch", map[string]any{"calls": []any{}}))
 	if arr, ok := empty["results"].([]any); !ok || len(arr) != 0 {
 		t.Errorf("empty batch: results %#v, want []", empty["results"])
 	}
@@ -1264,16 +1264,16 @@ func TestProtocolCallBatchShape(t *testing.T) {
 
 func TestProtocolDetailsNotification(t *testing.T) {
 	t.Parallel()
-	ws := a8pWS(t, map[string]string{"old.txt": "one\ntwo\n"})
-	r := a8pStart(t, ws)
+	ws := framingWS(t, map[string]string{"old.txt": "one\ntwo\n"})
+	r := framingStart(t, ws)
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	check := func(callID, kind string, args map[string]any, uriPath string) {
 		t.Helper()
 		id := r.request("tools/call", map[string]any{"name": args["_tool"], "arguments": args["args"], "callId": callID})
 		rep := r.reply(id)
-		res := a8pResult(t, rep)
+		res := framingResult(t, rep)
 		if res["isError"] != false {
-			t.Fatalf("%s: %s", callID, a8pText(res))
+			t.Fatalf("%s: %s", callID, framingText(res))
 		}
 		var note map[string]any
 		var noteAt, repAt int
@@ -1284,7 +1284,7 @@ func TestProtocolDetailsNotification(t *testing.T) {
 			if p, _ := f.M["params"].(map[string]any); f.M["method"] == "tools/details" && p["callId"] == callID {
 				note, noteAt = p, i
 			}
-			if a8pIDIs(id)(f.M) {
+			if framingIDIs(id)(f.M) {
 				repAt = i
 			}
 		}
@@ -1301,8 +1301,8 @@ func TestProtocolDetailsNotification(t *testing.T) {
 		if d["kind"] != kind {
 			t.Errorf("%s: kind %v, want %s", callID, d["kind"], kind)
 		}
-		if d["uri"] != a8pURI(uriPath) {
-			t.Errorf("%s: uri %v, want %s", callID, d["uri"], a8pURI(uriPath))
+		if d["uri"] != framingURI(uriPath) {
+			t.Errorf("%s: uri %v, want %s", callID, d["uri"], framingURI(uriPath))
 		}
 		for _, k := range []string{"unifiedDiff", "oldHash", "newHash"} {
 			if _, ok := d[k].(string); !ok {
@@ -1329,15 +1329,15 @@ func TestProtocolDetailsNotification(t *testing.T) {
 		}
 	}
 	check("a8p-create", "create", map[string]any{"_tool": "write", "args": map[string]any{"path": "new.txt", "content": "hello\n"}}, filepath.Join(ws, "new.txt"))
-	a8pResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "old.txt"}}))
+	framingResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "old.txt"}}))
 	check("a8p-edit", "edit", map[string]any{"_tool": "edit", "args": map[string]any{"path": "old.txt", "edits": []any{map[string]any{"oldText": "two", "newText": "TWO"}}}}, filepath.Join(ws, "old.txt"))
 	check("a8p-write", "write", map[string]any{"_tool": "write", "args": map[string]any{"path": "old.txt", "content": "three\n"}}, filepath.Join(ws, "old.txt"))
 }
 
 func TestProtocolConfirmRequest(t *testing.T) {
 	t.Parallel()
-	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
-	r := a8pStart(t, ws)
+	ws := framingWS(t, map[string]string{"a.txt": "alpha\n"})
+	r := framingStart(t, ws)
 	var mu sync.Mutex
 	var asked []map[string]any
 	r.setAnswer(func(m map[string]any) (any, bool) {
@@ -1356,9 +1356,9 @@ func TestProtocolConfirmRequest(t *testing.T) {
 	r.initialize(map[string]any{"capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}}})
 
 	cmd := "rm -f a.txt"
-	res := a8pResult(t, r.call("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": cmd}, "callId": "a8p-rej"}))
-	if res["isError"] != true || !strings.Contains(a8pText(res), "denied by the user: not today") {
-		t.Errorf("rejected call: isError %v text %q; want \"denied by the user: not today\"", res["isError"], a8pText(res))
+	res := framingResult(t, r.call("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": cmd}, "callId": "a8p-rej"}))
+	if res["isError"] != true || !strings.Contains(framingText(res), "denied by the user: not today") {
+		t.Errorf("rejected call: isError %v text %q; want \"denied by the user: not today\"", res["isError"], framingText(res))
 	}
 	if _, err := os.Stat(filepath.Join(ws, "a.txt")); err != nil {
 		t.Errorf("a rejected rm ran anyway: %v", err)
@@ -1385,7 +1385,7 @@ func TestProtocolConfirmRequest(t *testing.T) {
 
 	// Cancelled with the call: the pending tools/confirm gets $/cancelRequest.
 	id := r.request("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "rm -f a.txt"}, "callId": "a8p-hold"})
-	cm, ok := r.wait(a8pWait, func(m map[string]any) bool {
+	cm, ok := r.wait(framingWait, func(m map[string]any) bool {
 		pp, _ := m["params"].(map[string]any)
 		return m["method"] == "tools/confirm" && pp["callId"] == "a8p-hold"
 	})
@@ -1393,12 +1393,12 @@ func TestProtocolConfirmRequest(t *testing.T) {
 		t.Fatal("no tools/confirm for the second call")
 	}
 	r.notify("$/cancelRequest", map[string]any{"id": id})
-	if code, msg := a8pErr(r.reply(id)); code != -32800 {
+	if code, msg := framingErr(r.reply(id)); code != -32800 {
 		t.Errorf("cancelled ask: code %d %q, want -32800", code, msg)
 	}
-	if _, ok := r.wait(a8pWait, func(m map[string]any) bool {
+	if _, ok := r.wait(framingWait, func(m map[string]any) bool {
 		pp, _ := m["params"].(map[string]any)
-		return m["method"] == "$/cancelRequest" && pp != nil && a8pNorm(pp["id"]) == a8pNorm(cm["id"])
+		return m["method"] == "$/cancelRequest" && pp != nil && framingNorm(pp["id"]) == framingNorm(cm["id"])
 	}); !ok {
 		t.Errorf("the pending tools/confirm (id %v) was not cancelled with its call", cm["id"])
 	}
@@ -1406,24 +1406,24 @@ func TestProtocolConfirmRequest(t *testing.T) {
 
 func TestProtocolExternalChangeAndFolders(t *testing.T) {
 	t.Parallel()
-	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
-	other := a8pWS(t, map[string]string{"o.txt": "omega\n"})
-	r := a8pStart(t, ws)
-	r.initialize(map[string]any{"workspaceFolders": []any{map[string]any{"uri": a8pURI(ws), "name": "ws"}}})
-	ready, _ := r.wait(a8pWait, func(m map[string]any) bool { return m["method"] == harness.WatcherReady })
+	ws := framingWS(t, map[string]string{"a.txt": "alpha\n"})
+	other := framingWS(t, map[string]string{"o.txt": "omega\n"})
+	r := framingStart(t, ws)
+	r.initialize(map[string]any{"workspaceFolders": []any{map[string]any{"uri": framingURI(ws), "name": "ws"}}})
+	ready, _ := r.wait(framingWait, func(m map[string]any) bool { return m["method"] == harness.WatcherReady })
 	watcher := watcherReadyMode(ready)
 
 	t.Run("externalChange", func(t *testing.T) {
 		if watcher == "degraded" {
 			t.Skip("watcher degraded on this machine")
 		}
-		a8pResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}}))
+		framingResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}}))
 		if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("changed outside\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m, ok := r.wait(a8pWait, func(m map[string]any) bool {
+		m, ok := r.wait(framingWait, func(m map[string]any) bool {
 			p, _ := m["params"].(map[string]any)
-			return m["method"] == "workspace/externalChange" && p["uri"] == a8pURI(filepath.Join(ws, "a.txt"))
+			return m["method"] == "workspace/externalChange" && p["uri"] == framingURI(filepath.Join(ws, "a.txt"))
 		})
 		if !ok {
 			t.Fatalf("no workspace/externalChange for a.txt; frames:\n%s", r.dump())
@@ -1435,19 +1435,19 @@ func TestProtocolExternalChangeAndFolders(t *testing.T) {
 	})
 	t.Run("didChangeWorkspaceFolders", func(t *testing.T) {
 		readO := func() map[string]any {
-			return a8pResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": filepath.Join(other, "o.txt")}}))
+			return framingResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": filepath.Join(other, "o.txt")}}))
 		}
 		if res := readO(); res["isError"] != true {
-			t.Fatalf("a file outside the roots was read: %s", a8pText(res))
+			t.Fatalf("a file outside the roots was read: %s", framingText(res))
 		}
-		folder := map[string]any{"uri": a8pURI(other), "name": "other"}
+		folder := map[string]any{"uri": framingURI(other), "name": "other"}
 		r.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{"added": []any{folder}, "removed": []any{}}})
-		if res := readO(); res["isError"] != false || !strings.Contains(a8pText(res), "omega") {
-			t.Errorf("after adding the folder: %s", a8pText(res))
+		if res := readO(); res["isError"] != false || !strings.Contains(framingText(res), "omega") {
+			t.Errorf("after adding the folder: %s", framingText(res))
 		}
 		r.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{"added": []any{}, "removed": []any{folder}}})
 		if res := readO(); res["isError"] != true {
-			t.Errorf("after removing the folder the file is still readable: %s", a8pText(res))
+			t.Errorf("after removing the folder the file is still readable: %s", framingText(res))
 		}
 	})
 }
@@ -1456,11 +1456,11 @@ func TestProtocolStdoutOnlyFramesWithLogs(t *testing.T) {
 	t.Parallel()
 	// Logging at debug to stderr must not leak onto stdout; the reader
 	// above records any non-frame bytes and the cleanup fails on them.
-	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
+	ws := framingWS(t, map[string]string{"a.txt": "alpha\n"})
 	cmd := harness.Command(t, []string{"--root", ws, "--log-level", "debug"})
 	cmd.Stderr = &lockedBuffer{}
 	in, out := harness.StartPiped(t, cmd)
-	raw, _ := io.ReadAll(a8pInitAndQuit(t, in, out))
+	raw, _ := io.ReadAll(framingInitAndQuit(t, in, out))
 	cmd.Wait()
 	rest := raw
 	for len(rest) > 0 {
@@ -1482,9 +1482,9 @@ func TestProtocolStdoutOnlyFramesWithLogs(t *testing.T) {
 	}
 }
 
-// a8pInitAndQuit runs a whole session (initialize, then, after its reply as
+// framingInitAndQuit runs a whole session (initialize, then, after its reply as
 // LSP requires, a read and shutdown, then exit) and returns all of stdout.
-func a8pInitAndQuit(t *testing.T, in io.WriteCloser, out io.Reader) io.Reader {
+func framingInitAndQuit(t *testing.T, in io.WriteCloser, out io.Reader) io.Reader {
 	br := bufio.NewReader(out)
 	var all bytes.Buffer
 	until := func(marker string) {
@@ -1512,7 +1512,7 @@ func a8pInitAndQuit(t *testing.T, in io.WriteCloser, out io.Reader) io.Reader {
 			}
 		}
 	}
-	in.Write(a8pFrameOf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`))
+	in.Write(framingFrameOf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`))
 	until(`"id":1,`)
 	var b bytes.Buffer
 	for _, s := range []string{
@@ -1520,34 +1520,34 @@ func a8pInitAndQuit(t *testing.T, in io.WriteCloser, out io.Reader) io.Reader {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"shutdown"}`,
 	} {
-		b.Write(a8pFrameOf(s))
+		b.Write(framingFrameOf(s))
 	}
 	in.Write(b.Bytes())
 	until(`"id":3,`)
-	in.Write(a8pFrameOf(`{"jsonrpc":"2.0","method":"exit"}`))
+	in.Write(framingFrameOf(`{"jsonrpc":"2.0","method":"exit"}`))
 	in.Close()
 	return io.MultiReader(&all, br)
 }
 
 func TestProtocolCancelKillsBashProcess(t *testing.T) {
 	t.Parallel()
-	r := a8pStart(t, a8pWS(t, nil))
+	r := framingStart(t, framingWS(t, nil))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	marker := fmt.Sprintf("3001.%d%d", os.Getpid(), time.Now().UnixNano()%1e6)
 	reapProcessesWithArg(t, marker)
 	t0 := time.Now()
 	id := r.request("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep " + marker + " & wait"}})
 	defer func() { t.Logf("total %v", time.Since(t0)) }()
-	if !a8pWaitProcs(marker, true, a8pWait) {
+	if !framingWaitProcs(marker, true, framingWait) {
 		t.Fatalf("bash child never started: %s", r.dump())
 	}
 	start := time.Now()
 	r.notify("$/cancelRequest", map[string]any{"id": id})
-	if code, msg := a8pErr(r.reply(id)); code != -32800 {
+	if code, msg := framingErr(r.reply(id)); code != -32800 {
 		t.Errorf("cancelled bash: code %d %q, want -32800", code, msg)
 	}
 	t.Logf("bash started after %v; cancel replied after %v", start.Sub(t0), time.Since(start))
-	if !a8pWaitProcs(marker, false, 2*time.Second) {
+	if !framingWaitProcs(marker, false, 2*time.Second) {
 		t.Errorf("the cancelled command's child %v still runs", processesWithArg(marker))
 	}
 	r.alive("cancelled bash")
@@ -1579,21 +1579,21 @@ func TestProtocolCancelKillsBashProcess(t *testing.T) {
 // 100 ms while the others finish".
 func TestProtocolCancelAmongTwoHundred(t *testing.T) {
 	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
-	ws := a8pWS(t, map[string]string{"a.txt": "alpha\n"})
-	r := a8pStart(t, ws)
+	ws := framingWS(t, map[string]string{"a.txt": "alpha\n"})
+	r := framingStart(t, ws)
 	r.initialize(nil)
 	var b bytes.Buffer
-	b.Write(a8pFrameOf(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"test_block","arguments":{}}}`))
+	b.Write(framingFrameOf(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"test_block","arguments":{}}}`))
 	for i := 0; i < 200; i++ {
-		b.Write(a8pFrameOf(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}`, 20000+i)))
+		b.Write(framingFrameOf(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}`, 20000+i)))
 	}
 	r.writeBytes(b.Bytes())
-	a8pResult(t, r.reply(20000))
+	framingResult(t, r.reply(20000))
 	start := time.Now()
 	r.notify("$/cancelRequest", map[string]any{"id": "slow"})
 	m := r.reply("slow")
 	took := time.Since(start)
-	if code, msg := a8pErr(m); code != -32800 {
+	if code, msg := framingErr(m); code != -32800 {
 		t.Errorf("slow call: code %d %q, want -32800", code, msg)
 	}
 	t.Logf("cancel among 200 calls: %v", took)
@@ -1601,8 +1601,8 @@ func TestProtocolCancelAmongTwoHundred(t *testing.T) {
 		t.Errorf("cancel took %v (issue 2: within 100 ms; 500 ms allowed for load)", took)
 	}
 	for i := 0; i < 200; i++ {
-		if res := a8pResult(t, r.reply(20000+i)); !strings.Contains(a8pText(res), "alpha") {
-			t.Fatalf("call %d: %s", i, a8pText(res))
+		if res := framingResult(t, r.reply(20000+i)); !strings.Contains(framingText(res), "alpha") {
+			t.Fatalf("call %d: %s", i, framingText(res))
 		}
 	}
 }
@@ -1615,16 +1615,16 @@ func TestProtocolInputNormalization(t *testing.T) {
 	for i := 1; i <= 30; i++ {
 		lines += fmt.Sprintf("line%d\n", i)
 	}
-	ws := a8pWS(t, map[string]string{"a.txt": lines, "bad.txt": "ok \xff\xfe here\n"})
-	r := a8pStart(t, ws)
+	ws := framingWS(t, map[string]string{"a.txt": lines, "bad.txt": "ok \xff\xfe here\n"})
+	r := framingStart(t, ws)
 	r.initialize(nil)
 	call := func(name string, args any) map[string]any {
 		t.Helper()
-		return a8pResult(t, r.call("tools/call", map[string]any{"name": name, "arguments": args}))
+		return framingResult(t, r.call("tools/call", map[string]any{"name": name, "arguments": args}))
 	}
 	t.Run("limit as a string, file_path alias, extra field", func(t *testing.T) {
 		res := call("read", map[string]any{"file_path": "a.txt", "limit": "10", "bogus": 1})
-		txt := a8pText(res)
+		txt := framingText(res)
 		if res["isError"] != false || !strings.Contains(txt, "line10") || strings.Contains(txt, "line11") {
 			t.Fatalf("read: %q", txt)
 		}
@@ -1645,31 +1645,31 @@ func TestProtocolInputNormalization(t *testing.T) {
 	})
 	t.Run("missing required field", func(t *testing.T) {
 		res := call("read", map[string]any{})
-		if txt := a8pText(res); res["isError"] != true || !strings.Contains(txt, "path") {
+		if txt := framingText(res); res["isError"] != true || !strings.Contains(txt, "path") {
 			t.Errorf("missing path: %q", txt)
 		}
 	})
 	t.Run("wrong type", func(t *testing.T) {
 		res := call("read", map[string]any{"path": "a.txt", "offset": -3})
-		txt := a8pText(res)
+		txt := framingText(res)
 		if res["isError"] != true || !strings.Contains(txt, "offset") || !strings.Contains(txt, "≥ 1") || !strings.Contains(txt, "got -3") {
 			t.Errorf("offset -3: %q; docs/tools.md: \"`offset` must be a line number ≥ 1, got -3\"", txt)
 		}
 		res = call("read", map[string]any{"path": "a.txt", "limit": "ten"})
-		if txt := a8pText(res); res["isError"] != true || !strings.Contains(txt, "limit") || !strings.Contains(txt, "ten") {
+		if txt := framingText(res); res["isError"] != true || !strings.Contains(txt, "limit") || !strings.Contains(txt, "ten") {
 			t.Errorf("limit \"ten\": %q; want the field and what was received", txt)
 		}
 	})
 	t.Run("unknown tool", func(t *testing.T) {
 		res := call("reed", map[string]any{"path": "a.txt"})
-		txt := a8pText(res)
+		txt := framingText(res)
 		if res["isError"] != true || !strings.Contains(txt, "reed") || !strings.Contains(txt, "read") || !strings.Contains(txt, "bash") {
 			t.Errorf("unknown tool: %q", txt)
 		}
 	})
 	t.Run("invalid UTF-8 file", func(t *testing.T) {
 		res := call("read", map[string]any{"path": "bad.txt"})
-		if txt := a8pText(res); res["isError"] != false || !strings.Contains(txt, "\uFFFD") || !strings.Contains(txt, "here") {
+		if txt := framingText(res); res["isError"] != false || !strings.Contains(txt, "\uFFFD") || !strings.Contains(txt, "here") {
 			t.Errorf("invalid UTF-8 read: %q", txt)
 		}
 		r.alive("invalid UTF-8 file")
@@ -1678,7 +1678,7 @@ func TestProtocolInputNormalization(t *testing.T) {
 
 func TestProtocolCallBatchParallel(t *testing.T) {
 	// Not parallel: it times calls running side by side, which busy neighbours on 2 cores stretch.
-	r := a8pStart(t, a8pWS(t, nil))
+	r := framingStart(t, framingWS(t, nil))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	const n, each = 4, 600 * time.Millisecond
 	var calls []any
@@ -1686,11 +1686,11 @@ func TestProtocolCallBatchParallel(t *testing.T) {
 		calls = append(calls, map[string]any{"name": "bash", "arguments": map[string]any{"command": fmt.Sprintf("sleep %.1f", each.Seconds())}})
 	}
 	start := time.Now()
-	res := a8pResult(t, r.call("tools/callBatch", map[string]any{"calls": calls}))
+	res := framingResult(t, r.call("tools/callBatch", map[string]any{"calls": calls}))
 	took := time.Since(start)
 	for i, x := range res["results"].([]any) {
 		if x.(map[string]any)["isError"] != false {
-			t.Fatalf("call %d: %s", i, a8pText(x.(map[string]any)))
+			t.Fatalf("call %d: %s", i, framingText(x.(map[string]any)))
 		}
 	}
 	t.Logf("%d read-only sleeps of %v in a batch: %v", n, each, took)
@@ -1701,8 +1701,8 @@ func TestProtocolCallBatchParallel(t *testing.T) {
 
 func TestProtocolListChanged(t *testing.T) {
 	t.Parallel()
-	ws := a8pWS(t, map[string]string{".agentls/keep": ""})
-	r := a8pStart(t, ws)
+	ws := framingWS(t, map[string]string{".agentls/keep": ""})
+	r := framingStart(t, ws)
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	def := map[string]any{"name": "a8p_echo", "description": "Echo a word back.", "deferred": false, "readOnly": true,
 		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"word": map[string]any{"type": "string"}}, "required": []any{"word"}},
@@ -1714,7 +1714,7 @@ func TestProtocolListChanged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, ok := r.wait(a8pWait, func(m map[string]any) bool { return m["method"] == "tools/listChanged" })
+	m, ok := r.wait(framingWait, func(m map[string]any) bool { return m["method"] == "tools/listChanged" })
 	if !ok {
 		t.Fatalf("no tools/listChanged after adding an extension tool; frames:\n%s", r.dump())
 	}
@@ -1723,7 +1723,7 @@ func TestProtocolListChanged(t *testing.T) {
 			t.Errorf("tools/listChanged params %#v, want {}", p)
 		}
 	}
-	res := a8pResult(t, r.call("tools/list", nil))
+	res := framingResult(t, r.call("tools/list", nil))
 	found := false
 	for _, x := range res["tools"].([]any) {
 		if x.(map[string]any)["name"] == "a8p_echo" {
@@ -1733,34 +1733,34 @@ func TestProtocolListChanged(t *testing.T) {
 	if !found {
 		t.Errorf("tools/list after tools/listChanged lacks a8p_echo")
 	}
-	out := a8pResult(t, r.call("tools/call", map[string]any{"name": "a8p_echo", "arguments": map[string]any{"word": "hi there"}}))
-	if !strings.Contains(a8pText(out), "hi there") {
-		t.Errorf("a8p_echo: %q", a8pText(out))
+	out := framingResult(t, r.call("tools/call", map[string]any{"name": "a8p_echo", "arguments": map[string]any{"word": "hi there"}}))
+	if !strings.Contains(framingText(out), "hi there") {
+		t.Errorf("a8p_echo: %q", framingText(out))
 	}
 }
 
 func TestProtocolRootsFromInitialize(t *testing.T) {
 	t.Parallel()
-	cli := a8pWS(t, map[string]string{"w.txt": "from --root\n"})
-	byURI := a8pWS(t, map[string]string{"w.txt": "from rootUri\n"})
-	byFolder := a8pWS(t, map[string]string{"w.txt": "from workspaceFolders\n"})
+	cli := framingWS(t, map[string]string{"w.txt": "from --root\n"})
+	byURI := framingWS(t, map[string]string{"w.txt": "from rootUri\n"})
+	byFolder := framingWS(t, map[string]string{"w.txt": "from workspaceFolders\n"})
 	cases := []struct {
 		name   string
 		params map[string]any
 		want   string
 	}{
 		{"--root when the client names none", map[string]any{}, "from --root"},
-		{"rootUri over --root", map[string]any{"rootUri": a8pURI(byURI)}, "from rootUri"},
-		{"workspaceFolders over rootUri", map[string]any{"rootUri": a8pURI(byURI), "workspaceFolders": []any{map[string]any{"uri": a8pURI(byFolder), "name": "f"}}}, "from workspaceFolders"},
+		{"rootUri over --root", map[string]any{"rootUri": framingURI(byURI)}, "from rootUri"},
+		{"workspaceFolders over rootUri", map[string]any{"rootUri": framingURI(byURI), "workspaceFolders": []any{map[string]any{"uri": framingURI(byFolder), "name": "f"}}}, "from workspaceFolders"},
 		{"rootPath", map[string]any{"rootPath": byURI}, "from rootUri"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a8pStart(t, cli)
+			r := framingStart(t, cli)
 			r.initialize(tc.params)
-			res := a8pResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "w.txt"}}))
-			if !strings.Contains(a8pText(res), tc.want) {
-				t.Errorf("read w.txt: %q, want %q", a8pText(res), tc.want)
+			res := framingResult(t, r.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "w.txt"}}))
+			if !strings.Contains(framingText(res), tc.want) {
+				t.Errorf("read w.txt: %q, want %q", framingText(res), tc.want)
 			}
 		})
 	}

@@ -29,8 +29,8 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a7gAlnum returns n random ASCII letters and digits.
-func a7gAlnum(t testing.TB, n int) string {
+// govAlnum returns n random ASCII letters and digits.
+func govAlnum(t testing.TB, n int) string {
 	t.Helper()
 	const abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 	var b strings.Builder
@@ -44,13 +44,13 @@ func a7gAlnum(t testing.TB, n int) string {
 	return b.String()
 }
 
-// a7gGitHubToken is a GitHub personal access token shape built at run time
+// govGitHubToken is a GitHub personal access token shape built at run time
 // (never a literal in the source, so scanners do not flag this file).
-func a7gGitHubToken(t testing.TB) string { return "gh" + "p_" + a7gAlnum(t, 36) }
+func govGitHubToken(t testing.TB) string { return "gh" + "p_" + govAlnum(t, 36) }
 
-// a7gSleepArg is a sleep(1) argument unique to this run, so the process can
+// govSleepArg is a sleep(1) argument unique to this run, so the process can
 // be found in /proc by its command line: "29.<digits>".
-func a7gSleepArg(t testing.TB) string {
+func govSleepArg(t testing.TB) string {
 	t.Helper()
 	n, err := rand.Int(rand.Reader, big.NewInt(1e12))
 	if err != nil {
@@ -59,8 +59,8 @@ func a7gSleepArg(t testing.TB) string {
 	return fmt.Sprintf("29.%012d", n.Int64())
 }
 
-// a7gProcs lists live (non-zombie) pids each of words is part of an argument of.
-func a7gProcs(words ...string) []int {
+// govProcs lists live (non-zombie) pids each of words is part of an argument of.
+func govProcs(words ...string) []int {
 	var out []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -102,8 +102,8 @@ func a7gProcs(words ...string) []int {
 	return out
 }
 
-// a7gExtension writes one extension tool definition into ws.
-func a7gExtension(t testing.TB, ws string, def map[string]any) {
+// govExtension writes one extension tool definition into ws.
+func govExtension(t testing.TB, ws string, def map[string]any) {
 	t.Helper()
 	b, err := json.Marshal(def)
 	if err != nil {
@@ -112,8 +112,8 @@ func a7gExtension(t testing.TB, ws string, def map[string]any) {
 	writeBytes(t, filepath.Join(ws, ".agentls", "tools", def["name"].(string)+".json"), b)
 }
 
-// a7gConfirm is one tools/confirm question.
-type a7gConfirm struct {
+// govConfirm is one tools/confirm question.
+type govConfirm struct {
 	CallID    string          `json:"callId"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
@@ -121,19 +121,19 @@ type a7gConfirm struct {
 	Rule      string          `json:"rule"`
 }
 
-// a7gAsker answers tools/confirm with a fixed decision and records questions.
-type a7gAsker struct {
+// govAsker answers tools/confirm with a fixed decision and records questions.
+type govAsker struct {
 	mu       sync.Mutex
-	asked    []a7gConfirm
+	asked    []govConfirm
 	decision string
 	message  string
 }
 
-func (a *a7gAsker) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
+func (a *govAsker) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	if method != "tools/confirm" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "a7g: %s", method)
 	}
-	var q a7gConfirm
+	var q govConfirm
 	if err := json.Unmarshal(params, &q); err != nil {
 		return nil, err
 	}
@@ -143,15 +143,15 @@ func (a *a7gAsker) handle(ctx context.Context, method string, params json.RawMes
 	return map[string]any{"decision": a.decision, "message": a.message}, nil
 }
 
-func (a *a7gAsker) questions() []a7gConfirm {
+func (a *govAsker) questions() []govConfirm {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]a7gConfirm(nil), a.asked...)
+	return append([]govConfirm(nil), a.asked...)
 }
 
-// a7gSession starts agentls on ws with its audit log in auditDir, answering
+// govSession starts agentls on ws with its audit log in auditDir, answering
 // tools/confirm with asker when not nil (and declaring the capability).
-func a7gSession(t *testing.T, ws, auditDir string, asker *a7gAsker, opts map[string]any, env ...string) (*harness.Client, context.Context) {
+func govSession(t *testing.T, ws, auditDir string, asker *govAsker, opts map[string]any, env ...string) (*harness.Client, context.Context) {
 	t.Helper()
 	if auditDir != "" {
 		env = append(env, "AGENTLS_AUDIT_DIR="+auditDir)
@@ -167,8 +167,8 @@ func a7gSession(t *testing.T, ws, auditDir string, asker *a7gAsker, opts map[str
 	return c, ctx
 }
 
-// a7gAuditEntries is the audit log in dir as decoded JSON lines.
-func a7gAuditEntries(t *testing.T, dir string) []map[string]any {
+// govAuditEntries is the audit log in dir as decoded JSON lines.
+func govAuditEntries(t *testing.T, dir string) []map[string]any {
 	t.Helper()
 	cmd := harness.Command(t, []string{"audit", "--tail", "0", "--json", "--dir", dir})
 	out, err := cmd.Output()
@@ -189,8 +189,8 @@ func a7gAuditEntries(t *testing.T, dir string) []map[string]any {
 	return entries
 }
 
-// a7gAuditFor returns the audit entries of tool.
-func a7gAuditFor(entries []map[string]any, tool string) []map[string]any {
+// govAuditFor returns the audit entries of tool.
+func govAuditFor(entries []map[string]any, tool string) []map[string]any {
 	var out []map[string]any
 	for _, e := range entries {
 		if e["tool"] == tool {
@@ -200,8 +200,8 @@ func a7gAuditFor(entries []map[string]any, tool string) []map[string]any {
 	return out
 }
 
-// a7gListed returns tools/list (deferred included) by name.
-func a7gListed(t *testing.T, ctx context.Context, c *harness.Client) map[string]map[string]any {
+// govListed returns tools/list (deferred included) by name.
+func govListed(t *testing.T, ctx context.Context, c *harness.Client) map[string]map[string]any {
 	t.Helper()
 	var res struct {
 		Tools []map[string]any `json:"tools"`
@@ -216,13 +216,13 @@ func a7gListed(t *testing.T, ctx context.Context, c *harness.Client) map[string]
 	return out
 }
 
-// a7gSpillRE finds an absolute spill path in a notice.
-var a7gSpillRE = regexp.MustCompile(`(/[^\s"'` + "`" + `]+)`)
+// govSpillRE finds an absolute spill path in a notice.
+var govSpillRE = regexp.MustCompile(`(/[^\s"'` + "`" + `]+)`)
 
-// a7gSpillPath returns the absolute path in text that exists on disk.
-func a7gSpillPath(t *testing.T, text string) string {
+// govSpillPath returns the absolute path in text that exists on disk.
+func govSpillPath(t *testing.T, text string) string {
 	t.Helper()
-	for _, m := range a7gSpillRE.FindAllString(text, -1) {
+	for _, m := range govSpillRE.FindAllString(text, -1) {
 		m = strings.TrimRight(m, ".,;:)]}")
 		if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() {
 			return m
@@ -238,18 +238,18 @@ func a7gSpillPath(t *testing.T, text string) string {
 func TestGovernanceExtensionOutputGoverned(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, nil)
-	token := a7gGitHubToken(t)
-	a7gExtension(t, ws, map[string]any{
+	token := govGitHubToken(t)
+	govExtension(t, ws, map[string]any{
 		"name": "run_tests", "description": "Prints n numbered lines.",
 		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}, "required": []string{"n"}},
 		"command":     "seq -f 'line %g' 1 {{n}}", "readOnly": true, "deferred": false, "timeout": 30,
 	})
-	a7gExtension(t, ws, map[string]any{
+	govExtension(t, ws, map[string]any{
 		"name": "show_token", "description": "Prints the token.",
 		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
 		"command":     "echo token=" + token[:10] + "''" + token[10:], "readOnly": true, "deferred": false,
 	})
-	c, ctx := a7gSession(t, ws, "", nil, bypassOptions())
+	c, ctx := govSession(t, ws, "", nil, bypassOptions())
 
 	t.Run("small output untouched", func(t *testing.T) {
 		r := c.CallTool(ctx, "run_tests", map[string]any{"n": 3})
@@ -260,7 +260,7 @@ func TestGovernanceExtensionOutputGoverned(t *testing.T) {
 		txt := r.Text()
 		wantResult(t, "run_tests n=3000", r, false, "line 3000", "showing lines 1002-3000 of 3000")
 		wantLacks(t, "run_tests n=3000", txt, "line 1001\n")
-		spill := a7gSpillPath(t, txt)
+		spill := govSpillPath(t, txt)
 		wantContains(t, "run_tests n=3000", txt, `read {"path": "`+spill+`"`)
 		full := readFile(t, spill)
 		if !strings.HasPrefix(full, "line 1\nline 2\n") || !strings.Contains(full, "line 3000") {
@@ -282,20 +282,20 @@ func TestGovernanceExtensionOutputGoverned(t *testing.T) {
 func TestGovernanceExtensionBudget(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, nil)
-	a7gExtension(t, ws, map[string]any{
+	govExtension(t, ws, map[string]any{
 		"name": "big_out", "description": "Prints n numbered lines.",
 		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}},
 		"command":     "seq -f 'row %g' 1 {{n}}", "readOnly": true, "deferred": false,
 	})
 	opts := bypassOptions()
 	opts["limits"] = map[string]any{"bashBytes": 1 << 20, "bashLines": 100000}
-	c, ctx := a7gSession(t, ws, "", nil, opts)
+	c, ctx := govSession(t, ws, "", nil, opts)
 	r := c.CallTool(ctx, "big_out", map[string]any{"n": 20000}) // ~190 KB
 	txt := r.Text()
 	if len(txt) > 65536+2048 {
 		t.Errorf("text is %d bytes, over the 65,536-byte budget", len(txt))
 	}
-	spill := a7gSpillPath(t, txt)
+	spill := govSpillPath(t, txt)
 	m := regexp.MustCompile(`"offset": (\d+)`).FindStringSubmatch(txt)
 	if m == nil {
 		t.Fatalf("no read offset in the notice:\n%s", txt[max(0, len(txt)-600):])
@@ -314,14 +314,14 @@ func TestGovernanceExtensionBudget(t *testing.T) {
 func TestGovernanceExtensionTimeout(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, nil)
-	arg := a7gSleepArg(t)
-	a7gExtension(t, ws, map[string]any{
+	arg := govSleepArg(t)
+	govExtension(t, ws, map[string]any{
 		"name": "slow_job", "description": "Sleeps.",
 		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
 		"command":     "echo started; (sleep " + arg + "; echo child) & sleep " + arg + "; echo done",
 		"readOnly":    false, "deferred": false, "timeout": 1,
 	})
-	c, ctx := a7gSession(t, ws, "", nil, bypassOptions())
+	c, ctx := govSession(t, ws, "", nil, bypassOptions())
 	begin := time.Now()
 	r := c.CallTool(ctx, "slow_job", map[string]any{})
 	took := time.Since(begin)
@@ -330,8 +330,8 @@ func TestGovernanceExtensionTimeout(t *testing.T) {
 	if took < time.Second || took > 8*time.Second {
 		t.Errorf("call took %v, want about the 1 s timeout (+2 s grace at most)", took)
 	}
-	if !waitUntil(5*time.Second, func() bool { return len(a7gProcs(arg)) == 0 }) {
-		t.Errorf("processes of the timed-out command survive: %v", a7gProcs(arg))
+	if !waitUntil(5*time.Second, func() bool { return len(govProcs(arg)) == 0 }) {
+		t.Errorf("processes of the timed-out command survive: %v", govProcs(arg))
 	}
 }
 
@@ -340,7 +340,7 @@ func TestGovernanceExtensionTimeout(t *testing.T) {
 func TestGovernanceExtensionPermissions(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, nil)
-	a7gExtension(t, ws, map[string]any{
+	govExtension(t, ws, map[string]any{
 		"name": "run_tests", "description": "Runs the tests.",
 		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
 		"command":     "echo ran-tests", "readOnly": true, "deferred": false,
@@ -361,8 +361,8 @@ func TestGovernanceExtensionPermissions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			asker := &a7gAsker{decision: tc.decision, message: "a7g says no"}
-			c, ctx := a7gSession(t, ws, "", asker, map[string]any{"mode": "default", "permissions": tc.perms})
+			asker := &govAsker{decision: tc.decision, message: "a7g says no"}
+			c, ctx := govSession(t, ws, "", asker, map[string]any{"mode": "default", "permissions": tc.perms})
 			r := c.CallTool(ctx, "run_tests", map[string]any{})
 			wantResult(t, tc.name, r, tc.wantErr, tc.want...)
 			if tc.wantErr {
@@ -386,15 +386,15 @@ func TestGovernanceExtensionLabelsAndAudit(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, nil)
 	obj := map[string]any{"type": "object", "properties": map[string]any{"p": map[string]any{"type": "string"}}}
-	a7gExtension(t, ws, map[string]any{"name": "ro_tool", "description": "Lists.", "inputSchema": obj, "command": "ls {{p}}", "readOnly": true})
-	a7gExtension(t, ws, map[string]any{"name": "rm_tool", "description": "Removes.", "inputSchema": obj, "command": "rm -f {{p}}", "destructive": true})
-	a7gExtension(t, ws, map[string]any{"name": "liar_tool", "description": "Claims read-only.", "inputSchema": obj, "command": "touch {{p}}", "readOnly": true})
-	a7gExtension(t, ws, map[string]any{"name": "plain_tool", "description": "Echoes.", "inputSchema": obj, "command": "echo {{p}}", "readOnly": false, "destructive": false})
-	a7gExtension(t, ws, map[string]any{"name": "fixed_tool", "description": "Echoes hi.", "inputSchema": obj, "command": "echo hi", "readOnly": false, "destructive": false})
-	a7gExtension(t, ws, map[string]any{"name": "build_tool", "description": "Builds.", "inputSchema": obj, "command": "go build ./...", "destructive": false})
+	govExtension(t, ws, map[string]any{"name": "ro_tool", "description": "Lists.", "inputSchema": obj, "command": "ls {{p}}", "readOnly": true})
+	govExtension(t, ws, map[string]any{"name": "rm_tool", "description": "Removes.", "inputSchema": obj, "command": "rm -f {{p}}", "destructive": true})
+	govExtension(t, ws, map[string]any{"name": "liar_tool", "description": "Claims read-only.", "inputSchema": obj, "command": "touch {{p}}", "readOnly": true})
+	govExtension(t, ws, map[string]any{"name": "plain_tool", "description": "Echoes.", "inputSchema": obj, "command": "echo {{p}}", "readOnly": false, "destructive": false})
+	govExtension(t, ws, map[string]any{"name": "fixed_tool", "description": "Echoes hi.", "inputSchema": obj, "command": "echo hi", "readOnly": false, "destructive": false})
+	govExtension(t, ws, map[string]any{"name": "build_tool", "description": "Builds.", "inputSchema": obj, "command": "go build ./...", "destructive": false})
 	audit := t.TempDir()
-	c, ctx := a7gSession(t, ws, audit, nil, map[string]any{"mode": "bypass", "permissions": map[string]any{"deny": []string{"rm_tool"}}})
-	listed := a7gListed(t, ctx, c)
+	c, ctx := govSession(t, ws, audit, nil, map[string]any{"mode": "bypass", "permissions": map[string]any{"deny": []string{"rm_tool"}}})
+	listed := govListed(t, ctx, c)
 	for _, tc := range []struct {
 		name                  string
 		readOnly, destructive bool
@@ -417,7 +417,7 @@ func TestGovernanceExtensionLabelsAndAudit(t *testing.T) {
 		}
 	}
 
-	token := a7gGitHubToken(t)
+	token := govGitHubToken(t)
 	r := c.CallTool(ctx, "ro_tool", map[string]any{"p": "."})
 	wantResult(t, "ro_tool", r, false)
 	r = c.CallTool(ctx, "rm_tool", map[string]any{"p": "x"})
@@ -426,13 +426,13 @@ func TestGovernanceExtensionLabelsAndAudit(t *testing.T) {
 	wantResult(t, "plain_tool", r, false)
 
 	var entries []map[string]any
-	if !waitUntil(5*time.Second, func() bool { entries = a7gAuditEntries(t, audit); return len(entries) >= 3 }) {
+	if !waitUntil(5*time.Second, func() bool { entries = govAuditEntries(t, audit); return len(entries) >= 3 }) {
 		t.Fatalf("audit log has %d entries, want 3: %v", len(entries), entries)
 	}
 	raw := compactJSON(entries)
 	wantLacks(t, "audit log", raw, token)
 	for _, tc := range []struct{ tool, decision string }{{"ro_tool", "allow"}, {"rm_tool", "deny"}, {"plain_tool", "allow"}} {
-		es := a7gAuditFor(entries, tc.tool)
+		es := govAuditFor(entries, tc.tool)
 		if len(es) != 1 {
 			t.Errorf("audit entries for %s = %d, want 1: %s", tc.tool, len(es), raw)
 			continue
@@ -446,7 +446,7 @@ func TestGovernanceExtensionLabelsAndAudit(t *testing.T) {
 			}
 		}
 	}
-	if es := a7gAuditFor(entries, "rm_tool"); len(es) == 1 && !strings.Contains(fmt.Sprint(es[0]["rule"]), "rm_tool") {
+	if es := govAuditFor(entries, "rm_tool"); len(es) == 1 && !strings.Contains(fmt.Sprint(es[0]["rule"]), "rm_tool") {
 		t.Errorf("audit rm_tool rule = %v, want the deny rule", es[0]["rule"])
 	}
 	// The human-readable tail names the tools too.
@@ -458,19 +458,19 @@ func TestGovernanceExtensionLabelsAndAudit(t *testing.T) {
 	wantLacks(t, "agentls audit --tail 5", string(out), token)
 }
 
-// a7gUpstream is a workspace whose .agentls/mcp.json declares agentls
+// govUpstream is a workspace whose .agentls/mcp.json declares agentls
 // itself (`agentls mcp --root <up>`) as the stdio server "up".
-type a7gUpstream struct {
+type govUpstream struct {
 	ws, up, cfg string
 }
 
-// a7gNewUpstream writes the workspace, the upstream's own folder and its
+// govNewUpstream writes the workspace, the upstream's own folder and its
 // user settings (bypass, so its tools run without asking; bash limits
 // raised so the downstream budget is what cuts). shape is "servers" or
 // "mcpServers"; env is added to the server's entry.
-func a7gNewUpstream(t *testing.T, shape string, env map[string]string) a7gUpstream {
+func govNewUpstream(t *testing.T, shape string, env map[string]string) govUpstream {
 	t.Helper()
-	u := a7gUpstream{ws: resolvedWorkspace(t, nil), up: resolvedWorkspace(t, nil), cfg: t.TempDir()}
+	u := govUpstream{ws: resolvedWorkspace(t, nil), up: resolvedWorkspace(t, nil), cfg: t.TempDir()}
 	writeFile(t, filepath.Join(u.cfg, "agentls", "settings.json"),
 		`{"mode": "bypass", "limits": {"bashBytes": 1048576, "bashLines": 100000}}`)
 	e := map[string]string{"XDG_CONFIG_HOME": u.cfg}
@@ -485,12 +485,12 @@ func a7gNewUpstream(t *testing.T, shape string, env map[string]string) a7gUpstre
 	return u
 }
 
-// a7gUpstreamPids is the pids of u's upstream server.
-func (u a7gUpstream) pids() []int { return a7gProcs("mcp", u.up) }
+// govUpstreamPids is the pids of u's upstream server.
+func (u govUpstream) pids() []int { return govProcs("mcp", u.up) }
 
-// a7gAwaitUpstream calls up__read until the upstream answers (it starts in
+// govAwaitUpstream calls up__read until the upstream answers (it starts in
 // the background), and fails the test after 20 s.
-func a7gAwaitUpstream(t *testing.T, ctx context.Context, c *harness.Client, u a7gUpstream) {
+func govAwaitUpstream(t *testing.T, ctx context.Context, c *harness.Client, u govUpstream) {
 	t.Helper()
 	writeFile(t, filepath.Join(u.up, "ping.txt"), "pong\n")
 	var r harness.Result
@@ -509,9 +509,9 @@ func TestGovernanceUpstreamShapes(t *testing.T) {
 	t.Parallel()
 	for _, shape := range []string{"servers", "mcpServers"} {
 		t.Run(shape, func(t *testing.T) {
-			u := a7gNewUpstream(t, shape, nil)
+			u := govNewUpstream(t, shape, nil)
 			writeFile(t, filepath.Join(u.up, "hello.txt"), "hello from upstream\n")
-			c, ctx := a7gSession(t, u.ws, "", nil, bypassOptions())
+			c, ctx := govSession(t, u.ws, "", nil, bypassOptions())
 			r := c.CallTool(ctx, "tool_search", map[string]any{"query": "up read", "limit": 1})
 			wantResult(t, "first tool_search", r, false, "up__read")
 			if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/listChanged" }); !ok {
@@ -528,7 +528,7 @@ func TestGovernanceUpstreamShapes(t *testing.T) {
 			names := compactJSON(active.Tools)
 			wantContains(t, "active tools", names, `"up__read"`)
 			wantLacks(t, "active tools", names, `"up__bash"`)
-			listed := a7gListed(t, ctx, c)
+			listed := govListed(t, ctx, c)
 			tl, ok := listed["up__bash"]
 			if !ok {
 				t.Fatalf("up__bash not in tools/list includeDeferred")
@@ -546,7 +546,7 @@ func TestGovernanceUpstreamShapes(t *testing.T) {
 // rules deny and ask for upstream tools; the audit log records the calls.
 func TestGovernanceUpstreamPermissions(t *testing.T) {
 	t.Parallel()
-	u := a7gNewUpstream(t, "servers", nil)
+	u := govNewUpstream(t, "servers", nil)
 	writeFile(t, filepath.Join(u.up, "f.txt"), "upstream file\n")
 	cases := []struct {
 		name      string
@@ -568,8 +568,8 @@ func TestGovernanceUpstreamPermissions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			audit := t.TempDir()
-			asker := &a7gAsker{decision: tc.decision, message: "a7g says no"}
-			c, ctx := a7gSession(t, u.ws, audit, asker, map[string]any{"mode": "default", "permissions": tc.perms})
+			asker := &govAsker{decision: tc.decision, message: "a7g says no"}
+			c, ctx := govSession(t, u.ws, audit, asker, map[string]any{"mode": "default", "permissions": tc.perms})
 			var r harness.Result
 			// The server starts in the background: retry while it is starting.
 			waitUntil(20*time.Second, func() bool {
@@ -588,7 +588,7 @@ func TestGovernanceUpstreamPermissions(t *testing.T) {
 				t.Errorf("confirm question = %+v, want tool %s and the mcp__ rule named", qs[0], tc.tool)
 			}
 			var entries []map[string]any
-			waitUntil(5*time.Second, func() bool { entries = a7gAuditFor(a7gAuditEntries(t, audit), tc.tool); return len(entries) > 0 })
+			waitUntil(5*time.Second, func() bool { entries = govAuditFor(govAuditEntries(t, audit), tc.tool); return len(entries) > 0 })
 			if len(entries) == 0 {
 				t.Fatalf("no audit entry for %s", tc.tool)
 			}
@@ -612,12 +612,12 @@ func TestGovernanceUpstreamPermissions(t *testing.T) {
 // the spill file, and a secret the upstream did not mask is masked here.
 func TestGovernanceUpstreamBudgetAndMasking(t *testing.T) {
 	t.Parallel()
-	secret := "a7g" + a7gAlnum(t, 29)
+	secret := "a7g" + govAlnum(t, 29)
 	// The downstream's environment holds the secret; the upstream's entry
 	// clears it, so only the downstream knows it as a secret.
-	u := a7gNewUpstream(t, "servers", map[string]string{"A7G_SERVICE_TOKEN": ""})
-	c, ctx := a7gSession(t, u.ws, "", nil, bypassOptions(), "A7G_SERVICE_TOKEN="+secret)
-	a7gAwaitUpstream(t, ctx, c, u)
+	u := govNewUpstream(t, "servers", map[string]string{"A7G_SERVICE_TOKEN": ""})
+	c, ctx := govSession(t, u.ws, "", nil, bypassOptions(), "A7G_SERVICE_TOKEN="+secret)
+	govAwaitUpstream(t, ctx, c, u)
 
 	t.Run("reference: the downstream masks the value in its own bash", func(t *testing.T) {
 		r := c.CallTool(ctx, "bash", map[string]any{"command": "echo v=" + secret[:8] + "''" + secret[8:]})
@@ -640,7 +640,7 @@ func TestGovernanceUpstreamBudgetAndMasking(t *testing.T) {
 		if !strings.Contains(txt, "row 1\n") {
 			t.Errorf("the budget cut should keep the head:\n%s\n…%s", txt[:min(len(txt), 300)], txt[max(0, len(txt)-600):])
 		}
-		spill := a7gSpillPath(t, txt)
+		spill := govSpillPath(t, txt)
 		m := regexp.MustCompile(`"offset": (\d+)`).FindStringSubmatch(txt)
 		if m == nil {
 			t.Fatalf("no read offset in the notice:\n%s", txt[max(0, len(txt)-600):])
@@ -657,9 +657,9 @@ func TestGovernanceUpstreamBudgetAndMasking(t *testing.T) {
 // isError result and comes back after a backoff restart.
 func TestGovernanceUpstreamCrashRestart(t *testing.T) {
 	// Not parallel: the call right after the crash must beat the 100 ms restart, which busy neighbours on 2 cores can delay.
-	u := a7gNewUpstream(t, "servers", nil)
-	c, ctx := a7gSession(t, u.ws, "", nil, bypassOptions())
-	a7gAwaitUpstream(t, ctx, c, u)
+	u := govNewUpstream(t, "servers", nil)
+	c, ctx := govSession(t, u.ws, "", nil, bypassOptions())
+	govAwaitUpstream(t, ctx, c, u)
 	pids := u.pids()
 	if len(pids) != 1 {
 		t.Fatalf("upstream processes = %v, want 1", pids)
@@ -667,7 +667,7 @@ func TestGovernanceUpstreamCrashRestart(t *testing.T) {
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if !waitUntil(5*time.Second, func() bool { return len(a7gProcs(strconv.Itoa(pids[0]))) == 0 && !a7gAlive(pids[0]) }) {
+	if !waitUntil(5*time.Second, func() bool { return len(govProcs(strconv.Itoa(pids[0]))) == 0 && !govAlive(pids[0]) }) {
 		t.Fatalf("upstream %d did not die", pids[0])
 	}
 	r := c.CallTool(ctx, "up__read", map[string]any{"path": "ping.txt"})
@@ -688,8 +688,8 @@ func TestGovernanceUpstreamCrashRestart(t *testing.T) {
 	}
 }
 
-// a7gAlive reports whether pid exists and is not a zombie.
-func a7gAlive(pid int) bool {
+// govAlive reports whether pid exists and is not a zombie.
+func govAlive(pid int) bool {
 	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false
@@ -703,9 +703,9 @@ func a7gAlive(pid int) bool {
 // cancelling the call kills the upstream's command.
 func TestGovernanceUpstreamProgressAndCancel(t *testing.T) {
 	t.Parallel()
-	u := a7gNewUpstream(t, "servers", nil)
-	c, ctx := a7gSession(t, u.ws, "", nil, bypassOptions())
-	a7gAwaitUpstream(t, ctx, c, u)
+	u := govNewUpstream(t, "servers", nil)
+	c, ctx := govSession(t, u.ws, "", nil, bypassOptions())
+	govAwaitUpstream(t, ctx, c, u)
 
 	t.Run("progress", func(t *testing.T) {
 		var r harness.Result
@@ -731,7 +731,7 @@ func TestGovernanceUpstreamProgressAndCancel(t *testing.T) {
 		wantContains(t, "progress", strings.Join(got, "\n"), "up__bash|", "tick1")
 	})
 	t.Run("cancel", func(t *testing.T) {
-		arg := a7gSleepArg(t)
+		arg := govSleepArg(t)
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		done := make(chan error, 1)
@@ -739,7 +739,7 @@ func TestGovernanceUpstreamProgressAndCancel(t *testing.T) {
 			_, err := c.TryCallTool(cctx, "up__bash", map[string]any{"command": "sleep " + arg + "; echo done"})
 			done <- err
 		}()
-		if !waitUntil(10*time.Second, func() bool { return len(a7gProcs(arg)) > 0 }) {
+		if !waitUntil(10*time.Second, func() bool { return len(govProcs(arg)) > 0 }) {
 			t.Fatalf("the upstream's sleep never started")
 		}
 		cancel()
@@ -753,8 +753,8 @@ func TestGovernanceUpstreamProgressAndCancel(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("cancelled call did not reply")
 		}
-		if !waitUntil(5*time.Second, func() bool { return len(a7gProcs(arg)) == 0 }) {
-			t.Errorf("the upstream's sleep survives the cancel: %v", a7gProcs(arg))
+		if !waitUntil(5*time.Second, func() bool { return len(govProcs(arg)) == 0 }) {
+			t.Errorf("the upstream's sleep survives the cancel: %v", govProcs(arg))
 		}
 		r := c.CallTool(ctx, "up__read", map[string]any{"path": "ping.txt"})
 		wantResult(t, "after cancel", r, false, "pong")
@@ -768,13 +768,13 @@ func TestGovernanceUpstreamProgressAndCancel(t *testing.T) {
 func TestGovernanceExtensionNonDestructiveAllowedByWorkspace(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions": {"allow": ["fixed_tool"]}}`})
-	a7gExtension(t, ws, map[string]any{
+	govExtension(t, ws, map[string]any{
 		"name": "fixed_tool", "description": "Echoes hi.",
 		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
 		"command":     "echo hi-there", "readOnly": false, "destructive": false, "deferred": false,
 	})
-	asker := &a7gAsker{decision: "rejectOnce", message: "a7g says no"}
-	c, ctx := a7gSession(t, ws, "", asker, map[string]any{"mode": "default"})
+	asker := &govAsker{decision: "rejectOnce", message: "a7g says no"}
+	c, ctx := govSession(t, ws, "", asker, map[string]any{"mode": "default"})
 	r := c.CallTool(ctx, "fixed_tool", map[string]any{})
 	wantResult(t, "fixed_tool", r, false, "hi-there")
 	if qs := asker.questions(); len(qs) > 0 {

@@ -18,16 +18,16 @@ func TestGrepOfAHugeLineKeepsMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("huge input")
 	}
-	a21hDisk(t)
+	hugeDisk(t)
 	dir := t.TempDir()
 	big := filepath.Join(dir, "long.txt")
 	f, err := os.Create(big)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := bufio.NewWriterSize(f, a21hMiB)
+	w := bufio.NewWriterSize(f, hugeMiB)
 	w.WriteString("needle start ")
-	chunk := strings.Repeat("abcdefgh", a21hMiB/8)
+	chunk := strings.Repeat("abcdefgh", hugeMiB/8)
 	for range 64 {
 		w.WriteString(chunk)
 	}
@@ -45,7 +45,7 @@ func TestGrepOfAHugeLineKeepsMemoryBounded(t *testing.T) {
 			if err := os.Link(big, filepath.Join(ws, "long.txt")); err != nil {
 				t.Fatal(err)
 			}
-			s := a21hStart(t, ws, b.env...)
+			s := hugeStart(t, ws, b.env...)
 			for _, args := range []map[string]any{{"pattern": "needle"}, {"pattern": "needle", "path": "long.txt"}} {
 				r := s.c.CallTool(s.ctx, "grep", args)
 				if r.IsError {
@@ -56,13 +56,13 @@ func TestGrepOfAHugeLineKeepsMemoryBounded(t *testing.T) {
 				}
 				text := r.Text()
 				if !strings.Contains(text, "long.txt:1: needle start abcdefgh") || !strings.Contains(text, "long.txt:2: needle second line") {
-					t.Errorf("grep %v = %q, want line 1's start and line 2", args, a21hShow(text))
+					t.Errorf("grep %v = %q, want line 1's start and line 2", args, hugeShow(text))
 				}
-				if len(text) > a21hBudget {
+				if len(text) > hugeBudget {
 					t.Errorf("result is %d bytes", len(text))
 				}
 			}
-			s.checkMem(t, "grep "+b.name+" of a 64 MiB line", a21hPeakGrowth)
+			s.checkMem(t, "grep "+b.name+" of a 64 MiB line", hugePeakGrowth)
 		})
 	}
 }

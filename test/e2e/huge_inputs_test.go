@@ -27,29 +27,29 @@ import (
 )
 
 const (
-	// a21hMiB is one mebibyte.
-	a21hMiB = 1 << 20
-	// a21hPeakGrowth bounds the growth of the server's peak RSS for an
+	// hugeMiB is one mebibyte.
+	hugeMiB = 1 << 20
+	// hugePeakGrowth bounds the growth of the server's peak RSS for an
 	// input of 128 MiB or more: generous, but it catches "loaded the whole
 	// thing".
-	a21hPeakGrowth = 48 * a21hMiB
-	// a21hCaseTimeout bounds each case.
-	a21hCaseTimeout = 60 * time.Second
+	hugePeakGrowth = 48 * hugeMiB
+	// hugeCaseTimeout bounds each case.
+	hugeCaseTimeout = 60 * time.Second
 	// Numbers docs/tools.md gives.
-	a21hReadLines     = 2000
-	a21hReadLineChars = 2000
-	a21hReadBytes     = 51200
-	a21hBudget        = 65536
-	a21hBashBytes     = 51200
-	a21hSpillCap      = 64 * a21hMiB
-	a21hGrepLimit     = 100
-	a21hLsLimit       = 500
-	a21hFindLimit     = 1000
+	hugeReadLines     = 2000
+	hugeReadLineChars = 2000
+	hugeReadBytes     = 51200
+	hugeBudget        = 65536
+	hugeBashBytes     = 51200
+	hugeSpillCap      = 64 * hugeMiB
+	hugeGrepLimit     = 100
+	hugeLsLimit       = 500
+	hugeFindLimit     = 1000
 )
 
-// a21hDisk skips the test when the temp directory's file system has less
+// hugeDisk skips the test when the temp directory's file system has less
 // than 5 GiB free, and (off Linux) when /proc cannot report peak memory.
-func a21hDisk(t *testing.T) {
+func hugeDisk(t *testing.T) {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("peak memory is read from /proc (Linux only)")
@@ -59,17 +59,17 @@ func a21hDisk(t *testing.T) {
 		t.Skipf("statfs %s: %v", os.TempDir(), err)
 	}
 	if free := st.Bavail * uint64(st.Bsize); free < 5<<30 {
-		t.Skipf("only %d MiB free in %s; these cases need 5 GiB", free/a21hMiB, os.TempDir())
+		t.Skipf("only %d MiB free in %s; these cases need 5 GiB", free/hugeMiB, os.TempDir())
 	}
 }
 
-// a21hFastDir is a temporary directory on tmpfs (/dev/shm) when there is
+// hugeFastDir is a temporary directory on tmpfs (/dev/shm) when there is
 // one with room, where creating and removing 100,000 files takes about a
 // second instead of ten on a loaded disk; else t.TempDir().
-func a21hFastDir(t *testing.T) string {
+func hugeFastDir(t *testing.T) string {
 	t.Helper()
 	var st syscall.Statfs_t
-	if syscall.Statfs("/dev/shm", &st) == nil && st.Bavail*uint64(st.Bsize) >= 256*a21hMiB {
+	if syscall.Statfs("/dev/shm", &st) == nil && st.Bavail*uint64(st.Bsize) >= 256*hugeMiB {
 		if d, err := os.MkdirTemp("/dev/shm", "a21h-"); err == nil {
 			t.Cleanup(func() { os.RemoveAll(d) })
 			return d
@@ -78,9 +78,9 @@ func a21hFastDir(t *testing.T) string {
 	return t.TempDir()
 }
 
-// a21hServer is one fresh server on ws (bypass mode, so write, edit and bash
+// hugeServer is one fresh server on ws (bypass mode, so write, edit and bash
 // run unasked) with its own spill directory.
-type a21hServer struct {
+type hugeServer struct {
 	c     *harness.Client
 	ctx   context.Context
 	cache string
@@ -94,13 +94,13 @@ type a21hServer struct {
 	maxFile       int64
 }
 
-func a21hStart(t *testing.T, ws string, env ...string) *a21hServer {
+func hugeStart(t *testing.T, ws string, env ...string) *hugeServer {
 	t.Helper()
 	cache := t.TempDir()
 	env = append([]string{"XDG_CACHE_HOME=" + cache}, env...)
 	t0 := time.Now()
 	c := harness.Start(t, harness.Options{Root: ws, Env: env})
-	ctx, cancel := context.WithTimeout(context.Background(), a21hCaseTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), hugeCaseTimeout)
 	t.Cleanup(cancel)
 	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	// One small call first: the baseline includes a warmed-up tool path.
@@ -111,8 +111,8 @@ func a21hStart(t *testing.T, ws string, env ...string) *a21hServer {
 		t.Fatalf("warm-up read failed: %s", r.Text())
 	}
 	t.Logf("server up and warm in %v", time.Since(t0).Round(time.Millisecond))
-	s := &a21hServer{c: c, ctx: ctx, cache: cache, done: make(chan struct{}), stopped: make(chan struct{})}
-	s.base = a21hHWM(t, c.Cmd.Process.Pid)
+	s := &hugeServer{c: c, ctx: ctx, cache: cache, done: make(chan struct{}), stopped: make(chan struct{})}
+	s.base = hugeHWM(t, c.Cmd.Process.Pid)
 	s.start = time.Now()
 	go s.sample(c.Cmd.Process.Pid)
 	t.Cleanup(s.stop)
@@ -122,7 +122,7 @@ func a21hStart(t *testing.T, ws string, env ...string) *a21hServer {
 // sample polls the server's anonymous and file-backed resident sizes until
 // stop, so a failure can say which kind of memory the peak was: heap
 // (anonymous) or mapped file pages.
-func (s *a21hServer) sample(pid int) {
+func (s *hugeServer) sample(pid int) {
 	defer close(s.stopped)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -154,13 +154,13 @@ func (s *a21hServer) sample(pid int) {
 	}
 }
 
-func (s *a21hServer) stop() {
+func (s *hugeServer) stop() {
 	s.once.Do(func() { close(s.done) })
 	<-s.stopped
 }
 
-// a21hHWM is the peak resident set of pid in bytes.
-func a21hHWM(t *testing.T, pid int) int64 {
+// hugeHWM is the peak resident set of pid in bytes.
+func hugeHWM(t *testing.T, pid int) int64 {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -181,32 +181,32 @@ func a21hHWM(t *testing.T, pid int) int64 {
 
 // checkMem fails when the server's peak RSS grew by limit or more since the
 // baseline, and when it has exited (a crash).
-func (s *a21hServer) checkMem(t *testing.T, what string, limit int64) {
+func (s *hugeServer) checkMem(t *testing.T, what string, limit int64) {
 	t.Helper()
 	select {
 	case <-s.c.Exited():
 		t.Fatalf("%s: agentls exited", what)
 	default:
 	}
-	peak := a21hHWM(t, s.c.Cmd.Process.Pid)
+	peak := hugeHWM(t, s.c.Cmd.Process.Pid)
 	grow := peak - s.base
 	s.mu.Lock()
 	anon, file := s.maxAnon, s.maxFile
 	s.mu.Unlock()
-	t.Logf("%s: peak RSS %d MiB (baseline %d MiB, growth %d MiB; sampled peaks: anonymous %d MiB, file-backed %d MiB), %v", what, peak/a21hMiB, s.base/a21hMiB, grow/a21hMiB, anon/a21hMiB, file/a21hMiB, time.Since(s.start).Round(time.Millisecond))
+	t.Logf("%s: peak RSS %d MiB (baseline %d MiB, growth %d MiB; sampled peaks: anonymous %d MiB, file-backed %d MiB), %v", what, peak/hugeMiB, s.base/hugeMiB, grow/hugeMiB, anon/hugeMiB, file/hugeMiB, time.Since(s.start).Round(time.Millisecond))
 	if grow >= limit {
-		t.Errorf("%s: agentls peak RSS grew by %d MiB (from %d to %d MiB; sampled anonymous peak %d MiB), want < %d MiB", what, grow/a21hMiB, s.base/a21hMiB, peak/a21hMiB, anon/a21hMiB, limit/a21hMiB)
+		t.Errorf("%s: agentls peak RSS grew by %d MiB (from %d to %d MiB; sampled anonymous peak %d MiB), want < %d MiB", what, grow/hugeMiB, s.base/hugeMiB, peak/hugeMiB, anon/hugeMiB, limit/hugeMiB)
 	}
 }
 
-// a21hLines writes n lines "L%08d" (1-based) to path.
-func a21hLines(t *testing.T, path string, n int) int64 {
+// hugeLines writes n lines "L%08d" (1-based) to path.
+func hugeLines(t *testing.T, path string, n int) int64 {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := bufio.NewWriterSize(f, a21hMiB)
+	w := bufio.NewWriterSize(f, hugeMiB)
 	buf := make([]byte, 0, 16)
 	for i := 1; i <= n; i++ {
 		buf = append(buf[:0], "L00000000"...)
@@ -231,16 +231,16 @@ func a21hLines(t *testing.T, path string, n int) int64 {
 	return st.Size()
 }
 
-// a21hChunks writes size bytes to path in 1 MiB chunks of the pattern.
-func a21hChunks(t *testing.T, path string, size int, pattern string) {
+// hugeChunks writes size bytes to path in 1 MiB chunks of the pattern.
+func hugeChunks(t *testing.T, path string, size int, pattern string) {
 	t.Helper()
-	chunk := []byte(strings.Repeat(pattern, a21hMiB/len(pattern)+1)[:a21hMiB])
+	chunk := []byte(strings.Repeat(pattern, hugeMiB/len(pattern)+1)[:hugeMiB])
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for left := size; left > 0; left -= a21hMiB {
-		n := min(left, a21hMiB)
+	for left := size; left > 0; left -= hugeMiB {
+		n := min(left, hugeMiB)
 		if _, err := f.Write(chunk[:n]); err != nil {
 			t.Fatal(err)
 		}
@@ -250,13 +250,13 @@ func a21hChunks(t *testing.T, path string, size int, pattern string) {
 	}
 }
 
-// a21hNum is n as plain digits or with thousands separators, whichever the
+// hugeNum is n as plain digits or with thousands separators, whichever the
 // text uses (docs show plain numbers; both carry the same value).
-func a21hNum(n int64) string {
-	return `(?:` + strconv.FormatInt(n, 10) + `|` + regexp.QuoteMeta(a21hComma(n)) + `)`
+func hugeNum(n int64) string {
+	return `(?:` + strconv.FormatInt(n, 10) + `|` + regexp.QuoteMeta(hugeComma(n)) + `)`
 }
 
-func a21hComma(n int64) string {
+func hugeComma(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	var b strings.Builder
 	for i, r := range s {
@@ -268,37 +268,37 @@ func a21hComma(n int64) string {
 	return b.String()
 }
 
-func a21hMatch(t *testing.T, what, text, re string) []string {
+func hugeMatch(t *testing.T, what, text, re string) []string {
 	t.Helper()
 	m := regexp.MustCompile(re).FindStringSubmatch(text)
 	if m == nil {
-		t.Errorf("%s: text does not match %s:\n%s", what, re, a21hShow(text))
+		t.Errorf("%s: text does not match %s:\n%s", what, re, hugeShow(text))
 	}
 	return m
 }
 
-func a21hContains(t *testing.T, what, text string, wants ...string) {
+func hugeContains(t *testing.T, what, text string, wants ...string) {
 	t.Helper()
 	for _, w := range wants {
 		if !strings.Contains(text, w) {
-			t.Errorf("%s: text lacks %q:\n%s", what, w, a21hShow(text))
+			t.Errorf("%s: text lacks %q:\n%s", what, w, hugeShow(text))
 		}
 	}
 }
 
-// a21hShow abbreviates a long text for a failure message: head and tail.
-func a21hShow(s string) string {
+// hugeShow abbreviates a long text for a failure message: head and tail.
+func hugeShow(s string) string {
 	if len(s) <= 3000 {
 		return s
 	}
 	return s[:1500] + fmt.Sprintf("\n…[%d bytes]…\n", len(s)-3000) + s[len(s)-1500:]
 }
 
-// a21hLine is read's numbered line n ("%6d→text").
-func a21hLine(n int, content string) string { return fmt.Sprintf("%6d→%s", n, content) }
+// hugeLine is read's numbered line n ("%6d→text").
+func hugeLine(n int, content string) string { return fmt.Sprintf("%6d→%s", n, content) }
 
-// a21hL is the text of line n of a21hLines's files.
-func a21hL(n int) string { return fmt.Sprintf("L%08d", n) }
+// hugeL is the text of line n of hugeLines's files.
+func hugeL(n int) string { return fmt.Sprintf("L%08d", n) }
 
 // ---- read ----
 
@@ -307,78 +307,78 @@ func TestHugeRead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("huge input")
 	}
-	a21hDisk(t)
+	hugeDisk(t)
 
 	t.Run("ShortLines128MiB", func(t *testing.T) {
 		ws := t.TempDir()
 		const n = 13421773 // 10 bytes a line: 128 MiB and a little more
-		size := a21hLines(t, filepath.Join(ws, "big.txt"), n)
-		if size < 128*a21hMiB {
+		size := hugeLines(t, filepath.Join(ws, "big.txt"), n)
+		if size < 128*hugeMiB {
 			t.Fatalf("fixture is %d bytes", size)
 		}
-		s := a21hStart(t, ws)
+		s := hugeStart(t, ws)
 
 		r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "big.txt"})
 		if r.IsError {
-			t.Fatalf("read: isError: %s", a21hShow(r.Text()))
+			t.Fatalf("read: isError: %s", hugeShow(r.Text()))
 		}
 		text := r.Text()
 		// 2000 lines in all, the header and the notice among them: "lines
 		// 1-1998" and the exact call "use offset=1999".
-		const page = a21hReadLines - 2
-		a21hMatch(t, "first page header", text, `(?m)^big\.txt, lines 1-1998 of `+a21hNum(n)+`\b`)
-		a21hContains(t, "first page", text, a21hLine(1, a21hL(1))+"\n", a21hLine(page, a21hL(page)), "offset=1999")
+		const page = hugeReadLines - 2
+		hugeMatch(t, "first page header", text, `(?m)^big\.txt, lines 1-1998 of `+hugeNum(n)+`\b`)
+		hugeContains(t, "first page", text, hugeLine(1, hugeL(1))+"\n", hugeLine(page, hugeL(page)), "offset=1999")
 		// The notice itself (not only the header) names the range and the call.
-		a21hMatch(t, "first page notice", text, `\n\[[^\n]*lines 1-1998 of `+a21hNum(n)+`[^\n]*offset=1999\b[^\n]*\]`)
-		if strings.Contains(text, a21hL(page+1)) {
-			t.Errorf("first page shows line %d, past the %d-line limit", page+1, a21hReadLines)
+		hugeMatch(t, "first page notice", text, `\n\[[^\n]*lines 1-1998 of `+hugeNum(n)+`[^\n]*offset=1999\b[^\n]*\]`)
+		if strings.Contains(text, hugeL(page+1)) {
+			t.Errorf("first page shows line %d, past the %d-line limit", page+1, hugeReadLines)
 		}
-		if len(text) > a21hBudget || strings.Count(text, "\n")+1 > a21hReadLines {
-			t.Errorf("first page is %d bytes, %d lines, over the %d-byte / %d-line budget", len(text), strings.Count(text, "\n")+1, a21hBudget, a21hReadLines)
+		if len(text) > hugeBudget || strings.Count(text, "\n")+1 > hugeReadLines {
+			t.Errorf("first page is %d bytes, %d lines, over the %d-byte / %d-line budget", len(text), strings.Count(text, "\n")+1, hugeBudget, hugeReadLines)
 		}
 
 		off := n - 2
 		r = s.c.CallTool(s.ctx, "read", map[string]any{"path": "big.txt", "offset": off})
 		if r.IsError {
-			t.Fatalf("read tail: isError: %s", a21hShow(r.Text()))
+			t.Fatalf("read tail: isError: %s", hugeShow(r.Text()))
 		}
 		text = r.Text()
-		a21hMatch(t, "tail header", text, `(?m)^big\.txt, lines `+a21hNum(int64(off))+`-`+a21hNum(n)+` of `+a21hNum(n)+`\b`)
+		hugeMatch(t, "tail header", text, `(?m)^big\.txt, lines `+hugeNum(int64(off))+`-`+hugeNum(n)+` of `+hugeNum(n)+`\b`)
 		for i := off; i <= n; i++ {
-			a21hContains(t, "tail", text, a21hLine(i, a21hL(i)))
+			hugeContains(t, "tail", text, hugeLine(i, hugeL(i)))
 		}
 		if strings.Contains(text, "offset=") {
 			t.Errorf("tail read that reached the end still offers a continuation:\n%s", text)
 		}
-		s.checkMem(t, "read 128 MiB of short lines (first page and tail)", a21hPeakGrowth)
+		s.checkMem(t, "read 128 MiB of short lines (first page and tail)", hugePeakGrowth)
 	})
 
 	t.Run("OneLine128MiB", func(t *testing.T) {
 		ws := t.TempDir()
-		const size = 128 * a21hMiB
-		a21hChunks(t, filepath.Join(ws, "one.txt"), size, "abcdefghijklmnop")
-		s := a21hStart(t, ws)
+		const size = 128 * hugeMiB
+		hugeChunks(t, filepath.Join(ws, "one.txt"), size, "abcdefghijklmnop")
+		s := hugeStart(t, ws)
 		r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "one.txt"})
 		text := r.Text()
-		t.Logf("one-line read (isError %v):\n%s", r.IsError, a21hShow(text))
+		t.Logf("one-line read (isError %v):\n%s", r.IsError, hugeShow(text))
 		if strings.TrimSpace(text) == "" {
 			t.Fatal("read of a 128 MiB one-line file returned no text")
 		}
-		if len(text) > a21hBudget {
-			t.Errorf("result is %d bytes, over the %d-byte budget", len(text), a21hBudget)
+		if len(text) > hugeBudget {
+			t.Errorf("result is %d bytes, over the %d-byte budget", len(text), hugeBudget)
 		}
 		// docs/tools.md: "A first line that alone exceeds 51,200 bytes
 		// returns an explanation with its size and a sed … | cut -b command
 		// to read a window of it" (docs/tools.md: "never an empty string").
-		a21hMatch(t, "one-line read", text, `\b`+a21hNum(size)+` bytes\b`)
-		a21hMatch(t, "one-line read", text, `sed -n '1p' one\.txt \| cut -b 1-\d+`)
-		a21hContains(t, "one-line read", text, "51200")
-		s.checkMem(t, "read a 128 MiB single line", a21hPeakGrowth)
+		hugeMatch(t, "one-line read", text, `\b`+hugeNum(size)+` bytes\b`)
+		hugeMatch(t, "one-line read", text, `sed -n '1p' one\.txt \| cut -b 1-\d+`)
+		hugeContains(t, "one-line read", text, "51200")
+		s.checkMem(t, "read a 128 MiB single line", hugePeakGrowth)
 	})
 
 	t.Run("Zeros128MiB", func(t *testing.T) {
 		ws := t.TempDir()
-		const size = 128 * a21hMiB
+		const size = 128 * hugeMiB
 		p := filepath.Join(ws, "zeros.bin")
 		f, err := os.Create(p)
 		if err != nil {
@@ -388,22 +388,22 @@ func TestHugeRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Close()
-		s := a21hStart(t, ws)
+		s := hugeStart(t, ws)
 		start := time.Now()
 		r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "zeros.bin"})
 		text := r.Text()
 		// docs/tools.md: "binary file (ELF executable, 1.2 MB); not read".
 		if !r.IsError {
-			t.Errorf("binary file read is not an error result:\n%s", a21hShow(text))
+			t.Errorf("binary file read is not an error result:\n%s", hugeShow(text))
 		}
-		a21hContains(t, "binary refusal", text, "binary file (", "not read")
+		hugeContains(t, "binary refusal", text, "binary file (", "not read")
 		if !regexp.MustCompile(`134(\.2)? ?MB|128(\.0)? ?MiB|128\.0 MB|134217728`).MatchString(text) {
 			t.Errorf("binary refusal does not give the size (128 MiB):\n%s", text)
 		}
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("refusing a binary file took %v: it should sniff 8 KiB", d)
 		}
-		s.checkMem(t, "read 128 MiB of zeros", a21hPeakGrowth)
+		s.checkMem(t, "read 128 MiB of zeros", hugePeakGrowth)
 	})
 }
 
@@ -414,11 +414,11 @@ func TestHugeGrep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("huge input")
 	}
-	a21hDisk(t)
+	hugeDisk(t)
 	dir := t.TempDir()
 	const n = 13421773
 	big := filepath.Join(dir, "big.txt")
-	a21hLines(t, big, n)
+	hugeLines(t, big, n)
 	// 2,097,152 lines of 64 bytes (128 MiB), every one a match.
 	many := filepath.Join(dir, "many.txt")
 	const manyN = 2097152
@@ -427,7 +427,7 @@ func TestHugeGrep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := bufio.NewWriterSize(f, a21hMiB)
+		w := bufio.NewWriterSize(f, hugeMiB)
 		for i := 1; i <= manyN; i++ {
 			l := fmt.Sprintf("hit %07d ", i)
 			w.WriteString(l + strings.Repeat("x", 63-len(l)) + "\n")
@@ -457,22 +457,22 @@ func TestHugeGrep(t *testing.T) {
 	}
 	for _, b := range backends {
 		t.Run(b.name+"/MatchOnLastLineOnly", func(t *testing.T) {
-			s := a21hStart(t, ws(t, "big.txt"), b.env...)
-			r := s.c.CallTool(s.ctx, "grep", map[string]any{"pattern": a21hL(n)})
+			s := hugeStart(t, ws(t, "big.txt"), b.env...)
+			r := s.c.CallTool(s.ctx, "grep", map[string]any{"pattern": hugeL(n)})
 			if r.IsError {
 				t.Fatalf("grep: isError: %s", r.Text())
 			}
 			if got := r.Details["backend"]; got != b.name {
 				t.Errorf("backend = %v, want %s", got, b.name)
 			}
-			want := fmt.Sprintf("big.txt:%d: %s", n, a21hL(n))
+			want := fmt.Sprintf("big.txt:%d: %s", n, hugeL(n))
 			if strings.TrimSpace(r.Text()) != want {
-				t.Errorf("grep text = %q, want %q", a21hShow(r.Text()), want)
+				t.Errorf("grep text = %q, want %q", hugeShow(r.Text()), want)
 			}
-			s.checkMem(t, "grep "+b.name+" over 128 MiB, match on the last line", a21hPeakGrowth)
+			s.checkMem(t, "grep "+b.name+" over 128 MiB, match on the last line", hugePeakGrowth)
 		})
 		t.Run(b.name+"/TwoMillionMatches", func(t *testing.T) {
-			s := a21hStart(t, ws(t, "many.txt"), b.env...)
+			s := hugeStart(t, ws(t, "many.txt"), b.env...)
 			start := time.Now()
 			r := s.c.CallTool(s.ctx, "grep", map[string]any{"pattern": "hit"})
 			d := time.Since(start)
@@ -489,8 +489,8 @@ func TestHugeGrep(t *testing.T) {
 					body = append(body, l)
 				}
 			}
-			if len(body) != a21hGrepLimit {
-				t.Errorf("%d match lines, want the default limit %d", len(body), a21hGrepLimit)
+			if len(body) != hugeGrepLimit {
+				t.Errorf("%d match lines, want the default limit %d", len(body), hugeGrepLimit)
 			}
 			for i, l := range body {
 				if want := fmt.Sprintf("many.txt:%d: %s", i+1, manyLine(i+1)); l != want {
@@ -500,15 +500,15 @@ func TestHugeGrep(t *testing.T) {
 			}
 			// docs/tools.md: the notice names the limit hit and gives
 			// limit=N doubled.
-			a21hContains(t, "match-limit notice", text, "100", "limit=200")
-			if len(text) > a21hBudget {
+			hugeContains(t, "match-limit notice", text, "100", "limit=200")
+			if len(text) > hugeBudget {
 				t.Errorf("grep result is %d bytes", len(text))
 			}
-			t.Logf("grep %s, 2M matches: %v; notice lines:\n%s", b.name, d, a21hNotices(text, "many.txt:"))
-			s.checkMem(t, "grep "+b.name+" with 2M matches", a21hPeakGrowth)
+			t.Logf("grep %s, 2M matches: %v; notice lines:\n%s", b.name, d, hugeNotices(text, "many.txt:"))
+			s.checkMem(t, "grep "+b.name+" with 2M matches", hugePeakGrowth)
 		})
 		t.Run(b.name+"/ByteCap", func(t *testing.T) {
-			s := a21hStart(t, ws(t, "many.txt"), b.env...)
+			s := hugeStart(t, ws(t, "many.txt"), b.env...)
 			r := s.c.CallTool(s.ctx, "grep", map[string]any{"pattern": "hit", "limit": 1000})
 			if r.IsError {
 				t.Fatalf("grep: isError: %s", r.Text())
@@ -528,18 +528,18 @@ func TestHugeGrep(t *testing.T) {
 			// docs/tools.md: the whole text at most 51,200 bytes; over it,
 			// the notice gives read {"path": <last file>, "offset": <line
 			// after the last shown>}.
-			if k == 0 || k >= 1000 || size > a21hReadBytes {
-				t.Errorf("%d match lines (%d bytes), want fewer than 1000 within %d bytes", k, size, a21hReadBytes)
+			if k == 0 || k >= 1000 || size > hugeReadBytes {
+				t.Errorf("%d match lines (%d bytes), want fewer than 1000 within %d bytes", k, size, hugeReadBytes)
 			}
-			a21hContains(t, "byte-cap notice", text, fmt.Sprintf(`read {"path": "many.txt", "offset": %d}`, k+1))
-			t.Logf("grep %s, byte cap: %d lines; notice lines:\n%s", b.name, k, a21hNotices(text, "many.txt:"))
-			s.checkMem(t, "grep "+b.name+" with limit 1000 over 2M matches", a21hPeakGrowth)
+			hugeContains(t, "byte-cap notice", text, fmt.Sprintf(`read {"path": "many.txt", "offset": %d}`, k+1))
+			t.Logf("grep %s, byte cap: %d lines; notice lines:\n%s", b.name, k, hugeNotices(text, "many.txt:"))
+			s.checkMem(t, "grep "+b.name+" with limit 1000 over 2M matches", hugePeakGrowth)
 		})
 	}
 }
 
-// a21hNotices are the lines of text that do not start with prefix.
-func a21hNotices(text, prefix string) string {
+// hugeNotices are the lines of text that do not start with prefix.
+func hugeNotices(text, prefix string) string {
 	var out []string
 	for _, l := range strings.Split(text, "\n") {
 		if !strings.HasPrefix(l, prefix) {
@@ -556,8 +556,8 @@ func TestHugeListing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("huge input")
 	}
-	a21hDisk(t)
-	ws := a21hFastDir(t)
+	hugeDisk(t)
+	ws := hugeFastDir(t)
 	const entries = 100000
 	d := filepath.Join(ws, "many")
 	if err := os.Mkdir(d, 0o755); err != nil {
@@ -571,7 +571,7 @@ func TestHugeListing(t *testing.T) {
 	}
 
 	t.Run("ls", func(t *testing.T) {
-		s := a21hStart(t, ws)
+		s := hugeStart(t, ws)
 		start := time.Now()
 		r := s.c.CallTool(s.ctx, "ls", map[string]any{"path": "many"})
 		if d := time.Since(start); d > 20*time.Second {
@@ -587,8 +587,8 @@ func TestHugeListing(t *testing.T) {
 				got = append(got, l)
 			}
 		}
-		if len(got) != a21hLsLimit {
-			t.Errorf("ls shows %d entries, want the default %d", len(got), a21hLsLimit)
+		if len(got) != hugeLsLimit {
+			t.Errorf("ls shows %d entries, want the default %d", len(got), hugeLsLimit)
 		}
 		for i, l := range got {
 			if want := fmt.Sprintf("f%06d", i); l != want {
@@ -598,18 +598,18 @@ func TestHugeListing(t *testing.T) {
 		}
 		// docs/tools.md: "the notice gives how many of how many entries are
 		// shown and the limit to ask for".
-		a21hMatch(t, "ls notice", text, `\b500 of `+a21hNum(entries)+` entries\b`)
-		if m := a21hMatch(t, "ls notice", text, `limit=(\d+)`); m != nil {
-			if n, _ := strconv.Atoi(m[1]); n <= a21hLsLimit || n > 5000 {
-				t.Errorf("ls notice asks for limit=%d, want more than %d and at most the maximum 5000", n, a21hLsLimit)
+		hugeMatch(t, "ls notice", text, `\b500 of `+hugeNum(entries)+` entries\b`)
+		if m := hugeMatch(t, "ls notice", text, `limit=(\d+)`); m != nil {
+			if n, _ := strconv.Atoi(m[1]); n <= hugeLsLimit || n > 5000 {
+				t.Errorf("ls notice asks for limit=%d, want more than %d and at most the maximum 5000", n, hugeLsLimit)
 			}
 		}
-		t.Logf("ls notice:\n%s", a21hNotices(text, "f"))
-		s.checkMem(t, "ls of 100,000 entries", a21hPeakGrowth)
+		t.Logf("ls notice:\n%s", hugeNotices(text, "f"))
+		s.checkMem(t, "ls of 100,000 entries", hugePeakGrowth)
 	})
 
 	t.Run("find", func(t *testing.T) {
-		s := a21hStart(t, ws)
+		s := hugeStart(t, ws)
 		start := time.Now()
 		r := s.c.CallTool(s.ctx, "find", map[string]any{"pattern": "f*", "path": "many"})
 		if d := time.Since(start); d > 20*time.Second {
@@ -625,8 +625,8 @@ func TestHugeListing(t *testing.T) {
 				got = append(got, l)
 			}
 		}
-		if len(got) != a21hFindLimit {
-			t.Errorf("find shows %d paths, want the default %d", len(got), a21hFindLimit)
+		if len(got) != hugeFindLimit {
+			t.Errorf("find shows %d paths, want the default %d", len(got), hugeFindLimit)
 		}
 		for i, l := range got {
 			if want := fmt.Sprintf("many/f%06d", i); l != want {
@@ -635,26 +635,26 @@ func TestHugeListing(t *testing.T) {
 			}
 		}
 		// docs/tools.md: "the notice gives limit=N (doubled, never above 10000)".
-		a21hContains(t, "find notice", text, "limit=2000")
-		t.Logf("find notice:\n%s", a21hNotices(text, "many/"))
-		s.checkMem(t, "find over 100,000 entries", a21hPeakGrowth)
+		hugeContains(t, "find notice", text, "limit=2000")
+		t.Logf("find notice:\n%s", hugeNotices(text, "many/"))
+		s.checkMem(t, "find over 100,000 entries", hugePeakGrowth)
 	})
 }
 
 // ---- bash ----
 
-// a21hSpillPath is the absolute path of the spill file the notice names,
+// hugeSpillPath is the absolute path of the spill file the notice names,
 // which must lie in the server's cache directory.
-func a21hSpillPath(t *testing.T, text, cache string) string {
+func hugeSpillPath(t *testing.T, text, cache string) string {
 	t.Helper()
 	m := regexp.MustCompile(regexp.QuoteMeta(cache) + `/[^\s"'\]\)]+`).FindString(text)
 	if m == "" {
-		t.Fatalf("no spill file path under %s in:\n%s", cache, a21hShow(text))
+		t.Fatalf("no spill file path under %s in:\n%s", cache, hugeShow(text))
 	}
 	return strings.TrimRight(m, ".,;:")
 }
 
-func a21hProgress(s *a21hServer, callID string) []harness.Note {
+func hugeProgress(s *hugeServer, callID string) []harness.Note {
 	var out []harness.Note
 	for _, n := range s.c.Notes("tools/progress") {
 		var p struct {
@@ -672,29 +672,29 @@ func TestHugeBash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("huge input")
 	}
-	a21hDisk(t)
+	hugeDisk(t)
 
 	t.Run("Print200MiB", func(t *testing.T) {
-		s := a21hStart(t, t.TempDir())
+		s := hugeStart(t, t.TempDir())
 		start := time.Now()
 		r := s.c.CallTool(s.ctx, "bash", map[string]any{"command": "head -c 209715200 /dev/zero | tr '\\0' a | fold -w 100"})
 		run := time.Since(start)
 		text := r.Text()
 		if r.IsError {
-			t.Fatalf("bash: isError:\n%s", a21hShow(text))
+			t.Fatalf("bash: isError:\n%s", hugeShow(text))
 		}
 		const lines = 2097152                 // 200 MiB in lines of 100
 		const total = 209715200 + (lines - 1) // fold adds a newline between lines
-		const lost = total - a21hSpillCap     // what one spill file cannot hold
+		const lost = total - hugeSpillCap     // what one spill file cannot hold
 		// Whole lines in the byte tail, beside the notices (at most 1 KiB).
-		const shown = a21hBashBytes / (100 + 1)
-		if len(text) > a21hBashBytes {
-			t.Errorf("result is %d bytes, over the %d-byte budget (notices included)", len(text), a21hBashBytes)
+		const shown = hugeBashBytes / (100 + 1)
+		if len(text) > hugeBashBytes {
+			t.Errorf("result is %d bytes, over the %d-byte budget (notices included)", len(text), hugeBashBytes)
 		}
 		a100 := strings.Repeat("a", 100)
 		got := strings.Count(text, a100)
-		if got < (a21hBashBytes-1024)/101 || got > shown {
-			t.Errorf("result keeps %d output lines, want the tail of up to %d lines that fits %d bytes with the notices", got, shown, a21hBashBytes)
+		if got < (hugeBashBytes-1024)/101 || got > shown {
+			t.Errorf("result keeps %d output lines, want the tail of up to %d lines that fits %d bytes with the notices", got, shown, hugeBashBytes)
 		}
 		if !strings.Contains(text, a100+"\n") && !strings.HasSuffix(text, a100) {
 			t.Errorf("tail lacks full output lines")
@@ -702,9 +702,9 @@ func TestHugeBash(t *testing.T) {
 		// Notice: spill path, the line range shown, the read call, and (the
 		// spill file being capped at 64 MiB) that it holds only the start
 		// and how many bytes were lost.
-		a21hMatch(t, "bash notice: lines shown", text, `\b`+a21hNum(int64(lines-got+1))+`-`+a21hNum(lines)+`\b`)
-		spill := a21hSpillPath(t, text, s.cache)
-		a21hCheckSpill(t, text, spill, total, func(i int64) byte {
+		hugeMatch(t, "bash notice: lines shown", text, `\b`+hugeNum(int64(lines-got+1))+`-`+hugeNum(lines)+`\b`)
+		spill := hugeSpillPath(t, text, s.cache)
+		hugeCheckSpill(t, text, spill, total, func(i int64) byte {
 			if i%101 == 100 {
 				return '\n'
 			}
@@ -712,10 +712,10 @@ func TestHugeBash(t *testing.T) {
 		})
 		// The spill file opens with read, by its absolute path.
 		rr := s.c.CallTool(s.ctx, "read", map[string]any{"path": spill, "limit": 2})
-		if rr.IsError || !strings.Contains(rr.Text(), a21hLine(1, a100)) {
-			t.Errorf("read of the spill file (isError %v):\n%s", rr.IsError, a21hShow(rr.Text()))
+		if rr.IsError || !strings.Contains(rr.Text(), hugeLine(1, a100)) {
+			t.Errorf("read of the spill file (isError %v):\n%s", rr.IsError, hugeShow(rr.Text()))
 		}
-		notes := a21hProgress(s, r.CallID)
+		notes := hugeProgress(s, r.CallID)
 		maxNotes := int(run/(50*time.Millisecond)) + 2
 		big := 0
 		for _, n := range notes {
@@ -733,26 +733,26 @@ func TestHugeBash(t *testing.T) {
 		if big > 0 {
 			t.Errorf("%d progress notifications carry more than 16 KiB (the last 20 lines of 100 characters are ~2 KiB)", big)
 		}
-		s.checkMem(t, "bash printing 200 MiB", a21hPeakGrowth)
+		s.checkMem(t, "bash printing 200 MiB", hugePeakGrowth)
 	})
 
 	t.Run("OneLine64MiB", func(t *testing.T) {
-		s := a21hStart(t, t.TempDir())
+		s := hugeStart(t, t.TempDir())
 		r := s.c.CallTool(s.ctx, "bash", map[string]any{"command": "head -c 67108864 /dev/zero | tr '\\0' b"})
 		text := r.Text()
 		if r.IsError {
-			t.Fatalf("bash: isError:\n%s", a21hShow(text))
+			t.Fatalf("bash: isError:\n%s", hugeShow(text))
 		}
-		if len(text) > a21hBudget {
-			t.Errorf("result is %d bytes, over the %d-byte budget", len(text), a21hBudget)
+		if len(text) > hugeBudget {
+			t.Errorf("result is %d bytes, over the %d-byte budget", len(text), hugeBudget)
 		}
 		// docs/tools.md: "shows its first 1500 and its last 500 with
 		// … [N characters cut] … between them".
-		const cut = 64*a21hMiB - 2000
-		a21hMatch(t, "one-line cut", text, `(?:^|\n)`+strings.Repeat("b", 1500)+` ?… \[`+a21hNum(cut)+` characters cut\] … ?`+strings.Repeat("b", 500)+`(?:\n|$)`)
-		spill := a21hSpillPath(t, text, s.cache)
-		a21hCheckSpill(t, text, spill, 64*a21hMiB, func(int64) byte { return 'b' })
-		s.checkMem(t, "bash printing one 64 MiB line", a21hPeakGrowth)
+		const cut = 64*hugeMiB - 2000
+		hugeMatch(t, "one-line cut", text, `(?:^|\n)`+strings.Repeat("b", 1500)+` ?… \[`+hugeNum(cut)+` characters cut\] … ?`+strings.Repeat("b", 500)+`(?:\n|$)`)
+		spill := hugeSpillPath(t, text, s.cache)
+		hugeCheckSpill(t, text, spill, 64*hugeMiB, func(int64) byte { return 'b' })
+		s.checkMem(t, "bash printing one 64 MiB line", hugePeakGrowth)
 		// docs/tools.md: spill files are "deleted at shutdown".
 		if code := s.c.Shutdown(s.ctx); code != 0 {
 			t.Errorf("exit code %d after shutdown", code)
@@ -764,14 +764,14 @@ func TestHugeBash(t *testing.T) {
 	t.Run("FailureLinesCapped", func(t *testing.T) {
 		// A million failure-looking lines: docs/tools.md lists those of the cut
 		// part before the tail, "at most 20, with their line numbers".
-		s := a21hStart(t, t.TempDir())
+		s := hugeStart(t, t.TempDir())
 		const n = 1000000
 		r := s.c.CallTool(s.ctx, "bash", map[string]any{"command": fmt.Sprintf("seq 1 %d | sed 's/^/error: case /'", n)})
 		text := r.Text()
 		if r.IsError {
-			t.Fatalf("bash: isError:\n%s", a21hShow(text))
+			t.Fatalf("bash: isError:\n%s", hugeShow(text))
 		}
-		m := a21hMatch(t, "notice", text, `lines (\d+)-`+a21hNum(n)+` of `+a21hNum(n))
+		m := hugeMatch(t, "notice", text, `lines (\d+)-`+hugeNum(n)+` of `+hugeNum(n))
 		if m == nil {
 			return
 		}
@@ -783,12 +783,12 @@ func TestHugeBash(t *testing.T) {
 			}
 		}
 		if listed == 0 || listed > 20 {
-			t.Errorf("%d failure lines of the cut part listed, want 1 to 20:\n%s", listed, a21hShow(text))
+			t.Errorf("%d failure lines of the cut part listed, want 1 to 20:\n%s", listed, hugeShow(text))
 		}
-		if len(text) > a21hBudget {
-			t.Errorf("result is %d bytes, over the %d-byte budget", len(text), a21hBudget)
+		if len(text) > hugeBudget {
+			t.Errorf("result is %d bytes, over the %d-byte budget", len(text), hugeBudget)
 		}
-		s.checkMem(t, "bash printing a million failure lines", a21hPeakGrowth)
+		s.checkMem(t, "bash printing a million failure lines", hugePeakGrowth)
 	})
 }
 
@@ -799,13 +799,13 @@ func TestHugeWriteEdit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("huge input")
 	}
-	a21hDisk(t)
+	hugeDisk(t)
 
 	t.Run("Write16MiB", func(t *testing.T) {
 		ws := t.TempDir()
-		s := a21hStart(t, ws)
+		s := hugeStart(t, ws)
 		line := strings.Repeat("w", 79) + "\n"
-		content := strings.Repeat(line, 16*a21hMiB/len(line))
+		content := strings.Repeat(line, 16*hugeMiB/len(line))
 		// details stay raw: decoding ~80 MB of diff into maps would make
 		// the test client, not the server, the slow part.
 		var r struct {
@@ -817,8 +817,8 @@ func TestHugeWriteEdit(t *testing.T) {
 			t.Fatalf("write of 16 MiB: protocol error after %v: %v", time.Since(start), err)
 		}
 		text := r.Text()
-		t.Logf("write 16 MiB (isError %v): %s", r.IsError, a21hShow(text))
-		if len(text) > a21hBudget {
+		t.Logf("write 16 MiB (isError %v): %s", r.IsError, hugeShow(text))
+		if len(text) > hugeBudget {
 			t.Errorf("result text is %d bytes", len(text))
 		}
 		got, rerr := os.ReadFile(filepath.Join(ws, "out", "big.txt"))
@@ -827,7 +827,7 @@ func TestHugeWriteEdit(t *testing.T) {
 			if rerr == nil {
 				t.Errorf("refused write left a %d-byte file", len(got))
 			}
-			a21hMatch(t, "write refusal names a cap", text, `(?i)\d+\s*(MiB|MB|bytes)`)
+			hugeMatch(t, "write refusal names a cap", text, `(?i)\d+\s*(MiB|MB|bytes)`)
 		} else if rerr != nil || string(got) != content {
 			t.Errorf("write reported success; file: %d bytes (err %v), want %d", len(got), rerr, len(content))
 		}
@@ -855,24 +855,24 @@ func TestHugeWriteEdit(t *testing.T) {
 		ws := t.TempDir()
 		const n = 2000000
 		p := filepath.Join(ws, "big.txt")
-		size := a21hLines(t, p, n)
-		s := a21hStart(t, ws)
+		size := hugeLines(t, p, n)
+		s := hugeStart(t, ws)
 		if r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "big.txt", "limit": 1}); r.IsError {
 			t.Fatalf("read: %s", r.Text())
 		}
 		const at = 1000000
-		r := s.c.CallTool(s.ctx, "edit", map[string]any{"path": "big.txt", "edits": []map[string]any{{"oldText": a21hL(at), "newText": "CHANGED"}}})
+		r := s.c.CallTool(s.ctx, "edit", map[string]any{"path": "big.txt", "edits": []map[string]any{{"oldText": hugeL(at), "newText": "CHANGED"}}})
 		text := r.Text()
 		if r.IsError {
-			t.Fatalf("edit: isError:\n%s", a21hShow(text))
+			t.Fatalf("edit: isError:\n%s", hugeShow(text))
 		}
 		// docs/tools.md: one line, "Edited src/a.go: 2 replacements, lines 10-12 and 40".
-		a21hMatch(t, "edit result", text, `^Edited big\.txt: 1 replacement, line `+a21hNum(at)+`\b`)
+		hugeMatch(t, "edit result", text, `^Edited big\.txt: 1 replacement, line `+hugeNum(at)+`\b`)
 		diff, _ := r.Details["unifiedDiff"].(string)
 		if len(diff) == 0 || len(diff) > 4096 {
-			t.Errorf("unifiedDiff is %d bytes, want a small hunk:\n%s", len(diff), a21hShow(diff))
+			t.Errorf("unifiedDiff is %d bytes, want a small hunk:\n%s", len(diff), hugeShow(diff))
 		}
-		a21hContains(t, "unifiedDiff", diff, "-"+a21hL(at)+"\n", "+CHANGED\n")
+		hugeContains(t, "unifiedDiff", diff, "-"+hugeL(at)+"\n", "+CHANGED\n")
 		if edits, _ := r.Details["edits"].([]any); len(edits) != 1 {
 			t.Errorf("details.edits has %d TextEdits, want 1", len(edits))
 		}
@@ -887,7 +887,7 @@ func TestHugeWriteEdit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := int(size) - len(a21hL(at)) + len("CHANGED"); len(got) != want {
+		if want := int(size) - len(hugeL(at)) + len("CHANGED"); len(got) != want {
 			t.Errorf("file is %d bytes after the edit, want %d", len(got), want)
 		}
 		i := strings.Index(string(got), "CHANGED\n")
@@ -908,11 +908,11 @@ func TestHugeBatch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("huge input")
 	}
-	a21hDisk(t)
+	hugeDisk(t)
 	ws := t.TempDir()
 	const n = 3355444 // 10 bytes a line: 32 MiB
-	size := a21hLines(t, filepath.Join(ws, "b00.txt"), n)
-	if size < 32*a21hMiB {
+	size := hugeLines(t, filepath.Join(ws, "b00.txt"), n)
+	if size < 32*hugeMiB {
 		t.Fatalf("fixture is %d bytes", size)
 	}
 	const reads = 20
@@ -921,7 +921,7 @@ func TestHugeBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := a21hStart(t, ws)
+	s := hugeStart(t, ws)
 	var calls []map[string]any
 	for i := range reads {
 		calls = append(calls, map[string]any{"name": "read", "arguments": map[string]any{"path": fmt.Sprintf("b%02d.txt", i), "offset": i*150000 + 1}})
@@ -940,32 +940,32 @@ func TestHugeBatch(t *testing.T) {
 	for i, r := range res.Results {
 		text := r.Text()
 		if r.IsError {
-			t.Errorf("read %d: isError: %s", i, a21hShow(text))
+			t.Errorf("read %d: isError: %s", i, hugeShow(text))
 			continue
 		}
 		from := i*150000 + 1
-		to := from + a21hReadLines - 3 // 2000 lines in all, the header and notice among them
-		a21hMatch(t, fmt.Sprintf("read %d header", i), text, fmt.Sprintf(`(?m)^b%02d\.txt, lines %s-%s of %s\b`, i, a21hNum(int64(from)), a21hNum(int64(to)), a21hNum(n)))
-		a21hContains(t, fmt.Sprintf("read %d", i), text, a21hLine(from, a21hL(from)), a21hLine(to, a21hL(to)), fmt.Sprintf("offset=%d", to+1))
-		if len(text) > a21hBudget {
+		to := from + hugeReadLines - 3 // 2000 lines in all, the header and notice among them
+		hugeMatch(t, fmt.Sprintf("read %d header", i), text, fmt.Sprintf(`(?m)^b%02d\.txt, lines %s-%s of %s\b`, i, hugeNum(int64(from)), hugeNum(int64(to)), hugeNum(n)))
+		hugeContains(t, fmt.Sprintf("read %d", i), text, hugeLine(from, hugeL(from)), hugeLine(to, hugeL(to)), fmt.Sprintf("offset=%d", to+1))
+		if len(text) > hugeBudget {
 			t.Errorf("read %d is %d bytes", i, len(text))
 		}
 	}
-	s.checkMem(t, "callBatch of 20 reads of 32 MiB", a21hPeakGrowth)
+	s.checkMem(t, "callBatch of 20 reads of 32 MiB", hugePeakGrowth)
 }
 
-// a21hCheckSpill checks the spill file against docs/tools.md: at most 64 MiB;
+// hugeCheckSpill checks the spill file against docs/tools.md: at most 64 MiB;
 // when it could not hold everything, the notice says it holds only the
 // start and how many bytes were lost, and the file holds exactly the other
 // bytes (want(i) is byte i of the command's output).
-func a21hCheckSpill(t *testing.T, text, spill string, total int64, want func(int64) byte) {
+func hugeCheckSpill(t *testing.T, text, spill string, total int64, want func(int64) byte) {
 	t.Helper()
 	b, err := os.ReadFile(spill)
 	if err != nil {
 		t.Fatalf("spill file: %v", err)
 	}
-	if len(b) > a21hSpillCap {
-		t.Errorf("spill file is %d bytes, over the %d-byte cap", len(b), a21hSpillCap)
+	if len(b) > hugeSpillCap {
+		t.Errorf("spill file is %d bytes, over the %d-byte cap", len(b), hugeSpillCap)
 	}
 	saved := total
 	if m := regexp.MustCompile(`(\d[\d,]*) (?:more )?bytes (?:more )?(?:were )?(?:not saved|lost)`).FindStringSubmatch(text); m != nil {
@@ -975,11 +975,11 @@ func a21hCheckSpill(t *testing.T, text, spill string, total int64, want func(int
 			t.Errorf("notice gives %d bytes lost but does not say the file holds only the start", lost)
 		}
 		t.Logf("spill: %d of %d output bytes saved, %d lost (file %d bytes)", saved, total, lost, len(b))
-	} else if total > a21hSpillCap {
-		t.Errorf("output of %d bytes exceeds the spill cap, but the notice gives no count of lost bytes:\n%s", total, a21hShow(text))
+	} else if total > hugeSpillCap {
+		t.Errorf("output of %d bytes exceeds the spill cap, but the notice gives no count of lost bytes:\n%s", total, hugeShow(text))
 	}
-	if saved < a21hSpillCap-4096 && saved != total {
-		t.Errorf("spill file holds %d output bytes: far below the %d-byte cap", saved, a21hSpillCap)
+	if saved < hugeSpillCap-4096 && saved != total {
+		t.Errorf("spill file holds %d output bytes: far below the %d-byte cap", saved, hugeSpillCap)
 	}
 	if int64(len(b)) < saved {
 		t.Fatalf("spill file is %d bytes, less than the %d output bytes the notice implies were saved", len(b), saved)

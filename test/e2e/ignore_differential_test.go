@@ -22,24 +22,24 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a8iWord is planted in every regular file (and as a comment in every rule
+// ignoreDiffWord is planted in every regular file (and as a comment in every rule
 // file) so that grep's set of matching files is the set of searched files.
-const a8iWord = "a8iplantedword"
+const ignoreDiffWord = "a8iplantedword"
 
-// a8iWS is a workspace on disk plus what the reference needs to know.
-type a8iWS struct {
+// ignoreDiffWS is a workspace on disk plus what the reference needs to know.
+type ignoreDiffWS struct {
 	root  string   // the workspace folder given to agentls
 	home  string   // HOME/XDG for both git and agentls: no user config leaks in
 	repos []string // nested repository roots, relative to root ("" excluded)
 }
 
-func a8iNewWS(t *testing.T) *a8iWS {
+func ignoreDiffNewWS(t *testing.T) *ignoreDiffWS {
 	t.Helper()
-	return &a8iWS{root: t.TempDir(), home: t.TempDir()}
+	return &ignoreDiffWS{root: t.TempDir(), home: t.TempDir()}
 }
 
 // env isolates git and rg from the machine's global configuration.
-func (w *a8iWS) env() []string {
+func (w *ignoreDiffWS) env() []string {
 	return []string{
 		"HOME=" + w.home,
 		"XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"),
@@ -48,7 +48,7 @@ func (w *a8iWS) env() []string {
 	}
 }
 
-func (w *a8iWS) git(t *testing.T, dir string, stdin string, args ...string) (string, error) {
+func (w *ignoreDiffWS) git(t *testing.T, dir string, stdin string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -64,7 +64,7 @@ func (w *a8iWS) git(t *testing.T, dir string, stdin string, args ...string) (str
 	return string(out), nil
 }
 
-func (w *a8iWS) mustGit(t *testing.T, dir string, args ...string) string {
+func (w *ignoreDiffWS) mustGit(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	out, err := w.git(t, dir, "", args...)
 	if err != nil {
@@ -73,7 +73,7 @@ func (w *a8iWS) mustGit(t *testing.T, dir string, args ...string) string {
 	return out
 }
 
-func (w *a8iWS) initRepo(t *testing.T, rel string) {
+func (w *ignoreDiffWS) initRepo(t *testing.T, rel string) {
 	t.Helper()
 	dir := filepath.Join(w.root, rel)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -87,7 +87,7 @@ func (w *a8iWS) initRepo(t *testing.T, rel string) {
 
 // write creates rel under the workspace; rule files get the planted word as
 // a comment so that they too are grep hits.
-func (w *a8iWS) write(t *testing.T, rel, content string) {
+func (w *ignoreDiffWS) write(t *testing.T, rel, content string) {
 	t.Helper()
 	p := filepath.Join(w.root, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -95,16 +95,18 @@ func (w *a8iWS) write(t *testing.T, rel, content string) {
 	}
 	base := filepath.Base(rel)
 	if base == ".gitignore" || base == ".ignore" || base == ".agentlsignore" {
-		content = "# " + a8iWord + "\n" + content
+		content = "# " + ignoreDiffWord + "\n" + content
 	}
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (w *a8iWS) file(t *testing.T, rel string) { w.write(t, rel, a8iWord+" in "+rel+"\n") }
+func (w *ignoreDiffWS) file(t *testing.T, rel string) {
+	w.write(t, rel, ignoreDiffWord+" in "+rel+"\n")
+}
 
-func (w *a8iWS) symlink(t *testing.T, target, rel string) {
+func (w *ignoreDiffWS) symlink(t *testing.T, target, rel string) {
 	t.Helper()
 	p := filepath.Join(w.root, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -116,7 +118,7 @@ func (w *a8iWS) symlink(t *testing.T, target, rel string) {
 }
 
 // repoOf returns the deepest nested repository holding rel ("" = the top).
-func (w *a8iWS) repoOf(rel string) string {
+func (w *ignoreDiffWS) repoOf(rel string) string {
 	best := ""
 	for _, r := range w.repos {
 		if strings.HasPrefix(rel, r+"/") && len(r) > len(best) {
@@ -128,7 +130,7 @@ func (w *a8iWS) repoOf(rel string) string {
 
 // gitFiles is the reference: every path git does not ignore, nested
 // repositories listed by their own git (their own rules, not the parent's).
-func (w *a8iWS) gitFiles(t *testing.T) map[string]bool {
+func (w *ignoreDiffWS) gitFiles(t *testing.T) map[string]bool {
 	t.Helper()
 	set := map[string]bool{}
 	var list func(rel string)
@@ -155,7 +157,7 @@ func (w *a8iWS) gitFiles(t *testing.T) map[string]bool {
 
 // gitIgnored asks git check-ignore about each path, in the repository that
 // holds it.
-func (w *a8iWS) gitIgnored(t *testing.T, paths []string) map[string]bool {
+func (w *ignoreDiffWS) gitIgnored(t *testing.T, paths []string) map[string]bool {
 	t.Helper()
 	byRepo := map[string][]string{}
 	for _, p := range paths {
@@ -191,7 +193,7 @@ func (w *a8iWS) gitIgnored(t *testing.T, paths []string) map[string]bool {
 
 // diskEntries lists every path under root except .git directories, without
 // following symlinks; dirs maps each directory to its entry names.
-func (w *a8iWS) diskEntries(t *testing.T) (all []string, dirs map[string][]string) {
+func (w *ignoreDiffWS) diskEntries(t *testing.T) (all []string, dirs map[string][]string) {
 	t.Helper()
 	dirs = map[string][]string{}
 	var walk func(rel string)
@@ -221,25 +223,25 @@ func (w *a8iWS) diskEntries(t *testing.T) (all []string, dirs map[string][]strin
 	return all, dirs
 }
 
-type a8iBackend struct {
+type ignoreDiffBackend struct {
 	name string
 	env  []string
 }
 
-// a8iBackends: ripgrep when installed, and the Go fallback forced through
+// ignoreDiffBackends: ripgrep when installed, and the Go fallback forced through
 // AGENTLS_GREP_BACKEND=go (docs/tools.md).
-func a8iBackends(t *testing.T) []a8iBackend {
+func ignoreDiffBackends(t *testing.T) []ignoreDiffBackend {
 	t.Helper()
-	bs := []a8iBackend{}
+	bs := []ignoreDiffBackend{}
 	if _, err := exec.LookPath("rg"); err == nil {
-		bs = append(bs, a8iBackend{name: "rg"})
+		bs = append(bs, ignoreDiffBackend{name: "rg"})
 	} else {
 		t.Log("rg not on PATH: only the Go fallback is tested")
 	}
-	return append(bs, a8iBackend{name: "go", env: []string{"AGENTLS_GREP_BACKEND=go"}})
+	return append(bs, ignoreDiffBackend{name: "go", env: []string{"AGENTLS_GREP_BACKEND=go"}})
 }
 
-func a8iStart(t *testing.T, w *a8iWS, extra ...string) *harness.Client {
+func ignoreDiffStart(t *testing.T, w *ignoreDiffWS, extra ...string) *harness.Client {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: w.root, Env: append(w.env(), extra...)})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -248,25 +250,25 @@ func a8iStart(t *testing.T, w *a8iWS, extra ...string) *harness.Client {
 	return c
 }
 
-func a8iCall(t *testing.T, c *harness.Client, tool string, args map[string]any) harness.Result {
+func ignoreDiffCall(t *testing.T, c *harness.Client, tool string, args map[string]any) harness.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	return c.CallTool(ctx, tool, args)
 }
 
-func a8iOK(t *testing.T, c *harness.Client, tool string, args map[string]any) string {
+func ignoreDiffOK(t *testing.T, c *harness.Client, tool string, args map[string]any) string {
 	t.Helper()
-	r := a8iCall(t, c, tool, args)
+	r := ignoreDiffCall(t, c, tool, args)
 	if r.IsError {
 		t.Fatalf("%s %v: unexpected isError: %s", tool, args, r.Text())
 	}
 	return r.Text()
 }
 
-// a8iPathLines returns the lines of a find result that are paths (not
+// ignoreDiffPathLines returns the lines of a find result that are paths (not
 // notices or blank lines).
-func a8iPathLines(text string) []string {
+func ignoreDiffPathLines(text string) []string {
 	var out []string
 	for _, l := range strings.Split(text, "\n") {
 		if l == "" || strings.HasPrefix(l, "[") {
@@ -277,35 +279,35 @@ func a8iPathLines(text string) []string {
 	return out
 }
 
-func a8iFind(t *testing.T, c *harness.Client, args map[string]any) []string {
+func ignoreDiffFind(t *testing.T, c *harness.Client, args map[string]any) []string {
 	t.Helper()
-	text := a8iOK(t, c, "find", args)
+	text := ignoreDiffOK(t, c, "find", args)
 	if strings.Contains(text, "[Showing") {
 		t.Fatalf("find %v was cut: %s", args, text)
 	}
-	return a8iPathLines(text)
+	return ignoreDiffPathLines(text)
 }
 
-var a8iMatchLine = regexp.MustCompile(`^(.*):(\d+): `)
+var ignoreDiffMatchLine = regexp.MustCompile(`^(.*):(\d+): `)
 
-// a8iGrepFiles greps the planted word and returns the set of files with
+// ignoreDiffGrepFiles greps the planted word and returns the set of files with
 // matches, and the raw text.
-func a8iGrepFiles(t *testing.T, c *harness.Client, args map[string]any) (map[string]bool, string) {
+func ignoreDiffGrepFiles(t *testing.T, c *harness.Client, args map[string]any) (map[string]bool, string) {
 	t.Helper()
-	r := a8iCall(t, c, "grep", args)
+	r := ignoreDiffCall(t, c, "grep", args)
 	set := map[string]bool{}
 	if r.IsError {
 		return set, r.Text()
 	}
 	for _, l := range strings.Split(r.Text(), "\n") {
-		if m := a8iMatchLine.FindStringSubmatch(l); m != nil {
+		if m := ignoreDiffMatchLine.FindStringSubmatch(l); m != nil {
 			set[m[1]] = true
 		}
 	}
 	return set, r.Text()
 }
 
-func a8iSetDiff(want, got map[string]bool) string {
+func ignoreDiffSetDiff(want, got map[string]bool) string {
 	var missing, extra []string
 	for p := range want {
 		if !got[p] {
@@ -327,7 +329,7 @@ func a8iSetDiff(want, got map[string]bool) string {
 
 // ruleDump dumps every rule file, so a failure message shows the
 // patterns that produced it.
-func (w *a8iWS) ruleDump(t *testing.T) string {
+func (w *ignoreDiffWS) ruleDump(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
 	filepath.WalkDir(w.root, func(p string, d os.DirEntry, err error) error {
@@ -346,19 +348,19 @@ func (w *a8iWS) ruleDump(t *testing.T) string {
 }
 
 var (
-	a8iLsHeader  = regexp.MustCompile(`^.*: \d+ entr(y|ies)$`)
-	a8iLsIgnored = regexp.MustCompile(`\[(\d+) ignored entr`)
+	ignoreDiffLsHeader  = regexp.MustCompile(`^.*: \d+ entr(y|ies)$`)
+	ignoreDiffLsIgnored = regexp.MustCompile(`\[(\d+) ignored entr`)
 )
 
-// a8iLsNames parses an ls result: entry names (without "/" or "@ -> t") and
+// ignoreDiffLsNames parses an ls result: entry names (without "/" or "@ -> t") and
 // the hidden-ignored count.
-func a8iLsNames(text string) (names []string, ignored int) {
+func ignoreDiffLsNames(text string) (names []string, ignored int) {
 	for i, l := range strings.Split(text, "\n") {
-		if m := a8iLsIgnored.FindStringSubmatch(l); m != nil {
+		if m := ignoreDiffLsIgnored.FindStringSubmatch(l); m != nil {
 			ignored, _ = strconv.Atoi(m[1])
 			continue
 		}
-		if l == "" || l == "(empty)" || strings.HasPrefix(l, "[") || (i == 0 && a8iLsHeader.MatchString(l)) {
+		if l == "" || l == "(empty)" || strings.HasPrefix(l, "[") || (i == 0 && ignoreDiffLsHeader.MatchString(l)) {
 			continue
 		}
 		if k := strings.Index(l, "@ -> "); k >= 0 {
@@ -369,9 +371,9 @@ func a8iLsNames(text string) (names []string, ignored int) {
 	return names, ignored
 }
 
-// a8iCheckAgainstGit is the differential check: find **/*, grep of the
+// ignoreDiffCheckAgainstGit is the differential check: find **/*, grep of the
 // planted word on every backend, and ls of every visible directory.
-func a8iCheckAgainstGit(t *testing.T, w *a8iWS, label string) {
+func ignoreDiffCheckAgainstGit(t *testing.T, w *ignoreDiffWS, label string) {
 	t.Helper()
 	want := w.gitFiles(t)
 	rules := w.ruleDump(t)
@@ -385,25 +387,25 @@ func a8iCheckAgainstGit(t *testing.T, w *a8iWS, label string) {
 	}
 
 	var c *harness.Client
-	for _, b := range a8iBackends(t) {
-		cb := a8iStart(t, w, b.env...)
+	for _, b := range ignoreDiffBackends(t) {
+		cb := ignoreDiffStart(t, w, b.env...)
 		if c == nil {
 			c = cb
 		}
-		got, text := a8iGrepFiles(t, cb, map[string]any{"pattern": a8iWord, "limit": 1000})
+		got, text := ignoreDiffGrepFiles(t, cb, map[string]any{"pattern": ignoreDiffWord, "limit": 1000})
 		if strings.Contains(text, "matches shown (limit") {
 			t.Fatalf("%s: grep was cut: %s", label, text)
 		}
-		if d := a8iSetDiff(wantGrep, got); d != "" {
+		if d := ignoreDiffSetDiff(wantGrep, got); d != "" {
 			t.Errorf("%s: grep (%s backend) searched a different file set than git keeps:\n%s\nrules:\n%s", label, b.name, d, rules)
 		}
 	}
 
 	got := map[string]bool{}
-	for _, p := range a8iFind(t, c, map[string]any{"pattern": "**/*", "limit": 10000}) {
+	for _, p := range ignoreDiffFind(t, c, map[string]any{"pattern": "**/*", "limit": 10000}) {
 		got[p] = true
 	}
-	if d := a8iSetDiff(want, got); d != "" {
+	if d := ignoreDiffSetDiff(want, got); d != "" {
 		t.Errorf("%s: find **/* differs from git ls-files:\n%s\nrules:\n%s", label, d, rules)
 	}
 
@@ -415,7 +417,7 @@ func a8iCheckAgainstGit(t *testing.T, w *a8iWS, label string) {
 		if rel != "" {
 			args["path"] = rel
 		}
-		names, hidden := a8iLsNames(a8iOK(t, c, "ls", args))
+		names, hidden := ignoreDiffLsNames(ignoreDiffOK(t, c, "ls", args))
 		gotNames := map[string]bool{}
 		for _, n := range names {
 			gotNames[n] = true
@@ -433,7 +435,7 @@ func a8iCheckAgainstGit(t *testing.T, w *a8iWS, label string) {
 			}
 			wantNames[n] = true
 		}
-		if d := a8iSetDiff(wantNames, gotNames); d != "" {
+		if d := ignoreDiffSetDiff(wantNames, gotNames); d != "" {
 			t.Errorf("%s: ls %q differs from git check-ignore:\n%s\nrules:\n%s", label, rel, d, rules)
 		}
 		if hidden != wantHidden {
@@ -455,10 +457,10 @@ func a8iCheckAgainstGit(t *testing.T, w *a8iWS, label string) {
 // --- seeded layouts -------------------------------------------------------
 
 var (
-	a8iSegs  = []string{"a", "b", "build", "src", "x", "deep", "sp ace", "ünï", "-d", "logs", ".hid", "z"}
-	a8iNames = []string{"keep.log", "x.log", "root.txt", "a.txt", "b.md", "-dash.txt", "#hash", "!bang",
+	ignoreDiffSegs  = []string{"a", "b", "build", "src", "x", "deep", "sp ace", "ünï", "-d", "logs", ".hid", "z"}
+	ignoreDiffNames = []string{"keep.log", "x.log", "root.txt", "a.txt", "b.md", "-dash.txt", "#hash", "!bang",
 		"trail ", "f1.c", "f[1].c", ".hidden", "Ünicode.txt", "name with space.txt", "z", "y.tmp", "x", "b", "README"}
-	a8iPatterns = []string{"*.log", "!keep.log", "build/", "/root.txt", "a/**/b", "**/x", "x/**", "[ab].txt",
+	ignoreDiffPatterns = []string{"*.log", "!keep.log", "build/", "/root.txt", "a/**/b", "**/x", "x/**", "[ab].txt",
 		"[!a]*.md", `\#hash`, `\!bang`, `trail\ `, "trail  ", "?.txt", "deep/*/z", "src/", "*.c", "!f1.c",
 		"**/deep/**", "/a", "sp ace/", "#comment", "", "ünï/", "*.tmp", "!*.tmp", "x", "z", "/build", "b/",
 		"-dash.txt", "name with space.txt", "**/b/*.txt", ".hid/", `f\[1\].c`, "/*.md", "a/b/", "deep/**/z",
@@ -466,14 +468,14 @@ var (
 		".hidden", "[a-c]", "**"}
 )
 
-// a8iSeeds is how many random layouts the differential test builds.
-const a8iSeeds = 30
+// ignoreDiffSeeds is how many random layouts the differential test builds.
+const ignoreDiffSeeds = 30
 
-// a8iLayout builds a deterministic random repository for seed.
-func a8iLayout(t *testing.T, seed uint64) *a8iWS {
+// ignoreDiffLayout builds a deterministic random repository for seed.
+func ignoreDiffLayout(t *testing.T, seed uint64) *ignoreDiffWS {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0xa81))
-	w := a8iNewWS(t)
+	w := ignoreDiffNewWS(t)
 	w.initRepo(t, "")
 	dirs := []string{""}
 	for range 4 + rng.IntN(6) {
@@ -481,7 +483,7 @@ func a8iLayout(t *testing.T, seed uint64) *a8iWS {
 		if strings.Count(parent, "/") >= 2 {
 			continue
 		}
-		d := a8iSegs[rng.IntN(len(a8iSegs))]
+		d := ignoreDiffSegs[rng.IntN(len(ignoreDiffSegs))]
 		if parent != "" {
 			d = parent + "/" + d
 		}
@@ -493,7 +495,7 @@ func a8iLayout(t *testing.T, seed uint64) *a8iWS {
 	}
 	for _, d := range dirs {
 		for range 2 + rng.IntN(6) {
-			p := a8iNames[rng.IntN(len(a8iNames))]
+			p := ignoreDiffNames[rng.IntN(len(ignoreDiffNames))]
 			if d != "" {
 				p = d + "/" + p
 			}
@@ -517,7 +519,7 @@ func a8iLayout(t *testing.T, seed uint64) *a8iWS {
 	rules := func() string {
 		var b strings.Builder
 		for range 1 + rng.IntN(5) {
-			b.WriteString(a8iPatterns[rng.IntN(len(a8iPatterns))] + "\n")
+			b.WriteString(ignoreDiffPatterns[rng.IntN(len(ignoreDiffPatterns))] + "\n")
 		}
 		return b.String()
 	}
@@ -550,11 +552,11 @@ func a8iLayout(t *testing.T, seed uint64) *a8iWS {
 // ls with git on random repositories built from fixed seeds.
 func TestIgnoreDifferentialSeeded(t *testing.T) {
 	t.Parallel()
-	for seed := uint64(1); seed <= a8iSeeds; seed++ {
+	for seed := uint64(1); seed <= ignoreDiffSeeds; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			t.Parallel()
-			w := a8iLayout(t, seed)
-			a8iCheckAgainstGit(t, w, fmt.Sprintf("seed %d", seed))
+			w := ignoreDiffLayout(t, seed)
+			ignoreDiffCheckAgainstGit(t, w, fmt.Sprintf("seed %d", seed))
 		})
 	}
 }
@@ -565,41 +567,41 @@ func TestIgnoreDifferentialCases(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name  string
-		build func(t *testing.T, w *a8iWS)
+		build func(t *testing.T, w *ignoreDiffWS)
 	}{
-		{"negation re-includes", func(t *testing.T, w *a8iWS) {
+		{"negation re-includes", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "*.log\n!keep.log\n")
 			w.file(t, "x.log")
 			w.file(t, "keep.log")
 			w.file(t, "d/keep.log")
 			w.file(t, "d/y.log")
 		}},
-		{"negation inside ignored dir cannot re-include", func(t *testing.T, w *a8iWS) {
+		{"negation inside ignored dir cannot re-include", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "logs/\n!logs/keep.txt\n")
 			w.file(t, "logs/keep.txt")
 			w.file(t, "logs/other.txt")
 			w.file(t, "top.txt")
 		}},
-		{"ignored dir contents re-included via dir/* form", func(t *testing.T, w *a8iWS) {
+		{"ignored dir contents re-included via dir/* form", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "logs/*\n!logs/keep.txt\n")
 			w.file(t, "logs/keep.txt")
 			w.file(t, "logs/other.txt")
 		}},
-		{"dir-only pattern spares a file of the same name", func(t *testing.T, w *a8iWS) {
+		{"dir-only pattern spares a file of the same name", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "build/\n")
 			w.file(t, "build/out.o")
 			w.file(t, "src/build")
 			w.file(t, "src/build.txt")
 			w.file(t, "lib/build/x.o")
 		}},
-		{"anchored and middle-slash patterns", func(t *testing.T, w *a8iWS) {
+		{"anchored and middle-slash patterns", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "/root.txt\na/b.txt\n")
 			w.file(t, "root.txt")
 			w.file(t, "sub/root.txt")
 			w.file(t, "a/b.txt")
 			w.file(t, "z/a/b.txt")
 		}},
-		{"anchored leading wildcard /*.md matches only at its directory", func(t *testing.T, w *a8iWS) {
+		{"anchored leading wildcard /*.md matches only at its directory", func(t *testing.T, w *ignoreDiffWS) {
 			// minimised from seed 3: git keeps src/b.md and sub/d/b.md
 			w.write(t, ".gitignore", "/*.md\n")
 			w.write(t, "sub/.gitignore", "/*.txt\n")
@@ -608,7 +610,7 @@ func TestIgnoreDifferentialCases(t *testing.T) {
 			w.file(t, "sub/a.txt")
 			w.file(t, "sub/d/b.txt")
 		}},
-		{"double star forms", func(t *testing.T, w *a8iWS) {
+		{"double star forms", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "a/**/b\n**/x\ny/**\n")
 			w.file(t, "a/b")
 			w.file(t, "a/q/b")
@@ -621,26 +623,26 @@ func TestIgnoreDifferentialCases(t *testing.T) {
 			w.file(t, "y/two/three")
 			w.file(t, "yy/one")
 		}},
-		{"character classes and question mark", func(t *testing.T, w *a8iWS) {
+		{"character classes and question mark", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "[ab].txt\n[!x]y.md\n?.c\n[0-9][0-9].log\n")
 			for _, f := range []string{"a.txt", "b.txt", "c.txt", "ay.md", "xy.md", "a.c", "ab.c", "12.log", "1a.log"} {
 				w.file(t, f)
 			}
 		}},
-		{"escaped hash and bang", func(t *testing.T, w *a8iWS) {
+		{"escaped hash and bang", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "\\#hash\n\\!bang\n#comment\n")
 			w.file(t, "#hash")
 			w.file(t, "!bang")
 			w.file(t, "#comment")
 			w.file(t, "bang")
 		}},
-		{"trailing spaces escaped and not", func(t *testing.T, w *a8iWS) {
+		{"trailing spaces escaped and not", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "one\\ \ntwo   \nthree\\  \n")
 			for _, f := range []string{"one ", "one", "two", "two ", "three ", "three  ", "three"} {
 				w.file(t, f)
 			}
 		}},
-		{"nested gitignore overrides parent", func(t *testing.T, w *a8iWS) {
+		{"nested gitignore overrides parent", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "*.txt\n")
 			w.write(t, "sub/.gitignore", "!keep.txt\n*.md\n")
 			w.file(t, "a.txt")
@@ -649,7 +651,7 @@ func TestIgnoreDifferentialCases(t *testing.T) {
 			w.file(t, "sub/x.md")
 			w.file(t, "y.md")
 		}},
-		{"nested gitignore is scoped to its directory", func(t *testing.T, w *a8iWS) {
+		{"nested gitignore is scoped to its directory", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, "a/.gitignore", "ignored.txt\n/anch.txt\n")
 			w.file(t, "a/ignored.txt")
 			w.file(t, "a/deep/ignored.txt")
@@ -658,7 +660,7 @@ func TestIgnoreDifferentialCases(t *testing.T) {
 			w.file(t, "b/ignored.txt")
 			w.file(t, "b/anch.txt")
 		}},
-		{"info exclude", func(t *testing.T, w *a8iWS) {
+		{"info exclude", func(t *testing.T, w *ignoreDiffWS) {
 			if err := os.WriteFile(filepath.Join(w.root, ".git/info/exclude"), []byte("*.secret\n!ok.secret\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -666,7 +668,7 @@ func TestIgnoreDifferentialCases(t *testing.T) {
 			w.file(t, "ok.secret")
 			w.file(t, "d/b.secret")
 		}},
-		{"gitignore negation beats info exclude", func(t *testing.T, w *a8iWS) {
+		{"gitignore negation beats info exclude", func(t *testing.T, w *ignoreDiffWS) {
 			if err := os.WriteFile(filepath.Join(w.root, ".git/info/exclude"), []byte("*.gen\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -674,26 +676,26 @@ func TestIgnoreDifferentialCases(t *testing.T) {
 			w.file(t, "a.gen")
 			w.file(t, "keep.gen")
 		}},
-		{"ignore everything then re-include", func(t *testing.T, w *a8iWS) {
+		{"ignore everything then re-include", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "*\n!*/\n!*.go\n!.gitignore\n")
 			w.file(t, "main.go")
 			w.file(t, "README")
 			w.file(t, "pkg/a.go")
 			w.file(t, "pkg/a.txt")
 		}},
-		{"odd names", func(t *testing.T, w *a8iWS) {
+		{"odd names", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "-v\nünï*.txt\nsp ace/\n")
 			for _, f := range []string{"-v", "-dash.txt", "ünïcode.txt", "Ünicode.txt", "sp ace/in.txt", "name with space.txt", "日本/語.txt", "--", "-"} {
 				w.file(t, f)
 			}
 		}},
-		{"hidden files and directories", func(t *testing.T, w *a8iWS) {
+		{"hidden files and directories", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", ".cache/\n")
 			w.file(t, ".env.example")
 			w.file(t, ".config/settings.json")
 			w.file(t, ".cache/blob")
 		}},
-		{"symlinks", func(t *testing.T, w *a8iWS) {
+		{"symlinks", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "linkdir/\n*.lnk\n")
 			w.file(t, "real/f.txt")
 			w.symlink(t, "real", "linkdir")
@@ -703,7 +705,7 @@ func TestIgnoreDifferentialCases(t *testing.T) {
 			w.symlink(t, "/etc", "outside")
 			w.symlink(t, "/etc/hostname", "outside.txt")
 		}},
-		{"nested repository has its own rules", func(t *testing.T, w *a8iWS) {
+		{"nested repository has its own rules", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "*.log\nvendor/lib/*.md\n")
 			w.initRepo(t, "vendor/lib")
 			w.write(t, "vendor/lib/.gitignore", "*.tmp\n")
@@ -714,7 +716,7 @@ func TestIgnoreDifferentialCases(t *testing.T) {
 			w.file(t, "a.tmp")
 			w.file(t, "a.log")
 		}},
-		{"nested repository ignored by the parent", func(t *testing.T, w *a8iWS) {
+		{"nested repository ignored by the parent", func(t *testing.T, w *ignoreDiffWS) {
 			w.write(t, ".gitignore", "third_party/\n")
 			w.initRepo(t, "third_party/x")
 			w.file(t, "third_party/x/a.txt")
@@ -724,10 +726,10 @@ func TestIgnoreDifferentialCases(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			w := a8iNewWS(t)
+			w := ignoreDiffNewWS(t)
 			w.initRepo(t, "")
 			tc.build(t, w)
-			a8iCheckAgainstGit(t, w, tc.name)
+			ignoreDiffCheckAgainstGit(t, w, tc.name)
 		})
 	}
 }
@@ -736,7 +738,7 @@ func TestIgnoreDifferentialCases(t *testing.T) {
 // gets the top's .gitignore and info/exclude, as git applies them.
 func TestIgnoreWorkspaceInsideRepository(t *testing.T) {
 	t.Parallel()
-	top := a8iNewWS(t)
+	top := ignoreDiffNewWS(t)
 	top.initRepo(t, "")
 	top.write(t, ".gitignore", "*.log\npkg/gen/\n/pkg/anch.txt\n")
 	if err := os.WriteFile(filepath.Join(top.root, ".git/info/exclude"), []byte("*.tmp\n"), 0o644); err != nil {
@@ -746,8 +748,8 @@ func TestIgnoreWorkspaceInsideRepository(t *testing.T) {
 	for _, f := range []string{"pkg/a.log", "pkg/keep.log", "pkg/gen/x.go", "pkg/anch.txt", "pkg/sub/anch.txt", "pkg/b.tmp", "pkg/main.go"} {
 		top.file(t, f)
 	}
-	w := &a8iWS{root: filepath.Join(top.root, "pkg"), home: top.home}
-	a8iCheckAgainstGit(t, w, "workspace = repo/pkg")
+	w := &ignoreDiffWS{root: filepath.Join(top.root, "pkg"), home: top.home}
+	ignoreDiffCheckAgainstGit(t, w, "workspace = repo/pkg")
 }
 
 // TestIgnoreOutsideGit: .gitignore is honoured outside any repository
@@ -757,23 +759,23 @@ func TestIgnoreOutsideGit(t *testing.T) {
 	for _, seed := range []uint64{2, 4, 8, 10} {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			t.Parallel()
-			w := a8iLayout(t, seed) // even, not %3: no exclude, no nested repo
+			w := ignoreDiffLayout(t, seed) // even, not %3: no exclude, no nested repo
 			want := w.gitFiles(t)
 			if err := os.RemoveAll(filepath.Join(w.root, ".git")); err != nil {
 				t.Fatal(err)
 			}
-			for _, b := range a8iBackends(t) {
-				c := a8iStart(t, w, b.env...)
-				got, _ := a8iGrepFiles(t, c, map[string]any{"pattern": a8iWord, "limit": 1000})
-				if d := a8iSetDiff(want, got); d != "" {
+			for _, b := range ignoreDiffBackends(t) {
+				c := ignoreDiffStart(t, w, b.env...)
+				got, _ := ignoreDiffGrepFiles(t, c, map[string]any{"pattern": ignoreDiffWord, "limit": 1000})
+				if d := ignoreDiffSetDiff(want, got); d != "" {
 					t.Errorf("seed %d outside git: grep (%s) differs from git's verdict:\n%s\nrules:\n%s", seed, b.name, d, w.ruleDump(t))
 				}
 				if b.name == "go" {
 					found := map[string]bool{}
-					for _, p := range a8iFind(t, c, map[string]any{"pattern": "**/*", "limit": 10000}) {
+					for _, p := range ignoreDiffFind(t, c, map[string]any{"pattern": "**/*", "limit": 10000}) {
 						found[p] = true
 					}
-					if d := a8iSetDiff(want, found); d != "" {
+					if d := ignoreDiffSetDiff(want, found); d != "" {
 						t.Errorf("seed %d outside git: find differs from git's verdict:\n%s", seed, d)
 					}
 				}
@@ -787,7 +789,7 @@ func TestIgnoreOutsideGit(t *testing.T) {
 // .git/ is never listed or searched.
 func TestIgnoreAgentFiles(t *testing.T) {
 	t.Parallel()
-	w := a8iNewWS(t)
+	w := ignoreDiffNewWS(t)
 	w.initRepo(t, "")
 	w.write(t, ".gitignore", "*.log\n")
 	w.write(t, ".ignore", "*.tmp\n!keep.log\n")
@@ -796,26 +798,26 @@ func TestIgnoreAgentFiles(t *testing.T) {
 		w.file(t, f)
 	}
 	// a file inside .git holding the word: never searched or listed
-	w.write(t, ".git/a8i.txt", a8iWord+"\n")
+	w.write(t, ".git/a8i.txt", ignoreDiffWord+"\n")
 	want := map[string]bool{".gitignore": true, ".ignore": true, "sub/.agentlsignore": true, "keep.log": true,
 		"a.txt": true, "sub/ok.txt": true, "other/secret/k.txt": true}
-	for _, b := range a8iBackends(t) {
-		c := a8iStart(t, w, b.env...)
-		got, _ := a8iGrepFiles(t, c, map[string]any{"pattern": a8iWord})
-		if d := a8iSetDiff(want, got); d != "" {
+	for _, b := range ignoreDiffBackends(t) {
+		c := ignoreDiffStart(t, w, b.env...)
+		got, _ := ignoreDiffGrepFiles(t, c, map[string]any{"pattern": ignoreDiffWord})
+		if d := ignoreDiffSetDiff(want, got); d != "" {
 			t.Errorf("grep (%s): %s", b.name, d)
 		}
 		if b.name != "go" {
 			continue
 		}
 		found := map[string]bool{}
-		for _, p := range a8iFind(t, c, map[string]any{"pattern": "**/*"}) {
+		for _, p := range ignoreDiffFind(t, c, map[string]any{"pattern": "**/*"}) {
 			found[p] = true
 		}
-		if d := a8iSetDiff(want, found); d != "" {
+		if d := ignoreDiffSetDiff(want, found); d != "" {
 			t.Errorf("find: %s", d)
 		}
-		names, hidden := a8iLsNames(a8iOK(t, c, "ls", map[string]any{}))
+		names, hidden := ignoreDiffLsNames(ignoreDiffOK(t, c, "ls", map[string]any{}))
 		if strings.Join(names, ",") != ".gitignore,.ignore,a.txt,keep.log,other,sub" || hidden != 2 {
 			t.Errorf("ls root: names %q, hidden %d; want .gitignore,.ignore,a.txt,keep.log,other,sub and 2 hidden (a.log, a.tmp; .git not counted)", names, hidden)
 		}
@@ -832,7 +834,7 @@ func TestIgnoreCoreExcludesFile(t *testing.T) {
 	for _, how := range []string{"core.excludesFile", "XDG default"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
-			w := a8iNewWS(t)
+			w := ignoreDiffNewWS(t)
 			w.initRepo(t, "")
 			excl := filepath.Join(w.home, "global-ignore")
 			if how == "XDG default" {
@@ -852,17 +854,17 @@ func TestIgnoreCoreExcludesFile(t *testing.T) {
 			if w.gitFiles(t)["a.glob"] {
 				t.Fatalf("reference: git does not ignore a.glob through %s", how)
 			}
-			a8iCheckAgainstGit(t, w, how)
+			ignoreDiffCheckAgainstGit(t, w, how)
 		})
 	}
 }
 
 // --- grep, find, ls beyond the differential --------------------------------
 
-// a8iGrepFixture is a small workspace for the option tests.
-func a8iGrepFixture(t *testing.T) *a8iWS {
+// ignoreDiffGrepFixture is a small workspace for the option tests.
+func ignoreDiffGrepFixture(t *testing.T) *ignoreDiffWS {
 	t.Helper()
-	w := a8iNewWS(t)
+	w := ignoreDiffNewWS(t)
 	w.initRepo(t, "")
 	w.write(t, ".gitignore", "gen/\n*.log\n")
 	w.write(t, "src/main.go", "package main\n// Hello World\nfunc hello() {}\n// a.b literal\n// axb regex\n")
@@ -888,7 +890,7 @@ func a8iGrepFixture(t *testing.T) *a8iWS {
 // asserts exact output, and that the two backends answer byte-identically.
 func TestIgnoreGrepOptions(t *testing.T) {
 	t.Parallel()
-	w := a8iGrepFixture(t)
+	w := ignoreDiffGrepFixture(t)
 	cases := []struct {
 		name    string
 		args    map[string]any
@@ -934,11 +936,11 @@ func TestIgnoreGrepOptions(t *testing.T) {
 		{name: "invalid regex", args: map[string]any{"pattern": "(unclosed"}, isError: true},
 	}
 	outputs := map[string]map[string]string{}
-	for _, b := range a8iBackends(t) {
-		c := a8iStart(t, w, b.env...)
+	for _, b := range ignoreDiffBackends(t) {
+		c := ignoreDiffStart(t, w, b.env...)
 		outputs[b.name] = map[string]string{}
 		for _, tc := range cases {
-			r := a8iCall(t, c, "grep", tc.args)
+			r := ignoreDiffCall(t, c, "grep", tc.args)
 			text := r.Text()
 			outputs[b.name][tc.name] = text
 			if r.IsError != tc.isError {
@@ -965,7 +967,7 @@ func TestIgnoreGrepOptions(t *testing.T) {
 			}
 		}
 		// lines cut at 500 characters, with a marker
-		text := a8iOK(t, c, "grep", map[string]any{"pattern": "xxx", "path": "long.txt"})
+		text := ignoreDiffOK(t, c, "grep", map[string]any{"pattern": "xxx", "path": "long.txt"})
 		line := strings.SplitN(text, "\n", 2)[0]
 		body := strings.TrimPrefix(line, "long.txt:1: ")
 		if !strings.HasPrefix(body, strings.Repeat("x", 500)) || strings.HasPrefix(body, strings.Repeat("x", 501)) || strings.Contains(body, "tail") {
@@ -985,15 +987,15 @@ func TestIgnoreGrepOptions(t *testing.T) {
 // the notice gives the read call that continues.
 func TestIgnoreGrepByteCap(t *testing.T) {
 	t.Parallel()
-	w := a8iNewWS(t)
+	w := ignoreDiffNewWS(t)
 	var b strings.Builder
 	for i := 1; i <= 300; i++ {
 		fmt.Fprintf(&b, "big %d %s\n", i, strings.Repeat("y", 400))
 	}
 	w.write(t, "big.txt", b.String())
-	for _, be := range a8iBackends(t) {
-		c := a8iStart(t, w, be.env...)
-		text := a8iOK(t, c, "grep", map[string]any{"pattern": "big", "limit": 1000})
+	for _, be := range ignoreDiffBackends(t) {
+		c := ignoreDiffStart(t, w, be.env...)
+		text := ignoreDiffOK(t, c, "grep", map[string]any{"pattern": "big", "limit": 1000})
 		if len(text) > 51200 {
 			t.Errorf("%s: output is %d bytes, over 51,200", be.name, len(text))
 		}
@@ -1013,7 +1015,7 @@ func TestIgnoreGrepByteCap(t *testing.T) {
 // .git, symlinks, order, limits and errors.
 func TestIgnoreFind(t *testing.T) {
 	t.Parallel()
-	w := a8iNewWS(t)
+	w := ignoreDiffNewWS(t)
 	w.initRepo(t, "")
 	for _, f := range []string{"some/parent/child/file.ext", "some/parent/child/test.spec.ts", "src/foo/bar/example.spec.ts",
 		"a/ignored.txt", "b/ignored.txt", ".env.example", ".config/x.ts", "B.ts", "a.ts", "_.ts", "real/in.ts"} {
@@ -1022,7 +1024,7 @@ func TestIgnoreFind(t *testing.T) {
 	w.write(t, "a/.gitignore", "ignored.txt\n")
 	w.write(t, ".git/inside.ts", "x\n")
 	w.symlink(t, "real", "linkdir")
-	c := a8iStart(t, w)
+	c := ignoreDiffStart(t, w)
 	cases := []struct {
 		name string
 		args map[string]any
@@ -1040,16 +1042,16 @@ func TestIgnoreFind(t *testing.T) {
 		{"dotfile by name", map[string]any{"pattern": ".env*"}, []string{".env.example"}},
 	}
 	for _, tc := range cases {
-		got := a8iFind(t, c, tc.args)
+		got := ignoreDiffFind(t, c, tc.args)
 		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 			t.Errorf("%s: find %v = %q, want %q", tc.name, tc.args, got, tc.want)
 		}
 	}
-	r := a8iCall(t, c, "find", map[string]any{"pattern": "src/[a"})
+	r := ignoreDiffCall(t, c, "find", map[string]any{"pattern": "src/[a"})
 	if !r.IsError || !strings.Contains(r.Text(), "[") {
 		t.Errorf("invalid glob: isError=%v %q", r.IsError, r.Text())
 	}
-	r = a8iCall(t, c, "find", map[string]any{"pattern": "*.txt", "path": "a", "includeIgnored": true})
+	r = ignoreDiffCall(t, c, "find", map[string]any{"pattern": "*.txt", "path": "a", "includeIgnored": true})
 	if r.IsError || !strings.Contains(r.Text(), "a/ignored.txt") {
 		t.Errorf("includeIgnored: %q", r.Text())
 	}
@@ -1059,13 +1061,13 @@ func TestIgnoreFind(t *testing.T) {
 // that gets more; the paths shown are the first in path order.
 func TestIgnoreFindLimit(t *testing.T) {
 	t.Parallel()
-	w := a8iNewWS(t)
+	w := ignoreDiffNewWS(t)
 	for i := 1; i <= 1005; i++ {
 		w.write(t, fmt.Sprintf("d%d/f%04d.txt", i%7, i), "x\n")
 	}
-	c := a8iStart(t, w)
-	text := a8iOK(t, c, "find", map[string]any{"pattern": "*.txt"})
-	paths := a8iPathLines(text)
+	c := ignoreDiffStart(t, w)
+	text := ignoreDiffOK(t, c, "find", map[string]any{"pattern": "*.txt"})
+	paths := ignoreDiffPathLines(text)
 	if len(paths) != 1000 {
 		t.Fatalf("find shows %d paths, want 1000", len(paths))
 	}
@@ -1073,7 +1075,7 @@ func TestIgnoreFindLimit(t *testing.T) {
 		t.Errorf("find output not sorted by path")
 	}
 	// the 1000 shown are the first 1000 of all 1005 in path order
-	all := a8iFind(t, c, map[string]any{"pattern": "*.txt", "limit": 2000})
+	all := ignoreDiffFind(t, c, map[string]any{"pattern": "*.txt", "limit": 2000})
 	if len(all) != 1005 || strings.Join(all[:1000], "\n") != strings.Join(paths, "\n") {
 		t.Errorf("limited find is not the first 1000 of the full sorted list (full has %d)", len(all))
 	}
@@ -1085,15 +1087,15 @@ func TestIgnoreFindLimit(t *testing.T) {
 // TestIgnoreLs: shape, order, ignored count, .git, limits and errors.
 func TestIgnoreLs(t *testing.T) {
 	t.Parallel()
-	w := a8iNewWS(t)
+	w := ignoreDiffNewWS(t)
 	w.initRepo(t, "")
 	w.write(t, ".gitignore", "*.log\nbuild/\n")
 	for _, f := range []string{"b.txt", "B.txt", "_u.txt", "a.log", "c.log", "build/x", "dir/f", ".dot"} {
 		w.file(t, f)
 	}
 	w.symlink(t, "b.txt", "ln")
-	c := a8iStart(t, w)
-	text := a8iOK(t, c, "ls", map[string]any{})
+	c := ignoreDiffStart(t, w)
+	text := ignoreDiffOK(t, c, "ls", map[string]any{})
 	wantLines := []string{".dot", ".gitignore", "B.txt", "_u.txt", "b.txt", "dir/", "ln@ -> b.txt"}
 	body := []string{}
 	for i, l := range strings.Split(text, "\n") {
@@ -1108,23 +1110,23 @@ func TestIgnoreLs(t *testing.T) {
 	if !strings.Contains(text, "3 ignored entries hidden") {
 		t.Errorf("ls root should say 3 ignored entries hidden (a.log, c.log, build; .git not counted): %q", text)
 	}
-	if r := a8iCall(t, c, "ls", map[string]any{"path": "b.txt"}); !r.IsError || !strings.Contains(r.Text(), "read") {
+	if r := ignoreDiffCall(t, c, "ls", map[string]any{"path": "b.txt"}); !r.IsError || !strings.Contains(r.Text(), "read") {
 		t.Errorf("ls of a file: isError=%v %q, want an error suggesting read", r.IsError, r.Text())
 	}
-	if r := a8iCall(t, c, "ls", map[string]any{"path": "nope"}); !r.IsError || !strings.Contains(r.Text(), "find") {
+	if r := ignoreDiffCall(t, c, "ls", map[string]any{"path": "nope"}); !r.IsError || !strings.Contains(r.Text(), "find") {
 		t.Errorf("ls of a missing path: isError=%v %q, want an error suggesting find", r.IsError, r.Text())
 	}
-	if text := a8iOK(t, c, "ls", map[string]any{"path": "build"}); !strings.Contains(text, "ignored") {
+	if text := ignoreDiffOK(t, c, "ls", map[string]any{"path": "build"}); !strings.Contains(text, "ignored") {
 		t.Errorf("ls of an ignored directory does not say so: %q", text)
 	}
 
-	big := a8iNewWS(t)
+	big := ignoreDiffNewWS(t)
 	for i := 0; i < 600; i++ {
 		big.write(t, fmt.Sprintf("f%04d", i), "")
 	}
-	cb := a8iStart(t, big)
-	text = a8iOK(t, cb, "ls", map[string]any{})
-	names, _ := a8iLsNames(text)
+	cb := ignoreDiffStart(t, big)
+	text = ignoreDiffOK(t, cb, "ls", map[string]any{})
+	names, _ := ignoreDiffLsNames(text)
 	if len(names) != 500 || names[0] != "f0000" || names[499] != "f0499" {
 		t.Errorf("ls default limit: %d names (%q … %q), want f0000…f0499", len(names), names[0], names[len(names)-1])
 	}
@@ -1136,7 +1138,7 @@ func TestIgnoreLs(t *testing.T) {
 	if n, _ := strconv.Atoi(m[1]); n < 600 || n > 5000 {
 		t.Errorf("ls notice suggests limit=%d for 600 entries", n)
 	}
-	names, _ = a8iLsNames(a8iOK(t, cb, "ls", map[string]any{"limit": 600}))
+	names, _ = ignoreDiffLsNames(ignoreDiffOK(t, cb, "ls", map[string]any{"limit": 600}))
 	if len(names) != 600 {
 		t.Errorf("ls limit=600 shows %d", len(names))
 	}

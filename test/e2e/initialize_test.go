@@ -2,7 +2,7 @@ package e2e
 
 // Contract tests of the wire contract (docs/protocol.md), written from
 // the contract alone. Ordering guarantees are checked with a raw framing
-// client (a3wRaw) because the harness's async handler may reorder
+// client (initializeRaw) because the harness's async handler may reorder
 // notifications relative to replies.
 
 import (
@@ -22,32 +22,32 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a3wTimeout bounds every wait for a frame; generous for a loaded machine.
-const a3wTimeout = 10 * time.Second
+// initializeTimeout bounds every wait for a frame; generous for a loaded machine.
+const initializeTimeout = 10 * time.Second
 
-// a3wFrame is one message read from the server's stdout, in arrival order.
-type a3wFrame struct {
+// initializeFrame is one message read from the server's stdout, in arrival order.
+type initializeFrame struct {
 	Seq int
 	At  time.Time
 	Raw []byte
 	M   map[string]any
 }
 
-func (f a3wFrame) method() string { s, _ := f.M["method"].(string); return s }
-func (f a3wFrame) params() map[string]any {
+func (f initializeFrame) method() string { s, _ := f.M["method"].(string); return s }
+func (f initializeFrame) params() map[string]any {
 	p, _ := f.M["params"].(map[string]any)
 	return p
 }
-func (f a3wFrame) isReply() bool {
+func (f initializeFrame) isReply() bool {
 	_, has := f.M["method"]
 	_, batch := f.M["batch"]
 	return !has && !batch
 }
-func (f a3wFrame) isRequest() bool {
+func (f initializeFrame) isRequest() bool {
 	_, hasID := f.M["id"]
 	return !f.isReply() && hasID
 }
-func (f a3wFrame) errCode() int {
+func (f initializeFrame) errCode() int {
 	e, _ := f.M["error"].(map[string]any)
 	if e == nil {
 		return 0
@@ -55,29 +55,29 @@ func (f a3wFrame) errCode() int {
 	n, _ := e["code"].(float64)
 	return int(n)
 }
-func (f a3wFrame) errMsg() string {
+func (f initializeFrame) errMsg() string {
 	e, _ := f.M["error"].(map[string]any)
 	s, _ := e["message"].(string)
 	return s
 }
-func (f a3wFrame) result() map[string]any {
+func (f initializeFrame) result() map[string]any {
 	r, _ := f.M["result"].(map[string]any)
 	return r
 }
 
-// a3wRaw speaks LSP framing to a spawned agentls directly.
-type a3wRaw struct {
-	*rawClient[a3wFrame]
+// initializeRaw speaks LSP framing to a spawned agentls directly.
+type initializeRaw struct {
+	*rawClient[initializeFrame]
 	nextID atomic.Int64
 }
 
-func a3wStart(t *testing.T, root string, env ...string) *a3wRaw {
+func initializeStart(t *testing.T, root string, env ...string) *initializeRaw {
 	t.Helper()
 	var args []string
 	if root != "" {
 		args = []string{"--root", root}
 	}
-	r := &a3wRaw{rawClient: startRaw(t, args, env, a3wReadFrames)}
+	r := &initializeRaw{rawClient: startRaw(t, args, env, initializeReadFrames)}
 	r.nextID.Store(100)
 	t.Cleanup(func() {
 		r.close()
@@ -85,15 +85,15 @@ func a3wStart(t *testing.T, root string, env ...string) *a3wRaw {
 			t.Errorf("stdout carried something other than protocol frames: %q", bad)
 		}
 		if t.Failed() {
-			t.Logf("agentls stderr:\n%s", a3wHead(r.stderr.String(), 4000))
+			t.Logf("agentls stderr:\n%s", initializeHead(r.stderr.String(), 4000))
 		}
 	})
 	return r
 }
 
-// a3wReadFrames parses stdout strictly: CRLF header lines, only
+// initializeReadFrames parses stdout strictly: CRLF header lines, only
 // Content-Length and Content-Type, JSON-RPC 2.0 bodies.
-func a3wReadFrames(br *bufio.Reader, r *rawClient[a3wFrame]) {
+func initializeReadFrames(br *bufio.Reader, r *rawClient[initializeFrame]) {
 	for seq := 0; ; {
 		n := -1
 		for {
@@ -149,18 +149,18 @@ func a3wReadFrames(br *bufio.Reader, r *rawClient[a3wFrame]) {
 		if m["jsonrpc"] != "2.0" {
 			r.noteBad("frame without jsonrpc 2.0: " + string(body))
 		}
-		r.add(a3wFrame{Seq: seq, At: time.Now(), Raw: body, M: m})
+		r.add(initializeFrame{Seq: seq, At: time.Now(), Raw: body, M: m})
 		seq++
 	}
 }
 
-func (r *a3wRaw) sendMsg(m map[string]any) {
+func (r *initializeRaw) sendMsg(m map[string]any) {
 	m["jsonrpc"] = "2.0"
 	r.sendJSON(m)
 }
 
 // request sends a request and returns its (numeric) id.
-func (r *a3wRaw) request(method string, params any) int {
+func (r *initializeRaw) request(method string, params any) int {
 	id := int(r.nextID.Add(1))
 	m := map[string]any{"id": id, "method": method}
 	if params != nil {
@@ -170,7 +170,7 @@ func (r *a3wRaw) request(method string, params any) int {
 	return id
 }
 
-func (r *a3wRaw) notify(method string, params any) {
+func (r *initializeRaw) notify(method string, params any) {
 	m := map[string]any{"method": method}
 	if params != nil {
 		m["params"] = params
@@ -178,13 +178,13 @@ func (r *a3wRaw) notify(method string, params any) {
 	r.sendMsg(m)
 }
 
-func (r *a3wRaw) respond(id any, result any) {
+func (r *initializeRaw) respond(id any, result any) {
 	r.sendMsg(map[string]any{"id": id, "result": result})
 }
 
-func (r *a3wRaw) reply(id any, timeout time.Duration) (a3wFrame, bool) {
+func (r *initializeRaw) reply(id any, timeout time.Duration) (initializeFrame, bool) {
 	want := fmt.Sprint(id)
-	return r.wait(timeout, func(f a3wFrame) bool {
+	return r.wait(timeout, func(f initializeFrame) bool {
 		if !f.isReply() {
 			return false
 		}
@@ -199,23 +199,23 @@ func (r *a3wRaw) reply(id any, timeout time.Duration) (a3wFrame, bool) {
 }
 
 // call sends a request and waits for its reply, failing on timeout.
-func (r *a3wRaw) call(method string, params any) a3wFrame {
+func (r *initializeRaw) call(method string, params any) initializeFrame {
 	r.t.Helper()
 	return r.callT(r.t, method, params)
 }
 
 // callT is call failing t (a subtest) rather than the test that started r.
-func (r *a3wRaw) callT(t *testing.T, method string, params any) a3wFrame {
+func (r *initializeRaw) callT(t *testing.T, method string, params any) initializeFrame {
 	t.Helper()
 	id := r.request(method, params)
-	f, ok := r.reply(id, a3wTimeout)
+	f, ok := r.reply(id, initializeTimeout)
 	if !ok {
-		t.Fatalf("%s: no reply within %v", method, a3wTimeout)
+		t.Fatalf("%s: no reply within %v", method, initializeTimeout)
 	}
 	return f
 }
 
-func (r *a3wRaw) initialize(params map[string]any) a3wFrame {
+func (r *initializeRaw) initialize(params map[string]any) initializeFrame {
 	r.t.Helper()
 	if params == nil {
 		params = map[string]any{}
@@ -230,15 +230,15 @@ func (r *a3wRaw) initialize(params map[string]any) a3wFrame {
 	r.notify("initialized", map[string]any{})
 	// Tests change files and expect workspace/externalChange: only once
 	// the watchers are armed.
-	if _, ok := r.wait(a3wTimeout, func(f a3wFrame) bool { return f.M["method"] == harness.WatcherReady }); !ok {
-		r.t.Fatalf("no %s within %v", harness.WatcherReady, a3wTimeout)
+	if _, ok := r.wait(initializeTimeout, func(f initializeFrame) bool { return f.M["method"] == harness.WatcherReady }); !ok {
+		r.t.Fatalf("no %s within %v", harness.WatcherReady, initializeTimeout)
 	}
 	return f
 }
 
 // notesOf returns the notifications with method whose params.callId is id.
-func a3wNotesOf(frames []a3wFrame, method, callID string) []a3wFrame {
-	var out []a3wFrame
+func initializeNotesOf(frames []initializeFrame, method, callID string) []initializeFrame {
+	var out []initializeFrame
 	for _, f := range frames {
 		if f.method() == method && !f.isRequest() && f.params()["callId"] == callID {
 			out = append(out, f)
@@ -247,14 +247,14 @@ func a3wNotesOf(frames []a3wFrame, method, callID string) []a3wFrame {
 	return out
 }
 
-func a3wHead(s string, n int) string {
+func initializeHead(s string, n int) string {
 	if len(s) > n {
 		return s[:n] + "…"
 	}
 	return s
 }
 
-func a3wText(res map[string]any) string {
+func initializeText(res map[string]any) string {
 	var b strings.Builder
 	parts, _ := res["content"].([]any)
 	for _, p := range parts {
@@ -269,8 +269,8 @@ func a3wText(res map[string]any) string {
 	return b.String()
 }
 
-// a3wToolCall runs tools/call over the raw client and returns the reply frame.
-func (r *a3wRaw) toolCall(t *testing.T, name, callID string, args any) a3wFrame {
+// initializeToolCall runs tools/call over the raw client and returns the reply frame.
+func (r *initializeRaw) toolCall(t *testing.T, name, callID string, args any) initializeFrame {
 	t.Helper()
 	p := map[string]any{"name": name, "arguments": args}
 	if callID != "" {
@@ -283,11 +283,11 @@ func (r *a3wRaw) toolCall(t *testing.T, name, callID string, args any) a3wFrame 
 	return f
 }
 
-// a3wSession starts agentls on a fresh workspace and initializes it.
-func a3wSession(t *testing.T, files map[string]string, init map[string]any) (*a3wRaw, string) {
+// initializeSession starts agentls on a fresh workspace and initializes it.
+func initializeSession(t *testing.T, files map[string]string, init map[string]any) (*initializeRaw, string) {
 	t.Helper()
 	ws := resolvedWorkspace(t, files)
-	r := a3wStart(t, ws)
+	r := initializeStart(t, ws)
 	if init == nil {
 		init = map[string]any{}
 	}
@@ -301,7 +301,7 @@ func a3wSession(t *testing.T, files map[string]string, init map[string]any) (*a3
 func TestInitializeInitializeResult(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "x\n"})
-	r := a3wStart(t, ws)
+	r := initializeStart(t, ws)
 	f := r.initialize(map[string]any{"rootUri": fileURI(ws), "clientInfo": map[string]any{"name": "initialize-test", "version": "1"}})
 	res := f.result()
 	si, _ := res["serverInfo"].(map[string]any)
@@ -320,7 +320,7 @@ func TestInitializeInitializeResult(t *testing.T) {
 	if v, ok := ag["protocolVersion"].(string); !ok || v == "" {
 		t.Errorf("protocolVersion = %#v, want a non-empty string", ag["protocolVersion"])
 	}
-	ready, _ := r.wait(a3wTimeout, func(f a3wFrame) bool { return f.M["method"] == harness.WatcherReady })
+	ready, _ := r.wait(initializeTimeout, func(f initializeFrame) bool { return f.M["method"] == harness.WatcherReady })
 	checkWatcherStart(t, ag, watcherReadyMode(ready.M))
 	names := map[string]bool{}
 	list, ok := ag["tools"].([]any)
@@ -373,9 +373,9 @@ func TestInitializeWorkspaceRoots(t *testing.T) {
 	b := resolvedWorkspace(t, map[string]string{"marker.txt": "folder B\n"})
 	c := resolvedWorkspace(t, map[string]string{"marker.txt": "folder C\n"})
 	folder := func(p string) map[string]any { return map[string]any{"uri": fileURI(p), "name": filepath.Base(p)} }
-	read := func(r *a3wRaw, p string) (string, bool) {
+	read := func(r *initializeRaw, p string) (string, bool) {
 		res := r.toolCall(t, "read", "", map[string]any{"path": p}).result()
-		return a3wText(res), res["isError"] == true
+		return initializeText(res), res["isError"] == true
 	}
 	cases := []struct {
 		name   string
@@ -390,7 +390,7 @@ func TestInitializeWorkspaceRoots(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a3wStart(t, "") // no --root: the params alone name the roots
+			r := initializeStart(t, "") // no --root: the params alone name the roots
 			tc.params["initializationOptions"] = bypassOptions()
 			r.initialize(tc.params)
 			if text, isErr := read(r, "marker.txt"); isErr || !strings.Contains(text, tc.first) {
@@ -410,7 +410,7 @@ func TestInitializeWorkspaceRoots(t *testing.T) {
 	}
 
 	t.Run("didChangeWorkspaceFolders", func(t *testing.T) {
-		r := a3wStart(t, "")
+		r := initializeStart(t, "")
 		r.initialize(map[string]any{"workspaceFolders": []any{folder(a), folder(b)}, "initializationOptions": bypassOptions()})
 		r.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
 			"added": []any{folder(c)}, "removed": []any{folder(b)},
@@ -439,7 +439,7 @@ func TestInitializeInitializationOptions(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a3wStart(t, resolvedWorkspace(t, nil))
+			r := initializeStart(t, resolvedWorkspace(t, nil))
 			f := r.call("initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": tc.opts})
 			if f.errCode() != -32602 {
 				t.Fatalf("initialize with %v: got %s, want error -32602", tc.opts, f.Raw)
@@ -461,7 +461,7 @@ func TestInitializeInitializationOptions(t *testing.T) {
 	}
 	for _, tc := range good {
 		t.Run(tc.name, func(t *testing.T) {
-			r := a3wStart(t, resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"}))
+			r := initializeStart(t, resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"}))
 			tc.init["initializationOptions"] = tc.init["initializationOptions"]
 			f := r.call("initialize", tc.init)
 			if f.M["error"] != nil {
@@ -469,12 +469,12 @@ func TestInitializeInitializationOptions(t *testing.T) {
 			}
 			r.notify("initialized", map[string]any{})
 			res := r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()
-			wantContains(t, "read", a3wText(res), "hello")
+			wantContains(t, "read", initializeText(res), "hello")
 		})
 	}
 
 	t.Run("readOnly mode refuses changes as results", func(t *testing.T) {
-		r, ws := a3wSession(t, map[string]string{"a.txt": "hello\n"}, map[string]any{"initializationOptions": map[string]any{"mode": "readOnly"}})
+		r, ws := initializeSession(t, map[string]string{"a.txt": "hello\n"}, map[string]any{"initializationOptions": map[string]any{"mode": "readOnly"}})
 		r.toolCall(t, "read", "", map[string]any{"path": "a.txt"})
 		for _, call := range []struct {
 			tool string
@@ -486,7 +486,7 @@ func TestInitializeInitializationOptions(t *testing.T) {
 		} {
 			res := r.toolCall(t, call.tool, "", call.args).result()
 			if res["isError"] != true {
-				t.Errorf("%s in readOnly mode: not an error: %s", call.tool, a3wText(res))
+				t.Errorf("%s in readOnly mode: not an error: %s", call.tool, initializeText(res))
 			}
 		}
 		for _, p := range []string{"new.txt", "made-by-bash"} {
@@ -500,19 +500,19 @@ func TestInitializeInitializationOptions(t *testing.T) {
 	})
 
 	t.Run("deny rule", func(t *testing.T) {
-		r, _ := a3wSession(t, map[string]string{"a.txt": "hello\n"}, map[string]any{"initializationOptions": map[string]any{
+		r, _ := initializeSession(t, map[string]string{"a.txt": "hello\n"}, map[string]any{"initializationOptions": map[string]any{
 			"mode": "bypass", "permissions": map[string]any{"deny": []any{"Read"}},
 		}})
 		res := r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()
-		if res["isError"] != true || strings.Contains(a3wText(res), "hello") {
-			t.Errorf("read under deny rule Read: %s", a3wText(res))
+		if res["isError"] != true || strings.Contains(initializeText(res), "hello") {
+			t.Errorf("read under deny rule Read: %s", initializeText(res))
 		}
 	})
 
 	t.Run("unknown key is a logMessage warning", func(t *testing.T) {
-		r := a3wStart(t, resolvedWorkspace(t, nil))
+		r := initializeStart(t, resolvedWorkspace(t, nil))
 		r.initialize(map[string]any{"initializationOptions": map[string]any{"colour": "blue"}})
-		f, ok := r.wait(a3wTimeout, func(f a3wFrame) bool {
+		f, ok := r.wait(initializeTimeout, func(f initializeFrame) bool {
 			return f.method() == "window/logMessage" && strings.Contains(fmt.Sprint(f.params()["message"]), "colour")
 		})
 		if !ok {
@@ -527,7 +527,7 @@ func TestInitializeInitializationOptions(t *testing.T) {
 func TestInitializeLifecycle(t *testing.T) {
 	t.Parallel()
 	t.Run("before initialize", func(t *testing.T) {
-		r := a3wStart(t, resolvedWorkspace(t, nil))
+		r := initializeStart(t, resolvedWorkspace(t, nil))
 		for _, m := range []string{"tools/list", "tools/call", "shutdown"} {
 			f := r.call(m, map[string]any{"name": "ls", "arguments": map[string]any{}})
 			if f.errCode() != -32002 {
@@ -542,7 +542,7 @@ func TestInitializeLifecycle(t *testing.T) {
 	})
 
 	t.Run("second initialize", func(t *testing.T) {
-		r := a3wStart(t, resolvedWorkspace(t, nil))
+		r := initializeStart(t, resolvedWorkspace(t, nil))
 		r.initialize(nil)
 		f := r.call("initialize", map[string]any{"capabilities": map[string]any{}})
 		if f.errCode() != -32600 {
@@ -551,7 +551,7 @@ func TestInitializeLifecycle(t *testing.T) {
 	})
 
 	t.Run("shutdown then exit", func(t *testing.T) {
-		r := a3wStart(t, resolvedWorkspace(t, nil))
+		r := initializeStart(t, resolvedWorkspace(t, nil))
 		r.initialize(nil)
 		f := r.call("shutdown", nil)
 		if v, has := f.M["result"]; !has || v != nil || f.M["error"] != nil {
@@ -570,7 +570,7 @@ func TestInitializeLifecycle(t *testing.T) {
 	})
 
 	t.Run("exit without shutdown", func(t *testing.T) {
-		r := a3wStart(t, resolvedWorkspace(t, nil))
+		r := initializeStart(t, resolvedWorkspace(t, nil))
 		r.initialize(nil)
 		r.notify("exit", nil)
 		if code := r.exitCode(5 * time.Second); code != 1 {
@@ -580,10 +580,10 @@ func TestInitializeLifecycle(t *testing.T) {
 
 	t.Run("closing stdin cancels everything running", func(t *testing.T) {
 		marker := fmt.Sprintf("%d.%d", 40+time.Now().Nanosecond()%50, time.Now().Nanosecond()%997+1000)
-		r, ws := a3wSession(t, nil, nil)
+		r, ws := initializeSession(t, nil, nil)
 		r.request("tools/call", map[string]any{"name": "bash", "callId": "c-sleep", "arguments": map[string]any{"command": "sleep " + marker + "; touch after-sleep"}})
 		r.request("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}})
-		if !waitUntil(5*time.Second, func() bool { return len(a3wProcs(marker)) > 0 }) {
+		if !waitUntil(5*time.Second, func() bool { return len(initializeProcs(marker)) > 0 }) {
 			t.Fatalf("sleep %s never started", marker)
 		}
 		start := time.Now()
@@ -592,8 +592,8 @@ func TestInitializeLifecycle(t *testing.T) {
 			t.Fatalf("process still running 3 s after stdin closed")
 		}
 		t.Logf("exited %v after EOF", time.Since(start))
-		if !waitUntil(3*time.Second, func() bool { return len(a3wProcs(marker)) == 0 }) {
-			t.Errorf("bash child survived the end of the session: pids %v", a3wProcs(marker))
+		if !waitUntil(3*time.Second, func() bool { return len(initializeProcs(marker)) == 0 }) {
+			t.Errorf("bash child survived the end of the session: pids %v", initializeProcs(marker))
 		}
 		if _, err := os.Stat(filepath.Join(ws, "after-sleep")); err == nil {
 			t.Errorf("the cancelled command ran on")
@@ -601,8 +601,8 @@ func TestInitializeLifecycle(t *testing.T) {
 	})
 }
 
-// a3wProcs lists the processes whose command line has arg.
-func a3wProcs(arg string) []int {
+// initializeProcs lists the processes whose command line has arg.
+func initializeProcs(arg string) []int {
 	ents, _ := os.ReadDir("/proc")
 	var out []int
 	for _, e := range ents {
@@ -623,8 +623,8 @@ func a3wProcs(arg string) []int {
 
 func TestInitializeErrorCodes(t *testing.T) {
 	t.Parallel()
-	r, _ := a3wSession(t, map[string]string{"a.txt": "hello\n"}, nil)
-	idOf := func(f a3wFrame) any { return f.M["id"] }
+	r, _ := initializeSession(t, map[string]string{"a.txt": "hello\n"}, nil)
+	idOf := func(f initializeFrame) any { return f.M["id"] }
 	cases := []struct {
 		name   string
 		send   func() // writes one message
@@ -647,7 +647,7 @@ func TestInitializeErrorCodes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(r.all())
 			tc.send()
-			f, ok := r.wait(a3wTimeout, func(f a3wFrame) bool { return f.Seq >= before && f.isReply() && f.M["error"] != nil })
+			f, ok := r.wait(initializeTimeout, func(f initializeFrame) bool { return f.Seq >= before && f.isReply() && f.M["error"] != nil })
 			if !ok {
 				t.Fatalf("no error reply")
 			}
@@ -669,7 +669,7 @@ func TestInitializeErrorCodes(t *testing.T) {
 		// requests; the answer is -32600 for each, never a parse error.
 		before := len(r.all())
 		r.writeFrame([]byte(`[1,2]`))
-		f, ok := r.wait(a3wTimeout, func(f a3wFrame) bool {
+		f, ok := r.wait(initializeTimeout, func(f initializeFrame) bool {
 			return f.Seq >= before && (f.M["batch"] != nil || f.M["error"] != nil)
 		})
 		if !ok {
@@ -695,10 +695,10 @@ func TestInitializeErrorCodes(t *testing.T) {
 		before := len(r.all())
 		r.writeRaw([]byte("Content-Length: banana\r\n\r\n{}"))
 		id := r.request("tools/list", map[string]any{})
-		if f, ok := r.reply(id, a3wTimeout); !ok || f.M["error"] != nil {
+		if f, ok := r.reply(id, initializeTimeout); !ok || f.M["error"] != nil {
 			t.Errorf("request after a broken header: ok=%v %s", ok, f.Raw)
 		}
-		if f, ok := r.wait(time.Second, func(f a3wFrame) bool { return f.Seq >= before && f.errCode() == -32700 }); !ok {
+		if f, ok := r.wait(time.Second, func(f initializeFrame) bool { return f.Seq >= before && f.errCode() == -32700 }); !ok {
 			t.Errorf("no -32700 for the broken header")
 		} else if f.M["id"] != nil {
 			t.Errorf("parse error id = %v, want null", f.M["id"])
@@ -744,7 +744,7 @@ func TestInitializeErrorCodes(t *testing.T) {
 				t.Errorf("isError = %v, want true: %s", res["isError"], f.Raw)
 			}
 			if tc.want != "" {
-				wantContains(t, "message", a3wText(res), tc.want)
+				wantContains(t, "message", initializeText(res), tc.want)
 			}
 		})
 	}
@@ -756,7 +756,7 @@ func TestInitializeErrorCodes(t *testing.T) {
 func TestInitializeDetailsBeforeReplyAndCallIDs(t *testing.T) {
 	t.Parallel()
 	old := "alpha\nbeta\ngamma\ndelta\n"
-	r, ws := a3wSession(t, map[string]string{"a.txt": old, "b.txt": "one\n"}, nil)
+	r, ws := initializeSession(t, map[string]string{"a.txt": old, "b.txt": "one\n"}, nil)
 	r.toolCall(t, "read", "", map[string]any{"path": "a.txt"})
 	r.toolCall(t, "read", "", map[string]any{"path": "b.txt"})
 
@@ -779,7 +779,7 @@ func TestInitializeDetailsBeforeReplyAndCallIDs(t *testing.T) {
 			reply := r.toolCall(t, tc.tool, tc.callID, tc.args)
 			res := reply.result()
 			if res["isError"] == true {
-				t.Fatalf("%s failed: %s", tc.tool, a3wText(res))
+				t.Fatalf("%s failed: %s", tc.tool, initializeText(res))
 			}
 			id, _ := res["callId"].(string)
 			if tc.callID != "" && id != tc.callID {
@@ -789,7 +789,7 @@ func TestInitializeDetailsBeforeReplyAndCallIDs(t *testing.T) {
 				t.Errorf("callId %q empty or reused", id)
 			}
 			seen[id] = true
-			notes := a3wNotesOf(r.all(), "tools/details", id)
+			notes := initializeNotesOf(r.all(), "tools/details", id)
 			if len(notes) == 0 {
 				t.Fatalf("no tools/details with callId %q", id)
 			}
@@ -837,13 +837,13 @@ func TestInitializeDetailsBeforeReplyAndCallIDs(t *testing.T) {
 // Serial: the gaps are measured where the notes arrive, and neighbours
 // on a 2-core machine bunch them up.
 func TestInitializeProgress(t *testing.T) {
-	r, _ := a3wSession(t, nil, nil)
+	r, _ := initializeSession(t, nil, nil)
 	script := func(tag string) string {
 		return "for i in $(seq 1 30); do echo " + tag + "$i; sleep 0.03; done"
 	}
-	check := func(t *testing.T, callID, tag string, reply a3wFrame) {
+	check := func(t *testing.T, callID, tag string, reply initializeFrame) {
 		t.Helper()
-		notes := a3wNotesOf(r.all(), "tools/progress", callID)
+		notes := initializeNotesOf(r.all(), "tools/progress", callID)
 		if len(notes) < 3 {
 			t.Fatalf("%d tools/progress for %s over ~1 s of output, want several", len(notes), callID)
 		}
@@ -940,22 +940,22 @@ func TestInitializeMalformedNotificationsKeepTheSession(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, _ := a3wSession(t, map[string]string{"a.txt": "hello\n"}, nil)
+			r, _ := initializeSession(t, map[string]string{"a.txt": "hello\n"}, nil)
 			r.writeFrame([]byte(tc.body))
 			id := r.request("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}})
-			f, ok := r.reply(id, a3wTimeout)
+			f, ok := r.reply(id, initializeTimeout)
 			if !ok {
 				code := r.exitCode(time.Second)
 				t.Fatalf("after %s the session ended (exit code %d) without a reply to the next request", tc.body, code)
 			}
-			wantContains(t, "read after the bad notification", a3wText(f.result()), "hello")
+			wantContains(t, "read after the bad notification", initializeText(f.result()), "hello")
 		})
 	}
 }
 
 func TestInitializeCancel(t *testing.T) {
 	t.Parallel()
-	r, ws := a3wSession(t, nil, nil)
+	r, ws := initializeSession(t, nil, nil)
 	cancel := func(t *testing.T, id any, params map[string]any) {
 		t.Helper()
 		// Wait until the call is running: the server has taken it when a
@@ -1007,17 +1007,17 @@ func TestInitializeCancel(t *testing.T) {
 		if len(res) != 2 {
 			t.Fatalf("callBatch: %s", f.Raw)
 		}
-		wantContains(t, "read after bash in one batch", a3wText(res[1].(map[string]any)), "second")
+		wantContains(t, "read after bash in one batch", initializeText(res[1].(map[string]any)), "second")
 	})
 	t.Run("bash stops", func(t *testing.T) {
 		marker := fmt.Sprintf("%d.%d", 50+time.Now().Nanosecond()%40, time.Now().Nanosecond()%991+1000)
 		id := r.request("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep " + marker + "; touch bash-after.txt"}})
-		if !waitUntil(5*time.Second, func() bool { return len(a3wProcs(marker)) > 0 }) {
+		if !waitUntil(5*time.Second, func() bool { return len(initializeProcs(marker)) > 0 }) {
 			t.Fatalf("sleep never started")
 		}
 		cancel(t, id, nil)
-		if !waitUntil(4*time.Second, func() bool { return len(a3wProcs(marker)) == 0 }) {
-			t.Errorf("the cancelled command still runs: %v", a3wProcs(marker))
+		if !waitUntil(4*time.Second, func() bool { return len(initializeProcs(marker)) == 0 }) {
+			t.Errorf("the cancelled command still runs: %v", initializeProcs(marker))
 		}
 		if _, err := os.Stat(filepath.Join(ws, "bash-after.txt")); err == nil {
 			t.Errorf("the cancelled command went on")
@@ -1035,15 +1035,15 @@ func TestInitializeCancel(t *testing.T) {
 func TestInitializeConfirmWire(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"victim.txt": "keep\n"})
-	r := a3wStart(t, ws)
+	r := initializeStart(t, ws)
 	r.initialize(map[string]any{
 		"initializationOptions": map[string]any{"mode": "default"},
 		"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}},
 	})
-	ask := func(t *testing.T, callID string) (int, a3wFrame) {
+	ask := func(t *testing.T, callID string) (int, initializeFrame) {
 		t.Helper()
 		id := r.request("tools/call", map[string]any{"name": "bash", "callId": callID, "arguments": map[string]any{"command": "rm -f victim.txt"}})
-		q, ok := r.wait(a3wTimeout, func(f a3wFrame) bool {
+		q, ok := r.wait(initializeTimeout, func(f initializeFrame) bool {
 			return f.isRequest() && f.method() == "tools/confirm" && f.params()["callId"] == callID
 		})
 		if !ok {
@@ -1068,7 +1068,7 @@ func TestInitializeConfirmWire(t *testing.T) {
 			t.Errorf("cancelled call replied ok=%v %s, want -32800", ok, f.Raw)
 		}
 		qid := q.M["id"]
-		if _, ok := r.wait(5*time.Second, func(f a3wFrame) bool {
+		if _, ok := r.wait(5*time.Second, func(f initializeFrame) bool {
 			return f.method() == "$/cancelRequest" && fmt.Sprint(f.params()["id"]) == fmt.Sprint(qid)
 		}); !ok {
 			t.Errorf("no $/cancelRequest {id: %v} for the open tools/confirm", qid)
@@ -1082,7 +1082,7 @@ func TestInitializeConfirmWire(t *testing.T) {
 	t.Run("reject", func(t *testing.T) {
 		id, q := ask(t, "c-ask-reject")
 		r.respond(q.M["id"], map[string]any{"decision": "rejectOnce", "message": "not today"})
-		f, ok := r.reply(id, a3wTimeout)
+		f, ok := r.reply(id, initializeTimeout)
 		if !ok || f.M["error"] != nil {
 			t.Fatalf("rejected call: ok=%v %s, want a result", ok, f.Raw)
 		}
@@ -1090,7 +1090,7 @@ func TestInitializeConfirmWire(t *testing.T) {
 		if res["isError"] != true {
 			t.Errorf("rejected call isError = %v", res["isError"])
 		}
-		wantContains(t, "rejected call", a3wText(res), "denied by the user: not today")
+		wantContains(t, "rejected call", initializeText(res), "denied by the user: not today")
 		if res["callId"] != "c-ask-reject" {
 			t.Errorf("callId = %v", res["callId"])
 		}
@@ -1102,13 +1102,13 @@ func TestInitializeConfirmWire(t *testing.T) {
 
 func TestInitializeToolsListWire(t *testing.T) {
 	t.Parallel()
-	r, _ := a3wSession(t, map[string]string{"a.txt": "x\n"}, nil)
+	r, _ := initializeSession(t, map[string]string{"a.txt": "x\n"}, nil)
 	keys := func(m map[string]any) string {
 		var ks []string
 		for k := range m {
 			ks = append(ks, k)
 		}
-		a3wSortStrings(ks)
+		initializeSortStrings(ks)
 		return strings.Join(ks, ",")
 	}
 	formats := []struct {
@@ -1155,7 +1155,7 @@ func TestInitializeToolsListWire(t *testing.T) {
 			f := r.callT(t, "tools/list", p)
 			tools, _ := f.result()["tools"].([]any)
 			if len(tools) < 8 {
-				t.Fatalf("tools/list: %s", a3wHead(string(f.Raw), 500))
+				t.Fatalf("tools/list: %s", initializeHead(string(f.Raw), 500))
 			}
 			for _, x := range tools {
 				m, _ := x.(map[string]any)
@@ -1168,7 +1168,7 @@ func TestInitializeToolsListWire(t *testing.T) {
 			t.Errorf("tools/list params []: %s", f.Raw)
 		}
 		f := r.callT(t, "tools/call", map[string]any{"name": "ls", "arguments": []any{}})
-		if f.M["error"] != nil || f.result()["isError"] == true || !strings.Contains(a3wText(f.result()), "a.txt") {
+		if f.M["error"] != nil || f.result()["isError"] == true || !strings.Contains(initializeText(f.result()), "a.txt") {
 			t.Errorf("ls with arguments []: %s", f.Raw)
 		}
 		f = r.callT(t, "tools/callBatch", map[string]any{"calls": []any{map[string]any{"name": "ls", "arguments": []any{}}}})
@@ -1182,12 +1182,12 @@ func TestInitializeToolsListWire(t *testing.T) {
 			t.Errorf("successful result isError = %#v (present %v), want false", v, has)
 		}
 		if !bytes.Contains(f.Raw, []byte(`"isError":false`)) {
-			t.Errorf("isError:false not on the wire: %s", a3wHead(string(f.Raw), 300))
+			t.Errorf("isError:false not on the wire: %s", initializeHead(string(f.Raw), 300))
 		}
 	})
 }
 
-func a3wSortStrings(s []string) {
+func initializeSortStrings(s []string) {
 	for i := 1; i < len(s); i++ {
 		for j := i; j > 0 && s[j] < s[j-1]; j-- {
 			s[j], s[j-1] = s[j-1], s[j]
@@ -1195,11 +1195,11 @@ func a3wSortStrings(s []string) {
 	}
 }
 
-func a3wDoc(uri string, version int) map[string]any {
+func initializeDoc(uri string, version int) map[string]any {
 	return map[string]any{"uri": uri, "version": version}
 }
 
-func a3wRange(l1, c1, l2, c2 int) map[string]any {
+func initializeRange(l1, c1, l2, c2 int) map[string]any {
 	return map[string]any{"start": map[string]any{"line": l1, "character": c1}, "end": map[string]any{"line": l2, "character": c2}}
 }
 
@@ -1209,7 +1209,7 @@ func TestInitializeTextDocumentSync(t *testing.T) {
 	edit := func(old, nw string) map[string]any {
 		return map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": old, "newText": nw}}}
 	}
-	open := func(r *a3wRaw, ws, text string) string {
+	open := func(r *initializeRaw, ws, text string) string {
 		uri := fileURI(filepath.Join(ws, "a.txt"))
 		r.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "plaintext", "version": 1, "text": text}})
 		return uri
@@ -1217,22 +1217,22 @@ func TestInitializeTextDocumentSync(t *testing.T) {
 	diskOf := func(ws string) string { b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); return string(b) }
 
 	t.Run("without applyEdit", func(t *testing.T) {
-		r, ws := a3wSession(t, map[string]string{"a.txt": disk}, nil)
+		r, ws := initializeSession(t, map[string]string{"a.txt": disk}, nil)
 		uri := open(r, ws, "buffer one\ndisk two\n")
-		if text := a3wText(r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()); !strings.Contains(text, "buffer one") {
+		if text := initializeText(r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()); !strings.Contains(text, "buffer one") {
 			t.Errorf("read does not show the unsaved buffer: %s", text)
 		}
-		r.notify("textDocument/didChange", map[string]any{"textDocument": a3wDoc(uri, 2),
-			"contentChanges": []any{map[string]any{"range": a3wRange(1, 0, 1, 4), "text": "typed"}}})
-		if text := a3wText(r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()); !strings.Contains(text, "typed two") {
+		r.notify("textDocument/didChange", map[string]any{"textDocument": initializeDoc(uri, 2),
+			"contentChanges": []any{map[string]any{"range": initializeRange(1, 0, 1, 4), "text": "typed"}}})
+		if text := initializeText(r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()); !strings.Contains(text, "typed two") {
 			t.Errorf("read does not show the incremental change: %s", text)
 		}
 		r.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}})
 		res := r.toolCall(t, "edit", "", edit("typed two", "model two")).result()
 		if res["isError"] != true {
-			t.Errorf("edit of an unsaved document without applyEdit succeeded: %s", a3wText(res))
+			t.Errorf("edit of an unsaved document without applyEdit succeeded: %s", initializeText(res))
 		}
-		wantContains(t, "refusal", a3wText(res), "save")
+		wantContains(t, "refusal", initializeText(res), "save")
 		if diskOf(ws) != disk {
 			t.Errorf("disk changed: %q", diskOf(ws))
 		}
@@ -1242,20 +1242,20 @@ func TestInitializeTextDocumentSync(t *testing.T) {
 			}
 		}
 		r.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
-		if text := a3wText(r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()); !strings.Contains(text, "disk one") || strings.Contains(text, "typed") {
+		if text := initializeText(r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()); !strings.Contains(text, "disk one") || strings.Contains(text, "typed") {
 			t.Errorf("after didClose read does not show the disk: %s", text)
 		}
 	})
 
 	t.Run("with applyEdit", func(t *testing.T) {
-		r, ws := a3wSession(t, map[string]string{"a.txt": disk}, map[string]any{
+		r, ws := initializeSession(t, map[string]string{"a.txt": disk}, map[string]any{
 			"capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{"applyEdit": true}}},
 		})
 		uri := open(r, ws, "buffer one\ndisk two\n")
 		r.toolCall(t, "read", "", map[string]any{"path": "a.txt"})
 
 		id := r.request("tools/call", map[string]any{"name": "edit", "callId": "c-doc", "arguments": edit("buffer one", "model one")})
-		q, ok := r.wait(a3wTimeout, func(f a3wFrame) bool { return f.isRequest() && f.method() == "workspace/applyEdit" })
+		q, ok := r.wait(initializeTimeout, func(f initializeFrame) bool { return f.isRequest() && f.method() == "workspace/applyEdit" })
 		if !ok {
 			t.Fatalf("no workspace/applyEdit for an edit of an open document")
 		}
@@ -1274,21 +1274,21 @@ func TestInitializeTextDocumentSync(t *testing.T) {
 			t.Errorf("applyEdit edits give %q", got)
 		}
 		r.respond(q.M["id"], map[string]any{"applied": true})
-		r.notify("textDocument/didChange", map[string]any{"textDocument": a3wDoc(uri, 2),
+		r.notify("textDocument/didChange", map[string]any{"textDocument": initializeDoc(uri, 2),
 			"contentChanges": []any{map[string]any{"text": "model one\ndisk two\n"}}})
-		f, ok := r.reply(id, a3wTimeout)
+		f, ok := r.reply(id, initializeTimeout)
 		if !ok {
 			t.Fatalf("no reply to the edit")
 		}
 		res := f.result()
 		if res["isError"] == true {
-			t.Fatalf("edit through the editor failed: %s", a3wText(res))
+			t.Fatalf("edit through the editor failed: %s", initializeText(res))
 		}
-		wantContains(t, "edit result", a3wText(res), "in the editor (unsaved")
+		wantContains(t, "edit result", initializeText(res), "in the editor (unsaved")
 		if d, _ := res["details"].(map[string]any); d["inEditor"] != true || d["saved"] != false {
 			t.Errorf("details inEditor/saved = %v/%v, want true/false", d["inEditor"], d["saved"])
 		}
-		if n := a3wNotesOf(r.all(), "tools/details", "c-doc"); len(n) == 0 || n[0].Seq > f.Seq {
+		if n := initializeNotesOf(r.all(), "tools/details", "c-doc"); len(n) == 0 || n[0].Seq > f.Seq {
 			t.Errorf("tools/details missing or after the reply for an in-editor edit")
 		}
 		if diskOf(ws) != disk {
@@ -1298,44 +1298,44 @@ func TestInitializeTextDocumentSync(t *testing.T) {
 		// applied: false is an isError result with the editor's reason.
 		r.toolCall(t, "read", "", map[string]any{"path": "a.txt"})
 		id = r.request("tools/call", map[string]any{"name": "edit", "arguments": edit("model one", "again one")})
-		q, ok = r.wait(a3wTimeout, func(f a3wFrame) bool {
+		q, ok = r.wait(initializeTimeout, func(f initializeFrame) bool {
 			return f.isRequest() && f.method() == "workspace/applyEdit" && fmt.Sprint(f.M["id"]) != fmt.Sprint(q.M["id"])
 		})
 		if !ok {
 			t.Fatalf("no second workspace/applyEdit")
 		}
 		r.respond(q.M["id"], map[string]any{"applied": false, "failureReason": "document is read-only here"})
-		f, _ = r.reply(id, a3wTimeout)
+		f, _ = r.reply(id, initializeTimeout)
 		if f.result()["isError"] != true {
 			t.Errorf("applied:false gave a success: %s", f.Raw)
 		}
-		wantContains(t, "applied:false result", a3wText(f.result()), "document is read-only here")
+		wantContains(t, "applied:false result", initializeText(f.result()), "document is read-only here")
 		if diskOf(ws) != disk {
 			t.Errorf("disk written after applied:false: %q", diskOf(ws))
 		}
 
 		// The user types after the model's read: the next edit must re-read.
 		r.toolCall(t, "read", "", map[string]any{"path": "a.txt"})
-		r.notify("textDocument/didChange", map[string]any{"textDocument": a3wDoc(uri, 3),
-			"contentChanges": []any{map[string]any{"range": a3wRange(1, 0, 1, 0), "text": "user "}}})
+		r.notify("textDocument/didChange", map[string]any{"textDocument": initializeDoc(uri, 3),
+			"contentChanges": []any{map[string]any{"range": initializeRange(1, 0, 1, 0), "text": "user "}}})
 		res = r.toolCall(t, "edit", "", edit("model one", "third one")).result()
 		if res["isError"] != true {
-			t.Errorf("edit after the user typed succeeded: %s", a3wText(res))
+			t.Errorf("edit after the user typed succeeded: %s", initializeText(res))
 		}
-		wantContains(t, "guard", a3wText(res), "changed in the editor since you read it")
+		wantContains(t, "guard", initializeText(res), "changed in the editor since you read it")
 	})
 
 	t.Run("bad didChange drops the document with a warning", func(t *testing.T) {
-		r, ws := a3wSession(t, map[string]string{"a.txt": disk}, nil)
+		r, ws := initializeSession(t, map[string]string{"a.txt": disk}, nil)
 		uri := open(r, ws, "buffer one\n")
-		r.notify("textDocument/didChange", map[string]any{"textDocument": a3wDoc(uri, 2),
-			"contentChanges": []any{map[string]any{"range": a3wRange(40, 0, 41, 0), "text": "x"}}})
-		if _, ok := r.wait(a3wTimeout, func(f a3wFrame) bool {
+		r.notify("textDocument/didChange", map[string]any{"textDocument": initializeDoc(uri, 2),
+			"contentChanges": []any{map[string]any{"range": initializeRange(40, 0, 41, 0), "text": "x"}}})
+		if _, ok := r.wait(initializeTimeout, func(f initializeFrame) bool {
 			return f.method() == "window/logMessage" && f.params()["type"] == float64(2)
 		}); !ok {
 			t.Errorf("no window/logMessage warning for a didChange outside the text")
 		}
-		if text := a3wText(r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()); !strings.Contains(text, "disk one") {
+		if text := initializeText(r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()); !strings.Contains(text, "disk one") {
 			t.Errorf("after the dropped document read does not show the disk: %s", text)
 		}
 	})
@@ -1343,7 +1343,7 @@ func TestInitializeTextDocumentSync(t *testing.T) {
 
 func TestInitializeExternalChange(t *testing.T) {
 	t.Parallel()
-	r, ws := a3wSession(t, map[string]string{"read.txt": "v1\n", "unread.txt": "u1\n"}, nil)
+	r, ws := initializeSession(t, map[string]string{"read.txt": "v1\n", "unread.txt": "u1\n"}, nil)
 	r.toolCall(t, "read", "", map[string]any{"path": "read.txt"})
 	uri := fileURI(filepath.Join(ws, "read.txt"))
 	steps := []struct {
@@ -1364,7 +1364,7 @@ func TestInitializeExternalChange(t *testing.T) {
 			if err := st.do(); err != nil {
 				t.Fatal(err)
 			}
-			f, ok := r.wait(a3wTimeout, func(f a3wFrame) bool {
+			f, ok := r.wait(initializeTimeout, func(f initializeFrame) bool {
 				return f.Seq >= before && f.method() == "workspace/externalChange" && f.params()["kind"] == st.kind
 			})
 			if !ok {
@@ -1397,7 +1397,7 @@ func TestInitializeSharedRulesOnTheWire(t *testing.T) {
 	t.Parallel()
 	outside := resolvedWorkspace(t, map[string]string{"secret-outside.txt": "outside\n"})
 	big := numberedLines(2500, func(i int) string { return fmt.Sprintf("row %d", i) })
-	r, ws := a3wSession(t, map[string]string{"a.txt": "alpha\n", "sp ace.txt": "spaced\n", "big.txt": big}, nil)
+	r, ws := initializeSession(t, map[string]string{"a.txt": "alpha\n", "sp ace.txt": "spaced\n", "big.txt": big}, nil)
 	if err := os.Symlink(filepath.Join(outside, "secret-outside.txt"), filepath.Join(ws, "link.txt")); err != nil {
 		t.Fatal(err)
 	}
@@ -1420,7 +1420,7 @@ func TestInitializeSharedRulesOnTheWire(t *testing.T) {
 	for _, tc := range paths {
 		t.Run("path "+tc.name, func(t *testing.T) {
 			res := r.toolCall(t, "read", "", map[string]any{"path": tc.path}).result()
-			text := a3wText(res)
+			text := initializeText(res)
 			if tc.ok {
 				if res["isError"] == true || !strings.Contains(text, tc.want) {
 					t.Errorf("read %q: %s", tc.path, text)
@@ -1438,9 +1438,9 @@ func TestInitializeSharedRulesOnTheWire(t *testing.T) {
 
 	t.Run("truncation notice", func(t *testing.T) {
 		res := r.toolCall(t, "read", "", map[string]any{"path": "big.txt"}).result()
-		wantContains(t, "read big.txt", a3wText(res), "lines 1-1998 of 2500", "offset=1999")
+		wantContains(t, "read big.txt", initializeText(res), "lines 1-1998 of 2500", "offset=1999")
 		res = r.toolCall(t, "read", "", map[string]any{"path": "big.txt", "offset": 1999}).result()
-		text := a3wText(res)
+		text := initializeText(res)
 		wantContains(t, "read on", text, "row 1999", "row 2500")
 		if strings.Contains(text, "row 1998\n") {
 			t.Errorf("offset=1999 repeats line 1998")
@@ -1459,26 +1459,26 @@ func TestInitializeSharedRulesOnTheWire(t *testing.T) {
 		rd := r.toolCall(t, "read", "s-read", map[string]any{"path": "conf.txt"})
 		ed := r.toolCall(t, "edit", "s-edit", map[string]any{"path": "conf.txt", "edits": []any{map[string]any{"oldText": "token = " + gh, "newText": "token = " + gh + " # rotated"}}})
 		bs := r.toolCall(t, "bash", "s-bash", map[string]any{"command": "cat conf.txt; sleep 0.2; echo " + aws + "; sleep 0.2"})
-		for _, f := range append([]a3wFrame{rd, ed, bs}, r.all()[before:]...) {
+		for _, f := range append([]initializeFrame{rd, ed, bs}, r.all()[before:]...) {
 			for _, s := range []string{gh, aws} {
 				if bytes.Contains(f.Raw, []byte(s)) {
-					t.Errorf("secret %s… left the server in %s", s[:6], a3wHead(string(f.Raw), 400))
+					t.Errorf("secret %s… left the server in %s", s[:6], initializeHead(string(f.Raw), 400))
 				}
 			}
 		}
 		if ed.result()["isError"] == true {
-			t.Errorf("edit failed: %s", a3wText(ed.result()))
+			t.Errorf("edit failed: %s", initializeText(ed.result()))
 		}
 		// The masked text is still there, marked: nothing was dropped.
-		wantContains(t, "masked read", a3wText(rd.result()), "token = [REDACTED")
-		wantContains(t, "masked bash", a3wText(bs.result()), "[REDACTED")
+		wantContains(t, "masked read", initializeText(rd.result()), "token = [REDACTED")
+		wantContains(t, "masked bash", initializeText(bs.result()), "[REDACTED")
 	})
 }
 
 func TestInitializeListChanged(t *testing.T) {
 	t.Parallel()
 	def := `{"name": "frobnicate_widgets", "description": "Frobnicate the widgets of the project.", "inputSchema": {"type": "object", "properties": {"widget": {"type": "string"}}}, "command": "echo frob {{widget}}", "readOnly": true, "deferred": true}`
-	r, _ := a3wSession(t, map[string]string{".agentls/tools/frob.json": def}, nil)
+	r, _ := initializeSession(t, map[string]string{".agentls/tools/frob.json": def}, nil)
 	names := func() map[string]bool {
 		f := r.call("tools/list", map[string]any{})
 		out := map[string]bool{}
@@ -1508,8 +1508,8 @@ func TestInitializeListChanged(t *testing.T) {
 	}
 	before := len(r.all())
 	res := r.toolCall(t, "tool_search", "", map[string]any{"query": "frobnicate widgets"}).result()
-	wantContains(t, "tool_search", a3wText(res), "frobnicate_widgets")
-	n, ok := r.wait(a3wTimeout, func(f a3wFrame) bool { return f.Seq >= before && f.method() == "tools/listChanged" })
+	wantContains(t, "tool_search", initializeText(res), "frobnicate_widgets")
+	n, ok := r.wait(initializeTimeout, func(f initializeFrame) bool { return f.Seq >= before && f.method() == "tools/listChanged" })
 	if !ok {
 		t.Fatalf("no tools/listChanged after tool_search activated a tool")
 	}

@@ -21,14 +21,14 @@ func TestBackgroundJobsOverMCP(t *testing.T) {
 	changed := make(chan struct{}, 4)
 	var mu sync.Mutex
 	var progress []string
-	o := a15gOpts{root: ws, settings: a15gBypass}
+	o := goClientOpts{root: ws, settings: goClientBypass}
 	o.copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }
 	o.copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 		mu.Lock()
 		progress = append(progress, r.Params.Message)
 		mu.Unlock()
 	}
-	c := a15gConnect(t, ctx, o)
+	c := goClientConnect(t, ctx, o)
 	list, err := c.s.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestBackgroundJobsOverMCP(t *testing.T) {
 			t.Fatalf("%s listed before any job", tl.Name)
 		}
 	}
-	res, text := a15gCall(t, ctx, c.s, "bash", map[string]any{"command": "sleep 1.5; echo first; sleep 0.5; echo ready now; sleep 60", "run_in_background": true})
+	res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "sleep 1.5; echo first; sleep 0.5; echo ready now; sleep 60", "run_in_background": true})
 	if res.IsError || !strings.Contains(text, "job-1 is running in the background") {
 		t.Fatalf("start: %s", text)
 	}
@@ -61,8 +61,8 @@ func TestBackgroundJobsOverMCP(t *testing.T) {
 	p := &mcp.CallToolParams{Name: "bash_output", Arguments: map[string]any{"job": "job-1", "wait": 10, "filter": "ready"}}
 	p.SetProgressToken("jobs-tok")
 	out, err := c.s.CallTool(ctx, p)
-	if err != nil || !strings.HasPrefix(a15gText(out), "ready now\n") {
-		t.Fatalf("bash_output: %v %s", err, a15gText(out))
+	if err != nil || !strings.HasPrefix(goClientText(out), "ready now\n") {
+		t.Fatalf("bash_output: %v %s", err, goClientText(out))
 	}
 	mu.Lock()
 	got := strings.Join(progress, "|")
@@ -70,7 +70,7 @@ func TestBackgroundJobsOverMCP(t *testing.T) {
 	if !strings.Contains(got, "first") {
 		t.Errorf("no progress while bash_output waited: %q", got)
 	}
-	_, killed := a15gCall(t, ctx, c.s, "bash_kill", map[string]any{"job": "job-1"})
+	_, killed := goClientCall(t, ctx, c.s, "bash_kill", map[string]any{"job": "job-1"})
 	if !strings.Contains(killed, "job-1 stopped: killed by SIGTERM") {
 		t.Errorf("bash_kill: %s", killed)
 	}

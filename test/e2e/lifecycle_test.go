@@ -21,8 +21,8 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a2cStart starts agentls on root and initializes it with params (nil: defaults).
-func a2cStart(t *testing.T, root string, params map[string]any, env ...string) (*harness.Client, context.Context) {
+// lifecycleStart starts agentls on root and initializes it with params (nil: defaults).
+func lifecycleStart(t *testing.T, root string, params map[string]any, env ...string) (*harness.Client, context.Context) {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: root, Env: env})
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
@@ -31,18 +31,18 @@ func a2cStart(t *testing.T, root string, params map[string]any, env ...string) (
 	return c, ctx
 }
 
-// a2cRaw is a hand-framed JSON-RPC connection to agentls, for what the
+// lifecycleRaw is a hand-framed JSON-RPC connection to agentls, for what the
 // jsonrpc2 client hides: request ids, raw bytes, reply codes after a cancel.
-type a2cRaw struct{ *rawClient[map[string]any] }
+type lifecycleRaw struct{ *rawClient[map[string]any] }
 
-func a2cStartRaw(t *testing.T, root string, env ...string) *a2cRaw {
+func lifecycleStartRaw(t *testing.T, root string, env ...string) *lifecycleRaw {
 	t.Helper()
-	return &a2cRaw{startRaw(t, []string{"--root", root}, env, a2cReadFrames)}
+	return &lifecycleRaw{startRaw(t, []string{"--root", root}, env, lifecycleReadFrames)}
 }
 
-// a2cReadFrames parses stdout, noting header lines other than
+// lifecycleReadFrames parses stdout, noting header lines other than
 // Content-Length and Content-Type and bodies that are not JSON.
-func a2cReadFrames(br *bufio.Reader, r *rawClient[map[string]any]) {
+func lifecycleReadFrames(br *bufio.Reader, r *rawClient[map[string]any]) {
 	for {
 		n := -1
 		for {
@@ -80,14 +80,14 @@ func a2cReadFrames(br *bufio.Reader, r *rawClient[map[string]any]) {
 	}
 }
 
-func (r *a2cRaw) sendBytes(body []byte) {
+func (r *lifecycleRaw) sendBytes(body []byte) {
 	r.t.Helper()
 	if err := r.writeFrame(body); err != nil {
 		r.t.Fatalf("write frame: %v", err)
 	}
 }
 
-func (r *a2cRaw) send(id any, method string, params any) {
+func (r *lifecycleRaw) send(id any, method string, params any) {
 	r.t.Helper()
 	m := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
 	if id != nil {
@@ -100,7 +100,7 @@ func (r *a2cRaw) send(id any, method string, params any) {
 	r.sendBytes(b)
 }
 
-func (r *a2cRaw) reply(id float64, timeout time.Duration) (map[string]any, bool) {
+func (r *lifecycleRaw) reply(id float64, timeout time.Duration) (map[string]any, bool) {
 	return r.wait(timeout, func(f map[string]any) bool {
 		v, ok := f["id"].(float64)
 		_, hasMethod := f["method"]
@@ -108,7 +108,7 @@ func (r *a2cRaw) reply(id float64, timeout time.Duration) (map[string]any, bool)
 	})
 }
 
-func (r *a2cRaw) initialize() {
+func (r *lifecycleRaw) initialize() {
 	r.t.Helper()
 	r.send(0, "initialize", map[string]any{"capabilities": map[string]any{}})
 	if f, ok := r.reply(0, 20*time.Second); !ok || f["error"] != nil {
@@ -117,7 +117,7 @@ func (r *a2cRaw) initialize() {
 	r.send(nil, "initialized", map[string]any{})
 }
 
-func a2cResultText(f map[string]any) string {
+func lifecycleResultText(f map[string]any) string {
 	res, _ := f["result"].(map[string]any)
 	parts, _ := res["content"].([]any)
 	var sb strings.Builder
@@ -186,7 +186,7 @@ func TestLifecycleTwoHundredCallsAndCancel(t *testing.T) {
 		files[fmt.Sprintf("f%03d.txt", i)] = fmt.Sprintf("content-%03d\n", i)
 	}
 	ws := resolvedWorkspace(t, files)
-	r := a2cStartRaw(t, ws)
+	r := lifecycleStartRaw(t, ws)
 	r.initialize()
 
 	r.send(1000, "tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}, "callId": "blocker"})
@@ -221,14 +221,14 @@ func TestLifecycleTwoHundredCallsAndCancel(t *testing.T) {
 			t.Fatalf("no reply to call %d", i+1)
 		}
 		want := fmt.Sprintf("f%03d.txt, lines 1-1 of 1\n     1→content-%03d", i, i)
-		if got := a2cResultText(f); !strings.Contains(got, want) {
+		if got := lifecycleResultText(f); !strings.Contains(got, want) {
 			t.Errorf("call %d: got %q, want %q", i+1, got, want)
 		}
 	}
 }
 
-// a2cProcs lists pids whose command line contains arg.
-func a2cProcs(arg string) []int {
+// lifecycleProcs lists pids whose command line contains arg.
+func lifecycleProcs(arg string) []int {
 	ents, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range ents {
@@ -247,7 +247,7 @@ func a2cProcs(arg string) []int {
 func TestLifecycleClosingStdinCancelsAndExits(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
-	c, ctx := a2cStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
+	c, ctx := lifecycleStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	// A running command shows that the call's context really is cancelled.
 	const marker = "317.913"
 	go c.TryCallTool(ctx, "bash", map[string]any{"command": "sleep " + marker})
@@ -257,7 +257,7 @@ func TestLifecycleClosingStdinCancelsAndExits(t *testing.T) {
 	}); !ok {
 		t.Fatal("test_block never started")
 	}
-	if !waitUntil(10*time.Second, func() bool { return len(a2cProcs(marker)) > 0 }) {
+	if !waitUntil(10*time.Second, func() bool { return len(lifecycleProcs(marker)) > 0 }) {
 		t.Fatal("bash command never started")
 	}
 	closed := time.Now()
@@ -268,7 +268,7 @@ func TestLifecycleClosingStdinCancelsAndExits(t *testing.T) {
 	if took := time.Since(closed); took > time.Second {
 		t.Errorf("process exited %v after stdin closed, want within 1 s", took)
 	}
-	if pids := a2cProcs(marker); len(pids) > 0 {
+	if pids := lifecycleProcs(marker); len(pids) > 0 {
 		for _, p := range pids {
 			if pr, err := os.FindProcess(p); err == nil {
 				pr.Kill()
@@ -284,7 +284,7 @@ func TestLifecycleInvalidUTF8OnTheWire(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "name\xff.txt"), []byte("odd name\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := a2cStartRaw(t, ws)
+	r := lifecycleStartRaw(t, ws)
 	r.initialize()
 
 	r.send(1, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "bad.txt"}})
@@ -292,7 +292,7 @@ func TestLifecycleInvalidUTF8OnTheWire(t *testing.T) {
 	if !ok {
 		t.Fatal("no reply to read of an invalid UTF-8 file")
 	}
-	text := a2cResultText(f)
+	text := lifecycleResultText(f)
 	wantContains(t, "read bad.txt", text, "caf\uFFFD au lait", "\uFFFD end")
 	if !regexp.MustCompile(`(?i)utf-?8`).MatchString(text) {
 		t.Errorf("read of invalid UTF-8: no note about it (docs/tools.md: shown with U+FFFD and a note):\n%s", text)
@@ -307,11 +307,11 @@ func TestLifecycleInvalidUTF8OnTheWire(t *testing.T) {
 	}
 	// A directory listing with a non-UTF-8 file name.
 	r.send(3, "tools/call", map[string]any{"name": "ls", "arguments": map[string]any{}})
-	if f, ok := r.reply(3, 10*time.Second); !ok || !strings.Contains(a2cResultText(f), "ok.txt") {
+	if f, ok := r.reply(3, 10*time.Second); !ok || !strings.Contains(lifecycleResultText(f), "ok.txt") {
 		t.Errorf("ls with a non-UTF-8 name: %v", f)
 	}
 	r.send(4, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "ok.txt"}})
-	if f, ok := r.reply(4, 10*time.Second); !ok || !strings.Contains(a2cResultText(f), "1→fine") {
+	if f, ok := r.reply(4, 10*time.Second); !ok || !strings.Contains(lifecycleResultText(f), "1→fine") {
 		t.Errorf("connection did not survive: %v", f)
 	}
 	if bad := r.badFrames(); len(bad) > 0 {
@@ -322,7 +322,7 @@ func TestLifecycleInvalidUTF8OnTheWire(t *testing.T) {
 func TestLifecycleStdoutCarriesOnlyFrames(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
-	r := a2cStartRaw(t, ws, "AGENTLS_LOG_LEVEL=debug")
+	r := lifecycleStartRaw(t, ws, "AGENTLS_LOG_LEVEL=debug")
 	r.initialize()
 	for i, call := range []map[string]any{
 		{"name": "read", "arguments": map[string]any{"path": "a.txt"}},
@@ -343,7 +343,7 @@ func TestLifecycleStdoutCarriesOnlyFrames(t *testing.T) {
 		t.Errorf("tools/list with params []: %v", f)
 	}
 	r.send(11, "tools/call", map[string]any{"name": "ls", "arguments": []any{}})
-	if f, ok := r.reply(11, 10*time.Second); !ok || !strings.Contains(a2cResultText(f), "a.txt") {
+	if f, ok := r.reply(11, 10*time.Second); !ok || !strings.Contains(lifecycleResultText(f), "a.txt") {
 		t.Errorf("ls with arguments []: %v", f)
 	}
 	r.send(12, "shutdown", nil)
@@ -366,7 +366,7 @@ func TestLifecycleInputNormalizationAndErrors(t *testing.T) {
 		fmt.Fprintf(&twenty, "line %d\n", i)
 	}
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": twenty.String(), "g.txt": "Hello World\n"})
-	c, ctx := a2cStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
+	c, ctx := lifecycleStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
 
 	cases := []struct {
 		name    string
@@ -442,8 +442,8 @@ func TestLifecycleInputNormalizationAndErrors(t *testing.T) {
 	}
 }
 
-// a2cWalkSchema reports null unions, type arrays and $refs anywhere in a schema.
-func a2cWalkSchema(t *testing.T, where string, v any) {
+// lifecycleWalkSchema reports null unions, type arrays and $refs anywhere in a schema.
+func lifecycleWalkSchema(t *testing.T, where string, v any) {
 	t.Helper()
 	switch x := v.(type) {
 	case map[string]any:
@@ -465,11 +465,11 @@ func a2cWalkSchema(t *testing.T, where string, v any) {
 			case "nullable":
 				t.Errorf("%s: nullable", where)
 			}
-			a2cWalkSchema(t, where+"."+k, sub)
+			lifecycleWalkSchema(t, where+"."+k, sub)
 		}
 	case []any:
 		for i, sub := range x {
-			a2cWalkSchema(t, fmt.Sprintf("%s[%d]", where, i), sub)
+			lifecycleWalkSchema(t, fmt.Sprintf("%s[%d]", where, i), sub)
 		}
 	}
 }
@@ -477,7 +477,7 @@ func a2cWalkSchema(t *testing.T, where string, v any) {
 func TestLifecycleToolsListFormats(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, nil)
-	c, ctx := a2cStart(t, ws, nil)
+	c, ctx := lifecycleStart(t, ws, nil)
 	list := func(params any) []map[string]any {
 		t.Helper()
 		var res struct {
@@ -517,7 +517,7 @@ func TestLifecycleToolsListFormats(t *testing.T) {
 		if schema["type"] != "object" {
 			t.Errorf("mcp %s: inputSchema type %v", name, schema["type"])
 		}
-		a2cWalkSchema(t, "mcp "+name, schema)
+		lifecycleWalkSchema(t, "mcp "+name, schema)
 		ann, _ := tool["annotations"].(map[string]any)
 		for _, k := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
 			if _, ok := ann[k].(bool); !ok {
@@ -561,7 +561,7 @@ func TestLifecycleToolsListFormats(t *testing.T) {
 		if p["type"] != "object" {
 			t.Errorf("openai %s: parameters %v", name, p)
 		}
-		a2cWalkSchema(t, "openai "+name, p)
+		lifecycleWalkSchema(t, "openai "+name, p)
 	}
 	checkNames("openai", names)
 
@@ -578,7 +578,7 @@ func TestLifecycleToolsListFormats(t *testing.T) {
 				t.Errorf("anthropic %s: extra key %q would be rejected by the API", name, k)
 			}
 		}
-		a2cWalkSchema(t, "anthropic "+name, s)
+		lifecycleWalkSchema(t, "anthropic "+name, s)
 	}
 	checkNames("anthropic", names)
 
@@ -621,7 +621,7 @@ func TestLifecycleCLI(t *testing.T) {
 func TestLifecyclePanicIsAResult(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
-	c, ctx := a2cStart(t, ws, nil)
+	c, ctx := lifecycleStart(t, ws, nil)
 	r, err := c.TryCallTool(ctx, "test_panic", map[string]any{})
 	if err != nil || !r.IsError || !strings.Contains(r.Text(), "test_panic") {
 		t.Errorf("panic: %+v %v", r, err)
@@ -634,7 +634,7 @@ func TestLifecyclePanicIsAResult(t *testing.T) {
 func TestLifecycleCallIDAndDetails(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
-	c, ctx := a2cStart(t, ws, nil)
+	c, ctx := lifecycleStart(t, ws, nil)
 	var r harness.Result
 	if err := c.Call(ctx, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}, "callId": "mine-7"}, &r); err != nil {
 		t.Fatal(err)
@@ -658,7 +658,7 @@ func TestLifecycleCallIDAndDetails(t *testing.T) {
 func TestLifecycleCallBatch(t *testing.T) {
 	// Not parallel: it times calls running side by side, which busy neighbours on 2 cores stretch.
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
-	c, ctx := a2cStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
+	c, ctx := lifecycleStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	type batch struct {
 		Results []harness.Result `json:"results"`
 	}
@@ -731,7 +731,7 @@ func TestLifecycleInitializeParams(t *testing.T) {
 	other := resolvedWorkspace(t, map[string]string{"x.txt": "x\n"})
 
 	t.Run("workspaceFolders win over --root", func(t *testing.T) {
-		c, ctx := a2cStart(t, other, map[string]any{"workspaceFolders": []any{
+		c, ctx := lifecycleStart(t, other, map[string]any{"workspaceFolders": []any{
 			map[string]any{"uri": "file://" + ws1, "name": "one"},
 			map[string]any{"uri": "file://" + ws2, "name": "two"},
 		}})
@@ -746,13 +746,13 @@ func TestLifecycleInitializeParams(t *testing.T) {
 		}
 	})
 	t.Run("rootUri", func(t *testing.T) {
-		c, ctx := a2cStart(t, other, map[string]any{"rootUri": "file://" + ws2})
+		c, ctx := lifecycleStart(t, other, map[string]any{"rootUri": "file://" + ws2})
 		if r := c.CallTool(ctx, "read", map[string]any{"path": "two.txt"}); r.IsError {
 			t.Errorf("rootUri ignored: %s", r.Text())
 		}
 	})
 	t.Run("didChangeWorkspaceFolders", func(t *testing.T) {
-		c, ctx := a2cStart(t, other, map[string]any{"workspaceFolders": []any{map[string]any{"uri": "file://" + ws1, "name": "one"}}})
+		c, ctx := lifecycleStart(t, other, map[string]any{"workspaceFolders": []any{map[string]any{"uri": "file://" + ws1, "name": "one"}}})
 		p := filepath.Join(ws2, "two.txt")
 		if r := c.CallTool(ctx, "read", map[string]any{"path": p}); !r.IsError {
 			t.Fatalf("folder not yet added is readable: %s", r.Text())
@@ -811,9 +811,9 @@ func TestLifecycleInitializeParams(t *testing.T) {
 	})
 }
 
-// a2cPathFixture builds <dir>/ws (the workspace) next to <dir>/ws2, a sibling
+// lifecyclePathFixture builds <dir>/ws (the workspace) next to <dir>/ws2, a sibling
 // whose name has the workspace's name as a prefix, holding a secret.
-func a2cPathFixture(t *testing.T) (ws, sibling string) {
+func lifecyclePathFixture(t *testing.T) (ws, sibling string) {
 	t.Helper()
 	dir := resolvedWorkspace(t, map[string]string{
 		"ws/in.txt":      "inside\n",
@@ -846,8 +846,8 @@ func a2cPathFixture(t *testing.T) (ws, sibling string) {
 
 func TestLifecyclePathResolverRefusesHostileInputs(t *testing.T) {
 	t.Parallel()
-	ws, sibling := a2cPathFixture(t)
-	c, ctx := a2cStart(t, ws, nil)
+	ws, sibling := lifecyclePathFixture(t)
+	c, ctx := lifecycleStart(t, ws, nil)
 	const (
 		climb   = `(?i)\.\.|outside`
 		outside = `(?i)outside`
@@ -961,7 +961,7 @@ func TestLifecyclePathResolverRefusesHostileInputs(t *testing.T) {
 	})
 }
 
-var a2cHeader = regexp.MustCompile(`(?m)^(\S+), lines (\d+)-(\d+) of (\d+)`)
+var lifecycleHeader = regexp.MustCompile(`(?m)^(\S+), lines (\d+)-(\d+) of (\d+)`)
 
 func TestLifecycleRead(t *testing.T) {
 	t.Parallel()
@@ -974,7 +974,7 @@ func TestLifecycleRead(t *testing.T) {
 		"bom.txt":       "\xef\xbb\xbfhello bom\nsecond\n",
 		"tabs.txt":      "\tindented  \nx\n",
 	})
-	c, ctx := a2cStart(t, ws, nil)
+	c, ctx := lifecycleStart(t, ws, nil)
 	read := func(args map[string]any) harness.Result {
 		t.Helper()
 		return c.CallTool(ctx, "read", args)
@@ -1007,7 +1007,7 @@ func TestLifecycleRead(t *testing.T) {
 	})
 	t.Run("500 lines of 210 bytes cut by bytes", func(t *testing.T) {
 		r := read(map[string]any{"path": "wide.txt"})
-		m := a2cHeader.FindStringSubmatch(r.Text())
+		m := lifecycleHeader.FindStringSubmatch(r.Text())
 		if m == nil {
 			t.Fatalf("no header:\n%.300s", r.Text())
 		}
@@ -1072,7 +1072,7 @@ func TestLifecycleRead(t *testing.T) {
 func TestLifecycleCancelBatch(t *testing.T) {
 	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
-	r := a2cStartRaw(t, ws)
+	r := lifecycleStartRaw(t, ws)
 	r.initialize()
 	r.send(7, "tools/callBatch", map[string]any{"calls": []any{
 		map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}},
@@ -1094,7 +1094,7 @@ func TestLifecycleCancelBatch(t *testing.T) {
 		t.Errorf("cancelled batch replied after %v, want within 100 ms", took)
 	}
 	r.send(8, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}})
-	if f, ok := r.reply(8, 10*time.Second); !ok || !strings.Contains(a2cResultText(f), "1→a") {
+	if f, ok := r.reply(8, 10*time.Second); !ok || !strings.Contains(lifecycleResultText(f), "1→a") {
 		t.Errorf("server unusable after a cancelled batch: %v", f)
 	}
 }
@@ -1118,7 +1118,7 @@ func TestLifecycleLogFlags(t *testing.T) {
 func TestLifecycleNumericEdgeCases(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"three.txt": "one\ntwo\nthree\n"})
-	c, ctx := a2cStart(t, ws, nil)
+	c, ctx := lifecycleStart(t, ws, nil)
 	for _, tc := range []struct {
 		name  string
 		args  map[string]any
@@ -1152,7 +1152,7 @@ func TestLifecycleNumericEdgeCases(t *testing.T) {
 func TestLifecycleReadCutsCharactersNotBytes(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"multi.txt": strings.Repeat("é", 2500) + "\n"})
-	c, ctx := a2cStart(t, ws, nil)
+	c, ctx := lifecycleStart(t, ws, nil)
 	r := c.CallTool(ctx, "read", map[string]any{"path": "multi.txt"})
 	line := strings.Split(r.Text(), "\n")[1]
 	if !strings.HasPrefix(line, "     1→"+strings.Repeat("é", 2000)) || strings.Contains(line, strings.Repeat("é", 2001)) {

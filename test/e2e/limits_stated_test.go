@@ -26,9 +26,9 @@ import (
 	"go.lsp.dev/jsonrpc2"
 )
 
-// a13lStart starts agentls on ws and initializes it with the given
+// limitsStart starts agentls on ws and initializes it with the given
 // initializationOptions (nil for none).
-func a13lStart(t *testing.T, ws string, opts map[string]any) (*harness.Client, context.Context) {
+func limitsStart(t *testing.T, ws string, opts map[string]any) (*harness.Client, context.Context) {
 	t.Helper()
 	p := map[string]any{}
 	if opts != nil {
@@ -37,8 +37,8 @@ func a13lStart(t *testing.T, ws string, opts map[string]any) (*harness.Client, c
 	return startIn(t, ws, p)
 }
 
-// a13lInitErr sends initialize with opts and returns the protocol error.
-func a13lInitErr(t *testing.T, ws string, opts map[string]any) (*harness.Client, error) {
+// limitsInitErr sends initialize with opts and returns the protocol error.
+func limitsInitErr(t *testing.T, ws string, opts map[string]any) (*harness.Client, error) {
 	t.Helper()
 	ctx := testCtx(t, 20*time.Second)
 	c := harness.Start(t, harness.Options{Root: ws})
@@ -47,8 +47,8 @@ func a13lInitErr(t *testing.T, ws string, opts map[string]any) (*harness.Client,
 	return c, err
 }
 
-// a13lTools returns name → tool (mcp format, deferred included).
-func a13lTools(t *testing.T, ctx context.Context, c *harness.Client) map[string]map[string]any {
+// limitsTools returns name → tool (mcp format, deferred included).
+func limitsTools(t *testing.T, ctx context.Context, c *harness.Client) map[string]map[string]any {
 	t.Helper()
 	var res struct {
 		Tools []map[string]any `json:"tools"`
@@ -63,14 +63,14 @@ func a13lTools(t *testing.T, ctx context.Context, c *harness.Client) map[string]
 	return out
 }
 
-var a13lNumRe = regexp.MustCompile(`\b(\d[\d,]*\d|\d)\b`)
+var limitsNumRe = regexp.MustCompile(`\b(\d[\d,]*\d|\d)\b`)
 
-// a13lNumbers returns every number in the tool's description and schema
+// limitsNumbers returns every number in the tool's description and schema
 // (numeric keywords and numbers inside any string), with where it was seen.
-func a13lNumbers(tool map[string]any) map[int][]string {
+func limitsNumbers(tool map[string]any) map[int][]string {
 	out := map[int][]string{}
 	addText := func(where, s string) {
-		for _, m := range a13lNumRe.FindAllString(s, -1) {
+		for _, m := range limitsNumRe.FindAllString(s, -1) {
 			n, err := strconv.Atoi(strings.ReplaceAll(m, ",", ""))
 			if err == nil {
 				out[n] = append(out[n], where)
@@ -99,7 +99,7 @@ func a13lNumbers(tool map[string]any) map[int][]string {
 	return out
 }
 
-func a13lSchemaNum(t *testing.T, tool map[string]any, prop, key string) (int, bool) {
+func limitsSchemaNum(t *testing.T, tool map[string]any, prop, key string) (int, bool) {
 	t.Helper()
 	props, _ := tool["inputSchema"].(map[string]any)["properties"].(map[string]any)
 	p, _ := props[prop].(map[string]any)
@@ -107,13 +107,13 @@ func a13lSchemaNum(t *testing.T, tool map[string]any, prop, key string) (int, bo
 	return int(v), ok
 }
 
-func a13lPropDesc(tool map[string]any, prop string) string {
+func limitsPropDesc(tool map[string]any, prop string) string {
 	props, _ := tool["inputSchema"].(map[string]any)["properties"].(map[string]any)
 	p, _ := props[prop].(map[string]any)
 	return fmt.Sprint(p["description"])
 }
 
-func a13lWrite(t *testing.T, path, content string) {
+func limitsWrite(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func a13lWrite(t *testing.T, path, content string) {
 	}
 }
 
-func a13lLines(n int, f func(i int) string) string {
+func limitsLines(n int, f func(i int) string) string {
 	var b strings.Builder
 	for i := 1; i <= n; i++ {
 		b.WriteString(f(i))
@@ -132,35 +132,35 @@ func a13lLines(n int, f func(i int) string) string {
 	return b.String()
 }
 
-func a13lMust(t *testing.T, r harness.Result, wantErr bool, subs ...string) {
+func limitsMust(t *testing.T, r harness.Result, wantErr bool, subs ...string) {
 	t.Helper()
 	if r.IsError != wantErr {
-		t.Errorf("isError = %v, want %v; text:\n%s", r.IsError, wantErr, a13lHead(r.Text()))
+		t.Errorf("isError = %v, want %v; text:\n%s", r.IsError, wantErr, limitsHead(r.Text()))
 	}
 	for _, s := range subs {
 		if !strings.Contains(r.Text(), s) {
-			t.Errorf("text lacks %q; text:\n%s", s, a13lHead(r.Text()))
+			t.Errorf("text lacks %q; text:\n%s", s, limitsHead(r.Text()))
 		}
 	}
 }
 
-func a13lHead(s string) string {
+func limitsHead(s string) string {
 	if len(s) > 1500 {
 		return s[:700] + "\n…\n" + s[len(s)-700:]
 	}
 	return s
 }
 
-// a13lCustom is a small value for every key docs/protocol.md lists.
-var a13lCustom = map[string]any{
+// limitsCustom is a small value for every key docs/protocol.md lists.
+var limitsCustom = map[string]any{
 	"readLines": 37, "readBytes": 4321, "readLineChars": 43, "lsEntries": 7,
 	"grepMatches": 9, "grepLineChars": 47, "grepBytes": 4444, "findPaths": 11,
 	"bashTimeout": 3, "bashMaxTimeout": 17, "bashLines": 23, "bashBytes": 4567,
 }
 
-// a13lCheckCustomDescriptions: the custom numbers are stated, and no
+// limitsCheckCustomDescriptions: the custom numbers are stated, and no
 // default number of a changed limit appears in any description or schema.
-func a13lCheckCustomDescriptions(t *testing.T, tools map[string]map[string]any, lim map[string]int) {
+func limitsCheckCustomDescriptions(t *testing.T, tools map[string]map[string]any, lim map[string]int) {
 	t.Helper()
 	type want struct {
 		tool  string
@@ -178,7 +178,7 @@ func a13lCheckCustomDescriptions(t *testing.T, tools map[string]map[string]any, 
 		if !set {
 			continue
 		}
-		nums := a13lNumbers(tools[w.tool])
+		nums := limitsNumbers(tools[w.tool])
 		if _, ok := nums[n]; !ok {
 			t.Errorf("%s: custom %s=%d not stated anywhere", w.tool, w.key, n)
 		}
@@ -189,12 +189,12 @@ func a13lCheckCustomDescriptions(t *testing.T, tools map[string]map[string]any, 
 		}
 	}
 	if max, set := lim["bashMaxTimeout"]; set {
-		if got, ok := a13lSchemaNum(t, tools["bash"], "timeout", "maximum"); !ok || got != max {
+		if got, ok := limitsSchemaNum(t, tools["bash"], "timeout", "maximum"); !ok || got != max {
 			t.Errorf("bash timeout schema maximum = %d (%v), want %d", got, ok, max)
 		}
 	}
 	if n, set := lim["readLines"]; set {
-		if d := a13lPropDesc(tools["read"], "limit"); !strings.Contains(d, strconv.Itoa(n)) {
+		if d := limitsPropDesc(tools["read"], "limit"); !strings.Contains(d, strconv.Itoa(n)) {
 			t.Errorf("read.limit description %q lacks %d", d, n)
 		}
 	}
@@ -203,13 +203,13 @@ func a13lCheckCustomDescriptions(t *testing.T, tools map[string]map[string]any, 
 		tool string
 		max  int
 	}{{"ls", 5000}, {"grep", 1000}, {"find", 10000}} {
-		if got, _ := a13lSchemaNum(t, tools[tc.tool], "limit", "maximum"); got != tc.max {
+		if got, _ := limitsSchemaNum(t, tools[tc.tool], "limit", "maximum"); got != tc.max {
 			t.Errorf("%s limit maximum = %d, want %d", tc.tool, got, tc.max)
 		}
 	}
 }
 
-func a13lInts(m map[string]any) map[string]int {
+func limitsInts(m map[string]any) map[string]int {
 	out := map[string]int{}
 	for k, v := range m {
 		out[k] = v.(int)
@@ -231,30 +231,30 @@ func TestLimitsCustomStatedAndEnforced(t *testing.T) {
 		"find": map[string]any{"paths": 11},
 		"bash": map[string]any{"timeout": 3, "maxTimeout": 17, "lines": 23, "bytes": 4567},
 	}
-	settings, _ := json.Marshal(map[string]any{"limits": a13lCustom})
+	settings, _ := json.Marshal(map[string]any{"limits": limitsCustom})
 	for _, tc := range []struct {
 		name     string
 		opts     map[string]any
 		settings string
 		want     map[string]int
 	}{
-		{"initialization options", map[string]any{"limits": a13lCustom}, "", a13lInts(a13lCustom)},
-		{"grouped initialization options", map[string]any{"limits": grouped}, "", a13lInts(a13lCustom)},
-		{"settings file", nil, string(settings), a13lInts(a13lCustom)},
+		{"initialization options", map[string]any{"limits": limitsCustom}, "", limitsInts(limitsCustom)},
+		{"grouped initialization options", map[string]any{"limits": grouped}, "", limitsInts(limitsCustom)},
+		{"settings file", nil, string(settings), limitsInts(limitsCustom)},
 		{"bytes alone", map[string]any{"limits": map[string]any{"readBytes": 4321, "grepBytes": 4444}}, "", map[string]int{"readBytes": 4321, "grepBytes": 4444}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ws := t.TempDir()
-			a13lWrite(t, filepath.Join(ws, "l38"), a13lLines(38, strconv.Itoa))
+			limitsWrite(t, filepath.Join(ws, "l38"), limitsLines(38, strconv.Itoa))
 			if tc.settings != "" {
-				a13lWrite(t, filepath.Join(ws, ".agentls/settings.json"), tc.settings)
+				limitsWrite(t, filepath.Join(ws, ".agentls/settings.json"), tc.settings)
 			}
-			c, ctx := a13lStart(t, ws, tc.opts)
-			a13lCheckCustomDescriptions(t, a13lTools(t, ctx, c), tc.want)
+			c, ctx := limitsStart(t, ws, tc.opts)
+			limitsCheckCustomDescriptions(t, limitsTools(t, ctx, c), tc.want)
 			if _, set := tc.want["readLines"]; set {
 				r := c.CallTool(ctx, "read", map[string]any{"path": "l38"})
-				a13lMust(t, r, false, "lines 1-35 of 38", "offset=36", "37 lines")
+				limitsMust(t, r, false, "lines 1-35 of 38", "offset=36", "37 lines")
 			}
 		})
 	}
@@ -266,16 +266,16 @@ func TestLimitsCustomStatedAndEnforced(t *testing.T) {
 func TestLimitsSettingsMergeAndLive(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	a13lWrite(t, filepath.Join(ws, ".agentls/settings.json"), `{"limits": {"readLines": 31, "lsEntries": 32, "findPaths": 33}}`)
-	a13lWrite(t, filepath.Join(ws, ".agentls/settings.local.json"), `{"limits": {"lsEntries": 42, "findPaths": 43}}`)
-	c, ctx := a13lStart(t, ws, map[string]any{"limits": map[string]any{"findPaths": 53}})
-	tools := a13lTools(t, ctx, c)
+	limitsWrite(t, filepath.Join(ws, ".agentls/settings.json"), `{"limits": {"readLines": 31, "lsEntries": 32, "findPaths": 33}}`)
+	limitsWrite(t, filepath.Join(ws, ".agentls/settings.local.json"), `{"limits": {"lsEntries": 42, "findPaths": 43}}`)
+	c, ctx := limitsStart(t, ws, map[string]any{"limits": map[string]any{"findPaths": 53}})
+	tools := limitsTools(t, ctx, c)
 	for _, tc := range []struct {
 		tool  string
 		want  int
 		stale []int
 	}{{"read", 31, []int{}}, {"ls", 42, []int{32, 500}}, {"find", 53, []int{33, 43, 1000}}} {
-		nums := a13lNumbers(tools[tc.tool])
+		nums := limitsNumbers(tools[tc.tool])
 		if _, ok := nums[tc.want]; !ok {
 			t.Errorf("%s does not state %d", tc.tool, tc.want)
 		}
@@ -287,20 +287,20 @@ func TestLimitsSettingsMergeAndLive(t *testing.T) {
 	}
 	// Live change of the shared file.
 	since := time.Now()
-	a13lWrite(t, filepath.Join(ws, ".agentls/settings.json"), `{"limits": {"readLines": 61, "lsEntries": 32, "findPaths": 33}}`)
+	limitsWrite(t, filepath.Join(ws, ".agentls/settings.json"), `{"limits": {"readLines": 61, "lsEntries": 32, "findPaths": 33}}`)
 	// WaitNote holds the client's lock while calling the predicate: no c.Notes inside.
 	if _, ok := c.WaitNote(10*time.Second, func(n harness.Note) bool {
 		return n.Method == "tools/listChanged" && !n.At.Before(since)
 	}); !ok {
 		t.Errorf("no tools/listChanged after the settings file's limits changed")
 	}
-	tools = a13lTools(t, ctx, c)
-	if nums := a13lNumbers(tools["read"]); nums[61] == nil || nums[31] != nil {
+	tools = limitsTools(t, ctx, c)
+	if nums := limitsNumbers(tools["read"]); nums[61] == nil || nums[31] != nil {
 		t.Errorf("read description after live change: %s", tools["read"]["description"])
 	}
-	a13lWrite(t, filepath.Join(ws, "l62"), a13lLines(62, strconv.Itoa))
+	limitsWrite(t, filepath.Join(ws, "l62"), limitsLines(62, strconv.Itoa))
 	r := c.CallTool(ctx, "read", map[string]any{"path": "l62"})
-	a13lMust(t, r, false, "lines 1-59 of 62", "offset=60") // 61 lines with the header and notice
+	limitsMust(t, r, false, "lines 1-59 of 62", "offset=60") // 61 lines with the header and notice
 }
 
 // TestLimitsBadInitOptions: a limit out of its range or of the wrong
@@ -326,7 +326,7 @@ func TestLimitsBadInitOptions(t *testing.T) {
 		{"not an object", "lots", "limits"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := a13lInitErr(t, ws, map[string]any{"limits": tc.limits})
+			_, err := limitsInitErr(t, ws, map[string]any{"limits": tc.limits})
 			if err == nil {
 				t.Fatalf("initialize accepted limits %v", tc.limits)
 			}
@@ -345,37 +345,37 @@ func TestLimitsBadInitOptions(t *testing.T) {
 		lim := map[string]any{"readLines": 100000, "readBytes": 4096, "readLineChars": 1, "lsEntries": 100000,
 			"grepMatches": 1, "grepLineChars": 100000, "grepBytes": 16777216, "findPaths": 1,
 			"bashTimeout": 86400, "bashMaxTimeout": 86400, "bashLines": 3, "bashBytes": 4096}
-		c, ctx := a13lStart(t, ws, map[string]any{"limits": lim})
-		tools := a13lTools(t, ctx, c)
-		if got, _ := a13lSchemaNum(t, tools["bash"], "timeout", "maximum"); got != 86400 {
+		c, ctx := limitsStart(t, ws, map[string]any{"limits": lim})
+		tools := limitsTools(t, ctx, c)
+		if got, _ := limitsSchemaNum(t, tools["bash"], "timeout", "maximum"); got != 86400 {
 			t.Errorf("bash timeout maximum = %d, want 86400", got)
 		}
 		// lsEntries 100000 is above ls's per-call maximum 5000, which rises to it.
-		if got, _ := a13lSchemaNum(t, tools["ls"], "limit", "maximum"); got != 100000 {
+		if got, _ := limitsSchemaNum(t, tools["ls"], "limit", "maximum"); got != 100000 {
 			t.Errorf("ls limit maximum = %d, want 100000 (raised to the default)", got)
 		}
 	})
 	t.Run("unknown key warned", func(t *testing.T) {
-		c, ctx := a13lStart(t, ws, map[string]any{"limits": map[string]any{"readLinez": 10}})
+		c, ctx := limitsStart(t, ws, map[string]any{"limits": map[string]any{"readLinez": 10}})
 		if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
 			return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "readLinez")
 		}); !ok {
 			t.Errorf("no window/logMessage naming the unknown limit readLinez")
 		}
-		tools := a13lTools(t, ctx, c)
+		tools := limitsTools(t, ctx, c)
 		if !strings.Contains(fmt.Sprint(tools["read"]["description"]), "2000 lines") {
 			t.Errorf("unknown key changed read's description")
 		}
 	})
 	t.Run("max timeout below default lowers it", func(t *testing.T) {
-		c, ctx := a13lStart(t, ws, map[string]any{"limits": map[string]any{"bashMaxTimeout": 9}})
-		tools := a13lTools(t, ctx, c)
-		nums := a13lNumbers(tools["bash"])
+		c, ctx := limitsStart(t, ws, map[string]any{"limits": map[string]any{"bashMaxTimeout": 9}})
+		tools := limitsTools(t, ctx, c)
+		nums := limitsNumbers(tools["bash"])
 		if nums[120] != nil || nums[600] != nil || nums[9] == nil {
-			t.Errorf("bash description with bashMaxTimeout 9: %s / %s", tools["bash"]["description"], a13lPropDesc(tools["bash"], "timeout"))
+			t.Errorf("bash description with bashMaxTimeout 9: %s / %s", tools["bash"]["description"], limitsPropDesc(tools["bash"], "timeout"))
 		}
-		if !strings.Contains(a13lPropDesc(tools["bash"], "timeout"), "default 9, maximum 9") {
-			t.Errorf("timeout description %q, want default 9, maximum 9", a13lPropDesc(tools["bash"], "timeout"))
+		if !strings.Contains(limitsPropDesc(tools["bash"], "timeout"), "default 9, maximum 9") {
+			t.Errorf("timeout description %q, want default 9, maximum 9", limitsPropDesc(tools["bash"], "timeout"))
 		}
 	})
 }
@@ -386,14 +386,14 @@ func TestLimitsBadInitOptions(t *testing.T) {
 func TestLimitsBadSettingsFile(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	a13lWrite(t, filepath.Join(ws, ".agentls/settings.json"), `{"limits": {"readLines": 0, "lsEntries": 7, "lsEntriez": 3}}`)
-	c, ctx := a13lStart(t, ws, nil)
+	limitsWrite(t, filepath.Join(ws, ".agentls/settings.json"), `{"limits": {"readLines": 0, "lsEntries": 7, "lsEntriez": 3}}`)
+	c, ctx := limitsStart(t, ws, nil)
 	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
 		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "readLines")
 	}); !ok {
 		t.Errorf("no window/logMessage naming the bad readLines")
 	}
-	tools := a13lTools(t, ctx, c)
+	tools := limitsTools(t, ctx, c)
 	if d := fmt.Sprint(tools["ls"]["description"]); strings.Contains(d, "At most 7 ") || !strings.Contains(d, "500") {
 		t.Errorf("the bad file's valid lsEntries was applied: %s", d)
 	}

@@ -21,22 +21,22 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a5lWait bounds every wait for a live reload (watcher debounce is ~100 ms;
+// liveWait bounds every wait for a live reload (watcher debounce is ~100 ms;
 // this is generous for a loaded 2-core machine).
-const a5lWait = 5 * time.Second
+const liveWait = 5 * time.Second
 
-// a5lCallTimeout bounds an initialize or tool call made by these tests.
-const a5lCallTimeout = 40 * time.Second
+// liveCallTimeout bounds an initialize or tool call made by these tests.
+const liveCallTimeout = 40 * time.Second
 
-type a5lOpts struct {
+type liveOpts struct {
 	init    map[string]any // initializationOptions
 	caps    map[string]any // capabilities.experimental.agentls
 	folders []string       // workspaceFolders (default: ws)
 	env     []string
 }
 
-// a5lStart spawns agentls rooted at ws and initializes it.
-func a5lStart(t *testing.T, ws string, o a5lOpts) *harness.Client {
+// liveStart spawns agentls rooted at ws and initializes it.
+func liveStart(t *testing.T, ws string, o liveOpts) *harness.Client {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: ws, Env: o.env})
 	folders := o.folders
@@ -58,13 +58,13 @@ func a5lStart(t *testing.T, ws string, o a5lOpts) *harness.Client {
 	if o.init != nil {
 		params["initializationOptions"] = o.init
 	}
-	c.Initialize(testCtx(t, a5lCallTimeout), params)
+	c.Initialize(testCtx(t, liveCallTimeout), params)
 	return c
 }
 
-// a5lWaitLog waits for a window/logMessage containing every one of subs.
-func a5lWaitLog(c *harness.Client, subs ...string) (string, bool) {
-	n, ok := c.WaitNote(a5lWait, func(n harness.Note) bool {
+// liveWaitLog waits for a window/logMessage containing every one of subs.
+func liveWaitLog(c *harness.Client, subs ...string) (string, bool) {
+	n, ok := c.WaitNote(liveWait, func(n harness.Note) bool {
 		if n.Method != "window/logMessage" {
 			return false
 		}
@@ -78,14 +78,14 @@ func a5lWaitLog(c *harness.Client, subs ...string) (string, bool) {
 	return string(n.Params), ok
 }
 
-func a5lCount(c *harness.Client, method string) int { return len(c.Notes(method)) }
+func liveCount(c *harness.Client, method string) int { return len(c.Notes(method)) }
 
-// a5lWaitCount waits until more than n notifications of method arrived.
-func a5lWaitCount(c *harness.Client, method string, n int) bool {
+// liveWaitCount waits until more than n notifications of method arrived.
+func liveWaitCount(c *harness.Client, method string, n int) bool {
 	// WaitNote rescans from the first note on every wake-up (holding the
 	// client's lock, so Notes cannot be called here): count distinct notes.
 	seen := map[string]bool{}
-	_, ok := c.WaitNote(a5lWait, func(note harness.Note) bool {
+	_, ok := c.WaitNote(liveWait, func(note harness.Note) bool {
 		if note.Method == method {
 			seen[fmt.Sprint(note.At.UnixNano(), string(note.Params))] = true
 		}
@@ -94,29 +94,29 @@ func a5lWaitCount(c *harness.Client, method string, n int) bool {
 	return ok
 }
 
-type a5lTool struct {
+type liveTool struct {
 	Name        string         `json:"name"`
 	Description string         `json:"description"`
 	InputSchema map[string]any `json:"inputSchema"`
 	Meta        map[string]any `json:"_meta"`
 }
 
-func a5lList(t *testing.T, c *harness.Client, includeDeferred bool) map[string]a5lTool {
+func liveList(t *testing.T, c *harness.Client, includeDeferred bool) map[string]liveTool {
 	t.Helper()
 	var res struct {
-		Tools []a5lTool `json:"tools"`
+		Tools []liveTool `json:"tools"`
 	}
-	if err := c.Call(testCtx(t, a5lCallTimeout), "tools/list", map[string]any{"includeDeferred": includeDeferred}, &res); err != nil {
+	if err := c.Call(testCtx(t, liveCallTimeout), "tools/list", map[string]any{"includeDeferred": includeDeferred}, &res); err != nil {
 		t.Fatalf("tools/list: %v", err)
 	}
-	out := map[string]a5lTool{}
+	out := map[string]liveTool{}
 	for _, tl := range res.Tools {
 		out[tl.Name] = tl
 	}
 	return out
 }
 
-func a5lNames(m map[string]a5lTool) []string {
+func liveNames(m map[string]liveTool) []string {
 	var out []string
 	for n := range m {
 		out = append(out, n)
@@ -125,15 +125,15 @@ func a5lNames(m map[string]a5lTool) []string {
 	return out
 }
 
-// a5lUntil polls f (a tool call or listing) until it reports true or the
+// liveUntil polls f (a tool call or listing) until it reports true or the
 // wait ends; it returns how many tries it took (0 = never).
-func a5lUntil(t *testing.T, f func() bool) int {
+func liveUntil(t *testing.T, f func() bool) int {
 	t.Helper()
 	start := time.Now()
-	deadline := start.Add(a5lWait)
+	deadline := start.Add(liveWait)
 	for i := 1; ; i++ {
 		if f() {
-			t.Logf("a5lUntil: true after %d tries, %v", i, time.Since(start))
+			t.Logf("liveUntil: true after %d tries, %v", i, time.Since(start))
 			return i
 		}
 		if time.Now().After(deadline) {
@@ -143,7 +143,7 @@ func a5lUntil(t *testing.T, f func() bool) int {
 	}
 }
 
-func a5lToolJSON(t *testing.T, def map[string]any) string {
+func liveToolJSON(t *testing.T, def map[string]any) string {
 	t.Helper()
 	b, err := json.MarshalIndent(def, "", "  ")
 	if err != nil {
@@ -162,8 +162,8 @@ func TestLiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(xdg, "agentls"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := a5lStart(t, ws, a5lOpts{init: bypassOptions(), env: []string{"XDG_CONFIG_HOME=" + xdg}})
-	ctx := testCtx(t, a5lCallTimeout)
+	c := liveStart(t, ws, liveOpts{init: bypassOptions(), env: []string{"XDG_CONFIG_HOME=" + xdg}})
+	ctx := testCtx(t, liveCallTimeout)
 
 	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
 		if r := c.CallTool(ctx, "read", map[string]any{"path": f}); r.IsError {
@@ -174,7 +174,7 @@ func TestLiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 	// 1. A deny rule added to .agentls/settings.json while running.
 	writeFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{"permissions": {"deny": ["Read(a.txt)"]}}`)
 	var denied harness.Result
-	if tries := a5lUntil(t, func() bool {
+	if tries := liveUntil(t, func() bool {
 		denied = c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 		return denied.IsError
 	}); tries == 0 {
@@ -186,7 +186,7 @@ func TestLiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 	// 2. A broken settings.local.json is reported; settings.json's rule stays.
 	local := filepath.Join(ws, ".agentls", "settings.local.json")
 	writeFile(t, local, `{"permissions": {"deny": ["Read(b.txt)"`) // truncated JSON
-	if msg, ok := a5lWaitLog(c, "settings.local.json"); !ok {
+	if msg, ok := liveWaitLog(c, "settings.local.json"); !ok {
 		t.Errorf("broken settings.local.json not reported in window/logMessage; logs: %q", logMessages(c, 0))
 	} else {
 		t.Logf("report: %s", msg)
@@ -200,7 +200,7 @@ func TestLiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 
 	// 3. A file with an invalid rule: reported (file, rule), previous rules keep working.
 	writeFile(t, local, `{"permissions": {"deny": ["Read(b.txt)", "Bogus((("]}}`)
-	if msg, ok := a5lWaitLog(c, "settings.local.json", "Bogus((("); !ok {
+	if msg, ok := liveWaitLog(c, "settings.local.json", "Bogus((("); !ok {
 		t.Errorf("invalid rule in settings.local.json not reported naming file and rule; logs: %q", logMessages(c, 0))
 	} else {
 		t.Logf("report: %s", msg)
@@ -214,14 +214,14 @@ func TestLiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 
 	// 4. Fixing the local file makes its rule apply.
 	writeFile(t, local, `{"permissions": {"deny": ["Read(b.txt)"]}}`)
-	if a5lUntil(t, func() bool { return c.CallTool(ctx, "read", map[string]any{"path": "b.txt"}).IsError }) == 0 {
+	if liveUntil(t, func() bool { return c.CallTool(ctx, "read", map[string]any{"path": "b.txt"}).IsError }) == 0 {
 		t.Errorf("deny Read(b.txt) in a repaired settings.local.json never applied")
 	}
 
 	// 5. The user's settings file ($XDG_CONFIG_HOME/agentls/settings.json).
 	writeFile(t, filepath.Join(xdg, "agentls", "settings.json"), `{"permissions": {"deny": ["Read(c.txt)"]}}`)
 	var cr harness.Result
-	if a5lUntil(t, func() bool {
+	if liveUntil(t, func() bool {
 		cr = c.CallTool(ctx, "read", map[string]any{"path": "c.txt"})
 		return cr.IsError
 	}) == 0 {
@@ -233,7 +233,7 @@ func TestLiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 	// 6. Removing the deny rule lifts it.
 	writeFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{}`)
 	var ar harness.Result
-	if a5lUntil(t, func() bool {
+	if liveUntil(t, func() bool {
 		ar = c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 		return !ar.IsError
 	}) == 0 {
@@ -250,8 +250,8 @@ func TestLiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 func TestLiveSettingsDenyRuleNoWindowAfterSave(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "alpha\n"})
-	c := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
-	ctx := testCtx(t, a5lCallTimeout)
+	c := liveStart(t, ws, liveOpts{init: bypassOptions()})
+	ctx := testCtx(t, liveCallTimeout)
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}); r.IsError {
 		t.Fatalf("read before the rule: %s", r.Text())
 	}
@@ -270,13 +270,13 @@ func TestLiveSettingsBrokenFileKeepsPreviousRules(t *testing.T) {
 		"a.txt":                  "alpha\n",
 		".agentls/settings.json": `{"permissions": {"deny": ["Read(a.txt)"]}}`,
 	})
-	c := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
-	ctx := testCtx(t, a5lCallTimeout)
+	c := liveStart(t, ws, liveOpts{init: bypassOptions()})
+	ctx := testCtx(t, liveCallTimeout)
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}); !r.IsError {
 		t.Fatalf("deny Read(a.txt) at start not applied: %s", r.Text())
 	}
 	writeFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{"permissions": {"deny": ["Read(a.txt)"], }`)
-	if msg, ok := a5lWaitLog(c, "settings.json"); !ok {
+	if msg, ok := liveWaitLog(c, "settings.json"); !ok {
 		t.Errorf("broken settings.json not reported; logs: %q", logMessages(c, 0))
 	} else {
 		t.Logf("report: %s", msg)
@@ -295,10 +295,10 @@ func TestLiveSettingsLimitsApplyLiveAndToNextSession(t *testing.T) {
 		fmt.Fprintf(&body, "line %d\n", i)
 	}
 	ws := resolvedWorkspace(t, map[string]string{"ten.txt": body.String(), "z.txt": "zulu\n"})
-	ctx := testCtx(t, a5lCallTimeout)
+	ctx := testCtx(t, liveCallTimeout)
 
-	s1 := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
-	descBefore := a5lList(t, s1, false)["read"].Description
+	s1 := liveStart(t, ws, liveOpts{init: bypassOptions()})
+	descBefore := liveList(t, s1, false)["read"].Description
 	r := s1.CallTool(ctx, "read", map[string]any{"path": "ten.txt"})
 	wantContains(t, "session 1 read before", r.Text(), "lines 1-10 of 10", "line 10")
 
@@ -306,21 +306,21 @@ func TestLiveSettingsLimitsApplyLiveAndToNextSession(t *testing.T) {
 	// the built-in tools are rebuilt (tools/listChanged) with them.
 	writeFile(t, filepath.Join(ws, ".agentls", "settings.json"),
 		`{"limits": {"readLines": 5}, "permissions": {"deny": ["Read(z.txt)"]}}`)
-	if a5lUntil(t, func() bool {
+	if liveUntil(t, func() bool {
 		return strings.Contains(s1.CallTool(ctx, "read", map[string]any{"path": "ten.txt"}).Text(), "lines 1-3 of 10")
 	}) == 0 {
 		t.Fatalf("session 1 never took readLines 5 (3 lines beside the header and notice) from settings.json")
 	}
-	if d := a5lList(t, s1, false)["read"].Description; d == descBefore || !strings.Contains(d, "A result is at most 5 lines") {
+	if d := liveList(t, s1, false)["read"].Description; d == descBefore || !strings.Contains(d, "A result is at most 5 lines") {
 		t.Errorf("running session's read description does not state the new limit:\n%s", d)
 	}
 
 	// A session opened after the change takes readLines 5.
-	s2 := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
+	s2 := liveStart(t, ws, liveOpts{init: bypassOptions()})
 	r = s2.CallTool(ctx, "read", map[string]any{"path": "ten.txt"})
 	wantContains(t, "session 2 read", r.Text(), "lines 1-3 of 10", "offset=4")
 	wantLacks(t, "session 2 read", r.Text(), "line 4\n")
-	d2 := a5lList(t, s2, false)["read"].Description
+	d2 := liveList(t, s2, false)["read"].Description
 	if d2 == descBefore {
 		t.Errorf("session 2's read description is unchanged by readLines 5: %s", d2)
 	}
@@ -330,8 +330,8 @@ func TestLiveSettingsLimitsApplyLiveAndToNextSession(t *testing.T) {
 	// A wrong value in settings.local.json: reported, that file's limits
 	// ignored, settings.json's still apply.
 	writeFile(t, filepath.Join(ws, ".agentls", "settings.local.json"), `{"limits": {"readLines": 0, "readBytes": 8192}}`)
-	s3 := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
-	if msg, ok := a5lWaitLog(s3, "settings.local.json", "readLines"); !ok {
+	s3 := liveStart(t, ws, liveOpts{init: bypassOptions()})
+	if msg, ok := liveWaitLog(s3, "settings.local.json", "readLines"); !ok {
 		t.Errorf("out-of-range readLines in settings.local.json not reported; logs: %q", logMessages(s3, 0))
 	} else {
 		t.Logf("report: %s", msg)
@@ -340,7 +340,7 @@ func TestLiveSettingsLimitsApplyLiveAndToNextSession(t *testing.T) {
 	wantContains(t, "session 3 read", r.Text(), "lines 1-3 of 10")
 
 	// The editor's initializationOptions win over the files.
-	s4 := a5lStart(t, ws, a5lOpts{init: map[string]any{"mode": "bypass", "limits": map[string]any{"readLines": 7}}})
+	s4 := liveStart(t, ws, liveOpts{init: map[string]any{"mode": "bypass", "limits": map[string]any{"readLines": 7}}})
 	r = s4.CallTool(ctx, "read", map[string]any{"path": "ten.txt"})
 	wantContains(t, "session 4 read (editor limits win)", r.Text(), "lines 1-5 of 10", "offset=6")
 }
@@ -355,9 +355,9 @@ func TestLiveExtensionToolsLifecycle(t *testing.T) {
 	if err := os.MkdirAll(tools, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
-	ctx := testCtx(t, a5lCallTimeout)
-	if _, ok := a5lList(t, c, true)["a5l_hello"]; ok {
+	c := liveStart(t, ws, liveOpts{init: bypassOptions()})
+	ctx := testCtx(t, liveCallTimeout)
+	if _, ok := liveList(t, c, true)["a5l_hello"]; ok {
 		t.Fatal("a5l_hello exists before its file")
 	}
 
@@ -370,14 +370,14 @@ func TestLiveExtensionToolsLifecycle(t *testing.T) {
 		"deferred":    false,
 	}
 	// Added.
-	n0 := a5lCount(c, "tools/listChanged")
-	writeFile(t, filepath.Join(tools, "hello.json"), a5lToolJSON(t, hello))
-	if !a5lWaitCount(c, "tools/listChanged", n0) {
+	n0 := liveCount(c, "tools/listChanged")
+	writeFile(t, filepath.Join(tools, "hello.json"), liveToolJSON(t, hello))
+	if !liveWaitCount(c, "tools/listChanged", n0) {
 		t.Fatalf("no tools/listChanged after adding .agentls/tools/hello.json")
 	}
-	list := a5lList(t, c, false)
+	list := liveList(t, c, false)
 	if tl, ok := list["a5l_hello"]; !ok {
-		t.Fatalf("a5l_hello (deferred:false) not in tools/list after listChanged: %v", a5lNames(list))
+		t.Fatalf("a5l_hello (deferred:false) not in tools/list after listChanged: %v", liveNames(list))
 	} else if tl.Description == "" || tl.InputSchema["type"] != "object" {
 		t.Errorf("a5l_hello listed without description/schema: %+v", tl)
 	}
@@ -402,19 +402,19 @@ func TestLiveExtensionToolsLifecycle(t *testing.T) {
 	// Changed.
 	hello["description"] = "Says goodbye to someone."
 	hello["command"] = "printf 'bye <%s>\\n' {{who}}"
-	n1 := a5lCount(c, "tools/listChanged")
-	writeFile(t, filepath.Join(tools, "hello.json"), a5lToolJSON(t, hello))
-	if !a5lWaitCount(c, "tools/listChanged", n1) {
+	n1 := liveCount(c, "tools/listChanged")
+	writeFile(t, filepath.Join(tools, "hello.json"), liveToolJSON(t, hello))
+	if !liveWaitCount(c, "tools/listChanged", n1) {
 		t.Errorf("no tools/listChanged after changing hello.json")
 	}
 	var rr harness.Result
-	if a5lUntil(t, func() bool {
+	if liveUntil(t, func() bool {
 		rr = c.CallTool(ctx, "a5l_hello", map[string]any{"who": "moon"})
 		return strings.Contains(rr.Text(), "bye <moon>")
 	}) == 0 {
 		t.Errorf("changed command never took effect: %s", rr.Text())
 	}
-	if d := a5lList(t, c, false)["a5l_hello"].Description; !strings.Contains(d, "Says goodbye") {
+	if d := liveList(t, c, false)["a5l_hello"].Description; !strings.Contains(d, "Says goodbye") {
 		t.Errorf("changed description not listed: %q", d)
 	}
 
@@ -427,12 +427,12 @@ func TestLiveExtensionToolsLifecycle(t *testing.T) {
 		"readOnly":    true,
 		"deferred":    false,
 	}
-	n2 := a5lCount(c, "tools/listChanged")
-	writeFile(t, filepath.Join(tools, "opt.json"), a5lToolJSON(t, opt))
-	if !a5lWaitCount(c, "tools/listChanged", n2) {
+	n2 := liveCount(c, "tools/listChanged")
+	writeFile(t, filepath.Join(tools, "opt.json"), liveToolJSON(t, opt))
+	if !liveWaitCount(c, "tools/listChanged", n2) {
 		t.Errorf("no tools/listChanged after adding opt.json")
 	}
-	if a5lUntil(t, func() bool { _, ok := a5lList(t, c, false)["a5l_opt"]; return ok }) == 0 {
+	if liveUntil(t, func() bool { _, ok := liveList(t, c, false)["a5l_opt"]; return ok }) == 0 {
 		t.Fatalf("a5l_opt never listed")
 	}
 	for _, tc := range []struct {
@@ -455,17 +455,17 @@ func TestLiveExtensionToolsLifecycle(t *testing.T) {
 
 	// Bad files are reported and skipped; the rest keeps working.
 	writeFile(t, filepath.Join(tools, "broken.json"), `{"name": "a5l_broken", "command": `)
-	if _, ok := a5lWaitLog(c, "broken.json"); !ok {
+	if _, ok := liveWaitLog(c, "broken.json"); !ok {
 		t.Errorf("invalid JSON tool file not reported; logs: %q", logMessages(c, 0))
 	}
 	clash := map[string]any{"name": "Read", "description": "shadow read", "inputSchema": map[string]any{"type": "object"}, "command": "echo shadowed", "deferred": false}
-	writeFile(t, filepath.Join(tools, "clash.json"), a5lToolJSON(t, clash))
-	if _, ok := a5lWaitLog(c, "clash.json"); !ok {
+	writeFile(t, filepath.Join(tools, "clash.json"), liveToolJSON(t, clash))
+	if _, ok := liveWaitLog(c, "clash.json"); !ok {
 		t.Errorf("tool file colliding with core tool read not reported; logs: %q", logMessages(c, 0))
 	}
 	badName := map[string]any{"name": "bad name!", "description": "x", "inputSchema": map[string]any{"type": "object"}, "command": "echo x", "deferred": false}
-	writeFile(t, filepath.Join(tools, "badname.json"), a5lToolJSON(t, badName))
-	if _, ok := a5lWaitLog(c, "badname.json"); !ok {
+	writeFile(t, filepath.Join(tools, "badname.json"), liveToolJSON(t, badName))
+	if _, ok := liveWaitLog(c, "badname.json"); !ok {
 		t.Errorf("tool file with an invalid name not reported; logs: %q", logMessages(c, 0))
 	}
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "keep.txt"}); r.IsError || strings.Contains(r.Text(), "shadowed") || !strings.Contains(r.Text(), "keep") {
@@ -474,7 +474,7 @@ func TestLiveExtensionToolsLifecycle(t *testing.T) {
 	if r := c.CallTool(ctx, "a5l_hello", map[string]any{"who": "still"}); r.IsError || !strings.Contains(r.Text(), "bye <still>") {
 		t.Errorf("good extension tool broke after bad files appeared: %s", r.Text())
 	}
-	all := a5lList(t, c, true)
+	all := liveList(t, c, true)
 	for _, n := range []string{"a5l_broken", "bad name!"} {
 		if _, ok := all[n]; ok {
 			t.Errorf("invalid tool %q registered", n)
@@ -482,14 +482,14 @@ func TestLiveExtensionToolsLifecycle(t *testing.T) {
 	}
 
 	// Removed: listChanged, gone from tools/list, a call is a clear isError.
-	n3 := a5lCount(c, "tools/listChanged")
+	n3 := liveCount(c, "tools/listChanged")
 	if err := os.Remove(filepath.Join(tools, "hello.json")); err != nil {
 		t.Fatal(err)
 	}
-	if !a5lWaitCount(c, "tools/listChanged", n3) {
+	if !liveWaitCount(c, "tools/listChanged", n3) {
 		t.Errorf("no tools/listChanged after removing hello.json")
 	}
-	if a5lUntil(t, func() bool { _, ok := a5lList(t, c, true)["a5l_hello"]; return !ok }) == 0 {
+	if liveUntil(t, func() bool { _, ok := liveList(t, c, true)["a5l_hello"]; return !ok }) == 0 {
 		t.Errorf("a5l_hello still listed after its file was removed")
 	}
 	r = c.CallTool(ctx, "a5l_hello", map[string]any{"who": "ghost"})
@@ -510,8 +510,8 @@ func TestLiveExtensionNewDeferredToolFoundByToolSearch(t *testing.T) {
 	if err := os.MkdirAll(tools, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
-	ctx := testCtx(t, a5lCallTimeout)
+	c := liveStart(t, ws, liveOpts{init: bypassOptions()})
+	ctx := testCtx(t, liveCallTimeout)
 	def := map[string]any{
 		"name":        "a5l_quasar_frobnicate",
 		"description": "Frobnicates the quasar widgets of the project.",
@@ -519,27 +519,27 @@ func TestLiveExtensionNewDeferredToolFoundByToolSearch(t *testing.T) {
 		"command":     "printf 'frob <%s>\\n' {{widget}}",
 		"readOnly":    true,
 	}
-	writeFile(t, filepath.Join(tools, "quasar.json"), a5lToolJSON(t, def))
-	if a5lUntil(t, func() bool { _, ok := a5lList(t, c, true)["a5l_quasar_frobnicate"]; return ok }) == 0 {
+	writeFile(t, filepath.Join(tools, "quasar.json"), liveToolJSON(t, def))
+	if liveUntil(t, func() bool { _, ok := liveList(t, c, true)["a5l_quasar_frobnicate"]; return ok }) == 0 {
 		t.Fatalf("deferred tool never registered (tools/list includeDeferred)")
 	}
-	deferredEntry := a5lList(t, c, true)["a5l_quasar_frobnicate"]
+	deferredEntry := liveList(t, c, true)["a5l_quasar_frobnicate"]
 	if deferredEntry.Meta["deferred"] != true {
 		t.Errorf("new extension tool without `deferred` should be deferred (default true): _meta=%v", deferredEntry.Meta)
 	}
-	if _, ok := a5lList(t, c, false)["a5l_quasar_frobnicate"]; ok {
+	if _, ok := liveList(t, c, false)["a5l_quasar_frobnicate"]; ok {
 		t.Errorf("deferred tool listed in tools/list without includeDeferred")
 	}
-	n0 := a5lCount(c, "tools/listChanged")
+	n0 := liveCount(c, "tools/listChanged")
 	r := c.CallTool(ctx, "tool_search", map[string]any{"query": "frobnicate quasar widgets"})
 	if r.IsError {
 		t.Fatalf("tool_search: %s", r.Text())
 	}
 	wantContains(t, "tool_search result", r.Text(), "a5l_quasar_frobnicate", "widget")
-	if !a5lWaitCount(c, "tools/listChanged", n0) {
+	if !liveWaitCount(c, "tools/listChanged", n0) {
 		t.Errorf("no tools/listChanged after tool_search activated a tool")
 	}
-	if tl, ok := a5lList(t, c, false)["a5l_quasar_frobnicate"]; !ok {
+	if tl, ok := liveList(t, c, false)["a5l_quasar_frobnicate"]; !ok {
 		t.Errorf("tool_search match not active in tools/list")
 	} else if tl.Meta["deferred"] == true {
 		t.Errorf("activated tool still _meta.deferred true")
@@ -555,7 +555,7 @@ func TestLiveExtensionNewDeferredToolFoundByToolSearch(t *testing.T) {
 func TestLiveDeferThreshold(t *testing.T) {
 	t.Parallel()
 	mk := func(name, desc string) string {
-		return a5lToolJSON(t, map[string]any{
+		return liveToolJSON(t, map[string]any{
 			"name": name, "description": desc,
 			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "string"}}},
 			"command":     "printf '" + name + " <%s>\\n' {{n}}", "readOnly": true, "deferred": false,
@@ -565,32 +565,32 @@ func TestLiveDeferThreshold(t *testing.T) {
 		".agentls/tools/alpha.json": mk("a5l_alpha", "Alpha centauri star chart lookup."),
 		".agentls/tools/beta.json":  mk("a5l_beta", "Betelgeuse supernova countdown."),
 	})
-	ctx := testCtx(t, a5lCallTimeout)
+	ctx := testCtx(t, liveCallTimeout)
 
 	// Reference: with the default threshold (30), deferred:false tools are active.
-	ref := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
-	refList := a5lList(t, ref, false)
+	ref := liveStart(t, ws, liveOpts{init: bypassOptions()})
+	refList := liveList(t, ref, false)
 	for _, n := range []string{"a5l_alpha", "a5l_beta"} {
 		if _, ok := refList[n]; !ok {
-			t.Errorf("default threshold: %s (deferred:false) not active: %v", n, a5lNames(refList))
+			t.Errorf("default threshold: %s (deferred:false) not active: %v", n, liveNames(refList))
 		}
 	}
 
-	c := a5lStart(t, ws, a5lOpts{init: map[string]any{"mode": "bypass", "deferThreshold": 2}})
-	active := a5lList(t, c, false)
+	c := liveStart(t, ws, liveOpts{init: map[string]any{"mode": "bypass", "deferThreshold": 2}})
+	active := liveList(t, c, false)
 	for _, core := range []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"} {
 		if tl, ok := active[core]; !ok {
-			t.Errorf("core tool %s deferred with deferThreshold 2: %v", core, a5lNames(active))
+			t.Errorf("core tool %s deferred with deferThreshold 2: %v", core, liveNames(active))
 		} else if tl.Meta["deferred"] == true {
 			t.Errorf("core tool %s has _meta.deferred true", core)
 		}
 	}
 	for _, n := range []string{"a5l_alpha", "a5l_beta"} {
 		if _, ok := active[n]; ok {
-			t.Errorf("deferThreshold 2: non-core %s still active: %v", n, a5lNames(active))
+			t.Errorf("deferThreshold 2: non-core %s still active: %v", n, liveNames(active))
 		}
 	}
-	all := a5lList(t, c, true)
+	all := liveList(t, c, true)
 	for _, n := range []string{"a5l_alpha", "a5l_beta"} {
 		if tl, ok := all[n]; !ok {
 			t.Errorf("includeDeferred: %s missing", n)
@@ -600,15 +600,15 @@ func TestLiveDeferThreshold(t *testing.T) {
 	}
 
 	// tool_search activates a match and sends listChanged.
-	n0 := a5lCount(c, "tools/listChanged")
+	n0 := liveCount(c, "tools/listChanged")
 	r := c.CallTool(ctx, "tool_search", map[string]any{"query": "betelgeuse supernova"})
 	t.Logf("tool_search: %s", r.Text())
 	wantContains(t, "tool_search", r.Text(), "a5l_beta")
 	wantLacks(t, "tool_search (not a match)", r.Text(), "a5l_alpha")
-	if !a5lWaitCount(c, "tools/listChanged", n0) {
+	if !liveWaitCount(c, "tools/listChanged", n0) {
 		t.Errorf("no tools/listChanged after tool_search")
 	}
-	active = a5lList(t, c, false)
+	active = liveList(t, c, false)
 	if tl, ok := active["a5l_beta"]; !ok || tl.Meta["deferred"] == true {
 		t.Errorf("a5l_beta not active after tool_search: ok=%v meta=%v", ok, tl.Meta)
 	}
@@ -618,15 +618,15 @@ func TestLiveDeferThreshold(t *testing.T) {
 
 	// docs/tools.md: calling a deferred tool directly by name works and
 	// activates it; docs/protocol.md: tools/listChanged is sent for that.
-	n1 := a5lCount(c, "tools/listChanged")
+	n1 := liveCount(c, "tools/listChanged")
 	r = c.CallTool(ctx, "a5l_alpha", map[string]any{"n": "direct"})
 	if r.IsError || !strings.Contains(r.Text(), "a5l_alpha <direct>") {
 		t.Errorf("deferred a5l_alpha called by name: isError=%v %s", r.IsError, r.Text())
 	}
-	if !a5lWaitCount(c, "tools/listChanged", n1) {
+	if !liveWaitCount(c, "tools/listChanged", n1) {
 		t.Errorf("no tools/listChanged after a deferred tool was called by name")
 	}
-	if _, ok := a5lList(t, c, false)["a5l_alpha"]; !ok {
+	if _, ok := liveList(t, c, false)["a5l_alpha"]; !ok {
 		t.Errorf("a5l_alpha not active after being called by name")
 	}
 }
@@ -639,8 +639,8 @@ func TestLiveWorkspaceFolders(t *testing.T) {
 	a := resolvedWorkspace(t, map[string]string{"a.txt": "in folder a\n"})
 	b := resolvedWorkspace(t, map[string]string{"sub/b.txt": "needle in folder b\n"})
 	bFile := filepath.Join(b, "sub", "b.txt")
-	c := a5lStart(t, a, a5lOpts{init: bypassOptions()})
-	ctx := testCtx(t, a5lCallTimeout)
+	c := liveStart(t, a, liveOpts{init: bypassOptions()})
+	ctx := testCtx(t, liveCallTimeout)
 	folder := map[string]any{"uri": fileURI(b), "name": "b"}
 	change := func(added, removed []any) {
 		t.Helper()
@@ -736,10 +736,10 @@ func TestLiveWorkspaceFolders(t *testing.T) {
 // ---------------------------------------------------------------------------
 // Text document sync and workspace/applyEdit
 
-// a5lEditor is a minimal editor: it holds open documents, answers
+// liveEditor is a minimal editor: it holds open documents, answers
 // workspace/applyEdit by applying the edits and sending didChange as an
 // editor does, or refuses them.
-type a5lEditor struct {
+type liveEditor struct {
 	t      *testing.T
 	c      *harness.Client
 	mu     sync.Mutex
@@ -750,7 +750,7 @@ type a5lEditor struct {
 	other  []string // other server→client requests seen
 }
 
-func (e *a5lEditor) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
+func (e *liveEditor) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	if method != "workspace/applyEdit" {
 		e.mu.Lock()
 		e.other = append(e.other, method)
@@ -771,7 +771,7 @@ func (e *a5lEditor) handle(ctx context.Context, method string, params json.RawMe
 					URI     string `json:"uri"`
 					Version int    `json:"version"`
 				} `json:"textDocument"`
-				Edits []a5lTextEdit `json:"edits"`
+				Edits []liveTextEdit `json:"edits"`
 			} `json:"documentChanges"`
 		} `json:"edit"`
 	}
@@ -786,7 +786,7 @@ func (e *a5lEditor) handle(ctx context.Context, method string, params json.RawMe
 		if !ok || ver != dc.TextDocument.Version {
 			return map[string]any{"applied": false, "failureReason": fmt.Sprintf("version %d, editor has %d (open %v)", dc.TextDocument.Version, ver, ok)}, nil
 		}
-		newText, err := a5lApply(text, dc.Edits)
+		newText, err := liveApply(text, dc.Edits)
 		if err != nil {
 			return map[string]any{"applied": false, "failureReason": err.Error()}, nil
 		}
@@ -795,7 +795,7 @@ func (e *a5lEditor) handle(ctx context.Context, method string, params json.RawMe
 	return map[string]any{"applied": true}, nil
 }
 
-func (e *a5lEditor) open(ctx context.Context, uri, text string) {
+func (e *liveEditor) open(ctx context.Context, uri, text string) {
 	e.mu.Lock()
 	e.docs[uri] = text
 	e.vers[uri] = 1
@@ -806,7 +806,7 @@ func (e *a5lEditor) open(ctx context.Context, uri, text string) {
 }
 
 // change replaces the whole text and sends didChange.
-func (e *a5lEditor) change(ctx context.Context, uri, text string) {
+func (e *liveEditor) change(ctx context.Context, uri, text string) {
 	e.mu.Lock()
 	e.docs[uri] = text
 	e.vers[uri]++
@@ -820,7 +820,7 @@ func (e *a5lEditor) change(ctx context.Context, uri, text string) {
 	}
 }
 
-func (e *a5lEditor) close(ctx context.Context, uri string) {
+func (e *liveEditor) close(ctx context.Context, uri string) {
 	e.mu.Lock()
 	delete(e.docs, uri)
 	e.mu.Unlock()
@@ -829,29 +829,29 @@ func (e *a5lEditor) close(ctx context.Context, uri string) {
 	}
 }
 
-func (e *a5lEditor) text(uri string) string {
+func (e *liveEditor) text(uri string) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.docs[uri]
 }
 
-type a5lPos struct {
+type livePos struct {
 	Line      int `json:"line"`
 	Character int `json:"character"`
 }
 
-type a5lTextEdit struct {
+type liveTextEdit struct {
 	Range struct {
-		Start a5lPos `json:"start"`
-		End   a5lPos `json:"end"`
+		Start livePos `json:"start"`
+		End   livePos `json:"end"`
 	} `json:"range"`
 	NewText string `json:"newText"`
 }
 
-// a5lApply applies LSP TextEdits (ASCII text: UTF-16 units are bytes),
+// liveApply applies LSP TextEdits (ASCII text: UTF-16 units are bytes),
 // all ranges in the original text.
-func a5lApply(text string, edits []a5lTextEdit) (string, error) {
-	offset := func(p a5lPos) (int, error) {
+func liveApply(text string, edits []liveTextEdit) (string, error) {
+	offset := func(p livePos) (int, error) {
 		off := 0
 		for l := 0; l < p.Line; l++ {
 			i := strings.IndexByte(text[off:], '\n')
@@ -895,9 +895,9 @@ func TestLiveTextSyncWithApplyEdit(t *testing.T) {
 	path := filepath.Join(ws, "doc.txt")
 	uri := fileURI(path)
 	c := harness.Start(t, harness.Options{Root: ws})
-	ed := &a5lEditor{t: t, c: c, docs: map[string]string{}, vers: map[string]int{}}
+	ed := &liveEditor{t: t, c: c, docs: map[string]string{}, vers: map[string]int{}}
 	c.OnRequest = ed.handle
-	ctx := testCtx(t, a5lCallTimeout)
+	ctx := testCtx(t, liveCallTimeout)
 	c.Initialize(ctx, map[string]any{
 		"rootUri":               fileURI(ws),
 		"initializationOptions": bypassOptions(),
@@ -1004,9 +1004,9 @@ func TestLiveTextSyncWithoutApplyEdit(t *testing.T) {
 	disk := "alpha\nbeta\n"
 	ws := resolvedWorkspace(t, map[string]string{"dirty.txt": disk, "clean.txt": "gamma\n"})
 	c := harness.Start(t, harness.Options{Root: ws})
-	ed := &a5lEditor{t: t, c: c, docs: map[string]string{}, vers: map[string]int{}}
+	ed := &liveEditor{t: t, c: c, docs: map[string]string{}, vers: map[string]int{}}
 	c.OnRequest = ed.handle
-	ctx := testCtx(t, a5lCallTimeout)
+	ctx := testCtx(t, liveCallTimeout)
 	c.Initialize(ctx, map[string]any{"rootUri": fileURI(ws), "initializationOptions": bypassOptions()})
 
 	dirty := fileURI(filepath.Join(ws, "dirty.txt"))
@@ -1070,9 +1070,9 @@ func TestLiveTextSyncTypingAfterReadIsStale(t *testing.T) {
 	path := filepath.Join(ws, "t.txt")
 	uri := fileURI(path)
 	c := harness.Start(t, harness.Options{Root: ws})
-	ed := &a5lEditor{t: t, c: c, docs: map[string]string{}, vers: map[string]int{}}
+	ed := &liveEditor{t: t, c: c, docs: map[string]string{}, vers: map[string]int{}}
 	c.OnRequest = ed.handle
-	ctx := testCtx(t, a5lCallTimeout)
+	ctx := testCtx(t, liveCallTimeout)
 	c.Initialize(ctx, map[string]any{
 		"rootUri":               fileURI(ws),
 		"initializationOptions": bypassOptions(),
@@ -1102,8 +1102,8 @@ func TestLiveTextSyncApplyEditSavedAndWrite(t *testing.T) {
 	path := filepath.Join(ws, "s.txt")
 	uri := fileURI(path)
 	c := harness.Start(t, harness.Options{Root: ws})
-	ed := &a5lEditor{t: t, c: c, docs: map[string]string{}, vers: map[string]int{}}
-	ctx := testCtx(t, a5lCallTimeout)
+	ed := &liveEditor{t: t, c: c, docs: map[string]string{}, vers: map[string]int{}}
+	ctx := testCtx(t, liveCallTimeout)
 	c.OnRequest = func(rctx context.Context, method string, params json.RawMessage) (any, error) {
 		res, err := ed.handle(rctx, method, params)
 		if m, ok := res.(map[string]any); ok && m["applied"] == true {
@@ -1162,8 +1162,8 @@ func TestLiveTextSyncIncrementalChanges(t *testing.T) {
 	disk := "héllo 😀 world\nsecond\n"
 	ws := resolvedWorkspace(t, map[string]string{"u.txt": disk})
 	uri := fileURI(filepath.Join(ws, "u.txt"))
-	c := a5lStart(t, ws, a5lOpts{init: bypassOptions()})
-	ctx := testCtx(t, a5lCallTimeout)
+	c := liveStart(t, ws, liveOpts{init: bypassOptions()})
+	ctx := testCtx(t, liveCallTimeout)
 	notify := func(method string, params map[string]any) {
 		t.Helper()
 		if err := c.Conn.Notify(ctx, method, params); err != nil {
@@ -1193,7 +1193,7 @@ func TestLiveTextSyncIncrementalChanges(t *testing.T) {
 	r = c.CallTool(ctx, "read", map[string]any{"path": "u.txt"})
 	wantContains(t, "read after a bad didChange (disk)", r.Text(), "héllo 😀 world", "second")
 	wantLacks(t, "read after a bad didChange (disk)", r.Text(), "there", "unsaved text")
-	if _, ok := a5lWaitLog(c, "u.txt"); !ok {
+	if _, ok := liveWaitLog(c, "u.txt"); !ok {
 		t.Errorf("no window/logMessage for an unappliable didChange; logs: %q", logMessages(c, 0))
 	}
 }
@@ -1204,7 +1204,7 @@ func TestLiveExtensionUserDirAndPrecedence(t *testing.T) {
 	t.Parallel()
 	xdg := t.TempDir()
 	def := func(out string) string {
-		return a5lToolJSON(t, map[string]any{
+		return liveToolJSON(t, map[string]any{
 			"name": "a5l_who", "description": "Says where it was defined.",
 			"inputSchema": map[string]any{"type": "object"}, "command": "echo " + out, "readOnly": true, "deferred": false,
 		})
@@ -1214,29 +1214,29 @@ func TestLiveExtensionUserDirAndPrecedence(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(ws, ".agentls", "tools"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := a5lStart(t, ws, a5lOpts{init: bypassOptions(), env: []string{"XDG_CONFIG_HOME=" + xdg}})
-	ctx := testCtx(t, a5lCallTimeout)
+	c := liveStart(t, ws, liveOpts{init: bypassOptions(), env: []string{"XDG_CONFIG_HOME=" + xdg}})
+	ctx := testCtx(t, liveCallTimeout)
 	if r := c.CallTool(ctx, "a5l_who", map[string]any{}); r.IsError || !strings.Contains(r.Text(), "from-user") {
 		t.Fatalf("user-directory tool: isError=%v %s", r.IsError, r.Text())
 	}
 	writeFile(t, filepath.Join(ws, ".agentls", "tools", "who.json"), def("from-workspace"))
 	var r harness.Result
-	if a5lUntil(t, func() bool {
+	if liveUntil(t, func() bool {
 		r = c.CallTool(ctx, "a5l_who", map[string]any{})
 		return strings.Contains(r.Text(), "from-workspace")
 	}) == 0 {
 		t.Errorf("workspace definition did not win over the user's: %s", r.Text())
 	}
 	// A new tool in the user's directory while running.
-	n0 := a5lCount(c, "tools/listChanged")
-	writeFile(t, filepath.Join(xdg, "agentls", "tools", "later.json"), a5lToolJSON(t, map[string]any{
+	n0 := liveCount(c, "tools/listChanged")
+	writeFile(t, filepath.Join(xdg, "agentls", "tools", "later.json"), liveToolJSON(t, map[string]any{
 		"name": "a5l_later", "description": "Added later by the user.", "inputSchema": map[string]any{"type": "object"},
 		"command": "echo later-ok", "readOnly": true, "deferred": false,
 	}))
-	if !a5lWaitCount(c, "tools/listChanged", n0) {
+	if !liveWaitCount(c, "tools/listChanged", n0) {
 		t.Errorf("no tools/listChanged after adding a tool in the user's directory")
 	}
-	if a5lUntil(t, func() bool {
+	if liveUntil(t, func() bool {
 		return strings.Contains(c.CallTool(ctx, "a5l_later", map[string]any{}).Text(), "later-ok")
 	}) == 0 {
 		t.Errorf("tool added to the user's directory never became callable")
@@ -1248,33 +1248,33 @@ func TestLiveExtensionUserDirAndPrecedence(t *testing.T) {
 func TestLiveWorkspaceFoldersBringTheirTools(t *testing.T) {
 	t.Parallel()
 	a := resolvedWorkspace(t, nil)
-	b := resolvedWorkspace(t, map[string]string{".agentls/tools/bt.json": a5lToolJSON(t, map[string]any{
+	b := resolvedWorkspace(t, map[string]string{".agentls/tools/bt.json": liveToolJSON(t, map[string]any{
 		"name": "a5l_bfolder", "description": "Tool of folder b.", "inputSchema": map[string]any{"type": "object"},
 		"command": "echo b-tool-ok", "readOnly": true, "deferred": false,
 	})})
-	c := a5lStart(t, a, a5lOpts{init: bypassOptions()})
-	ctx := testCtx(t, a5lCallTimeout)
-	if _, ok := a5lList(t, c, true)["a5l_bfolder"]; ok {
+	c := liveStart(t, a, liveOpts{init: bypassOptions()})
+	ctx := testCtx(t, liveCallTimeout)
+	if _, ok := liveList(t, c, true)["a5l_bfolder"]; ok {
 		t.Fatal("folder b's tool registered before b was added")
 	}
 	folder := map[string]any{"uri": fileURI(b), "name": "b"}
-	n0 := a5lCount(c, "tools/listChanged")
+	n0 := liveCount(c, "tools/listChanged")
 	c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{"added": []any{folder}, "removed": []any{}}})
-	if !a5lWaitCount(c, "tools/listChanged", n0) {
+	if !liveWaitCount(c, "tools/listChanged", n0) {
 		t.Errorf("no tools/listChanged after adding a folder with an extension tool")
 	}
-	if a5lUntil(t, func() bool { _, ok := a5lList(t, c, false)["a5l_bfolder"]; return ok }) == 0 {
-		t.Fatalf("folder b's tool not listed after adding b: %v", a5lNames(a5lList(t, c, true)))
+	if liveUntil(t, func() bool { _, ok := liveList(t, c, false)["a5l_bfolder"]; return ok }) == 0 {
+		t.Fatalf("folder b's tool not listed after adding b: %v", liveNames(liveList(t, c, true)))
 	}
 	if r := c.CallTool(ctx, "a5l_bfolder", map[string]any{}); r.IsError || !strings.Contains(r.Text(), "b-tool-ok") {
 		t.Errorf("folder b's tool: %s", r.Text())
 	}
-	n1 := a5lCount(c, "tools/listChanged")
+	n1 := liveCount(c, "tools/listChanged")
 	c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{"added": []any{}, "removed": []any{folder}}})
-	if !a5lWaitCount(c, "tools/listChanged", n1) {
+	if !liveWaitCount(c, "tools/listChanged", n1) {
 		t.Errorf("no tools/listChanged after removing the folder")
 	}
-	if a5lUntil(t, func() bool { _, ok := a5lList(t, c, true)["a5l_bfolder"]; return !ok }) == 0 {
+	if liveUntil(t, func() bool { _, ok := liveList(t, c, true)["a5l_bfolder"]; return !ok }) == 0 {
 		t.Errorf("folder b's tool still registered after b was removed")
 	}
 	if r := c.CallTool(ctx, "a5l_bfolder", map[string]any{}); !r.IsError {
@@ -1287,7 +1287,7 @@ func TestLiveWorkspaceFoldersBringTheirTools(t *testing.T) {
 func TestLiveDeferThresholdKeepsExactlyThreshold(t *testing.T) {
 	t.Parallel()
 	mk := func(name string) string {
-		return a5lToolJSON(t, map[string]any{"name": name, "description": "Tool " + name + ".",
+		return liveToolJSON(t, map[string]any{"name": name, "description": "Tool " + name + ".",
 			"inputSchema": map[string]any{"type": "object"}, "command": "echo " + name, "readOnly": true, "deferred": false})
 	}
 	ws := resolvedWorkspace(t, map[string]string{
@@ -1295,17 +1295,17 @@ func TestLiveDeferThresholdKeepsExactlyThreshold(t *testing.T) {
 		".agentls/tools/two.json":   mk("a5l_two"),
 		".agentls/tools/three.json": mk("a5l_three"),
 	})
-	ref := a5lList(t, a5lStart(t, ws, a5lOpts{init: bypassOptions()}), false)
+	ref := liveList(t, liveStart(t, ws, liveOpts{init: bypassOptions()}), false)
 	for _, n := range []string{"a5l_one", "a5l_two", "a5l_three"} {
 		if _, ok := ref[n]; !ok {
-			t.Fatalf("default threshold: %s not active: %v", n, a5lNames(ref))
+			t.Fatalf("default threshold: %s not active: %v", n, liveNames(ref))
 		}
 	}
 	threshold := len(ref) - 2 // room for exactly one of the three
-	c := a5lStart(t, ws, a5lOpts{init: map[string]any{"mode": "bypass", "deferThreshold": threshold}})
-	active := a5lList(t, c, false)
+	c := liveStart(t, ws, liveOpts{init: map[string]any{"mode": "bypass", "deferThreshold": threshold}})
+	active := liveList(t, c, false)
 	if len(active) != threshold {
-		t.Errorf("deferThreshold %d: %d tools active, want exactly %d: %v", threshold, len(active), threshold, a5lNames(active))
+		t.Errorf("deferThreshold %d: %d tools active, want exactly %d: %v", threshold, len(active), threshold, liveNames(active))
 	}
 	n := 0
 	for _, name := range []string{"a5l_one", "a5l_two", "a5l_three"} {
@@ -1314,7 +1314,7 @@ func TestLiveDeferThresholdKeepsExactlyThreshold(t *testing.T) {
 		}
 	}
 	if n != 1 {
-		t.Errorf("deferThreshold %d: %d of the 3 extension tools active, want 1: %v", threshold, n, a5lNames(active))
+		t.Errorf("deferThreshold %d: %d of the 3 extension tools active, want 1: %v", threshold, n, liveNames(active))
 	}
 }
 
@@ -1323,14 +1323,14 @@ func TestLiveDeferThresholdKeepsExactlyThreshold(t *testing.T) {
 func TestLiveSettingsModeChange(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, nil)
-	c := a5lStart(t, ws, a5lOpts{}) // default mode, no confirm capability
-	ctx := testCtx(t, a5lCallTimeout)
+	c := liveStart(t, ws, liveOpts{}) // default mode, no confirm capability
+	ctx := testCtx(t, liveCallTimeout)
 	r := c.CallTool(ctx, "write", map[string]any{"path": "w1.txt", "content": "one\n"})
 	if !r.IsError {
 		t.Fatalf("default mode without confirm: write was not refused: %s", r.Text())
 	}
 	writeFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{"mode": "acceptEdits"}`)
-	if a5lUntil(t, func() bool {
+	if liveUntil(t, func() bool {
 		return !c.CallTool(ctx, "write", map[string]any{"path": "w1.txt", "content": "one\n"}).IsError
 	}) == 0 {
 		t.Fatalf("mode acceptEdits from .agentls/settings.json never applied")
@@ -1342,7 +1342,7 @@ func TestLiveSettingsModeChange(t *testing.T) {
 	// still needs approval (here: an isError, as there is no confirm).
 	writeFile(t, filepath.Join(ws, ".agentls", "settings.json"), `{"mode": "bypass", "permissions": {"deny": ["Read(marker.txt)"]}}`)
 	writeFile(t, filepath.Join(ws, "marker.txt"), "m\n")
-	if a5lUntil(t, func() bool { return c.CallTool(ctx, "read", map[string]any{"path": "marker.txt"}).IsError }) == 0 {
+	if liveUntil(t, func() bool { return c.CallTool(ctx, "read", map[string]any{"path": "marker.txt"}).IsError }) == 0 {
 		t.Fatalf("settings.json with bypass never re-read")
 	}
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "touch pwned_by_bypass"})

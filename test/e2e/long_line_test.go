@@ -28,7 +28,7 @@ func TestGrepOfOneHugeLineStaysBoundedAndSaysSo(t *testing.T) {
 	}
 	f.WriteString(" tail-needle\n")
 	f.Close()
-	s := a21hStart(t, ws, "AGENTLS_GREP_BACKEND=go")
+	s := hugeStart(t, ws, "AGENTLS_GREP_BACKEND=go")
 	r := s.c.CallTool(s.ctx, "grep", map[string]any{"pattern": "tail-needle"})
 	text := r.Text()
 	if !strings.Contains(text, "line 1 is longer than 8 MiB") {
@@ -38,5 +38,5 @@ func TestGrepOfOneHugeLineStaysBoundedAndSaysSo(t *testing.T) {
 	if !strings.Contains(r.Text(), "line.txt:1:") {
 		t.Errorf("grep of the start of a 100 MB line: %.400q; want the match", r.Text())
 	}
-	s.checkMem(t, "grep of one 100 MB line", a21hPeakGrowth)
+	s.checkMem(t, "grep of one 100 MB line", hugePeakGrowth)
 }

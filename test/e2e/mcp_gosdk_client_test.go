@@ -30,13 +30,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// a15gVersions are the protocol versions the Go SDK client accepts.
-var a15gVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+// goClientVersions are the protocol versions the Go SDK client accepts.
+var goClientVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
-// a15gLegacy is the newest version on which roots are not deprecated.
-const a15gLegacy = "2025-11-25"
+// goClientLegacy is the newest version on which roots are not deprecated.
+const goClientLegacy = "2025-11-25"
 
-type a15gOpts struct {
+type goClientOpts struct {
 	root     string         // --root
 	settings map[string]any // the user's agentls/settings.json (nil: none)
 	version  string         // ClientSessionOptions.ProtocolVersion ("" = SDK latest)
@@ -44,47 +44,47 @@ type a15gOpts struct {
 	copts    mcp.ClientOptions
 }
 
-type a15gConn struct {
+type goClientConn struct {
 	s      *mcp.ClientSession
 	c      *mcp.Client
 	cmd    *exec.Cmd
-	stderr *a15gBuf
+	stderr *goClientBuf
 }
 
-type a15gBuf struct {
+type goClientBuf struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (b *a15gBuf) Write(p []byte) (int, error) {
+func (b *goClientBuf) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
-func (b *a15gBuf) String() string {
+func (b *goClientBuf) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
 }
 
-func a15gURI(p string) string { return "file://" + p }
+func goClientURI(p string) string { return "file://" + p }
 
-// a15gConnect starts `agentls mcp --root o.root` and connects the Go SDK client.
-func a15gConnect(t *testing.T, ctx context.Context, o a15gOpts) *a15gConn {
+// goClientConnect starts `agentls mcp --root o.root` and connects the Go SDK client.
+func goClientConnect(t *testing.T, ctx context.Context, o goClientOpts) *goClientConn {
 	t.Helper()
 	var env []string
 	if o.settings != nil {
 		cfg := t.TempDir()
-		writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, o.settings))
+		writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), goClientJSON(t, o.settings))
 		env = append(env, "XDG_CONFIG_HOME="+cfg)
 	}
 	cmd := harness.Command(t, []string{"mcp", "--root", o.root}, env...)
-	errb := &a15gBuf{}
+	errb := &goClientBuf{}
 	cmd.Stderr = errb
 	client := mcp.NewClient(&mcp.Implementation{Name: "a15g-go-client", Version: "1.0"}, &o.copts)
 	for _, r := range o.roots {
-		client.AddRoots(&mcp.Root{URI: a15gURI(r), Name: filepath.Base(r)})
+		client.AddRoots(&mcp.Root{URI: goClientURI(r), Name: filepath.Base(r)})
 	}
 	var sopts *mcp.ClientSessionOptions
 	if o.version != "" {
@@ -95,10 +95,10 @@ func a15gConnect(t *testing.T, ctx context.Context, o a15gOpts) *a15gConn {
 		t.Fatalf("connect: %v\nstderr:\n%s", err, errb.String())
 	}
 	t.Cleanup(func() { s.Close() })
-	return &a15gConn{s: s, c: client, cmd: cmd, stderr: errb}
+	return &goClientConn{s: s, c: client, cmd: cmd, stderr: errb}
 }
 
-func a15gJSON(t *testing.T, v any) string {
+func goClientJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -107,7 +107,7 @@ func a15gJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-func a15gText(r *mcp.CallToolResult) string {
+func goClientText(r *mcp.CallToolResult) string {
 	var parts []string
 	for _, c := range r.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
@@ -117,30 +117,30 @@ func a15gText(r *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// a15gCall calls a tool and fails the test on a protocol error.
-func a15gCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string) {
+// goClientCall calls a tool and fails the test on a protocol error.
+func goClientCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string) {
 	t.Helper()
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s %v: protocol error %v", name, args, err)
 	}
-	return res, a15gText(res)
+	return res, goClientText(res)
 }
 
-var a15gBypass = map[string]any{"mode": "bypass"}
+var goClientBypass = map[string]any{"mode": "bypass"}
 
 func TestMCPGoClientInitialize(t *testing.T) {
 	t.Parallel()
-	for _, version := range []string{"", a15gLegacy} {
+	for _, version := range []string{"", goClientLegacy} {
 		t.Run("version="+version, func(t *testing.T) {
 			ctx := testCtx(t, 10*time.Second)
 			ws := resolvedWorkspace(t, nil)
-			c := a15gConnect(t, ctx, a15gOpts{root: ws, version: version})
+			c := goClientConnect(t, ctx, goClientOpts{root: ws, version: version})
 			ir := c.s.InitializeResult()
 			if ir == nil {
 				t.Fatal("no initialize result")
 			}
-			if !slices.Contains(a15gVersions, ir.ProtocolVersion) {
+			if !slices.Contains(goClientVersions, ir.ProtocolVersion) {
 				t.Errorf("protocolVersion %q not one the client supports", ir.ProtocolVersion)
 			}
 			if version != "" && ir.ProtocolVersion != version {
@@ -164,14 +164,14 @@ func TestMCPGoClientInitialize(t *testing.T) {
 	}
 }
 
-// a15gCoreTools are the always-active tools of docs/tools.md.
-var a15gCoreTools = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
+// goClientCoreTools are the always-active tools of docs/tools.md.
+var goClientCoreTools = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
 
 func TestMCPGoClientToolsList(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	ws := resolvedWorkspace(t, nil)
-	c := a15gConnect(t, ctx, a15gOpts{root: ws})
+	c := goClientConnect(t, ctx, goClientOpts{root: ws})
 	lr, err := c.s.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func TestMCPGoClientToolsList(t *testing.T) {
 		"find": {readOnly: true}, "tool_search": {readOnly: true},
 		"edit": {readOnly: false}, "write": {readOnly: false}, "bash": {readOnly: false, destructive: true},
 	}
-	for _, name := range a15gCoreTools {
+	for _, name := range goClientCoreTools {
 		t.Run(name, func(t *testing.T) {
 			tool := byName[name]
 			if tool == nil {
@@ -242,10 +242,10 @@ func TestMCPGoClientReadGrepEdit(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	ws := resolvedWorkspace(t, map[string]string{"src/a.txt": "alpha\nbeta needle\ngamma\n"})
-	c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
+	c := goClientConnect(t, ctx, goClientOpts{root: ws, settings: goClientBypass})
 	edit := map[string]any{"path": "src/a.txt", "edits": []any{map[string]any{"oldText": "gamma", "newText": "GAMMA"}}}
 
-	res, text := a15gCall(t, ctx, c.s, "edit", edit)
+	res, text := goClientCall(t, ctx, c.s, "edit", edit)
 	if !res.IsError || !strings.Contains(strings.ToLower(text), "read") {
 		t.Errorf("edit before read: isError=%v, want an error asking for a read; got %q", res.IsError, text)
 	}
@@ -253,25 +253,25 @@ func TestMCPGoClientReadGrepEdit(t *testing.T) {
 		t.Fatalf("edit before read changed the file: %q", b)
 	}
 
-	res, text = a15gCall(t, ctx, c.s, "read", map[string]any{"path": "src/a.txt"})
+	res, text = goClientCall(t, ctx, c.s, "read", map[string]any{"path": "src/a.txt"})
 	if res.IsError || !strings.Contains(text, "src/a.txt, lines 1-3 of 3") || !strings.Contains(text, "2→beta needle") {
 		t.Errorf("read: isError=%v text=%q", res.IsError, text)
 	}
-	a15gCheckMeta(t, "read", res)
+	goClientCheckMeta(t, "read", res)
 
-	res, text = a15gCall(t, ctx, c.s, "grep", map[string]any{"pattern": "needle"})
+	res, text = goClientCall(t, ctx, c.s, "grep", map[string]any{"pattern": "needle"})
 	if res.IsError || !strings.Contains(text, "src/a.txt:2: beta needle") {
 		t.Errorf("grep: isError=%v text=%q", res.IsError, text)
 	}
 
-	res, text = a15gCall(t, ctx, c.s, "edit", edit)
+	res, text = goClientCall(t, ctx, c.s, "edit", edit)
 	if res.IsError || !strings.Contains(text, "Edited src/a.txt") {
 		t.Errorf("edit after read: isError=%v text=%q", res.IsError, text)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "src/a.txt")); string(b) != "alpha\nbeta needle\nGAMMA\n" {
 		t.Errorf("file after edit = %q", b)
 	}
-	d := a15gCheckMeta(t, "edit", res)
+	d := goClientCheckMeta(t, "edit", res)
 	if diff, _ := d["unifiedDiff"].(string); !strings.Contains(diff, "-gamma") || !strings.Contains(diff, "+GAMMA") {
 		t.Errorf("edit _meta.details.unifiedDiff = %q", diff)
 	}
@@ -285,8 +285,8 @@ func TestMCPGoClientReadGrepEdit(t *testing.T) {
 	}
 }
 
-// a15gCheckMeta asserts _meta.callId and _meta.details (with durationMs).
-func a15gCheckMeta(t *testing.T, tool string, res *mcp.CallToolResult) map[string]any {
+// goClientCheckMeta asserts _meta.callId and _meta.details (with durationMs).
+func goClientCheckMeta(t *testing.T, tool string, res *mcp.CallToolResult) map[string]any {
 	t.Helper()
 	if id, _ := res.Meta["callId"].(string); id == "" {
 		t.Errorf("%s: _meta.callId absent: %v", tool, res.Meta)
@@ -304,19 +304,19 @@ func a15gCheckMeta(t *testing.T, tool string, res *mcp.CallToolResult) map[strin
 
 func TestMCPGoClientBashProgress(t *testing.T) {
 	t.Parallel()
-	for _, version := range []string{"", a15gLegacy} {
+	for _, version := range []string{"", goClientLegacy} {
 		t.Run("version="+version, func(t *testing.T) {
 			ctx := testCtx(t, 10*time.Second)
 			ws := resolvedWorkspace(t, nil)
 			var mu sync.Mutex
 			var notes []*mcp.ProgressNotificationParams
-			o := a15gOpts{root: ws, settings: a15gBypass, version: version}
+			o := goClientOpts{root: ws, settings: goClientBypass, version: version}
 			o.copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 				mu.Lock()
 				notes = append(notes, r.Params)
 				mu.Unlock()
 			}
-			c := a15gConnect(t, ctx, o)
+			c := goClientConnect(t, ctx, o)
 			p := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
 				"command": "for i in 1 2 3 4 5 6; do echo a15g-line-$i; sleep 0.15; done"}}
 			p.SetProgressToken("a15g-tok")
@@ -327,8 +327,8 @@ func TestMCPGoClientBashProgress(t *testing.T) {
 			mu.Lock()
 			got := slices.Clone(notes)
 			mu.Unlock()
-			if res.IsError || !strings.Contains(a15gText(res), "a15g-line-6") {
-				t.Fatalf("bash: isError=%v %q", res.IsError, a15gText(res))
+			if res.IsError || !strings.Contains(goClientText(res), "a15g-line-6") {
+				t.Fatalf("bash: isError=%v %q", res.IsError, goClientText(res))
 			}
 			if len(got) < 2 {
 				t.Fatalf("%d progress notifications before the result, want >= 2 (command ran ~0.9 s)", len(got))
@@ -361,8 +361,8 @@ func TestMCPGoClientBashProgress(t *testing.T) {
 	}
 }
 
-// a15gProcs lists the pids whose command line contains marker, plus their children.
-func a15gProcs(marker string) []int {
+// goClientProcs lists the pids whose command line contains marker, plus their children.
+func goClientProcs(marker string) []int {
 	ents, _ := os.ReadDir("/proc")
 	parent := map[int]int{}
 	var hits []int
@@ -397,13 +397,13 @@ func a15gProcs(marker string) []int {
 	return out
 }
 
-// a15gWaitProcs waits until the shell and its child are running (present)
+// goClientWaitProcs waits until the shell and its child are running (present)
 // or until no process is left.
-func a15gWaitProcs(t *testing.T, marker string, present bool, d time.Duration) []int {
+func goClientWaitProcs(t *testing.T, marker string, present bool, d time.Duration) []int {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		p := a15gProcs(marker)
+		p := goClientProcs(marker)
 		if (present && len(p) >= 2) || (!present && len(p) == 0) || time.Now().After(deadline) {
 			return p
 		}
@@ -415,7 +415,7 @@ func TestMCPGoClientCancelKillsSleep(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 15*time.Second)
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "x\n"})
-	c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
+	c := goClientConnect(t, ctx, goClientOpts{root: ws, settings: goClientBypass})
 	marker := fmt.Sprintf("a15gcancel%d", time.Now().UnixNano())
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -425,7 +425,7 @@ func TestMCPGoClientCancelKillsSleep(t *testing.T) {
 			"command": ": " + marker + "; sleep 100; echo after"}})
 		done <- err
 	}()
-	procs := a15gWaitProcs(t, marker, true, 5*time.Second)
+	procs := goClientWaitProcs(t, marker, true, 5*time.Second)
 	if len(procs) < 2 {
 		t.Fatalf("want the shell and its sleep running, found %v", procs)
 	}
@@ -439,10 +439,10 @@ func TestMCPGoClientCancelKillsSleep(t *testing.T) {
 		t.Fatal("CallTool did not return after cancel")
 	}
 	// SIGTERM, 2 s grace, SIGKILL.
-	if left := a15gWaitProcs(t, marker, false, 4*time.Second); len(left) > 0 {
+	if left := goClientWaitProcs(t, marker, false, 4*time.Second); len(left) > 0 {
 		t.Fatalf("processes left after cancel: %v", left)
 	}
-	if res, text := a15gCall(t, ctx, c.s, "read", map[string]any{"path": "a.txt"}); res.IsError {
+	if res, text := goClientCall(t, ctx, c.s, "read", map[string]any{"path": "a.txt"}); res.IsError {
 		t.Errorf("session unusable after cancel: %q", text)
 	}
 }
@@ -453,13 +453,13 @@ func TestMCPGoClientRoots(t *testing.T) {
 	a := resolvedWorkspace(t, map[string]string{"ina.txt": "in a\n"})
 	b := resolvedWorkspace(t, map[string]string{"inb.txt": "in b\n"})
 	cdir := resolvedWorkspace(t, map[string]string{"inc.txt": "in c\n"})
-	readOK := func(c *a15gConn, path string) (bool, string) {
-		res, text := a15gCall(t, ctx, c.s, "read", map[string]any{"path": path})
+	readOK := func(c *goClientConn, path string) (bool, string) {
+		res, text := goClientCall(t, ctx, c.s, "read", map[string]any{"path": path})
 		return !res.IsError, text
 	}
 
 	t.Run("client roots define the workspace", func(t *testing.T) {
-		c := a15gConnect(t, ctx, a15gOpts{root: b, version: a15gLegacy, roots: []string{a}})
+		c := goClientConnect(t, ctx, goClientOpts{root: b, version: goClientLegacy, roots: []string{a}})
 		if ok, text := readOK(c, "ina.txt"); !ok || !strings.Contains(text, "in a") {
 			t.Errorf("relative path in the client's root refused: %q", text)
 		}
@@ -473,8 +473,8 @@ func TestMCPGoClientRoots(t *testing.T) {
 		}
 
 		// roots/list_changed moves the workspace: add C, remove A.
-		c.c.AddRoots(&mcp.Root{URI: a15gURI(cdir), Name: "c"})
-		c.c.RemoveRoots(a15gURI(a))
+		c.c.AddRoots(&mcp.Root{URI: goClientURI(cdir), Name: "c"})
+		c.c.RemoveRoots(goClientURI(a))
 		moved := time.Now()
 		deadline := moved.Add(6 * time.Second)
 		for tries := 1; ; tries++ {
@@ -499,10 +499,10 @@ func TestMCPGoClientRoots(t *testing.T) {
 	})
 
 	t.Run("no roots capability uses --root", func(t *testing.T) {
-		o := a15gOpts{root: b, version: a15gLegacy}
+		o := goClientOpts{root: b, version: goClientLegacy}
 		o.copts.Capabilities = &mcp.ClientCapabilities{} // roots disabled
-		c := a15gConnectRec(t, ctx, o)
-		if ok, text := readOK(c.a15gConn, "inb.txt"); !ok {
+		c := goClientConnectRec(t, ctx, o)
+		if ok, text := readOK(c.goClientConn, "inb.txt"); !ok {
 			t.Errorf("--root not the workspace for a client without roots: %q", text)
 		}
 		if n := c.count("roots/list"); n != 0 {
@@ -517,18 +517,18 @@ func TestMCPGoClientRoots(t *testing.T) {
 		second := filepath.Join(parent, "b second")
 		writeFile(t, filepath.Join(odd, "odd.txt"), "in odd\n")
 		writeFile(t, filepath.Join(second, "two.txt"), "in two\n")
-		o := a15gOpts{root: b, version: a15gLegacy}
-		c := a15gConnectRec(t, ctx, o, (&url.URL{Scheme: "file", Path: odd}).String(), (&url.URL{Scheme: "file", Path: second}).String())
-		if ok, text := readOK(c.a15gConn, "odd.txt"); !ok || !strings.Contains(text, "in odd") {
+		o := goClientOpts{root: b, version: goClientLegacy}
+		c := goClientConnectRec(t, ctx, o, (&url.URL{Scheme: "file", Path: odd}).String(), (&url.URL{Scheme: "file", Path: second}).String())
+		if ok, text := readOK(c.goClientConn, "odd.txt"); !ok || !strings.Contains(text, "in odd") {
 			t.Errorf("relative path in the first root (percent-encoded URI) refused: %q", text)
 		}
-		if ok, text := readOK(c.a15gConn, filepath.Join(second, "two.txt")); !ok {
+		if ok, text := readOK(c.goClientConn, filepath.Join(second, "two.txt")); !ok {
 			t.Errorf("absolute path in the second root refused: %q", text)
 		}
-		if ok, text := readOK(c.a15gConn, filepath.Join(b, "inb.txt")); ok {
+		if ok, text := readOK(c.goClientConn, filepath.Join(b, "inb.txt")); ok {
 			t.Errorf("the --root dir outside the roots was read: %q", text)
 		}
-		if ok, text := readOK(c.a15gConn, "../inb.txt"); ok {
+		if ok, text := readOK(c.goClientConn, "../inb.txt"); ok {
 			t.Errorf("a .. escape was read: %q", text)
 		}
 		if c.count("roots/list") == 0 {
@@ -537,7 +537,7 @@ func TestMCPGoClientRoots(t *testing.T) {
 	})
 
 	t.Run("2026-07-28 client gets --root", func(t *testing.T) {
-		c := a15gConnect(t, ctx, a15gOpts{root: b, roots: []string{a}})
+		c := goClientConnect(t, ctx, goClientOpts{root: b, roots: []string{a}})
 		if v := c.s.InitializeResult().ProtocolVersion; v < "2026-07-28" {
 			t.Skipf("negotiated %s: docs' 2026-07-28 rule does not apply", v)
 		}
@@ -547,13 +547,13 @@ func TestMCPGoClientRoots(t *testing.T) {
 	})
 }
 
-type a15gRecConn struct {
-	*a15gConn
+type goClientRecConn struct {
+	*goClientConn
 	mu      sync.Mutex
 	methods []string
 }
 
-func (c *a15gRecConn) count(method string) int {
+func (c *goClientRecConn) count(method string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
@@ -565,13 +565,13 @@ func (c *a15gRecConn) count(method string) int {
 	return n
 }
 
-// a15gConnectRec connects like a15gConnect with rootURIs as roots and
+// goClientConnectRec connects like goClientConnect with rootURIs as roots and
 // records the methods the server sends.
-func a15gConnectRec(t *testing.T, ctx context.Context, o a15gOpts, rootURIs ...string) *a15gRecConn {
+func goClientConnectRec(t *testing.T, ctx context.Context, o goClientOpts, rootURIs ...string) *goClientRecConn {
 	t.Helper()
-	rc := &a15gRecConn{}
+	rc := &goClientRecConn{}
 	cmd := harness.Command(t, []string{"mcp", "--root", o.root})
-	errb := &a15gBuf{}
+	errb := &goClientBuf{}
 	cmd.Stderr = errb
 	client := mcp.NewClient(&mcp.Implementation{Name: "a15g-go-client", Version: "1.0"}, &o.copts)
 	for i, u := range rootURIs {
@@ -590,14 +590,14 @@ func a15gConnectRec(t *testing.T, ctx context.Context, o a15gOpts, rootURIs ...s
 		t.Fatalf("connect: %v\nstderr:\n%s", err, errb.String())
 	}
 	t.Cleanup(func() { s.Close() })
-	rc.a15gConn = &a15gConn{s: s, c: client, cmd: cmd, stderr: errb}
+	rc.goClientConn = &goClientConn{s: s, c: client, cmd: cmd, stderr: errb}
 	return rc
 }
 
-// a15gDeferredTool writes an extension tool that is deferred.
-func a15gDeferredTool(t *testing.T, ws string) string {
+// goClientDeferredTool writes an extension tool that is deferred.
+func goClientDeferredTool(t *testing.T, ws string) string {
 	name := "a15g_frobnicate"
-	writeFile(t, filepath.Join(ws, ".agentls", "tools", name+".json"), a15gJSON(t, map[string]any{
+	writeFile(t, filepath.Join(ws, ".agentls", "tools", name+".json"), goClientJSON(t, map[string]any{
 		"name":        name,
 		"description": "Frobnicate the quuxwidget inventory and print the frobnication report.",
 		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"target": map[string]any{"type": "string", "description": "widget to frobnicate"}}},
@@ -610,15 +610,15 @@ func a15gDeferredTool(t *testing.T, ws string) string {
 
 func TestMCPGoClientToolSearchListChanged(t *testing.T) {
 	t.Parallel()
-	for _, version := range []string{"", a15gLegacy} {
+	for _, version := range []string{"", goClientLegacy} {
 		t.Run("version="+version, func(t *testing.T) {
 			ctx := testCtx(t, 10*time.Second)
 			ws := resolvedWorkspace(t, nil)
-			name := a15gDeferredTool(t, ws)
+			name := goClientDeferredTool(t, ws)
 			changed := make(chan struct{}, 8)
-			o := a15gOpts{root: ws, version: version}
+			o := goClientOpts{root: ws, version: version}
 			o.copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }
-			c := a15gConnect(t, ctx, o)
+			c := goClientConnect(t, ctx, o)
 			has := func() bool {
 				lr, err := c.s.ListTools(ctx, nil)
 				if err != nil {
@@ -629,7 +629,7 @@ func TestMCPGoClientToolSearchListChanged(t *testing.T) {
 			if has() {
 				t.Fatalf("deferred tool %s already listed before tool_search", name)
 			}
-			res, text := a15gCall(t, ctx, c.s, "tool_search", map[string]any{"query": "frobnicate quuxwidget"})
+			res, text := goClientCall(t, ctx, c.s, "tool_search", map[string]any{"query": "frobnicate quuxwidget"})
 			if res.IsError || !strings.Contains(text, name) {
 				t.Fatalf("tool_search: isError=%v %q", res.IsError, text)
 			}
@@ -658,12 +658,12 @@ func TestMCPGoClientAsk(t *testing.T) {
 		runs    bool
 		want    string // in the result text
 	}{
-		{"accept runs", a15gLegacy, &elicit{"accept", "allowOnce"}, true, "a15g-ran"},
+		{"accept runs", goClientLegacy, &elicit{"accept", "allowOnce"}, true, "a15g-ran"},
 		{"accept runs latest", "", &elicit{"accept", "allowOnce"}, true, "a15g-ran"},
-		{"decline denies", a15gLegacy, &elicit{"decline", ""}, false, "the MCP host declined the question"},
-		{"reject decision denies", a15gLegacy, &elicit{"accept", "rejectOnce"}, false, "denied by the user"},
+		{"decline denies", goClientLegacy, &elicit{"decline", ""}, false, "the MCP host declined the question"},
+		{"reject decision denies", goClientLegacy, &elicit{"accept", "rejectOnce"}, false, "denied by the user"},
 		{"decline denies latest", "", &elicit{"decline", ""}, false, "the MCP host declined the question"},
-		{"no elicitation", a15gLegacy, nil, false, "the MCP host could not ask the user"},
+		{"no elicitation", goClientLegacy, nil, false, "the MCP host could not ask the user"},
 		{"no elicitation latest", "", nil, false, "the MCP host could not ask the user"},
 	}
 	for _, tc := range cases {
@@ -674,7 +674,7 @@ func TestMCPGoClientAsk(t *testing.T) {
 			ws := resolvedWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions":{"ask":["Bash(echo:*)"]}}`})
 			var asked []*mcp.ElicitParams
 			var mu sync.Mutex
-			o := a15gOpts{root: ws, version: tc.version}
+			o := goClientOpts{root: ws, version: tc.version}
 			if tc.handler != nil {
 				h := *tc.handler
 				o.copts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -688,9 +688,9 @@ func TestMCPGoClientAsk(t *testing.T) {
 					return res, nil
 				}
 			}
-			c := a15gConnect(t, ctx, o)
+			c := goClientConnect(t, ctx, o)
 			out := filepath.Join(ws, "a15g-out.txt")
-			res, text := a15gCall(t, ctx, c.s, "bash", map[string]any{"command": "echo a15g-ran > a15g-out.txt && cat a15g-out.txt"})
+			res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "echo a15g-ran > a15g-out.txt && cat a15g-out.txt"})
 			_, err := os.Stat(out)
 			ran := err == nil
 			if ran != tc.runs {
@@ -708,7 +708,7 @@ func TestMCPGoClientAsk(t *testing.T) {
 				if len(asked) != 1 {
 					t.Fatalf("user asked %d times, want 1", len(asked))
 				}
-				sch := a15gJSON(t, asked[0].RequestedSchema)
+				sch := goClientJSON(t, asked[0].RequestedSchema)
 				for _, want := range []string{`"decision"`, "allowOnce", "allowAlways", "rejectOnce", "rejectAlways", `"Allow once"`} {
 					if !strings.Contains(sch, want) {
 						t.Errorf("elicitation schema lacks %s: %s", want, sch)
@@ -722,7 +722,7 @@ func TestMCPGoClientAsk(t *testing.T) {
 	}
 }
 
-func a15gPNG(t *testing.T) []byte {
+func goClientPNG(t *testing.T) []byte {
 	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
 	img.Set(1, 1, color.RGBA{200, 10, 10, 255})
 	var b bytes.Buffer
@@ -743,19 +743,19 @@ func TestMCPGoClientImage(t *testing.T) {
 	if err := jpeg.Encode(&jb, img, nil); err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{"pic.png": a15gPNG(t), "named.txt": a15gPNG(t), "pic.gif": gb.Bytes(), "pic.jpg": jb.Bytes()}
+	files := map[string][]byte{"pic.png": goClientPNG(t), "named.txt": goClientPNG(t), "pic.gif": gb.Bytes(), "pic.jpg": jb.Bytes()}
 	mimes := map[string]string{"pic.png": "image/png", "named.txt": "image/png", "pic.gif": "image/gif", "pic.jpg": "image/jpeg"}
 	ws := resolvedWorkspace(t, nil)
 	for name, b := range files {
 		writeFile(t, filepath.Join(ws, name), string(b))
 	}
-	c := a15gConnect(t, ctx, a15gOpts{root: ws})
+	c := goClientConnect(t, ctx, goClientOpts{root: ws})
 	for _, path := range []string{"pic.png", "named.txt", "pic.gif", "pic.jpg"} {
 		pic, mime := files[path], mimes[path]
 		t.Run(path, func(t *testing.T) {
-			res, _ := a15gCall(t, ctx, c.s, "read", map[string]any{"path": path})
+			res, _ := goClientCall(t, ctx, c.s, "read", map[string]any{"path": path})
 			if res.IsError {
-				t.Fatalf("read image: %q", a15gText(res))
+				t.Fatalf("read image: %q", goClientText(res))
 			}
 			var img *mcp.ImageContent
 			for _, part := range res.Content {
@@ -772,7 +772,7 @@ func TestMCPGoClientImage(t *testing.T) {
 			if !bytes.Equal(img.Data, pic) {
 				t.Errorf("image data (%d bytes) differs from the file (%d bytes)", len(img.Data), len(pic))
 			}
-			a15gCheckMeta(t, "read image", res)
+			goClientCheckMeta(t, "read image", res)
 		})
 	}
 }
@@ -783,7 +783,7 @@ func TestMCPGoClientSecretMasked(t *testing.T) {
 	aws := "AKIAQ3EGRT7XKZP2LM4N"
 	gh := "ghp_" + strings.Repeat("aB3dE5fG7h", 3) + "J9kL1m"
 	ws := resolvedWorkspace(t, map[string]string{"config.txt": "name = demo\naws_access_key_id = " + aws + "\ngithub: " + gh + "\n"})
-	c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
+	c := goClientConnect(t, ctx, goClientOpts{root: ws, settings: goClientBypass})
 	calls := []struct {
 		tool string
 		args map[string]any
@@ -794,8 +794,8 @@ func TestMCPGoClientSecretMasked(t *testing.T) {
 	}
 	for _, call := range calls {
 		t.Run(call.tool, func(t *testing.T) {
-			res, text := a15gCall(t, ctx, c.s, call.tool, call.args)
-			all := text + a15gJSON(t, res.Meta)
+			res, text := goClientCall(t, ctx, c.s, call.tool, call.args)
+			all := text + goClientJSON(t, res.Meta)
 			for _, secret := range []string{aws, gh} {
 				if strings.Contains(all, secret) {
 					t.Errorf("secret %s leaked in content or _meta: %q", secret[:4], all)
@@ -813,15 +813,15 @@ func TestMCPGoClientCloseExits(t *testing.T) {
 	t.Run("sdk close", func(t *testing.T) {
 		ctx := testCtx(t, 10*time.Second)
 		ws := resolvedWorkspace(t, nil)
-		c := a15gConnect(t, ctx, a15gOpts{root: ws, settings: a15gBypass})
+		c := goClientConnect(t, ctx, goClientOpts{root: ws, settings: goClientBypass})
 		// A child left in the background by a finished command must not
 		// outlive the session either.
 		marker := fmt.Sprintf("a15gclosebg%d", time.Now().UnixNano())
-		res, text := a15gCall(t, ctx, c.s, "bash", map[string]any{"command": "(: " + marker + "; sleep 100; echo x) > /dev/null 2>&1 &\necho started"})
+		res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "(: " + marker + "; sleep 100; echo x) > /dev/null 2>&1 &\necho started"})
 		if res.IsError {
 			t.Fatalf("bash: %q", text)
 		}
-		t.Logf("background child alive before close: %v", a15gProcs(marker))
+		t.Logf("background child alive before close: %v", goClientProcs(marker))
 		start := time.Now()
 		c.s.Close() // the SDK waits for in-flight calls, then closes stdin
 		took := time.Since(start)
@@ -833,20 +833,20 @@ func TestMCPGoClientCloseExits(t *testing.T) {
 		if c.cmd.ProcessState == nil {
 			t.Error("agentls still running after session close")
 		}
-		if left := a15gWaitProcs(t, marker, false, 3*time.Second); len(left) > 0 {
+		if left := goClientWaitProcs(t, marker, false, 3*time.Second); len(left) > 0 {
 			t.Errorf("background child left after session close: %v", left)
 		}
 	})
 	t.Run("client gone mid-call", func(t *testing.T) {
 		ws := resolvedWorkspace(t, nil)
 		cfg := t.TempDir()
-		writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, a15gBypass))
-		r := a15gRawStart(t, ws, "XDG_CONFIG_HOME="+cfg)
-		r.initialize(t, a15gLegacy)
+		writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), goClientJSON(t, goClientBypass))
+		r := goClientRawStart(t, ws, "XDG_CONFIG_HOME="+cfg)
+		r.initialize(t, goClientLegacy)
 		marker := fmt.Sprintf("a15gclose%d", time.Now().UnixNano())
 		r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": map[string]any{
 			"name": "bash", "arguments": map[string]any{"command": ": " + marker + "; sleep 100; echo after"}}})
-		if p := a15gWaitProcs(t, marker, true, 5*time.Second); len(p) < 2 {
+		if p := goClientWaitProcs(t, marker, true, 5*time.Second); len(p) < 2 {
 			t.Fatalf("command never started: %v", p)
 		}
 		start := time.Now()
@@ -857,29 +857,29 @@ func TestMCPGoClientCloseExits(t *testing.T) {
 			t.Fatal("agentls did not exit within 3 s of its input closing (docs: 250 ms + at most 500 ms)")
 		}
 		t.Logf("exited %v after EOF", time.Since(start))
-		if left := a15gWaitProcs(t, marker, false, 3*time.Second); len(left) > 0 {
+		if left := goClientWaitProcs(t, marker, false, 3*time.Second); len(left) > 0 {
 			t.Errorf("children left after the client went away: %v", left)
 		}
 	})
 }
 
-// a15gRawWait bounds every wait for a raw MCP reply.
-const a15gRawWait = 5 * time.Second
+// goClientRawWait bounds every wait for a raw MCP reply.
+const goClientRawWait = 5 * time.Second
 
-// a15gRaw is a newline-JSON MCP exchange without any SDK.
-type a15gRaw struct{ *mcpRawClient }
+// goClientRaw is a newline-JSON MCP exchange without any SDK.
+type goClientRaw struct{ *mcpRawClient }
 
-func a15gRawStart(t *testing.T, ws string, env ...string) a15gRaw {
+func goClientRawStart(t *testing.T, ws string, env ...string) goClientRaw {
 	t.Helper()
-	return a15gRaw{startMCPRaw(t, []string{"mcp", "--root", ws}, env)}
+	return goClientRaw{startMCPRaw(t, []string{"mcp", "--root", ws}, env)}
 }
 
 // initialize performs the handshake at version v and returns the result.
-func (r a15gRaw) initialize(t *testing.T, v string) map[string]any {
+func (r goClientRaw) initialize(t *testing.T, v string) map[string]any {
 	t.Helper()
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
 		"protocolVersion": v, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "a15g-raw", "version": "1"}}})
-	m := r.mustReply(1, a15gRawWait).Obj
+	m := r.mustReply(1, goClientRawWait).Obj
 	res, _ := m["result"].(map[string]any)
 	if res == nil {
 		t.Fatalf("initialize %s failed: %v", v, m)
@@ -893,7 +893,7 @@ func TestMCPGoClientRawProtocolVersions(t *testing.T) {
 	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18"} {
 		t.Run(v, func(t *testing.T) {
 			ws := resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"})
-			r := a15gRawStart(t, ws)
+			r := goClientRawStart(t, ws)
 			res := r.initialize(t, v)
 			if res["protocolVersion"] != v {
 				t.Errorf("protocolVersion %v, want the requested %s (a supported version)", res["protocolVersion"], v)
@@ -907,9 +907,9 @@ func TestMCPGoClientRawProtocolVersions(t *testing.T) {
 				t.Errorf("capabilities.tools.listChanged = %v", tools["listChanged"])
 			}
 			r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": map[string]any{}})
-			m := r.mustReply(2, a15gRawWait).Obj
+			m := r.mustReply(2, goClientRawWait).Obj
 			list, _ := m["result"].(map[string]any)["tools"].([]any)
-			if len(list) < len(a15gCoreTools) {
+			if len(list) < len(goClientCoreTools) {
 				t.Fatalf("tools/list: %v", m)
 			}
 			for _, x := range list {
@@ -922,7 +922,7 @@ func TestMCPGoClientRawProtocolVersions(t *testing.T) {
 				}
 			}
 			r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}}})
-			m = r.mustReply(3, a15gRawWait).Obj
+			m = r.mustReply(3, goClientRawWait).Obj
 			if b, _ := json.Marshal(m["result"]); !strings.Contains(string(b), "hello") {
 				t.Errorf("read over %s: %v", v, m)
 			}
@@ -934,23 +934,23 @@ func TestMCPGoClientUnknownAndDeferredByName(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	ws := resolvedWorkspace(t, nil)
-	name := a15gDeferredTool(t, ws)
+	name := goClientDeferredTool(t, ws)
 	changed := make(chan struct{}, 8)
-	o := a15gOpts{root: ws, version: a15gLegacy}
+	o := goClientOpts{root: ws, version: goClientLegacy}
 	o.copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }
-	c := a15gConnect(t, ctx, o)
+	c := goClientConnect(t, ctx, o)
 	if _, err := c.s.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 
 	// docs/protocol.md: an isError result naming the tools and the closest one, not -32602.
-	res, text := a15gCall(t, ctx, c.s, "reed", map[string]any{"path": "x"})
+	res, text := goClientCall(t, ctx, c.s, "reed", map[string]any{"path": "x"})
 	if !res.IsError || !strings.Contains(text, "read") || !strings.Contains(text, "grep") {
 		t.Errorf("unknown tool: isError=%v %q", res.IsError, text)
 	}
 
 	// Calling a deferred tool by name works and activates it.
-	res, text = a15gCall(t, ctx, c.s, name, map[string]any{"target": "w1"})
+	res, text = goClientCall(t, ctx, c.s, name, map[string]any{"target": "w1"})
 	if res.IsError || !strings.Contains(text, "frobnicated w1") {
 		t.Fatalf("deferred tool by name: isError=%v %q", res.IsError, text)
 	}
@@ -975,17 +975,17 @@ func TestMCPGoClientProgressGoverned(t *testing.T) {
 	gh := "ghp_" + strings.Repeat("Zq7Wx2Lp9K", 3) + "Rt5Yu8"
 	var mu sync.Mutex
 	var notes []*mcp.ProgressNotificationParams
-	o := a15gOpts{root: ws, settings: a15gBypass}
+	o := goClientOpts{root: ws, settings: goClientBypass}
 	o.copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 		mu.Lock()
 		notes = append(notes, r.Params)
 		mu.Unlock()
 	}
-	c := a15gConnect(t, ctx, o)
+	c := goClientConnect(t, ctx, o)
 	cmd := "for i in 1 2 3 4; do echo token " + gh + " $i; sleep 0.15; done"
 
 	// Without a progress token: no notifications.
-	res, text := a15gCall(t, ctx, c.s, "bash", map[string]any{"command": cmd})
+	res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": cmd})
 	if res.IsError {
 		t.Fatalf("bash: %q", text)
 	}
@@ -1003,8 +1003,8 @@ func TestMCPGoClientProgressGoverned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(a15gText(res), gh) {
-		t.Errorf("secret in the result: %q", a15gText(res))
+	if strings.Contains(goClientText(res), gh) {
+		t.Errorf("secret in the result: %q", goClientText(res))
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -1042,10 +1042,10 @@ func TestMCPGoClientAskMore(t *testing.T) {
 			ws := resolvedWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions":{"defaultMode":"acceptEdits"}}`})
 			var mu sync.Mutex
 			var asked []string
-			o := a15gOpts{root: ws, version: a15gLegacy}
+			o := goClientOpts{root: ws, version: goClientLegacy}
 			o.copts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 				mu.Lock()
-				asked = append(asked, r.Params.Message+a15gJSON(t, r.Params.RequestedSchema))
+				asked = append(asked, r.Params.Message+goClientJSON(t, r.Params.RequestedSchema))
 				mu.Unlock()
 				res := &mcp.ElicitResult{Action: tc.action}
 				if tc.action == "accept" {
@@ -1053,11 +1053,11 @@ func TestMCPGoClientAskMore(t *testing.T) {
 				}
 				return res, nil
 			}
-			c := a15gConnect(t, ctx, o)
+			c := goClientConnect(t, ctx, o)
 			var text string
 			var res *mcp.CallToolResult
 			for range tc.calls {
-				res, text = a15gCall(t, ctx, c.s, "bash", map[string]any{"command": tc.command})
+				res, text = goClientCall(t, ctx, c.s, "bash", map[string]any{"command": tc.command})
 			}
 			_, err := os.Stat(filepath.Join(ws, "a15g-out.txt"))
 			if (err == nil) != tc.wantRuns || res.IsError == tc.wantRuns {
@@ -1094,17 +1094,17 @@ func TestMCPGoClientRawCancelNoResponse(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, nil)
 	cfg := t.TempDir()
-	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), a15gJSON(t, a15gBypass))
-	r := a15gRawStart(t, ws, "XDG_CONFIG_HOME="+cfg)
+	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), goClientJSON(t, goClientBypass))
+	r := goClientRawStart(t, ws, "XDG_CONFIG_HOME="+cfg)
 	r.initialize(t, "2025-06-18")
 	marker := fmt.Sprintf("a15grawcancel%d", time.Now().UnixNano())
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": map[string]any{
 		"name": "bash", "arguments": map[string]any{"command": ": " + marker + "; sleep 100; echo after"}}})
-	if p := a15gWaitProcs(t, marker, true, 5*time.Second); len(p) < 2 {
+	if p := goClientWaitProcs(t, marker, true, 5*time.Second); len(p) < 2 {
 		t.Fatalf("command never started: %v", p)
 	}
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 5, "reason": "user"}})
-	if left := a15gWaitProcs(t, marker, false, 4*time.Second); len(left) > 0 {
+	if left := goClientWaitProcs(t, marker, false, 4*time.Second); len(left) > 0 {
 		t.Errorf("processes left after notifications/cancelled: %v", left)
 	}
 	// A ping behind it: its reply comes; none for id 5 must come before or with it.

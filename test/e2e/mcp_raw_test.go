@@ -26,51 +26,51 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// a9mTimeout bounds every wait for the server; generous for a loaded machine.
-const a9mTimeout = 10 * time.Second
+// mcpRawTimeout bounds every wait for the server; generous for a loaded machine.
+const mcpRawTimeout = 10 * time.Second
 
-// a9mConn is a raw MCP client over the server's stdin/stdout. Server
+// mcpRawConn is a raw MCP client over the server's stdin/stdout. Server
 // requests are refused (-32601) unless a test sets a handler.
-type a9mConn struct {
+type mcpRawConn struct {
 	*mcpRawClient
 	idMu   sync.Mutex
 	nextID int
 }
 
-// a9mStart runs `agentls mcp --root root` with raw pipes.
-func a9mStart(t *testing.T, root string) *a9mConn {
+// mcpRawStart runs `agentls mcp --root root` with raw pipes.
+func mcpRawStart(t *testing.T, root string) *mcpRawConn {
 	t.Helper()
-	return a9mStartEnv(t, root)
+	return mcpRawStartEnv(t, root)
 }
 
-// a9mStartBypass starts a session whose user settings select mode bypass,
+// mcpRawStartBypass starts a session whose user settings select mode bypass,
 // so calls that would need approval run (tests not about permissions).
-func a9mStartBypass(t *testing.T, root string) *a9mConn {
+func mcpRawStartBypass(t *testing.T, root string) *mcpRawConn {
 	t.Helper()
 	cfg := t.TempDir()
 	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), `{"mode": "bypass"}`)
-	return a9mStartEnv(t, root, "XDG_CONFIG_HOME="+cfg)
+	return mcpRawStartEnv(t, root, "XDG_CONFIG_HOME="+cfg)
 }
 
-// a9mStartEnv is a9mStart with extra environment (later entries win).
-func a9mStartEnv(t *testing.T, root string, env ...string) *a9mConn {
+// mcpRawStartEnv is mcpRawStart with extra environment (later entries win).
+func mcpRawStartEnv(t *testing.T, root string, env ...string) *mcpRawConn {
 	t.Helper()
-	c := &a9mConn{mcpRawClient: startMCPRaw(t, []string{"mcp", "--root", root}, env), nextID: 100}
+	c := &mcpRawConn{mcpRawClient: startMCPRaw(t, []string{"mcp", "--root", root}, env), nextID: 100}
 	c.setHandler(refuseRequests)
 	return c
 }
 
 // send writes raw bytes (the caller supplies any newline).
-func (c *a9mConn) send(s string) {
+func (c *mcpRawConn) send(s string) {
 	if err := c.writeRaw([]byte(s)); err != nil {
 		c.t.Logf("write: %v", err)
 	}
 }
 
 // expect returns the first message satisfying pred, or fails the test.
-func (c *a9mConn) expect(what string, pred func(mcpMsg) bool) mcpMsg {
+func (c *mcpRawConn) expect(what string, pred func(mcpMsg) bool) mcpMsg {
 	c.t.Helper()
-	m, ok := c.wait(a9mTimeout, pred)
+	m, ok := c.wait(mcpRawTimeout, pred)
 	if !ok {
 		c.t.Fatalf("timed out waiting for %s; got:\n%s", what, c.dump())
 	}
@@ -79,7 +79,7 @@ func (c *a9mConn) expect(what string, pred func(mcpMsg) bool) mcpMsg {
 
 // badLines are the lines that were not JSON objects; blank lines are
 // tolerated.
-func (c *a9mConn) badLines() []string {
+func (c *mcpRawConn) badLines() []string {
 	var out []string
 	for _, l := range c.badFrames() {
 		if strings.TrimSpace(l) != "" {
@@ -89,20 +89,20 @@ func (c *a9mConn) badLines() []string {
 	return out
 }
 
-// a9mIDIs matches a response whose id has the given raw JSON text.
-func a9mIDIs(raw string) func(mcpMsg) bool {
+// mcpRawIDIs matches a response whose id has the given raw JSON text.
+func mcpRawIDIs(raw string) func(mcpMsg) bool {
 	return func(m mcpMsg) bool { return m.isResponse() && string(m.ID) == raw }
 }
 
 // request sends a request with a fresh integer id and waits for its response.
-func (c *a9mConn) request(method string, params any) mcpMsg {
+func (c *mcpRawConn) request(method string, params any) mcpMsg {
 	c.t.Helper()
 	id := c.start(method, params)
-	return c.expect(method+" response", a9mIDIs(strconv.Itoa(id)))
+	return c.expect(method+" response", mcpRawIDIs(strconv.Itoa(id)))
 }
 
 // start sends a request and returns its id without waiting.
-func (c *a9mConn) start(method string, params any) int {
+func (c *mcpRawConn) start(method string, params any) int {
 	c.idMu.Lock()
 	c.nextID++
 	id := c.nextID
@@ -115,7 +115,7 @@ func (c *a9mConn) start(method string, params any) int {
 	return id
 }
 
-func (c *a9mConn) notify(method string, params any) {
+func (c *mcpRawConn) notify(method string, params any) {
 	msg := map[string]any{"jsonrpc": "2.0", "method": method}
 	if params != nil {
 		msg["params"] = params
@@ -123,8 +123,8 @@ func (c *a9mConn) notify(method string, params any) {
 	c.sendJSON(msg)
 }
 
-// a9mInitResult is the part of an initialize result the tests check.
-type a9mInitResult struct {
+// mcpRawInitResult is the part of an initialize result the tests check.
+type mcpRawInitResult struct {
 	ProtocolVersion string                     `json:"protocolVersion"`
 	Capabilities    map[string]json.RawMessage `json:"capabilities"`
 	ServerInfo      struct {
@@ -135,7 +135,7 @@ type a9mInitResult struct {
 }
 
 // initialize runs the handshake (initialize + notifications/initialized).
-func (c *a9mConn) initialize(version string, caps map[string]any) a9mInitResult {
+func (c *mcpRawConn) initialize(version string, caps map[string]any) mcpRawInitResult {
 	c.t.Helper()
 	if caps == nil {
 		caps = map[string]any{}
@@ -144,7 +144,7 @@ func (c *a9mConn) initialize(version string, caps map[string]any) a9mInitResult 
 	if m.Error != nil {
 		c.t.Fatalf("initialize %s: error %d %s", version, m.Error.Code, m.Error.Message)
 	}
-	var r a9mInitResult
+	var r mcpRawInitResult
 	if err := json.Unmarshal(m.Result, &r); err != nil {
 		c.t.Fatalf("initialize result %s: %v", m.Result, err)
 	}
@@ -152,15 +152,15 @@ func (c *a9mConn) initialize(version string, caps map[string]any) a9mInitResult 
 	return r
 }
 
-// a9mToolResult is an MCP CallToolResult.
-type a9mToolResult struct {
+// mcpRawToolResult is an MCP CallToolResult.
+type mcpRawToolResult struct {
 	Content           []map[string]any `json:"content"`
 	IsError           bool             `json:"isError"`
 	StructuredContent json.RawMessage  `json:"structuredContent"`
 	Meta              map[string]any   `json:"_meta"`
 }
 
-func (r a9mToolResult) text() string {
+func (r mcpRawToolResult) text() string {
 	var parts []string
 	for _, c := range r.Content {
 		if c["type"] == "text" {
@@ -171,33 +171,33 @@ func (r a9mToolResult) text() string {
 }
 
 // call runs tools/call and fails on a protocol error.
-func (c *a9mConn) call(name string, args any) a9mToolResult {
+func (c *mcpRawConn) call(name string, args any) mcpRawToolResult {
 	c.t.Helper()
 	m := c.request("tools/call", map[string]any{"name": name, "arguments": args})
 	return c.toolResult(m)
 }
 
-func (c *a9mConn) toolResult(m mcpMsg) a9mToolResult {
+func (c *mcpRawConn) toolResult(m mcpMsg) mcpRawToolResult {
 	c.t.Helper()
 	if m.Error != nil {
 		c.t.Fatalf("tools/call: protocol error %d %s", m.Error.Code, m.Error.Message)
 	}
-	var r a9mToolResult
+	var r mcpRawToolResult
 	if err := json.Unmarshal(m.Result, &r); err != nil {
 		c.t.Fatalf("tools/call result %s: %v", m.Result, err)
 	}
 	return r
 }
 
-func a9mCode(m mcpMsg) int {
+func mcpRawCode(m mcpMsg) int {
 	if m.Error == nil {
 		return 0
 	}
 	return m.Error.Code
 }
 
-// a9mKnownVersions are the MCP revisions a client may send in initialize.
-var a9mKnownVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+// mcpRawKnownVersions are the MCP revisions a client may send in initialize.
+var mcpRawKnownVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 
 // Spec (lifecycle, version negotiation): "If the server supports the
 // requested protocol version, it MUST respond with the same version.
@@ -218,7 +218,7 @@ func TestMCPRawVersionNegotiation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := a9mStart(t, ws)
+			c := mcpRawStart(t, ws)
 			r := c.initialize(tc.sent, nil)
 			ok := false
 			for _, w := range tc.want {
@@ -239,7 +239,7 @@ func TestMCPRawVersionNegotiation(t *testing.T) {
 // "Instructions for the model"; issue 9: tools/list_changed).
 func TestMCPRawInitializeResult(t *testing.T) {
 	ws := newWorkspace(t, nil)
-	c := a9mStart(t, ws)
+	c := mcpRawStart(t, ws)
 	r := c.initialize("2025-06-18", nil)
 	var tools struct {
 		ListChanged bool `json:"listChanged"`
@@ -285,14 +285,14 @@ func TestMCPRawInitializeResult(t *testing.T) {
 // for a second initialize) and do not break the session.
 func TestMCPRawLifecycle(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{"a.txt": "hello\n"})
-	c := a9mStart(t, ws)
+	c := mcpRawStart(t, ws)
 	if m := c.request("ping", nil); m.Error != nil || string(m.Result) != "{}" {
 		t.Errorf("ping before initialize: %s, want result {}", m.Raw)
 	}
 	before := c.request("tools/list", nil)
 	if before.Error == nil {
 		t.Errorf("tools/list before initialize answered %s; want an error", lastBytes(before.Raw, 200))
-	} else if !a9mReservedCode(before.Error.Code) {
+	} else if !mcpRawReservedCode(before.Error.Code) {
 		t.Errorf("tools/list before initialize: error code %d (%s); want a JSON-RPC error code (the editor protocol uses -32002)", before.Error.Code, before.Error.Message)
 	}
 	c.initialize("2025-06-18", nil)
@@ -302,7 +302,7 @@ func TestMCPRawLifecycle(t *testing.T) {
 	second := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "again", "version": "1"}})
 	if second.Error == nil {
 		t.Errorf("second initialize answered %s; want an error", lastBytes(second.Raw, 200))
-	} else if !a9mReservedCode(second.Error.Code) {
+	} else if !mcpRawReservedCode(second.Error.Code) {
 		t.Errorf("second initialize: error code %d (%s); want a JSON-RPC error code (the editor protocol uses -32600)", second.Error.Code, second.Error.Message)
 	}
 	// The first session is intact.
@@ -311,15 +311,15 @@ func TestMCPRawLifecycle(t *testing.T) {
 	}
 }
 
-// a9mReservedCode reports whether code is in JSON-RPC's reserved range
+// mcpRawReservedCode reports whether code is in JSON-RPC's reserved range
 // (-32768..-32000), where protocol errors belong (docs/protocol.md "Errors").
-func a9mReservedCode(code int) bool { return code >= -32768 && code <= -32000 }
+func mcpRawReservedCode(code int) bool { return code >= -32768 && code <= -32000 }
 
 // Robustness: every malformed message gets the error the spec/docs name
 // and the session goes on (docs/protocol.md "Bad input").
 func TestMCPRawBadMessages(t *testing.T) {
 	ws := newWorkspace(t, nil)
-	c := a9mStart(t, ws)
+	c := mcpRawStart(t, ws)
 	c.initialize("2025-11-25", nil)
 	cases := []struct {
 		name, line string
@@ -365,7 +365,7 @@ func TestMCPRawBadMessages(t *testing.T) {
 // under another id.
 func TestMCPRawRequestIDs(t *testing.T) {
 	ws := newWorkspace(t, nil)
-	c := a9mStart(t, ws)
+	c := mcpRawStart(t, ws)
 	c.initialize("2025-06-18", nil)
 	cases := []struct{ name, id string }{
 		{"string", `"req-α-1"`},
@@ -382,7 +382,7 @@ func TestMCPRawRequestIDs(t *testing.T) {
 			c.request("ping", nil)
 			// Requests are answered concurrently: the reply may come after
 			// the second ping's.
-			if _, ok := c.waitFrom(n, 5*time.Second, a9mIDIs(tc.id)); !ok {
+			if _, ok := c.waitFrom(n, 5*time.Second, mcpRawIDIs(tc.id)); !ok {
 				var got []string
 				for _, m := range c.matching(func(m mcpMsg) bool { return m.isResponse() }) {
 					got = append(got, string(m.ID))
@@ -408,11 +408,11 @@ func TestMCPRawRequestIDs(t *testing.T) {
 // a line of several MB, and one past the documented 16 MiB cap.
 func TestMCPRawFraming(t *testing.T) {
 	ws := newWorkspace(t, nil)
-	c := a9mStartBypass(t, ws)
+	c := mcpRawStartBypass(t, ws)
 	c.initialize("2025-06-18", nil)
 	t.Run("CRLF", func(t *testing.T) {
 		c.send(`{"jsonrpc":"2.0","id":"crlf","method":"ping"}` + "\r\n")
-		c.expect("CRLF ping", a9mIDIs(`"crlf"`))
+		c.expect("CRLF ping", mcpRawIDIs(`"crlf"`))
 	})
 	t.Run("empty lines", func(t *testing.T) {
 		n := len(c.matching(func(m mcpMsg) bool { return m.Error != nil }))
@@ -428,34 +428,34 @@ func TestMCPRawFraming(t *testing.T) {
 			c.send(line[i:min(i+17, len(line))])
 			time.Sleep(5 * time.Millisecond) // separate writes, not synchronisation
 		}
-		m := c.expect("split request", a9mIDIs(`"split"`))
+		m := c.expect("split request", mcpRawIDIs(`"split"`))
 		if m.Error != nil {
 			t.Errorf("split request: %s", m.Raw)
 		}
 	})
 	t.Run("two messages in one write", func(t *testing.T) {
 		c.send(`{"jsonrpc":"2.0","id":"w1","method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":"w2","method":"ping"}` + "\n")
-		c.expect("w1", a9mIDIs(`"w1"`))
-		c.expect("w2", a9mIDIs(`"w2"`))
+		c.expect("w1", mcpRawIDIs(`"w1"`))
+		c.expect("w2", mcpRawIDIs(`"w2"`))
 	})
 	t.Run("batch", func(t *testing.T) {
 		// 2025-03-26 required receiving batches; later revisions dropped
 		// them, and docs/protocol.md says a batch is handled message by
 		// message. Either way each request is answered.
 		c.send(`[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"tools/list"}]` + "\n")
-		c.expect("b1", a9mIDIs(`"b1"`))
-		c.expect("b2", a9mIDIs(`"b2"`))
+		c.expect("b1", mcpRawIDIs(`"b1"`))
+		c.expect("b2", mcpRawIDIs(`"b2"`))
 	})
 	t.Run("batch on 2025-03-26", func(t *testing.T) {
 		// 2025-03-26: implementations "MUST support receiving JSON-RPC batches".
-		c := a9mStart(t, ws)
+		c := mcpRawStart(t, ws)
 		if r := c.initialize("2025-03-26", nil); r.ProtocolVersion != "2025-03-26" {
 			t.Fatalf("negotiated %s", r.ProtocolVersion)
 		}
 		n := c.count()
 		c.send(`[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}},{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"ls","arguments":{}}},{"jsonrpc":"2.0","id":"c2","method":"ping"}]` + "\n")
-		c.expect("c1", a9mIDIs(`"c1"`))
-		c.expect("c2", a9mIDIs(`"c2"`))
+		c.expect("c1", mcpRawIDIs(`"c1"`))
+		c.expect("c2", mcpRawIDIs(`"c2"`))
 		c.request("ping", nil)
 		if m, ok := c.waitFrom(n, 0, func(m mcpMsg) bool { return m.isResponse() && m.Error != nil }); ok {
 			t.Errorf("batch with a notification produced an error: %s", m.Raw)
@@ -476,7 +476,7 @@ func TestMCPRawFraming(t *testing.T) {
 		pad := strings.Repeat("x", 17<<20)
 		n := c.count()
 		c.send(`{"jsonrpc":"2.0","id":"huge","method":"ping","params":{"_meta":{"pad":"` + pad + `"}}}` + "\n")
-		if _, ok := c.waitFrom(n, a9mTimeout, func(m mcpMsg) bool { return m.Error != nil }); !ok {
+		if _, ok := c.waitFrom(n, mcpRawTimeout, func(m mcpMsg) bool { return m.Error != nil }); !ok {
 			t.Errorf("no error reply to a 17 MiB line (docs: longer than 16 MiB gets an error reply)")
 		}
 		if m := c.request("ping", nil); m.Error != nil {
@@ -488,8 +488,8 @@ func TestMCPRawFraming(t *testing.T) {
 	}
 }
 
-// a9mTool is one entry of tools/list.
-type a9mTool struct {
+// mcpRawTool is one entry of tools/list.
+type mcpRawTool struct {
 	Name         string          `json:"name"`
 	Description  string          `json:"description"`
 	InputSchema  json.RawMessage `json:"inputSchema"`
@@ -503,15 +503,15 @@ type a9mTool struct {
 	Meta map[string]any `json:"_meta"`
 }
 
-func (c *a9mConn) listTools(params any) ([]a9mTool, string) {
+func (c *mcpRawConn) listTools(params any) ([]mcpRawTool, string) {
 	c.t.Helper()
 	m := c.request("tools/list", params)
 	if m.Error != nil {
 		c.t.Fatalf("tools/list: %s", m.Raw)
 	}
 	var r struct {
-		Tools      []a9mTool `json:"tools"`
-		NextCursor string    `json:"nextCursor"`
+		Tools      []mcpRawTool `json:"tools"`
+		NextCursor string       `json:"nextCursor"`
 	}
 	if err := json.Unmarshal(m.Result, &r); err != nil {
 		c.t.Fatalf("tools/list result: %v", err)
@@ -523,7 +523,7 @@ func (c *a9mConn) listTools(params any) ([]a9mTool, string) {
 // that match docs/tools.md's classification, pagination.
 func TestMCPRawToolsList(t *testing.T) {
 	ws := newWorkspace(t, nil)
-	c := a9mStart(t, ws)
+	c := mcpRawStart(t, ws)
 	c.initialize("2025-11-25", nil)
 	tools, cursor := c.listTools(map[string]any{})
 	// Follow pagination to the end, as a client must.
@@ -533,7 +533,7 @@ func TestMCPRawToolsList(t *testing.T) {
 		cursor = next
 	}
 	nameRE := regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`) // 2025-11-25 tool names
-	byName := map[string]a9mTool{}
+	byName := map[string]mcpRawTool{}
 	for _, tl := range tools {
 		if _, dup := byName[tl.Name]; dup {
 			t.Errorf("tool %q listed twice", tl.Name)
@@ -613,7 +613,7 @@ func TestMCPRawToolsList(t *testing.T) {
 			}
 			continue
 		}
-		if a9mCode(m) != -32602 {
+		if mcpRawCode(m) != -32602 {
 			t.Errorf("tools/list cursor %q: %s, want error -32602", cur, lastBytes(m.Raw, 200))
 		}
 	}
@@ -625,7 +625,7 @@ func TestMCPRawToolSearchListChanged(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{
 		".agentls/tools/say_hello.json": `{"name": "say_hello", "description": "Print a friendly greeting to the terminal", "inputSchema": {"type": "object", "properties": {}}, "command": "echo hello-from-ext", "readOnly": true, "deferred": true}`,
 	})
-	c := a9mStart(t, ws)
+	c := mcpRawStart(t, ws)
 	c.initialize("2025-06-18", nil)
 	tools, _ := c.listTools(nil)
 	for _, tl := range tools {
@@ -657,7 +657,7 @@ func TestMCPRawToolSearchListChanged(t *testing.T) {
 // errors (-32602); the project contract chooses a result.
 func TestMCPRawToolErrors(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\n"})
-	c := a9mStart(t, ws)
+	c := mcpRawStart(t, ws)
 	c.initialize("2025-11-25", nil)
 	cases := []struct {
 		name string
@@ -722,7 +722,7 @@ func TestMCPRawToolResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\nbeta\n", "pic.png": pngBuf.String()})
-	c := a9mStart(t, ws)
+	c := mcpRawStart(t, ws)
 	c.initialize("2025-06-18", nil)
 	tools, _ := c.listTools(nil)
 	outSchema := map[string]json.RawMessage{}
@@ -810,7 +810,7 @@ func TestMCPRawToolResults(t *testing.T) {
 
 	t.Run("read before edit", func(t *testing.T) {
 		ws2 := newWorkspace(t, map[string]string{"e.txt": "keep\nold line\n"})
-		c := a9mStartBypass(t, ws2)
+		c := mcpRawStartBypass(t, ws2)
 		c.initialize("2025-06-18", nil)
 		edit := map[string]any{"path": "e.txt", "edits": []any{map[string]any{"oldText": "old line", "newText": "new line"}}}
 		r := c.call("edit", edit)
@@ -835,8 +835,8 @@ func TestMCPRawToolResults(t *testing.T) {
 	})
 }
 
-// a9mAlive reports whether pid runs (a zombie counts as gone).
-func a9mAlive(pid int) bool {
+// mcpRawAlive reports whether pid runs (a zombie counts as gone).
+func mcpRawAlive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
 		return false
 	}
@@ -851,11 +851,11 @@ func a9mAlive(pid int) bool {
 	return true
 }
 
-// a9mPidFile waits for a pid the command wrote into ws/name.
-func a9mPidFile(t *testing.T, ws, name string) int {
+// mcpRawPidFile waits for a pid the command wrote into ws/name.
+func mcpRawPidFile(t *testing.T, ws, name string) int {
 	t.Helper()
 	var pid int
-	if !waitUntil(a9mTimeout, func() bool {
+	if !waitUntil(mcpRawTimeout, func() bool {
 		b, err := os.ReadFile(filepath.Join(ws, name))
 		if err != nil {
 			return false
@@ -873,21 +873,21 @@ func a9mPidFile(t *testing.T, ws, name string) int {
 // ignored. Issue 9: cancellation of `sleep 100` kills it.
 func TestMCPRawCancel(t *testing.T) {
 	ws := newWorkspace(t, nil)
-	c := a9mStartBypass(t, ws)
+	c := mcpRawStartBypass(t, ws)
 	c.initialize("2025-06-18", nil)
 	id := c.start("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 100 & echo $! > sleep.pid; wait"}})
-	pid := a9mPidFile(t, ws, "sleep.pid")
-	if !a9mAlive(pid) {
+	pid := mcpRawPidFile(t, ws, "sleep.pid")
+	if !mcpRawAlive(pid) {
 		t.Fatalf("sleep %d not running", pid)
 	}
 	c.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "user pressed stop"})
-	if !waitUntil(a9mTimeout, func() bool { return !a9mAlive(pid) }) {
+	if !waitUntil(mcpRawTimeout, func() bool { return !mcpRawAlive(pid) }) {
 		t.Fatalf("sleep %d still running after notifications/cancelled", pid)
 	}
 	// Let anything the cancelled call would reply arrive, then check.
 	c.request("ping", nil)
-	c.wait(300*time.Millisecond, a9mIDIs(strconv.Itoa(id)))
-	if m, ok := c.wait(0, a9mIDIs(strconv.Itoa(id))); ok {
+	c.wait(300*time.Millisecond, mcpRawIDIs(strconv.Itoa(id)))
+	if m, ok := c.wait(0, mcpRawIDIs(strconv.Itoa(id))); ok {
 		t.Errorf("a response was sent for the cancelled request: %s", lastBytes(m.Raw, 300))
 	}
 
@@ -907,7 +907,7 @@ func TestMCPRawCancel(t *testing.T) {
 	bid := c.start("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{"marker": "cancelled.marker", "seconds": 60}})
 	c.request("ping", nil)
 	c.notify("notifications/cancelled", map[string]any{"requestId": bid})
-	if !waitUntil(a9mTimeout, func() bool { _, err := os.Stat(filepath.Join(ws, "cancelled.marker")); return err == nil }) {
+	if !waitUntil(mcpRawTimeout, func() bool { _, err := os.Stat(filepath.Join(ws, "cancelled.marker")); return err == nil }) {
 		t.Errorf("test_block was not cancelled by notifications/cancelled")
 	}
 	// The session still runs tools.
@@ -920,17 +920,17 @@ func TestMCPRawCancel(t *testing.T) {
 // process exits (docs/protocol.md "Ending").
 func TestMCPRawEOF(t *testing.T) {
 	ws := newWorkspace(t, nil)
-	c := a9mStartBypass(t, ws)
+	c := mcpRawStartBypass(t, ws)
 	c.initialize("2025-06-18", nil)
 	c.start("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 100 & echo $! > sleep.pid; wait"}})
-	pid := a9mPidFile(t, ws, "sleep.pid")
+	pid := mcpRawPidFile(t, ws, "sleep.pid")
 	c.stdin.Close()
 	select {
 	case <-c.exited:
-	case <-time.After(a9mTimeout):
+	case <-time.After(mcpRawTimeout):
 		t.Fatalf("agentls mcp did not exit after end of input")
 	}
-	if !waitUntil(a9mTimeout, func() bool { return !a9mAlive(pid) }) {
+	if !waitUntil(mcpRawTimeout, func() bool { return !mcpRawAlive(pid) }) {
 		t.Errorf("sleep %d survived the end of the session", pid)
 	}
 }
@@ -940,7 +940,7 @@ func TestMCPRawEOF(t *testing.T) {
 // no token, no notifications.
 func TestMCPRawProgress(t *testing.T) {
 	ws := newWorkspace(t, nil)
-	c := a9mStart(t, ws)
+	c := mcpRawStart(t, ws)
 	c.initialize("2025-06-18", nil)
 	script := "for i in 1 2 3 4 5 6; do echo step$i; sleep 0.15; done"
 	for _, tc := range []struct {
@@ -953,7 +953,7 @@ func TestMCPRawProgress(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := c.start("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": script}, "_meta": map[string]any{"progressToken": tc.token}})
-			resp := c.expect("bash response", a9mIDIs(strconv.Itoa(id)))
+			resp := c.expect("bash response", mcpRawIDIs(strconv.Itoa(id)))
 			if r := c.toolResult(resp); r.IsError || !strings.Contains(r.text(), "step6") {
 				t.Fatalf("bash: %s", r.text())
 			}
@@ -1023,7 +1023,7 @@ func TestMCPRawProgress(t *testing.T) {
 	})
 }
 
-func a9mFileURI(p string) string { return "file://" + filepath.ToSlash(p) }
+func mcpRawFileURI(p string) string { return "file://" + filepath.ToSlash(p) }
 
 // Roots (issue 9): the client's roots define the workspace; roots/list is
 // asked after initialization and again after roots/list_changed; a client
@@ -1032,7 +1032,7 @@ func TestMCPRawRoots(t *testing.T) {
 	dirA := newWorkspace(t, map[string]string{"ina.txt": "in A\n"})
 	dirB := newWorkspace(t, map[string]string{"inb.txt": "in B\n"})
 	t.Run("roots replace --root", func(t *testing.T) {
-		c := a9mStart(t, dirA)
+		c := mcpRawStart(t, dirA)
 		var mu sync.Mutex
 		current := dirB
 		c.setHandler(func(m mcpMsg) (any, int) {
@@ -1041,7 +1041,7 @@ func TestMCPRawRoots(t *testing.T) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			return map[string]any{"roots": []any{map[string]any{"uri": a9mFileURI(current), "name": "current"}}}, 0
+			return map[string]any{"roots": []any{map[string]any{"uri": mcpRawFileURI(current), "name": "current"}}}, 0
 		})
 		c.initialize("2025-06-18", map[string]any{"roots": map[string]any{"listChanged": true}})
 		c.expect("roots/list request", mcpMethod("roots/list"))
@@ -1060,8 +1060,8 @@ func TestMCPRawRoots(t *testing.T) {
 		c.notify("notifications/roots/list_changed", nil)
 		first := c.expect("roots/list", mcpMethod("roots/list"))
 		c.expect("second roots/list", func(m mcpMsg) bool { return m.Method == "roots/list" && m.Raw != first.Raw })
-		var r a9mToolResult
-		ok := waitUntil(a9mTimeout, func() bool {
+		var r mcpRawToolResult
+		ok := waitUntil(mcpRawTimeout, func() bool {
 			r = c.call("read", map[string]any{"path": "ina.txt"})
 			return !r.IsError
 		})
@@ -1075,9 +1075,9 @@ func TestMCPRawRoots(t *testing.T) {
 	t.Run("not before notifications/initialized", func(t *testing.T) {
 		// Spec: the server SHOULD NOT send requests other than pings and
 		// logging before receiving the initialized notification.
-		c := a9mStart(t, dirA)
+		c := mcpRawStart(t, dirA)
 		c.setHandler(func(m mcpMsg) (any, int) {
-			return map[string]any{"roots": []any{map[string]any{"uri": a9mFileURI(dirB)}}}, 0
+			return map[string]any{"roots": []any{map[string]any{"uri": mcpRawFileURI(dirB)}}}, 0
 		})
 		m := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"roots": map[string]any{"listChanged": true}}, "clientInfo": map[string]any{"name": "a9m", "version": "1"}})
 		if m.Error != nil {
@@ -1091,7 +1091,7 @@ func TestMCPRawRoots(t *testing.T) {
 		c.expect("roots/list after initialized", mcpMethod("roots/list"))
 	})
 	t.Run("no capability, no roots/list", func(t *testing.T) {
-		c := a9mStart(t, dirA)
+		c := mcpRawStart(t, dirA)
 		c.initialize("2025-06-18", nil)
 		if r := c.call("read", map[string]any{"path": "ina.txt"}); r.IsError {
 			t.Errorf("read in --root: %s", r.text())
@@ -1113,7 +1113,7 @@ func TestMCPRawRoots(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// Whatever the answer, a tool call gets a result within the
 			// documented 5 s wait, and the server does not fall over.
-			c := a9mStart(t, dirA)
+			c := mcpRawStart(t, dirA)
 			c.setHandler(tc.answer)
 			c.initialize("2025-06-18", map[string]any{"roots": map[string]any{}})
 			c.expect("roots/list", mcpMethod("roots/list"))
@@ -1155,7 +1155,7 @@ func TestMCPRawElicitation(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := newWorkspace(t, files)
-			c := a9mStart(t, ws)
+			c := mcpRawStart(t, ws)
 			var mu sync.Mutex
 			var asked []mcpMsg
 			c.setHandler(func(m mcpMsg) (any, int) {
@@ -1233,7 +1233,7 @@ func TestMCPRawElicitation(t *testing.T) {
 	}
 	t.Run("accept allowAlways asks once", func(t *testing.T) {
 		ws := newWorkspace(t, files)
-		c := a9mStart(t, ws)
+		c := mcpRawStart(t, ws)
 		var mu sync.Mutex
 		n := 0
 		c.setHandler(func(m mcpMsg) (any, int) {
@@ -1256,7 +1256,7 @@ func TestMCPRawElicitation(t *testing.T) {
 	})
 	t.Run("no elicitation capability", func(t *testing.T) {
 		ws := newWorkspace(t, files)
-		c := a9mStart(t, ws)
+		c := mcpRawStart(t, ws)
 		c.initialize("2025-06-18", nil)
 		r := c.call("read", map[string]any{"path": ".env"})
 		if len(c.matching(mcpMethod("elicitation/create"))) > 0 {
@@ -1286,14 +1286,14 @@ func TestMCPRawLogging(t *testing.T) {
 		".agentls/mcp.json":       `{"servers": {"broken": {"command": "/nonexistent/agentls-a9m"}}}`,
 		"a.txt":                   "x\n",
 	})
-	c := a9mStart(t, ws)
+	c := mcpRawStart(t, ws)
 	r := c.initialize("2025-06-18", nil)
 	_, declared := r.Capabilities["logging"]
 	if declared {
 		if m := c.request("logging/setLevel", map[string]any{"level": "debug"}); m.Error != nil {
 			t.Fatalf("logging/setLevel: %s", m.Raw)
 		}
-		if m := c.request("logging/setLevel", map[string]any{"level": "loud"}); a9mCode(m) != -32602 {
+		if m := c.request("logging/setLevel", map[string]any{"level": "loud"}); mcpRawCode(m) != -32602 {
 			t.Errorf("logging/setLevel with an invalid level: %s, want -32602", m.Raw)
 		}
 	}

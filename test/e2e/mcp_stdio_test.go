@@ -106,8 +106,8 @@ func TestMCPOverPipes(t *testing.T) {
 // requests never overlap, so an older answer cannot land after a newer one
 // and undo it, and the workspace ends as the client's latest roots.
 func TestMCPRootsChangeDuringSyncAsksAgain(t *testing.T) {
-	d := a18rNewDirs(t)
-	m, ctx := a18rStartMCP(t, []map[string]any{a18rFolder(d.A)}, "--root", d.C)
+	d := rootsNewDirs(t)
+	m, ctx := rootsStartMCP(t, []map[string]any{rootsFolder(d.A)}, "--root", d.C)
 	if r := m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(d.A, "a.txt")}); r.IsError {
 		t.Fatalf("read in the first root: %s", r.Text())
 	}
@@ -129,12 +129,12 @@ func TestMCPRootsChangeDuringSyncAsksAgain(t *testing.T) {
 			close(firstAsked)
 			<-secondSent
 			time.Sleep(100 * time.Millisecond) // the server reads the second notification meanwhile
-			return map[string]any{"roots": []map[string]any{a18rFolder(d.A), a18rFolder(d.B)}}, 0
+			return map[string]any{"roots": []map[string]any{rootsFolder(d.A), rootsFolder(d.B)}}, 0
 		}
 		if k == 2 {
 			defer close(secondAnswered)
 		}
-		return map[string]any{"roots": []map[string]any{a18rFolder(d.B)}}, 0
+		return map[string]any{"roots": []map[string]any{rootsFolder(d.B)}}, 0
 	})
 	m.notify("notifications/roots/list_changed", map[string]any{})
 	select {

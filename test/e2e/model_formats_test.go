@@ -16,12 +16,12 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a6mCase is one realistic call. If the call succeeds, its text must hold
+// formatsCase is one realistic call. If the call succeeds, its text must hold
 // want and lack lacks (the intended meaning). If it fails, errWant must be
 // set (nil: an error is not acceptable), the message must hold every
 // errWant and none of errLacks, and retry (on retryTool, default tool)
 // must then succeed with retryWant.
-type a6mCase struct {
+type formatsCase struct {
 	name      string
 	tool      string
 	args      any
@@ -35,8 +35,8 @@ type a6mCase struct {
 	retryWant []string
 }
 
-// a6mNormalized is details.normalized joined with newlines.
-func a6mNormalized(r harness.Result) string {
+// formatsNormalized is details.normalized joined with newlines.
+func formatsNormalized(r harness.Result) string {
 	var parts []string
 	switch v := r.Details["normalized"].(type) {
 	case []any:
@@ -50,20 +50,20 @@ func a6mNormalized(r harness.Result) string {
 	return strings.Join(parts, "\n")
 }
 
-// a6mRun runs cs on c and checks the outcome; it returns the first result.
-func a6mRun(t *testing.T, ctx context.Context, c *harness.Client, cs a6mCase) harness.Result {
+// formatsRun runs cs on c and checks the outcome; it returns the first result.
+func formatsRun(t *testing.T, ctx context.Context, c *harness.Client, cs formatsCase) harness.Result {
 	t.Helper()
 	r, err := c.TryCallTool(ctx, cs.tool, cs.args)
 	if err != nil {
 		t.Fatalf("%s %s: protocol error (tool failures must be results): %v", cs.tool, compactJSON(cs.args), err)
 	}
 	first, _, _ := strings.Cut(r.Text(), "\n")
-	t.Logf("outcome isError=%v: %s | normalized: %s", r.IsError, first, strings.ReplaceAll(a6mNormalized(r), "\n", "; "))
+	t.Logf("outcome isError=%v: %s | normalized: %s", r.IsError, first, strings.ReplaceAll(formatsNormalized(r), "\n", "; "))
 	if !r.IsError {
 		what := fmt.Sprintf("%s %s (worked)", cs.tool, compactJSON(cs.args))
-		a6mContains(t, what, r.Text(), cs.want...)
-		a6mLacks(t, what, r.Text(), cs.lacks...)
-		a6mContains(t, what+" details.normalized", a6mNormalized(r), cs.norm...)
+		formatsContains(t, what, r.Text(), cs.want...)
+		formatsLacks(t, what, r.Text(), cs.lacks...)
+		formatsContains(t, what+" details.normalized", formatsNormalized(r), cs.norm...)
 		return r
 	}
 	what := fmt.Sprintf("%s %s (isError)", cs.tool, compactJSON(cs.args))
@@ -71,8 +71,8 @@ func a6mRun(t *testing.T, ctx context.Context, c *harness.Client, cs a6mCase) ha
 		t.Errorf("%s: must work with the intended meaning, got an error:\n%s", what, r.Text())
 		return r
 	}
-	a6mContains(t, what, r.Text(), cs.errWant...)
-	a6mLacks(t, what, r.Text(), cs.errLacks...)
+	formatsContains(t, what, r.Text(), cs.errWant...)
+	formatsLacks(t, what, r.Text(), cs.errLacks...)
 	if cs.retry != nil {
 		tool := cs.retryTool
 		if tool == "" {
@@ -83,41 +83,41 @@ func a6mRun(t *testing.T, ctx context.Context, c *harness.Client, cs a6mCase) ha
 		if rr.IsError {
 			t.Errorf("%s: still an error:\n%s", rwhat, rr.Text())
 		}
-		a6mContains(t, rwhat, rr.Text(), cs.retryWant...)
+		formatsContains(t, rwhat, rr.Text(), cs.retryWant...)
 	}
 	return r
 }
 
-// a6mShort is s cut to its first 300 bytes, for failure messages.
-func a6mShort(s string) string {
+// formatsShort is s cut to its first 300 bytes, for failure messages.
+func formatsShort(s string) string {
 	if len(s) <= 300 {
 		return s
 	}
 	return s[:300] + fmt.Sprintf("… [%d more bytes]", len(s)-300)
 }
 
-// a6mContains fails when text lacks any of wants; it quotes text shortened.
-func a6mContains(t *testing.T, what, text string, wants ...string) {
+// formatsContains fails when text lacks any of wants; it quotes text shortened.
+func formatsContains(t *testing.T, what, text string, wants ...string) {
 	t.Helper()
 	for _, w := range wants {
 		if !strings.Contains(text, w) {
-			t.Errorf("%s: want %q in:\n%s", what, w, a6mShort(text))
+			t.Errorf("%s: want %q in:\n%s", what, w, formatsShort(text))
 		}
 	}
 }
 
-// a6mLacks fails when text holds any of nots; it quotes text shortened.
-func a6mLacks(t *testing.T, what, text string, nots ...string) {
+// formatsLacks fails when text holds any of nots; it quotes text shortened.
+func formatsLacks(t *testing.T, what, text string, nots ...string) {
 	t.Helper()
 	for _, n := range nots {
 		if strings.Contains(text, n) {
-			t.Errorf("%s: unexpected %q in:\n%s", what, n, a6mShort(text))
+			t.Errorf("%s: unexpected %q in:\n%s", what, n, formatsShort(text))
 		}
 	}
 }
 
-// a6mStart starts a bypass-mode session on a fresh resolved workspace.
-func a6mStart(t *testing.T, files map[string]string) (*harness.Client, string, context.Context) {
+// formatsStart starts a bypass-mode session on a fresh resolved workspace.
+func formatsStart(t *testing.T, files map[string]string) (*harness.Client, string, context.Context) {
 	t.Helper()
 	ws := resolvedWorkspace(t, files)
 	c, ctx := startIn(t, ws, bypass())
@@ -128,10 +128,10 @@ func a6mStart(t *testing.T, files map[string]string) (*harness.Client, string, c
 // send. (`agentls call` takes only an object; the other agents' spellings
 // are pinned by the arguments/model_* scripts.)
 func TestModelsArgumentsAsJSONString(t *testing.T) {
-	c, _, ctx := a6mStart(t, map[string]string{"notes.txt": "one\ntwo\n"})
-	a6mRun(t, ctx, c, a6mCase{name: "read", tool: "read", args: `{"path":"notes.txt","limit":1}`,
+	c, _, ctx := formatsStart(t, map[string]string{"notes.txt": "one\ntwo\n"})
+	formatsRun(t, ctx, c, formatsCase{name: "read", tool: "read", args: `{"path":"notes.txt","limit":1}`,
 		want: []string{"     1→one"}, lacks: []string{"→two"},
 		errWant: []string{"`path`", "Usage: read {path"}, retry: map[string]any{"path": "notes.txt", "limit": 1}, retryWant: []string{"     1→one"}})
-	a6mRun(t, ctx, c, a6mCase{name: "bash", tool: "bash", args: `{"command":"echo hi"}`, want: []string{"hi"},
+	formatsRun(t, ctx, c, formatsCase{name: "bash", tool: "bash", args: `{"command":"echo hi"}`, want: []string{"hi"},
 		errWant: []string{"`command`"}, retry: map[string]any{"command": "echo hi"}, retryWant: []string{"hi"}})
 }

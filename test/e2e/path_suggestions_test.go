@@ -9,8 +9,8 @@ package e2e
 // backends; a path naming an unreadable dir or file is an error.
 //
 // These need an unprivileged agentls (root reads everything): they reuse
-// filesystem_failures_test.go's setpriv wrapper (a22fNobody, a22fWrapper,
-// a22fShareDir) and skip when not root. The "Did you mean" suggestions are
+// filesystem_failures_test.go's setpriv wrapper (fsFailNobody, fsFailWrapper,
+// fsFailShareDir) and skip when not root. The "Did you mean" suggestions are
 // scripts: cmd/agentls/testdata/script/read/suggest_* and ls/suggest_*.
 
 import (
@@ -26,16 +26,16 @@ import (
 
 // ------------------------------------------------------------ helpers
 
-// a24pCall runs a tool and logs what came back, so the report can quote it.
-func a24pCall(t *testing.T, ctx context.Context, c *harness.Client, tool string, args map[string]any) harness.Result {
+// suggestCall runs a tool and logs what came back, so the report can quote it.
+func suggestCall(t *testing.T, ctx context.Context, c *harness.Client, tool string, args map[string]any) harness.Result {
 	t.Helper()
 	r := c.CallTool(ctx, tool, args)
 	t.Logf("%s %s → isError=%v\n%s", tool, compactJSON(args), r.IsError, r.Text())
 	return r
 }
 
-// a24pNote is the "[Not searched: …]" note of a result ("" when none).
-func a24pNote(text string) string {
+// suggestNote is the "[Not searched: …]" note of a result ("" when none).
+func suggestNote(text string) string {
 	i := strings.Index(text, "[Not searched:")
 	if i < 0 {
 		return ""
@@ -47,13 +47,13 @@ func a24pNote(text string) string {
 	return text[i : i+j+1]
 }
 
-var a24pNoteRE = regexp.MustCompile(`^\[Not searched: (\d+) paths? could not be read \(permission denied\): (.+?)(?: and (\d+) more)?\.\]$`)
+var suggestNoteRE = regexp.MustCompile(`^\[Not searched: (\d+) paths? could not be read \(permission denied\): (.+?)(?: and (\d+) more)?\.\]$`)
 
-// a24pParseNote splits a note into its count, the named paths and the
+// suggestParseNote splits a note into its count, the named paths and the
 // "and N more" number; it fails the test when the note has another shape.
-func a24pParseNote(t *testing.T, what, note string) (int, []string, int) {
+func suggestParseNote(t *testing.T, what, note string) (int, []string, int) {
 	t.Helper()
-	m := a24pNoteRE.FindStringSubmatch(note)
+	m := suggestNoteRE.FindStringSubmatch(note)
 	if m == nil {
 		t.Errorf("%s: note %q is not `[Not searched: N path(s) could not be read (permission denied): a, b[ and N more].]`", what, note)
 		return 0, nil, 0
@@ -68,25 +68,25 @@ func a24pParseNote(t *testing.T, what, note string) (int, []string, int) {
 	return n, strings.Split(m[2], ", "), more
 }
 
-// a24pNobodyEnv is the environment a nobody agentls needs (state dirs it
+// suggestNobodyEnv is the environment a nobody agentls needs (state dirs it
 // may write).
-func a24pNobodyEnv(t *testing.T) []string {
-	home := a22fShareDir(t, "a24p-home-")
+func suggestNobodyEnv(t *testing.T) []string {
+	home := fsFailShareDir(t, "a24p-home-")
 	return []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/config", "XDG_CACHE_HOME=" + home + "/cache",
 		"XDG_STATE_HOME=" + home + "/state", "AGENTLS_AUDIT_DIR=" + home + "/audit"}
 }
 
-// a24pNobodyPair starts two nobody agentls over params' workspace, one per
-// grep backend (rg, go). a22fNobody installs the setpriv wrapper.
-func a24pNobodyPair(t *testing.T, ws string, params map[string]any) (rg, gob *harness.Client, ctx context.Context) {
+// suggestNobodyPair starts two nobody agentls over params' workspace, one per
+// grep backend (rg, go). fsFailNobody installs the setpriv wrapper.
+func suggestNobodyPair(t *testing.T, ws string, params map[string]any) (rg, gob *harness.Client, ctx context.Context) {
 	t.Helper()
-	rg, ctx = a22fNobody(t, ws) // skips unless root; sets AGENTLS_BIN to the wrapper
+	rg, ctx = fsFailNobody(t, ws) // skips unless root; sets AGENTLS_BIN to the wrapper
 	if params != nil {
 		// a second rg session with the wanted initialize params
-		rg = harness.Start(t, harness.Options{Root: ws, Env: append(a24pNobodyEnv(t), "AGENTLS_GREP_BACKEND=rg")})
+		rg = harness.Start(t, harness.Options{Root: ws, Env: append(suggestNobodyEnv(t), "AGENTLS_GREP_BACKEND=rg")})
 		rg.Initialize(ctx, params)
 	}
-	gob = harness.Start(t, harness.Options{Root: ws, Env: append(a24pNobodyEnv(t), "AGENTLS_GREP_BACKEND=go")})
+	gob = harness.Start(t, harness.Options{Root: ws, Env: append(suggestNobodyEnv(t), "AGENTLS_GREP_BACKEND=go")})
 	if params == nil {
 		params = map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}}
 	}
@@ -94,8 +94,8 @@ func a24pNobodyPair(t *testing.T, ws string, params map[string]any) (rg, gob *ha
 	return rg, gob, ctx
 }
 
-// a24pLock makes the paths (relative to ws) unreadable: mode 000.
-func a24pLock(t *testing.T, ws string, rels ...string) {
+// suggestLock makes the paths (relative to ws) unreadable: mode 000.
+func suggestLock(t *testing.T, ws string, rels ...string) {
 	t.Helper()
 	for _, r := range rels {
 		if err := os.Chmod(filepath.Join(ws, r), 0); err != nil {
@@ -106,12 +106,12 @@ func a24pLock(t *testing.T, ws string, rels ...string) {
 
 // ------------------------------------------- part 2: [Not searched: …]
 
-// a24pTree is a shared workspace with five unreadable top-level dirs, an
+// suggestTree is a shared workspace with five unreadable top-level dirs, an
 // unreadable hidden dir, an unreadable dir and file nested in a readable dir,
 // an unreadable dir inside an ignored dir, and readable matches around them.
-func a24pTree(t *testing.T) string {
-	ws := a22fShareDir(t, "a24p-ws-")
-	a22fPut(t, ws, map[string]string{
+func suggestTree(t *testing.T) string {
+	ws := fsFailShareDir(t, "a24p-ws-")
+	fsFailPut(t, ws, map[string]string{
 		"ok.txt":   "needle ok\n",
 		"d1/f.txt": "needle\n", "d2/f.txt": "needle\n", "d3/f.txt": "needle\n", "d4/f.txt": "needle\n", "d5/f.txt": "needle\n",
 		".hid/f.txt":      "needle\n",
@@ -121,13 +121,13 @@ func a24pTree(t *testing.T) string {
 		"sub/locked.txt":  "needle\n",
 		"zz/last.txt":     "needle last\n",
 	}, 0o666)
-	a24pLock(t, ws, "d1", "d2", "d3", "d4", "d5", ".hid", "ign/inner", "sub/deep", "sub/locked.txt")
+	suggestLock(t, ws, "d1", "d2", "d3", "d4", "d5", ".hid", "ign/inner", "sub/deep", "sub/locked.txt")
 	return ws
 }
 
 func TestPathsNotSearchedCounts(t *testing.T) {
-	ws := a24pTree(t)
-	rg, gob, ctx := a24pNobodyPair(t, ws, nil)
+	ws := suggestTree(t)
+	rg, gob, ctx := suggestNobodyPair(t, ws, nil)
 	backends := []struct {
 		name string
 		c    *harness.Client
@@ -160,7 +160,7 @@ func TestPathsNotSearchedCounts(t *testing.T) {
 				if q.tool == "find" && be.name == "go" {
 					continue // find has one walker
 				}
-				r := a24pCall(t, ctx, be.c, q.tool, q.args)
+				r := suggestCall(t, ctx, be.c, q.tool, q.args)
 				if r.IsError {
 					t.Errorf("%s (%s) failed the whole search: %q", q.tool, be.name, r.Text())
 					continue
@@ -168,9 +168,9 @@ func TestPathsNotSearchedCounts(t *testing.T) {
 				if q.tool == "grep" && !strings.Contains(q.args["pattern"].(string), "nothing") && q.args["path"] == nil {
 					wantContains(t, be.name, r.Text(), "ok.txt:1:", "zz/last.txt:1:")
 				}
-				note := a24pNote(r.Text())
+				note := suggestNote(r.Text())
 				notes[be.name] = note
-				n, named, more := a24pParseNote(t, q.name+"/"+be.name, note)
+				n, named, more := suggestParseNote(t, q.name+"/"+be.name, note)
 				if n != q.w.count {
 					t.Errorf("%s (%s): count %d, want %d: %q", q.name, be.name, n, q.w.count, note)
 				}
@@ -194,17 +194,17 @@ func TestPathsNotSearchedCounts(t *testing.T) {
 	t.Run("named paths work as paths", func(t *testing.T) {
 		// A named path, sent back, is the permission error it stands for.
 		r := rg.CallTool(ctx, "grep", map[string]any{"pattern": "needle"})
-		_, named, _ := a24pParseNote(t, "grep", a24pNote(r.Text()))
+		_, named, _ := suggestParseNote(t, "grep", suggestNote(r.Text()))
 		for _, p := range named {
-			back := a24pCall(t, ctx, rg, "grep", map[string]any{"pattern": "needle", "path": p})
+			back := suggestCall(t, ctx, rg, "grep", map[string]any{"pattern": "needle", "path": p})
 			wantResult(t, "grep path "+p, back, true, "permission denied", p)
 		}
 	})
 	t.Run("the same note every time", func(t *testing.T) {
 		// rg searches in parallel; the note must not depend on who came first.
-		first := a24pNote(rg.CallTool(ctx, "grep", map[string]any{"pattern": "needle"}).Text())
+		first := suggestNote(rg.CallTool(ctx, "grep", map[string]any{"pattern": "needle"}).Text())
 		for i := 0; i < 8; i++ {
-			if n := a24pNote(rg.CallTool(ctx, "grep", map[string]any{"pattern": "needle"}).Text()); n != first {
+			if n := suggestNote(rg.CallTool(ctx, "grep", map[string]any{"pattern": "needle"}).Text()); n != first {
 				t.Fatalf("grep (rg) note changed between identical calls:\n %s\n %s", first, n)
 			}
 		}
@@ -212,14 +212,14 @@ func TestPathsNotSearchedCounts(t *testing.T) {
 }
 
 func TestPathsUnreadablePathIsError(t *testing.T) {
-	ws := a24pTree(t)
-	rg, gob, ctx := a24pNobodyPair(t, ws, nil)
+	ws := suggestTree(t)
+	rg, gob, ctx := suggestNobodyPair(t, ws, nil)
 	for _, p := range []string{"sub/deep", "sub/locked.txt", "d1", ".hid"} {
 		for _, be := range []struct {
 			name string
 			c    *harness.Client
 		}{{"rg", rg}, {"go", gob}} {
-			r := a24pCall(t, ctx, be.c, "grep", map[string]any{"pattern": "needle", "path": p})
+			r := suggestCall(t, ctx, be.c, "grep", map[string]any{"pattern": "needle", "path": p})
 			wantResult(t, "grep ("+be.name+") path "+p, r, true, "permission denied", p)
 			if strings.Contains(r.Text(), "No matches") {
 				t.Errorf("grep (%s) of unreadable %s says No matches: %q", be.name, p, r.Text())
@@ -227,7 +227,7 @@ func TestPathsUnreadablePathIsError(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"sub/deep", "d1"} {
-		r := a24pCall(t, ctx, rg, "find", map[string]any{"pattern": "*", "path": p})
+		r := suggestCall(t, ctx, rg, "find", map[string]any{"pattern": "*", "path": p})
 		wantResult(t, "find path "+p, r, true, "permission denied", p)
 		if strings.Contains(r.Text(), "No files match") {
 			t.Errorf("find of unreadable %s says nothing matched: %q", p, r.Text())
@@ -240,22 +240,22 @@ func TestPathsUnreadablePathIsError(t *testing.T) {
 // model may list still are, up to 3; a second folder's path is named so it
 // can be sent back (absolute).
 func TestPathsNotSearchedDenyAndFolders(t *testing.T) {
-	ws := a22fShareDir(t, "a24p-ws-")
-	ws2 := a22fShareDir(t, "a24p-ws2-")
-	a22fPut(t, ws, map[string]string{
+	ws := fsFailShareDir(t, "a24p-ws-")
+	ws2 := fsFailShareDir(t, "a24p-ws2-")
+	fsFailPut(t, ws, map[string]string{
 		"ok.txt": "needle ok\n", "locked/f.txt": "needle\n", "private/f.txt": "needle\n", "private.txt": "needle\n",
 	}, 0o666)
-	a22fPut(t, ws2, map[string]string{"ok2.txt": "needle two\n", "locked2/f.txt": "needle\n"}, 0o666)
-	a24pLock(t, ws, "locked", "private", "private.txt")
-	a24pLock(t, ws2, "locked2")
+	fsFailPut(t, ws2, map[string]string{"ok2.txt": "needle two\n", "locked2/f.txt": "needle\n"}, 0o666)
+	suggestLock(t, ws, "locked", "private", "private.txt")
+	suggestLock(t, ws2, "locked2")
 	params := map[string]any{
-		"workspaceFolders": a20fFolders(ws, ws2),
+		"workspaceFolders": nestedFolders(ws, ws2),
 		"initializationOptions": map[string]any{"mode": "acceptEdits",
 			"permissions": map[string]any{"deny": []any{"Read(./private)", "Read(./private.txt)"}}},
 	}
-	rg, gob, ctx := a24pNobodyPair(t, ws, params)
+	rg, gob, ctx := suggestNobodyPair(t, ws, params)
 	locked2 := filepath.Join(ws2, "locked2")
-	if ls := a24pCall(t, ctx, rg, "ls", map[string]any{}); strings.Contains(ls.Text(), "private") {
+	if ls := suggestCall(t, ctx, rg, "ls", map[string]any{}); strings.Contains(ls.Text(), "private") {
 		t.Fatalf("precondition: ls shows a denied name: %q", ls.Text())
 	}
 	for _, be := range []struct {
@@ -267,8 +267,8 @@ func TestPathsNotSearchedDenyAndFolders(t *testing.T) {
 			if tool == "find" {
 				args = map[string]any{"pattern": "*.txt"}
 			}
-			r := a24pCall(t, ctx, be.c, tool, args)
-			note := a24pNote(r.Text())
+			r := suggestCall(t, ctx, be.c, tool, args)
+			note := suggestNote(r.Text())
 			what := tool + " (" + be.name + ")"
 			if note == "" {
 				t.Errorf("%s: no note: %q", what, r.Text())
@@ -277,7 +277,7 @@ func TestPathsNotSearchedDenyAndFolders(t *testing.T) {
 			if strings.Contains(note, "private") {
 				t.Errorf("%s names a denied path: %q", what, note)
 			}
-			_, named, _ := a24pParseNote(t, what, note)
+			_, named, _ := suggestParseNote(t, what, note)
 			has := map[string]bool{}
 			for _, p := range named {
 				has[p] = true
@@ -288,6 +288,6 @@ func TestPathsNotSearchedDenyAndFolders(t *testing.T) {
 			}
 		}
 	}
-	back := a24pCall(t, ctx, gob, "grep", map[string]any{"pattern": "needle", "path": locked2})
+	back := suggestCall(t, ctx, gob, "grep", map[string]any{"pattern": "needle", "path": locked2})
 	wantResult(t, "grep the named second-folder path", back, true, "permission denied")
 }

@@ -22,8 +22,8 @@ import (
 	"go.lsp.dev/jsonrpc2"
 )
 
-// a3pConfirm is one tools/confirm request the server sent.
-type a3pConfirm struct {
+// policyFlowConfirm is one tools/confirm request the server sent.
+type policyFlowConfirm struct {
 	CallID    string          `json:"callId"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
@@ -31,25 +31,25 @@ type a3pConfirm struct {
 	Preview   map[string]any  `json:"preview"`
 }
 
-// a3pAsker answers tools/confirm with answer and records every question.
+// policyFlowAsker answers tools/confirm with answer and records every question.
 // A nil answer blocks until the request is cancelled.
-type a3pAsker struct {
+type policyFlowAsker struct {
 	mu      sync.Mutex
-	asked   []a3pConfirm
-	arrived chan a3pConfirm // every question, buffered
-	ended   chan error      // the ctx error of a question that was cancelled
-	answer  func(q a3pConfirm) map[string]any
+	asked   []policyFlowConfirm
+	arrived chan policyFlowConfirm // every question, buffered
+	ended   chan error             // the ctx error of a question that was cancelled
+	answer  func(q policyFlowConfirm) map[string]any
 }
 
-func a3pNewAsker(answer func(q a3pConfirm) map[string]any) *a3pAsker {
-	return &a3pAsker{arrived: make(chan a3pConfirm, 64), ended: make(chan error, 64), answer: answer}
+func policyFlowNewAsker(answer func(q policyFlowConfirm) map[string]any) *policyFlowAsker {
+	return &policyFlowAsker{arrived: make(chan policyFlowConfirm, 64), ended: make(chan error, 64), answer: answer}
 }
 
-func (a *a3pAsker) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
+func (a *policyFlowAsker) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	if method != "tools/confirm" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "a3p: %s", method)
 	}
-	var q a3pConfirm
+	var q policyFlowConfirm
 	if err := json.Unmarshal(params, &q); err != nil {
 		return nil, err
 	}
@@ -66,29 +66,29 @@ func (a *a3pAsker) handle(ctx context.Context, method string, params json.RawMes
 	return answer(q), nil
 }
 
-func (a *a3pAsker) set(answer func(q a3pConfirm) map[string]any) {
+func (a *policyFlowAsker) set(answer func(q policyFlowConfirm) map[string]any) {
 	a.mu.Lock()
 	a.answer = answer
 	a.mu.Unlock()
 }
 
-func (a *a3pAsker) count() int {
+func (a *policyFlowAsker) count() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return len(a.asked)
 }
 
-func (a *a3pAsker) last() a3pConfirm {
+func (a *policyFlowAsker) last() policyFlowConfirm {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.asked) == 0 {
-		return a3pConfirm{}
+		return policyFlowConfirm{}
 	}
 	return a.asked[len(a.asked)-1]
 }
 
-func a3pDecide(decision, message string) func(a3pConfirm) map[string]any {
-	return func(a3pConfirm) map[string]any {
+func policyFlowDecide(decision, message string) func(policyFlowConfirm) map[string]any {
+	return func(policyFlowConfirm) map[string]any {
 		m := map[string]any{"decision": decision}
 		if message != "" {
 			m["message"] = message
@@ -97,15 +97,15 @@ func a3pDecide(decision, message string) func(a3pConfirm) map[string]any {
 	}
 }
 
-type a3pOpts struct {
+type policyFlowOpts struct {
 	init    map[string]any // initializationOptions
 	confirm bool           // declare capabilities.experimental.agentls.confirm
-	asker   *a3pAsker
+	asker   *policyFlowAsker
 	env     []string
 }
 
-// a3pStart starts agentls on ws and initializes it.
-func a3pStart(t *testing.T, ctx context.Context, ws string, o a3pOpts) *harness.Client {
+// policyFlowStart starts agentls on ws and initializes it.
+func policyFlowStart(t *testing.T, ctx context.Context, ws string, o policyFlowOpts) *harness.Client {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: ws, Env: o.env})
 	if o.asker != nil {
@@ -121,7 +121,7 @@ func a3pStart(t *testing.T, ctx context.Context, ws string, o a3pOpts) *harness.
 	return c
 }
 
-func a3pRead(t *testing.T, p string) string {
+func policyFlowRead(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -130,14 +130,14 @@ func a3pRead(t *testing.T, p string) string {
 	return string(b)
 }
 
-func a3pExists(p string) bool {
+func policyFlowExists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
 }
 
-// a3pNeedsApproval reports whether r is the "ask without confirm
+// policyFlowNeedsApproval reports whether r is the "ask without confirm
 // capability" denial: an error that tells the model the user must approve.
-func a3pNeedsApproval(r harness.Result) bool {
+func policyFlowNeedsApproval(r harness.Result) bool {
 	return r.IsError && strings.Contains(strings.ToLower(r.Text()), "approv")
 }
 
@@ -170,9 +170,9 @@ func TestPolicySecretDefaultsAsk(t *testing.T) {
 		{"env example is documentation", ".env.example", false},
 	}
 	ctx := testCtx(t, 30*time.Second)
-	asker := a3pNewAsker(a3pDecide("rejectOnce", "no secrets please"))
-	withConfirm := a3pStart(t, ctx, ws, a3pOpts{confirm: true, asker: asker})
-	without := a3pStart(t, ctx, ws, a3pOpts{})
+	asker := policyFlowNewAsker(policyFlowDecide("rejectOnce", "no secrets please"))
+	withConfirm := policyFlowStart(t, ctx, ws, policyFlowOpts{confirm: true, asker: asker})
+	without := policyFlowStart(t, ctx, ws, policyFlowOpts{})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before := asker.count()
@@ -199,7 +199,7 @@ func TestPolicySecretDefaultsAsk(t *testing.T) {
 				t.Errorf("read %s: unexpected error %q", tc.path, r.Text())
 			}
 			r2 := without.CallTool(ctx, "read", map[string]any{"path": tc.path})
-			if tc.asks && !a3pNeedsApproval(r2) {
+			if tc.asks && !policyFlowNeedsApproval(r2) {
 				t.Errorf("without confirm capability: isError=%v %q; want an error saying the user's approval is needed", r2.IsError, r2.Text())
 			}
 			if !tc.asks && r2.IsError {
@@ -218,9 +218,9 @@ func TestPolicyAskFlowEdit(t *testing.T) {
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "alpha\nbeta\n", "b.txt": "one\ntwo\n"})
 	ctx := testCtx(t, 30*time.Second)
-	asker := a3pNewAsker(nil)
+	asker := policyFlowNewAsker(nil)
 	var seenOnDisk string
-	c := a3pStart(t, ctx, ws, a3pOpts{confirm: true, asker: asker})
+	c := policyFlowStart(t, ctx, ws, policyFlowOpts{confirm: true, asker: asker})
 	for _, p := range []string{"a.txt", "b.txt"} {
 		if r := c.CallTool(ctx, "read", map[string]any{"path": p}); r.IsError {
 			t.Fatalf("read %s: %s", p, r.Text())
@@ -231,15 +231,15 @@ func TestPolicyAskFlowEdit(t *testing.T) {
 	}
 
 	// rejectOnce with a message: isError carrying it; the file is unchanged.
-	asker.set(func(q a3pConfirm) map[string]any {
-		seenOnDisk = a3pRead(t, filepath.Join(ws, "a.txt"))
+	asker.set(func(q policyFlowConfirm) map[string]any {
+		seenOnDisk = policyFlowRead(t, filepath.Join(ws, "a.txt"))
 		return map[string]any{"decision": "rejectOnce", "message": "keep alpha"}
 	})
 	r := edit("a.txt", "alpha", "ALPHA")
 	if !r.IsError || !strings.Contains(r.Text(), "denied by the user: keep alpha") {
 		t.Errorf("rejectOnce: isError=%v %q; want \"denied by the user: keep alpha\"", r.IsError, r.Text())
 	}
-	if got := a3pRead(t, filepath.Join(ws, "a.txt")); got != "alpha\nbeta\n" {
+	if got := policyFlowRead(t, filepath.Join(ws, "a.txt")); got != "alpha\nbeta\n" {
 		t.Errorf("rejected edit changed the file: %q", got)
 	}
 	if seenOnDisk != "alpha\nbeta\n" {
@@ -258,12 +258,12 @@ func TestPolicyAskFlowEdit(t *testing.T) {
 	}
 
 	// allowOnce: applied, and the next edit asks again.
-	asker.set(a3pDecide("allowOnce", ""))
+	asker.set(policyFlowDecide("allowOnce", ""))
 	n := asker.count()
 	if r := edit("a.txt", "alpha", "ALPHA"); r.IsError {
 		t.Fatalf("allowOnce edit: %s", r.Text())
 	}
-	if got := a3pRead(t, filepath.Join(ws, "a.txt")); got != "ALPHA\nbeta\n" {
+	if got := policyFlowRead(t, filepath.Join(ws, "a.txt")); got != "ALPHA\nbeta\n" {
 		t.Errorf("after allowOnce the file is %q", got)
 	}
 	if r := edit("a.txt", "beta", "BETA"); r.IsError {
@@ -274,17 +274,17 @@ func TestPolicyAskFlowEdit(t *testing.T) {
 	}
 
 	// allowAlways: this file no longer asks; another file still does.
-	asker.set(a3pDecide("allowAlways", ""))
+	asker.set(policyFlowDecide("allowAlways", ""))
 	n = asker.count()
 	edit("a.txt", "ALPHA", "alpha2")
 	edit("a.txt", "BETA", "beta2")
 	if got := asker.count() - n; got != 1 {
 		t.Errorf("allowAlways then the same file: %d questions, want 1", got)
 	}
-	if got := a3pRead(t, filepath.Join(ws, "a.txt")); got != "alpha2\nbeta2\n" {
+	if got := policyFlowRead(t, filepath.Join(ws, "a.txt")); got != "alpha2\nbeta2\n" {
 		t.Errorf("after allowAlways edits the file is %q", got)
 	}
-	asker.set(a3pDecide("allowOnce", ""))
+	asker.set(policyFlowDecide("allowOnce", ""))
 	n = asker.count()
 	edit("b.txt", "one", "ONE")
 	if asker.count() != n+1 {
@@ -292,7 +292,7 @@ func TestPolicyAskFlowEdit(t *testing.T) {
 	}
 
 	// rejectAlways: the same call is then denied without asking.
-	asker.set(a3pDecide("rejectAlways", "never b"))
+	asker.set(policyFlowDecide("rejectAlways", "never b"))
 	r = edit("b.txt", "two", "TWO")
 	if !r.IsError || !strings.Contains(r.Text(), "denied by the user: never b") {
 		t.Errorf("rejectAlways: isError=%v %q", r.IsError, r.Text())
@@ -302,7 +302,7 @@ func TestPolicyAskFlowEdit(t *testing.T) {
 	if asker.count() != n || !r.IsError {
 		t.Errorf("after rejectAlways: asked again=%v isError=%v %q; want denied without asking", asker.count() != n, r.IsError, r.Text())
 	}
-	if got := a3pRead(t, filepath.Join(ws, "b.txt")); got != "ONE\ntwo\n" {
+	if got := policyFlowRead(t, filepath.Join(ws, "b.txt")); got != "ONE\ntwo\n" {
 		t.Errorf("b.txt is %q, want ONE\\ntwo\\n", got)
 	}
 }
@@ -313,8 +313,8 @@ func TestPolicyAskFlowBashAndWrite(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	ctx := testCtx(t, 30*time.Second)
-	asker := a3pNewAsker(a3pDecide("allowAlways", ""))
-	c := a3pStart(t, ctx, ws, a3pOpts{confirm: true, asker: asker})
+	asker := policyFlowNewAsker(policyFlowDecide("allowAlways", ""))
+	c := policyFlowStart(t, ctx, ws, policyFlowOpts{confirm: true, asker: asker})
 
 	r := c.CallTool(ctx, "bash", map[string]any{"command": "rm -f gone.txt"})
 	if r.IsError || asker.count() != 1 {
@@ -340,12 +340,12 @@ func TestPolicyAskFlowBashAndWrite(t *testing.T) {
 		t.Errorf("read-only bash: asked=%v isError=%v %q", asker.count() != 2, r.IsError, r.Text())
 	}
 
-	asker.set(a3pDecide("rejectOnce", ""))
+	asker.set(policyFlowDecide("rejectOnce", ""))
 	r = c.CallTool(ctx, "write", map[string]any{"path": "new/file.txt", "content": "hello\n"})
 	if !r.IsError || !strings.Contains(r.Text(), "denied by the user") {
 		t.Errorf("rejected write: isError=%v %q", r.IsError, r.Text())
 	}
-	if a3pExists(filepath.Join(ws, "new/file.txt")) {
+	if policyFlowExists(filepath.Join(ws, "new/file.txt")) {
 		t.Errorf("rejected write created the file")
 	}
 	q = asker.last()
@@ -362,8 +362,8 @@ func TestPolicyAskCancelAndUnanswered(t *testing.T) {
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "alpha\n"})
 	ctx := testCtx(t, 30*time.Second)
-	asker := a3pNewAsker(nil) // never answers
-	c := a3pStart(t, ctx, ws, a3pOpts{confirm: true, asker: asker})
+	asker := policyFlowNewAsker(nil) // never answers
+	c := policyFlowStart(t, ctx, ws, policyFlowOpts{confirm: true, asker: asker})
 
 	// The asking call is this connection's second request (after
 	// initialize), so its id is 2; the reply to $/cancelRequest is read
@@ -421,7 +421,7 @@ func TestPolicyAskCancelAndUnanswered(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Error("the pending tools/confirm was not cancelled with the call")
 	}
-	if a3pExists(filepath.Join(ws, "injected.txt")) {
+	if policyFlowExists(filepath.Join(ws, "injected.txt")) {
 		t.Error("the cancelled command ran")
 	}
 }
@@ -433,8 +433,8 @@ func TestPolicyNoConfirmCapability(t *testing.T) {
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "alpha\n"})
 	ctx := testCtx(t, 30*time.Second)
-	asker := a3pNewAsker(a3pDecide("allowOnce", ""))
-	c := a3pStart(t, ctx, ws, a3pOpts{confirm: false, asker: asker})
+	asker := policyFlowNewAsker(policyFlowDecide("allowOnce", ""))
+	c := policyFlowStart(t, ctx, ws, policyFlowOpts{confirm: false, asker: asker})
 	c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
 	calls := []struct {
 		name string
@@ -448,7 +448,7 @@ func TestPolicyNoConfirmCapability(t *testing.T) {
 	for _, tc := range calls {
 		t.Run(tc.name, func(t *testing.T) {
 			r := c.CallTool(ctx, tc.tool, tc.args)
-			if !a3pNeedsApproval(r) {
+			if !policyFlowNeedsApproval(r) {
 				t.Errorf("isError=%v %q; want an error telling the model the user's approval is needed", r.IsError, r.Text())
 			}
 		})
@@ -456,13 +456,13 @@ func TestPolicyNoConfirmCapability(t *testing.T) {
 	if asker.count() != 0 {
 		t.Errorf("tools/confirm sent %d times to a client without the confirm capability", asker.count())
 	}
-	if a3pRead(t, filepath.Join(ws, "a.txt")) != "alpha\n" || a3pExists(filepath.Join(ws, "n.txt")) || a3pExists(filepath.Join(ws, "t.txt")) {
+	if policyFlowRead(t, filepath.Join(ws, "a.txt")) != "alpha\n" || policyFlowExists(filepath.Join(ws, "n.txt")) || policyFlowExists(filepath.Join(ws, "t.txt")) {
 		t.Error("a call that needed approval changed the workspace")
 	}
 }
 
-// a3pSettings writes the settings files; keys: "user", "workspace", "local".
-func a3pSettings(t *testing.T, ws, cfg string, files map[string]any) {
+// policyFlowSettings writes the settings files; keys: "user", "workspace", "local".
+func policyFlowSettings(t *testing.T, ws, cfg string, files map[string]any) {
 	t.Helper()
 	paths := map[string]string{
 		"user":      filepath.Join(cfg, "agentls", "settings.json"),
@@ -493,11 +493,11 @@ func TestPolicyInvalidRuleReported(t *testing.T) {
 	t.Parallel()
 	ws, cfg := t.TempDir(), t.TempDir()
 	writeFiles(t, ws, map[string]string{"x.txt": "x\n"})
-	a3pSettings(t, ws, cfg, map[string]any{
+	policyFlowSettings(t, ws, cfg, map[string]any{
 		"workspace": map[string]any{"permissions": map[string]any{"deny": []string{"Read(/x.txt)", "Bash(unclosed"}}},
 	})
 	ctx := testCtx(t, 30*time.Second)
-	c := a3pStart(t, ctx, ws, a3pOpts{env: []string{"XDG_CONFIG_HOME=" + cfg}})
+	c := policyFlowStart(t, ctx, ws, policyFlowOpts{env: []string{"XDG_CONFIG_HOME=" + cfg}})
 	n, ok := c.WaitNote(10*time.Second, func(n harness.Note) bool {
 		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "Bash(unclosed")
 	})
@@ -528,13 +528,13 @@ func TestPolicyInvalidRuleReported(t *testing.T) {
 	}
 }
 
-// a3pTool writes one extension tool definition.
-func a3pTool(t *testing.T, ws string, def map[string]any) {
+// policyFlowTool writes one extension tool definition.
+func policyFlowTool(t *testing.T, ws string, def map[string]any) {
 	t.Helper()
 	writeFiles(t, ws, map[string]string{".agentls/tools/" + def["name"].(string) + ".json": compactJSON(def)})
 }
 
-type a3pListed struct {
+type policyFlowListed struct {
 	Name        string         `json:"name"`
 	Description string         `json:"description"`
 	InputSchema map[string]any `json:"inputSchema"`
@@ -542,25 +542,25 @@ type a3pListed struct {
 	Meta        map[string]any `json:"_meta"`
 }
 
-func a3pList(t *testing.T, ctx context.Context, c *harness.Client, params map[string]any) map[string]a3pListed {
+func policyFlowList(t *testing.T, ctx context.Context, c *harness.Client, params map[string]any) map[string]policyFlowListed {
 	t.Helper()
 	var res struct {
-		Tools []a3pListed `json:"tools"`
+		Tools []policyFlowListed `json:"tools"`
 	}
 	if err := c.Call(ctx, "tools/list", params, &res); err != nil {
 		t.Fatalf("tools/list %v: %v", params, err)
 	}
-	out := map[string]a3pListed{}
+	out := map[string]policyFlowListed{}
 	for _, tl := range res.Tools {
 		out[tl.Name] = tl
 	}
 	return out
 }
 
-var a3pCore = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
+var policyFlowCore = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
 
-// a3pForty defines 40 extension tools, among them db_migrate.
-func a3pForty(t *testing.T, ws string) {
+// policyFlowForty defines 40 extension tools, among them db_migrate.
+func policyFlowForty(t *testing.T, ws string) {
 	t.Helper()
 	topics := []struct{ name, desc string }{
 		{"db_migrate", "Apply pending database schema migrations up to a target version."},
@@ -574,7 +574,7 @@ func a3pForty(t *testing.T, ws string) {
 		topics = append(topics, struct{ name, desc string }{fmt.Sprintf("helper_%02d", i), fmt.Sprintf("Project helper number %d: prints a greeting for the team.", i)})
 	}
 	for _, tp := range topics {
-		a3pTool(t, ws, map[string]any{
+		policyFlowTool(t, ws, map[string]any{
 			"name":        tp.name,
 			"description": tp.desc,
 			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"target_version": map[string]any{"type": "string", "description": "the version"}}},
@@ -590,22 +590,22 @@ func a3pForty(t *testing.T, ws string) {
 func TestPolicyToolSearch(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	a3pForty(t, ws)
+	policyFlowForty(t, ws)
 	ctx := testCtx(t, 30*time.Second)
-	c := a3pStart(t, ctx, ws, a3pOpts{init: map[string]any{"mode": "bypass"}})
+	c := policyFlowStart(t, ctx, ws, policyFlowOpts{init: map[string]any{"mode": "bypass"}})
 
-	listed := a3pList(t, ctx, c, nil)
-	for _, name := range a3pCore {
+	listed := policyFlowList(t, ctx, c, nil)
+	for _, name := range policyFlowCore {
 		if _, ok := listed[name]; !ok {
 			t.Errorf("tools/list lacks core tool %s", name)
 		}
 	}
 	for name := range listed {
-		if !strings.HasPrefix(name, "test_") && !a3pContains(a3pCore, name) {
+		if !strings.HasPrefix(name, "test_") && !policyFlowContains(policyFlowCore, name) {
 			t.Errorf("tools/list shows non-core tool %s before tool_search", name)
 		}
 	}
-	all := a3pList(t, ctx, c, map[string]any{"includeDeferred": true})
+	all := policyFlowList(t, ctx, c, map[string]any{"includeDeferred": true})
 	if d, ok := all["db_migrate"]; !ok || d.Meta["deferred"] != true {
 		t.Errorf("includeDeferred: db_migrate listed=%v _meta=%v; want it with _meta.deferred true", ok, d.Meta)
 	}
@@ -630,7 +630,7 @@ func TestPolicyToolSearch(t *testing.T) {
 	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/listChanged" }); !ok {
 		t.Error("no tools/listChanged after tool_search activated tools")
 	}
-	after := a3pList(t, ctx, c, nil)
+	after := policyFlowList(t, ctx, c, nil)
 	if d, ok := after["db_migrate"]; !ok || d.Meta["deferred"] == true {
 		t.Errorf("after tool_search, tools/list has db_migrate=%v (_meta %v)", ok, d.Meta)
 	}
@@ -643,13 +643,13 @@ func TestPolicyToolSearch(t *testing.T) {
 	}
 
 	lim := c.CallTool(ctx, "tool_search", map[string]any{"query": "helper greeting team", "limit": 2})
-	now := a3pList(t, ctx, c, nil)
+	now := policyFlowList(t, ctx, c, nil)
 	if added := len(now) - len(after); lim.IsError || added < 1 || added > 2 {
 		t.Errorf("tool_search limit 2 activated %d tools (isError=%v):\n%s", added, lim.IsError, lim.Text())
 	}
 }
 
-func a3pContains(list []string, s string) bool {
+func policyFlowContains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -664,9 +664,9 @@ func TestPolicyDeferral(t *testing.T) {
 	t.Parallel()
 	t.Run("call by name", func(t *testing.T) {
 		ws := t.TempDir()
-		a3pForty(t, ws)
+		policyFlowForty(t, ws)
 		ctx := testCtx(t, 30*time.Second)
-		c := a3pStart(t, ctx, ws, a3pOpts{init: map[string]any{"mode": "bypass"}})
+		c := policyFlowStart(t, ctx, ws, policyFlowOpts{init: map[string]any{"mode": "bypass"}})
 		r := c.CallTool(ctx, "image_resize", map[string]any{"target_version": "7"})
 		if r.IsError || !strings.Contains(r.Text(), "image_resize 7") {
 			t.Fatalf("deferred tool by name: isError=%v %q", r.IsError, r.Text())
@@ -674,13 +674,13 @@ func TestPolicyDeferral(t *testing.T) {
 		if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/listChanged" }); !ok {
 			t.Error("no tools/listChanged after a deferred tool was called by name")
 		}
-		if _, ok := a3pList(t, ctx, c, nil)["image_resize"]; !ok {
+		if _, ok := policyFlowList(t, ctx, c, nil)["image_resize"]; !ok {
 			t.Error("a deferred tool called by name is not active afterwards")
 		}
 	})
 	nonDeferred := func(t *testing.T, ws string, n int) {
 		for i := 0; i < n; i++ {
-			a3pTool(t, ws, map[string]any{
+			policyFlowTool(t, ws, map[string]any{
 				"name": fmt.Sprintf("eager_%02d", i), "description": "An eager tool.", "deferred": false, "readOnly": true,
 				"inputSchema": map[string]any{"type": "object"}, "command": "echo eager",
 			})
@@ -706,8 +706,8 @@ func TestPolicyDeferral(t *testing.T) {
 			if tc.threshold != nil {
 				init["deferThreshold"] = tc.threshold
 			}
-			c := a3pStart(t, ctx, ws, a3pOpts{init: init})
-			listed := a3pList(t, ctx, c, nil)
+			c := policyFlowStart(t, ctx, ws, policyFlowOpts{init: init})
+			listed := policyFlowList(t, ctx, c, nil)
 			eager := 0
 			for name := range listed {
 				if strings.HasPrefix(name, "eager_") {
@@ -724,11 +724,11 @@ func TestPolicyDeferral(t *testing.T) {
 			if eager > 0 && len(listed) > limit {
 				t.Errorf("%d tools active, above the threshold %d", len(listed), limit)
 			}
-			all := a3pList(t, ctx, c, map[string]any{"includeDeferred": true})
+			all := policyFlowList(t, ctx, c, map[string]any{"includeDeferred": true})
 			if d, ok := all[fmt.Sprintf("eager_%02d", tc.tools-1)]; !ok || (!tc.active && eager == 0 && d.Meta["deferred"] != true) {
 				t.Errorf("includeDeferred: last eager tool listed=%v _meta=%v", ok, d.Meta)
 			}
-			for _, name := range a3pCore {
+			for _, name := range policyFlowCore {
 				if _, ok := listed[name]; !ok {
 					t.Errorf("core tool %s deferred", name)
 				}
@@ -748,10 +748,10 @@ func TestPolicyExtensionInvalidDefinitions(t *testing.T) {
 		".agentls/tools/badname.json":  compactJSON(map[string]any{"name": "bad name!", "description": "x", "inputSchema": map[string]any{"type": "object"}, "command": "echo x"}),
 		".agentls/tools/longname.json": compactJSON(map[string]any{"name": strings.Repeat("a", 65), "description": "x", "inputSchema": map[string]any{"type": "object"}, "command": "echo x"}),
 	})
-	a3pTool(t, ws, map[string]any{"name": "good_tool", "description": "works", "inputSchema": map[string]any{"type": "object"}, "command": "echo good-output", "deferred": false, "readOnly": true})
+	policyFlowTool(t, ws, map[string]any{"name": "good_tool", "description": "works", "inputSchema": map[string]any{"type": "object"}, "command": "echo good-output", "deferred": false, "readOnly": true})
 	writeFiles(t, ws, map[string]string{"f.txt": "real read\n"})
 	ctx := testCtx(t, 30*time.Second)
-	c := a3pStart(t, ctx, ws, a3pOpts{init: map[string]any{"mode": "bypass"}})
+	c := policyFlowStart(t, ctx, ws, policyFlowOpts{init: map[string]any{"mode": "bypass"}})
 	for _, file := range []string{"broken.json", "collide.json", "collide2.json", "badname.json", "longname.json"} {
 		if _, ok := c.WaitNote(10*time.Second, func(n harness.Note) bool {
 			return n.Method == "window/logMessage" && strings.Contains(string(n.Params), file)
@@ -768,7 +768,7 @@ func TestPolicyExtensionInvalidDefinitions(t *testing.T) {
 	if r := c.CallTool(ctx, "bash", map[string]any{"command": "echo real-bash"}); strings.Contains(r.Text(), "evil") {
 		t.Errorf("bash was shadowed by an extension tool: %q", r.Text())
 	}
-	all := a3pList(t, ctx, c, map[string]any{"includeDeferred": true})
+	all := policyFlowList(t, ctx, c, map[string]any{"includeDeferred": true})
 	for _, bad := range []string{"broken", "bad name!", strings.Repeat("a", 65)} {
 		if _, ok := all[bad]; ok {
 			t.Errorf("invalid tool %q is registered", bad)
@@ -787,7 +787,7 @@ func TestPolicyAuditLog(t *testing.T) {
 	const awsKey = "AKIAZ7QX3KLM9PQR2TUV"
 	const pw = "hunter2-zz-very-secret"
 	ctx := testCtx(t, 30*time.Second)
-	asker := a3pNewAsker(func(q a3pConfirm) map[string]any {
+	asker := policyFlowNewAsker(func(q policyFlowConfirm) map[string]any {
 		var args map[string]any
 		json.Unmarshal(q.Arguments, &args)
 		if d, ok := args["content"].(string); ok && strings.Contains(d, "answer=") {
@@ -798,7 +798,7 @@ func TestPolicyAuditLog(t *testing.T) {
 		}
 		return map[string]any{"decision": "allowOnce"}
 	})
-	c := a3pStart(t, ctx, ws, a3pOpts{confirm: true, asker: asker, env: []string{"AGENTLS_AUDIT_DIR=" + auditDir},
+	c := policyFlowStart(t, ctx, ws, policyFlowOpts{confirm: true, asker: asker, env: []string{"AGENTLS_AUDIT_DIR=" + auditDir},
 		init: map[string]any{"permissions": map[string]any{"deny": []string{"Read(/secret.txt)", "Bash(curl:*)"}}}})
 	type step struct {
 		tool     string
@@ -913,12 +913,12 @@ func TestPolicyAuditLog(t *testing.T) {
 func TestPolicyToolsListFormats(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	a3pTool(t, ws, map[string]any{"name": "nuke_cache", "description": "Delete the build cache.", "inputSchema": map[string]any{"type": "object"},
+	policyFlowTool(t, ws, map[string]any{"name": "nuke_cache", "description": "Delete the build cache.", "inputSchema": map[string]any{"type": "object"},
 		"command": "rm -rf .cache", "destructive": true, "deferred": false})
-	a3pTool(t, ws, map[string]any{"name": "show_version", "description": "Print the version.", "inputSchema": map[string]any{"type": "object"},
+	policyFlowTool(t, ws, map[string]any{"name": "show_version", "description": "Print the version.", "inputSchema": map[string]any{"type": "object"},
 		"command": "echo 1.0", "readOnly": true, "deferred": false})
 	ctx := testCtx(t, 30*time.Second)
-	c := a3pStart(t, ctx, ws, a3pOpts{})
+	c := policyFlowStart(t, ctx, ws, policyFlowOpts{})
 
 	var mcp struct {
 		Tools []map[string]any `json:"tools"`

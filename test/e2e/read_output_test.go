@@ -17,8 +17,8 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a10rStart starts agentls on ws and initializes it.
-func a10rStart(t *testing.T, ws string) (*harness.Client, context.Context) {
+// readOutStart starts agentls on ws and initializes it.
+func readOutStart(t *testing.T, ws string) (*harness.Client, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -28,12 +28,12 @@ func a10rStart(t *testing.T, ws string) (*harness.Client, context.Context) {
 	return c, ctx
 }
 
-// a10rNumbered returns the numbered lines of a read text ("%6d→text").
-var a10rNumRE = regexp.MustCompile(`(?m)^ *(\d+)→(.*)$`)
+// readOutNumbered returns the numbered lines of a read text ("%6d→text").
+var readOutNumRE = regexp.MustCompile(`(?m)^ *(\d+)→(.*)$`)
 
-func a10rNumbered(text string) []int {
+func readOutNumbered(text string) []int {
 	var out []int
-	for _, m := range a10rNumRE.FindAllStringSubmatch(text, -1) {
+	for _, m := range readOutNumRE.FindAllStringSubmatch(text, -1) {
 		n, _ := strconv.Atoi(m[1])
 		out = append(out, n)
 	}
@@ -47,7 +47,7 @@ func a10rNumbered(text string) []int {
 func TestReadNotAFile(t *testing.T) {
 	ws := t.TempDir()
 	devErr := syscall.Mknod(filepath.Join(ws, "nulldev"), syscall.S_IFCHR|0o666, 1<<8|3) // /dev/null's numbers; needs root
-	c, ctx := a10rStart(t, ws)
+	c, ctx := readOutStart(t, ws)
 	t.Run("device", func(t *testing.T) {
 		if devErr != nil {
 			t.Skipf("no device node (%v)", devErr)
@@ -78,7 +78,7 @@ func TestReadNotAFile(t *testing.T) {
 // A spill file path that bash printed can be opened by read (by its absolute path).
 func TestReadSpillFile(t *testing.T) {
 	ws := t.TempDir()
-	c, ctx := a10rStart(t, ws)
+	c, ctx := readOutStart(t, ws)
 	r := c.CallTool(ctx, "bash", map[string]any{"command": "seq 1 5000"})
 	m := regexp.MustCompile(`read \{"path": "([^"]+)", "offset": (\d+)\}`).FindStringSubmatch(r.Text())
 	if m == nil {
@@ -91,7 +91,7 @@ func TestReadSpillFile(t *testing.T) {
 	}
 	off, _ := strconv.Atoi(m[2])
 	rr = c.CallTool(ctx, "read", map[string]any{"path": m[1], "offset": off})
-	if rr.IsError || len(a10rNumbered(rr.Text())) == 0 || a10rNumbered(rr.Text())[0] != off {
+	if rr.IsError || len(readOutNumbered(rr.Text())) == 0 || readOutNumbered(rr.Text())[0] != off {
 		t.Errorf("suggested call: isError=%v %q", rr.IsError, rr.Text()[:min(200, len(rr.Text()))])
 	}
 	// Other files in the spill directory's neighbourhood stay outside.

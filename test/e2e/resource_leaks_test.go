@@ -27,29 +27,29 @@ import (
 // child processes, spill files, temp files, audit log files, overlays.
 // Everything here is measured from outside, through /proc.
 
-func a17lSkipNoProc(t *testing.T) {
+func leakSkipNoProc(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("needs /proc")
 	}
 }
 
-// a17lStart starts an initialized agentls in bypass mode on ws.
-func a17lStart(t *testing.T, ws string, env ...string) (*harness.Client, context.Context) {
+// leakStart starts an initialized agentls in bypass mode on ws.
+func leakStart(t *testing.T, ws string, env ...string) (*harness.Client, context.Context) {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: ws, Env: env})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
 	t.Cleanup(cancel)
 	c.Initialize(ctx, map[string]any{
-		"rootUri":               a17lURI(ws),
+		"rootUri":               leakURI(ws),
 		"initializationOptions": map[string]any{"mode": "bypass"},
 	})
 	return c, ctx
 }
 
-func a17lURI(p string) string { return "file://" + p }
+func leakURI(p string) string { return "file://" + p }
 
-func a17lWS(t *testing.T, files map[string]string) string {
+func leakWS(t *testing.T, files map[string]string) string {
 	t.Helper()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -67,7 +67,7 @@ func a17lWS(t *testing.T, files map[string]string) string {
 	return ws
 }
 
-func a17lFDs(t *testing.T, pid int) int {
+func leakFDs(t *testing.T, pid int) int {
 	t.Helper()
 	es, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
@@ -76,8 +76,8 @@ func a17lFDs(t *testing.T, pid int) int {
 	return len(es)
 }
 
-// a17lStatus returns Threads and VmRSS (KiB) of pid.
-func a17lStatus(t *testing.T, pid int) (threads, rssKB int) {
+// leakStatus returns Threads and VmRSS (KiB) of pid.
+func leakStatus(t *testing.T, pid int) (threads, rssKB int) {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -98,15 +98,15 @@ func a17lStatus(t *testing.T, pid int) (threads, rssKB int) {
 	return threads, rssKB
 }
 
-type a17lProc struct {
+type leakProc struct {
 	pid, ppid int
 	state     string
 	cmdline   string
 }
 
-func a17lProcs() []a17lProc {
+func leakProcs() []leakProc {
 	es, _ := os.ReadDir("/proc")
-	var out []a17lProc
+	var out []leakProc
 	for _, e := range es {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -128,24 +128,24 @@ func a17lProcs() []a17lProc {
 		}
 		ppid, _ := strconv.Atoi(f[1])
 		cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		out = append(out, a17lProc{pid: pid, ppid: ppid, state: f[0], cmdline: strings.ReplaceAll(string(cl), "\x00", " ")})
+		out = append(out, leakProc{pid: pid, ppid: ppid, state: f[0], cmdline: strings.ReplaceAll(string(cl), "\x00", " ")})
 	}
 	return out
 }
 
-// a17lDescendants lists every process below pid (zombies included: an
+// leakDescendants lists every process below pid (zombies included: an
 // unreaped child is a leak too), but for agentls's watchdog, which lives
 // as long as agentls does.
-func a17lDescendants(pid int) []a17lProc {
-	ps := a17lProcs()
-	kids := map[int][]a17lProc{}
+func leakDescendants(pid int) []leakProc {
+	ps := leakProcs()
+	kids := map[int][]leakProc{}
 	for _, p := range ps {
 		if p.ppid == pid && isWatchdog(strconv.Itoa(p.pid)) {
 			continue
 		}
 		kids[p.ppid] = append(kids[p.ppid], p)
 	}
-	var out []a17lProc
+	var out []leakProc
 	q := []int{pid}
 	for len(q) > 0 {
 		n := q[0]
@@ -158,10 +158,10 @@ func a17lDescendants(pid int) []a17lProc {
 	return out
 }
 
-func a17lWithMarker(marker string) []a17lProc {
-	var out []a17lProc
+func leakWithMarker(marker string) []leakProc {
+	var out []leakProc
 	self := os.Getpid()
-	for _, p := range a17lProcs() {
+	for _, p := range leakProcs() {
 		if p.pid != self && strings.Contains(p.cmdline, marker) {
 			out = append(out, p)
 		}
@@ -169,9 +169,9 @@ func a17lWithMarker(marker string) []a17lProc {
 	return out
 }
 
-func a17lKillMarked(t *testing.T, marker string) {
+func leakKillMarked(t *testing.T, marker string) {
 	t.Cleanup(func() {
-		for _, p := range a17lWithMarker(marker) {
+		for _, p := range leakWithMarker(marker) {
 			if pr, err := os.FindProcess(p.pid); err == nil {
 				pr.Kill()
 			}
@@ -179,8 +179,8 @@ func a17lKillMarked(t *testing.T, marker string) {
 	})
 }
 
-// a17lPoll calls cond every 20 ms until it holds or d passes.
-func a17lPoll(d time.Duration, cond func() bool) bool {
+// leakPoll calls cond every 20 ms until it holds or d passes.
+func leakPoll(d time.Duration, cond func() bool) bool {
 	end := time.Now().Add(d)
 	for {
 		if cond() {
@@ -193,7 +193,7 @@ func a17lPoll(d time.Duration, cond func() bool) bool {
 	}
 }
 
-func a17lDescribe(ps []a17lProc) string {
+func leakDescribe(ps []leakProc) string {
 	var b strings.Builder
 	for _, p := range ps {
 		fmt.Fprintf(&b, "[pid %d ppid %d %s %q] ", p.pid, p.ppid, p.state, p.cmdline)
@@ -201,18 +201,18 @@ func a17lDescribe(ps []a17lProc) string {
 	return b.String()
 }
 
-// a17lNoDescendants fails unless agentls has no process below it within d.
-func a17lNoDescendants(t *testing.T, what string, pid int, d time.Duration) {
+// leakNoDescendants fails unless agentls has no process below it within d.
+func leakNoDescendants(t *testing.T, what string, pid int, d time.Duration) {
 	t.Helper()
-	var last []a17lProc
-	if !a17lPoll(d, func() bool { last = a17lDescendants(pid); return len(last) == 0 }) {
-		t.Errorf("%s: processes left below agentls after %v: %s", what, d, a17lDescribe(last))
+	var last []leakProc
+	if !leakPoll(d, func() bool { last = leakDescendants(pid); return len(last) == 0 }) {
+		t.Errorf("%s: processes left below agentls after %v: %s", what, d, leakDescribe(last))
 	}
 }
 
-// a17lWasCancelled: the client library returns its context's error once it
+// leakWasCancelled: the client library returns its context's error once it
 // has sent $/cancelRequest, or the server's -32800 if that came first.
-func a17lWasCancelled(err error) bool {
+func leakWasCancelled(err error) bool {
 	var e *jsonrpc2.Error
 	if errors.As(err, &e) {
 		return e.Code == -32800
@@ -220,9 +220,9 @@ func a17lWasCancelled(err error) bool {
 	return errors.Is(err, context.Canceled)
 }
 
-// a17lCancelled runs tools/call and cancels it once ready() holds (or
+// leakCancelled runs tools/call and cancels it once ready() holds (or
 // after 5 s), and returns the call's error.
-func a17lCancelled(c *harness.Client, parent context.Context, name string, args any, ready func() bool) (bool, error) {
+func leakCancelled(c *harness.Client, parent context.Context, name string, args any, ready func() bool) (bool, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	done := make(chan error, 1)
@@ -230,7 +230,7 @@ func a17lCancelled(c *harness.Client, parent context.Context, name string, args 
 		_, err := c.TryCallTool(ctx, name, args)
 		done <- err
 	}()
-	wasReady := a17lPoll(5*time.Second, ready)
+	wasReady := leakPoll(5*time.Second, ready)
 	cancel()
 	select {
 	case err := <-done:
@@ -240,7 +240,7 @@ func a17lCancelled(c *harness.Client, parent context.Context, name string, args 
 	}
 }
 
-func a17lRegularFiles(root string) map[string]int64 {
+func leakRegularFiles(root string) map[string]int64 {
 	out := map[string]int64{}
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
@@ -253,35 +253,35 @@ func a17lRegularFiles(root string) map[string]int64 {
 	return out
 }
 
-const a17lExtTool = `{"name": "a17l_echo", "description": "Echo a word, for the leak audit.",
+const leakExtTool = `{"name": "a17l_echo", "description": "Echo a word, for the leak audit.",
  "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}, "code": {"type": "string"}}},
  "command": "echo {{word}}; exit {{code}}", "readOnly": false, "destructive": false, "deferred": false, "timeout": 30}`
 
-const a17lExtSeq = `{"name": "a17l_seq", "description": "Print numbers, for the leak audit.",
+const leakExtSeq = `{"name": "a17l_seq", "description": "Print numbers, for the leak audit.",
  "inputSchema": {"type": "object", "properties": {"n": {"type": "string"}}},
  "command": "seq 1 {{n}}", "readOnly": false, "destructive": false, "deferred": false, "timeout": 30}`
 
-const a17lExtSlow = `{"name": "a17l_slow", "description": "Sleep past its timeout, for the leak audit.",
+const leakExtSlow = `{"name": "a17l_slow", "description": "Sleep past its timeout, for the leak audit.",
  "inputSchema": {"type": "object", "properties": {"marker": {"type": "string"}}},
  "command": "(exec -a {{marker}} sleep 30)", "readOnly": false, "destructive": false, "deferred": false, "timeout": 1}`
 
-// a17lWorkspace is a workspace with small files, a binary, and extension tools.
-func a17lWorkspace(t *testing.T) string {
+// leakWorkspace is a workspace with small files, a binary, and extension tools.
+func leakWorkspace(t *testing.T) string {
 	files := map[string]string{
-		".agentls/tools/echo.json": a17lExtTool,
-		".agentls/tools/slow.json": a17lExtSlow,
-		".agentls/tools/seq.json":  a17lExtSeq,
+		".agentls/tools/echo.json": leakExtTool,
+		".agentls/tools/slow.json": leakExtSlow,
+		".agentls/tools/seq.json":  leakExtSeq,
 		"bin.dat":                  "\x7fELF\x00\x00\x00\x01binary\x00",
 	}
 	for i := 0; i < 20; i++ {
 		files[fmt.Sprintf("src/f%02d.go", i)] = fmt.Sprintf("package src\n\n// F%d is file %d.\nfunc F%d() int { return %d }\n", i, i, i, i)
 	}
-	return a17lWS(t, files)
+	return leakWS(t, files)
 }
 
-// a17lMixedCall makes call i of the mixed burst (every tool, error paths
+// leakMixedCall makes call i of the mixed burst (every tool, error paths
 // included) and returns a description of a protocol failure, if any.
-func a17lMixedCall(ctx context.Context, c *harness.Client, ws string, i int) error {
+func leakMixedCall(ctx context.Context, c *harness.Client, ws string, i int) error {
 	f := fmt.Sprintf("src/f%02d.go", i%20)
 	call := func(name string, args any) error {
 		_, err := c.TryCallTool(ctx, name, args)
@@ -376,25 +376,25 @@ func TestLeakFDsThreadsChildrenAfterMixedBurst(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak: 500 calls then 200 documents")
 	}
-	a17lSkipNoProc(t)
-	ws := a17lWorkspace(t)
+	leakSkipNoProc(t)
+	ws := leakWorkspace(t)
 	marker := fmt.Sprintf("a17lfd%d", time.Now().UnixNano())
-	a17lKillMarked(t, marker)
-	c, ctx := a17lStart(t, ws, "XDG_CACHE_HOME="+t.TempDir())
+	leakKillMarked(t, marker)
+	c, ctx := leakStart(t, ws, "XDG_CACHE_HOME="+t.TempDir())
 	pid := c.Cmd.Process.Pid
 
 	// Warm-up: one round of every kind.
 	for i := 0; i < 25; i++ {
-		if err := a17lMixedCall(ctx, c, ws, i); err != nil {
+		if err := leakMixedCall(ctx, c, ws, i); err != nil {
 			t.Fatalf("warm-up: %v", err)
 		}
 	}
-	a17lNoDescendants(t, "after warm-up", pid, 3*time.Second)
-	baseFD := a17lFDs(t, pid)
-	baseThreads, _ := a17lStatus(t, pid)
+	leakNoDescendants(t, "after warm-up", pid, 3*time.Second)
+	baseFD := leakFDs(t, pid)
+	baseThreads, _ := leakStatus(t, pid)
 
 	for i := 0; i < 500; i++ {
-		if err := a17lMixedCall(ctx, c, ws, i); err != nil {
+		if err := leakMixedCall(ctx, c, ws, i); err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
@@ -406,17 +406,17 @@ func TestLeakFDsThreadsChildrenAfterMixedBurst(t *testing.T) {
 			t.Errorf("bash timeout %d: not an error: %s", k, r.Text())
 		}
 		m = fmt.Sprintf("%s-cx%d", marker, k)
-		started, err := a17lCancelled(c, ctx, "bash", map[string]any{"command": "(exec -a " + m + " sleep 30)"},
-			func() bool { return len(a17lWithMarker(m)) > 0 })
+		started, err := leakCancelled(c, ctx, "bash", map[string]any{"command": "(exec -a " + m + " sleep 30)"},
+			func() bool { return len(leakWithMarker(m)) > 0 })
 		if !started {
 			t.Errorf("cancelled bash %d: the command never started", k)
 		}
-		if !a17lWasCancelled(err) {
+		if !leakWasCancelled(err) {
 			t.Errorf("cancelled bash: want cancelled, got %v", err)
 		}
 		t0 := time.Now()
-		_, err = a17lCancelled(c, ctx, "test_block", map[string]any{}, func() bool { return time.Since(t0) > 50*time.Millisecond })
-		if !a17lWasCancelled(err) {
+		_, err = leakCancelled(c, ctx, "test_block", map[string]any{}, func() bool { return time.Since(t0) > 50*time.Millisecond })
+		if !leakWasCancelled(err) {
 			t.Errorf("cancelled test_block: want cancelled, got %v", err)
 		}
 		m = fmt.Sprintf("%s-ext%d", marker, k)
@@ -425,15 +425,15 @@ func TestLeakFDsThreadsChildrenAfterMixedBurst(t *testing.T) {
 			t.Errorf("extension timeout %d: not an error: %s", k, r.Text())
 		}
 	}
-	a17lNoDescendants(t, "after the burst", pid, 4*time.Second)
-	if left := a17lWithMarker(marker); len(left) > 0 {
-		t.Errorf("killed/timed-out/cancelled commands survive: %s", a17lDescribe(left))
+	leakNoDescendants(t, "after the burst", pid, 4*time.Second)
+	if left := leakWithMarker(marker); len(left) > 0 {
+		t.Errorf("killed/timed-out/cancelled commands survive: %s", leakDescribe(left))
 	}
 
 	// 200 documents opened and closed.
 	for i := 0; i < 200; i++ {
 		p := filepath.Join(ws, "src", fmt.Sprintf("doc%03d.go", i))
-		uri := a17lURI(p)
+		uri := leakURI(p)
 		if err := c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 			"uri": uri, "languageId": "go", "version": 1, "text": strings.Repeat("overlay text\n", 100)}}); err != nil {
 			t.Fatal(err)
@@ -446,9 +446,9 @@ func TestLeakFDsThreadsChildrenAfterMixedBurst(t *testing.T) {
 
 	const fdSlack, threadSlack = 10, 12
 	var fds, threads int
-	ok := a17lPoll(5*time.Second, func() bool {
-		fds = a17lFDs(t, pid)
-		threads, _ = a17lStatus(t, pid)
+	ok := leakPoll(5*time.Second, func() bool {
+		fds = leakFDs(t, pid)
+		threads, _ = leakStatus(t, pid)
 		return fds <= baseFD+fdSlack && threads <= baseThreads+threadSlack
 	})
 	t.Logf("fds %d -> %d, threads %d -> %d", baseFD, fds, baseThreads, threads)
@@ -465,9 +465,9 @@ func TestLeakRSSThreadsReadGrep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak: 2000 reads and greps")
 	}
-	a17lSkipNoProc(t)
-	ws := a17lWorkspace(t)
-	c, ctx := a17lStart(t, ws)
+	leakSkipNoProc(t)
+	ws := leakWorkspace(t)
+	c, ctx := leakStart(t, ws)
 	pid := c.Cmd.Process.Pid
 	do := func(i int) error {
 		var err error
@@ -483,7 +483,7 @@ func TestLeakRSSThreadsReadGrep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	baseThreads, baseRSS := a17lStatus(t, pid)
+	baseThreads, baseRSS := leakStatus(t, pid)
 	const workers, calls = 4, 2000
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
@@ -504,13 +504,13 @@ func TestLeakRSSThreadsReadGrep(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	threads, rss := a17lStatus(t, pid)
+	threads, rss := leakStatus(t, pid)
 	t.Logf("RSS %d KiB -> %d KiB, threads %d -> %d", baseRSS, rss, baseThreads, threads)
 	if grow := rss - baseRSS; grow > 50*1024 {
 		t.Errorf("RSS grew %d KiB over %d calls (limit 50 MB)", grow, calls)
 	}
 	var th int
-	if !a17lPoll(5*time.Second, func() bool { th, _ = a17lStatus(t, pid); return th <= baseThreads+12 }) {
+	if !leakPoll(5*time.Second, func() bool { th, _ = leakStatus(t, pid); return th <= baseThreads+12 }) {
 		t.Errorf("threads %d after the burst, baseline %d", th, baseThreads)
 	}
 }
@@ -522,11 +522,11 @@ func TestLeakChildProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak: many cancelled and timed-out commands")
 	}
-	a17lSkipNoProc(t)
-	ws := a17lWorkspace(t)
+	leakSkipNoProc(t)
+	ws := leakWorkspace(t)
 	marker := fmt.Sprintf("a17lch%d", time.Now().UnixNano())
-	a17lKillMarked(t, marker)
-	c, ctx := a17lStart(t, ws)
+	leakKillMarked(t, marker)
+	c, ctx := leakStart(t, ws)
 	pid := c.Cmd.Process.Pid
 	sl := func(tag string) string { return "(exec -a " + marker + "-" + tag + " sleep 30)" }
 	cases := []struct {
@@ -554,11 +554,11 @@ func TestLeakChildProcesses(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.cancel != "" {
-				started, err := a17lCancelled(c, ctx, tc.tool, tc.args, func() bool { return len(a17lWithMarker(tc.cancel)) > 0 })
+				started, err := leakCancelled(c, ctx, tc.tool, tc.args, func() bool { return len(leakWithMarker(tc.cancel)) > 0 })
 				if !started {
 					t.Errorf("the command never started")
 				}
-				if !a17lWasCancelled(err) {
+				if !leakWasCancelled(err) {
 					t.Errorf("want cancelled, got %v", err)
 				}
 			} else {
@@ -576,9 +576,9 @@ func TestLeakChildProcesses(t *testing.T) {
 			if tc.cancel != "" {
 				wait = 4 * time.Second
 			}
-			a17lNoDescendants(t, tc.name, pid, wait)
-			if left := a17lWithMarker(marker); len(left) > 0 {
-				t.Errorf("marked processes survive: %s", a17lDescribe(left))
+			leakNoDescendants(t, tc.name, pid, wait)
+			if left := leakWithMarker(marker); len(left) > 0 {
+				t.Errorf("marked processes survive: %s", leakDescribe(left))
 				for _, p := range left {
 					if pr, err := os.FindProcess(p.pid); err == nil {
 						pr.Kill()
@@ -593,31 +593,31 @@ func TestLeakChildProcesses(t *testing.T) {
 // its call but not the server (shutdown+exit, and EOF).
 func TestLeakBackgroundChildKilledAtExit(t *testing.T) {
 	t.Parallel()
-	a17lSkipNoProc(t)
+	leakSkipNoProc(t)
 	for _, how := range []string{"shutdownExit", "eof", "sigterm"} {
 		t.Run(how, func(t *testing.T) {
-			ws := a17lWorkspace(t)
+			ws := leakWorkspace(t)
 			marker := fmt.Sprintf("a17lbg%s%d", how, time.Now().UnixNano())
-			a17lKillMarked(t, marker)
-			c, ctx := a17lStart(t, ws)
+			leakKillMarked(t, marker)
+			c, ctx := leakStart(t, ws)
 			r := c.CallTool(ctx, "bash", map[string]any{"command": "setsid bash -c '(exec -a " + marker + " sleep 60)' >/dev/null 2>&1 & echo started"})
 			if r.IsError {
 				t.Fatalf("bash: %s", r.Text())
 			}
-			if !a17lPoll(3*time.Second, func() bool { return len(a17lWithMarker(marker)) > 0 }) {
+			if !leakPoll(3*time.Second, func() bool { return len(leakWithMarker(marker)) > 0 }) {
 				t.Fatal("background child never started")
 			}
-			a17lEnd(t, ctx, c, how)
-			var left []a17lProc
-			if !a17lPoll(4*time.Second, func() bool { left = a17lWithMarker(marker); return len(left) == 0 }) {
-				t.Errorf("background child outlives the server: %s", a17lDescribe(left))
+			leakEnd(t, ctx, c, how)
+			var left []leakProc
+			if !leakPoll(4*time.Second, func() bool { left = leakWithMarker(marker); return len(left) == 0 }) {
+				t.Errorf("background child outlives the server: %s", leakDescribe(left))
 			}
 		})
 	}
 }
 
-// a17lEnd ends the session: shutdown+exit, EOF, or SIGTERM.
-func a17lEnd(t *testing.T, ctx context.Context, c *harness.Client, how string) {
+// leakEnd ends the session: shutdown+exit, EOF, or SIGTERM.
+func leakEnd(t *testing.T, ctx context.Context, c *harness.Client, how string) {
 	t.Helper()
 	switch how {
 	case "eof":
@@ -637,12 +637,12 @@ func a17lEnd(t *testing.T, ctx context.Context, c *harness.Client, how string) {
 	}
 }
 
-var a17lSpillPath = regexp.MustCompile(`(/[^\s"'` + "`" + `]+)`)
+var leakSpillPath = regexp.MustCompile(`(/[^\s"'` + "`" + `]+)`)
 
-// a17lSpillIn returns the paths in text that lie under dir.
-func a17lSpillIn(text, dir string) []string {
+// leakSpillIn returns the paths in text that lie under dir.
+func leakSpillIn(text, dir string) []string {
 	var out []string
-	for _, m := range a17lSpillPath.FindAllString(text, -1) {
+	for _, m := range leakSpillPath.FindAllString(text, -1) {
 		m = strings.TrimRight(m, ".,;:)")
 		if strings.HasPrefix(m, dir+"/") {
 			out = append(out, m)
@@ -657,13 +657,13 @@ func TestLeakSpillFiles(t *testing.T) {
 	t.Parallel()
 	for _, how := range []string{"shutdownExit", "eof", "sigterm"} {
 		t.Run(how, func(t *testing.T) {
-			ws := a17lWorkspace(t)
+			ws := leakWorkspace(t)
 			cache, _ := filepath.EvalSymlinks(t.TempDir())
-			c, ctx := a17lStart(t, ws, "XDG_CACHE_HOME="+cache)
+			c, ctx := leakStart(t, ws, "XDG_CACHE_HOME="+cache)
 			var spills []string
 			for i := 0; i < 3; i++ {
 				r := c.CallTool(ctx, "bash", map[string]any{"command": fmt.Sprintf("seq 1 %d", 5000+i)})
-				ps := a17lSpillIn(r.Text(), cache)
+				ps := leakSpillIn(r.Text(), cache)
 				if len(ps) == 0 {
 					t.Fatalf("no spill path under XDG_CACHE_HOME %s in: %.600s", cache, r.Text())
 				}
@@ -678,23 +678,23 @@ func TestLeakSpillFiles(t *testing.T) {
 			}
 			// An extension tool's big output spills too.
 			r := c.CallTool(ctx, "a17l_seq", map[string]any{"n": "6000"})
-			if ps := a17lSpillIn(r.Text(), cache); len(ps) == 0 {
+			if ps := leakSpillIn(r.Text(), cache); len(ps) == 0 {
 				t.Errorf("extension output cut without a spill file under the cache dir: %.400s", r.Text())
 			} else {
 				spills = append(spills, ps[0])
 			}
 			// A cancelled command that had already printed a lot.
 			marker := fmt.Sprintf("a17lsp%s%d", how, time.Now().UnixNano())
-			a17lKillMarked(t, marker)
-			a17lCancelled(c, ctx, "bash", map[string]any{"command": "seq 1 200000; (exec -a " + marker + " sleep 30)"},
-				func() bool { return len(a17lWithMarker(marker)) > 0 })
-			a17lEnd(t, ctx, c, how)
+			leakKillMarked(t, marker)
+			leakCancelled(c, ctx, "bash", map[string]any{"command": "seq 1 200000; (exec -a " + marker + " sleep 30)"},
+				func() bool { return len(leakWithMarker(marker)) > 0 })
+			leakEnd(t, ctx, c, how)
 			for _, p := range spills {
 				if _, err := os.Stat(p); err == nil {
 					t.Errorf("spill file left after %s: %s", how, p)
 				}
 			}
-			if left := a17lRegularFiles(cache); len(left) > 0 {
+			if left := leakRegularFiles(cache); len(left) > 0 {
 				t.Errorf("files left under the cache dir after %s: %v", how, left)
 			}
 		})
@@ -709,15 +709,15 @@ func TestLeakSpillCaps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes ~330 MB through a pipe")
 	}
-	ws := a17lWorkspace(t)
+	ws := leakWorkspace(t)
 	cache, _ := filepath.EvalSymlinks(t.TempDir())
-	c, ctx := a17lStart(t, ws, "XDG_CACHE_HOME="+cache)
+	c, ctx := leakStart(t, ws, "XDG_CACHE_HOME="+cache)
 	const perFile, total = 64 << 20, 256 << 20
 	const outBytes = 70_000_000
 	var spills []string
 	for i := 0; i < 5; i++ {
 		r := c.CallTool(ctx, "bash", map[string]any{"command": fmt.Sprintf("yes 'a17l spill line %d' | head -c %d", i, outBytes), "timeout": 120})
-		ps := a17lSpillIn(r.Text(), cache)
+		ps := leakSpillIn(r.Text(), cache)
 		if len(ps) == 0 {
 			t.Fatalf("call %d: no spill path in: %.600s", i, r.Text())
 		}
@@ -731,14 +731,14 @@ func TestLeakSpillCaps(t *testing.T) {
 		}
 		// The notice says how many bytes were not saved: what the cap
 		// left out, give or take a line and the file's own trailer.
-		m := a17lLost.FindStringSubmatch(strings.ReplaceAll(r.Text(), ",", ""))
+		m := leakLost.FindStringSubmatch(strings.ReplaceAll(r.Text(), ",", ""))
 		if m == nil {
 			t.Errorf("call %d: notice does not say how many bytes were lost: %.600s", i, r.Text())
 		} else if lost, _ := strconv.Atoi(m[1]); lost < outBytes-perFile || lost > outBytes-perFile+4096 {
 			t.Errorf("call %d: notice says %d bytes lost; the output was %d bytes and the cap %d", i, lost, outBytes, perFile)
 		}
 		var sum int64
-		for _, s := range a17lRegularFiles(cache) {
+		for _, s := range leakRegularFiles(cache) {
 			sum += s
 		}
 		if sum > total {
@@ -753,7 +753,7 @@ func TestLeakSpillCaps(t *testing.T) {
 	}
 }
 
-var a17lLost = regexp.MustCompile(`(\d+) bytes (?:more )?(?:were )?(?:not saved|lost)`)
+var leakLost = regexp.MustCompile(`(\d+) bytes (?:more )?(?:were )?(?:not saved|lost)`)
 
 // TestLeakTempFiles: no .agentls-tmp-* is left after writes and
 // edits, cancelled ones included.
@@ -762,8 +762,8 @@ func TestLeakTempFiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak: writes and cancels 1 MiB files hundreds of times")
 	}
-	ws := a17lWorkspace(t)
-	c, ctx := a17lStart(t, ws)
+	ws := leakWorkspace(t)
+	c, ctx := leakStart(t, ws)
 	big := strings.Repeat("0123456789abcdef\n", 1<<16) // ~1 MiB: gives a cancel time to land
 	for i := 0; i < 40; i++ {
 		f := fmt.Sprintf("src/f%02d.go", i%20)
@@ -806,7 +806,7 @@ func TestLeakTempFiles(t *testing.T) {
 	}
 	c.CallTool(ctx, "ls", map[string]any{})
 	for _, d := range []string{"cx", "cx1"} {
-		for p, size := range a17lRegularFiles(filepath.Join(ws, d)) {
+		for p, size := range leakRegularFiles(filepath.Join(ws, d)) {
 			if strings.HasPrefix(filepath.Base(p), ".agentls-tmp-") {
 				continue
 			}
@@ -816,7 +816,7 @@ func TestLeakTempFiles(t *testing.T) {
 		}
 	}
 	var left []string
-	if !a17lPoll(2*time.Second, func() bool { left = tempLeftovers(ws); return len(left) == 0 }) {
+	if !leakPoll(2*time.Second, func() bool { left = tempLeftovers(ws); return len(left) == 0 }) {
 		t.Errorf("temp files left 2 s after the last reply: %v", left)
 	}
 }
@@ -826,7 +826,7 @@ func TestLeakAuditLogRotation(t *testing.T) {
 	t.Parallel()
 	const maxFiles, maxBytes = 20, 50 << 20
 	dir := t.TempDir()
-	ws := a17lWorkspace(t)
+	ws := leakWorkspace(t)
 	files := func() map[string]int64 {
 		out := map[string]int64{}
 		es, _ := os.ReadDir(dir)
@@ -838,7 +838,7 @@ func TestLeakAuditLogRotation(t *testing.T) {
 		return out
 	}
 	session := func(callID string) {
-		c, ctx := a17lStart(t, ws, "AGENTLS_AUDIT_DIR="+dir)
+		c, ctx := leakStart(t, ws, "AGENTLS_AUDIT_DIR="+dir)
 		var r harness.Result
 		if err := c.Call(ctx, "tools/call", map[string]any{"name": "ls", "arguments": map[string]any{}, "callId": callID}, &r); err != nil {
 			t.Fatal(err)
@@ -857,7 +857,7 @@ func TestLeakAuditLogRotation(t *testing.T) {
 		t.Fatal("no audit files written to AGENTLS_AUDIT_DIR")
 	}
 	if len(got) > maxFiles {
-		t.Errorf("%d audit files after %d sessions, docs keep the newest %d: %v", len(got), maxFiles+3, maxFiles, a17lKeys(got))
+		t.Errorf("%d audit files after %d sessions, docs keep the newest %d: %v", len(got), maxFiles+3, maxFiles, leakKeys(got))
 	}
 	found := false
 	for name := range got {
@@ -872,7 +872,7 @@ func TestLeakAuditLogRotation(t *testing.T) {
 
 	// Size: grow three existing files to 20 MB each (sparse), then one
 	// more session: the directory must come back under 50 MB.
-	names := a17lKeys(got)
+	names := leakKeys(got)
 	for _, n := range names[:3] {
 		if err := os.Truncate(filepath.Join(dir, n), 20<<20); err != nil {
 			t.Fatal(err)
@@ -888,7 +888,7 @@ func TestLeakAuditLogRotation(t *testing.T) {
 	}
 }
 
-func a17lKeys(m map[string]int64) []string {
+func leakKeys(m map[string]int64) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
@@ -901,9 +901,9 @@ func a17lKeys(m map[string]int64) []string {
 // after it sees the disk.
 func TestLeakOverlayDidClose(t *testing.T) {
 	t.Parallel()
-	ws := a17lWS(t, map[string]string{"a.txt": "disk text a17l\n"})
-	c, ctx := a17lStart(t, ws)
-	uri := a17lURI(filepath.Join(ws, "a.txt"))
+	ws := leakWS(t, map[string]string{"a.txt": "disk text a17l\n"})
+	c, ctx := leakStart(t, ws)
+	uri := leakURI(filepath.Join(ws, "a.txt"))
 	for round := 0; round < 3; round++ {
 		if err := c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 			"uri": uri, "languageId": "plaintext", "version": 1, "text": "editor buffer a17l\n"}}); err != nil {
@@ -930,13 +930,13 @@ func TestLeakOverlayDidClose(t *testing.T) {
 // is removed at the next start (ARCHITECTURE.md).
 func TestLeakTempFilesAfterCrash(t *testing.T) {
 	t.Parallel()
-	ws := a17lWS(t, map[string]string{"a.txt": "a\n"})
+	ws := leakWS(t, map[string]string{"a.txt": "a\n"})
 	big := strings.Repeat("0123456789abcdef\n", 1<<20) // 17 MiB
 	var left []string
 	for attempt := 0; attempt < 5 && len(left) == 0; attempt++ {
-		c, ctx := a17lStart(t, ws)
+		c, ctx := leakStart(t, ws)
 		go c.TryCallTool(ctx, "write", map[string]any{"path": fmt.Sprintf("big%d.txt", attempt), "content": big})
-		a17lPoll(5*time.Second, func() bool { left = tempLeftovers(ws); return len(left) > 0 })
+		leakPoll(5*time.Second, func() bool { left = tempLeftovers(ws); return len(left) > 0 })
 		c.Cmd.Process.Kill()
 		c.Wait(5 * time.Second)
 		left = tempLeftovers(ws)
@@ -944,27 +944,27 @@ func TestLeakTempFilesAfterCrash(t *testing.T) {
 	if len(left) == 0 {
 		t.Skip("no kill landed while a temp file existed")
 	}
-	c, ctx := a17lStart(t, ws)
+	c, ctx := leakStart(t, ws)
 	c.CallTool(ctx, "ls", map[string]any{})
-	if !a17lPoll(3*time.Second, func() bool { left = tempLeftovers(ws); return len(left) == 0 }) {
+	if !leakPoll(3*time.Second, func() bool { left = tempLeftovers(ws); return len(left) == 0 }) {
 		t.Errorf("temp files of a crashed agentls left after the next start: %v", left)
 	}
 }
 
-type a17lRWC struct {
+type leakRWC struct {
 	r io.ReadCloser
 	w io.WriteCloser
 }
 
-func (p a17lRWC) Read(b []byte) (int, error)  { return p.r.Read(b) }
-func (p a17lRWC) Write(b []byte) (int, error) { return p.w.Write(b) }
-func (p a17lRWC) Close() error                { p.w.Close(); return p.r.Close() }
+func (p leakRWC) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p leakRWC) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p leakRWC) Close() error                { p.w.Close(); return p.r.Close() }
 
-var a17lGoroutineHdr = regexp.MustCompile(`(?m)^goroutine \d+ [^\n]*\[`)
+var leakGoroutineHdr = regexp.MustCompile(`(?m)^goroutine \d+ [^\n]*\[`)
 
-// a17lGoroutines runs work against a fresh agentls, lets it settle, sends
+// leakGoroutines runs work against a fresh agentls, lets it settle, sends
 // SIGQUIT and counts the goroutines in the runtime's dump.
-func a17lGoroutines(t *testing.T, ws string, work func(ctx context.Context, call func(ctx context.Context, name string, args any) error, conn jsonrpc2.Conn)) (int, string) {
+func leakGoroutines(t *testing.T, ws string, work func(ctx context.Context, call func(ctx context.Context, name string, args any) error, conn jsonrpc2.Conn)) (int, string) {
 	t.Helper()
 	cmd := harness.Command(t, []string{"--root", ws}, "GOTRACEBACK=all")
 	stderr := &lockedBuffer{}
@@ -982,14 +982,14 @@ func a17lGoroutines(t *testing.T, ws string, work func(ctx context.Context, call
 			<-exited
 		}
 	})
-	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(a17lRWC{r: stdout, w: stdin}))
+	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(leakRWC{r: stdout, w: stdin}))
 	conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		return nil, nil
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var res any
-	if _, err := conn.Call(ctx, "initialize", map[string]any{"rootUri": a17lURI(ws), "capabilities": map[string]any{},
+	if _, err := conn.Call(ctx, "initialize", map[string]any{"rootUri": leakURI(ws), "capabilities": map[string]any{},
 		"initializationOptions": map[string]any{"mode": "bypass"}}, &res); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
@@ -1009,7 +1009,7 @@ func a17lGoroutines(t *testing.T, ws string, work func(ctx context.Context, call
 		t.Fatal("no exit after SIGQUIT")
 	}
 	dump := stderr.String()
-	return len(a17lGoroutineHdr.FindAllString(dump, -1)), dump
+	return len(leakGoroutineHdr.FindAllString(dump, -1)), dump
 }
 
 // TestLeakGoroutines: cancelled and timed-out calls, callBatch and
@@ -1020,8 +1020,8 @@ func TestLeakGoroutines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak")
 	}
-	a17lSkipNoProc(t)
-	ws := a17lWorkspace(t)
+	leakSkipNoProc(t)
+	ws := leakWorkspace(t)
 	warm := func(ctx context.Context, call func(ctx context.Context, name string, args any) error, conn jsonrpc2.Conn) {
 		for _, n := range []string{"read", "grep", "bash", "a17l_echo"} {
 			args := map[string]any{"path": "src/f01.go", "pattern": "F", "command": "true", "word": "w", "code": "0"}
@@ -1031,9 +1031,9 @@ func TestLeakGoroutines(t *testing.T) {
 		call(cctx, "test_block", map[string]any{})
 		cancel()
 	}
-	base, _ := a17lGoroutines(t, ws, warm)
+	base, _ := leakGoroutines(t, ws, warm)
 	const rounds = 40
-	n, dump := a17lGoroutines(t, ws, func(ctx context.Context, call func(ctx context.Context, name string, args any) error, conn jsonrpc2.Conn) {
+	n, dump := leakGoroutines(t, ws, func(ctx context.Context, call func(ctx context.Context, name string, args any) error, conn jsonrpc2.Conn) {
 		warm(ctx, call, conn)
 		for i := 0; i < rounds; i++ {
 			f := fmt.Sprintf("src/f%02d.go", i%20)
@@ -1056,7 +1056,7 @@ func TestLeakGoroutines(t *testing.T) {
 				map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 30"}},
 			}}, &res)
 			cancel0()
-			uri := a17lURI(filepath.Join(ws, f))
+			uri := leakURI(filepath.Join(ws, f))
 			conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "x"}})
 			conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
 			cctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
@@ -1087,9 +1087,9 @@ func TestLeakGoroutines(t *testing.T) {
 // back to agentls (subreaper) and are reaped when they exit.
 func TestLeakNoZombies(t *testing.T) {
 	t.Parallel()
-	a17lSkipNoProc(t)
-	ws := a17lWorkspace(t)
-	c, ctx := a17lStart(t, ws)
+	leakSkipNoProc(t)
+	ws := leakWorkspace(t)
+	c, ctx := leakStart(t, ws)
 	pid := c.Cmd.Process.Pid
 	for i := 0; i < 10; i++ {
 		for _, cmd := range []string{
@@ -1102,7 +1102,7 @@ func TestLeakNoZombies(t *testing.T) {
 			}
 		}
 	}
-	a17lNoDescendants(t, "1.2 s after 30 background children of 0.2 s", pid, 1200*time.Millisecond)
+	leakNoDescendants(t, "1.2 s after 30 background children of 0.2 s", pid, 1200*time.Millisecond)
 }
 
 // TestLeakAuditLogBurst: a burst of big calls in one session keeps
@@ -1113,8 +1113,8 @@ func TestLeakAuditLogBurst(t *testing.T) {
 		t.Skip("soak: bursts of audited calls")
 	}
 	dir := t.TempDir()
-	ws := a17lWorkspace(t)
-	c, ctx := a17lStart(t, ws, "AGENTLS_AUDIT_DIR="+dir)
+	ws := leakWorkspace(t)
+	c, ctx := leakStart(t, ws, "AGENTLS_AUDIT_DIR="+dir)
 	body := strings.Repeat("a17l audit burst line\n", 1<<16) // ~1.4 MB
 	for i := 0; i < 12; i++ {
 		if r := c.CallTool(ctx, "write", map[string]any{"path": fmt.Sprintf("ab/%d.txt", i), "content": body}); r.IsError {
@@ -1122,7 +1122,7 @@ func TestLeakAuditLogBurst(t *testing.T) {
 		}
 	}
 	var sum int64
-	for _, s := range a17lRegularFiles(dir) {
+	for _, s := range leakRegularFiles(dir) {
 		sum += s
 	}
 	t.Logf("audit dir: %d bytes after 12 writes of %d bytes", sum, len(body))
@@ -1131,22 +1131,22 @@ func TestLeakAuditLogBurst(t *testing.T) {
 	}
 }
 
-// a17lRaw is a private connection whose request ids this test predicts
+// leakRaw is a private connection whose request ids this test predicts
 // (go.lsp.dev/jsonrpc2 numbers calls 1, 2, … per connection), so it can
 // send $/cancelRequest itself and still see the server's reply.
-type a17lRaw struct {
+type leakRaw struct {
 	conn    jsonrpc2.Conn
 	next    int64
 	details chan struct{} // a tools/details notification arrived
 }
 
-func a17lRawStart(t *testing.T, ws string, env ...string) *a17lRaw {
+func leakRawStart(t *testing.T, ws string, env ...string) *leakRaw {
 	t.Helper()
 	cmd := harness.Command(t, []string{"--root", ws}, env...)
 	cmd.Stderr = &lockedBuffer{}
 	stdin, stdout := harness.StartPiped(t, cmd)
 	stopOnCleanup(t, cmd, stdin)
-	r := &a17lRaw{conn: jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(a17lRWC{r: stdout, w: stdin})), details: make(chan struct{}, 1)}
+	r := &leakRaw{conn: jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(leakRWC{r: stdout, w: stdin})), details: make(chan struct{}, 1)}
 	r.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		if req.Method() == "tools/details" {
 			select {
@@ -1157,7 +1157,7 @@ func a17lRawStart(t *testing.T, ws string, env ...string) *a17lRaw {
 		return nil, nil
 	})
 	var res any
-	if err := r.call("initialize", map[string]any{"rootUri": a17lURI(ws), "capabilities": map[string]any{},
+	if err := r.call("initialize", map[string]any{"rootUri": leakURI(ws), "capabilities": map[string]any{},
 		"initializationOptions": map[string]any{"mode": "bypass"}}, &res); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
@@ -1166,7 +1166,7 @@ func a17lRawStart(t *testing.T, ws string, env ...string) *a17lRaw {
 }
 
 // call makes one request at a time (the id bookkeeping needs that).
-func (r *a17lRaw) call(method string, params, result any) error {
+func (r *leakRaw) call(method string, params, result any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	r.next++
@@ -1178,7 +1178,7 @@ func (r *a17lRaw) call(method string, params, result any) error {
 // it returns the server's own reply.
 // With onDetails, d counts from the call's tools/details notification (the
 // server surely has the request then) instead of from the start.
-func (r *a17lRaw) callCancelled(method string, params any, d time.Duration, onDetails bool) (map[string]any, error) {
+func (r *leakRaw) callCancelled(method string, params any, d time.Duration, onDetails bool) (map[string]any, error) {
 	id := r.next + 1
 	select {
 	case <-r.details:
@@ -1212,11 +1212,11 @@ func TestLeakCancelledWriteChangesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak: many cancelled large writes")
 	}
-	ws := a17lWorkspace(t)
-	r := a17lRawStart(t, ws)
+	ws := leakWorkspace(t)
+	r := leakRawStart(t, ws)
 	big := strings.Repeat("0123456789abcdef\n", 1<<16)
 	// Self-check: the predicted id is the real one.
-	if _, err := r.callCancelled("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}}, 50*time.Millisecond, false); a17lCode(err) != -32800 {
+	if _, err := r.callCancelled("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}}, 50*time.Millisecond, false); leakCode(err) != -32800 {
 		t.Fatalf("cancelled test_block: want -32800, got %v", err)
 	}
 	var cancelled, done int
@@ -1227,7 +1227,7 @@ func TestLeakCancelledWriteChangesNothing(t *testing.T) {
 		_, err := r.callCancelled("tools/call", map[string]any{"name": "write", "arguments": map[string]any{"path": rel, "content": big}},
 			time.Duration(i%12)*time.Millisecond, i%4 == 3)
 		switch {
-		case a17lCode(err) == -32800:
+		case leakCode(err) == -32800:
 			cancelled++
 			cdirs = append(cdirs, dir)
 		case err == nil:
@@ -1242,7 +1242,7 @@ func TestLeakCancelledWriteChangesNothing(t *testing.T) {
 	}
 	// The reply may precede the tool's wind-down: allow 2 s for it.
 	var exist []string
-	a17lPoll(2*time.Second, func() bool {
+	leakPoll(2*time.Second, func() bool {
 		exist = nil
 		for _, d := range cdirs {
 			if _, err := os.Lstat(filepath.Join(ws, d)); err == nil {
@@ -1261,12 +1261,12 @@ func TestLeakCancelledWriteChangesNothing(t *testing.T) {
 		t.Errorf("write answered -32800 but, 2 s later, what it created is there: %v", got)
 	}
 	var left []string
-	if !a17lPoll(2*time.Second, func() bool { left = tempLeftovers(ws); return len(left) == 0 }) {
+	if !leakPoll(2*time.Second, func() bool { left = tempLeftovers(ws); return len(left) == 0 }) {
 		t.Errorf("temp files left: %v", left)
 	}
 }
 
-func a17lCode(err error) int64 {
+func leakCode(err error) int64 {
 	var e *jsonrpc2.Error
 	if errors.As(err, &e) {
 		return int64(e.Code)

@@ -22,14 +22,14 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a18rDirs is three sibling folders with symlinks resolved: A and B become
+// rootsDirs is three sibling folders with symlinks resolved: A and B become
 // workspace folders, C stays outside (it is --root, a decoy).
-type a18rDirs struct{ A, B, C string }
+type rootsDirs struct{ A, B, C string }
 
-func a18rNewDirs(t *testing.T) a18rDirs {
+func rootsNewDirs(t *testing.T) rootsDirs {
 	t.Helper()
 	base := resolvedWorkspace(t, nil)
-	d := a18rDirs{A: filepath.Join(base, "alpha"), B: filepath.Join(base, "beta"), C: filepath.Join(base, "gamma")}
+	d := rootsDirs{A: filepath.Join(base, "alpha"), B: filepath.Join(base, "beta"), C: filepath.Join(base, "gamma")}
 	writeFiles(t, d.A, map[string]string{
 		"a.txt":    "alpha only file\n",
 		"same.txt": "same in ALPHA\n",
@@ -47,18 +47,18 @@ func a18rNewDirs(t *testing.T) a18rDirs {
 	return d
 }
 
-// a18rFolder is p as an LSP WorkspaceFolder, which has the shape of an MCP
+// rootsFolder is p as an LSP WorkspaceFolder, which has the shape of an MCP
 // Root too.
-func a18rFolder(p string) map[string]any {
+func rootsFolder(p string) map[string]any {
 	return map[string]any{"uri": fileURI(p), "name": filepath.Base(p)}
 }
 
-// a18rStart starts agentls with --root C and workspaceFolders folders.
-func a18rStart(t *testing.T, d a18rDirs, folders ...string) (*harness.Client, context.Context) {
+// rootsStart starts agentls with --root C and workspaceFolders folders.
+func rootsStart(t *testing.T, d rootsDirs, folders ...string) (*harness.Client, context.Context) {
 	t.Helper()
 	var fs []any
 	for _, f := range folders {
-		fs = append(fs, a18rFolder(f))
+		fs = append(fs, rootsFolder(f))
 	}
 	return startIn(t, d.C, map[string]any{
 		"workspaceFolders":      fs,
@@ -66,14 +66,14 @@ func a18rStart(t *testing.T, d a18rDirs, folders ...string) (*harness.Client, co
 	})
 }
 
-func a18rChangeFolders(t *testing.T, ctx context.Context, c *harness.Client, added, removed []string) {
+func rootsChangeFolders(t *testing.T, ctx context.Context, c *harness.Client, added, removed []string) {
 	t.Helper()
 	add, rem := []any{}, []any{}
 	for _, f := range added {
-		add = append(add, a18rFolder(f))
+		add = append(add, rootsFolder(f))
 	}
 	for _, f := range removed {
-		rem = append(rem, a18rFolder(f))
+		rem = append(rem, rootsFolder(f))
 	}
 	armed := len(c.Notes(harness.WatcherReady))
 	if err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{
@@ -88,8 +88,8 @@ func a18rChangeFolders(t *testing.T, ctx context.Context, c *harness.Client, add
 	}
 }
 
-// a18rMatchPaths is the distinct paths of grep's `path:line: text` lines.
-func a18rMatchPaths(text string) []string {
+// rootsMatchPaths is the distinct paths of grep's `path:line: text` lines.
+func rootsMatchPaths(text string) []string {
 	re := regexp.MustCompile(`^(.+?):(\d+): `)
 	seen := map[string]bool{}
 	var out []string
@@ -102,8 +102,8 @@ func a18rMatchPaths(text string) []string {
 	return out
 }
 
-// a18rLineWith is the first line of text containing s ("" if none).
-func a18rLineWith(text, s string) string {
+// rootsLineWith is the first line of text containing s ("" if none).
+func rootsLineWith(text, s string) string {
 	for _, l := range strings.Split(text, "\n") {
 		if strings.Contains(l, s) {
 			return strings.TrimSpace(l)
@@ -117,8 +117,8 @@ func a18rLineWith(text, s string) string {
 // workspaceFolders win over --root.
 func TestRootsTwoFolders(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
-	c, ctx := a18rStart(t, d, d.A, d.B)
+	d := rootsNewDirs(t)
+	c, ctx := rootsStart(t, d, d.A, d.B)
 
 	cases := []struct {
 		name    string
@@ -193,11 +193,11 @@ func TestRootsTwoFolders(t *testing.T) {
 // inside the workspace.
 func TestRootsOutside(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
+	d := rootsNewDirs(t)
 	symlink(t, filepath.Join(d.C, "c.txt"), filepath.Join(d.B, "out.txt"))
 	symlink(t, d.C, filepath.Join(d.B, "outdir"))
 	symlink(t, filepath.Join(d.A, "a.txt"), filepath.Join(d.B, "to_a.txt"))
-	c, ctx := a18rStart(t, d, d.A, d.B)
+	c, ctx := rootsStart(t, d, d.A, d.B)
 
 	refused := []struct {
 		name string
@@ -247,15 +247,15 @@ func TestRootsOutside(t *testing.T) {
 // folder, and each path they print can be passed back to read.
 func TestRootsSearchRoundTrip(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
+	d := rootsNewDirs(t)
 	writeFiles(t, d.A, map[string]string{"src/x.go": "package x // RT18 alpha\n"})
 	writeFiles(t, d.B, map[string]string{"src/x.go": "package x // RT18 beta\n", "lib/y.go": "package y // RT18 beta y\n"})
-	c, ctx := a18rStart(t, d, d.A, d.B)
+	c, ctx := rootsStart(t, d, d.A, d.B)
 
 	t.Run("grep", func(t *testing.T) {
 		r := c.CallTool(ctx, "grep", map[string]any{"pattern": "RT18"})
 		wantResult(t, "grep", r, false, "RT18 alpha", "RT18 beta", "RT18 beta y")
-		paths := a18rMatchPaths(r.Text())
+		paths := rootsMatchPaths(r.Text())
 		if len(paths) != 3 {
 			t.Fatalf("grep: want 3 distinct paths (A/src/x.go, B/src/x.go, B/lib/y.go), got %q in:\n%s", paths, r.Text())
 		}
@@ -298,8 +298,8 @@ func TestRootsSearchRoundTrip(t *testing.T) {
 // a `cwd` inside folder B when asked.
 func TestRootsBashCwd(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
-	c, ctx := a18rStart(t, d, d.A, d.B)
+	d := rootsNewDirs(t)
+	c, ctx := rootsStart(t, d, d.A, d.B)
 	cases := []struct {
 		name string
 		args map[string]any
@@ -314,7 +314,7 @@ func TestRootsBashCwd(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := c.CallTool(ctx, "bash", tc.args)
 			wantResult(t, tc.name, r, false)
-			if l := a18rLineWith(r.Text(), "/"); l != tc.want {
+			if l := rootsLineWith(r.Text(), "/"); l != tc.want {
 				t.Errorf("pwd = %q, want %q; text:\n%s", l, tc.want, r.Text())
 			}
 		})
@@ -325,10 +325,10 @@ func TestRootsBashCwd(t *testing.T) {
 // folder B, and B's hides nothing in A.
 func TestRootsIgnorePerFolder(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
+	d := rootsNewDirs(t)
 	writeFiles(t, d.A, map[string]string{".gitignore": "*.log\n", "a.log": "IGN18 alpha log\n", "a.tmp": "IGN18 alpha tmp\n"})
 	writeFiles(t, d.B, map[string]string{".gitignore": "*.tmp\n", "b.log": "IGN18 beta log\n", "b.tmp": "IGN18 beta tmp\n"})
-	c, ctx := a18rStart(t, d, d.A, d.B)
+	c, ctx := rootsStart(t, d, d.A, d.B)
 
 	cases := []struct {
 		name  string
@@ -358,7 +358,7 @@ func TestRootsIgnorePerFolder(t *testing.T) {
 // from added ones); its deny rules apply to paths in that folder.
 func TestRootsSettingsPerFolder(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
+	d := rootsNewDirs(t)
 	writeFiles(t, d.A, map[string]string{
 		".agentls/settings.json": `{"permissions": {"deny": ["Read(adeny.txt)"]}}`,
 		"adeny.txt":              "alpha denied\n",
@@ -372,7 +372,7 @@ func TestRootsSettingsPerFolder(t *testing.T) {
 		".agentls/settings.json": `{"permissions": {"deny": ["Read(cdeny.txt)"]}}`,
 		"cdeny.txt":              "gamma denied\n",
 	})
-	c, ctx := a18rStart(t, d, d.A, d.B)
+	c, ctx := rootsStart(t, d, d.A, d.B)
 
 	cases := []struct {
 		name    string
@@ -401,7 +401,7 @@ func TestRootsSettingsPerFolder(t *testing.T) {
 	})
 
 	t.Run("added folder's settings apply", func(t *testing.T) {
-		a18rChangeFolders(t, ctx, c, []string{d.C}, nil)
+		rootsChangeFolders(t, ctx, c, []string{d.C}, nil)
 		p := filepath.Join(d.C, "cdeny.txt")
 		var r harness.Result
 		ok := waitUntil(10*time.Second, func() bool {
@@ -421,8 +421,8 @@ func TestRootsSettingsPerFolder(t *testing.T) {
 // (docs/protocol.md: "re-added, its files need fresh reads").
 func TestRootsFolderChanges(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
-	c, ctx := a18rStart(t, d, d.A)
+	d := rootsNewDirs(t)
+	c, ctx := rootsStart(t, d, d.A)
 	pb := filepath.Join(d.B, "b.txt")
 
 	// Each step's call is judged after the notification before it: both
@@ -431,13 +431,13 @@ func TestRootsFolderChanges(t *testing.T) {
 	wantResult(t, "B before add", r, true)
 	wantLacks(t, "B before add", r.Text(), "beta only file")
 
-	a18rChangeFolders(t, ctx, c, []string{d.B}, nil)
+	rootsChangeFolders(t, ctx, c, []string{d.B}, nil)
 	r = c.CallTool(ctx, "read", map[string]any{"path": pb})
 	wantResult(t, "B after add (next call)", r, false, "beta only file")
 	r = c.CallTool(ctx, "grep", map[string]any{"pattern": "MARKER18"})
 	wantResult(t, "grep without path sees added B", r, false, "beta deep MARKER18")
 
-	a18rChangeFolders(t, ctx, c, nil, []string{d.B})
+	rootsChangeFolders(t, ctx, c, nil, []string{d.B})
 	r = c.CallTool(ctx, "read", map[string]any{"path": pb})
 	wantResult(t, "B after remove (next call)", r, true)
 	wantLacks(t, "B after remove", r.Text(), "beta only file")
@@ -449,28 +449,28 @@ func TestRootsFolderChanges(t *testing.T) {
 
 	t.Run("stamp of removed folder, file changed meanwhile", func(t *testing.T) {
 		p := filepath.Join(d.B, "same.txt")
-		a18rChangeFolders(t, ctx, c, []string{d.B}, nil)
+		rootsChangeFolders(t, ctx, c, []string{d.B}, nil)
 		wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": p}), false, "same in BETA")
-		a18rChangeFolders(t, ctx, c, nil, []string{d.B})
+		rootsChangeFolders(t, ctx, c, nil, []string{d.B})
 		// Wait until the removal is in force before changing the file.
 		wantResult(t, "removed", c.CallTool(ctx, "read", map[string]any{"path": p}), true)
 		writeFile(t, p, "same in BETA, changed while B was gone\n")
-		a18rChangeFolders(t, ctx, c, []string{d.B}, nil)
+		rootsChangeFolders(t, ctx, c, []string{d.B}, nil)
 		r := c.CallTool(ctx, "edit", editCall(p, "changed while", "EDITED while"))
 		wantResult(t, "edit after re-add", r, true, "read")
 		if got := readFile(t, p); got != "same in BETA, changed while B was gone\n" {
 			t.Errorf("edit went through with a stale stamp: %q", got)
 		}
-		a18rChangeFolders(t, ctx, c, nil, []string{d.B})
+		rootsChangeFolders(t, ctx, c, nil, []string{d.B})
 	})
 
 	t.Run("stamp of removed folder, file unchanged", func(t *testing.T) {
 		p := filepath.Join(d.B, "b.txt")
-		a18rChangeFolders(t, ctx, c, []string{d.B}, nil)
+		rootsChangeFolders(t, ctx, c, []string{d.B}, nil)
 		wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": p}), false, "beta only file")
-		a18rChangeFolders(t, ctx, c, nil, []string{d.B})
+		rootsChangeFolders(t, ctx, c, nil, []string{d.B})
 		wantResult(t, "removed", c.CallTool(ctx, "read", map[string]any{"path": p}), true)
-		a18rChangeFolders(t, ctx, c, []string{d.B}, nil)
+		rootsChangeFolders(t, ctx, c, []string{d.B}, nil)
 		r := c.CallTool(ctx, "edit", editCall(p, "only", "ONLY"))
 		wantResult(t, "edit after re-add without a fresh read", r, true, "read")
 		if got := readFile(t, p); got != "beta only file\n" {
@@ -485,8 +485,8 @@ func TestRootsFolderChanges(t *testing.T) {
 	})
 }
 
-// a18rWaitChange waits for workspace/externalChange of p with kind.
-func a18rWaitChange(t *testing.T, c *harness.Client, p, kind string, readStale bool) {
+// rootsWaitChange waits for workspace/externalChange of p with kind.
+func rootsWaitChange(t *testing.T, c *harness.Client, p, kind string, readStale bool) {
 	t.Helper()
 	n, ok := c.WaitNote(8*time.Second, func(n harness.Note) bool {
 		if n.Method != "workspace/externalChange" {
@@ -519,38 +519,38 @@ func a18rWaitChange(t *testing.T, c *harness.Client, p, kind string, readStale b
 // folder added mid-session are watched; the folder removed is not.
 func TestRootsExternalChange(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
-	c, ctx := a18rStart(t, d, d.A, d.B)
+	d := rootsNewDirs(t)
+	c, ctx := rootsStart(t, d, d.A, d.B)
 
 	t.Run("second initial folder", func(t *testing.T) {
 		p := filepath.Join(d.B, "b.txt")
 		wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": p}), false)
 		writeFile(t, p, "beta changed outside\n")
-		a18rWaitChange(t, c, p, "changed", true)
+		rootsWaitChange(t, c, p, "changed", true)
 		r := c.CallTool(ctx, "edit", editCall(p, "outside", "inside"))
 		wantResult(t, "edit after external change", r, true, "read")
 	})
 
 	t.Run("added folder", func(t *testing.T) {
-		a18rChangeFolders(t, ctx, c, []string{d.C}, nil)
+		rootsChangeFolders(t, ctx, c, []string{d.C}, nil)
 		p := filepath.Join(d.C, "c.txt")
 		wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": p}), false, "gamma outside file")
 		writeFile(t, p, "gamma changed outside\n")
-		a18rWaitChange(t, c, p, "changed", true)
+		rootsWaitChange(t, c, p, "changed", true)
 		q := filepath.Join(d.C, "same.txt")
 		wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": q}), false)
 		if err := os.Remove(q); err != nil {
 			t.Fatal(err)
 		}
-		a18rWaitChange(t, c, q, "deleted", true)
+		rootsWaitChange(t, c, q, "deleted", true)
 	})
 }
 
 // --- MCP: mcpRawClient playing a client that declares roots -----------
 
-// a18rMCP is an MCP session whose client answers roots/list with the roots
+// rootsMCP is an MCP session whose client answers roots/list with the roots
 // it holds and counts those requests.
-type a18rMCP struct {
+type rootsMCP struct {
 	*mcpRawClient
 
 	rootsMu    sync.Mutex // guards the fields below
@@ -559,12 +559,12 @@ type a18rMCP struct {
 	rootsAsked int
 }
 
-// a18rStartMCP runs `agentls mcp args...`; roots nil means the client does
+// rootsStartMCP runs `agentls mcp args...`; roots nil means the client does
 // not declare the roots capability.
-func a18rStartMCP(t *testing.T, roots []map[string]any, args ...string) (*a18rMCP, context.Context) {
+func rootsStartMCP(t *testing.T, roots []map[string]any, args ...string) (*rootsMCP, context.Context) {
 	t.Helper()
 	ctx := testCtx(t, 40*time.Second)
-	m := &a18rMCP{mcpRawClient: startMCPRaw(t, append([]string{"mcp"}, args...), nil), roots: roots}
+	m := &rootsMCP{mcpRawClient: startMCPRaw(t, append([]string{"mcp"}, args...), nil), roots: roots}
 	m.setHandler(m.answer)
 	caps := map[string]any{}
 	if roots != nil {
@@ -581,7 +581,7 @@ func a18rStartMCP(t *testing.T, roots []map[string]any, args ...string) (*a18rMC
 
 // answer is the client's side of roots/list and ping; anything else is
 // refused.
-func (m *a18rMCP) answer(req mcpMsg) (any, int) {
+func (m *rootsMCP) answer(req mcpMsg) (any, int) {
 	switch req.Method {
 	case "roots/list":
 		m.rootsMu.Lock()
@@ -594,13 +594,13 @@ func (m *a18rMCP) answer(req mcpMsg) (any, int) {
 	return nil, -32601
 }
 
-func (m *a18rMCP) notify(method string, params any) {
+func (m *rootsMCP) notify(method string, params any) {
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 }
 
 // call sends a request with a fresh id and returns its result, failing t
 // on an error reply or none before ctx's deadline.
-func (m *a18rMCP) call(t *testing.T, ctx context.Context, method string, params any) json.RawMessage {
+func (m *rootsMCP) call(t *testing.T, ctx context.Context, method string, params any) json.RawMessage {
 	t.Helper()
 	m.rootsMu.Lock()
 	m.nextID++
@@ -618,21 +618,21 @@ func (m *a18rMCP) call(t *testing.T, ctx context.Context, method string, params 
 	return r.Result
 }
 
-func (m *a18rMCP) setRoots(roots []map[string]any) {
+func (m *rootsMCP) setRoots(roots []map[string]any) {
 	m.rootsMu.Lock()
 	m.roots = roots
 	m.rootsMu.Unlock()
 	m.notify("notifications/roots/list_changed", map[string]any{})
 }
 
-func (m *a18rMCP) asked() int {
+func (m *rootsMCP) asked() int {
 	m.rootsMu.Lock()
 	defer m.rootsMu.Unlock()
 	return m.rootsAsked
 }
 
 // tool calls a tool and returns the result as a harness.Result.
-func (m *a18rMCP) tool(t *testing.T, ctx context.Context, name string, args any) harness.Result {
+func (m *rootsMCP) tool(t *testing.T, ctx context.Context, name string, args any) harness.Result {
 	t.Helper()
 	raw := m.call(t, ctx, "tools/call", map[string]any{"name": name, "arguments": args})
 	var r harness.Result
@@ -648,8 +648,8 @@ func (m *a18rMCP) tool(t *testing.T, ctx context.Context, name string, args any)
 // paths read back.
 func TestRootsMCPClientRoots(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
-	m, ctx := a18rStartMCP(t, []map[string]any{a18rFolder(d.A), a18rFolder(d.B)}, "--root", d.C)
+	d := rootsNewDirs(t)
+	m, ctx := rootsStartMCP(t, []map[string]any{rootsFolder(d.A), rootsFolder(d.B)}, "--root", d.C)
 
 	cases := []struct {
 		name    string
@@ -680,7 +680,7 @@ func TestRootsMCPClientRoots(t *testing.T) {
 	t.Run("grep round trip", func(t *testing.T) {
 		r := m.tool(t, ctx, "grep", map[string]any{"pattern": "only file"})
 		wantResult(t, "grep", r, false, "alpha only file", "beta only file")
-		paths := a18rMatchPaths(r.Text())
+		paths := rootsMatchPaths(r.Text())
 		if len(paths) != 2 {
 			t.Fatalf("want 2 paths, got %q in:\n%s", paths, r.Text())
 		}
@@ -705,19 +705,19 @@ func TestRootsMCPClientRoots(t *testing.T) {
 // folders).
 func TestRootsMCPListChanged(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
+	d := rootsNewDirs(t)
 	writeFiles(t, d.C, map[string]string{
 		".agentls/settings.json": `{"permissions": {"deny": ["Read(cdeny.txt)"]}}`,
 		"cdeny.txt":              "gamma denied\n",
 	})
 	other := t.TempDir()
-	m, ctx := a18rStartMCP(t, []map[string]any{a18rFolder(d.A)}, "--root", other)
+	m, ctx := rootsStartMCP(t, []map[string]any{rootsFolder(d.A)}, "--root", other)
 
 	wantResult(t, "A before", m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(d.A, "a.txt")}), false, "alpha only file")
 	wantResult(t, "C before", m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(d.C, "c.txt")}), true)
 	before := m.asked()
 
-	m.setRoots([]map[string]any{a18rFolder(d.C)})
+	m.setRoots([]map[string]any{rootsFolder(d.C)})
 	r := m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(d.C, "c.txt")})
 	wantResult(t, "C on the next call", r, false, "gamma outside file")
 	if m.asked() <= before {
@@ -732,13 +732,13 @@ func TestRootsMCPListChanged(t *testing.T) {
 	wantLacks(t, "C's settings deny", r.Text(), "gamma denied")
 
 	// Stamps from the removed root do not survive its return.
-	m.setRoots([]map[string]any{a18rFolder(d.A), a18rFolder(d.B)})
+	m.setRoots([]map[string]any{rootsFolder(d.A), rootsFolder(d.B)})
 	pb := filepath.Join(d.B, "b.txt")
 	wantResult(t, "read B", m.tool(t, ctx, "read", map[string]any{"path": pb}), false)
-	m.setRoots([]map[string]any{a18rFolder(d.A)})
+	m.setRoots([]map[string]any{rootsFolder(d.A)})
 	wantResult(t, "B removed", m.tool(t, ctx, "read", map[string]any{"path": pb}), true)
 	writeFile(t, pb, "beta changed while gone\n")
-	m.setRoots([]map[string]any{a18rFolder(d.A), a18rFolder(d.B)})
+	m.setRoots([]map[string]any{rootsFolder(d.A), rootsFolder(d.B)})
 	r = m.tool(t, ctx, "edit", editCall(pb, "changed", "EDITED"))
 	wantResult(t, "edit B after re-add", r, true, "read")
 	if got := readFile(t, pb); got != "beta changed while gone\n" {
@@ -750,8 +750,8 @@ func TestRootsMCPListChanged(t *testing.T) {
 // capability gets --root and is never sent roots/list.
 func TestRootsMCPNoRootsCapability(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
-	m, ctx := a18rStartMCP(t, nil, "--root", d.C)
+	d := rootsNewDirs(t)
+	m, ctx := rootsStartMCP(t, nil, "--root", d.C)
 	wantResult(t, "relative in --root", m.tool(t, ctx, "read", map[string]any{"path": "c.txt"}), false, "gamma outside file")
 	wantResult(t, "abs in --root", m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(d.C, "same.txt")}), false, "same in GAMMA")
 	r := m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(d.A, "a.txt")})
@@ -773,10 +773,10 @@ func TestRootsMCPNoRootsCapability(t *testing.T) {
 // become folders; the session goes on with the file roots.
 func TestRootsMCPNonFileRoots(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
-	m, ctx := a18rStartMCP(t, []map[string]any{
+	d := rootsNewDirs(t)
+	m, ctx := rootsStartMCP(t, []map[string]any{
 		{"uri": "https://example.com/repo", "name": "web"},
-		a18rFolder(d.B),
+		rootsFolder(d.B),
 		{"uri": "untitled:Untitled-1", "name": "untitled"},
 	}, "--root", d.C)
 	r := m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(d.B, "b.txt")})
@@ -792,9 +792,9 @@ func TestRootsMCPNonFileRoots(t *testing.T) {
 // name that file when passed back, not its namesake in the first folder.
 func TestRootsPathsRoundTrip(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
+	d := rootsNewDirs(t)
 	writeFiles(t, d.A, map[string]string{"sub/deep.txt": "alpha deep\n"})
-	c, ctx := a18rStart(t, d, d.A, d.B)
+	c, ctx := rootsStart(t, d, d.A, d.B)
 
 	t.Run("read header", func(t *testing.T) {
 		r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(d.B, "same.txt")})
@@ -810,7 +810,7 @@ func TestRootsPathsRoundTrip(t *testing.T) {
 
 	t.Run("grep under path B", func(t *testing.T) {
 		r := c.CallTool(ctx, "grep", map[string]any{"pattern": "MARKER18", "path": d.B})
-		paths := a18rMatchPaths(r.Text())
+		paths := rootsMatchPaths(r.Text())
 		if len(paths) != 1 {
 			t.Fatalf("want 1 path, got %q in:\n%s", paths, r.Text())
 		}
@@ -819,7 +819,7 @@ func TestRootsPathsRoundTrip(t *testing.T) {
 
 	t.Run("find under path B", func(t *testing.T) {
 		r := c.CallTool(ctx, "find", map[string]any{"pattern": "deep.txt", "path": d.B})
-		p := a18rLineWith(r.Text(), "deep.txt")
+		p := rootsLineWith(r.Text(), "deep.txt")
 		if p == "" {
 			t.Fatalf("find lists no deep.txt:\n%s", r.Text())
 		}
@@ -831,13 +831,13 @@ func TestRootsPathsRoundTrip(t *testing.T) {
 // rootPath, else --root (docs/protocol.md initialize).
 func TestRootsInitPrecedence(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
+	d := rootsNewDirs(t)
 	cases := []struct {
 		name   string
 		params map[string]any
 		want   string
 	}{
-		{"workspaceFolders over rootUri", map[string]any{"workspaceFolders": []any{a18rFolder(d.B)}, "rootUri": fileURI(d.A)}, "same in BETA"},
+		{"workspaceFolders over rootUri", map[string]any{"workspaceFolders": []any{rootsFolder(d.B)}, "rootUri": fileURI(d.A)}, "same in BETA"},
 		{"rootUri over rootPath", map[string]any{"rootUri": fileURI(d.B), "rootPath": d.A}, "same in BETA"},
 		{"rootPath over --root", map[string]any{"rootPath": d.A}, "same in ALPHA"},
 		{"--root last", map[string]any{}, "same in GAMMA"},
@@ -855,8 +855,8 @@ func TestRootsInitPrecedence(t *testing.T) {
 // lists one; a listing inside a folder does not repeat it.
 func TestRootsLsNamesOtherFolders(t *testing.T) {
 	t.Parallel()
-	d := a18rNewDirs(t)
-	c, ctx := a18rStart(t, d, d.A, d.B)
+	d := rootsNewDirs(t)
+	c, ctx := rootsStart(t, d, d.A, d.B)
 	r := c.CallTool(ctx, "ls", map[string]any{})
 	wantResult(t, "ls root", r, false, fmt.Sprintf("[The workspace has 1 more folder(s), reached by absolute paths: %s. List one with ls {\"path\": %q}.]", d.B, d.B))
 	wantResult(t, "ls the named folder", c.CallTool(ctx, "ls", map[string]any{"path": d.B}), false, "b.txt")

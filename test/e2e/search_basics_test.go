@@ -16,20 +16,20 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a2sBackends starts one server per grep backend on the same workspace.
-func a2sBackends(t *testing.T, ws string) map[string]*harness.Client {
+// searchBasicsBackends starts one server per grep backend on the same workspace.
+func searchBasicsBackends(t *testing.T, ws string) map[string]*harness.Client {
 	t.Helper()
 	out := map[string]*harness.Client{}
 	if _, err := exec.LookPath("rg"); err == nil {
-		out["rg"], _ = a2cStart(t, ws, nil)
+		out["rg"], _ = lifecycleStart(t, ws, nil)
 	} else {
 		t.Log("rg not on PATH: only the Go fallback is tested")
 	}
-	out["go"], _ = a2cStart(t, ws, nil, "AGENTLS_GREP_BACKEND=go")
+	out["go"], _ = lifecycleStart(t, ws, nil, "AGENTLS_GREP_BACKEND=go")
 	return out
 }
 
-func a2sGit(t *testing.T, dir string, args ...string) string {
+func searchBasicsGit(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
@@ -43,8 +43,8 @@ func a2sGit(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
-// a2sBody returns the result lines that are entries, not headers or notices.
-func a2sBody(text string) []string {
+// searchBasicsBody returns the result lines that are entries, not headers or notices.
+func searchBasicsBody(text string) []string {
 	var out []string
 	for _, l := range strings.Split(text, "\n") {
 		if l == "" || strings.HasPrefix(l, "[") || strings.HasSuffix(l, " entries") || strings.Contains(l, ": ") && strings.HasSuffix(l, "entries") {
@@ -55,8 +55,8 @@ func a2sBody(text string) []string {
 	return out
 }
 
-// a2sIgnoreFixture builds a git repository with ≥ 33 tricky ignore cases.
-func a2sIgnoreFixture(t *testing.T) (ws string, files []string) {
+// searchBasicsIgnoreFixture builds a git repository with ≥ 33 tricky ignore cases.
+func searchBasicsIgnoreFixture(t *testing.T) (ws string, files []string) {
 	t.Helper()
 	root := strings.Join([]string{
 		"*.log", "!keep.log", "build/", "/anchored.txt", "doc/*.pdf", "**/deep/*.tmp",
@@ -87,8 +87,8 @@ func a2sIgnoreFixture(t *testing.T) (ws string, files []string) {
 		body[f] = "x\n"
 	}
 	ws = resolvedWorkspace(t, body)
-	a2sGit(t, ws, "init", "-q")
-	a2sGit(t, filepath.Join(ws, "repo2"), "init", "-q")
+	searchBasicsGit(t, ws, "init", "-q")
+	searchBasicsGit(t, filepath.Join(ws, "repo2"), "init", "-q")
 	if err := os.WriteFile(filepath.Join(ws, ".git", "info", "exclude"), []byte("/excluded.txt\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func a2sIgnoreFixture(t *testing.T) (ws string, files []string) {
 }
 
 func TestSearchIgnoreRulesAgreeWithGit(t *testing.T) {
-	ws, files := a2sIgnoreFixture(t)
+	ws, files := searchBasicsIgnoreFixture(t)
 	var outer, inner []string
 	for _, f := range files {
 		if rest, ok := strings.CutPrefix(f, "repo2/"); ok {
@@ -130,10 +130,10 @@ func TestSearchIgnoreRulesAgreeWithGit(t *testing.T) {
 		t.Fatalf("fixture is not tricky enough: git ignores %d of %d", nIgn, len(files))
 	}
 
-	c, ctx := a2cStart(t, ws, nil)
+	c, ctx := lifecycleStart(t, ws, nil)
 	r := c.CallTool(ctx, "find", map[string]any{"pattern": "**", "limit": 5000})
 	listed := map[string]bool{}
-	for _, l := range a2sBody(r.Text()) {
+	for _, l := range searchBasicsBody(r.Text()) {
 		listed[l] = true
 	}
 	var disagree []string
@@ -147,7 +147,7 @@ func TestSearchIgnoreRulesAgreeWithGit(t *testing.T) {
 	}
 
 	// grep walks with the same rules.
-	for name, gc := range a2sBackends(t, ws) {
+	for name, gc := range searchBasicsBackends(t, ws) {
 		g := gc.CallTool(ctx, "grep", map[string]any{"pattern": "^x$", "limit": 1000})
 		seen := map[string]bool{}
 		for _, l := range strings.Split(g.Text(), "\n") {

@@ -26,18 +26,18 @@ import (
 )
 
 const (
-	a13sAlnum  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	a13sUpper  = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-	a13sDigits = "0123456789"
-	a13sHex    = "0123456789abcdef"
-	a13sB64    = a13sAlnum + "+/"
+	channelsAlnum  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	channelsUpper  = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	channelsDigits = "0123456789"
+	channelsHex    = "0123456789abcdef"
+	channelsB64    = channelsAlnum + "+/"
 )
 
-var a13sPlaceholder = regexp.MustCompile(`\[REDACTED:[a-z0-9-]+\]`)
+var channelsPlaceholder = regexp.MustCompile(`\[REDACTED:[a-z0-9-]+\]`)
 
-// a13sRand is a deterministic pseudo-random string (mixed characters, so no
+// channelsRand is a deterministic pseudo-random string (mixed characters, so no
 // low-entropy filter can excuse a miss).
-func a13sRand(seed string, n int, alphabet string) string {
+func channelsRand(seed string, n int, alphabet string) string {
 	h := fnv.New64a()
 	h.Write([]byte(seed))
 	x := h.Sum64()
@@ -49,57 +49,57 @@ func a13sRand(seed string, n int, alphabet string) string {
 	return string(b)
 }
 
-// a13sTok is one planted secret: the line that plants it and the fragments
+// channelsTok is one planted secret: the line that plants it and the fragments
 // that must never leave the server.
-type a13sTok struct {
+type channelsTok struct {
 	kind  string
 	value string
 	line  string
 	frags []string
 }
 
-func a13sSingle(kind, prefix, body, linePrefix string) a13sTok {
+func channelsSingle(kind, prefix, body, linePrefix string) channelsTok {
 	v := prefix + body
-	return a13sTok{kind: kind, value: v, line: linePrefix + v, frags: []string{body[:16], body[len(body)-16:]}}
+	return channelsTok{kind: kind, value: v, line: linePrefix + v, frags: []string{body[:16], body[len(body)-16:]}}
 }
 
-// a13sTokens builds one token of each kind docs/tools.md lists.
-func a13sTokens() []a13sTok {
+// channelsTokens builds one token of each kind docs/tools.md lists.
+func channelsTokens() []channelsTok {
 	b64url := base64.RawURLEncoding
 	jwtHead := b64url.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
-	jwtBody := b64url.EncodeToString([]byte(`{"sub":"a13s-` + a13sRand("jwtsub", 20, a13sAlnum) + `","iat":1700000000}`))
-	jwtSig := a13sRand("jwtsig", 43, a13sAlnum+"-_")
+	jwtBody := b64url.EncodeToString([]byte(`{"sub":"a13s-` + channelsRand("jwtsub", 20, channelsAlnum) + `","iat":1700000000}`))
+	jwtSig := channelsRand("jwtsig", 43, channelsAlnum+"-_")
 	jwt := jwtHead + "." + jwtBody + "." + jwtSig
 
 	var pem strings.Builder
 	pem.WriteString("-----BEGIN " + "RSA PRIVATE" + " KEY-----\n")
 	var pemFrags []string
 	for i := 0; i < 5; i++ {
-		l := a13sRand(fmt.Sprint("pem", i), 64, a13sB64)
+		l := channelsRand(fmt.Sprint("pem", i), 64, channelsB64)
 		pemFrags = append(pemFrags, l[:24])
 		pem.WriteString(l + "\n")
 	}
-	last := a13sRand("pemlast", 28, a13sB64) + "=="
+	last := channelsRand("pemlast", 28, channelsB64) + "=="
 	pemFrags = append(pemFrags, last[:20])
 	pem.WriteString(last + "\n")
 	pem.WriteString("-----END " + "RSA PRIVATE" + " KEY-----")
 
-	openai := a13sRand("openai", 48, a13sAlnum)
-	dbpw := a13sRand("dbpw", 20, a13sAlnum)
-	apikey := a13sRand("apikey", 32, a13sAlnum)
-	bearer := a13sRand("bearer", 40, a13sAlnum)
-	urlpw := a13sRand("urlpw", 18, a13sAlnum)
-	glued := a13sRand("ghglued", 36, a13sAlnum)
-	escaped := a13sRand("ghescaped", 36, a13sAlnum)
+	openai := channelsRand("openai", 48, channelsAlnum)
+	dbpw := channelsRand("dbpw", 20, channelsAlnum)
+	apikey := channelsRand("apikey", 32, channelsAlnum)
+	bearer := channelsRand("bearer", 40, channelsAlnum)
+	urlpw := channelsRand("urlpw", 18, channelsAlnum)
+	glued := channelsRand("ghglued", 36, channelsAlnum)
+	escaped := channelsRand("ghescaped", 36, channelsAlnum)
 
-	return []a13sTok{
-		a13sSingle("aws", "AK"+"IA", a13sRand("aws", 16, a13sUpper), "aws_access = "),
-		a13sSingle("github", "gh"+"p_", a13sRand("ghp", 36, a13sAlnum), "github token "),
-		a13sSingle("github-pat", "github"+"_pat_", a13sRand("pat1", 22, a13sAlnum)+"_"+a13sRand("pat2", 59, a13sAlnum), "pat "),
-		a13sSingle("gitlab", "gl"+"pat-", a13sRand("glpat", 20, a13sAlnum), "gitlab "),
-		a13sSingle("slack", "xo"+"xb-", a13sRand("sl1", 12, a13sDigits)+"-"+a13sRand("sl2", 13, a13sDigits)+"-"+a13sRand("sl3", 24, a13sAlnum), "slack "),
-		a13sSingle("google", "AI"+"za", a13sRand("google", 35, a13sAlnum), "google_key = "),
-		a13sSingle("stripe", "sk"+"_live_", a13sRand("stripe", 24, a13sAlnum), "stripe "),
+	return []channelsTok{
+		channelsSingle("aws", "AK"+"IA", channelsRand("aws", 16, channelsUpper), "aws_access = "),
+		channelsSingle("github", "gh"+"p_", channelsRand("ghp", 36, channelsAlnum), "github token "),
+		channelsSingle("github-pat", "github"+"_pat_", channelsRand("pat1", 22, channelsAlnum)+"_"+channelsRand("pat2", 59, channelsAlnum), "pat "),
+		channelsSingle("gitlab", "gl"+"pat-", channelsRand("glpat", 20, channelsAlnum), "gitlab "),
+		channelsSingle("slack", "xo"+"xb-", channelsRand("sl1", 12, channelsDigits)+"-"+channelsRand("sl2", 13, channelsDigits)+"-"+channelsRand("sl3", 24, channelsAlnum), "slack "),
+		channelsSingle("google", "AI"+"za", channelsRand("google", 35, channelsAlnum), "google_key = "),
+		channelsSingle("stripe", "sk"+"_live_", channelsRand("stripe", 24, channelsAlnum), "stripe "),
 		{kind: "jwt", value: jwt, line: "jwt " + jwt, frags: []string{jwtBody[8:28], jwtSig[:16], jwtSig[len(jwtSig)-16:]}},
 		{kind: "openai-env", value: "sk-" + "proj-" + openai, line: "OPENAI_API_KEY=" + "sk-" + "proj-" + openai, frags: []string{openai[:16], openai[32:]}},
 		{kind: "password-assign", value: dbpw, line: "DB_PASSWORD=" + dbpw, frags: []string{dbpw}},
@@ -112,7 +112,7 @@ func a13sTokens() []a13sTok {
 	}
 }
 
-func a13sTok1(toks []a13sTok, kind string) a13sTok {
+func channelsTok1(toks []channelsTok, kind string) channelsTok {
 	for _, tk := range toks {
 		if tk.kind == kind {
 			return tk
@@ -121,8 +121,8 @@ func a13sTok1(toks []a13sTok, kind string) a13sTok {
 	panic("a13s: no token kind " + kind)
 }
 
-// a13sSecretFile is one line per token (the PEM block spans several).
-func a13sSecretFile(toks []a13sTok) string {
+// channelsSecretFile is one line per token (the PEM block spans several).
+func channelsSecretFile(toks []channelsTok) string {
 	var b strings.Builder
 	b.WriteString("# a13s fixture\n")
 	for _, tk := range toks {
@@ -132,8 +132,8 @@ func a13sSecretFile(toks []a13sTok) string {
 	return b.String()
 }
 
-// a13sNoLeak fails for every fragment of every token found in s.
-func a13sNoLeak(t *testing.T, where, s string, toks []a13sTok) {
+// channelsNoLeak fails for every fragment of every token found in s.
+func channelsNoLeak(t *testing.T, where, s string, toks []channelsTok) {
 	t.Helper()
 	for _, tk := range toks {
 		for _, f := range tk.frags {
@@ -146,13 +146,13 @@ func a13sNoLeak(t *testing.T, where, s string, toks []a13sTok) {
 	}
 }
 
-func a13sJSON(v any) string {
+func channelsJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
 
-// a13sNotes is every notification received so far, as one string.
-func a13sNotes(c *harness.Client, method string) string {
+// channelsNotes is every notification received so far, as one string.
+func channelsNotes(c *harness.Client, method string) string {
 	var b strings.Builder
 	for _, n := range c.Notes(method) {
 		b.WriteString(n.Method + " " + string(n.Params) + "\n")
@@ -160,7 +160,7 @@ func a13sNotes(c *harness.Client, method string) string {
 	return b.String()
 }
 
-func a13sWS(t *testing.T, files map[string]string) string {
+func channelsWS(t *testing.T, files map[string]string) string {
 	t.Helper()
 	ws := t.TempDir()
 	for name, body := range files {
@@ -175,7 +175,7 @@ func a13sWS(t *testing.T, files map[string]string) string {
 	return ws
 }
 
-type a13sOpts struct {
+type channelsOpts struct {
 	mode    string
 	confirm bool
 	env     []string
@@ -183,7 +183,7 @@ type a13sOpts struct {
 	extra   map[string]any // extra initializationOptions
 }
 
-func a13sStart(t *testing.T, ctx context.Context, ws string, o a13sOpts) *harness.Client {
+func channelsStart(t *testing.T, ctx context.Context, ws string, o channelsOpts) *harness.Client {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: ws, Env: o.env, Args: o.args})
 	io := map[string]any{}
@@ -201,7 +201,7 @@ func a13sStart(t *testing.T, ctx context.Context, ws string, o a13sOpts) *harnes
 	return c
 }
 
-func a13sCtx(t *testing.T) context.Context {
+func channelsCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
@@ -212,18 +212,18 @@ func a13sCtx(t *testing.T) context.Context {
 // URL-escaped GitHub tokens, and counts redactions.
 func TestSecretsReadMasksEveryKind(t *testing.T) {
 	t.Parallel()
-	ctx := a13sCtx(t)
-	toks := a13sTokens()
-	ws := a13sWS(t, map[string]string{"secrets.txt": a13sSecretFile(toks)})
-	c := a13sStart(t, ctx, ws, a13sOpts{mode: "bypass"})
+	ctx := channelsCtx(t)
+	toks := channelsTokens()
+	ws := channelsWS(t, map[string]string{"secrets.txt": channelsSecretFile(toks)})
+	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"})
 	r := c.CallTool(ctx, "read", map[string]any{"path": "secrets.txt"})
 	if r.IsError {
 		t.Fatalf("read failed: %s", r.Text())
 	}
 	text := r.Text()
-	a13sNoLeak(t, "read content", text, toks)
-	a13sNoLeak(t, "read details", a13sJSON(r.Details), toks)
-	a13sNoLeak(t, "notifications", a13sNotes(c, ""), toks)
+	channelsNoLeak(t, "read content", text, toks)
+	channelsNoLeak(t, "read details", channelsJSON(r.Details), toks)
+	channelsNoLeak(t, "notifications", channelsNotes(c, ""), toks)
 	for _, want := range []string{
 		"github token [REDACTED:github-token]",
 		"OPENAI_API_KEY=[REDACTED:openai-key]",
@@ -244,7 +244,7 @@ func TestSecretsReadMasksEveryKind(t *testing.T) {
 		key := strings.SplitN(tk.line, tk.value, 2)[0]
 		found := false
 		for _, l := range strings.Split(text, "\n") {
-			if strings.Contains(l, "→"+key) && a13sPlaceholder.MatchString(l) {
+			if strings.Contains(l, "→"+key) && channelsPlaceholder.MatchString(l) {
 				found = true
 			}
 		}
@@ -271,18 +271,18 @@ func TestSecretsReadMasksEveryKind(t *testing.T) {
 // body lines are masked by both grep backends.
 func TestSecretsGrepMatchAndContext(t *testing.T) {
 	t.Parallel()
-	toks := a13sTokens()
-	gh, aws, slack := a13sTok1(toks, "github"), a13sTok1(toks, "aws"), a13sTok1(toks, "slack")
-	body := "before " + aws.line + "\nneedle here " + gh.line + "\nafter " + slack.line + "\n\n" + a13sTok1(toks, "pem").line + "\n"
+	toks := channelsTokens()
+	gh, aws, slack := channelsTok1(toks, "github"), channelsTok1(toks, "aws"), channelsTok1(toks, "slack")
+	body := "before " + aws.line + "\nneedle here " + gh.line + "\nafter " + slack.line + "\n\n" + channelsTok1(toks, "pem").line + "\n"
 	for _, backend := range []string{"rg", "go"} {
 		t.Run(backend, func(t *testing.T) {
-			ctx := a13sCtx(t)
-			ws := a13sWS(t, map[string]string{"g.txt": body, "all.txt": a13sSecretFile(toks)})
+			ctx := channelsCtx(t)
+			ws := channelsWS(t, map[string]string{"g.txt": body, "all.txt": channelsSecretFile(toks)})
 			var env []string
 			if backend == "go" {
 				env = []string{"AGENTLS_GREP_BACKEND=go"}
 			}
-			c := a13sStart(t, ctx, ws, a13sOpts{mode: "bypass", env: env})
+			c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass", env: env})
 			r := c.CallTool(ctx, "grep", map[string]any{"pattern": "needle", "path": "g.txt", "context": 1})
 			if !strings.Contains(r.Text(), "needle here github token [REDACTED:github-token]") {
 				t.Errorf("match line not masked as documented:\n%s", r.Text())
@@ -290,17 +290,17 @@ func TestSecretsGrepMatchAndContext(t *testing.T) {
 			if strings.Count(r.Text(), "[REDACTED:") < 3 {
 				t.Errorf("context lines should carry placeholders too:\n%s", r.Text())
 			}
-			a13sNoLeak(t, "grep context", a13sJSON(r), toks)
+			channelsNoLeak(t, "grep context", channelsJSON(r), toks)
 			// Body lines of a PEM key, matched alone.
 			r = c.CallTool(ctx, "grep", map[string]any{"pattern": "^[A-Za-z0-9+/]{40,}", "path": "g.txt"})
 			if !strings.Contains(r.Text(), "[REDACTED:private-key]") {
 				t.Errorf("PEM body match lines not shown as [REDACTED:private-key]:\n%s", r.Text())
 			}
-			a13sNoLeak(t, "grep pem body", a13sJSON(r), toks)
+			channelsNoLeak(t, "grep pem body", channelsJSON(r), toks)
 			// Every kind, whole workspace.
 			r = c.CallTool(ctx, "grep", map[string]any{"pattern": ".", "limit": 1000})
-			a13sNoLeak(t, "grep all", a13sJSON(r), toks)
-			a13sNoLeak(t, "notifications", a13sNotes(c, ""), toks)
+			channelsNoLeak(t, "grep all", channelsJSON(r), toks)
+			channelsNoLeak(t, "notifications", channelsNotes(c, ""), toks)
 		})
 	}
 }
@@ -309,21 +309,21 @@ func TestSecretsGrepMatchAndContext(t *testing.T) {
 // pointing at it, leave ls and find masked.
 func TestSecretsListingNames(t *testing.T) {
 	t.Parallel()
-	ctx := a13sCtx(t)
-	toks := a13sTokens()
-	gh := a13sTok1(toks, "github")
-	ws := a13sWS(t, map[string]string{"d/" + gh.value + ".txt": "x\n"})
+	ctx := channelsCtx(t)
+	toks := channelsTokens()
+	gh := channelsTok1(toks, "github")
+	ws := channelsWS(t, map[string]string{"d/" + gh.value + ".txt": "x\n"})
 	if err := os.Symlink(gh.value+".txt", filepath.Join(ws, "d", "link")); err != nil {
 		t.Fatal(err)
 	}
-	c := a13sStart(t, ctx, ws, a13sOpts{mode: "bypass"})
+	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"})
 	ls := c.CallTool(ctx, "ls", map[string]any{"path": "d"})
 	if !strings.Contains(ls.Text(), "link@ -> ") {
 		t.Errorf("ls lacks the symlink entry:\n%s", ls.Text())
 	}
-	a13sNoLeak(t, "ls", a13sJSON(ls), toks)
+	channelsNoLeak(t, "ls", channelsJSON(ls), toks)
 	find := c.CallTool(ctx, "find", map[string]any{"pattern": "*.txt"})
-	a13sNoLeak(t, "find", a13sJSON(find), toks)
+	channelsNoLeak(t, "find", channelsJSON(find), toks)
 	if !strings.Contains(find.Text(), "[REDACTED:github-token]") {
 		t.Errorf("find should list the file with its token part masked:\n%s", find.Text())
 	}
@@ -334,12 +334,12 @@ func TestSecretsListingNames(t *testing.T) {
 // several-matches error are masked; the disk holds the real bytes.
 func TestSecretsEditChannels(t *testing.T) {
 	t.Parallel()
-	ctx := a13sCtx(t)
-	toks := a13sTokens()
-	gh, aws, slack, google, gl := a13sTok1(toks, "github"), a13sTok1(toks, "aws"), a13sTok1(toks, "slack"), a13sTok1(toks, "google"), a13sTok1(toks, "gitlab")
+	ctx := channelsCtx(t)
+	toks := channelsTokens()
+	gh, aws, slack, google, gl := channelsTok1(toks, "github"), channelsTok1(toks, "aws"), channelsTok1(toks, "slack"), channelsTok1(toks, "google"), channelsTok1(toks, "gitlab")
 	orig := "start\nkey = \"old\"\nalpha   \n" + aws.line + "\nbefore google\n" + google.line + "\nafter google\ndup marker " + gl.value + "\ndup marker " + gl.value + "\nend\n"
-	ws := a13sWS(t, map[string]string{"code.txt": orig})
-	c := a13sStart(t, ctx, ws, a13sOpts{mode: "bypass"})
+	ws := channelsWS(t, map[string]string{"code.txt": orig})
+	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"})
 	reread := func() {
 		t.Helper()
 		if r := c.CallTool(ctx, "read", map[string]any{"path": "code.txt"}); r.IsError {
@@ -360,13 +360,13 @@ func TestSecretsEditChannels(t *testing.T) {
 		if r.IsError {
 			t.Fatalf("edit failed: %s", r.Text())
 		}
-		a13sNoLeak(t, "edit result", a13sJSON(r), toks)
+		channelsNoLeak(t, "edit result", channelsJSON(r), toks)
 		d, _ := r.Details["unifiedDiff"].(string)
 		if !strings.Contains(d, "+key = \"[REDACTED:github-token]\"") {
 			t.Errorf("details.unifiedDiff should show the masked new line:\n%s", d)
 		}
-		if !strings.Contains(a13sJSON(r.Details["edits"]), "[REDACTED:github-token]") {
-			t.Errorf("details.edits newText should carry the placeholder: %s", a13sJSON(r.Details["edits"]))
+		if !strings.Contains(channelsJSON(r.Details["edits"]), "[REDACTED:github-token]") {
+			t.Errorf("details.edits newText should carry the placeholder: %s", channelsJSON(r.Details["edits"]))
 		}
 		if !strings.Contains(disk(), `key = "`+gh.value+`"`) {
 			t.Errorf("disk must hold the real token, got:\n%s", disk())
@@ -382,7 +382,7 @@ func TestSecretsEditChannels(t *testing.T) {
 		if !strings.Contains(r.Text(), "[REDACTED:") {
 			t.Errorf("fuzzy snippet should show the changed token line masked:\n%s", r.Text())
 		}
-		a13sNoLeak(t, "fuzzy edit result", a13sJSON(r), toks)
+		channelsNoLeak(t, "fuzzy edit result", channelsJSON(r), toks)
 		if !strings.Contains(disk(), "beta\n"+aws.line+" # kept\n") {
 			t.Errorf("disk lacks the real edit:\n%s", disk())
 		}
@@ -394,10 +394,10 @@ func TestSecretsEditChannels(t *testing.T) {
 		if r.IsError {
 			t.Fatalf("dryRun failed: %s", r.Text())
 		}
-		if !strings.Contains(r.Text()+a13sJSON(r.Details), "[REDACTED:") {
-			t.Errorf("dryRun diff should carry a placeholder: %s", a13sJSON(r))
+		if !strings.Contains(r.Text()+channelsJSON(r.Details), "[REDACTED:") {
+			t.Errorf("dryRun diff should carry a placeholder: %s", channelsJSON(r))
 		}
-		a13sNoLeak(t, "dryRun", a13sJSON(r), toks)
+		channelsNoLeak(t, "dryRun", channelsJSON(r), toks)
 		if disk() != before {
 			t.Errorf("dryRun changed the file")
 		}
@@ -414,7 +414,7 @@ func TestSecretsEditChannels(t *testing.T) {
 		if !strings.Contains(r.Text(), "google_key") || !strings.Contains(r.Text(), "[REDACTED:") {
 			t.Errorf("closest region should quote the google line masked:\n%s", r.Text())
 		}
-		a13sNoLeak(t, "edit not found", a13sJSON(r), toks)
+		channelsNoLeak(t, "edit not found", channelsJSON(r), toks)
 	})
 	t.Run("several matches", func(t *testing.T) {
 		reread()
@@ -422,12 +422,12 @@ func TestSecretsEditChannels(t *testing.T) {
 		if !r.IsError || !strings.Contains(r.Text(), "add context or set replaceAll") {
 			t.Fatalf("want several-matches error, got %s", r.Text())
 		}
-		a13sNoLeak(t, "edit several matches", a13sJSON(r), toks)
+		channelsNoLeak(t, "edit several matches", channelsJSON(r), toks)
 	})
 	t.Run("diff context inside a key", func(t *testing.T) {
 		// The hunk's context lines are body lines of a PEM key whose BEGIN
 		// line is outside the hunk.
-		pemFile := a13sTok1(toks, "pem").line + "\ntail\n"
+		pemFile := channelsTok1(toks, "pem").line + "\ntail\n"
 		if err := os.WriteFile(filepath.Join(ws, "key.txt"), []byte(pemFile), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -436,9 +436,9 @@ func TestSecretsEditChannels(t *testing.T) {
 		if r.IsError {
 			t.Fatalf("edit: %s", r.Text())
 		}
-		a13sNoLeak(t, "edit diff context", a13sJSON(r), toks)
+		channelsNoLeak(t, "edit diff context", channelsJSON(r), toks)
 	})
-	a13sNoLeak(t, "edit notifications", a13sNotes(c, ""), toks)
+	channelsNoLeak(t, "edit notifications", channelsNotes(c, ""), toks)
 	if n := len(c.Notes("tools/details")); n == 0 {
 		t.Errorf("no tools/details notification was sent")
 	}
@@ -448,16 +448,16 @@ func TestSecretsEditChannels(t *testing.T) {
 // the bytes on disk are exactly the content sent.
 func TestSecretsWrite(t *testing.T) {
 	t.Parallel()
-	ctx := a13sCtx(t)
-	toks := a13sTokens()
-	content := a13sSecretFile(toks)
-	ws := a13sWS(t, nil)
-	c := a13sStart(t, ctx, ws, a13sOpts{mode: "bypass"})
+	ctx := channelsCtx(t)
+	toks := channelsTokens()
+	content := channelsSecretFile(toks)
+	ws := channelsWS(t, nil)
+	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"})
 	r := c.CallTool(ctx, "write", map[string]any{"path": "sub/new.txt", "content": content})
 	if r.IsError {
 		t.Fatalf("write: %s", r.Text())
 	}
-	a13sNoLeak(t, "write create", a13sJSON(r), toks)
+	channelsNoLeak(t, "write create", channelsJSON(r), toks)
 	if d, _ := r.Details["unifiedDiff"].(string); !strings.Contains(d, "+github token [REDACTED:github-token]") {
 		t.Errorf("create diff should show masked lines:\n%s", d)
 	}
@@ -466,17 +466,17 @@ func TestSecretsWrite(t *testing.T) {
 		t.Fatalf("disk bytes differ from content (err %v)", err)
 	}
 	c.CallTool(ctx, "read", map[string]any{"path": "sub/new.txt"})
-	content2 := strings.Replace(content, "end of fixture", "end "+a13sTok1(toks, "stripe").value, 1)
+	content2 := strings.Replace(content, "end of fixture", "end "+channelsTok1(toks, "stripe").value, 1)
 	r = c.CallTool(ctx, "write", map[string]any{"path": "sub/new.txt", "content": content2})
 	if r.IsError {
 		t.Fatalf("overwrite: %s", r.Text())
 	}
-	a13sNoLeak(t, "write overwrite", a13sJSON(r), toks)
+	channelsNoLeak(t, "write overwrite", channelsJSON(r), toks)
 	got, _ = os.ReadFile(filepath.Join(ws, "sub", "new.txt"))
 	if string(got) != content2 {
 		t.Errorf("overwrite: disk bytes differ from content")
 	}
-	a13sNoLeak(t, "write notifications", a13sNotes(c, ""), toks)
+	channelsNoLeak(t, "write notifications", channelsNotes(c, ""), toks)
 }
 
 // TestSecretsBash: final output, progress, failure lines from the cut
@@ -484,17 +484,17 @@ func TestSecretsWrite(t *testing.T) {
 // variable of the server's own environment.
 func TestSecretsBash(t *testing.T) {
 	t.Parallel()
-	ctx := a13sCtx(t)
-	toks := a13sTokens()
-	envVal := a13sRand("envsecret", 30, a13sAlnum)
-	envTok := a13sTok{kind: "env-value", value: envVal, frags: []string{envVal}}
-	all := append(append([]a13sTok{}, toks...), envTok)
-	gh := a13sTok1(toks, "github")
-	ws := a13sWS(t, map[string]string{
-		"secrets.txt": a13sSecretFile(toks),
+	ctx := channelsCtx(t)
+	toks := channelsTokens()
+	envVal := channelsRand("envsecret", 30, channelsAlnum)
+	envTok := channelsTok{kind: "env-value", value: envVal, frags: []string{envVal}}
+	all := append(append([]channelsTok{}, toks...), envTok)
+	gh := channelsTok1(toks, "github")
+	ws := channelsWS(t, map[string]string{
+		"secrets.txt": channelsSecretFile(toks),
 		"failing.txt": "FAIL: deploy with " + gh.value + "\n",
 	})
-	c := a13sStart(t, ctx, ws, a13sOpts{mode: "bypass", env: []string{"A13S_SERVICE_SECRET=" + envVal}})
+	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass", env: []string{"A13S_SERVICE_SECRET=" + envVal}})
 
 	t.Run("final and progress", func(t *testing.T) {
 		r := c.CallTool(ctx, "bash", map[string]any{"command": "for i in 1 2 3 4; do cat secrets.txt; sleep 0.15; done; printf 'env %s\\n' \"$A13S_SERVICE_SECRET\""})
@@ -507,7 +507,7 @@ func TestSecretsBash(t *testing.T) {
 		if !regexp.MustCompile(`env \[REDACTED:[a-z0-9-]+\]`).MatchString(r.Text()) {
 			t.Errorf("the env secret's value should be a placeholder:\n%s", r.Text())
 		}
-		a13sNoLeak(t, "bash result", a13sJSON(r), all)
+		channelsNoLeak(t, "bash result", channelsJSON(r), all)
 		prog := c.Notes("tools/progress")
 		if len(prog) == 0 {
 			t.Fatalf("no tools/progress for a 0.6 s command")
@@ -519,16 +519,16 @@ func TestSecretsBash(t *testing.T) {
 			}
 		}
 		if !sawOutput {
-			t.Errorf("no progress output carried the masked secrets: %s", a13sNotes(c, "tools/progress"))
+			t.Errorf("no progress output carried the masked secrets: %s", channelsNotes(c, "tools/progress"))
 		}
-		a13sNoLeak(t, "bash progress", a13sNotes(c, "tools/progress"), all)
+		channelsNoLeak(t, "bash progress", channelsNotes(c, "tools/progress"), all)
 	})
 	t.Run("spill and failure lines", func(t *testing.T) {
 		r := c.CallTool(ctx, "bash", map[string]any{"command": "cat failing.txt; cat secrets.txt; seq 1 3000"})
 		if r.IsError {
 			t.Fatalf("bash: %s", r.Text())
 		}
-		a13sNoLeak(t, "bash cut result", a13sJSON(r), all)
+		channelsNoLeak(t, "bash cut result", channelsJSON(r), all)
 		if !strings.Contains(r.Text(), "FAIL: deploy with [REDACTED:github-token]") {
 			t.Errorf("the failure line from the cut part should be listed, masked:\n%.3000s", r.Text())
 		}
@@ -547,20 +547,20 @@ func TestSecretsBash(t *testing.T) {
 		if !strings.Contains(sr.Text(), "[REDACTED:github-token]") {
 			t.Errorf("read of the spill file should show placeholders:\n%s", sr.Text())
 		}
-		a13sNoLeak(t, "read spill", a13sJSON(sr), all)
+		channelsNoLeak(t, "read spill", channelsJSON(sr), all)
 	})
-	a13sNoLeak(t, "bash notifications", a13sNotes(c, ""), all)
+	channelsNoLeak(t, "bash notifications", channelsNotes(c, ""), all)
 }
 
 // TestSecretsConfirm: the arguments and preview of tools/confirm are
 // masked (bash command, edit diff, write content), and the denial too.
 func TestSecretsConfirm(t *testing.T) {
 	t.Parallel()
-	ctx := a13sCtx(t)
-	toks := a13sTokens()
-	gh, slack, aws := a13sTok1(toks, "github"), a13sTok1(toks, "slack"), a13sTok1(toks, "aws")
-	ws := a13sWS(t, map[string]string{"a.txt": "one\ntwo\n"})
-	c := a13sStart(t, ctx, ws, a13sOpts{mode: "default", confirm: true})
+	ctx := channelsCtx(t)
+	toks := channelsTokens()
+	gh, slack, aws := channelsTok1(toks, "github"), channelsTok1(toks, "slack"), channelsTok1(toks, "aws")
+	ws := channelsWS(t, map[string]string{"a.txt": "one\ntwo\n"})
+	c := channelsStart(t, ctx, ws, channelsOpts{mode: "default", confirm: true})
 	var mu sync.Mutex
 	var asked []string
 	c.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
@@ -585,7 +585,7 @@ func TestSecretsConfirm(t *testing.T) {
 		if !r.IsError || !strings.Contains(r.Text(), "denied by the user") {
 			t.Errorf("%s: want a denial, got %s", cl.name, r.Text())
 		}
-		a13sNoLeak(t, cl.name+" denial", a13sJSON(r), toks)
+		channelsNoLeak(t, cl.name+" denial", channelsJSON(r), toks)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -596,36 +596,36 @@ func TestSecretsConfirm(t *testing.T) {
 		if !strings.HasPrefix(q, "tools/confirm ") {
 			t.Errorf("unexpected request %.80s", q)
 		}
-		a13sNoLeak(t, "tools/confirm "+calls[i].name, q, toks)
+		channelsNoLeak(t, "tools/confirm "+calls[i].name, q, toks)
 		var p struct {
 			Arguments map[string]any `json:"arguments"`
 			Preview   map[string]any `json:"preview"`
 		}
 		json.Unmarshal([]byte(strings.TrimPrefix(q, "tools/confirm ")), &p)
-		if !strings.Contains(a13sJSON(p.Arguments), "[REDACTED:") {
-			t.Errorf("%s: confirm arguments should carry a placeholder: %s", calls[i].name, a13sJSON(p.Arguments))
+		if !strings.Contains(channelsJSON(p.Arguments), "[REDACTED:") {
+			t.Errorf("%s: confirm arguments should carry a placeholder: %s", calls[i].name, channelsJSON(p.Arguments))
 		}
-		if !strings.Contains(a13sJSON(p.Preview), "[REDACTED:") {
-			t.Errorf("%s: confirm preview should carry a placeholder: %s", calls[i].name, a13sJSON(p.Preview))
+		if !strings.Contains(channelsJSON(p.Preview), "[REDACTED:") {
+			t.Errorf("%s: confirm preview should carry a placeholder: %s", calls[i].name, channelsJSON(p.Preview))
 		}
 	}
 	if _, err := os.Stat(filepath.Join(ws, "b.txt")); err == nil {
 		t.Errorf("rejected write created b.txt")
 	}
-	a13sNoLeak(t, "confirm notifications", a13sNotes(c, ""), toks)
+	channelsNoLeak(t, "confirm notifications", channelsNotes(c, ""), toks)
 }
 
 // TestSecretsAuditLog: no line of the audit log (nor `agentls audit`)
 // holds a secret from the arguments.
 func TestSecretsAuditLog(t *testing.T) {
 	t.Parallel()
-	ctx := a13sCtx(t)
-	toks := a13sTokens()
-	gh, gl := a13sTok1(toks, "github"), a13sTok1(toks, "gitlab")
+	ctx := channelsCtx(t)
+	toks := channelsTokens()
+	gh, gl := channelsTok1(toks, "github"), channelsTok1(toks, "gitlab")
 	dir := t.TempDir()
-	ws := a13sWS(t, map[string]string{"s.txt": a13sSecretFile(toks)})
-	c := a13sStart(t, ctx, ws, a13sOpts{mode: "bypass", env: []string{"AGENTLS_AUDIT_DIR=" + dir}})
-	c.CallTool(ctx, "write", map[string]any{"path": "w.txt", "content": a13sSecretFile(toks)})
+	ws := channelsWS(t, map[string]string{"s.txt": channelsSecretFile(toks)})
+	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass", env: []string{"AGENTLS_AUDIT_DIR=" + dir}})
+	c.CallTool(ctx, "write", map[string]any{"path": "w.txt", "content": channelsSecretFile(toks)})
 	c.CallTool(ctx, "bash", map[string]any{"command": "echo " + gh.value})
 	c.CallTool(ctx, "grep", map[string]any{"pattern": gl.value})
 	c.CallTool(ctx, "read", map[string]any{"path": "s.txt", "offset": gh.value}) // invalid
@@ -635,7 +635,7 @@ func TestSecretsAuditLog(t *testing.T) {
 	}
 	// The callId is the client's own identifier, echoed back as sent; only
 	// content and details must be masked.
-	a13sNoLeak(t, "result of a call whose callId holds a token", a13sJSON(map[string]any{"content": r.Content, "details": r.Details}), toks)
+	channelsNoLeak(t, "result of a call whose callId holds a token", channelsJSON(map[string]any{"content": r.Content, "details": r.Details}), toks)
 	if code := c.Shutdown(ctx); code != 0 {
 		t.Errorf("exit code %d", code)
 	}
@@ -663,61 +663,61 @@ func TestSecretsAuditLog(t *testing.T) {
 	if !strings.Contains(all.String(), "[REDACTED:") {
 		t.Errorf("audit log should show placeholders for the secrets in arguments:\n%.2000s", all.String())
 	}
-	a13sNoLeak(t, "audit log", all.String(), toks)
+	channelsNoLeak(t, "audit log", all.String(), toks)
 	cmd := harness.Command(t, []string{"audit", "--tail", "10"}, "AGENTLS_AUDIT_DIR="+dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Errorf("agentls audit: %v\n%s", err, out)
 	}
-	a13sNoLeak(t, "agentls audit --tail", string(out), toks)
+	channelsNoLeak(t, "agentls audit --tail", string(out), toks)
 }
 
 // TestSecretsLogs: settings problems and unknown-option warnings sent as
 // window/logMessage, and the log file at debug level, hold no secret.
 func TestSecretsLogs(t *testing.T) {
 	t.Parallel()
-	ctx := a13sCtx(t)
-	toks := a13sTokens()
-	gh, slack := a13sTok1(toks, "github"), a13sTok1(toks, "slack")
+	ctx := channelsCtx(t)
+	toks := channelsTokens()
+	gh, slack := channelsTok1(toks, "github"), channelsTok1(toks, "slack")
 	settings := `{"permissions": {"allow": ["Bash(echo ` + gh.value + `"]}}`
-	ws := a13sWS(t, map[string]string{".agentls/settings.json": settings, "s.txt": a13sSecretFile(toks)})
+	ws := channelsWS(t, map[string]string{".agentls/settings.json": settings, "s.txt": channelsSecretFile(toks)})
 	logFile := filepath.Join(t.TempDir(), "agentls.log")
-	c := a13sStart(t, ctx, ws, a13sOpts{mode: "bypass", args: []string{"--log-file", logFile, "--log-level", "debug"},
+	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass", args: []string{"--log-file", logFile, "--log-level", "debug"},
 		extra: map[string]any{"a13s_" + slack.value: true}})
 	if _, ok := c.WaitNote(10*time.Second, func(n harness.Note) bool {
 		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "settings.json")
 	}); !ok {
-		t.Errorf("no window/logMessage for the invalid settings rule; got %s", a13sNotes(c, "window/logMessage"))
+		t.Errorf("no window/logMessage for the invalid settings rule; got %s", channelsNotes(c, "window/logMessage"))
 	}
 	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
 		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "a13s_")
 	}); !ok {
-		t.Errorf("no window/logMessage warning for the unknown initializationOptions key; got %s", a13sNotes(c, "window/logMessage"))
+		t.Errorf("no window/logMessage warning for the unknown initializationOptions key; got %s", channelsNotes(c, "window/logMessage"))
 	}
 	c.CallTool(ctx, "read", map[string]any{"path": "s.txt"})
 	c.CallTool(ctx, "bash", map[string]any{"command": "cat s.txt; exit 3"})
 	c.CallTool(ctx, "nosuchtool_"+gh.value, map[string]any{})
-	a13sNoLeak(t, "window/logMessage", a13sNotes(c, "window/logMessage"), toks)
-	if !strings.Contains(a13sNotes(c, "window/logMessage"), "[REDACTED:") {
-		t.Errorf("logMessage should show placeholders where it quotes the token: %s", a13sNotes(c, "window/logMessage"))
+	channelsNoLeak(t, "window/logMessage", channelsNotes(c, "window/logMessage"), toks)
+	if !strings.Contains(channelsNotes(c, "window/logMessage"), "[REDACTED:") {
+		t.Errorf("logMessage should show placeholders where it quotes the token: %s", channelsNotes(c, "window/logMessage"))
 	}
 	c.Shutdown(ctx)
 	b, err := os.ReadFile(logFile)
 	if err != nil {
 		t.Fatalf("log file: %v", err)
 	}
-	a13sNoLeak(t, "--log-file (debug)", string(b), toks)
+	channelsNoLeak(t, "--log-file (debug)", string(b), toks)
 }
 
 // TestSecretsErrorEcho: errors that quote the caller's arguments (bad
 // values, invalid patterns, missing paths, unknown tools) mask them.
 func TestSecretsErrorEcho(t *testing.T) {
 	t.Parallel()
-	ctx := a13sCtx(t)
-	toks := a13sTokens()
-	gh, gl, google, aws := a13sTok1(toks, "github"), a13sTok1(toks, "gitlab"), a13sTok1(toks, "google"), a13sTok1(toks, "aws")
-	ws := a13sWS(t, map[string]string{"s.txt": "x\n"})
-	c := a13sStart(t, ctx, ws, a13sOpts{mode: "bypass"})
+	ctx := channelsCtx(t)
+	toks := channelsTokens()
+	gh, gl, google, aws := channelsTok1(toks, "github"), channelsTok1(toks, "gitlab"), channelsTok1(toks, "google"), channelsTok1(toks, "aws")
+	ws := channelsWS(t, map[string]string{"s.txt": "x\n"})
+	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"})
 	cases := []struct {
 		name string
 		tool string
@@ -738,28 +738,28 @@ func TestSecretsErrorEcho(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := c.TryCallTool(ctx, tc.tool, tc.args)
 			if err != nil {
-				a13sNoLeak(t, "protocol error", err.Error(), toks)
+				channelsNoLeak(t, "protocol error", err.Error(), toks)
 				t.Fatalf("protocol error instead of an isError result: %v", err)
 			}
 			if !r.IsError {
 				t.Errorf("want isError, got %s", r.Text())
 			}
-			a13sNoLeak(t, tc.name, a13sJSON(r), toks)
+			channelsNoLeak(t, tc.name, channelsJSON(r), toks)
 		})
 	}
-	a13sNoLeak(t, "error notifications", a13sNotes(c, ""), toks)
+	channelsNoLeak(t, "error notifications", channelsNotes(c, ""), toks)
 }
 
 // TestSecretsNoCorruption: ordinary look-alikes stay byte-exact and an
 // image's base64 is untouched.
 func TestSecretsNoCorruption(t *testing.T) {
 	t.Parallel()
-	ctx := a13sCtx(t)
+	ctx := channelsCtx(t)
 	lines := []string{
-		"commit " + a13sRand("sha", 40, a13sHex),
-		"id " + a13sRand("u1", 8, a13sHex) + "-" + a13sRand("u2", 4, a13sHex) + "-4" + a13sRand("u3", 3, a13sHex) + "-a" + a13sRand("u4", 3, a13sHex) + "-" + a13sRand("u5", 12, a13sHex),
+		"commit " + channelsRand("sha", 40, channelsHex),
+		"id " + channelsRand("u1", 8, channelsHex) + "-" + channelsRand("u2", 4, channelsHex) + "-4" + channelsRand("u3", 3, channelsHex) + "-a" + channelsRand("u4", 3, channelsHex) + "-" + channelsRand("u5", 12, channelsHex),
 		"see https://example.com/search?q=agentls+masking&page=2&lang=en&sort=desc#results",
-		"integrity sha512-" + a13sRand("integ", 86, a13sB64) + "==",
+		"integrity sha512-" + channelsRand("integ", 86, channelsB64) + "==",
 		"the password reset page explains how to rotate an api key",
 		"ghp_ is the prefix of GitHub tokens; AKIA starts AWS key ids",
 	}
@@ -772,8 +772,8 @@ func TestSecretsNoCorruption(t *testing.T) {
 	if err := png.Encode(&pngBuf, img); err != nil {
 		t.Fatal(err)
 	}
-	ws := a13sWS(t, map[string]string{"plain.txt": body, "pic.png": pngBuf.String()})
-	c := a13sStart(t, ctx, ws, a13sOpts{mode: "bypass"})
+	ws := channelsWS(t, map[string]string{"plain.txt": body, "pic.png": pngBuf.String()})
+	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"})
 	r := c.CallTool(ctx, "read", map[string]any{"path": "plain.txt"})
 	for i, l := range lines {
 		if want := fmt.Sprintf("%6d→%s", i+1, l); !strings.Contains(r.Text(), want) {
@@ -807,7 +807,7 @@ func TestSecretsNoCorruption(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Errorf("no image part: %s", a13sJSON(im))
+		t.Errorf("no image part: %s", channelsJSON(im))
 	}
 }
 
@@ -815,31 +815,31 @@ func TestSecretsNoCorruption(t *testing.T) {
 // cut never shows a piece of itself.
 func TestSecretsCutNeverHalf(t *testing.T) {
 	t.Parallel()
-	ctx := a13sCtx(t)
-	toks := a13sTokens()
-	gh := a13sTok1(toks, "github")
+	ctx := channelsCtx(t)
+	toks := channelsTokens()
+	gh := channelsTok1(toks, "github")
 	body := gh.value[4:]
-	half := a13sTok{kind: "github-half", frags: []string{gh.value[:4] + body[:6], body[len(body)-6:]}}
+	half := channelsTok{kind: "github-half", frags: []string{gh.value[:4] + body[:6], body[len(body)-6:]}}
 	readLine := strings.Repeat("r", 1990) + " " + gh.value + " tail"
 	grepLine := "needle " + strings.Repeat("g", 485) + " " + gh.value + " tail"
-	ws := a13sWS(t, map[string]string{"long.txt": readLine + "\n" + grepLine + "\n"})
-	c := a13sStart(t, ctx, ws, a13sOpts{mode: "bypass"})
+	ws := channelsWS(t, map[string]string{"long.txt": readLine + "\n" + grepLine + "\n"})
+	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"})
 	r := c.CallTool(ctx, "read", map[string]any{"path": "long.txt"})
 	if !strings.Contains(r.Text(), "line cut") {
 		t.Errorf("read should cut the long line:\n%.300s", r.Text())
 	}
-	a13sNoLeak(t, "read line cut", r.Text(), []a13sTok{half})
+	channelsNoLeak(t, "read line cut", r.Text(), []channelsTok{half})
 	g := c.CallTool(ctx, "grep", map[string]any{"pattern": "needle", "path": "long.txt"})
-	a13sNoLeak(t, "grep line cut", g.Text(), []a13sTok{half})
+	channelsNoLeak(t, "grep line cut", g.Text(), []channelsTok{half})
 }
 
 // TestSecretsCLI: `agentls call` prints masked text and masked JSON,
 // and its stderr holds no secret.
 func TestSecretsCLI(t *testing.T) {
 	t.Parallel()
-	toks := a13sTokens()
-	gh := a13sTok1(toks, "github")
-	ws := a13sWS(t, map[string]string{"s.txt": a13sSecretFile(toks)})
+	toks := channelsTokens()
+	gh := channelsTok1(toks, "github")
+	ws := channelsWS(t, map[string]string{"s.txt": channelsSecretFile(toks)})
 	for _, extra := range [][]string{nil, {"--json"}} {
 		args := append([]string{"call", "read", `{"path":"s.txt"}`, "bash", `{"command":"cat s.txt; echo ` + gh.value + ` >&2"}`, "--root", ws, "--mode", "bypass", "--log-level", "debug"}, extra...)
 		cmd := harness.Command(t, args)
@@ -851,7 +851,7 @@ func TestSecretsCLI(t *testing.T) {
 		if !strings.Contains(stdout.String(), "[REDACTED:github-token]") {
 			t.Errorf("agentls call %v stdout lacks placeholders:\n%.1000s", extra, stdout.String())
 		}
-		a13sNoLeak(t, fmt.Sprintf("agentls call %v stdout", extra), stdout.String(), toks)
-		a13sNoLeak(t, fmt.Sprintf("agentls call %v stderr", extra), stderr.String(), toks)
+		channelsNoLeak(t, fmt.Sprintf("agentls call %v stdout", extra), stdout.String(), toks)
+		channelsNoLeak(t, fmt.Sprintf("agentls call %v stderr", extra), stderr.String(), toks)
 	}
 }

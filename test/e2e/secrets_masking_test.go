@@ -21,8 +21,8 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a5xSecrets are distinctive secrets of shapes docs/tools.md says are masked.
-type a5xSecrets struct {
+// maskingSecrets are distinctive secrets of shapes docs/tools.md says are masked.
+type maskingSecrets struct {
 	GH, GH2   string   // GitHub tokens: ghp_ + 36 alphanumerics
 	AWS       string   // AWS access key id: AKIA + 16
 	Bearer    string   // opaque value of an Authorization header
@@ -31,7 +31,7 @@ type a5xSecrets struct {
 	EnvVarVal string   // value of a secret-looking variable in the server's environment
 }
 
-func a5xAlnum(r *rand.Rand, alphabet string, n int) string {
+func maskingAlnum(r *rand.Rand, alphabet string, n int) string {
 	b := make([]byte, n)
 	for i := range b {
 		b[i] = alphabet[r.IntN(len(alphabet))]
@@ -39,33 +39,33 @@ func a5xAlnum(r *rand.Rand, alphabet string, n int) string {
 	return string(b)
 }
 
-func a5xNewSecrets() a5xSecrets {
+func maskingNewSecrets() maskingSecrets {
 	r := rand.New(rand.NewPCG(5, 5))
 	const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 	const upper = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 	const b64 = alnum + "+/"
-	s := a5xSecrets{
-		GH:        "ghp" + "_" + a5xAlnum(r, alnum, 36),
-		GH2:       "ghp" + "_" + a5xAlnum(r, alnum, 36),
-		AWS:       "AK" + "IA" + a5xAlnum(r, upper, 16),
-		Bearer:    a5xAlnum(r, alnum, 40),
-		EnvValue:  "pw" + a5xAlnum(r, alnum, 22),
-		EnvVarVal: "v" + a5xAlnum(r, alnum, 31),
+	s := maskingSecrets{
+		GH:        "ghp" + "_" + maskingAlnum(r, alnum, 36),
+		GH2:       "ghp" + "_" + maskingAlnum(r, alnum, 36),
+		AWS:       "AK" + "IA" + maskingAlnum(r, upper, 16),
+		Bearer:    maskingAlnum(r, alnum, 40),
+		EnvValue:  "pw" + maskingAlnum(r, alnum, 22),
+		EnvVarVal: "v" + maskingAlnum(r, alnum, 31),
 	}
 	for range 4 {
-		s.PEMBody = append(s.PEMBody, a5xAlnum(r, b64, 64))
+		s.PEMBody = append(s.PEMBody, maskingAlnum(r, b64, 64))
 	}
 	return s
 }
 
 // PEM is a whole private key block.
-func (s a5xSecrets) PEM() string {
+func (s maskingSecrets) PEM() string {
 	return "-----BEGIN " + "RSA PRIVATE KEY-----\n" + strings.Join(s.PEMBody, "\n") + "\n-----END " + "RSA PRIVATE KEY-----\n"
 }
 
 // fingerprints are substrings that must never reach the client: enough of
 // each secret that a half-masked secret is caught too.
-func (s a5xSecrets) fingerprints() map[string]string {
+func (s maskingSecrets) fingerprints() map[string]string {
 	fp := map[string]string{
 		"github token":   s.GH[4:24],
 		"github token 2": s.GH2[4:24],
@@ -80,8 +80,8 @@ func (s a5xSecrets) fingerprints() map[string]string {
 	return fp
 }
 
-// a5xLeaks names the secrets whose fingerprint occurs in payload.
-func a5xLeaks(s a5xSecrets, payload string) []string {
+// maskingLeaks names the secrets whose fingerprint occurs in payload.
+func maskingLeaks(s maskingSecrets, payload string) []string {
 	var out []string
 	for name, fp := range s.fingerprints() {
 		if strings.Contains(payload, fp) {
@@ -91,7 +91,7 @@ func a5xLeaks(s a5xSecrets, payload string) []string {
 	return out
 }
 
-func a5xNoLeak(t *testing.T, s a5xSecrets, channel string, payload any) {
+func maskingNoLeak(t *testing.T, s maskingSecrets, channel string, payload any) {
 	t.Helper()
 	var text string
 	switch p := payload.(type) {
@@ -108,34 +108,34 @@ func a5xNoLeak(t *testing.T, s a5xSecrets, channel string, payload any) {
 		}
 		text = string(b)
 	}
-	if leaks := a5xLeaks(s, text); len(leaks) > 0 {
-		t.Errorf("LEAK via %s: %v in payload:\n%s", channel, leaks, a5xShort(text))
+	if leaks := maskingLeaks(s, text); len(leaks) > 0 {
+		t.Errorf("LEAK via %s: %v in payload:\n%s", channel, leaks, maskingShort(text))
 	}
 }
 
-func a5xShort(s string) string {
+func maskingShort(s string) string {
 	if len(s) > 3000 {
 		return s[:3000] + "…"
 	}
 	return s
 }
 
-// a5xResult checks a tool result's content and details for leaks.
-func a5xResult(t *testing.T, s a5xSecrets, what string, r harness.Result) {
+// maskingResult checks a tool result's content and details for leaks.
+func maskingResult(t *testing.T, s maskingSecrets, what string, r harness.Result) {
 	t.Helper()
-	a5xNoLeak(t, s, what+" content", r.Text())
-	a5xNoLeak(t, s, what+" details", r.Details)
+	maskingNoLeak(t, s, what+" content", r.Text())
+	maskingNoLeak(t, s, what+" details", r.Details)
 }
 
-// a5xNotesClean checks every notification received so far.
-func a5xNotesClean(t *testing.T, s a5xSecrets, c *harness.Client) {
+// maskingNotesClean checks every notification received so far.
+func maskingNotesClean(t *testing.T, s maskingSecrets, c *harness.Client) {
 	t.Helper()
 	for _, n := range c.Notes("") {
-		a5xNoLeak(t, s, "notification "+n.Method, n.Params)
+		maskingNoLeak(t, s, "notification "+n.Method, n.Params)
 	}
 }
 
-type a5xOpts struct {
+type maskingOpts struct {
 	mode        string // "" = bypass
 	confirm     bool
 	applyEdit   bool
@@ -145,13 +145,13 @@ type a5xOpts struct {
 	onRequest   func(ctx context.Context, method string, params json.RawMessage) (any, error)
 }
 
-type a5xSession struct {
+type maskingSession struct {
 	c   *harness.Client
 	ws  string
 	ctx context.Context
 }
 
-func a5xStart(t *testing.T, o a5xOpts) a5xSession {
+func maskingStart(t *testing.T, o maskingOpts) maskingSession {
 	t.Helper()
 	ws := t.TempDir()
 	for name, body := range o.files {
@@ -177,32 +177,32 @@ func a5xStart(t *testing.T, o a5xOpts) a5xSession {
 			"confirm": o.confirm, "applyEdit": o.applyEdit, "diagnostics": o.diagnostics,
 		}}},
 	})
-	return a5xSession{c: c, ws: ws, ctx: ctx}
+	return maskingSession{c: c, ws: ws, ctx: ctx}
 }
 
-func (x a5xSession) call(t *testing.T, tool string, args map[string]any) harness.Result {
+func (x maskingSession) call(t *testing.T, tool string, args map[string]any) harness.Result {
 	t.Helper()
 	return x.c.CallTool(x.ctx, tool, args)
 }
 
-func a5xWant(t *testing.T, what, text string, subs ...string) {
+func maskingWant(t *testing.T, what, text string, subs ...string) {
 	t.Helper()
 	for _, sub := range subs {
 		if !strings.Contains(text, sub) {
-			t.Errorf("%s: want %q in:\n%s", what, sub, a5xShort(text))
+			t.Errorf("%s: want %q in:\n%s", what, sub, maskingShort(text))
 		}
 	}
 }
 
-// a5xGoFile is a small source file with a GitHub token on line 3.
-func a5xGoFile(s a5xSecrets) string {
+// maskingGoFile is a small source file with a GitHub token on line 3.
+func maskingGoFile(s maskingSecrets) string {
 	return "package main\n\nconst token = \"" + s.GH + "\"\nconst region = \"eu-west-1\"\n\nfunc main() {}\n"
 }
 
 func TestSecretsMaskedRead(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
-	x := a5xStart(t, a5xOpts{files: map[string]string{
+	s := maskingNewSecrets()
+	x := maskingStart(t, maskingOpts{files: map[string]string{
 		"a.txt":   "first\ntoken = " + s.GH + "\naws=" + s.AWS + "\nlast\n",
 		"id.txt":  s.PEM(),
 		"h.txt":   "curl \\\n  -H 'Authorization: Bearer " + s.Bearer + "' \\\n  https://example.com\n",
@@ -230,8 +230,8 @@ func TestSecretsMaskedRead(t *testing.T) {
 			if r.IsError {
 				t.Fatalf("isError: %s", r.Text())
 			}
-			a5xWant(t, "read", r.Text(), tc.want...)
-			a5xResult(t, s, "read", r)
+			maskingWant(t, "read", r.Text(), tc.want...)
+			maskingResult(t, s, "read", r)
 		})
 	}
 	t.Run("redaction counts", func(t *testing.T) {
@@ -256,16 +256,16 @@ func TestSecretsMaskedRead(t *testing.T) {
 			t.Fatalf("got %d results", len(res.Results))
 		}
 		for i, r := range res.Results {
-			a5xResult(t, s, fmt.Sprintf("callBatch[%d]", i), r)
+			maskingResult(t, s, fmt.Sprintf("callBatch[%d]", i), r)
 		}
-		a5xWant(t, "batch read", res.Results[0].Text(), "[REDACTED:github-token]")
+		maskingWant(t, "batch read", res.Results[0].Text(), "[REDACTED:github-token]")
 	})
-	a5xNotesClean(t, s, x.c)
+	maskingNotesClean(t, s, x.c)
 }
 
 func TestSecretsMaskedGrep(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
+	s := maskingNewSecrets()
 	files := map[string]string{
 		"a.txt":  "alpha\ntoken = " + s.GH + "\nneedle here\nbeta\n",
 		"id.txt": s.PEM(),
@@ -277,7 +277,7 @@ func TestSecretsMaskedGrep(t *testing.T) {
 			if backend == "go" {
 				env = []string{"AGENTLS_GREP_BACKEND=go"}
 			}
-			x := a5xStart(t, a5xOpts{files: files, env: env})
+			x := maskingStart(t, maskingOpts{files: files, env: env})
 			tests := []struct {
 				name string
 				args map[string]any
@@ -295,8 +295,8 @@ func TestSecretsMaskedGrep(t *testing.T) {
 					if r.IsError {
 						t.Fatalf("isError: %s", r.Text())
 					}
-					a5xWant(t, "grep", r.Text(), tc.want...)
-					a5xResult(t, s, "grep", r)
+					maskingWant(t, "grep", r.Text(), tc.want...)
+					maskingResult(t, s, "grep", r)
 				})
 			}
 		})
@@ -308,12 +308,12 @@ func TestSecretsMaskedGrep(t *testing.T) {
 // listing tools' text must be too.
 func TestSecretsMaskedFileNames(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
+	s := maskingNewSecrets()
 	name := s.GH + ".txt"
-	x := a5xStart(t, a5xOpts{files: map[string]string{name: "hello needle\n"}})
+	x := maskingStart(t, maskingOpts{files: map[string]string{name: "hello needle\n"}})
 	rb := x.call(t, "bash", map[string]any{"command": "ls"})
-	a5xWant(t, "bash ls", rb.Text(), "[REDACTED:github-token].txt")
-	a5xResult(t, s, "bash ls", rb)
+	maskingWant(t, "bash ls", rb.Text(), "[REDACTED:github-token].txt")
+	maskingResult(t, s, "bash ls", rb)
 	for _, tc := range []struct {
 		tool string
 		args map[string]any
@@ -328,18 +328,18 @@ func TestSecretsMaskedFileNames(t *testing.T) {
 			if r.IsError {
 				t.Fatalf("isError: %s", r.Text())
 			}
-			a5xResult(t, s, tc.tool, r)
+			maskingResult(t, s, tc.tool, r)
 		})
 	}
 }
 
 func TestSecretsMaskedBash(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
+	s := maskingNewSecrets()
 	// The command line never holds the whole token: the shell assembles it.
 	half := len(s.GH) / 2
 	asm := fmt.Sprintf("t1=%s; t2=%s; ", s.GH[:half], s.GH[half:])
-	x := a5xStart(t, a5xOpts{
+	x := maskingStart(t, maskingOpts{
 		files: map[string]string{"id.txt": s.PEM(), ".env": "DB_PASSWORD=" + s.EnvValue + "\n"},
 		env:   []string{"A5X_SERVICE_API_KEY=" + s.EnvVarVal},
 	})
@@ -362,64 +362,64 @@ func TestSecretsMaskedBash(t *testing.T) {
 			if r.IsError != tc.isError {
 				t.Errorf("isError = %v, want %v: %s", r.IsError, tc.isError, r.Text())
 			}
-			a5xWant(t, "bash", r.Text(), tc.want...)
-			a5xResult(t, s, "bash", r)
+			maskingWant(t, "bash", r.Text(), tc.want...)
+			maskingResult(t, s, "bash", r)
 		})
 	}
-	a5xNotesClean(t, s, x.c)
+	maskingNotesClean(t, s, x.c)
 }
 
-var a5xSpillRe = regexp.MustCompile(`read \{"path": "([^"]+)"`)
+var maskingSpillRe = regexp.MustCompile(`read \{"path": "([^"]+)"`)
 
 func TestSecretsMaskedBashSpill(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
+	s := maskingNewSecrets()
 	half := len(s.GH) / 2
 	cmd := fmt.Sprintf(`t1=%s; t2=%s; echo "error: auth failed ${t1}${t2}"; seq 1 3000; echo "tail ${t1}${t2}"`, s.GH[:half], s.GH[half:])
-	x := a5xStart(t, a5xOpts{})
+	x := maskingStart(t, maskingOpts{})
 	r := x.call(t, "bash", map[string]any{"command": cmd})
-	a5xResult(t, s, "bash spill result", r)
-	a5xWant(t, "bash spill", r.Text(), "error: auth failed [REDACTED:github-token]", "tail [REDACTED:github-token]", "showing lines 1006-3002 of 3002")
-	m := a5xSpillRe.FindStringSubmatch(r.Text())
+	maskingResult(t, s, "bash spill result", r)
+	maskingWant(t, "bash spill", r.Text(), "error: auth failed [REDACTED:github-token]", "tail [REDACTED:github-token]", "showing lines 1006-3002 of 3002")
+	m := maskingSpillRe.FindStringSubmatch(r.Text())
 	if m == nil {
-		t.Fatalf("no spill read call in:\n%s", a5xShort(r.Text()))
+		t.Fatalf("no spill read call in:\n%s", maskingShort(r.Text()))
 	}
 	rr := x.call(t, "read", map[string]any{"path": m[1], "limit": 3})
 	if rr.IsError {
 		t.Fatalf("read spill: %s", rr.Text())
 	}
-	a5xWant(t, "read spill", rr.Text(), "     1→error: auth failed [REDACTED:github-token]")
-	a5xResult(t, s, "read spill", rr)
+	maskingWant(t, "read spill", rr.Text(), "     1→error: auth failed [REDACTED:github-token]")
+	maskingResult(t, s, "read spill", rr)
 	rg := x.call(t, "grep", map[string]any{"pattern": "auth failed", "path": m[1]})
-	a5xResult(t, s, "grep spill", rg)
-	a5xNotesClean(t, s, x.c)
+	maskingResult(t, s, "grep spill", rg)
+	maskingNotesClean(t, s, x.c)
 }
 
 func TestSecretsMaskedBashProgress(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
+	s := maskingNewSecrets()
 	half := len(s.GH) / 2
 	cmd := fmt.Sprintf(`t1=%s; t2=%s; echo "live ${t1}${t2}"; echo "live2 $A5X_SERVICE_API_KEY"; sleep 1; echo done`, s.GH[:half], s.GH[half:])
-	x := a5xStart(t, a5xOpts{env: []string{"A5X_SERVICE_API_KEY=" + s.EnvVarVal}})
+	x := maskingStart(t, maskingOpts{env: []string{"A5X_SERVICE_API_KEY=" + s.EnvVarVal}})
 	r := x.call(t, "bash", map[string]any{"command": cmd})
-	a5xResult(t, s, "bash", r)
-	a5xWant(t, "bash", r.Text(), "live [REDACTED:github-token]")
+	maskingResult(t, s, "bash", r)
+	maskingWant(t, "bash", r.Text(), "live [REDACTED:github-token]")
 	progress := x.c.Notes("tools/progress")
 	sawLive := false
 	for _, n := range progress {
 		if strings.Contains(string(n.Params), "live") {
 			sawLive = true
 		}
-		a5xNoLeak(t, s, "tools/progress", n.Params)
+		maskingNoLeak(t, s, "tools/progress", n.Params)
 	}
 	if !sawLive {
 		t.Errorf("no tools/progress carried the output (got %d notes)", len(progress))
 	}
-	a5xNotesClean(t, s, x.c)
+	maskingNotesClean(t, s, x.c)
 }
 
-// a5xDetailsNotes returns the tools/details params of one call.
-func a5xDetailsNotes(c *harness.Client, callID string) []json.RawMessage {
+// maskingDetailsNotes returns the tools/details params of one call.
+func maskingDetailsNotes(c *harness.Client, callID string) []json.RawMessage {
 	var out []json.RawMessage
 	for _, n := range c.Notes("tools/details") {
 		var p struct {
@@ -434,8 +434,8 @@ func a5xDetailsNotes(c *harness.Client, callID string) []json.RawMessage {
 
 func TestSecretsMaskedEdit(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
-	src := a5xGoFile(s)
+	s := maskingNewSecrets()
+	src := maskingGoFile(s)
 	tests := []struct {
 		name    string
 		file    string
@@ -507,9 +507,9 @@ func TestSecretsMaskedEdit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			x := a5xStart(t, a5xOpts{files: map[string]string{"a.go": tc.file}})
+			x := maskingStart(t, maskingOpts{files: map[string]string{"a.go": tc.file}})
 			rr := x.call(t, "read", map[string]any{"path": "a.go"})
-			a5xResult(t, s, "read", rr)
+			maskingResult(t, s, "read", rr)
 			args := map[string]any{"path": "a.go", "edits": tc.edits}
 			if tc.dryRun {
 				args["dryRun"] = true
@@ -519,28 +519,28 @@ func TestSecretsMaskedEdit(t *testing.T) {
 			if r.IsError != tc.isError {
 				t.Fatalf("isError = %v, want %v: %s", r.IsError, tc.isError, r.Text())
 			}
-			a5xWant(t, "edit", r.Text(), tc.want...)
-			a5xResult(t, s, "edit", r)
+			maskingWant(t, "edit", r.Text(), tc.want...)
+			maskingResult(t, s, "edit", r)
 			if !tc.isError {
 				if d, _ := r.Details["unifiedDiff"].(string); d == "" {
 					t.Errorf("details.unifiedDiff empty: %v", r.Details)
 				}
-				if !tc.dryRun && len(a5xDetailsNotes(x.c, r.CallID)) == 0 {
+				if !tc.dryRun && len(maskingDetailsNotes(x.c, r.CallID)) == 0 {
 					t.Errorf("no tools/details for %s", r.CallID)
 				}
 			}
-			a5xWant(t, "disk", readFile(t, filepath.Join(x.ws, "a.go")), tc.disk...)
+			maskingWant(t, "disk", readFile(t, filepath.Join(x.ws, "a.go")), tc.disk...)
 			if strings.Contains(readFile(t, filepath.Join(x.ws, "a.go")), "REDACTED") {
 				t.Errorf("the mask was written into the file")
 			}
-			a5xNotesClean(t, s, x.c)
+			maskingNotesClean(t, s, x.c)
 		})
 	}
 }
 
 func TestSecretsMaskedWrite(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
+	s := maskingNewSecrets()
 	tests := []struct {
 		name    string
 		exists  bool
@@ -548,16 +548,16 @@ func TestSecretsMaskedWrite(t *testing.T) {
 		kind    string
 	}{
 		{"overwrite drops a secret", true, "package main\n\nconst region = \"us-east-1\"\n", "write"},
-		{"overwrite adds a secret", true, a5xGoFile(s) + "const k2 = \"" + s.GH2 + "\"\n", "write"},
+		{"overwrite adds a secret", true, maskingGoFile(s) + "const k2 = \"" + s.GH2 + "\"\n", "write"},
 		{"create with secrets", false, "AWS=" + s.AWS + "\n" + s.PEM(), "create"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string]string{}
 			if tc.exists {
-				files["a.go"] = a5xGoFile(s)
+				files["a.go"] = maskingGoFile(s)
 			}
-			x := a5xStart(t, a5xOpts{files: files})
+			x := maskingStart(t, maskingOpts{files: files})
 			if tc.exists {
 				x.call(t, "read", map[string]any{"path": "a.go"})
 			}
@@ -571,27 +571,27 @@ func TestSecretsMaskedWrite(t *testing.T) {
 			if d, _ := r.Details["unifiedDiff"].(string); d == "" {
 				t.Errorf("details.unifiedDiff empty")
 			}
-			a5xResult(t, s, "write", r)
-			if len(a5xDetailsNotes(x.c, r.CallID)) == 0 {
+			maskingResult(t, s, "write", r)
+			if len(maskingDetailsNotes(x.c, r.CallID)) == 0 {
 				t.Errorf("no tools/details")
 			}
 			if got := readFile(t, filepath.Join(x.ws, "a.go")); got != tc.content {
 				t.Errorf("disk = %q, want the real content", got)
 			}
-			a5xNotesClean(t, s, x.c)
+			maskingNotesClean(t, s, x.c)
 		})
 	}
 }
 
-var a5xPlaceholderRe = regexp.MustCompile(`\[REDACTED:[a-z0-9-]+\]`)
+var maskingPlaceholderRe = regexp.MustCompile(`\[REDACTED:[a-z0-9-]+\]`)
 
 // Round trip: the model only ever sees the placeholder.
 func TestSecretsMaskedRoundTrip(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
-	src := a5xGoFile(s)
+	s := maskingNewSecrets()
+	src := maskingGoFile(s)
 	t.Run("edit a nearby line", func(t *testing.T) {
-		x := a5xStart(t, a5xOpts{files: map[string]string{"a.go": src}})
+		x := maskingStart(t, maskingOpts{files: map[string]string{"a.go": src}})
 		x.call(t, "read", map[string]any{"path": "a.go"})
 		r := x.call(t, "edit", map[string]any{"path": "a.go", "edits": []map[string]any{{"oldText": "const region = \"eu-west-1\"\n\nfunc main() {}", "newText": "const region = \"us-east-1\"\n\nfunc main() {}"}}})
 		if r.IsError {
@@ -602,14 +602,14 @@ func TestSecretsMaskedRoundTrip(t *testing.T) {
 		}
 	})
 	t.Run("oldText copied with the placeholder", func(t *testing.T) {
-		x := a5xStart(t, a5xOpts{files: map[string]string{"a.go": src}})
+		x := maskingStart(t, maskingOpts{files: map[string]string{"a.go": src}})
 		rr := x.call(t, "read", map[string]any{"path": "a.go"})
-		a5xWant(t, "read", rr.Text(), `const token = "[REDACTED:github-token]"`)
+		maskingWant(t, "read", rr.Text(), `const token = "[REDACTED:github-token]"`)
 		// What the model copies from the read: the masked token line plus the next.
 		old := "const token = \"[REDACTED:github-token]\"\nconst region = \"eu-west-1\""
 		r := x.call(t, "edit", map[string]any{"path": "a.go", "edits": []map[string]any{{"oldText": old, "newText": "const token = \"[REDACTED:github-token]\"\nconst region = \"us-east-1\""}}})
 		t.Logf("edit with placeholder: isError=%v %s", r.IsError, r.Text())
-		a5xResult(t, s, "edit", r)
+		maskingResult(t, s, "edit", r)
 		got := readFile(t, filepath.Join(x.ws, "a.go"))
 		if strings.Contains(got, "REDACTED") || !strings.Contains(got, s.GH) {
 			t.Fatalf("the secret was replaced by the mask on disk:\n%s", got)
@@ -617,7 +617,7 @@ func TestSecretsMaskedRoundTrip(t *testing.T) {
 		if r.IsError {
 			// Failing is acceptable only with a message that explains it: the
 			// model cannot "copy oldText exactly" from a read that shows the mask.
-			explain := a5xPlaceholderRe.ReplaceAllString(r.Text(), "")
+			explain := maskingPlaceholderRe.ReplaceAllString(r.Text(), "")
 			if !regexp.MustCompile(`(?i)redact|mask|secret|placeholder`).MatchString(explain) {
 				t.Errorf("edit failed without naming the masked secret as the cause: %s", r.Text())
 			}
@@ -626,26 +626,26 @@ func TestSecretsMaskedRoundTrip(t *testing.T) {
 		}
 	})
 	t.Run("write content copied with the placeholder", func(t *testing.T) {
-		x := a5xStart(t, a5xOpts{files: map[string]string{"a.go": src}})
+		x := maskingStart(t, maskingOpts{files: map[string]string{"a.go": src}})
 		x.call(t, "read", map[string]any{"path": "a.go"})
 		content := strings.Replace(strings.Replace(src, s.GH, "[REDACTED:github-token]", 1), "eu-west-1", "us-east-1", 1)
 		r := x.call(t, "write", map[string]any{"path": "a.go", "content": content})
 		t.Logf("write with placeholder: isError=%v %s", r.IsError, r.Text())
 		got := readFile(t, filepath.Join(x.ws, "a.go"))
 		if strings.Contains(got, "[REDACTED:github-token]") && !r.IsError &&
-			!regexp.MustCompile(`(?i)redact|mask|secret|placeholder`).MatchString(a5xPlaceholderRe.ReplaceAllString(r.Text(), "")) {
+			!regexp.MustCompile(`(?i)redact|mask|secret|placeholder`).MatchString(maskingPlaceholderRe.ReplaceAllString(r.Text(), "")) {
 			t.Errorf("write silently replaced the real secret with the placeholder; result: %s\ndisk:\n%s", r.Text(), got)
 		}
 	})
 }
 
-// a5xConfirmLog records server→client requests and answers them.
-type a5xConfirmLog struct {
+// maskingConfirmLog records server→client requests and answers them.
+type maskingConfirmLog struct {
 	mu   sync.Mutex
 	reqs map[string][]json.RawMessage
 }
 
-func (l *a5xConfirmLog) handler(answer func(method string, p json.RawMessage) (any, error)) func(context.Context, string, json.RawMessage) (any, error) {
+func (l *maskingConfirmLog) handler(answer func(method string, p json.RawMessage) (any, error)) func(context.Context, string, json.RawMessage) (any, error) {
 	return func(_ context.Context, method string, p json.RawMessage) (any, error) {
 		l.mu.Lock()
 		if l.reqs == nil {
@@ -657,7 +657,7 @@ func (l *a5xConfirmLog) handler(answer func(method string, p json.RawMessage) (a
 	}
 }
 
-func (l *a5xConfirmLog) get(method string) []json.RawMessage {
+func (l *maskingConfirmLog) get(method string) []json.RawMessage {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]json.RawMessage(nil), l.reqs[method]...)
@@ -665,20 +665,20 @@ func (l *a5xConfirmLog) get(method string) []json.RawMessage {
 
 func TestSecretsMaskedConfirm(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
+	s := maskingNewSecrets()
 	allow := func(method string, _ json.RawMessage) (any, error) {
 		return map[string]any{"decision": "allowOnce"}, nil
 	}
 	t.Run("write preview", func(t *testing.T) {
-		var log a5xConfirmLog
-		x := a5xStart(t, a5xOpts{mode: "default", confirm: true, onRequest: log.handler(allow),
-			files: map[string]string{"a.go": a5xGoFile(s)}})
+		var log maskingConfirmLog
+		x := maskingStart(t, maskingOpts{mode: "default", confirm: true, onRequest: log.handler(allow),
+			files: map[string]string{"a.go": maskingGoFile(s)}})
 		x.call(t, "read", map[string]any{"path": "a.go"})
-		r := x.call(t, "write", map[string]any{"path": "a.go", "content": a5xGoFile(s) + "const k2 = \"" + s.GH2 + "\"\n"})
+		r := x.call(t, "write", map[string]any{"path": "a.go", "content": maskingGoFile(s) + "const k2 = \"" + s.GH2 + "\"\n"})
 		if r.IsError {
 			t.Fatalf("write: %s", r.Text())
 		}
-		a5xResult(t, s, "write", r)
+		maskingResult(t, s, "write", r)
 		reqs := log.get("tools/confirm")
 		if len(reqs) != 1 {
 			t.Fatalf("%d tools/confirm requests, want 1", len(reqs))
@@ -690,18 +690,18 @@ func TestSecretsMaskedConfirm(t *testing.T) {
 		if err := json.Unmarshal(reqs[0], &p); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("tools/confirm arguments leak: %v; preview leak: %v", a5xLeaks(s, string(p.Arguments)), a5xLeaks(s, string(p.Preview)))
+		t.Logf("tools/confirm arguments leak: %v; preview leak: %v", maskingLeaks(s, string(p.Arguments)), maskingLeaks(s, string(p.Preview)))
 		if len(p.Preview) == 0 || !strings.Contains(string(p.Preview), "unifiedDiff") {
 			t.Errorf("no preview diff: %s", reqs[0])
 		}
 		// preview is details (docs/protocol.md: preview?: details) carrying file text.
-		a5xNoLeak(t, s, "tools/confirm preview", p.Preview)
+		maskingNoLeak(t, s, "tools/confirm preview", p.Preview)
 	})
 	t.Run("bash command line", func(t *testing.T) {
-		var log a5xConfirmLog
-		x := a5xStart(t, a5xOpts{mode: "default", confirm: true, onRequest: log.handler(allow)})
+		var log maskingConfirmLog
+		x := maskingStart(t, maskingOpts{mode: "default", confirm: true, onRequest: log.handler(allow)})
 		r := x.call(t, "bash", map[string]any{"command": "curl -s -H 'Authorization: token " + s.GH + "' http://127.0.0.1:9/ > out.txt; echo sent"})
-		a5xResult(t, s, "bash", r)
+		maskingResult(t, s, "bash", r)
 		reqs := log.get("tools/confirm")
 		if len(reqs) != 1 {
 			t.Fatalf("%d tools/confirm requests, want 1", len(reqs))
@@ -713,16 +713,16 @@ func TestSecretsMaskedConfirm(t *testing.T) {
 		if err := json.Unmarshal(reqs[0], &p); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("tools/confirm bash: arguments leak %v; preview %s", a5xLeaks(s, string(p.Arguments)), a5xShort(string(p.Preview)))
+		t.Logf("tools/confirm bash: arguments leak %v; preview %s", maskingLeaks(s, string(p.Arguments)), maskingShort(string(p.Preview)))
 		// preview carries command text, so the masker applies (docs/tools.md "Secrets").
-		a5xNoLeak(t, s, "tools/confirm preview (bash)", p.Preview)
+		maskingNoLeak(t, s, "tools/confirm preview (bash)", p.Preview)
 	})
 }
 
 func TestSecretsMaskedDiagnostics(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
-	var log a5xConfirmLog
+	s := maskingNewSecrets()
+	var log maskingConfirmLog
 	answer := func(method string, p json.RawMessage) (any, error) {
 		var q struct {
 			URIs   []string `json:"uris"`
@@ -745,7 +745,7 @@ func TestSecretsMaskedDiagnostics(t *testing.T) {
 		}
 		return map[string]any{"items": items}, nil
 	}
-	x := a5xStart(t, a5xOpts{diagnostics: true, onRequest: log.handler(answer), files: map[string]string{"a.go": a5xGoFile(s)}})
+	x := maskingStart(t, maskingOpts{diagnostics: true, onRequest: log.handler(answer), files: map[string]string{"a.go": maskingGoFile(s)}})
 	x.call(t, "read", map[string]any{"path": "a.go"})
 	r := x.call(t, "edit", map[string]any{"path": "a.go", "edits": []map[string]any{{"oldText": "eu-west-1", "newText": "us-east-1"}}})
 	if r.IsError {
@@ -755,15 +755,15 @@ func TestSecretsMaskedDiagnostics(t *testing.T) {
 		t.Fatal("no tools/diagnostics request")
 	}
 	for _, p := range log.get("tools/diagnostics") {
-		a5xNoLeak(t, s, "tools/diagnostics params", p)
+		maskingNoLeak(t, s, "tools/diagnostics params", p)
 	}
-	a5xWant(t, "edit", r.Text(), "The editor reports new problems in a.go:", "hardcoded credential [REDACTED:github-token]")
-	a5xResult(t, s, "edit with diagnostics", r)
-	a5xNotesClean(t, s, x.c)
+	maskingWant(t, "edit", r.Text(), "The editor reports new problems in a.go:", "hardcoded credential [REDACTED:github-token]")
+	maskingResult(t, s, "edit with diagnostics", r)
+	maskingNotesClean(t, s, x.c)
 }
 
-// a5xApply applies LSP TextEdits (ASCII text) to text.
-func a5xApply(t *testing.T, text string, edits []struct {
+// maskingApply applies LSP TextEdits (ASCII text) to text.
+func maskingApply(t *testing.T, text string, edits []struct {
 	Range struct {
 		Start, End struct{ Line, Character int }
 	}
@@ -789,12 +789,12 @@ func a5xApply(t *testing.T, text string, edits []struct {
 
 func TestSecretsMaskedApplyEdit(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
-	src := a5xGoFile(s)
-	var log a5xConfirmLog
+	s := maskingNewSecrets()
+	src := maskingGoFile(s)
+	var log maskingConfirmLog
 	var docMu sync.Mutex
 	doc := src
-	var x a5xSession
+	var x maskingSession
 	answer := func(method string, p json.RawMessage) (any, error) {
 		if method != "workspace/applyEdit" {
 			return nil, fmt.Errorf("unexpected %s", method)
@@ -820,7 +820,7 @@ func TestSecretsMaskedApplyEdit(t *testing.T) {
 		}
 		dc := q.Edit.DocumentChanges[0]
 		docMu.Lock()
-		doc = a5xApply(t, doc, dc.Edits)
+		doc = maskingApply(t, doc, dc.Edits)
 		text := doc
 		docMu.Unlock()
 		go x.c.Conn.Notify(context.Background(), "textDocument/didChange", map[string]any{
@@ -829,21 +829,21 @@ func TestSecretsMaskedApplyEdit(t *testing.T) {
 		})
 		return map[string]any{"applied": true}, nil
 	}
-	x = a5xStart(t, a5xOpts{applyEdit: true, onRequest: log.handler(answer), files: map[string]string{"a.go": src}})
+	x = maskingStart(t, maskingOpts{applyEdit: true, onRequest: log.handler(answer), files: map[string]string{"a.go": src}})
 	uri := "file://" + filepath.Join(x.ws, "a.go")
 	if err := x.c.Conn.Notify(x.ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 		"uri": uri, "languageId": "go", "version": 1, "text": src}}); err != nil {
 		t.Fatal(err)
 	}
 	rr := x.call(t, "read", map[string]any{"path": "a.go"})
-	a5xWant(t, "read", rr.Text(), "[REDACTED:github-token]")
-	a5xResult(t, s, "read open doc", rr)
+	maskingWant(t, "read", rr.Text(), "[REDACTED:github-token]")
+	maskingResult(t, s, "read open doc", rr)
 	r := x.call(t, "edit", map[string]any{"path": "a.go", "edits": []map[string]any{{"oldText": `const region = "eu-west-1"`, "newText": "const region = \"eu-west-1\"\nconst k2 = \"" + s.GH2 + "\""}}})
 	if r.IsError {
 		t.Fatalf("edit: %s", r.Text())
 	}
-	a5xWant(t, "edit", r.Text(), "in the editor")
-	a5xResult(t, s, "edit of open doc", r)
+	maskingWant(t, "edit", r.Text(), "in the editor")
+	maskingResult(t, s, "edit of open doc", r)
 	if len(log.get("workspace/applyEdit")) != 1 {
 		t.Fatalf("%d workspace/applyEdit requests, want 1", len(log.get("workspace/applyEdit")))
 	}
@@ -854,31 +854,31 @@ func TestSecretsMaskedApplyEdit(t *testing.T) {
 	if want := strings.Replace(src, `const region = "eu-west-1"`, "const region = \"eu-west-1\"\nconst k2 = \""+s.GH2+"\"", 1); got != want {
 		t.Errorf("document after workspace/applyEdit = %q, want %q", got, want)
 	}
-	a5xNotesClean(t, s, x.c)
+	maskingNotesClean(t, s, x.c)
 }
 
 func TestSecretsMaskedExternalChange(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
-	x := a5xStart(t, a5xOpts{files: map[string]string{"a.go": a5xGoFile(s)}})
+	s := maskingNewSecrets()
+	x := maskingStart(t, maskingOpts{files: map[string]string{"a.go": maskingGoFile(s)}})
 	x.call(t, "read", map[string]any{"path": "a.go"})
-	if err := os.WriteFile(filepath.Join(x.ws, "a.go"), []byte(a5xGoFile(s)+"// "+s.GH2+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(x.ws, "a.go"), []byte(maskingGoFile(s)+"// "+s.GH2+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := x.c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "workspace/externalChange" }); !ok {
 		t.Fatal("no workspace/externalChange")
 	}
 	r := x.call(t, "bash", map[string]any{"command": "cat a.go"})
-	a5xResult(t, s, "bash cat", r)
-	a5xNotesClean(t, s, x.c)
+	maskingResult(t, s, "bash cat", r)
+	maskingNotesClean(t, s, x.c)
 }
 
 func TestSecretsMaskedLogMessage(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
+	s := maskingNewSecrets()
 	settings := `{"permissions": {"allow": ["Bash(curl -H 'Authorization: token ` + s.GH + `'"]}}`
 	ext := `{"name": "a5x bad name", "description": "uses ` + s.GH2 + `", "inputSchema": {"type": "object"}, "command": "echo ` + s.GH2 + `"}`
-	x := a5xStart(t, a5xOpts{files: map[string]string{
+	x := maskingStart(t, maskingOpts{files: map[string]string{
 		".agentls/settings.json":  settings,
 		".agentls/tools/bad.json": ext,
 	}})
@@ -889,14 +889,14 @@ func TestSecretsMaskedLogMessage(t *testing.T) {
 	}
 	x.call(t, "read", map[string]any{"path": ".agentls/settings.json"}) // a round trip, so earlier notes are in
 	for _, n := range x.c.Notes("window/logMessage") {
-		t.Logf("logMessage: %s", a5xShort(string(n.Params)))
-		a5xNoLeak(t, s, "window/logMessage", n.Params)
+		t.Logf("logMessage: %s", maskingShort(string(n.Params)))
+		maskingNoLeak(t, s, "window/logMessage", n.Params)
 	}
 }
 
 func TestSecretsMaskedExtensionTool(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
+	s := maskingNewSecrets()
 	def := map[string]any{
 		"name": "a5x_show", "description": "Print a value and the secret file.",
 		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"value": map[string]any{"type": "string"}}},
@@ -904,21 +904,21 @@ func TestSecretsMaskedExtensionTool(t *testing.T) {
 		"readOnly":    true, "deferred": false,
 	}
 	b, _ := json.Marshal(def)
-	x := a5xStart(t, a5xOpts{files: map[string]string{".agentls/tools/a5x_show.json": string(b), "id.txt": s.PEM()}})
+	x := maskingStart(t, maskingOpts{files: map[string]string{".agentls/tools/a5x_show.json": string(b), "id.txt": s.PEM()}})
 	r := x.call(t, "a5x_show", map[string]any{"value": s.GH})
 	if r.IsError {
 		t.Fatalf("a5x_show: %s", r.Text())
 	}
-	a5xWant(t, "a5x_show", r.Text(), "value=[REDACTED:github-token]", "[REDACTED:private-key]")
-	a5xResult(t, s, "extension tool", r)
-	a5xNotesClean(t, s, x.c)
+	maskingWant(t, "a5x_show", r.Text(), "value=[REDACTED:github-token]", "[REDACTED:private-key]")
+	maskingResult(t, s, "extension tool", r)
+	maskingNotesClean(t, s, x.c)
 }
 
 func TestSecretsMaskedAuditLog(t *testing.T) {
 	t.Parallel()
-	s := a5xNewSecrets()
+	s := maskingNewSecrets()
 	dir := t.TempDir()
-	x := a5xStart(t, a5xOpts{env: []string{"AGENTLS_AUDIT_DIR=" + dir}, files: map[string]string{"a.go": a5xGoFile(s)}})
+	x := maskingStart(t, maskingOpts{env: []string{"AGENTLS_AUDIT_DIR=" + dir}, files: map[string]string{"a.go": maskingGoFile(s)}})
 	x.call(t, "read", map[string]any{"path": "a.go"})
 	x.call(t, "bash", map[string]any{"command": "echo " + s.GH2 + " > /dev/null; echo AWS=" + s.AWS})
 	x.call(t, "write", map[string]any{"path": "b.txt", "content": "DB_PASSWORD=" + s.EnvValue + "\n" + s.PEM()})
@@ -941,12 +941,12 @@ func TestSecretsMaskedAuditLog(t *testing.T) {
 	if strings.Count(all.String(), "\n") < 5 {
 		t.Fatalf("audit log has fewer than 5 lines:\n%s", all.String())
 	}
-	a5xWant(t, "audit log", all.String(), `"tool":"bash"`)
-	a5xNoLeak(t, s, "audit log file", all.String())
+	maskingWant(t, "audit log", all.String(), `"tool":"bash"`)
+	maskingNoLeak(t, s, "audit log file", all.String())
 	cmd := harness.Command(t, []string{"audit", "--tail", "20"}, "AGENTLS_AUDIT_DIR="+dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("agentls audit: %v\n%s", err, out)
 	}
-	a5xNoLeak(t, s, "agentls audit --tail", string(out))
+	maskingNoLeak(t, s, "agentls audit --tail", string(out))
 }

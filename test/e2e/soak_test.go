@@ -39,7 +39,7 @@ func TestManyPipelinedCallsKeepMemoryBounded(t *testing.T) {
 	}
 	for _, mode := range []string{"lsp", "mcp"} {
 		t.Run(mode, func(t *testing.T) {
-			ws := a8pWS(t, map[string]string{"a.txt": "hello\n"})
+			ws := framingWS(t, map[string]string{"a.txt": "hello\n"})
 			args := []string{"--root", ws}
 			if mode == "mcp" {
 				args = append([]string{"mcp"}, args...)

@@ -29,55 +29,55 @@ import (
 
 // Tolerances, grounded in measurements logged by the tests (see t.Logf):
 const (
-	// a9sFDSlack: descriptors a settled server may hold beyond its warm-up
+	// soakFDSlack: descriptors a settled server may hold beyond its warm-up
 	// baseline. Nothing should be open after a call ends; 2 absorbs one
 	// lazily opened runtime descriptor (e.g. a pidfd or a late-closed pipe
 	// of a process that is being reaped while we look).
-	a9sFDSlack = 2
-	// a9sThreadSlack: OS threads a later, identical round may add. Go keeps
+	soakFDSlack = 2
+	// soakThreadSlack: OS threads a later, identical round may add. Go keeps
 	// threads it created for blocking syscalls, so threads need not fall
 	// back after a burst, but an identical second round must not need new
 	// ones; 4 absorbs scheduling noise on a loaded 2-core machine.
-	a9sThreadSlack = 4
-	// a9sBurstThreadSlack: how many more threads a second burst may leave
+	soakThreadSlack = 4
+	// soakBurstThreadSlack: how many more threads a second burst may leave
 	// than the first. How many calls block in syscalls at once varies from
 	// burst to burst (measured: +0 to +7), so this is looser than
-	// a9sThreadSlack; a thread leaked per call would add ~64.
-	a9sBurstThreadSlack = 16
-	// a9sRSSGrowthKB: what a second identical round may add to RSS. Each
+	// soakThreadSlack; a thread leaked per call would add ~64.
+	soakBurstThreadSlack = 16
+	// soakRSSGrowthKB: what a second identical round may add to RSS. Each
 	// round moves ~6 MB through the server (spilled bash output, a 2 MB
 	// write); a leak of a round's buffers would show as several MB, while
 	// GC timing moves RSS by a few MB: 16 MiB.
-	a9sRSSGrowthKB = 16 * 1024
-	// a9sManyFiles: names in one directory, so that ls and find with
+	soakRSSGrowthKB = 16 * 1024
+	// soakManyFiles: names in one directory, so that ls and find with
 	// limit 5000 print ~150 KB, over the 65,536-byte result budget.
-	a9sManyFiles = 3000
-	// a9sBurstRSSKB: RSS two bursts may add over the baseline. Concurrent
+	soakManyFiles = 3000
+	// soakBurstRSSKB: RSS two bursts may add over the baseline. Concurrent
 	// writes cost the server far more than their content (measured after two
 	// bursts: +21 to +43 MB, varying with how many writes were cancelled),
 	// so the burst is held to a bound, and leaks to the sequential rounds.
-	a9sBurstRSSKB = 64 * 1024
-	// a9sSpillTotalCap and a9sSpillFileCap are docs/tools.md's caps.
-	a9sSpillTotalCap = 256 << 20
-	a9sSpillFileCap  = 64 << 20
+	soakBurstRSSKB = 64 * 1024
+	// soakSpillTotalCap and soakSpillFileCap are docs/tools.md's caps.
+	soakSpillTotalCap = 256 << 20
+	soakSpillFileCap  = 64 << 20
 )
 
-// a9sSnap is what /proc says about the server at one moment.
-type a9sSnap struct {
+// soakSnap is what /proc says about the server at one moment.
+type soakSnap struct {
 	FDs, Threads, RSSKB int
 	Watches             int   // inotify watches over all inotify descriptors
 	Zombies             []int // children in state Z
 	Children            []int // live children
 }
 
-func (s a9sSnap) String() string {
+func (s soakSnap) String() string {
 	return fmt.Sprintf("fds=%d threads=%d rss=%d KB watches=%d zombies=%v children=%d", s.FDs, s.Threads, s.RSSKB, s.Watches, s.Zombies, len(s.Children))
 }
 
-// a9sSnapshot reads pid's descriptors, threads, RSS and children.
-func a9sSnapshot(t *testing.T, pid int) a9sSnap {
+// soakSnapshot reads pid's descriptors, threads, RSS and children.
+func soakSnapshot(t *testing.T, pid int) soakSnap {
 	t.Helper()
-	var s a9sSnap
+	var s soakSnap
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
 		t.Fatalf("server pid %d: %v", pid, err)
@@ -137,8 +137,8 @@ func a9sSnapshot(t *testing.T, pid int) a9sSnap {
 	return s
 }
 
-// a9sProcs lists processes whose command line contains marker.
-func a9sProcs(marker string) []string {
+// soakProcs lists processes whose command line contains marker.
+func soakProcs(marker string) []string {
 	var out []string
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -157,8 +157,8 @@ func a9sProcs(marker string) []string {
 	return out
 }
 
-// a9sUntil polls cond every 20 ms until it holds or d passes.
-func a9sUntil(d time.Duration, cond func() bool) bool {
+// soakUntil polls cond every 20 ms until it holds or d passes.
+func soakUntil(d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
 	for {
 		if cond() {
@@ -171,14 +171,14 @@ func a9sUntil(d time.Duration, cond func() bool) bool {
 	}
 }
 
-// a9sMarker is a string unique to this test, put into the command lines of
+// soakMarker is a string unique to this test, put into the command lines of
 // the processes it starts (via `exec -a`) so they can be found in /proc.
 // Processes still carrying it when the test ends (a finding, reported by
 // the test) are killed by pid so they do not outlive the test.
-func a9sMarker(t *testing.T) string {
+func soakMarker(t *testing.T) string {
 	m := fmt.Sprintf("a9s-%s-%d", regexp.MustCompile(`\W`).ReplaceAllString(t.Name(), ""), time.Now().UnixNano())
 	t.Cleanup(func() {
-		for _, p := range a9sProcs(m) {
+		for _, p := range soakProcs(m) {
 			if pid, err := strconv.Atoi(p[:strings.IndexByte(p, ':')]); err == nil {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
@@ -187,16 +187,16 @@ func a9sMarker(t *testing.T) string {
 	return m
 }
 
-// a9sStart starts a server in bypass mode with its cache dir at cache.
-func a9sStart(t *testing.T, ws, cache string) *harness.Client {
+// soakStart starts a server in bypass mode with its cache dir at cache.
+func soakStart(t *testing.T, ws, cache string) *harness.Client {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"XDG_CACHE_HOME=" + cache}})
 	c.Initialize(testCtx(t, 10*time.Second), bypass())
 	return c
 }
 
-// a9sFiles lists the regular files and symlinks under dir (slash paths).
-func a9sFiles(t *testing.T, dir string) []string {
+// soakFiles lists the regular files and symlinks under dir (slash paths).
+func soakFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -219,10 +219,10 @@ func a9sFiles(t *testing.T, dir string) []string {
 	return out
 }
 
-var a9sSpillRE = regexp.MustCompile(`(/[^\s"]+\.log)`)
+var soakSpillRE = regexp.MustCompile(`(/[^\s"]+\.log)`)
 
-// a9sSoak drives one server through rounds of the mixed workload.
-type a9sSoak struct {
+// soakSoak drives one server through rounds of the mixed workload.
+type soakSoak struct {
 	t      *testing.T
 	c      *harness.Client
 	ws     string
@@ -234,7 +234,7 @@ type a9sSoak struct {
 	bashSpill string
 }
 
-func (s *a9sSoak) call(ctx context.Context, tool string, args any) harness.Result {
+func (s *soakSoak) call(ctx context.Context, tool string, args any) harness.Result {
 	s.t.Helper()
 	s.calls++
 	r, err := s.c.TryCallTool(ctx, tool, args)
@@ -244,7 +244,7 @@ func (s *a9sSoak) call(ctx context.Context, tool string, args any) harness.Resul
 	return r
 }
 
-func (s *a9sSoak) ok(ctx context.Context, tool string, args any, wants ...string) harness.Result {
+func (s *soakSoak) ok(ctx context.Context, tool string, args any, wants ...string) harness.Result {
 	s.t.Helper()
 	r := s.call(ctx, tool, args)
 	if r.IsError {
@@ -258,7 +258,7 @@ func (s *a9sSoak) ok(ctx context.Context, tool string, args any, wants ...string
 	return r
 }
 
-func (s *a9sSoak) fail(ctx context.Context, tool string, args any, wants ...string) harness.Result {
+func (s *soakSoak) fail(ctx context.Context, tool string, args any, wants ...string) harness.Result {
 	s.t.Helper()
 	r := s.call(ctx, tool, args)
 	if !r.IsError {
@@ -276,7 +276,7 @@ func (s *a9sSoak) fail(ctx context.Context, tool string, args any, wants ...stri
 }
 
 // disk checks that the workspace file rel holds want.
-func (s *a9sSoak) disk(rel, want, why string) {
+func (s *soakSoak) disk(rel, want, why string) {
 	s.t.Helper()
 	b, err := os.ReadFile(filepath.Join(s.ws, rel))
 	if err != nil {
@@ -284,11 +284,11 @@ func (s *a9sSoak) disk(rel, want, why string) {
 		return
 	}
 	if string(b) != want {
-		s.t.Errorf("%s: %s holds %q, want %q", why, rel, a9sShort(string(b)), a9sShort(want))
+		s.t.Errorf("%s: %s holds %q, want %q", why, rel, soakShort(string(b)), soakShort(want))
 	}
 }
 
-func a9sShort(s string) string {
+func soakShort(s string) string {
 	if len(s) > 120 {
 		return s[:120] + fmt.Sprintf("…(%d bytes)", len(s))
 	}
@@ -296,7 +296,7 @@ func a9sShort(s string) string {
 }
 
 // external writes a workspace file behind the server's back.
-func (s *a9sSoak) external(rel, content string) {
+func (s *soakSoak) external(rel, content string) {
 	s.t.Helper()
 	writeFile(s.t, filepath.Join(s.ws, rel), content)
 	s.want[rel] = content
@@ -305,7 +305,7 @@ func (s *a9sSoak) external(rel, content string) {
 // round runs the mixed workload once in directory r<n>: every tool, its
 // error paths, cancellations, a timeout, background children, a spill, a
 // batch. About 70 calls.
-func (s *a9sSoak) round(n int) {
+func (s *soakSoak) round(n int) {
 	t := s.t
 	t.Helper()
 	ctx := testCtx(t, 60*time.Second)
@@ -383,7 +383,7 @@ func (s *a9sSoak) round(n int) {
 		{"find", map[string]any{"pattern": "*.txt", "path": "many", "limit": 5000}},
 	} {
 		r := s.ok(ctx, c.tool, c.args, "65536")
-		m := a9sSpillRE.FindString(r.Text())
+		m := soakSpillRE.FindString(r.Text())
 		if m == "" {
 			t.Errorf("%s over the budget: no spill path in the notice:\n%.300s", c.tool, r.Text()[max(0, len(r.Text())-600):])
 			continue
@@ -437,7 +437,7 @@ func (s *a9sSoak) round(n int) {
 	s.ok(ctx, "bash", map[string]any{"command": "echo hi-" + d}, "hi-"+d)
 	s.fail(ctx, "bash", map[string]any{"command": "exit 3"}, "3")
 	r := s.ok(ctx, "bash", map[string]any{"command": "seq 1 100000"}, "99999", "100000")
-	if m := a9sSpillRE.FindString(r.Text()); m == "" {
+	if m := soakSpillRE.FindString(r.Text()); m == "" {
 		t.Errorf("bash seq 1 100000: no spill path in the notice:\n%.400s", r.Text())
 	} else {
 		s.spills = append(s.spills, m)
@@ -463,8 +463,8 @@ func (s *a9sSoak) round(n int) {
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("bash timeout 1 s took %v", el)
 	}
-	if !a9sUntil(3*time.Second, func() bool { return len(a9sProcs(s.marker+"-to")) == 0 }) {
-		t.Errorf("timed-out command survives: %v", a9sProcs(s.marker+"-to"))
+	if !soakUntil(3*time.Second, func() bool { return len(soakProcs(s.marker+"-to")) == 0 }) {
+		t.Errorf("timed-out command survives: %v", soakProcs(s.marker+"-to"))
 	}
 
 	// Cancelled bash: -32800 and the process is gone.
@@ -489,7 +489,7 @@ func (s *a9sSoak) round(n int) {
 	s.c.TryCallTool(cctx, "write", map[string]any{"path": big, "content": body})
 	// Watch the file for 500 ms: whenever it exists it is whole.
 	var exists bool
-	a9sUntil(500*time.Millisecond, func() bool {
+	soakUntil(500*time.Millisecond, func() bool {
 		b, err := os.ReadFile(filepath.Join(s.ws, big))
 		if exists = err == nil; exists && string(b) != body {
 			t.Errorf("cancelled write left a partial %s (%d of %d bytes)", big, len(b), len(body))
@@ -526,7 +526,7 @@ func (s *a9sSoak) round(n int) {
 
 // cancelBash starts a bash call, cancels it once its process runs, and
 // checks the -32800 reply and that the process is gone.
-func (s *a9sSoak) cancelBash(ctx context.Context, mk string) {
+func (s *soakSoak) cancelBash(ctx context.Context, mk string) {
 	t := s.t
 	t.Helper()
 	cctx, cancel := context.WithCancel(ctx)
@@ -537,7 +537,7 @@ func (s *a9sSoak) cancelBash(ctx context.Context, mk string) {
 		_, err := s.c.TryCallTool(cctx, "bash", map[string]any{"command": "setsid bash -c 'exec -a " + mk + " sleep 30' & exec -a " + mk + " sleep 30"})
 		done <- err
 	}()
-	if !a9sUntil(5*time.Second, func() bool { return len(a9sProcs(mk)) == 2 }) {
+	if !soakUntil(5*time.Second, func() bool { return len(soakProcs(mk)) == 2 }) {
 		t.Errorf("bash %s never started", mk)
 	}
 	cancel()
@@ -549,17 +549,17 @@ func (s *a9sSoak) cancelBash(ctx context.Context, mk string) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("cancelled bash: no reply within 5 s")
 	}
-	if !a9sUntil(4*time.Second, func() bool { return len(a9sProcs(mk)) == 0 }) {
-		t.Errorf("cancelled command survives: %v", a9sProcs(mk))
+	if !soakUntil(4*time.Second, func() bool { return len(soakProcs(mk)) == 0 }) {
+		t.Errorf("cancelled command survives: %v", soakProcs(mk))
 	}
 }
 
 // settle waits until the server has no zombie and its descriptors are at
 // most limit, and returns the last snapshot.
-func (s *a9sSoak) settle(pid, limit int) a9sSnap {
-	var snap a9sSnap
-	a9sUntil(5*time.Second, func() bool {
-		snap = a9sSnapshot(s.t, pid)
+func (s *soakSoak) settle(pid, limit int) soakSnap {
+	var snap soakSnap
+	soakUntil(5*time.Second, func() bool {
+		snap = soakSnapshot(s.t, pid)
 		return len(snap.Zombies) == 0 && snap.FDs <= limit
 	})
 	return snap
@@ -577,14 +577,14 @@ func TestSoakMixedWorkload(t *testing.T) {
 	ws := t.TempDir()
 	cache := t.TempDir()
 	writeFile(t, filepath.Join(ws, "many", "seed.txt"), "") // watched from the start
-	c := a9sStart(t, ws, cache)
+	c := soakStart(t, ws, cache)
 	pid := c.Cmd.Process.Pid
-	s := &a9sSoak{t: t, c: c, ws: ws, marker: a9sMarker(t), want: map[string]string{}}
+	s := &soakSoak{t: t, c: c, ws: ws, marker: soakMarker(t), want: map[string]string{}}
 	s.want["many/seed.txt"] = ""
-	for i := 0; i < a9sManyFiles; i++ {
+	for i := 0; i < soakManyFiles; i++ {
 		s.external(fmt.Sprintf("many/file-with-a-fairly-long-name-number-%d.txt", i), "")
 	}
-	t.Logf("start: %v", a9sSnapshot(t, pid))
+	t.Logf("start: %v", soakSnapshot(t, pid))
 
 	t0 := time.Now()
 	s.round(0)
@@ -607,12 +607,12 @@ func TestSoakMixedWorkload(t *testing.T) {
 		return n
 	}
 	baseDirs := dirs()
-	var snaps []a9sSnap
+	var snaps []soakSnap
 	for n := 1; n <= 3; n++ {
 		s.round(n)
-		snap := s.settle(pid, base.FDs+a9sFDSlack)
+		snap := s.settle(pid, base.FDs+soakFDSlack)
 		want := base.Watches + dirs() - baseDirs
-		a9sUntil(5*time.Second, func() bool { snap = a9sSnapshot(t, pid); return snap.Watches == want })
+		soakUntil(5*time.Second, func() bool { snap = soakSnapshot(t, pid); return snap.Watches == want })
 		snaps = append(snaps, snap)
 		t.Logf("after round %d (%d calls, %v): %v (directories %d)", n, s.calls, time.Since(t0), snap, dirs())
 		if snap.Watches != want {
@@ -620,8 +620,8 @@ func TestSoakMixedWorkload(t *testing.T) {
 		}
 	}
 	last := snaps[len(snaps)-1]
-	if last.FDs > base.FDs+a9sFDSlack {
-		t.Errorf("descriptors grew: %d after the soak, %d after warm-up (slack %d)", last.FDs, base.FDs, a9sFDSlack)
+	if last.FDs > base.FDs+soakFDSlack {
+		t.Errorf("descriptors grew: %d after the soak, %d after warm-up (slack %d)", last.FDs, base.FDs, soakFDSlack)
 		if l, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
 			for _, e := range l {
 				tgt, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name()))
@@ -629,17 +629,17 @@ func TestSoakMixedWorkload(t *testing.T) {
 			}
 		}
 	}
-	if last.Threads > snaps[0].Threads+a9sThreadSlack {
-		t.Errorf("threads grew round over round: %d after round 1, %d after round 3 (slack %d)", snaps[0].Threads, last.Threads, a9sThreadSlack)
+	if last.Threads > snaps[0].Threads+soakThreadSlack {
+		t.Errorf("threads grew round over round: %d after round 1, %d after round 3 (slack %d)", snaps[0].Threads, last.Threads, soakThreadSlack)
 	}
-	if g := last.RSSKB - snaps[0].RSSKB; g > a9sRSSGrowthKB {
-		t.Errorf("RSS grew %d KB between round 1 and round 3 (bound %d KB)", g, a9sRSSGrowthKB)
+	if g := last.RSSKB - snaps[0].RSSKB; g > soakRSSGrowthKB {
+		t.Errorf("RSS grew %d KB between round 1 and round 3 (bound %d KB)", g, soakRSSGrowthKB)
 	}
 	if len(last.Zombies) > 0 {
 		t.Errorf("zombie children of the server: %v", last.Zombies)
 	}
 	// The short background children have exited by now and were reaped.
-	if p := a9sProcs(s.marker + "-short"); len(p) > 0 {
+	if p := soakProcs(s.marker + "-short"); len(p) > 0 {
 		t.Errorf("short background children still listed: %v", p)
 	}
 
@@ -649,7 +649,7 @@ func TestSoakMixedWorkload(t *testing.T) {
 		want = append(want, k)
 	}
 	sort.Strings(want)
-	if got := a9sFiles(t, ws); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := soakFiles(t, ws); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("workspace files:\n got %q\nwant %q", got, want)
 	}
 	for rel, content := range s.want {
@@ -679,7 +679,7 @@ func TestSoakMixedWorkload(t *testing.T) {
 	if el := time.Since(start); el > 2*time.Second {
 		t.Errorf("tools/list after the soak took %v", el)
 	}
-	if n, m := len(a9sProcs(s.marker+"-bg")), len(a9sProcs(s.marker+"-daemon")); n != 4 || m != 4 {
+	if n, m := len(soakProcs(s.marker+"-bg")), len(soakProcs(s.marker+"-daemon")); n != 4 || m != 4 {
 		t.Errorf("background children alive before shutdown: %d and %d daemons, want 4 each (they outlive the call)", n, m)
 	}
 
@@ -692,24 +692,24 @@ func TestSoakMixedWorkload(t *testing.T) {
 			t.Errorf("spill file %s survives shutdown (err %v)", p, err)
 		}
 	}
-	if left := a9sFiles(t, cache); len(left) > 0 {
+	if left := soakFiles(t, cache); len(left) > 0 {
 		t.Errorf("files left in the cache dir after shutdown: %v", left)
 	}
-	if !a9sUntil(5*time.Second, func() bool { return len(a9sProcs(s.marker)) == 0 }) {
-		t.Errorf("processes survive shutdown: %v", a9sProcs(s.marker))
+	if !soakUntil(5*time.Second, func() bool { return len(soakProcs(s.marker)) == 0 }) {
+		t.Errorf("processes survive shutdown: %v", soakProcs(s.marker))
 	}
 	t.Logf("total calls: %d", s.calls)
 }
 
-// a9sRaw is a hand-framed client, so duplicate or missing replies are seen
+// soakRaw is a hand-framed client, so duplicate or missing replies are seen
 // (a library client drops replies it no longer waits for).
-type a9sRaw struct {
+type soakRaw struct {
 	*rawClient[map[string]any]
 	pid   int
 	taken int // frames already looked at by await
 }
 
-func a9sStartRaw(t *testing.T, ws, cache string) *a9sRaw {
+func soakStartRaw(t *testing.T, ws, cache string) *soakRaw {
 	t.Helper()
 	rc := startRaw(t, []string{"--root", ws}, []string{"XDG_CACHE_HOME=" + cache}, lenientFrames(func(body []byte) []map[string]any {
 		var m map[string]any
@@ -718,10 +718,10 @@ func a9sStartRaw(t *testing.T, ws, cache string) *a9sRaw {
 		}
 		return []map[string]any{m}
 	}))
-	return &a9sRaw{rawClient: rc, pid: rc.cmd.Process.Pid}
+	return &soakRaw{rawClient: rc, pid: rc.cmd.Process.Pid}
 }
 
-func (r *a9sRaw) send(msg map[string]any) {
+func (r *soakRaw) send(msg map[string]any) {
 	msg["jsonrpc"] = "2.0"
 	b, _ := json.Marshal(msg)
 	r.writeFrame(b)
@@ -729,7 +729,7 @@ func (r *a9sRaw) send(msg map[string]any) {
 
 // await returns the reply to id, skipping notifications and recording every
 // other reply in seen.
-func (r *a9sRaw) await(id int, d time.Duration, seen map[int][]map[string]any) (map[string]any, bool) {
+func (r *soakRaw) await(id int, d time.Duration, seen map[int][]map[string]any) (map[string]any, bool) {
 	deadline := time.Now().Add(d)
 	for {
 		f, ok := r.next(&r.taken, deadline)
@@ -747,10 +747,10 @@ func (r *a9sRaw) await(id int, d time.Duration, seen map[int][]map[string]any) (
 	}
 }
 
-// a9sBurstBody is what the burst's writes write: 256 KiB, so a cancel can
+// soakBurstBody is what the burst's writes write: 256 KiB, so a cancel can
 // land while it is being written. (A 1 MiB write was measured to cost the
 // server ~20 MB of RSS, 8 at once ~200 MB, which drowns any leak signal.)
-var a9sBurstBody = strings.Repeat("0123456789abcde\n", 1<<14)
+var soakBurstBody = strings.Repeat("0123456789abcde\n", 1<<14)
 
 // TestSoakCancelBurst: 64 concurrent calls (slow bash, fast reads),
 // half cancelled at random moments; every call gets exactly one reply (its
@@ -765,8 +765,8 @@ func TestSoakCancelBurst(t *testing.T) {
 	ws := t.TempDir()
 	cache := t.TempDir()
 	writeFile(t, filepath.Join(ws, "f.txt"), strings.Repeat("line of text\n", 300))
-	r := a9sStartRaw(t, ws, cache)
-	marker := a9sMarker(t)
+	r := soakStartRaw(t, ws, cache)
+	marker := soakMarker(t)
 	seen := map[int][]map[string]any{}
 	r.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"mode": "bypass"}}})
 	if _, ok := r.await(1, 10*time.Second, seen); !ok {
@@ -797,7 +797,7 @@ func TestSoakCancelBurst(t *testing.T) {
 				args = map[string]any{"path": "f.txt", "offset": 1 + i}
 			case 6:
 				kind[id] = "write"
-				args = map[string]any{"path": fmt.Sprintf("w%d.txt", id), "content": a9sBurstBody}
+				args = map[string]any{"path": fmt.Sprintf("w%d.txt", id), "content": soakBurstBody}
 			case 7: // blocks until cancelled: always cancelled
 				kind[id] = "test_block"
 				args = map[string]any{}
@@ -881,7 +881,7 @@ func TestSoakCancelBurst(t *testing.T) {
 			name := fmt.Sprintf("w%d.txt", id)
 			b, err := os.ReadFile(filepath.Join(ws, name))
 			switch {
-			case wrote[name] && string(b) != a9sBurstBody:
+			case wrote[name] && string(b) != soakBurstBody:
 				t.Errorf("%s: write %d answered a result but %s holds %d bytes (err %v)", label, id, name, len(b), err)
 			case !wrote[name] && !os.IsNotExist(err):
 				t.Errorf("%s: write %d answered -32800 but %s exists (%d bytes, err %v)", label, id, name, len(b), err)
@@ -891,8 +891,8 @@ func TestSoakCancelBurst(t *testing.T) {
 			nCancelled++
 		}
 		t.Logf("%s: %d calls, %d cancels sent, %d answered -32800", label, ping-first, nCancelled, nCancelReplies)
-		if !a9sUntil(5*time.Second, func() bool { return len(a9sProcs(marker)) == 0 }) {
-			t.Errorf("%s: burst processes survive: %v", label, a9sProcs(marker))
+		if !soakUntil(5*time.Second, func() bool { return len(soakProcs(marker)) == 0 }) {
+			t.Errorf("%s: burst processes survive: %v", label, soakProcs(marker))
 		}
 	}
 
@@ -907,10 +907,10 @@ func TestSoakCancelBurst(t *testing.T) {
 		r.send(map[string]any{"id": id, "method": "tools/call", "params": map[string]any{"name": "read", "arguments": map[string]any{"path": "f.txt"}}})
 		r.await(id, 10*time.Second, seen)
 	}
-	settle := func(limit int) a9sSnap {
-		var snap a9sSnap
-		a9sUntil(5*time.Second, func() bool {
-			snap = a9sSnapshot(t, r.pid)
+	settle := func(limit int) soakSnap {
+		var snap soakSnap
+		soakUntil(5*time.Second, func() bool {
+			snap = soakSnapshot(t, r.pid)
 			return len(snap.Zombies) == 0 && len(snap.Children) == 0 && snap.FDs <= limit
 		})
 		return snap
@@ -919,20 +919,20 @@ func TestSoakCancelBurst(t *testing.T) {
 	t.Logf("baseline: %v", base)
 
 	burst("burst 1")
-	s1 := settle(base.FDs + a9sFDSlack)
+	s1 := settle(base.FDs + soakFDSlack)
 	t.Logf("after burst 1: %v", s1)
 	burst("burst 2")
-	s2 := settle(base.FDs + a9sFDSlack)
+	s2 := settle(base.FDs + soakFDSlack)
 	t.Logf("after burst 2: %v", s2)
 
-	if s2.FDs > base.FDs+a9sFDSlack {
-		t.Errorf("descriptors: %d after the bursts, baseline %d (slack %d)", s2.FDs, base.FDs, a9sFDSlack)
+	if s2.FDs > base.FDs+soakFDSlack {
+		t.Errorf("descriptors: %d after the bursts, baseline %d (slack %d)", s2.FDs, base.FDs, soakFDSlack)
 	}
-	if s2.Threads > s1.Threads+a9sBurstThreadSlack || s2.Threads > base.Threads+64+a9sBurstThreadSlack {
-		t.Errorf("threads: baseline %d, burst 1 %d, burst 2 %d (slack %d over burst 1, %d over baseline+64)", base.Threads, s1.Threads, s2.Threads, a9sBurstThreadSlack, a9sBurstThreadSlack)
+	if s2.Threads > s1.Threads+soakBurstThreadSlack || s2.Threads > base.Threads+64+soakBurstThreadSlack {
+		t.Errorf("threads: baseline %d, burst 1 %d, burst 2 %d (slack %d over burst 1, %d over baseline+64)", base.Threads, s1.Threads, s2.Threads, soakBurstThreadSlack, soakBurstThreadSlack)
 	}
-	if g := s2.RSSKB - base.RSSKB; g > a9sBurstRSSKB {
-		t.Errorf("RSS grew %d KB over the baseline in two bursts (bound %d KB)", g, a9sBurstRSSKB)
+	if g := s2.RSSKB - base.RSSKB; g > soakBurstRSSKB {
+		t.Errorf("RSS grew %d KB over the baseline in two bursts (bound %d KB)", g, soakBurstRSSKB)
 	}
 	if len(s2.Zombies) > 0 || len(s2.Children) > 0 {
 		t.Errorf("after the bursts: zombies %v, live children %v", s2.Zombies, s2.Children)
@@ -942,7 +942,7 @@ func TestSoakCancelBurst(t *testing.T) {
 		want = append(want, name)
 	}
 	sort.Strings(want)
-	if got := a9sFiles(t, ws); strings.Join(got, " ") != strings.Join(want, " ") {
+	if got := soakFiles(t, ws); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("workspace after the bursts:\n got %q\nwant %q", got, want)
 	}
 	// Shutdown and exit.
@@ -965,7 +965,7 @@ func TestSoakSpillCap(t *testing.T) {
 	}
 	ws := t.TempDir()
 	cache := t.TempDir()
-	c := a9sStart(t, ws, cache)
+	c := soakStart(t, ws, cache)
 	pid := c.Cmd.Process.Pid
 	ctx := testCtx(t, 60*time.Second)
 	const each = 60_000_000 // bytes per command: under the 64 MiB file cap
@@ -975,24 +975,24 @@ func TestSoakSpillCap(t *testing.T) {
 		cmd := fmt.Sprintf("yes 'spill %d 0123456789012345678901234567890123456789012345678901234567' | head -c %d", i, each)
 		r, err := c.TryCallTool(ctx, "bash", map[string]any{"command": cmd})
 		if err != nil || r.IsError {
-			t.Fatalf("bash %d: %v %s", i, err, a9sShort(r.Text()))
+			t.Fatalf("bash %d: %v %s", i, err, soakShort(r.Text()))
 		}
-		p := a9sSpillRE.FindString(r.Text())
+		p := soakSpillRE.FindString(r.Text())
 		if p == "" {
 			t.Fatalf("bash %d: no spill path:\n%.400s", i, r.Text())
 		}
 		spills = append(spills, p)
-		snap := a9sSnapshot(t, pid)
+		snap := soakSnapshot(t, pid)
 		maxRSS = max(maxRSS, snap.RSSKB)
 		var total int64
-		for _, f := range a9sFiles(t, filepath.Dir(p)) {
+		for _, f := range soakFiles(t, filepath.Dir(p)) {
 			if st, err := os.Stat(filepath.Join(filepath.Dir(p), f)); err == nil {
 				total += st.Size()
 			}
 		}
 		t.Logf("after spill %d: dir total %d bytes (%.1f MiB), server %v", i, total, float64(total)/(1<<20), snap)
-		if total > a9sSpillTotalCap {
-			t.Errorf("spill dir holds %d bytes after spill %d, cap %d", total, i, a9sSpillTotalCap)
+		if total > soakSpillTotalCap {
+			t.Errorf("spill dir holds %d bytes after spill %d, cap %d", total, i, soakSpillTotalCap)
 		}
 		if st, err := os.Stat(p); err != nil || st.Size() != each {
 			t.Errorf("newest spill %s: %v, want %d bytes", p, err, each)
@@ -1012,7 +1012,7 @@ func TestSoakSpillCap(t *testing.T) {
 	if code := c.Shutdown(testCtx(t, 10*time.Second)); code != 0 {
 		t.Errorf("exit code %d", code)
 	}
-	if left := a9sFiles(t, cache); len(left) > 0 {
+	if left := soakFiles(t, cache); len(left) > 0 {
 		t.Errorf("files left in the cache dir after shutdown: %v", left)
 	}
 }
@@ -1025,11 +1025,11 @@ func TestSoakEOFCleanup(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	cache := t.TempDir()
-	c := a9sStart(t, ws, cache)
-	marker := a9sMarker(t)
+	c := soakStart(t, ws, cache)
+	marker := soakMarker(t)
 	ctx := testCtx(t, 30*time.Second)
 	r := c.CallTool(ctx, "bash", map[string]any{"command": "seq 1 50000; (exec -a " + marker + "-bg sleep 30) &"})
-	spill := a9sSpillRE.FindString(r.Text())
+	spill := soakSpillRE.FindString(r.Text())
 	if spill == "" {
 		t.Fatalf("no spill path:\n%.400s", r.Text())
 	}
@@ -1037,8 +1037,8 @@ func TestSoakEOFCleanup(t *testing.T) {
 		t.Fatalf("spill file: %v", err)
 	}
 	go c.TryCallTool(ctx, "bash", map[string]any{"command": "exec -a " + marker + "-run sleep 30"}) // ends when the server exits
-	if !a9sUntil(5*time.Second, func() bool { return len(a9sProcs(marker+"-run")) > 0 && len(a9sProcs(marker+"-bg")) > 0 }) {
-		t.Fatalf("commands not running: %v", a9sProcs(marker))
+	if !soakUntil(5*time.Second, func() bool { return len(soakProcs(marker+"-run")) > 0 && len(soakProcs(marker+"-bg")) > 0 }) {
+		t.Fatalf("commands not running: %v", soakProcs(marker))
 	}
 	start := time.Now()
 	c.CloseStdin()
@@ -1052,13 +1052,13 @@ func TestSoakEOFCleanup(t *testing.T) {
 	if el > 2*time.Second {
 		t.Errorf("exit took %v after EOF; docs/protocol.md: within 1 s", el)
 	}
-	if !a9sUntil(3*time.Second, func() bool { return len(a9sProcs(marker)) == 0 }) {
-		t.Errorf("processes survive the server: %v", a9sProcs(marker))
+	if !soakUntil(3*time.Second, func() bool { return len(soakProcs(marker)) == 0 }) {
+		t.Errorf("processes survive the server: %v", soakProcs(marker))
 	}
 	if _, err := os.Stat(spill); !os.IsNotExist(err) {
 		t.Errorf("spill file survives EOF (err %v)", err)
 	}
-	if left := a9sFiles(t, cache); len(left) > 0 {
+	if left := soakFiles(t, cache); len(left) > 0 {
 		t.Errorf("files left in the cache dir: %v", left)
 	}
 }
@@ -1069,22 +1069,22 @@ func TestSoakEOFCleanup(t *testing.T) {
 // code 0, the spill file deleted and the child killed.
 func TestSoakShutdownRepeated(t *testing.T) {
 	t.Parallel()
-	marker := a9sMarker(t)
+	marker := soakMarker(t)
 	for i := 0; i < 6; i++ {
 		ws := t.TempDir()
 		cache := t.TempDir()
-		c := a9sStart(t, ws, cache)
+		c := soakStart(t, ws, cache)
 		ctx := testCtx(t, 20*time.Second)
 		mk := fmt.Sprintf("%s-%d", marker, i)
 		r := c.CallTool(ctx, "bash", map[string]any{"command": "seq 1 50000; (exec -a " + mk + " sleep 30) &"})
-		spill := a9sSpillRE.FindString(r.Text())
+		spill := soakSpillRE.FindString(r.Text())
 		code := c.Shutdown(ctx)
 		// Exit comes after the kill, so 1 s only covers reaping lag.
-		gone := a9sUntil(time.Second, func() bool { return len(a9sProcs(mk)) == 0 })
+		gone := soakUntil(time.Second, func() bool { return len(soakProcs(mk)) == 0 })
 		_, serr := os.Stat(spill)
 		t.Logf("session %d: exit %d, child gone %v, spill gone %v", i, code, gone, os.IsNotExist(serr))
 		if code != 0 || !gone || spill == "" || !os.IsNotExist(serr) {
-			t.Errorf("session %d: exit code %d (want 0), processes left %v, spill %q stat err %v (want deleted)", i, code, a9sProcs(mk), spill, serr)
+			t.Errorf("session %d: exit code %d (want 0), processes left %v, spill %q stat err %v (want deleted)", i, code, soakProcs(mk), spill, serr)
 		}
 	}
 }

@@ -23,23 +23,23 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a4sCallTimeout catches hangs: every call must return well within it.
-const a4sCallTimeout = 10 * time.Second
+// specialCallTimeout catches hangs: every call must return well within it.
+const specialCallTimeout = 10 * time.Second
 
-// a4sStart starts agentls on ws in bypass mode (nothing asks).
-func a4sStart(t *testing.T, ws string, env ...string) *harness.Client {
+// specialStart starts agentls on ws in bypass mode (nothing asks).
+func specialStart(t *testing.T, ws string, env ...string) *harness.Client {
 	t.Helper()
 	c, _ := startIn(t, ws, bypass(), env...)
 	return c
 }
 
-// a4sStartNoDAC starts agentls as root without CAP_DAC_OVERRIDE and
+// specialStartNoDAC starts agentls as root without CAP_DAC_OVERRIDE and
 // CAP_DAC_READ_SEARCH, so file modes bind it as they bind a normal user.
 // Not parallel-safe (it sets AGENTLS_BIN for this test).
-func a4sStartNoDAC(t *testing.T, ws string) *harness.Client {
+func specialStartNoDAC(t *testing.T, ws string) *harness.Client {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		return a4sStart(t, ws) // modes already bind a normal user
+		return specialStart(t, ws) // modes already bind a normal user
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
@@ -52,14 +52,14 @@ func a4sStartNoDAC(t *testing.T, ws string) *harness.Client {
 		t.Fatal(err)
 	}
 	t.Setenv("AGENTLS_BIN", wrapper)
-	return a4sStart(t, ws)
+	return specialStart(t, ws)
 }
 
-// a4sCall runs one tool call and fails the test when it does not return
-// within a4sCallTimeout (a hang) or fails at the protocol level.
-func a4sCall(t *testing.T, c *harness.Client, name string, args map[string]any) harness.Result {
+// specialCall runs one tool call and fails the test when it does not return
+// within specialCallTimeout (a hang) or fails at the protocol level.
+func specialCall(t *testing.T, c *harness.Client, name string, args map[string]any) harness.Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), a4sCallTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), specialCallTimeout)
 	defer cancel()
 	start := time.Now()
 	r, err := c.TryCallTool(ctx, name, args)
@@ -69,8 +69,8 @@ func a4sCall(t *testing.T, c *harness.Client, name string, args map[string]any) 
 	return r
 }
 
-// a4sBytesEqual compares the file's bytes with want.
-func a4sBytesEqual(t *testing.T, what, p string, want []byte) {
+// specialBytesEqual compares the file's bytes with want.
+func specialBytesEqual(t *testing.T, what, p string, want []byte) {
 	t.Helper()
 	got, err := os.ReadFile(p)
 	if err != nil {
@@ -78,25 +78,25 @@ func a4sBytesEqual(t *testing.T, what, p string, want []byte) {
 		return
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s: bytes on disk\n got %q\nwant %q", what, a4sShort(got), a4sShort(want))
+		t.Errorf("%s: bytes on disk\n got %q\nwant %q", what, specialShort(got), specialShort(want))
 	}
 }
 
-func a4sShort(b []byte) []byte {
+func specialShort(b []byte) []byte {
 	if len(b) > 300 {
 		return append(append([]byte{}, b[:300]...), "…"...)
 	}
 	return b
 }
 
-func a4sMkfifo(t *testing.T, p string) {
+func specialMkfifo(t *testing.T, p string) {
 	t.Helper()
 	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
 }
 
-func a4sLmode(t *testing.T, p string) os.FileMode {
+func specialLmode(t *testing.T, p string) os.FileMode {
 	t.Helper()
 	fi, err := os.Lstat(p)
 	if err != nil {
@@ -124,30 +124,30 @@ func TestSpecialUnreadable(t *testing.T) {
 	must(os.Chmod(locked, 0))
 	must(os.Chmod(closed, 0))
 	t.Cleanup(func() { os.Chmod(closed, 0o755); os.Chmod(locked, 0o644); os.Chmod(later, 0o644) })
-	c := a4sStartNoDAC(t, ws)
+	c := specialStartNoDAC(t, ws)
 
-	wantResult(t, "read mode 000", a4sCall(t, c, "read", map[string]any{"path": "locked.txt"}), true, "permission")
-	wantResult(t, "write over mode 000", a4sCall(t, c, "write", map[string]any{"path": "locked.txt", "content": "new\n"}), true)
+	wantResult(t, "read mode 000", specialCall(t, c, "read", map[string]any{"path": "locked.txt"}), true, "permission")
+	wantResult(t, "write over mode 000", specialCall(t, c, "write", map[string]any{"path": "locked.txt", "content": "new\n"}), true)
 
 	// Read, then lock: the edit must fail on the file's mode, not write.
-	wantResult(t, "read later", a4sCall(t, c, "read", map[string]any{"path": "later.txt"}), false, "needle later")
+	wantResult(t, "read later", specialCall(t, c, "read", map[string]any{"path": "later.txt"}), false, "needle later")
 	must(os.Chmod(later, 0))
-	r := a4sCall(t, c, "edit", editCall("later.txt", "later", "LATER"))
+	r := specialCall(t, c, "edit", editCall("later.txt", "later", "LATER"))
 	wantResult(t, "edit after chmod 000", r, true, "write-protected (mode 0000)", "chmod u+w")
 	must(os.Chmod(later, 0o644))
-	a4sBytesEqual(t, "later.txt after refused edit", later, []byte("needle later\n"))
+	specialBytesEqual(t, "later.txt after refused edit", later, []byte("needle later\n"))
 	must(os.Chmod(locked, 0o644))
-	a4sBytesEqual(t, "locked.txt after refused write", locked, []byte("needle locked\n"))
+	specialBytesEqual(t, "locked.txt after refused write", locked, []byte("needle locked\n"))
 	must(os.Chmod(locked, 0))
 
-	r = a4sCall(t, c, "grep", map[string]any{"pattern": "needle"})
+	r = specialCall(t, c, "grep", map[string]any{"pattern": "needle"})
 	wantResult(t, "grep with unreadable file and dir", r, false, "ok.txt:1: needle ok", "zdir/z.txt:1: needle z")
 	wantLacks(t, "grep", r.Text(), "needle hidden", "needle locked")
-	r = a4sCall(t, c, "find", map[string]any{"pattern": "*.txt"})
+	r = specialCall(t, c, "find", map[string]any{"pattern": "*.txt"})
 	wantResult(t, "find with unreadable dir", r, false, "ok.txt", "zdir/z.txt")
-	r = a4sCall(t, c, "ls", map[string]any{})
+	r = specialCall(t, c, "ls", map[string]any{})
 	wantResult(t, "ls with unreadable dir", r, false, "closed/", "ok.txt", "zdir/")
-	wantResult(t, "ls of the unreadable dir", a4sCall(t, c, "ls", map[string]any{"path": "closed"}), true, "permission")
+	wantResult(t, "ls of the unreadable dir", specialCall(t, c, "ls", map[string]any{"path": "closed"}), true, "permission")
 }
 
 // TestSpecialReadOnlyAfterRead: a file made read-only after the read
@@ -157,18 +157,18 @@ func TestSpecialReadOnlyAfterRead(t *testing.T) {
 	p := filepath.Join(ws, "ro.txt")
 	writeBytes(t, p, []byte("keep me\n"))
 	t.Cleanup(func() { os.Chmod(p, 0o644) })
-	c := a4sStartNoDAC(t, ws)
-	wantResult(t, "read", a4sCall(t, c, "read", map[string]any{"path": "ro.txt"}), false, "keep me")
+	c := specialStartNoDAC(t, ws)
+	wantResult(t, "read", specialCall(t, c, "read", map[string]any{"path": "ro.txt"}), false, "keep me")
 	if err := os.Chmod(p, 0o444); err != nil {
 		t.Fatal(err)
 	}
-	wantResult(t, "edit read-only", a4sCall(t, c, "edit", editCall("ro.txt", "keep", "lose")), true)
-	a4sBytesEqual(t, "ro.txt", p, []byte("keep me\n"))
-	if m := a4sLmode(t, p); m.Perm() != 0o444 {
+	wantResult(t, "edit read-only", specialCall(t, c, "edit", editCall("ro.txt", "keep", "lose")), true)
+	specialBytesEqual(t, "ro.txt", p, []byte("keep me\n"))
+	if m := specialLmode(t, p); m.Perm() != 0o444 {
 		t.Errorf("mode changed to %v", m.Perm())
 	}
-	wantResult(t, "write read-only", a4sCall(t, c, "write", map[string]any{"path": "ro.txt", "content": "lost\n"}), true)
-	a4sBytesEqual(t, "ro.txt after write", p, []byte("keep me\n"))
+	wantResult(t, "write read-only", specialCall(t, c, "write", map[string]any{"path": "ro.txt", "content": "lost\n"}), true)
+	specialBytesEqual(t, "ro.txt after write", p, []byte("keep me\n"))
 }
 
 // TestSpecialWatcher: workspace/externalChange for read files with
@@ -178,12 +178,12 @@ func TestSpecialWatcher(t *testing.T) {
 	writeBytes(t, filepath.Join(ws, "with space.txt"), []byte("v1\n"))
 	writeBytes(t, filepath.Join(ws, "-rf.txt"), []byte("v1\n"))
 	writeBytes(t, filepath.Join(ws, "sub", "x.txt"), []byte("v1\n"))
-	a4sMkfifo(t, filepath.Join(ws, "pipe"))
+	specialMkfifo(t, filepath.Join(ws, "pipe"))
 	symlink(t, "loopb", filepath.Join(ws, "loopa"))
 	symlink(t, "loopa", filepath.Join(ws, "loopb"))
-	c := a4sStart(t, ws)
+	c := specialStart(t, ws)
 	for _, p := range []string{"with space.txt", "-rf.txt", "sub/x.txt"} {
-		wantResult(t, "read "+p, a4sCall(t, c, "read", map[string]any{"path": p}), false, "v1")
+		wantResult(t, "read "+p, specialCall(t, c, "read", map[string]any{"path": p}), false, "v1")
 	}
 	wait := func(rel, kind string, since time.Time) map[string]any {
 		t.Helper()
@@ -226,7 +226,7 @@ func TestSpecialWatcher(t *testing.T) {
 	}
 	wait("sub/x.txt", "deleted", since)
 	// A new fifo in the tree must not block the watcher either.
-	a4sMkfifo(t, filepath.Join(ws, "sub", "pipe2"))
+	specialMkfifo(t, filepath.Join(ws, "sub", "pipe2"))
 	since = time.Now()
 	writeBytes(t, filepath.Join(ws, "with space.txt"), []byte("v3 changed again\n"))
 	wait("with space.txt", "changed", since)

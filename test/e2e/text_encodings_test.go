@@ -23,15 +23,15 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-func a18tMustOK(t *testing.T, r harness.Result, what string) {
+func encodingsMustOK(t *testing.T, r harness.Result, what string) {
 	t.Helper()
 	if r.IsError {
 		t.Fatalf("%s: unexpected isError: %s", what, r.Text())
 	}
 }
 
-// a18tNumbered renders lines as read's `%6d→text` body.
-func a18tNumbered(from int, lines ...string) string {
+// encodingsNumbered renders lines as read's `%6d→text` body.
+func encodingsNumbered(from int, lines ...string) string {
 	var b strings.Builder
 	for i, l := range lines {
 		fmt.Fprintf(&b, "%6d→%s\n", from+i, l)
@@ -39,8 +39,8 @@ func a18tNumbered(from int, lines ...string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// a18tEdit is an LSP TextEdit as agentls sends it.
-type a18tEdit struct {
+// encodingsEdit is an LSP TextEdit as agentls sends it.
+type encodingsEdit struct {
 	Range struct {
 		Start struct{ Line, Character int } `json:"start"`
 		End   struct{ Line, Character int } `json:"end"`
@@ -48,24 +48,24 @@ type a18tEdit struct {
 	NewText string `json:"newText"`
 }
 
-func a18tEdits(t *testing.T, v any) []a18tEdit {
+func encodingsEdits(t *testing.T, v any) []encodingsEdit {
 	t.Helper()
 	raw, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []a18tEdit
+	var out []encodingsEdit
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("edits %s: %v", raw, err)
 	}
 	return out
 }
 
-// a18tOffset turns an LSP position into a byte offset of text. Lines end at
+// encodingsOffset turns an LSP position into a byte offset of text. Lines end at
 // \r\n, \n or \r (LSP 3.17); character counts units of enc ("utf-16",
 // "utf-8", "utf-32"). A character past the line's end or inside a
 // multi-unit character is an error: a server must not send one.
-func a18tOffset(text string, line, char int, enc string) (int, error) {
+func encodingsOffset(text string, line, char int, enc string) (int, error) {
 	off := 0
 	for l := 0; l < line; l++ {
 		i := strings.IndexAny(text[off:], "\r\n")
@@ -105,19 +105,19 @@ func a18tOffset(text string, line, char int, enc string) (int, error) {
 	return off, nil
 }
 
-// a18tApply applies TextEdits (ranges in old) in encoding enc.
-func a18tApply(old string, edits []a18tEdit, enc string) (string, error) {
+// encodingsApply applies TextEdits (ranges in old) in encoding enc.
+func encodingsApply(old string, edits []encodingsEdit, enc string) (string, error) {
 	type span struct {
 		s, e int
 		text string
 	}
 	var spans []span
 	for _, e := range edits {
-		s, err := a18tOffset(old, e.Range.Start.Line, e.Range.Start.Character, enc)
+		s, err := encodingsOffset(old, e.Range.Start.Line, e.Range.Start.Character, enc)
 		if err != nil {
 			return "", fmt.Errorf("start: %w", err)
 		}
-		en, err := a18tOffset(old, e.Range.End.Line, e.Range.End.Character, enc)
+		en, err := encodingsOffset(old, e.Range.End.Line, e.Range.End.Character, enc)
 		if err != nil {
 			return "", fmt.Errorf("end: %w", err)
 		}
@@ -137,28 +137,28 @@ func a18tApply(old string, edits []a18tEdit, enc string) (string, error) {
 	return out, nil
 }
 
-const a18tBOM = "\ufeff"
+const encodingsBOM = "\ufeff"
 
-// a18tCheckEdits applies details.edits to old (BOM not counted, as
+// encodingsCheckEdits applies details.edits to old (BOM not counted, as
 // docs/tools.md says) and compares with want.
-func a18tCheckEdits(t *testing.T, details map[string]any, old, want, enc string) {
+func encodingsCheckEdits(t *testing.T, details map[string]any, old, want, enc string) {
 	t.Helper()
-	edits := a18tEdits(t, details["edits"])
+	edits := encodingsEdits(t, details["edits"])
 	if len(edits) == 0 {
 		t.Fatalf("details.edits empty: %v", details)
 	}
-	got, err := a18tApply(strings.TrimPrefix(old, a18tBOM), edits, enc)
+	got, err := encodingsApply(strings.TrimPrefix(old, encodingsBOM), edits, enc)
 	if err != nil {
 		t.Fatalf("applying details.edits (%s) %+v to %q: %v", enc, edits, old, err)
 	}
-	if got != strings.TrimPrefix(want, a18tBOM) {
-		t.Errorf("details.edits (%s) applied to the old text give\n%q\nwant (new file without BOM)\n%q", enc, got, strings.TrimPrefix(want, a18tBOM))
+	if got != strings.TrimPrefix(want, encodingsBOM) {
+		t.Errorf("details.edits (%s) applied to the old text give\n%q\nwant (new file without BOM)\n%q", enc, got, strings.TrimPrefix(want, encodingsBOM))
 	}
 }
 
-// a18tCheckDiff applies details.unifiedDiff to old (absent = new file) at
+// encodingsCheckDiff applies details.unifiedDiff to old (absent = new file) at
 // rel with `git apply` and with `patch -p1`, and compares with want.
-func a18tCheckDiff(t *testing.T, diff, rel string, old *string, want string) {
+func encodingsCheckDiff(t *testing.T, diff, rel string, old *string, want string) {
 	t.Helper()
 	if diff == "" {
 		t.Fatal("details.unifiedDiff empty")
@@ -216,9 +216,9 @@ func TestTextEditPreservesBytes(t *testing.T) {
 	}{
 		{
 			name: "CRLF+BOM+no final newline, LF oldText/newText", mode: 0o751,
-			old:     a18tBOM + "line1\r\n😀 emoji 中文 x  \r\nline3\r\nlast",
+			old:     encodingsBOM + "line1\r\n😀 emoji 中文 x  \r\nline3\r\nlast",
 			oldText: "emoji 中文 x  \nline3", repl: "EMOJI 中文 y\nL3\nadded",
-			want: a18tBOM + "line1\r\n😀 EMOJI 中文 y\r\nL3\r\nadded\r\nlast",
+			want: encodingsBOM + "line1\r\n😀 EMOJI 中文 y\r\nL3\r\nadded\r\nlast",
 		},
 		{
 			name: "CRLF with final newline, last line edited", mode: 0o600,
@@ -300,15 +300,15 @@ func TestTextEditPreservesBytes(t *testing.T) {
 		},
 		{
 			name: "BOM file, first line edited at its start", mode: 0o644,
-			old:     a18tBOM + "first 😀\r\nsecond",
+			old:     encodingsBOM + "first 😀\r\nsecond",
 			oldText: "first", repl: "1st",
-			want: a18tBOM + "1st 😀\r\nsecond",
+			want: encodingsBOM + "1st 😀\r\nsecond",
 		},
 		{
 			name: "BOM only, LF, delete a line", mode: 0o640,
-			old:     a18tBOM + "a\nb\nc\n",
+			old:     encodingsBOM + "a\nb\nc\n",
 			oldText: "b\n", repl: "",
-			want: a18tBOM + "a\nc\n",
+			want: encodingsBOM + "a\nc\n",
 		},
 	}
 	files := map[string]string{}
@@ -323,9 +323,9 @@ func TestTextEditPreservesBytes(t *testing.T) {
 			if err := os.Chmod(p, tc.mode); err != nil {
 				t.Fatal(err)
 			}
-			a18tMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": rel}), "read")
+			encodingsMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": rel}), "read")
 			r := c.CallTool(ctx, "edit", map[string]any{"path": rel, "edits": []any{map[string]any{"oldText": tc.oldText, "newText": tc.repl, "replaceAll": tc.replaceAll}}})
-			a18tMustOK(t, r, "edit")
+			encodingsMustOK(t, r, "edit")
 			got := readFile(t, p)
 			if got != tc.want {
 				t.Errorf("file bytes\n%q\nwant\n%q", got, tc.want)
@@ -334,9 +334,9 @@ func TestTextEditPreservesBytes(t *testing.T) {
 			if st.Mode().Perm() != tc.mode {
 				t.Errorf("mode %v, want %v", st.Mode().Perm(), tc.mode)
 			}
-			a18tCheckEdits(t, r.Details, tc.old, got, "utf-16")
+			encodingsCheckEdits(t, r.Details, tc.old, got, "utf-16")
 			diff, _ := r.Details["unifiedDiff"].(string)
-			a18tCheckDiff(t, diff, rel, &tc.old, got)
+			encodingsCheckDiff(t, diff, rel, &tc.old, got)
 			if r.Details["kind"] != "edit" {
 				t.Errorf("details.kind %v", r.Details["kind"])
 			}
@@ -352,12 +352,12 @@ func TestTextEditPreservesBytes(t *testing.T) {
 // The exact UTF-16 range of a one-character edit after two emoji and two CJK
 // characters on the second line of a BOM+CRLF file.
 func TestTextEditRangeUTF16Exact(t *testing.T) {
-	old := a18tBOM + "first\r\n😀😀 中文 y z\r\n"
+	old := encodingsBOM + "first\r\n😀😀 中文 y z\r\n"
 	c, _, ctx := start(t, map[string]string{"a.txt": old})
-	a18tMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), "read")
+	encodingsMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), "read")
 	r := c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "y", "newText": "Y"}}})
-	a18tMustOK(t, r, "edit")
-	edits := a18tEdits(t, r.Details["edits"])
+	encodingsMustOK(t, r, "edit")
+	edits := encodingsEdits(t, r.Details["edits"])
 	// 😀 = 2 units each, space, 中, 文, space: y starts at unit 8 of line 1.
 	if len(edits) != 1 || edits[0].Range.Start.Line != 1 || edits[0].Range.Start.Character != 8 || edits[0].Range.End.Line != 1 || edits[0].Range.End.Character != 9 || edits[0].NewText != "Y" {
 		t.Errorf("edits %+v, want one edit 1:8-1:9 \"Y\" (UTF-16, BOM not counted)", edits)
@@ -393,13 +393,13 @@ func TestTextEditPositionEncodingNegotiated(t *testing.T) {
 				}
 			}
 			t.Logf("offered %v, positions in %s", offered, enc)
-			a18tMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), "read")
+			encodingsMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), "read")
 			r := c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "edits": []any{
 				map[string]any{"oldText": "é x", "newText": "é X😀"},
 				map[string]any{"oldText": "y", "newText": "Y"},
 			}})
-			a18tMustOK(t, r, "edit")
-			a18tCheckEdits(t, r.Details, old, readFile(t, filepath.Join(ws, "a.txt")), enc)
+			encodingsMustOK(t, r, "edit")
+			encodingsCheckEdits(t, r.Details, old, readFile(t, filepath.Join(ws, "a.txt")), enc)
 		})
 	}
 }
@@ -409,9 +409,9 @@ func TestTextEditPositionEncodingNegotiated(t *testing.T) {
 func TestTextEditNFCAgainstNFD(t *testing.T) {
 	old := "x = \"cafe\u0301\" // 😀\r\ny = 1\r\n"
 	c, ws, ctx := start(t, map[string]string{"a.txt": old})
-	a18tMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), "read")
+	encodingsMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), "read")
 	r := c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "\"café\"", "newText": "\"tea\""}}})
-	a18tMustOK(t, r, "edit")
+	encodingsMustOK(t, r, "edit")
 	want := "x = \"tea\" // 😀\r\ny = 1\r\n"
 	got := readFile(t, filepath.Join(ws, "a.txt"))
 	if got != want {
@@ -420,16 +420,16 @@ func TestTextEditNFCAgainstNFD(t *testing.T) {
 	if r.Details["matchLevel"] == "exact" {
 		t.Errorf("matchLevel exact for an NFC/NFD pair")
 	}
-	a18tCheckEdits(t, r.Details, old, got, "utf-16")
-	a18tCheckDiff(t, r.Details["unifiedDiff"].(string), "a.txt", &old, got)
+	encodingsCheckEdits(t, r.Details, old, got, "utf-16")
+	encodingsCheckDiff(t, r.Details["unifiedDiff"].(string), "a.txt", &old, got)
 }
 
 func TestTextEditDetailsNoteMatchesResult(t *testing.T) {
 	old := "α\r\nβ 😀\r\n"
 	c, ws, ctx := start(t, map[string]string{"a.txt": old})
-	a18tMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), "read")
+	encodingsMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), "read")
 	r := c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "β", "newText": "γ"}}})
-	a18tMustOK(t, r, "edit")
+	encodingsMustOK(t, r, "edit")
 	n, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/details" })
 	if !ok {
 		t.Fatal("no tools/details notification")
@@ -448,7 +448,7 @@ func TestTextEditDetailsNoteMatchesResult(t *testing.T) {
 			t.Errorf("tools/details %s = %v, result %v", k, p.Details[k], r.Details[k])
 		}
 	}
-	a18tCheckEdits(t, p.Details, old, readFile(t, filepath.Join(ws, "a.txt")), "utf-16")
+	encodingsCheckEdits(t, p.Details, old, readFile(t, filepath.Join(ws, "a.txt")), "utf-16")
 }
 
 // A chain of edits: each edit's oldHash is the previous edit's newHash, and
@@ -456,20 +456,20 @@ func TestTextEditDetailsNoteMatchesResult(t *testing.T) {
 func TestTextEditHashChainAndDryRun(t *testing.T) {
 	old := "a 😀\r\nb\r\n"
 	c, ws, ctx := start(t, map[string]string{"a.txt": old})
-	a18tMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), "read")
+	encodingsMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), "read")
 	dry := c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "dryRun": true, "edits": []any{map[string]any{"oldText": "b", "newText": "B"}}})
-	a18tMustOK(t, dry, "dry run")
+	encodingsMustOK(t, dry, "dry run")
 	if got := readFile(t, filepath.Join(ws, "a.txt")); got != old {
 		t.Fatalf("dryRun wrote: %q", got)
 	}
-	a18tCheckDiff(t, fmt.Sprint(dry.Details["unifiedDiff"]), "a.txt", &old, "a 😀\r\nB\r\n")
+	encodingsCheckDiff(t, fmt.Sprint(dry.Details["unifiedDiff"]), "a.txt", &old, "a 😀\r\nB\r\n")
 	r1 := c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "b", "newText": "B"}}})
-	a18tMustOK(t, r1, "edit 1")
+	encodingsMustOK(t, r1, "edit 1")
 	if r1.Details["unifiedDiff"] != dry.Details["unifiedDiff"] {
 		t.Errorf("dryRun diff %q differs from the real one %q", dry.Details["unifiedDiff"], r1.Details["unifiedDiff"])
 	}
 	r2 := c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "a 😀", "newText": "A"}}})
-	a18tMustOK(t, r2, "edit 2")
+	encodingsMustOK(t, r2, "edit 2")
 	if r2.Details["oldHash"] != r1.Details["newHash"] {
 		t.Errorf("edit 2 oldHash %v != edit 1 newHash %v", r2.Details["oldHash"], r1.Details["newHash"])
 	}
@@ -483,7 +483,7 @@ func TestTextWriteBytes(t *testing.T) {
 		name, path, content string
 	}{
 		{"CRLF no final newline", "n/crlf.txt", "x\r\ny"},
-		{"BOM kept in content", "n/bom.txt", a18tBOM + "bom\nline\n"},
+		{"BOM kept in content", "n/bom.txt", encodingsBOM + "bom\nline\n"},
 		{"emoji CJK combining", "n/deep/dir/u.txt", "😀 中文 e\u0301\n\tend\n"},
 		{"lone CR", "n/cr.txt", "a\rb\r"},
 		{"empty", "n/empty.txt", ""},
@@ -492,7 +492,7 @@ func TestTextWriteBytes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := c.CallTool(ctx, "write", map[string]any{"path": tc.path, "content": tc.content})
-			a18tMustOK(t, r, "write")
+			encodingsMustOK(t, r, "write")
 			if got := readFile(t, filepath.Join(ws, tc.path)); got != tc.content {
 				t.Errorf("file bytes %q, want exactly the content %q", got, tc.content)
 			}
@@ -500,8 +500,8 @@ func TestTextWriteBytes(t *testing.T) {
 				t.Errorf("details.kind %v, want create", r.Details["kind"])
 			}
 			if tc.content != "" {
-				a18tCheckDiff(t, fmt.Sprint(r.Details["unifiedDiff"]), tc.path, nil, tc.content)
-				a18tCheckEdits(t, r.Details, "", tc.content, "utf-16")
+				encodingsCheckDiff(t, fmt.Sprint(r.Details["unifiedDiff"]), tc.path, nil, tc.content)
+				encodingsCheckEdits(t, r.Details, "", tc.content, "utf-16")
 			}
 		})
 	}
@@ -509,10 +509,10 @@ func TestTextWriteBytes(t *testing.T) {
 		p := filepath.Join(ws, "old.txt")
 		os.WriteFile(p, []byte("a\r\n😀b\r\n"), 0o640)
 		os.Chmod(p, 0o640)
-		a18tMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "old.txt"}), "read")
+		encodingsMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "old.txt"}), "read")
 		content := "x😀\ny"
 		r := c.CallTool(ctx, "write", map[string]any{"path": "old.txt", "content": content})
-		a18tMustOK(t, r, "write")
+		encodingsMustOK(t, r, "write")
 		if got := readFile(t, p); got != content {
 			t.Errorf("bytes %q, want %q", got, content)
 		}
@@ -523,8 +523,8 @@ func TestTextWriteBytes(t *testing.T) {
 			t.Errorf("kind %v", r.Details["kind"])
 		}
 		old := "a\r\n😀b\r\n"
-		a18tCheckDiff(t, fmt.Sprint(r.Details["unifiedDiff"]), "old.txt", &old, content)
-		a18tCheckEdits(t, r.Details, old, content, "utf-16")
+		encodingsCheckDiff(t, fmt.Sprint(r.Details["unifiedDiff"]), "old.txt", &old, content)
+		encodingsCheckEdits(t, r.Details, old, content, "utf-16")
 	})
 }
 
@@ -555,8 +555,8 @@ func TestTextSyncIncrementalUTF16(t *testing.T) {
 		map[string]any{"range": rng(0, 6, 0, 7), "text": "文\r\nnew"},
 	}})
 	r := c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"})
-	a18tMustOK(t, r, "read")
-	want := a18tNumbered(1, "a😀Xb 文", "new", "👍🏽 fin😀")
+	encodingsMustOK(t, r, "read")
+	want := encodingsNumbered(1, "a😀Xb 文", "new", "👍🏽 fin😀")
 	if !strings.Contains(r.Text(), want) {
 		t.Errorf("read of the open document:\n%q\nwant lines\n%q", r.Text(), want)
 	}
@@ -588,8 +588,8 @@ func TestTextSyncIncrementalUTF16(t *testing.T) {
 		t.Errorf("no window/logMessage warning naming doc.txt after an impossible change; logs: %v", all)
 	}
 	r = c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"})
-	a18tMustOK(t, r, "read after drop")
-	if !strings.Contains(r.Text(), a18tNumbered(1, "disk 1", "disk 2")) || strings.Contains(r.Text(), "zzz") || strings.Contains(r.Text(), "unsaved") {
+	encodingsMustOK(t, r, "read after drop")
+	if !strings.Contains(r.Text(), encodingsNumbered(1, "disk 1", "disk 2")) || strings.Contains(r.Text(), "zzz") || strings.Contains(r.Text(), "unsaved") {
 		t.Errorf("after the drop read must show the disk: %q", r.Text())
 	}
 }
@@ -604,8 +604,8 @@ func TestTextSyncWholeTextChange(t *testing.T) {
 		map[string]any{"text": "whole 😀\r\nnew text"},
 	}})
 	r := c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"})
-	a18tMustOK(t, r, "read")
-	if !strings.Contains(r.Text(), a18tNumbered(1, "whole 😀", "new text")) {
+	encodingsMustOK(t, r, "read")
+	if !strings.Contains(r.Text(), encodingsNumbered(1, "whole 😀", "new text")) {
 		t.Errorf("read %q", r.Text())
 	}
 	if v, _ := r.Details["editorVersion"].(float64); v != 5 {
@@ -613,7 +613,7 @@ func TestTextSyncWholeTextChange(t *testing.T) {
 	}
 	c.Conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
 	r = c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"})
-	if !strings.Contains(r.Text(), a18tNumbered(1, "disk")) {
+	if !strings.Contains(r.Text(), encodingsNumbered(1, "disk")) {
 		t.Errorf("after didClose read must show the disk: %q", r.Text())
 	}
 }
@@ -643,9 +643,9 @@ func TestTextSyncApplyEditRanges(t *testing.T) {
 						URI     string `json:"uri"`
 						Version int    `json:"version"`
 					} `json:"textDocument"`
-					Edits []a18tEdit `json:"edits"`
+					Edits []encodingsEdit `json:"edits"`
 				} `json:"documentChanges"`
-				Changes map[string][]a18tEdit `json:"changes"`
+				Changes map[string][]encodingsEdit `json:"changes"`
 			} `json:"edit"`
 		}
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -658,13 +658,13 @@ func TestTextSyncApplyEditRanges(t *testing.T) {
 			return map[string]any{"applied": false, "failureReason": "bad"}, nil
 		}
 		dc := p.Edit.DocumentChanges[0]
-		next, err := a18tApply(doc, dc.Edits, "utf-16")
+		next, err := encodingsApply(doc, dc.Edits, "utf-16")
 		if err != nil {
 			applyErr = append(applyErr, err.Error())
 			return map[string]any{"applied": false, "failureReason": err.Error()}, nil
 		}
 		for u, ch := range p.Edit.Changes {
-			alt, err := a18tApply(doc, ch, "utf-16")
+			alt, err := encodingsApply(doc, ch, "utf-16")
 			if err != nil || alt != next {
 				applyErr = append(applyErr, fmt.Sprintf("changes[%s] give %q (%v), documentChanges %q", u, alt, err, next))
 			}
@@ -681,9 +681,9 @@ func TestTextSyncApplyEditRanges(t *testing.T) {
 		"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"applyEdit": true}}},
 	})
 	c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "plaintext", "version": 1, "text": doc}})
-	a18tMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"}), "read")
+	encodingsMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"}), "read")
 	r := c.CallTool(ctx, "edit", map[string]any{"path": "doc.txt", "edits": []any{map[string]any{"oldText": "target 👍🏽 unsaved\nbottom", "newText": "hit 🎯\nlast"}}})
-	a18tMustOK(t, r, "edit")
+	encodingsMustOK(t, r, "edit")
 	mu.Lock()
 	defer mu.Unlock()
 	for _, e := range applyErr {
@@ -702,7 +702,7 @@ func TestTextSyncApplyEditRanges(t *testing.T) {
 	if r.Details["inEditor"] != true {
 		t.Errorf("details.inEditor %v", r.Details["inEditor"])
 	}
-	a18tCheckEdits(t, r.Details, "top\r\n😀😀 中 target 👍🏽 unsaved\r\nbottom\r\n", want, "utf-16")
+	encodingsCheckEdits(t, r.Details, "top\r\n😀😀 中 target 👍🏽 unsaved\r\nbottom\r\n", want, "utf-16")
 }
 
 // Bytes that are not UTF-8 elsewhere in the file survive an edit: the
@@ -710,15 +710,15 @@ func TestTextSyncApplyEditRanges(t *testing.T) {
 func TestTextEditKeepsInvalidUTF8Bytes(t *testing.T) {
 	old := "x\xff\xfe\n\xc3(\nl3\nl4\nl5\nl6\nl7\nlast\n"
 	c, ws, ctx := start(t, map[string]string{"a.txt": old})
-	a18tMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), "read")
+	encodingsMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), "read")
 	r := c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "last", "newText": "LAST"}}})
-	a18tMustOK(t, r, "edit")
+	encodingsMustOK(t, r, "edit")
 	want := "x\xff\xfe\n\xc3(\nl3\nl4\nl5\nl6\nl7\nLAST\n"
 	if got := readFile(t, filepath.Join(ws, "a.txt")); got != want {
 		t.Errorf("file %q, want %q", got, want)
 	}
 	// The hunk's context (l5-l7) holds only valid text: the diff applies.
-	a18tCheckDiff(t, fmt.Sprint(r.Details["unifiedDiff"]), "a.txt", &old, want)
+	encodingsCheckDiff(t, fmt.Sprint(r.Details["unifiedDiff"]), "a.txt", &old, want)
 }
 
 // Without the applyEdit capability, an open document with unsaved changes
@@ -729,7 +729,7 @@ func TestTextSyncUnsavedRefusedWithoutApplyEdit(t *testing.T) {
 	for name, text := range map[string]string{"doc.txt": "a 😀\r\nb typed\r\n", "same.txt": "s 😀\r\n"} {
 		c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": fileURI(filepath.Join(ws, name)), "languageId": "plaintext", "version": 1, "text": text}})
 	}
-	a18tMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"}), "read")
+	encodingsMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"}), "read")
 	r := c.CallTool(ctx, "edit", map[string]any{"path": "doc.txt", "edits": []any{map[string]any{"oldText": "a 😀", "newText": "A"}}})
 	if !r.IsError || !strings.Contains(r.Text(), "save or revert") {
 		t.Errorf("want isError asking to save or revert, got %v %q", r.IsError, r.Text())
@@ -738,9 +738,9 @@ func TestTextSyncUnsavedRefusedWithoutApplyEdit(t *testing.T) {
 		t.Errorf("disk changed: %q", got)
 	}
 	// An open document equal to the disk is edited on disk as usual.
-	a18tMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "same.txt"}), "read")
+	encodingsMustOK(t, c.CallTool(ctx, "read", map[string]any{"path": "same.txt"}), "read")
 	r = c.CallTool(ctx, "edit", map[string]any{"path": "same.txt", "edits": []any{map[string]any{"oldText": "s 😀", "newText": "S 🎉"}}})
-	a18tMustOK(t, r, "edit of a clean open document")
+	encodingsMustOK(t, r, "edit of a clean open document")
 	if got := readFile(t, filepath.Join(ws, "same.txt")); got != "S 🎉\r\n" {
 		t.Errorf("same.txt %q", got)
 	}
@@ -751,35 +751,35 @@ func TestTextSyncUnsavedRefusedWithoutApplyEdit(t *testing.T) {
 // disk but for the BOM is not "unsaved", is edited on disk with the BOM
 // kept, and TextEdits do not count the BOM.
 func TestTextSyncBOMDocumentEqualsDisk(t *testing.T) {
-	disk := a18tBOM + "first 😀\r\nsecond\r\n"
+	disk := encodingsBOM + "first 😀\r\nsecond\r\n"
 	c, ws, ctx := start(t, map[string]string{"doc.txt": disk})
 	c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": fileURI(filepath.Join(ws, "doc.txt")), "languageId": "plaintext", "version": 1,
-		"text": strings.TrimPrefix(disk, a18tBOM)}})
+		"text": strings.TrimPrefix(disk, encodingsBOM)}})
 	r := c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"})
-	a18tMustOK(t, r, "read")
+	encodingsMustOK(t, r, "read")
 	if strings.Contains(r.Text(), "unsaved") {
 		t.Errorf("document equal to the disk (BOM aside) reported as unsaved: %q", r.Text())
 	}
 	e := c.CallTool(ctx, "edit", map[string]any{"path": "doc.txt", "edits": []any{map[string]any{"oldText": "first", "newText": "1st"}}})
-	a18tMustOK(t, e, "edit")
-	want := a18tBOM + "1st 😀\r\nsecond\r\n"
+	encodingsMustOK(t, e, "edit")
+	want := encodingsBOM + "1st 😀\r\nsecond\r\n"
 	if got := readFile(t, filepath.Join(ws, "doc.txt")); got != want {
 		t.Errorf("file %q, want %q", got, want)
 	}
 	// The edit is minimal ("fir" -> "1", the "st" kept) and starts at
 	// 0:0: the BOM is not counted.
-	edits := a18tEdits(t, e.Details["edits"])
+	edits := encodingsEdits(t, e.Details["edits"])
 	if len(edits) != 1 || edits[0].Range.Start.Line != 0 || edits[0].Range.Start.Character != 0 {
 		t.Errorf("edits %+v, want one edit starting at 0:0 (BOM not counted)", edits)
 	}
-	a18tCheckEdits(t, e.Details, disk, want, "utf-16")
+	encodingsCheckEdits(t, e.Details, disk, want, "utf-16")
 
 	// The editor reloads the changed file (the BOM again left out); the
 	// next edit needs no new read and keeps the BOM too.
 	c.Conn.Notify(ctx, "textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": fileURI(filepath.Join(ws, "doc.txt")), "version": 2},
-		"contentChanges": []any{map[string]any{"text": strings.TrimPrefix(want, a18tBOM)}}})
-	a18tMustOK(t, c.CallTool(ctx, "edit", map[string]any{"path": "doc.txt", "edits": []any{map[string]any{"oldText": "second", "newText": "2nd"}}}), "second edit")
-	if got, want := readFile(t, filepath.Join(ws, "doc.txt")), a18tBOM+"1st 😀\r\n2nd\r\n"; got != want {
+		"contentChanges": []any{map[string]any{"text": strings.TrimPrefix(want, encodingsBOM)}}})
+	encodingsMustOK(t, c.CallTool(ctx, "edit", map[string]any{"path": "doc.txt", "edits": []any{map[string]any{"oldText": "second", "newText": "2nd"}}}), "second edit")
+	if got, want := readFile(t, filepath.Join(ws, "doc.txt")), encodingsBOM+"1st 😀\r\n2nd\r\n"; got != want {
 		t.Errorf("after the second edit: file %q, want %q", got, want)
 	}
 }
@@ -795,8 +795,8 @@ func TestTextSyncUTF16DocumentEqualsDisk(t *testing.T) {
 	c, ws, ctx := start(t, map[string]string{"doc.txt": string(disk)})
 	c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": fileURI(filepath.Join(ws, "doc.txt")), "languageId": "plaintext", "version": 1, "text": text}})
 	r := c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"})
-	a18tMustOK(t, r, "read")
-	if strings.Contains(r.Text(), "unsaved") || !strings.Contains(r.Text(), a18tNumbered(1, "héllo 😀", "world")) {
+	encodingsMustOK(t, r, "read")
+	if strings.Contains(r.Text(), "unsaved") || !strings.Contains(r.Text(), encodingsNumbered(1, "héllo 😀", "world")) {
 		t.Errorf("UTF-16 document equal to the disk: %q", r.Text())
 	}
 }
@@ -824,8 +824,8 @@ func TestTextSyncBoundaryPositions(t *testing.T) {
 			c.Conn.Notify(ctx, "textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": 2},
 				"contentChanges": []any{map[string]any{"range": map[string]any{"start": pos, "end": pos}, "text": "X"}}})
 			r := c.CallTool(ctx, "read", map[string]any{"path": name})
-			a18tMustOK(t, r, "read")
-			if !strings.Contains(r.Text(), a18tNumbered(1, tc.want...)) {
+			encodingsMustOK(t, r, "read")
+			if !strings.Contains(r.Text(), encodingsNumbered(1, tc.want...)) {
 				t.Errorf("read %q, want lines %q", r.Text(), tc.want)
 			}
 			for _, n := range c.Notes("window/logMessage") {

@@ -21,8 +21,8 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a13tDef is one extension tool definition file.
-type a13tDef struct {
+// toolSearchDef is one extension tool definition file.
+type toolSearchDef struct {
 	file     string // file name under .agentls/tools (default name.json)
 	name     string
 	desc     string
@@ -30,10 +30,10 @@ type a13tDef struct {
 	deferred *bool             // nil: the default (true)
 }
 
-func a13tBool(b bool) *bool { return &b }
+func toolSearchBool(b bool) *bool { return &b }
 
-// a13tSchema is the inputSchema a13tWrite writes for d.
-func a13tSchema(d a13tDef) map[string]any {
+// toolSearchSchema is the inputSchema toolSearchWrite writes for d.
+func toolSearchSchema(d toolSearchDef) map[string]any {
 	props := map[string]any{}
 	for p, desc := range d.params {
 		props[p] = map[string]any{"type": "string", "description": desc}
@@ -41,7 +41,7 @@ func a13tSchema(d a13tDef) map[string]any {
 	return map[string]any{"type": "object", "properties": props}
 }
 
-func a13tWrite(t *testing.T, ws string, defs ...a13tDef) {
+func toolSearchWrite(t *testing.T, ws string, defs ...toolSearchDef) {
 	t.Helper()
 	dir := filepath.Join(ws, ".agentls", "tools")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -51,7 +51,7 @@ func a13tWrite(t *testing.T, ws string, defs ...a13tDef) {
 		obj := map[string]any{
 			"name":        d.name,
 			"description": d.desc,
-			"inputSchema": a13tSchema(d),
+			"inputSchema": toolSearchSchema(d),
 			"command":     "echo ran-" + d.name,
 			"readOnly":    true,
 		}
@@ -72,8 +72,8 @@ func a13tWrite(t *testing.T, ws string, defs ...a13tDef) {
 	}
 }
 
-// a13tStart starts a session on ws with the user's config dir isolated.
-func a13tStart(t *testing.T, ws string, initOpts map[string]any) (*harness.Client, context.Context) {
+// toolSearchStart starts a session on ws with the user's config dir isolated.
+func toolSearchStart(t *testing.T, ws string, initOpts map[string]any) (*harness.Client, context.Context) {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"XDG_CONFIG_HOME=" + t.TempDir()}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -86,7 +86,7 @@ func a13tStart(t *testing.T, ws string, initOpts map[string]any) (*harness.Clien
 	return c, ctx
 }
 
-func a13tList(t *testing.T, ctx context.Context, c *harness.Client, params map[string]any) []map[string]any {
+func toolSearchList(t *testing.T, ctx context.Context, c *harness.Client, params map[string]any) []map[string]any {
 	t.Helper()
 	var res struct {
 		Tools []map[string]any `json:"tools"`
@@ -97,8 +97,8 @@ func a13tList(t *testing.T, ctx context.Context, c *harness.Client, params map[s
 	return res.Tools
 }
 
-// a13tByName indexes an MCP-shaped tool list by name.
-func a13tByName(tools []map[string]any) map[string]map[string]any {
+// toolSearchByName indexes an MCP-shaped tool list by name.
+func toolSearchByName(tools []map[string]any) map[string]map[string]any {
 	m := map[string]map[string]any{}
 	for _, tl := range tools {
 		if n, ok := tl["name"].(string); ok {
@@ -108,23 +108,23 @@ func a13tByName(tools []map[string]any) map[string]map[string]any {
 	return m
 }
 
-func a13tActive(t *testing.T, ctx context.Context, c *harness.Client) map[string]map[string]any {
+func toolSearchActive(t *testing.T, ctx context.Context, c *harness.Client) map[string]map[string]any {
 	t.Helper()
-	return a13tByName(a13tList(t, ctx, c, nil))
+	return toolSearchByName(toolSearchList(t, ctx, c, nil))
 }
 
-// a13tMatchRe finds the "## name" headers of a tool_search answer.
-var a13tMatchRe = regexp.MustCompile(`(?m)^## (\S+)$`)
+// toolSearchMatchRe finds the "## name" headers of a tool_search answer.
+var toolSearchMatchRe = regexp.MustCompile(`(?m)^## (\S+)$`)
 
-func a13tMatches(text string) []string {
+func toolSearchMatches(text string) []string {
 	var out []string
-	for _, m := range a13tMatchRe.FindAllStringSubmatch(text, -1) {
+	for _, m := range toolSearchMatchRe.FindAllStringSubmatch(text, -1) {
 		out = append(out, m[1])
 	}
 	return out
 }
 
-func a13tSearch(t *testing.T, ctx context.Context, c *harness.Client, args map[string]any) harness.Result {
+func toolSearchSearch(t *testing.T, ctx context.Context, c *harness.Client, args map[string]any) harness.Result {
 	t.Helper()
 	start := time.Now()
 	r := c.CallTool(ctx, "tool_search", args)
@@ -134,46 +134,46 @@ func a13tSearch(t *testing.T, ctx context.Context, c *harness.Client, args map[s
 	return r
 }
 
-func a13tChanged(c *harness.Client) int { return len(c.Notes("tools/listChanged")) }
+func toolSearchChanged(c *harness.Client) int { return len(c.Notes("tools/listChanged")) }
 
-// a13tWaitChanged waits until at least n tools/listChanged have arrived.
-func a13tWaitChanged(t *testing.T, c *harness.Client, n int) {
+// toolSearchWaitChanged waits until at least n tools/listChanged have arrived.
+func toolSearchWaitChanged(t *testing.T, c *harness.Client, n int) {
 	t.Helper()
 	// WaitNote's predicate runs under the client's lock, so poll Notes.
-	for deadline := time.Now().Add(5 * time.Second); a13tChanged(c) < n; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); toolSearchChanged(c) < n; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("want %d tools/listChanged, got %d", n, a13tChanged(c))
+			t.Fatalf("want %d tools/listChanged, got %d", n, toolSearchChanged(c))
 		}
 	}
 }
 
-// a13tBarrier calls the never-searched deferred tool name by name, which
+// toolSearchBarrier calls the never-searched deferred tool name by name, which
 // docs say activates it and sends exactly one tools/listChanged; once that
 // one has arrived, every notification sent before it has too. It returns
 // the count of listChanged notifications before the barrier's own.
-func a13tBarrier(t *testing.T, ctx context.Context, c *harness.Client, name string) int {
+func toolSearchBarrier(t *testing.T, ctx context.Context, c *harness.Client, name string) int {
 	t.Helper()
 	// Notifications before a reply arrive before it (wire order), so a
 	// round trip first flushes whatever the previous call sent.
-	a13tList(t, ctx, c, map[string]any{"includeDeferred": true})
-	before := a13tChanged(c)
+	toolSearchList(t, ctx, c, map[string]any{"includeDeferred": true})
+	before := toolSearchChanged(c)
 	r := c.CallTool(ctx, name, map[string]any{})
 	if r.IsError {
 		t.Fatalf("barrier call %s: %s", name, r.Text())
 	}
-	a13tWaitChanged(t, c, before+1)
-	a13tList(t, ctx, c, nil)
-	if got := a13tChanged(c); got != before+1 {
+	toolSearchWaitChanged(t, c, before+1)
+	toolSearchList(t, ctx, c, nil)
+	if got := toolSearchChanged(c); got != before+1 {
 		t.Errorf("calling deferred %s by name sent %d tools/listChanged, want 1", name, got-before)
 	}
 	return before
 }
 
-// a13tMany makes n deferred tools matching "deploy", names deploy_svcNNN.
-func a13tMany(n int) []a13tDef {
-	defs := make([]a13tDef, n)
+// toolSearchMany makes n deferred tools matching "deploy", names deploy_svcNNN.
+func toolSearchMany(n int) []toolSearchDef {
+	defs := make([]toolSearchDef, n)
 	for i := range defs {
-		defs[i] = a13tDef{name: fmt.Sprintf("deploy_svc%03d", i), desc: "Deploy a service to the cluster.",
+		defs[i] = toolSearchDef{name: fmt.Sprintf("deploy_svc%03d", i), desc: "Deploy a service to the cluster.",
 			params: map[string]string{"env": "target environment"}}
 	}
 	return defs
@@ -183,18 +183,18 @@ func a13tMany(n int) []a13tDef {
 // callable and listed; an identical search changes nothing and sends none.
 func TestToolSearchActivation(t *testing.T) {
 	ws := t.TempDir()
-	a13tWrite(t, ws,
-		a13tDef{name: "deploy_api", desc: "Deploy the API service.", params: map[string]string{"env": "x"}},
-		a13tDef{name: "deploy_web", desc: "Deploy the web frontend.", params: map[string]string{"env": "x"}},
-		a13tDef{name: "deploy_worker", desc: "Deploy the worker.", params: map[string]string{"env": "x"}},
-		a13tDef{name: "lint_code", desc: "Run the linter.", params: map[string]string{"fix": "x"}},
-		a13tDef{name: "open_ticket", desc: "Open an issue in the tracker.", params: map[string]string{"title": "x"}},
+	toolSearchWrite(t, ws,
+		toolSearchDef{name: "deploy_api", desc: "Deploy the API service.", params: map[string]string{"env": "x"}},
+		toolSearchDef{name: "deploy_web", desc: "Deploy the web frontend.", params: map[string]string{"env": "x"}},
+		toolSearchDef{name: "deploy_worker", desc: "Deploy the worker.", params: map[string]string{"env": "x"}},
+		toolSearchDef{name: "lint_code", desc: "Run the linter.", params: map[string]string{"fix": "x"}},
+		toolSearchDef{name: "open_ticket", desc: "Open an issue in the tracker.", params: map[string]string{"title": "x"}},
 	)
-	c, ctx := a13tStart(t, ws, nil)
+	c, ctx := toolSearchStart(t, ws, nil)
 	deployed := []string{"deploy_api", "deploy_web", "deploy_worker"}
 
-	all := a13tByName(a13tList(t, ctx, c, map[string]any{"includeDeferred": true}))
-	active := a13tActive(t, ctx, c)
+	all := toolSearchByName(toolSearchList(t, ctx, c, map[string]any{"includeDeferred": true}))
+	active := toolSearchActive(t, ctx, c)
 	for _, n := range append(deployed, "lint_code", "open_ticket") {
 		tl, ok := all[n]
 		if !ok {
@@ -208,15 +208,15 @@ func TestToolSearchActivation(t *testing.T) {
 		}
 	}
 
-	base := a13tChanged(c)
-	r := a13tSearch(t, ctx, c, map[string]any{"query": "deploy"})
-	got := a13tMatches(r.Text())
+	base := toolSearchChanged(c)
+	r := toolSearchSearch(t, ctx, c, map[string]any{"query": "deploy"})
+	got := toolSearchMatches(r.Text())
 	sort.Strings(got)
 	if !reflect.DeepEqual(got, deployed) {
 		t.Fatalf("matches %v, want %v\n%s", got, deployed, r.Text())
 	}
-	a13tWaitChanged(t, c, base+1)
-	active = a13tActive(t, ctx, c)
+	toolSearchWaitChanged(t, c, base+1)
+	active = toolSearchActive(t, ctx, c)
 	for _, n := range deployed {
 		tl, ok := active[n]
 		if !ok {
@@ -235,7 +235,7 @@ func TestToolSearchActivation(t *testing.T) {
 	}
 
 	// The identical search again: nothing new to activate.
-	r2 := a13tSearch(t, ctx, c, map[string]any{"query": "deploy"})
+	r2 := toolSearchSearch(t, ctx, c, map[string]any{"query": "deploy"})
 	t.Logf("second identical search:\n%s", r2.Text())
 	if act, _ := r2.Details["activated"].([]any); len(act) != 0 {
 		t.Errorf("second identical search activated %v", act)
@@ -246,7 +246,7 @@ func TestToolSearchActivation(t *testing.T) {
 		}
 	}
 	// lint_code was never searched: calling it by name is the barrier.
-	before := a13tBarrier(t, ctx, c, "lint_code")
+	before := toolSearchBarrier(t, ctx, c, "lint_code")
 	if got := before - (base + 1); got != 0 {
 		t.Errorf("the first search sent %d extra or the second identical search sent %d tools/listChanged, want 1 and 0", before-base, got)
 	}
@@ -256,26 +256,26 @@ func TestToolSearchActivation(t *testing.T) {
 // and sends tools/listChanged once.
 func TestToolSearchCallByName(t *testing.T) {
 	ws := t.TempDir()
-	a13tWrite(t, ws,
-		a13tDef{name: "open_ticket", desc: "Open an issue.", params: map[string]string{"title": "x"}},
-		a13tDef{name: "close_ticket", desc: "Close an issue.", params: map[string]string{"id": "x"}},
+	toolSearchWrite(t, ws,
+		toolSearchDef{name: "open_ticket", desc: "Open an issue.", params: map[string]string{"title": "x"}},
+		toolSearchDef{name: "close_ticket", desc: "Close an issue.", params: map[string]string{"id": "x"}},
 	)
-	c, ctx := a13tStart(t, ws, nil)
-	if _, ok := a13tActive(t, ctx, c)["open_ticket"]; ok {
+	c, ctx := toolSearchStart(t, ws, nil)
+	if _, ok := toolSearchActive(t, ctx, c)["open_ticket"]; ok {
 		t.Fatal("open_ticket active before use")
 	}
-	base := a13tChanged(c)
+	base := toolSearchChanged(c)
 	r := c.CallTool(ctx, "open_ticket", map[string]any{"title": "t"})
 	if r.IsError || !strings.Contains(r.Text(), "ran-open_ticket") {
 		t.Fatalf("calling deferred open_ticket by name: isError %v: %s", r.IsError, r.Text())
 	}
-	a13tWaitChanged(t, c, base+1)
-	if _, ok := a13tActive(t, ctx, c)["open_ticket"]; !ok {
+	toolSearchWaitChanged(t, c, base+1)
+	if _, ok := toolSearchActive(t, ctx, c)["open_ticket"]; !ok {
 		t.Error("open_ticket not in tools/list after being called by name")
 	}
 	// A second call changes nothing; close_ticket's activation is the barrier.
 	c.CallTool(ctx, "open_ticket", map[string]any{"title": "t"})
-	if before := a13tBarrier(t, ctx, c, "close_ticket"); before != base+1 {
+	if before := toolSearchBarrier(t, ctx, c, "close_ticket"); before != base+1 {
 		t.Errorf("%d tools/listChanged for two calls of open_ticket, want 1", before-base)
 	}
 }
@@ -284,17 +284,17 @@ func TestToolSearchCallByName(t *testing.T) {
 // per tool.
 func TestToolSearchOneNotePerBatch(t *testing.T) {
 	ws := t.TempDir()
-	defs := a13tMany(8)
-	defs = append(defs, a13tDef{name: "zz_barrier", desc: "Unrelated.", params: map[string]string{"q": "x"}})
-	a13tWrite(t, ws, defs...)
-	c, ctx := a13tStart(t, ws, nil)
-	base := a13tChanged(c)
-	r := a13tSearch(t, ctx, c, map[string]any{"query": "deploy", "limit": 8})
-	if n := len(a13tMatches(r.Text())); n != 8 {
+	defs := toolSearchMany(8)
+	defs = append(defs, toolSearchDef{name: "zz_barrier", desc: "Unrelated.", params: map[string]string{"q": "x"}})
+	toolSearchWrite(t, ws, defs...)
+	c, ctx := toolSearchStart(t, ws, nil)
+	base := toolSearchChanged(c)
+	r := toolSearchSearch(t, ctx, c, map[string]any{"query": "deploy", "limit": 8})
+	if n := len(toolSearchMatches(r.Text())); n != 8 {
 		t.Fatalf("%d matches, want 8:\n%s", n, r.Text())
 	}
-	a13tWaitChanged(t, c, base+1)
-	if before := a13tBarrier(t, ctx, c, "zz_barrier"); before != base+1 {
+	toolSearchWaitChanged(t, c, base+1)
+	if before := toolSearchBarrier(t, ctx, c, "zz_barrier"); before != base+1 {
 		t.Errorf("a search activating 8 tools sent %d tools/listChanged, want 1", before-base)
 	}
 }
@@ -306,8 +306,8 @@ func TestToolSearchDeferThreshold(t *testing.T) {
 	// Count the tools that are always active (core tools, tool_search and,
 	// under the harness, the test-only tools).
 	ws0 := t.TempDir()
-	c0, ctx0 := a13tStart(t, ws0, nil)
-	core := len(a13tActive(t, ctx0, c0))
+	c0, ctx0 := toolSearchStart(t, ws0, nil)
+	core := len(toolSearchActive(t, ctx0, c0))
 
 	for _, tc := range []struct {
 		name      string
@@ -332,11 +332,11 @@ func TestToolSearchDeferThreshold(t *testing.T) {
 			for i := 0; i < tc.ext; i++ {
 				n := fmt.Sprintf("ext_%02d", i)
 				names = append(names, n)
-				a13tWrite(t, ws, a13tDef{name: n, desc: "Extension tool.", params: map[string]string{"p": "x"}, deferred: a13tBool(false)})
+				toolSearchWrite(t, ws, toolSearchDef{name: n, desc: "Extension tool.", params: map[string]string{"p": "x"}, deferred: toolSearchBool(false)})
 			}
-			c, ctx := a13tStart(t, ws, init)
-			active := a13tActive(t, ctx, c)
-			all := a13tByName(a13tList(t, ctx, c, map[string]any{"includeDeferred": true}))
+			c, ctx := toolSearchStart(t, ws, init)
+			active := toolSearchActive(t, ctx, c)
+			all := toolSearchByName(toolSearchList(t, ctx, c, map[string]any{"includeDeferred": true}))
 			wantActive := core + tc.ext
 			if wantActive > threshold {
 				wantActive = threshold

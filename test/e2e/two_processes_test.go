@@ -26,46 +26,46 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a21pMCP is a minimal newline-JSON MCP client for `agentls mcp`.
-type a21pMCP struct {
+// twoProcMCP is a minimal newline-JSON MCP client for `agentls mcp`.
+type twoProcMCP struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	wmu    sync.Mutex
 	mu     sync.Mutex
 	nextID int
-	wait   map[int]chan a21pMsg
+	wait   map[int]chan twoProcMsg
 	notes  []string // methods of the notifications received
 	exited chan struct{}
 }
 
-type a21pMsg struct {
+type twoProcMsg struct {
 	ID     *int            `json:"id,omitempty"`
 	Method string          `json:"method,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  json.RawMessage `json:"error,omitempty"`
 }
 
-// a21pRes is a tool result from either protocol.
-type a21pRes struct {
+// twoProcRes is a tool result from either protocol.
+type twoProcRes struct {
 	Text    string
 	IsError bool
 }
 
-// a21pStartMCP starts `agentls mcp --root ws` with env and completes the
+// twoProcStartMCP starts `agentls mcp --root ws` with env and completes the
 // MCP handshake.
-func a21pStartMCP(t *testing.T, ws string, env ...string) *a21pMCP {
+func twoProcStartMCP(t *testing.T, ws string, env ...string) *twoProcMCP {
 	t.Helper()
 	cmd := harness.Command(t, []string{"mcp", "--root", ws}, env...)
 	cmd.Stderr = io.Discard
 	stdin, stdout := harness.StartPiped(t, cmd)
-	m := &a21pMCP{t: t, cmd: cmd, stdin: stdin, wait: map[int]chan a21pMsg{}, exited: make(chan struct{})}
+	m := &twoProcMCP{t: t, cmd: cmd, stdin: stdin, wait: map[int]chan twoProcMsg{}, exited: make(chan struct{})}
 	go func() { // owner: the process; ends at its stdout EOF
 		br := bufio.NewReaderSize(stdout, 1<<20)
 		for {
 			line, err := br.ReadBytes('\n')
 			if len(bytes.TrimSpace(line)) > 0 {
-				var msg a21pMsg
+				var msg twoProcMsg
 				if json.Unmarshal(line, &msg) == nil && msg.ID == nil && msg.Method != "" {
 					m.mu.Lock()
 					m.notes = append(m.notes, msg.Method)
@@ -114,18 +114,18 @@ func a21pStartMCP(t *testing.T, ws string, env ...string) *a21pMCP {
 	return m
 }
 
-func (m *a21pMCP) send(v any) {
+func (m *twoProcMCP) send(v any) {
 	b, _ := json.Marshal(v)
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
 	m.stdin.Write(append(b, '\n'))
 }
 
-func (m *a21pMCP) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+func (m *twoProcMCP) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	m.mu.Lock()
 	m.nextID++
 	id := m.nextID
-	ch := make(chan a21pMsg, 1)
+	ch := make(chan twoProcMsg, 1)
 	m.wait[id] = ch
 	m.mu.Unlock()
 	m.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
@@ -143,12 +143,12 @@ func (m *a21pMCP) call(ctx context.Context, method string, params any) (json.Raw
 }
 
 // tool runs tools/call; protocol errors fail the test.
-func (m *a21pMCP) tool(ctx context.Context, name string, args any) a21pRes {
+func (m *twoProcMCP) tool(ctx context.Context, name string, args any) twoProcRes {
 	m.t.Helper()
 	raw, err := m.call(ctx, "tools/call", map[string]any{"name": name, "arguments": args})
 	if err != nil {
 		m.t.Errorf("mcp tools/call %s: %v", name, err)
-		return a21pRes{IsError: true, Text: err.Error()}
+		return twoProcRes{IsError: true, Text: err.Error()}
 	}
 	var r struct {
 		Content []struct {
@@ -166,11 +166,11 @@ func (m *a21pMCP) tool(ctx context.Context, name string, args any) a21pRes {
 			parts = append(parts, c.Text)
 		}
 	}
-	return a21pRes{Text: strings.Join(parts, "\n"), IsError: r.IsError}
+	return twoProcRes{Text: strings.Join(parts, "\n"), IsError: r.IsError}
 }
 
-// a21pEditor starts the editor-protocol agentls on ws and initializes it.
-func a21pEditor(t *testing.T, ws string, env ...string) *harness.Client {
+// twoProcEditor starts the editor-protocol agentls on ws and initializes it.
+func twoProcEditor(t *testing.T, ws string, env ...string) *harness.Client {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: ws, Env: env})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -179,26 +179,26 @@ func a21pEditor(t *testing.T, ws string, env ...string) *harness.Client {
 	return c
 }
 
-func a21pTool(t *testing.T, c *harness.Client, ctx context.Context, name string, args any) a21pRes {
+func twoProcTool(t *testing.T, c *harness.Client, ctx context.Context, name string, args any) twoProcRes {
 	t.Helper()
 	r, err := c.TryCallTool(ctx, name, args)
 	if err != nil {
 		t.Errorf("tools/call %s: %v", name, err)
-		return a21pRes{IsError: true, Text: err.Error()}
+		return twoProcRes{IsError: true, Text: err.Error()}
 	}
-	return a21pRes{Text: r.Text(), IsError: r.IsError}
+	return twoProcRes{Text: r.Text(), IsError: r.IsError}
 }
 
-func a21pCtx(t *testing.T, d time.Duration) context.Context {
+func twoProcCtx(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-// a21pEnv is what two agentls processes of one user share: the cache dir
+// twoProcEnv is what two agentls processes of one user share: the cache dir
 // (spill files) and the user settings, which select bypass mode so calls
 // run without approval (deny rules still apply in bypass).
-func a21pEnv(t *testing.T, extra ...string) []string {
+func twoProcEnv(t *testing.T, extra ...string) []string {
 	t.Helper()
 	cfg := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(cfg, "agentls"), 0o755); err != nil {
@@ -210,7 +210,7 @@ func a21pEnv(t *testing.T, extra ...string) []string {
 	return append([]string{"XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=" + t.TempDir()}, extra...)
 }
 
-func a21pWS(t *testing.T, files map[string]string) string {
+func twoProcWS(t *testing.T, files map[string]string) string {
 	t.Helper()
 	ws := t.TempDir()
 	for name, body := range files {
@@ -225,7 +225,7 @@ func a21pWS(t *testing.T, files map[string]string) string {
 	return ws
 }
 
-func a21pRead(t *testing.T, p string) string {
+func twoProcRead(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -234,8 +234,8 @@ func a21pRead(t *testing.T, p string) string {
 	return string(b)
 }
 
-// a21pTemps lists leftover atomic-write temp files in dir.
-func a21pTemps(t *testing.T, dir string) []string {
+// twoProcTemps lists leftover atomic-write temp files in dir.
+func twoProcTemps(t *testing.T, dir string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -250,9 +250,9 @@ func a21pTemps(t *testing.T, dir string) []string {
 	return out
 }
 
-// a21pStale checks a refused edit: isError, names the file, says to read
+// twoProcStale checks a refused edit: isError, names the file, says to read
 // it again, and the file is untouched.
-func a21pStale(t *testing.T, who string, r a21pRes, path, want string) {
+func twoProcStale(t *testing.T, who string, r twoProcRes, path, want string) {
 	t.Helper()
 	if !r.IsError {
 		t.Errorf("%s: edit of a file changed by another process after the read applied: %q", who, r.Text)
@@ -261,12 +261,12 @@ func a21pStale(t *testing.T, who string, r a21pRes, path, want string) {
 	if !strings.Contains(r.Text, "f.txt") || !strings.Contains(low, "read") || !(strings.Contains(low, "changed") || strings.Contains(low, "stale") || strings.Contains(low, "modified")) {
 		t.Errorf("%s: stale refusal should name the file, say it changed and to read it again; got %q", who, r.Text)
 	}
-	if got := a21pRead(t, path); got != want {
+	if got := twoProcRead(t, path); got != want {
 		t.Errorf("%s: refused edit changed the file: %q, want %q", who, got, want)
 	}
 }
 
-func a21pEditArgs(old, new string) map[string]any {
+func twoProcEditArgs(old, new string) map[string]any {
 	return map[string]any{"path": "f.txt", "edits": []any{map[string]any{"oldText": old, "newText": new}}}
 }
 
@@ -274,7 +274,7 @@ func a21pEditArgs(old, new string) map[string]any {
 // process (editor agentls, agentls mcp, agentls call) changes the file.
 func TestTwoProcessesStaleAcrossProcesses(t *testing.T) {
 	t.Parallel()
-	type actor func(ctx context.Context, name string, args any) a21pRes
+	type actor func(ctx context.Context, name string, args any) twoProcRes
 	cases := []struct {
 		name string
 		// staleIsEditor: the editor process goes stale (and gets the
@@ -291,13 +291,13 @@ func TestTwoProcessesStaleAcrossProcesses(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := a21pCtx(t, 15*time.Second)
-			ws := a21pWS(t, map[string]string{"f.txt": "one\ntwo\nthree\n"})
+			ctx := twoProcCtx(t, 15*time.Second)
+			ws := twoProcWS(t, map[string]string{"f.txt": "one\ntwo\nthree\n"})
 			fp := filepath.Join(ws, "f.txt")
-			env := a21pEnv(t)
-			ed := a21pEditor(t, ws, env...)
-			mc := a21pStartMCP(t, ws, env...)
-			edT := func(ctx context.Context, n string, a any) a21pRes { return a21pTool(t, ed, ctx, n, a) }
+			env := twoProcEnv(t)
+			ed := twoProcEditor(t, ws, env...)
+			mc := twoProcStartMCP(t, ws, env...)
+			edT := func(ctx context.Context, n string, a any) twoProcRes { return twoProcTool(t, ed, ctx, n, a) }
 			var stale, peer actor = mc.tool, edT
 			if tc.staleIsEditor {
 				stale, peer = edT, mc.tool
@@ -314,12 +314,12 @@ func TestTwoProcessesStaleAcrossProcesses(t *testing.T) {
 				if r := peer(ctx, "read", map[string]any{"path": "f.txt"}); r.IsError {
 					t.Fatalf("peer read: %+v", r)
 				}
-				if r := peer(ctx, "edit", a21pEditArgs("two", "TWO")); r.IsError || r.Text != "Edited f.txt: 1 replacement, line 2." {
+				if r := peer(ctx, "edit", twoProcEditArgs("two", "TWO")); r.IsError || r.Text != "Edited f.txt: 1 replacement, line 2." {
 					t.Fatalf("peer edit: %+v", r)
 				}
 			}
 			want := "one\nTWO\nthree\n"
-			if got := a21pRead(t, fp); got != want {
+			if got := twoProcRead(t, fp); got != want {
 				t.Fatalf("after the other process's change: %q", got)
 			}
 			if tc.staleIsEditor {
@@ -340,19 +340,19 @@ func TestTwoProcessesStaleAcrossProcesses(t *testing.T) {
 					}
 				}
 			}
-			r := stale(ctx, "edit", a21pEditArgs("three", "3"))
+			r := stale(ctx, "edit", twoProcEditArgs("three", "3"))
 			t.Logf("stale refusal: %q", r.Text)
-			a21pStale(t, "stale edit", r, fp, want)
+			twoProcStale(t, "stale edit", r, fp, want)
 			if r := stale(ctx, "read", map[string]any{"path": "f.txt"}); r.IsError || !strings.Contains(r.Text, "TWO") {
 				t.Fatalf("re-read: %+v", r)
 			}
-			if r := stale(ctx, "edit", a21pEditArgs("three", "3")); r.IsError || r.Text != "Edited f.txt: 1 replacement, line 3." {
+			if r := stale(ctx, "edit", twoProcEditArgs("three", "3")); r.IsError || r.Text != "Edited f.txt: 1 replacement, line 3." {
 				t.Errorf("edit after re-read: %+v", r)
 			}
-			if got := a21pRead(t, fp); got != "one\nTWO\n3\n" {
+			if got := twoProcRead(t, fp); got != "one\nTWO\n3\n" {
 				t.Errorf("final content %q", got)
 			}
-			if tmp := a21pTemps(t, ws); len(tmp) > 0 {
+			if tmp := twoProcTemps(t, ws); len(tmp) > 0 {
 				t.Errorf("leftover temp files: %v", tmp)
 			}
 			// MCP has no externalChange: nothing but MCP methods on its stdout.
@@ -376,26 +376,26 @@ func TestTwoProcessesStaleAcrossProcesses(t *testing.T) {
 func TestTwoProcessesRacingEdits(t *testing.T) {
 	t.Parallel()
 	const rounds = 50
-	ctx := a21pCtx(t, 40*time.Second)
+	ctx := twoProcCtx(t, 40*time.Second)
 	pad := strings.Repeat("filler line to make the write take a moment\n", 200)
 	body := func(a, b int) string { return fmt.Sprintf("A=%03d\n%sB=%03d\n", a, pad, b) }
-	ws := a21pWS(t, map[string]string{"f.txt": body(0, 0)})
+	ws := twoProcWS(t, map[string]string{"f.txt": body(0, 0)})
 	fp := filepath.Join(ws, "f.txt")
-	env := a21pEnv(t)
-	ed := a21pEditor(t, ws, env...)
-	mc := a21pStartMCP(t, ws, env...)
+	env := twoProcEnv(t)
+	ed := twoProcEditor(t, ws, env...)
+	mc := twoProcStartMCP(t, ws, env...)
 	type side struct {
 		name string
 		key  string
-		call func(ctx context.Context, name string, args any) a21pRes
+		call func(ctx context.Context, name string, args any) twoProcRes
 		val  int // last value of its line that a successful edit reported
 	}
 	sides := []*side{
-		{name: "editor", key: "A", call: func(ctx context.Context, n string, a any) a21pRes { return a21pTool(t, ed, ctx, n, a) }},
+		{name: "editor", key: "A", call: func(ctx context.Context, n string, a any) twoProcRes { return twoProcTool(t, ed, ctx, n, a) }},
 		{name: "mcp", key: "B", call: mc.tool},
 	}
 	editOf := func(s *side, to int) map[string]any {
-		return a21pEditArgs(fmt.Sprintf("%s=%03d\n", s.key, s.val), fmt.Sprintf("%s=%03d\n", s.key, to))
+		return twoProcEditArgs(fmt.Sprintf("%s=%03d\n", s.key, s.val), fmt.Sprintf("%s=%03d\n", s.key, to))
 	}
 	bothApplied, refused := 0, 0
 	lost := 0
@@ -405,7 +405,7 @@ func TestTwoProcessesRacingEdits(t *testing.T) {
 				t.Fatalf("round %d: %s read: %+v", round, s.name, r)
 			}
 		}
-		res := make([]a21pRes, len(sides))
+		res := make([]twoProcRes, len(sides))
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		for i, s := range sides {
@@ -447,7 +447,7 @@ func TestTwoProcessesRacingEdits(t *testing.T) {
 				s.val = round
 			}
 		}
-		if got, want := a21pRead(t, fp), body(sides[0].val, sides[1].val); got != want {
+		if got, want := twoProcRead(t, fp), body(sides[0].val, sides[1].val); got != want {
 			lost++
 			t.Errorf("round %d: lost update: file is %d bytes, want %d (every reported edit kept, nothing torn); head %q tail %q", round, len(got), len(want), got[:min(len(got), 8)], got[max(0, len(got)-8):])
 			// Go on from what the file holds.
@@ -459,15 +459,15 @@ func TestTwoProcessesRacingEdits(t *testing.T) {
 				s.val, _ = strconv.Atoi(m[1])
 			}
 		}
-		if tmp := a21pTemps(t, ws); len(tmp) > 0 {
+		if tmp := twoProcTemps(t, ws); len(tmp) > 0 {
 			t.Errorf("round %d: leftover temp files %v", round, tmp)
 		}
 	}
 	t.Logf("%d rounds: %d edits refused as stale, %d rounds where both applied, %d lost updates", rounds, refused, bothApplied, lost)
 }
 
-// a21pAuditLine is one audit log entry (docs/tools.md "Audit log").
-type a21pAuditLine struct {
+// twoProcAuditLine is one audit log entry (docs/tools.md "Audit log").
+type twoProcAuditLine struct {
 	Time        *string         `json:"time"`
 	CallID      *string         `json:"callId"`
 	Tool        *string         `json:"tool"`
@@ -478,15 +478,15 @@ type a21pAuditLine struct {
 	IsError     *bool           `json:"isError"`
 }
 
-// a21pAudit parses every line of every file in dir; it fails the test on a
+// twoProcAudit parses every line of every file in dir; it fails the test on a
 // line that is not a complete entry, and returns the entries per file.
-func a21pAudit(t *testing.T, dir string) map[string][]a21pAuditLine {
+func twoProcAudit(t *testing.T, dir string) map[string][]twoProcAuditLine {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]a21pAuditLine{}
+	out := map[string][]twoProcAuditLine{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -499,7 +499,7 @@ func a21pAudit(t *testing.T, dir string) map[string][]a21pAuditLine {
 			if line == "" && len(b) == 0 {
 				continue
 			}
-			var e a21pAuditLine
+			var e twoProcAuditLine
 			if err := json.Unmarshal([]byte(line), &e); err != nil || e.Time == nil || e.CallID == nil || e.Tool == nil || e.Decision == nil || e.DurationMs == nil || e.ResultBytes == nil || e.IsError == nil || len(e.Arguments) == 0 {
 				t.Errorf("%s line %d is not a whole audit entry (%v): %.200q", filepath.Base(f), i+1, err, line)
 				continue
@@ -510,8 +510,8 @@ func a21pAudit(t *testing.T, dir string) map[string][]a21pAuditLine {
 	return out
 }
 
-// a21pMarkers counts, per file, the entries whose arguments contain marker.
-func a21pMarkers(entries map[string][]a21pAuditLine, marker string) (total int, files []string) {
+// twoProcMarkers counts, per file, the entries whose arguments contain marker.
+func twoProcMarkers(entries map[string][]twoProcAuditLine, marker string) (total int, files []string) {
 	for f, es := range entries {
 		n := 0
 		for _, e := range es {
@@ -528,8 +528,8 @@ func a21pMarkers(entries map[string][]a21pAuditLine, marker string) (total int, 
 	return total, files
 }
 
-// a21pPlantAudit writes n old, valid audit files of made-up sessions.
-func a21pPlantAudit(t *testing.T, dir, stamp string, pid0 int, mtime time.Time, n int) {
+// twoProcPlantAudit writes n old, valid audit files of made-up sessions.
+func twoProcPlantAudit(t *testing.T, dir, stamp string, pid0 int, mtime time.Time, n int) {
 	t.Helper()
 	for i := range n {
 		p := filepath.Join(dir, fmt.Sprintf("%s-%d.jsonl", stamp, pid0+i))
@@ -551,13 +551,13 @@ func a21pPlantAudit(t *testing.T, dir, stamp string, pid0 int, mtime time.Time, 
 func TestTwoProcessesAuditLogParallel(t *testing.T) {
 	t.Parallel()
 	const calls, inFlight, keep = 200, 8, 20
-	ctx := a21pCtx(t, 60*time.Second)
-	ws := a21pWS(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	ctx := twoProcCtx(t, 60*time.Second)
+	ws := twoProcWS(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	dir := t.TempDir()
-	a21pPlantAudit(t, dir, "20200101-000000", 900000, time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), 25)
-	env := a21pEnv(t, "AGENTLS_AUDIT_DIR="+dir)
-	ed := a21pEditor(t, ws, env...)
-	mc := a21pStartMCP(t, ws, env...)
+	twoProcPlantAudit(t, dir, "20200101-000000", 900000, time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), 25)
+	env := twoProcEnv(t, "AGENTLS_AUDIT_DIR="+dir)
+	ed := twoProcEditor(t, ws, env...)
+	mc := twoProcStartMCP(t, ws, env...)
 	long := strings.Repeat("x", 6000)
 	args := func(who string, i int) (string, map[string]any) {
 		if i%10 == 0 { // longer than PIPE_BUF: a torn append would show
@@ -607,10 +607,10 @@ func TestTwoProcessesAuditLogParallel(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("agentls mcp did not exit at stdin EOF")
 	}
-	entries := a21pAudit(t, dir)
+	entries := twoProcAudit(t, dir)
 	for _, who := range []string{"a", "b"} {
-		reads, rf := a21pMarkers(entries, `"`+who+`.txt"`)
-		bashes, bf := a21pMarkers(entries, "a21p-"+strings.ToUpper(who)+"-")
+		reads, rf := twoProcMarkers(entries, `"`+who+`.txt"`)
+		bashes, bf := twoProcMarkers(entries, "a21p-"+strings.ToUpper(who)+"-")
 		if reads+bashes != calls {
 			t.Errorf("session %s: %d reads + %d bash calls in the audit log, want %d", who, reads, bashes, calls)
 		}
@@ -628,13 +628,13 @@ func TestTwoProcessesAuditLogParallel(t *testing.T) {
 // still running (its later calls would go to a deleted file and be lost).
 func TestTwoProcessesAuditRotationKeepsLiveFile(t *testing.T) {
 	t.Parallel()
-	ctx := a21pCtx(t, 15*time.Second)
-	ws := a21pWS(t, map[string]string{"a.txt": "a\n"})
+	ctx := twoProcCtx(t, 15*time.Second)
+	ws := twoProcWS(t, map[string]string{"a.txt": "a\n"})
 	dir := t.TempDir()
-	env := a21pEnv(t, "AGENTLS_AUDIT_DIR="+dir)
-	ed := a21pEditor(t, ws, env...)
+	env := twoProcEnv(t, "AGENTLS_AUDIT_DIR="+dir)
+	ed := twoProcEditor(t, ws, env...)
 	for i := range 3 {
-		if r := a21pTool(t, ed, ctx, "read", map[string]any{"path": "a.txt", "limit": i + 1}); r.IsError {
+		if r := twoProcTool(t, ed, ctx, "read", map[string]any{"path": "a.txt", "limit": i + 1}); r.IsError {
 			t.Fatal(r.Text)
 		}
 	}
@@ -653,10 +653,10 @@ func TestTwoProcessesAuditRotationKeepsLiveFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("audit file name %q: %v", filepath.Base(edFile), err)
 	}
-	a21pPlantAudit(t, dir, tE.Add(time.Second).Format("20060102-150405"), 900000, time.Now().Add(time.Second), 22)
+	twoProcPlantAudit(t, dir, tE.Add(time.Second).Format("20060102-150405"), 900000, time.Now().Add(time.Second), 22)
 	// The next session's name stamp must be a later second than the planted ones.
 	time.Sleep(time.Until(tE.Add(2100 * time.Millisecond)))
-	mc := a21pStartMCP(t, ws, env...)
+	mc := twoProcStartMCP(t, ws, env...)
 	if r := mc.tool(ctx, "read", map[string]any{"path": "a.txt"}); r.IsError {
 		t.Fatal(r.Text)
 	}
@@ -671,7 +671,7 @@ func TestTwoProcessesAuditRotationKeepsLiveFile(t *testing.T) {
 		}
 	}
 	for i := range 3 {
-		if r := a21pTool(t, ed, ctx, "read", map[string]any{"path": "a.txt", "offset": 1, "limit": i + 1}); r.IsError {
+		if r := twoProcTool(t, ed, ctx, "read", map[string]any{"path": "a.txt", "offset": 1, "limit": i + 1}); r.IsError {
 			t.Fatal(r.Text)
 		}
 	}
@@ -681,8 +681,8 @@ func TestTwoProcessesAuditRotationKeepsLiveFile(t *testing.T) {
 	if _, err := os.Stat(edFile); err != nil {
 		t.Errorf("the running editor session's audit file was deleted by another session's start: %v", err)
 	}
-	entries := a21pAudit(t, dir)
-	if n, _ := a21pMarkers(entries, `"a.txt"`); n != 7 {
+	entries := twoProcAudit(t, dir)
+	if n, _ := twoProcMarkers(entries, `"a.txt"`); n != 7 {
 		t.Errorf("%d calls of the two live sessions in the audit log, want 7 (6 editor, 1 mcp)", n)
 	}
 	if n := len(entries[edFile]); n != 6 {
@@ -701,15 +701,15 @@ func TestTwoProcessesAuditRotationKeepsLiveFile(t *testing.T) {
 	}
 }
 
-// a21pSpillNotice is the cut notice of a 3000-line bash output (docs/tools.md:
+// twoProcSpillNotice is the cut notice of a 3000-line bash output (docs/tools.md:
 // "the notice gives its path and the line range shown").
-var a21pSpillNotice = regexp.MustCompile(`^\[Output cut: showing lines 1002-3000 of 3000 \(a result is at most 2000 lines / (?:51200|40000) bytes, notices included\)\. Full output: (/\S+) — read it with read \{"path": "(/\S+)", "offset": 1\}\.\]\n`)
+var twoProcSpillNotice = regexp.MustCompile(`^\[Output cut: showing lines 1002-3000 of 3000 \(a result is at most 2000 lines / (?:51200|40000) bytes, notices included\)\. Full output: (/\S+) — read it with read \{"path": "(/\S+)", "offset": 1\}\.\]\n`)
 
-func a21pSpillCmd(tag string) string {
+func twoProcSpillCmd(tag string) string {
 	return fmt.Sprintf("for i in $(seq 1 3000); do echo %s-$i; done", tag)
 }
 
-func a21pSpillWant(tag string) string {
+func twoProcSpillWant(tag string) string {
 	var b strings.Builder
 	for i := 1; i <= 3000; i++ {
 		fmt.Fprintf(&b, "%s-%d\n", tag, i)
@@ -717,10 +717,10 @@ func a21pSpillWant(tag string) string {
 	return b.String()
 }
 
-// a21pSpillPath checks a cut bash result and returns its spill file path.
-func a21pSpillPath(t *testing.T, tag string, r a21pRes) string {
+// twoProcSpillPath checks a cut bash result and returns its spill file path.
+func twoProcSpillPath(t *testing.T, tag string, r twoProcRes) string {
 	t.Helper()
-	m := a21pSpillNotice.FindStringSubmatch(r.Text)
+	m := twoProcSpillNotice.FindStringSubmatch(r.Text)
 	if r.IsError || m == nil || m[1] != m[2] {
 		t.Errorf("%s: want the cut notice with the spill path first, got isError=%v %.300q", tag, r.IsError, r.Text)
 		return ""
@@ -737,13 +737,13 @@ func a21pSpillPath(t *testing.T, tag string, r a21pRes) string {
 // process's shutdown deletes its own spill files but not the other's.
 func TestTwoProcessesSpillFiles(t *testing.T) {
 	t.Parallel()
-	ctx := a21pCtx(t, 30*time.Second)
-	ws := a21pWS(t, map[string]string{"a.txt": "a\n"})
-	env := a21pEnv(t)
-	ed := a21pEditor(t, ws, env...)
-	mc := a21pStartMCP(t, ws, env...)
+	ctx := twoProcCtx(t, 30*time.Second)
+	ws := twoProcWS(t, map[string]string{"a.txt": "a\n"})
+	env := twoProcEnv(t)
+	ed := twoProcEditor(t, ws, env...)
+	mc := twoProcStartMCP(t, ws, env...)
 	tags := []string{"ed0", "ed1", "ed2", "mc0", "mc1", "mc2"}
-	res := make([]a21pRes, len(tags))
+	res := make([]twoProcRes, len(tags))
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i, tag := range tags {
@@ -751,9 +751,9 @@ func TestTwoProcessesSpillFiles(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			args := map[string]any{"command": a21pSpillCmd(tag)}
+			args := map[string]any{"command": twoProcSpillCmd(tag)}
 			if strings.HasPrefix(tag, "ed") {
-				res[i] = a21pTool(t, ed, ctx, "bash", args)
+				res[i] = twoProcTool(t, ed, ctx, "bash", args)
 			} else {
 				res[i] = mc.tool(ctx, "bash", args)
 			}
@@ -764,7 +764,7 @@ func TestTwoProcessesSpillFiles(t *testing.T) {
 	paths := map[string]string{}
 	seen := map[string]string{}
 	for i, tag := range tags {
-		p := a21pSpillPath(t, tag, res[i])
+		p := twoProcSpillPath(t, tag, res[i])
 		if p == "" {
 			continue
 		}
@@ -783,7 +783,7 @@ func TestTwoProcessesSpillFiles(t *testing.T) {
 			switch {
 			case wantExist && err != nil:
 				t.Errorf("%s: %s's spill file is gone: %v", when, tag, err)
-			case wantExist && string(b) != a21pSpillWant(tag):
+			case wantExist && string(b) != twoProcSpillWant(tag):
 				t.Errorf("%s: %s's spill file %s does not hold its own output (%d bytes, starts %.40q)", when, tag, p, len(b), b)
 			case !wantExist && err == nil:
 				t.Errorf("%s: %s's spill file %s is still there", when, tag, p)
@@ -792,7 +792,7 @@ func TestTwoProcessesSpillFiles(t *testing.T) {
 	}
 	check("after the parallel calls", "", true)
 	// A third session (a terminal's agentls call) starts and spills too.
-	cmd := harness.Command(t, []string{"call", "bash", `{"command":"` + a21pSpillCmd("cli") + `"}`, "--root", ws}, env...)
+	cmd := harness.Command(t, []string{"call", "bash", `{"command":"` + twoProcSpillCmd("cli") + `"}`, "--root", ws}, env...)
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "Full output: ") {
 		t.Errorf("agentls call bash: %v %.200q", err, out)
 	}
@@ -821,10 +821,10 @@ func TestTwoProcessesSpillFiles(t *testing.T) {
 // pid and the clean-up keeps the temp files of processes still running).
 func TestTwoProcessesTempFiles(t *testing.T) {
 	t.Parallel()
-	ctx := a21pCtx(t, 15*time.Second)
-	ws := a21pWS(t, map[string]string{"f.txt": "f\n", "sub/g.txt": "g\n"})
-	env := a21pEnv(t)
-	ed := a21pEditor(t, ws, env...)
+	ctx := twoProcCtx(t, 15*time.Second)
+	ws := twoProcWS(t, map[string]string{"f.txt": "f\n", "sub/g.txt": "g\n"})
+	env := twoProcEnv(t)
+	ed := twoProcEditor(t, ws, env...)
 	// The editor's own temp name, as it writes them (observed through a
 	// write's result is not possible, so build it from the documented
 	// parts: .agentls-tmp-<name>-<pid>-<random>).
@@ -839,7 +839,7 @@ func TestTwoProcessesTempFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mc := a21pStartMCP(t, ws, env...)
+	mc := twoProcStartMCP(t, ws, env...)
 	if r := mc.tool(ctx, "read", map[string]any{"path": "f.txt"}); r.IsError {
 		t.Fatal(r.Text)
 	}
@@ -863,16 +863,16 @@ func TestTwoProcessesTempFiles(t *testing.T) {
 // while both processes run applies to the next call of each.
 func TestTwoProcessesSettingsDeny(t *testing.T) {
 	t.Parallel()
-	ctx := a21pCtx(t, 15*time.Second)
-	ws := a21pWS(t, map[string]string{"a.txt": "a\n", ".agentls/settings.json": `{"permissions":{"deny":[]}}`})
-	env := a21pEnv(t)
-	ed := a21pEditor(t, ws, env...)
-	mc := a21pStartMCP(t, ws, env...)
+	ctx := twoProcCtx(t, 15*time.Second)
+	ws := twoProcWS(t, map[string]string{"a.txt": "a\n", ".agentls/settings.json": `{"permissions":{"deny":[]}}`})
+	env := twoProcEnv(t)
+	ed := twoProcEditor(t, ws, env...)
+	mc := twoProcStartMCP(t, ws, env...)
 	callers := []struct {
 		name string
-		call func(ctx context.Context, name string, args any) a21pRes
+		call func(ctx context.Context, name string, args any) twoProcRes
 	}{
-		{"editor", func(ctx context.Context, n string, a any) a21pRes { return a21pTool(t, ed, ctx, n, a) }},
+		{"editor", func(ctx context.Context, n string, a any) twoProcRes { return twoProcTool(t, ed, ctx, n, a) }},
 		{"mcp", mc.tool},
 	}
 	for _, c := range callers {
@@ -912,16 +912,16 @@ func TestTwoProcessesPeerExit(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			ctx := a21pCtx(t, 15*time.Second)
-			ws := a21pWS(t, map[string]string{"a.txt": "a\n"})
-			env := a21pEnv(t)
-			ed := a21pEditor(t, ws, env...)
-			mc := a21pStartMCP(t, ws, env...)
-			survivor := func(ctx context.Context, n string, a any) a21pRes { return a21pTool(t, ed, ctx, n, a) }
+			ctx := twoProcCtx(t, 15*time.Second)
+			ws := twoProcWS(t, map[string]string{"a.txt": "a\n"})
+			env := twoProcEnv(t)
+			ed := twoProcEditor(t, ws, env...)
+			mc := twoProcStartMCP(t, ws, env...)
+			survivor := func(ctx context.Context, n string, a any) twoProcRes { return twoProcTool(t, ed, ctx, n, a) }
 			if editorExits {
 				survivor = mc.tool
 			}
-			done := make(chan a21pRes, 1)
+			done := make(chan twoProcRes, 1)
 			go func() {
 				done <- survivor(ctx, "bash", map[string]any{"command": "touch started; sleep 1.5; echo survived"})
 			}()

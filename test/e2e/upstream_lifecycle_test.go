@@ -22,10 +22,10 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a15uServerPy is a fake upstream MCP server. argv: MODE MARKER STATEDIR.
+// upstreamLifeServerPy is a fake upstream MCP server. argv: MODE MARKER STATEDIR.
 // It appends "<unix time> <pid>" to STATEDIR/starts when it starts and
 // every message it reads to STATEDIR/recv.
-const a15uServerPy = `#!/usr/bin/env python3
+const upstreamLifeServerPy = `#!/usr/bin/env python3
 import sys, json, os, time, threading
 mode, marker, state = sys.argv[1], sys.argv[2], sys.argv[3]
 with open(os.path.join(state, "starts"), "a") as f:
@@ -144,19 +144,19 @@ if mode == "stubborn":
         time.sleep(1000)
 `
 
-// a15uSrv is one fake upstream server: its config entry and its state dir.
-type a15uSrv struct {
+// upstreamLifeSrv is one fake upstream server: its config entry and its state dir.
+type upstreamLifeSrv struct {
 	entry  map[string]any
 	state  string
 	marker string
 }
 
-// a15uNewSrv writes the script and returns a server running mode.
-func a15uNewSrv(t *testing.T, mode string) a15uSrv {
+// upstreamLifeNewSrv writes the script and returns a server running mode.
+func upstreamLifeNewSrv(t *testing.T, mode string) upstreamLifeSrv {
 	t.Helper()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "srv.py")
-	if err := os.WriteFile(script, []byte(a15uServerPy), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte(upstreamLifeServerPy), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	state := filepath.Join(dir, "state")
@@ -165,7 +165,7 @@ func a15uNewSrv(t *testing.T, mode string) a15uSrv {
 	}
 	marker := fmt.Sprintf("a15u-marker-%s-%d", mode, time.Now().UnixNano())
 	reapProcessesWithArg(t, marker)
-	return a15uSrv{
+	return upstreamLifeSrv{
 		entry:  map[string]any{"command": script, "args": []any{mode, marker, state}},
 		state:  state,
 		marker: marker,
@@ -173,7 +173,7 @@ func a15uNewSrv(t *testing.T, mode string) a15uSrv {
 }
 
 // starts is the start times the server recorded.
-func (s a15uSrv) starts() []float64 {
+func (s upstreamLifeSrv) starts() []float64 {
 	b, _ := os.ReadFile(filepath.Join(s.state, "starts"))
 	var out []float64
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
@@ -186,7 +186,7 @@ func (s a15uSrv) starts() []float64 {
 }
 
 // recv is every message the server read.
-func (s a15uSrv) recv() []map[string]any {
+func (s upstreamLifeSrv) recv() []map[string]any {
 	b, _ := os.ReadFile(filepath.Join(s.state, "recv"))
 	var out []map[string]any
 	for _, l := range strings.Split(string(b), "\n") {
@@ -198,8 +198,8 @@ func (s a15uSrv) recv() []map[string]any {
 	return out
 }
 
-// a15uConfig writes .agentls/mcp.json under ws with servers under key.
-func a15uConfig(t *testing.T, ws, key string, servers map[string]any) {
+// upstreamLifeConfig writes .agentls/mcp.json under ws with servers under key.
+func upstreamLifeConfig(t *testing.T, ws, key string, servers map[string]any) {
 	t.Helper()
 	b, err := json.MarshalIndent(map[string]any{key: servers}, "", "  ")
 	if err != nil {
@@ -208,32 +208,32 @@ func a15uConfig(t *testing.T, ws, key string, servers map[string]any) {
 	writeFile(t, filepath.Join(ws, ".agentls", "mcp.json"), string(b))
 }
 
-// a15uSession is an editor-protocol session with its log file.
-type a15uSession struct {
+// upstreamLifeSession is an editor-protocol session with its log file.
+type upstreamLifeSession struct {
 	c   *harness.Client
 	ctx context.Context
 	log string
 	ws  string
 }
 
-func (s *a15uSession) logText() string {
+func (s *upstreamLifeSession) logText() string {
 	b, _ := os.ReadFile(s.log)
 	return string(b)
 }
 
-// a15uStart runs agentls on ws in bypass mode with a --log-file.
-func a15uStart(t *testing.T, ws string, env ...string) *a15uSession {
+// upstreamLifeStart runs agentls on ws in bypass mode with a --log-file.
+func upstreamLifeStart(t *testing.T, ws string, env ...string) *upstreamLifeSession {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "agentls.log")
 	env = append([]string{"XDG_CACHE_HOME=" + t.TempDir()}, env...)
 	c := harness.Start(t, harness.Options{Root: ws, Args: []string{"--log-file", logPath}, Env: env})
 	ctx := testCtx(t, 60*time.Second)
 	c.Initialize(ctx, bypass())
-	return &a15uSession{c: c, ctx: ctx, log: logPath, ws: ws}
+	return &upstreamLifeSession{c: c, ctx: ctx, log: logPath, ws: ws}
 }
 
 // call runs tools/call bounded by d; a protocol error fails the test.
-func (s *a15uSession) call(t *testing.T, d time.Duration, name string, args any) (harness.Result, time.Duration) {
+func (s *upstreamLifeSession) call(t *testing.T, d time.Duration, name string, args any) (harness.Result, time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(s.ctx, d)
 	defer cancel()
@@ -246,7 +246,7 @@ func (s *a15uSession) call(t *testing.T, d time.Duration, name string, args any)
 }
 
 // alive checks agentls still answers a core tool.
-func (s *a15uSession) alive(t *testing.T) {
+func (s *upstreamLifeSession) alive(t *testing.T) {
 	t.Helper()
 	writeFile(t, filepath.Join(s.ws, "a15u-probe.txt"), "probe line\n")
 	r, d := s.call(t, 5*time.Second, "read", map[string]any{"path": "a15u-probe.txt"})
@@ -257,7 +257,7 @@ func (s *a15uSession) alive(t *testing.T) {
 }
 
 // names lists the tools of tools/list (deferred ones too when deferred).
-func (s *a15uSession) names(t *testing.T, deferred bool, format string) []string {
+func (s *upstreamLifeSession) names(t *testing.T, deferred bool, format string) []string {
 	t.Helper()
 	params := map[string]any{"includeDeferred": deferred}
 	if format != "" {
@@ -282,7 +282,7 @@ func (s *a15uSession) names(t *testing.T, deferred bool, format string) []string
 	return out
 }
 
-func a15uHas(list []string, s string) bool {
+func upstreamLifeHas(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -307,17 +307,17 @@ func TestUpstreamStartFailures(t *testing.T) {
 		}, ""},
 		{"notexec", func(t *testing.T) map[string]any {
 			p := filepath.Join(t.TempDir(), "srv.py")
-			writeFile(t, p, a15uServerPy) // 0644: not executable
+			writeFile(t, p, upstreamLifeServerPy) // 0644: not executable
 			return map[string]any{"command": p, "args": []any{"ok", "x", t.TempDir()}}
 		}, ""},
-		{"exits", func(t *testing.T) map[string]any { return a15uNewSrv(t, "exit").entry }, "a15u-fatal: cannot open the frobnicator"},
+		{"exits", func(t *testing.T) map[string]any { return upstreamLifeNewSrv(t, "exit").entry }, "a15u-fatal: cannot open the frobnicator"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ws := newWorkspace(t, nil)
-			a15uConfig(t, ws, "servers", map[string]any{"bad": tc.entry(t)})
-			s := a15uStart(t, ws)
+			upstreamLifeConfig(t, ws, "servers", map[string]any{"bad": tc.entry(t)})
+			s := upstreamLifeStart(t, ws)
 			r, d := s.call(t, 10*time.Second, "tool_search", map[string]any{"query": "a15u echo"})
 			if d > 5*time.Second {
 				t.Errorf("tool_search took %v with a server that cannot start", d)
@@ -348,10 +348,10 @@ func TestUpstreamStartFailures(t *testing.T) {
 // (100 ms, then 1 s, 2 s, 4 s …): no tight loop.
 func TestUpstreamBackoff(t *testing.T) {
 	t.Parallel()
-	srv := a15uNewSrv(t, "exit")
+	srv := upstreamLifeNewSrv(t, "exit")
 	ws := newWorkspace(t, nil)
-	a15uConfig(t, ws, "servers", map[string]any{"dies": srv.entry})
-	s := a15uStart(t, ws)
+	upstreamLifeConfig(t, ws, "servers", map[string]any{"dies": srv.entry})
+	s := upstreamLifeStart(t, ws)
 	// Starts at ~0, 0.1, 1.1, 3.1 s (next at 7.1 s) plus each start's own
 	// time, which a loaded machine stretches: wait for the fourth start
 	// rather than a fixed time, then check no gap was shorter than the
@@ -384,10 +384,10 @@ func TestUpstreamHang(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out the 30 s bound on connecting and listing tools")
 	}
-	srv := a15uNewSrv(t, "hang")
+	srv := upstreamLifeNewSrv(t, "hang")
 	ws := newWorkspace(t, nil)
-	a15uConfig(t, ws, "servers", map[string]any{"hang": srv.entry})
-	s := a15uStart(t, ws)
+	upstreamLifeConfig(t, ws, "servers", map[string]any{"hang": srv.entry})
+	s := upstreamLifeStart(t, ws)
 	t0 := time.Now()
 	s.names(t, true, "")
 	if d := time.Since(t0); d > 3*time.Second {
@@ -418,10 +418,10 @@ func TestUpstreamGarbage(t *testing.T) {
 	for _, mode := range []string{"garbage", "strayid", "strangenote"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			srv := a15uNewSrv(t, mode)
+			srv := upstreamLifeNewSrv(t, mode)
 			ws := newWorkspace(t, nil)
-			a15uConfig(t, ws, "servers", map[string]any{"noisy": srv.entry})
-			s := a15uStart(t, ws)
+			upstreamLifeConfig(t, ws, "servers", map[string]any{"noisy": srv.entry})
+			s := upstreamLifeStart(t, ws)
 			r, _ := s.call(t, 10*time.Second, "noisy__echo", map[string]any{"text": "hello"})
 			wantResult(t, "call through a noisy server", r, false, "a15u-echo:hello")
 			s.alive(t)
@@ -433,10 +433,10 @@ func TestUpstreamGarbage(t *testing.T) {
 // and the error; its tool calls get a clear error; nothing hangs.
 func TestUpstreamListError(t *testing.T) {
 	t.Parallel()
-	srv := a15uNewSrv(t, "listerror")
+	srv := upstreamLifeNewSrv(t, "listerror")
 	ws := newWorkspace(t, nil)
-	a15uConfig(t, ws, "servers", map[string]any{"lister": srv.entry})
-	s := a15uStart(t, ws)
+	upstreamLifeConfig(t, ws, "servers", map[string]any{"lister": srv.entry})
+	s := upstreamLifeStart(t, ws)
 	_, d := s.call(t, 10*time.Second, "tool_search", map[string]any{"query": "a15u echo"})
 	if d > 5*time.Second {
 		t.Errorf("tool_search took %v", d)
@@ -457,17 +457,17 @@ func TestUpstreamListError(t *testing.T) {
 // be cancelled (-32800) and agentls goes on.
 func TestUpstreamWrongID(t *testing.T) {
 	t.Parallel()
-	srv := a15uNewSrv(t, "wrongid")
+	srv := upstreamLifeNewSrv(t, "wrongid")
 	ws := newWorkspace(t, nil)
-	a15uConfig(t, ws, "servers", map[string]any{"wid": srv.entry})
-	s := a15uStart(t, ws)
-	ch := make(chan a15uReply, 1)
+	upstreamLifeConfig(t, ws, "servers", map[string]any{"wid": srv.entry})
+	s := upstreamLifeStart(t, ws)
+	ch := make(chan upstreamLifeReply, 1)
 	go func() {
 		var r harness.Result
 		_, err := s.c.Conn.Call(context.Background(), "tools/call", map[string]any{"name": "wid__echo", "arguments": map[string]any{"text": "x"}}, &r)
-		ch <- a15uReply{r, err}
+		ch <- upstreamLifeReply{r, err}
 	}()
-	if !waitUntil(10*time.Second, func() bool { return a15uGot(srv, "tools/call") != nil }) {
+	if !waitUntil(10*time.Second, func() bool { return upstreamLifeGot(srv, "tools/call") != nil }) {
 		t.Fatal("upstream never got tools/call")
 	}
 	select {
@@ -495,13 +495,13 @@ func TestUpstreamWrongID(t *testing.T) {
 	s.alive(t)
 }
 
-type a15uReply struct {
+type upstreamLifeReply struct {
 	r   harness.Result
 	err error
 }
 
-// a15uGot is the first message with method the server read (nil: none).
-func a15uGot(s a15uSrv, method string) map[string]any {
+// upstreamLifeGot is the first message with method the server read (nil: none).
+func upstreamLifeGot(s upstreamLifeSrv, method string) map[string]any {
 	for _, m := range s.recv() {
 		if m["method"] == method {
 			return m
@@ -516,12 +516,12 @@ func a15uGot(s a15uSrv, method string) map[string]any {
 // takes an upstream tool's prefixed name does not give two tools one name.
 func TestUpstreamOddTools(t *testing.T) {
 	t.Parallel()
-	srv := a15uNewSrv(t, "odd")
+	srv := upstreamLifeNewSrv(t, "odd")
 	ws := newWorkspace(t, map[string]string{
 		".agentls/tools/odd__fine.json": `{"name": "odd__fine", "description": "a15u extension that takes the upstream name", "inputSchema": {"type": "object"}, "command": "echo a15u-extension"}`,
 	})
-	a15uConfig(t, ws, "servers", map[string]any{"odd": srv.entry})
-	s := a15uStart(t, ws)
+	upstreamLifeConfig(t, ws, "servers", map[string]any{"odd": srv.entry})
+	s := upstreamLifeStart(t, ws)
 	s.call(t, 10*time.Second, "tool_search", map[string]any{"query": "a15u", "limit": 20})
 	valid := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 	for _, format := range []string{"", "openai", "anthropic"} {
@@ -539,7 +539,7 @@ func TestUpstreamOddTools(t *testing.T) {
 				t.Errorf("format %q: %q listed %d times", format, n, k)
 			}
 		}
-		if !a15uHas(names, "odd__echo") {
+		if !upstreamLifeHas(names, "odd__echo") {
 			t.Errorf("format %q: odd__echo missing from %v", format, names)
 		}
 	}
@@ -569,7 +569,7 @@ func TestUpstreamOddTools(t *testing.T) {
 	r, _ = s.call(t, 10*time.Second, "odd__has_space", map[string]any{})
 	wantResult(t, "odd__has_space", r, false, "a15u-has space")
 	long := "odd__" + strings.Repeat("L", 59)
-	if a15uHas(s.names(t, true, ""), long) {
+	if upstreamLifeHas(s.names(t, true, ""), long) {
 		r, _ = s.call(t, 10*time.Second, long, map[string]any{})
 		wantResult(t, long, r, false, "a15u-"+strings.Repeat("L", 200))
 	}
@@ -589,10 +589,10 @@ func TestUpstreamOddTools(t *testing.T) {
 // per crash at most, agentls alive.
 func TestUpstreamCrashOnCall(t *testing.T) {
 	t.Parallel()
-	srv := a15uNewSrv(t, "crash")
+	srv := upstreamLifeNewSrv(t, "crash")
 	ws := newWorkspace(t, nil)
-	a15uConfig(t, ws, "servers", map[string]any{"crashy": srv.entry})
-	s := a15uStart(t, ws)
+	upstreamLifeConfig(t, ws, "servers", map[string]any{"crashy": srv.entry})
+	s := upstreamLifeStart(t, ws)
 	r, _ := s.call(t, 10*time.Second, "crashy__echo", map[string]any{"text": "x"})
 	wantContains(t, "first crash", r.Text(), `crashy__echo failed: the MCP server "crashy" did not answer (`, `It is restarted automatically; call again shortly.`)
 	if !r.IsError {
@@ -618,20 +618,20 @@ func TestUpstreamCrashOnCall(t *testing.T) {
 // notifications/cancelled upstream with the upstream request's id.
 func TestUpstreamCancelAndProgress(t *testing.T) {
 	t.Parallel()
-	srv := a15uNewSrv(t, "ok")
+	srv := upstreamLifeNewSrv(t, "ok")
 	ws := newWorkspace(t, nil)
-	a15uConfig(t, ws, "servers", map[string]any{"up": srv.entry})
-	s := a15uStart(t, ws)
-	ch := make(chan a15uReply, 1)
+	upstreamLifeConfig(t, ws, "servers", map[string]any{"up": srv.entry})
+	s := upstreamLifeStart(t, ws)
+	ch := make(chan upstreamLifeReply, 1)
 	go func() {
 		var r harness.Result
 		_, err := s.c.Conn.Call(context.Background(), "tools/call", map[string]any{"name": "up__slow", "arguments": map[string]any{}, "callId": "a15u-slow-1"}, &r)
-		ch <- a15uReply{r, err}
+		ch <- upstreamLifeReply{r, err}
 	}()
-	if !waitUntil(10*time.Second, func() bool { return a15uGot(srv, "tools/call") != nil }) {
+	if !waitUntil(10*time.Second, func() bool { return upstreamLifeGot(srv, "tools/call") != nil }) {
 		t.Fatal("upstream never got tools/call")
 	}
-	call := a15uGot(srv, "tools/call")
+	call := upstreamLifeGot(srv, "tools/call")
 	meta, _ := call["params"].(map[string]any)["_meta"].(map[string]any)
 	if meta["progressToken"] == nil {
 		t.Errorf("upstream tools/call carries no progressToken: %v", call["params"])
@@ -655,7 +655,7 @@ func TestUpstreamCancelAndProgress(t *testing.T) {
 		t.Fatal("cancelled call never answered")
 	}
 	ok := waitUntil(5*time.Second, func() bool {
-		c := a15uGot(srv, "notifications/cancelled")
+		c := upstreamLifeGot(srv, "notifications/cancelled")
 		if c == nil {
 			return false
 		}
@@ -663,7 +663,7 @@ func TestUpstreamCancelAndProgress(t *testing.T) {
 		return fmt.Sprint(p["requestId"]) == fmt.Sprint(call["id"])
 	})
 	if !ok {
-		t.Errorf("upstream got no notifications/cancelled for request %v; got %v", call["id"], a15uGot(srv, "notifications/cancelled"))
+		t.Errorf("upstream got no notifications/cancelled for request %v; got %v", call["id"], upstreamLifeGot(srv, "notifications/cancelled"))
 	}
 	s.alive(t)
 }
@@ -672,10 +672,10 @@ func TestUpstreamCancelAndProgress(t *testing.T) {
 // read call and spilled whole; an image content item passes through.
 func TestUpstreamHugeAndImage(t *testing.T) {
 	t.Parallel()
-	srv := a15uNewSrv(t, "ok")
+	srv := upstreamLifeNewSrv(t, "ok")
 	ws := newWorkspace(t, nil)
-	a15uConfig(t, ws, "servers", map[string]any{"up": srv.entry})
-	s := a15uStart(t, ws)
+	upstreamLifeConfig(t, ws, "servers", map[string]any{"up": srv.entry})
+	s := upstreamLifeStart(t, ws)
 	r, _ := s.call(t, 10*time.Second, "up__huge", map[string]any{})
 	txt := r.Text()
 	if len(txt) > 65536+2048 {
@@ -684,7 +684,7 @@ func TestUpstreamHugeAndImage(t *testing.T) {
 	wantContains(t, "huge result", txt, "a15u huge line 00001")
 	m := regexp.MustCompile(`read \{"path": ?"([^"]+)", ?"offset": ?(\d+)\}`).FindStringSubmatch(txt)
 	if m == nil {
-		t.Errorf("no read {path, offset} continuation in the cut result's tail:\n%s", a15uTail(txt, 600))
+		t.Errorf("no read {path, offset} continuation in the cut result's tail:\n%s", upstreamLifeTail(txt, 600))
 	} else {
 		b, err := os.ReadFile(m[1])
 		if err != nil {
@@ -713,7 +713,7 @@ func TestUpstreamHugeAndImage(t *testing.T) {
 	wantContains(t, "image result text", r.Text(), "a15u-image")
 }
 
-func a15uTail(s string, n int) string {
+func upstreamLifeTail(s string, n int) string {
 	if len(s) > n {
 		return s[len(s)-n:]
 	}
@@ -727,26 +727,26 @@ func TestUpstreamConfigShapes(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, key string
-		entry     func(t *testing.T, ws string, srv a15uSrv) map[string]any
+		entry     func(t *testing.T, ws string, srv upstreamLifeSrv) map[string]any
 		want      string
 	}{
-		{"servers", "servers", func(t *testing.T, ws string, srv a15uSrv) map[string]any {
+		{"servers", "servers", func(t *testing.T, ws string, srv upstreamLifeSrv) map[string]any {
 			e := srv.entry
 			e["env"] = map[string]any{"A15U_VAR": "plain-value"}
 			return e
 		}, "A15U_VAR=plain-value"},
-		{"mcpServers", "mcpServers", func(t *testing.T, ws string, srv a15uSrv) map[string]any {
+		{"mcpServers", "mcpServers", func(t *testing.T, ws string, srv upstreamLifeSrv) map[string]any {
 			e := srv.entry
 			e["env"] = map[string]any{"A15U_VAR": "${env:A15U_FROM_AGENTLS}"}
 			return e
 		}, "A15U_VAR=from-agentls-env"},
-		{"workspaceFolder", "servers", func(t *testing.T, ws string, srv a15uSrv) map[string]any {
-			writeFile(t, filepath.Join(ws, "tools", "srv.py"), a15uServerPy)
+		{"workspaceFolder", "servers", func(t *testing.T, ws string, srv upstreamLifeSrv) map[string]any {
+			writeFile(t, filepath.Join(ws, "tools", "srv.py"), upstreamLifeServerPy)
 			os.Chmod(filepath.Join(ws, "tools", "srv.py"), 0o755)
 			return map[string]any{"command": "${workspaceFolder}/tools/srv.py", "args": srv.entry["args"]}
 		}, "A15U_VAR=<unset>"},
-		{"relative", "servers", func(t *testing.T, ws string, srv a15uSrv) map[string]any {
-			writeFile(t, filepath.Join(ws, "tools", "srv.py"), a15uServerPy)
+		{"relative", "servers", func(t *testing.T, ws string, srv upstreamLifeSrv) map[string]any {
+			writeFile(t, filepath.Join(ws, "tools", "srv.py"), upstreamLifeServerPy)
 			os.Chmod(filepath.Join(ws, "tools", "srv.py"), 0o755)
 			return map[string]any{"command": "./tools/srv.py", "args": srv.entry["args"]}
 		}, "A15U_VAR=<unset>"},
@@ -754,10 +754,10 @@ func TestUpstreamConfigShapes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := a15uNewSrv(t, "ok")
+			srv := upstreamLifeNewSrv(t, "ok")
 			ws := newWorkspace(t, nil)
-			a15uConfig(t, ws, tc.key, map[string]any{"cfg": tc.entry(t, ws, srv)})
-			s := a15uStart(t, ws, "A15U_FROM_AGENTLS=from-agentls-env")
+			upstreamLifeConfig(t, ws, tc.key, map[string]any{"cfg": tc.entry(t, ws, srv)})
+			s := upstreamLifeStart(t, ws, "A15U_FROM_AGENTLS=from-agentls-env")
 			r, _ := s.call(t, 10*time.Second, "cfg__env", map[string]any{})
 			wantResult(t, tc.name, r, false, tc.want)
 		})
@@ -776,7 +776,7 @@ func TestUpstreamBrokenConfig(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ws := newWorkspace(t, map[string]string{".agentls/mcp.json": body})
-			s := a15uStart(t, ws)
+			s := upstreamLifeStart(t, ws)
 			s.alive(t)
 			s.call(t, 10*time.Second, "tool_search", map[string]any{"query": "anything"})
 			if !waitUntil(3*time.Second, func() bool {
@@ -792,8 +792,8 @@ func TestUpstreamBrokenConfig(t *testing.T) {
 // workspace's; the workspace's entry of a name wins.
 func TestUpstreamUserConfigMerge(t *testing.T) {
 	t.Parallel()
-	shared := a15uNewSrv(t, "ok")
-	userOnly := a15uNewSrv(t, "ok")
+	shared := upstreamLifeNewSrv(t, "ok")
+	userOnly := upstreamLifeNewSrv(t, "ok")
 	cfg := t.TempDir()
 	userShared := map[string]any{"command": shared.entry["command"], "args": shared.entry["args"], "env": map[string]any{"A15U_VAR": "from-user"}}
 	uo := userOnly.entry
@@ -802,16 +802,16 @@ func TestUpstreamUserConfigMerge(t *testing.T) {
 	writeFile(t, filepath.Join(cfg, "agentls", "mcp.json"), string(b))
 	ws := newWorkspace(t, nil)
 	wsShared := map[string]any{"command": shared.entry["command"], "args": shared.entry["args"], "env": map[string]any{"A15U_VAR": "from-workspace"}}
-	a15uConfig(t, ws, "servers", map[string]any{"shared": wsShared})
-	s := a15uStart(t, ws, "XDG_CONFIG_HOME="+cfg)
+	upstreamLifeConfig(t, ws, "servers", map[string]any{"shared": wsShared})
+	s := upstreamLifeStart(t, ws, "XDG_CONFIG_HOME="+cfg)
 	r, _ := s.call(t, 10*time.Second, "shared__env", map[string]any{})
 	wantResult(t, "workspace entry wins", r, false, "A15U_VAR=from-workspace")
 	r, _ = s.call(t, 10*time.Second, "useronly__env", map[string]any{})
 	wantResult(t, "user-only entry", r, false, "A15U_VAR=user-only")
 }
 
-// a15uProcs counts live processes with marker as an argument.
-func a15uProcs(marker string) int { return len(processesWithArg(marker)) }
+// upstreamLifeProcs counts live processes with marker as an argument.
+func upstreamLifeProcs(marker string) int { return len(processesWithArg(marker)) }
 
 // Ending agentls (EOF, shutdown+exit, EOF while an upstream call runs)
 // leaves no upstream process alive: python, node's server-filesystem and
@@ -822,8 +822,8 @@ func TestUpstreamNoOrphans(t *testing.T) {
 	for _, how := range []string{"eof", "shutdown", "eof-mid-call"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
-			py := a15uNewSrv(t, "ok")
-			stub := a15uNewSrv(t, "stubborn")
+			py := upstreamLifeNewSrv(t, "ok")
+			stub := upstreamLifeNewSrv(t, "stubborn")
 			fsDir := newWorkspace(t, map[string]string{"f.txt": "fs file\n"})
 			innerWS := newWorkspace(t, map[string]string{"inner.txt": "inner file\n"})
 			reapProcessesWithArg(t, fsDir)
@@ -839,8 +839,8 @@ func TestUpstreamNoOrphans(t *testing.T) {
 				}
 			}
 			ws := newWorkspace(t, nil)
-			a15uConfig(t, ws, "servers", servers)
-			s := a15uStart(t, ws)
+			upstreamLifeConfig(t, ws, "servers", servers)
+			s := upstreamLifeStart(t, ws)
 			r, _ := s.call(t, 10*time.Second, "py__echo", map[string]any{"text": "a"})
 			wantResult(t, "py", r, false, "a15u-echo:a")
 			r, _ = s.call(t, 15*time.Second, "inner__read", map[string]any{"path": "inner.txt"})
@@ -854,7 +854,7 @@ func TestUpstreamNoOrphans(t *testing.T) {
 				markers = append(markers, fsDir)
 			}
 			for _, m := range markers {
-				if a15uProcs(m) == 0 {
+				if upstreamLifeProcs(m) == 0 {
 					t.Fatalf("upstream %s not running before the end", m)
 				}
 			}
@@ -867,14 +867,14 @@ func TestUpstreamNoOrphans(t *testing.T) {
 				}
 			case "eof-mid-call":
 				go s.c.Conn.Call(context.Background(), "tools/call", map[string]any{"name": "py__slow", "arguments": map[string]any{}}, nil)
-				waitUntil(5*time.Second, func() bool { return a15uGot(py, "tools/call") != nil })
+				waitUntil(5*time.Second, func() bool { return upstreamLifeGot(py, "tools/call") != nil })
 				s.c.CloseStdin()
 			}
 			if s.c.Wait(5*time.Second) == -1 {
 				t.Errorf("agentls did not exit")
 			}
 			for _, m := range markers {
-				if !waitUntil(3*time.Second, func() bool { return a15uProcs(m) == 0 }) {
+				if !waitUntil(3*time.Second, func() bool { return upstreamLifeProcs(m) == 0 }) {
 					t.Errorf("upstream with argument %s still alive 3 s after agentls exited: pids %v", m, processesWithArg(m))
 				}
 			}
@@ -882,13 +882,13 @@ func TestUpstreamNoOrphans(t *testing.T) {
 	}
 }
 
-// a15uMCPStart runs `agentls mcp` on ws with a cache dir of its own.
-func a15uMCPStart(t *testing.T, ws string) *mcpRawClient {
+// upstreamLifeMCPStart runs `agentls mcp` on ws with a cache dir of its own.
+func upstreamLifeMCPStart(t *testing.T, ws string) *mcpRawClient {
 	t.Helper()
 	return startMCPRaw(t, []string{"mcp", "--root", ws}, []string{"XDG_CACHE_HOME=" + t.TempDir()})
 }
 
-func a15uMCPText(v map[string]any) (string, bool) {
+func upstreamLifeMCPText(v map[string]any) (string, bool) {
 	res, _ := v["result"].(map[string]any)
 	isErr, _ := res["isError"].(bool)
 	var parts []string
@@ -909,34 +909,34 @@ func a15uMCPText(v map[string]any) (string, bool) {
 // upstream alive.
 func TestUpstreamMCPBothDirections(t *testing.T) {
 	t.Parallel()
-	py := a15uNewSrv(t, "ok")
+	py := upstreamLifeNewSrv(t, "ok")
 	innerWS := newWorkspace(t, map[string]string{"inner.txt": "inner secret-free file\n"})
 	reapProcessesWithArg(t, innerWS)
 	ws := newWorkspace(t, map[string]string{".agentls/settings.json": `{"mode": "bypass"}`})
-	a15uConfig(t, ws, "mcpServers", map[string]any{
+	upstreamLifeConfig(t, ws, "mcpServers", map[string]any{
 		"py":    py.entry,
 		"inner": map[string]any{"command": harness.Binary(t), "args": []any{"mcp", "--root", innerWS}},
 	})
-	m := a15uMCPStart(t, ws)
+	m := upstreamLifeMCPStart(t, ws)
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "a15u", "version": "1"}}})
 	m.mustReply(1, 10*time.Second)
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "tool_search", "arguments": map[string]any{"query": "inner read file", "limit": 20}}})
-	txt, _ := a15uMCPText(m.mustReply(2, 40*time.Second).Obj)
+	txt, _ := upstreamLifeMCPText(m.mustReply(2, 40*time.Second).Obj)
 	wantContains(t, "tool_search over MCP", txt, "inner__read")
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
 	list := m.mustReply(3, 10*time.Second).Obj
 	if !strings.Contains(compactJSON(list), `"inner__read"`) {
-		t.Errorf("inner__read not in tools/list after tool_search: %s", a15uTail(compactJSON(list), 400))
+		t.Errorf("inner__read not in tools/list after tool_search: %s", upstreamLifeTail(compactJSON(list), 400))
 	}
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": map[string]any{"name": "inner__read", "arguments": map[string]any{"path": "inner.txt"}}})
-	txt, isErr := a15uMCPText(m.mustReply(4, 20*time.Second).Obj)
+	txt, isErr := upstreamLifeMCPText(m.mustReply(4, 20*time.Second).Obj)
 	if isErr || !strings.Contains(txt, "inner secret-free file") {
 		t.Errorf("inner__read over MCP: isError %v %q", isErr, txt)
 	}
 	// Cancellation from the MCP client reaches the upstream.
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": map[string]any{"name": "py__slow", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "a15u-tok"}}})
-	if !waitUntil(10*time.Second, func() bool { return a15uGot(py, "tools/call") != nil }) {
+	if !waitUntil(10*time.Second, func() bool { return upstreamLifeGot(py, "tools/call") != nil }) {
 		t.Fatal("upstream never got tools/call")
 	}
 	if _, ok := m.wait(5*time.Second, func(v mcpMsg) bool {
@@ -945,10 +945,10 @@ func TestUpstreamMCPBothDirections(t *testing.T) {
 	}); !ok {
 		t.Errorf("upstream progress not forwarded to the MCP client")
 	}
-	call := a15uGot(py, "tools/call")
+	call := upstreamLifeGot(py, "tools/call")
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 5, "reason": "a15u"}})
 	if !waitUntil(5*time.Second, func() bool {
-		c := a15uGot(py, "notifications/cancelled")
+		c := upstreamLifeGot(py, "notifications/cancelled")
 		p, _ := c["params"].(map[string]any)
 		return c != nil && fmt.Sprint(p["requestId"]) == fmt.Sprint(call["id"])
 	}) {
@@ -965,7 +965,7 @@ func TestUpstreamMCPBothDirections(t *testing.T) {
 		t.Fatal("agentls mcp did not exit at EOF")
 	}
 	for _, mk := range []string{py.marker, innerWS} {
-		if !waitUntil(3*time.Second, func() bool { return a15uProcs(mk) == 0 }) {
+		if !waitUntil(3*time.Second, func() bool { return upstreamLifeProcs(mk) == 0 }) {
 			t.Errorf("upstream %s alive after agentls mcp exited: %v", mk, processesWithArg(mk))
 		}
 	}

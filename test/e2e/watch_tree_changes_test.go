@@ -18,43 +18,43 @@ import (
 // structural churn (issue 4; docs/tools.md edit guard; docs/protocol.md
 // workspace/externalChange and the initialize `watcher` field).
 
-// a16wNoteWait is how long a test waits for a notification it expects: the
+// watchTreeNoteWait is how long a test waits for a notification it expects: the
 // docs promise ~1 ms; this is generous for a loaded 2-core machine.
-const a16wNoteWait = 10 * time.Second
+const watchTreeNoteWait = 10 * time.Second
 
-// a16wChange is one workspace/externalChange notification.
-type a16wChange struct {
+// watchTreeChange is one workspace/externalChange notification.
+type watchTreeChange struct {
 	URI       string `json:"uri"`
 	Kind      string `json:"kind"`
 	ReadStale bool   `json:"readStale"`
 }
 
-func a16wDecode(n harness.Note) (a16wChange, bool) {
+func watchTreeDecode(n harness.Note) (watchTreeChange, bool) {
 	if n.Method != "workspace/externalChange" {
-		return a16wChange{}, false
+		return watchTreeChange{}, false
 	}
-	var ch a16wChange
+	var ch watchTreeChange
 	if err := json.Unmarshal(n.Params, &ch); err != nil {
-		return a16wChange{}, false
+		return watchTreeChange{}, false
 	}
 	return ch, true
 }
 
-// a16wChanges lists every workspace/externalChange received so far.
-func a16wChanges(c *harness.Client) []a16wChange {
-	var out []a16wChange
+// watchTreeChanges lists every workspace/externalChange received so far.
+func watchTreeChanges(c *harness.Client) []watchTreeChange {
+	var out []watchTreeChange
 	for _, n := range c.Notes("workspace/externalChange") {
-		if ch, ok := a16wDecode(n); ok {
+		if ch, ok := watchTreeDecode(n); ok {
 			out = append(out, ch)
 		}
 	}
 	return out
 }
 
-// a16wWait waits for an externalChange for one of uris satisfying pred.
-func a16wWait(c *harness.Client, pred func(a16wChange) bool, uris ...string) (a16wChange, bool) {
-	n, ok := c.WaitNote(a16wNoteWait, func(n harness.Note) bool {
-		ch, ok := a16wDecode(n)
+// watchTreeWait waits for an externalChange for one of uris satisfying pred.
+func watchTreeWait(c *harness.Client, pred func(watchTreeChange) bool, uris ...string) (watchTreeChange, bool) {
+	n, ok := c.WaitNote(watchTreeNoteWait, func(n harness.Note) bool {
+		ch, ok := watchTreeDecode(n)
 		if !ok {
 			return false
 		}
@@ -66,20 +66,20 @@ func a16wWait(c *harness.Client, pred func(a16wChange) bool, uris ...string) (a1
 		return false
 	})
 	if !ok {
-		return a16wChange{}, false
+		return watchTreeChange{}, false
 	}
-	ch, _ := a16wDecode(n)
+	ch, _ := watchTreeDecode(n)
 	return ch, true
 }
 
-// a16wWaitAll waits, within one a16wNoteWait, until every path of paths
+// watchTreeWaitAll waits, within one watchTreeNoteWait, until every path of paths
 // (absolute) has an externalChange satisfying pred, and returns the ones
 // that have none.
-func a16wWaitAll(c *harness.Client, pred func(a16wChange) bool, paths ...string) []string {
+func watchTreeWaitAll(c *harness.Client, pred func(watchTreeChange) bool, paths ...string) []string {
 	missing := func(notes []harness.Note) []string {
 		seen := map[string]bool{}
 		for _, n := range notes {
-			if ch, ok := a16wDecode(n); ok && pred(ch) {
+			if ch, ok := watchTreeDecode(n); ok && pred(ch) {
 				seen[ch.URI] = true
 			}
 		}
@@ -92,22 +92,22 @@ func a16wWaitAll(c *harness.Client, pred func(a16wChange) bool, paths ...string)
 		return out
 	}
 	var all []harness.Note
-	c.WaitNote(a16wNoteWait, func(n harness.Note) bool {
+	c.WaitNote(watchTreeNoteWait, func(n harness.Note) bool {
 		all = append(all, n)
 		return len(missing(all)) == 0
 	})
 	return missing(c.Notes("workspace/externalChange"))
 }
 
-func a16wAny(a16wChange) bool      { return true }
-func a16wStale(ch a16wChange) bool { return ch.ReadStale }
-func a16wKind(k string) func(a16wChange) bool {
-	return func(ch a16wChange) bool { return ch.Kind == k }
+func watchTreeAny(watchTreeChange) bool      { return true }
+func watchTreeStale(ch watchTreeChange) bool { return ch.ReadStale }
+func watchTreeKind(k string) func(watchTreeChange) bool {
+	return func(ch watchTreeChange) bool { return ch.Kind == k }
 }
 
-// a16wStart runs agentls in bypass mode on ws and returns the client, the
+// watchTreeStart runs agentls in bypass mode on ws and returns the client, the
 // initialize result and a context for its calls.
-func a16wStart(t *testing.T, ws string, env ...string) (*harness.Client, map[string]any, context.Context) {
+func watchTreeStart(t *testing.T, ws string, env ...string) (*harness.Client, map[string]any, context.Context) {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: ws, Env: env})
 	ctx := testCtx(t, 60*time.Second)
@@ -115,7 +115,7 @@ func a16wStart(t *testing.T, ws string, env ...string) (*harness.Client, map[str
 	return c, res, ctx
 }
 
-func a16wRead(t *testing.T, ctx context.Context, c *harness.Client, path string) {
+func watchTreeRead(t *testing.T, ctx context.Context, c *harness.Client, path string) {
 	t.Helper()
 	r := c.CallTool(ctx, "read", map[string]any{"path": path})
 	if r.IsError {
@@ -123,9 +123,9 @@ func a16wRead(t *testing.T, ctx context.Context, c *harness.Client, path string)
 	}
 }
 
-// a16wWantStale checks that an edit of path is refused as stale with the
+// watchTreeWantStale checks that an edit of path is refused as stale with the
 // documented advice, and that the file still holds want.
-func a16wWantStale(t *testing.T, ctx context.Context, c *harness.Client, ws, path, old, want string) {
+func watchTreeWantStale(t *testing.T, ctx context.Context, c *harness.Client, ws, path, old, want string) {
 	t.Helper()
 	r := c.CallTool(ctx, "edit", editCall(path, old, old+"-edited"))
 	wantResult(t, "edit of "+path+" changed outside agentls", r, true, path+" changed since you read it", "read it again")
@@ -134,9 +134,9 @@ func a16wWantStale(t *testing.T, ctx context.Context, c *harness.Client, ws, pat
 	}
 }
 
-// a16wWantStaleAlias is a16wWantStale for a path through a symlinked
+// watchTreeWantStaleAlias is watchTreeWantStale for a path through a symlinked
 // directory: the message may name the link path or the real one.
-func a16wWantStaleAlias(t *testing.T, ctx context.Context, c *harness.Client, ws, path, old, want string) {
+func watchTreeWantStaleAlias(t *testing.T, ctx context.Context, c *harness.Client, ws, path, old, want string) {
 	t.Helper()
 	r := c.CallTool(ctx, "edit", editCall(path, old, old+"-edited"))
 	wantResult(t, "edit of "+path+" changed outside agentls", r, true, "changed since you read it", "read it again")
@@ -145,13 +145,13 @@ func a16wWantStaleAlias(t *testing.T, ctx context.Context, c *harness.Client, ws
 	}
 }
 
-func a16wWantEdit(t *testing.T, ctx context.Context, c *harness.Client, path, old, new string) {
+func watchTreeWantEdit(t *testing.T, ctx context.Context, c *harness.Client, path, old, new string) {
 	t.Helper()
 	r := c.CallTool(ctx, "edit", editCall(path, old, new))
 	wantResult(t, "edit of "+path, r, false, "Edited "+path)
 }
 
-func a16wRun(t *testing.T, dir string, name string, args ...string) {
+func watchTreeRun(t *testing.T, dir string, name string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
@@ -170,7 +170,7 @@ func TestWatchGitCheckout(t *testing.T) {
 		t.Skip("git not installed")
 	}
 	ws := t.TempDir()
-	a16wRun(t, ws, "git", "init", "-q", "-b", "main")
+	watchTreeRun(t, ws, "git", "init", "-q", "-b", "main")
 	body := func(branch string, i int) string { return fmt.Sprintf("%s %03d\nline two\n", branch, i) }
 	files := map[string]string{}
 	for i := 0; i < 500; i++ {
@@ -180,16 +180,16 @@ func TestWatchGitCheckout(t *testing.T) {
 		files[fmt.Sprintf("keep/k%d.txt", i)] = fmt.Sprintf("keep %d\n", i)
 	}
 	writeFiles(t, ws, files)
-	a16wRun(t, ws, "git", "add", "-A")
-	a16wRun(t, ws, "git", "commit", "-q", "-m", "main")
-	a16wRun(t, ws, "git", "checkout", "-q", "-b", "other")
+	watchTreeRun(t, ws, "git", "add", "-A")
+	watchTreeRun(t, ws, "git", "commit", "-q", "-m", "main")
+	watchTreeRun(t, ws, "git", "checkout", "-q", "-b", "other")
 	for i := 0; i < 500; i++ {
 		writeFile(t, filepath.Join(ws, fmt.Sprintf("chg/d%d/f%03d.txt", i%10, i)), body("other", i))
 	}
-	a16wRun(t, ws, "git", "commit", "-q", "-am", "other")
-	a16wRun(t, ws, "git", "checkout", "-q", "main")
+	watchTreeRun(t, ws, "git", "commit", "-q", "-am", "other")
+	watchTreeRun(t, ws, "git", "checkout", "-q", "main")
 
-	c, _, ctx := a16wStart(t, ws)
+	c, _, ctx := watchTreeStart(t, ws)
 	if w := c.WatcherMode; w != "inotify" {
 		t.Errorf("watcher = %q, want inotify on Linux", w)
 	}
@@ -200,32 +200,32 @@ func TestWatchGitCheckout(t *testing.T) {
 	}
 	for _, i := range changed {
 		p := fmt.Sprintf("chg/d%d/f%03d.txt", i%10, i)
-		a16wRead(t, ctx, c, p)
+		watchTreeRead(t, ctx, c, p)
 		readSet[fileURI(filepath.Join(ws, p))] = true
 	}
 	for i := 0; i < 3; i++ {
 		p := fmt.Sprintf("keep/k%d.txt", i)
-		a16wRead(t, ctx, c, p)
+		watchTreeRead(t, ctx, c, p)
 		readSet[fileURI(filepath.Join(ws, p))] = true
 	}
 
-	a16wRun(t, ws, "git", "checkout", "-q", "other")
+	watchTreeRun(t, ws, "git", "checkout", "-q", "other")
 
 	var changedPaths []string
 	for _, i := range changed {
 		changedPaths = append(changedPaths, filepath.Join(ws, fmt.Sprintf("chg/d%d/f%03d.txt", i%10, i)))
 	}
-	for _, p := range a16wWaitAll(c, a16wStale, changedPaths...) {
+	for _, p := range watchTreeWaitAll(c, watchTreeStale, changedPaths...) {
 		t.Errorf("no workspace/externalChange with readStale for %s after git checkout", p)
 	}
 	// Sentinel: a later change to a read file; once it is announced, the
 	// checkout's events have been handled.
 	sentinel := filepath.Join(ws, "keep/k2.txt")
 	writeFile(t, sentinel, "keep 2 changed\n")
-	if _, ok := a16wWait(c, a16wAny, fileURI(sentinel)); !ok {
+	if _, ok := watchTreeWait(c, watchTreeAny, fileURI(sentinel)); !ok {
 		t.Fatalf("no workspace/externalChange for the sentinel keep/k2.txt")
 	}
-	all := a16wChanges(c)
+	all := watchTreeChanges(c)
 	for _, ch := range all {
 		if !readSet[ch.URI] {
 			t.Errorf("externalChange for a file the model never read: %+v", ch)
@@ -241,14 +241,14 @@ func TestWatchGitCheckout(t *testing.T) {
 
 	for _, i := range changed {
 		p := fmt.Sprintf("chg/d%d/f%03d.txt", i%10, i)
-		a16wWantStale(t, ctx, c, ws, p, "line two", body("other", i))
+		watchTreeWantStale(t, ctx, c, ws, p, "line two", body("other", i))
 	}
-	a16wWantEdit(t, ctx, c, "keep/k0.txt", "keep 0", "keep zero")
-	a16wWantEdit(t, ctx, c, "keep/k1.txt", "keep 1", "keep one")
+	watchTreeWantEdit(t, ctx, c, "keep/k0.txt", "keep 0", "keep zero")
+	watchTreeWantEdit(t, ctx, c, "keep/k1.txt", "keep 1", "keep one")
 	// Recovery: after reading again the edit goes through.
 	p := fmt.Sprintf("chg/d%d/f%03d.txt", changed[0]%10, changed[0])
-	a16wRead(t, ctx, c, p)
-	a16wWantEdit(t, ctx, c, p, "line two", "line 2")
+	watchTreeRead(t, ctx, c, p)
+	watchTreeWantEdit(t, ctx, c, p, "line two", "line 2")
 }
 
 // rm -rf of a directory holding read files, then recreating it: read files
@@ -263,15 +263,15 @@ func TestWatchRemoveAndRecreateDir(t *testing.T) {
 		"other.txt":      "other\n",
 	}
 	ws := newWorkspace(t, files)
-	c, _, ctx := a16wStart(t, ws)
+	c, _, ctx := watchTreeStart(t, ws)
 	for _, p := range []string{"d/same.txt", "d/diff.txt", "d/sub/deep.txt"} {
-		a16wRead(t, ctx, c, p)
+		watchTreeRead(t, ctx, c, p)
 	}
 	if err := os.RemoveAll(filepath.Join(ws, "d")); err != nil {
 		t.Fatal(err)
 	}
 	read := []string{filepath.Join(ws, "d/same.txt"), filepath.Join(ws, "d/diff.txt"), filepath.Join(ws, "d/sub/deep.txt")}
-	for _, p := range a16wWaitAll(c, a16wKind("deleted"), read...) {
+	for _, p := range watchTreeWaitAll(c, watchTreeKind("deleted"), read...) {
 		t.Errorf("no workspace/externalChange kind deleted for %s after rm -rf d", p)
 	}
 	writeFiles(t, ws, map[string]string{
@@ -281,16 +281,16 @@ func TestWatchRemoveAndRecreateDir(t *testing.T) {
 	})
 	// The client was told these files were deleted; their return must be
 	// announced too, or its view stays wrong.
-	for _, p := range a16wWaitAll(c, a16wKind("created"), read...) {
+	for _, p := range watchTreeWaitAll(c, watchTreeKind("created"), read...) {
 		t.Errorf("no workspace/externalChange kind created for %s after recreating d, though it was reported deleted", p)
 	}
-	if _, ok := a16wWait(c, func(ch a16wChange) bool { return ch.Kind == "created" && ch.ReadStale }, fileURI(filepath.Join(ws, "d/diff.txt"))); !ok {
-		t.Errorf("recreated d/diff.txt with other content: no created notification with readStale true; got %+v", a16wChanges(c))
+	if _, ok := watchTreeWait(c, func(ch watchTreeChange) bool { return ch.Kind == "created" && ch.ReadStale }, fileURI(filepath.Join(ws, "d/diff.txt"))); !ok {
+		t.Errorf("recreated d/diff.txt with other content: no created notification with readStale true; got %+v", watchTreeChanges(c))
 	}
-	t.Logf("notifications: %+v", a16wChanges(c))
-	a16wWantStale(t, ctx, c, ws, "d/diff.txt", "diff two", "diff ONE\ndiff two\n")
-	a16wWantEdit(t, ctx, c, "d/same.txt", "same two", "same 2")
-	a16wWantEdit(t, ctx, c, "d/sub/deep.txt", "deep one", "deep 1")
+	t.Logf("notifications: %+v", watchTreeChanges(c))
+	watchTreeWantStale(t, ctx, c, ws, "d/diff.txt", "diff two", "diff ONE\ndiff two\n")
+	watchTreeWantEdit(t, ctx, c, "d/same.txt", "same two", "same 2")
+	watchTreeWantEdit(t, ctx, c, "d/sub/deep.txt", "deep one", "deep 1")
 	if got := readFile(t, filepath.Join(ws, "d/same.txt")); got != "same one\nsame 2\n" {
 		t.Errorf("d/same.txt = %q", got)
 	}
@@ -301,9 +301,9 @@ func TestWatchRemoveAndRecreateDir(t *testing.T) {
 func TestWatchRenameDir(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"src/a.go": "package a\n\nvar A = 1\n", "src/deep/b.go": "package deep\n"})
-	c, _, ctx := a16wStart(t, ws)
-	a16wRead(t, ctx, c, "src/a.go")
-	a16wRead(t, ctx, c, "src/deep/b.go")
+	c, _, ctx := watchTreeStart(t, ws)
+	watchTreeRead(t, ctx, c, "src/a.go")
+	watchTreeRead(t, ctx, c, "src/deep/b.go")
 	if err := os.Rename(filepath.Join(ws, "src"), filepath.Join(ws, "lib")); err != nil {
 		t.Fatal(err)
 	}
@@ -314,19 +314,19 @@ func TestWatchRenameDir(t *testing.T) {
 	if got := readFile(t, filepath.Join(ws, "lib/a.go")); got != "package a\n\nvar A = 1\n" {
 		t.Errorf("lib/a.go changed by refused edits: %q", got)
 	}
-	for _, p := range a16wWaitAll(c, a16wKind("deleted"), filepath.Join(ws, "src/a.go"), filepath.Join(ws, "src/deep/b.go")) {
-		t.Errorf("read file %s moved away by mv src lib: no workspace/externalChange kind deleted; got %+v", p, a16wChanges(c))
+	for _, p := range watchTreeWaitAll(c, watchTreeKind("deleted"), filepath.Join(ws, "src/a.go"), filepath.Join(ws, "src/deep/b.go")) {
+		t.Errorf("read file %s moved away by mv src lib: no workspace/externalChange kind deleted; got %+v", p, watchTreeChanges(c))
 	}
 	// The new name is watched, subdirectories included.
 	for _, p := range []string{"lib/a.go", "lib/deep/b.go"} {
-		a16wRead(t, ctx, c, p)
+		watchTreeRead(t, ctx, c, p)
 		writeFile(t, filepath.Join(ws, p), "package changed\n")
-		if _, ok := a16wWait(c, func(ch a16wChange) bool { return ch.Kind == "changed" && ch.ReadStale }, fileURI(filepath.Join(ws, p))); !ok {
-			t.Errorf("change to %s in the renamed directory: no externalChange {changed, readStale}; got %+v", p, a16wChanges(c))
+		if _, ok := watchTreeWait(c, func(ch watchTreeChange) bool { return ch.Kind == "changed" && ch.ReadStale }, fileURI(filepath.Join(ws, p))); !ok {
+			t.Errorf("change to %s in the renamed directory: no externalChange {changed, readStale}; got %+v", p, watchTreeChanges(c))
 		}
-		a16wWantStale(t, ctx, c, ws, p, "package changed", "package changed\n")
+		watchTreeWantStale(t, ctx, c, ws, p, "package changed", "package changed\n")
 	}
-	for _, ch := range a16wChanges(c) {
+	for _, ch := range watchTreeChanges(c) {
 		if strings.Contains(ch.URI, "/src/") && ch.Kind != "deleted" {
 			t.Errorf("a change in lib/ reported under the old name: %+v", ch)
 		}
@@ -344,9 +344,9 @@ func TestWatchIgnoredChurn(t *testing.T) {
 		"build/out.js":              "built 1\n",
 		"src/main.go":               "package main\n",
 	})
-	c, _, ctx := a16wStart(t, ws)
+	c, _, ctx := watchTreeStart(t, ws)
 	for _, p := range []string{"node_modules/pkg/index.js", "build/out.js", "src/main.go"} {
-		a16wRead(t, ctx, c, p)
+		watchTreeRead(t, ctx, c, p)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -381,7 +381,7 @@ func TestWatchIgnoredChurn(t *testing.T) {
 			churning = false
 		default:
 			t0 := time.Now()
-			a16wRead(t, ctx, c, "src/main.go")
+			watchTreeRead(t, ctx, c, "src/main.go")
 			if d := time.Since(t0); d > slowest {
 				slowest = d
 			}
@@ -394,16 +394,16 @@ func TestWatchIgnoredChurn(t *testing.T) {
 	}
 	main := filepath.Join(ws, "src/main.go")
 	writeFile(t, main, "package main // changed\n")
-	if _, ok := a16wWait(c, a16wStale, fileURI(main)); !ok {
-		t.Fatalf("watcher dead after the churn: no externalChange for src/main.go; got %+v", a16wChanges(c))
+	if _, ok := watchTreeWait(c, watchTreeStale, fileURI(main)); !ok {
+		t.Fatalf("watcher dead after the churn: no externalChange for src/main.go; got %+v", watchTreeChanges(c))
 	}
-	for _, ch := range a16wChanges(c) {
+	for _, ch := range watchTreeChanges(c) {
 		if strings.Contains(ch.URI, "/node_modules/") || strings.Contains(ch.URI, "/build/") {
 			t.Errorf("externalChange for an ignored path: %+v", ch)
 		}
 	}
-	a16wWantStale(t, ctx, c, ws, "node_modules/pkg/index.js", "module.exports", "module.exports = 2002;\n")
-	a16wWantStale(t, ctx, c, ws, "build/out.js", "built", "built 2002\n")
+	watchTreeWantStale(t, ctx, c, ws, "node_modules/pkg/index.js", "module.exports", "module.exports = 2002;\n")
+	watchTreeWantStale(t, ctx, c, ws, "build/out.js", "built", "built 2002\n")
 }
 
 // Directories created after start are watched: mkdir -p a/b/c, a file
@@ -411,29 +411,29 @@ func TestWatchIgnoredChurn(t *testing.T) {
 func TestWatchNewDirectories(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"top.txt": "top\n"})
-	c, _, ctx := a16wStart(t, ws)
+	c, _, ctx := watchTreeStart(t, ws)
 	for _, p := range []string{"a/b/c/f.txt", "a/b/c/d/e/g.txt"} {
 		full := filepath.Join(ws, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		writeFile(t, full, "first\n")
-		a16wRead(t, ctx, c, p)
+		watchTreeRead(t, ctx, c, p)
 		writeFile(t, full, "second\n")
-		if _, ok := a16wWait(c, a16wStale, fileURI(full)); !ok {
-			t.Errorf("%s in a directory made after start: no externalChange with readStale; got %+v", p, a16wChanges(c))
+		if _, ok := watchTreeWait(c, watchTreeStale, fileURI(full)); !ok {
+			t.Errorf("%s in a directory made after start: no externalChange with readStale; got %+v", p, watchTreeChanges(c))
 		}
-		a16wWantStale(t, ctx, c, ws, p, "second", "second\n")
+		watchTreeWantStale(t, ctx, c, ws, p, "second", "second\n")
 		// Once more, now that the directory is certainly known.
-		a16wRead(t, ctx, c, p)
+		watchTreeRead(t, ctx, c, p)
 		t0 := time.Now()
 		writeFile(t, full, "third\n")
-		if h, ok := c.WaitNote(a16wNoteWait, func(h harness.Note) bool {
-			_, ok := a16wDecode(h)
+		if h, ok := c.WaitNote(watchTreeNoteWait, func(h harness.Note) bool {
+			_, ok := watchTreeDecode(h)
 			return ok && h.At.After(t0)
 		}); !ok {
 			t.Errorf("second change to %s: no externalChange", p)
-		} else if ch, _ := a16wDecode(h); ch.URI != fileURI(full) || ch.Kind != "changed" || !ch.ReadStale {
+		} else if ch, _ := watchTreeDecode(h); ch.URI != fileURI(full) || ch.Kind != "changed" || !ch.ReadStale {
 			t.Errorf("second change to %s: got %+v, want {changed, readStale}", p, ch)
 		}
 	}
@@ -444,19 +444,19 @@ func TestWatchNewDirectories(t *testing.T) {
 func TestWatchOwnWritesAreNotExternal(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"own.txt": "one\ntwo\nthree\n", "sentinel.txt": "s\n"})
-	c, _, ctx := a16wStart(t, ws)
-	a16wRead(t, ctx, c, "own.txt")
-	a16wRead(t, ctx, c, "sentinel.txt")
-	a16wWantEdit(t, ctx, c, "own.txt", "one", "ONE")
-	a16wWantEdit(t, ctx, c, "own.txt", "two", "TWO")
-	a16wWantEdit(t, ctx, c, "own.txt", "three", "THREE")
+	c, _, ctx := watchTreeStart(t, ws)
+	watchTreeRead(t, ctx, c, "own.txt")
+	watchTreeRead(t, ctx, c, "sentinel.txt")
+	watchTreeWantEdit(t, ctx, c, "own.txt", "one", "ONE")
+	watchTreeWantEdit(t, ctx, c, "own.txt", "two", "TWO")
+	watchTreeWantEdit(t, ctx, c, "own.txt", "three", "THREE")
 	r := c.CallTool(ctx, "write", map[string]any{"path": "own.txt", "content": "written\n"})
 	wantResult(t, "write after own edits", r, false)
-	a16wWantEdit(t, ctx, c, "own.txt", "written", "rewritten")
+	watchTreeWantEdit(t, ctx, c, "own.txt", "written", "rewritten")
 	r = c.CallTool(ctx, "write", map[string]any{"path": "fresh/new.txt", "content": "new\n"})
 	wantResult(t, "write of a new file", r, false)
 	// Issue 4: "Our own successful writes refresh the stamp".
-	a16wWantEdit(t, ctx, c, "fresh/new.txt", "new", "newer")
+	watchTreeWantEdit(t, ctx, c, "fresh/new.txt", "new", "newer")
 	// A batch of edits to one file in one callBatch, no read in between.
 	var batch struct {
 		Results []harness.Result `json:"results"`
@@ -477,15 +477,15 @@ func TestWatchOwnWritesAreNotExternal(t *testing.T) {
 	}
 	sentinel := filepath.Join(ws, "sentinel.txt")
 	writeFile(t, sentinel, "s changed\n")
-	if _, ok := a16wWait(c, a16wAny, fileURI(sentinel)); !ok {
+	if _, ok := watchTreeWait(c, watchTreeAny, fileURI(sentinel)); !ok {
 		t.Fatal("no externalChange for the sentinel")
 	}
-	for _, ch := range a16wChanges(c) {
+	for _, ch := range watchTreeChanges(c) {
 		if ch.URI != fileURI(sentinel) {
 			t.Errorf("agentls's own write reported as external: %+v", ch)
 		}
 	}
-	a16wWantEdit(t, ctx, c, "own.txt", "final", "after")
+	watchTreeWantEdit(t, ctx, c, "own.txt", "final", "after")
 }
 
 // bash changing a read file (sed -i): the result lists it, and its stamp is
@@ -493,19 +493,19 @@ func TestWatchOwnWritesAreNotExternal(t *testing.T) {
 func TestWatchBashChangesReadFile(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"s.txt": "alpha\nbeta\n", "t.txt": "tee\n"})
-	c, _, ctx := a16wStart(t, ws)
-	a16wRead(t, ctx, c, "s.txt")
-	a16wRead(t, ctx, c, "t.txt")
+	c, _, ctx := watchTreeStart(t, ws)
+	watchTreeRead(t, ctx, c, "s.txt")
+	watchTreeRead(t, ctx, c, "t.txt")
 	r := c.CallTool(ctx, "bash", map[string]any{"command": "sed -i 's/beta/BETA/' s.txt"})
 	wantResult(t, "bash sed -i", r, false, "Changed by this command", "s.txt")
 	wantLacks(t, "bash sed -i", r.Text(), "t.txt")
-	a16wWantStale(t, ctx, c, ws, "s.txt", "alpha", "alpha\nBETA\n")
-	a16wWantEdit(t, ctx, c, "t.txt", "tee", "TEE")
+	watchTreeWantStale(t, ctx, c, ws, "s.txt", "alpha", "alpha\nBETA\n")
+	watchTreeWantEdit(t, ctx, c, "t.txt", "tee", "TEE")
 	r = c.CallTool(ctx, "bash", map[string]any{"command": "cat s.txt >/dev/null"})
 	wantResult(t, "read-only bash", r, false)
 	wantLacks(t, "read-only bash", r.Text(), "Changed by this command")
-	a16wRead(t, ctx, c, "s.txt")
-	a16wWantEdit(t, ctx, c, "s.txt", "alpha", "ALPHA")
+	watchTreeRead(t, ctx, c, "s.txt")
+	watchTreeWantEdit(t, ctx, c, "s.txt", "alpha", "ALPHA")
 }
 
 // A symlinked directory inside the workspace: a change through either name
@@ -516,29 +516,29 @@ func TestWatchSymlinkedDir(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"real/f.txt": "eff\n", "real/g.txt": "gee\n", "real/h.txt": "aitch\n"})
 	symlink(t, "real", filepath.Join(ws, "link"))
-	c, _, ctx := a16wStart(t, ws)
+	c, _, ctx := watchTreeStart(t, ws)
 	uris := func(name string) []string {
 		return []string{fileURI(filepath.Join(ws, "real", name)), fileURI(filepath.Join(ws, "link", name))}
 	}
 
-	a16wRead(t, ctx, c, "link/f.txt")
+	watchTreeRead(t, ctx, c, "link/f.txt")
 	writeFile(t, filepath.Join(ws, "real/f.txt"), "eff changed\n")
-	if _, ok := a16wWait(c, a16wStale, uris("f.txt")...); !ok {
-		t.Errorf("read link/f.txt, changed real/f.txt: no externalChange with readStale; got %+v", a16wChanges(c))
+	if _, ok := watchTreeWait(c, watchTreeStale, uris("f.txt")...); !ok {
+		t.Errorf("read link/f.txt, changed real/f.txt: no externalChange with readStale; got %+v", watchTreeChanges(c))
 	}
-	a16wWantStaleAlias(t, ctx, c, ws, "link/f.txt", "eff", "eff changed\n")
+	watchTreeWantStaleAlias(t, ctx, c, ws, "link/f.txt", "eff", "eff changed\n")
 
-	a16wRead(t, ctx, c, "real/g.txt")
+	watchTreeRead(t, ctx, c, "real/g.txt")
 	writeFile(t, filepath.Join(ws, "link/g.txt"), "gee changed\n")
-	if _, ok := a16wWait(c, a16wStale, uris("g.txt")...); !ok {
-		t.Errorf("read real/g.txt, changed link/g.txt: no externalChange with readStale; got %+v", a16wChanges(c))
+	if _, ok := watchTreeWait(c, watchTreeStale, uris("g.txt")...); !ok {
+		t.Errorf("read real/g.txt, changed link/g.txt: no externalChange with readStale; got %+v", watchTreeChanges(c))
 	}
-	a16wWantStale(t, ctx, c, ws, "real/g.txt", "gee", "gee changed\n")
+	watchTreeWantStale(t, ctx, c, ws, "real/g.txt", "gee", "gee changed\n")
 
-	a16wRead(t, ctx, c, "real/h.txt")
+	watchTreeRead(t, ctx, c, "real/h.txt")
 	r := c.CallTool(ctx, "edit", editCall("link/h.txt", "aitch", "aitch 2"))
 	wantResult(t, "edit of link/h.txt after reading real/h.txt", r, false, "Edited ")
-	a16wWantEdit(t, ctx, c, "real/h.txt", "aitch 2", "aitch 3")
+	watchTreeWantEdit(t, ctx, c, "real/h.txt", "aitch 2", "aitch 3")
 	if fi, err := os.Lstat(filepath.Join(ws, "link")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("link is no longer a symlink after an edit through it: %v %v", fi, err)
 	}
@@ -547,10 +547,10 @@ func TestWatchSymlinkedDir(t *testing.T) {
 	}
 }
 
-// a16wLimitedBinary is a wrapper that runs agentls in a new user namespace
+// watchTreeLimitedBinary is a wrapper that runs agentls in a new user namespace
 // whose inotify watch limit is limit (ucounts are hierarchical, so the
 // child cannot exceed it; the host's limit is untouched).
-func a16wLimitedBinary(t *testing.T, limit int) string {
+func watchTreeLimitedBinary(t *testing.T, limit int) string {
 	t.Helper()
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("unshare not installed")
@@ -586,28 +586,28 @@ func TestWatchLimitDegraded(t *testing.T) {
 		{"limit below the directory count", 10, "degraded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wrapper := a16wLimitedBinary(t, tc.limit)
+			wrapper := watchTreeLimitedBinary(t, tc.limit)
 			t.Setenv("AGENTLS_BIN", wrapper)
 			ws := newWorkspace(t, files)
-			c, _, ctx := a16wStart(t, ws)
+			c, _, ctx := watchTreeStart(t, ws)
 			if w := c.WatcherMode; w != tc.watcher {
 				t.Errorf("watcher = %q, want %q", w, tc.watcher)
 			}
 			if tc.watcher == "degraded" {
 				var logs []string
-				waitUntil(a16wNoteWait, func() bool { logs = logMessages(c, 0); return a16wMentionsLimit(logs) })
-				if !a16wMentionsLimit(logs) {
+				waitUntil(watchTreeNoteWait, func() bool { logs = logMessages(c, 0); return watchTreeMentionsLimit(logs) })
+				if !watchTreeMentionsLimit(logs) {
 					t.Errorf("no window/logMessage about the watch limit / degraded watcher; logs: %q", logs)
 				}
 			}
-			a16wRead(t, ctx, c, "d33/f.txt")
+			watchTreeRead(t, ctx, c, "d33/f.txt")
 			writeFile(t, filepath.Join(ws, "d33/f.txt"), "file 33 changed\n")
-			a16wWantStale(t, ctx, c, ws, "d33/f.txt", "file", "file 33 changed\n")
+			watchTreeWantStale(t, ctx, c, ws, "d33/f.txt", "file", "file 33 changed\n")
 		})
 	}
 }
 
-func a16wMentionsLimit(logs []string) bool {
+func watchTreeMentionsLimit(logs []string) bool {
 	for _, l := range logs {
 		l = strings.ToLower(l)
 		if strings.Contains(l, "degraded") || strings.Contains(l, "watch limit") || strings.Contains(l, "max_user_watches") {
@@ -621,10 +621,10 @@ func a16wMentionsLimit(logs []string) bool {
 // message reports the degradation, and files in unwatched directories are
 // still guarded.
 func TestWatchLimitReachedLater(t *testing.T) {
-	wrapper := a16wLimitedBinary(t, 30)
+	wrapper := watchTreeLimitedBinary(t, 30)
 	t.Setenv("AGENTLS_BIN", wrapper)
 	ws := newWorkspace(t, map[string]string{"a/f.txt": "a\n"})
-	c, _, ctx := a16wStart(t, ws)
+	c, _, ctx := watchTreeStart(t, ws)
 	if w := c.WatcherMode; w != "inotify" {
 		t.Fatalf("watcher = %q at start with room for 30 watches, want inotify", w)
 	}
@@ -636,11 +636,11 @@ func TestWatchLimitReachedLater(t *testing.T) {
 		writeFile(t, filepath.Join(p, "f.txt"), "late\n")
 	}
 	var logs []string
-	waitUntil(a16wNoteWait, func() bool { logs = logMessages(c, 0); return a16wMentionsLimit(logs) })
-	if !a16wMentionsLimit(logs) {
+	waitUntil(watchTreeNoteWait, func() bool { logs = logMessages(c, 0); return watchTreeMentionsLimit(logs) })
+	if !watchTreeMentionsLimit(logs) {
 		t.Errorf("60 new directories past a 30-watch limit: no window/logMessage about it; logs: %q", logs)
 	}
-	a16wRead(t, ctx, c, "late/n59/f.txt")
+	watchTreeRead(t, ctx, c, "late/n59/f.txt")
 	writeFile(t, filepath.Join(ws, "late/n59/f.txt"), "late changed\n")
-	a16wWantStale(t, ctx, c, ws, "late/n59/f.txt", "late", "late changed\n")
+	watchTreeWantStale(t, ctx, c, ws, "late/n59/f.txt", "late", "late changed\n")
 }

@@ -25,19 +25,19 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a12wNoteWait bounds every wait for a notification: generous for a loaded
+// writesNoteWait bounds every wait for a notification: generous for a loaded
 // 2-core machine, still far below the test's own timeout.
-const a12wNoteWait = 8 * time.Second
+const writesNoteWait = 8 * time.Second
 
-type a12wOpts struct {
+type writesOpts struct {
 	mode      string // initializationOptions.mode; "" → acceptEdits
 	caps      map[string]any
 	onRequest func(ctx context.Context, method string, params json.RawMessage) (any, error)
 }
 
-// a12wStart starts agentls on ws; acceptEdits by default, as this client
+// writesStart starts agentls on ws; acceptEdits by default, as this client
 // answers no tools/confirm unless told to.
-func a12wStart(t *testing.T, ws string, o a12wOpts) (*harness.Client, context.Context) {
+func writesStart(t *testing.T, ws string, o writesOpts) (*harness.Client, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	t.Cleanup(cancel)
@@ -55,20 +55,20 @@ func a12wStart(t *testing.T, ws string, o a12wOpts) (*harness.Client, context.Co
 	return c, ctx
 }
 
-// a12wWS returns a fresh workspace (symlinks resolved, so URIs compare) with files.
-func a12wWS(t *testing.T, files map[string]string) string {
+// writesWS returns a fresh workspace (symlinks resolved, so URIs compare) with files.
+func writesWS(t *testing.T, files map[string]string) string {
 	t.Helper()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rel, body := range files {
-		a12wPut(t, filepath.Join(ws, rel), body, 0o644)
+		writesPut(t, filepath.Join(ws, rel), body, 0o644)
 	}
 	return ws
 }
 
-func a12wPut(t *testing.T, p, body string, mode os.FileMode) {
+func writesPut(t *testing.T, p, body string, mode os.FileMode) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func a12wPut(t *testing.T, p, body string, mode os.FileMode) {
 	}
 }
 
-func a12wGet(t *testing.T, p string) string {
+func writesGet(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -87,8 +87,8 @@ func a12wGet(t *testing.T, p string) string {
 	return string(b)
 }
 
-// a12wNames lists a directory's entry names, sorted: temp files left behind show here.
-func a12wNames(t *testing.T, dir string) []string {
+// writesNames lists a directory's entry names, sorted: temp files left behind show here.
+func writesNames(t *testing.T, dir string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -102,21 +102,21 @@ func a12wNames(t *testing.T, dir string) []string {
 	return out
 }
 
-// a12wSameNames checks that dir ends up holding exactly want: a cancelled
+// writesSameNames checks that dir ends up holding exactly want: a cancelled
 // call answers -32800 at once and removes its temp file as it winds down,
 // so a temp file counts as left behind only if it is still there after 2 s.
-func a12wSameNames(t *testing.T, what, dir string, want ...string) {
+func writesSameNames(t *testing.T, what, dir string, want ...string) {
 	t.Helper()
 	sort.Strings(want)
 	var got []string
-	if !waitUntil(2*time.Second, func() bool { got = a12wNames(t, dir); return reflect.DeepEqual(got, want) }) {
+	if !waitUntil(2*time.Second, func() bool { got = writesNames(t, dir); return reflect.DeepEqual(got, want) }) {
 		t.Errorf("%s: directory %s holds %q, want exactly %q (temp file left behind?)", what, dir, got, want)
 	}
 }
 
-func a12wURI(p string) string { return "file://" + filepath.ToSlash(p) }
+func writesURI(p string) string { return "file://" + filepath.ToSlash(p) }
 
-func a12wWant(t *testing.T, what string, r harness.Result, isErr bool, wants ...string) {
+func writesWant(t *testing.T, what string, r harness.Result, isErr bool, wants ...string) {
 	t.Helper()
 	if r.IsError != isErr {
 		t.Errorf("%s: isError=%v, want %v; text: %q", what, r.IsError, isErr, r.Text())
@@ -128,25 +128,25 @@ func a12wWant(t *testing.T, what string, r harness.Result, isErr bool, wants ...
 	}
 }
 
-func a12wWriteArgs(path, content string) map[string]any {
+func writesWriteArgs(path, content string) map[string]any {
 	return map[string]any{"path": path, "content": content}
 }
 
-func a12wEditArgs(path, oldText, newText string) map[string]any {
+func writesEditArgs(path, oldText, newText string) map[string]any {
 	return map[string]any{"path": path, "edits": []any{map[string]any{"oldText": oldText, "newText": newText}}}
 }
 
-// a12wExt is one workspace/externalChange notification.
-type a12wExt struct {
+// writesExt is one workspace/externalChange notification.
+type writesExt struct {
 	URI       string `json:"uri"`
 	Kind      string `json:"kind"`
 	ReadStale bool   `json:"readStale"`
 }
 
-func a12wExts(c *harness.Client, uri string) []a12wExt {
-	var out []a12wExt
+func writesExts(c *harness.Client, uri string) []writesExt {
+	var out []writesExt
 	for _, n := range c.Notes("workspace/externalChange") {
-		var e a12wExt
+		var e writesExt
 		if json.Unmarshal(n.Params, &e) == nil && (uri == "" || e.URI == uri) {
 			out = append(out, e)
 		}
@@ -154,25 +154,25 @@ func a12wExts(c *harness.Client, uri string) []a12wExt {
 	return out
 }
 
-// a12wWaitExt waits for an externalChange of uri with the given kind.
-func a12wWaitExt(t *testing.T, c *harness.Client, uri, kind string) a12wExt {
+// writesWaitExt waits for an externalChange of uri with the given kind.
+func writesWaitExt(t *testing.T, c *harness.Client, uri, kind string) writesExt {
 	t.Helper()
-	n, ok := c.WaitNote(a12wNoteWait, func(n harness.Note) bool {
-		var e a12wExt
+	n, ok := c.WaitNote(writesNoteWait, func(n harness.Note) bool {
+		var e writesExt
 		return n.Method == "workspace/externalChange" && json.Unmarshal(n.Params, &e) == nil && e.URI == uri && e.Kind == kind
 	})
 	if !ok {
-		t.Fatalf("no workspace/externalChange {uri: %s, kind: %s} within %v; got %+v", uri, kind, a12wNoteWait, a12wExts(c, ""))
+		t.Fatalf("no workspace/externalChange {uri: %s, kind: %s} within %v; got %+v", uri, kind, writesNoteWait, writesExts(c, ""))
 	}
-	var e a12wExt
+	var e writesExt
 	json.Unmarshal(n.Params, &e)
 	return e
 }
 
-// a12wBarrier changes a file the model has read (barrier.txt, read
+// writesBarrier changes a file the model has read (barrier.txt, read
 // beforehand) and waits for its notification: events caused earlier have
 // been handled by then, so the absence of a notification can be asserted.
-func a12wBarrier(t *testing.T, c *harness.Client, ws string, n int) {
+func writesBarrier(t *testing.T, c *harness.Client, ws string, n int) {
 	t.Helper()
 	p := filepath.Join(ws, "barrier.txt")
 	mark := time.Now()
@@ -180,16 +180,16 @@ func a12wBarrier(t *testing.T, c *harness.Client, ws string, n int) {
 		t.Fatal(err)
 	}
 	// WaitNote holds the client's lock while it calls the predicate: parse, do not call Notes.
-	if _, ok := c.WaitNote(a12wNoteWait, func(n harness.Note) bool {
-		var e a12wExt
-		return n.Method == "workspace/externalChange" && n.At.After(mark) && json.Unmarshal(n.Params, &e) == nil && e.URI == a12wURI(p)
+	if _, ok := c.WaitNote(writesNoteWait, func(n harness.Note) bool {
+		var e writesExt
+		return n.Method == "workspace/externalChange" && n.At.After(mark) && json.Unmarshal(n.Params, &e) == nil && e.URI == writesURI(p)
 	}); !ok {
-		t.Fatalf("barrier: no workspace/externalChange for %s within %v", p, a12wNoteWait)
+		t.Fatalf("barrier: no workspace/externalChange for %s within %v", p, writesNoteWait)
 	}
 }
 
-// a12wDetailsNote returns the tools/details notification of callID.
-func a12wDetailsNote(t *testing.T, c *harness.Client, callID string) map[string]any {
+// writesDetailsNote returns the tools/details notification of callID.
+func writesDetailsNote(t *testing.T, c *harness.Client, callID string) map[string]any {
 	t.Helper()
 	for _, n := range c.Notes("tools/details") {
 		var p struct {
@@ -214,16 +214,16 @@ func a12wDetailsNote(t *testing.T, c *harness.Client, callID string) map[string]
 // the reply, for a new file and a replaced one. (The details themselves are
 // pinned by cmd/agentls/testdata/script/write.)
 func TestWriteDetailsNotificationMatchesReply(t *testing.T) {
-	ws := a12wWS(t, map[string]string{"src/a.txt": "alpha\nbeta\n"})
-	c, ctx := a12wStart(t, ws, a12wOpts{})
-	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "src/a.txt"}), false)
+	ws := writesWS(t, map[string]string{"src/a.txt": "alpha\nbeta\n"})
+	c, ctx := writesStart(t, ws, writesOpts{})
+	writesWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "src/a.txt"}), false)
 	for _, args := range []map[string]any{
-		a12wWriteArgs("new/sub/deep/n.txt", "first line\nsecond ünïcode line 😀\n"),
-		a12wWriteArgs("src/a.txt", "alpha\nβeta 😀 y\n"),
+		writesWriteArgs("new/sub/deep/n.txt", "first line\nsecond ünïcode line 😀\n"),
+		writesWriteArgs("src/a.txt", "alpha\nβeta 😀 y\n"),
 	} {
 		r := c.CallTool(ctx, "write", args)
-		a12wWant(t, fmt.Sprint(args["path"]), r, false)
-		note := a12wDetailsNote(t, c, r.CallID)
+		writesWant(t, fmt.Sprint(args["path"]), r, false)
+		note := writesDetailsNote(t, c, r.CallID)
 		for _, k := range []string{"kind", "uri", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"} {
 			if _, ok := r.Details[k]; !ok {
 				t.Errorf("%s: details lack %q: %v", args["path"], k, r.Details)
@@ -240,10 +240,10 @@ func TestWriteDetailsNotificationMatchesReply(t *testing.T) {
 // A change made while the editor answers the diagnostics question (between
 // the guard's check and the rename) is caught: nothing written.
 func TestWriteStaleDuringDiagnosticsQuestion(t *testing.T) {
-	ws := a12wWS(t, map[string]string{"a.txt": "original\n"})
+	ws := writesWS(t, map[string]string{"a.txt": "original\n"})
 	p := filepath.Join(ws, "a.txt")
 	var asked atomic.Int32
-	c, ctx := a12wStart(t, ws, a12wOpts{
+	c, ctx := writesStart(t, ws, writesOpts{
 		caps: map[string]any{"diagnostics": true},
 		onRequest: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 			if method == "tools/diagnostics" && asked.Add(1) == 1 {
@@ -254,57 +254,57 @@ func TestWriteStaleDuringDiagnosticsQuestion(t *testing.T) {
 			return map[string]any{"items": []any{}}, nil
 		},
 	})
-	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false)
-	r := c.CallTool(ctx, "write", a12wWriteArgs("a.txt", "model\n"))
+	writesWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false)
+	r := c.CallTool(ctx, "write", writesWriteArgs("a.txt", "model\n"))
 	if asked.Load() == 0 {
 		t.Fatal("no tools/diagnostics question was asked around the write (docs/tools.md: edit and write ask before and after)")
 	}
-	a12wWant(t, "write raced by the user", r, true, "changed since you read it")
-	if got := a12wGet(t, p); got != "changed meanwhile by the user\n" {
+	writesWant(t, "write raced by the user", r, true, "changed since you read it")
+	if got := writesGet(t, p); got != "changed meanwhile by the user\n" {
 		t.Errorf("the user's change was overwritten: %q", got)
 	}
-	a12wSameNames(t, "raced write", ws, "a.txt")
+	writesSameNames(t, "raced write", ws, "a.txt")
 }
 
-// a12wReply is the outcome of a tools/call sent with a12wSend.
-type a12wReply struct {
+// writesReply is the outcome of a tools/call sent with writesSend.
+type writesReply struct {
 	r   harness.Result
 	err error
 }
 
-// a12wSend sends tools/call on a context that is never cancelled, so the
+// writesSend sends tools/call on a context that is never cancelled, so the
 // reply the server really sends (result or -32800) is what comes back; the
-// test cancels with a12wCancel. The JSON-RPC id is the client's sequence
+// test cancels with writesCancel. The JSON-RPC id is the client's sequence
 // number: go.lsp.dev/jsonrpc2 numbers calls 1, 2, 3… (initialize is 1).
-func a12wSend(c *harness.Client, name string, args any) <-chan a12wReply {
-	ch := make(chan a12wReply, 1)
+func writesSend(c *harness.Client, name string, args any) <-chan writesReply {
+	ch := make(chan writesReply, 1)
 	go func() {
 		var r harness.Result
 		_, err := c.Conn.Call(context.Background(), "tools/call", map[string]any{"name": name, "arguments": args}, &r)
-		ch <- a12wReply{r, err}
+		ch <- writesReply{r, err}
 	}()
 	return ch
 }
 
-func a12wCancel(t *testing.T, ctx context.Context, c *harness.Client, id int64) {
+func writesCancel(t *testing.T, ctx context.Context, c *harness.Client, id int64) {
 	t.Helper()
 	if err := c.Conn.Notify(ctx, "$/cancelRequest", map[string]any{"id": id}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func a12wAwait(t *testing.T, ch <-chan a12wReply) a12wReply {
+func writesAwait(t *testing.T, ch <-chan writesReply) writesReply {
 	t.Helper()
 	select {
 	case rep := <-ch:
 		return rep
-	case <-time.After(3 * a12wNoteWait):
+	case <-time.After(3 * writesNoteWait):
 		t.Fatal("no reply to the cancelled call")
-		return a12wReply{}
+		return writesReply{}
 	}
 }
 
-func a12wIsCancelled(err error) bool {
+func writesIsCancelled(err error) bool {
 	var rpcErr *jsonrpc2.Error
 	return errors.As(err, &rpcErr) && rpcErr.Code == -32800
 }
@@ -312,11 +312,11 @@ func a12wIsCancelled(err error) bool {
 // A write cancelled while it waits for the editor is -32800 and changes
 // nothing; no temp file remains.
 func TestWriteCancelledLeavesNothing(t *testing.T) {
-	ws := a12wWS(t, map[string]string{"a.txt": "original\n"})
+	ws := writesWS(t, map[string]string{"a.txt": "original\n"})
 	p := filepath.Join(ws, "a.txt")
 	entered := make(chan struct{}, 4)
 	release := make(chan struct{})
-	c, ctx := a12wStart(t, ws, a12wOpts{
+	c, ctx := writesStart(t, ws, writesOpts{
 		caps: map[string]any{"diagnostics": true},
 		onRequest: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 			entered <- struct{}{}
@@ -327,54 +327,54 @@ func TestWriteCancelledLeavesNothing(t *testing.T) {
 			return map[string]any{"items": []any{}}, nil
 		},
 	})
-	t.Cleanup(func() { close(release) })                                                 // runs before the harness's cleanup
-	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false) // id 2
-	ch := a12wSend(c, "write", a12wWriteArgs("a.txt", "model\n"))                        // id 3
+	t.Cleanup(func() { close(release) })                                                   // runs before the harness's cleanup
+	writesWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false) // id 2
+	ch := writesSend(c, "write", writesWriteArgs("a.txt", "model\n"))                      // id 3
 	select {
 	case <-entered:
-	case <-time.After(a12wNoteWait):
+	case <-time.After(writesNoteWait):
 		t.Fatal("write never asked tools/diagnostics")
 	}
-	a12wCancel(t, ctx, c, 3)
-	rep := a12wAwait(t, ch)
-	if !a12wIsCancelled(rep.err) {
+	writesCancel(t, ctx, c, 3)
+	rep := writesAwait(t, ch)
+	if !writesIsCancelled(rep.err) {
 		t.Fatalf("cancelled write: err %v, result %q; want the -32800 RequestCancelled error", rep.err, rep.r.Text())
 	}
 	// A dry-run edit of the same file queues behind the cancelled write.
-	a12wWant(t, "dry run after cancel", c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "dryRun": true,
+	writesWant(t, "dry run after cancel", c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "dryRun": true,
 		"edits": []any{map[string]any{"oldText": "original", "newText": "x"}}}), false)
-	if got := a12wGet(t, p); got != "original\n" {
+	if got := writesGet(t, p); got != "original\n" {
 		t.Errorf("-32800 but the file changed: %q", got)
 	}
-	a12wSameNames(t, "cancelled write", ws, "a.txt")
+	writesSameNames(t, "cancelled write", ws, "a.txt")
 }
 
-// a12wCancelSize is large enough that a write takes a while to land.
-const a12wCancelSize = 3 << 20
+// writesCancelSize is large enough that a write takes a while to land.
+const writesCancelSize = 3 << 20
 
 // 3 MB writes cancelled at varying moments: the file is always old or new,
 // -32800 means old, and no temp file is ever left.
 func TestWriteCancelLargeWrite(t *testing.T) {
-	ws := a12wWS(t, nil)
+	ws := writesWS(t, nil)
 	p := filepath.Join(ws, "big.txt")
-	old := strings.Repeat("old line of the big file, sixty-four bytes long, padded......\n", a12wCancelSize/64)
-	a12wPut(t, p, old, 0o644)
-	c, ctx := a12wStart(t, ws, a12wOpts{})
-	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "limit": 5}), false) // id 2
+	old := strings.Repeat("old line of the big file, sixty-four bytes long, padded......\n", writesCancelSize/64)
+	writesPut(t, p, old, 0o644)
+	c, ctx := writesStart(t, ws, writesOpts{})
+	writesWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "limit": 5}), false) // id 2
 	cur := old
 	cancelled := 0
 	id := int64(3)
 	delays := []time.Duration{0, 10 * time.Millisecond, 50 * time.Millisecond}
 	for i, delay := range delays {
-		next := strings.Repeat(fmt.Sprintf("new line %d of the big file, sixty-four bytes long, padded....\n", i), a12wCancelSize/64)
-		ch := a12wSend(c, "write", a12wWriteArgs("big.txt", next))
+		next := strings.Repeat(fmt.Sprintf("new line %d of the big file, sixty-four bytes long, padded....\n", i), writesCancelSize/64)
+		ch := writesSend(c, "write", writesWriteArgs("big.txt", next))
 		time.Sleep(delay) // the cancel point varies; correctness must not depend on it
-		a12wCancel(t, ctx, c, id)
+		writesCancel(t, ctx, c, id)
 		id++
-		rep := a12wAwait(t, ch)
-		got := a12wGet(t, p)
+		rep := writesAwait(t, ch)
+		got := writesGet(t, p)
 		switch {
-		case a12wIsCancelled(rep.err):
+		case writesIsCancelled(rep.err):
 			cancelled++
 			if got != cur {
 				t.Errorf("delay %v: -32800 but the file changed (len %d)", delay, len(got))
@@ -392,7 +392,7 @@ func TestWriteCancelLargeWrite(t *testing.T) {
 			t.Errorf("delay %v: file is neither old nor new (len %d)", delay, len(got))
 		}
 		cur = got
-		a12wSameNames(t, fmt.Sprintf("cancel after %v", delay), ws, "big.txt")
+		writesSameNames(t, fmt.Sprintf("cancel after %v", delay), ws, "big.txt")
 	}
 	t.Logf("%d of %d writes answered -32800", cancelled, len(delays))
 }
@@ -401,12 +401,12 @@ func TestWriteCancelLargeWrite(t *testing.T) {
 // whole old or the whole new content (also for a new file: absent or whole).
 func TestWriteConcurrentReaderNeverSeesHalf(t *testing.T) {
 	const size = 5 << 20
-	ws := a12wWS(t, nil)
+	ws := writesWS(t, nil)
 	old := strings.Repeat("a", size-1) + "\n"
 	next := strings.Repeat("b", size-1) + "\n"
-	a12wPut(t, filepath.Join(ws, "big.txt"), old, 0o644)
-	c, ctx := a12wStart(t, ws, a12wOpts{})
-	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "big.txt"}), false)
+	writesPut(t, filepath.Join(ws, "big.txt"), old, 0o644)
+	c, ctx := writesStart(t, ws, writesOpts{})
+	writesWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "big.txt"}), false)
 	cases := []struct {
 		name, rel string
 		before    *string
@@ -446,14 +446,14 @@ func TestWriteConcurrentReaderNeverSeesHalf(t *testing.T) {
 					}
 				}
 			}()
-			r := c.CallTool(ctx, "write", a12wWriteArgs(tc.rel, next))
+			r := c.CallTool(ctx, "write", writesWriteArgs(tc.rel, next))
 			close(stop)
 			wg.Wait()
-			a12wWant(t, tc.name, r, false)
+			writesWant(t, tc.name, r, false)
 			if bad.Load() > 0 {
 				t.Errorf("a concurrent reader saw %d partial/odd versions (e.g. %d bytes) in %d reads", bad.Load(), badLen.Load(), reads.Load())
 			}
-			if got := a12wGet(t, p); got != next {
+			if got := writesGet(t, p); got != next {
 				t.Errorf("final content wrong (len %d)", len(got))
 			}
 		})
@@ -465,21 +465,21 @@ func TestWriteConcurrentReaderNeverSeesHalf(t *testing.T) {
 // A write that changes nothing sends no tools/details. (Its refusal and
 // the untouched file are pinned by write/identical_content_no_change.txtar.)
 func TestWriteNoChangeSendsNoDetails(t *testing.T) {
-	ws := a12wWS(t, map[string]string{"a.txt": "same\r\ncontent\n"})
-	c, ctx := a12wStart(t, ws, a12wOpts{})
-	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false)
-	a12wWant(t, "identical write", c.CallTool(ctx, "write", a12wWriteArgs("a.txt", "same\r\ncontent\n")), true, "no change")
+	ws := writesWS(t, map[string]string{"a.txt": "same\r\ncontent\n"})
+	c, ctx := writesStart(t, ws, writesOpts{})
+	writesWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false)
+	writesWant(t, "identical write", c.CallTool(ctx, "write", writesWriteArgs("a.txt", "same\r\ncontent\n")), true, "no change")
 	if len(c.Notes("tools/details")) != 0 {
 		t.Errorf("a no-change write sent tools/details: %s", c.Notes("tools/details")[0].Params)
 	}
 }
 
 func TestWriteTenMegabytes(t *testing.T) {
-	ws := a12wWS(t, nil)
-	c, ctx := a12wStart(t, ws, a12wOpts{})
+	ws := writesWS(t, nil)
+	c, ctx := writesStart(t, ws, writesOpts{})
 	content := strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 10<<20/64)
 	start := time.Now()
-	r := c.CallTool(ctx, "write", a12wWriteArgs("ten.txt", content))
+	r := c.CallTool(ctx, "write", writesWriteArgs("ten.txt", content))
 	took := time.Since(start)
 	if r.IsError {
 		// Refusal is allowed only when it says why (a size limit).
@@ -489,11 +489,11 @@ func TestWriteTenMegabytes(t *testing.T) {
 		t.Logf("10 MB write refused: %s", r.Text())
 		return
 	}
-	if got := a12wGet(t, filepath.Join(ws, "ten.txt")); got != content {
+	if got := writesGet(t, filepath.Join(ws, "ten.txt")); got != content {
 		t.Errorf("10 MB write: disk has %d bytes, want %d", len(got), len(content))
 	}
 	t.Logf("10 MB write took %v; text %q", took, r.Text())
-	a12wSameNames(t, "10 MB", ws, "ten.txt")
+	writesSameNames(t, "10 MB", ws, "ten.txt")
 }
 
 // --- write: paths ------------------------------------------------------------
@@ -503,10 +503,10 @@ func TestWriteTenMegabytes(t *testing.T) {
 // with a clear message"), not a request for the user's approval that could
 // not make it work.
 func TestWriteRefusedPathNotAskedInAcceptEdits(t *testing.T) {
-	parent := a12wWS(t, nil)
+	parent := writesWS(t, nil)
 	ws := filepath.Join(parent, "ws")
-	a12wPut(t, filepath.Join(ws, "f"), "a file\n", 0o644)
-	a12wPut(t, filepath.Join(parent, "outside.txt"), "outside\n", 0o644)
+	writesPut(t, filepath.Join(ws, "f"), "a file\n", 0o644)
+	writesPut(t, filepath.Join(parent, "outside.txt"), "outside\n", 0o644)
 	if err := os.Symlink(filepath.Join(parent, "outside.txt"), filepath.Join(ws, "out.lnk")); err != nil {
 		t.Fatal(err)
 	}
@@ -517,7 +517,7 @@ func TestWriteRefusedPathNotAskedInAcceptEdits(t *testing.T) {
 	}
 	t.Run("client answers tools/confirm", func(t *testing.T) {
 		var asked atomic.Int32
-		c, ctx := a12wStart(t, ws, a12wOpts{
+		c, ctx := writesStart(t, ws, writesOpts{
 			caps: map[string]any{"confirm": true},
 			onRequest: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 				if method == "tools/confirm" {
@@ -529,27 +529,27 @@ func TestWriteRefusedPathNotAskedInAcceptEdits(t *testing.T) {
 		})
 		for _, tc := range cases {
 			n := asked.Load()
-			r := c.CallTool(ctx, "write", a12wWriteArgs(tc.path, "payload\n"))
-			a12wWant(t, tc.path, r, true, tc.want)
+			r := c.CallTool(ctx, "write", writesWriteArgs(tc.path, "payload\n"))
+			writesWant(t, tc.path, r, true, tc.want)
 			if asked.Load() != n {
 				t.Errorf("%s: the user was asked (tools/confirm) to approve a write to %q, which is refused whatever the answer", tc.name, tc.path)
 			}
 		}
 	})
 	t.Run("client without confirm", func(t *testing.T) {
-		c, ctx := a12wStart(t, ws, a12wOpts{})
+		c, ctx := writesStart(t, ws, writesOpts{})
 		for _, tc := range cases {
-			r := c.CallTool(ctx, "write", a12wWriteArgs(tc.path, "payload\n"))
+			r := c.CallTool(ctx, "write", writesWriteArgs(tc.path, "payload\n"))
 			if !r.IsError || !strings.Contains(r.Text(), tc.want) {
 				t.Errorf("%s: write %q answered %q (isError %v); want the refusal's reason containing %q",
 					tc.name, tc.path, r.Text(), r.IsError, tc.want)
 			}
 		}
 	})
-	if got := a12wGet(t, filepath.Join(parent, "outside.txt")); got != "outside\n" {
+	if got := writesGet(t, filepath.Join(parent, "outside.txt")); got != "outside\n" {
 		t.Errorf("outside file changed: %q", got)
 	}
-	a12wSameNames(t, "outside", parent, "outside.txt", "ws")
+	writesSameNames(t, "outside", parent, "outside.txt", "ws")
 }
 
 // --- external changes --------------------------------------------------------
@@ -559,10 +559,10 @@ func TestWriteExternalChangeKinds(t *testing.T) {
 		kind string // expected notification kind
 		do   func(t *testing.T, p string)
 	}
-	plain := func(t *testing.T, p string) { a12wPut(t, p, "rewritten in place by another program\n", 0o644) }
+	plain := func(t *testing.T, p string) { writesPut(t, p, "rewritten in place by another program\n", 0o644) }
 	rename := func(t *testing.T, p string) {
 		tmp := filepath.Join(filepath.Dir(p), ".editor-save.tmp")
-		a12wPut(t, tmp, "saved atomically by an editor\n", 0o644)
+		writesPut(t, tmp, "saved atomically by an editor\n", 0o644)
 		if err := os.Rename(tmp, p); err != nil {
 			t.Fatal(err)
 		}
@@ -572,7 +572,7 @@ func TestWriteExternalChangeKinds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	recreate := func(t *testing.T, p string) { a12wPut(t, p, "recreated with new text\n", 0o644) }
+	recreate := func(t *testing.T, p string) { writesPut(t, p, "recreated with new text\n", 0o644) }
 	cases := []struct {
 		name    string
 		steps   []step
@@ -586,26 +586,26 @@ func TestWriteExternalChangeKinds(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ws := a12wWS(t, map[string]string{"src/a.txt": "line one\nline two\n", "barrier.txt": "b\n"})
+			ws := writesWS(t, map[string]string{"src/a.txt": "line one\nline two\n", "barrier.txt": "b\n"})
 			p := filepath.Join(ws, "src/a.txt")
-			uri := a12wURI(p)
-			c, ctx := a12wStart(t, ws, a12wOpts{})
-			a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "src/a.txt"}), false)
-			a12wWant(t, "read barrier", c.CallTool(ctx, "read", map[string]any{"path": "barrier.txt"}), false)
+			uri := writesURI(p)
+			c, ctx := writesStart(t, ws, writesOpts{})
+			writesWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "src/a.txt"}), false)
+			writesWant(t, "read barrier", c.CallTool(ctx, "read", map[string]any{"path": "barrier.txt"}), false)
 			var want []string
 			for _, s := range tc.steps {
 				s.do(t, p)
-				if e := a12wWaitExt(t, c, uri, s.kind); !e.ReadStale {
+				if e := writesWaitExt(t, c, uri, s.kind); !e.ReadStale {
 					t.Errorf("externalChange %s: readStale false, want true", s.kind)
 				}
 				want = append(want, s.kind)
 			}
-			a12wBarrier(t, c, ws, 1)
+			writesBarrier(t, c, ws, 1)
 			// Kinds in order; repeats of one kind are counted by the burst
 			// test, and a "changed" may follow "created" (os.WriteFile creates
 			// the file empty, then writes it: two states).
 			var kinds []string
-			for _, e := range a12wExts(c, uri) {
+			for _, e := range writesExts(c, uri) {
 				if len(kinds) == 0 || kinds[len(kinds)-1] != e.Kind {
 					kinds = append(kinds, e.Kind)
 				}
@@ -614,22 +614,22 @@ func TestWriteExternalChangeKinds(t *testing.T) {
 				kinds = kinds[:n-1]
 			}
 			if !reflect.DeepEqual(kinds, want) {
-				t.Errorf("externalChange kinds %q, want %q (all: %+v)", kinds, want, a12wExts(c, uri))
+				t.Errorf("externalChange kinds %q, want %q (all: %+v)", kinds, want, writesExts(c, uri))
 			}
-			r := c.CallTool(ctx, "edit", a12wEditArgs("src/a.txt", "line", "LINE"))
+			r := c.CallTool(ctx, "edit", writesEditArgs("src/a.txt", "line", "LINE"))
 			if !r.IsError {
 				t.Fatalf("edit after an external %s succeeded: %q", tc.name, r.Text())
 			}
 			if !tc.gone {
-				a12wWant(t, "stale edit", r, true, "changed since you read it")
-				a12wWant(t, "stale write", c.CallTool(ctx, "write", a12wWriteArgs("src/a.txt", "model\n")), true, "changed since you read it")
-				if got := a12wGet(t, p); got != tc.content {
+				writesWant(t, "stale edit", r, true, "changed since you read it")
+				writesWant(t, "stale write", c.CallTool(ctx, "write", writesWriteArgs("src/a.txt", "model\n")), true, "changed since you read it")
+				if got := writesGet(t, p); got != tc.content {
 					t.Errorf("external content lost: %q, want %q", got, tc.content)
 				}
-				a12wSameNames(t, "after refused calls", filepath.Join(ws, "src"), "a.txt")
-				a12wWant(t, "re-read", c.CallTool(ctx, "read", map[string]any{"path": "src/a.txt"}), false)
-				a12wWant(t, "write after re-read", c.CallTool(ctx, "write", a12wWriteArgs("src/a.txt", "model\n")), false)
-				if got := a12wGet(t, p); got != "model\n" {
+				writesSameNames(t, "after refused calls", filepath.Join(ws, "src"), "a.txt")
+				writesWant(t, "re-read", c.CallTool(ctx, "read", map[string]any{"path": "src/a.txt"}), false)
+				writesWant(t, "write after re-read", c.CallTool(ctx, "write", writesWriteArgs("src/a.txt", "model\n")), false)
+				if got := writesGet(t, p); got != "model\n" {
 					t.Errorf("disk after write: %q", got)
 				}
 			} else if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
@@ -643,7 +643,7 @@ func TestWriteExternalChangeKinds(t *testing.T) {
 // announced (or announced with readStale false), nor is a change in an
 // ignored directory, and the model's own writes are not external.
 func TestWriteExternalOnlyForReadFiles(t *testing.T) {
-	ws := a12wWS(t, map[string]string{
+	ws := writesWS(t, map[string]string{
 		"barrier.txt":                "barrier\n",
 		"unread.txt":                 "never read\n",
 		"own.txt":                    "own\n",
@@ -651,34 +651,34 @@ func TestWriteExternalOnlyForReadFiles(t *testing.T) {
 		"node_modules/pkg/index.js":  "module.exports = 1\n",
 		"node_modules/pkg/unread.js": "x\n",
 	})
-	c, ctx := a12wStart(t, ws, a12wOpts{})
+	c, ctx := writesStart(t, ws, writesOpts{})
 	for _, rel := range []string{"barrier.txt", "own.txt", "node_modules/pkg/index.js"} {
-		a12wWant(t, "read "+rel, c.CallTool(ctx, "read", map[string]any{"path": rel}), false)
+		writesWant(t, "read "+rel, c.CallTool(ctx, "read", map[string]any{"path": rel}), false)
 	}
 	// The model's own write, edit and create.
-	a12wWant(t, "own write", c.CallTool(ctx, "write", a12wWriteArgs("own.txt", "own 2\n")), false)
-	a12wWant(t, "own edit", c.CallTool(ctx, "edit", a12wEditArgs("own.txt", "own 2", "own 3")), false)
-	a12wWant(t, "own create", c.CallTool(ctx, "write", a12wWriteArgs("made/by/model.txt", "new\n")), false)
+	writesWant(t, "own write", c.CallTool(ctx, "write", writesWriteArgs("own.txt", "own 2\n")), false)
+	writesWant(t, "own edit", c.CallTool(ctx, "edit", writesEditArgs("own.txt", "own 2", "own 3")), false)
+	writesWant(t, "own create", c.CallTool(ctx, "write", writesWriteArgs("made/by/model.txt", "new\n")), false)
 	// Outside changes to an unread file and inside node_modules.
-	a12wPut(t, filepath.Join(ws, "unread.txt"), "changed, never read\n", 0o644)
-	a12wPut(t, filepath.Join(ws, "node_modules/pkg/index.js"), "module.exports = 2 // changed\n", 0o644)
-	a12wPut(t, filepath.Join(ws, "node_modules/pkg/unread.js"), "y\n", 0o644)
-	a12wBarrier(t, c, ws, 1)
+	writesPut(t, filepath.Join(ws, "unread.txt"), "changed, never read\n", 0o644)
+	writesPut(t, filepath.Join(ws, "node_modules/pkg/index.js"), "module.exports = 2 // changed\n", 0o644)
+	writesPut(t, filepath.Join(ws, "node_modules/pkg/unread.js"), "y\n", 0o644)
+	writesBarrier(t, c, ws, 1)
 	for _, rel := range []string{"own.txt", "made/by/model.txt", "node_modules/pkg/index.js", "node_modules/pkg/unread.js"} {
-		if got := a12wExts(c, a12wURI(filepath.Join(ws, rel))); len(got) != 0 {
+		if got := writesExts(c, writesURI(filepath.Join(ws, rel))); len(got) != 0 {
 			t.Errorf("%s: unexpected workspace/externalChange %+v", rel, got)
 		}
 	}
-	for _, e := range a12wExts(c, a12wURI(filepath.Join(ws, "unread.txt"))) {
+	for _, e := range writesExts(c, writesURI(filepath.Join(ws, "unread.txt"))) {
 		if e.ReadStale {
 			t.Errorf("unread.txt (never read): externalChange with readStale true: %+v", e)
 		}
 	}
 	// The guard does not rest on the watcher: the ignored file is still stale.
-	a12wWant(t, "edit in node_modules after an unwatched change",
-		c.CallTool(ctx, "edit", a12wEditArgs("node_modules/pkg/index.js", "module.exports", "exports")), true, "changed since you read it")
+	writesWant(t, "edit in node_modules after an unwatched change",
+		c.CallTool(ctx, "edit", writesEditArgs("node_modules/pkg/index.js", "module.exports", "exports")), true, "changed since you read it")
 	// The own writes left a fresh stamp.
-	a12wWant(t, "edit after own writes", c.CallTool(ctx, "edit", a12wEditArgs("own.txt", "own 3", "own 4")), false)
+	writesWant(t, "edit after own writes", c.CallTool(ctx, "edit", writesEditArgs("own.txt", "own 3", "own 4")), false)
 }
 
 // A burst of writes to one read file gives a bounded number of
@@ -696,19 +696,19 @@ func TestWriteExternalBurst(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ws := a12wWS(t, map[string]string{"barrier.txt": "barrier\n", "hot.txt": "hot\n"})
+			ws := writesWS(t, map[string]string{"barrier.txt": "barrier\n", "hot.txt": "hot\n"})
 			p := filepath.Join(ws, "hot.txt")
-			c, ctx := a12wStart(t, ws, a12wOpts{})
-			a12wWant(t, "read barrier", c.CallTool(ctx, "read", map[string]any{"path": "barrier.txt"}), false)
-			a12wWant(t, "read hot", c.CallTool(ctx, "read", map[string]any{"path": "hot.txt"}), false)
+			c, ctx := writesStart(t, ws, writesOpts{})
+			writesWant(t, "read barrier", c.CallTool(ctx, "read", map[string]any{"path": "barrier.txt"}), false)
+			writesWant(t, "read hot", c.CallTool(ctx, "read", map[string]any{"path": "hot.txt"}), false)
 			for i := 0; i < tc.writes; i++ {
 				if err := os.WriteFile(p, []byte(fmt.Sprintf("burst %d\n", i)), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			a12wWaitExt(t, c, a12wURI(p), "changed")
-			a12wBarrier(t, c, ws, 1)
-			got := a12wExts(c, a12wURI(p))
+			writesWaitExt(t, c, writesURI(p), "changed")
+			writesBarrier(t, c, ws, 1)
+			got := writesExts(c, writesURI(p))
 			for _, e := range got {
 				if e.Kind != "changed" || !e.ReadStale {
 					t.Errorf("notification %+v, want kind changed, readStale true", e)
@@ -718,8 +718,8 @@ func TestWriteExternalBurst(t *testing.T) {
 			if len(got) > 2*tc.writes {
 				t.Errorf("%d writes (os.WriteFile: truncate + write) produced %d workspace/externalChange notifications for the file; want at most two per write", tc.writes, len(got))
 			}
-			a12wWant(t, "write after the changes", c.CallTool(ctx, "write", a12wWriteArgs("hot.txt", "model\n")), true, "changed since you read it")
-			if got := a12wGet(t, p); got != fmt.Sprintf("burst %d\n", tc.writes-1) {
+			writesWant(t, "write after the changes", c.CallTool(ctx, "write", writesWriteArgs("hot.txt", "model\n")), true, "changed since you read it")
+			if got := writesGet(t, p); got != fmt.Sprintf("burst %d\n", tc.writes-1) {
 				t.Errorf("external result lost: %q", got)
 			}
 		})
@@ -731,9 +731,9 @@ func TestWriteExternalBurst(t *testing.T) {
 // the write scripts.)
 func TestWriteSecretsMaskedInDetailsNotification(t *testing.T) {
 	tok := "ghp_" + strings.Repeat("A1b2C3d4E5", 3) + "abcdef"
-	ws := a12wWS(t, nil)
-	c, ctx := a12wStart(t, ws, a12wOpts{})
-	a12wWant(t, "write with a token", c.CallTool(ctx, "write", a12wWriteArgs("new.txt", "key "+tok+"\n")), false)
+	ws := writesWS(t, nil)
+	c, ctx := writesStart(t, ws, writesOpts{})
+	writesWant(t, "write with a token", c.CallTool(ctx, "write", writesWriteArgs("new.txt", "key "+tok+"\n")), false)
 	notes := c.Notes("tools/details")
 	if len(notes) == 0 {
 		t.Fatal("no tools/details notification")
@@ -758,24 +758,24 @@ func TestWriteAfterTouchOrSameContentAllowed(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"same bytes rewritten", func(t *testing.T, p string) { a12wPut(t, p, "same\n", 0o644) }},
+		{"same bytes rewritten", func(t *testing.T, p string) { writesPut(t, p, "same\n", 0o644) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ws := a12wWS(t, map[string]string{"a.txt": "same\n", "barrier.txt": "b\n"})
+			ws := writesWS(t, map[string]string{"a.txt": "same\n", "barrier.txt": "b\n"})
 			p := filepath.Join(ws, "a.txt")
-			c, ctx := a12wStart(t, ws, a12wOpts{})
-			a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false)
-			a12wWant(t, "read barrier", c.CallTool(ctx, "read", map[string]any{"path": "barrier.txt"}), false)
+			c, ctx := writesStart(t, ws, writesOpts{})
+			writesWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false)
+			writesWant(t, "read barrier", c.CallTool(ctx, "read", map[string]any{"path": "barrier.txt"}), false)
 			tc.do(t, p)
-			a12wBarrier(t, c, ws, 1)
-			for _, e := range a12wExts(c, a12wURI(p)) {
+			writesBarrier(t, c, ws, 1)
+			for _, e := range writesExts(c, writesURI(p)) {
 				if e.ReadStale {
 					t.Errorf("%s reported as readStale: %+v", tc.name, e)
 				}
 			}
-			a12wWant(t, "write", c.CallTool(ctx, "write", a12wWriteArgs("a.txt", "model\n")), false)
-			if got := a12wGet(t, p); got != "model\n" {
+			writesWant(t, "write", c.CallTool(ctx, "write", writesWriteArgs("a.txt", "model\n")), false)
+			if got := writesGet(t, p); got != "model\n" {
 				t.Errorf("disk %q", got)
 			}
 		})
@@ -785,15 +785,15 @@ func TestWriteAfterTouchOrSameContentAllowed(t *testing.T) {
 // A document open in an editor that cannot take edits, with unsaved
 // changes, is not overwritten on disk.
 func TestWriteOpenUnsavedDocumentRefused(t *testing.T) {
-	ws := a12wWS(t, map[string]string{"o.txt": "disk\n"})
-	c, ctx := a12wStart(t, ws, a12wOpts{})
+	ws := writesWS(t, map[string]string{"o.txt": "disk\n"})
+	c, ctx := writesStart(t, ws, writesOpts{})
 	if err := c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
-		"uri": a12wURI(filepath.Join(ws, "o.txt")), "languageId": "plaintext", "version": 1, "text": "unsaved\n"}}); err != nil {
+		"uri": writesURI(filepath.Join(ws, "o.txt")), "languageId": "plaintext", "version": 1, "text": "unsaved\n"}}); err != nil {
 		t.Fatal(err)
 	}
-	a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "o.txt"}), false, "unsaved")
-	a12wWant(t, "write", c.CallTool(ctx, "write", a12wWriteArgs("o.txt", "model\n")), true, "save or revert it")
-	if got := a12wGet(t, filepath.Join(ws, "o.txt")); got != "disk\n" {
+	writesWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "o.txt"}), false, "unsaved")
+	writesWant(t, "write", c.CallTool(ctx, "write", writesWriteArgs("o.txt", "model\n")), true, "save or revert it")
+	if got := writesGet(t, filepath.Join(ws, "o.txt")); got != "disk\n" {
 		t.Errorf("disk changed: %q", got)
 	}
 }
@@ -801,31 +801,31 @@ func TestWriteOpenUnsavedDocumentRefused(t *testing.T) {
 // The watcher follows directories created after the start (by the model or
 // not) and directories renamed: changes to read files there are announced.
 func TestWriteWatcherFollowsNewAndRenamedDirs(t *testing.T) {
-	ws := a12wWS(t, map[string]string{"old/dir/f.txt": "f\n"})
-	c, ctx := a12wStart(t, ws, a12wOpts{})
+	ws := writesWS(t, map[string]string{"old/dir/f.txt": "f\n"})
+	c, ctx := writesStart(t, ws, writesOpts{})
 	t.Run("directory made by the model's write", func(t *testing.T) {
-		a12wWant(t, "create", c.CallTool(ctx, "write", a12wWriteArgs("m/n/o/made.txt", "made\n")), false)
+		writesWant(t, "create", c.CallTool(ctx, "write", writesWriteArgs("m/n/o/made.txt", "made\n")), false)
 		p := filepath.Join(ws, "m/n/o/made.txt")
-		a12wPut(t, p, "changed by someone else\n", 0o644)
-		a12wWaitExt(t, c, a12wURI(p), "changed")
-		a12wWant(t, "stale", c.CallTool(ctx, "write", a12wWriteArgs("m/n/o/made.txt", "x\n")), true, "changed since you read it")
+		writesPut(t, p, "changed by someone else\n", 0o644)
+		writesWaitExt(t, c, writesURI(p), "changed")
+		writesWant(t, "stale", c.CallTool(ctx, "write", writesWriteArgs("m/n/o/made.txt", "x\n")), true, "changed since you read it")
 	})
 	t.Run("directory made outside (mkdir -p)", func(t *testing.T) {
 		p := filepath.Join(ws, "x/y/z/f.txt")
-		a12wPut(t, p, "outside\n", 0o644)
+		writesPut(t, p, "outside\n", 0o644)
 		// The file may not be watched yet the instant it appears: wait until a
 		// read sees it, then change it.
-		a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "x/y/z/f.txt"}), false)
-		a12wPut(t, p, "outside, changed later\n", 0o644)
-		a12wWaitExt(t, c, a12wURI(p), "changed")
+		writesWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "x/y/z/f.txt"}), false)
+		writesPut(t, p, "outside, changed later\n", 0o644)
+		writesWaitExt(t, c, writesURI(p), "changed")
 	})
 	t.Run("renamed directory", func(t *testing.T) {
 		if err := os.Rename(filepath.Join(ws, "old"), filepath.Join(ws, "new")); err != nil {
 			t.Fatal(err)
 		}
 		p := filepath.Join(ws, "new/dir/f.txt")
-		a12wWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "new/dir/f.txt"}), false)
-		a12wPut(t, p, "changed after the rename\n", 0o644)
-		a12wWaitExt(t, c, a12wURI(p), "changed")
+		writesWant(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "new/dir/f.txt"}), false)
+		writesPut(t, p, "changed after the rename\n", 0o644)
+		writesWaitExt(t, c, writesURI(p), "changed")
 	})
 }
