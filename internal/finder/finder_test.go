@@ -200,6 +200,26 @@ func TestList(t *testing.T) {
 		})
 	}
 
+	t.Run("a directory larger than the batches read keeps the first names in byte order", func(t *testing.T) {
+		big := t.TempDir()
+		var names []string
+		for i := range 3*readDirBatch + 17 {
+			n := fmt.Sprintf("f%05d", (i*7919)%100000)
+			names = append(names, n)
+			if err := os.WriteFile(filepath.Join(big, n), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		slices.Sort(names)
+		bfs := os.DirFS(big)
+		got, err := List(context.Background(), bfs, ignore.NewMatcher(bfs, ignore.Outer{}), "", 7, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Entries, names[:7]) || got.Total != len(names) || !got.Truncated {
+			t.Errorf("got %q of %d (truncated %v), want %q of %d", got.Entries, got.Total, got.Truncated, names[:7], len(names))
+		}
+	})
 	t.Run("symlink without ReadLinkFS shows name@", func(t *testing.T) {
 		mfs := fstest.MapFS{"l": &fstest.MapFile{Data: []byte("t"), Mode: fs.ModeSymlink}}
 		got, err := List(context.Background(), noReadLink{mfs}, ignore.NewMatcher(mfs, ignore.Outer{}), "", 0, nil)

@@ -1,11 +1,14 @@
 package finder
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/agentls/agentls/internal/ignore"
@@ -54,37 +57,115 @@ func List(ctx context.Context, fsys fs.FS, m *ignore.Matcher, dir string, limit 
 	if !info.IsDir() {
 		return ListResult{}, fmt.Errorf("list %s: %w", fsPath(dir), ErrNotDir)
 	}
-	entries, err := fs.ReadDir(fsys, fsPath(dir))
+	var res ListResult
+	// The first limit names in byte order are kept as the directory is
+	// read in batches, so a directory of 100,000 entries costs the memory
+	// of limit of them, not of all (fs.ReadDir reads and sorts all).
+	kept := &firstNames{limit: limit}
+	seen := 0
+	err = readDir(fsys, fsPath(dir), func(batch []fs.DirEntry) error {
+		for _, e := range batch {
+			if seen++; seen%ctxCheckEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			name := e.Name()
+			if name == ".git" {
+				continue
+			}
+			rel := join(dir, name)
+			if m != nil && m.Ignored(rel, e.IsDir()) {
+				res.IgnoredHidden++
+				continue
+			}
+			if visible != nil && !visible(rel) {
+				continue
+			}
+			res.Total++
+			kept.add(e)
+		}
+		return nil
+	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return ListResult{}, ctx.Err()
+		}
 		return ListResult{}, fmt.Errorf("list %s: %w", fsPath(dir), err)
 	}
-	var res ListResult
-	for i, e := range entries {
-		if i%ctxCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return ListResult{}, err
+	for _, e := range kept.sorted() {
+		res.Entries = append(res.Entries, display(fsys, join(dir, e.Name()), e))
+	}
+	res.Truncated = res.Total > len(res.Entries)
+	return res, nil
+}
+
+// readDirBatch is how many entries readDir hands over at a time.
+const readDirBatch = 1024
+
+// readDir calls f with the entries of name, in batches in no particular
+// order; an fs.FS whose directories cannot be read in parts is read whole.
+func readDir(fsys fs.FS, name string, f func([]fs.DirEntry) error) error {
+	d, err := fsys.Open(name)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	rd, ok := d.(fs.ReadDirFile)
+	if !ok {
+		entries, err := fs.ReadDir(fsys, name)
+		if err != nil {
+			return err
+		}
+		return f(entries)
+	}
+	for {
+		batch, err := rd.ReadDir(readDirBatch)
+		if len(batch) > 0 {
+			if ferr := f(batch); ferr != nil {
+				return ferr
 			}
 		}
-		name := e.Name()
-		if name == ".git" {
-			continue
+		if errors.Is(err, io.EOF) || err == nil && len(batch) == 0 {
+			return nil
 		}
-		rel := join(dir, name)
-		if m != nil && m.Ignored(rel, e.IsDir()) {
-			res.IgnoredHidden++
-			continue
+		if err != nil {
+			return err
 		}
-		if visible != nil && !visible(rel) {
-			continue
-		}
-		res.Total++
-		if len(res.Entries) >= limit {
-			res.Truncated = true
-			continue
-		}
-		res.Entries = append(res.Entries, display(fsys, rel, e))
 	}
-	return res, nil
+}
+
+// firstNames keeps the limit entries with the smallest names: a max-heap
+// by name, whose top is the one to drop when a smaller name comes.
+type firstNames struct {
+	limit int
+	es    []fs.DirEntry
+}
+
+func (h *firstNames) Len() int           { return len(h.es) }
+func (h *firstNames) Less(i, j int) bool { return h.es[i].Name() > h.es[j].Name() }
+func (h *firstNames) Swap(i, j int)      { h.es[i], h.es[j] = h.es[j], h.es[i] }
+func (h *firstNames) Push(x any)         { h.es = append(h.es, x.(fs.DirEntry)) }
+func (h *firstNames) Pop() any {
+	e := h.es[len(h.es)-1]
+	h.es = h.es[:len(h.es)-1]
+	return e
+}
+
+func (h *firstNames) add(e fs.DirEntry) {
+	switch {
+	case len(h.es) < h.limit:
+		heap.Push(h, e)
+	case e.Name() < h.es[0].Name():
+		h.es[0] = e
+		heap.Fix(h, 0)
+	}
+}
+
+// sorted is the kept entries by name, in byte order.
+func (h *firstNames) sorted() []fs.DirEntry {
+	slices.SortFunc(h.es, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return h.es
 }
 
 // display formats one entry: "dir/", "link@ -> target", or the name.
