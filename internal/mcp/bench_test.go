@@ -57,22 +57,7 @@ func BenchmarkReadOverLines(b *testing.B) {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- Serve(context.Background(), inR, outW, Options{Session: sess, Version: "bench"}) }()
-	out := bufio.NewReader(outR)
-	roundTrip := func(line string) string {
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			b.Fatal(err)
-		}
-		if line == initializedLine {
-			return ""
-		}
-		reply, err := out.ReadString('\n')
-		if err != nil {
-			b.Fatal(err)
-		}
-		return reply
-	}
-	roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
-	roundTrip(initializedLine)
+	roundTrip := lineClient(b, inW, outR)
 	call := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":%q}}}`, filepath.Join(dir, "a.txt"))
 	if reply := roundTrip(call); !strings.Contains(reply, "a.txt, lines 1-40 of 40") || strings.Contains(reply, `"isError":true`) {
 		b.Fatalf("read answered %s", reply)
@@ -89,6 +74,28 @@ func BenchmarkReadOverLines(b *testing.B) {
 
 const initializedLine = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 
+// lineClient initializes the server at the other end of the pipes and
+// returns a round trip: one request line written, its reply line read.
+func lineClient(b *testing.B, in io.Writer, out io.Reader) func(line string) string {
+	r := bufio.NewReader(out)
+	roundTrip := func(line string) string {
+		if _, err := io.WriteString(in, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		if line == initializedLine {
+			return ""
+		}
+		reply, err := r.ReadString('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return reply
+	}
+	roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	roundTrip(initializedLine)
+	return roundTrip
+}
+
 // BenchmarkFloorOverLines is BenchmarkReadOverLines's reference, run in the
 // same process: the smallest go-sdk server (bench/mcp/sdkserver's, a no-op
 // tool answering "ok") on the SDK's IOTransport over the same pipes and
@@ -104,22 +111,7 @@ func BenchmarkFloorOverLines(b *testing.B) {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(context.Background(), &sdk.IOTransport{Reader: inR, Writer: outW}) }()
-	out := bufio.NewReader(outR)
-	roundTrip := func(line string) string {
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			b.Fatal(err)
-		}
-		if line == initializedLine {
-			return ""
-		}
-		reply, err := out.ReadString('\n')
-		if err != nil {
-			b.Fatal(err)
-		}
-		return reply
-	}
-	roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
-	roundTrip(initializedLine)
+	roundTrip := lineClient(b, inW, outR)
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"none","arguments":{}}}`
 	if reply := roundTrip(call); !strings.Contains(reply, `"ok\n"`) {
 		b.Fatalf("the floor answered %s", reply)
