@@ -376,8 +376,6 @@ func refuseWriteProtected(p ops.Path, fi fs.FileInfo, names mention.Prefix) *Res
 	return &r
 }
 
-// refuseReadOnly answers a change of a file outside the workspace's
-// writable folders (a spill file) before any work is done.
 // guardRefusal is the result of a call the edit guard refused (not read,
 // stale), its tool names as the client's model sees them.
 func guardRefusal(err error, names mention.Prefix) Result {
@@ -387,6 +385,8 @@ func guardRefusal(err error, names mention.Prefix) Result {
 	return Errorf("%v", err)
 }
 
+// refuseReadOnly answers a change of a file outside the workspace's
+// writable folders (a spill file) before any work is done.
 func refuseReadOnly(p ops.Path) *Result {
 	if p.Folder == nil || !p.Folder.ReadOnly {
 		return nil
