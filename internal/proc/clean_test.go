@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -225,5 +226,26 @@ func TestBaseEnv(t *testing.T) {
 	}
 	if parent[1] != "PAGER=less" {
 		t.Error("BaseEnv changed its input")
+	}
+}
+
+// Whatever bytes come before it, a line that starts after a newline is
+// shown whole: no escape sequence, broken UTF-8 or control byte of the
+// line before takes it (5000 random prefixes, fixed seed).
+func TestCleanerKeepsTheLineAfterAnyBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for i := range 5000 {
+		prefix := make([]byte, rng.IntN(300))
+		for j := range prefix {
+			prefix[j] = byte(rng.IntN(256))
+			if rng.IntN(8) == 0 {
+				const turns = "\x1b[]P\x07\\\r\n" // the bytes sequences turn on
+				prefix[j] = turns[rng.IntN(len(turns))]
+			}
+		}
+		lines := cleanAll(string(prefix)+"\nafter-line\n", 1+i%7)
+		if len(lines) == 0 || lines[len(lines)-1] != "after-line" {
+			t.Fatalf("prefix %q: lines end %q, want \"after-line\"", prefix, lines[max(0, len(lines)-2):])
+		}
 	}
 }
