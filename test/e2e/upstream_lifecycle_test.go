@@ -227,7 +227,7 @@ func upstreamLifeStart(t *testing.T, ws string, env ...string) *upstreamLifeSess
 	logPath := filepath.Join(t.TempDir(), "agentls.log")
 	env = append([]string{"XDG_CACHE_HOME=" + t.TempDir()}, env...)
 	c := harness.Start(t, harness.Options{Root: ws, Args: []string{"--log-file", logPath}, Env: env})
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testCtx(t, 120*time.Second) // a hang guard: several servers start per test
 	c.Initialize(ctx, bypass())
 	return &upstreamLifeSession{c: c, ctx: ctx, log: logPath, ws: ws}
 }
@@ -841,15 +841,18 @@ func TestUpstreamNoOrphans(t *testing.T) {
 			ws := newWorkspace(t, nil)
 			upstreamLifeConfig(t, ws, "servers", servers)
 			s := upstreamLifeStart(t, ws)
-			r, _ := s.call(t, 10*time.Second, "py__echo", map[string]any{"text": "a"})
+			// The first calls wait for four servers (two of them node and
+			// agentls) starting at once in three subtests: the deadlines
+			// are for a hang, not a speed bound, on a loaded machine.
+			r, _ := s.call(t, 40*time.Second, "py__echo", map[string]any{"text": "a"})
 			wantResult(t, "py", r, false, "a15u-echo:a")
-			r, _ = s.call(t, 15*time.Second, "inner__read", map[string]any{"path": "inner.txt"})
+			r, _ = s.call(t, 40*time.Second, "inner__read", map[string]any{"path": "inner.txt"})
 			wantResult(t, "inner agentls", r, false, "inner file")
-			r, _ = s.call(t, 10*time.Second, "stub__echo", map[string]any{"text": "b"})
+			r, _ = s.call(t, 40*time.Second, "stub__echo", map[string]any{"text": "b"})
 			wantResult(t, "stubborn", r, false, "a15u-echo:b")
 			markers := []string{py.marker, stub.marker, innerWS}
 			if servers["fs"] != nil {
-				r, _ = s.call(t, 15*time.Second, "fs__read_text_file", map[string]any{"path": filepath.Join(fsDir, "f.txt")})
+				r, _ = s.call(t, 40*time.Second, "fs__read_text_file", map[string]any{"path": filepath.Join(fsDir, "f.txt")})
 				wantResult(t, "server-filesystem", r, false, "fs file")
 				markers = append(markers, fsDir)
 			}
