@@ -130,7 +130,9 @@ func TestProxyLetsOnlyAllowedDomainsThrough(t *testing.T) {
 // command's network namespace to the proxy ends when the command does.
 // Its parent-death signal alone never came (Landlock's signal scoping
 // drops it), so every command with allowedDomains left one process
-// behind for the rest of the session.
+// behind for the rest of the session. "true" ends before the forwarder
+// looks at it; under load the forwarder once took that for a kernel
+// without pidfd and waited for good.
 func TestProxyForwarderEndsWithTheCommand(t *testing.T) {
 	f := newFixture(t, Settings{AllowedDomains: []string{"localhost"}})
 	requireActive(t, f)

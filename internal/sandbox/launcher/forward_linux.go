@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,16 +53,20 @@ func runForwarder(args []string) int {
 // parent-death signal the launcher asks for is not enough: under
 // Landlock's signal scoping the kernel sends it on behalf of the dying
 // shell, which is inside the domain, to this process, which is not, and
-// drops it. A pidfd sees the exit without a signal. Where there is no
-// pidfd the signal is all there is (and that kernel has no signal
-// scoping to drop it), so awaitExit blocks for good.
+// drops it. A pidfd sees the exit without a signal. A shell that ended
+// before this process looked (a quick command) is already gone or no
+// longer the parent; that is an exit too. Where there is no pidfd at all
+// (before Linux 5.3) the parent is checked every 100 ms.
 func awaitExit(shell int) {
 	fd, err := unix.PidfdOpen(shell, 0)
-	if err != nil {
-		select {}
-	}
 	if os.Getppid() != shell {
-		return // ended before the pidfd was open (pid may be reused)
+		return // ended before the pidfd was open (the pid may be reused)
+	}
+	if err != nil {
+		for os.Getppid() == shell {
+			time.Sleep(100 * time.Millisecond)
+		}
+		return
 	}
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for {
