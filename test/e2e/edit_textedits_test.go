@@ -5,6 +5,7 @@ package e2e
 // docs/tools.md / docs/protocol.md only. Helpers are prefixed a8e.
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -725,7 +726,6 @@ func TestEditResultExternalChanges(t *testing.T) {
 			p := filepath.Join(ws, name)
 			textEditsPut(t, ws, name, before, 0o644)
 			textEditsRead(t, c, ctx, name)
-			time.Sleep(100 * time.Millisecond) // let the watcher settle on our own put
 			since := time.Now()
 			tc.change(t, p)
 			var after []byte
@@ -740,7 +740,14 @@ func TestEditResultExternalChanges(t *testing.T) {
 				}
 			}
 			if tc.kind != "" {
-				note, ok := textEditsWaitChange(c, tc.name+".txt", since, 5*time.Second)
+				// A late note about our own put says readStale false: the
+				// change under test is the one that makes the read stale.
+				n, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
+					return n.Method == "workspace/externalChange" && n.At.After(since) &&
+						strings.HasSuffix(textEditsURI(n.Params), "/"+tc.name+".txt") && bytes.Contains(n.Params, []byte(`"readStale":true`))
+				})
+				var note map[string]any
+				json.Unmarshal(n.Params, &note)
 				if !ok {
 					t.Errorf("no workspace/externalChange for %s", name)
 				} else if note["kind"] != tc.kind || note["readStale"] != true {

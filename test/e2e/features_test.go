@@ -1226,8 +1226,17 @@ func TestFeatureUpstreamSecretsInURLsAndRedirects(t *testing.T) {
 	}
 	wantContains(t, "unreachable server", r.Text(), "unavailable", "restarting in")
 	c.CallTool(ctx, "redir__echo", map[string]any{"text": "x"})
-	time.Sleep(300 * time.Millisecond) // let the log file catch up
-	lf, _ := os.ReadFile(logFile)
+	// The log has both servers' lines before it is checked for what they lack.
+	var lf []byte
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		lf, _ = os.ReadFile(logFile)
+		if bytes.Contains(lf, []byte("mcpServer=redir")) && bytes.Contains(lf, []byte(`request failed" mcpServer=dead`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the debug log never recorded both servers:\n%s", lf)
+		}
+	}
 	all := r.Text() + featuresLogs(c) + string(lf)
 	wantLacks(t, "messages and logs", all, "pw-in-url-77", "query-secret-88", "hdr-secret-99")
 	for _, h := range []string{"X-Secret", "Authorization"} {
