@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentls/agentls/internal/mention"
 )
 
 // Edit is one replacement requested by the model.
@@ -81,19 +83,28 @@ type MatchError struct {
 	// EditIndex is the 0-based index of the failing edit (-1 when no single
 	// edit is at fault); messages number edits from 1.
 	EditIndex int
-	// Message is complete, actionable text for the model.
+	// Message is complete, actionable text for the model. A message that
+	// sends the model to another tool marks it {{write}} (see
+	// mention.Prefix) and sets marked; such a message quotes nothing from
+	// the file, so rendering its marks cannot touch data.
 	Message string
+	marked  bool
 }
 
-func (e *MatchError) Error() string { return e.Message }
+func (e *MatchError) Error() string { return e.MessageIn("", "") }
 
-// MessageIn returns Message with the file named: a notFound message reads
-// "oldText of edit N not found in <path>...".
-func (e *MatchError) MessageIn(path string) string {
-	if e.Kind != KindNotFound || path == "" {
-		return e.Message
+// MessageIn returns Message with the file named (a notFound message reads
+// "oldText of edit N not found in <path>...") and the tools it points to
+// named as the model sees them.
+func (e *MatchError) MessageIn(path string, names mention.Prefix) string {
+	msg := e.Message
+	if e.marked {
+		msg = names.Render(msg)
 	}
-	return strings.Replace(e.Message, " not found", " not found in "+path, 1)
+	if e.Kind != KindNotFound || path == "" {
+		return msg
+	}
+	return strings.Replace(msg, " not found", " not found in "+path, 1)
 }
 
 const bom = "\xEF\xBB\xBF"
@@ -119,8 +130,8 @@ func Apply(old []byte, edits []Edit) (Result, error) {
 	for i, e := range edits {
 		// A BOM alone is empty too: the BOM is not part of the text matched.
 		if strings.TrimPrefix(e.OldText, bom) == "" {
-			return Result{}, &MatchError{Kind: KindEmpty, EditIndex: i, Message: fmt.Sprintf(
-				"oldText of edit %d is empty; oldText must be text copied from the file (use write to create or replace a whole file)", i+1)}
+			return Result{}, &MatchError{Kind: KindEmpty, EditIndex: i, marked: true, Message: fmt.Sprintf(
+				"oldText of edit %d is empty; oldText must be text copied from the file (use {{write}} to create or replace a whole file)", i+1)}
 		}
 		ss, err := match(body, e, i, eol)
 		if err != nil {

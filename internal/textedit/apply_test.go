@@ -339,14 +339,14 @@ func TestApplyErrors(t *testing.T) {
 			if me.Kind != tc.kind || me.EditIndex != tc.index {
 				t.Errorf("Kind, EditIndex = %q, %d; want %q, %d", me.Kind, me.EditIndex, tc.kind, tc.index)
 			}
-			if tc.message != "" && me.Message != tc.message {
-				t.Errorf("Message =\n%s\nwant\n%s", me.Message, tc.message)
+			if tc.message != "" && me.Error() != tc.message {
+				t.Errorf("Message =\n%s\nwant\n%s", me.Error(), tc.message)
 			}
-			rest := me.Message
+			rest := me.Error()
 			for _, p := range tc.parts {
 				i := strings.Index(rest, p)
 				if i < 0 {
-					t.Fatalf("Message %q lacks %q", me.Message, p)
+					t.Fatalf("Message %q lacks %q", me.Error(), p)
 				}
 				rest = rest[i+len(p):]
 			}
@@ -360,8 +360,33 @@ func TestMessageIn(t *testing.T) {
 	if !errors.As(err, &me) {
 		t.Fatal(err)
 	}
-	if got, want := me.MessageIn("src/a.go"), "oldText of edit 1 not found in src/a.go;"; !strings.HasPrefix(got, want) {
+	if got, want := me.MessageIn("src/a.go", ""), "oldText of edit 1 not found in src/a.go;"; !strings.HasPrefix(got, want) {
 		t.Errorf("MessageIn = %q, want prefix %q", got, want)
+	}
+}
+
+// TestMessageInNamesToolsAsTheClientSeesThem: a message that sends the
+// model to write names it with the host's prefix; text quoted from the
+// file keeps a "{{write}}" it holds.
+func TestMessageInNamesToolsAsTheClientSeesThem(t *testing.T) {
+	for _, tc := range []struct {
+		name, old, oldText, want string
+	}{
+		{"empty oldText", "a\n", "", "(use agentls_write to create or replace a whole file)"},
+		{"empty file", "", "a", "the file is empty (use agentls_write to give it content)."},
+		{"quoted file text", "x := \"{{write}}\"\n", "x := \"{{wrote}}\"", `x·:=·"{{write}}"`},
+	} {
+		_, err := Apply([]byte(tc.old), []Edit{{OldText: tc.oldText, NewText: "b"}})
+		var me *MatchError
+		if !errors.As(err, &me) {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := me.MessageIn("a.txt", "agentls_"); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: MessageIn = %q, want it to hold %q", tc.name, got, tc.want)
+		}
+		if got := me.Error(); strings.Contains(got, "agentls_") || strings.Contains(got, "{{write}} to") {
+			t.Errorf("%s: Error() = %q, want bare tool names", tc.name, got)
+		}
 	}
 }
 

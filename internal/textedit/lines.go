@@ -204,7 +204,7 @@ const (
 func notFound(body []byte, pat string, idx int) error {
 	head := fmt.Sprintf("oldText of edit %d not found", idx+1)
 	if len(body) == 0 {
-		return &MatchError{Kind: KindNotFound, EditIndex: idx, Message: head + ": the file is empty (use write to give it content)."}
+		return &MatchError{Kind: KindNotFound, EditIndex: idx, marked: true, Message: head + ": the file is empty (use {{write}} to give it content)."}
 	}
 	pl, _ := patternLines(pat)
 	lines := splitFileLines(body)

@@ -71,7 +71,7 @@ func refuseCopiedContent(p ops.Path, old []byte, content string, names mention.P
 // missMessage is the message of an edit that did not match, with what it
 // quotes of the file cut from the masked text.
 func (c *Call) missMessage(p ops.Path, old []byte, edits []textedit.Edit, me *textedit.MatchError) string {
-	msg := me.MessageIn(p.Display())
+	msg := me.MessageIn(p.Display(), c.names())
 	if me.Kind != textedit.KindNotFound || c.mask == nil {
 		return msg
 	}
@@ -82,7 +82,7 @@ func (c *Call) missMessage(p ops.Path, old []byte, edits []textedit.Edit, me *te
 	_, err := textedit.Apply([]byte(masked), edits)
 	var mme *textedit.MatchError
 	if errors.As(err, &mme) && mme.Kind == textedit.KindNotFound && mme.EditIndex == me.EditIndex {
-		return mme.MessageIn(p.Display())
+		return mme.MessageIn(p.Display(), c.names())
 	}
 	// The masked text answers differently: name the edit, quote nothing.
 	return fmt.Sprintf("oldText of edit %d not found in %s. Read the file again and copy oldText exactly from it (whitespace and line endings count).", me.EditIndex+1, p.Display())
