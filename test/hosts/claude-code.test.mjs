@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { startModel } from './model.mjs';
-import { callResults, describeRun, elicitationAnswers, elicitations, hostBin, run, workspace } from './hosts.mjs';
+import { BIG, bigRead, callResults, describeRun, elicitationAnswers, elicitations, hostBin, run, workspace } from './hosts.mjs';
 
 const MAIN = 'package main\n\nfunc main() {\n\tprintln("hello")\n}\n';
 const EDITED = 'package main\n\nfunc main() {\n\tprintln("goodbye")\n}\n';
@@ -185,3 +185,22 @@ test('claude code: a deny rule refuses the edit without asking', async () => {
   assert.match(shown[2], /Edit\(main\.go\)/, `the refusal names the rule: ${shown[2]}`);
   assert.match(shown[2], /^denied by the rule Edit\(main\.go\)/, shown[2]);
 });
+
+// Results that fit the host: Claude Code keeps MAX_MCP_OUTPUT_TOKENS
+// (25,000 tokens) of an MCP result, so agentls must stop its read within
+// that and say where to continue.
+test('claude code: a 3,000-line read reaches the model whole, and its continuation notice is true', async () => {
+  const w = workspace({ 'big.txt': BIG });
+  const read = bigRead();
+  const { r, model, why } = await claude(w, read.script, ALLOWED);
+  assert.equal(r.code, 0, why);
+  read.check(seen(model), callResults(w.traffic()), why, offered(model, 'read'));
+});
+
+// offered is the description of agentls's tool as Claude Code last
+// offered it to the model.
+function offered(model, name) {
+  const last = model.agentRequests().at(-1);
+  const t = (last?.body.tools || []).find((x) => x.name === `mcp__agentls__${name}`);
+  return t ? t.description : '';
+}

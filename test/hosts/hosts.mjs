@@ -181,7 +181,8 @@ export function bigRead() {
   const script = [
     { tool: 'read', input: { path: 'big.txt' } },
     (results) => {
-      const m = /offset=(\d+)/.exec(results[0] || '');
+      // The newest result is the read's (Claude Code's own ToolSearch may come first).
+      const m = /offset=(\d+)/.exec(results.at(-1) || '');
       next = m ? Number(m[1]) : null;
       return next ? { tool: 'read', input: { path: 'big.txt', offset: next, limit: 5 } } : { text: 'no continuation offered' };
     },
