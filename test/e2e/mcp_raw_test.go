@@ -904,8 +904,12 @@ func TestMCPRawCancel(t *testing.T) {
 		t.Errorf("stray notifications/cancelled got %d replies", got-n-1)
 	}
 	// Any tool's context is cancelled, not only bash's.
-	bid := c.start("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{"marker": "cancelled.marker", "seconds": 60}})
-	c.request("ping", nil)
+	// It is cancelled once it runs (its progress says so): a call cancelled
+	// before it started ends without running, and writes no marker.
+	bid := c.start("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{"marker": "cancelled.marker", "seconds": 60}, "_meta": map[string]any{"progressToken": "blk"}})
+	c.expect("test_block's progress", func(m mcpMsg) bool {
+		return m.Method == "notifications/progress" && strings.Contains(string(m.Params), `"progressToken":"blk"`)
+	})
 	c.notify("notifications/cancelled", map[string]any{"requestId": bid})
 	if !waitUntil(mcpRawTimeout, func() bool { _, err := os.Stat(filepath.Join(ws, "cancelled.marker")); return err == nil }) {
 		t.Errorf("test_block was not cancelled by notifications/cancelled")
