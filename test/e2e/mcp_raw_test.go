@@ -343,8 +343,11 @@ func TestMCPRawBadMessages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			n := c.count()
 			c.send(tc.line + "\n")
-			pong := c.request("ping", nil) // replies come in order: all is in
-			if _, ok := c.waitFrom(n, 0, func(m mcpMsg) bool {
+			// The session goes on: a ping after the bad line is answered.
+			pong := c.request("ping", nil)
+			// A tools/call runs beside later requests, so its error
+			// reply may come after the ping's.
+			if _, ok := c.waitFrom(n, 10*time.Second, func(m mcpMsg) bool {
 				return m.isResponse() && m.Error != nil && string(m.ID) == tc.id && m.Error.Code == tc.code
 			}); !ok {
 				t.Errorf("%s: no error reply {id: %s, code: %d}; got:\n%s", tc.line, tc.id, tc.code, lastBytes(c.dump(), 1500))
