@@ -12,8 +12,8 @@ type Host struct {
 
 // UnknownHostBytes is the result budget for a client not in hostCaps: the
 // smallest cap among the hosts measured that count characters or bytes
-// (Gemini CLI), which is within what the others take too.
-const UnknownHostBytes = 40_000
+// (Gemini CLI's), which is within what the others take too.
+const UnknownHostBytes = 39_000
 
 // hostCaps are the output caps of the MCP hosts agentls knows, keyed by
 // the clientInfo.name each sends. Each cap is in bytes of text, derived
@@ -24,7 +24,10 @@ const UnknownHostBytes = 40_000
 //     models, counted as bytes/4 (48,000 bytes). 10,000 bytes holds under
 //     both, with room for the result's JSON form.
 //   - Gemini CLI cuts the middle out of a result over 40,000 characters
-//     (UTF-16 code units; a text has at least as many UTF-8 bytes).
+//     (UTF-16 code units; a text has at least as many UTF-8 bytes),
+//     counted with the 41-character <untrusted_context> envelope it wraps
+//     the text in: 39,959 of the server's own. 39,000 leaves room for a
+//     longer envelope.
 //   - opencode cuts a result over 50 KiB or 2,000 lines.
 //   - Claude Code cuts a result over MAX_MCP_OUTPUT_TOKENS, default 25,000
 //     tokens, counted by the model's tokenizer: a token is at least one
@@ -35,7 +38,7 @@ const UnknownHostBytes = 40_000
 var hostCaps = map[string]tools.HostCap{
 	"agentls":               {},
 	"codex-mcp-client":      {Bytes: 10_000},
-	"gemini-cli-mcp-client": {Bytes: 40_000},
+	"gemini-cli-mcp-client": {Bytes: 39_000},
 	"opencode":              {Bytes: 50 * 1024, Lines: 2000},
 	"claude-code":           {Bytes: 25_000},
 }

@@ -18,7 +18,7 @@ import (
 func TestHostOfKnowsTheHostsCaps(t *testing.T) {
 	for name, want := range map[string]tools.HostCap{
 		"codex-mcp-client":      {Bytes: 10_000},
-		"gemini-cli-mcp-client": {Bytes: 40_000},
+		"gemini-cli-mcp-client": {Bytes: 39_000},
 		"opencode":              {Bytes: 51_200, Lines: 2000},
 		"claude-code":           {Bytes: 25_000},
 		"agentls":               {},

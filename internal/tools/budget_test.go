@@ -21,7 +21,7 @@ func budgets() []struct {
 		{"defaults", DefaultLimits()},
 		{"codex", DefaultLimits().Within(HostCap{Bytes: 10_000})},
 		{"claude code", DefaultLimits().Within(HostCap{Bytes: 25_000})},
-		{"gemini cli", DefaultLimits().Within(HostCap{Bytes: 40_000})},
+		{"gemini cli", DefaultLimits().Within(HostCap{Bytes: 39_000})},
 		{"opencode", DefaultLimits().Within(HostCap{Bytes: 50 * 1024, Lines: 2000})},
 		{"a host with few lines", DefaultLimits().Within(HostCap{Bytes: 8192, Lines: 40})},
 	}

@@ -703,7 +703,7 @@ func TestTwoProcessesAuditRotationKeepsLiveFile(t *testing.T) {
 
 // twoProcSpillNotice is the cut notice of a 3000-line bash output (docs/tools.md:
 // "the notice gives its path and the line range shown").
-var twoProcSpillNotice = regexp.MustCompile(`^\[Output cut: showing lines 1002-3000 of 3000 \(a result is at most 2000 lines / (?:51200|40000) bytes, notices included\)\. Full output: (/\S+) — read it with read \{"path": "(/\S+)", "offset": 1\}\.\]\n`)
+var twoProcSpillNotice = regexp.MustCompile(`^\[Output cut: showing lines 1002-3000 of 3000 \(a result is at most 2000 lines / (?:51200|39000) bytes, notices included\)\. Full output: (/\S+) — read it with read \{"path": "(/\S+)", "offset": 1\}\.\]\n`)
 
 func twoProcSpillCmd(tag string) string {
 	return fmt.Sprintf("for i in $(seq 1 3000); do echo %s-$i; done", tag)

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { startModel } from './model.mjs';
-import { BIG, bigRead, callResults, describeRun, elicitationAnswers, elicitations, hostBin, run, workspace } from './hosts.mjs';
+import { BIG, bigRead, callResults, capProbe, describeRun, elicitationAnswers, elicitations, hostBin, probeWorkspace, run, workspace } from './hosts.mjs';
 
 const MAIN = 'package main\n\nfunc main() {\n\tprintln("hello")\n}\n';
 const EDITED = 'package main\n\nfunc main() {\n\tprintln("goodbye")\n}\n';
@@ -204,3 +204,18 @@ function offered(model, name) {
   const t = (last?.body.tools || []).find((x) => x.name === `mcp__agentls__${name}`);
   return t ? t.description : '';
 }
+
+// The cap docs/tools.md gives for Claude Code, measured with a bare MCP
+// server in agentls's place (see codex.test.mjs). Claude Code saves a
+// result over 50,000 characters to a file and shows the model a 2 KB
+// preview; it counts tokens (against MAX_MCP_OUTPUT_TOKENS, 25,000) only
+// past about twice that many bytes, and the scripted model counts a token
+// per byte, the most any tokenizer gives.
+test('claude code: its cap on a tool result, measured, holds agentls\'s budget for it', async (t) => {
+  const w = probeWorkspace();
+  const probe = capProbe({ bytes: 25_000, cap: [50_000, 50_001] });
+  const { r, model, why } = await claude(w, probe.script, ['mcp__agentls__probe']);
+  assert.equal(r.code, 0, why);
+  const kept = probe.check(seen(model), why);
+  t.diagnostic(`claude code passes 50,000 bytes whole and saves 50,001 to a file, showing the model ${kept.head} lines of it`);
+});

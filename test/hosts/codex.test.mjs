@@ -7,20 +7,21 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startModel } from './model.mjs';
-import { BIG, bigRead, callResults, describeRun, elicitations, hostBin, run, workspace } from './hosts.mjs';
+import { BIG, bigRead, callResults, capProbe, describeRun, elicitations, hostBin, probeWorkspace, run, workspace } from './hosts.mjs';
 
 const MAIN = 'package main\n\nfunc main() {\n\tprintln("hello")\n}\n';
 const EDITED = 'package main\n\nfunc main() {\n\tprintln("goodbye")\n}\n';
 
 const toml = (s) => JSON.stringify(s);
 
-// codex runs one `codex exec` session in ws. The user's allow for edit and
-// bash is Codex's own per-tool approval_mode = "approve".
-async function codex(w, script) {
+// codex runs one `codex exec` session in ws with the model named (gpt-5.5
+// by default). The user's allow for edit and bash is Codex's own per-tool
+// approval_mode = "approve".
+async function codex(w, script, modelName = 'gpt-5.5') {
   const model = await startModel(script);
   const home = join(w.dir, 'codex-home');
   mkdirSync(home, { recursive: true });
-  writeFileSync(join(home, 'config.toml'), `model = "gpt-5.5"
+  writeFileSync(join(home, 'config.toml'), `model = ${toml(modelName)}
 model_provider = "x"
 check_for_update_on_startup = false
 
@@ -132,3 +133,27 @@ function offered(model, name) {
   }
   return '';
 }
+
+// The cap docs/tools.md gives for Codex, measured: a bare MCP server
+// (probe-server.mjs) in agentls's place returns results of agentls's
+// budget for Codex, of the most Codex passes whole and of a little more,
+// and the model's input shows what Codex kept of each. For gpt-5.5 Codex
+// keeps 48,000 bytes counted with its "Wall time: … Output:" prefix;
+// models without a token policy get 12,000 (codex.test.mjs runs gpt-5.5).
+test('codex: its cap on a tool result, measured, holds agentls\'s budget for it', async (t) => {
+  const w = probeWorkspace();
+  const probe = capProbe({ bytes: 10_000, cap: [47_900, 48_000] });
+  const { r, model, why } = await codex(w, probe.script);
+  assert.equal(r.code, 0, why);
+  const kept = probe.check(seen(model), why);
+  t.diagnostic(`codex passes 47,900 bytes whole and cuts 48,000 out of the middle: ${kept.head} lines kept from the start, ${kept.tail} from the end`);
+});
+
+test('codex: its cap for a model it has no token policy for, measured, holds agentls\'s budget', async (t) => {
+  const w = probeWorkspace();
+  const probe = capProbe({ bytes: 10_000, cap: [11_960, 12_000] });
+  const { r, model, why } = await codex(w, probe.script, 'scripted');
+  assert.equal(r.code, 0, why);
+  const kept = probe.check(seen(model), why);
+  t.diagnostic(`codex passes 11,960 bytes whole and cuts 12,000 out of the middle: ${kept.head} lines kept from the start, ${kept.tail} from the end`);
+});

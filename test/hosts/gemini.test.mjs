@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startModel } from './model.mjs';
-import { BIG, bigRead, callResults, describeRun, elicitations, hostBin, run, workspace } from './hosts.mjs';
+import { BIG, bigRead, callResults, capProbe, describeRun, elicitations, hostBin, probeWorkspace, run, workspace } from './hosts.mjs';
 
 const MAIN = 'package main\n\nfunc main() {\n\tprintln("hello")\n}\n';
 const EDITED = 'package main\n\nfunc main() {\n\tprintln("goodbye")\n}\n';
@@ -109,7 +109,7 @@ test('gemini cli: a refusal reaches the model as agentls\'s words, without inter
 });
 
 // Results that fit the host: Gemini CLI keeps 40,000 characters of a tool
-// result.
+// result, its own envelope included.
 test('gemini cli: a 3,000-line read reaches the model whole, and its continuation notice is true', async () => {
   const w = workspace({ 'big.txt': BIG });
   const read = bigRead();
@@ -117,4 +117,17 @@ test('gemini cli: a 3,000-line read reaches the model whole, and its continuatio
   assert.equal(r.code, 0, why);
   const decls = (model.agentRequests().at(-1)?.body.tools || []).flatMap((t) => t.functionDeclarations || []);
   read.check(seen(model), callResults(w.traffic()), why, decls.find((f) => f.name === 'mcp_agentls_read')?.description || '');
+});
+
+// The cap docs/tools.md gives for Gemini CLI, measured with a bare MCP
+// server in agentls's place (see codex.test.mjs): 40,000 characters
+// counted with the 41-character <untrusted_context> envelope it wraps a
+// result in, so 39,959 of the server's own.
+test('gemini cli: its cap on a tool result, measured, holds agentls\'s budget for it', async (t) => {
+  const w = probeWorkspace();
+  const probe = capProbe({ bytes: 39_000, cap: [39_959, 39_960] });
+  const { r, model, why } = await gemini(w, probe.script);
+  assert.equal(r.code, 0, why);
+  probe.check(seen(model), why);
+  t.diagnostic('gemini cli passes 39,959 bytes whole and cuts 39,960 out of the middle');
 });

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export function agentlsBin() {
   const bin = process.env.AGENTLS_BIN;
@@ -216,6 +217,89 @@ export function bigRead() {
     assert.equal(next, last + 1, 'the model continued at the offset the notice gave');
     assert.ok(shown[1], `the model's continuation was answered${why}`);
     assert.match(shown[1], new RegExp(`big\\.txt, lines ${last + 1}-${last + 5} of 3000\\n\\s*${last + 1}→line ${last + 1} of the big file`), `the continuation starts where the notice said: ${shown[1].slice(0, 300)}`);
+  }
+  return { script, check };
+}
+
+/**
+ * probeText is `bytes` bytes of numbered lines of lineBytes bytes each
+ * ("probe line 000001 xxx…\n"), the last one cut to fit: what
+ * probe-server.mjs's tool returns.
+ */
+export function probeText(bytes, lineBytes = 64) {
+  const out = [];
+  let size = 0;
+  for (let n = 1; size < bytes; n++) {
+    let l = `probe line ${String(n).padStart(6, '0')} `.padEnd(lineBytes - 1, 'x') + '\n';
+    if (size + l.length > bytes) l = l.slice(0, bytes - size);
+    out.push(l);
+    size += l.length;
+  }
+  return out.join('');
+}
+
+const PROBE = fileURLToPath(new URL('./probe-server.mjs', import.meta.url));
+
+/**
+ * probeWorkspace is a workspace whose MCP server, in agentls's place and
+ * under its name, is probe-server.mjs: the host's own cap on a tool result,
+ * measured without agentls.
+ */
+export function probeWorkspace() {
+  const w = workspace({});
+  writeFileSync(w.wrap, [
+    '#!/bin/sh',
+    `tee -a ${sq(join(w.dir, 'mcp-in.log'))} | ${sq(process.execPath)} ${sq(PROBE)} | tee -a ${sq(join(w.dir, 'mcp-out.log'))}`,
+    '',
+  ].join('\n'));
+  return w;
+}
+
+/**
+ * probeKept measures what of probeText(bytes, lineBytes) a host passed to
+ * its model (shown: the text the model got for that call): the lines kept
+ * from the start and from the end, and about how many bytes they hold.
+ */
+export function probeKept(shown, bytes, lineBytes = 64) {
+  const numbers = (text) => [...text.matchAll(/probe line (\d{6}) /g)].map((m) => Number(m[1]));
+  const total = numbers(probeText(bytes, lineBytes)).length; // a last line cut inside its number is not counted
+  const seen = new Set(numbers(shown));
+  let head = 0;
+  while (seen.has(head + 1)) head++;
+  let tail = 0;
+  while (head + tail < total && seen.has(total - tail)) tail++;
+  const lines = head + tail;
+  return { whole: lines === total, head, tail, lines, total, bytes: lines === total ? bytes : lines * lineBytes };
+}
+
+/**
+ * capProbe is the scenario "measure the host's cap": the model calls the
+ * probe with a result of exactly agentls's budget for the host (bytes, and
+ * lines when the host counts lines), then with the largest result the host
+ * was measured to pass whole (cap[0] bytes, capLines[0] short lines) and
+ * the smallest it cuts (cap[1], capLines[1]). check(shown) asserts each,
+ * and returns what the host kept of the first result it cut.
+ */
+export function capProbe({ bytes, lines = 0, cap, capLines = null }) {
+  const short = (n) => ({ bytes: 20 * n, lineBytes: 20 });
+  const probes = [{ bytes }, { bytes: cap[0] }, { bytes: cap[1] }];
+  if (capLines) probes.push(short(capLines[0]), short(capLines[1]));
+  const script = [...probes.map((input) => ({ tool: 'probe', input })), { text: 'finished' }];
+  function check(shown, why = '') {
+    const got = shown.filter((s) => /probe line 000001 /.test(s));
+    assert.equal(got.length, probes.length, `the model got every probe's result${why}`);
+    const whole = (i) => got[i].includes(probeText(probes[i].bytes, probes[i].lineBytes));
+    const size = (i) => (probes[i].lineBytes ? `${probes[i].bytes / probes[i].lineBytes} lines` : `${probes[i].bytes} bytes`);
+    assert.ok(bytes <= cap[0], `agentls's budget of ${bytes} bytes is within the ${cap[0]} measured`);
+    assert.ok(whole(0), `a result of ${size(0)} (agentls's budget for this host) reached the model whole${why}`);
+    assert.ok(whole(1), `a result of ${size(1)} reached the model whole${why}`);
+    assert.ok(!whole(2), `the host cut a result of ${size(2)}${why}`);
+    if (capLines) {
+      assert.ok(lines && lines <= capLines[0], `agentls's budget of ${lines} lines is within the ${capLines[0]} measured`);
+      assert.ok(whole(3), `a result of ${size(3)} reached the model whole${why}`);
+      assert.ok(!whole(4), `the host cut a result of ${size(4)}${why}`);
+    }
+    return probeKept(got[2], probes[2].bytes);
   }
   return { script, check };
 }

@@ -45,7 +45,10 @@ export async function startModel(script) {
     if (entry.method === 'GET' && /\/models\/?$/.test(path)) {
       return json(res, { object: 'list', data: [{ id: 'scripted', object: 'model' }], models: [] });
     }
-    if (path.endsWith('/messages/count_tokens')) return json(res, { input_tokens: 100 });
+    // Claude Code counts an MCP result's tokens here against
+    // MAX_MCP_OUTPUT_TOKENS. One token per byte of text is the most a
+    // tokenizer can give, so a result that passes here passes any.
+    if (path.endsWith('/messages/count_tokens')) return json(res, { input_tokens: Buffer.byteLength(messageText(b)) });
     if (path.endsWith('/messages')) return anthropic(entry, b, res);
     if (path.endsWith('/responses')) return responses(entry, b, res);
     if (path.endsWith('/chat/completions')) return chat(entry, b, res);
@@ -229,6 +232,18 @@ export async function startModel(script) {
     agentRequests: () => requests.filter((r) => r.agent),
     close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(() => resolve()); }),
   };
+}
+
+// messageText is the text of an Anthropic request's messages.
+function messageText(b) {
+  const out = [];
+  const walk = (c) => {
+    if (typeof c === 'string') out.push(c);
+    else if (Array.isArray(c)) c.forEach(walk);
+    else if (c && typeof c === 'object') { if (typeof c.text === 'string') out.push(c.text); walk(c.content); }
+  };
+  for (const m of b.messages || []) walk(m.content);
+  return out.join('');
 }
 
 function json(res, v) {

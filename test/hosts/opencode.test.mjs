@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startModel } from './model.mjs';
-import { BIG, bigRead, callResults, describeRun, elicitations, hostBin, run, workspace } from './hosts.mjs';
+import { BIG, bigRead, callResults, capProbe, describeRun, elicitations, hostBin, probeWorkspace, run, workspace } from './hosts.mjs';
 
 const MAIN = 'package main\n\nfunc main() {\n\tprintln("hello")\n}\n';
 const EDITED = 'package main\n\nfunc main() {\n\tprintln("goodbye")\n}\n';
@@ -91,4 +91,15 @@ test('opencode: a 3,000-line read reaches the model whole, and its continuation 
   assert.equal(r.code, 0, why);
   const tool = (model.agentRequests().at(-1)?.body.tools || []).find((t) => t.function?.name === 'agentls_read');
   read.check(seen(model), callResults(w.traffic()), why, tool?.function?.description || '');
+});
+
+// The caps docs/tools.md gives for opencode (bytes and lines), measured
+// with a bare MCP server in agentls's place (see codex.test.mjs).
+test('opencode: its caps on a tool result, measured, hold agentls\'s budgets for it', async (t) => {
+  const w = probeWorkspace();
+  const probe = capProbe({ bytes: 51_200, lines: 2000, cap: [51_200, 51_201], capLines: [2000, 2001] });
+  const { r, model, why } = await opencode(w, probe.script);
+  assert.equal(r.code, 0, why);
+  const kept = probe.check(seen(model), why);
+  t.diagnostic(`opencode passes 51,200 bytes and 2,000 lines whole and cuts one more: ${kept.head} lines kept from the start, ${kept.tail} from the end`);
 });

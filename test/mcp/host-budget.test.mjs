@@ -11,10 +11,10 @@ import { connect, tempDir, text } from './helpers.mjs';
 // The host table: clientInfo.name → the cap agentls keeps to (bytes, lines).
 const hosts = [
   { name: 'codex-mcp-client', bytes: 10000 },
-  { name: 'gemini-cli-mcp-client', bytes: 40000 },
+  { name: 'gemini-cli-mcp-client', bytes: 39000 },
   { name: 'claude-code', bytes: 25000 },
   { name: 'opencode', bytes: 51200, lines: 2000 },
-  { name: 'some-other-client', bytes: 40000 },
+  { name: 'some-other-client', bytes: 39000 },
 ];
 
 const total = 3000;
