@@ -20,7 +20,7 @@ func TestCheckOpenDocument(t *testing.T) {
 	if _, err := e.g.Check(p); err == nil || !strings.Contains(err.Error(), "read a.txt first") {
 		t.Fatalf("no stamp: err = %v, want read first", err)
 	}
-	e.g.RecordBufferRead(p, []byte(unsaved), 1, 3)
+	e.g.RecordBufferRead(p, []byte(unsaved))
 	got, err := e.g.CheckRead(p)
 	if err != nil || string(got) != unsaved {
 		t.Fatalf("CheckRead = %q, %v; want the document's text", got, err)

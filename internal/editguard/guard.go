@@ -43,7 +43,6 @@ type Stamp struct {
 	// not an adversary: 64 bits are plenty to tell two versions apart.
 	Hash    uint64
 	Content []byte // nil for files over keepContentBytes
-	Ranges  [][2]int
 	At      time.Time
 	// Stale is set when something other than agentls changed the file
 	// (bash, an external editor): the next edit must read it again.
@@ -86,67 +85,63 @@ type Buffers interface {
 // the guard is used, when edits to open documents go to the editor.
 func (g *Guard) UseBuffers(b Buffers) { g.bufs = b }
 
-// RecordRead stamps p as read (partial reads count; the range is kept). It
-// stats p for the fingerprint; a caller that has the FileInfo of the
-// descriptor it read should use RecordReadInfo.
-func (g *Guard) RecordRead(p ops.Path, content []byte, from, to int) {
+// RecordRead stamps p as read (a partial read counts: content is the whole
+// file it came from). It stats p for the fingerprint; a caller that has the
+// FileInfo of the descriptor it read should use RecordReadInfo.
+func (g *Guard) RecordRead(p ops.Path, content []byte) {
 	fi, err := g.fsys.Stat(p)
 	if err != nil {
 		return
 	}
-	g.RecordReadInfo(p, fi, content, from, to)
+	g.RecordReadInfo(p, fi, content)
 }
 
 // RecordReadInfo is RecordRead with the FileInfo of the version content
 // came from (ops.FS.OpenRead), which costs no syscall and cannot
 // fingerprint a newer version than the one read.
-func (g *Guard) RecordReadInfo(p ops.Path, fi fs.FileInfo, content []byte, from, to int) {
-	g.record(p, FingerprintOf(fi), content, from, to)
+func (g *Guard) RecordReadInfo(p ops.Path, fi fs.FileInfo, content []byte) {
+	g.record(p, FingerprintOf(fi), content)
 }
 
 // RecordBufferRead stamps p as read from the editor's open document. The
 // stamp has no fingerprint, so once the document is closed the file on disk
 // must hash to what was read.
-func (g *Guard) RecordBufferRead(p ops.Path, content []byte, from, to int) {
-	g.record(p, Fingerprint{}, content, from, to)
+func (g *Guard) RecordBufferRead(p ops.Path, content []byte) {
+	g.record(p, Fingerprint{}, content)
 }
 
 // WroteBuffer refreshes p's stamp after the editor applied content to its
 // open document.
 func (g *Guard) WroteBuffer(p ops.Path, content []byte) {
-	g.record(p, Fingerprint{}, content, 0, 0)
+	g.record(p, Fingerprint{}, content)
 }
 
 // RecordReadDigest is RecordReadInfo for a file read in one pass without
 // being held whole (too large to): the stamp has the content's xxhash64
 // (what xxhash.Sum64 of the content gives) and no copy, as for any file
 // over keepContentBytes.
-func (g *Guard) RecordReadDigest(p ops.Path, fi fs.FileInfo, hash uint64, from, to int) {
-	g.stamp(p, &Stamp{FP: FingerprintOf(fi), Hash: hash, At: time.Now()}, from, to)
+func (g *Guard) RecordReadDigest(p ops.Path, fi fs.FileInfo, hash uint64) {
+	g.stamp(p, &Stamp{FP: FingerprintOf(fi), Hash: hash, At: time.Now()})
 }
 
-func (g *Guard) record(p ops.Path, fp Fingerprint, content []byte, from, to int) {
+func (g *Guard) record(p ops.Path, fp Fingerprint, content []byte) {
 	st := &Stamp{FP: fp, Hash: xxhash.Sum64(content), At: time.Now()}
 	if len(content) <= keepContentBytes {
 		st.Content = append([]byte(nil), content...)
 	}
-	g.stamp(p, st, from, to)
+	g.stamp(p, st)
 }
 
-func (g *Guard) stamp(p ops.Path, st *Stamp, from, to int) {
+func (g *Guard) stamp(p ops.Path, st *Stamp) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if old := g.stamps[key(p)]; old != nil && old.Hash == st.Hash && !old.Stale {
-		st.Ranges = old.Ranges
-	}
-	st.Ranges = append(st.Ranges, [2]int{from, to})
 	g.stamps[key(p)] = st
 }
 
 // Wrote refreshes p's stamp after agentls wrote content, so a chain of edits
 // needs no re-read.
 func (g *Guard) Wrote(p ops.Path, content []byte) {
-	g.RecordRead(p, content, 0, 0)
+	g.RecordRead(p, content)
 }
 
 // Has reports whether p has a stamp.

@@ -73,7 +73,7 @@ func (e *env) read(rel string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.g.RecordRead(p, data, 1, strings.Count(string(data), "\n"))
+	e.g.RecordRead(p, data)
 }
 
 // write changes rel as the edit tool does (queue, atomic write, Wrote).

@@ -32,7 +32,7 @@ func TestStampIsTheVersionRead(t *testing.T) {
 				e.external("a.txt", "one\nTWO, longer\nthree\n")
 			}
 			e.fs.stats.Store(0)
-			e.g.RecordReadInfo(p, fi, data, 1, 3)
+			e.g.RecordReadInfo(p, fi, data)
 			if n := e.fs.stats.Load(); n != 0 {
 				t.Errorf("RecordReadInfo made %d stats, want 0", n)
 			}

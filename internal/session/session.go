@@ -185,7 +185,7 @@ func New(opts Options) (*Session, error) {
 		}
 	}
 	guard := editguard.New(fsys)
-	env := &tools.Env{FS: fsys, Log: log, Stamps: guard, Guard: guard, Buffers: opts.Buffers, Diagnostics: opts.Diagnostics, Names: mention.Prefix(opts.ToolNamePrefix)}
+	env := &tools.Env{FS: fsys, Log: log, Guard: guard, Buffers: opts.Buffers, Diagnostics: opts.Diagnostics, Names: mention.Prefix(opts.ToolNamePrefix)}
 	if opts.Buffers != nil && opts.BufferEditor != nil {
 		env.Editor = opts.BufferEditor
 		guard.UseBuffers(opts.Buffers)

@@ -55,7 +55,7 @@ func TestWatchersArmAfterNewAndSayWhenReady(t *testing.T) {
 		t.Fatalf("watch mode = %q, want a working watcher on a small tree", mode)
 	}
 	p := ops.Path{Folder: s.FS.Folders()[0], Rel: "a.txt"}
-	s.Env.Guard.RecordRead(p, []byte("one\n"), 1, 1)
+	s.Env.Guard.RecordRead(p, []byte("one\n"))
 	writeFile(t, filepath.Join(dir, "a.txt"), "two\n")
 	select {
 	case <-changed:

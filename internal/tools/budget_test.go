@@ -66,7 +66,7 @@ func TestReadPagesFitTheBudgetAndContinueExactly(t *testing.T) {
 	files["cut.txt"] = []byte(cut.String())     // lines cut at ReadLineChars, a second notice
 	for _, b := range budgets() {
 		t.Run(b.name, func(t *testing.T) {
-			x, _, _ := newLimitedExecutor(t, files, b.l)
+			x, _ := newLimitedExecutor(t, files, b.l)
 			for _, name := range []string{"short.txt", "wide.txt", "cut.txt"} {
 				want := strings.Split(strings.TrimSuffix(string(files[name]), "\n"), "\n")
 				next, pages := 1, 0
@@ -123,7 +123,7 @@ func TestReadLineThatFillsTheBudgetAlone(t *testing.T) {
 	l := DefaultLimits().Within(HostCap{Bytes: 10_000})
 	l.ReadLineChars = 20_000                    // shown whole, not cut
 	line := strings.Repeat("z", l.ReadBytes-10) // with "     1→" and a newline: just within ReadBytes
-	x, _, _ := newLimitedExecutor(t, map[string][]byte{"one.txt": []byte(line + "\nnext\n")}, l)
+	x, _ := newLimitedExecutor(t, map[string][]byte{"one.txt": []byte(line + "\nnext\n")}, l)
 	r := call(t, x, "read", `{"path":"one.txt"}`)
 	withinBudget(t, "read", r.TextOf(), l.ReadBytes, l.ReadLines)
 	if !strings.Contains(r.TextOf(), "Line 1 of one.txt is") || !strings.Contains(r.TextOf(), "sed -n '1p' one.txt") {
@@ -138,7 +138,7 @@ func TestBashResultFitsTheBudget(t *testing.T) {
 	notice := regexp.MustCompile(`showing lines (\d+)-(\d+) of (\d+)`)
 	for _, b := range budgets() {
 		t.Run(b.name, func(t *testing.T) {
-			x, _, _ := newLimitedExecutor(t, nil, b.l)
+			x, _ := newLimitedExecutor(t, nil, b.l)
 			for _, cmd := range []string{
 				"seq 100000",
 				// 20 failure lines of 500 bytes rescued from the cut part.
@@ -170,7 +170,7 @@ func TestGrepResultFitsTheBudget(t *testing.T) {
 	}
 	for _, b := range budgets() {
 		t.Run(b.name, func(t *testing.T) {
-			x, _, _ := newLimitedExecutor(t, map[string][]byte{"many.txt": []byte(many.String())}, b.l)
+			x, _ := newLimitedExecutor(t, map[string][]byte{"many.txt": []byte(many.String())}, b.l)
 			r := call(t, x, "grep", fmt.Sprintf(`{"pattern":"needle","limit":%d,"context":3}`, GrepMaxLimit))
 			withinBudget(t, "grep", r.TextOf(), b.l.resultBytes(b.l.GrepBytes), b.l.ResultLines)
 			if !strings.Contains(r.TextOf(), "[Output cut") && !strings.Contains(r.TextOf(), "[output cut") {
@@ -190,7 +190,7 @@ func TestHostCapCutsEveryTool(t *testing.T) {
 	for _, c := range []HostCap{{Bytes: 4096}, {Bytes: 40_000, Lines: 50}} {
 		t.Run(fmt.Sprint(c), func(t *testing.T) {
 			l := DefaultLimits().Within(c)
-			x, _, _ := newLimitedExecutor(t, files, l)
+			x, _ := newLimitedExecutor(t, files, l)
 			r := call(t, x, "ls", `{"path":"d","limit":300}`)
 			text := r.TextOf()
 			withinBudget(t, "ls", text, c.Bytes, c.Lines)

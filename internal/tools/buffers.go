@@ -24,11 +24,6 @@ import (
 // document the editor now has.
 const bufferSyncWait = 2 * time.Second
 
-// bufferRecorder is the edit guard's stamp for a read of an open document.
-type bufferRecorder interface {
-	RecordBufferRead(p ops.Path, content []byte, fromLine, toLine int)
-}
-
 // readBuffer is read for a file open in the editor.
 func readBuffer(c *Call, p ops.Path, doc overlay.Doc, in readInput, l Limits) Result {
 	var notes []string
@@ -39,12 +34,8 @@ func readBuffer(c *Call, p ops.Path, doc overlay.Doc, in readInput, l Limits) Re
 	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes, l, c.mask, c.names())
 	addKeyRedactions(&res, masked)
 	res.setDetail("editorVersion", doc.Version)
-	if !res.IsError {
-		from, _ := res.Details["fromLine"].(int)
-		to, _ := res.Details["toLine"].(int)
-		if r, ok := c.Env.Stamps.(bufferRecorder); ok {
-			r.RecordBufferRead(p, doc.Text, from, to)
-		}
+	if !res.IsError && c.Env.Guard != nil {
+		c.Env.Guard.RecordBufferRead(p, doc.Text)
 	}
 	return res
 }

@@ -71,7 +71,7 @@ func newBufferEnv(t *testing.T, disk, unsaved string, withEditor bool) *bufferEn
 	docs := overlay.New()
 	docs.Open(p.OS(), "file://"+p.OS(), 7, unsaved)
 	guard := editguard.New(fsys)
-	env := &Env{FS: fsys, Stamps: guard, Guard: guard, Buffers: docs}
+	env := &Env{FS: fsys, Guard: guard, Buffers: docs}
 	e := &bufferEnv{dir: dir, docs: docs, path: p.OS()}
 	if withEditor {
 		e.ed = &fakeEditor{docs: docs, path: p.OS()}

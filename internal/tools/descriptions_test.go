@@ -156,7 +156,7 @@ func TestLimitsHoldInBehaviour(t *testing.T) {
 		files[fmt.Sprintf("deep/d%d/f%04d.go", i%7, i)] = []byte("package x\n")
 	}
 	files["long.txt"] = []byte("needle " + strings.Repeat("y", 2000) + "\n")
-	x, _, _ := newTestExecutor(t, files)
+	x, _ := newTestExecutor(t, files)
 
 	for _, backend := range []string{"rg", "go"} {
 		t.Run("grep default limit "+backend, func(t *testing.T) {

@@ -74,7 +74,7 @@ func newLocalExecutor(t *testing.T, files map[string]string, ls *fakeLanguageSer
 	}
 	t.Cleanup(func() { fsys.Close() })
 	guard := editguard.New(fsys)
-	env := &Env{FS: fsys, Stamps: guard, Guard: guard}
+	env := &Env{FS: fsys, Guard: guard}
 	if ls != nil {
 		env.Diagnostics = ls
 	}

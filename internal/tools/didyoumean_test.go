@@ -14,14 +14,14 @@ import (
 // existing one, of the kind the tool takes; a path like nothing there
 // gets the tool's plain hint.
 func TestMissingPathsSuggestNearNames(t *testing.T) {
-	x, _, dir := newTestExecutor(t, map[string][]byte{
+	x, dir := newTestExecutor(t, map[string][]byte{
 		"src/main.go":      []byte("package main\n"),
 		"src/handler.go":   []byte("package main\n"),
 		"docs/readme.md":   []byte("hi\n"),
 		"scripts/build.sh": []byte("echo\n"),
 	})
 	guard := editguard.New(x.Env.FS)
-	x.Env.Stamps, x.Env.Guard = guard, guard
+	x.Env.Guard = guard
 	cases := []struct {
 		tool, args string
 		want       string // "" = no suggestion
@@ -61,7 +61,7 @@ func TestMissingPathsSuggestNearNames(t *testing.T) {
 // A suggestion in a folder other than the first is named as the model must
 // send it: absolutely, as every path of that folder is shown.
 func TestSuggestionInASecondFolderIsAbsolute(t *testing.T) {
-	x, _, dir := newTestExecutor(t, map[string][]byte{
+	x, dir := newTestExecutor(t, map[string][]byte{
 		"a/x.txt":         []byte("a\n"),
 		"b/notes/todo.md": []byte("b\n"),
 	})
@@ -82,7 +82,7 @@ func TestSuggestionInASecondFolderIsAbsolute(t *testing.T) {
 // request has one directory too many), that file was listed last, after
 // names merely near server.go; an exact suffix match comes first.
 func TestSuggestionThatIsAnExactSuffixComesFirst(t *testing.T) {
-	x, _, _ := newTestExecutor(t, map[string][]byte{
+	x, _ := newTestExecutor(t, map[string][]byte{
 		"net/http/server.go":   []byte("package http\n"),
 		"crypto/tls/server.go": []byte("package tls\n"),
 		"log/syslog/server.go": []byte("package syslog\n"),

@@ -9,7 +9,7 @@ import (
 // file, and end, end_line, lines: "a-b" were dropped too; they are mapped
 // to offset and limit.
 func TestReadLineRangeNamesAreMappedNotDropped(t *testing.T) {
-	x, _, _ := newTestExecutor(t, map[string][]byte{"a.txt": numbered(10, 8)})
+	x, _ := newTestExecutor(t, map[string][]byte{"a.txt": numbered(10, 8)})
 	for _, args := range []string{
 		`{"path":"a.txt","startLine":3,"endLine":5}`,
 		`{"path":"a.txt","start_line":3,"end_line":5}`,
@@ -30,7 +30,7 @@ func TestReadLineRangeNamesAreMappedNotDropped(t *testing.T) {
 // lines: "1-3" was reported as "`limit` must be a number"; a wrong value
 // is named under the field the model sent.
 func TestWrongValueNamesTheFieldTheModelSent(t *testing.T) {
-	x, _, _ := newTestExecutor(t, map[string][]byte{"a.txt": numbered(10, 8)})
+	x, _ := newTestExecutor(t, map[string][]byte{"a.txt": numbered(10, 8)})
 	for args, want := range map[string]string{
 		`{"path":"a.txt","lines":"x-3"}`:             "`lines`",
 		`{"path":"a.txt","lines":"many"}`:            "`lines`",
@@ -53,7 +53,7 @@ func TestWrongValueNamesTheFieldTheModelSent(t *testing.T) {
 // details.normalized, which the model never sees: they are named in the
 // result; harmless extras (a description of the call) drop silently.
 func TestIgnoredArgumentsAreNamedInTheResult(t *testing.T) {
-	x, _, _ := newTestExecutor(t, map[string][]byte{"src/a.go": []byte("package a\n"), "b.py": []byte("package = 1\n")})
+	x, _ := newTestExecutor(t, map[string][]byte{"src/a.go": []byte("package a\n"), "b.py": []byte("package = 1\n")})
 	for _, tc := range []struct{ tool, args, want, lacks string }{
 		{"ls", `{"path":"src","recursive":true}`, "ignored `recursive`: ls lists one directory; find lists a whole tree, e.g. find {\"pattern\": \"*\", \"path\": \"src\"}", ""},
 		{"grep", `{"pattern":"package","output_mode":"files_with_matches"}`, "ignored `output_mode`", ""},

@@ -24,7 +24,7 @@ func TestSearchWithoutPathCoversEachFolderOnce(t *testing.T) {
 		{"one folder twice", []string{"a", "a"}, []string{"in/z.txt:1: needle in", "x.txt:1: needle a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x, _, dir := newTestExecutor(t, map[string][]byte{
+			x, dir := newTestExecutor(t, map[string][]byte{
 				"a/x.txt":    []byte("needle a\n"),
 				"a/in/z.txt": []byte("needle in\n"),
 				"b/y.txt":    []byte("needle b\n"),

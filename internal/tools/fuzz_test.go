@@ -82,7 +82,7 @@ func FuzzExecutorArguments(f *testing.F) {
 		var logs bytes.Buffer
 		x := &Executor{
 			Registry: reg,
-			Env:      &Env{FS: mem, Stamps: guard, Guard: guard},
+			Env:      &Env{FS: mem, Guard: guard},
 			Log:      slog.New(slog.NewTextHandler(&logs, nil)),
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -32,7 +32,7 @@ func jsonExamples(text string) []string {
 // for a quoted path, and the multiline and run_in_background (once refused) hints
 // ended "…it., e.g. {"command": "…"}" with the generic example glued on.
 func TestEveryHintExampleIsValidJSON(t *testing.T) {
-	x, _, _ := newTestExecutor(t, map[string][]byte{"a.txt": []byte("a\n")})
+	x, _ := newTestExecutor(t, map[string][]byte{"a.txt": []byte("a\n")})
 	calls := [][2]string{
 		{"read", `{"path":"nope.txt\""}`},
 		{"read", `{"path":"dir/\"odd\\name.txt"}`},
@@ -84,7 +84,7 @@ func TestEveryHintExampleIsValidJSON(t *testing.T) {
 // A path wrapped in one pair of quotes, as copied from a shell line, names
 // the file inside them when the quoted name does not exist.
 func TestQuotedPathIsUnwrappedWhenTheQuotedNameIsMissing(t *testing.T) {
-	x, _, _ := newTestExecutor(t, map[string][]byte{"src/some app/a.txt": []byte("inside\n")})
+	x, _ := newTestExecutor(t, map[string][]byte{"src/some app/a.txt": []byte("inside\n")})
 	for _, p := range []string{`"src/some app/a.txt"`, `'src/some app/a.txt'`, "`src/some app/a.txt`"} {
 		args, _ := json.Marshal(map[string]string{"path": p})
 		if r := call(t, x, "read", string(args)); r.IsError || !strings.Contains(r.TextOf(), "inside") {

@@ -49,9 +49,9 @@ func TestHintsNameToolsAsTheClientSeesThem(t *testing.T) {
 		{"edit of an empty file points to write", "edit", `{"path":"empty.txt","edits":[{"oldText":"a","newText":"x"}]}`, []string{"write"}, "empty.txt"},
 	}
 	run := func(names string, tool, args, read string) string {
-		x, _, _ := newTestExecutor(t, files)
+		x, _ := newTestExecutor(t, files)
 		guard := editguard.New(x.Env.FS)
-		x.Env.Stamps, x.Env.Guard = guard, guard
+		x.Env.Guard = guard
 		x.Env.Names = mention.Prefix(names)
 		if read != "" {
 			call(t, x, "read", `{"path":"`+read+`"}`)

@@ -19,7 +19,7 @@ import (
 // spill directory the read tool can open.
 func newJobExecutor(t *testing.T, l Limits) *Executor {
 	t.Helper()
-	x, _, dir := newLimitedExecutor(t, map[string][]byte{"a.txt": []byte("a\n")}, l)
+	x, dir := newLimitedExecutor(t, map[string][]byte{"a.txt": []byte("a\n")}, l)
 	l = l.withDefaults()
 	sp, err := spill.OpenIn(t.TempDir(), dir)
 	if err != nil {

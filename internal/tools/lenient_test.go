@@ -12,7 +12,7 @@ func TestForeignConventions(t *testing.T) {
 	for i := 1; i <= 30; i++ {
 		long.WriteString("line\n")
 	}
-	x, _, _ := newTestExecutor(t, map[string][]byte{
+	x, _ := newTestExecutor(t, map[string][]byte{
 		"long.txt": []byte(long.String()),
 		"src/a.go": []byte("package a\n\nfunc main() {\n\tprintln(\"hello\")\n}\n"),
 		"src/b.GO": []byte("x\n"),
@@ -51,7 +51,7 @@ func TestForeignConventions(t *testing.T) {
 }
 
 func TestUnknownToolSuggestsTheCoreTool(t *testing.T) {
-	x, _, _ := newTestExecutor(t, nil)
+	x, _ := newTestExecutor(t, nil)
 	for name, want := range map[string]string{
 		"view": "read", "glob": "find", "run_shell_command": "bash", "search_file_content": "grep",
 		"list_directory": "ls", "replace": "edit", "functions.read": "read", "mcp__agentls__grep": "grep",

@@ -72,7 +72,7 @@ func TestCustomLimitsHoldInBehaviour(t *testing.T) {
 	for i := range 5 {
 		files[fmt.Sprintf("dir/f%d.go", i)] = []byte("needle\n")
 	}
-	x, _, _ := newLimitedExecutor(t, files, l)
+	x, _ := newLimitedExecutor(t, files, l)
 	tests := []struct {
 		name, tool, args string
 		isError          bool

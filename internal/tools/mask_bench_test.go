@@ -14,7 +14,7 @@ import (
 // whole round trip).
 func BenchmarkReadMasking(b *testing.B) {
 	content := strings.Repeat("package main // a typical short source line with API_URL=https://example.com\n", 40)
-	x, _, _ := newTestExecutor(b, map[string][]byte{"a.go": []byte(content)})
+	x, _ := newTestExecutor(b, map[string][]byte{"a.go": []byte(content)})
 	req := Request{Name: "read", Arguments: []byte(`{"path":"a.go"}`)}
 	for _, tc := range []struct {
 		name string

@@ -28,7 +28,7 @@ const shot = "Screenshot 2024-01-01 at 10.00.00\u202fAM.txt"
 // with a plain space. The exact name wins; a variant is taken only when
 // the exact name does not exist and exactly one variant does.
 func TestExactNameWithOddSpacesReachesTheFile(t *testing.T) {
-	x, _, dir := newTestExecutor(t, map[string][]byte{
+	x, dir := newTestExecutor(t, map[string][]byte{
 		shot:                 []byte("shot\n"),
 		"file\u00a0name.txt": []byte("nbsp\n"),
 		"both name.txt":      []byte("plain\n"),
@@ -39,7 +39,7 @@ func TestExactNameWithOddSpacesReachesTheFile(t *testing.T) {
 		"it\u2019s.txt":      []byte("curly\n"),
 	})
 	guard := editguard.New(x.Env.FS)
-	x.Env.Stamps, x.Env.Guard = guard, guard
+	x.Env.Guard = guard
 	read := func(p string) Result { return call(t, x, "read", jsonArgs(t, map[string]any{"path": p})) }
 	for p, want := range map[string]string{
 		shot:                 "shot",
@@ -105,9 +105,9 @@ func TestWriteToAPlainNameBesideItsVariantIsRefused(t *testing.T) {
 		}
 	}
 	t.Run("local", func(t *testing.T) {
-		x, _, dir := newTestExecutor(t, map[string][]byte{"file\u00a0name.txt": []byte("nbsp\n")})
+		x, dir := newTestExecutor(t, map[string][]byte{"file\u00a0name.txt": []byte("nbsp\n")})
 		guard := editguard.New(x.Env.FS)
-		x.Env.Stamps, x.Env.Guard = guard, guard
+		x.Env.Guard = guard
 		check(t, x, func(n string) bool { _, err := os.Stat(filepath.Join(dir, n)); return err == nil },
 			func(n string) string { b, _ := os.ReadFile(filepath.Join(dir, n)); return string(b) })
 	})
@@ -116,7 +116,7 @@ func TestWriteToAPlainNameBesideItsVariantIsRefused(t *testing.T) {
 		reg := NewRegistry()
 		reg.MustRegister(Builtins(DefaultLimits())...)
 		guard := editguard.New(m)
-		env := &Env{FS: m, Stamps: guard, Guard: guard}
+		env := &Env{FS: m, Guard: guard}
 		env.SetLimits(DefaultLimits())
 		x := &Executor{Registry: reg, Env: env}
 		stat := func(n string) (ops.Path, bool) {
@@ -141,13 +141,13 @@ func TestWriteToAPlainNameBesideItsVariantIsRefused(t *testing.T) {
 // Every path ls, find and grep print names the file when sent back to read
 // and edit, odd spaces and all.
 func TestPrintedOddNamesPassBackToReadAndEdit(t *testing.T) {
-	x, _, dir := newTestExecutor(t, map[string][]byte{
+	x, dir := newTestExecutor(t, map[string][]byte{
 		"pics/" + shot:            []byte("needle shot\n"),
 		"pics/file\u00a0name.txt": []byte("needle nbsp\n"),
 		"pics/cafe\u0301.txt":     []byte("needle nfd\n"),
 	})
 	guard := editguard.New(x.Env.FS)
-	x.Env.Stamps, x.Env.Guard = guard, guard
+	x.Env.Guard = guard
 	printed := map[string]bool{}
 	for _, c := range [][2]string{{"find", `{"pattern":"*.txt"}`}, {"grep", `{"pattern":"needle","output":"files"}`}, {"grep", `{"pattern":"needle"}`}} {
 		for _, line := range strings.Split(call(t, x, c[0], c[1]).TextOf(), "\n") {

@@ -13,13 +13,13 @@ import (
 // A tool's Check refuses exactly what its run refuses, in the same words,
 // and changes nothing: the permission step can trust it to skip a question.
 func TestCheckRefusesWhatTheRunRefusesAndWritesNothing(t *testing.T) {
-	x, _, dir := newTestExecutor(t, map[string][]byte{
+	x, dir := newTestExecutor(t, map[string][]byte{
 		"main.go":  []byte("package main\n\nfunc main() {}\nfunc main() {}\n"),
 		"other.go": []byte("package other\n"),
 		"sub/f":    []byte("x\n"),
 	})
 	guard := editguard.New(x.Env.FS)
-	x.Env.Stamps, x.Env.Guard = guard, guard
+	x.Env.Guard = guard
 	call(t, x, "read", `{"path":"main.go"}`)
 	prepared := func(name string, args any) *Prepared {
 		t.Helper()

@@ -143,14 +143,12 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 			{Type: "image", Data: base64.StdEncoding.EncodeToString(data), MimeType: img},
 		}}
 		r.setDetail("path", p.Display())
-		recordRead(c.Env.Stamps, p, fi, data, 0, 0)
+		recordRead(c, p, fi, data)
 		return r, nil
 	}
 	res := readWhole(p.Display(), data, in, l, c.mask, c.names())
 	if !res.IsError {
-		from, _ := res.Details["fromLine"].(int)
-		to, _ := res.Details["toLine"].(int)
-		recordRead(c.Env.Stamps, p, fi, data, from, to)
+		recordRead(c, p, fi, data)
 	}
 	return res, nil
 }
@@ -167,19 +165,11 @@ func readWhole(display string, data []byte, in readInput, l Limits, m Masker, na
 	return res
 }
 
-// infoRecorder is the edit guard's RecordReadInfo: a stamp fingerprinted
-// from the FileInfo of the descriptor that was read, without another stat.
-type infoRecorder interface {
-	RecordReadInfo(p ops.Path, fi fs.FileInfo, content []byte, fromLine, toLine int)
-}
-
-func recordRead(s StampRecorder, p ops.Path, fi fs.FileInfo, data []byte, from, to int) {
-	switch s := s.(type) {
-	case nil:
-	case infoRecorder:
-		s.RecordReadInfo(p, fi, data, from, to)
-	default:
-		s.RecordRead(p, data, from, to)
+// recordRead stamps p as read, fingerprinted from the FileInfo of the
+// descriptor that was read (no second stat).
+func recordRead(c *Call, p ops.Path, fi fs.FileInfo, data []byte) {
+	if c.Env.Guard != nil {
+		c.Env.Guard.RecordReadInfo(p, fi, data)
 	}
 }
 

@@ -6,46 +6,50 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ops"
 )
 
-// infoRec records which stamp method the read tool used.
-type infoRec struct {
-	recorder
-	sizes []int64
+// statCounter is an FS that counts its Stat calls.
+type statCounter struct {
+	ops.FS
+	stats atomic.Int32
 }
 
-func (r *infoRec) RecordReadInfo(p ops.Path, fi fs.FileInfo, content []byte, from, to int) {
-	r.sizes = append(r.sizes, fi.Size())
-	r.RecordRead(p, content, from, to)
+func (s *statCounter) Stat(p ops.Path) (fs.FileInfo, error) {
+	s.stats.Add(1)
+	return s.FS.Stat(p)
 }
 
-// TestReadOpensOnce: the read stamp gets the FileInfo of the descriptor
-// read (no second stat), and a FIFO is refused at once instead of hanging
-// the call in open.
+// TestReadOpensOnce: a read is stamped from the FileInfo of the descriptor
+// it read (no stat beside the open, which could fingerprint a newer
+// version than the one shown), and a FIFO is refused at once instead of
+// hanging the call in open.
 func TestReadOpensOnce(t *testing.T) {
-	x, _, dir := newTestExecutor(t, map[string][]byte{"a.txt": []byte("alpha\nbeta\n")})
-	rec := &infoRec{}
-	x.Env.Stamps = rec
+	x, dir := newTestExecutor(t, map[string][]byte{"a.txt": []byte("alpha\nbeta\n")})
+	fsys := &statCounter{FS: x.Env.FS}
+	x.Env.FS = fsys
+	guard := editguard.New(fsys)
+	x.Env.Guard = guard
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
 		t.Skip("mkfifo:", err)
 	}
 	tests := []struct {
-		name, args string
-		wantErr    string // "" = success
-		wantSizes  []int64
+		name, args, path string
+		wantErr          string // "" = success, and a stamp
 	}{
-		{"file", `{"path":"a.txt"}`, "", []int64{11}},
-		{"fifo", `{"path":"pipe"}`, "not a regular file", nil},
-		{"directory", `{"path":"."}`, "is a directory", nil},
+		{"file", `{"path":"a.txt"}`, "a.txt", ""},
+		{"fifo", `{"path":"pipe"}`, "pipe", "not a regular file"},
+		{"directory", `{"path":"."}`, ".", "is a directory"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rec.sizes = nil
+			fsys.stats.Store(0)
 			done := make(chan Result, 1) // buffered: the goroutine never blocks on send
 			go func() { done <- call(t, x, "read", tc.args) }()
 			var r Result
@@ -57,8 +61,15 @@ func TestReadOpensOnce(t *testing.T) {
 			if got := r.TextOf(); r.IsError != (tc.wantErr != "") || !strings.Contains(got, tc.wantErr) {
 				t.Fatalf("read = %q (isError %v), want %q", got, r.IsError, tc.wantErr)
 			}
-			if len(rec.sizes) != len(tc.wantSizes) || len(tc.wantSizes) > 0 && rec.sizes[0] != tc.wantSizes[0] {
-				t.Errorf("RecordReadInfo sizes = %v, want %v", rec.sizes, tc.wantSizes)
+			if n := fsys.stats.Load(); tc.wantErr == "" && n != 0 {
+				t.Errorf("read made %d stats beside its open", n)
+			}
+			p, err := fsys.Resolve(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := guard.Has(p); got != (tc.wantErr == "") {
+				t.Errorf("stamped = %v, want %v", got, tc.wantErr == "")
 			}
 		})
 	}

@@ -29,12 +29,8 @@ const ReadStreamBytes = 16 << 20
 // refused (decoding needs the whole file).
 func readLarge(ctx context.Context, c *Call, p ops.Path, file io.Reader, fi fs.FileInfo, in readInput, l Limits) (Result, error) {
 	res, hash, err := streamLines(ctx, p.Display(), file, fi.Size(), in, l, c.mask)
-	if err == nil && !res.IsError {
-		from, _ := res.Details["fromLine"].(int)
-		to, _ := res.Details["toLine"].(int)
-		if s, ok := c.Env.Stamps.(digestRecorder); ok {
-			s.RecordReadDigest(p, fi, hash, from, to)
-		}
+	if err == nil && !res.IsError && c.Env.Guard != nil {
+		c.Env.Guard.RecordReadDigest(p, fi, hash)
 	}
 	return res, err
 }
@@ -135,12 +131,6 @@ func streamLines(ctx context.Context, display string, file io.Reader, fileSize i
 	res := w.result(total, crlf, notes)
 	addKeyRedactions(&res, masked)
 	return res, digest.Sum64(), nil
-}
-
-// digestRecorder is the edit guard's RecordReadDigest: a stamp of a file
-// read in one pass, by its content hash.
-type digestRecorder interface {
-	RecordReadDigest(p ops.Path, fi fs.FileInfo, hash uint64, fromLine, toLine int)
 }
 
 // lineEnding is the length of the line ending that closes chunk, the

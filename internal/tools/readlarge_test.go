@@ -125,7 +125,7 @@ func TestReadStreamBytesIsTheSwitch(t *testing.T) {
 		b = append(b, bytes.Repeat([]byte("y"), size-len(last)-len(b))...)
 		return append(b, last...)
 	}
-	x, _, _ := newTestExecutor(t, map[string][]byte{
+	x, _ := newTestExecutor(t, map[string][]byte{
 		"at.txt":   file(ReadStreamBytes),
 		"over.txt": file(ReadStreamBytes + 1),
 	})

@@ -64,9 +64,8 @@ func (NopReporter) Details(map[string]any) {}
 type Env struct {
 	FS  ops.FS
 	Log *slog.Logger
-	// Stamps records what the model has read (the edit guard); nil = none.
-	Stamps StampRecorder
-	// Guard is the edit guard edit and write consult; nil refuses edits.
+	// Guard is the edit guard: read stamps what the model saw, edit and
+	// write consult it. nil records nothing and refuses edits.
 	Guard *editguard.Guard
 	// SpillDir keeps the full output of commands whose output was cut.
 	SpillDir *spill.Dir
@@ -137,11 +136,6 @@ type BufferEditor interface {
 type PathFilter interface {
 	ReadAllowed(rel, abs string) bool // grep matches
 	ListAllowed(rel, abs string) bool // ls and find names
-}
-
-// StampRecorder is the part of the edit guard the read tool needs.
-type StampRecorder interface {
-	RecordRead(p ops.Path, content []byte, fromLine, toLine int)
 }
 
 // Call is the per-call context a handler receives.
