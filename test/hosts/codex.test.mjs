@@ -151,9 +151,9 @@ test('codex: its cap on a tool result, measured, holds agentls\'s budget for it'
 
 test('codex: its cap for a model it has no token policy for, measured, holds agentls\'s budget', async (t) => {
   const w = probeWorkspace();
-  const probe = capProbe({ bytes: 10_000, cap: [11_960, 12_000] });
+  const probe = capProbe({ bytes: 10_000, cap: [11_900, 12_000] });
   const { r, model, why } = await codex(w, probe.script, 'scripted');
   assert.equal(r.code, 0, why);
   const kept = probe.check(seen(model), why);
-  t.diagnostic(`codex passes 11,960 bytes whole and cuts 12,000 out of the middle: ${kept.head} lines kept from the start, ${kept.tail} from the end`);
+  t.diagnostic(`codex passes 11,900 bytes whole and cuts 12,000 out of the middle: ${kept.head} lines kept from the start, ${kept.tail} from the end`);
 });
