@@ -44,11 +44,13 @@ const (
 	// burst to burst (measured: +0 to +7), so this is looser than
 	// soakThreadSlack; a thread leaked per call would add ~64.
 	soakBurstThreadSlack = 16
-	// soakRSSGrowthKB: what a second identical round may add to RSS. Each
-	// round moves ~6 MB through the server (spilled bash output, a 2 MB
-	// write); a leak of a round's buffers would show as several MB, while
-	// GC timing moves RSS by a few MB: 16 MiB.
-	soakRSSGrowthKB = 16 * 1024
+	// soakRSSGrowthKB: what two more identical rounds may add to RSS, read
+	// after a collection (test_gc). Each round moves ~6 MB through the
+	// server (spilled bash output, a 2 MB write), so a leak of a round's
+	// buffers adds several MB a round; measured, a round adds ~0.4 MB
+	// (the jobs and watches it leaves, which are the session's): 4 MiB.
+	// Read without a collection, RSS moved 17 MB between rounds under load.
+	soakRSSGrowthKB = 4 * 1024
 	// soakManyFiles: names in one directory, so that ls and find with
 	// limit 5000 print ~150 KB, over the 65,536-byte result budget.
 	soakManyFiles = 3000
@@ -557,6 +559,10 @@ func (s *soakSoak) cancelBash(ctx context.Context, mk string) {
 // settle waits until the server has no zombie and its descriptors are at
 // most limit, and returns the last snapshot.
 func (s *soakSoak) settle(pid, limit int) soakSnap {
+	// RSS after a collection is what is live; without one it is also
+	// garbage the next GC cycle would free, which load makes vary by
+	// more than a leak of a round.
+	s.ok(context.Background(), "test_gc", map[string]any{})
 	var snap soakSnap
 	soakUntil(5*time.Second, func() bool {
 		snap = soakSnapshot(s.t, pid)

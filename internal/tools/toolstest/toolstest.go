@@ -2,6 +2,7 @@ package toolstest
 
 import (
 	"context"
+	"runtime/debug"
 	"time"
 
 	"github.com/agentls/agentls/internal/tools"
@@ -17,8 +18,12 @@ type blockInput struct {
 
 type panicInput struct{}
 
+type gcInput struct{}
+
 // Tools are the test-only tools: test_block blocks until cancelled (for
-// cancellation tests), test_panic panics (for the executor's recovery).
+// cancellation tests), test_panic panics (for the executor's recovery),
+// test_gc collects garbage and returns the freed memory to the system (so
+// a leak test's RSS reading shows what is live, not when the GC last ran).
 func Tools() []*tools.Tool {
 	return []*tools.Tool{
 		tools.Define(tools.Spec[blockInput]{
@@ -51,6 +56,15 @@ func Tools() []*tools.Tool {
 			Static:      tools.Labels{ReadOnly: true, ConcurrencySafe: true},
 			Run: func(ctx context.Context, c *tools.Call, in panicInput) (tools.Result, error) {
 				panic("test panic")
+			},
+		}),
+		tools.Define(tools.Spec[gcInput]{
+			Name:        "test_gc",
+			Description: "Test only: collects garbage and returns freed memory to the system.",
+			Static:      tools.Labels{ReadOnly: true, ConcurrencySafe: true},
+			Run: func(ctx context.Context, c *tools.Call, in gcInput) (tools.Result, error) {
+				debug.FreeOSMemory()
+				return tools.Text("collected"), nil
 			},
 		}),
 	}
