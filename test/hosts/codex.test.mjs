@@ -139,7 +139,7 @@ function offered(model, name) {
 // budget for Codex, of the most Codex passes whole and of a little more,
 // and the model's input shows what Codex kept of each. For gpt-5.5 Codex
 // keeps 48,000 bytes counted with its "Wall time: … Output:" prefix;
-// models without a token policy get 12,000 (codex.test.mjs runs gpt-5.5).
+// a model without a token policy gets 12,000 (the next test).
 test('codex: its cap on a tool result, measured, holds agentls\'s budget for it', async (t) => {
   const w = probeWorkspace();
   const probe = capProbe({ bytes: 10_000, cap: [47_900, 48_000] });

@@ -256,20 +256,19 @@ export function probeWorkspace() {
 }
 
 /**
- * probeKept measures what of probeText(bytes, lineBytes) a host passed to
- * its model (shown: the text the model got for that call): the lines kept
- * from the start and from the end, and about how many bytes they hold.
+ * probeKept is what of probeText(bytes) a host passed to its model (shown:
+ * the text the model got for that call): {head, tail}, the numbered lines
+ * kept from the start and from the end.
  */
-export function probeKept(shown, bytes, lineBytes = 64) {
+function probeKept(shown, bytes) {
   const numbers = (text) => [...text.matchAll(/probe line (\d{6}) /g)].map((m) => Number(m[1]));
-  const total = numbers(probeText(bytes, lineBytes)).length; // a last line cut inside its number is not counted
+  const total = numbers(probeText(bytes)).length; // a last line cut inside its number is not counted
   const seen = new Set(numbers(shown));
   let head = 0;
   while (seen.has(head + 1)) head++;
   let tail = 0;
   while (head + tail < total && seen.has(total - tail)) tail++;
-  const lines = head + tail;
-  return { whole: lines === total, head, tail, lines, total, bytes: lines === total ? bytes : lines * lineBytes };
+  return { head, tail };
 }
 
 /**
