@@ -87,9 +87,6 @@ type Server struct {
 	// rootsDeclared says the client has named at least one root: from then
 	// on its roots are the workspace, never --root or the working directory.
 	rootsDeclared bool
-	// rootsErr, when set, says why none of the declared roots is usable:
-	// every tool call fails with it (there is no fallback folder).
-	rootsErr string
 	// rootsNotice names the roots the last sync skipped; the next tool
 	// result carries it once.
 	rootsNotice string
@@ -319,9 +316,16 @@ func (s *Server) rootsGate(next sdk.MethodHandler) sdk.MethodHandler {
 			return next(ctx, method, req)
 		}
 		listed := s.waitRoots(ctx)
-		s.mu.Lock()
-		refusal := s.rootsErr
-		s.mu.Unlock()
+		// A refusal comes from a roots sync, which runs once the session
+		// is open; this gate does not open it.
+		refusal := ""
+		select {
+		case <-s.opened:
+			if s.sess != nil {
+				refusal = s.sess.FoldersRefusal()
+			}
+		default:
+		}
 		if !listed && ctx.Err() == nil {
 			refusal = s.unlisted(fmt.Sprintf("no answer within %v", s.rootsWait))
 		}
@@ -623,8 +627,9 @@ func (s *Server) syncRootsOnce(base context.Context, ss *sdk.ServerSession) {
 		if errors.Is(err, context.DeadlineExceeded) {
 			why = fmt.Sprintf("no answer within %v", s.rootsWait)
 		}
+		sess.NoFolders(s.unlisted(why))
 		s.mu.Lock()
-		s.rootsErr, s.rootsNotice = s.unlisted(why), ""
+		s.rootsNotice = ""
 		s.mu.Unlock()
 		s.log.Warn("client declared roots but did not list them; tool calls fail until it does", "err", err)
 		return
@@ -660,7 +665,7 @@ func (s *Server) applyRoots(sess *session.Session, roots []*sdk.Root) {
 	defer s.mu.Unlock()
 	switch {
 	case len(roots) == 0:
-		s.rootsErr = "No workspace folder: the MCP client's roots list is empty. agentls does not fall back to its working directory or to earlier roots; add a root in the client."
+		sess.NoFolders("No workspace folder: the MCP client's roots list is empty. agentls does not fall back to its working directory or to earlier roots; add a root in the client.")
 		s.rootsNotice = ""
 		s.log.Warn("client roots list is empty; tool calls fail until a root is added")
 	case len(specs) == 0 || setErr != nil:
@@ -668,11 +673,10 @@ func (s *Server) applyRoots(sess *session.Session, roots []*sdk.Root) {
 		if setErr != nil {
 			why = "the MCP client's roots could not be opened: " + setErr.Error()
 		}
-		s.rootsErr = "No workspace folder: " + why + ". agentls does not fall back to its working directory or to earlier roots; fix the roots in the client."
+		sess.NoFolders("No workspace folder: " + why + ". agentls does not fall back to its working directory or to earlier roots; fix the roots in the client.")
 		s.rootsNotice = ""
 		s.log.Warn("no client root usable; tool calls fail until the roots are fixed", "skipped", skipped, "err", setErr)
 	default:
-		s.rootsErr = ""
 		s.rootsNotice = ""
 		if len(skipped) > 0 {
 			var kept []string

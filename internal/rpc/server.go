@@ -66,9 +66,6 @@ type Server struct {
 	docs     *overlay.Store // the client's open documents (set at initialize)
 	caps     clientCaps
 	settings Settings
-	// noFolders, when set, says why the client's workspace folders left
-	// none usable: every tool call fails with it (no fallback folder).
-	noFolders string
 
 	calls sync.WaitGroup // running tool calls (they may outlive an early -32800 reply)
 	exit  chan int
@@ -550,7 +547,7 @@ func (s *Server) toolsCall(ctx context.Context, raw []byte) (any, error) {
 	// An empty or missing name is an unknown tool: the executor answers
 	// with a result listing the tools, as for any other name.
 	sess := s.session()
-	if msg := s.foldersRefusal(); msg != "" {
+	if msg := sess.FoldersRefusal(); msg != "" {
 		return tools.Errorf("%s", msg), nil
 	}
 	return s.runOwned(ctx, func(ctx context.Context) any {
@@ -570,7 +567,7 @@ func (s *Server) toolsPrepare(ctx context.Context, raw []byte) (any, error) {
 		return nil, err
 	}
 	sess := s.session()
-	if msg := s.foldersRefusal(); msg != "" {
+	if msg := sess.FoldersRefusal(); msg != "" {
 		return tools.Preparation{Decision: "fail", Error: msg}, nil
 	}
 	return s.runOwned(ctx, func(ctx context.Context) any {
@@ -589,7 +586,7 @@ func (s *Server) toolsCallBatch(ctx context.Context, raw []byte) (any, error) {
 		return nil, err
 	}
 	sess := s.session()
-	if msg := s.foldersRefusal(); msg != "" {
+	if msg := sess.FoldersRefusal(); msg != "" {
 		results := make([]tools.Result, len(p.Calls))
 		for i := range results {
 			results[i] = tools.Errorf("%s", msg)
@@ -661,21 +658,11 @@ func (s *Server) didChangeFolders(raw []byte) error {
 	} else if err := sess.SetFolders(specs); err != nil {
 		refusal = "No workspace folder: the editor's workspace folders could not be opened: " + err.Error() + ". Add or fix a folder in the editor."
 	}
-	s.mu.Lock()
-	s.noFolders = refusal
-	s.mu.Unlock()
 	if refusal != "" {
+		sess.NoFolders(refusal)
 		s.showMessage(1, "agentls: "+refusal)
 	}
 	return nil
-}
-
-// foldersRefusal is why tool calls fail for want of a usable folder ("" when
-// there is one).
-func (s *Server) foldersRefusal() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.noFolders
 }
 
 // reporter builds the notifier of one call.

@@ -51,3 +51,18 @@ func folderUsable(p string) error {
 	}
 	return r.Close()
 }
+
+// NoFolders makes every tool call fail with why: the client's folders (or
+// roots) left none usable, and agentls never falls back to its working
+// directory or to earlier folders. A later SetFolders that succeeds lifts
+// it. why is the client's own wording (editor folders, MCP roots).
+func (s *Session) NoFolders(why string) { s.noFolders.Store(&why) }
+
+// FoldersRefusal is why tool calls fail for want of a usable folder, ""
+// when there is one; the transports answer every call with it.
+func (s *Session) FoldersRefusal() string {
+	if why := s.noFolders.Load(); why != nil {
+		return *why
+	}
+	return ""
+}

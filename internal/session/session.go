@@ -154,10 +154,13 @@ type Session struct {
 	// whole when the folders change, read by tools concurrently.
 	matchers atomic.Pointer[map[*ops.Folder]*ignore.Matcher]
 	// foldersMu orders the folder changes: SetFolders and the re-arming
-	// after a folder was opened anew (folderReopened), which a call may
+	// after a folder was opened anew (folderKeeper.Reopened), which a call may
 	// still make while Close runs (closed then says not to).
 	foldersMu sync.Mutex
 	closed    bool
+	// noFolders, when set, says why no workspace folder is usable
+	// (NoFolders); SetFolders with folders clears it.
+	noFolders atomic.Pointer[string]
 }
 
 // New opens the folders and builds the registry and executor.
@@ -185,7 +188,8 @@ func New(opts Options) (*Session, error) {
 		}
 	}
 	guard := editguard.New(fsys)
-	env := &tools.Env{FS: fsys, Log: log, Guard: guard, Buffers: opts.Buffers, Diagnostics: opts.Diagnostics, Names: mention.Prefix(opts.ToolNamePrefix)}
+	s := &Session{FS: fsys, Log: log}
+	env := &tools.Env{FS: fsys, Log: log, Guard: guard, Folders: folderKeeper{s}, Buffers: opts.Buffers, Diagnostics: opts.Diagnostics, Names: mention.Prefix(opts.ToolNamePrefix)}
 	if opts.Buffers != nil && opts.BufferEditor != nil {
 		env.Editor = opts.BufferEditor
 		guard.UseBuffers(opts.Buffers)
@@ -293,7 +297,9 @@ func New(opts Options) (*Session, error) {
 	}
 	perm := &permission{gate: gate, fsys: fsys, hostApproves: opts.HostApproves, sandbox: env.Sandbox}
 	exec.Permission = perm
-	s := &Session{Jobs: table, FS: fsys, Registry: reg, Executor: exec, Env: env, Log: log, Policy: cfg, Problems: probs, audit: auditLog, hostCap: opts.HostCap, onExternalChange: opts.OnExternalChange, onWatcherDegraded: opts.OnWatcherDegraded, onWatcherReady: opts.OnWatcherReady, reloadSpec: spec}
+	s.Jobs, s.Registry, s.Executor, s.Env, s.Policy, s.Problems, s.audit = table, reg, exec, env, cfg, probs, auditLog
+	s.hostCap, s.reloadSpec = opts.HostCap, spec
+	s.onExternalChange, s.onWatcherDegraded, s.onWatcherReady = opts.OnExternalChange, opts.OnWatcherDegraded, opts.OnWatcherReady
 	guard.OnDeferred(s.observe)
 	perm.fresh = s.freshPolicy
 	perm.mask = exec.MaskValue
@@ -311,13 +317,6 @@ func New(opts Options) (*Session, error) {
 		exec.Unknown = s.Upstream.Explain
 		reg.SetSearchNotes(s.Upstream.SearchNotes)
 		s.Upstream.OnProblem(func(msg string) { s.reportProblems([]string{s.Executor.MaskText(msg)}) })
-	}
-	env.FolderReopened = s.folderReopened
-	env.Matchers = func(f *ops.Folder) *ignore.Matcher {
-		if m := s.matchers.Load(); m != nil {
-			return (*m)[f]
-		}
-		return nil
 	}
 	// What would delay New by a walk of every folder (0.8 s on a 115k-file
 	// tree, docs/benchmarks.md) runs after it: arming the watchers and
@@ -476,17 +475,31 @@ func (s *Session) SetFolders(specs []ops.FolderSpec) error {
 		s.Env.Guard.Retain(func(p string) bool {
 			return slices.ContainsFunc(roots, func(f *ops.Folder) bool { _, in := ops.Within(f.Root, p); return in })
 		})
+		s.noFolders.Store(nil)
 		s.Reload()
 	}
 	return err
 }
 
-// folderReopened follows folder f, which the FS opened anew at its path
+// folderKeeper is the session as the tools' tools.FolderKeeper.
+type folderKeeper struct{ s *Session }
+
+// Matcher is folder f's shared ignore matcher, nil before its watcher is
+// armed (and for a read-only root).
+func (k folderKeeper) Matcher(f *ops.Folder) *ignore.Matcher {
+	if m := k.s.matchers.Load(); m != nil {
+		return (*m)[f]
+	}
+	return nil
+}
+
+// Reopened follows folder f, which the FS opened anew at its path
 // (deleted and created again, say by a fresh clone; tools.Env.refresh):
 // tools read its ignore rules fresh until the watchers, armed again on the
 // new directory, share theirs, and its settings, extension tools and MCP
 // servers are read again.
-func (s *Session) folderReopened(f *ops.Folder) {
+func (k folderKeeper) Reopened(f *ops.Folder) {
+	s := k.s
 	s.Log.Info("workspace folder opened again: its directory was created anew", "folder", f.Root)
 	if m := s.matchers.Load(); m != nil {
 		next := maps.Clone(*m)

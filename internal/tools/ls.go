@@ -179,8 +179,8 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 // matcher returns the ignore rules of folder f: the session's shared,
 // watcher-invalidated matcher when there is one, else rules read fresh.
 func (e *Env) matcher(f *ops.Folder, fsys fs.FS) *ignore.Matcher {
-	if e.Matchers != nil {
-		if m := e.Matchers(f); m != nil {
+	if e.Folders != nil {
+		if m := e.Folders.Matcher(f); m != nil {
 			return m
 		}
 	}

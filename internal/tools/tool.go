@@ -82,20 +82,14 @@ type Env struct {
 	// (workspace/applyEdit). nil when the client cannot: an open document
 	// with unsaved changes is then not edited at all.
 	Editor BufferEditor
-	// Matchers returns a folder's shared ignore matcher, kept fresh by the
-	// watcher (rule files edited are invalidated); nil or a nil result
-	// means rules are read fresh for the call.
-	Matchers func(f *ops.Folder) *ignore.Matcher
+	// Folders is the session's side of the workspace folders: each one's
+	// shared ignore matcher, and what follows a folder opened anew. nil:
+	// rules are read fresh for each call and nobody is told.
+	Folders FolderKeeper
 	// Diagnostics asks the editor what its language servers report, so
 	// edit and write can tell the model about problems they introduced;
 	// nil when the client cannot.
 	Diagnostics DiagnosticsSource
-	// FolderReopened is told of a folder deleted (or replaced) and found
-	// again at its path, which the FS opened anew (ops.FS.Refresh): the
-	// session re-arms its watchers and reads its settings again, and must
-	// drop the folder's shared ignore matcher (Matchers) before returning.
-	// nil: nobody is told.
-	FolderReopened func(f *ops.Folder)
 	// Names is how the client's model sees the tool names
 	// (initializationOptions.toolNamePrefix; "" for MCP hosts and the CLI):
 	// every hint that points to a tool names it so. Set before the first
@@ -108,6 +102,18 @@ type Env struct {
 	// through bash's machinery (the built-in tools enforce the Limits they
 	// were built with). Settings reloads change them while calls run.
 	limits atomic.Pointer[Limits]
+}
+
+// FolderKeeper keeps what a session knows of its folders beyond the FS.
+type FolderKeeper interface {
+	// Matcher returns f's shared ignore matcher, kept fresh by the watcher
+	// (rule files edited are invalidated); nil means rules are read fresh.
+	Matcher(f *ops.Folder) *ignore.Matcher
+	// Reopened is told of folder f deleted (or replaced) and found again at
+	// its path, which the FS opened anew (ops.FS.Refresh): the keeper
+	// re-arms its watchers and reads the folder's settings again, and has
+	// dropped f's shared matcher when it returns.
+	Reopened(f *ops.Folder)
 }
 
 // SetLimits sets the session's limits (zero fields: the defaults). The

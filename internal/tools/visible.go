@@ -107,8 +107,8 @@ func searchPlan(env *Env) (plan []ops.Share, gone []*ops.Folder) {
 // settings follow.
 func (e *Env) refresh(f *ops.Folder) ops.FolderState {
 	st := e.FS.Refresh(f)
-	if st == ops.FolderReopened && e.FolderReopened != nil {
-		e.FolderReopened(f)
+	if st == ops.FolderReopened && e.Folders != nil {
+		e.Folders.Reopened(f)
 	}
 	return st
 }
