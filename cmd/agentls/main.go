@@ -28,6 +28,7 @@ import (
 	"github.com/agentls/agentls/internal/rpc"
 	"github.com/agentls/agentls/internal/sandbox/launcher"
 	"github.com/agentls/agentls/internal/session"
+	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
 )
 
@@ -267,7 +268,8 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 		}
 		dirs = append(dirs, abs)
 	}
-	exts, problems := extension.Load(extension.DefaultDirs(dirs), tools.ReservedNames(reg), tools.RunExtensionCommand)
+	userDir, _ := settings.UserConfigDir()
+	exts, problems := extension.Load(extension.DefaultDirs(dirs, userDir), tools.ReservedNames(reg), tools.RunExtensionCommand)
 	for _, p := range problems {
 		fmt.Fprintln(stderr, "agentls tools: skipped", p)
 	}
@@ -329,7 +331,7 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	// (--mode readOnly refuses writes). Editing an existing file needs a read
 	// in the same session: name both calls in one command line.
 	sess, err := session.New(session.Options{Folders: folders, Log: log, TestTools: testTools(),
-		Editor: &policy.Settings{Mode: *mode}, Confirmer: commandLineApproval{}})
+		Editor: &settings.Settings{Mode: *mode}, Confirmer: commandLineApproval{}})
 	if err != nil {
 		fmt.Fprintln(stderr, "agentls call:", err)
 		return 2

@@ -14,6 +14,7 @@ import (
 	"github.com/agentls/agentls/internal/mcp"
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/session"
+	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
 )
 
@@ -87,7 +88,7 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 			// left to it. The user's ask rules, destructive commands and
 			// the other built-in asks still ask through elicitation.
 			return session.New(session.Options{Folders: folders, Log: log, TestTools: testTools(), Confirmer: mcp.Confirmer{},
-				Editor: &policy.Settings{Mode: *mode}, HostApproves: true, Client: "MCP host",
+				Editor: &settings.Settings{Mode: *mode}, HostApproves: true, Client: "MCP host",
 				ModeHint: "start agentls mcp with --mode default (leaves such calls to the MCP host's approval), --mode acceptEdits (also allows edits inside the workspace) or --mode bypass (allows everything but deny rules)",
 				// Results sized for what the host passes on uncut.
 				HostCap: host.Cap,

@@ -37,7 +37,7 @@ const (
 )
 
 // WorkspaceSubdir and UserSubdir are where definitions live: below each
-// workspace folder, and below os.UserConfigDir().
+// workspace folder, and below the user configuration directory (settings.UserConfigDir).
 const (
 	WorkspaceSubdir = ".agentls/tools"
 	UserSubdir      = "agentls/tools"
@@ -112,8 +112,8 @@ func WorkspaceDir(root string) Dir {
 	return Dir{FS: os.DirFS(root), Path: WorkspaceSubdir, Label: filepath.Join(root, filepath.FromSlash(WorkspaceSubdir)), Scope: ScopeWorkspace}
 }
 
-// UserDir is the user's definitions directory below configDir (as from
-// os.UserConfigDir): <configDir>/agentls/tools.
+// UserDir is the user's definitions directory below configDir
+// (settings.UserConfigDir): <configDir>/agentls/tools.
 func UserDir(configDir string) Dir {
 	d := filepath.Join(configDir, filepath.FromSlash(UserSubdir))
 	return Dir{FS: os.DirFS(d), Path: ".", Label: d, Scope: ScopeUser}
@@ -121,15 +121,15 @@ func UserDir(configDir string) Dir {
 
 // DefaultDirs returns the directories Load reads, in precedence order: each
 // workspace root's .agentls/tools (first root first), then the user's
-// <userConfigDir>/agentls/tools. A directory that does not exist is simply
-// empty.
-func DefaultDirs(workspaceRoots []string) []Dir {
+// <userDir>/agentls/tools ("" userDir: none; settings.UserConfigDir is the
+// user's). A directory that does not exist is simply empty.
+func DefaultDirs(workspaceRoots []string, userDir string) []Dir {
 	var dirs []Dir
 	for _, r := range workspaceRoots {
 		dirs = append(dirs, WorkspaceDir(r))
 	}
-	if cfg, err := os.UserConfigDir(); err == nil {
-		dirs = append(dirs, UserDir(cfg))
+	if userDir != "" {
+		dirs = append(dirs, UserDir(userDir))
 	}
 	return dirs
 }

@@ -11,6 +11,25 @@ import (
 // the CLI list them.
 type Prefix string
 
+// MaxPrefix bounds a prefix (initializationOptions.toolNamePrefix): tool
+// names must stay short for every model API (64 characters at most for
+// several).
+const MaxPrefix = 32
+
+// Valid reports whether p can prefix a tool name in every host: letters,
+// digits, "_" and "-", at most MaxPrefix bytes.
+func (p Prefix) Valid() bool {
+	if len(p) > MaxPrefix {
+		return false
+	}
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // Of is the name the model knows the tool by.
 func (p Prefix) Of(tool string) string { return string(p) + tool }
 

@@ -4,8 +4,18 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"strings"
 	"testing"
 )
+
+// A prefix is valid when every host can use it in a tool name.
+func TestPrefixValid(t *testing.T) {
+	for p, want := range map[string]bool{"": true, "agentls_": true, "a-b_C9": true, "has space": false, "dot.": false, "é": false, strings.Repeat("a", MaxPrefix): true, strings.Repeat("a", MaxPrefix+1): false} {
+		if Prefix(p).Valid() != want {
+			t.Errorf("Prefix(%q).Valid() = %v, want %v", p, !want, want)
+		}
+	}
+}
 
 func TestRenderNamesMarkedTools(t *testing.T) {
 	cases := []struct{ name, in, prefix, want string }{

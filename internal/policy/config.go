@@ -1,43 +1,19 @@
 package policy
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-)
 
-// Settings is the permission part of a settings file and of the editor's
-// initializationOptions:
-//
-//	{"mode": "...", "permissions": {"allow": [], "ask": [], "deny": []}}
-//
-// permissions.defaultMode is accepted for mode (Claude Code's spelling).
-type Settings struct {
-	Mode        string      `json:"mode,omitempty"`
-	Permissions Permissions `json:"permissions"`
-	// Limits are the tools' limits ({"readLines": 500}); the policy only
-	// carries them to Config.Limits, where the session reads them.
-	Limits any `json:"limits,omitempty"`
-	// Sandbox is the sandbox object (ParseSandbox reads it strictly).
-	Sandbox json.RawMessage `json:"sandbox,omitempty"`
-}
+	"github.com/agentls/agentls/internal/settings"
+)
 
 // LimitsSource is the limits object of one settings source.
 type LimitsSource struct {
 	File  string // the file, or SourceEditor
 	Value any    // as decoded from JSON
-}
-
-// Permissions are the three rule lists.
-type Permissions struct {
-	Allow       []string `json:"allow,omitempty"`
-	Ask         []string `json:"ask,omitempty"`
-	Deny        []string `json:"deny,omitempty"`
-	DefaultMode string   `json:"defaultMode,omitempty"`
 }
 
 // Problem is something wrong in one source. A bad rule drops that rule
@@ -77,28 +53,11 @@ const NeverMatchesNote = "so this rule never matches"
 // error the user must fix.
 func Warning(problem string) bool { return strings.Contains(problem, NeverMatchesNote) }
 
-// Settings file locations.
+// The settings files' locations, for the rules that protect them.
 const (
-	// ConfigDir is a workspace folder's agentls directory: settings,
-	// extension tools (tools/), MCP servers (mcp.json).
-	ConfigDir     = ".agentls"
-	LocalFile     = ".agentls/settings.local.json"
-	WorkspaceFile = ".agentls/settings.json"
-	// UserFile is relative to the user configuration directory.
-	UserFile = "agentls/settings.json"
+	ConfigDir = settings.ConfigDir
+	UserFile  = settings.UserFile
 )
-
-// UserConfigDir is $XDG_CONFIG_HOME when set, else os.UserConfigDir.
-func UserConfigDir() (string, error) {
-	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" {
-		return d, nil
-	}
-	d, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("user config dir: %w", err)
-	}
-	return d, nil
-}
 
 // source is one parsed settings source.
 type source struct {
@@ -117,7 +76,7 @@ type source struct {
 // (SourceLocal, SourceWorkspace), another folder's by their absolute ones;
 // a folder's rules hold for its own files. Missing files are fine; every
 // other problem is reported and its source skipped. Load never fails.
-func Load(roots []string, editor *Settings, userConfigDir string) (*Config, []Problem) {
+func Load(roots []string, editor *settings.Settings, userConfigDir string) (*Config, []Problem) {
 	return load(roots, editor, userConfigDir, nil)
 }
 
@@ -125,16 +84,11 @@ func Load(roots []string, editor *Settings, userConfigDir string) (*Config, []Pr
 // that has become unreadable or invalid keeps the rules it had in c (a
 // deny rule must not lapse because a save is half done or has a typo),
 // and that is reported with the problem. A deleted file's rules go.
-func (c *Config) Reload(roots []string, editor *Settings, userConfigDir string) (*Config, []Problem) {
+func (c *Config) Reload(roots []string, editor *settings.Settings, userConfigDir string) (*Config, []Problem) {
 	return load(roots, editor, userConfigDir, c)
 }
 
-// FolderFiles are the settings files Load reads in the folder at root.
-func FolderFiles(root string) []string {
-	return []string{filepath.Join(root, filepath.FromSlash(LocalFile)), filepath.Join(root, filepath.FromSlash(WorkspaceFile))}
-}
-
-func load(roots []string, editor *Settings, userConfigDir string, prev *Config) (*Config, []Problem) {
+func load(roots []string, editor *settings.Settings, userConfigDir string, prev *Config) (*Config, []Problem) {
 	var problems []Problem
 	var srcs []source
 	var before []source
@@ -155,7 +109,7 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 		return false
 	}
 	folder := ""
-	add := func(name, file string, s Settings, workspace bool) {
+	add := func(name, file string, s settings.Settings, workspace bool) {
 		src, probs := parseSettings(name, file, s, workspace)
 		problems = append(problems, probs...)
 		if src != nil && badRule(probs) {
@@ -189,8 +143,9 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 		if !workspace {
 			display = file
 		}
-		s, prob, ok := readSettings(display, file)
-		if prob != nil {
+		s, why, ok := settings.Read(file)
+		if why != "" {
+			prob := &Problem{File: display, Msg: why}
 			if !keepPrevious(name, display) {
 				// Its deny rules are unknown: nothing that is not
 				// read-only runs until it is fixed (fail closed).
@@ -204,7 +159,7 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 		}
 	}
 	for i, root := range roots {
-		files := FolderFiles(root)
+		files := settings.FolderFiles(root)
 		folder = root
 		if i == 0 {
 			read(SourceLocal, files[0], true)
@@ -218,7 +173,7 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 	}
 	folder = ""
 	if userConfigDir != "" {
-		read(SourceUser, filepath.Join(userConfigDir, filepath.FromSlash(UserFile)), false)
+		read(SourceUser, settings.UserSettings(userConfigDir), false)
 	}
 
 	c := &Config{sources: srcs, Folders: roots, broken: broken}
@@ -261,88 +216,9 @@ func load(roots []string, editor *Settings, userConfigDir string, prev *Config) 
 	return c, problems
 }
 
-// readSettings reads one file; ok is false when it is missing or broken.
-func readSettings(name, file string) (Settings, *Problem, bool) {
-	var s Settings
-	data, err := os.ReadFile(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		if target, lerr := os.Readlink(file); lerr == nil {
-			// A link whose target is gone (a dotfiles checkout not
-			// there) held rules the user meant: not the same as no file.
-			return s, &Problem{File: name, Msg: fmt.Sprintf("it is a symbolic link to %s, which does not exist", target)}, false
-		}
-		return s, nil, false
-	}
-	if err != nil {
-		return s, &Problem{File: name, Msg: fmt.Sprintf("cannot read %s: %v", file, err)}, false
-	}
-	if err := json.Unmarshal(data, &s); err != nil {
-		msg := err.Error()
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line, col := lineCol(data, se.Offset-1) // Offset is just past the bad byte
-			msg = fmt.Sprintf("line %d, column %d: %v", line, col, err)
-		}
-		return s, &Problem{File: name, Msg: "invalid JSON: " + msg}, false
-	}
-	if why := misplacedRules(data); why != "" {
-		// Rules under another name would be dropped without a word, a
-		// deny rule among them: the file counts as broken instead.
-		return s, &Problem{File: name, Msg: why}, false
-	}
-	return s, nil, true
-}
-
-// misplacedRules names a key of a settings file (valid JSON) that was meant
-// to hold permission rules but would not be read as such: a misspelt
-// "permissions" or a rule list at the top ("permission", "deny"), or a
-// misspelt list under "permissions" ("denied", "allowed"). json.Unmarshal
-// already takes other cases of the right names ("Deny"). Claude Code's
-// other keys (env, hooks, additionalDirectories, …) are not rules.
-func misplacedRules(data []byte) string {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) != nil {
-		return ""
-	}
-	const where = `permission rules go in "permissions": {"allow": [], "ask": [], "deny": []} (rules under another name would be dropped)`
-	for k, v := range top {
-		l := strings.ToLower(k)
-		if l == "permissions" {
-			var lists map[string]json.RawMessage
-			if json.Unmarshal(v, &lists) != nil {
-				continue
-			}
-			for pk := range lists {
-				switch pl := strings.ToLower(pk); {
-				case pl == "allow" || pl == "ask" || pl == "deny":
-				case strings.HasPrefix(pl, "allow") || strings.HasPrefix(pl, "ask") || strings.HasPrefix(pl, "den"):
-					return fmt.Sprintf("permissions.%s is not a rule list: use allow, ask or deny (rules under another name would be dropped)", pk)
-				}
-			}
-			continue
-		}
-		if l == "allow" || l == "ask" || l == "deny" || l == "rules" || strings.HasPrefix(l, "perm") {
-			return fmt.Sprintf("%q is not a settings key: %s", k, where)
-		}
-	}
-	return ""
-}
-
-func lineCol(data []byte, off int64) (int, int) {
-	line, col := 1, 1
-	for i := int64(0); i < off && i < int64(len(data)); i++ {
-		if data[i] == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return line, col
-}
-
 // parseSettings parses one source's rules and mode. Workspace files cannot
 // select bypass mode: a cloned repository must not switch the checks off.
-func parseSettings(name, file string, s Settings, workspace bool) (*source, []Problem) {
+func parseSettings(name, file string, s settings.Settings, workspace bool) (*source, []Problem) {
 	var problems []Problem
 	src := &source{name: name}
 	if s.Limits != nil {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/internal/settings"
 )
 
 func TestParseRuleErrors(t *testing.T) {
@@ -53,8 +55,8 @@ func writeFile(t *testing.T, name, data string) {
 func TestLoadPrecedence(t *testing.T) {
 	ws, user := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(user, UserFile), `{"mode": "acceptEdits", "permissions": {"allow": ["Bash(make:*)"], "deny": ["Bash(curl:*)"]}}`)
-	writeFile(t, filepath.Join(ws, WorkspaceFile), `{"mode": "readOnly", "permissions": {"allow": ["Bash(curl:*)", "Bash(npm test:*)"], "ask": ["Bash(git push:*)"]}}`)
-	writeFile(t, filepath.Join(ws, LocalFile), `{"permissions": {"defaultMode": "default", "deny": ["Read(./private/**)"]}}`)
+	writeFile(t, filepath.Join(ws, settings.WorkspaceFile), `{"mode": "readOnly", "permissions": {"allow": ["Bash(curl:*)", "Bash(npm test:*)"], "ask": ["Bash(git push:*)"]}}`)
+	writeFile(t, filepath.Join(ws, settings.LocalFile), `{"permissions": {"defaultMode": "default", "deny": ["Read(./private/**)"]}}`)
 
 	type check struct {
 		name string
@@ -68,7 +70,7 @@ func TestLoadPrecedence(t *testing.T) {
 		{"user allow applies", bash("make all"), Allow, "(user settings)"},
 		{"workspace ask applies", bash("git push"), Ask, "Bash(git push:*)"},
 		{"local deny applies", Request{Tool: "read", ReadOnly: true, InWorkspace: true,
-			Paths: []PathRef{{Rel: "private/a", Abs: filepath.ToSlash(filepath.Join(ws, "private/a"))}}}, Deny, LocalFile},
+			Paths: []PathRef{{Rel: "private/a", Abs: filepath.ToSlash(filepath.Join(ws, "private/a"))}}}, Deny, settings.LocalFile},
 	}
 
 	t.Run("local mode beats workspace and user", func(t *testing.T) {
@@ -86,7 +88,7 @@ func TestLoadPrecedence(t *testing.T) {
 		}
 	})
 	t.Run("editor mode beats files, rules union", func(t *testing.T) {
-		c, _ := Load([]string{ws}, &Settings{Mode: ModeBypass, Permissions: Permissions{Deny: []string{"Bash(make:*)"}}}, user)
+		c, _ := Load([]string{ws}, &settings.Settings{Mode: ModeBypass, Permissions: settings.Permissions{Deny: []string{"Bash(make:*)"}}}, user)
 		if c.Mode != ModeBypass {
 			t.Fatalf("mode %q", c.Mode)
 		}
@@ -98,8 +100,8 @@ func TestLoadPrecedence(t *testing.T) {
 		}
 	})
 	t.Run("workspace mode beats user", func(t *testing.T) {
-		os.Remove(filepath.Join(ws, LocalFile))
-		defer writeFile(t, filepath.Join(ws, LocalFile), `{}`)
+		os.Remove(filepath.Join(ws, settings.LocalFile))
+		defer writeFile(t, filepath.Join(ws, settings.LocalFile), `{}`)
 		c, _ := Load([]string{ws}, nil, user)
 		if c.Mode != ModeReadOnly {
 			t.Fatalf("mode %q, want readOnly", c.Mode)
@@ -132,7 +134,7 @@ func TestLoadProblems(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ws := t.TempDir()
-			writeFile(t, filepath.Join(ws, LocalFile), c.local)
+			writeFile(t, filepath.Join(ws, settings.LocalFile), c.local)
 			cfg, probs := Load([]string{ws}, nil, "")
 			if c.want == "" && len(probs) != 0 || c.want != "" && (len(probs) != 1 || !strings.Contains(probs[0].String(), c.want)) {
 				t.Fatalf("problems %v, want one containing %q", probs, c.want)
@@ -146,7 +148,7 @@ func TestLoadProblems(t *testing.T) {
 		})
 	}
 	t.Run("problem fields", func(t *testing.T) {
-		_, probs := Load(nil, &Settings{Permissions: Permissions{Ask: []string{"Bash", "Read(./a", "Edit)"}}}, "")
+		_, probs := Load(nil, &settings.Settings{Permissions: settings.Permissions{Ask: []string{"Bash", "Read(./a", "Edit)"}}}, "")
 		if len(probs) != 2 {
 			t.Fatalf("got %v", probs)
 		}
@@ -161,7 +163,7 @@ func TestLoadProblems(t *testing.T) {
 // drops those of a deleted file.
 func TestReloadKeepsABrokenFilesRules(t *testing.T) {
 	ws := t.TempDir()
-	file := filepath.Join(ws, WorkspaceFile)
+	file := filepath.Join(ws, settings.WorkspaceFile)
 	writeFile(t, file, `{"permissions": {"deny": ["Bash(curl:*)"]}}`)
 	c, probs := Load([]string{ws}, nil, "")
 	if len(probs) != 0 {
@@ -203,8 +205,8 @@ func TestReloadKeepsABrokenFilesRules(t *testing.T) {
 // folder's files only, anchored at its root.
 func TestLoadFolderRulesHoldInTheirFolder(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(a, WorkspaceFile), `{"permissions": {"deny": ["Read(secret.txt)"]}}`)
-	writeFile(t, filepath.Join(b, WorkspaceFile), `{"permissions": {"deny": ["Read(/sub/anchored.txt)", "Bash(deploy:*)"]}}`)
+	writeFile(t, filepath.Join(a, settings.WorkspaceFile), `{"permissions": {"deny": ["Read(secret.txt)"]}}`)
+	writeFile(t, filepath.Join(b, settings.WorkspaceFile), `{"permissions": {"deny": ["Read(/sub/anchored.txt)", "Bash(deploy:*)"]}}`)
 	c, probs := Load([]string{a, b}, nil, "")
 	if len(probs) != 0 {
 		t.Fatalf("problems: %v", probs)
@@ -212,14 +214,14 @@ func TestLoadFolderRulesHoldInTheirFolder(t *testing.T) {
 	at := func(root, rel string) Request {
 		return Request{Tool: "read", ReadOnly: true, InWorkspace: true, Paths: []PathRef{{Rel: rel, Abs: filepath.ToSlash(filepath.Join(root, rel))}}}
 	}
-	bFile := filepath.Join(b, WorkspaceFile)
+	bFile := filepath.Join(b, settings.WorkspaceFile)
 	for _, tc := range []struct {
 		name string
 		req  Request
 		want Decision
 		rule string
 	}{
-		{"first folder's rule in the first folder", at(a, "x/secret.txt"), Deny, "Read(secret.txt) (" + WorkspaceFile + ")"},
+		{"first folder's rule in the first folder", at(a, "x/secret.txt"), Deny, "Read(secret.txt) (" + settings.WorkspaceFile + ")"},
 		{"first folder's rule not in the second", at(b, "secret.txt"), Allow, ""},
 		{"second folder's anchored rule at its root", at(b, "sub/anchored.txt"), Deny, "Read(/sub/anchored.txt) (" + bFile + ")"},
 		{"second folder's anchored rule not in the first", at(a, "sub/anchored.txt"), Allow, ""},
@@ -236,8 +238,8 @@ func TestLoadFolderRulesHoldInTheirFolder(t *testing.T) {
 // relative rules match it relative to its own folder.
 func TestBashArgumentsResolveInTheCommandsFolder(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(b, WorkspaceFile), `{"permissions": {"deny": ["Read(/private/**)"]}}`)
-	c, probs := Load([]string{a, b}, &Settings{Permissions: Permissions{Deny: []string{"Read(keys/**)"}}}, "")
+	writeFile(t, filepath.Join(b, settings.WorkspaceFile), `{"permissions": {"deny": ["Read(/private/**)"]}}`)
+	c, probs := Load([]string{a, b}, &settings.Settings{Permissions: settings.Permissions{Deny: []string{"Read(keys/**)"}}}, "")
 	if len(probs) != 0 {
 		t.Fatalf("problems: %v", probs)
 	}
@@ -264,7 +266,7 @@ func TestBashArgumentsResolveInTheCommandsFolder(t *testing.T) {
 // (Replace takes the folders along with the rules).
 func TestReplaceTakesTheNewFolders(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
-	editor := &Settings{Permissions: Permissions{Deny: []string{"Read(/secret.txt)"}}}
+	editor := &settings.Settings{Permissions: settings.Permissions{Deny: []string{"Read(/secret.txt)"}}}
 	c, _ := Load([]string{a, b}, editor, "")
 	next, _ := c.Reload([]string{b}, editor, "")
 	c.Replace(next)
@@ -289,7 +291,7 @@ func bashIn(cmd, cwd string) Request { r := bash(cmd); r.Cwd = cwd; return r }
 // file's other deny rules.
 func TestTypoInOneRuleKeepsTheOtherDenyRules(t *testing.T) {
 	ws := t.TempDir()
-	writeFile(t, filepath.Join(ws, WorkspaceFile), `{"permissions": {"deny": ["Bash(rm:*)", "Bash(curl:*"]}}`)
+	writeFile(t, filepath.Join(ws, settings.WorkspaceFile), `{"permissions": {"deny": ["Bash(rm:*)", "Bash(curl:*"]}}`)
 	c, probs := Load([]string{ws}, nil, "")
 	if len(probs) != 1 || !strings.Contains(probs[0].String(), `"Bash(curl:*"`) {
 		t.Fatalf("problems %v, want the curl rule reported", probs)
@@ -304,7 +306,7 @@ func TestTypoInOneRuleKeepsTheOtherDenyRules(t *testing.T) {
 // run, and the refusal names the file, line and column.
 func TestBrokenSettingsFileAtStartAllowsOnlyReadOnlyCalls(t *testing.T) {
 	ws := t.TempDir()
-	file := filepath.Join(ws, WorkspaceFile)
+	file := filepath.Join(ws, settings.WorkspaceFile)
 	writeFile(t, file, "{\"permissions\": {\"deny\": [\"Bash(rm:*)\"],}}")
 	c, probs := Load([]string{ws}, nil, "")
 	if len(probs) != 1 || !strings.Contains(probs[0].String(), "line 1, column") {
@@ -336,7 +338,7 @@ func TestBrokenSettingsFileAtStartAllowsOnlyReadOnlyCalls(t *testing.T) {
 // it was: the file's earlier ask and deny rules stay until it is fixed.
 func TestTypoWhileRunningKeepsTheEarlierDenyRule(t *testing.T) {
 	ws := t.TempDir()
-	file := filepath.Join(ws, WorkspaceFile)
+	file := filepath.Join(ws, settings.WorkspaceFile)
 	writeFile(t, file, `{"permissions": {"deny": ["Bash(rm:*)"]}}`)
 	c, _ := Load([]string{ws}, nil, "")
 	writeFile(t, file, `{"permissions": {"deny": ["Bash(rm:*"]}}`)
@@ -375,7 +377,7 @@ func TestUnmatchableRulesAreReportedAndKept(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.rule, err)
 		}
-		src, probs := parseSettings(SourceWorkspace, SourceWorkspace, Settings{Permissions: Permissions{Deny: []string{tc.rule}}}, true)
+		src, probs := parseSettings(SourceWorkspace, SourceWorkspace, settings.Settings{Permissions: settings.Permissions{Deny: []string{tc.rule}}}, true)
 		if len(src.lists[2]) != 1 {
 			t.Errorf("%s: the rule was not kept", tc.rule)
 		}

@@ -75,8 +75,9 @@
 // Load merges, highest first: the editor's initializationOptions,
 // .agentls/settings.local.json and .agentls/settings.json of each
 // workspace folder in order (a folder's path rules hold for its own files,
-// anchored at its root), and the user settings ($XDG_CONFIG_HOME/agentls/
-// settings.json, else os.UserConfigDir). The rule lists are unioned (as in
+// anchored at its root), and the user settings (settings.UserConfigDir's
+// agentls/settings.json). internal/settings finds and reads the files; the
+// rule lists are unioned (as in
 // Claude Code: a deny anywhere denies, because deny is evaluated before
 // allow whatever its source), while the mode comes from the highest source
 // that sets one. Workspace files may not select bypass (a cloned repository

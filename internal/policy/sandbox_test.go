@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/internal/settings"
 )
 
 func writeSettings(t *testing.T, path, body string) {
@@ -23,7 +25,7 @@ func TestSandboxSettingsMergeAcrossSources(t *testing.T) {
 	root, user := t.TempDir(), t.TempDir()
 	writeSettings(t, filepath.Join(user, UserFile), `{"sandbox": {"enabled": true, "failIfUnavailable": true,
 		"filesystem": {"allowWrite": ["~/.cache/go-build"], "denyRead": ["~/.kube"]}, "network": {"allowedDomains": ["proxy.golang.org"]}}}`)
-	writeSettings(t, filepath.Join(root, WorkspaceFile), `{"sandbox": {"autoAllowBashIfSandboxed": true, "excludedCommands": ["docker:*"],
+	writeSettings(t, filepath.Join(root, settings.WorkspaceFile), `{"sandbox": {"autoAllowBashIfSandboxed": true, "excludedCommands": ["docker:*"],
 		"filesystem": {"allowWrite": ["build", "/etc"]}, "network": {"allowedDomains": ["*.npmjs.org"]}}}`)
 	c, probs := Load([]string{root}, nil, user)
 	s := c.SandboxSettings()
@@ -46,7 +48,7 @@ func TestSandboxSettingsMergeAcrossSources(t *testing.T) {
 func TestWorkspaceSettingsCannotSwitchTheSandboxOff(t *testing.T) {
 	root, user := t.TempDir(), t.TempDir()
 	writeSettings(t, filepath.Join(user, UserFile), `{"sandbox": {"enabled": true}}`)
-	writeSettings(t, filepath.Join(root, WorkspaceFile), `{"sandbox": {"enabled": false}}`)
+	writeSettings(t, filepath.Join(root, settings.WorkspaceFile), `{"sandbox": {"enabled": false}}`)
 	c, probs := Load([]string{root}, nil, user)
 	if !c.SandboxSettings().Enabled || !hasProblem(probs, "cannot switch off the sandbox") {
 		t.Fatalf("a workspace file switched the sandbox off: %+v %v", c.SandboxSettings(), probs)
@@ -54,7 +56,7 @@ func TestWorkspaceSettingsCannotSwitchTheSandboxOff(t *testing.T) {
 	// The editor (the user's own choice) can.
 	off := false
 	raw, _ := json.Marshal(map[string]any{"enabled": off})
-	c, _ = Load([]string{root}, &Settings{Sandbox: raw}, user)
+	c, _ = Load([]string{root}, &settings.Settings{Sandbox: raw}, user)
 	if c.SandboxSettings().Enabled {
 		t.Fatalf("the editor's enabled:false was not honoured")
 	}
@@ -71,7 +73,7 @@ func TestBrokenSandboxBlockFailsClosed(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
-			writeSettings(t, filepath.Join(root, WorkspaceFile), body)
+			writeSettings(t, filepath.Join(root, settings.WorkspaceFile), body)
 			c, probs := Load([]string{root}, nil, "")
 			s := c.SandboxSettings()
 			if !s.Enabled || !s.FailIfUnavailable || s.AutoAllowBash || len(s.AllowWrite) != 0 {
@@ -91,7 +93,7 @@ func TestBrokenSandboxBlockFailsClosed(t *testing.T) {
 func TestSandboxPathsAreTheLiteralDenyRules(t *testing.T) {
 	root := t.TempDir()
 	home, _ := os.UserHomeDir()
-	c, _ := Load([]string{root}, &Settings{Permissions: Permissions{Deny: []string{
+	c, _ := Load([]string{root}, &settings.Settings{Permissions: settings.Permissions{Deny: []string{
 		"Read(./.env)", "Read(~/.kube/config)", "Edit(config/prod.yaml)", "Write(//etc/motd)", "Read(**/*.pem)", "Bash(rm:*)",
 	}}}, "")
 	read, write := c.SandboxPaths()

@@ -24,6 +24,7 @@ import (
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/session"
+	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
 )
 
@@ -65,7 +66,7 @@ type Server struct {
 	sess     *session.Session
 	docs     *overlay.Store // the client's open documents (set at initialize)
 	caps     clientCaps
-	settings Settings
+	initOpts settings.InitOptions
 
 	calls sync.WaitGroup // running tool calls (they may outlive an early -32800 reply)
 	exit  chan int
@@ -320,7 +321,10 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
-	settings, warnings, err := ParseSettings(p.InitializationOptions)
+	initOpts, warnings, err := settings.ParseInitOptions(p.InitializationOptions, settings.Checks{
+		Rule:   func(r string) error { _, err := policy.ParseRule(r); return err },
+		Limits: func(v any) error { _, _, err := tools.DefaultLimits().Apply(v); return err },
+	})
 	if err != nil {
 		// Nothing runs (initialize fails); the user is told where they
 		// look, as an editor may show a failed initialize only in a log.
@@ -345,15 +349,10 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
 	}
-	sopts := session.Options{Folders: folders, Log: s.log, TestTools: s.opts.TestTools, DeferThreshold: settings.DeferThreshold, ToolNamePrefix: settings.ToolNamePrefix,
+	sopts := session.Options{Folders: folders, Log: s.log, TestTools: s.opts.TestTools, DeferThreshold: initOpts.DeferThreshold, ToolNamePrefix: initOpts.ToolNamePrefix,
 		OnExternalChange: func(uri, kind string, readStale bool) {
 			s.conn.Notify(s.base, "workspace/externalChange", map[string]any{"uri": uri, "kind": kind, "readStale": readStale})
-		}, Editor: &policy.Settings{
-			Mode:        settings.Mode,
-			Permissions: policy.Permissions{Allow: settings.Permissions.Allow, Ask: settings.Permissions.Ask, Deny: settings.Permissions.Deny},
-			Limits:      settings.RawLimits,
-			Sandbox:     settings.Sandbox,
-		}}
+		}, Editor: &initOpts.Editor}
 	if caps.Confirm {
 		sopts.Confirmer = &confirmer{s: s}
 	}
@@ -377,7 +376,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	sess.Registry.OnChange(func() { s.conn.Notify(s.base, "tools/listChanged", map[string]any{}) })
 	s.masker.Store(sess.Executor)
 	s.mu.Lock()
-	s.sess, s.docs, s.caps, s.settings, s.state = sess, docs, caps, settings, stateInitialized
+	s.sess, s.docs, s.caps, s.initOpts, s.state = sess, docs, caps, initOpts, stateInitialized
 	s.mu.Unlock()
 	for _, w := range warnings {
 		s.logMessage(2, "agentls: initializationOptions: "+w)
@@ -403,7 +402,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 				},
 			},
 		},
-		"instructions": tools.InstructionsFor(settings.ToolNamePrefix),
+		"instructions": tools.InstructionsFor(initOpts.ToolNamePrefix),
 	}, nil
 }
 
@@ -484,7 +483,7 @@ func (s *Server) toolsList(raw []byte) (any, error) {
 	}
 	sess := s.session()
 	s.mu.Lock()
-	prefix := s.settings.ToolNamePrefix
+	prefix := s.initOpts.ToolNamePrefix
 	s.mu.Unlock()
 	out, err := tools.DescribeFor(tools.ListFor(sess.Registry, p.Format, p.IncludeDeferred), p.Format, sess.Registry, prefix)
 	if err != nil {

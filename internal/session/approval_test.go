@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
 )
 
@@ -54,7 +55,7 @@ func newApprovalSession(t *testing.T, files map[string]string, o approvalSetup) 
 		writeFile(t, filepath.Join(dir, filepath.FromSlash(name)), data)
 	}
 	opts := Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true, AuditDir: "-",
-		UserConfigDir: t.TempDir(), Confirmer: o.confirmer, HostApproves: o.hostApproves, Editor: &policy.Settings{Mode: o.mode}}
+		UserConfigDir: t.TempDir(), Confirmer: o.confirmer, HostApproves: o.hostApproves, Editor: &settings.Settings{Mode: o.mode}}
 	if o.hostApproves {
 		opts.Client = "MCP host"
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentls/agentls/internal/jobs"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
 )
 
@@ -27,7 +28,7 @@ func TestTheFirstJobBringsBashOutputAndBashKillIntoTheToolList(t *testing.T) {
 	var mu sync.Mutex
 	var events []jobs.Event
 	s, err := New(Options{Folders: []ops.FolderSpec{{Path: t.TempDir()}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true, AuditDir: "-",
-		UserConfigDir: t.TempDir(), Editor: &policy.Settings{Mode: "bypass"},
+		UserConfigDir: t.TempDir(), Editor: &settings.Settings{Mode: "bypass"},
 		OnJobChanged: func(ev jobs.Event) { mu.Lock(); events = append(events, ev); mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestABackgroundCommandIsAskedAndDeniedAsInTheForeground(t *testing.T) {
 	conf := &confirmRecorder{}
 	s, err := New(Options{Folders: []ops.FolderSpec{{Path: t.TempDir()}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true, AuditDir: "-",
 		UserConfigDir: t.TempDir(), Confirmer: conf,
-		Editor: &policy.Settings{Permissions: policy.Permissions{Deny: []string{"Bash(rm:*)"}, Ask: []string{"Bash(touch:*)"}, Allow: []string{"Bash(echo:*)"}}}})
+		Editor: &settings.Settings{Permissions: settings.Permissions{Deny: []string{"Bash(rm:*)"}, Ask: []string{"Bash(touch:*)"}, Allow: []string{"Bash(echo:*)"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestABackgroundCommandIsAskedAndDeniedAsInTheForeground(t *testing.T) {
 
 func TestClosingTheSessionKillsItsJobs(t *testing.T) {
 	s, err := New(Options{Folders: []ops.FolderSpec{{Path: t.TempDir()}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true, AuditDir: "-",
-		UserConfigDir: t.TempDir(), Editor: &policy.Settings{Mode: "bypass"}})
+		UserConfigDir: t.TempDir(), Editor: &settings.Settings{Mode: "bypass"}})
 	if err != nil {
 		t.Fatal(err)
 	}

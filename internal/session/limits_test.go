@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/internal/ops"
-	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
 )
 
@@ -22,7 +22,7 @@ func TestLimitsMergeAcrossSettingsSources(t *testing.T) {
 	writeFile(t, filepath.Join(userDir, "agentls/settings.json"), `{"limits": {"readLines": 9, "lsEntries": 11, "findPaths": 12, "tokens": 1}}`)
 	s, err := New(Options{
 		Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true, AuditDir: "-", UserConfigDir: userDir,
-		Editor: &policy.Settings{Limits: map[string]any{"readLines": 4.0}},
+		Editor: &settings.Settings{Limits: map[string]any{"readLines": 4.0}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 type permission struct {
 	gate *policy.Gate
 	fsys ops.FS
-	// fresh reads the settings again when a file changed (settingsfresh.go).
+	// fresh reads the settings again when a file changed (freshPolicy, over a settings.Stamp).
 	fresh func()
 	// mask hides secrets in what the question shows (arguments, preview):
 	// like details, it carries file and command text.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentls/agentls/internal/extension"
 	"github.com/agentls/agentls/internal/ops"
-	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
 	"github.com/agentls/agentls/internal/upstream"
 )
@@ -21,7 +21,7 @@ import (
 // the next call, a new tool file shows up in tools/list (tools/listChanged).
 // Upstream MCP servers whose entry in .agentls/mcp.json changed restart
 // (removed ones stop, new ones start). The user's files (~/.config/agentls)
-// are watched too (userwatch.go).
+// are watched too (settings.WatchUser).
 
 // reloadDelay coalesces the events of one save (editors write a temporary
 // file and rename it) into one reload.
@@ -32,7 +32,7 @@ const reloadDelay = 100 * time.Millisecond
 // holding them.
 func configFile(rel string) bool {
 	switch rel {
-	case policy.LocalFile, policy.WorkspaceFile, upstream.WorkspaceConfig, ".agentls", extension.WorkspaceSubdir:
+	case settings.LocalFile, settings.WorkspaceFile, upstream.WorkspaceConfig, ".agentls", extension.WorkspaceSubdir:
 		return true
 	}
 	return path.Dir(rel) == extension.WorkspaceSubdir && strings.HasSuffix(rel, ".json")
@@ -40,7 +40,7 @@ func configFile(rel string) bool {
 
 // reloadSpec is what reading the configuration needs besides the files.
 type reloadSpec struct {
-	editor         *policy.Settings // the editor's settings, which win
+	editor         *settings.Settings // the editor's settings, which win
 	userDir        string
 	reserved       []string // names extension tools may not take
 	deferThreshold int
@@ -84,7 +84,7 @@ func (s *Session) Reload() []string {
 		probs = append(probs, err.Error())
 	}
 	if s.Upstream != nil {
-		cfgs, err := upstreamConfigs(s.FS)
+		cfgs, err := upstreamConfigs(s.FS, s.reloadSpec.userDir)
 		if err != nil {
 			probs = append(probs, "mcp.json: "+err.Error())
 		}
@@ -101,14 +101,14 @@ func (s *Session) Reload() []string {
 
 // upstreamConfigs reads the MCP server declarations of the writable folders
 // (and the user's).
-func upstreamConfigs(fsys ops.FS) ([]upstream.ServerConfig, error) {
+func upstreamConfigs(fsys ops.FS, userDir string) ([]upstream.ServerConfig, error) {
 	var paths []string
 	for _, f := range fsys.Folders() {
 		if !f.ReadOnly {
 			paths = append(paths, f.Root)
 		}
 	}
-	return upstream.LoadConfigs(paths)
+	return upstream.LoadConfigs(userDir, paths)
 }
 
 // reloader debounces reloads and stops them at Close. Its zero value is

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/settings"
 )
 
 func writeFile(t *testing.T, p, content string) {
@@ -80,7 +81,7 @@ func TestConfigFilesReloadWhenTheyChange(t *testing.T) {
 	if v := s.Policy.Evaluate(read); v.Decision != policy.Allow {
 		t.Fatalf("before the rule: %+v", v)
 	}
-	writeFile(t, filepath.Join(dir, filepath.FromSlash(policy.WorkspaceFile)), `{"permissions": {"deny": ["Read(notes.txt)"]}}`)
+	writeFile(t, filepath.Join(dir, filepath.FromSlash(settings.WorkspaceFile)), `{"permissions": {"deny": ["Read(notes.txt)"]}}`)
 	eventually(t, "the deny rule applies", func() bool { return s.Policy.Evaluate(read).Decision == policy.Deny })
 
 	// A broken tool file is reported and its tool removed; the rest stays.
@@ -131,4 +132,27 @@ func TestUserConfigReloadsWhenItChanges(t *testing.T) {
 	read := policy.Request{Tool: "read", Paths: []policy.PathRef{{Rel: "notes.txt", Abs: filepath.Join(dir, "notes.txt")}}, InWorkspace: true}
 	writeFile(t, filepath.Join(userDir, filepath.FromSlash(policy.UserFile)), `{"permissions": {"deny": ["Read(notes.txt)"]}}`)
 	eventually(t, "the user's deny rule applies", func() bool { return s.Policy.Evaluate(read).Decision == policy.Deny })
+}
+
+// The user's mcp.json is read from the session's user configuration
+// directory, the one its settings.json and tools come from, not from
+// os.UserConfigDir (they differ on macOS under $XDG_CONFIG_HOME, and
+// whenever Options.UserConfigDir is given).
+func TestUserMCPServersComeFromTheSessionsUserDir(t *testing.T) {
+	dir, userDir, other := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", other)
+	writeFile(t, filepath.Join(other, "agentls", "mcp.json"), `{"mcpServers": {"elsewhere": {"command": "no-such-server"}}}`)
+	writeFile(t, filepath.Join(userDir, "agentls", "mcp.json"), `{"mcpServers": {"mine": {"command": "no-such-server"}}}`)
+	fsys, err := ops.NewLocal([]ops.FolderSpec{{Path: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	cfgs, err := upstreamConfigs(fsys, userDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfgs) != 1 || cfgs[0].Name != "mine" {
+		t.Errorf("servers = %+v, want only the session user dir's \"mine\"", cfgs)
+	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/secrets"
+	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/spill"
 	"github.com/agentls/agentls/internal/tools"
 	"github.com/agentls/agentls/internal/upstream"
@@ -40,7 +41,7 @@ type Options struct {
 	TestTools []*tools.Tool
 	// Editor holds the permission settings the editor sent
 	// (initializationOptions); they win over the workspace and user files.
-	Editor *policy.Settings
+	Editor *settings.Settings
 	// Confirmer asks the user; nil when the client cannot (an "ask" then
 	// becomes a denial telling the model approval is needed).
 	Confirmer policy.Confirmer
@@ -143,9 +144,9 @@ type Session struct {
 	// What Reload needs to read the configuration again.
 	reloadSpec reloadSpec
 	reloader   reloader
-	// settingsStat is what the policy was last read from (settingsfresh.go).
+	// settingsStat is what the policy was last read from (settingsfresh.go, a settings.Stamp).
 	settingsStat settingsStat
-	// stopUserWatch ends watchUserConfig; userWatchDone is closed then.
+	// stopUserWatch ends settings.WatchUser; userWatchDone is closed then.
 	stopUserWatch context.CancelFunc
 	userWatchDone <-chan struct{}
 	// problemSink is OnProblems's function.
@@ -206,13 +207,13 @@ func New(opts Options) (*Session, error) {
 	}
 	userDir := opts.UserConfigDir
 	if userDir == "" {
-		userDir, _ = policy.UserConfigDir()
+		userDir, _ = settings.UserConfigDir()
 	}
 	// Problems quote settings (a rule may hold a token): masked like any
 	// text that leaves the server.
 	masker := secrets.New(os.Environ())
 	// Stated before they are read: a save during the read shows next call.
-	settingsFps := statSettings(settingsPathsOf(settingsRoots(fsys), userDir))
+	settingsStamp := settings.StampFiles(settings.Files(settingsRoots(fsys), userDir))
 	cfg, problems := policy.Load(settingsRoots(fsys), opts.Editor, userDir)
 	var probs []string
 	for _, p := range problems {
@@ -293,7 +294,7 @@ func New(opts Options) (*Session, error) {
 	gate.Client = opts.Client
 	gate.Hints = policy.Hints{ModeHint: opts.ModeHint}
 	if userDir != "" {
-		gate.Hints.UserSettings = filepath.Join(userDir, filepath.FromSlash(policy.UserFile))
+		gate.Hints.UserSettings = settings.UserSettings(userDir)
 	}
 	perm := &permission{gate: gate, fsys: fsys, hostApproves: opts.HostApproves, sandbox: env.Sandbox}
 	exec.Permission = perm
@@ -303,10 +304,10 @@ func New(opts Options) (*Session, error) {
 	guard.OnDeferred(s.observe)
 	perm.fresh = s.freshPolicy
 	perm.mask = exec.MaskValue
-	s.settingsStat.fps = settingsFps
+	s.settingsStat.stamp = settingsStamp
 	if !opts.NoUpstream {
 		// A manager even without servers: mcp.json may appear later (Reload).
-		cfgs, err := upstreamConfigs(fsys)
+		cfgs, err := upstreamConfigs(fsys, userDir)
 		if err != nil {
 			log.Warn("upstream MCP servers", "err", err)
 			s.Problems = append(s.Problems, "mcp.json: "+err.Error())
@@ -325,7 +326,7 @@ func New(opts Options) (*Session, error) {
 	s.startWatchers()
 	if userDir != "" {
 		ctx, cancel := context.WithCancel(context.Background())
-		s.stopUserWatch, s.userWatchDone = cancel, s.watchUserConfig(ctx, userDir)
+		s.stopUserWatch, s.userWatchDone = cancel, settings.WatchUser(ctx, userDir, log, func() { s.reloader.schedule(s.Reload) })
 	}
 	s.housekeeping.Go(cleanTemp)
 	return s, nil

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/internal/ops"
-	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/session"
+	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
 )
 
@@ -47,7 +47,7 @@ func BenchmarkEditCall(b *testing.B) {
 		AuditDir:      b.TempDir(),
 		NoUpstream:    true,
 		UserConfigDir: b.TempDir(),
-		Editor:        &policy.Settings{Mode: "bypass"},
+		Editor:        &settings.Settings{Mode: "bypass"},
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -11,27 +11,9 @@ import "github.com/agentls/agentls/internal/mention"
 // languageModelTools contributions (the "vscode" format).
 const VSCodeToolPrefix = "agentls_"
 
-// MaxToolNamePrefix bounds initializationOptions.toolNamePrefix: tool names
-// must stay short for every model API (64 characters at most for several).
-const MaxToolNamePrefix = 32
-
 // Mentions replaces each {{name}} in text with prefix+name. Text without
 // marks is returned as is.
 func Mentions(text, prefix string) string { return mention.Prefix(prefix).Render(text) }
-
-// ValidToolNamePrefix reports whether p can prefix a tool name in every
-// host: letters, digits, "_" and "-", at most MaxToolNamePrefix bytes.
-func ValidToolNamePrefix(p string) bool {
-	if len(p) > MaxToolNamePrefix {
-		return false
-	}
-	for _, r := range p {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return true
-}
 
 // DescriptionFor is the tool's description with its mentions of other
 // tools named prefix+name.

@@ -85,11 +85,3 @@ func TestDescribeVSCodeNamesToolsWithThePrefixAndGivesIconAndTags(t *testing.T) 
 		}
 	}
 }
-
-func TestValidToolNamePrefix(t *testing.T) {
-	for p, want := range map[string]bool{"": true, "agentls_": true, "a-b_C9": true, "has space": false, "dot.": false, "é": false, strings.Repeat("a", MaxToolNamePrefix): true, strings.Repeat("a", MaxToolNamePrefix+1): false} {
-		if ValidToolNamePrefix(p) != want {
-			t.Errorf("ValidToolNamePrefix(%q) = %v, want %v", p, !want, want)
-		}
-	}
-}

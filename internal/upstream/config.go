@@ -16,7 +16,7 @@ import (
 const (
 	// WorkspaceConfig is relative to a workspace folder.
 	WorkspaceConfig = ".agentls/mcp.json"
-	// UserConfig is relative to os.UserConfigDir().
+	// UserConfig is relative to the user configuration directory (settings.UserConfigDir).
 	UserConfig = "agentls/mcp.json"
 )
 
@@ -236,11 +236,12 @@ func validHeaderName(name string) bool {
 	return true
 }
 
-// LoadConfigs reads the user config, then each workspace folder's
-// .agentls/mcp.json. A workspace folder's server replaces the user's of
+// LoadConfigs reads the user's <userDir>/agentls/mcp.json (userDir ""
+// skips it: settings.UserConfigDir is the user's), then each workspace
+// folder's .agentls/mcp.json. A workspace folder's server replaces the user's of
 // the same name; between folders the first one's wins, as for extension
 // tools, and the other is reported. Missing files are not errors.
-func LoadConfigs(folders []string) ([]ServerConfig, error) {
+func LoadConfigs(userDir string, folders []string) ([]ServerConfig, error) {
 	type src struct {
 		path, workspace string
 		folder          bool
@@ -250,8 +251,8 @@ func LoadConfigs(folders []string) ([]ServerConfig, error) {
 	if len(folders) > 0 {
 		ws = folders[0]
 	}
-	if dir, err := os.UserConfigDir(); err == nil {
-		srcs = append(srcs, src{filepath.Join(dir, UserConfig), ws, false})
+	if userDir != "" {
+		srcs = append(srcs, src{filepath.Join(userDir, UserConfig), ws, false})
 	}
 	for _, f := range folders {
 		srcs = append(srcs, src{filepath.Join(f, WorkspaceConfig), f, true})

@@ -188,9 +188,7 @@ func TestExpand(t *testing.T) {
 // A folder's server replaces the user's of the same name; between two
 // folders the first one's wins and the second is reported.
 func TestLoadConfigsPrecedence(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", home)
-	t.Setenv("HOME", home)
+	user := t.TempDir()
 	a, b := t.TempDir(), t.TempDir()
 	put := func(path, body string) {
 		t.Helper()
@@ -201,14 +199,10 @@ func TestLoadConfigsPrecedence(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	user, err := os.UserConfigDir()
-	if err != nil {
-		t.Fatal(err)
-	}
 	put(filepath.Join(user, UserConfig), `{"mcpServers": {"both": {"command": "user-srv"}, "mine": {"command": "user-only"}}}`)
 	put(filepath.Join(a, WorkspaceConfig), `{"servers": {"both": {"command": "a-srv"}, "dup": {"command": "a-dup"}}}`)
 	put(filepath.Join(b, WorkspaceConfig), `{"servers": {"dup": {"command": "b-dup"}, "bonly": {"command": "b-srv"}}}`)
-	cfgs, err := LoadConfigs([]string{a, b})
+	cfgs, err := LoadConfigs(user, []string{a, b})
 	got := map[string]string{}
 	for _, c := range cfgs {
 		got[c.Name] = c.Command + " in " + c.Dir

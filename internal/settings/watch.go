@@ -1,23 +1,24 @@
-package session
+package settings
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
 	"strings"
 
 	"github.com/fsnotify/fsnotify"
 )
 
-// watchUserConfig re-reads the configuration when the user's agentls files
-// change: <userDir>/agentls/settings.json, mcp.json and tools/*.json. The
-// workspace watchers do not see that directory. userDir itself is watched
-// too, so an agentls directory made later is picked up. The goroutine ends
-// with ctx; the returned channel is closed then.
-func (s *Session) watchUserConfig(ctx context.Context, userDir string) <-chan struct{} {
+// WatchUser calls changed when the user's agentls files change:
+// <userDir>/agentls/settings.json, mcp.json and tools/*.json (workspace
+// watchers do not see that directory). userDir itself is watched too, so
+// an agentls directory made later is picked up. Its goroutine ends with
+// ctx; the returned channel is closed then.
+func WatchUser(ctx context.Context, userDir string, log *slog.Logger, changed func()) <-chan struct{} {
 	done := make(chan struct{})
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		s.Log.Debug("user configuration not watched", "err", err)
+		log.Debug("user configuration not watched", "err", err)
 		close(done)
 		return done
 	}
@@ -51,12 +52,12 @@ func (s *Session) watchUserConfig(ctx context.Context, userDir string) <-chan st
 				default:
 					continue // another program's configuration
 				}
-				s.reloader.schedule(s.Reload)
+				changed()
 			case err, ok := <-w.Errors:
 				if !ok {
 					return
 				}
-				s.Log.Debug("user configuration watcher", "err", err)
+				log.Debug("user configuration watcher", "err", err)
 			}
 		}
 	}()

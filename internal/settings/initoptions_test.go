@@ -1,13 +1,24 @@
-package rpc
+package settings_test
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/mention"
+	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
 )
 
-func TestParseSettingsLimits(t *testing.T) {
+// parse is ParseInitOptions with the rule check initialize uses.
+func parse(raw string) (settings.InitOptions, []string, error) {
+	return settings.ParseInitOptions([]byte(raw), settings.Checks{
+		Rule:   func(r string) error { _, err := policy.ParseRule(r); return err },
+		Limits: func(v any) error { _, _, err := tools.DefaultLimits().Apply(v); return err },
+	})
+}
+
+func TestInitOptionsLimits(t *testing.T) {
 	d := tools.DefaultLimits()
 	tests := []struct {
 		name    string
@@ -29,7 +40,7 @@ func TestParseSettingsLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, warnings, err := ParseSettings([]byte(tc.raw))
+			s, warnings, err := parse(tc.raw)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)
@@ -44,8 +55,15 @@ func TestParseSettingsLimits(t *testing.T) {
 				want = d
 				tc.want(&want)
 			}
-			if s.Limits != want {
-				t.Errorf("limits = %+v, want %+v", s.Limits, want)
+			got := tools.Limits{}
+			if s.Editor.Limits != nil {
+				// The session applies them, merged with the files' limits.
+				if got, _, err = tools.DefaultLimits().Apply(s.Editor.Limits); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got != want {
+				t.Errorf("limits = %+v, want %+v", got, want)
 			}
 			if tc.warning == "" && len(warnings) > 0 || tc.warning != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tc.warning)) {
 				t.Errorf("warnings = %q, want %q", warnings, tc.warning)
@@ -54,11 +72,11 @@ func TestParseSettingsLimits(t *testing.T) {
 	}
 }
 
-// TestParseSettingsRules: a rule that does not parse fails initialize,
+// TestInitOptionsRules: a rule that does not parse fails initialize,
 // naming its list and index; a policy source with one bad rule would
 // otherwise be dropped whole, its deny rules with it. Rules under a
 // misspelt name used to be dropped with a warning: they fail closed too.
-func TestParseSettingsRules(t *testing.T) {
+func TestInitOptionsRules(t *testing.T) {
 	tests := []struct {
 		name, raw, err string
 	}{
@@ -72,7 +90,7 @@ func TestParseSettingsRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := ParseSettings([]byte(tc.raw))
+			_, _, err := parse(tc.raw)
 			switch {
 			case tc.err == "" && err != nil:
 				t.Errorf("err = %v", err)
@@ -85,16 +103,16 @@ func TestParseSettingsRules(t *testing.T) {
 
 // toolNamePrefix is taken when every host can use it in a tool name, and
 // refused (initialize fails, naming the field) otherwise.
-func TestParseSettingsToolNamePrefix(t *testing.T) {
+func TestInitOptionsToolNamePrefix(t *testing.T) {
 	for _, tc := range []struct{ raw, want, err string }{
 		{`{"toolNamePrefix": "agentls_"}`, "agentls_", ""},
 		{`{}`, "", ""},
 		{`{"toolNamePrefix": ""}`, "", ""},
 		{`{"toolNamePrefix": "a b"}`, "", "toolNamePrefix must be a string of letters"},
 		{`{"toolNamePrefix": 5}`, "", "got 5"},
-		{`{"toolNamePrefix": "` + strings.Repeat("x", tools.MaxToolNamePrefix+1) + `"}`, "", "at most 32"},
+		{`{"toolNamePrefix": "` + strings.Repeat("x", mention.MaxPrefix+1) + `"}`, "", "at most 32"},
 	} {
-		s, warnings, err := ParseSettings([]byte(tc.raw))
+		s, warnings, err := parse(tc.raw)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: err = %v, want %q", tc.raw, err, tc.err)
