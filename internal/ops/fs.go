@@ -1,13 +1,12 @@
 package ops
 
 import (
-	"context"
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 
 	"github.com/agentls/agentls/internal/ignore"
-	"github.com/agentls/agentls/internal/proc"
 )
 
 // ErrChanged is ReplaceFile's refusal: the file did not hold the content
@@ -86,10 +85,12 @@ type FS interface {
 	// OuterIgnore is the ignore rules git applies to f from above it, when
 	// f is a subdirectory of a repository (ignore.Outer).
 	OuterIgnore(f *Folder) ignore.Outer
-	// Exec runs a command line in its own process group (the bash tool and
-	// extension tools). Background children it leaves behind are killed at
-	// Close.
-	Exec(ctx context.Context, spec proc.Spec) (proc.Result, error)
+	// OpenDir opens the directory at abs, inside a workspace folder, for
+	// a command to start in (proc.Spec.DirFile): a directory swapped for a
+	// symlink after the caller's check then changes nothing. A folder whose
+	// path no longer names the directory agentls opened (removed, or
+	// replaced by a symlink) is refused with ErrFolderMoved.
+	OpenDir(abs string) (*os.File, error)
 	// Close releases the roots.
 	Close() error
 }

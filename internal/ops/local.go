@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-
-	"github.com/agentls/agentls/internal/proc"
 )
 
 // Local is the FS of the real machine: one os.Root per folder.
@@ -19,8 +16,7 @@ type Local struct {
 	folders []*Folder
 	given   map[*Folder]string // the root as the client named it (may contain symlinks)
 	roots   map[*Folder]*os.Root
-	retired []*os.Root  // roots Refresh replaced, which calls under way may hold
-	reaper  proc.Reaper // process groups of commands, killed at Close
+	retired []*os.Root // roots Refresh replaced, which calls under way may hold
 }
 
 // NewLocal opens the given folders.
@@ -133,33 +129,13 @@ func (l *Local) folderList() []*Folder {
 	return l.folders
 }
 
-// Exec implements FS. The command starts in spec.Dir as opened here
-// through its folder's os.Root (proc.Spec.DirFile), so a directory swapped
-// for a symlink after the caller's check changes nothing; a folder whose
-// path no longer names the directory agentls opened (removed, or replaced
-// by a symlink) is refused.
-func (l *Local) Exec(ctx context.Context, spec proc.Spec) (proc.Result, error) {
-	if spec.Reaper == nil {
-		spec.Reaper = &l.reaper
-	}
-	if spec.DirFile == nil {
-		d, err := l.openDir(spec.Dir)
-		if err != nil {
-			return proc.Result{}, err
-		}
-		defer d.Close()
-		spec.DirFile = d
-	}
-	return proc.Run(ctx, spec)
-}
-
 // ErrFolderMoved refuses a command in a workspace folder whose path no
 // longer names the directory agentls opened.
 var ErrFolderMoved = errors.New("no longer the directory agentls opened (it was removed, or replaced by a symbolic link); nothing was run there")
 
-// openDir opens the directory at abs (inside a workspace folder) through
-// the folder's os.Root, which refuses a symlink that leads outside it.
-func (l *Local) openDir(abs string) (*os.File, error) {
+// OpenDir implements FS: the directory is opened through its folder's
+// os.Root, which refuses a symlink that leads outside it.
+func (l *Local) OpenDir(abs string) (*os.File, error) {
 	var f *Folder
 	rel := ""
 	for _, cand := range l.folderList() {
@@ -189,10 +165,8 @@ func (l *Local) openDir(abs string) (*os.File, error) {
 	return d, nil
 }
 
-// Close implements FS: it kills process groups commands left behind and
-// releases the roots.
+// Close implements FS: it releases the roots.
 func (l *Local) Close() error {
-	l.reaper.KillAll()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, r := range l.roots {

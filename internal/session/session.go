@@ -22,6 +22,7 @@ import (
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/secrets"
 	"github.com/agentls/agentls/internal/settings"
@@ -190,7 +191,7 @@ func New(opts Options) (*Session, error) {
 	}
 	guard := editguard.New(fsys)
 	s := &Session{FS: fsys, Log: log}
-	env := &tools.Env{FS: fsys, Log: log, Guard: guard, Folders: folderKeeper{s}, Buffers: opts.Buffers, Diagnostics: opts.Diagnostics, Names: mention.Prefix(opts.ToolNamePrefix)}
+	env := &tools.Env{FS: fsys, Log: log, Guard: guard, Folders: folderKeeper{s}, Reaper: &proc.Reaper{}, Buffers: opts.Buffers, Diagnostics: opts.Diagnostics, Names: mention.Prefix(opts.ToolNamePrefix)}
 	if opts.Buffers != nil && opts.BufferEditor != nil {
 		env.Editor = opts.BufferEditor
 		guard.UseBuffers(opts.Buffers)
@@ -564,6 +565,7 @@ func (s *Session) Close() error {
 	if s.Upstream != nil {
 		s.Upstream.Close()
 	}
+	s.Env.Reaper.KillAll()
 	err := s.FS.Close()
 	if s.Env.SpillDir != nil {
 		s.Env.SpillDir.Close()

@@ -279,9 +279,24 @@ func commandSpec(c *Call, command, dir string, timeout time.Duration, spillName 
 }
 
 // startCommand is the one start path of every command (foreground bash,
-// background jobs, extension tools): it runs spec to its end.
+// background jobs, extension tools): it runs spec to its end, in its own
+// process group, which the session's reaper kills at Close if the command
+// left it running. spec.Dir is opened through its folder's root
+// (ops.FS.OpenDir), so the command starts in the directory that was
+// checked.
 func startCommand(ctx context.Context, env *Env, spec proc.Spec) (proc.Result, error) {
-	return env.FS.Exec(ctx, spec)
+	if spec.Reaper == nil {
+		spec.Reaper = env.Reaper
+	}
+	if spec.DirFile == nil {
+		d, err := env.FS.OpenDir(spec.Dir)
+		if err != nil {
+			return proc.Result{}, err
+		}
+		defer d.Close()
+		spec.DirFile = d
+	}
+	return proc.Run(ctx, spec)
 }
 
 // startFailure tells the model why a command could not be started.

@@ -21,6 +21,7 @@ import (
 	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
+	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/spill"
 	"github.com/agentls/agentls/internal/textedit"
@@ -67,6 +68,9 @@ type Env struct {
 	// Guard is the edit guard: read stamps what the model saw, edit and
 	// write consult it. nil records nothing and refuses edits.
 	Guard *editguard.Guard
+	// Reaper keeps the process groups of the session's commands that are
+	// running or left children behind; the session kills them at Close.
+	Reaper *proc.Reaper
 	// SpillDir keeps the full output of commands whose output was cut.
 	SpillDir *spill.Dir
 	// Jobs are the session's background commands (bash run_in_background,

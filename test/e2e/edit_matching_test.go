@@ -155,36 +155,37 @@ func auditKillArg(arg string) {
 func TestBashProgressThrottled(t *testing.T) {
 	t.Parallel()
 	c, _, ctx := start(t, nil)
+	sent := time.Now()
 	r, replyAt := auditCall(t, c, ctx, "bash", "prog-1", map[string]any{"command": "for i in $(seq 1 150); do echo line $i; sleep 0.005; done"})
 	if r.IsError {
 		t.Fatal(r.Text())
 	}
-	var times []time.Time
-	for _, n := range c.Notes("tools/progress") {
+	n := 0
+	for _, note := range c.Notes("tools/progress") {
 		var p map[string]any
-		json.Unmarshal(n.Params, &p)
+		json.Unmarshal(note.Params, &p)
 		if p["callId"] != "prog-1" {
 			continue
 		}
 		if p["tool"] != "bash" {
 			t.Errorf("progress tool = %v", p["tool"])
 		}
-		if n.At.After(replyAt) {
+		if note.At.After(replyAt) {
 			t.Errorf("progress after the reply")
 		}
-		times = append(times, n.At)
+		n++
 	}
-	if len(times) < 3 {
-		t.Fatalf("only %d progress notifications for a ~1 s command", len(times))
+	if n < 3 {
+		t.Fatalf("only %d progress notifications for a ~1 s command", n)
 	}
-	minGap := time.Hour
-	for i := 1; i < len(times); i++ {
-		minGap = min(minGap, times[i].Sub(times[i-1]))
-	}
-	t.Logf("%d progress notes, smallest gap %v", len(times), minGap)
-	// Receipt times jitter; a server that does not throttle sends them ~5 ms apart.
-	if minGap < 35*time.Millisecond {
-		t.Errorf("progress notifications %v apart, want ≥ 50 ms", minGap)
+	// Receipt times bunch up on a loaded machine (two notes read in one
+	// go arrive together), so the throttle is judged by the count: at
+	// most one note per 50 ms of the call, plus the first. A server that
+	// does not throttle sends one per line, 150.
+	took := replyAt.Sub(sent)
+	t.Logf("%d progress notes in %v", n, took)
+	if most := int(took/(50*time.Millisecond)) + 1; n > most {
+		t.Errorf("%d progress notifications in %v, want at most %d (one per 50 ms)", n, took, most)
 	}
 }
 

@@ -2,11 +2,11 @@ package opstest
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -16,7 +16,6 @@ import (
 
 	"github.com/agentls/agentls/internal/ignore"
 	"github.com/agentls/agentls/internal/ops"
-	"github.com/agentls/agentls/internal/proc"
 )
 
 // Mem is an in-memory ops.FS for unit tests. Paths resolve lexically (it has no
@@ -115,8 +114,8 @@ func (m *Mem) AddReadOnlyRoot(dir string) error {
 func (m *Mem) Close() error { return nil }
 
 // Exec implements ops.FS: the in-memory FS runs no processes.
-func (m *Mem) Exec(context.Context, proc.Spec) (proc.Result, error) {
-	return proc.Result{}, errors.New("commands cannot run on the in-memory file system")
+func (m *Mem) OpenDir(string) (*os.File, error) {
+	return nil, errors.New("commands cannot run on the in-memory file system")
 }
 
 // Resolve implements ops.FS.
