@@ -33,7 +33,7 @@ const (
 )
 
 // Exec starts and runs one command to its end: the session's one start
-// path for commands (ops.FS.Exec), shared with foreground bash.
+// path for commands (tools.startCommand → proc.Run), shared with foreground bash.
 type Exec func(ctx context.Context, spec proc.Spec) (proc.Result, error)
 
 // Event is a job's change of status (jobs/changed).

@@ -27,9 +27,19 @@ const (
 	FolderGone
 )
 
-// FS is the operations interface. Every method takes a [Path] produced by
+// FS is the operations interface: a workspace and its files, closed
+// with the session. Every file operation takes a [Path] produced by
 // Resolve, so containment is decided once, in one place.
 type FS interface {
+	Workspace
+	Files
+	// Close releases the roots.
+	Close() error
+}
+
+// Workspace is the folders and the paths in them: what a caller that
+// places paths, lists folders or walks one needs.
+type Workspace interface {
 	// Folders returns the workspace folders, first is the default root for
 	// relative paths; read-only extra roots come last.
 	Folders() []*Folder
@@ -42,6 +52,22 @@ type FS interface {
 	// *PathError saying why not.
 	Resolve(input string) (Path, error)
 
+	// FolderFS is a read-only fs.FS rooted at f, for walkers.
+	FolderFS(f *Folder) fs.FS
+	// Refresh checks that f still reads the directory at f.Root: an open
+	// folder keeps reading the directory it opened, so only its path can
+	// tell that it was deleted or replaced. When another directory is at
+	// f.Root now (deleted and created again, say by a fresh clone), f is
+	// opened there and Refresh reports FolderReopened, once; paths of f
+	// stay valid and reach the new directory.
+	Refresh(f *Folder) FolderState
+	// OuterIgnore is the ignore rules git applies to f from above it, when
+	// f is a subdirectory of a repository (ignore.Outer).
+	OuterIgnore(f *Folder) ignore.Outer
+}
+
+// Files are the operations on resolved paths.
+type Files interface {
 	ReadFile(p Path) ([]byte, error)
 	// OpenRead opens p and stats the open descriptor, so the FileInfo
 	// describes exactly the file version read from it (a later Stat may see
@@ -73,26 +99,12 @@ type FS interface {
 	MkdirAll(p Path, perm fs.FileMode) error
 	Rename(from, to Path) error
 	Remove(p Path) error
-	// FolderFS is a read-only fs.FS rooted at f, for walkers.
-	FolderFS(f *Folder) fs.FS
-	// Refresh checks that f still reads the directory at f.Root: an open
-	// folder keeps reading the directory it opened, so only its path can
-	// tell that it was deleted or replaced. When another directory is at
-	// f.Root now (deleted and created again, say by a fresh clone), f is
-	// opened there and Refresh reports FolderReopened, once; paths of f
-	// stay valid and reach the new directory.
-	Refresh(f *Folder) FolderState
-	// OuterIgnore is the ignore rules git applies to f from above it, when
-	// f is a subdirectory of a repository (ignore.Outer).
-	OuterIgnore(f *Folder) ignore.Outer
 	// OpenDir opens the directory at abs, inside a workspace folder, for
 	// a command to start in (proc.Spec.DirFile): a directory swapped for a
 	// symlink after the caller's check then changes nothing. A folder whose
 	// path no longer names the directory agentls opened (removed, or
 	// replaced by a symlink) is refused with ErrFolderMoved.
 	OpenDir(abs string) (*os.File, error)
-	// Close releases the roots.
-	Close() error
 }
 
 // FolderSpec names a workspace folder to open.

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/agentls/agentls/internal/mention"
-	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/sandbox"
 	"github.com/agentls/agentls/internal/shell"
@@ -20,7 +19,6 @@ import (
 // call would do (the diff of an edit or write, computed but not applied).
 type permission struct {
 	gate *policy.Gate
-	fsys ops.FS
 	// fresh reads the settings again when a file changed (freshPolicy, over a settings.Stamp).
 	fresh func()
 	// mask hides secrets in what the question shows (arguments, preview):

@@ -49,7 +49,7 @@ type reloadSpec struct {
 
 // extensionTools loads the extension tool definitions of every writable
 // folder, then the user's.
-func (r reloadSpec) extensionTools(fsys ops.FS, log *slog.Logger) ([]*tools.Tool, []string) {
+func (r reloadSpec) extensionTools(fsys ops.Workspace, log *slog.Logger) ([]*tools.Tool, []string) {
 	var dirs []extension.Dir
 	for _, f := range fsys.Folders() {
 		if !f.ReadOnly {
@@ -101,7 +101,7 @@ func (s *Session) Reload() []string {
 
 // upstreamConfigs reads the MCP server declarations of the writable folders
 // (and the user's).
-func upstreamConfigs(fsys ops.FS, userDir string) ([]upstream.ServerConfig, error) {
+func upstreamConfigs(fsys ops.Workspace, userDir string) ([]upstream.ServerConfig, error) {
 	var paths []string
 	for _, f := range fsys.Folders() {
 		if !f.ReadOnly {

@@ -297,7 +297,7 @@ func New(opts Options) (*Session, error) {
 	if userDir != "" {
 		gate.Hints.UserSettings = settings.UserSettings(userDir)
 	}
-	perm := &permission{gate: gate, fsys: fsys, hostApproves: opts.HostApproves, sandbox: env.Sandbox}
+	perm := &permission{gate: gate, hostApproves: opts.HostApproves, sandbox: env.Sandbox}
 	exec.Permission = perm
 	s.Jobs, s.Registry, s.Executor, s.Env, s.Policy, s.Problems, s.audit = table, reg, exec, env, cfg, probs, auditLog
 	s.hostCap, s.reloadSpec = opts.HostCap, spec

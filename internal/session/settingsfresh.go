@@ -24,7 +24,7 @@ func (s *Session) settingsPaths() []string {
 
 // settingsRoots are the folders whose settings files hold rules: the
 // workspace folders, not the read-only roots.
-func settingsRoots(fsys ops.FS) []string {
+func settingsRoots(fsys ops.Workspace) []string {
 	var roots []string
 	for _, f := range fsys.Folders() {
 		if !f.ReadOnly {

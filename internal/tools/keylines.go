@@ -148,7 +148,7 @@ func maskGrepKeyLines(fsys ops.FS, text string) (string, int) {
 
 // fileKeyLines is secrets.PrivateKeyLines of the file p, read in one pass
 // without holding it: grep may name a file of gigabytes.
-func fileKeyLines(fsys ops.FS, p ops.Path) [][2]int {
+func fileKeyLines(fsys ops.Files, p ops.Path) [][2]int {
 	f, _, err := fsys.OpenRead(p)
 	if f == nil || err != nil {
 		return nil

@@ -73,7 +73,7 @@ func (e *Env) hideDeniedTarget(f *ops.Folder, dir, entry string) string {
 
 // workspaceFolders are the folders a search without a path covers: the
 // workspace folders, not the read-only roots (spill files).
-func workspaceFolders(fsys ops.FS) []*ops.Folder {
+func workspaceFolders(fsys ops.Workspace) []*ops.Folder {
 	var out []*ops.Folder
 	for _, f := range fsys.Folders() {
 		if !f.ReadOnly {
@@ -122,7 +122,7 @@ func beyondFirst(plan []ops.Share, gone []*ops.Folder) bool {
 // folderOf is the workspace folder a model-written path names before it
 // is resolved: the first folder for a relative path, else the folder
 // whose root holds it lexically; nil when none does.
-func folderOf(fsys ops.FS, input string) *ops.Folder {
+func folderOf(fsys ops.Workspace, input string) *ops.Folder {
 	folders := workspaceFolders(fsys)
 	if !filepath.IsAbs(input) {
 		if len(folders) > 0 {
@@ -155,7 +155,7 @@ func goneNote(gone []*ops.Folder) string {
 // displayedFolder finds the folder of a path as a tool output names it
 // (ops.Path.Display): relative to the first folder, or absolute inside
 // another. It returns nil when no folder holds it.
-func displayedFolder(fsys ops.FS, shown string) (*ops.Folder, string) {
+func displayedFolder(fsys ops.Workspace, shown string) (*ops.Folder, string) {
 	folders := fsys.Folders()
 	if !path.IsAbs(shown) {
 		for _, f := range folders {

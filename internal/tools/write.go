@@ -200,7 +200,7 @@ func planWrite(_ context.Context, c *Call, in writeInput) (Plan, *Result) {
 
 // missingDirs returns the directories above p that do not exist yet,
 // outermost first: what creating p creates along with it.
-func missingDirs(fsys ops.FS, p ops.Path) []ops.Path {
+func missingDirs(fsys ops.Files, p ops.Path) []ops.Path {
 	var missing []ops.Path
 	for d := path.Dir(p.Rel); d != "."; d = path.Dir(d) {
 		q := p
