@@ -330,7 +330,9 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	// to, so asks are approved once; deny rules and modes still apply
 	// (--mode readOnly refuses writes). Editing an existing file needs a read
 	// in the same session: name both calls in one command line.
-	sess, err := session.New(session.Options{Folders: folders, Log: log, TestTools: testTools(),
+	// No watcher: the calls of one command line end before it would
+	// matter, and arming it walks the whole tree.
+	sess, err := session.New(session.Options{Folders: folders, Log: log, TestTools: testTools(), NoWatch: true,
 		Editor: &settings.Settings{Mode: *mode}, Confirmer: commandLineApproval{}})
 	if err != nil {
 		fmt.Fprintln(stderr, "agentls call:", err)

@@ -156,3 +156,32 @@ func TestUserMCPServersComeFromTheSessionsUserDir(t *testing.T) {
 		t.Errorf("servers = %+v, want only the session user dir's \"mine\"", cfgs)
 	}
 }
+
+// A session for a few calls (agentls call) arms no watcher, and a deny
+// rule saved mid-session still applies to its next call: the permission
+// step's stamp check reads the settings again.
+func TestNoWatchSessionArmsNothingAndStillSeesSavedRules(t *testing.T) {
+	dir, userDir := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(dir, "notes.txt"), "hello\n")
+	armed := make(chan string, 1)
+	s, err := New(Options{Folders: []ops.FolderSpec{{Path: dir}}, Log: slog.New(slog.DiscardHandler), NoUpstream: true, AuditDir: "-", UserConfigDir: userDir,
+		NoWatch: true, OnWatcherReady: func(mode string) { armed <- mode }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	read := policy.Request{Tool: "read", Paths: []policy.PathRef{{Rel: "notes.txt", Abs: filepath.Join(dir, "notes.txt")}}, InWorkspace: true}
+	writeFile(t, filepath.Join(dir, filepath.FromSlash(settings.WorkspaceFile)), `{"permissions": {"deny": ["Read(notes.txt)"]}}`)
+	s.freshPolicy() // what the permission step runs before each call
+	if d := s.Policy.Evaluate(read).Decision; d != policy.Deny {
+		t.Errorf("read after the deny rule was saved: %v, want deny", d)
+	}
+	select {
+	case mode := <-armed:
+		t.Errorf("a watcher was armed (%q)", mode)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if s.userWatchDone != nil {
+		t.Error("the user configuration is watched")
+	}
+}

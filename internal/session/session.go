@@ -109,6 +109,13 @@ type Options struct {
 	// checked with stat. Not called for an arming that Close or a folder
 	// change stopped.
 	OnWatcherReady func(mode string)
+	// NoWatch arms no file watcher, on the folders or the user's
+	// configuration: for a session that runs a few calls and ends (agentls
+	// call), where a watcher's walk of the tree would be the most of its
+	// cost and nobody receives what it announces. Calls stay correct: the
+	// edit guard's stamps are stat-based, ignore rules and settings are
+	// read fresh (the settings' Stamp is checked before every call).
+	NoWatch bool
 }
 
 // Session is one workspace's tools, ready to run calls.
@@ -139,6 +146,7 @@ type Session struct {
 	housekeeping      sync.WaitGroup
 	onExternalChange  func(uri, kind string, readStale bool)
 	onWatcherDegraded func()
+	noWatch bool // Options.NoWatch
 	// hostCap is Options.HostCap, for limits read again.
 	hostCap        tools.HostCap
 	onWatcherReady func(mode string)
@@ -300,7 +308,7 @@ func New(opts Options) (*Session, error) {
 	perm := &permission{gate: gate, hostApproves: opts.HostApproves, sandbox: env.Sandbox}
 	exec.Permission = perm
 	s.Jobs, s.Registry, s.Executor, s.Env, s.Policy, s.Problems, s.audit = table, reg, exec, env, cfg, probs, auditLog
-	s.hostCap, s.reloadSpec = opts.HostCap, spec
+	s.hostCap, s.reloadSpec, s.noWatch = opts.HostCap, spec, opts.NoWatch
 	s.onExternalChange, s.onWatcherDegraded, s.onWatcherReady = opts.OnExternalChange, opts.OnWatcherDegraded, opts.OnWatcherReady
 	guard.OnDeferred(s.observe)
 	perm.fresh = s.freshPolicy
@@ -325,7 +333,7 @@ func New(opts Options) (*Session, error) {
 	// removing the temp files of crashed writes (CleanTemp spares this
 	// process's own). Close waits for both.
 	s.startWatchers()
-	if userDir != "" {
+	if userDir != "" && !opts.NoWatch {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stopUserWatch, s.userWatchDone = cancel, settings.WatchUser(ctx, userDir, log, func() { s.reloader.schedule(s.Reload) })
 	}
@@ -338,6 +346,9 @@ func New(opts Options) (*Session, error) {
 // read, the client's workspace/externalChange. It arms them on a
 // goroutine that stopWatchers stops and waits for.
 func (s *Session) startWatchers() {
+	if s.noWatch {
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.watchMu.Lock()
 	s.stopWatch = cancel

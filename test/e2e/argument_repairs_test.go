@@ -332,6 +332,7 @@ func repairsEval(t *testing.T, p string) string {
 }
 
 func TestContractCallIDStamping(t *testing.T) {
+	slow(t)
 	c, _, ctx := start(t, map[string]string{"a.txt": "x\n"})
 	t.Run("given callId echoed on result and progress", func(t *testing.T) {
 		r := repairsCall(t, ctx, c, map[string]any{"name": "bash", "callId": "a14c-bash",
@@ -876,5 +877,26 @@ func TestContractCapabilityLessClientBypass(t *testing.T) {
 	defer mu.Unlock()
 	if len(requests) != 0 {
 		t.Errorf("server sent requests the client never declared: %v", requests)
+	}
+}
+
+// A generated callId (none sent) is echoed in the reply and stamped on the
+// call's notifications.
+func TestGeneratedCallIDStampsNotifications(t *testing.T) {
+	t.Parallel()
+	c, _, ctx := start(t, map[string]string{"a.txt": "x\n"})
+	c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
+	r, _ := callWithID(t, c, ctx, "edit", "", editCall("a.txt", "x", "y"))
+	if r.IsError || r.CallID == "" {
+		t.Fatalf("callId %q: %s", r.CallID, r.Text())
+	}
+	if _, _, ok := waitDetails(c, r.CallID); !ok {
+		t.Errorf("no tools/details stamped with the generated callId %q", r.CallID)
+	}
+	r, _ = callWithID(t, c, ctx, "bash", "", map[string]any{"command": "echo hi; sleep 0.1"})
+	if _, ok := c.WaitNote(time.Second, func(n harness.Note) bool {
+		return n.Method == "tools/progress" && strings.Contains(string(n.Params), `"callId":"`+r.CallID+`"`)
+	}); !ok {
+		t.Errorf("no tools/progress stamped with the generated callId %q", r.CallID)
 	}
 }

@@ -54,6 +54,7 @@ func bashRunHead(s string) string {
 }
 
 func TestBashRunTimeout(t *testing.T) {
+	slow(t)
 	c, _, ctx := start(t, nil)
 	t.Run("sleep 5 with timeout 1", func(t *testing.T) {
 		start := time.Now()
@@ -140,6 +141,7 @@ func bashRunGroupAlive(pgid int) []int {
 }
 
 func TestBashRunProcessGroupDies(t *testing.T) {
+	slow(t)
 	for i, how := range []string{"cancel", "timeout"} {
 		t.Run(how, func(t *testing.T) {
 			c, _, ctx := start(t, nil)
@@ -294,6 +296,7 @@ func TestBashRunByteCut(t *testing.T) {
 }
 
 func TestBashRunHugeOutputBoundedMemory(t *testing.T) {
+	slow(t)
 	c, ws, ctx := start(t, nil)
 	pid := c.Cmd.Process.Pid
 	start := time.Now()
@@ -334,6 +337,7 @@ func bashRunStatusKB(t *testing.T, pid int, field string) int {
 }
 
 func TestBashRunProgressStreaming(t *testing.T) {
+	slow(t)
 	ws := t.TempDir()
 	raw := editCaseRawStart(t, ws, map[string]any{"mode": "bypass"})
 	start := time.Now()
@@ -696,6 +700,7 @@ func TestBashRunGovernanceCutsEveryTool(t *testing.T) {
 }
 
 func TestBashRunSpillFiles(t *testing.T) {
+	slow(t)
 	c, ws, ctx := start(t, nil)
 	var spills []string
 	// Five 70 MB outputs: whatever the per-file cap, a total cap in the

@@ -188,6 +188,7 @@ func TestBashOutputBinaryOnTheWire(t *testing.T) {
 }
 
 func TestBashOutputProgressThrottled(t *testing.T) {
+	slow(t)
 	c, _, ctx := start(t, nil)
 	const callID = "a7b-chatter"
 	start := time.Now()
@@ -256,6 +257,7 @@ func bashOutCancelWhen(t *testing.T, c *harness.Client, command, marker string, 
 }
 
 func TestBashOutputProcessCleanup(t *testing.T) {
+	slow(t)
 	c, _, _ := start(t, nil)
 	t.Run("exec sleep cancelled", func(t *testing.T) {
 		mk := bashOutMarker()

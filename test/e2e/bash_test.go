@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 )
 
 func TestBashBasics(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	c, _, ctx := start(t, map[string]string{"sub/x.txt": "x\n"})
 	cases := []struct {
@@ -133,6 +136,7 @@ func waitGone(t *testing.T, arg string, d time.Duration) {
 
 // Cancelled or timed out, no process of the command's group survives.
 func TestBashCancelAndTimeoutKillTheWholeGroup(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	c, _, ctx := start(t, nil)
 	t.Run("cancel", func(t *testing.T) {
@@ -179,6 +183,7 @@ func TestBashCancelAndTimeoutKillTheWholeGroup(t *testing.T) {
 }
 
 func TestBashProgressArrivesBeforeTheReply(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	c, _, ctx := start(t, nil)
 	var r harness.Result
@@ -226,6 +231,7 @@ func TestBashChangesMarkStampsStale(t *testing.T) {
 // exit it must reap them, or every such call would leave a zombie behind
 // for as long as the editor runs.
 func TestBashOrphansDoNotPileUpAsZombies(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
@@ -258,5 +264,203 @@ func TestBashOrphansDoNotPileUpAsZombies(t *testing.T) {
 			t.Fatalf("zombies of the server: %v", zombies())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The bash tool's description states its numbers and environment, and its
+// schema the timeout maximum. (What the command sees is pinned by the
+// scripts in cmd/agentls/testdata/script/bash.)
+func TestBashDescription(t *testing.T) {
+	t.Parallel()
+	c, _, ctx := start(t, nil)
+	var list struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	if err := c.Call(ctx, "tools/list", nil, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		if tool["name"] != "bash" {
+			continue
+		}
+		desc := tool["description"].(string)
+		for _, w := range []string{"default 120", "maximum 600", "2000 lines", "51200 bytes", "/dev/null", "PAGER=cat", "GIT_TERMINAL_PROMPT=0"} {
+			if !strings.Contains(desc, w) {
+				t.Errorf("bash description lacks %q", w)
+			}
+		}
+		timeout := tool["inputSchema"].(map[string]any)["properties"].(map[string]any)["timeout"].(map[string]any)
+		if timeout["maximum"] != 600.0 {
+			t.Errorf("schema timeout.maximum = %v", timeout["maximum"])
+		}
+		ann := tool["annotations"].(map[string]any)
+		if ann["readOnlyHint"] != false {
+			t.Errorf("bash readOnlyHint = %v", ann["readOnlyHint"])
+		}
+	}
+}
+
+// Timeout: a grandchild that ignores SIGTERM is SIGKILLed after the grace.
+func TestBashTimeoutKillsTermIgnoringGrandchild(t *testing.T) {
+	slow(t)
+	t.Parallel()
+	c, _, ctx := start(t, nil)
+	arg := fmt.Sprintf("1000.%d7", time.Now().UnixNano()%100000)
+	t.Cleanup(func() { killProcessesWithArg(arg) })
+	t0 := time.Now()
+	r := c.CallTool(ctx, "bash", map[string]any{"command": fmt.Sprintf(`sh -c 'trap "" TERM; sleep %s' & wait`, arg), "timeout": 1})
+	d := time.Since(t0)
+	if !r.IsError || !strings.Contains(r.Text(), "Timed out") || !strings.Contains(r.Text(), "SIGKILL") {
+		t.Fatalf("result: %s", r.Text())
+	}
+	if d > 5*time.Second {
+		t.Errorf("took %v; timeout 1 s + 2 s grace", d)
+	}
+	waitGone(t, arg, 3*time.Second)
+}
+
+// A grandchild that moved to its own session still counts as a grandchild
+// of the command (docs/tools.md: "no grandchild survives").
+func TestBashTimeoutKillsSetsidGrandchild(t *testing.T) {
+	slow(t)
+	t.Parallel()
+	c, _, ctx := start(t, nil)
+	arg := fmt.Sprintf("1000.%d8", time.Now().UnixNano()%100000)
+	t.Cleanup(func() { killProcessesWithArg(arg) })
+	r := c.CallTool(ctx, "bash", map[string]any{"command": fmt.Sprintf(`setsid sleep %s >/dev/null 2>&1 < /dev/null & sleep 30`, arg), "timeout": 1})
+	if !r.IsError || !strings.Contains(r.Text(), "Timed out") {
+		t.Fatalf("result: %s", r.Text())
+	}
+	waitGone(t, arg, 3*time.Second)
+}
+
+// killProcessesWithArg kills leftover processes this test started (matched by a
+// unique argument), so a failing test leaves nothing behind.
+func killProcessesWithArg(arg string) {
+	for _, pid := range processesWithArg(arg) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// Progress: the output tail streams as tools/progress with callId and tool,
+// at least 50 ms apart per call.
+func TestBashProgressThrottled(t *testing.T) {
+	slow(t)
+	t.Parallel()
+	c, _, ctx := start(t, nil)
+	sent := time.Now()
+	r, replyAt := callWithID(t, c, ctx, "bash", "prog-1", map[string]any{"command": "for i in $(seq 1 150); do echo line $i; sleep 0.005; done"})
+	if r.IsError {
+		t.Fatal(r.Text())
+	}
+	n := 0
+	for _, note := range c.Notes("tools/progress") {
+		var p map[string]any
+		json.Unmarshal(note.Params, &p)
+		if p["callId"] != "prog-1" {
+			continue
+		}
+		if p["tool"] != "bash" {
+			t.Errorf("progress tool = %v", p["tool"])
+		}
+		if note.At.After(replyAt) {
+			t.Errorf("progress after the reply")
+		}
+		n++
+	}
+	if n < 3 {
+		t.Fatalf("only %d progress notifications for a ~1 s command", n)
+	}
+	// Receipt times bunch up on a loaded machine (two notes read in one
+	// go arrive together), so the throttle is judged by the count: at
+	// most one note per 50 ms of the call, plus the first. A server that
+	// does not throttle sends one per line, 150.
+	took := replyAt.Sub(sent)
+	t.Logf("%d progress notes in %v", n, took)
+	if most := int(took/(50*time.Millisecond)) + 1; n > most {
+		t.Errorf("%d progress notifications in %v, want at most %d (one per 50 ms)", n, took, most)
+	}
+}
+
+// Output cut by bytes: the tail keeps at most 50 KB, the notice gives the
+// spill file's path and the lines shown, and read opens the spill file.
+func TestBashByteLimitAndSpillNotice(t *testing.T) {
+	t.Parallel()
+	c, _, ctx := start(t, nil)
+	r := c.CallTool(ctx, "bash", map[string]any{"command": `for i in $(seq 1 1000); do printf 'row %04d %s\n' $i xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done`})
+	if r.IsError {
+		t.Fatal(r.Text())
+	}
+	txt := r.Text()
+	m := regexp.MustCompile(`lines (\d+)-(\d+) of (\d+)`).FindStringSubmatch(txt)
+	if m == nil || m[2] != "1000" || m[3] != "1000" {
+		t.Fatalf("no line range in the notice:\n%.500s", txt)
+	}
+	spill, _ := r.Details["spillPath"].(string)
+	if spill == "" || !strings.Contains(txt, spill) {
+		t.Fatalf("spill path %q not in the notice:\n%.500s", spill, txt)
+	}
+	tailStart := strings.Index(txt, "row ")
+	if tail := txt[tailStart:]; len(tail) > 51200 {
+		t.Errorf("tail is %d bytes, want ≤ 51200", len(tail))
+	}
+	if !strings.Contains(txt, "row 1000 ") || strings.Contains(txt, "row 0001 ") {
+		t.Errorf("the tail is not the end of the output")
+	}
+	rr := c.CallTool(ctx, "read", map[string]any{"path": spill, "offset": 1, "limit": 2})
+	if rr.IsError || !strings.Contains(rr.Text(), "row 0001") {
+		t.Fatalf("read spill: %s", rr.Text())
+	}
+}
+
+// Labels from the parsed command, seen through tools/confirm in default
+// mode: read-only commands run without asking; others ask with a preview
+// saying whether they are read-only and destructive.
+func TestBashLabels(t *testing.T) {
+	t.Parallel()
+	c, s, ws, ctx := startConfirm(t, map[string]string{"a.txt": "a\n"}, "")
+	cases := []struct {
+		cmd         string
+		asks        bool
+		destructive bool
+	}{
+		{"ls -la | grep a; cat a.txt", false, false},
+		{"git status && wc -l $(echo a.txt)", false, false},
+		{"echo hi > /dev/null", false, false},
+		{"touch b", true, false},
+		{"ls > out.txt", true, false}, // a new file: nothing overwritten (docs: "`>` onto a file")
+		{"ls > a.txt", true, true},
+		{"cat a.txt | tee out.txt", true, false},
+		{"rm -rf build", true, true},
+		{"echo $(rm -f a.txt)", true, true},
+		{"git push --force origin main", true, true},
+		{"ls && (cd . && rm a.txt)", true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.cmd, func(t *testing.T) {
+			before := s.count()
+			s.answers = []map[string]any{{"decision": "rejectOnce"}}
+			r := c.CallTool(ctx, "bash", map[string]any{"command": tc.cmd})
+			asked := s.count() > before
+			if asked != tc.asks {
+				t.Fatalf("asked = %v, want %v (result %s)", asked, tc.asks, r.Text())
+			}
+			if !asked {
+				return
+			}
+			s.mu.Lock()
+			q := s.asked[len(s.asked)-1]
+			s.mu.Unlock()
+			prev, _ := q["preview"].(map[string]any)
+			if prev == nil || prev["kind"] != "command" || prev["readOnly"] != false || prev["destructive"] != tc.destructive {
+				t.Errorf("preview = %v, want readOnly false, destructive %v", prev, tc.destructive)
+			}
+			if !r.IsError || !strings.Contains(r.Text(), "denied by the user") {
+				t.Errorf("rejected call: %s", r.Text())
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(ws, "a.txt")); err != nil {
+		t.Fatalf("a rejected command ran: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +20,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/test/harness"
+	"go.lsp.dev/jsonrpc2"
 )
 
 const (
@@ -418,6 +422,7 @@ func TestBatchSafeCallsRunInParallel(t *testing.T) {
 // TestBatchUnsafeCallWaits: a call that is not concurrency-safe waits
 // for everything before it; cancelling the batch means it never runs.
 func TestBatchUnsafeCallWaits(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
@@ -444,6 +449,7 @@ func TestBatchUnsafeCallWaits(t *testing.T) {
 }
 
 func TestBatchUnsafeCallsInOrder(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := batchStart(t, map[string]string{"a.txt": "old line\n"}, batchStartOpts{mode: "bypass"})
 	start := time.Now()
@@ -656,6 +662,7 @@ func batchCheckStamps(t *testing.T, r *batchRaw, byMarker map[string]string) {
 }
 
 func TestBatchProgressStampedInBatch(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
 	res := r.batch(1,
@@ -666,6 +673,7 @@ func TestBatchProgressStampedInBatch(t *testing.T) {
 }
 
 func TestBatchProgressStampedConcurrent(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
 	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": batchTalker("XXXX")}, "callId": "talk-x"})
@@ -697,6 +705,7 @@ func TestBatchProgressStampedConcurrent(t *testing.T) {
 }
 
 func TestBatchProgressThrottled(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
 	// Output every ~10 ms for well over a second.
@@ -790,6 +799,7 @@ func TestBatchDetailsBeforeReply(t *testing.T) {
 // ---- $/cancelRequest ----
 
 func TestBatchCancelToolCall(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
 	cases := []struct {
@@ -827,6 +837,7 @@ func TestBatchCancelToolCall(t *testing.T) {
 }
 
 func TestBatchCancelBatch(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
@@ -885,6 +896,7 @@ func TestBatchCancelUnknownOrFinished(t *testing.T) {
 // waits for approval changes nothing; a big write cancelled at once is
 // either -32800 with no file or a complete file; never a temp file.
 func TestBatchCancelledWriteLeavesNothing(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	t.Run("while asking", func(t *testing.T) {
 		r := batchStart(t, map[string]string{"d/keep.txt": "keep\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Edit(d/*)"}, confirm: true})
@@ -1029,6 +1041,7 @@ func TestBatchConfirmRequestShape(t *testing.T) {
 // TestBatchConfirmDecisions: each decision's effect on this call and on
 // the next identical one.
 func TestBatchConfirmDecisions(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	cases := []struct {
 		decision, message string
@@ -1108,6 +1121,7 @@ func TestBatchConfirmDecisions(t *testing.T) {
 }
 
 func TestBatchConfirmCancelledWithCall(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}, confirm: true})
 	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch never.txt"}})
@@ -1212,6 +1226,7 @@ func TestBatchConfirmFallbackWithoutCapability(t *testing.T) {
 // TestBatchConfirmOneAtATime: a second call needing approval waits
 // for the open question and is then re-evaluated (allowAlways settles it).
 func TestBatchConfirmOneAtATime(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "default", confirm: true})
 	cmd := map[string]any{"command": "touch same.txt && echo ran >> log.txt"}
@@ -1335,6 +1350,7 @@ func TestBatchCancelStreamingBatch(t *testing.T) {
 // TestBatchConfirmInBatch: the question names the batch member's
 // callId; cancelling the batch cancels the open question.
 func TestBatchConfirmInBatch(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}, confirm: true})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
@@ -1369,6 +1385,7 @@ func TestBatchConfirmInBatch(t *testing.T) {
 // TestBatchConfirmWaitingCallCancelled: a call queued behind an open
 // question ends with -32800 when cancelled and is never asked about.
 func TestBatchConfirmWaitingCallCancelled(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "default", confirm: true})
 	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch first.txt"}})
@@ -1495,6 +1512,7 @@ func TestBatchCancelledAfterSideEffect(t *testing.T) {
 // repeat one the client gave, or notifications of two calls carry the same
 // callId and cannot be told apart.
 func TestBatchGeneratedCallIDsAvoidGiven(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
 	res := r.batch(1,
@@ -1553,6 +1571,7 @@ func TestBatchEOFWithOpenQuestion(t *testing.T) {
 // TestBatchConfirmAllowAlwaysFile: allowAlways for a write is as
 // narrow as the request: this file (edits of it too), not another file.
 func TestBatchConfirmAllowAlwaysFile(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := batchStart(t, map[string]string{"a.txt": "one\n"}, batchStartOpts{mode: "default", confirm: true})
 	r.tool(1, "read", map[string]any{"path": "a.txt"})
@@ -1582,4 +1601,72 @@ func TestBatchConfirmAllowAlwaysFile(t *testing.T) {
 		r.answer(q3, map[string]any{"decision": "rejectOnce"})
 	}
 	r.reply(4, batchWait)
+}
+
+// callBatch: concurrency-safe calls run in parallel; the others one at a
+// time in call order; results come back in call order.
+func TestCallBatchConcurrencyAndOrder(t *testing.T) {
+	slow(t)
+	t.Parallel()
+	c, ws, ctx := start(t, nil)
+	var out struct {
+		Results []harness.Result `json:"results"`
+	}
+	var calls []any
+	for i := range 4 {
+		calls = append(calls, map[string]any{"name": "test_block", "arguments": map[string]any{"seconds": 0.4}, "callId": fmt.Sprint("p", i)})
+	}
+	t0 := time.Now()
+	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d > 1200*time.Millisecond {
+		t.Errorf("4 concurrency-safe 0.4 s calls took %v (not parallel)", d)
+	}
+	for i, r := range out.Results {
+		if r.CallID != fmt.Sprint("p", i) {
+			t.Errorf("result %d has callId %q", i, r.CallID)
+		}
+	}
+
+	calls = nil
+	for i := range 3 {
+		// The first sleeps longest: run in parallel, the log would be 3 2 1.
+		cmd := fmt.Sprintf("sleep 0.%d; echo %d >> log.txt", 3-i, i+1)
+		calls = append(calls, map[string]any{"name": "bash", "arguments": map[string]any{"command": cmd}})
+	}
+	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(ws, "log.txt")); got != "1\n2\n3\n" {
+		t.Errorf("non-concurrency-safe calls ran out of order: %q", got)
+	}
+}
+
+// $/cancelRequest on a tools/callBatch replies -32800.
+func TestCancelBatch(t *testing.T) {
+	t.Parallel()
+	c, _, ctx := start(t, nil)
+	errCh := make(chan error, 1)
+	go func() {
+		var out any
+		// A fresh client's ids are sequential: initialize is 1, this is 2.
+		_, err := c.Conn.Call(ctx, "tools/callBatch", map[string]any{"calls": []any{
+			map[string]any{"name": "test_block", "arguments": map[string]any{"seconds": 20}},
+		}}, &out)
+		errCh <- err
+	}()
+	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/progress" }); !ok {
+		t.Fatal("the batch never started")
+	}
+	c.Conn.Notify(ctx, "$/cancelRequest", map[string]any{"id": 2})
+	select {
+	case err := <-errCh:
+		var je *jsonrpc2.Error
+		if !errors.As(err, &je) || je.Code != -32800 {
+			t.Fatalf("err = %v, want -32800", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("cancelled batch did not reply")
+	}
 }

@@ -223,6 +223,7 @@ func TestCancelRequestRepliesRequestCancelledWithin100ms(t *testing.T) {
 // goes out: one that cleans up within it has done so when the client sees
 // the reply; one that takes longer does not hold the reply past the grace.
 func TestCancelReplyWaitsForWindDownWithinGrace(t *testing.T) {
+	slow(t)
 	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	for _, tc := range []struct {
 		name      string

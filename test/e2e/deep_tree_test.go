@@ -15,6 +15,7 @@ import (
 // descend below 512 levels, says what it did not search instead of
 // answering "No matches" as if the bottom had been searched.
 func TestGrepSaysADirectoryTooDeepWasNotSearched(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the chain is built with openat (its path outgrows PATH_MAX)")

@@ -204,6 +204,7 @@ func docsMatchLimitTable(t *testing.T) []docsMatchLimitRow {
 // the ones initialize enforces (a value out of range fails with -32602
 // naming the field; the bounds themselves are accepted).
 func TestDocsMatchLimitsTable(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	rows := docsMatchLimitTable(t)
 	lim := docsMatchLimits(t)

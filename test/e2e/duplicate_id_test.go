@@ -16,6 +16,7 @@ import (
 // (-32600), not a second result: the client could not tell the replies
 // apart. Once the first is answered, the id may be used again.
 func TestSecondRequestWithAnInFlightIDIsRefused(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := framingStart(t, framingWS(t, map[string]string{"a.txt": "x\n"}))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})

@@ -238,6 +238,7 @@ func TestEditCaseWatcherNewAndRenamedDirectories(t *testing.T) {
 }
 
 func TestEditCaseWatcherOverflow(t *testing.T) {
+	slow(t)
 	c, ws, ctx := editCaseStart(t, map[string]string{"x.txt": "x0\n", "y.txt": "y0\n"})
 	editCaseMustRead(t, c, ctx, map[string]any{"path": "x.txt"})
 	editCaseMustRead(t, c, ctx, map[string]any{"path": "y.txt"})
@@ -392,6 +393,7 @@ func TestEditCaseConcurrentEditsOfOneFile(t *testing.T) {
 }
 
 func TestEditCaseSigkillLeavesOldOrNew(t *testing.T) {
+	slow(t)
 	ws := t.TempDir()
 	p := filepath.Join(ws, "big.txt")
 	var b strings.Builder

@@ -584,6 +584,7 @@ func textEditsFinalNewline(before, after, eol string) (string, bool) {
 // details' TextEdits (UTF-16) and unified diff must each turn the old
 // content into the file on disk byte for byte.
 func TestEditResultTextEditsProperty(t *testing.T) {
+	slow(t)
 	c, ws, ctx, _ := textEditsStart(t, nil)
 	rng := rand.New(rand.NewPCG(8, 2024))
 	var cases []textEditsCase
@@ -680,6 +681,7 @@ func textEditsURI(raw json.RawMessage) string {
 // atomic save or re-create) is let through ("same content → refresh the
 // stamp and go").
 func TestEditResultExternalChanges(t *testing.T) {
+	slow(t)
 	c, ws, ctx, _ := textEditsStart(t, nil)
 	const before = "line one\nline two\nline three\n"
 	edit := textEditsEdit{Old: "line two", New: "line 2"}
@@ -823,6 +825,7 @@ func textEditsRenameOver(t *testing.T, p, body string) {
 // parallel calls all land; edits of different files in parallel all land;
 // no temp file is left behind.
 func TestEditResultConcurrency(t *testing.T) {
+	slow(t)
 	c, ws, ctx, _ := textEditsStart(t, nil)
 	const n = 50
 	mk := func() (string, string) {
@@ -1031,6 +1034,7 @@ func textEditsRaceExternal(t *testing.T, c *harness.Client, ctx context.Context,
 // large cannot go through `agentls call`'s command line; the other write
 // behaviour is pinned by the scripts in cmd/agentls/testdata/script/write.)
 func TestEditResultLargeWriteAndEdit(t *testing.T) {
+	slow(t)
 	c, ws, ctx, _ := textEditsStart(t, nil)
 	line := "0123456789 abcdefghij ü 😀 klmnopqrstuvwxyz\n"
 	body := strings.Repeat(line, 5<<20/len(line)) + "the end\n"

@@ -19,6 +19,7 @@ const exitBound = 4500 * time.Millisecond
 // the other, after the running call's (which ignores SIGTERM too): 6.2 s
 // to exit.
 func TestExitAfterEndOfInputTakesOneKillGrace(t *testing.T) {
+	slow(t)
 	marker := fmt.Sprintf("exit-time-%d", os.Getpid())
 	t.Cleanup(func() {
 		for _, pid := range markedProcesses(marker) {

@@ -525,6 +525,7 @@ func TestExtensionPlaceholderTypes(t *testing.T) {
 // Bash machinery
 
 func TestExtensionTimeoutKillsGroup(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	extLinux(t)
 	marker := extMarker()
@@ -724,6 +725,7 @@ func TestExtensionExitCwdEnv(t *testing.T) {
 }
 
 func TestExtensionProgressAndChangedFiles(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ws := extWS(t, map[string]any{
 		"p.json": extTool("a11x_prog", "echo first-chunk; sleep 1.5; echo second-chunk", nil, nil, nil),
@@ -914,6 +916,7 @@ func TestExtensionUnknownFieldInFile(t *testing.T) {
 // Live reload
 
 func TestExtensionLiveReload(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ws := extWS(t, map[string]any{"keep.json": extTool("a11x_keep", "printf keep", nil, nil, nil)}, nil)
 	c, ctx := extStart(t, ws, extBypass())
@@ -1420,4 +1423,112 @@ func TestExtensionEnvSecretMasked(t *testing.T) {
 	if strings.Contains(extJSON(r), val) || !strings.HasPrefix(r.Text(), "v=[REDACTED") {
 		t.Errorf("value of a secret-looking server variable not masked: %q", r.Text())
 	}
+}
+
+func extensionToolDef(name, command string, extra map[string]any) string {
+	def := map[string]any{
+		"name": name, "description": "Audit tool " + name + ".",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{
+			"a": map[string]any{"type": "string"}, "b": map[string]any{"type": "string"}}, "required": []any{"a"}},
+		"command": command,
+	}
+	for k, v := range extra {
+		def[k] = v
+	}
+	b, _ := json.Marshal(def)
+	return string(b)
+}
+
+func listedTools(t *testing.T, c *harness.Client, ctx context.Context, params map[string]any) map[string]map[string]any {
+	t.Helper()
+	var list struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	if err := c.Call(ctx, "tools/list", params, &list); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]any{}
+	for _, tool := range list.Tools {
+		out[tool["name"].(string)] = tool
+	}
+	return out
+}
+
+// Extension tools: missing optional placeholder substitutes nothing, values
+// are one quoted word, bad files are reported and skipped, name rules hold,
+// the definition's timeout runs through the bash machinery.
+func TestExtensionTools(t *testing.T) {
+	slow(t)
+	t.Parallel()
+	files := map[string]string{
+		".agentls/tools/echoer.json":   extensionToolDef("echoer", `printf '[%s]' {{a}} {{b}}`, map[string]any{"deferred": false}),
+		".agentls/tools/slow.json":     extensionToolDef("slow", `sleep 30; : {{a}}`, map[string]any{"deferred": false, "timeout": 1}),
+		".agentls/tools/broken.json":   `{"name": "broken", "description": `,
+		".agentls/tools/badname.json":  extensionToolDef("bad name!", "echo x", map[string]any{"deferred": false}),
+		".agentls/tools/toolong.json":  extensionToolDef(strings.Repeat("x", 65), "echo x", map[string]any{"deferred": false}),
+		".agentls/tools/collide.json":  extensionToolDef("Read", "echo x", map[string]any{"deferred": false}),
+		".agentls/tools/collide2.json": extensionToolDef("bash", "echo x", map[string]any{"deferred": false}),
+		".agentls/tools/lister.json": `{"name": "lister", "description": "List.", "deferred": false, "command": "printf '<%s>' {{items}}",
+			"inputSchema": {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "string"}}}}}`,
+		".agentls/tools/deferred.json": extensionToolDef("zeta_hidden", "echo hidden {{a}}", map[string]any{"deferred": true}),
+	}
+	c, _, ctx := start(t, files)
+	t.Run("missing optional substitutes nothing", func(t *testing.T) {
+		r := c.CallTool(ctx, "echoer", map[string]any{"a": "x y"})
+		if r.IsError || strings.TrimSpace(r.Text()) != "[x y]" {
+			t.Fatalf("got %q, want [x y]", r.Text())
+		}
+		r = c.CallTool(ctx, "echoer", map[string]any{"a": "1", "b": "$HOME"})
+		if r.IsError || strings.TrimSpace(r.Text()) != "[1][$HOME]" {
+			t.Fatalf("got %q, want [1][$HOME]", r.Text())
+		}
+	})
+	t.Run("array argument: one quoted word per element", func(t *testing.T) {
+		r := c.CallTool(ctx, "lister", map[string]any{"items": []any{"a b", "$(id)", "c"}})
+		if r.IsError || strings.TrimSpace(r.Text()) != "<a b><$(id)><c>" {
+			t.Fatalf("got %q", r.Text())
+		}
+	})
+	t.Run("timeout from the definition", func(t *testing.T) {
+		t0 := time.Now()
+		r := c.CallTool(ctx, "slow", map[string]any{"a": "x"})
+		if !r.IsError || !strings.Contains(r.Text(), "Timed out") || time.Since(t0) > 4*time.Second {
+			t.Fatalf("after %v: %s", time.Since(t0), r.Text())
+		}
+	})
+	t.Run("bad files reported and skipped", func(t *testing.T) {
+		for _, f := range []string{"broken.json", "badname.json", "toolong.json", "collide.json", "collide2.json"} {
+			if _, ok := c.WaitNote(2*time.Second, func(n harness.Note) bool {
+				return n.Method == "window/logMessage" && strings.Contains(string(n.Params), f)
+			}); !ok {
+				t.Errorf("%s not reported with window/logMessage", f)
+			}
+		}
+		all := listedTools(t, c, ctx, map[string]any{"includeDeferred": true})
+		for _, n := range []string{"broken", "bad name!", strings.Repeat("x", 65), "Read"} {
+			if _, ok := all[n]; ok {
+				t.Errorf("invalid tool %q is listed", n)
+			}
+		}
+		if all["bash"]["_meta"].(map[string]any)["source"] == "extension" || !strings.Contains(fmt.Sprint(all["bash"]["description"]), "Run a shell command") {
+			t.Errorf("the core bash tool was replaced: %v", all["bash"]["_meta"])
+		}
+		if _, ok := all["echoer"]; !ok {
+			t.Error("a valid tool was not loaded")
+		}
+	})
+	t.Run("includeDeferred lists deferred tools", func(t *testing.T) {
+		active := listedTools(t, c, ctx, nil)
+		if _, ok := active["zeta_hidden"]; ok {
+			t.Fatal("a deferred tool is active before tool_search")
+		}
+		if _, ok := active["tool_search"]; !ok {
+			t.Error("tool_search is not always active")
+		}
+		all := listedTools(t, c, ctx, map[string]any{"includeDeferred": true})
+		z, ok := all["zeta_hidden"]
+		if !ok || z["_meta"].(map[string]any)["deferred"] != true {
+			t.Fatalf("includeDeferred: %v", z)
+		}
+	})
 }

@@ -257,6 +257,7 @@ func TestFeatureDiagnosticsNotAsked(t *testing.T) {
 }
 
 func TestFeatureDiagnosticsUnansweredAndErrors(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ctx := testCtx(t, 40*time.Second)
 	t.Run("error answer", func(t *testing.T) {
@@ -546,6 +547,7 @@ func featuresCall(name string, args map[string]any) map[string]any {
 }
 
 func TestFeatureCallBatch(t *testing.T) {
+	slow(t)
 	// Not parallel: it times calls running side by side, which busy neighbours on 2 cores stretch.
 	ctx := testCtx(t, 40*time.Second)
 	t.Run("read, edit, read of one file", func(t *testing.T) {
@@ -742,6 +744,7 @@ func TestFeatureFindNamesIgnoredMatches(t *testing.T) {
 // ---- bash: a timeout in milliseconds ---------------------------------------
 
 func TestFeatureBashMillisecondTimeout(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ctx := testCtx(t, 40*time.Second)
 	ws := t.TempDir()

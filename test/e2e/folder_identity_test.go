@@ -92,6 +92,7 @@ const a23Gone = "no longer exists"
 // directory is there, calls in it say the folder no longer exists, and grep
 // and find without a path name it as not searched."
 func TestFolderIdentityFolderReplaced(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	triggers := []string{"read", "ls", "edit", "write", "grep", "find"}
 	for _, folder := range []string{"first", "second"} {
@@ -438,6 +439,7 @@ func a23Details(r harness.Result) string {
 // when a shown line has invalid bytes; private key lines are masked though
 // the BEGIN line is before the window.
 func TestFolderIdentityLargeFileRead(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	bigWS := resolvedWorkspace(t, nil)
 	refWS := resolvedWorkspace(t, nil)
@@ -525,6 +527,7 @@ func TestFolderIdentityLargeFileUTF16(t *testing.T) {
 // pass … hashes the content for the edit guard": after a read of a file
 // over 16 MiB an edit is allowed, and a change after the read is caught.
 func TestFolderIdentityLargeFileEdit(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	content := a23BigContent(a23StreamSize + 1)
 	for _, tc := range []struct {

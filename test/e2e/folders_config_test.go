@@ -734,6 +734,7 @@ func TestFoldersConfigMCPRoots(t *testing.T) {
 // list with tools/listChanged, a bad file is reported naming it, and an
 // edited mcp.json starts the new server and stops the removed one.
 func TestFoldersConfigLiveFolderFiles(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	a := folderCfgNewFolder(t, "a", "servers", "", nil)
 	b := folderCfgNewFolder(t, "b", "servers", "", nil)

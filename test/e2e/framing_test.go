@@ -767,6 +767,7 @@ func TestProtocolLifecycleInvalidInitializationOptions(t *testing.T) {
 // --- cancellation ------------------------------------------------------------
 
 func TestProtocolCancelRunningCall(t *testing.T) {
+	slow(t)
 	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	r := framingStart(t, framingWS(t, map[string]string{"a.txt": "alpha\n"}))
 	r.initialize(nil)
@@ -915,6 +916,7 @@ func TestProtocolTwoHundredCalls(t *testing.T) {
 }
 
 func TestProtocolProgressShape(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r := framingStart(t, framingWS(t, nil))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
@@ -1677,6 +1679,7 @@ func TestProtocolInputNormalization(t *testing.T) {
 }
 
 func TestProtocolCallBatchParallel(t *testing.T) {
+	slow(t)
 	// Not parallel: it times calls running side by side, which busy neighbours on 2 cores stretch.
 	r := framingStart(t, framingWS(t, nil))
 	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})

@@ -312,6 +312,7 @@ func TestGovernanceExtensionBudget(t *testing.T) {
 // TestGovernanceExtensionTimeout: the definition's timeout ends the command
 // and its whole process group.
 func TestGovernanceExtensionTimeout(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ws := newWorkspace(t, nil)
 	arg := govSleepArg(t)
@@ -545,6 +546,7 @@ func TestGovernanceUpstreamShapes(t *testing.T) {
 // TestGovernanceUpstreamPermissions: mcp__<server>__<tool> and mcp__<server>
 // rules deny and ask for upstream tools; the audit log records the calls.
 func TestGovernanceUpstreamPermissions(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	u := govNewUpstream(t, "servers", nil)
 	writeFile(t, filepath.Join(u.up, "f.txt"), "upstream file\n")
@@ -702,6 +704,7 @@ func govAlive(pid int) bool {
 // reaches the client as tools/progress with the call's callId, and
 // cancelling the call kills the upstream's command.
 func TestGovernanceUpstreamProgressAndCancel(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	u := govNewUpstream(t, "servers", nil)
 	c, ctx := govSession(t, u.ws, "", nil, bypassOptions())

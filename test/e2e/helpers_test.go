@@ -96,6 +96,17 @@ func resolvedWorkspace(t testing.TB, files map[string]string) string {
 }
 
 // testCtx is a context that ends after d or with the test.
+// slow skips, in the inner loop (go test -short), a test that takes more
+// than half a second on its own: it waits out a timeout, a grace period
+// or a backoff, measures an idle or a latency over seconds, or loads the
+// machine. Without -short (CI, scripts/test-all.sh) it runs.
+func slow(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("slow: over half a second on its own; runs without -short")
+	}
+}
+
 func testCtx(t testing.TB, d time.Duration) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
@@ -904,4 +915,40 @@ func watcherReadyMode(msg map[string]any) string {
 	p, _ := msg["params"].(map[string]any)
 	mode, _ := p["watcher"].(string)
 	return mode
+}
+
+// callWithID runs tools/call with an explicit callId (empty: none sent) and
+// returns the result and the time the reply arrived.
+func callWithID(t *testing.T, c *harness.Client, ctx context.Context, name, callID string, args any) (harness.Result, time.Time) {
+	t.Helper()
+	p := map[string]any{"name": name, "arguments": args}
+	if callID != "" {
+		p["callId"] = callID
+	}
+	var r harness.Result
+	if err := c.Call(ctx, "tools/call", p, &r); err != nil {
+		t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return r, time.Now()
+}
+
+// detailsNote is the tools/details notification of one call.
+type detailsNote struct {
+	CallID  string         `json:"callId"`
+	Tool    string         `json:"tool"`
+	Details map[string]any `json:"details"`
+}
+
+func waitDetails(c *harness.Client, callID string) (detailsNote, time.Time, bool) {
+	n, ok := c.WaitNote(2*time.Second, func(n harness.Note) bool {
+		if n.Method != "tools/details" {
+			return false
+		}
+		var d detailsNote
+		json.Unmarshal(n.Params, &d)
+		return d.CallID == callID
+	})
+	var d detailsNote
+	json.Unmarshal(n.Params, &d)
+	return d, n.At, ok
 }

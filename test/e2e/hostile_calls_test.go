@@ -387,6 +387,7 @@ func TestHostilePathRules(t *testing.T) {
 // be lifted by a project file; Claude Code asks before any write to its own
 // settings).
 func TestHostileSelfEscalation(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	t.Run("SettingsAllowBash", func(t *testing.T) {
 		ws := resolvedWorkspace(t, nil)

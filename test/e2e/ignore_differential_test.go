@@ -551,6 +551,7 @@ func ignoreDiffLayout(t *testing.T, seed uint64) *ignoreDiffWS {
 // TestIgnoreDifferentialSeeded compares find, grep (both backends) and
 // ls with git on random repositories built from fixed seeds.
 func TestIgnoreDifferentialSeeded(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	for seed := uint64(1); seed <= ignoreDiffSeeds; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
@@ -564,6 +565,7 @@ func TestIgnoreDifferentialSeeded(t *testing.T) {
 // TestIgnoreDifferentialCases: hand-written corner cases of gitignore,
 // each compared with git.
 func TestIgnoreDifferentialCases(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	cases := []struct {
 		name  string

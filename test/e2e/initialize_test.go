@@ -837,6 +837,7 @@ func TestInitializeDetailsBeforeReplyAndCallIDs(t *testing.T) {
 // Serial: the gaps are measured where the notes arrive, and neighbours
 // on a 2-core machine bunch them up.
 func TestInitializeProgress(t *testing.T) {
+	slow(t)
 	r, _ := initializeSession(t, nil, nil)
 	script := func(tag string) string {
 		return "for i in $(seq 1 30); do echo " + tag + "$i; sleep 0.03; done"
@@ -954,6 +955,7 @@ func TestInitializeMalformedNotificationsKeepTheSession(t *testing.T) {
 }
 
 func TestInitializeCancel(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r, ws := initializeSession(t, nil, nil)
 	cancel := func(t *testing.T, id any, params map[string]any) {
@@ -1518,5 +1520,18 @@ func TestInitializeListChanged(t *testing.T) {
 	}
 	if !names()["frobnicate_widgets"] {
 		t.Errorf("the activated tool is not in tools/list")
+	}
+}
+
+// The initialize result's instructions cover the points docs/tools.md lists.
+func TestInstructions(t *testing.T) {
+	t.Parallel()
+	c := harness.Start(t, harness.Options{Root: t.TempDir()})
+	res := c.Initialize(t.Context(), bypass())
+	ins := strings.ToLower(fmt.Sprint(res["instructions"]))
+	for _, w := range []string{"read a file before editing", "search", "guess", "cat", "grep", "find", "oldtext", "unique"} {
+		if !strings.Contains(ins, w) {
+			t.Errorf("instructions lack %q:\n%s", w, res["instructions"])
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 )
 
 func TestBackgroundJobsOverMCP(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ctx := testCtx(t, 30*time.Second)
 	ws := resolvedWorkspace(t, nil)

@@ -18,6 +18,7 @@ import (
 )
 
 func TestABackgroundServerIsReadKilledAndItsPortFreed(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"index.txt": "served by the job\n"})
 	c := harness.Start(t, harness.Options{Root: ws})
@@ -97,6 +98,7 @@ func TestABackgroundServerIsReadKilledAndItsPortFreed(t *testing.T) {
 // The editor's job list: jobs/list, jobs/output (which leaves the model's
 // unread lines unread) and jobs/kill.
 func TestTheEditorListsReadsAndKillsJobs(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
 	c := harness.Start(t, harness.Options{Root: ws})

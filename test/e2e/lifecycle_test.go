@@ -656,6 +656,7 @@ func TestLifecycleCallIDAndDetails(t *testing.T) {
 }
 
 func TestLifecycleCallBatch(t *testing.T) {
+	slow(t)
 	// Not parallel: it times calls running side by side, which busy neighbours on 2 cores stretch.
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
 	c, ctx := lifecycleStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})

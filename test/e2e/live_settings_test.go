@@ -349,6 +349,7 @@ func TestLiveSettingsLimitsApplyLiveAndToNextSession(t *testing.T) {
 // Extension tools added, changed, removed while running
 
 func TestLiveExtensionToolsLifecycle(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"keep.txt": "keep\n"})
 	tools := filepath.Join(ws, ".agentls", "tools")

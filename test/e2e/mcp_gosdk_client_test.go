@@ -303,6 +303,7 @@ func goClientCheckMeta(t *testing.T, tool string, res *mcp.CallToolResult) map[s
 }
 
 func TestMCPGoClientBashProgress(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	for _, version := range []string{"", goClientLegacy} {
 		t.Run("version="+version, func(t *testing.T) {
@@ -969,6 +970,7 @@ func TestMCPGoClientUnknownAndDeferredByName(t *testing.T) {
 }
 
 func TestMCPGoClientProgressGoverned(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	ws := resolvedWorkspace(t, nil)

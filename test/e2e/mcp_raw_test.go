@@ -410,6 +410,7 @@ func TestMCPRawRequestIDs(t *testing.T) {
 // Framing: CRLF, empty lines, a message split over several writes, a batch,
 // a line of several MB, and one past the documented 16 MiB cap.
 func TestMCPRawFraming(t *testing.T) {
+	slow(t)
 	ws := newWorkspace(t, nil)
 	c := mcpRawStartBypass(t, ws)
 	c.initialize("2025-06-18", nil)
@@ -946,6 +947,7 @@ func TestMCPRawEOF(t *testing.T) {
 // progress increases with each notification, and they stop at completion;
 // no token, no notifications.
 func TestMCPRawProgress(t *testing.T) {
+	slow(t)
 	ws := newWorkspace(t, nil)
 	c := mcpRawStart(t, ws)
 	c.initialize("2025-06-18", nil)
@@ -1036,6 +1038,7 @@ func mcpRawFileURI(p string) string { return "file://" + filepath.ToSlash(p) }
 // asked after initialization and again after roots/list_changed; a client
 // without the capability is never asked.
 func TestMCPRawRoots(t *testing.T) {
+	slow(t)
 	dirA := newWorkspace(t, map[string]string{"ina.txt": "in A\n"})
 	dirB := newWorkspace(t, map[string]string{"inb.txt": "in B\n"})
 	t.Run("roots replace --root", func(t *testing.T) {
@@ -1142,6 +1145,7 @@ func TestMCPRawRoots(t *testing.T) {
 // with allowOnce runs the call, decline/cancel/rejectOnce refuse it; without
 // the capability the result says approval is needed.
 func TestMCPRawElicitation(t *testing.T) {
+	slow(t)
 	files := map[string]string{".env": "PLAIN_SETTING=visible-value\n"}
 	cases := []struct {
 		name    string

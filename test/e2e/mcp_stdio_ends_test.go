@@ -768,6 +768,7 @@ func (m mcpioMode) exercise(t *testing.T) {
 
 // Every message is answered correctly, over pipes and over socket pairs.
 func TestMCPStdioAnswersEveryMessage(t *testing.T) {
+	slow(t)
 	for _, m := range []mcpioMode{mcpioPipe, mcpioSocket} {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
@@ -779,6 +780,7 @@ func TestMCPStdioAnswersEveryMessage(t *testing.T) {
 // An idle server uses no CPU: after a burst of calls, with half a line
 // pending, after a notification and after a malformed line.
 func TestMCPStdioIdleUsesNoCPU(t *testing.T) {
+	slow(t)
 	root := mcpioWorkspace(t)
 	p := mcpioPipe.start(t, root)
 	p.lockstep(300)
@@ -929,6 +931,7 @@ func TestMCPStdioSIGTERM(t *testing.T) {
 // notifications/cancelled kills the command, sends no response for it, and
 // the session goes on.
 func TestMCPStdioCancel(t *testing.T) {
+	slow(t)
 	for _, m := range []mcpioMode{mcpioPipe, mcpioSocket} {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
@@ -958,6 +961,7 @@ func TestMCPStdioCancel(t *testing.T) {
 // Stdio as Unix socket pairs (what Node.js hosts give a child) works the
 // same in both modes.
 func TestMCPStdioSocketPair(t *testing.T) {
+	slow(t)
 	for _, m := range []mcpioMode{mcpioSocket} {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
@@ -1033,6 +1037,7 @@ func TestMCPStdioFileStdin(t *testing.T) {
 
 // A line over 16 MiB gets an error reply and the session goes on.
 func TestMCPStdioOversizeLine(t *testing.T) {
+	slow(t)
 	for _, m := range []mcpioMode{mcpioPipe, mcpioSocket} {
 		t.Run(m.name, func(t *testing.T) {
 			p := m.start(t, mcpioWorkspace(t))
@@ -1055,6 +1060,7 @@ func TestMCPStdioOversizeLine(t *testing.T) {
 // A client that stops reading stdout: the server's answers back up, it does
 // not burn CPU meanwhile, and every answer comes once the client reads.
 func TestMCPStdioBlockedStdout(t *testing.T) {
+	slow(t)
 	for _, m := range []mcpioMode{mcpioPipe, mcpioSocket} {
 		t.Run(m.name, func(t *testing.T) {
 			root := mcpioWorkspace(t)
@@ -1105,6 +1111,7 @@ func TestMCPStdioBlockedStdout(t *testing.T) {
 // SIGTERM, and the end of input, while the server's stdout is full (the
 // client stopped reading): the process still exits.
 func TestMCPStdioEndWithStdoutFull(t *testing.T) {
+	slow(t)
 	for _, m := range []mcpioMode{mcpioPipe} {
 		for _, how := range []string{"sigterm", "eof"} {
 			t.Run(m.name+"-"+how, func(t *testing.T) {
@@ -1135,6 +1142,7 @@ func TestMCPStdioEndWithStdoutFull(t *testing.T) {
 // A call cancelled in the same write that carries it: no response is sent
 // and its command does not outlive the cancel.
 func TestMCPStdioCancelSameWrite(t *testing.T) {
+	slow(t)
 	for _, m := range []mcpioMode{mcpioPipe, mcpioSocket} {
 		t.Run(m.name, func(t *testing.T) {
 			root := mcpioWorkspace(t)

@@ -823,6 +823,7 @@ func TestLeakTempFiles(t *testing.T) {
 
 // TestLeakAuditLogRotation: newest 20 files / 50 MB kept.
 func TestLeakAuditLogRotation(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	const maxFiles, maxBytes = 20, 50 << 20
 	dir := t.TempDir()
@@ -929,6 +930,7 @@ func TestLeakOverlayDidClose(t *testing.T) {
 // TestLeakTempFilesAfterCrash: a temp file left by a killed agentls
 // is removed at the next start (ARCHITECTURE.md).
 func TestLeakTempFilesAfterCrash(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ws := leakWS(t, map[string]string{"a.txt": "a\n"})
 	big := strings.Repeat("0123456789abcdef\n", 1<<20) // 17 MiB

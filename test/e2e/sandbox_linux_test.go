@@ -265,6 +265,7 @@ func fileExists(p string) bool { _, err := os.Lstat(p); return err == nil }
 // A background job is confined exactly as a foreground command: the
 // sandbox's auto-allow must not start an unconfined job.
 func TestSandboxConfinesBackgroundJobs(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	outside := t.TempDir()
 	c, s, ws, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, nil)

@@ -483,6 +483,7 @@ func TestSecretsWrite(t *testing.T) {
 // part, and a read of the spill file are masked; so is a secret-looking
 // variable of the server's own environment.
 func TestSecretsBash(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ctx := channelsCtx(t)
 	toks := channelsTokens()

@@ -396,6 +396,7 @@ func TestSecretsMaskedBashSpill(t *testing.T) {
 }
 
 func TestSecretsMaskedBashProgress(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	s := maskingNewSecrets()
 	half := len(s.GH) / 2

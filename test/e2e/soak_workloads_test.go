@@ -1074,6 +1074,7 @@ func TestSoakEOFCleanup(t *testing.T) {
 // spill file and a background child, each ending in shutdown+exit with
 // code 0, the spill file deleted and the child killed.
 func TestSoakShutdownRepeated(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	marker := soakMarker(t)
 	for i := 0; i < 6; i++ {

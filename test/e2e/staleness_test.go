@@ -349,6 +349,7 @@ func TestStaleRewriteSoon(t *testing.T) {
 }
 
 func TestStaleRewriteAfterSleep(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	staleRewriteCase(t, staleSlept)
 }

@@ -124,6 +124,7 @@ func TestGrepNeverReadsThroughADirectorySwappedForASymlink(t *testing.T) {
 }
 
 func TestBashCwdNeverRunsInADirectorySwappedForASymlink(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ws, swaps := swapWorkspace(t)
 	c, ctx := startIn(t, ws, bypass())

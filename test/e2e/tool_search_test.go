@@ -366,3 +366,38 @@ func TestToolSearchDeferThreshold(t *testing.T) {
 		})
 	}
 }
+
+// tool_search finds tools by a parameter name, returns the full schema,
+// activates the match and sends tools/listChanged.
+func TestToolSearchByParameterName(t *testing.T) {
+	t.Parallel()
+	def := map[string]any{
+		"name": "obscure_task", "description": "Do a thing.",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{
+			"quuxfrobnicator": map[string]any{"type": "integer", "description": "how many", "minimum": 1}}},
+		"command": "echo n={{quuxfrobnicator}}",
+	}
+	b, _ := json.Marshal(def)
+	files := map[string]string{".agentls/tools/obscure.json": string(b),
+		".agentls/tools/other.json": extensionToolDef("other_task", "echo other {{a}}", nil)}
+	c, _, ctx := start(t, files)
+	r := c.CallTool(ctx, "tool_search", map[string]any{"query": "quuxfrobnicator"})
+	if r.IsError || !strings.Contains(r.Text(), "obscure_task") {
+		t.Fatalf("search: %s", r.Text())
+	}
+	if !strings.Contains(r.Text(), `"minimum"`) || !strings.Contains(r.Text(), "how many") {
+		t.Errorf("search result lacks the full schema:\n%s", r.Text())
+	}
+	if i := strings.Index(r.Text(), "other_task"); i >= 0 && i < strings.Index(r.Text(), "obscure_task") {
+		t.Errorf("other_task ranked first")
+	}
+	if _, ok := c.WaitNote(2*time.Second, func(n harness.Note) bool { return n.Method == "tools/listChanged" }); !ok {
+		t.Fatal("no tools/listChanged")
+	}
+	if _, ok := listedTools(t, c, ctx, nil)["obscure_task"]; !ok {
+		t.Fatal("not activated")
+	}
+	if r := c.CallTool(ctx, "obscure_task", map[string]any{"quuxfrobnicator": 3}); r.IsError || !strings.Contains(r.Text(), "n=3") {
+		t.Fatalf("call: %s", r.Text())
+	}
+}

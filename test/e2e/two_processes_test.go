@@ -627,6 +627,7 @@ func TestTwoProcessesAuditLogParallel(t *testing.T) {
 // at a session start must not delete the audit file of a session that is
 // still running (its later calls would go to a deleted file and be lost).
 func TestTwoProcessesAuditRotationKeepsLiveFile(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ctx := twoProcCtx(t, 15*time.Second)
 	ws := twoProcWS(t, map[string]string{"a.txt": "a\n"})
@@ -904,6 +905,7 @@ func TestTwoProcessesSettingsDeny(t *testing.T) {
 // agentls mcp's stdin EOF) while the other runs a bash call: the
 // survivor's call completes normally and it keeps serving.
 func TestTwoProcessesPeerExit(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	for _, editorExits := range []bool{true, false} {
 		name := "mcp survives editor exit"

@@ -347,6 +347,7 @@ func TestUpstreamStartFailures(t *testing.T) {
 // Restarts of a server that exits at once follow the documented backoff
 // (100 ms, then 1 s, 2 s, 4 s …): no tight loop.
 func TestUpstreamBackoff(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	srv := upstreamLifeNewSrv(t, "exit")
 	ws := newWorkspace(t, nil)
@@ -456,6 +457,7 @@ func TestUpstreamListError(t *testing.T) {
 // A reply with a wrong id is not taken as the call's answer; the call can
 // be cancelled (-32800) and agentls goes on.
 func TestUpstreamWrongID(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	srv := upstreamLifeNewSrv(t, "wrongid")
 	ws := newWorkspace(t, nil)
@@ -817,6 +819,7 @@ func upstreamLifeProcs(marker string) int { return len(processesWithArg(marker))
 // leaves no upstream process alive: python, node's server-filesystem and
 // agentls mcp as upstreams.
 func TestUpstreamNoOrphans(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	fsIndex, _ := filepath.Abs(filepath.Join("..", "mcp", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js"))
 	for _, how := range []string{"eof", "shutdown", "eof-mid-call"} {

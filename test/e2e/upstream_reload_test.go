@@ -103,6 +103,7 @@ func upstreamProcs(dir string) int {
 // of their tools right after initialize waits for their first listing
 // instead of missing them.
 func TestSearchRightAfterStartSeesASlowUpstream(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	inner := t.TempDir()
 	writeFiles(t, inner, map[string]string{"inner.txt": "from the slow upstream\n"})

@@ -80,3 +80,22 @@ func TestExternalChangeIsAnnounced(t *testing.T) {
 		t.Fatalf("stale edit accepted: %s", r.Text())
 	}
 }
+
+// workspace/externalChange for a read file deleted outside agentls.
+func TestExternalDeletionIsAnnounced(t *testing.T) {
+	t.Parallel()
+	c, ws, ctx := start(t, map[string]string{"gone.txt": "x\n"})
+	c.CallTool(ctx, "read", map[string]any{"path": "gone.txt"})
+	os.Remove(filepath.Join(ws, "gone.txt"))
+	n, ok := c.WaitNote(2*time.Second, func(n harness.Note) bool {
+		return n.Method == "workspace/externalChange" && strings.Contains(string(n.Params), "gone.txt")
+	})
+	if !ok {
+		t.Fatal("no workspace/externalChange for a deleted file")
+	}
+	var p map[string]any
+	json.Unmarshal(n.Params, &p)
+	if p["kind"] != "deleted" || p["readStale"] != true || !strings.HasPrefix(fmt.Sprint(p["uri"]), "file://") {
+		t.Errorf("notification = %s", n.Params)
+	}
+}

@@ -165,6 +165,7 @@ func watchTreeRun(t *testing.T, dir string, name string, args ...string) {
 // stale, unchanged read files stay editable, and notifications are only for
 // read files (none for the 490 unread ones, none under .git).
 func TestWatchGitCheckout(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
@@ -337,6 +338,7 @@ func TestWatchRenameDir(t *testing.T) {
 // notifications for them, reads answer within 1 s during the churn, and
 // the guard still catches a changed ignored file the model read.
 func TestWatchIgnoredChurn(t *testing.T) {
+	slow(t)
 	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	ws := newWorkspace(t, map[string]string{
 		".gitignore":                "node_modules/\nbuild/\n",

@@ -355,6 +355,7 @@ const writesCancelSize = 3 << 20
 // 3 MB writes cancelled at varying moments: the file is always old or new,
 // -32800 means old, and no temp file is ever left.
 func TestWriteCancelLargeWrite(t *testing.T) {
+	slow(t)
 	ws := writesWS(t, nil)
 	p := filepath.Join(ws, "big.txt")
 	old := strings.Repeat("old line of the big file, sixty-four bytes long, padded......\n", writesCancelSize/64)
@@ -400,6 +401,7 @@ func TestWriteCancelLargeWrite(t *testing.T) {
 // A concurrent reader polling the file during a 5 MB write sees only the
 // whole old or the whole new content (also for a new file: absent or whole).
 func TestWriteConcurrentReaderNeverSeesHalf(t *testing.T) {
+	slow(t)
 	const size = 5 << 20
 	ws := writesWS(t, nil)
 	old := strings.Repeat("a", size-1) + "\n"
@@ -475,6 +477,7 @@ func TestWriteNoChangeSendsNoDetails(t *testing.T) {
 }
 
 func TestWriteTenMegabytes(t *testing.T) {
+	slow(t)
 	ws := writesWS(t, nil)
 	c, ctx := writesStart(t, ws, writesOpts{})
 	content := strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 10<<20/64)
