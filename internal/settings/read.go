@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,6 +61,11 @@ func Read(path string) (s Settings, problem string, ok bool) {
 			msg = fmt.Sprintf("line %d, column %d: %v", line, col, err)
 		}
 		return Settings{}, "invalid JSON: " + msg, false
+	}
+	if why := twiceNamed(data); why != "" {
+		// encoding/json keeps the last of two members of one name (any
+		// case): a second "deny" would drop the first one's rules.
+		return Settings{}, why, false
 	}
 	if why := misplacedRules(data); why != "" {
 		// Rules under another name would be dropped without a word, a
@@ -125,6 +131,69 @@ func ruleListLike(k string) bool {
 
 func notARuleList(k string) string {
 	return fmt.Sprintf("permissions.%s is not a rule list: use allow, ask or deny (rules under another name would be dropped)", k)
+}
+
+// twiceNamed names "permissions", or a rule list under it, given twice in
+// a settings file (valid JSON), in the same case or another.
+func twiceNamed(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	seen := map[string]bool{}
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		key, _ := t.(string)
+		if !strings.EqualFold(key, "permissions") {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return ""
+			}
+			continue
+		}
+		if seen["permissions"] {
+			return `"permissions" is given twice: only the last would be read, so the rules of the other would be dropped; merge them into one`
+		}
+		seen["permissions"] = true
+		var lists json.RawMessage
+		if dec.Decode(&lists) != nil {
+			return ""
+		}
+		if why := listTwice(lists); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// listTwice names a rule list given twice in the permissions object raw.
+func listTwice(raw json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		key, _ := t.(string)
+		if l := strings.ToLower(key); l == "allow" || l == "ask" || l == "deny" {
+			if seen[l] {
+				return fmt.Sprintf("permissions.%s is given twice: only the last would be read, so the rules of the other would be dropped; merge them into one list", l)
+			}
+			seen[l] = true
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 func lineCol(data []byte, off int64) (int, int) {

@@ -19,6 +19,10 @@ func TestReadSettingsFile(t *testing.T) {
 		{"a misspelt list", `{"permissions": {"denied": ["Bash(rm:*)"]}}`, "permissions.denied is not a rule list"},
 		{"a list at the top", `{"deny": ["Bash(rm:*)"]}`, `"deny" is not a settings key`},
 		{"a misspelt permissions", `{"permission": {"deny": []}}`, `"permission" is not a settings key`},
+		{"a rule list twice", `{"permissions": {"deny": ["Bash(rm:*)"], "deny": []}}`, "permissions.deny is given twice"},
+		{"a rule list twice in two cases", `{"permissions": {"deny": ["Bash(rm:*)"], "Deny": []}}`, "permissions.deny is given twice"},
+		{"permissions twice", `{"permissions": {"deny": ["Bash(rm:*)"]}, "env": {}, "Permissions": {"allow": []}}`, `"permissions" is given twice`},
+		{"two lists of one name in different objects are fine", `{"permissions": {"deny": ["Bash(rm:*)"]}, "hooks": {"deny": 1, "x": {"deny": 2}}}`, ""},
 		{"invalid JSON", "{\n  \"mode\": \"default\",\n  oops\n}", "invalid JSON: line 3, column 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

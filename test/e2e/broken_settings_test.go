@@ -59,7 +59,9 @@ func TestBrokenSettingsNeverWeakenProtection(t *testing.T) {
 }
 
 // Rules a settings file holds under a name agentls does not read as rules
-// (a top-level "permission" or "deny", "permissions.denied") and a
+// (a top-level "permission" or "deny", "permissions.denied"), a rule list
+// or "permissions" given twice (JSON keeps the last: the first one's deny
+// rules would go), and a
 // settings file that is a symbolic link to nothing count as a broken file:
 // only read-only calls run, and the refusal names the file and the key.
 // Before, the rules were dropped without a word and `rm` ran although the
@@ -70,6 +72,8 @@ func TestSettingsRulesUnderAnotherNameOrDanglingLinkFailClosed(t *testing.T) {
 		{name: "top-level permission", settings: `{"permission": {"deny": ["Bash(rm:*)"]}}`, want: `"permission" is not a settings key`},
 		{name: "top-level deny", settings: `{"deny": ["Bash(rm:*)"]}`, want: `"deny" is not a settings key`},
 		{name: "misspelt list", settings: `{"permissions": {"denied": ["Bash(rm:*)"]}}`, want: "permissions.denied is not a rule list"},
+		{name: "a list given twice", settings: `{"permissions": {"deny": ["Bash(rm:*)"], "Deny": []}}`, want: "permissions.deny is given twice"},
+		{name: "permissions given twice", settings: `{"permissions": {"deny": ["Bash(rm:*)"]}, "permissions": {}}`, want: `"permissions" is given twice`},
 		{name: "dangling symlink", link: "../shared/agentls-settings.json", want: "symbolic link to ../shared/agentls-settings.json, which does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
