@@ -52,6 +52,9 @@ func ParseInitOptions(raw json.RawMessage, check Checks) (InitOptions, []string,
 	if err := json.Unmarshal(t, &m); err != nil {
 		return o, nil, fmt.Errorf("must be a JSON object: %v", err)
 	}
+	if why := twiceNamed(t); why != "" {
+		return o, nil, fmt.Errorf("%s", why)
+	}
 	var warnings []string
 	keys := make([]string, 0, len(m))
 	for k := range m {

@@ -86,6 +86,7 @@ func TestInitOptionsRules(t *testing.T) {
 		{"a misspelt list fails closed", `{"permissions": {"Deny": ["Bash(rm:*)"]}}`, `permissions.Deny is not a rule list`},
 		{"a misspelt permissions fails closed", `{"Permissions": {"deny": ["Bash(rm:*)"]}}`, `unknown option "Permissions"`},
 		{"a rule list one level too high fails closed", `{"deny": ["Bash(rm:*)"]}`, `unknown option "deny"`},
+		{"a rule list given twice fails closed", `{"permissions": {"deny": ["Bash(rm:*)"], "deny": []}}`, `permissions.deny is given twice`},
 		{"another unknown option is only a warning", `{"frobnicate": true}`, ""},
 	}
 	for _, tc := range tests {
