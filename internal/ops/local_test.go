@@ -1,6 +1,7 @@
 package ops_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -247,6 +248,34 @@ func TestLocalRenameRemove(t *testing.T) {
 	}
 }
 
+// CleanTemp stops when its context ends (the session closed): a short
+// session does not wait for a walk of the whole tree.
+func TestLocalCleanTempStopsWhenCancelled(t *testing.T) {
+	w := newWorkspace(t)
+	for i := range 500 {
+		if err := os.WriteFile(filepath.Join(w.root, fmt.Sprintf("f%03d.txt", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := filepath.Join(w.root, "zz", ops.TempPrefix+"a.go-123") // walked last
+	os.MkdirAll(filepath.Dir(last), 0o755)
+	if err := os.WriteFile(last, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := newLocal(t, ops.FolderSpec{Path: w.root})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := l.CleanTemp(ctx, l.Folders()[0]); got != 0 {
+		t.Errorf("a cancelled CleanTemp removed %d files", got)
+	}
+	if _, err := os.Lstat(last); err != nil {
+		t.Errorf("a cancelled CleanTemp walked to the end: %v", err)
+	}
+	if got := l.CleanTemp(context.Background(), l.Folders()[0]); got != 1 {
+		t.Errorf("CleanTemp = %d, want the 1 leftover", got)
+	}
+}
+
 func TestLocalCleanTemp(t *testing.T) {
 	w := newWorkspace(t)
 	l := newLocal(t, ops.FolderSpec{Path: w.root})
@@ -292,7 +321,7 @@ func TestLocalCleanTemp(t *testing.T) {
 			want++
 		}
 	}
-	if got := l.CleanTemp(l.Folders()[0]); got != want {
+	if got := l.CleanTemp(context.Background(), l.Folders()[0]); got != want {
 		t.Errorf("CleanTemp = %d, want %d", got, want)
 	}
 	for name, rm := range plant {

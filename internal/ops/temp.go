@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -71,8 +72,10 @@ const TempMaxAge = time.Hour
 // many. A temp file whose process still runs is kept unless older than
 // TempMaxAge: CleanTemp runs when a session opens, and another agentls (an
 // editor's, an agentls call) may be writing in the same folder then; this
-// process's own are always kept.
-func (l *Local) CleanTemp(f *Folder) int {
+// process's own are always kept. It stops early, having cleaned what it
+// reached, when ctx ends: the session closes, and a short session
+// (agentls call) must not wait for a walk of a big tree.
+func (l *Local) CleanTemp(ctx context.Context, f *Folder) int {
 	r, _, err := l.root(Path{Folder: f, Rel: "."})
 	if err != nil {
 		return 0
@@ -82,10 +85,13 @@ func (l *Local) CleanTemp(f *Folder) int {
 		if err != nil {
 			return nil
 		}
-		// A walk of short system calls is never preempted, and with one P
-		// (agentls mcp) a background clean-up would hold every call up
-		// until it ends: let others run now and then.
+		// A walk of short system calls is seldom preempted: on one CPU a
+		// background clean-up would hold every call up until it ends, so
+		// it lets others run now and then, and looks whether to stop.
 		if seen++; seen%cleanYieldEvery == 0 {
+			if ctx.Err() != nil {
+				return fs.SkipAll
+			}
 			runtime.Gosched()
 		}
 		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {

@@ -142,11 +142,13 @@ type Session struct {
 	watchMu   sync.Mutex // guards watchers and stopWatch
 	watchers  []*watch.Watcher
 	stopWatch context.CancelFunc
-	// housekeeping runs CleanInBackground's clean-up; Close waits for it.
+	// housekeeping runs the clean-up of crashed writes' temp files; Close
+	// stops it (stopHousekeeping) and waits for it.
 	housekeeping      sync.WaitGroup
+	stopHousekeeping  context.CancelFunc
 	onExternalChange  func(uri, kind string, readStale bool)
 	onWatcherDegraded func()
-	noWatch bool // Options.NoWatch
+	noWatch           bool // Options.NoWatch
 	// hostCap is Options.HostCap, for limits read again.
 	hostCap        tools.HostCap
 	onWatcherReady func(mode string)
@@ -190,9 +192,10 @@ func New(opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	housekeeping, stopHousekeeping := context.WithCancel(context.Background())
 	cleanTemp := func() {
 		for _, f := range fsys.Folders() {
-			if n := fsys.CleanTemp(f); n > 0 {
+			if n := fsys.CleanTemp(housekeeping, f); n > 0 {
 				log.Info("removed temp files left by an interrupted write", "folder", f.Root, "count", n)
 			}
 		}
@@ -337,6 +340,7 @@ func New(opts Options) (*Session, error) {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stopUserWatch, s.userWatchDone = cancel, settings.WatchUser(ctx, userDir, log, func() { s.reloader.schedule(s.Reload) })
 	}
+	s.stopHousekeeping = stopHousekeeping
 	s.housekeeping.Go(cleanTemp)
 	return s, nil
 }
@@ -563,6 +567,7 @@ func (s *Session) Close() error {
 	// Jobs first: their groups are stopped in parallel, each with its own
 	// SIGTERM, grace and SIGKILL, before the reaper's sweep.
 	s.Jobs.Close()
+	s.stopHousekeeping()
 	s.housekeeping.Wait()
 	s.foldersMu.Lock()
 	s.closed = true
