@@ -464,3 +464,57 @@ func TestBashLabels(t *testing.T) {
 		t.Fatalf("a rejected command ran: %v", err)
 	}
 }
+
+func TestBashMillisecondTimeout(t *testing.T) {
+	slow(t)
+	t.Parallel()
+	ctx := testCtx(t, 40*time.Second)
+	ws := t.TempDir()
+	c := harness.Start(t, harness.Options{Root: ws})
+	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
+	norm := func(r harness.Result) string { b, _ := json.Marshal(r.Details["normalized"]); return string(b) }
+
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"timeout 120000", map[string]any{"command": "echo ok", "timeout": 120000}},
+		{"timeout 600000", map[string]any{"command": "echo ok", "timeout": 600000}},
+		{"timeout_ms", map[string]any{"command": "echo ok", "timeout_ms": 30000}},
+		{"string ms", map[string]any{"command": "echo ok", "timeout": "120000"}},
+	} {
+		r := c.CallTool(ctx, "bash", tc.args)
+		if r.IsError || !strings.Contains(r.Text(), "ok") {
+			t.Errorf("%s: %s", tc.name, r.Text())
+		}
+		if !strings.Contains(norm(r), "timeout") {
+			t.Errorf("%s: details.normalized does not report the repair: %s", tc.name, norm(r))
+		}
+	}
+
+	// 2000 is read as 2 s: a 10 s sleep is cut after about 2 s.
+	start := time.Now()
+	r := c.CallTool(ctx, "bash", map[string]any{"command": "sleep 10", "timeout": 2000})
+	el := time.Since(start)
+	if !r.IsError || el < 1800*time.Millisecond || el > 6*time.Second {
+		t.Errorf("timeout 2000: %v, %s", el, r.Text())
+	}
+	wantContains(t, "timeout 2000", strings.ToLower(r.Text()), "timed out")
+
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"601", map[string]any{"command": "echo ok", "timeout": 601}},
+		{"1500 (not whole seconds)", map[string]any{"command": "echo ok", "timeout": 1500}},
+		{"601000 ms", map[string]any{"command": "echo ok", "timeout": 601000}},
+	} {
+		r := c.CallTool(ctx, "bash", tc.args)
+		if !r.IsError {
+			t.Errorf("%s: accepted: %s", tc.name, r.Text())
+			continue
+		}
+		wantContains(t, tc.name, r.Text(), "600")
+		t.Logf("%s -> %s", tc.name, r.Text())
+	}
+}

@@ -9,6 +9,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -1669,4 +1670,87 @@ func TestCancelBatch(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Fatal("cancelled batch did not reply")
 	}
+}
+
+type batchResults struct {
+	Results []harness.Result `json:"results"`
+}
+
+func callBatch(t *testing.T, ctx context.Context, c *harness.Client, calls ...map[string]any) []harness.Result {
+	t.Helper()
+	var out batchResults
+	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &out); err != nil {
+		t.Fatalf("tools/callBatch: %v", err)
+	}
+	if len(out.Results) != len(calls) {
+		t.Fatalf("%d results for %d calls", len(out.Results), len(calls))
+	}
+	return out.Results
+}
+
+func batchItem(name string, args map[string]any) map[string]any {
+	return map[string]any{"name": name, "arguments": args}
+}
+
+func TestCallBatch(t *testing.T) {
+	slow(t)
+	// Not parallel: it times calls running side by side, which busy neighbours on 2 cores stretch.
+	ctx := testCtx(t, 40*time.Second)
+	t.Run("read, edit, read of one file", func(t *testing.T) {
+		ws := t.TempDir()
+		c := harness.Start(t, harness.Options{Root: ws})
+		c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
+		for i := 0; i < 8; i++ {
+			name := fmt.Sprintf("f%d.txt", i)
+			writeFiles(t, ws, map[string]string{name: "alpha\n"})
+			rs := callBatch(t, ctx, c,
+				batchItem("read", map[string]any{"path": name}),
+				batchItem("edit", map[string]any{"path": name, "edits": []any{map[string]any{"oldText": "alpha", "newText": "beta"}}}),
+				batchItem("read", map[string]any{"path": name}))
+			if rs[0].IsError || !strings.Contains(rs[0].Text(), "alpha") {
+				t.Errorf("round %d first read: %s", i, rs[0].Text())
+			}
+			if rs[1].IsError {
+				t.Errorf("round %d edit did not see the read: %s", i, rs[1].Text())
+			}
+			if !strings.Contains(rs[2].Text(), "beta") {
+				t.Errorf("round %d second read did not see the edit: %s", i, rs[2].Text())
+			}
+		}
+	})
+	t.Run("a call that is not concurrency-safe waits for those before it", func(t *testing.T) {
+		ws := t.TempDir()
+		c := harness.Start(t, harness.Options{Root: ws})
+		c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
+		rs := callBatch(t, ctx, c,
+			batchItem("bash", map[string]any{"command": "sleep 0.7; cat flag"}),
+			batchItem("bash", map[string]any{"command": "echo written > flag"}))
+		if !rs[0].IsError {
+			t.Errorf("the first call saw the file the later non-safe call writes: %s", rs[0].Text())
+		}
+		if rs[1].IsError {
+			t.Errorf("second call: %s", rs[1].Text())
+		}
+	})
+	t.Run("at most GOMAXPROCS x 2 at once", func(t *testing.T) {
+		ws := t.TempDir()
+		c := harness.Start(t, harness.Options{Root: ws, Env: []string{"GOMAXPROCS=1"}})
+		c.Initialize(ctx, nil)
+		var calls []map[string]any
+		for i := 0; i < 3; i++ {
+			calls = append(calls, batchItem("bash", map[string]any{"command": "sleep 1"}))
+		}
+		start := time.Now()
+		rs := callBatch(t, ctx, c, calls...)
+		el := time.Since(start)
+		for i, r := range rs {
+			if r.IsError {
+				t.Fatalf("call %d: %s", i, r.Text())
+			}
+		}
+		// Two at once: two rounds (~2 s); three at once would be ~1 s, serial ~3 s.
+		if el < 1900*time.Millisecond || el > 2900*time.Millisecond {
+			t.Errorf("3 x sleep 1 with GOMAXPROCS=1 took %v, want about 2 s (2 at once)", el)
+		}
+	})
 }

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -86,4 +88,70 @@ func TestCLICallWaitsForUpstreamTools(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "up__read") || !strings.Contains(out, "from the upstream") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
+}
+
+func cliRun(t *testing.T, args []string, env ...string) (string, int) {
+	t.Helper()
+	cmd := harness.Command(t, args, env...)
+	var out strings.Builder
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	return out.String(), code
+}
+
+func TestCLISeveralCalls(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	writeFiles(t, ws, map[string]string{"a.go": "package a\n\nvar x = 1\n"})
+	out, code := cliRun(t, []string{"call",
+		"read", `{"path":"a.go"}`,
+		"edit", `{"path":"a.go","edits":[{"oldText":"x = 1","newText":"x = 2"}]}`,
+		"read", `{"path":"a.go"}`,
+		"--root", ws})
+	if code != 0 {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	wantContains(t, "read, edit, read", out, "Edited a.go", "var x = 2")
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.go")); !strings.Contains(string(b), "x = 2") {
+		t.Errorf("the edit did not land: %s", b)
+	}
+
+	// The first failing call ends the run.
+	out, code = cliRun(t, []string{"call",
+		"read", `{"path":"missing.go"}`,
+		"write", `{"path":"later.txt","content":"x"}`,
+		"--root", ws})
+	if code == 0 {
+		t.Errorf("a failing call exited 0:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "later.txt")); err == nil {
+		t.Errorf("the call after the failing one ran")
+	}
+	wantContains(t, "failing run", out, "missing.go")
+
+	// Deny rules and --mode readOnly still apply.
+	writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"permissions": {"deny": ["Write(/denied.txt)", "Edit(/denied.txt)"]}}`})
+	out, code = cliRun(t, []string{"call", "write", `{"path":"ok.txt","content":"x"}`, "write", `{"path":"denied.txt","content":"x"}`, "--root", ws})
+	if code == 0 {
+		t.Errorf("deny rule: exit 0:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "denied.txt")); err == nil {
+		t.Errorf("deny rule ignored by agentls call:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ok.txt")); err != nil {
+		t.Errorf("the allowed call before the denied one did not run:\n%s", out)
+	}
+	out, code = cliRun(t, []string{"call", "read", `{"path":"a.go"}`, "write", `{"path":"ro.txt","content":"x"}`, "--root", ws, "--mode", "readOnly"})
+	if code == 0 {
+		t.Errorf("readOnly: exit 0:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ro.txt")); err == nil {
+		t.Errorf("--mode readOnly let a write through")
+	}
+	wantContains(t, "readOnly run", out, "var x = 2", "readOnly")
 }

@@ -3,14 +3,17 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentls/agentls/test/harness"
+	"go.lsp.dev/jsonrpc2"
 )
 
 // languageServer is the test editor's side of tools/diagnostics: one error
@@ -153,4 +156,320 @@ func TestCancellingTheCallCancelsTheDiagnosticsRequest(t *testing.T) {
 	if !strings.Contains(r.Text(), "package b") {
 		t.Fatalf("read after the cancelled call = %q, want the edit written", r.Text())
 	}
+}
+
+type diagReq struct {
+	CallID string   `json:"callId"`
+	Tool   string   `json:"tool"`
+	URIs   []string `json:"uris"`
+	WaitMs *int     `json:"waitMs"`
+	at     time.Time
+}
+
+type diagClient struct {
+	*harness.Client
+	mu   sync.Mutex
+	reqs []diagReq
+}
+
+func (d *diagClient) requests() []diagReq {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]diagReq(nil), d.reqs...)
+}
+
+// diagStart starts a session whose client declares the diagnostics
+// capability (when declare) and answers tools/diagnostics with answer.
+func diagStart(t *testing.T, ctx context.Context, ws string, declare bool, answer func(ctx context.Context, r diagReq) (any, error)) *diagClient {
+	t.Helper()
+	c := harness.Start(t, harness.Options{Root: ws})
+	d := &diagClient{Client: c}
+	c.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		if method != "tools/diagnostics" {
+			return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "no %s", method)
+		}
+		var r diagReq
+		if err := json.Unmarshal(params, &r); err != nil {
+			t.Errorf("tools/diagnostics params %s: %v", params, err)
+		}
+		r.at = time.Now()
+		d.mu.Lock()
+		d.reqs = append(d.reqs, r)
+		d.mu.Unlock()
+		return answer(ctx, r)
+	}
+	caps := map[string]any{}
+	if declare {
+		caps = map[string]any{"experimental": map[string]any{"agentls": map[string]any{"diagnostics": true}}}
+	}
+	c.Initialize(ctx, map[string]any{"capabilities": caps, "initializationOptions": map[string]any{"mode": "acceptEdits"}})
+	return d
+}
+
+func diagItem(line, char, sev int, msg, source string, code any) map[string]any {
+	d := map[string]any{
+		"range": map[string]any{
+			"start": map[string]any{"line": line, "character": char},
+			"end":   map[string]any{"line": line, "character": char + 3},
+		},
+		"severity": sev,
+		"message":  msg,
+	}
+	if source != "" {
+		d["source"] = source
+	}
+	if code != nil {
+		d["code"] = code
+	}
+	return d
+}
+
+func diagItems(uris []string, diags []map[string]any) map[string]any {
+	var items []map[string]any
+	for i, u := range uris {
+		ds := []map[string]any{}
+		if i == 0 {
+			ds = diags
+		}
+		items = append(items, map[string]any{"uri": u, "diagnostics": ds})
+	}
+	return map[string]any{"items": items}
+}
+
+func TestDiagnosticsNewProblems(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 30*time.Second)
+	ws := t.TempDir()
+	writeFiles(t, ws, map[string]string{"a.go": "package a\n\nfunc f() {}\n"})
+	baseline := []map[string]any{
+		diagItem(0, 0, 1, "old problem", "compiler", nil),
+		diagItem(1, 0, 2, "old warning", "vet", "W1"),
+	}
+	after := []map[string]any{
+		diagItem(6, 0, 1, "old problem", "compiler", nil), // moved: not new
+		diagItem(1, 0, 2, "old warning", "vet", "W2"),     // other code: new
+		diagItem(2, 11, 1, "undefined: BROKEN", "compiler", nil),
+		diagItem(3, 0, 3, "just information", "gopls", nil), // not an error or warning
+		diagItem(4, 1, 4, "just a hint", "gopls", nil),
+		diagItem(5, 2, 2, "no source here", "", nil),
+	}
+	d := diagStart(t, ctx, ws, true, func(ctx context.Context, r diagReq) (any, error) {
+		if r.WaitMs != nil && *r.WaitMs == 0 {
+			return diagItems(r.URIs, baseline), nil
+		}
+		return diagItems(r.URIs, after), nil
+	})
+	d.CallTool(ctx, "read", map[string]any{"path": "a.go"})
+	res := d.CallTool(ctx, "edit", map[string]any{"path": "a.go", "edits": []any{map[string]any{"oldText": "func f() {}", "newText": "func f() { BROKEN }"}}})
+	if res.IsError {
+		t.Fatalf("edit: %s", res.Text())
+	}
+	text := res.Text()
+	wantContains(t, "edit text", text,
+		"The editor reports new problems in a.go:",
+		"  L3:12 error: undefined: BROKEN (compiler)",
+		"  L2:1 warning: old warning (vet)",
+		"  L6:3 warning: no source here")
+	wantLacks(t, "edit text", text, "old problem", "just information", "just a hint", "no source here (")
+	body, _ := os.ReadFile(filepath.Join(ws, "a.go"))
+	if !strings.Contains(string(body), "BROKEN") {
+		t.Errorf("the edit did not stand: %q", body)
+	}
+
+	reqs := d.requests()
+	uri := fileURI(filepath.Join(ws, "a.go"))
+	if len(reqs) != 2 {
+		t.Fatalf("tools/diagnostics requests = %d (%+v), want a baseline and one after the change", len(reqs), reqs)
+	}
+	for i, r := range reqs {
+		if r.CallID != res.CallID || r.Tool != "edit" || len(r.URIs) != 1 || r.WaitMs == nil {
+			t.Errorf("request %d = %+v, want callId %s, tool edit, one uri, waitMs", i, r, res.CallID)
+		}
+		if len(r.URIs) == 1 && r.URIs[0] != uri {
+			t.Errorf("request %d uri = %s, want %s", i, r.URIs[0], uri)
+		}
+	}
+	if reqs[0].WaitMs != nil && *reqs[0].WaitMs != 0 {
+		t.Errorf("baseline waitMs = %d, want 0", *reqs[0].WaitMs)
+	}
+	// docs/tools.md: "the editor waits up to 1.5 s for them to catch up".
+	if reqs[1].WaitMs != nil && *reqs[1].WaitMs != 1500 {
+		t.Errorf("after-change waitMs = %d, want 1500 (docs/tools.md: up to 1.5 s)", *reqs[1].WaitMs)
+	}
+
+	dd, _ := res.Details["diagnostics"].(map[string]any)
+	if dd == nil {
+		t.Fatalf("details.diagnostics missing: %v", res.Details)
+	}
+	if dd["uri"] != uri {
+		t.Errorf("details.diagnostics.uri = %v, want %s", dd["uri"], uri)
+	}
+	if n, _ := dd["new"].([]any); len(n) != 3 {
+		t.Errorf("details.diagnostics.new has %d entries, want 3: %v", len(n), dd["new"])
+	}
+	if dd["total"] != float64(len(after)) {
+		t.Errorf("details.diagnostics.total = %v, want %d (all reported after the change)", dd["total"], len(after))
+	}
+}
+
+func TestDiagnosticsCutAtTen(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 30*time.Second)
+	ws := t.TempDir()
+	var many []map[string]any
+	for i := 0; i < 13; i++ {
+		many = append(many, diagItem(i, 0, 1, fmt.Sprintf("problem %02d", i), "x", nil))
+	}
+	d := diagStart(t, ctx, ws, true, func(ctx context.Context, r diagReq) (any, error) {
+		if *r.WaitMs == 0 {
+			return diagItems(r.URIs, nil), nil
+		}
+		return diagItems(r.URIs, many), nil
+	})
+	res := d.CallTool(ctx, "write", map[string]any{"path": "n/new.go", "content": "package n\n"})
+	if res.IsError {
+		t.Fatalf("write: %s", res.Text())
+	}
+	text := res.Text()
+	wantContains(t, "write text", text, "The editor reports new problems in n/new.go:", "  L10:1 error: problem 09 (x)", "… and 3 more")
+	wantLacks(t, "write text", text, "problem 10", "problem 12")
+	if got := strings.Count(text, " error: problem "); got != 10 {
+		t.Errorf("%d problems listed, want 10", got)
+	}
+	for _, r := range d.requests() {
+		if r.Tool != "write" {
+			t.Errorf("request tool = %q, want write", r.Tool)
+		}
+	}
+}
+
+func TestDiagnosticsNotAsked(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 30*time.Second)
+	answer := func(ctx context.Context, r diagReq) (any, error) {
+		return diagItems(r.URIs, []map[string]any{diagItem(0, 0, 1, "boom", "x", nil)}), nil
+	}
+	t.Run("dry run and failed calls", func(t *testing.T) {
+		ws := t.TempDir()
+		writeFiles(t, ws, map[string]string{"a.txt": "one\ntwo\n"})
+		d := diagStart(t, ctx, ws, true, answer)
+		d.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
+		for name, args := range map[string]map[string]any{
+			"dry run":   {"path": "a.txt", "dryRun": true, "edits": []any{map[string]any{"oldText": "one", "newText": "uno"}}},
+			"not found": {"path": "a.txt", "edits": []any{map[string]any{"oldText": "three", "newText": "tres"}}},
+			"no change": {"path": "a.txt", "edits": []any{map[string]any{"oldText": "one", "newText": "one"}}},
+		} {
+			res := d.CallTool(ctx, "edit", args)
+			wantLacks(t, name, res.Text(), "new problems")
+		}
+		res := d.CallTool(ctx, "write", map[string]any{"path": "a.txt", "content": "one\ntwo\n"})
+		if !res.IsError {
+			t.Errorf("identical write succeeded: %s", res.Text())
+		}
+		if n := len(d.requests()); n != 0 {
+			t.Errorf("%d tools/diagnostics requests for dry runs and failed calls, want 0: %+v", n, d.requests())
+		}
+	})
+	t.Run("client without the capability", func(t *testing.T) {
+		ws := t.TempDir()
+		d := diagStart(t, ctx, ws, false, answer)
+		res := d.CallTool(ctx, "write", map[string]any{"path": "b.txt", "content": "x\n"})
+		if res.IsError || strings.Contains(res.Text(), "new problems") {
+			t.Errorf("write: %s", res.Text())
+		}
+		if n := len(d.requests()); n != 0 {
+			t.Errorf("%d tools/diagnostics requests to a client without the capability", n)
+		}
+	})
+}
+
+func TestDiagnosticsUnansweredAndErrors(t *testing.T) {
+	slow(t)
+	t.Parallel()
+	ctx := testCtx(t, 40*time.Second)
+	t.Run("error answer", func(t *testing.T) {
+		ws := t.TempDir()
+		d := diagStart(t, ctx, ws, true, func(ctx context.Context, r diagReq) (any, error) {
+			return nil, fmt.Errorf("language server crashed")
+		})
+		res := d.CallTool(ctx, "write", map[string]any{"path": "e.txt", "content": "x\n"})
+		if res.IsError {
+			t.Errorf("write failed because diagnostics failed: %s", res.Text())
+		}
+		wantLacks(t, "text", res.Text(), "new problems", "crashed")
+		if _, err := os.Stat(filepath.Join(ws, "e.txt")); err != nil {
+			t.Errorf("the write did not stand: %v", err)
+		}
+	})
+	t.Run("no answer is bounded by waitMs plus 1 s", func(t *testing.T) {
+		ws := t.TempDir()
+		cancelled := make(chan struct{}, 4)
+		d := diagStart(t, ctx, ws, true, func(ctx context.Context, r diagReq) (any, error) {
+			if *r.WaitMs == 0 {
+				return diagItems(r.URIs, nil), nil
+			}
+			select {
+			case <-ctx.Done():
+				cancelled <- struct{}{}
+			case <-time.After(15 * time.Second):
+			}
+			return diagItems(r.URIs, []map[string]any{diagItem(0, 0, 1, "late", "x", nil)}), nil
+		})
+		start := time.Now()
+		res := d.CallTool(ctx, "write", map[string]any{"path": "w.txt", "content": "x\n"})
+		el := time.Since(start)
+		if res.IsError {
+			t.Errorf("write: %s", res.Text())
+		}
+		wantLacks(t, "text", res.Text(), "late", "new problems")
+		reqs := d.requests()
+		if len(reqs) == 0 || reqs[len(reqs)-1].WaitMs == nil {
+			t.Fatalf("requests = %+v", reqs)
+		}
+		limit := time.Duration(*reqs[len(reqs)-1].WaitMs)*time.Millisecond + time.Second
+		if el > limit+1500*time.Millisecond {
+			t.Errorf("write took %v with an unanswered diagnostics request, want about waitMs+1s = %v", el, limit)
+		}
+		// The abandoned request is cancelled, not left open in the editor.
+		select {
+		case <-cancelled:
+		case <-time.After(3 * time.Second):
+			t.Errorf("the timed-out tools/diagnostics request was never cancelled ($/cancelRequest)")
+		}
+	})
+	t.Run("cancelling the call cancels the request", func(t *testing.T) {
+		ws := t.TempDir()
+		got := make(chan struct{}, 1)
+		cancelled := make(chan struct{}, 1)
+		d := diagStart(t, ctx, ws, true, func(ctx context.Context, r diagReq) (any, error) {
+			if *r.WaitMs == 0 {
+				return diagItems(r.URIs, nil), nil
+			}
+			got <- struct{}{}
+			select {
+			case <-ctx.Done():
+				cancelled <- struct{}{}
+			case <-time.After(10 * time.Second):
+			}
+			return nil, ctx.Err()
+		})
+		cctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			_, err := d.TryCallTool(cctx, "write", map[string]any{"path": "c.txt", "content": "x\n"})
+			done <- err
+		}()
+		select {
+		case <-got:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no after-change request")
+		}
+		cancel()
+		select {
+		case <-cancelled:
+		case <-time.After(2 * time.Second):
+			t.Errorf("cancelling the call did not cancel tools/diagnostics")
+		}
+		<-done
+	})
 }

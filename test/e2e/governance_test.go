@@ -784,3 +784,60 @@ func TestGovernanceExtensionNonDestructiveAllowedByWorkspace(t *testing.T) {
 		t.Errorf("asked although the workspace allows fixed_tool and it is not destructive: %+v", qs[0])
 	}
 }
+
+func TestSpillCapNotice(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 60*time.Second)
+	ws := t.TempDir()
+	c := harness.Start(t, harness.Options{Root: ws})
+	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
+	const total = 70 << 20 // 70 MiB of 100-byte lines
+	const capBytes = 64 << 20
+	line := strings.Repeat("a", 99)
+	r := c.CallTool(ctx, "bash", map[string]any{"command": fmt.Sprintf("yes %s | head -c %d", line, total)})
+	text := r.Text()
+	if r.IsError {
+		t.Fatalf("bash: %s", text)
+	}
+	m := regexp.MustCompile(`(/\S+)`).FindAllString(text, -1)
+	var spill string
+	for _, p := range m {
+		p = strings.Trim(p, "`\"',.:;()")
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			spill = p
+		}
+	}
+	if spill == "" {
+		t.Fatalf("no spill path in the notice:\n%s", text[:min(len(text), 2000)])
+	}
+	st, _ := os.Stat(spill)
+	if st.Size() > capBytes+200 {
+		t.Errorf("spill file holds %d bytes, over the 64 MiB cap (%d)", st.Size(), capBytes)
+	}
+	notice := text[:min(len(text), 1500)]
+	if i := strings.Index(text, "\n"); i >= 0 {
+		notice = text[:i]
+	}
+	wantContains(t, "spill notice", notice, "Only the start of the output is saved", spill)
+	// The bytes saved plus the bytes said to be lost make the whole output.
+	mm := regexp.MustCompile(`(\d+) bytes more were not saved`).FindStringSubmatch(notice)
+	if mm == nil {
+		t.Fatalf("notice does not say how many bytes were lost:\n%s", notice)
+	}
+	lost, _ := strconv.Atoi(mm[1])
+	body, err := os.ReadFile(spill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := len(body)
+	if i := bytes.LastIndex(body, []byte("\n[agentls:")); i >= 0 {
+		saved = i // the output was cut mid-line; the marker starts on a line of its own
+	}
+	if saved+lost != total {
+		t.Errorf("saved %d + lost %d = %d, want the %d bytes printed", saved, lost, saved+lost, total)
+	}
+	if mc := regexp.MustCompile(`cap of (\d+) bytes`).FindStringSubmatch(notice); mc != nil && mc[1] != strconv.Itoa(saved) {
+		t.Logf("note: the notice says it stopped at the cap of %s bytes; the file holds %d bytes of output", mc[1], saved)
+	}
+	t.Logf("notice:\n%s\nfile tail %q", notice, body[max(0, len(body)-120):])
+}

@@ -14,6 +14,7 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -1121,5 +1122,207 @@ func TestMCPGoClientRawCancelNoResponse(t *testing.T) {
 		if m.Obj["id"] == float64(6) {
 			return
 		}
+	}
+}
+
+type mcpRecorder struct {
+	mu      sync.Mutex
+	methods []string
+	changed int
+}
+
+func (r *mcpRecorder) count(method string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, m := range r.methods {
+		if m == method {
+			n++
+		}
+	}
+	return n
+}
+
+func mcpConnect(t *testing.T, ctx context.Context, root string, roots []string, version string) (*mcp.ClientSession, *mcp.Client, *mcpRecorder) {
+	t.Helper()
+	rec := &mcpRecorder{}
+	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		rec.mu.Lock()
+		rec.changed++
+		rec.mu.Unlock()
+	}}
+	if roots == nil {
+		opts.Capabilities = &mcp.ClientCapabilities{} // no roots capability
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "a3f", Version: "1.0.0"}, opts)
+	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			rec.mu.Lock()
+			rec.methods = append(rec.methods, method)
+			rec.mu.Unlock()
+			return next(ctx, method, req)
+		}
+	})
+	for _, r := range roots {
+		client.AddRoots(&mcp.Root{URI: fileURI(r)})
+	}
+	cmd := harness.Command(t, []string{"mcp", "--root", root})
+	cmd.Stderr = io.Discard
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: version}) // "" = the SDK's latest
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, client, rec
+}
+
+func mcpText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func mcpCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string) {
+	t.Helper()
+	r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("tools/call %s: protocol error %v", name, err)
+	}
+	return r, mcpText(r)
+}
+
+const folderBTool = `{"name": "b_hello", "description": "say hello from folder b", "inputSchema": {"type": "object", "properties": {}}, "command": "echo hello-from-b", "readOnly": true}`
+
+func TestMCPWorkspace(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 40*time.Second)
+	other, a, b := t.TempDir(), t.TempDir(), t.TempDir()
+	writeFiles(t, other, map[string]string{"only-in-other.txt": "x"})
+	writeFiles(t, a, map[string]string{"only-in-a.txt": "x"})
+	writeFiles(t, b, map[string]string{"only-in-b.txt": "x", ".agentls/tools/b_hello.json": folderBTool})
+
+	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
+		t.Run("roots win over --root and follow roots/list_changed, protocol "+version, func(t *testing.T) {
+			if version == "2026-07-28" {
+				// docs/protocol.md: 2026-07-28 deprecates roots (SEP-2577) and
+				// allows server requests only as multi-round-trip requests
+				// (SEP-2322), which agentls does not make; such a client
+				// keeps --root or the cwd.
+				t.Skip("MCP 2026-07-28 deprecates roots; agentls does not ask over multi-round-trip requests")
+			}
+			s, client, rec := mcpConnect(t, ctx, other, []string{a}, version)
+			_, text := mcpCall(t, ctx, s, "ls", map[string]any{})
+			wantContains(t, "ls with roots [a]", text, "only-in-a.txt")
+			wantLacks(t, "ls with roots [a]", text, "only-in-other.txt")
+			if rec.count("roots/list") == 0 {
+				t.Errorf("roots/list was never asked")
+			}
+			client.RemoveRoots(fileURI(a))
+			client.AddRoots(&mcp.Root{URI: fileURI(b)})
+			deadline := time.Now().Add(5 * time.Second)
+			var r *mcp.CallToolResult
+			for {
+				r, text = mcpCall(t, ctx, s, "b_hello", map[string]any{})
+				if strings.Contains(text, "hello-from-b") || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if r.IsError || !strings.Contains(text, "hello-from-b") {
+				t.Errorf("after the roots changed to b, b's extension tool: %s", text)
+			}
+			_, text = mcpCall(t, ctx, s, "ls", map[string]any{})
+			wantContains(t, "ls with roots [b]", text, "only-in-b.txt")
+		})
+	}
+	t.Run("without the roots capability", func(t *testing.T) {
+		s, _, rec := mcpConnect(t, ctx, other, nil, "")
+		_, text := mcpCall(t, ctx, s, "ls", map[string]any{})
+		wantContains(t, "ls without roots", text, "only-in-other.txt")
+		if n := rec.count("roots/list"); n != 0 {
+			t.Errorf("roots/list sent %d times to a client without the capability", n)
+		}
+	})
+}
+
+func TestMCPTools(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 40*time.Second)
+	ws := t.TempDir()
+	writeFiles(t, ws, map[string]string{
+		".agentls/tools/b_hello.json":   folderBTool,
+		".agentls/tools/c_weather.json": `{"name": "c_weather", "description": "report the weather forecast", "inputSchema": {"type": "object", "properties": {}}, "command": "echo sunny", "readOnly": true}`,
+	})
+	s, _, rec := mcpConnect(t, ctx, ws, nil, "")
+	lt, err := s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]*mcp.Tool{}
+	for _, tl := range lt.Tools {
+		names[tl.Name] = tl
+	}
+	if names["b_hello"] != nil || names["c_weather"] != nil {
+		t.Errorf("deferred extension tools listed before activation")
+	}
+	rd := names["read"]
+	if rd == nil || rd.Annotations == nil || !rd.Annotations.ReadOnlyHint {
+		t.Fatalf("read: annotations %+v", rd)
+	}
+	raw, _ := json.Marshal(rd)
+	for _, k := range []string{`"readOnlyHint":true`, `"idempotentHint"`, `"openWorldHint"`, `"source"`} {
+		if !strings.Contains(string(raw), k) {
+			t.Errorf("read tool lacks %s: %s", k, raw)
+		}
+	}
+	if bt := names["bash"]; bt == nil || bt.Annotations == nil || bt.Annotations.DestructiveHint == nil {
+		t.Errorf("bash lacks destructiveHint: %+v", bt)
+	}
+
+	// A name that is no tool: an isError result naming the tools and the closest one.
+	r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "raed", Arguments: map[string]any{"path": "x"}})
+	if err != nil {
+		t.Errorf("unknown tool is a protocol error: %v", err)
+	} else {
+		text := mcpText(r)
+		if !r.IsError {
+			t.Errorf("unknown tool not an error result: %s", text)
+		}
+		wantContains(t, "unknown tool", text, `"read"`, "grep", "write")
+	}
+
+	// tool_search activation announces list_changed (tools were listed before it).
+	_, text := mcpCall(t, ctx, s, "tool_search", map[string]any{"query": "weather forecast"})
+	wantContains(t, "tool_search", text, "c_weather")
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		rec.mu.Lock()
+		n := rec.changed
+		rec.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("no notifications/tools/list_changed after a tool_search activation")
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Calling a deferred tool by name activates it.
+	r, text = mcpCall(t, ctx, s, "b_hello", map[string]any{})
+	if r.IsError || !strings.Contains(text, "hello-from-b") {
+		t.Errorf("b_hello by name: %s", text)
+	}
+	lt, _ = s.ListTools(ctx, nil)
+	got := map[string]bool{}
+	for _, tl := range lt.Tools {
+		got[tl.Name] = true
+	}
+	if !got["b_hello"] || !got["c_weather"] {
+		t.Errorf("activated tools not listed: %v", got)
 	}
 }

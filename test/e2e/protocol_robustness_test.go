@@ -1241,3 +1241,178 @@ func TestProtoAuditTailCLI(t *testing.T) {
 		t.Fatalf("audit --tail 1: %v\n%s", err, out)
 	}
 }
+
+type rawLSP struct {
+	t   *testing.T
+	in  io.WriteCloser
+	out *bufio.Reader
+	cmd *exec.Cmd
+	// frames read while looking for something else
+	got chan map[string]any
+}
+
+func rawLSPStart(t *testing.T, ws string) *rawLSP {
+	t.Helper()
+	cmd := harness.Command(t, []string{"--root", ws})
+	cmd.Stderr = io.Discard
+	in, out := harness.StartPiped(t, cmd)
+	r := &rawLSP{t: t, in: in, out: bufio.NewReader(out), cmd: cmd, got: make(chan map[string]any, 1000)}
+	go func() {
+		defer close(r.got)
+		for {
+			m, err := r.readFrame()
+			if err != nil {
+				return
+			}
+			r.got <- m
+		}
+	}()
+	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	return r
+}
+
+func (r *rawLSP) readFrame() (map[string]any, error) {
+	n := -1
+	for {
+		line, err := r.out.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			break
+		}
+		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+			n, _ = strconv.Atoi(v)
+		}
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r.out, buf); err != nil {
+		return nil, err
+	}
+	var m any
+	if err := json.Unmarshal(buf, &m); err != nil {
+		return nil, err
+	}
+	if arr, ok := m.([]any); ok {
+		return map[string]any{"batch": arr}, nil
+	}
+	return m.(map[string]any), nil
+}
+
+func (r *rawLSP) send(body string) {
+	r.t.Helper()
+	if _, err := fmt.Fprintf(r.in, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// next returns the next frame satisfying pred, collecting the others.
+func (r *rawLSP) next(d time.Duration, pred func(map[string]any) bool, seen *[]map[string]any) map[string]any {
+	r.t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case m, ok := <-r.got:
+			if !ok {
+				return nil
+			}
+			if seen != nil {
+				*seen = append(*seen, m)
+			}
+			if pred(m) {
+				return m
+			}
+		case <-deadline:
+			return nil
+		}
+	}
+}
+
+func idIs(id float64) func(map[string]any) bool {
+	return func(m map[string]any) bool { return m["id"] == id }
+}
+
+func TestProtocolRobustness(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	r := rawLSPStart(t, ws)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
+	if m := r.next(10*time.Second, idIs(1), nil); m == nil || m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+
+	isWarning := func(m map[string]any) bool {
+		p, _ := m["params"].(map[string]any)
+		return m["method"] == "window/logMessage" && p["type"] == float64(2)
+	}
+	for name, note := range map[string]string{
+		"cancel without id":   `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{}}`,
+		"cancel with bad id":  `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":{"x":1}}}`,
+		"didOpen bad params":  `{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":5}}`,
+		"didChange bad param": `{"jsonrpc":"2.0","method":"textDocument/didChange","params":"nonsense"}`,
+		"folders bad params":  `{"jsonrpc":"2.0","method":"workspace/didChangeWorkspaceFolders","params":{"event":5}}`,
+	} {
+		r.send(note)
+		var seen []map[string]any
+		if m := r.next(2*time.Second, isWarning, &seen); m == nil {
+			t.Errorf("%s: no window/logMessage warning; frames: %v", name, seen)
+		}
+		r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`)
+		if m := r.next(5*time.Second, idIs(2), nil); m == nil || m["result"] == nil {
+			t.Fatalf("%s: the connection did not go on: %v", name, m)
+		}
+	}
+
+	// A batch none of whose members is a JSON-RPC message: one -32600 each.
+	r.send(`[1, 2]`)
+	var seen []map[string]any
+	var errs []map[string]any
+	r.next(3*time.Second, func(m map[string]any) bool {
+		if b, ok := m["batch"].([]any); ok {
+			for _, e := range b {
+				if em, ok := e.(map[string]any); ok {
+					errs = append(errs, em)
+				}
+			}
+		} else if m["error"] != nil {
+			errs = append(errs, m)
+		}
+		return len(errs) >= 2
+	}, &seen)
+	if len(errs) != 2 {
+		t.Errorf("batch [1, 2]: %d error replies, want 2: %v", len(errs), seen)
+	}
+	for _, e := range errs {
+		if replyCode(e) != -32600 {
+			t.Errorf("batch member reply %v, want -32600", e)
+		}
+	}
+
+	r.send(`{"jsonrpc":"2.0","id":3,"method":"shutdown"}`)
+	if m := r.next(5*time.Second, idIs(3), nil); m == nil || m["error"] != nil {
+		t.Fatalf("shutdown: %v", m)
+	}
+	for i, body := range []string{
+		`{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"shutdown"}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read","arguments":{"path":"x"}}}`,
+	} {
+		r.send(body)
+		if m := r.next(5*time.Second, idIs(float64(4+i)), nil); replyCode(m) != -32600 {
+			t.Errorf("after shutdown %s -> %v, want -32600", body, m)
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","method":"exit"}`)
+	done := make(chan error, 1)
+	go func() { done <- r.cmd.Wait() }()
+	select {
+	case <-done:
+		if c := r.cmd.ProcessState.ExitCode(); c != 0 {
+			t.Errorf("exit after shutdown: code %d, want 0", c)
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("exit did not end the process")
+	}
+}

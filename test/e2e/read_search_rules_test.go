@@ -7,6 +7,7 @@ package e2e
 // cmd/agentls/testdata/script; left here is the comparison with git itself.
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -171,3 +172,131 @@ func TestIgnoreRulesAgreeWithGit(t *testing.T) {
 // ------------------------------------------------------------------------ grep
 
 // ------------------------------------------------------------------------ find
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil && !strings.Contains(strings.Join(args, " "), "check-ignore") {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func TestWorkspaceInsideARepository(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	ctx := testCtx(t, 30*time.Second)
+	repo := t.TempDir()
+	gitIn(t, repo, "init", "-q")
+	writeFiles(t, repo, map[string]string{
+		".gitignore":              "*.log\n/top-only.txt\n",
+		"pkg/.gitignore":          "gen/\n!keep.log\n",
+		"pkg/sub/app.go":          "needle\n",
+		"pkg/sub/debug.log":       "needle\n",
+		"pkg/sub/keep.log":        "needle\n",
+		"pkg/sub/gen/x.go":        "needle\n",
+		"pkg/sub/excluded.tmp":    "needle\n",
+		"pkg/sub/top-only.txt":    "needle\n",
+		"pkg/sub/deep/notes.txt":  "needle\n",
+		"pkg/sub/deep/trace.log":  "needle\n",
+		"pkg/sub/.agentlsignore":  "",
+		"pkg/sub/deep/.gitignore": "notes.txt\n",
+	})
+	writeFiles(t, repo, map[string]string{".git/info/exclude": "*.tmp\n"})
+	ws := filepath.Join(repo, "pkg", "sub")
+	all := []string{"app.go", "debug.log", "keep.log", "gen/x.go", "excluded.tmp", "top-only.txt", "deep/notes.txt", "deep/trace.log"}
+	var want []string
+	for _, f := range all {
+		cmd := exec.Command("git", "check-ignore", "-q", f)
+		cmd.Dir = ws
+		if cmd.Run() != nil { // exit 1: not ignored
+			want = append(want, f)
+		}
+	}
+	// "/top-only.txt" anchors at the repository root, so pkg/sub/top-only.txt stays.
+	if strings.Join(want, ",") != "app.go,keep.log,top-only.txt" {
+		t.Fatalf("fixture: git keeps %v", want)
+	}
+
+	c := harness.Start(t, harness.Options{Root: ws})
+	c.Initialize(ctx, nil)
+	res := c.CallTool(ctx, "find", map[string]any{"pattern": "*"})
+	got := strings.Fields(res.Text())
+	var files []string
+	for _, g := range got {
+		for _, f := range all {
+			if g == f {
+				files = append(files, g)
+			}
+		}
+	}
+	if strings.Join(files, ",") != strings.Join(want, ",") {
+		t.Errorf("find * listed %v, want what git keeps: %v\n%s", files, want, res.Text())
+	}
+	res = c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"})
+	for _, f := range all {
+		in := strings.Contains(res.Text(), f+":")
+		if in != strings.Contains(","+strings.Join(want, ",")+",", ","+f+",") {
+			t.Errorf("grep: %s present=%v\n%s", f, in, res.Text())
+		}
+	}
+	res = c.CallTool(ctx, "ls", map[string]any{})
+	wantLacks(t, "ls", res.Text(), "debug.log", "excluded.tmp", "gen/")
+
+	// An edit of the repository root's rule file is seen by the next session.
+	writeFiles(t, repo, map[string]string{".gitignore": "*.log\n/top-only.txt\napp.go\n"})
+	c2 := harness.Start(t, harness.Options{Root: ws})
+	c2.Initialize(ctx, nil)
+	res = c2.CallTool(ctx, "find", map[string]any{"pattern": "*.go"})
+	wantLacks(t, "find after the root .gitignore changed", res.Text(), "app.go\n")
+	if strings.Contains(res.Text(), "app.go") && !strings.Contains(res.Text(), "ignore") {
+		t.Errorf("find still lists app.go: %s", res.Text())
+	}
+}
+
+func TestFindNamesIgnoredMatches(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 30*time.Second)
+	ws := t.TempDir()
+	writeFiles(t, ws, map[string]string{
+		".gitignore":       "build/\n",
+		"src/main.go":      "x\n",
+		"build/a.gen.go":   "x\n",
+		"build/b.gen.go":   "x\n",
+		"build/c.gen.go":   "x\n",
+		"build/d.gen.go":   "x\n",
+		"build/e/f.gen.go": "x\n",
+	})
+	c := harness.Start(t, harness.Options{Root: ws})
+	c.Initialize(ctx, nil)
+
+	res := c.CallTool(ctx, "find", map[string]any{"pattern": "*.gen.go"})
+	text := res.Text()
+	wantContains(t, "find *.gen.go", text, "includeIgnored")
+	named := 0
+	for _, f := range []string{"build/a.gen.go", "build/b.gen.go", "build/c.gen.go", "build/d.gen.go", "build/e/f.gen.go"} {
+		if strings.Contains(text, f) {
+			named++
+		}
+	}
+	if named != 3 {
+		t.Errorf("find named %d ignored matches, want up to 3 (5 exist):\n%s", named, text)
+	}
+	// The call it names works.
+	res = c.CallTool(ctx, "find", map[string]any{"pattern": "*.gen.go", "includeIgnored": true})
+	if strings.Count(res.Text(), ".gen.go") != 5 {
+		t.Errorf("includeIgnored: true found:\n%s", res.Text())
+	}
+
+	res = c.CallTool(ctx, "find", map[string]any{"pattern": "*.go", "path": "build"})
+	wantContains(t, "find in an ignored path", res.Text(), "ignored", "includeIgnored")
+
+	// A match outside the ignored files is not accompanied by the notice.
+	res = c.CallTool(ctx, "find", map[string]any{"pattern": "main.go"})
+	wantContains(t, "find main.go", res.Text(), "src/main.go")
+}
