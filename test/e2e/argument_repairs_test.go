@@ -900,3 +900,95 @@ func TestGeneratedCallIDStampsNotifications(t *testing.T) {
 		t.Errorf("no tools/progress stamped with the generated callId %q", r.CallID)
 	}
 }
+
+// Bad input gets the documented outcome: the text is asserted, not just isError.
+func TestArgumentNormalizationAndValidation(t *testing.T) {
+	t.Parallel()
+	lines := make([]string, 30)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("line %d", i+1)
+	}
+	c, _, ctx := start(t, map[string]string{"a.txt": strings.Join(lines, "\n") + "\n"})
+	cases := []struct {
+		name      string
+		tool      string
+		args      any
+		isError   bool
+		want      []string
+		wantNorm  []string
+		notInText []string
+	}{
+		{"unknown tool lists tools and the closest name", "raed", map[string]any{}, true,
+			[]string{`unknown tool "raed"`, `Did you mean "read"?`, "Available tools: ", "read"}, nil, nil},
+		{"missing required field names it and its type", "read", map[string]any{}, true,
+			[]string{"missing required field `path` (string)", "Usage: read {path: string, offset?: integer, limit?: integer}"}, nil, nil},
+		{"wrong type names field, value and expected type", "read", map[string]any{"path": 42}, true,
+			[]string{"`path` must be a string, got a number"}, nil, nil},
+		{"negative offset says what to send", "read", map[string]any{"path": "a.txt", "offset": -3}, true,
+			[]string{"`offset` must be a line number ≥ 1, got -3"}, nil, nil},
+		{"non-numeric string stays an error", "read", map[string]any{"path": "a.txt", "limit": "ten"}, true,
+			[]string{"`limit` must be a number, got the string \"ten\""}, nil, nil},
+		{"extra fields are dropped and reported", "read", map[string]any{"path": "a.txt", "encoding": "utf8", "verbose": true}, false,
+			[]string{"1→line 1"}, []string{`dropped unknown field "encoding"`, `dropped unknown field "verbose"`}, nil},
+		{"numeric string limit becomes a number", "read", map[string]any{"path": "a.txt", "limit": "10"}, false,
+			[]string{"a.txt, lines 1-10 of 30", "10→line 10", "Use offset=11 to continue."}, []string{`limit: string "10" → number`}, []string{"11→line 11"}},
+		{"file_path alias becomes path", "read", map[string]any{"file_path": "a.txt", "offset": "29"}, false,
+			[]string{"29→line 29", "30→line 30"}, []string{"file_path → path"}, nil},
+		{"arguments as a JSON string are parsed", "read", `{"path": "a.txt", "limit": 1}`, false,
+			[]string{"1→line 1"}, []string{"parsed the JSON string"}, nil},
+		{"empty Lua table [] means no arguments", "read", []any{}, true,
+			[]string{"missing required field `path`"}, nil, nil},
+		{"offset past the end names the line count", "read", map[string]any{"path": "a.txt", "offset": 99}, true,
+			[]string{"offset 99 is beyond the end of a.txt, which has 30 lines"}, nil, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.CallTool(ctx, tc.tool, tc.args)
+			if r.IsError != tc.isError {
+				t.Fatalf("isError = %v, want %v; text: %s", r.IsError, tc.isError, r.Text())
+			}
+			checkText(t, r, tc.want, tc.notInText, tc.wantNorm)
+		})
+	}
+}
+
+// checkText asserts what a result's text holds and lacks, and what lenient
+// input repair reported in details.normalized.
+func checkText(t *testing.T, r harness.Result, want, notWant, wantNorm []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(r.Text(), w) {
+			t.Errorf("text lacks %q:\n%s", w, r.Text())
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(r.Text(), w) {
+			t.Errorf("text has %q:\n%s", w, r.Text())
+		}
+	}
+	norm := fmt.Sprint(r.Details["normalized"])
+	for _, w := range wantNorm {
+		if !strings.Contains(norm, w) {
+			t.Errorf("details.normalized lacks %q: %s", w, norm)
+		}
+	}
+}
+
+func TestDetailsDurationAndCallIDEcho(t *testing.T) {
+	t.Parallel()
+	c, _, ctx := start(t, map[string]string{"a.txt": "A\n"})
+	var r harness.Result
+	if err := c.Call(ctx, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}, "callId": "mine-7"}, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.CallID != "mine-7" {
+		t.Errorf("callId = %q", r.CallID)
+	}
+	if _, ok := r.Details["durationMs"].(float64); !ok {
+		t.Errorf("details.durationMs missing: %v", r.Details)
+	}
+	b, _ := json.Marshal(r.Content)
+	if strings.Contains(string(b), "durationMs") {
+		t.Error("details leaked into content")
+	}
+}

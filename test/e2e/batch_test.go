@@ -1754,3 +1754,39 @@ func TestCallBatch(t *testing.T) {
 		}
 	})
 }
+
+func TestCallBatchKeepsOrderAndIsolatesFailures(t *testing.T) {
+	t.Parallel()
+	c, _, ctx := start(t, map[string]string{"a.txt": "A\n", "b.txt": "B\n"})
+	var out struct {
+		Results []harness.Result `json:"results"`
+	}
+	calls := []any{
+		map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}, "callId": "one"},
+		map[string]any{"name": "nope", "arguments": map[string]any{}},
+		map[string]any{"name": "test_panic", "arguments": map[string]any{}},
+		map[string]any{"name": "read", "arguments": map[string]any{"path": "b.txt"}, "callId": "four"},
+	}
+	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Results) != 4 {
+		t.Fatalf("got %d results", len(out.Results))
+	}
+	if out.Results[0].CallID != "one" || !strings.Contains(out.Results[0].Text(), "1→A") {
+		t.Errorf("result 0 = %+v", out.Results[0])
+	}
+	if !out.Results[1].IsError || !strings.Contains(out.Results[1].Text(), "unknown tool") {
+		t.Errorf("result 1 = %+v", out.Results[1])
+	}
+	if !out.Results[2].IsError || !strings.Contains(out.Results[2].Text(), "internal error in test_panic") {
+		t.Errorf("result 2 = %+v", out.Results[2])
+	}
+	if out.Results[3].CallID != "four" || !strings.Contains(out.Results[3].Text(), "1→B") {
+		t.Errorf("result 3 = %+v", out.Results[3])
+	}
+	// The panic did not take the server down.
+	if r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}); r.IsError {
+		t.Fatal(r.Text())
+	}
+}

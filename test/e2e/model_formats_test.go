@@ -135,3 +135,86 @@ func TestModelsArgumentsAsJSONString(t *testing.T) {
 	formatsRun(t, ctx, c, formatsCase{name: "bash", tool: "bash", args: `{"command":"echo hi"}`, want: []string{"hi"},
 		errWant: []string{"`command`"}, retry: map[string]any{"command": "echo hi"}, retryWant: []string{"hi"}})
 }
+
+// tools/list in every format; every schema is plain enough for OpenAI,
+// Anthropic and MCP: no null unions, no $ref, objects with properties.
+func TestToolsListFormatsAndSchemas(t *testing.T) {
+	t.Parallel()
+	c, _, ctx := start(t, nil)
+	for _, format := range []string{"mcp", "openai", "anthropic"} {
+		t.Run(format, func(t *testing.T) {
+			var list struct {
+				Tools []map[string]any `json:"tools"`
+			}
+			if err := c.Call(ctx, "tools/list", map[string]any{"format": format}, &list); err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Tools) == 0 {
+				t.Fatal("no tools")
+			}
+			for _, tool := range list.Tools {
+				var name string
+				var schema any
+				switch format {
+				case "mcp":
+					name, schema = tool["name"].(string), tool["inputSchema"]
+					ann, _ := tool["annotations"].(map[string]any)
+					for _, k := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
+						if _, ok := ann[k].(bool); !ok {
+							t.Errorf("%s: annotation %s missing", name, k)
+						}
+					}
+					if _, ok := tool["_meta"].(map[string]any)["concurrencySafe"]; !ok {
+						t.Errorf("%s: _meta.concurrencySafe missing", name)
+					}
+				case "openai":
+					if tool["type"] != "function" {
+						t.Errorf("type = %v", tool["type"])
+					}
+					fn := tool["function"].(map[string]any)
+					name, schema = fn["name"].(string), fn["parameters"]
+				case "anthropic":
+					name, schema = tool["name"].(string), tool["input_schema"]
+				}
+				if name == "" || schema == nil {
+					t.Fatalf("tool without name or schema: %v", tool)
+				}
+				if s := schema.(map[string]any); s["type"] != "object" {
+					t.Errorf("%s: schema type = %v", name, s["type"])
+				}
+				walkSchema(t, name, schema)
+			}
+		})
+	}
+	var bad struct{}
+	if err := c.Call(ctx, "tools/list", map[string]any{"format": "xml"}, &bad); err == nil || !strings.Contains(err.Error(), "unknown format") {
+		t.Errorf("format xml: err = %v", err)
+	}
+}
+
+func walkSchema(t *testing.T, tool string, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		if _, ok := x["$ref"]; ok {
+			t.Errorf("%s: schema has $ref", tool)
+		}
+		if _, ok := x["$defs"]; ok {
+			t.Errorf("%s: schema has $defs", tool)
+		}
+		if ty, ok := x["type"]; ok {
+			if _, isList := ty.([]any); isList {
+				t.Errorf("%s: schema has a type union %v", tool, ty)
+			}
+			if ty == "null" {
+				t.Errorf("%s: schema has type null", tool)
+			}
+		}
+		for _, e := range x {
+			walkSchema(t, tool, e)
+		}
+	case []any:
+		for _, e := range x {
+			walkSchema(t, tool, e)
+		}
+	}
+}

@@ -183,3 +183,18 @@ func TestSearchIgnoreRulesAgreeWithGit(t *testing.T) {
 		}
 	}
 }
+
+// ls of .git says what it is and where its contents are reached (git
+// through bash), not that ignore rules hide it; includeIgnored lists it.
+func TestLsOfGitDirectory(t *testing.T) {
+	t.Parallel()
+	c, _, ctx := start(t, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/config": "[core]\n", "a.txt": "a\n"})
+	r := c.CallTool(ctx, "ls", map[string]any{"path": ".git"})
+	if r.IsError || !strings.Contains(r.Text(), "[.git is git's database, not project files") || strings.Contains(r.Text(), "ignored by ignore rules") || strings.Contains(r.Text(), "ignored entries hidden") {
+		t.Errorf("ls .git = %q", r.Text())
+	}
+	r = c.CallTool(ctx, "ls", map[string]any{"path": ".git", "includeIgnored": true})
+	if r.IsError || !strings.Contains(r.Text(), "HEAD") || strings.Contains(r.Text(), "git's database") {
+		t.Errorf("ls .git with includeIgnored = %q", r.Text())
+	}
+}

@@ -836,3 +836,20 @@ func TestTextSyncBoundaryPositions(t *testing.T) {
 		})
 	}
 }
+
+// A Latin-1 file's invalid UTF-8 reaches the client as U+FFFD and the
+// connection survives (the default json/v2 codec would fail the reply).
+func TestInvalidUTF8SurvivesTheWire(t *testing.T) {
+	t.Parallel()
+	c, ws, ctx := start(t, nil)
+	if err := os.WriteFile(filepath.Join(ws, "latin1.txt"), []byte("caf\xe9 cr\xe8me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := c.CallTool(ctx, "read", map[string]any{"path": "latin1.txt"})
+	if r.IsError || !strings.Contains(r.Text(), "caf\uFFFD cr\uFFFDme") || !strings.Contains(r.Text(), "not valid UTF-8") {
+		t.Fatalf("read latin1 = %q", r.Text())
+	}
+	if r := c.CallTool(ctx, "read", map[string]any{"path": "latin1.txt"}); r.IsError {
+		t.Fatal("connection did not survive")
+	}
+}
