@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Measures the statements of internal/... the tests cover: each package's
+# own tests, test/e2e through a coverage build of the binary, and both
+# together (a statement counts when either covers it). docs/benchmarks.md,
+# "Coverage", holds the figures; a consolidation of tests must not drop
+# the last one by more than a point.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+mkdir -p "$out/unit" "$out/e2e"
+
+go test -count=1 -cover ./internal/... -args -test.gocoverdir="$out/unit" > /dev/null
+# cmd/... is in -coverpkg because a binary writes no coverage data without
+# its main package; only internal/... is counted below.
+CGO_ENABLED=0 go build -tags agentlstest -cover -coverpkg=./internal/...,./cmd/... -o "$out/agentls" ./cmd/agentls
+GOCOVERDIR="$out/e2e" AGENTLS_BIN="$out/agentls" go test -count=1 -parallel 4 -timeout 25m ./test/e2e/ > /dev/null
+
+# covered prints the covered share of internal/...'s statements in the
+# profile $1: a block counts once, covered when any run covered it.
+covered() {
+  awk 'NR > 1 && $1 ~ /\/internal\// { n[$1] = $2; if ($3 > 0) c[$1] = 1 }
+       END { for (k in n) { all += n[k]; if (k in c) hit += n[k] }
+             printf "%.1f %% of %d statements\n", 100 * hit / all, all }' "$1"
+}
+for set in unit e2e unit,e2e; do
+  go tool covdata textfmt -i="$(echo "$set" | sed "s#[^,]*#$out/&#g")" -o "$out/profile.txt"
+  echo "$set: $(covered "$out/profile.txt")"
+done
