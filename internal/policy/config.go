@@ -53,12 +53,6 @@ const NeverMatchesNote = "so this rule never matches"
 // error the user must fix.
 func Warning(problem string) bool { return strings.Contains(problem, NeverMatchesNote) }
 
-// The settings files' locations, for the rules that protect them.
-const (
-	ConfigDir = settings.ConfigDir
-	UserFile  = settings.UserFile
-)
-
 // source is one parsed settings source.
 type source struct {
 	name    string
@@ -184,7 +178,7 @@ func load(roots []string, editor *settings.Settings, userConfigDir string, prev 
 		c.Home = home
 	}
 	if userConfigDir != "" {
-		d := filepath.Join(userConfigDir, filepath.Dir(filepath.FromSlash(UserFile)))
+		d := filepath.Join(userConfigDir, filepath.Dir(filepath.FromSlash(settings.UserFile)))
 		c.UserDirs = []string{d}
 		if real := realPath(slash(d)); real != slash(d) {
 			c.UserDirs = append(c.UserDirs, real)

@@ -54,7 +54,7 @@ func writeFile(t *testing.T, name, data string) {
 
 func TestLoadPrecedence(t *testing.T) {
 	ws, user := t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(user, UserFile), `{"mode": "acceptEdits", "permissions": {"allow": ["Bash(make:*)"], "deny": ["Bash(curl:*)"]}}`)
+	writeFile(t, filepath.Join(user, settings.UserFile), `{"mode": "acceptEdits", "permissions": {"allow": ["Bash(make:*)"], "deny": ["Bash(curl:*)"]}}`)
 	writeFile(t, filepath.Join(ws, settings.WorkspaceFile), `{"mode": "readOnly", "permissions": {"allow": ["Bash(curl:*)", "Bash(npm test:*)"], "ask": ["Bash(git push:*)"]}}`)
 	writeFile(t, filepath.Join(ws, settings.LocalFile), `{"permissions": {"defaultMode": "default", "deny": ["Read(./private/**)"]}}`)
 

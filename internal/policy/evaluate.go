@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentls/agentls/internal/mention"
 	"github.com/agentls/agentls/internal/sandbox"
+	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/shell"
 )
 
@@ -774,7 +775,7 @@ func inGitDir(p PathRef) bool {
 // configFile: a file under a workspace folder's .agentls/ directory, where
 // agentls reads its settings, extension tools and MCP servers.
 func configFile(p PathRef) bool {
-	return p.Rel == ConfigDir || strings.HasPrefix(p.Rel, ConfigDir+"/")
+	return p.Rel == settings.ConfigDir || strings.HasPrefix(p.Rel, settings.ConfigDir+"/")
 }
 
 // userConfigFile: a path in the user's agentls directory (settings, which

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentls/agentls/internal/settings"
 )
 
 // MaxQuestionDiffLines bounds the changed lines of a diff a question
@@ -191,7 +193,7 @@ func HowToAllow(req Request, v Verdict, h Hints) string {
 		// Only trusted sources lift a built-in ask.
 		file := h.UserSettings
 		if file == "" {
-			file = filepath.Join("$XDG_CONFIG_HOME", filepath.FromSlash(UserFile))
+			file = filepath.Join("$XDG_CONFIG_HOME", filepath.FromSlash(settings.UserFile))
 		}
 		return fmt.Sprintf("To let it run, the user can add this to their user settings (%s): %s.", file, snippet)
 	case v.Rule == "" || v.Rule == "user":

@@ -23,7 +23,7 @@ func writeSettings(t *testing.T, path, body string) {
 
 func TestSandboxSettingsMergeAcrossSources(t *testing.T) {
 	root, user := t.TempDir(), t.TempDir()
-	writeSettings(t, filepath.Join(user, UserFile), `{"sandbox": {"enabled": true, "failIfUnavailable": true,
+	writeSettings(t, filepath.Join(user, settings.UserFile), `{"sandbox": {"enabled": true, "failIfUnavailable": true,
 		"filesystem": {"allowWrite": ["~/.cache/go-build"], "denyRead": ["~/.kube"]}, "network": {"allowedDomains": ["proxy.golang.org"]}}}`)
 	writeSettings(t, filepath.Join(root, settings.WorkspaceFile), `{"sandbox": {"autoAllowBashIfSandboxed": true, "excludedCommands": ["docker:*"],
 		"filesystem": {"allowWrite": ["build", "/etc"]}, "network": {"allowedDomains": ["*.npmjs.org"]}}}`)
@@ -47,7 +47,7 @@ func TestSandboxSettingsMergeAcrossSources(t *testing.T) {
 
 func TestWorkspaceSettingsCannotSwitchTheSandboxOff(t *testing.T) {
 	root, user := t.TempDir(), t.TempDir()
-	writeSettings(t, filepath.Join(user, UserFile), `{"sandbox": {"enabled": true}}`)
+	writeSettings(t, filepath.Join(user, settings.UserFile), `{"sandbox": {"enabled": true}}`)
 	writeSettings(t, filepath.Join(root, settings.WorkspaceFile), `{"sandbox": {"enabled": false}}`)
 	c, probs := Load([]string{root}, nil, user)
 	if !c.SandboxSettings().Enabled || !hasProblem(probs, "cannot switch off the sandbox") {

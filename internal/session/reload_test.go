@@ -130,7 +130,7 @@ func TestUserConfigReloadsWhenItChanges(t *testing.T) {
 	eventually(t, "the user's new tool is registered", func() bool { return s.Registry.IsActive("mine") })
 
 	read := policy.Request{Tool: "read", Paths: []policy.PathRef{{Rel: "notes.txt", Abs: filepath.Join(dir, "notes.txt")}}, InWorkspace: true}
-	writeFile(t, filepath.Join(userDir, filepath.FromSlash(policy.UserFile)), `{"permissions": {"deny": ["Read(notes.txt)"]}}`)
+	writeFile(t, filepath.Join(userDir, filepath.FromSlash(settings.UserFile)), `{"permissions": {"deny": ["Read(notes.txt)"]}}`)
 	eventually(t, "the user's deny rule applies", func() bool { return s.Policy.Evaluate(read).Decision == policy.Deny })
 }
 
