@@ -549,22 +549,34 @@ func TestMCPGoClientRoots(t *testing.T) {
 	})
 }
 
-type goClientRecConn struct {
-	*goClientConn
+// methodLog records the methods of the requests and notifications a
+// client received.
+type methodLog struct {
 	mu      sync.Mutex
 	methods []string
 }
 
-func (c *goClientRecConn) count(method string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (l *methodLog) add(method string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.methods = append(l.methods, method)
+}
+
+func (l *methodLog) count(method string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	n := 0
-	for _, m := range c.methods {
+	for _, m := range l.methods {
 		if m == method {
 			n++
 		}
 	}
 	return n
+}
+
+type goClientRecConn struct {
+	*goClientConn
+	methodLog
 }
 
 // goClientConnectRec connects like goClientConnect with rootURIs as roots and
@@ -581,9 +593,7 @@ func goClientConnectRec(t *testing.T, ctx context.Context, o goClientOpts, rootU
 	}
 	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			rc.mu.Lock()
-			rc.methods = append(rc.methods, method)
-			rc.mu.Unlock()
+			rc.add(method)
 			return next(ctx, method, req)
 		}
 	})
@@ -1126,21 +1136,8 @@ func TestMCPGoClientRawCancelNoResponse(t *testing.T) {
 }
 
 type mcpRecorder struct {
-	mu      sync.Mutex
-	methods []string
-	changed int
-}
-
-func (r *mcpRecorder) count(method string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, m := range r.methods {
-		if m == method {
-			n++
-		}
-	}
-	return n
+	methodLog
+	changed int // tools/list_changed notifications; under mu
 }
 
 func mcpConnect(t *testing.T, ctx context.Context, root string, roots []string, version string) (*mcp.ClientSession, *mcp.Client, *mcpRecorder) {
@@ -1157,9 +1154,7 @@ func mcpConnect(t *testing.T, ctx context.Context, root string, roots []string, 
 	client := mcp.NewClient(&mcp.Implementation{Name: "a3f", Version: "1.0.0"}, opts)
 	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			rec.mu.Lock()
-			rec.methods = append(rec.methods, method)
-			rec.mu.Unlock()
+			rec.add(method)
 			return next(ctx, method, req)
 		}
 	})
