@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -104,6 +105,10 @@ func (s *server) proxyTool(ut *sdk.Tool) (*tools.Tool, error) {
 }
 
 // call forwards one call to the upstream.
+// lostWait bounds how long a call that lost its connection waits for the
+// server's watcher to record the loss.
+const lostWait = time.Second
+
 func (s *server) call(ctx context.Context, c *tools.Call, name string, args map[string]any) tools.Result {
 	cs, err := s.session(ctx)
 	if err != nil {
@@ -115,6 +120,10 @@ func (s *server) call(ctx context.Context, c *tools.Call, name string, args map[
 	params := &sdk.CallToolParams{Name: name, Arguments: args}
 	token := s.cfg.Name + "-" + strconv.FormatInt(s.tokenSeq.Add(1), 10)
 	s.mu.Lock()
+	var gone <-chan struct{}
+	if s.cs == cs {
+		gone = s.gone
+	}
 	s.progress[token] = c.Reporter
 	up := map[string]any{"server": s.cfg.Name, "tool": name}
 	if s.remote() {
@@ -148,7 +157,14 @@ func (s *server) call(ctx context.Context, c *tools.Call, name string, args map[
 			return r
 		}
 		// A crash shows here first when the call was in flight; watch
-		// records it and restarts the server.
+		// records it and restarts the server. The answer waits for that
+		// record (briefly), so the model's next call is told the server
+		// is restarting instead of going to the dead connection.
+		select {
+		case <-gone:
+		case <-time.After(lostWait):
+		case <-ctx.Done():
+		}
 		r := tools.Errorf("%s failed: the MCP server %q did not answer (%v). It is restarted automatically; call again shortly.", c.Tool, s.cfg.Name, err)
 		r.Details = details
 		return r

@@ -37,6 +37,7 @@ type server struct {
 	cmd        *exec.Cmd     // nil for http and sse servers
 	http       *http.Client  // http and sse servers only
 	since      time.Time     // when cs connected
+	gone       chan struct{} // closed when cs is recorded lost (lost)
 	connecting chan struct{} // closed when the running start attempt ends
 	failures   int           // crashes/failed starts since the last stable run
 	lastErr    error
@@ -173,7 +174,7 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 		cs.Close()
 		return nil, errors.New("the MCP server was stopped (agentls is shutting down or its configuration changed)")
 	}
-	s.cs, s.cmd, s.since, s.lastErr = cs, cmd, time.Now(), nil
+	s.cs, s.cmd, s.since, s.lastErr, s.gone = cs, cmd, time.Now(), nil, make(chan struct{})
 	s.registerLocked(listed)
 	s.m.wg.Go(func() { s.watch(cs, cmd) })
 	if cmd != nil {
@@ -308,6 +309,7 @@ func (s *server) lost(cs *sdk.ClientSession, why string) {
 		return
 	}
 	s.cs, s.cmd = nil, nil
+	close(s.gone)
 	if time.Since(s.since) >= StableAfter {
 		s.failures = 0
 	}
@@ -332,7 +334,10 @@ func (s *server) source() string { return "mcp:" + s.cfg.Name }
 func (s *server) close() {
 	s.mu.Lock()
 	cs := s.cs
-	s.cs = nil
+	if cs != nil {
+		s.cs = nil
+		close(s.gone)
+	}
 	s.mu.Unlock()
 	if cs != nil {
 		cs.Close()
