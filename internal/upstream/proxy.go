@@ -104,11 +104,11 @@ func (s *server) proxyTool(ut *sdk.Tool) (*tools.Tool, error) {
 	return t, nil
 }
 
-// call forwards one call to the upstream.
 // lostWait bounds how long a call that lost its connection waits for the
 // server's watcher to record the loss.
 const lostWait = time.Second
 
+// call forwards one call to the upstream.
 func (s *server) call(ctx context.Context, c *tools.Call, name string, args map[string]any) tools.Result {
 	cs, err := s.session(ctx)
 	if err != nil {
