@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Measures the statements of internal/... the tests cover: each package's
-# own tests, test/e2e through a coverage build of the binary, and both
+# own tests, test/e2e (its servers in the test process, and a coverage
+# build of the binary where a test spawns one), and both
 # together (a statement counts when either covers it). docs/benchmarks.md,
 # "Coverage", holds the figures; a consolidation of tests must not drop
 # the last one by more than a point.
@@ -14,7 +15,8 @@ go test -count=1 -cover ./internal/... -args -test.gocoverdir="$out/unit" > /dev
 # cmd/... is in -coverpkg because a binary writes no coverage data without
 # its main package; only internal/... is counted below.
 CGO_ENABLED=0 go build -tags agentlstest -cover -coverpkg=./internal/...,./cmd/... -o "$out/agentls" ./cmd/agentls
-GOCOVERDIR="$out/e2e" AGENTLS_BIN="$out/agentls" go test -count=1 -parallel 4 -timeout 25m ./test/e2e/ > /dev/null
+GOCOVERDIR="$out/e2e" AGENTLS_BIN="$out/agentls" go test -count=1 -parallel 4 -timeout 25m \
+  -cover -coverpkg=./internal/...,./cmd/... ./test/e2e/ -args -test.gocoverdir="$out/e2e" > /dev/null
 
 # covered prints the covered share of internal/...'s statements in the
 # profile $1: a block counts once, covered when any run covered it.

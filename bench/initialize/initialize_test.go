@@ -93,7 +93,7 @@ func BenchmarkLSPInitialize(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
-		c := harness.Start(b, harness.Options{Root: root})
+		c := harness.Start(b, harness.Options{Root: root, Process: true})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		params := map[string]any{"capabilities": map[string]any{}}
 		var res map[string]any
@@ -118,7 +118,7 @@ func BenchmarkLSPInitialize(b *testing.B) {
 		}
 		initTotal += replied.Sub(t0)
 		armTotal += armed.Sub(replied)
-		r, h, err := memory(c.Cmd.Process.Pid)
+		r, h, err := memory(c.Process().Pid)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -43,6 +43,9 @@ type Options struct {
 	LogLevel *slog.LevelVar
 	// TestTools are passed to each session (session.Options.TestTools).
 	TestTools []*tools.Tool
+	// AuditDir and UserConfigDir are passed to each session ("" = the
+	// defaults): a test that serves in-process gives its own.
+	AuditDir, UserConfigDir string
 }
 
 type state int
@@ -349,7 +352,8 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
 	}
-	sopts := session.Options{Folders: folders, Log: s.log, TestTools: s.opts.TestTools, DeferThreshold: initOpts.DeferThreshold, ToolNamePrefix: initOpts.ToolNamePrefix,
+	sopts := session.Options{Folders: folders, Log: s.log, TestTools: s.opts.TestTools,
+		AuditDir: s.opts.AuditDir, UserConfigDir: s.opts.UserConfigDir, DeferThreshold: initOpts.DeferThreshold, ToolNamePrefix: initOpts.ToolNamePrefix,
 		OnExternalChange: func(uri, kind string, readStale bool) {
 			s.conn.Notify(s.base, "workspace/externalChange", map[string]any{"uri": uri, "kind": kind, "readStale": readStale})
 		}, Editor: &initOpts.Editor}

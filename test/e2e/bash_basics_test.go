@@ -297,8 +297,8 @@ func TestBashRunByteCut(t *testing.T) {
 
 func TestBashRunHugeOutputBoundedMemory(t *testing.T) {
 	slow(t)
-	c, ws, ctx := start(t, nil)
-	pid := c.Cmd.Process.Pid
+	c, ws, ctx := startProcess(t, nil)
+	pid := c.Process().Pid
 	start := time.Now()
 	// 200 MB in 100-byte lines.
 	r := bashRunBash(t, c, ctx, `yes "$(printf 'y%.0s' $(seq 99))" | head -c 200000000`, "timeout", 60)

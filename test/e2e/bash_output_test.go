@@ -317,7 +317,7 @@ func TestBashOutputBackgroundDaemonsAtShutdown(t *testing.T) {
 			bashOutNeed(t, tc.needs...)
 			mk := bashOutMarker()
 			reapProcessesWithArg(t, mk)
-			c, _, ctx := start(t, nil)
+			c, _, ctx := startProcess(t, nil)
 			r, took, err := bashOutCall(ctx, c, "", map[string]any{"command": tc.command(mk)})
 			if err != nil {
 				t.Fatal(err)

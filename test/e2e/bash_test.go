@@ -97,12 +97,12 @@ func TestBashHugeOutputKeepsServerMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("prints 200 MB")
 	}
-	c, _, ctx := start(t, nil)
+	c, _, ctx := startProcess(t, nil)
 	r := c.CallTool(ctx, "bash", map[string]any{"command": "yes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | head -c 200000000; echo end"})
 	if r.IsError || !strings.Contains(r.Text(), "end") {
 		t.Fatalf("%.300s", r.Text())
 	}
-	hwm := statusKB(t, c.Cmd.Process.Pid, "VmHWM")
+	hwm := statusKB(t, c.Process().Pid, "VmHWM")
 	t.Logf("server peak RSS: %d MB", hwm/1024)
 	if hwm > 100*1024 {
 		t.Fatalf("server peak RSS %d MB > 100 MB", hwm/1024)
@@ -236,12 +236,12 @@ func TestBashOrphansDoNotPileUpAsZombies(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
 	}
-	c, _, ctx := start(t, nil)
+	c, _, ctx := startProcess(t, nil)
 	r := c.CallTool(ctx, "bash", map[string]any{"command": `for i in 1 2 3 4 5 6 7 8; do (sleep 0.1 &); done; setsid sleep 0.2 & echo started`})
 	if r.IsError {
 		t.Fatalf("%s", r.Text())
 	}
-	server := strconv.Itoa(c.Cmd.Process.Pid)
+	server := strconv.Itoa(c.Process().Pid)
 	zombies := func() []string {
 		var out []string
 		ents, _ := os.ReadDir("/proc")

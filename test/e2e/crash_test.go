@@ -82,7 +82,7 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 	deadline := time.Now().Add(budget)
 
 	// Calibrate: one write that is not interrupted.
-	c0 := harness.Start(t, harness.Options{Root: ws})
+	c0 := harness.Start(t, harness.Options{Root: ws, Process: true})
 	ctx0, cancel0 := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel0()
 	c0.Initialize(ctx0, bypass())
@@ -102,7 +102,7 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 	cur := 1
 	var written, kept, leftovers int
 	for i := 0; i < iterations && time.Now().Before(deadline); i++ {
-		c := harness.Start(t, harness.Options{Root: ws})
+		c := harness.Start(t, harness.Options{Root: ws, Process: true})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		c.Initialize(ctx, bypass())
 		if left := sweptLeftovers(t, ws); len(left) > 0 {
@@ -117,7 +117,7 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 			c.TryCallTool(ctx, "write", map[string]any{"path": "big.txt", "content": string(contents[next])})
 		}()
 		time.Sleep(time.Duration(rng.Int64N(int64(spread))))
-		c.Cmd.Process.Kill()
+		c.Process().Kill()
 		select {
 		case <-c.Exited():
 		case <-time.After(5 * time.Second):
@@ -143,7 +143,7 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 		}
 	}
 	// One last start cleans what the last kill left.
-	c := harness.Start(t, harness.Options{Root: ws})
+	c := harness.Start(t, harness.Options{Root: ws, Process: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c.Initialize(ctx, bypass())

@@ -168,7 +168,7 @@ func TestDocsMatchCLIHelp(t *testing.T) {
 		t.Parallel()
 		o := runAgentls(t, t.TempDir(), nil, "--version")
 		ws := t.TempDir()
-		c := harness.Start(t, harness.Options{Root: ws})
+		c := harness.Start(t, harness.Options{Root: ws, Process: true})
 		res := c.Initialize(testCtx(t, 20*time.Second), nil)
 		v, _ := res["serverInfo"].(map[string]any)["version"].(string)
 		if o.code != 0 || v == "" || !strings.Contains(o.stdout+o.stderr, v) {

@@ -168,8 +168,7 @@ func TestDocsREADMECommands(t *testing.T) {
 		t.Errorf("--version: exit %d, %q", code, out)
 	}
 	version := strings.TrimSpace(strings.TrimPrefix(out, "agentls "))
-	c, res := docsStart(t, ws, nil)
-	_ = c
+	res := harness.Start(t, harness.Options{Root: ws, Process: true}).Initialize(testCtx(t, 20*time.Second), nil)
 	if got := compactJSON(res["serverInfo"]); got != fmt.Sprintf(`{"name":"agentls","version":%q}`, version) {
 		t.Errorf("serverInfo %s, --version says %s", got, version)
 	}

@@ -33,7 +33,13 @@ func editCaseStart(t *testing.T, files map[string]string) (*harness.Client, stri
 
 func editCaseStartIn(t *testing.T, ws string, env ...string) *harness.Client {
 	t.Helper()
-	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	return editCaseStartOpts(t, harness.Options{Root: ws, Env: env})
+}
+
+// editCaseStartOpts starts agentls with opts, initialized in acceptEdits mode.
+func editCaseStartOpts(t *testing.T, opts harness.Options) *harness.Client {
+	t.Helper()
+	c := harness.Start(t, opts)
 	c.Initialize(testCtx(t, 30*time.Second), map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
 	return c
 }
@@ -292,7 +298,7 @@ func TestEditCaseWatcherDegraded(t *testing.T) {
 		writeFile(t, filepath.Join(ws, fmt.Sprintf("d%d/e/f.txt", i)), "x\n")
 	}
 	writeFile(t, filepath.Join(ws, "a.txt"), "one\n")
-	c := harness.Start(t, harness.Options{Root: ws})
+	c := harness.Start(t, harness.Options{Root: ws, Process: true})
 	ctx := testCtx(t, 30*time.Second)
 	res := c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
 	caps, _ := res["capabilities"].(map[string]any)
@@ -403,7 +409,7 @@ func TestEditCaseSigkillLeavesOldOrNew(t *testing.T) {
 	body := b.String()
 	writeFile(t, p, "MARK-0\n"+body)
 	// Time one undisturbed edit, then spread the kill points across it.
-	c0 := editCaseStartIn(t, ws)
+	c0 := editCaseStartOpts(t, harness.Options{Root: ws, Process: true})
 	ctx0 := testCtx(t, 30*time.Second)
 	editCaseMustRead(t, c0, ctx0, map[string]any{"path": "big.txt", "limit": 1})
 	t0 := time.Now()
@@ -411,7 +417,7 @@ func TestEditCaseSigkillLeavesOldOrNew(t *testing.T) {
 		t.Fatal(r.Text())
 	}
 	editDur := time.Since(t0)
-	c0.Cmd.Process.Kill()
+	c0.Process().Kill()
 	<-c0.Exited()
 	t.Logf("one edit of the 4 MB file takes %v", editDur)
 	deadline := time.Now().Add(12 * time.Second)
@@ -421,7 +427,7 @@ func TestEditCaseSigkillLeavesOldOrNew(t *testing.T) {
 		cur := strings.SplitN(before, "\n", 2)[0]
 		next := fmt.Sprintf("MARK-%d", i+1)
 		after := next + before[len(cur):]
-		c := editCaseStartIn(t, ws)
+		c := editCaseStartOpts(t, harness.Options{Root: ws, Process: true})
 		ctx := testCtx(t, 30*time.Second)
 		editCaseMustRead(t, c, ctx, map[string]any{"path": "big.txt", "limit": 1})
 		done := make(chan struct{})
@@ -431,7 +437,7 @@ func TestEditCaseSigkillLeavesOldOrNew(t *testing.T) {
 		}()
 		// Vary the kill point across the edit's lifetime.
 		time.Sleep(editDur * time.Duration(i) / 8)
-		c.Cmd.Process.Kill()
+		c.Process().Kill()
 		<-c.Exited()
 		<-done
 		got := readFile(t, p)

@@ -26,7 +26,7 @@ func TestExitAfterEndOfInputTakesOneKillGrace(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	c, _, ctx := start(t, map[string]string{"a.txt": "a\n"})
+	c, _, ctx := startProcess(t, map[string]string{"a.txt": "a\n"})
 	wantResult(t, "bash", c.CallTool(ctx, "bash", map[string]any{"command": leftBehindCommand(marker)}), false, "started")
 	var wg sync.WaitGroup
 	wg.Go(func() { // a call still running at the end

@@ -78,7 +78,7 @@ func fsFailStart(t *testing.T, ws string, env ...string) (*harness.Client, conte
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	t.Cleanup(cancel)
-	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	c := harness.Start(t, harness.Options{Root: ws, Env: env, Process: true})
 	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
 	return c, ctx
 }
@@ -180,7 +180,7 @@ func fsFailAlive(t *testing.T, ctx context.Context, c *harness.Client, path, wan
 	t.Helper()
 	select {
 	case <-c.Exited():
-		t.Fatalf("agentls exited: %v", c.Cmd.ProcessState)
+		t.Fatalf("agentls exited with code %d", c.Wait(0))
 	default:
 	}
 	r, err := c.TryCallTool(ctx, "read", map[string]any{"path": path})
@@ -425,7 +425,7 @@ func TestFilesystemFileSizeLimit(t *testing.T) {
 	p := filepath.Join(ws, "big.txt")
 	names := fsFailNames(t, ws)
 	c, ctx := fsFailStart(t, ws)
-	if lim, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", c.Cmd.Process.Pid)); err == nil {
+	if lim, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", c.Process().Pid)); err == nil {
 		for _, l := range strings.Split(string(lim), "\n") {
 			if strings.HasPrefix(l, "Max file size") {
 				t.Logf("agentls %s", l)
@@ -484,7 +484,7 @@ func fsFailNobody(t *testing.T, ws string) (*harness.Client, context.Context) {
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/config", "XDG_CACHE_HOME=" + home + "/cache",
 		"XDG_STATE_HOME=" + home + "/state", "AGENTLS_AUDIT_DIR=" + home + "/audit"}
 	c, ctx := fsFailStart(t, ws, env...)
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Cmd.Process.Pid))
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Process().Pid))
 	if err != nil || !strings.Contains(string(st), "Uid:\t65534") {
 		t.Fatalf("agentls does not run as nobody (%v):\n%s", err, st)
 	}

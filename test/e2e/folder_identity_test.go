@@ -865,7 +865,7 @@ func TestFolderIdentityAuditPrune(t *testing.T) {
 	var own []string
 	for _, e := range ents {
 		have[e.Name()] = true
-		if strings.HasSuffix(e.Name(), "-"+strconv.Itoa(c.Cmd.Process.Pid)+".jsonl") {
+		if strings.HasSuffix(e.Name(), "-"+strconv.Itoa(c.Process().Pid)+".jsonl") {
 			own = append(own, e.Name())
 		}
 	}

@@ -336,7 +336,14 @@ const sessionTimeout = 30 * time.Second
 // (nil: defaults) and returns the client and a context for its calls.
 func startIn(t *testing.T, ws string, params map[string]any, env ...string) (*harness.Client, context.Context) {
 	t.Helper()
-	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	return startOpts(t, harness.Options{Root: ws, Env: env}, params)
+}
+
+// startOpts starts agentls with opts and initializes it with params (nil:
+// defaults).
+func startOpts(t *testing.T, opts harness.Options, params map[string]any) (*harness.Client, context.Context) {
+	t.Helper()
+	c := harness.Start(t, opts)
 	ctx := testCtx(t, sessionTimeout)
 	c.Initialize(ctx, params)
 	return c, ctx
@@ -348,6 +355,15 @@ func startIn(t *testing.T, ws string, params map[string]any, env ...string) (*ha
 func start(t *testing.T, files map[string]string, env ...string) (*harness.Client, string, context.Context) {
 	t.Helper()
 	return startWith(t, files, bypass(), env...)
+}
+
+// startProcess is start with agentls as a spawned process, for a test
+// whose point is the process (its pid, memory, signals, orphans).
+func startProcess(t *testing.T, files map[string]string) (*harness.Client, string, context.Context) {
+	t.Helper()
+	ws := newWorkspace(t, files)
+	c, ctx := startOpts(t, harness.Options{Root: ws, Process: true}, bypass())
+	return c, ws, ctx
 }
 
 // startWith is start with explicit initialize params.

@@ -99,7 +99,7 @@ func hugeStart(t *testing.T, ws string, env ...string) *hugeServer {
 	cache := t.TempDir()
 	env = append([]string{"XDG_CACHE_HOME=" + cache}, env...)
 	t0 := time.Now()
-	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	c := harness.Start(t, harness.Options{Root: ws, Env: env, Process: true})
 	ctx, cancel := context.WithTimeout(context.Background(), hugeCaseTimeout)
 	t.Cleanup(cancel)
 	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
@@ -112,9 +112,9 @@ func hugeStart(t *testing.T, ws string, env ...string) *hugeServer {
 	}
 	t.Logf("server up and warm in %v", time.Since(t0).Round(time.Millisecond))
 	s := &hugeServer{c: c, ctx: ctx, cache: cache, done: make(chan struct{}), stopped: make(chan struct{})}
-	s.base = hugeHWM(t, c.Cmd.Process.Pid)
+	s.base = hugeHWM(t, c.Process().Pid)
 	s.start = time.Now()
-	go s.sample(c.Cmd.Process.Pid)
+	go s.sample(c.Process().Pid)
 	t.Cleanup(s.stop)
 	return s
 }
@@ -188,7 +188,7 @@ func (s *hugeServer) checkMem(t *testing.T, what string, limit int64) {
 		t.Fatalf("%s: agentls exited", what)
 	default:
 	}
-	peak := hugeHWM(t, s.c.Cmd.Process.Pid)
+	peak := hugeHWM(t, s.c.Process().Pid)
 	grow := peak - s.base
 	s.mu.Lock()
 	anon, file := s.maxAnon, s.maxFile

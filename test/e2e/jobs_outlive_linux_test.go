@@ -82,7 +82,7 @@ func TestNoBackgroundJobOutlivesItsSession(t *testing.T) {
 			c.Call(ctx, "shutdown", nil, nil)
 			c.Conn.Notify(ctx, "exit", nil)
 		})},
-		{"SIGTERM", harnessEnd(func(ctx context.Context, c *harness.Client) { c.Cmd.Process.Signal(syscall.SIGTERM) })},
+		{"SIGTERM", harnessEnd(func(ctx context.Context, c *harness.Client) { c.Process().Signal(syscall.SIGTERM) })},
 		{"client SIGKILL", func(t *testing.T, ws, marker string) string { return killedClientRun(t, ws, script, marker) }},
 	}
 	for _, end := range ends {
@@ -117,7 +117,7 @@ func TestNoBackgroundJobOutlivesItsSession(t *testing.T) {
 // the session with end.
 func harnessEnd(end func(ctx context.Context, c *harness.Client)) func(t *testing.T, ws, marker string) string {
 	return func(t *testing.T, ws, marker string) string {
-		c := harness.Start(t, harness.Options{Root: ws})
+		c := harness.Start(t, harness.Options{Root: ws, Process: true})
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := c.Call(ctx, "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": bypassOptions()}, nil); err != nil {

@@ -62,8 +62,8 @@ func TestNoProcessOutlivesAgentlsHoweverItEnds(t *testing.T) {
 		t.Skip("starts and ends agentls 200 times")
 	}
 	ends := map[string]func(c *harness.Client){
-		"SIGKILL": func(c *harness.Client) { c.Cmd.Process.Signal(syscall.SIGKILL) },
-		"SIGTERM": func(c *harness.Client) { c.Cmd.Process.Signal(syscall.SIGTERM) },
+		"SIGKILL": func(c *harness.Client) { c.Process().Signal(syscall.SIGKILL) },
+		"SIGTERM": func(c *harness.Client) { c.Process().Signal(syscall.SIGTERM) },
 		"EOF":     func(c *harness.Client) { c.CloseStdin() },
 		// The client gives agentls a moment to exit, then kills it while
 		// it may still be stopping what it started.
@@ -72,7 +72,7 @@ func TestNoProcessOutlivesAgentlsHoweverItEnds(t *testing.T) {
 			select {
 			case <-c.Exited():
 			case <-time.After(500 * time.Millisecond):
-				c.Cmd.Process.Signal(syscall.SIGKILL)
+				c.Process().Signal(syscall.SIGKILL)
 			}
 		},
 	}
@@ -110,7 +110,7 @@ func outliveRun(t *testing.T, ws, marker string, end func(*harness.Client)) stri
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	c := harness.Start(t, harness.Options{Root: ws})
+	c := harness.Start(t, harness.Options{Root: ws, Process: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := c.Call(ctx, "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": bypassOptions()}, nil); err != nil {

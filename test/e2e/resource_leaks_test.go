@@ -37,7 +37,7 @@ func leakSkipNoProc(t *testing.T) {
 // leakStart starts an initialized agentls in bypass mode on ws.
 func leakStart(t *testing.T, ws string, env ...string) (*harness.Client, context.Context) {
 	t.Helper()
-	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	c := harness.Start(t, harness.Options{Root: ws, Env: env, Process: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
 	t.Cleanup(cancel)
 	c.Initialize(ctx, map[string]any{
@@ -381,7 +381,7 @@ func TestLeakFDsThreadsChildrenAfterMixedBurst(t *testing.T) {
 	marker := fmt.Sprintf("a17lfd%d", time.Now().UnixNano())
 	leakKillMarked(t, marker)
 	c, ctx := leakStart(t, ws, "XDG_CACHE_HOME="+t.TempDir())
-	pid := c.Cmd.Process.Pid
+	pid := c.Process().Pid
 
 	// Warm-up: one round of every kind.
 	for i := 0; i < 25; i++ {
@@ -468,7 +468,7 @@ func TestLeakRSSThreadsReadGrep(t *testing.T) {
 	leakSkipNoProc(t)
 	ws := leakWorkspace(t)
 	c, ctx := leakStart(t, ws)
-	pid := c.Cmd.Process.Pid
+	pid := c.Process().Pid
 	do := func(i int) error {
 		var err error
 		if i%4 == 3 {
@@ -527,7 +527,7 @@ func TestLeakChildProcesses(t *testing.T) {
 	marker := fmt.Sprintf("a17lch%d", time.Now().UnixNano())
 	leakKillMarked(t, marker)
 	c, ctx := leakStart(t, ws)
-	pid := c.Cmd.Process.Pid
+	pid := c.Process().Pid
 	sl := func(tag string) string { return "(exec -a " + marker + "-" + tag + " sleep 30)" }
 	cases := []struct {
 		name    string
@@ -623,7 +623,7 @@ func leakEnd(t *testing.T, ctx context.Context, c *harness.Client, how string) {
 	case "eof":
 		c.CloseStdin()
 	case "sigterm":
-		if err := c.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		if err := c.Process().Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
 	default:
@@ -939,7 +939,7 @@ func TestLeakTempFilesAfterCrash(t *testing.T) {
 		c, ctx := leakStart(t, ws)
 		go c.TryCallTool(ctx, "write", map[string]any{"path": fmt.Sprintf("big%d.txt", attempt), "content": big})
 		leakPoll(5*time.Second, func() bool { left = tempLeftovers(ws); return len(left) > 0 })
-		c.Cmd.Process.Kill()
+		c.Process().Kill()
 		c.Wait(5 * time.Second)
 		left = tempLeftovers(ws)
 	}
@@ -1092,7 +1092,7 @@ func TestLeakNoZombies(t *testing.T) {
 	leakSkipNoProc(t)
 	ws := leakWorkspace(t)
 	c, ctx := leakStart(t, ws)
-	pid := c.Cmd.Process.Pid
+	pid := c.Process().Pid
 	for i := 0; i < 10; i++ {
 		for _, cmd := range []string{
 			"setsid sh -c 'sleep 0.2' >/dev/null 2>&1 &",

@@ -19,7 +19,7 @@ import (
 func startSandboxed(t *testing.T, sandbox, permissions map[string]any, env ...string) (*harness.Client, *confirmScript, string, context.Context, map[string]any) {
 	t.Helper()
 	ws := t.TempDir()
-	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	c := harness.Start(t, harness.Options{Root: ws, Env: env, Process: true})
 	s := &confirmScript{}
 	c.OnRequest = s.handle
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -186,7 +186,7 @@ func TestSandboxProxyForwarderEndsWithEachCommand(t *testing.T) {
 			t.Fatalf("%q: %s", command, r.Text())
 		}
 	}
-	agentls := c.Cmd.Process.Pid
+	agentls := c.Process().Pid
 	left := func() (n int) {
 		for _, pid := range processesWithArg("__sandbox-forward") {
 			if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil && strings.Contains(string(status), fmt.Sprintf("\nPPid:\t%d\n", agentls)) {

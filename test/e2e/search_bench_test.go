@@ -60,7 +60,7 @@ func BenchmarkSearchTools(b *testing.B) {
 	patterns := map[string]string{"rare": "ErrUnexpectedEOF", "regex": `func \w+Error\(`}
 	for _, tree := range []string{"gen10k", "goroot"} {
 		root := trees[tree]
-		rg := harness.Start(b, harness.Options{Root: root})
+		rg := harness.Start(b, harness.Options{Root: root, Process: true})
 		goc := harness.Start(b, harness.Options{Root: root, Env: []string{"AGENTLS_GREP_BACKEND=go"}})
 		ctx := context.Background()
 		rg.Initialize(ctx, nil)
@@ -73,22 +73,22 @@ func BenchmarkSearchTools(b *testing.B) {
 			pat := patterns[pname]
 			args := map[string]any{"pattern": pat, "limit": 1000}
 			b.Run(tree+"/"+pname+"/grep-call", func(b *testing.B) {
-				cpu0 := benchCPU(b, rg.Cmd.Process.Pid)
+				cpu0 := benchCPU(b, rg.Process().Pid)
 				for b.Loop() {
 					if r := rg.CallTool(ctx, "grep", args); r.IsError {
 						b.Fatal(r.Text())
 					}
 				}
-				b.ReportMetric(float64(benchCPU(b, rg.Cmd.Process.Pid)-cpu0)/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(benchCPU(b, rg.Process().Pid)-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 			b.Run(tree+"/"+pname+"/grep-call-go", func(b *testing.B) {
-				cpu0 := benchCPU(b, goc.Cmd.Process.Pid)
+				cpu0 := benchCPU(b, goc.Process().Pid)
 				for b.Loop() {
 					if r := goc.CallTool(ctx, "grep", args); r.IsError {
 						b.Fatal(r.Text())
 					}
 				}
-				b.ReportMetric(float64(benchCPU(b, goc.Cmd.Process.Pid)-cpu0)/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(benchCPU(b, goc.Process().Pid)-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 			b.Run(tree+"/"+pname+"/raw-rg", func(b *testing.B) {
 				var cpu time.Duration

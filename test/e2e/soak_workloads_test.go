@@ -192,7 +192,7 @@ func soakMarker(t *testing.T) string {
 // soakStart starts a server in bypass mode with its cache dir at cache.
 func soakStart(t *testing.T, ws, cache string) *harness.Client {
 	t.Helper()
-	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"XDG_CACHE_HOME=" + cache}})
+	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"XDG_CACHE_HOME=" + cache}, Process: true})
 	c.Initialize(testCtx(t, 10*time.Second), bypass())
 	return c
 }
@@ -584,7 +584,7 @@ func TestSoakMixedWorkload(t *testing.T) {
 	cache := t.TempDir()
 	writeFile(t, filepath.Join(ws, "many", "seed.txt"), "") // watched from the start
 	c := soakStart(t, ws, cache)
-	pid := c.Cmd.Process.Pid
+	pid := c.Process().Pid
 	s := &soakSoak{t: t, c: c, ws: ws, marker: soakMarker(t), want: map[string]string{}}
 	s.want["many/seed.txt"] = ""
 	for i := 0; i < soakManyFiles; i++ {
@@ -972,7 +972,7 @@ func TestSoakSpillCap(t *testing.T) {
 	ws := t.TempDir()
 	cache := t.TempDir()
 	c := soakStart(t, ws, cache)
-	pid := c.Cmd.Process.Pid
+	pid := c.Process().Pid
 	ctx := testCtx(t, 60*time.Second)
 	const each = 60_000_000 // bytes per command: under the 64 MiB file cap
 	var spills []string

@@ -52,7 +52,8 @@ func specialStartNoDAC(t *testing.T, ws string) *harness.Client {
 		t.Fatal(err)
 	}
 	t.Setenv("AGENTLS_BIN", wrapper)
-	return specialStart(t, ws)
+	c, _ := startOpts(t, harness.Options{Root: ws, Process: true}, bypass())
+	return c
 }
 
 // specialCall runs one tool call and fails the test when it does not return

@@ -26,9 +26,16 @@ import (
 // st4Start runs agentls in bypass mode on a workspace holding files.
 func st4Start(t *testing.T, files map[string]string) (*harness.Client, string, context.Context) {
 	t.Helper()
+	return st4StartOpts(t, files, harness.Options{})
+}
+
+// st4StartOpts is st4Start with the harness options given (Root is set).
+func st4StartOpts(t *testing.T, files map[string]string, opts harness.Options) (*harness.Client, string, context.Context) {
+	t.Helper()
 	ws := newWorkspace(t, files)
 	ctx := testCtx(t, 60*time.Second)
-	c := harness.Start(t, harness.Options{Root: ws})
+	opts.Root = ws
+	c := harness.Start(t, opts)
 	c.Initialize(ctx, bypass())
 	return c, ws, ctx
 }
@@ -1052,8 +1059,8 @@ func TestStressDescriptorsAfterManyCalls(t *testing.T) {
 	for i := range 20 {
 		files[fmt.Sprintf("src/f%02d.txt", i)] = fmt.Sprintf("needle %d\nhay\n", i)
 	}
-	c, _, ctx := st4Start(t, files)
-	pid := c.Cmd.Process.Pid
+	c, _, ctx := st4StartOpts(t, files, harness.Options{Process: true})
+	pid := c.Process().Pid
 	settle := func(base int) int {
 		deadline := time.Now().Add(3 * time.Second)
 		n := st4FDs(t, pid)

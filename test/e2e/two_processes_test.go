@@ -172,7 +172,7 @@ func (m *twoProcMCP) tool(ctx context.Context, name string, args any) twoProcRes
 // twoProcEditor starts the editor-protocol agentls on ws and initializes it.
 func twoProcEditor(t *testing.T, ws string, env ...string) *harness.Client {
 	t.Helper()
-	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	c := harness.Start(t, harness.Options{Root: ws, Env: env, Process: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c.Initialize(ctx, nil)
@@ -833,7 +833,7 @@ func TestTwoProcessesTempFiles(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	live := filepath.Join(ws, "sub", fmt.Sprintf(".agentls-tmp-g.txt-%d-0123456789ab", ed.Cmd.Process.Pid))
+	live := filepath.Join(ws, "sub", fmt.Sprintf(".agentls-tmp-g.txt-%d-0123456789ab", ed.Process().Pid))
 	crashed := filepath.Join(ws, "sub", fmt.Sprintf(".agentls-tmp-g.txt-%d-0123456789ab", dead.Process.Pid))
 	for _, p := range []string{live, crashed} {
 		if err := os.WriteFile(p, []byte("half"), 0o644); err != nil {

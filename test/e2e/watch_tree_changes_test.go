@@ -591,7 +591,7 @@ func TestWatchLimitDegraded(t *testing.T) {
 			wrapper := watchTreeLimitedBinary(t, tc.limit)
 			t.Setenv("AGENTLS_BIN", wrapper)
 			ws := newWorkspace(t, files)
-			c, _, ctx := watchTreeStart(t, ws)
+			c, ctx := startOpts(t, harness.Options{Root: ws, Process: true}, bypass())
 			if w := c.WatcherMode; w != tc.watcher {
 				t.Errorf("watcher = %q, want %q", w, tc.watcher)
 			}
@@ -626,7 +626,7 @@ func TestWatchLimitReachedLater(t *testing.T) {
 	wrapper := watchTreeLimitedBinary(t, 30)
 	t.Setenv("AGENTLS_BIN", wrapper)
 	ws := newWorkspace(t, map[string]string{"a/f.txt": "a\n"})
-	c, _, ctx := watchTreeStart(t, ws)
+	c, ctx := startOpts(t, harness.Options{Root: ws, Process: true}, bypass())
 	if w := c.WatcherMode; w != "inotify" {
 		t.Fatalf("watcher = %q at start with room for 30 watches, want inotify", w)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,9 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/agentls/agentls/internal/rpc"
+	"github.com/agentls/agentls/internal/tools/toolstest"
 )
 
 var (
@@ -92,10 +96,11 @@ type Note struct {
 	At     time.Time
 }
 
-// Client is a JSON-RPC client connected to a spawned agentls.
+// Client is a JSON-RPC client connected to an agentls server: one in the
+// test process over pipes, or a spawned binary (Options.Process).
 type Client struct {
 	t     testing.TB
-	Cmd   *exec.Cmd
+	cmd   *exec.Cmd // nil for a server in the test process
 	Conn  jsonrpc2.Conn
 	stdin io.WriteCloser
 
@@ -108,34 +113,90 @@ type Client struct {
 	// reported (set by Initialize).
 	WatcherMode string
 
-	exited  chan struct{}
-	exitErr error
+	exited chan struct{}
+	code   int // the exit code, once exited is closed
 }
 
 // Options for Start.
 type Options struct {
 	Root string   // --root
-	Args []string // extra command-line arguments
-	Env  []string // extra environment (AGENTLS_TEST_TOOLS=1 is always set)
+	Args []string // extra command-line arguments: the server runs as a process
+	Env  []string // extra environment: the server runs as a process
+	// Process runs the real binary, for a test whose point is the process:
+	// its pid, signals, exit, stderr, orphans. Without it (and without Args
+	// or Env) the server runs in the test process over pipes, as the binary
+	// would serve stdio, with the test-only tools and its own audit and
+	// user configuration directories.
+	Process bool
 }
 
-// Start spawns agentls and connects to it; the process is killed at cleanup.
+// Start starts agentls and connects to it; it is stopped at cleanup.
 func Start(t testing.TB, opts Options) *Client {
 	t.Helper()
+	if opts.Process || len(opts.Args) > 0 || len(opts.Env) > 0 {
+		return startProcess(t, opts)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &Client{t: t, stdin: inW, exited: make(chan struct{})}
+	logs := &testWriter{t: t, prefix: "agentls log"}
+	sopts := rpc.Options{Version: "test", Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		TestTools: toolstest.Tools(), AuditDir: t.TempDir(), UserConfigDir: t.TempDir()}
+	if opts.Root != "" {
+		sopts.Roots = []string{opts.Root}
+	}
+	go func() {
+		defer close(c.exited)
+		c.code = rpc.Serve(context.Background(), inR, outW, sopts)
+	}()
+	c.connect(outR, inW)
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case <-c.exited:
+		case <-time.After(10 * time.Second):
+			t.Errorf("the in-process server did not stop within 10s of its input's end")
+		}
+		logs.stop()
+		c.Conn.Close()
+	})
+	return c
+}
+
+// startProcess spawns the binary.
+func startProcess(t testing.TB, opts Options) *Client {
 	args := append([]string{}, opts.Args...)
 	if opts.Root != "" {
 		args = append(args, "--root", opts.Root)
 	}
 	cmd := Command(t, args, opts.Env...)
-	cmd.Stderr = &testWriter{t: t}
+	stderr := &testWriter{t: t, prefix: "agentls stderr"}
+	cmd.Stderr = stderr
 	stdin, stdout := StartPiped(t, cmd)
-	c := &Client{t: t, Cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	c := &Client{t: t, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
 	go func() {
-		c.exitErr = cmd.Wait()
+		cmd.Wait()
+		c.code = cmd.ProcessState.ExitCode()
 		close(c.exited)
 	}()
-	rwc := &pipeRWC{r: stdout, w: stdin}
-	c.Conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc))
+	c.connect(stdout, stdin)
+	t.Cleanup(func() {
+		c.stdin.Close()
+		select {
+		case <-c.exited:
+		case <-time.After(3 * time.Second):
+			cmd.Process.Kill()
+			<-c.exited
+		}
+		stderr.stop()
+		c.Conn.Close()
+	})
+	return c
+}
+
+// connect speaks JSON-RPC with LSP framing over the server's stdout and stdin.
+func (c *Client) connect(stdout io.ReadCloser, stdin io.WriteCloser) {
+	c.Conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(&pipeRWC{r: stdout, w: stdin}))
 	// Server→client requests (tools/confirm) may block, so they run async;
 	// notifications are recorded inline, in wire order, before the read
 	// loop delivers the reply that follows them (tests check that
@@ -146,17 +207,16 @@ func Start(t testing.TB, opts Options) *Client {
 		}
 		return c.handle(ctx, req)
 	}))
-	t.Cleanup(func() {
-		c.stdin.Close()
-		select {
-		case <-c.exited:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-c.exited
-		}
-		c.Conn.Close()
-	})
-	return c
+}
+
+// Process is the spawned server's process; a test that calls it must start
+// the server with Options.Process.
+func (c *Client) Process() *os.Process {
+	c.t.Helper()
+	if c.cmd == nil {
+		c.t.Fatal("the server runs in the test process: start it with harness.Options{Process: true}")
+	}
+	return c.cmd.Process
 }
 
 // Command is agentls with args in the tests' environment: test-only tools
@@ -364,17 +424,17 @@ func (c *Client) Shutdown(ctx context.Context) int {
 // CloseStdin closes the server's stdin, as an editor that quits does.
 func (c *Client) CloseStdin() { c.stdin.Close() }
 
-// Wait waits for the process to exit and returns its exit code (-1 on timeout).
+// Wait waits for the server to exit and returns its exit code (-1 on timeout).
 func (c *Client) Wait(timeout time.Duration) int {
 	select {
 	case <-c.exited:
-		return c.Cmd.ProcessState.ExitCode()
+		return c.code
 	case <-time.After(timeout):
 		return -1
 	}
 }
 
-// Exited is closed when the process exits.
+// Exited is closed when the server exits.
 func (c *Client) Exited() <-chan struct{} { return c.exited }
 
 type pipeRWC struct {
@@ -389,14 +449,26 @@ func (p *pipeRWC) Close() error {
 	return p.r.Close()
 }
 
+// testWriter logs what the server writes to the test's log, until stop:
+// the test's log may not be written once it has ended.
 type testWriter struct {
-	t  testing.TB
-	mu sync.Mutex
+	t       testing.TB
+	prefix  string
+	mu      sync.Mutex
+	stopped bool
 }
 
 func (w *testWriter) Write(b []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.t.Logf("agentls stderr: %s", b)
+	if !w.stopped {
+		w.t.Logf("%s: %s", w.prefix, b)
+	}
 	return len(b), nil
+}
+
+func (w *testWriter) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
 }
