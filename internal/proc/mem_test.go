@@ -58,6 +58,9 @@ func heapPeak(t *testing.T) (stop func() uint64) {
 // file and its cap, progress) are what the whole output implies. It is not
 // parallel: another test's allocations would count as this one's.
 func TestRunMemoryBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams hundreds of megabytes through the cleaner")
+	}
 	const width = 100 // fold -w: characters per line
 	scale := int64(1)
 	if raceEnabled {

@@ -98,6 +98,9 @@ func TestRunTimeout(t *testing.T) {
 }
 
 func TestRunSIGKILLAfterGrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a kill grace")
+	}
 	t.Parallel()
 	start := time.Now()
 	res := run(t, context.Background(), Spec{Command: "trap '' TERM; echo armed; sleep 10", Timeout: 300 * time.Millisecond})
@@ -335,6 +338,9 @@ func vmHWM(t *testing.T) int {
 
 // Not parallel: it measures the whole test process's peak memory.
 func TestRunHugeOutputBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams hundreds of megabytes of output")
+	}
 	size := 200_000_000
 	if raceEnabled {
 		size = 30_000_000 // the race detector makes the byte loop ~10x slower

@@ -26,6 +26,9 @@ type attempt struct {
 // TestEscapeAttemptsAllFail runs every attempt sandboxed and counts them:
 // at least 60, none may succeed.
 func TestEscapeAttemptsAllFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs over 60 escape attempts, seconds in all")
+	}
 	f := newFixture(t, Settings{})
 	requireActive(t, f)
 	attempts, victimEnded := escapeAttempts(t, f)

@@ -25,6 +25,9 @@ const overheadBudget = 5 * time.Millisecond
 // checks the extra of the launcher agentls picks against overheadBudget.
 // The figures go to docs/benchmarks.md.
 func TestSandboxOverhead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("times sandboxed commands against plain ones")
+	}
 	f := newFixture(t, Settings{})
 	requireActive(t, f)
 	launchers := f.sb.launchers()

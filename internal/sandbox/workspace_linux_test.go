@@ -19,6 +19,9 @@ import (
 // sandboxed: writes, TMPDIR, go build, git commit, an npm test script, a
 // local server on the sandbox's own loopback.
 func TestWorkspaceWorkSucceeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a Go module sandboxed")
+	}
 	gocache, _ := exec.Command("go", "env", "GOCACHE").Output()
 	f := newFixture(t, Settings{AllowWrite: []string{strings.TrimSpace(string(gocache))}})
 	requireActive(t, f)

@@ -15,6 +15,9 @@ import (
 // deny rule) is searched to its end: memory-mapped, a 1 GiB sparse file
 // made rg 1 GiB resident. rg reads it instead; its peak stays small.
 func TestRgNamedHugeBinaryFileKeepsRgMemorySmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and searches a huge binary file")
+	}
 	rg, err := exec.LookPath("rg")
 	if err != nil {
 		t.Skip("rg not on PATH")
