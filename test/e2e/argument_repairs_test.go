@@ -237,15 +237,15 @@ func TestContractEditAndWriteDetails(t *testing.T) {
 	a := filepath.Join(ws, "src", "a.go")
 	old := readFile(t, a)
 	c.CallTool(ctx, "read", map[string]any{"path": "src/a.go"})
-	r := repairsCall(t, ctx, c, map[string]any{"name": "edit", "callId": "a14c-edit-1",
+	r := repairsCall(t, ctx, c, map[string]any{"name": "edit", "callId": "repair-edit-1",
 		"arguments": editCall("src/a.go", "var Y = 2", "var Y = 3")})
-	if r.IsError || r.CallID != "a14c-edit-1" {
+	if r.IsError || r.CallID != "repair-edit-1" {
 		t.Fatalf("edit: callId %q isError %v: %s", r.CallID, r.IsError, r.Text())
 	}
 	wantContains(t, "edit result", r.Text(), "Edited src/a.go: 1 replacement, line 4")
-	notes := repairsNotesFor(c, "tools/details", "a14c-edit-1")
+	notes := repairsNotesFor(c, "tools/details", "repair-edit-1")
 	if len(notes) == 0 {
-		t.Fatal("no tools/details notification stamped a14c-edit-1 before the reply")
+		t.Fatal("no tools/details notification stamped repair-edit-1 before the reply")
 	}
 	if notes[0]["tool"] != "edit" {
 		t.Errorf("tools/details tool = %v, want edit", notes[0]["tool"])
@@ -282,14 +282,14 @@ func TestContractEditAndWriteDetails(t *testing.T) {
 	}
 
 	t.Run("write of a new file is kind create", func(t *testing.T) {
-		r := repairsCall(t, ctx, c, map[string]any{"name": "write", "callId": "a14c-w1",
+		r := repairsCall(t, ctx, c, map[string]any{"name": "write", "callId": "repair-w1",
 			"arguments": map[string]any{"path": "new/dir/n.txt", "content": "hello\n"}})
 		wantResult(t, "create", r, false)
 		if r.Details["kind"] != "create" {
 			t.Errorf("kind = %v, want create", r.Details["kind"])
 		}
 		wantContains(t, "create diff", fmt.Sprint(r.Details["unifiedDiff"]), "+hello")
-		if n := repairsNotesFor(c, "tools/details", "a14c-w1"); len(n) == 0 || n[0]["tool"] != "write" {
+		if n := repairsNotesFor(c, "tools/details", "repair-w1"); len(n) == 0 || n[0]["tool"] != "write" {
 			t.Errorf("tools/details for write: %v", n)
 		}
 	})
@@ -335,12 +335,12 @@ func TestContractCallIDStamping(t *testing.T) {
 	slow(t)
 	c, _, ctx := start(t, map[string]string{"a.txt": "x\n"})
 	t.Run("given callId echoed on result and progress", func(t *testing.T) {
-		r := repairsCall(t, ctx, c, map[string]any{"name": "bash", "callId": "a14c-bash",
+		r := repairsCall(t, ctx, c, map[string]any{"name": "bash", "callId": "repair-bash",
 			"arguments": map[string]any{"command": "for i in 1 2 3 4 5; do echo tick$i; sleep 0.1; done"}})
-		if r.CallID != "a14c-bash" {
+		if r.CallID != "repair-bash" {
 			t.Errorf("callId = %q", r.CallID)
 		}
-		prog := repairsNotesFor(c, "tools/progress", "a14c-bash")
+		prog := repairsNotesFor(c, "tools/progress", "repair-bash")
 		if len(prog) == 0 {
 			t.Fatal("no tools/progress stamped with the given callId")
 		}
@@ -423,7 +423,7 @@ func TestContractBashFailureLinesAndSpill(t *testing.T) {
 
 func TestContractInitializeAndToolsList(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{
-		".agentls/tools/a14c_deferred.json": `{"name":"a14c_deferred","description":"A deferred test tool that echoes.","inputSchema":{"type":"object","properties":{}},"command":"echo deferred-ran","readOnly":true,"deferred":true}`,
+		".agentls/tools/repair_deferred.json": `{"name":"repair_deferred","description":"A deferred test tool that echoes.","inputSchema":{"type":"object","properties":{}},"command":"echo deferred-ran","readOnly":true,"deferred":true}`,
 	})
 	c := harness.Start(t, harness.Options{Root: ws})
 	ctx := testCtx(t, sessionTimeout)
@@ -500,15 +500,15 @@ func TestContractInitializeAndToolsList(t *testing.T) {
 	if strings.Join(names, ",") != strings.Join(advertised, ",") {
 		t.Errorf("initialize advertises tools %v, tools/list gives %v", advertised, names)
 	}
-	if strings.Contains(strings.Join(names, ","), "a14c_deferred") {
+	if strings.Contains(strings.Join(names, ","), "repair_deferred") {
 		t.Errorf("deferred tool listed without includeDeferred")
 	}
 	found := false
 	for _, tl := range list(map[string]any{"includeDeferred": true}) {
-		if tl["name"] == "a14c_deferred" {
+		if tl["name"] == "repair_deferred" {
 			found = true
 			if tl["_meta"].(map[string]any)["deferred"] != true {
-				t.Errorf("a14c_deferred _meta.deferred = %v", tl["_meta"])
+				t.Errorf("repair_deferred _meta.deferred = %v", tl["_meta"])
 			}
 		}
 	}
@@ -559,7 +559,7 @@ func TestContractConfirmFlow(t *testing.T) {
 	ctx := testCtx(t, sessionTimeout)
 	c.Initialize(ctx, map[string]any{"capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}}})
 
-	r := repairsCall(t, ctx, c, map[string]any{"name": "write", "callId": "a14c-ask",
+	r := repairsCall(t, ctx, c, map[string]any{"name": "write", "callId": "repair-ask",
 		"arguments": map[string]any{"path": "n.txt", "content": "new\n"}})
 	wantResult(t, "rejected write", r, true, "denied by the user: not now")
 	if _, err := os.Stat(filepath.Join(ws, "n.txt")); err == nil {
@@ -571,7 +571,7 @@ func TestContractConfirmFlow(t *testing.T) {
 	}
 	q := asked[0]
 	mu.Unlock()
-	if q["_method"] != "tools/confirm" || q["callId"] != "a14c-ask" || q["tool"] != "write" || q["reason"] == nil || q["reason"] == "" {
+	if q["_method"] != "tools/confirm" || q["callId"] != "repair-ask" || q["tool"] != "write" || q["reason"] == nil || q["reason"] == "" {
 		t.Errorf("confirm params = %v", q)
 	}
 	if args, _ := q["arguments"].(map[string]any); args["path"] != "n.txt" {
@@ -580,7 +580,7 @@ func TestContractConfirmFlow(t *testing.T) {
 	if pv, _ := q["preview"].(map[string]any); pv == nil || pv["kind"] != "create" || !strings.Contains(fmt.Sprint(pv["unifiedDiff"]), "+new") {
 		t.Errorf("confirm preview = %v, want the create details with its diff", q["preview"])
 	}
-	if n := repairsNotesFor(c, "tools/details", "a14c-ask"); len(n) != 0 {
+	if n := repairsNotesFor(c, "tools/details", "repair-ask"); len(n) != 0 {
 		t.Errorf("rejected write still sent tools/details: %v", n)
 	}
 
@@ -794,7 +794,7 @@ func TestContractExtensionNames(t *testing.T) {
 	}
 	name64 := strings.Repeat("n", 64)
 	ws := newWorkspace(t, map[string]string{
-		".agentls/tools/ok.json":    def("a14c_ok-1"),
+		".agentls/tools/ok.json":    def("repair_ok-1"),
 		".agentls/tools/n64.json":   def(name64),
 		".agentls/tools/n65.json":   def(strings.Repeat("m", 65)),
 		".agentls/tools/space.json": def("has space"),
@@ -813,7 +813,7 @@ func TestContractExtensionNames(t *testing.T) {
 	for _, tl := range res.Tools {
 		count[fmt.Sprint(tl["name"])]++
 	}
-	for _, want := range []string{"a14c_ok-1", name64} {
+	for _, want := range []string{"repair_ok-1", name64} {
 		if count[want] != 1 {
 			t.Errorf("valid name %s listed %d times", want, count[want])
 		}
@@ -829,7 +829,7 @@ func TestContractExtensionNames(t *testing.T) {
 	if r := c.CallTool(ctx, "read", map[string]any{"path": ".agentls/tools/ok.json"}); r.IsError || strings.Contains(r.Text(), "ran-read") {
 		t.Errorf("read was replaced by the extension: %s", r.Text())
 	}
-	if r := c.CallTool(ctx, "a14c_ok-1", map[string]any{}); !strings.Contains(r.Text(), "ran-a14c_ok-1") {
+	if r := c.CallTool(ctx, "repair_ok-1", map[string]any{}); !strings.Contains(r.Text(), "ran-repair_ok-1") {
 		t.Errorf("valid extension tool: %s", r.Text())
 	}
 	if !waitUntil(5*time.Second, func() bool {

@@ -190,7 +190,7 @@ func TestBashOutputBinaryOnTheWire(t *testing.T) {
 func TestBashOutputProgressThrottled(t *testing.T) {
 	slow(t)
 	c, _, ctx := start(t, nil)
-	const callID = "a7b-chatter"
+	const callID = "bashout-chatter"
 	start := time.Now()
 	r, _, err := bashOutCall(ctx, c, callID, map[string]any{"command": `for i in $(seq 150); do echo tick-$i; sleep 0.01; done`})
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 
 // claudeAskMark is the message the test client's user gives when rejecting an
 // ask, so an "ask" outcome is recognisable in the result text.
-const claudeAskMark = "A17C-ASKED"
+const claudeAskMark = "CLAUDE-ASKED"
 
 // claudeEnv is one session set up like a user who copied Claude Code rules.
 type claudeEnv struct {

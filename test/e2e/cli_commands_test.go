@@ -437,7 +437,7 @@ func TestCLIReadmeBuildAndRun(t *testing.T) {
 		if len(serve) != 3 || serve[0] != "./agentls" || serve[1] != "--root" {
 			t.Fatalf("README serve line %q, want ./agentls --root DIR", serve)
 		}
-		ws := newWorkspace(t, map[string]string{"a12c-marker.txt": "x\n"})
+		ws := newWorkspace(t, map[string]string{"cli-marker.txt": "x\n"})
 		p := cliStart(t, true, root, nil, serve[1], ws)
 		res := p.call("initialize", cliInitParams("", nil))
 		if si, _ := res["serverInfo"].(map[string]any); si["name"] != "agentls" {
@@ -445,7 +445,7 @@ func TestCLIReadmeBuildAndRun(t *testing.T) {
 		}
 		p.notify("initialized", map[string]any{})
 		ls := p.call("tools/call", map[string]any{"name": "ls", "arguments": map[string]any{}})
-		if !strings.Contains(cliText(ls), "a12c-marker.txt") {
+		if !strings.Contains(cliText(ls), "cli-marker.txt") {
 			t.Errorf("--root %s is not the workspace: ls says %q", ws, cliText(ls))
 		}
 		r := p.reply(p.request("shutdown", nil), 5*time.Second)
@@ -819,16 +819,16 @@ func TestCLIToolsMatchServer(t *testing.T) {
 func TestCLIToolsAllListsDeferred(t *testing.T) {
 	t.Parallel()
 	cfg := newWorkspace(t, map[string]string{
-		"agentls/tools/a12c_probe.json": `{"name": "a12c_probe", "description": "Probe tool of the CLI audit.", "inputSchema": {"type": "object", "properties": {}}, "command": "echo probe", "readOnly": true, "deferred": true}`,
+		"agentls/tools/cli_probe.json": `{"name": "cli_probe", "description": "Probe tool of the CLI tests.", "inputSchema": {"type": "object", "properties": {}}, "command": "echo probe", "readOnly": true, "deferred": true}`,
 	})
 	env := []string{"XDG_CONFIG_HOME=" + cfg}
 	r := runAgentls(t, t.TempDir(), env, "call", "tool_search", `{"query": "probe"}`, "--root", t.TempDir())
-	if r.code != 0 || !strings.Contains(r.stdout, "a12c_probe") {
+	if r.code != 0 || !strings.Contains(r.stdout, "cli_probe") {
 		t.Fatalf("precondition: a session must have the deferred tool: code %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	has := func(tools []map[string]any) map[string]any {
 		for _, m := range tools {
-			if m["name"] == "a12c_probe" {
+			if m["name"] == "cli_probe" {
 				return m
 			}
 		}
@@ -839,10 +839,10 @@ func TestCLIToolsAllListsDeferred(t *testing.T) {
 	}
 	m := has(cliTools(t, env, "--all"))
 	if m == nil {
-		t.Fatalf("agentls tools --all does not list the deferred tool a12c_probe")
+		t.Fatalf("agentls tools --all does not list the deferred tool cli_probe")
 	}
 	if meta, _ := m["_meta"].(map[string]any); meta["deferred"] != true {
-		t.Errorf("a12c_probe _meta %v, want deferred true", m["_meta"])
+		t.Errorf("cli_probe _meta %v, want deferred true", m["_meta"])
 	}
 }
 
@@ -1024,7 +1024,7 @@ func TestCLICallGovernance(t *testing.T) {
 var cliMCPInit = map[string]any{
 	"protocolVersion": "2025-06-18",
 	"capabilities":    map[string]any{},
-	"clientInfo":      map[string]any{"name": "a12c", "version": "1"},
+	"clientInfo":      map[string]any{"name": "cli", "version": "1"},
 }
 
 // TestCLIMCP: `agentls mcp` answers newline-delimited JSON with

@@ -479,7 +479,7 @@ func TestDocsMatchExitWithoutShutdown(t *testing.T) {
 func TestDocsMatchEOFCancels(t *testing.T) {
 	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	ws := t.TempDir()
-	marker := fmt.Sprintf("a14d-eof-%d", time.Now().UnixNano())
+	marker := fmt.Sprintf("docs-eof-%d", time.Now().UnixNano())
 	c, ctx := docsMatchStart(t, ws, bypassOptions())
 	done := make(chan error, 1)
 	go func() {
@@ -629,7 +629,7 @@ func TestDocsMatchLsLimit(t *testing.T) {
 func docsMatchPEM(lines int) (string, []string) {
 	var body []string
 	for i := 0; i < lines; i++ {
-		body = append(body, channelsRand(fmt.Sprintf("a14d-pem-%d", i), 64, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"))
+		body = append(body, channelsRand(fmt.Sprintf("docs-pem-%d", i), 64, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"))
 	}
 	return "-----BEGIN RSA PRIVATE KEY-----\n" + strings.Join(body, "\n") + "\n-----END RSA PRIVATE KEY-----\n", body
 }
@@ -778,7 +778,7 @@ func TestDocsMatchToolSearch(t *testing.T) {
 func TestDocsMatchSecretsInDiffsAndLogs(t *testing.T) {
 	t.Parallel()
 	pem, body := docsMatchPEM(20)
-	tok := "ghp_" + channelsRand("a14d-gh", 36, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+	tok := "ghp_" + channelsRand("docs-gh", 36, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 	ws := newWorkspace(t, map[string]string{
 		"k.pem":                  pem,
 		".agentls/settings.json": `{"permissions":{"allow":["Read(` + tok + `"]}}`,
@@ -912,7 +912,7 @@ func TestDocsMatchMCPEnding(t *testing.T) {
 	// allow rule lets the command run.
 	ws := newWorkspace(t, map[string]string{"a.txt": "hello\n", ".agentls/settings.json": `{"permissions":{"allow":["Bash(sleep:*)"]}}`})
 	// The shell's command line is the marker: bash -c stays the parent of sleep.
-	marker := fmt.Sprintf("sleep 60 && echo a14d-mcp-%d", time.Now().UnixNano())
+	marker := fmt.Sprintf("sleep 60 && echo docs-mcp-%d", time.Now().UnixNano())
 	m := docsMatchMCPStart(t, ws)
 	m.initialize()
 	m.sendJSON(docsMatchMCPCall(1, "bash", map[string]any{"command": marker}))
@@ -1249,7 +1249,7 @@ func TestDocsMatchCancelBash(t *testing.T) {
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"capabilities": map[string]any{}, "initializationOptions": bypassOptions()}})
 	r.reply(1)
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
-	cmd := fmt.Sprintf("touch done.txt && sleep 60 && echo a14d-cancel-%d", time.Now().UnixNano())
+	cmd := fmt.Sprintf("touch done.txt && sleep 60 && echo docs-cancel-%d", time.Now().UnixNano())
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "bash", "arguments": map[string]any{"command": cmd}}})
 	waitFile(t, filepath.Join(ws, "done.txt"), 10*time.Second)
 	if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(cmd)) > 0 }) {
@@ -1273,7 +1273,7 @@ func TestDocsMatchCancelBash(t *testing.T) {
 func TestDocsMatchCallEchoMasked(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
-	tok := "ghp_" + channelsRand("a14d-echo", 36, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+	tok := "ghp_" + channelsRand("docs-echo", 36, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 	o := runAgentls(t, ws, nil, "call", "grep", `{"pattern":"`+tok+`"}`, "read", `{"path":"a.txt"}`, "--root", ws)
 	if strings.Contains(o.stdout+o.stderr, tok) || !strings.Contains(o.stdout, "== grep") {
 		t.Errorf("call echo: exit %d, output:\n%s%s", o.code, o.stdout, o.stderr)

@@ -241,7 +241,7 @@ func fsFailShareDir(t *testing.T, pattern string) string {
 func fsFailWrapper(t *testing.T, setup, execPrefix string) {
 	t.Helper()
 	real := harness.Binary(t)
-	dir := fsFailShareDir(t, "a22f-bin-")
+	dir := fsFailShareDir(t, "fsfail-bin-")
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +480,7 @@ func fsFailNobody(t *testing.T, ws string) (*harness.Client, context.Context) {
 	fsFailRoot(t)
 	sp := fsFailTool(t, "setpriv", "util-linux drops root to an unprivileged user")
 	fsFailWrapper(t, "", sp+" --reuid=65534 --regid=65534 --clear-groups")
-	home := fsFailShareDir(t, "a22f-home-")
+	home := fsFailShareDir(t, "fsfail-home-")
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/config", "XDG_CACHE_HOME=" + home + "/cache",
 		"XDG_STATE_HOME=" + home + "/state", "AGENTLS_AUDIT_DIR=" + home + "/audit"}
 	c, ctx := fsFailStart(t, ws, env...)
@@ -492,7 +492,7 @@ func fsFailNobody(t *testing.T, ws string) (*harness.Client, context.Context) {
 }
 
 func TestFilesystemUnprivUnreadableFile(t *testing.T) {
-	ws := fsFailShareDir(t, "a22f-ws-")
+	ws := fsFailShareDir(t, "fsfail-ws-")
 	const secret = "top secret\n"
 	fsFailPut(t, ws, map[string]string{"ok.txt": "ok here\n"}, 0o666)
 	fsFailPut(t, ws, map[string]string{"secret.txt": secret}, 0o000)
@@ -542,7 +542,7 @@ func TestFilesystemUnprivUnreadableFile(t *testing.T) {
 		t.Run("grep path is it/"+backend, func(t *testing.T) {
 			cc, cctx := c, ctx
 			if backend == "go" {
-				home := fsFailShareDir(t, "a22f-home-")
+				home := fsFailShareDir(t, "fsfail-home-")
 				cc, cctx = fsFailStart(t, ws, "AGENTLS_GREP_BACKEND=go", "HOME="+home, "XDG_CONFIG_HOME="+home,
 					"XDG_CACHE_HOME="+home, "XDG_STATE_HOME="+home, "AGENTLS_AUDIT_DIR="+home)
 			}
@@ -556,7 +556,7 @@ func TestFilesystemUnprivUnreadableFile(t *testing.T) {
 }
 
 func TestFilesystemUnprivUnreadableDir(t *testing.T) {
-	ws := fsFailShareDir(t, "a22f-ws-")
+	ws := fsFailShareDir(t, "fsfail-ws-")
 	fsFailPut(t, ws, map[string]string{"ok.txt": "needle ok\n", "locked/inner.txt": "needle inner\n", "zz/last.txt": "needle last\n"}, 0o666)
 	for _, d := range []string{"zz"} {
 		os.Chmod(filepath.Join(ws, d), 0o777)
@@ -603,7 +603,7 @@ func TestFilesystemUnprivUnreadableDir(t *testing.T) {
 	t.Run("grep go backend", func(t *testing.T) {
 		// The fallback searcher must agree; it is selected per process, so a
 		// second server is started with AGENTLS_GREP_BACKEND=go.
-		home := fsFailShareDir(t, "a22f-home-")
+		home := fsFailShareDir(t, "fsfail-home-")
 		c2, ctx2 := fsFailStart(t, ws, "AGENTLS_GREP_BACKEND=go", "HOME="+home, "XDG_CONFIG_HOME="+home,
 			"XDG_CACHE_HOME="+home, "XDG_STATE_HOME="+home, "AGENTLS_AUDIT_DIR="+home)
 		r := fsFailCall(t, ctx2, c2, "grep", map[string]any{"pattern": "needle"})
@@ -647,7 +647,7 @@ func TestFilesystemUnprivUnreadableDir(t *testing.T) {
 }
 
 func TestFilesystemUnprivReadOnlyDir(t *testing.T) {
-	ws := fsFailShareDir(t, "a22f-ws-")
+	ws := fsFailShareDir(t, "fsfail-ws-")
 	const body = "line a\nline b\n"
 	fsFailPut(t, ws, map[string]string{"ok.txt": "ok here\n", "ro/f.txt": body}, 0o666)
 	dir := filepath.Join(ws, "ro")
@@ -685,7 +685,7 @@ func TestFilesystemUnprivReadOnlyDir(t *testing.T) {
 }
 
 func TestFilesystemUnprivReadOnlyRoot(t *testing.T) {
-	ws := fsFailShareDir(t, "a22f-ws-")
+	ws := fsFailShareDir(t, "fsfail-ws-")
 	const body = "root a\nroot b\n"
 	fsFailPut(t, ws, map[string]string{"a.txt": body, "ok.txt": "ok here\n"}, 0o666)
 	if err := os.Chmod(ws, 0o555); err != nil {
@@ -724,7 +724,7 @@ func TestFilesystemUnprivReadOnlyRoot(t *testing.T) {
 // permission" among the errors; docs/tools.md refuses a write-protected file
 // because "the rename would replace it otherwise".
 func TestFilesystemUnprivForeignFile(t *testing.T) {
-	ws := fsFailShareDir(t, "a22f-ws-")
+	ws := fsFailShareDir(t, "fsfail-ws-")
 	const body = "owned by root\n"
 	fsFailPut(t, ws, map[string]string{"ok.txt": "ok here\n"}, 0o666)
 	fsFailPut(t, ws, map[string]string{"root.txt": body}, 0o644)

@@ -23,13 +23,13 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// a23NoteWait bounds waits for a notification on a loaded machine.
-const a23NoteWait = 8 * time.Second
+// identNoteWait bounds waits for a notification on a loaded machine.
+const identNoteWait = 8 * time.Second
 
-// a23Folders starts agentls on two fresh folders a and b (bypass mode, so
+// identFolders starts agentls on two fresh folders a and b (bypass mode, so
 // only deny rules decide permissions) and returns the client, a context and
 // the two paths.
-func a23Folders(t *testing.T) (*harness.Client, context.Context, string, string) {
+func identFolders(t *testing.T) (*harness.Client, context.Context, string, string) {
 	t.Helper()
 	base := resolvedWorkspace(t, nil)
 	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
@@ -48,17 +48,17 @@ func a23Folders(t *testing.T) (*harness.Client, context.Context, string, string)
 	return c, ctx, a, b
 }
 
-// a23In names file name in folder dir the way a model would: relative for
+// identIn names file name in folder dir the way a model would: relative for
 // the first folder, absolute for another.
-func a23In(first bool, dir, name string) string {
+func identIn(first bool, dir, name string) string {
 	if first {
 		return name
 	}
 	return filepath.Join(dir, name)
 }
 
-// a23Remove takes dir away: rm -rf, or mv dir dir.old.
-func a23Remove(t *testing.T, dir, how string) {
+// identRemove takes dir away: rm -rf, or mv dir dir.old.
+func identRemove(t *testing.T, dir, how string) {
 	t.Helper()
 	var err error
 	switch how {
@@ -74,15 +74,15 @@ func a23Remove(t *testing.T, dir, how string) {
 	}
 }
 
-// a23NewFolderFiles is what the directory created again at a folder's
+// identNewFolderFiles is what the directory created again at a folder's
 // path holds: a file only it has, a secret its own settings deny reading.
-var a23NewFolderFiles = map[string]string{
+var identNewFolderFiles = map[string]string{
 	"y.txt":                  "new-y\n",
 	"secret.txt":             "TOPSECRET-23\n",
 	".agentls/settings.json": `{"permissions": {"deny": ["Read(secret.txt)"]}}`,
 }
 
-const a23Gone = "no longer exists"
+const identGone = "no longer exists"
 
 // TestFolderIdentityFolderReplaced: docs/protocol.md, didChangeWorkspaceFolders:
 // "A folder whose directory is deleted and created again at its path (…),
@@ -99,33 +99,33 @@ func TestFolderIdentityFolderReplaced(t *testing.T) {
 		for _, how := range []string{"rmrf", "mv"} {
 			for _, trigger := range triggers {
 				t.Run(folder+"/"+how+"/"+trigger, func(t *testing.T) {
-					a23FolderReplaced(t, folder == "first", how, trigger)
+					identFolderReplaced(t, folder == "first", how, trigger)
 				})
 			}
 		}
 	}
 }
 
-func a23FolderReplaced(t *testing.T, first bool, how, trigger string) {
-	c, ctx, a, b := a23Folders(t)
+func identFolderReplaced(t *testing.T, first bool, how, trigger string) {
+	c, ctx, a, b := identFolders(t)
 	dir := a
 	if !first {
 		dir = b
 	}
-	in := func(name string) string { return a23In(first, dir, name) }
+	in := func(name string) string { return identIn(first, dir, name) }
 	wantResult(t, "read before removal", c.CallTool(ctx, "read", map[string]any{"path": in("x.txt")}), false, "old-x")
 
-	a23Remove(t, dir, how)
+	identRemove(t, dir, how)
 
 	// While no directory is there.
-	wantResult(t, "read while gone", c.CallTool(ctx, "read", map[string]any{"path": in("x.txt")}), true, a23Gone)
+	wantResult(t, "read while gone", c.CallTool(ctx, "read", map[string]any{"path": in("x.txt")}), true, identGone)
 	lsArgs := map[string]any{}
 	if !first {
 		lsArgs["path"] = dir
 	}
-	wantResult(t, "ls while gone", c.CallTool(ctx, "ls", lsArgs), true, a23Gone)
-	wantResult(t, "edit while gone", c.CallTool(ctx, "edit", editCall(in("x.txt"), "old-x", "EDITED-WHILE-GONE")), true, a23Gone)
-	wantResult(t, "write while gone", c.CallTool(ctx, "write", map[string]any{"path": in("gone.txt"), "content": "written while gone\n"}), true, a23Gone)
+	wantResult(t, "ls while gone", c.CallTool(ctx, "ls", lsArgs), true, identGone)
+	wantResult(t, "edit while gone", c.CallTool(ctx, "edit", editCall(in("x.txt"), "old-x", "EDITED-WHILE-GONE")), true, identGone)
+	wantResult(t, "write while gone", c.CallTool(ctx, "write", map[string]any{"path": in("gone.txt"), "content": "written while gone\n"}), true, identGone)
 	if how == "mv" {
 		if got := readFile(t, filepath.Join(dir+".old", "x.txt")); strings.Contains(got, "EDITED") {
 			t.Errorf("edit while gone changed the moved-away directory's x.txt: %q", got)
@@ -146,7 +146,7 @@ func a23FolderReplaced(t *testing.T, first bool, how, trigger string) {
 	}
 
 	// A directory at the path again.
-	writeFiles(t, dir, a23NewFolderFiles)
+	writeFiles(t, dir, identNewFolderFiles)
 
 	switch trigger {
 	case "read":
@@ -210,7 +210,7 @@ func a23FolderReplaced(t *testing.T, first bool, how, trigger string) {
 	t0 := time.Now()
 	yURI := fileURI(filepath.Join(dir, "y.txt"))
 	writeFile(t, filepath.Join(dir, "y.txt"), "changed outside\n")
-	if _, ok := c.WaitNote(a23NoteWait, func(n harness.Note) bool {
+	if _, ok := c.WaitNote(identNoteWait, func(n harness.Note) bool {
 		if n.Method != "workspace/externalChange" || n.At.Before(t0) {
 			return false
 		}
@@ -218,12 +218,12 @@ func a23FolderReplaced(t *testing.T, first bool, how, trigger string) {
 		json.Unmarshal(n.Params, &p)
 		return p.URI == yURI && p.Kind == "changed"
 	}); !ok {
-		t.Errorf("no workspace/externalChange {uri: %s, kind: changed} within %v; notes: %v", yURI, a23NoteWait, a23NoteDump(c))
+		t.Errorf("no workspace/externalChange {uri: %s, kind: changed} within %v; notes: %v", yURI, identNoteWait, identNoteDump(c))
 	}
 }
 
-// a23NoteDump lists the notifications received so far, for a failure.
-func a23NoteDump(c *harness.Client) string {
+// identNoteDump lists the notifications received so far, for a failure.
+func identNoteDump(c *harness.Client) string {
 	var b strings.Builder
 	for _, n := range c.Notes("") {
 		if n.Method == "window/logMessage" || n.Method == "workspace/externalChange" {
@@ -241,12 +241,12 @@ func TestFolderIdentityFolderSymlinked(t *testing.T) {
 	for _, folder := range []string{"first", "second"} {
 		t.Run(folder, func(t *testing.T) {
 			first := folder == "first"
-			c, ctx, a, b := a23Folders(t)
+			c, ctx, a, b := identFolders(t)
 			dir := a
 			if !first {
 				dir = b
 			}
-			in := func(name string) string { return a23In(first, dir, name) }
+			in := func(name string) string { return identIn(first, dir, name) }
 			wantResult(t, "read before", c.CallTool(ctx, "read", map[string]any{"path": in("x.txt")}), false, "old-x")
 			target := dir + ".target"
 			writeFiles(t, target, map[string]string{"y.txt": "link-y\n", "x.txt": "link-x\n"})
@@ -257,16 +257,16 @@ func TestFolderIdentityFolderSymlinked(t *testing.T) {
 
 			for _, name := range []string{"y.txt", "x.txt"} {
 				r := c.CallTool(ctx, "read", map[string]any{"path": in(name)})
-				wantResult(t, "read through the link "+name, r, true, a23Gone)
+				wantResult(t, "read through the link "+name, r, true, identGone)
 				wantLacks(t, "read through the link "+name, r.Text(), "link-")
 			}
 			lsArgs := map[string]any{}
 			if !first {
 				lsArgs["path"] = dir
 			}
-			wantResult(t, "ls through the link", c.CallTool(ctx, "ls", lsArgs), true, a23Gone)
+			wantResult(t, "ls through the link", c.CallTool(ctx, "ls", lsArgs), true, identGone)
 			w := c.CallTool(ctx, "write", map[string]any{"path": in("z.txt"), "content": "z\n"})
-			wantResult(t, "write through the link", w, true, a23Gone)
+			wantResult(t, "write through the link", w, true, identGone)
 			if _, err := os.Stat(filepath.Join(target, "z.txt")); err == nil {
 				t.Errorf("write followed the symlink into %s", target)
 			}
@@ -279,17 +279,17 @@ func TestFolderIdentityFolderSymlinked(t *testing.T) {
 	}
 }
 
-// a23MCP is an `agentls mcp --root ws` session after the handshake.
-type a23MCP struct {
+// identMCP is an `agentls mcp --root ws` session after the handshake.
+type identMCP struct {
 	c  *mcpRawClient
 	id int
 }
 
-func a23StartMCP(t *testing.T, ws string) *a23MCP {
+func identStartMCP(t *testing.T, ws string) *identMCP {
 	t.Helper()
 	c := startMCPRaw(t, []string{"mcp", "--root", ws}, nil)
 	c.setHandler(refuseRequests)
-	m := &a23MCP{c: c}
+	m := &identMCP{c: c}
 	m.id++
 	c.sendJSON(map[string]any{"jsonrpc": "2.0", "id": m.id, "method": "initialize", "params": map[string]any{
 		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
@@ -301,7 +301,7 @@ func a23StartMCP(t *testing.T, ws string) *a23MCP {
 }
 
 // call runs tools/call and returns its text and isError.
-func (m *a23MCP) call(t *testing.T, tool string, args map[string]any) (string, bool) {
+func (m *identMCP) call(t *testing.T, tool string, args map[string]any) (string, bool) {
 	t.Helper()
 	m.id++
 	m.c.sendJSON(map[string]any{"jsonrpc": "2.0", "id": m.id, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
@@ -323,8 +323,8 @@ func (m *a23MCP) call(t *testing.T, tool string, args map[string]any) (string, b
 	return strings.Join(parts, "\n"), res.IsError
 }
 
-// a23Want checks an MCP result.
-func a23Want(t *testing.T, what, text string, isError bool, wantErr bool, wants ...string) {
+// identWant checks an MCP result.
+func identWant(t *testing.T, what, text string, isError bool, wantErr bool, wants ...string) {
 	t.Helper()
 	if isError != wantErr {
 		t.Errorf("%s: isError = %v, want %v; text:\n%s", what, isError, wantErr, text)
@@ -339,9 +339,9 @@ func TestFolderIdentityFolderReplacedMCP(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			ws := filepath.Join(resolvedWorkspace(t, nil), "ws")
 			writeFiles(t, ws, map[string]string{"x.txt": "old-x\n"})
-			m := a23StartMCP(t, ws)
+			m := identStartMCP(t, ws)
 			text, isErr := m.call(t, "read", map[string]any{"path": "x.txt"})
-			a23Want(t, "read before", text, isErr, false, "old-x")
+			identWant(t, "read before", text, isErr, false, "old-x")
 			if how == "symlink" {
 				target := ws + ".target"
 				writeFiles(t, target, map[string]string{"x.txt": "link-x\n", "y.txt": "link-y\n"})
@@ -351,24 +351,24 @@ func TestFolderIdentityFolderReplacedMCP(t *testing.T) {
 				symlink(t, target, ws)
 				for _, name := range []string{"x.txt", "y.txt"} {
 					text, isErr = m.call(t, "read", map[string]any{"path": name})
-					a23Want(t, "read through the link "+name, text, isErr, true, a23Gone)
+					identWant(t, "read through the link "+name, text, isErr, true, identGone)
 				}
 				text, _ = m.call(t, "grep", map[string]any{"pattern": "link-"})
 				wantContains(t, "grep with a symlink at the folder's path", text, "no longer exists; it was not searched.]")
 				wantLacks(t, "grep with a symlink at the folder's path", text, "link-x", "link-y")
 				return
 			}
-			a23Remove(t, ws, how)
+			identRemove(t, ws, how)
 			text, isErr = m.call(t, "read", map[string]any{"path": "x.txt"})
-			a23Want(t, "read while gone", text, isErr, true, a23Gone)
+			identWant(t, "read while gone", text, isErr, true, identGone)
 			text, _ = m.call(t, "grep", map[string]any{"pattern": "old-x"})
 			wantContains(t, "grep while gone", text, "[Workspace folder", ws, "no longer exists; it was not searched.]")
 
-			writeFiles(t, ws, a23NewFolderFiles)
+			writeFiles(t, ws, identNewFolderFiles)
 			text, isErr = m.call(t, "read", map[string]any{"path": "y.txt"})
-			a23Want(t, "read in the new directory", text, isErr, false, "new-y")
+			identWant(t, "read in the new directory", text, isErr, false, "new-y")
 			text, isErr = m.call(t, "read", map[string]any{"path": "secret.txt"})
-			a23Want(t, "the new directory's deny rule", text, isErr, true, "Read(secret.txt)")
+			identWant(t, "the new directory's deny rule", text, isErr, true, "Read(secret.txt)")
 			wantLacks(t, "the new directory's deny rule", text, "TOPSECRET")
 			text, _ = m.call(t, "find", map[string]any{"pattern": "*.txt"})
 			wantContains(t, "find in the new directory", text, "y.txt")
@@ -377,43 +377,43 @@ func TestFolderIdentityFolderReplacedMCP(t *testing.T) {
 	}
 }
 
-// a23BigLines is the line count of the large-file fixtures; a23LongLine is
+// identBigLines is the line count of the large-file fixtures; identLongLine is
 // the line made long in the big one (not shown by the windows compared).
 const (
-	a23BigLines   = 1_000_000
-	a23LongLine   = 700_000
-	a23BadLine    = 800_000 // holds invalid UTF-8 in both files
-	a23KeyBegin   = 900_000 // -----BEGIN … PRIVATE KEY----- in both files
-	a23KeyBody    = 30
-	a23StreamSize = 16 << 20 // docs/tools.md: "A file over 16 MiB"
+	identBigLines   = 1_000_000
+	identLongLine   = 700_000
+	identBadLine    = 800_000 // holds invalid UTF-8 in both files
+	identKeyBegin   = 900_000 // -----BEGIN … PRIVATE KEY----- in both files
+	identKeyBody    = 30
+	identStreamSize = 16 << 20 // docs/tools.md: "A file over 16 MiB"
 )
 
-// a23KeyLine is body line i of the planted private key: base64 text that
+// identKeyLine is body line i of the planted private key: base64 text that
 // alone does not look like a key.
-func a23KeyLine(i int) string {
+func identKeyLine(i int) string {
 	s := strings.Repeat(fmt.Sprintf("Qk%02dZm9vYmFy", i), 6)
 	return s[:64]
 }
 
-// a23BigContent is the fixture: line i is %07d, except the invalid UTF-8
-// line, the key block, and (when long > 0) line a23LongLine padded with
+// identBigContent is the fixture: line i is %07d, except the invalid UTF-8
+// line, the key block, and (when long > 0) line identLongLine padded with
 // long bytes.
-func a23BigContent(long int) []byte {
+func identBigContent(long int) []byte {
 	var b bytes.Buffer
-	b.Grow(a23BigLines*8 + long + 4096)
-	for i := 1; i <= a23BigLines; i++ {
+	b.Grow(identBigLines*8 + long + 4096)
+	for i := 1; i <= identBigLines; i++ {
 		switch {
-		case i == a23BadLine:
+		case i == identBadLine:
 			b.WriteString("bad\xff\xfebytes")
-		case i == a23KeyBegin:
+		case i == identKeyBegin:
 			b.WriteString("-----BEGIN RSA PRIVATE KEY-----")
-		case i > a23KeyBegin && i <= a23KeyBegin+a23KeyBody:
-			b.WriteString(a23KeyLine(i - a23KeyBegin))
-		case i == a23KeyBegin+a23KeyBody+1:
+		case i > identKeyBegin && i <= identKeyBegin+identKeyBody:
+			b.WriteString(identKeyLine(i - identKeyBegin))
+		case i == identKeyBegin+identKeyBody+1:
 			b.WriteString("-----END RSA PRIVATE KEY-----")
 		default:
 			fmt.Fprintf(&b, "%07d", i)
-			if i == a23LongLine && long > 0 {
+			if i == identLongLine && long > 0 {
 				b.Write(bytes.Repeat([]byte("y"), long))
 			}
 		}
@@ -422,8 +422,8 @@ func a23BigContent(long int) []byte {
 	return b.Bytes()
 }
 
-// a23Details is details without durationMs.
-func a23Details(r harness.Result) string {
+// identDetails is details without durationMs.
+func identDetails(r harness.Result) string {
 	d := map[string]any{}
 	for k, v := range r.Details {
 		if k != "durationMs" {
@@ -443,12 +443,12 @@ func TestFolderIdentityLargeFileRead(t *testing.T) {
 	t.Parallel()
 	bigWS := resolvedWorkspace(t, nil)
 	refWS := resolvedWorkspace(t, nil)
-	big := a23BigContent(a23StreamSize + 1)
-	if len(big) <= a23StreamSize+1 {
+	big := identBigContent(identStreamSize + 1)
+	if len(big) <= identStreamSize+1 {
 		t.Fatalf("fixture is %d bytes, not over 16 MiB", len(big))
 	}
-	ref := a23BigContent(0)
-	if len(ref) >= a23StreamSize/2 {
+	ref := identBigContent(0)
+	if len(ref) >= identStreamSize/2 {
 		t.Fatalf("reference is %d bytes, too close to 16 MiB", len(ref))
 	}
 	writeBytes(t, filepath.Join(bigWS, "big.log"), big)
@@ -470,13 +470,13 @@ func TestFolderIdentityLargeFileRead(t *testing.T) {
 		{"middle window", map[string]any{"path": "big.log", "offset": 500_000, "limit": 3}, true, []string{
 			"big.log, lines 500000-500002 of 1000000", "500000→0500000\n500001→0500001\n500002→0500002", "offset=500003",
 		}},
-		{"window with the invalid line", map[string]any{"path": "big.log", "offset": a23BadLine - 1, "limit": 3}, false, []string{
+		{"window with the invalid line", map[string]any{"path": "big.log", "offset": identBadLine - 1, "limit": 3}, false, []string{
 			note, "799999→0799999\n800000→bad\uFFFD",
 		}},
-		{"key body, BEGIN before the window", map[string]any{"path": "big.log", "offset": a23KeyBegin + 10, "limit": 5}, true, []string{
+		{"key body, BEGIN before the window", map[string]any{"path": "big.log", "offset": identKeyBegin + 10, "limit": 5}, true, []string{
 			"[REDACTED:private-key]",
 		}},
-		{"last lines", map[string]any{"path": "big.log", "offset": a23BigLines - 2}, true, []string{
+		{"last lines", map[string]any{"path": "big.log", "offset": identBigLines - 2}, true, []string{
 			"big.log, lines 999998-1000000 of 1000000", "999998→0999998\n999999→0999999\n1000000→1000000",
 		}},
 	}
@@ -495,12 +495,12 @@ func TestFolderIdentityLargeFileRead(t *testing.T) {
 			if rb.Text() != want {
 				t.Errorf("big file text differs from a whole read's:\nbig: %s\nwant: %s", lastBytes(rb.Text(), 1500), lastBytes(want, 1500))
 			}
-			if gb, gr := a23Details(rb), a23Details(rr); gb != gr {
+			if gb, gr := identDetails(rb), identDetails(rr); gb != gr {
 				t.Errorf("details differ: big %s, whole read %s", gb, gr)
 			}
 			wantContains(t, "big file", rb.Text(), tc.wants...)
-			for i := 1; i <= a23KeyBody; i++ {
-				wantLacks(t, "big file", rb.Text(), a23KeyLine(i))
+			for i := 1; i <= identKeyBody; i++ {
+				wantLacks(t, "big file", rb.Text(), identKeyLine(i))
 			}
 		})
 	}
@@ -515,7 +515,7 @@ func TestFolderIdentityLargeFileUTF16(t *testing.T) {
 	for _, r := range "utf16 line\n" {
 		line = append(line, byte(r), 0)
 	}
-	body := append([]byte{0xFF, 0xFE}, bytes.Repeat(line, a23StreamSize/len(line)+1000)...)
+	body := append([]byte{0xFF, 0xFE}, bytes.Repeat(line, identStreamSize/len(line)+1000)...)
 	writeBytes(t, filepath.Join(ws, "wide.txt"), body)
 	c, ctx := startIn(t, ws, bypass())
 	r := c.CallTool(ctx, "read", map[string]any{"path": "wide.txt"})
@@ -529,7 +529,7 @@ func TestFolderIdentityLargeFileUTF16(t *testing.T) {
 func TestFolderIdentityLargeFileEdit(t *testing.T) {
 	slow(t)
 	t.Parallel()
-	content := a23BigContent(a23StreamSize + 1)
+	content := identBigContent(identStreamSize + 1)
 	for _, tc := range []struct {
 		name   string
 		change func(t *testing.T, p string) // between the read and the edit
@@ -584,8 +584,8 @@ func TestFolderIdentityLargeFileEdit(t *testing.T) {
 	}
 }
 
-// a23Session is one agentls process on ws in bypass mode.
-func a23Session(t *testing.T, ws string) (*harness.Client, context.Context) {
+// identSession is one agentls process on ws in bypass mode.
+func identSession(t *testing.T, ws string) (*harness.Client, context.Context) {
 	t.Helper()
 	return startIn(t, ws, bypass())
 }
@@ -601,8 +601,8 @@ func TestFolderIdentityTwoProcessesRace(t *testing.T) {
 	for _, tool := range []string{"edit", "write"} {
 		t.Run(tool, func(t *testing.T) {
 			ws := resolvedWorkspace(t, map[string]string{"f.txt": "base\n"})
-			p1, ctx1 := a23Session(t, ws)
-			p2, ctx2 := a23Session(t, ws)
+			p1, ctx1 := identSession(t, ws)
+			p2, ctx2 := identSession(t, ws)
 			procs := []*harness.Client{p1, p2}
 			ctxs := []context.Context{ctx1, ctx2}
 			for round := 0; round < rounds; round++ {
@@ -665,8 +665,8 @@ func TestFolderIdentityTwoProcessesRace(t *testing.T) {
 func TestFolderIdentityTwoProcessesSequential(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"f.txt": "alpha\nbeta\n"})
-	p1, ctx1 := a23Session(t, ws)
-	p2, ctx2 := a23Session(t, ws)
+	p1, ctx1 := identSession(t, ws)
+	p2, ctx2 := identSession(t, ws)
 	wantResult(t, "read 1", p1.CallTool(ctx1, "read", map[string]any{"path": "f.txt"}), false, "beta")
 	wantResult(t, "read 2", p2.CallTool(ctx2, "read", map[string]any{"path": "f.txt"}), false, "beta")
 	wantResult(t, "edit 1", p1.CallTool(ctx1, "edit", editCall("f.txt", "beta", "BETA")), false, "Edited f.txt")
@@ -705,7 +705,7 @@ func TestFolderIdentityWriteProtected(t *testing.T) {
 					t.Skipf("cannot chown: %v", err)
 				}
 			}
-			c, ctx := a23Session(t, ws)
+			c, ctx := identSession(t, ws)
 			wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "f.txt"}), false, "two")
 			var args map[string]any
 			if tc.tool == "edit" {
@@ -748,7 +748,7 @@ func TestFolderIdentityCtimeRewrite(t *testing.T) {
 			if err := os.Chtimes(p, old, old); err != nil {
 				t.Fatal(err)
 			}
-			c, ctx := a23Session(t, ws)
+			c, ctx := identSession(t, ws)
 			wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": tc.path}), false, "beta")
 			t0 := time.Now()
 			if err := os.WriteFile(p, []byte("ALPHA\nbeta\n"), 0o644); err != nil { // same size, same inode
@@ -766,7 +766,7 @@ func TestFolderIdentityCtimeRewrite(t *testing.T) {
 				return
 			}
 			uri := fileURI(p)
-			if _, ok := c.WaitNote(a23NoteWait, func(n harness.Note) bool {
+			if _, ok := c.WaitNote(identNoteWait, func(n harness.Note) bool {
 				if n.Method != "workspace/externalChange" || n.At.Before(t0) {
 					return false
 				}
@@ -774,7 +774,7 @@ func TestFolderIdentityCtimeRewrite(t *testing.T) {
 				json.Unmarshal(n.Params, &q)
 				return q.URI == uri && q.Kind == "changed"
 			}); !ok {
-				t.Errorf("no workspace/externalChange {uri: %s, kind: changed}; notes: %v", uri, a23NoteDump(c))
+				t.Errorf("no workspace/externalChange {uri: %s, kind: changed}; notes: %v", uri, identNoteDump(c))
 			}
 		})
 	}
@@ -839,12 +839,12 @@ func TestFolderIdentityAuditPrune(t *testing.T) {
 	for i := 0; i < 25; i++ {
 		at := base.Add(time.Duration(i) * time.Hour)
 		name := fmt.Sprintf("%s-%d.jsonl", at.UTC().Format("20060102-150405"), 99999901+i)
-		a23Plant(t, filepath.Join(dir, name), at)
+		identPlant(t, filepath.Join(dir, name), at)
 		dead = append(dead, name)
 	}
 	liveAt := base.Add(-time.Hour)
 	live := fmt.Sprintf("%s-%d.jsonl", liveAt.UTC().Format("20060102-150405"), sleeper.Process.Pid)
-	a23Plant(t, filepath.Join(dir, live), liveAt)
+	identPlant(t, filepath.Join(dir, live), liveAt)
 
 	ws := resolvedWorkspace(t, map[string]string{"f.txt": "x\n"})
 	c, ctx := startIn(t, ws, bypass(), "AGENTLS_AUDIT_DIR="+dir)
@@ -870,10 +870,10 @@ func TestFolderIdentityAuditPrune(t *testing.T) {
 		}
 	}
 	if !have[live] {
-		t.Errorf("the live process's file %s was removed; left: %v", live, a23Names(ents))
+		t.Errorf("the live process's file %s was removed; left: %v", live, identNames(ents))
 	}
 	if len(own) != 1 {
-		t.Errorf("agentls's own audit file: %v; dir: %v", own, a23Names(ents))
+		t.Errorf("agentls's own audit file: %v; dir: %v", own, identNames(ents))
 	}
 	// The dead ones are pruned oldest first until 20 files are left; the
 	// live one is kept although it is the oldest.
@@ -886,15 +886,15 @@ func TestFolderIdentityAuditPrune(t *testing.T) {
 		}
 	}
 	if len(ents) != keep {
-		t.Errorf("%d files left, want %d: %v", len(ents), keep, a23Names(ents))
+		t.Errorf("%d files left, want %d: %v", len(ents), keep, identNames(ents))
 	}
 	if kept == len(dead) {
-		t.Errorf("no dead session file was pruned: %v", a23Names(ents))
+		t.Errorf("no dead session file was pruned: %v", identNames(ents))
 	}
 }
 
-// a23Plant writes an audit file with one entry at p, modified at at.
-func a23Plant(t *testing.T, p string, at time.Time) {
+// identPlant writes an audit file with one entry at p, modified at at.
+func identPlant(t *testing.T, p string, at time.Time) {
 	t.Helper()
 	writeFile(t, p, `{"time":"`+at.UTC().Format(time.RFC3339)+`","callId":"call-1","tool":"read","decision":"allow"}`+"\n")
 	if err := os.Chtimes(p, at, at); err != nil {
@@ -902,7 +902,7 @@ func a23Plant(t *testing.T, p string, at time.Time) {
 	}
 }
 
-func a23Names(ents []os.DirEntry) []string {
+func identNames(ents []os.DirEntry) []string {
 	var out []string
 	for _, e := range ents {
 		out = append(out, e.Name())

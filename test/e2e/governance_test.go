@@ -712,7 +712,7 @@ func TestGovernanceUpstreamProgressAndCancel(t *testing.T) {
 
 	t.Run("progress", func(t *testing.T) {
 		var r harness.Result
-		err := c.Call(ctx, "tools/call", map[string]any{"name": "up__bash", "callId": "a7g-progress",
+		err := c.Call(ctx, "tools/call", map[string]any{"name": "up__bash", "callId": "gov-progress",
 			"arguments": map[string]any{"command": "for i in 1 2 3 4 5 6 7 8; do echo tick$i; sleep 0.15; done"}}, &r)
 		if err != nil {
 			t.Fatal(err)
@@ -724,7 +724,7 @@ func TestGovernanceUpstreamProgressAndCancel(t *testing.T) {
 				CallID, Tool, Output, Message string
 			}
 			json.Unmarshal(n.Params, &p)
-			if p.CallID == "a7g-progress" {
+			if p.CallID == "gov-progress" {
 				got = append(got, p.Tool+"|"+p.Output+p.Message)
 			}
 		}

@@ -70,7 +70,7 @@ func hugeFastDir(t *testing.T) string {
 	t.Helper()
 	var st syscall.Statfs_t
 	if syscall.Statfs("/dev/shm", &st) == nil && st.Bavail*uint64(st.Bsize) >= 256*hugeMiB {
-		if d, err := os.MkdirTemp("/dev/shm", "a21h-"); err == nil {
+		if d, err := os.MkdirTemp("/dev/shm", "huge-"); err == nil {
 			t.Cleanup(func() { os.RemoveAll(d) })
 			return d
 		}
@@ -104,10 +104,10 @@ func hugeStart(t *testing.T, ws string, env ...string) *hugeServer {
 	t.Cleanup(cancel)
 	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	// One small call first: the baseline includes a warmed-up tool path.
-	if err := os.WriteFile(filepath.Join(ws, "a21h-warm.txt"), []byte("warm\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ws, "huge-warm.txt"), []byte("warm\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := c.CallTool(ctx, "read", map[string]any{"path": "a21h-warm.txt"}); r.IsError {
+	if r := c.CallTool(ctx, "read", map[string]any{"path": "huge-warm.txt"}); r.IsError {
 		t.Fatalf("warm-up read failed: %s", r.Text())
 	}
 	t.Logf("server up and warm in %v", time.Since(t0).Round(time.Millisecond))
@@ -846,7 +846,7 @@ func TestHugeWriteEdit(t *testing.T) {
 		// in details (the diff of a new file) and sends details twice
 		// (tools/details and the reply); the peak is logged.
 		s.checkMem(t, "write of 16 MiB (logged, not bounded)", 1<<62)
-		if r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "a21h-warm.txt"}); r.IsError {
+		if r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "huge-warm.txt"}); r.IsError {
 			t.Errorf("server unusable after the 40 MiB write: %s", r.Text())
 		}
 	})

@@ -71,7 +71,7 @@ func suggestParseNote(t *testing.T, what, note string) (int, []string, int) {
 // suggestNobodyEnv is the environment a nobody agentls needs (state dirs it
 // may write).
 func suggestNobodyEnv(t *testing.T) []string {
-	home := fsFailShareDir(t, "a24p-home-")
+	home := fsFailShareDir(t, "paths-home-")
 	return []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/config", "XDG_CACHE_HOME=" + home + "/cache",
 		"XDG_STATE_HOME=" + home + "/state", "AGENTLS_AUDIT_DIR=" + home + "/audit"}
 }
@@ -110,7 +110,7 @@ func suggestLock(t *testing.T, ws string, rels ...string) {
 // unreadable hidden dir, an unreadable dir and file nested in a readable dir,
 // an unreadable dir inside an ignored dir, and readable matches around them.
 func suggestTree(t *testing.T) string {
-	ws := fsFailShareDir(t, "a24p-ws-")
+	ws := fsFailShareDir(t, "paths-ws-")
 	fsFailPut(t, ws, map[string]string{
 		"ok.txt":   "needle ok\n",
 		"d1/f.txt": "needle\n", "d2/f.txt": "needle\n", "d3/f.txt": "needle\n", "d4/f.txt": "needle\n", "d5/f.txt": "needle\n",
@@ -240,8 +240,8 @@ func TestPathsUnreadablePathIsError(t *testing.T) {
 // model may list still are, up to 3; a second folder's path is named so it
 // can be sent back (absolute).
 func TestPathsNotSearchedDenyAndFolders(t *testing.T) {
-	ws := fsFailShareDir(t, "a24p-ws-")
-	ws2 := fsFailShareDir(t, "a24p-ws2-")
+	ws := fsFailShareDir(t, "paths-ws-")
+	ws2 := fsFailShareDir(t, "paths-ws2-")
 	fsFailPut(t, ws, map[string]string{
 		"ok.txt": "needle ok\n", "locked/f.txt": "needle\n", "private/f.txt": "needle\n", "private.txt": "needle\n",
 	}, 0o666)

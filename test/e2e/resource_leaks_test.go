@@ -253,15 +253,15 @@ func leakRegularFiles(root string) map[string]int64 {
 	return out
 }
 
-const leakExtTool = `{"name": "a17l_echo", "description": "Echo a word, for the leak audit.",
+const leakExtTool = `{"name": "leak_echo", "description": "Echo a word, for the leak audit.",
  "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}, "code": {"type": "string"}}},
  "command": "echo {{word}}; exit {{code}}", "readOnly": false, "destructive": false, "deferred": false, "timeout": 30}`
 
-const leakExtSeq = `{"name": "a17l_seq", "description": "Print numbers, for the leak audit.",
+const leakExtSeq = `{"name": "leak_seq", "description": "Print numbers, for the leak audit.",
  "inputSchema": {"type": "object", "properties": {"n": {"type": "string"}}},
  "command": "seq 1 {{n}}", "readOnly": false, "destructive": false, "deferred": false, "timeout": 30}`
 
-const leakExtSlow = `{"name": "a17l_slow", "description": "Sleep past its timeout, for the leak audit.",
+const leakExtSlow = `{"name": "leak_slow", "description": "Sleep past its timeout, for the leak audit.",
  "inputSchema": {"type": "object", "properties": {"marker": {"type": "string"}}},
  "command": "(exec -a {{marker}} sleep 30)", "readOnly": false, "destructive": false, "deferred": false, "timeout": 1}`
 
@@ -340,9 +340,9 @@ func leakMixedCall(ctx context.Context, c *harness.Client, ws string, i int) err
 	case 16:
 		return call("tool_search", map[string]any{"query": "echo word"})
 	case 17:
-		return call("a17l_echo", map[string]any{"word": "w", "code": "0"})
+		return call("leak_echo", map[string]any{"word": "w", "code": "0"})
 	case 18:
-		return call("a17l_echo", map[string]any{"word": "w", "code": "4"})
+		return call("leak_echo", map[string]any{"word": "w", "code": "4"})
 	case 19:
 		var res map[string]any
 		err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": []any{
@@ -420,7 +420,7 @@ func TestLeakFDsThreadsChildrenAfterMixedBurst(t *testing.T) {
 			t.Errorf("cancelled test_block: want cancelled, got %v", err)
 		}
 		m = fmt.Sprintf("%s-ext%d", marker, k)
-		r = c.CallTool(ctx, "a17l_slow", map[string]any{"marker": m})
+		r = c.CallTool(ctx, "leak_slow", map[string]any{"marker": m})
 		if !r.IsError {
 			t.Errorf("extension timeout %d: not an error: %s", k, r.Text())
 		}
@@ -546,10 +546,10 @@ func TestLeakChildProcesses(t *testing.T) {
 		{"cancel", "bash", map[string]any{"command": sl("cx")}, marker + "-cx", false},
 		{"cancelGrandchild", "bash", map[string]any{"command": "bash -c '" + sl("cgc") + "' & wait"}, marker + "-cgc", false},
 		{"cancelSetsid", "bash", map[string]any{"command": "setsid bash -c '" + sl("css") + "' & wait"}, marker + "-css", false},
-		{"extension", "a17l_echo", map[string]any{"word": "hi", "code": "0"}, "", false},
-		{"extensionNonzero", "a17l_echo", map[string]any{"word": "hi", "code": "5"}, "", true},
-		{"extensionTimeout", "a17l_slow", map[string]any{"marker": marker + "-ext"}, "", true},
-		{"extensionCancel", "a17l_slow", map[string]any{"marker": marker + "-exc"}, marker + "-exc", false},
+		{"extension", "leak_echo", map[string]any{"word": "hi", "code": "0"}, "", false},
+		{"extensionNonzero", "leak_echo", map[string]any{"word": "hi", "code": "5"}, "", true},
+		{"extensionTimeout", "leak_slow", map[string]any{"marker": marker + "-ext"}, "", true},
+		{"extensionCancel", "leak_slow", map[string]any{"marker": marker + "-exc"}, marker + "-exc", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -677,7 +677,7 @@ func TestLeakSpillFiles(t *testing.T) {
 				spills = append(spills, ps[0])
 			}
 			// An extension tool's big output spills too.
-			r := c.CallTool(ctx, "a17l_seq", map[string]any{"n": "6000"})
+			r := c.CallTool(ctx, "leak_seq", map[string]any{"n": "6000"})
 			if ps := leakSpillIn(r.Text(), cache); len(ps) == 0 {
 				t.Errorf("extension output cut without a spill file under the cache dir: %.400s", r.Text())
 			} else {
@@ -850,7 +850,7 @@ func TestLeakAuditLogRotation(t *testing.T) {
 	}
 	var last string
 	for i := 0; i < maxFiles+3; i++ {
-		last = fmt.Sprintf("a17l-call-%d", i)
+		last = fmt.Sprintf("leak-call-%d", i)
 		session(last)
 	}
 	got := files()
@@ -879,7 +879,7 @@ func TestLeakAuditLogRotation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	session("a17l-call-size")
+	session("leak-call-size")
 	var sum int64
 	for _, s := range files() {
 		sum += s
@@ -1025,7 +1025,7 @@ func TestLeakGoroutines(t *testing.T) {
 	leakSkipNoProc(t)
 	ws := leakWorkspace(t)
 	warm := func(ctx context.Context, call func(ctx context.Context, name string, args any) error, conn jsonrpc2.Conn) {
-		for _, n := range []string{"read", "grep", "bash", "a17l_echo"} {
+		for _, n := range []string{"read", "grep", "bash", "leak_echo"} {
 			args := map[string]any{"path": "src/f01.go", "pattern": "F", "command": "true", "word": "w", "code": "0"}
 			call(ctx, n, args)
 		}
@@ -1046,7 +1046,7 @@ func TestLeakGoroutines(t *testing.T) {
 			call(ctx, "find", map[string]any{"pattern": "*.go"})
 			call(ctx, "tool_search", map[string]any{"query": "echo"})
 			call(ctx, "bash", map[string]any{"command": "seq 1 3000"})
-			call(ctx, "a17l_echo", map[string]any{"word": "w", "code": "3"})
+			call(ctx, "leak_echo", map[string]any{"word": "w", "code": "3"})
 			var res any
 			protocol.Call(ctx, conn, "tools/callBatch", map[string]any{"calls": []any{
 				map[string]any{"name": "read", "arguments": map[string]any{"path": f}},
@@ -1068,7 +1068,7 @@ func TestLeakGoroutines(t *testing.T) {
 			call(cctx, "bash", map[string]any{"command": "sleep 30"})
 			cancel()
 			cctx, cancel = context.WithTimeout(ctx, 60*time.Millisecond)
-			call(cctx, "a17l_slow", map[string]any{"marker": "a17lgr"})
+			call(cctx, "leak_slow", map[string]any{"marker": "a17lgr"})
 			cancel()
 			call(ctx, "read", map[string]any{"path": "missing.txt"})
 			call(ctx, "bash", map[string]any{"command": "exit 2"})

@@ -684,14 +684,14 @@ func TestSecretsLogs(t *testing.T) {
 	ws := channelsWS(t, map[string]string{".agentls/settings.json": settings, "s.txt": channelsSecretFile(toks)})
 	logFile := filepath.Join(t.TempDir(), "agentls.log")
 	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass", args: []string{"--log-file", logFile, "--log-level", "debug"},
-		extra: map[string]any{"a13s_" + slack.value: true}})
+		extra: map[string]any{"chan_" + slack.value: true}})
 	if _, ok := c.WaitNote(10*time.Second, func(n harness.Note) bool {
 		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "settings.json")
 	}); !ok {
 		t.Errorf("no window/logMessage for the invalid settings rule; got %s", channelsNotes(c, "window/logMessage"))
 	}
 	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
-		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "a13s_")
+		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "chan_")
 	}); !ok {
 		t.Errorf("no window/logMessage warning for the unknown initializationOptions key; got %s", channelsNotes(c, "window/logMessage"))
 	}

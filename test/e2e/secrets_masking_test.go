@@ -899,18 +899,18 @@ func TestSecretsMaskedExtensionTool(t *testing.T) {
 	t.Parallel()
 	s := maskingNewSecrets()
 	def := map[string]any{
-		"name": "a5x_show", "description": "Print a value and the secret file.",
+		"name": "mask_show", "description": "Print a value and the secret file.",
 		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"value": map[string]any{"type": "string"}}},
 		"command":     "printf 'value=%s\\n' {{value}}; cat id.txt",
 		"readOnly":    true, "deferred": false,
 	}
 	b, _ := json.Marshal(def)
-	x := maskingStart(t, maskingOpts{files: map[string]string{".agentls/tools/a5x_show.json": string(b), "id.txt": s.PEM()}})
-	r := x.call(t, "a5x_show", map[string]any{"value": s.GH})
+	x := maskingStart(t, maskingOpts{files: map[string]string{".agentls/tools/mask_show.json": string(b), "id.txt": s.PEM()}})
+	r := x.call(t, "mask_show", map[string]any{"value": s.GH})
 	if r.IsError {
-		t.Fatalf("a5x_show: %s", r.Text())
+		t.Fatalf("mask_show: %s", r.Text())
 	}
-	maskingWant(t, "a5x_show", r.Text(), "value=[REDACTED:github-token]", "[REDACTED:private-key]")
+	maskingWant(t, "mask_show", r.Text(), "value=[REDACTED:github-token]", "[REDACTED:private-key]")
 	maskingResult(t, s, "extension tool", r)
 	maskingNotesClean(t, s, x.c)
 }

@@ -1,6 +1,6 @@
 package e2e
 
-// Black-box stress audit of docs/protocol.md and docs/tools.md (edit guard,
+// Black-box stress tests of docs/protocol.md and docs/tools.md (edit guard,
 // cancellation): the server never crashes, hangs, leaks processes or
 // descriptors, or corrupts a file, however hard the client pushes.
 
@@ -23,14 +23,14 @@ import (
 
 // ---------------------------------------------------------------- helpers
 
-// st4Start runs agentls in bypass mode on a workspace holding files.
-func st4Start(t *testing.T, files map[string]string) (*harness.Client, string, context.Context) {
+// stressStart runs agentls in bypass mode on a workspace holding files.
+func stressStart(t *testing.T, files map[string]string) (*harness.Client, string, context.Context) {
 	t.Helper()
-	return st4StartOpts(t, files, harness.Options{})
+	return stressStartOpts(t, files, harness.Options{})
 }
 
-// st4StartOpts is st4Start with the harness options given (Root is set).
-func st4StartOpts(t *testing.T, files map[string]string, opts harness.Options) (*harness.Client, string, context.Context) {
+// stressStartOpts is stressStart with the harness options given (Root is set).
+func stressStartOpts(t *testing.T, files map[string]string, opts harness.Options) (*harness.Client, string, context.Context) {
 	t.Helper()
 	ws := newWorkspace(t, files)
 	ctx := testCtx(t, 60*time.Second)
@@ -40,15 +40,15 @@ func st4StartOpts(t *testing.T, files map[string]string, opts harness.Options) (
 	return c, ws, ctx
 }
 
-// st4Marker is a token unique to this test run, put into commands so that
+// stressMarker is a token unique to this test run, put into commands so that
 // /proc can tell their processes from everyone else's.
-func st4Marker() string {
+func stressMarker() string {
 	return fmt.Sprintf("%d%09d", os.Getpid()%100000, time.Now().UnixNano()%1_000_000_000)
 }
 
-// st4Procs lists live (non-zombie) processes whose command line contains
+// stressProcs lists live (non-zombie) processes whose command line contains
 // marker, as "pid: cmdline".
-func st4Procs(marker string) []string {
+func stressProcs(marker string) []string {
 	entries, _ := os.ReadDir("/proc")
 	var out []string
 	self := strconv.Itoa(os.Getpid())
@@ -69,12 +69,12 @@ func st4Procs(marker string) []string {
 	return out
 }
 
-// st4WaitProcs polls until the number of processes carrying marker
+// stressWaitProcs polls until the number of processes carrying marker
 // satisfies ok, and returns the last listing.
-func st4WaitProcs(marker string, timeout time.Duration, ok func(n int) bool) ([]string, bool) {
+func stressWaitProcs(marker string, timeout time.Duration, ok func(n int) bool) ([]string, bool) {
 	deadline := time.Now().Add(timeout)
 	for {
-		p := st4Procs(marker)
+		p := stressProcs(marker)
 		if ok(len(p)) {
 			return p, true
 		}
@@ -85,8 +85,8 @@ func st4WaitProcs(marker string, timeout time.Duration, ok func(n int) bool) ([]
 	}
 }
 
-// st4Children returns the pids and states of pid's direct children.
-func st4Children(pid int) []string {
+// stressChildren returns the pids and states of pid's direct children.
+func stressChildren(pid int) []string {
 	entries, _ := os.ReadDir("/proc")
 	var out []string
 	for _, e := range entries {
@@ -110,8 +110,8 @@ func st4Children(pid int) []string {
 	return out
 }
 
-// st4FDs counts the open descriptors of pid.
-func st4FDs(t *testing.T, pid int) int {
+// stressFDs counts the open descriptors of pid.
+func stressFDs(t *testing.T, pid int) int {
 	t.Helper()
 	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
@@ -120,24 +120,24 @@ func st4FDs(t *testing.T, pid int) int {
 	return len(ents)
 }
 
-// st4Msg is one frame received by the raw client.
-type st4Msg struct {
+// stressMsg is one frame received by the raw client.
+type stressMsg struct {
 	fields map[string]json.RawMessage
 	raw    []byte
 }
 
-func (m st4Msg) method() string {
+func (m stressMsg) method() string {
 	var s string
 	json.Unmarshal(m.fields["method"], &s)
 	return s
 }
 
-func (m st4Msg) hasID() bool { _, ok := m.fields["id"]; return ok }
+func (m stressMsg) hasID() bool { _, ok := m.fields["id"]; return ok }
 
 // isResponse: a frame without a method is a response.
-func (m st4Msg) isResponse() bool { _, ok := m.fields["method"]; return !ok }
+func (m stressMsg) isResponse() bool { _, ok := m.fields["method"]; return !ok }
 
-func (m st4Msg) errCode() int {
+func (m stressMsg) errCode() int {
 	var e struct {
 		Code int `json:"code"`
 	}
@@ -148,21 +148,21 @@ func (m st4Msg) errCode() int {
 	return 0
 }
 
-func (m st4Msg) result() harness.Result {
+func (m stressMsg) result() harness.Result {
 	var r harness.Result
 	json.Unmarshal(m.fields["result"], &r)
 	return r
 }
 
-// st4Raw drives agentls frame by frame, so a test can send what no client
+// stressRaw drives agentls frame by frame, so a test can send what no client
 // library would (huge, broken, duplicate) and see every reply, -32800
 // included.
-type st4Raw struct{ *rawClient[st4Msg] }
+type stressRaw struct{ *rawClient[stressMsg] }
 
-// st4StartRaw spawns agentls on ws; the process is stopped at cleanup.
-func st4StartRaw(t *testing.T, ws string) *st4Raw {
+// stressStartRaw spawns agentls on ws; the process is stopped at cleanup.
+func stressStartRaw(t *testing.T, ws string) *stressRaw {
 	t.Helper()
-	r := &st4Raw{startRaw(t, []string{"--root", ws}, nil, lenientFrames(st4Decode))}
+	r := &stressRaw{startRaw(t, []string{"--root", ws}, nil, lenientFrames(stressDecode))}
 	t.Cleanup(func() {
 		r.close()
 		if s := r.stderr.String(); strings.Contains(s, "panic:") || strings.Contains(s, "fatal error:") {
@@ -172,16 +172,16 @@ func st4StartRaw(t *testing.T, ws string) *st4Raw {
 	return r
 }
 
-// st4Decode splits a frame body into messages: a batch reply (JSON-RPC 2.0
+// stressDecode splits a frame body into messages: a batch reply (JSON-RPC 2.0
 // §6) is an array, whose members are kept.
-func st4Decode(body []byte) []st4Msg {
+func stressDecode(body []byte) []stressMsg {
 	var parts []json.RawMessage
 	if err := json.Unmarshal(body, &parts); err != nil {
 		parts = []json.RawMessage{body}
 	}
-	var ms []st4Msg
+	var ms []stressMsg
 	for _, p := range parts {
-		m := st4Msg{raw: p}
+		m := stressMsg{raw: p}
 		if err := json.Unmarshal(p, &m.fields); err != nil {
 			m.fields = map[string]json.RawMessage{"unparsable": nil}
 		}
@@ -190,7 +190,7 @@ func st4Decode(body []byte) []st4Msg {
 	return ms
 }
 
-func (r *st4Raw) send(v any) {
+func (r *stressRaw) send(v any) {
 	r.t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -201,28 +201,28 @@ func (r *st4Raw) send(v any) {
 	}
 }
 
-func (r *st4Raw) request(id any, method string, params any) {
+func (r *stressRaw) request(id any, method string, params any) {
 	r.t.Helper()
 	r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-func (r *st4Raw) notify(method string, params any) {
+func (r *stressRaw) notify(method string, params any) {
 	r.t.Helper()
 	r.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 }
 
-// st4IsReply matches the response whose id is JSON-equal to id.
-func st4IsReply(id any) func(st4Msg) bool {
+// stressIsReply matches the response whose id is JSON-equal to id.
+func stressIsReply(id any) func(stressMsg) bool {
 	want, _ := json.Marshal(id)
-	return func(m st4Msg) bool {
+	return func(m stressMsg) bool {
 		return m.isResponse() && m.hasID() && bytes.Equal(bytes.TrimSpace(m.fields["id"]), want)
 	}
 }
 
 // reply waits for the response to id and fails the test without one.
-func (r *st4Raw) reply(id any, timeout time.Duration) st4Msg {
+func (r *stressRaw) reply(id any, timeout time.Duration) stressMsg {
 	r.t.Helper()
-	m, ok := r.wait(timeout, st4IsReply(id))
+	m, ok := r.wait(timeout, stressIsReply(id))
 	if !ok {
 		r.t.Fatalf("no reply to id %v within %v", id, timeout)
 	}
@@ -230,7 +230,7 @@ func (r *st4Raw) reply(id any, timeout time.Duration) st4Msg {
 }
 
 // initialize performs the handshake with params.
-func (r *st4Raw) initialize(params map[string]any) {
+func (r *stressRaw) initialize(params map[string]any) {
 	r.t.Helper()
 	if params == nil {
 		params = map[string]any{}
@@ -245,13 +245,13 @@ func (r *st4Raw) initialize(params map[string]any) {
 	r.notify("initialized", map[string]any{})
 	// Tests change files and expect workspace/externalChange: only once
 	// the watchers are armed.
-	if _, ok := r.wait(10*time.Second, func(m st4Msg) bool { return m.method() == harness.WatcherReady }); !ok {
+	if _, ok := r.wait(10*time.Second, func(m stressMsg) bool { return m.method() == harness.WatcherReady }); !ok {
 		r.t.Fatalf("no %s within 10s", harness.WatcherReady)
 	}
 }
 
 // callTool sends tools/call with id.
-func (r *st4Raw) callTool(id any, name string, args any) {
+func (r *stressRaw) callTool(id any, name string, args any) {
 	r.t.Helper()
 	r.request(id, "tools/call", map[string]any{"name": name, "arguments": args})
 }
@@ -270,7 +270,7 @@ func TestStressTwoHundredConcurrentMixedCalls(t *testing.T) {
 	for i := range nFiles {
 		files[fmt.Sprintf("d/f%03d.txt", i)] = fmt.Sprintf("header %03d\nuniq-%04d-token\nfooter\n", i, i)
 	}
-	c, _, ctx := st4Start(t, files)
+	c, _, ctx := stressStart(t, files)
 
 	const n = 200
 	errs := make([]string, n)
@@ -343,7 +343,7 @@ func TestStressBatchOfHundredMixedCalls(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress")
 	}
-	c, ws, ctx := st4Start(t, map[string]string{
+	c, ws, ctx := stressStart(t, map[string]string{
 		"a.txt": "count=0\nEND\n",
 		"b.txt": "n=0\n",
 	})
@@ -424,7 +424,7 @@ func TestStressConcurrentEditsOfOneFile(t *testing.T) {
 	for i := range nLines {
 		fmt.Fprintf(&sb, "line-%02d\n", i)
 	}
-	c, ws, ctx := st4Start(t, map[string]string{
+	c, ws, ctx := stressStart(t, map[string]string{
 		"s.txt": sb.String(),
 		"c.txt": "counter=0\nkeep\n",
 		"w.txt": "seed\n",
@@ -556,9 +556,9 @@ func TestStressCancellationStorm(t *testing.T) {
 		t.Skip("stress")
 	}
 	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\n"})
-	r := st4StartRaw(t, ws)
+	r := stressStartRaw(t, ws)
 	r.initialize(bypass())
-	marker := st4Marker()
+	marker := stressMarker()
 	const n = 20
 	for i := range n {
 		cmd := fmt.Sprintf("sleep 100.%s%02d", marker, i)
@@ -568,7 +568,7 @@ func TestStressCancellationStorm(t *testing.T) {
 		r.callTool(1000+i, "bash", map[string]any{"command": cmd})
 	}
 	// Every sleep runs (10 single, 10 pairs) before anything is cancelled.
-	if p, ok := st4WaitProcs(marker, 20*time.Second, func(k int) bool { return k >= 30 }); !ok {
+	if p, ok := stressWaitProcs(marker, 20*time.Second, func(k int) bool { return k >= 30 }); !ok {
 		t.Fatalf("only %d marked processes started:\n%s", len(p), strings.Join(p, "\n"))
 	}
 	start := time.Now()
@@ -582,7 +582,7 @@ func TestStressCancellationStorm(t *testing.T) {
 		}
 	}
 	t.Logf("20 cancellations answered in %v", time.Since(start))
-	if p, ok := st4WaitProcs(marker, 8*time.Second, func(k int) bool { return k == 0 }); !ok {
+	if p, ok := stressWaitProcs(marker, 8*time.Second, func(k int) bool { return k == 0 }); !ok {
 		t.Errorf("processes of cancelled calls survive:\n%s", strings.Join(p, "\n"))
 	}
 	// The connection goes on.
@@ -597,20 +597,20 @@ func TestStressCancellationStorm(t *testing.T) {
 func TestStressClosingStdinMidCall(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\n"})
-	r := st4StartRaw(t, ws)
+	r := stressStartRaw(t, ws)
 	r.initialize(map[string]any{
 		"initializationOptions": map[string]any{"mode": "default"},
 		"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}},
 	})
-	marker := st4Marker()
+	marker := stressMarker()
 	r.callTool(1, "bash", map[string]any{"command": fmt.Sprintf("sleep 100.%s1", marker)})
 	ask := fmt.Sprintf("touched-%s", marker)
 	r.callTool(2, "bash", map[string]any{"command": fmt.Sprintf("sleep 100.%s2; touch %s", marker, ask)})
-	if _, ok := r.wait(10*time.Second, func(m st4Msg) bool { return m.method() == "tools/confirm" && m.hasID() }); !ok {
+	if _, ok := r.wait(10*time.Second, func(m stressMsg) bool { return m.method() == "tools/confirm" && m.hasID() }); !ok {
 		t.Fatalf("no tools/confirm request for a command that writes a file in default mode; frames: %d", len(r.all()))
 	}
 	// Whatever needed no approval is running by now.
-	if p, ok := st4WaitProcs(marker, 10*time.Second, func(k int) bool { return k >= 1 }); !ok {
+	if p, ok := stressWaitProcs(marker, 10*time.Second, func(k int) bool { return k >= 1 }); !ok {
 		t.Fatalf("the first bash call never started: %v", p)
 	}
 	pid := r.cmd.Process.Pid
@@ -622,7 +622,7 @@ func TestStressClosingStdinMidCall(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("agentls (pid %d) still running 5 s after stdin closed", pid)
 	}
-	if p, ok := st4WaitProcs(marker, 5*time.Second, func(k int) bool { return k == 0 }); !ok {
+	if p, ok := stressWaitProcs(marker, 5*time.Second, func(k int) bool { return k == 0 }); !ok {
 		t.Errorf("children survive the server:\n%s", strings.Join(p, "\n"))
 	}
 	if _, err := os.Stat(filepath.Join(ws, ask)); err == nil {
@@ -638,7 +638,7 @@ func TestStressHostileFrames(t *testing.T) {
 		t.Skip("stress")
 	}
 	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\n"})
-	r := st4StartRaw(t, ws)
+	r := stressStartRaw(t, ws)
 	r.initialize(bypass())
 	alive := func(id string) {
 		t.Helper()
@@ -757,11 +757,11 @@ func TestStressHostileFrames(t *testing.T) {
 		r.callTool(77, "bash", map[string]any{"command": "sleep 0.3; echo first-dup"})
 		r.callTool(77, "read", map[string]any{"path": "a.txt"})
 		deadline := time.Now().Add(10 * time.Second)
-		var got []st4Msg
+		var got []stressMsg
 		for time.Now().Before(deadline) {
 			got = got[:0]
 			for _, m := range r.all()[before:] {
-				if st4IsReply(77)(m) {
+				if stressIsReply(77)(m) {
 					got = append(got, m)
 				}
 			}
@@ -791,11 +791,11 @@ func TestStressHostileFrames(t *testing.T) {
 func TestStressShortBodyThenEOF(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\n"})
-	r := st4StartRaw(t, ws)
+	r := stressStartRaw(t, ws)
 	r.initialize(bypass())
-	marker := st4Marker()
+	marker := stressMarker()
 	r.callTool(1, "bash", map[string]any{"command": fmt.Sprintf("sleep 100.%s", marker)})
-	if p, ok := st4WaitProcs(marker, 10*time.Second, func(k int) bool { return k >= 1 }); !ok {
+	if p, ok := stressWaitProcs(marker, 10*time.Second, func(k int) bool { return k >= 1 }); !ok {
 		t.Fatalf("the bash call never started: %v", p)
 	}
 	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read"`
@@ -810,7 +810,7 @@ func TestStressShortBodyThenEOF(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("agentls still running 5 s after EOF inside a frame")
 	}
-	if p, ok := st4WaitProcs(marker, 5*time.Second, func(k int) bool { return k == 0 }); !ok {
+	if p, ok := stressWaitProcs(marker, 5*time.Second, func(k int) bool { return k == 0 }); !ok {
 		t.Errorf("the running command survived the server:\n%s", strings.Join(p, "\n"))
 	}
 }
@@ -823,7 +823,7 @@ func TestStressExternalChurn(t *testing.T) {
 		t.Skip("stress")
 	}
 	version := func(v int) string { return fmt.Sprintf("version %02d\nline two\nline three\n", v) }
-	c, ws, ctx := st4Start(t, map[string]string{"a.txt": version(0)})
+	c, ws, ctx := stressStart(t, map[string]string{"a.txt": version(0)})
 	path := filepath.Join(ws, "a.txt")
 	verRe := regexp.MustCompile(`(?m)^\s*1\D+(version \d\d)$`)
 
@@ -1036,18 +1036,6 @@ func TestStressWatcherBurst(t *testing.T) {
 	}
 }
 
-func st4Dig(m map[string]any, keys ...string) any {
-	var v any = m
-	for _, k := range keys {
-		mm, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = mm[k]
-	}
-	return v
-}
-
 // Resource hygiene: hundreds of calls leave the server's descriptor count
 // where it was, and no child behind.
 func TestStressDescriptorsAfterManyCalls(t *testing.T) {
@@ -1059,14 +1047,14 @@ func TestStressDescriptorsAfterManyCalls(t *testing.T) {
 	for i := range 20 {
 		files[fmt.Sprintf("src/f%02d.txt", i)] = fmt.Sprintf("needle %d\nhay\n", i)
 	}
-	c, _, ctx := st4StartOpts(t, files, harness.Options{Process: true})
+	c, _, ctx := stressStartOpts(t, files, harness.Options{Process: true})
 	pid := c.Process().Pid
 	settle := func(base int) int {
 		deadline := time.Now().Add(3 * time.Second)
-		n := st4FDs(t, pid)
+		n := stressFDs(t, pid)
 		for n > base+4 && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
-			n = st4FDs(t, pid)
+			n = stressFDs(t, pid)
 		}
 		return n
 	}
@@ -1105,10 +1093,10 @@ func TestStressDescriptorsAfterManyCalls(t *testing.T) {
 				t.Errorf("open descriptors grew from %d to %d after 300 %s calls: %v", base, after, tc.tool, targets)
 			}
 			deadline := time.Now().Add(3 * time.Second)
-			kids := st4Children(pid)
+			kids := stressChildren(pid)
 			for len(kids) > 0 && time.Now().Before(deadline) {
 				time.Sleep(50 * time.Millisecond)
-				kids = st4Children(pid)
+				kids = stressChildren(pid)
 			}
 			if len(kids) > 0 {
 				t.Errorf("children of agentls remain after 300 %s calls (zombies are Z): %v", tc.tool, kids)
@@ -1194,24 +1182,24 @@ func TestStressCancelBatchAndWrites(t *testing.T) {
 	}
 	orig := strings.Repeat("original line\n", 1000)
 	ws := newWorkspace(t, map[string]string{"big.txt": orig})
-	r := st4StartRaw(t, ws)
+	r := stressStartRaw(t, ws)
 	r.initialize(bypass())
 
 	t.Run("batch of sleeps", func(t *testing.T) {
-		marker := st4Marker()
+		marker := stressMarker()
 		var calls []map[string]any
 		for i := range 20 {
 			calls = append(calls, map[string]any{"name": "bash", "arguments": map[string]any{"command": fmt.Sprintf("sleep 100.%s%02d", marker, i)}})
 		}
 		r.request("batch", "tools/callBatch", map[string]any{"calls": calls})
-		if p, ok := st4WaitProcs(marker, 10*time.Second, func(k int) bool { return k >= 1 }); !ok {
+		if p, ok := stressWaitProcs(marker, 10*time.Second, func(k int) bool { return k >= 1 }); !ok {
 			t.Fatalf("the batch never started a command: %v", p)
 		}
 		r.notify("$/cancelRequest", map[string]any{"id": "batch"})
 		if m := r.reply("batch", 10*time.Second); m.errCode() != -32800 {
 			t.Errorf("cancelled batch: want -32800, got %.300s", m.raw)
 		}
-		if p, ok := st4WaitProcs(marker, 8*time.Second, func(k int) bool { return k == 0 }); !ok {
+		if p, ok := stressWaitProcs(marker, 8*time.Second, func(k int) bool { return k == 0 }); !ok {
 			t.Errorf("processes of the cancelled batch survive:\n%s", strings.Join(p, "\n"))
 		}
 	})
@@ -1275,7 +1263,7 @@ func TestStressCancelBatchAndWrites(t *testing.T) {
 // respond answers the server's request whose raw id is id.
 // It runs on helper goroutines, so a failed write (the server is gone) is
 // ignored rather than failing the test from outside it.
-func (r *st4Raw) respond(id json.RawMessage, result any) {
+func (r *stressRaw) respond(id json.RawMessage, result any) {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
 	r.writeFrame(b)
 }
@@ -1297,7 +1285,7 @@ func TestStressCancelAfterTheWrite(t *testing.T) {
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
-			r := st4StartRaw(t, ws)
+			r := stressStartRaw(t, ws)
 			r.initialize(map[string]any{
 				"initializationOptions": map[string]any{"mode": "bypass"},
 				"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"diagnostics": true}}},
@@ -1308,7 +1296,7 @@ func TestStressCancelAfterTheWrite(t *testing.T) {
 			go func() {
 				seen := map[string]bool{}
 				for {
-					m, ok := r.wait(10*time.Second, func(m st4Msg) bool {
+					m, ok := r.wait(10*time.Second, func(m stressMsg) bool {
 						return m.method() == "tools/diagnostics" && !seen[string(m.fields["id"])]
 					})
 					if !ok {
@@ -1322,7 +1310,7 @@ func TestStressCancelAfterTheWrite(t *testing.T) {
 				}
 			}()
 			r.callTool("call", tc.tool, tc.args)
-			if _, ok := r.wait(10*time.Second, func(m st4Msg) bool {
+			if _, ok := r.wait(10*time.Second, func(m stressMsg) bool {
 				return m.method() == "tools/diagnostics" && !strings.Contains(string(m.fields["params"]), `"waitMs":0`)
 			}); !ok {
 				t.Fatalf("no post-change tools/diagnostics request for %s", tc.tool)

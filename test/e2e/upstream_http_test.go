@@ -269,7 +269,7 @@ const upstreamBigLines = 1500
 func newFakeHTTPUpstream(t *testing.T) *fakeHTTPUpstream {
 	t.Helper()
 	u := &fakeHTTPUpstream{}
-	server := mcp.NewServer(&mcp.Implementation{Name: "a3f-upstream", Version: "1.0.0"}, nil)
+	server := mcp.NewServer(&mcp.Implementation{Name: "e2e-upstream", Version: "1.0.0"}, nil)
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	server.AddTool(&mcp.Tool{Name: "echo", Description: "echo the text back", Annotations: ro,
 		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}},

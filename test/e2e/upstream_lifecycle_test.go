@@ -45,7 +45,7 @@ def record(msg):
         with open(os.path.join(state, "recv"), "a") as f:
             f.write(json.dumps(msg) + "\n")
 if mode == "exit":
-    sys.stderr.write("a15u-fatal: cannot open the frobnicator\n")
+    sys.stderr.write("up-fatal: cannot open the frobnicator\n")
     sys.stderr.flush()
     sys.exit(3)
 obj = {"type": "object", "properties": {"text": {"type": "string", "description": "text to echo"}}}
@@ -74,10 +74,10 @@ def call(msg):
     args = p.get("arguments") or {}
     token = (p.get("_meta") or {}).get("progressToken")
     if mode == "wrongid":
-        send({"jsonrpc": "2.0", "id": 987654, "result": {"content": [{"type": "text", "text": "a15u-wrong-answer"}]}})
+        send({"jsonrpc": "2.0", "id": 987654, "result": {"content": [{"type": "text", "text": "up-wrong-answer"}]}})
         return
     if name == "echo":
-        content = [{"type": "text", "text": "a15u-echo:" + str(args.get("text"))}]
+        content = [{"type": "text", "text": "up-echo:" + str(args.get("text"))}]
     elif name == "env":
         content = [{"type": "text", "text": "A15U_VAR=" + os.environ.get("A15U_VAR", "<unset>")}]
     elif name == "slow":
@@ -89,13 +89,13 @@ def call(msg):
             if token is not None and i < 20:
                 send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": i + 1, "total": 200, "message": "a15u step %d" % (i + 1)}})
             time.sleep(0.05)
-        content = [{"type": "text", "text": "a15u-slow-done"}]
+        content = [{"type": "text", "text": "up-slow-done"}]
     elif name == "huge":
         content = [{"type": "text", "text": "".join("a15u huge line %05d %s\n" % (i, "x" * 40) for i in range(1, 5001))}]
     elif name == "image":
-        content = [{"type": "image", "data": PNG, "mimeType": "image/png"}, {"type": "text", "text": "a15u-image"}]
+        content = [{"type": "image", "data": PNG, "mimeType": "image/png"}, {"type": "text", "text": "up-image"}]
     else:
-        content = [{"type": "text", "text": "a15u-" + str(name)}]
+        content = [{"type": "text", "text": "up-" + str(name)}]
     send({"jsonrpc": "2.0", "id": rid, "result": {"content": content}})
 if mode == "stubborn":
     import signal
@@ -118,7 +118,7 @@ for line in sys.stdin:
     if mode == "strayid" and rid is not None:
         send({"jsonrpc": "2.0", "id": 424242, "result": {}})
     if mode == "strangenote" and rid is not None:
-        send({"jsonrpc": "2.0", "method": "notifications/a15u_unknown", "params": {}})
+        send({"jsonrpc": "2.0", "method": "notifications/up_unknown", "params": {}})
     if method == "initialize":
         v = (msg.get("params") or {}).get("protocolVersion", "2025-06-18")
         send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": v, "capabilities": {"tools": {}}, "serverInfo": {"name": "a15u", "version": "1"}}})
@@ -126,12 +126,12 @@ for line in sys.stdin:
         cancelled.add((msg.get("params") or {}).get("requestId"))
     elif method == "tools/list":
         if mode == "listerror":
-            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": "a15u-list-boom"}})
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": "up-list-boom"}})
         else:
             send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
     elif method == "tools/call":
         if mode == "crash":
-            sys.stderr.write("a15u-crash-on-call\n")
+            sys.stderr.write("up-crash-on-call\n")
             sys.stderr.flush()
             os._exit(1)
         threading.Thread(target=call, args=(msg,), daemon=True).start()
@@ -163,7 +163,7 @@ func upstreamLifeNewSrv(t *testing.T, mode string) upstreamLifeSrv {
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	marker := fmt.Sprintf("a15u-marker-%s-%d", mode, time.Now().UnixNano())
+	marker := fmt.Sprintf("up-marker-%s-%d", mode, time.Now().UnixNano())
 	reapProcessesWithArg(t, marker)
 	return upstreamLifeSrv{
 		entry:  map[string]any{"command": script, "args": []any{mode, marker, state}},
@@ -248,8 +248,8 @@ func (s *upstreamLifeSession) call(t *testing.T, d time.Duration, name string, a
 // alive checks agentls still answers a core tool.
 func (s *upstreamLifeSession) alive(t *testing.T) {
 	t.Helper()
-	writeFile(t, filepath.Join(s.ws, "a15u-probe.txt"), "probe line\n")
-	r, d := s.call(t, 5*time.Second, "read", map[string]any{"path": "a15u-probe.txt"})
+	writeFile(t, filepath.Join(s.ws, "up-probe.txt"), "probe line\n")
+	r, d := s.call(t, 5*time.Second, "read", map[string]any{"path": "up-probe.txt"})
 	wantResult(t, "core read", r, false, "probe line")
 	if d > 3*time.Second {
 		t.Errorf("core read took %v", d)
@@ -303,14 +303,14 @@ func TestUpstreamStartFailures(t *testing.T) {
 		stderr string
 	}{
 		{"missing", func(t *testing.T) map[string]any {
-			return map[string]any{"command": filepath.Join(t.TempDir(), "a15u-no-such-server")}
+			return map[string]any{"command": filepath.Join(t.TempDir(), "up-no-such-server")}
 		}, ""},
 		{"notexec", func(t *testing.T) map[string]any {
 			p := filepath.Join(t.TempDir(), "srv.py")
 			writeFile(t, p, upstreamLifeServerPy) // 0644: not executable
 			return map[string]any{"command": p, "args": []any{"ok", "x", t.TempDir()}}
 		}, ""},
-		{"exits", func(t *testing.T) map[string]any { return upstreamLifeNewSrv(t, "exit").entry }, "a15u-fatal: cannot open the frobnicator"},
+		{"exits", func(t *testing.T) map[string]any { return upstreamLifeNewSrv(t, "exit").entry }, "up-fatal: cannot open the frobnicator"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -424,7 +424,7 @@ func TestUpstreamGarbage(t *testing.T) {
 			upstreamLifeConfig(t, ws, "servers", map[string]any{"noisy": srv.entry})
 			s := upstreamLifeStart(t, ws)
 			r, _ := s.call(t, 10*time.Second, "noisy__echo", map[string]any{"text": "hello"})
-			wantResult(t, "call through a noisy server", r, false, "a15u-echo:hello")
+			wantResult(t, "call through a noisy server", r, false, "up-echo:hello")
 			s.alive(t)
 		})
 	}
@@ -446,7 +446,7 @@ func TestUpstreamListError(t *testing.T) {
 	wantResult(t, "call of a server whose listing failed", r, true, `"lister"`)
 	found := waitUntil(3*time.Second, func() bool {
 		l := s.logText() + strings.Join(logMessages(s.c, 0), "\n")
-		return strings.Contains(l, "a15u-list-boom") && strings.Contains(l, "lister")
+		return strings.Contains(l, "up-list-boom") && strings.Contains(l, "lister")
 	})
 	if !found {
 		t.Errorf("listing error not reported naming the server and the error; log:\n%s\nlogMessages: %q", s.logText(), logMessages(s.c, 0))
@@ -474,7 +474,7 @@ func TestUpstreamWrongID(t *testing.T) {
 	}
 	select {
 	case rep := <-ch:
-		if strings.Contains(rep.r.Text(), "a15u-wrong-answer") {
+		if strings.Contains(rep.r.Text(), "up-wrong-answer") {
 			t.Fatalf("a reply with a wrong id was taken as the answer: %q", rep.r.Text())
 		}
 		t.Logf("wrong-id call answered without a cancel: %q", rep.r.Text())
@@ -520,7 +520,7 @@ func TestUpstreamOddTools(t *testing.T) {
 	t.Parallel()
 	srv := upstreamLifeNewSrv(t, "odd")
 	ws := newWorkspace(t, map[string]string{
-		".agentls/tools/odd__fine.json": `{"name": "odd__fine", "description": "a15u extension that takes the upstream name", "inputSchema": {"type": "object"}, "command": "echo a15u-extension"}`,
+		".agentls/tools/odd__fine.json": `{"name": "odd__fine", "description": "a15u extension that takes the upstream name", "inputSchema": {"type": "object"}, "command": "echo up-extension"}`,
 	})
 	upstreamLifeConfig(t, ws, "servers", map[string]any{"odd": srv.entry})
 	s := upstreamLifeStart(t, ws)
@@ -561,7 +561,7 @@ func TestUpstreamOddTools(t *testing.T) {
 	}
 	t.Logf("logMessages: %q", logMessages(s.c, 0))
 	r, _ := s.call(t, 10*time.Second, "odd__echo", map[string]any{"text": "z"})
-	wantResult(t, "duplicate-named tool", r, false, "a15u-echo:z")
+	wantResult(t, "duplicate-named tool", r, false, "up-echo:z")
 	r, _ = s.call(t, 10*time.Second, "odd__fine", map[string]any{"text": "z"})
 	t.Logf("odd__fine (extension vs upstream) answered %q; log:\n%s", r.Text(), s.logText())
 	if r.IsError {
@@ -569,14 +569,14 @@ func TestUpstreamOddTools(t *testing.T) {
 	}
 	// Renamed tools still reach the upstream tool they stand for.
 	r, _ = s.call(t, 10*time.Second, "odd__has_space", map[string]any{})
-	wantResult(t, "odd__has_space", r, false, "a15u-has space")
+	wantResult(t, "odd__has_space", r, false, "up-has space")
 	long := "odd__" + strings.Repeat("L", 59)
 	if upstreamLifeHas(s.names(t, true, ""), long) {
 		r, _ = s.call(t, 10*time.Second, long, map[string]any{})
-		wantResult(t, long, r, false, "a15u-"+strings.Repeat("L", 200))
+		wantResult(t, long, r, false, "up-"+strings.Repeat("L", 200))
 	}
 	r, _ = s.call(t, 10*time.Second, "odd__noschema", map[string]any{})
-	wantResult(t, "odd__noschema", r, false, "a15u-noschema")
+	wantResult(t, "odd__noschema", r, false, "up-noschema")
 	// docs/tools.md: a tool whose name is taken is not offered, and a
 	// window/logMessage says so.
 	if !waitUntil(5*time.Second, func() bool {
@@ -609,7 +609,7 @@ func TestUpstreamCrashOnCall(t *testing.T) {
 	if n := len(srv.starts()); n > 4 {
 		t.Errorf("%d starts for 4 crashing calls", n)
 	}
-	if !waitUntil(3*time.Second, func() bool { return strings.Contains(s.logText(), "a15u-crash-on-call") }) {
+	if !waitUntil(3*time.Second, func() bool { return strings.Contains(s.logText(), "up-crash-on-call") }) {
 		t.Errorf("crash stderr not in the log:\n%s", s.logText())
 	}
 	s.alive(t)
@@ -627,7 +627,7 @@ func TestUpstreamCancelAndProgress(t *testing.T) {
 	ch := make(chan upstreamLifeReply, 1)
 	go func() {
 		var r harness.Result
-		_, err := s.c.Conn.Call(context.Background(), "tools/call", map[string]any{"name": "up__slow", "arguments": map[string]any{}, "callId": "a15u-slow-1"}, &r)
+		_, err := s.c.Conn.Call(context.Background(), "tools/call", map[string]any{"name": "up__slow", "arguments": map[string]any{}, "callId": "up-slow-1"}, &r)
 		ch <- upstreamLifeReply{r, err}
 	}()
 	if !waitUntil(10*time.Second, func() bool { return upstreamLifeGot(srv, "tools/call") != nil }) {
@@ -639,7 +639,7 @@ func TestUpstreamCancelAndProgress(t *testing.T) {
 		t.Errorf("upstream tools/call carries no progressToken: %v", call["params"])
 	} else {
 		_, ok := s.c.WaitNote(5*time.Second, func(n harness.Note) bool {
-			return n.Method == "tools/progress" && strings.Contains(string(n.Params), "a15u-slow-1") && strings.Contains(string(n.Params), "a15u step")
+			return n.Method == "tools/progress" && strings.Contains(string(n.Params), "up-slow-1") && strings.Contains(string(n.Params), "a15u step")
 		})
 		if !ok {
 			t.Errorf("upstream progress not forwarded as tools/progress; notes %v", s.c.Notes("tools/progress"))
@@ -712,7 +712,7 @@ func TestUpstreamHugeAndImage(t *testing.T) {
 	if raw, err := base64.StdEncoding.DecodeString(data); err != nil || !strings.HasPrefix(string(raw), "\x89PNG") || img["mimeType"] != "image/png" {
 		t.Errorf("image item %v: decode err %v", img, err)
 	}
-	wantContains(t, "image result text", r.Text(), "a15u-image")
+	wantContains(t, "image result text", r.Text(), "up-image")
 }
 
 func upstreamLifeTail(s string, n int) string {
@@ -848,11 +848,11 @@ func TestUpstreamNoOrphans(t *testing.T) {
 			// agentls) starting at once in three subtests: the deadlines
 			// are for a hang, not a speed bound, on a loaded machine.
 			r, _ := s.call(t, 40*time.Second, "py__echo", map[string]any{"text": "a"})
-			wantResult(t, "py", r, false, "a15u-echo:a")
+			wantResult(t, "py", r, false, "up-echo:a")
 			r, _ = s.call(t, 40*time.Second, "inner__read", map[string]any{"path": "inner.txt"})
 			wantResult(t, "inner agentls", r, false, "inner file")
 			r, _ = s.call(t, 40*time.Second, "stub__echo", map[string]any{"text": "b"})
-			wantResult(t, "stubborn", r, false, "a15u-echo:b")
+			wantResult(t, "stubborn", r, false, "up-echo:b")
 			markers := []string{py.marker, stub.marker, innerWS}
 			if servers["fs"] != nil {
 				r, _ = s.call(t, 40*time.Second, "fs__read_text_file", map[string]any{"path": filepath.Join(fsDir, "f.txt")})
@@ -941,13 +941,13 @@ func TestUpstreamMCPBothDirections(t *testing.T) {
 		t.Errorf("inner__read over MCP: isError %v %q", isErr, txt)
 	}
 	// Cancellation from the MCP client reaches the upstream.
-	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": map[string]any{"name": "py__slow", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "a15u-tok"}}})
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": map[string]any{"name": "py__slow", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "up-tok"}}})
 	if !waitUntil(10*time.Second, func() bool { return upstreamLifeGot(py, "tools/call") != nil }) {
 		t.Fatal("upstream never got tools/call")
 	}
 	if _, ok := m.wait(5*time.Second, func(v mcpMsg) bool {
 		p, _ := v.Obj["params"].(map[string]any)
-		return v.Method == "notifications/progress" && p["progressToken"] == "a15u-tok"
+		return v.Method == "notifications/progress" && p["progressToken"] == "up-tok"
 	}); !ok {
 		t.Errorf("upstream progress not forwarded to the MCP client")
 	}

@@ -12,10 +12,10 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { agentlsBin, alive, connect, filesystemServer, sleep, tempDir, text, waitFor } from './helpers.mjs';
 
-const A12_CORE = ['read', 'ls', 'grep', 'find', 'edit', 'write', 'bash', 'tool_search'];
-const A12_HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'];
+const UP_CORE = ['read', 'ls', 'grep', 'find', 'edit', 'write', 'bash', 'tool_search'];
+const UP_HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'];
 // A 1x1 PNG.
-const A12_PNG = Buffer.from(
+const UP_PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
   'base64',
 );
@@ -131,9 +131,9 @@ test('tools/list: every tool has four boolean hints matching docs/tools.md label
   try {
     const { tools } = await c.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-    for (const n of A12_CORE) assert.ok(byName[n], `core tool ${n} missing from tools/list: ${Object.keys(byName)}`);
+    for (const n of UP_CORE) assert.ok(byName[n], `core tool ${n} missing from tools/list: ${Object.keys(byName)}`);
     for (const t of tools) {
-      for (const h of A12_HINTS) {
+      for (const h of UP_HINTS) {
         assert.equal(typeof t.annotations?.[h], 'boolean', `${t.name}.annotations.${h}: ${JSON.stringify(t.annotations)}`);
       }
       assert.equal(typeof t._meta?.source, 'string', `${t.name} _meta.source (docs/protocol.md)`);
@@ -162,7 +162,7 @@ test('tools/list: every inputSchema compiles as JSON Schema, no $ref or type uni
     for (const t of tools) {
       const s = t.inputSchema;
       assert.equal(s.type, 'object', `${t.name} inputSchema.type`);
-      if (A12_CORE.includes(t.name)) assert.equal(typeof s.properties, 'object', `${t.name} has properties`);
+      if (UP_CORE.includes(t.name)) assert.equal(typeof s.properties, 'object', `${t.name} has properties`);
       for (const r of s.required ?? []) assert.ok(r in (s.properties ?? {}), `${t.name}: required ${r} is not a property`);
       assert.ok(ajv.validateSchema(s), `${t.name} schema invalid: ${ajv.errorsText(ajv.errors)}`);
       ajv.compile(s);
@@ -187,7 +187,7 @@ test('unknown tool name is an isError result naming the closest tool, not a prot
     const r = await c.callTool({ name: 'reed', arguments: { path: 'a.txt' } });
     assert.equal(r.isError, true);
     assert.match(text(r), /Did you mean "read"\?/, text(r));
-    for (const n of A12_CORE) assert.match(text(r), new RegExp(`\\b${n}\\b`), `lists ${n}`);
+    for (const n of UP_CORE) assert.match(text(r), new RegExp(`\\b${n}\\b`), `lists ${n}`);
   } finally {
     await upClose(c);
   }
@@ -302,7 +302,7 @@ test('cancelling bash `sleep 100` kills it, sends no response, and the session g
   const nonce = `100.${String(process.pid).padStart(6, '0')}${Date.now() % 1000}`;
   try {
     const ac = new AbortController();
-    const call = c.callTool({ name: 'bash', arguments: { command: `sleep ${nonce}; echo a12-after` } }, undefined, {
+    const call = c.callTool({ name: 'bash', arguments: { command: `sleep ${nonce}; echo up-after` } }, undefined, {
       signal: ac.signal,
     });
     call.catch(() => {});
@@ -392,7 +392,7 @@ test('without roots or --root the working directory is the workspace', async () 
 // ---------------------------------------------------------------- images
 
 test('a PNG read is MCP image content with image/png and base64 data', async () => {
-  const ws = upWorkspace({ 'p.png': A12_PNG });
+  const ws = upWorkspace({ 'p.png': UP_PNG });
   const c = await upConnect({ args: ['--root', ws] });
   try {
     const r = await c.callTool({ name: 'read', arguments: { path: 'p.png' } });
@@ -400,7 +400,7 @@ test('a PNG read is MCP image content with image/png and base64 data', async () 
     const img = r.content.filter((p) => p.type === 'image');
     assert.equal(img.length, 1, JSON.stringify(r.content));
     assert.equal(img[0].mimeType, 'image/png');
-    assert.equal(img[0].data, A12_PNG.toString('base64'));
+    assert.equal(img[0].data, UP_PNG.toString('base64'));
   } finally {
     await upClose(c);
   }
@@ -408,10 +408,10 @@ test('a PNG read is MCP image content with image/png and base64 data', async () 
 
 // ---------------------------------------------------------------- ask decisions
 
-const A12_ASK = '{"permissions": {"ask": ["Bash(touch:*)"]}}';
+const UP_ASK = '{"permissions": {"ask": ["Bash(touch:*)"]}}';
 
 test('ask with elicitation: the form, and accept allowOnce runs the call', async () => {
-  const ws = upWorkspace({ '.agentls/settings.json': A12_ASK });
+  const ws = upWorkspace({ '.agentls/settings.json': UP_ASK });
   const c = await upConnect({ args: ['--root', ws], answer: () => ({ action: 'accept', content: { decision: 'allowOnce' } }) });
   try {
     const r = await c.callTool({ name: 'bash', arguments: { command: 'touch made1' } });
@@ -434,7 +434,7 @@ test('ask with elicitation: the form, and accept allowOnce runs the call', async
 });
 
 test('ask with elicitation: decline, cancel and rejectOnce refuse, each saying what happened', async () => {
-  const ws = upWorkspace({ '.agentls/settings.json': A12_ASK });
+  const ws = upWorkspace({ '.agentls/settings.json': UP_ASK });
   let answer;
   const c = await upConnect({ args: ['--root', ws], answer: () => answer });
   try {
@@ -474,7 +474,7 @@ test('ask with elicitation: allowAlways covers the same command only', async () 
 });
 
 test('ask without elicitation: isError saying the host could not ask, not "denied by the user"', async () => {
-  const ws = upWorkspace({ '.agentls/settings.json': A12_ASK });
+  const ws = upWorkspace({ '.agentls/settings.json': UP_ASK });
   const c = await upConnect({ args: ['--root', ws] });
   try {
     const r = await c.callTool({ name: 'bash', arguments: { command: 'touch nope' } });
@@ -506,7 +506,7 @@ test('aggregation: tool_search finds filesystem__read_text_file, activates it, l
     const t = after.find((x) => x.name === 'filesystem__read_text_file');
     assert.ok(t, `in tools/list after tool_search: ${after.map((x) => x.name)}`);
     assert.equal(t.annotations?.readOnlyHint, true, `upstream readOnlyHint kept: ${JSON.stringify(t.annotations)}`);
-    for (const h of A12_HINTS) assert.equal(typeof t.annotations?.[h], 'boolean', `${h}`);
+    for (const h of UP_HINTS) assert.equal(typeof t.annotations?.[h], 'boolean', `${h}`);
     assert.equal(t._meta?.source, 'mcp:filesystem');
   } finally {
     await upClose(c);
@@ -713,7 +713,7 @@ test('closing the client ends agentls, its running command and its upstream serv
     assert.ok(!(await c.callTool({ name: 'filesystem__list_allowed_directories', arguments: {} })).isError);
     const [up] = upProcs(filesystemServer, ws);
     assert.ok(up, 'upstream running');
-    const call = c.callTool({ name: 'bash', arguments: { command: `sleep ${nonce}; echo a12-after` } });
+    const call = c.callTool({ name: 'bash', arguments: { command: `sleep ${nonce}; echo up-after` } });
     call.catch(() => {});
     await waitFor(() => upProcs('sleep', nonce).length > 0, 5000, 'sleep to start');
     await c.close();

@@ -225,7 +225,7 @@ t.test("empty {} args are sent as an object everywhere", function()
 end)
 
 t.test("tool failure is an isError result, not an error", function()
-  local res, err = agentls.call_sync("read", { path = "a8-missing.txt" }, 5000)
+  local res, err = agentls.call_sync("read", { path = "flows-missing.txt" }, 5000)
   t.eq(nil, err, "err")
   t.eq(true, res.isError, "isError")
 end)
