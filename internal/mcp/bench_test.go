@@ -37,8 +37,7 @@ func BenchmarkReadThroughServer(b *testing.B) {
 // BenchmarkReadOverLines is the server's side of bench/mcp's read: a
 // 40-line file read through Serve's line transport, the client being a
 // pipe that writes a fixed request line and reads the answer line, so
-// nearly all the time and allocations measured are the server's. Run it
-// with GOMAXPROCS=1, as `agentls mcp` runs.
+// nearly all the time and allocations measured are the server's.
 func BenchmarkReadOverLines(b *testing.B) {
 	dir := b.TempDir()
 	var content strings.Builder
