@@ -24,12 +24,8 @@ import (
 
 // Limits of the bash tool.
 const (
-	BashDefaultTimeout = int(proc.DefaultTimeout / time.Second) // 120 s
-	BashMaxTimeout     = int(proc.MaxTimeout / time.Second)     // 600 s
-	BashTailLines      = proc.TailLines
-	BashTailBytes      = proc.TailBytes
-	BashKillGrace      = int(proc.KillGrace / time.Second)
-	BashFailureLines   = proc.MaxFailureLines
+	BashKillGrace    = int(proc.KillGrace / time.Second)
+	BashFailureLines = proc.MaxFailureLines
 	// BashJobEarlyWait is how long (s) a background start waits for a failure.
 	BashJobEarlyWait = int(jobs.EarlyWait / time.Second)
 	// BashJobKeptMinutes is how long a finished job stays readable.

@@ -38,9 +38,9 @@ func ownLimits(l Limits) map[string][]int {
 	}
 	return map[string][]int{
 		"read":        {l.ReadLines, l.ReadBytes, l.ReadLineChars},
-		"ls":          append([]int{l.LsEntries, l.lsMax()}, whole...),
-		"grep":        {l.GrepMatches, l.grepMax(), l.GrepLineChars, l.resultBytes(l.GrepBytes)},
-		"find":        append([]int{l.FindPaths, l.findMax()}, whole...),
+		"ls":          append([]int{l.LsEntries, lsMax(l)}, whole...),
+		"grep":        {l.GrepMatches, grepMax(l), l.GrepLineChars, l.resultBytes(l.GrepBytes)},
+		"find":        append([]int{l.FindPaths, findMax(l)}, whole...),
 		"bash":        {l.BashTimeout, l.BashMaxTimeout, l.BashLines, l.BashBytes, BashJobEarlyWait, jobs.MaxRunning, BashJobKeptMinutes, jobs.MaxKept},
 		"bash_output": {BashOutputMaxWait, l.BashLines, l.BashBytes},
 		"bash_kill":   {BashKillGrace, jobs.LastLines},
@@ -223,7 +223,7 @@ func (l Limits) stated() []int {
 	for _, f := range limitFields() {
 		out = append(out, *f.field(&l))
 	}
-	out = append(out, l.lsMax(), l.grepMax(), l.findMax(), l.resultBytes(DefaultMaxResultBytes))
+	out = append(out, lsMax(l), grepMax(l), findMax(l), l.resultBytes(DefaultMaxResultBytes))
 	if l.ResultLines > 0 {
 		out = append(out, l.ResultLines)
 	}

@@ -14,11 +14,12 @@ import (
 	"github.com/agentls/agentls/internal/ops"
 )
 
-// Limits of the find tool.
-const (
-	FindDefaultLimit = finder.DefaultFindLimit
-	FindMaxLimit     = 10000
-)
+// FindMaxLimit is the most paths one find call may ask for.
+const FindMaxLimit = 10000
+
+// findMax is l's per-call maximum: a configured default above
+// FindMaxLimit raises the maximum with it.
+func findMax(l Limits) int { return max(FindMaxLimit, l.FindPaths) }
 
 type findInput struct {
 	Pattern string `json:"pattern" jsonschema:"glob: *.ts (a name at any depth), src/**/*.spec.ts, **/parent/child/*, {a,b}"`
@@ -37,7 +38,7 @@ Parameters: pattern is a glob with ** for any depth: a pattern without "/" match
 
 Output: matching file paths relative to the workspace root (absolute for another workspace folder's files, which a search without path covers too), one per line, sorted. Files ignored by .gitignore, .ignore or .agentlsignore are skipped (unless includeIgnored; a path that is itself ignored is named as such, and when only ignored files match, a few are named), hidden files are included, .git is never searched, symlinks are not followed. At most %d paths by default (maximum %d); when the limit is hit the notice says so and gives the call for more. The whole result, notices included, is at most %s; beyond that the list is cut and the notice says where.
 
-Errors: an invalid glob explains the problem with valid examples; a missing directory says so.`, l.FindPaths, l.findMax(), l.resultSize(DefaultMaxResultBytes))
+Errors: an invalid glob explains the problem with valid examples; a missing directory says so.`, l.FindPaths, findMax(l), l.resultSize(DefaultMaxResultBytes))
 }
 
 // NewFind returns the find tool enforcing l.
@@ -57,8 +58,8 @@ func NewFind(l Limits) *Tool {
 		},
 		Tweak: func(s map[string]any) {
 			prop(s, "limit")["minimum"] = 1.0
-			prop(s, "limit")["maximum"] = float64(l.findMax())
-			prop(s, "limit")["description"] = fmt.Sprintf("maximum number of paths (default %d, maximum %d)", l.FindPaths, l.findMax())
+			prop(s, "limit")["maximum"] = float64(findMax(l))
+			prop(s, "limit")["description"] = fmt.Sprintf("maximum number of paths (default %d, maximum %d)", l.FindPaths, findMax(l))
 		},
 		Run: func(ctx context.Context, c *Call, in findInput) (Result, error) { return runFind(ctx, c, in, l) },
 	})
@@ -141,10 +142,10 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 		b.WriteByte('\n')
 	}
 	switch {
-	case res.Truncated && limit >= l.findMax():
+	case res.Truncated && limit >= findMax(l):
 		fmt.Fprintf(&b, "[Showing the first %d matching paths (limit %d, the maximum); more files match. Narrow the pattern or path to see others.]", len(res.Paths), limit)
 	case res.Truncated:
-		fmt.Fprintf(&b, "[Showing the first %d matching paths (limit %d); more files match. Narrow the pattern or path, or call again with limit=%d.]", len(res.Paths), limit, min(2*limit, l.findMax()))
+		fmt.Fprintf(&b, "[Showing the first %d matching paths (limit %d); more files match. Narrow the pattern or path, or call again with limit=%d.]", len(res.Paths), limit, min(2*limit, findMax(l)))
 	}
 	r := Text(strings.TrimRight(b.String(), "\n") + c.Env.unreadableNote(res.Unreadable) + gone)
 	r.setDetail("count", len(res.Paths))

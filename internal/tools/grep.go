@@ -15,12 +15,13 @@ import (
 
 // Limits of the grep tool.
 const (
-	GrepDefaultLimit = search.DefaultLimit
-	GrepMaxLimit     = search.MaxLimit
-	GrepMaxContext   = 20
-	GrepLineChars    = search.MaxLineChars
-	GrepMaxBytes     = search.MaxOutputBytes
+	GrepMaxLimit   = search.MaxLimit
+	GrepMaxContext = 20
 )
+
+// grepMax is l's per-call maximum: a configured default above
+// GrepMaxLimit raises the maximum with it.
+func grepMax(l Limits) int { return max(GrepMaxLimit, l.GrepMatches) }
 
 type grepInput struct {
 	Pattern        string `json:"pattern" jsonschema:"regular expression (RE2/ripgrep syntax), or plain text with literal: true"`
@@ -44,7 +45,7 @@ Parameters: pattern is a regular expression (RE2/ripgrep syntax; set literal: tr
 Output: "path:line: text" for matches and "path-line- text" for context lines, paths relative to the workspace root (absolute for another workspace folder's files, which a search without path covers too), sorted by path then line; overlapping context is merged and "--" separates groups. At most %d matching lines by default (limit up to %d); lines are cut at %d characters; the whole output, notices included, is at most %s. Binary files and files ignored by .gitignore/.ignore/.agentlsignore are skipped. When a limit is hit, the notice names it and the call that gets more.
 
 Errors: an invalid regular expression returns the parser's message (set literal: true to search plain text); a missing path says so.`,
-		GrepMaxContext, l.GrepMatches, l.grepMax(), l.GrepLineChars, l.resultSize(l.GrepBytes))
+		GrepMaxContext, l.GrepMatches, grepMax(l), l.GrepLineChars, l.resultSize(l.GrepBytes))
 }
 
 // NewGrep returns the grep tool enforcing l.
@@ -71,8 +72,8 @@ func NewGrep(l Limits) *Tool {
 		},
 		Tweak: func(s map[string]any) {
 			prop(s, "limit")["minimum"] = 1.0
-			prop(s, "limit")["maximum"] = float64(l.grepMax())
-			prop(s, "limit")["description"] = fmt.Sprintf("maximum number of matching lines (default %d, maximum %d)", l.GrepMatches, l.grepMax())
+			prop(s, "limit")["maximum"] = float64(grepMax(l))
+			prop(s, "limit")["description"] = fmt.Sprintf("maximum number of matching lines (default %d, maximum %d)", l.GrepMatches, grepMax(l))
 			prop(s, "context")["minimum"] = 0.0
 			prop(s, "context")["maximum"] = float64(GrepMaxContext)
 		},
@@ -110,7 +111,7 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 	q := search.Query{
 		Pattern: in.Pattern, Glob: in.Glob, IgnoreCase: in.IgnoreCase, Literal: in.Literal,
 		Context: in.Context, Limit: cmp.Or(in.Limit, l.GrepMatches), IncludeIgnored: in.IncludeIgnored, Hidden: hidden,
-		MaxLimit: l.grepMax(), LineChars: l.GrepLineChars, MaxBytes: l.GrepBytes,
+		MaxLimit: grepMax(l), LineChars: l.GrepLineChars, MaxBytes: l.GrepBytes,
 	}
 	if c.mask != nil {
 		q.Mask = c.mask.Mask

@@ -7,6 +7,11 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/agentls/agentls/internal/finder"
+	"github.com/agentls/agentls/internal/proc"
+	"github.com/agentls/agentls/internal/search"
 )
 
 // Limits are the numbers the built-in tools enforce and their descriptions
@@ -79,6 +84,23 @@ func (l Limits) resultBytes(own int) int {
 	}
 	return own
 }
+
+// The defaults of Limits, docs/tools.md's numbers; where an engine has a
+// default of its own (finder, search, proc), it is that one.
+const (
+	ReadMaxLines       = 2000
+	ReadMaxBytes       = 50 * 1024 // 51,200 bytes of file text per call
+	ReadMaxLineChars   = 2000
+	LsDefaultLimit     = finder.DefaultListLimit
+	GrepDefaultLimit   = search.DefaultLimit
+	GrepLineChars      = search.MaxLineChars
+	GrepMaxBytes       = search.MaxOutputBytes
+	FindDefaultLimit   = finder.DefaultFindLimit
+	BashDefaultTimeout = int(proc.DefaultTimeout / time.Second) // 120 s
+	BashMaxTimeout     = int(proc.MaxTimeout / time.Second)     // 600 s
+	BashTailLines      = proc.TailLines
+	BashTailBytes      = proc.TailBytes
+)
 
 // DefaultLimits returns docs/tools.md's numbers.
 func DefaultLimits() Limits {
@@ -260,9 +282,3 @@ func (l Limits) withDefaults() Limits {
 	}
 	return l
 }
-
-// Per-call maxima: a configured default above a tool's fixed maximum
-// raises the maximum with it.
-func (l Limits) lsMax() int   { return max(LsMaxLimit, l.LsEntries) }
-func (l Limits) grepMax() int { return max(GrepMaxLimit, l.GrepMatches) }
-func (l Limits) findMax() int { return max(FindMaxLimit, l.FindPaths) }

@@ -13,11 +13,12 @@ import (
 	"github.com/agentls/agentls/internal/ops"
 )
 
-// Limits of the ls tool.
-const (
-	LsDefaultLimit = finder.DefaultListLimit
-	LsMaxLimit     = 5000
-)
+// LsMaxLimit is the most entries one ls call may ask for.
+const LsMaxLimit = 5000
+
+// lsMax is l's per-call maximum: a configured default above LsMaxLimit
+// raises the maximum with it.
+func lsMax(l Limits) int { return max(LsMaxLimit, l.LsEntries) }
 
 type lsInput struct {
 	Path  string `json:"path,omitzero" jsonschema:"directory to list, relative to the workspace root (default: the root)"`
@@ -35,7 +36,7 @@ Parameters: path (a directory, relative to the workspace root; default the root)
 
 Output: one entry per line, sorted by name; directories end in "/", symlinks show "name@ -> target"; dotfiles are included and .git is omitted. Entries ignored by .gitignore, .ignore, .agentlsignore or git's exclude files are hidden and counted ("N ignored entries hidden"), unless includeIgnored. At most %d entries by default; the notice says how many were left out and which limit to ask for (at the maximum: how to narrow). The whole result, notices included, is at most %s; beyond that the list is cut and the notice says where.
 
-Errors: a missing directory or a file path says so (use {{read}} for files).`, l.LsEntries, l.lsMax(), l.LsEntries, l.resultSize(DefaultMaxResultBytes))
+Errors: a missing directory or a file path says so (use {{read}} for files).`, l.LsEntries, lsMax(l), l.LsEntries, l.resultSize(DefaultMaxResultBytes))
 }
 
 // NewLs returns the ls tool enforcing l.
@@ -67,8 +68,8 @@ func NewLs(l Limits) *Tool {
 		},
 		Tweak: func(s map[string]any) {
 			prop(s, "limit")["minimum"] = 1.0
-			prop(s, "limit")["maximum"] = float64(l.lsMax())
-			prop(s, "limit")["description"] = fmt.Sprintf("maximum number of entries (default %d, maximum %d)", l.LsEntries, l.lsMax())
+			prop(s, "limit")["maximum"] = float64(lsMax(l))
+			prop(s, "limit")["description"] = fmt.Sprintf("maximum number of entries (default %d, maximum %d)", l.LsEntries, lsMax(l))
 		},
 		Run: func(ctx context.Context, c *Call, in lsInput) (Result, error) { return runLs(ctx, c, in, l) },
 	})
@@ -128,10 +129,10 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 		b.WriteString("(empty)\n")
 	}
 	if res.Truncated {
-		if limit >= l.lsMax() {
+		if limit >= lsMax(l) {
 			b.WriteString(c.hintf("[Showing %d of %d entries (limit %d, the maximum). To see the rest, {{ls}} a subdirectory or use {{find}} with a pattern.]\n", len(res.Entries), res.Total, limit))
 		} else {
-			next := min(l.lsMax(), max(limit*2, res.Total))
+			next := min(lsMax(l), max(limit*2, res.Total))
 			b.WriteString(c.hintf("[Showing %d of %d entries (limit %d). Call {{ls}} again with limit=%d, or use {{find}} with a pattern to narrow.]\n", len(res.Entries), res.Total, limit, next))
 		}
 	}

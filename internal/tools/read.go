@@ -19,11 +19,8 @@ import (
 	"github.com/agentls/agentls/internal/ops"
 )
 
-// Limits of the read tool: the defaults of Limits, and the image cap.
+// Limits of the read tool beyond its Limits: the image cap.
 const (
-	ReadMaxLines     = 2000
-	ReadMaxBytes     = 50 * 1024 // 51,200 bytes of file text per call
-	ReadMaxLineChars = 2000
 	ReadMaxImage     = 5 * 1024 * 1024
 	binarySniffBytes = 8 * 1024
 	maxSuggestions   = 3
