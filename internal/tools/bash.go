@@ -57,7 +57,7 @@ Background: with run_in_background: true the command starts the same way (its ow
 
 // NewBash returns the bash tool enforcing l.
 func NewBash(l Limits) *Tool {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	return Define(Spec[bashInput]{
 		Name:        "bash",
 		Title:       "Run shell command",
@@ -102,7 +102,7 @@ func millisecondTimeout(args map[string]any, n *Normalization, maxSeconds int) {
 	}
 	toSeconds := func(key string, v float64) {
 		sec := math.Ceil(v / 1000)
-		n.add("%s: %v → timeout %v (milliseconds read as seconds)", key, v, sec)
+		n.Add("%s: %v → timeout %v (milliseconds read as seconds)", key, v, sec)
 		delete(args, key)
 		args["timeout"] = sec
 	}
@@ -149,14 +149,14 @@ func checkBashCwd(c *Call, in bashInput) (ops.Path, *Result) {
 	if err != nil {
 		return refuse(Errorf("cwd: %v", err))
 	}
-	if p.Folder != nil && c.Env.refresh(p.Folder) == ops.FolderGone {
+	if p.Folder != nil && refresh(c.Env, p.Folder) == ops.FolderGone {
 		// Not followed: the command would run wherever the new name leads.
 		return refuse(Errorf("the workspace folder %s is no longer the directory agentls opened (it was removed, or replaced by a symbolic link); nothing was run. Restore the folder, or reopen the workspace.", p.Folder.Root))
 	}
 	fi, err := c.Env.FS.Stat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return refuse(c.errorf("cwd %s does not exist.%s Use a directory inside the workspace ({{ls}} shows what is there) or omit cwd to run in the workspace root.", p.Display(), c.Env.didYouMean(p, suggestDirs)))
+		return refuse(c.Errorf("cwd %s does not exist.%s Use a directory inside the workspace ({{ls}} shows what is there) or omit cwd to run in the workspace root.", p.Display(), didYouMean(c.Env, p, suggestDirs)))
 	case err != nil:
 		return refuse(Errorf("cwd %s cannot be used (%s); omit cwd to run in the workspace root, or give another directory.", p.Display(), errReason(err)))
 	}
@@ -185,7 +185,7 @@ func planBash(ctx context.Context, c *Call, in bashInput) (Plan, *Result) {
 		return Plan{}, nil // parses, or bash could not judge it: the run will tell
 	}
 	msg := strings.TrimSpace(strings.ReplaceAll(string(out), "bash: -c: ", ""))
-	return Plan{}, new(c.errorf("the command does not parse, so nothing was run: %s. Fix the quoting or syntax and call {{bash}} again.", msg))
+	return Plan{}, new(c.Errorf("the command does not parse, so nothing was run: %s. Fix the quoting or syntax and call {{bash}} again.", msg))
 }
 
 // bashParseTimeout bounds planBash's bash -n.
@@ -216,7 +216,7 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 	}
 	res, err := startCommand(ctx, c.Env, spec)
 	if err != nil {
-		return startFailure(err, command, dir, c.names()), nil
+		return startFailure(err, command, dir, c.Names()), nil
 	}
 	var changed []string
 	if c.Env.Guard != nil {
@@ -236,23 +236,23 @@ func runCommand(ctx context.Context, c *Call, command, dir string, timeout time.
 	blocked := sbx.blocked(failed, res.Output)
 	var trailer string
 	if len(changed) > 0 {
-		trailer += c.names().Render("\nChanged by this command ({{read}} them again before editing): ") + strings.Join(changed, ", ")
+		trailer += c.Names().Render("\nChanged by this command ({{read}} them again before editing): ") + strings.Join(changed, ", ")
 	}
 	if len(blocked) > 0 {
 		trailer += "\n[" + strings.Join(blocked, "; ") + "]"
 	}
-	r := Text(fitCommand(&res, timeout, l, onTimeout, trailer, save, c.names()))
+	r := Text(fitCommand(&res, timeout, l, onTimeout, trailer, save, c.Names()))
 	r.IsError = failed
 	if len(changed) > 0 {
-		r.setDetail("changedFiles", changed)
+		r.SetDetail("changedFiles", changed)
 	}
-	r.setDetail("exitCode", res.ExitCode)
-	r.setDetail("totalLines", res.TotalLines)
+	r.SetDetail("exitCode", res.ExitCode)
+	r.SetDetail("totalLines", res.TotalLines)
 	if res.SpillPath != "" {
-		r.setDetail("spillPath", res.SpillPath)
+		r.SetDetail("spillPath", res.SpillPath)
 	}
 	if res.TimedOut {
-		r.setDetail("timedOut", true)
+		r.SetDetail("timedOut", true)
 	}
 	sbx.done(&r, blocked)
 	return r, nil
@@ -301,7 +301,7 @@ func startFailure(err error, command, dir string, names mention.Prefix) Result {
 	case errors.Is(err, proc.ErrCommandNUL):
 		return Errorf("%v; nothing was run. Leave the NUL out (printf '\\0' makes one at run time), or put binary data in a file.", err)
 	case errors.Is(err, proc.ErrCommandTooLong), errors.Is(err, syscall.E2BIG):
-		return errorIn(names, "the command is %d bytes, more than one command line can carry (%d bytes); nothing was run. Write the long part to a file ({{write}}) and have the command read it.", len(command), proc.MaxCommandBytes)
+		return ErrorIn(names, "the command is %d bytes, more than one command line can carry (%d bytes); nothing was run. Write the long part to a file ({{write}}) and have the command read it.", len(command), proc.MaxCommandBytes)
 	case errors.Is(err, fs.ErrPermission):
 		// exec reports a directory it could not enter as the shell's fault.
 		return Errorf("could not start the command in %s: permission denied (the directory cannot be entered, or the shell cannot be run); give another cwd, or omit it.", dir)
@@ -327,7 +327,7 @@ func fitCommand(res *proc.Result, timeout time.Duration, l Limits, onTimeout, tr
 	}
 	for {
 		text := formatCommand(*res, timeout, l, onTimeout, saved, names) + trailer
-		over, extra := len(text)-l.BashBytes, lineCount(text)-l.BashLines
+		over, extra := len(text)-l.BashBytes, LineCount(text)-l.BashLines
 		out := res.Output
 		last := strings.LastIndexByte(strings.TrimSuffix(out, "\n"), '\n') + 1 // the last line's start
 		if over <= 0 && extra <= 0 || last == 0 {
@@ -402,5 +402,5 @@ func RunExtensionCommand(ctx context.Context, c *Call, command string, timeout t
 		return Errorf("%v", err), nil
 	}
 	return runCommand(ctx, c, command, p.OS(), timeout, c.Tool, c.Env.Limits(),
-		c.hintf("This tool's timeout is set by its definition file, not by the call: run it on less at a time, or run the command with {{bash}} and a larger timeout."))
+		c.Hintf("This tool's timeout is set by its definition file, not by the call: run it on less at a time, or run the command with {{bash}} and a larger timeout."))
 }

@@ -33,8 +33,8 @@ func withinBudget(t *testing.T, what, text string, bytes, lines int) {
 	if len(text) > bytes {
 		t.Errorf("%s: %d bytes, over the %d-byte budget", what, len(text), bytes)
 	}
-	if lines > 0 && lineCount(text) > lines {
-		t.Errorf("%s: %d lines, over the %d-line budget", what, lineCount(text), lines)
+	if lines > 0 && LineCount(text) > lines {
+		t.Errorf("%s: %d lines, over the %d-line budget", what, LineCount(text), lines)
 	}
 }
 
@@ -198,8 +198,8 @@ func TestHostCapCutsEveryTool(t *testing.T) {
 			if m == nil {
 				t.Fatalf("no cut notice: %s", tail(text))
 			}
-			if n, _ := strconv.Atoi(m[1]); n != lineCount(text)-1 {
-				t.Fatalf("notice says 1-%d, %d lines shown before it", n, lineCount(text)-1)
+			if n, _ := strconv.Atoi(m[1]); n != LineCount(text)-1 {
+				t.Fatalf("notice says 1-%d, %d lines shown before it", n, LineCount(text)-1)
 			}
 			if ls, _ := x.Registry.Lookup("ls"); !strings.Contains(ls.Description, strconv.Itoa(c.Bytes)+" bytes") {
 				t.Errorf("ls description does not state %d bytes", c.Bytes)

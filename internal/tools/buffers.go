@@ -28,12 +28,12 @@ const bufferSyncWait = 2 * time.Second
 func readBuffer(c *Call, p ops.Path, doc overlay.Doc, in readInput, l Limits) Result {
 	var notes []string
 	if disk, err := c.Env.FS.ReadFile(p); err != nil || !docEqualsDisk(doc.Text, disk) {
-		notes = append(notes, c.hintf("unsaved text from the editor; the file on disk, which {{bash}} and {{grep}} see, differs"))
+		notes = append(notes, c.Hintf("unsaved text from the editor; the file on disk, which {{bash}} and {{grep}} see, differs"))
 	}
 	text, masked := maskKeyLines(string(doc.Text))
-	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes, l, c.mask, c.names())
+	res := formatLines(p.Display(), text, in.Offset, in.Limit, notes, l, c.Masker(), c.Names())
 	addKeyRedactions(&res, masked)
-	res.setDetail("editorVersion", doc.Version)
+	res.SetDetail("editorVersion", doc.Version)
 	if !res.IsError && c.Env.Guard != nil {
 		c.Env.Guard.RecordBufferRead(p, doc.Text)
 	}
@@ -78,7 +78,7 @@ func editorDoc(c *Call, p ops.Path) (doc overlay.Doc, inEditor bool, unsaved *Re
 	}
 	// The document may be the one behind: a change on disk the editor has
 	// not loaded yet looks the same from here as unsaved typing.
-	r := c.errorf("%s is open in the editor and its text there differs from the file on disk (unsaved changes, or a change on disk the editor has not loaded yet), and this editor cannot take edits into its buffers; save or revert it there (revert keeps what is on disk), {{read}} it again, then retry. Nothing was changed.", p.Display())
+	r := c.Errorf("%s is open in the editor and its text there differs from the file on disk (unsaved changes, or a change on disk the editor has not loaded yet), and this editor cannot take edits into its buffers; save or revert it there (revert keeps what is on disk), {{read}} it again, then retry. Nothing was changed.", p.Display())
 	return doc, false, &r
 }
 
@@ -90,11 +90,11 @@ func editorDoc(c *Call, p ops.Path) (doc overlay.Doc, inEditor bool, unsaved *Re
 func applyInEditor(ctx context.Context, c *Call, p ops.Path, old, new []byte, label string) (saved bool, refusal *Result, err error) {
 	doc, open := c.Env.Buffers.Get(p.OS())
 	if !open || !bytes.Equal(doc.Text, old) {
-		r := c.errorf("%s changed in the editor while the edit was prepared; {{read}} it again and retry. Nothing was changed.", p.Display())
+		r := c.Errorf("%s changed in the editor while the edit was prepared; {{read}} it again and retry. Nothing was changed.", p.Display())
 		return false, &r, nil
 	}
 	// Sending the edit is the commit: the editor may apply it at once.
-	if err := mayCommit(ctx); err != nil {
+	if err := MayCommit(ctx); err != nil {
 		return false, nil, err
 	}
 	applied, reason, err := c.Env.Editor.ApplyEdit(ctx, label, doc, textedit.TextEdits(old, new))

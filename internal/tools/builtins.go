@@ -15,3 +15,8 @@ const instructionsTemplate = `You work in a code workspace through the agentls t
 - Prefer these tools over shell equivalents (cat, grep, find, sed) in {{bash}}.
 - Keep {{edit}} oldText small but unique; include a little surrounding context when a snippet repeats.
 - When output is cut, the notice says exactly how to get more (offset, limit, or a spill file to read).`
+
+// InstructionsFor is Instructions naming the tools prefix+name.
+func InstructionsFor(prefix string) string {
+	return Mentions(instructionsTemplate, prefix)
+}

@@ -45,9 +45,9 @@ func WithNotice(ctx context.Context, note string) context.Context {
 	return context.WithValue(ctx, noticeKey{}, note)
 }
 
-// mayCommit is asked by a tool at the moment its change would become
+// MayCommit is asked by a tool at the moment its change would become
 // visible; an error (the context's) means it must change nothing.
-func mayCommit(ctx context.Context) error {
+func MayCommit(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -15,11 +15,11 @@ import (
 func TestCommitGate(t *testing.T) {
 	t.Run("no gate: the context decides", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		if err := mayCommit(ctx); err != nil {
+		if err := MayCommit(ctx); err != nil {
 			t.Fatal(err)
 		}
 		cancel()
-		if err := mayCommit(ctx); !errors.Is(err, context.Canceled) {
+		if err := MayCommit(ctx); !errors.Is(err, context.Canceled) {
 			t.Fatalf("after cancel: %v", err)
 		}
 	})
@@ -29,7 +29,7 @@ func TestCommitGate(t *testing.T) {
 		if !g.Cancel() {
 			t.Fatal("Cancel of an open gate reported a commit")
 		}
-		if err := mayCommit(ctx); !errors.Is(err, context.Canceled) {
+		if err := MayCommit(ctx); !errors.Is(err, context.Canceled) {
 			t.Fatalf("commit after cancel: %v", err)
 		}
 		if !g.Cancel() {
@@ -39,17 +39,17 @@ func TestCommitGate(t *testing.T) {
 	t.Run("commit first: cancel must wait for the result", func(t *testing.T) {
 		g := &CommitGate{}
 		ctx, cancel := context.WithCancel(WithCommitGate(context.Background(), g))
-		if err := mayCommit(ctx); err != nil {
+		if err := MayCommit(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := mayCommit(ctx); err != nil {
+		if err := MayCommit(ctx); err != nil {
 			t.Fatalf("a second call of the batch: %v", err)
 		}
 		if g.Cancel() {
 			t.Fatal("Cancel after a commit claimed nothing was committed")
 		}
 		cancel()
-		if err := mayCommit(ctx); !errors.Is(err, context.Canceled) {
+		if err := MayCommit(ctx); !errors.Is(err, context.Canceled) {
 			t.Fatalf("a batch call committing after the cancel: %v", err)
 		}
 	})
@@ -57,7 +57,7 @@ func TestCommitGate(t *testing.T) {
 		g := &CommitGate{}
 		ctx, cancel := context.WithCancel(WithCommitGate(context.Background(), g))
 		cancel()
-		if err := mayCommit(ctx); err == nil {
+		if err := MayCommit(ctx); err == nil {
 			t.Fatal("committed on a cancelled context")
 		}
 		if !g.Cancel() {

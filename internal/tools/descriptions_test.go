@@ -31,7 +31,7 @@ func enforced(l Limits) map[string][]int {
 
 // ownLimits lists the numbers of l each tool must state.
 func ownLimits(l Limits) map[string][]int {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	whole := []int{l.resultBytes(DefaultMaxResultBytes)}
 	if l.ResultLines > 0 {
 		whole = append(whole, l.ResultLines)
@@ -218,7 +218,7 @@ func tail(s string) string {
 // stated returns the numbers l lets descriptions state, for the test that
 // checks descriptions against the code.
 func (l Limits) stated() []int {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	var out []int
 	for _, f := range limitFields() {
 		out = append(out, *f.field(&l))

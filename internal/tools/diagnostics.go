@@ -49,16 +49,22 @@ type diagBaseline struct {
 	before       []Diagnostic
 }
 
-// diagnosticsBefore asks the editor, when it can tell, what it reports for
+// PathURI is the file URI of OS path p, as edit and write details and the
+// diagnostics requests name a file.
+func PathURI(p string) string {
+	return "file://" + strings.ReplaceAll(p, " ", "%20")
+}
+
+// DiagnosticsBefore asks the editor, when it can tell, what it reports for
 // p now; call it just before the change is made. A file that does not exist
 // yet has nothing to report. Without an answer the call reports nothing:
 // every old problem would look new.
-func (c *Call) diagnosticsBefore(ctx context.Context, p ops.Path, exists bool) {
+func (c *Call) DiagnosticsBefore(ctx context.Context, p ops.Path, exists bool) {
 	src := c.Env.Diagnostics
 	if src == nil {
 		return
 	}
-	b := &diagBaseline{uri: pathURI(p.OS()), display: p.Display()}
+	b := &diagBaseline{uri: PathURI(p.OS()), display: p.Display()}
 	if exists {
 		ctx, cancel := context.WithTimeout(ctx, diagnosticsSlack)
 		defer cancel()
@@ -72,10 +78,10 @@ func (c *Call) diagnosticsBefore(ctx context.Context, p ops.Path, exists bool) {
 	c.diag = b
 }
 
-// withDiagnostics runs a file-changing tool, then adds to a successful
+// WithDiagnostics runs a file-changing tool, then adds to a successful
 // result what the editor reports that was not there before the change. It
 // waits outside the tool's file lock.
-func withDiagnostics[In any](run func(context.Context, *Call, In) (Result, error)) func(context.Context, *Call, In) (Result, error) {
+func WithDiagnostics[In any](run func(context.Context, *Call, In) (Result, error)) func(context.Context, *Call, In) (Result, error) {
 	return func(ctx context.Context, c *Call, in In) (Result, error) {
 		r, err := run(ctx, c, in)
 		if err != nil || r.IsError || c.diag == nil || ctx.Err() != nil {
@@ -91,7 +97,7 @@ func withDiagnostics[In any](run func(context.Context, *Call, In) (Result, error
 		}
 		after := got[b.uri]
 		fresh := newProblems(b.before, after)
-		r.setDetail("diagnostics", map[string]any{"uri": b.uri, "new": fresh, "total": len(after)})
+		r.SetDetail("diagnostics", map[string]any{"uri": b.uri, "new": fresh, "total": len(after)})
 		if text := problemsText(b.display, fresh); text != "" && len(r.Content) > 0 {
 			r.Content[0].Text += "\n" + text
 		}

@@ -57,7 +57,7 @@ func tooBigToChange(p ops.Path, tool string, size int64, isContent bool, names m
 	if isContent {
 		what = "the content for " + what
 	}
-	r := errorIn(names, "%s is %d bytes (%s); %s changes files of up to %d MiB (it holds them in memory), so nothing was changed. Use {{bash}} instead (sed -i for a replacement, split or a script to rewrite it in parts).", what, size, humanBytes(size), names.Of(tool), MaxChangeBytes>>20)
+	r := ErrorIn(names, "%s is %d bytes (%s); %s changes files of up to %d MiB (it holds them in memory), so nothing was changed. Use {{bash}} instead (sed -i for a replacement, split or a script to rewrite it in parts).", what, size, humanBytes(size), names.Of(tool), MaxChangeBytes>>20)
 	return &r
 }
 
@@ -74,7 +74,7 @@ func NewEdit() *Tool {
 		Tweak: func(s map[string]any) {
 			prop(s, "edits")["minItems"] = 1.0
 		},
-		Run:   withDiagnostics(runEdit),
+		Run:   WithDiagnostics(runEdit),
 		Check: planEdit,
 	})
 }
@@ -94,7 +94,7 @@ func wrapLegacyEdit(args map[string]any, n *Normalization) {
 	}
 	if len(item) > 0 {
 		args["edits"] = []any{item}
-		n.add("wrapped the single edit into edits")
+		n.Add("wrapped the single edit into edits")
 	}
 }
 
@@ -133,7 +133,7 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 	}
 	// The file may change while the editor answers: commitWrite and
 	// applyInEditor check it again at the last moment.
-	c.diagnosticsBefore(ctx, p, true)
+	c.DiagnosticsBefore(ctx, p, true)
 	where := ""
 	if inEditor {
 		saved, r, err := applyInEditor(ctx, c, p, old, res.New, "agentls: edit "+p.Display())
@@ -141,7 +141,7 @@ func runEdit(ctx context.Context, c *Call, in editInput) (Result, error) {
 			return derefResult(r), err
 		}
 		details["inEditor"], details["saved"] = true, saved
-		where = inEditorNote(saved, c.names())
+		where = inEditorNote(saved, c.Names())
 	} else {
 		if r, err := commitWrite(ctx, c, p, old, res.New, mode); r != nil || err != nil {
 			return derefResult(r), err
@@ -177,49 +177,49 @@ func checkEdit(c *Call, p ops.Path, inEditor bool, in editInput) (editCheck, *Re
 		fi, err := c.Env.FS.Stat(p)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				if s := c.Env.didYouMean(p, suggestFiles); s != "" {
-					return refuse(c.errorf("%s does not exist.%s To create a new file, use {{write}}.", p.Display(), s))
+				if s := didYouMean(c.Env, p, suggestFiles); s != "" {
+					return refuse(c.Errorf("%s does not exist.%s To create a new file, use {{write}}.", p.Display(), s))
 				}
-				return refuse(c.errorf("%s does not exist; use {{write}} to create it.", p.Display()))
+				return refuse(c.Errorf("%s does not exist; use {{write}} to create it.", p.Display()))
 			}
 			return refuse(Errorf("cannot edit %s: %v", p.Display(), err))
 		}
 		if fi.IsDir() {
-			return refuse(c.errorf("%s is a directory; {{edit}} changes files.", p.Display()))
+			return refuse(c.Errorf("%s is a directory; {{edit}} changes files.", p.Display()))
 		}
 		mode = fi.Mode().Perm()
-		if r := refuseWriteProtected(p, fi, c.names()); r != nil {
+		if r := refuseWriteProtected(p, fi, c.Names()); r != nil {
 			return editCheck{}, r
 		}
-		if r := tooBigToChange(p, "edit", fi.Size(), false, c.names()); r != nil {
+		if r := tooBigToChange(p, "edit", fi.Size(), false, c.Names()); r != nil {
 			return editCheck{}, r
 		}
 	}
 	old, err := c.Env.Guard.CheckRead(p)
 	if err != nil {
-		return refuse(guardRefusal(err, c.names()))
+		return refuse(guardRefusal(err, c.Names()))
 	}
-	if r := tooBigToChange(p, "edit", int64(len(old)), false, c.names()); r != nil {
+	if r := tooBigToChange(p, "edit", int64(len(old)), false, c.Names()); r != nil {
 		return editCheck{}, r
 	}
 	if !inEditor {
 		old = diskBase(c, p, old)
 	}
 	if bytes.HasPrefix(old, []byte{0xFF, 0xFE}) || bytes.HasPrefix(old, []byte{0xFE, 0xFF}) {
-		return refuse(c.errorf("%s is UTF-16 encoded, and {{edit}} matches UTF-8 text only; nothing was changed. Rewrite the whole file with {{write}} (it is then saved as UTF-8), or convert it first with {{bash}} (iconv -f UTF-16 -t UTF-8).", p.Display()))
+		return refuse(c.Errorf("%s is UTF-16 encoded, and {{edit}} matches UTF-8 text only; nothing was changed. Rewrite the whole file with {{write}} (it is then saved as UTF-8), or convert it first with {{bash}} (iconv -f UTF-16 -t UTF-8).", p.Display()))
 	}
 	edits := make([]textedit.Edit, len(in.Edits))
 	for i, e := range in.Edits {
 		edits[i] = textedit.Edit{OldText: e.OldText, NewText: e.NewText, ReplaceAll: e.ReplaceAll}
 	}
-	if r := refuseCopiedPlaceholders(p, old, edits, c.names()); r != nil {
+	if r := refuseCopiedPlaceholders(p, old, edits, c.Names()); r != nil {
 		return editCheck{}, r
 	}
 	res, err := textedit.Apply(old, edits)
 	if err != nil {
 		var me *textedit.MatchError
 		if errors.As(err, &me) {
-			return refuse(Errorf("%s", c.missMessage(p, old, edits, me)))
+			return refuse(Errorf("%s", missMessage(c, p, old, edits, me)))
 		}
 		return refuse(Errorf("edit %s: %v", p.Display(), err))
 	}
@@ -280,7 +280,7 @@ func checkTarget(c *Call, path, verb string) (p ops.Path, refusal *Result) {
 	if p, err = c.Resolve(path); err != nil {
 		// A folder whose path is now a symlink resolves elsewhere: say
 		// the folder is gone rather than that the path leaves it.
-		if f := folderOf(c.Env.FS, path); f != nil && c.Env.refresh(f) == ops.FolderGone {
+		if f := folderOf(c.Env.FS, path); f != nil && refresh(c.Env, f) == ops.FolderGone {
 			return refuse(Errorf("cannot change %s: %s Nothing was changed.", path, folderGone(ops.Path{Folder: f})))
 		}
 		return refuse(Errorf("%v", err))
@@ -288,7 +288,7 @@ func checkTarget(c *Call, path, verb string) (p ops.Path, refusal *Result) {
 	if r := refuseReadOnly(p); r != nil {
 		return p, r
 	}
-	if c.Env.refresh(p.Folder) == ops.FolderGone {
+	if refresh(c.Env, p.Folder) == ops.FolderGone {
 		return refuse(Errorf("cannot change %s: %s Nothing was changed.", p.Display(), folderGone(p)))
 	}
 	if c.Env.Guard == nil {
@@ -302,7 +302,7 @@ func checkTarget(c *Call, path, verb string) (p ops.Path, refusal *Result) {
 // still commit (not cancelled). A refusal is a result; a cancellation the
 // context's error.
 func commitWrite(ctx context.Context, c *Call, p ops.Path, old, new []byte, mode fs.FileMode) (*Result, error) {
-	err := c.Env.FS.ReplaceFile(p, new, mode, old, func() error { return mayCommit(ctx) })
+	err := c.Env.FS.ReplaceFile(p, new, mode, old, func() error { return MayCommit(ctx) })
 	if err != nil {
 		switch {
 		case errors.Is(err, ops.ErrChanged):
@@ -367,7 +367,7 @@ func refuseWriteProtected(p ops.Path, fi fs.FileInfo, names mention.Prefix) *Res
 	var r Result
 	switch {
 	case mode&0o200 == 0:
-		r = errorIn(names, "%s is write-protected (mode %04o); nothing was changed. If it should change, make it writable first ({{bash}}: chmod u+w %s).", p.Display(), mode, shellQuote(p.Display()))
+		r = ErrorIn(names, "%s is write-protected (mode %04o); nothing was changed. If it should change, make it writable first ({{bash}}: chmod u+w %s).", p.Display(), mode, shellQuote(p.Display()))
 	case !ops.MayWrite(fi):
 		r = Errorf("%s is not writable by this process: it belongs to another user (mode %04o); nothing was changed. Leave it, or ask the user to change its owner or permissions.", p.Display(), mode)
 	default:
@@ -432,7 +432,7 @@ func changeDetails(kind string, p ops.Path, old, new []byte, d textedit.Diff) ma
 	}
 	return map[string]any{
 		"kind":             kind,
-		"uri":              pathURI(p.OS()),
+		"uri":              PathURI(p.OS()),
 		"path":             p.Display(),
 		"unifiedDiff":      diff,
 		"edits":            list,
@@ -441,10 +441,6 @@ func changeDetails(kind string, p ops.Path, old, new []byte, d textedit.Diff) ma
 		// matches nothing (edit sets the level its match used).
 		"matchLevel": "none",
 	}
-}
-
-func pathURI(p string) string {
-	return "file://" + strings.ReplaceAll(p, " ", "%20")
 }
 
 func plural(n int, word string) string {

@@ -195,7 +195,7 @@ func (x *Executor) prepare(req Request, rf ReporterFactory, audit bool) (*Prepar
 	}
 	fail := func(r Result) (*Prepared, Result, bool) {
 		r.CallID = req.CallID
-		r.setDetail("durationMs", msSince(start))
+		r.SetDetail("durationMs", msSince(start))
 		r = x.govern(nil, r)
 		if audit && x.OnResult != nil {
 			x.OnResult(nil, req, r, Decision{}, time.Since(start))
@@ -248,7 +248,7 @@ func (x *Executor) prepare(req Request, rf ReporterFactory, audit bool) (*Prepar
 			r.addNote(note)
 		}
 		if len(p.Norm.Changes) > 0 {
-			r.setDetail("normalized", p.Norm.Changes)
+			r.SetDetail("normalized", p.Norm.Changes)
 		}
 		return fail(r)
 	}
@@ -276,9 +276,9 @@ func (x *Executor) run(ctx context.Context, p *Prepared, req Request) (res Resul
 			res.addNote(note)
 		}
 		if len(p.Norm.Changes) > 0 {
-			res.setDetail("normalized", p.Norm.Changes)
+			res.SetDetail("normalized", p.Norm.Changes)
 		}
-		res.setDetail("durationMs", msSince(start))
+		res.SetDetail("durationMs", msSince(start))
 		res = x.govern(p.Tool, res)
 		if x.OnResult != nil {
 			x.OnResult(p, req, res, d, time.Since(start))
@@ -289,12 +289,12 @@ func (x *Executor) run(ctx context.Context, p *Prepared, req Request) (res Resul
 	}
 	if !d.Allow {
 		r := Errorf("%s", d.Reason)
-		r.setDetail("permission", map[string]any{"decision": "deny", "rule": d.Rule, "answer": d.Answer})
+		r.SetDetail("permission", map[string]any{"decision": "deny", "rule": d.Rule, "answer": d.Answer})
 		return r
 	}
 	if d.Asked {
 		defer func() {
-			res.setDetail("permission", map[string]any{"decision": "allow", "rule": d.Rule, "answer": d.Answer})
+			res.SetDetail("permission", map[string]any{"decision": "allow", "rule": d.Rule, "answer": d.Answer})
 		}()
 	}
 	if err := ctx.Err(); err != nil {

@@ -38,12 +38,12 @@ Parameters: pattern is a glob with ** for any depth: a pattern without "/" match
 
 Output: matching file paths relative to the workspace root (absolute for another workspace folder's files, which a search without path covers too), one per line, sorted. Files ignored by .gitignore, .ignore or .agentlsignore are skipped (unless includeIgnored; a path that is itself ignored is named as such, and when only ignored files match, a few are named), hidden files are included, .git is never searched, symlinks are not followed. At most %d paths by default (maximum %d); when the limit is hit the notice says so and gives the call for more. The whole result, notices included, is at most %s; beyond that the list is cut and the notice says where.
 
-Errors: an invalid glob explains the problem with valid examples; a missing directory says so.`, l.FindPaths, findMax(l), l.resultSize(DefaultMaxResultBytes))
+Errors: an invalid glob explains the problem with valid examples; a missing directory says so.`, l.FindPaths, findMax(l), l.ResultSize(DefaultMaxResultBytes))
 }
 
 // NewFind returns the find tool enforcing l.
 func NewFind(l Limits) *Tool {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	return Define(Spec[findInput]{
 		Name:        "find",
 		Title:       "Find files",
@@ -52,8 +52,8 @@ func NewFind(l Limits) *Tool {
 		Idempotent:  true,
 		Aliases:     map[string]string{"glob": "pattern", "name": "pattern"},
 		PrepareRaw: func(args map[string]any, n *Normalization) {
-			if v, ok := args["case_sensitive"]; ok && falsy(v) {
-				n.refuse("case_sensitive: false is not supported: {{find}} matches names case-sensitively. Put both cases in the pattern instead, e.g. \"*.{go,GO}\" or \"[Rr]eadme*\".")
+			if v, ok := args["case_sensitive"]; ok && Falsy(v) {
+				n.Refuse("case_sensitive: false is not supported: {{find}} matches names case-sensitively. Put both cases in the pattern instead, e.g. \"*.{go,GO}\" or \"[Rr]eadme*\".")
 			}
 		},
 		Tweak: func(s map[string]any) {
@@ -87,10 +87,10 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	if limit <= 0 {
 		limit = l.FindPaths
 	}
-	m := c.Env.matcher(p.Folder, fsys)
+	m := matcher(c.Env, p.Folder, fsys)
 	switch {
 	case p.Rel == ".git" || strings.HasPrefix(p.Rel, ".git/"):
-		return Text(c.hintf("%s is inside .git, which is never searched (it is git's database, not project files; includeIgnored does not change that). Use git through {{bash}} instead, e.g. git ls-files or git ls-tree -r HEAD.", p.Display())), nil
+		return Text(c.Hintf("%s is inside .git, which is never searched (it is git's database, not project files; includeIgnored does not change that). Use git through {{bash}} instead, e.g. git ls-files or git ls-tree -r HEAD.", p.Display())), nil
 	case !in.IncludeIgnored && p.Rel != "." && p.Rel != "" && m.Ignored(p.Rel, true):
 		return Text(fmt.Sprintf("%s is ignored by .gitignore/.ignore/.agentlsignore rules, so nothing was searched. Call again with includeIgnored: true to search it.", p.Display())), nil
 	}
@@ -109,16 +109,16 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return c.errorf("%s does not exist.%s Use {{ls}} to look at its parent directory.", p.Display(), c.Env.didYouMean(p, suggestDirs)), nil
+			return c.Errorf("%s does not exist.%s Use {{ls}} to look at its parent directory.", p.Display(), didYouMean(c.Env, p, suggestDirs)), nil
 		case errors.Is(err, finder.ErrNotDir):
-			return c.errorf("%s is a file; {{find}} searches directories (use {{read}} for the file).", p.Display()), nil
+			return c.Errorf("%s is a file; {{find}} searches directories (use {{read}} for the file).", p.Display()), nil
 		case ctx.Err() != nil:
 			return Result{}, err
 		case errors.Is(err, fs.ErrPermission):
 			// Worded as grep's refusal of the same directory.
-			return c.errorf("{{find}} %q: cannot search %s: %s", in.Pattern, p.Display(), ignore.ErrReason(err)), nil
+			return c.Errorf("{{find}} %q: cannot search %s: %s", in.Pattern, p.Display(), ignore.ErrReason(err)), nil
 		}
-		return c.errorf("{{find}} %q: %v", in.Pattern, err), nil
+		return c.Errorf("{{find}} %q: %v", in.Pattern, err), nil
 	}
 	where := p.Display()
 	if where == "." {
@@ -134,7 +134,7 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 		if !strings.Contains(in.Pattern, "/") && !strings.ContainsAny(in.Pattern, "*?[{") {
 			hint = fmt.Sprintf(" The pattern has no wildcard: it matches the exact name only; try \"*%s*\".", strings.TrimSuffix(in.Pattern, path.Ext(in.Pattern)))
 		}
-		return Text(fmt.Sprintf("No files match %q in %s.%s%s%s", in.Pattern, where, hint, c.Env.unreadableNote(res.Unreadable), gone)), nil
+		return Text(fmt.Sprintf("No files match %q in %s.%s%s%s", in.Pattern, where, hint, unreadableNote(c.Env, res.Unreadable), gone)), nil
 	}
 	var b strings.Builder
 	for _, f := range res.Paths {
@@ -147,9 +147,9 @@ func runFind(ctx context.Context, c *Call, in findInput, l Limits) (Result, erro
 	case res.Truncated:
 		fmt.Fprintf(&b, "[Showing the first %d matching paths (limit %d); more files match. Narrow the pattern or path, or call again with limit=%d.]", len(res.Paths), limit, min(2*limit, findMax(l)))
 	}
-	r := Text(strings.TrimRight(b.String(), "\n") + c.Env.unreadableNote(res.Unreadable) + gone)
-	r.setDetail("count", len(res.Paths))
-	r.setDetail("truncated", res.Truncated)
+	r := Text(strings.TrimRight(b.String(), "\n") + unreadableNote(c.Env, res.Unreadable) + gone)
+	r.SetDetail("count", len(res.Paths))
+	r.SetDetail("truncated", res.Truncated)
 	return r, nil
 }
 
@@ -165,7 +165,7 @@ const (
 // model passes them back (ops.Path.Display).
 func findIn(ctx context.Context, c *Call, sh ops.Share, fsys fs.FS, m *ignore.Matcher, rel string, in findInput, limit int) (finder.FindResult, error) {
 	f := sh.Folder
-	allowed := c.Env.visibleIn(f, false)
+	allowed := visibleIn(c.Env, f, false)
 	visible := func(p string) bool { return sh.Owns(p) && (allowed == nil || allowed(p)) }
 	res, err := finder.Find(ctx, fsys, m, in.Pattern, rel, limit, in.IncludeIgnored, visible)
 	if err != nil {
@@ -189,7 +189,7 @@ func findFolders(ctx context.Context, c *Call, plan []ops.Share, in findInput, l
 		f := sh.Folder
 		fsys := c.Env.FS.FolderFS(f)
 		left := limit - len(all.Paths)
-		res, err := findIn(ctx, c, sh, fsys, c.Env.matcher(f, fsys), ".", in, max(left, 1))
+		res, err := findIn(ctx, c, sh, fsys, matcher(c.Env, f, fsys), ".", in, max(left, 1))
 		if err != nil {
 			return all, err
 		}
@@ -232,7 +232,7 @@ func ignoredMatches(ctx context.Context, c *Call, p ops.Path, everywhere bool, p
 	var out []string
 	for _, pl := range places {
 		fsys := c.Env.FS.FolderFS(pl.sh.Folder)
-		res, err := findIn(ctx, c, pl.sh, fsys, c.Env.matcher(pl.sh.Folder, fsys), pl.rel, findInput{Pattern: pattern, IncludeIgnored: true}, findIgnoredShown-len(out))
+		res, err := findIn(ctx, c, pl.sh, fsys, matcher(c.Env, pl.sh.Folder, fsys), pl.rel, findInput{Pattern: pattern, IncludeIgnored: true}, findIgnoredShown-len(out))
 		if err != nil {
 			continue
 		}

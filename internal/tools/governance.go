@@ -17,13 +17,13 @@ func (x *Executor) govern(t *Tool, r Result) Result {
 	// the details are made only when something was masked.
 	var redactions map[string]int
 	if prior, ok := r.Details["redactions"].(map[string]int); ok {
-		redactions = addCountsTo(redactions, prior) // masked by the tool itself (key lines)
+		redactions = AddCountsTo(redactions, prior) // masked by the tool itself (key lines)
 	}
 	for i, c := range r.Content {
 		if c.Type == "text" {
 			s, counts := x.mask(c.Text)
 			r.Content[i].Text = s
-			redactions = addCountsTo(redactions, counts)
+			redactions = AddCountsTo(redactions, counts)
 		}
 	}
 	if r.Details != nil && x.Masker != nil {
@@ -33,7 +33,7 @@ func (x *Executor) govern(t *Tool, r Result) Result {
 		}
 	}
 	if len(redactions) > 0 {
-		r.setDetail("redactions", redactions)
+		r.SetDetail("redactions", redactions)
 	}
 	if t != nil {
 		x.budget(t, &r)
@@ -44,9 +44,9 @@ func (x *Executor) govern(t *Tool, r Result) Result {
 	return r
 }
 
-// addCountsTo adds src to dst, making dst when it is nil and src is not
+// AddCountsTo adds src to dst, making dst when it is nil and src is not
 // empty, and returns dst.
-func addCountsTo(dst, src map[string]int) map[string]int {
+func AddCountsTo(dst, src map[string]int) map[string]int {
 	if len(src) == 0 {
 		return dst
 	}
@@ -70,7 +70,7 @@ func (x *Executor) maskTree(v any, counts *map[string]int) (any, bool) {
 		if len(c) == 0 && s == t {
 			return t, false
 		}
-		*counts = addCountsTo(*counts, c)
+		*counts = AddCountsTo(*counts, c)
 		return s, true
 	case map[string]any:
 		var out map[string]any
@@ -245,7 +245,7 @@ func (x *Executor) budget(t *Tool, r *Result) {
 	for _, c := range r.Content {
 		if c.Type == "text" {
 			total += len(c.Text)
-			lines += lineCount(c.Text)
+			lines += LineCount(c.Text)
 			parts++
 		}
 	}
@@ -267,12 +267,12 @@ func (x *Executor) budget(t *Tool, r *Result) {
 		full.WriteString(c.Text)
 	}
 	text := full.String()
-	totalLines := lineCount(text)
+	totalLines := LineCount(text)
 	spilled := ""
 	if x.Spill != nil {
 		if p, err := x.Spill.Save(t.Name, []byte(text)); err == nil {
 			spilled = p
-			r.setDetail("spillPath", p)
+			r.SetDetail("spillPath", p)
 		}
 	}
 	names := x.names()
@@ -358,12 +358,12 @@ func (x *Executor) budget(t *Tool, r *Result) {
 		}
 	}
 	r.Content = parts2
-	r.setDetail("truncated", map[string]any{"budget": limit, "totalBytes": len(text), "shownBytes": len(shown)})
+	r.SetDetail("truncated", map[string]any{"budget": limit, "totalBytes": len(text), "shownBytes": len(shown)})
 }
 
-// lineCount is the number of lines of s: its newlines, and an unterminated
+// LineCount is the number of lines of s: its newlines, and an unterminated
 // last line.
-func lineCount[T string | []byte](s T) int {
+func LineCount[T string | []byte](s T) int {
 	n := 0
 	for i := range len(s) {
 		if s[i] == '\n' {

@@ -45,12 +45,12 @@ Parameters: pattern is a regular expression (RE2/ripgrep syntax; set literal: tr
 Output: "path:line: text" for matches and "path-line- text" for context lines, paths relative to the workspace root (absolute for another workspace folder's files, which a search without path covers too), sorted by path then line; overlapping context is merged and "--" separates groups. At most %d matching lines by default (limit up to %d); lines are cut at %d characters; the whole output, notices included, is at most %s. Binary files and files ignored by .gitignore/.ignore/.agentlsignore are skipped. When a limit is hit, the notice names it and the call that gets more.
 
 Errors: an invalid regular expression returns the parser's message (set literal: true to search plain text); a missing path says so.`,
-		GrepMaxContext, l.GrepMatches, grepMax(l), l.GrepLineChars, l.resultSize(l.GrepBytes))
+		GrepMaxContext, l.GrepMatches, grepMax(l), l.GrepLineChars, l.ResultSize(l.GrepBytes))
 }
 
 // NewGrep returns the grep tool enforcing l.
 func NewGrep(l Limits) *Tool {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	return Define(Spec[grepInput]{
 		Name:        "grep",
 		Title:       "Search file contents",
@@ -65,8 +65,8 @@ func NewGrep(l Limits) *Tool {
 			// Lines after or before: context shows both sides.
 			"A": "context", "-A": "context", "B": "context", "-B": "context", "-F": "literal"},
 		PrepareRaw: func(args map[string]any, n *Normalization) {
-			if truthy(args["multiline"]) || truthy(args["-U"]) {
-				n.refuse("multiline is not supported: {{grep}} matches one line at a time. Search for one of the lines and add context (e.g. {\"pattern\": \"func main\", \"context\": 5}) to see the lines around it.")
+			if Truthy(args["multiline"]) || Truthy(args["-U"]) {
+				n.Refuse("multiline is not supported: {{grep}} matches one line at a time. Search for one of the lines and add context (e.g. {\"pattern\": \"func main\", \"context\": 5}) to see the lines around it.")
 			}
 			mapGrepExtras(args, n)
 		},
@@ -90,19 +90,19 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		// (suggesting a flag the tool does not have), the Go searcher
 		// would report no match.
 		first, _, _ := strings.Cut(strings.ReplaceAll(in.Pattern, `\n`, "\n"), "\n")
-		return c.errorf("{{grep}} matches one line at a time, so a pattern containing a newline (\\n) cannot match. Search for one of the lines (e.g. %q) and add context: N to see the lines around it.", first), nil
+		return c.Errorf("{{grep}} matches one line at a time, so a pattern containing a newline (\\n) cannot match. Search for one of the lines (e.g. %q) and add context: N to see the lines around it.", first), nil
 	}
 	if matchesCR(in.Pattern, in.Literal) {
 		// Lines are searched without their terminator, a CRLF's \r
 		// included: rg refuses such a pattern (suggesting a flag the tool
 		// does not have), the Go searcher would report no match.
-		return c.errorf("{{grep}} searches each line without its line ending (the \\r of CRLF files included), so a pattern containing \\r cannot match. Leave the \\r out; to anchor at the end of a line use $."), nil
+		return c.Errorf("{{grep}} searches each line without its line ending (the \\r of CRLF files included), so a pattern containing \\r cannot match. Leave the \\r out; to anchor at the end of a line use $."), nil
 	}
 	if strings.IndexByte(in.Pattern, 0) >= 0 {
 		// A file with a NUL byte is binary, and both searchers skip
 		// binary files, so such a pattern cannot match (and rg cannot
 		// even take it as an argument).
-		return c.errorf("pattern contains a NUL byte, which no text file holds: {{grep}} skips binary files (those with NUL bytes). Search for the text around it, or inspect a binary file with {{bash}} (e.g. grep -c -a PATTERN FILE)."), nil
+		return c.Errorf("pattern contains a NUL byte, which no text file holds: {{grep}} skips binary files (those with NUL bytes). Search for the text around it, or inspect a binary file with {{bash}} (e.g. grep -c -a PATTERN FILE)."), nil
 	}
 	hidden := true
 	if in.Hidden != nil {
@@ -113,13 +113,13 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 		Context: in.Context, Limit: cmp.Or(in.Limit, l.GrepMatches), IncludeIgnored: in.IncludeIgnored, Hidden: hidden,
 		MaxLimit: grepMax(l), LineChars: l.GrepLineChars, MaxBytes: l.GrepBytes,
 	}
-	if c.mask != nil {
-		q.Mask = c.mask.Mask
+	if c.Masker() != nil {
+		q.Mask = c.Masker().Mask
 	}
 	rg := search.FindRg()
 	engine := func(f *ops.Folder) *search.Engine {
 		fsys := c.Env.FS.FolderFS(f)
-		return &search.Engine{Root: f.Root, FS: fsys, Matcher: c.Env.matcher(f, fsys), RgPath: rg, Prefix: f.DisplayPrefix(), Visible: c.Env.visibleIn(f, true), RefusedNames: c.Env.refusedNames()}
+		return &search.Engine{Root: f.Root, FS: fsys, Matcher: matcher(c.Env, f, fsys), RgPath: rg, Prefix: f.DisplayPrefix(), Visible: visibleIn(c.Env, f, true), RefusedNames: refusedNames(c.Env)}
 	}
 	var (
 		res  search.Result
@@ -156,21 +156,21 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 	if err != nil {
 		var pe *search.PathError
 		if errors.As(err, &pe) && errors.Is(pe.Err, fs.ErrNotExist) && p.Folder != nil {
-			return c.errorf("path %q does not exist in the workspace.%s Use {{find}} or {{ls}} to locate it, or omit path to search everything.", p.Display(), c.Env.didYouMean(p, suggestAny)), nil
+			return c.Errorf("path %q does not exist in the workspace.%s Use {{find}} or {{ls}} to locate it, or omit path to search everything.", p.Display(), didYouMean(c.Env, p, suggestAny)), nil
 		}
 		if pe != nil || ctx.Err() == nil {
 			return Errorf("%v", err), nil
 		}
 		return Result{}, err
 	}
-	text := res.Text + c.Env.unreadableNote(res.Unreadable) + gone
+	text := res.Text + unreadableNote(c.Env, res.Unreadable) + gone
 	if res.Matches == 0 && res.Files == 0 && fsys != nil {
 		switch at := firstNUL(fsys, rel); {
 		case at < 0:
 		case at < binarySniffBytes:
-			text += c.hintf("\n[%s is a binary file (it holds NUL bytes), and {{grep}} skips binary files; {{read}} says what kind of file it is.]", p.Display())
+			text += c.Hintf("\n[%s is a binary file (it holds NUL bytes), and {{grep}} skips binary files; {{read}} says what kind of file it is.]", p.Display())
 		default:
-			text += c.hintf("\n[%s is a binary file (it holds NUL bytes, the first at byte %d), and {{grep}} skips binary files, so it was not searched; to search it as text use {{bash}}: grep -a PATTERN FILE.]", p.Display(), at)
+			text += c.Hintf("\n[%s is a binary file (it holds NUL bytes, the first at byte %d), and {{grep}} skips binary files, so it was not searched; to search it as text use {{bash}}: grep -a PATTERN FILE.]", p.Display(), at)
 		}
 	}
 	if res.Denied > 0 {
@@ -179,14 +179,14 @@ func runGrep(ctx context.Context, c *Call, in grepInput, l Limits) (Result, erro
 	text, masked := maskGrepKeyLines(c.Env.FS, text)
 	r := Text(text)
 	if len(res.Redactions) > 0 {
-		r.setDetail("redactions", res.Redactions)
+		r.SetDetail("redactions", res.Redactions)
 	}
 	addKeyRedactions(&r, masked)
-	r.setDetail("matches", res.Matches)
-	r.setDetail("files", res.Files)
-	r.setDetail("backend", res.Backend)
+	r.SetDetail("matches", res.Matches)
+	r.SetDetail("files", res.Files)
+	r.SetDetail("backend", res.Backend)
 	if res.LimitHit {
-		r.setDetail("limitHit", true)
+		r.SetDetail("limitHit", true)
 	}
 	return r, nil
 }

@@ -28,22 +28,22 @@ func mapGrepExtras(args map[string]any, n *Normalization) {
 		switch {
 		case known && !hasGlob:
 			args["glob"] = g
-			n.add("type %q → glob %q", s, g)
+			n.Add("type %q → glob %q", s, g)
 		case known:
-			n.notice("ignored `type`: `glob` was given; put the file types in the glob, e.g. %s", g)
+			n.Notice("ignored `type`: `glob` was given; put the file types in the glob, e.g. %s", g)
 		default:
-			n.notice("ignored `type` (%s): {{grep}} has no file types; select files with glob, e.g. {\"pattern\": \"…\", \"glob\": \"*.go\"}", jsonKind(v))
+			n.Notice("ignored `type` (%s): {{grep}} has no file types; select files with glob, e.g. {\"pattern\": \"…\", \"glob\": \"*.go\"}", JSONKind(v))
 		}
 	}
 	for _, k := range []string{"output_mode", "outputMode"} {
 		if v, ok := args[k]; ok {
 			delete(args, k)
 			if s, _ := v.(string); s == "content" {
-				n.add("dropped unknown field %q", k) // content is what grep prints
+				n.Add("dropped unknown field %q", k) // content is what grep prints
 				continue
 			}
-			n.add("dropped unknown field %q", k)
-			n.notice("ignored `%s` (%s): {{grep}} always prints matching lines as path:line:text, so the files are the first field of each line; use {{find}} to list files by name", k, jsonKind(v))
+			n.Add("dropped unknown field %q", k)
+			n.Notice("ignored `%s` (%s): {{grep}} always prints matching lines as path:line:text, so the files are the first field of each line; use {{find}} to list files by name", k, JSONKind(v))
 		}
 	}
 }

@@ -42,7 +42,7 @@ func ListFor(reg *Registry, format string, includeDeferred bool) []*Tool {
 // JobTools returns bash_output and bash_kill enforcing l. They are
 // deferred: the session activates them when the first job starts.
 func JobTools(l Limits) []*Tool {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	return []*Tool{newBashOutput(l), newBashKill()}
 }
 
@@ -143,22 +143,22 @@ func startJob(c *Call, in bashInput, dir string, l Limits) Result {
 		release()
 		var tm *jobs.TooManyError
 		if errors.As(err, &tm) {
-			tm.Names = c.names()
+			tm.Names = c.Names()
 		}
 		return Errorf("%v", err)
 	}
 	if err := j.StartError(); err != nil {
-		r := startFailure(err, in.Command, dir, c.names())
-		r.setDetail("job", j.ID)
-		r.setDetail("status", j.Status())
+		r := startFailure(err, in.Command, dir, c.Names())
+		r.SetDetail("job", j.ID)
+		r.SetDetail("status", j.Status())
 		return r
 	}
 	o := j.Read(context.Background(), 0, nil, nil)
 	var b strings.Builder
-	writeJobLines(&b, j.ID, o, l, c.names())
+	writeJobLines(&b, j.ID, o, l, c.Names())
 	r := Result{}
 	if o.Running {
-		b.WriteString(c.hintf("[%s is running in the background (%s so far). Read new output with {{bash_output}} {\"job\": %q} (\"wait\": seconds to wait for it, \"filter\": a regular expression); stop it with {{bash_kill}} {\"job\": %q}.]", j.ID, roundRuntime(o.Runtime), j.ID, j.ID))
+		b.WriteString(c.Hintf("[%s is running in the background (%s so far). Read new output with {{bash_output}} {\"job\": %q} (\"wait\": seconds to wait for it, \"filter\": a regular expression); stop it with {{bash_kill}} {\"job\": %q}.]", j.ID, roundRuntime(o.Runtime), j.ID, j.ID))
 	} else {
 		fmt.Fprintf(&b, "[%s ended within its first %d s: %s.]", j.ID, BashJobEarlyWait, o.Status)
 		r.IsError = j.Failed()
@@ -166,7 +166,7 @@ func startJob(c *Call, in bashInput, dir string, l Limits) Result {
 	r.Content = Text(b.String()).Content
 	setJobDetails(&r, j.ID, o)
 	if sbx != nil {
-		r.setDetail("sandbox", sbx.mode == sandbox.Confined)
+		r.SetDetail("sandbox", sbx.mode == sandbox.Confined)
 	}
 	return r
 }
@@ -191,7 +191,7 @@ func runBashOutput(ctx context.Context, c *Call, in bashOutputInput, l Limits) R
 	}
 	o := j.Read(ctx, wait, re, tick)
 	var b strings.Builder
-	writeJobLines(&b, j.ID, o, l, c.names())
+	writeJobLines(&b, j.ID, o, l, c.Names())
 	switch n := o.To - o.From + 1; {
 	case n <= 0 && wait > 0 && o.Running:
 		fmt.Fprintf(&b, "[No new output in %s of waiting.]\n", wait.Round(time.Millisecond))
@@ -208,7 +208,7 @@ func runBashOutput(ctx context.Context, c *Call, in bashOutputInput, l Limits) R
 	r := Text(b.String())
 	setJobDetails(&r, j.ID, o)
 	if re != nil {
-		r.setDetail("filteredOut", o.Dropped)
+		r.SetDetail("filteredOut", o.Dropped)
 	}
 	return r
 }
@@ -279,13 +279,13 @@ func writeLast(b *strings.Builder, o jobs.Output) {
 }
 
 func setJobDetails(r *Result, id string, o jobs.Output) {
-	r.setDetail("job", id)
-	r.setDetail("status", o.Status)
-	r.setDetail("running", o.Running)
-	r.setDetail("runtimeMs", o.Runtime.Milliseconds())
-	r.setDetail("totalLines", o.To)
+	r.SetDetail("job", id)
+	r.SetDetail("status", o.Status)
+	r.SetDetail("running", o.Running)
+	r.SetDetail("runtimeMs", o.Runtime.Milliseconds())
+	r.SetDetail("totalLines", o.To)
 	if o.SpillPath != "" {
-		r.setDetail("spillPath", o.SpillPath)
+		r.SetDetail("spillPath", o.SpillPath)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 func newJobExecutor(t *testing.T, l Limits) *Executor {
 	t.Helper()
 	x, dir := newLimitedExecutor(t, map[string][]byte{"a.txt": []byte("a\n")}, l)
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	sp, err := spill.OpenIn(t.TempDir(), dir)
 	if err != nil {
 		t.Fatal(err)

@@ -26,8 +26,8 @@ func addKeyRedactions(r *Result, n int) {
 		return
 	}
 	c, _ := r.Details["redactions"].(map[string]int)
-	c = addCountsTo(c, map[string]int{secrets.KindPrivateKey: n})
-	r.setDetail("redactions", c)
+	c = AddCountsTo(c, map[string]int{secrets.KindPrivateKey: n})
+	r.SetDetail("redactions", c)
 }
 
 // maskKeyLines replaces the body lines of private key blocks in text.

@@ -51,7 +51,7 @@ type HostCap struct {
 // result within both (ResultBytes, ResultLines), so that what the
 // descriptions state is what reaches the model.
 func (l Limits) Within(c HostCap) Limits {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	if c.Bytes > 0 {
 		l.ReadBytes = min(l.ReadBytes, c.Bytes)
 		l.GrepBytes = min(l.GrepBytes, c.Bytes)
@@ -66,9 +66,9 @@ func (l Limits) Within(c HostCap) Limits {
 	return l
 }
 
-// resultSize states the whole-result budget of a tool whose own budget is
+// ResultSize states the whole-result budget of a tool whose own budget is
 // own bytes, as its description gives it.
-func (l Limits) resultSize(own int) string {
+func (l Limits) ResultSize(own int) string {
 	s := fmt.Sprintf("%d bytes", l.resultBytes(own))
 	if l.ResultLines > 0 {
 		s = fmt.Sprintf("%d lines and %s", l.ResultLines, s)
@@ -176,7 +176,7 @@ func LimitNames() []string {
 
 // Settings returns l as a limits setting: setting name → value.
 func (l Limits) Settings() map[string]int {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	out := map[string]int{}
 	for _, f := range limitFields() {
 		out[f.name] = *f.field(&l)
@@ -271,9 +271,9 @@ func showJSON(v any) string {
 	return string(b)
 }
 
-// withDefaults fills zero fields with DefaultLimits, so a zero Limits (an
+// WithDefaults fills zero fields with DefaultLimits, so a zero Limits (an
 // Env built by a test or an embedder) means the defaults.
-func (l Limits) withDefaults() Limits {
+func (l Limits) WithDefaults() Limits {
 	d := DefaultLimits()
 	for _, f := range limitFields() {
 		if p := f.field(&l); *p <= 0 {

@@ -63,7 +63,7 @@ func TestLimitsWith(t *testing.T) {
 // name them.
 func TestCustomLimitsHoldInBehaviour(t *testing.T) {
 	l := Limits{ReadLines: 5, ReadBytes: LimitMinBytes, ReadLineChars: 1500, LsEntries: 2, GrepMatches: 2,
-		GrepLineChars: 20, GrepBytes: LimitMinBytes, FindPaths: 2, BashTimeout: 1, BashMaxTimeout: 2, BashLines: 5}.withDefaults()
+		GrepLineChars: 20, GrepBytes: LimitMinBytes, FindPaths: 2, BashTimeout: 1, BashMaxTimeout: 2, BashLines: 5}.WithDefaults()
 	files := map[string][]byte{
 		"ten.txt":   numbered(10, 8),
 		"long.txt":  []byte("needle " + strings.Repeat("y", 1600) + "\n"),
@@ -108,7 +108,7 @@ func TestCustomLimitsHoldInBehaviour(t *testing.T) {
 // Settings round-trips through With: a client that sends them back gets
 // the same limits.
 func TestLimitsSettingsRoundTrip(t *testing.T) {
-	for _, l := range []Limits{DefaultLimits(), customLimits.withDefaults()} {
+	for _, l := range []Limits{DefaultLimits(), customLimits.WithDefaults()} {
 		in := map[string]float64{}
 		for k, v := range l.Settings() {
 			in[k] = float64(v)

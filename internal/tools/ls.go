@@ -36,12 +36,12 @@ Parameters: path (a directory, relative to the workspace root; default the root)
 
 Output: one entry per line, sorted by name; directories end in "/", symlinks show "name@ -> target"; dotfiles are included and .git is omitted. Entries ignored by .gitignore, .ignore, .agentlsignore or git's exclude files are hidden and counted ("N ignored entries hidden"), unless includeIgnored. At most %d entries by default; the notice says how many were left out and which limit to ask for (at the maximum: how to narrow). The whole result, notices included, is at most %s; beyond that the list is cut and the notice says where.
 
-Errors: a missing directory or a file path says so (use {{read}} for files).`, l.LsEntries, lsMax(l), l.LsEntries, l.resultSize(DefaultMaxResultBytes))
+Errors: a missing directory or a file path says so (use {{read}} for files).`, l.LsEntries, lsMax(l), l.LsEntries, l.ResultSize(DefaultMaxResultBytes))
 }
 
 // NewLs returns the ls tool enforcing l.
 func NewLs(l Limits) *Tool {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	return Define(Spec[lsInput]{
 		Name:        "ls",
 		Title:       "List directory",
@@ -55,15 +55,15 @@ func NewLs(l Limits) *Tool {
 					continue
 				}
 				delete(args, k)
-				n.add("dropped unknown field %q", k)
-				if falsy(v) {
+				n.Add("dropped unknown field %q", k)
+				if Falsy(v) {
 					continue
 				}
 				ex := exampleJSON("pattern", "*")
 				if dir, _ := args["path"].(string); dir != "" && dir != "." {
 					ex = exampleJSON("pattern", "*", "path", dir)
 				}
-				n.notice("ignored `%s`: {{ls}} lists one directory; {{find}} lists a whole tree, e.g. {{find}} %s", k, ex)
+				n.Notice("ignored `%s`: {{ls}} lists one directory; {{find}} lists a whole tree, e.g. {{find}} %s", k, ex)
 			}
 		},
 		Tweak: func(s map[string]any) {
@@ -85,11 +85,11 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 	}
 	// The folder's open directory may have been moved away or replaced:
 	// list what is at its path now, or say it is gone.
-	if c.Env.refresh(p.Folder) == ops.FolderGone {
+	if refresh(c.Env, p.Folder) == ops.FolderGone {
 		return Errorf("%s does not exist: %s", p.Display(), folderGone(p)), nil
 	}
 	fsys := c.Env.FS.FolderFS(p.Folder)
-	m := c.Env.matcher(p.Folder, fsys)
+	m := matcher(c.Env, p.Folder, fsys)
 	limit := in.Limit
 	if limit <= 0 {
 		limit = l.LsEntries
@@ -98,18 +98,18 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 	if in.IncludeIgnored {
 		hide = nil
 	}
-	res, err := finder.List(ctx, fsys, hide, p.Rel, limit, c.Env.visibleIn(p.Folder, false))
+	res, err := finder.List(ctx, fsys, hide, p.Rel, limit, visibleIn(c.Env, p.Folder, false))
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return c.errorf("%s does not exist.%s Use {{find}} to locate it, or {{ls}} the parent directory.", p.Display(), c.Env.didYouMean(p, suggestDirs)), nil
+			return c.Errorf("%s does not exist.%s Use {{find}} to locate it, or {{ls}} the parent directory.", p.Display(), didYouMean(c.Env, p, suggestDirs)), nil
 		case errors.Is(err, finder.ErrNotDir):
-			return c.errorf("%s is a file, not a directory; use {{read}} to see its content.", p.Display()), nil
+			return c.Errorf("%s is a file, not a directory; use {{read}} to see its content.", p.Display()), nil
 		}
 		return Result{}, err
 	}
 	for i, e := range res.Entries {
-		res.Entries[i] = c.Env.hideDeniedTarget(p.Folder, p.Rel, e)
+		res.Entries[i] = hideDeniedTarget(c.Env, p.Folder, p.Rel, e)
 	}
 	var b strings.Builder
 	dir := p.Display()
@@ -130,22 +130,22 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 	}
 	if res.Truncated {
 		if limit >= lsMax(l) {
-			b.WriteString(c.hintf("[Showing %d of %d entries (limit %d, the maximum). To see the rest, {{ls}} a subdirectory or use {{find}} with a pattern.]\n", len(res.Entries), res.Total, limit))
+			b.WriteString(c.Hintf("[Showing %d of %d entries (limit %d, the maximum). To see the rest, {{ls}} a subdirectory or use {{find}} with a pattern.]\n", len(res.Entries), res.Total, limit))
 		} else {
 			next := min(lsMax(l), max(limit*2, res.Total))
-			b.WriteString(c.hintf("[Showing %d of %d entries (limit %d). Call {{ls}} again with limit=%d, or use {{find}} with a pattern to narrow.]\n", len(res.Entries), res.Total, limit, next))
+			b.WriteString(c.Hintf("[Showing %d of %d entries (limit %d). Call {{ls}} again with limit=%d, or use {{find}} with a pattern to narrow.]\n", len(res.Entries), res.Total, limit, next))
 		}
 	}
 	inGit := p.Rel == ".git" || strings.HasPrefix(p.Rel, ".git/")
 	switch {
 	case inGit && !in.IncludeIgnored:
-		b.WriteString(c.hintf("[.git is git's database, not project files: its entries are hidden, and {{grep}} and {{find}} never search it. Use git through {{bash}} (git log, git show, git ls-files), or call {{ls}} again with includeIgnored: true to see the entries.]\n"))
+		b.WriteString(c.Hintf("[.git is git's database, not project files: its entries are hidden, and {{grep}} and {{find}} never search it. Use git through {{bash}} (git log, git show, git ls-files), or call {{ls}} again with includeIgnored: true to see the entries.]\n"))
 	case inGit:
 	case m != nil && p.Rel != "." && m.Ignored(p.Rel, true):
 		if in.IncludeIgnored {
-			b.WriteString(c.hintf("[This directory itself is ignored by ignore rules (.gitignore, .ignore, .agentlsignore or git's exclude files); {{grep}} and {{find}} skip it unless includeIgnored is set.]\n"))
+			b.WriteString(c.Hintf("[This directory itself is ignored by ignore rules (.gitignore, .ignore, .agentlsignore or git's exclude files); {{grep}} and {{find}} skip it unless includeIgnored is set.]\n"))
 		} else {
-			b.WriteString(c.hintf("[This directory itself is ignored by ignore rules (.gitignore, .ignore, .agentlsignore or git's exclude files), so everything in it is too. Call {{ls}} again with includeIgnored: true to list it; {{grep}} and {{find}} take includeIgnored as well.]\n"))
+			b.WriteString(c.Hintf("[This directory itself is ignored by ignore rules (.gitignore, .ignore, .agentlsignore or git's exclude files), so everything in it is too. Call {{ls}} again with includeIgnored: true to list it; {{grep}} and {{find}} take includeIgnored as well.]\n"))
 		}
 	}
 	if n := res.IgnoredHidden; n > 0 && !inGit {
@@ -168,18 +168,18 @@ func runLs(ctx context.Context, c *Call, in lsInput, l Limits) (Result, error) {
 			}
 		}
 		if len(others) > 0 {
-			b.WriteString(c.hintf("[The workspace has %d more folder(s), reached by absolute paths: %s. List one with {{ls}} {\"path\": %q}.]\n", len(others), strings.Join(others, ", "), others[0]))
+			b.WriteString(c.Hintf("[The workspace has %d more folder(s), reached by absolute paths: %s. List one with {{ls}} {\"path\": %q}.]\n", len(others), strings.Join(others, ", "), others[0]))
 		}
 	}
 	r := Text(strings.TrimRight(b.String(), "\n"))
-	r.setDetail("total", res.Total)
-	r.setDetail("ignoredHidden", res.IgnoredHidden)
+	r.SetDetail("total", res.Total)
+	r.SetDetail("ignoredHidden", res.IgnoredHidden)
 	return r, nil
 }
 
 // matcher returns the ignore rules of folder f: the session's shared,
 // watcher-invalidated matcher when there is one, else rules read fresh.
-func (e *Env) matcher(f *ops.Folder, fsys fs.FS) *ignore.Matcher {
+func matcher(e *Env, f *ops.Folder, fsys fs.FS) *ignore.Matcher {
 	if e.Folders != nil {
 		if m := e.Folders.Matcher(f); m != nil {
 			return m

@@ -46,7 +46,7 @@ func copiedPlaceholder(file []byte, text string) string {
 func refuseCopiedPlaceholders(p ops.Path, old []byte, edits []textedit.Edit, names mention.Prefix) *Result {
 	for i, e := range edits {
 		if m := copiedPlaceholder(old, e.OldText); m != "" {
-			r := errorIn(names, "oldText of edit %d contains %s: a secret in %s is masked in what you read, and the file holds the real value, which agentls never shows, so it cannot match. Make oldText end before the masked part or start after it; to change or remove that line itself, ask the user (or use {{bash}}, e.g. sed, on a pattern that leaves the value out).", i+1, m, p.Display())
+			r := ErrorIn(names, "oldText of edit %d contains %s: a secret in %s is masked in what you read, and the file holds the real value, which agentls never shows, so it cannot match. Make oldText end before the masked part or start after it; to change or remove that line itself, ask the user (or use {{bash}}, e.g. sed, on a pattern that leaves the value out).", i+1, m, p.Display())
 			return &r
 		}
 		if m := copiedPlaceholder(old, e.NewText); m != "" {
@@ -64,25 +64,25 @@ func refuseCopiedContent(p ops.Path, old []byte, content string, names mention.P
 	if m == "" {
 		return nil
 	}
-	r := errorIn(names, "content contains %s, the mask of a secret you have not seen (copied from a masked read): writing it would put the placeholder in %s instead of the real value. Use {{edit}} for the lines you change and leave the masked line out of it. Nothing was changed.", m, p.Display())
+	r := ErrorIn(names, "content contains %s, the mask of a secret you have not seen (copied from a masked read): writing it would put the placeholder in %s instead of the real value. Use {{edit}} for the lines you change and leave the masked line out of it. Nothing was changed.", m, p.Display())
 	return &r
 }
 
 // missMessage is the message of an edit that did not match, with what it
 // quotes of the file cut from the masked text.
-func (c *Call) missMessage(p ops.Path, old []byte, edits []textedit.Edit, me *textedit.MatchError) string {
-	msg := me.MessageIn(p.Display(), c.names())
-	if me.Kind != textedit.KindNotFound || c.mask == nil {
+func missMessage(c *Call, p ops.Path, old []byte, edits []textedit.Edit, me *textedit.MatchError) string {
+	msg := me.MessageIn(p.Display(), c.Names())
+	if me.Kind != textedit.KindNotFound || c.Masker() == nil {
 		return msg
 	}
-	masked := maskedLines(string(old), c.mask)
+	masked := maskedLines(string(old), c.Masker())
 	if masked == string(old) {
 		return msg // nothing secret to quote
 	}
 	_, err := textedit.Apply([]byte(masked), edits)
 	var mme *textedit.MatchError
 	if errors.As(err, &mme) && mme.Kind == textedit.KindNotFound && mme.EditIndex == me.EditIndex {
-		return mme.MessageIn(p.Display(), c.names())
+		return mme.MessageIn(p.Display(), c.Names())
 	}
 	// The masked text answers differently: name the edit, quote nothing.
 	return fmt.Sprintf("oldText of edit %d not found in %s. Read the file again and copy oldText exactly from it (whitespace and line endings count).", me.EditIndex+1, p.Display())

@@ -23,8 +23,3 @@ func (t *Tool) DescriptionFor(prefix string) string {
 	}
 	return Mentions(t.template, prefix)
 }
-
-// InstructionsFor is Instructions naming the tools prefix+name.
-func InstructionsFor(prefix string) string {
-	return Mentions(instructionsTemplate, prefix)
-}

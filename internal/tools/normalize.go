@@ -32,8 +32,9 @@ type Normalization struct {
 	names mention.Prefix
 }
 
-// notice tells the model msg alongside the result.
-func (n *Normalization) notice(format string, args ...any) {
+// Notice tells the model msg alongside the result; {{tool}} marks in
+// format are rendered for the client.
+func (n *Normalization) Notice(format string, args ...any) {
 	n.notices = append(n.notices, n.names.Sprintf(format, args...))
 }
 
@@ -64,12 +65,15 @@ func (n *Normalization) noticeText() string {
 	return "[" + strings.Join(n.notices, "]\n[") + "]"
 }
 
-// refuse fails the call with msg (see refusal).
-func (n *Normalization) refuse(format string, args ...any) {
+// Refuse fails the call with msg (see refusal); the first refusal wins.
+func (n *Normalization) Refuse(format string, args ...any) {
 	if n.refusal == "" {
 		n.refusal = n.names.Sprintf(format, args...)
 	}
 }
+
+// Refused reports whether a PrepareRaw refused the call (Refuse).
+func (n *Normalization) Refused() bool { return n.refusal != "" }
 
 // refusalError is a PrepareRaw refusal: a complete sentence for the model,
 // shown without the generic "send an object like" example.
@@ -77,7 +81,8 @@ type refusalError string
 
 func (e refusalError) Error() string { return string(e) }
 
-func (n *Normalization) add(format string, args ...any) {
+// Add records a repair in Changes (details.normalized).
+func (n *Normalization) Add(format string, args ...any) {
 	n.Changes = append(n.Changes, fmt.Sprintf(format, args...))
 }
 
@@ -138,16 +143,16 @@ func normalizeArgs(raw json.RawMessage, schema map[string]any, aliases map[strin
 	if s, ok := v.(string); ok {
 		var inner any
 		if json.Unmarshal([]byte(s), &inner) == nil {
-			n.add("arguments: parsed the JSON string into an object")
+			n.Add("arguments: parsed the JSON string into an object")
 			v = inner
 		}
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("arguments must be a JSON object, got %s; send one object", jsonKind(v))
+		return nil, fmt.Errorf("arguments must be a JSON object, got %s; send one object", JSONKind(v))
 	}
 	if inner, key, ok := unwrap(obj, schema); ok {
-		n.add("arguments: took the object nested under %q", key)
+		n.Add("arguments: took the object nested under %q", key)
 		obj = inner
 	}
 	if pre != nil {
@@ -188,18 +193,18 @@ func normalizeField(prefix, k string, val any, props, out map[string]any, aliase
 	if _, ok := props[name]; !ok {
 		name = resolveAlias(k, props, aliases)
 		if name == "" {
-			n.add("dropped unknown field %q", prefix+k)
+			n.Add("dropped unknown field %q", prefix+k)
 			if !harmlessExtras[k] {
-				n.notice("ignored `%s`: not a field of this tool (fields: %s)", prefix+k, fieldList(props))
+				n.Notice("ignored `%s`: not a field of this tool (fields: %s)", prefix+k, fieldList(props))
 			}
 			return
 		}
 		if _, dup := out[name]; dup {
-			n.add("dropped %q: %q was already given", prefix+k, prefix+name)
-			n.notice("ignored `%s`: `%s` was already given", prefix+k, prefix+name)
+			n.Add("dropped %q: %q was already given", prefix+k, prefix+name)
+			n.Notice("ignored `%s`: `%s` was already given", prefix+k, prefix+name)
 			return
 		}
-		n.add("%s → %s", prefix+k, prefix+name)
+		n.Add("%s → %s", prefix+k, prefix+name)
 		if n.sent == nil {
 			n.sent = map[string]string{}
 		}
@@ -273,7 +278,7 @@ func coerce(name string, val any, ps map[string]any, aliases map[string]string, 
 		if s, ok := val.(string); ok {
 			s = strings.TrimSpace(s)
 			if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
-				n.add("%s: string %q → number", name, s)
+				n.Add("%s: string %q → number", name, s)
 				return f
 			}
 		}
@@ -281,10 +286,10 @@ func coerce(name string, val any, ps map[string]any, aliases map[string]string, 
 		if s, ok := val.(string); ok {
 			switch strings.ToLower(strings.TrimSpace(s)) {
 			case "true":
-				n.add("%s: string %q → true", name, s)
+				n.Add("%s: string %q → true", name, s)
 				return true
 			case "false":
-				n.add("%s: string %q → false", name, s)
+				n.Add("%s: string %q → false", name, s)
 				return false
 			}
 		}
@@ -292,12 +297,12 @@ func coerce(name string, val any, ps map[string]any, aliases map[string]string, 
 		if s, ok := val.(string); ok && strings.HasPrefix(strings.TrimSpace(s), "[") {
 			var arr []any
 			if json.Unmarshal([]byte(s), &arr) == nil {
-				n.add("%s: parsed the JSON string into an array", name)
+				n.Add("%s: parsed the JSON string into an array", name)
 				val = arr
 			}
 		}
 		if m, ok := val.(map[string]any); ok {
-			n.add("%s: wrapped a single object into an array", name)
+			n.Add("%s: wrapped a single object into an array", name)
 			val = []any{m}
 		}
 		if arr, ok := val.([]any); ok {
@@ -312,7 +317,7 @@ func coerce(name string, val any, ps map[string]any, aliases map[string]string, 
 		if s, ok := val.(string); ok && strings.HasPrefix(strings.TrimSpace(s), "{") {
 			var m map[string]any
 			if json.Unmarshal([]byte(s), &m) == nil {
-				n.add("%s: parsed the JSON string into an object", name)
+				n.Add("%s: parsed the JSON string into an object", name)
 				val = m
 			}
 		}
@@ -328,12 +333,14 @@ func coerce(name string, val any, ps map[string]any, aliases map[string]string, 
 	return val
 }
 
-func jsonKind(v any) string {
+// JSONKind names v's JSON type for a message to the model (a string
+// quoted, cut to 60 characters).
+func JSONKind(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "null"
 	case string:
-		return fmt.Sprintf("the string %q", truncateRunes(x, 60))
+		return fmt.Sprintf("the string %q", TruncateRunes(x, 60))
 	case float64:
 		return "a number"
 	case bool:
@@ -346,7 +353,8 @@ func jsonKind(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-func truncateRunes(s string, n int) string {
+// TruncateRunes cuts s to n characters, marking the cut with "…".
+func TruncateRunes(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s
@@ -361,15 +369,15 @@ func sprintf(format string, args ...any) string {
 	return fmt.Sprintf(format, args...)
 }
 
-// truthy reports a raw argument that means true (as normalization would
+// Truthy reports a raw argument that means true (as normalization would
 // read it: true, "true", "True", "yes", 1).
-func truthy(v any) bool {
+func Truthy(v any) bool {
 	b, ok := boolish(v)
 	return ok && b
 }
 
-// falsy reports a raw argument that means false.
-func falsy(v any) bool {
+// Falsy reports a raw argument that means false.
+func Falsy(v any) bool {
 	b, ok := boolish(v)
 	return ok && !b
 }

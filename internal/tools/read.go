@@ -47,7 +47,7 @@ Errors: a missing file lists up to %d similarly named files; a directory asks yo
 
 // NewRead returns the read tool enforcing l.
 func NewRead(l Limits) *Tool {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	return Define(Spec[readInput]{
 		Name:        "read",
 		Title:       "Read file",
@@ -66,11 +66,11 @@ func NewRead(l Limits) *Tool {
 			// An offset past any file is answered with the file's length,
 			// however large it is.
 			if v, ok := args["offset"].(float64); ok && v > math.MaxInt32 {
-				n.add("offset: %v → %d", v, math.MaxInt32)
+				n.Add("offset: %v → %d", v, math.MaxInt32)
 				args["offset"] = float64(math.MaxInt32)
 			}
 			if v, ok := args["limit"].(float64); ok && v > float64(l.ReadLines) {
-				n.add("limit: %v → %d (the maximum)", v, l.ReadLines)
+				n.Add("limit: %v → %d (the maximum)", v, l.ReadLines)
 				args["limit"] = float64(l.ReadLines)
 			}
 		},
@@ -100,13 +100,13 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 	// and is the edit guard's fingerprint of exactly the bytes read.
 	// The folder's open directory may have been moved away or replaced
 	// (one stat): read what is at its path now, or say it is gone.
-	if c.Env.refresh(p.Folder) == ops.FolderGone {
+	if refresh(c.Env, p.Folder) == ops.FolderGone {
 		return Errorf("%s not found: %s", p.Display(), folderGone(p)), nil
 	}
 	file, fi, err := fsys.OpenRead(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return c.Env.notFound(p), nil
+			return notFound(c.Env, p), nil
 		}
 		// A socket cannot even be opened (ENXIO): say what it is.
 		if st, serr := fsys.Stat(p); serr == nil && !st.Mode().IsRegular() && !st.IsDir() {
@@ -115,7 +115,7 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 		return Errorf("cannot read %s: %v", p.Display(), err), nil
 	}
 	if fi.IsDir() {
-		return c.errorf("%s is a directory, not a file; use {{ls}} to list it ({{ls}} {\"path\": %q}).", p.Display(), p.Display()), nil
+		return c.Errorf("%s is a directory, not a file; use {{ls}} to list it ({{ls}} {\"path\": %q}).", p.Display(), p.Display()), nil
 	}
 	if !fi.Mode().IsRegular() {
 		return Errorf("%s is not a regular file (%s); only files can be read.", p.Display(), fi.Mode().Type()), nil
@@ -139,11 +139,11 @@ func runRead(ctx context.Context, c *Call, in readInput, l Limits) (Result, erro
 			{Type: "text", Text: fmt.Sprintf("%s: %s image, %s", p.Display(), img, humanBytes(int64(len(data))))},
 			{Type: "image", Data: base64.StdEncoding.EncodeToString(data), MimeType: img},
 		}}
-		r.setDetail("path", p.Display())
+		r.SetDetail("path", p.Display())
 		recordRead(c, p, fi, data)
 		return r, nil
 	}
-	res := readWhole(p.Display(), data, in, l, c.mask, c.names())
+	res := readWhole(p.Display(), data, in, l, c.Masker(), c.Names())
 	if !res.IsError {
 		recordRead(c, p, fi, data)
 	}
@@ -299,13 +299,13 @@ func mapLineRange(args map[string]any, n *Normalization) {
 			x, okA := lineArg(a)
 			y, okB := lineArg(b)
 			if !okA || !okB {
-				n.refuse("`lines` must be a line count or a range of line numbers such as \"10-20\", got %s", jsonKind(v))
+				n.Refuse("`lines` must be a line count or a range of line numbers such as \"10-20\", got %s", JSONKind(v))
 				return
 			}
 			delete(args, "lines")
 			start, end, startName, endName = x, y, "lines", "lines"
 		} else if _, ok := lineArg(v); !ok {
-			n.refuse("`lines` must be a line count or a range of line numbers such as \"10-20\", got %s", jsonKind(v))
+			n.Refuse("`lines` must be a line count or a range of line numbers such as \"10-20\", got %s", JSONKind(v))
 			return
 		}
 	}
@@ -317,12 +317,12 @@ func mapLineRange(args map[string]any, n *Normalization) {
 			}
 			delete(args, k)
 			if *name != "" {
-				n.notice("ignored `%s`: `%s` was already given", k, *name)
+				n.Notice("ignored `%s`: `%s` was already given", k, *name)
 				continue
 			}
 			x, ok := lineArg(v)
 			if !ok {
-				n.refuse("`%s` must be a line number ≥ 1, got %s", k, jsonKind(v))
+				n.Refuse("`%s` must be a line number ≥ 1, got %s", k, JSONKind(v))
 				return
 			}
 			*into, *name = x, k
@@ -330,16 +330,16 @@ func mapLineRange(args map[string]any, n *Normalization) {
 	}
 	take(lineRangeStarts, &start, &startName)
 	take(lineRangeEnds, &end, &endName)
-	if n.refusal != "" {
+	if n.Refused() {
 		return
 	}
 	if startName != "" {
 		if _, given := args["offset"]; given {
-			n.notice("ignored `%s`: `offset` was given", startName)
+			n.Notice("ignored `%s`: `offset` was given", startName)
 			startName = ""
 		} else {
 			args["offset"] = float64(start)
-			n.add("%s → offset %d", startName, start)
+			n.Add("%s → offset %d", startName, start)
 		}
 	}
 	if endName == "" {
@@ -353,12 +353,12 @@ func mapLineRange(args map[string]any, n *Normalization) {
 	}
 	switch _, given := args["limit"]; {
 	case given:
-		n.notice("ignored `%s`: `limit` was given", endName)
+		n.Notice("ignored `%s`: `limit` was given", endName)
 	case end < first:
-		n.refuse("`%s` (%d) is before the first line (%d); send a last line at or after the first", endName, end, first)
+		n.Refuse("`%s` (%d) is before the first line (%d); send a last line at or after the first", endName, end, first)
 	default:
 		args["limit"] = float64(end - first + 1)
-		n.add("%s → limit %d (lines %d-%d)", endName, end-first+1, first, end)
+		n.Add("%s → limit %d (lines %d-%d)", endName, end-first+1, first, end)
 	}
 }
 

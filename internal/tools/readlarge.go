@@ -28,7 +28,7 @@ const ReadStreamBytes = 16 << 20
 // image that size is over the image limit; UTF-16 text that size is
 // refused (decoding needs the whole file).
 func readLarge(ctx context.Context, c *Call, p ops.Path, file io.Reader, fi fs.FileInfo, in readInput, l Limits) (Result, error) {
-	res, hash, err := streamLines(ctx, p.Display(), file, fi.Size(), in, l, c.mask)
+	res, hash, err := streamLines(ctx, p.Display(), file, fi.Size(), in, l, c.Masker())
 	if err == nil && !res.IsError && c.Env.Guard != nil {
 		c.Env.Guard.RecordReadDigest(p, fi, hash)
 	}
@@ -46,7 +46,7 @@ func streamLines(ctx context.Context, display string, file io.Reader, fileSize i
 		return imageTooLarge(display, img, fileSize), 0, nil
 	}
 	if bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}) {
-		return errorIn(names, "%s is UTF-16 text of %s, too large to decode in one read (over %d bytes); read a part of it with {{bash}}, e.g. iconv -f UTF-16 -t UTF-8 %s | sed -n '1,%dp'.", display, humanBytes(fileSize), ReadStreamBytes, shellQuote(display), l.ReadLines), 0, nil
+		return ErrorIn(names, "%s is UTF-16 text of %s, too large to decode in one read (over %d bytes); read a part of it with {{bash}}, e.g. iconv -f UTF-16 -t UTF-8 %s | sed -n '1,%dp'.", display, humanBytes(fileSize), ReadStreamBytes, shellQuote(display), l.ReadLines), 0, nil
 	}
 	if bytes.IndexByte(head, 0) >= 0 || binarySniff(head) {
 		return binaryRefusal(binaryKind(head), fileSize, names), 0, nil
@@ -179,5 +179,5 @@ func imageTooLarge(display, img string, size int64) Result {
 
 // binaryRefusal is read's answer for a binary file.
 func binaryRefusal(kind string, size int64, names mention.Prefix) Result {
-	return errorIn(names, "binary file (%s, %s); not read. Use {{bash}} with a suitable tool (e.g. xxd, file, strings) if you must inspect it.", kind, humanBytes(size))
+	return ErrorIn(names, "binary file (%s, %s); not read. Use {{bash}} with a suitable tool (e.g. xxd, file, strings) if you must inspect it.", kind, humanBytes(size))
 }

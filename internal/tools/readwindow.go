@@ -59,7 +59,7 @@ func (w *readWindow) add(n int, text string, size, chars int) bool {
 	line := text
 	if w.mask != nil {
 		if m, c := w.mask.Mask(text); len(c) > 0 {
-			w.counts = addCountsTo(w.counts, c)
+			w.counts = AddCountsTo(w.counts, c)
 			if chars == 0 || size == len(text) {
 				chars = 0 // text is the whole line: count the masked one
 			} else {
@@ -104,8 +104,8 @@ func (w *readWindow) lineTooLong(n, size int) *Result {
 	l := w.l
 	r := Text(w.names.Sprintf("Line %d of %s is %s (%d bytes), too long to show within the %d-byte read limit, so nothing is shown. Read a window of it with {{bash}}, e.g. sed -n '%dp' %s | cut -b 1-%d (then -b %d-%d, …).",
 		n, w.display, humanBytes(int64(size)), size, l.ReadBytes, n, shellQuote(w.display), l.ReadBytes/4, l.ReadBytes/4+1, l.ReadBytes/2))
-	r.setDetail("fromLine", n)
-	r.setDetail("toLine", n)
+	r.SetDetail("fromLine", n)
+	r.SetDetail("toLine", n)
 	return &r
 }
 
@@ -138,12 +138,12 @@ func (w *readWindow) result(total int, crlf bool, notes []string) Result {
 		if over <= 0 && extra <= 0 {
 			r := Text(out)
 			if len(w.counts) > 0 {
-				r.setDetail("redactions", w.counts)
+				r.SetDetail("redactions", w.counts)
 			}
 			end := w.offset + k - 1
-			r.setDetail("fromLine", w.offset)
-			r.setDetail("toLine", end)
-			r.setDetail("totalLines", total)
+			r.SetDetail("fromLine", w.offset)
+			r.SetDetail("toLine", end)
+			r.SetDetail("totalLines", total)
 			return r
 		}
 		// Give back enough lines for the excess (the notice it brings may
@@ -202,8 +202,8 @@ func emptyOrBeyond(display string, total, offset int) *Result {
 	switch {
 	case total == 0:
 		r := Text(fmt.Sprintf("%s is empty (0 lines).", display))
-		r.setDetail("fromLine", 0)
-		r.setDetail("toLine", 0)
+		r.SetDetail("fromLine", 0)
+		r.SetDetail("toLine", 0)
 		return &r
 	case offset > total:
 		r := Errorf("offset %d is beyond the end of %s, which has %d lines; use an offset between 1 and %d.", offset, display, total, total)

@@ -246,7 +246,7 @@ func (r *Registry) closest(name string) string {
 	}
 	best, bestD := "", 1<<30
 	for _, t := range r.List(true) {
-		d := editDistance(strings.ToLower(name), strings.ToLower(t.Name))
+		d := EditDistance(strings.ToLower(name), strings.ToLower(t.Name))
 		if strings.Contains(strings.ToLower(t.Name), strings.ToLower(name)) || strings.Contains(strings.ToLower(name), strings.ToLower(t.Name)) {
 			d = min(d, 1)
 		}
@@ -260,7 +260,9 @@ func (r *Registry) closest(name string) string {
 	return best
 }
 
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance of a and b in characters, for
+// "did you mean" suggestions.
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
@@ -279,4 +281,60 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(rb)]
+}
+
+const (
+	// DefaultDeferThreshold is how many tools may be active before
+	// ApplyDeferThreshold defers non-core ones.
+	DefaultDeferThreshold = 30
+	// ToolSearchName is the name of the tool that activates deferred
+	// tools; the registry never defers it.
+	ToolSearchName = "tool_search"
+)
+
+// ApplyDeferThreshold keeps the active list short: when more than n tools
+// are active (n ≤ 0 means DefaultDeferThreshold), active non-core tools
+// beyond the threshold, in registration order, are deferred; core tools
+// (Source "core", which includes tool_search) always stay active, even if
+// they alone exceed n. Only tools registered as not Deferred are demoted, so
+// tools the model activated through tool_search or by calling them keep
+// their place. Call it after registering a batch of tools; OnChange fires
+// when the active set changed.
+func (r *Registry) ApplyDeferThreshold(n int) {
+	if n <= 0 {
+		n = DefaultDeferThreshold
+	}
+	r.mu.Lock()
+	count := 0
+	for _, name := range r.order {
+		if r.active[name] {
+			count++
+		}
+	}
+	changed := false
+	if count > n {
+		keep := n
+		for _, name := range r.order {
+			if t := r.tools[name]; r.active[name] && (t.Source == "core" || t.Name == ToolSearchName) {
+				keep--
+			}
+		}
+		for _, name := range r.order {
+			t := r.tools[name]
+			if !r.active[name] || t.Source == "core" || t.Name == ToolSearchName {
+				continue
+			}
+			if keep > 0 || t.Deferred {
+				keep--
+				continue
+			}
+			delete(r.active, name)
+			changed = true
+		}
+	}
+	f := r.onChange
+	r.mu.Unlock()
+	if changed && f != nil {
+		f()
+	}
 }

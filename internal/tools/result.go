@@ -43,7 +43,7 @@ func (r Result) TextOf() string {
 	return s
 }
 
-func (r *Result) setDetail(k string, v any) {
+func (r *Result) SetDetail(k string, v any) {
 	if r.Details == nil {
 		r.Details = map[string]any{}
 	}

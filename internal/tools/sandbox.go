@@ -20,9 +20,9 @@ func confine(c *Call, command, dir string, spec *proc.Spec) (*sandboxed, *Result
 	sb := c.Env.Sandbox
 	st := sb.Status()
 	mode := sb.ModeOf(command)
-	if c.sandboxOnly && mode != sandbox.Confined {
+	if c.SandboxOnly() && mode != sandbox.Confined {
 		r := Errorf("this command was allowed without asking because it would run in the sandbox, but it would not any more (%s); nothing was run. Run it again: it will be asked about or refused under the current settings.", st.Reason)
-		r.setDetail("sandbox", false)
+		r.SetDetail("sandbox", false)
 		return nil, &r
 	}
 	if !st.Enabled {
@@ -32,14 +32,14 @@ func confine(c *Call, command, dir string, spec *proc.Spec) (*sandboxed, *Result
 	switch s.mode {
 	case sandbox.Refused:
 		r := Errorf("%s", sb.Refusal())
-		r.setDetail("sandbox", false)
+		r.SetDetail("sandbox", false)
 		return nil, &r
 	case sandbox.Confined:
 		run, err := sb.Prepare(dir)
 		if err != nil {
 			// Fail closed: a command meant for the sandbox never runs outside it.
 			r := Errorf("the sandbox could not be prepared (%v); nothing was run.", err)
-			r.setDetail("sandbox", false)
+			r.SetDetail("sandbox", false)
 			return nil, &r
 		}
 		s.run = run
@@ -65,16 +65,16 @@ func (s *sandboxed) done(r *Result, blocked []string) {
 	if s == nil {
 		return
 	}
-	r.setDetail("sandbox", s.mode == sandbox.Confined)
+	r.SetDetail("sandbox", s.mode == sandbox.Confined)
 	switch s.mode {
 	case sandbox.Excluded:
-		r.setDetail("sandboxReason", "excluded by sandbox.excludedCommands")
+		r.SetDetail("sandboxReason", "excluded by sandbox.excludedCommands")
 		return
 	case sandbox.Unconfined:
-		r.setDetail("sandboxReason", s.st.Reason)
+		r.SetDetail("sandboxReason", s.st.Reason)
 		return
 	}
 	if len(blocked) > 0 {
-		r.setDetail("sandboxBlocked", blocked)
+		r.SetDetail("sandboxBlocked", blocked)
 	}
 }

@@ -13,9 +13,9 @@ import (
 
 // notFound is read's answer for a missing file: up to three similarly
 // named files, then how to look for it.
-func (e *Env) notFound(p ops.Path) Result {
-	return e.errorf("%s not found.%s Use {{find}} to locate the file by name (e.g. {{find}} %s) or {{ls}} to look at the directory.",
-		p.Display(), e.didYouMean(p, suggestFiles), exampleJSON("pattern", "*"+path.Ext(p.Rel)))
+func notFound(e *Env, p ops.Path) Result {
+	return ErrorIn(e.Names, "%s not found.%s Use {{find}} to locate the file by name (e.g. {{find}} %s) or {{ls}} to look at the directory.",
+		p.Display(), didYouMean(e, p, suggestFiles), exampleJSON("pattern", "*"+path.Ext(p.Rel)))
 }
 
 // exampleJSON is an argument object for a hint from key, value pairs (in
@@ -44,8 +44,8 @@ const (
 // usual cause of a missing path, and the model otherwise guesses again
 // (or, for edit, may write a new file beside the one it meant). Paths the
 // permission rules do not let the model list are never named.
-func (e *Env) didYouMean(p ops.Path, kind suggestKind) string {
-	if s := e.suggest(p, kind); len(s) > 0 {
+func didYouMean(e *Env, p ops.Path, kind suggestKind) string {
+	if s := suggest(e, p, kind); len(s) > 0 {
 		return " Did you mean: " + strings.Join(s, ", ") + "?"
 	}
 	return ""
@@ -57,7 +57,7 @@ const suggestWalkLimit = 20000
 // suggest ranks the entries of every workspace folder, p's first, by how
 // near their names are to p's; the same directory as p ranks first. Each
 // is written as it is to be sent back (ops.Path.Display).
-func (e *Env) suggest(p ops.Path, kind suggestKind) []string {
+func suggest(e *Env, p ops.Path, kind suggestKind) []string {
 	base := strings.ToLower(path.Base(p.Rel))
 	type cand struct {
 		path  string
@@ -95,16 +95,16 @@ func (e *Env) suggest(p ops.Path, kind suggestKind) []string {
 			// A path that is the requested one with leading directories
 			// too many (src/net/http/server.go for net/http/server.go) or
 			// too few is almost surely the file meant: it comes first.
-			if shown := (ops.Path{Folder: f, Rel: rel}).Display(); rel != "." && (strings.HasSuffix(p.Rel, "/"+rel) || strings.HasSuffix(rel, "/"+p.Rel)) && e.listAllowed(f, rel) {
+			if shown := (ops.Path{Folder: f, Rel: rel}).Display(); rel != "." && (strings.HasSuffix(p.Rel, "/"+rel) || strings.HasSuffix(rel, "/"+p.Rel)) && listAllowed(e, f, rel) {
 				cands = append(cands, cand{shown, -1})
 				return nil
 			}
 			name := strings.ToLower(d.Name())
-			score := editDistance(base, name)
+			score := EditDistance(base, name)
 			if strings.TrimSuffix(name, path.Ext(name)) == strings.TrimSuffix(base, path.Ext(base)) {
 				score = min(score, 1)
 			}
-			if score > max(2, len(base)/3) || !e.listAllowed(f, rel) {
+			if score > max(2, len(base)/3) || !listAllowed(e, f, rel) {
 				return nil
 			}
 			if f != p.Folder || path.Dir(rel) != path.Dir(p.Rel) {

@@ -123,7 +123,7 @@ type FolderKeeper interface {
 // SetLimits sets the session's limits (zero fields: the defaults). The
 // defaults are filled in here, once: Limits runs several times per call.
 func (e *Env) SetLimits(l Limits) {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	e.limits.Store(&l)
 }
 
@@ -171,41 +171,42 @@ type Call struct {
 	sandboxOnly bool
 }
 
-// names is how the client's model sees the tool names (Env.Names).
-func (c *Call) names() mention.Prefix {
+// Names is how the client's model sees the tool names (Env.Names); ""
+// for a call without an Env.
+func (c *Call) Names() mention.Prefix {
 	if c == nil || c.Env == nil {
 		return ""
 	}
 	return c.Env.Names
 }
 
-// errorf is Errorf for text that names tools as {{name}}: the marks in
+// Errorf is Errorf for text that names tools as {{name}}: the marks in
 // format are rendered for the client, the arguments are data.
-func (c *Call) errorf(format string, args ...any) Result {
-	return errorIn(c.names(), format, args...)
+func (c *Call) Errorf(format string, args ...any) Result {
+	return ErrorIn(c.Names(), format, args...)
 }
 
-// errorf is Call.errorf for code that has the Env only.
-func (e *Env) errorf(format string, args ...any) Result {
-	var names mention.Prefix
-	if e != nil {
-		names = e.Names
-	}
-	return errorIn(names, format, args...)
-}
-
-// errorIn is Errorf naming tools for the client: names renders the
-// {{tool}} marks of format.
-func errorIn(names mention.Prefix, format string, args ...any) Result {
+// ErrorIn is Errorf naming tools for the client: names renders the
+// {{tool}} marks of format (for code that has no Call).
+func ErrorIn(names mention.Prefix, format string, args ...any) Result {
 	r := Text(names.Sprintf(format, args...))
 	r.IsError = true
 	return r
 }
 
-// hintf is Sprintf for text that names tools as {{name}} (errorf).
-func (c *Call) hintf(format string, args ...any) string {
-	return c.names().Sprintf(format, args...)
+// Hintf is Sprintf for text that names tools as {{name}} (Call.Errorf).
+func (c *Call) Hintf(format string, args ...any) string {
+	return c.Names().Sprintf(format, args...)
 }
+
+// Masker is the executor's secret masker for what a tool quotes of a
+// file outside its result text (which governance masks itself); nil:
+// none.
+func (c *Call) Masker() Masker { return c.mask }
+
+// SandboxOnly reports whether the call may run its command only
+// sandboxed (RequireSandbox).
+func (c *Call) SandboxOnly() bool { return c.sandboxOnly }
 
 // RequireSandbox marks the call as allowed only to run sandboxed: if the
 // sandbox is off by the time the command starts (the settings changed),

@@ -11,17 +11,12 @@ import (
 	"github.com/agentls/agentls/internal/toolsearch"
 )
 
-// Limits of the tool_search tool and of automatic deferral.
+// Limits of the tool_search tool.
 const (
 	ToolSearchDefaultLimit = 5
 	ToolSearchMaxLimit     = 20
 	// ToolSearchListedNames caps the deferred names a fruitless search lists.
 	ToolSearchListedNames = 50
-	// DefaultDeferThreshold is how many tools may be active before
-	// ApplyDeferThreshold defers non-core ones.
-	DefaultDeferThreshold = 30
-	// ToolSearchName is the tool's name; it is never deferred.
-	ToolSearchName = "tool_search"
 )
 
 type toolSearchInput struct {
@@ -53,7 +48,7 @@ func NewToolSearch(reg *Registry) *Tool {
 			l["description"] = fmt.Sprintf("maximum number of tools to return (default %d, maximum %d)", ToolSearchDefaultLimit, ToolSearchMaxLimit)
 		},
 		Run: func(ctx context.Context, c *Call, in toolSearchInput) (Result, error) {
-			r := runToolSearch(reg, in, c.names())
+			r := runToolSearch(reg, in, c.Names())
 			// Tools a search cannot see yet (a server still starting)
 			// would otherwise look like tools that do not exist.
 			if notes := reg.SearchNotes(); len(notes) > 0 && len(r.Content) > 0 {
@@ -82,7 +77,7 @@ func runToolSearch(reg *Registry, in toolSearchInput, names mention.Prefix) Resu
 		return Errorf("`query` is empty: give a few words for what the tool should do (e.g. \"read text file\", \"create issue\").")
 	}
 	// The query is echoed cut: a long one would fill the answer.
-	shown := truncateRunes(in.Query, toolSearchEcho)
+	shown := TruncateRunes(in.Query, toolSearchEcho)
 	var deferred, enabled []*Tool
 	for _, t := range reg.List(true) {
 		switch {
@@ -102,13 +97,13 @@ func runToolSearch(reg *Registry, in toolSearchInput, names mention.Prefix) Resu
 				found[i] = enabled[h.Index].Name
 			}
 			r := Text(fmt.Sprintf("Already in your tool list (enabled by an earlier search or call) and matching %q: %s. Call them by name.", shown, shownNames(found)))
-			r.setDetail("activated", []string{})
+			r.SetDetail("activated", []string{})
 			return r
 		}
 	}
 	if len(deferred) == 0 {
 		r := Text(fmt.Sprintf("There are no deferred tools: every tool is already in your tool list (%s). Use one of those.", shownNames(reg.Names())))
-		r.setDetail("activated", []string{})
+		r.SetDetail("activated", []string{})
 		return r
 	}
 	if len(hits) == 0 {
@@ -121,7 +116,7 @@ func runToolSearch(reg *Registry, in toolSearchInput, names mention.Prefix) Resu
 			more = fmt.Sprintf(" and %d more", n)
 		}
 		r := Errorf("No deferred tool matches %q. Deferred tools: %s%s. Search again with other words, or call one of these by name.", shown, shownNames(listed), more)
-		r.setDetail("activated", []string{})
+		r.SetDetail("activated", []string{})
 		return r
 	}
 	var b strings.Builder
@@ -140,8 +135,8 @@ func runToolSearch(reg *Registry, in toolSearchInput, names mention.Prefix) Resu
 	}
 	reg.Activate(activated...)
 	r := Text(strings.TrimRight(b.String(), "\n"))
-	r.setDetail("activated", activated)
-	r.setDetail("matches", matches)
+	r.SetDetail("activated", activated)
+	r.SetDetail("matches", matches)
 	return r
 }
 
@@ -186,51 +181,4 @@ func paramTexts(schema map[string]any) []string {
 		out[i] = n + ": " + desc
 	}
 	return out
-}
-
-// ApplyDeferThreshold keeps the active list short: when more than n tools
-// are active (n ≤ 0 means DefaultDeferThreshold), active non-core tools
-// beyond the threshold, in registration order, are deferred; core tools
-// (Source "core", which includes tool_search) always stay active, even if
-// they alone exceed n. Only tools registered as not Deferred are demoted, so
-// tools the model activated through tool_search or by calling them keep
-// their place. Call it after registering a batch of tools; OnChange fires
-// when the active set changed.
-func (r *Registry) ApplyDeferThreshold(n int) {
-	if n <= 0 {
-		n = DefaultDeferThreshold
-	}
-	r.mu.Lock()
-	count := 0
-	for _, name := range r.order {
-		if r.active[name] {
-			count++
-		}
-	}
-	changed := false
-	if count > n {
-		keep := n
-		for _, name := range r.order {
-			if t := r.tools[name]; r.active[name] && (t.Source == "core" || t.Name == ToolSearchName) {
-				keep--
-			}
-		}
-		for _, name := range r.order {
-			t := r.tools[name]
-			if !r.active[name] || t.Source == "core" || t.Name == ToolSearchName {
-				continue
-			}
-			if keep > 0 || t.Deferred {
-				keep--
-				continue
-			}
-			delete(r.active, name)
-			changed = true
-		}
-	}
-	f := r.onChange
-	r.mu.Unlock()
-	if changed && f != nil {
-		f()
-	}
 }

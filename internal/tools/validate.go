@@ -173,12 +173,12 @@ func checkValue(name string, v any, ps map[string]any) string {
 	switch want {
 	case "string":
 		if _, ok := v.(string); !ok {
-			return fmt.Sprintf("`%s` must be a string, got %s%s", name, jsonKind(v), describe(ps))
+			return fmt.Sprintf("`%s` must be a string, got %s%s", name, JSONKind(v), describe(ps))
 		}
 	case "integer", "number":
 		f, ok := v.(float64)
 		if !ok {
-			return fmt.Sprintf("`%s` must be a number, got %s%s", name, jsonKind(v), describe(ps))
+			return fmt.Sprintf("`%s` must be a number, got %s%s", name, JSONKind(v), describe(ps))
 		}
 		if want == "integer" && f != math.Trunc(f) {
 			return fmt.Sprintf("`%s` must be a whole number, got %v", name, f)
@@ -200,12 +200,12 @@ func checkValue(name string, v any, ps map[string]any) string {
 		}
 	case "boolean":
 		if _, ok := v.(bool); !ok {
-			return fmt.Sprintf("`%s` must be true or false, got %s", name, jsonKind(v))
+			return fmt.Sprintf("`%s` must be true or false, got %s", name, JSONKind(v))
 		}
 	case "array":
 		arr, ok := v.([]any)
 		if !ok {
-			return fmt.Sprintf("`%s` must be an array, got %s%s", name, jsonKind(v), describe(ps))
+			return fmt.Sprintf("`%s` must be an array, got %s%s", name, JSONKind(v), describe(ps))
 		}
 		if min, ok := ps["minItems"].(float64); ok && float64(len(arr)) < min {
 			if len(arr) == 0 {
@@ -225,7 +225,7 @@ func checkValue(name string, v any, ps map[string]any) string {
 	case "object":
 		m, ok := v.(map[string]any)
 		if !ok {
-			return fmt.Sprintf("`%s` must be an object, got %s%s", name, jsonKind(v), describe(ps))
+			return fmt.Sprintf("`%s` must be an object, got %s%s", name, JSONKind(v), describe(ps))
 		}
 		return checkObject(name+".", m, ps)
 	}

@@ -19,7 +19,7 @@ import (
 // path's content is shown (grep: ReadAllowed, which also hides ask rules'
 // and likely-secret files), else only its name (ls, find: ListAllowed).
 // nil when no rules filter.
-func (e *Env) visibleIn(f *ops.Folder, content bool) func(rel string) bool {
+func visibleIn(e *Env, f *ops.Folder, content bool) func(rel string) bool {
 	if e.Visible == nil {
 		return nil
 	}
@@ -35,14 +35,14 @@ func (e *Env) visibleIn(f *ops.Folder, content bool) func(rel string) bool {
 // refusedNames is search.Engine.RefusedNames for grep: the permission
 // rules' own (policy.Config.ReadRefusedNames), or nil when the filter
 // cannot say, and grep then walks itself.
-func (e *Env) refusedNames() func() ([]string, bool) {
+func refusedNames(e *Env) func() ([]string, bool) {
 	if n, ok := e.Visible.(interface{ ReadRefusedNames() ([]string, bool) }); ok {
 		return n.ReadRefusedNames
 	}
 	return nil
 }
 
-func (e *Env) listAllowed(f *ops.Folder, rel string) bool {
+func listAllowed(e *Env, f *ops.Folder, rel string) bool {
 	if e.Visible == nil {
 		return true
 	}
@@ -51,7 +51,7 @@ func (e *Env) listAllowed(f *ops.Folder, rel string) bool {
 
 // hideDeniedTarget keeps a symlink entry ("l@ -> t") in dir from naming a
 // target inside the folder that a Read deny rule hides from listings.
-func (e *Env) hideDeniedTarget(f *ops.Folder, dir, entry string) string {
+func hideDeniedTarget(e *Env, f *ops.Folder, dir, entry string) string {
 	i := strings.Index(entry, "@ -> ")
 	if i < 0 || e.Visible == nil {
 		return entry
@@ -65,7 +65,7 @@ func (e *Env) hideDeniedTarget(f *ops.Folder, dir, entry string) string {
 		}
 		rel = filepath.ToSlash(r)
 	}
-	if rel == ".." || strings.HasPrefix(rel, "../") || e.listAllowed(f, rel) {
+	if rel == ".." || strings.HasPrefix(rel, "../") || listAllowed(e, f, rel) {
 		return entry
 	}
 	return entry[:i] + "@ -> (target hidden by a permission rule)"
@@ -92,7 +92,7 @@ func searchPlan(env *Env) (plan []ops.Share, gone []*ops.Folder) {
 	for _, sh := range ops.Shares(workspaceFolders(env.FS)) {
 		switch {
 		case sh.Covered:
-		case env.refresh(sh.Folder) == ops.FolderGone:
+		case refresh(env, sh.Folder) == ops.FolderGone:
 			gone = append(gone, sh.Folder)
 		default:
 			plan = append(plan, sh)
@@ -105,7 +105,7 @@ func searchPlan(env *Env) (plan []ops.Share, gone []*ops.Folder) {
 // one stat; read, ls, edit, write, grep and find ask on every call) and
 // tells the session when f was opened again there, so its watchers and
 // settings follow.
-func (e *Env) refresh(f *ops.Folder) ops.FolderState {
+func refresh(e *Env, f *ops.Folder) ops.FolderState {
 	st := e.FS.Refresh(f)
 	if st == ops.FolderReopened && e.Folders != nil {
 		e.Folders.Reopened(f)
@@ -175,7 +175,7 @@ func displayedFolder(fsys ops.Workspace, shown string) (*ops.Folder, string) {
 
 // unreadableNote says what a search walked past unread (grep, find), with
 // the names the permission rules let the model see; "" when nothing.
-func (e *Env) unreadableNote(u ignore.Unreadable) string {
+func unreadableNote(e *Env, u ignore.Unreadable) string {
 	if u.Count == 0 {
 		return ""
 	}
@@ -184,7 +184,7 @@ func (e *Env) unreadableNote(u ignore.Unreadable) string {
 		if len(names) == ignore.UnreadableNamed {
 			break
 		}
-		if f, rel := displayedFolder(e.FS, p); f != nil && e.listAllowed(f, rel) {
+		if f, rel := displayedFolder(e.FS, p); f != nil && listAllowed(e, f, rel) {
 			names = append(names, p)
 		}
 	}

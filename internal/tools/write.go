@@ -38,7 +38,7 @@ func NewWrite() *Tool {
 		Labels: func(in writeInput) Labels {
 			return Labels{Key: "file:" + path.Clean(in.Path)}
 		},
-		Run:   withDiagnostics(runWrite),
+		Run:   WithDiagnostics(runWrite),
 		Check: planWrite,
 	})
 }
@@ -70,14 +70,14 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		c.diagnosticsBefore(ctx, p, true)
+		c.DiagnosticsBefore(ctx, p, true)
 		if r, err := commitWrite(ctx, c, p, old, content, ch.mode); r != nil || err != nil {
 			return derefResult(r), err
 		}
 		details := changeDetails("write", p, old, content, diff)
 		details["oldHash"], details["newHash"] = hashes()
 		c.Reporter.Details(details)
-		r := Text(fmt.Sprintf("Replaced %s: %s, %d bytes (was %s).", p.Display(), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
+		r := Text(fmt.Sprintf("Replaced %s: %s, %d bytes (was %s).", p.Display(), plural(LineCount(content), "line"), len(content), plural(LineCount(old), "line")))
 		r.Details = details
 		return r, nil
 	}
@@ -87,8 +87,8 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 			return Errorf("cannot create the directories of %s: %s. Nothing was changed.", p.Display(), writeFailure(p, err)), nil
 		}
 	}
-	c.diagnosticsBefore(ctx, p, false)
-	if err := c.Env.FS.CreateFile(p, content, 0o644, func() error { return mayCommit(ctx) }); err != nil {
+	c.DiagnosticsBefore(ctx, p, false)
+	if err := c.Env.FS.CreateFile(p, content, 0o644, func() error { return MayCommit(ctx) }); err != nil {
 		// A write that did not happen leaves no directories behind either
 		// (-32800 means nothing changed); one something else has put a
 		// file in meanwhile is not empty, and stays.
@@ -99,7 +99,7 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 			return Result{}, cmp.Or(ctx.Err(), err)
 		}
 		if errors.Is(err, fs.ErrExist) {
-			return c.errorf("%s appeared while writing; {{read}} it, then {{write}} again.", p.Display()), nil
+			return c.Errorf("%s appeared while writing; {{read}} it, then {{write}} again.", p.Display()), nil
 		}
 		return Errorf("cannot create %s: %s. Nothing was changed.", p.Display(), writeFailure(p, err)), nil
 	}
@@ -107,7 +107,7 @@ func runWrite(ctx context.Context, c *Call, in writeInput) (Result, error) {
 	details := changeDetails("create", p, nil, content, diff)
 	details["oldHash"], details["newHash"] = hashes()
 	c.Reporter.Details(details)
-	r := Text(fmt.Sprintf("Created %s: %s, %d bytes.", p.Display(), plural(lineCount(content), "line"), len(content)))
+	r := Text(fmt.Sprintf("Created %s: %s, %d bytes.", p.Display(), plural(LineCount(content), "line"), len(content)))
 	r.Details = details
 	return r, nil
 }
@@ -131,20 +131,20 @@ func checkWrite(c *Call, p ops.Path, inEditor bool, in writeInput) (writeCheck, 
 		// would put a look-alike beside it.
 		// Quoted by hand: %q would escape U+00A0 and U+202F, and the name
 		// must pass back as printed.
-		return refuse(c.errorf("\"%s\" does not exist, and \"%s\" differs from it only in spaces, quotes or Unicode form. Nothing was written: to replace that file, {{read}} it and {{write}} to its exact name \"%s\"; to make a new file, choose a name that does not look like it.", asked, p.Display(), p.Display()))
+		return refuse(c.Errorf("\"%s\" does not exist, and \"%s\" differs from it only in spaces, quotes or Unicode form. Nothing was written: to replace that file, {{read}} it and {{write}} to its exact name \"%s\"; to make a new file, choose a name that does not look like it.", asked, p.Display(), p.Display()))
 	}
-	if r := tooBigToChange(p, "write", int64(len(in.Content)), true, c.names()); r != nil {
+	if r := tooBigToChange(p, "write", int64(len(in.Content)), true, c.Names()); r != nil {
 		return writeCheck{}, r
 	}
 	if inEditor {
 		old, err := c.Env.Guard.CheckRead(p)
 		if err != nil {
-			return refuse(guardRefusal(err, c.names()))
+			return refuse(guardRefusal(err, c.Names()))
 		}
 		if bytes.Equal(old, []byte(in.Content)) {
 			return refuse(Errorf("no change: %s already has exactly this content.", p.Display()))
 		}
-		if r := refuseCopiedContent(p, old, in.Content, c.names()); r != nil {
+		if r := refuseCopiedContent(p, old, in.Content, c.Names()); r != nil {
 			return writeCheck{}, r
 		}
 		return writeCheck{exists: true, old: old}, nil
@@ -154,28 +154,28 @@ func checkWrite(c *Call, p ops.Path, inEditor bool, in writeInput) (writeCheck, 
 	case err == nil && fi.IsDir():
 		return refuse(Errorf("%s is a directory; give a file path.", p.Display()))
 	case err == nil:
-		if r := refuseWriteProtected(p, fi, c.names()); r != nil {
+		if r := refuseWriteProtected(p, fi, c.Names()); r != nil {
 			return writeCheck{}, r
 		}
-		if r := tooBigToChange(p, "write", fi.Size(), false, c.names()); r != nil {
+		if r := tooBigToChange(p, "write", fi.Size(), false, c.Names()); r != nil {
 			return writeCheck{}, r
 		}
 		old, err := c.Env.Guard.CheckRead(p)
 		if err != nil {
-			return refuse(guardRefusal(err, c.names()))
+			return refuse(guardRefusal(err, c.Names()))
 		}
 		old = diskBase(c, p, old)
 		if bytes.Equal(old, []byte(in.Content)) {
 			return refuse(Errorf("no change: %s already has exactly this content.", p.Display()))
 		}
-		if r := refuseCopiedContent(p, old, in.Content, c.names()); r != nil {
+		if r := refuseCopiedContent(p, old, in.Content, c.Names()); r != nil {
 			return writeCheck{}, r
 		}
 		return writeCheck{exists: true, old: old, mode: fi.Mode().Perm()}, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return refuse(Errorf("cannot write %s: %v", p.Display(), err))
 	}
-	if r := refuseCopiedContent(p, nil, in.Content, c.names()); r != nil {
+	if r := refuseCopiedContent(p, nil, in.Content, c.Names()); r != nil {
 		return writeCheck{}, r
 	}
 	return writeCheck{}, nil
@@ -218,7 +218,7 @@ func missingDirs(fsys ops.Files, p ops.Path) []ops.Path {
 // the document's whole text is replaced in the editor.
 // diff compares old and content; hashes waits for its hashes.
 func replaceInEditor(ctx context.Context, c *Call, p ops.Path, old, content []byte, diff textedit.Diff, hashes func() (string, string)) (Result, error) {
-	c.diagnosticsBefore(ctx, p, true)
+	c.DiagnosticsBefore(ctx, p, true)
 	saved, refusal, err := applyInEditor(ctx, c, p, old, content, "agentls: write "+p.Display())
 	if refusal != nil || err != nil {
 		return derefResult(refusal), err
@@ -227,7 +227,7 @@ func replaceInEditor(ctx context.Context, c *Call, p ops.Path, old, content []by
 	details["oldHash"], details["newHash"] = hashes()
 	details["inEditor"], details["saved"] = true, saved
 	c.Reporter.Details(details)
-	r := Text(fmt.Sprintf("Replaced %s%s: %s, %d bytes (was %s).", p.Display(), inEditorNote(saved, c.names()), plural(lineCount(content), "line"), len(content), plural(lineCount(old), "line")))
+	r := Text(fmt.Sprintf("Replaced %s%s: %s, %d bytes (was %s).", p.Display(), inEditorNote(saved, c.Names()), plural(LineCount(content), "line"), len(content), plural(LineCount(old), "line")))
 	r.Details = details
 	return r, nil
 }
