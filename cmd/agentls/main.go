@@ -30,6 +30,7 @@ import (
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/internal/tools/builtin"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -251,9 +252,9 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	reg := tools.NewRegistry()
-	reg.MustRegister(tools.Builtins(tools.DefaultLimits())...)
-	reg.MustRegister(tools.JobTools(tools.DefaultLimits())...)
-	reg.MustRegister(tools.NewToolSearch(reg))
+	reg.MustRegister(builtin.Builtins(tools.DefaultLimits())...)
+	reg.MustRegister(builtin.JobTools(tools.DefaultLimits())...)
+	reg.MustRegister(builtin.NewToolSearch(reg))
 	// Extension tools, as a session in those folders would have them
 	// (upstream MCP servers' tools need their servers: a session lists them).
 	if len(roots) == 0 {
@@ -269,12 +270,12 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 		dirs = append(dirs, abs)
 	}
 	userDir, _ := settings.UserConfigDir()
-	exts, problems := extension.Load(extension.DefaultDirs(dirs, userDir), tools.ReservedNames(reg), tools.RunExtensionCommand)
+	exts, problems := extension.Load(extension.DefaultDirs(dirs, userDir), builtin.ReservedNames(reg), builtin.RunExtensionCommand)
 	for _, p := range problems {
 		fmt.Fprintln(stderr, "agentls tools: skipped", p)
 	}
 	reg.MustRegister(exts...)
-	out, err := tools.Describe(tools.ListFor(reg, *format, *all), *format, reg)
+	out, err := tools.Describe(builtin.ListFor(reg, *format, *all), *format, reg)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentls tools:", err)
 		return 2

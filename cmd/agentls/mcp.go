@@ -15,7 +15,7 @@ import (
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/settings"
-	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/internal/tools/builtin"
 )
 
 // cmdMCP serves the session's tools as an MCP server over stdio
@@ -80,7 +80,7 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 	// has, so the deferred call sees what Open set.
 	closeOrphans := func() {}
 	defer func() { closeOrphans() }()
-	opts := mcp.Options{Version: version, Instructions: tools.InstructionsFor(""), Log: log,
+	opts := mcp.Options{Version: version, Instructions: builtin.InstructionsFor(""), Log: log,
 		Open: func(host mcp.Host) (*session.Session, error) {
 			closeOrphans = adoptOrphans(log)
 			// The host confirms each call itself (unless its user allowed

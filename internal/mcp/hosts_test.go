@@ -11,6 +11,7 @@ import (
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/internal/tools/builtin"
 )
 
 // Each host's cap comes from the table by its clientInfo.name; any other
@@ -34,7 +35,7 @@ func TestHostOfKnowsTheHostsCaps(t *testing.T) {
 // Every tool listed has a title: the built-in tools their own, others one
 // made of the name.
 func TestListedToolsHaveTitles(t *testing.T) {
-	for _, bt := range tools.Builtins(tools.DefaultLimits()) {
+	for _, bt := range builtin.Builtins(tools.DefaultLimits()) {
 		st, err := sdkTool(bt)
 		if err != nil {
 			t.Fatal(err)

@@ -26,6 +26,7 @@ import (
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/internal/tools/builtin"
 )
 
 // ProtocolVersion is the agentls wire protocol version in the initialize result.
@@ -406,7 +407,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 				},
 			},
 		},
-		"instructions": tools.InstructionsFor(initOpts.ToolNamePrefix),
+		"instructions": builtin.InstructionsFor(initOpts.ToolNamePrefix),
 	}, nil
 }
 
@@ -489,7 +490,7 @@ func (s *Server) toolsList(raw []byte) (any, error) {
 	s.mu.Lock()
 	prefix := s.initOpts.ToolNamePrefix
 	s.mu.Unlock()
-	out, err := tools.DescribeFor(tools.ListFor(sess.Registry, p.Format, p.IncludeDeferred), p.Format, sess.Registry, prefix)
+	out, err := tools.DescribeFor(builtin.ListFor(sess.Registry, p.Format, p.IncludeDeferred), p.Format, sess.Registry, prefix)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentls/agentls/internal/policy"
 	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/internal/tools/builtin"
 )
 
 func callTool(s *Session, name string, args map[string]any) tools.Result {
@@ -36,7 +37,7 @@ func TestTheFirstJobBringsBashOutputAndBashKillIntoTheToolList(t *testing.T) {
 	defer s.Close()
 	changes := 0
 	s.Registry.OnChange(func() { changes++ })
-	for _, n := range []string{tools.BashOutputName, tools.BashKillName} {
+	for _, n := range []string{builtin.BashOutputName, builtin.BashKillName} {
 		if s.Registry.IsActive(n) {
 			t.Fatalf("%s is active before any job", n)
 		}
@@ -47,7 +48,7 @@ func TestTheFirstJobBringsBashOutputAndBashKillIntoTheToolList(t *testing.T) {
 	if r := callTool(s, "bash", map[string]any{"command": "exit 4", "run_in_background": true}); !r.IsError {
 		t.Fatalf("%s", r.Content[0].Text)
 	}
-	for _, n := range []string{tools.BashOutputName, tools.BashKillName} {
+	for _, n := range []string{builtin.BashOutputName, builtin.BashKillName} {
 		if !s.Registry.IsActive(n) {
 			t.Errorf("%s not active after a job started", n)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/internal/tools/builtin"
 	"github.com/agentls/agentls/internal/upstream"
 )
 
@@ -59,7 +60,7 @@ func (r reloadSpec) extensionTools(fsys ops.Workspace, log *slog.Logger) ([]*too
 	if r.userDir != "" {
 		dirs = append(dirs, extension.UserDir(r.userDir))
 	}
-	exts, problems := extension.Load(dirs, r.reserved, tools.RunExtensionCommand)
+	exts, problems := extension.Load(dirs, r.reserved, builtin.RunExtensionCommand)
 	var probs []string
 	for _, p := range problems {
 		log.Warn("extension tool skipped", "file", p.File, "problem", p.Msg)
@@ -167,7 +168,7 @@ func (s *Session) reloadLimits() []string {
 		return probs
 	}
 	s.Env.SetLimits(l)
-	builtins := append(tools.Builtins(l), tools.JobTools(l)...)
+	builtins := append(builtin.Builtins(l), builtin.JobTools(l)...)
 	s.Jobs.SetLimits(l.BashLines, l.BashBytes)
 	core := make([]*tools.Tool, 0, len(builtins)+2)
 	core = append(core, builtins...)

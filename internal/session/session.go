@@ -28,6 +28,7 @@ import (
 	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/spill"
 	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/internal/tools/builtin"
 	"github.com/agentls/agentls/internal/upstream"
 	"github.com/agentls/agentls/internal/watch"
 )
@@ -249,14 +250,14 @@ func New(opts Options) (*Session, error) {
 	probs = append(probs, limitProbs...)
 	env.SetLimits(limits)
 	reg := tools.NewRegistry()
-	reg.MustRegister(tools.Builtins(limits)...)
-	reg.MustRegister(tools.JobTools(limits)...)
-	reg.MustRegister(tools.NewToolSearch(reg))
+	reg.MustRegister(builtin.Builtins(limits)...)
+	reg.MustRegister(builtin.JobTools(limits)...)
+	reg.MustRegister(builtin.NewToolSearch(reg))
 	// bash_output and bash_kill join the tool list with the first job.
 	table := jobs.New(jobs.Options{Lines: limits.BashLines, Bytes: limits.BashBytes, Spill: env.SpillDir, OnOutput: opts.OnJobOutput,
 		OnChange: func(ev jobs.Event) {
 			if ev.Status == "running" {
-				reg.Activate(tools.BashOutputName, tools.BashKillName)
+				reg.Activate(builtin.BashOutputName, builtin.BashKillName)
 			}
 			if opts.OnJobChanged != nil {
 				opts.OnJobChanged(ev)
@@ -273,7 +274,7 @@ func New(opts Options) (*Session, error) {
 
 	// Extension tools: workspace definitions first (they win over the
 	// user's of the same name), then <userDir>/agentls/tools.
-	spec := reloadSpec{editor: opts.Editor, userDir: userDir, reserved: tools.ReservedNames(reg), deferThreshold: opts.DeferThreshold, onReload: opts.OnReload}
+	spec := reloadSpec{editor: opts.Editor, userDir: userDir, reserved: builtin.ReservedNames(reg), deferThreshold: opts.DeferThreshold, onReload: opts.OnReload}
 	exts, extProbs := spec.extensionTools(fsys, log)
 	probs = append(probs, extProbs...)
 	for _, t := range exts {

@@ -1,6 +1,8 @@
-// Package tools owns the tool registry and the executor: the one path every
+// Package tools is the tool framework: the registry, the one path every
 // call takes — lookup → normalize → validate → permission → handler →
-// governance — and one file per built-in tool (read.go, grep.go, …).
+// governance — the executor, Limits, the tool-list formats and the
+// diagnostics plumbing. The built-in tools are in package builtin, which
+// imports this one.
 //
 // Tools never touch the file system or processes directly: they receive an
 // [Env] whose ops.FS is the operations layer. Tool failures are results with

@@ -1,4 +1,4 @@
-package tools
+package tools_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/internal/tools/builtin"
 )
 
 type flatInput struct {
@@ -48,14 +50,14 @@ func TestFlatDecoderMatchesRoundTrip(t *testing.T) {
 		{"unknown field", map[string]any{"extra": "a"}, false},
 		{"object for a string", map[string]any{"path": map[string]any{}}, false},
 	}
-	d := newFlatDecoder(reflect.TypeFor[flatInput]())
+	d := tools.NewFlatDecoder(reflect.TypeFor[flatInput]())
 	if d == nil {
 		t.Fatal("no flat decoder for a struct of scalars")
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var fast flatInput
-			ok := d.decode(tc.args, reflect.ValueOf(&fast).Elem())
+			ok := d.Decode(tc.args, reflect.ValueOf(&fast).Elem())
 			if ok != tc.fast {
 				t.Fatalf("fast path taken = %v, want %v", ok, tc.fast)
 			}
@@ -88,7 +90,7 @@ func TestNewFlatDecoder(t *testing.T) {
 		t    reflect.Type
 		want bool
 	}{
-		{"read input", reflect.TypeFor[readInput](), true},
+		{"read input", tools.InputType(builtin.NewRead(tools.DefaultLimits())), true},
 		{"scalars", reflect.TypeFor[flatInput](), true},
 		{"slice field", reflect.TypeFor[withSlice](), false},
 		{"string option", reflect.TypeFor[withString](), false},
@@ -98,7 +100,7 @@ func TestNewFlatDecoder(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := newFlatDecoder(tc.t) != nil; got != tc.want {
+			if got := tools.NewFlatDecoder(tc.t) != nil; got != tc.want {
 				t.Errorf("flat decoder = %v, want %v", got, tc.want)
 			}
 		})
@@ -108,17 +110,17 @@ func TestNewFlatDecoder(t *testing.T) {
 // TestReadDecodeFastAndSlow: the read tool decodes the same input whichever
 // path its arguments take.
 func TestReadDecodeFastAndSlow(t *testing.T) {
-	tl := NewRead(DefaultLimits())
+	tl := builtin.NewRead(tools.DefaultLimits())
 	for _, args := range []map[string]any{
 		{"path": "a.txt", "offset": 3.0, "limit": 10.0},
 		{"path": "a.txt", "offset": 2.5}, // round trip: an error
 		{"path": "a\xffb"},               // round trip: U+FFFD
 	} {
-		got, gotErr := tl.decode(args)
+		got, gotErr := tl.Decode(args)
 		b, _ := json.Marshal(args)
-		var want readInput
-		wantErr := json.Unmarshal(b, &want)
-		if (gotErr != nil) != (wantErr != nil) || gotErr == nil && got.(readInput) != want {
+		want := reflect.New(tools.InputType(tl)) // read's input, which this package cannot name
+		wantErr := json.Unmarshal(b, want.Interface())
+		if (gotErr != nil) != (wantErr != nil) || gotErr == nil && got != want.Elem().Interface() {
 			t.Errorf("decode(%v) = %+v, %v; want %+v, %v", args, got, gotErr, want, wantErr)
 		}
 	}
@@ -166,13 +168,13 @@ func TestMaskTreeMatchesMaskValue(t *testing.T) {
 			return map[string]any{"ss": map[string]string{"k": "SECRET"}, "edits": []struct{ NewText string }{{"x SECRET"}}}
 		}, true},
 	}
-	x := &Executor{Masker: secretMasker{}}
+	x := &tools.Executor{Masker: secretMasker{}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			in := tc.details()
-			want, wantCounts := x.maskValue(tc.details())
+			want, wantCounts := x.MaskValueCounted(tc.details())
 			var counts map[string]int
-			got, changed := x.maskTree(in, &counts)
+			got, changed := x.MaskTree(in, &counts)
 			if changed != tc.changed {
 				t.Errorf("changed = %v, want %v", changed, tc.changed)
 			}
@@ -210,7 +212,7 @@ func (f *countingFS) Resolve(input string) (ops.Path, error) {
 
 func TestCallResolveOncePerInput(t *testing.T) {
 	fsys := &countingFS{calls: map[string]int{}}
-	c := &Call{Env: &Env{FS: fsys}}
+	c := &tools.Call{Env: &tools.Env{FS: fsys}}
 	for _, in := range []string{"a", "b", "a", "bad", "c", "b", "bad", "a", "c"} {
 		p, err := c.Resolve(in)
 		if in == "bad" {

@@ -1,4 +1,4 @@
-package tools
+package tools_test
 
 import (
 	"bytes"
@@ -13,11 +13,13 @@ import (
 	"github.com/agentls/agentls/internal/editguard"
 	"github.com/agentls/agentls/internal/ops/opstest"
 	"github.com/agentls/agentls/internal/search"
+	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/internal/tools/builtin"
 )
 
 // fuzzToolNames are the tools FuzzExecutorArguments calls; the last entry
 // is a misspelt name, so the unknown-tool path is fuzzed too.
-var fuzzToolNames = [...]string{"read", "ls", "grep", "find", "edit", "write", "bash", ToolSearchName, "READ", "reed"}
+var fuzzToolNames = [...]string{"read", "ls", "grep", "find", "edit", "write", "bash", tools.ToolSearchName, "READ", "reed"}
 
 // backquoted finds a field named the way validation messages name fields.
 var backquoted = regexp.MustCompile("`[^`]+`")
@@ -66,9 +68,9 @@ func FuzzExecutorArguments(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s.tool, s.args)
 	}
-	reg := NewRegistry()
-	reg.MustRegister(Builtins(DefaultLimits())...)
-	reg.MustRegister(NewToolSearch(reg))
+	reg := tools.NewRegistry()
+	reg.MustRegister(builtin.Builtins(tools.DefaultLimits())...)
+	reg.MustRegister(builtin.NewToolSearch(reg))
 	f.Fuzz(func(t *testing.T, tool uint8, args string) {
 		name := fuzzToolNames[int(tool)%len(fuzzToolNames)]
 		mem := opstest.NewMem("/ws", map[string]string{
@@ -80,21 +82,21 @@ func FuzzExecutorArguments(f *testing.F) {
 		})
 		guard := editguard.New(mem)
 		var logs bytes.Buffer
-		x := &Executor{
+		x := &tools.Executor{
 			Registry: reg,
-			Env:      &Env{FS: mem, Guard: guard},
+			Env:      &tools.Env{FS: mem, Guard: guard},
 			Log:      slog.New(slog.NewTextHandler(&logs, nil)),
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		// Read a.go first so edit and write get past the edit guard.
-		if r := x.Call(ctx, Request{Name: "read", Arguments: json.RawMessage(`{"path":"a.go"}`)}, nil); r.IsError {
+		if r := x.Call(ctx, tools.Request{Name: "read", Arguments: json.RawMessage(`{"path":"a.go"}`)}, nil); r.IsError {
 			t.Fatalf("setup read failed: %s", r.TextOf())
 		}
-		req := Request{Name: name, Arguments: json.RawMessage(args)}
+		req := tools.Request{Name: name, Arguments: json.RawMessage(args)}
 
 		// The prepare path alone: a refusal must say what to send.
-		if _, r, ok := x.prepare(req, nil, true); !ok {
+		if _, r, ok := x.PrepareCall(req, nil, true); !ok {
 			checkResult(t, name, args, r)
 			text := r.TextOf()
 			if !backquoted.MatchString(text) && !strings.Contains(text, "Usage:") && !strings.Contains(text, "Available tools:") {
@@ -115,7 +117,7 @@ func FuzzExecutorArguments(f *testing.F) {
 }
 
 // checkResult holds r to the invariants every result obeys.
-func checkResult(t *testing.T, name, args string, r Result) {
+func checkResult(t *testing.T, name, args string, r tools.Result) {
 	t.Helper()
 	if r.CallID == "" {
 		t.Errorf("%s %s: result without callId", name, args)

@@ -1,4 +1,4 @@
-package tools
+package tools_test
 
 import (
 	"bytes"
@@ -58,7 +58,7 @@ func TestEveryHintExampleIsValidJSON(t *testing.T) {
 	}
 	for _, tl := range x.Registry.List(true) {
 		calls = append(calls, [2]string{tl.Name, `{}`}, [2]string{tl.Name, `"not an object"`})
-		if ex := tl.example(); !json.Valid([]byte(ex)) {
+		if ex := tl.Example(); !json.Valid([]byte(ex)) {
 			t.Errorf("%s: example %s is not valid JSON", tl.Name, ex)
 		}
 	}

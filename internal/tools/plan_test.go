@@ -1,4 +1,4 @@
-package tools
+package tools_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/internal/editguard"
+	"github.com/agentls/agentls/internal/tools"
 )
 
 // A tool's Check refuses exactly what its run refuses, in the same words,
@@ -21,10 +22,10 @@ func TestCheckRefusesWhatTheRunRefusesAndWritesNothing(t *testing.T) {
 	guard := editguard.New(x.Env.FS)
 	x.Env.Guard = guard
 	call(t, x, "read", `{"path":"main.go"}`)
-	prepared := func(name string, args any) *Prepared {
+	prepared := func(name string, args any) *tools.Prepared {
 		t.Helper()
 		b, _ := json.Marshal(args)
-		p, r, ok := x.prepare(Request{Name: name, Arguments: b}, nil, false)
+		p, r, ok := x.PrepareCall(tools.Request{Name: name, Arguments: b}, nil, false)
 		if !ok {
 			t.Fatalf("prepare: %v", r)
 		}
@@ -58,16 +59,16 @@ func TestCheckRefusesWhatTheRunRefusesAndWritesNothing(t *testing.T) {
 				return // the run leaves parsing to bash itself
 			}
 			b, _ := json.Marshal(tc.args)
-			got := x.Call(context.Background(), Request{Name: tc.tool, Arguments: b}, nil)
-			if resultText(*refusal) != resultText(got) {
-				t.Errorf("Check says %q, the run %q", resultText(*refusal), resultText(got))
+			got := x.Call(context.Background(), tools.Request{Name: tc.tool, Arguments: b}, nil)
+			if tools.ResultText(*refusal) != tools.ResultText(got) {
+				t.Errorf("Check says %q, the run %q", tools.ResultText(*refusal), tools.ResultText(got))
 			}
 		})
 	}
 	t.Run("a call that would run plans its change and writes nothing", func(t *testing.T) {
 		plan, refusal := prepared("edit", map[string]any{"path": "main.go", "edits": []any{map[string]any{"oldText": "package main", "newText": "package app"}}}).Check(context.Background())
 		if refusal != nil {
-			t.Fatalf("refused: %v", resultText(*refusal))
+			t.Fatalf("refused: %v", tools.ResultText(*refusal))
 		}
 		if d, _ := plan.Preview["unifiedDiff"].(string); d == "" || plan.Preview["kind"] != "edit" || plan.Preview["path"] != "main.go" {
 			t.Errorf("preview %v", plan.Preview)
@@ -77,7 +78,7 @@ func TestCheckRefusesWhatTheRunRefusesAndWritesNothing(t *testing.T) {
 			t.Errorf("write of a new file: %v %v", refusal, plan.Preview)
 		}
 		if _, refusal = prepared("bash", map[string]any{"command": "touch made"}).Check(context.Background()); refusal != nil {
-			t.Errorf("bash: %v", resultText(*refusal))
+			t.Errorf("bash: %v", tools.ResultText(*refusal))
 		}
 		if b, _ := os.ReadFile(filepath.Join(dir, "main.go")); string(b) != "package main\n\nfunc main() {}\nfunc main() {}\n" {
 			t.Errorf("main.go changed: %q", b)

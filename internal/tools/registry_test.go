@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -18,7 +19,8 @@ func extTool(t *testing.T, name, desc string, deferred bool) *Tool {
 // Replace is how changed extension tool files reach a running session.
 func TestReplaceSwapsOneSourceAndNotifiesVisibleChanges(t *testing.T) {
 	r := NewRegistry()
-	r.MustRegister(NewRead(DefaultLimits()))
+	// A core tool (Define's Source) named like the built-in read.
+	r.MustRegister(Define(Spec[struct{}]{Name: "read", Run: func(context.Context, *Call, struct{}) (Result, error) { return Text(""), nil }}))
 	r.MustRegister(extTool(t, "lint", "runs the linter", false), extTool(t, "deploy", "deploys", true), extTool(t, "gone", "removed later", false))
 	r.Activate("deploy") // found by tool_search
 	changes := 0

@@ -1,4 +1,4 @@
-package tools
+package tools_test
 
 import (
 	"reflect"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/internal/tools/builtin"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -20,11 +22,32 @@ type kitchenSink struct {
 	Labels  map[string]int    `json:"labels,omitempty"`
 	Any     any               `json:"any,omitempty"`
 	Raw     map[string]any    `json:"raw,omitempty"`
-	Nested  editItem          `json:"nested"`
-	List    []editItem        `json:"list"`
+	Nested  sinkItem          `json:"nested"`
+	List    []sinkItem        `json:"list"`
 	When    time.Time         `json:"when,omitzero"`
 	Skipped string            `json:"-"`
 	Deep    map[string][]bool `json:"deep,omitempty"`
+}
+
+// sinkItem is a nested struct of the kitchen sink, shaped like edit's
+// editItem.
+type sinkItem struct {
+	OldText    string `json:"oldText" jsonschema:"exact text to replace, as it is in the file (small but unique; include a line of context when it repeats)"`
+	NewText    string `json:"newText" jsonschema:"replacement text"`
+	ReplaceAll bool   `json:"replaceAll,omitzero" jsonschema:"replace every occurrence instead of requiring a unique match"`
+}
+
+// inputSchema generates the raw schema of a built-in tool's input type,
+// which this package cannot name.
+func inputSchema(tool *tools.Tool) func(*testing.T) *jsonschema.Schema {
+	return func(t *testing.T) *jsonschema.Schema {
+		t.Helper()
+		s, err := jsonschema.ForType(tools.InputType(tool), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
 }
 
 // schemaOf generates T's raw schema.
@@ -47,14 +70,14 @@ func TestCleanSchemaMatchesJSON(t *testing.T) {
 		schema func(t *testing.T) *jsonschema.Schema
 		direct bool // whether the direct conversion handles it (else the round trip)
 	}{
-		{"read", schemaOf[readInput], true},
-		{"ls", schemaOf[lsInput], true},
-		{"grep", schemaOf[grepInput], true},
-		{"find", schemaOf[findInput], true},
-		{"edit", schemaOf[editInput], true},
-		{"write", schemaOf[writeInput], true},
-		{"bash", schemaOf[bashInput], true},
-		{"tool_search", schemaOf[toolSearchInput], true},
+		{"read", inputSchema(builtin.NewRead(tools.DefaultLimits())), true},
+		{"ls", inputSchema(builtin.NewLs(tools.DefaultLimits())), true},
+		{"grep", inputSchema(builtin.NewGrep(tools.DefaultLimits())), true},
+		{"find", inputSchema(builtin.NewFind(tools.DefaultLimits())), true},
+		{"edit", inputSchema(builtin.NewEdit()), true},
+		{"write", inputSchema(builtin.NewWrite()), true},
+		{"bash", inputSchema(builtin.NewBash(tools.DefaultLimits())), true},
+		{"tool_search", inputSchema(builtin.NewToolSearch(tools.NewRegistry())), true},
 		{"no fields", schemaOf[struct{}], true},
 		{"every field kind", schemaOf[kitchenSink], true},
 		{"enum falls back", func(*testing.T) *jsonschema.Schema {
@@ -90,31 +113,31 @@ func TestCleanSchemaMatchesJSON(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			want, err := cleanSchemaJSON(tc.schema(t))
+			want, err := tools.CleanSchemaJSON(tc.schema(t))
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, ok := schemaValue(tc.schema(t))
+			v, ok := tools.SchemaValue(tc.schema(t))
 			if ok != tc.direct {
 				t.Fatalf("direct conversion ok = %v, want %v", ok, tc.direct)
 			}
 			if ok && !reflect.DeepEqual(v, any(want)) {
 				t.Errorf("direct conversion\n got  %#v\n want %#v", v, want)
 			}
-			got, err := cleanSchema(tc.schema(t))
+			got, err := tools.CleanSchema(tc.schema(t))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("cleanSchema\n got  %#v\n want %#v", got, want)
+				t.Errorf("tools.CleanSchema\n got  %#v\n want %#v", got, want)
 			}
 		})
 	}
 }
 
 // coreTools are the tools Define builds.
-func coreTools() []*Tool {
-	return append(Builtins(DefaultLimits()), NewToolSearch(NewRegistry()))
+func coreTools() []*tools.Tool {
+	return append(builtin.Builtins(tools.DefaultLimits()), builtin.NewToolSearch(tools.NewRegistry()))
 }
 
 // TestCoreSchemasResolve resolves every core schema: Define leaves that to
@@ -123,7 +146,7 @@ func coreTools() []*Tool {
 func TestCoreSchemasResolve(t *testing.T) {
 	for _, tool := range coreTools() {
 		t.Run(tool.Name, func(t *testing.T) {
-			res, err := tool.resolve()
+			res, err := tool.Resolve()
 			if err != nil || res == nil {
 				t.Fatalf("resolve: %v", err)
 			}
@@ -136,17 +159,17 @@ func TestCoreSchemasResolve(t *testing.T) {
 func TestValidateResolvesLazily(t *testing.T) {
 	tests := []struct {
 		name    string
-		tool    func() *Tool
+		tool    func() *tools.Tool
 		args    map[string]any
 		wantErr string // "" = valid
 	}{
-		{"edit with no edits breaks minItems", NewEdit, map[string]any{"path": "a.go", "edits": []any{}}, "`edits` must hold at least 1 item(s), got an empty array"},
-		{"edit with one edit is valid", NewEdit, map[string]any{"path": "a.go", "edits": []any{map[string]any{"oldText": "a", "newText": "b"}}}, ""},
-		{"read with a path is valid", func() *Tool { return NewRead(DefaultLimits()) }, map[string]any{"path": "a.go"}, ""},
+		{"edit with no edits breaks minItems", builtin.NewEdit, map[string]any{"path": "a.go", "edits": []any{}}, "`edits` must hold at least 1 item(s), got an empty array"},
+		{"edit with one edit is valid", builtin.NewEdit, map[string]any{"path": "a.go", "edits": []any{map[string]any{"oldText": "a", "newText": "b"}}}, ""},
+		{"read with a path is valid", func() *tools.Tool { return builtin.NewRead(tools.DefaultLimits()) }, map[string]any{"path": "a.go"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			msg := tc.tool().validate(tc.args, "")
+			msg := tc.tool().Validate(tc.args, "")
 			if tc.wantErr == "" && msg != "" || tc.wantErr != "" && !strings.Contains(msg, tc.wantErr) {
 				t.Errorf("validate = %q, want %q", msg, tc.wantErr)
 			}
@@ -157,21 +180,33 @@ func TestValidateResolvesLazily(t *testing.T) {
 // BenchmarkBuiltins measures building the core tools, as every session
 // does, against the JSON round trip (reference) for their schemas.
 func BenchmarkBuiltins(b *testing.B) {
-	b.Run("Builtins", func(b *testing.B) {
+	b.Run("builtin.Builtins", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = Builtins(DefaultLimits())
+			_ = builtin.Builtins(tools.DefaultLimits())
 		}
 	})
 	raw := []*jsonschema.Schema{}
 	for _, f := range []func() (*jsonschema.Schema, error){
-		func() (*jsonschema.Schema, error) { return jsonschema.For[readInput](nil) },
-		func() (*jsonschema.Schema, error) { return jsonschema.For[lsInput](nil) },
-		func() (*jsonschema.Schema, error) { return jsonschema.For[grepInput](nil) },
-		func() (*jsonschema.Schema, error) { return jsonschema.For[findInput](nil) },
-		func() (*jsonschema.Schema, error) { return jsonschema.For[editInput](nil) },
-		func() (*jsonschema.Schema, error) { return jsonschema.For[writeInput](nil) },
-		func() (*jsonschema.Schema, error) { return jsonschema.For[bashInput](nil) },
+		func() (*jsonschema.Schema, error) {
+			return jsonschema.ForType(tools.InputType(builtin.NewRead(tools.DefaultLimits())), nil)
+		},
+		func() (*jsonschema.Schema, error) {
+			return jsonschema.ForType(tools.InputType(builtin.NewLs(tools.DefaultLimits())), nil)
+		},
+		func() (*jsonschema.Schema, error) {
+			return jsonschema.ForType(tools.InputType(builtin.NewGrep(tools.DefaultLimits())), nil)
+		},
+		func() (*jsonschema.Schema, error) {
+			return jsonschema.ForType(tools.InputType(builtin.NewFind(tools.DefaultLimits())), nil)
+		},
+		func() (*jsonschema.Schema, error) { return jsonschema.ForType(tools.InputType(builtin.NewEdit()), nil) },
+		func() (*jsonschema.Schema, error) {
+			return jsonschema.ForType(tools.InputType(builtin.NewWrite()), nil)
+		},
+		func() (*jsonschema.Schema, error) {
+			return jsonschema.ForType(tools.InputType(builtin.NewBash(tools.DefaultLimits())), nil)
+		},
 	} {
 		s, err := f()
 		if err != nil {
@@ -182,7 +217,7 @@ func BenchmarkBuiltins(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
 		clean func(*jsonschema.Schema) (map[string]any, error)
-	}{{"cleanSchema", cleanSchema}, {"cleanSchemaJSON(reference)", cleanSchemaJSON}} {
+	}{{"tools.CleanSchema", tools.CleanSchema}, {"tools.CleanSchemaJSON(reference)", tools.CleanSchemaJSON}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -197,8 +232,8 @@ func BenchmarkBuiltins(b *testing.B) {
 	b.Run("resolve(first call)", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			for _, tool := range Builtins(DefaultLimits()) {
-				if _, err := tool.resolve(); err != nil {
+			for _, tool := range builtin.Builtins(tools.DefaultLimits()) {
+				if _, err := tool.Resolve(); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,16 +1,19 @@
-package tools
+package tools_test
 
 import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+
+	"github.com/agentls/agentls/internal/tools"
+	"github.com/agentls/agentls/internal/tools/builtin"
 )
 
 // TestChecksCompleteAgreesWithValidator: whenever validate skips the JSON
-// Schema validator (checkObject passed and checksComplete holds), the
+// Schema validator (tools.CheckObject passed and tools.ChecksComplete holds), the
 // validator would have accepted the arguments too. Arguments are drawn from
 // values of every JSON kind, out-of-range numbers, missing and unknown
-// fields, for every built-in tool and for schemas with keywords checkObject
+// fields, for every built-in tool and for schemas with keywords tools.CheckObject
 // does not enforce.
 func TestChecksCompleteAgreesWithValidator(t *testing.T) {
 	pool := []any{
@@ -24,7 +27,7 @@ func TestChecksCompleteAgreesWithValidator(t *testing.T) {
 		"string": {"", "x"}, "integer": {0.0, 1.0, 5.0, 2.5, 601.0}, "number": {0.0, 1.0, 2.5},
 		"boolean": {true, false}, "array": pool[15:21], "object": {map[string]any{}, map[string]any{"k": "v"}},
 	}
-	tls := Builtins(DefaultLimits())
+	tls := builtin.Builtins(tools.DefaultLimits())
 	tls = append(tls, mustTool(t, "enum", map[string]any{
 		"type": "object", "additionalProperties": false,
 		"properties": map[string]any{"mode": map[string]any{"type": "string", "enum": []any{"a", "b"}}},
@@ -37,7 +40,7 @@ func TestChecksCompleteAgreesWithValidator(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tl := range tls {
 		t.Run(tl.Name, func(t *testing.T) {
-			res, err := tl.resolve()
+			res, err := tl.Resolve()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,7 +56,7 @@ func TestChecksCompleteAgreesWithValidator(t *testing.T) {
 				args := map[string]any{}
 				for _, k := range names {
 					ps, _ := props[k].(map[string]any)
-					switch typed := byType[schemaType(ps)]; {
+					switch typed := byType[tools.SchemaType(ps)]; {
 					case rng.IntN(3) == 0: // absent
 					case rng.IntN(2) == 0 && typed != nil: // the right kind, maybe out of range
 						args[k] = typed[rng.IntN(len(typed))]
@@ -61,7 +64,7 @@ func TestChecksCompleteAgreesWithValidator(t *testing.T) {
 						args[k] = pool[rng.IntN(len(pool))]
 					}
 				}
-				if checkObject("", args, tl.Schema) != "" || !checksComplete(tl.Schema, args) {
+				if tools.CheckObject("", args, tl.Schema) != "" || !tools.ChecksComplete(tl.Schema, args) {
 					continue
 				}
 				skipped++
@@ -70,7 +73,7 @@ func TestChecksCompleteAgreesWithValidator(t *testing.T) {
 				}
 			}
 			if tl.Source == "core" && tl.Name != "edit" && skipped == 0 {
-				t.Errorf("the validator was never skipped for %s: checksComplete is too strict", tl.Name)
+				t.Errorf("the validator was never skipped for %s: tools.ChecksComplete is too strict", tl.Name)
 			}
 		})
 	}
@@ -79,8 +82,8 @@ func TestChecksCompleteAgreesWithValidator(t *testing.T) {
 // TestChecksComplete names the choices: which schema and argument shapes
 // skip the validator.
 func TestChecksComplete(t *testing.T) {
-	read := NewRead(DefaultLimits()).Schema
-	edit := NewEdit().Schema
+	read := builtin.NewRead(tools.DefaultLimits()).Schema
+	edit := builtin.NewEdit().Schema
 	tests := []struct {
 		name   string
 		schema map[string]any
@@ -102,16 +105,16 @@ func TestChecksComplete(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := checksComplete(tc.schema, tc.args); got != tc.want {
-				t.Errorf("checksComplete = %v, want %v", got, tc.want)
+			if got := tools.ChecksComplete(tc.schema, tc.args); got != tc.want {
+				t.Errorf("tools.ChecksComplete = %v, want %v", got, tc.want)
 			}
 		})
 	}
 }
 
-func mustTool(t *testing.T, name string, schema map[string]any) *Tool {
+func mustTool(t *testing.T, name string, schema map[string]any) *tools.Tool {
 	t.Helper()
-	tl, err := NewTool(name, name, schema)
+	tl, err := tools.NewTool(name, name, schema)
 	if err != nil {
 		t.Fatal(err)
 	}

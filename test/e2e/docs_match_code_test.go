@@ -270,7 +270,7 @@ func TestDocsMatchREADMEToolTable(t *testing.T) {
 	if err := json.Unmarshal([]byte(o.stdout), &tools); err != nil {
 		t.Fatalf("agentls tools: %v\n%s", err, o.stdout)
 	}
-	// The size cap of edit and write (tools.MaxChangeBytes) as README states it.
+	// The size cap of edit and write (builtin.MaxChangeBytes) as README states it.
 	for _, row := range []string{"files up to 64 MiB |", "content and replaced file up to 64 MiB |"} {
 		if !strings.Contains(readme, row) {
 			t.Errorf("README tool table lacks %q", row)
