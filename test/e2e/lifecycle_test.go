@@ -1,8 +1,9 @@
 package e2e
 
-// Contract tests of issue 2 (transport, lifecycle, registry,
-// normalize/validate, executor, paths, read), written from
-// shared/docs/tools.md, docs/protocol.md and the issue's acceptance list.
+// Tool input and the shared rules through the harness client (issue 2,
+// docs/tools.md): bad input is a result naming what to send, paths cannot
+// escape the roots, read pages and cuts as documented; and the lifecycle
+// details a client library hides (wire order, the cancel grace, the CLI).
 
 import (
 	"bufio"
@@ -16,7 +17,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,341 +35,13 @@ func lifecycleStart(t *testing.T, root string, params map[string]any, env ...str
 	return c, ctx
 }
 
-// lifecycleRaw is a hand-framed JSON-RPC connection to agentls, for what the
-// jsonrpc2 client hides: request ids, raw bytes, reply codes after a cancel.
-type lifecycleRaw struct{ *rawClient[map[string]any] }
-
-func lifecycleStartRaw(t *testing.T, root string, env ...string) *lifecycleRaw {
-	t.Helper()
-	return &lifecycleRaw{startRaw(t, []string{"--root", root}, env, lifecycleReadFrames)}
-}
-
-// lifecycleReadFrames parses stdout, noting header lines other than
-// Content-Length and Content-Type and bodies that are not JSON.
-func lifecycleReadFrames(br *bufio.Reader, r *rawClient[map[string]any]) {
-	for {
-		n := -1
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				if line != "" {
-					r.noteBad(line)
-				}
-				return
-			}
-			line = strings.TrimRight(line, "\r\n")
-			if line == "" {
-				break
-			}
-			if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-				n, _ = strconv.Atoi(v)
-			} else if !strings.HasPrefix(line, "Content-Type:") {
-				r.noteBad(line)
-			}
-		}
-		if n < 0 {
-			r.noteBad("header without Content-Length")
-			return
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(br, body); err != nil {
-			return
-		}
-		var m map[string]any
-		if err := json.Unmarshal(body, &m); err != nil {
-			r.noteBad(string(body))
-			continue
-		}
-		r.add(m)
-	}
-}
-
-func (r *lifecycleRaw) sendBytes(body []byte) {
-	r.t.Helper()
-	if err := r.writeFrame(body); err != nil {
-		r.t.Fatalf("write frame: %v", err)
-	}
-}
-
-func (r *lifecycleRaw) send(id any, method string, params any) {
-	r.t.Helper()
-	m := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
-	if id != nil {
-		m["id"] = id
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.sendBytes(b)
-}
-
-func (r *lifecycleRaw) reply(id float64, timeout time.Duration) (map[string]any, bool) {
-	return r.wait(timeout, func(f map[string]any) bool {
-		v, ok := f["id"].(float64)
-		_, hasMethod := f["method"]
-		return ok && v == id && !hasMethod
-	})
-}
-
-func (r *lifecycleRaw) initialize() {
-	r.t.Helper()
-	r.send(0, "initialize", map[string]any{"capabilities": map[string]any{}})
-	if f, ok := r.reply(0, 20*time.Second); !ok || f["error"] != nil {
-		r.t.Fatalf("initialize: %v", f)
-	}
-	r.send(nil, "initialized", map[string]any{})
-}
-
-func lifecycleResultText(f map[string]any) string {
-	res, _ := f["result"].(map[string]any)
-	parts, _ := res["content"].([]any)
-	var sb strings.Builder
-	for _, p := range parts {
-		if m, _ := p.(map[string]any); m["type"] == "text" {
-			sb.WriteString(fmt.Sprint(m["text"]))
-		}
-	}
-	return sb.String()
-}
-
-func TestLifecycleLifecycleExitsZero(t *testing.T) {
-	t.Parallel()
-	ws := resolvedWorkspace(t, map[string]string{"src/config.ts": "export const a = 1;\nexport const b = 2;\n"})
-	c := harness.Start(t, harness.Options{Root: ws})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res := c.Initialize(ctx, map[string]any{"rootUri": "file://" + ws, "clientInfo": map[string]any{"name": "audit"}})
-
-	si, _ := res["serverInfo"].(map[string]any)
-	if si["name"] != "agentls" || fmt.Sprint(si["version"]) == "" || si["version"] == nil {
-		t.Errorf("serverInfo = %v, want name agentls and a version", si)
-	}
-	caps, _ := res["capabilities"].(map[string]any)
-	exp, _ := caps["experimental"].(map[string]any)
-	ag, _ := exp["agentls"].(map[string]any)
-	if ag["protocolVersion"] == nil || ag["protocolVersion"] == "" {
-		t.Errorf("capabilities.experimental.agentls.protocolVersion missing: %v", ag)
-	}
-	names := fmt.Sprint(ag["tools"])
-	for _, tool := range []string{"read", "ls", "grep", "find"} {
-		if !strings.Contains(names, tool) {
-			t.Errorf("capabilities.experimental.agentls.tools = %v, lacks %s", ag["tools"], tool)
-		}
-	}
-	checkWatcherStart(t, ag, c.WatcherMode)
-	instr, _ := res["instructions"].(string)
-	for _, w := range []string{"read", "edit", "oldText", "cat", "grep", "find"} {
-		if !strings.Contains(instr, w) {
-			t.Errorf("instructions lack %q (docs/tools.md lists what they must say): %q", w, instr)
-		}
-	}
-
-	var list struct {
-		Tools []map[string]any `json:"tools"`
-	}
-	if err := c.Call(ctx, "tools/list", map[string]any{}, &list); err != nil {
-		t.Fatal(err)
-	}
-	if len(list.Tools) == 0 || list.Tools[0]["name"] == nil {
-		t.Fatalf("tools/list: %v", list)
-	}
-	r := c.CallTool(ctx, "read", map[string]any{"path": "src/config.ts"})
-	if r.IsError || !strings.HasPrefix(r.Text(), "src/config.ts, lines 1-2 of 2") {
-		t.Errorf("read: %+v", r)
-	}
-	if code := c.Shutdown(ctx); code != 0 {
-		t.Errorf("exit code after shutdown+exit = %d, want 0", code)
-	}
-}
-
-func TestLifecycleTwoHundredCallsAndCancel(t *testing.T) {
-	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
-	files := map[string]string{}
-	for i := range 200 {
-		files[fmt.Sprintf("f%03d.txt", i)] = fmt.Sprintf("content-%03d\n", i)
-	}
-	ws := resolvedWorkspace(t, files)
-	r := lifecycleStartRaw(t, ws)
-	r.initialize()
-
-	r.send(1000, "tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}, "callId": "blocker"})
-	for i := range 100 {
-		r.send(i+1, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": fmt.Sprintf("f%03d.txt", i)}})
-	}
-	if _, ok := r.wait(10*time.Second, func(f map[string]any) bool {
-		p, _ := f["params"].(map[string]any)
-		return f["method"] == "tools/progress" && p["callId"] == "blocker"
-	}); !ok {
-		t.Fatal("test_block never reported it was running")
-	}
-	sent := time.Now()
-	r.send(nil, "$/cancelRequest", map[string]any{"id": 1000})
-	f, ok := r.reply(1000, 5*time.Second)
-	took := time.Since(sent)
-	if !ok {
-		t.Fatal("no reply to the cancelled call")
-	}
-	if replyCode(f) != -32800 {
-		t.Errorf("cancelled call replied %v, want error -32800", f)
-	}
-	if took > 100*time.Millisecond {
-		t.Errorf("cancelled call replied after %v, want within 100 ms", took)
-	}
-	for i := 100; i < 200; i++ {
-		r.send(i+1, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": fmt.Sprintf("f%03d.txt", i)}})
-	}
-	for i := range 200 {
-		f, ok := r.reply(float64(i+1), 20*time.Second)
-		if !ok {
-			t.Fatalf("no reply to call %d", i+1)
-		}
-		want := fmt.Sprintf("f%03d.txt, lines 1-1 of 1\n     1→content-%03d", i, i)
-		if got := lifecycleResultText(f); !strings.Contains(got, want) {
-			t.Errorf("call %d: got %q, want %q", i+1, got, want)
-		}
-	}
-}
-
-// lifecycleProcs lists pids whose command line contains arg.
-func lifecycleProcs(arg string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), arg) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-func TestLifecycleClosingStdinCancelsAndExits(t *testing.T) {
-	t.Parallel()
-	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
-	c, ctx := lifecycleStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
-	// A running command shows that the call's context really is cancelled.
-	const marker = "317.913"
-	go c.TryCallTool(ctx, "bash", map[string]any{"command": "sleep " + marker})
-	go c.TryCallTool(ctx, "test_block", map[string]any{})
-	if _, ok := c.WaitNote(10*time.Second, func(n harness.Note) bool {
-		return n.Method == "tools/progress" && strings.Contains(string(n.Params), "test_block")
-	}); !ok {
-		t.Fatal("test_block never started")
-	}
-	if !waitUntil(10*time.Second, func() bool { return len(lifecycleProcs(marker)) > 0 }) {
-		t.Fatal("bash command never started")
-	}
-	closed := time.Now()
-	c.CloseStdin()
-	if code := c.Wait(5 * time.Second); code == -1 {
-		t.Fatal("process still running 5 s after stdin closed")
-	}
-	if took := time.Since(closed); took > time.Second {
-		t.Errorf("process exited %v after stdin closed, want within 1 s", took)
-	}
-	if pids := lifecycleProcs(marker); len(pids) > 0 {
-		for _, p := range pids {
-			if pr, err := os.FindProcess(p); err == nil {
-				pr.Kill()
-			}
-		}
-		t.Errorf("the running command survived stdin EOF: pids %v", pids)
-	}
-}
-
-func TestLifecycleInvalidUTF8OnTheWire(t *testing.T) {
-	t.Parallel()
-	ws := resolvedWorkspace(t, map[string]string{"ok.txt": "fine\n", "bad.txt": "caf\xe9 au lait\n\xff\xfe\xfd end\n"})
-	if err := os.WriteFile(filepath.Join(ws, "name\xff.txt"), []byte("odd name\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := lifecycleStartRaw(t, ws)
-	r.initialize()
-
-	r.send(1, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "bad.txt"}})
-	f, ok := r.reply(1, 10*time.Second)
-	if !ok {
-		t.Fatal("no reply to read of an invalid UTF-8 file")
-	}
-	text := lifecycleResultText(f)
-	wantContains(t, "read bad.txt", text, "caf\uFFFD au lait", "\uFFFD end")
-	if !regexp.MustCompile(`(?i)utf-?8`).MatchString(text) {
-		t.Errorf("read of invalid UTF-8: no note about it (docs/tools.md: shown with U+FFFD and a note):\n%s", text)
-	}
-
-	// A request whose JSON strings hold invalid UTF-8 still gets a reply.
-	r.sendBytes([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"bad` + "\xff" + `.txt"}}}`))
-	if f, ok := r.reply(2, 10*time.Second); !ok {
-		t.Error("no reply to a request with invalid UTF-8 in a string")
-	} else if f["result"] == nil && f["error"] == nil {
-		t.Errorf("reply without result or error: %v", f)
-	}
-	// A directory listing with a non-UTF-8 file name.
-	r.send(3, "tools/call", map[string]any{"name": "ls", "arguments": map[string]any{}})
-	if f, ok := r.reply(3, 10*time.Second); !ok || !strings.Contains(lifecycleResultText(f), "ok.txt") {
-		t.Errorf("ls with a non-UTF-8 name: %v", f)
-	}
-	r.send(4, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "ok.txt"}})
-	if f, ok := r.reply(4, 10*time.Second); !ok || !strings.Contains(lifecycleResultText(f), "1→fine") {
-		t.Errorf("connection did not survive: %v", f)
-	}
-	if bad := r.badFrames(); len(bad) > 0 {
-		t.Errorf("stdout carried non-frames: %q", bad)
-	}
-}
-
-func TestLifecycleStdoutCarriesOnlyFrames(t *testing.T) {
-	t.Parallel()
-	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
-	r := lifecycleStartRaw(t, ws, "AGENTLS_LOG_LEVEL=debug")
-	r.initialize()
-	for i, call := range []map[string]any{
-		{"name": "read", "arguments": map[string]any{"path": "a.txt"}},
-		{"name": "test_panic", "arguments": map[string]any{}},
-		{"name": "nope", "arguments": map[string]any{}},
-	} {
-		r.send(i+1, "tools/call", call)
-		if _, ok := r.reply(float64(i+1), 10*time.Second); !ok {
-			t.Fatalf("no reply to %v", call)
-		}
-	}
-	r.send(9, "no/such/method", map[string]any{})
-	if f, ok := r.reply(9, 10*time.Second); !ok || replyCode(f) != -32601 {
-		t.Errorf("unknown method: %v, want -32601", f)
-	}
-	r.send(10, "tools/list", []any{}) // Neovim sends {} as []
-	if f, ok := r.reply(10, 10*time.Second); !ok || f["error"] != nil {
-		t.Errorf("tools/list with params []: %v", f)
-	}
-	r.send(11, "tools/call", map[string]any{"name": "ls", "arguments": []any{}})
-	if f, ok := r.reply(11, 10*time.Second); !ok || !strings.Contains(lifecycleResultText(f), "a.txt") {
-		t.Errorf("ls with arguments []: %v", f)
-	}
-	r.send(12, "shutdown", nil)
-	r.reply(12, 10*time.Second)
-	r.send(nil, "exit", nil)
-	select {
-	case <-r.exited:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no exit")
-	}
-	if bad := r.badFrames(); len(bad) > 0 {
-		t.Errorf("stdout carried non-frames: %q", bad)
-	}
-}
-
 func TestLifecycleInputNormalizationAndErrors(t *testing.T) {
 	t.Parallel()
 	var twenty strings.Builder
 	for i := 1; i <= 20; i++ {
 		fmt.Fprintf(&twenty, "line %d\n", i)
 	}
-	ws := resolvedWorkspace(t, map[string]string{"a.txt": twenty.String(), "g.txt": "Hello World\n"})
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": twenty.String(), "g.txt": "Hello World\n", "three.txt": "one\ntwo\nthree\n"})
 	c, ctx := lifecycleStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
 
 	cases := []struct {
@@ -381,7 +53,28 @@ func TestLifecycleInputNormalizationAndErrors(t *testing.T) {
 		check   func(t *testing.T, r harness.Result)
 	}{
 		{name: "unknown tool lists tools and the closest name", tool: "raed", args: map[string]any{"path": "a.txt"},
-			isError: true, wants: []string{`"raed"`, `"read"`, "read", "grep", "find", "ls"}},
+			isError: true, wants: []string{`"raed"`, `"read"`, "read", "grep", "find", "ls", "bash"}},
+		{name: "empty tool name is an unknown tool", tool: "", args: map[string]any{}, isError: true, wants: []string{"Available tools"}},
+		{name: "panicking tool", tool: "test_panic", args: map[string]any{}, isError: true, wants: []string{"test_panic"}},
+		{name: "missing file names it", tool: "read", args: map[string]any{"path": "nope.txt"}, isError: true, wants: []string{"nope.txt"}},
+		{name: "arguments a number", tool: "read", args: 5, isError: true, wants: []string{"arguments"}},
+		{name: "arguments a string", tool: "read", args: "a.txt", isError: true, wants: []string{"arguments"}},
+		{name: "arguments a non-JSON string", tool: "read", args: "path=a.txt", isError: true, wants: []string{"arguments"}},
+		{name: "arguments null", tool: "read", args: nil, isError: true, wants: []string{"path"}},
+		{name: "arguments a list of values", tool: "read", args: []any{"a.txt"}, isError: true, wants: []string{"arguments"}},
+		{name: "word where a number is expected", tool: "read", args: map[string]any{"path": "a.txt", "limit": "ten"},
+			isError: true, wants: []string{"limit", "ten"}},
+		{name: "fractional offset", tool: "read", args: map[string]any{"path": "three.txt", "offset": 2.5}, isError: true, wants: []string{"`offset`", "2.5"}},
+		{name: "zero limit", tool: "read", args: map[string]any{"path": "three.txt", "limit": 0}, isError: true, wants: []string{"`limit`", "0"}},
+		{name: "negative limit", tool: "read", args: map[string]any{"path": "three.txt", "limit": -1}, isError: true, wants: []string{"`limit`", "-1"}},
+		// Past the end like offset 10, only larger: the same error naming the line count.
+		{name: "huge offset", tool: "read", args: map[string]any{"path": "three.txt", "offset": 1e20}, isError: true, wants: []string{"offset", "3"}},
+		{name: "huge limit", tool: "read", args: map[string]any{"path": "three.txt", "limit": 1e20}, wants: []string{"three.txt, lines 1-3 of 3"}},
+		{name: "alias, numeric string and an extra field at once", tool: "read", args: map[string]any{"file_path": "a.txt", "limit": "10", "bogus": 1},
+			// A field that may carry meaning is never dropped silently.
+			wants: []string{"a.txt, lines 1-10 of 20", "offset=11", "ignored `bogus`"}, check: func(t *testing.T, r harness.Result) {
+				wantContains(t, "details.normalized", compactJSON(r.Details["normalized"]), "bogus", "file_path", "limit")
+			}},
 		{name: "missing required field names it", tool: "read", args: map[string]any{},
 			isError: true, wants: []string{"`path`", "missing"}},
 		{name: "wrong type names field and what was received", tool: "read", args: map[string]any{"path": "a.txt", "offset": "abc"},
@@ -436,6 +129,12 @@ func TestLifecycleInputNormalizationAndErrors(t *testing.T) {
 				t.Errorf("isError = %v, want %v: %s", r.IsError, tc.isError, r.Text())
 			}
 			wantContains(t, tc.name, r.Text(), tc.wants...)
+			if r.IsError {
+				if strings.TrimSpace(r.Text()) == "" {
+					t.Errorf("an error result without a message")
+				}
+				wantLacks(t, "error shows Go internals instead of what to send", r.Text(), "unmarshal", "Go struct", "readInput")
+			}
 			if tc.check != nil {
 				tc.check(t, r)
 			}
@@ -444,162 +143,31 @@ func TestLifecycleInputNormalizationAndErrors(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); strings.Contains(string(b), "SEVEN") {
 		t.Error("dryRun wrote the file")
 	}
-}
-
-// lifecycleWalkSchema reports null unions, type arrays and $refs anywhere in a schema.
-func lifecycleWalkSchema(t *testing.T, where string, v any) {
-	t.Helper()
-	switch x := v.(type) {
-	case map[string]any:
-		for k, sub := range x {
-			switch k {
-			case "$ref", "$defs", "definitions":
-				t.Errorf("%s: schema has %s", where, k)
-			case "type":
-				if _, ok := sub.(string); !ok {
-					t.Errorf("%s: type is not a plain string: %v", where, sub)
-				}
-				if sub == "array" && x["items"] == nil {
-					t.Errorf("%s: array without items", where)
-				}
-			case "anyOf", "oneOf":
-				if strings.Contains(fmt.Sprint(sub), "null") {
-					t.Errorf("%s: null union %v", where, sub)
-				}
-			case "nullable":
-				t.Errorf("%s: nullable", where)
-			}
-			lifecycleWalkSchema(t, where+"."+k, sub)
-		}
-	case []any:
-		for i, sub := range x {
-			lifecycleWalkSchema(t, fmt.Sprintf("%s[%d]", where, i), sub)
-		}
+	if r := c.CallTool(ctx, "read", map[string]any{"path": "g.txt"}); r.IsError {
+		t.Errorf("the server did not survive the failures: %s", r.Text())
 	}
 }
 
-func TestLifecycleToolsListFormats(t *testing.T) {
+// Invalid UTF-8 in a file is shown with U+FFFD and a note (docs/tools.md);
+// a non-UTF-8 file name does not break a listing.
+func TestLifecycleInvalidUTF8(t *testing.T) {
 	t.Parallel()
-	ws := resolvedWorkspace(t, nil)
+	ws := resolvedWorkspace(t, map[string]string{"ok.txt": "fine\n", "bad.txt": "caf\xe9 au lait\n\xff\xfe\xfd end\n"})
+	writeFile(t, filepath.Join(ws, "name\xff.txt"), "odd name\n")
 	c, ctx := lifecycleStart(t, ws, nil)
-	list := func(params any) []map[string]any {
-		t.Helper()
-		var res struct {
-			Tools []map[string]any `json:"tools"`
-		}
-		if err := c.Call(ctx, "tools/list", params, &res); err != nil {
-			t.Fatalf("tools/list %v: %v", params, err)
-		}
-		if len(res.Tools) < 4 {
-			t.Fatalf("tools/list %v: %d tools", params, len(res.Tools))
-		}
-		return res.Tools
+	r := c.CallTool(ctx, "read", map[string]any{"path": "bad.txt"})
+	if r.IsError {
+		t.Errorf("read of an invalid UTF-8 file failed: %s", r.Text())
 	}
-	core := []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
-	checkNames := func(format string, names []string) {
-		for _, want := range core {
-			found := false
-			for _, n := range names {
-				found = found || n == want
-			}
-			if !found {
-				t.Errorf("%s: %s missing from %v", format, want, names)
-			}
-		}
+	wantContains(t, "read bad.txt", r.Text(), "caf\uFFFD au lait", "\uFFFD end")
+	if !regexp.MustCompile(`(?i)utf-?8`).MatchString(r.Text()) {
+		t.Errorf("read of invalid UTF-8: no note about it (docs/tools.md: shown with U+FFFD and a note):\n%s", r.Text())
 	}
-
-	var names []string
-	byName := map[string]map[string]any{}
-	for _, tool := range list(map[string]any{}) {
-		name, _ := tool["name"].(string)
-		names = append(names, name)
-		byName[name] = tool
-		if d, _ := tool["description"].(string); d == "" {
-			t.Errorf("mcp %s: empty description", name)
-		}
-		schema, _ := tool["inputSchema"].(map[string]any)
-		if schema["type"] != "object" {
-			t.Errorf("mcp %s: inputSchema type %v", name, schema["type"])
-		}
-		lifecycleWalkSchema(t, "mcp "+name, schema)
-		ann, _ := tool["annotations"].(map[string]any)
-		for _, k := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
-			if _, ok := ann[k].(bool); !ok {
-				t.Errorf("mcp %s: annotations.%s = %v", name, k, ann[k])
-			}
-		}
-		meta, _ := tool["_meta"].(map[string]any)
-		for _, k := range []string{"concurrencySafe", "deferred"} {
-			if _, ok := meta[k].(bool); !ok {
-				t.Errorf("mcp %s: _meta.%s = %v", name, k, meta[k])
-			}
-		}
+	if r := c.CallTool(ctx, "ls", map[string]any{}); !strings.Contains(r.Text(), "ok.txt") {
+		t.Errorf("ls with a non-UTF-8 name: %s", r.Text())
 	}
-	checkNames("mcp", names)
-	if a, _ := byName["read"]["annotations"].(map[string]any); a["readOnlyHint"] != true || a["destructiveHint"] != false {
-		t.Errorf("read annotations = %v", a)
-	}
-	if m, _ := byName["read"]["_meta"].(map[string]any); m["concurrencySafe"] != true {
-		t.Errorf("read _meta = %v", m)
-	}
-	if a, _ := byName["write"]["annotations"].(map[string]any); a["readOnlyHint"] != false {
-		t.Errorf("write annotations = %v", a)
-	}
-	if s, _ := byName["read"]["inputSchema"].(map[string]any); !strings.Contains(fmt.Sprint(s["required"]), "path") {
-		t.Errorf("read schema does not require path: %v", s)
-	}
-
-	names = nil
-	for _, tool := range list(map[string]any{"format": "openai"}) {
-		fn, _ := tool["function"].(map[string]any)
-		if tool["type"] != "function" || fn == nil {
-			t.Errorf("openai: %v", tool)
-			continue
-		}
-		name, _ := fn["name"].(string)
-		names = append(names, name)
-		if d, _ := fn["description"].(string); d == "" {
-			t.Errorf("openai %s: no description", name)
-		}
-		p, _ := fn["parameters"].(map[string]any)
-		if p["type"] != "object" {
-			t.Errorf("openai %s: parameters %v", name, p)
-		}
-		lifecycleWalkSchema(t, "openai "+name, p)
-	}
-	checkNames("openai", names)
-
-	names = nil
-	for _, tool := range list(map[string]any{"format": "anthropic"}) {
-		name, _ := tool["name"].(string)
-		names = append(names, name)
-		s, _ := tool["input_schema"].(map[string]any)
-		if s["type"] != "object" || tool["description"] == nil {
-			t.Errorf("anthropic %s: %v", name, tool)
-		}
-		for k := range tool {
-			if k != "name" && k != "description" && k != "input_schema" {
-				t.Errorf("anthropic %s: extra key %q would be rejected by the API", name, k)
-			}
-		}
-		lifecycleWalkSchema(t, "anthropic "+name, s)
-	}
-	checkNames("anthropic", names)
-
-	var res map[string]any
-	if err := c.Call(ctx, "tools/list", map[string]any{"format": "yaml"}, &res); rpcCode(err) != -32602 {
-		t.Errorf("unknown format: err %v, want -32602", err)
-	}
-
-	for _, format := range []string{"mcp", "openai", "anthropic"} {
-		out, err := harness.Command(t, []string{"tools", "--format", format}).Output()
-		if err != nil {
-			t.Fatalf("agentls tools --format %s: %v", format, err)
-		}
-		var tools []map[string]any
-		if err := json.Unmarshal(out, &tools); err != nil || len(tools) < len(core) {
-			t.Errorf("agentls tools --format %s: %v, %d tools", format, err, len(tools))
-		}
+	if r := c.CallTool(ctx, "read", map[string]any{"path": "ok.txt"}); !strings.Contains(r.Text(), "1→fine") {
+		t.Errorf("read after: %s", r.Text())
 	}
 }
 
@@ -620,200 +188,6 @@ func TestLifecycleCLI(t *testing.T) {
 	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "missing.txt") {
 		t.Errorf("call read of a missing file: exit %d, %q", cmd.ProcessState.ExitCode(), out)
 	}
-}
-
-func TestLifecyclePanicIsAResult(t *testing.T) {
-	t.Parallel()
-	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
-	c, ctx := lifecycleStart(t, ws, nil)
-	r, err := c.TryCallTool(ctx, "test_panic", map[string]any{})
-	if err != nil || !r.IsError || !strings.Contains(r.Text(), "test_panic") {
-		t.Errorf("panic: %+v %v", r, err)
-	}
-	if r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}); r.IsError {
-		t.Errorf("server did not survive the panic: %s", r.Text())
-	}
-}
-
-func TestLifecycleCallIDAndDetails(t *testing.T) {
-	t.Parallel()
-	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
-	c, ctx := lifecycleStart(t, ws, nil)
-	var r harness.Result
-	if err := c.Call(ctx, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}, "callId": "mine-7"}, &r); err != nil {
-		t.Fatal(err)
-	}
-	if r.CallID != "mine-7" {
-		t.Errorf("callId = %q, want echoed mine-7", r.CallID)
-	}
-	if _, ok := r.Details["durationMs"].(float64); !ok {
-		t.Errorf("details.durationMs missing: %v", r.Details)
-	}
-	r2 := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
-	r3 := c.CallTool(ctx, "nope", map[string]any{})
-	if r2.CallID == "" || r3.CallID == "" || r2.CallID == r3.CallID {
-		t.Errorf("generated callIds %q %q: want distinct, non-empty", r2.CallID, r3.CallID)
-	}
-	if _, ok := r3.Details["durationMs"].(float64); !ok {
-		t.Errorf("error result lacks details.durationMs: %v", r3.Details)
-	}
-}
-
-func TestLifecycleCallBatch(t *testing.T) {
-	slow(t)
-	// Not parallel: it times calls running side by side, which busy neighbours on 2 cores stretch.
-	ws := resolvedWorkspace(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
-	c, ctx := lifecycleStart(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
-	type batch struct {
-		Results []harness.Result `json:"results"`
-	}
-	call := func(name string, args any, id string) map[string]any {
-		return map[string]any{"name": name, "arguments": args, "callId": id}
-	}
-	t.Run("order, ids and isolated failures", func(t *testing.T) {
-		var b batch
-		err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": []any{
-			call("read", map[string]any{"path": "b.txt"}, "c1"),
-			call("test_panic", map[string]any{}, "c2"),
-			call("nope", map[string]any{}, "c3"),
-			call("read", map[string]any{"path": "missing.txt"}, "c4"),
-			call("read", map[string]any{"path": "a.txt"}, "c5"),
-		}}, &b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(b.Results) != 5 {
-			t.Fatalf("%d results", len(b.Results))
-		}
-		wantErr := []bool{false, true, true, true, false}
-		for i, r := range b.Results {
-			if r.CallID != fmt.Sprintf("c%d", i+1) || r.IsError != wantErr[i] {
-				t.Errorf("result %d: callId %q isError %v: %s", i, r.CallID, r.IsError, r.Text())
-			}
-		}
-		if !strings.Contains(b.Results[0].Text(), "1→beta") || !strings.Contains(b.Results[4].Text(), "1→alpha") {
-			t.Errorf("results out of order: %q / %q", b.Results[0].Text(), b.Results[4].Text())
-		}
-	})
-	t.Run("a non-safe call runs after everything before it", func(t *testing.T) {
-		var b batch
-		err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": []any{
-			call("bash", map[string]any{"command": "sleep 0.4; echo written > order.txt"}, "w"),
-			call("read", map[string]any{"path": "order.txt"}, "r"),
-		}}, &b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(b.Results) != 2 || !strings.Contains(b.Results[1].Text(), "1→written") {
-			t.Errorf("read after a non-safe call did not see its effect: %+v", b.Results)
-		}
-	})
-	t.Run("concurrency-safe calls run in parallel", func(t *testing.T) {
-		var calls []any
-		for i := range 4 {
-			calls = append(calls, call("bash", map[string]any{"command": "sleep 1"}, fmt.Sprintf("s%d", i)))
-		}
-		start := time.Now()
-		var b batch
-		if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &b); err != nil {
-			t.Fatal(err)
-		}
-		if took := time.Since(start); took > 3*time.Second {
-			t.Errorf("4 read-only `sleep 1` calls took %v: not run in parallel", took)
-		}
-		for _, r := range b.Results {
-			if r.IsError {
-				t.Errorf("%s: %s", r.CallID, r.Text())
-			}
-		}
-	})
-}
-
-func TestLifecycleInitializeParams(t *testing.T) {
-	t.Parallel()
-	ws1 := resolvedWorkspace(t, map[string]string{"one.txt": "one\n"})
-	ws2 := resolvedWorkspace(t, map[string]string{"two.txt": "two\n"})
-	other := resolvedWorkspace(t, map[string]string{"x.txt": "x\n"})
-
-	t.Run("workspaceFolders win over --root", func(t *testing.T) {
-		c, ctx := lifecycleStart(t, other, map[string]any{"workspaceFolders": []any{
-			map[string]any{"uri": "file://" + ws1, "name": "one"},
-			map[string]any{"uri": "file://" + ws2, "name": "two"},
-		}})
-		if r := c.CallTool(ctx, "read", map[string]any{"path": "one.txt"}); r.IsError {
-			t.Errorf("relative path not against the first folder: %s", r.Text())
-		}
-		if r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(ws2, "two.txt")}); r.IsError {
-			t.Errorf("absolute path in the second folder: %s", r.Text())
-		}
-		if r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(other, "x.txt")}); !r.IsError {
-			t.Errorf("--root still served although the client named folders: %s", r.Text())
-		}
-	})
-	t.Run("rootUri", func(t *testing.T) {
-		c, ctx := lifecycleStart(t, other, map[string]any{"rootUri": "file://" + ws2})
-		if r := c.CallTool(ctx, "read", map[string]any{"path": "two.txt"}); r.IsError {
-			t.Errorf("rootUri ignored: %s", r.Text())
-		}
-	})
-	t.Run("didChangeWorkspaceFolders", func(t *testing.T) {
-		c, ctx := lifecycleStart(t, other, map[string]any{"workspaceFolders": []any{map[string]any{"uri": "file://" + ws1, "name": "one"}}})
-		p := filepath.Join(ws2, "two.txt")
-		if r := c.CallTool(ctx, "read", map[string]any{"path": p}); !r.IsError {
-			t.Fatalf("folder not yet added is readable: %s", r.Text())
-		}
-		if err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
-			"added":   []any{map[string]any{"uri": "file://" + ws2, "name": "two"}},
-			"removed": []any{map[string]any{"uri": "file://" + ws1, "name": "one"}},
-		}}); err != nil {
-			t.Fatal(err)
-		}
-		// A notification has no reply: the next request is ordered after it.
-		var r harness.Result
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			r = c.CallTool(ctx, "read", map[string]any{"path": p})
-			if !r.IsError || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if r.IsError {
-			t.Errorf("added folder not readable: %s", r.Text())
-		}
-		if r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(ws1, "one.txt")}); !r.IsError {
-			t.Errorf("removed folder still readable: %s", r.Text())
-		}
-	})
-	t.Run("invalid initializationOptions name the field", func(t *testing.T) {
-		for _, tc := range []struct {
-			name  string
-			opts  map[string]any
-			field string
-		}{
-			{"mode", map[string]any{"mode": "yolo"}, "mode"},
-			{"permissions", map[string]any{"permissions": map[string]any{"allow": "Bash"}}, "allow"},
-			{"negative limit", map[string]any{"limits": map[string]any{"read": -1}}, "limits"},
-		} {
-			c := harness.Start(t, harness.Options{Root: ws1})
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			var res map[string]any
-			err := c.Call(ctx, "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": tc.opts}, &res)
-			cancel()
-			if rpcCode(err) != -32602 || !strings.Contains(fmt.Sprint(err), tc.field) {
-				t.Errorf("%s: err %v, want -32602 naming %q", tc.name, err, tc.field)
-			}
-		}
-	})
-	t.Run("initializationOptions [] (Lua's empty table)", func(t *testing.T) {
-		c := harness.Start(t, harness.Options{Root: ws1})
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		var res map[string]any
-		if err := c.Call(ctx, "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": []any{}}, &res); err != nil {
-			t.Errorf("initializationOptions []: %v", err)
-		}
-	})
 }
 
 // lifecyclePathFixture builds <dir>/ws (the workspace) next to <dir>/ws2, a sibling
@@ -1074,36 +448,6 @@ func TestLifecycleRead(t *testing.T) {
 	})
 }
 
-func TestLifecycleCancelBatch(t *testing.T) {
-	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
-	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
-	r := lifecycleStartRaw(t, ws)
-	r.initialize()
-	r.send(7, "tools/callBatch", map[string]any{"calls": []any{
-		map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}},
-		map[string]any{"name": "test_block", "arguments": map[string]any{}, "callId": "b-block"},
-	}})
-	if _, ok := r.wait(10*time.Second, func(f map[string]any) bool {
-		p, _ := f["params"].(map[string]any)
-		return f["method"] == "tools/progress" && p["callId"] == "b-block"
-	}); !ok {
-		t.Fatal("test_block in the batch never started")
-	}
-	sent := time.Now()
-	r.send(nil, "$/cancelRequest", map[string]any{"id": 7})
-	f, ok := r.reply(7, 5*time.Second)
-	if !ok || replyCode(f) != -32800 {
-		t.Fatalf("cancelled batch: %v, want -32800", f)
-	}
-	if took := time.Since(sent); took > 100*time.Millisecond {
-		t.Errorf("cancelled batch replied after %v, want within 100 ms", took)
-	}
-	r.send(8, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}})
-	if f, ok := r.reply(8, 10*time.Second); !ok || !strings.Contains(lifecycleResultText(f), "1→a") {
-		t.Errorf("server unusable after a cancelled batch: %v", f)
-	}
-}
-
 func TestLifecycleLogFlags(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
@@ -1120,40 +464,6 @@ func TestLifecycleLogFlags(t *testing.T) {
 	}
 }
 
-func TestLifecycleNumericEdgeCases(t *testing.T) {
-	t.Parallel()
-	ws := resolvedWorkspace(t, map[string]string{"three.txt": "one\ntwo\nthree\n"})
-	c, ctx := lifecycleStart(t, ws, nil)
-	for _, tc := range []struct {
-		name  string
-		args  map[string]any
-		wants []string
-	}{
-		{"fractional offset", map[string]any{"path": "three.txt", "offset": 2.5}, []string{"`offset`", "2.5"}},
-		{"zero limit", map[string]any{"path": "three.txt", "limit": 0}, []string{"`limit`", "0"}},
-		{"negative limit", map[string]any{"path": "three.txt", "limit": -1}, []string{"`limit`", "-1"}},
-		// Past the end like offset 10, only larger: the same error naming the line count.
-		{"huge offset", map[string]any{"path": "three.txt", "offset": 1e20}, []string{"offset", "3"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := c.CallTool(ctx, "read", tc.args)
-			if !r.IsError {
-				t.Fatalf("not an error: %s", r.Text())
-			}
-			wantContains(t, tc.name, r.Text(), tc.wants...)
-			for _, leak := range []string{"unmarshal", "Go struct", "readInput"} {
-				if strings.Contains(r.Text(), leak) {
-					t.Errorf("error shows Go internals (%q) instead of what to send: %s", leak, r.Text())
-				}
-			}
-		})
-	}
-	r := c.CallTool(ctx, "read", map[string]any{"path": "three.txt", "limit": 1e20})
-	if r.IsError || !strings.Contains(r.Text(), "three.txt, lines 1-3 of 3") {
-		t.Errorf("huge limit: %s", r.Text())
-	}
-}
-
 func TestLifecycleReadCutsCharactersNotBytes(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"multi.txt": strings.Repeat("é", 2500) + "\n"})
@@ -1165,74 +475,6 @@ func TestLifecycleReadCutsCharactersNotBytes(t *testing.T) {
 	}
 	if strings.ContainsRune(line, '\uFFFD') {
 		t.Error("cut split a character")
-	}
-}
-
-func TestLifecycleInitializeListCallShutdownExit(t *testing.T) {
-	t.Parallel()
-	ws := t.TempDir()
-	writeFiles(t, ws, map[string]string{"hello.txt": "hello\nworld\n"})
-	c := harness.Start(t, harness.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-
-	res := c.Initialize(ctx, map[string]any{
-		"rootUri":          "file://" + ws,
-		"workspaceFolders": []any{map[string]any{"uri": "file://" + ws, "name": "ws"}},
-		"clientInfo":       map[string]any{"name": "e2e"},
-	})
-	info := res["serverInfo"].(map[string]any)
-	if info["name"] != "agentls" {
-		t.Errorf("serverInfo.name = %v", info["name"])
-	}
-	agentls := res["capabilities"].(map[string]any)["experimental"].(map[string]any)["agentls"].(map[string]any)
-	if !strings.Contains(fmt.Sprint(agentls["tools"]), "read") || agentls["protocolVersion"] == nil || agentls["watcher"] == nil {
-		t.Errorf("capabilities.experimental.agentls = %v", agentls)
-	}
-	if !strings.Contains(fmt.Sprint(res["instructions"]), "Read a file before editing") {
-		t.Errorf("instructions = %v", res["instructions"])
-	}
-
-	var list struct {
-		Tools []map[string]any `json:"tools"`
-	}
-	if err := c.Call(ctx, "tools/list", map[string]any{}, &list); err != nil {
-		t.Fatal(err)
-	}
-	if len(list.Tools) == 0 || list.Tools[0]["name"] != "read" {
-		t.Fatalf("tools/list = %v", list.Tools)
-	}
-
-	r := c.CallTool(ctx, "read", map[string]any{"path": "hello.txt"})
-	if r.IsError || !strings.Contains(r.Text(), "1→hello") || !strings.Contains(r.Text(), "2→world") {
-		t.Fatalf("read = %+v", r)
-	}
-	if r.CallID == "" {
-		t.Error("callId missing")
-	}
-	if code := c.Shutdown(ctx); code != 0 {
-		t.Fatalf("exit code = %d, want 0", code)
-	}
-}
-
-func TestExitWithoutShutdownExitsWithOne(t *testing.T) {
-	t.Parallel()
-	c, _, ctx := start(t, nil)
-	c.Conn.Notify(ctx, "exit", nil)
-	if code := c.Wait(5 * time.Second); code != 1 {
-		t.Fatalf("exit code = %d, want 1", code)
-	}
-}
-
-func TestRequestsBeforeInitializeAreRefused(t *testing.T) {
-	t.Parallel()
-	c := harness.Start(t, harness.Options{Root: t.TempDir()})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := c.Call(ctx, "tools/list", nil, nil)
-	var je *jsonrpc2.Error
-	if !errors.As(err, &je) || je.Code != -32002 {
-		t.Fatalf("err = %v, want -32002", err)
 	}
 }
 
@@ -1279,91 +521,6 @@ func TestLifecycleRequestsTakeEffectInWireOrder(t *testing.T) {
 				t.Errorf("round %d: reply %v = %v, want code %d (0: a result)", i, id, got[id], want)
 			}
 		}
-	}
-}
-
-func TestUnknownMethodIsMethodNotFound(t *testing.T) {
-	t.Parallel()
-	c, _, ctx := start(t, nil)
-	err := c.Call(ctx, "tools/nope", nil, nil)
-	var je *jsonrpc2.Error
-	if !errors.As(err, &je) || je.Code != jsonrpc2.MethodNotFound {
-		t.Fatalf("err = %v, want MethodNotFound", err)
-	}
-}
-
-// 200 calls back to back on one connection all get correct replies, while a
-// slow call cancelled by $/cancelRequest replies -32800 within 100 ms.
-func TestManyCallsAndCancellation(t *testing.T) {
-	t.Parallel()
-	files := map[string]string{}
-	for i := range 10 {
-		files[fmt.Sprintf("f%d.txt", i)] = fmt.Sprintf("content of file %d\n", i)
-	}
-	c, _, ctx := start(t, files)
-
-	slowCtx, cancelSlow := context.WithCancel(ctx)
-	defer cancelSlow()
-	slowErr := make(chan error, 1)
-	go func() {
-		_, err := c.TryCallTool(slowCtx, "test_block", map[string]any{})
-		slowErr <- err
-	}()
-	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/progress" }); !ok {
-		t.Fatal("the slow call never started")
-	}
-
-	var wg sync.WaitGroup
-	errs := make(chan error, 200)
-	for i := range 200 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			n := i % 10
-			r, err := c.TryCallTool(ctx, "read", map[string]any{"path": fmt.Sprintf("f%d.txt", n)})
-			if err != nil {
-				errs <- err
-				return
-			}
-			if want := fmt.Sprintf("content of file %d", n); !strings.Contains(r.Text(), want) {
-				errs <- fmt.Errorf("call %d: got %q, want %q", i, r.Text(), want)
-			}
-		}()
-		if i == 100 {
-			cancelSlow()
-		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	select {
-	case err := <-slowErr:
-		var je *jsonrpc2.Error
-		if !errors.As(err, &je) && !errors.Is(err, context.Canceled) {
-			t.Fatalf("slow call err = %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("slow call never returned")
-	}
-}
-
-// The cancellation reply is timed on the wire: a fresh client's ids are
-// sequential (initialize is 1), so the blocking call is id 2 and the test
-// sends $/cancelRequest for it by hand, without the client giving up first.
-func TestCancelRequestRepliesRequestCancelledWithin100ms(t *testing.T) {
-	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
-	c, ws, ctx := start(t, nil)
-	elapsed := cancelBlockingCall(t, ctx, c, map[string]any{"seconds": 10, "marker": "cancelled.txt"})
-	if elapsed > 100*time.Millisecond {
-		t.Errorf("cancel reply took %v, want < 100ms", elapsed)
-	}
-	// The tool's own context was cancelled: it left its marker.
-	waitFile(t, filepath.Join(ws, "cancelled.txt"), 2*time.Second)
-	// The connection still works.
-	if r := c.CallTool(ctx, "read", map[string]any{"path": "cancelled.txt"}); r.IsError {
-		t.Fatalf("read after cancel: %s", r.Text())
 	}
 }
 
@@ -1435,26 +592,4 @@ func waitFile(t *testing.T, p string, d time.Duration) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("%s did not appear within %v", p, d)
-}
-
-// Closing stdin while a call runs cancels the call's context and the process
-// exits within 1 s.
-func TestClosingStdinCancelsCallsAndExits(t *testing.T) {
-	t.Parallel()
-	c, ws, ctx := start(t, nil)
-	go c.TryCallTool(ctx, "test_block", map[string]any{"seconds": 30, "marker": "eof-cancelled.txt"})
-	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/progress" }); !ok {
-		t.Fatal("the blocking call never started")
-	}
-	t0 := time.Now()
-	c.CloseStdin()
-	select {
-	case <-c.Exited():
-	case <-time.After(time.Second):
-		t.Fatalf("process still running 1s after stdin closed")
-	}
-	t.Logf("exited %v after EOF", time.Since(t0))
-	if _, err := os.Stat(filepath.Join(ws, "eof-cancelled.txt")); err != nil {
-		t.Fatalf("the call's context was not cancelled: %v", err)
-	}
 }
