@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -85,7 +86,7 @@ func initializeStart(t *testing.T, root string, env ...string) *initializeRaw {
 			t.Errorf("stdout carried something other than protocol frames: %q", bad)
 		}
 		if t.Failed() {
-			t.Logf("agentls stderr:\n%s", initializeHead(r.stderr.String(), 4000))
+			t.Logf("agentls stderr:\n%s", lastBytes(r.stderr.String(), 4000))
 		}
 	})
 	return r
@@ -247,13 +248,6 @@ func initializeNotesOf(frames []initializeFrame, method, callID string) []initia
 	return out
 }
 
-func initializeHead(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
-}
-
 func initializeText(res map[string]any) string {
 	var b strings.Builder
 	parts, _ := res["content"].([]any)
@@ -296,461 +290,6 @@ func initializeSession(t *testing.T, files map[string]string, init map[string]an
 	}
 	r.initialize(init)
 	return r, ws
-}
-
-func TestInitializeInitializeResult(t *testing.T) {
-	t.Parallel()
-	ws := resolvedWorkspace(t, map[string]string{"a.txt": "x\n"})
-	r := initializeStart(t, ws)
-	f := r.initialize(map[string]any{"rootUri": fileURI(ws), "clientInfo": map[string]any{"name": "initialize-test", "version": "1"}})
-	res := f.result()
-	si, _ := res["serverInfo"].(map[string]any)
-	if si["name"] != "agentls" {
-		t.Errorf("serverInfo.name = %v, want agentls", si["name"])
-	}
-	if v, ok := si["version"].(string); !ok || v == "" {
-		t.Errorf("serverInfo.version = %#v, want a non-empty string", si["version"])
-	}
-	caps, _ := res["capabilities"].(map[string]any)
-	exp, _ := caps["experimental"].(map[string]any)
-	ag, _ := exp["agentls"].(map[string]any)
-	if ag == nil {
-		t.Fatalf("capabilities.experimental.agentls missing: %s", f.Raw)
-	}
-	if v, ok := ag["protocolVersion"].(string); !ok || v == "" {
-		t.Errorf("protocolVersion = %#v, want a non-empty string", ag["protocolVersion"])
-	}
-	ready, _ := r.wait(initializeTimeout, func(f initializeFrame) bool { return f.M["method"] == harness.WatcherReady })
-	checkWatcherStart(t, ag, watcherReadyMode(ready.M))
-	names := map[string]bool{}
-	list, ok := ag["tools"].([]any)
-	if !ok {
-		t.Fatalf("tools = %#v, want an array of names", ag["tools"])
-	}
-	for _, n := range list {
-		s, ok := n.(string)
-		if !ok {
-			t.Errorf("tools entry %#v is not a string", n)
-		}
-		names[s] = true
-	}
-	for _, core := range []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"} {
-		if !names[core] {
-			t.Errorf("initialize tools %v lacks %q", list, core)
-		}
-	}
-	instr, _ := res["instructions"].(string)
-	if instr == "" {
-		t.Fatalf("instructions missing: %s", f.Raw)
-	}
-	// docs/tools.md lists what the text says; the tool and field names are the
-	// stable words of each point.
-	wantContains(t, "instructions", instr, "read", "edit", "cat", "grep", "find", "oldText")
-
-	// The names in initialize are the active tool set tools/list gives.
-	lr := r.call("tools/list", map[string]any{})
-	tl, _ := lr.result()["tools"].([]any)
-	listed := map[string]bool{}
-	for _, x := range tl {
-		m, _ := x.(map[string]any)
-		listed[fmt.Sprint(m["name"])] = true
-	}
-	for n := range names {
-		if !listed[n] {
-			t.Errorf("initialize names %q but tools/list does not", n)
-		}
-	}
-	for n := range listed {
-		if !names[n] {
-			t.Errorf("tools/list names %q but initialize does not", n)
-		}
-	}
-}
-
-func TestInitializeWorkspaceRoots(t *testing.T) {
-	t.Parallel()
-	a := resolvedWorkspace(t, map[string]string{"marker.txt": "folder A\n"})
-	b := resolvedWorkspace(t, map[string]string{"marker.txt": "folder B\n"})
-	c := resolvedWorkspace(t, map[string]string{"marker.txt": "folder C\n"})
-	folder := func(p string) map[string]any { return map[string]any{"uri": fileURI(p), "name": filepath.Base(p)} }
-	read := func(r *initializeRaw, p string) (string, bool) {
-		res := r.toolCall(t, "read", "", map[string]any{"path": p}).result()
-		return initializeText(res), res["isError"] == true
-	}
-	cases := []struct {
-		name   string
-		params map[string]any
-		first  string // what relative marker.txt shows
-		inside []string
-		out    []string
-	}{
-		{"rootUri only", map[string]any{"rootUri": fileURI(a)}, "folder A", []string{a}, []string{b}},
-		{"workspaceFolders", map[string]any{"workspaceFolders": []any{folder(b), folder(a)}}, "folder B", []string{a, b}, []string{c}},
-		{"folders and rootUri", map[string]any{"rootUri": fileURI(c), "workspaceFolders": []any{folder(a), folder(b)}}, "folder A", []string{a, b}, nil},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := initializeStart(t, "") // no --root: the params alone name the roots
-			tc.params["initializationOptions"] = bypassOptions()
-			r.initialize(tc.params)
-			if text, isErr := read(r, "marker.txt"); isErr || !strings.Contains(text, tc.first) {
-				t.Errorf("relative marker.txt: isError=%v text=%q, want %q", isErr, text, tc.first)
-			}
-			for _, d := range tc.inside {
-				if text, isErr := read(r, filepath.Join(d, "marker.txt")); isErr {
-					t.Errorf("absolute path in folder %s refused: %s", d, text)
-				}
-			}
-			for _, d := range tc.out {
-				if text, isErr := read(r, filepath.Join(d, "marker.txt")); !isErr {
-					t.Errorf("absolute path outside the folders was read: %s", text)
-				}
-			}
-		})
-	}
-
-	t.Run("didChangeWorkspaceFolders", func(t *testing.T) {
-		r := initializeStart(t, "")
-		r.initialize(map[string]any{"workspaceFolders": []any{folder(a), folder(b)}, "initializationOptions": bypassOptions()})
-		r.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
-			"added": []any{folder(c)}, "removed": []any{folder(b)},
-		}})
-		// Notifications are handled in order, so a request after it sees it.
-		if text, isErr := read(r, filepath.Join(c, "marker.txt")); isErr {
-			t.Errorf("added folder not readable: %s", text)
-		}
-		if text, isErr := read(r, filepath.Join(b, "marker.txt")); !isErr {
-			t.Errorf("removed folder still readable: %s", text)
-		}
-	})
-}
-
-func TestInitializeInitializationOptions(t *testing.T) {
-	t.Parallel()
-	bad := []struct {
-		name  string
-		opts  any
-		field string
-	}{
-		{"unknown mode", map[string]any{"mode": "yolo"}, "mode"},
-		{"rule list not an array", map[string]any{"permissions": map[string]any{"allow": "Bash"}}, "allow"},
-		{"rule list of numbers", map[string]any{"permissions": map[string]any{"deny": []any{1}}}, "deny"},
-		{"negative limit", map[string]any{"limits": map[string]any{"readLines": -1}}, "readLines"},
-	}
-	for _, tc := range bad {
-		t.Run(tc.name, func(t *testing.T) {
-			r := initializeStart(t, resolvedWorkspace(t, nil))
-			f := r.call("initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": tc.opts})
-			if f.errCode() != -32602 {
-				t.Fatalf("initialize with %v: got %s, want error -32602", tc.opts, f.Raw)
-			}
-			wantContains(t, "error message", f.errMsg(), tc.field)
-		})
-	}
-
-	// `[]` stands for `{}` (how Lua encodes an empty table) at every level.
-	good := []struct {
-		name string
-		init map[string]any
-	}{
-		{"options []", map[string]any{"initializationOptions": []any{}}},
-		{"permissions []", map[string]any{"initializationOptions": map[string]any{"permissions": []any{}, "limits": []any{}}}},
-		{"experimental agentls []", map[string]any{"initializationOptions": map[string]any{}, "capabilities": map[string]any{"experimental": map[string]any{"agentls": []any{}}}}},
-		{"experimental []", map[string]any{"initializationOptions": map[string]any{}, "capabilities": map[string]any{"experimental": []any{}}}},
-		{"capabilities []", map[string]any{"initializationOptions": map[string]any{}, "capabilities": []any{}}},
-	}
-	for _, tc := range good {
-		t.Run(tc.name, func(t *testing.T) {
-			r := initializeStart(t, resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"}))
-			tc.init["initializationOptions"] = tc.init["initializationOptions"]
-			f := r.call("initialize", tc.init)
-			if f.M["error"] != nil {
-				t.Fatalf("initialize %v: %s", tc.init, f.Raw)
-			}
-			r.notify("initialized", map[string]any{})
-			res := r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()
-			wantContains(t, "read", initializeText(res), "hello")
-		})
-	}
-
-	t.Run("readOnly mode refuses changes as results", func(t *testing.T) {
-		r, ws := initializeSession(t, map[string]string{"a.txt": "hello\n"}, map[string]any{"initializationOptions": map[string]any{"mode": "readOnly"}})
-		r.toolCall(t, "read", "", map[string]any{"path": "a.txt"})
-		for _, call := range []struct {
-			tool string
-			args map[string]any
-		}{
-			{"write", map[string]any{"path": "new.txt", "content": "x"}},
-			{"edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "hello", "newText": "bye"}}}},
-			{"bash", map[string]any{"command": "touch made-by-bash"}},
-		} {
-			res := r.toolCall(t, call.tool, "", call.args).result()
-			if res["isError"] != true {
-				t.Errorf("%s in readOnly mode: not an error: %s", call.tool, initializeText(res))
-			}
-		}
-		for _, p := range []string{"new.txt", "made-by-bash"} {
-			if _, err := os.Stat(filepath.Join(ws, p)); err == nil {
-				t.Errorf("%s was created in readOnly mode", p)
-			}
-		}
-		if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "hello\n" {
-			t.Errorf("a.txt changed in readOnly mode: %q", b)
-		}
-	})
-
-	t.Run("deny rule", func(t *testing.T) {
-		r, _ := initializeSession(t, map[string]string{"a.txt": "hello\n"}, map[string]any{"initializationOptions": map[string]any{
-			"mode": "bypass", "permissions": map[string]any{"deny": []any{"Read"}},
-		}})
-		res := r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()
-		if res["isError"] != true || strings.Contains(initializeText(res), "hello") {
-			t.Errorf("read under deny rule Read: %s", initializeText(res))
-		}
-	})
-
-	t.Run("unknown key is a logMessage warning", func(t *testing.T) {
-		r := initializeStart(t, resolvedWorkspace(t, nil))
-		r.initialize(map[string]any{"initializationOptions": map[string]any{"colour": "blue"}})
-		f, ok := r.wait(initializeTimeout, func(f initializeFrame) bool {
-			return f.method() == "window/logMessage" && strings.Contains(fmt.Sprint(f.params()["message"]), "colour")
-		})
-		if !ok {
-			t.Fatalf("no window/logMessage naming the unknown key; frames: %d", len(r.all()))
-		}
-		if f.params()["type"] != float64(2) {
-			t.Errorf("logMessage type = %v, want 2 (Warning): %s", f.params()["type"], f.Raw)
-		}
-	})
-}
-
-func TestInitializeLifecycle(t *testing.T) {
-	t.Parallel()
-	t.Run("before initialize", func(t *testing.T) {
-		r := initializeStart(t, resolvedWorkspace(t, nil))
-		for _, m := range []string{"tools/list", "tools/call", "shutdown"} {
-			f := r.call(m, map[string]any{"name": "ls", "arguments": map[string]any{}})
-			if f.errCode() != -32002 {
-				t.Errorf("%s before initialize: %s, want error -32002", m, f.Raw)
-			}
-		}
-		// The refused requests did not break the session.
-		r.initialize(nil)
-		if f := r.call("tools/list", map[string]any{}); f.M["error"] != nil {
-			t.Errorf("tools/list after initialize: %s", f.Raw)
-		}
-	})
-
-	t.Run("second initialize", func(t *testing.T) {
-		r := initializeStart(t, resolvedWorkspace(t, nil))
-		r.initialize(nil)
-		f := r.call("initialize", map[string]any{"capabilities": map[string]any{}})
-		if f.errCode() != -32600 {
-			t.Errorf("second initialize: %s, want error -32600", f.Raw)
-		}
-	})
-
-	t.Run("shutdown then exit", func(t *testing.T) {
-		r := initializeStart(t, resolvedWorkspace(t, nil))
-		r.initialize(nil)
-		f := r.call("shutdown", nil)
-		if v, has := f.M["result"]; !has || v != nil || f.M["error"] != nil {
-			t.Errorf("shutdown reply %s, want result null", f.Raw)
-		}
-		for _, m := range []string{"tools/list", "tools/call", "shutdown", "initialize"} {
-			f := r.call(m, map[string]any{"name": "ls", "arguments": map[string]any{}, "capabilities": map[string]any{}})
-			if f.errCode() != -32600 {
-				t.Errorf("%s after shutdown: %s, want error -32600", m, f.Raw)
-			}
-		}
-		r.notify("exit", nil)
-		if code := r.exitCode(5 * time.Second); code != 0 {
-			t.Errorf("exit after shutdown: code %d, want 0", code)
-		}
-	})
-
-	t.Run("exit without shutdown", func(t *testing.T) {
-		r := initializeStart(t, resolvedWorkspace(t, nil))
-		r.initialize(nil)
-		r.notify("exit", nil)
-		if code := r.exitCode(5 * time.Second); code != 1 {
-			t.Errorf("exit without shutdown: code %d, want 1", code)
-		}
-	})
-
-	t.Run("closing stdin cancels everything running", func(t *testing.T) {
-		marker := fmt.Sprintf("%d.%d", 40+time.Now().Nanosecond()%50, time.Now().Nanosecond()%997+1000)
-		r, ws := initializeSession(t, nil, nil)
-		r.request("tools/call", map[string]any{"name": "bash", "callId": "c-sleep", "arguments": map[string]any{"command": "sleep " + marker + "; touch after-sleep"}})
-		r.request("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}})
-		if !waitUntil(5*time.Second, func() bool { return len(initializeProcs(marker)) > 0 }) {
-			t.Fatalf("sleep %s never started", marker)
-		}
-		start := time.Now()
-		r.stdin.Close()
-		if code := r.exitCode(3 * time.Second); code == -1 {
-			t.Fatalf("process still running 3 s after stdin closed")
-		}
-		t.Logf("exited %v after EOF", time.Since(start))
-		if !waitUntil(3*time.Second, func() bool { return len(initializeProcs(marker)) == 0 }) {
-			t.Errorf("bash child survived the end of the session: pids %v", initializeProcs(marker))
-		}
-		if _, err := os.Stat(filepath.Join(ws, "after-sleep")); err == nil {
-			t.Errorf("the cancelled command ran on")
-		}
-	})
-}
-
-// initializeProcs lists the processes whose command line has arg.
-func initializeProcs(arg string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		if bytes.Contains(b, []byte(arg)) && !bytes.Contains(b, []byte("-test.")) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-func TestInitializeErrorCodes(t *testing.T) {
-	t.Parallel()
-	r, _ := initializeSession(t, map[string]string{"a.txt": "hello\n"}, nil)
-	idOf := func(f initializeFrame) any { return f.M["id"] }
-	cases := []struct {
-		name   string
-		send   func() // writes one message
-		code   int
-		wantID any // the id the error reply carries
-	}{
-		{"body not JSON", func() { r.writeFrame([]byte(`{"jsonrpc":"2.0","id":1,`)) }, -32700, nil},
-		{"no jsonrpc member", func() { r.writeFrame([]byte(`{"id":7,"method":"tools/list","params":{}}`)) }, -32600, float64(7)},
-		{"jsonrpc 1.0", func() { r.writeFrame([]byte(`{"jsonrpc":"1.0","id":"v1","method":"tools/list"}`)) }, -32600, "v1"},
-		{"unknown method", func() { r.writeFrame([]byte(`{"jsonrpc":"2.0","id":"u1","method":"tools/frobnicate","params":{}}`)) }, -32601, "u1"},
-		{"tools/call params a string", func() { r.writeFrame([]byte(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":"read"}`)) }, -32602, float64(21)},
-		{"tools/call name a number", func() {
-			r.writeFrame([]byte(`{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":5,"arguments":{}}}`))
-		}, -32602, float64(22)},
-		{"tools/list unknown format", func() {
-			r.writeFrame([]byte(`{"jsonrpc":"2.0","id":23,"method":"tools/list","params":{"format":"xml"}}`))
-		}, -32602, float64(23)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			before := len(r.all())
-			tc.send()
-			f, ok := r.wait(initializeTimeout, func(f initializeFrame) bool { return f.Seq >= before && f.isReply() && f.M["error"] != nil })
-			if !ok {
-				t.Fatalf("no error reply")
-			}
-			if f.errCode() != tc.code {
-				t.Errorf("code %d, want %d: %s", f.errCode(), tc.code, f.Raw)
-			}
-			if id, has := f.M["id"]; !has || fmt.Sprint(idOf(f)) != fmt.Sprint(tc.wantID) {
-				t.Errorf("id %#v (present %v), want %#v: %s", id, has, tc.wantID, f.Raw)
-			}
-			// The connection goes on.
-			if g := r.callT(t, "tools/list", map[string]any{}); g.M["error"] != nil {
-				t.Errorf("tools/list afterwards: %s", g.Raw)
-			}
-		})
-	}
-
-	t.Run("invalid batch", func(t *testing.T) {
-		// JSON-RPC 2.0 §6: `[1,2]` is valid JSON holding two invalid
-		// requests; the answer is -32600 for each, never a parse error.
-		before := len(r.all())
-		r.writeFrame([]byte(`[1,2]`))
-		f, ok := r.wait(initializeTimeout, func(f initializeFrame) bool {
-			return f.Seq >= before && (f.M["batch"] != nil || f.M["error"] != nil)
-		})
-		if !ok {
-			t.Fatalf("no answer to [1,2]")
-		}
-		items, _ := f.M["batch"].([]any)
-		if items == nil {
-			items = []any{f.M}
-		}
-		for _, it := range items {
-			m, _ := it.(map[string]any)
-			e, _ := m["error"].(map[string]any)
-			if code, _ := e["code"].(float64); code != -32600 {
-				t.Errorf("answer to [1,2] has code %v, want -32600: %s", e["code"], f.Raw)
-			}
-		}
-		if g := r.callT(t, "tools/list", map[string]any{}); g.M["error"] != nil {
-			t.Errorf("tools/list afterwards: %s", g.Raw)
-		}
-	})
-
-	t.Run("broken header skips to the next Content-Length", func(t *testing.T) {
-		before := len(r.all())
-		r.writeRaw([]byte("Content-Length: banana\r\n\r\n{}"))
-		id := r.request("tools/list", map[string]any{})
-		if f, ok := r.reply(id, initializeTimeout); !ok || f.M["error"] != nil {
-			t.Errorf("request after a broken header: ok=%v %s", ok, f.Raw)
-		}
-		if f, ok := r.wait(time.Second, func(f initializeFrame) bool { return f.Seq >= before && f.errCode() == -32700 }); !ok {
-			t.Errorf("no -32700 for the broken header")
-		} else if f.M["id"] != nil {
-			t.Errorf("parse error id = %v, want null", f.M["id"])
-		}
-	})
-
-	t.Run("notifications are never answered", func(t *testing.T) {
-		before := len(r.all())
-		r.notify("custom/unknownNotification", map[string]any{"x": 1})
-		r.notify("$/setTrace", map[string]any{"value": "off"})
-		r.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": "file:///nowhere"}})
-		r.callT(t, "tools/list", map[string]any{})
-		for _, f := range r.all()[before:] {
-			if f.isReply() && f.M["error"] != nil {
-				t.Errorf("a notification got a reply: %s", f.Raw)
-			}
-		}
-	})
-
-	// Tool failures are never protocol errors.
-	fails := []struct {
-		name string
-		tool string
-		args any
-		want string
-	}{
-		{"unknown tool", "frobnicate", map[string]any{}, "read"},
-		{"missing field", "read", map[string]any{}, "path"},
-		{"wrong type", "read", map[string]any{"path": "a.txt", "offset": "soon"}, "offset"},
-		{"negative offset", "read", map[string]any{"path": "a.txt", "offset": -3}, "offset"},
-		{"missing file", "read", map[string]any{"path": "nope.txt"}, "nope.txt"},
-		{"panicking tool", "test_panic", map[string]any{}, ""},
-		{"arguments not an object", "read", "a.txt", ""},
-	}
-	for _, tc := range fails {
-		t.Run("result: "+tc.name, func(t *testing.T) {
-			f := r.callT(t, "tools/call", map[string]any{"name": tc.tool, "arguments": tc.args})
-			if f.M["error"] != nil {
-				t.Fatalf("protocol error for a tool failure: %s", f.Raw)
-			}
-			res := f.result()
-			if res["isError"] != true {
-				t.Errorf("isError = %v, want true: %s", res["isError"], f.Raw)
-			}
-			if tc.want != "" {
-				wantContains(t, "message", initializeText(res), tc.want)
-			}
-		})
-	}
-	if g := r.call("tools/list", map[string]any{}); g.M["error"] != nil {
-		t.Errorf("session broken after the failures: %s", g.Raw)
-	}
 }
 
 func TestInitializeDetailsBeforeReplyAndCallIDs(t *testing.T) {
@@ -842,11 +381,29 @@ func TestInitializeProgress(t *testing.T) {
 	script := func(tag string) string {
 		return "for i in $(seq 1 30); do echo " + tag + "$i; sleep 0.03; done"
 	}
-	check := func(t *testing.T, callID, tag string, reply initializeFrame) {
+	// check judges the progress of callID, whose command printed tag lines
+	// from sent until the reply.
+	check := func(t *testing.T, callID, tag string, sent time.Time, reply initializeFrame) {
 		t.Helper()
 		notes := initializeNotesOf(r.all(), "tools/progress", callID)
-		if len(notes) < 3 {
+		if len(notes) < 5 {
 			t.Fatalf("%d tools/progress for %s over ~1 s of output, want several", len(notes), callID)
+		}
+		// Throttle: at least 50 ms apart, so at most elapsed/50ms + 1 notes.
+		if elapsed := reply.At.Sub(sent); len(notes) > int(elapsed/(50*time.Millisecond))+1 {
+			t.Errorf("%d progress notes of %s in %v: more than one per 50 ms", len(notes), callID, elapsed)
+		}
+		var gaps []time.Duration
+		for i := 1; i < len(notes); i++ {
+			gaps = append(gaps, notes[i].At.Sub(notes[i-1].At))
+		}
+		slices.Sort(gaps)
+		// Receive-side jitter tolerated by judging the median with 10% slack.
+		if med := gaps[len(gaps)/2]; med < 45*time.Millisecond {
+			t.Errorf("median gap between tools/progress of %s = %v, want ≥ 50 ms", callID, med)
+		}
+		if last := notes[len(notes)-1].params(); !strings.Contains(fmt.Sprint(last["output"]), tag) {
+			t.Errorf("progress output does not carry the command's output: %v", last)
 		}
 		for i, n := range notes {
 			p := n.params()
@@ -865,6 +422,10 @@ func TestInitializeProgress(t *testing.T) {
 					t.Errorf("progress percentage = %#v, want a number", v)
 				}
 			}
+			_, hasOut := p["output"]
+			if _, hasMsg := p["message"]; !hasOut && !hasMsg {
+				t.Errorf("progress carries neither output nor message: %v", p)
+			}
 			text := fmt.Sprint(p["output"], p["message"])
 			if strings.Contains(text, "OTHER") && tag != "OTHER" || strings.Contains(text, "MINE") && tag != "MINE" {
 				t.Errorf("progress of %s carries another call's output: %q", callID, text)
@@ -882,38 +443,39 @@ func TestInitializeProgress(t *testing.T) {
 	}
 
 	t.Run("explicit callId", func(t *testing.T) {
+		sent := time.Now()
 		reply := r.toolCall(t, "bash", "c-prog", map[string]any{"command": script("MINE")})
-		check(t, "c-prog", "MINE", reply)
+		check(t, "c-prog", "MINE", sent, reply)
 	})
 	t.Run("generated callId", func(t *testing.T) {
+		sent := time.Now()
 		reply := r.toolCall(t, "bash", "", map[string]any{"command": script("MINE")})
 		id, _ := reply.result()["callId"].(string)
 		if id == "" {
 			t.Fatalf("no generated callId: %s", reply.Raw)
 		}
-		check(t, id, "MINE", reply)
+		check(t, id, "MINE", sent, reply)
 	})
 	t.Run("batch stamps each call", func(t *testing.T) {
-		f := r.call("tools/callBatch", map[string]any{"calls": []any{
+		sent := time.Now()
+		f := r.callT(t, "tools/callBatch", map[string]any{"calls": []any{
 			map[string]any{"name": "bash", "callId": "b-mine", "arguments": map[string]any{"command": script("MINE")}},
-			map[string]any{"name": "bash", "callId": "b-other", "arguments": map[string]any{"command": script("OTHER")}},
+			map[string]any{"name": "bash", "arguments": map[string]any{"command": script("OTHER")}},
 			map[string]any{"name": "read", "arguments": map[string]any{"path": "missing.txt"}},
 		}})
 		results, _ := f.result()["results"].([]any)
 		if len(results) != 3 {
 			t.Fatalf("callBatch results: %s", f.Raw)
 		}
-		for i, want := range []string{"b-mine", "b-other", ""} {
-			res, _ := results[i].(map[string]any)
-			if want != "" && res["callId"] != want {
-				t.Errorf("results[%d].callId = %v, want %s", i, res["callId"], want)
-			}
-			if want == "" && (res["callId"] == nil || res["callId"] == "" || res["isError"] != true) {
-				t.Errorf("results[2] = %v, want a generated callId and isError", res)
-			}
+		ids := make([]string, len(results))
+		for i, x := range results {
+			ids[i], _ = x.(map[string]any)["callId"].(string)
 		}
-		check(t, "b-mine", "MINE", f)
-		check(t, "b-other", "OTHER", f)
+		if ids[0] != "b-mine" || ids[1] == "" || ids[2] == "" || results[2].(map[string]any)["isError"] != true {
+			t.Errorf("results = %v, want b-mine, two generated callIds and the last isError", results)
+		}
+		check(t, "b-mine", "MINE", sent, f)
+		check(t, ids[1], "OTHER", sent, f)
 		for _, n := range r.all() {
 			if n.method() == "tools/progress" || n.method() == "tools/details" {
 				if id, _ := n.params()["callId"].(string); id == "" {
@@ -922,279 +484,6 @@ func TestInitializeProgress(t *testing.T) {
 			}
 		}
 	})
-}
-
-// A notification is never answered, so one that cannot be decoded can only
-// be logged: it must not end the session (Errors: protocol errors use
-// JSON-RPC error codes; the connection goes on).
-func TestInitializeMalformedNotificationsKeepTheSession(t *testing.T) {
-	t.Parallel()
-	cases := []struct{ name, body string }{
-		{"cancel without id", `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{}}`},
-		{"cancel with null id", `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":null}}`},
-		{"cancel with object id", `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":{"a":1}}}`},
-		{"cancel params a string", `{"jsonrpc":"2.0","method":"$/cancelRequest","params":"garbage"}`},
-		{"tools/call as a notification with bad params", `{"jsonrpc":"2.0","method":"tools/call","params":"garbage"}`},
-		{"tools/list as a notification with bad params", `{"jsonrpc":"2.0","method":"tools/list","params":"garbage"}`},
-		{"folders change with a numeric uri", `{"jsonrpc":"2.0","method":"workspace/didChangeWorkspaceFolders","params":{"event":{"added":[{"uri":5}]}}}`},
-		{"didOpen params a string", `{"jsonrpc":"2.0","method":"textDocument/didOpen","params":"garbage"}`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r, _ := initializeSession(t, map[string]string{"a.txt": "hello\n"}, nil)
-			r.writeFrame([]byte(tc.body))
-			id := r.request("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}})
-			f, ok := r.reply(id, initializeTimeout)
-			if !ok {
-				code := r.exitCode(time.Second)
-				t.Fatalf("after %s the session ended (exit code %d) without a reply to the next request", tc.body, code)
-			}
-			wantContains(t, "read after the bad notification", initializeText(f.result()), "hello")
-		})
-	}
-}
-
-func TestInitializeCancel(t *testing.T) {
-	slow(t)
-	t.Parallel()
-	r, ws := initializeSession(t, nil, nil)
-	cancel := func(t *testing.T, id any, params map[string]any) {
-		t.Helper()
-		// Wait until the call is running: the server has taken it when a
-		// later request on the same connection is answered.
-		r.callT(t, "tools/list", map[string]any{})
-		start := time.Now()
-		r.notify("$/cancelRequest", map[string]any{"id": id})
-		f, ok := r.reply(id, 5*time.Second)
-		if !ok {
-			t.Fatalf("no reply to the cancelled request %v", id)
-		}
-		if f.errCode() != -32800 {
-			t.Errorf("cancelled request %v replied %s, want error -32800", id, f.Raw)
-		}
-		t.Logf("cancelled in %v", time.Since(start))
-	}
-	t.Run("numeric id", func(t *testing.T) {
-		id := r.request("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}})
-		cancel(t, id, nil)
-	})
-	t.Run("string id", func(t *testing.T) {
-		r.sendMsg(map[string]any{"id": "blk-s", "method": "tools/call", "params": map[string]any{"name": "test_block", "arguments": map[string]any{}}})
-		cancel(t, "blk-s", nil)
-	})
-	t.Run("batch", func(t *testing.T) {
-		// write is not concurrency-safe: it runs after test_block ends
-		// ("the rest in order"), and a cancelled batch stops there.
-		id := r.request("tools/callBatch", map[string]any{"calls": []any{
-			map[string]any{"name": "test_block", "arguments": map[string]any{}},
-			map[string]any{"name": "write", "arguments": map[string]any{"path": "batch-after.txt", "content": "x"}},
-		}})
-		r.callT(t, "tools/list", map[string]any{})
-		time.Sleep(300 * time.Millisecond) // observation window, not synchronization
-		if _, err := os.Stat(filepath.Join(ws, "batch-after.txt")); err == nil {
-			t.Errorf("write ran while the call before it in the batch was still running")
-		}
-		cancel(t, id, nil)
-		r.callT(t, "tools/list", map[string]any{})
-		if _, err := os.Stat(filepath.Join(ws, "batch-after.txt")); err == nil {
-			t.Errorf("the batch's write happened although the batch was cancelled before it")
-		}
-	})
-	t.Run("batch read after a command sees its change", func(t *testing.T) {
-		f := r.callT(t, "tools/callBatch", map[string]any{"calls": []any{
-			map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 0.3; echo second > order.txt"}},
-			map[string]any{"name": "read", "arguments": map[string]any{"path": "order.txt"}},
-		}})
-		res, _ := f.result()["results"].([]any)
-		if len(res) != 2 {
-			t.Fatalf("callBatch: %s", f.Raw)
-		}
-		wantContains(t, "read after bash in one batch", initializeText(res[1].(map[string]any)), "second")
-	})
-	t.Run("bash stops", func(t *testing.T) {
-		marker := fmt.Sprintf("%d.%d", 50+time.Now().Nanosecond()%40, time.Now().Nanosecond()%991+1000)
-		id := r.request("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep " + marker + "; touch bash-after.txt"}})
-		if !waitUntil(5*time.Second, func() bool { return len(initializeProcs(marker)) > 0 }) {
-			t.Fatalf("sleep never started")
-		}
-		cancel(t, id, nil)
-		if !waitUntil(4*time.Second, func() bool { return len(initializeProcs(marker)) == 0 }) {
-			t.Errorf("the cancelled command still runs: %v", initializeProcs(marker))
-		}
-		if _, err := os.Stat(filepath.Join(ws, "bash-after.txt")); err == nil {
-			t.Errorf("the cancelled command went on")
-		}
-	})
-	t.Run("unknown id is harmless", func(t *testing.T) {
-		r.notify("$/cancelRequest", map[string]any{"id": 987654})
-		r.notify("$/cancelRequest", map[string]any{"id": "never-sent"})
-		if f := r.callT(t, "tools/list", map[string]any{}); f.M["error"] != nil {
-			t.Errorf("tools/list after cancelling unknown ids: %s", f.Raw)
-		}
-	})
-}
-
-func TestInitializeConfirmWire(t *testing.T) {
-	t.Parallel()
-	ws := resolvedWorkspace(t, map[string]string{"victim.txt": "keep\n"})
-	r := initializeStart(t, ws)
-	r.initialize(map[string]any{
-		"initializationOptions": map[string]any{"mode": "default"},
-		"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}},
-	})
-	ask := func(t *testing.T, callID string) (int, initializeFrame) {
-		t.Helper()
-		id := r.request("tools/call", map[string]any{"name": "bash", "callId": callID, "arguments": map[string]any{"command": "rm -f victim.txt"}})
-		q, ok := r.wait(initializeTimeout, func(f initializeFrame) bool {
-			return f.isRequest() && f.method() == "tools/confirm" && f.params()["callId"] == callID
-		})
-		if !ok {
-			t.Fatalf("no tools/confirm for a destructive command")
-		}
-		p := q.params()
-		if p["tool"] != "bash" {
-			t.Errorf("confirm tool = %v", p["tool"])
-		}
-		if args, _ := p["arguments"].(map[string]any); args["command"] != "rm -f victim.txt" {
-			t.Errorf("confirm arguments = %v", p["arguments"])
-		}
-		if s, _ := p["reason"].(string); s == "" {
-			t.Errorf("confirm reason = %#v, want a non-empty string", p["reason"])
-		}
-		return id, q
-	}
-	t.Run("cancelled with the call", func(t *testing.T) {
-		id, q := ask(t, "c-ask-cancel")
-		r.notify("$/cancelRequest", map[string]any{"id": id})
-		if f, ok := r.reply(id, 5*time.Second); !ok || f.errCode() != -32800 {
-			t.Errorf("cancelled call replied ok=%v %s, want -32800", ok, f.Raw)
-		}
-		qid := q.M["id"]
-		if _, ok := r.wait(5*time.Second, func(f initializeFrame) bool {
-			return f.method() == "$/cancelRequest" && fmt.Sprint(f.params()["id"]) == fmt.Sprint(qid)
-		}); !ok {
-			t.Errorf("no $/cancelRequest {id: %v} for the open tools/confirm", qid)
-		}
-		r.respond(qid, map[string]any{"decision": "allowOnce"}) // too late: must not run
-		r.callT(t, "tools/list", map[string]any{})
-		if _, err := os.Stat(filepath.Join(ws, "victim.txt")); err != nil {
-			t.Errorf("the cancelled call ran anyway: %v", err)
-		}
-	})
-	t.Run("reject", func(t *testing.T) {
-		id, q := ask(t, "c-ask-reject")
-		r.respond(q.M["id"], map[string]any{"decision": "rejectOnce", "message": "not today"})
-		f, ok := r.reply(id, initializeTimeout)
-		if !ok || f.M["error"] != nil {
-			t.Fatalf("rejected call: ok=%v %s, want a result", ok, f.Raw)
-		}
-		res := f.result()
-		if res["isError"] != true {
-			t.Errorf("rejected call isError = %v", res["isError"])
-		}
-		wantContains(t, "rejected call", initializeText(res), "denied by the user: not today")
-		if res["callId"] != "c-ask-reject" {
-			t.Errorf("callId = %v", res["callId"])
-		}
-		if _, err := os.Stat(filepath.Join(ws, "victim.txt")); err != nil {
-			t.Errorf("the rejected command ran: %v", err)
-		}
-	})
-}
-
-func TestInitializeToolsListWire(t *testing.T) {
-	t.Parallel()
-	r, _ := initializeSession(t, map[string]string{"a.txt": "x\n"}, nil)
-	keys := func(m map[string]any) string {
-		var ks []string
-		for k := range m {
-			ks = append(ks, k)
-		}
-		initializeSortStrings(ks)
-		return strings.Join(ks, ",")
-	}
-	formats := []struct {
-		format string
-		check  func(t *testing.T, tool map[string]any)
-	}{
-		{"", func(t *testing.T, tool map[string]any) {
-			for _, k := range []string{"name", "description", "inputSchema", "annotations", "_meta"} {
-				if _, ok := tool[k]; !ok {
-					t.Errorf("mcp tool lacks %s: %s", k, keys(tool))
-				}
-			}
-			ann, _ := tool["annotations"].(map[string]any)
-			for _, k := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
-				if _, ok := ann[k].(bool); !ok {
-					t.Errorf("%v annotations.%s = %#v, want bool", tool["name"], k, ann[k])
-				}
-			}
-			meta, _ := tool["_meta"].(map[string]any)
-			for _, k := range []string{"concurrencySafe", "deferred"} {
-				if _, ok := meta[k].(bool); !ok {
-					t.Errorf("%v _meta.%s = %#v, want bool", tool["name"], k, meta[k])
-				}
-			}
-		}},
-		{"openai", func(t *testing.T, tool map[string]any) {
-			fn, _ := tool["function"].(map[string]any)
-			if tool["type"] != "function" || fn == nil || keys(fn) != "description,name,parameters" {
-				t.Errorf("openai tool = %v", tool)
-			}
-		}},
-		{"anthropic", func(t *testing.T, tool map[string]any) {
-			if keys(tool) != "description,input_schema,name" {
-				t.Errorf("anthropic tool keys = %s", keys(tool))
-			}
-		}},
-	}
-	for _, tc := range formats {
-		t.Run("format "+tc.format, func(t *testing.T) {
-			p := map[string]any{}
-			if tc.format != "" {
-				p["format"] = tc.format
-			}
-			f := r.callT(t, "tools/list", p)
-			tools, _ := f.result()["tools"].([]any)
-			if len(tools) < 8 {
-				t.Fatalf("tools/list: %s", initializeHead(string(f.Raw), 500))
-			}
-			for _, x := range tools {
-				m, _ := x.(map[string]any)
-				tc.check(t, m)
-			}
-		})
-	}
-	t.Run("[] for {}", func(t *testing.T) {
-		if f := r.callT(t, "tools/list", []any{}); f.M["error"] != nil {
-			t.Errorf("tools/list params []: %s", f.Raw)
-		}
-		f := r.callT(t, "tools/call", map[string]any{"name": "ls", "arguments": []any{}})
-		if f.M["error"] != nil || f.result()["isError"] == true || !strings.Contains(initializeText(f.result()), "a.txt") {
-			t.Errorf("ls with arguments []: %s", f.Raw)
-		}
-		f = r.callT(t, "tools/callBatch", map[string]any{"calls": []any{map[string]any{"name": "ls", "arguments": []any{}}}})
-		if res, _ := f.result()["results"].([]any); len(res) != 1 {
-			t.Errorf("callBatch with arguments []: %s", f.Raw)
-		}
-	})
-	t.Run("isError always present", func(t *testing.T) {
-		f := r.callT(t, "tools/call", map[string]any{"name": "ls", "arguments": map[string]any{}})
-		if v, has := f.result()["isError"]; !has || v != false {
-			t.Errorf("successful result isError = %#v (present %v), want false", v, has)
-		}
-		if !bytes.Contains(f.Raw, []byte(`"isError":false`)) {
-			t.Errorf("isError:false not on the wire: %s", initializeHead(string(f.Raw), 300))
-		}
-	})
-}
-
-func initializeSortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 func initializeDoc(uri string, version int) map[string]any {
@@ -1343,58 +632,6 @@ func TestInitializeTextDocumentSync(t *testing.T) {
 	})
 }
 
-func TestInitializeExternalChange(t *testing.T) {
-	t.Parallel()
-	r, ws := initializeSession(t, map[string]string{"read.txt": "v1\n", "unread.txt": "u1\n"}, nil)
-	r.toolCall(t, "read", "", map[string]any{"path": "read.txt"})
-	uri := fileURI(filepath.Join(ws, "read.txt"))
-	steps := []struct {
-		name string
-		do   func() error
-		kind string
-	}{
-		{"changed", func() error {
-			os.WriteFile(filepath.Join(ws, "unread.txt"), []byte("u2\n"), 0o644)
-			return os.WriteFile(filepath.Join(ws, "read.txt"), []byte("v2 longer\n"), 0o644)
-		}, "changed"},
-		{"deleted", func() error { return os.Remove(filepath.Join(ws, "read.txt")) }, "deleted"},
-		{"created", func() error { return os.WriteFile(filepath.Join(ws, "read.txt"), []byte("v3\n"), 0o644) }, "created"},
-	}
-	for _, st := range steps {
-		t.Run(st.name, func(t *testing.T) {
-			before := len(r.all())
-			if err := st.do(); err != nil {
-				t.Fatal(err)
-			}
-			f, ok := r.wait(initializeTimeout, func(f initializeFrame) bool {
-				return f.Seq >= before && f.method() == "workspace/externalChange" && f.params()["kind"] == st.kind
-			})
-			if !ok {
-				var got []string
-				for _, f := range r.all()[before:] {
-					got = append(got, string(f.Raw))
-				}
-				t.Fatalf("no externalChange kind %s; got %v", st.kind, got)
-			}
-			p := f.params()
-			if p["uri"] != uri {
-				t.Errorf("uri = %v, want %s", p["uri"], uri)
-			}
-			if _, ok := p["readStale"].(bool); !ok {
-				t.Errorf("readStale = %#v, want a bool", p["readStale"])
-			}
-			if st.kind == "changed" && p["readStale"] != true {
-				t.Errorf("a read file changed: readStale = %v, want true", p["readStale"])
-			}
-		})
-	}
-	for _, f := range r.all() {
-		if f.method() == "workspace/externalChange" && strings.HasSuffix(fmt.Sprint(f.params()["uri"]), "unread.txt") {
-			t.Errorf("externalChange for a file the model never read: %s", f.Raw)
-		}
-	}
-}
-
 func TestInitializeSharedRulesOnTheWire(t *testing.T) {
 	t.Parallel()
 	outside := resolvedWorkspace(t, map[string]string{"secret-outside.txt": "outside\n"})
@@ -1464,7 +701,7 @@ func TestInitializeSharedRulesOnTheWire(t *testing.T) {
 		for _, f := range append([]initializeFrame{rd, ed, bs}, r.all()[before:]...) {
 			for _, s := range []string{gh, aws} {
 				if bytes.Contains(f.Raw, []byte(s)) {
-					t.Errorf("secret %s… left the server in %s", s[:6], initializeHead(string(f.Raw), 400))
+					t.Errorf("secret %s… left the server in %s", s[:6], lastBytes(string(f.Raw), 400))
 				}
 			}
 		}
@@ -1477,61 +714,250 @@ func TestInitializeSharedRulesOnTheWire(t *testing.T) {
 	})
 }
 
-func TestInitializeListChanged(t *testing.T) {
+// The roots (docs/protocol.md, initialize): workspaceFolders win over
+// rootUri and rootPath, which win over --root; a relative path resolves
+// against the first root and an absolute one must lie in a root. A folder
+// change takes effect for the next request, writes included.
+func TestInitializeWorkspaceRoots(t *testing.T) {
 	t.Parallel()
-	def := `{"name": "frobnicate_widgets", "description": "Frobnicate the widgets of the project.", "inputSchema": {"type": "object", "properties": {"widget": {"type": "string"}}}, "command": "echo frob {{widget}}", "readOnly": true, "deferred": true}`
-	r, _ := initializeSession(t, map[string]string{".agentls/tools/frob.json": def}, nil)
-	names := func() map[string]bool {
-		f := r.call("tools/list", map[string]any{})
-		out := map[string]bool{}
-		tools, _ := f.result()["tools"].([]any)
-		for _, x := range tools {
-			out[fmt.Sprint(x.(map[string]any)["name"])] = true
-		}
-		return out
+	cli := resolvedWorkspace(t, map[string]string{"marker.txt": "from --root\n"})
+	a := resolvedWorkspace(t, map[string]string{"marker.txt": "folder A\n"})
+	b := resolvedWorkspace(t, map[string]string{"marker.txt": "folder B\n"})
+	c := resolvedWorkspace(t, map[string]string{"marker.txt": "folder C\n"})
+	folder := func(p string) map[string]any { return map[string]any{"uri": fileURI(p), "name": filepath.Base(p)} }
+	read := func(t *testing.T, r *initializeRaw, p string) (string, bool) {
+		res := r.toolCall(t, "read", "", map[string]any{"path": p}).result()
+		return initializeText(res), res["isError"] == true
 	}
-	if names()["frobnicate_widgets"] {
-		t.Fatalf("deferred tool active before tool_search")
+	cases := []struct {
+		name, root  string // root: --root ("": none)
+		params      map[string]any
+		first       string // what relative marker.txt shows
+		inside, out []string
+	}{
+		{"--root when the client names none", cli, map[string]any{}, "from --root", []string{cli}, []string{a}},
+		{"rootUri over --root", cli, map[string]any{"rootUri": fileURI(a)}, "folder A", []string{a}, []string{b}},
+		{"rootPath over --root", cli, map[string]any{"rootPath": a}, "folder A", nil, nil},
+		{"workspaceFolders over rootUri and --root", cli, map[string]any{"rootUri": fileURI(c), "workspaceFolders": []any{folder(a), folder(b)}}, "folder A", []string{a, b}, []string{cli}},
+		{"rootUri only", "", map[string]any{"rootUri": fileURI(a)}, "folder A", []string{a}, []string{b}},
+		{"workspaceFolders only", "", map[string]any{"workspaceFolders": []any{folder(b), folder(a)}}, "folder B", []string{a, b}, []string{c}},
 	}
-	f := r.call("tools/list", map[string]any{"includeDeferred": true})
-	found := false
-	tools, _ := f.result()["tools"].([]any)
-	for _, x := range tools {
-		m := x.(map[string]any)
-		if m["name"] == "frobnicate_widgets" {
-			found = true
-			if meta, _ := m["_meta"].(map[string]any); meta["deferred"] != true {
-				t.Errorf("_meta.deferred = %v, want true", meta["deferred"])
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := initializeStart(t, tc.root)
+			tc.params["initializationOptions"] = bypassOptions()
+			r.initialize(tc.params)
+			if text, isErr := read(t, r, "marker.txt"); isErr || !strings.Contains(text, tc.first) {
+				t.Errorf("relative marker.txt: isError=%v text=%q, want %q", isErr, text, tc.first)
 			}
+			for _, d := range tc.inside {
+				if text, isErr := read(t, r, filepath.Join(d, "marker.txt")); isErr {
+					t.Errorf("absolute path in root %s refused: %s", d, text)
+				}
+			}
+			for _, d := range tc.out {
+				if text, isErr := read(t, r, filepath.Join(d, "marker.txt")); !isErr {
+					t.Errorf("absolute path outside the roots was read: %s", text)
+				}
+			}
+		})
+	}
+
+	t.Run("didChangeWorkspaceFolders", func(t *testing.T) {
+		r := initializeStart(t, "")
+		r.initialize(map[string]any{"workspaceFolders": []any{folder(a), folder(b)}, "initializationOptions": bypassOptions()})
+		target := filepath.Join(c, "new.txt")
+		if text, isErr := read(t, r, filepath.Join(c, "marker.txt")); !isErr {
+			t.Fatalf("a folder not yet added is readable: %s", text)
 		}
-	}
-	if !found {
-		t.Errorf("includeDeferred does not list the deferred tool")
-	}
-	before := len(r.all())
-	res := r.toolCall(t, "tool_search", "", map[string]any{"query": "frobnicate widgets"}).result()
-	wantContains(t, "tool_search", initializeText(res), "frobnicate_widgets")
-	n, ok := r.wait(initializeTimeout, func(f initializeFrame) bool { return f.Seq >= before && f.method() == "tools/listChanged" })
-	if !ok {
-		t.Fatalf("no tools/listChanged after tool_search activated a tool")
-	}
-	if n.isRequest() {
-		t.Errorf("tools/listChanged sent as a request: %s", n.Raw)
-	}
-	if !names()["frobnicate_widgets"] {
-		t.Errorf("the activated tool is not in tools/list")
-	}
+		if res := r.toolCall(t, "write", "", map[string]any{"path": target, "content": "x\n"}).result(); res["isError"] != true {
+			t.Fatalf("write outside the folders: %s", initializeText(res))
+		}
+		r.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
+			"added": []any{folder(c)}, "removed": []any{folder(b)},
+		}})
+		// Notifications are handled in order, so a request after it sees it.
+		if text, isErr := read(t, r, filepath.Join(c, "marker.txt")); isErr {
+			t.Errorf("added folder not readable: %s", text)
+		}
+		if text, isErr := read(t, r, filepath.Join(b, "marker.txt")); !isErr {
+			t.Errorf("removed folder still readable: %s", text)
+		}
+		if res := r.toolCall(t, "write", "", map[string]any{"path": target, "content": "x\n"}).result(); res["isError"] == true {
+			t.Errorf("write in an added folder: %s", initializeText(res))
+		}
+		r.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{"added": []any{}, "removed": []any{folder(c)}}})
+		if res := r.toolCall(t, "edit", "", editCall(target, "x", "y")).result(); res["isError"] != true {
+			t.Errorf("edit in a removed folder: %s", initializeText(res))
+		}
+		if got := readFile(t, target); got != "x\n" {
+			t.Errorf("content = %q", got)
+		}
+		if res := r.toolCall(t, "grep", "", map[string]any{"pattern": "x", "path": c}).result(); res["isError"] != true {
+			t.Errorf("grep in a removed folder: %s", initializeText(res))
+		}
+	})
 }
 
-// The initialize result's instructions cover the points docs/tools.md lists.
-func TestInstructions(t *testing.T) {
+// initializationOptions (docs/protocol.md): an invalid value fails
+// initialize with -32602 naming the field and leaves the server
+// uninitialized, so a corrected initialize works; an unknown key is a
+// window/logMessage warning; `[]` stands for `{}` (how Lua encodes an empty
+// table) at every level; the mode and the rules govern the tools.
+func TestInitializeInitializationOptions(t *testing.T) {
 	t.Parallel()
-	c := harness.Start(t, harness.Options{Root: t.TempDir()})
-	res := c.Initialize(t.Context(), bypass())
-	ins := strings.ToLower(fmt.Sprint(res["instructions"]))
-	for _, w := range []string{"read a file before editing", "search", "guess", "cat", "grep", "find", "oldtext", "unique"} {
-		if !strings.Contains(ins, w) {
-			t.Errorf("instructions lack %q:\n%s", w, res["instructions"])
+	t.Run("invalid values, then a corrected initialize", func(t *testing.T) {
+		r := initializeStart(t, resolvedWorkspace(t, nil))
+		opts := func(o map[string]any) map[string]any { return map[string]any{"initializationOptions": o} }
+		for _, tc := range []struct {
+			name   string
+			params map[string]any
+			field  string
+		}{
+			{"unknown mode", opts(map[string]any{"mode": "yolo"}), "mode"},
+			{"mode is a number", opts(map[string]any{"mode": 3}), "mode"},
+			{"allow is a string", opts(map[string]any{"permissions": map[string]any{"allow": "Bash(ls)"}}), "allow"},
+			{"deny holds a number", opts(map[string]any{"permissions": map[string]any{"deny": []any{1}}}), "deny"},
+			{"limit below range", opts(map[string]any{"limits": map[string]any{"readLines": 0}}), "readLines"},
+			{"negative limit", opts(map[string]any{"limits": map[string]any{"readLines": -1}}), "readLines"},
+			{"limit above range", opts(map[string]any{"limits": map[string]any{"bashTimeout": 86401}}), "bashTimeout"},
+			{"grouped limit below range", opts(map[string]any{"limits": map[string]any{"read": map[string]any{"bytes": 10}}}), "read"},
+			{"grouped limit a number", opts(map[string]any{"limits": map[string]any{"read": -1}}), "limits"},
+			{"deferThreshold is a string of letters", opts(map[string]any{"deferThreshold": "many"}), "deferThreshold"},
+			{"rootUri is a number", map[string]any{"rootUri": 5}, "rootUri"},
+			{"workspaceFolders is a string", map[string]any{"workspaceFolders": "file:///tmp"}, "workspaceFolders"},
+		} {
+			tc.params["capabilities"] = map[string]any{}
+			f := r.callT(t, "initialize", tc.params)
+			if f.errCode() != -32602 {
+				t.Errorf("%s: got %s, want error -32602", tc.name, f.Raw)
+				continue
+			}
+			wantContains(t, tc.name, f.errMsg(), tc.field)
 		}
+		r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass", "colour": "blue"}})
+		f, ok := r.wait(initializeTimeout, func(f initializeFrame) bool {
+			return f.method() == "window/logMessage" && strings.Contains(fmt.Sprint(f.params()["message"]), "colour")
+		})
+		if !ok {
+			t.Fatalf("no window/logMessage naming the unknown key; frames: %d", len(r.all()))
+		}
+		if f.params()["type"] != float64(2) {
+			t.Errorf("logMessage type = %v, want 2 (Warning): %s", f.params()["type"], f.Raw)
+		}
+	})
+
+	for _, tc := range []struct {
+		name   string
+		params any
+	}{
+		{"options []", map[string]any{"initializationOptions": []any{}}},
+		{"permissions and limits []", map[string]any{"initializationOptions": map[string]any{"permissions": []any{}, "limits": []any{}}}},
+		{"experimental agentls []", map[string]any{"initializationOptions": map[string]any{}, "capabilities": map[string]any{"experimental": map[string]any{"agentls": []any{}}}}},
+		{"experimental []", map[string]any{"initializationOptions": map[string]any{}, "capabilities": map[string]any{"experimental": []any{}}}},
+		{"capabilities []", map[string]any{"initializationOptions": map[string]any{}, "capabilities": []any{}}},
+		{"capabilities and options []", map[string]any{"capabilities": []any{}, "initializationOptions": []any{}}},
+		{"params []", []any{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := initializeStart(t, resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"}))
+			f := r.callT(t, "initialize", tc.params)
+			if f.M["error"] != nil {
+				t.Fatalf("initialize %v: %s", tc.params, f.Raw)
+			}
+			if si, _ := f.result()["serverInfo"].(map[string]any); si["name"] != "agentls" {
+				t.Errorf("initialize result: %s", f.Raw)
+			}
+			r.notify("initialized", []any{})
+			res := r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()
+			wantContains(t, "read", initializeText(res), "hello")
+		})
+	}
+
+	t.Run("readOnly mode refuses changes as results", func(t *testing.T) {
+		r, ws := initializeSession(t, map[string]string{"a.txt": "hello\n"}, map[string]any{"initializationOptions": map[string]any{"mode": "readOnly"}})
+		r.toolCall(t, "read", "", map[string]any{"path": "a.txt"})
+		for _, call := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"write", map[string]any{"path": "new.txt", "content": "x"}},
+			{"edit", editCall("a.txt", "hello", "bye")},
+			{"bash", map[string]any{"command": "touch made-by-bash"}},
+		} {
+			res := r.toolCall(t, call.tool, "", call.args).result()
+			if res["isError"] != true {
+				t.Errorf("%s in readOnly mode: not an error: %s", call.tool, initializeText(res))
+			}
+		}
+		for _, p := range []string{"new.txt", "made-by-bash"} {
+			if _, err := os.Stat(filepath.Join(ws, p)); err == nil {
+				t.Errorf("%s was created in readOnly mode", p)
+			}
+		}
+		if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "hello\n" {
+			t.Errorf("a.txt changed in readOnly mode: %q", b)
+		}
+	})
+
+	t.Run("deny rule", func(t *testing.T) {
+		r, _ := initializeSession(t, map[string]string{"a.txt": "hello\n"}, map[string]any{"initializationOptions": map[string]any{
+			"mode": "bypass", "permissions": map[string]any{"deny": []any{"Read"}},
+		}})
+		res := r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()
+		if res["isError"] != true || strings.Contains(initializeText(res), "hello") {
+			t.Errorf("read under deny rule Read: %s", initializeText(res))
+		}
+	})
+}
+
+// A notification is never answered, so one that cannot be decoded can only
+// be logged (a window/logMessage warning where the contract promises one):
+// it must not end the session (Errors: the connection goes on).
+func TestInitializeMalformedNotificationsKeepTheSession(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body string
+		warns      bool
+	}{
+		{"cancel without id", `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{}}`, true},
+		{"cancel with null id", `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":null}}`, true},
+		{"cancel with object id", `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":{"a":1}}}`, true},
+		{"cancel with a boolean id", `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":true}}`, true},
+		{"cancel params a string", `{"jsonrpc":"2.0","method":"$/cancelRequest","params":"garbage"}`, false},
+		{"cancel without params", `{"jsonrpc":"2.0","method":"$/cancelRequest"}`, false},
+		{"tools/call as a notification with bad params", `{"jsonrpc":"2.0","method":"tools/call","params":"garbage"}`, false},
+		{"tools/list as a notification with bad params", `{"jsonrpc":"2.0","method":"tools/list","params":"garbage"}`, false},
+		{"folders change with a numeric uri", `{"jsonrpc":"2.0","method":"workspace/didChangeWorkspaceFolders","params":{"event":{"added":[{"uri":5}]}}}`, false},
+		{"folders change with a numeric event", `{"jsonrpc":"2.0","method":"workspace/didChangeWorkspaceFolders","params":{"event":5}}`, true},
+		{"didOpen params a string", `{"jsonrpc":"2.0","method":"textDocument/didOpen","params":"garbage"}`, false},
+		{"didOpen textDocument a number", `{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":5}}`, true},
+		{"didChange params a string", `{"jsonrpc":"2.0","method":"textDocument/didChange","params":"nonsense"}`, true},
+	}
+	r, _ := initializeSession(t, map[string]string{"a.txt": "hello\n"}, nil)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(r.all())
+			r.writeFrame([]byte(tc.body))
+			if tc.warns {
+				if _, ok := r.waitFrom(before, initializeTimeout, func(f initializeFrame) bool {
+					return f.method() == "window/logMessage" && f.params()["type"] == float64(2)
+				}); !ok {
+					t.Errorf("no window/logMessage warning for %s", tc.body)
+				}
+			}
+			id := r.request("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}})
+			f, ok := r.reply(id, initializeTimeout)
+			if !ok {
+				code := r.exitCode(time.Second)
+				t.Fatalf("after %s the session ended (exit code %d) without a reply to the next request", tc.body, code)
+			}
+			wantContains(t, "read after the bad notification", initializeText(f.result()), "hello")
+			for _, g := range r.all()[before:] {
+				if g.isReply() && g.Seq != f.Seq {
+					t.Errorf("the notification drew a reply: %s", g.Raw)
+				}
+			}
+		})
 	}
 }
