@@ -497,6 +497,25 @@ func TestProtocolFramingErrors(t *testing.T) {
 			}
 		})
 	}
+	// Stdin ending right behind a broken frame, while the reader looks for
+	// the next header, is an EOF like any other.
+	for _, raw := range []string{
+		"Content-Length: 9\r\n\r\n{\"jsonrp\"",
+		"Content-Type: x\r\n\r\n{}",
+		"Content-Length: -5\r\n\r\n",
+		"Content-Length: banana\r\n\r\n{}",
+		"Content-Length: 2\r\n\r\n[]",
+	} {
+		t.Run("then EOF: "+strings.ReplaceAll(raw, "\r\n", " "), func(t *testing.T) {
+			r := framingStart(t, ws)
+			r.initialize(nil)
+			r.writeBytes([]byte(raw))
+			r.stdin.Close()
+			if code := r.exitCode(3 * time.Second); code == 2 || code == -1 || strings.Contains(r.stderr.String(), "panic:") {
+				t.Errorf("exit code %d, stderr:\n%s", code, r.stderr.String())
+			}
+		})
+	}
 }
 
 // Nothing but protocol frames on stdout (framingStart's reader fails the
@@ -641,8 +660,11 @@ func TestLifecycleClosingStdinCancelsAndExits(t *testing.T) {
 	})
 	framingResult(t, r.call("tools/call", framingTool("read", map[string]any{"path": "a.txt"})))
 	marker := fmt.Sprintf("3000.%d%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	single := marker + "1"
 	reapProcessesWithArg(t, marker)
+	reapProcessesWithArg(t, single)
 	r.request("tools/call", framingTool("bash", map[string]any{"command": "sleep " + marker + "; touch after-sleep"}))
+	r.request("tools/call", framingTool("bash", map[string]any{"command": "sleep " + single}))
 	r.request("tools/call", framingTool("test_block", map[string]any{"seconds": 30, "marker": "eof-cancelled.txt"}))
 	r.request("tools/call", framingTool("edit", editCall("a.txt", "x", "y")))
 	r.request("tools/callBatch", map[string]any{"calls": []any{framingTool("test_block", map[string]any{})}})
@@ -651,8 +673,8 @@ func TestLifecycleClosingStdinCancelsAndExits(t *testing.T) {
 	case <-time.After(framingWait):
 		t.Fatalf("the edit never asked; frames:\n%s", r.dump())
 	}
-	if !waitUntil(framingWait, func() bool { return len(processesWithArg(marker)) > 0 }) {
-		t.Fatalf("the bash child never started; frames:\n%s", r.dump())
+	if !waitUntil(framingWait, func() bool { return len(processesWithArg(marker)) > 0 && len(processesWithArg(single)) > 0 }) {
+		t.Fatalf("the bash children never started; frames:\n%s", r.dump())
 	}
 	if _, ok := r.wait(framingWait, func(m map[string]any) bool {
 		p, _ := m["params"].(map[string]any)
@@ -673,8 +695,8 @@ func TestLifecycleClosingStdinCancelsAndExits(t *testing.T) {
 	if took > time.Second {
 		t.Errorf("exit took %v after EOF; contract: within 1 s", took)
 	}
-	if !waitUntil(2*time.Second, func() bool { return len(processesWithArg(marker)) == 0 }) {
-		t.Errorf("bash child %q still running after agentls exited: pids %v", marker, processesWithArg(marker))
+	if !waitUntil(2*time.Second, func() bool { return len(processesWithArg(marker))+len(processesWithArg(single)) == 0 }) {
+		t.Errorf("bash children still running after agentls exited: pids %v %v", processesWithArg(marker), processesWithArg(single))
 	}
 	if _, err := os.Stat(filepath.Join(ws, "after-sleep")); err == nil {
 		t.Errorf("the cancelled command ran on")
@@ -886,15 +908,15 @@ func TestProtocolCancelBatch(t *testing.T) {
 func TestProtocolManyCallsAndACancel(t *testing.T) {
 	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
 	files := map[string]string{}
-	for i := range 20 {
-		files[fmt.Sprintf("f%02d.txt", i)] = fmt.Sprintf("content-%02d\n", i)
+	for i := range 200 {
+		files[fmt.Sprintf("f%03d.txt", i)] = fmt.Sprintf("content-%03d\n", i)
 	}
 	r := framingStart(t, framingWS(t, files))
 	r.initialize(nil)
 	reads := func(from, to int) []byte {
 		var b bytes.Buffer
 		for i := from; i < to; i++ {
-			b.Write(framingFrameOf(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read","arguments":{"path":"f%02d.txt"},"callId":"c%d"}}`, 10000+i, i%20, i)))
+			b.Write(framingFrameOf(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read","arguments":{"path":"f%03d.txt"},"callId":"c%d"}}`, 10000+i, i, i)))
 		}
 		return b.Bytes()
 	}
@@ -917,7 +939,7 @@ func TestProtocolManyCallsAndACancel(t *testing.T) {
 	r.writeBytes(reads(100, 200))
 	for i := range 200 {
 		res := framingResult(t, r.reply(10000+i))
-		want := fmt.Sprintf("f%02d.txt, lines 1-1 of 1\n     1→content-%02d", i%20, i%20)
+		want := fmt.Sprintf("f%03d.txt, lines 1-1 of 1\n     1→content-%03d", i, i)
 		if !strings.Contains(framingText(res), want) || res["callId"] != fmt.Sprintf("c%d", i) {
 			t.Fatalf("call %d: callId %v, text %q; want %q", i, res["callId"], framingText(res), want)
 		}

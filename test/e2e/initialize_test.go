@@ -869,6 +869,9 @@ func TestInitializeInitializationOptions(t *testing.T) {
 				t.Errorf("initialize result: %s", f.Raw)
 			}
 			r.notify("initialized", []any{})
+			if res := r.toolCall(t, "ls", "", []any{}).result(); res["isError"] != false {
+				t.Errorf("ls with arguments []: %s", initializeText(res))
+			}
 			res := r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()
 			wantContains(t, "read", initializeText(res), "hello")
 		})

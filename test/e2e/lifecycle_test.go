@@ -163,6 +163,11 @@ func TestLifecycleInvalidUTF8(t *testing.T) {
 	if !regexp.MustCompile(`(?i)utf-?8`).MatchString(r.Text()) {
 		t.Errorf("read of invalid UTF-8: no note about it (docs/tools.md: shown with U+FFFD and a note):\n%s", r.Text())
 	}
+	// A request's invalid UTF-8 arrives as U+FFFD (encoding/json): a path
+	// spelled so is answered, a result or an error, and the session goes on.
+	if _, err := c.TryCallTool(ctx, "read", map[string]any{"path": "name\uFFFD.txt"}); err != nil && rpcCode(err) == 0 {
+		t.Errorf("read of a U+FFFD path: %v", err)
+	}
 	if r := c.CallTool(ctx, "ls", map[string]any{}); !strings.Contains(r.Text(), "ok.txt") {
 		t.Errorf("ls with a non-UTF-8 name: %s", r.Text())
 	}
