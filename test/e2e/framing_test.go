@@ -390,11 +390,11 @@ func TestProtocolFramingVariants(t *testing.T) {
 	})
 	t.Run("huge frame of several MB", func(t *testing.T) {
 		pad := strings.Repeat("x", 6<<20)
-		b := fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"},"callId":"a8p-huge","padding":%q}}`, pad)
+		b := fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"},"callId":"proto-huge","padding":%q}}`, pad)
 		r.writeBytes(framingFrameOf(b))
 		m := r.reply(9)
 		res := framingResult(t, m)
-		if !strings.Contains(framingText(res), "alpha") || res["callId"] != "a8p-huge" {
+		if !strings.Contains(framingText(res), "alpha") || res["callId"] != "proto-huge" {
 			t.Fatalf("huge frame: wrong result %.300v", res)
 		}
 	})
@@ -780,7 +780,7 @@ func TestProtocolCancelRunningCall(t *testing.T) {
 	r := framingStart(t, ws)
 	r.initialize(nil)
 	var lat []time.Duration
-	for i, id := range []any{"a8p-str-1", 0, 7, float64(1<<31 + 5), float64(1<<40 + 7), -3} {
+	for i, id := range []any{"proto-str-1", 0, 7, float64(1<<31 + 5), float64(1<<40 + 7), -3} {
 		marker := fmt.Sprintf("cancelled-%d.txt", i)
 		r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": "test_block",
 			"arguments": map[string]any{"seconds": 20, "marker": marker}, "callId": fmt.Sprintf("blk-%d", i)}})

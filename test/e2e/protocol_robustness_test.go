@@ -255,15 +255,15 @@ func TestProtoToolsListChanged(t *testing.T) {
 	t.Run("an extension tool file appears", func(t *testing.T) {
 		c, ws, ctx := start(t, map[string]string{".agentls/keep": ""})
 		since := time.Now()
-		writeFile(t, filepath.Join(ws, ".agentls", "tools", "a8p_echo.json"), apToolDef("a8p_echo", false))
+		writeFile(t, filepath.Join(ws, ".agentls", "tools", "proto_echo.json"), apToolDef("proto_echo", false))
 		if n := changed(t, c, since); len(n.Params) > 0 && string(n.Params) != "{}" && string(n.Params) != "null" {
 			t.Errorf("tools/listChanged params %s, want {}", n.Params)
 		}
-		if _, ok := apActive(t, c, ctx)["a8p_echo"]; !ok {
-			t.Errorf("tools/list after tools/listChanged lacks a8p_echo")
+		if _, ok := apActive(t, c, ctx)["proto_echo"]; !ok {
+			t.Errorf("tools/list after tools/listChanged lacks proto_echo")
 		}
-		if r := c.CallTool(ctx, "a8p_echo", map[string]any{"v": "hi there"}); !strings.Contains(r.Text(), "a8p_echo hi there") {
-			t.Errorf("a8p_echo: %q", r.Text())
+		if r := c.CallTool(ctx, "proto_echo", map[string]any{"v": "hi there"}); !strings.Contains(r.Text(), "proto_echo hi there") {
+			t.Errorf("proto_echo: %q", r.Text())
 		}
 	})
 	t.Run("tool_search activates a deferred tool", func(t *testing.T) {
