@@ -1,61 +1,805 @@
 package e2e
 
-import (
-	"fmt"
-	"path/filepath"
-	"strings"
-	"testing"
+// Edits and writes under concurrency and crashes, and the helpers every
+// edit/write test (edit_*, staleness, text_encodings, write) shares.
 
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/test/harness"
 )
 
-// 50 edits to distinct regions of one file, in one batch and as 50 parallel
-// calls: every one is applied, none lost.
-func TestConcurrentEditsOfOneFileLoseNothing(t *testing.T) {
-	var b strings.Builder
-	for i := range 50 {
-		fmt.Fprintf(&b, "slot %02d: old\n", i)
+const bom = "\ufeff"
+
+// noteWait bounds a wait for a notification: generous for a loaded 2-core
+// machine, far below a session's timeout.
+const noteWait = 8 * time.Second
+
+// mustRead calls read and fails the test on an error result.
+func mustRead(t testing.TB, c *harness.Client, ctx context.Context, path string) harness.Result {
+	t.Helper()
+	r := c.CallTool(ctx, "read", map[string]any{"path": path})
+	if r.IsError {
+		t.Fatalf("read %s: %s", path, r.Text())
 	}
-	c, ws, ctx := start(t, map[string]string{"batch.txt": b.String(), "par.txt": b.String()})
-	c.CallTool(ctx, "read", map[string]any{"path": "batch.txt"})
-	c.CallTool(ctx, "read", map[string]any{"path": "par.txt"})
-	var calls []any
-	for i := range 50 {
-		calls = append(calls, map[string]any{"name": "edit", "arguments": map[string]any{"path": "batch.txt", "edits": []any{map[string]any{"oldText": fmt.Sprintf("slot %02d: old", i), "newText": fmt.Sprintf("slot %02d: new", i)}}}})
+	return r
+}
+
+// wantRefused fails unless r is an error result whose text holds every
+// want (case-sensitive).
+func wantRefused(t testing.TB, what string, r harness.Result, wants ...string) {
+	t.Helper()
+	if !r.IsError {
+		t.Errorf("%s: not refused: %s", what, r.Text())
 	}
-	var out struct {
-		Results []harness.Result `json:"results"`
-	}
-	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &out); err != nil {
+	wantContains(t, what, r.Text(), wants...)
+}
+
+func writeCall(path, content string) map[string]any {
+	return map[string]any{"path": path, "content": content}
+}
+
+// startCaps is start with experimental.agentls capabilities (applyEdit,
+// diagnostics, confirm) and an OnRequest handler set before initialize.
+func startCaps(t *testing.T, ws string, caps map[string]any, onRequest func(context.Context, string, json.RawMessage) (any, error)) (*harness.Client, context.Context) {
+	t.Helper()
+	c := harness.Start(t, harness.Options{Root: ws})
+	c.OnRequest = onRequest
+	ctx := testCtx(t, sessionTimeout)
+	c.Initialize(ctx, map[string]any{"initializationOptions": bypassOptions(),
+		"capabilities": map[string]any{"experimental": map[string]any{"agentls": caps}}})
+	return c, ctx
+}
+
+// dirNames lists dir's entries, sorted: temp files left behind show here.
+func dirNames(t testing.TB, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for i, r := range out.Results {
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// wantNames checks dir ends up holding exactly want: a cancelled call
+// removes its temp file as it winds down, so a temp file counts as left
+// behind only if it is still there after 2 s.
+func wantNames(t testing.TB, what, dir string, want ...string) {
+	t.Helper()
+	sort.Strings(want)
+	var got []string
+	if !waitUntil(2*time.Second, func() bool { got = dirNames(t, dir); return reflect.DeepEqual(got, want) }) {
+		t.Errorf("%s: %s holds %q, want exactly %q (temp file left behind?)", what, dir, got, want)
+	}
+}
+
+func sha(s string) string { return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(s))) }
+
+// lspEdit is an LSP TextEdit as agentls sends it.
+type lspEdit struct {
+	Range struct {
+		Start struct{ Line, Character int } `json:"start"`
+		End   struct{ Line, Character int } `json:"end"`
+	} `json:"range"`
+	NewText string `json:"newText"`
+}
+
+func (e lspEdit) String() string {
+	return fmt.Sprintf("%d:%d-%d:%d %q", e.Range.Start.Line, e.Range.Start.Character, e.Range.End.Line, e.Range.End.Character, e.NewText)
+}
+
+// lspEdits decodes details.edits.
+func lspEdits(t testing.TB, v any) []lspEdit {
+	t.Helper()
+	raw, _ := json.Marshal(v)
+	var out []lspEdit
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("edits %s: %v", raw, err)
+	}
+	return out
+}
+
+// lspOffset turns an LSP position into a byte offset of text. Lines end at
+// \r\n, \n or \r (LSP 3.17); character counts units of enc ("utf-16",
+// "utf-8", "utf-32"). A character past the line's end or inside a
+// multi-unit character is an error: a server must not send one.
+func lspOffset(text string, line, char int, enc string) (int, error) {
+	off := 0
+	for l := 0; l < line; l++ {
+		i := strings.IndexAny(text[off:], "\r\n")
+		if i < 0 {
+			return 0, fmt.Errorf("line %d past the end (%d lines)", line, l+1)
+		}
+		off += i + 1
+		if strings.HasPrefix(text[off-1:], "\r\n") {
+			off++
+		}
+	}
+	end := len(text)
+	if i := strings.IndexAny(text[off:], "\r\n"); i >= 0 {
+		end = off + i
+	}
+	for units := 0; units < char; {
+		if off >= end {
+			return 0, fmt.Errorf("character %d past the end of line %d (%d units)", char, line, units)
+		}
+		r, size := utf8.DecodeRuneInString(text[off:])
+		switch enc {
+		case "utf-8":
+			units += size
+		case "utf-32":
+			units++
+		default:
+			units += utf16.RuneLen(r)
+		}
+		off += size
+		if units > char {
+			return 0, fmt.Errorf("character %d splits a character on line %d", char, line)
+		}
+	}
+	return off, nil
+}
+
+// applyLSP applies TextEdits (ranges in old, positions in enc) to old and
+// fails on invalid or overlapping ranges.
+func applyLSP(old string, edits []lspEdit, enc string) (string, error) {
+	type span struct {
+		s, e int
+		text string
+	}
+	var spans []span
+	for _, e := range edits {
+		s, err := lspOffset(old, e.Range.Start.Line, e.Range.Start.Character, enc)
+		if err != nil {
+			return "", fmt.Errorf("start: %w", err)
+		}
+		en, err := lspOffset(old, e.Range.End.Line, e.Range.End.Character, enc)
+		if err != nil {
+			return "", fmt.Errorf("end: %w", err)
+		}
+		if en < s {
+			return "", fmt.Errorf("range end before start: %v", e)
+		}
+		spans = append(spans, span{s, en, e.NewText})
+	}
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].s > spans[j].s })
+	out := old
+	for i, sp := range spans {
+		if i > 0 && sp.e > spans[i-1].s {
+			return "", fmt.Errorf("overlapping edits")
+		}
+		out = out[:sp.s] + sp.text + out[sp.e:]
+	}
+	return out, nil
+}
+
+// checkEdits applies details.edits to old (a BOM is not part of the
+// editor's text, docs/tools.md) and compares with want.
+func checkEdits(t testing.TB, details map[string]any, old, want, enc string) {
+	t.Helper()
+	edits := lspEdits(t, details["edits"])
+	if len(edits) == 0 {
+		t.Fatalf("details.edits empty: %v", details)
+	}
+	got, err := applyLSP(strings.TrimPrefix(old, bom), edits, enc)
+	if err != nil {
+		t.Fatalf("applying details.edits (%s) %v to %q: %v", enc, edits, old, err)
+	}
+	if got != strings.TrimPrefix(want, bom) {
+		t.Errorf("details.edits (%s) %v applied to the old text give\n%q\nwant (new file without BOM)\n%q", enc, edits, got, strings.TrimPrefix(want, bom))
+	}
+}
+
+// checkDiff applies a unifiedDiff to old at rel (nil: a new file) with git
+// apply and with patch -p1, and compares with want.
+func checkDiff(t testing.TB, diff, rel string, old *string, want string) {
+	t.Helper()
+	if diff == "" {
+		t.Fatal("details.unifiedDiff empty")
+	}
+	for _, tool := range []string{"git", "patch"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Logf("%s not installed: not checked", tool)
+			continue
+		}
+		dir := t.TempDir()
+		if old != nil {
+			writeFile(t, filepath.Join(dir, rel), *old)
+		}
+		patchFile := filepath.Join(t.TempDir(), "d.patch")
+		writeFile(t, patchFile, diff)
+		cmd := exec.Command("patch", "-p1", "--batch", "--no-backup-if-mismatch", "-i", patchFile)
+		if tool == "git" {
+			cmd = exec.Command("git", "apply", "--whitespace=nowarn", "--unsafe-paths", patchFile)
+			cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
+		}
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s does not apply the unifiedDiff: %v\n%s\ndiff:\n%q", tool, err, out, diff)
+			continue
+		}
+		if got := readFile(t, filepath.Join(dir, rel)); got != want {
+			t.Errorf("%s applied the unifiedDiff giving\n%q\nwant\n%q\ndiff:\n%q", tool, got, want, diff)
+		}
+	}
+}
+
+// detailKeys are the details of every edit and write (docs/protocol.md,
+// tools/details).
+var detailKeys = []string{"kind", "uri", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"}
+
+// checkDetails checks an edit's or write's details against the file's bytes
+// before (nil: created) and after: every key present, the TextEdits (in
+// enc) and the diff each turn before into after, the hashes are the bytes'
+// SHA-256, and the tools/details notification of the call carries the same.
+func checkDetails(t testing.TB, c *harness.Client, r harness.Result, tool, kind, rel string, before *string, after, enc string) {
+	t.Helper()
+	d := r.Details
+	for _, k := range detailKeys {
+		if _, ok := d[k]; !ok {
+			t.Errorf("details lack %q: %v", k, d)
+		}
+	}
+	if d["kind"] != kind {
+		t.Errorf("details.kind = %v, want %s", d["kind"], kind)
+	}
+	if u := fmt.Sprint(d["uri"]); !strings.HasPrefix(u, "file:///") || !strings.HasSuffix(u, "/"+rel) {
+		t.Errorf("details.uri = %v, want a file URI of %s", u, rel)
+	}
+	old := ""
+	if before != nil {
+		old = *before
+	}
+	checkEdits(t, d, old, after, enc)
+	diff, _ := d["unifiedDiff"].(string)
+	checkDiff(t, diff, rel, before, after)
+	if d["oldHash"] != sha(old) || d["newHash"] != sha(after) {
+		t.Errorf("hashes old %v new %v, want %s %s (sha256 of the bytes)", d["oldHash"], d["newHash"], sha(old), sha(after))
+	}
+	if fl, _ := d["firstChangedLine"].(float64); fl < 1 {
+		t.Errorf("firstChangedLine = %v", d["firstChangedLine"])
+	}
+	note, ok := detailsOf(c, r.CallID)
+	if !ok {
+		t.Errorf("no tools/details notification for %s before its reply", r.CallID)
+		return
+	}
+	if note.Tool != tool {
+		t.Errorf("tools/details tool = %q, want %s", note.Tool, tool)
+	}
+	for _, k := range detailKeys {
+		if a, b := compactJSON(note.Details[k]), compactJSON(d[k]); a != b {
+			t.Errorf("tools/details %s = %s, reply details %s", k, a, b)
+		}
+	}
+}
+
+// detailsOf is the tools/details notification of callID received so far.
+func detailsOf(c *harness.Client, callID string) (detailsNote, bool) {
+	for _, n := range c.Notes("tools/details") {
+		var d detailsNote
+		if json.Unmarshal(n.Params, &d) == nil && d.CallID == callID {
+			return d, true
+		}
+	}
+	return detailsNote{}, false
+}
+
+// extChange is one workspace/externalChange notification.
+type extChange struct {
+	URI       string `json:"uri"`
+	Kind      string `json:"kind"`
+	ReadStale bool   `json:"readStale"`
+}
+
+// waitExt waits up to d for a workspace/externalChange received after since
+// that match accepts. (WaitNote holds the client's lock while it calls the
+// predicate: it parses, it does not call Notes.)
+func waitExt(c *harness.Client, d time.Duration, since time.Time, match func(extChange) bool) (extChange, time.Time, bool) {
+	var got extChange
+	n, ok := c.WaitNote(d, func(n harness.Note) bool {
+		var e extChange
+		if n.Method != "workspace/externalChange" || n.At.Before(since) || json.Unmarshal(n.Params, &e) != nil || !match(e) {
+			return false
+		}
+		got = e
+		return true
+	})
+	return got, n.At, ok
+}
+
+// extOf matches a change of p (any kind when kind is "").
+func extOf(p, kind string) func(extChange) bool {
+	return func(e extChange) bool { return e.URI == fileURI(p) && (kind == "" || e.Kind == kind) }
+}
+
+// staleOf matches a readStale change of any of paths.
+func staleOf(paths ...string) func(extChange) bool {
+	return func(e extChange) bool {
+		for _, p := range paths {
+			if e.ReadStale && e.URI == fileURI(p) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// extChanges is every workspace/externalChange so far for p ("": all).
+func extChanges(c *harness.Client, p string) []extChange {
+	var out []extChange
+	for _, n := range c.Notes("workspace/externalChange") {
+		var e extChange
+		if json.Unmarshal(n.Params, &e) == nil && (p == "" || e.URI == fileURI(p)) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// barrier changes barrier.txt (read beforehand) and waits for its
+// notification: events caused earlier have been handled by then, so the
+// absence of a notification can be asserted.
+func barrier(t testing.TB, c *harness.Client, ws string) {
+	t.Helper()
+	p := filepath.Join(ws, "barrier.txt")
+	mark := time.Now()
+	writeFile(t, p, fmt.Sprintf("barrier %d, a longer line\n", mark.UnixNano()))
+	if _, _, ok := waitExt(c, noteWait, mark, extOf(p, "")); !ok {
+		t.Fatalf("barrier: no workspace/externalChange for %s within %v", p, noteWait)
+	}
+}
+
+// 50 edits of distinct lines of one file, in one batch and as 50 parallel
+// calls (half of them through a symlink to it): every one lands, the link
+// stays a link and no temp file is left.
+func TestConcurrentEditsOfOneFileLandAll(t *testing.T) {
+	const n = 50
+	orig := numberedLines(n, func(i int) string { return fmt.Sprintf("slot %02d — ü😀: old", i) })
+	want := strings.ReplaceAll(orig, ": old", ": new")
+	edit := func(path string, i int) map[string]any {
+		return editCall(path, fmt.Sprintf("slot %02d — ü😀: old", i+1), fmt.Sprintf("slot %02d — ü😀: new", i+1))
+	}
+	c, ws, ctx := start(t, map[string]string{"batch/c.txt": orig, "par/c.txt": orig})
+	symlink(t, "c.txt", filepath.Join(ws, "par/alias.txt"))
+	for _, p := range []string{"batch/c.txt", "par/c.txt", "par/alias.txt"} {
+		mustRead(t, c, ctx, p)
+	}
+	var calls []map[string]any
+	for i := range n {
+		calls = append(calls, batchItem("edit", edit("batch/c.txt", i)))
+	}
+	for i, r := range callBatch(t, ctx, c, calls...) {
 		if r.IsError {
 			t.Errorf("batch edit %d: %s", i, r.Text())
 		}
 	}
-	errs := make(chan string, 50)
-	for i := range 50 {
+	var wg sync.WaitGroup
+	errs := make([]string, n)
+	for i := range n {
+		wg.Add(1)
 		go func() {
-			r, err := c.TryCallTool(ctx, "edit", map[string]any{"path": "par.txt", "edits": []any{map[string]any{"oldText": fmt.Sprintf("slot %02d: old", i), "newText": fmt.Sprintf("slot %02d: new", i)}}})
-			if err != nil {
-				errs <- err.Error()
+			defer wg.Done()
+			path := "par/c.txt"
+			if i%2 == 1 {
+				path = "par/alias.txt"
+			}
+			if r, err := c.TryCallTool(ctx, "edit", edit(path, i)); err != nil {
+				errs[i] = err.Error()
 			} else if r.IsError {
-				errs <- r.Text()
-			} else {
-				errs <- ""
+				errs[i] = r.Text()
 			}
 		}()
 	}
-	for range 50 {
-		if e := <-errs; e != "" {
-			t.Error(e)
+	wg.Wait()
+	for i, e := range errs {
+		if e != "" {
+			t.Errorf("parallel edit %d: %s", i, e)
 		}
 	}
-	for _, f := range []string{"batch.txt", "par.txt"} {
-		got := readFile(t, filepath.Join(ws, f))
-		if strings.Contains(got, "old") || strings.Count(got, ": new\n") != 50 {
+	for _, f := range []string{"batch/c.txt", "par/c.txt"} {
+		if got := readFile(t, filepath.Join(ws, f)); got != want {
 			t.Errorf("%s lost updates:\n%s", f, got)
 		}
 	}
+	if fi, err := os.Lstat(filepath.Join(ws, "par/alias.txt")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the symlink alias was replaced by a file")
+	}
+	wantNames(t, "after the edits", filepath.Join(ws, "par"), "alias.txt", "c.txt")
+	wantNames(t, "after the batch", filepath.Join(ws, "batch"), "c.txt")
+}
+
+// parallelProbe answers tools/diagnostics requests and records how many
+// were outstanding at once; each waits (up to hold) for a second to arrive,
+// so two calls that really run at the same time are both seen in flight.
+type parallelProbe struct {
+	hold              time.Duration
+	mu                sync.Mutex
+	inFlight, maxSeen int
+	arrived           chan struct{} // closed when two are in flight at once
+	once              sync.Once
+}
+
+func (b *parallelProbe) answer(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if method != "tools/diagnostics" {
+		return nil, nil
+	}
+	b.mu.Lock()
+	b.inFlight++
+	b.maxSeen = max(b.maxSeen, b.inFlight)
+	if b.inFlight >= 2 {
+		b.once.Do(func() { close(b.arrived) })
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.arrived:
+	case <-time.After(b.hold):
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	b.inFlight--
+	b.mu.Unlock()
+	return map[string]any{"items": []any{}}, nil
+}
+
+// docs/tools.md: edit and write are "not concurrency-safe for the same path
+// only": edits of 50 different files run in parallel. The editor's
+// diagnostics question, asked inside each edit, shows whether two edits
+// were running at once.
+func TestEditsOfDifferentFilesRunInParallel(t *testing.T) {
+	t.Parallel()
+	const files = 50
+	for _, mode := range []string{"callBatch", "parallel tools/call"} {
+		t.Run(mode, func(t *testing.T) {
+			ws := t.TempDir()
+			for i := range files {
+				writeFile(t, filepath.Join(ws, fmt.Sprintf("f%02d.txt", i)), fmt.Sprintf("file %02d: old\n", i))
+			}
+			b := &parallelProbe{hold: 200 * time.Millisecond, arrived: make(chan struct{})}
+			c, ctx := startCaps(t, ws, map[string]any{"diagnostics": true}, b.answer)
+			for i := range files {
+				mustRead(t, c, ctx, fmt.Sprintf("f%02d.txt", i))
+			}
+			edit := func(i int) map[string]any {
+				return editCall(fmt.Sprintf("f%02d.txt", i), fmt.Sprintf("file %02d: old", i), fmt.Sprintf("file %02d: new", i))
+			}
+			errs := make([]string, files)
+			if mode == "callBatch" {
+				var calls []map[string]any
+				for i := range files {
+					calls = append(calls, batchItem("edit", edit(i)))
+				}
+				for i, r := range callBatch(t, ctx, c, calls...) {
+					if r.IsError {
+						errs[i] = r.Text()
+					}
+				}
+			} else {
+				var wg sync.WaitGroup
+				for i := range files {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if r, err := c.TryCallTool(ctx, "edit", edit(i)); err != nil {
+							errs[i] = err.Error()
+						} else if r.IsError {
+							errs[i] = r.Text()
+						}
+					}()
+				}
+				wg.Wait()
+			}
+			for i, e := range errs {
+				if e != "" {
+					t.Errorf("edit %d: %s", i, e)
+				}
+			}
+			for i := range files {
+				if got, want := readFile(t, filepath.Join(ws, fmt.Sprintf("f%02d.txt", i))), fmt.Sprintf("file %02d: new\n", i); got != want {
+					t.Errorf("f%02d.txt = %q, want %q", i, got, want)
+				}
+			}
+			if b.maxSeen < 2 {
+				t.Errorf("edits of %d different files never ran at the same time: they were serialized", files)
+			}
+		})
+	}
+}
+
+// The model reads and rewrites race.txt while an external writer keeps
+// saving it atomically with numbered contents: every state of the file is
+// whole, and a model write based on version k never replaces a version > k
+// saved after its read (no lost update).
+func TestWriteRacingAnExternalWriterLosesNoUpdate(t *testing.T) {
+	slow(t)
+	ext := func(k int) string { return fmt.Sprintf("external %04d\n%s", k, strings.Repeat("payload line\n", 200)) }
+	c, ws, ctx := start(t, map[string]string{"race/race.txt": ext(0)})
+	p := filepath.Join(ws, "race", "race.txt")
+	valid := regexp.MustCompile(`^(external (\d{4})\n(payload line\n){200}|model based on (\d{4}) try (\d+)\n(model line\n){300})$`)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	lastExt := 0
+	var torn []string
+	wg.Add(2)
+	go func() { // external writer: atomic saves through its own temp name
+		defer wg.Done()
+		for k := 1; k <= 400; k++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			tmp := filepath.Join(ws, "race", ".ext.tmp.txt")
+			if os.WriteFile(tmp, []byte(ext(k)), 0o644) == nil && os.Rename(tmp, p) == nil {
+				mu.Lock()
+				lastExt = k
+				mu.Unlock()
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	go func() { // reader: every state of the file is whole
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if b, err := os.ReadFile(p); err == nil && !valid.Match(b) {
+				mu.Lock()
+				torn = append(torn, fmt.Sprintf("%.60q… (%d bytes)", b, len(b)))
+				mu.Unlock()
+			}
+		}
+	}()
+	wrote := 0
+	version := regexp.MustCompile(`(external|based on) (\d{4})`)
+	for try, deadline := 0, time.Now().Add(2*time.Second); time.Now().Before(deadline); try++ {
+		r := c.CallTool(ctx, "read", map[string]any{"path": "race/race.txt", "limit": 1})
+		m := version.FindStringSubmatch(r.Text())
+		if r.IsError || m == nil {
+			continue
+		}
+		body := fmt.Sprintf("model based on %s try %d\n%s", m[2], try, strings.Repeat("model line\n", 300))
+		if w := c.CallTool(ctx, "write", writeCall("race/race.txt", body)); !w.IsError {
+			wrote++
+		}
+	}
+	close(stop)
+	wg.Wait()
+	for _, s := range torn {
+		t.Errorf("torn file state: %s", s)
+	}
+	final := readFile(t, p)
+	if m := valid.FindStringSubmatch(final); m == nil {
+		t.Errorf("final file not whole: %.80q", final)
+	} else if k, _ := strconv.Atoi(m[4]); m[4] != "" && k < lastExt {
+		t.Errorf("lost update: final file is the model's write based on version %d, external version %d was saved after that read", k, lastExt)
+	}
+	for _, n := range dirNames(t, filepath.Join(ws, "race")) {
+		if n != "race.txt" && n != ".ext.tmp.txt" {
+			t.Errorf("temp file left: %s", n)
+		}
+	}
+	t.Logf("model writes that went through: %d, external saves: %d", wrote, lastExt)
+}
+
+// An edit of a 4 MB file killed (SIGKILL) at points spread across its
+// lifetime leaves the file whole, old or new; the next start leaves no temp
+// file behind.
+func TestEditKilledMidWriteLeavesOldOrNew(t *testing.T) {
+	slow(t)
+	ws := t.TempDir()
+	p := filepath.Join(ws, "big.txt")
+	body := strings.Repeat("0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ\n", 4<<20/66+1)
+	writeFile(t, p, "MARK-0\n"+body)
+	startKillable := func() (*harness.Client, context.Context) {
+		c, ctx := startOpts(t, harness.Options{Root: ws, Process: true}, bypass())
+		if r := c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "limit": 1}); r.IsError {
+			t.Fatal(r.Text())
+		}
+		return c, ctx
+	}
+	// Time one undisturbed edit, then spread the kill points across it.
+	c0, ctx0 := startKillable()
+	t0 := time.Now()
+	if r := c0.CallTool(ctx0, "edit", editCall("big.txt", "MARK-0\n", "MARK-00\n")); r.IsError {
+		t.Fatal(r.Text())
+	}
+	editDur := time.Since(t0)
+	c0.Process().Kill()
+	<-c0.Exited()
+	t.Logf("one edit of the 4 MB file takes %v", editDur)
+	var outcomes []bool // whether each killed edit had landed
+	for i, deadline := 0, time.Now().Add(12*time.Second); i < 12 && time.Now().Before(deadline); i++ {
+		before := readFile(t, p)
+		cur, _, _ := strings.Cut(before, "\n")
+		next := fmt.Sprintf("MARK-%d", i+1)
+		after := next + before[len(cur):]
+		c, ctx := startKillable()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.TryCallTool(ctx, "edit", editCall("big.txt", cur+"\n", next+"\n"))
+		}()
+		time.Sleep(editDur * time.Duration(i) / 8)
+		c.Process().Kill()
+		<-c.Exited()
+		<-done
+		got := readFile(t, p)
+		outcomes = append(outcomes, got == after)
+		if got != before && got != after {
+			t.Fatalf("iteration %d: file is neither old nor new (len %d, starts %q)", i, len(got), got[:min(20, len(got))])
+		}
+	}
+	t.Logf("edit landed before the kill: %v", outcomes)
+	c, ctx := startIn(t, ws, bypass())
+	mustRead(t, c, ctx, "big.txt")
+	if names := dirNames(t, ws); len(names) != 1 || names[0] != "big.txt" {
+		t.Errorf("temp files left behind after restart: %v", names)
+	}
+}
+
+// docs/tools.md, crash safety: no temp files are left behind at the next
+// start. A crashed writer's temp files (its process is gone), at the root
+// and nested, are removed; the temp file of a write another live process
+// is making (here this test process: a second agentls next to the
+// editor's) is kept, and so are the user's files that only look alike.
+func TestTempFilesOfCrashedWritersRemovedAtStart(t *testing.T) {
+	t.Parallel()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	pid := dead.Process.Pid
+	crashed := []string{
+		fmt.Sprintf("%sa.txt-%d-x1y2z3", ops.TempPrefix, pid),
+		fmt.Sprintf("sub/deep/%sb.go-%d-q9w8e7", ops.TempPrefix, pid),
+	}
+	running := fmt.Sprintf("%sbig.txt-%d-a1b2c3", ops.TempPrefix, os.Getpid())
+	users := []string{"agentls-tmp-a.txt-1-2", "sub/.agentls-tmp", "notes.agentls-tmp-x"}
+	for _, f := range append(append(crashed, running), users...) {
+		writeFile(t, filepath.Join(ws, f), "half of a write\n")
+	}
+	c, ctx := startIn(t, ws, bypass())
+	c.CallTool(ctx, "ls", map[string]any{})
+	gone := func() bool {
+		for _, f := range crashed {
+			if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
+				return false
+			}
+		}
+		return true
+	}
+	if !waitUntil(3*time.Second, gone) {
+		t.Errorf("crash leftovers still there after the next start: %v", tempLeftovers(ws))
+	}
+	for _, f := range append(users, running) {
+		if got, err := os.ReadFile(filepath.Join(ws, f)); err != nil || string(got) != "half of a write\n" {
+			t.Errorf("%s removed or changed by the clean-up: %q, %v", f, got, err)
+		}
+	}
+}
+
+// The raw LSP client below is used by bash_basics_test.go: it sees the
+// order of frames on the wire (a notification before its call's reply).
+
+// editCaseMustRead calls the read tool and fails on an error result.
+func editCaseMustRead(t *testing.T, c *harness.Client, ctx context.Context, args map[string]any) harness.Result {
+	t.Helper()
+	r := c.CallTool(ctx, "read", args)
+	if r.IsError {
+		t.Fatalf("read %v: %s", args, r.Text())
+	}
+	return r
+}
+
+// editCaseRaw speaks LSP framing to agentls directly, so the order of frames
+// on the wire (a notification before its call's reply) can be checked; the
+// harness's async handlers do not preserve it.
+type editCaseRaw struct {
+	*rawClient[map[string]any]
+	nextID int
+	taken  int // frames already returned by call
+}
+
+func editCaseRawStart(t *testing.T, ws string, initOpts map[string]any, env ...string) *editCaseRaw {
+	t.Helper()
+	r := &editCaseRaw{rawClient: startRaw(t, []string{"--root", ws}, env, lenientFrames(func(body []byte) []map[string]any {
+		var m map[string]any
+		json.Unmarshal(body, &m)
+		if m != nil {
+			m["_recvAt"] = time.Now() // local only, never sent
+		}
+		return []map[string]any{m}
+	}))}
+	r.call("initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": initOpts}, 10*time.Second)
+	r.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
+	// Tests change files and expect workspace/externalChange: only once
+	// the watchers are armed.
+	if _, ok := r.wait(10*time.Second, func(f map[string]any) bool { return f["method"] == harness.WatcherReady }); !ok {
+		t.Fatalf("no %s within 10s", harness.WatcherReady)
+	}
+	return r
+}
+
+func (r *editCaseRaw) send(msg map[string]any) {
+	b, _ := json.Marshal(msg)
+	if err := r.writeFrame(b); err != nil {
+		r.t.Fatalf("send: %v", err)
+	}
+}
+
+// call sends a request and returns its reply and every frame received
+// before it (since the previous call's reply), in wire order.
+func (r *editCaseRaw) call(method string, params any, timeout time.Duration) (map[string]any, []map[string]any) {
+	r.t.Helper()
+	r.nextID++
+	id := r.nextID
+	r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	var before []map[string]any
+	deadline := time.Now().Add(timeout)
+	for {
+		f, ok := r.next(&r.taken, deadline)
+		if !ok && r.isExited() {
+			r.t.Fatalf("%s: connection closed", method)
+		}
+		if !ok {
+			r.t.Fatalf("%s: no reply within %v", method, timeout)
+		}
+		if fid, ok := f["id"].(float64); ok && int(fid) == id && f["method"] == nil {
+			return f, before
+		}
+		before = append(before, f)
+	}
+}
+
+// toolCall runs tools/call and returns the result and the notifications
+// (by method) that preceded the reply.
+func (r *editCaseRaw) toolCall(name, callID string, args any, timeout time.Duration) (harness.Result, []map[string]any) {
+	r.t.Helper()
+	reply, before := r.call("tools/call", map[string]any{"name": name, "callId": callID, "arguments": args}, timeout)
+	var res harness.Result
+	b, _ := json.Marshal(reply["result"])
+	if err := json.Unmarshal(b, &res); err != nil || reply["error"] != nil {
+		r.t.Fatalf("tools/call %s: %v %v", name, err, reply["error"])
+	}
+	return res, before
+}
+
+// editCaseNotesFor returns the params of frames with method for callID.
+func editCaseNotesFor(frames []map[string]any, method, callID string) []map[string]any {
+	var out []map[string]any
+	for _, f := range frames {
+		p, _ := f["params"].(map[string]any)
+		if f["method"] == method && p["callId"] == callID {
+			out = append(out, p)
+		}
+	}
+	return out
 }

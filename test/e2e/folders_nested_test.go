@@ -1144,7 +1144,7 @@ func TestFoldersNestedNestedExternalChangeOnce(t *testing.T) {
 			}
 			// Replaced in one step (write aside, rename over): a truncate
 			// and a write a busy machine spreads over more than the settle
-			// window are two changes, each announced (TestWriteExternalBurst
+			// window are two changes, each announced (TestExternalChangeBurstBounded
 			// allows two per os.WriteFile); one change is the point here.
 			replace := func(p string) {
 				tmp := p + ".new"

@@ -35,53 +35,6 @@ const (
 // staleRereadRE: a refusal must tell the model to read the file again.
 var staleRereadRE = regexp.MustCompile(`(?i)\bre-?read\b|\bread\b.*\b(again|first)\b`)
 
-// staleStart starts a session on ws in bypass mode (so no permission prompt
-// hides what the edit guard decides) with optional client capabilities.
-func staleStart(t *testing.T, ws string, caps map[string]any) (*harness.Client, context.Context) {
-	t.Helper()
-	c := harness.Start(t, harness.Options{Root: ws})
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
-	t.Cleanup(cancel)
-	params := map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}}
-	if caps != nil {
-		params["capabilities"] = caps
-	}
-	c.Initialize(ctx, params)
-	return c, ctx
-}
-
-// staleWS makes a workspace (symlink-resolved, so URIs compare) with files.
-func staleWS(t *testing.T, files map[string]string) string {
-	t.Helper()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rel, body := range files {
-		stalePut(t, filepath.Join(ws, rel), body)
-	}
-	return ws
-}
-
-func stalePut(t *testing.T, p, body string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func staleDisk(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("read %s: %v", p, err)
-	}
-	return string(b)
-}
-
 // staleTimes returns the access and modification times of p (following links).
 func staleTimes(t *testing.T, p string) (atime, mtime time.Time) {
 	t.Helper()
@@ -150,111 +103,48 @@ func stalePlain(t *testing.T, p, body string) {
 	}
 }
 
-func staleRead(t *testing.T, ctx context.Context, c *harness.Client, rel string) {
+// staleWantRefused calls tool (edit: an oldText the disk text contains;
+// write) on rel and requires a refusal that asks for a re-read, with the
+// disk unchanged.
+func staleWantRefused(t *testing.T, ctx context.Context, c *harness.Client, tool, rel, abs, what string) {
 	t.Helper()
-	r := c.CallTool(ctx, "read", map[string]any{"path": rel})
-	if r.IsError {
-		t.Fatalf("read %s: %s", rel, r.Text())
+	before := readFile(t, abs)
+	args := writeCall(rel, staleWritten)
+	if tool == "edit" {
+		args = editCall(rel, staleEditOld, staleEditNew)
+	}
+	r := c.CallTool(ctx, tool, args)
+	after := readFile(t, abs)
+	if !r.IsError {
+		t.Errorf("%s: %s %s after an external change was applied: %q; disk now %q (was %q)", what, tool, rel, r.Text(), after, before)
+	} else if !staleRereadRE.MatchString(r.Text()) {
+		t.Errorf("%s: %s %s refused without telling the model to read again: %q", what, tool, rel, r.Text())
+	}
+	if after != before {
+		t.Errorf("%s: %s %s changed the disk: %q -> %q", what, tool, rel, before, after)
 	}
 }
 
-// staleWantRefusedEdit edits rel (an oldText the current disk text contains)
-// and requires a refusal that asks for a re-read, with the disk unchanged.
-func staleWantRefusedEdit(t *testing.T, ctx context.Context, c *harness.Client, rel, abs, what string) {
-	t.Helper()
-	before := staleDisk(t, abs)
-	r := c.CallTool(ctx, "edit", map[string]any{"path": rel, "edits": []any{map[string]any{"oldText": staleEditOld, "newText": staleEditNew}}})
-	after := staleDisk(t, abs)
-	if !r.IsError {
-		t.Errorf("%s: edit %s after an external change was applied: %q; disk now %q (was %q)", what, rel, r.Text(), after, before)
-	} else if !staleRereadRE.MatchString(r.Text()) {
-		t.Errorf("%s: edit %s refused without telling the model to read again: %q", what, rel, r.Text())
-	} else {
-		t.Logf("%s: edit %s refused: %q", what, rel, r.Text())
-	}
-	if after != before {
-		t.Errorf("%s: edit %s changed the disk: %q -> %q", what, rel, before, after)
-	}
-}
-
-// staleWantRefusedWrite is staleWantRefusedEdit for write.
-func staleWantRefusedWrite(t *testing.T, ctx context.Context, c *harness.Client, rel, abs, what string) {
-	t.Helper()
-	before := staleDisk(t, abs)
-	r := c.CallTool(ctx, "write", map[string]any{"path": rel, "content": staleWritten})
-	after := staleDisk(t, abs)
-	if !r.IsError {
-		t.Errorf("%s: write %s after an external change was applied: %q; disk now %q (was %q)", what, rel, r.Text(), after, before)
-	} else if !staleRereadRE.MatchString(r.Text()) {
-		t.Errorf("%s: write %s refused without telling the model to read again: %q", what, rel, r.Text())
-	} else {
-		t.Logf("%s: write %s refused: %q", what, rel, r.Text())
-	}
-	if after != before {
-		t.Errorf("%s: write %s changed the disk: %q -> %q", what, rel, before, after)
-	}
+// waitStale waits for a workspace/externalChange {readStale: true} of one
+// of paths, received at any time.
+func waitStale(c *harness.Client, d time.Duration, paths ...string) (extChange, bool) {
+	e, _, ok := waitExt(c, d, time.Time{}, staleOf(paths...))
+	return e, ok
 }
 
 // staleWantApplied edits an unchanged, read file: the control that shows the
 // refusals above come from the change, not from the session.
 func staleWantApplied(t *testing.T, ctx context.Context, c *harness.Client, rel, abs, what string) {
 	t.Helper()
-	before := staleDisk(t, abs)
+	before := readFile(t, abs)
 	r := c.CallTool(ctx, "edit", map[string]any{"path": rel, "edits": []any{map[string]any{"oldText": staleEditOld, "newText": staleEditNew}}})
 	if r.IsError {
 		t.Errorf("%s: edit of unchanged %s refused: %q", what, rel, r.Text())
 		return
 	}
-	if want := strings.Replace(before, staleEditOld, staleEditNew, 1); staleDisk(t, abs) != want {
-		t.Errorf("%s: edit of %s: disk %q, want %q", what, rel, staleDisk(t, abs), want)
+	if want := strings.Replace(before, staleEditOld, staleEditNew, 1); readFile(t, abs) != want {
+		t.Errorf("%s: edit of %s: disk %q, want %q", what, rel, readFile(t, abs), want)
 	}
-}
-
-type staleNote struct {
-	URI       string `json:"uri"`
-	Kind      string `json:"kind"`
-	ReadStale bool   `json:"readStale"`
-}
-
-func staleDecode(n harness.Note) staleNote {
-	var p staleNote
-	_ = json.Unmarshal(n.Params, &p)
-	return p
-}
-
-// staleWaitStale waits for a workspace/externalChange with readStale for one
-// of the absolute paths.
-func staleWaitStale(c *harness.Client, timeout time.Duration, abs ...string) (staleNote, bool) {
-	uris := map[string]bool{}
-	for _, p := range abs {
-		uris[fileURI(p)] = true
-	}
-	n, ok := c.WaitNote(timeout, func(n harness.Note) bool {
-		if n.Method != "workspace/externalChange" {
-			return false
-		}
-		p := staleDecode(n)
-		return uris[p.URI] && p.ReadStale
-	})
-	return staleDecode(n), ok
-}
-
-func staleAllNotes(c *harness.Client) string {
-	var out []string
-	for _, n := range c.Notes("workspace/externalChange") {
-		out = append(out, string(n.Params))
-	}
-	return "[" + strings.Join(out, " ") + "]"
-}
-
-func staleNotesFor(c *harness.Client, abs string) []staleNote {
-	var out []staleNote
-	for _, n := range c.Notes("workspace/externalChange") {
-		if p := staleDecode(n); p.URI == fileURI(abs) {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // staleBody is a file body of a fixed size whose tag differs between versions.
@@ -291,16 +181,16 @@ func staleRewriteCase(t *testing.T, timing staleTiming) {
 			files[l.dir+n] = staleBody(l.dir+n, "AAAA")
 		}
 	}
-	ws := staleWS(t, files)
+	ws := resolvedWorkspace(t, files)
 	if timing == staleBackdated {
 		for rel := range files {
 			staleBackdate(t, filepath.Join(ws, rel))
 		}
 	}
-	c, ctx := staleStart(t, ws, nil)
+	c, ctx := startIn(t, ws, bypass())
 	for _, l := range staleLocations {
 		for _, n := range []string{"e.txt", "w.txt", "ctl.txt", "p.txt"} {
-			staleRead(t, ctx, c, l.dir+n)
+			mustRead(t, c, ctx, l.dir+n)
 		}
 	}
 	if timing == staleSlept {
@@ -318,10 +208,10 @@ func staleRewriteCase(t *testing.T, timing staleTiming) {
 		if l.dir == "" {
 			what = "root"
 		}
-		staleWantRefusedEdit(t, ctx, c, l.dir+"e.txt", filepath.Join(ws, l.dir+"e.txt"), what)
-		staleWantRefusedWrite(t, ctx, c, l.dir+"w.txt", filepath.Join(ws, l.dir+"w.txt"), what)
+		staleWantRefused(t, ctx, c, "edit", l.dir+"e.txt", filepath.Join(ws, l.dir+"e.txt"), what)
+		staleWantRefused(t, ctx, c, "write", l.dir+"w.txt", filepath.Join(ws, l.dir+"w.txt"), what)
 		staleWantApplied(t, ctx, c, l.dir+"ctl.txt", filepath.Join(ws, l.dir+"ctl.txt"), what)
-		staleWantRefusedEdit(t, ctx, c, l.dir+"p.txt", filepath.Join(ws, l.dir+"p.txt"), what+" (mtime moved)")
+		staleWantRefused(t, ctx, c, "edit", l.dir+"p.txt", filepath.Join(ws, l.dir+"p.txt"), what+" (mtime moved)")
 	}
 	// Notifications: p.txt (mtime moved) shows the location is watched at
 	// all; e.txt (mtime restored) that the watcher sees the content change.
@@ -331,32 +221,34 @@ func staleRewriteCase(t *testing.T, timing staleTiming) {
 		pp := filepath.Join(ws, l.dir+"p.txt")
 		pe := filepath.Join(ws, l.dir+"e.txt")
 		if !l.watched {
-			t.Logf("ignored %s: notes p.txt %+v, e.txt %+v (docs: ignored files are not watched)", l.dir, staleNotesFor(c, pp), staleNotesFor(c, pe))
+			t.Logf("ignored %s: notes p.txt %+v, e.txt %+v (docs: ignored files are not watched)", l.dir, extChanges(c, pp), extChanges(c, pe))
 			continue
 		}
-		if _, ok := staleWaitStale(c, left(), pp); !ok {
-			t.Errorf("%q: no workspace/externalChange {readStale: true} for a same-size write with a new mtime (%s); got %+v", l.dir, pp, staleNotesFor(c, pp))
+		if _, ok := waitStale(c, left(), pp); !ok {
+			t.Errorf("%q: no workspace/externalChange {readStale: true} for a same-size write with a new mtime (%s); got %+v", l.dir, pp, extChanges(c, pp))
 		}
-		if _, ok := staleWaitStale(c, left(), pe); !ok {
-			t.Errorf("%q: no workspace/externalChange {readStale: true} for a same-size rewrite with the mtime restored (%s); got %+v", l.dir, pe, staleNotesFor(c, pe))
+		if _, ok := waitStale(c, left(), pe); !ok {
+			t.Errorf("%q: no workspace/externalChange {readStale: true} for a same-size rewrite with the mtime restored (%s); got %+v", l.dir, pe, extChanges(c, pe))
 		}
 	}
 }
 
-func TestStaleRewriteSoon(t *testing.T) {
+// A same-size rewrite with the times restored, soon after the read, after
+// the read is no longer recent, and of a file an hour old.
+func TestStaleRewriteTimesRestored(t *testing.T) {
 	t.Parallel()
-	staleRewriteCase(t, staleSoon)
-}
-
-func TestStaleRewriteAfterSleep(t *testing.T) {
-	slow(t)
-	t.Parallel()
-	staleRewriteCase(t, staleSlept)
-}
-
-func TestStaleRewriteBackdated(t *testing.T) {
-	t.Parallel()
-	staleRewriteCase(t, staleBackdated)
+	for _, tc := range []struct {
+		name   string
+		timing staleTiming
+	}{{"soon", staleSoon}, {"after sleep", staleSlept}, {"backdated", staleBackdated}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.timing == staleSlept {
+				slow(t)
+			}
+			t.Parallel()
+			staleRewriteCase(t, tc.timing)
+		})
+	}
 }
 
 // TestStaleNewDir: a directory created after the session started.
@@ -368,12 +260,12 @@ func TestStaleNewDir(t *testing.T) {
 	}{{"soon", false}, {"backdated", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ws := staleWS(t, map[string]string{"keep.txt": "x\n"})
-			c, ctx := staleStart(t, ws, nil)
+			ws := resolvedWorkspace(t, map[string]string{"keep.txt": "x\n"})
+			c, ctx := startIn(t, ws, bypass())
 			var abs []string
 			for _, rel := range []string{"fresh/sub/e.txt", "fresh/sub/w.txt"} {
 				p := filepath.Join(ws, rel)
-				stalePut(t, p, staleBody(rel, "AAAA"))
+				writeFile(t, p, staleBody(rel, "AAAA"))
 				if tc.backdate {
 					staleBackdate(t, p)
 				}
@@ -381,23 +273,23 @@ func TestStaleNewDir(t *testing.T) {
 			}
 			// The read may come before the watcher has seen the new directory;
 			// the guard must not depend on it.
-			staleRead(t, ctx, c, "fresh/sub/e.txt")
-			staleRead(t, ctx, c, "fresh/sub/w.txt")
+			mustRead(t, c, ctx, "fresh/sub/e.txt")
+			mustRead(t, c, ctx, "fresh/sub/w.txt")
 			staleRewrite(t, abs[0], abs[0], staleBody("fresh/sub/e.txt", "BBBB"))
 			staleRewrite(t, abs[1], abs[1], staleBody("fresh/sub/w.txt", "BBBB"))
-			staleWantRefusedEdit(t, ctx, c, "fresh/sub/e.txt", abs[0], "new dir")
-			staleWantRefusedWrite(t, ctx, c, "fresh/sub/w.txt", abs[1], "new dir")
+			staleWantRefused(t, ctx, c, "edit", "fresh/sub/e.txt", abs[0], "new dir")
+			staleWantRefused(t, ctx, c, "write", "fresh/sub/w.txt", abs[1], "new dir")
 			// Control: a change that moves the mtime, so a missing note below
 			// is about the restored mtime, not an unwatched new directory.
 			pp := filepath.Join(ws, "fresh/sub/p.txt")
-			stalePut(t, pp, staleBody("p", "AAAA"))
-			staleRead(t, ctx, c, "fresh/sub/p.txt")
+			writeFile(t, pp, staleBody("p", "AAAA"))
+			mustRead(t, c, ctx, "fresh/sub/p.txt")
 			stalePlain(t, pp, staleBody("p", "PPPP"))
-			if _, ok := staleWaitStale(c, staleNoteWait, pp); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for a same-size write with a new mtime in a new dir (%s); got %+v", pp, staleNotesFor(c, pp))
+			if _, ok := waitStale(c, staleNoteWait, pp); !ok {
+				t.Errorf("no workspace/externalChange {readStale: true} for a same-size write with a new mtime in a new dir (%s); got %+v", pp, extChanges(c, pp))
 			}
-			if _, ok := staleWaitStale(c, staleNoteWait, abs[0]); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for a same-size rewrite with the mtime restored (%s); got %+v", abs[0], staleNotesFor(c, abs[0]))
+			if _, ok := waitStale(c, staleNoteWait, abs[0]); !ok {
+				t.Errorf("no workspace/externalChange {readStale: true} for a same-size rewrite with the mtime restored (%s); got %+v", abs[0], extChanges(c, abs[0]))
 			}
 		})
 	}
@@ -412,7 +304,7 @@ func TestStaleHardLink(t *testing.T) {
 		backdate bool
 	}{{"soon", false}, {"backdated", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			ws := staleWS(t, map[string]string{"e.txt": staleBody("e", "AAAA"), "w.txt": staleBody("w", "AAAA")})
+			ws := resolvedWorkspace(t, map[string]string{"e.txt": staleBody("e", "AAAA"), "w.txt": staleBody("w", "AAAA")})
 			for _, n := range []string{"e", "w"} {
 				if err := os.Link(filepath.Join(ws, n+".txt"), filepath.Join(ws, n+"-other.txt")); err != nil {
 					t.Fatal(err)
@@ -421,15 +313,15 @@ func TestStaleHardLink(t *testing.T) {
 					staleBackdate(t, filepath.Join(ws, n+".txt"))
 				}
 			}
-			c, ctx := staleStart(t, ws, nil)
-			staleRead(t, ctx, c, "e.txt")
-			staleRead(t, ctx, c, "w.txt")
+			c, ctx := startIn(t, ws, bypass())
+			mustRead(t, c, ctx, "e.txt")
+			mustRead(t, c, ctx, "w.txt")
 			for _, n := range []string{"e", "w"} {
 				staleRewrite(t, filepath.Join(ws, n+"-other.txt"), filepath.Join(ws, n+".txt"), staleBody(n, "BBBB"))
 			}
-			staleWantRefusedEdit(t, ctx, c, "e.txt", filepath.Join(ws, "e.txt"), "hard link")
-			staleWantRefusedWrite(t, ctx, c, "w.txt", filepath.Join(ws, "w.txt"), "hard link")
-			t.Logf("hard link: notes for e.txt %+v", staleNotesFor(c, filepath.Join(ws, "e.txt")))
+			staleWantRefused(t, ctx, c, "edit", "e.txt", filepath.Join(ws, "e.txt"), "hard link")
+			staleWantRefused(t, ctx, c, "write", "w.txt", filepath.Join(ws, "w.txt"), "hard link")
+			t.Logf("hard link: notes for e.txt %+v", extChanges(c, filepath.Join(ws, "e.txt")))
 		})
 	}
 }
@@ -450,7 +342,7 @@ func TestStaleSymlink(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ws := staleWS(t, map[string]string{"real-e.txt": staleBody("e", "AAAA"), "real-w.txt": staleBody("w", "AAAA")})
+			ws := resolvedWorkspace(t, map[string]string{"real-e.txt": staleBody("e", "AAAA"), "real-w.txt": staleBody("w", "AAAA")})
 			for _, n := range []string{"e", "w"} {
 				if err := os.Symlink("real-"+n+".txt", filepath.Join(ws, "link-"+n+".txt")); err != nil {
 					t.Fatal(err)
@@ -459,7 +351,7 @@ func TestStaleSymlink(t *testing.T) {
 					staleBackdate(t, filepath.Join(ws, "real-"+n+".txt"))
 				}
 			}
-			c, ctx := staleStart(t, ws, nil)
+			c, ctx := startIn(t, ws, bypass())
 			name := func(n string, read bool) string {
 				if read == tc.readLink {
 					return "link-" + n + ".txt"
@@ -467,21 +359,21 @@ func TestStaleSymlink(t *testing.T) {
 				return "real-" + n + ".txt"
 			}
 			for _, n := range []string{"e", "w"} {
-				staleRead(t, ctx, c, name(n, true))
+				mustRead(t, c, ctx, name(n, true))
 			}
 			for _, n := range []string{"e", "w"} {
 				staleRewrite(t, filepath.Join(ws, name(n, false)), filepath.Join(ws, "real-"+n+".txt"), staleBody(n, "BBBB"))
 			}
 			// The disk check is on the target, whichever name was used.
-			staleWantRefusedEdit(t, ctx, c, name("e", true), filepath.Join(ws, "real-e.txt"), tc.name)
-			staleWantRefusedWrite(t, ctx, c, name("w", true), filepath.Join(ws, "real-w.txt"), tc.name)
+			staleWantRefused(t, ctx, c, "edit", name("e", true), filepath.Join(ws, "real-e.txt"), tc.name)
+			staleWantRefused(t, ctx, c, "write", name("w", true), filepath.Join(ws, "real-w.txt"), tc.name)
 			for _, n := range []string{"e", "w"} {
 				if fi, err := os.Lstat(filepath.Join(ws, "link-"+n+".txt")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 					t.Errorf("link-%s.txt is no longer a symlink (%v)", n, err)
 				}
 			}
 			// Control: the same through the other name, letting the mtime move.
-			stalePut(t, filepath.Join(ws, "real-p.txt"), staleBody("p", "AAAA"))
+			writeFile(t, filepath.Join(ws, "real-p.txt"), staleBody("p", "AAAA"))
 			if err := os.Symlink("real-p.txt", filepath.Join(ws, "link-p.txt")); err != nil {
 				t.Fatal(err)
 			}
@@ -489,13 +381,13 @@ func TestStaleSymlink(t *testing.T) {
 			if !tc.readLink {
 				pread, pwrite = pwrite, pread
 			}
-			staleRead(t, ctx, c, pread)
+			mustRead(t, c, ctx, pread)
 			stalePlain(t, filepath.Join(ws, pwrite), staleBody("p", "PPPP"))
-			if _, ok := staleWaitStale(c, staleNoteWait, filepath.Join(ws, "link-p.txt"), filepath.Join(ws, "real-p.txt")); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for a change (mtime moved) of %s through %s; notes %s", pread, pwrite, staleAllNotes(c))
+			if _, ok := waitStale(c, staleNoteWait, filepath.Join(ws, "link-p.txt"), filepath.Join(ws, "real-p.txt")); !ok {
+				t.Errorf("no workspace/externalChange {readStale: true} for a change (mtime moved) of %s through %s; notes %+v", pread, pwrite, extChanges(c, ""))
 			}
-			if _, ok := staleWaitStale(c, staleNoteWait, filepath.Join(ws, "link-e.txt"), filepath.Join(ws, "real-e.txt")); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for link-e.txt or real-e.txt (mtime restored); notes %s", staleAllNotes(c))
+			if _, ok := waitStale(c, staleNoteWait, filepath.Join(ws, "link-e.txt"), filepath.Join(ws, "real-e.txt")); !ok {
+				t.Errorf("no workspace/externalChange {readStale: true} for link-e.txt or real-e.txt (mtime restored); notes %+v", extChanges(c, ""))
 			}
 		})
 	}
@@ -511,14 +403,14 @@ func TestStaleDirSwap(t *testing.T) {
 		backdate bool
 	}{{"soon", false}, {"backdated", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			ws := staleWS(t, map[string]string{"d/e.txt": staleBody("e", "AAAA"), "d/w.txt": staleBody("w", "AAAA")})
+			ws := resolvedWorkspace(t, map[string]string{"d/e.txt": staleBody("e", "AAAA"), "d/w.txt": staleBody("w", "AAAA")})
 			if tc.backdate {
 				staleBackdate(t, filepath.Join(ws, "d/e.txt"))
 				staleBackdate(t, filepath.Join(ws, "d/w.txt"))
 			}
-			c, ctx := staleStart(t, ws, nil)
-			staleRead(t, ctx, c, "d/e.txt")
-			staleRead(t, ctx, c, "d/w.txt")
+			c, ctx := startIn(t, ws, bypass())
+			mustRead(t, c, ctx, "d/e.txt")
+			mustRead(t, c, ctx, "d/w.txt")
 			type times struct{ a, m time.Time }
 			old := map[string]times{}
 			for _, n := range []string{"e", "w"} {
@@ -530,18 +422,18 @@ func TestStaleDirSwap(t *testing.T) {
 			}
 			for _, n := range []string{"e", "w"} {
 				p := filepath.Join(ws, "d", n+".txt")
-				stalePut(t, p, staleBody(n, "BBBB"))
+				writeFile(t, p, staleBody(n, "BBBB"))
 				if err := os.Chtimes(p, old[n].a, old[n].m); err != nil {
 					t.Fatal(err)
 				}
 			}
-			staleWantRefusedEdit(t, ctx, c, "d/e.txt", filepath.Join(ws, "d/e.txt"), "dir swap")
-			staleWantRefusedWrite(t, ctx, c, "d/w.txt", filepath.Join(ws, "d/w.txt"), "dir swap")
-			if got := staleDisk(t, filepath.Join(ws, "d-away/e.txt")); got != staleBody("e", "AAAA") {
+			staleWantRefused(t, ctx, c, "edit", "d/e.txt", filepath.Join(ws, "d/e.txt"), "dir swap")
+			staleWantRefused(t, ctx, c, "write", "d/w.txt", filepath.Join(ws, "d/w.txt"), "dir swap")
+			if got := readFile(t, filepath.Join(ws, "d-away/e.txt")); got != staleBody("e", "AAAA") {
 				t.Errorf("the moved-away file changed: %q", got)
 			}
-			if _, ok := staleWaitStale(c, staleNoteWait, filepath.Join(ws, "d/e.txt")); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for d/e.txt; got %+v", staleNotesFor(c, filepath.Join(ws, "d/e.txt")))
+			if _, ok := waitStale(c, staleNoteWait, filepath.Join(ws, "d/e.txt")); !ok {
+				t.Errorf("no workspace/externalChange {readStale: true} for d/e.txt; got %+v", extChanges(c, filepath.Join(ws, "d/e.txt")))
 			}
 		})
 	}
@@ -565,44 +457,40 @@ func TestStaleGitCheckout(t *testing.T) {
 	for i := range 20 {
 		files[fmt.Sprintf("src/f%02d.txt", i)] = staleBody(fmt.Sprintf("f%02d", i), "main")
 	}
-	ws := staleWS(t, files)
+	ws := resolvedWorkspace(t, files)
 	staleGit(t, ws, "init", "-q")
 	staleGit(t, ws, "add", "-A")
 	staleGit(t, ws, "commit", "-q", "-m", "base")
 	staleGit(t, ws, "checkout", "-q", "-b", "other")
 	for i := range 10 {
-		stalePut(t, filepath.Join(ws, fmt.Sprintf("src/f%02d.txt", i)), staleBody(fmt.Sprintf("f%02d", i), "othr"))
+		writeFile(t, filepath.Join(ws, fmt.Sprintf("src/f%02d.txt", i)), staleBody(fmt.Sprintf("f%02d", i), "othr"))
 	}
 	staleGit(t, ws, "commit", "-q", "-am", "other")
 	staleGit(t, ws, "checkout", "-q", "main")
 
-	c, ctx := staleStart(t, ws, nil)
+	c, ctx := startIn(t, ws, bypass())
 	for i := range 20 {
-		staleRead(t, ctx, c, fmt.Sprintf("src/f%02d.txt", i))
+		mustRead(t, c, ctx, fmt.Sprintf("src/f%02d.txt", i))
 	}
 	staleGit(t, ws, "checkout", "-q", "other")
 	for i := range 20 {
 		rel := fmt.Sprintf("src/f%02d.txt", i)
 		abs := filepath.Join(ws, rel)
 		if i < 10 {
-			if got := staleDisk(t, abs); got != staleBody(fmt.Sprintf("f%02d", i), "othr") {
+			if got := readFile(t, abs); got != staleBody(fmt.Sprintf("f%02d", i), "othr") {
 				t.Fatalf("checkout did not change %s: %q", rel, got)
 			}
-			staleWantRefusedEdit(t, ctx, c, rel, abs, "git checkout")
+			staleWantRefused(t, ctx, c, "edit", rel, abs, "git checkout")
 		} else {
 			staleWantApplied(t, ctx, c, rel, abs, "git checkout")
 		}
 	}
 	for i := range 10 {
 		p := filepath.Join(ws, fmt.Sprintf("src/f%02d.txt", i))
-		if _, ok := staleWaitStale(c, staleNoteWait, p); !ok {
-			t.Errorf("no workspace/externalChange {readStale: true} for %s; got %+v", p, staleNotesFor(c, p))
+		if _, ok := waitStale(c, staleNoteWait, p); !ok {
+			t.Errorf("no workspace/externalChange {readStale: true} for %s; got %+v", p, extChanges(c, p))
 		}
 	}
-}
-
-type staleBatchResult struct {
-	Results []harness.Result `json:"results"`
 }
 
 // TestStaleBurst: 200 old files read, all rewritten from outside in a
@@ -620,23 +508,16 @@ func staleBurst(t *testing.T, restore bool) {
 	for i := range n {
 		files[fmt.Sprintf("b/f%03d.txt", i)] = staleBody(fmt.Sprintf("f%03d", i), "AAAA")
 	}
-	ws := staleWS(t, files)
+	ws := resolvedWorkspace(t, files)
 	for rel := range files {
 		staleBackdate(t, filepath.Join(ws, rel))
 	}
-	c, ctx := staleStart(t, ws, nil)
-	var reads []any
+	c, ctx := startIn(t, ws, bypass())
+	var reads []map[string]any
 	for i := range n {
-		reads = append(reads, map[string]any{"name": "read", "arguments": map[string]any{"path": fmt.Sprintf("b/f%03d.txt", i)}})
+		reads = append(reads, batchItem("read", map[string]any{"path": fmt.Sprintf("b/f%03d.txt", i)}))
 	}
-	var rb staleBatchResult
-	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": reads}, &rb); err != nil {
-		t.Fatal(err)
-	}
-	if len(rb.Results) != n {
-		t.Fatalf("read batch: %d results", len(rb.Results))
-	}
-	for i, r := range rb.Results {
+	for i, r := range callBatch(t, ctx, c, reads...) {
 		if r.IsError {
 			t.Fatalf("read %d: %s", i, r.Text())
 		}
@@ -650,38 +531,35 @@ func staleBurst(t *testing.T, restore bool) {
 		}
 	}
 	// Even files: edit; odd files: write. One batch, so no time for events.
-	var calls []any
+	var calls []map[string]any
 	for i := range n {
 		rel := fmt.Sprintf("b/f%03d.txt", i)
 		if i%2 == 0 {
-			calls = append(calls, map[string]any{"name": "edit", "arguments": map[string]any{"path": rel, "edits": []any{map[string]any{"oldText": staleEditOld, "newText": staleEditNew}}}})
+			calls = append(calls, batchItem("edit", editCall(rel, staleEditOld, staleEditNew)))
 		} else {
-			calls = append(calls, map[string]any{"name": "write", "arguments": map[string]any{"path": rel, "content": staleWritten}})
+			calls = append(calls, batchItem("write", writeCall(rel, staleWritten)))
 		}
 	}
-	var eb staleBatchResult
-	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &eb); err != nil {
-		t.Fatal(err)
-	}
+	results := callBatch(t, ctx, c, calls...)
 	applied := 0
-	for i, r := range eb.Results {
+	for i, r := range results {
 		rel := fmt.Sprintf("b/f%03d.txt", i)
 		want := staleBody(fmt.Sprintf("f%03d", i), "BBBB")
-		if got := staleDisk(t, filepath.Join(ws, rel)); !r.IsError || got != want {
+		if got := readFile(t, filepath.Join(ws, rel)); !r.IsError || got != want {
 			applied++
 			if applied <= 3 {
 				t.Errorf("%s: isError=%v %q; disk %q", rel, r.IsError, r.Text(), got)
 			}
 		}
 	}
-	if applied > 0 || len(eb.Results) != n {
-		t.Errorf("burst: %d of %d results (want %d) overwrote an external change", applied, len(eb.Results), n)
+	if applied > 0 {
+		t.Errorf("burst: %d of %d results overwrote an external change", applied, n)
 	}
 	// Each of the 200 gets a readStale notification.
 	missing := func() []string {
 		seen := map[string]bool{}
-		for _, nt := range c.Notes("workspace/externalChange") {
-			if p := staleDecode(nt); p.ReadStale {
+		for _, p := range extChanges(c, "") {
+			if p.ReadStale {
 				seen[p.URI] = true
 			}
 		}
@@ -734,16 +612,11 @@ func TestStaleOverlay(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			orig := staleBody("o", "AAAA")
-			ws := staleWS(t, map[string]string{"e.txt": orig, "w.txt": orig})
-			var caps map[string]any
-			if tc.applyEdit {
-				caps = map[string]any{"experimental": map[string]any{"agentls": map[string]any{"applyEdit": true}}}
-			}
-			c, ctx := staleStart(t, ws, caps)
+			ws := resolvedWorkspace(t, map[string]string{"e.txt": orig, "w.txt": orig})
 			ed := &staleEditor{}
 			versions := map[string]int{"e.txt": 1, "w.txt": 1, "probe.txt": 1}
 			var vmu sync.Mutex
-			c.OnRequest = func(rctx context.Context, method string, params json.RawMessage) (any, error) {
+			c, ctx := startCaps(t, ws, map[string]any{"applyEdit": tc.applyEdit}, func(rctx context.Context, method string, params json.RawMessage) (any, error) {
 				if method != "workspace/applyEdit" {
 					return nil, fmt.Errorf("unexpected %s", method)
 				}
@@ -751,8 +624,8 @@ func TestStaleOverlay(t *testing.T) {
 				ed.applies = append(ed.applies, params)
 				ed.mu.Unlock()
 				return map[string]any{"applied": false, "failureReason": "a21s editor declines"}, nil
-			}
-			stalePut(t, filepath.Join(ws, "probe.txt"), orig)
+			})
+			writeFile(t, filepath.Join(ws, "probe.txt"), orig)
 			for _, n := range []string{"e.txt", "w.txt", "probe.txt"} {
 				if err := c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 					"uri": fileURI(filepath.Join(ws, n)), "languageId": "plaintext", "version": 1, "text": orig}}); err != nil {
@@ -791,7 +664,7 @@ func TestStaleOverlay(t *testing.T) {
 					t.Fatalf("read after didChange does not show the editor's text: %q", r.Text())
 				}
 			}
-			diskBefore := map[string]string{"e.txt": staleDisk(t, filepath.Join(ws, "e.txt")), "w.txt": staleDisk(t, filepath.Join(ws, "w.txt"))}
+			diskBefore := map[string]string{"e.txt": readFile(t, filepath.Join(ws, "e.txt")), "w.txt": readFile(t, filepath.Join(ws, "w.txt"))}
 
 			if tc.disk {
 				// The document (unchanged, still the text read) is the truth.
@@ -838,20 +711,10 @@ func TestStaleOverlay(t *testing.T) {
 				}
 			}
 			for n, want := range diskBefore {
-				if got := staleDisk(t, filepath.Join(ws, n)); got != want {
+				if got := readFile(t, filepath.Join(ws, n)); got != want {
 					t.Errorf("%s on disk changed: %q -> %q", n, want, got)
 				}
 			}
 		})
 	}
-}
-
-// TestStaleNeedsRead: the guard's baseline — no read, no edit/write of
-// an existing file — so the refusals above are not a session artefact.
-func TestStaleNeedsRead(t *testing.T) {
-	t.Parallel()
-	ws := staleWS(t, map[string]string{"e.txt": staleBody("e", "AAAA"), "w.txt": staleBody("w", "AAAA")})
-	c, ctx := staleStart(t, ws, nil)
-	staleWantRefusedEdit(t, ctx, c, "e.txt", filepath.Join(ws, "e.txt"), "never read")
-	staleWantRefusedWrite(t, ctx, c, "w.txt", filepath.Join(ws, "w.txt"), "never read")
 }

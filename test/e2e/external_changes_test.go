@@ -1,0 +1,444 @@
+package e2e
+
+// Changes made outside agentls to files the model has read: the
+// workspace/externalChange notifications the watcher sends
+// (docs/protocol.md) and the edit guard's refusal of an edit or write based
+// on a stale read (docs/tools.md), which does not rest on the watcher.
+// The hard cases of same-size rewrites are in staleness_test.go.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/test/harness"
+)
+
+// extStep is one change made from outside and the notification kind it
+// must cause ("": not waited for).
+type extStep struct {
+	kind string
+	do   func(t *testing.T, p string)
+}
+
+// A change after the read is announced and refuses the edit and the write
+// with a message naming it and asking for a re-read, the external content
+// kept; after a re-read both go through. A change that leaves the content
+// as read (touch, chmod, a same-content save or re-create) is let through.
+func TestEditGuardExternalChanges(t *testing.T) {
+	before := numberedLines(30, func(i int) string { return fmt.Sprintf("line %d", i) })
+	changed := strings.Replace(before, "line 20\n", "line 20 changed elsewhere\n", 1)
+	stamp := time.Date(2024, 3, 5, 7, 8, 9, 0, time.Local)
+	write := func(body string) func(*testing.T, string) {
+		return func(t *testing.T, p string) { writeFile(t, p, body) }
+	}
+	saveAtomically := func(body string) func(*testing.T, string) { // as vim and VS Code save
+		return func(t *testing.T, p string) {
+			tmp := filepath.Join(filepath.Dir(p), ".editor-save.tmp")
+			writeFile(t, tmp, body)
+			if err := os.Rename(tmp, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	remove := func(t *testing.T, p string) {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chtimes := func(tm time.Time) func(*testing.T, string) {
+		return func(t *testing.T, p string) {
+			if err := os.Chtimes(p, tm, tm); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	chmod := func(m os.FileMode) func(*testing.T, string) {
+		return func(t *testing.T, p string) {
+			if err := os.Chmod(p, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	stale := []string{"changed since you read it", "ead it again"}
+	cases := []struct {
+		name    string
+		steps   []extStep
+		quiet   bool     // no readStale notification: the content is as read
+		refused []string // the edit's refusal; nil: it goes through
+		lacks   []string
+	}{
+		{name: "in-place write names its time and line", steps: []extStep{{"changed", write(changed)}, {"", chtimes(stamp)}},
+			refused: append(stale, "07:08:09", "line 20 differs"), lacks: []string{"lines 1-", "lines 19"}},
+		{name: "same size in place, same mtime", steps: []extStep{{"", func(t *testing.T, p string) {
+			st, _ := os.Stat(p)
+			write(strings.Replace(before, "line 20\n", "LINE 20\n", 1))(t, p)
+			chtimes(st.ModTime())(t, p)
+		}}}, refused: stale},
+		{name: "atomic save of new content", steps: []extStep{{"changed", saveAtomically(changed)}}, refused: stale},
+		{name: "atomic save of the same content", steps: []extStep{{"", saveAtomically(before)}}, quiet: true},
+		{name: "same bytes rewritten in place", steps: []extStep{{"", write(before)}}, quiet: true},
+		{name: "touch", steps: []extStep{{"", chtimes(time.Now().Add(time.Hour))}}, quiet: true},
+		{name: "delete and re-create the same", steps: []extStep{{"deleted", remove}, {"", write(before)}}},
+		{name: "delete and re-create different", steps: []extStep{{"deleted", remove}, {"created", write(before + "line 31\n")}}, refused: stale},
+		{name: "chmod executable", steps: []extStep{{"", chmod(0o755)}}},
+		{name: "chmod read-only", steps: []extStep{{"", chmod(0o444)}}, refused: []string{"chmod u+w"}},
+		{name: "deleted", steps: []extStep{{"deleted", remove}}, refused: []string{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, ws, ctx := start(t, map[string]string{"src/a.txt": before, "barrier.txt": "b\n"})
+			p := filepath.Join(ws, "src/a.txt")
+			mustRead(t, c, ctx, "src/a.txt")
+			mustRead(t, c, ctx, "barrier.txt")
+			var kinds []string // the kinds waited for; all of them when exact
+			exact := true
+			for _, s := range tc.steps {
+				mark := time.Now()
+				s.do(t, p)
+				if s.kind == "" {
+					exact = false
+					continue
+				}
+				kinds = append(kinds, s.kind)
+				if e, _, ok := waitExt(c, noteWait, mark, extOf(p, s.kind)); !ok {
+					t.Fatalf("no workspace/externalChange {kind: %s} within %v; got %+v", s.kind, noteWait, extChanges(c, ""))
+				} else if !e.ReadStale {
+					t.Errorf("externalChange %s: readStale false, want true", s.kind)
+				}
+			}
+			barrier(t, c, ws)
+			if exact {
+				// Kinds in order, repeats of one kind as one; a "changed" may
+				// follow "created" (os.WriteFile creates the file empty, then
+				// writes it: two states).
+				var got []string
+				for _, e := range extChanges(c, p) {
+					if len(got) == 0 || got[len(got)-1] != e.Kind {
+						got = append(got, e.Kind)
+					}
+				}
+				if n := len(got); n > 1 && got[n-1] == "changed" && got[n-2] == "created" {
+					got = got[:n-1]
+				}
+				if !reflect.DeepEqual(got, kinds) {
+					t.Errorf("externalChange kinds %q, want %q (all: %+v)", got, kinds, extChanges(c, p))
+				}
+			}
+			for _, e := range extChanges(c, p) {
+				if tc.quiet && e.ReadStale {
+					t.Errorf("externalChange %+v after a change that kept the content, want none with readStale", e)
+				}
+			}
+			after, err := os.ReadFile(p)
+			st0, _ := os.Stat(p)
+			r := c.CallTool(ctx, "edit", editCall("src/a.txt", "line 1\n", "LINE 1\n"))
+			if tc.refused == nil {
+				wantResult(t, "edit", r, false)
+				if got, want := readFile(t, p), strings.Replace(string(after), "line 1\n", "LINE 1\n", 1); got != want {
+					t.Errorf("file %q, want %q", got, want)
+				}
+				if st, _ := os.Stat(p); st.Mode() != st0.Mode() {
+					t.Errorf("mode %v after the edit, was %v", st.Mode(), st0.Mode())
+				}
+				wantResult(t, "write after the model's own edit", c.CallTool(ctx, "write", writeCall("src/a.txt", "model\n")), false)
+				return
+			}
+			wantRefused(t, "edit", r, tc.refused...)
+			wantLacks(t, "edit", r.Text(), tc.lacks...)
+			if err != nil {
+				if _, err := os.Stat(p); err == nil {
+					t.Errorf("refused edit re-created the deleted file")
+				}
+				return
+			}
+			if slices.Contains(tc.refused, stale[0]) {
+				wantRefused(t, "write", c.CallTool(ctx, "write", writeCall("src/a.txt", "model\n")), stale[0])
+			}
+			if got := readFile(t, p); got != string(after) {
+				t.Errorf("external change lost: file %q, want %q", got, after)
+			}
+			if st, _ := os.Stat(p); st.Mode() != st0.Mode() {
+				t.Errorf("mode changed %v → %v", st0.Mode(), st.Mode())
+			}
+			wantNames(t, "after refused calls", filepath.Dir(p), "a.txt")
+			if st0.Mode()&0o200 == 0 {
+				return
+			}
+			mustRead(t, c, ctx, "src/a.txt")
+			wantResult(t, "edit after a re-read", c.CallTool(ctx, "edit", editCall("src/a.txt", "line 1\n", "LINE 1\n")), false)
+			wantResult(t, "write after it", c.CallTool(ctx, "write", writeCall("src/a.txt", "model\n")), false)
+			if got := readFile(t, p); got != "model\n" {
+				t.Errorf("disk after the write: %q", got)
+			}
+		})
+	}
+}
+
+// Notes are for files the model has read: one it never read is not
+// announced (or with readStale false), nor is a change in an ignored
+// directory, and the model's own writes are not external. The guard does
+// not rest on the watcher: the ignored file's edit is still refused.
+func TestExternalChangeOnlyForReadFiles(t *testing.T) {
+	c, ws, ctx := start(t, map[string]string{
+		"barrier.txt":                "barrier\n",
+		"unread.txt":                 "never read\n",
+		"own.txt":                    "own\n",
+		".gitignore":                 "node_modules/\n",
+		"node_modules/pkg/index.js":  "module.exports = 1\n",
+		"node_modules/pkg/unread.js": "x\n",
+	})
+	for _, rel := range []string{"barrier.txt", "own.txt", "node_modules/pkg/index.js"} {
+		mustRead(t, c, ctx, rel)
+	}
+	wantResult(t, "own write", c.CallTool(ctx, "write", writeCall("own.txt", "own 2\n")), false)
+	wantResult(t, "own edit", c.CallTool(ctx, "edit", editCall("own.txt", "own 2", "own 3")), false)
+	wantResult(t, "own create", c.CallTool(ctx, "write", writeCall("made/by/model.txt", "new\n")), false)
+	writeFile(t, filepath.Join(ws, "unread.txt"), "changed, never read\n")
+	writeFile(t, filepath.Join(ws, "node_modules/pkg/index.js"), "module.exports = 2 // changed\n")
+	writeFile(t, filepath.Join(ws, "node_modules/pkg/unread.js"), "y\n")
+	barrier(t, c, ws)
+	for _, rel := range []string{"own.txt", "made/by/model.txt", "node_modules/pkg/index.js", "node_modules/pkg/unread.js"} {
+		if got := extChanges(c, filepath.Join(ws, rel)); len(got) != 0 {
+			t.Errorf("%s: unexpected workspace/externalChange %+v", rel, got)
+		}
+	}
+	for _, e := range extChanges(c, filepath.Join(ws, "unread.txt")) {
+		if e.ReadStale {
+			t.Errorf("unread.txt (never read): externalChange with readStale true: %+v", e)
+		}
+	}
+	wantRefused(t, "edit in node_modules after an unwatched change",
+		c.CallTool(ctx, "edit", editCall("node_modules/pkg/index.js", "module.exports", "exports")), "changed since you read it")
+	wantResult(t, "edit after own writes", c.CallTool(ctx, "edit", editCall("own.txt", "own 3", "own 4")), false)
+}
+
+// A burst of writes to one read file gives a bounded number of
+// notifications, each changed/readStale, and the guard refuses the next
+// write. The docs promise no coalescing, so the bound is two per
+// os.WriteFile (its truncate and its write are two observable states).
+func TestExternalChangeBurstBounded(t *testing.T) {
+	for _, writes := range []int{1, 100} {
+		t.Run(fmt.Sprintf("%d writes", writes), func(t *testing.T) {
+			c, ws, ctx := start(t, map[string]string{"barrier.txt": "barrier\n", "hot.txt": "hot\n"})
+			p := filepath.Join(ws, "hot.txt")
+			mustRead(t, c, ctx, "barrier.txt")
+			mustRead(t, c, ctx, "hot.txt")
+			mark := time.Now()
+			for i := range writes {
+				if err := os.WriteFile(p, []byte(fmt.Sprintf("burst %d\n", i)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, _, ok := waitExt(c, noteWait, mark, extOf(p, "changed")); !ok {
+				t.Fatalf("no workspace/externalChange {kind: changed} for hot.txt")
+			}
+			barrier(t, c, ws)
+			got := extChanges(c, p)
+			for _, e := range got {
+				if e.Kind != "changed" || !e.ReadStale {
+					t.Errorf("notification %+v, want kind changed, readStale true", e)
+				}
+			}
+			t.Logf("%d os.WriteFile calls → %d workspace/externalChange notifications", writes, len(got))
+			if len(got) > 2*writes {
+				t.Errorf("%d writes produced %d workspace/externalChange notifications for the file; want at most two per write", writes, len(got))
+			}
+			wantRefused(t, "write after the changes", c.CallTool(ctx, "write", writeCall("hot.txt", "model\n")), "changed since you read it")
+			if got := readFile(t, p); got != fmt.Sprintf("burst %d\n", writes-1) {
+				t.Errorf("external result lost: %q", got)
+			}
+		})
+	}
+}
+
+// A change made while the editor answers the diagnostics question (between
+// the guard's check and the rename) is caught: nothing written.
+func TestWriteStaleDuringDiagnosticsQuestion(t *testing.T) {
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "original\n"})
+	p := filepath.Join(ws, "a.txt")
+	var asked atomic.Int32
+	c, ctx := startCaps(t, ws, map[string]any{"diagnostics": true}, func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		if method == "tools/diagnostics" && asked.Add(1) == 1 {
+			if err := os.WriteFile(p, []byte("changed meanwhile by the user\n"), 0o644); err != nil {
+				return nil, err
+			}
+		}
+		return map[string]any{"items": []any{}}, nil
+	})
+	mustRead(t, c, ctx, "a.txt")
+	r := c.CallTool(ctx, "write", writeCall("a.txt", "model\n"))
+	if asked.Load() == 0 {
+		t.Fatal("no tools/diagnostics question was asked around the write (docs/tools.md: edit and write ask before and after)")
+	}
+	wantRefused(t, "write raced by the user", r, "changed since you read it")
+	if got := readFile(t, p); got != "changed meanwhile by the user\n" {
+		t.Errorf("the user's change was overwritten: %q", got)
+	}
+	wantNames(t, "raced write", ws, "a.txt")
+}
+
+// Changes to a read file are announced within 50 ms (median), as changed
+// with readStale; deleting and re-creating it are announced as such.
+func TestExternalChangeLatencyAndKinds(t *testing.T) {
+	c, ws, ctx := start(t, map[string]string{"w.txt": "v0\n"})
+	p := filepath.Join(ws, "w.txt")
+	mustRead(t, c, ctx, "w.txt")
+	var lat []time.Duration
+	for i := 1; i <= 5; i++ {
+		mark := time.Now()
+		writeFile(t, p, fmt.Sprintf("v%d\n", i))
+		e, at, ok := waitExt(c, 3*time.Second, mark, extOf(p, ""))
+		if !ok {
+			t.Fatalf("change %d: no workspace/externalChange", i)
+		}
+		if e.Kind != "changed" || !e.ReadStale {
+			t.Errorf("change %d: %+v, want kind changed, readStale true", i, e)
+		}
+		lat = append(lat, at.Sub(mark))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	t.Logf("externalChange latencies: %v", lat)
+	mark := time.Now()
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := waitExt(c, 3*time.Second, mark, extOf(p, "deleted")); !ok {
+		t.Errorf("deleting a read file: no externalChange of kind deleted")
+	}
+	mark = time.Now()
+	writeFile(t, p, "back\n")
+	if _, _, ok := waitExt(c, 3*time.Second, mark, extOf(p, "created")); !ok {
+		t.Errorf("re-creating a read file: no externalChange of kind created")
+	}
+	if lat[len(lat)/2] > 50*time.Millisecond {
+		t.Errorf("median latency %v > 50 ms", lat[len(lat)/2])
+	}
+}
+
+// The watcher follows directories created after the start (by the model's
+// write or mkdir -p outside) and renamed ones: changes to read files there
+// are announced.
+func TestExternalChangeInNewAndRenamedDirectories(t *testing.T) {
+	c, ws, ctx := start(t, map[string]string{"old/dir/f.txt": "f\n"})
+	changeAndWait := func(t *testing.T, rel string) {
+		t.Helper()
+		p := filepath.Join(ws, rel)
+		mark := time.Now()
+		writeFile(t, p, "changed by someone else\n")
+		if _, _, ok := waitExt(c, noteWait, mark, extOf(p, "changed")); !ok {
+			t.Fatalf("no workspace/externalChange {kind: changed} for %s", rel)
+		}
+	}
+	t.Run("directories made by the model's write", func(t *testing.T) {
+		wantResult(t, "create", c.CallTool(ctx, "write", writeCall("m/n/o/made.txt", "made\n")), false)
+		changeAndWait(t, "m/n/o/made.txt")
+		wantRefused(t, "stale", c.CallTool(ctx, "write", writeCall("m/n/o/made.txt", "x\n")), "changed since you read it")
+	})
+	t.Run("directories made outside (mkdir -p)", func(t *testing.T) {
+		cmd := exec.Command("sh", "-c", "mkdir -p a/b/c && echo x > a/b/c/f")
+		cmd.Dir = ws
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+		// The file may not be watched yet the instant it appears: a read
+		// sees it first.
+		mustRead(t, c, ctx, "a/b/c/f")
+		changeAndWait(t, "a/b/c/f")
+	})
+	t.Run("renamed directory", func(t *testing.T) {
+		if err := os.Rename(filepath.Join(ws, "old"), filepath.Join(ws, "new")); err != nil {
+			t.Fatal(err)
+		}
+		mustRead(t, c, ctx, "new/dir/f.txt")
+		changeAndWait(t, "new/dir/f.txt")
+	})
+}
+
+// 20,000 creates in one burst overflow the kernel queue (16,384): the
+// change to a read file in the middle of it is not missed, the edit is
+// refused as stale and the watcher still works after the rescan.
+func TestExternalChangeSurvivesWatcherOverflow(t *testing.T) {
+	slow(t)
+	c, ws, ctx := start(t, map[string]string{"x.txt": "x0\n", "y.txt": "y0\n"})
+	mustRead(t, c, ctx, "x.txt")
+	mustRead(t, c, ctx, "y.txt")
+	mark := time.Now()
+	dir := filepath.Join(ws, "flood")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20000 {
+		if i == 10000 {
+			writeFile(t, filepath.Join(ws, "x.txt"), "x1 external\n")
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("created 20,000 files in %v", time.Since(mark))
+	if _, _, ok := waitExt(c, 10*time.Second, mark, extOf(filepath.Join(ws, "x.txt"), "")); !ok {
+		t.Error("externalChange for x.txt lost in the overflow")
+	}
+	wantRefused(t, "stale edit after overflow", c.CallTool(ctx, "edit", editCall("x.txt", "x1", "X")), "ead it again")
+	mark = time.Now()
+	writeFile(t, filepath.Join(ws, "y.txt"), "y1\n")
+	if _, _, ok := waitExt(c, 5*time.Second, mark, extOf(filepath.Join(ws, "y.txt"), "")); !ok {
+		t.Error("no externalChange after the overflow rescan")
+	}
+}
+
+// In a user namespace whose inotify watch limit is 1 adding watches fails
+// with ENOSPC: the watcher reports degraded (agentls/watcherReady and a
+// window/logMessage) and the guard still refuses a stale edit.
+func TestExternalChangeGuardWithDegradedWatcher(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare")
+	}
+	if err := exec.Command("unshare", "-U", "-r", "sh", "-c", "echo 1 > /proc/sys/user/max_inotify_watches").Run(); err != nil {
+		t.Skipf("cannot lower the inotify watch limit in a user namespace: %v", err)
+	}
+	wrapper := filepath.Join(t.TempDir(), "agentls-limited")
+	script := "#!/bin/sh\nexec unshare -U -r sh -c 'echo 1 > /proc/sys/user/max_inotify_watches && exec \"$0\" \"$@\"' " + harness.Binary(t) + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AGENTLS_BIN", wrapper)
+	files := map[string]string{"a.txt": "one\n"}
+	for i := range 5 {
+		files[fmt.Sprintf("d%d/e/f.txt", i)] = "x\n"
+	}
+	ws := newWorkspace(t, files)
+	c := harness.Start(t, harness.Options{Root: ws, Process: true})
+	ctx := testCtx(t, sessionTimeout)
+	res := c.Initialize(ctx, bypass())
+	caps, _ := res["capabilities"].(map[string]any)
+	exp, _ := caps["experimental"].(map[string]any)
+	ag, _ := exp["agentls"].(map[string]any)
+	checkWatcherStart(t, ag, c.WatcherMode)
+	if c.WatcherMode != "degraded" {
+		t.Errorf("agentls/watcherReady watcher = %q, want degraded", c.WatcherMode)
+	}
+	if _, ok := c.WaitNote(3*time.Second, func(n harness.Note) bool {
+		return n.Method == "window/logMessage" && strings.Contains(strings.ToLower(string(n.Params)), "degraded")
+	}); !ok {
+		t.Error("no window/logMessage reporting the degraded watcher")
+	}
+	mustRead(t, c, ctx, "a.txt")
+	writeFile(t, filepath.Join(ws, "a.txt"), "two external\n")
+	wantRefused(t, "stale edit in degraded mode", c.CallTool(ctx, "edit", editCall("a.txt", "two", "three")), "ead it again")
+	if got := readFile(t, filepath.Join(ws, "a.txt")); got != "two external\n" {
+		t.Errorf("file = %q", got)
+	}
+}
