@@ -709,14 +709,10 @@ func TestTempFilesOfCrashedWritersRemovedAtStart(t *testing.T) {
 // The raw LSP client below is used by bash_basics_test.go: it sees the
 // order of frames on the wire (a notification before its call's reply).
 
-// editCaseMustRead calls the read tool and fails on an error result.
+// editCaseMustRead is mustRead taking read's arguments.
 func editCaseMustRead(t *testing.T, c *harness.Client, ctx context.Context, args map[string]any) harness.Result {
 	t.Helper()
-	r := c.CallTool(ctx, "read", args)
-	if r.IsError {
-		t.Fatalf("read %v: %s", args, r.Text())
-	}
-	return r
+	return mustRead(t, c, ctx, args["path"].(string))
 }
 
 // editCaseRaw speaks LSP framing to agentls directly, so the order of frames

@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -61,28 +62,14 @@ func staleBackdate(t *testing.T, p string) {
 func staleRewrite(t *testing.T, writePath, statPath, body string) {
 	t.Helper()
 	at, mt := staleTimes(t, statPath)
-	fi, err := os.Stat(statPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Size() != int64(len(body)) {
+	if fi, _ := os.Stat(statPath); fi.Size() != int64(len(body)) {
 		t.Fatalf("staleRewrite %s: new body %d bytes, file %d", writePath, len(body), fi.Size())
 	}
-	f, err := os.OpenFile(writePath, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt([]byte(body), 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	stalePlain(t, writePath, body)
 	if err := os.Chtimes(statPath, at, mt); err != nil {
 		t.Fatal(err)
 	}
-	_, mt2 := staleTimes(t, statPath)
-	if !mt2.Equal(mt) {
+	if _, mt2 := staleTimes(t, statPath); !mt2.Equal(mt) {
 		t.Fatalf("mtime not restored: %v != %v", mt2, mt)
 	}
 }
@@ -92,13 +79,13 @@ func staleRewrite(t *testing.T, writePath, statPath, body string) {
 func stalePlain(t *testing.T, p, body string) {
 	t.Helper()
 	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err == nil {
+		_, err = f.WriteAt([]byte(body), 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt([]byte(body), 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -580,19 +567,6 @@ func staleBurst(t *testing.T, restore bool) {
 	}
 }
 
-// staleEditor answers workspace/applyEdit like an editor: it records the
-// request, reports the change with didChange, and replies applied.
-type staleEditor struct {
-	mu      sync.Mutex
-	applies []json.RawMessage
-}
-
-func (e *staleEditor) count() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.applies)
-}
-
 // TestStaleOverlay: the editor has the file open. docs/protocol.md:
 // an open document is the truth for the file; without applyEdit, an open
 // document whose text differs from the disk is not edited ("save or revert
@@ -613,16 +587,14 @@ func TestStaleOverlay(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			orig := staleBody("o", "AAAA")
 			ws := resolvedWorkspace(t, map[string]string{"e.txt": orig, "w.txt": orig})
-			ed := &staleEditor{}
+			var applies atomic.Int32 // workspace/applyEdit requests, declined
 			versions := map[string]int{"e.txt": 1, "w.txt": 1, "probe.txt": 1}
 			var vmu sync.Mutex
 			c, ctx := startCaps(t, ws, map[string]any{"applyEdit": tc.applyEdit}, func(rctx context.Context, method string, params json.RawMessage) (any, error) {
 				if method != "workspace/applyEdit" {
 					return nil, fmt.Errorf("unexpected %s", method)
 				}
-				ed.mu.Lock()
-				ed.applies = append(ed.applies, params)
-				ed.mu.Unlock()
+				applies.Add(1)
 				return map[string]any{"applied": false, "failureReason": "a21s editor declines"}, nil
 			})
 			writeFile(t, filepath.Join(ws, "probe.txt"), orig)
@@ -677,8 +649,8 @@ func TestStaleOverlay(t *testing.T) {
 				rw := c.CallTool(ctx, "write", map[string]any{"path": "w.txt", "content": staleWritten})
 				t.Logf("edit: %q; write: %q", re.Text(), rw.Text())
 				if tc.applyEdit {
-					if ed.count() != 2 {
-						t.Errorf("applyEdit requests: %d, want 2 (the document is the truth); edit %q, write %q", ed.count(), re.Text(), rw.Text())
+					if applies.Load() != 2 {
+						t.Errorf("applyEdit requests: %d, want 2 (the document is the truth); edit %q, write %q", applies.Load(), re.Text(), rw.Text())
 					}
 					if !re.IsError || !strings.Contains(re.Text(), "a21s editor declines") {
 						t.Errorf("edit with the editor declining: isError=%v %q", re.IsError, re.Text())
@@ -706,8 +678,8 @@ func TestStaleOverlay(t *testing.T) {
 						t.Errorf("%s: %q, want a refusal asking to save or revert", n, r.Text())
 					}
 				}
-				if ed.count() != 0 {
-					t.Errorf("applyEdit sent %d times for a stale document", ed.count())
+				if applies.Load() != 0 {
+					t.Errorf("applyEdit sent %d times for a stale document", applies.Load())
 				}
 			}
 			for n, want := range diskBefore {
