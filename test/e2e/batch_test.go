@@ -9,6 +9,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -19,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/test/harness"
 )
 
 const (
@@ -188,6 +191,22 @@ func (r *batchRaw) tool(id any, name string, args any) batchResult {
 	var res batchResult
 	r.decode(r.call(id, "tools/call", map[string]any{"name": name, "arguments": args}), &res)
 	return res
+}
+
+// callBatch runs tools/callBatch through the harness client and returns
+// one result per call.
+func callBatch(t *testing.T, ctx context.Context, c *harness.Client, calls ...map[string]any) []harness.Result {
+	t.Helper()
+	var out struct {
+		Results []harness.Result `json:"results"`
+	}
+	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &out); err != nil {
+		t.Fatalf("tools/callBatch: %v", err)
+	}
+	if len(out.Results) != len(calls) {
+		t.Fatalf("%d results for %d calls", len(out.Results), len(calls))
+	}
+	return out.Results
 }
 
 func batchCall(name string, args any, callID string) map[string]any {

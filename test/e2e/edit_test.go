@@ -389,7 +389,7 @@ func TestConcurrentEditsOfOneFileLandAll(t *testing.T) {
 	}
 	var calls []map[string]any
 	for i := range n {
-		calls = append(calls, batchItem("edit", edit("batch/c.txt", i)))
+		calls = append(calls, batchCall("edit", edit("batch/c.txt", i), ""))
 	}
 	for i, r := range callBatch(t, ctx, c, calls...) {
 		if r.IsError {
@@ -489,7 +489,7 @@ func TestEditsOfDifferentFilesRunInParallel(t *testing.T) {
 			if mode == "callBatch" {
 				var calls []map[string]any
 				for i := range files {
-					calls = append(calls, batchItem("edit", edit(i)))
+					calls = append(calls, batchCall("edit", edit(i), ""))
 				}
 				for i, r := range callBatch(t, ctx, c, calls...) {
 					if r.IsError {

@@ -502,7 +502,7 @@ func staleBurst(t *testing.T, restore bool) {
 	c, ctx := startIn(t, ws, bypass())
 	var reads []map[string]any
 	for i := range n {
-		reads = append(reads, batchItem("read", map[string]any{"path": fmt.Sprintf("b/f%03d.txt", i)}))
+		reads = append(reads, batchCall("read", map[string]any{"path": fmt.Sprintf("b/f%03d.txt", i)}, ""))
 	}
 	for i, r := range callBatch(t, ctx, c, reads...) {
 		if r.IsError {
@@ -522,9 +522,9 @@ func staleBurst(t *testing.T, restore bool) {
 	for i := range n {
 		rel := fmt.Sprintf("b/f%03d.txt", i)
 		if i%2 == 0 {
-			calls = append(calls, batchItem("edit", editCall(rel, staleEditOld, staleEditNew)))
+			calls = append(calls, batchCall("edit", editCall(rel, staleEditOld, staleEditNew), ""))
 		} else {
-			calls = append(calls, batchItem("write", writeCall(rel, staleWritten)))
+			calls = append(calls, batchCall("write", writeCall(rel, staleWritten), ""))
 		}
 	}
 	results := callBatch(t, ctx, c, calls...)
