@@ -15,8 +15,11 @@ go test -count=1 -cover ./internal/... -args -test.gocoverdir="$out/unit" > /dev
 # cmd/... is in -coverpkg because a binary writes no coverage data without
 # its main package; only internal/... is counted below.
 CGO_ENABLED=0 go build -tags agentlstest -cover -coverpkg=./internal/...,./cmd/... -o "$out/agentls" ./cmd/agentls
-GOCOVERDIR="$out/e2e" AGENTLS_BIN="$out/agentls" go test -count=1 -parallel 4 -timeout 25m \
-  -cover -coverpkg=./internal/...,./cmd/... ./test/e2e/ -args -test.gocoverdir="$out/e2e" > /dev/null
+# The e2e test binary is run directly: `go test -cover` would point the
+# GOCOVERDIR of the binaries the tests spawn at its own temp directory.
+go test -c -cover -coverpkg=./internal/...,./cmd/... -o "$out/e2e.test" ./test/e2e/
+(cd test/e2e && GOCOVERDIR="$out/e2e" AGENTLS_BIN="$out/agentls" "$out/e2e.test" \
+  -test.count=1 -test.parallel=4 -test.timeout=25m -test.gocoverdir="$out/e2e" > /dev/null)
 
 # covered prints the covered share of internal/...'s statements in the
 # profile $1: a block counts once, covered when any run covered it.
