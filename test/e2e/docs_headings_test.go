@@ -16,20 +16,20 @@ import (
 // Headings are matched by their text up to the first " `" or " (".
 var docsHeadingTests = map[string]map[string][]string{
 	"docs/tools.md": {
-		"Shared behaviour":                  {"cmd/agentls/testdata/script/arguments", "TestDocsMatchLenientInput"},
+		"Shared behaviour":                  {"cmd/agentls/testdata/script/arguments", "TestDocsToolCallShared"},
 		"Results and the host's output cap": {"internal/mcp/hosts_doc_test.go", "test/hosts/codex.test.mjs", "test/mcp/host-budget.test.mjs"},
-		"read":                              {"cmd/agentls/testdata/script/read", "TestDocsMatchRead"},
-		"ls":                                {"cmd/agentls/testdata/script/ls", "TestDocsMatchLs"},
-		"grep":                              {"cmd/agentls/testdata/script/grep", "TestDocsMatchGrep"},
+		"read":                              {"cmd/agentls/testdata/script/read", "TestDocsRead"},
+		"ls":                                {"cmd/agentls/testdata/script/ls", "TestDocsListings"},
+		"grep":                              {"cmd/agentls/testdata/script/grep", "TestDocsGrep"},
 		"find":                              {"cmd/agentls/testdata/script/find", "TestDocsListings"},
-		"edit":                              {"cmd/agentls/testdata/script/edit", "TestDocsMatchEdit"},
+		"edit":                              {"cmd/agentls/testdata/script/edit", "TestDocsEditWrite"},
 		"write":                             {"cmd/agentls/testdata/script/write", "TestDocsEditWrite"},
-		"bash":                              {"cmd/agentls/testdata/script/bash", "TestDocsMatchBash"},
+		"bash":                              {"cmd/agentls/testdata/script/bash", "TestDocsBashAndSecrets"},
 		"The sandbox":                       {"internal/sandbox/escape_linux_test.go", "TestSandboxAutoAllowRunsCommandsThatWouldAsk"},
 		"bash_output":                       {"cmd/agentls/testdata/script/bash/bash_output_filter.txtar", "TestABackgroundServerIsReadKilledAndItsPortFreed"},
 		"bash_kill":                         {"cmd/agentls/testdata/script/bash/bash_kill_stops_job.txtar", "TestNoBackgroundJobOutlivesItsSession"},
-		"Secret masking":                    {"TestSecretsAreMaskedInEveryOutputChannel", "TestDocsMatchSecretsInDiffsAndLogs"},
-		"tool_search":                       {"cmd/agentls/testdata/script/tool_search", "TestDocsMatchToolSearch"},
+		"Secret masking":                    {"TestSecretsAreMaskedInEveryOutputChannel", "TestDocsSecretsInDiffsAndLogs"},
+		"tool_search":                       {"cmd/agentls/testdata/script/tool_search", "TestDocsToolSearch"},
 		"Extension tools":                   {"TestDocsUpstreamAndExtensions", "TestGovernanceExtensionOutputGoverned"},
 		"Upstream MCP servers":              {"TestDocsUpstreamAndExtensions", "TestUpstreamRestart", "test/mcp/upstream_contract.test.mjs"},
 		"Permissions":                       {"cmd/agentls/testdata/script/permissions", "TestSandboxUserAskRuleStillAsks"},
@@ -38,15 +38,15 @@ var docsHeadingTests = map[string]map[string][]string{
 	"docs/protocol.md": {
 		"Lifecycle":          {"TestDocsLifecycle", "TestLifecycleClosingStdinCancelsAndExits"},
 		"initialize":         {"TestDocsInitializeResult", "TestDocsInitializationOptions"},
-		"Limits":             {"TestLimitsCustomStatedAndEnforced", "TestDocsMatchLimitsTable"},
-		"Client → server":    {"TestDocsRawFrames", "TestDocsMatchCallIDAndCancel"},
+		"Limits":             {"TestLimitsCustomStatedAndEnforced", "TestDocsLimitsTable"},
+		"Client → server":    {"TestDocsRawFrames", "TestDocsCancelReplyCode"},
 		"Text document sync": {"TestTextSyncIncrementalUTF16", "TestTextSyncApplyEditRanges"},
 		"Server → client":    {"TestDocsConfirmAndDiagnostics"},
 		"tools/prepare":      {"TestPrepareSaysWhatACallNeedsAndItsTokenApprovesItOnce", "TestPrepareAnswersWithoutRunning"},
-		"tools/confirm":      {"TestDocsMatchConfirmReject", "TestCancelWhileAskingCancelsTheConfirm"},
+		"tools/confirm":      {"TestDocsConfirmAndDiagnostics", "TestCancelWhileAskingCancelsTheConfirm"},
 		"tools/diagnostics":  {"TestDiagnosticsNewProblems", "TestDiagnosticsUnansweredAndErrors"},
-		"Errors":             {"TestDocsMatchErrorCodes", "TestMCPRawBadMessages"},
-		"agentls mcp":        {"TestDocsMatchMCP", "TestMCPRawLifecycle", "test/mcp/contract.test.mjs"},
+		"Errors":             {"TestDocsErrorCodes", "TestMCPRawBadMessages"},
+		"agentls mcp":        {"TestDocsMCP", "TestMCPRawLifecycle", "test/mcp/contract.test.mjs"},
 	},
 }
 
@@ -68,7 +68,7 @@ func headingKey(h string) string {
 // of what it states, and every test it names exists.
 func TestDocsEveryHeadingNamesItsTests(t *testing.T) {
 	t.Parallel()
-	repo := docsMatchRepo(t)
+	repo := docsRepo(t)
 	funcs := map[string]bool{}
 	testFunc := regexp.MustCompile(`(?m)^func (Test\w+)\(`)
 	err := filepath.WalkDir(repo, func(p string, d os.DirEntry, err error) error {
