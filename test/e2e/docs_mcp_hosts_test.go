@@ -1,10 +1,10 @@
 package e2e
 
-// Acceptance trace for issues 5, 6 and 9: the items no other test proved.
-// Issue 9: the README's four MCP host snippets start a working server on
-// the intended workspace; the MCP benchmark records p50/p99 of reads and of
-// connect+initialize for both peers. (Speed targets are shown by the
-// benchmarks themselves, bench/mcp and go test -bench, not by timed tests.)
+// README's MCP host snippets start a working server on the intended
+// workspace; docs/benchmarks.md records the MCP benchmark's p50/p99 of
+// reads and of connect+initialize for both peers. (Speed targets are shown
+// by the benchmarks themselves, bench/mcp and go test -bench, not by timed
+// tests.)
 
 import (
 	"encoding/json"
@@ -23,16 +23,6 @@ import (
 
 	"github.com/agentls/agentls/test/harness"
 )
-
-// hostsDocRepo is the checkout's root (tests run in test/e2e).
-func hostsDocRepo(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
 
 // hostsDocSection returns the text of path from the line starting with heading
 // up to the next heading of the same or a higher level.
@@ -195,13 +185,13 @@ func hostsDocHostArgv(t *testing.T, host, lang, body, ws string) []string {
 	return nil
 }
 
-// Issue 9: "README: how to add agentls to Claude Code (`claude mcp add`),
-// VS Code (`.vscode/mcp.json`), Cursor, Codex — one snippet each." Each
-// snippet, run as its host would run it, serves MCP on the intended
-// workspace (the project, not wherever the host process happens to be).
+// README's snippets for Claude Code (`claude mcp add`), VS Code
+// (`.vscode/mcp.json`), Cursor and Codex: each, run as its host would run
+// it, serves MCP on the intended workspace (the project, not wherever the
+// host process happens to be).
 func TestDocsReadmeMCPHosts(t *testing.T) {
 	t.Parallel()
-	section := hostsDocSection(t, filepath.Join(hostsDocRepo(t), "README.md"), "### MCP hosts")
+	section := hostsDocSection(t, filepath.Join(docsRepo(t), "README.md"), "### MCP hosts")
 	hosts := []struct {
 		host, label string
 		// hostCwd: whether the host starts the server in the project
@@ -232,7 +222,7 @@ func TestDocsReadmeMCPHosts(t *testing.T) {
 			init := hostsDocCall(t, c, 1, "initialize", map[string]any{
 				"protocolVersion": "2025-06-18",
 				"capabilities":    map[string]any{},
-				"clientInfo":      map[string]any{"name": "a19b-" + h.host, "version": "0"},
+				"clientInfo":      map[string]any{"name": "docs-" + h.host, "version": "0"},
 			})
 			if _, ok := init["capabilities"].(map[string]any)["tools"]; !ok {
 				t.Fatalf("initialize result has no tools capability: %v", init)
@@ -265,7 +255,7 @@ func hostsDocNums(cell string) []float64 {
 // settings) and server-filesystem.
 func hostsDocMCPTable(t *testing.T) (header []string, agentls, fs []string) {
 	t.Helper()
-	sec := hostsDocSection(t, filepath.Join(hostsDocRepo(t), "docs", "benchmarks.md"), "## MCP")
+	sec := hostsDocSection(t, filepath.Join(docsRepo(t), "docs", "benchmarks.md"), "## MCP")
 	split := func(l string) []string {
 		cells := strings.Split(strings.Trim(strings.TrimSpace(l), "|"), "|")
 		for i := range cells {
@@ -289,13 +279,13 @@ func hostsDocMCPTable(t *testing.T) (header []string, agentls, fs []string) {
 	return header, agentls, fs
 }
 
-// Issue 9: "Benchmark in bench/ with the same TS client in the same run:
-// 200 sequential small-file reads through agentls mcp vs server-filesystem's
-// read_text_file, and connect+initialize time for both; record p50/p99 in
-// docs/benchmarks.md."
+// bench/mcp drives agentls mcp and server-filesystem's read_text_file with
+// the same TypeScript client, 200 sequential reads each, and
+// docs/benchmarks.md records p50/p99 of the reads and of connect+initialize
+// for both.
 func TestDocsMCPBenchRecorded(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(hostsDocRepo(t), "bench", "mcp", "bench.mjs"))
+	b, err := os.ReadFile(filepath.Join(docsRepo(t), "bench", "mcp", "bench.mjs"))
 	if err != nil {
 		t.Fatal(err)
 	}
