@@ -110,7 +110,7 @@ func TestManyPipelinedCallsKeepMemoryBounded(t *testing.T) {
 			// holds once it is met, so wait up to the 5 s, not always 5 s.
 			idle := time.Now()
 			var rss int64
-			waitUntil(5*time.Second, func() bool { rss = soakRSSOf(t, cmd.Process.Pid); return rss <= soakRSS })
+			waitUntil(5*time.Second, func() bool { _, kb := procStatus(t, cmd.Process.Pid); rss = int64(kb) << 10; return rss <= soakRSS })
 			t.Logf("%s: %d calls answered; RSS after %v idle: %d MiB", mode, soakCalls, time.Since(idle).Round(time.Millisecond), rss>>20)
 			if rss > soakRSS {
 				t.Errorf("%s: RSS %d MiB after %d calls and 5 s idle, want ≤ %d MiB", mode, rss>>20, soakCalls, soakRSS>>20)
@@ -164,21 +164,4 @@ func soakRead(mode string, br *bufio.Reader, answered map[int]bool, got *atomic.
 		got.Store(int64(len(answered)))
 	}
 	return nil
-}
-
-// soakRSSOf is the resident set of pid in bytes.
-func soakRSSOf(t *testing.T, pid int) int64 {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatalf("agentls is gone: %v", err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmRSS")
-	return 0
 }

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -38,86 +37,6 @@ func stressStartOpts(t *testing.T, files map[string]string, opts harness.Options
 	c := harness.Start(t, opts)
 	c.Initialize(ctx, bypass())
 	return c, ws, ctx
-}
-
-// stressMarker is a token unique to this test run, put into commands so that
-// /proc can tell their processes from everyone else's.
-func stressMarker() string {
-	return fmt.Sprintf("%d%09d", os.Getpid()%100000, time.Now().UnixNano()%1_000_000_000)
-}
-
-// stressProcs lists live (non-zombie) processes whose command line contains
-// marker, as "pid: cmdline".
-func stressProcs(marker string) []string {
-	entries, _ := os.ReadDir("/proc")
-	var out []string
-	self := strconv.Itoa(os.Getpid())
-	for _, e := range entries {
-		pid := e.Name()
-		if pid == self || pid[0] < '0' || pid[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + pid + "/cmdline")
-		if err != nil || len(b) == 0 {
-			continue // gone, or a zombie (empty cmdline)
-		}
-		cmd := string(bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
-		if strings.Contains(cmd, marker) {
-			out = append(out, pid+": "+cmd)
-		}
-	}
-	return out
-}
-
-// stressWaitProcs polls until the number of processes carrying marker
-// satisfies ok, and returns the last listing.
-func stressWaitProcs(marker string, timeout time.Duration, ok func(n int) bool) ([]string, bool) {
-	deadline := time.Now().Add(timeout)
-	for {
-		p := stressProcs(marker)
-		if ok(len(p)) {
-			return p, true
-		}
-		if time.Now().After(deadline) {
-			return p, false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// stressChildren returns the pids and states of pid's direct children.
-func stressChildren(pid int) []string {
-	entries, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range entries {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:]) // state, ppid, ...
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			if isWatchdog(e.Name()) { // lives as long as agentls
-				continue
-			}
-			out = append(out, e.Name()+" "+f[0]+" "+s[:i+1])
-		}
-	}
-	return out
-}
-
-// stressFDs counts the open descriptors of pid.
-func stressFDs(t *testing.T, pid int) int {
-	t.Helper()
-	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		t.Fatalf("count fds: %v", err)
-	}
-	return len(ents)
 }
 
 // stressMsg is one frame received by the raw client.
@@ -558,7 +477,7 @@ func TestStressCancellationStorm(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\n"})
 	r := stressStartRaw(t, ws)
 	r.initialize(bypass())
-	marker := stressMarker()
+	marker := procMarker(t)
 	const n = 20
 	for i := range n {
 		cmd := fmt.Sprintf("sleep 100.%s%02d", marker, i)
@@ -568,8 +487,8 @@ func TestStressCancellationStorm(t *testing.T) {
 		r.callTool(1000+i, "bash", map[string]any{"command": cmd})
 	}
 	// Every sleep runs (10 single, 10 pairs) before anything is cancelled.
-	if p, ok := stressWaitProcs(marker, 20*time.Second, func(k int) bool { return k >= 30 }); !ok {
-		t.Fatalf("only %d marked processes started:\n%s", len(p), strings.Join(p, "\n"))
+	if p, ok := waitProcs(marker, 20*time.Second, func(k int) bool { return k >= 30 }); !ok {
+		t.Fatalf("only %d marked processes started:\n%s", len(p), fmt.Sprint(p))
 	}
 	start := time.Now()
 	for i := range n {
@@ -582,8 +501,8 @@ func TestStressCancellationStorm(t *testing.T) {
 		}
 	}
 	t.Logf("20 cancellations answered in %v", time.Since(start))
-	if p, ok := stressWaitProcs(marker, 8*time.Second, func(k int) bool { return k == 0 }); !ok {
-		t.Errorf("processes of cancelled calls survive:\n%s", strings.Join(p, "\n"))
+	if p, ok := waitProcs(marker, 8*time.Second, func(k int) bool { return k == 0 }); !ok {
+		t.Errorf("processes of cancelled calls survive:\n%s", fmt.Sprint(p))
 	}
 	// The connection goes on.
 	r.callTool("after", "read", map[string]any{"path": "a.txt"})
@@ -602,7 +521,7 @@ func TestStressClosingStdinMidCall(t *testing.T) {
 		"initializationOptions": map[string]any{"mode": "default"},
 		"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}},
 	})
-	marker := stressMarker()
+	marker := procMarker(t)
 	r.callTool(1, "bash", map[string]any{"command": fmt.Sprintf("sleep 100.%s1", marker)})
 	ask := fmt.Sprintf("touched-%s", marker)
 	r.callTool(2, "bash", map[string]any{"command": fmt.Sprintf("sleep 100.%s2; touch %s", marker, ask)})
@@ -610,7 +529,7 @@ func TestStressClosingStdinMidCall(t *testing.T) {
 		t.Fatalf("no tools/confirm request for a command that writes a file in default mode; frames: %d", len(r.all()))
 	}
 	// Whatever needed no approval is running by now.
-	if p, ok := stressWaitProcs(marker, 10*time.Second, func(k int) bool { return k >= 1 }); !ok {
+	if p, ok := waitProcs(marker, 10*time.Second, func(k int) bool { return k >= 1 }); !ok {
 		t.Fatalf("the first bash call never started: %v", p)
 	}
 	pid := r.cmd.Process.Pid
@@ -622,8 +541,8 @@ func TestStressClosingStdinMidCall(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("agentls (pid %d) still running 5 s after stdin closed", pid)
 	}
-	if p, ok := stressWaitProcs(marker, 5*time.Second, func(k int) bool { return k == 0 }); !ok {
-		t.Errorf("children survive the server:\n%s", strings.Join(p, "\n"))
+	if p, ok := waitProcs(marker, 5*time.Second, func(k int) bool { return k == 0 }); !ok {
+		t.Errorf("children survive the server:\n%s", fmt.Sprint(p))
 	}
 	if _, err := os.Stat(filepath.Join(ws, ask)); err == nil {
 		t.Errorf("the unapproved command ran after stdin closed")
@@ -793,9 +712,9 @@ func TestStressShortBodyThenEOF(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\n"})
 	r := stressStartRaw(t, ws)
 	r.initialize(bypass())
-	marker := stressMarker()
+	marker := procMarker(t)
 	r.callTool(1, "bash", map[string]any{"command": fmt.Sprintf("sleep 100.%s", marker)})
-	if p, ok := stressWaitProcs(marker, 10*time.Second, func(k int) bool { return k >= 1 }); !ok {
+	if p, ok := waitProcs(marker, 10*time.Second, func(k int) bool { return k >= 1 }); !ok {
 		t.Fatalf("the bash call never started: %v", p)
 	}
 	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read"`
@@ -810,8 +729,8 @@ func TestStressShortBodyThenEOF(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("agentls still running 5 s after EOF inside a frame")
 	}
-	if p, ok := stressWaitProcs(marker, 5*time.Second, func(k int) bool { return k == 0 }); !ok {
-		t.Errorf("the running command survived the server:\n%s", strings.Join(p, "\n"))
+	if p, ok := waitProcs(marker, 5*time.Second, func(k int) bool { return k == 0 }); !ok {
+		t.Errorf("the running command survived the server:\n%s", fmt.Sprint(p))
 	}
 }
 
@@ -1051,10 +970,10 @@ func TestStressDescriptorsAfterManyCalls(t *testing.T) {
 	pid := c.Process().Pid
 	settle := func(base int) int {
 		deadline := time.Now().Add(3 * time.Second)
-		n := stressFDs(t, pid)
+		n := procFDs(t, pid)
 		for n > base+4 && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
-			n = stressFDs(t, pid)
+			n = procFDs(t, pid)
 		}
 		return n
 	}
@@ -1093,10 +1012,10 @@ func TestStressDescriptorsAfterManyCalls(t *testing.T) {
 				t.Errorf("open descriptors grew from %d to %d after 300 %s calls: %v", base, after, tc.tool, targets)
 			}
 			deadline := time.Now().Add(3 * time.Second)
-			kids := stressChildren(pid)
+			kids := procChildren(pid)
 			for len(kids) > 0 && time.Now().Before(deadline) {
 				time.Sleep(50 * time.Millisecond)
-				kids = stressChildren(pid)
+				kids = procChildren(pid)
 			}
 			if len(kids) > 0 {
 				t.Errorf("children of agentls remain after 300 %s calls (zombies are Z): %v", tc.tool, kids)
@@ -1186,21 +1105,21 @@ func TestStressCancelBatchAndWrites(t *testing.T) {
 	r.initialize(bypass())
 
 	t.Run("batch of sleeps", func(t *testing.T) {
-		marker := stressMarker()
+		marker := procMarker(t)
 		var calls []map[string]any
 		for i := range 20 {
 			calls = append(calls, map[string]any{"name": "bash", "arguments": map[string]any{"command": fmt.Sprintf("sleep 100.%s%02d", marker, i)}})
 		}
 		r.request("batch", "tools/callBatch", map[string]any{"calls": calls})
-		if p, ok := stressWaitProcs(marker, 10*time.Second, func(k int) bool { return k >= 1 }); !ok {
+		if p, ok := waitProcs(marker, 10*time.Second, func(k int) bool { return k >= 1 }); !ok {
 			t.Fatalf("the batch never started a command: %v", p)
 		}
 		r.notify("$/cancelRequest", map[string]any{"id": "batch"})
 		if m := r.reply("batch", 10*time.Second); m.errCode() != -32800 {
 			t.Errorf("cancelled batch: want -32800, got %.300s", m.raw)
 		}
-		if p, ok := stressWaitProcs(marker, 8*time.Second, func(k int) bool { return k == 0 }); !ok {
-			t.Errorf("processes of the cancelled batch survive:\n%s", strings.Join(p, "\n"))
+		if p, ok := waitProcs(marker, 8*time.Second, func(k int) bool { return k == 0 }); !ok {
+			t.Errorf("processes of the cancelled batch survive:\n%s", fmt.Sprint(p))
 		}
 	})
 
