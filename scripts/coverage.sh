@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Measures the statements of internal/... the tests cover: each package's
-# own tests, test/e2e (its servers in the test process, and a coverage
-# build of the binary where a test spawns one), and both
-# together (a statement counts when either covers it). docs/benchmarks.md,
+# own tests with the txtar scripts of cmd/agentls ("unit"), test/e2e (its
+# servers in the test process, and a coverage build of the binary where a
+# test spawns one), and both together (a statement counts when either
+# covers it). docs/benchmarks.md,
 # "Coverage", holds the figures; a consolidation of tests must not drop
 # the last one by more than a point.
 set -euo pipefail
@@ -12,6 +13,11 @@ trap 'rm -rf "$out"' EXIT
 mkdir -p "$out/unit" "$out/e2e"
 
 go test -count=1 -cover ./internal/... -args -test.gocoverdir="$out/unit" > /dev/null
+# The scripts run `agentls call` as the re-executed test binary, which
+# writes its coverage to GOCOVERDIR; run directly, as below, for the same
+# reason as the e2e binary.
+go test -c -cover -coverpkg=./internal/...,./cmd/... -o "$out/cmd.test" ./cmd/agentls
+(cd cmd/agentls && GOCOVERDIR="$out/unit" "$out/cmd.test" -test.count=1 -test.gocoverdir="$out/unit" > /dev/null)
 # cmd/... is in -coverpkg because a binary writes no coverage data without
 # its main package; only internal/... is counted below.
 CGO_ENABLED=0 go build -tags agentlstest -cover -coverpkg=./internal/...,./cmd/... -o "$out/agentls" ./cmd/agentls
