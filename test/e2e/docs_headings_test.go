@@ -27,7 +27,7 @@ var docsHeadingTests = map[string]map[string][]string{
 		"bash":                              {"cmd/agentls/testdata/script/bash", "TestDocsBashAndSecrets"},
 		"The sandbox":                       {"internal/sandbox/escape_linux_test.go", "TestSandboxAutoAllowRunsCommandsThatWouldAsk"},
 		"bash_output":                       {"cmd/agentls/testdata/script/bash/bash_output_filter.txtar", "TestABackgroundServerIsReadKilledAndItsPortFreed"},
-		"bash_kill":                         {"cmd/agentls/testdata/script/bash/bash_kill_stops_job.txtar", "TestNoBackgroundJobOutlivesItsSession"},
+		"bash_kill":                         {"cmd/agentls/testdata/script/bash/bash_kill_stops_job.txtar", "TestNoProcessOutlivesAgentlsHoweverItEnds"},
 		"Secret masking":                    {"TestSecretsAreMaskedInEveryOutputChannel", "TestDocsSecretsInDiffsAndLogs"},
 		"tool_search":                       {"cmd/agentls/testdata/script/tool_search", "TestDocsToolSearch"},
 		"Extension tools":                   {"TestDocsUpstreamAndExtensions", "TestGovernanceExtensionOutputGoverned"},

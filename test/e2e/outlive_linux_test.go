@@ -1,17 +1,21 @@
 package e2e
 
-// No process a command started outlives agentls, however agentls ends:
-// SIGKILL, SIGTERM, the end of its input, and a client that SIGKILLs it
-// shortly after closing its input. The commands leave children that
-// double-fork and setsid, so neither the process group nor the parent
-// chain leads back to the command.
+// No process a command or a background job started outlives agentls,
+// however agentls ends: SIGKILL, SIGTERM, the end of its input, shutdown,
+// a client that SIGKILLs it shortly after closing its input, and a client
+// killed with SIGKILL (agentls then sees its input end with nobody to
+// answer). The commands leave children that double-fork and setsid, so
+// neither the process group nor the parent chain leads back to them.
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,11 +25,9 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// outliveRuns is how many runs each way of ending agentls gets.
-const outliveRuns = 50
-
-// outliveBatch is how many runs go at once.
-const outliveBatch = 25
+// outliveRuns is how many runs each way of ending gets, per kind of
+// command; outliveBatch how many go at once.
+const outliveRuns, outliveBatch = 25, 25
 
 // leftBehindCommand leaves processes carrying marker in their
 // environment: a stopped background child, a double fork, and a setsid
@@ -33,6 +35,12 @@ const outliveBatch = 25
 // and SIGKILL, and a client's kill lands while agentls is still at it).
 func leftBehindCommand(marker string) string {
 	return fmt.Sprintf(`export LEAK_MARK=%s; sleep 60 & kill -STOP $! ; (sleep 60 &) ; (setsid sh -c 'trap "" TERM; sleep 60 & sleep 60; :' &) ; sleep 0.05; echo started`, marker)
+}
+
+// jobSleeperCommand is a background job that double-forks a sleeper and
+// setsids another.
+func jobSleeperCommand(marker string) string {
+	return fmt.Sprintf(`export LEAK_MARK=%s; (sleep 60 &) ; (setsid sh -c 'sleep 60 & sleep 60' &) ; echo started; exec sleep 60`, marker)
 }
 
 // markedProcesses lists live pids whose environment holds LEAK_MARK=marker.
@@ -59,34 +67,65 @@ func markedProcesses(marker string) []int {
 func TestNoProcessOutlivesAgentlsHoweverItEnds(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("starts and ends agentls 200 times")
+		t.Skip("starts and ends agentls ~300 times, each ending waits out a kill grace")
 	}
-	ends := map[string]func(c *harness.Client){
-		"SIGKILL": func(c *harness.Client) { c.Process().Signal(syscall.SIGKILL) },
-		"SIGTERM": func(c *harness.Client) { c.Process().Signal(syscall.SIGTERM) },
-		"EOF":     func(c *harness.Client) { c.CloseStdin() },
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatal("python3 is needed for the client that is killed")
+	}
+	script := filepath.Join(t.TempDir(), "client.py")
+	if err := os.WriteFile(script, []byte(jobClient), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ends := []struct {
+		name string
+		end  func(ctx context.Context, c *harness.Client)
+	}{
+		{"SIGKILL", func(_ context.Context, c *harness.Client) { c.Process().Signal(syscall.SIGKILL) }},
+		{"SIGTERM", func(_ context.Context, c *harness.Client) { c.Process().Signal(syscall.SIGTERM) }},
+		{"EOF", func(_ context.Context, c *harness.Client) { c.CloseStdin() }},
+		{"shutdown", func(ctx context.Context, c *harness.Client) {
+			c.Call(ctx, "shutdown", nil, nil)
+			c.Conn.Notify(ctx, "exit", nil)
+		}},
 		// The client gives agentls a moment to exit, then kills it while
 		// it may still be stopping what it started.
-		"kill-after-close": func(c *harness.Client) {
+		{"kill-after-close", func(_ context.Context, c *harness.Client) {
 			c.CloseStdin()
 			select {
 			case <-c.Exited():
 			case <-time.After(500 * time.Millisecond):
 				c.Process().Signal(syscall.SIGKILL)
 			}
-		},
+		}},
 	}
+	type outliveCase struct {
+		name string
+		run  func(t *testing.T, ws, marker string) string
+	}
+	var runs []outliveCase
+	for _, e := range ends {
+		runs = append(runs,
+			outliveCase{"command/" + e.name, func(t *testing.T, ws, marker string) string { return outliveRun(t, ws, marker, false, e.end) }},
+			outliveCase{"job/" + e.name, func(t *testing.T, ws, marker string) string { return outliveRun(t, ws, marker, true, e.end) }})
+	}
+	runs = append(runs, outliveCase{"job/client SIGKILL", func(t *testing.T, ws, marker string) string { return killedClientRun(t, ws, script, marker) }})
+
 	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
-	for name, end := range ends {
-		t.Run(name, func(t *testing.T) {
+	for _, r := range runs {
+		t.Run(r.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var left []string
 			for b := 0; b < outliveRuns; b += outliveBatch {
 				var wg sync.WaitGroup
 				for i := b; i < b+outliveBatch && i < outliveRuns; i++ {
-					marker := fmt.Sprintf("outlive-%s-%d-%d", name, os.Getpid(), i)
+					marker := fmt.Sprintf("outlive-%s-%d-%d", strings.NewReplacer("/", "-", " ", "-").Replace(r.name), os.Getpid(), i)
+					t.Cleanup(func() {
+						for _, pid := range markedProcesses(marker) {
+							syscall.Kill(pid, syscall.SIGKILL)
+						}
+					})
 					wg.Go(func() {
-						if msg := outliveRun(t, ws, marker, end); msg != "" {
+						if msg := r.run(t, ws, marker); msg != "" {
 							mu.Lock()
 							left = append(left, msg)
 							mu.Unlock()
@@ -102,14 +141,10 @@ func TestNoProcessOutlivesAgentlsHoweverItEnds(t *testing.T) {
 	}
 }
 
-// outliveRun starts agentls, runs the command, ends agentls with end and
-// returns "" when no marked process is left, else what is left.
-func outliveRun(t *testing.T, ws, marker string, end func(*harness.Client)) string {
-	t.Cleanup(func() {
-		for _, pid := range markedProcesses(marker) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+// outliveRun starts agentls, runs the command (in the background when
+// background is set), ends agentls with end and returns "" when no marked
+// process is left, else what is left.
+func outliveRun(t *testing.T, ws, marker string, background bool, end func(context.Context, *harness.Client)) string {
 	c := harness.Start(t, harness.Options{Root: ws, Process: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -117,28 +152,128 @@ func outliveRun(t *testing.T, ws, marker string, end func(*harness.Client)) stri
 		return marker + ": initialize: " + err.Error()
 	}
 	_ = c.Conn.Notify(ctx, "initialized", map[string]any{})
-	r, err := c.TryCallTool(ctx, "bash", map[string]any{"command": leftBehindCommand(marker)})
-	if err != nil || !strings.Contains(r.Text(), "started") {
+	if background {
+		r, err := c.TryCallTool(ctx, "bash", map[string]any{"command": jobSleeperCommand(marker), "run_in_background": true})
+		// Only the status: on a busy machine the reply can come before the
+		// job's "started" reaches its output; sleepersUp checks the processes.
+		if err != nil || r.Details["status"] != "running" {
+			return fmt.Sprintf("%s: start: %v %s", marker, err, r.Text())
+		}
+	} else if r, err := c.TryCallTool(ctx, "bash", map[string]any{"command": leftBehindCommand(marker)}); err != nil || !strings.Contains(r.Text(), "started") {
 		return fmt.Sprintf("%s: bash: %v %s", marker, err, r.Text())
 	}
-	// The double forks may still be on their way on a loaded machine.
-	if !waitUntil(5*time.Second, func() bool { return len(markedProcesses(marker)) >= 4 }) {
-		return fmt.Sprintf("%s: %d marked processes before the end, want at least 4", marker, len(markedProcesses(marker)))
+	if msg := sleepersUp(marker); msg != "" {
+		return msg
 	}
-	end(c)
+	end(ctx, c)
 	select {
 	case <-c.Exited():
 	case <-time.After(10 * time.Second):
 		return marker + ": agentls did not exit"
 	}
-	// The watchdog's one kill phase: SIGTERM, at most the 2 s grace,
-	// SIGKILL; with room for a loaded machine.
+	return leftAfter(marker)
+}
+
+// jobClient is a client process (python3) that starts agentls, starts
+// the job, prints the bash result and agentls's pid, and sleeps until it
+// is killed.
+const jobClient = `
+import json, subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:3], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def send(m):
+    b = json.dumps(m).encode()
+    p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(b) + b)
+    p.stdin.flush()
+def reply(i):
+    while True:
+        h = b""
+        while not h.endswith(b"\r\n\r\n"):
+            c = p.stdout.read(1)
+            if not c:
+                sys.exit("agentls closed its output")
+            h += c
+        n = [int(l.split(b":")[1]) for l in h.split(b"\r\n") if l.lower().startswith(b"content-length")][0]
+        m = json.loads(p.stdout.read(n))
+        if m.get("id") == i:
+            return m
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "initializationOptions": {"mode": "bypass"}}})
+reply(1)
+send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "bash", "arguments": {"command": sys.argv[3], "run_in_background": True}}})
+print(json.dumps({"pid": p.pid, "reply": reply(2)}), flush=True)
+time.sleep(600)
+`
+
+// killedClientRun starts agentls under a python3 client, has the client
+// start the job, SIGKILLs the client and waits for agentls to end.
+func killedClientRun(t *testing.T, ws, script, marker string) string {
+	cmd := exec.Command("python3", script, harness.Binary(t), "--root="+ws, jobSleeperCommand(marker))
+	cmd.Env = append(os.Environ(), "AGENTLS_TEST_TOOLS=1", "AGENTLS_AUDIT_DIR="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return marker + ": " + err.Error()
+	}
+	if err := cmd.Start(); err != nil {
+		return marker + ": client: " + err.Error()
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	var first struct {
+		Pid   int
+		Reply struct {
+			Result struct {
+				Details map[string]any `json:"details"`
+			} `json:"result"`
+		}
+	}
+	if err := json.NewDecoder(out).Decode(&first); err != nil || first.Reply.Result.Details["status"] != "running" {
+		return fmt.Sprintf("%s: client's start: %v %+v", marker, err, first)
+	}
+	if msg := sleepersUp(marker); msg != "" {
+		return msg
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	if !waitUntil(10*time.Second, func() bool { return !processLive(first.Pid) }) {
+		return fmt.Sprintf("%s: agentls %d did not exit after its client was killed", marker, first.Pid)
+	}
+	return leftAfter(marker)
+}
+
+// sleepersUp waits for the job's four marked processes (the job, the
+// double-forked sleeper, the setsid shell and its sleeper).
+func sleepersUp(marker string) string {
+	if !waitUntil(5*time.Second, func() bool { return len(markedProcesses(marker)) >= 4 }) {
+		return fmt.Sprintf("%s: %d marked processes before the end, want 4", marker, len(markedProcesses(marker)))
+	}
+	return ""
+}
+
+// leftAfter checks with ps that no marked process is left once agentls
+// has ended (room for the watchdog's kill phase on a loaded machine).
+func leftAfter(marker string) string {
 	var pids []int
 	waitUntil(6*time.Second, func() bool { pids = markedProcesses(marker); return len(pids) == 0 })
 	if len(pids) > 0 {
 		return fmt.Sprintf("%s: left running: %v", marker, pids)
 	}
+	// ps agrees: no process started with the marker's command is listed.
+	ps, err := exec.Command("ps", "-eo", "pid=,stat=,args=").Output()
+	if err != nil {
+		return marker + ": ps: " + err.Error()
+	}
+	for _, line := range strings.Split(string(ps), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 3 && !strings.HasPrefix(f[1], "Z") && strings.Contains(line, "LEAK_MARK="+marker+";") {
+			return fmt.Sprintf("%s: ps lists %s", marker, line)
+		}
+	}
 	return ""
+}
+
+// processLive reports a process that exists and is not a zombie.
+func processLive(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return err == nil && !strings.Contains(string(stat), ") Z ")
 }
 
 // isWatchdog reports whether process pid (a /proc name) is an agentls
