@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -107,62 +106,6 @@ func leakWorkspace(t *testing.T) string {
 		files[fmt.Sprintf("src/f%02d.go", i)] = fmt.Sprintf("package src\n\n// F%d is file %d.\nfunc F%d() int { return %d }\n", i, i, i, i)
 	}
 	return resolvedWorkspace(t, files)
-}
-
-// TestLeakRSSThreadsReadGrep: 2000 reads/greps of small files keep
-// RSS growth under 50 MB and the thread count near its baseline.
-func TestLeakRSSThreadsReadGrep(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("soak: 2000 reads and greps")
-	}
-	ws := leakWorkspace(t)
-	c, ctx := leakStart(t, ws)
-	pid := c.Process().Pid
-	do := func(i int) error {
-		var err error
-		if i%4 == 3 {
-			_, err = c.TryCallTool(ctx, "grep", map[string]any{"pattern": fmt.Sprintf("F%d", i%20)})
-		} else {
-			_, err = c.TryCallTool(ctx, "read", map[string]any{"path": fmt.Sprintf("src/f%02d.go", i%20)})
-		}
-		return err
-	}
-	for i := 0; i < 100; i++ {
-		if err := do(i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	baseThreads, baseRSS := procStatus(t, pid)
-	const workers, calls = 4, 2000
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < calls; i += workers {
-				if err := do(i); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	threads, rss := procStatus(t, pid)
-	t.Logf("RSS %d KiB -> %d KiB, threads %d -> %d", baseRSS, rss, baseThreads, threads)
-	if grow := rss - baseRSS; grow > 50*1024 {
-		t.Errorf("RSS grew %d KiB over %d calls (limit 50 MB)", grow, calls)
-	}
-	var th int
-	if !waitUntil(5*time.Second, func() bool { th, _ = procStatus(t, pid); return th <= baseThreads+12 }) {
-		t.Errorf("threads %d after the burst, baseline %d", th, baseThreads)
-	}
 }
 
 // TestLeakChildProcesses: no process is left after each bash or
