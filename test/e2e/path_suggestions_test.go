@@ -226,6 +226,9 @@ func TestPathsUnreadablePathIsError(t *testing.T) {
 			}
 		}
 	}
+	wantResult(t, "ls of the root", suggestCall(t, ctx, rg, "ls", map[string]any{}), false, "d1/", "ok.txt")
+	wantResult(t, "ls of an unreadable dir", suggestCall(t, ctx, rg, "ls", map[string]any{"path": "d1"}), true, "permission denied", "d1")
+	wantResult(t, "read inside an unreadable dir", suggestCall(t, ctx, rg, "read", map[string]any{"path": "sub/deep/f.txt"}), true, "permission denied", "sub/deep/f.txt")
 	for _, p := range []string{"sub/deep", "d1"} {
 		r := suggestCall(t, ctx, rg, "find", map[string]any{"pattern": "*", "path": p})
 		wantResult(t, "find path "+p, r, true, "permission denied", p)

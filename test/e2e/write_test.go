@@ -22,58 +22,6 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// A write's details and its tools/details notification describe the
-// change exactly, for created files (content byte for byte) and a replaced
-// one (mode kept, content as given, not the old line endings).
-func TestWriteDetailsDescribeTheChange(t *testing.T) {
-	old := "a\r\n😀b\r\n"
-	c, ws, ctx := start(t, map[string]string{"old.txt": old})
-	for _, tc := range []struct{ name, path, content string }{
-		{"CRLF no final newline", "n/crlf.txt", "x\r\ny"},
-		{"BOM kept in content", "n/bom.txt", bom + "bom\nline\n"},
-		{"emoji CJK combining in a new directory", "n/deep/dir/u.txt", "😀 中文 e\u0301\n\tend\n"},
-		{"lone CR", "n/cr.txt", "a\rb\r"},
-		{"non-ASCII in new nested directories", "new/sub/deep/n.txt", "first line\nsecond ünïcode line 😀\n"},
-		{"empty", "n/empty.txt", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := c.CallTool(ctx, "write", writeCall(tc.path, tc.content))
-			if r.IsError {
-				t.Fatal(r.Text())
-			}
-			if got := readFile(t, filepath.Join(ws, tc.path)); got != tc.content {
-				t.Errorf("file bytes %q, want exactly the content %q", got, tc.content)
-			}
-			if tc.content == "" {
-				if r.Details["kind"] != "create" {
-					t.Errorf("details.kind %v, want create", r.Details["kind"])
-				}
-				return
-			}
-			checkDetails(t, c, r, "write", "create", tc.path, nil, tc.content, "utf-16")
-		})
-	}
-	t.Run("replace a CRLF file", func(t *testing.T) {
-		p := filepath.Join(ws, "old.txt")
-		if err := os.Chmod(p, 0o640); err != nil {
-			t.Fatal(err)
-		}
-		mustRead(t, c, ctx, "old.txt")
-		content := "x😀\ny"
-		r := c.CallTool(ctx, "write", writeCall("old.txt", content))
-		if r.IsError {
-			t.Fatal(r.Text())
-		}
-		if got := readFile(t, p); got != content {
-			t.Errorf("bytes %q, want %q", got, content)
-		}
-		if st, _ := os.Stat(p); st.Mode().Perm() != 0o640 {
-			t.Errorf("mode %v, want 0640", st.Mode().Perm())
-		}
-		checkDetails(t, c, r, "write", "write", "old.txt", &old, content, "utf-16")
-	})
-}
-
 // A write that changes nothing sends no tools/details. (Its refusal and
 // the untouched file are pinned by write/identical_content_no_change.txtar.)
 func TestWriteNoChangeSendsNoDetails(t *testing.T) {
