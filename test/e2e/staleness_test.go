@@ -238,191 +238,99 @@ func TestStaleRewriteTimesRestored(t *testing.T) {
 	}
 }
 
-// TestStaleNewDir: a directory created after the session started.
-func TestStaleNewDir(t *testing.T) {
+// A same-size rewrite with the times restored that reaches the read file
+// another way: in a directory made after the session started, through a
+// hard link, through a symlink or its target, or in a directory swapped in
+// for the one read. The edit (of e) and the write (of w) are refused, the
+// disk stays, and e's readStale notification comes; soon after the read and
+// for files an hour old.
+func TestStaleChangeThroughAnotherPath(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name     string
-		backdate bool
-	}{{"soon", false}, {"backdated", true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			ws := resolvedWorkspace(t, map[string]string{"keep.txt": "x\n"})
-			c, ctx := startIn(t, ws, bypass())
-			var abs []string
-			for _, rel := range []string{"fresh/sub/e.txt", "fresh/sub/w.txt"} {
-				p := filepath.Join(ws, rel)
-				writeFile(t, p, staleBody(rel, "AAAA"))
-				if tc.backdate {
-					staleBackdate(t, p)
-				}
-				abs = append(abs, p)
-			}
-			// The read may come before the watcher has seen the new directory;
-			// the guard must not depend on it.
-			mustRead(t, c, ctx, "fresh/sub/e.txt")
-			mustRead(t, c, ctx, "fresh/sub/w.txt")
-			staleRewrite(t, abs[0], abs[0], staleBody("fresh/sub/e.txt", "BBBB"))
-			staleRewrite(t, abs[1], abs[1], staleBody("fresh/sub/w.txt", "BBBB"))
-			staleWantRefused(t, ctx, c, "edit", "fresh/sub/e.txt", abs[0], "new dir")
-			staleWantRefused(t, ctx, c, "write", "fresh/sub/w.txt", abs[1], "new dir")
-			// Control: a change that moves the mtime, so a missing note below
-			// is about the restored mtime, not an unwatched new directory.
-			pp := filepath.Join(ws, "fresh/sub/p.txt")
-			writeFile(t, pp, staleBody("p", "AAAA"))
-			mustRead(t, c, ctx, "fresh/sub/p.txt")
-			stalePlain(t, pp, staleBody("p", "PPPP"))
-			if _, ok := waitStale(c, staleNoteWait, pp); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for a same-size write with a new mtime in a new dir (%s); got %+v", pp, extChanges(c, pp))
-			}
-			if _, ok := waitStale(c, staleNoteWait, abs[0]); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for a same-size rewrite with the mtime restored (%s); got %+v", abs[0], extChanges(c, abs[0]))
-			}
-		})
+	two := func(dir, prefix string) map[string]string {
+		return map[string]string{dir + prefix + "e.txt": staleBody("e", "AAAA"), dir + prefix + "w.txt": staleBody("w", "AAAA")}
 	}
-}
-
-// TestStaleHardLink: the change is written through another name of
-// the same inode.
-func TestStaleHardLink(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name     string
-		backdate bool
-	}{{"soon", false}, {"backdated", true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			ws := resolvedWorkspace(t, map[string]string{"e.txt": staleBody("e", "AAAA"), "w.txt": staleBody("w", "AAAA")})
+	links := func(link func(string, string) error, from, to string) func(*testing.T, string) {
+		return func(t *testing.T, ws string) {
 			for _, n := range []string{"e", "w"} {
-				if err := os.Link(filepath.Join(ws, n+".txt"), filepath.Join(ws, n+"-other.txt")); err != nil {
+				if err := link(filepath.Join(ws, from+n+".txt"), filepath.Join(ws, to+n+".txt")); err != nil {
 					t.Fatal(err)
 				}
-				if tc.backdate {
-					staleBackdate(t, filepath.Join(ws, n+".txt"))
-				}
 			}
-			c, ctx := startIn(t, ws, bypass())
-			mustRead(t, c, ctx, "e.txt")
-			mustRead(t, c, ctx, "w.txt")
-			for _, n := range []string{"e", "w"} {
-				staleRewrite(t, filepath.Join(ws, n+"-other.txt"), filepath.Join(ws, n+".txt"), staleBody(n, "BBBB"))
-			}
-			staleWantRefused(t, ctx, c, "edit", "e.txt", filepath.Join(ws, "e.txt"), "hard link")
-			staleWantRefused(t, ctx, c, "write", "w.txt", filepath.Join(ws, "w.txt"), "hard link")
-			t.Logf("hard link: notes for e.txt %+v", extChanges(c, filepath.Join(ws, "e.txt")))
-		})
+		}
 	}
-}
-
-// TestStaleSymlink: link.txt -> real.txt; read one name, change
-// through the other.
-func TestStaleSymlink(t *testing.T) {
-	t.Parallel()
+	relSymlink := func(target, link string) error { return os.Symlink(filepath.Base(target), link) }
 	for _, tc := range []struct {
-		name     string
-		backdate bool
-		readLink bool // read (and edit) the link, change the target; else the reverse
+		name          string
+		files         map[string]string // written before the session starts
+		before        func(t *testing.T, ws string)
+		after         func(t *testing.T, ws string) // after it starts, before the reads
+		read, through string                        // prefixes of the names read and written through
+		target        string                        // prefix of the files whose bytes and times count
+		swap          bool
 	}{
-		{"read link, change target, soon", false, true},
-		{"read link, change target, backdated", true, true},
-		{"read target, change via link, soon", false, false},
-		{"read target, change via link, backdated", true, false},
+		{name: "new directory", files: map[string]string{"keep.txt": "x\n"}, after: func(t *testing.T, ws string) {
+			for rel, body := range two("fresh/sub/", "") {
+				writeFile(t, filepath.Join(ws, rel), body)
+			}
+		}, read: "fresh/sub/", through: "fresh/sub/", target: "fresh/sub/"},
+		{name: "hard link", files: two("", ""), before: links(os.Link, "", "other-"), read: "", through: "other-", target: ""},
+		{name: "symlink read, target changed", files: two("", "real-"), before: links(relSymlink, "real-", "link-"), read: "link-", through: "real-", target: "real-"},
+		{name: "target read, symlink changed", files: two("", "real-"), before: links(relSymlink, "real-", "link-"), read: "real-", through: "link-", target: "real-"},
+		{name: "parent directory swapped", files: two("d/", ""), read: "d/", through: "d/", target: "d/", swap: true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			ws := resolvedWorkspace(t, map[string]string{"real-e.txt": staleBody("e", "AAAA"), "real-w.txt": staleBody("w", "AAAA")})
-			for _, n := range []string{"e", "w"} {
-				if err := os.Symlink("real-"+n+".txt", filepath.Join(ws, "link-"+n+".txt")); err != nil {
-					t.Fatal(err)
+		for _, backdate := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, backdated %v", tc.name, backdate), func(t *testing.T) {
+				t.Parallel()
+				ws := resolvedWorkspace(t, tc.files)
+				if tc.before != nil {
+					tc.before(t, ws)
 				}
-				if tc.backdate {
-					staleBackdate(t, filepath.Join(ws, "real-"+n+".txt"))
+				c, ctx := startIn(t, ws, bypass())
+				if tc.after != nil {
+					tc.after(t, ws)
 				}
-			}
-			c, ctx := startIn(t, ws, bypass())
-			name := func(n string, read bool) string {
-				if read == tc.readLink {
-					return "link-" + n + ".txt"
+				target := func(n string) string { return filepath.Join(ws, tc.target+n+".txt") }
+				for _, n := range []string{"e", "w"} {
+					if backdate {
+						staleBackdate(t, target(n))
+					}
+					// The read may come before the watcher has seen a new
+					// directory; the guard must not depend on it.
+					mustRead(t, c, ctx, tc.read+n+".txt")
 				}
-				return "real-" + n + ".txt"
-			}
-			for _, n := range []string{"e", "w"} {
-				mustRead(t, c, ctx, name(n, true))
-			}
-			for _, n := range []string{"e", "w"} {
-				staleRewrite(t, filepath.Join(ws, name(n, false)), filepath.Join(ws, "real-"+n+".txt"), staleBody(n, "BBBB"))
-			}
-			// The disk check is on the target, whichever name was used.
-			staleWantRefused(t, ctx, c, "edit", name("e", true), filepath.Join(ws, "real-e.txt"), tc.name)
-			staleWantRefused(t, ctx, c, "write", name("w", true), filepath.Join(ws, "real-w.txt"), tc.name)
-			for _, n := range []string{"e", "w"} {
-				if fi, err := os.Lstat(filepath.Join(ws, "link-"+n+".txt")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-					t.Errorf("link-%s.txt is no longer a symlink (%v)", n, err)
+				times := map[string][2]time.Time{}
+				for _, n := range []string{"e", "w"} {
+					at, mt := staleTimes(t, target(n))
+					times[n] = [2]time.Time{at, mt}
 				}
-			}
-			// Control: the same through the other name, letting the mtime move.
-			writeFile(t, filepath.Join(ws, "real-p.txt"), staleBody("p", "AAAA"))
-			if err := os.Symlink("real-p.txt", filepath.Join(ws, "link-p.txt")); err != nil {
-				t.Fatal(err)
-			}
-			pread, pwrite := "link-p.txt", "real-p.txt"
-			if !tc.readLink {
-				pread, pwrite = pwrite, pread
-			}
-			mustRead(t, c, ctx, pread)
-			stalePlain(t, filepath.Join(ws, pwrite), staleBody("p", "PPPP"))
-			if _, ok := waitStale(c, staleNoteWait, filepath.Join(ws, "link-p.txt"), filepath.Join(ws, "real-p.txt")); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for a change (mtime moved) of %s through %s; notes %+v", pread, pwrite, extChanges(c, ""))
-			}
-			if _, ok := waitStale(c, staleNoteWait, filepath.Join(ws, "link-e.txt"), filepath.Join(ws, "real-e.txt")); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for link-e.txt or real-e.txt (mtime restored); notes %+v", extChanges(c, ""))
-			}
-		})
-	}
-}
-
-// TestStaleDirSwap: the parent directory is renamed away and another
-// put in its place, holding a same-named, same-size file with other bytes
-// and the old mtime.
-func TestStaleDirSwap(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name     string
-		backdate bool
-	}{{"soon", false}, {"backdated", true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			ws := resolvedWorkspace(t, map[string]string{"d/e.txt": staleBody("e", "AAAA"), "d/w.txt": staleBody("w", "AAAA")})
-			if tc.backdate {
-				staleBackdate(t, filepath.Join(ws, "d/e.txt"))
-				staleBackdate(t, filepath.Join(ws, "d/w.txt"))
-			}
-			c, ctx := startIn(t, ws, bypass())
-			mustRead(t, c, ctx, "d/e.txt")
-			mustRead(t, c, ctx, "d/w.txt")
-			type times struct{ a, m time.Time }
-			old := map[string]times{}
-			for _, n := range []string{"e", "w"} {
-				a, m := staleTimes(t, filepath.Join(ws, "d", n+".txt"))
-				old[n] = times{a, m}
-			}
-			if err := os.Rename(filepath.Join(ws, "d"), filepath.Join(ws, "d-away")); err != nil {
-				t.Fatal(err)
-			}
-			for _, n := range []string{"e", "w"} {
-				p := filepath.Join(ws, "d", n+".txt")
-				writeFile(t, p, staleBody(n, "BBBB"))
-				if err := os.Chtimes(p, old[n].a, old[n].m); err != nil {
-					t.Fatal(err)
+				if tc.swap {
+					if err := os.Rename(filepath.Join(ws, "d"), filepath.Join(ws, "d-away")); err != nil {
+						t.Fatal(err)
+					}
 				}
-			}
-			staleWantRefused(t, ctx, c, "edit", "d/e.txt", filepath.Join(ws, "d/e.txt"), "dir swap")
-			staleWantRefused(t, ctx, c, "write", "d/w.txt", filepath.Join(ws, "d/w.txt"), "dir swap")
-			if got := readFile(t, filepath.Join(ws, "d-away/e.txt")); got != staleBody("e", "AAAA") {
-				t.Errorf("the moved-away file changed: %q", got)
-			}
-			if _, ok := waitStale(c, staleNoteWait, filepath.Join(ws, "d/e.txt")); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for d/e.txt; got %+v", extChanges(c, filepath.Join(ws, "d/e.txt")))
-			}
-		})
+				for _, n := range []string{"e", "w"} {
+					if !tc.swap {
+						staleRewrite(t, filepath.Join(ws, tc.through+n+".txt"), target(n), staleBody(n, "BBBB"))
+					} else if writeFile(t, target(n), staleBody(n, "BBBB")); os.Chtimes(target(n), times[n][0], times[n][1]) != nil {
+						t.Fatal("chtimes")
+					}
+				}
+				staleWantRefused(t, ctx, c, "edit", tc.read+"e.txt", target("e"), tc.name)
+				staleWantRefused(t, ctx, c, "write", tc.read+"w.txt", target("w"), tc.name)
+				if tc.swap && readFile(t, filepath.Join(ws, "d-away/e.txt")) != staleBody("e", "AAAA") {
+					t.Errorf("the moved-away file changed")
+				}
+				if fi, err := os.Lstat(filepath.Join(ws, "link-e.txt")); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+					t.Errorf("link-e.txt is no longer a symlink")
+				}
+				if tc.name == "hard link" {
+					return // the watcher sees the other name's inode; no promise for the read name
+				}
+				if _, ok := waitStale(c, staleNoteWait, target("e"), filepath.Join(ws, tc.read+"e.txt")); !ok {
+					t.Errorf("no workspace/externalChange {readStale: true} for %se.txt; got %+v", tc.read, extChanges(c, ""))
+				}
+			})
+		}
 	}
 }
 
