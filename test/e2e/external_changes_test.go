@@ -444,23 +444,3 @@ func TestExternalChangeGuardWithDegradedWatcher(t *testing.T) {
 		t.Errorf("file = %q", got)
 	}
 }
-
-// In acceptEdits mode (edits run unasked), an edit or write of a file never
-// read is refused naming the read it needs, and an oldText found three
-// times on one line names the count, the line and replaceAll; nothing is
-// written. (The exact texts are pinned by edit/edit_without_read_refused,
-// write/replace_without_read_refused and edit/three_matches_on_one_line.)
-func TestEditRefusalsNameTheCause(t *testing.T) {
-	t.Parallel()
-	c, ws, ctx := startWith(t, map[string]string{"e.txt": "alpha\n", "w.txt": "alpha\n", "f.txt": "foo foo foo"},
-		map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
-	wantRefused(t, "edit never read", c.CallTool(ctx, "edit", editCall("e.txt", "alpha", "omega")), "read e.txt first")
-	wantRefused(t, "write never read", c.CallTool(ctx, "write", writeCall("w.txt", "x\n")), "read w.txt first")
-	mustRead(t, c, ctx, "f.txt")
-	wantRefused(t, "three on one line", c.CallTool(ctx, "edit", editCall("f.txt", "foo", "bar")), "3 times (all on line 1)", "replaceAll")
-	for name, want := range map[string]string{"e.txt": "alpha\n", "w.txt": "alpha\n", "f.txt": "foo foo foo"} {
-		if got := readFile(t, filepath.Join(ws, name)); got != want {
-			t.Errorf("%s changed: %q", name, got)
-		}
-	}
-}
