@@ -10,15 +10,12 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -472,129 +469,5 @@ func staleBurst(t *testing.T, restore bool) {
 	}
 	if m := missing(); len(m) > 0 {
 		t.Errorf("burst: %d of %d files got no workspace/externalChange {readStale: true}, e.g. %v", len(m), n, m[0])
-	}
-}
-
-// TestStaleOverlay: the editor has the file open. docs/protocol.md:
-// an open document is the truth for the file; without applyEdit, an open
-// document whose text differs from the disk is not edited ("save or revert
-// it first"); with applyEdit the edit goes to the document and typing after
-// the read fails with "changed in the editor since you read it".
-func TestStaleOverlay(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name      string
-		applyEdit bool
-		disk      bool // change the disk from outside; else type in the editor
-	}{
-		{"disk changed, no applyEdit", false, true},
-		{"disk changed, applyEdit", true, true},
-		{"editor changed, no applyEdit", false, false},
-		{"editor changed, applyEdit", true, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			orig := staleBody("o", "AAAA")
-			ws := resolvedWorkspace(t, map[string]string{"e.txt": orig, "w.txt": orig})
-			var applies atomic.Int32 // workspace/applyEdit requests, declined
-			versions := map[string]int{"e.txt": 1, "w.txt": 1, "probe.txt": 1}
-			var vmu sync.Mutex
-			c, ctx := startCaps(t, ws, map[string]any{"applyEdit": tc.applyEdit}, func(rctx context.Context, method string, params json.RawMessage) (any, error) {
-				if method != "workspace/applyEdit" {
-					return nil, fmt.Errorf("unexpected %s", method)
-				}
-				applies.Add(1)
-				return map[string]any{"applied": false, "failureReason": "a21s editor declines"}, nil
-			})
-			writeFile(t, filepath.Join(ws, "probe.txt"), orig)
-			for _, n := range []string{"e.txt", "w.txt", "probe.txt"} {
-				if err := c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
-					"uri": fileURI(filepath.Join(ws, n)), "languageId": "plaintext", "version": 1, "text": orig}}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for _, n := range []string{"e.txt", "w.txt"} {
-				r := c.CallTool(ctx, "read", map[string]any{"path": n})
-				if r.IsError || !strings.Contains(r.Text(), "AAAA") {
-					t.Fatalf("read %s: %q", n, r.Text())
-				}
-			}
-			for _, n := range []string{"e.txt", "w.txt", "probe.txt"} {
-				p := filepath.Join(ws, n)
-				if tc.disk {
-					staleRewrite(t, p, p, staleBody("o", "BBBB"))
-				} else {
-					vmu.Lock()
-					versions[n]++
-					v := versions[n]
-					vmu.Unlock()
-					if err := c.Conn.Notify(ctx, "textDocument/didChange", map[string]any{
-						"textDocument":   map[string]any{"uri": fileURI(p), "version": v},
-						"contentChanges": []any{map[string]any{"text": staleBody("o", "CCCC")}},
-					}); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if !tc.disk {
-				// didChange is a notification, handled in order: a read of the
-				// probe that shows the typed text proves all three were taken in
-				// (reading e.txt or w.txt would refresh their stamps).
-				r := c.CallTool(ctx, "read", map[string]any{"path": "probe.txt", "limit": 1})
-				if !strings.Contains(r.Text(), "CCCC") {
-					t.Fatalf("read after didChange does not show the editor's text: %q", r.Text())
-				}
-			}
-			diskBefore := map[string]string{"e.txt": readFile(t, filepath.Join(ws, "e.txt")), "w.txt": readFile(t, filepath.Join(ws, "w.txt"))}
-
-			if tc.disk {
-				// The document (unchanged, still the text read) is the truth.
-				// Without applyEdit, it now differs from the disk: refused,
-				// "save or revert". With applyEdit, the edit goes to the
-				// document; the disk's external change stays either way. The
-				// oldText is only in the document ("AAAA"; the disk has "BBBB"),
-				// so an applyEdit proves the document was matched.
-				re := c.CallTool(ctx, "edit", map[string]any{"path": "e.txt", "edits": []any{map[string]any{"oldText": "o AAAA", "newText": "o ZZZZ"}}})
-				rw := c.CallTool(ctx, "write", map[string]any{"path": "w.txt", "content": staleWritten})
-				t.Logf("edit: %q; write: %q", re.Text(), rw.Text())
-				if tc.applyEdit {
-					if applies.Load() != 2 {
-						t.Errorf("applyEdit requests: %d, want 2 (the document is the truth); edit %q, write %q", applies.Load(), re.Text(), rw.Text())
-					}
-					if !re.IsError || !strings.Contains(re.Text(), "a21s editor declines") {
-						t.Errorf("edit with the editor declining: isError=%v %q", re.IsError, re.Text())
-					}
-				} else {
-					for n, r := range map[string]harness.Result{"edit": re, "write": rw} {
-						if !r.IsError || !regexp.MustCompile(`(?i)save|revert`).MatchString(r.Text()) {
-							t.Errorf("%s of an open document whose disk changed: isError=%v %q; want a refusal asking to save or revert", n, r.IsError, r.Text())
-						}
-					}
-				}
-			} else {
-				re := c.CallTool(ctx, "edit", map[string]any{"path": "e.txt", "edits": []any{map[string]any{"oldText": staleEditOld, "newText": staleEditNew}}})
-				rw := c.CallTool(ctx, "write", map[string]any{"path": "w.txt", "content": staleWritten})
-				t.Logf("edit: %q; write: %q", re.Text(), rw.Text())
-				for n, r := range map[string]harness.Result{"edit": re, "write": rw} {
-					if !r.IsError {
-						t.Errorf("%s after the user typed in the editor was applied: %q", n, r.Text())
-						continue
-					}
-					if tc.applyEdit && !strings.Contains(r.Text(), "changed in the editor since you read it") {
-						t.Errorf("%s: %q, want \"changed in the editor since you read it\"", n, r.Text())
-					}
-					if !tc.applyEdit && !regexp.MustCompile(`(?i)save|revert`).MatchString(r.Text()) {
-						t.Errorf("%s: %q, want a refusal asking to save or revert", n, r.Text())
-					}
-				}
-				if applies.Load() != 0 {
-					t.Errorf("applyEdit sent %d times for a stale document", applies.Load())
-				}
-			}
-			for n, want := range diskBefore {
-				if got := readFile(t, filepath.Join(ws, n)); got != want {
-					t.Errorf("%s on disk changed: %q -> %q", n, want, got)
-				}
-			}
-		})
 	}
 }

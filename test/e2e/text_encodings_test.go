@@ -207,28 +207,6 @@ func TestTextSyncApplyEditRanges(t *testing.T) {
 	checkEdits(t, r.Details, "top\r\n😀😀 中 target 👍🏽 unsaved\r\nbottom\r\n", want, "utf-16")
 }
 
-// Without the applyEdit capability, an open document with unsaved changes
-// is neither edited nor overwritten on disk ("save or revert it first"); one
-// equal to the disk is edited on disk as usual.
-func TestTextSyncUnsavedRefusedWithoutApplyEdit(t *testing.T) {
-	disk := "a 😀\r\nb\r\n"
-	c, ws, ctx := start(t, map[string]string{"doc.txt": disk, "same.txt": "s 😀\r\n"})
-	for name, text := range map[string]string{"doc.txt": "a 😀\r\nb typed\r\n", "same.txt": "s 😀\r\n"} {
-		c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": fileURI(filepath.Join(ws, name)), "languageId": "plaintext", "version": 1, "text": text}})
-	}
-	wantContains(t, "read of the unsaved document", mustRead(t, c, ctx, "doc.txt").Text(), "unsaved")
-	wantRefused(t, "edit", c.CallTool(ctx, "edit", editCall("doc.txt", "a 😀", "A")), "save or revert it")
-	wantRefused(t, "write", c.CallTool(ctx, "write", writeCall("doc.txt", "model\n")), "save or revert it")
-	if got := readFile(t, filepath.Join(ws, "doc.txt")); got != disk {
-		t.Errorf("disk changed: %q", got)
-	}
-	mustRead(t, c, ctx, "same.txt")
-	wantResult(t, "edit of a clean open document", c.CallTool(ctx, "edit", editCall("same.txt", "s 😀", "S 🎉")), false)
-	if got := readFile(t, filepath.Join(ws, "same.txt")); got != "S 🎉\r\n" {
-		t.Errorf("same.txt %q", got)
-	}
-}
-
 // Editors keep a UTF-8 BOM out of the document text (docs/tools.md: "as
 // editors keep it out of the document"). An open document equal to the
 // disk but for the BOM is not "unsaved", is edited on disk with the BOM
