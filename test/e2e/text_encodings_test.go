@@ -96,30 +96,6 @@ func TestTextSyncIncrementalUTF16(t *testing.T) {
 	}
 }
 
-// A change splitting a surrogate pair, or a whole-text change, are handled
-// without corrupting what read shows.
-func TestTextSyncWholeTextChange(t *testing.T) {
-	c, ws, ctx := start(t, map[string]string{"doc.txt": "disk\n"})
-	uri := fileURI(filepath.Join(ws, "doc.txt"))
-	c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "plaintext", "version": 1, "text": "disk\n"}})
-	c.Conn.Notify(ctx, "textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": 5}, "contentChanges": []any{
-		map[string]any{"text": "whole 😀\r\nnew text"},
-	}})
-	r := c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"})
-	wantResult(t, "read", r, false)
-	if !strings.Contains(r.Text(), encodingsNumbered(1, "whole 😀", "new text")) {
-		t.Errorf("read %q", r.Text())
-	}
-	if v, _ := r.Details["editorVersion"].(float64); v != 5 {
-		t.Errorf("editorVersion %v", r.Details["editorVersion"])
-	}
-	c.Conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
-	r = c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"})
-	if !strings.Contains(r.Text(), encodingsNumbered(1, "disk")) {
-		t.Errorf("after didClose read must show the disk: %q", r.Text())
-	}
-}
-
 // edit of an open document through workspace/applyEdit: the edits carry
 // UTF-16 ranges into the editor's text (no BOM, the editor's line endings),
 // in documentChanges (versioned) and changes alike.
@@ -205,6 +181,14 @@ func TestTextSyncApplyEditRanges(t *testing.T) {
 		t.Errorf("details.inEditor %v", r.Details["inEditor"])
 	}
 	checkEdits(t, r.Details, "top\r\n😀😀 中 target 👍🏽 unsaved\r\nbottom\r\n", want, "utf-16")
+	// A write of the open document replaces the editor's text the same way.
+	mu.Unlock()
+	r = c.CallTool(ctx, "write", writeCall("doc.txt", "whole\nnew\n"))
+	mu.Lock()
+	wantResult(t, "write", r, false, "in the editor")
+	if len(applied) != 2 || applied[1] != "whole\r\nnew\r\n" && applied[1] != "whole\nnew\n" || readFile(t, filepath.Join(ws, "doc.txt")) != disk {
+		t.Errorf("after the write the editor holds %q, the disk %q", applied[len(applied)-1], readFile(t, filepath.Join(ws, "doc.txt")))
+	}
 }
 
 // Editors keep a UTF-8 BOM out of the document text (docs/tools.md: "as
