@@ -5,7 +5,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -94,8 +93,6 @@ func wantNames(t testing.TB, what, dir string, want ...string) {
 		t.Errorf("%s: %s holds %q, want exactly %q (temp file left behind?)", what, dir, got, want)
 	}
 }
-
-func sha(s string) string { return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(s))) }
 
 // lspEdit is an LSP TextEdit as agentls sends it.
 type lspEdit struct {
@@ -210,101 +207,6 @@ func checkEdits(t testing.TB, details map[string]any, old, want, enc string) {
 	if got != strings.TrimPrefix(want, bom) {
 		t.Errorf("details.edits (%s) %v applied to the old text give\n%q\nwant (new file without BOM)\n%q", enc, edits, got, strings.TrimPrefix(want, bom))
 	}
-}
-
-// checkDiff applies a unifiedDiff to old at rel (nil: a new file) with git
-// apply and with patch -p1, and compares with want.
-func checkDiff(t testing.TB, diff, rel string, old *string, want string) {
-	t.Helper()
-	if diff == "" {
-		t.Fatal("details.unifiedDiff empty")
-	}
-	for _, tool := range []string{"git", "patch"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Logf("%s not installed: not checked", tool)
-			continue
-		}
-		dir := t.TempDir()
-		if old != nil {
-			writeFile(t, filepath.Join(dir, rel), *old)
-		}
-		patchFile := filepath.Join(t.TempDir(), "d.patch")
-		writeFile(t, patchFile, diff)
-		cmd := exec.Command("patch", "-p1", "--batch", "--no-backup-if-mismatch", "-i", patchFile)
-		if tool == "git" {
-			cmd = exec.Command("git", "apply", "--whitespace=nowarn", "--unsafe-paths", patchFile)
-			cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
-		}
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("%s does not apply the unifiedDiff: %v\n%s\ndiff:\n%q", tool, err, out, diff)
-			continue
-		}
-		if got := readFile(t, filepath.Join(dir, rel)); got != want {
-			t.Errorf("%s applied the unifiedDiff giving\n%q\nwant\n%q\ndiff:\n%q", tool, got, want, diff)
-		}
-	}
-}
-
-// detailKeys are the details of every edit and write (docs/protocol.md,
-// tools/details).
-var detailKeys = []string{"kind", "uri", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"}
-
-// checkDetails checks an edit's or write's details against the file's bytes
-// before (nil: created) and after: every key present, the TextEdits (in
-// enc) and the diff each turn before into after, the hashes are the bytes'
-// SHA-256, and the tools/details notification of the call carries the same.
-func checkDetails(t testing.TB, c *harness.Client, r harness.Result, tool, kind, rel string, before *string, after, enc string) {
-	t.Helper()
-	d := r.Details
-	for _, k := range detailKeys {
-		if _, ok := d[k]; !ok {
-			t.Errorf("details lack %q: %v", k, d)
-		}
-	}
-	if d["kind"] != kind {
-		t.Errorf("details.kind = %v, want %s", d["kind"], kind)
-	}
-	if u := fmt.Sprint(d["uri"]); !strings.HasPrefix(u, "file:///") || !strings.HasSuffix(u, "/"+rel) {
-		t.Errorf("details.uri = %v, want a file URI of %s", u, rel)
-	}
-	old := ""
-	if before != nil {
-		old = *before
-	}
-	checkEdits(t, d, old, after, enc)
-	diff, _ := d["unifiedDiff"].(string)
-	checkDiff(t, diff, rel, before, after)
-	if d["oldHash"] != sha(old) || d["newHash"] != sha(after) {
-		t.Errorf("hashes old %v new %v, want %s %s (sha256 of the bytes)", d["oldHash"], d["newHash"], sha(old), sha(after))
-	}
-	if fl, _ := d["firstChangedLine"].(float64); fl < 1 {
-		t.Errorf("firstChangedLine = %v", d["firstChangedLine"])
-	}
-	note, ok := detailsOf(c, r.CallID)
-	if !ok {
-		t.Errorf("no tools/details notification for %s before its reply", r.CallID)
-		return
-	}
-	if note.Tool != tool {
-		t.Errorf("tools/details tool = %q, want %s", note.Tool, tool)
-	}
-	for _, k := range detailKeys {
-		if a, b := compactJSON(note.Details[k]), compactJSON(d[k]); a != b {
-			t.Errorf("tools/details %s = %s, reply details %s", k, a, b)
-		}
-	}
-}
-
-// detailsOf is the tools/details notification of callID received so far.
-func detailsOf(c *harness.Client, callID string) (detailsNote, bool) {
-	for _, n := range c.Notes("tools/details") {
-		var d detailsNote
-		if json.Unmarshal(n.Params, &d) == nil && d.CallID == callID {
-			return d, true
-		}
-	}
-	return detailsNote{}, false
 }
 
 // extChange is one workspace/externalChange notification.
