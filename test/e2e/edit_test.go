@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -21,7 +20,6 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/test/harness"
 )
 
@@ -563,47 +561,5 @@ func TestEditKilledMidWriteLeavesOldOrNew(t *testing.T) {
 	mustRead(t, c, ctx, "big.txt")
 	if names := dirNames(t, ws); len(names) != 1 || names[0] != "big.txt" {
 		t.Errorf("temp files left behind after restart: %v", names)
-	}
-}
-
-// docs/tools.md, crash safety: no temp files are left behind at the next
-// start. A crashed writer's temp files (its process is gone), at the root
-// and nested, are removed; the temp file of a write another live process
-// is making (here this test process: a second agentls next to the
-// editor's) is kept, and so are the user's files that only look alike.
-func TestTempFilesOfCrashedWritersRemovedAtStart(t *testing.T) {
-	t.Parallel()
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	ws := t.TempDir()
-	pid := dead.Process.Pid
-	crashed := []string{
-		fmt.Sprintf("%sa.txt-%d-x1y2z3", ops.TempPrefix, pid),
-		fmt.Sprintf("sub/deep/%sb.go-%d-q9w8e7", ops.TempPrefix, pid),
-	}
-	running := fmt.Sprintf("%sbig.txt-%d-a1b2c3", ops.TempPrefix, os.Getpid())
-	users := []string{"agentls-tmp-a.txt-1-2", "sub/.agentls-tmp", "notes.agentls-tmp-x"}
-	for _, f := range append(append(crashed, running), users...) {
-		writeFile(t, filepath.Join(ws, f), "half of a write\n")
-	}
-	c, ctx := startIn(t, ws, bypass())
-	c.CallTool(ctx, "ls", map[string]any{})
-	gone := func() bool {
-		for _, f := range crashed {
-			if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
-				return false
-			}
-		}
-		return true
-	}
-	if !waitUntil(3*time.Second, gone) {
-		t.Errorf("crash leftovers still there after the next start: %v", tempLeftovers(ws))
-	}
-	for _, f := range append(users, running) {
-		if got, err := os.ReadFile(filepath.Join(ws, f)); err != nil || string(got) != "half of a write\n" {
-			t.Errorf("%s removed or changed by the clean-up: %q, %v", f, got, err)
-		}
 	}
 }

@@ -235,47 +235,6 @@ func TestWriteAndEditOfALargeFileAreExact(t *testing.T) {
 	wantNames(t, "10 MB", filepath.Join(ws, "big"), "large.txt")
 }
 
-// In acceptEdits (the usual mode for an agent that edits) a path the tools
-// refuse anyway gets the refusal's reason (docs/tools.md: "refused with a
-// clear message"), not a request for the user's approval that could not
-// make it work.
-func TestWriteRefusedPathNotAskedInAcceptEdits(t *testing.T) {
-	parent := resolvedWorkspace(t, map[string]string{"ws/f": "a file\n", "outside.txt": "outside\n"})
-	ws := filepath.Join(parent, "ws")
-	symlink(t, filepath.Join(parent, "outside.txt"), filepath.Join(ws, "out.lnk"))
-	cases := []struct{ name, path, want string }{
-		{"dot-dot escape", "../escape.txt", `".."`},
-		{"symlink to outside", "out.lnk", "outside the workspace"},
-		{"under a file", "f/b", "not a directory"},
-	}
-	for _, confirm := range []bool{true, false} {
-		t.Run(fmt.Sprintf("client answers tools/confirm: %v", confirm), func(t *testing.T) {
-			var asked atomic.Int32
-			c := harness.Start(t, harness.Options{Root: ws})
-			c.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-				if method == "tools/confirm" {
-					asked.Add(1)
-					return map[string]any{"decision": "allowOnce"}, nil
-				}
-				return nil, fmt.Errorf("unexpected %s", method)
-			}
-			ctx := testCtx(t, sessionTimeout)
-			c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"},
-				"capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": confirm}}}})
-			for _, tc := range cases {
-				wantRefused(t, tc.name, c.CallTool(ctx, "write", writeCall(tc.path, "payload\n")), tc.want)
-			}
-			if n := asked.Load(); n != 0 {
-				t.Errorf("the user was asked (tools/confirm) %d times to approve writes that are refused whatever the answer", n)
-			}
-		})
-	}
-	if got := readFile(t, filepath.Join(parent, "outside.txt")); got != "outside\n" {
-		t.Errorf("outside file changed: %q", got)
-	}
-	wantNames(t, "outside", parent, "outside.txt", "ws")
-}
-
 // edit and write refuse files over 64 MiB (the limit their descriptions
 // state) without reading them: an edit of a 500 MB file used to take 3 GiB
 // and kill the server. The file is sparse, so nothing is written to disk.
