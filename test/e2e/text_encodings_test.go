@@ -246,42 +246,6 @@ func TestTextSyncUTF16DocumentEqualsDisk(t *testing.T) {
 	}
 }
 
-// Positions at the very ends are inside the text: the end of a line before
-// its CRLF, the end of a last line without a newline, and the empty line
-// after a final newline.
-func TestTextSyncBoundaryPositions(t *testing.T) {
-	cases := []struct {
-		name, open string
-		line, char int
-		want       []string
-	}{
-		{"end of a CRLF line", "ab\r\ncd\r\n", 0, 2, []string{"abX", "cd"}},
-		{"end of text without final newline", "ab\r\n😀", 1, 2, []string{"ab", "😀X"}},
-		{"line after the final newline", "ab\ncd\n", 2, 0, []string{"ab", "cd", "X"}},
-	}
-	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			name := fmt.Sprintf("b%d.txt", i)
-			c, ws, ctx := start(t, map[string]string{name: "disk\n"})
-			uri := fileURI(filepath.Join(ws, name))
-			c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "plaintext", "version": 1, "text": tc.open}})
-			pos := map[string]any{"line": tc.line, "character": tc.char}
-			c.Conn.Notify(ctx, "textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": 2},
-				"contentChanges": []any{map[string]any{"range": map[string]any{"start": pos, "end": pos}, "text": "X"}}})
-			r := c.CallTool(ctx, "read", map[string]any{"path": name})
-			wantResult(t, "read", r, false)
-			if !strings.Contains(r.Text(), encodingsNumbered(1, tc.want...)) {
-				t.Errorf("read %q, want lines %q", r.Text(), tc.want)
-			}
-			for _, n := range c.Notes("window/logMessage") {
-				if strings.Contains(string(n.Params), name) {
-					t.Errorf("unexpected log: %s", n.Params)
-				}
-			}
-		})
-	}
-}
-
 // A Latin-1 file's invalid UTF-8 reaches the client as U+FFFD and the
 // connection survives (the default json/v2 codec would fail the reply).
 func TestInvalidUTF8SurvivesTheWire(t *testing.T) {
