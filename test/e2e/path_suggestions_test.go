@@ -26,14 +26,6 @@ import (
 
 // ------------------------------------------------------------ helpers
 
-// suggestCall runs a tool and logs what came back, so the report can quote it.
-func suggestCall(t *testing.T, ctx context.Context, c *harness.Client, tool string, args map[string]any) harness.Result {
-	t.Helper()
-	r := c.CallTool(ctx, tool, args)
-	t.Logf("%s %s → isError=%v\n%s", tool, compactJSON(args), r.IsError, r.Text())
-	return r
-}
-
 // suggestNote is the "[Not searched: …]" note of a result ("" when none).
 func suggestNote(text string) string {
 	i := strings.Index(text, "[Not searched:")
@@ -160,7 +152,7 @@ func TestPathsNotSearchedCounts(t *testing.T) {
 				if q.tool == "find" && be.name == "go" {
 					continue // find has one walker
 				}
-				r := suggestCall(t, ctx, be.c, q.tool, q.args)
+				r := be.c.CallTool(ctx, q.tool, q.args)
 				if r.IsError {
 					t.Errorf("%s (%s) failed the whole search: %q", q.tool, be.name, r.Text())
 					continue
@@ -196,7 +188,7 @@ func TestPathsNotSearchedCounts(t *testing.T) {
 		r := rg.CallTool(ctx, "grep", map[string]any{"pattern": "needle"})
 		_, named, _ := suggestParseNote(t, "grep", suggestNote(r.Text()))
 		for _, p := range named {
-			back := suggestCall(t, ctx, rg, "grep", map[string]any{"pattern": "needle", "path": p})
+			back := rg.CallTool(ctx, "grep", map[string]any{"pattern": "needle", "path": p})
 			wantResult(t, "grep path "+p, back, true, "permission denied", p)
 		}
 	})
@@ -219,18 +211,18 @@ func TestPathsUnreadablePathIsError(t *testing.T) {
 			name string
 			c    *harness.Client
 		}{{"rg", rg}, {"go", gob}} {
-			r := suggestCall(t, ctx, be.c, "grep", map[string]any{"pattern": "needle", "path": p})
+			r := be.c.CallTool(ctx, "grep", map[string]any{"pattern": "needle", "path": p})
 			wantResult(t, "grep ("+be.name+") path "+p, r, true, "permission denied", p)
 			if strings.Contains(r.Text(), "No matches") {
 				t.Errorf("grep (%s) of unreadable %s says No matches: %q", be.name, p, r.Text())
 			}
 		}
 	}
-	wantResult(t, "ls of the root", suggestCall(t, ctx, rg, "ls", map[string]any{}), false, "d1/", "ok.txt")
-	wantResult(t, "ls of an unreadable dir", suggestCall(t, ctx, rg, "ls", map[string]any{"path": "d1"}), true, "permission denied", "d1")
-	wantResult(t, "read inside an unreadable dir", suggestCall(t, ctx, rg, "read", map[string]any{"path": "sub/deep/f.txt"}), true, "permission denied", "sub/deep/f.txt")
+	wantResult(t, "ls of the root", rg.CallTool(ctx, "ls", map[string]any{}), false, "d1/", "ok.txt")
+	wantResult(t, "ls of an unreadable dir", rg.CallTool(ctx, "ls", map[string]any{"path": "d1"}), true, "permission denied", "d1")
+	wantResult(t, "read inside an unreadable dir", rg.CallTool(ctx, "read", map[string]any{"path": "sub/deep/f.txt"}), true, "permission denied", "sub/deep/f.txt")
 	for _, p := range []string{"sub/deep", "d1"} {
-		r := suggestCall(t, ctx, rg, "find", map[string]any{"pattern": "*", "path": p})
+		r := rg.CallTool(ctx, "find", map[string]any{"pattern": "*", "path": p})
 		wantResult(t, "find path "+p, r, true, "permission denied", p)
 		if strings.Contains(r.Text(), "No files match") {
 			t.Errorf("find of unreadable %s says nothing matched: %q", p, r.Text())
@@ -258,7 +250,7 @@ func TestPathsNotSearchedDenyAndFolders(t *testing.T) {
 	}
 	rg, gob, ctx := suggestNobodyPair(t, ws, params)
 	locked2 := filepath.Join(ws2, "locked2")
-	if ls := suggestCall(t, ctx, rg, "ls", map[string]any{}); strings.Contains(ls.Text(), "private") {
+	if ls := rg.CallTool(ctx, "ls", map[string]any{}); strings.Contains(ls.Text(), "private") {
 		t.Fatalf("precondition: ls shows a denied name: %q", ls.Text())
 	}
 	for _, be := range []struct {
@@ -270,7 +262,7 @@ func TestPathsNotSearchedDenyAndFolders(t *testing.T) {
 			if tool == "find" {
 				args = map[string]any{"pattern": "*.txt"}
 			}
-			r := suggestCall(t, ctx, be.c, tool, args)
+			r := be.c.CallTool(ctx, tool, args)
 			note := suggestNote(r.Text())
 			what := tool + " (" + be.name + ")"
 			if note == "" {
@@ -291,6 +283,6 @@ func TestPathsNotSearchedDenyAndFolders(t *testing.T) {
 			}
 		}
 	}
-	back := suggestCall(t, ctx, gob, "grep", map[string]any{"pattern": "needle", "path": locked2})
+	back := gob.CallTool(ctx, "grep", map[string]any{"pattern": "needle", "path": locked2})
 	wantResult(t, "grep the named second-folder path", back, true, "permission denied")
 }

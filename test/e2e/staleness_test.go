@@ -5,14 +5,14 @@ package e2e
 // Staleness, black-box: "an edit needs a fresh read and an external change
 // is caught before it is overwritten", in the hard cases: same-size rewrites
 // whose mtime is restored (stat alone cannot see them), ignored, hidden and
-// new directories, hard links, symlinks, a swapped parent directory, a git
-// checkout, a burst of 200 changes, and the editor's overlay.
+// new directories, hard links, symlinks, a swapped parent directory and a
+// burst of 200 changes. (A rename over the file, as git checkout and
+// editors save, is TestEditGuardExternalChanges's.)
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -327,60 +327,6 @@ func TestStaleChangeThroughAnotherPath(t *testing.T) {
 					t.Errorf("no workspace/externalChange {readStale: true} for %se.txt; got %+v", tc.read, extChanges(c, ""))
 				}
 			})
-		}
-	}
-}
-
-func staleGit(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.email=a21s@example.com", "-c", "user.name=a21s", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-}
-
-// TestStaleGitCheckout: 20 files read, a checkout changes 10 of them
-// (same sizes): those 10 edits are refused, the other 10 apply.
-func TestStaleGitCheckout(t *testing.T) {
-	t.Parallel()
-	files := map[string]string{}
-	for i := range 20 {
-		files[fmt.Sprintf("src/f%02d.txt", i)] = staleBody(fmt.Sprintf("f%02d", i), "main")
-	}
-	ws := resolvedWorkspace(t, files)
-	staleGit(t, ws, "init", "-q")
-	staleGit(t, ws, "add", "-A")
-	staleGit(t, ws, "commit", "-q", "-m", "base")
-	staleGit(t, ws, "checkout", "-q", "-b", "other")
-	for i := range 10 {
-		writeFile(t, filepath.Join(ws, fmt.Sprintf("src/f%02d.txt", i)), staleBody(fmt.Sprintf("f%02d", i), "othr"))
-	}
-	staleGit(t, ws, "commit", "-q", "-am", "other")
-	staleGit(t, ws, "checkout", "-q", "main")
-
-	c, ctx := startIn(t, ws, bypass())
-	for i := range 20 {
-		mustRead(t, c, ctx, fmt.Sprintf("src/f%02d.txt", i))
-	}
-	staleGit(t, ws, "checkout", "-q", "other")
-	for i := range 20 {
-		rel := fmt.Sprintf("src/f%02d.txt", i)
-		abs := filepath.Join(ws, rel)
-		if i < 10 {
-			if got := readFile(t, abs); got != staleBody(fmt.Sprintf("f%02d", i), "othr") {
-				t.Fatalf("checkout did not change %s: %q", rel, got)
-			}
-			staleWantRefused(t, ctx, c, "edit", rel, abs, "git checkout")
-		} else {
-			staleWantApplied(t, ctx, c, rel, abs, "git checkout")
-		}
-	}
-	for i := range 10 {
-		p := filepath.Join(ws, fmt.Sprintf("src/f%02d.txt", i))
-		if _, ok := waitStale(c, staleNoteWait, p); !ok {
-			t.Errorf("no workspace/externalChange {readStale: true} for %s; got %+v", p, extChanges(c, p))
 		}
 	}
 }
