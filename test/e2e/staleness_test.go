@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -116,21 +115,6 @@ func waitStale(c *harness.Client, d time.Duration, paths ...string) (extChange, 
 	return e, ok
 }
 
-// staleWantApplied edits an unchanged, read file: the control that shows the
-// refusals above come from the change, not from the session.
-func staleWantApplied(t *testing.T, ctx context.Context, c *harness.Client, rel, abs, what string) {
-	t.Helper()
-	before := readFile(t, abs)
-	r := c.CallTool(ctx, "edit", map[string]any{"path": rel, "edits": []any{map[string]any{"oldText": staleEditOld, "newText": staleEditNew}}})
-	if r.IsError {
-		t.Errorf("%s: edit of unchanged %s refused: %q", what, rel, r.Text())
-		return
-	}
-	if want := strings.Replace(before, staleEditOld, staleEditNew, 1); readFile(t, abs) != want {
-		t.Errorf("%s: edit of %s: disk %q, want %q", what, rel, readFile(t, abs), want)
-	}
-}
-
 // staleBody is a file body of a fixed size whose tag differs between versions.
 func staleBody(name, tag string) string {
 	return fmt.Sprintf("alpha %s %s\nsecond line stays\n", name, tag)
@@ -157,11 +141,11 @@ var staleLocations = []struct {
 }
 
 // staleRewriteCase: read, change in place (same size, times restored), then
-// edit one file and write another; an untouched control file still edits.
+// edit one file and write another.
 func staleRewriteCase(t *testing.T, timing staleTiming) {
 	files := map[string]string{".gitignore": "dist/\nnode_modules/\n"}
 	for _, l := range staleLocations {
-		for _, n := range []string{"e.txt", "w.txt", "ctl.txt", "p.txt"} {
+		for _, n := range []string{"e.txt", "w.txt", "p.txt"} {
 			files[l.dir+n] = staleBody(l.dir+n, "AAAA")
 		}
 	}
@@ -173,7 +157,7 @@ func staleRewriteCase(t *testing.T, timing staleTiming) {
 	}
 	c, ctx := startIn(t, ws, bypass())
 	for _, l := range staleLocations {
-		for _, n := range []string{"e.txt", "w.txt", "ctl.txt", "p.txt"} {
+		for _, n := range []string{"e.txt", "w.txt", "p.txt"} {
 			mustRead(t, c, ctx, l.dir+n)
 		}
 	}
@@ -194,7 +178,6 @@ func staleRewriteCase(t *testing.T, timing staleTiming) {
 		}
 		staleWantRefused(t, ctx, c, "edit", l.dir+"e.txt", filepath.Join(ws, l.dir+"e.txt"), what)
 		staleWantRefused(t, ctx, c, "write", l.dir+"w.txt", filepath.Join(ws, l.dir+"w.txt"), what)
-		staleWantApplied(t, ctx, c, l.dir+"ctl.txt", filepath.Join(ws, l.dir+"ctl.txt"), what)
 		staleWantRefused(t, ctx, c, "edit", l.dir+"p.txt", filepath.Join(ws, l.dir+"p.txt"), what+" (mtime moved)")
 	}
 	// Notifications: p.txt (mtime moved) shows the location is watched at
