@@ -16,7 +16,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"github.com/agentls/agentls/test/harness"
 )
@@ -226,23 +225,6 @@ func TestTextSyncBOMDocumentEqualsDisk(t *testing.T) {
 	wantResult(t, "second edit", c.CallTool(ctx, "edit", map[string]any{"path": "doc.txt", "edits": []any{map[string]any{"oldText": "second", "newText": "2nd"}}}), false)
 	if got, want := readFile(t, filepath.Join(ws, "doc.txt")), bom+"1st 😀\r\n2nd\r\n"; got != want {
 		t.Errorf("after the second edit: file %q, want %q", got, want)
-	}
-}
-
-// The same for a UTF-16 file: the editor's document is the decoded text;
-// when it equals what read decodes from the disk, nothing is unsaved.
-func TestTextSyncUTF16DocumentEqualsDisk(t *testing.T) {
-	text := "héllo 😀\nworld\n"
-	disk := []byte{0xff, 0xfe}
-	for _, u := range utf16.Encode([]rune(text)) {
-		disk = append(disk, byte(u), byte(u>>8))
-	}
-	c, ws, ctx := start(t, map[string]string{"doc.txt": string(disk)})
-	c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": fileURI(filepath.Join(ws, "doc.txt")), "languageId": "plaintext", "version": 1, "text": text}})
-	r := c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"})
-	wantResult(t, "read", r, false)
-	if strings.Contains(r.Text(), "unsaved") || !strings.Contains(r.Text(), encodingsNumbered(1, "héllo 😀", "world")) {
-		t.Errorf("UTF-16 document equal to the disk: %q", r.Text())
 	}
 }
 
