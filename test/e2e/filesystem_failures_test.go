@@ -2,10 +2,10 @@
 
 package e2e
 
-// The file system says no, in ways root cannot bypass: chattr +i/+a, a
-// file size limit (ulimit -f), an unprivileged user (setpriv) and a
-// read-only bind mount. Every refusal is an isError naming the path and
-// the cause (docs/tools.md: errors are results that tell the model how to
+// The file system says no: file modes, and in ways root cannot bypass
+// chattr +i/+a, a file size limit (ulimit -f), another owner (setpriv to
+// nobody) and a read-only bind mount. Every refusal is an isError naming
+// the path and the cause (docs/tools.md: errors are results that tell the model how to
 // correct the call), the file and its directory stay exactly as they were
 // (edit and write are atomic: no half-written file, no temp file, no
 // directory left behind), and the server keeps answering.
@@ -201,6 +201,19 @@ func fsFailNobody(t *testing.T, ws string) (*harness.Client, context.Context) {
 	return c, ctx
 }
 
+// fsFailModesBind starts agentls so that file modes bind it as they bind a
+// user: as root through setpriv without CAP_DAC_OVERRIDE and
+// CAP_DAC_READ_SEARCH (it still writes its own state and coverage), as
+// anyone else directly.
+func fsFailModesBind(t *testing.T, ws string, env ...string) (*harness.Client, context.Context) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		sp := fsFailTool(t, "setpriv", "util-linux drops the capabilities that bypass file modes")
+		fsFailWrapper(t, "", sp+" --bounding-set -dac_override,-dac_read_search")
+	}
+	return fsFailStart(t, ws, env...)
+}
+
 // fsFault is one way the file system refuses: the files (beside ok.txt)
 // and modes it starts with, how it is made to refuse, the file read first
 // and the calls it must refuse.
@@ -209,6 +222,7 @@ type fsFault struct {
 	files  map[string]string
 	modes  map[string]os.FileMode // chmod after writing (files and directories)
 	setup  func(t *testing.T, ws string)
+	bound  bool   // file modes bind agentls (fsFailModesBind)
 	nobody bool   // agentls runs as uid 65534
 	read   string // read before the calls ("": none)
 	keep   string // the file that must not change; its directory must hold the same names
@@ -273,17 +287,17 @@ func TestFilesystemRefusalsLeaveFilesWhole(t *testing.T) {
 			calls: []fsCall{fsEdit("mnt/a.txt", "mounted a", "mounted B"), fsWrite("mnt/a.txt", "x\n"),
 				fsCreate("mnt/new.txt", "mnt/new.txt", "mnt/new.txt"), fsCreate("mnt/d/new.txt", "mnt/d", "mnt/d")}},
 		// Refused either as unread (no stamp could be taken) or as unreadable.
-		{name: "unreadable file as nobody", nobody: true, files: map[string]string{"secret.txt": "top secret\n"},
+		{name: "unreadable file", bound: true, files: map[string]string{"secret.txt": "top secret\n"},
 			modes: map[string]os.FileMode{"secret.txt": 0}, keep: "secret.txt", causes: []string{"permission denied", "write-protected", "not permitted"},
 			calls: []fsCall{{tool: "read", args: map[string]any{"path": "secret.txt"}, path: "secret.txt"},
 				fsEdit("secret.txt", "top", "bottom"), fsWrite("secret.txt", "mine now\n")}},
 		// The file is writable in place (0666), but no temp file can be made
 		// next to it: an atomic edit cannot happen.
-		{name: "read-only directory as nobody", nobody: true, files: map[string]string{"ro/f.txt": "line a\n"},
+		{name: "read-only directory", bound: true, files: map[string]string{"ro/f.txt": "line a\n"},
 			modes: map[string]os.FileMode{"ro": 0o555}, read: "ro/f.txt", keep: "ro/f.txt", causes: perm,
 			calls: []fsCall{fsCreate("ro/new.txt", "ro/new.txt", "ro/new.txt"), fsCreate("ro/sub/new.txt", "ro/sub", "ro/sub"),
 				fsEdit("ro/f.txt", "line a", "line B"), fsWrite("ro/f.txt", "x\n")}},
-		{name: "read-only workspace root as nobody", nobody: true, files: map[string]string{"a.txt": "root a\n"},
+		{name: "read-only workspace root", bound: true, files: map[string]string{"a.txt": "root a\n"},
 			modes: map[string]os.FileMode{".": 0o555}, read: "a.txt", keep: "a.txt", causes: perm,
 			calls: []fsCall{fsEdit("a.txt", "root a", "root B"), fsWrite("a.txt", "x\n"),
 				fsCreate("new.txt", "new.txt", "new.txt"), fsCreate("d/new.txt", "d", "d")}},
@@ -311,9 +325,12 @@ func TestFilesystemRefusalsLeaveFilesWhole(t *testing.T) {
 			st0, _ := os.Stat(keep)
 			var c *harness.Client
 			var ctx context.Context
-			if f.nobody {
+			switch {
+			case f.nobody:
 				c, ctx = fsFailNobody(t, ws)
-			} else {
+			case f.bound:
+				c, ctx = fsFailModesBind(t, ws)
+			default:
 				c, ctx = fsFailStart(t, ws)
 			}
 			if f.read != "" {
@@ -340,7 +357,7 @@ func TestFilesystemRefusalsLeaveFilesWhole(t *testing.T) {
 				}
 			}
 			fsFailAlive(t, ctx, c, "ok.txt", "ok here")
-			if !f.nobody {
+			if !f.nobody && !f.bound {
 				wantResult(t, "a small write beside", c.CallTool(ctx, "write", writeCall("beside.txt", "fine\n")), false)
 			}
 		})

@@ -8,10 +8,10 @@ package e2e
 // the permission rules let the model list), the same from both grep
 // backends; a path naming an unreadable dir or file is an error.
 //
-// These need an unprivileged agentls (root reads everything): they reuse
-// filesystem_failures_test.go's setpriv wrapper (fsFailNobody, fsFailWrapper,
-// fsFailShareDir) and skip when not root. The "Did you mean" suggestions are
-// scripts: cmd/agentls/testdata/script/read/suggest_* and ls/suggest_*.
+// File modes must bind agentls (root reads everything): as root they run it
+// through filesystem_failures_test.go's setpriv wrapper (fsFailModesBind).
+// The "Did you mean" suggestions are scripts:
+// cmd/agentls/testdata/script/read/suggest_* and ls/suggest_*.
 
 import (
 	"context"
@@ -60,19 +60,18 @@ func suggestParseNote(t *testing.T, what, note string) (int, []string, int) {
 	return n, strings.Split(m[2], ", "), more
 }
 
-// suggestNobodyEnv is the environment a nobody agentls needs (state dirs it
-// may write).
+// suggestNobodyEnv points the state directories somewhere shared.
 func suggestNobodyEnv(t *testing.T) []string {
 	home := fsFailShareDir(t, "paths-home-")
 	return []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/config", "XDG_CACHE_HOME=" + home + "/cache",
 		"XDG_STATE_HOME=" + home + "/state", "AGENTLS_AUDIT_DIR=" + home + "/audit"}
 }
 
-// suggestNobodyPair starts two nobody agentls over params' workspace, one per
-// grep backend (rg, go). fsFailNobody installs the setpriv wrapper.
+// suggestNobodyPair starts two agentls that file modes bind over params'
+// workspace, one per grep backend (rg, go).
 func suggestNobodyPair(t *testing.T, ws string, params map[string]any) (rg, gob *harness.Client, ctx context.Context) {
 	t.Helper()
-	rg, ctx = fsFailNobody(t, ws) // skips unless root; sets AGENTLS_BIN to the wrapper
+	rg, ctx = fsFailModesBind(t, ws, suggestNobodyEnv(t)...) // as root: AGENTLS_BIN is the setpriv wrapper
 	if params != nil {
 		// a second rg session with the wanted initialize params
 		rg = harness.Start(t, harness.Options{Root: ws, Env: append(suggestNobodyEnv(t), "AGENTLS_GREP_BACKEND=rg")})
