@@ -2,13 +2,11 @@
 
 package e2e
 
-// The file system says no: file modes, and in ways root cannot bypass
-// chattr +i/+a, a file size limit (ulimit -f), another owner (setpriv to
-// nobody) and a read-only bind mount. Every refusal is an isError naming
-// the path and the cause (docs/tools.md: errors are results that tell the model how to
-// correct the call), the file and its directory stay exactly as they were
-// (edit and write are atomic: no half-written file, no temp file, no
-// directory left behind), and the server keeps answering.
+// The file system says no: file modes, chattr +i/+a, a file size limit
+// (ulimit -f), another owner (setpriv to nobody), a read-only bind mount.
+// Each refusal is an isError naming the path and the cause; the file and
+// its directory stay as they were (no half write, no temp file, no new
+// directory) and the server keeps answering.
 
 import (
 	"context"

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -50,13 +51,8 @@ func suggestParseNote(t *testing.T, what, note string) (int, []string, int) {
 		t.Errorf("%s: note %q is not `[Not searched: N path(s) could not be read (permission denied): a, b[ and N more].]`", what, note)
 		return 0, nil, 0
 	}
-	n, more := 0, 0
-	for _, ch := range m[1] {
-		n = n*10 + int(ch-'0')
-	}
-	for _, ch := range m[3] {
-		more = more*10 + int(ch-'0')
-	}
+	n, _ := strconv.Atoi(m[1])
+	more, _ := strconv.Atoi(m[3])
 	return n, strings.Split(m[2], ", "), more
 }
 

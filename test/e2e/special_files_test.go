@@ -1,11 +1,9 @@
 package e2e
 
-// The watcher against awkward names and special files in the tree. What
-// one `agentls call` shows of special files is a script under
-// cmd/agentls/testdata/script; unreadable files are filesystem_failures_test.go's.
+// The watcher against awkward names and special files in the tree (what
+// the tools show of special files is the scripts').
 
 import (
-	"context"
 	"encoding/json"
 	"net/url"
 	"os"
@@ -17,19 +15,6 @@ import (
 
 	"github.com/agentls/agentls/test/harness"
 )
-
-// specialCall runs one tool call and fails the test when it does not return
-// within 10 s (a hang) or fails at the protocol level.
-func specialCall(t *testing.T, c *harness.Client, name string, args map[string]any) harness.Result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	r, err := c.TryCallTool(ctx, name, args)
-	if err != nil {
-		t.Fatalf("%s %v: no result (hang?): %v", name, args, err)
-	}
-	return r
-}
 
 func specialMkfifo(t *testing.T, p string) {
 	t.Helper()
@@ -48,9 +33,9 @@ func TestSpecialWatcher(t *testing.T) {
 	specialMkfifo(t, filepath.Join(ws, "pipe"))
 	symlink(t, "loopb", filepath.Join(ws, "loopa"))
 	symlink(t, "loopa", filepath.Join(ws, "loopb"))
-	c, _ := startIn(t, ws, bypass())
+	c, ctx := startIn(t, ws, bypass())
 	for _, p := range []string{"with space.txt", "-rf.txt", "sub/x.txt"} {
-		wantResult(t, "read "+p, specialCall(t, c, "read", map[string]any{"path": p}), false, "v1")
+		wantResult(t, "read "+p, c.CallTool(ctx, "read", map[string]any{"path": p}), false, "v1")
 	}
 	wait := func(rel, kind string, since time.Time) map[string]any {
 		t.Helper()
