@@ -140,3 +140,29 @@ func TestPathOf(t *testing.T) {
 		t.Fatal("a closed document's URI is still known")
 	}
 }
+
+// Positions at the very ends are inside the text: the end of a line before
+// its CRLF, the end of a last line without a newline, and the empty line
+// after a final newline.
+func TestChangesAtTheEndsOfLines(t *testing.T) {
+	for _, tc := range []struct {
+		name, open string
+		line, char int
+		want       string
+	}{
+		{"end of a CRLF line", "ab\r\ncd\r\n", 0, 2, "abX\r\ncd\r\n"},
+		{"end of text without final newline", "ab\r\n😀", 1, 2, "ab\r\n😀X"},
+		{"line after the final newline", "ab\ncd\n", 2, 0, "ab\ncd\nX"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New()
+			s.Open("/w/a", "file:///w/a", 1, tc.open)
+			if err := s.Change("/w/a", 2, []Change{{Range: rng(tc.line, tc.char, tc.line, tc.char), Text: "X"}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := text(t, s, "/w/a"); got != tc.want {
+				t.Errorf("text = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

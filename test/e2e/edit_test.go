@@ -5,11 +5,9 @@ package e2e
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -22,7 +20,6 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/test/harness"
 )
 
@@ -94,8 +91,6 @@ func wantNames(t testing.TB, what, dir string, want ...string) {
 		t.Errorf("%s: %s holds %q, want exactly %q (temp file left behind?)", what, dir, got, want)
 	}
 }
-
-func sha(s string) string { return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(s))) }
 
 // lspEdit is an LSP TextEdit as agentls sends it.
 type lspEdit struct {
@@ -210,101 +205,6 @@ func checkEdits(t testing.TB, details map[string]any, old, want, enc string) {
 	if got != strings.TrimPrefix(want, bom) {
 		t.Errorf("details.edits (%s) %v applied to the old text give\n%q\nwant (new file without BOM)\n%q", enc, edits, got, strings.TrimPrefix(want, bom))
 	}
-}
-
-// checkDiff applies a unifiedDiff to old at rel (nil: a new file) with git
-// apply and with patch -p1, and compares with want.
-func checkDiff(t testing.TB, diff, rel string, old *string, want string) {
-	t.Helper()
-	if diff == "" {
-		t.Fatal("details.unifiedDiff empty")
-	}
-	for _, tool := range []string{"git", "patch"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Logf("%s not installed: not checked", tool)
-			continue
-		}
-		dir := t.TempDir()
-		if old != nil {
-			writeFile(t, filepath.Join(dir, rel), *old)
-		}
-		patchFile := filepath.Join(t.TempDir(), "d.patch")
-		writeFile(t, patchFile, diff)
-		cmd := exec.Command("patch", "-p1", "--batch", "--no-backup-if-mismatch", "-i", patchFile)
-		if tool == "git" {
-			cmd = exec.Command("git", "apply", "--whitespace=nowarn", "--unsafe-paths", patchFile)
-			cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
-		}
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("%s does not apply the unifiedDiff: %v\n%s\ndiff:\n%q", tool, err, out, diff)
-			continue
-		}
-		if got := readFile(t, filepath.Join(dir, rel)); got != want {
-			t.Errorf("%s applied the unifiedDiff giving\n%q\nwant\n%q\ndiff:\n%q", tool, got, want, diff)
-		}
-	}
-}
-
-// detailKeys are the details of every edit and write (docs/protocol.md,
-// tools/details).
-var detailKeys = []string{"kind", "uri", "unifiedDiff", "edits", "firstChangedLine", "matchLevel", "oldHash", "newHash"}
-
-// checkDetails checks an edit's or write's details against the file's bytes
-// before (nil: created) and after: every key present, the TextEdits (in
-// enc) and the diff each turn before into after, the hashes are the bytes'
-// SHA-256, and the tools/details notification of the call carries the same.
-func checkDetails(t testing.TB, c *harness.Client, r harness.Result, tool, kind, rel string, before *string, after, enc string) {
-	t.Helper()
-	d := r.Details
-	for _, k := range detailKeys {
-		if _, ok := d[k]; !ok {
-			t.Errorf("details lack %q: %v", k, d)
-		}
-	}
-	if d["kind"] != kind {
-		t.Errorf("details.kind = %v, want %s", d["kind"], kind)
-	}
-	if u := fmt.Sprint(d["uri"]); !strings.HasPrefix(u, "file:///") || !strings.HasSuffix(u, "/"+rel) {
-		t.Errorf("details.uri = %v, want a file URI of %s", u, rel)
-	}
-	old := ""
-	if before != nil {
-		old = *before
-	}
-	checkEdits(t, d, old, after, enc)
-	diff, _ := d["unifiedDiff"].(string)
-	checkDiff(t, diff, rel, before, after)
-	if d["oldHash"] != sha(old) || d["newHash"] != sha(after) {
-		t.Errorf("hashes old %v new %v, want %s %s (sha256 of the bytes)", d["oldHash"], d["newHash"], sha(old), sha(after))
-	}
-	if fl, _ := d["firstChangedLine"].(float64); fl < 1 {
-		t.Errorf("firstChangedLine = %v", d["firstChangedLine"])
-	}
-	note, ok := detailsOf(c, r.CallID)
-	if !ok {
-		t.Errorf("no tools/details notification for %s before its reply", r.CallID)
-		return
-	}
-	if note.Tool != tool {
-		t.Errorf("tools/details tool = %q, want %s", note.Tool, tool)
-	}
-	for _, k := range detailKeys {
-		if a, b := compactJSON(note.Details[k]), compactJSON(d[k]); a != b {
-			t.Errorf("tools/details %s = %s, reply details %s", k, a, b)
-		}
-	}
-}
-
-// detailsOf is the tools/details notification of callID received so far.
-func detailsOf(c *harness.Client, callID string) (detailsNote, bool) {
-	for _, n := range c.Notes("tools/details") {
-		var d detailsNote
-		if json.Unmarshal(n.Params, &d) == nil && d.CallID == callID {
-			return d, true
-		}
-	}
-	return detailsNote{}, false
 }
 
 // extChange is one workspace/externalChange notification.
@@ -662,140 +562,4 @@ func TestEditKilledMidWriteLeavesOldOrNew(t *testing.T) {
 	if names := dirNames(t, ws); len(names) != 1 || names[0] != "big.txt" {
 		t.Errorf("temp files left behind after restart: %v", names)
 	}
-}
-
-// docs/tools.md, crash safety: no temp files are left behind at the next
-// start. A crashed writer's temp files (its process is gone), at the root
-// and nested, are removed; the temp file of a write another live process
-// is making (here this test process: a second agentls next to the
-// editor's) is kept, and so are the user's files that only look alike.
-func TestTempFilesOfCrashedWritersRemovedAtStart(t *testing.T) {
-	t.Parallel()
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	ws := t.TempDir()
-	pid := dead.Process.Pid
-	crashed := []string{
-		fmt.Sprintf("%sa.txt-%d-x1y2z3", ops.TempPrefix, pid),
-		fmt.Sprintf("sub/deep/%sb.go-%d-q9w8e7", ops.TempPrefix, pid),
-	}
-	running := fmt.Sprintf("%sbig.txt-%d-a1b2c3", ops.TempPrefix, os.Getpid())
-	users := []string{"agentls-tmp-a.txt-1-2", "sub/.agentls-tmp", "notes.agentls-tmp-x"}
-	for _, f := range append(append(crashed, running), users...) {
-		writeFile(t, filepath.Join(ws, f), "half of a write\n")
-	}
-	c, ctx := startIn(t, ws, bypass())
-	c.CallTool(ctx, "ls", map[string]any{})
-	gone := func() bool {
-		for _, f := range crashed {
-			if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
-				return false
-			}
-		}
-		return true
-	}
-	if !waitUntil(3*time.Second, gone) {
-		t.Errorf("crash leftovers still there after the next start: %v", tempLeftovers(ws))
-	}
-	for _, f := range append(users, running) {
-		if got, err := os.ReadFile(filepath.Join(ws, f)); err != nil || string(got) != "half of a write\n" {
-			t.Errorf("%s removed or changed by the clean-up: %q, %v", f, got, err)
-		}
-	}
-}
-
-// The raw LSP client below is used by bash_basics_test.go: it sees the
-// order of frames on the wire (a notification before its call's reply).
-
-// editCaseMustRead is mustRead taking read's arguments.
-func editCaseMustRead(t *testing.T, c *harness.Client, ctx context.Context, args map[string]any) harness.Result {
-	t.Helper()
-	return mustRead(t, c, ctx, args["path"].(string))
-}
-
-// editCaseRaw speaks LSP framing to agentls directly, so the order of frames
-// on the wire (a notification before its call's reply) can be checked; the
-// harness's async handlers do not preserve it.
-type editCaseRaw struct {
-	*rawClient[map[string]any]
-	nextID int
-	taken  int // frames already returned by call
-}
-
-func editCaseRawStart(t *testing.T, ws string, initOpts map[string]any, env ...string) *editCaseRaw {
-	t.Helper()
-	r := &editCaseRaw{rawClient: startRaw(t, []string{"--root", ws}, env, lenientFrames(func(body []byte) []map[string]any {
-		var m map[string]any
-		json.Unmarshal(body, &m)
-		if m != nil {
-			m["_recvAt"] = time.Now() // local only, never sent
-		}
-		return []map[string]any{m}
-	}))}
-	r.call("initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": initOpts}, 10*time.Second)
-	r.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
-	// Tests change files and expect workspace/externalChange: only once
-	// the watchers are armed.
-	if _, ok := r.wait(10*time.Second, func(f map[string]any) bool { return f["method"] == harness.WatcherReady }); !ok {
-		t.Fatalf("no %s within 10s", harness.WatcherReady)
-	}
-	return r
-}
-
-func (r *editCaseRaw) send(msg map[string]any) {
-	b, _ := json.Marshal(msg)
-	if err := r.writeFrame(b); err != nil {
-		r.t.Fatalf("send: %v", err)
-	}
-}
-
-// call sends a request and returns its reply and every frame received
-// before it (since the previous call's reply), in wire order.
-func (r *editCaseRaw) call(method string, params any, timeout time.Duration) (map[string]any, []map[string]any) {
-	r.t.Helper()
-	r.nextID++
-	id := r.nextID
-	r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	var before []map[string]any
-	deadline := time.Now().Add(timeout)
-	for {
-		f, ok := r.next(&r.taken, deadline)
-		if !ok && r.isExited() {
-			r.t.Fatalf("%s: connection closed", method)
-		}
-		if !ok {
-			r.t.Fatalf("%s: no reply within %v", method, timeout)
-		}
-		if fid, ok := f["id"].(float64); ok && int(fid) == id && f["method"] == nil {
-			return f, before
-		}
-		before = append(before, f)
-	}
-}
-
-// toolCall runs tools/call and returns the result and the notifications
-// (by method) that preceded the reply.
-func (r *editCaseRaw) toolCall(name, callID string, args any, timeout time.Duration) (harness.Result, []map[string]any) {
-	r.t.Helper()
-	reply, before := r.call("tools/call", map[string]any{"name": name, "callId": callID, "arguments": args}, timeout)
-	var res harness.Result
-	b, _ := json.Marshal(reply["result"])
-	if err := json.Unmarshal(b, &res); err != nil || reply["error"] != nil {
-		r.t.Fatalf("tools/call %s: %v %v", name, err, reply["error"])
-	}
-	return res, before
-}
-
-// editCaseNotesFor returns the params of frames with method for callID.
-func editCaseNotesFor(frames []map[string]any, method, callID string) []map[string]any {
-	var out []map[string]any
-	for _, f := range frames {
-		p, _ := f["params"].(map[string]any)
-		if f["method"] == method && p["callId"] == callID {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -8,16 +8,17 @@ package e2e
 // the permission rules let the model list), the same from both grep
 // backends; a path naming an unreadable dir or file is an error.
 //
-// These need an unprivileged agentls (root reads everything): they reuse
-// filesystem_failures_test.go's setpriv wrapper (fsFailNobody, fsFailWrapper,
-// fsFailShareDir) and skip when not root. The "Did you mean" suggestions are
-// scripts: cmd/agentls/testdata/script/read/suggest_* and ls/suggest_*.
+// File modes must bind agentls (root reads everything): as root they run it
+// through filesystem_failures_test.go's setpriv wrapper (fsFailModesBind).
+// The "Did you mean" suggestions are scripts:
+// cmd/agentls/testdata/script/read/suggest_* and ls/suggest_*.
 
 import (
 	"context"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,14 +26,6 @@ import (
 )
 
 // ------------------------------------------------------------ helpers
-
-// suggestCall runs a tool and logs what came back, so the report can quote it.
-func suggestCall(t *testing.T, ctx context.Context, c *harness.Client, tool string, args map[string]any) harness.Result {
-	t.Helper()
-	r := c.CallTool(ctx, tool, args)
-	t.Logf("%s %s → isError=%v\n%s", tool, compactJSON(args), r.IsError, r.Text())
-	return r
-}
 
 // suggestNote is the "[Not searched: …]" note of a result ("" when none).
 func suggestNote(text string) string {
@@ -58,29 +51,23 @@ func suggestParseNote(t *testing.T, what, note string) (int, []string, int) {
 		t.Errorf("%s: note %q is not `[Not searched: N path(s) could not be read (permission denied): a, b[ and N more].]`", what, note)
 		return 0, nil, 0
 	}
-	n, more := 0, 0
-	for _, ch := range m[1] {
-		n = n*10 + int(ch-'0')
-	}
-	for _, ch := range m[3] {
-		more = more*10 + int(ch-'0')
-	}
+	n, _ := strconv.Atoi(m[1])
+	more, _ := strconv.Atoi(m[3])
 	return n, strings.Split(m[2], ", "), more
 }
 
-// suggestNobodyEnv is the environment a nobody agentls needs (state dirs it
-// may write).
+// suggestNobodyEnv points the state directories somewhere shared.
 func suggestNobodyEnv(t *testing.T) []string {
 	home := fsFailShareDir(t, "paths-home-")
 	return []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/config", "XDG_CACHE_HOME=" + home + "/cache",
 		"XDG_STATE_HOME=" + home + "/state", "AGENTLS_AUDIT_DIR=" + home + "/audit"}
 }
 
-// suggestNobodyPair starts two nobody agentls over params' workspace, one per
-// grep backend (rg, go). fsFailNobody installs the setpriv wrapper.
+// suggestNobodyPair starts two agentls that file modes bind over params'
+// workspace, one per grep backend (rg, go).
 func suggestNobodyPair(t *testing.T, ws string, params map[string]any) (rg, gob *harness.Client, ctx context.Context) {
 	t.Helper()
-	rg, ctx = fsFailNobody(t, ws) // skips unless root; sets AGENTLS_BIN to the wrapper
+	rg, ctx = fsFailModesBind(t, ws, suggestNobodyEnv(t)...) // as root: AGENTLS_BIN is the setpriv wrapper
 	if params != nil {
 		// a second rg session with the wanted initialize params
 		rg = harness.Start(t, harness.Options{Root: ws, Env: append(suggestNobodyEnv(t), "AGENTLS_GREP_BACKEND=rg")})
@@ -160,7 +147,7 @@ func TestPathsNotSearchedCounts(t *testing.T) {
 				if q.tool == "find" && be.name == "go" {
 					continue // find has one walker
 				}
-				r := suggestCall(t, ctx, be.c, q.tool, q.args)
+				r := be.c.CallTool(ctx, q.tool, q.args)
 				if r.IsError {
 					t.Errorf("%s (%s) failed the whole search: %q", q.tool, be.name, r.Text())
 					continue
@@ -196,7 +183,7 @@ func TestPathsNotSearchedCounts(t *testing.T) {
 		r := rg.CallTool(ctx, "grep", map[string]any{"pattern": "needle"})
 		_, named, _ := suggestParseNote(t, "grep", suggestNote(r.Text()))
 		for _, p := range named {
-			back := suggestCall(t, ctx, rg, "grep", map[string]any{"pattern": "needle", "path": p})
+			back := rg.CallTool(ctx, "grep", map[string]any{"pattern": "needle", "path": p})
 			wantResult(t, "grep path "+p, back, true, "permission denied", p)
 		}
 	})
@@ -219,15 +206,18 @@ func TestPathsUnreadablePathIsError(t *testing.T) {
 			name string
 			c    *harness.Client
 		}{{"rg", rg}, {"go", gob}} {
-			r := suggestCall(t, ctx, be.c, "grep", map[string]any{"pattern": "needle", "path": p})
+			r := be.c.CallTool(ctx, "grep", map[string]any{"pattern": "needle", "path": p})
 			wantResult(t, "grep ("+be.name+") path "+p, r, true, "permission denied", p)
 			if strings.Contains(r.Text(), "No matches") {
 				t.Errorf("grep (%s) of unreadable %s says No matches: %q", be.name, p, r.Text())
 			}
 		}
 	}
+	wantResult(t, "ls of the root", rg.CallTool(ctx, "ls", map[string]any{}), false, "d1/", "ok.txt")
+	wantResult(t, "ls of an unreadable dir", rg.CallTool(ctx, "ls", map[string]any{"path": "d1"}), true, "permission denied", "d1")
+	wantResult(t, "read inside an unreadable dir", rg.CallTool(ctx, "read", map[string]any{"path": "sub/deep/f.txt"}), true, "permission denied", "sub/deep/f.txt")
 	for _, p := range []string{"sub/deep", "d1"} {
-		r := suggestCall(t, ctx, rg, "find", map[string]any{"pattern": "*", "path": p})
+		r := rg.CallTool(ctx, "find", map[string]any{"pattern": "*", "path": p})
 		wantResult(t, "find path "+p, r, true, "permission denied", p)
 		if strings.Contains(r.Text(), "No files match") {
 			t.Errorf("find of unreadable %s says nothing matched: %q", p, r.Text())
@@ -255,7 +245,7 @@ func TestPathsNotSearchedDenyAndFolders(t *testing.T) {
 	}
 	rg, gob, ctx := suggestNobodyPair(t, ws, params)
 	locked2 := filepath.Join(ws2, "locked2")
-	if ls := suggestCall(t, ctx, rg, "ls", map[string]any{}); strings.Contains(ls.Text(), "private") {
+	if ls := rg.CallTool(ctx, "ls", map[string]any{}); strings.Contains(ls.Text(), "private") {
 		t.Fatalf("precondition: ls shows a denied name: %q", ls.Text())
 	}
 	for _, be := range []struct {
@@ -267,7 +257,7 @@ func TestPathsNotSearchedDenyAndFolders(t *testing.T) {
 			if tool == "find" {
 				args = map[string]any{"pattern": "*.txt"}
 			}
-			r := suggestCall(t, ctx, be.c, tool, args)
+			r := be.c.CallTool(ctx, tool, args)
 			note := suggestNote(r.Text())
 			what := tool + " (" + be.name + ")"
 			if note == "" {
@@ -288,6 +278,6 @@ func TestPathsNotSearchedDenyAndFolders(t *testing.T) {
 			}
 		}
 	}
-	back := suggestCall(t, ctx, gob, "grep", map[string]any{"pattern": "needle", "path": locked2})
+	back := gob.CallTool(ctx, "grep", map[string]any{"pattern": "needle", "path": locked2})
 	wantResult(t, "grep the named second-folder path", back, true, "permission denied")
 }

@@ -5,20 +5,16 @@ package e2e
 // Staleness, black-box: "an edit needs a fresh read and an external change
 // is caught before it is overwritten", in the hard cases: same-size rewrites
 // whose mtime is restored (stat alone cannot see them), ignored, hidden and
-// new directories, hard links, symlinks, a swapped parent directory, a git
-// checkout, a burst of 200 changes, and the editor's overlay.
+// new directories, hard links, symlinks, a swapped parent directory and a
+// burst of 200 changes. (A rename over the file, as git checkout and
+// editors save, is TestEditGuardExternalChanges's.)
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -119,21 +115,6 @@ func waitStale(c *harness.Client, d time.Duration, paths ...string) (extChange, 
 	return e, ok
 }
 
-// staleWantApplied edits an unchanged, read file: the control that shows the
-// refusals above come from the change, not from the session.
-func staleWantApplied(t *testing.T, ctx context.Context, c *harness.Client, rel, abs, what string) {
-	t.Helper()
-	before := readFile(t, abs)
-	r := c.CallTool(ctx, "edit", map[string]any{"path": rel, "edits": []any{map[string]any{"oldText": staleEditOld, "newText": staleEditNew}}})
-	if r.IsError {
-		t.Errorf("%s: edit of unchanged %s refused: %q", what, rel, r.Text())
-		return
-	}
-	if want := strings.Replace(before, staleEditOld, staleEditNew, 1); readFile(t, abs) != want {
-		t.Errorf("%s: edit of %s: disk %q, want %q", what, rel, readFile(t, abs), want)
-	}
-}
-
 // staleBody is a file body of a fixed size whose tag differs between versions.
 func staleBody(name, tag string) string {
 	return fmt.Sprintf("alpha %s %s\nsecond line stays\n", name, tag)
@@ -160,11 +141,11 @@ var staleLocations = []struct {
 }
 
 // staleRewriteCase: read, change in place (same size, times restored), then
-// edit one file and write another; an untouched control file still edits.
+// edit one file and write another.
 func staleRewriteCase(t *testing.T, timing staleTiming) {
 	files := map[string]string{".gitignore": "dist/\nnode_modules/\n"}
 	for _, l := range staleLocations {
-		for _, n := range []string{"e.txt", "w.txt", "ctl.txt", "p.txt"} {
+		for _, n := range []string{"e.txt", "w.txt", "p.txt"} {
 			files[l.dir+n] = staleBody(l.dir+n, "AAAA")
 		}
 	}
@@ -176,7 +157,7 @@ func staleRewriteCase(t *testing.T, timing staleTiming) {
 	}
 	c, ctx := startIn(t, ws, bypass())
 	for _, l := range staleLocations {
-		for _, n := range []string{"e.txt", "w.txt", "ctl.txt", "p.txt"} {
+		for _, n := range []string{"e.txt", "w.txt", "p.txt"} {
 			mustRead(t, c, ctx, l.dir+n)
 		}
 	}
@@ -197,7 +178,6 @@ func staleRewriteCase(t *testing.T, timing staleTiming) {
 		}
 		staleWantRefused(t, ctx, c, "edit", l.dir+"e.txt", filepath.Join(ws, l.dir+"e.txt"), what)
 		staleWantRefused(t, ctx, c, "write", l.dir+"w.txt", filepath.Join(ws, l.dir+"w.txt"), what)
-		staleWantApplied(t, ctx, c, l.dir+"ctl.txt", filepath.Join(ws, l.dir+"ctl.txt"), what)
 		staleWantRefused(t, ctx, c, "edit", l.dir+"p.txt", filepath.Join(ws, l.dir+"p.txt"), what+" (mtime moved)")
 	}
 	// Notifications: p.txt (mtime moved) shows the location is watched at
@@ -238,244 +218,98 @@ func TestStaleRewriteTimesRestored(t *testing.T) {
 	}
 }
 
-// TestStaleNewDir: a directory created after the session started.
-func TestStaleNewDir(t *testing.T) {
+// A same-size rewrite with the times restored that reaches the read file
+// another way: in a directory made after the session started, through a
+// hard link, through a symlink or its target, or in a directory swapped in
+// for the one read. The edit (of e) and the write (of w) are refused, the
+// disk stays, and e's readStale notification comes; soon after the read and
+// for files an hour old.
+func TestStaleChangeThroughAnotherPath(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name     string
-		backdate bool
-	}{{"soon", false}, {"backdated", true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			ws := resolvedWorkspace(t, map[string]string{"keep.txt": "x\n"})
-			c, ctx := startIn(t, ws, bypass())
-			var abs []string
-			for _, rel := range []string{"fresh/sub/e.txt", "fresh/sub/w.txt"} {
-				p := filepath.Join(ws, rel)
-				writeFile(t, p, staleBody(rel, "AAAA"))
-				if tc.backdate {
-					staleBackdate(t, p)
-				}
-				abs = append(abs, p)
-			}
-			// The read may come before the watcher has seen the new directory;
-			// the guard must not depend on it.
-			mustRead(t, c, ctx, "fresh/sub/e.txt")
-			mustRead(t, c, ctx, "fresh/sub/w.txt")
-			staleRewrite(t, abs[0], abs[0], staleBody("fresh/sub/e.txt", "BBBB"))
-			staleRewrite(t, abs[1], abs[1], staleBody("fresh/sub/w.txt", "BBBB"))
-			staleWantRefused(t, ctx, c, "edit", "fresh/sub/e.txt", abs[0], "new dir")
-			staleWantRefused(t, ctx, c, "write", "fresh/sub/w.txt", abs[1], "new dir")
-			// Control: a change that moves the mtime, so a missing note below
-			// is about the restored mtime, not an unwatched new directory.
-			pp := filepath.Join(ws, "fresh/sub/p.txt")
-			writeFile(t, pp, staleBody("p", "AAAA"))
-			mustRead(t, c, ctx, "fresh/sub/p.txt")
-			stalePlain(t, pp, staleBody("p", "PPPP"))
-			if _, ok := waitStale(c, staleNoteWait, pp); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for a same-size write with a new mtime in a new dir (%s); got %+v", pp, extChanges(c, pp))
-			}
-			if _, ok := waitStale(c, staleNoteWait, abs[0]); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for a same-size rewrite with the mtime restored (%s); got %+v", abs[0], extChanges(c, abs[0]))
-			}
-		})
+	two := func(dir, prefix string) map[string]string {
+		return map[string]string{dir + prefix + "e.txt": staleBody("e", "AAAA"), dir + prefix + "w.txt": staleBody("w", "AAAA")}
 	}
-}
-
-// TestStaleHardLink: the change is written through another name of
-// the same inode.
-func TestStaleHardLink(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name     string
-		backdate bool
-	}{{"soon", false}, {"backdated", true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			ws := resolvedWorkspace(t, map[string]string{"e.txt": staleBody("e", "AAAA"), "w.txt": staleBody("w", "AAAA")})
+	links := func(link func(string, string) error, from, to string) func(*testing.T, string) {
+		return func(t *testing.T, ws string) {
 			for _, n := range []string{"e", "w"} {
-				if err := os.Link(filepath.Join(ws, n+".txt"), filepath.Join(ws, n+"-other.txt")); err != nil {
-					t.Fatal(err)
-				}
-				if tc.backdate {
-					staleBackdate(t, filepath.Join(ws, n+".txt"))
-				}
-			}
-			c, ctx := startIn(t, ws, bypass())
-			mustRead(t, c, ctx, "e.txt")
-			mustRead(t, c, ctx, "w.txt")
-			for _, n := range []string{"e", "w"} {
-				staleRewrite(t, filepath.Join(ws, n+"-other.txt"), filepath.Join(ws, n+".txt"), staleBody(n, "BBBB"))
-			}
-			staleWantRefused(t, ctx, c, "edit", "e.txt", filepath.Join(ws, "e.txt"), "hard link")
-			staleWantRefused(t, ctx, c, "write", "w.txt", filepath.Join(ws, "w.txt"), "hard link")
-			t.Logf("hard link: notes for e.txt %+v", extChanges(c, filepath.Join(ws, "e.txt")))
-		})
-	}
-}
-
-// TestStaleSymlink: link.txt -> real.txt; read one name, change
-// through the other.
-func TestStaleSymlink(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name     string
-		backdate bool
-		readLink bool // read (and edit) the link, change the target; else the reverse
-	}{
-		{"read link, change target, soon", false, true},
-		{"read link, change target, backdated", true, true},
-		{"read target, change via link, soon", false, false},
-		{"read target, change via link, backdated", true, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			ws := resolvedWorkspace(t, map[string]string{"real-e.txt": staleBody("e", "AAAA"), "real-w.txt": staleBody("w", "AAAA")})
-			for _, n := range []string{"e", "w"} {
-				if err := os.Symlink("real-"+n+".txt", filepath.Join(ws, "link-"+n+".txt")); err != nil {
-					t.Fatal(err)
-				}
-				if tc.backdate {
-					staleBackdate(t, filepath.Join(ws, "real-"+n+".txt"))
-				}
-			}
-			c, ctx := startIn(t, ws, bypass())
-			name := func(n string, read bool) string {
-				if read == tc.readLink {
-					return "link-" + n + ".txt"
-				}
-				return "real-" + n + ".txt"
-			}
-			for _, n := range []string{"e", "w"} {
-				mustRead(t, c, ctx, name(n, true))
-			}
-			for _, n := range []string{"e", "w"} {
-				staleRewrite(t, filepath.Join(ws, name(n, false)), filepath.Join(ws, "real-"+n+".txt"), staleBody(n, "BBBB"))
-			}
-			// The disk check is on the target, whichever name was used.
-			staleWantRefused(t, ctx, c, "edit", name("e", true), filepath.Join(ws, "real-e.txt"), tc.name)
-			staleWantRefused(t, ctx, c, "write", name("w", true), filepath.Join(ws, "real-w.txt"), tc.name)
-			for _, n := range []string{"e", "w"} {
-				if fi, err := os.Lstat(filepath.Join(ws, "link-"+n+".txt")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-					t.Errorf("link-%s.txt is no longer a symlink (%v)", n, err)
-				}
-			}
-			// Control: the same through the other name, letting the mtime move.
-			writeFile(t, filepath.Join(ws, "real-p.txt"), staleBody("p", "AAAA"))
-			if err := os.Symlink("real-p.txt", filepath.Join(ws, "link-p.txt")); err != nil {
-				t.Fatal(err)
-			}
-			pread, pwrite := "link-p.txt", "real-p.txt"
-			if !tc.readLink {
-				pread, pwrite = pwrite, pread
-			}
-			mustRead(t, c, ctx, pread)
-			stalePlain(t, filepath.Join(ws, pwrite), staleBody("p", "PPPP"))
-			if _, ok := waitStale(c, staleNoteWait, filepath.Join(ws, "link-p.txt"), filepath.Join(ws, "real-p.txt")); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for a change (mtime moved) of %s through %s; notes %+v", pread, pwrite, extChanges(c, ""))
-			}
-			if _, ok := waitStale(c, staleNoteWait, filepath.Join(ws, "link-e.txt"), filepath.Join(ws, "real-e.txt")); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for link-e.txt or real-e.txt (mtime restored); notes %+v", extChanges(c, ""))
-			}
-		})
-	}
-}
-
-// TestStaleDirSwap: the parent directory is renamed away and another
-// put in its place, holding a same-named, same-size file with other bytes
-// and the old mtime.
-func TestStaleDirSwap(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name     string
-		backdate bool
-	}{{"soon", false}, {"backdated", true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			ws := resolvedWorkspace(t, map[string]string{"d/e.txt": staleBody("e", "AAAA"), "d/w.txt": staleBody("w", "AAAA")})
-			if tc.backdate {
-				staleBackdate(t, filepath.Join(ws, "d/e.txt"))
-				staleBackdate(t, filepath.Join(ws, "d/w.txt"))
-			}
-			c, ctx := startIn(t, ws, bypass())
-			mustRead(t, c, ctx, "d/e.txt")
-			mustRead(t, c, ctx, "d/w.txt")
-			type times struct{ a, m time.Time }
-			old := map[string]times{}
-			for _, n := range []string{"e", "w"} {
-				a, m := staleTimes(t, filepath.Join(ws, "d", n+".txt"))
-				old[n] = times{a, m}
-			}
-			if err := os.Rename(filepath.Join(ws, "d"), filepath.Join(ws, "d-away")); err != nil {
-				t.Fatal(err)
-			}
-			for _, n := range []string{"e", "w"} {
-				p := filepath.Join(ws, "d", n+".txt")
-				writeFile(t, p, staleBody(n, "BBBB"))
-				if err := os.Chtimes(p, old[n].a, old[n].m); err != nil {
+				if err := link(filepath.Join(ws, from+n+".txt"), filepath.Join(ws, to+n+".txt")); err != nil {
 					t.Fatal(err)
 				}
 			}
-			staleWantRefused(t, ctx, c, "edit", "d/e.txt", filepath.Join(ws, "d/e.txt"), "dir swap")
-			staleWantRefused(t, ctx, c, "write", "d/w.txt", filepath.Join(ws, "d/w.txt"), "dir swap")
-			if got := readFile(t, filepath.Join(ws, "d-away/e.txt")); got != staleBody("e", "AAAA") {
-				t.Errorf("the moved-away file changed: %q", got)
-			}
-			if _, ok := waitStale(c, staleNoteWait, filepath.Join(ws, "d/e.txt")); !ok {
-				t.Errorf("no workspace/externalChange {readStale: true} for d/e.txt; got %+v", extChanges(c, filepath.Join(ws, "d/e.txt")))
-			}
-		})
-	}
-}
-
-func staleGit(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.email=a21s@example.com", "-c", "user.name=a21s", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-}
-
-// TestStaleGitCheckout: 20 files read, a checkout changes 10 of them
-// (same sizes): those 10 edits are refused, the other 10 apply.
-func TestStaleGitCheckout(t *testing.T) {
-	t.Parallel()
-	files := map[string]string{}
-	for i := range 20 {
-		files[fmt.Sprintf("src/f%02d.txt", i)] = staleBody(fmt.Sprintf("f%02d", i), "main")
-	}
-	ws := resolvedWorkspace(t, files)
-	staleGit(t, ws, "init", "-q")
-	staleGit(t, ws, "add", "-A")
-	staleGit(t, ws, "commit", "-q", "-m", "base")
-	staleGit(t, ws, "checkout", "-q", "-b", "other")
-	for i := range 10 {
-		writeFile(t, filepath.Join(ws, fmt.Sprintf("src/f%02d.txt", i)), staleBody(fmt.Sprintf("f%02d", i), "othr"))
-	}
-	staleGit(t, ws, "commit", "-q", "-am", "other")
-	staleGit(t, ws, "checkout", "-q", "main")
-
-	c, ctx := startIn(t, ws, bypass())
-	for i := range 20 {
-		mustRead(t, c, ctx, fmt.Sprintf("src/f%02d.txt", i))
-	}
-	staleGit(t, ws, "checkout", "-q", "other")
-	for i := range 20 {
-		rel := fmt.Sprintf("src/f%02d.txt", i)
-		abs := filepath.Join(ws, rel)
-		if i < 10 {
-			if got := readFile(t, abs); got != staleBody(fmt.Sprintf("f%02d", i), "othr") {
-				t.Fatalf("checkout did not change %s: %q", rel, got)
-			}
-			staleWantRefused(t, ctx, c, "edit", rel, abs, "git checkout")
-		} else {
-			staleWantApplied(t, ctx, c, rel, abs, "git checkout")
 		}
 	}
-	for i := range 10 {
-		p := filepath.Join(ws, fmt.Sprintf("src/f%02d.txt", i))
-		if _, ok := waitStale(c, staleNoteWait, p); !ok {
-			t.Errorf("no workspace/externalChange {readStale: true} for %s; got %+v", p, extChanges(c, p))
+	relSymlink := func(target, link string) error { return os.Symlink(filepath.Base(target), link) }
+	for _, tc := range []struct {
+		name          string
+		files         map[string]string // written before the session starts
+		before        func(t *testing.T, ws string)
+		after         func(t *testing.T, ws string) // after it starts, before the reads
+		read, through string                        // prefixes of the names read and written through
+		target        string                        // prefix of the files whose bytes and times count
+		swap          bool
+	}{
+		{name: "new directory", files: map[string]string{"keep.txt": "x\n"}, after: func(t *testing.T, ws string) {
+			for rel, body := range two("fresh/sub/", "") {
+				writeFile(t, filepath.Join(ws, rel), body)
+			}
+		}, read: "fresh/sub/", through: "fresh/sub/", target: "fresh/sub/"},
+		{name: "hard link", files: two("", ""), before: links(os.Link, "", "other-"), read: "", through: "other-", target: ""},
+		{name: "symlink read, target changed", files: two("", "real-"), before: links(relSymlink, "real-", "link-"), read: "link-", through: "real-", target: "real-"},
+		{name: "target read, symlink changed", files: two("", "real-"), before: links(relSymlink, "real-", "link-"), read: "real-", through: "link-", target: "real-"},
+		{name: "parent directory swapped", files: two("d/", ""), read: "d/", through: "d/", target: "d/", swap: true},
+	} {
+		for _, backdate := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, backdated %v", tc.name, backdate), func(t *testing.T) {
+				t.Parallel()
+				ws := resolvedWorkspace(t, tc.files)
+				if tc.before != nil {
+					tc.before(t, ws)
+				}
+				c, ctx := startIn(t, ws, bypass())
+				if tc.after != nil {
+					tc.after(t, ws)
+				}
+				target := func(n string) string { return filepath.Join(ws, tc.target+n+".txt") }
+				for _, n := range []string{"e", "w"} {
+					if backdate {
+						staleBackdate(t, target(n))
+					}
+					// The read may come before the watcher has seen a new
+					// directory; the guard must not depend on it.
+					mustRead(t, c, ctx, tc.read+n+".txt")
+				}
+				times := map[string][2]time.Time{}
+				for _, n := range []string{"e", "w"} {
+					at, mt := staleTimes(t, target(n))
+					times[n] = [2]time.Time{at, mt}
+				}
+				if tc.swap {
+					if err := os.Rename(filepath.Join(ws, "d"), filepath.Join(ws, "d-away")); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, n := range []string{"e", "w"} {
+					if !tc.swap {
+						staleRewrite(t, filepath.Join(ws, tc.through+n+".txt"), target(n), staleBody(n, "BBBB"))
+					} else if writeFile(t, target(n), staleBody(n, "BBBB")); os.Chtimes(target(n), times[n][0], times[n][1]) != nil {
+						t.Fatal("chtimes")
+					}
+				}
+				staleWantRefused(t, ctx, c, "edit", tc.read+"e.txt", target("e"), tc.name)
+				staleWantRefused(t, ctx, c, "write", tc.read+"w.txt", target("w"), tc.name)
+				if tc.swap && readFile(t, filepath.Join(ws, "d-away/e.txt")) != staleBody("e", "AAAA") {
+					t.Errorf("the moved-away file changed")
+				}
+				if fi, err := os.Lstat(filepath.Join(ws, "link-e.txt")); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+					t.Errorf("link-e.txt is no longer a symlink")
+				}
+				if tc.name == "hard link" {
+					return // the watcher sees the other name's inode; no promise for the read name
+				}
+				if _, ok := waitStale(c, staleNoteWait, target("e"), filepath.Join(ws, tc.read+"e.txt")); !ok {
+					t.Errorf("no workspace/externalChange {readStale: true} for %se.txt; got %+v", tc.read, extChanges(c, ""))
+				}
+			})
 		}
 	}
 }
@@ -564,129 +398,5 @@ func staleBurst(t *testing.T, restore bool) {
 	}
 	if m := missing(); len(m) > 0 {
 		t.Errorf("burst: %d of %d files got no workspace/externalChange {readStale: true}, e.g. %v", len(m), n, m[0])
-	}
-}
-
-// TestStaleOverlay: the editor has the file open. docs/protocol.md:
-// an open document is the truth for the file; without applyEdit, an open
-// document whose text differs from the disk is not edited ("save or revert
-// it first"); with applyEdit the edit goes to the document and typing after
-// the read fails with "changed in the editor since you read it".
-func TestStaleOverlay(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name      string
-		applyEdit bool
-		disk      bool // change the disk from outside; else type in the editor
-	}{
-		{"disk changed, no applyEdit", false, true},
-		{"disk changed, applyEdit", true, true},
-		{"editor changed, no applyEdit", false, false},
-		{"editor changed, applyEdit", true, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			orig := staleBody("o", "AAAA")
-			ws := resolvedWorkspace(t, map[string]string{"e.txt": orig, "w.txt": orig})
-			var applies atomic.Int32 // workspace/applyEdit requests, declined
-			versions := map[string]int{"e.txt": 1, "w.txt": 1, "probe.txt": 1}
-			var vmu sync.Mutex
-			c, ctx := startCaps(t, ws, map[string]any{"applyEdit": tc.applyEdit}, func(rctx context.Context, method string, params json.RawMessage) (any, error) {
-				if method != "workspace/applyEdit" {
-					return nil, fmt.Errorf("unexpected %s", method)
-				}
-				applies.Add(1)
-				return map[string]any{"applied": false, "failureReason": "a21s editor declines"}, nil
-			})
-			writeFile(t, filepath.Join(ws, "probe.txt"), orig)
-			for _, n := range []string{"e.txt", "w.txt", "probe.txt"} {
-				if err := c.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
-					"uri": fileURI(filepath.Join(ws, n)), "languageId": "plaintext", "version": 1, "text": orig}}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for _, n := range []string{"e.txt", "w.txt"} {
-				r := c.CallTool(ctx, "read", map[string]any{"path": n})
-				if r.IsError || !strings.Contains(r.Text(), "AAAA") {
-					t.Fatalf("read %s: %q", n, r.Text())
-				}
-			}
-			for _, n := range []string{"e.txt", "w.txt", "probe.txt"} {
-				p := filepath.Join(ws, n)
-				if tc.disk {
-					staleRewrite(t, p, p, staleBody("o", "BBBB"))
-				} else {
-					vmu.Lock()
-					versions[n]++
-					v := versions[n]
-					vmu.Unlock()
-					if err := c.Conn.Notify(ctx, "textDocument/didChange", map[string]any{
-						"textDocument":   map[string]any{"uri": fileURI(p), "version": v},
-						"contentChanges": []any{map[string]any{"text": staleBody("o", "CCCC")}},
-					}); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if !tc.disk {
-				// didChange is a notification, handled in order: a read of the
-				// probe that shows the typed text proves all three were taken in
-				// (reading e.txt or w.txt would refresh their stamps).
-				r := c.CallTool(ctx, "read", map[string]any{"path": "probe.txt", "limit": 1})
-				if !strings.Contains(r.Text(), "CCCC") {
-					t.Fatalf("read after didChange does not show the editor's text: %q", r.Text())
-				}
-			}
-			diskBefore := map[string]string{"e.txt": readFile(t, filepath.Join(ws, "e.txt")), "w.txt": readFile(t, filepath.Join(ws, "w.txt"))}
-
-			if tc.disk {
-				// The document (unchanged, still the text read) is the truth.
-				// Without applyEdit, it now differs from the disk: refused,
-				// "save or revert". With applyEdit, the edit goes to the
-				// document; the disk's external change stays either way. The
-				// oldText is only in the document ("AAAA"; the disk has "BBBB"),
-				// so an applyEdit proves the document was matched.
-				re := c.CallTool(ctx, "edit", map[string]any{"path": "e.txt", "edits": []any{map[string]any{"oldText": "o AAAA", "newText": "o ZZZZ"}}})
-				rw := c.CallTool(ctx, "write", map[string]any{"path": "w.txt", "content": staleWritten})
-				t.Logf("edit: %q; write: %q", re.Text(), rw.Text())
-				if tc.applyEdit {
-					if applies.Load() != 2 {
-						t.Errorf("applyEdit requests: %d, want 2 (the document is the truth); edit %q, write %q", applies.Load(), re.Text(), rw.Text())
-					}
-					if !re.IsError || !strings.Contains(re.Text(), "a21s editor declines") {
-						t.Errorf("edit with the editor declining: isError=%v %q", re.IsError, re.Text())
-					}
-				} else {
-					for n, r := range map[string]harness.Result{"edit": re, "write": rw} {
-						if !r.IsError || !regexp.MustCompile(`(?i)save|revert`).MatchString(r.Text()) {
-							t.Errorf("%s of an open document whose disk changed: isError=%v %q; want a refusal asking to save or revert", n, r.IsError, r.Text())
-						}
-					}
-				}
-			} else {
-				re := c.CallTool(ctx, "edit", map[string]any{"path": "e.txt", "edits": []any{map[string]any{"oldText": staleEditOld, "newText": staleEditNew}}})
-				rw := c.CallTool(ctx, "write", map[string]any{"path": "w.txt", "content": staleWritten})
-				t.Logf("edit: %q; write: %q", re.Text(), rw.Text())
-				for n, r := range map[string]harness.Result{"edit": re, "write": rw} {
-					if !r.IsError {
-						t.Errorf("%s after the user typed in the editor was applied: %q", n, r.Text())
-						continue
-					}
-					if tc.applyEdit && !strings.Contains(r.Text(), "changed in the editor since you read it") {
-						t.Errorf("%s: %q, want \"changed in the editor since you read it\"", n, r.Text())
-					}
-					if !tc.applyEdit && !regexp.MustCompile(`(?i)save|revert`).MatchString(r.Text()) {
-						t.Errorf("%s: %q, want a refusal asking to save or revert", n, r.Text())
-					}
-				}
-				if applies.Load() != 0 {
-					t.Errorf("applyEdit sent %d times for a stale document", applies.Load())
-				}
-			}
-			for n, want := range diskBefore {
-				if got := readFile(t, filepath.Join(ws, n)); got != want {
-					t.Errorf("%s on disk changed: %q -> %q", n, want, got)
-				}
-			}
-		})
 	}
 }
