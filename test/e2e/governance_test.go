@@ -102,16 +102,6 @@ func govProcs(words ...string) []int {
 	return out
 }
 
-// govExtension writes one extension tool definition into ws.
-func govExtension(t testing.TB, ws string, def map[string]any) {
-	t.Helper()
-	b, err := json.Marshal(def)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeBytes(t, filepath.Join(ws, ".agentls", "tools", def["name"].(string)+".json"), b)
-}
-
 // govConfirm is one tools/confirm question.
 type govConfirm struct {
 	CallID    string          `json:"callId"`
@@ -214,249 +204,6 @@ func govListed(t *testing.T, ctx context.Context, c *harness.Client) map[string]
 		out[fmt.Sprint(tl["name"])] = tl
 	}
 	return out
-}
-
-// govSpillRE finds an absolute spill path in a notice.
-var govSpillRE = regexp.MustCompile(`(/[^\s"'` + "`" + `]+)`)
-
-// govSpillPath returns the absolute path in text that exists on disk.
-func govSpillPath(t *testing.T, text string) string {
-	t.Helper()
-	for _, m := range govSpillRE.FindAllString(text, -1) {
-		m = strings.TrimRight(m, ".,;:)]}")
-		if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() {
-			return m
-		}
-	}
-	t.Fatalf("no existing spill file path in:\n%s", text)
-	return ""
-}
-
-// TestGovernanceExtensionOutputGoverned: an extension tool's command runs
-// through the bash machinery: the tail is kept with the exact range shown,
-// the rest is spilled to a file read can open, and secrets are masked.
-func TestGovernanceExtensionOutputGoverned(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, nil)
-	token := govGitHubToken(t)
-	govExtension(t, ws, map[string]any{
-		"name": "run_tests", "description": "Prints n numbered lines.",
-		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}, "required": []string{"n"}},
-		"command":     "seq -f 'line %g' 1 {{n}}", "readOnly": true, "deferred": false, "timeout": 30,
-	})
-	govExtension(t, ws, map[string]any{
-		"name": "show_token", "description": "Prints the token.",
-		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
-		"command":     "echo token=" + token[:10] + "''" + token[10:], "readOnly": true, "deferred": false,
-	})
-	c, ctx := govSession(t, ws, "", nil, bypassOptions())
-
-	t.Run("small output untouched", func(t *testing.T) {
-		r := c.CallTool(ctx, "run_tests", map[string]any{"n": 3})
-		wantResult(t, "run_tests n=3", r, false, "line 1\nline 2\nline 3")
-	})
-	t.Run("tail kept and spilled", func(t *testing.T) {
-		r := c.CallTool(ctx, "run_tests", map[string]any{"n": 3000})
-		txt := r.Text()
-		wantResult(t, "run_tests n=3000", r, false, "line 3000", "showing lines 1002-3000 of 3000")
-		wantLacks(t, "run_tests n=3000", txt, "line 1001\n")
-		spill := govSpillPath(t, txt)
-		wantContains(t, "run_tests n=3000", txt, `read {"path": "`+spill+`"`)
-		full := readFile(t, spill)
-		if !strings.HasPrefix(full, "line 1\nline 2\n") || !strings.Contains(full, "line 3000") {
-			t.Errorf("spill file %s does not hold the whole output (%d bytes)", spill, len(full))
-		}
-		rr := c.CallTool(ctx, "read", map[string]any{"path": spill, "offset": 1, "limit": 3})
-		wantResult(t, "read spill", rr, false, "line 1", "line 3")
-	})
-	t.Run("secret masked", func(t *testing.T) {
-		r := c.CallTool(ctx, "show_token", map[string]any{})
-		wantLacks(t, "show_token", r.Text()+compactJSON(r.Details), token, token[4:20])
-		wantContains(t, "show_token", r.Text(), "token=", "REDACTED")
-	})
-}
-
-// TestGovernanceExtensionBudget: with the bash tail raised above the result
-// budget (65,536 bytes), the budget still cuts an extension tool's text at a
-// line boundary, names the lines shown and gives the read call that goes on.
-func TestGovernanceExtensionBudget(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, nil)
-	govExtension(t, ws, map[string]any{
-		"name": "big_out", "description": "Prints n numbered lines.",
-		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}},
-		"command":     "seq -f 'row %g' 1 {{n}}", "readOnly": true, "deferred": false,
-	})
-	opts := bypassOptions()
-	opts["limits"] = map[string]any{"bashBytes": 1 << 20, "bashLines": 100000}
-	c, ctx := govSession(t, ws, "", nil, opts)
-	r := c.CallTool(ctx, "big_out", map[string]any{"n": 20000}) // ~190 KB
-	txt := r.Text()
-	if len(txt) > 65536+2048 {
-		t.Errorf("text is %d bytes, over the 65,536-byte budget", len(txt))
-	}
-	spill := govSpillPath(t, txt)
-	m := regexp.MustCompile(`"offset": (\d+)`).FindStringSubmatch(txt)
-	if m == nil {
-		t.Fatalf("no read offset in the notice:\n%s", txt[max(0, len(txt)-600):])
-	}
-	next, _ := strconv.Atoi(m[1])
-	if !strings.Contains(txt, fmt.Sprintf("row %d\n", next-1)) || strings.Contains(txt, fmt.Sprintf("row %d\n", next)) {
-		t.Errorf("offset %d does not continue right after the last row shown:\n%s", next, txt[max(0, len(txt)-600):])
-	}
-	wantContains(t, "big_out", txt, fmt.Sprintf("lines 1-%d of 20000", next-1))
-	rr := c.CallTool(ctx, "read", map[string]any{"path": spill, "offset": next, "limit": 1})
-	wantResult(t, "read spill at offset", rr, false, fmt.Sprintf("row %d", next))
-}
-
-// TestGovernanceExtensionTimeout: the definition's timeout ends the command
-// and its whole process group.
-func TestGovernanceExtensionTimeout(t *testing.T) {
-	slow(t)
-	t.Parallel()
-	ws := newWorkspace(t, nil)
-	arg := govSleepArg(t)
-	govExtension(t, ws, map[string]any{
-		"name": "slow_job", "description": "Sleeps.",
-		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
-		"command":     "echo started; (sleep " + arg + "; echo child) & sleep " + arg + "; echo done",
-		"readOnly":    false, "deferred": false, "timeout": 1,
-	})
-	c, ctx := govSession(t, ws, "", nil, bypassOptions())
-	begin := time.Now()
-	r := c.CallTool(ctx, "slow_job", map[string]any{})
-	took := time.Since(begin)
-	wantResult(t, "slow_job", r, true, "started", "timed out")
-	wantLacks(t, "slow_job", r.Text(), "done")
-	if took < time.Second || took > 8*time.Second {
-		t.Errorf("call took %v, want about the 1 s timeout (+2 s grace at most)", took)
-	}
-	if !waitUntil(5*time.Second, func() bool { return len(govProcs(arg)) == 0 }) {
-		t.Errorf("processes of the timed-out command survive: %v", govProcs(arg))
-	}
-}
-
-// TestGovernanceExtensionPermissions: rules name extension tools by name;
-// deny refuses naming the rule, ask goes to tools/confirm.
-func TestGovernanceExtensionPermissions(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, nil)
-	govExtension(t, ws, map[string]any{
-		"name": "run_tests", "description": "Runs the tests.",
-		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
-		"command":     "echo ran-tests", "readOnly": true, "deferred": false,
-	})
-	cases := []struct {
-		name      string
-		perms     map[string]any
-		decision  string
-		wantErr   bool
-		wantAsked bool
-		want      []string
-	}{
-		{"no rule runs a read-only tool", map[string]any{}, "", false, false, []string{"ran-tests"}},
-		{"deny", map[string]any{"deny": []string{"run_tests"}}, "", true, false, []string{"run_tests"}},
-		{"deny is case-insensitive", map[string]any{"deny": []string{"Run_Tests"}}, "", true, false, nil},
-		{"ask allowOnce", map[string]any{"ask": []string{"run_tests"}}, "allowOnce", false, true, []string{"ran-tests"}},
-		{"ask rejectOnce", map[string]any{"ask": []string{"run_tests"}}, "rejectOnce", true, true, []string{"denied by the user: a7g says no"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			asker := &govAsker{decision: tc.decision, message: "a7g says no"}
-			c, ctx := govSession(t, ws, "", asker, map[string]any{"mode": "default", "permissions": tc.perms})
-			r := c.CallTool(ctx, "run_tests", map[string]any{})
-			wantResult(t, tc.name, r, tc.wantErr, tc.want...)
-			if tc.wantErr {
-				wantLacks(t, tc.name, r.Text(), "ran-tests")
-			}
-			qs := asker.questions()
-			if tc.wantAsked != (len(qs) > 0) {
-				t.Fatalf("asked %d times, want asked=%v", len(qs), tc.wantAsked)
-			}
-			if tc.wantAsked && (qs[0].Tool != "run_tests" || !strings.Contains(qs[0].Rule+qs[0].Reason, "run_tests")) {
-				t.Errorf("confirm question = %+v, want tool run_tests and the rule named", qs[0])
-			}
-		})
-	}
-}
-
-// TestGovernanceExtensionLabelsAndAudit: readOnly/destructive from the
-// definition are annotations in tools/list (readOnly only when the shell
-// analysis agrees), and every call is in the audit log.
-func TestGovernanceExtensionLabelsAndAudit(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, nil)
-	obj := map[string]any{"type": "object", "properties": map[string]any{"p": map[string]any{"type": "string"}}}
-	govExtension(t, ws, map[string]any{"name": "ro_tool", "description": "Lists.", "inputSchema": obj, "command": "ls {{p}}", "readOnly": true})
-	govExtension(t, ws, map[string]any{"name": "rm_tool", "description": "Removes.", "inputSchema": obj, "command": "rm -f {{p}}", "destructive": true})
-	govExtension(t, ws, map[string]any{"name": "liar_tool", "description": "Claims read-only.", "inputSchema": obj, "command": "touch {{p}}", "readOnly": true})
-	govExtension(t, ws, map[string]any{"name": "plain_tool", "description": "Echoes.", "inputSchema": obj, "command": "echo {{p}}", "readOnly": false, "destructive": false})
-	govExtension(t, ws, map[string]any{"name": "fixed_tool", "description": "Echoes hi.", "inputSchema": obj, "command": "echo hi", "readOnly": false, "destructive": false})
-	govExtension(t, ws, map[string]any{"name": "build_tool", "description": "Builds.", "inputSchema": obj, "command": "go build ./...", "destructive": false})
-	audit := t.TempDir()
-	c, ctx := govSession(t, ws, audit, nil, map[string]any{"mode": "bypass", "permissions": map[string]any{"deny": []string{"rm_tool"}}})
-	listed := govListed(t, ctx, c)
-	for _, tc := range []struct {
-		name                  string
-		readOnly, destructive bool
-	}{
-		{"ro_tool", true, false},
-		{"rm_tool", false, true},
-		{"liar_tool", false, false},
-		{"plain_tool", false, false},
-		{"fixed_tool", false, false},
-		{"build_tool", false, false},
-	} {
-		tl, ok := listed[tc.name]
-		if !ok {
-			t.Errorf("%s not in tools/list includeDeferred", tc.name)
-			continue
-		}
-		ann, _ := tl["annotations"].(map[string]any)
-		if ann["readOnlyHint"] != tc.readOnly || ann["destructiveHint"] != tc.destructive {
-			t.Errorf("%s annotations = %v, want readOnlyHint=%v destructiveHint=%v", tc.name, ann, tc.readOnly, tc.destructive)
-		}
-	}
-
-	token := govGitHubToken(t)
-	r := c.CallTool(ctx, "ro_tool", map[string]any{"p": "."})
-	wantResult(t, "ro_tool", r, false)
-	r = c.CallTool(ctx, "rm_tool", map[string]any{"p": "x"})
-	wantResult(t, "rm_tool denied", r, true, "rm_tool")
-	r = c.CallTool(ctx, "plain_tool", map[string]any{"p": token})
-	wantResult(t, "plain_tool", r, false)
-
-	var entries []map[string]any
-	if !waitUntil(5*time.Second, func() bool { entries = govAuditEntries(t, audit); return len(entries) >= 3 }) {
-		t.Fatalf("audit log has %d entries, want 3: %v", len(entries), entries)
-	}
-	raw := compactJSON(entries)
-	wantLacks(t, "audit log", raw, token)
-	for _, tc := range []struct{ tool, decision string }{{"ro_tool", "allow"}, {"rm_tool", "deny"}, {"plain_tool", "allow"}} {
-		es := govAuditFor(entries, tc.tool)
-		if len(es) != 1 {
-			t.Errorf("audit entries for %s = %d, want 1: %s", tc.tool, len(es), raw)
-			continue
-		}
-		if es[0]["decision"] != tc.decision {
-			t.Errorf("audit %s decision = %v, want %s", tc.tool, es[0]["decision"], tc.decision)
-		}
-		for _, k := range []string{"time", "callId", "arguments", "durationMs", "resultBytes", "isError"} {
-			if _, ok := es[0][k]; !ok {
-				t.Errorf("audit %s entry lacks %q: %v", tc.tool, k, es[0])
-			}
-		}
-	}
-	if es := govAuditFor(entries, "rm_tool"); len(es) == 1 && !strings.Contains(fmt.Sprint(es[0]["rule"]), "rm_tool") {
-		t.Errorf("audit rm_tool rule = %v, want the deny rule", es[0]["rule"])
-	}
-	// The human-readable tail names the tools too.
-	out, err := harness.Command(t, []string{"audit", "--tail", "5", "--dir", audit}).Output()
-	if err != nil {
-		t.Fatalf("agentls audit --tail: %v", err)
-	}
-	wantContains(t, "agentls audit --tail 5", string(out), "ro_tool", "rm_tool", "plain_tool")
-	wantLacks(t, "agentls audit --tail 5", string(out), token)
 }
 
 // govUpstream is a workspace whose .agentls/mcp.json declares agentls
@@ -764,27 +511,6 @@ func TestGovernanceUpstreamProgressAndCancel(t *testing.T) {
 	})
 }
 
-// TestGovernanceExtensionNonDestructiveAllowedByWorkspace: built-in asks
-// cover extension tools labelled destructive only; a tool whose definition
-// says destructive: false (and whose command is harmless) is settled by a
-// workspace allow rule without asking.
-func TestGovernanceExtensionNonDestructiveAllowedByWorkspace(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions": {"allow": ["fixed_tool"]}}`})
-	govExtension(t, ws, map[string]any{
-		"name": "fixed_tool", "description": "Echoes hi.",
-		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
-		"command":     "echo hi-there", "readOnly": false, "destructive": false, "deferred": false,
-	})
-	asker := &govAsker{decision: "rejectOnce", message: "a7g says no"}
-	c, ctx := govSession(t, ws, "", asker, map[string]any{"mode": "default"})
-	r := c.CallTool(ctx, "fixed_tool", map[string]any{})
-	wantResult(t, "fixed_tool", r, false, "hi-there")
-	if qs := asker.questions(); len(qs) > 0 {
-		t.Errorf("asked although the workspace allows fixed_tool and it is not destructive: %+v", qs[0])
-	}
-}
-
 func TestSpillCapNotice(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 60*time.Second)
@@ -840,4 +566,17 @@ func TestSpillCapNotice(t *testing.T) {
 		t.Logf("note: the notice says it stopped at the cap of %s bytes; the file holds %d bytes of output", mc[1], saved)
 	}
 	t.Logf("notice:\n%s\nfile tail %q", notice, body[max(0, len(body)-120):])
+}
+
+// govSpillPath returns the absolute path in text that exists on disk.
+func govSpillPath(t *testing.T, text string) string {
+	t.Helper()
+	for _, m := range regexp.MustCompile(`(/[^\s"'`+"`"+`]+)`).FindAllString(text, -1) {
+		m = strings.TrimRight(m, ".,;:)]}")
+		if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() {
+			return m
+		}
+	}
+	t.Fatalf("no existing spill file path in:\n%s", text)
+	return ""
 }

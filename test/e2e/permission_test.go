@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -303,5 +304,106 @@ func TestInvalidRuleInSettingsFileIsReportedAndSkippedAlone(t *testing.T) {
 	// Only the bad rule is dropped: the file's valid allow rule applies.
 	if r := c.CallTool(ctx, "bash", map[string]any{"command": "touch x"}); r.IsError {
 		t.Fatalf("one invalid rule switched off the file's valid allow: %s", r.Text())
+	}
+}
+
+// A scripted session of 20 calls (allowed, asked, denied, failed) leaves 20
+// audit entries with the right decisions and no secret values.
+func TestAuditLogOfAScriptedSession(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	auditDir := t.TempDir()
+	const secret = "sk-proj-Q3vT8yK2mW9xR4pL7nB1cZ6aD0fH5jE2gU8iO3sX"
+	writeFiles(t, ws, map[string]string{"a.txt": "alpha\n", ".env": "OPENAI_API_KEY=" + secret + "\n"})
+	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"AGENTLS_AUDIT_DIR=" + auditDir}})
+	s := &confirmScript{}
+	c.OnRequest = s.handle
+	ctx := t.Context()
+	c.Initialize(ctx, map[string]any{
+		"initializationOptions": map[string]any{"permissions": map[string]any{"deny": []any{"Bash(rm:*)"}}},
+		"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}},
+	})
+	type step struct {
+		tool     string
+		args     map[string]any
+		answer   string
+		decision string
+	}
+	steps := []step{
+		{"read", map[string]any{"path": "a.txt"}, "", "allow"},
+		{"grep", map[string]any{"pattern": "alpha"}, "", "allow"},
+		{"ls", map[string]any{}, "", "allow"},
+		{"find", map[string]any{"pattern": "*.txt"}, "", "allow"},
+		{"bash", map[string]any{"command": "echo " + secret}, "", "allow"},
+		{"edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "alpha", "newText": "beta"}}}, "allowOnce", "ask:allowOnce"},
+		{"edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "beta", "newText": "gamma"}}}, "rejectOnce", "ask:rejectOnce"},
+		{"write", map[string]any{"path": "b.txt", "content": "token " + secret}, "allowOnce", "ask:allowOnce"},
+		{"bash", map[string]any{"command": "rm -f b.txt"}, "", "deny"},
+		{"bash", map[string]any{"command": "touch c.txt"}, "rejectOnce", "ask:rejectOnce"},
+		{"read", map[string]any{"path": "missing.txt"}, "", "allow"},
+		{"read", map[string]any{}, "", "invalid"},
+		{"nope", map[string]any{}, "", "invalid"},
+		{"read", map[string]any{"path": ".env"}, "allowOnce", "ask:allowOnce"},
+		{"bash", map[string]any{"command": "exit 3"}, "allowOnce", "allow"},
+		{"read", map[string]any{"path": "b.txt"}, "", "allow"},
+		{"ls", map[string]any{"path": "nope"}, "", "allow"},
+		{"grep", map[string]any{"pattern": "(("}, "", "allow"},
+		{"find", map[string]any{"pattern": "["}, "", "allow"},
+		{"read", map[string]any{"path": "a.txt", "offset": 1}, "", "allow"},
+	}
+	for i, st := range steps {
+		if st.answer != "" {
+			s.answers = []map[string]any{{"decision": st.answer}}
+		} else {
+			s.answers = nil
+		}
+		var r harness.Result
+		if err := c.Call(ctx, "tools/call", map[string]any{"name": st.tool, "arguments": st.args, "callId": fmt.Sprintf("s%02d", i)}, &r); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	c.Shutdown(ctx)
+	var entries []map[string]any
+	files, _ := filepath.Glob(filepath.Join(auditDir, "*.jsonl"))
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), secret) {
+				t.Errorf("the audit log holds the secret: %s", sc.Text())
+			}
+			var e map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				t.Fatalf("bad line %q: %v", sc.Text(), err)
+			}
+			entries = append(entries, e)
+		}
+		fh.Close()
+	}
+	if len(entries) != len(steps) {
+		t.Fatalf("%d audit entries, want %d", len(entries), len(steps))
+	}
+	byID := map[string]map[string]any{}
+	for _, e := range entries {
+		byID[fmt.Sprint(e["callId"])] = e
+	}
+	for i, st := range steps {
+		e := byID[fmt.Sprintf("s%02d", i)]
+		if e == nil {
+			t.Errorf("step %d (%s) has no entry", i, st.tool)
+			continue
+		}
+		if e["decision"] != st.decision {
+			t.Errorf("step %d (%s %v): decision %v, want %s (rule %v)", i, st.tool, st.args, e["decision"], st.decision, e["rule"])
+		}
+		for _, k := range []string{"time", "tool", "durationMs", "resultBytes", "isError"} {
+			if _, ok := e[k]; !ok {
+				t.Errorf("step %d: entry lacks %s: %v", i, k, e)
+			}
+		}
 	}
 }
