@@ -670,15 +670,21 @@ func TestUpstreamCancelAndProgress(t *testing.T) {
 	s.alive(t)
 }
 
-// A huge upstream result is cut at the byte budget with a continuation
-// read call and spilled whole; an image content item passes through.
-func TestUpstreamHugeAndImage(t *testing.T) {
+// An upstream result is governed like any tool's: a huge one is cut at the
+// byte budget with a continuation read call and spilled whole, a value of a
+// secret-looking variable of agentls's environment (which the upstream
+// cannot know to mask) is masked, and an image content item passes through.
+func TestUpstreamResultsGovernedLikeAnyTool(t *testing.T) {
 	t.Parallel()
 	srv := upstreamLifeNewSrv(t, "ok")
 	ws := newWorkspace(t, nil)
 	upstreamLifeConfig(t, ws, "servers", map[string]any{"up": srv.entry})
-	s := upstreamLifeStart(t, ws)
-	r, _ := s.call(t, 10*time.Second, "up__huge", map[string]any{})
+	secret := fmt.Sprintf("a7g%029d", time.Now().UnixNano())
+	s := upstreamLifeStart(t, ws, "A7G_SERVICE_TOKEN="+secret)
+	r, _ := s.call(t, 10*time.Second, "up__echo", map[string]any{"text": "v=" + secret})
+	wantResult(t, "up__echo", r, false, "up-echo:v=")
+	wantLacks(t, "up__echo", compactJSON(r), secret)
+	r, _ = s.call(t, 10*time.Second, "up__huge", map[string]any{})
 	txt := r.Text()
 	if len(txt) > 65536+2048 {
 		t.Errorf("huge result is %d bytes, over the 65,536-byte budget", len(txt))
