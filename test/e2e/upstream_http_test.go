@@ -94,9 +94,9 @@ const httpSecret = "ghp_Z9yX8wV7uT6sR5qP4oN3mL2kJ1iH0gF9eD8cB7aQ"
 type fakeHTTPUpstream struct {
 	srv     *httptest.Server
 	deleted atomic.Int64 // runs of delete_all
-	mu   sync.Mutex
-	hdrs []http.Header
-	down int // 0 up, 1: every request 503, 2: every session request 404 (session gone)
+	mu      sync.Mutex
+	hdrs    []http.Header
+	down    int // 0 up, 1: every request 503, 2: every session request 404 (session gone)
 }
 
 const upstreamBigLines = 1500
