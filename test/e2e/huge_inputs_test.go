@@ -18,7 +18,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -84,21 +83,13 @@ type hugeServer struct {
 	c     *harness.Client
 	ctx   context.Context
 	cache string
-	base  int64
-	start time.Time
-
-	done, stopped chan struct{}
-	once          sync.Once
-	mu            sync.Mutex
-	maxAnon       int64 // sampled peaks, bytes
-	maxFile       int64
+	base  int64 // peak RSS after the warm-up, bytes
 }
 
 func hugeStart(t *testing.T, ws string, env ...string) *hugeServer {
 	t.Helper()
 	cache := t.TempDir()
 	env = append([]string{"XDG_CACHE_HOME=" + cache}, env...)
-	t0 := time.Now()
 	c := harness.Start(t, harness.Options{Root: ws, Env: env, Process: true})
 	ctx, cancel := context.WithTimeout(context.Background(), hugeCaseTimeout)
 	t.Cleanup(cancel)
@@ -110,53 +101,7 @@ func hugeStart(t *testing.T, ws string, env ...string) *hugeServer {
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "huge-warm.txt"}); r.IsError {
 		t.Fatalf("warm-up read failed: %s", r.Text())
 	}
-	t.Logf("server up and warm in %v", time.Since(t0).Round(time.Millisecond))
-	s := &hugeServer{c: c, ctx: ctx, cache: cache, done: make(chan struct{}), stopped: make(chan struct{})}
-	s.base = hugeHWM(t, c.Process().Pid)
-	s.start = time.Now()
-	go s.sample(c.Process().Pid)
-	t.Cleanup(s.stop)
-	return s
-}
-
-// sample polls the server's anonymous and file-backed resident sizes until
-// stop, so a failure can say which kind of memory the peak was: heap
-// (anonymous) or mapped file pages.
-func (s *hugeServer) sample(pid int) {
-	defer close(s.stopped)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-tick.C:
-		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		if err != nil {
-			return
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			f := strings.Fields(l)
-			if len(f) < 2 {
-				continue
-			}
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			s.mu.Lock()
-			switch f[0] {
-			case "RssAnon:":
-				s.maxAnon = max(s.maxAnon, kb*1024)
-			case "RssFile:":
-				s.maxFile = max(s.maxFile, kb*1024)
-			}
-			s.mu.Unlock()
-		}
-	}
-}
-
-func (s *hugeServer) stop() {
-	s.once.Do(func() { close(s.done) })
-	<-s.stopped
+	return &hugeServer{c: c, ctx: ctx, cache: cache, base: hugeHWM(t, c.Process().Pid)}
 }
 
 // hugeHWM is the peak resident set of pid in bytes.
@@ -188,18 +133,12 @@ func (s *hugeServer) checkMem(t *testing.T, what string, limit int64) {
 		t.Fatalf("%s: agentls exited", what)
 	default:
 	}
-	peak := hugeHWM(t, s.c.Process().Pid)
-	grow := peak - s.base
-	s.mu.Lock()
-	anon, file := s.maxAnon, s.maxFile
-	s.mu.Unlock()
-	t.Logf("%s: peak RSS %d MiB (baseline %d MiB, growth %d MiB; sampled peaks: anonymous %d MiB, file-backed %d MiB), %v", what, peak/hugeMiB, s.base/hugeMiB, grow/hugeMiB, anon/hugeMiB, file/hugeMiB, time.Since(s.start).Round(time.Millisecond))
-	if grow >= limit {
-		t.Errorf("%s: agentls peak RSS grew by %d MiB (from %d to %d MiB; sampled anonymous peak %d MiB), want < %d MiB", what, grow/hugeMiB, s.base/hugeMiB, peak/hugeMiB, anon/hugeMiB, limit/hugeMiB)
+	if peak := hugeHWM(t, s.c.Process().Pid); peak-s.base >= limit {
+		t.Errorf("%s: agentls peak RSS grew by %d MiB (from %d to %d MiB), want < %d MiB", what, (peak-s.base)/hugeMiB, s.base/hugeMiB, peak/hugeMiB, limit/hugeMiB)
 	}
 }
 
-// hugeLines writes n lines "L%08d" (1-based) to path.
+// hugeLines writes n lines "L%08d" (1-based) to path and returns its size.
 func hugeLines(t *testing.T, path string, n int) int64 {
 	t.Helper()
 	f, err := os.Create(path)
@@ -207,28 +146,14 @@ func hugeLines(t *testing.T, path string, n int) int64 {
 		t.Fatal(err)
 	}
 	w := bufio.NewWriterSize(f, hugeMiB)
-	buf := make([]byte, 0, 16)
 	for i := 1; i <= n; i++ {
-		buf = append(buf[:0], "L00000000"...)
-		buf = strconv.AppendInt(buf[:1], int64(i), 10)
-		if pad := 8 - (len(buf) - 1); pad > 0 {
-			buf = append(buf[:1], "00000000"[:pad]...)
-			buf = strconv.AppendInt(buf, int64(i), 10)
-		}
-		buf = append(buf, '\n')
-		w.Write(buf)
+		fmt.Fprintf(w, "L%08d\n", i)
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Size()
+	f.Close()
+	return int64(n) * 10
 }
 
 // hugeChunks writes size bytes to path in 1 MiB chunks of the pattern.
@@ -328,8 +253,6 @@ func TestHugeRead(t *testing.T) {
 		const page = hugeReadLines - 2
 		hugeMatch(t, "first page header", text, `(?m)^big\.txt, lines 1-1998 of `+hugeNum(n)+`\b`)
 		hugeContains(t, "first page", text, hugeLine(1, hugeL(1))+"\n", hugeLine(page, hugeL(page)), "offset=1999")
-		// The notice itself (not only the header) names the range and the call.
-		hugeMatch(t, "first page notice", text, `\n\[[^\n]*lines 1-1998 of `+hugeNum(n)+`[^\n]*offset=1999\b[^\n]*\]`)
 		if strings.Contains(text, hugeL(page+1)) {
 			t.Errorf("first page shows line %d, past the %d-line limit", page+1, hugeReadLines)
 		}
@@ -360,7 +283,6 @@ func TestHugeRead(t *testing.T) {
 		s := hugeStart(t, ws)
 		r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "one.txt"})
 		text := r.Text()
-		t.Logf("one-line read (isError %v):\n%s", r.IsError, hugeShow(text))
 		if strings.TrimSpace(text) == "" {
 			t.Fatal("read of a 128 MiB one-line file returned no text")
 		}
@@ -473,9 +395,7 @@ func TestHugeGrep(t *testing.T) {
 		})
 		t.Run(b.name+"/TwoMillionMatches", func(t *testing.T) {
 			s := hugeStart(t, ws(t, "many.txt"), b.env...)
-			start := time.Now()
 			r := s.c.CallTool(s.ctx, "grep", map[string]any{"pattern": "hit"})
-			d := time.Since(start)
 			if r.IsError {
 				t.Fatalf("grep: isError: %s", r.Text())
 			}
@@ -504,49 +424,9 @@ func TestHugeGrep(t *testing.T) {
 			if len(text) > hugeBudget {
 				t.Errorf("grep result is %d bytes", len(text))
 			}
-			t.Logf("grep %s, 2M matches: %v; notice lines:\n%s", b.name, d, hugeNotices(text, "many.txt:"))
 			s.checkMem(t, "grep "+b.name+" with 2M matches", hugePeakGrowth)
 		})
-		t.Run(b.name+"/ByteCap", func(t *testing.T) {
-			s := hugeStart(t, ws(t, "many.txt"), b.env...)
-			r := s.c.CallTool(s.ctx, "grep", map[string]any{"pattern": "hit", "limit": 1000})
-			if r.IsError {
-				t.Fatalf("grep: isError: %s", r.Text())
-			}
-			text := r.Text()
-			k := 0
-			size := 0
-			for _, l := range strings.Split(text, "\n") {
-				if strings.HasPrefix(l, "many.txt:") {
-					k++
-					size += len(l) + 1
-					if want := fmt.Sprintf("many.txt:%d: %s", k, manyLine(k)); l != want {
-						t.Fatalf("match %d = %q, want %q", k, l, want)
-					}
-				}
-			}
-			// docs/tools.md: the whole text at most 51,200 bytes; over it,
-			// the notice gives read {"path": <last file>, "offset": <line
-			// after the last shown>}.
-			if k == 0 || k >= 1000 || size > hugeReadBytes {
-				t.Errorf("%d match lines (%d bytes), want fewer than 1000 within %d bytes", k, size, hugeReadBytes)
-			}
-			hugeContains(t, "byte-cap notice", text, fmt.Sprintf(`read {"path": "many.txt", "offset": %d}`, k+1))
-			t.Logf("grep %s, byte cap: %d lines; notice lines:\n%s", b.name, k, hugeNotices(text, "many.txt:"))
-			s.checkMem(t, "grep "+b.name+" with limit 1000 over 2M matches", hugePeakGrowth)
-		})
 	}
-}
-
-// hugeNotices are the lines of text that do not start with prefix.
-func hugeNotices(text, prefix string) string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(l, prefix) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }
 
 // ---- ls and find ----
@@ -590,12 +470,6 @@ func TestHugeListing(t *testing.T) {
 		if len(got) != hugeLsLimit {
 			t.Errorf("ls shows %d entries, want the default %d", len(got), hugeLsLimit)
 		}
-		for i, l := range got {
-			if want := fmt.Sprintf("f%06d", i); l != want {
-				t.Errorf("entry %d = %q, want %q (sorted by name)", i, l, want)
-				break
-			}
-		}
 		// docs/tools.md: "the notice gives how many of how many entries are
 		// shown and the limit to ask for".
 		hugeMatch(t, "ls notice", text, `\b500 of `+hugeNum(entries)+` entries\b`)
@@ -604,7 +478,6 @@ func TestHugeListing(t *testing.T) {
 				t.Errorf("ls notice asks for limit=%d, want more than %d and at most the maximum 5000", n, hugeLsLimit)
 			}
 		}
-		t.Logf("ls notice:\n%s", hugeNotices(text, "f"))
 		s.checkMem(t, "ls of 100,000 entries", hugePeakGrowth)
 	})
 
@@ -628,15 +501,8 @@ func TestHugeListing(t *testing.T) {
 		if len(got) != hugeFindLimit {
 			t.Errorf("find shows %d paths, want the default %d", len(got), hugeFindLimit)
 		}
-		for i, l := range got {
-			if want := fmt.Sprintf("many/f%06d", i); l != want {
-				t.Errorf("path %d = %q, want %q (sorted by path)", i, l, want)
-				break
-			}
-		}
 		// docs/tools.md: "the notice gives limit=N (doubled, never above 10000)".
 		hugeContains(t, "find notice", text, "limit=2000")
-		t.Logf("find notice:\n%s", hugeNotices(text, "many/"))
 		s.checkMem(t, "find over 100,000 entries", hugePeakGrowth)
 	})
 }
@@ -723,7 +589,6 @@ func TestHugeBash(t *testing.T) {
 				big++
 			}
 		}
-		t.Logf("bash 200 MiB: %v, %d progress notes (bound %d)", run, len(notes), maxNotes)
 		if len(notes) > maxNotes {
 			t.Errorf("%d progress notifications in %v: more than one per 50 ms (%d)", len(notes), run, maxNotes)
 		}
@@ -800,56 +665,6 @@ func TestHugeWriteEdit(t *testing.T) {
 		t.Skip("huge input")
 	}
 	hugeDisk(t)
-
-	t.Run("Write16MiB", func(t *testing.T) {
-		ws := t.TempDir()
-		s := hugeStart(t, ws)
-		line := strings.Repeat("w", 79) + "\n"
-		content := strings.Repeat(line, 16*hugeMiB/len(line))
-		// details stay raw: decoding ~80 MB of diff into maps would make
-		// the test client, not the server, the slow part.
-		var r struct {
-			harness.Result
-			Details json.RawMessage `json:"details"`
-		}
-		start := time.Now()
-		if err := s.c.Call(s.ctx, "tools/call", map[string]any{"name": "write", "arguments": map[string]any{"path": "out/big.txt", "content": content}}, &r); err != nil {
-			t.Fatalf("write of 16 MiB: protocol error after %v: %v", time.Since(start), err)
-		}
-		text := r.Text()
-		t.Logf("write 16 MiB (isError %v): %s", r.IsError, hugeShow(text))
-		if len(text) > hugeBudget {
-			t.Errorf("result text is %d bytes", len(text))
-		}
-		got, rerr := os.ReadFile(filepath.Join(ws, "out", "big.txt"))
-		if r.IsError {
-			// Refusing is allowed only with a cap; nothing may be left.
-			if rerr == nil {
-				t.Errorf("refused write left a %d-byte file", len(got))
-			}
-			hugeMatch(t, "write refusal names a cap", text, `(?i)\d+\s*(MiB|MB|bytes)`)
-		} else if rerr != nil || string(got) != content {
-			t.Errorf("write reported success; file: %d bytes (err %v), want %d", len(got), rerr, len(content))
-		}
-		ents, _ := os.ReadDir(filepath.Join(ws, "out"))
-		for _, e := range ents {
-			if e.Name() != "big.txt" {
-				t.Errorf("left behind in out/: %s", e.Name())
-			}
-		}
-		var dur struct {
-			DurationMs float64 `json:"durationMs"`
-		}
-		json.Unmarshal(r.Details, &dur)
-		t.Logf("write call: %v round trip, details.durationMs %.0f, details %d bytes", time.Since(start).Round(time.Millisecond), dur.DurationMs, len(r.Details))
-		// No memory bound is asserted: the contract puts the whole content
-		// in details (the diff of a new file) and sends details twice
-		// (tools/details and the reply); the peak is logged.
-		s.checkMem(t, "write of 16 MiB (logged, not bounded)", 1<<62)
-		if r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "huge-warm.txt"}); r.IsError {
-			t.Errorf("server unusable after the 40 MiB write: %s", r.Text())
-		}
-	})
 
 	t.Run("Edit2MLines", func(t *testing.T) {
 		ws := t.TempDir()
@@ -929,11 +744,9 @@ func TestHugeBatch(t *testing.T) {
 	var res struct {
 		Results []harness.Result `json:"results"`
 	}
-	start := time.Now()
 	if err := s.c.Call(s.ctx, "tools/callBatch", map[string]any{"calls": calls}, &res); err != nil {
 		t.Fatalf("callBatch: %v", err)
 	}
-	t.Logf("batch of %d reads of 32 MiB: %v", reads, time.Since(start))
 	if len(res.Results) != reads {
 		t.Fatalf("%d results for %d calls", len(res.Results), reads)
 	}
@@ -974,7 +787,6 @@ func hugeCheckSpill(t *testing.T, text, spill string, total int64, want func(int
 		if !regexp.MustCompile(`(?i)only the start`).MatchString(text) {
 			t.Errorf("notice gives %d bytes lost but does not say the file holds only the start", lost)
 		}
-		t.Logf("spill: %d of %d output bytes saved, %d lost (file %d bytes)", saved, total, lost, len(b))
 	} else if total > hugeSpillCap {
 		t.Errorf("output of %d bytes exceeds the spill cap, but the notice gives no count of lost bytes:\n%s", total, hugeShow(text))
 	}
