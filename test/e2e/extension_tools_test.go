@@ -1,8 +1,9 @@
 package e2e
 
 // Extension tools (.agentls/tools/*.json, docs/tools.md "Extension tools"):
-// listed with their labels, arguments validated and substituted as one
-// shell word, run and governed like bash, bad files reported, reloaded live.
+// listed with their labels, arguments substituted as one shell word, run
+// and governed like bash, bad files reported, reloaded live. Argument
+// validation is arguments/extension_tool_arguments_validated.txtar.
 // Rules and modes over them are permissions/extension_tool_rules_and_modes.txtar;
 // quoting of hostile input is permissions/extension_template_quotes_arguments.txtar.
 
@@ -202,52 +203,6 @@ func TestExtensionToolsListedWithTheirLabels(t *testing.T) {
 	if m, _ := extList(t, ctx, c, map[string]any{"includeDeferred": true})["a11x_def"]["_meta"].(map[string]any); m["deferred"] != true {
 		t.Errorf("includeDeferred: a11x_def _meta = %v, want deferred: true", m)
 	}
-}
-
-func TestExtensionArgumentValidation(t *testing.T) {
-	t.Parallel()
-	ws := extWS(t, map[string]any{
-		"v.json": extTool("a11x_val", "printf '[%s]' {{pattern}} {{count}} {{kind}}", map[string]any{
-			"pattern": map[string]any{"type": "string", "description": "Test name regexp."},
-			"count":   map[string]any{"type": "integer"},
-			"kind":    map[string]any{"type": "string", "enum": []any{"unit", "e2e"}},
-		}, []string{"pattern"}, map[string]any{"readOnly": true}),
-	}, nil)
-	c, ctx := extStart(t, ws, extBypass())
-	cases := []struct {
-		name    string
-		args    map[string]any
-		isError bool
-		wants   []string
-		exact   string
-	}{
-		{"missing required names the field", map[string]any{}, true, []string{"pattern", "Usage: a11x_val"}, ""},
-		{"wrong type string for integer", map[string]any{"pattern": "x", "count": "many"}, true, []string{"count", "Usage: a11x_val"}, ""},
-		{"wrong type object for string", map[string]any{"pattern": map[string]any{"a": 1}}, true, []string{"pattern"}, ""},
-		{"wrong type array for integer", map[string]any{"pattern": "x", "count": []any{1}}, true, []string{"count"}, ""},
-		{"value outside enum", map[string]any{"pattern": "x", "kind": "smoke"}, true, []string{"kind"}, ""},
-		{"numeric string is normalized", map[string]any{"pattern": "x", "count": "7"}, false, nil, "[x][7]"},
-		{"unknown field is named, not an error", map[string]any{"pattern": "x", "bogus": 1}, false, []string{"[x]", "ignored `bogus`: not a field of this tool"}, ""},
-		{"valid call", map[string]any{"pattern": "TestA", "count": 2, "kind": "e2e"}, false, nil, "[TestA][2][e2e]"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := c.CallTool(ctx, "a11x_val", tc.args)
-			if r.IsError != tc.isError {
-				t.Fatalf("isError=%v, want %v: %s", r.IsError, tc.isError, r.Text())
-			}
-			wantContains(t, tc.name, r.Text(), tc.wants...)
-			if tc.exact != "" && r.Text() != tc.exact {
-				t.Errorf("text = %q, want %q", r.Text(), tc.exact)
-			}
-		})
-	}
-	t.Run("dropped unknown field reported in details.normalized", func(t *testing.T) {
-		r := c.CallTool(ctx, "a11x_val", map[string]any{"pattern": "x", "bogus": 1})
-		if !strings.Contains(compactJSON(r.Details["normalized"]), "bogus") {
-			t.Errorf("details.normalized = %s, want it to name bogus", compactJSON(r.Details["normalized"]))
-		}
-	})
 }
 
 // A placeholder that is a bare word in any shell context (glued to a
