@@ -66,22 +66,12 @@ func extWS(t *testing.T, defs map[string]any, files map[string]string) string {
 			}
 			body = string(b)
 		}
-		extWrite(t, filepath.Join(ws, ".agentls", "tools", name), body)
+		writeFile(t, filepath.Join(ws, ".agentls", "tools", name), body)
 	}
 	for name, body := range files {
-		extWrite(t, filepath.Join(ws, filepath.FromSlash(name)), body)
+		writeFile(t, filepath.Join(ws, filepath.FromSlash(name)), body)
 	}
 	return ws
-}
-
-func extWrite(t *testing.T, p, body string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 type extOpts struct {
@@ -140,20 +130,6 @@ func extList(t *testing.T, ctx context.Context, c *harness.Client, params map[st
 		out[name] = tl
 	}
 	return out
-}
-
-// extLogs joins every window/logMessage message received so far.
-func extLogs(c *harness.Client) string {
-	var b strings.Builder
-	for _, n := range c.Notes("window/logMessage") {
-		var p struct {
-			Message string `json:"message"`
-		}
-		_ = json.Unmarshal(n.Params, &p)
-		b.WriteString(p.Message)
-		b.WriteString("\n")
-	}
-	return b.String()
 }
 
 func extExists(p string) bool { _, err := os.Lstat(p); return err == nil }
@@ -458,7 +434,7 @@ func TestExtensionBadDefinitionsAreReportedAndSkipped(t *testing.T) {
 		}
 	}
 	var logs string
-	waitUntil(5*time.Second, func() bool { logs = extLogs(c); return strings.Contains(logs, "ghost.json") })
+	waitUntil(5*time.Second, func() bool { logs = strings.Join(logMessages(c, 0), "\n"); return strings.Contains(logs, "ghost.json") })
 	dupShown := c.CallTool(ctx, "a11x_dup", map[string]any{}).Text()
 	reasons := map[string][]string{
 		"broken.json": {}, "nocmd.json": {"command"}, "emptycmd.json": {"command"}, "strschema.json": {"inputSchema", "object"},
@@ -510,7 +486,7 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 		p := filepath.Join(ws, ".agentls", "tools", "live.json")
 		listed := func(name string) map[string]any { return extList(t, ctx, c, nil)[name] }
 		before := len(c.Notes("tools/listChanged"))
-		extWrite(t, p, compactJSON(extTool("a11x_live", "printf v1", nil, nil, nil)))
+		writeFile(t, p, compactJSON(extTool("a11x_live", "printf v1", nil, nil, nil)))
 		if !waitUntil(5*time.Second, func() bool { return listed("a11x_live") != nil }) {
 			t.Fatal("added tool not listed within 5 s")
 		}
@@ -521,7 +497,7 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 		before = len(c.Notes("tools/listChanged"))
 		d := extTool("a11x_live", "printf v2", nil, nil, nil)
 		d["description"] = "Second version."
-		extWrite(t, p, compactJSON(d))
+		writeFile(t, p, compactJSON(d))
 		if !waitUntil(5*time.Second, func() bool { return listed("a11x_live")["description"] == "Second version." }) {
 			t.Errorf("changed description not listed within 5 s")
 		}
@@ -562,16 +538,16 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 		ws, _ := filepath.EvalSymlinks(t.TempDir())
 		c, ctx := extStart(t, ws, extBypass())
 		p := filepath.Join(ws, ".agentls", "tools", "late.json")
-		extWrite(t, p, compactJSON(extTool("a11x_late", "printf late", nil, nil, nil)))
+		writeFile(t, p, compactJSON(extTool("a11x_late", "printf late", nil, nil, nil)))
 		if !waitUntil(5*time.Second, func() bool { return extList(t, ctx, c, nil)["a11x_late"] != nil }) {
 			t.Fatal("a tool in a newly created .agentls/tools is not listed within 5 s")
 		}
-		extWrite(t, p, `{"name": "a11x_late", "command": `)
-		if !waitUntil(5*time.Second, func() bool { return strings.Contains(extLogs(c), "late.json") }) {
+		writeFile(t, p, `{"name": "a11x_late", "command": `)
+		if !waitUntil(5*time.Second, func() bool { return strings.Contains(strings.Join(logMessages(c, 0), "\n"), "late.json") }) {
 			t.Errorf("a file that became invalid was not reported within 5 s")
 		}
 		d := extTool("a11x_quokka_stats", "printf quokka", nil, nil, map[string]any{"deferred": true, "description": "Count quokka sightings."})
-		extWrite(t, filepath.Join(ws, ".agentls", "tools", "q.json"), compactJSON(d))
+		writeFile(t, filepath.Join(ws, ".agentls", "tools", "q.json"), compactJSON(d))
 		if !waitUntil(5*time.Second, func() bool {
 			return extList(t, ctx, c, map[string]any{"includeDeferred": true})["a11x_quokka_stats"] != nil
 		}) {
@@ -588,7 +564,7 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 	t.Run("the user's directory, and the workspace's precedence", func(t *testing.T) {
 		t.Parallel()
 		cfg := t.TempDir()
-		extWrite(t, filepath.Join(cfg, "agentls", "tools", "both.json"), compactJSON(extTool("a11x_both", "printf from-user", nil, nil, nil)))
+		writeFile(t, filepath.Join(cfg, "agentls", "tools", "both.json"), compactJSON(extTool("a11x_both", "printf from-user", nil, nil, nil)))
 		ws := extWS(t, map[string]any{"both.json": extTool("a11x_both", "printf from-workspace", nil, nil, nil)}, nil)
 		o := extBypass()
 		o.env = []string{"XDG_CONFIG_HOME=" + cfg}
@@ -597,7 +573,7 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 			t.Errorf("the workspace definition should win: %q", r.Text())
 		}
 		before := len(c.Notes("tools/listChanged"))
-		extWrite(t, filepath.Join(cfg, "agentls", "tools", "later.json"), compactJSON(extTool("a11x_user_later", "printf later", nil, nil, nil)))
+		writeFile(t, filepath.Join(cfg, "agentls", "tools", "later.json"), compactJSON(extTool("a11x_user_later", "printf later", nil, nil, nil)))
 		if !waitUntil(5*time.Second, func() bool { return extList(t, ctx, c, nil)["a11x_user_later"] != nil }) {
 			t.Fatal("a tool added to the user directory is not listed within 5 s")
 		}

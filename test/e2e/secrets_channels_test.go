@@ -33,8 +33,6 @@ const (
 	channelsB64    = channelsAlnum + "+/"
 )
 
-var channelsPlaceholder = regexp.MustCompile(`\[REDACTED:[a-z0-9-]+\]`)
-
 // channelsRand is a deterministic pseudo-random string (mixed characters, so no
 // low-entropy filter can excuse a miss).
 func channelsRand(seed string, n int, alphabet string) string {
@@ -146,11 +144,6 @@ func channelsNoLeak(t *testing.T, where, s string, toks []channelsTok) {
 	}
 }
 
-func channelsJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 // channelsNotes is every notification received so far, as one string.
 func channelsNotes(c *harness.Client, method string) string {
 	var b strings.Builder
@@ -158,21 +151,6 @@ func channelsNotes(c *harness.Client, method string) string {
 		b.WriteString(n.Method + " " + string(n.Params) + "\n")
 	}
 	return b.String()
-}
-
-func channelsWS(t *testing.T, files map[string]string) string {
-	t.Helper()
-	ws := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(ws, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ws
 }
 
 type channelsOpts struct {
@@ -222,7 +200,7 @@ func (s *chanSession) call(tool string, args map[string]any) harness.Result {
 		channelsNoLeak(s.t, "protocol error of "+tool, err.Error(), s.toks)
 		s.t.Fatalf("%s: protocol error instead of a result: %v", tool, err)
 	}
-	channelsNoLeak(s.t, tool+" "+channelsJSON(args)[:min(60, len(channelsJSON(args)))], channelsJSON(r), s.toks)
+	channelsNoLeak(s.t, tool+" "+compactJSON(args)[:min(60, len(compactJSON(args)))], compactJSON(r), s.toks)
 	return r
 }
 
@@ -315,7 +293,7 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 			run: func(t *testing.T, s *chanSession) {
 				for _, args := range []map[string]any{{"pattern": "."}, {"pattern": "token|key|pass|BEGIN|jwt"}, {"pattern": ".", "output": "count"}, {"pattern": ".", "output": "files"}} {
 					r := s.call("grep", args)
-					red := channelsJSON(r.Details["redactions"])
+					red := compactJSON(r.Details["redactions"])
 					wantLacks(t, fmt.Sprint("grep redactions ", args), red, "pem", "private-key", "aws", "jwt", "slack")
 					if args["output"] == nil {
 						wantContains(t, fmt.Sprint("grep redactions ", args), red, "github")
@@ -342,14 +320,14 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 				}
 				r := edit(one("code.txt", `key = "old"`, `key = "`+gh.value+`"`))
 				wantContains(t, "edit diff", fmt.Sprint(r.Details["unifiedDiff"]), `+key = "[REDACTED:github-token]"`)
-				wantContains(t, "edit TextEdits", channelsJSON(r.Details["edits"]), "[REDACTED:github-token]")
+				wantContains(t, "edit TextEdits", compactJSON(r.Details["edits"]), "[REDACTED:github-token]")
 				wantContains(t, "disk", s.disk("code.txt"), `key = "`+gh.value+`"`)
 				wantResult(t, "fuzzy edit", edit(one("code.txt", "alpha\n"+aws.line, "beta\n"+aws.line+" # kept")), false, "[REDACTED:")
 				wantContains(t, "disk after the fuzzy edit", s.disk("code.txt"), "beta\n"+aws.line+" # kept\n")
 				before := s.disk("code.txt")
 				dry := one("code.txt", "start", "start "+slack.value)
 				dry["dryRun"] = true
-				if r := edit(dry); !strings.Contains(r.Text()+channelsJSON(r.Details), "[REDACTED:") || s.disk("code.txt") != before {
+				if r := edit(dry); !strings.Contains(r.Text()+compactJSON(r.Details), "[REDACTED:") || s.disk("code.txt") != before {
 					t.Errorf("dryRun: want a masked diff and no change: %s", r.Text())
 				}
 				wantResult(t, "closest region", edit(one("code.txt", "before googlx\ngoogle_key = AIza\nafter googlx", "x")), true, "google_key", "[REDACTED:")
@@ -446,7 +424,7 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 						Arguments, Preview map[string]any
 					}
 					json.Unmarshal([]byte(strings.TrimPrefix(q, "tools/confirm ")), &p)
-					if p.Reason == "" || !strings.Contains(channelsJSON(p.Arguments), "[REDACTED:") || !strings.Contains(channelsJSON(p.Preview), "[REDACTED:") {
+					if p.Reason == "" || !strings.Contains(compactJSON(p.Arguments), "[REDACTED:") || !strings.Contains(compactJSON(p.Preview), "[REDACTED:") {
 						t.Errorf("want a reason, and placeholders in the arguments and the preview: %.300s", q)
 					}
 				}
@@ -496,7 +474,7 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 					} `json:"edit"`
 				}
 				json.Unmarshal(params, &q)
-				if len(q.Edit.DocumentChanges) != 1 || !strings.Contains(channelsJSON(q), slack.value) {
+				if len(q.Edit.DocumentChanges) != 1 || !strings.Contains(compactJSON(q), slack.value) {
 					return map[string]any{"applied": false, "failureReason": "a5x: the edit lacks the real text"}, nil
 				}
 				dc := q.Edit.DocumentChanges[0]
@@ -526,7 +504,7 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 				var r harness.Result
 				s.c.Call(s.ctx, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "s.txt"}, "callId": "id-" + gh.value}, &r)
 				// The callId is the client's own, echoed as sent; content and details are masked.
-				channelsNoLeak(t, "a call whose callId holds a token", channelsJSON(map[string]any{"content": r.Content, "details": r.Details}), toks)
+				channelsNoLeak(t, "a call whose callId holds a token", compactJSON(map[string]any{"content": r.Content, "details": r.Details}), toks)
 				s.c.Shutdown(s.ctx)
 				all := auditText(s.ws + ".audit")
 				if n := strings.Count(all, "\n"); n < 6 || !strings.Contains(all, "[REDACTED:") {
@@ -592,7 +570,7 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := channelsCtx(t)
-			ws := channelsWS(t, row.files)
+			ws := newWorkspace(t, row.files)
 			o := row.opts
 			if o.mode == "" {
 				o.mode = "bypass"
@@ -640,7 +618,7 @@ func TestSecretsMaskingLeavesLookalikesAndImagesAlone(t *testing.T) {
 	if err := png.Encode(&pngBuf, img); err != nil {
 		t.Fatal(err)
 	}
-	ws := channelsWS(t, map[string]string{"plain.txt": body, "pic.png": pngBuf.String()})
+	ws := newWorkspace(t, map[string]string{"plain.txt": body, "pic.png": pngBuf.String()})
 	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"}, nil)
 	r := c.CallTool(ctx, "read", map[string]any{"path": "plain.txt"})
 	for i, l := range lines {
@@ -652,7 +630,7 @@ func TestSecretsMaskingLeavesLookalikesAndImagesAlone(t *testing.T) {
 	wantContains(t, "bash", c.CallTool(ctx, "bash", map[string]any{"command": "cat plain.txt"}).Text(), body[:len(body)-1])
 	im := c.CallTool(ctx, "read", map[string]any{"path": "pic.png"})
 	if part := im.Content[len(im.Content)-1]; part["type"] != "image" || part["data"] != base64.StdEncoding.EncodeToString(pngBuf.Bytes()) || part["mimeType"] != "image/png" {
-		t.Errorf("the image part is altered or missing: %.300s", channelsJSON(im))
+		t.Errorf("the image part is altered or missing: %.300s", compactJSON(im))
 	}
 }
 
@@ -661,7 +639,7 @@ func TestSecretsMaskedByAgentlsCall(t *testing.T) {
 	t.Parallel()
 	toks := channelsTokens()
 	gh := channelsTok1(toks, "github")
-	ws := channelsWS(t, map[string]string{"s.txt": channelsSecretFile(toks)})
+	ws := newWorkspace(t, map[string]string{"s.txt": channelsSecretFile(toks)})
 	for _, extra := range [][]string{nil, {"--json"}} {
 		args := append([]string{"call", "read", `{"path":"s.txt"}`, "bash", `{"command":"cat s.txt; echo ` + gh.value + ` >&2"}`, "--root", ws, "--mode", "bypass", "--log-level", "debug"}, extra...)
 		cmd := harness.Command(t, args)
