@@ -939,3 +939,47 @@ func TestUpstreamMCPBothDirections(t *testing.T) {
 		}
 	}
 }
+
+// Editing .agentls/mcp.json while the server runs starts and stops upstream
+// servers; their tools come and go with them and the removed server's
+// process ends.
+func TestUpstreamServersFollowMCPJSON(t *testing.T) {
+	t.Parallel()
+	first, second := upstreamLifeNewSrv(t, "ok"), upstreamLifeNewSrv(t, "ok")
+	ws := newWorkspace(t, nil)
+	upstreamLifeConfig(t, ws, "mcpServers", map[string]any{"first": first.entry})
+	s := upstreamLifeStart(t, ws)
+	r, _ := s.call(t, 15*time.Second, "first__echo", map[string]any{"text": "1"})
+	wantResult(t, "first__echo", r, false, "up-echo:1")
+	upstreamLifeConfig(t, ws, "mcpServers", map[string]any{"second": second.entry})
+	if !waitUntil(15*time.Second, func() bool {
+		l := s.names(t, true, "")
+		return !upstreamLifeHas(l, "first__echo") && upstreamLifeHas(l, "second__echo")
+	}) {
+		t.Fatalf("first__echo not gone or second__echo not listed: %v", s.names(t, true, ""))
+	}
+	r, _ = s.call(t, 10*time.Second, "first__echo", map[string]any{"text": "2"})
+	wantResult(t, "a removed server's tool", r, true)
+	r, _ = s.call(t, 10*time.Second, "second__echo", map[string]any{"text": "3"})
+	wantResult(t, "second__echo", r, false, "up-echo:3")
+	if !waitUntil(5*time.Second, func() bool { return upstreamLifeProcs(first.marker) == 0 }) {
+		t.Errorf("the removed server's process is alive: %v", processesWithArg(first.marker))
+	}
+}
+
+// Upstream servers start in the background; a tool_search or a call of one
+// of their tools right after initialize waits for their first listing
+// instead of missing them.
+func TestSearchRightAfterStartSeesASlowUpstream(t *testing.T) {
+	slow(t)
+	t.Parallel()
+	srv := upstreamLifeNewSrv(t, "ok")
+	ws := newWorkspace(t, nil)
+	upstreamLifeConfig(t, ws, "servers", map[string]any{"slow": map[string]any{
+		"command": "sh", "args": append([]any{"-c", `sleep 1; exec "$0" "$@"`, srv.entry["command"]}, srv.entry["args"].([]any)...)}})
+	s := upstreamLifeStart(t, ws)
+	r, _ := s.call(t, 20*time.Second, "tool_search", map[string]any{"query": "a15u echo"})
+	wantResult(t, "tool_search right after start", r, false, "slow__echo")
+	r, _ = s.call(t, 20*time.Second, "slow__echo", map[string]any{"text": "late"})
+	wantResult(t, "slow__echo", r, false, "up-echo:late")
+}
