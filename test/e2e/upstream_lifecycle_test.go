@@ -753,28 +753,6 @@ func TestUpstreamBrokenConfig(t *testing.T) {
 	}
 }
 
-// The user's $XDG_CONFIG_HOME/agentls/mcp.json is merged with the
-// workspace's; the workspace's entry of a name wins.
-func TestUpstreamUserConfigMerge(t *testing.T) {
-	t.Parallel()
-	shared := upstreamLifeNewSrv(t, "ok")
-	userOnly := upstreamLifeNewSrv(t, "ok")
-	cfg := t.TempDir()
-	userShared := map[string]any{"command": shared.entry["command"], "args": shared.entry["args"], "env": map[string]any{"A15U_VAR": "from-user"}}
-	uo := userOnly.entry
-	uo["env"] = map[string]any{"A15U_VAR": "user-only"}
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"shared": userShared, "useronly": uo}})
-	writeFile(t, filepath.Join(cfg, "agentls", "mcp.json"), string(b))
-	ws := newWorkspace(t, nil)
-	wsShared := map[string]any{"command": shared.entry["command"], "args": shared.entry["args"], "env": map[string]any{"A15U_VAR": "from-workspace"}}
-	upstreamLifeConfig(t, ws, "servers", map[string]any{"shared": wsShared})
-	s := upstreamLifeStart(t, ws, "XDG_CONFIG_HOME="+cfg)
-	r, _ := s.call(t, 10*time.Second, "shared__env", map[string]any{})
-	wantResult(t, "workspace entry wins", r, false, "A15U_VAR=from-workspace")
-	r, _ = s.call(t, 10*time.Second, "useronly__env", map[string]any{})
-	wantResult(t, "user-only entry", r, false, "A15U_VAR=user-only")
-}
-
 // upstreamLifeProcs counts live processes with marker as an argument.
 func upstreamLifeProcs(marker string) int { return len(processesWithArg(marker)) }
 
