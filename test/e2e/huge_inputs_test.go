@@ -569,63 +569,37 @@ func TestHugeBash(t *testing.T) {
 	})
 }
 
-// ---- write and edit ----
-
-func TestHugeWriteEdit(t *testing.T) {
+// An edit of one line in the middle of a 2,000,000-line file: the result
+// names the line, the diff and the details are one small hunk, the disk
+// holds exactly the change, and memory stays within a generous multiple of
+// the file's size (an edit holds the file: match, hash, atomic write).
+func TestHugeEditOfOneLineInTwoMillion(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("huge input")
 	}
 	hugeDisk(t)
-
-	t.Run("Edit2MLines", func(t *testing.T) {
-		ws := t.TempDir()
-		const n = 2000000
-		p := filepath.Join(ws, "big.txt")
-		size := hugeLines(t, p, n)
-		s := hugeStart(t, ws)
-		if r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "big.txt", "limit": 1}); r.IsError {
-			t.Fatalf("read: %s", r.Text())
-		}
-		const at = 1000000
-		r := s.c.CallTool(s.ctx, "edit", map[string]any{"path": "big.txt", "edits": []map[string]any{{"oldText": hugeL(at), "newText": "CHANGED"}}})
-		text := r.Text()
-		if r.IsError {
-			t.Fatalf("edit: isError:\n%s", hugeShow(text))
-		}
-		// docs/tools.md: one line, "Edited src/a.go: 2 replacements, lines 10-12 and 40".
-		hugeMatch(t, "edit result", text, `^Edited big\.txt: 1 replacement, line `+hugeNum(at)+`\b`)
-		diff, _ := r.Details["unifiedDiff"].(string)
-		if len(diff) == 0 || len(diff) > 4096 {
-			t.Errorf("unifiedDiff is %d bytes, want a small hunk:\n%s", len(diff), hugeShow(diff))
-		}
-		hugeContains(t, "unifiedDiff", diff, "-"+hugeL(at)+"\n", "+CHANGED\n")
-		if edits, _ := r.Details["edits"].([]any); len(edits) != 1 {
-			t.Errorf("details.edits has %d TextEdits, want 1", len(edits))
-		}
-		if fl, _ := r.Details["firstChangedLine"].(float64); fl != at {
-			t.Errorf("firstChangedLine = %v, want %d", r.Details["firstChangedLine"], at)
-		}
-		raw, _ := json.Marshal(r.Details)
-		if len(raw) > 64*1024 {
-			t.Errorf("details are %d bytes for a one-line change", len(raw))
-		}
-		got, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := int(size) - len(hugeL(at)) + len("CHANGED"); len(got) != want {
-			t.Errorf("file is %d bytes after the edit, want %d", len(got), want)
-		}
-		i := strings.Index(string(got), "CHANGED\n")
-		if i != (at-1)*10 {
-			t.Errorf("CHANGED at byte %d, want %d", i, (at-1)*10)
-		}
-		// An edit holds the file (match, hash, atomic write): memory in
-		// proportion to its size is expected. The bound, 16 × 19 MiB, is
-		// generous; it catches a diff over all 2,000,000 lines.
-		s.checkMem(t, "edit of a 2,000,000-line file", 16*size)
-	})
+	ws := t.TempDir()
+	const n, at = 2000000, 1000000
+	p := filepath.Join(ws, "big.txt")
+	size := hugeLines(t, p, n)
+	s := hugeStart(t, ws)
+	s.c.CallTool(s.ctx, "read", map[string]any{"path": "big.txt", "limit": 1})
+	r := s.c.CallTool(s.ctx, "edit", map[string]any{"path": "big.txt", "edits": []map[string]any{{"oldText": hugeL(at), "newText": "CHANGED"}}})
+	if r.IsError {
+		t.Fatalf("edit: isError:\n%s", hugeShow(r.Text()))
+	}
+	hugeMatch(t, "edit result", r.Text(), `^Edited big\.txt: 1 replacement, line `+hugeNum(at)+`\b`)
+	diff, _ := r.Details["unifiedDiff"].(string)
+	if raw, _ := json.Marshal(r.Details); len(diff) > 4096 || len(raw) > 64*1024 {
+		t.Errorf("unifiedDiff %d bytes, details %d bytes, for a one-line change", len(diff), len(raw))
+	}
+	hugeContains(t, "unifiedDiff", diff, "-"+hugeL(at)+"\n", "+CHANGED\n")
+	got := readFile(t, p)
+	if len(got) != int(size)-len(hugeL(at))+len("CHANGED") || strings.Index(got, "CHANGED\n") != (at-1)*10 {
+		t.Errorf("file is %d bytes with CHANGED at %d, want %d bytes with it at %d", len(got), strings.Index(got, "CHANGED\n"), int(size)-2, (at-1)*10)
+	}
+	s.checkMem(t, "edit of a 2,000,000-line file", 16*size)
 }
 
 // ---- tools/callBatch ----
