@@ -30,7 +30,7 @@ var docsHeadingTests = map[string]map[string][]string{
 		"bash_kill":                         {"cmd/agentls/testdata/script/bash/bash_kill_stops_job.txtar", "TestNoProcessOutlivesAgentlsHoweverItEnds"},
 		"Secret masking":                    {"TestSecretsAreMaskedInEveryOutputChannel", "TestDocsSecretsInDiffsAndLogs"},
 		"tool_search":                       {"cmd/agentls/testdata/script/tool_search", "TestDocsToolSearch"},
-		"Extension tools":                   {"TestDocsUpstreamAndExtensions", "TestGovernanceExtensionOutputGoverned"},
+		"Extension tools":                   {"TestDocsUpstreamAndExtensions", "TestExtensionToolRunsLikeBash"},
 		"Upstream MCP servers":              {"TestDocsUpstreamAndExtensions", "TestUpstreamRestart", "test/mcp/upstream_contract.test.mjs"},
 		"Permissions":                       {"cmd/agentls/testdata/script/permissions", "TestSandboxUserAskRuleStillAsks"},
 		"Audit log":                         {"TestDocsAuditLog", "TestTwoProcessesAuditLogParallel"},

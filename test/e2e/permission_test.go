@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,7 @@ type confirmScript struct {
 	asked    []map[string]any
 	block    chan struct{} // when set, the next confirm waits on it (or its ctx)
 	canceled chan struct{}
+	onAsk    func() // when set, called as each question arrives
 }
 
 func (s *confirmScript) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
@@ -33,12 +35,15 @@ func (s *confirmScript) handle(ctx context.Context, method string, params json.R
 	json.Unmarshal(params, &p)
 	s.mu.Lock()
 	s.asked = append(s.asked, p)
-	block := s.block
+	block, onAsk := s.block, s.onAsk
 	var ans map[string]any
 	if len(s.answers) > 0 {
 		ans, s.answers = s.answers[0], s.answers[1:]
 	}
 	s.mu.Unlock()
+	if onAsk != nil {
+		onAsk()
+	}
 	if block != nil {
 		select {
 		case <-block:
@@ -79,57 +84,127 @@ func startConfirm(t *testing.T, files map[string]string, mode string) (*harness.
 	return c, s, ws, ctx
 }
 
+// The ask flow: the question carries the call's arguments and the would-be
+// diff (not applied while it is open); allowOnce asks again, allowAlways
+// does not for that file only, rejectAlways denies the same call without
+// asking, a reject carries the user's message and changes nothing; bash
+// previews the command and its classification, read-only bash never asks.
 func TestAskFlowThroughTheEditor(t *testing.T) {
 	t.Parallel()
-	c, s, ws, ctx := startConfirm(t, map[string]string{"a.txt": "one two three\n"}, "")
+	c, s, ws, ctx := startConfirm(t, map[string]string{"a.txt": "one two three\n", "b.txt": "one\ntwo\n"}, "")
 	a := filepath.Join(ws, "a.txt")
+	var onDisk string
+	s.onAsk = func() { onDisk = readFile(t, a) }
 	c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}) // read-only: no question
+	c.CallTool(ctx, "read", map[string]any{"path": "b.txt"})
 	if n := s.count(); n != 0 {
 		t.Fatalf("read asked %d times", n)
 	}
+	asks := func(what string, want int) {
+		t.Helper()
+		if s.count() != want {
+			t.Fatalf("%s: asked %d times in all, want %d", what, s.count(), want)
+		}
+	}
 
-	// allowOnce: the edit runs; the same kind of call asks again.
 	s.answers = []map[string]any{{"decision": "allowOnce"}}
 	if r := c.CallTool(ctx, "edit", editCall("a.txt", "one", "ONE")); r.IsError {
 		t.Fatalf("allowOnce: %s", r.Text())
 	}
-	if s.count() != 1 {
-		t.Fatalf("asked %d times", s.count())
-	}
+	asks("allowOnce", 1)
 	q := s.asked[0]
-	if q["tool"] != "edit" || q["callId"] == "" || q["reason"] == "" {
+	if q["tool"] != "edit" || q["callId"] == "" || q["reason"] == "" || !strings.Contains(compactJSON(q["arguments"]), "ONE") {
 		t.Errorf("confirm params = %v", q)
 	}
 	if prev, _ := q["preview"].(map[string]any); prev == nil || !strings.Contains(prev["unifiedDiff"].(string), "+ONE two three") {
 		t.Errorf("preview = %v", q["preview"])
 	}
+	if onDisk != "one two three\n" {
+		t.Errorf("while the question was open the file held %q: the preview was applied", onDisk)
+	}
 
-	// reject: isError with the user's message, file unchanged.
 	s.answers = []map[string]any{{"decision": "rejectOnce", "message": "not that word"}}
 	r := c.CallTool(ctx, "edit", editCall("a.txt", "two", "TWO"))
-	if !r.IsError || !strings.Contains(r.Text(), "denied by the user") || !strings.Contains(r.Text(), "not that word") {
+	if !r.IsError || !strings.Contains(r.Text(), "denied by the user: not that word") {
 		t.Fatalf("reject: %s", r.Text())
 	}
 	if got := readFile(t, a); got != "ONE two three\n" {
 		t.Fatalf("file changed after reject: %q", got)
 	}
-	if s.count() != 2 {
-		t.Fatalf("asked %d times", s.count())
-	}
+	asks("rejectOnce", 2)
 
-	// allowAlways: this edit and later ones of the same file do not ask.
 	s.answers = []map[string]any{{"decision": "allowAlways"}}
-	if r := c.CallTool(ctx, "edit", editCall("a.txt", "two", "TWO")); r.IsError {
-		t.Fatalf("allowAlways: %s", r.Text())
-	}
-	if r := c.CallTool(ctx, "edit", editCall("a.txt", "three", "THREE")); r.IsError {
-		t.Fatalf("after allowAlways: %s", r.Text())
-	}
-	if s.count() != 3 {
-		t.Fatalf("asked %d times after allowAlways, want 3", s.count())
-	}
+	c.CallTool(ctx, "edit", editCall("a.txt", "two", "TWO"))
+	c.CallTool(ctx, "edit", editCall("a.txt", "three", "THREE"))
+	asks("allowAlways, then the same file", 3)
 	if got := readFile(t, a); got != "ONE TWO THREE\n" {
 		t.Fatalf("content = %q", got)
+	}
+	s.answers = []map[string]any{{"decision": "rejectAlways", "message": "never b"}}
+	if r := c.CallTool(ctx, "edit", editCall("b.txt", "two", "TWO")); !r.IsError || !strings.Contains(r.Text(), "never b") {
+		t.Fatalf("rejectAlways: %s", r.Text())
+	}
+	asks("allowAlways for a.txt, then b.txt", 4)
+	if r := c.CallTool(ctx, "edit", editCall("b.txt", "two", "TWO")); !r.IsError {
+		t.Fatalf("after rejectAlways: %s", r.Text())
+	}
+	asks("rejectAlways, then the same call", 4)
+
+	s.answers = []map[string]any{{"decision": "allowAlways"}}
+	c.CallTool(ctx, "bash", map[string]any{"command": "rm -f gone.txt"})
+	asks("rm", 5)
+	if p, _ := s.asked[4]["preview"].(map[string]any); p["kind"] != "command" || p["command"] != "rm -f gone.txt" || p["destructive"] != true || p["readOnly"] != false {
+		t.Errorf("bash preview %v", p)
+	}
+	c.CallTool(ctx, "bash", map[string]any{"command": "rm -f gone.txt"})
+	asks("allowAlways, then the identical command", 5)
+	c.CallTool(ctx, "bash", map[string]any{"command": "mkdir made"})
+	asks("allowAlways for rm, then mkdir", 6)
+	if r := c.CallTool(ctx, "bash", map[string]any{"command": "ls -la && cat /dev/null | wc -l"}); r.IsError {
+		t.Errorf("read-only bash: %s", r.Text())
+	}
+	asks("read-only bash", 6)
+
+	r = c.CallTool(ctx, "write", map[string]any{"path": "new/file.txt", "content": "hello\n"})
+	if d, _ := s.asked[6]["preview"].(map[string]any)["unifiedDiff"].(string); !r.IsError || !strings.Contains(d, "+hello") {
+		t.Errorf("rejected write: %s; preview %v", r.Text(), s.asked[6]["preview"])
+	}
+	if _, err := os.Stat(filepath.Join(ws, "new/file.txt")); err == nil {
+		t.Errorf("a rejected write created the file")
+	}
+}
+
+// Without the confirm capability no tools/confirm is sent: a call that
+// would ask is an isError result saying the user's approval is needed.
+func TestAskWithoutTheConfirmCapabilityIsADenialThatSaysSo(t *testing.T) {
+	t.Parallel()
+	c, ws, ctx := startWith(t, map[string]string{"a.txt": "alpha\n"}, map[string]any{})
+	sent := 0
+	c.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		sent++
+		return map[string]any{"decision": "allowOnce"}, nil
+	}
+	c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"edit", editCall("a.txt", "alpha", "beta")},
+		{"write", map[string]any{"path": "n.txt", "content": "x"}},
+		{"bash", map[string]any{"command": "touch t.txt"}},
+	} {
+		wantResult(t, call.tool, c.CallTool(ctx, call.tool, call.args), true, "needs the user's approval")
+	}
+	if sent != 0 {
+		t.Errorf("%d requests sent to a client without the confirm capability", sent)
+	}
+	if readFile(t, filepath.Join(ws, "a.txt")) != "alpha\n" {
+		t.Error("an edit that needed approval changed the file")
+	}
+	for _, f := range []string{"n.txt", "t.txt"} {
+		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
+			t.Errorf("a call that needed approval created %s", f)
+		}
 	}
 }
 
@@ -195,46 +270,13 @@ func TestSecretFilesAskAndStayOutOfSearches(t *testing.T) {
 	}
 	// With the capability, reading .env asks the user.
 	c2, s, _, ctx2 := startConfirm(t, files, "")
-	s.answers = []map[string]any{{"decision": "rejectOnce"}}
+	s.answers = []map[string]any{{"decision": "rejectOnce", "message": "no secrets please"}}
 	r = c2.CallTool(ctx2, "read", map[string]any{"path": ".env"})
-	if !r.IsError || s.count() != 1 {
+	if !r.IsError || s.count() != 1 || !strings.Contains(r.Text(), "denied by the user: no secrets please") || strings.Contains(r.Text(), "findme") {
 		t.Fatalf("read .env with confirm: asked %d, %s", s.count(), r.Text())
 	}
-}
-
-func TestModesAndDenyRules(t *testing.T) {
-	t.Parallel()
-	files := map[string]string{"a.txt": "a\n"}
-	cases := []struct {
-		name    string
-		opts    map[string]any
-		tool    string
-		args    map[string]any
-		isError bool
-		want    string
-	}{
-		{"readOnly denies bash that writes", map[string]any{"mode": "readOnly"}, "bash", map[string]any{"command": "touch b"}, true, "read-only"},
-		{"readOnly allows read-only bash", map[string]any{"mode": "readOnly"}, "bash", map[string]any{"command": "ls"}, false, "a.txt"},
-		{"acceptEdits allows write", map[string]any{"mode": "acceptEdits"}, "write", map[string]any{"path": "new.txt", "content": "n\n"}, false, "Created new.txt"},
-		{"acceptEdits asks for other bash (denied without confirm)", map[string]any{"mode": "acceptEdits"}, "bash", map[string]any{"command": "touch b"}, true, "approval"},
-		{"deny rule beats bypass", map[string]any{"mode": "bypass", "permissions": map[string]any{"deny": []any{"Bash(touch:*)"}}}, "bash", map[string]any{"command": "echo x && touch b"}, true, "Bash(touch:*)"},
-		{"allow rule lets a command run", map[string]any{"permissions": map[string]any{"allow": []any{"Bash(touch:*)"}}}, "bash", map[string]any{"command": "touch c"}, false, ""},
-		{"prefix rule does not allow a chained command", map[string]any{"permissions": map[string]any{"allow": []any{"Bash(touch:*)"}}}, "bash", map[string]any{"command": "touch c && rm -f a.txt"}, true, "approval"},
-		{".git is never written", map[string]any{"mode": "bypass"}, "write", map[string]any{"path": ".git/config", "content": "x"}, true, ".git"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c, ws, ctx := startWith(t, files, map[string]any{"initializationOptions": tc.opts})
-			r := c.CallTool(ctx, tc.tool, tc.args)
-			if r.IsError != tc.isError || !strings.Contains(r.Text(), tc.want) {
-				t.Fatalf("isError=%v: %s", r.IsError, r.Text())
-			}
-			if tc.isError {
-				if _, err := os.Stat(filepath.Join(ws, "b")); err == nil {
-					t.Fatal("a denied command ran")
-				}
-			}
-		})
+	if q := s.asked[0]; q["tool"] != "read" || !strings.Contains(fmt.Sprint(q["reason"]), "secret") || q["callId"] != r.CallID {
+		t.Errorf("question %v: want read, a reason naming the secret-file default and the result's callId %q", q, r.CallID)
 	}
 }
 
@@ -243,13 +285,114 @@ func TestInvalidRuleInSettingsFileIsReportedAndSkippedAlone(t *testing.T) {
 	c, _, ctx := startWith(t, map[string]string{
 		".agentls/settings.json": `{"permissions": {"allow": ["Bash(touch:*)", "Bash(npm test"]}}`,
 	}, map[string]any{})
-	if _, ok := c.WaitNote(3*time.Second, func(n harness.Note) bool {
-		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "settings.json") && strings.Contains(string(n.Params), "unclosed '('")
-	}); !ok {
-		t.Fatalf("no log message naming the file and the rule: %v", c.Notes("window/logMessage"))
+	n, ok := c.WaitNote(3*time.Second, func(n harness.Note) bool {
+		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "unclosed '('")
+	})
+	if !ok {
+		t.Fatalf("no log message naming the rule: %v", c.Notes("window/logMessage"))
+	}
+	var lm struct {
+		Type    int    `json:"type"`
+		Message string `json:"message"`
+	}
+	json.Unmarshal(n.Params, &lm)
+	if lm.Type != 1 || !strings.Contains(lm.Message, filepath.Join(".agentls", "settings.json")) || !strings.Contains(lm.Message, "Bash(npm test") ||
+		!strings.Contains(lm.Message, "column") || !strings.Contains(lm.Message, "this rule is ignored") {
+		t.Errorf("want an error naming the file, the rule, its column and that it is ignored: type %d %q", lm.Type, lm.Message)
 	}
 	// Only the bad rule is dropped: the file's valid allow rule applies.
 	if r := c.CallTool(ctx, "bash", map[string]any{"command": "touch x"}); r.IsError {
 		t.Fatalf("one invalid rule switched off the file's valid allow: %s", r.Text())
+	}
+}
+
+// A scripted session of 20 calls (allowed, asked, denied, failed) leaves 20
+// audit entries with the right decisions and no secret values.
+func TestAuditLogOfAScriptedSession(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	auditDir := t.TempDir()
+	const secret = "sk-proj-Q3vT8yK2mW9xR4pL7nB1cZ6aD0fH5jE2gU8iO3sX"
+	writeFiles(t, ws, map[string]string{"a.txt": "alpha\n", ".env": "OPENAI_API_KEY=" + secret + "\n"})
+	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"AGENTLS_AUDIT_DIR=" + auditDir}})
+	s := &confirmScript{}
+	c.OnRequest = s.handle
+	ctx := t.Context()
+	c.Initialize(ctx, map[string]any{
+		"initializationOptions": map[string]any{"permissions": map[string]any{"deny": []any{"Bash(rm:*)"}}},
+		"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}},
+	})
+	type step struct {
+		tool     string
+		args     map[string]any
+		answer   string
+		decision string
+	}
+	steps := []step{
+		{"read", map[string]any{"path": "a.txt"}, "", "allow"},
+		{"grep", map[string]any{"pattern": "alpha"}, "", "allow"},
+		{"ls", map[string]any{}, "", "allow"},
+		{"find", map[string]any{"pattern": "*.txt"}, "", "allow"},
+		{"bash", map[string]any{"command": "echo " + secret}, "", "allow"},
+		{"edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "alpha", "newText": "beta"}}}, "allowOnce", "ask:allowOnce"},
+		{"edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "beta", "newText": "gamma"}}}, "rejectOnce", "ask:rejectOnce"},
+		{"write", map[string]any{"path": "b.txt", "content": "token " + secret}, "allowOnce", "ask:allowOnce"},
+		{"bash", map[string]any{"command": "rm -f b.txt"}, "", "deny"},
+		{"bash", map[string]any{"command": "touch c.txt"}, "rejectOnce", "ask:rejectOnce"},
+		{"read", map[string]any{"path": "missing.txt"}, "", "allow"},
+		{"read", map[string]any{}, "", "invalid"},
+		{"nope", map[string]any{}, "", "invalid"},
+		{"read", map[string]any{"path": ".env"}, "allowOnce", "ask:allowOnce"},
+		{"bash", map[string]any{"command": "exit 3"}, "allowOnce", "allow"},
+		{"read", map[string]any{"path": "b.txt"}, "", "allow"},
+		{"ls", map[string]any{"path": "nope"}, "", "allow"},
+		{"grep", map[string]any{"pattern": "(("}, "", "allow"},
+		{"find", map[string]any{"pattern": "["}, "", "allow"},
+		{"read", map[string]any{"path": "a.txt", "offset": 1}, "", "allow"},
+	}
+	for i, st := range steps {
+		if st.answer != "" {
+			s.answers = []map[string]any{{"decision": st.answer}}
+		} else {
+			s.answers = nil
+		}
+		var r harness.Result
+		if err := c.Call(ctx, "tools/call", map[string]any{"name": st.tool, "arguments": st.args, "callId": fmt.Sprintf("s%02d", i)}, &r); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	c.Shutdown(ctx)
+	var entries []map[string]any
+	files, _ := filepath.Glob(filepath.Join(auditDir, "*.jsonl"))
+	for _, f := range files {
+		for _, line := range strings.Split(strings.TrimSpace(readFile(t, f)), "\n") {
+			var e map[string]any
+			if err := json.Unmarshal([]byte(line), &e); err != nil || strings.Contains(line, secret) {
+				t.Fatalf("an audit line that is not JSON (%v) or holds the secret: %q", err, line)
+			}
+			entries = append(entries, e)
+		}
+	}
+	if len(entries) != len(steps) {
+		t.Fatalf("%d audit entries, want %d", len(entries), len(steps))
+	}
+	byID := map[string]map[string]any{}
+	for _, e := range entries {
+		byID[fmt.Sprint(e["callId"])] = e
+	}
+	for i, st := range steps {
+		e := byID[fmt.Sprintf("s%02d", i)]
+		if e == nil {
+			t.Errorf("step %d (%s) has no entry", i, st.tool)
+			continue
+		}
+		if e["decision"] != st.decision {
+			t.Errorf("step %d (%s %v): decision %v, want %s (rule %v)", i, st.tool, st.args, e["decision"], st.decision, e["rule"])
+		}
+		for _, k := range []string{"time", "tool", "durationMs", "resultBytes", "isError"} {
+			if _, ok := e[k]; !ok {
+				t.Errorf("step %d: entry lacks %s: %v", i, k, e)
+			}
+		}
 	}
 }

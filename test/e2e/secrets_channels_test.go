@@ -1,8 +1,8 @@
 package e2e
 
-// Contract tests of secret masking on every channel that leaves the
-// server (docs/tools.md "Secret masking", docs/tools.md "Secrets"). Every token
-// is assembled at run time from parts, so no literal secret is in the source.
+// Secret masking on every channel that leaves the server (docs/tools.md
+// "Secret masking"). Every token is assembled at run time from parts, so no
+// literal secret is in the source.
 
 import (
 	"bytes"
@@ -32,8 +32,6 @@ const (
 	channelsHex    = "0123456789abcdef"
 	channelsB64    = channelsAlnum + "+/"
 )
-
-var channelsPlaceholder = regexp.MustCompile(`\[REDACTED:[a-z0-9-]+\]`)
 
 // channelsRand is a deterministic pseudo-random string (mixed characters, so no
 // low-entropy filter can excuse a miss).
@@ -146,11 +144,6 @@ func channelsNoLeak(t *testing.T, where, s string, toks []channelsTok) {
 	}
 }
 
-func channelsJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 // channelsNotes is every notification received so far, as one string.
 func channelsNotes(c *harness.Client, method string) string {
 	var b strings.Builder
@@ -160,600 +153,452 @@ func channelsNotes(c *harness.Client, method string) string {
 	return b.String()
 }
 
-func channelsWS(t *testing.T, files map[string]string) string {
-	t.Helper()
-	ws := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(ws, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ws
-}
-
 type channelsOpts struct {
-	mode    string
-	confirm bool
-	env     []string
-	args    []string
-	extra   map[string]any // extra initializationOptions
+	mode                            string
+	confirm, applyEdit, diagnostics bool // client capabilities
+	env, args                       []string
+	extra                           map[string]any // extra initializationOptions
 }
 
-func channelsStart(t *testing.T, ctx context.Context, ws string, o channelsOpts) *harness.Client {
+// channelsStart starts agentls on ws; onRequest answers its requests.
+func channelsStart(t *testing.T, ctx context.Context, ws string, o channelsOpts, onRequest func(method string, params json.RawMessage) (any, error)) *harness.Client {
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: ws, Env: o.env, Args: o.args})
-	io := map[string]any{}
-	if o.mode != "" {
-		io["mode"] = o.mode
+	if onRequest != nil {
+		c.OnRequest = func(_ context.Context, method string, params json.RawMessage) (any, error) {
+			return onRequest(method, params)
+		}
 	}
+	io := map[string]any{"mode": o.mode}
 	for k, v := range o.extra {
 		io[k] = v
 	}
-	params := map[string]any{"initializationOptions": io}
-	if o.confirm {
-		params["capabilities"] = map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}}
-	}
-	c.Initialize(ctx, params)
+	c.Initialize(ctx, map[string]any{"initializationOptions": io, "capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{
+		"confirm": o.confirm, "applyEdit": o.applyEdit, "diagnostics": o.diagnostics}}}})
 	return c
 }
 
-func channelsCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
+func channelsCtx(t *testing.T) context.Context { return testCtx(t, 60*time.Second) }
+
+// chanSession is one agentls session over a workspace holding secrets; call
+// fails the test when any planted secret is in the result it returns.
+type chanSession struct {
+	t    *testing.T
+	c    *harness.Client
+	ctx  context.Context
+	ws   string
+	toks []channelsTok
+
+	mu       sync.Mutex
+	requests []string // server→client requests, method and params
 }
 
-// TestSecretsReadMasksEveryKind: read shows every listed kind as the
-// documented placeholder, keeps the key of an assignment, finds glued and
-// URL-escaped GitHub tokens, and counts redactions.
-func TestSecretsReadMasksEveryKind(t *testing.T) {
-	t.Parallel()
-	ctx := channelsCtx(t)
-	toks := channelsTokens()
-	ws := channelsWS(t, map[string]string{"secrets.txt": channelsSecretFile(toks)})
-	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"})
-	r := c.CallTool(ctx, "read", map[string]any{"path": "secrets.txt"})
-	if r.IsError {
-		t.Fatalf("read failed: %s", r.Text())
+func (s *chanSession) call(tool string, args map[string]any) harness.Result {
+	s.t.Helper()
+	r, err := s.c.TryCallTool(s.ctx, tool, args)
+	if err != nil {
+		channelsNoLeak(s.t, "protocol error of "+tool, err.Error(), s.toks)
+		s.t.Fatalf("%s: protocol error instead of a result: %v", tool, err)
 	}
-	text := r.Text()
-	channelsNoLeak(t, "read content", text, toks)
-	channelsNoLeak(t, "read details", channelsJSON(r.Details), toks)
-	channelsNoLeak(t, "notifications", channelsNotes(c, ""), toks)
-	for _, want := range []string{
-		"github token [REDACTED:github-token]",
-		"OPENAI_API_KEY=[REDACTED:openai-key]",
-		"id_[REDACTED:github-token]",
-		"token%3D[REDACTED:github-token]",
-		"[REDACTED:private-key]",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("read output lacks %q:\n%s", want, text)
-		}
-	}
-	// Each planted line still exists (the key before the value stays) and
-	// carries a placeholder.
-	for _, tk := range toks {
-		if tk.kind == "pem" {
-			continue
-		}
-		key := strings.SplitN(tk.line, tk.value, 2)[0]
-		found := false
-		for _, l := range strings.Split(text, "\n") {
-			if strings.Contains(l, "→"+key) && channelsPlaceholder.MatchString(l) {
-				found = true
-			}
-		}
-		if !found {
-			t.Errorf("%s: no read line %q followed by a [REDACTED:kind] placeholder:\n%s", tk.kind, key, text)
-		}
-	}
-	if n, _ := r.Details["redactions"].(float64); n < float64(len(toks)) {
-		// redactions may be a number or a per-kind object; accept either if it counts enough.
-		total := 0.0
-		if m, ok := r.Details["redactions"].(map[string]any); ok {
-			for _, v := range m {
-				f, _ := v.(float64)
-				total += f
-			}
-		}
-		if n < float64(len(toks)) && total < float64(len(toks)) {
-			t.Errorf("details.redactions = %v, want at least %d (one per planted secret)", r.Details["redactions"], len(toks))
-		}
-	}
+	channelsNoLeak(s.t, tool+" "+compactJSON(args)[:min(60, len(compactJSON(args)))], compactJSON(r), s.toks)
+	return r
 }
 
-// TestSecretsGrepMatchAndContext: match lines, context lines and PEM
-// body lines are masked by both grep backends.
-func TestSecretsGrepMatchAndContext(t *testing.T) {
-	t.Parallel()
-	toks := channelsTokens()
-	gh, aws, slack := channelsTok1(toks, "github"), channelsTok1(toks, "aws"), channelsTok1(toks, "slack")
-	body := "before " + aws.line + "\nneedle here " + gh.line + "\nafter " + slack.line + "\n\n" + channelsTok1(toks, "pem").line + "\n"
-	for _, backend := range []string{"rg", "go"} {
-		t.Run(backend, func(t *testing.T) {
-			ctx := channelsCtx(t)
-			ws := channelsWS(t, map[string]string{"g.txt": body, "all.txt": channelsSecretFile(toks)})
-			var env []string
-			if backend == "go" {
-				env = []string{"AGENTLS_GREP_BACKEND=go"}
-			}
-			c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass", env: env})
-			r := c.CallTool(ctx, "grep", map[string]any{"pattern": "needle", "path": "g.txt", "context": 1})
-			if !strings.Contains(r.Text(), "needle here github token [REDACTED:github-token]") {
-				t.Errorf("match line not masked as documented:\n%s", r.Text())
-			}
-			if strings.Count(r.Text(), "[REDACTED:") < 3 {
-				t.Errorf("context lines should carry placeholders too:\n%s", r.Text())
-			}
-			channelsNoLeak(t, "grep context", channelsJSON(r), toks)
-			// Body lines of a PEM key, matched alone.
-			r = c.CallTool(ctx, "grep", map[string]any{"pattern": "^[A-Za-z0-9+/]{40,}", "path": "g.txt"})
-			if !strings.Contains(r.Text(), "[REDACTED:private-key]") {
-				t.Errorf("PEM body match lines not shown as [REDACTED:private-key]:\n%s", r.Text())
-			}
-			channelsNoLeak(t, "grep pem body", channelsJSON(r), toks)
-			// Every kind, whole workspace.
-			r = c.CallTool(ctx, "grep", map[string]any{"pattern": ".", "limit": 1000})
-			channelsNoLeak(t, "grep all", channelsJSON(r), toks)
-			channelsNoLeak(t, "notifications", channelsNotes(c, ""), toks)
-		})
-	}
+func (s *chanSession) asked() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.requests, "\n")
 }
 
-// TestSecretsListingNames: a file named like a token, and a symlink
-// pointing at it, leave ls and find masked.
-func TestSecretsListingNames(t *testing.T) {
-	t.Parallel()
-	ctx := channelsCtx(t)
-	toks := channelsTokens()
-	gh := channelsTok1(toks, "github")
-	ws := channelsWS(t, map[string]string{"d/" + gh.value + ".txt": "x\n"})
-	if err := os.Symlink(gh.value+".txt", filepath.Join(ws, "d", "link")); err != nil {
-		t.Fatal(err)
-	}
-	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"})
-	ls := c.CallTool(ctx, "ls", map[string]any{"path": "d"})
-	if !strings.Contains(ls.Text(), "link@ -> ") {
-		t.Errorf("ls lacks the symlink entry:\n%s", ls.Text())
-	}
-	channelsNoLeak(t, "ls", channelsJSON(ls), toks)
-	find := c.CallTool(ctx, "find", map[string]any{"pattern": "*.txt"})
-	channelsNoLeak(t, "find", channelsJSON(find), toks)
-	if !strings.Contains(find.Text(), "[REDACTED:github-token]") {
-		t.Errorf("find should list the file with its token part masked:\n%s", find.Text())
-	}
-}
+func (s *chanSession) disk(name string) string { return readFile(s.t, filepath.Join(s.ws, name)) }
 
-// TestSecretsEditChannels: the edit result, tools/details (diff,
-// TextEdits), the fuzzy snippet, dryRun, the not-found region and the
-// several-matches error are masked; the disk holds the real bytes.
-func TestSecretsEditChannels(t *testing.T) {
-	t.Parallel()
-	ctx := channelsCtx(t)
-	toks := channelsTokens()
-	gh, aws, slack, google, gl := channelsTok1(toks, "github"), channelsTok1(toks, "aws"), channelsTok1(toks, "slack"), channelsTok1(toks, "google"), channelsTok1(toks, "gitlab")
-	orig := "start\nkey = \"old\"\nalpha   \n" + aws.line + "\nbefore google\n" + google.line + "\nafter google\ndup marker " + gl.value + "\ndup marker " + gl.value + "\nend\n"
-	ws := channelsWS(t, map[string]string{"code.txt": orig})
-	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"})
-	reread := func() {
-		t.Helper()
-		if r := c.CallTool(ctx, "read", map[string]any{"path": "code.txt"}); r.IsError {
-			t.Fatalf("read: %s", r.Text())
-		}
-	}
-	disk := func() string {
-		b, err := os.ReadFile(filepath.Join(ws, "code.txt"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	reread()
-
-	t.Run("exact", func(t *testing.T) {
-		r := c.CallTool(ctx, "edit", map[string]any{"path": "code.txt", "edits": []any{map[string]any{"oldText": `key = "old"`, "newText": `key = "` + gh.value + `"`}}})
-		if r.IsError {
-			t.Fatalf("edit failed: %s", r.Text())
-		}
-		channelsNoLeak(t, "edit result", channelsJSON(r), toks)
-		d, _ := r.Details["unifiedDiff"].(string)
-		if !strings.Contains(d, "+key = \"[REDACTED:github-token]\"") {
-			t.Errorf("details.unifiedDiff should show the masked new line:\n%s", d)
-		}
-		if !strings.Contains(channelsJSON(r.Details["edits"]), "[REDACTED:github-token]") {
-			t.Errorf("details.edits newText should carry the placeholder: %s", channelsJSON(r.Details["edits"]))
-		}
-		if !strings.Contains(disk(), `key = "`+gh.value+`"`) {
-			t.Errorf("disk must hold the real token, got:\n%s", disk())
-		}
-	})
-	t.Run("fuzzy snippet", func(t *testing.T) {
-		reread()
-		// Matches only with trailing whitespace ignored, so a snippet is shown.
-		r := c.CallTool(ctx, "edit", map[string]any{"path": "code.txt", "edits": []any{map[string]any{"oldText": "alpha\n" + aws.line, "newText": "beta\n" + aws.line + " # kept"}}})
-		if r.IsError {
-			t.Fatalf("edit failed: %s", r.Text())
-		}
-		if !strings.Contains(r.Text(), "[REDACTED:") {
-			t.Errorf("fuzzy snippet should show the changed token line masked:\n%s", r.Text())
-		}
-		channelsNoLeak(t, "fuzzy edit result", channelsJSON(r), toks)
-		if !strings.Contains(disk(), "beta\n"+aws.line+" # kept\n") {
-			t.Errorf("disk lacks the real edit:\n%s", disk())
-		}
-	})
-	t.Run("dryRun", func(t *testing.T) {
-		reread()
-		before := disk()
-		r := c.CallTool(ctx, "edit", map[string]any{"path": "code.txt", "dryRun": true, "edits": []any{map[string]any{"oldText": "start", "newText": "start " + slack.value}}})
-		if r.IsError {
-			t.Fatalf("dryRun failed: %s", r.Text())
-		}
-		if !strings.Contains(r.Text()+channelsJSON(r.Details), "[REDACTED:") {
-			t.Errorf("dryRun diff should carry a placeholder: %s", channelsJSON(r))
-		}
-		channelsNoLeak(t, "dryRun", channelsJSON(r), toks)
-		if disk() != before {
-			t.Errorf("dryRun changed the file")
-		}
-	})
-	t.Run("not found region", func(t *testing.T) {
-		reread()
-		// A near miss of the lines around the google key, so the closest
-		// region quotes the key's line.
-		near := "before googlx\ngoogle_key = AIza\nafter googlx"
-		r := c.CallTool(ctx, "edit", map[string]any{"path": "code.txt", "edits": []any{map[string]any{"oldText": near, "newText": "x"}}})
-		if !r.IsError {
-			t.Fatalf("want not-found error, got %s", r.Text())
-		}
-		if !strings.Contains(r.Text(), "google_key") || !strings.Contains(r.Text(), "[REDACTED:") {
-			t.Errorf("closest region should quote the google line masked:\n%s", r.Text())
-		}
-		channelsNoLeak(t, "edit not found", channelsJSON(r), toks)
-	})
-	t.Run("several matches", func(t *testing.T) {
-		reread()
-		r := c.CallTool(ctx, "edit", map[string]any{"path": "code.txt", "edits": []any{map[string]any{"oldText": "dup marker", "newText": "x"}}})
-		if !r.IsError || !strings.Contains(r.Text(), "add context or set replaceAll") {
-			t.Fatalf("want several-matches error, got %s", r.Text())
-		}
-		channelsNoLeak(t, "edit several matches", channelsJSON(r), toks)
-	})
-	t.Run("diff context inside a key", func(t *testing.T) {
-		// The hunk's context lines are body lines of a PEM key whose BEGIN
-		// line is outside the hunk.
-		pemFile := channelsTok1(toks, "pem").line + "\ntail\n"
-		if err := os.WriteFile(filepath.Join(ws, "key.txt"), []byte(pemFile), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		c.CallTool(ctx, "read", map[string]any{"path": "key.txt"})
-		r := c.CallTool(ctx, "edit", map[string]any{"path": "key.txt", "edits": []any{map[string]any{"oldText": "tail", "newText": "tail2"}}})
-		if r.IsError {
-			t.Fatalf("edit: %s", r.Text())
-		}
-		channelsNoLeak(t, "edit diff context", channelsJSON(r), toks)
-	})
-	channelsNoLeak(t, "edit notifications", channelsNotes(c, ""), toks)
-	if n := len(c.Notes("tools/details")); n == 0 {
-		t.Errorf("no tools/details notification was sent")
-	}
-}
-
-// TestSecretsWrite: create and overwrite results and diffs are masked,
-// the bytes on disk are exactly the content sent.
-func TestSecretsWrite(t *testing.T) {
-	t.Parallel()
-	ctx := channelsCtx(t)
-	toks := channelsTokens()
-	content := channelsSecretFile(toks)
-	ws := channelsWS(t, nil)
-	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"})
-	r := c.CallTool(ctx, "write", map[string]any{"path": "sub/new.txt", "content": content})
-	if r.IsError {
-		t.Fatalf("write: %s", r.Text())
-	}
-	channelsNoLeak(t, "write create", channelsJSON(r), toks)
-	if d, _ := r.Details["unifiedDiff"].(string); !strings.Contains(d, "+github token [REDACTED:github-token]") {
-		t.Errorf("create diff should show masked lines:\n%s", d)
-	}
-	got, err := os.ReadFile(filepath.Join(ws, "sub", "new.txt"))
-	if err != nil || string(got) != content {
-		t.Fatalf("disk bytes differ from content (err %v)", err)
-	}
-	c.CallTool(ctx, "read", map[string]any{"path": "sub/new.txt"})
-	content2 := strings.Replace(content, "end of fixture", "end "+channelsTok1(toks, "stripe").value, 1)
-	r = c.CallTool(ctx, "write", map[string]any{"path": "sub/new.txt", "content": content2})
-	if r.IsError {
-		t.Fatalf("overwrite: %s", r.Text())
-	}
-	channelsNoLeak(t, "write overwrite", channelsJSON(r), toks)
-	got, _ = os.ReadFile(filepath.Join(ws, "sub", "new.txt"))
-	if string(got) != content2 {
-		t.Errorf("overwrite: disk bytes differ from content")
-	}
-	channelsNoLeak(t, "write notifications", channelsNotes(c, ""), toks)
-}
-
-// TestSecretsBash: final output, progress, failure lines from the cut
-// part, and a read of the spill file are masked; so is a secret-looking
-// variable of the server's own environment.
-func TestSecretsBash(t *testing.T) {
-	slow(t)
-	t.Parallel()
-	ctx := channelsCtx(t)
-	toks := channelsTokens()
-	envVal := channelsRand("envsecret", 30, channelsAlnum)
-	envTok := channelsTok{kind: "env-value", value: envVal, frags: []string{envVal}}
-	all := append(append([]channelsTok{}, toks...), envTok)
-	gh := channelsTok1(toks, "github")
-	ws := channelsWS(t, map[string]string{
-		"secrets.txt": channelsSecretFile(toks),
-		"failing.txt": "FAIL: deploy with " + gh.value + "\n",
-	})
-	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass", env: []string{"A13S_SERVICE_SECRET=" + envVal}})
-
-	t.Run("final and progress", func(t *testing.T) {
-		r := c.CallTool(ctx, "bash", map[string]any{"command": "for i in 1 2 3 4; do cat secrets.txt; sleep 0.15; done; printf 'env %s\\n' \"$A13S_SERVICE_SECRET\""})
-		if r.IsError {
-			t.Fatalf("bash: %s", r.Text())
-		}
-		if !strings.Contains(r.Text(), "github token [REDACTED:github-token]") {
-			t.Errorf("bash output lacks the placeholder:\n%s", r.Text())
-		}
-		if !regexp.MustCompile(`env \[REDACTED:[a-z0-9-]+\]`).MatchString(r.Text()) {
-			t.Errorf("the env secret's value should be a placeholder:\n%s", r.Text())
-		}
-		channelsNoLeak(t, "bash result", channelsJSON(r), all)
-		prog := c.Notes("tools/progress")
-		if len(prog) == 0 {
-			t.Fatalf("no tools/progress for a 0.6 s command")
-		}
-		sawOutput := false
-		for _, n := range prog {
-			if strings.Contains(string(n.Params), "[REDACTED:") {
-				sawOutput = true
-			}
-		}
-		if !sawOutput {
-			t.Errorf("no progress output carried the masked secrets: %s", channelsNotes(c, "tools/progress"))
-		}
-		channelsNoLeak(t, "bash progress", channelsNotes(c, "tools/progress"), all)
-	})
-	t.Run("spill and failure lines", func(t *testing.T) {
-		r := c.CallTool(ctx, "bash", map[string]any{"command": "cat failing.txt; cat secrets.txt; seq 1 3000"})
-		if r.IsError {
-			t.Fatalf("bash: %s", r.Text())
-		}
-		channelsNoLeak(t, "bash cut result", channelsJSON(r), all)
-		if !strings.Contains(r.Text(), "FAIL: deploy with [REDACTED:github-token]") {
-			t.Errorf("the failure line from the cut part should be listed, masked:\n%.3000s", r.Text())
-		}
-		m := regexp.MustCompile(`"path":\s*"([^"]+)"`).FindStringSubmatch(r.Text())
-		if m == nil {
-			t.Fatalf("no read {\"path\": …} call in the notice:\n%.2000s", r.Text())
-		}
-		raw, err := os.ReadFile(m[1])
-		if err != nil || !strings.Contains(string(raw), gh.value) {
-			t.Errorf("spill file should hold the raw output (err %v)", err)
-		}
-		sr := c.CallTool(ctx, "read", map[string]any{"path": m[1], "limit": 40})
-		if sr.IsError {
-			t.Fatalf("read spill: %s", sr.Text())
-		}
-		if !strings.Contains(sr.Text(), "[REDACTED:github-token]") {
-			t.Errorf("read of the spill file should show placeholders:\n%s", sr.Text())
-		}
-		channelsNoLeak(t, "read spill", channelsJSON(sr), all)
-	})
-	channelsNoLeak(t, "bash notifications", channelsNotes(c, ""), all)
-}
-
-// TestSecretsConfirm: the arguments and preview of tools/confirm are
-// masked (bash command, edit diff, write content), and the denial too.
-func TestSecretsConfirm(t *testing.T) {
-	t.Parallel()
-	ctx := channelsCtx(t)
-	toks := channelsTokens()
-	gh, slack, aws := channelsTok1(toks, "github"), channelsTok1(toks, "slack"), channelsTok1(toks, "aws")
-	ws := channelsWS(t, map[string]string{"a.txt": "one\ntwo\n"})
-	c := channelsStart(t, ctx, ws, channelsOpts{mode: "default", confirm: true})
-	var mu sync.Mutex
-	var asked []string
-	c.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-		mu.Lock()
-		asked = append(asked, method+" "+string(params))
-		mu.Unlock()
-		return map[string]any{"decision": "rejectOnce", "message": "no"}, nil
-	}
-	if r := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}); r.IsError {
-		t.Fatalf("read: %s", r.Text())
-	}
-	calls := []struct {
-		name string
-		args map[string]any
-	}{
-		{"bash", map[string]any{"command": "printf '%s\\n' " + gh.value + " > out.txt"}},
-		{"edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "two", "newText": "two " + slack.value}}}},
-		{"write", map[string]any{"path": "b.txt", "content": aws.line + "\n"}},
-	}
-	for _, cl := range calls {
-		r := c.CallTool(ctx, cl.name, cl.args)
-		if !r.IsError || !strings.Contains(r.Text(), "denied by the user") {
-			t.Errorf("%s: want a denial, got %s", cl.name, r.Text())
-		}
-		channelsNoLeak(t, cl.name+" denial", channelsJSON(r), toks)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(asked) != len(calls) {
-		t.Fatalf("want %d tools/confirm questions, got %d: %v", len(calls), len(asked), asked)
-	}
-	for i, q := range asked {
-		if !strings.HasPrefix(q, "tools/confirm ") {
-			t.Errorf("unexpected request %.80s", q)
-		}
-		channelsNoLeak(t, "tools/confirm "+calls[i].name, q, toks)
-		var p struct {
-			Arguments map[string]any `json:"arguments"`
-			Preview   map[string]any `json:"preview"`
-		}
-		json.Unmarshal([]byte(strings.TrimPrefix(q, "tools/confirm ")), &p)
-		if !strings.Contains(channelsJSON(p.Arguments), "[REDACTED:") {
-			t.Errorf("%s: confirm arguments should carry a placeholder: %s", calls[i].name, channelsJSON(p.Arguments))
-		}
-		if !strings.Contains(channelsJSON(p.Preview), "[REDACTED:") {
-			t.Errorf("%s: confirm preview should carry a placeholder: %s", calls[i].name, channelsJSON(p.Preview))
-		}
-	}
-	if _, err := os.Stat(filepath.Join(ws, "b.txt")); err == nil {
-		t.Errorf("rejected write created b.txt")
-	}
-	channelsNoLeak(t, "confirm notifications", channelsNotes(c, ""), toks)
-}
-
-// TestSecretsAuditLog: no line of the audit log (nor `agentls audit`)
-// holds a secret from the arguments.
-func TestSecretsAuditLog(t *testing.T) {
-	t.Parallel()
-	ctx := channelsCtx(t)
-	toks := channelsTokens()
-	gh, gl := channelsTok1(toks, "github"), channelsTok1(toks, "gitlab")
-	dir := t.TempDir()
-	ws := channelsWS(t, map[string]string{"s.txt": channelsSecretFile(toks)})
-	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass", env: []string{"AGENTLS_AUDIT_DIR=" + dir}})
-	c.CallTool(ctx, "write", map[string]any{"path": "w.txt", "content": channelsSecretFile(toks)})
-	c.CallTool(ctx, "bash", map[string]any{"command": "echo " + gh.value})
-	c.CallTool(ctx, "grep", map[string]any{"pattern": gl.value})
-	c.CallTool(ctx, "read", map[string]any{"path": "s.txt", "offset": gh.value}) // invalid
-	var r harness.Result
-	if err := c.Call(ctx, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "s.txt"}, "callId": "id-" + gh.value}, &r); err != nil {
-		t.Fatal(err)
-	}
-	// The callId is the client's own identifier, echoed back as sent; only
-	// content and details must be masked.
-	channelsNoLeak(t, "result of a call whose callId holds a token", channelsJSON(map[string]any{"content": r.Content, "details": r.Details}), toks)
-	if code := c.Shutdown(ctx); code != 0 {
-		t.Errorf("exit code %d", code)
-	}
+// auditText is every audit file in dir.
+func auditText(dir string) string {
 	var all strings.Builder
-	lines := 0
 	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
 		if err == nil && !fi.IsDir() {
 			b, _ := os.ReadFile(p)
 			all.Write(b)
-			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-				if l == "" {
-					continue
-				}
-				lines++
-				if !json.Valid([]byte(l)) {
-					t.Errorf("audit line is not JSON: %.200s", l)
-				}
-			}
 		}
 		return nil
 	})
-	if lines < 5 {
-		t.Fatalf("want ≥ 5 audit lines, got %d:\n%s", lines, all.String())
-	}
-	if !strings.Contains(all.String(), "[REDACTED:") {
-		t.Errorf("audit log should show placeholders for the secrets in arguments:\n%.2000s", all.String())
-	}
-	channelsNoLeak(t, "audit log", all.String(), toks)
-	cmd := harness.Command(t, []string{"audit", "--tail", "10"}, "AGENTLS_AUDIT_DIR="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Errorf("agentls audit: %v\n%s", err, out)
-	}
-	channelsNoLeak(t, "agentls audit --tail", string(out), toks)
+	return all.String()
 }
 
-// TestSecretsLogs: settings problems and unknown-option warnings sent as
-// window/logMessage, and the log file at debug level, hold no secret.
-func TestSecretsLogs(t *testing.T) {
+// Every channel a secret could leave the server by masks it, for every kind
+// docs/tools.md lists: tool results and their details, tools/details,
+// tools/progress, tools/confirm, window/logMessage, the log file, the audit
+// log, errors that echo arguments, file names, `agentls call`; the disk
+// and the editor get the real bytes. Each row also checks every
+// notification of its session.
+func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 	t.Parallel()
-	ctx := channelsCtx(t)
 	toks := channelsTokens()
-	gh, slack := channelsTok1(toks, "github"), channelsTok1(toks, "slack")
-	settings := `{"permissions": {"allow": ["Bash(echo ` + gh.value + `"]}}`
-	ws := channelsWS(t, map[string]string{".agentls/settings.json": settings, "s.txt": channelsSecretFile(toks)})
-	logFile := filepath.Join(t.TempDir(), "agentls.log")
-	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass", args: []string{"--log-file", logFile, "--log-level", "debug"},
-		extra: map[string]any{"chan_" + slack.value: true}})
-	if _, ok := c.WaitNote(10*time.Second, func(n harness.Note) bool {
-		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "settings.json")
-	}); !ok {
-		t.Errorf("no window/logMessage for the invalid settings rule; got %s", channelsNotes(c, "window/logMessage"))
+	secrets := channelsSecretFile(toks)
+	gh, aws, slack, google, gl := channelsTok1(toks, "github"), channelsTok1(toks, "aws"), channelsTok1(toks, "slack"), channelsTok1(toks, "google"), channelsTok1(toks, "gitlab")
+	pem := channelsTok1(toks, "pem")
+	envVal := channelsRand("envsecret", 30, channelsAlnum)
+	withEnv := append(append([]channelsTok{}, toks...), channelsTok{kind: "env-value", value: envVal, frags: []string{envVal}})
+	goFile := "package main\n\nconst token = \"" + gh.value + "\"\nconst region = \"eu-west-1\"\n\nfunc main() {}\n"
+	grepFile := "before " + aws.line + "\nneedle here " + gh.line + "\nafter " + slack.line + "\n\n" + pem.line + "\n"
+	var longLog strings.Builder
+	for i := range 4000 {
+		fmt.Fprintf(&longLog, "progress line %d of a long build log, nothing to see here\n", i)
+		if i == 1000 {
+			for _, tk := range toks {
+				if tk.kind != "pem" {
+					longLog.WriteString("FAIL: request with " + tk.line + " was rejected\n")
+				}
+			}
+		}
 	}
-	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
-		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "chan_")
-	}); !ok {
-		t.Errorf("no window/logMessage warning for the unknown initializationOptions key; got %s", channelsNotes(c, "window/logMessage"))
-	}
-	c.CallTool(ctx, "read", map[string]any{"path": "s.txt"})
-	c.CallTool(ctx, "bash", map[string]any{"command": "cat s.txt; exit 3"})
-	c.CallTool(ctx, "nosuchtool_"+gh.value, map[string]any{})
-	channelsNoLeak(t, "window/logMessage", channelsNotes(c, "window/logMessage"), toks)
-	if !strings.Contains(channelsNotes(c, "window/logMessage"), "[REDACTED:") {
-		t.Errorf("logMessage should show placeholders where it quotes the token: %s", channelsNotes(c, "window/logMessage"))
-	}
-	c.Shutdown(ctx)
-	b, err := os.ReadFile(logFile)
-	if err != nil {
-		t.Fatalf("log file: %v", err)
-	}
-	channelsNoLeak(t, "--log-file (debug)", string(b), toks)
-}
-
-// TestSecretsErrorEcho: errors that quote the caller's arguments (bad
-// values, invalid patterns, missing paths, unknown tools) mask them.
-func TestSecretsErrorEcho(t *testing.T) {
-	t.Parallel()
-	ctx := channelsCtx(t)
-	toks := channelsTokens()
-	gh, gl, google, aws := channelsTok1(toks, "github"), channelsTok1(toks, "gitlab"), channelsTok1(toks, "google"), channelsTok1(toks, "aws")
-	ws := channelsWS(t, map[string]string{"s.txt": "x\n"})
-	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"})
-	cases := []struct {
-		name string
-		tool string
-		args map[string]any
+	rows := []struct {
+		name  string
+		files map[string]string
+		opts  channelsOpts
+		// answer, when set, answers server→client requests (and declares the capabilities).
+		answer func(s *chanSession, method string, params json.RawMessage) (any, error)
+		run    func(t *testing.T, s *chanSession)
 	}{
-		{"read offset", "read", map[string]any{"path": "s.txt", "offset": gh.value}},
-		{"read missing path", "read", map[string]any{"path": "dir/" + gl.value + ".txt"}},
-		{"grep invalid regex", "grep", map[string]any{"pattern": "(" + google.value}},
-		{"grep bad context", "grep", map[string]any{"pattern": "x", "context": aws.value}},
-		{"find invalid glob", "find", map[string]any{"pattern": "[" + gh.value}},
-		{"ls missing", "ls", map[string]any{"path": gh.value}},
-		{"bash bad cwd", "bash", map[string]any{"command": "true", "cwd": gl.value}},
-		{"bash bad timeout", "bash", map[string]any{"command": "true", "timeout": google.value}},
-		{"unknown tool", "x_" + gh.value, map[string]any{}},
-		{"edit missing file", "edit", map[string]any{"path": aws.value + ".go", "edits": []any{map[string]any{"oldText": "a", "newText": "b"}}}},
+		{name: "read shows each kind as its placeholder and keeps the key", files: map[string]string{"s.txt": secrets},
+			run: func(t *testing.T, s *chanSession) {
+				text := s.call("read", map[string]any{"path": "s.txt"}).Text()
+				wantContains(t, "read", text, "github token [REDACTED:github-token]", "OPENAI_API_KEY=[REDACTED:openai-key]",
+					"id_[REDACTED:github-token]", "token%3D[REDACTED:github-token]", "[REDACTED:private-key]")
+				for _, tk := range toks {
+					if key := strings.SplitN(tk.line, tk.value, 2)[0]; tk.kind != "pem" && !regexp.MustCompile(regexp.QuoteMeta("→"+key)+`\[REDACTED:[a-z0-9-]+\]`).MatchString(text) {
+						t.Errorf("%s: no line %q followed by a placeholder", tk.kind, key)
+					}
+				}
+			}},
+		{name: "grep match, context and key body lines, rg backend", files: map[string]string{"g.txt": grepFile, "all.txt": secrets},
+			run: func(t *testing.T, s *chanSession) {
+				r := s.call("grep", map[string]any{"pattern": "needle", "path": "g.txt", "context": 1})
+				if wantContains(t, "grep", r.Text(), "needle here github token [REDACTED:github-token]"); strings.Count(r.Text(), "[REDACTED:") < 3 {
+					t.Errorf("context lines lack placeholders:\n%s", r.Text())
+				}
+				wantContains(t, "grep key body", s.call("grep", map[string]any{"pattern": "^[A-Za-z0-9+/]{40,}", "path": "g.txt"}).Text(), "[REDACTED:private-key]")
+				s.call("grep", map[string]any{"pattern": ".", "limit": 1000})
+			}},
+		{name: "grep match, context and key body lines, go backend", files: map[string]string{"g.txt": grepFile, "all.txt": secrets},
+			opts: channelsOpts{env: []string{"AGENTLS_GREP_BACKEND=go"}},
+			run: func(t *testing.T, s *chanSession) {
+				wantContains(t, "grep", s.call("grep", map[string]any{"pattern": "needle", "path": "g.txt", "context": 1}).Text(), "needle here github token [REDACTED:github-token]", "after slack [REDACTED:")
+				wantContains(t, "grep key body", s.call("grep", map[string]any{"pattern": "^[A-Za-z0-9+/]{40,}", "path": "g.txt"}).Text(), "[REDACTED:private-key]")
+				s.call("grep", map[string]any{"pattern": ".", "limit": 1000})
+			}},
+		{name: "grep's redaction count says nothing of files the deny rules hide",
+			files: map[string]string{"open.txt": gh.line + "\n", "hidden/s.txt": secrets, ".agentls/settings.json": `{"permissions": {"deny": ["Read(hidden/**)"]}}`},
+			opts:  channelsOpts{env: []string{"XDG_CONFIG_HOME=/nonexistent"}},
+			run: func(t *testing.T, s *chanSession) {
+				for _, args := range []map[string]any{{"pattern": "."}, {"pattern": "token|key|pass|BEGIN|jwt"}, {"pattern": ".", "output": "count"}, {"pattern": ".", "output": "files"}} {
+					r := s.call("grep", args)
+					red := compactJSON(r.Details["redactions"])
+					wantLacks(t, fmt.Sprint("grep redactions ", args), red, "pem", "private-key", "aws", "jwt", "slack")
+					if args["output"] == nil {
+						wantContains(t, fmt.Sprint("grep redactions ", args), red, "github")
+					}
+					wantLacks(t, fmt.Sprint("grep ", args), r.Text(), "hidden/s.txt")
+				}
+			}},
+		{name: "file names in ls and find", files: map[string]string{"d/" + gh.value + ".txt": "x\n"},
+			run: func(t *testing.T, s *chanSession) {
+				symlink(t, gh.value+".txt", filepath.Join(s.ws, "d", "link"))
+				wantContains(t, "ls", s.call("ls", map[string]any{"path": "d"}).Text(), "link@ -> ")
+				wantContains(t, "find", s.call("find", map[string]any{"pattern": "*.txt"}).Text(), "[REDACTED:github-token]")
+			}},
+		{name: "edit result, diff, fuzzy snippet, dryRun, closest region and several matches",
+			files: map[string]string{"code.txt": "start\nkey = \"old\"\nalpha   \n" + aws.line + "\nbefore google\n" + google.line + "\nafter google\ndup marker " + gl.value + "\ndup marker " + gl.value + "\nend\n",
+				"key.txt": pem.line + "\ntail\n"},
+			run: func(t *testing.T, s *chanSession) {
+				edit := func(args map[string]any) harness.Result {
+					s.call("read", map[string]any{"path": args["path"]})
+					return s.call("edit", args)
+				}
+				one := func(path, old, new string) map[string]any {
+					return map[string]any{"path": path, "edits": []any{map[string]any{"oldText": old, "newText": new}}}
+				}
+				r := edit(one("code.txt", `key = "old"`, `key = "`+gh.value+`"`))
+				wantContains(t, "edit diff", fmt.Sprint(r.Details["unifiedDiff"]), `+key = "[REDACTED:github-token]"`)
+				wantContains(t, "edit TextEdits", compactJSON(r.Details["edits"]), "[REDACTED:github-token]")
+				wantContains(t, "disk", s.disk("code.txt"), `key = "`+gh.value+`"`)
+				wantResult(t, "fuzzy edit", edit(one("code.txt", "alpha\n"+aws.line, "beta\n"+aws.line+" # kept")), false, "[REDACTED:")
+				wantContains(t, "disk after the fuzzy edit", s.disk("code.txt"), "beta\n"+aws.line+" # kept\n")
+				before := s.disk("code.txt")
+				dry := one("code.txt", "start", "start "+slack.value)
+				dry["dryRun"] = true
+				if r := edit(dry); !strings.Contains(r.Text()+compactJSON(r.Details), "[REDACTED:") || s.disk("code.txt") != before {
+					t.Errorf("dryRun: want a masked diff and no change: %s", r.Text())
+				}
+				wantResult(t, "closest region", edit(one("code.txt", "before googlx\ngoogle_key = AIza\nafter googlx", "x")), true, "google_key", "[REDACTED:")
+				wantResult(t, "several matches", edit(one("code.txt", "dup marker", "x")), true, "add context or set replaceAll")
+				edit(one("key.txt", "tail", "tail2")) // the hunk's context is the key's body
+				for _, tk := range toks {
+					if tk.kind != "pem" {
+						s.c.CallTool(s.ctx, "write", map[string]any{"path": "rm.txt", "content": tk.line + "\nx\n"})
+						edit(one("rm.txt", tk.line+"\n", "removed\n")) // the diff's removed line
+					}
+				}
+				if len(s.c.Notes("tools/details")) == 0 {
+					t.Errorf("no tools/details notification was sent")
+				}
+			}},
+		{name: "an oldText copied with the placeholder keeps the secret on disk", files: map[string]string{"a.go": goFile},
+			run: func(t *testing.T, s *chanSession) {
+				wantContains(t, "read", s.call("read", map[string]any{"path": "a.go"}).Text(), `const token = "[REDACTED:github-token]"`)
+				r := s.call("edit", map[string]any{"path": "a.go", "edits": []any{map[string]any{
+					"oldText": "const token = \"[REDACTED:github-token]\"\nconst region = \"eu-west-1\"", "newText": "const token = \"[REDACTED:github-token]\"\nconst region = \"us-east-1\""}}})
+				got := s.disk("a.go")
+				if strings.Contains(got, "REDACTED") || !strings.Contains(got, gh.value) {
+					t.Fatalf("the placeholder replaced the secret on disk:\n%s", got)
+				}
+				if r.IsError && !regexp.MustCompile(`(?i)redact|mask|secret|placeholder`).MatchString(strings.ReplaceAll(r.Text(), "[REDACTED:github-token]", "")) {
+					t.Errorf("the edit failed without naming the masked secret as the cause: %s", r.Text())
+				} else if !r.IsError && got != strings.Replace(goFile, "eu-west-1", "us-east-1", 1) {
+					t.Errorf("disk = %q", got)
+				}
+			}},
+		{name: "write create and overwrite; the disk holds the bytes sent",
+			run: func(t *testing.T, s *chanSession) {
+				r := s.call("write", map[string]any{"path": "sub/new.txt", "content": secrets})
+				wantContains(t, "create diff", fmt.Sprint(r.Details["unifiedDiff"]), "+github token [REDACTED:github-token]")
+				s.call("read", map[string]any{"path": "sub/new.txt"})
+				again := strings.Replace(secrets, "end of fixture", "end "+channelsTok1(toks, "stripe").value, 1)
+				s.call("write", map[string]any{"path": "sub/new.txt", "content": again})
+				if s.disk("sub/new.txt") != again {
+					t.Errorf("the disk does not hold the content sent")
+				}
+			}},
+		{name: "bash output, progress and a secret variable of the server's environment", files: map[string]string{"s.txt": secrets},
+			opts: channelsOpts{env: []string{"A13S_SERVICE_SECRET=" + envVal}},
+			run: func(t *testing.T, s *chanSession) {
+				s.toks = withEnv
+				half := len(gh.value) / 2
+				r := s.call("bash", map[string]any{"command": fmt.Sprintf(`t1=%s; t2=%s; echo "live ${t1}${t2}"; for i in 1 2 3 4; do cat s.txt; sleep 0.15; done; printf 'env %%s\n' "$A13S_SERVICE_SECRET"`, gh.value[:half], gh.value[half:])})
+				wantContains(t, "bash", r.Text(), "live [REDACTED:github-token]", "github token [REDACTED:github-token]")
+				if !regexp.MustCompile(`env \[REDACTED:[a-z0-9-]+\]`).MatchString(r.Text()) {
+					t.Errorf("the variable's value is not a placeholder:\n%s", r.Text())
+				}
+				wantContains(t, "tools/progress", channelsNotes(s.c, "tools/progress"), "[REDACTED:")
+			}},
+		{name: "bash failure lines picked out of the spilled part, and a read of the spill file",
+			files: map[string]string{"build.log": longLog.String()},
+			run: func(t *testing.T, s *chanSession) {
+				r := s.call("bash", map[string]any{"command": "cat build.log; exit 1"})
+				wantContains(t, "bash", r.Text(), "FAIL: request with github token [REDACTED:github-token] was rejected")
+				m := regexp.MustCompile(`"path":\s*"([^"]+)"`).FindStringSubmatch(r.Text())
+				if m == nil {
+					t.Fatalf("no read call in the notice:\n%.2000s", r.Text())
+				}
+				if raw, err := os.ReadFile(m[1]); err != nil || !strings.Contains(string(raw), gh.value) {
+					t.Errorf("the spill file should hold the raw output (%v)", err)
+				}
+				wantContains(t, "read spill", s.call("read", map[string]any{"path": m[1], "offset": 1000, "limit": 40}).Text(), "[REDACTED:github-token]")
+			}},
+		{name: "tools/confirm arguments, preview and reason, and the denial", files: map[string]string{"a.txt": "one\ntwo\n", gh.value + ".txt": "x\n"},
+			opts: channelsOpts{mode: "default", confirm: true},
+			answer: func(s *chanSession, method string, params json.RawMessage) (any, error) {
+				return map[string]any{"decision": "rejectOnce", "message": "no"}, nil
+			},
+			run: func(t *testing.T, s *chanSession) {
+				s.call("read", map[string]any{"path": "a.txt"})
+				for _, c := range []struct {
+					tool string
+					args map[string]any
+				}{
+					{"bash", map[string]any{"command": "printf '%s\\n' " + gh.value + " > out.txt"}},
+					{"bash", map[string]any{"command": "rm -rf ./" + gh.value + ".txt"}},
+					{"bash", map[string]any{"command": "curl -H 'Authorization: Bearer " + channelsTok1(toks, "authorization").value + "' https://example.invalid"}},
+					{"edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "two", "newText": "two " + slack.value}}}},
+					{"write", map[string]any{"path": "b.txt", "content": aws.line + "\n"}},
+				} {
+					wantResult(t, c.tool, s.call(c.tool, c.args), true, "denied by the user")
+				}
+				qs := strings.Split(s.asked(), "\n")
+				if len(qs) != 5 {
+					t.Fatalf("%d questions, want 5", len(qs))
+				}
+				for _, q := range qs {
+					var p struct {
+						Reason             string
+						Arguments, Preview map[string]any
+					}
+					json.Unmarshal([]byte(strings.TrimPrefix(q, "tools/confirm ")), &p)
+					if p.Reason == "" || !strings.Contains(compactJSON(p.Arguments), "[REDACTED:") || !strings.Contains(compactJSON(p.Preview), "[REDACTED:") {
+						t.Errorf("want a reason, and placeholders in the arguments and the preview: %.300s", q)
+					}
+				}
+				if _, err := os.Stat(filepath.Join(s.ws, gh.value+".txt")); err != nil {
+					t.Errorf("a rejected rm removed the file")
+				}
+			}},
+		{name: "editor diagnostics quoted in an edit's result", files: map[string]string{"a.go": goFile},
+			opts: channelsOpts{diagnostics: true},
+			answer: func(s *chanSession, method string, params json.RawMessage) (any, error) {
+				var q struct {
+					URIs   []string `json:"uris"`
+					WaitMs float64  `json:"waitMs"`
+				}
+				json.Unmarshal(params, &q)
+				var items []map[string]any
+				for _, u := range q.URIs {
+					diags := []map[string]any{}
+					if q.WaitMs > 0 {
+						diags = append(diags, map[string]any{"severity": 1, "source": "a5x", "message": "hardcoded credential " + slack.value,
+							"range": map[string]any{"start": map[string]any{"line": 2, "character": 0}, "end": map[string]any{"line": 2, "character": 5}}})
+					}
+					items = append(items, map[string]any{"uri": u, "diagnostics": diags})
+				}
+				return map[string]any{"items": items}, nil
+			},
+			run: func(t *testing.T, s *chanSession) {
+				s.call("read", map[string]any{"path": "a.go"})
+				r := s.call("edit", map[string]any{"path": "a.go", "edits": []any{map[string]any{"oldText": "eu-west-1", "newText": "us-east-1"}}})
+				wantContains(t, "edit", r.Text(), "The editor reports new problems in a.go:", "hardcoded credential [REDACTED:slack")
+				if !strings.Contains(s.asked(), "tools/diagnostics") {
+					t.Errorf("no tools/diagnostics request")
+				}
+			}},
+		{name: "an edit of an open document: the editor is sent the real text", files: map[string]string{"a.go": goFile},
+			opts: channelsOpts{applyEdit: true},
+			answer: func(s *chanSession, method string, params json.RawMessage) (any, error) {
+				var q struct {
+					Edit struct {
+						DocumentChanges []struct {
+							TextDocument struct {
+								URI     string `json:"uri"`
+								Version int    `json:"version"`
+							} `json:"textDocument"`
+							Edits []struct{ NewText string } `json:"edits"`
+						} `json:"documentChanges"`
+					} `json:"edit"`
+				}
+				json.Unmarshal(params, &q)
+				if len(q.Edit.DocumentChanges) != 1 || !strings.Contains(compactJSON(q), slack.value) {
+					return map[string]any{"applied": false, "failureReason": "a5x: the edit lacks the real text"}, nil
+				}
+				dc := q.Edit.DocumentChanges[0]
+				// The real text: applied here by writing the expected result.
+				want := strings.Replace(goFile, `const region = "eu-west-1"`, "const region = \"eu-west-1\"\nconst k2 = \""+slack.value+"\"", 1)
+				go s.c.Conn.Notify(context.Background(), "textDocument/didChange", map[string]any{
+					"textDocument": map[string]any{"uri": dc.TextDocument.URI, "version": dc.TextDocument.Version + 1}, "contentChanges": []map[string]any{{"text": want}}})
+				return map[string]any{"applied": true}, nil
+			},
+			run: func(t *testing.T, s *chanSession) {
+				s.c.Conn.Notify(s.ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": fileURI(filepath.Join(s.ws, "a.go")), "languageId": "go", "version": 1, "text": goFile}})
+				wantContains(t, "read", s.call("read", map[string]any{"path": "a.go"}).Text(), "[REDACTED:github-token]")
+				r := s.call("edit", map[string]any{"path": "a.go", "edits": []any{map[string]any{"oldText": `const region = "eu-west-1"`, "newText": "const region = \"eu-west-1\"\nconst k2 = \"" + slack.value + "\""}}})
+				wantResult(t, "edit", r, false, "in the editor")
+				if n := strings.Count(s.asked(), "workspace/applyEdit"); n != 1 {
+					t.Errorf("%d workspace/applyEdit requests, want 1", n)
+				}
+			}},
+		{name: "audit log and agentls audit", files: map[string]string{"s.txt": secrets},
+			run: func(t *testing.T, s *chanSession) {
+				s.call("write", map[string]any{"path": "w.txt", "content": secrets})
+				s.call("bash", map[string]any{"command": "echo " + slack.value + "; exit 3"})
+				s.call("grep", map[string]any{"pattern": gl.value})
+				s.call("read", map[string]any{"path": "s.txt", "offset": gh.value})
+				s.call("read", map[string]any{"path": "s.txt"})
+				s.call("edit", map[string]any{"path": "s.txt", "edits": []any{map[string]any{"oldText": channelsTok1(toks, "stripe").line, "newText": "gone"}}})
+				var r harness.Result
+				s.c.Call(s.ctx, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "s.txt"}, "callId": "id-" + gh.value}, &r)
+				// The callId is the client's own, echoed as sent; content and details are masked.
+				channelsNoLeak(t, "a call whose callId holds a token", compactJSON(map[string]any{"content": r.Content, "details": r.Details}), toks)
+				s.c.Shutdown(s.ctx)
+				all := auditText(s.ws + ".audit")
+				if n := strings.Count(all, "\n"); n < 6 || !strings.Contains(all, "[REDACTED:") {
+					t.Fatalf("want ≥ 6 audit lines with placeholders, got:\n%.2000s", all)
+				}
+				channelsNoLeak(t, "audit log", all, toks)
+				out, err := harness.Command(t, []string{"audit", "--tail", "10"}, "AGENTLS_AUDIT_DIR="+s.ws+".audit").CombinedOutput()
+				if err != nil {
+					t.Errorf("agentls audit: %v\n%s", err, out)
+				}
+				channelsNoLeak(t, "agentls audit --tail", string(out), toks)
+			}},
+		{name: "window/logMessage and the debug log file",
+			files: map[string]string{".agentls/settings.json": `{"permissions": {"allow": ["Bash(echo ` + gh.value + `"]}}`, "s.txt": secrets,
+				".agentls/tools/bad.json": `{"name": "a5x bad name", "description": "uses ` + gl.value + `", "inputSchema": {"type": "object"}, "command": "echo ` + gl.value + `"}`},
+			opts: channelsOpts{args: []string{"--log-level", "debug"}, extra: map[string]any{"chan_" + slack.value: true}},
+			run: func(t *testing.T, s *chanSession) {
+				for _, what := range []string{"settings.json", "chan_", "bad.json"} {
+					if _, ok := s.c.WaitNote(10*time.Second, func(n harness.Note) bool {
+						return n.Method == "window/logMessage" && strings.Contains(string(n.Params), what)
+					}); !ok {
+						t.Errorf("no window/logMessage about %s: %s", what, channelsNotes(s.c, "window/logMessage"))
+					}
+				}
+				s.call("bash", map[string]any{"command": "cat s.txt; exit 3"})
+				s.call("nosuchtool_"+gh.value, map[string]any{})
+				wantContains(t, "window/logMessage", channelsNotes(s.c, "window/logMessage"), "[REDACTED:")
+				s.c.Shutdown(s.ctx)
+				channelsNoLeak(t, "--log-file (debug)", readFile(t, s.ws+".log"), toks)
+			}},
+		{name: "errors that echo the arguments", files: map[string]string{"s.txt": "x\n"},
+			run: func(t *testing.T, s *chanSession) {
+				for _, c := range []struct {
+					tool string
+					args map[string]any
+				}{
+					{"read", map[string]any{"path": "s.txt", "offset": gh.value}},
+					{"read", map[string]any{"path": "dir/" + gl.value + ".txt"}},
+					{"grep", map[string]any{"pattern": "(" + google.value}},
+					{"grep", map[string]any{"pattern": "x", "context": aws.value}},
+					{"find", map[string]any{"pattern": "[" + gh.value}},
+					{"ls", map[string]any{"path": gh.value}},
+					{"bash", map[string]any{"command": "true", "cwd": gl.value}},
+					{"bash", map[string]any{"command": "true", "timeout": google.value}},
+					{"x_" + gh.value, map[string]any{}},
+					{"edit", map[string]any{"path": aws.value + ".go", "edits": []any{map[string]any{"oldText": "a", "newText": "b"}}}},
+				} {
+					if r := s.call(c.tool, c.args); !r.IsError {
+						t.Errorf("%s %v: want isError, got %s", c.tool, c.args, r.Text())
+					}
+				}
+			}},
+		{name: "a line cut by read or grep never shows part of a token",
+			files: map[string]string{"long.txt": strings.Repeat("r", 1990) + " " + gh.value + " tail\nneedle " + strings.Repeat("g", 485) + " " + gh.value + " tail\n"},
+			run: func(t *testing.T, s *chanSession) {
+				body := gh.value[4:]
+				s.toks = []channelsTok{{kind: "github-half", frags: []string{gh.value[:4] + body[:6], body[len(body)-6:]}}}
+				wantContains(t, "read", s.call("read", map[string]any{"path": "long.txt"}).Text(), "line cut")
+				s.call("grep", map[string]any{"pattern": "needle", "path": "long.txt"})
+			}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := c.TryCallTool(ctx, tc.tool, tc.args)
-			if err != nil {
-				channelsNoLeak(t, "protocol error", err.Error(), toks)
-				t.Fatalf("protocol error instead of an isError result: %v", err)
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := channelsCtx(t)
+			ws := newWorkspace(t, row.files)
+			o := row.opts
+			if o.mode == "" {
+				o.mode = "bypass"
 			}
-			if !r.IsError {
-				t.Errorf("want isError, got %s", r.Text())
+			o.env = append(o.env, "AGENTLS_AUDIT_DIR="+ws+".audit")
+			o.args = append(o.args, "--log-file", ws+".log")
+			s := &chanSession{t: t, ctx: ctx, ws: ws, toks: toks}
+			s.c = channelsStart(t, ctx, ws, o, func(method string, params json.RawMessage) (any, error) {
+				s.mu.Lock()
+				s.requests = append(s.requests, method+" "+string(params))
+				s.mu.Unlock()
+				if row.answer == nil {
+					return nil, fmt.Errorf("unexpected request %s", method)
+				}
+				return row.answer(s, method, params)
+			})
+			row.run(t, s)
+			if !o.applyEdit { // workspace/applyEdit carries the real text, for the editor
+				channelsNoLeak(t, "server→client requests", s.asked(), s.toks)
 			}
-			channelsNoLeak(t, tc.name, channelsJSON(r), toks)
+			channelsNoLeak(t, "notifications", channelsNotes(s.c, ""), s.toks)
 		})
 	}
-	channelsNoLeak(t, "error notifications", channelsNotes(c, ""), toks)
 }
 
-// TestSecretsNoCorruption: ordinary look-alikes stay byte-exact and an
-// image's base64 is untouched.
-func TestSecretsNoCorruption(t *testing.T) {
+// Text that only looks like a secret (a commit hash, a UUID, an integrity
+// hash, prose naming the prefixes) and an image's base64 pass unaltered.
+func TestSecretsMaskingLeavesLookalikesAndImagesAlone(t *testing.T) {
 	t.Parallel()
 	ctx := channelsCtx(t)
 	lines := []string{
@@ -773,74 +618,28 @@ func TestSecretsNoCorruption(t *testing.T) {
 	if err := png.Encode(&pngBuf, img); err != nil {
 		t.Fatal(err)
 	}
-	ws := channelsWS(t, map[string]string{"plain.txt": body, "pic.png": pngBuf.String()})
-	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"})
+	ws := newWorkspace(t, map[string]string{"plain.txt": body, "pic.png": pngBuf.String()})
+	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"}, nil)
 	r := c.CallTool(ctx, "read", map[string]any{"path": "plain.txt"})
 	for i, l := range lines {
-		if want := fmt.Sprintf("%6d→%s", i+1, l); !strings.Contains(r.Text(), want) {
-			t.Errorf("line %d altered; want %q in:\n%s", i+1, want, r.Text())
-		}
+		wantContains(t, "read", r.Text(), fmt.Sprintf("%6d→%s", i+1, l))
 	}
-	if strings.Contains(r.Text(), "[REDACTED") {
-		t.Errorf("ordinary text was masked:\n%s", r.Text())
-	}
-	g := c.CallTool(ctx, "grep", map[string]any{"pattern": "commit|integrity|example.com", "path": "plain.txt"})
 	for _, i := range []int{0, 2, 3} {
-		if !strings.Contains(g.Text(), fmt.Sprintf("plain.txt:%d: %s", i+1, lines[i])) {
-			t.Errorf("grep altered line %d:\n%s", i+1, g.Text())
-		}
+		wantContains(t, "grep", c.CallTool(ctx, "grep", map[string]any{"pattern": "commit|integrity|example.com", "path": "plain.txt"}).Text(), fmt.Sprintf("plain.txt:%d: %s", i+1, lines[i]))
 	}
-	b := c.CallTool(ctx, "bash", map[string]any{"command": "cat plain.txt"})
-	if !strings.Contains(b.Text(), body[:len(body)-1]) {
-		t.Errorf("bash altered ordinary text:\n%s", b.Text())
-	}
+	wantContains(t, "bash", c.CallTool(ctx, "bash", map[string]any{"command": "cat plain.txt"}).Text(), body[:len(body)-1])
 	im := c.CallTool(ctx, "read", map[string]any{"path": "pic.png"})
-	found := false
-	for _, part := range im.Content {
-		if part["type"] == "image" {
-			found = true
-			if part["data"] != base64.StdEncoding.EncodeToString(pngBuf.Bytes()) {
-				t.Errorf("image data altered")
-			}
-			if part["mimeType"] != "image/png" {
-				t.Errorf("mimeType %v", part["mimeType"])
-			}
-		}
-	}
-	if !found {
-		t.Errorf("no image part: %s", channelsJSON(im))
+	if part := im.Content[len(im.Content)-1]; part["type"] != "image" || part["data"] != base64.StdEncoding.EncodeToString(pngBuf.Bytes()) || part["mimeType"] != "image/png" {
+		t.Errorf("the image part is altered or missing: %.300s", compactJSON(im))
 	}
 }
 
-// TestSecretsCutNeverHalf: a token straddling read's and grep's line
-// cut never shows a piece of itself.
-func TestSecretsCutNeverHalf(t *testing.T) {
-	t.Parallel()
-	ctx := channelsCtx(t)
-	toks := channelsTokens()
-	gh := channelsTok1(toks, "github")
-	body := gh.value[4:]
-	half := channelsTok{kind: "github-half", frags: []string{gh.value[:4] + body[:6], body[len(body)-6:]}}
-	readLine := strings.Repeat("r", 1990) + " " + gh.value + " tail"
-	grepLine := "needle " + strings.Repeat("g", 485) + " " + gh.value + " tail"
-	ws := channelsWS(t, map[string]string{"long.txt": readLine + "\n" + grepLine + "\n"})
-	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"})
-	r := c.CallTool(ctx, "read", map[string]any{"path": "long.txt"})
-	if !strings.Contains(r.Text(), "line cut") {
-		t.Errorf("read should cut the long line:\n%.300s", r.Text())
-	}
-	channelsNoLeak(t, "read line cut", r.Text(), []channelsTok{half})
-	g := c.CallTool(ctx, "grep", map[string]any{"pattern": "needle", "path": "long.txt"})
-	channelsNoLeak(t, "grep line cut", g.Text(), []channelsTok{half})
-}
-
-// TestSecretsCLI: `agentls call` prints masked text and masked JSON,
-// and its stderr holds no secret.
-func TestSecretsCLI(t *testing.T) {
+// `agentls call` prints masked text and masked JSON; its stderr holds no secret.
+func TestSecretsMaskedByAgentlsCall(t *testing.T) {
 	t.Parallel()
 	toks := channelsTokens()
 	gh := channelsTok1(toks, "github")
-	ws := channelsWS(t, map[string]string{"s.txt": channelsSecretFile(toks)})
+	ws := newWorkspace(t, map[string]string{"s.txt": channelsSecretFile(toks)})
 	for _, extra := range [][]string{nil, {"--json"}} {
 		args := append([]string{"call", "read", `{"path":"s.txt"}`, "bash", `{"command":"cat s.txt; echo ` + gh.value + ` >&2"}`, "--root", ws, "--mode", "bypass", "--log-level", "debug"}, extra...)
 		cmd := harness.Command(t, args)
@@ -849,9 +648,7 @@ func TestSecretsCLI(t *testing.T) {
 		if err := cmd.Run(); err != nil {
 			t.Errorf("agentls call %v: %v\n%s", extra, err, stderr.String())
 		}
-		if !strings.Contains(stdout.String(), "[REDACTED:github-token]") {
-			t.Errorf("agentls call %v stdout lacks placeholders:\n%.1000s", extra, stdout.String())
-		}
+		wantContains(t, fmt.Sprint("agentls call ", extra), stdout.String(), "[REDACTED:github-token]")
 		channelsNoLeak(t, fmt.Sprintf("agentls call %v stdout", extra), stdout.String(), toks)
 		channelsNoLeak(t, fmt.Sprintf("agentls call %v stderr", extra), stderr.String(), toks)
 	}
