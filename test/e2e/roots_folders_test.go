@@ -1,16 +1,12 @@
 package e2e
 
-// Multi-root workspaces, black-box, in both protocols. Sources:
-// docs/protocol.md (initialize rootUri/workspaceFolders,
-// workspace/didChangeWorkspaceFolders), docs/protocol.md (folders, MCP
-// roots), docs/tools.md ("Paths. Relative to the first workspace folder;
-// absolute paths inside any folder are accepted"), docs/tools.md shared rules,
-// and issue 9 (MCP roots, roots/list_changed, else --root).
+// Multi-root workspaces in both protocols (docs/protocol.md folders and MCP
+// roots; docs/tools.md "Paths": relative to the first workspace folder,
+// absolute paths inside any folder accepted).
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -102,19 +98,9 @@ func rootsMatchPaths(text string) []string {
 	return out
 }
 
-// rootsLineWith is the first line of text containing s ("" if none).
-func rootsLineWith(text, s string) string {
-	for _, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, s) {
-			return strings.TrimSpace(l)
-		}
-	}
-	return ""
-}
-
-// TestRootsTwoFolders: every tool reaches files in both folders;
-// relative paths resolve against the first folder (docs/tools.md), and
-// workspaceFolders win over --root.
+// Every tool reaches files in both folders; relative paths and bash resolve
+// against the first folder (docs/tools.md), and workspaceFolders win over
+// --root.
 func TestRootsTwoFolders(t *testing.T) {
 	t.Parallel()
 	d := rootsNewDirs(t)
@@ -138,6 +124,8 @@ func TestRootsTwoFolders(t *testing.T) {
 		{"ls A", "ls", map[string]any{"path": d.A}, false, []string{"a.txt", "same.txt"}, []string{"b.txt"}},
 		{"grep in B", "grep", map[string]any{"pattern": "MARKER18", "path": d.B}, false, []string{"deep.txt", "beta deep MARKER18"}, nil},
 		{"find in B", "find", map[string]any{"pattern": "*.txt", "path": d.B}, false, []string{"b.txt", "deep.txt"}, []string{"a.txt"}},
+		{"bash runs in the first folder", "bash", map[string]any{"command": "pwd"}, false, []string{d.A}, nil},
+		{"bash cwd inside B", "bash", map[string]any{"command": "pwd", "cwd": filepath.Join(d.B, "sub")}, false, []string{filepath.Join(d.B, "sub")}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,7 +176,7 @@ func TestRootsTwoFolders(t *testing.T) {
 	})
 }
 
-// TestRootsOutside: a path in neither folder, `..` escapes and
+// a path in neither folder, `..` escapes and
 // symlinks leaving every folder are refused; a symlink from B into A is
 // inside the workspace.
 func TestRootsOutside(t *testing.T) {
@@ -243,85 +231,7 @@ func TestRootsOutside(t *testing.T) {
 	})
 }
 
-// TestRootsSearchRoundTrip: grep/find/ls without a path cover every
-// folder, and each path they print can be passed back to read.
-func TestRootsSearchRoundTrip(t *testing.T) {
-	t.Parallel()
-	d := rootsNewDirs(t)
-	writeFiles(t, d.A, map[string]string{"src/x.go": "package x // RT18 alpha\n"})
-	writeFiles(t, d.B, map[string]string{"src/x.go": "package x // RT18 beta\n", "lib/y.go": "package y // RT18 beta y\n"})
-	c, ctx := rootsStart(t, d, d.A, d.B)
-
-	t.Run("grep", func(t *testing.T) {
-		r := c.CallTool(ctx, "grep", map[string]any{"pattern": "RT18"})
-		wantResult(t, "grep", r, false, "RT18 alpha", "RT18 beta", "RT18 beta y")
-		paths := rootsMatchPaths(r.Text())
-		if len(paths) != 3 {
-			t.Fatalf("grep: want 3 distinct paths (A/src/x.go, B/src/x.go, B/lib/y.go), got %q in:\n%s", paths, r.Text())
-		}
-		want := map[string]string{}
-		for _, l := range strings.Split(r.Text(), "\n") {
-			if m := regexp.MustCompile(`^(.+?):\d+: (.*)$`).FindStringSubmatch(l); m != nil {
-				want[m[1]] = m[2]
-			}
-		}
-		for _, p := range paths {
-			rr := c.CallTool(ctx, "read", map[string]any{"path": p})
-			wantResult(t, "read back "+p, rr, false, want[p])
-		}
-	})
-
-	t.Run("find", func(t *testing.T) {
-		r := c.CallTool(ctx, "find", map[string]any{"pattern": "*.go"})
-		wantResult(t, "find", r, false)
-		var paths []string
-		for _, l := range strings.Split(r.Text(), "\n") {
-			if strings.HasSuffix(strings.TrimSpace(l), ".go") {
-				paths = append(paths, strings.TrimSpace(l))
-			}
-		}
-		if len(paths) != 3 {
-			t.Fatalf("find: want 3 .go paths from both folders, got %q in:\n%s", paths, r.Text())
-		}
-		var all string
-		for _, p := range paths {
-			rr := c.CallTool(ctx, "read", map[string]any{"path": p})
-			wantResult(t, "read back "+p, rr, false, "RT18")
-			all += rr.Text() + "\n"
-		}
-		// The three files' own lines, each ending the line it is on.
-		wantContains(t, "find's paths read back", all, "RT18 alpha\n", "RT18 beta\n", "RT18 beta y\n")
-	})
-}
-
-// TestRootsBashCwd: bash runs in the first folder by default and in
-// a `cwd` inside folder B when asked.
-func TestRootsBashCwd(t *testing.T) {
-	t.Parallel()
-	d := rootsNewDirs(t)
-	c, ctx := rootsStart(t, d, d.A, d.B)
-	cases := []struct {
-		name string
-		args map[string]any
-		want string
-	}{
-		{"default is the first folder", map[string]any{"command": "pwd"}, d.A},
-		{"cwd folder B", map[string]any{"command": "pwd", "cwd": d.B}, d.B},
-		{"cwd inside B", map[string]any{"command": "pwd", "cwd": filepath.Join(d.B, "sub")}, filepath.Join(d.B, "sub")},
-		{"relative cwd in first folder", map[string]any{"command": "pwd", "cwd": "."}, d.A},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := c.CallTool(ctx, "bash", tc.args)
-			wantResult(t, tc.name, r, false)
-			if l := rootsLineWith(r.Text(), "/"); l != tc.want {
-				t.Errorf("pwd = %q, want %q; text:\n%s", l, tc.want, r.Text())
-			}
-		})
-	}
-}
-
-// TestRootsIgnorePerFolder: folder A's .gitignore hides nothing in
+// folder A's .gitignore hides nothing in
 // folder B, and B's hides nothing in A.
 func TestRootsIgnorePerFolder(t *testing.T) {
 	t.Parallel()
@@ -353,7 +263,7 @@ func TestRootsIgnorePerFolder(t *testing.T) {
 	}
 }
 
-// TestRootsSettingsPerFolder: each folder's .agentls/settings.json
+// each folder's .agentls/settings.json
 // is read (docs/protocol.md: settings are read from the folders, and again
 // from added ones); its deny rules apply to paths in that folder.
 func TestRootsSettingsPerFolder(t *testing.T) {
@@ -416,75 +326,6 @@ func TestRootsSettingsPerFolder(t *testing.T) {
 	})
 }
 
-// TestRootsFolderChanges: didChangeWorkspaceFolders adds and
-// removes folders live; a removed folder's read stamps are forgotten
-// (docs/protocol.md: "re-added, its files need fresh reads").
-func TestRootsFolderChanges(t *testing.T) {
-	t.Parallel()
-	d := rootsNewDirs(t)
-	c, ctx := rootsStart(t, d, d.A)
-	pb := filepath.Join(d.B, "b.txt")
-
-	// Each step's call is judged after the notification before it: both
-	// travel on one ordered stream.
-	r := c.CallTool(ctx, "read", map[string]any{"path": pb})
-	wantResult(t, "B before add", r, true)
-	wantLacks(t, "B before add", r.Text(), "beta only file")
-
-	rootsChangeFolders(t, ctx, c, []string{d.B}, nil)
-	r = c.CallTool(ctx, "read", map[string]any{"path": pb})
-	wantResult(t, "B after add (next call)", r, false, "beta only file")
-	r = c.CallTool(ctx, "grep", map[string]any{"pattern": "MARKER18"})
-	wantResult(t, "grep without path sees added B", r, false, "beta deep MARKER18")
-
-	rootsChangeFolders(t, ctx, c, nil, []string{d.B})
-	r = c.CallTool(ctx, "read", map[string]any{"path": pb})
-	wantResult(t, "B after remove (next call)", r, true)
-	wantLacks(t, "B after remove", r.Text(), "beta only file")
-	r = c.CallTool(ctx, "grep", map[string]any{"pattern": "MARKER18"})
-	wantLacks(t, "grep without path after B removed", r.Text(), "beta deep MARKER18")
-	r = c.CallTool(ctx, "edit", editCall(pb, "beta", "BETA"))
-	wantResult(t, "edit in removed B", r, true)
-	wantResult(t, "first folder still there", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false, "alpha only file")
-
-	t.Run("stamp of removed folder, file changed meanwhile", func(t *testing.T) {
-		p := filepath.Join(d.B, "same.txt")
-		rootsChangeFolders(t, ctx, c, []string{d.B}, nil)
-		wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": p}), false, "same in BETA")
-		rootsChangeFolders(t, ctx, c, nil, []string{d.B})
-		// Wait until the removal is in force before changing the file.
-		wantResult(t, "removed", c.CallTool(ctx, "read", map[string]any{"path": p}), true)
-		writeFile(t, p, "same in BETA, changed while B was gone\n")
-		rootsChangeFolders(t, ctx, c, []string{d.B}, nil)
-		r := c.CallTool(ctx, "edit", editCall(p, "changed while", "EDITED while"))
-		wantResult(t, "edit after re-add", r, true, "read")
-		if got := readFile(t, p); got != "same in BETA, changed while B was gone\n" {
-			t.Errorf("edit went through with a stale stamp: %q", got)
-		}
-		rootsChangeFolders(t, ctx, c, nil, []string{d.B})
-	})
-
-	t.Run("stamp of removed folder, file unchanged", func(t *testing.T) {
-		p := filepath.Join(d.B, "b.txt")
-		rootsChangeFolders(t, ctx, c, []string{d.B}, nil)
-		wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": p}), false, "beta only file")
-		rootsChangeFolders(t, ctx, c, nil, []string{d.B})
-		wantResult(t, "removed", c.CallTool(ctx, "read", map[string]any{"path": p}), true)
-		rootsChangeFolders(t, ctx, c, []string{d.B}, nil)
-		r := c.CallTool(ctx, "edit", editCall(p, "only", "ONLY"))
-		wantResult(t, "edit after re-add without a fresh read", r, true, "read")
-		if got := readFile(t, p); got != "beta only file\n" {
-			t.Errorf("edit went through with a forgotten stamp: %q", got)
-		}
-		// A fresh read makes it work.
-		wantResult(t, "fresh read", c.CallTool(ctx, "read", map[string]any{"path": p}), false)
-		wantResult(t, "edit after fresh read", c.CallTool(ctx, "edit", editCall(p, "only", "ONLY")), false)
-		if got := readFile(t, p); got != "beta ONLY file\n" {
-			t.Errorf("B/b.txt = %q", got)
-		}
-	})
-}
-
 // rootsWaitChange waits for workspace/externalChange of p with kind.
 func rootsWaitChange(t *testing.T, c *harness.Client, p, kind string, readStale bool) {
 	t.Helper()
@@ -515,7 +356,7 @@ func rootsWaitChange(t *testing.T, c *harness.Client, p, kind string, readStale 
 	}
 }
 
-// TestRootsExternalChange: files read in the second folder and in a
+// files read in the second folder and in a
 // folder added mid-session are watched; the folder removed is not.
 func TestRootsExternalChange(t *testing.T) {
 	t.Parallel()
@@ -642,7 +483,7 @@ func (m *rootsMCP) tool(t *testing.T, ctx context.Context, name string, args any
 	return r
 }
 
-// TestRootsMCPClientRoots: the client's roots define the workspace
+// the client's roots define the workspace
 // (issue 9), over --root; relative paths go to the first root; a path
 // outside them is refused; grep without a path covers every root and its
 // paths read back.
@@ -699,7 +540,7 @@ func TestRootsMCPClientRoots(t *testing.T) {
 	})
 }
 
-// TestRootsMCPListChanged: after notifications/roots/list_changed
+// after notifications/roots/list_changed
 // agentls asks roots/list again and the next call sees the new set; the
 // new root's settings apply (docs/protocol.md: configuration follows the
 // folders).
@@ -746,7 +587,7 @@ func TestRootsMCPListChanged(t *testing.T) {
 	}
 }
 
-// TestRootsMCPNoRootsCapability: a client without the roots
+// a client without the roots
 // capability gets --root and is never sent roots/list.
 func TestRootsMCPNoRootsCapability(t *testing.T) {
 	t.Parallel()
@@ -769,7 +610,7 @@ func TestRootsMCPNoRootsCapability(t *testing.T) {
 	}
 }
 
-// TestRootsMCPNonFileRoots: roots whose URI is not file:// do not
+// roots whose URI is not file:// do not
 // become folders; the session goes on with the file roots.
 func TestRootsMCPNonFileRoots(t *testing.T) {
 	t.Parallel()
@@ -785,85 +626,4 @@ func TestRootsMCPNonFileRoots(t *testing.T) {
 	wantResult(t, "relative goes to the first file root", r, false, "beta only file")
 	r = m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(d.C, "c.txt")})
 	wantResult(t, "--root not used when file roots exist", r, true)
-}
-
-// TestRootsPathsRoundTrip: a path agentls prints for a file in the
-// second folder (read's header, grep's and find's paths under `path`) must
-// name that file when passed back, not its namesake in the first folder.
-func TestRootsPathsRoundTrip(t *testing.T) {
-	t.Parallel()
-	d := rootsNewDirs(t)
-	writeFiles(t, d.A, map[string]string{"sub/deep.txt": "alpha deep\n"})
-	c, ctx := rootsStart(t, d, d.A, d.B)
-
-	t.Run("read header", func(t *testing.T) {
-		r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(d.B, "same.txt")})
-		wantResult(t, "read B/same.txt", r, false, "same in BETA")
-		header := strings.SplitN(r.Text(), "\n", 2)[0]
-		p, _, ok := strings.Cut(header, ", lines ")
-		if !ok {
-			t.Fatalf("no `<path>, lines` header: %q", header)
-		}
-		back := c.CallTool(ctx, "read", map[string]any{"path": p})
-		wantResult(t, "read header path "+p, back, false, "same in BETA")
-	})
-
-	t.Run("grep under path B", func(t *testing.T) {
-		r := c.CallTool(ctx, "grep", map[string]any{"pattern": "MARKER18", "path": d.B})
-		paths := rootsMatchPaths(r.Text())
-		if len(paths) != 1 {
-			t.Fatalf("want 1 path, got %q in:\n%s", paths, r.Text())
-		}
-		wantResult(t, "read back "+paths[0], c.CallTool(ctx, "read", map[string]any{"path": paths[0]}), false, "beta deep MARKER18")
-	})
-
-	t.Run("find under path B", func(t *testing.T) {
-		r := c.CallTool(ctx, "find", map[string]any{"pattern": "deep.txt", "path": d.B})
-		p := rootsLineWith(r.Text(), "deep.txt")
-		if p == "" {
-			t.Fatalf("find lists no deep.txt:\n%s", r.Text())
-		}
-		wantResult(t, "read back "+p, c.CallTool(ctx, "read", map[string]any{"path": p}), false, "beta deep MARKER18")
-	})
-}
-
-// TestRootsInitPrecedence: workspaceFolders, else rootUri, else
-// rootPath, else --root (docs/protocol.md initialize).
-func TestRootsInitPrecedence(t *testing.T) {
-	t.Parallel()
-	d := rootsNewDirs(t)
-	cases := []struct {
-		name   string
-		params map[string]any
-		want   string
-	}{
-		{"workspaceFolders over rootUri", map[string]any{"workspaceFolders": []any{rootsFolder(d.B)}, "rootUri": fileURI(d.A)}, "same in BETA"},
-		{"rootUri over rootPath", map[string]any{"rootUri": fileURI(d.B), "rootPath": d.A}, "same in BETA"},
-		{"rootPath over --root", map[string]any{"rootPath": d.A}, "same in ALPHA"},
-		{"--root last", map[string]any{}, "same in GAMMA"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c, ctx := startIn(t, d.C, tc.params)
-			wantResult(t, tc.name, c.CallTool(ctx, "read", map[string]any{"path": "same.txt"}), false, tc.want)
-		})
-	}
-}
-
-// TestRootsLsNamesOtherFolders: ls of the workspace root names the
-// other folders, which relative paths cannot reach, with the call that
-// lists one; a listing inside a folder does not repeat it.
-func TestRootsLsNamesOtherFolders(t *testing.T) {
-	t.Parallel()
-	d := rootsNewDirs(t)
-	c, ctx := rootsStart(t, d, d.A, d.B)
-	r := c.CallTool(ctx, "ls", map[string]any{})
-	wantResult(t, "ls root", r, false, fmt.Sprintf("[The workspace has 1 more folder(s), reached by absolute paths: %s. List one with ls {\"path\": %q}.]", d.B, d.B))
-	wantResult(t, "ls the named folder", c.CallTool(ctx, "ls", map[string]any{"path": d.B}), false, "b.txt")
-	r = c.CallTool(ctx, "ls", map[string]any{"path": d.B})
-	wantLacks(t, "ls second folder", r.Text(), "more folder")
-
-	single := harness.Start(t, harness.Options{Root: d.A})
-	single.Initialize(ctx, nil)
-	wantLacks(t, "ls with one folder", single.CallTool(ctx, "ls", map[string]any{}).Text(), "more folder")
 }
