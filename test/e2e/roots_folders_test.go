@@ -404,8 +404,14 @@ type rootsMCP struct {
 // not declare the roots capability.
 func rootsStartMCP(t *testing.T, roots []map[string]any, args ...string) (*rootsMCP, context.Context) {
 	t.Helper()
-	ctx := testCtx(t, 40*time.Second)
-	m := &rootsMCP{mcpRawClient: startMCPRaw(t, append([]string{"mcp"}, args...), nil), roots: roots}
+	return rootsStartMCPEnv(t, nil, roots, args...)
+}
+
+// rootsStartMCPEnv is rootsStartMCP with env added to the process's.
+func rootsStartMCPEnv(t *testing.T, env []string, roots []map[string]any, args ...string) (*rootsMCP, context.Context) {
+	t.Helper()
+	ctx := testCtx(t, 60*time.Second)
+	m := &rootsMCP{mcpRawClient: startMCPRaw(t, append([]string{"mcp"}, args...), env), roots: roots}
 	m.setHandler(m.answer)
 	caps := map[string]any{}
 	if roots != nil {
