@@ -476,4 +476,3 @@ func TestEditAfterReadingAFileOver16MiB(t *testing.T) {
 		})
 	}
 }
-
