@@ -38,6 +38,9 @@ func TestLiveSettingsDenyRuleAppliesToNextCall(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "alpha\n", "b.txt": "bravo\n", "c.txt": "charlie\n"})
 	xdg := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(xdg, "agentls"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	c, ctx := startIn(t, ws, bypass(), "XDG_CONFIG_HOME="+xdg)
 	read := func(p string) harness.Result { return c.CallTool(ctx, "read", map[string]any{"path": p}) }
 	denied := func(p string) bool { return waitUntil(5*time.Second, func() bool { return read(p).IsError }) }

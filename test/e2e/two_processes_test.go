@@ -120,8 +120,9 @@ func TestTwoProcessesStaleAcrossProcesses(t *testing.T) {
 	}
 }
 
-// The two processes read the same file, then edit different lines of it at
-// the same moment, 50 rounds: at most one of two edits made against one
+// The two processes read the same file, then change it at the same moment,
+// 50 rounds: the editor edits its line, agentls mcp writes the whole file
+// with its own line changed. At most one of two changes made against one
 // read applies, the other is refused as stale and applies after a re-read;
 // no update is lost, the file is never torn and no temp file is left.
 func TestTwoProcessesRacingEdits(t *testing.T) {
@@ -130,39 +131,46 @@ func TestTwoProcessesRacingEdits(t *testing.T) {
 	body := func(a, b int) string { return fmt.Sprintf("A=%03d\n%sB=%03d\n", a, pad, b) }
 	p := twoProcStart(t, map[string]string{"f.txt": body(0, 0)})
 	fp := filepath.Join(p.ws, "f.txt")
-	keys, vals := []string{"A", "B"}, []int{0, 0}
-	edit := func(i, to int) map[string]any {
-		return editCall("f.txt", fmt.Sprintf("%s=%03d\n", keys[i], vals[i]), fmt.Sprintf("%s=%03d\n", keys[i], to))
+	vals := []int{0, 0}
+	change := func(i, to int) harness.Result {
+		if i == 0 {
+			return p.side(t, 0)("edit", editCall("f.txt", fmt.Sprintf("A=%03d\n", vals[0]), fmt.Sprintf("A=%03d\n", to)))
+		}
+		return p.side(t, 1)("write", map[string]any{"path": "f.txt", "content": body(vals[0], to)})
 	}
 	for round := 1; round <= 50; round++ {
-		for i := range keys {
+		for i := range vals {
 			wantResult(t, "read", p.side(t, i)("read", map[string]any{"path": "f.txt", "limit": 1}), false)
 		}
 		res := make([]harness.Result, 2)
 		start := make(chan struct{})
 		var wg sync.WaitGroup
-		for i := range keys {
+		for i := range vals {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				<-start
-				res[i] = p.side(t, i)("edit", edit(i, round))
+				res[i] = change(i, round)
 			}()
 		}
 		close(start)
 		wg.Wait()
 		if !res[0].IsError && !res[1].IsError {
-			t.Errorf("round %d: both edits made against the same read applied: the second replaced a file it had not read", round)
+			t.Errorf("round %d: both changes made against the same read applied: the second replaced a file it had not read", round)
 		}
-		for i := range keys {
+		for i := range vals {
 			if !res[i].IsError {
 				vals[i] = round
+			}
+		}
+		for i := range vals {
+			if !res[i].IsError {
 				continue
 			}
 			wantResult(t, fmt.Sprintf("round %d: side %d's refusal", round, i), res[i], true, "changed since you read it")
 			p.side(t, i)("read", map[string]any{"path": "f.txt", "limit": 1})
-			if r := p.side(t, i)("edit", edit(i, round)); r.IsError {
-				t.Errorf("round %d: side %d's edit after a re-read, with nobody else writing: %q", round, i, r.Text())
+			if r := change(i, round); r.IsError {
+				t.Errorf("round %d: side %d's change after a re-read, with nobody else writing: %q", round, i, r.Text())
 			} else {
 				vals[i] = round
 			}
