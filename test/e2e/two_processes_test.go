@@ -295,51 +295,6 @@ func TestTwoProcessesAuditLogParallel(t *testing.T) {
 	}
 }
 
-// Pruning to the newest 20 files at a session start never deletes the file
-// of a session still running (its later calls would be lost).
-func TestTwoProcessesAuditRotationKeepsLiveFile(t *testing.T) {
-	slow(t)
-	t.Parallel()
-	dir := t.TempDir()
-	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n"})
-	env := []string{"AGENTLS_AUDIT_DIR=" + dir, "XDG_CONFIG_HOME=" + t.TempDir()}
-	ed, ctx := startOpts(t, harness.Options{Root: ws, Env: env, Process: true}, bypass())
-	for i := range 3 {
-		wantResult(t, "read", ed.CallTool(ctx, "read", map[string]any{"path": "a.txt", "limit": i + 1}), false)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*"))
-	if len(files) != 1 {
-		t.Fatalf("audit files after the editor's calls: %v", files)
-	}
-	edFile := files[0]
-	// 22 sessions that started after the editor's (names and mtimes newer),
-	// then another session starts: 24 files, 20 are kept.
-	stamp := strings.SplitN(filepath.Base(edFile), "-", 3)
-	tE, err := time.ParseInLocation("20060102-150405", stamp[0]+"-"+stamp[1], time.Local)
-	if err != nil {
-		t.Fatalf("audit file name %q is not STAMP-PID.jsonl: %v", filepath.Base(edFile), err)
-	}
-	twoProcPlantAudit(t, dir, tE.Add(time.Second).Format("20060102-150405"), time.Now().Add(time.Second), 22)
-	time.Sleep(time.Until(tE.Add(2100 * time.Millisecond))) // the next session's stamp is a later second
-	mc, mctx := rootsStartMCPEnv(t, env, nil, "--root", ws)
-	wantResult(t, "mcp read", mc.tool(t, mctx, "read", map[string]any{"path": "a.txt"}), false)
-	if !waitUntil(5*time.Second, func() bool { f, _ := filepath.Glob(filepath.Join(dir, "*")); return len(f) <= 20 }) {
-		t.Fatal("no pruning to the newest 20 files after a session start over 24")
-	}
-	for i := range 3 {
-		wantResult(t, "read", ed.CallTool(ctx, "read", map[string]any{"path": "a.txt", "offset": 1, "limit": i + 1}), false)
-	}
-	ed.Shutdown(ctx)
-	mc.close()
-	if _, err := os.Stat(edFile); err != nil {
-		t.Errorf("the running editor session's audit file was deleted by another session's start: %v", err)
-	}
-	entries := twoProcAudit(t, dir)
-	if n, _ := twoProcMarked(entries, `"a.txt"`); n != 7 || len(entries[edFile]) != 6 || len(entries) > 20 {
-		t.Errorf("%d live calls logged (want 7), %d in the editor's file (want 6), %d files (want at most 20)", n, len(entries[edFile]), len(entries))
-	}
-}
-
 // twoProcSpillNotice is the cut notice of a 3000-line bash output
 // (docs/tools.md: "the notice gives its path and the line range shown").
 var twoProcSpillNotice = regexp.MustCompile(`^\[Output cut: showing lines 1002-3000 of 3000 \(a result is at most 2000 lines / (?:51200|39000) bytes, notices included\)\. Full output: (/\S+) — read it with read \{"path": "(/\S+)", "offset": 1\}\.\]\n`)
