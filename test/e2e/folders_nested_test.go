@@ -32,12 +32,12 @@ func nestedFolders(dirs ...string) []map[string]any {
 
 // nestedStart starts agentls (no --root) initialized with params, in
 // acceptEdits mode unless params say otherwise.
-func nestedStart(t *testing.T, params map[string]any, env ...string) (*harness.Client, context.Context) {
+func nestedStart(t *testing.T, params map[string]any) (*harness.Client, context.Context) {
 	t.Helper()
 	if _, ok := params["initializationOptions"]; !ok {
 		params["initializationOptions"] = map[string]any{"mode": "acceptEdits"}
 	}
-	return startOpts(t, harness.Options{Env: env}, params)
+	return startOpts(t, harness.Options{}, params)
 }
 
 // nestedStartFolders starts a session over folders in acceptEdits mode.
@@ -45,9 +45,6 @@ func nestedStartFolders(t *testing.T, folders ...string) (*harness.Client, conte
 	t.Helper()
 	return nestedStart(t, map[string]any{"workspaceFolders": nestedFolders(folders...)})
 }
-
-// nestedBackends are the two grep searchers (ripgrep when on PATH, and Go).
-var nestedBackends = []struct{ name, env string }{{"rg", "AGENTLS_GREP_BACKEND=rg"}, {"go", "AGENTLS_GREP_BACKEND=go"}}
 
 var nestedGrepLine = regexp.MustCompile(`^(.+?):(\d+): `)
 
@@ -142,52 +139,6 @@ func nestedChange(t *testing.T, ctx context.Context, c *harness.Client, added, r
 		"event": map[string]any{"added": nestedFolders(added...), "removed": nestedFolders(removed...)},
 	}); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// A folder inside another, in either order and with either grep backend: grep
-// and find (no path, or ".") print each file once, the first folder's first
-// and relative there; ls of the root names only a folder outside the first;
-// an edit through each printed name changes that file and names it so.
-func TestFoldersNestedNestedRoundTrip(t *testing.T) {
-	t.Parallel()
-	outer, inner, lines := nestedNested(t)
-	for _, tc := range []struct {
-		name    string
-		folders []string
-		want    []string // grep/find paths in order
-		ls      []string // ls {} entries
-		more    string   // the folder ls's note names; "": no note
-	}{
-		{"outer first", []string{outer, inner}, []string{"inner/i.txt", "inner/sub/d.txt", "o.txt"}, []string{"inner/", "o.txt"}, ""},
-		{"inner first", []string{inner, outer}, []string{"i.txt", "sub/d.txt", filepath.Join(outer, "o.txt")}, []string{"i.txt", "sub/"}, outer},
-	} {
-		for _, be := range nestedBackends {
-			t.Run(tc.name+"/"+be.name, func(t *testing.T) {
-				c, ctx := nestedStart(t, map[string]any{"workspaceFolders": nestedFolders(tc.folders...)}, be.env)
-				nestedCheckOnce(t, ctx, c, tc.folders[0], tc.want, lines)
-				nestedCheckOnce(t, ctx, c, tc.folders[0], tc.want, lines, map[string]any{"path": "."})
-				r := c.CallTool(ctx, "ls", map[string]any{})
-				var entries []string
-				for _, l := range strings.Split(r.Text(), "\n")[1:] {
-					if l != "" && !strings.HasPrefix(l, "[") {
-						entries = append(entries, l)
-					}
-				}
-				nestedSame(t, "ls {} entries", entries, tc.ls)
-				if tc.more == "" {
-					wantLacks(t, "ls {}: a folder inside the first is not another folder", r.Text(), "more folder")
-				} else {
-					wantContains(t, "ls {}", r.Text(), fmt.Sprintf("[The workspace has 1 more folder(s), reached by absolute paths: %s.", tc.more), fmt.Sprintf(`ls {"path": %q}`, tc.more))
-				}
-				for _, name := range tc.want {
-					c.CallTool(ctx, "read", map[string]any{"path": name})
-					wantResult(t, "edit "+name, c.CallTool(ctx, "edit", nestedEdit(name, "needle", "pin")), false, "Edited "+name+": 1 replacement")
-					c.CallTool(ctx, "read", map[string]any{"path": name})
-					wantResult(t, "edit back "+name, c.CallTool(ctx, "edit", nestedEdit(name, "pin", "needle")), false)
-				}
-			})
-		}
 	}
 }
 
