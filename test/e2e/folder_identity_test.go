@@ -75,6 +75,8 @@ var identNewFolderFiles = map[string]string{
 	"y.txt":                  "new-y\n",
 	"secret.txt":             "TOPSECRET-23\n",
 	".agentls/settings.json": `{"permissions": {"deny": ["Read(secret.txt)"]}}`,
+	".gitignore":             "skipped.txt\n",
+	"skipped.txt":            "new-y but ignored\n",
 }
 
 const identGone = "no longer exists"
@@ -193,6 +195,7 @@ func identFolderReplaced(t *testing.T, first bool, how, trigger string) {
 	wantLacks(t, "the new directory's deny rule", r.Text(), "TOPSECRET")
 	g := c.CallTool(ctx, "grep", map[string]any{"pattern": "TOPSECRET"})
 	wantLacks(t, "grep filtered by the new directory's deny rule", g.Text(), "TOPSECRET-23")
+	wantLacks(t, "grep filtered by the new directory's .gitignore", c.CallTool(ctx, "grep", map[string]any{"pattern": "new-y"}).Text(), "ignored")
 	l := c.CallTool(ctx, "ls", lsArgs)
 	wantResult(t, "ls of the folder's root", l, false, "y.txt")
 	wantLacks(t, "ls of the folder's root (x.txt was in the old directory; secret.txt is denied)", l.Text(), "x.txt", "secret.txt")

@@ -346,6 +346,47 @@ func TestFoldersNestedMissingAtStart(t *testing.T) {
 	}
 }
 
+// The first folder deleted while the session runs, with the Go grep
+// backend (the folder-identity tests run the default one): calls in it fail
+// saying it no longer exists, bash refuses to run there, relative paths
+// fail clearly, and the other folder is still searched.
+func TestFoldersNestedDeletedDuringSession(t *testing.T) {
+	t.Parallel()
+	base := resolvedWorkspace(t, nil)
+	gone, kept := filepath.Join(base, "gone"), filepath.Join(base, "kept")
+	writeFiles(t, gone, map[string]string{"g.txt": "needle gone\n", "d/h.txt": "needle deep\n"})
+	writeFiles(t, kept, map[string]string{"k.txt": "needle kept\n"})
+	c, ctx := startOpts(t, harness.Options{Env: []string{"AGENTLS_GREP_BACKEND=go"}}, map[string]any{
+		"workspaceFolders": nestedFolders(gone, kept), "initializationOptions": map[string]any{"mode": "acceptEdits"}})
+	g := filepath.Join(gone, "g.txt")
+	wantResult(t, "read before", c.CallTool(ctx, "read", map[string]any{"path": g}), false, "1→needle gone")
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"read", map[string]any{"path": g}},
+		{"ls", map[string]any{"path": gone}},
+		{"grep", map[string]any{"pattern": "needle", "path": gone}},
+		{"find", map[string]any{"pattern": "*.txt", "path": gone}},
+		{"grep", map[string]any{"pattern": "needle", "path": filepath.Join(gone, "d")}},
+		{"edit", nestedEdit(g, "needle", "pin")},
+		{"bash", map[string]any{"command": "true"}},
+		{"read", map[string]any{"path": "k.txt"}},
+	} {
+		wantResult(t, fmt.Sprint(call.tool, call.args), c.CallTool(ctx, call.tool, call.args), true)
+	}
+	r := c.CallTool(ctx, "grep", map[string]any{"pattern": "needle"})
+	wantResult(t, "grep everything", r, false, "needle kept", "[Workspace folder "+gone+" no longer exists; it was not searched.]")
+	wantLacks(t, "grep everything", r.Text(), "needle gone")
+	wantResult(t, "find everything", c.CallTool(ctx, "find", map[string]any{"pattern": "*.txt"}), false, "k.txt")
+	if _, err := os.Stat(gone); err == nil {
+		t.Errorf("a call re-created the deleted folder")
+	}
+}
+
 // Removing the first folder makes the second the first: relative paths,
 // bash and printed paths follow; a removed folder's reads are forgotten
 // when it comes back.
