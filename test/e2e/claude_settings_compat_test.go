@@ -179,16 +179,17 @@ func TestClaudeSettingsAskReason(t *testing.T) {
 	}
 }
 
-// A workspace allow cannot lift the built-in asks; an editor allow can.
+// A workspace allow cannot lift the built-in ask for agentls's own
+// configuration (nor the secret-file one: permissions/
+// project_cannot_lift_builtins.txtar); an editor or user allow can lift the
+// secret-file ask.
 func TestClaudeSettingsBuiltinAsks(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{
 		".agentls/settings.json": claudeSettings(map[string][]string{"allow": {"Read(./.env)", "Edit(/.agentls/**)"}}, nil),
 		".env":                   "TOKEN=abc\n",
 	}
-	e := claudeStart(t, files, nil, map[string]any{"mode": "acceptEdits"})
-	claudeRun(t, e, []claudeCase{
-		{name: "workspace allow does not lift secret ask", tool: "read", args: map[string]any{"path": ".env"}, want: "ask"},
+	claudeRun(t, claudeStart(t, files, nil, map[string]any{"mode": "acceptEdits"}), []claudeCase{
 		{name: "workspace allow does not lift config ask", tool: "write", args: map[string]any{"path": ".agentls/tools/x.json", "content": "{}"}, want: "ask"},
 	})
 	e2 := claudeStart(t, files, nil, map[string]any{"mode": "acceptEdits", "permissions": map[string]any{"allow": []string{"Read(./.env)"}}})
@@ -337,23 +338,13 @@ func TestClaudeSettingsEditorSettings(t *testing.T) {
 	})
 }
 
-// A user-file rule error names the user file; a settings file edited
-// mid-session applies from the next call, and a broken save keeps the rules.
+// A rule error in the user's settings file is reported naming that file.
 func TestClaudeSettingsReload(t *testing.T) {
 	t.Parallel()
-	e := claudeStart(t, map[string]string{".agentls/settings.json": claudeSettings(map[string][]string{"deny": {"Bash(mytool a:*)"}}, nil)},
-		map[string]string{"settings.json": `{"permissions":{"deny":["Read(./x"]}}`}, nil)
+	e := claudeStart(t, nil, map[string]string{"settings.json": `{"permissions":{"deny":["Read(./x"]}}`}, nil)
 	if _, ok := e.c.WaitNote(5*time.Second, func(n harness.Note) bool {
 		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "agentls/settings.json") && strings.Contains(string(n.Params), "Read(./x")
 	}); !ok {
 		t.Errorf("no window/logMessage names the user settings file and its bad rule; got %v", e.c.Notes("window/logMessage"))
 	}
-	claudeRun(t, e, []claudeCase{claudeCmd("before", "mytool b", "ask", "")})
-	claudeFiles(t, e.ws, map[string]string{".agentls/settings.json": claudeSettings(map[string][]string{"deny": {"Bash(mytool a:*)", "Bash(mytool b:*)"}}, nil)})
-	claudeRun(t, e, []claudeCase{claudeCmd("after edit", "mytool b", "deny", "denied by the rule Bash(mytool b:*) (.agentls/settings.json)")})
-	claudeFiles(t, e.ws, map[string]string{".agentls/settings.json": `{"permissions":{"deny":["Bash(mytool a:*)"`})
-	claudeRun(t, e, []claudeCase{
-		claudeCmd("half-done save keeps deny a", "mytool a", "deny", "Bash(mytool a:*)"),
-		claudeCmd("half-done save keeps deny b", "mytool b", "deny", "Bash(mytool b:*)"),
-	})
 }

@@ -540,9 +540,8 @@ func TestMCPRootsCarryTheirConfiguration(t *testing.T) {
 }
 
 // The second folder's .agentls/tools and .agentls/mcp.json are watched like
-// the first's: a new tool file is found, a redefined tool runs its new
-// command, a removed one leaves the list with tools/listChanged, a bad file
-// is reported naming it, and an edited mcp.json starts the new server and
+// the first's: a new tool file is found, a removed one leaves the list with
+// tools/listChanged, and an edited mcp.json starts the new server there and
 // stops only the removed one.
 func TestFolderToolAndServerFilesReloadLive(t *testing.T) {
 	slow(t)
@@ -559,27 +558,11 @@ func TestFolderToolAndServerFilesReloadLive(t *testing.T) {
 	} else {
 		wantResult(t, "new B tool", c.CallTool(ctx, "fcfg_b_new", map[string]any{}), false, "fc-b-new-ran")
 	}
-	writeFile(t, filepath.Join(tools, b.ext()+".json"), folderCfgTool(b.ext(), "echo fc-ext-b-redefined"))
-	if !waitUntil(5*time.Second, func() bool {
-		return strings.Contains(c.CallTool(ctx, b.ext(), map[string]any{}).Text(), "fc-ext-b-redefined")
-	}) {
-		t.Errorf("B's redefined tool still runs its old command")
-	}
 	t0 := time.Now()
 	os.Remove(filepath.Join(tools, b.ext()+".json"))
-	if !folderCfgListChangedSince(c, t0) {
-		t.Errorf("no tools/listChanged after B's active tool file was removed")
+	if !folderCfgListChangedSince(c, t0) || !waitUntil(5*time.Second, func() bool { return folderCfgList(t, c, ctx, true)[b.ext()] == nil }) {
+		t.Errorf("B's removed tool file: no tools/listChanged, or %s still listed", b.ext())
 	}
-	if !waitUntil(5*time.Second, func() bool { return folderCfgList(t, c, ctx, true)[b.ext()] == nil }) {
-		t.Errorf("%s still listed after its file was removed", b.ext())
-	}
-	t0 = time.Now()
-	bad := filepath.Join(tools, "fcfg_b_bad.json")
-	writeFile(t, bad, `{"name": "fcfg_b_bad", "description": "x", "inputSchema": {"type": "object"}, "command": "echo x", "timout": 5}`)
-	if !folderCfgLogSince(c, t0, bad, "timout") {
-		t.Errorf("bad tool file in B not reported naming it and the unknown field; logs: %q", logMessages(c, 0))
-	}
-	wantLacks(t, "tool_search", folderCfgSearch(t, c, ctx), "fcfg_b_bad")
 
 	b2 := fmt.Sprint("fc-marker-b2-", time.Now().UnixNano())
 	reapProcessesWithArg(t, b2)
