@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -364,31 +363,6 @@ func TestTwoProcessesSpillFiles(t *testing.T) {
 	check("after the editor process shut down (docs: deleted at shutdown)", "ed", false)
 	if q := paths["mc2"]; q != "" {
 		wantResult(t, "mcp read of its spill file after the editor exited", p.mc.tool(t, p.ctx, "read", map[string]any{"path": q, "offset": 2999}), false, "mc2-2999\n", "mc2-3000")
-	}
-}
-
-// A session start removes crashed writes' temp files but keeps those of
-// another agentls still running (ARCHITECTURE.md "Writes are atomic": the
-// temp name carries the writer's pid).
-func TestTwoProcessesTempFiles(t *testing.T) {
-	t.Parallel()
-	ws := resolvedWorkspace(t, map[string]string{"f.txt": "f\n", "sub/g.txt": "g\n"})
-	ed, _ := startOpts(t, harness.Options{Root: ws, Process: true}, bypass())
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	live := filepath.Join(ws, "sub", fmt.Sprintf(".agentls-tmp-g.txt-%d-0123456789ab", ed.Process().Pid))
-	crashed := filepath.Join(ws, "sub", fmt.Sprintf(".agentls-tmp-g.txt-%d-0123456789ab", dead.Process.Pid))
-	writeFile(t, live, "half")
-	writeFile(t, crashed, "half")
-	mc, ctx := rootsStartMCP(t, nil, "--root", ws)
-	wantResult(t, "mcp read", mc.tool(t, ctx, "read", map[string]any{"path": "f.txt"}), false)
-	if !waitUntil(5*time.Second, func() bool { _, err := os.Stat(crashed); return os.IsNotExist(err) }) {
-		t.Fatalf("a dead process's temp file %s was not removed at the next session start", filepath.Base(crashed))
-	}
-	if _, err := os.Stat(live); err != nil {
-		t.Errorf("the running editor agentls's temp file was removed by the mcp session's start: %v", err)
 	}
 }
 

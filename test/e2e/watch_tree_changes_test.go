@@ -139,51 +139,6 @@ func watchTreeWantEdit(t *testing.T, ctx context.Context, c *harness.Client, pat
 	wantResult(t, "edit of "+path, r, false, "Edited "+path)
 }
 
-// rm -rf of a directory holding read files, then recreating it: read files
-// are reported deleted, then created; same content stays editable (the
-// guard hashes when the fingerprint differs), different content is stale.
-func TestWatchRemoveAndRecreateDir(t *testing.T) {
-	t.Parallel()
-	files := map[string]string{
-		"d/same.txt":     "same one\nsame two\n",
-		"d/diff.txt":     "diff one\ndiff two\n",
-		"d/sub/deep.txt": "deep one\n",
-		"other.txt":      "other\n",
-	}
-	ws := newWorkspace(t, files)
-	c, _, ctx := watchTreeStart(t, ws)
-	for _, p := range []string{"d/same.txt", "d/diff.txt", "d/sub/deep.txt"} {
-		watchTreeRead(t, ctx, c, p)
-	}
-	if err := os.RemoveAll(filepath.Join(ws, "d")); err != nil {
-		t.Fatal(err)
-	}
-	read := []string{filepath.Join(ws, "d/same.txt"), filepath.Join(ws, "d/diff.txt"), filepath.Join(ws, "d/sub/deep.txt")}
-	for _, p := range watchTreeWaitAll(c, watchTreeKind("deleted"), read...) {
-		t.Errorf("no workspace/externalChange kind deleted for %s after rm -rf d", p)
-	}
-	writeFiles(t, ws, map[string]string{
-		"d/same.txt":     files["d/same.txt"],
-		"d/diff.txt":     "diff ONE\ndiff two\n",
-		"d/sub/deep.txt": files["d/sub/deep.txt"],
-	})
-	// The client was told these files were deleted; their return must be
-	// announced too, or its view stays wrong.
-	for _, p := range watchTreeWaitAll(c, watchTreeKind("created"), read...) {
-		t.Errorf("no workspace/externalChange kind created for %s after recreating d, though it was reported deleted", p)
-	}
-	if _, ok := watchTreeWait(c, func(ch watchTreeChange) bool { return ch.Kind == "created" && ch.ReadStale }, fileURI(filepath.Join(ws, "d/diff.txt"))); !ok {
-		t.Errorf("recreated d/diff.txt with other content: no created notification with readStale true; got %+v", watchTreeChanges(c))
-	}
-	t.Logf("notifications: %+v", watchTreeChanges(c))
-	watchTreeWantStale(t, ctx, c, ws, "d/diff.txt", "diff two", "diff ONE\ndiff two\n")
-	watchTreeWantEdit(t, ctx, c, "d/same.txt", "same two", "same 2")
-	watchTreeWantEdit(t, ctx, c, "d/sub/deep.txt", "deep one", "deep 1")
-	if got := readFile(t, filepath.Join(ws, "d/same.txt")); got != "same one\nsame 2\n" {
-		t.Errorf("d/same.txt = %q", got)
-	}
-}
-
 // mv src lib with a read file inside: the old path fails clearly, the new
 // path needs a read, and the renamed directory keeps being watched.
 func TestWatchRenameDir(t *testing.T) {
