@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,32 +13,14 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// rootsStderr collects the server's log.
-type rootsStderr struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *rootsStderr) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *rootsStderr) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // rootsConnect starts `agentls mcp` with no --root in cwd and connects the
 // Go SDK client declaring roots (on the newest version where roots are not
 // deprecated).
-func rootsConnect(t *testing.T, ctx context.Context, cwd string, roots ...string) (*mcp.ClientSession, *rootsStderr) {
+func rootsConnect(t *testing.T, ctx context.Context, cwd string, roots ...string) (*mcp.ClientSession, *lockedBuffer) {
 	t.Helper()
 	cmd := harness.Command(t, []string{"mcp"})
 	cmd.Dir = cwd
-	errb := &rootsStderr{}
+	errb := &lockedBuffer{}
 	cmd.Stderr = errb
 	client := mcp.NewClient(&mcp.Implementation{Name: "roots-test", Version: "1"}, nil)
 	for _, r := range roots {
@@ -151,7 +131,7 @@ func TestBadRootFlagIsSkippedAndNoneUsableExits2(t *testing.T) {
 	t.Run("mcp, one bad among good", func(t *testing.T) {
 		cmd := harness.Command(t, []string{"mcp", "--root", missing, "--root", good})
 		cmd.Dir = cwd
-		errb := &rootsStderr{}
+		errb := &lockedBuffer{}
 		cmd.Stderr = errb
 		client := mcp.NewClient(&mcp.Implementation{Name: "roots-test", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 		s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, nil)

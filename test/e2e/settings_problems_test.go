@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -100,51 +98,20 @@ func TestSettingsProblemsSentToTheMCPClient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := t.TempDir()
 			writeFiles(t, ws, map[string]string{".agentls/settings.json": tc.settings})
-			cmd := harness.Command(t, []string{"mcp", "--root", ws}, "XDG_CONFIG_HOME="+t.TempDir())
-			stdin, stdout := harness.StartPiped(t, cmd)
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`+"\n")
-			io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-			type message struct {
-				Method string
-				Params struct {
-					Level string
-					Data  string
-				}
-			}
-			got := make(chan message, 64)
-			go func() {
-				defer close(got)
-				sc := bufio.NewScanner(stdout)
-				sc.Buffer(nil, 1<<20)
-				for sc.Scan() {
-					var m message
-					if json.Unmarshal(sc.Bytes(), &m) == nil && m.Method == "notifications/message" {
-						got <- m
-					}
-				}
-			}()
-			missing := map[string]bool{}
+			m := startMCPRaw(t, []string{"mcp", "--root", ws}, []string{"XDG_CONFIG_HOME=" + t.TempDir()})
+			m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "e2e", "version": "1"}}})
+			m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 			for _, w := range tc.want {
-				missing[w] = true
-			}
-			deadline := time.After(10 * time.Second)
-			for len(missing) > 0 {
-				select {
-				case m, ok := <-got:
-					if !ok {
-						t.Fatal("agentls mcp closed its output")
-					}
-					for w := range missing {
-						if strings.Contains(m.Params.Data, w) {
-							delete(missing, w)
-							if m.Params.Level != tc.level {
-								t.Errorf("%q came as level %q, want %q", w, m.Params.Level, tc.level)
-							}
-						}
-					}
-				case <-deadline:
-					t.Fatalf("no notifications/message says %v", missing)
+				msg, ok := m.wait(10*time.Second, func(m mcpMsg) bool {
+					return m.Method == "notifications/message" && strings.Contains(string(m.Params), strings.Trim(compactJSON(w), `"`))
+				})
+				if !ok {
+					t.Fatalf("no notifications/message says %q", w)
+				}
+				var p struct{ Level string }
+				json.Unmarshal(msg.Params, &p)
+				if p.Level != tc.level {
+					t.Errorf("%q came as level %q, want %q", w, p.Level, tc.level)
 				}
 			}
 		})

@@ -23,6 +23,8 @@ type editorDoc struct {
 	version int32
 	text    string
 	edits   []json.RawMessage // the applyEdit params received
+	refuse  string            // when set, applyEdit answers applied:false with it
+	saved   func(text string) // when set, called after an applied edit (the editor saves)
 }
 
 func (d *editorDoc) open(ctx context.Context, t *testing.T, text string) {
@@ -77,6 +79,10 @@ func (d *editorDoc) applyEdit(ctx context.Context, method string, params json.Ra
 	dc := p.Edit.DocumentChanges[0]
 	d.mu.Lock()
 	d.edits = append(d.edits, params)
+	if d.refuse != "" {
+		d.mu.Unlock()
+		return map[string]any{"applied": false, "failureReason": d.refuse}, nil
+	}
 	if dc.TextDocument.URI != d.uri || dc.TextDocument.Version != d.version {
 		d.mu.Unlock()
 		return map[string]any{"applied": false, "failureReason": "version mismatch"}, nil
@@ -94,6 +100,9 @@ func (d *editorDoc) applyEdit(ctx context.Context, method string, params json.Ra
 		"textDocument":   map[string]any{"uri": d.uri, "version": v},
 		"contentChanges": []any{map[string]any{"text": string(next)}},
 	})
+	if d.saved != nil {
+		d.saved(string(next))
+	}
 	return map[string]any{"applied": true}, nil
 }
 
@@ -177,17 +186,125 @@ func TestUnsavedDocumentWithoutApplyEditIsNotEdited(t *testing.T) {
 	c, d, ws, ctx, _ := startSync(t, false)
 	d.open(ctx, t, "package a\n\nfunc A() {} // unsaved\n")
 	c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
-	r := c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "oldText": "func A() {}", "newText": "func A() { panic(0) }"})
-	if !r.IsError || !strings.Contains(r.Text(), "unsaved changes") {
-		t.Fatalf("edit = %q, want a refusal naming the unsaved changes", r.Text())
+	for _, args := range []map[string]any{
+		{"path": "a.go", "oldText": "func A() {}", "newText": "func A() { panic(0) }"},
+		{"path": "a.go", "content": "replaced\n"},
+	} {
+		tool := map[bool]string{true: "write", false: "edit"}[args["content"] != nil]
+		r := c.CallTool(ctx, tool, args)
+		wantResult(t, tool, r, true, "unsaved changes", "save", "revert")
+		if got := readFile(t, filepath.Join(ws, "a.go")); got != "package a\n\nfunc A() {}\n" {
+			t.Fatalf("%s changed the file on disk under an unsaved document: %q", tool, got)
+		}
 	}
-	if got := readFile(t, filepath.Join(ws, "a.go")); got != "package a\n\nfunc A() {}\n" {
-		t.Fatalf("the file on disk changed: %q", got)
+	// Saved (the buffer now equals the disk), the document is edited on disk.
+	writeFile(t, filepath.Join(ws, "a.go"), "package a\n\nfunc A() {} // unsaved\n")
+	c.Conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": d.uri}})
+	c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
+	wantResult(t, "edit after save", c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "oldText": "// unsaved", "newText": "// saved"}), false)
+	if got := readFile(t, filepath.Join(ws, "a.go")); got != "package a\n\nfunc A() {} // saved\n" {
+		t.Errorf("disk after save and edit: %q", got)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.edits) != 0 {
 		t.Fatalf("workspace/applyEdit sent to a client without the capability")
+	}
+}
+
+// An editor refusing the edit (applied:false) makes it an error carrying
+// the editor's reason, with document and disk untouched; once the document
+// is closed, read and edit use the disk again without asking the editor.
+func TestRefusedApplyEditAndClosedDocument(t *testing.T) {
+	t.Parallel()
+	c, d, ws, ctx, _ := startSync(t, true)
+	d.open(ctx, t, "package a\n\nfunc A() {} // unsaved\n")
+	c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
+	d.mu.Lock()
+	d.refuse = "the user undid it"
+	d.mu.Unlock()
+	r := c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "oldText": "unsaved", "newText": "refused"})
+	wantResult(t, "applied:false", r, true, "the user undid it")
+	if got := readFile(t, filepath.Join(ws, "a.go")); got != "package a\n\nfunc A() {}\n" {
+		t.Errorf("disk written after applied:false: %q", got)
+	}
+	c.Conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": d.uri}})
+	r = c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
+	wantLacks(t, "read after didClose", r.Text(), "unsaved")
+	if _, ok := r.Details["editorVersion"]; ok {
+		t.Errorf("details.editorVersion after didClose: %v", r.Details["editorVersion"])
+	}
+	wantResult(t, "edit after didClose", c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "oldText": "A()", "newText": "B()"}), false)
+	if got := readFile(t, filepath.Join(ws, "a.go")); got != "package a\n\nfunc B() {}\n" {
+		t.Errorf("disk after an edit of a closed document: %q", got)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.edits) != 1 {
+		t.Errorf("%d applyEdit requests, want only the refused one", len(d.edits))
+	}
+}
+
+// An editor that saves what it applied: the result says "in the editor
+// (saved)"; a write of an open document goes through the editor too.
+func TestSavedApplyEditAndWriteGoThroughTheEditor(t *testing.T) {
+	t.Parallel()
+	c, d, ws, ctx := newSyncClient(t, "red\ngreen\n")
+	path := filepath.Join(ws, "a.go")
+	d.saved = func(text string) {
+		writeFile(t, path, text)
+		c.Conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": d.uri}})
+	}
+	c.OnRequest = d.applyEdit
+	c.Initialize(ctx, map[string]any{"initializationOptions": bypassOptions(),
+		"capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{"applyEdit": true}}}})
+	d.open(ctx, t, "red\ngreen\n")
+	c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
+	r := c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "oldText": "green", "newText": "blue"})
+	wantResult(t, "saved edit", r, false, "in the editor (saved)")
+	if r.Details["inEditor"] != true || r.Details["saved"] != true {
+		t.Errorf("details.inEditor=%v saved=%v, want true/true", r.Details["inEditor"], r.Details["saved"])
+	}
+	if got := readFile(t, path); got != "red\nblue\n" {
+		t.Errorf("disk after a saved edit: %q", got)
+	}
+	wantResult(t, "write of an open document", c.CallTool(ctx, "write", map[string]any{"path": "a.go", "content": "all new\n"}), false, "in the editor")
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.edits) != 2 || d.text != "all new\n" {
+		t.Errorf("%d applyEdit requests, document %q; want the write applied by the editor", len(d.edits), d.text)
+	}
+}
+
+// didChange ranges count UTF-16 code units; a change that cannot be
+// applied drops the document (reported) and the disk is used again.
+func TestIncrementalChangesCountUTF16AndABadRangeDropsTheDocument(t *testing.T) {
+	t.Parallel()
+	disk := "héllo 😀 world\nsecond\n"
+	c, d, _, ctx := newSyncClient(t, disk)
+	c.Initialize(ctx, bypass())
+	d.open(ctx, t, disk)
+	rng := func(l1, c1, l2, c2 int) map[string]any {
+		return map[string]any{"start": map[string]any{"line": l1, "character": c1}, "end": map[string]any{"line": l2, "character": c2}}
+	}
+	change := func(v int, changes ...any) {
+		c.Conn.Notify(ctx, "textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": d.uri, "version": v}, "contentChanges": changes})
+	}
+	// "world" starts at UTF-16 column 9 (h é l l o ␠ = 6, 😀 = 2 units, ␠ = 1).
+	change(2, map[string]any{"range": rng(0, 9, 0, 14), "text": "there"}, map[string]any{"range": rng(1, 0, 1, 6), "text": "2nd"})
+	r := c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
+	wantContains(t, "read after incremental changes", r.Text(), "héllo 😀 there", "2nd", "unsaved text from the editor")
+	if v, _ := r.Details["editorVersion"].(float64); v != 2 {
+		t.Errorf("details.editorVersion = %v, want 2", r.Details["editorVersion"])
+	}
+	change(3, map[string]any{"range": rng(40, 0, 40, 1), "text": "x"})
+	r = c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
+	wantContains(t, "read after a bad didChange", r.Text(), "héllo 😀 world", "second")
+	wantLacks(t, "read after a bad didChange", r.Text(), "there", "unsaved text")
+	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
+		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "a.go")
+	}); !ok {
+		t.Errorf("no window/logMessage for an unappliable didChange; logs: %q", logMessages(c, 0))
 	}
 }
 
