@@ -772,7 +772,6 @@ func TestCLIToolsLimits(t *testing.T) {
 	}
 }
 
-
 // cliBadSettingsWS is a workspace whose settings file makes agentls log.
 func cliBadSettingsWS(t *testing.T) string {
 	return newWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions": {"deny": ["Read(("]}}`, "f.txt": "x\n"})

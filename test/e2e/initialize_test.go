@@ -7,7 +7,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -632,92 +631,9 @@ func TestInitializeTextDocumentSync(t *testing.T) {
 	})
 }
 
-func TestInitializeSharedRulesOnTheWire(t *testing.T) {
-	t.Parallel()
-	outside := resolvedWorkspace(t, map[string]string{"secret-outside.txt": "outside\n"})
-	big := numberedLines(2500, func(i int) string { return fmt.Sprintf("row %d", i) })
-	r, ws := initializeSession(t, map[string]string{"a.txt": "alpha\n", "sp ace.txt": "spaced\n", "big.txt": big}, nil)
-	if err := os.Symlink(filepath.Join(outside, "secret-outside.txt"), filepath.Join(ws, "link.txt")); err != nil {
-		t.Fatal(err)
-	}
-	paths := []struct {
-		name, path string
-		ok         bool
-		want       string
-	}{
-		{"relative", "a.txt", true, "alpha"},
-		{"leading @", "@a.txt", true, "alpha"},
-		{"NBSP", "sp\u00a0ace.txt", true, "spaced"},
-		{"narrow NBSP", "sp\u202face.txt", true, "spaced"},
-		{"absolute inside", filepath.Join(ws, "a.txt"), true, "alpha"},
-		{"dot-dot escape", "../" + filepath.Base(outside) + "/secret-outside.txt", false, ""},
-		{"absolute outside", filepath.Join(outside, "secret-outside.txt"), false, ""},
-		{"symlink outside", "link.txt", false, ""},
-		{"NUL byte", "a.txt\x00.png", false, ""},
-		{"device", "/dev/zero", false, ""},
-	}
-	for _, tc := range paths {
-		t.Run("path "+tc.name, func(t *testing.T) {
-			res := r.toolCall(t, "read", "", map[string]any{"path": tc.path}).result()
-			text := initializeText(res)
-			if tc.ok {
-				if res["isError"] == true || !strings.Contains(text, tc.want) {
-					t.Errorf("read %q: %s", tc.path, text)
-				}
-				return
-			}
-			if res["isError"] != true || strings.Contains(text, "outside\n") {
-				t.Errorf("read %q not refused: %s", tc.path, text)
-			}
-			if len(strings.TrimSpace(text)) < 10 {
-				t.Errorf("refusal of %q gives no reason: %q", tc.path, text)
-			}
-		})
-	}
-
-	t.Run("truncation notice", func(t *testing.T) {
-		res := r.toolCall(t, "read", "", map[string]any{"path": "big.txt"}).result()
-		wantContains(t, "read big.txt", initializeText(res), "lines 1-1998 of 2500", "offset=1999")
-		res = r.toolCall(t, "read", "", map[string]any{"path": "big.txt", "offset": 1999}).result()
-		text := initializeText(res)
-		wantContains(t, "read on", text, "row 1999", "row 2500")
-		if strings.Contains(text, "row 1998\n") {
-			t.Errorf("offset=1999 repeats line 1998")
-		}
-	})
-
-	// Secrets: every content string, and details that carry file or
-	// command text, pass the masker; so do the notifications.
-	const gh = "ghp_" + "Zq3xR8vK2mN5pL7tW9yB4cD6fH1jS0aE3uG8"
-	const aws = "AKIA" + "Z3MXQ7PLKR2WTB4N"
-	t.Run("secrets", func(t *testing.T) {
-		if err := os.WriteFile(filepath.Join(ws, "conf.txt"), []byte("token = "+gh+"\nkey = "+aws+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		before := len(r.all())
-		rd := r.toolCall(t, "read", "s-read", map[string]any{"path": "conf.txt"})
-		ed := r.toolCall(t, "edit", "s-edit", map[string]any{"path": "conf.txt", "edits": []any{map[string]any{"oldText": "token = " + gh, "newText": "token = " + gh + " # rotated"}}})
-		bs := r.toolCall(t, "bash", "s-bash", map[string]any{"command": "cat conf.txt; sleep 0.2; echo " + aws + "; sleep 0.2"})
-		for _, f := range append([]initializeFrame{rd, ed, bs}, r.all()[before:]...) {
-			for _, s := range []string{gh, aws} {
-				if bytes.Contains(f.Raw, []byte(s)) {
-					t.Errorf("secret %s… left the server in %s", s[:6], lastBytes(string(f.Raw), 400))
-				}
-			}
-		}
-		if ed.result()["isError"] == true {
-			t.Errorf("edit failed: %s", initializeText(ed.result()))
-		}
-		// The masked text is still there, marked: nothing was dropped.
-		wantContains(t, "masked read", initializeText(rd.result()), "token = [REDACTED")
-		wantContains(t, "masked bash", initializeText(bs.result()), "[REDACTED")
-	})
-}
-
 // The roots (docs/protocol.md, initialize): workspaceFolders win over
 // rootUri and rootPath, which win over --root; a relative path resolves
-// against the first root and an absolute one must lie in a root. A folder
-// change takes effect for the next request, writes included.
+// against the first root and an absolute one must lie in a root.
 func TestInitializeWorkspaceRoots(t *testing.T) {
 	t.Parallel()
 	cli := resolvedWorkspace(t, map[string]string{"marker.txt": "from --root\n"})
@@ -762,48 +678,13 @@ func TestInitializeWorkspaceRoots(t *testing.T) {
 			}
 		})
 	}
-
-	t.Run("didChangeWorkspaceFolders", func(t *testing.T) {
-		r := initializeStart(t, "")
-		r.initialize(map[string]any{"workspaceFolders": []any{folder(a), folder(b)}, "initializationOptions": bypassOptions()})
-		target := filepath.Join(c, "new.txt")
-		if text, isErr := read(t, r, filepath.Join(c, "marker.txt")); !isErr {
-			t.Fatalf("a folder not yet added is readable: %s", text)
-		}
-		if res := r.toolCall(t, "write", "", map[string]any{"path": target, "content": "x\n"}).result(); res["isError"] != true {
-			t.Fatalf("write outside the folders: %s", initializeText(res))
-		}
-		r.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
-			"added": []any{folder(c)}, "removed": []any{folder(b)},
-		}})
-		// Notifications are handled in order, so a request after it sees it.
-		if text, isErr := read(t, r, filepath.Join(c, "marker.txt")); isErr {
-			t.Errorf("added folder not readable: %s", text)
-		}
-		if text, isErr := read(t, r, filepath.Join(b, "marker.txt")); !isErr {
-			t.Errorf("removed folder still readable: %s", text)
-		}
-		if res := r.toolCall(t, "write", "", map[string]any{"path": target, "content": "x\n"}).result(); res["isError"] == true {
-			t.Errorf("write in an added folder: %s", initializeText(res))
-		}
-		r.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{"added": []any{}, "removed": []any{folder(c)}}})
-		if res := r.toolCall(t, "edit", "", editCall(target, "x", "y")).result(); res["isError"] != true {
-			t.Errorf("edit in a removed folder: %s", initializeText(res))
-		}
-		if got := readFile(t, target); got != "x\n" {
-			t.Errorf("content = %q", got)
-		}
-		if res := r.toolCall(t, "grep", "", map[string]any{"pattern": "x", "path": c}).result(); res["isError"] != true {
-			t.Errorf("grep in a removed folder: %s", initializeText(res))
-		}
-	})
 }
 
 // initializationOptions (docs/protocol.md): an invalid value fails
 // initialize with -32602 naming the field and leaves the server
 // uninitialized, so a corrected initialize works; an unknown key is a
 // window/logMessage warning; `[]` stands for `{}` (how Lua encodes an empty
-// table) at every level; the mode and the rules govern the tools.
+// table) at every level.
 func TestInitializeInitializationOptions(t *testing.T) {
 	t.Parallel()
 	t.Run("invalid values, then a corrected initialize", func(t *testing.T) {
@@ -851,11 +732,7 @@ func TestInitializeInitializationOptions(t *testing.T) {
 		name   string
 		params any
 	}{
-		{"options []", map[string]any{"initializationOptions": []any{}}},
-		{"permissions and limits []", map[string]any{"initializationOptions": map[string]any{"permissions": []any{}, "limits": []any{}}}},
 		{"experimental agentls []", map[string]any{"initializationOptions": map[string]any{}, "capabilities": map[string]any{"experimental": map[string]any{"agentls": []any{}}}}},
-		{"experimental []", map[string]any{"initializationOptions": map[string]any{}, "capabilities": map[string]any{"experimental": []any{}}}},
-		{"capabilities []", map[string]any{"initializationOptions": map[string]any{}, "capabilities": []any{}}},
 		{"capabilities and options []", map[string]any{"capabilities": []any{}, "initializationOptions": []any{}}},
 		{"params []", []any{}},
 	} {
@@ -876,42 +753,6 @@ func TestInitializeInitializationOptions(t *testing.T) {
 			wantContains(t, "read", initializeText(res), "hello")
 		})
 	}
-
-	t.Run("readOnly mode refuses changes as results", func(t *testing.T) {
-		r, ws := initializeSession(t, map[string]string{"a.txt": "hello\n"}, map[string]any{"initializationOptions": map[string]any{"mode": "readOnly"}})
-		r.toolCall(t, "read", "", map[string]any{"path": "a.txt"})
-		for _, call := range []struct {
-			tool string
-			args map[string]any
-		}{
-			{"write", map[string]any{"path": "new.txt", "content": "x"}},
-			{"edit", editCall("a.txt", "hello", "bye")},
-			{"bash", map[string]any{"command": "touch made-by-bash"}},
-		} {
-			res := r.toolCall(t, call.tool, "", call.args).result()
-			if res["isError"] != true {
-				t.Errorf("%s in readOnly mode: not an error: %s", call.tool, initializeText(res))
-			}
-		}
-		for _, p := range []string{"new.txt", "made-by-bash"} {
-			if _, err := os.Stat(filepath.Join(ws, p)); err == nil {
-				t.Errorf("%s was created in readOnly mode", p)
-			}
-		}
-		if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "hello\n" {
-			t.Errorf("a.txt changed in readOnly mode: %q", b)
-		}
-	})
-
-	t.Run("deny rule", func(t *testing.T) {
-		r, _ := initializeSession(t, map[string]string{"a.txt": "hello\n"}, map[string]any{"initializationOptions": map[string]any{
-			"mode": "bypass", "permissions": map[string]any{"deny": []any{"Read"}},
-		}})
-		res := r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()
-		if res["isError"] != true || strings.Contains(initializeText(res), "hello") {
-			t.Errorf("read under deny rule Read: %s", initializeText(res))
-		}
-	})
 }
 
 // A notification is never answered, so one that cannot be decoded can only
