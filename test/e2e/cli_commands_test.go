@@ -7,12 +7,8 @@ package e2e
 // docs/tools.md, docs/protocol.md.
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentls/agentls/test/harness"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -46,261 +41,20 @@ func cliRepoRoot(t *testing.T) string {
 	return root
 }
 
-// cliProc is a running agentls whose stdout is parsed strictly: LSP frames
-// (framed) or one JSON value per line (MCP). Anything else on stdout is an
-// error the test sees.
-type cliProc struct {
-	t      *testing.T
-	framed bool
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	msgs   chan cliMsg
-	quit   chan struct{}
-	stderr *lockedBuffer
-	exited chan struct{}
-	nextID int
-}
-
-type cliMsg struct {
-	m   map[string]any
-	err error
-}
-
-func cliStart(t *testing.T, framed bool, dir string, env []string, args ...string) *cliProc {
+// cliServe runs agentls in server mode with args; its stdout is read as
+// strict LSP frames, anything else on it fails the test.
+func cliServe(t *testing.T, env []string, args ...string) *framingRaw {
 	t.Helper()
-	cmd := harness.Command(t, args, env...)
-	cmd.Dir = dir
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// An os.Pipe, not StdoutPipe: Wait must not close our end before the
-	// reader has drained what the process wrote.
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	p := &cliProc{t: t, framed: framed, cmd: cmd, stdin: stdin, msgs: make(chan cliMsg, 256),
-		quit: make(chan struct{}), stderr: stderr, exited: make(chan struct{}), nextID: 100}
-	// The reader ends at stdout's EOF (the process and its children are
-	// gone) or when the test ends (quit).
-	go func() {
-		defer close(p.msgs)
-		defer pr.Close()
-		br := bufio.NewReader(pr)
-		for {
-			body, err := cliReadMessage(br, framed)
-			if errors.Is(err, io.EOF) {
-				return
-			}
-			var m map[string]any
-			if err == nil {
-				if jerr := json.Unmarshal(body, &m); jerr != nil {
-					err = fmt.Errorf("stdout holds something that is not a JSON message: %q (%v)", body, jerr)
-				}
-			}
-			select {
-			case p.msgs <- cliMsg{m: m, err: err}:
-			case <-p.quit:
-				return
-			}
-			if err != nil {
-				io.Copy(io.Discard, br)
-				return
-			}
-		}
-	}()
-	go func() {
-		cmd.Wait()
-		close(p.exited)
-	}()
+	r := &framingRaw{}
+	r.nextID.Store(1000)
+	r.rawClient = startRaw(t, args, env, r.read)
 	t.Cleanup(func() {
-		close(p.quit)
-		p.stdin.Close()
-		select {
-		case <-p.exited:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-p.exited
+		r.close()
+		if b := r.badFrames(); len(b) > 0 {
+			t.Errorf("stdout carried bytes that are not frames: %q", b)
 		}
 	})
-	return p
-}
-
-// cliReadMessage reads one LSP frame (only Content-Length / Content-Type
-// headers allowed) or one non-empty line.
-func cliReadMessage(br *bufio.Reader, framed bool) ([]byte, error) {
-	if !framed {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			if len(line) == 0 {
-				return nil, io.EOF
-			}
-			return nil, fmt.Errorf("stdout ends with an unterminated line %q", line)
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			return nil, fmt.Errorf("stdout holds an empty line")
-		}
-		return line, nil
-	}
-	n := -1
-	for first := true; ; first = false {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			if first && line == "" {
-				return nil, io.EOF
-			}
-			return nil, fmt.Errorf("stdout ends inside a frame header: %q", line)
-		}
-		if !strings.HasSuffix(line, "\r\n") {
-			return nil, fmt.Errorf("stdout: header line without CRLF: %q", line)
-		}
-		line = strings.TrimSuffix(line, "\r\n")
-		if line == "" {
-			break
-		}
-		k, v, ok := strings.Cut(line, ":")
-		switch {
-		case ok && strings.EqualFold(k, "Content-Length"):
-			n, err = strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				return nil, fmt.Errorf("stdout: bad Content-Length %q", line)
-			}
-		case ok && strings.EqualFold(k, "Content-Type"):
-		default:
-			return nil, fmt.Errorf("stdout: not an LSP header line: %q", line)
-		}
-	}
-	if n < 0 {
-		return nil, fmt.Errorf("stdout: frame without Content-Length")
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(br, body); err != nil {
-		return nil, fmt.Errorf("stdout: short frame body: %v", err)
-	}
-	return body, nil
-}
-
-func (p *cliProc) send(msg map[string]any) {
-	p.t.Helper()
-	msg["jsonrpc"] = "2.0"
-	b, err := json.Marshal(msg)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	if p.framed {
-		b = append([]byte(fmt.Sprintf("Content-Length: %d\r\n\r\n", len(b))), b...)
-	} else {
-		b = append(b, '\n')
-	}
-	if _, err := p.stdin.Write(b); err != nil {
-		p.t.Fatalf("write to agentls: %v", err)
-	}
-}
-
-// request sends a request and returns its id.
-func (p *cliProc) request(method string, params any) int {
-	p.t.Helper()
-	p.nextID++
-	msg := map[string]any{"id": p.nextID, "method": method}
-	if params != nil {
-		msg["params"] = params
-	}
-	p.send(msg)
-	return p.nextID
-}
-
-func (p *cliProc) notify(method string, params any) {
-	p.t.Helper()
-	msg := map[string]any{"method": method}
-	if params != nil {
-		msg["params"] = params
-	}
-	p.send(msg)
-}
-
-// reply waits for the response with the given id, skipping everything else.
-func (p *cliProc) reply(id int, timeout time.Duration) map[string]any {
-	p.t.Helper()
-	deadline := time.After(timeout)
-	for {
-		select {
-		case m, ok := <-p.msgs:
-			if !ok {
-				p.t.Fatalf("stdout closed before the reply to %d; stderr: %s", id, p.stderr.String())
-			}
-			if m.err != nil {
-				p.t.Fatal(m.err)
-			}
-			if v, ok := m.m["id"].(float64); ok && int(v) == id {
-				if _, isReq := m.m["method"]; !isReq {
-					return m.m
-				}
-			}
-		case <-deadline:
-			p.t.Fatalf("no reply to request %d within %v; stderr: %s", id, timeout, p.stderr.String())
-		}
-	}
-}
-
-// call sends a request and returns its result, failing on an error reply.
-func (p *cliProc) call(method string, params any) map[string]any {
-	p.t.Helper()
-	r := p.reply(p.request(method, params), 10*time.Second)
-	if e, ok := r["error"]; ok {
-		p.t.Fatalf("%s: error %v", method, e)
-	}
-	res, _ := r["result"].(map[string]any)
-	return res
-}
-
-// drain reads stdout to EOF and fails on anything that is not a message.
-func (p *cliProc) drain(timeout time.Duration) {
-	p.t.Helper()
-	deadline := time.After(timeout)
-	for {
-		select {
-		case m, ok := <-p.msgs:
-			if !ok {
-				return
-			}
-			if m.err != nil {
-				p.t.Fatal(m.err)
-			}
-		case <-deadline:
-			p.t.Fatalf("stdout still open after %v", timeout)
-		}
-	}
-}
-
-// wait returns the exit code, or fails after timeout.
-func (p *cliProc) wait(timeout time.Duration) int {
-	p.t.Helper()
-	select {
-	case <-p.exited:
-		return p.cmd.ProcessState.ExitCode()
-	case <-time.After(timeout):
-		p.t.Fatalf("agentls still running %v later; stderr: %s", timeout, p.stderr.String())
-		return -1
-	}
-}
-
-func cliText(res map[string]any) string {
-	var parts []string
-	content, _ := res["content"].([]any)
-	for _, c := range content {
-		if m, ok := c.(map[string]any); ok && m["type"] == "text" {
-			parts = append(parts, fmt.Sprint(m["text"]))
-		}
-	}
-	return strings.Join(parts, "\n")
+	return r
 }
 
 func cliInitParams(root string, opts map[string]any) map[string]any {
@@ -438,23 +192,21 @@ func TestCLIReadmeBuildAndRun(t *testing.T) {
 			t.Fatalf("README serve line %q, want ./agentls --root DIR", serve)
 		}
 		ws := newWorkspace(t, map[string]string{"cli-marker.txt": "x\n"})
-		p := cliStart(t, true, root, nil, serve[1], ws)
-		res := p.call("initialize", cliInitParams("", nil))
+		p := cliServe(t, nil, serve[1], ws)
+		res := framingResult(t, p.call("initialize", cliInitParams("", nil)))
 		if si, _ := res["serverInfo"].(map[string]any); si["name"] != "agentls" {
 			t.Errorf("serverInfo %v", res["serverInfo"])
 		}
 		p.notify("initialized", map[string]any{})
-		ls := p.call("tools/call", map[string]any{"name": "ls", "arguments": map[string]any{}})
-		if !strings.Contains(cliText(ls), "cli-marker.txt") {
-			t.Errorf("--root %s is not the workspace: ls says %q", ws, cliText(ls))
+		ls := framingResult(t, p.call("tools/call", framingTool("ls", map[string]any{})))
+		if !strings.Contains(framingText(ls), "cli-marker.txt") {
+			t.Errorf("--root %s is not the workspace: ls says %q", ws, framingText(ls))
 		}
-		r := p.reply(p.request("shutdown", nil), 5*time.Second)
-		if r["result"] != nil || r["error"] != nil {
+		if r := p.call("shutdown", nil); r["result"] != nil || r["error"] != nil {
 			t.Errorf("shutdown reply %v, want result null", r)
 		}
 		p.notify("exit", nil)
-		p.drain(5 * time.Second)
-		if code := p.wait(5 * time.Second); code != 0 {
+		if code := p.exitCode(5 * time.Second); code != 0 {
 			t.Errorf("exit after shutdown: code %d, want 0", code)
 		}
 	})
@@ -463,8 +215,8 @@ func TestCLIReadmeBuildAndRun(t *testing.T) {
 // cliServerVersion is serverInfo.version from a serve-mode initialize.
 func cliServerVersion(t *testing.T) string {
 	t.Helper()
-	p := cliStart(t, true, t.TempDir(), nil, "--root", t.TempDir())
-	res := p.call("initialize", cliInitParams("", nil))
+	p := cliServe(t, nil, "--root", t.TempDir())
+	res := framingResult(t, p.call("initialize", cliInitParams("", nil)))
 	si, _ := res["serverInfo"].(map[string]any)
 	v, _ := si["version"].(string)
 	if v == "" {
@@ -512,18 +264,18 @@ func TestCLIRootNotADirectory(t *testing.T) {
 			}
 		})
 		t.Run(kind+"/serve", func(t *testing.T) {
-			p := cliStart(t, true, ws, nil, "--root", root)
-			r := p.reply(p.request("initialize", cliInitParams("", nil)), 10*time.Second)
+			p := cliServe(t, nil, "--root", root)
+			r := p.call("initialize", cliInitParams("", nil))
 			e, _ := r["error"].(map[string]any)
 			if e == nil || e["code"] != float64(-32602) || !strings.Contains(fmt.Sprint(e["message"]), filepath.Base(root)) {
 				t.Errorf("initialize with --root %s: %v; want -32602 naming the path", root, r)
 			}
 			// The client's own folder still works.
-			p2 := cliStart(t, true, ws, nil, "--root", root)
-			p2.call("initialize", cliInitParams(ws, nil))
-			ls := p2.call("tools/call", map[string]any{"name": "ls", "arguments": map[string]any{}})
-			if !strings.Contains(cliText(ls), "file.txt") {
-				t.Errorf("client folder ignored: %q", cliText(ls))
+			p2 := cliServe(t, nil, "--root", root)
+			framingResult(t, p2.call("initialize", cliInitParams(ws, nil)))
+			ls := framingResult(t, p2.call("tools/call", framingTool("ls", map[string]any{})))
+			if !strings.Contains(framingText(ls), "file.txt") {
+				t.Errorf("client folder ignored: %q", framingText(ls))
 			}
 		})
 	}
@@ -677,12 +429,12 @@ func TestCLIToolsFormats(t *testing.T) {
 // default session's tools/list {format: F} returns.
 func TestCLIToolsMatchServer(t *testing.T) {
 	t.Parallel()
-	p := cliStart(t, true, t.TempDir(), nil, "--root", t.TempDir())
-	p.call("initialize", cliInitParams("", nil))
+	p := cliServe(t, nil, "--root", t.TempDir())
+	framingResult(t, p.call("initialize", cliInitParams("", nil)))
 	for _, format := range []string{"mcp", "openai", "anthropic", "vscode"} {
 		t.Run(format, func(t *testing.T) {
 			cli := cliTools(t, nil, "--format", format)
-			res := p.call("tools/list", map[string]any{"format": format})
+			res := framingResult(t, p.call("tools/list", map[string]any{"format": format}))
 			server, _ := res["tools"].([]any)
 			byName := map[string]any{}
 			for _, s := range server {
@@ -777,21 +529,20 @@ func cliBadSettingsWS(t *testing.T) string {
 	return newWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions": {"deny": ["Read(("]}}`, "f.txt": "x\n"})
 }
 
-// cliSession runs initialize, a bash call, shutdown and exit, then reads
-// stdout to EOF (strict framing) and returns the exit code.
-func cliSession(t *testing.T, p *cliProc, ws string) int {
+// cliSession runs initialize, a bash and a grep call, shutdown and exit,
+// and returns the exit code.
+func cliSession(t *testing.T, p *framingRaw, ws string) int {
 	t.Helper()
-	p.call("initialize", cliInitParams(ws, map[string]any{"mode": "bypass"}))
+	framingResult(t, p.call("initialize", cliInitParams(ws, map[string]any{"mode": "bypass"})))
 	p.notify("initialized", map[string]any{})
-	res := p.call("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "echo out; echo err >&2"}})
-	if txt := cliText(res); !strings.Contains(txt, "out") || !strings.Contains(txt, "err") {
+	res := framingResult(t, p.call("tools/call", framingTool("bash", map[string]any{"command": "echo out; echo err >&2"})))
+	if txt := framingText(res); !strings.Contains(txt, "out") || !strings.Contains(txt, "err") {
 		t.Errorf("bash: %q", txt)
 	}
-	p.call("tools/call", map[string]any{"name": "grep", "arguments": map[string]any{"pattern": "x"}})
-	p.reply(p.request("shutdown", nil), 5*time.Second)
+	framingResult(t, p.call("tools/call", framingTool("grep", map[string]any{"pattern": "x"})))
+	p.call("shutdown", nil)
 	p.notify("exit", nil)
-	p.drain(5 * time.Second)
-	return p.wait(5 * time.Second)
+	return p.exitCode(5 * time.Second)
 }
 
 // TestCLIServeLogging: nothing but LSP frames on stdout, even at
@@ -801,7 +552,7 @@ func TestCLIServeLogging(t *testing.T) {
 	t.Parallel()
 	t.Run("stderr", func(t *testing.T) {
 		ws := cliBadSettingsWS(t)
-		p := cliStart(t, true, ws, nil, "--root", ws, "--log-level", "debug")
+		p := cliServe(t, nil, "--root", ws, "--log-level", "debug")
 		if code := cliSession(t, p, ws); code != 0 {
 			t.Errorf("exit code %d", code)
 		}
@@ -812,7 +563,7 @@ func TestCLIServeLogging(t *testing.T) {
 	t.Run("log-file", func(t *testing.T) {
 		ws := cliBadSettingsWS(t)
 		logf := filepath.Join(t.TempDir(), "agentls.log")
-		p := cliStart(t, true, ws, nil, "--root", ws, "--log-level", "debug", "--log-file", logf)
+		p := cliServe(t, nil, "--root", ws, "--log-level", "debug", "--log-file", logf)
 		if code := cliSession(t, p, ws); code != 0 {
 			t.Errorf("exit code %d", code)
 		}
@@ -851,29 +602,23 @@ func cliAlive(pid int) bool {
 
 // cliStartBlocked starts a server with a running bash command whose pid
 // it returns.
-func cliStartBlocked(t *testing.T) (*cliProc, int) {
+func cliStartBlocked(t *testing.T) (*framingRaw, int) {
 	t.Helper()
 	ws := t.TempDir()
-	p := cliStart(t, true, ws, nil, "--root", ws)
-	p.call("initialize", cliInitParams("", map[string]any{"mode": "bypass"}))
+	p := cliServe(t, nil, "--root", ws)
+	framingResult(t, p.call("initialize", cliInitParams("", map[string]any{"mode": "bypass"})))
 	p.notify("initialized", map[string]any{})
-	p.request("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "echo $$ > pid.tmp && mv pid.tmp pid.txt && exec sleep 60"}})
-	p.request("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	p.request("tools/call", framingTool("bash", map[string]any{"command": "echo $$ > pid.tmp && mv pid.tmp pid.txt && exec sleep 60"}))
+	p.request("tools/call", framingTool("test_block", map[string]any{}))
+	var pid int
+	if !waitUntil(10*time.Second, func() bool {
 		b, err := os.ReadFile(filepath.Join(ws, "pid.txt"))
-		if err == nil {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return p, pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("bash command did not start; stderr %s", p.stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	}) {
+		t.Fatalf("bash command did not start; stderr %s", p.stderr.String())
 	}
+	return p, pid
 }
 
 // TestCLIServeEnding: SIGTERM ends server mode promptly, killing running
@@ -887,7 +632,7 @@ func TestCLIServeEnding(t *testing.T) {
 		p, pid := cliStartBlocked(t)
 		start := time.Now()
 		p.cmd.Process.Signal(syscall.SIGTERM)
-		p.wait(5 * time.Second)
+		p.exitCode(5 * time.Second)
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("exit %v after SIGTERM", d)
 		}
