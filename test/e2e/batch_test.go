@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -563,24 +562,11 @@ func TestBatchCancelBatch(t *testing.T) {
 	r.alive(9, "a.txt", "x")
 }
 
-// TestBatchCancelledWriteLeavesNothing: a write cancelled while it
-// waits for approval changes nothing; a big write cancelled at once is
+// TestBatchCancelledWriteLeavesNothing: a big write cancelled at once is
 // either -32800 with no file or a complete file; never a temp file.
 func TestBatchCancelledWriteLeavesNothing(t *testing.T) {
 	slow(t)
 	t.Parallel()
-	t.Run("while asking", func(t *testing.T) {
-		r := batchStart(t, map[string]string{"d/keep.txt": "keep\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Edit(d/*)"}, confirm: true})
-		r.request(1, "tools/call", map[string]any{"name": "write", "arguments": map[string]any{"path": "d/new.txt", "content": "must not land\n"}})
-		if _, ok := r.wait(batchWait, func(f batchFrame) bool { return f.Method == "tools/confirm" }); !ok {
-			t.Fatal("no tools/confirm for a write an ask rule covers")
-		}
-		r.cancel(1)
-		r.expectCancelled(1)
-		if got := r.dirNames("d"); !slices.Equal(got, []string{"keep.txt"}) {
-			t.Errorf("after a cancelled write d/ holds %v, want only keep.txt", got)
-		}
-	})
 	t.Run("big write cancelled at once", func(t *testing.T) {
 		r := batchStart(t, map[string]string{"d/keep.txt": "keep\n"}, batchStartOpts{mode: "bypass"})
 		content := strings.Repeat("0123456789abcdef\n", 1<<19) // 8.5 MB
@@ -646,75 +632,6 @@ func (r *batchRaw) answer(c batchConfirm, result any) {
 
 func batchWriteArgs(path, content string) map[string]any {
 	return map[string]any{"path": path, "content": content}
-}
-
-func TestBatchConfirmRequestShape(t *testing.T) {
-	t.Parallel()
-	r := batchStart(t, map[string]string{"a.txt": "old\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Edit(a.txt)"}, confirm: true})
-	r.tool(1, "read", map[string]any{"path": "a.txt"})
-	r.request(2, "tools/call", map[string]any{"name": "write", "arguments": batchWriteArgs("a.txt", "new\n"), "callId": "w-1"})
-	c, ok := r.nextConfirm(0, batchWait)
-	if !ok {
-		t.Fatal("no tools/confirm")
-	}
-	if c.CallID != "w-1" || c.Tool != "write" || c.Args["path"] != "a.txt" || c.Args["content"] != "new\n" || c.Reason == "" {
-		t.Errorf("tools/confirm params = %+v", c)
-	}
-	if c.Preview["kind"] != "write" || !strings.Contains(fmt.Sprint(c.Preview["unifiedDiff"]), "+new") {
-		t.Errorf("preview = %v, want the would-be write's details", c.Preview)
-	}
-	// docs/protocol.md: "the rule Bash(rm:*) (.agentls/settings.json) asks the user before this call".
-	if !strings.HasPrefix(c.Reason, "the rule Edit(a.txt) (") || !strings.HasSuffix(c.Reason, ") asks the user before this call") || !strings.HasPrefix(c.Rule, "Edit(a.txt)") {
-		t.Errorf("reason %q / rule %q do not name the asking rule as documented", c.Reason, c.Rule)
-	}
-	if got, _ := r.file("a.txt"); got != "old\n" {
-		t.Errorf("the file changed before the user answered: %q", got)
-	}
-	r.answer(c, map[string]any{"decision": "allowOnce"})
-	var res batchResult
-	f, _ := r.reply(2, batchWait)
-	r.decode(f, &res)
-	if res.IsError || res.CallID != "w-1" {
-		t.Errorf("allowed write: %+v", res)
-	}
-	if got, _ := r.file("a.txt"); got != "new\n" {
-		t.Errorf("allowOnce: file = %q", got)
-	}
-	// The preview was the tools/details the call then sent.
-	for _, n := range r.notes("tools/details") {
-		if id, _, _, det := batchNote(n); id == "w-1" {
-			for _, k := range []string{"kind", "unifiedDiff", "oldHash", "newHash", "firstChangedLine"} {
-				if fmt.Sprint(det[k]) != fmt.Sprint(c.Preview[k]) {
-					t.Errorf("preview %s = %v, but the call's tools/details has %v", k, c.Preview[k], det[k])
-				}
-			}
-		}
-	}
-	// bash: the preview is the command and its classification.
-	r2 := batchStart(t, nil, batchStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}, confirm: true})
-	r2.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch p.txt"}, "callId": "cf-1"})
-	c2, ok := r2.nextConfirm(0, batchWait)
-	if !ok {
-		t.Fatal("no tools/confirm for Bash(touch:*)")
-	}
-	if c2.CallID != "cf-1" || c2.Tool != "bash" || c2.Reason == "" || compactJSON(c2.Args) != `{"command":"touch p.txt"}` {
-		t.Errorf("bash tools/confirm params = %+v", c2)
-	}
-	if c2.Preview["kind"] != "command" || c2.Preview["command"] != "touch p.txt" || c2.Preview["readOnly"] != false {
-		t.Errorf("bash preview = %v", c2.Preview)
-	}
-	for _, k := range []string{"readOnly", "destructive", "reasons"} {
-		if _, ok := c2.Preview[k]; !ok {
-			t.Errorf("bash preview lacks %q: %v", k, c2.Preview)
-		}
-	}
-	r2.answer(c2, map[string]any{"decision": "allowOnce"})
-	var res2 batchResult
-	f2, _ := r2.reply(1, batchWait)
-	r2.decode(f2, &res2)
-	if _, ran := r2.file("p.txt"); res2.IsError || res2.CallID != "cf-1" || !ran {
-		t.Errorf("allowed bash: ran=%v %+v", ran, res2)
-	}
 }
 
 // TestBatchConfirmDecisions: each decision's effect on this call and on
@@ -886,30 +803,6 @@ func TestBatchConfirmBadAnswers(t *testing.T) {
 	}
 }
 
-func TestBatchConfirmFallbackWithoutCapability(t *testing.T) {
-	t.Parallel()
-	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}})
-	res := r.tool(1, "bash", map[string]any{"command": "touch nope.txt"})
-	if !res.IsError || !strings.Contains(res.text(), "needs the user's approval") {
-		t.Errorf("ask without the confirm capability: want isError saying the user's approval is needed, got isError=%v %q", res.IsError, res.text())
-	}
-	if len(r.notes("tools/confirm")) != 0 {
-		t.Errorf("tools/confirm sent to a client without the capability")
-	}
-	if _, ok := r.file("nope.txt"); ok {
-		t.Errorf("the call ran")
-	}
-	// Default mode's ask for a write falls back the same way.
-	r2 := batchStart(t, nil, batchStartOpts{})
-	res2 := r2.tool(1, "write", batchWriteArgs("w.txt", "x\n"))
-	if !res2.IsError || !strings.Contains(res2.text(), "needs the user's approval") {
-		t.Errorf("default-mode write without confirm: isError=%v %q", res2.IsError, res2.text())
-	}
-	if _, ok := r2.file("w.txt"); ok {
-		t.Errorf("the write happened")
-	}
-}
-
 // TestBatchConfirmOneAtATime: a second call needing approval waits
 // for the open question and is then re-evaluated (allowAlways settles it).
 func TestBatchConfirmOneAtATime(t *testing.T) {
@@ -1019,43 +912,6 @@ func TestBatchConfirmWaitingCallCancelled(t *testing.T) {
 		if _, ok := r.file(n); ok {
 			t.Errorf("%s exists", n)
 		}
-	}
-}
-
-// TestBatchConfirmRejectWrite: a rejected write changes nothing and
-// leaves no temp file; the edit preview is the would-be change.
-func TestBatchConfirmRejectWrite(t *testing.T) {
-	t.Parallel()
-	r := batchStart(t, map[string]string{"d/a.txt": "one\ntwo\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Edit(d/a.txt)"}, confirm: true})
-	r.tool(1, "read", map[string]any{"path": "d/a.txt"})
-	r.request(2, "tools/call", map[string]any{"name": "edit", "arguments": map[string]any{"path": "d/a.txt", "edits": []any{map[string]any{"oldText": "two", "newText": "TWO"}}}})
-	q, ok := r.nextConfirm(0, batchWait)
-	if !ok {
-		t.Fatal("no tools/confirm")
-	}
-	for k, want := range map[string]any{"kind": "edit", "firstChangedLine": 2.0, "matchLevel": "exact"} {
-		if q.Preview[k] != want {
-			t.Errorf("edit preview %s = %v, want %v", k, q.Preview[k], want)
-		}
-	}
-	if d := fmt.Sprint(q.Preview["unifiedDiff"]); !strings.Contains(d, "-two") || !strings.Contains(d, "+TWO") {
-		t.Errorf("edit preview diff = %q", d)
-	}
-	r.answer(q, map[string]any{"decision": "rejectOnce", "message": "keep it"})
-	var res batchResult
-	f, _ := r.reply(2, batchWait)
-	r.decode(f, &res)
-	if !res.IsError || !strings.Contains(res.text(), "denied by the user: keep it") {
-		t.Errorf("rejected edit: isError=%v %q", res.IsError, res.text())
-	}
-	if got, _ := r.file("d/a.txt"); got != "one\ntwo\n" {
-		t.Errorf("rejected edit changed the file: %q", got)
-	}
-	if got := r.dirNames("d"); !slices.Equal(got, []string{"a.txt"}) {
-		t.Errorf("d/ holds %v after a rejected edit", got)
-	}
-	if n := len(r.notes("tools/details")); n != 0 {
-		t.Errorf("%d tools/details for a rejected edit (nothing changed)", n)
 	}
 }
 
