@@ -279,30 +279,45 @@ func (r *batchRaw) expectCancelled(id any) {
 
 // ---- tools/callBatch ----
 
+// TestBatchResultsInCallOrder: one result per call in call order, however
+// the calls finish; a call that is invalid, unknown or panics is its own
+// isError result beside the others, and the server goes on.
 func TestBatchResultsInCallOrder(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{"a.txt": "alpha needle\n", "b.txt": "beta\n", "sub/c.txt": "gamma needle\n"}
 	r := batchStart(t, files, batchStartOpts{mode: "bypass"})
-	// A slow non-safe call first, then safe ones that finish at once, then
-	// another slow one: the finishing order differs from the call order.
-	res := r.batch(1,
-		batchCall("bash", map[string]any{"command": "sleep 0.4; echo first-out"}, "k0"),
-		batchCall("read", map[string]any{"path": "b.txt"}, "k1"),
-		batchCall("grep", map[string]any{"pattern": "needle"}, "k2"),
-		batchCall("find", map[string]any{"pattern": "*.txt"}, "k3"),
-		batchCall("read", map[string]any{"path": "a.txt"}, "k4"),
-		batchCall("ls", map[string]any{}, "k5"),
-		batchCall("bash", map[string]any{"command": "sleep 0.2; echo last-out"}, "k6"),
-	)
-	want := []string{"first-out", "beta", "sub/c.txt:1: gamma needle", "sub/c.txt", "alpha needle", "sub/", "last-out"}
-	for i, res := range res {
-		if res.CallID != fmt.Sprintf("k%d", i) {
-			t.Errorf("results[%d].callId = %q, want k%d", i, res.CallID, i)
-		}
-		if res.IsError || !strings.Contains(res.text(), want[i]) {
-			t.Errorf("results[%d] (isError %v) = %q, want it to contain %q", i, res.IsError, res.text(), want[i])
+	calls := []struct {
+		call    map[string]any
+		isError bool
+		want    string
+	}{
+		// A slow call first and one last: the finishing order differs.
+		{batchCall("bash", map[string]any{"command": "sleep 0.4; echo first-out"}, "k0"), false, "first-out"},
+		{batchCall("read", map[string]any{"path": "b.txt"}, "k1"), false, "beta"},
+		{batchCall("grep", map[string]any{"pattern": "needle"}, "k2"), false, "sub/c.txt:1: gamma needle"},
+		{batchCall("find", map[string]any{"pattern": "*.txt"}, "k3"), false, "sub/c.txt"},
+		{batchCall("no_such_tool", map[string]any{}, "k4"), true, `no_such_tool`},
+		{batchCall("test_panic", map[string]any{}, "k5"), true, "internal error in test_panic"},
+		{batchCall("read", map[string]any{"path": "a.txt", "offset": -3}, "k6"), true, "`offset` must be a line number ≥ 1, got -3"}, // docs/tools.md's example
+		{batchCall("read", "not an object", "k7"), true, "arguments"},
+		{map[string]any{"arguments": map[string]any{"path": "a.txt"}, "callId": "k8"}, true, "unknown tool"}, // no name
+		{batchCall("read", map[string]any{"path": "missing.txt"}, "k9"), true, "missing.txt"},
+		{batchCall("ls", map[string]any{}, "k10"), false, "sub/"},
+		{batchCall("bash", map[string]any{"command": "sleep 0.2; echo last-out"}, "k11"), false, "last-out"},
+	}
+	var list []map[string]any
+	for _, c := range calls {
+		list = append(list, c.call)
+	}
+	for i, res := range r.batch(1, list...) {
+		if res.CallID != fmt.Sprintf("k%d", i) || res.IsError != calls[i].isError || !strings.Contains(res.text(), calls[i].want) {
+			t.Errorf("results[%d] callId %q isError %v %q; want k%d, isError %v, %q", i, res.CallID, res.IsError, res.text(), i, calls[i].isError, calls[i].want)
 		}
 	}
+	if alone := r.tool(2, "test_panic", map[string]any{}); !alone.IsError {
+		t.Errorf("test_panic alone: isError false")
+	}
+	r.alive(3, "b.txt", "beta")
 }
 
 func TestBatchCallIDs(t *testing.T) {
@@ -403,69 +418,6 @@ func TestBatchUnsafeCallsInOrder(t *testing.T) {
 	if !strings.Contains(res[4].text(), "old line") || !strings.Contains(res[6].text(), "new line") {
 		t.Errorf("[read a, edit a, read a]: first read %q, second read %q", res[4].text(), res[6].text())
 	}
-}
-
-func TestBatchInvalidCallsAreOwnResults(t *testing.T) {
-	t.Parallel()
-	r := batchStart(t, map[string]string{"a.txt": "fine\n"}, batchStartOpts{mode: "bypass"})
-	res := r.batch(1,
-		batchCall("read", map[string]any{"path": "a.txt"}, ""),
-		batchCall("no_such_tool", map[string]any{}, ""),
-		batchCall("read", map[string]any{"path": "a.txt", "offset": -3}, ""),
-		batchCall("read", map[string]any{}, ""),
-		batchCall("read", "not an object", ""),
-		batchCall("read", map[string]any{"path": "a.txt"}, ""),
-		map[string]any{"arguments": map[string]any{"path": "a.txt"}}, // no name
-		batchCall("read", map[string]any{"path": "missing.txt"}, ""),
-	)
-	for _, i := range []int{0, 5} {
-		if res[i].IsError || !strings.Contains(res[i].text(), "fine") {
-			t.Errorf("valid results[%d] = %q (isError %v)", i, res[i].text(), res[i].IsError)
-		}
-	}
-	cases := []struct {
-		i    int
-		want string
-	}{
-		{1, `no_such_tool`},
-		{2, "`offset` must be a line number ≥ 1, got -3"}, // docs/tools.md's example
-		{3, "path"},
-		{4, "arguments"},
-		{6, "unknown tool"},
-		{7, "missing.txt"},
-	}
-	for _, c := range cases {
-		if !res[c.i].IsError || !strings.Contains(res[c.i].text(), c.want) {
-			t.Errorf("results[%d]: want isError naming %q, got isError=%v %q", c.i, c.want, res[c.i].IsError, res[c.i].text())
-		}
-	}
-	if !strings.Contains(res[1].text(), "read") {
-		t.Errorf("unknown tool error does not name the tools there are: %q", res[1].text())
-	}
-}
-
-func TestBatchPanicIsolated(t *testing.T) {
-	t.Parallel()
-	r := batchStart(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"}, batchStartOpts{mode: "bypass"})
-	res := r.batch(1,
-		batchCall("read", map[string]any{"path": "a.txt"}, ""),
-		batchCall("test_panic", map[string]any{}, "boom"),
-		batchCall("bash", map[string]any{"command": "echo after-panic"}, ""),
-		batchCall("read", map[string]any{"path": "b.txt"}, ""),
-	)
-	if !res[1].IsError || res[1].CallID != "boom" || !strings.Contains(res[1].text(), "internal error in test_panic") {
-		t.Errorf("panicking call: want an isError result with a message, got %+v", res[1])
-	}
-	for i, want := range map[int]string{0: "alpha", 2: "after-panic", 3: "beta"} {
-		if res[i].IsError || !strings.Contains(res[i].text(), want) {
-			t.Errorf("results[%d] next to a panic = %q (isError %v)", i, res[i].text(), res[i].IsError)
-		}
-	}
-	// Alone, too: a result, not a protocol error, and the server goes on.
-	if alone := r.tool(2, "test_panic", map[string]any{}); !alone.IsError {
-		t.Errorf("test_panic alone: isError false")
-	}
-	r.alive(3, "b.txt", "beta")
 }
 
 // ---- callId stamping, tools/details, tools/progress ----
@@ -707,56 +659,6 @@ func TestBatchConfirmDecisions(t *testing.T) {
 	}
 }
 
-func TestBatchConfirmCancelledWithCall(t *testing.T) {
-	slow(t)
-	t.Parallel()
-	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "acceptEdits", ask: []string{"Bash(touch:*)"}, confirm: true})
-	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch never.txt"}})
-	q, ok := r.nextConfirm(0, batchWait)
-	if !ok {
-		t.Fatal("no tools/confirm")
-	}
-	// A call that needs no approval proceeds while the question is open;
-	// one that needs approval waits for its turn.
-	r.alive(2, "a.txt", "x")
-	r.request(4, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch queued.txt"}})
-	r.cancel(1)
-	r.expectCancelled(1)
-	var qid any
-	json.Unmarshal(q.ID, &qid)
-	if _, ok := r.wait(batchWait, func(f batchFrame) bool {
-		if f.Method != "$/cancelRequest" {
-			return false
-		}
-		var p struct {
-			ID json.RawMessage `json:"id"`
-		}
-		json.Unmarshal(f.Params, &p)
-		return bytes.Equal(p.ID, q.ID)
-	}); !ok {
-		t.Errorf("no $/cancelRequest for the confirm request %s after its call was cancelled", q.ID)
-	}
-	// A late answer to the cancelled question changes nothing.
-	r.answer(q, map[string]any{"decision": "allowOnce"})
-	time.Sleep(batchSettle)
-	if _, ok := r.file("never.txt"); ok {
-		t.Errorf("the cancelled call ran")
-	}
-	// Cancelling the call that held the turn frees it for the waiting one.
-	q2, ok := r.nextConfirm(1, batchWait)
-	if !ok {
-		t.Fatal("the waiting call was never asked after the open question's call was cancelled")
-	}
-	r.answer(q2, map[string]any{"decision": "allowOnce"})
-	if f, ok := r.reply(4, batchWait); !ok || f.Error != nil {
-		t.Errorf("the waiting call: %+v", f)
-	}
-	if _, ok := r.file("queued.txt"); !ok {
-		t.Errorf("the waiting call, allowed, did not run")
-	}
-	r.alive(3, "a.txt", "x")
-}
-
 // TestBatchConfirmBadAnswers: an error or garbage answer fails the call
 // cleanly, changes nothing, and the server keeps serving.
 func TestBatchConfirmBadAnswers(t *testing.T) {
@@ -803,40 +705,75 @@ func TestBatchConfirmBadAnswers(t *testing.T) {
 	}
 }
 
-// TestBatchConfirmOneAtATime: a second call needing approval waits
-// for the open question and is then re-evaluated (allowAlways settles it).
-func TestBatchConfirmOneAtATime(t *testing.T) {
+// TestBatchConfirmQueue: one question is open at a time. While it is,
+// calls that need no approval run, and calls that need one wait their turn;
+// a waiting call cancelled ends -32800 without being asked; cancelling the
+// asking call withdraws its question ($/cancelRequest), a late answer to it
+// changes nothing, and the next waiting call is asked; an allowAlways
+// settles an identical waiting call without asking again.
+func TestBatchConfirmQueue(t *testing.T) {
 	slow(t)
 	t.Parallel()
 	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "default", confirm: true})
-	cmd := map[string]any{"command": "touch same.txt && echo ran >> log.txt"}
-	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": cmd})
+	bash := func(id int, cmd string) {
+		r.request(id, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": cmd}})
+	}
+	bash(1, "touch never.txt")
 	q, ok := r.nextConfirm(0, batchWait)
 	if !ok {
 		t.Fatal("no tools/confirm")
 	}
-	r.request(2, "tools/call", map[string]any{"name": "bash", "arguments": cmd})
-	r.alive(3, "a.txt", "x")
+	if q.Rule != "mode:default" {
+		t.Errorf("tools/confirm rule = %q, want mode:default (docs/protocol.md)", q.Rule)
+	}
+	bash(2, "touch cancelled.txt")
+	same := "touch same.txt && echo ran >> log.txt"
+	bash(3, same)
+	bash(4, same)
+	r.alive(5, "a.txt", "x")
+	if res := r.tool(6, "bash", map[string]any{"command": "echo free"}); res.IsError || !strings.Contains(res.text(), "free") {
+		t.Errorf("a read-only command waited behind the open question: %q", res.text())
+	}
 	if _, two := r.nextConfirm(1, batchSettle); two {
 		t.Errorf("a second tools/confirm while the first is open")
 	}
-	r.answer(q, map[string]any{"decision": "allowAlways"})
-	for _, id := range []int{1, 2} {
-		f, ok := r.reply(id, batchWait)
-		if !ok {
-			t.Fatalf("no reply to %d", id)
+	r.cancel(2)
+	r.expectCancelled(2)
+	r.cancel(1)
+	r.expectCancelled(1)
+	if _, ok := r.wait(batchWait, func(f batchFrame) bool {
+		var p struct {
+			ID json.RawMessage `json:"id"`
 		}
-		var res batchResult
-		r.decode(f, &res)
-		if res.IsError {
-			t.Errorf("call %d: %s", id, res.text())
+		json.Unmarshal(f.Params, &p)
+		return f.Method == "$/cancelRequest" && bytes.Equal(p.ID, q.ID)
+	}); !ok {
+		t.Errorf("no $/cancelRequest for the confirm request %s after its call was cancelled", q.ID)
+	}
+	r.answer(q, map[string]any{"decision": "allowOnce"})
+	q2, ok := r.nextConfirm(1, batchWait)
+	if !ok {
+		t.Fatal("the waiting call was never asked after the open question's call was cancelled")
+	}
+	if strings.Contains(compactJSON(q2.Args), "cancelled.txt") {
+		t.Errorf("the cancelled waiting call was asked about: %v", q2.Args)
+	}
+	r.answer(q2, map[string]any{"decision": "allowAlways"})
+	for _, id := range []int{3, 4} {
+		if f, ok := r.reply(id, batchWait); !ok || f.Error != nil {
+			t.Errorf("call %d: %+v", id, f)
 		}
 	}
-	if n := len(r.notes("tools/confirm")); n != 1 {
-		t.Errorf("%d tools/confirm requests, want 1 (allowAlways settles the waiting call)", n)
+	if n := len(r.notes("tools/confirm")); n != 2 {
+		t.Errorf("%d tools/confirm requests, want 2 (allowAlways settles the waiting identical call)", n)
 	}
 	if log, _ := r.file("log.txt"); log != "ran\nran\n" {
 		t.Errorf("log = %q", log)
+	}
+	for _, n := range []string{"never.txt", "cancelled.txt"} {
+		if _, ok := r.file(n); ok {
+			t.Errorf("%s exists: a cancelled call ran", n)
+		}
 	}
 }
 
@@ -874,44 +811,6 @@ func TestBatchCancelAfterCommit(t *testing.T) {
 	r.decode(f, &out)
 	if len(out.Results) != 2 || out.Results[0].IsError || got != "committed\n" || !out.Results[1].IsError || out.Results[1].CallID != "blk" {
 		t.Errorf("results = %+v, file %q", out.Results, got)
-	}
-}
-
-// TestBatchConfirmWaitingCallCancelled: a call queued behind an open
-// question ends with -32800 when cancelled and is never asked about.
-func TestBatchConfirmWaitingCallCancelled(t *testing.T) {
-	slow(t)
-	t.Parallel()
-	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "default", confirm: true})
-	r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch first.txt"}})
-	q, ok := r.nextConfirm(0, batchWait)
-	if !ok {
-		t.Fatal("no tools/confirm")
-	}
-	if q.Rule != "mode:default" {
-		t.Errorf("tools/confirm rule = %q, want mode:default (docs/protocol.md)", q.Rule)
-	}
-	r.request(2, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "touch second.txt"}})
-	// Calls that need no approval proceed meanwhile.
-	if res := r.tool(3, "bash", map[string]any{"command": "echo free"}); res.IsError || !strings.Contains(res.text(), "free") {
-		t.Errorf("a read-only command waited behind the open question: %q", res.text())
-	}
-	r.cancel(2)
-	r.expectCancelled(2)
-	r.answer(q, map[string]any{"decision": "rejectOnce", "message": "no"})
-	var res batchResult
-	f, _ := r.reply(1, batchWait)
-	r.decode(f, &res)
-	if !res.IsError || !strings.Contains(res.text(), "denied by the user: no") {
-		t.Errorf("rejected call: %q", res.text())
-	}
-	if _, two := r.nextConfirm(1, batchSettle); two {
-		t.Errorf("the cancelled waiting call was still asked about")
-	}
-	for _, n := range []string{"first.txt", "second.txt"} {
-		if _, ok := r.file(n); ok {
-			t.Errorf("%s exists", n)
-		}
 	}
 }
 
