@@ -719,93 +719,64 @@ func mcpioAlive(pid int) bool {
 	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 
-// Closing stdin right after a message ends the
-// server; the request read before the end is answered; a running command
-// is killed.
-func TestMCPStdioEndOfInput(t *testing.T) {
+// The end of input or SIGTERM ends the server, whatever it is doing: right
+// after a request (which is still answered), right after an answer, with a
+// command running (it is killed, and the call answered with its output or
+// -32800), or with stdout full because the client stopped reading.
+func TestMCPStdioEnding(t *testing.T) {
 	for _, m := range []mcpioMode{mcpioPipe, mcpioSocket} {
-		t.Run(m.name, func(t *testing.T) {
-			t.Parallel()
-			root := mcpioWorkspace(t)
-
-			// A request and the end of input back to back.
-			p := m.start(t, root)
-			id := p.newID()
-			p.write(mcpioCallLine(id, "read", mcpioReadArgs(4)))
-			p.closeStdin()
-			if r, ok := p.waitFor(mcpioTimeout, mcpioIsID(id)); !ok {
-				t.Errorf("[%s] the read sent just before closing stdin was not answered (docs: requests read before the end are still answered)", m.name)
-			} else {
-				p.wantRead("read before EOF", r, 4)
-			}
-			if !p.exitedWithin(mcpioTimeout) {
-				t.Errorf("[%s] server still running %v after stdin closed right after a request", m.name, mcpioTimeout)
-			} else {
-				t.Logf("[%s] exit after EOF: %v", m.name, p.waitErr)
-			}
-
-			// The end of input the moment an answer arrives (the server is
-			// reading stdin then).
-			p = m.start(t, root)
-			p.lockstep(10)
-			id = p.newID()
-			p.write(mcpioCallLine(id, "read", mcpioReadArgs(5)))
-			p.response("read", id)
-			p.closeStdin()
-			if !p.exitedWithin(mcpioTimeout) {
-				t.Errorf("[%s] server still running %v after stdin closed right after an answer", m.name, mcpioTimeout)
-			}
-
-			// The end of input with a command running: it is killed and
-			// the call answered (its output or -32800).
-			p = m.start(t, root)
-			bid, pid := p.mcpioBashSleep(root)
-			p.closeStdin()
-			if r, ok := p.waitFor(mcpioTimeout, mcpioIsID(bid)); !ok {
-				t.Errorf("[%s] bash call running at EOF was never answered (docs: it answers what it has or -32800)", m.name)
-			} else if r.Error != nil && r.Error.Code != -32800 {
-				t.Errorf("[%s] bash call at EOF: error %d %s, want a result or -32800", m.name, r.Error.Code, r.Error.Message)
-			}
-			if !p.exitedWithin(mcpioTimeout) {
-				t.Errorf("[%s] server still running %v after stdin closed with a command running", m.name, mcpioTimeout)
-			}
-			if !waitUntil(mcpioTimeout, func() bool { return !mcpioAlive(pid) }) {
-				t.Errorf("[%s] the command (pid %d) outlived the server's end of input", m.name, pid)
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		})
-	}
-}
-
-// SIGTERM ends the server; a running command is killed.
-func TestMCPStdioSIGTERM(t *testing.T) {
-	for _, m := range []mcpioMode{mcpioPipe, mcpioSocket} {
-		t.Run(m.name, func(t *testing.T) {
-			t.Parallel()
-			root := mcpioWorkspace(t)
-			p := m.start(t, root)
-			p.lockstep(10)
-			id := p.newID()
-			p.write(mcpioCallLine(id, "read", mcpioReadArgs(3)))
-			p.response("read", id)
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
-			if !p.exitedWithin(mcpioTimeout) {
-				t.Errorf("[%s] server still running %v after SIGTERM right after an answer", m.name, mcpioTimeout)
-			} else {
-				t.Logf("[%s] exit after SIGTERM: %v", m.name, p.waitErr)
-			}
-
-			p = m.start(t, root)
-			_, pid := p.mcpioBashSleep(root)
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
-			if !p.exitedWithin(mcpioTimeout) {
-				t.Errorf("[%s] server still running %v after SIGTERM with a command running", m.name, mcpioTimeout)
-			}
-			if !waitUntil(mcpioTimeout, func() bool { return !mcpioAlive(pid) }) {
-				t.Errorf("[%s] the command (pid %d) outlived SIGTERM to the server", m.name, pid)
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		})
+		for _, tc := range []struct{ end, when string }{
+			{"eof", "after a request"}, {"eof", "after an answer"}, {"eof", "with a command running"}, {"eof", "with stdout full"},
+			{"sigterm", "after an answer"}, {"sigterm", "with a command running"}, {"sigterm", "with stdout full"},
+		} {
+			t.Run(m.name+"/"+tc.end+" "+tc.when, func(t *testing.T) {
+				t.Parallel()
+				root := mcpioWorkspace(t)
+				writeFile(t, filepath.Join(root, "big.txt"), strings.Repeat("0123456789abcdef\n", 4096))
+				p := m.start(t, root)
+				id, pid := 0, 0
+				switch tc.when {
+				case "after a request":
+					id = p.newID()
+					p.write(mcpioCallLine(id, "read", mcpioReadArgs(4)))
+				case "after an answer":
+					p.lockstep(10)
+				case "with a command running":
+					id, pid = p.mcpioBashSleep(root)
+				case "with stdout full":
+					p.lockstep(5)
+					p.stopReading()
+					defer p.gate.Unlock()
+					for k := 0; k < 80; k++ {
+						p.write(mcpioCallLine(p.newID(), "read", map[string]any{"path": "big.txt", "limit": 4000}))
+					}
+					time.Sleep(300 * time.Millisecond)
+				}
+				if tc.end == "eof" {
+					p.closeStdin()
+				} else {
+					_ = p.cmd.Process.Signal(syscall.SIGTERM)
+				}
+				if id != 0 && tc.end == "eof" {
+					r, ok := p.waitFor(mcpioTimeout, mcpioIsID(id))
+					switch {
+					case !ok:
+						t.Errorf("[%s] the call read before the end was not answered (docs: requests read before the end are still answered)", m.name)
+					case pid == 0:
+						p.wantRead("read before EOF", r, 4)
+					case r.Error != nil && r.Error.Code != -32800:
+						t.Errorf("[%s] bash call at EOF: error %d %s, want a result or -32800", m.name, r.Error.Code, r.Error.Message)
+					}
+				}
+				if !p.exitedWithin(mcpioTimeout) {
+					t.Errorf("[%s] server still running %v after %s %s", m.name, mcpioTimeout, tc.end, tc.when)
+				}
+				if pid != 0 && !waitUntil(mcpioTimeout, func() bool { return !mcpioAlive(pid) }) {
+					t.Errorf("[%s] the command (pid %d) outlived the server's end", m.name, pid)
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+		}
 	}
 }
 
@@ -940,37 +911,6 @@ func TestMCPStdioBlockedStdout(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// SIGTERM, and the end of input, while the server's stdout is full (the
-// client stopped reading): the process still exits.
-func TestMCPStdioEndWithStdoutFull(t *testing.T) {
-	slow(t)
-	for _, m := range []mcpioMode{mcpioPipe} {
-		for _, how := range []string{"sigterm", "eof"} {
-			t.Run(m.name+"-"+how, func(t *testing.T) {
-				t.Parallel()
-				root := mcpioWorkspace(t)
-				writeFile(t, filepath.Join(root, "big.txt"), strings.Repeat("0123456789abcdef\n", 4096))
-				p := m.start(t, root)
-				p.lockstep(5)
-				p.stopReading()
-				defer p.gate.Unlock()
-				for k := 0; k < 80; k++ {
-					p.write(mcpioCallLine(p.newID(), "read", map[string]any{"path": "big.txt", "limit": 4000}))
-				}
-				time.Sleep(300 * time.Millisecond)
-				if how == "sigterm" {
-					_ = p.cmd.Process.Signal(syscall.SIGTERM)
-				} else {
-					p.closeStdin()
-				}
-				if !p.exitedWithin(mcpioTimeout) {
-					t.Errorf("[%s] %s with stdout full: the process still runs after %v (docs: SIGTERM: the process exits; end of input: after at most 250+500 ms the session ends and the process exits)", m.name, how, mcpioTimeout)
-				}
-			})
-		}
 	}
 }
 
