@@ -20,7 +20,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +40,8 @@ type goClientOpts struct {
 	settings map[string]any // the user's agentls/settings.json (nil: none)
 	version  string         // ClientSessionOptions.ProtocolVersion ("" = SDK latest)
 	roots    []string       // roots added before Connect
+	rootURIs []string       // roots given as URIs, added before Connect
+	rec      *methodLog     // when set, records the methods the server sends
 	copts    mcp.ClientOptions
 }
 
@@ -48,24 +49,7 @@ type goClientConn struct {
 	s      *mcp.ClientSession
 	c      *mcp.Client
 	cmd    *exec.Cmd
-	stderr *goClientBuf
-}
-
-type goClientBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *goClientBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *goClientBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+	stderr *lockedBuffer
 }
 
 func goClientURI(p string) string { return "file://" + p }
@@ -80,11 +64,22 @@ func goClientConnect(t *testing.T, ctx context.Context, o goClientOpts) *goClien
 		env = append(env, "XDG_CONFIG_HOME="+cfg)
 	}
 	cmd := harness.Command(t, []string{"mcp", "--root", o.root}, env...)
-	errb := &goClientBuf{}
+	errb := &lockedBuffer{}
 	cmd.Stderr = errb
 	client := mcp.NewClient(&mcp.Implementation{Name: "a15g-go-client", Version: "1.0"}, &o.copts)
 	for _, r := range o.roots {
 		client.AddRoots(&mcp.Root{URI: goClientURI(r), Name: filepath.Base(r)})
+	}
+	for i, u := range o.rootURIs {
+		client.AddRoots(&mcp.Root{URI: u, Name: fmt.Sprint("r", i)})
+	}
+	if o.rec != nil {
+		client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				o.rec.add(method)
+				return next(ctx, method, req)
+			}
+		})
 	}
 	var sopts *mcp.ClientSessionOptions
 	if o.version != "" {
@@ -197,56 +192,6 @@ func goClientCheckMeta(t *testing.T, tool string, res *mcp.CallToolResult) map[s
 	return d
 }
 
-// goClientProcs lists the pids whose command line contains marker, plus their children.
-func goClientProcs(marker string) []int {
-	ents, _ := os.ReadDir("/proc")
-	parent := map[int]int{}
-	var hits []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		s := string(stat)
-		rest := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(rest) < 2 || rest[0] == "Z" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(rest[1])
-		parent[pid] = ppid
-		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if bytes.Contains(cmdline, []byte(marker)) {
-			hits = append(hits, pid)
-		}
-	}
-	out := slices.Clone(hits)
-	for pid, pp := range parent {
-		if slices.Contains(hits, pp) && !slices.Contains(out, pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// goClientWaitProcs waits until the shell and its child are running (present)
-// or until no process is left.
-func goClientWaitProcs(t *testing.T, marker string, present bool, d time.Duration) []int {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		p := goClientProcs(marker)
-		if (present && len(p) >= 2) || (!present && len(p) == 0) || time.Now().After(deadline) {
-			return p
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestMCPGoClientRoots(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 15*time.Second)
@@ -299,13 +244,13 @@ func TestMCPGoClientRoots(t *testing.T) {
 	})
 
 	t.Run("no roots capability uses --root", func(t *testing.T) {
-		o := goClientOpts{root: b, version: goClientLegacy}
+		o := goClientOpts{root: b, version: goClientLegacy, rec: &methodLog{}}
 		o.copts.Capabilities = &mcp.ClientCapabilities{} // roots disabled
-		c := goClientConnectRec(t, ctx, o)
-		if ok, text := readOK(c.goClientConn, "inb.txt"); !ok {
+		c := goClientConnect(t, ctx, o)
+		if ok, text := readOK(c, "inb.txt"); !ok {
 			t.Errorf("--root not the workspace for a client without roots: %q", text)
 		}
-		if n := c.count("roots/list"); n != 0 {
+		if n := o.rec.count("roots/list"); n != 0 {
 			t.Errorf("a client without the roots capability was sent roots/list %d times", n)
 		}
 	})
@@ -317,21 +262,21 @@ func TestMCPGoClientRoots(t *testing.T) {
 		second := filepath.Join(parent, "b second")
 		writeFile(t, filepath.Join(odd, "odd.txt"), "in odd\n")
 		writeFile(t, filepath.Join(second, "two.txt"), "in two\n")
-		o := goClientOpts{root: b, version: goClientLegacy}
-		c := goClientConnectRec(t, ctx, o, (&url.URL{Scheme: "file", Path: odd}).String(), (&url.URL{Scheme: "file", Path: second}).String())
-		if ok, text := readOK(c.goClientConn, "odd.txt"); !ok || !strings.Contains(text, "in odd") {
+		o := goClientOpts{root: b, version: goClientLegacy, rec: &methodLog{}, rootURIs: []string{(&url.URL{Scheme: "file", Path: odd}).String(), (&url.URL{Scheme: "file", Path: second}).String()}}
+		c := goClientConnect(t, ctx, o)
+		if ok, text := readOK(c, "odd.txt"); !ok || !strings.Contains(text, "in odd") {
 			t.Errorf("relative path in the first root (percent-encoded URI) refused: %q", text)
 		}
-		if ok, text := readOK(c.goClientConn, filepath.Join(second, "two.txt")); !ok {
+		if ok, text := readOK(c, filepath.Join(second, "two.txt")); !ok {
 			t.Errorf("absolute path in the second root refused: %q", text)
 		}
-		if ok, text := readOK(c.goClientConn, filepath.Join(b, "inb.txt")); ok {
+		if ok, text := readOK(c, filepath.Join(b, "inb.txt")); ok {
 			t.Errorf("the --root dir outside the roots was read: %q", text)
 		}
-		if ok, text := readOK(c.goClientConn, "../inb.txt"); ok {
+		if ok, text := readOK(c, "../inb.txt"); ok {
 			t.Errorf("a .. escape was read: %q", text)
 		}
-		if c.count("roots/list") == 0 {
+		if o.rec.count("roots/list") == 0 {
 			t.Error("roots/list never sent to a client with the roots capability")
 		}
 	})
@@ -370,38 +315,6 @@ func (l *methodLog) count(method string) int {
 		}
 	}
 	return n
-}
-
-type goClientRecConn struct {
-	*goClientConn
-	methodLog
-}
-
-// goClientConnectRec connects like goClientConnect with rootURIs as roots and
-// records the methods the server sends.
-func goClientConnectRec(t *testing.T, ctx context.Context, o goClientOpts, rootURIs ...string) *goClientRecConn {
-	t.Helper()
-	rc := &goClientRecConn{}
-	cmd := harness.Command(t, []string{"mcp", "--root", o.root})
-	errb := &goClientBuf{}
-	cmd.Stderr = errb
-	client := mcp.NewClient(&mcp.Implementation{Name: "a15g-go-client", Version: "1.0"}, &o.copts)
-	for i, u := range rootURIs {
-		client.AddRoots(&mcp.Root{URI: u, Name: fmt.Sprint("r", i)})
-	}
-	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			rc.add(method)
-			return next(ctx, method, req)
-		}
-	})
-	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: o.version})
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, errb.String())
-	}
-	t.Cleanup(func() { s.Close() })
-	rc.goClientConn = &goClientConn{s: s, c: client, cmd: cmd, stderr: errb}
-	return rc
 }
 
 // goClientDeferredTool writes an extension tool that is deferred.
@@ -586,11 +499,10 @@ func TestMCPGoClientCloseExits(t *testing.T) {
 		// A child left in the background by a finished command must not
 		// outlive the session either.
 		marker := fmt.Sprintf("a15gclosebg%d", time.Now().UnixNano())
-		res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "(: " + marker + "; sleep 100; echo x) > /dev/null 2>&1 &\necho started"})
-		if res.IsError {
-			t.Fatalf("bash: %q", text)
+		res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "sh -c 'sleep 100; true' " + marker + " > /dev/null 2>&1 &\necho started"})
+		if res.IsError || !waitUntil(5*time.Second, func() bool { return len(processesWithArg(marker)) > 0 }) {
+			t.Fatalf("bash: %q; the background child never ran", text)
 		}
-		t.Logf("background child alive before close: %v", goClientProcs(marker))
 		start := time.Now()
 		c.s.Close() // the SDK waits for in-flight calls, then closes stdin
 		took := time.Since(start)
@@ -602,8 +514,9 @@ func TestMCPGoClientCloseExits(t *testing.T) {
 		if c.cmd.ProcessState == nil {
 			t.Error("agentls still running after session close")
 		}
-		if left := goClientWaitProcs(t, marker, false, 3*time.Second); len(left) > 0 {
-			t.Errorf("background child left after session close: %v", left)
+		if !waitUntil(3*time.Second, func() bool { return len(processesWithArg(marker)) == 0 }) {
+			t.Errorf("background child left after session close: %v", processesWithArg(marker))
+			reapProcessesWithArg(t, marker)
 		}
 	})
 }
