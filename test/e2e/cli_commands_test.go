@@ -15,7 +15,6 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -114,8 +113,9 @@ func cliWords(t *testing.T, call *syntax.CallExpr) (assigns, args []string) {
 }
 
 // TestCLIReadmeBuildAndRun: README's "two commands" block is literally
-// valid: the build names a main package, the call prints the first 5 lines of
-// README.md, and the serve line answers initialize/shutdown over LSP framing.
+// valid: the build names a main package and writes the binary the next
+// command runs, and the serve line answers initialize/shutdown over LSP
+// framing (the call's output is TestDocsREADMECall's).
 func TestCLIReadmeBuildAndRun(t *testing.T) {
 	t.Parallel()
 	block := cliReadmeBlock(t, "## The two commands")
@@ -156,34 +156,6 @@ func TestCLIReadmeBuildAndRun(t *testing.T) {
 		name, err := cmd.Output()
 		if err != nil || strings.TrimSpace(string(name)) != "main" {
 			t.Fatalf("go list %s in the repo root: %q, %v; want package main", pkg, name, err)
-		}
-	})
-	t.Run("call", func(t *testing.T) {
-		if run[0] != "./agentls" || len(run) < 2 || run[1] != "call" {
-			t.Fatalf("README run command %q", run)
-		}
-		var args struct {
-			Path  string `json:"path"`
-			Limit int    `json:"limit"`
-		}
-		if err := json.Unmarshal([]byte(run[3]), &args); err != nil {
-			t.Fatalf("README's JSON argument %q: %v", run[3], err)
-		}
-		r := runAgentls(t, root, nil, run[1:]...)
-		if r.code != 0 {
-			t.Fatalf("README's call exited %d; stdout %q stderr %q", r.code, r.stdout, r.stderr)
-		}
-		readme, _ := os.ReadFile(filepath.Join(root, args.Path))
-		lines := strings.Split(strings.TrimSuffix(string(readme), "\n"), "\n")
-		want := fmt.Sprintf("%s, lines 1-%d of %d\n", args.Path, args.Limit, len(lines))
-		for i := 0; i < args.Limit; i++ {
-			want += fmt.Sprintf("%6d→%s\n", i+1, lines[i])
-		}
-		if !strings.HasPrefix(r.stdout, want) {
-			t.Errorf("README's call printed\n%s\nwant it to start with\n%s", r.stdout, want)
-		}
-		if !strings.Contains(r.stdout, fmt.Sprintf("offset=%d", args.Limit+1)) {
-			t.Errorf("a cut read must say how to continue (offset=%d): %q", args.Limit+1, r.stdout)
 		}
 	})
 	t.Run("serve", func(t *testing.T) {
@@ -295,136 +267,6 @@ func cliTools(t *testing.T, env []string, args ...string) []map[string]any {
 	return tools
 }
 
-// cliSchemaProblems lists $ref, type unions and anyOf/oneOf in a schema.
-func cliSchemaProblems(v any, path string) []string {
-	var out []string
-	switch x := v.(type) {
-	case map[string]any:
-		for k, sub := range x {
-			switch {
-			case k == "$ref" || k == "anyOf" || k == "oneOf":
-				out = append(out, path+"/"+k)
-			case k == "type":
-				if _, ok := sub.(string); !ok {
-					out = append(out, fmt.Sprintf("%s/type=%v", path, sub))
-				}
-			}
-			out = append(out, cliSchemaProblems(sub, path+"/"+k)...)
-		}
-	case []any:
-		for i, sub := range x {
-			out = append(out, cliSchemaProblems(sub, fmt.Sprintf("%s[%d]", path, i))...)
-		}
-	}
-	return out
-}
-
-// TestCLIToolsFormats: each format prints a JSON array of the core
-// tools in docs/protocol.md's shape, schemas without $ref or type unions.
-func TestCLIToolsFormats(t *testing.T) {
-	t.Parallel()
-	type shape struct {
-		name   func(map[string]any) string
-		schema func(map[string]any) any
-		check  func(t *testing.T, m map[string]any)
-	}
-	str := func(v any) string { s, _ := v.(string); return s }
-	obj := func(v any) map[string]any { m, _ := v.(map[string]any); return m }
-	keys := func(m map[string]any) []string {
-		var ks []string
-		for k := range m {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
-		return ks
-	}
-	formats := map[string]shape{
-		"mcp": {
-			name:   func(m map[string]any) string { return str(m["name"]) },
-			schema: func(m map[string]any) any { return m["inputSchema"] },
-			check: func(t *testing.T, m map[string]any) {
-				ann := obj(m["annotations"])
-				for _, h := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
-					if _, ok := ann[h].(bool); !ok {
-						t.Errorf("%v: annotations.%s missing or not bool", m["name"], h)
-					}
-				}
-				meta := obj(m["_meta"])
-				if _, ok := meta["concurrencySafe"].(bool); !ok {
-					t.Errorf("%v: _meta.concurrencySafe missing", m["name"])
-				}
-				if d, ok := meta["deferred"].(bool); !ok || d {
-					t.Errorf("%v: _meta.deferred = %v, want false for a core tool", m["name"], meta["deferred"])
-				}
-				if meta["source"] == nil {
-					t.Errorf("%v: _meta.source missing", m["name"])
-				}
-				if str(m["description"]) == "" {
-					t.Errorf("%v: no description", m["name"])
-				}
-			},
-		},
-		"openai": {
-			name:   func(m map[string]any) string { return str(obj(m["function"])["name"]) },
-			schema: func(m map[string]any) any { return obj(m["function"])["parameters"] },
-			check: func(t *testing.T, m map[string]any) {
-				if m["type"] != "function" || !reflect.DeepEqual(keys(m), []string{"function", "type"}) {
-					t.Errorf("openai entry keys %v type %v", keys(m), m["type"])
-				}
-				if str(obj(m["function"])["description"]) == "" {
-					t.Errorf("openai entry without description: %v", obj(m["function"])["name"])
-				}
-			},
-		},
-		"anthropic": {
-			name:   func(m map[string]any) string { return str(m["name"]) },
-			schema: func(m map[string]any) any { return m["input_schema"] },
-			check: func(t *testing.T, m map[string]any) {
-				if !reflect.DeepEqual(keys(m), []string{"description", "input_schema", "name"}) {
-					t.Errorf("anthropic entry keys %v, want description, input_schema, name", keys(m))
-				}
-			},
-		},
-		"vscode": {
-			name:   func(m map[string]any) string { return strings.TrimPrefix(str(m["name"]), "agentls_") },
-			schema: func(m map[string]any) any { return m["inputSchema"] },
-			check: func(t *testing.T, m map[string]any) {
-				if !strings.HasPrefix(str(m["name"]), "agentls_") {
-					t.Errorf("vscode name %q lacks agentls_", m["name"])
-				}
-				if str(m["modelDescription"]) == "" || str(m["displayName"]) == "" {
-					t.Errorf("vscode entry %v lacks modelDescription/displayName", m["name"])
-				}
-			},
-		},
-	}
-	for format, sh := range formats {
-		t.Run(format, func(t *testing.T) {
-			tools := cliTools(t, nil, "--format", format)
-			var names []string
-			for _, m := range tools {
-				names = append(names, sh.name(m))
-				sh.check(t, m)
-				schema := obj(sh.schema(m))
-				if schema["type"] != "object" {
-					t.Errorf("%s %s: schema type %v, want object", format, sh.name(m), schema["type"])
-				}
-				if p := cliSchemaProblems(schema, ""); len(p) > 0 {
-					t.Errorf("%s %s: schema has %v (docs: never $ref or type unions)", format, sh.name(m), p)
-				}
-			}
-			want := cliCoreTools
-			if format == "vscode" {
-				// Contributed statically: the job tools are there before any job.
-				want = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "bash_output", "bash_kill", "tool_search"}
-			}
-			if !reflect.DeepEqual(names, want) {
-				t.Errorf("%s: tools %v, want %v", format, names, want)
-			}
-		})
-	}
-}
-
 // TestCLIToolsMatchServer: `agentls tools --format F` prints what a
 // default session's tools/list {format: F} returns.
 func TestCLIToolsMatchServer(t *testing.T) {
@@ -460,40 +302,6 @@ func TestCLIToolsMatchServer(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestCLIToolsAllListsDeferred: the usage says `--all` includes
-// deferred tools; a deferred extension tool from the user's tools directory
-// (docs/tools.md) is one a session has (tool_search finds it), so `tools
-// --all` lists it with _meta.deferred and plain `tools` does not.
-func TestCLIToolsAllListsDeferred(t *testing.T) {
-	t.Parallel()
-	cfg := newWorkspace(t, map[string]string{
-		"agentls/tools/cli_probe.json": `{"name": "cli_probe", "description": "Probe tool of the CLI tests.", "inputSchema": {"type": "object", "properties": {}}, "command": "echo probe", "readOnly": true, "deferred": true}`,
-	})
-	env := []string{"XDG_CONFIG_HOME=" + cfg}
-	r := runAgentls(t, t.TempDir(), env, "call", "tool_search", `{"query": "probe"}`, "--root", t.TempDir())
-	if r.code != 0 || !strings.Contains(r.stdout, "cli_probe") {
-		t.Fatalf("precondition: a session must have the deferred tool: code %d %q %q", r.code, r.stdout, r.stderr)
-	}
-	has := func(tools []map[string]any) map[string]any {
-		for _, m := range tools {
-			if m["name"] == "cli_probe" {
-				return m
-			}
-		}
-		return nil
-	}
-	if m := has(cliTools(t, env)); m != nil {
-		t.Errorf("agentls tools (no --all) lists the deferred tool: %v", m)
-	}
-	m := has(cliTools(t, env, "--all"))
-	if m == nil {
-		t.Fatalf("agentls tools --all does not list the deferred tool cli_probe")
-	}
-	if meta, _ := m["_meta"].(map[string]any); meta["deferred"] != true {
-		t.Errorf("cli_probe _meta %v, want deferred true", m["_meta"])
 	}
 }
 

@@ -705,50 +705,6 @@ func TestProtocolCancelHarmless(t *testing.T) {
 	}
 }
 
-// Issue 2: 200 calls pipelined on one connection all get their own correct
-// reply, while a slow call among them cancelled by $/cancelRequest replies
-// -32800 within 100 ms.
-func TestProtocolManyCallsAndACancel(t *testing.T) {
-	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
-	files := map[string]string{}
-	for i := range 200 {
-		files[fmt.Sprintf("f%03d.txt", i)] = fmt.Sprintf("content-%03d\n", i)
-	}
-	r := framingStart(t, framingWS(t, files))
-	r.initialize(nil)
-	reads := func(from, to int) []byte {
-		var b bytes.Buffer
-		for i := from; i < to; i++ {
-			b.Write(framingFrameOf(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read","arguments":{"path":"f%03d.txt"},"callId":"c%d"}}`, 10000+i, i, i)))
-		}
-		return b.Bytes()
-	}
-	r.writeBytes(append(framingFrameOf(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"test_block","arguments":{},"callId":"blocker"}}`), reads(0, 100)...))
-	if _, ok := r.wait(framingWait, func(m map[string]any) bool {
-		p, _ := m["params"].(map[string]any)
-		return m["method"] == "tools/progress" && p["callId"] == "blocker"
-	}); !ok {
-		t.Fatal("test_block never reported it was running")
-	}
-	start := time.Now()
-	r.notify("$/cancelRequest", map[string]any{"id": "slow"})
-	m := r.reply("slow")
-	if took := time.Since(start); took > 100*time.Millisecond {
-		t.Errorf("cancelled call replied after %v, want within 100 ms", took)
-	}
-	if code, msg := framingErr(m); code != -32800 {
-		t.Errorf("slow call: code %d %q, want -32800", code, msg)
-	}
-	r.writeBytes(reads(100, 200))
-	for i := range 200 {
-		res := framingResult(t, r.reply(10000+i))
-		want := fmt.Sprintf("f%03d.txt, lines 1-1 of 1\n     1→content-%03d", i, i)
-		if !strings.Contains(framingText(res), want) || res["callId"] != fmt.Sprintf("c%d", i) {
-			t.Fatalf("call %d: callId %v, text %q; want %q", i, res["callId"], framingText(res), want)
-		}
-	}
-}
-
 // --- method shapes -----------------------------------------------------------
 
 // The initialize result names the server and the active tools, the same

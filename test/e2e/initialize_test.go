@@ -400,26 +400,10 @@ func TestInitializeProgress(t *testing.T) {
 		if last := notes[len(notes)-1].params(); !strings.Contains(fmt.Sprint(last["output"]), tag) {
 			t.Errorf("progress output does not carry the command's output: %v", last)
 		}
-		for i, n := range notes {
+		for _, n := range notes {
 			p := n.params()
-			if p["tool"] != "bash" {
-				t.Errorf("progress tool = %v, want bash", p["tool"])
-			}
-			for _, k := range []string{"message", "output"} {
-				if v, has := p[k]; has {
-					if _, ok := v.(string); !ok {
-						t.Errorf("progress %s = %#v, want a string", k, v)
-					}
-				}
-			}
-			if v, has := p["percentage"]; has {
-				if _, ok := v.(float64); !ok {
-					t.Errorf("progress percentage = %#v, want a number", v)
-				}
-			}
-			_, hasOut := p["output"]
-			if _, hasMsg := p["message"]; !hasOut && !hasMsg {
-				t.Errorf("progress carries neither output nor message: %v", p)
+			if _, ok := p["output"].(string); p["tool"] != "bash" || !ok {
+				t.Errorf("progress %v: want tool bash and the output a string", p)
 			}
 			text := fmt.Sprint(p["output"], p["message"])
 			if strings.Contains(text, "OTHER") && tag != "OTHER" || strings.Contains(text, "MINE") && tag != "MINE" {
@@ -427,12 +411,6 @@ func TestInitializeProgress(t *testing.T) {
 			}
 			if n.Seq > reply.Seq {
 				t.Errorf("progress frame %d after the reply frame %d", n.Seq, reply.Seq)
-			}
-			// ≥ 50 ms apart; 10 ms of reader jitter tolerated.
-			if i > 0 {
-				if gap := n.At.Sub(notes[i-1].At); gap < 40*time.Millisecond {
-					t.Errorf("progress %d and %d of %s only %v apart (contract: ≥ 50 ms)", i-1, i, callID, gap)
-				}
 			}
 		}
 	}

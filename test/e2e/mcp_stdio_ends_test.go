@@ -913,35 +913,3 @@ func TestMCPStdioBlockedStdout(t *testing.T) {
 		})
 	}
 }
-
-// A call cancelled in the same write that carries it: no response is sent
-// and its command does not outlive the cancel.
-func TestMCPStdioCancelSameWrite(t *testing.T) {
-	slow(t)
-	for _, m := range []mcpioMode{mcpioPipe, mcpioSocket} {
-		t.Run(m.name, func(t *testing.T) {
-			root := mcpioWorkspace(t)
-			p := m.start(t, root)
-			pidFile := filepath.Join(root, "pid-same-write")
-			id := p.newID()
-			buf := mcpioCallLine(id, "bash", map[string]any{"command": "echo $$ > " + pidFile + "; exec sleep 30", "timeout": 60})
-			buf = append(buf, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}`+"\n", id)...)
-			p.write(buf)
-			if r, _ := p.call("read", mcpioReadArgs(8)); !strings.Contains(r, mcpioToken(8)) {
-				t.Errorf("[%s] call after a cancel: %.300q", m.name, r)
-			}
-			time.Sleep(500 * time.Millisecond)
-			if c := p.countID(id); c != 0 {
-				r, _ := p.waitFor(0, mcpioIsID(id))
-				t.Errorf("[%s] a call cancelled in its own write got %d response(s) (docs: none is sent): %s %+v", m.name, c, r.Result, r.Error)
-			}
-			if b, err := os.ReadFile(pidFile); err == nil {
-				pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-				if pid > 0 && !waitUntil(mcpioTimeout, func() bool { return !mcpioAlive(pid) }) {
-					t.Errorf("[%s] the command of a cancelled call (pid %d) still runs", m.name, pid)
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
-		})
-	}
-}
