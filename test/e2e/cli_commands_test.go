@@ -7,26 +7,20 @@ package e2e
 // docs/tools.md, docs/protocol.md.
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/agentls/agentls/test/harness"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -46,261 +40,20 @@ func cliRepoRoot(t *testing.T) string {
 	return root
 }
 
-// cliProc is a running agentls whose stdout is parsed strictly: LSP frames
-// (framed) or one JSON value per line (MCP). Anything else on stdout is an
-// error the test sees.
-type cliProc struct {
-	t      *testing.T
-	framed bool
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	msgs   chan cliMsg
-	quit   chan struct{}
-	stderr *lockedBuffer
-	exited chan struct{}
-	nextID int
-}
-
-type cliMsg struct {
-	m   map[string]any
-	err error
-}
-
-func cliStart(t *testing.T, framed bool, dir string, env []string, args ...string) *cliProc {
+// cliServe runs agentls in server mode with args; its stdout is read as
+// strict LSP frames, anything else on it fails the test.
+func cliServe(t *testing.T, env []string, args ...string) *framingRaw {
 	t.Helper()
-	cmd := harness.Command(t, args, env...)
-	cmd.Dir = dir
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// An os.Pipe, not StdoutPipe: Wait must not close our end before the
-	// reader has drained what the process wrote.
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	p := &cliProc{t: t, framed: framed, cmd: cmd, stdin: stdin, msgs: make(chan cliMsg, 256),
-		quit: make(chan struct{}), stderr: stderr, exited: make(chan struct{}), nextID: 100}
-	// The reader ends at stdout's EOF (the process and its children are
-	// gone) or when the test ends (quit).
-	go func() {
-		defer close(p.msgs)
-		defer pr.Close()
-		br := bufio.NewReader(pr)
-		for {
-			body, err := cliReadMessage(br, framed)
-			if errors.Is(err, io.EOF) {
-				return
-			}
-			var m map[string]any
-			if err == nil {
-				if jerr := json.Unmarshal(body, &m); jerr != nil {
-					err = fmt.Errorf("stdout holds something that is not a JSON message: %q (%v)", body, jerr)
-				}
-			}
-			select {
-			case p.msgs <- cliMsg{m: m, err: err}:
-			case <-p.quit:
-				return
-			}
-			if err != nil {
-				io.Copy(io.Discard, br)
-				return
-			}
-		}
-	}()
-	go func() {
-		cmd.Wait()
-		close(p.exited)
-	}()
+	r := &framingRaw{}
+	r.nextID.Store(1000)
+	r.rawClient = startRaw(t, args, env, r.read)
 	t.Cleanup(func() {
-		close(p.quit)
-		p.stdin.Close()
-		select {
-		case <-p.exited:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-p.exited
+		r.close()
+		if b := r.badFrames(); len(b) > 0 {
+			t.Errorf("stdout carried bytes that are not frames: %q", b)
 		}
 	})
-	return p
-}
-
-// cliReadMessage reads one LSP frame (only Content-Length / Content-Type
-// headers allowed) or one non-empty line.
-func cliReadMessage(br *bufio.Reader, framed bool) ([]byte, error) {
-	if !framed {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			if len(line) == 0 {
-				return nil, io.EOF
-			}
-			return nil, fmt.Errorf("stdout ends with an unterminated line %q", line)
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			return nil, fmt.Errorf("stdout holds an empty line")
-		}
-		return line, nil
-	}
-	n := -1
-	for first := true; ; first = false {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			if first && line == "" {
-				return nil, io.EOF
-			}
-			return nil, fmt.Errorf("stdout ends inside a frame header: %q", line)
-		}
-		if !strings.HasSuffix(line, "\r\n") {
-			return nil, fmt.Errorf("stdout: header line without CRLF: %q", line)
-		}
-		line = strings.TrimSuffix(line, "\r\n")
-		if line == "" {
-			break
-		}
-		k, v, ok := strings.Cut(line, ":")
-		switch {
-		case ok && strings.EqualFold(k, "Content-Length"):
-			n, err = strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				return nil, fmt.Errorf("stdout: bad Content-Length %q", line)
-			}
-		case ok && strings.EqualFold(k, "Content-Type"):
-		default:
-			return nil, fmt.Errorf("stdout: not an LSP header line: %q", line)
-		}
-	}
-	if n < 0 {
-		return nil, fmt.Errorf("stdout: frame without Content-Length")
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(br, body); err != nil {
-		return nil, fmt.Errorf("stdout: short frame body: %v", err)
-	}
-	return body, nil
-}
-
-func (p *cliProc) send(msg map[string]any) {
-	p.t.Helper()
-	msg["jsonrpc"] = "2.0"
-	b, err := json.Marshal(msg)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	if p.framed {
-		b = append([]byte(fmt.Sprintf("Content-Length: %d\r\n\r\n", len(b))), b...)
-	} else {
-		b = append(b, '\n')
-	}
-	if _, err := p.stdin.Write(b); err != nil {
-		p.t.Fatalf("write to agentls: %v", err)
-	}
-}
-
-// request sends a request and returns its id.
-func (p *cliProc) request(method string, params any) int {
-	p.t.Helper()
-	p.nextID++
-	msg := map[string]any{"id": p.nextID, "method": method}
-	if params != nil {
-		msg["params"] = params
-	}
-	p.send(msg)
-	return p.nextID
-}
-
-func (p *cliProc) notify(method string, params any) {
-	p.t.Helper()
-	msg := map[string]any{"method": method}
-	if params != nil {
-		msg["params"] = params
-	}
-	p.send(msg)
-}
-
-// reply waits for the response with the given id, skipping everything else.
-func (p *cliProc) reply(id int, timeout time.Duration) map[string]any {
-	p.t.Helper()
-	deadline := time.After(timeout)
-	for {
-		select {
-		case m, ok := <-p.msgs:
-			if !ok {
-				p.t.Fatalf("stdout closed before the reply to %d; stderr: %s", id, p.stderr.String())
-			}
-			if m.err != nil {
-				p.t.Fatal(m.err)
-			}
-			if v, ok := m.m["id"].(float64); ok && int(v) == id {
-				if _, isReq := m.m["method"]; !isReq {
-					return m.m
-				}
-			}
-		case <-deadline:
-			p.t.Fatalf("no reply to request %d within %v; stderr: %s", id, timeout, p.stderr.String())
-		}
-	}
-}
-
-// call sends a request and returns its result, failing on an error reply.
-func (p *cliProc) call(method string, params any) map[string]any {
-	p.t.Helper()
-	r := p.reply(p.request(method, params), 10*time.Second)
-	if e, ok := r["error"]; ok {
-		p.t.Fatalf("%s: error %v", method, e)
-	}
-	res, _ := r["result"].(map[string]any)
-	return res
-}
-
-// drain reads stdout to EOF and fails on anything that is not a message.
-func (p *cliProc) drain(timeout time.Duration) {
-	p.t.Helper()
-	deadline := time.After(timeout)
-	for {
-		select {
-		case m, ok := <-p.msgs:
-			if !ok {
-				return
-			}
-			if m.err != nil {
-				p.t.Fatal(m.err)
-			}
-		case <-deadline:
-			p.t.Fatalf("stdout still open after %v", timeout)
-		}
-	}
-}
-
-// wait returns the exit code, or fails after timeout.
-func (p *cliProc) wait(timeout time.Duration) int {
-	p.t.Helper()
-	select {
-	case <-p.exited:
-		return p.cmd.ProcessState.ExitCode()
-	case <-time.After(timeout):
-		p.t.Fatalf("agentls still running %v later; stderr: %s", timeout, p.stderr.String())
-		return -1
-	}
-}
-
-func cliText(res map[string]any) string {
-	var parts []string
-	content, _ := res["content"].([]any)
-	for _, c := range content {
-		if m, ok := c.(map[string]any); ok && m["type"] == "text" {
-			parts = append(parts, fmt.Sprint(m["text"]))
-		}
-	}
-	return strings.Join(parts, "\n")
+	return r
 }
 
 func cliInitParams(root string, opts map[string]any) map[string]any {
@@ -360,8 +113,9 @@ func cliWords(t *testing.T, call *syntax.CallExpr) (assigns, args []string) {
 }
 
 // TestCLIReadmeBuildAndRun: README's "two commands" block is literally
-// valid: the build names a main package, the call prints the first 5 lines of
-// README.md, and the serve line answers initialize/shutdown over LSP framing.
+// valid: the build names a main package and writes the binary the next
+// command runs, and the serve line answers initialize/shutdown over LSP
+// framing (the call's output is TestDocsREADMECall's).
 func TestCLIReadmeBuildAndRun(t *testing.T) {
 	t.Parallel()
 	block := cliReadmeBlock(t, "## The two commands")
@@ -404,57 +158,27 @@ func TestCLIReadmeBuildAndRun(t *testing.T) {
 			t.Fatalf("go list %s in the repo root: %q, %v; want package main", pkg, name, err)
 		}
 	})
-	t.Run("call", func(t *testing.T) {
-		if run[0] != "./agentls" || len(run) < 2 || run[1] != "call" {
-			t.Fatalf("README run command %q", run)
-		}
-		var args struct {
-			Path  string `json:"path"`
-			Limit int    `json:"limit"`
-		}
-		if err := json.Unmarshal([]byte(run[3]), &args); err != nil {
-			t.Fatalf("README's JSON argument %q: %v", run[3], err)
-		}
-		r := runAgentls(t, root, nil, run[1:]...)
-		if r.code != 0 {
-			t.Fatalf("README's call exited %d; stdout %q stderr %q", r.code, r.stdout, r.stderr)
-		}
-		readme, _ := os.ReadFile(filepath.Join(root, args.Path))
-		lines := strings.Split(strings.TrimSuffix(string(readme), "\n"), "\n")
-		want := fmt.Sprintf("%s, lines 1-%d of %d\n", args.Path, args.Limit, len(lines))
-		for i := 0; i < args.Limit; i++ {
-			want += fmt.Sprintf("%6d→%s\n", i+1, lines[i])
-		}
-		if !strings.HasPrefix(r.stdout, want) {
-			t.Errorf("README's call printed\n%s\nwant it to start with\n%s", r.stdout, want)
-		}
-		if !strings.Contains(r.stdout, fmt.Sprintf("offset=%d", args.Limit+1)) {
-			t.Errorf("a cut read must say how to continue (offset=%d): %q", args.Limit+1, r.stdout)
-		}
-	})
 	t.Run("serve", func(t *testing.T) {
 		_, serve := cliWords(t, f.Stmts[1].Cmd.(*syntax.CallExpr))
 		if len(serve) != 3 || serve[0] != "./agentls" || serve[1] != "--root" {
 			t.Fatalf("README serve line %q, want ./agentls --root DIR", serve)
 		}
 		ws := newWorkspace(t, map[string]string{"cli-marker.txt": "x\n"})
-		p := cliStart(t, true, root, nil, serve[1], ws)
-		res := p.call("initialize", cliInitParams("", nil))
+		p := cliServe(t, nil, serve[1], ws)
+		res := framingResult(t, p.call("initialize", cliInitParams("", nil)))
 		if si, _ := res["serverInfo"].(map[string]any); si["name"] != "agentls" {
 			t.Errorf("serverInfo %v", res["serverInfo"])
 		}
 		p.notify("initialized", map[string]any{})
-		ls := p.call("tools/call", map[string]any{"name": "ls", "arguments": map[string]any{}})
-		if !strings.Contains(cliText(ls), "cli-marker.txt") {
-			t.Errorf("--root %s is not the workspace: ls says %q", ws, cliText(ls))
+		ls := framingResult(t, p.call("tools/call", framingTool("ls", map[string]any{})))
+		if !strings.Contains(framingText(ls), "cli-marker.txt") {
+			t.Errorf("--root %s is not the workspace: ls says %q", ws, framingText(ls))
 		}
-		r := p.reply(p.request("shutdown", nil), 5*time.Second)
-		if r["result"] != nil || r["error"] != nil {
+		if r := p.call("shutdown", nil); r["result"] != nil || r["error"] != nil {
 			t.Errorf("shutdown reply %v, want result null", r)
 		}
 		p.notify("exit", nil)
-		p.drain(5 * time.Second)
-		if code := p.wait(5 * time.Second); code != 0 {
+		if code := p.exitCode(5 * time.Second); code != 0 {
 			t.Errorf("exit after shutdown: code %d, want 0", code)
 		}
 	})
@@ -463,8 +187,8 @@ func TestCLIReadmeBuildAndRun(t *testing.T) {
 // cliServerVersion is serverInfo.version from a serve-mode initialize.
 func cliServerVersion(t *testing.T) string {
 	t.Helper()
-	p := cliStart(t, true, t.TempDir(), nil, "--root", t.TempDir())
-	res := p.call("initialize", cliInitParams("", nil))
+	p := cliServe(t, nil, "--root", t.TempDir())
+	res := framingResult(t, p.call("initialize", cliInitParams("", nil)))
 	si, _ := res["serverInfo"].(map[string]any)
 	v, _ := si["version"].(string)
 	if v == "" {
@@ -483,107 +207,6 @@ func TestCLIVersion(t *testing.T) {
 			r := runAgentls(t, t.TempDir(), nil, args...)
 			if r.code != 0 || r.stdout != want || r.stderr != "" {
 				t.Errorf("agentls %s: code %d stdout %q stderr %q; want 0, %q, no stderr", args[0], r.code, r.stdout, r.stderr, want)
-			}
-		})
-	}
-}
-
-// TestCLIHelp: --help and -h exit 0 with a usage naming every
-// subcommand and flag README shows.
-func TestCLIHelp(t *testing.T) {
-	t.Parallel()
-	for _, flag := range []string{"--help", "-h"} {
-		t.Run(flag, func(t *testing.T) {
-			r := runAgentls(t, t.TempDir(), nil, flag)
-			if r.code != 0 {
-				t.Fatalf("agentls %s exited %d", flag, r.code)
-			}
-			usage := r.stdout + r.stderr
-			for _, want := range []string{"agentls tools", "--format", "--all", "agentls call", "--mode", "agentls mcp", "agentls audit", "--tail", "--version", "root", "log-file", "log-level", "openai", "anthropic", "vscode"} {
-				if !strings.Contains(usage, want) {
-					t.Errorf("usage lacks %q:\n%s", want, usage)
-				}
-			}
-		})
-	}
-}
-
-// TestCLISubcommandHelp: asking a subcommand for help is not an
-// error: exit 0 as `agentls --help` does (and as Go's flag package does for
-// -h), with the subcommand's flags shown.
-func TestCLISubcommandHelp(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		sub  string
-		flag string // a flag its usage must show
-	}{
-		{"tools", "format"},
-		{"call", "json"},
-		{"mcp", "root"},
-		{"audit", "tail"},
-	}
-	for _, c := range cases {
-		t.Run(c.sub, func(t *testing.T) {
-			r := runAgentls(t, t.TempDir(), nil, c.sub, "--help")
-			if !strings.Contains(r.stdout+r.stderr, c.flag) {
-				t.Errorf("agentls %s --help does not show -%s: %q", c.sub, c.flag, r.stdout+r.stderr)
-			}
-			if r.code != 0 {
-				t.Errorf("agentls %s --help exited %d (agentls --help exits 0); stderr %q", c.sub, r.code, firstLine(r.stderr))
-			}
-		})
-	}
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
-}
-
-// TestCLIBadInvocation: an unknown flag, subcommand, format, level or
-// stray argument exits 2 with a first stderr line naming it, nothing on
-// stdout; unknown flags and subcommands also show the usage.
-func TestCLIBadInvocation(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name      string
-		args      []string
-		names     []string // all must be in the first stderr line
-		wantUsage bool
-	}{
-		{"unknown flag", []string{"--frobnicate"}, []string{"frobnicate"}, true},
-		{"unknown subcommand", []string{"frobnicate"}, []string{"frobnicate"}, true},
-		{"unknown flag after --root", []string{"--root", ".", "frobnicate"}, []string{"frobnicate"}, true},
-		{"tools unknown flag", []string{"tools", "--frobnicate"}, []string{"frobnicate"}, true},
-		{"call unknown flag", []string{"call", "--frobnicate"}, []string{"frobnicate"}, true},
-		{"mcp unknown flag", []string{"mcp", "--frobnicate"}, []string{"frobnicate"}, true},
-		{"audit unknown flag", []string{"audit", "--frobnicate"}, []string{"frobnicate"}, true},
-		{"tools unknown format", []string{"tools", "--format", "gemini"}, []string{"gemini", "mcp", "openai", "anthropic", "vscode"}, false},
-		{"log level", []string{"--log-level", "loud"}, []string{"loud", "debug", "info", "warn", "error"}, false},
-		{"call mode", []string{"call", "ls", "--mode", "yolo"}, []string{"yolo", "default", "acceptEdits", "readOnly", "bypass"}, false},
-		{"call without tool", []string{"call"}, []string{"tool"}, false},
-		{"mcp stray argument", []string{"mcp", "frobnicate"}, []string{"frobnicate"}, false},
-		// `agentls tools openai` (the format without --format) must not
-		// silently print the MCP shape.
-		{"tools stray argument", []string{"tools", "openai"}, []string{"openai"}, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := runAgentls(t, t.TempDir(), nil, c.args...)
-			if r.code != 2 {
-				t.Errorf("agentls %q exited %d, want 2; stdout %.200q stderr %.200q", c.args, r.code, r.stdout, r.stderr)
-			}
-			if r.stdout != "" {
-				t.Errorf("agentls %q printed on stdout: %.200q", c.args, r.stdout)
-			}
-			first := firstLine(r.stderr)
-			for _, n := range c.names {
-				if !strings.Contains(first, n) {
-					t.Errorf("agentls %q: first stderr line %q does not name %q", c.args, first, n)
-				}
-			}
-			if c.wantUsage && !strings.Contains(strings.ToLower(r.stderr), "usage") {
-				t.Errorf("agentls %q: no usage hint on stderr: %q", c.args, r.stderr)
 			}
 		})
 	}
@@ -613,18 +236,18 @@ func TestCLIRootNotADirectory(t *testing.T) {
 			}
 		})
 		t.Run(kind+"/serve", func(t *testing.T) {
-			p := cliStart(t, true, ws, nil, "--root", root)
-			r := p.reply(p.request("initialize", cliInitParams("", nil)), 10*time.Second)
+			p := cliServe(t, nil, "--root", root)
+			r := p.call("initialize", cliInitParams("", nil))
 			e, _ := r["error"].(map[string]any)
 			if e == nil || e["code"] != float64(-32602) || !strings.Contains(fmt.Sprint(e["message"]), filepath.Base(root)) {
 				t.Errorf("initialize with --root %s: %v; want -32602 naming the path", root, r)
 			}
 			// The client's own folder still works.
-			p2 := cliStart(t, true, ws, nil, "--root", root)
-			p2.call("initialize", cliInitParams(ws, nil))
-			ls := p2.call("tools/call", map[string]any{"name": "ls", "arguments": map[string]any{}})
-			if !strings.Contains(cliText(ls), "file.txt") {
-				t.Errorf("client folder ignored: %q", cliText(ls))
+			p2 := cliServe(t, nil, "--root", root)
+			framingResult(t, p2.call("initialize", cliInitParams(ws, nil)))
+			ls := framingResult(t, p2.call("tools/call", framingTool("ls", map[string]any{})))
+			if !strings.Contains(framingText(ls), "file.txt") {
+				t.Errorf("client folder ignored: %q", framingText(ls))
 			}
 		})
 	}
@@ -644,146 +267,16 @@ func cliTools(t *testing.T, env []string, args ...string) []map[string]any {
 	return tools
 }
 
-// cliSchemaProblems lists $ref, type unions and anyOf/oneOf in a schema.
-func cliSchemaProblems(v any, path string) []string {
-	var out []string
-	switch x := v.(type) {
-	case map[string]any:
-		for k, sub := range x {
-			switch {
-			case k == "$ref" || k == "anyOf" || k == "oneOf":
-				out = append(out, path+"/"+k)
-			case k == "type":
-				if _, ok := sub.(string); !ok {
-					out = append(out, fmt.Sprintf("%s/type=%v", path, sub))
-				}
-			}
-			out = append(out, cliSchemaProblems(sub, path+"/"+k)...)
-		}
-	case []any:
-		for i, sub := range x {
-			out = append(out, cliSchemaProblems(sub, fmt.Sprintf("%s[%d]", path, i))...)
-		}
-	}
-	return out
-}
-
-// TestCLIToolsFormats: each format prints a JSON array of the core
-// tools in docs/protocol.md's shape, schemas without $ref or type unions.
-func TestCLIToolsFormats(t *testing.T) {
-	t.Parallel()
-	type shape struct {
-		name   func(map[string]any) string
-		schema func(map[string]any) any
-		check  func(t *testing.T, m map[string]any)
-	}
-	str := func(v any) string { s, _ := v.(string); return s }
-	obj := func(v any) map[string]any { m, _ := v.(map[string]any); return m }
-	keys := func(m map[string]any) []string {
-		var ks []string
-		for k := range m {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
-		return ks
-	}
-	formats := map[string]shape{
-		"mcp": {
-			name:   func(m map[string]any) string { return str(m["name"]) },
-			schema: func(m map[string]any) any { return m["inputSchema"] },
-			check: func(t *testing.T, m map[string]any) {
-				ann := obj(m["annotations"])
-				for _, h := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
-					if _, ok := ann[h].(bool); !ok {
-						t.Errorf("%v: annotations.%s missing or not bool", m["name"], h)
-					}
-				}
-				meta := obj(m["_meta"])
-				if _, ok := meta["concurrencySafe"].(bool); !ok {
-					t.Errorf("%v: _meta.concurrencySafe missing", m["name"])
-				}
-				if d, ok := meta["deferred"].(bool); !ok || d {
-					t.Errorf("%v: _meta.deferred = %v, want false for a core tool", m["name"], meta["deferred"])
-				}
-				if meta["source"] == nil {
-					t.Errorf("%v: _meta.source missing", m["name"])
-				}
-				if str(m["description"]) == "" {
-					t.Errorf("%v: no description", m["name"])
-				}
-			},
-		},
-		"openai": {
-			name:   func(m map[string]any) string { return str(obj(m["function"])["name"]) },
-			schema: func(m map[string]any) any { return obj(m["function"])["parameters"] },
-			check: func(t *testing.T, m map[string]any) {
-				if m["type"] != "function" || !reflect.DeepEqual(keys(m), []string{"function", "type"}) {
-					t.Errorf("openai entry keys %v type %v", keys(m), m["type"])
-				}
-				if str(obj(m["function"])["description"]) == "" {
-					t.Errorf("openai entry without description: %v", obj(m["function"])["name"])
-				}
-			},
-		},
-		"anthropic": {
-			name:   func(m map[string]any) string { return str(m["name"]) },
-			schema: func(m map[string]any) any { return m["input_schema"] },
-			check: func(t *testing.T, m map[string]any) {
-				if !reflect.DeepEqual(keys(m), []string{"description", "input_schema", "name"}) {
-					t.Errorf("anthropic entry keys %v, want description, input_schema, name", keys(m))
-				}
-			},
-		},
-		"vscode": {
-			name:   func(m map[string]any) string { return strings.TrimPrefix(str(m["name"]), "agentls_") },
-			schema: func(m map[string]any) any { return m["inputSchema"] },
-			check: func(t *testing.T, m map[string]any) {
-				if !strings.HasPrefix(str(m["name"]), "agentls_") {
-					t.Errorf("vscode name %q lacks agentls_", m["name"])
-				}
-				if str(m["modelDescription"]) == "" || str(m["displayName"]) == "" {
-					t.Errorf("vscode entry %v lacks modelDescription/displayName", m["name"])
-				}
-			},
-		},
-	}
-	for format, sh := range formats {
-		t.Run(format, func(t *testing.T) {
-			tools := cliTools(t, nil, "--format", format)
-			var names []string
-			for _, m := range tools {
-				names = append(names, sh.name(m))
-				sh.check(t, m)
-				schema := obj(sh.schema(m))
-				if schema["type"] != "object" {
-					t.Errorf("%s %s: schema type %v, want object", format, sh.name(m), schema["type"])
-				}
-				if p := cliSchemaProblems(schema, ""); len(p) > 0 {
-					t.Errorf("%s %s: schema has %v (docs: never $ref or type unions)", format, sh.name(m), p)
-				}
-			}
-			want := cliCoreTools
-			if format == "vscode" {
-				// Contributed statically: the job tools are there before any job.
-				want = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "bash_output", "bash_kill", "tool_search"}
-			}
-			if !reflect.DeepEqual(names, want) {
-				t.Errorf("%s: tools %v, want %v", format, names, want)
-			}
-		})
-	}
-}
-
 // TestCLIToolsMatchServer: `agentls tools --format F` prints what a
 // default session's tools/list {format: F} returns.
 func TestCLIToolsMatchServer(t *testing.T) {
 	t.Parallel()
-	p := cliStart(t, true, t.TempDir(), nil, "--root", t.TempDir())
-	p.call("initialize", cliInitParams("", nil))
+	p := cliServe(t, nil, "--root", t.TempDir())
+	framingResult(t, p.call("initialize", cliInitParams("", nil)))
 	for _, format := range []string{"mcp", "openai", "anthropic", "vscode"} {
 		t.Run(format, func(t *testing.T) {
 			cli := cliTools(t, nil, "--format", format)
-			res := p.call("tools/list", map[string]any{"format": format})
+			res := framingResult(t, p.call("tools/list", map[string]any{"format": format}))
 			server, _ := res["tools"].([]any)
 			byName := map[string]any{}
 			for _, s := range server {
@@ -809,40 +302,6 @@ func TestCLIToolsMatchServer(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestCLIToolsAllListsDeferred: the usage says `--all` includes
-// deferred tools; a deferred extension tool from the user's tools directory
-// (docs/tools.md) is one a session has (tool_search finds it), so `tools
-// --all` lists it with _meta.deferred and plain `tools` does not.
-func TestCLIToolsAllListsDeferred(t *testing.T) {
-	t.Parallel()
-	cfg := newWorkspace(t, map[string]string{
-		"agentls/tools/cli_probe.json": `{"name": "cli_probe", "description": "Probe tool of the CLI tests.", "inputSchema": {"type": "object", "properties": {}}, "command": "echo probe", "readOnly": true, "deferred": true}`,
-	})
-	env := []string{"XDG_CONFIG_HOME=" + cfg}
-	r := runAgentls(t, t.TempDir(), env, "call", "tool_search", `{"query": "probe"}`, "--root", t.TempDir())
-	if r.code != 0 || !strings.Contains(r.stdout, "cli_probe") {
-		t.Fatalf("precondition: a session must have the deferred tool: code %d %q %q", r.code, r.stdout, r.stderr)
-	}
-	has := func(tools []map[string]any) map[string]any {
-		for _, m := range tools {
-			if m["name"] == "cli_probe" {
-				return m
-			}
-		}
-		return nil
-	}
-	if m := has(cliTools(t, env)); m != nil {
-		t.Errorf("agentls tools (no --all) lists the deferred tool: %v", m)
-	}
-	m := has(cliTools(t, env, "--all"))
-	if m == nil {
-		t.Fatalf("agentls tools --all does not list the deferred tool cli_probe")
-	}
-	if meta, _ := m["_meta"].(map[string]any); meta["deferred"] != true {
-		t.Errorf("cli_probe _meta %v, want deferred true", m["_meta"])
 	}
 }
 
@@ -873,240 +332,25 @@ func TestCLIToolsLimits(t *testing.T) {
 	}
 }
 
-// TestCLICallForms: each documented form of `agentls call`, its
-// output and exit codes (0 success, 1 for an isError result).
-func TestCLICallForms(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, map[string]string{"f.txt": "alpha\nbeta\ngamma\n", "sub/g.txt": "x\n"})
-	cases := []struct {
-		name     string
-		args     []string
-		code     int
-		want     []string // substrings of stdout
-		notWant  []string
-		exactOut string
-	}{
-		{name: "read", args: []string{"call", "read", `{"path": "f.txt"}`, "--root", ws}, code: 0,
-			exactOut: "f.txt, lines 1-3 of 3\n     1→alpha\n     2→beta\n     3→gamma\n"},
-		{name: "root flag first", args: []string{"--root", ws, "call", "read", `{"path": "f.txt", "offset": 2}`}, code: 0,
-			want: []string{"f.txt, lines 2-3 of 3", "     2→beta"}},
-		{name: "tool without JSON", args: []string{"call", "ls", "--root", ws}, code: 0, want: []string{"f.txt", "sub/"}},
-		{name: "missing file is isError", args: []string{"call", "read", `{"path": "nope.txt"}`, "--root", ws}, code: 1,
-			want: []string{"nope.txt"}},
-		{name: "unknown tool is isError", args: []string{"call", "reed", `{"path": "f.txt"}`, "--root", ws}, code: 1,
-			want: []string{"reed", "read"}},
-		{name: "malformed JSON", args: []string{"call", "read", `{"path": f.txt}`, "--root", ws}, code: 1,
-			want: []string{"not valid JSON"}},
-		{name: "invalid field names it", args: []string{"call", "read", `{"path": "f.txt", "offset": -3}`, "--root", ws}, code: 1,
-			want: []string{"offset", "-3"}},
-		{name: "two calls share a session", args: []string{"call", "read", `{"path": "f.txt"}`, "ls", `{"path": "sub"}`, "--root", ws}, code: 0,
-			want: []string{"== read", "== ls", "1→alpha", "g.txt"}},
-		{name: "first failing call ends the run", args: []string{"call", "read", `{"path": "nope.txt"}`, "ls", "{}", "--root", ws}, code: 1,
-			want: []string{"nope.txt", "not run"}, notWant: []string{"== ls", "sub/"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := runAgentls(t, ws, nil, c.args...)
-			if r.code != c.code {
-				t.Errorf("exit %d, want %d; stdout %q stderr %q", r.code, c.code, r.stdout, r.stderr)
-			}
-			if c.exactOut != "" && r.stdout != c.exactOut {
-				t.Errorf("stdout %q, want %q", r.stdout, c.exactOut)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(r.stdout, w) {
-					t.Errorf("stdout lacks %q: %q", w, r.stdout)
-				}
-			}
-			for _, w := range c.notWant {
-				if strings.Contains(r.stdout, w) {
-					t.Errorf("stdout has %q: %q", w, r.stdout)
-				}
-			}
-		})
-	}
-	t.Run("json", func(t *testing.T) {
-		r := runAgentls(t, ws, nil, "call", "read", `{"path": "f.txt"}`, "--json", "--root", ws)
-		var res map[string]any
-		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil {
-			t.Fatalf("--json: code %d stdout %q", r.code, r.stdout)
-		}
-		for _, k := range []string{"callId", "content", "isError", "details"} {
-			if _, ok := res[k]; !ok {
-				t.Errorf("--json result lacks %s: %v", k, res)
-			}
-		}
-		if d, _ := res["details"].(map[string]any); d["durationMs"] == nil {
-			t.Errorf("details lacks durationMs: %v", res["details"])
-		}
-		if !strings.HasPrefix(cliText(res), "f.txt, lines 1-3 of 3") {
-			t.Errorf("--json content %q", cliText(res))
-		}
-	})
-}
-
-// TestCLICallSession: calls of one invocation share read stamps;
-// separate invocations are fresh sessions.
-func TestCLICallSession(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, map[string]string{"f.txt": "one\ntwo\n"})
-	edit := `{"path": "f.txt", "edits": [{"oldText": "two", "newText": "TWO"}]}`
-	r := runAgentls(t, ws, nil, "call", "edit", edit, "--root", ws)
-	if b, _ := os.ReadFile(filepath.Join(ws, "f.txt")); r.code != 1 || string(b) != "one\ntwo\n" {
-		t.Errorf("edit without a read in this invocation: code %d file %q out %q; want 1 and unchanged", r.code, b, r.stdout)
-	}
-	r = runAgentls(t, ws, nil, "call", "read", `{"path": "f.txt"}`, "edit", edit, "--root", ws)
-	b, _ := os.ReadFile(filepath.Join(ws, "f.txt"))
-	if r.code != 0 || string(b) != "one\nTWO\n" || !strings.Contains(r.stdout, "Edited f.txt: 1 replacement") {
-		t.Errorf("read then edit: code %d file %q out %q", r.code, b, r.stdout)
-	}
-}
-
-// TestCLICallGovernance: README — running `call` approves the calls,
-// but deny rules and --mode readOnly still apply; secrets are masked; the
-// settings files' limits apply (docs/protocol.md).
-func TestCLICallGovernance(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, map[string]string{
-		"f.txt":       "a\nb\nc\nd\ne\n",
-		"cfg.txt":     "API_KEY=" + cliSecret + "\n",
-		"private.txt": "p\n",
-		".agentls/settings.json": `{"limits": {"readLines": 4},
-			"permissions": {"deny": ["Read(./private.txt)"], "ask": ["Bash(touch:*)"]}}`,
-	})
-	t.Run("secret masked in text", func(t *testing.T) {
-		r := runAgentls(t, ws, nil, "call", "read", `{"path": "cfg.txt"}`, "--root", ws)
-		if r.code != 0 || strings.Contains(r.stdout, cliSecret) || !strings.Contains(r.stdout, "API_KEY=") {
-			t.Errorf("code %d stdout %q", r.code, r.stdout)
-		}
-	})
-	t.Run("secret masked in json and bash", func(t *testing.T) {
-		r := runAgentls(t, ws, nil, "call", "read", `{"path": "cfg.txt"}`, "bash", `{"command": "cat cfg.txt"}`, "--json", "--root", ws)
-		if r.code != 0 || strings.Contains(r.stdout+r.stderr, cliSecret) {
-			t.Errorf("code %d stdout %q", r.code, r.stdout)
-		}
-	})
-	t.Run("deny rule applies", func(t *testing.T) {
-		r := runAgentls(t, ws, nil, "call", "read", `{"path": "private.txt"}`, "--root", ws)
-		if r.code != 1 || !strings.Contains(r.stdout, "denied") || strings.Contains(r.stdout, "1→p") {
-			t.Errorf("code %d stdout %q", r.code, r.stdout)
-		}
-	})
-	t.Run("ask is approved by running", func(t *testing.T) {
-		r := runAgentls(t, ws, nil, "call", "bash", `{"command": "touch made.txt"}`, "--root", ws)
-		if _, err := os.Stat(filepath.Join(ws, "made.txt")); r.code != 0 || err != nil {
-			t.Errorf("code %d stdout %q; made.txt: %v", r.code, r.stdout, err)
-		}
-	})
-	t.Run("readOnly mode applies", func(t *testing.T) {
-		r := runAgentls(t, ws, nil, "call", "read", `{"path": "f.txt"}`, "write", `{"path": "f.txt", "content": "z\n"}`, "--mode", "readOnly", "--root", ws)
-		b, _ := os.ReadFile(filepath.Join(ws, "f.txt"))
-		if r.code != 1 || string(b) != "a\nb\nc\nd\ne\n" || !strings.Contains(r.stdout, "readOnly") {
-			t.Errorf("code %d file %q stdout %q", r.code, b, r.stdout)
-		}
-	})
-	t.Run("settings limits apply", func(t *testing.T) {
-		r := runAgentls(t, ws, nil, "call", "read", `{"path": "f.txt"}`, "--root", ws)
-		if r.code != 0 || !strings.Contains(r.stdout, "lines 1-2 of 5") || !strings.Contains(r.stdout, "offset=3") {
-			t.Errorf("code %d stdout %q", r.code, r.stdout)
-		}
-	})
-	t.Run("user settings via XDG_CONFIG_HOME", func(t *testing.T) {
-		cfg := newWorkspace(t, map[string]string{"agentls/settings.json": `{"permissions": {"deny": ["Read(**/f.txt)"]}}`})
-		r := runAgentls(t, ws, []string{"XDG_CONFIG_HOME=" + cfg}, "call", "read", `{"path": "f.txt"}`, "--root", ws)
-		if r.code != 1 || !strings.Contains(r.stdout, "denied") {
-			t.Errorf("user deny rule ignored: code %d stdout %q", r.code, r.stdout)
-		}
-	})
-}
-
-// cliMCPInit is an MCP initialize request line's params.
-var cliMCPInit = map[string]any{
-	"protocolVersion": "2025-06-18",
-	"capabilities":    map[string]any{},
-	"clientInfo":      map[string]any{"name": "cli", "version": "1"},
-}
-
-// TestCLIMCP: `agentls mcp` answers newline-delimited JSON with
-// JSON lines only, masks secrets, and ends on EOF.
-func TestCLIMCP(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, map[string]string{"cfg.txt": "API_KEY=" + cliSecret + "\n"})
-	p := cliStart(t, false, ws, nil, "mcp", "--root", ws, "--log-level", "debug")
-	res := p.call("initialize", cliMCPInit)
-	if si, _ := res["serverInfo"].(map[string]any); si["name"] != "agentls" || si["version"] != cliServerVersion(t) {
-		t.Errorf("serverInfo %v", res["serverInfo"])
-	}
-	if res["protocolVersion"] != "2025-06-18" {
-		t.Errorf("protocolVersion %v", res["protocolVersion"])
-	}
-	p.notify("notifications/initialized", map[string]any{})
-	list := p.call("tools/list", map[string]any{})
-	tools, _ := list["tools"].([]any)
-	if len(tools) < len(cliCoreTools) {
-		t.Errorf("tools/list: %d tools", len(tools))
-	}
-	rd := p.call("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "cfg.txt"}})
-	if txt := cliText(rd); strings.Contains(txt, cliSecret) || !strings.Contains(txt, "API_KEY=") {
-		t.Errorf("read over MCP: %q", txt)
-	}
-	p.stdin.Close()
-	p.drain(5 * time.Second)
-	if code := p.wait(2 * time.Second); code != 0 {
-		t.Errorf("exit code after EOF %d", code)
-	}
-}
-
-// TestCLIMCPPipedRequest: `echo '{initialize…}' | agentls mcp` — a
-// request followed at once by end of input — still gets its reply, as
-// server mode answers in the same situation.
-func TestCLIMCPPipedRequest(t *testing.T) {
-	t.Parallel()
-	// The loss is a race (about half the runs on a 2-core VM): try several.
-	for i := 0; i < 8; i++ {
-		ws := t.TempDir()
-		line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": cliMCPInit})
-		cmd := harness.Command(t, []string{"mcp", "--root", ws})
-		cmd.Stdin = bytes.NewReader(append(line, '\n'))
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("agentls mcp: %v", err)
-		}
-		var m map[string]any
-		if json.Unmarshal(bytes.TrimSpace(out), &m) != nil || m["result"] == nil {
-			t.Fatalf("run %d: piped initialize then EOF got stdout %q, want its JSON reply", i, out)
-		}
-	}
-	// The same in server mode, for comparison.
-	init, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": cliInitParams("", nil)})
-	cmd := harness.Command(t, []string{"--root", t.TempDir()})
-	cmd.Stdin = strings.NewReader(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(init), init))
-	out, _ := cmd.Output()
-	if !bytes.Contains(out, []byte(`"serverInfo"`)) {
-		t.Errorf("server mode: piped initialize then EOF got %q", out)
-	}
-}
-
 // cliBadSettingsWS is a workspace whose settings file makes agentls log.
 func cliBadSettingsWS(t *testing.T) string {
 	return newWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions": {"deny": ["Read(("]}}`, "f.txt": "x\n"})
 }
 
-// cliSession runs initialize, a bash call, shutdown and exit, then reads
-// stdout to EOF (strict framing) and returns the exit code.
-func cliSession(t *testing.T, p *cliProc, ws string) int {
+// cliSession runs initialize, a bash and a grep call, shutdown and exit,
+// and returns the exit code.
+func cliSession(t *testing.T, p *framingRaw, ws string) int {
 	t.Helper()
-	p.call("initialize", cliInitParams(ws, map[string]any{"mode": "bypass"}))
+	framingResult(t, p.call("initialize", cliInitParams(ws, map[string]any{"mode": "bypass"})))
 	p.notify("initialized", map[string]any{})
-	res := p.call("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "echo out; echo err >&2"}})
-	if txt := cliText(res); !strings.Contains(txt, "out") || !strings.Contains(txt, "err") {
+	res := framingResult(t, p.call("tools/call", framingTool("bash", map[string]any{"command": "echo out; echo err >&2"})))
+	if txt := framingText(res); !strings.Contains(txt, "out") || !strings.Contains(txt, "err") {
 		t.Errorf("bash: %q", txt)
 	}
-	p.call("tools/call", map[string]any{"name": "grep", "arguments": map[string]any{"pattern": "x"}})
-	p.reply(p.request("shutdown", nil), 5*time.Second)
+	framingResult(t, p.call("tools/call", framingTool("grep", map[string]any{"pattern": "x"})))
+	p.call("shutdown", nil)
 	p.notify("exit", nil)
-	p.drain(5 * time.Second)
-	return p.wait(5 * time.Second)
+	return p.exitCode(5 * time.Second)
 }
 
 // TestCLIServeLogging: nothing but LSP frames on stdout, even at
@@ -1116,7 +360,7 @@ func TestCLIServeLogging(t *testing.T) {
 	t.Parallel()
 	t.Run("stderr", func(t *testing.T) {
 		ws := cliBadSettingsWS(t)
-		p := cliStart(t, true, ws, nil, "--root", ws, "--log-level", "debug")
+		p := cliServe(t, nil, "--root", ws, "--log-level", "debug")
 		if code := cliSession(t, p, ws); code != 0 {
 			t.Errorf("exit code %d", code)
 		}
@@ -1127,7 +371,7 @@ func TestCLIServeLogging(t *testing.T) {
 	t.Run("log-file", func(t *testing.T) {
 		ws := cliBadSettingsWS(t)
 		logf := filepath.Join(t.TempDir(), "agentls.log")
-		p := cliStart(t, true, ws, nil, "--root", ws, "--log-level", "debug", "--log-file", logf)
+		p := cliServe(t, nil, "--root", ws, "--log-level", "debug", "--log-file", logf)
 		if code := cliSession(t, p, ws); code != 0 {
 			t.Errorf("exit code %d", code)
 		}
@@ -1151,30 +395,6 @@ func TestCLIServeLogging(t *testing.T) {
 	}
 }
 
-// TestCLIServeExitCodes: docs/protocol.md — exit gives code 0 after
-// shutdown, 1 without.
-func TestCLIServeExitCodes(t *testing.T) {
-	t.Parallel()
-	for _, shutdown := range []bool{true, false} {
-		t.Run(fmt.Sprintf("shutdown=%v", shutdown), func(t *testing.T) {
-			ws := t.TempDir()
-			p := cliStart(t, true, ws, nil, "--root", ws)
-			p.call("initialize", cliInitParams("", nil))
-			if shutdown {
-				p.reply(p.request("shutdown", nil), 5*time.Second)
-			}
-			p.notify("exit", nil)
-			want := 1
-			if shutdown {
-				want = 0
-			}
-			if code := p.wait(5 * time.Second); code != want {
-				t.Errorf("exit code %d, want %d", code, want)
-			}
-		})
-	}
-}
-
 // cliAlive reports whether pid is a live (not zombie) process.
 func cliAlive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -1190,161 +410,43 @@ func cliAlive(pid int) bool {
 
 // cliStartBlocked starts a server with a running bash command whose pid
 // it returns.
-func cliStartBlocked(t *testing.T) (*cliProc, int) {
+func cliStartBlocked(t *testing.T) (*framingRaw, int) {
 	t.Helper()
 	ws := t.TempDir()
-	p := cliStart(t, true, ws, nil, "--root", ws)
-	p.call("initialize", cliInitParams("", map[string]any{"mode": "bypass"}))
+	p := cliServe(t, nil, "--root", ws)
+	framingResult(t, p.call("initialize", cliInitParams("", map[string]any{"mode": "bypass"})))
 	p.notify("initialized", map[string]any{})
-	p.request("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "echo $$ > pid.tmp && mv pid.tmp pid.txt && exec sleep 60"}})
-	p.request("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{}})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	p.request("tools/call", framingTool("bash", map[string]any{"command": "echo $$ > pid.tmp && mv pid.tmp pid.txt && exec sleep 60"}))
+	p.request("tools/call", framingTool("test_block", map[string]any{}))
+	var pid int
+	if !waitUntil(10*time.Second, func() bool {
 		b, err := os.ReadFile(filepath.Join(ws, "pid.txt"))
-		if err == nil {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return p, pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("bash command did not start; stderr %s", p.stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	}) {
+		t.Fatalf("bash command did not start; stderr %s", p.stderr.String())
 	}
+	return p, pid
 }
 
-// TestCLIServeEnding: closing stdin ends the process within 1 s
-// (docs/protocol.md) and SIGTERM ends it promptly, killing running commands.
+// TestCLIServeEnding: SIGTERM ends server mode promptly, killing running
+// commands (closing stdin is TestLifecycleClosingStdinCancelsAndExits').
 func TestCLIServeEnding(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
-	t.Run("EOF", func(t *testing.T) {
-		p, pid := cliStartBlocked(t)
-		start := time.Now()
-		p.stdin.Close()
-		code := p.wait(5 * time.Second)
-		if d := time.Since(start); d > time.Second {
-			t.Errorf("exit %v after EOF, docs say within 1 s", d)
-		}
-		if code < 0 {
-			t.Errorf("ended by a signal, not an exit: %v", p.cmd.ProcessState)
-		}
-		if cliAlive(pid) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Errorf("the running bash command (pid %d) survived EOF", pid)
-		}
-	})
 	t.Run("SIGTERM", func(t *testing.T) {
 		p, pid := cliStartBlocked(t)
 		start := time.Now()
 		p.cmd.Process.Signal(syscall.SIGTERM)
-		p.wait(5 * time.Second)
+		p.exitCode(5 * time.Second)
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("exit %v after SIGTERM", d)
 		}
 		if cliAlive(pid) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Errorf("the running bash command (pid %d) survived SIGTERM", pid)
-		}
-	})
-	t.Run("mcp SIGTERM", func(t *testing.T) {
-		ws := t.TempDir()
-		p := cliStart(t, false, ws, nil, "mcp", "--root", ws)
-		p.call("initialize", cliMCPInit)
-		start := time.Now()
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		p.wait(5 * time.Second)
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("mcp exit %v after SIGTERM", d)
-		}
-	})
-}
-
-// TestCLIEnvGrepBackend: AGENTLS_GREP_BACKEND=go forces the Go
-// searcher with the same output (docs/tools.md).
-func TestCLIEnvGrepBackend(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, map[string]string{"a.go": "package a\nfunc Foo() {}\n", "b/c.go": "package b\n// Foo again\n", ".gitignore": "ign/\n", "ign/x.go": "Foo\n"})
-	run := func(env []string) map[string]any {
-		r := runAgentls(t, ws, env, "call", "grep", `{"pattern": "Foo", "context": 1}`, "--json", "--root", ws)
-		var res map[string]any
-		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil {
-			t.Fatalf("grep: code %d %q %q", r.code, r.stdout, r.stderr)
-		}
-		return res
-	}
-	def, forced := run(nil), run([]string{"AGENTLS_GREP_BACKEND=go"})
-	if d, _ := forced["details"].(map[string]any); d["backend"] != "go" {
-		t.Errorf("AGENTLS_GREP_BACKEND=go: details.backend %v", d["backend"])
-	}
-	if cliText(def) != cliText(forced) {
-		t.Errorf("backends differ:\ndefault %q\ngo      %q", cliText(def), cliText(forced))
-	}
-	if strings.Contains(cliText(forced), "ign/") {
-		t.Errorf("ignored file searched: %q", cliText(forced))
-	}
-}
-
-// TestCLIEnvAuditDir: AGENTLS_AUDIT_DIR receives one JSON line per
-// call with the documented fields, secrets masked; `agentls audit --tail
-// 20` (README) prints it; without it, $XDG_STATE_HOME/agentls/audit.
-func TestCLIEnvAuditDir(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, map[string]string{"f.txt": "x\n"})
-	dir := t.TempDir()
-	env := []string{"AGENTLS_AUDIT_DIR=" + dir}
-	r := runAgentls(t, ws, env, "call", "read", `{"path": "f.txt"}`, "bash", `{"command": "echo `+cliSecret+` >/dev/null"}`, "--root", ws)
-	if r.code != 0 {
-		t.Fatalf("call: %d %q", r.code, r.stdout)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if len(files) != 1 {
-		t.Fatalf("audit files %v, want one for the session", files)
-	}
-	b, _ := os.ReadFile(files[0])
-	if bytes.Contains(b, []byte(cliSecret)) {
-		t.Errorf("audit log holds the secret: %s", b)
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("audit lines %d, want 2: %s", len(lines), b)
-	}
-	var e map[string]any
-	if err := json.Unmarshal([]byte(lines[0]), &e); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"time", "callId", "tool", "arguments", "decision", "rule", "durationMs", "resultBytes", "isError"} {
-		if _, ok := e[k]; !ok {
-			t.Errorf("audit entry lacks %s: %s", k, lines[0])
-		}
-	}
-	if e["tool"] != "read" {
-		t.Errorf("first entry tool %v", e["tool"])
-	}
-	out := runAgentls(t, ws, env, "audit", "--tail", "20")
-	if out.code != 0 || !strings.Contains(out.stdout, "read") || !strings.Contains(out.stdout, "bash") || strings.Contains(out.stdout, cliSecret) {
-		t.Errorf("agentls audit --tail 20: code %d %q %q", out.code, out.stdout, out.stderr)
-	}
-
-	t.Run("XDG_STATE_HOME", func(t *testing.T) {
-		state := t.TempDir()
-		cmd := harness.Command(t, []string{"call", "read", `{"path": "f.txt"}`, "--root", ws})
-		var env []string
-		for _, kv := range cmd.Env {
-			if !strings.HasPrefix(kv, "AGENTLS_AUDIT_DIR=") && !strings.HasPrefix(kv, "XDG_STATE_HOME=") {
-				env = append(env, kv)
-			}
-		}
-		cmd.Env = append(env, "XDG_STATE_HOME="+state)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("call: %v %s", err, out)
-		}
-		if files, _ := filepath.Glob(filepath.Join(state, "agentls", "audit", "*.jsonl")); len(files) != 1 {
-			t.Errorf("no audit file under $XDG_STATE_HOME/agentls/audit: %v", files)
 		}
 	})
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,66 +10,164 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-func runCLI(t *testing.T, args ...string) (string, int) {
-	t.Helper()
-	cmd := exec.Command(harness.Binary(t), args...)
-	cmd.Env = append(cmd.Environ(), "AGENTLS_AUDIT_DIR="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
-	out, err := cmd.CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return string(out), code
-}
-
-// The CLI is the server in batch form: one call, its text, exit 1 on isError.
-func TestCLI(t *testing.T) {
+// `agentls call` as a user meets it, one invocation a row: its exit code
+// (0, or 1 for an isError result), what it prints and what it leaves in the
+// workspace. $WS is a plain workspace, $GOV one whose settings file limits
+// reads, denies and asks; the rows of one workspace run in order.
+func TestCLICall(t *testing.T) {
 	t.Parallel()
-	ws := t.TempDir()
-	writeFiles(t, ws, map[string]string{"a.txt": "hello\n", "e.txt": "hello\n", "denied/.agentls/settings.json": `{"permissions": {"deny": ["Bash(git:*)"]}}`})
-	cases := []struct {
-		name string
-		args []string
-		code int
-		want string
-	}{
-		{"version", []string{"--version"}, 0, "agentls "},
-		{"call read", []string{"call", "read", `{"path":"a.txt"}`, "--root", ws}, 0, "1→hello"},
-		{"flags before the tool", []string{"call", "--root", ws, "read", `{"path":"a.txt"}`}, 0, "1→hello"},
-		{"isError exits 1", []string{"call", "read", `{"path":"missing.txt"}`, "--root", ws}, 1, "missing.txt not found"},
-		{"running the command approves what would ask", []string{"call", "write", `{"path":"b.txt","content":"x"}`, "--root", ws}, 0, "Created b.txt"},
-		{"--mode readOnly refuses a write", []string{"call", "write", `{"path":"c.txt","content":"x"}`, "--root", ws, "--mode", "readOnly"}, 1, "read-only"},
-		{"deny rules still apply", []string{"call", "bash", `{"command":"git status"}`, "--root", ws + "/denied"}, 1, "Bash(git:*)"},
-		{"bad mode", []string{"call", "read", "{}", "--mode", "x"}, 2, "use default, acceptEdits, readOnly or bypass"},
-		{"bad mcp mode", []string{"mcp", "--mode", "x"}, 2, "agentls mcp: --mode \"x\": use default, acceptEdits, readOnly or bypass"},
-		{"several calls share a session", []string{"call", "read", `{"path":"e.txt"}`, "edit", `{"path":"e.txt","edits":[{"oldText":"hello","newText":"hi"}]}`, "--root", ws}, 0,
-			"== read {\"path\":\"e.txt\"}\ne.txt, lines 1-1 of 1\n     1→hello\n\n== edit {\"path\":\"e.txt\",\"edits\":[{\"oldText\":\"hello\",\"newText\":\"hi\"}]}\nEdited e.txt: 1 replacement, line 1."},
-		{"a tool without arguments, then one with", []string{"call", "ls", "read", `{"path":"a.txt"}`, "--root", ws}, 0, "== read"},
-		{"the first failing call ends the run", []string{"call", "read", `{"path":"missing.txt"}`, "bash", `{"command":"echo NOT-REACHED"}`, "--root", ws}, 1, "not found"},
-		{"arguments before a tool", []string{"call", `{"path":"a.txt"}`, "--root", ws}, 2, "come before any tool name"},
-		{"two argument objects", []string{"call", "read", `{}`, `{}`, "--root", ws}, 2, "read has two argument objects"},
-		{"unknown command", []string{"frobnicate"}, 2, "unknown command"},
-		{"unknown format", []string{"tools", "--format", "xml"}, 2, "unknown format"},
+	dirs := map[string]string{
+		"$WS": newWorkspace(t, map[string]string{"f.txt": "alpha\nbeta\ngamma\n", "sub/g.txt": "x\n", "e.txt": "hello\n", "s.txt": "one\ntwo\n"}),
+		"$GOV": newWorkspace(t, map[string]string{
+			"long.txt": "a\nb\nc\nd\ne\n", "cfg.txt": "API_KEY=" + cliSecret + "\n", "private.txt": "p\n",
+			".agentls/settings.json": `{"limits": {"readLines": 4}, "permissions": {"deny": ["Read(./private.txt)", "Bash(git:*)", "Write(/denied.txt)"], "ask": ["Bash(touch:*)"]}}`,
+		}),
+		"$CFG": newWorkspace(t, map[string]string{"agentls/settings.json": `{"permissions": {"deny": ["Read(**/long.txt)"]}}`}),
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			out, code := runCLI(t, tc.args...)
-			if code != tc.code || !strings.Contains(out, tc.want) {
-				t.Fatalf("exit %d (want %d), output:\n%s", code, tc.code, out)
+	edit := `{"path":"s.txt","edits":[{"oldText":"two","newText":"TWO"}]}`
+	cases := []struct {
+		name    string
+		args    []string
+		env     []string
+		code    int
+		exact   string   // the whole stdout, when set
+		want    []string // in stdout or stderr
+		notWant []string
+		exists  []string // files the run leaves ($WS/..., $GOV/...)
+		absent  []string
+	}{
+		{name: "read", args: []string{"call", "read", `{"path": "f.txt"}`, "--root", "$WS"},
+			exact: "f.txt, lines 1-3 of 3\n     1→alpha\n     2→beta\n     3→gamma\n"},
+		{name: "root flag first", args: []string{"--root", "$WS", "call", "read", `{"path": "f.txt", "offset": 2}`}, want: []string{"f.txt, lines 2-3 of 3", "     2→beta"}},
+		{name: "flags before the tool", args: []string{"call", "--root", "$WS", "read", `{"path":"f.txt"}`}, want: []string{"1→alpha"}},
+		{name: "a tool without JSON", args: []string{"call", "ls", "--root", "$WS"}, want: []string{"f.txt", "sub/"}},
+		{name: "--json prints the result", args: []string{"call", "read", `{"path": "f.txt"}`, "--json", "--root", "$WS"},
+			want: []string{`"callId"`, `"isError"`, `"durationMs"`, "f.txt, lines 1-3 of 3"}},
+		{name: "a missing file is isError", args: []string{"call", "read", `{"path":"nope.txt"}`, "--root", "$WS"}, code: 1, want: []string{"nope.txt not found"}},
+		{name: "an unknown tool is isError", args: []string{"call", "reed", `{"path": "f.txt"}`, "--root", "$WS"}, code: 1, want: []string{"reed", "read"}},
+		{name: "malformed JSON", args: []string{"call", "read", `{"path": f.txt}`, "--root", "$WS"}, code: 1, want: []string{"not valid JSON"}},
+		{name: "an invalid field is named", args: []string{"call", "read", `{"path": "f.txt", "offset": -3}`, "--root", "$WS"}, code: 1, want: []string{"offset", "-3"}},
+		{name: "several calls share a session", args: []string{"call", "read", `{"path":"e.txt"}`, "edit", `{"path":"e.txt","edits":[{"oldText":"hello","newText":"hi"}]}`, "--root", "$WS"},
+			want: []string{"== read {\"path\":\"e.txt\"}\ne.txt, lines 1-1 of 1\n     1→hello\n\n== edit {\"path\":\"e.txt\",\"edits\":[{\"oldText\":\"hello\",\"newText\":\"hi\"}]}\nEdited e.txt: 1 replacement, line 1."}},
+		{name: "a tool without arguments, then one with", args: []string{"call", "ls", "read", `{"path":"f.txt"}`, "--root", "$WS"}, want: []string{"== ls", "== read", "1→alpha"}},
+		{name: "an edit without a read in this invocation fails", args: []string{"call", "edit", edit, "--root", "$WS"}, code: 1},
+		{name: "a read then an edit in one invocation", args: []string{"call", "read", `{"path": "s.txt"}`, "edit", edit, "--root", "$WS"}, want: []string{"Edited s.txt: 1 replacement"}},
+		{name: "the first failing call ends the run", args: []string{"call", "read", `{"path":"nope.txt"}`, "write", `{"path":"later.txt","content":"x"}`, "--root", "$WS"},
+			code: 1, want: []string{"nope.txt", "not run"}, notWant: []string{"== write"}, absent: []string{"$WS/later.txt"}},
+		{name: "running the command approves what would ask", args: []string{"call", "write", `{"path":"b.txt","content":"x"}`, "--root", "$WS"}, want: []string{"Created b.txt"}, exists: []string{"$WS/b.txt"}},
+		{name: "--mode readOnly refuses a write", args: []string{"call", "read", `{"path":"f.txt"}`, "write", `{"path":"ro.txt","content":"x"}`, "--root", "$WS", "--mode", "readOnly"},
+			code: 1, want: []string{"1→alpha", "readOnly"}, absent: []string{"$WS/ro.txt"}},
+		{name: "secrets are masked", args: []string{"call", "read", `{"path": "cfg.txt"}`, "--root", "$GOV"}, want: []string{"API_KEY="}, notWant: []string{cliSecret}},
+		{name: "secrets are masked in --json and bash", args: []string{"call", "read", `{"path": "cfg.txt"}`, "bash", `{"command": "cat cfg.txt"}`, "--json", "--root", "$GOV"}, notWant: []string{cliSecret}},
+		{name: "a deny rule applies", args: []string{"call", "read", `{"path": "private.txt"}`, "--root", "$GOV"}, code: 1, want: []string{"denied"}, notWant: []string{"1→p"}},
+		{name: "a bash deny rule applies", args: []string{"call", "bash", `{"command":"git status"}`, "--root", "$GOV"}, code: 1, want: []string{"Bash(git:*)"}},
+		{name: "the call before a denied one runs", args: []string{"call", "write", `{"path":"ok.txt","content":"x"}`, "write", `{"path":"denied.txt","content":"x"}`, "--root", "$GOV"},
+			code: 1, exists: []string{"$GOV/ok.txt"}, absent: []string{"$GOV/denied.txt"}},
+		{name: "an ask rule is approved by running", args: []string{"call", "bash", `{"command": "touch made.txt"}`, "--root", "$GOV"}, exists: []string{"$GOV/made.txt"}},
+		{name: "the settings file's limits apply", args: []string{"call", "read", `{"path": "long.txt"}`, "--root", "$GOV"}, want: []string{"lines 1-2 of 5", "offset=3"}},
+		{name: "user settings come from XDG_CONFIG_HOME", args: []string{"call", "read", `{"path": "long.txt"}`, "--root", "$GOV"}, env: []string{"XDG_CONFIG_HOME=$CFG"}, code: 1, want: []string{"denied"}},
+	}
+	expand := func(s string) string {
+		for k, v := range dirs {
+			s = strings.ReplaceAll(s, k, v)
+		}
+		return s
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var args, env []string
+			for _, a := range c.args {
+				args = append(args, expand(a))
 			}
-			if strings.Contains(out, "NOT-REACHED") {
-				t.Fatalf("a call after a failing one ran:\n%s", out)
+			for _, e := range c.env {
+				env = append(env, expand(e))
+			}
+			r := runAgentls(t, dirs["$WS"], env, args...)
+			out := r.stdout + r.stderr
+			if r.code != c.code || c.exact != "" && r.stdout != c.exact {
+				t.Errorf("exit %d (want %d); stdout %q stderr %q", r.code, c.code, r.stdout, r.stderr)
+			}
+			wantContains(t, "output", out, c.want...)
+			wantLacks(t, "output", out, c.notWant...)
+			for _, f := range c.exists {
+				if _, err := os.Stat(expand(f)); err != nil {
+					t.Errorf("%s: %v", f, err)
+				}
+			}
+			for _, f := range c.absent {
+				if _, err := os.Stat(expand(f)); err == nil {
+					t.Errorf("%s exists", f)
+				}
 			}
 		})
 	}
-	for _, format := range []string{"mcp", "openai", "anthropic", "vscode"} {
-		out, code := runCLI(t, "tools", "--format", format)
-		var list []map[string]any
-		if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) < 8 {
-			t.Fatalf("tools --format %s: exit %d, %d tools:\n%.300s", format, code, len(list), out)
-		}
+	if b := readFile(t, filepath.Join(dirs["$WS"], "s.txt")); b != "one\nTWO\n" {
+		t.Errorf("s.txt = %q: the edit without a read changed it, or the one after a read did not", b)
+	}
+}
+
+// An invocation the command line does not accept exits 2, prints nothing on
+// stdout and names what is wrong in its first stderr line; unknown flags and
+// subcommands also show the usage. Asking for help is not an error.
+func TestCLIBadInvocationAndHelp(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		args      []string
+		names     []string // all in the first stderr line
+		wantUsage bool
+	}{
+		{"unknown flag", []string{"--frobnicate"}, []string{"frobnicate"}, true},
+		{"unknown subcommand", []string{"frobnicate"}, []string{"frobnicate", "unknown command"}, true},
+		{"unknown flag after --root", []string{"--root", ".", "frobnicate"}, []string{"frobnicate"}, true},
+		{"tools unknown flag", []string{"tools", "--frobnicate"}, []string{"frobnicate"}, true},
+		{"call unknown flag", []string{"call", "--frobnicate"}, []string{"frobnicate"}, true},
+		{"mcp unknown flag", []string{"mcp", "--frobnicate"}, []string{"frobnicate"}, true},
+		{"audit unknown flag", []string{"audit", "--frobnicate"}, []string{"frobnicate"}, true},
+		{"tools unknown format", []string{"tools", "--format", "gemini"}, []string{"gemini", "mcp", "openai", "anthropic", "vscode"}, false},
+		{"log level", []string{"--log-level", "loud"}, []string{"loud", "debug", "info", "warn", "error"}, false},
+		{"call mode", []string{"call", "ls", "--mode", "yolo"}, []string{"yolo", "use default, acceptEdits, readOnly or bypass"}, false},
+		{"mcp mode", []string{"mcp", "--mode", "x"}, []string{`agentls mcp: --mode "x": use default, acceptEdits, readOnly or bypass`}, false},
+		{"call without tool", []string{"call"}, []string{"tool"}, false},
+		{"arguments before a tool", []string{"call", `{"path":"a.txt"}`}, []string{"come before any tool name"}, false},
+		{"two argument objects", []string{"call", "read", `{}`, `{}`}, []string{"read has two argument objects"}, false},
+		{"mcp stray argument", []string{"mcp", "frobnicate"}, []string{"frobnicate"}, false},
+		// `agentls tools openai` (the format without --format) must not
+		// silently print the MCP shape.
+		{"tools stray argument", []string{"tools", "openai"}, []string{"openai"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runAgentls(t, t.TempDir(), nil, c.args...)
+			first, _, _ := strings.Cut(r.stderr, "\n")
+			if r.code != 2 || r.stdout != "" {
+				t.Errorf("agentls %q: exit %d, want 2; stdout %.200q", c.args, r.code, r.stdout)
+			}
+			wantContains(t, "first stderr line", first, c.names...)
+			if c.wantUsage && !strings.Contains(strings.ToLower(r.stderr), "usage") {
+				t.Errorf("agentls %q: no usage hint on stderr: %q", c.args, r.stderr)
+			}
+		})
+	}
+	helps := []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"--help"}, []string{"agentls tools", "--format", "--all", "agentls call", "--mode", "agentls mcp", "agentls audit", "--tail", "--version", "root", "log-file", "log-level", "openai", "anthropic", "vscode"}},
+		{[]string{"-h"}, []string{"agentls tools", "agentls call", "agentls mcp", "agentls audit"}},
+		{[]string{"tools", "--help"}, []string{"format"}},
+		{[]string{"call", "--help"}, []string{"json"}},
+		{[]string{"mcp", "--help"}, []string{"root"}},
+		{[]string{"audit", "--help"}, []string{"tail"}},
+	}
+	for _, h := range helps {
+		t.Run(strings.Join(h.args, " "), func(t *testing.T) {
+			r := runAgentls(t, t.TempDir(), nil, h.args...)
+			if r.code != 0 {
+				t.Errorf("agentls %q exited %d, want 0", h.args, r.code)
+			}
+			wantContains(t, "usage", r.stdout+r.stderr, h.wants...)
+		})
 	}
 }
 
@@ -84,74 +181,8 @@ func TestCLICallWaitsForUpstreamTools(t *testing.T) {
 		"command": harness.Binary(t), "args": []string{"mcp", "--root", upstreamRoot},
 	}}})
 	writeFiles(t, ws, map[string]string{".agentls/mcp.json": string(cfg)})
-	out, code := runCLI(t, "call", "tool_search", `{"query":"read text file"}`, "up__read", `{"path":"u.txt"}`, "--root", ws, "--mode", "bypass")
-	if code != 0 || !strings.Contains(out, "up__read") || !strings.Contains(out, "from the upstream") {
-		t.Fatalf("exit %d:\n%s", code, out)
+	r := runAgentls(t, ws, nil, "call", "tool_search", `{"query":"read text file"}`, "up__read", `{"path":"u.txt"}`, "--root", ws, "--mode", "bypass")
+	if r.code != 0 || !strings.Contains(r.stdout, "up__read") || !strings.Contains(r.stdout, "from the upstream") {
+		t.Fatalf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 	}
-}
-
-func cliRun(t *testing.T, args []string, env ...string) (string, int) {
-	t.Helper()
-	cmd := harness.Command(t, args, env...)
-	var out strings.Builder
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		code = cmd.ProcessState.ExitCode()
-	}
-	return out.String(), code
-}
-
-func TestCLISeveralCalls(t *testing.T) {
-	t.Parallel()
-	ws := t.TempDir()
-	writeFiles(t, ws, map[string]string{"a.go": "package a\n\nvar x = 1\n"})
-	out, code := cliRun(t, []string{"call",
-		"read", `{"path":"a.go"}`,
-		"edit", `{"path":"a.go","edits":[{"oldText":"x = 1","newText":"x = 2"}]}`,
-		"read", `{"path":"a.go"}`,
-		"--root", ws})
-	if code != 0 {
-		t.Errorf("exit %d:\n%s", code, out)
-	}
-	wantContains(t, "read, edit, read", out, "Edited a.go", "var x = 2")
-	if b, _ := os.ReadFile(filepath.Join(ws, "a.go")); !strings.Contains(string(b), "x = 2") {
-		t.Errorf("the edit did not land: %s", b)
-	}
-
-	// The first failing call ends the run.
-	out, code = cliRun(t, []string{"call",
-		"read", `{"path":"missing.go"}`,
-		"write", `{"path":"later.txt","content":"x"}`,
-		"--root", ws})
-	if code == 0 {
-		t.Errorf("a failing call exited 0:\n%s", out)
-	}
-	if _, err := os.Stat(filepath.Join(ws, "later.txt")); err == nil {
-		t.Errorf("the call after the failing one ran")
-	}
-	wantContains(t, "failing run", out, "missing.go")
-
-	// Deny rules and --mode readOnly still apply.
-	writeFiles(t, ws, map[string]string{".agentls/settings.json": `{"permissions": {"deny": ["Write(/denied.txt)", "Edit(/denied.txt)"]}}`})
-	out, code = cliRun(t, []string{"call", "write", `{"path":"ok.txt","content":"x"}`, "write", `{"path":"denied.txt","content":"x"}`, "--root", ws})
-	if code == 0 {
-		t.Errorf("deny rule: exit 0:\n%s", out)
-	}
-	if _, err := os.Stat(filepath.Join(ws, "denied.txt")); err == nil {
-		t.Errorf("deny rule ignored by agentls call:\n%s", out)
-	}
-	if _, err := os.Stat(filepath.Join(ws, "ok.txt")); err != nil {
-		t.Errorf("the allowed call before the denied one did not run:\n%s", out)
-	}
-	out, code = cliRun(t, []string{"call", "read", `{"path":"a.go"}`, "write", `{"path":"ro.txt","content":"x"}`, "--root", ws, "--mode", "readOnly"})
-	if code == 0 {
-		t.Errorf("readOnly: exit 0:\n%s", out)
-	}
-	if _, err := os.Stat(filepath.Join(ws, "ro.txt")); err == nil {
-		t.Errorf("--mode readOnly let a write through")
-	}
-	wantContains(t, "readOnly run", out, "var x = 2", "readOnly")
 }

@@ -14,20 +14,18 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
-	"io"
+
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentls/agentls/test/harness"
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,6 +40,8 @@ type goClientOpts struct {
 	settings map[string]any // the user's agentls/settings.json (nil: none)
 	version  string         // ClientSessionOptions.ProtocolVersion ("" = SDK latest)
 	roots    []string       // roots added before Connect
+	rootURIs []string       // roots given as URIs, added before Connect
+	rec      *methodLog     // when set, records the methods the server sends
 	copts    mcp.ClientOptions
 }
 
@@ -49,24 +49,7 @@ type goClientConn struct {
 	s      *mcp.ClientSession
 	c      *mcp.Client
 	cmd    *exec.Cmd
-	stderr *goClientBuf
-}
-
-type goClientBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *goClientBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *goClientBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+	stderr *lockedBuffer
 }
 
 func goClientURI(p string) string { return "file://" + p }
@@ -81,11 +64,22 @@ func goClientConnect(t *testing.T, ctx context.Context, o goClientOpts) *goClien
 		env = append(env, "XDG_CONFIG_HOME="+cfg)
 	}
 	cmd := harness.Command(t, []string{"mcp", "--root", o.root}, env...)
-	errb := &goClientBuf{}
+	errb := &lockedBuffer{}
 	cmd.Stderr = errb
 	client := mcp.NewClient(&mcp.Implementation{Name: "a15g-go-client", Version: "1.0"}, &o.copts)
 	for _, r := range o.roots {
 		client.AddRoots(&mcp.Root{URI: goClientURI(r), Name: filepath.Base(r)})
+	}
+	for i, u := range o.rootURIs {
+		client.AddRoots(&mcp.Root{URI: u, Name: fmt.Sprint("r", i)})
+	}
+	if o.rec != nil {
+		client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				o.rec.add(method)
+				return next(ctx, method, req)
+			}
+		})
 	}
 	var sopts *mcp.ClientSessionOptions
 	if o.version != "" {
@@ -130,120 +124,15 @@ func goClientCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name 
 
 var goClientBypass = map[string]any{"mode": "bypass"}
 
-func TestMCPGoClientInitialize(t *testing.T) {
-	t.Parallel()
-	for _, version := range []string{"", goClientLegacy} {
-		t.Run("version="+version, func(t *testing.T) {
-			ctx := testCtx(t, 10*time.Second)
-			ws := resolvedWorkspace(t, nil)
-			c := goClientConnect(t, ctx, goClientOpts{root: ws, version: version})
-			ir := c.s.InitializeResult()
-			if ir == nil {
-				t.Fatal("no initialize result")
-			}
-			if !slices.Contains(goClientVersions, ir.ProtocolVersion) {
-				t.Errorf("protocolVersion %q not one the client supports", ir.ProtocolVersion)
-			}
-			if version != "" && ir.ProtocolVersion != version {
-				t.Errorf("client asked %q (supported by the SDK server), got %q", version, ir.ProtocolVersion)
-			}
-			if ir.ServerInfo == nil || ir.ServerInfo.Name != "agentls" || ir.ServerInfo.Version == "" {
-				t.Errorf("serverInfo = %+v, want name agentls and a version", ir.ServerInfo)
-			}
-			if ir.Capabilities == nil || ir.Capabilities.Tools == nil || !ir.Capabilities.Tools.ListChanged {
-				t.Errorf("capabilities.tools.listChanged not true: %+v", ir.Capabilities)
-			}
-			// docs/tools.md: read before editing; search when a path is unknown;
-			// never guess contents; prefer tools over cat/grep/find; small unique oldText.
-			low := strings.ToLower(ir.Instructions)
-			for _, want := range []string{"read", "edit", "search", "guess", "cat", "grep", "find", "oldtext", "unique"} {
-				if !strings.Contains(low, want) {
-					t.Errorf("instructions lack %q:\n%s", want, ir.Instructions)
-				}
-			}
-		})
-	}
-}
-
-// goClientCoreTools are the always-active tools of docs/tools.md.
-var goClientCoreTools = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
-
-func TestMCPGoClientToolsList(t *testing.T) {
-	t.Parallel()
-	ctx := testCtx(t, 10*time.Second)
-	ws := resolvedWorkspace(t, nil)
-	c := goClientConnect(t, ctx, goClientOpts{root: ws})
-	lr, err := c.s.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]*mcp.Tool{}
-	for _, tool := range lr.Tools {
-		byName[tool.Name] = tool
-	}
-	type hints struct{ readOnly, destructive bool }
-	// What docs/tools.md makes unambiguous: the read/search tools change nothing;
-	// edit, write and bash change the workspace; bash (rm, …) may destroy.
-	want := map[string]*hints{
-		"read": {readOnly: true}, "ls": {readOnly: true}, "grep": {readOnly: true},
-		"find": {readOnly: true}, "tool_search": {readOnly: true},
-		"edit": {readOnly: false}, "write": {readOnly: false}, "bash": {readOnly: false, destructive: true},
-	}
-	for _, name := range goClientCoreTools {
-		t.Run(name, func(t *testing.T) {
-			tool := byName[name]
-			if tool == nil {
-				t.Fatalf("tool %s missing from tools/list", name)
-			}
-			if tool.Description == "" {
-				t.Error("empty description")
-			}
-			a := tool.Annotations
-			if a == nil {
-				t.Fatal("no annotations")
-			}
-			if a.DestructiveHint == nil || a.OpenWorldHint == nil {
-				t.Errorf("destructiveHint/openWorldHint absent: %+v", a)
-			}
-			w := want[name]
-			if a.ReadOnlyHint != w.readOnly {
-				t.Errorf("readOnlyHint = %v, want %v", a.ReadOnlyHint, w.readOnly)
-			}
-			if w.readOnly && a.DestructiveHint != nil && *a.DestructiveHint {
-				t.Errorf("read-only tool marked destructive")
-			}
-			if w.destructive && (a.DestructiveHint == nil || !*a.DestructiveHint) {
-				t.Errorf("destructiveHint = %v, want true", a.DestructiveHint)
-			}
-			if tool.Meta["source"] == nil {
-				t.Errorf("_meta.source absent (docs/protocol.md): %v", tool.Meta)
-			}
-			raw, err := json.Marshal(tool.InputSchema)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(string(raw), `"$ref"`) {
-				t.Errorf("schema has $ref: %s", raw)
-			}
-			var sch jsonschema.Schema
-			if err := json.Unmarshal(raw, &sch); err != nil {
-				t.Fatalf("schema does not decode: %v\n%s", err, raw)
-			}
-			if sch.Type != "object" {
-				t.Errorf("schema type %q, want object", sch.Type)
-			}
-			if _, err := sch.Resolve(nil); err != nil {
-				t.Errorf("schema does not compile: %v\n%s", err, raw)
-			}
-		})
-	}
-}
-
 func TestMCPGoClientReadGrepEdit(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	ws := resolvedWorkspace(t, map[string]string{"src/a.txt": "alpha\nbeta needle\ngamma\n"})
 	c := goClientConnect(t, ctx, goClientOpts{root: ws, settings: goClientBypass})
+	// The SDK's own handshake (the raw one is TestMCPRawVersionNegotiation).
+	if ir := c.s.InitializeResult(); !slices.Contains(goClientVersions, ir.ProtocolVersion) || ir.ServerInfo.Name != "agentls" || !ir.Capabilities.Tools.ListChanged {
+		t.Errorf("initialize result %+v: want a version the SDK knows, agentls, tools.listChanged", ir)
+	}
 	edit := map[string]any{"path": "src/a.txt", "edits": []any{map[string]any{"oldText": "gamma", "newText": "GAMMA"}}}
 
 	res, text := goClientCall(t, ctx, c.s, "edit", edit)
@@ -303,152 +192,6 @@ func goClientCheckMeta(t *testing.T, tool string, res *mcp.CallToolResult) map[s
 	return d
 }
 
-func TestMCPGoClientBashProgress(t *testing.T) {
-	slow(t)
-	t.Parallel()
-	for _, version := range []string{"", goClientLegacy} {
-		t.Run("version="+version, func(t *testing.T) {
-			ctx := testCtx(t, 10*time.Second)
-			ws := resolvedWorkspace(t, nil)
-			var mu sync.Mutex
-			var notes []*mcp.ProgressNotificationParams
-			o := goClientOpts{root: ws, settings: goClientBypass, version: version}
-			o.copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-				mu.Lock()
-				notes = append(notes, r.Params)
-				mu.Unlock()
-			}
-			c := goClientConnect(t, ctx, o)
-			p := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
-				"command": "for i in 1 2 3 4 5 6; do echo a15g-line-$i; sleep 0.15; done"}}
-			p.SetProgressToken("a15g-tok")
-			res, err := c.s.CallTool(ctx, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mu.Lock()
-			got := slices.Clone(notes)
-			mu.Unlock()
-			if res.IsError || !strings.Contains(goClientText(res), "a15g-line-6") {
-				t.Fatalf("bash: isError=%v %q", res.IsError, goClientText(res))
-			}
-			if len(got) < 2 {
-				t.Fatalf("%d progress notifications before the result, want >= 2 (command ran ~0.9 s)", len(got))
-			}
-			last, lastLine := -1.0, 0
-			for i, n := range got {
-				if n.ProgressToken != "a15g-tok" {
-					t.Errorf("note %d token %v", i, n.ProgressToken)
-				}
-				if n.Progress <= last {
-					t.Errorf("progress not increasing: %v after %v", n.Progress, last)
-				}
-				last = n.Progress
-				// The tail grows: the highest line number seen never goes down.
-				hi := 0
-				for k := 1; k <= 6; k++ {
-					if strings.Contains(n.Message, fmt.Sprintf("a15g-line-%d", k)) {
-						hi = k
-					}
-				}
-				if hi < lastLine {
-					t.Errorf("note %d shows line %d after line %d: out of order", i, hi, lastLine)
-				}
-				lastLine = max(lastLine, hi)
-			}
-			if lastLine == 0 {
-				t.Errorf("no progress message carried the output: %+v", got[0])
-			}
-		})
-	}
-}
-
-// goClientProcs lists the pids whose command line contains marker, plus their children.
-func goClientProcs(marker string) []int {
-	ents, _ := os.ReadDir("/proc")
-	parent := map[int]int{}
-	var hits []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		s := string(stat)
-		rest := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(rest) < 2 || rest[0] == "Z" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(rest[1])
-		parent[pid] = ppid
-		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if bytes.Contains(cmdline, []byte(marker)) {
-			hits = append(hits, pid)
-		}
-	}
-	out := slices.Clone(hits)
-	for pid, pp := range parent {
-		if slices.Contains(hits, pp) && !slices.Contains(out, pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// goClientWaitProcs waits until the shell and its child are running (present)
-// or until no process is left.
-func goClientWaitProcs(t *testing.T, marker string, present bool, d time.Duration) []int {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		p := goClientProcs(marker)
-		if (present && len(p) >= 2) || (!present && len(p) == 0) || time.Now().After(deadline) {
-			return p
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func TestMCPGoClientCancelKillsSleep(t *testing.T) {
-	t.Parallel()
-	ctx := testCtx(t, 15*time.Second)
-	ws := resolvedWorkspace(t, map[string]string{"a.txt": "x\n"})
-	c := goClientConnect(t, ctx, goClientOpts{root: ws, settings: goClientBypass})
-	marker := fmt.Sprintf("a15gcancel%d", time.Now().UnixNano())
-	callCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.s.CallTool(callCtx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
-			"command": ": " + marker + "; sleep 100; echo after"}})
-		done <- err
-	}()
-	procs := goClientWaitProcs(t, marker, true, 5*time.Second)
-	if len(procs) < 2 {
-		t.Fatalf("want the shell and its sleep running, found %v", procs)
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Error("cancelled call returned a result, want the context error")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("CallTool did not return after cancel")
-	}
-	// SIGTERM, 2 s grace, SIGKILL.
-	if left := goClientWaitProcs(t, marker, false, 4*time.Second); len(left) > 0 {
-		t.Fatalf("processes left after cancel: %v", left)
-	}
-	if res, text := goClientCall(t, ctx, c.s, "read", map[string]any{"path": "a.txt"}); res.IsError {
-		t.Errorf("session unusable after cancel: %q", text)
-	}
-}
-
 func TestMCPGoClientRoots(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 15*time.Second)
@@ -501,13 +244,13 @@ func TestMCPGoClientRoots(t *testing.T) {
 	})
 
 	t.Run("no roots capability uses --root", func(t *testing.T) {
-		o := goClientOpts{root: b, version: goClientLegacy}
+		o := goClientOpts{root: b, version: goClientLegacy, rec: &methodLog{}}
 		o.copts.Capabilities = &mcp.ClientCapabilities{} // roots disabled
-		c := goClientConnectRec(t, ctx, o)
-		if ok, text := readOK(c.goClientConn, "inb.txt"); !ok {
+		c := goClientConnect(t, ctx, o)
+		if ok, text := readOK(c, "inb.txt"); !ok {
 			t.Errorf("--root not the workspace for a client without roots: %q", text)
 		}
-		if n := c.count("roots/list"); n != 0 {
+		if n := o.rec.count("roots/list"); n != 0 {
 			t.Errorf("a client without the roots capability was sent roots/list %d times", n)
 		}
 	})
@@ -519,21 +262,21 @@ func TestMCPGoClientRoots(t *testing.T) {
 		second := filepath.Join(parent, "b second")
 		writeFile(t, filepath.Join(odd, "odd.txt"), "in odd\n")
 		writeFile(t, filepath.Join(second, "two.txt"), "in two\n")
-		o := goClientOpts{root: b, version: goClientLegacy}
-		c := goClientConnectRec(t, ctx, o, (&url.URL{Scheme: "file", Path: odd}).String(), (&url.URL{Scheme: "file", Path: second}).String())
-		if ok, text := readOK(c.goClientConn, "odd.txt"); !ok || !strings.Contains(text, "in odd") {
+		o := goClientOpts{root: b, version: goClientLegacy, rec: &methodLog{}, rootURIs: []string{(&url.URL{Scheme: "file", Path: odd}).String(), (&url.URL{Scheme: "file", Path: second}).String()}}
+		c := goClientConnect(t, ctx, o)
+		if ok, text := readOK(c, "odd.txt"); !ok || !strings.Contains(text, "in odd") {
 			t.Errorf("relative path in the first root (percent-encoded URI) refused: %q", text)
 		}
-		if ok, text := readOK(c.goClientConn, filepath.Join(second, "two.txt")); !ok {
+		if ok, text := readOK(c, filepath.Join(second, "two.txt")); !ok {
 			t.Errorf("absolute path in the second root refused: %q", text)
 		}
-		if ok, text := readOK(c.goClientConn, filepath.Join(b, "inb.txt")); ok {
+		if ok, text := readOK(c, filepath.Join(b, "inb.txt")); ok {
 			t.Errorf("the --root dir outside the roots was read: %q", text)
 		}
-		if ok, text := readOK(c.goClientConn, "../inb.txt"); ok {
+		if ok, text := readOK(c, "../inb.txt"); ok {
 			t.Errorf("a .. escape was read: %q", text)
 		}
-		if c.count("roots/list") == 0 {
+		if o.rec.count("roots/list") == 0 {
 			t.Error("roots/list never sent to a client with the roots capability")
 		}
 	})
@@ -574,38 +317,6 @@ func (l *methodLog) count(method string) int {
 	return n
 }
 
-type goClientRecConn struct {
-	*goClientConn
-	methodLog
-}
-
-// goClientConnectRec connects like goClientConnect with rootURIs as roots and
-// records the methods the server sends.
-func goClientConnectRec(t *testing.T, ctx context.Context, o goClientOpts, rootURIs ...string) *goClientRecConn {
-	t.Helper()
-	rc := &goClientRecConn{}
-	cmd := harness.Command(t, []string{"mcp", "--root", o.root})
-	errb := &goClientBuf{}
-	cmd.Stderr = errb
-	client := mcp.NewClient(&mcp.Implementation{Name: "a15g-go-client", Version: "1.0"}, &o.copts)
-	for i, u := range rootURIs {
-		client.AddRoots(&mcp.Root{URI: u, Name: fmt.Sprint("r", i)})
-	}
-	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			rc.add(method)
-			return next(ctx, method, req)
-		}
-	})
-	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: o.version})
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, errb.String())
-	}
-	t.Cleanup(func() { s.Close() })
-	rc.goClientConn = &goClientConn{s: s, c: client, cmd: cmd, stderr: errb}
-	return rc
-}
-
 // goClientDeferredTool writes an extension tool that is deferred.
 func goClientDeferredTool(t *testing.T, ws string) string {
 	name := "a15g_frobnicate"
@@ -618,43 +329,6 @@ func goClientDeferredTool(t *testing.T, ws string) string {
 		"deferred":    true,
 	}))
 	return name
-}
-
-func TestMCPGoClientToolSearchListChanged(t *testing.T) {
-	t.Parallel()
-	for _, version := range []string{"", goClientLegacy} {
-		t.Run("version="+version, func(t *testing.T) {
-			ctx := testCtx(t, 10*time.Second)
-			ws := resolvedWorkspace(t, nil)
-			name := goClientDeferredTool(t, ws)
-			changed := make(chan struct{}, 8)
-			o := goClientOpts{root: ws, version: version}
-			o.copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }
-			c := goClientConnect(t, ctx, o)
-			has := func() bool {
-				lr, err := c.s.ListTools(ctx, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return slices.ContainsFunc(lr.Tools, func(tl *mcp.Tool) bool { return tl.Name == name })
-			}
-			if has() {
-				t.Fatalf("deferred tool %s already listed before tool_search", name)
-			}
-			res, text := goClientCall(t, ctx, c.s, "tool_search", map[string]any{"query": "frobnicate quuxwidget"})
-			if res.IsError || !strings.Contains(text, name) {
-				t.Fatalf("tool_search: isError=%v %q", res.IsError, text)
-			}
-			select {
-			case <-changed:
-			case <-time.After(5 * time.Second):
-				t.Fatal("no notifications/tools/list_changed after tool_search activated a tool")
-			}
-			if !has() {
-				t.Errorf("tools/list after list_changed lacks %s", name)
-			}
-		})
-	}
 }
 
 func TestMCPGoClientAsk(t *testing.T) {
@@ -670,12 +344,8 @@ func TestMCPGoClientAsk(t *testing.T) {
 		runs    bool
 		want    string // in the result text
 	}{
-		{"accept runs", goClientLegacy, &elicit{"accept", "allowOnce"}, true, "a15g-ran"},
 		{"accept runs latest", "", &elicit{"accept", "allowOnce"}, true, "a15g-ran"},
-		{"decline denies", goClientLegacy, &elicit{"decline", ""}, false, "the MCP host declined the question"},
-		{"reject decision denies", goClientLegacy, &elicit{"accept", "rejectOnce"}, false, "denied by the user"},
 		{"decline denies latest", "", &elicit{"decline", ""}, false, "the MCP host declined the question"},
-		{"no elicitation", goClientLegacy, nil, false, "the MCP host could not ask the user"},
 		{"no elicitation latest", "", nil, false, "the MCP host could not ask the user"},
 	}
 	for _, tc := range cases {
@@ -829,11 +499,10 @@ func TestMCPGoClientCloseExits(t *testing.T) {
 		// A child left in the background by a finished command must not
 		// outlive the session either.
 		marker := fmt.Sprintf("a15gclosebg%d", time.Now().UnixNano())
-		res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "(: " + marker + "; sleep 100; echo x) > /dev/null 2>&1 &\necho started"})
-		if res.IsError {
-			t.Fatalf("bash: %q", text)
+		res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "sh -c 'sleep 100; true' " + marker + " > /dev/null 2>&1 &\necho started"})
+		if res.IsError || !waitUntil(5*time.Second, func() bool { return len(processesWithArg(marker)) > 0 }) {
+			t.Fatalf("bash: %q; the background child never ran", text)
 		}
-		t.Logf("background child alive before close: %v", goClientProcs(marker))
 		start := time.Now()
 		c.s.Close() // the SDK waits for in-flight calls, then closes stdin
 		took := time.Since(start)
@@ -845,479 +514,56 @@ func TestMCPGoClientCloseExits(t *testing.T) {
 		if c.cmd.ProcessState == nil {
 			t.Error("agentls still running after session close")
 		}
-		if left := goClientWaitProcs(t, marker, false, 3*time.Second); len(left) > 0 {
-			t.Errorf("background child left after session close: %v", left)
-		}
-	})
-	t.Run("client gone mid-call", func(t *testing.T) {
-		ws := resolvedWorkspace(t, nil)
-		cfg := t.TempDir()
-		writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), goClientJSON(t, goClientBypass))
-		r := goClientRawStart(t, ws, "XDG_CONFIG_HOME="+cfg)
-		r.initialize(t, goClientLegacy)
-		marker := fmt.Sprintf("a15gclose%d", time.Now().UnixNano())
-		r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": map[string]any{
-			"name": "bash", "arguments": map[string]any{"command": ": " + marker + "; sleep 100; echo after"}}})
-		if p := goClientWaitProcs(t, marker, true, 5*time.Second); len(p) < 2 {
-			t.Fatalf("command never started: %v", p)
-		}
-		start := time.Now()
-		r.stdin.Close()
-		select {
-		case <-r.exited:
-		case <-time.After(3 * time.Second):
-			t.Fatal("agentls did not exit within 3 s of its input closing (docs: 250 ms + at most 500 ms)")
-		}
-		t.Logf("exited %v after EOF", time.Since(start))
-		if left := goClientWaitProcs(t, marker, false, 3*time.Second); len(left) > 0 {
-			t.Errorf("children left after the client went away: %v", left)
+		if !waitUntil(3*time.Second, func() bool { return len(processesWithArg(marker)) == 0 }) {
+			t.Errorf("background child left after session close: %v", processesWithArg(marker))
+			reapProcessesWithArg(t, marker)
 		}
 	})
 }
 
-// goClientRawWait bounds every wait for a raw MCP reply.
-const goClientRawWait = 5 * time.Second
-
-// goClientRaw is a newline-JSON MCP exchange without any SDK.
-type goClientRaw struct{ *mcpRawClient }
-
-func goClientRawStart(t *testing.T, ws string, env ...string) goClientRaw {
-	t.Helper()
-	return goClientRaw{startMCPRaw(t, []string{"mcp", "--root", ws}, env)}
-}
-
-// initialize performs the handshake at version v and returns the result.
-func (r goClientRaw) initialize(t *testing.T, v string) map[string]any {
-	t.Helper()
-	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
-		"protocolVersion": v, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "a15g-raw", "version": "1"}}})
-	m := r.mustReply(1, goClientRawWait).Obj
-	res, _ := m["result"].(map[string]any)
-	if res == nil {
-		t.Fatalf("initialize %s failed: %v", v, m)
-	}
-	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized", "params": map[string]any{}})
-	return res
-}
-
-func TestMCPGoClientRawProtocolVersions(t *testing.T) {
-	t.Parallel()
-	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18"} {
-		t.Run(v, func(t *testing.T) {
-			ws := resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"})
-			r := goClientRawStart(t, ws)
-			res := r.initialize(t, v)
-			if res["protocolVersion"] != v {
-				t.Errorf("protocolVersion %v, want the requested %s (a supported version)", res["protocolVersion"], v)
-			}
-			if name, _ := res["serverInfo"].(map[string]any)["name"].(string); name != "agentls" {
-				t.Errorf("serverInfo %v", res["serverInfo"])
-			}
-			caps, _ := res["capabilities"].(map[string]any)
-			tools, _ := caps["tools"].(map[string]any)
-			if tools["listChanged"] != true {
-				t.Errorf("capabilities.tools.listChanged = %v", tools["listChanged"])
-			}
-			r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": map[string]any{}})
-			m := r.mustReply(2, goClientRawWait).Obj
-			list, _ := m["result"].(map[string]any)["tools"].([]any)
-			if len(list) < len(goClientCoreTools) {
-				t.Fatalf("tools/list: %v", m)
-			}
-			for _, x := range list {
-				tool := x.(map[string]any)
-				ann, _ := tool["annotations"].(map[string]any)
-				for _, k := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
-					if _, ok := ann[k].(bool); !ok {
-						t.Errorf("%v: annotation %s absent on the wire: %v", tool["name"], k, ann)
-					}
-				}
-			}
-			r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}}})
-			m = r.mustReply(3, goClientRawWait).Obj
-			if b, _ := json.Marshal(m["result"]); !strings.Contains(string(b), "hello") {
-				t.Errorf("read over %s: %v", v, m)
-			}
-		})
-	}
-}
-
-func TestMCPGoClientUnknownAndDeferredByName(t *testing.T) {
+// Deferred tools are not listed until tool_search or a call by name
+// activates them, each activation announced by list_changed; an unknown
+// tool is an isError result naming the tools, not -32602.
+func TestMCPGoClientDeferredTools(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
-	ws := resolvedWorkspace(t, nil)
+	ws := resolvedWorkspace(t, map[string]string{".agentls/tools/c_weather.json": `{"name": "c_weather", "description": "report the weather forecast", "inputSchema": {"type": "object", "properties": {}}, "command": "echo sunny", "readOnly": true, "deferred": true}`})
 	name := goClientDeferredTool(t, ws)
 	changed := make(chan struct{}, 8)
 	o := goClientOpts{root: ws, version: goClientLegacy}
 	o.copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }
 	c := goClientConnect(t, ctx, o)
-	if _, err := c.s.ListTools(ctx, nil); err != nil {
-		t.Fatal(err)
+	listed := func(tool string) bool {
+		lr, err := c.s.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(lr.Tools, func(tl *mcp.Tool) bool { return tl.Name == tool })
 	}
-
-	// docs/protocol.md: an isError result naming the tools and the closest one, not -32602.
+	if listed(name) || listed("c_weather") {
+		t.Fatal("deferred tools listed before activation")
+	}
 	res, text := goClientCall(t, ctx, c.s, "reed", map[string]any{"path": "x"})
-	if !res.IsError || !strings.Contains(text, "read") || !strings.Contains(text, "grep") {
+	if !res.IsError || !strings.Contains(text, `"read"`) || !strings.Contains(text, "grep") {
 		t.Errorf("unknown tool: isError=%v %q", res.IsError, text)
 	}
-
-	// Calling a deferred tool by name works and activates it.
-	res, text = goClientCall(t, ctx, c.s, name, map[string]any{"target": "w1"})
-	if res.IsError || !strings.Contains(text, "frobnicated w1") {
+	activated := func(how, tool string) {
+		t.Helper()
+		select {
+		case <-changed:
+		case <-time.After(5 * time.Second):
+			t.Errorf("no list_changed after %s activated %s", how, tool)
+		}
+		if !listed(tool) {
+			t.Errorf("tools/list after %s lacks %s", how, tool)
+		}
+	}
+	if res, text := goClientCall(t, ctx, c.s, "tool_search", map[string]any{"query": "weather forecast"}); res.IsError || !strings.Contains(text, "c_weather") {
+		t.Fatalf("tool_search: isError=%v %q", res.IsError, text)
+	}
+	activated("tool_search", "c_weather")
+	if res, text := goClientCall(t, ctx, c.s, name, map[string]any{"target": "w1"}); res.IsError || !strings.Contains(text, "frobnicated w1") {
 		t.Fatalf("deferred tool by name: isError=%v %q", res.IsError, text)
 	}
-	select {
-	case <-changed:
-	case <-time.After(5 * time.Second):
-		t.Error("no list_changed after a direct call activated a deferred tool")
-	}
-	lr, err := c.s.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.ContainsFunc(lr.Tools, func(tl *mcp.Tool) bool { return tl.Name == name }) {
-		t.Errorf("tools/list after the direct call lacks %s", name)
-	}
-}
-
-func TestMCPGoClientProgressGoverned(t *testing.T) {
-	slow(t)
-	t.Parallel()
-	ctx := testCtx(t, 10*time.Second)
-	ws := resolvedWorkspace(t, nil)
-	gh := "ghp_" + strings.Repeat("Zq7Wx2Lp9K", 3) + "Rt5Yu8"
-	var mu sync.Mutex
-	var notes []*mcp.ProgressNotificationParams
-	o := goClientOpts{root: ws, settings: goClientBypass}
-	o.copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-		mu.Lock()
-		notes = append(notes, r.Params)
-		mu.Unlock()
-	}
-	c := goClientConnect(t, ctx, o)
-	cmd := "for i in 1 2 3 4; do echo token " + gh + " $i; sleep 0.15; done"
-
-	// Without a progress token: no notifications.
-	res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": cmd})
-	if res.IsError {
-		t.Fatalf("bash: %q", text)
-	}
-	mu.Lock()
-	n := len(notes)
-	mu.Unlock()
-	if n != 0 {
-		t.Errorf("%d progress notifications for a request without a progress token", n)
-	}
-
-	// With one: the streamed output is masked like the result.
-	p := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": cmd}}
-	p.SetProgressToken(42)
-	res, err := c.s.CallTool(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(goClientText(res), gh) {
-		t.Errorf("secret in the result: %q", goClientText(res))
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(notes) == 0 {
-		t.Fatal("no progress notifications")
-	}
-	for _, pn := range notes {
-		if strings.Contains(pn.Message, gh) {
-			t.Errorf("secret leaked in notifications/progress: %q", pn.Message)
-		}
-	}
-}
-
-func TestMCPGoClientAskMore(t *testing.T) {
-	t.Parallel()
-	gh := "ghp_" + strings.Repeat("Mn4Bv6Cx8Z", 3) + "Qw2Er4"
-	cases := []struct {
-		name      string
-		action    string
-		decision  string
-		command   string
-		calls     int
-		wantAsked int
-		wantRuns  bool
-	}{
-		{"allowAlways asks once", "accept", "allowAlways", "echo a15g-ran >> a15g-out.txt", 2, 1, true},
-		{"cancel denies", "cancel", "", "echo a15g-ran >> a15g-out.txt", 1, 1, false},
-		{"question masks secrets", "decline", "", "echo " + gh + " >> a15g-out.txt", 1, 1, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t, 10*time.Second)
-			// A mode the user chose asks (allowAlways lifts it for the
-			// session, which it cannot do for an ask rule).
-			ws := resolvedWorkspace(t, map[string]string{".agentls/settings.json": `{"permissions":{"defaultMode":"acceptEdits"}}`})
-			var mu sync.Mutex
-			var asked []string
-			o := goClientOpts{root: ws, version: goClientLegacy}
-			o.copts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-				mu.Lock()
-				asked = append(asked, r.Params.Message+goClientJSON(t, r.Params.RequestedSchema))
-				mu.Unlock()
-				res := &mcp.ElicitResult{Action: tc.action}
-				if tc.action == "accept" {
-					res.Content = map[string]any{"decision": tc.decision}
-				}
-				return res, nil
-			}
-			c := goClientConnect(t, ctx, o)
-			var text string
-			var res *mcp.CallToolResult
-			for range tc.calls {
-				res, text = goClientCall(t, ctx, c.s, "bash", map[string]any{"command": tc.command})
-			}
-			_, err := os.Stat(filepath.Join(ws, "a15g-out.txt"))
-			if (err == nil) != tc.wantRuns || res.IsError == tc.wantRuns {
-				t.Errorf("ran=%v isError=%v, want ran=%v: %q", err == nil, res.IsError, tc.wantRuns, text)
-			}
-			if !tc.wantRuns && !strings.Contains(text, "needs the user's approval") {
-				t.Errorf("denial text: %q", text)
-			}
-			if tc.wantRuns && tc.calls == 2 {
-				if b, _ := os.ReadFile(filepath.Join(ws, "a15g-out.txt")); strings.Count(string(b), "a15g-ran") != 2 {
-					t.Errorf("out file after two calls: %q", b)
-				}
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if len(asked) != tc.wantAsked {
-				t.Errorf("asked %d times, want %d", len(asked), tc.wantAsked)
-			}
-			for _, q := range asked {
-				if strings.Contains(q, gh) {
-					t.Errorf("secret in the elicitation question: %q", q)
-				}
-			}
-			if strings.Contains(text, gh) {
-				t.Errorf("secret in the denial: %q", text)
-			}
-		})
-	}
-}
-
-// MCP: after notifications/cancelled no response is sent for the request,
-// and the command's process group is gone.
-func TestMCPGoClientRawCancelNoResponse(t *testing.T) {
-	t.Parallel()
-	ws := resolvedWorkspace(t, nil)
-	cfg := t.TempDir()
-	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), goClientJSON(t, goClientBypass))
-	r := goClientRawStart(t, ws, "XDG_CONFIG_HOME="+cfg)
-	r.initialize(t, "2025-06-18")
-	marker := fmt.Sprintf("a15grawcancel%d", time.Now().UnixNano())
-	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": map[string]any{
-		"name": "bash", "arguments": map[string]any{"command": ": " + marker + "; sleep 100; echo after"}}})
-	if p := goClientWaitProcs(t, marker, true, 5*time.Second); len(p) < 2 {
-		t.Fatalf("command never started: %v", p)
-	}
-	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 5, "reason": "user"}})
-	if left := goClientWaitProcs(t, marker, false, 4*time.Second); len(left) > 0 {
-		t.Errorf("processes left after notifications/cancelled: %v", left)
-	}
-	// A ping behind it: its reply comes; none for id 5 must come before or with it.
-	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 6, "method": "ping"})
-	if _, ok := r.reply(6, 5*time.Second); !ok {
-		t.Fatal("no ping reply")
-	}
-	for _, m := range r.all() {
-		if m.Obj["id"] == float64(5) {
-			t.Errorf("a response was sent for the cancelled request: %s", m.Raw)
-		}
-		if m.Obj["id"] == float64(6) {
-			return
-		}
-	}
-}
-
-type mcpRecorder struct {
-	methodLog
-	changed int // tools/list_changed notifications; under mu
-}
-
-func mcpConnect(t *testing.T, ctx context.Context, root string, roots []string, version string) (*mcp.ClientSession, *mcp.Client, *mcpRecorder) {
-	t.Helper()
-	rec := &mcpRecorder{}
-	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-		rec.mu.Lock()
-		rec.changed++
-		rec.mu.Unlock()
-	}}
-	if roots == nil {
-		opts.Capabilities = &mcp.ClientCapabilities{} // no roots capability
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "a3f", Version: "1.0.0"}, opts)
-	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			rec.add(method)
-			return next(ctx, method, req)
-		}
-	})
-	for _, r := range roots {
-		client.AddRoots(&mcp.Root{URI: fileURI(r)})
-	}
-	cmd := harness.Command(t, []string{"mcp", "--root", root})
-	cmd.Stderr = io.Discard
-	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: version}) // "" = the SDK's latest
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, client, rec
-}
-
-func mcpText(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-func mcpCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string) {
-	t.Helper()
-	r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("tools/call %s: protocol error %v", name, err)
-	}
-	return r, mcpText(r)
-}
-
-const folderBTool = `{"name": "b_hello", "description": "say hello from folder b", "inputSchema": {"type": "object", "properties": {}}, "command": "echo hello-from-b", "readOnly": true}`
-
-func TestMCPWorkspace(t *testing.T) {
-	t.Parallel()
-	ctx := testCtx(t, 40*time.Second)
-	other, a, b := t.TempDir(), t.TempDir(), t.TempDir()
-	writeFiles(t, other, map[string]string{"only-in-other.txt": "x"})
-	writeFiles(t, a, map[string]string{"only-in-a.txt": "x"})
-	writeFiles(t, b, map[string]string{"only-in-b.txt": "x", ".agentls/tools/b_hello.json": folderBTool})
-
-	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
-		t.Run("roots win over --root and follow roots/list_changed, protocol "+version, func(t *testing.T) {
-			if version == "2026-07-28" {
-				// docs/protocol.md: 2026-07-28 deprecates roots (SEP-2577) and
-				// allows server requests only as multi-round-trip requests
-				// (SEP-2322), which agentls does not make; such a client
-				// keeps --root or the cwd.
-				t.Skip("MCP 2026-07-28 deprecates roots; agentls does not ask over multi-round-trip requests")
-			}
-			s, client, rec := mcpConnect(t, ctx, other, []string{a}, version)
-			_, text := mcpCall(t, ctx, s, "ls", map[string]any{})
-			wantContains(t, "ls with roots [a]", text, "only-in-a.txt")
-			wantLacks(t, "ls with roots [a]", text, "only-in-other.txt")
-			if rec.count("roots/list") == 0 {
-				t.Errorf("roots/list was never asked")
-			}
-			client.RemoveRoots(fileURI(a))
-			client.AddRoots(&mcp.Root{URI: fileURI(b)})
-			deadline := time.Now().Add(5 * time.Second)
-			var r *mcp.CallToolResult
-			for {
-				r, text = mcpCall(t, ctx, s, "b_hello", map[string]any{})
-				if strings.Contains(text, "hello-from-b") || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			if r.IsError || !strings.Contains(text, "hello-from-b") {
-				t.Errorf("after the roots changed to b, b's extension tool: %s", text)
-			}
-			_, text = mcpCall(t, ctx, s, "ls", map[string]any{})
-			wantContains(t, "ls with roots [b]", text, "only-in-b.txt")
-		})
-	}
-	t.Run("without the roots capability", func(t *testing.T) {
-		s, _, rec := mcpConnect(t, ctx, other, nil, "")
-		_, text := mcpCall(t, ctx, s, "ls", map[string]any{})
-		wantContains(t, "ls without roots", text, "only-in-other.txt")
-		if n := rec.count("roots/list"); n != 0 {
-			t.Errorf("roots/list sent %d times to a client without the capability", n)
-		}
-	})
-}
-
-func TestMCPTools(t *testing.T) {
-	t.Parallel()
-	ctx := testCtx(t, 40*time.Second)
-	ws := t.TempDir()
-	writeFiles(t, ws, map[string]string{
-		".agentls/tools/b_hello.json":   folderBTool,
-		".agentls/tools/c_weather.json": `{"name": "c_weather", "description": "report the weather forecast", "inputSchema": {"type": "object", "properties": {}}, "command": "echo sunny", "readOnly": true}`,
-	})
-	s, _, rec := mcpConnect(t, ctx, ws, nil, "")
-	lt, err := s.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := map[string]*mcp.Tool{}
-	for _, tl := range lt.Tools {
-		names[tl.Name] = tl
-	}
-	if names["b_hello"] != nil || names["c_weather"] != nil {
-		t.Errorf("deferred extension tools listed before activation")
-	}
-	rd := names["read"]
-	if rd == nil || rd.Annotations == nil || !rd.Annotations.ReadOnlyHint {
-		t.Fatalf("read: annotations %+v", rd)
-	}
-	raw, _ := json.Marshal(rd)
-	for _, k := range []string{`"readOnlyHint":true`, `"idempotentHint"`, `"openWorldHint"`, `"source"`} {
-		if !strings.Contains(string(raw), k) {
-			t.Errorf("read tool lacks %s: %s", k, raw)
-		}
-	}
-	if bt := names["bash"]; bt == nil || bt.Annotations == nil || bt.Annotations.DestructiveHint == nil {
-		t.Errorf("bash lacks destructiveHint: %+v", bt)
-	}
-
-	// A name that is no tool: an isError result naming the tools and the closest one.
-	r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "raed", Arguments: map[string]any{"path": "x"}})
-	if err != nil {
-		t.Errorf("unknown tool is a protocol error: %v", err)
-	} else {
-		text := mcpText(r)
-		if !r.IsError {
-			t.Errorf("unknown tool not an error result: %s", text)
-		}
-		wantContains(t, "unknown tool", text, `"read"`, "grep", "write")
-	}
-
-	// tool_search activation announces list_changed (tools were listed before it).
-	_, text := mcpCall(t, ctx, s, "tool_search", map[string]any{"query": "weather forecast"})
-	wantContains(t, "tool_search", text, "c_weather")
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		rec.mu.Lock()
-		n := rec.changed
-		rec.mu.Unlock()
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("no notifications/tools/list_changed after a tool_search activation")
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	// Calling a deferred tool by name activates it.
-	r, text = mcpCall(t, ctx, s, "b_hello", map[string]any{})
-	if r.IsError || !strings.Contains(text, "hello-from-b") {
-		t.Errorf("b_hello by name: %s", text)
-	}
-	lt, _ = s.ListTools(ctx, nil)
-	got := map[string]bool{}
-	for _, tl := range lt.Tools {
-		got[tl.Name] = true
-	}
-	if !got["b_hello"] || !got["c_weather"] {
-		t.Errorf("activated tools not listed: %v", got)
-	}
+	activated("a call by name", name)
 }

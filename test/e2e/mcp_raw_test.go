@@ -6,20 +6,14 @@ package e2e
 // line is written and read by hand.
 
 import (
-	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -196,38 +190,21 @@ func mcpRawCode(m mcpMsg) int {
 	return m.Error.Code
 }
 
-// mcpRawKnownVersions are the MCP revisions a client may send in initialize.
-var mcpRawKnownVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
-
 // Spec (lifecycle, version negotiation): "If the server supports the
 // requested protocol version, it MUST respond with the same version.
-// Otherwise, the server MUST respond with another protocol version it
-// supports. This SHOULD be the latest version supported by the server."
+// Otherwise ... This SHOULD be the latest version supported by the server."
+// Each negotiated session works.
 func TestMCPRawVersionNegotiation(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{"a.txt": "hello\n"})
-	cases := []struct {
-		name, sent string
-		want       []string // any of
-	}{
-		{"2024-11-05", "2024-11-05", []string{"2024-11-05"}},
-		{"2025-03-26", "2025-03-26", []string{"2025-03-26"}},
-		{"2025-06-18", "2025-06-18", []string{"2025-06-18"}},
-		{"2025-11-25", "2025-11-25", []string{"2025-11-25"}},
-		{"unknown future", "2099-01-01", []string{"2025-11-25"}},
-		{"unknown past", "2000-01-01", []string{"2025-11-25"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range []struct{ sent, want string }{
+		{"2024-11-05", "2024-11-05"}, {"2025-03-26", "2025-03-26"}, {"2025-06-18", "2025-06-18"}, {"2025-11-25", "2025-11-25"},
+		{"2099-01-01", "2025-11-25"}, {"2000-01-01", "2025-11-25"},
+	} {
+		t.Run(tc.sent, func(t *testing.T) {
 			c := mcpRawStart(t, ws)
-			r := c.initialize(tc.sent, nil)
-			ok := false
-			for _, w := range tc.want {
-				ok = ok || r.ProtocolVersion == w
+			if r := c.initialize(tc.sent, nil); r.ProtocolVersion != tc.want {
+				t.Fatalf("initialize %s: protocolVersion %q, want %q", tc.sent, r.ProtocolVersion, tc.want)
 			}
-			if !ok {
-				t.Fatalf("initialize %s: protocolVersion %q, want one of %v", tc.sent, r.ProtocolVersion, tc.want)
-			}
-			// The negotiated session works: a tool call succeeds.
 			if res := c.call("read", map[string]any{"path": "a.txt"}); res.IsError || !strings.Contains(res.text(), "1→hello") {
 				t.Fatalf("read after initialize %s: %+v", tc.sent, res)
 			}
@@ -235,84 +212,47 @@ func TestMCPRawVersionNegotiation(t *testing.T) {
 	}
 }
 
-// Capabilities, serverInfo and instructions (spec lifecycle; docs/tools.md
-// "Instructions for the model"; issue 9: tools/list_changed).
+// Only what is implemented is declared (tools with listChanged, logging);
+// serverInfo and the instructions docs/tools.md lists.
 func TestMCPRawInitializeResult(t *testing.T) {
-	ws := newWorkspace(t, nil)
-	c := mcpRawStart(t, ws)
+	c := mcpRawStart(t, newWorkspace(t, nil))
 	r := c.initialize("2025-06-18", nil)
-	var tools struct {
-		ListChanged bool `json:"listChanged"`
+	if got := compactJSON(r.Capabilities); got != `{"logging":{},"tools":{"listChanged":true}}` {
+		t.Errorf("capabilities = %s", got)
 	}
-	if raw, ok := r.Capabilities["tools"]; !ok || json.Unmarshal(raw, &tools) != nil || !tools.ListChanged {
-		t.Errorf("capabilities.tools = %s, want {listChanged: true}", r.Capabilities["tools"])
-	}
-	// Only what is implemented is declared: probe each declared capability.
-	for name := range r.Capabilities {
-		switch name {
-		case "tools", "logging", "experimental":
-		case "resources":
-			if m := c.request("resources/list", map[string]any{}); m.Error != nil {
-				t.Errorf("capability resources declared but resources/list fails: %s", m.Raw)
-			}
-		case "prompts":
-			if m := c.request("prompts/list", map[string]any{}); m.Error != nil {
-				t.Errorf("capability prompts declared but prompts/list fails: %s", m.Raw)
-			}
-		default:
-			t.Errorf("unexpected capability %q: %s", name, r.Capabilities[name])
-		}
-	}
-	if _, ok := r.Capabilities["logging"]; ok {
-		if m := c.request("logging/setLevel", map[string]any{"level": "debug"}); m.Error != nil {
-			t.Errorf("logging declared but logging/setLevel fails: %s", m.Raw)
-		}
+	if m := c.request("logging/setLevel", map[string]any{"level": "debug"}); m.Error != nil {
+		t.Errorf("logging declared but logging/setLevel fails: %s", m.Raw)
 	}
 	if r.ServerInfo.Name != "agentls" || r.ServerInfo.Version == "" {
 		t.Errorf("serverInfo = %+v, want name agentls and a version", r.ServerInfo)
 	}
-	low := strings.ToLower(r.Instructions)
-	for _, want := range []string{"read a file before editing", "search", "never guess file contents", "prefer these tools over shell", "cat", "grep", "find", "oldtext small but unique"} {
-		if !strings.Contains(low, want) {
-			t.Errorf("instructions lack %q:\n%s", want, r.Instructions)
-		}
-	}
+	wantContains(t, "instructions", strings.ToLower(r.Instructions), "read a file before editing", "search", "never guess file contents", "prefer these tools over shell", "cat", "grep", "find", "oldtext small but unique")
 }
 
-// Lifecycle: ping is allowed at any time; requests before initialize are
-// refused with a JSON-RPC error code (docs/protocol.md: "Protocol errors ... use
-// JSON-RPC error codes"; docs/protocol.md: -32002 before initialize, -32600
-// for a second initialize) and do not break the session.
+// Lifecycle: ping is allowed at any time; a request before initialize and
+// a second initialize are refused with a JSON-RPC error code (the reserved
+// range, docs/protocol.md "Errors"), and the first session is intact.
 func TestMCPRawLifecycle(t *testing.T) {
-	ws := newWorkspace(t, map[string]string{"a.txt": "hello\n"})
-	c := mcpRawStart(t, ws)
+	c := mcpRawStart(t, newWorkspace(t, map[string]string{"a.txt": "hello\n"}))
 	if m := c.request("ping", nil); m.Error != nil || string(m.Result) != "{}" {
 		t.Errorf("ping before initialize: %s, want result {}", m.Raw)
 	}
-	before := c.request("tools/list", nil)
-	if before.Error == nil {
-		t.Errorf("tools/list before initialize answered %s; want an error", lastBytes(before.Raw, 200))
-	} else if !mcpRawReservedCode(before.Error.Code) {
-		t.Errorf("tools/list before initialize: error code %d (%s); want a JSON-RPC error code (the editor protocol uses -32002)", before.Error.Code, before.Error.Message)
+	if m := c.request("tools/list", nil); !mcpRawReservedCode(mcpRawCode(m)) {
+		t.Errorf("tools/list before initialize: %s, want a JSON-RPC error", lastBytes(m.Raw, 200))
 	}
 	c.initialize("2025-06-18", nil)
 	if m := c.request("ping", nil); m.Error != nil || string(m.Result) != "{}" {
 		t.Errorf("ping after initialize: %s", m.Raw)
 	}
-	second := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "again", "version": "1"}})
-	if second.Error == nil {
-		t.Errorf("second initialize answered %s; want an error", lastBytes(second.Raw, 200))
-	} else if !mcpRawReservedCode(second.Error.Code) {
-		t.Errorf("second initialize: error code %d (%s); want a JSON-RPC error code (the editor protocol uses -32600)", second.Error.Code, second.Error.Message)
+	if m := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "again", "version": "1"}}); !mcpRawReservedCode(mcpRawCode(m)) {
+		t.Errorf("second initialize: %s, want a JSON-RPC error", lastBytes(m.Raw, 200))
 	}
-	// The first session is intact.
 	if res := c.call("read", map[string]any{"path": "a.txt"}); res.IsError {
 		t.Errorf("read after second initialize: %s", res.text())
 	}
 }
 
-// mcpRawReservedCode reports whether code is in JSON-RPC's reserved range
-// (-32768..-32000), where protocol errors belong (docs/protocol.md "Errors").
+// mcpRawReservedCode: code is in JSON-RPC's reserved range, where protocol errors belong.
 func mcpRawReservedCode(code int) bool { return code >= -32768 && code <= -32000 }
 
 // Robustness: every malformed message gets the error the spec/docs name
@@ -407,48 +347,16 @@ func TestMCPRawRequestIDs(t *testing.T) {
 	})
 }
 
-// Framing: CRLF, empty lines, a message split over several writes, a batch,
-// a line of several MB, and one past the documented 16 MiB cap.
+// Framing: a CRLF line end, and a batch (with a notification in it) on
+// 2025-03-26, the revision that required receiving batches. Split writes,
+// big and oversize lines are TestMCPStdioAnswersEveryMessage's.
 func TestMCPRawFraming(t *testing.T) {
-	slow(t)
 	ws := newWorkspace(t, nil)
-	c := mcpRawStartBypass(t, ws)
+	c := mcpRawStart(t, ws)
 	c.initialize("2025-06-18", nil)
 	t.Run("CRLF", func(t *testing.T) {
 		c.send(`{"jsonrpc":"2.0","id":"crlf","method":"ping"}` + "\r\n")
 		c.expect("CRLF ping", mcpRawIDIs(`"crlf"`))
-	})
-	t.Run("empty lines", func(t *testing.T) {
-		n := len(c.matching(func(m mcpMsg) bool { return m.Error != nil }))
-		c.send("\n\n\r\n   \n")
-		c.request("ping", nil)
-		if errs := c.matching(func(m mcpMsg) bool { return m.Error != nil }); len(errs) != n {
-			t.Errorf("empty lines produced error replies: %s", errs[len(errs)-1].Raw)
-		}
-	})
-	t.Run("split writes", func(t *testing.T) {
-		line := `{"jsonrpc":"2.0","id":"split","method":"tools/call","params":{"name":"ls","arguments":{}}}` + "\n"
-		for i := 0; i < len(line); i += 17 {
-			c.send(line[i:min(i+17, len(line))])
-			time.Sleep(5 * time.Millisecond) // separate writes, not synchronisation
-		}
-		m := c.expect("split request", mcpRawIDIs(`"split"`))
-		if m.Error != nil {
-			t.Errorf("split request: %s", m.Raw)
-		}
-	})
-	t.Run("two messages in one write", func(t *testing.T) {
-		c.send(`{"jsonrpc":"2.0","id":"w1","method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":"w2","method":"ping"}` + "\n")
-		c.expect("w1", mcpRawIDIs(`"w1"`))
-		c.expect("w2", mcpRawIDIs(`"w2"`))
-	})
-	t.Run("batch", func(t *testing.T) {
-		// 2025-03-26 required receiving batches; later revisions dropped
-		// them, and docs/protocol.md says a batch is handled message by
-		// message. Either way each request is answered.
-		c.send(`[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"tools/list"}]` + "\n")
-		c.expect("b1", mcpRawIDIs(`"b1"`))
-		c.expect("b2", mcpRawIDIs(`"b2"`))
 	})
 	t.Run("batch on 2025-03-26", func(t *testing.T) {
 		// 2025-03-26: implementations "MUST support receiving JSON-RPC batches".
@@ -463,28 +371,6 @@ func TestMCPRawFraming(t *testing.T) {
 		c.request("ping", nil)
 		if m, ok := c.waitFrom(n, 0, func(m mcpMsg) bool { return m.isResponse() && m.Error != nil }); ok {
 			t.Errorf("batch with a notification produced an error: %s", m.Raw)
-		}
-	})
-	t.Run("4 MiB line", func(t *testing.T) {
-		content := strings.Repeat("0123456789abcdef", 4<<20/16)
-		res := c.call("write", map[string]any{"path": "big.txt", "content": content})
-		if res.IsError {
-			t.Fatalf("write of a 4 MiB line: %s", res.text())
-		}
-		fi, err := os.Stat(filepath.Join(ws, "big.txt"))
-		if err != nil || fi.Size() != int64(len(content)) {
-			t.Fatalf("big.txt: %v size %v, want %d", err, fi, len(content))
-		}
-	})
-	t.Run("line over 16 MiB", func(t *testing.T) {
-		pad := strings.Repeat("x", 17<<20)
-		n := c.count()
-		c.send(`{"jsonrpc":"2.0","id":"huge","method":"ping","params":{"_meta":{"pad":"` + pad + `"}}}` + "\n")
-		if _, ok := c.waitFrom(n, mcpRawTimeout, func(m mcpMsg) bool { return m.Error != nil }); !ok {
-			t.Errorf("no error reply to a 17 MiB line (docs: longer than 16 MiB gets an error reply)")
-		}
-		if m := c.request("ping", nil); m.Error != nil {
-			t.Errorf("ping after a 17 MiB line: %s", m.Raw)
 		}
 	})
 	if bad := c.badLines(); len(bad) > 0 {
@@ -523,135 +409,62 @@ func (c *mcpRawConn) listTools(params any) ([]mcpRawTool, string) {
 	return r.Tools, r.NextCursor
 }
 
-// tools/list: names, descriptions, valid object input schemas, annotations
-// that match docs/tools.md's classification, pagination.
+// tools/list: names by MCP's naming rule, descriptions, object input (and
+// output) schemas that resolve, complete annotations matching docs/tools.md's
+// classification, _meta.source, tool_search always there, pagination
+// followed to the end and invalid cursors refused with -32602.
 func TestMCPRawToolsList(t *testing.T) {
-	ws := newWorkspace(t, nil)
-	c := mcpRawStart(t, ws)
+	c := mcpRawStart(t, newWorkspace(t, nil))
 	c.initialize("2025-11-25", nil)
 	tools, cursor := c.listTools(map[string]any{})
-	// Follow pagination to the end, as a client must.
 	for pages := 0; cursor != "" && pages < 50; pages++ {
 		more, next := c.listTools(map[string]any{"cursor": cursor})
-		tools = append(tools, more...)
-		cursor = next
+		tools, cursor = append(tools, more...), next
 	}
 	nameRE := regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`) // 2025-11-25 tool names
-	byName := map[string]mcpRawTool{}
+	// {readOnly, destructive, idempotent, openWorld}: edit and write may
+	// rewrite content, bash may run anything.
+	want := map[string]string{"read": "true false true false", "ls": "true false true false", "grep": "true false true false", "find": "true false true false",
+		"edit": "false true", "write": "false true", "bash": "false true", "tool_search": ""}
 	for _, tl := range tools {
-		if _, dup := byName[tl.Name]; dup {
-			t.Errorf("tool %q listed twice", tl.Name)
+		if !nameRE.MatchString(tl.Name) || strings.TrimSpace(tl.Description) == "" || tl.Meta["source"] == nil {
+			t.Errorf("tool %q: name, description or _meta.source wrong: %+v", tl.Name, tl)
 		}
-		byName[tl.Name] = tl
-		if !nameRE.MatchString(tl.Name) {
-			t.Errorf("tool name %q breaks the MCP naming rule %s", tl.Name, nameRE)
-		}
-		if strings.TrimSpace(tl.Description) == "" {
-			t.Errorf("tool %q has no description", tl.Name)
-		}
-		for _, which := range []struct {
-			name string
-			raw  json.RawMessage
-		}{{"inputSchema", tl.InputSchema}, {"outputSchema", tl.OutputSchema}} {
-			if len(which.raw) == 0 {
-				if which.name == "inputSchema" {
-					t.Errorf("tool %q has no inputSchema", tl.Name)
-				}
-				continue
-			}
+		for i, raw := range []json.RawMessage{tl.InputSchema, tl.OutputSchema} {
 			var s jsonschema.Schema
-			if err := json.Unmarshal(which.raw, &s); err != nil {
-				t.Errorf("tool %q %s is not a JSON Schema: %v", tl.Name, which.name, err)
-				continue
+			if i == 1 && len(raw) == 0 {
+				continue // no outputSchema
 			}
-			if s.Type != "object" {
-				t.Errorf("tool %q %s type %q, want object", tl.Name, which.name, s.Type)
-			}
-			if _, err := s.Resolve(nil); err != nil {
-				t.Errorf("tool %q %s does not resolve: %v", tl.Name, which.name, err)
+			if err := json.Unmarshal(raw, &s); err != nil || s.Type != "object" {
+				t.Errorf("tool %q schema %s: %v", tl.Name, raw, err)
+			} else if _, err := s.Resolve(nil); err != nil {
+				t.Errorf("tool %q schema does not resolve: %v", tl.Name, err)
 			}
 		}
-		if tl.Annotations == nil || tl.Annotations.ReadOnlyHint == nil || tl.Annotations.DestructiveHint == nil || tl.Annotations.IdempotentHint == nil || tl.Annotations.OpenWorldHint == nil {
-			t.Errorf("tool %q: annotations incomplete: %+v", tl.Name, tl.Annotations)
-		}
-		if src, _ := tl.Meta["source"].(string); src == "" {
-			t.Errorf("tool %q: _meta.source missing (docs/protocol.md)", tl.Name)
-		}
-	}
-	type hints struct{ readOnly, destructive, openWorld bool }
-	want := map[string]hints{
-		"read":  {true, false, false},
-		"ls":    {true, false, false},
-		"grep":  {true, false, false},
-		"find":  {true, false, false},
-		"edit":  {false, true, false}, // it may rewrite existing content
-		"write": {false, true, false}, // it may replace a whole file
-		"bash":  {false, true, true},  // anything may run
-	}
-	for name, w := range want {
-		tl, ok := byName[name]
-		if !ok {
-			t.Errorf("tools/list lacks %q", name)
+		a := tl.Annotations
+		if a == nil || a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
+			t.Errorf("tool %q: annotations incomplete: %+v", tl.Name, a)
 			continue
 		}
-		if tl.Annotations == nil || tl.Annotations.ReadOnlyHint == nil || tl.Annotations.DestructiveHint == nil || tl.Annotations.OpenWorldHint == nil {
-			continue
-		}
-		got := hints{*tl.Annotations.ReadOnlyHint, *tl.Annotations.DestructiveHint, *tl.Annotations.OpenWorldHint}
-		if got != w {
-			t.Errorf("%s annotations {readOnly, destructive, openWorld} = %+v, want %+v", name, got, w)
-		}
-		if w.readOnly && (tl.Annotations.IdempotentHint == nil || !*tl.Annotations.IdempotentHint) {
-			t.Errorf("%s is read-only but not idempotent", name)
+		if w, ok := want[tl.Name]; ok {
+			got := fmt.Sprint(*a.ReadOnlyHint, *a.DestructiveHint, *a.IdempotentHint, *a.OpenWorldHint)
+			if !strings.HasPrefix(got, w) || tl.Name == "bash" && !*a.OpenWorldHint {
+				t.Errorf("%s annotations {readOnly destructive idempotent openWorld} = %s, want %s…", tl.Name, got, w)
+			}
+			delete(want, tl.Name)
 		}
 	}
-	if _, ok := byName["tool_search"]; !ok {
-		t.Errorf("tool_search is always active (docs/tools.md) but not listed")
+	if len(want) > 0 {
+		t.Errorf("tools/list lacks %v", want)
 	}
 	// Spec (pagination): "Invalid cursors SHOULD result in an error with code -32602".
-	for _, cur := range []string{"bogus", "", "eyJ4IjoxfQ=="} {
-		m := c.request("tools/list", map[string]any{"cursor": cur})
-		if cur == "" {
-			if m.Error != nil {
-				t.Errorf("tools/list with empty cursor: %s", m.Raw)
-			}
-			continue
-		}
-		if mcpRawCode(m) != -32602 {
+	for _, cur := range []string{"bogus", "eyJ4IjoxfQ=="} {
+		if m := c.request("tools/list", map[string]any{"cursor": cur}); mcpRawCode(m) != -32602 {
 			t.Errorf("tools/list cursor %q: %s, want error -32602", cur, lastBytes(m.Raw, 200))
 		}
 	}
-}
-
-// notifications/tools/list_changed after tool_search activates a deferred
-// tool (issue 9), and the tool is then listed and callable.
-func TestMCPRawToolSearchListChanged(t *testing.T) {
-	ws := newWorkspace(t, map[string]string{
-		".agentls/tools/say_hello.json": `{"name": "say_hello", "description": "Print a friendly greeting to the terminal", "inputSchema": {"type": "object", "properties": {}}, "command": "echo hello-from-ext", "readOnly": true, "deferred": true}`,
-	})
-	c := mcpRawStart(t, ws)
-	c.initialize("2025-06-18", nil)
-	tools, _ := c.listTools(nil)
-	for _, tl := range tools {
-		if tl.Name == "say_hello" {
-			t.Fatalf("deferred tool say_hello listed before tool_search")
-		}
-	}
-	res := c.call("tool_search", map[string]any{"query": "friendly greeting"})
-	if res.IsError || !strings.Contains(res.text(), "say_hello") {
-		t.Fatalf("tool_search: %s", res.text())
-	}
-	c.expect("notifications/tools/list_changed", mcpMethod("notifications/tools/list_changed"))
-	tools, _ = c.listTools(nil)
-	found := false
-	for _, tl := range tools {
-		found = found || tl.Name == "say_hello"
-	}
-	if !found {
-		t.Errorf("say_hello not listed after tool_search activated it")
-	}
-	if r := c.call("say_hello", map[string]any{}); r.IsError || !strings.Contains(r.text(), "hello-from-ext") {
-		t.Errorf("say_hello: %+v", r)
+	if m := c.request("tools/list", map[string]any{"cursor": ""}); m.Error != nil {
+		t.Errorf("tools/list with empty cursor: %s", m.Raw)
 	}
 }
 
@@ -670,12 +483,7 @@ func TestMCPRawToolErrors(t *testing.T) {
 		want []string
 	}{
 		{"unknown tool", "raed", map[string]any{"path": "a.txt"}, []string{"raed", `"read"`, "bash", "grep"}},
-		{"negative offset", "read", map[string]any{"path": "a.txt", "offset": -3}, []string{"`offset`", "≥ 1", "got -3"}},
 		{"missing required", "read", map[string]any{}, []string{"`path`"}},
-		{"wrong type", "read", map[string]any{"path": 5}, []string{"path"}},
-		{"missing file", "read", map[string]any{"path": "b.txt"}, []string{"b.txt"}},
-		{"escape", "read", map[string]any{"path": "../../etc/passwd"}, []string{"workspace"}},
-		{"invalid regex", "grep", map[string]any{"pattern": "(unclosed"}, []string{"unclosed group"}},
 		{"arguments absent", "grep", nil, []string{"`pattern`"}},
 	}
 	for _, tc := range cases {
@@ -696,16 +504,6 @@ func TestMCPRawToolErrors(t *testing.T) {
 			}
 		})
 	}
-	// Normalization (docs/tools.md "Input is untrusted"): aliases and numeric
-	// strings are accepted even though the advertised schema is strict.
-	r := c.call("read", map[string]any{"file_path": "a.txt", "offset": "2"})
-	if r.IsError || !strings.Contains(r.text(), "2→two") || strings.Contains(r.text(), "1→one") {
-		t.Errorf("read {file_path, offset: \"2\"}: %s", r.text())
-	}
-	// Unknown fields are dropped, never an error.
-	if r := c.call("ls", map[string]any{"bogus": true}); r.IsError {
-		t.Errorf("ls with an unknown field: %s", r.text())
-	}
 	// A panicking tool is an isError result; the server keeps serving.
 	if r := c.call("test_panic", map[string]any{}); !r.IsError {
 		t.Errorf("test_panic: isError false: %s", r.text())
@@ -715,17 +513,10 @@ func TestMCPRawToolErrors(t *testing.T) {
 	}
 }
 
-// Results: text content, image content for images, _meta.callId and
-// _meta.details, structuredContent consistent with any outputSchema, and
-// read-before-edit over MCP (issue 9 acceptance).
+// Spec: "If an output schema is provided: Servers MUST provide structured
+// results that conform to this schema."
 func TestMCPRawToolResults(t *testing.T) {
-	img := image.NewRGBA(image.Rect(0, 0, 4, 3))
-	img.Set(1, 1, color.RGBA{200, 10, 10, 255})
-	var pngBuf bytes.Buffer
-	if err := png.Encode(&pngBuf, img); err != nil {
-		t.Fatal(err)
-	}
-	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\nbeta\n", "pic.png": pngBuf.String()})
+	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\nbeta\n"})
 	c := mcpRawStart(t, ws)
 	c.initialize("2025-06-18", nil)
 	tools, _ := c.listTools(nil)
@@ -735,141 +526,37 @@ func TestMCPRawToolResults(t *testing.T) {
 			outSchema[tl.Name] = tl.OutputSchema
 		}
 	}
-
-	t.Run("image", func(t *testing.T) {
-		r := c.call("read", map[string]any{"path": "pic.png"})
-		if r.IsError {
-			t.Fatalf("read pic.png: %s", r.text())
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"read", map[string]any{"path": "a.txt"}},
+		{"ls", map[string]any{}},
+		{"grep", map[string]any{"pattern": "beta"}},
+		{"find", map[string]any{"pattern": "*.txt"}},
+	} {
+		r := c.call(call.tool, call.args)
+		raw, declared := outSchema[call.tool]
+		if !declared {
+			continue
 		}
-		var found bool
-		for _, part := range r.Content {
-			if part["type"] != "image" {
-				continue
-			}
-			found = true
-			if part["mimeType"] != "image/png" {
-				t.Errorf("image mimeType %v, want image/png", part["mimeType"])
-			}
-			data, err := base64.StdEncoding.DecodeString(fmt.Sprint(part["data"]))
-			if err != nil || !bytes.Equal(data, pngBuf.Bytes()) {
-				t.Errorf("image data is not the file's bytes in base64 (err %v)", err)
-			}
+		if len(r.StructuredContent) == 0 {
+			t.Errorf("%s declares outputSchema but returned no structuredContent", call.tool)
+			continue
 		}
-		if !found {
-			t.Errorf("read pic.png: no image content part: %v", r.Content)
-		}
-	})
-
-	t.Run("text and meta", func(t *testing.T) {
-		r := c.call("read", map[string]any{"path": "a.txt"})
-		if r.IsError || len(r.Content) == 0 || r.Content[0]["type"] != "text" {
-			t.Fatalf("read a.txt: %+v", r)
-		}
-		if !strings.HasPrefix(r.text(), "a.txt, lines 1-2 of 2\n") || !strings.Contains(r.text(), "2→beta") {
-			t.Errorf("read a.txt text:\n%s", r.text())
-		}
-		if id, _ := r.Meta["callId"].(string); id == "" {
-			t.Errorf("_meta.callId missing: %v", r.Meta)
-		}
-		if _, ok := r.Meta["details"].(map[string]any); !ok {
-			t.Errorf("_meta.details missing: %v", r.Meta)
-		}
-	})
-
-	t.Run("structuredContent matches outputSchema", func(t *testing.T) {
-		for _, call := range []struct {
-			tool string
-			args map[string]any
-		}{
-			{"read", map[string]any{"path": "a.txt"}},
-			{"ls", map[string]any{}},
-			{"grep", map[string]any{"pattern": "beta"}},
-			{"find", map[string]any{"pattern": "*.txt"}},
-		} {
-			r := c.call(call.tool, call.args)
-			raw, declared := outSchema[call.tool]
-			if !declared {
-				continue
-			}
-			// Spec: "If an output schema is provided: Servers MUST provide
-			// structured results that conform to this schema."
-			if len(r.StructuredContent) == 0 {
-				t.Errorf("%s declares outputSchema but returned no structuredContent", call.tool)
-				continue
-			}
-			var s jsonschema.Schema
-			json.Unmarshal(raw, &s)
-			rs, err := s.Resolve(nil)
-			if err != nil {
-				t.Errorf("%s outputSchema: %v", call.tool, err)
-				continue
-			}
-			var v any
-			json.Unmarshal(r.StructuredContent, &v)
-			if err := rs.Validate(v); err != nil {
-				t.Errorf("%s structuredContent does not match outputSchema: %v", call.tool, err)
-			}
-		}
-	})
-
-	t.Run("read before edit", func(t *testing.T) {
-		ws2 := newWorkspace(t, map[string]string{"e.txt": "keep\nold line\n"})
-		c := mcpRawStartBypass(t, ws2)
-		c.initialize("2025-06-18", nil)
-		edit := map[string]any{"path": "e.txt", "edits": []any{map[string]any{"oldText": "old line", "newText": "new line"}}}
-		r := c.call("edit", edit)
-		if !r.IsError || !strings.Contains(strings.ToLower(r.text()), "read") {
-			t.Fatalf("edit without read: isError %v: %s", r.IsError, r.text())
-		}
-		if b, _ := os.ReadFile(filepath.Join(ws2, "e.txt")); string(b) != "keep\nold line\n" {
-			t.Fatalf("edit without read changed the file: %q", b)
-		}
-		c.call("read", map[string]any{"path": "e.txt"})
-		r = c.call("edit", edit)
-		if r.IsError {
-			t.Fatalf("edit after read: %s", r.text())
-		}
-		if b, _ := os.ReadFile(filepath.Join(ws2, "e.txt")); string(b) != "keep\nnew line\n" {
-			t.Errorf("after edit: %q", b)
-		}
-		det, _ := r.Meta["details"].(map[string]any)
-		if diff, _ := det["unifiedDiff"].(string); !strings.Contains(diff, "-old line") || !strings.Contains(diff, "+new line") {
-			t.Errorf("_meta.details.unifiedDiff: %v", det)
-		}
-	})
-}
-
-// mcpRawAlive reports whether pid runs (a zombie counts as gone).
-func mcpRawAlive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true // no procfs: trust kill(0)
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
-}
-
-// mcpRawPidFile waits for a pid the command wrote into ws/name.
-func mcpRawPidFile(t *testing.T, ws, name string) int {
-	t.Helper()
-	var pid int
-	if !waitUntil(mcpRawTimeout, func() bool {
-		b, err := os.ReadFile(filepath.Join(ws, name))
+		var s jsonschema.Schema
+		json.Unmarshal(raw, &s)
+		rs, err := s.Resolve(nil)
 		if err != nil {
-			return false
+			t.Errorf("%s outputSchema: %v", call.tool, err)
+			continue
 		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && pid > 0
-	}) {
-		t.Fatalf("%s never written", name)
+		var v any
+		json.Unmarshal(r.StructuredContent, &v)
+		if err := rs.Validate(v); err != nil {
+			t.Errorf("%s structuredContent does not match outputSchema: %v", call.tool, err)
+		}
 	}
-	return pid
 }
 
 // Cancellation (spec): the receiver SHOULD stop processing, free resources
@@ -879,14 +566,15 @@ func TestMCPRawCancel(t *testing.T) {
 	ws := newWorkspace(t, nil)
 	c := mcpRawStartBypass(t, ws)
 	c.initialize("2025-06-18", nil)
-	id := c.start("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 100 & echo $! > sleep.pid; wait"}})
-	pid := mcpRawPidFile(t, ws, "sleep.pid")
-	if !mcpRawAlive(pid) {
-		t.Fatalf("sleep %d not running", pid)
+	const marker = "100.3917"
+	reapProcessesWithArg(t, marker)
+	id := c.start("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep " + marker + " & wait"}})
+	if !waitUntil(mcpRawTimeout, func() bool { return len(processesWithArg(marker)) > 0 }) {
+		t.Fatal("the sleep never ran")
 	}
 	c.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "user pressed stop"})
-	if !waitUntil(mcpRawTimeout, func() bool { return !mcpRawAlive(pid) }) {
-		t.Fatalf("sleep %d still running after notifications/cancelled", pid)
+	if !waitUntil(mcpRawTimeout, func() bool { return len(processesWithArg(marker)) == 0 }) {
+		t.Fatalf("sleep %v still running after notifications/cancelled", processesWithArg(marker))
 	}
 	// Let anything the cancelled call would reply arrive, then check.
 	c.request("ping", nil)
@@ -924,25 +612,6 @@ func TestMCPRawCancel(t *testing.T) {
 	}
 }
 
-// Closing stdin ends the session: running commands are killed and the
-// process exits (docs/protocol.md "Ending").
-func TestMCPRawEOF(t *testing.T) {
-	ws := newWorkspace(t, nil)
-	c := mcpRawStartBypass(t, ws)
-	c.initialize("2025-06-18", nil)
-	c.start("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 100 & echo $! > sleep.pid; wait"}})
-	pid := mcpRawPidFile(t, ws, "sleep.pid")
-	c.stdin.Close()
-	select {
-	case <-c.exited:
-	case <-time.After(mcpRawTimeout):
-		t.Fatalf("agentls mcp did not exit after end of input")
-	}
-	if !waitUntil(mcpRawTimeout, func() bool { return !mcpRawAlive(pid) }) {
-		t.Errorf("sleep %d survived the end of the session", pid)
-	}
-}
-
 // Progress (spec): notifications/progress carry the request's progressToken,
 // progress increases with each notification, and they stop at completion;
 // no token, no notifications.
@@ -951,7 +620,9 @@ func TestMCPRawProgress(t *testing.T) {
 	ws := newWorkspace(t, nil)
 	c := mcpRawStart(t, ws)
 	c.initialize("2025-06-18", nil)
-	script := "for i in 1 2 3 4 5 6; do echo step$i; sleep 0.15; done"
+	// The output carries a token: progress is masked like the result.
+	gh := "ghp_" + strings.Repeat("Zq7Wx2Lp9K", 3) + "Rt5Yu8"
+	script := "for i in 1 2 3 4 5 6; do echo step$i " + gh + "; sleep 0.15; done"
 	for _, tc := range []struct {
 		name  string
 		token any
@@ -963,7 +634,7 @@ func TestMCPRawProgress(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			id := c.start("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": script}, "_meta": map[string]any{"progressToken": tc.token}})
 			resp := c.expect("bash response", mcpRawIDIs(strconv.Itoa(id)))
-			if r := c.toolResult(resp); r.IsError || !strings.Contains(r.text(), "step6") {
+			if r := c.toolResult(resp); r.IsError || !strings.Contains(r.text(), "step6") || strings.Contains(r.text(), gh) {
 				t.Fatalf("bash: %s", r.text())
 			}
 			var last float64 = -1
@@ -987,6 +658,9 @@ func TestMCPRawProgress(t *testing.T) {
 				json.Unmarshal(m.Params, &p)
 				if string(p.Token) != tc.raw {
 					continue
+				}
+				if strings.Contains(p.Message, gh) {
+					t.Errorf("a secret in notifications/progress: %q", p.Message)
 				}
 				count++
 				messages = append(messages, p.Message)
@@ -1041,47 +715,6 @@ func TestMCPRawRoots(t *testing.T) {
 	slow(t)
 	dirA := newWorkspace(t, map[string]string{"ina.txt": "in A\n"})
 	dirB := newWorkspace(t, map[string]string{"inb.txt": "in B\n"})
-	t.Run("roots replace --root", func(t *testing.T) {
-		c := mcpRawStart(t, dirA)
-		var mu sync.Mutex
-		current := dirB
-		c.setHandler(func(m mcpMsg) (any, int) {
-			if m.Method != "roots/list" {
-				return nil, -32601
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			return map[string]any{"roots": []any{map[string]any{"uri": mcpRawFileURI(current), "name": "current"}}}, 0
-		})
-		c.initialize("2025-06-18", map[string]any{"roots": map[string]any{"listChanged": true}})
-		c.expect("roots/list request", mcpMethod("roots/list"))
-		if r := c.call("read", map[string]any{"path": "inb.txt"}); r.IsError || !strings.Contains(r.text(), "in B") {
-			t.Errorf("read inb.txt in root B: %s", r.text())
-		}
-		if r := c.call("read", map[string]any{"path": filepath.Join(dirA, "ina.txt")}); !r.IsError {
-			t.Errorf("read of a file outside the client's roots succeeded: %s", r.text())
-		}
-		if r := c.call("bash", map[string]any{"command": "pwd"}); r.IsError || !strings.Contains(r.text(), dirB) {
-			t.Errorf("bash cwd is not root B: %s", r.text())
-		}
-		mu.Lock()
-		current = dirA
-		mu.Unlock()
-		c.notify("notifications/roots/list_changed", nil)
-		first := c.expect("roots/list", mcpMethod("roots/list"))
-		c.expect("second roots/list", func(m mcpMsg) bool { return m.Method == "roots/list" && m.Raw != first.Raw })
-		var r mcpRawToolResult
-		ok := waitUntil(mcpRawTimeout, func() bool {
-			r = c.call("read", map[string]any{"path": "ina.txt"})
-			return !r.IsError
-		})
-		if !ok {
-			t.Errorf("after roots/list_changed to A, read ina.txt: %s", r.text())
-		}
-		if r := c.call("read", map[string]any{"path": filepath.Join(dirB, "inb.txt")}); !r.IsError {
-			t.Errorf("after roots moved to A, root B is still readable: %s", r.text())
-		}
-	})
 	t.Run("not before notifications/initialized", func(t *testing.T) {
 		// Spec: the server SHOULD NOT send requests other than pings and
 		// logging before receiving the initialized notification.
@@ -1099,16 +732,6 @@ func TestMCPRawRoots(t *testing.T) {
 		}
 		c.notify("notifications/initialized", nil)
 		c.expect("roots/list after initialized", mcpMethod("roots/list"))
-	})
-	t.Run("no capability, no roots/list", func(t *testing.T) {
-		c := mcpRawStart(t, dirA)
-		c.initialize("2025-06-18", nil)
-		if r := c.call("read", map[string]any{"path": "ina.txt"}); r.IsError {
-			t.Errorf("read in --root: %s", r.text())
-		}
-		if got := c.matching(mcpMethod("roots/list")); len(got) > 0 {
-			t.Errorf("roots/list sent to a client without the roots capability")
-		}
 	})
 	for _, tc := range []struct {
 		name   string
@@ -1139,6 +762,9 @@ func TestMCPRawRoots(t *testing.T) {
 		})
 	}
 }
+
+// mcpRawDecisionSchema is the requestedSchema of every elicitation/create.
+const mcpRawDecisionSchema = `{"properties":{"decision":{"oneOf":[{"const":"allowOnce","title":"Allow once"},{"const":"allowAlways","title":"Allow for the rest of this session"},{"const":"rejectOnce","title":"Reject once"},{"const":"rejectAlways","title":"Reject for the rest of this session"}],"title":"Allow this call?","type":"string"}},"required":["decision"],"type":"object"}`
 
 // Elicitation (issue 9, docs/protocol.md "Permissions"): an "ask" decision
 // becomes elicitation/create when the client declares elicitation; accept
@@ -1194,44 +820,17 @@ func TestMCPRawElicitation(t *testing.T) {
 				t.Fatalf("elicitation/create sent %d times, want 1", n)
 			}
 			var p struct {
-				Mode            string `json:"mode"`
-				Message         string `json:"message"`
-				RequestedSchema struct {
-					Type       string                    `json:"type"`
-					Properties map[string]map[string]any `json:"properties"`
-					Required   []string                  `json:"required"`
-				} `json:"requestedSchema"`
+				Mode            string         `json:"mode"`
+				Message         string         `json:"message"`
+				RequestedSchema map[string]any `json:"requestedSchema"`
 			}
 			if err := json.Unmarshal(req.Params, &p); err != nil {
 				t.Fatalf("elicitation params: %v", err)
 			}
-			if p.Message == "" || p.RequestedSchema.Type != "object" || (p.Mode != "" && p.Mode != "form") {
-				t.Errorf("elicitation/create params: %s", req.Params)
-			}
-			dec := p.RequestedSchema.Properties["decision"]
-			// One required choice with human titles (MCP's titled
-			// single-select enum: oneOf const + title), nothing optional.
-			var consts []string
-			if dec != nil {
-				choices, _ := dec["oneOf"].([]any)
-				for _, c := range choices {
-					m, _ := c.(map[string]any)
-					if title, _ := m["title"].(string); title == "" || title == m["const"] {
-						t.Errorf("choice %v has no human title", m)
-					}
-					consts = append(consts, fmt.Sprint(m["const"]))
-				}
-			}
-			if fmt.Sprint(consts) != "[allowOnce allowAlways rejectOnce rejectAlways]" || fmt.Sprint(p.RequestedSchema.Required) != "[decision]" || len(p.RequestedSchema.Properties) != 1 {
-				t.Errorf("requestedSchema = %s, want one required choice of the four decisions", req.Params)
-			}
-			// Spec: requested schemas are flat objects of primitive properties.
-			for name, prop := range p.RequestedSchema.Properties {
-				switch prop["type"] {
-				case "string", "number", "integer", "boolean":
-				default:
-					t.Errorf("requestedSchema property %q has non-primitive type %v", name, prop["type"])
-				}
+			// One required choice of the four decisions with human titles
+			// (MCP's titled single-select enum), a flat object of primitives.
+			if p.Message == "" || (p.Mode != "" && p.Mode != "form") || compactJSON(p.RequestedSchema) != mcpRawDecisionSchema {
+				t.Errorf("elicitation/create params: %s\nwant requestedSchema %s", req.Params, mcpRawDecisionSchema)
 			}
 			if tc.allowed {
 				if r.IsError || !strings.Contains(r.text(), "PLAIN_SETTING") {

@@ -6,14 +6,12 @@ package e2e
 // (docs/protocol.md, docs/tools.md).
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,164 +20,6 @@ import (
 )
 
 // --- tools/list ----------------------------------------------------------------
-
-func apKeys(m map[string]any) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
-
-// protoWalkSchema reports null unions, type arrays and $refs anywhere in a schema.
-func protoWalkSchema(t *testing.T, where string, v any) {
-	t.Helper()
-	switch x := v.(type) {
-	case map[string]any:
-		for k, sub := range x {
-			switch k {
-			case "$ref", "$defs", "definitions":
-				t.Errorf("%s: schema has %s", where, k)
-			case "type":
-				if _, ok := sub.(string); !ok {
-					t.Errorf("%s: type is not a plain string: %v", where, sub)
-				}
-				if sub == "array" && x["items"] == nil {
-					t.Errorf("%s: array without items", where)
-				}
-			case "anyOf", "oneOf":
-				if strings.Contains(fmt.Sprint(sub), "null") {
-					t.Errorf("%s: null union %v", where, sub)
-				}
-			case "nullable":
-				t.Errorf("%s: nullable", where)
-			}
-			protoWalkSchema(t, where+"."+k, sub)
-		}
-	case []any:
-		for i, sub := range x {
-			protoWalkSchema(t, fmt.Sprintf("%s[%d]", where, i), sub)
-		}
-	}
-}
-
-// Each format has exactly the documented keys (an Anthropic or OpenAI
-// request refuses unknown ones), the same tools in the same order, and the
-// same description and schema; the default is mcp. Schemas are plain
-// objects; annotations and _meta say what each tool is; `agentls tools`
-// prints the same formats.
-func TestProtoToolsListExactShapes(t *testing.T) {
-	t.Parallel()
-	c, _, ctx := start(t, nil)
-	list := func(params any) []map[string]any {
-		var out struct {
-			Tools []map[string]any `json:"tools"`
-		}
-		if err := c.Call(ctx, "tools/list", params, &out); err != nil {
-			t.Fatal(err)
-		}
-		return out.Tools
-	}
-	def, mcp, openai, anthropic := list(map[string]any{}), list(map[string]any{"format": "mcp"}), list(map[string]any{"format": "openai"}), list(map[string]any{"format": "anthropic"})
-	if a, b := compactJSON(def), compactJSON(mcp); a != b {
-		t.Error("the default format is not mcp")
-	}
-	if len(mcp) != len(openai) || len(mcp) != len(anthropic) || len(mcp) < 8 {
-		t.Fatalf("tool counts: %d %d %d", len(mcp), len(openai), len(anthropic))
-	}
-	core := []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
-	byName := map[string]map[string]any{}
-	for i, m := range mcp {
-		name, _ := m["name"].(string)
-		byName[name] = m
-		for _, k := range []string{"name", "description", "inputSchema", "annotations", "_meta"} {
-			if _, ok := m[k]; !ok {
-				t.Errorf("mcp %s lacks %s", name, k)
-			}
-		}
-		ann, _ := m["annotations"].(map[string]any)
-		if got := apKeys(ann); !slices.Equal(got, []string{"destructiveHint", "idempotentHint", "openWorldHint", "readOnlyHint"}) {
-			t.Errorf("mcp %s annotations = %v", name, got)
-		}
-		for k, v := range ann {
-			if _, ok := v.(bool); !ok {
-				t.Errorf("mcp %s annotations.%s = %#v, want bool", name, k, v)
-			}
-		}
-		meta, _ := m["_meta"].(map[string]any)
-		for _, k := range []string{"concurrencySafe", "deferred"} {
-			if _, ok := meta[k].(bool); !ok {
-				t.Errorf("mcp %s _meta.%s is not a bool: %v", name, k, meta)
-			}
-		}
-		if _, ok := meta["source"].(string); !ok {
-			t.Errorf("mcp %s _meta.source %#v, want a string (docs/protocol.md)", name, meta["source"])
-		}
-		if meta["deferred"] == true {
-			t.Errorf("mcp %s: an active tool is marked deferred", name)
-		}
-		if desc, _ := m["description"].(string); desc == "" || name == "" {
-			t.Errorf("mcp %q has no name or description", name)
-		}
-		schema, _ := m["inputSchema"].(map[string]any)
-		if schema["type"] != "object" || bytes.Contains([]byte(compactJSON(schema)), []byte(`"null"`)) {
-			t.Errorf("mcp %s inputSchema %v, want an object schema without null", name, schema)
-		}
-		protoWalkSchema(t, "mcp "+name, schema)
-		o := openai[i]
-		if got := apKeys(o); !slices.Equal(got, []string{"function", "type"}) || o["type"] != "function" {
-			t.Errorf("openai %s keys = %v", name, got)
-		}
-		fn, _ := o["function"].(map[string]any)
-		if got := apKeys(fn); !slices.Equal(got, []string{"description", "name", "parameters"}) {
-			t.Errorf("openai %s function keys = %v", name, got)
-		}
-		a := anthropic[i]
-		if got := apKeys(a); !slices.Equal(got, []string{"description", "input_schema", "name"}) {
-			t.Errorf("anthropic %s keys = %v", name, got)
-		}
-		if fn["name"] != name || a["name"] != name || fn["description"] != m["description"] || a["description"] != m["description"] {
-			t.Errorf("%s: name or description differ between formats", name)
-		}
-		if compactJSON(fn["parameters"]) != compactJSON(m["inputSchema"]) || compactJSON(a["input_schema"]) != compactJSON(m["inputSchema"]) {
-			t.Errorf("%s: schemas differ between formats", name)
-		}
-	}
-	for _, n := range core {
-		if byName[n] == nil {
-			t.Errorf("mcp: %s missing", n)
-		}
-	}
-	if a, _ := byName["read"]["annotations"].(map[string]any); a["readOnlyHint"] != true || a["destructiveHint"] != false {
-		t.Errorf("read annotations = %v", a)
-	}
-	if a, _ := byName["write"]["annotations"].(map[string]any); a["readOnlyHint"] != false {
-		t.Errorf("write annotations = %v", a)
-	}
-	if s, _ := byName["read"]["inputSchema"].(map[string]any); !strings.Contains(fmt.Sprint(s["required"]), "path") {
-		t.Errorf("read schema does not require path: %v", s)
-	}
-	// The batch tests rely on which tools are concurrency-safe.
-	for name, want := range map[string]bool{"read": true, "ls": true, "grep": true, "find": true, "edit": false, "write": false, "bash": false, "test_block": true} {
-		if meta, _ := byName[name]["_meta"].(map[string]any); meta["concurrencySafe"] != want {
-			t.Errorf("%s: _meta.concurrencySafe = %v, want %v", name, meta["concurrencySafe"], want)
-		}
-	}
-	if all := list(map[string]any{"includeDeferred": true}); len(all) < len(def) {
-		t.Errorf("includeDeferred gives %d tools, fewer than the active %d", len(all), len(def))
-	}
-	for _, format := range []string{"mcp", "openai", "anthropic"} {
-		out, err := harness.Command(t, []string{"tools", "--format", format}).Output()
-		if err != nil {
-			t.Fatalf("agentls tools --format %s: %v", format, err)
-		}
-		var tools []map[string]any
-		if err := json.Unmarshal(out, &tools); err != nil || len(tools) < len(core) {
-			t.Errorf("agentls tools --format %s: %v, %d tools", format, err, len(tools))
-		}
-	}
-}
 
 // `[]` (how Lua encodes {}) is accepted for any params object, and for a
 // tool's arguments.
@@ -413,52 +253,6 @@ func TestProtoExternalChangeKinds(t *testing.T) {
 }
 
 // --- read rules, audit --------------------------------------------------------------
-
-// Read rules govern listings and matches, and apply to the real path of a
-// symlink.
-func TestProtoReadRulesGovernListingsAndSymlinks(t *testing.T) {
-	t.Parallel()
-	ws := t.TempDir()
-	writeFiles(t, ws, map[string]string{"secret.txt": "needle-xyz\n", "pub.txt": "needle-xyz\n"})
-	if err := os.Symlink("secret.txt", filepath.Join(ws, "link.txt")); err != nil {
-		t.Fatal(err)
-	}
-	c := harness.Start(t, harness.Options{Root: ws})
-	ctx := t.Context()
-	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass",
-		"permissions": map[string]any{"deny": []any{"Read(./secret.txt)"}}}})
-	for _, tc := range []struct {
-		tool string
-		args map[string]any
-	}{
-		{"ls", map[string]any{}},
-		{"find", map[string]any{"pattern": "*.txt"}},
-		{"grep", map[string]any{"pattern": "needle-xyz"}},
-	} {
-		r := c.CallTool(ctx, tc.tool, tc.args)
-		// ls shows link.txt, but not the denied name it points to.
-		for _, line := range strings.Split(r.Text(), "\n") {
-			if strings.Contains(line, "secret.txt") || strings.Contains(line, "needle") && !strings.HasPrefix(line, "pub.txt") {
-				t.Errorf("%s shows the denied file: %q", tc.tool, line)
-			}
-		}
-		if tc.tool == "ls" && !strings.Contains(r.Text(), "link.txt@ -> (target hidden by a permission rule)") {
-			t.Errorf("ls does not show the link with its target hidden:\n%s", r.Text())
-		}
-		if !strings.Contains(r.Text(), "pub.txt") {
-			t.Errorf("%s misses pub.txt:\n%s", tc.tool, r.Text())
-		}
-	}
-	for _, p := range []string{"secret.txt", "link.txt", filepath.Join(ws, "secret.txt")} {
-		r := c.CallTool(ctx, "read", map[string]any{"path": p})
-		if !r.IsError || strings.Contains(r.Text(), "needle-xyz") || !strings.Contains(r.Text(), "Read(./secret.txt)") {
-			t.Errorf("read %s: %s", p, r.Text())
-		}
-	}
-	if r := c.CallTool(ctx, "bash", map[string]any{"command": "cat secret.txt"}); strings.Contains(r.Text(), "needle-xyz") {
-		t.Errorf("bash cat of a denied file: %s", r.Text())
-	}
-}
 
 // `agentls audit --tail N` prints the last N entries.
 func TestProtoAuditTailCLI(t *testing.T) {
