@@ -679,9 +679,13 @@ func (r *soakRaw) await(id int, d time.Duration, seen map[int][]map[string]any) 
 // server ~20 MB of RSS, 8 at once ~200 MB, which drowns any leak signal.)
 var soakBurstBody = strings.Repeat("0123456789abcde\n", 1<<14)
 
-// TestSoakCancelBurst: 64 concurrent calls (slow bash, fast reads),
-// half cancelled at random moments; every call gets exactly one reply (its
-// result, or -32800 when cancelled), the server stays responsive, and a
+// TestSoakCancelBurst: 64 concurrent calls (slow bash, some leaving a
+// background child, fast reads, writes into new directories, batches of
+// sleeps), half cancelled at random moments; every call gets exactly one
+// reply (its result, or -32800 when cancelled); a cancelled command's
+// processes, children included, are gone; a write answered -32800 left
+// neither its file nor the directories it would have made, one answered
+// with a result wrote the whole file; the server stays responsive, and a
 // second identical burst leaves descriptors at the warm-up baseline and
 // needs no new threads.
 func TestSoakCancelBurst(t *testing.T) {
@@ -716,21 +720,33 @@ func TestSoakCancelBurst(t *testing.T) {
 			var args map[string]any
 			cancel := rng.IntN(2) == 0
 			switch i % 8 {
-			case 0, 2, 4:
+			case 0, 4:
 				kind[id] = "bash"
 				args = map[string]any{"command": fmt.Sprintf("(exec -a %s sleep %.2f); echo done-%d", marker, 0.3+rng.Float64(), id)}
+			case 2: // a child in the background: the cancel takes the group
+				kind[id] = "bash"
+				args = map[string]any{"command": fmt.Sprintf("(exec -a %s sleep %.2f) & (exec -a %s sleep %.2f); wait; echo done-%d", marker, 0.3+rng.Float64(), marker, 0.3+rng.Float64(), id)}
 			case 1, 3, 5:
 				kind[id] = "read"
 				args = map[string]any{"path": "f.txt", "offset": 1 + i}
 			case 6:
 				kind[id] = "write"
-				args = map[string]any{"path": fmt.Sprintf("w%d.txt", id), "content": soakBurstBody}
-			case 7: // blocks until cancelled: always cancelled
+				args = map[string]any{"path": fmt.Sprintf("w%d/a/b.txt", id), "content": soakBurstBody}
+			case 7: // block until cancelled: always cancelled
 				kind[id] = "test_block"
 				args = map[string]any{}
+				if i%16 == 15 {
+					kind[id] = "batch"
+					sl := map[string]any{"name": "bash", "arguments": map[string]any{"command": fmt.Sprintf("exec -a %s sleep 30", marker)}}
+					args = map[string]any{"calls": []any{sl, sl}}
+				}
 				cancel = true
 			}
-			r.send(map[string]any{"id": id, "method": "tools/call", "params": map[string]any{"name": kind[id], "arguments": args}})
+			if kind[id] == "batch" {
+				r.send(map[string]any{"id": id, "method": "tools/callBatch", "params": args})
+			} else {
+				r.send(map[string]any{"id": id, "method": "tools/call", "params": map[string]any{"name": kind[id], "arguments": args}})
+			}
 			if cancel {
 				cancelled[id] = true
 				delay := time.Duration(rng.IntN(800)) * time.Millisecond
@@ -790,13 +806,13 @@ func TestSoakCancelBurst(t *testing.T) {
 				if !cancelled[id] && (!strings.Contains(fmt.Sprint(res["content"]), fmt.Sprintf("done-%d", id)) || res["isError"] == true) {
 					t.Errorf("%s: bash call %d: %v", label, id, res)
 				}
-			case "test_block":
-				t.Errorf("%s: cancelled test_block %d answered with a result: %v", label, id, res)
+			case "test_block", "batch":
+				t.Errorf("%s: cancelled %s %d answered with a result: %v", label, kind[id], id, res)
 			case "write":
 				if res["isError"] == true {
 					t.Errorf("%s: write %d: %v", label, id, res)
 				} else {
-					wrote[fmt.Sprintf("w%d.txt", id)] = true
+					wrote[fmt.Sprintf("w%d/a/b.txt", id)] = true
 				}
 			}
 		}
@@ -805,13 +821,15 @@ func TestSoakCancelBurst(t *testing.T) {
 			if kind[id] != "write" {
 				continue
 			}
-			name := fmt.Sprintf("w%d.txt", id)
+			name := fmt.Sprintf("w%d/a/b.txt", id)
 			b, err := os.ReadFile(filepath.Join(ws, name))
-			switch {
-			case wrote[name] && string(b) != soakBurstBody:
+			if wrote[name] && string(b) != soakBurstBody {
 				t.Errorf("%s: write %d answered a result but %s holds %d bytes (err %v)", label, id, name, len(b), err)
-			case !wrote[name] && !os.IsNotExist(err):
-				t.Errorf("%s: write %d answered -32800 but %s exists (%d bytes, err %v)", label, id, name, len(b), err)
+			}
+			// The reply may come before the tool has wound down: 2 s for it.
+			dir := filepath.Join(ws, fmt.Sprintf("w%d", id))
+			if !wrote[name] && !waitUntil(2*time.Second, func() bool { _, err := os.Lstat(dir); return os.IsNotExist(err) }) {
+				t.Errorf("%s: write %d answered -32800 but what it created is there: %v", label, id, soakFiles(t, dir))
 			}
 		}
 		for range cancelled {

@@ -188,6 +188,9 @@ func TestTextSyncApplyEditRanges(t *testing.T) {
 	if len(applied) != 2 || applied[1] != "whole\r\nnew\r\n" && applied[1] != "whole\nnew\n" || readFile(t, filepath.Join(ws, "doc.txt")) != disk {
 		t.Errorf("after the write the editor holds %q, the disk %q", applied[len(applied)-1], readFile(t, filepath.Join(ws, "doc.txt")))
 	}
+	// Once the editor closes it, read shows the disk again.
+	c.Conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	wantResult(t, "read after didClose", c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"}), false, "target")
 }
 
 // Editors keep a UTF-8 BOM out of the document text (docs/tools.md: "as
