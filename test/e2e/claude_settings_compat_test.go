@@ -328,7 +328,7 @@ func TestClaudeSettingsEditorSettings(t *testing.T) {
 }
 
 // A rule error in the user's settings file is reported naming that file.
-func TestClaudeSettingsReload(t *testing.T) {
+func TestClaudeSettingsUserFileRuleErrorNamesTheFile(t *testing.T) {
 	t.Parallel()
 	e := claudeStart(t, nil, map[string]string{"settings.json": `{"permissions":{"deny":["Read(./x"]}}`}, nil)
 	if _, ok := e.c.WaitNote(5*time.Second, func(n harness.Note) bool {
