@@ -223,54 +223,6 @@ func TestWatchIgnoredChurn(t *testing.T) {
 	watchTreeWantStale(t, ctx, c, ws, "build/out.js", "built", "built 2002\n")
 }
 
-// The write and edit tools' own writes are not external changes and keep
-// the stamp fresh: a chain of edits and writes needs no re-read.
-func TestWatchOwnWritesAreNotExternal(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, map[string]string{"own.txt": "one\ntwo\nthree\n", "sentinel.txt": "s\n"})
-	c, _, ctx := watchTreeStart(t, ws)
-	watchTreeRead(t, ctx, c, "own.txt")
-	watchTreeRead(t, ctx, c, "sentinel.txt")
-	watchTreeWantEdit(t, ctx, c, "own.txt", "one", "ONE")
-	watchTreeWantEdit(t, ctx, c, "own.txt", "two", "TWO")
-	watchTreeWantEdit(t, ctx, c, "own.txt", "three", "THREE")
-	r := c.CallTool(ctx, "write", map[string]any{"path": "own.txt", "content": "written\n"})
-	wantResult(t, "write after own edits", r, false)
-	watchTreeWantEdit(t, ctx, c, "own.txt", "written", "rewritten")
-	r = c.CallTool(ctx, "write", map[string]any{"path": "fresh/new.txt", "content": "new\n"})
-	wantResult(t, "write of a new file", r, false)
-	watchTreeWantEdit(t, ctx, c, "fresh/new.txt", "new", "newer")
-	// A batch of edits to one file in one callBatch, no read in between.
-	var batch struct {
-		Results []harness.Result `json:"results"`
-	}
-	calls := []map[string]any{
-		{"name": "edit", "arguments": editCall("own.txt", "rewritten", "r1")},
-		{"name": "edit", "arguments": editCall("own.txt", "r1", "r2")},
-		{"name": "write", "arguments": map[string]any{"path": "own.txt", "content": "final\n"}},
-	}
-	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &batch); err != nil {
-		t.Fatal(err)
-	}
-	for i, res := range batch.Results {
-		wantResult(t, fmt.Sprintf("batch call %d", i), res, false)
-	}
-	if got := readFile(t, filepath.Join(ws, "own.txt")); got != "final\n" {
-		t.Errorf("own.txt = %q, want %q", got, "final\n")
-	}
-	sentinel := filepath.Join(ws, "sentinel.txt")
-	writeFile(t, sentinel, "s changed\n")
-	if !watchTreeWait(c, func(watchTreeChange) bool { return true }, fileURI(sentinel)) {
-		t.Fatal("no externalChange for the sentinel")
-	}
-	for _, ch := range watchTreeChanges(c) {
-		if ch.URI != fileURI(sentinel) {
-			t.Errorf("agentls's own write reported as external: %+v", ch)
-		}
-	}
-	watchTreeWantEdit(t, ctx, c, "own.txt", "final", "after")
-}
-
 // A symlinked directory inside the workspace: a change through either name
 // makes the stamp stale (stamps are per real path), a read under one name
 // allows an edit under the other, and an edit through the link replaces
