@@ -320,3 +320,39 @@ func TestWatchLimitReachedLater(t *testing.T) {
 	writeFile(t, filepath.Join(ws, "late/n59/f.txt"), "late changed\n")
 	watchTreeWantStale(t, ctx, c, ws, "late/n59/f.txt", "late", "late changed\n")
 }
+
+// The tools' own writes, one after another and in one tools/callBatch, are
+// not external changes and keep the stamp fresh: the chain needs no re-read.
+func TestWatchOwnWritesAreNotExternal(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"own.txt": "one\n", "sentinel.txt": "s\n"})
+	c, _, ctx := watchTreeStart(t, ws)
+	watchTreeRead(t, ctx, c, "own.txt")
+	watchTreeRead(t, ctx, c, "sentinel.txt")
+	watchTreeWantEdit(t, ctx, c, "own.txt", "one", "ONE")
+	wantResult(t, "write after an own edit", c.CallTool(ctx, "write", map[string]any{"path": "own.txt", "content": "written\n"}), false)
+	var batch struct {
+		Results []harness.Result `json:"results"`
+	}
+	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": []map[string]any{
+		{"name": "edit", "arguments": editCall("own.txt", "written", "r1")},
+		{"name": "edit", "arguments": editCall("own.txt", "r1", "r2")},
+		{"name": "write", "arguments": map[string]any{"path": "own.txt", "content": "final\n"}},
+	}}, &batch); err != nil {
+		t.Fatal(err)
+	}
+	for i, res := range batch.Results {
+		wantResult(t, fmt.Sprintf("batch call %d", i), res, false)
+	}
+	sentinel := filepath.Join(ws, "sentinel.txt")
+	writeFile(t, sentinel, "s changed\n")
+	if !watchTreeWait(c, func(watchTreeChange) bool { return true }, fileURI(sentinel)) {
+		t.Fatal("no externalChange for the sentinel")
+	}
+	for _, ch := range watchTreeChanges(c) {
+		if ch.URI != fileURI(sentinel) {
+			t.Errorf("agentls's own write reported as external: %+v", ch)
+		}
+	}
+	watchTreeWantEdit(t, ctx, c, "own.txt", "final", "after")
+}
