@@ -25,20 +25,13 @@ type claudeEnv struct {
 	confirms      []map[string]any
 }
 
-// claudeFiles writes files (relative to dir) with their contents.
+// claudeFiles writes files (relative to dir); those under bin/ are executable.
 func claudeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		mode := os.FileMode(0o644)
+	writeFiles(t, dir, files)
+	for name := range files {
 		if strings.HasPrefix(name, "bin/") {
-			mode = 0o755
-		}
-		if err := os.WriteFile(p, []byte(body), mode); err != nil {
-			t.Fatal(err)
+			os.Chmod(filepath.Join(dir, name), 0o755)
 		}
 	}
 }
@@ -77,18 +70,14 @@ func claudeStartIn(t *testing.T, ws, home string, files, userFiles map[string]st
 	if initOpts != nil {
 		params["initializationOptions"] = initOpts
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	e.c.Initialize(ctx, params)
+	e.c.Initialize(testCtx(t, 10*time.Second), params)
 	return e
 }
 
 // claudeOutcome is how a call ended: "allow", "ask" or "deny" (plus text).
 func (e *claudeEnv) call(t *testing.T, tool string, args map[string]any) (string, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	r := e.c.CallTool(ctx, tool, args)
+	r := e.c.CallTool(testCtx(t, 10*time.Second), tool, args)
 	txt := r.Text()
 	switch {
 	case strings.Contains(txt, claudeAskMark):
@@ -339,7 +328,7 @@ func TestClaudeSettingsEditorSettings(t *testing.T) {
 }
 
 // A rule error in the user's settings file is reported naming that file.
-func TestClaudeSettingsReload(t *testing.T) {
+func TestClaudeSettingsUserFileRuleErrorNamesTheFile(t *testing.T) {
 	t.Parallel()
 	e := claudeStart(t, nil, map[string]string{"settings.json": `{"permissions":{"deny":["Read(./x"]}}`}, nil)
 	if _, ok := e.c.WaitNote(5*time.Second, func(n harness.Note) bool {

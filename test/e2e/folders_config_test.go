@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -417,77 +416,42 @@ func TestFolderLimits(t *testing.T) {
 // folderCfgMCP is an `agentls mcp` session whose client declares roots and
 // answers roots/list with the folders set last.
 type folderCfgMCP struct {
-	m     *mcpRawClient
-	mu    sync.Mutex
-	roots []folderCfgFolder
-	next  int
+	*rootsMCP
+	t   *testing.T
+	ctx context.Context
 }
 
 func folderCfgStartMCP(t *testing.T, roots ...folderCfgFolder) *folderCfgMCP {
 	t.Helper()
-	s := &folderCfgMCP{roots: roots, next: 100}
-	s.m = startMCPRaw(t, []string{"mcp", "--root", roots[0].dir}, []string{"XDG_CACHE_HOME=" + t.TempDir()})
-	s.m.setHandler(func(req mcpMsg) (any, int) {
-		if req.Method != "roots/list" {
-			return map[string]any{}, 0
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		var rs []any
-		for _, f := range s.roots {
-			rs = append(rs, map[string]any{"uri": fileURI(f.dir), "name": f.name})
-		}
-		return map[string]any{"roots": rs}, 0
-	})
-	s.m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-06-18", "capabilities": map[string]any{"roots": map[string]any{"listChanged": true}},
-		"clientInfo": map[string]any{"name": "folders-config", "version": "1"},
-	}})
-	s.m.mustReply(1, 10*time.Second)
-	s.m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
-	return s
+	m, ctx := rootsStartMCPEnv(t, []string{"XDG_CACHE_HOME=" + t.TempDir()}, folderCfgRoots(roots...), "--root", roots[0].dir)
+	return &folderCfgMCP{rootsMCP: m, t: t, ctx: ctx}
 }
 
-func (s *folderCfgMCP) setRoots(roots ...folderCfgFolder) {
-	s.mu.Lock()
-	s.roots = roots
-	s.mu.Unlock()
-	s.m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
-}
-
-// request sends method with params and returns the reply's result.
-func (s *folderCfgMCP) request(t *testing.T, method string, params any) map[string]any {
-	t.Helper()
-	s.mu.Lock()
-	s.next++
-	id := s.next
-	s.mu.Unlock()
-	s.m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	rep := s.m.mustReply(id, 30*time.Second)
-	if rep.Error != nil {
-		t.Fatalf("MCP %s: error %d %s", method, rep.Error.Code, rep.Error.Message)
+func folderCfgRoots(fs ...folderCfgFolder) []map[string]any {
+	var out []map[string]any
+	for _, f := range fs {
+		out = append(out, map[string]any{"uri": fileURI(f.dir), "name": f.name})
 	}
-	res, _ := rep.Obj["result"].(map[string]any)
-	return res
+	return out
 }
 
-// call is tools/call as a harness.Result.
-func (s *folderCfgMCP) call(t *testing.T, name string, args any) harness.Result {
-	t.Helper()
-	var r harness.Result
-	json.Unmarshal([]byte(compactJSON(s.request(t, "tools/call", map[string]any{"name": name, "arguments": args}))), &r)
-	return r
+func (s *folderCfgMCP) call(name string, args any) harness.Result {
+	return s.tool(s.t, s.ctx, name, args)
 }
 
-// listed is the tool names of tools/list.
-func (s *folderCfgMCP) listed(t *testing.T) string {
-	t.Helper()
-	var names []string
-	ts, _ := s.request(t, "tools/list", map[string]any{})["tools"].([]any)
-	for _, tl := range ts {
-		names = append(names, fmt.Sprint(tl.(map[string]any)["name"]))
+// listed is the tool names of tools/list, each between spaces.
+func (s *folderCfgMCP) listed() string {
+	var res struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
 	}
-	return " " + strings.Join(names, " ") + " "
+	json.Unmarshal(s.rootsMCP.call(s.t, s.ctx, "tools/list", map[string]any{}), &res)
+	out := " "
+	for _, tl := range res.Tools {
+		out += tl.Name + " "
+	}
+	return out
 }
 
 // Under `agentls mcp` the configuration follows the client's roots: both
@@ -501,42 +465,42 @@ func TestMCPRootsCarryTheirConfiguration(t *testing.T) {
 	b := folderCfgNewFolder(t, "b", "servers", `{"permissions": {"deny": ["Bash(echo fc-b-denied:*)"]}, "limits": {"readLines": 7}}`, nil)
 	s := folderCfgStartMCP(t, a, b)
 	aTwenty := filepath.Join(a.dir, "twenty.txt")
-	search := func() string { return s.call(t, "tool_search", map[string]any{"query": "fcfg", "limit": 20}).Text() }
-	wantResult(t, "read with root B's readLines 7", s.call(t, "read", map[string]any{"path": aTwenty}), false, "lines 1-5 of 20", "offset=6")
+	search := func() string { return s.call("tool_search", map[string]any{"query": "fcfg", "limit": 20}).Text() }
+	wantResult(t, "read with root B's readLines 7", s.call("read", map[string]any{"path": aTwenty}), false, "lines 1-5 of 20", "offset=6")
 	wantContains(t, "tool_search", search(), a.ext(), a.upstream(), b.ext(), b.upstream())
 	for _, f := range []folderCfgFolder{a, b} {
-		folderCfgCheckWhere(t, f, s.call(t, f.upstream(), map[string]any{}).Text())
+		folderCfgCheckWhere(t, f, s.call(f.upstream(), map[string]any{}).Text())
 	}
-	wantResult(t, "B's deny rule", s.call(t, "bash", map[string]any{"command": denied}), true, "Bash(echo fc-b-denied:*)")
-	wantContains(t, "tools/list", s.listed(t), " "+b.upstream()+" ", " "+b.ext()+" ")
+	wantResult(t, "B's deny rule", s.call("bash", map[string]any{"command": denied}), true, "Bash(echo fc-b-denied:*)")
+	wantContains(t, "tools/list", s.listed(), " "+b.upstream()+" ", " "+b.ext()+" ")
 
-	mark := s.m.count()
-	s.setRoots(a)
+	mark := s.count()
+	s.setRoots(folderCfgRoots(a))
 	if !waitUntil(10*time.Second, func() bool { return b.procs() == 0 }) {
 		t.Errorf("B's upstream still running after root B was dropped: %v", processesWithArg(b.marker))
 	}
-	if _, ok := s.m.waitFrom(mark, 10*time.Second, mcpMethod("notifications/tools/list_changed")); !ok {
+	if _, ok := s.waitFrom(mark, 10*time.Second, mcpMethod("notifications/tools/list_changed")); !ok {
 		t.Errorf("no notifications/tools/list_changed after root B was dropped")
 	}
-	after := s.listed(t)
+	after := s.listed()
 	wantLacks(t, "tools/list after B dropped", after, " "+b.upstream()+" ", " "+b.ext()+" ")
 	wantContains(t, "tools/list after B dropped", after, " "+a.upstream()+" ", " "+a.ext()+" ")
 	wantLacks(t, "tool_search after B dropped", search(), b.ext(), b.upstream())
-	wantResult(t, "B's deny rule after B dropped", s.call(t, "bash", map[string]any{"command": denied}), false, "fc-b-denied now")
-	wantResult(t, "read after B dropped", s.call(t, "read", map[string]any{"path": aTwenty}), false, "lines 1-20 of 20")
+	wantResult(t, "B's deny rule after B dropped", s.call("bash", map[string]any{"command": denied}), false, "fc-b-denied now")
+	wantResult(t, "read after B dropped", s.call("read", map[string]any{"path": aTwenty}), false, "lines 1-20 of 20")
 	if a.procs() == 0 {
 		t.Errorf("A's upstream stopped when B was dropped")
 	}
 
-	s.setRoots(a, b)
+	s.setRoots(folderCfgRoots(a, b))
 	if !waitUntil(15*time.Second, func() bool {
 		txt := search()
 		return strings.Contains(txt, b.ext()) && strings.Contains(txt, b.upstream())
 	}) {
 		t.Fatalf("B's tools not found after root B came back")
 	}
-	folderCfgCheckWhere(t, b, s.call(t, b.upstream(), map[string]any{}).Text())
-	wantResult(t, "B's deny rule after B came back", s.call(t, "bash", map[string]any{"command": denied}), true, "Bash(echo fc-b-denied:*)")
+	folderCfgCheckWhere(t, b, s.call(b.upstream(), map[string]any{}).Text())
+	wantResult(t, "B's deny rule after B came back", s.call("bash", map[string]any{"command": denied}), true, "Bash(echo fc-b-denied:*)")
 }
 
 // The second folder's .agentls/tools and .agentls/mcp.json are watched like

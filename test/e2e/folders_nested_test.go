@@ -455,32 +455,6 @@ func TestFoldersNestedAddNested(t *testing.T) {
 	})
 }
 
-// `agentls mcp --root A --root B --root B/in`: grep and find cover every
-// root, the nested one once, every printed path reads back, and ls names
-// the other roots.
-func TestFoldersNestedMCPTwoRoots(t *testing.T) {
-	t.Parallel()
-	base := resolvedWorkspace(t, nil)
-	a, b := filepath.Join(base, "A"), filepath.Join(base, "B")
-	inner := filepath.Join(b, "in")
-	writeFiles(t, a, map[string]string{"a.txt": "needle a\n", "same.txt": "needle same A\n"})
-	writeFiles(t, b, map[string]string{"b.txt": "needle b\n", "same.txt": "needle same B\n", "in/c.txt": "needle c\n"})
-	lines := map[string]string{
-		filepath.Join(a, "a.txt"): "needle a", filepath.Join(a, "same.txt"): "needle same A",
-		filepath.Join(b, "b.txt"): "needle b", filepath.Join(b, "same.txt"): "needle same B", filepath.Join(inner, "c.txt"): "needle c",
-	}
-	m, ctx := rootsStartMCP(t, nil, "--root", a, "--root", b, "--root", inner)
-	want := []string{"a.txt", "same.txt", filepath.Join(b, "b.txt"), filepath.Join(inner, "c.txt"), filepath.Join(b, "same.txt")}
-	for _, call := range []struct{ tool, pattern string }{{"grep", "needle"}, {"find", "*.txt"}} {
-		got := nestedPaths(m.tool(t, ctx, call.tool, map[string]any{"pattern": call.pattern}).Text())
-		nestedSame(t, call.tool, got, want)
-		for _, p := range got {
-			wantResult(t, "read "+p, m.tool(t, ctx, "read", map[string]any{"path": p}), false, ", lines 1-1 of 1\n     1→"+lines[nestedAbs(a, p)])
-		}
-	}
-	wantResult(t, "ls", m.tool(t, ctx, "ls", map[string]any{}), false, "[The workspace has 2 more folder(s), reached by absolute paths: "+b+", "+inner+".")
-}
-
 // A file of a nested folder is watched once: one externalChange per change,
 // whichever folder comes first.
 func TestFoldersNestedNestedExternalChangeOnce(t *testing.T) {

@@ -116,16 +116,6 @@ func noDescendants(t *testing.T, what string, pid int, d time.Duration) {
 	}
 }
 
-// procFDs counts pid's open descriptors.
-func procFDs(t *testing.T, pid int) int {
-	t.Helper()
-	es, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		t.Fatalf("descriptors of pid %d: %v", pid, err)
-	}
-	return len(es)
-}
-
 // procStatus returns pid's thread count and resident set (KiB).
 func procStatus(t *testing.T, pid int) (threads, rssKB int) {
 	t.Helper()

@@ -220,10 +220,8 @@ func (m *rootsMCP) tool(t *testing.T, ctx context.Context, name string, args any
 	return r
 }
 
-// the client's roots define the workspace
-// (issue 9), over --root; relative paths go to the first root; a path
-// outside them is refused; grep without a path covers every root and its
-// paths read back.
+// The client's roots define the workspace over --root: relative paths go to
+// the first root, a path outside them is refused, an edit needs a read.
 func TestRootsMCPClientRoots(t *testing.T) {
 	t.Parallel()
 	d := rootsNewDirs(t)
@@ -265,7 +263,7 @@ func TestRootsMCPClientRoots(t *testing.T) {
 	})
 }
 
-// after notifications/roots/list_changed
+// After notifications/roots/list_changed
 // agentls asks roots/list again and the next call sees the new set; the
 // new root's settings apply (docs/protocol.md: configuration follows the
 // folders).
@@ -312,7 +310,7 @@ func TestRootsMCPListChanged(t *testing.T) {
 	}
 }
 
-// a client without the roots
+// A client without the roots
 // capability gets --root and is never sent roots/list.
 func TestRootsMCPNoRootsCapability(t *testing.T) {
 	t.Parallel()
@@ -335,7 +333,7 @@ func TestRootsMCPNoRootsCapability(t *testing.T) {
 	}
 }
 
-// roots whose URI is not file:// do not
+// Roots whose URI is not file:// do not
 // become folders; the session goes on with the file roots.
 func TestRootsMCPNonFileRoots(t *testing.T) {
 	t.Parallel()

@@ -58,9 +58,6 @@ const (
 	// bursts: +21 to +43 MB, varying with how many writes were cancelled),
 	// so the burst is held to a bound, and leaks to the sequential rounds.
 	soakBurstRSSKB = 64 * 1024
-	// soakSpillTotalCap and soakSpillFileCap are docs/tools.md's caps.
-	soakSpillTotalCap = 256 << 20
-	soakSpillFileCap  = 64 << 20
 )
 
 // soakSnap is what /proc says about the server at one moment.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,70 +18,37 @@ import (
 // The workspace watcher and the edit guard under structural churn
 // (docs/tools.md edit guard; docs/protocol.md workspace/externalChange).
 
-// watchTreeNoteWait is how long a test waits for a notification it expects: the
-// docs promise ~1 ms; this is generous for a loaded 2-core machine.
+// watchTreeNoteWait bounds a wait for an expected notification on a loaded
+// 2-core machine (the docs promise ~1 ms).
 const watchTreeNoteWait = 10 * time.Second
 
 // watchTreeChange is one workspace/externalChange notification.
 type watchTreeChange struct {
-	URI       string `json:"uri"`
-	Kind      string `json:"kind"`
-	ReadStale bool   `json:"readStale"`
+	URI, Kind string
+	ReadStale bool `json:"readStale"`
 }
 
-func watchTreeDecode(n harness.Note) (watchTreeChange, bool) {
-	if n.Method != "workspace/externalChange" {
-		return watchTreeChange{}, false
-	}
-	var ch watchTreeChange
-	if err := json.Unmarshal(n.Params, &ch); err != nil {
-		return watchTreeChange{}, false
-	}
-	return ch, true
+func watchTreeDecode(n harness.Note) (ch watchTreeChange, ok bool) {
+	return ch, n.Method == "workspace/externalChange" && json.Unmarshal(n.Params, &ch) == nil
 }
 
 // watchTreeChanges lists every workspace/externalChange received so far.
 func watchTreeChanges(c *harness.Client) []watchTreeChange {
 	var out []watchTreeChange
 	for _, n := range c.Notes("workspace/externalChange") {
-		if ch, ok := watchTreeDecode(n); ok {
-			out = append(out, ch)
-		}
+		ch, _ := watchTreeDecode(n)
+		out = append(out, ch)
 	}
 	return out
 }
 
-// watchTreeWait waits for an externalChange for one of uris satisfying pred.
-func watchTreeWait(c *harness.Client, pred func(watchTreeChange) bool, uris ...string) (watchTreeChange, bool) {
-	n, ok := c.WaitNote(watchTreeNoteWait, func(n harness.Note) bool {
-		ch, ok := watchTreeDecode(n)
-		if !ok {
-			return false
-		}
-		for _, u := range uris {
-			if ch.URI == u && pred(ch) {
-				return true
-			}
-		}
-		return false
-	})
-	if !ok {
-		return watchTreeChange{}, false
-	}
-	ch, _ := watchTreeDecode(n)
-	return ch, true
-}
-
-// watchTreeWaitAll waits, within one watchTreeNoteWait, until every path of paths
-// (absolute) has an externalChange satisfying pred, and returns the ones
-// that have none.
+// watchTreeWaitAll waits until every one of paths has an externalChange
+// satisfying pred, and returns the ones that have none.
 func watchTreeWaitAll(c *harness.Client, pred func(watchTreeChange) bool, paths ...string) []string {
-	missing := func(notes []harness.Note) []string {
+	missing := func() []string {
 		seen := map[string]bool{}
-		for _, n := range notes {
-			if ch, ok := watchTreeDecode(n); ok && pred(ch) {
-				seen[ch.URI] = true
-			}
+		for _, ch := range watchTreeChanges(c) {
+			seen[ch.URI] = seen[ch.URI] || pred(ch)
 		}
 		var out []string
 		for _, p := range paths {
@@ -90,12 +58,17 @@ func watchTreeWaitAll(c *harness.Client, pred func(watchTreeChange) bool, paths 
 		}
 		return out
 	}
-	var all []harness.Note
-	c.WaitNote(watchTreeNoteWait, func(n harness.Note) bool {
-		all = append(all, n)
-		return len(missing(all)) == 0
+	waitUntil(watchTreeNoteWait, func() bool { return len(missing()) == 0 })
+	return missing()
+}
+
+// watchTreeWait waits for an externalChange of one of uris satisfying pred.
+func watchTreeWait(c *harness.Client, pred func(watchTreeChange) bool, uris ...string) bool {
+	_, ok := c.WaitNote(watchTreeNoteWait, func(n harness.Note) bool {
+		ch, ok := watchTreeDecode(n)
+		return ok && slices.Contains(uris, ch.URI) && pred(ch)
 	})
-	return missing(c.Notes("workspace/externalChange"))
+	return ok
 }
 
 func watchTreeStale(ch watchTreeChange) bool { return ch.ReadStale }
@@ -164,7 +137,7 @@ func TestWatchRenameDir(t *testing.T) {
 	for _, p := range []string{"lib/a.go", "lib/deep/b.go"} {
 		watchTreeRead(t, ctx, c, p)
 		writeFile(t, filepath.Join(ws, p), "package changed\n")
-		if _, ok := watchTreeWait(c, func(ch watchTreeChange) bool { return ch.Kind == "changed" && ch.ReadStale }, fileURI(filepath.Join(ws, p))); !ok {
+		if !watchTreeWait(c, func(ch watchTreeChange) bool { return ch.Kind == "changed" && ch.ReadStale }, fileURI(filepath.Join(ws, p))) {
 			t.Errorf("change to %s in the renamed directory: no externalChange {changed, readStale}; got %+v", p, watchTreeChanges(c))
 		}
 		watchTreeWantStale(t, ctx, c, ws, p, "package changed", "package changed\n")
@@ -238,7 +211,7 @@ func TestWatchIgnoredChurn(t *testing.T) {
 	}
 	main := filepath.Join(ws, "src/main.go")
 	writeFile(t, main, "package main // changed\n")
-	if _, ok := watchTreeWait(c, watchTreeStale, fileURI(main)); !ok {
+	if !watchTreeWait(c, watchTreeStale, fileURI(main)) {
 		t.Fatalf("watcher dead after the churn: no externalChange for src/main.go; got %+v", watchTreeChanges(c))
 	}
 	for _, ch := range watchTreeChanges(c) {
@@ -248,54 +221,6 @@ func TestWatchIgnoredChurn(t *testing.T) {
 	}
 	watchTreeWantStale(t, ctx, c, ws, "node_modules/pkg/index.js", "module.exports", "module.exports = 2002;\n")
 	watchTreeWantStale(t, ctx, c, ws, "build/out.js", "built", "built 2002\n")
-}
-
-// The write and edit tools' own writes are not external changes and keep
-// the stamp fresh: a chain of edits and writes needs no re-read.
-func TestWatchOwnWritesAreNotExternal(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, map[string]string{"own.txt": "one\ntwo\nthree\n", "sentinel.txt": "s\n"})
-	c, _, ctx := watchTreeStart(t, ws)
-	watchTreeRead(t, ctx, c, "own.txt")
-	watchTreeRead(t, ctx, c, "sentinel.txt")
-	watchTreeWantEdit(t, ctx, c, "own.txt", "one", "ONE")
-	watchTreeWantEdit(t, ctx, c, "own.txt", "two", "TWO")
-	watchTreeWantEdit(t, ctx, c, "own.txt", "three", "THREE")
-	r := c.CallTool(ctx, "write", map[string]any{"path": "own.txt", "content": "written\n"})
-	wantResult(t, "write after own edits", r, false)
-	watchTreeWantEdit(t, ctx, c, "own.txt", "written", "rewritten")
-	r = c.CallTool(ctx, "write", map[string]any{"path": "fresh/new.txt", "content": "new\n"})
-	wantResult(t, "write of a new file", r, false)
-	watchTreeWantEdit(t, ctx, c, "fresh/new.txt", "new", "newer")
-	// A batch of edits to one file in one callBatch, no read in between.
-	var batch struct {
-		Results []harness.Result `json:"results"`
-	}
-	calls := []map[string]any{
-		{"name": "edit", "arguments": editCall("own.txt", "rewritten", "r1")},
-		{"name": "edit", "arguments": editCall("own.txt", "r1", "r2")},
-		{"name": "write", "arguments": map[string]any{"path": "own.txt", "content": "final\n"}},
-	}
-	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &batch); err != nil {
-		t.Fatal(err)
-	}
-	for i, res := range batch.Results {
-		wantResult(t, fmt.Sprintf("batch call %d", i), res, false)
-	}
-	if got := readFile(t, filepath.Join(ws, "own.txt")); got != "final\n" {
-		t.Errorf("own.txt = %q, want %q", got, "final\n")
-	}
-	sentinel := filepath.Join(ws, "sentinel.txt")
-	writeFile(t, sentinel, "s changed\n")
-	if _, ok := watchTreeWait(c, func(watchTreeChange) bool { return true }, fileURI(sentinel)); !ok {
-		t.Fatal("no externalChange for the sentinel")
-	}
-	for _, ch := range watchTreeChanges(c) {
-		if ch.URI != fileURI(sentinel) {
-			t.Errorf("agentls's own write reported as external: %+v", ch)
-		}
-	}
-	watchTreeWantEdit(t, ctx, c, "own.txt", "final", "after")
 }
 
 // A symlinked directory inside the workspace: a change through either name
@@ -313,14 +238,14 @@ func TestWatchSymlinkedDir(t *testing.T) {
 
 	watchTreeRead(t, ctx, c, "link/f.txt")
 	writeFile(t, filepath.Join(ws, "real/f.txt"), "eff changed\n")
-	if _, ok := watchTreeWait(c, watchTreeStale, uris("f.txt")...); !ok {
+	if !watchTreeWait(c, watchTreeStale, uris("f.txt")...) {
 		t.Errorf("read link/f.txt, changed real/f.txt: no externalChange with readStale; got %+v", watchTreeChanges(c))
 	}
 	watchTreeWantStale(t, ctx, c, ws, "link/f.txt", "eff", "eff changed\n")
 
 	watchTreeRead(t, ctx, c, "real/g.txt")
 	writeFile(t, filepath.Join(ws, "link/g.txt"), "gee changed\n")
-	if _, ok := watchTreeWait(c, watchTreeStale, uris("g.txt")...); !ok {
+	if !watchTreeWait(c, watchTreeStale, uris("g.txt")...) {
 		t.Errorf("read real/g.txt, changed link/g.txt: no externalChange with readStale; got %+v", watchTreeChanges(c))
 	}
 	watchTreeWantStale(t, ctx, c, ws, "real/g.txt", "gee", "gee changed\n")
@@ -394,4 +319,40 @@ func TestWatchLimitReachedLater(t *testing.T) {
 	watchTreeRead(t, ctx, c, "late/n59/f.txt")
 	writeFile(t, filepath.Join(ws, "late/n59/f.txt"), "late changed\n")
 	watchTreeWantStale(t, ctx, c, ws, "late/n59/f.txt", "late", "late changed\n")
+}
+
+// The tools' own writes, one after another and in one tools/callBatch, are
+// not external changes and keep the stamp fresh: the chain needs no re-read.
+func TestWatchOwnWritesAreNotExternal(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"own.txt": "one\n", "sentinel.txt": "s\n"})
+	c, _, ctx := watchTreeStart(t, ws)
+	watchTreeRead(t, ctx, c, "own.txt")
+	watchTreeRead(t, ctx, c, "sentinel.txt")
+	watchTreeWantEdit(t, ctx, c, "own.txt", "one", "ONE")
+	wantResult(t, "write after an own edit", c.CallTool(ctx, "write", map[string]any{"path": "own.txt", "content": "written\n"}), false)
+	var batch struct {
+		Results []harness.Result `json:"results"`
+	}
+	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": []map[string]any{
+		{"name": "edit", "arguments": editCall("own.txt", "written", "r1")},
+		{"name": "edit", "arguments": editCall("own.txt", "r1", "r2")},
+		{"name": "write", "arguments": map[string]any{"path": "own.txt", "content": "final\n"}},
+	}}, &batch); err != nil {
+		t.Fatal(err)
+	}
+	for i, res := range batch.Results {
+		wantResult(t, fmt.Sprintf("batch call %d", i), res, false)
+	}
+	sentinel := filepath.Join(ws, "sentinel.txt")
+	writeFile(t, sentinel, "s changed\n")
+	if !watchTreeWait(c, func(watchTreeChange) bool { return true }, fileURI(sentinel)) {
+		t.Fatal("no externalChange for the sentinel")
+	}
+	for _, ch := range watchTreeChanges(c) {
+		if ch.URI != fileURI(sentinel) {
+			t.Errorf("agentls's own write reported as external: %+v", ch)
+		}
+	}
+	watchTreeWantEdit(t, ctx, c, "own.txt", "final", "after")
 }
