@@ -767,124 +767,85 @@ func TestMCPRawRoots(t *testing.T) {
 const mcpRawDecisionSchema = `{"properties":{"decision":{"oneOf":[{"const":"allowOnce","title":"Allow once"},{"const":"allowAlways","title":"Allow for the rest of this session"},{"const":"rejectOnce","title":"Reject once"},{"const":"rejectAlways","title":"Reject for the rest of this session"}],"title":"Allow this call?","type":"string"}},"required":["decision"],"type":"object"}`
 
 // Elicitation (issue 9, docs/protocol.md "Permissions"): an "ask" decision
-// becomes elicitation/create when the client declares elicitation; accept
-// with allowOnce runs the call, decline/cancel/rejectOnce refuse it; without
-// the capability the result says approval is needed.
+// becomes one elicitation/create when the client declares elicitation:
+// accept with allowOnce runs the call, allowAlways also the next one unasked,
+// anything else refuses it. Without the capability nobody is asked and the
+// result says how the user can allow it, never that the user refused.
 func TestMCPRawElicitation(t *testing.T) {
 	slow(t)
-	files := map[string]string{".env": "PLAIN_SETTING=visible-value\n"}
+	el := map[string]any{"elicitation": map[string]any{}}
+	accept := func(decision string) map[string]any {
+		return map[string]any{"action": "accept", "content": map[string]any{"decision": decision, "message": "not now"}}
+	}
 	cases := []struct {
 		name    string
 		version string
 		caps    map[string]any
 		answer  map[string]any // nil: the client answers a JSON-RPC error
+		asked   int            // elicitation/create requests for two reads
 		allowed bool
+		want    string
 	}{
-		{"accept allowOnce", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "accept", "content": map[string]any{"decision": "allowOnce"}}, true},
-		{"accept allowOnce 2025-11-25 form", "2025-11-25", map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}, map[string]any{"action": "accept", "content": map[string]any{"decision": "allowOnce"}}, true},
-		{"accept rejectOnce", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "accept", "content": map[string]any{"decision": "rejectOnce", "message": "not now"}}, false},
-		{"decline", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "decline"}, false},
-		{"cancel", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "cancel"}, false},
-		{"accept with an invalid decision", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "accept", "content": map[string]any{"decision": "maybe"}}, false},
-		{"accept without content", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "accept"}, false},
-		{"client answers an error", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, nil, false},
+		{"accept allowOnce", "2025-06-18", el, accept("allowOnce"), 2, true, "PLAIN_SETTING"},
+		{"accept allowOnce 2025-11-25 form", "2025-11-25", map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}, accept("allowOnce"), 2, true, "PLAIN_SETTING"},
+		{"accept allowAlways asks once", "2025-06-18", el, accept("allowAlways"), 1, true, "PLAIN_SETTING"},
+		{"accept rejectOnce", "2025-06-18", el, accept("rejectOnce"), 2, false, ""},
+		{"decline", "2025-06-18", el, map[string]any{"action": "decline"}, 2, false, ""},
+		{"cancel", "2025-06-18", el, map[string]any{"action": "cancel"}, 2, false, ""},
+		{"accept with an invalid decision", "2025-06-18", el, accept("maybe"), 2, false, ""},
+		{"accept without content", "2025-06-18", el, map[string]any{"action": "accept"}, 2, false, ""},
+		{"client answers an error", "2025-06-18", el, nil, 2, false, ""},
+		{"no elicitation capability", "2025-06-18", nil, nil, 0, false, `the MCP host could not ask the user`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ws := newWorkspace(t, files)
-			c := mcpRawStart(t, ws)
+			c := mcpRawStart(t, newWorkspace(t, map[string]string{".env": "PLAIN_SETTING=visible-value\n"}))
 			var mu sync.Mutex
 			var asked []mcpMsg
 			c.setHandler(func(m mcpMsg) (any, int) {
-				if m.Method != "elicitation/create" {
-					return nil, -32601
-				}
 				mu.Lock()
 				asked = append(asked, m)
 				mu.Unlock()
-				if tc.answer == nil {
+				if m.Method != "elicitation/create" || tc.answer == nil {
 					return nil, -32603
 				}
 				return tc.answer, 0
 			})
 			c.initialize(tc.version, tc.caps)
-			r := c.call("read", map[string]any{"path": ".env"})
-			mu.Lock()
-			n := len(asked)
-			var req mcpMsg
-			if n > 0 {
-				req = asked[0]
+			var r mcpRawToolResult
+			for range 2 {
+				r = c.call("read", map[string]any{"path": ".env"})
 			}
-			mu.Unlock()
-			if n != 1 {
-				t.Fatalf("elicitation/create sent %d times, want 1", n)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(asked) != tc.asked {
+				t.Fatalf("elicitation/create sent %d times, want %d", len(asked), tc.asked)
+			}
+			if r.IsError == tc.allowed || !tc.allowed && strings.Contains(r.text(), "visible-value") || !strings.Contains(r.text(), tc.want) {
+				t.Errorf("read of .env: isError %v: %s", r.IsError, r.text())
+			}
+			if tc.caps == nil {
+				// How the user can allow it: the rule for this very file, in
+				// the settings that can lift a built-in ask; nobody refused.
+				wantContains(t, "denial", r.text(), `{"permissions":{"allow":["Read(/.env)"]}}`, "user settings")
+				wantLacks(t, "denial", r.text(), "denied by the user")
+				return
 			}
 			var p struct {
 				Mode            string         `json:"mode"`
 				Message         string         `json:"message"`
 				RequestedSchema map[string]any `json:"requestedSchema"`
 			}
-			if err := json.Unmarshal(req.Params, &p); err != nil {
+			if err := json.Unmarshal(asked[0].Params, &p); err != nil {
 				t.Fatalf("elicitation params: %v", err)
 			}
 			// One required choice of the four decisions with human titles
 			// (MCP's titled single-select enum), a flat object of primitives.
 			if p.Message == "" || (p.Mode != "" && p.Mode != "form") || compactJSON(p.RequestedSchema) != mcpRawDecisionSchema {
-				t.Errorf("elicitation/create params: %s\nwant requestedSchema %s", req.Params, mcpRawDecisionSchema)
-			}
-			if tc.allowed {
-				if r.IsError || !strings.Contains(r.text(), "PLAIN_SETTING") {
-					t.Errorf("allowed read of .env: isError %v: %s", r.IsError, r.text())
-				}
-			} else if !r.IsError || strings.Contains(r.text(), "visible-value") {
-				t.Errorf("refused read of .env: isError %v: %s", r.IsError, r.text())
+				t.Errorf("elicitation/create params: %s\nwant requestedSchema %s", asked[0].Params, mcpRawDecisionSchema)
 			}
 		})
 	}
-	t.Run("accept allowAlways asks once", func(t *testing.T) {
-		ws := newWorkspace(t, files)
-		c := mcpRawStart(t, ws)
-		var mu sync.Mutex
-		n := 0
-		c.setHandler(func(m mcpMsg) (any, int) {
-			mu.Lock()
-			n++
-			mu.Unlock()
-			return map[string]any{"action": "accept", "content": map[string]any{"decision": "allowAlways"}}, 0
-		})
-		c.initialize("2025-06-18", map[string]any{"elicitation": map[string]any{}})
-		for i := 0; i < 2; i++ {
-			if r := c.call("read", map[string]any{"path": ".env"}); r.IsError {
-				t.Errorf("read .env #%d: %s", i+1, r.text())
-			}
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if n != 1 {
-			t.Errorf("elicitation/create sent %d times after allowAlways, want 1", n)
-		}
-	})
-	t.Run("no elicitation capability", func(t *testing.T) {
-		ws := newWorkspace(t, files)
-		c := mcpRawStart(t, ws)
-		c.initialize("2025-06-18", nil)
-		r := c.call("read", map[string]any{"path": ".env"})
-		if len(c.matching(mcpMethod("elicitation/create"))) > 0 {
-			t.Errorf("elicitation/create sent to a client without the capability")
-		}
-		if !r.IsError || !strings.Contains(r.text(), "the MCP host could not ask the user") || strings.Contains(r.text(), "visible-value") {
-			t.Errorf("read .env without elicitation: isError %v: %s", r.IsError, r.text())
-		}
-		// And how the user can allow it: the rule for this very file, in
-		// the settings that can lift a built-in ask.
-		if !strings.Contains(r.text(), `{"permissions":{"allow":["Read(/.env)"]}}`) || !strings.Contains(r.text(), "user settings") {
-			t.Errorf("read .env without elicitation does not say how to allow it:\n%s", r.text())
-		}
-		// Nobody was asked, so the model must not be told the user refused.
-		if strings.Contains(r.text(), "denied by the user") {
-			t.Errorf("result claims the user denied a request the user never saw:\n%s", r.text())
-		}
-	})
 }
 
 // Logging (spec): "Servers that emit log message notifications MUST declare
