@@ -610,50 +610,16 @@ func TestBatchConfirmDecisions(t *testing.T) {
 			// session's allow rule, so the mode's ask is the one to answer.
 			r := batchStart(t, nil, batchStartOpts{mode: "default", confirm: true})
 			cmd := map[string]any{"command": "touch m.txt && echo ran >> log.txt"}
-			r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": cmd, "callId": "d-1"})
-			q, ok := r.nextConfirm(0, batchWait)
-			if !ok {
-				t.Fatal("no tools/confirm")
-			}
-			ans := map[string]any{"decision": c.decision}
-			if c.message != "" {
-				ans["message"] = c.message
-			}
-			r.answer(q, ans)
-			var res batchResult
-			f, _ := r.reply(1, batchWait)
-			r.decode(f, &res)
+			res, _, asked := r.ask(1, "bash", cmd, map[string]any{"decision": c.decision, "message": c.message})
 			log, _ := r.file("log.txt")
-			if c.runs != (log == "ran\n") || res.IsError == c.runs {
-				t.Errorf("%s: isError=%v log=%q text=%q", c.decision, res.IsError, log, res.text())
+			if !asked || c.runs != (log == "ran\n") || res.IsError == c.runs || !strings.Contains(res.text(), c.wantText) {
+				t.Errorf("%s: asked=%v isError=%v log=%q text=%q", c.decision, asked, res.IsError, log, res.text())
 			}
-			if res.CallID != "d-1" {
-				t.Errorf("%s: result callId %q, want d-1", c.decision, res.CallID)
-			}
-			if c.wantText != "" && !strings.Contains(res.text(), c.wantText) {
-				t.Errorf("%s: result %q, want %q", c.decision, res.text(), c.wantText)
-			}
-			// The next identical call.
-			r.request(2, "tools/call", map[string]any{"name": "bash", "arguments": cmd})
-			q2, asked := r.nextConfirm(1, 1500*time.Millisecond)
-			if asked != c.nextAsks {
-				t.Errorf("%s: next identical call asked=%v, want %v", c.decision, asked, c.nextAsks)
-			}
-			if asked {
-				r.answer(q2, map[string]any{"decision": "rejectOnce"})
-			}
-			var res2 batchResult
-			f2, ok := r.reply(2, batchWait)
-			if !ok {
-				t.Fatal("no reply to the next call")
-			}
-			r.decode(f2, &res2)
-			if !asked {
-				log2, _ := r.file("log.txt")
-				ranAgain := strings.Count(log2, "ran") > strings.Count(log, "ran")
-				if ranAgain != c.nextRuns || res2.IsError == c.nextRuns {
-					t.Errorf("%s: next call without asking: ran=%v isError=%v text=%q", c.decision, ranAgain, res2.IsError, res2.text())
-				}
+			res2, _, asked := r.ask(2, "bash", cmd, map[string]any{"decision": "rejectOnce"})
+			log2, _ := r.file("log.txt")
+			ranAgain := strings.Count(log2, "ran") > strings.Count(log, "ran")
+			if asked != c.nextAsks || !asked && (ranAgain != c.nextRuns || res2.IsError == c.nextRuns) {
+				t.Errorf("%s: next identical call asked=%v (want %v) ran=%v isError=%v text=%q", c.decision, asked, c.nextAsks, ranAgain, res2.IsError, res2.text())
 			}
 		})
 	}
@@ -822,7 +788,6 @@ func TestBatchCancelledAfterSideEffect(t *testing.T) {
 	cases := []struct {
 		name, method, marker string
 	}{
-		{"tools/call", "tools/call", "100.8845"},
 		{"tools/callBatch", "tools/callBatch", "100.8846"},
 	}
 	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
