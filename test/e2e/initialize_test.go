@@ -462,8 +462,7 @@ func TestInitializeProgress(t *testing.T) {
 // initializationOptions (docs/protocol.md): an invalid value fails
 // initialize with -32602 naming the field and leaves the server
 // uninitialized, so a corrected initialize works; an unknown key is a
-// window/logMessage warning; `[]` stands for `{}` (how Lua encodes an empty
-// table) at every level.
+// window/logMessage warning (`[]` for `{}` is TestDocsInitializationOptions').
 func TestInitializeInitializationOptions(t *testing.T) {
 	t.Parallel()
 	t.Run("invalid values, then a corrected initialize", func(t *testing.T) {
@@ -506,32 +505,6 @@ func TestInitializeInitializationOptions(t *testing.T) {
 			t.Errorf("logMessage type = %v, want 2 (Warning): %s", f.params()["type"], f.Raw)
 		}
 	})
-
-	for _, tc := range []struct {
-		name   string
-		params any
-	}{
-		{"experimental agentls []", map[string]any{"initializationOptions": map[string]any{}, "capabilities": map[string]any{"experimental": map[string]any{"agentls": []any{}}}}},
-		{"capabilities and options []", map[string]any{"capabilities": []any{}, "initializationOptions": []any{}}},
-		{"params []", []any{}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := initializeStart(t, resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"}))
-			f := r.callT(t, "initialize", tc.params)
-			if f.M["error"] != nil {
-				t.Fatalf("initialize %v: %s", tc.params, f.Raw)
-			}
-			if si, _ := f.result()["serverInfo"].(map[string]any); si["name"] != "agentls" {
-				t.Errorf("initialize result: %s", f.Raw)
-			}
-			r.notify("initialized", []any{})
-			if res := r.toolCall(t, "ls", "", []any{}).result(); res["isError"] != false {
-				t.Errorf("ls with arguments []: %s", initializeText(res))
-			}
-			res := r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result()
-			wantContains(t, "read", initializeText(res), "hello")
-		})
-	}
 }
 
 // A notification is never answered, so one that cannot be decoded can only

@@ -15,7 +15,6 @@ import (
 	"image/jpeg"
 	"image/png"
 
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,8 +39,6 @@ type goClientOpts struct {
 	settings map[string]any // the user's agentls/settings.json (nil: none)
 	version  string         // ClientSessionOptions.ProtocolVersion ("" = SDK latest)
 	roots    []string       // roots added before Connect
-	rootURIs []string       // roots given as URIs, added before Connect
-	rec      *methodLog     // when set, records the methods the server sends
 	copts    mcp.ClientOptions
 }
 
@@ -69,17 +66,6 @@ func goClientConnect(t *testing.T, ctx context.Context, o goClientOpts) *goClien
 	client := mcp.NewClient(&mcp.Implementation{Name: "a15g-go-client", Version: "1.0"}, &o.copts)
 	for _, r := range o.roots {
 		client.AddRoots(&mcp.Root{URI: goClientURI(r), Name: filepath.Base(r)})
-	}
-	for i, u := range o.rootURIs {
-		client.AddRoots(&mcp.Root{URI: u, Name: fmt.Sprint("r", i)})
-	}
-	if o.rec != nil {
-		client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				o.rec.add(method)
-				return next(ctx, method, req)
-			}
-		})
 	}
 	var sopts *mcp.ClientSessionOptions
 	if o.version != "" {
@@ -190,131 +176,6 @@ func goClientCheckMeta(t *testing.T, tool string, res *mcp.CallToolResult) map[s
 		t.Errorf("%s: _meta.details.durationMs absent: %v", tool, d)
 	}
 	return d
-}
-
-func TestMCPGoClientRoots(t *testing.T) {
-	t.Parallel()
-	ctx := testCtx(t, 15*time.Second)
-	a := resolvedWorkspace(t, map[string]string{"ina.txt": "in a\n"})
-	b := resolvedWorkspace(t, map[string]string{"inb.txt": "in b\n"})
-	cdir := resolvedWorkspace(t, map[string]string{"inc.txt": "in c\n"})
-	readOK := func(c *goClientConn, path string) (bool, string) {
-		res, text := goClientCall(t, ctx, c.s, "read", map[string]any{"path": path})
-		return !res.IsError, text
-	}
-
-	t.Run("client roots define the workspace", func(t *testing.T) {
-		c := goClientConnect(t, ctx, goClientOpts{root: b, version: goClientLegacy, roots: []string{a}})
-		if ok, text := readOK(c, "ina.txt"); !ok || !strings.Contains(text, "in a") {
-			t.Errorf("relative path in the client's root refused: %q", text)
-		}
-		if ok, text := readOK(c, filepath.Join(a, "ina.txt")); !ok {
-			t.Errorf("absolute path in the client's root refused: %q", text)
-		}
-		if ok, text := readOK(c, filepath.Join(b, "inb.txt")); ok {
-			t.Errorf("path outside the client's roots (the --root dir) was read: %q", text)
-		} else if !strings.Contains(strings.ToLower(text), "outside") {
-			t.Errorf("refusal does not say the path is outside the workspace: %q", text)
-		}
-
-		// roots/list_changed moves the workspace: add C, remove A.
-		c.c.AddRoots(&mcp.Root{URI: goClientURI(cdir), Name: "c"})
-		c.c.RemoveRoots(goClientURI(a))
-		moved := time.Now()
-		deadline := moved.Add(6 * time.Second)
-		for tries := 1; ; tries++ {
-			okC, textC := readOK(c, filepath.Join(cdir, "inc.txt"))
-			okA, textA := readOK(c, filepath.Join(a, "ina.txt"))
-			if okC && !okA {
-				// docs/protocol.md: tool calls wait for the roots answer, so
-				// the first call after the notification sees the new folders.
-				if tries > 1 {
-					t.Errorf("workspace moved only after %d reads (%v)", tries, time.Since(moved))
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("after roots/list_changed: read in new root ok=%v (%q), read in removed root ok=%v (%q)", okC, textC, okA, textA)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if ok, text := readOK(c, "inc.txt"); !ok {
-			t.Errorf("relative path after the roots moved to C refused: %q", text)
-		}
-	})
-
-	t.Run("no roots capability uses --root", func(t *testing.T) {
-		o := goClientOpts{root: b, version: goClientLegacy, rec: &methodLog{}}
-		o.copts.Capabilities = &mcp.ClientCapabilities{} // roots disabled
-		c := goClientConnect(t, ctx, o)
-		if ok, text := readOK(c, "inb.txt"); !ok {
-			t.Errorf("--root not the workspace for a client without roots: %q", text)
-		}
-		if n := o.rec.count("roots/list"); n != 0 {
-			t.Errorf("a client without the roots capability was sent roots/list %d times", n)
-		}
-	})
-
-	t.Run("several roots, encoded URIs", func(t *testing.T) {
-		// The SDK sends roots sorted by URI: "a…" is the first folder.
-		parent := resolvedWorkspace(t, nil)
-		odd := filepath.Join(parent, "a my ws%20#1")
-		second := filepath.Join(parent, "b second")
-		writeFile(t, filepath.Join(odd, "odd.txt"), "in odd\n")
-		writeFile(t, filepath.Join(second, "two.txt"), "in two\n")
-		o := goClientOpts{root: b, version: goClientLegacy, rec: &methodLog{}, rootURIs: []string{(&url.URL{Scheme: "file", Path: odd}).String(), (&url.URL{Scheme: "file", Path: second}).String()}}
-		c := goClientConnect(t, ctx, o)
-		if ok, text := readOK(c, "odd.txt"); !ok || !strings.Contains(text, "in odd") {
-			t.Errorf("relative path in the first root (percent-encoded URI) refused: %q", text)
-		}
-		if ok, text := readOK(c, filepath.Join(second, "two.txt")); !ok {
-			t.Errorf("absolute path in the second root refused: %q", text)
-		}
-		if ok, text := readOK(c, filepath.Join(b, "inb.txt")); ok {
-			t.Errorf("the --root dir outside the roots was read: %q", text)
-		}
-		if ok, text := readOK(c, "../inb.txt"); ok {
-			t.Errorf("a .. escape was read: %q", text)
-		}
-		if o.rec.count("roots/list") == 0 {
-			t.Error("roots/list never sent to a client with the roots capability")
-		}
-	})
-
-	t.Run("2026-07-28 client gets --root", func(t *testing.T) {
-		c := goClientConnect(t, ctx, goClientOpts{root: b, roots: []string{a}})
-		if v := c.s.InitializeResult().ProtocolVersion; v < "2026-07-28" {
-			t.Skipf("negotiated %s: docs' 2026-07-28 rule does not apply", v)
-		}
-		if ok, text := readOK(c, "inb.txt"); !ok {
-			t.Errorf("docs/protocol.md: a 2026-07-28 client gets --root as its workspace; read inb.txt: %q", text)
-		}
-	})
-}
-
-// methodLog records the methods of the requests and notifications a
-// client received.
-type methodLog struct {
-	mu      sync.Mutex
-	methods []string
-}
-
-func (l *methodLog) add(method string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.methods = append(l.methods, method)
-}
-
-func (l *methodLog) count(method string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, m := range l.methods {
-		if m == method {
-			n++
-		}
-	}
-	return n
 }
 
 // goClientDeferredTool writes an extension tool that is deferred.
