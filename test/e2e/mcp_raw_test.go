@@ -468,45 +468,27 @@ func TestMCPRawToolsList(t *testing.T) {
 	}
 }
 
-// tools/call errors are results (docs/tools.md "Errors are results"; docs: an
-// unknown tool is an isError result naming the tools and the closest one).
-// Note: the MCP spec's tools page lists unknown tools under protocol
-// errors (-32602); the project contract chooses a result.
+// tools/call errors are results (docs/tools.md "Errors are results"): an
+// unknown tool names the tools and the closest one (the MCP spec lists
+// unknown tools under protocol errors, -32602; the project contract chooses
+// a result), absent arguments name the required field, a panicking tool is
+// an isError result and the server keeps serving.
 func TestMCPRawToolErrors(t *testing.T) {
-	ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\n"})
-	c := mcpRawStart(t, ws)
+	c := mcpRawStart(t, newWorkspace(t, map[string]string{"a.txt": "one\ntwo\n"}))
 	c.initialize("2025-11-25", nil)
-	cases := []struct {
-		name string
-		tool string
-		args any
-		want []string
+	for _, tc := range []struct {
+		params map[string]any
+		want   []string
 	}{
-		{"unknown tool", "raed", map[string]any{"path": "a.txt"}, []string{"raed", `"read"`, "bash", "grep"}},
-		{"missing required", "read", map[string]any{}, []string{"`path`"}},
-		{"arguments absent", "grep", nil, []string{"`pattern`"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			params := map[string]any{"name": tc.tool}
-			if tc.args != nil {
-				params["arguments"] = tc.args
-			}
-			m := c.request("tools/call", params)
-			r := c.toolResult(m)
-			if !r.IsError {
-				t.Fatalf("%s %v: isError false: %s", tc.tool, tc.args, r.text())
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(r.text(), w) {
-					t.Errorf("%s %v: message lacks %q:\n%s", tc.tool, tc.args, w, r.text())
-				}
-			}
-		})
-	}
-	// A panicking tool is an isError result; the server keeps serving.
-	if r := c.call("test_panic", map[string]any{}); !r.IsError {
-		t.Errorf("test_panic: isError false: %s", r.text())
+		{map[string]any{"name": "raed", "arguments": map[string]any{"path": "a.txt"}}, []string{"raed", `"read"`, "bash", "grep"}},
+		{map[string]any{"name": "grep"}, []string{"`pattern`"}},
+		{map[string]any{"name": "test_panic", "arguments": map[string]any{}}, []string{"test_panic"}},
+	} {
+		if r := c.toolResult(c.request("tools/call", tc.params)); !r.IsError {
+			t.Errorf("%v: isError false: %s", tc.params, r.text())
+		} else {
+			wantContains(t, fmt.Sprint(tc.params), r.text(), tc.want...)
+		}
 	}
 	if m := c.request("ping", nil); m.Error != nil {
 		t.Errorf("ping after test_panic: %s", m.Raw)
