@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -184,34 +183,6 @@ func TestCLIReadmeBuildAndRun(t *testing.T) {
 	})
 }
 
-// cliServerVersion is serverInfo.version from a serve-mode initialize.
-func cliServerVersion(t *testing.T) string {
-	t.Helper()
-	p := cliServe(t, nil, "--root", t.TempDir())
-	res := framingResult(t, p.call("initialize", cliInitParams("", nil)))
-	si, _ := res["serverInfo"].(map[string]any)
-	v, _ := si["version"].(string)
-	if v == "" {
-		t.Fatalf("serverInfo without version: %v", res["serverInfo"])
-	}
-	return v
-}
-
-// TestCLIVersion: --version and -version print "agentls VERSION" on
-// stdout, the version the server reports, and exit 0.
-func TestCLIVersion(t *testing.T) {
-	t.Parallel()
-	want := "agentls " + cliServerVersion(t) + "\n"
-	for _, args := range [][]string{{"--version"}, {"-version"}} {
-		t.Run(args[0], func(t *testing.T) {
-			r := runAgentls(t, t.TempDir(), nil, args...)
-			if r.code != 0 || r.stdout != want || r.stderr != "" {
-				t.Errorf("agentls %s: code %d stdout %q stderr %q; want 0, %q, no stderr", args[0], r.code, r.stdout, r.stderr, want)
-			}
-		})
-	}
-}
-
 // TestCLIRootNotADirectory: --root at a missing path or a file is a
 // clear error naming it: at start for call and mcp, at initialize (which
 // has no folders of its own) in server mode, whose client may name others.
@@ -302,33 +273,6 @@ func TestCLIToolsMatchServer(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestCLIToolsLimits: `tools --limits` prints exactly the names and
-// defaults of docs/protocol.md's Limits table.
-func TestCLIToolsLimits(t *testing.T) {
-	t.Parallel()
-	doc, err := os.ReadFile(filepath.Join(cliRepoRoot(t), "docs", "protocol.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := regexp.MustCompile("(?m)^\\| `([a-zA-Z]+)` \\| ([0-9]+) \\| [0-9]+–[0-9]+ \\|")
-	want := map[string]float64{}
-	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
-		v, _ := strconv.Atoi(m[2])
-		want[m[1]] = float64(v)
-	}
-	if len(want) < 10 {
-		t.Fatalf("parsed only %d limits from docs/protocol.md", len(want))
-	}
-	r := runAgentls(t, t.TempDir(), nil, "tools", "--limits")
-	var got map[string]float64
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &got) != nil {
-		t.Fatalf("tools --limits: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("tools --limits = %v\ndocs/protocol.md table = %v", got, want)
 	}
 }
 
