@@ -131,34 +131,6 @@ func TestProtoToolsListChanged(t *testing.T) {
 	})
 }
 
-// deferThreshold: when more tools would be active than the threshold,
-// non-core tools are deferred; core tools never are.
-func TestProtoDeferThreshold(t *testing.T) {
-	t.Parallel()
-	files := map[string]string{}
-	for i := range 4 {
-		n := fmt.Sprintf("ap_eager_%d", i)
-		files[".agentls/tools/"+n+".json"] = apToolDef(n, false)
-	}
-	for _, tc := range []struct {
-		threshold int
-		active    bool
-	}{{40, true}, {5, false}} {
-		c, _, ctx := startWith(t, files, map[string]any{"initializationOptions": map[string]any{"mode": "bypass", "deferThreshold": tc.threshold}})
-		act := apActive(t, c, ctx)
-		for i := range 4 {
-			if _, ok := act[fmt.Sprintf("ap_eager_%d", i)]; ok != tc.active {
-				t.Errorf("threshold %d: ap_eager_%d active=%v, want %v", tc.threshold, i, ok, tc.active)
-			}
-		}
-		for _, core := range []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"} {
-			if _, ok := act[core]; !ok {
-				t.Errorf("threshold %d: core tool %s deferred", tc.threshold, core)
-			}
-		}
-	}
-}
-
 // --- workspace/externalChange --------------------------------------------------------
 
 // --- read rules, audit --------------------------------------------------------------
