@@ -40,9 +40,7 @@ type batchFrame struct {
 		Code    int64  `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
-	Seq int       `json:"-"` // position in wire order
-	Nth int       `json:"-"` // position among the frames of the same method
-	At  time.Time `json:"-"`
+	Nth int `json:"-"` // position among the frames of the same method
 }
 
 func (f batchFrame) isReply() bool { return f.Method == "" && len(f.ID) > 0 }
@@ -93,17 +91,16 @@ func batchStart(t *testing.T, files map[string]string, o batchStartOpts) *batchR
 	return r
 }
 
-// batchDecoder decodes frames, numbering them in wire order and per method.
+// batchDecoder decodes frames, numbering them per method.
 func batchDecoder() func(body []byte) []batchFrame {
-	seq, nth := 0, map[string]int{}
+	nth := map[string]int{}
 	return func(body []byte) []batchFrame {
 		var f batchFrame
 		if err := json.Unmarshal(body, &f); err != nil {
 			f.Method = "!unparsable"
 			f.Params = body
 		}
-		f.Seq, f.Nth, f.At = seq, nth[f.Method], time.Now()
-		seq++
+		f.Nth = nth[f.Method]
 		nth[f.Method]++
 		return []batchFrame{f}
 	}
