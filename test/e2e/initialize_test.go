@@ -418,7 +418,8 @@ func TestInitializeProgress(t *testing.T) {
 // initializationOptions (docs/protocol.md): an invalid value fails
 // initialize with -32602 naming the field and leaves the server
 // uninitialized, so a corrected initialize works; an unknown key is a
-// window/logMessage warning (`[]` for `{}` is TestDocsInitializationOptions').
+// window/logMessage warning; `[]` (how Lua encodes an empty table) is `{}`
+// inside the options too (at the top it is TestDocsInitializationOptions').
 func TestInitializeInitializationOptions(t *testing.T) {
 	t.Parallel()
 	t.Run("invalid values, then a corrected initialize", func(t *testing.T) {
@@ -459,6 +460,13 @@ func TestInitializeInitializationOptions(t *testing.T) {
 		}
 		if f.params()["type"] != float64(2) {
 			t.Errorf("logMessage type = %v, want 2 (Warning): %s", f.params()["type"], f.Raw)
+		}
+	})
+	t.Run("[] for {} inside the options", func(t *testing.T) {
+		r := initializeStart(t, resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"}))
+		r.initialize(map[string]any{"initializationOptions": map[string]any{"permissions": []any{}, "limits": []any{}}})
+		if res := r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result(); !strings.Contains(initializeText(res), "hello") {
+			t.Errorf("read: %s", initializeText(res))
 		}
 	})
 }
