@@ -113,8 +113,8 @@ func cliWords(t *testing.T, call *syntax.CallExpr) (assigns, args []string) {
 
 // TestCLIReadmeBuildAndRun: README's "two commands" block is literally
 // valid: the build names a main package and writes the binary the next
-// command runs, and the serve line answers initialize/shutdown over LSP
-// framing (the call's output is TestDocsREADMECall's).
+// command runs, and the serve line is `./agentls --root DIR` (the call's
+// output is TestDocsREADMECall's, a session's TestProtocolLifecycle's).
 func TestCLIReadmeBuildAndRun(t *testing.T) {
 	t.Parallel()
 	block := cliReadmeBlock(t, "## The two commands")
@@ -157,30 +157,10 @@ func TestCLIReadmeBuildAndRun(t *testing.T) {
 			t.Fatalf("go list %s in the repo root: %q, %v; want package main", pkg, name, err)
 		}
 	})
-	t.Run("serve", func(t *testing.T) {
-		_, serve := cliWords(t, f.Stmts[1].Cmd.(*syntax.CallExpr))
-		if len(serve) != 3 || serve[0] != "./agentls" || serve[1] != "--root" {
-			t.Fatalf("README serve line %q, want ./agentls --root DIR", serve)
-		}
-		ws := newWorkspace(t, map[string]string{"cli-marker.txt": "x\n"})
-		p := cliServe(t, nil, serve[1], ws)
-		res := framingResult(t, p.call("initialize", cliInitParams("", nil)))
-		if si, _ := res["serverInfo"].(map[string]any); si["name"] != "agentls" {
-			t.Errorf("serverInfo %v", res["serverInfo"])
-		}
-		p.notify("initialized", map[string]any{})
-		ls := framingResult(t, p.call("tools/call", framingTool("ls", map[string]any{})))
-		if !strings.Contains(framingText(ls), "cli-marker.txt") {
-			t.Errorf("--root %s is not the workspace: ls says %q", ws, framingText(ls))
-		}
-		if r := p.call("shutdown", nil); r["result"] != nil || r["error"] != nil {
-			t.Errorf("shutdown reply %v, want result null", r)
-		}
-		p.notify("exit", nil)
-		if code := p.exitCode(5 * time.Second); code != 0 {
-			t.Errorf("exit after shutdown: code %d, want 0", code)
-		}
-	})
+	// The serve line is `./agentls --root DIR`.
+	if _, serve := cliWords(t, f.Stmts[1].Cmd.(*syntax.CallExpr)); len(serve) != 3 || serve[0] != "./agentls" || serve[1] != "--root" {
+		t.Errorf("README serve line %q, want ./agentls --root DIR", serve)
+	}
 }
 
 // TestCLIRootNotADirectory: --root at a missing path or a file is a
