@@ -27,7 +27,6 @@ import (
 // cliSecret is a fake Anthropic key: the masker must never let it out.
 const cliSecret = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH"
 
-
 // cliRepoRoot is the checkout's root (tests run in test/e2e).
 func cliRepoRoot(t *testing.T) string {
 	t.Helper()
