@@ -283,27 +283,14 @@ func TestInitializeDetailsBeforeReplyAndCallIDs(t *testing.T) {
 			if len(notes) == 0 {
 				t.Fatalf("no tools/details with callId %q", id)
 			}
-			n := notes[0]
-			if n.Seq > reply.Seq {
-				t.Errorf("tools/details (frame %d) arrived after the reply (frame %d)", n.Seq, reply.Seq)
+			n, d := notes[0], notes[0].params()["details"].(map[string]any)
+			if n.Seq > reply.Seq || n.params()["tool"] != tc.tool || d["kind"] != tc.kind || d["uri"] != fileURI(filepath.Join(ws, tc.file)) {
+				t.Errorf("tools/details (frame %d, the reply %d): %s; want before the reply, tool %s, kind %s", n.Seq, reply.Seq, n.Raw, tc.tool, tc.kind)
 			}
-			if n.params()["tool"] != tc.tool {
-				t.Errorf("tools/details tool = %v, want %s", n.params()["tool"], tc.tool)
-			}
-			d, _ := n.params()["details"].(map[string]any)
-			if d["kind"] != tc.kind {
-				t.Errorf("details.kind = %v, want %s", d["kind"], tc.kind)
-			}
-			if d["uri"] != fileURI(filepath.Join(ws, tc.file)) {
-				t.Errorf("details.uri = %v, want %s", d["uri"], fileURI(filepath.Join(ws, tc.file)))
-			}
-			for _, k := range []string{"unifiedDiff", "matchLevel", "oldHash", "newHash"} {
-				if _, ok := d[k].(string); !ok {
-					t.Errorf("details.%s = %#v, want a string", k, d[k])
+			for k, v := range map[string]any{"unifiedDiff": "", "matchLevel": "", "oldHash": "", "newHash": "", "firstChangedLine": 0.0} {
+				if fmt.Sprintf("%T", d[k]) != fmt.Sprintf("%T", v) {
+					t.Errorf("details.%s = %#v, want a %T", k, d[k], v)
 				}
-			}
-			if _, ok := d["firstChangedLine"].(float64); !ok {
-				t.Errorf("details.firstChangedLine = %#v, want a number", d["firstChangedLine"])
 			}
 			edits, ok := d["edits"].([]any)
 			if !ok {
