@@ -685,47 +685,24 @@ func upstreamLifeTail(s string, n int) string {
 	return s
 }
 
-// Both config shapes work; env reaches the process, ${env:NAME} is
-// expanded; ${workspaceFolder} and a relative command (as Claude Code runs
-// it: from the project folder) start the server.
+// A server's env reaches its process, ${env:NAME} expanded from agentls's
+// environment; ${workspaceFolder} and a relative command (as Claude Code
+// runs it: from the project folder) start the server.
 func TestUpstreamConfigShapes(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name, key string
-		entry     func(t *testing.T, ws string, srv upstreamLifeSrv) map[string]any
-		want      string
-	}{
-		{"servers", "servers", func(t *testing.T, ws string, srv upstreamLifeSrv) map[string]any {
-			e := srv.entry
-			e["env"] = map[string]any{"A15U_VAR": "plain-value"}
-			return e
-		}, "A15U_VAR=plain-value"},
-		{"mcpServers", "mcpServers", func(t *testing.T, ws string, srv upstreamLifeSrv) map[string]any {
-			e := srv.entry
-			e["env"] = map[string]any{"A15U_VAR": "${env:A15U_FROM_AGENTLS}"}
-			return e
-		}, "A15U_VAR=from-agentls-env"},
-		{"workspaceFolder", "servers", func(t *testing.T, ws string, srv upstreamLifeSrv) map[string]any {
-			writeFile(t, filepath.Join(ws, "tools", "srv.py"), upstreamLifeServerPy)
-			os.Chmod(filepath.Join(ws, "tools", "srv.py"), 0o755)
-			return map[string]any{"command": "${workspaceFolder}/tools/srv.py", "args": srv.entry["args"]}
-		}, "A15U_VAR=<unset>"},
-		{"relative", "servers", func(t *testing.T, ws string, srv upstreamLifeSrv) map[string]any {
-			writeFile(t, filepath.Join(ws, "tools", "srv.py"), upstreamLifeServerPy)
-			os.Chmod(filepath.Join(ws, "tools", "srv.py"), 0o755)
-			return map[string]any{"command": "./tools/srv.py", "args": srv.entry["args"]}
-		}, "A15U_VAR=<unset>"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			srv := upstreamLifeNewSrv(t, "ok")
-			ws := newWorkspace(t, nil)
-			upstreamLifeConfig(t, ws, tc.key, map[string]any{"cfg": tc.entry(t, ws, srv)})
-			s := upstreamLifeStart(t, ws, "A15U_FROM_AGENTLS=from-agentls-env")
-			r, _ := s.call(t, 10*time.Second, "cfg__env", map[string]any{})
-			wantResult(t, tc.name, r, false, tc.want)
-		})
+	ws := newWorkspace(t, nil)
+	writeFile(t, filepath.Join(ws, "tools", "srv.py"), upstreamLifeServerPy)
+	os.Chmod(filepath.Join(ws, "tools", "srv.py"), 0o755)
+	plain, expanded, folder, relative := upstreamLifeNewSrv(t, "ok"), upstreamLifeNewSrv(t, "ok"), upstreamLifeNewSrv(t, "ok"), upstreamLifeNewSrv(t, "ok")
+	plain.entry["env"] = map[string]any{"A15U_VAR": "plain-value"}
+	expanded.entry["env"] = map[string]any{"A15U_VAR": "${env:A15U_FROM_AGENTLS}"}
+	upstreamLifeConfig(t, ws, "servers", map[string]any{"plain": plain.entry, "expanded": expanded.entry,
+		"folder":   map[string]any{"command": "${workspaceFolder}/tools/srv.py", "args": folder.entry["args"]},
+		"relative": map[string]any{"command": "./tools/srv.py", "args": relative.entry["args"]}})
+	s := upstreamLifeStart(t, ws, "A15U_FROM_AGENTLS=from-agentls-env")
+	for server, want := range map[string]string{"plain": "A15U_VAR=plain-value", "expanded": "A15U_VAR=from-agentls-env", "folder": "A15U_VAR=<unset>", "relative": "A15U_VAR=<unset>"} {
+		r, _ := s.call(t, 15*time.Second, server+"__env", map[string]any{})
+		wantResult(t, server, r, false, want)
 	}
 }
 
