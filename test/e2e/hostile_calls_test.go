@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -120,37 +119,9 @@ func TestHostilePathRules(t *testing.T) {
 			wantLacks(t, tc.path, r.Text(), marker)
 		})
 	}
-	t.Run("GrepHidesDeniedFile", func(t *testing.T) {
-		// "No matches for <pattern>" echoes what the model sent; any other
-		// trace of the marker would come from the denied file.
-		text := func(r harness.Result) string {
-			return strings.ReplaceAll(r.Text(), strconv.Quote(marker), "")
-		}
-		r, _ := s.hostileCall("grep", map[string]any{"pattern": marker})
-		wantLacks(t, "grep", text(r), marker, ".env")
-		r, _ = s.hostileCall("grep", map[string]any{"pattern": marker, "path": ".env"})
-		wantLacks(t, "grep path .env", text(r), marker)
-		r, _ = s.hostileCall("grep", map[string]any{"pattern": marker, "glob": ".env*", "includeIgnored": true})
-		wantLacks(t, "grep glob", text(r), marker)
-	})
 	t.Run("GrepThroughSymlinkHidesDeniedFile", func(t *testing.T) {
 		r, _ := s.hostileCall("grep", map[string]any{"pattern": marker, "path": "envlink"})
 		wantLacks(t, "grep envlink", r.Text(), marker)
-	})
-	t.Run("FindAndLsHideDeniedFile", func(t *testing.T) {
-		r, _ := s.hostileCall("find", map[string]any{"pattern": ".env"})
-		for _, l := range strings.Split(r.Text(), "\n") {
-			if strings.TrimSpace(l) == ".env" {
-				t.Errorf("find lists the denied .env:\n%s", r.Text())
-			}
-		}
-		r, _ = s.hostileCall("ls", map[string]any{})
-		for _, l := range strings.Split(r.Text(), "\n") {
-			if strings.TrimSpace(l) == ".env" {
-				t.Errorf("ls lists the denied .env:\n%s", r.Text())
-			}
-		}
-		wantLacks(t, "ls symlink target", r.Text(), "envlink@ -> .env")
 	})
 	t.Run("OtherFileReadable", func(t *testing.T) {
 		r, _ := s.hostileCall("read", map[string]any{"path": "ok.txt"})

@@ -228,9 +228,10 @@ func auditText(dir string) string {
 // Every channel a secret could leave the server by masks it, for every kind
 // docs/tools.md lists: tool results and their details, tools/details,
 // tools/progress, tools/confirm, window/logMessage, the log file, the audit
-// log, errors that echo arguments, file names, `agentls call`; the disk
-// and the editor get the real bytes. Each row also checks every
-// notification of its session.
+// log, errors that echo arguments, `agentls call`; the disk and the editor
+// get the real bytes. Each row also checks every notification of its
+// session. File names, grep's go backend and write are the grep and write
+// scripts' (secrets_masked_in_context_and_names, secret_content_written_masked_in_result).
 func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 	t.Parallel()
 	toks := channelsTokens()
@@ -271,19 +272,12 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 					}
 				}
 			}},
-		{name: "grep match, context and key body lines, rg backend", files: map[string]string{"g.txt": grepFile, "all.txt": secrets},
+		{name: "grep match, context and key body lines", files: map[string]string{"g.txt": grepFile, "all.txt": secrets},
 			run: func(t *testing.T, s *chanSession) {
 				r := s.call("grep", map[string]any{"pattern": "needle", "path": "g.txt", "context": 1})
 				if wantContains(t, "grep", r.Text(), "needle here github token [REDACTED:github-token]"); strings.Count(r.Text(), "[REDACTED:") < 3 {
 					t.Errorf("context lines lack placeholders:\n%s", r.Text())
 				}
-				wantContains(t, "grep key body", s.call("grep", map[string]any{"pattern": "^[A-Za-z0-9+/]{40,}", "path": "g.txt"}).Text(), "[REDACTED:private-key]")
-				s.call("grep", map[string]any{"pattern": ".", "limit": 1000})
-			}},
-		{name: "grep match, context and key body lines, go backend", files: map[string]string{"g.txt": grepFile, "all.txt": secrets},
-			opts: channelsOpts{env: []string{"AGENTLS_GREP_BACKEND=go"}},
-			run: func(t *testing.T, s *chanSession) {
-				wantContains(t, "grep", s.call("grep", map[string]any{"pattern": "needle", "path": "g.txt", "context": 1}).Text(), "needle here github token [REDACTED:github-token]", "after slack [REDACTED:")
 				wantContains(t, "grep key body", s.call("grep", map[string]any{"pattern": "^[A-Za-z0-9+/]{40,}", "path": "g.txt"}).Text(), "[REDACTED:private-key]")
 				s.call("grep", map[string]any{"pattern": ".", "limit": 1000})
 			}},
@@ -300,12 +294,6 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 					}
 					wantLacks(t, fmt.Sprint("grep ", args), r.Text(), "hidden/s.txt")
 				}
-			}},
-		{name: "file names in ls and find", files: map[string]string{"d/" + gh.value + ".txt": "x\n"},
-			run: func(t *testing.T, s *chanSession) {
-				symlink(t, gh.value+".txt", filepath.Join(s.ws, "d", "link"))
-				wantContains(t, "ls", s.call("ls", map[string]any{"path": "d"}).Text(), "link@ -> ")
-				wantContains(t, "find", s.call("find", map[string]any{"pattern": "*.txt"}).Text(), "[REDACTED:github-token]")
 			}},
 		{name: "edit result, diff, fuzzy snippet, dryRun, closest region and several matches",
 			files: map[string]string{"code.txt": "start\nkey = \"old\"\nalpha   \n" + aws.line + "\nbefore google\n" + google.line + "\nafter google\ndup marker " + gl.value + "\ndup marker " + gl.value + "\nend\n",
@@ -356,17 +344,6 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 					t.Errorf("the edit failed without naming the masked secret as the cause: %s", r.Text())
 				} else if !r.IsError && got != strings.Replace(goFile, "eu-west-1", "us-east-1", 1) {
 					t.Errorf("disk = %q", got)
-				}
-			}},
-		{name: "write create and overwrite; the disk holds the bytes sent",
-			run: func(t *testing.T, s *chanSession) {
-				r := s.call("write", map[string]any{"path": "sub/new.txt", "content": secrets})
-				wantContains(t, "create diff", fmt.Sprint(r.Details["unifiedDiff"]), "+github token [REDACTED:github-token]")
-				s.call("read", map[string]any{"path": "sub/new.txt"})
-				again := strings.Replace(secrets, "end of fixture", "end "+channelsTok1(toks, "stripe").value, 1)
-				s.call("write", map[string]any{"path": "sub/new.txt", "content": again})
-				if s.disk("sub/new.txt") != again {
-					t.Errorf("the disk does not hold the content sent")
 				}
 			}},
 		{name: "bash output, progress and a secret variable of the server's environment", files: map[string]string{"s.txt": secrets},
