@@ -230,8 +230,7 @@ func TestExtensionPlaceholderContexts(t *testing.T) {
 // An extension tool's command runs through the bash machinery: the same
 // text as bash (tail kept, the lines shown named, the rest spilled to a
 // file read can open), the result budget cuts it when the bash limits are
-// raised, exit codes and signals are errors, it runs at the workspace root
-// with bash's environment and no stdin, its output streams as
+// raised, it runs at the workspace root, its output streams as
 // tools/progress, the files it changes are listed and their read stamps go
 // stale, and secrets (of its command, its arguments, the server's
 // environment) are masked.
@@ -244,10 +243,7 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 	ws := extWS(t, map[string]any{
 		"l.json":    extTool("a11x_long", long, nil, nil, nil),
 		"big.json":  extTool("a11x_big", "seq -f 'row %g' 1 {{n}}", map[string]any{"n": map[string]any{"type": "integer"}}, nil, map[string]any{"readOnly": true}),
-		"x.json":    extTool("a11x_exit", "echo before; exit {{code}}", map[string]any{"code": map[string]any{"type": "integer"}}, nil, nil),
-		"sig.json":  extTool("a11x_sig", "kill -9 $$", nil, nil, nil),
 		"p.json":    extTool("a11x_pwd", "pwd", nil, nil, map[string]any{"readOnly": true}),
-		"env.json":  extTool("a11x_env", `printf '%s|%s|%s|' "$PAGER" "$GIT_PAGER" "$GIT_TERMINAL_PROMPT"; wc -c`, nil, nil, nil),
 		"k.json":    extTool("a11x_keys", `echo aws=`+aws+`; echo token {{v}}; printf 'v=%s\n' "$A11X_SERVICE_TOKEN"`, map[string]any{"v": extStr}, nil, nil),
 		"prog.json": extTool("a11x_prog", "echo first-chunk; sleep 1.5; echo second-chunk", nil, nil, nil),
 		"w.json":    extTool("a11x_append", "echo more >> notes.txt", nil, nil, nil),
@@ -289,17 +285,9 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 		wantLacks(t, "a11x_big", txt, fmt.Sprintf("row %d\n", next))
 		wantResult(t, "read the spill at the offset", c.CallTool(ctx, "read", map[string]any{"path": spillRe.FindString(txt), "offset": next, "limit": 1}), false, fmt.Sprintf("row %d", next))
 	})
-	t.Run("exit codes, signals, cwd and environment", func(t *testing.T) {
-		wantResult(t, "exit 3", c.CallTool(ctx, "a11x_exit", map[string]any{"code": 3}), true, "before", "[Exit code 3]")
-		if r := c.CallTool(ctx, "a11x_exit", map[string]any{"code": 0}); r.IsError || strings.Contains(r.Text(), "Exit code") {
-			t.Errorf("exit 0: isError=%v %q", r.IsError, r.Text())
-		}
-		wantResult(t, "killed", c.CallTool(ctx, "a11x_sig", map[string]any{}), true, "signal")
+	t.Run("at the workspace root", func(t *testing.T) {
 		if r := c.CallTool(ctx, "a11x_pwd", map[string]any{}); strings.TrimSpace(r.Text()) != ws {
 			t.Errorf("pwd = %q, want %q", r.Text(), ws)
-		}
-		if r := c.CallTool(ctx, "a11x_env", map[string]any{}); strings.TrimSpace(r.Text()) != "cat|cat|0|0" {
-			t.Errorf("env and stdin = %q, want cat|cat|0|0", r.Text())
 		}
 	})
 	t.Run("secrets masked", func(t *testing.T) {
@@ -327,16 +315,15 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 	})
 }
 
-// The definition's timeout ends the command and its whole process group
-// (and the notice does not tell the model to raise a timeout it cannot
-// set); cancelling the call ends them too.
-func TestExtensionTimeoutAndCancelEndTheProcessGroup(t *testing.T) {
+// The definition's timeout ends the command and its whole process group,
+// and the notice does not tell the model to raise a timeout it cannot set.
+// (Cancelling ends the group as for bash: the bash tests'.)
+func TestExtensionTimeoutEndsTheProcessGroup(t *testing.T) {
 	slow(t)
 	t.Parallel()
-	marker, blocker := extMarker(), extMarker()
+	marker := extMarker()
 	ws := extWS(t, map[string]any{
 		"s.json": extTool("a11x_sleep", "echo started; (sleep "+marker+") & sleep "+marker+"; echo done", nil, nil, map[string]any{"timeout": 1}),
-		"b.json": extTool("a11x_block", "sleep "+blocker, nil, nil, nil),
 	}, nil)
 	c, ctx := extStart(t, ws, extBypass())
 	begin := time.Now()
@@ -348,29 +335,6 @@ func TestExtensionTimeoutAndCancelEndTheProcessGroup(t *testing.T) {
 	wantLacks(t, "timed out", r.Text(), "done", "Raise timeout")
 	if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(marker)) == 0 }) {
 		t.Errorf("processes survived the timeout: %v", processesWithArg(marker))
-	}
-
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.TryCallTool(cctx, "a11x_block", map[string]any{})
-		done <- err
-	}()
-	if !waitUntil(10*time.Second, func() bool { return len(processesWithArg(blocker)) > 0 }) {
-		cancel()
-		t.Fatal("the command never started")
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Errorf("a cancelled call returned a result")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the cancelled call did not return")
-	}
-	if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(blocker)) == 0 }) {
-		t.Errorf("the process survived the cancel: %v", processesWithArg(blocker))
 	}
 }
 
