@@ -186,19 +186,13 @@ func limitsInts(m map[string]any) map[string]int {
 }
 
 // TestLimitsCustomStatedAndEnforced: custom limits, from
-// initializationOptions (flat or grouped) or from .agentls/settings.json,
+// initializationOptions or from .agentls/settings.json (the grouped spelling
+// is internal/settings' TestInitOptionsLimits),
 // change every description and schema the session lists, and the session
 // enforces them (a read of 38 lines under readLines 37 shows 35; the other
 // numbers are enforced in governance/limits_from_settings_file_enforced).
 func TestLimitsCustomStatedAndEnforced(t *testing.T) {
 	t.Parallel()
-	grouped := map[string]any{
-		"read": map[string]any{"lines": 37, "bytes": 4321, "lineChars": 43},
-		"ls":   map[string]any{"entries": 7},
-		"grep": map[string]any{"matches": 9, "lineChars": 47, "bytes": 4444},
-		"find": map[string]any{"paths": 11},
-		"bash": map[string]any{"timeout": 3, "maxTimeout": 17, "lines": 23, "bytes": 4567},
-	}
 	settings, _ := json.Marshal(map[string]any{"limits": limitsCustom})
 	for _, tc := range []struct {
 		name     string
@@ -207,7 +201,6 @@ func TestLimitsCustomStatedAndEnforced(t *testing.T) {
 		want     map[string]int
 	}{
 		{"initialization options", map[string]any{"limits": limitsCustom}, "", limitsInts(limitsCustom)},
-		{"grouped initialization options", map[string]any{"limits": grouped}, "", limitsInts(limitsCustom)},
 		{"settings file", nil, string(settings), limitsInts(limitsCustom)},
 		{"bytes alone", map[string]any{"limits": map[string]any{"readBytes": 4321, "grepBytes": 4444}}, "", map[string]int{"readBytes": 4321, "grepBytes": 4444}},
 	} {
