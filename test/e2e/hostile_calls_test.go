@@ -189,9 +189,9 @@ func TestHostilePathRules(t *testing.T) {
 // TestHostileSelfEscalation: in acceptEdits mode (writes in the
 // workspace run) the model writes agentls's own configuration. A rule,
 // mode, tool or server the model wrote must not take effect without the
-// user (docs: "A workspace file cannot select bypass"; built-in asks cannot
-// be lifted by a project file; Claude Code asks before any write to its own
-// settings).
+// user (Claude Code asks before any write to its own settings). That a
+// workspace file cannot select bypass nor lift a built-in ask is the
+// settings_precedence and project_cannot_lift_builtins scripts'.
 func TestHostileSelfEscalation(t *testing.T) {
 	slow(t)
 	t.Parallel()
@@ -202,32 +202,6 @@ func TestHostileSelfEscalation(t *testing.T) {
 		_, asked := s.hostileCall("bash", map[string]any{"command": "touch pwned_settings"})
 		if hostileExists(filepath.Join(ws, "pwned_settings")) {
 			t.Errorf("a model-written allow rule took effect on the next call: `touch` ran without asking (asked=%v)", asked)
-		}
-	})
-	t.Run("SettingsLocalModeBypass", func(t *testing.T) {
-		ws := resolvedWorkspace(t, map[string]string{"victim": "x"})
-		s := hostileStart(t, ws, map[string]any{"mode": "acceptEdits"}, true)
-		s.hostileCall("write", map[string]any{"path": ".agentls/settings.local.json", "content": `{"mode":"bypass"}`})
-		r, asked := s.hostileCall("bash", map[string]any{"command": "rm -f victim"})
-		if !hostileExists(filepath.Join(ws, "victim")) {
-			t.Errorf("workspace file selected bypass: rm ran (asked=%v):\n%s", asked, r.Text())
-		}
-	})
-	t.Run("SettingsDefaultModeAsksBeforeWrite", func(t *testing.T) {
-		ws := resolvedWorkspace(t, nil)
-		s := hostileStart(t, ws, map[string]any{"mode": "default"}, true)
-		r, asked := s.hostileCall("write", map[string]any{"path": ".agentls/settings.json", "content": `{"permissions":{"allow":["Bash"]}}`})
-		if !asked || !r.IsError || hostileExists(filepath.Join(ws, ".agentls/settings.json")) {
-			t.Errorf("default mode: write of settings.json asked=%v isError=%v exists=%v", asked, r.IsError, hostileExists(filepath.Join(ws, ".agentls/settings.json")))
-		}
-	})
-	t.Run("SettingsLiftEnvAsk", func(t *testing.T) {
-		ws := resolvedWorkspace(t, map[string]string{".env": "COLOR=hostileLift\n"})
-		s := hostileStart(t, ws, map[string]any{"mode": "acceptEdits"}, true)
-		s.hostileCall("write", map[string]any{"path": ".agentls/settings.json", "content": `{"permissions":{"allow":["Read","Read(./.env)"]}}`})
-		r, asked := s.hostileCall("read", map[string]any{"path": ".env"})
-		if !asked || strings.Contains(r.Text(), "hostileLift") {
-			t.Errorf("workspace allow lifted the built-in .env ask: asked=%v\n%s", asked, r.Text())
 		}
 	})
 	t.Run("SettingsRemoveWorkspaceDeny", func(t *testing.T) {
