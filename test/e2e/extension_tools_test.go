@@ -2,8 +2,9 @@ package e2e
 
 // Extension tools (.agentls/tools/*.json, docs/tools.md "Extension tools"):
 // listed with their labels, arguments substituted as one shell word, run
-// and governed like bash, bad files reported, reloaded live. Argument
-// validation is arguments/extension_tool_arguments_validated.txtar.
+// and governed like bash, reloaded live. Argument validation and bad files
+// are the scripts arguments/extension_tool_arguments_validated and
+// permissions/extension_bad_files_reported_and_skipped.
 // Rules and modes over them are permissions/extension_tool_rules_and_modes.txtar;
 // quoting of hostile input is permissions/extension_template_quotes_arguments.txtar.
 
@@ -307,96 +308,6 @@ func TestExtensionTimeoutEndsTheProcessGroup(t *testing.T) {
 	if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(marker)) == 0 }) {
 		t.Errorf("processes survived the timeout: %v", processesWithArg(marker))
 	}
-}
-
-// Each bad definition file is skipped and reported in window/logMessage
-// naming the file and what is wrong; the good ones load, no core tool is
-// shadowed, no bad file's command runs, and a file that is not .json is
-// no tool file.
-func TestExtensionBadDefinitionsAreReportedAndSkipped(t *testing.T) {
-	t.Parallel()
-	n64 := "a" + strings.Repeat("b", 63)
-	n65 := n64 + "c"
-	noCmd := extTool("a11x_nocmd", "", nil, nil, nil)
-	delete(noCmd, "command")
-	strSchema := extTool("a11x_strschema", "true", nil, nil, nil)
-	strSchema["inputSchema"] = map[string]any{"type": "string"}
-	arrSchema := extTool("a11x_arrschema", "true", nil, nil, nil)
-	arrSchema["inputSchema"] = []any{}
-	defs := map[string]any{
-		"good.json":      extTool("a11x_good", "printf ok", nil, nil, nil),
-		"n64.json":       extTool(n64, "printf ok64", nil, nil, nil),
-		"t600.json":      extTool("a11x_t600", "true", nil, nil, map[string]any{"timeout": 600}),
-		"dup1.json":      extTool("a11x_dup", "printf one", nil, nil, nil),
-		"dup2.json":      extTool("A11X_DUP", "printf upper", nil, nil, nil),
-		"broken.json":    `{"name": "a11x_broken", "command": `,
-		"nocmd.json":     noCmd,
-		"emptycmd.json":  extTool("a11x_emptycmd", "", nil, nil, nil),
-		"strschema.json": strSchema,
-		"arrschema.json": arrSchema,
-		"notobj.json":    `["a11x_notobj"]`,
-		"t601.json":      extTool("a11x_t601", "true", nil, nil, map[string]any{"timeout": 601}),
-		"sq.json":        extTool("a11x_sq", "echo '{{v}}'", map[string]any{"v": extStr}, nil, nil),
-		"dq.json":        extTool("a11x_dq", `echo "{{v}}"`, map[string]any{"v": extStr}, nil, nil),
-		"bq.json":        extTool("a11x_bq", "echo `{{v}}`", map[string]any{"v": extStr}, nil, nil),
-		"glued.json":     extTool("a11x_glued", "echo $HOME{{v}}", map[string]any{"v": extStr}, nil, nil),
-		"heredoc.json":   extTool("a11x_heredoc", "cat <<EOF\n{{v}}\nEOF", map[string]any{"v": extStr}, nil, nil),
-		"ghost.json":     extTool("a11x_ghost", "echo {{nosuch}}", map[string]any{"v": extStr}, nil, nil),
-	}
-	badNames := map[string]string{"long.json": n65, "space.json": "a11x bad", "dot.json": "a11x.bad", "empty.json": "",
-		"slash.json": "a11x/bad", "read.json": "read", "Bash.json": "Bash", "ts.json": "tool_search"}
-	for file, name := range badNames {
-		defs[file] = extTool(name, "touch pwned-"+strings.TrimSuffix(file, ".json"), nil, nil, nil)
-	}
-	ws := extWS(t, defs, map[string]string{".agentls/tools/README.md": "not a tool"})
-	c, ctx := extStart(t, ws, extBypass())
-	all := extList(t, ctx, c, map[string]any{"includeDeferred": true})
-	for _, n := range []string{"a11x_good", n64, "a11x_t600"} {
-		if _, ok := all[n]; !ok {
-			t.Errorf("%s missing", n)
-		}
-	}
-	for _, n := range []string{"a11x_broken", "a11x_nocmd", "a11x_emptycmd", "a11x_strschema", "a11x_arrschema", "a11x_t601", "a11x_sq", "a11x_dq", "a11x_bq", "a11x_glued", "a11x_heredoc", "a11x_ghost", n65, "a11x bad", "a11x.bad", "a11x/bad"} {
-		if _, ok := all[n]; ok {
-			t.Errorf("invalid tool %q registered", n)
-		}
-	}
-	wantResult(t, "core read", c.CallTool(ctx, "read", map[string]any{"path": ".agentls/tools/good.json"}), false, "a11x_good")
-	c.CallTool(ctx, "Bash", map[string]any{"command": "true"})
-	for file := range badNames {
-		if extExists(filepath.Join(ws, "pwned-"+strings.TrimSuffix(file, ".json"))) {
-			t.Errorf("the command of bad file %s ran", file)
-		}
-	}
-	var logs string
-	waitUntil(5*time.Second, func() bool { logs = strings.Join(logMessages(c, 0), "\n"); return strings.Contains(logs, "ghost.json") })
-	dupShown := c.CallTool(ctx, "a11x_dup", map[string]any{}).Text()
-	reasons := map[string][]string{
-		"broken.json": {}, "nocmd.json": {"command"}, "emptycmd.json": {"command"}, "strschema.json": {"inputSchema", "object"},
-		"arrschema.json": {"inputSchema"}, "notobj.json": {"object"}, "t601.json": {"timeout"}, "sq.json": {"{{v}}", "quote"},
-		"dq.json": {"{{v}}", "quote"}, "bq.json": {"{{v}}"}, "glued.json": {"{{v}}"}, "heredoc.json": {"{{v}}"},
-		"ghost.json": {"{{nosuch}}"}, "long.json": {n65}, "space.json": {"a11x bad"}, "dot.json": {"a11x.bad"},
-		"empty.json": {"name"}, "slash.json": {"a11x/bad"}, "read.json": {"read", "core"}, "Bash.json": {"Bash", "core"}, "ts.json": {"tool_search"},
-	}
-	if dupShown == "one" {
-		reasons["dup2.json"] = nil
-	} else {
-		reasons["dup1.json"] = nil
-	}
-	for file, wants := range reasons {
-		var line string
-		for _, l := range strings.Split(logs, "\n") {
-			if strings.Contains(l, filepath.Join(".agentls", "tools", file)) {
-				line = l
-			}
-		}
-		if line == "" {
-			t.Errorf("no window/logMessage names %s", file)
-			continue
-		}
-		wantContains(t, file, line, wants...)
-	}
-	wantLacks(t, "logs", logs, "README.md")
 }
 
 // Tool files follow the disk while the server runs: a file added (also by
