@@ -610,23 +610,3 @@ func TestSecretsMaskingLeavesLookalikesAndImagesAlone(t *testing.T) {
 		t.Errorf("the image part is altered or missing: %.300s", compactJSON(im))
 	}
 }
-
-// `agentls call` prints masked text and masked JSON; its stderr holds no secret.
-func TestSecretsMaskedByAgentlsCall(t *testing.T) {
-	t.Parallel()
-	toks := channelsTokens()
-	gh := channelsTok1(toks, "github")
-	ws := newWorkspace(t, map[string]string{"s.txt": channelsSecretFile(toks)})
-	for _, extra := range [][]string{nil, {"--json"}} {
-		args := append([]string{"call", "read", `{"path":"s.txt"}`, "bash", `{"command":"cat s.txt; echo ` + gh.value + ` >&2"}`, "--root", ws, "--mode", "bypass", "--log-level", "debug"}, extra...)
-		cmd := harness.Command(t, args)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Errorf("agentls call %v: %v\n%s", extra, err, stderr.String())
-		}
-		wantContains(t, fmt.Sprint("agentls call ", extra), stdout.String(), "[REDACTED:github-token]")
-		channelsNoLeak(t, fmt.Sprintf("agentls call %v stdout", extra), stdout.String(), toks)
-		channelsNoLeak(t, fmt.Sprintf("agentls call %v stderr", extra), stderr.String(), toks)
-	}
-}
