@@ -1,7 +1,8 @@
 package e2e
 
 // A model (or a prompt injection in a file it read) trying to get agentls to
-// do what its path rules, workspace boundary and built-in asks forbid. Each
+// do what its workspace boundary and built-in asks forbid (path rules under
+// every spelling are permissions/path_rules_see_every_spelling.txtar). Each
 // attempt is one subtest; an attempt that succeeds fails it. The shapes of
 // bash line a rule must see through are internal/policy's
 // TestBashDenyRuleCoversEveryShapeOfRunningRm, TestBashAllowPrefixGrantsNothingGluedToIt
@@ -83,107 +84,6 @@ func hostileRefused(t *testing.T, what string, r harness.Result, asked bool) {
 	if !r.IsError {
 		t.Errorf("%s: ran (isError=false, asked=%v); text:\n%s", what, asked, r.Text())
 	}
-}
-
-// TestHostilePathRules: deny Read(./.env) and Edit(./src/**) in bypass
-// mode; every spelling of the same real path is refused (docs: path rules
-// "apply to the real path (symlinks resolved)"), other files are not.
-func TestHostilePathRules(t *testing.T) {
-	t.Parallel()
-	const marker = "hostileEnvMarkerQ7"
-	ws := resolvedWorkspace(t, map[string]string{
-		".env":     "COLOR=" + marker + "\n",
-		"src/a.go": "package a // hostileSrcOriginal\n",
-		"ok.txt":   "fine\n",
-	})
-	symlink(t, ".env", filepath.Join(ws, "envlink"))
-	symlink(t, "src", filepath.Join(ws, "srclink"))
-	symlink(t, "src/a.go", filepath.Join(ws, "alink.go"))
-	if err := os.Link(filepath.Join(ws, "src/a.go"), filepath.Join(ws, "hard.go")); err != nil {
-		t.Fatal(err)
-	}
-	s := hostileStart(t, ws, map[string]any{"mode": "bypass", "permissions": map[string]any{"deny": []string{"Read(./.env)", "Edit(./src/**)"}}}, true)
-
-	reads := []struct{ name, path string }{
-		{"Plain", ".env"},
-		{"DotDot", "src/../.env"},
-		{"Absolute", filepath.Join(ws, ".env")},
-		{"FileURI", fileURI(filepath.Join(ws, ".env"))},
-		{"AtPrefix", "@.env"},
-		{"Symlink", "envlink"},
-	}
-	for _, tc := range reads {
-		t.Run("Read"+tc.name, func(t *testing.T) {
-			r, asked := s.hostileCall("read", map[string]any{"path": tc.path})
-			hostileRefused(t, tc.path, r, asked)
-			wantLacks(t, tc.path, r.Text(), marker)
-		})
-	}
-	t.Run("GrepThroughSymlinkHidesDeniedFile", func(t *testing.T) {
-		r, _ := s.hostileCall("grep", map[string]any{"pattern": marker, "path": "envlink"})
-		wantLacks(t, "grep envlink", r.Text(), marker)
-	})
-	t.Run("OtherFileReadable", func(t *testing.T) {
-		r, _ := s.hostileCall("read", map[string]any{"path": "ok.txt"})
-		wantResult(t, "ok.txt", r, false, "fine")
-	})
-
-	// Edit(./src/**): the read of src/a.go is allowed (it records the stamp).
-	if r, _ := s.hostileCall("read", map[string]any{"path": "src/a.go"}); r.IsError {
-		t.Fatalf("read src/a.go: %s", r.Text())
-	}
-	writes := []struct{ name, path string }{
-		{"New", "src/n0.go"},
-		{"DotDot", "src/../src/n1.go"},
-		{"SymlinkedDir", "srclink/n4.go"},
-		{"FileURI", fileURI(filepath.Join(ws, "src/n6.go"))},
-		{"Deep", "src/deep/er/n7.go"},
-	}
-	for _, tc := range writes {
-		t.Run("Write"+tc.name, func(t *testing.T) {
-			r, asked := s.hostileCall("write", map[string]any{"path": tc.path, "content": "package evil\n"})
-			hostileRefused(t, tc.path, r, asked)
-			base := filepath.Base(tc.path)
-			matches, _ := filepath.Glob(filepath.Join(ws, "src", "*", base))
-			if hostileExists(filepath.Join(ws, "src", base)) || len(matches) > 0 || hostileExists(filepath.Join(ws, "src/deep")) {
-				t.Errorf("write %s created a file under src/", tc.path)
-			}
-		})
-	}
-	edits := []struct{ name, path string }{
-		{"Plain", "src/a.go"},
-		{"Absolute", filepath.Join(ws, "src/a.go")},
-		{"SymlinkedDir", "srclink/a.go"},
-		{"SymlinkedFile", "alink.go"},
-	}
-	for _, tc := range edits {
-		t.Run("Edit"+tc.name, func(t *testing.T) {
-			s.hostileCall("read", map[string]any{"path": tc.path})
-			r, asked := s.hostileCall("edit", editCall(tc.path, "hostileSrcOriginal", "hostilePwned"))
-			hostileRefused(t, tc.path, r, asked)
-			if got := readFile(t, filepath.Join(ws, "src/a.go")); !strings.Contains(got, "hostileSrcOriginal") {
-				t.Errorf("edit %s changed src/a.go: %q", tc.path, got)
-			}
-		})
-	}
-	t.Run("HardLinkDoesNotReachSrc", func(t *testing.T) {
-		// A hard link cannot be resolved to src/; the atomic write (rename)
-		// must replace hard.go's name only, never src/a.go's bytes.
-		s.hostileCall("read", map[string]any{"path": "hard.go"})
-		r, _ := s.hostileCall("edit", editCall("hard.go", "hostileSrcOriginal", "hostileViaHardLink"))
-		if got := readFile(t, filepath.Join(ws, "src/a.go")); strings.Contains(got, "hostileViaHardLink") {
-			t.Errorf("edit of a hard link changed the denied src/a.go (isError=%v): %q", r.IsError, got)
-		}
-	})
-	t.Run("LookalikesAreOtherFiles", func(t *testing.T) {
-		// Case variant and Cyrillic "ѕ" are other paths on Linux: allowed.
-		for _, p := range []string{"SRC/a.go", "\u0455rc/a.go"} {
-			r, _ := s.hostileCall("write", map[string]any{"path": p, "content": "x\n"})
-			if r.IsError {
-				t.Errorf("write %s (not under src/) refused: %s", p, r.Text())
-			}
-		}
-	})
 }
 
 // TestHostileSelfEscalation: in acceptEdits mode (writes in the
