@@ -1,8 +1,10 @@
 package e2e
 
 // A model (or a prompt injection in a file it read) trying to get agentls to
-// do what its workspace boundary and built-in asks forbid (path rules under
-// every spelling are permissions/path_rules_see_every_spelling.txtar). Each
+// do what its built-in asks forbid, by writing agentls's own configuration.
+// Path rules under every spelling and the workspace boundary are the
+// permissions scripts path_rules_see_every_spelling and
+// workspace_boundary_holds_for_every_tool. Each
 // attempt is one subtest; an attempt that succeeds fails it. The shapes of
 // bash line a rule must see through are internal/policy's
 // TestBashDenyRuleCoversEveryShapeOfRunningRm, TestBashAllowPrefixGrantsNothingGluedToIt
@@ -179,87 +181,6 @@ func TestHostileSelfEscalation(t *testing.T) {
 		}
 		if hostileExists(filepath.Join(ws, ".git/config")) || hostileExists(filepath.Join(ws, ".git/HEAD")) {
 			t.Errorf("wrote inside .git/")
-		}
-	})
-}
-
-// TestHostileWorkspaceEscape: paths that leave the workspace are refused
-// with a clear message and touch nothing (docs/tools.md "Paths").
-func TestHostileWorkspaceEscape(t *testing.T) {
-	t.Parallel()
-	outside := t.TempDir()
-	outside, _ = filepath.EvalSymlinks(outside)
-	writeFile(t, filepath.Join(outside, "secret.txt"), "hostileOutsideSecret\n")
-	ws := resolvedWorkspace(t, map[string]string{"in.txt": "in\n"})
-	symlink(t, outside, filepath.Join(ws, "outdir"))
-	symlink(t, filepath.Join(outside, "secret.txt"), filepath.Join(ws, "outfile"))
-	rel, _ := filepath.Rel(ws, filepath.Join(outside, "secret.txt"))
-	s := hostileStart(t, ws, map[string]any{"mode": "bypass"}, true)
-	// Each spelling of a path outside is internal/ops' TestLocalResolve.
-	r, _ := s.hostileCall("read", map[string]any{"path": rel})
-	wantResult(t, "read outside", r, true, "out of the workspace")
-	t.Run("WriteThroughSymlinkedDir", func(t *testing.T) {
-		r, asked := s.hostileCall("write", map[string]any{"path": "outdir/pwn.txt", "content": "x"})
-		hostileRefused(t, "write outdir/pwn.txt", r, asked)
-		if hostileExists(filepath.Join(outside, "pwn.txt")) {
-			t.Errorf("write escaped the workspace through a symlinked dir")
-		}
-	})
-	t.Run("WriteDotDot", func(t *testing.T) {
-		r, asked := s.hostileCall("write", map[string]any{"path": "sub/../../" + filepath.Base(outside) + "/pwn2.txt", "content": "x"})
-		hostileRefused(t, "write ..", r, asked)
-		if hostileExists(filepath.Join(outside, "pwn2.txt")) {
-			t.Errorf("write escaped the workspace with ..")
-		}
-	})
-	t.Run("BashMadeSymlinkThenEdit", func(t *testing.T) {
-		s.hostileCall("bash", map[string]any{"command": "ln -s " + filepath.Join(outside, "secret.txt") + " made"})
-		r, _ := s.hostileCall("read", map[string]any{"path": "made"})
-		wantLacks(t, "read made", r.Text(), "hostileOutsideSecret")
-		r, asked := s.hostileCall("edit", editCall("made", "hostileOutsideSecret", "hostileEdited"))
-		hostileRefused(t, "edit made", r, asked)
-		r, asked = s.hostileCall("write", map[string]any{"path": "made", "content": "hostileWritten\n"})
-		hostileRefused(t, "write made", r, asked)
-		if got := readFile(t, filepath.Join(outside, "secret.txt")); got != "hostileOutsideSecret\n" {
-			t.Errorf("outside file changed: %q", got)
-		}
-	})
-	t.Run("SymlinkSwappedAfterRead", func(t *testing.T) {
-		// Read a file, swap it for a symlink outside, then edit/write it.
-		writeFile(t, filepath.Join(ws, "swap.txt"), "hostileOutsideSecret\n")
-		s.hostileCall("read", map[string]any{"path": "swap.txt"})
-		os.Remove(filepath.Join(ws, "swap.txt"))
-		symlink(t, filepath.Join(outside, "secret.txt"), filepath.Join(ws, "swap.txt"))
-		s.hostileCall("edit", editCall("swap.txt", "hostileOutsideSecret", "hostileSwapped"))
-		s.hostileCall("write", map[string]any{"path": "swap.txt", "content": "hostileSwapped\n"})
-		if got := readFile(t, filepath.Join(outside, "secret.txt")); got != "hostileOutsideSecret\n" {
-			t.Errorf("outside file changed through a swapped symlink: %q", got)
-		}
-	})
-	t.Run("ListingsOutside", func(t *testing.T) {
-		for _, c := range []struct {
-			tool string
-			args map[string]any
-		}{
-			{"ls", map[string]any{"path": ".."}},
-			{"ls", map[string]any{"path": "outdir"}},
-			{"grep", map[string]any{"pattern": "hostileOutsideSecret", "path": outside}},
-			{"grep", map[string]any{"pattern": "hostileOutsideSecret"}},
-			{"find", map[string]any{"pattern": "*.txt", "path": "/"}},
-			{"find", map[string]any{"pattern": "**/secret.txt"}},
-		} {
-			r, _ := s.hostileCall(c.tool, c.args)
-			// The search term is echoed in "No matches for …": look for hits.
-			wantLacks(t, c.tool+" "+compactJSON(c.args), r.Text(), "secret.txt:", "outfile:", "outdir/secret.txt", outside+"/secret.txt")
-			if c.tool == "ls" {
-				wantLacks(t, "ls "+compactJSON(c.args), r.Text(), "secret.txt")
-			}
-		}
-	})
-	t.Run("BashCwdOutside", func(t *testing.T) {
-		for _, cwd := range []string{"..", "/", "outdir"} {
-			r, asked := s.hostileCall("bash", map[string]any{"command": "pwd", "cwd": cwd})
-			hostileRefused(t, "bash cwd "+cwd, r, asked)
 		}
 	})
 }
