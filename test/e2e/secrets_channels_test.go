@@ -5,15 +5,11 @@ package e2e
 // literal secret is in the source.
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"image"
-	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -29,7 +25,6 @@ const (
 	channelsAlnum  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 	channelsUpper  = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 	channelsDigits = "0123456789"
-	channelsHex    = "0123456789abcdef"
 	channelsB64    = channelsAlnum + "+/"
 )
 
@@ -570,43 +565,5 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 			}
 			channelsNoLeak(t, "notifications", channelsNotes(s.c, ""), s.toks)
 		})
-	}
-}
-
-// Text that only looks like a secret (a commit hash, a UUID, an integrity
-// hash, prose naming the prefixes) and an image's base64 pass unaltered.
-func TestSecretsMaskingLeavesLookalikesAndImagesAlone(t *testing.T) {
-	t.Parallel()
-	ctx := channelsCtx(t)
-	lines := []string{
-		"commit " + channelsRand("sha", 40, channelsHex),
-		"id " + channelsRand("u1", 8, channelsHex) + "-" + channelsRand("u2", 4, channelsHex) + "-4" + channelsRand("u3", 3, channelsHex) + "-a" + channelsRand("u4", 3, channelsHex) + "-" + channelsRand("u5", 12, channelsHex),
-		"see https://example.com/search?q=agentls+masking&page=2&lang=en&sort=desc#results",
-		"integrity sha512-" + channelsRand("integ", 86, channelsB64) + "==",
-		"the password reset page explains how to rotate an api key",
-		"ghp_ is the prefix of GitHub tokens; AKIA starts AWS key ids",
-	}
-	body := strings.Join(lines, "\n") + "\n"
-	img := image.NewRGBA(image.Rect(0, 0, 8, 8))
-	for i := range 64 {
-		img.Set(i%8, i/8, color.RGBA{uint8(i * 4), uint8(255 - i*3), uint8(i * 7), 255})
-	}
-	var pngBuf bytes.Buffer
-	if err := png.Encode(&pngBuf, img); err != nil {
-		t.Fatal(err)
-	}
-	ws := newWorkspace(t, map[string]string{"plain.txt": body, "pic.png": pngBuf.String()})
-	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"}, nil)
-	r := c.CallTool(ctx, "read", map[string]any{"path": "plain.txt"})
-	for i, l := range lines {
-		wantContains(t, "read", r.Text(), fmt.Sprintf("%6d→%s", i+1, l))
-	}
-	for _, i := range []int{0, 2, 3} {
-		wantContains(t, "grep", c.CallTool(ctx, "grep", map[string]any{"pattern": "commit|integrity|example.com", "path": "plain.txt"}).Text(), fmt.Sprintf("plain.txt:%d: %s", i+1, lines[i]))
-	}
-	wantContains(t, "bash", c.CallTool(ctx, "bash", map[string]any{"command": "cat plain.txt"}).Text(), body[:len(body)-1])
-	im := c.CallTool(ctx, "read", map[string]any{"path": "pic.png"})
-	if part := im.Content[len(im.Content)-1]; part["type"] != "image" || part["data"] != base64.StdEncoding.EncodeToString(pngBuf.Bytes()) || part["mimeType"] != "image/png" {
-		t.Errorf("the image part is altered or missing: %.300s", compactJSON(im))
 	}
 }
