@@ -80,14 +80,6 @@ func hostileExists(p string) bool {
 	return err == nil
 }
 
-// hostileRefused fails unless r was refused (isError, or asked and rejected).
-func hostileRefused(t *testing.T, what string, r harness.Result, asked bool) {
-	t.Helper()
-	if !r.IsError {
-		t.Errorf("%s: ran (isError=false, asked=%v); text:\n%s", what, asked, r.Text())
-	}
-}
-
 // TestHostileSelfEscalation: in acceptEdits mode (writes in the
 // workspace run) the model writes agentls's own configuration. A rule,
 // mode, tool or server the model wrote must not take effect without the
@@ -164,23 +156,6 @@ func TestHostileSelfEscalation(t *testing.T) {
 		s.hostileCall("tool_search", map[string]any{"query": "evil"})
 		if waitUntil(3*time.Second, func() bool { return hostileExists(filepath.Join(ws, "pwned_mcp")) }) {
 			t.Errorf("an MCP server the model wrote into .agentls/mcp.json was started without asking the user (arbitrary command ran)")
-		}
-	})
-	t.Run("GitHooks", func(t *testing.T) {
-		ws := resolvedWorkspace(t, map[string]string{".git/hooks/.keep": ""})
-		symlink(t, ".git/hooks", filepath.Join(ws, "hooks"))
-		s := hostileStart(t, ws, map[string]any{"mode": "bypass"}, true)
-		for _, p := range []string{".git/hooks/pre-commit", "hooks/post-checkout", "./x/../.git/config", filepath.Join(ws, ".git/HEAD")} {
-			r, asked := s.hostileCall("write", map[string]any{"path": p, "content": "#!/bin/sh\ntouch pwned\n"})
-			hostileRefused(t, p, r, asked)
-		}
-		for _, p := range []string{"pre-commit", "post-checkout"} {
-			if hostileExists(filepath.Join(ws, ".git/hooks", p)) {
-				t.Errorf("wrote .git/hooks/%s", p)
-			}
-		}
-		if hostileExists(filepath.Join(ws, ".git/config")) || hostileExists(filepath.Join(ws, ".git/HEAD")) {
-			t.Errorf("wrote inside .git/")
 		}
 	})
 }
