@@ -310,12 +310,12 @@ func TestExtensionTimeoutEndsTheProcessGroup(t *testing.T) {
 	}
 }
 
-// Tool files follow the disk while the server runs: a file added (also by
-// the model through write, or in a directory created later, or in the
-// user's directory), changed, renamed or removed adds, redefines or drops
-// its tool with tools/listChanged; a new deferred tool waits for
-// tool_search; a file that turns invalid is reported and the server goes
-// on; a workspace tool beats a user tool of the same name.
+// Tool files follow the disk while the server runs: a file added by the
+// model through write, in a directory created later, or in the user's
+// directory adds its tool with tools/listChanged; a file that turns invalid
+// is reported and the server goes on; a workspace tool beats a user tool of
+// the same name. (Changing and removing a file, and a new deferred tool, are
+// TestLiveExtensionToolsLifecycle's and TestLiveExtensionNewDeferredToolFoundByToolSearch's.)
 func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 	t.Parallel()
 	changed := func(t *testing.T, c *harness.Client, what string, before int) {
@@ -324,47 +324,7 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 			t.Errorf("%s: no tools/listChanged within 5 s", what)
 		}
 	}
-	t.Run("add, change, rename and remove", func(t *testing.T) {
-		slow(t)
-		t.Parallel()
-		ws := extWS(t, map[string]any{"keep.json": extTool("a11x_keep", "printf keep", nil, nil, nil)}, nil)
-		c, ctx := extStart(t, ws, extBypass())
-		p := filepath.Join(ws, ".agentls", "tools", "live.json")
-		listed := func(name string) map[string]any { return extList(t, ctx, c, nil)[name] }
-		before := len(c.Notes("tools/listChanged"))
-		writeFile(t, p, compactJSON(extTool("a11x_live", "printf v1", nil, nil, nil)))
-		if !waitUntil(5*time.Second, func() bool { return listed("a11x_live") != nil }) {
-			t.Fatal("added tool not listed within 5 s")
-		}
-		changed(t, c, "add", before)
-		if r := c.CallTool(ctx, "a11x_live", map[string]any{}); r.Text() != "v1" {
-			t.Errorf("new tool output %q, want v1", r.Text())
-		}
-		before = len(c.Notes("tools/listChanged"))
-		d := extTool("a11x_live", "printf v2", nil, nil, nil)
-		d["description"] = "Second version."
-		writeFile(t, p, compactJSON(d))
-		if !waitUntil(5*time.Second, func() bool { return listed("a11x_live")["description"] == "Second version." }) {
-			t.Errorf("changed description not listed within 5 s")
-		}
-		changed(t, c, "change", before)
-		if r := c.CallTool(ctx, "a11x_live", map[string]any{}); r.Text() != "v2" {
-			t.Errorf("redefined tool output %q, want v2", r.Text())
-		}
-		before = len(c.Notes("tools/listChanged"))
-		os.Remove(p)
-		if !waitUntil(5*time.Second, func() bool { return listed("a11x_live") == nil }) {
-			t.Errorf("deleted tool still listed after 5 s")
-		}
-		changed(t, c, "delete", before)
-		wantResult(t, "a deleted tool", c.CallTool(ctx, "a11x_live", map[string]any{}), true)
-		os.Rename(filepath.Join(ws, ".agentls", "tools", "keep.json"), filepath.Join(ws, ".agentls", "tools", "kept.json"))
-		time.Sleep(500 * time.Millisecond)
-		if r := c.CallTool(ctx, "a11x_keep", map[string]any{}); r.Text() != "keep" {
-			t.Errorf("after a rename: %v %q", r.IsError, r.Text())
-		}
-	})
-	t.Run("written by the model; a broken settings file is reported", func(t *testing.T) {
+	t.Run("written by the model", func(t *testing.T) {
 		t.Parallel()
 		c, _, ctx := start(t, map[string]string{"README.md": "hi\n"})
 		def := `{"name": "hello", "description": "Says hello.", "inputSchema": {"type": "object"}, "command": "echo hello-from-tool", "deferred": false}`
@@ -372,14 +332,8 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 		wantResult(t, "write", c.CallTool(ctx, "write", map[string]any{"path": ".agentls/tools/hello.json", "content": def}), false)
 		changed(t, c, "a file written by the model", before)
 		wantResult(t, "hello", c.CallTool(ctx, "hello", map[string]any{}), false, "hello-from-tool")
-		c.CallTool(ctx, "write", map[string]any{"path": ".agentls/settings.json", "content": `{"permissions": {"deny": ["Bash(rm:*"]}}`})
-		if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
-			return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "settings.json")
-		}); !ok {
-			t.Error("a broken settings file was not reported")
-		}
 	})
-	t.Run("a directory created later; a file turned invalid; a new deferred tool", func(t *testing.T) {
+	t.Run("a directory created later; a file turned invalid", func(t *testing.T) {
 		t.Parallel()
 		ws, _ := filepath.EvalSymlinks(t.TempDir())
 		c, ctx := extStart(t, ws, extBypass())
@@ -391,20 +345,6 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 		writeFile(t, p, `{"name": "a11x_late", "command": `)
 		if !waitUntil(5*time.Second, func() bool { return strings.Contains(strings.Join(logMessages(c, 0), "\n"), "late.json") }) {
 			t.Errorf("a file that became invalid was not reported within 5 s")
-		}
-		d := extTool("a11x_quokka_stats", "printf quokka", nil, nil, map[string]any{"deferred": true, "description": "Count quokka sightings."})
-		writeFile(t, filepath.Join(ws, ".agentls", "tools", "q.json"), compactJSON(d))
-		if !waitUntil(5*time.Second, func() bool {
-			return extList(t, ctx, c, map[string]any{"includeDeferred": true})["a11x_quokka_stats"] != nil
-		}) {
-			t.Fatal("a new deferred tool is not registered within 5 s")
-		}
-		if extList(t, ctx, c, nil)["a11x_quokka_stats"] != nil {
-			t.Errorf("a new deferred tool is active before tool_search")
-		}
-		wantContains(t, "tool_search", c.CallTool(ctx, "tool_search", map[string]any{"query": "quokka sightings"}).Text(), "a11x_quokka_stats")
-		if extList(t, ctx, c, nil)["a11x_quokka_stats"] == nil {
-			t.Errorf("not active after tool_search")
 		}
 	})
 	t.Run("the user's directory, and the workspace's precedence", func(t *testing.T) {
