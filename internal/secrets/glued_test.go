@@ -20,7 +20,7 @@ func TestMaskGlued(t *testing.T) {
 		{"url-encoded =", "https://e.com/cb?state=x%26token%3D" + ghpToken, "https://e.com/cb?state=x%26token%3D" + gh},
 		{"after =", "x=" + ghpToken, "x=" + gh},
 		{"inside a longer identifier", "my_" + ghpToken + "_suffix", "my_" + gh + "_suffix"},
-		{"tool name", "a9r_nope_" + ghpToken, "a9r_nope_" + gh},
+		{"tool name", "deploy_nope_" + ghpToken, "deploy_nope_" + gh},
 		{"two in one word", "a_" + ghpToken + "_b_" + glToken, "a_" + gh + "_b_[REDACTED:gitlab-token]"},
 		{"glued after a token", ghpToken + "_" + ghpToken, gh + "_" + gh},
 		{"github fine-grained", "pat" + ghFineToken, "pat" + gh},

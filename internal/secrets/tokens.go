@@ -43,7 +43,7 @@ type gluedPrefix struct {
 }
 
 // glued finds tokens that start inside the word s[a:b] rather than at its
-// first byte: "id_ghp_…", "token%3Dghp_…", "a9r_nope_xoxb-…". Only prefixes
+// first byte: "id_ghp_…", "token%3Dghp_…", "deploy_nope_xoxb-…". Only prefixes
 // whose own shape makes them unambiguous are searched for, so that masking
 // them mid-word cannot hit ordinary identifiers:
 //

@@ -210,6 +210,13 @@ func (x *Executor) prepare(req Request, rf ReporterFactory, audit bool) (*Prepar
 	}
 	if !ok {
 		names := x.names()
+		// A client that passed on the name its host shows (agentls_read)
+		// is told the wire name, not offered the name that just failed.
+		if bare, cut := strings.CutPrefix(req.Name, string(names)); cut && names != "" {
+			if _, known := x.Registry.Lookup(bare); known {
+				return fail(Errorf("unknown tool %q: tools/call takes the bare name, %q; the prefix %q is only how descriptions and hints name the tools.", req.Name, bare, string(names)))
+			}
+		}
 		msg := fmt.Sprintf("unknown tool %q.", req.Name)
 		if c := x.Registry.closest(req.Name); c != "" {
 			msg += fmt.Sprintf(" Did you mean %q?", names.Of(c))

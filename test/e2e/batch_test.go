@@ -40,9 +40,7 @@ type batchFrame struct {
 		Code    int64  `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
-	Seq int       `json:"-"` // position in wire order
-	Nth int       `json:"-"` // position among the frames of the same method
-	At  time.Time `json:"-"`
+	Nth int `json:"-"` // position among the frames of the same method
 }
 
 func (f batchFrame) isReply() bool { return f.Method == "" && len(f.ID) > 0 }
@@ -93,17 +91,16 @@ func batchStart(t *testing.T, files map[string]string, o batchStartOpts) *batchR
 	return r
 }
 
-// batchDecoder decodes frames, numbering them in wire order and per method.
+// batchDecoder decodes frames, numbering them per method.
 func batchDecoder() func(body []byte) []batchFrame {
-	seq, nth := 0, map[string]int{}
+	nth := map[string]int{}
 	return func(body []byte) []batchFrame {
 		var f batchFrame
 		if err := json.Unmarshal(body, &f); err != nil {
 			f.Method = "!unparsable"
 			f.Params = body
 		}
-		f.Seq, f.Nth, f.At = seq, nth[f.Method], time.Now()
-		seq++
+		f.Nth = nth[f.Method]
 		nth[f.Method]++
 		return []batchFrame{f}
 	}
@@ -333,19 +330,6 @@ func TestBatchCallIDs(t *testing.T) {
 		t.Errorf("given callIds not echoed: batch %q, tools/call %q", res[1].CallID, echoed.CallID)
 	}
 	gen := []string{res[0].CallID, res[2].CallID, res[3].CallID, res[4].CallID, one.CallID, two.CallID}
-	// Twenty calls at once, none naming a callId.
-	for i := range 20 {
-		r.request(100+i, "tools/call", map[string]any{"name": "read", "arguments": rd})
-	}
-	for i := range 20 {
-		var x batchResult
-		f, ok := r.reply(100+i, batchWait)
-		if !ok {
-			t.Fatalf("no reply to %d", 100+i)
-		}
-		r.decode(f, &x)
-		gen = append(gen, x.CallID)
-	}
 	for _, x := range []batchResult{echoed, one, res[3]} {
 		if _, ok := x.Details["durationMs"].(float64); !ok {
 			t.Errorf("result %q (isError %v) lacks details.durationMs: %v", x.CallID, x.IsError, x.Details)
@@ -370,53 +354,47 @@ func TestBatchUnsafeCallsInOrder(t *testing.T) {
 	slow(t)
 	t.Parallel()
 	r := batchStart(t, map[string]string{"a.txt": "old line\n"}, batchStartOpts{mode: "bypass"})
+	// Each call sees what the calls before it did: want is in its result.
+	calls := []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"bash", map[string]any{"command": "sleep 0.5; echo A >> log.txt"}, ""},
+		{"bash", map[string]any{"command": "sleep 0.5; echo B >> log.txt"}, ""},
+		{"write", map[string]any{"path": "new.txt", "content": "written in batch\n"}, ""},
+		{"read", map[string]any{"path": "new.txt"}, "written in batch"},
+		{"read", map[string]any{"path": "a.txt"}, "old line"},
+		{"edit", editCall("a.txt", "old line", "new line"), ""},
+		{"read", map[string]any{"path": "a.txt"}, "new line"},
+		{"write", map[string]any{"path": "same.txt", "content": "1\n"}, ""},
+		{"write", map[string]any{"path": "same.txt", "content": "2\n"}, ""},
+		{"write", map[string]any{"path": "same.txt", "content": "3\n"}, ""},
+		{"bash", map[string]any{"command": "sleep 0.3; echo late > seq.txt"}, ""},
+		{"read", map[string]any{"path": "seq.txt"}, "late"},
+		{"bash", map[string]any{"command": "cat same.txt > copy.txt"}, ""},
+		{"write", map[string]any{"path": "w.txt", "content": "written\n"}, ""},
+		{"grep", map[string]any{"pattern": "written"}, "w.txt"},
+	}
+	var list []map[string]any
+	for _, c := range calls {
+		list = append(list, batchCall(c.tool, c.args, ""))
+	}
 	start := time.Now()
-	res := r.batch(1,
-		batchCall("bash", map[string]any{"command": "sleep 0.5; echo A >> log.txt"}, ""),
-		batchCall("bash", map[string]any{"command": "sleep 0.5; echo B >> log.txt"}, ""),
-		batchCall("write", map[string]any{"path": "new.txt", "content": "written in batch\n"}, ""),
-		batchCall("read", map[string]any{"path": "new.txt"}, ""),
-		batchCall("read", map[string]any{"path": "a.txt"}, ""),
-		batchCall("edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "old line", "newText": "new line"}}}, ""),
-		batchCall("read", map[string]any{"path": "a.txt"}, ""),
-		batchCall("write", map[string]any{"path": "same.txt", "content": "1\n"}, ""),
-		batchCall("write", map[string]any{"path": "same.txt", "content": "2\n"}, ""),
-		batchCall("write", map[string]any{"path": "same.txt", "content": "3\n"}, ""),
-		batchCall("bash", map[string]any{"command": "sleep 0.3; echo late > seq.txt"}, ""),
-		batchCall("read", map[string]any{"path": "seq.txt"}, ""),
-		batchCall("bash", map[string]any{"command": "cat same.txt > copy.txt"}, ""),
-		batchCall("write", map[string]any{"path": "w.txt", "content": "written\n"}, ""),
-		batchCall("grep", map[string]any{"pattern": "written"}, ""),
-	)
-	elapsed := time.Since(start)
-	if got, _ := r.file("same.txt"); got != "3\n" {
-		t.Errorf("three writes of one file in one batch: file = %q, want the last (\"3\\n\")", got)
+	res := r.batch(1, list...)
+	// Two `sleep 0.5` bash calls, not concurrency-safe, run one after the other.
+	if elapsed := time.Since(start); elapsed < time.Second {
+		t.Errorf("the batch took %v: its two bash sleeps ran in parallel", elapsed)
 	}
 	for i, x := range res {
-		if x.IsError {
-			t.Errorf("results[%d] isError: %s", i, x.text())
+		if x.IsError || !strings.Contains(x.text(), calls[i].want) {
+			t.Errorf("results[%d] %s (isError %v) = %q, want %q in it", i, calls[i].tool, x.IsError, x.text(), calls[i].want)
 		}
 	}
-	if !strings.Contains(res[14].text(), "w.txt") {
-		t.Errorf("a grep after a write in one batch does not see it: %q", res[14].text())
-	}
-	if !strings.Contains(res[11].text(), "late") {
-		t.Errorf("a read after a bash in one batch does not see its output file: %q", res[11].text())
-	}
-	if got, _ := r.file("copy.txt"); got != "3\n" {
-		t.Errorf("a bash after writes in one batch saw %q, want the last write", got)
-	}
-	if got, _ := r.file("log.txt"); got != "A\nB\n" {
-		t.Errorf("two bash calls (not concurrency-safe) ran out of order: log.txt = %q", got)
-	}
-	if elapsed < time.Second {
-		t.Errorf("two `sleep 0.5` bash calls in one batch took %v: they ran in parallel though bash is not concurrency-safe", elapsed)
-	}
-	if !strings.Contains(res[3].text(), "written in batch") {
-		t.Errorf("read after write in one batch does not see the write: %q", res[3].text())
-	}
-	if !strings.Contains(res[4].text(), "old line") || !strings.Contains(res[6].text(), "new line") {
-		t.Errorf("[read a, edit a, read a]: first read %q, second read %q", res[4].text(), res[6].text())
+	for name, want := range map[string]string{"same.txt": "3\n", "copy.txt": "3\n", "log.txt": "A\nB\n"} {
+		if got, _ := r.file(name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
 	}
 }
 
@@ -440,33 +418,21 @@ func TestBatchCancelToolCall(t *testing.T) {
 	slow(t)
 	t.Parallel()
 	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
-	cases := []struct {
-		name   string
-		id     any
-		tool   string
-		args   map[string]any
-		marker string
-	}{
-		{"test_block numeric id", 5, "test_block", map[string]any{}, ""},
-		{"test_block string id", "blk-1", "test_block", map[string]any{}, ""},
-		{"bash sleep", 6, "bash", map[string]any{"command": "sleep 100.4711"}, "100.4711"},
-		// SIGTERM ignored: the reply still comes at once, the group is killed after the grace.
-		{"bash ignoring SIGTERM", 7, "bash", map[string]any{"command": "trap '' TERM; sleep 100.4712; echo"}, "100.4712"},
-		{"bash with a background child", 8, "bash", map[string]any{"command": "sleep 100.4713 & sleep 100.4713; echo"}, "100.4713"},
-	}
-	for _, c := range cases {
+	// The -32800 comes at once even when the command ignores SIGTERM or has
+	// a child; the process group is killed after the grace (test_block and
+	// a plain sleep are TestDocsCancelReplyCode's and TestDocsCancelBash's).
+	for i, c := range []struct{ name, command, marker string }{
+		{"bash ignoring SIGTERM", "trap '' TERM; sleep 100.4712; echo", "100.4712"},
+		{"bash with a background child", "sleep 100.4713 & sleep 100.4713; echo", "100.4713"},
+	} {
 		t.Run(c.name, func(t *testing.T) {
-			r.request(c.id, "tools/call", map[string]any{"name": c.tool, "arguments": c.args})
-			if c.marker != "" {
-				if !waitUntil(batchWait, func() bool { return len(processesWithArg(c.marker)) > 0 }) {
-					t.Fatal("the command never started")
-				}
-			} else {
-				time.Sleep(200 * time.Millisecond) // let the call start; not a synchronization the result depends on
+			r.request(7+i, "tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": c.command}})
+			if !waitUntil(batchWait, func() bool { return len(processesWithArg(c.marker)) > 0 }) {
+				t.Fatal("the command never started")
 			}
-			r.cancel(c.id)
-			r.expectCancelled(c.id)
-			if c.marker != "" && !waitUntil(6*time.Second, func() bool { return len(processesWithArg(c.marker)) == 0 }) {
+			r.cancel(7 + i)
+			r.expectCancelled(7 + i)
+			if !waitUntil(6*time.Second, func() bool { return len(processesWithArg(c.marker)) == 0 }) {
 				t.Errorf("the command's process survived the cancel")
 			}
 		})
@@ -610,50 +576,16 @@ func TestBatchConfirmDecisions(t *testing.T) {
 			// session's allow rule, so the mode's ask is the one to answer.
 			r := batchStart(t, nil, batchStartOpts{mode: "default", confirm: true})
 			cmd := map[string]any{"command": "touch m.txt && echo ran >> log.txt"}
-			r.request(1, "tools/call", map[string]any{"name": "bash", "arguments": cmd, "callId": "d-1"})
-			q, ok := r.nextConfirm(0, batchWait)
-			if !ok {
-				t.Fatal("no tools/confirm")
-			}
-			ans := map[string]any{"decision": c.decision}
-			if c.message != "" {
-				ans["message"] = c.message
-			}
-			r.answer(q, ans)
-			var res batchResult
-			f, _ := r.reply(1, batchWait)
-			r.decode(f, &res)
+			res, _, asked := r.ask(1, "bash", cmd, map[string]any{"decision": c.decision, "message": c.message})
 			log, _ := r.file("log.txt")
-			if c.runs != (log == "ran\n") || res.IsError == c.runs {
-				t.Errorf("%s: isError=%v log=%q text=%q", c.decision, res.IsError, log, res.text())
+			if !asked || c.runs != (log == "ran\n") || res.IsError == c.runs || !strings.Contains(res.text(), c.wantText) {
+				t.Errorf("%s: asked=%v isError=%v log=%q text=%q", c.decision, asked, res.IsError, log, res.text())
 			}
-			if res.CallID != "d-1" {
-				t.Errorf("%s: result callId %q, want d-1", c.decision, res.CallID)
-			}
-			if c.wantText != "" && !strings.Contains(res.text(), c.wantText) {
-				t.Errorf("%s: result %q, want %q", c.decision, res.text(), c.wantText)
-			}
-			// The next identical call.
-			r.request(2, "tools/call", map[string]any{"name": "bash", "arguments": cmd})
-			q2, asked := r.nextConfirm(1, 1500*time.Millisecond)
-			if asked != c.nextAsks {
-				t.Errorf("%s: next identical call asked=%v, want %v", c.decision, asked, c.nextAsks)
-			}
-			if asked {
-				r.answer(q2, map[string]any{"decision": "rejectOnce"})
-			}
-			var res2 batchResult
-			f2, ok := r.reply(2, batchWait)
-			if !ok {
-				t.Fatal("no reply to the next call")
-			}
-			r.decode(f2, &res2)
-			if !asked {
-				log2, _ := r.file("log.txt")
-				ranAgain := strings.Count(log2, "ran") > strings.Count(log, "ran")
-				if ranAgain != c.nextRuns || res2.IsError == c.nextRuns {
-					t.Errorf("%s: next call without asking: ran=%v isError=%v text=%q", c.decision, ranAgain, res2.IsError, res2.text())
-				}
+			res2, _, asked := r.ask(2, "bash", cmd, map[string]any{"decision": "rejectOnce"})
+			log2, _ := r.file("log.txt")
+			ranAgain := strings.Count(log2, "ran") > strings.Count(log, "ran")
+			if asked != c.nextAsks || !asked && (ranAgain != c.nextRuns || res2.IsError == c.nextRuns) {
+				t.Errorf("%s: next identical call asked=%v (want %v) ran=%v isError=%v text=%q", c.decision, asked, c.nextAsks, ranAgain, res2.IsError, res2.text())
 			}
 		})
 	}
@@ -822,7 +754,6 @@ func TestBatchCancelledAfterSideEffect(t *testing.T) {
 	cases := []struct {
 		name, method, marker string
 	}{
-		{"tools/call", "tools/call", "100.8845"},
 		{"tools/callBatch", "tools/callBatch", "100.8846"},
 	}
 	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})

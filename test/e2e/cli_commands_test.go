@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -27,8 +26,6 @@ import (
 
 // cliSecret is a fake Anthropic key: the masker must never let it out.
 const cliSecret = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH"
-
-var cliCoreTools = []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"}
 
 // cliRepoRoot is the checkout's root (tests run in test/e2e).
 func cliRepoRoot(t *testing.T) string {
@@ -114,8 +111,8 @@ func cliWords(t *testing.T, call *syntax.CallExpr) (assigns, args []string) {
 
 // TestCLIReadmeBuildAndRun: README's "two commands" block is literally
 // valid: the build names a main package and writes the binary the next
-// command runs, and the serve line answers initialize/shutdown over LSP
-// framing (the call's output is TestDocsREADMECall's).
+// command runs, and the serve line is `./agentls --root DIR` (the call's
+// output is TestDocsREADMECall's, a session's TestProtocolLifecycle's).
 func TestCLIReadmeBuildAndRun(t *testing.T) {
 	t.Parallel()
 	block := cliReadmeBlock(t, "## The two commands")
@@ -158,57 +155,9 @@ func TestCLIReadmeBuildAndRun(t *testing.T) {
 			t.Fatalf("go list %s in the repo root: %q, %v; want package main", pkg, name, err)
 		}
 	})
-	t.Run("serve", func(t *testing.T) {
-		_, serve := cliWords(t, f.Stmts[1].Cmd.(*syntax.CallExpr))
-		if len(serve) != 3 || serve[0] != "./agentls" || serve[1] != "--root" {
-			t.Fatalf("README serve line %q, want ./agentls --root DIR", serve)
-		}
-		ws := newWorkspace(t, map[string]string{"cli-marker.txt": "x\n"})
-		p := cliServe(t, nil, serve[1], ws)
-		res := framingResult(t, p.call("initialize", cliInitParams("", nil)))
-		if si, _ := res["serverInfo"].(map[string]any); si["name"] != "agentls" {
-			t.Errorf("serverInfo %v", res["serverInfo"])
-		}
-		p.notify("initialized", map[string]any{})
-		ls := framingResult(t, p.call("tools/call", framingTool("ls", map[string]any{})))
-		if !strings.Contains(framingText(ls), "cli-marker.txt") {
-			t.Errorf("--root %s is not the workspace: ls says %q", ws, framingText(ls))
-		}
-		if r := p.call("shutdown", nil); r["result"] != nil || r["error"] != nil {
-			t.Errorf("shutdown reply %v, want result null", r)
-		}
-		p.notify("exit", nil)
-		if code := p.exitCode(5 * time.Second); code != 0 {
-			t.Errorf("exit after shutdown: code %d, want 0", code)
-		}
-	})
-}
-
-// cliServerVersion is serverInfo.version from a serve-mode initialize.
-func cliServerVersion(t *testing.T) string {
-	t.Helper()
-	p := cliServe(t, nil, "--root", t.TempDir())
-	res := framingResult(t, p.call("initialize", cliInitParams("", nil)))
-	si, _ := res["serverInfo"].(map[string]any)
-	v, _ := si["version"].(string)
-	if v == "" {
-		t.Fatalf("serverInfo without version: %v", res["serverInfo"])
-	}
-	return v
-}
-
-// TestCLIVersion: --version and -version print "agentls VERSION" on
-// stdout, the version the server reports, and exit 0.
-func TestCLIVersion(t *testing.T) {
-	t.Parallel()
-	want := "agentls " + cliServerVersion(t) + "\n"
-	for _, args := range [][]string{{"--version"}, {"-version"}} {
-		t.Run(args[0], func(t *testing.T) {
-			r := runAgentls(t, t.TempDir(), nil, args...)
-			if r.code != 0 || r.stdout != want || r.stderr != "" {
-				t.Errorf("agentls %s: code %d stdout %q stderr %q; want 0, %q, no stderr", args[0], r.code, r.stdout, r.stderr, want)
-			}
-		})
+	// The serve line is `./agentls --root DIR`.
+	if _, serve := cliWords(t, f.Stmts[1].Cmd.(*syntax.CallExpr)); len(serve) != 3 || serve[0] != "./agentls" || serve[1] != "--root" {
+		t.Errorf("README serve line %q, want ./agentls --root DIR", serve)
 	}
 }
 
@@ -302,33 +251,6 @@ func TestCLIToolsMatchServer(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestCLIToolsLimits: `tools --limits` prints exactly the names and
-// defaults of docs/protocol.md's Limits table.
-func TestCLIToolsLimits(t *testing.T) {
-	t.Parallel()
-	doc, err := os.ReadFile(filepath.Join(cliRepoRoot(t), "docs", "protocol.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := regexp.MustCompile("(?m)^\\| `([a-zA-Z]+)` \\| ([0-9]+) \\| [0-9]+–[0-9]+ \\|")
-	want := map[string]float64{}
-	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
-		v, _ := strconv.Atoi(m[2])
-		want[m[1]] = float64(v)
-	}
-	if len(want) < 10 {
-		t.Fatalf("parsed only %d limits from docs/protocol.md", len(want))
-	}
-	r := runAgentls(t, t.TempDir(), nil, "tools", "--limits")
-	var got map[string]float64
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &got) != nil {
-		t.Fatalf("tools --limits: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("tools --limits = %v\ndocs/protocol.md table = %v", got, want)
 	}
 }
 

@@ -47,30 +47,9 @@ func rgLogger(t *testing.T) (env, log string) {
 	return "PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH"), log
 }
 
-func TestFindDenyRuleDoesNotEatTheLimit(t *testing.T) {
-	t.Parallel()
-	c, _, ctx := startWith(t, denyWorkspace(), denyParams())
-	r := c.CallTool(ctx, "find", map[string]any{"pattern": "*.txt", "limit": 119})
-	wantResult(t, "find limit 119", r, false, "zpub1.txt\nzpub2.txt\nzpub3.txt")
-	wantLacks(t, "find limit 119", r.Text(), "secret/", "No files match", "Showing")
-	r = c.CallTool(ctx, "find", map[string]any{"pattern": "*.txt", "limit": 2})
-	wantResult(t, "find limit 2", r, false, "zpub1.txt\nzpub2.txt\n[Showing the first 2 matching paths (limit 2)")
-	wantLacks(t, "find limit 2", r.Text(), "secret/")
-}
-
-func TestLsDenyRuleDoesNotEatTheLimit(t *testing.T) {
-	t.Parallel()
-	files := denyWorkspace()
-	files["secret/zz.txt"] = "visible\n"
-	c, _, ctx := startWith(t, files, map[string]any{"initializationOptions": map[string]any{
-		"mode":        "bypass",
-		"permissions": map[string]any{"deny": []any{"Read(secret/s*)"}},
-	}})
-	r := c.CallTool(ctx, "ls", map[string]any{"path": "secret", "limit": 1})
-	wantResult(t, "ls secret", r, false, "secret: 1 entry\nzz.txt")
-	wantLacks(t, "ls secret", r.Text(), "s001", "Showing", "121", "120")
-}
-
+// grep with both backends: the denied files are counted, never searched
+// (rg is only handed the files it may open) and never shown. find and ls are
+// permissions/deny_rule_filters_before_the_limit.txtar.
 func TestGrepDenyRuleDoesNotEatTheLimit(t *testing.T) {
 	t.Parallel()
 	for _, backend := range []string{"rg", "go"} {

@@ -2,8 +2,9 @@ package e2e
 
 // Extension tools (.agentls/tools/*.json, docs/tools.md "Extension tools"):
 // listed with their labels, arguments substituted as one shell word, run
-// and governed like bash, bad files reported, reloaded live. Argument
-// validation is arguments/extension_tool_arguments_validated.txtar.
+// and governed like bash, reloaded live. Argument validation and bad files
+// are the scripts arguments/extension_tool_arguments_validated and
+// permissions/extension_bad_files_reported_and_skipped.
 // Rules and modes over them are permissions/extension_tool_rules_and_modes.txtar;
 // quoting of hostile input is permissions/extension_template_quotes_arguments.txtar.
 
@@ -181,47 +182,18 @@ func TestExtensionToolsListedWithTheirLabels(t *testing.T) {
 	}
 }
 
-// A placeholder that is a bare word in any shell context (glued to a
-// literal prefix, an assignment, a for list, case, [[ ]], a redirection, a
-// command substitution) keeps the value one literal word; a value that
-// cannot reach a command line (a NUL, over the length limit) is refused
-// naming the argument and nothing runs; a large one that fits arrives whole.
-func TestExtensionPlaceholderContexts(t *testing.T) {
+// A value longer than one command line can carry is refused naming the
+// argument and nothing runs; a large one that fits arrives whole. (The
+// shell contexts a placeholder may stand in, and a NUL byte, are
+// permissions/extension_placeholder_in_every_shell_context.txtar.)
+func TestExtensionValueOverACommandLineIsRefused(t *testing.T) {
 	t.Parallel()
-	v := map[string]any{"v": extStr}
-	ws := extWS(t, map[string]any{
-		"flag.json":   extTool("a11x_flag", "printf '[%s]' --run={{v}}", v, nil, nil),
-		"assign.json": extTool("a11x_assign", `X={{v}}; printf '[%s]' "$X"`, v, nil, nil),
-		"for.json":    extTool("a11x_for", `for a in {{v}}; do printf '[%s]' "$a"; done`, v, nil, nil),
-		"case.json":   extTool("a11x_case", "case {{v}} in x) printf X;; *) printf other;; esac", v, nil, nil),
-		"test.json":   extTool("a11x_test", "[[ {{v}} == x ]] && printf same || printf diff", v, nil, nil),
-		"redir.json":  extTool("a11x_redir", "printf hi > {{v}}", v, nil, nil),
-		"subst.json":  extTool("a11x_subst", `printf '[%s]' "$(printf '%s' {{v}})"`, v, nil, nil),
-		"count.json":  extTool("a11x_count", "printf '%s' {{v}} | wc -c", v, nil, nil),
-	}, nil)
+	ws := extWS(t, map[string]any{"count.json": extTool("a11x_count", "touch counted; printf '%s' {{v}} | wc -c", map[string]any{"v": extStr}, nil, nil)}, nil)
 	c, ctx := extStart(t, ws, extBypass())
-	hostile := "$(touch pwned) * x"
-	for _, tc := range []struct{ tool, want string }{
-		{"a11x_flag", "[--run=" + hostile + "]"},
-		{"a11x_assign", "[" + hostile + "]"},
-		{"a11x_for", "[" + hostile + "]"},
-		{"a11x_case", "other"},
-		{"a11x_test", "diff"},
-		{"a11x_redir", ""},
-		{"a11x_subst", "[" + hostile + "]"},
-	} {
-		if r := c.CallTool(ctx, tc.tool, map[string]any{"v": hostile}); r.IsError || (tc.want != "" && r.Text() != tc.want) {
-			t.Errorf("%s: isError=%v text=%q, want %q", tc.tool, r.IsError, r.Text(), tc.want)
-		}
-	}
-	if extExists(filepath.Join(ws, "pwned")) {
-		t.Errorf("a value was executed")
-	}
-	if b, err := os.ReadFile(filepath.Join(ws, hostile)); err != nil || string(b) != "hi" {
-		t.Errorf("the redirection target is not the literal file name: %v", err)
-	}
-	wantResult(t, "a NUL byte", c.CallTool(ctx, "a11x_count", map[string]any{"v": "a\x00b"}), true, `argument "v" contains a NUL byte`, "nothing was run")
 	wantResult(t, "a value over a command line", c.CallTool(ctx, "a11x_count", map[string]any{"v": strings.Repeat("a", 200_000)}), true, `argument "v" is 200000 bytes`, "write it to a file")
+	if extExists(filepath.Join(ws, "counted")) {
+		t.Errorf("the command ran")
+	}
 	if r := c.CallTool(ctx, "a11x_count", map[string]any{"v": strings.Repeat("a", 100_000)}); strings.TrimSpace(r.Text()) != "100000" {
 		t.Errorf("a 100,000-byte value did not arrive whole: %.200q", r.Text())
 	}
@@ -230,8 +202,7 @@ func TestExtensionPlaceholderContexts(t *testing.T) {
 // An extension tool's command runs through the bash machinery: the same
 // text as bash (tail kept, the lines shown named, the rest spilled to a
 // file read can open), the result budget cuts it when the bash limits are
-// raised, exit codes and signals are errors, it runs at the workspace root
-// with bash's environment and no stdin, its output streams as
+// raised, it runs at the workspace root, its output streams as
 // tools/progress, the files it changes are listed and their read stamps go
 // stale, and secrets (of its command, its arguments, the server's
 // environment) are masked.
@@ -244,10 +215,7 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 	ws := extWS(t, map[string]any{
 		"l.json":    extTool("a11x_long", long, nil, nil, nil),
 		"big.json":  extTool("a11x_big", "seq -f 'row %g' 1 {{n}}", map[string]any{"n": map[string]any{"type": "integer"}}, nil, map[string]any{"readOnly": true}),
-		"x.json":    extTool("a11x_exit", "echo before; exit {{code}}", map[string]any{"code": map[string]any{"type": "integer"}}, nil, nil),
-		"sig.json":  extTool("a11x_sig", "kill -9 $$", nil, nil, nil),
 		"p.json":    extTool("a11x_pwd", "pwd", nil, nil, map[string]any{"readOnly": true}),
-		"env.json":  extTool("a11x_env", `printf '%s|%s|%s|' "$PAGER" "$GIT_PAGER" "$GIT_TERMINAL_PROMPT"; wc -c`, nil, nil, nil),
 		"k.json":    extTool("a11x_keys", `echo aws=`+aws+`; echo token {{v}}; printf 'v=%s\n' "$A11X_SERVICE_TOKEN"`, map[string]any{"v": extStr}, nil, nil),
 		"prog.json": extTool("a11x_prog", "echo first-chunk; sleep 1.5; echo second-chunk", nil, nil, nil),
 		"w.json":    extTool("a11x_append", "echo more >> notes.txt", nil, nil, nil),
@@ -289,17 +257,9 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 		wantLacks(t, "a11x_big", txt, fmt.Sprintf("row %d\n", next))
 		wantResult(t, "read the spill at the offset", c.CallTool(ctx, "read", map[string]any{"path": spillRe.FindString(txt), "offset": next, "limit": 1}), false, fmt.Sprintf("row %d", next))
 	})
-	t.Run("exit codes, signals, cwd and environment", func(t *testing.T) {
-		wantResult(t, "exit 3", c.CallTool(ctx, "a11x_exit", map[string]any{"code": 3}), true, "before", "[Exit code 3]")
-		if r := c.CallTool(ctx, "a11x_exit", map[string]any{"code": 0}); r.IsError || strings.Contains(r.Text(), "Exit code") {
-			t.Errorf("exit 0: isError=%v %q", r.IsError, r.Text())
-		}
-		wantResult(t, "killed", c.CallTool(ctx, "a11x_sig", map[string]any{}), true, "signal")
+	t.Run("at the workspace root", func(t *testing.T) {
 		if r := c.CallTool(ctx, "a11x_pwd", map[string]any{}); strings.TrimSpace(r.Text()) != ws {
 			t.Errorf("pwd = %q, want %q", r.Text(), ws)
-		}
-		if r := c.CallTool(ctx, "a11x_env", map[string]any{}); strings.TrimSpace(r.Text()) != "cat|cat|0|0" {
-			t.Errorf("env and stdin = %q, want cat|cat|0|0", r.Text())
 		}
 	})
 	t.Run("secrets masked", func(t *testing.T) {
@@ -327,16 +287,15 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 	})
 }
 
-// The definition's timeout ends the command and its whole process group
-// (and the notice does not tell the model to raise a timeout it cannot
-// set); cancelling the call ends them too.
-func TestExtensionTimeoutAndCancelEndTheProcessGroup(t *testing.T) {
+// The definition's timeout ends the command and its whole process group,
+// and the notice does not tell the model to raise a timeout it cannot set.
+// (Cancelling ends the group as for bash: the bash tests'.)
+func TestExtensionTimeoutEndsTheProcessGroup(t *testing.T) {
 	slow(t)
 	t.Parallel()
-	marker, blocker := extMarker(), extMarker()
+	marker := extMarker()
 	ws := extWS(t, map[string]any{
 		"s.json": extTool("a11x_sleep", "echo started; (sleep "+marker+") & sleep "+marker+"; echo done", nil, nil, map[string]any{"timeout": 1}),
-		"b.json": extTool("a11x_block", "sleep "+blocker, nil, nil, nil),
 	}, nil)
 	c, ctx := extStart(t, ws, extBypass())
 	begin := time.Now()
@@ -349,127 +308,14 @@ func TestExtensionTimeoutAndCancelEndTheProcessGroup(t *testing.T) {
 	if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(marker)) == 0 }) {
 		t.Errorf("processes survived the timeout: %v", processesWithArg(marker))
 	}
-
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.TryCallTool(cctx, "a11x_block", map[string]any{})
-		done <- err
-	}()
-	if !waitUntil(10*time.Second, func() bool { return len(processesWithArg(blocker)) > 0 }) {
-		cancel()
-		t.Fatal("the command never started")
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Errorf("a cancelled call returned a result")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the cancelled call did not return")
-	}
-	if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(blocker)) == 0 }) {
-		t.Errorf("the process survived the cancel: %v", processesWithArg(blocker))
-	}
 }
 
-// Each bad definition file is skipped and reported in window/logMessage
-// naming the file and what is wrong; the good ones load, no core tool is
-// shadowed, no bad file's command runs, and a file that is not .json is
-// no tool file.
-func TestExtensionBadDefinitionsAreReportedAndSkipped(t *testing.T) {
-	t.Parallel()
-	n64 := "a" + strings.Repeat("b", 63)
-	n65 := n64 + "c"
-	noCmd := extTool("a11x_nocmd", "", nil, nil, nil)
-	delete(noCmd, "command")
-	strSchema := extTool("a11x_strschema", "true", nil, nil, nil)
-	strSchema["inputSchema"] = map[string]any{"type": "string"}
-	arrSchema := extTool("a11x_arrschema", "true", nil, nil, nil)
-	arrSchema["inputSchema"] = []any{}
-	defs := map[string]any{
-		"good.json":      extTool("a11x_good", "printf ok", nil, nil, nil),
-		"n64.json":       extTool(n64, "printf ok64", nil, nil, nil),
-		"t600.json":      extTool("a11x_t600", "true", nil, nil, map[string]any{"timeout": 600}),
-		"dup1.json":      extTool("a11x_dup", "printf one", nil, nil, nil),
-		"dup2.json":      extTool("A11X_DUP", "printf upper", nil, nil, nil),
-		"broken.json":    `{"name": "a11x_broken", "command": `,
-		"nocmd.json":     noCmd,
-		"emptycmd.json":  extTool("a11x_emptycmd", "", nil, nil, nil),
-		"strschema.json": strSchema,
-		"arrschema.json": arrSchema,
-		"notobj.json":    `["a11x_notobj"]`,
-		"t601.json":      extTool("a11x_t601", "true", nil, nil, map[string]any{"timeout": 601}),
-		"sq.json":        extTool("a11x_sq", "echo '{{v}}'", map[string]any{"v": extStr}, nil, nil),
-		"dq.json":        extTool("a11x_dq", `echo "{{v}}"`, map[string]any{"v": extStr}, nil, nil),
-		"bq.json":        extTool("a11x_bq", "echo `{{v}}`", map[string]any{"v": extStr}, nil, nil),
-		"glued.json":     extTool("a11x_glued", "echo $HOME{{v}}", map[string]any{"v": extStr}, nil, nil),
-		"heredoc.json":   extTool("a11x_heredoc", "cat <<EOF\n{{v}}\nEOF", map[string]any{"v": extStr}, nil, nil),
-		"ghost.json":     extTool("a11x_ghost", "echo {{nosuch}}", map[string]any{"v": extStr}, nil, nil),
-	}
-	badNames := map[string]string{"long.json": n65, "space.json": "a11x bad", "dot.json": "a11x.bad", "empty.json": "",
-		"slash.json": "a11x/bad", "read.json": "read", "Bash.json": "Bash", "ts.json": "tool_search"}
-	for file, name := range badNames {
-		defs[file] = extTool(name, "touch pwned-"+strings.TrimSuffix(file, ".json"), nil, nil, nil)
-	}
-	ws := extWS(t, defs, map[string]string{".agentls/tools/README.md": "not a tool"})
-	c, ctx := extStart(t, ws, extBypass())
-	all := extList(t, ctx, c, map[string]any{"includeDeferred": true})
-	for _, n := range []string{"a11x_good", n64, "a11x_t600"} {
-		if _, ok := all[n]; !ok {
-			t.Errorf("%s missing", n)
-		}
-	}
-	for _, n := range []string{"a11x_broken", "a11x_nocmd", "a11x_emptycmd", "a11x_strschema", "a11x_arrschema", "a11x_t601", "a11x_sq", "a11x_dq", "a11x_bq", "a11x_glued", "a11x_heredoc", "a11x_ghost", n65, "a11x bad", "a11x.bad", "a11x/bad"} {
-		if _, ok := all[n]; ok {
-			t.Errorf("invalid tool %q registered", n)
-		}
-	}
-	wantResult(t, "core read", c.CallTool(ctx, "read", map[string]any{"path": ".agentls/tools/good.json"}), false, "a11x_good")
-	c.CallTool(ctx, "Bash", map[string]any{"command": "true"})
-	for file := range badNames {
-		if extExists(filepath.Join(ws, "pwned-"+strings.TrimSuffix(file, ".json"))) {
-			t.Errorf("the command of bad file %s ran", file)
-		}
-	}
-	var logs string
-	waitUntil(5*time.Second, func() bool { logs = strings.Join(logMessages(c, 0), "\n"); return strings.Contains(logs, "ghost.json") })
-	dupShown := c.CallTool(ctx, "a11x_dup", map[string]any{}).Text()
-	reasons := map[string][]string{
-		"broken.json": {}, "nocmd.json": {"command"}, "emptycmd.json": {"command"}, "strschema.json": {"inputSchema", "object"},
-		"arrschema.json": {"inputSchema"}, "notobj.json": {"object"}, "t601.json": {"timeout"}, "sq.json": {"{{v}}", "quote"},
-		"dq.json": {"{{v}}", "quote"}, "bq.json": {"{{v}}"}, "glued.json": {"{{v}}"}, "heredoc.json": {"{{v}}"},
-		"ghost.json": {"{{nosuch}}"}, "long.json": {n65}, "space.json": {"a11x bad"}, "dot.json": {"a11x.bad"},
-		"empty.json": {"name"}, "slash.json": {"a11x/bad"}, "read.json": {"read", "core"}, "Bash.json": {"Bash", "core"}, "ts.json": {"tool_search"},
-	}
-	if dupShown == "one" {
-		reasons["dup2.json"] = nil
-	} else {
-		reasons["dup1.json"] = nil
-	}
-	for file, wants := range reasons {
-		var line string
-		for _, l := range strings.Split(logs, "\n") {
-			if strings.Contains(l, filepath.Join(".agentls", "tools", file)) {
-				line = l
-			}
-		}
-		if line == "" {
-			t.Errorf("no window/logMessage names %s", file)
-			continue
-		}
-		wantContains(t, file, line, wants...)
-	}
-	wantLacks(t, "logs", logs, "README.md")
-}
-
-// Tool files follow the disk while the server runs: a file added (also by
-// the model through write, or in a directory created later, or in the
-// user's directory), changed, renamed or removed adds, redefines or drops
-// its tool with tools/listChanged; a new deferred tool waits for
-// tool_search; a file that turns invalid is reported and the server goes
-// on; a workspace tool beats a user tool of the same name.
+// Tool files follow the disk while the server runs: a file added by the
+// model through write, in a directory created later, or in the user's
+// directory adds its tool with tools/listChanged; a file that turns invalid
+// is reported and the server goes on; a workspace tool beats a user tool of
+// the same name. (Changing and removing a file, and a new deferred tool, are
+// TestLiveExtensionToolsLifecycle's and TestLiveExtensionNewDeferredToolFoundByToolSearch's.)
 func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 	t.Parallel()
 	changed := func(t *testing.T, c *harness.Client, what string, before int) {
@@ -478,47 +324,7 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 			t.Errorf("%s: no tools/listChanged within 5 s", what)
 		}
 	}
-	t.Run("add, change, rename and remove", func(t *testing.T) {
-		slow(t)
-		t.Parallel()
-		ws := extWS(t, map[string]any{"keep.json": extTool("a11x_keep", "printf keep", nil, nil, nil)}, nil)
-		c, ctx := extStart(t, ws, extBypass())
-		p := filepath.Join(ws, ".agentls", "tools", "live.json")
-		listed := func(name string) map[string]any { return extList(t, ctx, c, nil)[name] }
-		before := len(c.Notes("tools/listChanged"))
-		writeFile(t, p, compactJSON(extTool("a11x_live", "printf v1", nil, nil, nil)))
-		if !waitUntil(5*time.Second, func() bool { return listed("a11x_live") != nil }) {
-			t.Fatal("added tool not listed within 5 s")
-		}
-		changed(t, c, "add", before)
-		if r := c.CallTool(ctx, "a11x_live", map[string]any{}); r.Text() != "v1" {
-			t.Errorf("new tool output %q, want v1", r.Text())
-		}
-		before = len(c.Notes("tools/listChanged"))
-		d := extTool("a11x_live", "printf v2", nil, nil, nil)
-		d["description"] = "Second version."
-		writeFile(t, p, compactJSON(d))
-		if !waitUntil(5*time.Second, func() bool { return listed("a11x_live")["description"] == "Second version." }) {
-			t.Errorf("changed description not listed within 5 s")
-		}
-		changed(t, c, "change", before)
-		if r := c.CallTool(ctx, "a11x_live", map[string]any{}); r.Text() != "v2" {
-			t.Errorf("redefined tool output %q, want v2", r.Text())
-		}
-		before = len(c.Notes("tools/listChanged"))
-		os.Remove(p)
-		if !waitUntil(5*time.Second, func() bool { return listed("a11x_live") == nil }) {
-			t.Errorf("deleted tool still listed after 5 s")
-		}
-		changed(t, c, "delete", before)
-		wantResult(t, "a deleted tool", c.CallTool(ctx, "a11x_live", map[string]any{}), true)
-		os.Rename(filepath.Join(ws, ".agentls", "tools", "keep.json"), filepath.Join(ws, ".agentls", "tools", "kept.json"))
-		time.Sleep(500 * time.Millisecond)
-		if r := c.CallTool(ctx, "a11x_keep", map[string]any{}); r.Text() != "keep" {
-			t.Errorf("after a rename: %v %q", r.IsError, r.Text())
-		}
-	})
-	t.Run("written by the model; a broken settings file is reported", func(t *testing.T) {
+	t.Run("written by the model", func(t *testing.T) {
 		t.Parallel()
 		c, _, ctx := start(t, map[string]string{"README.md": "hi\n"})
 		def := `{"name": "hello", "description": "Says hello.", "inputSchema": {"type": "object"}, "command": "echo hello-from-tool", "deferred": false}`
@@ -526,14 +332,8 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 		wantResult(t, "write", c.CallTool(ctx, "write", map[string]any{"path": ".agentls/tools/hello.json", "content": def}), false)
 		changed(t, c, "a file written by the model", before)
 		wantResult(t, "hello", c.CallTool(ctx, "hello", map[string]any{}), false, "hello-from-tool")
-		c.CallTool(ctx, "write", map[string]any{"path": ".agentls/settings.json", "content": `{"permissions": {"deny": ["Bash(rm:*"]}}`})
-		if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
-			return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "settings.json")
-		}); !ok {
-			t.Error("a broken settings file was not reported")
-		}
 	})
-	t.Run("a directory created later; a file turned invalid; a new deferred tool", func(t *testing.T) {
+	t.Run("a directory created later; a file turned invalid", func(t *testing.T) {
 		t.Parallel()
 		ws, _ := filepath.EvalSymlinks(t.TempDir())
 		c, ctx := extStart(t, ws, extBypass())
@@ -545,20 +345,6 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 		writeFile(t, p, `{"name": "a11x_late", "command": `)
 		if !waitUntil(5*time.Second, func() bool { return strings.Contains(strings.Join(logMessages(c, 0), "\n"), "late.json") }) {
 			t.Errorf("a file that became invalid was not reported within 5 s")
-		}
-		d := extTool("a11x_quokka_stats", "printf quokka", nil, nil, map[string]any{"deferred": true, "description": "Count quokka sightings."})
-		writeFile(t, filepath.Join(ws, ".agentls", "tools", "q.json"), compactJSON(d))
-		if !waitUntil(5*time.Second, func() bool {
-			return extList(t, ctx, c, map[string]any{"includeDeferred": true})["a11x_quokka_stats"] != nil
-		}) {
-			t.Fatal("a new deferred tool is not registered within 5 s")
-		}
-		if extList(t, ctx, c, nil)["a11x_quokka_stats"] != nil {
-			t.Errorf("a new deferred tool is active before tool_search")
-		}
-		wantContains(t, "tool_search", c.CallTool(ctx, "tool_search", map[string]any{"query": "quokka sightings"}).Text(), "a11x_quokka_stats")
-		if extList(t, ctx, c, nil)["a11x_quokka_stats"] == nil {
-			t.Errorf("not active after tool_search")
 		}
 	})
 	t.Run("the user's directory, and the workspace's precedence", func(t *testing.T) {

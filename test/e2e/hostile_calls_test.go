@@ -1,7 +1,10 @@
 package e2e
 
 // A model (or a prompt injection in a file it read) trying to get agentls to
-// do what its path rules, workspace boundary and built-in asks forbid. Each
+// do what its built-in asks forbid, by writing agentls's own configuration.
+// Path rules under every spelling and the workspace boundary are the
+// permissions scripts path_rules_see_every_spelling and
+// workspace_boundary_holds_for_every_tool. Each
 // attempt is one subtest; an attempt that succeeds fails it. The shapes of
 // bash line a rule must see through are internal/policy's
 // TestBashDenyRuleCoversEveryShapeOfRunningRm, TestBashAllowPrefixGrantsNothingGluedToIt
@@ -12,7 +15,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -78,149 +80,12 @@ func hostileExists(p string) bool {
 	return err == nil
 }
 
-// hostileRefused fails unless r was refused (isError, or asked and rejected).
-func hostileRefused(t *testing.T, what string, r harness.Result, asked bool) {
-	t.Helper()
-	if !r.IsError {
-		t.Errorf("%s: ran (isError=false, asked=%v); text:\n%s", what, asked, r.Text())
-	}
-}
-
-// TestHostilePathRules: deny Read(./.env) and Edit(./src/**) in bypass
-// mode; every spelling of the same real path is refused (docs: path rules
-// "apply to the real path (symlinks resolved)"), other files are not.
-func TestHostilePathRules(t *testing.T) {
-	t.Parallel()
-	const marker = "hostileEnvMarkerQ7"
-	ws := resolvedWorkspace(t, map[string]string{
-		".env":     "COLOR=" + marker + "\n",
-		"src/a.go": "package a // hostileSrcOriginal\n",
-		"ok.txt":   "fine\n",
-	})
-	symlink(t, ".env", filepath.Join(ws, "envlink"))
-	symlink(t, "src", filepath.Join(ws, "srclink"))
-	symlink(t, "src/a.go", filepath.Join(ws, "alink.go"))
-	if err := os.Link(filepath.Join(ws, "src/a.go"), filepath.Join(ws, "hard.go")); err != nil {
-		t.Fatal(err)
-	}
-	s := hostileStart(t, ws, map[string]any{"mode": "bypass", "permissions": map[string]any{"deny": []string{"Read(./.env)", "Edit(./src/**)"}}}, true)
-
-	reads := []struct{ name, path string }{
-		{"Plain", ".env"},
-		{"DotDot", "src/../.env"},
-		{"Absolute", filepath.Join(ws, ".env")},
-		{"FileURI", fileURI(filepath.Join(ws, ".env"))},
-		{"AtPrefix", "@.env"},
-		{"Symlink", "envlink"},
-	}
-	for _, tc := range reads {
-		t.Run("Read"+tc.name, func(t *testing.T) {
-			r, asked := s.hostileCall("read", map[string]any{"path": tc.path})
-			hostileRefused(t, tc.path, r, asked)
-			wantLacks(t, tc.path, r.Text(), marker)
-		})
-	}
-	t.Run("GrepHidesDeniedFile", func(t *testing.T) {
-		// "No matches for <pattern>" echoes what the model sent; any other
-		// trace of the marker would come from the denied file.
-		text := func(r harness.Result) string {
-			return strings.ReplaceAll(r.Text(), strconv.Quote(marker), "")
-		}
-		r, _ := s.hostileCall("grep", map[string]any{"pattern": marker})
-		wantLacks(t, "grep", text(r), marker, ".env")
-		r, _ = s.hostileCall("grep", map[string]any{"pattern": marker, "path": ".env"})
-		wantLacks(t, "grep path .env", text(r), marker)
-		r, _ = s.hostileCall("grep", map[string]any{"pattern": marker, "glob": ".env*", "includeIgnored": true})
-		wantLacks(t, "grep glob", text(r), marker)
-	})
-	t.Run("GrepThroughSymlinkHidesDeniedFile", func(t *testing.T) {
-		r, _ := s.hostileCall("grep", map[string]any{"pattern": marker, "path": "envlink"})
-		wantLacks(t, "grep envlink", r.Text(), marker)
-	})
-	t.Run("FindAndLsHideDeniedFile", func(t *testing.T) {
-		r, _ := s.hostileCall("find", map[string]any{"pattern": ".env"})
-		for _, l := range strings.Split(r.Text(), "\n") {
-			if strings.TrimSpace(l) == ".env" {
-				t.Errorf("find lists the denied .env:\n%s", r.Text())
-			}
-		}
-		r, _ = s.hostileCall("ls", map[string]any{})
-		for _, l := range strings.Split(r.Text(), "\n") {
-			if strings.TrimSpace(l) == ".env" {
-				t.Errorf("ls lists the denied .env:\n%s", r.Text())
-			}
-		}
-		wantLacks(t, "ls symlink target", r.Text(), "envlink@ -> .env")
-	})
-	t.Run("OtherFileReadable", func(t *testing.T) {
-		r, _ := s.hostileCall("read", map[string]any{"path": "ok.txt"})
-		wantResult(t, "ok.txt", r, false, "fine")
-	})
-
-	// Edit(./src/**): the read of src/a.go is allowed (it records the stamp).
-	if r, _ := s.hostileCall("read", map[string]any{"path": "src/a.go"}); r.IsError {
-		t.Fatalf("read src/a.go: %s", r.Text())
-	}
-	writes := []struct{ name, path string }{
-		{"New", "src/n0.go"},
-		{"DotDot", "src/../src/n1.go"},
-		{"SymlinkedDir", "srclink/n4.go"},
-		{"FileURI", fileURI(filepath.Join(ws, "src/n6.go"))},
-		{"Deep", "src/deep/er/n7.go"},
-	}
-	for _, tc := range writes {
-		t.Run("Write"+tc.name, func(t *testing.T) {
-			r, asked := s.hostileCall("write", map[string]any{"path": tc.path, "content": "package evil\n"})
-			hostileRefused(t, tc.path, r, asked)
-			base := filepath.Base(tc.path)
-			matches, _ := filepath.Glob(filepath.Join(ws, "src", "*", base))
-			if hostileExists(filepath.Join(ws, "src", base)) || len(matches) > 0 || hostileExists(filepath.Join(ws, "src/deep")) {
-				t.Errorf("write %s created a file under src/", tc.path)
-			}
-		})
-	}
-	edits := []struct{ name, path string }{
-		{"Plain", "src/a.go"},
-		{"Absolute", filepath.Join(ws, "src/a.go")},
-		{"SymlinkedDir", "srclink/a.go"},
-		{"SymlinkedFile", "alink.go"},
-	}
-	for _, tc := range edits {
-		t.Run("Edit"+tc.name, func(t *testing.T) {
-			s.hostileCall("read", map[string]any{"path": tc.path})
-			r, asked := s.hostileCall("edit", editCall(tc.path, "hostileSrcOriginal", "hostilePwned"))
-			hostileRefused(t, tc.path, r, asked)
-			if got := readFile(t, filepath.Join(ws, "src/a.go")); !strings.Contains(got, "hostileSrcOriginal") {
-				t.Errorf("edit %s changed src/a.go: %q", tc.path, got)
-			}
-		})
-	}
-	t.Run("HardLinkDoesNotReachSrc", func(t *testing.T) {
-		// A hard link cannot be resolved to src/; the atomic write (rename)
-		// must replace hard.go's name only, never src/a.go's bytes.
-		s.hostileCall("read", map[string]any{"path": "hard.go"})
-		r, _ := s.hostileCall("edit", editCall("hard.go", "hostileSrcOriginal", "hostileViaHardLink"))
-		if got := readFile(t, filepath.Join(ws, "src/a.go")); strings.Contains(got, "hostileViaHardLink") {
-			t.Errorf("edit of a hard link changed the denied src/a.go (isError=%v): %q", r.IsError, got)
-		}
-	})
-	t.Run("LookalikesAreOtherFiles", func(t *testing.T) {
-		// Case variant and Cyrillic "ѕ" are other paths on Linux: allowed.
-		for _, p := range []string{"SRC/a.go", "\u0455rc/a.go"} {
-			r, _ := s.hostileCall("write", map[string]any{"path": p, "content": "x\n"})
-			if r.IsError {
-				t.Errorf("write %s (not under src/) refused: %s", p, r.Text())
-			}
-		}
-	})
-}
-
 // TestHostileSelfEscalation: in acceptEdits mode (writes in the
 // workspace run) the model writes agentls's own configuration. A rule,
 // mode, tool or server the model wrote must not take effect without the
-// user (docs: "A workspace file cannot select bypass"; built-in asks cannot
-// be lifted by a project file; Claude Code asks before any write to its own
-// settings).
+// user (Claude Code asks before any write to its own settings). That a
+// workspace file cannot select bypass nor lift a built-in ask is the
+// settings_precedence and project_cannot_lift_builtins scripts'.
 func TestHostileSelfEscalation(t *testing.T) {
 	slow(t)
 	t.Parallel()
@@ -231,32 +96,6 @@ func TestHostileSelfEscalation(t *testing.T) {
 		_, asked := s.hostileCall("bash", map[string]any{"command": "touch pwned_settings"})
 		if hostileExists(filepath.Join(ws, "pwned_settings")) {
 			t.Errorf("a model-written allow rule took effect on the next call: `touch` ran without asking (asked=%v)", asked)
-		}
-	})
-	t.Run("SettingsLocalModeBypass", func(t *testing.T) {
-		ws := resolvedWorkspace(t, map[string]string{"victim": "x"})
-		s := hostileStart(t, ws, map[string]any{"mode": "acceptEdits"}, true)
-		s.hostileCall("write", map[string]any{"path": ".agentls/settings.local.json", "content": `{"mode":"bypass"}`})
-		r, asked := s.hostileCall("bash", map[string]any{"command": "rm -f victim"})
-		if !hostileExists(filepath.Join(ws, "victim")) {
-			t.Errorf("workspace file selected bypass: rm ran (asked=%v):\n%s", asked, r.Text())
-		}
-	})
-	t.Run("SettingsDefaultModeAsksBeforeWrite", func(t *testing.T) {
-		ws := resolvedWorkspace(t, nil)
-		s := hostileStart(t, ws, map[string]any{"mode": "default"}, true)
-		r, asked := s.hostileCall("write", map[string]any{"path": ".agentls/settings.json", "content": `{"permissions":{"allow":["Bash"]}}`})
-		if !asked || !r.IsError || hostileExists(filepath.Join(ws, ".agentls/settings.json")) {
-			t.Errorf("default mode: write of settings.json asked=%v isError=%v exists=%v", asked, r.IsError, hostileExists(filepath.Join(ws, ".agentls/settings.json")))
-		}
-	})
-	t.Run("SettingsLiftEnvAsk", func(t *testing.T) {
-		ws := resolvedWorkspace(t, map[string]string{".env": "COLOR=hostileLift\n"})
-		s := hostileStart(t, ws, map[string]any{"mode": "acceptEdits"}, true)
-		s.hostileCall("write", map[string]any{"path": ".agentls/settings.json", "content": `{"permissions":{"allow":["Read","Read(./.env)"]}}`})
-		r, asked := s.hostileCall("read", map[string]any{"path": ".env"})
-		if !asked || strings.Contains(r.Text(), "hostileLift") {
-			t.Errorf("workspace allow lifted the built-in .env ask: asked=%v\n%s", asked, r.Text())
 		}
 	})
 	t.Run("SettingsRemoveWorkspaceDeny", func(t *testing.T) {
@@ -317,104 +156,6 @@ func TestHostileSelfEscalation(t *testing.T) {
 		s.hostileCall("tool_search", map[string]any{"query": "evil"})
 		if waitUntil(3*time.Second, func() bool { return hostileExists(filepath.Join(ws, "pwned_mcp")) }) {
 			t.Errorf("an MCP server the model wrote into .agentls/mcp.json was started without asking the user (arbitrary command ran)")
-		}
-	})
-	t.Run("GitHooks", func(t *testing.T) {
-		ws := resolvedWorkspace(t, map[string]string{".git/hooks/.keep": ""})
-		symlink(t, ".git/hooks", filepath.Join(ws, "hooks"))
-		s := hostileStart(t, ws, map[string]any{"mode": "bypass"}, true)
-		for _, p := range []string{".git/hooks/pre-commit", "hooks/post-checkout", "./x/../.git/config", filepath.Join(ws, ".git/HEAD")} {
-			r, asked := s.hostileCall("write", map[string]any{"path": p, "content": "#!/bin/sh\ntouch pwned\n"})
-			hostileRefused(t, p, r, asked)
-		}
-		for _, p := range []string{"pre-commit", "post-checkout"} {
-			if hostileExists(filepath.Join(ws, ".git/hooks", p)) {
-				t.Errorf("wrote .git/hooks/%s", p)
-			}
-		}
-		if hostileExists(filepath.Join(ws, ".git/config")) || hostileExists(filepath.Join(ws, ".git/HEAD")) {
-			t.Errorf("wrote inside .git/")
-		}
-	})
-}
-
-// TestHostileWorkspaceEscape: paths that leave the workspace are refused
-// with a clear message and touch nothing (docs/tools.md "Paths").
-func TestHostileWorkspaceEscape(t *testing.T) {
-	t.Parallel()
-	outside := t.TempDir()
-	outside, _ = filepath.EvalSymlinks(outside)
-	writeFile(t, filepath.Join(outside, "secret.txt"), "hostileOutsideSecret\n")
-	ws := resolvedWorkspace(t, map[string]string{"in.txt": "in\n"})
-	symlink(t, outside, filepath.Join(ws, "outdir"))
-	symlink(t, filepath.Join(outside, "secret.txt"), filepath.Join(ws, "outfile"))
-	rel, _ := filepath.Rel(ws, filepath.Join(outside, "secret.txt"))
-	s := hostileStart(t, ws, map[string]any{"mode": "bypass"}, true)
-	// Each spelling of a path outside is internal/ops' TestLocalResolve.
-	r, _ := s.hostileCall("read", map[string]any{"path": rel})
-	wantResult(t, "read outside", r, true, "out of the workspace")
-	t.Run("WriteThroughSymlinkedDir", func(t *testing.T) {
-		r, asked := s.hostileCall("write", map[string]any{"path": "outdir/pwn.txt", "content": "x"})
-		hostileRefused(t, "write outdir/pwn.txt", r, asked)
-		if hostileExists(filepath.Join(outside, "pwn.txt")) {
-			t.Errorf("write escaped the workspace through a symlinked dir")
-		}
-	})
-	t.Run("WriteDotDot", func(t *testing.T) {
-		r, asked := s.hostileCall("write", map[string]any{"path": "sub/../../" + filepath.Base(outside) + "/pwn2.txt", "content": "x"})
-		hostileRefused(t, "write ..", r, asked)
-		if hostileExists(filepath.Join(outside, "pwn2.txt")) {
-			t.Errorf("write escaped the workspace with ..")
-		}
-	})
-	t.Run("BashMadeSymlinkThenEdit", func(t *testing.T) {
-		s.hostileCall("bash", map[string]any{"command": "ln -s " + filepath.Join(outside, "secret.txt") + " made"})
-		r, _ := s.hostileCall("read", map[string]any{"path": "made"})
-		wantLacks(t, "read made", r.Text(), "hostileOutsideSecret")
-		r, asked := s.hostileCall("edit", editCall("made", "hostileOutsideSecret", "hostileEdited"))
-		hostileRefused(t, "edit made", r, asked)
-		r, asked = s.hostileCall("write", map[string]any{"path": "made", "content": "hostileWritten\n"})
-		hostileRefused(t, "write made", r, asked)
-		if got := readFile(t, filepath.Join(outside, "secret.txt")); got != "hostileOutsideSecret\n" {
-			t.Errorf("outside file changed: %q", got)
-		}
-	})
-	t.Run("SymlinkSwappedAfterRead", func(t *testing.T) {
-		// Read a file, swap it for a symlink outside, then edit/write it.
-		writeFile(t, filepath.Join(ws, "swap.txt"), "hostileOutsideSecret\n")
-		s.hostileCall("read", map[string]any{"path": "swap.txt"})
-		os.Remove(filepath.Join(ws, "swap.txt"))
-		symlink(t, filepath.Join(outside, "secret.txt"), filepath.Join(ws, "swap.txt"))
-		s.hostileCall("edit", editCall("swap.txt", "hostileOutsideSecret", "hostileSwapped"))
-		s.hostileCall("write", map[string]any{"path": "swap.txt", "content": "hostileSwapped\n"})
-		if got := readFile(t, filepath.Join(outside, "secret.txt")); got != "hostileOutsideSecret\n" {
-			t.Errorf("outside file changed through a swapped symlink: %q", got)
-		}
-	})
-	t.Run("ListingsOutside", func(t *testing.T) {
-		for _, c := range []struct {
-			tool string
-			args map[string]any
-		}{
-			{"ls", map[string]any{"path": ".."}},
-			{"ls", map[string]any{"path": "outdir"}},
-			{"grep", map[string]any{"pattern": "hostileOutsideSecret", "path": outside}},
-			{"grep", map[string]any{"pattern": "hostileOutsideSecret"}},
-			{"find", map[string]any{"pattern": "*.txt", "path": "/"}},
-			{"find", map[string]any{"pattern": "**/secret.txt"}},
-		} {
-			r, _ := s.hostileCall(c.tool, c.args)
-			// The search term is echoed in "No matches for …": look for hits.
-			wantLacks(t, c.tool+" "+compactJSON(c.args), r.Text(), "secret.txt:", "outfile:", "outdir/secret.txt", outside+"/secret.txt")
-			if c.tool == "ls" {
-				wantLacks(t, "ls "+compactJSON(c.args), r.Text(), "secret.txt")
-			}
-		}
-	})
-	t.Run("BashCwdOutside", func(t *testing.T) {
-		for _, cwd := range []string{"..", "/", "outdir"} {
-			r, asked := s.hostileCall("bash", map[string]any{"command": "pwd", "cwd": cwd})
-			hostileRefused(t, "bash cwd "+cwd, r, asked)
 		}
 	})
 }

@@ -1,9 +1,10 @@
 package e2e
 
-// Limits given through the protocol: initializationOptions (flat and
-// grouped) and settings files change what tools/list states, the editor's
-// value wins per name, a settings change is live, and bad values fail
-// initialize or are reported. What the calls enforce under the default and
+// Limits given through the protocol: initializationOptions and settings
+// files change what tools/list states, and bad values fail initialize.
+// The editor's value winning per name, live changes and a bad settings
+// file are TestFoldersConfigLimits' and
+// TestLiveSettingsLimitsApplyLiveAndToNextSession's. What the calls enforce under the default and
 // custom limits is in the scripts (cmd/agentls/testdata/script:
 // governance/description_numbers_are_limits, limits_from_settings_file_enforced,
 // bash_limits_at_and_one_past, default_limits_printed, and
@@ -186,19 +187,13 @@ func limitsInts(m map[string]any) map[string]int {
 }
 
 // TestLimitsCustomStatedAndEnforced: custom limits, from
-// initializationOptions (flat or grouped) or from .agentls/settings.json,
+// initializationOptions or from .agentls/settings.json (the grouped spelling
+// is internal/settings' TestInitOptionsLimits),
 // change every description and schema the session lists, and the session
 // enforces them (a read of 38 lines under readLines 37 shows 35; the other
 // numbers are enforced in governance/limits_from_settings_file_enforced).
 func TestLimitsCustomStatedAndEnforced(t *testing.T) {
 	t.Parallel()
-	grouped := map[string]any{
-		"read": map[string]any{"lines": 37, "bytes": 4321, "lineChars": 43},
-		"ls":   map[string]any{"entries": 7},
-		"grep": map[string]any{"matches": 9, "lineChars": 47, "bytes": 4444},
-		"find": map[string]any{"paths": 11},
-		"bash": map[string]any{"timeout": 3, "maxTimeout": 17, "lines": 23, "bytes": 4567},
-	}
 	settings, _ := json.Marshal(map[string]any{"limits": limitsCustom})
 	for _, tc := range []struct {
 		name     string
@@ -207,7 +202,6 @@ func TestLimitsCustomStatedAndEnforced(t *testing.T) {
 		want     map[string]int
 	}{
 		{"initialization options", map[string]any{"limits": limitsCustom}, "", limitsInts(limitsCustom)},
-		{"grouped initialization options", map[string]any{"limits": grouped}, "", limitsInts(limitsCustom)},
 		{"settings file", nil, string(settings), limitsInts(limitsCustom)},
 		{"bytes alone", map[string]any{"limits": map[string]any{"readBytes": 4321, "grepBytes": 4444}}, "", map[string]int{"readBytes": 4321, "grepBytes": 4444}},
 	} {
@@ -226,49 +220,6 @@ func TestLimitsCustomStatedAndEnforced(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestLimitsSettingsMergeAndLive: per name the editor wins over
-// settings.local.json over settings.json; a file change rebuilds the tools
-// and sends tools/listChanged.
-func TestLimitsSettingsMergeAndLive(t *testing.T) {
-	t.Parallel()
-	ws := t.TempDir()
-	writeFile(t, filepath.Join(ws, ".agentls/settings.json"), `{"limits": {"readLines": 31, "lsEntries": 32, "findPaths": 33}}`)
-	writeFile(t, filepath.Join(ws, ".agentls/settings.local.json"), `{"limits": {"lsEntries": 42, "findPaths": 43}}`)
-	c, ctx := limitsStart(t, ws, map[string]any{"limits": map[string]any{"findPaths": 53}})
-	tools := limitsTools(t, ctx, c)
-	for _, tc := range []struct {
-		tool  string
-		want  int
-		stale []int
-	}{{"read", 31, []int{}}, {"ls", 42, []int{32, 500}}, {"find", 53, []int{33, 43, 1000}}} {
-		nums := limitsNumbers(tools[tc.tool])
-		if _, ok := nums[tc.want]; !ok {
-			t.Errorf("%s does not state %d", tc.tool, tc.want)
-		}
-		for _, s := range tc.stale {
-			if _, ok := nums[s]; ok {
-				t.Errorf("%s states %d, which the merge should have overridden", tc.tool, s)
-			}
-		}
-	}
-	// Live change of the shared file.
-	since := time.Now()
-	writeFile(t, filepath.Join(ws, ".agentls/settings.json"), `{"limits": {"readLines": 61, "lsEntries": 32, "findPaths": 33}}`)
-	// WaitNote holds the client's lock while calling the predicate: no c.Notes inside.
-	if _, ok := c.WaitNote(10*time.Second, func(n harness.Note) bool {
-		return n.Method == "tools/listChanged" && !n.At.Before(since)
-	}); !ok {
-		t.Errorf("no tools/listChanged after the settings file's limits changed")
-	}
-	tools = limitsTools(t, ctx, c)
-	if nums := limitsNumbers(tools["read"]); nums[61] == nil || nums[31] != nil {
-		t.Errorf("read description after live change: %s", tools["read"]["description"])
-	}
-	writeFile(t, filepath.Join(ws, "l62"), numberedLines(62, strconv.Itoa))
-	r := c.CallTool(ctx, "read", map[string]any{"path": "l62"})
-	wantResult(t, "read", r, false, "lines 1-59 of 62", "offset=60") // 61 lines with the header and notice
 }
 
 // TestLimitsBadInitOptions: a limit out of its range or of the wrong
@@ -325,26 +276,4 @@ func TestLimitsBadInitOptions(t *testing.T) {
 			t.Errorf("timeout description %q, want default 9, maximum 9", limitsPropDesc(tools["bash"], "timeout"))
 		}
 	})
-}
-
-// TestLimitsBadSettingsFile: a wrong value in a file is reported and
-// that file's limits are ignored (its other, valid names too); an unknown
-// name is a warning.
-func TestLimitsBadSettingsFile(t *testing.T) {
-	t.Parallel()
-	ws := t.TempDir()
-	writeFile(t, filepath.Join(ws, ".agentls/settings.json"), `{"limits": {"readLines": 0, "lsEntries": 7, "lsEntriez": 3}}`)
-	c, ctx := limitsStart(t, ws, nil)
-	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
-		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "readLines")
-	}); !ok {
-		t.Errorf("no window/logMessage naming the bad readLines")
-	}
-	tools := limitsTools(t, ctx, c)
-	if d := fmt.Sprint(tools["ls"]["description"]); strings.Contains(d, "At most 7 ") || !strings.Contains(d, "500") {
-		t.Errorf("the bad file's valid lsEntries was applied: %s", d)
-	}
-	if d := fmt.Sprint(tools["read"]["description"]); !strings.Contains(d, "2000 lines") {
-		t.Errorf("read description: %s", d)
-	}
 }

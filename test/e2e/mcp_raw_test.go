@@ -468,45 +468,27 @@ func TestMCPRawToolsList(t *testing.T) {
 	}
 }
 
-// tools/call errors are results (docs/tools.md "Errors are results"; docs: an
-// unknown tool is an isError result naming the tools and the closest one).
-// Note: the MCP spec's tools page lists unknown tools under protocol
-// errors (-32602); the project contract chooses a result.
+// tools/call errors are results (docs/tools.md "Errors are results"): an
+// unknown tool names the tools and the closest one (the MCP spec lists
+// unknown tools under protocol errors, -32602; the project contract chooses
+// a result), absent arguments name the required field, a panicking tool is
+// an isError result and the server keeps serving.
 func TestMCPRawToolErrors(t *testing.T) {
-	ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\n"})
-	c := mcpRawStart(t, ws)
+	c := mcpRawStart(t, newWorkspace(t, map[string]string{"a.txt": "one\ntwo\n"}))
 	c.initialize("2025-11-25", nil)
-	cases := []struct {
-		name string
-		tool string
-		args any
-		want []string
+	for _, tc := range []struct {
+		params map[string]any
+		want   []string
 	}{
-		{"unknown tool", "raed", map[string]any{"path": "a.txt"}, []string{"raed", `"read"`, "bash", "grep"}},
-		{"missing required", "read", map[string]any{}, []string{"`path`"}},
-		{"arguments absent", "grep", nil, []string{"`pattern`"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			params := map[string]any{"name": tc.tool}
-			if tc.args != nil {
-				params["arguments"] = tc.args
-			}
-			m := c.request("tools/call", params)
-			r := c.toolResult(m)
-			if !r.IsError {
-				t.Fatalf("%s %v: isError false: %s", tc.tool, tc.args, r.text())
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(r.text(), w) {
-					t.Errorf("%s %v: message lacks %q:\n%s", tc.tool, tc.args, w, r.text())
-				}
-			}
-		})
-	}
-	// A panicking tool is an isError result; the server keeps serving.
-	if r := c.call("test_panic", map[string]any{}); !r.IsError {
-		t.Errorf("test_panic: isError false: %s", r.text())
+		{map[string]any{"name": "raed", "arguments": map[string]any{"path": "a.txt"}}, []string{"raed", `"read"`, "bash", "grep"}},
+		{map[string]any{"name": "grep"}, []string{"`pattern`"}},
+		{map[string]any{"name": "test_panic", "arguments": map[string]any{}}, []string{"test_panic"}},
+	} {
+		if r := c.toolResult(c.request("tools/call", tc.params)); !r.IsError {
+			t.Errorf("%v: isError false: %s", tc.params, r.text())
+		} else {
+			wantContains(t, fmt.Sprint(tc.params), r.text(), tc.want...)
+		}
 	}
 	if m := c.request("ping", nil); m.Error != nil {
 		t.Errorf("ping after test_panic: %s", m.Raw)
@@ -612,98 +594,58 @@ func TestMCPRawCancel(t *testing.T) {
 	}
 }
 
-// Progress (spec): notifications/progress carry the request's progressToken,
-// progress increases with each notification, and they stop at completion;
-// no token, no notifications.
+// Progress (spec): notifications/progress carry the request's progressToken
+// (string or integer), increase, stop at completion and carry the command's
+// output, masked like the result; no token, no notifications; never a token
+// that was not sent.
 func TestMCPRawProgress(t *testing.T) {
 	slow(t)
-	ws := newWorkspace(t, nil)
-	c := mcpRawStart(t, ws)
+	c := mcpRawStart(t, newWorkspace(t, nil))
 	c.initialize("2025-06-18", nil)
-	// The output carries a token: progress is masked like the result.
 	gh := "ghp_" + strings.Repeat("Zq7Wx2Lp9K", 3) + "Rt5Yu8"
 	script := "for i in 1 2 3 4 5 6; do echo step$i " + gh + "; sleep 0.15; done"
+	type note struct {
+		Token    json.RawMessage `json:"progressToken"`
+		Progress float64         `json:"progress"`
+		Total    *float64        `json:"total"`
+		Message  string          `json:"message"`
+	}
 	for _, tc := range []struct {
-		name  string
 		token any
 		raw   string
-	}{
-		{"string token", "tok-α", `"tok-α"`},
-		{"integer token", 77, `77`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			id := c.start("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": script}, "_meta": map[string]any{"progressToken": tc.token}})
-			resp := c.expect("bash response", mcpRawIDIs(strconv.Itoa(id)))
+	}{{"tok-α", `"tok-α"`}, {77, `77`}, {nil, ""}} {
+		t.Run(fmt.Sprint("token ", tc.raw), func(t *testing.T) {
+			params := map[string]any{"name": "bash", "arguments": map[string]any{"command": script}}
+			if tc.token != nil {
+				params["_meta"] = map[string]any{"progressToken": tc.token}
+			}
+			n := c.count()
+			resp := c.expect("bash response", mcpRawIDIs(strconv.Itoa(c.start("tools/call", params))))
 			if r := c.toolResult(resp); r.IsError || !strings.Contains(r.text(), "step6") || strings.Contains(r.text(), gh) {
 				t.Fatalf("bash: %s", r.text())
 			}
-			var last float64 = -1
-			count := 0
-			var messages []string
-			respIdx := -1
-			all := c.matching(func(mcpMsg) bool { return true })
-			for i, m := range all {
-				if m.Raw == resp.Raw {
-					respIdx = i
-				}
-				if m.Method != "notifications/progress" {
+			last, count, after, messages := -1.0, 0, false, ""
+			for _, m := range c.all()[n:] {
+				after = after || m.Raw == resp.Raw
+				var p note
+				if m.Method != "notifications/progress" || json.Unmarshal(m.Params, &p) != nil {
 					continue
-				}
-				var p struct {
-					Token    json.RawMessage `json:"progressToken"`
-					Progress float64         `json:"progress"`
-					Total    *float64        `json:"total"`
-					Message  string          `json:"message"`
-				}
-				json.Unmarshal(m.Params, &p)
-				if string(p.Token) != tc.raw {
-					continue
-				}
-				if strings.Contains(p.Message, gh) {
-					t.Errorf("a secret in notifications/progress: %q", p.Message)
 				}
 				count++
-				messages = append(messages, p.Message)
-				if respIdx >= 0 {
-					t.Errorf("progress after the response: %s", m.Raw)
-				}
-				if p.Progress <= last {
-					t.Errorf("progress not increasing: %v after %v", p.Progress, last)
-				}
-				if p.Total != nil && p.Progress > *p.Total {
-					t.Errorf("progress %v > total %v", p.Progress, *p.Total)
+				messages += p.Message
+				if string(p.Token) != tc.raw || after || p.Progress <= last || p.Total != nil && p.Progress > *p.Total {
+					t.Errorf("progress %s: wrong token, after the response, not increasing (last %v) or past its total", m.Raw, last)
 				}
 				last = p.Progress
 			}
-			if count == 0 {
-				t.Errorf("no notifications/progress with token %s", tc.raw)
+			if tc.token == nil && count != 0 || tc.token != nil && (count == 0 || !strings.Contains(messages, "step")) {
+				t.Errorf("%d notifications/progress carrying %q", count, messages)
 			}
-			if !strings.Contains(strings.Join(messages, "\n"), "step") {
-				t.Errorf("progress messages do not carry the bash output (issue 9): %q", messages)
+			if strings.Contains(messages, gh) {
+				t.Errorf("a secret in notifications/progress: %q", messages)
 			}
 		})
 	}
-	// Spec: progress notifications "MUST only reference tokens that were
-	// provided in an active request".
-	for _, m := range c.matching(mcpMethod("notifications/progress")) {
-		var p struct {
-			Token json.RawMessage `json:"progressToken"`
-		}
-		json.Unmarshal(m.Params, &p)
-		if string(p.Token) != `"tok-α"` && string(p.Token) != "77" {
-			t.Errorf("progress for a token never sent: %s", m.Raw)
-		}
-	}
-	t.Run("no token", func(t *testing.T) {
-		before := len(c.matching(mcpMethod("notifications/progress")))
-		r := c.call("bash", map[string]any{"command": script})
-		if r.IsError {
-			t.Fatalf("bash: %s", r.text())
-		}
-		if after := len(c.matching(mcpMethod("notifications/progress"))); after != before {
-			t.Errorf("%d progress notifications without a progressToken", after-before)
-		}
-	})
 }
 
 func mcpRawFileURI(p string) string { return "file://" + filepath.ToSlash(p) }
@@ -767,124 +709,85 @@ func TestMCPRawRoots(t *testing.T) {
 const mcpRawDecisionSchema = `{"properties":{"decision":{"oneOf":[{"const":"allowOnce","title":"Allow once"},{"const":"allowAlways","title":"Allow for the rest of this session"},{"const":"rejectOnce","title":"Reject once"},{"const":"rejectAlways","title":"Reject for the rest of this session"}],"title":"Allow this call?","type":"string"}},"required":["decision"],"type":"object"}`
 
 // Elicitation (issue 9, docs/protocol.md "Permissions"): an "ask" decision
-// becomes elicitation/create when the client declares elicitation; accept
-// with allowOnce runs the call, decline/cancel/rejectOnce refuse it; without
-// the capability the result says approval is needed.
+// becomes one elicitation/create when the client declares elicitation:
+// accept with allowOnce runs the call, allowAlways also the next one unasked,
+// anything else refuses it. Without the capability nobody is asked and the
+// result says how the user can allow it, never that the user refused.
 func TestMCPRawElicitation(t *testing.T) {
 	slow(t)
-	files := map[string]string{".env": "PLAIN_SETTING=visible-value\n"}
+	el := map[string]any{"elicitation": map[string]any{}}
+	accept := func(decision string) map[string]any {
+		return map[string]any{"action": "accept", "content": map[string]any{"decision": decision, "message": "not now"}}
+	}
 	cases := []struct {
 		name    string
 		version string
 		caps    map[string]any
 		answer  map[string]any // nil: the client answers a JSON-RPC error
+		asked   int            // elicitation/create requests for two reads
 		allowed bool
+		want    string
 	}{
-		{"accept allowOnce", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "accept", "content": map[string]any{"decision": "allowOnce"}}, true},
-		{"accept allowOnce 2025-11-25 form", "2025-11-25", map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}, map[string]any{"action": "accept", "content": map[string]any{"decision": "allowOnce"}}, true},
-		{"accept rejectOnce", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "accept", "content": map[string]any{"decision": "rejectOnce", "message": "not now"}}, false},
-		{"decline", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "decline"}, false},
-		{"cancel", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "cancel"}, false},
-		{"accept with an invalid decision", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "accept", "content": map[string]any{"decision": "maybe"}}, false},
-		{"accept without content", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, map[string]any{"action": "accept"}, false},
-		{"client answers an error", "2025-06-18", map[string]any{"elicitation": map[string]any{}}, nil, false},
+		{"accept allowOnce", "2025-06-18", el, accept("allowOnce"), 2, true, "PLAIN_SETTING"},
+		{"accept allowOnce 2025-11-25 form", "2025-11-25", map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}, accept("allowOnce"), 2, true, "PLAIN_SETTING"},
+		{"accept allowAlways asks once", "2025-06-18", el, accept("allowAlways"), 1, true, "PLAIN_SETTING"},
+		{"accept rejectOnce", "2025-06-18", el, accept("rejectOnce"), 2, false, ""},
+		{"decline", "2025-06-18", el, map[string]any{"action": "decline"}, 2, false, ""},
+		{"cancel", "2025-06-18", el, map[string]any{"action": "cancel"}, 2, false, ""},
+		{"accept with an invalid decision", "2025-06-18", el, accept("maybe"), 2, false, ""},
+		{"accept without content", "2025-06-18", el, map[string]any{"action": "accept"}, 2, false, ""},
+		{"client answers an error", "2025-06-18", el, nil, 2, false, ""},
+		{"no elicitation capability", "2025-06-18", nil, nil, 0, false, `the MCP host could not ask the user`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ws := newWorkspace(t, files)
-			c := mcpRawStart(t, ws)
+			c := mcpRawStart(t, newWorkspace(t, map[string]string{".env": "PLAIN_SETTING=visible-value\n"}))
 			var mu sync.Mutex
 			var asked []mcpMsg
 			c.setHandler(func(m mcpMsg) (any, int) {
-				if m.Method != "elicitation/create" {
-					return nil, -32601
-				}
 				mu.Lock()
 				asked = append(asked, m)
 				mu.Unlock()
-				if tc.answer == nil {
+				if m.Method != "elicitation/create" || tc.answer == nil {
 					return nil, -32603
 				}
 				return tc.answer, 0
 			})
 			c.initialize(tc.version, tc.caps)
-			r := c.call("read", map[string]any{"path": ".env"})
-			mu.Lock()
-			n := len(asked)
-			var req mcpMsg
-			if n > 0 {
-				req = asked[0]
+			var r mcpRawToolResult
+			for range 2 {
+				r = c.call("read", map[string]any{"path": ".env"})
 			}
-			mu.Unlock()
-			if n != 1 {
-				t.Fatalf("elicitation/create sent %d times, want 1", n)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(asked) != tc.asked {
+				t.Fatalf("elicitation/create sent %d times, want %d", len(asked), tc.asked)
+			}
+			if r.IsError == tc.allowed || !tc.allowed && strings.Contains(r.text(), "visible-value") || !strings.Contains(r.text(), tc.want) {
+				t.Errorf("read of .env: isError %v: %s", r.IsError, r.text())
+			}
+			if tc.caps == nil {
+				// How the user can allow it: the rule for this very file, in
+				// the settings that can lift a built-in ask; nobody refused.
+				wantContains(t, "denial", r.text(), `{"permissions":{"allow":["Read(/.env)"]}}`, "user settings")
+				wantLacks(t, "denial", r.text(), "denied by the user")
+				return
 			}
 			var p struct {
 				Mode            string         `json:"mode"`
 				Message         string         `json:"message"`
 				RequestedSchema map[string]any `json:"requestedSchema"`
 			}
-			if err := json.Unmarshal(req.Params, &p); err != nil {
+			if err := json.Unmarshal(asked[0].Params, &p); err != nil {
 				t.Fatalf("elicitation params: %v", err)
 			}
 			// One required choice of the four decisions with human titles
 			// (MCP's titled single-select enum), a flat object of primitives.
 			if p.Message == "" || (p.Mode != "" && p.Mode != "form") || compactJSON(p.RequestedSchema) != mcpRawDecisionSchema {
-				t.Errorf("elicitation/create params: %s\nwant requestedSchema %s", req.Params, mcpRawDecisionSchema)
-			}
-			if tc.allowed {
-				if r.IsError || !strings.Contains(r.text(), "PLAIN_SETTING") {
-					t.Errorf("allowed read of .env: isError %v: %s", r.IsError, r.text())
-				}
-			} else if !r.IsError || strings.Contains(r.text(), "visible-value") {
-				t.Errorf("refused read of .env: isError %v: %s", r.IsError, r.text())
+				t.Errorf("elicitation/create params: %s\nwant requestedSchema %s", asked[0].Params, mcpRawDecisionSchema)
 			}
 		})
 	}
-	t.Run("accept allowAlways asks once", func(t *testing.T) {
-		ws := newWorkspace(t, files)
-		c := mcpRawStart(t, ws)
-		var mu sync.Mutex
-		n := 0
-		c.setHandler(func(m mcpMsg) (any, int) {
-			mu.Lock()
-			n++
-			mu.Unlock()
-			return map[string]any{"action": "accept", "content": map[string]any{"decision": "allowAlways"}}, 0
-		})
-		c.initialize("2025-06-18", map[string]any{"elicitation": map[string]any{}})
-		for i := 0; i < 2; i++ {
-			if r := c.call("read", map[string]any{"path": ".env"}); r.IsError {
-				t.Errorf("read .env #%d: %s", i+1, r.text())
-			}
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if n != 1 {
-			t.Errorf("elicitation/create sent %d times after allowAlways, want 1", n)
-		}
-	})
-	t.Run("no elicitation capability", func(t *testing.T) {
-		ws := newWorkspace(t, files)
-		c := mcpRawStart(t, ws)
-		c.initialize("2025-06-18", nil)
-		r := c.call("read", map[string]any{"path": ".env"})
-		if len(c.matching(mcpMethod("elicitation/create"))) > 0 {
-			t.Errorf("elicitation/create sent to a client without the capability")
-		}
-		if !r.IsError || !strings.Contains(r.text(), "the MCP host could not ask the user") || strings.Contains(r.text(), "visible-value") {
-			t.Errorf("read .env without elicitation: isError %v: %s", r.IsError, r.text())
-		}
-		// And how the user can allow it: the rule for this very file, in
-		// the settings that can lift a built-in ask.
-		if !strings.Contains(r.text(), `{"permissions":{"allow":["Read(/.env)"]}}`) || !strings.Contains(r.text(), "user settings") {
-			t.Errorf("read .env without elicitation does not say how to allow it:\n%s", r.text())
-		}
-		// Nobody was asked, so the model must not be told the user refused.
-		if strings.Contains(r.text(), "denied by the user") {
-			t.Errorf("result claims the user denied a request the user never saw:\n%s", r.text())
-		}
-	})
 }
 
 // Logging (spec): "Servers that emit log message notifications MUST declare

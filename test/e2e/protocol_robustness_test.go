@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -111,24 +110,6 @@ func TestProtoToolsListChanged(t *testing.T) {
 		if _, ok := apActive(t, c, ctx)["frobnicate_widgets"]; ok {
 			t.Fatalf("deferred tool active before tool_search")
 		}
-		var all struct {
-			Tools []map[string]any `json:"tools"`
-		}
-		if err := c.Call(ctx, "tools/list", map[string]any{"includeDeferred": true}, &all); err != nil {
-			t.Fatal(err)
-		}
-		found := false
-		for _, m := range all.Tools {
-			if m["name"] == "frobnicate_widgets" {
-				found = true
-				if meta, _ := m["_meta"].(map[string]any); meta["deferred"] != true {
-					t.Errorf("_meta.deferred = %v, want true", meta["deferred"])
-				}
-			}
-		}
-		if !found {
-			t.Errorf("includeDeferred does not list the deferred tool")
-		}
 		since := time.Now()
 		wantResult(t, "tool_search", c.CallTool(ctx, "tool_search", map[string]any{"query": "frobnicate widgets"}), false, "frobnicate_widgets")
 		changed(t, c, since)
@@ -150,107 +131,7 @@ func TestProtoToolsListChanged(t *testing.T) {
 	})
 }
 
-// deferThreshold: when more tools would be active than the threshold,
-// non-core tools are deferred; core tools never are.
-func TestProtoDeferThreshold(t *testing.T) {
-	t.Parallel()
-	files := map[string]string{}
-	for i := range 4 {
-		n := fmt.Sprintf("ap_eager_%d", i)
-		files[".agentls/tools/"+n+".json"] = apToolDef(n, false)
-	}
-	for _, tc := range []struct {
-		threshold int
-		active    bool
-	}{{40, true}, {5, false}} {
-		c, _, ctx := startWith(t, files, map[string]any{"initializationOptions": map[string]any{"mode": "bypass", "deferThreshold": tc.threshold}})
-		act := apActive(t, c, ctx)
-		for i := range 4 {
-			if _, ok := act[fmt.Sprintf("ap_eager_%d", i)]; ok != tc.active {
-				t.Errorf("threshold %d: ap_eager_%d active=%v, want %v", tc.threshold, i, ok, tc.active)
-			}
-		}
-		for _, core := range []string{"read", "ls", "grep", "find", "edit", "write", "bash", "tool_search"} {
-			if _, ok := act[core]; !ok {
-				t.Errorf("threshold %d: core tool %s deferred", tc.threshold, core)
-			}
-		}
-	}
-}
-
 // --- workspace/externalChange --------------------------------------------------------
-
-// apWaitChange waits for a workspace/externalChange of uri with kind after
-// since; a read file's change is always stale.
-func apWaitChange(t *testing.T, c *harness.Client, since time.Time, uri, kind string) {
-	t.Helper()
-	var p struct {
-		URI       string `json:"uri"`
-		Kind      string `json:"kind"`
-		ReadStale bool   `json:"readStale"`
-	}
-	_, ok := c.WaitNote(3*time.Second, func(n harness.Note) bool {
-		json.Unmarshal(n.Params, &p)
-		return n.Method == "workspace/externalChange" && n.At.After(since) && p.URI == uri && p.Kind == kind
-	})
-	if !ok {
-		var got []string
-		for _, n := range c.Notes("workspace/externalChange") {
-			got = append(got, string(n.Params))
-		}
-		t.Fatalf("no %s %s after %v; got %v", kind, uri, since.Format("15:04:05.000"), got)
-	}
-	if !p.ReadStale {
-		t.Errorf("%s %s: readStale false for a read file", kind, uri)
-	}
-}
-
-// changed, deleted and created for read files; nothing for unread files or
-// a touch that leaves the content; files of an added folder are watched
-// from its watcherReady on.
-func TestProtoExternalChangeKinds(t *testing.T) {
-	t.Parallel()
-	ws := resolvedWorkspace(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "t.txt": "t\n"})
-	c, ctx := startIn(t, ws, bypass())
-	for _, f := range []string{"a.txt", "b.txt", "t.txt"} {
-		c.CallTool(ctx, "read", map[string]any{"path": f})
-	}
-	uri := func(dir, name string) string { return fileURI(filepath.Join(dir, name)) }
-	t0 := time.Now()
-	os.Remove(filepath.Join(ws, "b.txt"))
-	apWaitChange(t, c, t0, uri(ws, "b.txt"), "deleted")
-	t1 := time.Now()
-	writeFile(t, filepath.Join(ws, "b.txt"), "b again, different\n")
-	apWaitChange(t, c, t1, uri(ws, "b.txt"), "created")
-
-	writeFile(t, filepath.Join(ws, "never-read.txt"), "n\n")
-	future := time.Now().Add(time.Hour)
-	os.Chtimes(filepath.Join(ws, "t.txt"), future, future) // a touch: same content
-	t2 := time.Now()
-	writeFile(t, filepath.Join(ws, "a.txt"), "a changed\n")
-	apWaitChange(t, c, t2, uri(ws, "a.txt"), "changed")
-	time.Sleep(150 * time.Millisecond)
-	for _, n := range c.Notes("workspace/externalChange") {
-		if s := string(n.Params); strings.Contains(s, "never-read.txt") || strings.Contains(s, "/t.txt") {
-			t.Errorf("announced: %s", s)
-		}
-	}
-
-	other := resolvedWorkspace(t, map[string]string{"o.txt": "o\n"})
-	armed := len(c.Notes(harness.WatcherReady))
-	c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
-		"added": []any{map[string]any{"uri": fileURI(other), "name": "other"}}, "removed": []any{},
-	}})
-	// Changes are announced from the re-armed watchers' watcherReady on
-	// (docs/protocol.md); before it, staleness is caught by the stamps.
-	c.AwaitWatcher(armed + 1)
-	if r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(other, "o.txt")}); r.IsError {
-		t.Fatal(r.Text())
-	}
-	t3 := time.Now()
-	writeFile(t, filepath.Join(other, "o.txt"), "o changed\n")
-	apWaitChange(t, c, t3, uri(other, "o.txt"), "changed")
-}
 
 // --- read rules, audit --------------------------------------------------------------
 

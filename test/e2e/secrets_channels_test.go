@@ -5,15 +5,11 @@ package e2e
 // literal secret is in the source.
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"image"
-	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -29,7 +25,6 @@ const (
 	channelsAlnum  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 	channelsUpper  = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 	channelsDigits = "0123456789"
-	channelsHex    = "0123456789abcdef"
 	channelsB64    = channelsAlnum + "+/"
 )
 
@@ -228,9 +223,10 @@ func auditText(dir string) string {
 // Every channel a secret could leave the server by masks it, for every kind
 // docs/tools.md lists: tool results and their details, tools/details,
 // tools/progress, tools/confirm, window/logMessage, the log file, the audit
-// log, errors that echo arguments, file names, `agentls call`; the disk
-// and the editor get the real bytes. Each row also checks every
-// notification of its session.
+// log, errors that echo arguments, `agentls call`; the disk and the editor
+// get the real bytes. Each row also checks every notification of its
+// session. File names, grep's go backend and write are the grep and write
+// scripts' (secrets_masked_in_context_and_names, secret_content_written_masked_in_result).
 func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 	t.Parallel()
 	toks := channelsTokens()
@@ -271,19 +267,12 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 					}
 				}
 			}},
-		{name: "grep match, context and key body lines, rg backend", files: map[string]string{"g.txt": grepFile, "all.txt": secrets},
+		{name: "grep match, context and key body lines", files: map[string]string{"g.txt": grepFile, "all.txt": secrets},
 			run: func(t *testing.T, s *chanSession) {
 				r := s.call("grep", map[string]any{"pattern": "needle", "path": "g.txt", "context": 1})
 				if wantContains(t, "grep", r.Text(), "needle here github token [REDACTED:github-token]"); strings.Count(r.Text(), "[REDACTED:") < 3 {
 					t.Errorf("context lines lack placeholders:\n%s", r.Text())
 				}
-				wantContains(t, "grep key body", s.call("grep", map[string]any{"pattern": "^[A-Za-z0-9+/]{40,}", "path": "g.txt"}).Text(), "[REDACTED:private-key]")
-				s.call("grep", map[string]any{"pattern": ".", "limit": 1000})
-			}},
-		{name: "grep match, context and key body lines, go backend", files: map[string]string{"g.txt": grepFile, "all.txt": secrets},
-			opts: channelsOpts{env: []string{"AGENTLS_GREP_BACKEND=go"}},
-			run: func(t *testing.T, s *chanSession) {
-				wantContains(t, "grep", s.call("grep", map[string]any{"pattern": "needle", "path": "g.txt", "context": 1}).Text(), "needle here github token [REDACTED:github-token]", "after slack [REDACTED:")
 				wantContains(t, "grep key body", s.call("grep", map[string]any{"pattern": "^[A-Za-z0-9+/]{40,}", "path": "g.txt"}).Text(), "[REDACTED:private-key]")
 				s.call("grep", map[string]any{"pattern": ".", "limit": 1000})
 			}},
@@ -300,12 +289,6 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 					}
 					wantLacks(t, fmt.Sprint("grep ", args), r.Text(), "hidden/s.txt")
 				}
-			}},
-		{name: "file names in ls and find", files: map[string]string{"d/" + gh.value + ".txt": "x\n"},
-			run: func(t *testing.T, s *chanSession) {
-				symlink(t, gh.value+".txt", filepath.Join(s.ws, "d", "link"))
-				wantContains(t, "ls", s.call("ls", map[string]any{"path": "d"}).Text(), "link@ -> ")
-				wantContains(t, "find", s.call("find", map[string]any{"pattern": "*.txt"}).Text(), "[REDACTED:github-token]")
 			}},
 		{name: "edit result, diff, fuzzy snippet, dryRun, closest region and several matches",
 			files: map[string]string{"code.txt": "start\nkey = \"old\"\nalpha   \n" + aws.line + "\nbefore google\n" + google.line + "\nafter google\ndup marker " + gl.value + "\ndup marker " + gl.value + "\nend\n",
@@ -356,17 +339,6 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 					t.Errorf("the edit failed without naming the masked secret as the cause: %s", r.Text())
 				} else if !r.IsError && got != strings.Replace(goFile, "eu-west-1", "us-east-1", 1) {
 					t.Errorf("disk = %q", got)
-				}
-			}},
-		{name: "write create and overwrite; the disk holds the bytes sent",
-			run: func(t *testing.T, s *chanSession) {
-				r := s.call("write", map[string]any{"path": "sub/new.txt", "content": secrets})
-				wantContains(t, "create diff", fmt.Sprint(r.Details["unifiedDiff"]), "+github token [REDACTED:github-token]")
-				s.call("read", map[string]any{"path": "sub/new.txt"})
-				again := strings.Replace(secrets, "end of fixture", "end "+channelsTok1(toks, "stripe").value, 1)
-				s.call("write", map[string]any{"path": "sub/new.txt", "content": again})
-				if s.disk("sub/new.txt") != again {
-					t.Errorf("the disk does not hold the content sent")
 				}
 			}},
 		{name: "bash output, progress and a secret variable of the server's environment", files: map[string]string{"s.txt": secrets},
@@ -593,63 +565,5 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 			}
 			channelsNoLeak(t, "notifications", channelsNotes(s.c, ""), s.toks)
 		})
-	}
-}
-
-// Text that only looks like a secret (a commit hash, a UUID, an integrity
-// hash, prose naming the prefixes) and an image's base64 pass unaltered.
-func TestSecretsMaskingLeavesLookalikesAndImagesAlone(t *testing.T) {
-	t.Parallel()
-	ctx := channelsCtx(t)
-	lines := []string{
-		"commit " + channelsRand("sha", 40, channelsHex),
-		"id " + channelsRand("u1", 8, channelsHex) + "-" + channelsRand("u2", 4, channelsHex) + "-4" + channelsRand("u3", 3, channelsHex) + "-a" + channelsRand("u4", 3, channelsHex) + "-" + channelsRand("u5", 12, channelsHex),
-		"see https://example.com/search?q=agentls+masking&page=2&lang=en&sort=desc#results",
-		"integrity sha512-" + channelsRand("integ", 86, channelsB64) + "==",
-		"the password reset page explains how to rotate an api key",
-		"ghp_ is the prefix of GitHub tokens; AKIA starts AWS key ids",
-	}
-	body := strings.Join(lines, "\n") + "\n"
-	img := image.NewRGBA(image.Rect(0, 0, 8, 8))
-	for i := range 64 {
-		img.Set(i%8, i/8, color.RGBA{uint8(i * 4), uint8(255 - i*3), uint8(i * 7), 255})
-	}
-	var pngBuf bytes.Buffer
-	if err := png.Encode(&pngBuf, img); err != nil {
-		t.Fatal(err)
-	}
-	ws := newWorkspace(t, map[string]string{"plain.txt": body, "pic.png": pngBuf.String()})
-	c := channelsStart(t, ctx, ws, channelsOpts{mode: "bypass"}, nil)
-	r := c.CallTool(ctx, "read", map[string]any{"path": "plain.txt"})
-	for i, l := range lines {
-		wantContains(t, "read", r.Text(), fmt.Sprintf("%6d→%s", i+1, l))
-	}
-	for _, i := range []int{0, 2, 3} {
-		wantContains(t, "grep", c.CallTool(ctx, "grep", map[string]any{"pattern": "commit|integrity|example.com", "path": "plain.txt"}).Text(), fmt.Sprintf("plain.txt:%d: %s", i+1, lines[i]))
-	}
-	wantContains(t, "bash", c.CallTool(ctx, "bash", map[string]any{"command": "cat plain.txt"}).Text(), body[:len(body)-1])
-	im := c.CallTool(ctx, "read", map[string]any{"path": "pic.png"})
-	if part := im.Content[len(im.Content)-1]; part["type"] != "image" || part["data"] != base64.StdEncoding.EncodeToString(pngBuf.Bytes()) || part["mimeType"] != "image/png" {
-		t.Errorf("the image part is altered or missing: %.300s", compactJSON(im))
-	}
-}
-
-// `agentls call` prints masked text and masked JSON; its stderr holds no secret.
-func TestSecretsMaskedByAgentlsCall(t *testing.T) {
-	t.Parallel()
-	toks := channelsTokens()
-	gh := channelsTok1(toks, "github")
-	ws := newWorkspace(t, map[string]string{"s.txt": channelsSecretFile(toks)})
-	for _, extra := range [][]string{nil, {"--json"}} {
-		args := append([]string{"call", "read", `{"path":"s.txt"}`, "bash", `{"command":"cat s.txt; echo ` + gh.value + ` >&2"}`, "--root", ws, "--mode", "bypass", "--log-level", "debug"}, extra...)
-		cmd := harness.Command(t, args)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Errorf("agentls call %v: %v\n%s", extra, err, stderr.String())
-		}
-		wantContains(t, fmt.Sprint("agentls call ", extra), stdout.String(), "[REDACTED:github-token]")
-		channelsNoLeak(t, fmt.Sprintf("agentls call %v stdout", extra), stdout.String(), toks)
-		channelsNoLeak(t, fmt.Sprintf("agentls call %v stderr", extra), stderr.String(), toks)
 	}
 }

@@ -83,3 +83,16 @@ func TestHintsNameToolsAsTheClientSeesThem(t *testing.T) {
 		})
 	}
 }
+
+// A call under the prefixed name the host shows (agentls_read) is refused
+// with the bare wire name, not "Did you mean agentls_read?" (it named the
+// very name that had just failed).
+func TestPrefixedCallNameIsToldTheBareName(t *testing.T) {
+	x, _ := newTestExecutor(t, map[string][]byte{"a.txt": []byte("a\n")})
+	x.Env.Names = mention.Prefix(tools.VSCodeToolPrefix)
+	r := call(t, x, tools.VSCodeToolPrefix+"read", `{"path":"a.txt"}`)
+	text := r.TextOf()
+	if !r.IsError || !strings.Contains(text, `tools/call takes the bare name, "read"`) || strings.Contains(text, "Did you mean") {
+		t.Errorf("a call of %sread: %s", tools.VSCodeToolPrefix, text)
+	}
+}
