@@ -8,7 +8,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -48,29 +46,6 @@ func docsLimits(t *testing.T) map[string]int {
 		t.Fatalf("tools --limits: exit %d, %v: %s%s", o.code, err, o.stdout, o.stderr)
 	}
 	return m
-}
-
-// docsWant fails unless r's error flag is isErr and its text holds every
-// want, compared case and all (the docs quote these texts).
-func docsWant(t *testing.T, what string, r harness.Result, isErr bool, wants ...string) {
-	t.Helper()
-	if r.IsError != isErr {
-		t.Errorf("%s: isError=%v, want %v; text:\n%s", what, r.IsError, isErr, r.Text())
-	}
-	for _, w := range wants {
-		if !strings.Contains(r.Text(), w) {
-			t.Errorf("%s: text lacks %q; got:\n%s", what, w, r.Text())
-		}
-	}
-}
-
-// docsPEM is a private key whose body lines are random base64.
-func docsPEM(lines int) (string, []string) {
-	var body []string
-	for i := 0; i < lines; i++ {
-		body = append(body, channelsRand(fmt.Sprintf("docs-pem-%d", i), 64, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"))
-	}
-	return "-----BEGIN RSA PRIVATE KEY-----\n" + strings.Join(body, "\n") + "\n-----END RSA PRIVATE KEY-----\n", body
 }
 
 // --- README ---------------------------------------------------------------
@@ -301,60 +276,6 @@ func TestDocsToolListFormats(t *testing.T) {
 	}
 }
 
-// tools.md "Audit log": the JSON line's fields and values, the directory
-// rules, README's `agentls audit --tail 20` and `--json`.
-func TestDocsAuditLog(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, map[string]string{"a.txt": "hello\n"})
-	state := t.TempDir()
-	// AGENTLS_AUDIT_DIR unset (empty): $XDG_STATE_HOME/agentls/audit/.
-	env := []string{"AGENTLS_AUDIT_DIR=", "XDG_STATE_HOME=" + state}
-	secret := "ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36]
-	if o := runAgentls(t, ws, env, "call", "read", `{"path":"a.txt"}`, "bash", fmt.Sprintf(`{"command":"echo %s >/dev/null"}`, secret), "--root", ws); o.code != 0 {
-		t.Fatalf("exit %d: %s %s", o.code, o.stdout, o.stderr)
-	}
-	files, _ := filepath.Glob(filepath.Join(state, "agentls", "audit", "*"))
-	if len(files) != 1 {
-		t.Fatalf("audit files under $XDG_STATE_HOME/agentls/audit: %v", files)
-	}
-	b := readFile(t, files[0])
-	lines := strings.Split(strings.TrimSpace(b), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("want one line per call, got:\n%s", b)
-	}
-	if strings.Contains(b, secret) {
-		t.Errorf("audit arguments keep a secret:\n%s", b)
-	}
-	for _, l := range lines {
-		var e map[string]any
-		if err := json.Unmarshal([]byte(l), &e); err != nil {
-			t.Fatalf("not a JSON line: %s", l)
-		}
-		for _, k := range []string{"time", "callId", "tool", "arguments", "decision", "rule", "durationMs", "resultBytes", "isError"} {
-			if _, ok := e[k]; !ok {
-				t.Errorf("audit line lacks %s: %s", k, l)
-			}
-		}
-		if d := fmt.Sprint(e["decision"]); d != "allow" && d != "deny" && d != "invalid" && !strings.HasPrefix(d, "ask:") {
-			t.Errorf("decision %q is none of the documented values", d)
-		}
-	}
-	if tail := runAgentls(t, ws, env, "audit", "--tail", "20"); tail.code != 0 || !strings.Contains(tail.stdout, "read") || !strings.Contains(tail.stdout, "bash") {
-		t.Errorf("agentls audit --tail 20: exit %d\n%s", tail.code, tail.stdout)
-	}
-	o := runAgentls(t, ws, env, "audit", "--tail", "1", "--json")
-	var e map[string]any
-	if err := json.Unmarshal([]byte(strings.TrimSpace(o.stdout)), &e); err != nil || e["tool"] != "bash" {
-		t.Errorf("audit --tail 1 --json: %v\n%s", err, o.stdout)
-	}
-	// AGENTLS_AUDIT_DIR overrides.
-	dir := t.TempDir()
-	runAgentls(t, ws, []string{"AGENTLS_AUDIT_DIR=" + dir, "XDG_STATE_HOME=" + state}, "call", "read", `{"path":"a.txt"}`, "--root", ws)
-	if got, _ := filepath.Glob(filepath.Join(dir, "*")); len(got) != 1 {
-		t.Errorf("AGENTLS_AUDIT_DIR holds %v", got)
-	}
-}
-
 // --- docs/protocol.md ---------------------------------------------------
 
 // protocol.md's initialize result example, field by field, and docs/tools.md's
@@ -382,68 +303,6 @@ func TestDocsInitializeResult(t *testing.T) {
 	wantContains(t, "experimental.agentls.tools", compactJSON(ag["tools"]), `"read"`, `"ls"`, `"grep"`, `"find"`, `"edit"`, `"write"`, `"bash"`, `"tool_search"`)
 	wantContains(t, "instructions", fmt.Sprint(res["instructions"]), "Read a file before editing", "cat", "oldText")
 	wantContains(t, "instructions", strings.ToLower(fmt.Sprint(res["instructions"])), "search when a path is unknown", "never guess file contents")
-}
-
-// docsWaitLog waits for a window/logMessage holding substr and returns its params.
-func docsWaitLog(t *testing.T, c *harness.Client, substr string) string {
-	t.Helper()
-	n, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
-		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), substr)
-	})
-	if !ok {
-		t.Errorf("no window/logMessage containing %q; got %q", substr, logMessages(c, 0))
-		return ""
-	}
-	return string(n.Params)
-}
-
-// protocol.md "initialize": a value that changes the meaning fails with
-// -32602 naming the field, [] is {}, an unknown key is a warning, and the
-// options take effect.
-func TestDocsInitializationOptions(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
-	for _, tc := range []struct {
-		name  string
-		opts  any
-		field string // "": accepted
-	}{
-		{"unknown mode", map[string]any{"mode": "yolo"}, "mode"},
-		{"rules not an array", map[string]any{"permissions": map[string]any{"allow": "Bash"}}, "allow"},
-		{"rules not strings", map[string]any{"permissions": map[string]any{"deny": []any{1}}}, "deny"},
-		{"negative limit", map[string]any{"limits": map[string]any{"read": -1}}, "limits"},
-		{"grouped limit out of range", map[string]any{"limits": map[string]any{"read": map[string]any{"lines": 0}}}, "read"},
-		{"[] is {}", []any{}, ""},
-		{"limits as []", map[string]any{"limits": []any{}}, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := harness.Start(t, harness.Options{Root: ws})
-			err := c.Call(testCtx(t, 20*time.Second), "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": tc.opts}, nil)
-			if tc.field == "" && err != nil || tc.field != "" && (rpcCode(err) != -32602 || !strings.Contains(err.Error(), tc.field)) {
-				t.Errorf("%v: got %v, want -32602 naming %q (none: accepted)", tc.opts, err, tc.field)
-			}
-		})
-	}
-	t.Run("unknown key is a warning", func(t *testing.T) {
-		c, _ := startIn(t, ws, map[string]any{"initializationOptions": map[string]any{"colour": "blue"}})
-		if msg := docsWaitLog(t, c, "colour"); msg != "" && !strings.Contains(msg, `"type":2`) {
-			t.Errorf("unknown key reported as %s, want a warning (type 2)", msg)
-		}
-	})
-	t.Run("mode and permissions apply", func(t *testing.T) {
-		c, ctx := startIn(t, ws, map[string]any{"initializationOptions": map[string]any{
-			"mode": "acceptEdits", "permissions": map[string]any{"deny": []string{"Read(a.txt)"}},
-		}})
-		docsWant(t, "acceptEdits write", c.CallTool(ctx, "write", map[string]any{"path": "new.txt", "content": "x\n"}), false)
-		docsWant(t, "deny Read(a.txt)", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), true, "Read(a.txt)")
-	})
-	t.Run("readOnly denies writes", func(t *testing.T) {
-		c, ctx := startIn(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "readOnly"}})
-		docsWant(t, "readOnly write", c.CallTool(ctx, "write", map[string]any{"path": "ro.txt", "content": "x\n"}), true)
-		if _, err := os.Stat(filepath.Join(ws, "ro.txt")); err == nil {
-			t.Error("readOnly wrote a file")
-		}
-	})
 }
 
 // docsLimitRow is one row of docs/protocol.md's Limits table.
@@ -496,191 +355,4 @@ func TestDocsLimitsTable(t *testing.T) {
 	}
 }
 
-// protocol.md "tools/confirm" and "tools/diagnostics": the question's
-// params and preview, asked once; a rejection as "denied by the user"
-// with nothing changed; the rule each question names; new problems after
-// an edit; without the capability an ask is an isError result.
-func TestDocsConfirmAndDiagnostics(t *testing.T) {
-	t.Parallel()
-	ws := newWorkspace(t, map[string]string{"a.go": "package a\n", ".env": "A=1\n", "gone.txt": "x\n",
-		".agentls/settings.json": `{"permissions": {"ask": ["Bash(rm:*)"]}}`})
-	c := harness.Start(t, harness.Options{Root: ws})
-	var mu sync.Mutex
-	var asked []map[string]any
-	c.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-		var p map[string]any
-		json.Unmarshal(params, &p)
-		switch method {
-		case "tools/confirm":
-			mu.Lock()
-			asked = append(asked, p)
-			mu.Unlock()
-			if strings.Contains(compactJSON(p["arguments"]), "rejected.txt") {
-				return map[string]any{"decision": "rejectOnce", "message": "not now"}, nil
-			}
-			return map[string]any{"decision": "allowOnce"}, nil
-		case "tools/diagnostics":
-			uris, _ := p["uris"].([]any)
-			var items []any
-			for _, u := range uris {
-				var diags []any
-				if p["waitMs"].(float64) > 0 {
-					diags = []any{map[string]any{
-						"range":    map[string]any{"start": map[string]any{"line": 2, "character": 11}, "end": map[string]any{"line": 2, "character": 17}},
-						"severity": 1, "message": "undefined: BROKEN", "source": "compiler",
-					}}
-				}
-				items = append(items, map[string]any{"uri": u, "diagnostics": diags})
-			}
-			return map[string]any{"items": items}, nil
-		}
-		return nil, fmt.Errorf("unexpected %s", method)
-	}
-	last := func() map[string]any {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(asked) == 0 {
-			return nil
-		}
-		return asked[len(asked)-1]
-	}
-	ctx := testCtx(t, 20*time.Second)
-	c.Initialize(ctx, map[string]any{"capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true, "diagnostics": true}}}})
-	docsWant(t, "rejectOnce", c.CallTool(ctx, "write", map[string]any{"path": "rejected.txt", "content": "x\n"}), true, "denied by the user: not now")
-	if _, err := os.Stat(filepath.Join(ws, "rejected.txt")); err == nil {
-		t.Error("a rejected write changed the disk")
-	}
-	confirm := last()
-	if len(asked) != 1 {
-		t.Errorf("tools/confirm asked %d times for one call, want 1", len(asked))
-	}
-	for _, k := range []string{"callId", "tool", "arguments", "reason", "preview"} {
-		if _, ok := confirm[k]; !ok {
-			t.Errorf("tools/confirm params lack %s: %v", k, compactJSON(confirm))
-		}
-	}
-	if confirm["rule"] != "mode:default" {
-		t.Errorf("rule %v, want mode:default; params %s", confirm["rule"], compactJSON(confirm))
-	}
-	if reason, _ := confirm["reason"].(string); !strings.Contains(reason, "the user must approve") {
-		t.Errorf("reason %q is not a sentence for the user", reason)
-	}
-	pv, _ := confirm["preview"].(map[string]any)
-	for _, k := range []string{"kind", "path", "uri", "unifiedDiff", "edits"} {
-		if _, ok := pv[k]; !ok {
-			t.Errorf("preview lacks %s: %v", k, compactJSON(pv))
-		}
-	}
-	// docs/protocol.md: preview is the call's details; a new file's details say "create".
-	if pv["kind"] != "create" {
-		t.Errorf("preview of a new file has kind %v; the write's details kind is create", pv["kind"])
-	}
-	for _, tc := range []struct{ tool, arg, rule string }{{"read", ".env", "builtin:secret-file"}, {"bash", "rm gone.txt", "Bash(rm:*) (.agentls/settings.json)"}} {
-		key := map[string]string{"read": "path", "bash": "command"}[tc.tool]
-		c.CallTool(ctx, tc.tool, map[string]any{key: tc.arg})
-		if got := fmt.Sprint(last()["rule"]); !strings.Contains(got, tc.rule) {
-			t.Errorf("%s %s: rule %q, want it to name %q", tc.tool, tc.arg, got, tc.rule)
-		}
-	}
-	c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
-	r := c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "edits": []map[string]any{{"oldText": "package a\n", "newText": "package a\n\nvar x = BROKEN\n"}}})
-	wantContains(t, "diagnostics", r.Text(), "The editor reports new problems in a.go:\n  L3:12 error: undefined: BROKEN (compiler)")
-	dd, _ := r.Details["diagnostics"].(map[string]any)
-	if arr, ok := r.Details["diagnostics"].([]any); ok && len(arr) > 0 {
-		dd, _ = arr[0].(map[string]any)
-	}
-	for _, k := range []string{"uri", "new", "total"} {
-		if _, ok := dd[k]; !ok {
-			t.Errorf("details.diagnostics lacks %s: %v", k, compactJSON(r.Details["diagnostics"]))
-		}
-	}
-	c.CallTool(ctx, "bash", map[string]any{"command": "touch made.txt"})
-	if pv, _ := last()["preview"].(map[string]any); pv["kind"] != "command" || pv["command"] != "touch made.txt" || pv["readOnly"] != false {
-		t.Errorf("bash preview: %v", compactJSON(last()["preview"]))
-	}
-
-	c2, ctx2 := startIn(t, ws, nil)
-	docsWant(t, "ask without the capability", c2.CallTool(ctx2, "write", map[string]any{"path": "n.txt", "content": "x\n"}), true, "approval")
-}
-
 // --- docs/tools.md ------------------------------------------------------
-
-// tools.md "Secret masking": PEM body lines are masked in the unified diff
-// and TextEdits of write and edit (also in tools/details); window/logMessage
-// texts are masked.
-func TestDocsSecretsInDiffsAndLogs(t *testing.T) {
-	t.Parallel()
-	pem, body := docsPEM(20)
-	tok := "ghp_" + channelsRand("docs-gh", 36, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-	ws := newWorkspace(t, map[string]string{"k.pem": pem, ".agentls/settings.json": `{"permissions":{"allow":["Read(` + tok + `"]}}`})
-	c, ctx := startIn(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "bypass", tok: 1}})
-	leak := func(where, s string) {
-		t.Helper()
-		wantLacks(t, where, s, tok)
-		for i, b := range body {
-			if strings.Contains(s, b) {
-				t.Errorf("%s carries PEM body line %d unmasked", where, i+1)
-				return
-			}
-		}
-	}
-	w := c.CallTool(ctx, "write", map[string]any{"path": "new.pem", "content": pem})
-	docsWant(t, "write a key", w, false)
-	leak("write details", compactJSON(w.Details))
-	c.CallTool(ctx, "read", map[string]any{"path": "k.pem"})
-	e := c.CallTool(ctx, "edit", map[string]any{"path": "k.pem", "edits": []any{map[string]any{"oldText": body[10], "newText": "CHANGED"}}})
-	docsWant(t, "edit inside a key", e, false)
-	if e.Details["unifiedDiff"] == nil {
-		t.Errorf("edit details lack unifiedDiff: %s", compactJSON(e.Details))
-	}
-	leak("edit details", compactJSON(e.Details))
-	var notes strings.Builder
-	for _, n := range c.Notes("") {
-		notes.Write(n.Params)
-	}
-	leak("notifications", notes.String())
-	if logs := strings.Join(logMessages(c, 0), "\n"); !strings.Contains(logs, "[REDACTED") {
-		t.Errorf("logMessages (settings rule and option name quoting a token) show no masking:\n%s", logs)
-	}
-}
-
-// tools.md "Extension tools" and "Upstream MCP servers", README's mcp.json
-// shapes: an upstream (agentls mcp itself) under "servers" and under
-// "mcpServers", ${env:NAME} expanded; a deferred extension tool; mcp__
-// rules.
-func TestDocsUpstreamAndExtensions(t *testing.T) {
-	t.Parallel()
-	inner := newWorkspace(t, map[string]string{"inner.txt": "from the inner workspace\n"})
-	bin := harness.Binary(t)
-	for _, key := range []string{"servers", "mcpServers"} {
-		t.Run(key, func(t *testing.T) {
-			ws := newWorkspace(t, map[string]string{
-				".agentls/mcp.json": fmt.Sprintf(`{%q: {"inner": {"command": %q, "args": ["mcp", "--root", "${env:A4D_INNER}"]}}}`, key, bin),
-				".agentls/tools/shout.json": `{"name": "shout_words", "description": "Print words in upper case.",
-					"inputSchema": {"type": "object", "properties": {"words": {"type": "string"}}, "required": ["words"]},
-					"command": "echo {{words}} | tr a-z A-Z", "readOnly": true}`,
-			})
-			c, ctx := startIn(t, ws, bypass(), "A4D_INNER="+inner)
-			var list struct {
-				Tools []map[string]any `json:"tools"`
-			}
-			c.Call(ctx, "tools/list", map[string]any{}, &list)
-			wantLacks(t, "tools/list before tool_search", compactJSON(list.Tools), "shout_words", "inner__read")
-			wantContains(t, "tool_search extension", c.CallTool(ctx, "tool_search", map[string]any{"query": "upper case words"}).Text(), "shout_words")
-			if r := c.CallTool(ctx, "shout_words", map[string]any{"words": "hi; rm -rf /"}); strings.TrimSpace(r.Text()) != "HI; RM -RF /" {
-				t.Errorf("extension tool: %q", r.Text())
-			}
-			docsWant(t, "upstream tool inner__read", c.CallTool(ctx, "inner__read", map[string]any{"path": "inner.txt"}), false, "from the inner workspace")
-		})
-	}
-	t.Run("mcp__ rules", func(t *testing.T) {
-		ws := newWorkspace(t, map[string]string{
-			".agentls/mcp.json":      fmt.Sprintf(`{"servers": {"inner": {"command": %q, "args": ["mcp", "--root", %q]}}}`, bin, inner),
-			".agentls/settings.json": `{"permissions": {"deny": ["mcp__inner__read"]}}`,
-		})
-		c, ctx := startIn(t, ws, bypass())
-		r := c.CallTool(ctx, "inner__read", map[string]any{"path": "inner.txt"})
-		docsWant(t, "mcp__inner__read deny", r, true)
-		wantLacks(t, "mcp__inner__read deny", r.Text(), "from the inner workspace")
-	})
-}
