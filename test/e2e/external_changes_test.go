@@ -291,9 +291,9 @@ func TestWriteStaleDuringDiagnosticsQuestion(t *testing.T) {
 	wantNames(t, "raced write", ws, "a.txt")
 }
 
-// Changes to a read file are announced within 50 ms (median), as changed
-// with readStale.
-func TestExternalChangeLatencyAndKinds(t *testing.T) {
+// Changes to a read file are announced within 50 ms (median; the slowest
+// of 5 is logged, docs/benchmarks.md), as changed with readStale.
+func TestExternalChangeIsAnnounced(t *testing.T) {
 	c, ws, ctx := start(t, map[string]string{"w.txt": "v0\n"})
 	p := filepath.Join(ws, "w.txt")
 	mustRead(t, c, ctx, "w.txt")
@@ -311,7 +311,7 @@ func TestExternalChangeLatencyAndKinds(t *testing.T) {
 		lat = append(lat, at.Sub(mark))
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	t.Logf("externalChange latencies: %v", lat)
+	t.Logf("externalChange latencies: %v; slowest %v", lat, lat[len(lat)-1])
 	if lat[len(lat)/2] > 50*time.Millisecond {
 		t.Errorf("median latency %v > 50 ms", lat[len(lat)/2])
 	}
