@@ -272,6 +272,43 @@ func barrier(t testing.TB, c *harness.Client, ws string) {
 	}
 }
 
+// editAll runs the edits as one callBatch or as parallel tools/calls and
+// fails the test for each one that does not go through.
+func editAll(t *testing.T, ctx context.Context, c *harness.Client, parallel bool, edits []map[string]any) {
+	t.Helper()
+	errs := make([]string, len(edits))
+	if parallel {
+		var wg sync.WaitGroup
+		for i, e := range edits {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if r, err := c.TryCallTool(ctx, "edit", e); err != nil {
+					errs[i] = err.Error()
+				} else if r.IsError {
+					errs[i] = r.Text()
+				}
+			}()
+		}
+		wg.Wait()
+	} else {
+		var calls []map[string]any
+		for _, e := range edits {
+			calls = append(calls, batchCall("edit", e, ""))
+		}
+		for i, r := range callBatch(t, ctx, c, calls...) {
+			if r.IsError {
+				errs[i] = r.Text()
+			}
+		}
+	}
+	for i, e := range errs {
+		if e != "" {
+			t.Errorf("edit %d (parallel %v): %s", i, parallel, e)
+		}
+	}
+}
+
 // 50 edits of distinct lines of one file, in one batch and as 50 parallel
 // calls (half of them through a symlink to it): every one lands, the link
 // stays a link and no temp file is left.
@@ -279,46 +316,19 @@ func TestConcurrentEditsOfOneFileLandAll(t *testing.T) {
 	const n = 50
 	orig := numberedLines(n, func(i int) string { return fmt.Sprintf("slot %02d — ü😀: old", i) })
 	want := strings.ReplaceAll(orig, ": old", ": new")
-	edit := func(path string, i int) map[string]any {
-		return editCall(path, fmt.Sprintf("slot %02d — ü😀: old", i+1), fmt.Sprintf("slot %02d — ü😀: new", i+1))
-	}
 	c, ws, ctx := start(t, map[string]string{"batch/c.txt": orig, "par/c.txt": orig})
 	symlink(t, "c.txt", filepath.Join(ws, "par/alias.txt"))
 	for _, p := range []string{"batch/c.txt", "par/c.txt", "par/alias.txt"} {
 		mustRead(t, c, ctx, p)
 	}
-	var calls []map[string]any
+	var batch, par []map[string]any
 	for i := range n {
-		calls = append(calls, batchCall("edit", edit("batch/c.txt", i), ""))
+		old, new := fmt.Sprintf("slot %02d — ü😀: old", i+1), fmt.Sprintf("slot %02d — ü😀: new", i+1)
+		batch = append(batch, editCall("batch/c.txt", old, new))
+		par = append(par, editCall([]string{"par/c.txt", "par/alias.txt"}[i%2], old, new))
 	}
-	for i, r := range callBatch(t, ctx, c, calls...) {
-		if r.IsError {
-			t.Errorf("batch edit %d: %s", i, r.Text())
-		}
-	}
-	var wg sync.WaitGroup
-	errs := make([]string, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			path := "par/c.txt"
-			if i%2 == 1 {
-				path = "par/alias.txt"
-			}
-			if r, err := c.TryCallTool(ctx, "edit", edit(path, i)); err != nil {
-				errs[i] = err.Error()
-			} else if r.IsError {
-				errs[i] = r.Text()
-			}
-		}()
-	}
-	wg.Wait()
-	for i, e := range errs {
-		if e != "" {
-			t.Errorf("parallel edit %d: %s", i, e)
-		}
-	}
+	editAll(t, ctx, c, false, batch)
+	editAll(t, ctx, c, true, par)
 	for _, f := range []string{"batch/c.txt", "par/c.txt"} {
 		if got := readFile(t, filepath.Join(ws, f)); got != want {
 			t.Errorf("%s lost updates:\n%s", f, got)
@@ -382,40 +392,11 @@ func TestEditsOfDifferentFilesRunInParallel(t *testing.T) {
 			for i := range files {
 				mustRead(t, c, ctx, fmt.Sprintf("f%02d.txt", i))
 			}
-			edit := func(i int) map[string]any {
-				return editCall(fmt.Sprintf("f%02d.txt", i), fmt.Sprintf("file %02d: old", i), fmt.Sprintf("file %02d: new", i))
+			var edits []map[string]any
+			for i := range files {
+				edits = append(edits, editCall(fmt.Sprintf("f%02d.txt", i), fmt.Sprintf("file %02d: old", i), fmt.Sprintf("file %02d: new", i)))
 			}
-			errs := make([]string, files)
-			if mode == "callBatch" {
-				var calls []map[string]any
-				for i := range files {
-					calls = append(calls, batchCall("edit", edit(i), ""))
-				}
-				for i, r := range callBatch(t, ctx, c, calls...) {
-					if r.IsError {
-						errs[i] = r.Text()
-					}
-				}
-			} else {
-				var wg sync.WaitGroup
-				for i := range files {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						if r, err := c.TryCallTool(ctx, "edit", edit(i)); err != nil {
-							errs[i] = err.Error()
-						} else if r.IsError {
-							errs[i] = r.Text()
-						}
-					}()
-				}
-				wg.Wait()
-			}
-			for i, e := range errs {
-				if e != "" {
-					t.Errorf("edit %d: %s", i, e)
-				}
-			}
+			editAll(t, ctx, c, mode != "callBatch", edits)
 			for i := range files {
 				if got, want := readFile(t, filepath.Join(ws, fmt.Sprintf("f%02d.txt", i))), fmt.Sprintf("file %02d: new\n", i); got != want {
 					t.Errorf("f%02d.txt = %q, want %q", i, got, want)
