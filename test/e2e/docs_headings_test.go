@@ -40,7 +40,7 @@ var docsHeadingTests = map[string]map[string][]string{
 		"initialize":         {"TestDocsInitializeResult", "TestInitializeInitializationOptions"},
 		"Limits":             {"TestLimitsCustomStatedAndEnforced", "TestDocsLimitsTable"},
 		"Client → server":    {"TestProtocolFramesAndMessageErrors", "TestProtocolCancelRunningCall"},
-		"Text document sync": {"TestTextSyncIncrementalUTF16", "TestTextSyncApplyEditRanges"},
+		"Text document sync": {"TestIncrementalChangesCountUTF16AndABadRangeDropsTheDocument", "TestTextSyncApplyEditRanges"},
 		"Server → client":    {"TestConfirmShowsTheChangeAndIsNotSentForACallThatWouldFail", "TestDiagnosticsNewProblems"},
 		"tools/prepare":      {"TestPrepareSaysWhatACallNeedsAndItsTokenApprovesItOnce", "TestPrepareAnswersWithoutRunning"},
 		"tools/confirm":      {"TestConfirmShowsTheChangeAndIsNotSentForACallThatWouldFail", "TestCancelWhileAskingCancelsTheConfirm"},
