@@ -16,7 +16,7 @@ import (
 // Headings are matched by their text up to the first " `" or " (".
 var docsHeadingTests = map[string]map[string][]string{
 	"docs/tools.md": {
-		"Shared behaviour":                  {"cmd/agentls/testdata/script/arguments", "TestCallIDStamping"},
+		"Shared behaviour":                  {"cmd/agentls/testdata/script/arguments", "TestInitializeDetailsBeforeReplyAndCallIDs"},
 		"Results and the host's output cap": {"internal/mcp/hosts_doc_test.go", "test/hosts/codex.test.mjs", "test/mcp/host-budget.test.mjs"},
 		"read":                              {"cmd/agentls/testdata/script/read"},
 		"ls":                                {"cmd/agentls/testdata/script/ls"},
