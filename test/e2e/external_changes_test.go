@@ -7,8 +7,6 @@ package e2e
 // The hard cases of same-size rewrites are in staleness_test.go.
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,7 +15,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -263,32 +260,6 @@ func TestExternalChangeBurstBounded(t *testing.T) {
 			}
 		})
 	}
-}
-
-// A change made while the editor answers the diagnostics question (between
-// the guard's check and the rename) is caught: nothing written.
-func TestWriteStaleDuringDiagnosticsQuestion(t *testing.T) {
-	ws := resolvedWorkspace(t, map[string]string{"a.txt": "original\n"})
-	p := filepath.Join(ws, "a.txt")
-	var asked atomic.Int32
-	c, ctx := startCaps(t, ws, map[string]any{"diagnostics": true}, func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-		if method == "tools/diagnostics" && asked.Add(1) == 1 {
-			if err := os.WriteFile(p, []byte("changed meanwhile by the user\n"), 0o644); err != nil {
-				return nil, err
-			}
-		}
-		return map[string]any{"items": []any{}}, nil
-	})
-	mustRead(t, c, ctx, "a.txt")
-	r := c.CallTool(ctx, "write", writeCall("a.txt", "model\n"))
-	if asked.Load() == 0 {
-		t.Fatal("no tools/diagnostics question was asked around the write (docs/tools.md: edit and write ask before and after)")
-	}
-	wantRefused(t, "write raced by the user", r, "changed since you read it")
-	if got := readFile(t, p); got != "changed meanwhile by the user\n" {
-		t.Errorf("the user's change was overwritten: %q", got)
-	}
-	wantNames(t, "raced write", ws, "a.txt")
 }
 
 // Changes to a read file are announced within 50 ms (median; the slowest
