@@ -4,7 +4,8 @@ package e2e
 // workspace/externalChange notifications the watcher sends
 // (docs/protocol.md) and the edit guard's refusal of an edit or write based
 // on a stale read (docs/tools.md), which does not rest on the watcher.
-// The hard cases of same-size rewrites are in staleness_test.go.
+// The hard cases of same-size rewrites are in staleness_test.go; own writes,
+// ignored and renamed directories in watch_tree_changes_test.go.
 
 import (
 	"fmt"
@@ -185,44 +186,6 @@ func TestEditGuardExternalChanges(t *testing.T) {
 	}
 }
 
-// Notes are for files the model has read: one it never read is not
-// announced (or with readStale false), nor is a change in an ignored
-// directory, and the model's own writes are not external. The guard does
-// not rest on the watcher: the ignored file's edit is still refused.
-func TestExternalChangeOnlyForReadFiles(t *testing.T) {
-	c, ws, ctx := start(t, map[string]string{
-		"barrier.txt":                "barrier\n",
-		"unread.txt":                 "never read\n",
-		"own.txt":                    "own\n",
-		".gitignore":                 "node_modules/\n",
-		"node_modules/pkg/index.js":  "module.exports = 1\n",
-		"node_modules/pkg/unread.js": "x\n",
-	})
-	for _, rel := range []string{"barrier.txt", "own.txt", "node_modules/pkg/index.js"} {
-		mustRead(t, c, ctx, rel)
-	}
-	wantResult(t, "own write", c.CallTool(ctx, "write", writeCall("own.txt", "own 2\n")), false)
-	wantResult(t, "own edit", c.CallTool(ctx, "edit", editCall("own.txt", "own 2", "own 3")), false)
-	wantResult(t, "own create", c.CallTool(ctx, "write", writeCall("made/by/model.txt", "new\n")), false)
-	writeFile(t, filepath.Join(ws, "unread.txt"), "changed, never read\n")
-	writeFile(t, filepath.Join(ws, "node_modules/pkg/index.js"), "module.exports = 2 // changed\n")
-	writeFile(t, filepath.Join(ws, "node_modules/pkg/unread.js"), "y\n")
-	barrier(t, c, ws)
-	for _, rel := range []string{"own.txt", "made/by/model.txt", "node_modules/pkg/index.js", "node_modules/pkg/unread.js"} {
-		if got := extChanges(c, filepath.Join(ws, rel)); len(got) != 0 {
-			t.Errorf("%s: unexpected workspace/externalChange %+v", rel, got)
-		}
-	}
-	for _, e := range extChanges(c, filepath.Join(ws, "unread.txt")) {
-		if e.ReadStale {
-			t.Errorf("unread.txt (never read): externalChange with readStale true: %+v", e)
-		}
-	}
-	wantRefused(t, "edit in node_modules after an unwatched change",
-		c.CallTool(ctx, "edit", editCall("node_modules/pkg/index.js", "module.exports", "exports")), "changed since you read it")
-	wantResult(t, "edit after own writes", c.CallTool(ctx, "edit", editCall("own.txt", "own 3", "own 4")), false)
-}
-
 // A burst of writes to one read file gives a bounded number of
 // notifications, each changed/readStale, and the guard refuses the next
 // write. The docs promise no coalescing, so the bound is two per
@@ -288,11 +251,11 @@ func TestExternalChangeIsAnnounced(t *testing.T) {
 	}
 }
 
-// The watcher follows directories created after the start (by the model's
-// write or mkdir -p outside) and renamed ones: changes to read files there
-// are announced.
-func TestExternalChangeInNewAndRenamedDirectories(t *testing.T) {
-	c, ws, ctx := start(t, map[string]string{"old/dir/f.txt": "f\n"})
+// The watcher follows directories created after the start, by the model's
+// write or mkdir -p outside: changes to read files there are announced.
+// (A renamed directory: TestWatchRenameDir.)
+func TestExternalChangeInNewDirectories(t *testing.T) {
+	c, ws, ctx := start(t, nil)
 	changeAndWait := func(t *testing.T, rel string) {
 		t.Helper()
 		p := filepath.Join(ws, rel)
@@ -317,13 +280,6 @@ func TestExternalChangeInNewAndRenamedDirectories(t *testing.T) {
 		// sees it first.
 		mustRead(t, c, ctx, "a/b/c/f")
 		changeAndWait(t, "a/b/c/f")
-	})
-	t.Run("renamed directory", func(t *testing.T) {
-		if err := os.Rename(filepath.Join(ws, "old"), filepath.Join(ws, "new")); err != nil {
-			t.Fatal(err)
-		}
-		mustRead(t, c, ctx, "new/dir/f.txt")
-		changeAndWait(t, "new/dir/f.txt")
 	})
 }
 
