@@ -10,7 +10,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -304,17 +303,7 @@ func TestExternalChangeSurvivesWatcherOverflow(t *testing.T) {
 // with ENOSPC: the watcher reports degraded (agentls/watcherReady and a
 // window/logMessage) and the guard still refuses a stale edit.
 func TestExternalChangeGuardWithDegradedWatcher(t *testing.T) {
-	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("no unshare")
-	}
-	if err := exec.Command("unshare", "-U", "-r", "sh", "-c", "echo 1 > /proc/sys/user/max_inotify_watches").Run(); err != nil {
-		t.Skipf("cannot lower the inotify watch limit in a user namespace: %v", err)
-	}
-	wrapper := filepath.Join(t.TempDir(), "agentls-limited")
-	script := "#!/bin/sh\nexec unshare -U -r sh -c 'echo 1 > /proc/sys/user/max_inotify_watches && exec \"$0\" \"$@\"' " + harness.Binary(t) + " \"$@\"\n"
-	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	wrapper := watchTreeLimitedBinary(t, 1) // watch_tree_changes_test.go
 	t.Setenv("AGENTLS_BIN", wrapper)
 	files := map[string]string{"a.txt": "one\n"}
 	for i := range 5 {
