@@ -1,9 +1,10 @@
 package e2e
 
-// What only the wire can send or observe: arguments that are not an object,
-// callIds on results and notifications, and a client that declared no
-// capabilities. The argument repairs themselves are pinned by the scripts in
-// cmd/agentls/testdata/script/arguments.
+// What only the wire can send or observe: arguments that are not an object
+// and a client that declared no capabilities. The argument repairs are
+// pinned by cmd/agentls/testdata/script/arguments; callIds on results and
+// notifications by TestInitializeDetailsBeforeReplyAndCallIDs and
+// TestInitializeProgress.
 
 import (
 	"context"
@@ -14,22 +15,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentls/agentls/test/harness"
 )
-
-// repairsNotesFor returns the params of notifications of method stamped with callID.
-func repairsNotesFor(c *harness.Client, method, callID string) []map[string]any {
-	var out []map[string]any
-	for _, n := range c.Notes(method) {
-		var p map[string]any
-		if json.Unmarshal(n.Params, &p) == nil && p["callId"] == callID {
-			out = append(out, p)
-		}
-	}
-	return out
-}
 
 // Arguments sent as one JSON string are parsed; arguments that are no
 // object at all are isError results with a message, and the session
@@ -54,88 +42,6 @@ func TestArgumentsThatAreNotAnObject(t *testing.T) {
 		})
 	}
 	wantResult(t, "after hostile input", c.CallTool(ctx, "read", map[string]any{"path": "a.txt", "limit": 1}), false, "1→row 1")
-}
-
-// A given callId is echoed on the result and stamped on the call's
-// progress and details notifications; a generated one is distinct per call
-// and stamps them too; batch members keep theirs. details.durationMs never
-// leaks into the content.
-func TestCallIDStamping(t *testing.T) {
-	slow(t)
-	c, _, ctx := start(t, map[string]string{"a.txt": "x\n"})
-	t.Run("given callId", func(t *testing.T) {
-		var r harness.Result
-		if err := c.Call(ctx, "tools/call", map[string]any{"name": "bash", "callId": "mine-bash",
-			"arguments": map[string]any{"command": "for i in 1 2 3 4 5; do echo tick$i; sleep 0.1; done"}}, &r); err != nil {
-			t.Fatal(err)
-		}
-		if r.CallID != "mine-bash" {
-			t.Errorf("callId = %q", r.CallID)
-		}
-		prog := repairsNotesFor(c, "tools/progress", "mine-bash")
-		if len(prog) == 0 {
-			t.Fatal("no tools/progress stamped with the given callId")
-		}
-		for _, p := range prog {
-			if p["tool"] != "bash" {
-				t.Errorf("progress tool = %v, want bash", p["tool"])
-			}
-		}
-		if _, ok := r.Details["durationMs"].(float64); !ok {
-			t.Errorf("details.durationMs missing: %v", r.Details)
-		}
-		if b, _ := json.Marshal(r.Content); strings.Contains(string(b), "durationMs") {
-			t.Error("details leaked into content")
-		}
-		c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
-		r, _ = callWithID(t, c, ctx, "edit", "mine-edit", editCall("a.txt", "x", "y"))
-		notes := repairsNotesFor(c, "tools/details", "mine-edit")
-		if r.IsError || len(notes) != 1 || notes[0]["tool"] != "edit" {
-			t.Fatalf("edit %s: tools/details stamped mine-edit = %v", r.Text(), notes)
-		}
-		if d, _ := notes[0]["details"].(map[string]any); d["kind"] != "edit" || d["newHash"] != r.Details["newHash"] {
-			t.Errorf("notified details %v, result details %v", d, r.Details)
-		}
-	})
-	t.Run("generated callIds", func(t *testing.T) {
-		r1 := c.CallTool(ctx, "write", map[string]any{"path": "g1.txt", "content": "1\n"})
-		r2 := c.CallTool(ctx, "write", map[string]any{"path": "g2.txt", "content": "2\n"})
-		if r1.CallID == "" || r2.CallID == "" || r1.CallID == r2.CallID {
-			t.Fatalf("generated callIds %q %q", r1.CallID, r2.CallID)
-		}
-		for _, r := range []harness.Result{r1, r2} {
-			if n := repairsNotesFor(c, "tools/details", r.CallID); len(n) != 1 || n[0]["tool"] != "write" {
-				t.Errorf("tools/details with callId %s: %v, want one from write", r.CallID, n)
-			}
-		}
-		r, _ := callWithID(t, c, ctx, "bash", "", map[string]any{"command": "echo hi; sleep 0.1"})
-		if _, ok := c.WaitNote(time.Second, func(n harness.Note) bool {
-			return n.Method == "tools/progress" && strings.Contains(string(n.Params), `"callId":"`+r.CallID+`"`)
-		}); !ok || r.CallID == "" {
-			t.Errorf("no tools/progress stamped with the generated callId %q", r.CallID)
-		}
-	})
-	t.Run("batch members keep their callIds", func(t *testing.T) {
-		var res struct {
-			Results []harness.Result `json:"results"`
-		}
-		err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": []any{
-			map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}, "callId": "b-1"},
-			map[string]any{"name": "nope", "arguments": map[string]any{}, "callId": "b-2"},
-			map[string]any{"name": "write", "arguments": map[string]any{"path": "b3.txt", "content": "3"}, "callId": "b-3"},
-		}}, &res)
-		if err != nil || len(res.Results) != 3 {
-			t.Fatalf("%v, %d results", err, len(res.Results))
-		}
-		for i, want := range []string{"b-1", "b-2", "b-3"} {
-			if res.Results[i].CallID != want || res.Results[i].IsError != (i == 1) {
-				t.Errorf("result %d callId %q isError %v, want %q isError %v", i, res.Results[i].CallID, res.Results[i].IsError, want, i == 1)
-			}
-		}
-		if n := repairsNotesFor(c, "tools/details", "b-3"); len(n) != 1 {
-			t.Errorf("%d tools/details stamped b-3", len(n))
-		}
-	})
 }
 
 // A client that declares nothing is never sent a request it cannot answer:

@@ -1,7 +1,8 @@
 package e2e
 
-// Edits and writes under concurrency and crashes, and the helpers every
-// edit/write test (edit_*, staleness, text_encodings, write) shares.
+// Edits and writes under concurrency (a crash mid-write is crash_test.go's),
+// and the helpers every edit/write test (edit_*, staleness, text_encodings,
+// write) shares.
 
 import (
 	"context"
@@ -272,6 +273,43 @@ func barrier(t testing.TB, c *harness.Client, ws string) {
 	}
 }
 
+// editAll runs the edits as one callBatch or as parallel tools/calls and
+// fails the test for each one that does not go through.
+func editAll(t *testing.T, ctx context.Context, c *harness.Client, parallel bool, edits []map[string]any) {
+	t.Helper()
+	errs := make([]string, len(edits))
+	if parallel {
+		var wg sync.WaitGroup
+		for i, e := range edits {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if r, err := c.TryCallTool(ctx, "edit", e); err != nil {
+					errs[i] = err.Error()
+				} else if r.IsError {
+					errs[i] = r.Text()
+				}
+			}()
+		}
+		wg.Wait()
+	} else {
+		var calls []map[string]any
+		for _, e := range edits {
+			calls = append(calls, batchCall("edit", e, ""))
+		}
+		for i, r := range callBatch(t, ctx, c, calls...) {
+			if r.IsError {
+				errs[i] = r.Text()
+			}
+		}
+	}
+	for i, e := range errs {
+		if e != "" {
+			t.Errorf("edit %d (parallel %v): %s", i, parallel, e)
+		}
+	}
+}
+
 // 50 edits of distinct lines of one file, in one batch and as 50 parallel
 // calls (half of them through a symlink to it): every one lands, the link
 // stays a link and no temp file is left.
@@ -279,46 +317,19 @@ func TestConcurrentEditsOfOneFileLandAll(t *testing.T) {
 	const n = 50
 	orig := numberedLines(n, func(i int) string { return fmt.Sprintf("slot %02d — ü😀: old", i) })
 	want := strings.ReplaceAll(orig, ": old", ": new")
-	edit := func(path string, i int) map[string]any {
-		return editCall(path, fmt.Sprintf("slot %02d — ü😀: old", i+1), fmt.Sprintf("slot %02d — ü😀: new", i+1))
-	}
 	c, ws, ctx := start(t, map[string]string{"batch/c.txt": orig, "par/c.txt": orig})
 	symlink(t, "c.txt", filepath.Join(ws, "par/alias.txt"))
 	for _, p := range []string{"batch/c.txt", "par/c.txt", "par/alias.txt"} {
 		mustRead(t, c, ctx, p)
 	}
-	var calls []map[string]any
+	var batch, par []map[string]any
 	for i := range n {
-		calls = append(calls, batchCall("edit", edit("batch/c.txt", i), ""))
+		old, new := fmt.Sprintf("slot %02d — ü😀: old", i+1), fmt.Sprintf("slot %02d — ü😀: new", i+1)
+		batch = append(batch, editCall("batch/c.txt", old, new))
+		par = append(par, editCall([]string{"par/c.txt", "par/alias.txt"}[i%2], old, new))
 	}
-	for i, r := range callBatch(t, ctx, c, calls...) {
-		if r.IsError {
-			t.Errorf("batch edit %d: %s", i, r.Text())
-		}
-	}
-	var wg sync.WaitGroup
-	errs := make([]string, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			path := "par/c.txt"
-			if i%2 == 1 {
-				path = "par/alias.txt"
-			}
-			if r, err := c.TryCallTool(ctx, "edit", edit(path, i)); err != nil {
-				errs[i] = err.Error()
-			} else if r.IsError {
-				errs[i] = r.Text()
-			}
-		}()
-	}
-	wg.Wait()
-	for i, e := range errs {
-		if e != "" {
-			t.Errorf("parallel edit %d: %s", i, e)
-		}
-	}
+	editAll(t, ctx, c, false, batch)
+	editAll(t, ctx, c, true, par)
 	for _, f := range []string{"batch/c.txt", "par/c.txt"} {
 		if got := readFile(t, filepath.Join(ws, f)); got != want {
 			t.Errorf("%s lost updates:\n%s", f, got)
@@ -382,40 +393,11 @@ func TestEditsOfDifferentFilesRunInParallel(t *testing.T) {
 			for i := range files {
 				mustRead(t, c, ctx, fmt.Sprintf("f%02d.txt", i))
 			}
-			edit := func(i int) map[string]any {
-				return editCall(fmt.Sprintf("f%02d.txt", i), fmt.Sprintf("file %02d: old", i), fmt.Sprintf("file %02d: new", i))
+			var edits []map[string]any
+			for i := range files {
+				edits = append(edits, editCall(fmt.Sprintf("f%02d.txt", i), fmt.Sprintf("file %02d: old", i), fmt.Sprintf("file %02d: new", i)))
 			}
-			errs := make([]string, files)
-			if mode == "callBatch" {
-				var calls []map[string]any
-				for i := range files {
-					calls = append(calls, batchCall("edit", edit(i), ""))
-				}
-				for i, r := range callBatch(t, ctx, c, calls...) {
-					if r.IsError {
-						errs[i] = r.Text()
-					}
-				}
-			} else {
-				var wg sync.WaitGroup
-				for i := range files {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						if r, err := c.TryCallTool(ctx, "edit", edit(i)); err != nil {
-							errs[i] = err.Error()
-						} else if r.IsError {
-							errs[i] = r.Text()
-						}
-					}()
-				}
-				wg.Wait()
-			}
-			for i, e := range errs {
-				if e != "" {
-					t.Errorf("edit %d: %s", i, e)
-				}
-			}
+			editAll(t, ctx, c, mode != "callBatch", edits)
 			for i := range files {
 				if got, want := readFile(t, filepath.Join(ws, fmt.Sprintf("f%02d.txt", i))), fmt.Sprintf("file %02d: new\n", i); got != want {
 					t.Errorf("f%02d.txt = %q, want %q", i, got, want)
@@ -506,60 +488,4 @@ func TestWriteRacingAnExternalWriterLosesNoUpdate(t *testing.T) {
 		}
 	}
 	t.Logf("model writes that went through: %d, external saves: %d", wrote, lastExt)
-}
-
-// An edit of a 4 MB file killed (SIGKILL) at points spread across its
-// lifetime leaves the file whole, old or new; the next start leaves no temp
-// file behind.
-func TestEditKilledMidWriteLeavesOldOrNew(t *testing.T) {
-	slow(t)
-	ws := t.TempDir()
-	p := filepath.Join(ws, "big.txt")
-	body := strings.Repeat("0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ\n", 4<<20/66+1)
-	writeFile(t, p, "MARK-0\n"+body)
-	startKillable := func() (*harness.Client, context.Context) {
-		c, ctx := startOpts(t, harness.Options{Root: ws, Process: true}, bypass())
-		if r := c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "limit": 1}); r.IsError {
-			t.Fatal(r.Text())
-		}
-		return c, ctx
-	}
-	// Time one undisturbed edit, then spread the kill points across it.
-	c0, ctx0 := startKillable()
-	t0 := time.Now()
-	if r := c0.CallTool(ctx0, "edit", editCall("big.txt", "MARK-0\n", "MARK-00\n")); r.IsError {
-		t.Fatal(r.Text())
-	}
-	editDur := time.Since(t0)
-	c0.Process().Kill()
-	<-c0.Exited()
-	t.Logf("one edit of the 4 MB file takes %v", editDur)
-	var outcomes []bool // whether each killed edit had landed
-	for i, deadline := 0, time.Now().Add(12*time.Second); i < 12 && time.Now().Before(deadline); i++ {
-		before := readFile(t, p)
-		cur, _, _ := strings.Cut(before, "\n")
-		next := fmt.Sprintf("MARK-%d", i+1)
-		after := next + before[len(cur):]
-		c, ctx := startKillable()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			c.TryCallTool(ctx, "edit", editCall("big.txt", cur+"\n", next+"\n"))
-		}()
-		time.Sleep(editDur * time.Duration(i) / 8)
-		c.Process().Kill()
-		<-c.Exited()
-		<-done
-		got := readFile(t, p)
-		outcomes = append(outcomes, got == after)
-		if got != before && got != after {
-			t.Fatalf("iteration %d: file is neither old nor new (len %d, starts %q)", i, len(got), got[:min(20, len(got))])
-		}
-	}
-	t.Logf("edit landed before the kill: %v", outcomes)
-	c, ctx := startIn(t, ws, bypass())
-	mustRead(t, c, ctx, "big.txt")
-	if names := dirNames(t, ws); len(names) != 1 || names[0] != "big.txt" {
-		t.Errorf("temp files left behind after restart: %v", names)
-	}
 }

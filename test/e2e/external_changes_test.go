@@ -4,20 +4,17 @@ package e2e
 // workspace/externalChange notifications the watcher sends
 // (docs/protocol.md) and the edit guard's refusal of an edit or write based
 // on a stale read (docs/tools.md), which does not rest on the watcher.
-// The hard cases of same-size rewrites are in staleness_test.go.
+// The hard cases of same-size rewrites are in staleness_test.go; own writes,
+// ignored and renamed directories in watch_tree_changes_test.go.
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -188,44 +185,6 @@ func TestEditGuardExternalChanges(t *testing.T) {
 	}
 }
 
-// Notes are for files the model has read: one it never read is not
-// announced (or with readStale false), nor is a change in an ignored
-// directory, and the model's own writes are not external. The guard does
-// not rest on the watcher: the ignored file's edit is still refused.
-func TestExternalChangeOnlyForReadFiles(t *testing.T) {
-	c, ws, ctx := start(t, map[string]string{
-		"barrier.txt":                "barrier\n",
-		"unread.txt":                 "never read\n",
-		"own.txt":                    "own\n",
-		".gitignore":                 "node_modules/\n",
-		"node_modules/pkg/index.js":  "module.exports = 1\n",
-		"node_modules/pkg/unread.js": "x\n",
-	})
-	for _, rel := range []string{"barrier.txt", "own.txt", "node_modules/pkg/index.js"} {
-		mustRead(t, c, ctx, rel)
-	}
-	wantResult(t, "own write", c.CallTool(ctx, "write", writeCall("own.txt", "own 2\n")), false)
-	wantResult(t, "own edit", c.CallTool(ctx, "edit", editCall("own.txt", "own 2", "own 3")), false)
-	wantResult(t, "own create", c.CallTool(ctx, "write", writeCall("made/by/model.txt", "new\n")), false)
-	writeFile(t, filepath.Join(ws, "unread.txt"), "changed, never read\n")
-	writeFile(t, filepath.Join(ws, "node_modules/pkg/index.js"), "module.exports = 2 // changed\n")
-	writeFile(t, filepath.Join(ws, "node_modules/pkg/unread.js"), "y\n")
-	barrier(t, c, ws)
-	for _, rel := range []string{"own.txt", "made/by/model.txt", "node_modules/pkg/index.js", "node_modules/pkg/unread.js"} {
-		if got := extChanges(c, filepath.Join(ws, rel)); len(got) != 0 {
-			t.Errorf("%s: unexpected workspace/externalChange %+v", rel, got)
-		}
-	}
-	for _, e := range extChanges(c, filepath.Join(ws, "unread.txt")) {
-		if e.ReadStale {
-			t.Errorf("unread.txt (never read): externalChange with readStale true: %+v", e)
-		}
-	}
-	wantRefused(t, "edit in node_modules after an unwatched change",
-		c.CallTool(ctx, "edit", editCall("node_modules/pkg/index.js", "module.exports", "exports")), "changed since you read it")
-	wantResult(t, "edit after own writes", c.CallTool(ctx, "edit", editCall("own.txt", "own 3", "own 4")), false)
-}
-
 // A burst of writes to one read file gives a bounded number of
 // notifications, each changed/readStale, and the guard refuses the next
 // write. The docs promise no coalescing, so the bound is two per
@@ -265,35 +224,9 @@ func TestExternalChangeBurstBounded(t *testing.T) {
 	}
 }
 
-// A change made while the editor answers the diagnostics question (between
-// the guard's check and the rename) is caught: nothing written.
-func TestWriteStaleDuringDiagnosticsQuestion(t *testing.T) {
-	ws := resolvedWorkspace(t, map[string]string{"a.txt": "original\n"})
-	p := filepath.Join(ws, "a.txt")
-	var asked atomic.Int32
-	c, ctx := startCaps(t, ws, map[string]any{"diagnostics": true}, func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-		if method == "tools/diagnostics" && asked.Add(1) == 1 {
-			if err := os.WriteFile(p, []byte("changed meanwhile by the user\n"), 0o644); err != nil {
-				return nil, err
-			}
-		}
-		return map[string]any{"items": []any{}}, nil
-	})
-	mustRead(t, c, ctx, "a.txt")
-	r := c.CallTool(ctx, "write", writeCall("a.txt", "model\n"))
-	if asked.Load() == 0 {
-		t.Fatal("no tools/diagnostics question was asked around the write (docs/tools.md: edit and write ask before and after)")
-	}
-	wantRefused(t, "write raced by the user", r, "changed since you read it")
-	if got := readFile(t, p); got != "changed meanwhile by the user\n" {
-		t.Errorf("the user's change was overwritten: %q", got)
-	}
-	wantNames(t, "raced write", ws, "a.txt")
-}
-
-// Changes to a read file are announced within 50 ms (median), as changed
-// with readStale.
-func TestExternalChangeLatencyAndKinds(t *testing.T) {
+// Changes to a read file are announced within 50 ms (median; the slowest
+// of 5 is logged, docs/benchmarks.md), as changed with readStale.
+func TestExternalChangeIsAnnounced(t *testing.T) {
 	c, ws, ctx := start(t, map[string]string{"w.txt": "v0\n"})
 	p := filepath.Join(ws, "w.txt")
 	mustRead(t, c, ctx, "w.txt")
@@ -311,49 +244,26 @@ func TestExternalChangeLatencyAndKinds(t *testing.T) {
 		lat = append(lat, at.Sub(mark))
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	t.Logf("externalChange latencies: %v", lat)
+	t.Logf("externalChange latencies: %v; slowest %v", lat, lat[len(lat)-1])
 	if lat[len(lat)/2] > 50*time.Millisecond {
 		t.Errorf("median latency %v > 50 ms", lat[len(lat)/2])
 	}
 }
 
-// The watcher follows directories created after the start (by the model's
-// write or mkdir -p outside) and renamed ones: changes to read files there
-// are announced.
-func TestExternalChangeInNewAndRenamedDirectories(t *testing.T) {
-	c, ws, ctx := start(t, map[string]string{"old/dir/f.txt": "f\n"})
-	changeAndWait := func(t *testing.T, rel string) {
-		t.Helper()
-		p := filepath.Join(ws, rel)
-		mark := time.Now()
-		writeFile(t, p, "changed by someone else\n")
-		if _, _, ok := waitExt(c, noteWait, mark, extOf(p, "changed")); !ok {
-			t.Fatalf("no workspace/externalChange {kind: changed} for %s", rel)
-		}
+// The watcher follows the directories the model's write creates: an outside
+// change to the file made there is announced, and the next write refused.
+// (Made outside: the "new directory" row of TestStaleChangeThroughAnotherPath;
+// renamed: TestWatchRenameDir.)
+func TestExternalChangeInDirectoriesTheModelMade(t *testing.T) {
+	c, ws, ctx := start(t, nil)
+	wantResult(t, "create", c.CallTool(ctx, "write", writeCall("m/n/o/made.txt", "made\n")), false)
+	p := filepath.Join(ws, "m/n/o/made.txt")
+	mark := time.Now()
+	writeFile(t, p, "changed by someone else\n")
+	if _, _, ok := waitExt(c, noteWait, mark, extOf(p, "changed")); !ok {
+		t.Fatalf("no workspace/externalChange {kind: changed} for m/n/o/made.txt")
 	}
-	t.Run("directories made by the model's write", func(t *testing.T) {
-		wantResult(t, "create", c.CallTool(ctx, "write", writeCall("m/n/o/made.txt", "made\n")), false)
-		changeAndWait(t, "m/n/o/made.txt")
-		wantRefused(t, "stale", c.CallTool(ctx, "write", writeCall("m/n/o/made.txt", "x\n")), "changed since you read it")
-	})
-	t.Run("directories made outside (mkdir -p)", func(t *testing.T) {
-		cmd := exec.Command("sh", "-c", "mkdir -p a/b/c && echo x > a/b/c/f")
-		cmd.Dir = ws
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v %s", err, out)
-		}
-		// The file may not be watched yet the instant it appears: a read
-		// sees it first.
-		mustRead(t, c, ctx, "a/b/c/f")
-		changeAndWait(t, "a/b/c/f")
-	})
-	t.Run("renamed directory", func(t *testing.T) {
-		if err := os.Rename(filepath.Join(ws, "old"), filepath.Join(ws, "new")); err != nil {
-			t.Fatal(err)
-		}
-		mustRead(t, c, ctx, "new/dir/f.txt")
-		changeAndWait(t, "new/dir/f.txt")
-	})
+	wantRefused(t, "stale", c.CallTool(ctx, "write", writeCall("m/n/o/made.txt", "x\n")), "changed since you read it")
 }
 
 // 20,000 creates in one burst overflow the kernel queue (16,384): the
@@ -393,17 +303,7 @@ func TestExternalChangeSurvivesWatcherOverflow(t *testing.T) {
 // with ENOSPC: the watcher reports degraded (agentls/watcherReady and a
 // window/logMessage) and the guard still refuses a stale edit.
 func TestExternalChangeGuardWithDegradedWatcher(t *testing.T) {
-	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("no unshare")
-	}
-	if err := exec.Command("unshare", "-U", "-r", "sh", "-c", "echo 1 > /proc/sys/user/max_inotify_watches").Run(); err != nil {
-		t.Skipf("cannot lower the inotify watch limit in a user namespace: %v", err)
-	}
-	wrapper := filepath.Join(t.TempDir(), "agentls-limited")
-	script := "#!/bin/sh\nexec unshare -U -r sh -c 'echo 1 > /proc/sys/user/max_inotify_watches && exec \"$0\" \"$@\"' " + harness.Binary(t) + " \"$@\"\n"
-	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	wrapper := watchTreeLimitedBinary(t, 1) // watch_tree_changes_test.go
 	t.Setenv("AGENTLS_BIN", wrapper)
 	files := map[string]string{"a.txt": "one\n"}
 	for i := range 5 {

@@ -3,12 +3,14 @@ package e2e
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 )
 
 // Through the real binary: after each malformed frame, the two well-formed
 // requests written right behind it (in the same write, as a pipelining
 // client does) are both answered, and the bad frame is answered too.
+// A notification that cannot be decoded is logged as a warning.
 func TestMalformedFrameDoesNotSwallowTheNextRequests(t *testing.T) {
 	t.Parallel()
 	r := framingStart(t, framingWS(t, map[string]string{"a.txt": "x\n"}))
@@ -49,4 +51,12 @@ func TestMalformedFrameDoesNotSwallowTheNextRequests(t *testing.T) {
 			t.Errorf("%s: the bad frame got no error reply", tc.name)
 		}
 	}
+	// A notification that cannot be decoded gets no reply but a warning.
+	r.notify("$/cancelRequest", map[string]any{"id": map[string]any{"x": 1}})
+	if _, ok := r.wait(framingWait, func(m map[string]any) bool {
+		return m["method"] == "window/logMessage" && strings.Contains(compactJSON(m["params"]), "$/cancelRequest")
+	}); !ok {
+		t.Errorf("no window/logMessage for a $/cancelRequest whose id is an object; frames:\n%s", r.dump())
+	}
+	r.alive("an undecodable notification")
 }

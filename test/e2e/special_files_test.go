@@ -4,16 +4,12 @@ package e2e
 // the tools show of special files is the scripts').
 
 import (
-	"encoding/json"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/agentls/agentls/test/harness"
 )
 
 func specialMkfifo(t *testing.T, p string) {
@@ -37,49 +33,37 @@ func TestSpecialWatcher(t *testing.T) {
 	for _, p := range []string{"with space.txt", "-rf.txt", "sub/x.txt"} {
 		wantResult(t, "read "+p, c.CallTool(ctx, "read", map[string]any{"path": p}), false, "v1")
 	}
-	wait := func(rel, kind string, since time.Time) map[string]any {
+	var since time.Time
+	// The URI of a name with a space is compared parsed: either escaping is a file URI.
+	wait := func(rel, kind string) extChange {
 		t.Helper()
 		want := filepath.Join(ws, rel)
-		var got map[string]any
-		_, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
-			if n.Method != "workspace/externalChange" || n.At.Before(since) {
-				return false
-			}
-			var p map[string]any
-			json.Unmarshal(n.Params, &p)
-			s, _ := p["uri"].(string)
-			u, err := url.Parse(s)
-			if err != nil || u.Scheme != "file" || filepath.Clean(u.Path) != want || p["kind"] != kind {
-				return false
-			}
-			got = p
-			return true
+		e, _, ok := waitExt(c, 5*time.Second, since, func(e extChange) bool {
+			u, err := url.Parse(e.URI)
+			return err == nil && u.Scheme == "file" && filepath.Clean(u.Path) == want && e.Kind == kind
 		})
 		if !ok {
-			var all []string
-			for _, n := range c.Notes("workspace/externalChange") {
-				all = append(all, string(n.Params))
-			}
-			t.Fatalf("no workspace/externalChange {%s, %s} for %q within 5 s; got:\n%s", rel, kind, want, strings.Join(all, "\n"))
+			t.Fatalf("no workspace/externalChange {%s, %s} within 5 s; got %+v", rel, kind, extChanges(c, ""))
 		}
-		return got
+		return e
 	}
-	since := time.Now()
-	writeBytes(t, filepath.Join(ws, "with space.txt"), []byte("v2 changed\n"))
-	if p := wait("with space.txt", "changed", since); p["readStale"] != true {
-		t.Errorf("readStale = %v, want true: %v", p["readStale"], p)
+	change := func(rel, body string) {
+		since = time.Now()
+		writeBytes(t, filepath.Join(ws, rel), []byte(body))
 	}
-	since = time.Now()
-	writeBytes(t, filepath.Join(ws, "-rf.txt"), []byte("v2 changed\n"))
-	wait("-rf.txt", "changed", since)
+	change("with space.txt", "v2 changed\n")
+	if e := wait("with space.txt", "changed"); !e.ReadStale {
+		t.Errorf("readStale false: %+v", e)
+	}
+	change("-rf.txt", "v2 changed\n")
+	wait("-rf.txt", "changed")
 	since = time.Now()
 	if err := os.Remove(filepath.Join(ws, "sub", "x.txt")); err != nil {
 		t.Fatal(err)
 	}
-	wait("sub/x.txt", "deleted", since)
+	wait("sub/x.txt", "deleted")
 	// A new fifo in the tree must not block the watcher either.
 	specialMkfifo(t, filepath.Join(ws, "sub", "pipe2"))
-	since = time.Now()
-	writeBytes(t, filepath.Join(ws, "with space.txt"), []byte("v3 changed again\n"))
-	wait("with space.txt", "changed", since)
+	change("with space.txt", "v3 changed again\n")
+	wait("with space.txt", "changed")
 }

@@ -1,10 +1,9 @@
 package e2e
 
-// Text document sync: the editor's open documents (didOpen, incremental
-// didChange in UTF-16 positions, didClose) are what read shows and edit
-// changes, through workspace/applyEdit or, for a document equal to the
-// disk, on disk; BOM and UTF-16 files compare by their text. What read and
-// grep show of encodings is in the scripts under cmd/agentls/testdata/script.
+// Text document sync in UTF-16 ranges around emoji, CRLF and BOMs: what
+// edit sends through workspace/applyEdit, and an open document equal to
+// the disk but for the BOM. Incremental didChange and the rest of document
+// sync: textsync_test.go; what read and grep show of encodings: the scripts.
 
 import (
 	"context"
@@ -15,85 +14,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentls/agentls/test/harness"
 )
-
-// encodingsNumbered renders lines as read's `%6d→text` body.
-func encodingsNumbered(from int, lines ...string) string {
-	var b strings.Builder
-	for i, l := range lines {
-		fmt.Fprintf(&b, "%6d→%s\n", from+i, l)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// Text document sync: incremental changes in UTF-16 positions around emoji;
-// read shows the document; a change outside the text drops the document
-// with a window/logMessage warning and read goes back to the disk.
-func TestTextSyncIncrementalUTF16(t *testing.T) {
-	disk := "disk 1\r\ndisk 2\r\n"
-	c, ws, ctx := start(t, map[string]string{"doc.txt": disk})
-	uri := fileURI(filepath.Join(ws, "doc.txt"))
-	notify := func(method string, params any) {
-		t.Helper()
-		if err := c.Conn.Notify(ctx, method, params); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rng := func(sl, sc, el, ec int) map[string]any {
-		return map[string]any{"start": map[string]any{"line": sl, "character": sc}, "end": map[string]any{"line": el, "character": ec}}
-	}
-	notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "plaintext", "version": 1,
-		"text": "a😀b 中\r\n👍🏽 end\r\n"}})
-	notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": 2}, "contentChanges": []any{
-		// After "a😀" (1 + 2 units): insert X.
-		map[string]any{"range": rng(0, 3, 0, 3), "text": "X"},
-		// Line 1 "👍🏽 end": 👍 (2) + 🏽 (2) + space = 5; replace "end" (5-8).
-		map[string]any{"range": rng(1, 5, 1, 8), "text": "fin😀"},
-		// Replace "中" on line 0: "a😀Xb " is 1+2+1+1+1 = 6 units.
-		map[string]any{"range": rng(0, 6, 0, 7), "text": "文\r\nnew"},
-	}})
-	r := c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"})
-	wantResult(t, "read", r, false)
-	want := encodingsNumbered(1, "a😀Xb 文", "new", "👍🏽 fin😀")
-	if !strings.Contains(r.Text(), want) {
-		t.Errorf("read of the open document:\n%q\nwant lines\n%q", r.Text(), want)
-	}
-	if !strings.Contains(r.Text(), "unsaved text from the editor") {
-		t.Errorf("no note that the editor's text differs from the disk: %q", r.Text())
-	}
-	if v, _ := r.Details["editorVersion"].(float64); v != 2 {
-		t.Errorf("details.editorVersion %v, want 2", r.Details["editorVersion"])
-	}
-	// A range past the end of the text.
-	notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": 3}, "contentChanges": []any{
-		map[string]any{"range": rng(40, 0, 40, 1), "text": "zzz"},
-	}})
-	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
-		if n.Method != "window/logMessage" {
-			return false
-		}
-		var m struct {
-			Type    int    `json:"type"`
-			Message string `json:"message"`
-		}
-		json.Unmarshal(n.Params, &m)
-		return m.Type == 2 && strings.Contains(m.Message, "doc.txt")
-	}); !ok {
-		var all []string
-		for _, n := range c.Notes("window/logMessage") {
-			all = append(all, string(n.Params))
-		}
-		t.Errorf("no window/logMessage warning naming doc.txt after an impossible change; logs: %v", all)
-	}
-	r = c.CallTool(ctx, "read", map[string]any{"path": "doc.txt"})
-	wantResult(t, "read after drop", r, false)
-	if !strings.Contains(r.Text(), encodingsNumbered(1, "disk 1", "disk 2")) || strings.Contains(r.Text(), "zzz") || strings.Contains(r.Text(), "unsaved") {
-		t.Errorf("after the drop read must show the disk: %q", r.Text())
-	}
-}
 
 // edit of an open document through workspace/applyEdit: the edits carry
 // UTF-16 ranges into the editor's text (no BOM, the editor's line endings),

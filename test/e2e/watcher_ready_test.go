@@ -57,7 +57,8 @@ func TestWatcherReadyFollowsInitializedAndStartsAnnouncements(t *testing.T) {
 }
 
 // A folder change re-arms the watchers: a second agentls/watcherReady
-// says when changes in the new folder are announced.
+// says when changes in the new folder are announced; once removed, its
+// files are refused.
 func TestWatcherReadyAgainAfterAFolderChange(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "one\n"})
@@ -82,4 +83,11 @@ func TestWatcherReadyAgainAfterAFolderChange(t *testing.T) {
 	if _, ok := c.WaitNote(10*time.Second, func(n harness.Note) bool { return n.Method == "workspace/externalChange" }); !ok {
 		t.Error("no workspace/externalChange in the added folder after its arming")
 	}
+	// Removed again, the folder's files are outside the workspace.
+	if err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
+		"added": []any{}, "removed": []any{map[string]any{"uri": fileURI(other), "name": "other"}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	wantResult(t, "read in the removed folder", c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(other, "o.txt")}), true, "outside the workspace")
 }

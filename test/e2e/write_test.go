@@ -1,15 +1,15 @@
 package e2e
 
-// The write tool over the wire: the details it sends, cancellation,
-// atomicity for concurrent readers, large contents, refused paths, and the
-// size limit edit and write share. What write does to the bytes is pinned by
-// the scripts in cmd/agentls/testdata/script/write.
+// The write tool over the wire: the details it sends, cancellation while it
+// waits for the editor, atomicity for concurrent readers, large contents,
+// and the size limit edit and write share. What write does to the bytes is
+// pinned by the scripts in cmd/agentls/testdata/script/write; cancels at
+// every moment of a write by TestStressCancelledOverwrites.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -97,45 +97,6 @@ func TestWriteCancelledLeavesNothing(t *testing.T) {
 		t.Errorf("-32800 but the file changed: %q", got)
 	}
 	wantNames(t, "cancelled write", ws, "a.txt")
-}
-
-// 3 MB writes cancelled at varying moments: the file is always old or new,
-// -32800 means old, and no temp file is ever left.
-func TestWriteCancelLargeWrite(t *testing.T) {
-	slow(t)
-	const size = 3 << 20
-	old := strings.Repeat("old line of the big file, sixty-four bytes long, padded......\n", size/64)
-	c, ws, ctx := start(t, map[string]string{"big.txt": old})
-	p := filepath.Join(ws, "big.txt")
-	if r := c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "limit": 5}); r.IsError { // id 2
-		t.Fatal(r.Text())
-	}
-	cur, cancelled := old, 0
-	delays := []time.Duration{0, 10 * time.Millisecond, 50 * time.Millisecond}
-	for i, delay := range delays {
-		next := strings.Repeat(fmt.Sprintf("new line %d of the big file, sixty-four bytes long, padded....\n", i), size/64)
-		reply := sendCall(c, "write", writeCall("big.txt", next))
-		time.Sleep(delay) // the cancel point varies; correctness must not depend on it
-		err := cancelCall(t, ctx, c, int64(3+i), reply)
-		got := readFile(t, p)
-		switch {
-		case rpcCode(err) == -32800:
-			cancelled++
-			if got != cur {
-				t.Errorf("delay %v: -32800 but the file changed (len %d)", delay, len(got))
-			}
-		case err != nil:
-			t.Errorf("delay %v: %v", delay, err)
-		case got != next:
-			t.Errorf("delay %v: write succeeded but the file is not the new content (len %d)", delay, len(got))
-		}
-		if got != cur && got != next {
-			t.Errorf("delay %v: file is neither old nor new (len %d)", delay, len(got))
-		}
-		cur = got
-		wantNames(t, fmt.Sprintf("cancel after %v", delay), ws, "big.txt")
-	}
-	t.Logf("%d of %d writes answered -32800", cancelled, len(delays))
 }
 
 // A concurrent reader polling the file during a 5 MB write sees only the
