@@ -73,9 +73,7 @@ func TestNoProcessOutlivesAgentlsHoweverItEnds(t *testing.T) {
 		t.Fatal("python3 is needed for the client that is killed")
 	}
 	script := filepath.Join(t.TempDir(), "client.py")
-	if err := os.WriteFile(script, []byte(jobClient), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, script, jobClient)
 	ends := []struct {
 		name string
 		end  func(ctx context.Context, c *harness.Client)

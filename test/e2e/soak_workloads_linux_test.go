@@ -9,7 +9,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -625,52 +624,6 @@ func TestSoakMixedWorkload(t *testing.T) {
 	t.Logf("total calls: %d", s.calls)
 }
 
-// soakRaw is a hand-framed client, so duplicate or missing replies are seen
-// (a library client drops replies it no longer waits for).
-type soakRaw struct {
-	*rawClient[map[string]any]
-	pid   int
-	taken int // frames already looked at by await
-}
-
-func soakStartRaw(t *testing.T, ws, cache string) *soakRaw {
-	t.Helper()
-	rc := startRaw(t, []string{"--root", ws}, []string{"XDG_CACHE_HOME=" + cache}, lenientFrames(func(body []byte) []map[string]any {
-		var m map[string]any
-		if json.Unmarshal(body, &m) != nil {
-			return nil
-		}
-		return []map[string]any{m}
-	}))
-	return &soakRaw{rawClient: rc, pid: rc.cmd.Process.Pid}
-}
-
-func (r *soakRaw) send(msg map[string]any) {
-	msg["jsonrpc"] = "2.0"
-	b, _ := json.Marshal(msg)
-	r.writeFrame(b)
-}
-
-// await returns the reply to id, skipping notifications and recording every
-// other reply in seen.
-func (r *soakRaw) await(id int, d time.Duration, seen map[int][]map[string]any) (map[string]any, bool) {
-	deadline := time.Now().Add(d)
-	for {
-		f, ok := r.next(&r.taken, deadline)
-		if !ok {
-			return nil, false
-		}
-		fid, isReply := f["id"].(float64)
-		if !isReply || f["method"] != nil {
-			continue
-		}
-		seen[int(fid)] = append(seen[int(fid)], f)
-		if int(fid) == id {
-			return f, true
-		}
-	}
-}
-
 // soakBurstBody is what the burst's writes write: 256 KiB, so a cancel can
 // land while it is being written. (A 1 MiB write was measured to cost the
 // server ~20 MB of RSS, 8 at once ~200 MB, which drowns any leak signal.)
@@ -693,14 +646,10 @@ func TestSoakCancelBurst(t *testing.T) {
 	ws := t.TempDir()
 	cache := t.TempDir()
 	writeFile(t, filepath.Join(ws, "f.txt"), strings.Repeat("line of text\n", 300))
-	r := soakStartRaw(t, ws, cache)
+	r := stressStartRaw(t, ws, "XDG_CACHE_HOME="+cache)
+	r.initialize(bypass())
+	pid := r.cmd.Process.Pid
 	marker := procMarker(t)
-	seen := map[int][]map[string]any{}
-	r.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"mode": "bypass"}}})
-	if _, ok := r.await(1, 10*time.Second, seen); !ok {
-		t.Fatal("no initialize reply")
-	}
-	r.send(map[string]any{"method": "initialized", "params": map[string]any{}})
 
 	wrote := map[string]bool{"f.txt": true}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
@@ -740,9 +689,9 @@ func TestSoakCancelBurst(t *testing.T) {
 				cancel = true
 			}
 			if kind[id] == "batch" {
-				r.send(map[string]any{"id": id, "method": "tools/callBatch", "params": args})
+				r.request(id, "tools/callBatch", args)
 			} else {
-				r.send(map[string]any{"id": id, "method": "tools/call", "params": map[string]any{"name": kind[id], "arguments": args}})
+				r.callTool(id, kind[id], args)
 			}
 			if cancel {
 				cancelled[id] = true
@@ -754,67 +703,57 @@ func TestSoakCancelBurst(t *testing.T) {
 				go func() { // owner: burst, waited below
 					defer wg.Done()
 					time.Sleep(delay)
-					r.send(map[string]any{"method": "$/cancelRequest", "params": map[string]any{"id": id}})
+					r.cancel(id)
 				}()
 			}
 		}
 		wg.Wait()
 		deadline := time.Now().Add(30 * time.Second)
 		for id := first; id < nextID; id++ {
-			if len(seen[id]) > 0 {
-				continue
-			}
-			if _, ok := r.await(id, time.Until(deadline), seen); !ok {
-				t.Fatalf("%s: no reply to call %d within 30 s", label, id)
-			}
+			r.reply(id, time.Until(deadline))
 		}
 		// The server must still answer promptly.
-		ping := nextID
-		nextID++
 		start := time.Now()
-		r.send(map[string]any{"id": ping, "method": "tools/list", "params": map[string]any{}})
-		if _, ok := r.await(ping, 5*time.Second, seen); !ok {
-			t.Fatalf("%s: tools/list unanswered after the burst", label)
-		}
+		r.request("ping "+label, "tools/list", map[string]any{})
+		r.reply("ping "+label, 5*time.Second)
 		t.Logf("%s: tools/list answered in %v", label, time.Since(start))
-		var nCancelled, nCancelReplies int
-		for id := first; id < ping; id++ {
-			reps := seen[id]
+		var nCancelReplies int
+		replies := r.replies()
+		for id := first; id < nextID; id++ {
+			reps := replies[fmt.Sprint(id)]
 			if len(reps) != 1 {
-				t.Errorf("%s: call %d got %d replies, want exactly 1", label, id, len(reps))
+				t.Errorf("%s: call %d got %d replies, want exactly 1: %v", label, id, len(reps), reps)
 				continue
 			}
-			f := reps[0]
-			if e, ok := f["error"].(map[string]any); ok {
-				code, _ := e["code"].(float64)
+			m := reps[0]
+			if code := m.errCode(); code != 0 {
 				if !cancelled[id] || code != -32800 {
-					t.Errorf("%s: call %d (cancelled=%v) got error %v", label, id, cancelled[id], e)
+					t.Errorf("%s: call %d (cancelled=%v) got error %s", label, id, cancelled[id], m)
 				}
 				nCancelReplies++
 				continue
 			}
-			res, _ := f["result"].(map[string]any)
-			if res == nil {
-				t.Errorf("%s: call %d: reply without result or error: %v", label, id, f)
+			if _, ok := m.fields["result"]; !ok {
+				t.Errorf("%s: call %d: reply without result or error: %s", label, id, m)
 				continue
 			}
-			switch kind[id] {
+			switch res := m.result(); kind[id] {
 			case "bash":
-				if !cancelled[id] && (!strings.Contains(fmt.Sprint(res["content"]), fmt.Sprintf("done-%d", id)) || res["isError"] == true) {
-					t.Errorf("%s: bash call %d: %v", label, id, res)
+				if !cancelled[id] && (!strings.Contains(res.Text(), fmt.Sprintf("done-%d", id)) || res.IsError) {
+					t.Errorf("%s: bash call %d: %s", label, id, m)
 				}
 			case "test_block", "batch":
-				t.Errorf("%s: cancelled %s %d answered with a result: %v", label, kind[id], id, res)
+				t.Errorf("%s: cancelled %s %d answered with a result: %s", label, kind[id], id, m)
 			case "write":
-				if res["isError"] == true {
-					t.Errorf("%s: write %d: %v", label, id, res)
+				if res.IsError {
+					t.Errorf("%s: write %d: %s", label, id, m)
 				} else {
 					wrote[fmt.Sprintf("w%d/a/b.txt", id)] = true
 				}
 			}
 		}
 		// -32800 means nothing was written; a result means the whole file.
-		for id := first; id < ping; id++ {
+		for id := first; id < nextID; id++ {
 			if kind[id] != "write" {
 				continue
 			}
@@ -829,30 +768,21 @@ func TestSoakCancelBurst(t *testing.T) {
 				t.Errorf("%s: write %d answered -32800 but what it created is there: %v", label, id, soakFiles(t, dir))
 			}
 		}
-		for range cancelled {
-			nCancelled++
-		}
-		t.Logf("%s: %d calls, %d cancels sent, %d answered -32800", label, ping-first, nCancelled, nCancelReplies)
+		t.Logf("%s: %d calls, %d cancels sent, %d answered -32800", label, nextID-first, len(cancelled), nCancelReplies)
 		if !waitUntil(5*time.Second, func() bool { return len(procsWith(marker)) == 0 }) {
 			t.Errorf("%s: burst processes survive: %v", label, procsWith(marker))
 		}
 	}
 
 	// Warm-up: a few calls of each kind, then the baseline.
-	for i := 0; i < 3; i++ {
-		id := nextID
-		nextID++
-		r.send(map[string]any{"id": id, "method": "tools/call", "params": map[string]any{"name": "bash", "arguments": map[string]any{"command": "echo warm"}}})
-		r.await(id, 10*time.Second, seen)
-		id = nextID
-		nextID++
-		r.send(map[string]any{"id": id, "method": "tools/call", "params": map[string]any{"name": "read", "arguments": map[string]any{"path": "f.txt"}}})
-		r.await(id, 10*time.Second, seen)
+	for range 3 {
+		r.tool("bash", map[string]any{"command": "echo warm"})
+		r.tool("read", map[string]any{"path": "f.txt"})
 	}
 	settle := func(limit int) soakSnap {
 		var snap soakSnap
 		waitUntil(5*time.Second, func() bool {
-			snap = soakSnapshot(t, r.pid)
+			snap = soakSnapshot(t, pid)
 			return len(snap.Zombies) == 0 && len(snap.Children) == 0 && snap.FDs <= limit
 		})
 		return snap
@@ -887,11 +817,6 @@ func TestSoakCancelBurst(t *testing.T) {
 	if got := soakFiles(t, ws); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("workspace after the bursts:\n got %q\nwant %q", got, want)
 	}
-	// Shutdown and exit.
-	id := nextID
-	r.send(map[string]any{"id": id, "method": "shutdown"})
-	if _, ok := r.await(id, 5*time.Second, seen); !ok {
-		t.Errorf("no shutdown reply")
-	}
-	r.send(map[string]any{"method": "exit"})
+	r.call("shutdown", nil)
+	r.notify("exit", nil)
 }
