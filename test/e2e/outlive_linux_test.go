@@ -43,6 +43,17 @@ func jobSleeperCommand(marker string) string {
 	return fmt.Sprintf(`export LEAK_MARK=%s; (sleep 60 &) ; (setsid sh -c 'sleep 60 & sleep 60' &) ; echo started; exec sleep 60`, marker)
 }
 
+// killMarkedAtEnd returns marker, and kills what carries it when the test
+// ends (a finding the test reports must not outlive it).
+func killMarkedAtEnd(t *testing.T, marker string) string {
+	t.Cleanup(func() {
+		for _, pid := range markedProcesses(marker) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	return marker
+}
+
 // markedProcesses lists live pids whose environment holds LEAK_MARK=marker.
 func markedProcesses(marker string) []int {
 	want := []byte("LEAK_MARK=" + marker + "\x00")
@@ -116,12 +127,7 @@ func TestNoProcessOutlivesAgentlsHoweverItEnds(t *testing.T) {
 			for b := 0; b < outliveRuns; b += outliveBatch {
 				var wg sync.WaitGroup
 				for i := b; i < b+outliveBatch && i < outliveRuns; i++ {
-					marker := fmt.Sprintf("outlive-%s-%d-%d", strings.NewReplacer("/", "-", " ", "-").Replace(r.name), os.Getpid(), i)
-					t.Cleanup(func() {
-						for _, pid := range markedProcesses(marker) {
-							syscall.Kill(pid, syscall.SIGKILL)
-						}
-					})
+					marker := killMarkedAtEnd(t, fmt.Sprintf("outlive-%s-%d-%d", strings.NewReplacer("/", "-", " ", "-").Replace(r.name), os.Getpid(), i))
 					wg.Go(func() {
 						if msg := r.run(t, ws, marker); msg != "" {
 							mu.Lock()

@@ -25,37 +25,28 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// Tolerances, grounded in measurements logged by the tests (see t.Logf):
+// Tolerances, grounded in measurements logged by the tests (t.Logf).
 const (
-	// soakFDSlack: descriptors a settled server may hold beyond its warm-up
-	// baseline. Nothing should be open after a call ends; 2 absorbs one
-	// lazily opened runtime descriptor (e.g. a pidfd or a late-closed pipe
-	// of a process that is being reaped while we look).
+	// Descriptors a settled server may hold beyond its warm-up baseline:
+	// one lazily opened runtime descriptor (a pidfd, a late-closed pipe of
+	// a process being reaped while we look).
 	soakFDSlack = 2
-	// soakThreadSlack: OS threads a later, identical round may add. Go keeps
-	// threads it created for blocking syscalls, so threads need not fall
-	// back after a burst, but an identical second round must not need new
-	// ones; 4 absorbs scheduling noise on a loaded 2-core machine.
+	// Threads an identical later round may add: Go keeps the threads it
+	// made for blocking syscalls, but a second round must not need new ones.
 	soakThreadSlack = 4
-	// soakBurstThreadSlack: how many more threads a second burst may leave
-	// than the first. How many calls block in syscalls at once varies from
-	// burst to burst (measured: +0 to +7), so this is looser than
-	// soakThreadSlack; a thread leaked per call would add ~64.
+	// Threads a second burst may leave over the first: how many calls block
+	// at once varies (measured +0 to +7); a thread leaked per call adds ~64.
 	soakBurstThreadSlack = 16
-	// soakRSSGrowthKB: what two more identical rounds may add to RSS, read
-	// after a collection (test_gc). Each round moves ~6 MB through the
-	// server (spilled bash output, a 2 MB write), so a leak of a round's
-	// buffers adds several MB a round; measured, a round adds ~0.4 MB
-	// (the jobs and watches it leaves, which are the session's): 4 MiB.
-	// Read without a collection, RSS moved 17 MB between rounds under load.
+	// RSS two more rounds may add, read after test_gc: a round moves ~6 MB
+	// through the server, so leaking its buffers adds MBs; measured ~0.4 MB
+	// (the session's jobs and watches). Without a collection RSS moved 17 MB.
 	soakRSSGrowthKB = 4 * 1024
-	// soakManyFiles: names in one directory, so that ls and find with
-	// limit 5000 print ~150 KB, over the 65,536-byte result budget.
+	// Names in one directory: ls and find with limit 5000 print ~150 KB,
+	// over the 65,536-byte result budget.
 	soakManyFiles = 3000
-	// soakBurstRSSKB: RSS two bursts may add over the baseline. Concurrent
-	// writes cost the server far more than their content (measured after two
-	// bursts: +21 to +43 MB, varying with how many writes were cancelled),
-	// so the burst is held to a bound, and leaks to the sequential rounds.
+	// RSS two bursts may add over the baseline: concurrent writes cost far
+	// more than their content (measured +21 to +43 MB), so bursts are held
+	// to a bound and leaks to the sequential rounds.
 	soakBurstRSSKB = 64 * 1024
 )
 
@@ -96,14 +87,6 @@ func soakSnapshot(t *testing.T, pid int) soakSnap {
 		}
 	}
 	return s
-}
-
-// soakStart starts a server in bypass mode with its cache dir at cache.
-func soakStart(t *testing.T, ws, cache string) *harness.Client {
-	t.Helper()
-	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"XDG_CACHE_HOME=" + cache}, Process: true})
-	c.Initialize(testCtx(t, 10*time.Second), bypass())
-	return c
 }
 
 // soakFiles lists the regular files and symlinks under dir (slash paths).
@@ -300,33 +283,22 @@ func (s *soakSoak) round(n int) {
 			continue
 		}
 		s.spills = append(s.spills, m)
-		// The notice's read call continues right after the last line shown.
-		lines := strings.Split(r.Text(), "\n")
-		om := regexp.MustCompile(`"offset": ?(\d+)`).FindStringSubmatch(r.Text())
+		// The notice's read call continues right after the last entry shown.
 		var last string
-		for i := len(lines) - 1; i > 0; i-- {
-			if strings.Contains(lines[i], "file-with") && !strings.Contains(lines[i], "output cut") {
-				last = lines[i]
-				break
+		for _, l := range strings.Split(r.Text(), "\n") {
+			if strings.Contains(l, "file-with") && !strings.Contains(l, "output cut") {
+				last = l
 			}
 		}
+		om := regexp.MustCompile(`"offset": ?(\d+)`).FindStringSubmatch(r.Text())
 		if om == nil || last == "" {
 			t.Errorf("%s: no offset or no last entry in:\n%.300s", c.tool, r.Text()[max(0, len(r.Text())-600):])
 			continue
 		}
 		off, _ := strconv.Atoi(om[1])
-		next := s.ok(ctx, "read", map[string]any{"path": m, "offset": off - 1, "limit": 2})
-		var prev, cont string
-		for _, l := range strings.Split(next.Text(), "\n") {
-			if strings.Contains(l, fmt.Sprintf("%d→", off-1)) {
-				prev = l
-			}
-			if strings.Contains(l, fmt.Sprintf("%d→", off)) {
-				cont = l
-			}
-		}
-		if !strings.HasSuffix(prev, "→"+last) || cont == "" || strings.HasSuffix(cont, "→"+last) {
-			t.Errorf("%s: spill lines %d-%d should be the last line shown (%q) and the next one:\n%s", c.tool, off-1, off, last, next.Text())
+		next := s.ok(ctx, "read", map[string]any{"path": m, "offset": off - 1, "limit": 2}).Text()
+		if !strings.Contains(next, fmt.Sprintf("%d→%s\n", off-1, last)) || !strings.Contains(next, fmt.Sprintf("%d→", off)) || strings.Contains(next, fmt.Sprintf("%d→%s\n", off, last)) {
+			t.Errorf("%s: spill lines %d-%d should be the last line shown (%q) and the next one:\n%s", c.tool, off-1, off, last, next)
 		}
 	}
 
@@ -500,7 +472,7 @@ func TestSoakMixedWorkload(t *testing.T) {
 	ws := t.TempDir()
 	cache := t.TempDir()
 	writeFile(t, filepath.Join(ws, "many", "seed.txt"), "") // watched from the start
-	c := soakStart(t, ws, cache)
+	c, _ := startOpts(t, harness.Options{Root: ws, Env: []string{"XDG_CACHE_HOME=" + cache}, Process: true}, bypass())
 	pid := c.Process().Pid
 	s := &soakSoak{t: t, c: c, ws: ws, marker: procMarker(t), want: map[string]string{}}
 	s.want["many/seed.txt"] = ""
@@ -545,12 +517,6 @@ func TestSoakMixedWorkload(t *testing.T) {
 	last := snaps[len(snaps)-1]
 	if last.FDs > base.FDs+soakFDSlack {
 		t.Errorf("descriptors grew: %d after the soak, %d after warm-up (slack %d)", last.FDs, base.FDs, soakFDSlack)
-		if l, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
-			for _, e := range l {
-				tgt, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name()))
-				t.Logf("  fd %s -> %s", e.Name(), tgt)
-			}
-		}
 	}
 	if last.Threads > snaps[0].Threads+soakThreadSlack {
 		t.Errorf("threads grew round over round: %d after round 1, %d after round 3 (slack %d)", snaps[0].Threads, last.Threads, soakThreadSlack)

@@ -248,14 +248,10 @@ func TestStressTwoHundredConcurrentMixedCalls(t *testing.T) {
 	}
 	c, _, ctx := stressStart(t, files)
 
-	const n = 200
-	errs := make([]string, n)
 	var wg sync.WaitGroup
 	start := time.Now()
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for i := range 200 {
+		wg.Go(func() {
 			f := i % nFiles
 			name := fmt.Sprintf("d/f%03d.txt", f)
 			var tool string
@@ -279,32 +275,17 @@ func TestStressTwoHundredConcurrentMixedCalls(t *testing.T) {
 			defer cancel()
 			r, err := c.TryCallTool(cctx, tool, args)
 			if err != nil {
-				errs[i] = fmt.Sprintf("call %d %s: protocol error %v", i, tool, err)
+				t.Errorf("call %d %s: protocol error %v", i, tool, err)
 				return
 			}
-			text := r.Text()
-			if r.IsError {
-				errs[i] = fmt.Sprintf("call %d %s %v: isError: %s", i, tool, args, text)
-				return
-			}
-			for _, w := range want {
-				if !strings.Contains(text, w) {
-					errs[i] = fmt.Sprintf("call %d %s %v: want %q in:\n%s", i, tool, args, w, text)
-					return
-				}
-			}
+			wantResult(t, fmt.Sprintf("call %d %s %v", i, tool, args), r, false, want...)
 			// grep and find name exactly the one file.
-			if (tool == "find" && strings.Count(text, ".txt") != 1) || (tool == "grep" && strings.Count(text, "uniq-") != 1) {
-				errs[i] = fmt.Sprintf("call %d %s: expected exactly one hit:\n%s", i, tool, text)
+			if text := r.Text(); (tool == "find" && strings.Count(text, ".txt") != 1) || (tool == "grep" && strings.Count(text, "uniq-") != 1) {
+				t.Errorf("call %d %s: expected exactly one hit:\n%s", i, tool, text)
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	for _, e := range errs {
-		if e != "" {
-			t.Error(e)
-		}
-	}
 	t.Logf("200 concurrent calls answered in %v", time.Since(start))
 	// The server is still healthy afterwards.
 	mustRead(t, c, ctx, "d/f000.txt")
@@ -321,15 +302,11 @@ func TestStressBatchOfHundredMixedCalls(t *testing.T) {
 		"a.txt": "count=0\nEND\n",
 		"b.txt": "n=0\n",
 	})
-	type expect struct {
-		isError bool
-		want    string
-	}
 	var calls []map[string]any
-	var exp []expect
+	var exp []string // in each result's text
 	add := func(name string, args map[string]any, want string) {
 		calls = append(calls, map[string]any{"name": name, "arguments": args, "callId": fmt.Sprintf("b-%03d", len(calls))})
-		exp = append(exp, expect{want: want})
+		exp = append(exp, want)
 	}
 	add("read", map[string]any{"path": "a.txt"}, "count=0")
 	add("read", map[string]any{"path": "b.txt"}, "n=0")
@@ -375,9 +352,7 @@ func TestStressBatchOfHundredMixedCalls(t *testing.T) {
 		if want := fmt.Sprintf("b-%03d", i); r.CallID != want {
 			t.Errorf("result %d has callId %q, want %q (results must be in call order)", i, r.CallID, want)
 		}
-		if r.IsError != exp[i].isError || !strings.Contains(r.Text(), exp[i].want) {
-			t.Errorf("result %d (%s %v): isError=%v, want %q in:\n%s", i, calls[i]["name"], calls[i]["arguments"], r.IsError, exp[i].want, r.Text())
-		}
+		wantResult(t, fmt.Sprintf("result %d (%s %v)", i, calls[i]["name"], calls[i]["arguments"]), r, false, exp[i])
 	}
 	wantA := fmt.Sprintf("count=%d\n%sEND\n", ca, strings.Join(log, "\n")+"\n")
 	if got, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(got) != wantA {
