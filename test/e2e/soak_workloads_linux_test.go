@@ -11,10 +11,12 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -141,30 +143,16 @@ func (s *soakSoak) call(ctx context.Context, tool string, args any) harness.Resu
 func (s *soakSoak) ok(ctx context.Context, tool string, args any, wants ...string) harness.Result {
 	s.t.Helper()
 	r := s.call(ctx, tool, args)
-	if r.IsError {
-		s.t.Errorf("%s %s: unexpected isError: %s", tool, compactJSON(args), r.Text())
-	}
-	for _, w := range wants {
-		if !strings.Contains(r.Text(), w) {
-			s.t.Errorf("%s %s: text lacks %q:\n%s", tool, compactJSON(args), w, r.Text())
-		}
-	}
+	wantResult(s.t, tool+" "+compactJSON(args), r, false, wants...)
 	return r
 }
 
 func (s *soakSoak) fail(ctx context.Context, tool string, args any, wants ...string) harness.Result {
 	s.t.Helper()
 	r := s.call(ctx, tool, args)
-	if !r.IsError {
-		s.t.Errorf("%s %s: want isError, got: %s", tool, compactJSON(args), r.Text())
-	}
+	wantResult(s.t, tool+" "+compactJSON(args), r, true, wants...)
 	if strings.TrimSpace(r.Text()) == "" {
 		s.t.Errorf("%s %s: error without a message", tool, compactJSON(args))
-	}
-	for _, w := range wants {
-		if !strings.Contains(strings.ToLower(r.Text()), strings.ToLower(w)) {
-			s.t.Errorf("%s %s: error lacks %q:\n%s", tool, compactJSON(args), w, r.Text())
-		}
 	}
 	return r
 }
@@ -354,11 +342,8 @@ func (s *soakSoak) round(n int) {
 	s.cancelBash(ctx, s.marker+"-cx")
 	// Cancelled test_block: the call ends at once (the -32800 reply itself
 	// is checked by TestSoakCancelBurst's hand-framed client).
-	cctx, cancel := context.WithCancel(ctx)
-	time.AfterFunc(50*time.Millisecond, cancel)
 	s.calls++
-	start = time.Now()
-	if _, err := s.c.TryCallTool(cctx, "test_block", map[string]any{}); err == nil {
+	if _, err := s.c.TryCallTool(cancelledAfter(ctx, 50*time.Millisecond), "test_block", map[string]any{}); err == nil {
 		t.Errorf("cancelled test_block returned a result")
 	}
 
@@ -366,10 +351,8 @@ func (s *soakSoak) round(n int) {
 	// whole, never partial, and no temp file remains (checked at the end).
 	big := d + "/big.txt"
 	body := strings.Repeat("0123456789abcdef\n", 2<<20/17)
-	cctx, cancel = context.WithCancel(ctx)
-	time.AfterFunc(time.Duration(n%3)*time.Millisecond, cancel)
 	s.calls++
-	s.c.TryCallTool(cctx, "write", map[string]any{"path": big, "content": body})
+	s.c.TryCallTool(cancelledAfter(ctx, time.Duration(n%3)*time.Millisecond), "write", map[string]any{"path": big, "content": body})
 	// Watch the file for 500 ms: whenever it exists it is whole.
 	var exists bool
 	waitUntil(500*time.Millisecond, func() bool {
@@ -420,25 +403,11 @@ func (s *soakSoak) round(n int) {
 func (s *soakSoak) cancelBash(ctx context.Context, mk string) {
 	t := s.t
 	t.Helper()
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, 1)
 	s.calls++
-	go func() {
-		_, err := s.c.TryCallTool(cctx, "bash", map[string]any{"command": "setsid bash -c 'exec -a " + mk + " sleep 30' & exec -a " + mk + " sleep 30"})
-		done <- err
-	}()
-	if !waitUntil(5*time.Second, func() bool { return len(procsWith(mk)) == 2 }) {
-		t.Errorf("bash %s never started", mk)
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Errorf("cancelled bash returned a result")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatalf("cancelled bash: no reply within 5 s")
+	started, err := leakCancelled(s.c, ctx, "bash", map[string]any{"command": "setsid bash -c 'exec -a " + mk + " sleep 30' & exec -a " + mk + " sleep 30"},
+		func() bool { return len(procsWith(mk)) == 2 })
+	if !started || !leakWasCancelled(err) {
+		t.Errorf("bash %s: started %v, want cancelled, got %v", mk, started, err)
 	}
 	if !waitUntil(4*time.Second, func() bool { return len(procsWith(mk)) == 0 }) {
 		t.Errorf("cancelled command survives: %v", procsWith(mk))
@@ -533,12 +502,7 @@ func TestSoakMixedWorkload(t *testing.T) {
 	}
 
 	// The workspace holds exactly what the calls and the test created.
-	var want []string
-	for k := range s.want {
-		want = append(want, k)
-	}
-	sort.Strings(want)
-	if got := soakFiles(t, ws); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got, want := soakFiles(t, ws), slices.Sorted(maps.Keys(s.want)); !slices.Equal(got, want) {
 		t.Errorf("workspace files:\n got %q\nwant %q", got, want)
 	}
 	for rel, content := range s.want {
@@ -775,12 +739,7 @@ func TestSoakCancelBurst(t *testing.T) {
 	if len(s2.Zombies) > 0 || len(s2.Children) > 0 {
 		t.Errorf("after the bursts: zombies %v, live children %v", s2.Zombies, s2.Children)
 	}
-	var want []string
-	for name := range wrote {
-		want = append(want, name)
-	}
-	sort.Strings(want)
-	if got := soakFiles(t, ws); strings.Join(got, " ") != strings.Join(want, " ") {
+	if got, want := soakFiles(t, ws), slices.Sorted(maps.Keys(wrote)); !slices.Equal(got, want) {
 		t.Errorf("workspace after the bursts:\n got %q\nwant %q", got, want)
 	}
 	r.call("shutdown", nil)
