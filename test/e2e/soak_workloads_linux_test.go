@@ -318,7 +318,7 @@ func (s *soakSoak) round(n int) {
 		}
 	}
 	start := time.Now()
-	s.ok(ctx, "bash", map[string]any{"command": "(exec -a " + s.marker + "-bg sleep 30) & echo started"}, "started")
+	s.ok(ctx, "bash", map[string]any{"command": "(exec -a " + s.marker + "-bg sleep 120) & echo started"}, "started")
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("bash with a background child took %v; docs: returns ~50 ms after the shell exits", el)
 	}
@@ -326,7 +326,7 @@ func (s *soakSoak) round(n int) {
 	// reaped (no zombies pile up).
 	s.ok(ctx, "bash", map[string]any{"command": "(exec -a " + s.marker + "-short sleep 0.5) & echo ok"}, "ok")
 	// A daemon (new session, parent gone) lives until shutdown.
-	s.ok(ctx, "bash", map[string]any{"command": "(setsid bash -c 'exec -a " + s.marker + "-daemon sleep 30' &) ; echo ok"}, "ok")
+	s.ok(ctx, "bash", map[string]any{"command": "(setsid bash -c 'exec -a " + s.marker + "-daemon sleep 120' &) ; echo ok"}, "ok")
 
 	// Timeout: the process group dies with the call.
 	start = time.Now()
