@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -728,35 +729,29 @@ func TestStressChangeDuringRoundTrip(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
 			path := filepath.Join(ws, "a.txt")
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
 			c := harness.Start(t, harness.Options{Root: ws})
 			var mu sync.Mutex
 			var asked []string
 			c.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 				mu.Lock()
-				asked = append(asked, method)
-				first := len(asked) == 1
-				mu.Unlock()
-				if method == tc.method && first {
-					// The user edits the file while the server waits.
-					if err := os.WriteFile(path, []byte("one\ntwo\nthree\nuser line\n"), 0o644); err != nil {
-						return nil, err
-					}
+				defer mu.Unlock()
+				if asked = append(asked, method); method != tc.method {
+					return map[string]any{"items": []any{}, "decision": "allowOnce"}, nil
 				}
-				if method == tc.method {
-					return tc.answer, nil
+				if len(asked) == 1 { // the user edits the file while the server waits
+					return tc.answer, os.WriteFile(path, []byte("one\ntwo\nthree\nuser line\n"), 0o644)
 				}
-				return map[string]any{"items": []any{}, "decision": "allowOnce"}, nil
+				return tc.answer, nil
 			}
+			ctx := testCtx(t, 30*time.Second)
 			c.Initialize(ctx, map[string]any{
 				"initializationOptions": map[string]any{"mode": tc.mode},
 				"capabilities":          map[string]any{"experimental": map[string]any{"agentls": tc.caps}},
 			})
 			mustRead(t, c, ctx, "a.txt")
-			r := c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "edits": []map[string]any{{"oldText": "two", "newText": "TWO"}}})
+			r := c.CallTool(ctx, "edit", editCall("a.txt", "two", "TWO"))
 			mu.Lock()
-			gotAsked := append([]string(nil), asked...)
+			gotAsked := slices.Clone(asked)
 			mu.Unlock()
 			if len(gotAsked) == 0 || gotAsked[0] != tc.method {
 				t.Fatalf("the edit never sent %s (requests: %v); result: %s", tc.method, gotAsked, r.Text())
