@@ -25,9 +25,9 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// outliveRuns is how many runs each way of ending gets, per kind of
-// command; outliveBatch how many go at once.
-const outliveRuns, outliveBatch = 25, 25
+// outliveRuns is how many runs, all at once, each way of ending gets per
+// kind of command.
+const outliveRuns = 25
 
 // leftBehindCommand leaves processes carrying marker in their
 // environment: a stopped background child, a double fork, and a setsid
@@ -124,20 +124,18 @@ func TestNoProcessOutlivesAgentlsHoweverItEnds(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var left []string
-			for b := 0; b < outliveRuns; b += outliveBatch {
-				var wg sync.WaitGroup
-				for i := b; i < b+outliveBatch && i < outliveRuns; i++ {
-					marker := killMarkedAtEnd(t, fmt.Sprintf("outlive-%s-%d-%d", strings.NewReplacer("/", "-", " ", "-").Replace(r.name), os.Getpid(), i))
-					wg.Go(func() {
-						if msg := r.run(t, ws, marker); msg != "" {
-							mu.Lock()
-							left = append(left, msg)
-							mu.Unlock()
-						}
-					})
-				}
-				wg.Wait()
+			var wg sync.WaitGroup
+			for i := range outliveRuns {
+				marker := killMarkedAtEnd(t, fmt.Sprintf("outlive-%s-%d-%d", strings.NewReplacer("/", "-", " ", "-").Replace(r.name), os.Getpid(), i))
+				wg.Go(func() {
+					if msg := r.run(t, ws, marker); msg != "" {
+						mu.Lock()
+						left = append(left, msg)
+						mu.Unlock()
+					}
+				})
 			}
+			wg.Wait()
 			if len(left) > 0 {
 				t.Errorf("%d of %d runs left processes behind:\n%s", len(left), outliveRuns, strings.Join(left, "\n"))
 			}
