@@ -421,10 +421,16 @@ func (s *soakSoak) settle(pid, limit int) soakSnap {
 	// garbage the next GC cycle would free, which load makes vary by
 	// more than a leak of a round.
 	s.ok(context.Background(), "test_gc", map[string]any{})
-	var snap soakSnap
+	return soakSettle(s.t, pid, limit, false)
+}
+
+// soakSettle waits up to 5 s until pid has no zombie (and no child at all
+// when noChildren) and at most limit descriptors; it returns the last
+// snapshot.
+func soakSettle(t *testing.T, pid, limit int, noChildren bool) (snap soakSnap) {
 	waitUntil(5*time.Second, func() bool {
-		snap = soakSnapshot(s.t, pid)
-		return len(snap.Zombies) == 0 && snap.FDs <= limit
+		snap = soakSnapshot(t, pid)
+		return len(snap.Zombies) == 0 && (!noChildren || len(snap.Children) == 0) && snap.FDs <= limit
 	})
 	return snap
 }
@@ -709,14 +715,7 @@ func TestSoakCancelBurst(t *testing.T) {
 		r.tool("bash", map[string]any{"command": "echo warm"})
 		r.tool("read", map[string]any{"path": "f.txt"})
 	}
-	settle := func(limit int) soakSnap {
-		var snap soakSnap
-		waitUntil(5*time.Second, func() bool {
-			snap = soakSnapshot(t, pid)
-			return len(snap.Zombies) == 0 && len(snap.Children) == 0 && snap.FDs <= limit
-		})
-		return snap
-	}
+	settle := func(limit int) soakSnap { return soakSettle(t, pid, limit, true) }
 	base := settle(1 << 30)
 	t.Logf("baseline: %v", base)
 

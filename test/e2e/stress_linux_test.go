@@ -440,11 +440,8 @@ func TestStressConcurrentEditsOfOneFile(t *testing.T) {
 				t.Errorf("write %d failed for another reason than a stale read: %s", i, r.Text())
 			}
 		}
-		ents, _ := os.ReadDir(ws)
-		for _, e := range ents {
-			if n := e.Name(); n != "s.txt" && n != "c.txt" && n != "w.txt" {
-				t.Errorf("leftover file in the workspace after concurrent writes: %s", n)
-			}
+		if got := soakFiles(t, ws); !slices.Equal(got, []string{"c.txt", "s.txt", "w.txt"}) {
+			t.Errorf("leftover files in the workspace after concurrent writes: %v", got)
 		}
 	})
 }
@@ -647,24 +644,17 @@ func TestStressWatcherBurst(t *testing.T) {
 	// Reads during the burst answer within 2 s each.
 	var slow []time.Duration
 	reads := 0
-	for waiting := true; waiting; {
+	for done := false; !done; reads++ {
 		select {
 		case err := <-burstDone:
 			if err != nil {
 				t.Fatal(err)
 			}
-			waiting = false
+			done = true
 		default:
 			t0 := time.Now()
-			rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
-			r, err := c.TryCallTool(rctx, "read", map[string]any{"path": "a.txt"})
-			rcancel()
-			d := time.Since(t0)
-			reads++
-			if err != nil || r.IsError {
-				t.Fatalf("read during the burst: %v %s", err, r.Text())
-			}
-			if d > 2*time.Second {
+			mustRead(t, c, ctx, "a.txt")
+			if d := time.Since(t0); d > 2*time.Second {
 				slow = append(slow, d)
 			}
 		}
