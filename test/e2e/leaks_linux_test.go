@@ -30,7 +30,7 @@ func leakStart(t *testing.T, ws string, env ...string) (*harness.Client, context
 	t.Helper()
 	c := harness.Start(t, harness.Options{Root: ws, Env: env, Process: true})
 	ctx := testCtx(t, 100*time.Second)
-	c.Initialize(ctx, bypass())
+	c.Initialize(ctx, map[string]any{"rootUri": fileURI(ws), "initializationOptions": bypassOptions()})
 	return c, ctx
 }
 
