@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/agentls/agentls/test/harness"
 )
 
 // A 3,000-level directory chain: the session opens promptly (it took 18 s,
@@ -43,9 +41,7 @@ func TestGrepSaysADirectoryTooDeepWasNotSearched(t *testing.T) {
 	unix.Write(f, []byte("deepneedle\n"))
 	unix.Close(f)
 	unix.Close(fd)
-	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"AGENTLS_GREP_BACKEND=go", "XDG_CACHE_HOME=" + t.TempDir()}})
-	ctx := testCtx(t, 60e9)
-	c.Initialize(ctx, map[string]any{"initializationOptions": bypassOptions()})
+	c, ctx := startIn(t, ws, bypass(), "AGENTLS_GREP_BACKEND=go", "XDG_CACHE_HOME="+t.TempDir())
 	r := c.CallTool(ctx, "grep", map[string]any{"pattern": "deepneedle"})
 	text := r.Text()
 	if !strings.Contains(text, "Not searched") || !strings.Contains(text, "more than 512 directory levels") {

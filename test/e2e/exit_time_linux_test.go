@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -20,12 +19,7 @@ const exitBound = 4500 * time.Millisecond
 // to exit.
 func TestExitAfterEndOfInputTakesOneKillGrace(t *testing.T) {
 	slow(t)
-	marker := fmt.Sprintf("exit-time-%d", os.Getpid())
-	t.Cleanup(func() {
-		for _, pid := range markedProcesses(marker) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	marker := killMarkedAtEnd(t, fmt.Sprintf("exit-time-%d", os.Getpid()))
 	c, _, ctx := startProcess(t, map[string]string{"a.txt": "a\n"})
 	wantResult(t, "bash", c.CallTool(ctx, "bash", map[string]any{"command": leftBehindCommand(marker)}), false, "started")
 	var wg sync.WaitGroup

@@ -6,7 +6,6 @@ package e2e
 // tools/listChanged, the job's latest line as tools/progress).
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -20,11 +19,7 @@ import (
 func TestABackgroundServerIsReadKilledAndItsPortFreed(t *testing.T) {
 	slow(t)
 	t.Parallel()
-	ws := newWorkspace(t, map[string]string{"index.txt": "served by the job\n"})
-	c := harness.Start(t, harness.Options{Root: ws})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c.Initialize(ctx, map[string]any{"capabilities": map[string]any{}, "initializationOptions": bypassOptions()})
+	c, _, ctx := start(t, map[string]string{"index.txt": "served by the job\n"})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -100,11 +95,7 @@ func TestABackgroundServerIsReadKilledAndItsPortFreed(t *testing.T) {
 func TestTheEditorListsReadsAndKillsJobs(t *testing.T) {
 	slow(t)
 	t.Parallel()
-	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
-	c := harness.Start(t, harness.Options{Root: ws})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c.Initialize(ctx, map[string]any{"capabilities": map[string]any{}, "initializationOptions": bypassOptions()})
+	c, _, ctx := start(t, map[string]string{"a.txt": "a\n"})
 	start := c.CallTool(ctx, "bash", map[string]any{"command": "echo early; sleep 1.3; echo late; sleep 30", "run_in_background": true})
 	if start.Details["job"] != "job-1" {
 		t.Fatalf("%s", start.Text())

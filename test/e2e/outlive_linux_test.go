@@ -25,9 +25,9 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// outliveRuns is how many runs each way of ending gets, per kind of
-// command; outliveBatch how many go at once.
-const outliveRuns, outliveBatch = 25, 25
+// outliveRuns is how many runs, all at once, each way of ending gets per
+// kind of command.
+const outliveRuns = 25
 
 // leftBehindCommand leaves processes carrying marker in their
 // environment: a stopped background child, a double fork, and a setsid
@@ -41,6 +41,17 @@ func leftBehindCommand(marker string) string {
 // setsids another.
 func jobSleeperCommand(marker string) string {
 	return fmt.Sprintf(`export LEAK_MARK=%s; (sleep 60 &) ; (setsid sh -c 'sleep 60 & sleep 60' &) ; echo started; exec sleep 60`, marker)
+}
+
+// killMarkedAtEnd returns marker, and kills what carries it when the test
+// ends (a finding the test reports must not outlive it).
+func killMarkedAtEnd(t *testing.T, marker string) string {
+	t.Cleanup(func() {
+		for _, pid := range markedProcesses(marker) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	return marker
 }
 
 // markedProcesses lists live pids whose environment holds LEAK_MARK=marker.
@@ -73,9 +84,7 @@ func TestNoProcessOutlivesAgentlsHoweverItEnds(t *testing.T) {
 		t.Fatal("python3 is needed for the client that is killed")
 	}
 	script := filepath.Join(t.TempDir(), "client.py")
-	if err := os.WriteFile(script, []byte(jobClient), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, script, jobClient)
 	ends := []struct {
 		name string
 		end  func(ctx context.Context, c *harness.Client)
@@ -115,25 +124,18 @@ func TestNoProcessOutlivesAgentlsHoweverItEnds(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var left []string
-			for b := 0; b < outliveRuns; b += outliveBatch {
-				var wg sync.WaitGroup
-				for i := b; i < b+outliveBatch && i < outliveRuns; i++ {
-					marker := fmt.Sprintf("outlive-%s-%d-%d", strings.NewReplacer("/", "-", " ", "-").Replace(r.name), os.Getpid(), i)
-					t.Cleanup(func() {
-						for _, pid := range markedProcesses(marker) {
-							syscall.Kill(pid, syscall.SIGKILL)
-						}
-					})
-					wg.Go(func() {
-						if msg := r.run(t, ws, marker); msg != "" {
-							mu.Lock()
-							left = append(left, msg)
-							mu.Unlock()
-						}
-					})
-				}
-				wg.Wait()
+			var wg sync.WaitGroup
+			for i := range outliveRuns {
+				marker := killMarkedAtEnd(t, fmt.Sprintf("outlive-%s-%d-%d", strings.NewReplacer("/", "-", " ", "-").Replace(r.name), os.Getpid(), i))
+				wg.Go(func() {
+					if msg := r.run(t, ws, marker); msg != "" {
+						mu.Lock()
+						left = append(left, msg)
+						mu.Unlock()
+					}
+				})
 			}
+			wg.Wait()
 			if len(left) > 0 {
 				t.Errorf("%d of %d runs left processes behind:\n%s", len(left), outliveRuns, strings.Join(left, "\n"))
 			}

@@ -1,7 +1,7 @@
 package e2e
 
-// Contract tests of the read tool, written from docs/tools.md,
-// docs/protocol.md, docs/tools.md and issues #2/#4 only.
+// The read tool on what a script cannot make: device nodes, unreadable
+// files, and spill files bash printed.
 
 import (
 	"context"
@@ -17,27 +17,10 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// readOutStart starts agentls on ws and initializes it.
+// readOutStart starts agentls on ws in acceptEdits mode (this client
+// cannot answer tools/confirm).
 func readOutStart(t *testing.T, ws string) (*harness.Client, context.Context) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	c := harness.Start(t, harness.Options{Root: ws})
-	// acceptEdits: the stamp tests edit, and this client cannot answer tools/confirm.
-	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
-	return c, ctx
-}
-
-// readOutNumbered returns the numbered lines of a read text ("%6d→text").
-var readOutNumRE = regexp.MustCompile(`(?m)^ *(\d+)→(.*)$`)
-
-func readOutNumbered(text string) []int {
-	var out []int
-	for _, m := range readOutNumRE.FindAllStringSubmatch(text, -1) {
-		n, _ := strconv.Atoi(m[1])
-		out = append(out, n)
-	}
-	return out
+	return startIn(t, ws, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
 }
 
 // A device node is refused without blocking, and a file the process may
@@ -91,7 +74,7 @@ func TestReadSpillFile(t *testing.T) {
 	}
 	off, _ := strconv.Atoi(m[2])
 	rr = c.CallTool(ctx, "read", map[string]any{"path": m[1], "offset": off})
-	if rr.IsError || len(readOutNumbered(rr.Text())) == 0 || readOutNumbered(rr.Text())[0] != off {
+	if first := regexp.MustCompile(`(?m)^ *(\d+)→`).FindStringSubmatch(rr.Text()); rr.IsError || first == nil || first[1] != m[2] {
 		t.Errorf("suggested call: isError=%v %q", rr.IsError, rr.Text()[:min(200, len(rr.Text()))])
 	}
 	// Other files in the spill directory's neighbourhood stay outside.

@@ -57,59 +57,63 @@ func requireSandbox(t *testing.T, res map[string]any) {
 	}
 }
 
-func TestSandboxAutoAllowRunsCommandsThatWouldAsk(t *testing.T) {
+// Whether a command asks and where it runs: auto-allow lifts the question
+// for a sandboxed command only; without it, under the user's ask rule, for
+// an excluded command and with the sandbox unavailable, it is asked (and
+// the last two run outside the sandbox).
+func TestSandboxDecidesWhetherACommandAsks(t *testing.T) {
 	t.Parallel()
-	c, s, ws, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, nil)
-	requireSandbox(t, res)
-	r := c.CallTool(ctx, "bash", map[string]any{"command": "echo built > out.txt && cat out.txt"})
-	if r.IsError || s.count() != 0 {
-		t.Fatalf("a sandboxed command asked (%d questions) or failed: %s", s.count(), r.Text())
-	}
-	if r.Details["sandbox"] != true {
-		t.Errorf("details.sandbox = %v, want true", r.Details["sandbox"])
-	}
-	if b, _ := os.ReadFile(filepath.Join(ws, "out.txt")); string(b) != "built\n" {
-		t.Errorf("the workspace write did not happen: %q", b)
-	}
-}
-
-func TestSandboxWithoutAutoAllowStillAsks(t *testing.T) {
-	t.Parallel()
-	c, s, _, ctx, res := startSandboxed(t, map[string]any{"enabled": true}, nil)
-	requireSandbox(t, res)
-	s.answers = []map[string]any{{"decision": "allowOnce"}}
-	r := c.CallTool(ctx, "bash", map[string]any{"command": "echo x > out.txt"})
-	if s.count() != 1 || r.IsError || r.Details["sandbox"] != true {
-		t.Fatalf("questions %d, want 1; sandbox %v; %s", s.count(), r.Details["sandbox"], r.Text())
-	}
-}
-
-func TestSandboxUserAskRuleStillAsks(t *testing.T) {
-	t.Parallel()
-	c, s, ws, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, map[string]any{"ask": []any{"Bash(touch:*)"}})
-	requireSandbox(t, res)
-	r := c.CallTool(ctx, "bash", map[string]any{"command": "touch asked.txt"})
-	if s.count() != 1 {
-		t.Fatalf("the user's ask rule did not ask (%d questions): %s", s.count(), r.Text())
-	}
-	if !r.IsError || fileExists(filepath.Join(ws, "asked.txt")) {
-		t.Fatalf("a rejected command ran: %s", r.Text())
-	}
-}
-
-func TestSandboxExcludedCommandsRunOutsideAndAsk(t *testing.T) {
-	t.Parallel()
-	outside := t.TempDir()
-	c, s, _, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true, "excludedCommands": []any{"touch:*"}}, nil)
-	requireSandbox(t, res)
-	s.answers = []map[string]any{{"decision": "allowOnce"}}
-	target := filepath.Join(outside, "unsandboxed.txt")
-	r := c.CallTool(ctx, "bash", map[string]any{"command": "touch " + target})
-	if s.count() != 1 {
-		t.Fatalf("an excluded command was not asked about (%d questions)", s.count())
-	}
-	if r.IsError || !fileExists(target) || r.Details["sandbox"] != false {
-		t.Fatalf("an excluded command did not run outside the sandbox (sandbox %v): %s", r.Details["sandbox"], r.Text())
+	auto := map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}
+	for _, tc := range []struct {
+		name        string
+		sandbox     map[string]any
+		permissions map[string]any
+		unavailable bool   // AGENTLS_SANDBOX_UNAVAILABLE is set
+		command     string // OUT is a directory outside the workspace
+		made        string // what the command makes; "": the command is refused
+		asks        int    // questions, each allowed once
+		sandboxed   bool   // details.sandbox
+	}{
+		{"auto-allow runs a sandboxed command unasked", auto, nil, false, "echo built > made.txt && cat made.txt", "made.txt", 0, true},
+		{"without auto-allow it asks", map[string]any{"enabled": true}, nil, false, "echo x > made.txt", "made.txt", 1, true},
+		{"the user's ask rule asks", auto, map[string]any{"ask": []any{"Bash(touch:*)"}}, false, "touch made.txt", "", 1, true},
+		{"an excluded command runs outside and asks", map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true, "excludedCommands": []any{"touch:*"}}, nil, false, "touch OUT/made.txt", "OUT/made.txt", 1, false},
+		{"an unavailable sandbox falls back to asking", auto, nil, true, "touch OUT/made.txt", "OUT/made.txt", 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var env []string
+			if tc.unavailable {
+				env = []string{"AGENTLS_SANDBOX_UNAVAILABLE=simulated: no Landlock"}
+			}
+			c, s, ws, ctx, res := startSandboxed(t, tc.sandbox, tc.permissions, env...)
+			if st := sandboxStatus(t, res); !tc.unavailable {
+				requireSandbox(t, res)
+			} else if st["active"] != false || st["enabled"] != true {
+				t.Fatalf("status %v", st)
+			}
+			if tc.made != "" {
+				s.answers = []map[string]any{{"decision": "allowOnce"}}
+			}
+			out := t.TempDir()
+			r := c.CallTool(ctx, "bash", map[string]any{"command": strings.ReplaceAll(tc.command, "OUT", out)})
+			made := filepath.Join(ws, "made.txt")
+			if strings.HasPrefix(tc.made, "OUT") {
+				made = strings.Replace(tc.made, "OUT", out, 1)
+			}
+			if s.count() != tc.asks {
+				t.Errorf("%d questions, want %d: %s", s.count(), tc.asks, r.Text())
+			}
+			switch {
+			case tc.made == "" && (!r.IsError || fileExists(made)):
+				t.Errorf("a rejected command ran: %s", r.Text())
+			case tc.made != "" && (r.IsError || !fileExists(made) || r.Details["sandbox"] != tc.sandboxed):
+				t.Errorf("want %s made, sandbox %v; got sandbox %v: %s", made, tc.sandboxed, r.Details["sandbox"], r.Text())
+			}
+			if reason, _ := r.Details["sandboxReason"].(string); tc.unavailable && !strings.Contains(reason, "simulated") {
+				t.Errorf("details.sandboxReason = %q", reason)
+			}
+		})
 	}
 }
 
@@ -216,29 +220,6 @@ func TestSandboxUnavailableWithFailIfUnavailableRefusesEveryCommand(t *testing.T
 	}
 	if fileExists(filepath.Join(ws, "made.txt")) || s.count() != 0 {
 		t.Fatalf("a refused command ran or asked")
-	}
-}
-
-func TestSandboxUnavailableFallsBackToThePermissionFlow(t *testing.T) {
-	t.Parallel()
-	outside := t.TempDir()
-	c, s, _, ctx, res := startSandboxed(t, map[string]any{"enabled": true, "autoAllowBashIfSandboxed": true}, nil,
-		"AGENTLS_SANDBOX_UNAVAILABLE=simulated: no Landlock")
-	st := sandboxStatus(t, res)
-	if st["active"] != false || st["enabled"] != true {
-		t.Fatalf("status %v", st)
-	}
-	s.answers = []map[string]any{{"decision": "allowOnce"}}
-	target := filepath.Join(outside, "f")
-	r := c.CallTool(ctx, "bash", map[string]any{"command": "touch " + target})
-	if s.count() != 1 {
-		t.Fatalf("an unsandboxed command was allowed without asking (%d questions)", s.count())
-	}
-	if r.IsError || !fileExists(target) || r.Details["sandbox"] != false {
-		t.Fatalf("the command did not run unsandboxed (sandbox %v): %s", r.Details["sandbox"], r.Text())
-	}
-	if !strings.Contains(r.Details["sandboxReason"].(string), "simulated") {
-		t.Errorf("details.sandboxReason = %v", r.Details["sandboxReason"])
 	}
 }
 

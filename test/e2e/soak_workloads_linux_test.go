@@ -9,13 +9,14 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,37 +27,28 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// Tolerances, grounded in measurements logged by the tests (see t.Logf):
+// Tolerances, grounded in measurements logged by the tests (t.Logf).
 const (
-	// soakFDSlack: descriptors a settled server may hold beyond its warm-up
-	// baseline. Nothing should be open after a call ends; 2 absorbs one
-	// lazily opened runtime descriptor (e.g. a pidfd or a late-closed pipe
-	// of a process that is being reaped while we look).
+	// Descriptors a settled server may hold beyond its warm-up baseline:
+	// one lazily opened runtime descriptor (a pidfd, a late-closed pipe of
+	// a process being reaped while we look).
 	soakFDSlack = 2
-	// soakThreadSlack: OS threads a later, identical round may add. Go keeps
-	// threads it created for blocking syscalls, so threads need not fall
-	// back after a burst, but an identical second round must not need new
-	// ones; 4 absorbs scheduling noise on a loaded 2-core machine.
+	// Threads an identical later round may add: Go keeps the threads it
+	// made for blocking syscalls, but a second round must not need new ones.
 	soakThreadSlack = 4
-	// soakBurstThreadSlack: how many more threads a second burst may leave
-	// than the first. How many calls block in syscalls at once varies from
-	// burst to burst (measured: +0 to +7), so this is looser than
-	// soakThreadSlack; a thread leaked per call would add ~64.
+	// Threads a second burst may leave over the first: how many calls block
+	// at once varies (measured +0 to +7); a thread leaked per call adds ~64.
 	soakBurstThreadSlack = 16
-	// soakRSSGrowthKB: what two more identical rounds may add to RSS, read
-	// after a collection (test_gc). Each round moves ~6 MB through the
-	// server (spilled bash output, a 2 MB write), so a leak of a round's
-	// buffers adds several MB a round; measured, a round adds ~0.4 MB
-	// (the jobs and watches it leaves, which are the session's): 4 MiB.
-	// Read without a collection, RSS moved 17 MB between rounds under load.
+	// RSS two more rounds may add, read after test_gc: a round moves ~6 MB
+	// through the server, so leaking its buffers adds MBs; measured ~0.4 MB
+	// (the session's jobs and watches). Without a collection RSS moved 17 MB.
 	soakRSSGrowthKB = 4 * 1024
-	// soakManyFiles: names in one directory, so that ls and find with
-	// limit 5000 print ~150 KB, over the 65,536-byte result budget.
+	// Names in one directory: ls and find with limit 5000 print ~150 KB,
+	// over the 65,536-byte result budget.
 	soakManyFiles = 3000
-	// soakBurstRSSKB: RSS two bursts may add over the baseline. Concurrent
-	// writes cost the server far more than their content (measured after two
-	// bursts: +21 to +43 MB, varying with how many writes were cancelled),
-	// so the burst is held to a bound, and leaks to the sequential rounds.
+	// RSS two bursts may add over the baseline: concurrent writes cost far
+	// more than their content (measured +21 to +43 MB), so bursts are held
+	// to a bound and leaks to the sequential rounds.
 	soakBurstRSSKB = 64 * 1024
 )
 
@@ -97,14 +89,6 @@ func soakSnapshot(t *testing.T, pid int) soakSnap {
 		}
 	}
 	return s
-}
-
-// soakStart starts a server in bypass mode with its cache dir at cache.
-func soakStart(t *testing.T, ws, cache string) *harness.Client {
-	t.Helper()
-	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"XDG_CACHE_HOME=" + cache}, Process: true})
-	c.Initialize(testCtx(t, 10*time.Second), bypass())
-	return c
 }
 
 // soakFiles lists the regular files and symlinks under dir (slash paths).
@@ -159,30 +143,16 @@ func (s *soakSoak) call(ctx context.Context, tool string, args any) harness.Resu
 func (s *soakSoak) ok(ctx context.Context, tool string, args any, wants ...string) harness.Result {
 	s.t.Helper()
 	r := s.call(ctx, tool, args)
-	if r.IsError {
-		s.t.Errorf("%s %s: unexpected isError: %s", tool, compactJSON(args), r.Text())
-	}
-	for _, w := range wants {
-		if !strings.Contains(r.Text(), w) {
-			s.t.Errorf("%s %s: text lacks %q:\n%s", tool, compactJSON(args), w, r.Text())
-		}
-	}
+	wantResult(s.t, tool+" "+compactJSON(args), r, false, wants...)
 	return r
 }
 
 func (s *soakSoak) fail(ctx context.Context, tool string, args any, wants ...string) harness.Result {
 	s.t.Helper()
 	r := s.call(ctx, tool, args)
-	if !r.IsError {
-		s.t.Errorf("%s %s: want isError, got: %s", tool, compactJSON(args), r.Text())
-	}
+	wantResult(s.t, tool+" "+compactJSON(args), r, true, wants...)
 	if strings.TrimSpace(r.Text()) == "" {
 		s.t.Errorf("%s %s: error without a message", tool, compactJSON(args))
-	}
-	for _, w := range wants {
-		if !strings.Contains(strings.ToLower(r.Text()), strings.ToLower(w)) {
-			s.t.Errorf("%s %s: error lacks %q:\n%s", tool, compactJSON(args), w, r.Text())
-		}
 	}
 	return r
 }
@@ -301,33 +271,22 @@ func (s *soakSoak) round(n int) {
 			continue
 		}
 		s.spills = append(s.spills, m)
-		// The notice's read call continues right after the last line shown.
-		lines := strings.Split(r.Text(), "\n")
-		om := regexp.MustCompile(`"offset": ?(\d+)`).FindStringSubmatch(r.Text())
+		// The notice's read call continues right after the last entry shown.
 		var last string
-		for i := len(lines) - 1; i > 0; i-- {
-			if strings.Contains(lines[i], "file-with") && !strings.Contains(lines[i], "output cut") {
-				last = lines[i]
-				break
+		for _, l := range strings.Split(r.Text(), "\n") {
+			if strings.Contains(l, "file-with") && !strings.Contains(l, "output cut") {
+				last = l
 			}
 		}
+		om := regexp.MustCompile(`"offset": ?(\d+)`).FindStringSubmatch(r.Text())
 		if om == nil || last == "" {
 			t.Errorf("%s: no offset or no last entry in:\n%.300s", c.tool, r.Text()[max(0, len(r.Text())-600):])
 			continue
 		}
 		off, _ := strconv.Atoi(om[1])
-		next := s.ok(ctx, "read", map[string]any{"path": m, "offset": off - 1, "limit": 2})
-		var prev, cont string
-		for _, l := range strings.Split(next.Text(), "\n") {
-			if strings.Contains(l, fmt.Sprintf("%d→", off-1)) {
-				prev = l
-			}
-			if strings.Contains(l, fmt.Sprintf("%d→", off)) {
-				cont = l
-			}
-		}
-		if !strings.HasSuffix(prev, "→"+last) || cont == "" || strings.HasSuffix(cont, "→"+last) {
-			t.Errorf("%s: spill lines %d-%d should be the last line shown (%q) and the next one:\n%s", c.tool, off-1, off, last, next.Text())
+		next := s.ok(ctx, "read", map[string]any{"path": m, "offset": off - 1, "limit": 2}).Text()
+		if !strings.Contains(next, fmt.Sprintf("%d→%s\n", off-1, last)) || !strings.Contains(next, fmt.Sprintf("%d→", off)) || strings.Contains(next, fmt.Sprintf("%d→%s\n", off, last)) {
+			t.Errorf("%s: spill lines %d-%d should be the last line shown (%q) and the next one:\n%s", c.tool, off-1, off, last, next)
 		}
 	}
 
@@ -359,7 +318,7 @@ func (s *soakSoak) round(n int) {
 		}
 	}
 	start := time.Now()
-	s.ok(ctx, "bash", map[string]any{"command": "(exec -a " + s.marker + "-bg sleep 30) & echo started"}, "started")
+	s.ok(ctx, "bash", map[string]any{"command": "(exec -a " + s.marker + "-bg sleep 120) & echo started"}, "started")
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("bash with a background child took %v; docs: returns ~50 ms after the shell exits", el)
 	}
@@ -367,7 +326,7 @@ func (s *soakSoak) round(n int) {
 	// reaped (no zombies pile up).
 	s.ok(ctx, "bash", map[string]any{"command": "(exec -a " + s.marker + "-short sleep 0.5) & echo ok"}, "ok")
 	// A daemon (new session, parent gone) lives until shutdown.
-	s.ok(ctx, "bash", map[string]any{"command": "(setsid bash -c 'exec -a " + s.marker + "-daemon sleep 30' &) ; echo ok"}, "ok")
+	s.ok(ctx, "bash", map[string]any{"command": "(setsid bash -c 'exec -a " + s.marker + "-daemon sleep 120' &) ; echo ok"}, "ok")
 
 	// Timeout: the process group dies with the call.
 	start = time.Now()
@@ -383,11 +342,8 @@ func (s *soakSoak) round(n int) {
 	s.cancelBash(ctx, s.marker+"-cx")
 	// Cancelled test_block: the call ends at once (the -32800 reply itself
 	// is checked by TestSoakCancelBurst's hand-framed client).
-	cctx, cancel := context.WithCancel(ctx)
-	time.AfterFunc(50*time.Millisecond, cancel)
 	s.calls++
-	start = time.Now()
-	if _, err := s.c.TryCallTool(cctx, "test_block", map[string]any{}); err == nil {
+	if _, err := s.c.TryCallTool(cancelledAfter(ctx, 50*time.Millisecond), "test_block", map[string]any{}); err == nil {
 		t.Errorf("cancelled test_block returned a result")
 	}
 
@@ -395,10 +351,8 @@ func (s *soakSoak) round(n int) {
 	// whole, never partial, and no temp file remains (checked at the end).
 	big := d + "/big.txt"
 	body := strings.Repeat("0123456789abcdef\n", 2<<20/17)
-	cctx, cancel = context.WithCancel(ctx)
-	time.AfterFunc(time.Duration(n%3)*time.Millisecond, cancel)
 	s.calls++
-	s.c.TryCallTool(cctx, "write", map[string]any{"path": big, "content": body})
+	s.c.TryCallTool(cancelledAfter(ctx, time.Duration(n%3)*time.Millisecond), "write", map[string]any{"path": big, "content": body})
 	// Watch the file for 500 ms: whenever it exists it is whole.
 	var exists bool
 	waitUntil(500*time.Millisecond, func() bool {
@@ -449,25 +403,11 @@ func (s *soakSoak) round(n int) {
 func (s *soakSoak) cancelBash(ctx context.Context, mk string) {
 	t := s.t
 	t.Helper()
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, 1)
 	s.calls++
-	go func() {
-		_, err := s.c.TryCallTool(cctx, "bash", map[string]any{"command": "setsid bash -c 'exec -a " + mk + " sleep 30' & exec -a " + mk + " sleep 30"})
-		done <- err
-	}()
-	if !waitUntil(5*time.Second, func() bool { return len(procsWith(mk)) == 2 }) {
-		t.Errorf("bash %s never started", mk)
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Errorf("cancelled bash returned a result")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatalf("cancelled bash: no reply within 5 s")
+	started, err := leakCancelled(s.c, ctx, "bash", map[string]any{"command": "setsid bash -c 'exec -a " + mk + " sleep 30' & exec -a " + mk + " sleep 30"},
+		func() bool { return len(procsWith(mk)) == 2 })
+	if !started || !leakWasCancelled(err) {
+		t.Errorf("bash %s: started %v, want cancelled, got %v", mk, started, err)
 	}
 	if !waitUntil(4*time.Second, func() bool { return len(procsWith(mk)) == 0 }) {
 		t.Errorf("cancelled command survives: %v", procsWith(mk))
@@ -481,10 +421,16 @@ func (s *soakSoak) settle(pid, limit int) soakSnap {
 	// garbage the next GC cycle would free, which load makes vary by
 	// more than a leak of a round.
 	s.ok(context.Background(), "test_gc", map[string]any{})
-	var snap soakSnap
+	return soakSettle(s.t, pid, limit, false)
+}
+
+// soakSettle waits up to 5 s until pid has no zombie (and no child at all
+// when noChildren) and at most limit descriptors; it returns the last
+// snapshot.
+func soakSettle(t *testing.T, pid, limit int, noChildren bool) (snap soakSnap) {
 	waitUntil(5*time.Second, func() bool {
-		snap = soakSnapshot(s.t, pid)
-		return len(snap.Zombies) == 0 && snap.FDs <= limit
+		snap = soakSnapshot(t, pid)
+		return len(snap.Zombies) == 0 && (!noChildren || len(snap.Children) == 0) && snap.FDs <= limit
 	})
 	return snap
 }
@@ -501,7 +447,7 @@ func TestSoakMixedWorkload(t *testing.T) {
 	ws := t.TempDir()
 	cache := t.TempDir()
 	writeFile(t, filepath.Join(ws, "many", "seed.txt"), "") // watched from the start
-	c := soakStart(t, ws, cache)
+	c, _ := startOpts(t, harness.Options{Root: ws, Env: []string{"XDG_CACHE_HOME=" + cache}, Process: true}, bypass())
 	pid := c.Process().Pid
 	s := &soakSoak{t: t, c: c, ws: ws, marker: procMarker(t), want: map[string]string{}}
 	s.want["many/seed.txt"] = ""
@@ -546,12 +492,6 @@ func TestSoakMixedWorkload(t *testing.T) {
 	last := snaps[len(snaps)-1]
 	if last.FDs > base.FDs+soakFDSlack {
 		t.Errorf("descriptors grew: %d after the soak, %d after warm-up (slack %d)", last.FDs, base.FDs, soakFDSlack)
-		if l, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
-			for _, e := range l {
-				tgt, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name()))
-				t.Logf("  fd %s -> %s", e.Name(), tgt)
-			}
-		}
 	}
 	if last.Threads > snaps[0].Threads+soakThreadSlack {
 		t.Errorf("threads grew round over round: %d after round 1, %d after round 3 (slack %d)", snaps[0].Threads, last.Threads, soakThreadSlack)
@@ -568,12 +508,7 @@ func TestSoakMixedWorkload(t *testing.T) {
 	}
 
 	// The workspace holds exactly what the calls and the test created.
-	var want []string
-	for k := range s.want {
-		want = append(want, k)
-	}
-	sort.Strings(want)
-	if got := soakFiles(t, ws); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got, want := soakFiles(t, ws), slices.Sorted(maps.Keys(s.want)); !slices.Equal(got, want) {
 		t.Errorf("workspace files:\n got %q\nwant %q", got, want)
 	}
 	for rel, content := range s.want {
@@ -625,52 +560,6 @@ func TestSoakMixedWorkload(t *testing.T) {
 	t.Logf("total calls: %d", s.calls)
 }
 
-// soakRaw is a hand-framed client, so duplicate or missing replies are seen
-// (a library client drops replies it no longer waits for).
-type soakRaw struct {
-	*rawClient[map[string]any]
-	pid   int
-	taken int // frames already looked at by await
-}
-
-func soakStartRaw(t *testing.T, ws, cache string) *soakRaw {
-	t.Helper()
-	rc := startRaw(t, []string{"--root", ws}, []string{"XDG_CACHE_HOME=" + cache}, lenientFrames(func(body []byte) []map[string]any {
-		var m map[string]any
-		if json.Unmarshal(body, &m) != nil {
-			return nil
-		}
-		return []map[string]any{m}
-	}))
-	return &soakRaw{rawClient: rc, pid: rc.cmd.Process.Pid}
-}
-
-func (r *soakRaw) send(msg map[string]any) {
-	msg["jsonrpc"] = "2.0"
-	b, _ := json.Marshal(msg)
-	r.writeFrame(b)
-}
-
-// await returns the reply to id, skipping notifications and recording every
-// other reply in seen.
-func (r *soakRaw) await(id int, d time.Duration, seen map[int][]map[string]any) (map[string]any, bool) {
-	deadline := time.Now().Add(d)
-	for {
-		f, ok := r.next(&r.taken, deadline)
-		if !ok {
-			return nil, false
-		}
-		fid, isReply := f["id"].(float64)
-		if !isReply || f["method"] != nil {
-			continue
-		}
-		seen[int(fid)] = append(seen[int(fid)], f)
-		if int(fid) == id {
-			return f, true
-		}
-	}
-}
-
 // soakBurstBody is what the burst's writes write: 256 KiB, so a cancel can
 // land while it is being written. (A 1 MiB write was measured to cost the
 // server ~20 MB of RSS, 8 at once ~200 MB, which drowns any leak signal.)
@@ -693,14 +582,10 @@ func TestSoakCancelBurst(t *testing.T) {
 	ws := t.TempDir()
 	cache := t.TempDir()
 	writeFile(t, filepath.Join(ws, "f.txt"), strings.Repeat("line of text\n", 300))
-	r := soakStartRaw(t, ws, cache)
+	r := stressStartRaw(t, ws, "XDG_CACHE_HOME="+cache)
+	r.initialize(bypass())
+	pid := r.cmd.Process.Pid
 	marker := procMarker(t)
-	seen := map[int][]map[string]any{}
-	r.send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"mode": "bypass"}}})
-	if _, ok := r.await(1, 10*time.Second, seen); !ok {
-		t.Fatal("no initialize reply")
-	}
-	r.send(map[string]any{"method": "initialized", "params": map[string]any{}})
 
 	wrote := map[string]bool{"f.txt": true}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
@@ -740,9 +625,9 @@ func TestSoakCancelBurst(t *testing.T) {
 				cancel = true
 			}
 			if kind[id] == "batch" {
-				r.send(map[string]any{"id": id, "method": "tools/callBatch", "params": args})
+				r.request(id, "tools/callBatch", args)
 			} else {
-				r.send(map[string]any{"id": id, "method": "tools/call", "params": map[string]any{"name": kind[id], "arguments": args}})
+				r.callTool(id, kind[id], args)
 			}
 			if cancel {
 				cancelled[id] = true
@@ -754,67 +639,57 @@ func TestSoakCancelBurst(t *testing.T) {
 				go func() { // owner: burst, waited below
 					defer wg.Done()
 					time.Sleep(delay)
-					r.send(map[string]any{"method": "$/cancelRequest", "params": map[string]any{"id": id}})
+					r.cancel(id)
 				}()
 			}
 		}
 		wg.Wait()
 		deadline := time.Now().Add(30 * time.Second)
 		for id := first; id < nextID; id++ {
-			if len(seen[id]) > 0 {
-				continue
-			}
-			if _, ok := r.await(id, time.Until(deadline), seen); !ok {
-				t.Fatalf("%s: no reply to call %d within 30 s", label, id)
-			}
+			r.reply(id, time.Until(deadline))
 		}
 		// The server must still answer promptly.
-		ping := nextID
-		nextID++
 		start := time.Now()
-		r.send(map[string]any{"id": ping, "method": "tools/list", "params": map[string]any{}})
-		if _, ok := r.await(ping, 5*time.Second, seen); !ok {
-			t.Fatalf("%s: tools/list unanswered after the burst", label)
-		}
+		r.request("ping "+label, "tools/list", map[string]any{})
+		r.reply("ping "+label, 5*time.Second)
 		t.Logf("%s: tools/list answered in %v", label, time.Since(start))
-		var nCancelled, nCancelReplies int
-		for id := first; id < ping; id++ {
-			reps := seen[id]
+		var nCancelReplies int
+		replies := r.replies()
+		for id := first; id < nextID; id++ {
+			reps := replies[fmt.Sprint(id)]
 			if len(reps) != 1 {
-				t.Errorf("%s: call %d got %d replies, want exactly 1", label, id, len(reps))
+				t.Errorf("%s: call %d got %d replies, want exactly 1: %v", label, id, len(reps), reps)
 				continue
 			}
-			f := reps[0]
-			if e, ok := f["error"].(map[string]any); ok {
-				code, _ := e["code"].(float64)
+			m := reps[0]
+			if code := m.errCode(); code != 0 {
 				if !cancelled[id] || code != -32800 {
-					t.Errorf("%s: call %d (cancelled=%v) got error %v", label, id, cancelled[id], e)
+					t.Errorf("%s: call %d (cancelled=%v) got error %s", label, id, cancelled[id], m)
 				}
 				nCancelReplies++
 				continue
 			}
-			res, _ := f["result"].(map[string]any)
-			if res == nil {
-				t.Errorf("%s: call %d: reply without result or error: %v", label, id, f)
+			if _, ok := m.fields["result"]; !ok {
+				t.Errorf("%s: call %d: reply without result or error: %s", label, id, m)
 				continue
 			}
-			switch kind[id] {
+			switch res := m.result(); kind[id] {
 			case "bash":
-				if !cancelled[id] && (!strings.Contains(fmt.Sprint(res["content"]), fmt.Sprintf("done-%d", id)) || res["isError"] == true) {
-					t.Errorf("%s: bash call %d: %v", label, id, res)
+				if !cancelled[id] && (!strings.Contains(res.Text(), fmt.Sprintf("done-%d", id)) || res.IsError) {
+					t.Errorf("%s: bash call %d: %s", label, id, m)
 				}
 			case "test_block", "batch":
-				t.Errorf("%s: cancelled %s %d answered with a result: %v", label, kind[id], id, res)
+				t.Errorf("%s: cancelled %s %d answered with a result: %s", label, kind[id], id, m)
 			case "write":
-				if res["isError"] == true {
-					t.Errorf("%s: write %d: %v", label, id, res)
+				if res.IsError {
+					t.Errorf("%s: write %d: %s", label, id, m)
 				} else {
 					wrote[fmt.Sprintf("w%d/a/b.txt", id)] = true
 				}
 			}
 		}
 		// -32800 means nothing was written; a result means the whole file.
-		for id := first; id < ping; id++ {
+		for id := first; id < nextID; id++ {
 			if kind[id] != "write" {
 				continue
 			}
@@ -829,34 +704,18 @@ func TestSoakCancelBurst(t *testing.T) {
 				t.Errorf("%s: write %d answered -32800 but what it created is there: %v", label, id, soakFiles(t, dir))
 			}
 		}
-		for range cancelled {
-			nCancelled++
-		}
-		t.Logf("%s: %d calls, %d cancels sent, %d answered -32800", label, ping-first, nCancelled, nCancelReplies)
+		t.Logf("%s: %d calls, %d cancels sent, %d answered -32800", label, nextID-first, len(cancelled), nCancelReplies)
 		if !waitUntil(5*time.Second, func() bool { return len(procsWith(marker)) == 0 }) {
 			t.Errorf("%s: burst processes survive: %v", label, procsWith(marker))
 		}
 	}
 
 	// Warm-up: a few calls of each kind, then the baseline.
-	for i := 0; i < 3; i++ {
-		id := nextID
-		nextID++
-		r.send(map[string]any{"id": id, "method": "tools/call", "params": map[string]any{"name": "bash", "arguments": map[string]any{"command": "echo warm"}}})
-		r.await(id, 10*time.Second, seen)
-		id = nextID
-		nextID++
-		r.send(map[string]any{"id": id, "method": "tools/call", "params": map[string]any{"name": "read", "arguments": map[string]any{"path": "f.txt"}}})
-		r.await(id, 10*time.Second, seen)
+	for range 3 {
+		r.tool("bash", map[string]any{"command": "echo warm"})
+		r.tool("read", map[string]any{"path": "f.txt"})
 	}
-	settle := func(limit int) soakSnap {
-		var snap soakSnap
-		waitUntil(5*time.Second, func() bool {
-			snap = soakSnapshot(t, r.pid)
-			return len(snap.Zombies) == 0 && len(snap.Children) == 0 && snap.FDs <= limit
-		})
-		return snap
-	}
+	settle := func(limit int) soakSnap { return soakSettle(t, pid, limit, true) }
 	base := settle(1 << 30)
 	t.Logf("baseline: %v", base)
 
@@ -879,19 +738,9 @@ func TestSoakCancelBurst(t *testing.T) {
 	if len(s2.Zombies) > 0 || len(s2.Children) > 0 {
 		t.Errorf("after the bursts: zombies %v, live children %v", s2.Zombies, s2.Children)
 	}
-	var want []string
-	for name := range wrote {
-		want = append(want, name)
-	}
-	sort.Strings(want)
-	if got := soakFiles(t, ws); strings.Join(got, " ") != strings.Join(want, " ") {
+	if got, want := soakFiles(t, ws), slices.Sorted(maps.Keys(wrote)); !slices.Equal(got, want) {
 		t.Errorf("workspace after the bursts:\n got %q\nwant %q", got, want)
 	}
-	// Shutdown and exit.
-	id := nextID
-	r.send(map[string]any{"id": id, "method": "shutdown"})
-	if _, ok := r.await(id, 5*time.Second, seen); !ok {
-		t.Errorf("no shutdown reply")
-	}
-	r.send(map[string]any{"method": "exit"})
+	r.call("shutdown", nil)
+	r.notify("exit", nil)
 }

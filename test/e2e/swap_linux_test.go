@@ -88,53 +88,44 @@ func raceCalls(t *testing.T, ctx context.Context, c *harness.Client, tool string
 	return esc.Load(), ok.Load()
 }
 
-func TestGrepNeverReadsThroughADirectorySwappedForASymlink(t *testing.T) {
+// grep (both backends; the directory searched, or one below the start, is
+// swapped: rg was handed sub/marker.txt and opened it through the symlink
+// "sub" had become) and bash with cwd.
+func TestNoToolFollowsADirectorySwappedForASymlink(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("race loop swapping directories for symlinks")
 	}
-	backends := map[string][]string{"go": {"AGENTLS_GREP_BACKEND=go"}}
+	type race struct {
+		name string
+		env  []string
+		tool string
+		args map[string]any
+	}
+	races := []race{
+		{"grep go/searched directory", []string{"AGENTLS_GREP_BACKEND=go"}, "grep", map[string]any{"pattern": "marker", "path": "sub"}},
+		{"grep go/directory below the start", []string{"AGENTLS_GREP_BACKEND=go"}, "grep", map[string]any{"pattern": "marker"}},
+		{"bash cwd", nil, "bash", map[string]any{"command": "cat marker.txt", "cwd": "sub"}},
+	}
 	if _, err := exec.LookPath("rg"); err == nil {
-		backends["rg"] = nil
+		races = append(races, race{"grep rg/searched directory", nil, "grep", map[string]any{"pattern": "marker", "path": "sub"}},
+			race{"grep rg/directory below the start", nil, "grep", map[string]any{"pattern": "marker"}})
 	} else {
 		t.Log("rg not on PATH: only the Go backend is raced")
 	}
-	// The directory searched is swapped, or one below it: rg was handed
-	// sub/marker.txt and opened it through the symlink "sub" had become.
-	starts := map[string]map[string]any{
-		"searched directory":        {"pattern": "marker", "path": "sub"},
-		"directory below the start": {"pattern": "marker"},
-	}
-	for name, env := range backends {
-		for start, args := range starts {
-			t.Run(name+"/"+start, func(t *testing.T) {
-				ws, swaps := swapWorkspace(t)
-				c, ctx := startIn(t, ws, bypass(), env...)
-				esc, ran := raceCalls(t, ctx, c, "grep", args)
-				t.Logf("%d of %d searches ran inside, %d swaps", ran, swapAttempts, swaps.Load())
-				if esc > 0 {
-					t.Errorf("grep read outside the workspace in %d of %d searches", esc, swapAttempts)
-				}
-				if ran == 0 {
-					t.Errorf("no search ran: the race tested nothing")
-				}
-			})
-		}
-	}
-}
-
-func TestBashCwdNeverRunsInADirectorySwappedForASymlink(t *testing.T) {
-	slow(t)
-	t.Parallel()
-	ws, swaps := swapWorkspace(t)
-	c, ctx := startIn(t, ws, bypass())
-	esc, ran := raceCalls(t, ctx, c, "bash", map[string]any{"command": "cat marker.txt", "cwd": "sub"})
-	t.Logf("%d of %d commands ran inside, %d swaps", ran, swapAttempts, swaps.Load())
-	if esc > 0 {
-		t.Errorf("bash with cwd ran outside the workspace in %d of %d commands", esc, swapAttempts)
-	}
-	if ran == 0 {
-		t.Errorf("no command ran: the race tested nothing")
+	for _, rc := range races {
+		t.Run(rc.name, func(t *testing.T) {
+			ws, swaps := swapWorkspace(t)
+			c, ctx := startIn(t, ws, bypass(), rc.env...)
+			esc, ran := raceCalls(t, ctx, c, rc.tool, rc.args)
+			t.Logf("%d of %d calls ran inside, %d swaps", ran, swapAttempts, swaps.Load())
+			if esc > 0 {
+				t.Errorf("%s reached outside the workspace in %d of %d calls", rc.tool, esc, swapAttempts)
+			}
+			if ran == 0 {
+				t.Errorf("no call ran: the race tested nothing")
+			}
+		})
 	}
 }
 
