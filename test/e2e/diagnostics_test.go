@@ -67,14 +67,8 @@ func diagStart(t *testing.T, ctx context.Context, ws string, declare bool, answe
 }
 
 func diagItem(line, char, sev int, msg, source string, code any) map[string]any {
-	d := map[string]any{
-		"range": map[string]any{
-			"start": map[string]any{"line": line, "character": char},
-			"end":   map[string]any{"line": line, "character": char + 3},
-		},
-		"severity": sev,
-		"message":  msg,
-	}
+	d := map[string]any{"severity": sev, "message": msg, "range": map[string]any{
+		"start": map[string]any{"line": line, "character": char}, "end": map[string]any{"line": line, "character": char + 3}}}
 	if source != "" {
 		d["source"] = source
 	}
@@ -163,75 +157,22 @@ func TestDiagnosticsNewProblems(t *testing.T) {
 	}
 }
 
-func TestDiagnosticsCutAtTen(t *testing.T) {
-	t.Parallel()
-	ctx := testCtx(t, 30*time.Second)
-	ws := t.TempDir()
-	var many []map[string]any
-	for i := 0; i < 13; i++ {
-		many = append(many, diagItem(i, 0, 1, fmt.Sprintf("problem %02d", i), "x", nil))
-	}
-	d := diagStart(t, ctx, ws, true, func(ctx context.Context, r diagReq) (any, error) {
-		if *r.WaitMs == 0 {
-			return diagItems(r.URIs, nil), nil
-		}
-		return diagItems(r.URIs, many), nil
-	})
-	res := d.CallTool(ctx, "write", map[string]any{"path": "n/new.go", "content": "package n\n"})
-	if res.IsError {
-		t.Fatalf("write: %s", res.Text())
-	}
-	text := res.Text()
-	wantContains(t, "write text", text, "The editor reports new problems in n/new.go:", "  L10:1 error: problem 09 (x)", "… and 3 more")
-	wantLacks(t, "write text", text, "problem 10", "problem 12")
-	if got := strings.Count(text, " error: problem "); got != 10 {
-		t.Errorf("%d problems listed, want 10", got)
-	}
-	for _, r := range d.requests() {
-		if r.Tool != "write" {
-			t.Errorf("request tool = %q, want write", r.Tool)
-		}
-	}
-}
-
+// A client that does not declare the capability is never asked. (Which
+// calls ask, and the cut at ten problems: internal/tools/builtin
+// diagnostics_test.go.)
 func TestDiagnosticsNotAsked(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 30*time.Second)
-	answer := func(ctx context.Context, r diagReq) (any, error) {
+	d := diagStart(t, ctx, t.TempDir(), false, func(ctx context.Context, r diagReq) (any, error) {
 		return diagItems(r.URIs, []map[string]any{diagItem(0, 0, 1, "boom", "x", nil)}), nil
+	})
+	res := d.CallTool(ctx, "write", map[string]any{"path": "b.txt", "content": "x\n"})
+	if res.IsError || strings.Contains(res.Text(), "new problems") {
+		t.Errorf("write: %s", res.Text())
 	}
-	t.Run("dry run and failed calls", func(t *testing.T) {
-		ws := t.TempDir()
-		writeFiles(t, ws, map[string]string{"a.txt": "one\ntwo\n"})
-		d := diagStart(t, ctx, ws, true, answer)
-		d.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
-		for name, args := range map[string]map[string]any{
-			"dry run":   {"path": "a.txt", "dryRun": true, "edits": []any{map[string]any{"oldText": "one", "newText": "uno"}}},
-			"not found": {"path": "a.txt", "edits": []any{map[string]any{"oldText": "three", "newText": "tres"}}},
-			"no change": {"path": "a.txt", "edits": []any{map[string]any{"oldText": "one", "newText": "one"}}},
-		} {
-			res := d.CallTool(ctx, "edit", args)
-			wantLacks(t, name, res.Text(), "new problems")
-		}
-		res := d.CallTool(ctx, "write", map[string]any{"path": "a.txt", "content": "one\ntwo\n"})
-		if !res.IsError {
-			t.Errorf("identical write succeeded: %s", res.Text())
-		}
-		if n := len(d.requests()); n != 0 {
-			t.Errorf("%d tools/diagnostics requests for dry runs and failed calls, want 0: %+v", n, d.requests())
-		}
-	})
-	t.Run("client without the capability", func(t *testing.T) {
-		ws := t.TempDir()
-		d := diagStart(t, ctx, ws, false, answer)
-		res := d.CallTool(ctx, "write", map[string]any{"path": "b.txt", "content": "x\n"})
-		if res.IsError || strings.Contains(res.Text(), "new problems") {
-			t.Errorf("write: %s", res.Text())
-		}
-		if n := len(d.requests()); n != 0 {
-			t.Errorf("%d tools/diagnostics requests to a client without the capability", n)
-		}
-	})
+	if n := len(d.requests()); n != 0 {
+		t.Errorf("%d tools/diagnostics requests to a client without the capability", n)
+	}
 }
 
 func TestDiagnosticsUnansweredAndErrors(t *testing.T) {
@@ -250,6 +191,9 @@ func TestDiagnosticsUnansweredAndErrors(t *testing.T) {
 		wantLacks(t, "text", res.Text(), "new problems", "crashed")
 		if _, err := os.Stat(filepath.Join(ws, "e.txt")); err != nil {
 			t.Errorf("the write did not stand: %v", err)
+		}
+		if r := d.requests(); len(r) != 1 || r[0].Tool != "write" {
+			t.Errorf("requests = %+v, want one, for the write", r)
 		}
 	})
 	t.Run("no answer is bounded by waitMs plus 1 s", func(t *testing.T) {
