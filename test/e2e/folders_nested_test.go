@@ -65,17 +65,13 @@ func nestedSame(t *testing.T, what string, got, want []string) {
 	}
 }
 
-// nestedAbs resolves a printed path against the first folder.
-func nestedAbs(first, p string) string {
-	if filepath.IsAbs(p) {
-		return p
+// nestedAbs resolves a printed path against the first folder, symlinks
+// resolved when real.
+func nestedAbs(first, p string, real bool) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(first, filepath.FromSlash(p))
 	}
-	return filepath.Join(first, filepath.FromSlash(p))
-}
-
-// nestedReal is p with symlinks resolved (p itself when that fails).
-func nestedReal(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
+	if r, err := filepath.EvalSymlinks(p); err == nil && real {
 		return r
 	}
 	return p
@@ -98,14 +94,14 @@ func nestedCheckOnce(t *testing.T, ctx context.Context, c *harness.Client, first
 		got := nestedPaths(r.Text())
 		nestedSame(t, fmt.Sprintf("%s %v paths", call.tool, a), got, want)
 		for _, p := range got {
-			body, ok := lines[nestedAbs(first, p)]
+			body, ok := lines[nestedAbs(first, p, false)]
 			if !ok {
 				t.Errorf("%s: printed path %q names no file of the fixture", call.tool, p)
 				continue
 			}
 			rr := c.CallTool(ctx, "read", map[string]any{"path": p})
 			wantResult(t, "read "+p, rr, false, ", lines 1-1 of 1\n     1→"+body)
-			if h, _, _ := strings.Cut(rr.Text(), ", lines "); nestedReal(nestedAbs(first, h)) != nestedReal(nestedAbs(first, p)) {
+			if h, _, _ := strings.Cut(rr.Text(), ", lines "); nestedAbs(first, h, true) != nestedAbs(first, p, true) {
 				t.Errorf("read %s: header names %q, not the file read", p, h)
 			}
 		}
@@ -122,11 +118,6 @@ func nestedNested(t *testing.T) (outer, inner string, lines map[string]string) {
 	return outer, inner, map[string]string{
 		filepath.Join(outer, "o.txt"): "needle outer", filepath.Join(inner, "i.txt"): "needle inner", filepath.Join(inner, "sub", "d.txt"): "needle deep",
 	}
-}
-
-// nestedEdit is an edit of path replacing old with new.
-func nestedEdit(path, old, new string) map[string]any {
-	return map[string]any{"path": path, "edits": []any{map[string]any{"oldText": old, "newText": new}}}
 }
 
 // nestedChange sends workspace/didChangeWorkspaceFolders.
@@ -176,12 +167,12 @@ func TestFoldersNestedSameFolderTwice(t *testing.T) {
 				}
 			}
 			c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(via, "a.txt")})
-			wantResult(t, "edit via the real path after a read via "+via, c.CallTool(ctx, "edit", nestedEdit(filepath.Join(real, "a.txt"), "needle a", "needle A")), false, "Edited a.txt: 1 replacement")
+			wantResult(t, "edit via the real path after a read via "+via, c.CallTool(ctx, "edit", editCall(filepath.Join(real, "a.txt"), "needle a", "needle A")), false, "Edited a.txt: 1 replacement")
 			c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(real, "a.txt")})
-			wantResult(t, "edit via "+via+" after a read via the real path", c.CallTool(ctx, "edit", nestedEdit(filepath.Join(via, "a.txt"), "needle A", "needle a")), false, "Edited a.txt: 1 replacement")
+			wantResult(t, "edit via "+via+" after a read via the real path", c.CallTool(ctx, "edit", editCall(filepath.Join(via, "a.txt"), "needle A", "needle a")), false, "Edited a.txt: 1 replacement")
 			c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(via, "a.txt")})
 			writeFile(t, filepath.Join(real, "a.txt"), "needle a, changed outside\n")
-			wantResult(t, "edit after an external change", c.CallTool(ctx, "edit", nestedEdit(filepath.Join(real, "a.txt"), "changed", "clobbered")), true)
+			wantResult(t, "edit after an external change", c.CallTool(ctx, "edit", editCall(filepath.Join(real, "a.txt"), "changed", "clobbered")), true)
 		})
 	}
 }
@@ -314,7 +305,7 @@ func TestFoldersNestedDeletedDuringSession(t *testing.T) {
 		{"grep", map[string]any{"pattern": "needle", "path": gone}},
 		{"find", map[string]any{"pattern": "*.txt", "path": gone}},
 		{"grep", map[string]any{"pattern": "needle", "path": filepath.Join(gone, "d")}},
-		{"edit", nestedEdit(g, "needle", "pin")},
+		{"edit", editCall(g, "needle", "pin")},
 		{"bash", map[string]any{"command": "true"}},
 		{"read", map[string]any{"path": "k.txt"}},
 	} {
@@ -357,7 +348,7 @@ func TestFoldersNestedRemoveFirst(t *testing.T) {
 
 	// A comes back, second now: the read before the removal is forgotten.
 	nestedChange(t, ctx, c, []string{a}, nil)
-	edit := nestedEdit(filepath.Join(a, "a.txt"), "needle a", "pin a")
+	edit := editCall(filepath.Join(a, "a.txt"), "needle a", "pin a")
 	wantResult(t, "edit in the re-added folder without a fresh read", c.CallTool(ctx, "edit", edit), true)
 	nestedCheckOnce(t, ctx, c, b, []string{"b.txt", "same.txt", filepath.Join(a, "a.txt"), filepath.Join(a, "same.txt")}, lines)
 	c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(a, "a.txt")})
@@ -376,13 +367,13 @@ func TestFoldersNestedAddNested(t *testing.T) {
 		nestedCheckOnce(t, ctx, c, outer, []string{"inner/i.txt", "inner/sub/d.txt", "o.txt"}, lines)
 		wantLacks(t, "ls", c.CallTool(ctx, "ls", map[string]any{}).Text(), "more folder")
 		c.CallTool(ctx, "read", map[string]any{"path": "inner/i.txt"})
-		wantResult(t, "edit via the inner folder's name", c.CallTool(ctx, "edit", nestedEdit(filepath.Join(inner, "i.txt"), "needle inner", "needle inner")), true, "no change")
+		wantResult(t, "edit via the inner folder's name", c.CallTool(ctx, "edit", editCall(filepath.Join(inner, "i.txt"), "needle inner", "needle inner")), true, "no change")
 	})
 	t.Run("outer added to inner", func(t *testing.T) {
 		c, ctx := nestedStartFolders(t, inner)
 		c.CallTool(ctx, "read", map[string]any{"path": "i.txt"})
 		nestedChange(t, ctx, c, []string{outer}, nil)
-		wantResult(t, "edit after the add", c.CallTool(ctx, "edit", nestedEdit(filepath.Join(inner, "i.txt"), "needle inner", "needle Inner")), false, "Edited ")
+		wantResult(t, "edit after the add", c.CallTool(ctx, "edit", editCall(filepath.Join(inner, "i.txt"), "needle inner", "needle Inner")), false, "Edited ")
 		writeFile(t, filepath.Join(inner, "i.txt"), "needle inner\n")
 		nestedCheckOnce(t, ctx, c, inner, []string{"i.txt", "sub/d.txt", filepath.Join(outer, "o.txt")}, lines)
 	})
@@ -390,7 +381,7 @@ func TestFoldersNestedAddNested(t *testing.T) {
 		c, ctx := nestedStartFolders(t, outer, inner)
 		c.CallTool(ctx, "read", map[string]any{"path": "inner/i.txt"})
 		nestedChange(t, ctx, c, nil, []string{outer})
-		wantResult(t, "edit of a file still in the workspace", c.CallTool(ctx, "edit", nestedEdit("i.txt", "needle inner", "needle Inner")), false, "Edited i.txt: 1 replacement")
+		wantResult(t, "edit of a file still in the workspace", c.CallTool(ctx, "edit", editCall("i.txt", "needle inner", "needle Inner")), false, "Edited i.txt: 1 replacement")
 		writeFile(t, filepath.Join(inner, "i.txt"), "needle inner\n")
 		nestedCheckOnce(t, ctx, c, inner, []string{"i.txt", "sub/d.txt"}, lines)
 		wantResult(t, "o.txt is outside now", c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(outer, "o.txt")}), true, "outside the workspace")
@@ -404,41 +395,32 @@ func TestFoldersNestedNestedExternalChangeOnce(t *testing.T) {
 	for _, order := range []string{"outer only", "outer first", "inner first", "outer twice"} {
 		t.Run(order, func(t *testing.T) {
 			outer, inner, _ := nestedNested(t)
-			folders := map[string][]string{"outer only": {outer}, "outer first": {outer, inner}, "inner first": {inner, outer}, "outer twice": {outer, outer}}[order]
-			c, ctx := nestedStartFolders(t, folders...)
+			c, ctx := nestedStartFolders(t, map[string][]string{"outer only": {outer}, "outer first": {outer, inner}, "inner first": {inner, outer}, "outer twice": {outer, outer}}[order]...)
 			x, y := filepath.Join(inner, "i.txt"), filepath.Join(outer, "o.txt")
-			for _, p := range []string{x, y} {
+			changes := func(p string) (n int) {
+				for _, note := range c.Notes("workspace/externalChange") {
+					var ev struct{ URI, Kind string }
+					if json.Unmarshal(note.Params, &ev) == nil && ev.URI == fileURI(p) && ev.Kind == "changed" {
+						n++
+					}
+				}
+				return n
+			}
+			for _, p := range []string{x, y} { // y is the barrier: a duplicate for x would come before y's
 				wantResult(t, "read "+p, c.CallTool(ctx, "read", map[string]any{"path": p}), false)
 			}
-			isFor := func(p string) func(harness.Note) bool {
-				return func(n harness.Note) bool {
-					var ev struct{ URI, Kind string }
-					return n.Method == "workspace/externalChange" && json.Unmarshal(n.Params, &ev) == nil && ev.URI == fileURI(p) && ev.Kind == "changed"
-				}
-			}
-			// Replaced in one step (write aside, rename over): one change, where
-			// a slow truncate-and-write may be two.
-			replace := func(p string) {
+			for _, p := range []string{x, y} {
+				// Replaced in one step (write aside, rename over): one change,
+				// where a slow truncate-and-write may be two.
 				writeFile(t, p+".new", "changed outside\n")
 				if err := os.Rename(p+".new", p); err != nil {
 					t.Fatal(err)
 				}
-			}
-			replace(x)
-			if _, ok := c.WaitNote(10*time.Second, isFor(x)); !ok {
-				t.Fatalf("no workspace/externalChange for %s", x)
-			}
-			replace(y) // the barrier: a duplicate for x would come before y's
-			if _, ok := c.WaitNote(10*time.Second, isFor(y)); !ok {
-				t.Fatalf("no workspace/externalChange for %s", y)
-			}
-			n := 0
-			for _, note := range c.Notes("workspace/externalChange") {
-				if isFor(x)(note) {
-					n++
+				if !waitUntil(10*time.Second, func() bool { return changes(p) > 0 }) {
+					t.Fatalf("no workspace/externalChange for %s", p)
 				}
 			}
-			if n != 1 {
+			if n := changes(x); n != 1 {
 				t.Errorf("%d externalChange notifications for one change of %s", n, x)
 			}
 		})
