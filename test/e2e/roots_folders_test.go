@@ -55,14 +55,8 @@ func TestRootsExternalChange(t *testing.T) {
 	c, ctx := startIn(t, d.C, map[string]any{"workspaceFolders": nestedFolders(d.A, d.B), "initializationOptions": map[string]any{"mode": "acceptEdits"}})
 	waitChange := func(p, kind string) {
 		t.Helper()
-		if _, ok := c.WaitNote(8*time.Second, func(n harness.Note) bool {
-			var v struct {
-				URI, Kind string
-				ReadStale bool `json:"readStale"`
-			}
-			return n.Method == "workspace/externalChange" && json.Unmarshal(n.Params, &v) == nil && v.URI == fileURI(p) && v.Kind == kind && v.ReadStale
-		}); !ok {
-			t.Fatalf("no workspace/externalChange {uri: %s, kind: %s, readStale}; got %v", fileURI(p), kind, c.Notes("workspace/externalChange"))
+		if !watchTreeWait(c, kind, true, p) {
+			t.Fatalf("no workspace/externalChange {uri: %s, kind: %s, readStale}; got %+v", fileURI(p), kind, watchTreeChanges(c))
 		}
 	}
 	p := filepath.Join(d.B, "b.txt")
@@ -123,11 +117,7 @@ func rootsStartMCPIn(t *testing.T, cwd string, env []string, roots []map[string]
 	if roots != nil {
 		caps["roots"] = map[string]any{"listChanged": true}
 	}
-	m.call(t, ctx, "initialize", map[string]any{
-		"protocolVersion": "2025-06-18",
-		"capabilities":    caps,
-		"clientInfo":      map[string]any{"name": "roots-test", "version": "0"},
-	})
+	m.call(t, ctx, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": caps, "clientInfo": map[string]any{"name": "roots-test", "version": "0"}})
 	m.notify("notifications/initialized", map[string]any{})
 	return m, ctx
 }
@@ -224,17 +214,13 @@ func TestRootsMCPClientRoots(t *testing.T) {
 	}
 }
 
-// After notifications/roots/list_changed
-// agentls asks roots/list again and the next call sees the new set; the
-// new root's settings apply (docs/protocol.md: configuration follows the
-// folders).
+// After notifications/roots/list_changed agentls asks roots/list again and
+// the next call sees the new set. (The new root's settings, and reads
+// forgotten with a removed root: TestMCPRootsCarryTheirConfiguration,
+// TestFolderConfigurationFollowsTheFolder.)
 func TestRootsMCPListChanged(t *testing.T) {
 	t.Parallel()
 	d := rootsNewDirs(t)
-	writeFiles(t, d.C, map[string]string{
-		".agentls/settings.json": `{"permissions": {"deny": ["Read(cdeny.txt)"]}}`,
-		"cdeny.txt":              "gamma denied\n",
-	})
 	other := t.TempDir()
 	m, ctx := rootsStartMCP(t, []map[string]any{rootsFolder(d.A)}, "--root", other)
 
@@ -252,23 +238,6 @@ func TestRootsMCPListChanged(t *testing.T) {
 	wantResult(t, "A after removal", r, true)
 	wantLacks(t, "A after removal", r.Text(), "alpha only file")
 	wantResult(t, "relative now in C", m.tool(t, ctx, "read", map[string]any{"path": "a.txt"}), false, "gamma decoy a")
-	r = m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(d.C, "cdeny.txt")})
-	wantResult(t, "C's settings deny", r, true, "cdeny.txt")
-	wantLacks(t, "C's settings deny", r.Text(), "gamma denied")
-
-	// Stamps from the removed root do not survive its return.
-	m.setRoots([]map[string]any{rootsFolder(d.A), rootsFolder(d.B)})
-	pb := filepath.Join(d.B, "b.txt")
-	wantResult(t, "read B", m.tool(t, ctx, "read", map[string]any{"path": pb}), false)
-	m.setRoots([]map[string]any{rootsFolder(d.A)})
-	wantResult(t, "B removed", m.tool(t, ctx, "read", map[string]any{"path": pb}), true)
-	writeFile(t, pb, "beta changed while gone\n")
-	m.setRoots([]map[string]any{rootsFolder(d.A), rootsFolder(d.B)})
-	r = m.tool(t, ctx, "edit", editCall(pb, "changed", "EDITED"))
-	wantResult(t, "edit B after re-add", r, true, "read")
-	if got := readFile(t, pb); got != "beta changed while gone\n" {
-		t.Errorf("B/b.txt = %q", got)
-	}
 }
 
 // A client without the roots
