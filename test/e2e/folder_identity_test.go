@@ -2,7 +2,8 @@ package e2e
 
 // Folder identity and large files (docs/protocol.md: a workspace folder
 // deleted, replaced or turned into a symlink; docs/tools.md: read's large
-// files and the edit guard over them).
+// files and the edit guard over them; a UTF-16 one is
+// read/utf16_file_over_16mib_refused_with_iconv.txtar).
 
 import (
 	"bytes"
@@ -183,23 +184,6 @@ func TestFolderIdentityFolderSymlinked(t *testing.T) {
 			identNotSearched(t, ctx, c, dir, "link-", nil, "y.txt", "link-x", "link-y")
 		})
 	}
-}
-
-// "UTF-16 text that large is refused with an
-// `iconv … | sed` command (decoding needs the whole file)."
-func TestUTF16FileOver16MiBIsRefused(t *testing.T) {
-	t.Parallel()
-	ws := resolvedWorkspace(t, nil)
-	line := []byte{}
-	for _, r := range "utf16 line\n" {
-		line = append(line, byte(r), 0)
-	}
-	body := append([]byte{0xFF, 0xFE}, bytes.Repeat(line, 16<<20/len(line)+1000)...)
-	writeBytes(t, filepath.Join(ws, "wide.txt"), body)
-	c, ctx := startIn(t, ws, bypass())
-	r := c.CallTool(ctx, "read", map[string]any{"path": "wide.txt"})
-	wantResult(t, "read of a UTF-16 file over 16 MiB", r, true, "iconv", "sed", "wide.txt")
-	wantLacks(t, "read of a UTF-16 file over 16 MiB", r.Text(), "utf16 line")
 }
 
 // "only the lines shown are kept, while the same
