@@ -6,7 +6,6 @@ package e2e
 // read/utf16_file_over_16mib_refused_with_iconv.txtar).
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
