@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -126,25 +127,18 @@ func TestWatchIgnoredChurn(t *testing.T) {
 		for i := 0; i < 2500 && err == nil; i++ {
 			for _, top := range []string{"node_modules", "build"} {
 				dir := filepath.Join(ws, top, fmt.Sprintf("p%02d", i%50))
-				if err = os.MkdirAll(dir, 0o755); err != nil {
-					break
-				}
-				if err = os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d.js", i)), []byte("x\n"), 0o644); err != nil {
-					break
-				}
+				err = errors.Join(err, os.MkdirAll(dir, 0o755), os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d.js", i)), []byte("x\n"), 0o644))
 			}
-			if i%500 == 0 && err == nil {
-				err = os.WriteFile(filepath.Join(ws, "node_modules/pkg/index.js"), []byte(fmt.Sprintf("module.exports = %d;\n", i+2)), 0o644)
-				if err == nil {
-					err = os.WriteFile(filepath.Join(ws, "build/out.js"), []byte(fmt.Sprintf("built %d\n", i+2)), 0o644)
-				}
+			if i%500 == 0 {
+				err = errors.Join(err, os.WriteFile(filepath.Join(ws, "node_modules/pkg/index.js"), []byte(fmt.Sprintf("module.exports = %d;\n", i+2)), 0o644),
+					os.WriteFile(filepath.Join(ws, "build/out.js"), []byte(fmt.Sprintf("built %d\n", i+2)), 0o644))
 			}
 		}
 		done <- err
 	}()
 	var slowest time.Duration
 	reads := 0
-	for churning := true; churning; {
+	for churning := true; churning; reads++ {
 		select {
 		case err := <-done:
 			if err != nil {
@@ -154,10 +148,7 @@ func TestWatchIgnoredChurn(t *testing.T) {
 		default:
 			t0 := time.Now()
 			watchTreeRead(t, ctx, c, "src/main.go")
-			if d := time.Since(t0); d > slowest {
-				slowest = d
-			}
-			reads++
+			slowest = max(slowest, time.Since(t0))
 		}
 	}
 	t.Logf("%d reads during the churn, slowest %v", reads, slowest)
