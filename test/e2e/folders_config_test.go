@@ -182,9 +182,9 @@ func folderCfgCaller(c *harness.Client, ctx context.Context) func(string, any) h
 }
 
 // Each folder's extension tool and upstream server (in either mcp.json
-// shape) are deferred until tool_search finds them; an upstream runs in the
-// folder whose mcp.json declares it, and a server from the user's mcp.json
-// runs in the first folder.
+// shape) are found by tool_search (their deferral: tool_search_test.go); an
+// upstream runs in the folder whose mcp.json declares it, and a server from
+// the user's mcp.json runs in the first folder.
 func TestFolderToolsAndServersRunInTheirFolder(t *testing.T) {
 	t.Parallel()
 	a := folderCfgNewFolder(t, "a", "servers", "", nil)
@@ -196,27 +196,8 @@ func TestFolderToolsAndServersRunInTheirFolder(t *testing.T) {
 	c, ctx := folderCfgStart(t, []string{"XDG_CONFIG_HOME=" + cfgHome}, bypassOptions(), a, b)
 	call := folderCfgCaller(c, ctx)
 
-	names := []string{a.ext(), a.upstream(), b.ext(), b.upstream(), user.upstream()}
-	waitUntil(10*time.Second, func() bool { // upstreams list their tools in the background
-		l := folderCfgList(t, c, ctx, true)
-		return l[a.upstream()] != nil && l[b.upstream()] != nil && l[user.upstream()] != nil
-	})
-	deferred, active := folderCfgList(t, c, ctx, true), folderCfgList(t, c, ctx, false)
-	for _, n := range names {
-		if deferred[n] == nil || active[n] != nil {
-			t.Errorf("%s: listed with includeDeferred %v, active %v; want deferred", n, deferred[n] != nil, active[n] != nil)
-		}
-	}
-	t0 := time.Now()
-	wantContains(t, "tool_search", folderCfgSearch(t, call), names...)
-	if !folderCfgListChangedSince(c, t0) {
-		t.Errorf("no tools/listChanged after tool_search activated tools")
-	}
-	active = folderCfgList(t, c, ctx, false)
-	for _, n := range names {
-		if active[n] == nil {
-			t.Errorf("%s not in tools/list after tool_search", n)
-		}
+	if !folderCfgFound(t, call, a.ext(), a.upstream(), b.ext(), b.upstream(), user.upstream()) {
+		t.Fatalf("tool_search does not find every folder's tools:\n%s", folderCfgSearch(t, call))
 	}
 	for _, f := range []folderCfgFolder{a, b, user} {
 		folderCfgWhere(t, call(f.upstream(), map[string]any{}).Text(), f)
