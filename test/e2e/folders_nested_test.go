@@ -243,21 +243,19 @@ func TestFoldersNestedMissingAtStart(t *testing.T) {
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "needle a\n"})
 	gone, file := filepath.Join(ws, "no such dir"), filepath.Join(ws, "a.txt")
 	for _, tc := range []struct {
-		name        string
-		params      map[string]any
-		bad, why    string
-		besideAGood bool
+		name     string
+		params   map[string]any
+		bad, why string
 	}{
-		{"missing first folder", map[string]any{"workspaceFolders": nestedFolders(gone, ws)}, gone, "does not exist", true},
-		{"missing rootUri", map[string]any{"rootUri": fileURI(gone)}, gone, "does not exist", false},
-		{"a file as folder", map[string]any{"workspaceFolders": nestedFolders(file)}, file, "not a directory", false},
+		{"missing first folder", map[string]any{"workspaceFolders": nestedFolders(gone, ws)}, gone, "does not exist"},
+		{"missing rootUri", map[string]any{"rootUri": fileURI(gone)}, gone, "does not exist"},
+		{"a file as folder", map[string]any{"workspaceFolders": nestedFolders(file)}, file, "not a directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := harness.Start(t, harness.Options{})
-			ctx := testCtx(t, 20*time.Second)
+			c, ctx := harness.Start(t, harness.Options{}), testCtx(t, 20*time.Second)
 			tc.params["capabilities"] = map[string]any{}
 			err := c.Call(ctx, "initialize", tc.params, &map[string]any{})
-			if tc.besideAGood {
+			if besideAGood := tc.name == "missing first folder"; besideAGood {
 				if err != nil {
 					t.Fatalf("initialize with %s beside a good folder: %v", tc.bad, err)
 				}
@@ -267,14 +265,12 @@ func TestFoldersNestedMissingAtStart(t *testing.T) {
 					t.Errorf("no window/showMessage names %s: %v", tc.bad, c.Notes("window/showMessage"))
 				}
 				c.Conn.Notify(ctx, "initialized", map[string]any{})
-				wantResult(t, "read in the good folder", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false, "1→needle a")
-				return
-			}
-			if err == nil || rpcCode(err) != -32602 || !strings.Contains(err.Error(), tc.bad) || !strings.Contains(err.Error(), tc.why) {
+			} else if rpcCode(err) != -32602 || !strings.Contains(err.Error(), tc.bad) || !strings.Contains(err.Error(), tc.why) {
 				t.Fatalf("initialize with %s: %v; want -32602 naming it and %q", tc.bad, err, tc.why)
+			} else {
+				c.Initialize(ctx, map[string]any{"workspaceFolders": nestedFolders(ws)})
 			}
-			c.Initialize(ctx, map[string]any{"workspaceFolders": nestedFolders(ws)})
-			wantResult(t, "read after a good initialize", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false, "1→needle a")
+			wantResult(t, "read in the good folder", c.CallTool(ctx, "read", map[string]any{"path": "a.txt"}), false, "1→needle a")
 		})
 	}
 }
