@@ -125,6 +125,14 @@ func claudeCmd(name, cmd, want, text string) claudeCase {
 	return claudeCase{name: name, args: map[string]any{"command": cmd}, want: want, text: text}
 }
 
+// claudeDocs is what a user reads to know what their copied settings do.
+func claudeDocs(t *testing.T) (docs string) {
+	for _, f := range []string{"../../docs/tools.md", "../../docs/protocol.md", "../../README.md"} {
+		docs += readFile(t, f)
+	}
+	return docs
+}
+
 const claudeDenyDeploy = "denied by the rule Bash(deploy:*) (.agentls/settings.json)"
 
 // The confirm reason is the documented sentence naming the rule and file.
@@ -207,14 +215,7 @@ func TestClaudeSettingsInvalidRule(t *testing.T) {
 // since a user reads them to know what their copied settings do.
 func TestClaudeSettingsClaudeShapeDocumented(t *testing.T) {
 	t.Parallel()
-	var docs string
-	for _, f := range []string{"../../docs/tools.md", "../../docs/protocol.md", "../../README.md"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs += string(b)
-	}
+	docs := claudeDocs(t)
 	for _, tc := range []struct {
 		name, file, cmd, want, doc string
 	}{
@@ -252,9 +253,7 @@ func TestClaudeSettingsForeignToolRules(t *testing.T) {
 		".agentls/settings.json": claudeSettings(map[string][]string{"allow": rules, "deny": {"Bash(deploy:*)"}}, nil),
 	}, nil, nil)
 	claudeRun(t, e, []claudeCase{claudeCmd("file still applies", "deploy x", "deny", claudeDenyDeploy)})
-	b1, _ := os.ReadFile("../../docs/tools.md")
-	b2, _ := os.ReadFile("../../docs/protocol.md")
-	docs := string(b1) + string(b2)
+	docs := claudeDocs(t)
 	var logs string
 	for _, n := range e.c.Notes("window/logMessage") {
 		logs += string(n.Params)

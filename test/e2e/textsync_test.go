@@ -104,15 +104,12 @@ func (d *editorDoc) answer(ctx context.Context, method string, params json.RawMe
 // content, the editor side of a.go answering its requests; it initializes
 // with the experimental agentls capabilities caps and initializationOptions
 // opts (bypass mode when nil).
-func syncStart(t *testing.T, disk string, caps, opts map[string]any, prepare ...func(c *harness.Client, d *editorDoc, ctx context.Context)) (*harness.Client, *editorDoc, string, context.Context) {
+func syncStart(t *testing.T, disk string, caps, opts map[string]any) (*harness.Client, *editorDoc, string, context.Context) {
 	t.Helper()
 	ws := resolvedWorkspace(t, map[string]string{"a.go": disk})
 	c := harness.Start(t, harness.Options{Root: ws})
 	ctx := testCtx(t, 30*time.Second)
 	d := &editorDoc{c: c, uri: fileURI(filepath.Join(ws, "a.go"))}
-	for _, p := range prepare {
-		p(c, d, ctx)
-	}
 	c.OnRequest = d.answer
 	if opts == nil {
 		opts = bypassOptions()
@@ -216,12 +213,13 @@ func TestRefusedApplyEditAndClosedDocument(t *testing.T) {
 // (saved)".
 func TestSavedApplyEditIsReportedSaved(t *testing.T) {
 	t.Parallel()
-	c, d, ws, ctx := syncStart(t, "red\ngreen\n", map[string]any{"applyEdit": true}, nil, func(c *harness.Client, d *editorDoc, ctx context.Context) {
-		d.saved = func(text string) {
-			writeFile(t, strings.TrimPrefix(d.uri, "file://"), text)
-			c.Conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": d.uri}})
-		}
-	})
+	c, d, ws, ctx := syncStart(t, "red\ngreen\n", map[string]any{"applyEdit": true}, nil)
+	d.mu.Lock()
+	d.saved = func(text string) {
+		writeFile(t, filepath.Join(ws, "a.go"), text)
+		c.Conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": d.uri}})
+	}
+	d.mu.Unlock()
 	d.set(ctx, t, "red\ngreen\n")
 	c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
 	r := c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "oldText": "green", "newText": "blue"})
