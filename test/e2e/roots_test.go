@@ -133,9 +133,12 @@ func TestUnusableWorkspaceFolderIsSkippedAndShownToTheUser(t *testing.T) {
 		}
 	}
 
-	// Adding a usable folder ends the refusal.
-	nestedChange(t, ctx, c, []string{good}, nil)
+	// Adding a usable folder ends the refusal (removing one that is not
+	// there changes nothing); the missing one is still no folder.
+	nestedChange(t, ctx, c, []string{good}, []string{filepath.Join(missing, "other")})
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "g.txt"}); r.IsError || !strings.Contains(r.Text(), "good folder") {
 		t.Errorf("read after the good folder came back: %q", r.Text())
 	}
+	wantResult(t, "grep after the good folder came back", c.CallTool(ctx, "grep", map[string]any{"pattern": "good"}), false, "g.txt:1: good folder")
+	wantLacks(t, "ls (a folder that does not exist is no folder)", c.CallTool(ctx, "ls", map[string]any{}).Text(), "more folder")
 }
