@@ -135,12 +135,7 @@ func TestTwoProcessesRacingEdits(t *testing.T) {
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		for i := range vals {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				res[i] = change(i, round)
-			}()
+			wg.Go(func() { <-start; res[i] = change(i, round) })
 		}
 		close(start)
 		wg.Wait()
@@ -222,9 +217,7 @@ func TestTwoProcessesAuditLogParallel(t *testing.T) {
 		}
 		close(jobs)
 		for range inFlight {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				for i := range jobs {
 					name, args := "read", map[string]any{"path": who + ".txt", "limit": i%5 + 1}
 					if i%10 == 0 {
@@ -234,7 +227,7 @@ func TestTwoProcessesAuditLogParallel(t *testing.T) {
 						t.Errorf("side %s call %d: %q", who, i, r.Text())
 					}
 				}
-			}()
+			})
 		}
 	}
 	wg.Wait()
@@ -281,12 +274,7 @@ func TestTwoProcessesSpillFiles(t *testing.T) {
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i, tag := range tags {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			res[i] = p.side(t, i/3)("bash", map[string]any{"command": twoProcSpillCmd(tag)})
-		}()
+		wg.Go(func() { <-start; res[i] = p.side(t, i/3)("bash", map[string]any{"command": twoProcSpillCmd(tag)}) })
 	}
 	close(start)
 	wg.Wait()
