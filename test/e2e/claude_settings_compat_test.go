@@ -84,13 +84,8 @@ func (e *claudeEnv) call(t *testing.T, tool string, args map[string]any) (string
 	return "allow", txt
 }
 
-func claudeSettings(perm map[string][]string, extra map[string]any) string {
-	m := map[string]any{"permissions": perm}
-	for k, v := range extra {
-		m[k] = v
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
+func claudeSettings(perm map[string][]string) string {
+	return compactJSON(map[string]any{"permissions": perm})
 }
 
 // claudeCase is one call and the outcome the contract gives it.
@@ -139,7 +134,7 @@ const claudeDenyDeploy = "denied by the rule Bash(deploy:*) (.agentls/settings.j
 func TestClaudeSettingsAskReason(t *testing.T) {
 	t.Parallel()
 	e := claudeStart(t, map[string]string{
-		".agentls/settings.json": claudeSettings(map[string][]string{"ask": {"Bash(mytool:*)", "Read(./a.txt)"}}, nil),
+		".agentls/settings.json": claudeSettings(map[string][]string{"ask": {"Bash(mytool:*)", "Read(./a.txt)"}}),
 		"a.txt":                  "hello\n",
 	}, nil, nil)
 	claudeRun(t, e, []claudeCase{
@@ -165,7 +160,7 @@ func TestClaudeSettingsAskReason(t *testing.T) {
 func TestClaudeSettingsBuiltinAsks(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{
-		".agentls/settings.json": claudeSettings(map[string][]string{"allow": {"Read(./.env)", "Edit(/.agentls/**)"}}, nil),
+		".agentls/settings.json": claudeSettings(map[string][]string{"allow": {"Read(./.env)", "Edit(/.agentls/**)"}}),
 		".env":                   "TOKEN=abc\n",
 	}
 	claudeRun(t, claudeStart(t, files, nil, map[string]any{"mode": "acceptEdits"}), []claudeCase{
@@ -175,7 +170,7 @@ func TestClaudeSettingsBuiltinAsks(t *testing.T) {
 	claudeRun(t, e2, []claudeCase{
 		{name: "editor allow lifts secret ask", tool: "read", args: map[string]any{"path": ".env"}, want: "allow", text: "TOKEN="},
 	})
-	e3 := claudeStart(t, files, map[string]string{"settings.json": claudeSettings(map[string][]string{"allow": {"Read(./.env)"}}, nil)}, nil)
+	e3 := claudeStart(t, files, map[string]string{"settings.json": claudeSettings(map[string][]string{"allow": {"Read(./.env)"}})}, nil)
 	claudeRun(t, e3, []claudeCase{
 		{name: "user allow lifts secret ask", tool: "read", args: map[string]any{"path": ".env"}, want: "allow", text: "TOKEN="},
 	})
@@ -186,8 +181,8 @@ func TestClaudeSettingsBuiltinAsks(t *testing.T) {
 func TestClaudeSettingsInvalidRule(t *testing.T) {
 	t.Parallel()
 	e := claudeStart(t, map[string]string{
-		".agentls/settings.json":       claudeSettings(map[string][]string{"deny": {"Bash(deploy:*)"}}, nil),
-		".agentls/settings.local.json": claudeSettings(map[string][]string{"allow": {"Bash(npm run test:*"}, "deny": {"Bash(mytool:*)"}}, nil),
+		".agentls/settings.json":       claudeSettings(map[string][]string{"deny": {"Bash(deploy:*)"}}),
+		".agentls/settings.local.json": claudeSettings(map[string][]string{"allow": {"Bash(npm run test:*"}, "deny": {"Bash(mytool:*)"}}),
 	}, nil, nil)
 	n, ok := e.c.WaitNote(5*time.Second, func(n harness.Note) bool {
 		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "settings.local.json")
@@ -250,7 +245,7 @@ func TestClaudeSettingsForeignToolRules(t *testing.T) {
 	t.Parallel()
 	rules := []string{"WebFetch(domain:example.com)", "WebSearch", "Task", "mcp__srv__*"}
 	e := claudeStart(t, map[string]string{
-		".agentls/settings.json": claudeSettings(map[string][]string{"allow": rules, "deny": {"Bash(deploy:*)"}}, nil),
+		".agentls/settings.json": claudeSettings(map[string][]string{"allow": rules, "deny": {"Bash(deploy:*)"}}),
 	}, nil, nil)
 	claudeRun(t, e, []claudeCase{claudeCmd("file still applies", "deploy x", "deny", claudeDenyDeploy)})
 	docs := claudeDocs(t)

@@ -30,8 +30,7 @@ func TestBashChangingAgentlsConfigIsAskedInMCP(t *testing.T) {
 	ws := t.TempDir()
 	const settings = `{"permissions":{"deny":["Bash(curl:*)"]}}`
 	writeFiles(t, ws, map[string]string{".agentls/settings.json": settings, "tool.json": "{}"})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 30*time.Second)
 	var mu sync.Mutex
 	var asked []string
 	client := mcp.NewClient(&mcp.Implementation{Name: "config-protection-test", Version: "1"}, &mcp.ClientOptions{

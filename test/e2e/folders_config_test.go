@@ -347,7 +347,7 @@ func TestMCPRootsCarryTheirConfiguration(t *testing.T) {
 	const denied = "echo fc-b-denied now"
 	a := folderCfgNewFolder(t, "a", "mcpServers", "", map[string]string{"twenty.txt": numberedLines(20, func(i int) string { return fmt.Sprint("fc line ", i) })})
 	b := folderCfgNewFolder(t, "b", "servers", `{"permissions": {"deny": ["Bash(echo fc-b-denied:*)"]}, "limits": {"readLines": 7}}`, nil)
-	s, ctx := rootsStartMCPEnv(t, []string{"XDG_CACHE_HOME=" + t.TempDir()}, nestedFolders(a.dir, b.dir), "--root", a.dir)
+	s, ctx := rootsStartMCPIn(t, "", []string{"XDG_CACHE_HOME=" + t.TempDir()}, nestedFolders(a.dir, b.dir), "--root", a.dir)
 	call := func(name string, args any) harness.Result { return s.tool(t, ctx, name, args) }
 	listed := func() string { // the tool names of tools/list, each between spaces
 		var res struct{ Tools []struct{ Name string } }

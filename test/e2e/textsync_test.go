@@ -49,10 +49,6 @@ func (d *editorDoc) set(ctx context.Context, t *testing.T, text string) {
 	}
 }
 
-func (d *editorDoc) close(ctx context.Context) {
-	d.c.Conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": d.uri}})
-}
-
 func (d *editorDoc) answer(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -144,7 +140,7 @@ func TestOpenDocumentsAreTheTruth(t *testing.T) {
 		t.Fatalf("the file on disk changed: %q", got)
 	}
 	wantResult(t, "chained edit with no re-read", c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "oldText": "return 2", "newText": "return 3"}), false)
-	d.close(ctx)
+	c.Conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": d.uri}})
 	wantLacks(t, "read after close", c.CallTool(ctx, "read", map[string]any{"path": "a.go"}).Text(), "unsaved", "typed")
 }
 
@@ -192,7 +188,7 @@ func TestRefusedApplyEditAndClosedDocument(t *testing.T) {
 	if got := readFile(t, filepath.Join(ws, "a.go")); got != "package a\n\nfunc A() {}\n" {
 		t.Errorf("disk written after applied:false: %q", got)
 	}
-	d.close(ctx)
+	c.Conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": d.uri}})
 	r := c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
 	wantLacks(t, "read after didClose", r.Text(), "unsaved")
 	if _, ok := r.Details["editorVersion"]; ok {

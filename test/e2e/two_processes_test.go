@@ -38,7 +38,7 @@ func twoProcStart(t *testing.T, files map[string]string, extraEnv ...string) *tw
 	p := &twoProc{ws: resolvedWorkspace(t, files), env: append([]string{"XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=" + t.TempDir()}, extraEnv...)}
 	p.ed = harness.Start(t, harness.Options{Root: p.ws, Env: p.env, Process: true})
 	p.ed.Initialize(testCtx(t, 10*time.Second), nil)
-	p.mc, p.ctx = rootsStartMCPEnv(t, p.env, nil, "--root", p.ws)
+	p.mc, p.ctx = rootsStartMCPIn(t, "", p.env, nil, "--root", p.ws)
 	return p
 }
 
