@@ -17,15 +17,18 @@ go test -count=1 -cover ./internal/... -args -test.gocoverdir="$out/unit" > /dev
 # writes its coverage to GOCOVERDIR; run directly, as below, for the same
 # reason as the e2e binary.
 go test -c -cover -coverpkg=./internal/...,./cmd/... -o "$out/cmd.test" ./cmd/agentls
-(cd cmd/agentls && GOCOVERDIR="$out/unit" "$out/cmd.test" -test.count=1 -test.gocoverdir="$out/unit" > /dev/null)
+(cd cmd/agentls && GOCOVERDIR="$out/unit" "$out/cmd.test" -test.count=1 -test.gocoverdir="$out/unit" > "$out/cmd.log" 2>&1) || failed=1
 # cmd/... is in -coverpkg because a binary writes no coverage data without
 # its main package; only internal/... is counted below.
 CGO_ENABLED=0 go build -tags agentlstest -cover -coverpkg=./internal/...,./cmd/... -o "$out/agentls" ./cmd/agentls
 # The e2e test binary is run directly: `go test -cover` would point the
 # GOCOVERDIR of the binaries the tests spawn at its own temp directory.
 go test -c -cover -coverpkg=./internal/...,./cmd/... -o "$out/e2e.test" ./test/e2e/
+# A failing test still leaves its coverage: the figures are printed, and
+# the script fails at the end, naming the failures.
+failed=0
 (cd test/e2e && GOCOVERDIR="$out/e2e" AGENTLS_BIN="$out/agentls" "$out/e2e.test" \
-  -test.count=1 -test.parallel=4 -test.timeout=25m -test.gocoverdir="$out/e2e" > /dev/null)
+  -test.count=1 -test.parallel=4 -test.timeout=25m -test.gocoverdir="$out/e2e" > "$out/e2e.log" 2>&1) || failed=1
 
 # covered prints the covered share of internal/...'s statements in the
 # profile $1: a block counts once, covered when any run covered it.
@@ -38,3 +41,8 @@ for set in unit e2e unit,e2e; do
   go tool covdata textfmt -i="$(echo "$set" | sed "s#[^,]*#$out/&#g")" -o "$out/profile.txt"
   echo "$set: $(covered "$out/profile.txt")"
 done
+if [ "$failed" = 1 ]; then
+  echo "some tests failed; their coverage is counted:" >&2
+  grep -h -- '^--- FAIL' "$out"/*.log >&2 || true
+  exit 1
+fi

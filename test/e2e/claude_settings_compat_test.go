@@ -41,13 +41,7 @@ func claudeFiles(t *testing.T, dir string, files map[string]string) {
 // rejects every ask with claudeAskMark, and the given initializationOptions.
 func claudeStart(t *testing.T, files, userFiles map[string]string, initOpts map[string]any) *claudeEnv {
 	t.Helper()
-	return claudeStartIn(t, t.TempDir(), t.TempDir(), files, userFiles, initOpts)
-}
-
-// claudeStartIn is claudeStart with a given workspace and HOME.
-func claudeStartIn(t *testing.T, ws, home string, files, userFiles map[string]string, initOpts map[string]any) *claudeEnv {
-	t.Helper()
-	e := &claudeEnv{ws: ws, home: home, xdg: t.TempDir()}
+	e := &claudeEnv{ws: t.TempDir(), home: t.TempDir(), xdg: t.TempDir()}
 	bin := t.TempDir()
 	for _, prog := range []string{"npm", "deploy", "mytool", "pushy"} {
 		claudeFiles(t, bin, map[string]string{"bin/" + prog: "#!/bin/sh\necho RAN " + prog + " \"$@\"\n"})
@@ -90,18 +84,8 @@ func (e *claudeEnv) call(t *testing.T, tool string, args map[string]any) (string
 	return "allow", txt
 }
 
-func (e *claudeEnv) bash(t *testing.T, cmd string) (string, string) {
-	t.Helper()
-	return e.call(t, "bash", map[string]any{"command": cmd})
-}
-
-func claudeSettings(perm map[string][]string, extra map[string]any) string {
-	m := map[string]any{"permissions": perm}
-	for k, v := range extra {
-		m[k] = v
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
+func claudeSettings(perm map[string][]string) string {
+	return compactJSON(map[string]any{"permissions": perm})
 }
 
 // claudeCase is one call and the outcome the contract gives it.
@@ -136,13 +120,21 @@ func claudeCmd(name, cmd, want, text string) claudeCase {
 	return claudeCase{name: name, args: map[string]any{"command": cmd}, want: want, text: text}
 }
 
+// claudeDocs is what a user reads to know what their copied settings do.
+func claudeDocs(t *testing.T) (docs string) {
+	for _, f := range []string{"../../docs/tools.md", "../../docs/protocol.md", "../../README.md"} {
+		docs += readFile(t, f)
+	}
+	return docs
+}
+
 const claudeDenyDeploy = "denied by the rule Bash(deploy:*) (.agentls/settings.json)"
 
 // The confirm reason is the documented sentence naming the rule and file.
 func TestClaudeSettingsAskReason(t *testing.T) {
 	t.Parallel()
 	e := claudeStart(t, map[string]string{
-		".agentls/settings.json": claudeSettings(map[string][]string{"ask": {"Bash(mytool:*)", "Read(./a.txt)"}}, nil),
+		".agentls/settings.json": claudeSettings(map[string][]string{"ask": {"Bash(mytool:*)", "Read(./a.txt)"}}),
 		"a.txt":                  "hello\n",
 	}, nil, nil)
 	claudeRun(t, e, []claudeCase{
@@ -151,19 +143,12 @@ func TestClaudeSettingsAskReason(t *testing.T) {
 	})
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	want := []struct{ rule, reason string }{
-		{"Bash(mytool:*) (.agentls/settings.json)", "the rule Bash(mytool:*) (.agentls/settings.json) asks the user before this call"},
-		{"Read(./a.txt) (.agentls/settings.json)", "the rule Read(./a.txt) (.agentls/settings.json) asks the user before this call"},
-	}
-	if len(e.confirms) != len(want) {
+	if len(e.confirms) != 2 {
 		t.Fatalf("confirms = %v", e.confirms)
 	}
-	for i, w := range want {
-		if got := e.confirms[i]["rule"]; got != w.rule {
-			t.Errorf("confirm %d rule = %q, want %q", i, got, w.rule)
-		}
-		if got := e.confirms[i]["reason"]; got != w.reason {
-			t.Errorf("confirm %d reason = %q, want %q", i, got, w.reason)
+	for i, rule := range []string{"Bash(mytool:*) (.agentls/settings.json)", "Read(./a.txt) (.agentls/settings.json)"} {
+		if got := e.confirms[i]; got["rule"] != rule || got["reason"] != "the rule "+rule+" asks the user before this call" {
+			t.Errorf("confirm %d = rule %q reason %q, want rule %q and the sentence naming it", i, got["rule"], got["reason"], rule)
 		}
 	}
 }
@@ -175,7 +160,7 @@ func TestClaudeSettingsAskReason(t *testing.T) {
 func TestClaudeSettingsBuiltinAsks(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{
-		".agentls/settings.json": claudeSettings(map[string][]string{"allow": {"Read(./.env)", "Edit(/.agentls/**)"}}, nil),
+		".agentls/settings.json": claudeSettings(map[string][]string{"allow": {"Read(./.env)", "Edit(/.agentls/**)"}}),
 		".env":                   "TOKEN=abc\n",
 	}
 	claudeRun(t, claudeStart(t, files, nil, map[string]any{"mode": "acceptEdits"}), []claudeCase{
@@ -185,7 +170,7 @@ func TestClaudeSettingsBuiltinAsks(t *testing.T) {
 	claudeRun(t, e2, []claudeCase{
 		{name: "editor allow lifts secret ask", tool: "read", args: map[string]any{"path": ".env"}, want: "allow", text: "TOKEN="},
 	})
-	e3 := claudeStart(t, files, map[string]string{"settings.json": claudeSettings(map[string][]string{"allow": {"Read(./.env)"}}, nil)}, nil)
+	e3 := claudeStart(t, files, map[string]string{"settings.json": claudeSettings(map[string][]string{"allow": {"Read(./.env)"}})}, nil)
 	claudeRun(t, e3, []claudeCase{
 		{name: "user allow lifts secret ask", tool: "read", args: map[string]any{"path": ".env"}, want: "allow", text: "TOKEN="},
 	})
@@ -196,8 +181,8 @@ func TestClaudeSettingsBuiltinAsks(t *testing.T) {
 func TestClaudeSettingsInvalidRule(t *testing.T) {
 	t.Parallel()
 	e := claudeStart(t, map[string]string{
-		".agentls/settings.json":       claudeSettings(map[string][]string{"deny": {"Bash(deploy:*)"}}, nil),
-		".agentls/settings.local.json": claudeSettings(map[string][]string{"allow": {"Bash(npm run test:*"}, "deny": {"Bash(mytool:*)"}}, nil),
+		".agentls/settings.json":       claudeSettings(map[string][]string{"deny": {"Bash(deploy:*)"}}),
+		".agentls/settings.local.json": claudeSettings(map[string][]string{"allow": {"Bash(npm run test:*"}, "deny": {"Bash(mytool:*)"}}),
 	}, nil, nil)
 	n, ok := e.c.WaitNote(5*time.Second, func(n harness.Note) bool {
 		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "settings.local.json")
@@ -225,14 +210,7 @@ func TestClaudeSettingsInvalidRule(t *testing.T) {
 // since a user reads them to know what their copied settings do.
 func TestClaudeSettingsClaudeShapeDocumented(t *testing.T) {
 	t.Parallel()
-	var docs string
-	for _, f := range []string{"../../docs/tools.md", "../../docs/protocol.md", "../../README.md"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs += string(b)
-	}
+	docs := claudeDocs(t)
 	for _, tc := range []struct {
 		name, file, cmd, want, doc string
 	}{
@@ -249,7 +227,7 @@ func TestClaudeSettingsClaudeShapeDocumented(t *testing.T) {
 				user = map[string]string{"settings.json": `{"permissions":{"defaultMode":"bypassPermissions"}}`}
 			}
 			e := claudeStart(t, files, user, nil)
-			got, txt := e.bash(t, tc.cmd)
+			got, txt := e.call(t, "bash", map[string]any{"command": tc.cmd})
 			if got != tc.want {
 				t.Skipf("not accepted (%s: %s); nothing to document", got, txt)
 			}
@@ -267,12 +245,10 @@ func TestClaudeSettingsForeignToolRules(t *testing.T) {
 	t.Parallel()
 	rules := []string{"WebFetch(domain:example.com)", "WebSearch", "Task", "mcp__srv__*"}
 	e := claudeStart(t, map[string]string{
-		".agentls/settings.json": claudeSettings(map[string][]string{"allow": rules, "deny": {"Bash(deploy:*)"}}, nil),
+		".agentls/settings.json": claudeSettings(map[string][]string{"allow": rules, "deny": {"Bash(deploy:*)"}}),
 	}, nil, nil)
 	claudeRun(t, e, []claudeCase{claudeCmd("file still applies", "deploy x", "deny", claudeDenyDeploy)})
-	b1, _ := os.ReadFile("../../docs/tools.md")
-	b2, _ := os.ReadFile("../../docs/protocol.md")
-	docs := string(b1) + string(b2)
+	docs := claudeDocs(t)
 	var logs string
 	for _, n := range e.c.Notes("window/logMessage") {
 		logs += string(n.Params)
@@ -292,39 +268,19 @@ func TestClaudeSettingsForeignToolRules(t *testing.T) {
 	}
 }
 
-// Editor settings that would change what the user meant fail initialize
-// with -32602 naming the field: Claude Code's mode names, and an invalid
-// rule (dropping it would drop the editor's deny rules beside it). An
-// unknown key (Claude Code's additionalDirectories) is only a warning.
+// An unknown key among the editor's permissions (Claude Code's
+// additionalDirectories) is only a warning: the rules beside it hold. (A
+// Claude Code mode name or an invalid rule fails initialize:
+// TestInitializeInitializationOptions, internal/settings TestInitOptionsRules.)
 func TestClaudeSettingsEditorSettings(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		opts map[string]any
-		want string
-	}{
-		{"mode plan", map[string]any{"mode": "plan"}, "mode"},
-		{"mode bypassPermissions", map[string]any{"mode": "bypassPermissions"}, "mode"},
-		{"mode dontAsk", map[string]any{"mode": "dontAsk"}, "mode"},
-		{"invalid rule", map[string]any{"permissions": map[string]any{"deny": []string{"Bash(deploy:*)", "Bash(mytool:*"}}}, "Bash(mytool:*"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := harness.Start(t, harness.Options{Root: t.TempDir()})
-			err := c.Call(testCtx(t, 10*time.Second), "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": tc.opts}, &map[string]any{})
-			if rpcCode(err) != -32602 || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("initialize with %v: %v, want -32602 naming %q", tc.opts, err, tc.want)
-			}
-		})
+	e := claudeStart(t, nil, nil, map[string]any{"permissions": map[string]any{"deny": []string{"Bash(deploy:*)"}, "additionalDirectories": []string{"../other"}}})
+	if _, ok := e.c.WaitNote(5*time.Second, func(n harness.Note) bool {
+		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "additionalDirectories")
+	}); !ok {
+		t.Errorf("no window/logMessage names the unknown key additionalDirectories")
 	}
-	t.Run("unknown key warned", func(t *testing.T) {
-		e := claudeStart(t, nil, nil, map[string]any{"permissions": map[string]any{"deny": []string{"Bash(deploy:*)"}, "additionalDirectories": []string{"../other"}}})
-		if _, ok := e.c.WaitNote(5*time.Second, func(n harness.Note) bool {
-			return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "additionalDirectories")
-		}); !ok {
-			t.Errorf("no window/logMessage names the unknown key additionalDirectories")
-		}
-		claudeRun(t, e, []claudeCase{claudeCmd("rules kept", "deploy x", "deny", "denied by the rule Bash(deploy:*) (initializationOptions)")})
-	})
+	claudeRun(t, e, []claudeCase{claudeCmd("rules kept", "deploy x", "deny", "denied by the rule Bash(deploy:*) (initializationOptions)")})
 }
 
 // A rule error in the user's settings file is reported naming that file.

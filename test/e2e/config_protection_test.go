@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,8 +30,7 @@ func TestBashChangingAgentlsConfigIsAskedInMCP(t *testing.T) {
 	ws := t.TempDir()
 	const settings = `{"permissions":{"deny":["Bash(curl:*)"]}}`
 	writeFiles(t, ws, map[string]string{".agentls/settings.json": settings, "tool.json": "{}"})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 30*time.Second)
 	var mu sync.Mutex
 	var asked []string
 	client := mcp.NewClient(&mcp.Implementation{Name: "config-protection-test", Version: "1"}, &mcp.ClientOptions{
@@ -64,6 +64,7 @@ func TestBashChangingAgentlsConfigIsAskedInMCP(t *testing.T) {
 		}
 		return text.String(), res.IsError
 	}
+	questions := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(asked) }
 	for _, tc := range []struct{ command, file string }{
 		{`echo '{"permissions":{"allow":["Bash"]}}' > .agentls/settings.local.json`, ".agentls/settings.local.json"},
 		{"mv .agentls/settings.json .agentls/old.json", ".agentls/settings.json"},
@@ -72,47 +73,31 @@ func TestBashChangingAgentlsConfigIsAskedInMCP(t *testing.T) {
 		// The user's settings may even select bypass mode.
 		{"mkdir -p " + filepath.Dir(userSettings) + ` && echo '{"mode":"bypass"}' > ` + userSettings, userSettings},
 	} {
-		mu.Lock()
-		before := len(asked)
-		mu.Unlock()
+		before := len(questions())
 		text, isErr := bash(tc.command)
-		mu.Lock()
-		n := len(asked) - before
-		var q string
-		if n > 0 {
-			q = asked[len(asked)-1]
-		}
-		mu.Unlock()
 		if !isErr || !strings.Contains(text, "denied by the user") {
 			t.Errorf("%s: ran or failed otherwise: %s", tc.command, text)
 		}
-		if n != 1 || !strings.Contains(q, tc.file) || !strings.Contains(q, "configures agentls itself") {
-			t.Errorf("%s: %d questions, last %q; want one naming %s", tc.command, n, q, tc.file)
+		if q := questions()[before:]; len(q) != 1 || !strings.Contains(q[0], tc.file) || !strings.Contains(q[0], "configures agentls itself") {
+			t.Errorf("%s: questions %q; want one naming %s", tc.command, q, tc.file)
 		}
 	}
 	if got := readFile(t, filepath.Join(ws, ".agentls/settings.json")); got != settings {
 		t.Errorf(".agentls/settings.json = %q", got)
 	}
-	for _, f := range []string{".agentls/settings.local.json", ".agentls/old.json", ".agentls/tools/t.json", ".agentls/mcp.json"} {
-		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
+	for _, f := range []string{filepath.Join(ws, ".agentls/settings.local.json"), filepath.Join(ws, ".agentls/old.json"), filepath.Join(ws, ".agentls/tools/t.json"), filepath.Join(ws, ".agentls/mcp.json"), userSettings} {
+		if _, err := os.Stat(f); err == nil {
 			t.Errorf("%s was written", f)
 		}
-	}
-	if _, err := os.Stat(userSettings); err == nil {
-		t.Errorf("%s was written", userSettings)
 	}
 	if text, isErr := bash("curl --version"); !isErr || !strings.Contains(text, "denied by the rule Bash(curl:*)") {
 		t.Errorf("the deny rule no longer holds: %s", text)
 	}
-	mu.Lock()
-	before := len(asked)
-	mu.Unlock()
+	before := len(questions())
 	if text, isErr := bash("echo ok > other.txt"); isErr {
 		t.Errorf("a command writing elsewhere was refused: %s", text)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(asked) != before {
-		t.Errorf("a command writing elsewhere was asked about: %v", asked[before:])
+	if q := questions()[before:]; len(q) != 0 {
+		t.Errorf("a command writing elsewhere was asked about: %v", q)
 	}
 }

@@ -26,27 +26,16 @@ import (
 // its script, its arguments and $FC_DIR.
 const folderCfgServerPy = `#!/usr/bin/env python3
 import sys, json, os
-def send(o):
-    sys.stdout.write(json.dumps(o) + "\n")
-    sys.stdout.flush()
+def send(rid, **kw): print(json.dumps(dict(jsonrpc="2.0", id=rid, **kw)), flush=True)
 for line in sys.stdin:
-    try:
-        msg = json.loads(line)
-    except Exception:
-        continue
+    try: msg = json.loads(line)
+    except Exception: continue
     m, rid = msg.get("method"), msg.get("id")
-    if m == "initialize":
-        v = (msg.get("params") or {}).get("protocolVersion", "2025-06-18")
-        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": v, "capabilities": {"tools": {}}, "serverInfo": {"name": "fc", "version": "1"}}})
-    elif m == "tools/list":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [{"name": "where", "description": "fcfg upstream tool reporting the working directory it runs in", "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": True}}]}})
-    elif m == "tools/call":
-        info = {"cwd": os.getcwd(), "script": os.path.realpath(sys.argv[0]), "argv": sys.argv[1:], "env": os.environ.get("FC_DIR", "<unset>"), "pid": os.getpid()}
-        send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "fc-where " + json.dumps(info)}]}})
-    elif m == "ping":
-        send({"jsonrpc": "2.0", "id": rid, "result": {}})
-    elif rid is not None:
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no " + str(m)}})
+    if m == "initialize": send(rid, result={"protocolVersion": (msg.get("params") or {}).get("protocolVersion", "2025-06-18"), "capabilities": {"tools": {}}, "serverInfo": {"name": "fc", "version": "1"}})
+    elif m == "tools/list": send(rid, result={"tools": [{"name": "where", "description": "fcfg upstream tool reporting the working directory it runs in", "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": True}}]})
+    elif m == "tools/call": send(rid, result={"content": [{"type": "text", "text": "fc-where " + json.dumps({"cwd": os.getcwd(), "script": os.path.realpath(sys.argv[0]), "argv": sys.argv[1:], "env": os.environ.get("FC_DIR", "<unset>"), "pid": os.getpid()})}]})
+    elif m == "ping": send(rid, result={})
+    elif rid is not None: send(rid, error={"code": -32601, "message": "no " + str(m)})
 `
 
 // folderCfgFolder is one workspace folder with its own configuration.
@@ -59,7 +48,6 @@ type folderCfgFolder struct {
 func (f folderCfgFolder) ext() string      { return "fcfg_" + f.name + "_ext" }
 func (f folderCfgFolder) server() string   { return "fcfg" + f.name }
 func (f folderCfgFolder) upstream() string { return f.server() + "__where" }
-func (f folderCfgFolder) settings() string { return filepath.Join(f.dir, ".agentls", "settings.json") }
 func (f folderCfgFolder) procs() int       { return len(processesWithArg(f.marker)) }
 
 // folderCfgServer is an mcp.json entry starting the folder's server by the
@@ -70,9 +58,8 @@ func folderCfgServer(marker string) map[string]any {
 
 // folderCfgTool is an extension tool file running command.
 func folderCfgTool(name, command string) string {
-	b, _ := json.Marshal(map[string]any{"name": name, "description": "fcfg tool " + name + " that prints a greeting",
+	return compactJSON(map[string]any{"name": name, "description": "fcfg tool " + name + " that prints a greeting",
 		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}}, "command": command, "readOnly": true})
-	return string(b)
 }
 
 // folderCfgNewFolder makes folder name with files, an extension tool, an
@@ -92,19 +79,24 @@ func folderCfgNewFolder(t *testing.T, name, key, settings string, files map[stri
 	writeFile(t, filepath.Join(f.dir, ".agentls", "tools", f.ext()+".json"), folderCfgTool(f.ext(), "echo fc-ext-"+name+"-ran"))
 	writeFile(t, filepath.Join(f.dir, ".agentls", "mcp.json"), compactJSON(map[string]any{key: map[string]any{f.server(): folderCfgServer(f.marker)}}))
 	if settings != "" {
-		writeFile(t, f.settings(), settings)
+		writeFile(t, filepath.Join(f.dir, ".agentls", "settings.json"), settings)
 	}
 	return f
+}
+
+// folderCfgDirs is the folders' directories.
+func folderCfgDirs(fs ...folderCfgFolder) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.dir)
+	}
+	return out
 }
 
 // folderCfgStart runs agentls on folders (the first one as --root too).
 func folderCfgStart(t *testing.T, env []string, opts map[string]any, folders ...folderCfgFolder) (*harness.Client, context.Context) {
 	t.Helper()
-	var wf []any
-	for _, f := range folders {
-		wf = append(wf, map[string]any{"uri": fileURI(f.dir), "name": filepath.Base(f.dir)})
-	}
-	params := map[string]any{"workspaceFolders": wf}
+	params := map[string]any{"workspaceFolders": nestedFolders(folderCfgDirs(folders...)...)}
 	if opts != nil {
 		params["initializationOptions"] = opts
 	}
@@ -112,20 +104,6 @@ func folderCfgStart(t *testing.T, env []string, opts map[string]any, folders ...
 	ctx := testCtx(t, 60*time.Second)
 	c.Initialize(ctx, params)
 	return c, ctx
-}
-
-// folderCfgChange sends workspace/didChangeWorkspaceFolders.
-func folderCfgChange(t *testing.T, c *harness.Client, ctx context.Context, added, removed []folderCfgFolder) {
-	t.Helper()
-	ev := map[string]any{"added": []any{}, "removed": []any{}}
-	for k, fs := range map[string][]folderCfgFolder{"added": added, "removed": removed} {
-		for _, f := range fs {
-			ev[k] = append(ev[k].([]any), map[string]any{"uri": fileURI(f.dir), "name": filepath.Base(f.dir)})
-		}
-	}
-	if err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": ev}); err != nil {
-		t.Fatalf("didChangeWorkspaceFolders: %v", err)
-	}
 }
 
 // folderCfgList is tools/list (deferred tools too when deferred): name → tool.
@@ -145,9 +123,9 @@ func folderCfgList(t *testing.T, c *harness.Client, ctx context.Context, deferre
 }
 
 // folderCfgSearch is the text of tool_search {query: "fcfg", limit: 20}.
-func folderCfgSearch(t *testing.T, c *harness.Client, ctx context.Context) string {
+func folderCfgSearch(t *testing.T, call func(string, any) harness.Result) string {
 	t.Helper()
-	r := c.CallTool(ctx, "tool_search", map[string]any{"query": "fcfg", "limit": 20})
+	r := call("tool_search", map[string]any{"query": "fcfg", "limit": 20})
 	if r.IsError {
 		t.Fatalf("tool_search: %s", r.Text())
 	}
@@ -155,10 +133,10 @@ func folderCfgSearch(t *testing.T, c *harness.Client, ctx context.Context) strin
 }
 
 // folderCfgFound waits until tool_search finds every one of names.
-func folderCfgFound(t *testing.T, c *harness.Client, ctx context.Context, names ...string) bool {
+func folderCfgFound(t *testing.T, call func(string, any) harness.Result, names ...string) bool {
 	t.Helper()
 	return waitUntil(15*time.Second, func() bool {
-		txt := folderCfgSearch(t, c, ctx)
+		txt := folderCfgSearch(t, call)
 		for _, n := range names {
 			if !strings.Contains(txt, n) {
 				return false
@@ -170,31 +148,24 @@ func folderCfgFound(t *testing.T, c *harness.Client, ctx context.Context, names 
 
 // folderCfgWhereInfo is what the fake upstream's "where" tool reports.
 type folderCfgWhereInfo struct {
-	Cwd    string   `json:"cwd"`
-	Script string   `json:"script"`
-	Argv   []string `json:"argv"`
-	Env    string   `json:"env"`
-	Pid    int      `json:"pid"`
+	Cwd, Script, Env string
+	Argv             []string
+	Pid              int
 }
 
-// folderCfgWhere decodes the "where" tool's answer.
-func folderCfgWhere(t *testing.T, what, text string) folderCfgWhereInfo {
+// folderCfgWhere decodes the "where" tool's answer; when f is given, it
+// asserts f's upstream runs in f, its relative command resolved there and
+// ${workspaceFolder} expanded to f.
+func folderCfgWhere(t *testing.T, text string, f ...folderCfgFolder) folderCfgWhereInfo {
 	t.Helper()
 	var info folderCfgWhereInfo
-	_, js, ok := strings.Cut(text, "fc-where ")
-	if !ok || json.Unmarshal([]byte(strings.TrimSpace(js)), &info) != nil {
-		t.Fatalf("%s: no where report in %q", what, text)
+	if _, js, ok := strings.Cut(text, "fc-where "); !ok || json.Unmarshal([]byte(strings.TrimSpace(js)), &info) != nil {
+		t.Fatalf("no where report in %q", text)
 	}
-	return info
-}
-
-// folderCfgCheckWhere asserts f's upstream runs in f, its relative command
-// resolved there and ${workspaceFolder} expanded to f.
-func folderCfgCheckWhere(t *testing.T, f folderCfgFolder, text string) folderCfgWhereInfo {
-	t.Helper()
-	info := folderCfgWhere(t, f.upstream(), text)
-	if info.Cwd != f.dir || info.Script != filepath.Join(f.dir, "bin", "fc-srv") || len(info.Argv) != 2 || info.Argv[0] != f.dir || info.Argv[1] != f.marker || info.Env != f.dir {
-		t.Errorf("%s: %+v, want it run in and for its declaring folder %s", f.server(), info, f.dir)
+	for _, f := range f {
+		if info.Cwd != f.dir || info.Script != filepath.Join(f.dir, "bin", "fc-srv") || len(info.Argv) != 2 || info.Argv[0] != f.dir || info.Argv[1] != f.marker || info.Env != f.dir {
+			t.Errorf("%s: %+v, want it run in and for its declaring folder %s", f.server(), info, f.dir)
+		}
 	}
 	return info
 }
@@ -205,26 +176,15 @@ func folderCfgListChangedSince(c *harness.Client, t0 time.Time) bool {
 	return ok
 }
 
-// folderCfgLogSince waits for a window/logMessage after t0 containing every want.
-func folderCfgLogSince(c *harness.Client, t0 time.Time, wants ...string) bool {
-	_, ok := c.WaitNote(10*time.Second, func(n harness.Note) bool {
-		if n.Method != "window/logMessage" || !n.At.After(t0) {
-			return false
-		}
-		for _, w := range wants {
-			if !strings.Contains(string(n.Params), strings.Trim(compactJSON(w), `"`)) {
-				return false
-			}
-		}
-		return true
-	})
-	return ok
+// folderCfgCaller is a tool call on c.
+func folderCfgCaller(c *harness.Client, ctx context.Context) func(string, any) harness.Result {
+	return func(name string, args any) harness.Result { return c.CallTool(ctx, name, args) }
 }
 
 // Each folder's extension tool and upstream server (in either mcp.json
-// shape) are deferred until tool_search finds them; an upstream runs in the
-// folder whose mcp.json declares it, and a server from the user's mcp.json
-// runs in the first folder.
+// shape) are found by tool_search (their deferral: tool_search_test.go); an
+// upstream runs in the folder whose mcp.json declares it, and a server from
+// the user's mcp.json runs in the first folder.
 func TestFolderToolsAndServersRunInTheirFolder(t *testing.T) {
 	t.Parallel()
 	a := folderCfgNewFolder(t, "a", "servers", "", nil)
@@ -234,34 +194,16 @@ func TestFolderToolsAndServersRunInTheirFolder(t *testing.T) {
 	cfgHome := t.TempDir()
 	writeFile(t, filepath.Join(cfgHome, "agentls", "mcp.json"), compactJSON(map[string]any{"mcpServers": map[string]any{user.server(): folderCfgServer(user.marker)}}))
 	c, ctx := folderCfgStart(t, []string{"XDG_CONFIG_HOME=" + cfgHome}, bypassOptions(), a, b)
+	call := folderCfgCaller(c, ctx)
 
-	names := []string{a.ext(), a.upstream(), b.ext(), b.upstream(), user.upstream()}
-	waitUntil(10*time.Second, func() bool { // upstreams list their tools in the background
-		l := folderCfgList(t, c, ctx, true)
-		return l[a.upstream()] != nil && l[b.upstream()] != nil && l[user.upstream()] != nil
-	})
-	deferred, active := folderCfgList(t, c, ctx, true), folderCfgList(t, c, ctx, false)
-	for _, n := range names {
-		if deferred[n] == nil || active[n] != nil {
-			t.Errorf("%s: listed with includeDeferred %v, active %v; want deferred", n, deferred[n] != nil, active[n] != nil)
-		}
-	}
-	t0 := time.Now()
-	wantContains(t, "tool_search", folderCfgSearch(t, c, ctx), names...)
-	if !folderCfgListChangedSince(c, t0) {
-		t.Errorf("no tools/listChanged after tool_search activated tools")
-	}
-	active = folderCfgList(t, c, ctx, false)
-	for _, n := range names {
-		if active[n] == nil {
-			t.Errorf("%s not in tools/list after tool_search", n)
-		}
+	if !folderCfgFound(t, call, a.ext(), a.upstream(), b.ext(), b.upstream(), user.upstream()) {
+		t.Fatalf("tool_search does not find every folder's tools:\n%s", folderCfgSearch(t, call))
 	}
 	for _, f := range []folderCfgFolder{a, b, user} {
-		folderCfgCheckWhere(t, f, c.CallTool(ctx, f.upstream(), map[string]any{}).Text())
+		folderCfgWhere(t, call(f.upstream(), map[string]any{}).Text(), f)
 	}
 	for _, f := range []folderCfgFolder{a, b} {
-		wantResult(t, f.ext(), c.CallTool(ctx, f.ext(), map[string]any{}), false, "fc-ext-"+f.name+"-ran")
+		wantResult(t, f.ext(), call(f.ext(), map[string]any{}), false, "fc-ext-"+f.name+"-ran")
 	}
 }
 
@@ -282,33 +224,37 @@ func TestFolderConfigurationFollowsTheFolder(t *testing.T) {
 		"f.txt":                        numberedLines(20, func(i int) string { return fmt.Sprint("fc B ", i) }),
 	})
 	c, ctx := folderCfgStart(t, nil, bypassOptions(), a)
-	bash := func(cmd string) harness.Result { return c.CallTool(ctx, "bash", map[string]any{"command": cmd}) }
+	call := folderCfgCaller(c, ctx)
+	bash := func(cmd string) harness.Result { return call("bash", map[string]any{"command": cmd}) }
 	wantResult(t, "B's rule before B is added", bash(deniedB), false, "fc-b-denied now")
-	wantLacks(t, "tool_search before B is added", folderCfgSearch(t, c, ctx), b.ext(), b.upstream())
+	wantLacks(t, "tool_search before B is added", folderCfgSearch(t, call), b.ext(), b.upstream())
 
 	t0 := time.Now()
-	folderCfgChange(t, c, ctx, []folderCfgFolder{b}, nil)
+	nestedChange(t, ctx, c, []string{b.dir}, nil)
 	wantResult(t, "B's deny rule on the first call after B was added", bash(deniedB), true, "Bash(echo fc-b-denied:*)")
-	if local := filepath.Join(b.dir, ".agentls", "settings.local.json"); !folderCfgLogSince(c, t0, local) {
+	local := filepath.Join(b.dir, ".agentls", "settings.local.json")
+	if _, ok := c.WaitNote(10*time.Second, func(n harness.Note) bool {
+		return n.Method == "window/logMessage" && n.At.After(t0) && strings.Contains(string(n.Params), local)
+	}); !ok {
 		t.Errorf("B's invalid settings.local.json not reported naming %s; logs: %q", local, logMessages(c, 0))
 	}
-	if !folderCfgFound(t, c, ctx, b.ext(), b.upstream()) {
+	if !folderCfgFound(t, call, b.ext(), b.upstream()) {
 		t.Fatalf("added folder B's tools not found by tool_search")
 	}
-	first := folderCfgCheckWhere(t, b, c.CallTool(ctx, b.upstream(), map[string]any{}).Text())
+	first := folderCfgWhere(t, call(b.upstream(), map[string]any{}).Text(), b)
 	bFile := filepath.Join(b.dir, "f.txt")
-	wantResult(t, "read B/f.txt", c.CallTool(ctx, "read", map[string]any{"path": bFile}), false, "fc B 1")
+	wantResult(t, "read B/f.txt", call("read", map[string]any{"path": bFile}), false, "fc B 1")
 
 	t0 = time.Now()
-	folderCfgChange(t, c, ctx, nil, []folderCfgFolder{b})
+	nestedChange(t, ctx, c, nil, []string{b.dir})
 	if !folderCfgListChangedSince(c, t0) {
 		t.Errorf("no tools/listChanged after B (with active tools) was removed")
 	}
 	if !waitUntil(10*time.Second, func() bool { l := folderCfgList(t, c, ctx, true); return l[b.ext()] == nil && l[b.upstream()] == nil }) {
 		t.Errorf("B's tools still listed after B was removed")
 	}
-	wantLacks(t, "tool_search after B removed", folderCfgSearch(t, c, ctx), b.ext(), b.upstream())
-	wantResult(t, "B's upstream tool after B was removed", c.CallTool(ctx, b.upstream(), map[string]any{}), true)
+	wantLacks(t, "tool_search after B removed", folderCfgSearch(t, call), b.ext(), b.upstream())
+	wantResult(t, "B's upstream tool after B was removed", call(b.upstream(), map[string]any{}), true)
 	wantResult(t, "B's deny rule after B was removed", bash(deniedB), false, "fc-b-denied now")
 	if !waitUntil(10*time.Second, func() bool { return b.procs() == 0 }) {
 		t.Errorf("B's upstream still running after B was removed: %v", processesWithArg(b.marker))
@@ -317,19 +263,19 @@ func TestFolderConfigurationFollowsTheFolder(t *testing.T) {
 		t.Errorf("A's upstream stopped when B was removed")
 	}
 
-	folderCfgChange(t, c, ctx, []folderCfgFolder{b}, nil)
-	if !folderCfgFound(t, c, ctx, b.ext(), b.upstream()) {
+	nestedChange(t, ctx, c, []string{b.dir}, nil)
+	if !folderCfgFound(t, call, b.ext(), b.upstream()) {
 		t.Fatalf("B's tools not found by tool_search after B was added back")
 	}
-	if again := folderCfgCheckWhere(t, b, c.CallTool(ctx, b.upstream(), map[string]any{}).Text()); again.Pid == first.Pid {
+	if again := folderCfgWhere(t, call(b.upstream(), map[string]any{}).Text(), b); again.Pid == first.Pid {
 		t.Errorf("B's upstream has the pid it had before removal (%d): it was never stopped", first.Pid)
 	}
 	wantResult(t, "B's deny rule after re-add", bash(deniedB), true, "Bash(echo fc-b-denied:*)")
-	wantResult(t, "edit in B after re-add without a new read", c.CallTool(ctx, "edit", editCall(bFile, "fc B 1\n", "fc B one\n")), true, "read")
+	wantResult(t, "edit in B after re-add without a new read", call("edit", editCall(bFile, "fc B 1\n", "fc B one\n")), true, "read")
 
-	wantResult(t, "relative read with A first", c.CallTool(ctx, "read", map[string]any{"path": "f.txt"}), false, "fc A 1", "lines 1-5 of 20")
-	folderCfgChange(t, c, ctx, nil, []folderCfgFolder{a})
-	wantResult(t, "relative read after A was removed", c.CallTool(ctx, "read", map[string]any{"path": "f.txt"}), false, "fc B 1", "lines 1-20 of 20")
+	wantResult(t, "relative read with A first", call("read", map[string]any{"path": "f.txt"}), false, "fc A 1", "lines 1-5 of 20")
+	nestedChange(t, ctx, c, nil, []string{a.dir})
+	wantResult(t, "relative read after A was removed", call("read", map[string]any{"path": "f.txt"}), false, "fc B 1", "lines 1-20 of 20")
 	wantResult(t, "A's deny rule after A was removed", bash(deniedA), false, "fc-a-denied now")
 	if !waitUntil(10*time.Second, func() bool { return a.procs() == 0 }) {
 		t.Errorf("A's upstream still running after A was removed: %v", processesWithArg(a.marker))
@@ -340,24 +286,6 @@ func TestFolderConfigurationFollowsTheFolder(t *testing.T) {
 	}
 }
 
-// folderCfgCut is N of read's "lines 1-N of 20" header for a 20-line file,
-// counting the header and notice a cut read adds (0: no header).
-func folderCfgCut(t *testing.T, c *harness.Client, ctx context.Context, path string) int {
-	t.Helper()
-	r := c.CallTool(ctx, "read", map[string]any{"path": path}).Text()
-	for n := 1; n < 20; n++ {
-		if strings.Contains(r, fmt.Sprintf("lines 1-%d of 20", n)) {
-			wantContains(t, "read cut", r, fmt.Sprintf("offset=%d", n+1))
-			return n + 2
-		}
-	}
-	if strings.Contains(r, "lines 1-20 of 20") {
-		return 20
-	}
-	t.Errorf("read %s: no \"lines 1-N of 20\" header:\n%s", path, r)
-	return 0
-}
-
 // Limits in a folder's settings file hold for the whole session's built-in
 // tools (enforced and stated in read's description); the first folder's
 // win over a later one's, the editor's over every file's; B's removal
@@ -365,14 +293,15 @@ func folderCfgCut(t *testing.T, c *harness.Client, ctx context.Context, path str
 func TestFolderLimits(t *testing.T) {
 	t.Parallel()
 	twenty := map[string]string{"twenty.txt": numberedLines(20, func(i int) string { return fmt.Sprint("fc line ", i) })}
-	limits := func(n int) string { return fmt.Sprintf(`{"limits": {"readLines": %d}}`, n) }
-	readDesc := func(c *harness.Client, ctx context.Context) string {
-		d, _ := folderCfgList(t, c, ctx, false)["read"]["description"].(string)
-		return d
+	settings := func(n int) string { // 0: no limits in the file
+		if n == 0 {
+			return ""
+		}
+		return fmt.Sprintf(`{"limits": {"readLines": %d}}`, n)
 	}
 	for _, tc := range []struct {
 		name         string
-		la, lb, want int // 0: no limits in the file
+		la, lb, want int
 		editor       map[string]any
 	}{
 		{"only B", 0, 7, 7, bypassOptions()},
@@ -381,77 +310,32 @@ func TestFolderLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			settings := func(n int) string {
-				if n == 0 {
-					return ""
-				}
-				return limits(n)
-			}
 			a := folderCfgNewFolder(t, "a", "servers", settings(tc.la), twenty)
 			b := folderCfgNewFolder(t, "b", "servers", settings(tc.lb), twenty)
 			c, ctx := folderCfgStart(t, nil, tc.editor, a, b)
-			for _, f := range []folderCfgFolder{a, b} {
-				if n := folderCfgCut(t, c, ctx, filepath.Join(f.dir, "twenty.txt")); n != tc.want {
-					t.Errorf("read in folder %s: cut at %d, want %d", f.name, n, tc.want)
-				}
+			call := folderCfgCaller(c, ctx)
+			readDesc := func() string { d, _ := folderCfgList(t, c, ctx, false)["read"]["description"].(string); return d }
+			for _, f := range []folderCfgFolder{a, b} { // the header and notice count: want-2 lines shown
+				wantResult(t, "read in folder "+f.name, call("read", map[string]any{"path": filepath.Join(f.dir, "twenty.txt")}), false,
+					fmt.Sprintf("lines 1-%d of 20", tc.want-2), fmt.Sprintf("offset=%d", tc.want-1))
 			}
-			wantContains(t, "read description", readDesc(c, ctx), fmt.Sprintf("%d lines", tc.want))
+			wantContains(t, "read description", readDesc(), fmt.Sprintf("%d lines", tc.want))
 			if tc.la != 0 {
 				return
 			}
-			aFile := filepath.Join(a.dir, "twenty.txt")
 			t0 := time.Now()
-			folderCfgChange(t, c, ctx, nil, []folderCfgFolder{b})
+			nestedChange(t, ctx, c, nil, []string{b.dir})
 			if !folderCfgListChangedSince(c, t0) {
 				t.Errorf("no tools/listChanged after B (which set limits) was removed")
 			}
-			if !waitUntil(5*time.Second, func() bool { return folderCfgCut(t, c, ctx, aFile) == 20 }) {
+			if !waitUntil(5*time.Second, func() bool {
+				return strings.Contains(call("read", map[string]any{"path": filepath.Join(a.dir, "twenty.txt")}).Text(), "lines 1-20 of 20")
+			}) {
 				t.Errorf("B's readLines still in force after B was removed")
 			}
-			wantContains(t, "read description after B removed", readDesc(c, ctx), "2000 lines")
+			wantContains(t, "read description after B removed", readDesc(), "2000 lines")
 		})
 	}
-}
-
-// folderCfgMCP is an `agentls mcp` session whose client declares roots and
-// answers roots/list with the folders set last.
-type folderCfgMCP struct {
-	*rootsMCP
-	t   *testing.T
-	ctx context.Context
-}
-
-func folderCfgStartMCP(t *testing.T, roots ...folderCfgFolder) *folderCfgMCP {
-	t.Helper()
-	m, ctx := rootsStartMCPEnv(t, []string{"XDG_CACHE_HOME=" + t.TempDir()}, folderCfgRoots(roots...), "--root", roots[0].dir)
-	return &folderCfgMCP{rootsMCP: m, t: t, ctx: ctx}
-}
-
-func folderCfgRoots(fs ...folderCfgFolder) []map[string]any {
-	var out []map[string]any
-	for _, f := range fs {
-		out = append(out, map[string]any{"uri": fileURI(f.dir), "name": f.name})
-	}
-	return out
-}
-
-func (s *folderCfgMCP) call(name string, args any) harness.Result {
-	return s.tool(s.t, s.ctx, name, args)
-}
-
-// listed is the tool names of tools/list, each between spaces.
-func (s *folderCfgMCP) listed() string {
-	var res struct {
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"`
-	}
-	json.Unmarshal(s.rootsMCP.call(s.t, s.ctx, "tools/list", map[string]any{}), &res)
-	out := " "
-	for _, tl := range res.Tools {
-		out += tl.Name + " "
-	}
-	return out
 }
 
 // Under `agentls mcp` the configuration follows the client's roots: both
@@ -463,44 +347,50 @@ func TestMCPRootsCarryTheirConfiguration(t *testing.T) {
 	const denied = "echo fc-b-denied now"
 	a := folderCfgNewFolder(t, "a", "mcpServers", "", map[string]string{"twenty.txt": numberedLines(20, func(i int) string { return fmt.Sprint("fc line ", i) })})
 	b := folderCfgNewFolder(t, "b", "servers", `{"permissions": {"deny": ["Bash(echo fc-b-denied:*)"]}, "limits": {"readLines": 7}}`, nil)
-	s := folderCfgStartMCP(t, a, b)
-	aTwenty := filepath.Join(a.dir, "twenty.txt")
-	search := func() string { return s.call("tool_search", map[string]any{"query": "fcfg", "limit": 20}).Text() }
-	wantResult(t, "read with root B's readLines 7", s.call("read", map[string]any{"path": aTwenty}), false, "lines 1-5 of 20", "offset=6")
-	wantContains(t, "tool_search", search(), a.ext(), a.upstream(), b.ext(), b.upstream())
-	for _, f := range []folderCfgFolder{a, b} {
-		folderCfgCheckWhere(t, f, s.call(f.upstream(), map[string]any{}).Text())
+	s, ctx := rootsStartMCPIn(t, "", []string{"XDG_CACHE_HOME=" + t.TempDir()}, nestedFolders(a.dir, b.dir), "--root", a.dir)
+	call := func(name string, args any) harness.Result { return s.tool(t, ctx, name, args) }
+	listed := func() string { // the tool names of tools/list, each between spaces
+		var res struct{ Tools []struct{ Name string } }
+		json.Unmarshal(s.call(t, ctx, "tools/list", map[string]any{}), &res)
+		out := " "
+		for _, tl := range res.Tools {
+			out += tl.Name + " "
+		}
+		return out
 	}
-	wantResult(t, "B's deny rule", s.call("bash", map[string]any{"command": denied}), true, "Bash(echo fc-b-denied:*)")
-	wantContains(t, "tools/list", s.listed(), " "+b.upstream()+" ", " "+b.ext()+" ")
+	aTwenty := filepath.Join(a.dir, "twenty.txt")
+	wantResult(t, "read with root B's readLines 7", call("read", map[string]any{"path": aTwenty}), false, "lines 1-5 of 20", "offset=6")
+	wantContains(t, "tool_search", folderCfgSearch(t, call), a.ext(), a.upstream(), b.ext(), b.upstream())
+	for _, f := range []folderCfgFolder{a, b} {
+		folderCfgWhere(t, call(f.upstream(), map[string]any{}).Text(), f)
+	}
+	wantResult(t, "B's deny rule", call("bash", map[string]any{"command": denied}), true, "Bash(echo fc-b-denied:*)")
+	wantContains(t, "tools/list", listed(), " "+b.upstream()+" ", " "+b.ext()+" ")
 
 	mark := s.count()
-	s.setRoots(folderCfgRoots(a))
+	s.setRoots(nestedFolders(a.dir))
 	if !waitUntil(10*time.Second, func() bool { return b.procs() == 0 }) {
 		t.Errorf("B's upstream still running after root B was dropped: %v", processesWithArg(b.marker))
 	}
 	if _, ok := s.waitFrom(mark, 10*time.Second, mcpMethod("notifications/tools/list_changed")); !ok {
 		t.Errorf("no notifications/tools/list_changed after root B was dropped")
 	}
-	after := s.listed()
+	after := listed()
 	wantLacks(t, "tools/list after B dropped", after, " "+b.upstream()+" ", " "+b.ext()+" ")
 	wantContains(t, "tools/list after B dropped", after, " "+a.upstream()+" ", " "+a.ext()+" ")
-	wantLacks(t, "tool_search after B dropped", search(), b.ext(), b.upstream())
-	wantResult(t, "B's deny rule after B dropped", s.call("bash", map[string]any{"command": denied}), false, "fc-b-denied now")
-	wantResult(t, "read after B dropped", s.call("read", map[string]any{"path": aTwenty}), false, "lines 1-20 of 20")
+	wantLacks(t, "tool_search after B dropped", folderCfgSearch(t, call), b.ext(), b.upstream())
+	wantResult(t, "B's deny rule after B dropped", call("bash", map[string]any{"command": denied}), false, "fc-b-denied now")
+	wantResult(t, "read after B dropped", call("read", map[string]any{"path": aTwenty}), false, "lines 1-20 of 20")
 	if a.procs() == 0 {
 		t.Errorf("A's upstream stopped when B was dropped")
 	}
 
-	s.setRoots(folderCfgRoots(a, b))
-	if !waitUntil(15*time.Second, func() bool {
-		txt := search()
-		return strings.Contains(txt, b.ext()) && strings.Contains(txt, b.upstream())
-	}) {
+	s.setRoots(nestedFolders(a.dir, b.dir))
+	if !folderCfgFound(t, call, b.ext(), b.upstream()) {
 		t.Fatalf("B's tools not found after root B came back")
 	}
-	folderCfgCheckWhere(t, b, s.call(b.upstream(), map[string]any{}).Text())
-	wantResult(t, "B's deny rule after B came back", s.call("bash", map[string]any{"command": denied}), true, "Bash(echo fc-b-denied:*)")
+	folderCfgWhere(t, call(b.upstream(), map[string]any{}).Text(), b)
+	wantResult(t, "B's deny rule after B came back", call("bash", map[string]any{"command": denied}), true, "Bash(echo fc-b-denied:*)")
 }
 
 // The second folder's .agentls/tools and .agentls/mcp.json are watched like
@@ -513,14 +403,15 @@ func TestFolderToolAndServerFilesReloadLive(t *testing.T) {
 	a := folderCfgNewFolder(t, "a", "servers", "", nil)
 	b := folderCfgNewFolder(t, "b", "servers", "", nil)
 	c, ctx := folderCfgStart(t, nil, bypassOptions(), a, b)
-	folderCfgSearch(t, c, ctx)
+	call := folderCfgCaller(c, ctx)
+	folderCfgSearch(t, call)
 	tools := filepath.Join(b.dir, ".agentls", "tools")
 
 	writeFile(t, filepath.Join(tools, "fcfg_b_new.json"), folderCfgTool("fcfg_b_new", "echo fc-b-new-ran"))
-	if !folderCfgFound(t, c, ctx, "fcfg_b_new") {
+	if !folderCfgFound(t, call, "fcfg_b_new") {
 		t.Errorf("a tool file added to B's .agentls/tools is not found by tool_search")
 	} else {
-		wantResult(t, "new B tool", c.CallTool(ctx, "fcfg_b_new", map[string]any{}), false, "fc-b-new-ran")
+		wantResult(t, "new B tool", call("fcfg_b_new", map[string]any{}), false, "fc-b-new-ran")
 	}
 	t0 := time.Now()
 	os.Remove(filepath.Join(tools, b.ext()+".json"))
@@ -532,10 +423,10 @@ func TestFolderToolAndServerFilesReloadLive(t *testing.T) {
 	reapProcessesWithArg(t, b2)
 	mcpJSON := filepath.Join(b.dir, ".agentls", "mcp.json")
 	writeFile(t, mcpJSON, compactJSON(map[string]any{"servers": map[string]any{b.server(): folderCfgServer(b.marker), "fcfgbtwo": folderCfgServer(b2)}}))
-	if !folderCfgFound(t, c, ctx, "fcfgbtwo__where") {
+	if !folderCfgFound(t, call, "fcfgbtwo__where") {
 		t.Fatalf("server added to B's mcp.json not found by tool_search")
 	}
-	if info := folderCfgWhere(t, "added B server", c.CallTool(ctx, "fcfgbtwo__where", map[string]any{}).Text()); info.Cwd != b.dir || info.Env != b.dir {
+	if info := folderCfgWhere(t, call("fcfgbtwo__where", map[string]any{}).Text()); info.Cwd != b.dir || info.Env != b.dir {
 		t.Errorf("server added live to B's mcp.json runs in %q with ${workspaceFolder}=%q, want %q", info.Cwd, info.Env, b.dir)
 	}
 	writeFile(t, mcpJSON, compactJSON(map[string]any{"servers": map[string]any{"fcfgbtwo": folderCfgServer(b2)}}))
@@ -557,18 +448,18 @@ func TestFolderPathRulesAnchorAtTheirFolder(t *testing.T) {
 	files := func(who string) map[string]string {
 		return map[string]string{"x.txt": "fc-needle " + who + " x\n", "y.txt": "fc-needle " + who + " y\n"}
 	}
-	a := folderCfgNewFolder(t, "a", "servers", `{"permissions": {"deny": ["Read(./x.txt)"]}}`, files("A"))
-	b := folderCfgNewFolder(t, "b", "servers", "", files("B"))
-	c, ctx := folderCfgStart(t, nil, map[string]any{"permissions": map[string]any{"deny": []any{"Read(./y.txt)"}}}, a, b)
+	a, b := resolvedWorkspace(t, files("A")), resolvedWorkspace(t, files("B"))
+	writeFile(t, filepath.Join(a, ".agentls", "settings.json"), `{"permissions": {"deny": ["Read(./x.txt)"]}}`)
+	c, ctx := startIn(t, a, map[string]any{"workspaceFolders": nestedFolders(a, b), "initializationOptions": map[string]any{"permissions": map[string]any{"deny": []any{"Read(./y.txt)"}}}})
 	for _, tc := range []struct {
 		name, path string
 		denied     bool
 		want       string
 	}{
-		{"A's rule on A's file", filepath.Join(a.dir, "x.txt"), true, "Read(./x.txt)"},
-		{"A's rule not on B's file", filepath.Join(b.dir, "x.txt"), false, "fc-needle B x"},
-		{"editor rule on A's file", filepath.Join(a.dir, "y.txt"), true, "Read(./y.txt)"},
-		{"editor rule on B's file", filepath.Join(b.dir, "y.txt"), true, "Read(./y.txt)"},
+		{"A's rule on A's file", filepath.Join(a, "x.txt"), true, "Read(./x.txt)"},
+		{"A's rule not on B's file", filepath.Join(b, "x.txt"), false, "fc-needle B x"},
+		{"editor rule on A's file", filepath.Join(a, "y.txt"), true, "Read(./y.txt)"},
+		{"editor rule on B's file", filepath.Join(b, "y.txt"), true, "Read(./y.txt)"},
 	} {
 		wantResult(t, tc.name, c.CallTool(ctx, "read", map[string]any{"path": tc.path}), tc.denied, tc.want)
 	}
@@ -582,17 +473,18 @@ func TestFolderPathRulesAnchorAtTheirFolder(t *testing.T) {
 // allow rules hold while the folder is there, and stop when it is removed.
 func TestSecondFolderCannotLiftProtection(t *testing.T) {
 	t.Parallel()
-	a := folderCfgNewFolder(t, "a", "servers", "", nil)
-	b := folderCfgNewFolder(t, "b", "servers", `{"mode": "bypass", "permissions": {"allow": ["Read(./.env)", "Bash(touch:*)"]}}`, map[string]string{".env": "FC_TOKEN=fc-plain-value\n"})
-	c, ctx := folderCfgStart(t, nil, nil, a, b) // default mode, no confirm capability: an ask is a refusal
-	r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(b.dir, ".env")})
+	a := resolvedWorkspace(t, nil)
+	b := resolvedWorkspace(t, map[string]string{".env": "FC_TOKEN=fc-plain-value\n",
+		".agentls/settings.json": `{"mode": "bypass", "permissions": {"allow": ["Read(./.env)", "Bash(touch:*)"]}}`})
+	c, ctx := startIn(t, a, map[string]any{"workspaceFolders": nestedFolders(a, b)}) // default mode, no confirm capability: an ask is a refusal
+	r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(b, ".env")})
 	wantResult(t, "B's allow rule on its .env (a built-in ask)", r, true, "approval")
 	wantLacks(t, "B's .env", r.Text(), "fc-plain-value")
-	wantResult(t, "write under B's mode bypass", c.CallTool(ctx, "write", map[string]any{"path": filepath.Join(b.dir, "new.txt"), "content": "x\n"}), true, "approval")
-	wantResult(t, "B's Bash(touch:*) allow rule", c.CallTool(ctx, "bash", map[string]any{"command": "touch " + filepath.Join(a.dir, "t1")}), false)
-	folderCfgChange(t, c, ctx, nil, []folderCfgFolder{b})
-	wantResult(t, "B's allow rule after B was removed", c.CallTool(ctx, "bash", map[string]any{"command": "touch " + filepath.Join(a.dir, "t2")}), true, "approval")
-	if _, err := os.Stat(filepath.Join(a.dir, "t2")); err == nil {
+	wantResult(t, "write under B's mode bypass", c.CallTool(ctx, "write", map[string]any{"path": filepath.Join(b, "new.txt"), "content": "x\n"}), true, "approval")
+	wantResult(t, "B's Bash(touch:*) allow rule", c.CallTool(ctx, "bash", map[string]any{"command": "touch " + filepath.Join(a, "t1")}), false)
+	nestedChange(t, ctx, c, nil, []string{b})
+	wantResult(t, "B's allow rule after B was removed", c.CallTool(ctx, "bash", map[string]any{"command": "touch " + filepath.Join(a, "t2")}), true, "approval")
+	if _, err := os.Stat(filepath.Join(a, "t2")); err == nil {
 		t.Errorf("command ran under a removed folder's allow rule")
 	}
 }
@@ -609,8 +501,9 @@ func TestDuplicateDeclarationsAcrossFoldersAreReported(t *testing.T) {
 		writeFile(t, filepath.Join(f.dir, ".agentls", "tools", "fcfg_dup_ext.json"), folderCfgTool("fcfg_dup_ext", "echo fc-dup-"+f.name))
 	}
 	c, ctx := folderCfgStart(t, nil, bypassOptions(), a, b)
-	wantContains(t, "tool_search", folderCfgSearch(t, c, ctx), "fcfgdup__where", "fcfg_dup_ext")
-	folderCfgWhere(t, "dup server", c.CallTool(ctx, "fcfgdup__where", map[string]any{}).Text())
+	call := folderCfgCaller(c, ctx)
+	wantContains(t, "tool_search", folderCfgSearch(t, call), "fcfgdup__where", "fcfg_dup_ext")
+	folderCfgWhere(t, call("fcfgdup__where", map[string]any{}).Text())
 	for _, name := range []string{"fcfgdup", "fcfg_dup_ext"} {
 		if _, ok := c.WaitNote(3*time.Second, func(n harness.Note) bool {
 			return n.Method == "window/logMessage" && strings.Contains(string(n.Params), name)

@@ -47,57 +47,16 @@ func rootsFolder(p string) map[string]any {
 	return map[string]any{"uri": fileURI(p), "name": filepath.Base(p)}
 }
 
-// rootsStart starts agentls with --root C and workspaceFolders folders.
-func rootsStart(t *testing.T, d rootsDirs, folders ...string) (*harness.Client, context.Context) {
-	t.Helper()
-	var fs []any
-	for _, f := range folders {
-		fs = append(fs, rootsFolder(f))
-	}
-	return startIn(t, d.C, map[string]any{
-		"workspaceFolders":      fs,
-		"initializationOptions": map[string]any{"mode": "acceptEdits"},
-	})
-}
-
-func rootsChangeFolders(t *testing.T, ctx context.Context, c *harness.Client, added, removed []string) {
-	t.Helper()
-	add, rem := []any{}, []any{}
-	for _, f := range added {
-		add = append(add, rootsFolder(f))
-	}
-	for _, f := range removed {
-		rem = append(rem, rootsFolder(f))
-	}
-	armed := len(c.Notes(harness.WatcherReady))
-	if err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{
-		"event": map[string]any{"added": add, "removed": rem},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if len(added) > 0 {
-		// External changes are announced once the watchers are armed
-		// again for the new folders (agentls/watcherReady).
-		c.AwaitWatcher(armed + 1)
-	}
-}
-
 // Files read in the second folder and in a folder added mid-session are
 // watched: a change or deletion from outside is announced as readStale.
 func TestRootsExternalChange(t *testing.T) {
 	t.Parallel()
 	d := rootsNewDirs(t)
-	c, ctx := rootsStart(t, d, d.A, d.B)
+	c, ctx := startIn(t, d.C, map[string]any{"workspaceFolders": nestedFolders(d.A, d.B), "initializationOptions": map[string]any{"mode": "acceptEdits"}})
 	waitChange := func(p, kind string) {
 		t.Helper()
-		if _, ok := c.WaitNote(8*time.Second, func(n harness.Note) bool {
-			var v struct {
-				URI, Kind string
-				ReadStale bool `json:"readStale"`
-			}
-			return n.Method == "workspace/externalChange" && json.Unmarshal(n.Params, &v) == nil && v.URI == fileURI(p) && v.Kind == kind && v.ReadStale
-		}); !ok {
-			t.Fatalf("no workspace/externalChange {uri: %s, kind: %s, readStale}; got %v", fileURI(p), kind, c.Notes("workspace/externalChange"))
+		if !watchTreeWait(c, kind, true, p) {
+			t.Fatalf("no workspace/externalChange {uri: %s, kind: %s, readStale}; got %+v", fileURI(p), kind, watchTreeChanges(c))
 		}
 	}
 	p := filepath.Join(d.B, "b.txt")
@@ -106,7 +65,9 @@ func TestRootsExternalChange(t *testing.T) {
 	waitChange(p, "changed")
 	wantResult(t, "edit after external change", c.CallTool(ctx, "edit", editCall(p, "outside", "inside")), true, "read")
 
-	rootsChangeFolders(t, ctx, c, []string{d.C}, nil)
+	armed := len(c.Notes(harness.WatcherReady))
+	nestedChange(t, ctx, c, []string{d.C}, nil)
+	c.AwaitWatcher(armed + 1) // changes are announced once the watchers are armed for the new folder
 	p, q := filepath.Join(d.C, "c.txt"), filepath.Join(d.C, "same.txt")
 	wantResult(t, "read in the added folder", c.CallTool(ctx, "read", map[string]any{"path": p}), false, "gamma outside file")
 	wantResult(t, "read in the added folder", c.CallTool(ctx, "read", map[string]any{"path": q}), false)
@@ -135,24 +96,23 @@ type rootsMCP struct {
 // not declare the roots capability.
 func rootsStartMCP(t *testing.T, roots []map[string]any, args ...string) (*rootsMCP, context.Context) {
 	t.Helper()
-	return rootsStartMCPEnv(t, nil, roots, args...)
+	return rootsStartMCPIn(t, "", nil, roots, args...)
 }
 
-// rootsStartMCPEnv is rootsStartMCP with env added to the process's.
-func rootsStartMCPEnv(t *testing.T, env []string, roots []map[string]any, args ...string) (*rootsMCP, context.Context) {
+// rootsStartMCPIn is rootsStartMCP with env added to the process's, run in
+// the working directory cwd ("": the test's).
+func rootsStartMCPIn(t *testing.T, cwd string, env []string, roots []map[string]any, args ...string) (*rootsMCP, context.Context) {
 	t.Helper()
 	ctx := testCtx(t, 60*time.Second)
-	m := &rootsMCP{mcpRawClient: startMCPRaw(t, append([]string{"mcp"}, args...), env), roots: roots}
+	cmd := harness.Command(t, append([]string{"mcp"}, args...), env...)
+	cmd.Dir = cwd
+	m := &rootsMCP{mcpRawClient: startMCPRawCmd(t, cmd), roots: roots}
 	m.setHandler(m.answer)
 	caps := map[string]any{}
 	if roots != nil {
 		caps["roots"] = map[string]any{"listChanged": true}
 	}
-	m.call(t, ctx, "initialize", map[string]any{
-		"protocolVersion": "2025-06-18",
-		"capabilities":    caps,
-		"clientInfo":      map[string]any{"name": "roots-test", "version": "0"},
-	})
+	m.call(t, ctx, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": caps, "clientInfo": map[string]any{"name": "roots-test", "version": "0"}})
 	m.notify("notifications/initialized", map[string]any{})
 	return m, ctx
 }
@@ -220,60 +180,42 @@ func (m *rootsMCP) tool(t *testing.T, ctx context.Context, name string, args any
 	return r
 }
 
-// The client's roots define the workspace over --root: relative paths go to
-// the first root, a path outside them is refused, an edit needs a read.
+// The client's file roots define the workspace over --root (roots that
+// are not file:// do not become folders): relative paths go to the first
+// file root and a path outside them is refused. How tools reach two folders
+// is folders/two_folders_every_tool_reaches_both.txtar.
 func TestRootsMCPClientRoots(t *testing.T) {
 	t.Parallel()
 	d := rootsNewDirs(t)
-	m, ctx := rootsStartMCP(t, []map[string]any{rootsFolder(d.A), rootsFolder(d.B)}, "--root", d.C)
-
-	cases := []struct {
-		name    string
-		tool    string
-		args    map[string]any
-		isError bool
-		wants   []string
-		lacks   []string
+	m, ctx := rootsStartMCP(t, []map[string]any{{"uri": "https://example.com/repo", "name": "web"}, rootsFolder(d.A), {"uri": "untitled:Untitled-1", "name": "untitled"}, rootsFolder(d.B)}, "--root", d.C)
+	for _, tc := range []struct {
+		name        string
+		path        string
+		isError     bool
+		want, lacks string
 	}{
-		{"relative in first root", "read", map[string]any{"path": "a.txt"}, false, []string{"alpha only file"}, []string{"gamma decoy"}},
-		{"ambiguous relative", "read", map[string]any{"path": "same.txt"}, false, []string{"same in ALPHA"}, []string{"BETA", "GAMMA"}},
-		{"abs in second root", "read", map[string]any{"path": filepath.Join(d.B, "b.txt")}, false, []string{"beta only file"}, nil},
-		{"--root is outside", "read", map[string]any{"path": filepath.Join(d.C, "c.txt")}, true, nil, []string{"gamma outside file"}},
-		{"dotdot escape", "read", map[string]any{"path": "../gamma/c.txt"}, true, nil, []string{"gamma outside file"}},
-		{"grep in second root", "grep", map[string]any{"pattern": "MARKER18", "path": d.B}, false, []string{"beta deep MARKER18"}, nil},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := m.tool(t, ctx, tc.tool, tc.args)
-			wantResult(t, tc.name, r, tc.isError, tc.wants...)
-			wantLacks(t, tc.name, r.Text(), tc.lacks...)
-		})
+		{"relative in the first file root", "a.txt", false, "alpha only file", "gamma decoy"},
+		{"abs in the second file root", filepath.Join(d.B, "b.txt"), false, "beta only file", ""},
+		{"--root is outside", filepath.Join(d.C, "c.txt"), true, "", "gamma outside file"},
+	} {
+		r := m.tool(t, ctx, "read", map[string]any{"path": tc.path})
+		wantResult(t, tc.name, r, tc.isError, tc.want)
+		if tc.lacks != "" {
+			wantLacks(t, tc.name, r.Text(), tc.lacks)
+		}
 	}
 	if m.asked() == 0 {
 		t.Errorf("agentls never sent roots/list to a client declaring roots")
 	}
-
-	t.Run("edit needs a read in root B", func(t *testing.T) {
-		p := filepath.Join(d.B, "same.txt")
-		r := m.tool(t, ctx, "edit", editCall(p, "BETA", "X"))
-		wantResult(t, "edit unread", r, true, "read")
-		if got := readFile(t, p); got != "same in BETA\n" {
-			t.Errorf("B/same.txt = %q", got)
-		}
-	})
 }
 
-// After notifications/roots/list_changed
-// agentls asks roots/list again and the next call sees the new set; the
-// new root's settings apply (docs/protocol.md: configuration follows the
-// folders).
+// After notifications/roots/list_changed agentls asks roots/list again and
+// the next call sees the new set. (The new root's settings, and reads
+// forgotten with a removed root: TestMCPRootsCarryTheirConfiguration,
+// TestFolderConfigurationFollowsTheFolder.)
 func TestRootsMCPListChanged(t *testing.T) {
 	t.Parallel()
 	d := rootsNewDirs(t)
-	writeFiles(t, d.C, map[string]string{
-		".agentls/settings.json": `{"permissions": {"deny": ["Read(cdeny.txt)"]}}`,
-		"cdeny.txt":              "gamma denied\n",
-	})
 	other := t.TempDir()
 	m, ctx := rootsStartMCP(t, []map[string]any{rootsFolder(d.A)}, "--root", other)
 
@@ -291,23 +233,6 @@ func TestRootsMCPListChanged(t *testing.T) {
 	wantResult(t, "A after removal", r, true)
 	wantLacks(t, "A after removal", r.Text(), "alpha only file")
 	wantResult(t, "relative now in C", m.tool(t, ctx, "read", map[string]any{"path": "a.txt"}), false, "gamma decoy a")
-	r = m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(d.C, "cdeny.txt")})
-	wantResult(t, "C's settings deny", r, true, "cdeny.txt")
-	wantLacks(t, "C's settings deny", r.Text(), "gamma denied")
-
-	// Stamps from the removed root do not survive its return.
-	m.setRoots([]map[string]any{rootsFolder(d.A), rootsFolder(d.B)})
-	pb := filepath.Join(d.B, "b.txt")
-	wantResult(t, "read B", m.tool(t, ctx, "read", map[string]any{"path": pb}), false)
-	m.setRoots([]map[string]any{rootsFolder(d.A)})
-	wantResult(t, "B removed", m.tool(t, ctx, "read", map[string]any{"path": pb}), true)
-	writeFile(t, pb, "beta changed while gone\n")
-	m.setRoots([]map[string]any{rootsFolder(d.A), rootsFolder(d.B)})
-	r = m.tool(t, ctx, "edit", editCall(pb, "changed", "EDITED"))
-	wantResult(t, "edit B after re-add", r, true, "read")
-	if got := readFile(t, pb); got != "beta changed while gone\n" {
-		t.Errorf("B/b.txt = %q", got)
-	}
 }
 
 // A client without the roots
@@ -317,7 +242,6 @@ func TestRootsMCPNoRootsCapability(t *testing.T) {
 	d := rootsNewDirs(t)
 	m, ctx := rootsStartMCP(t, nil, "--root", d.C)
 	wantResult(t, "relative in --root", m.tool(t, ctx, "read", map[string]any{"path": "c.txt"}), false, "gamma outside file")
-	wantResult(t, "abs in --root", m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(d.C, "same.txt")}), false, "same in GAMMA")
 	r := m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(d.A, "a.txt")})
 	wantResult(t, "outside --root", r, true)
 	wantLacks(t, "outside --root", r.Text(), "alpha only file")
@@ -331,22 +255,4 @@ func TestRootsMCPNoRootsCapability(t *testing.T) {
 	if n := m.asked(); n != 0 {
 		t.Errorf("after a stray roots/list_changed: roots/list sent %d times to a client without the roots capability", n)
 	}
-}
-
-// Roots whose URI is not file:// do not
-// become folders; the session goes on with the file roots.
-func TestRootsMCPNonFileRoots(t *testing.T) {
-	t.Parallel()
-	d := rootsNewDirs(t)
-	m, ctx := rootsStartMCP(t, []map[string]any{
-		{"uri": "https://example.com/repo", "name": "web"},
-		rootsFolder(d.B),
-		{"uri": "untitled:Untitled-1", "name": "untitled"},
-	}, "--root", d.C)
-	r := m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(d.B, "b.txt")})
-	wantResult(t, "file root next to non-file roots", r, false, "beta only file")
-	r = m.tool(t, ctx, "read", map[string]any{"path": "b.txt"})
-	wantResult(t, "relative goes to the first file root", r, false, "beta only file")
-	r = m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(d.C, "c.txt")})
-	wantResult(t, "--root not used when file roots exist", r, true)
 }

@@ -1,53 +1,14 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/agentls/agentls/test/harness"
 )
-
-// rootsConnect starts `agentls mcp` with no --root in cwd and connects the
-// Go SDK client declaring roots (on the newest version where roots are not
-// deprecated).
-func rootsConnect(t *testing.T, ctx context.Context, cwd string, roots ...string) (*mcp.ClientSession, *lockedBuffer) {
-	t.Helper()
-	cmd := harness.Command(t, []string{"mcp"})
-	cmd.Dir = cwd
-	errb := &lockedBuffer{}
-	cmd.Stderr = errb
-	client := mcp.NewClient(&mcp.Implementation{Name: "roots-test", Version: "1"}, nil)
-	for _, r := range roots {
-		client.AddRoots(&mcp.Root{URI: r, Name: filepath.Base(r)})
-	}
-	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, errb.String())
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, errb
-}
-
-func rootsCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name string, args map[string]any) (bool, string) {
-	t.Helper()
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s %v: protocol error %v", name, args, err)
-	}
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return !res.IsError, strings.Join(parts, "\n")
-}
 
 // One stale MCP root used to drop the client's good roots too, leaving the
 // workspace on the server's working directory (started in /, `read
@@ -55,40 +16,28 @@ func rootsCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name str
 // with none usable every call fails naming the roots.
 func TestStaleMCPRootNeverFallsBackToTheWorkingDirectory(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 30*time.Second)
 	cwd := resolvedWorkspace(t, map[string]string{"cwd-secret.txt": "CWD SECRET\n"})
 	good := resolvedWorkspace(t, map[string]string{"g.txt": "good root\n"})
 	other := resolvedWorkspace(t, map[string]string{"plain.txt": "a file\n"})
-	missing := filepath.Join(other, "gone")
-	file := filepath.Join(other, "plain.txt")
+	missing, file := filepath.Join(other, "gone"), filepath.Join(other, "plain.txt")
 
 	t.Run("stale root among good ones", func(t *testing.T) {
-		s, errb := rootsConnect(t, ctx, cwd, fileURI(good), fileURI(missing), fileURI(file))
-		ok, text := rootsCall(t, ctx, s, "read", map[string]any{"path": "g.txt"})
-		if !ok || !strings.Contains(text, "good root") {
-			t.Fatalf("read in the good root: ok=%v %q\nstderr:\n%s", ok, text, errb.String())
-		}
-		for _, want := range []string{missing, "does not exist", file, "not a directory"} {
-			if !strings.Contains(text, want) {
-				t.Errorf("first result does not name the skipped roots (%q): %q", want, text)
-			}
-		}
-		if _, text := rootsCall(t, ctx, s, "ls", map[string]any{}); strings.Contains(text, missing) {
-			t.Errorf("the skipped-roots notice came twice: %q", text)
-		}
+		m, ctx := rootsStartMCPIn(t, cwd, nil, nestedFolders(good, missing, file))
+		wantResult(t, "read in the good root, naming the skipped roots", m.tool(t, ctx, "read", map[string]any{"path": "g.txt"}), false, "good root", missing, "does not exist", file, "not a directory")
+		wantLacks(t, "the skipped-roots notice, a second time", m.tool(t, ctx, "ls", map[string]any{}).Text(), missing)
 		for _, p := range []string{filepath.Join(cwd, "cwd-secret.txt"), "cwd-secret.txt"} {
-			if ok, text := rootsCall(t, ctx, s, "read", map[string]any{"path": p}); ok || strings.Contains(text, "CWD SECRET") {
-				t.Errorf("read %s in the working directory beside the client's roots: %q", p, text)
-			}
+			r := m.tool(t, ctx, "read", map[string]any{"path": p})
+			wantResult(t, "read in the working directory beside the client's roots", r, true)
+			wantLacks(t, "read in the working directory beside the client's roots", r.Text(), "CWD SECRET")
 		}
-		if !strings.Contains(errb.String(), missing) {
-			t.Errorf("the log does not name the skipped root:\n%s", errb.String())
+		if !strings.Contains(m.stderr.String(), missing) {
+			t.Errorf("the log does not name the skipped root:\n%s", m.stderr.String())
 		}
 	})
 
 	t.Run("no usable root", func(t *testing.T) {
-		s, _ := rootsConnect(t, ctx, cwd, fileURI(missing), fileURI(file), "https://example.com/repo")
-		calls := []struct {
+		m, ctx := rootsStartMCPIn(t, cwd, nil, append(nestedFolders(missing, file), map[string]any{"uri": "https://example.com/repo", "name": "web"}))
+		for _, c := range []struct {
 			tool string
 			args map[string]any
 		}{
@@ -98,18 +47,10 @@ func TestStaleMCPRootNeverFallsBackToTheWorkingDirectory(t *testing.T) {
 			{"grep", map[string]any{"pattern": "CWD SECRET"}},
 			{"bash", map[string]any{"command": "cat cwd-secret.txt"}},
 			{"write", map[string]any{"path": "new.txt", "content": "x"}},
-		}
-		for _, c := range calls {
-			ok, text := rootsCall(t, ctx, s, c.tool, c.args)
-			if ok || strings.Contains(text, "CWD SECRET") {
-				t.Errorf("%s %v with no usable root: ok=%v %q", c.tool, c.args, ok, text)
-				continue
-			}
-			for _, want := range []string{"No workspace folder", missing, file, "https://example.com/repo"} {
-				if !strings.Contains(text, want) {
-					t.Errorf("%s: refusal lacks %q: %q", c.tool, want, text)
-				}
-			}
+		} {
+			r := m.tool(t, ctx, c.tool, c.args)
+			wantResult(t, c.tool+" with no usable root", r, true, "No workspace folder", missing, file, "https://example.com/repo")
+			wantLacks(t, c.tool+" with no usable root", r.Text(), "CWD SECRET")
 		}
 		if _, err := os.Stat(filepath.Join(cwd, "new.txt")); err == nil {
 			t.Error("write with no usable root created a file in the working directory")
@@ -117,46 +58,25 @@ func TestStaleMCPRootNeverFallsBackToTheWorkingDirectory(t *testing.T) {
 	})
 }
 
-// One --root that cannot be opened used to end `agentls mcp` and was not
-// checked by `agentls call`: it is skipped with a warning naming it and the
-// good ones are the workspace; with none usable the command exits 2 naming
-// them, never running on the working directory.
+// One --root that cannot be opened used to end `agentls mcp`: it is skipped
+// with a warning naming it and the good ones are the workspace (`agentls
+// call`: folders/bad_root_flag_skipped_with_a_warning.txtar); with none
+// usable the command exits 2 naming them, never running on the working
+// directory.
 func TestBadRootFlagIsSkippedAndNoneUsableExits2(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 30*time.Second)
 	cwd := resolvedWorkspace(t, map[string]string{"cwd-secret.txt": "CWD SECRET\n"})
 	good := resolvedWorkspace(t, map[string]string{"g.txt": "good root\n", "f.txt": "a file\n"})
 	missing, file := filepath.Join(good, "gone"), filepath.Join(good, "f.txt")
 
 	t.Run("mcp, one bad among good", func(t *testing.T) {
-		cmd := harness.Command(t, []string{"mcp", "--root", missing, "--root", good})
-		cmd.Dir = cwd
-		errb := &lockedBuffer{}
-		cmd.Stderr = errb
-		client := mcp.NewClient(&mcp.Implementation{Name: "roots-test", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-		s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, nil)
-		if err != nil {
-			t.Fatalf("connect: %v\nstderr:\n%s", err, errb.String())
-		}
-		defer s.Close()
-		if ok, text := rootsCall(t, ctx, s, "read", map[string]any{"path": "g.txt"}); !ok || !strings.Contains(text, "good root") {
-			t.Errorf("read in the good --root: ok=%v %q", ok, text)
-		}
-		if ok, text := rootsCall(t, ctx, s, "read", map[string]any{"path": filepath.Join(cwd, "cwd-secret.txt")}); ok {
-			t.Errorf("the working directory was read beside --root: %q", text)
-		}
-		if w := errb.String(); !strings.Contains(w, "warning: --root "+missing) {
+		m, ctx := rootsStartMCPIn(t, cwd, nil, nil, "--root", missing, "--root", good)
+		wantResult(t, "read in the good --root", m.tool(t, ctx, "read", map[string]any{"path": "g.txt"}), false, "good root")
+		wantResult(t, "read in the working directory beside --root", m.tool(t, ctx, "read", map[string]any{"path": filepath.Join(cwd, "cwd-secret.txt")}), true)
+		if w := m.stderr.String(); !strings.Contains(w, "warning: --root "+missing) {
 			t.Errorf("no warning naming the bad --root:\n%s", w)
 		}
 	})
-
-	t.Run("call, one bad among good", func(t *testing.T) {
-		r := runAgentls(t, cwd, nil, "call", "read", `{"path":"g.txt"}`, "--root", missing, "--root", good)
-		if r.code != 0 || !strings.Contains(r.stdout, "good root") || !strings.Contains(r.stderr, "warning: --root "+missing) {
-			t.Errorf("call: code %d stdout %q stderr %q; want 0, the file, and a warning naming %s", r.code, r.stdout, r.stderr, missing)
-		}
-	})
-
 	for _, sub := range []string{"mcp", "call"} {
 		t.Run(sub+", none usable", func(t *testing.T) {
 			args := []string{sub, "--root", missing, "--root", file}
@@ -182,7 +102,7 @@ func TestUnusableWorkspaceFolderIsSkippedAndShownToTheUser(t *testing.T) {
 	good := resolvedWorkspace(t, map[string]string{"g.txt": "good folder\n"})
 	missing := filepath.Join(good, "gone")
 	c, ctx := startIn(t, decoy, map[string]any{
-		"workspaceFolders":      []any{map[string]any{"uri": fileURI(good), "name": "good"}, map[string]any{"uri": fileURI(missing), "name": "gone"}, map[string]any{"uri": ""}},
+		"workspaceFolders":      append(nestedFolders(good, missing), map[string]any{"uri": ""}),
 		"initializationOptions": map[string]any{"mode": "bypass"},
 	})
 	shown := func(substr string) bool {
@@ -202,12 +122,7 @@ func TestUnusableWorkspaceFolderIsSkippedAndShownToTheUser(t *testing.T) {
 	}
 
 	// The editor removes the good folder and adds a missing one.
-	if err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
-		"added":   []any{map[string]any{"uri": fileURI(missing + "2"), "name": "gone2"}},
-		"removed": []any{map[string]any{"uri": fileURI(good), "name": "good"}},
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	nestedChange(t, ctx, c, []string{missing + "2"}, []string{good})
 	if !shown(missing + "2") {
 		t.Errorf("no window/showMessage names the added folder that is missing: %v", c.Notes("window/showMessage"))
 	}
@@ -218,13 +133,12 @@ func TestUnusableWorkspaceFolderIsSkippedAndShownToTheUser(t *testing.T) {
 		}
 	}
 
-	// Adding a usable folder ends the refusal.
-	if err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
-		"added": []any{map[string]any{"uri": fileURI(good), "name": "good"}}, "removed": []any{},
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	// Adding a usable folder ends the refusal (removing one that is not
+	// there changes nothing); the missing one is still no folder.
+	nestedChange(t, ctx, c, []string{good}, []string{filepath.Join(missing, "other")})
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "g.txt"}); r.IsError || !strings.Contains(r.Text(), "good folder") {
 		t.Errorf("read after the good folder came back: %q", r.Text())
 	}
+	wantResult(t, "grep after the good folder came back", c.CallTool(ctx, "grep", map[string]any{"pattern": "good"}), false, "g.txt:1: good folder")
+	wantLacks(t, "ls (a folder that does not exist is no folder)", c.CallTool(ctx, "ls", map[string]any{}).Text(), "more folder")
 }

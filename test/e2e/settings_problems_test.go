@@ -15,60 +15,44 @@ import (
 // stays in force.
 const problemSettings = `{"permissions": {"deny": ["Bash(rm:*)", "Bash(curl:*", "tool_search(secret)", "Frobnicate", "Read(src/../secret.txt)"]}}`
 
-// What the user must be told of problemSettings: the skipped rule is an
-// error, the rules kept that never match are warnings.
-var (
-	wantErrors   = []string{`"Bash(curl:*"`}
-	wantWarnings = []string{`tool_search(secret)`, `no tool is named Frobnicate`, `src/../secret.txt`}
-)
+// settingsProblems is what the user must be told of a settings file, and
+// at which level: a broken file and a skipped rule are errors (1), the
+// rules kept that never match warnings (2).
+var settingsProblems = []struct {
+	name, settings string
+	typ            int
+	want           []string
+}{
+	{"invalid JSON", "{\n  \"permissions\": {\"deny\": [\"Bash(rm:*)\"],}\n}\n", 1, []string{"line 2, column", "only read-only calls run"}},
+	{"a skipped rule", problemSettings, 1, []string{`"Bash(curl:*"`}},
+	{"rules that never match", problemSettings, 2, []string{`tool_search(secret)`, `no tool is named Frobnicate`, `src/../secret.txt`}},
+}
 
 // A broken settings file, or rules that are skipped or can never match,
 // used to reach only the log (window/logMessage, stderr): an editor shows
 // window/showMessage to the user, an error, or a warning for a rule kept
-// that never matches.
+// that never matches; invalid initializationOptions are an error message
+// too.
 func TestSettingsProblemsShownToTheEditorUser(t *testing.T) {
 	t.Parallel()
-	t.Run("invalid JSON is an error message", func(t *testing.T) {
-		ws := t.TempDir()
-		writeFiles(t, ws, map[string]string{".agentls/settings.json": "{\n  \"permissions\": {\"deny\": [\"Bash(rm:*)\"],}\n}\n"})
-		c := harness.Start(t, harness.Options{Root: ws, Env: []string{"XDG_CONFIG_HOME=" + t.TempDir()}})
-		c.Initialize(t.Context(), nil)
-		n, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
-			return n.Method == "window/showMessage" && strings.Contains(string(n.Params), "settings.json")
-		})
-		if !ok {
-			t.Fatalf("no window/showMessage for the broken file; notes: %v", c.Notes("window/showMessage"))
-		}
-		var p struct {
-			Type    int
-			Message string
-		}
-		json.Unmarshal(n.Params, &p)
-		if p.Type != 1 || !strings.Contains(p.Message, "line 2, column") || !strings.Contains(p.Message, "only read-only calls run") {
-			t.Errorf("showMessage = %s, want an error naming line, column and the consequence", n.Params)
-		}
-	})
-	t.Run("skipped and unmatchable rules are warnings", func(t *testing.T) {
-		ws := t.TempDir()
-		writeFiles(t, ws, map[string]string{".agentls/settings.json": problemSettings})
-		c := harness.Start(t, harness.Options{Root: ws, Env: []string{"XDG_CONFIG_HOME=" + t.TempDir()}})
-		c.Initialize(t.Context(), nil)
-		for typ, wants := range map[string][]string{`"type":1`: wantErrors, `"type":2`: wantWarnings} {
-			for _, want := range wants {
+	for _, tc := range settingsProblems {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			writeFiles(t, ws, map[string]string{".agentls/settings.json": tc.settings})
+			c := harness.Start(t, harness.Options{Root: ws, Env: []string{"XDG_CONFIG_HOME=" + t.TempDir()}})
+			c.Initialize(t.Context(), nil)
+			for _, w := range tc.want {
 				n, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
-					return n.Method == "window/showMessage" && strings.Contains(string(n.Params), strings.ReplaceAll(want, `"`, `\"`))
+					return n.Method == "window/showMessage" && strings.Contains(string(n.Params), strings.Trim(compactJSON(w), `"`))
 				})
-				if !ok {
-					t.Errorf("no window/showMessage says %s; got %v", want, c.Notes("window/showMessage"))
-					continue
-				}
-				if !strings.Contains(string(n.Params), typ) {
-					t.Errorf("%s: showMessage %s, want %s", want, n.Params, typ)
+				var p struct{ Type int }
+				if json.Unmarshal(n.Params, &p); !ok || p.Type != tc.typ {
+					t.Errorf("no window/showMessage of type %d says %s; got %v", tc.typ, w, c.Notes("window/showMessage"))
 				}
 			}
-		}
-	})
-	t.Run("invalid initializationOptions are an error message", func(t *testing.T) {
+		})
+	}
+	t.Run("invalid initializationOptions", func(t *testing.T) {
 		c := harness.Start(t, harness.Options{Root: t.TempDir()})
 		err := c.Call(t.Context(), "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"permissions": map[string]any{"deny": "Bash(rm:*)"}}}, nil)
 		if err == nil {
@@ -87,14 +71,7 @@ func TestSettingsProblemsShownToTheEditorUser(t *testing.T) {
 // picks a level with logging/setLevel.
 func TestSettingsProblemsSentToTheMCPClient(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name, settings, level string
-		want                  []string
-	}{
-		{"invalid JSON", "{\n  \"permissions\": {\"deny\": [\"Bash(rm:*)\"],}\n}\n", "error", []string{"line 2, column", "only read-only calls run"}},
-		{"a skipped rule", problemSettings, "error", wantErrors},
-		{"rules that never match", problemSettings, "warning", wantWarnings},
-	} {
+	for _, tc := range settingsProblems {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := t.TempDir()
 			writeFiles(t, ws, map[string]string{".agentls/settings.json": tc.settings})
@@ -110,8 +87,8 @@ func TestSettingsProblemsSentToTheMCPClient(t *testing.T) {
 				}
 				var p struct{ Level string }
 				json.Unmarshal(msg.Params, &p)
-				if p.Level != tc.level {
-					t.Errorf("%q came as level %q, want %q", w, p.Level, tc.level)
+				if want := map[int]string{1: "error", 2: "warning"}[tc.typ]; p.Level != want {
+					t.Errorf("%q came as level %q, want %q", w, p.Level, want)
 				}
 			}
 		})
