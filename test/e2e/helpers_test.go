@@ -608,22 +608,6 @@ func (r *rawClient[T]) waitFrom(n int, timeout time.Duration, pred func(T) bool)
 	return hit, ok
 }
 
-// next returns the frame after the *cursor frames already taken, waiting
-// until deadline, and advances *cursor: a stream view for tests that take
-// frames in order (what came before a reply, duplicate replies).
-func (r *rawClient[T]) next(cursor *int, deadline time.Time) (T, bool) {
-	var hit T
-	ok := r.watch(time.After(time.Until(deadline)), func(log []T) bool {
-		if *cursor >= len(log) {
-			return false
-		}
-		hit = log[*cursor]
-		*cursor++
-		return true
-	})
-	return hit, ok
-}
-
 // writeFrame writes body as one frame: a Content-Length frame, or body and a
 // newline for a line-framed client.
 func (r *rawClient[T]) writeFrame(body []byte) error {
@@ -946,25 +930,4 @@ func callWithID(t *testing.T, c *harness.Client, ctx context.Context, name, call
 		t.Fatalf("tools/call %s: %v", name, err)
 	}
 	return r, time.Now()
-}
-
-// detailsNote is the tools/details notification of one call.
-type detailsNote struct {
-	CallID  string         `json:"callId"`
-	Tool    string         `json:"tool"`
-	Details map[string]any `json:"details"`
-}
-
-func waitDetails(c *harness.Client, callID string) (detailsNote, time.Time, bool) {
-	n, ok := c.WaitNote(2*time.Second, func(n harness.Note) bool {
-		if n.Method != "tools/details" {
-			return false
-		}
-		var d detailsNote
-		json.Unmarshal(n.Params, &d)
-		return d.CallID == callID
-	})
-	var d detailsNote
-	json.Unmarshal(n.Params, &d)
-	return d, n.At, ok
 }

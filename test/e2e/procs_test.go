@@ -99,14 +99,6 @@ func procDescendants(pid int) []proc {
 	return out
 }
 
-// waitProcs polls until the number of processes carrying marker satisfies
-// ok, and returns the last listing.
-func waitProcs(marker string, d time.Duration, ok func(n int) bool) ([]proc, bool) {
-	var p []proc
-	held := waitUntil(d, func() bool { p = procsWith(marker); return ok(len(p)) })
-	return p, held
-}
-
 // noDescendants fails unless pid has no process below it within d.
 func noDescendants(t *testing.T, what string, pid int, d time.Duration) {
 	t.Helper()
