@@ -245,3 +245,34 @@ func TestConfirmPreviewOfAnOpenDocument(t *testing.T) {
 		t.Fatalf("preview = %v, want the diff against the open document", d.previews[0])
 	}
 }
+
+// didChange ranges count UTF-16 code units; a change that cannot be
+// applied drops the document (reported) and the disk is used again.
+func TestIncrementalChangesCountUTF16AndABadRangeDropsTheDocument(t *testing.T) {
+	t.Parallel()
+	disk := "héllo 😀 world\nsecond\n"
+	c, d, _, ctx := syncStart(t, disk, nil, nil)
+	d.set(ctx, t, disk)
+	rng := func(l1, c1, l2, c2 int) map[string]any {
+		return map[string]any{"start": map[string]any{"line": l1, "character": c1}, "end": map[string]any{"line": l2, "character": c2}}
+	}
+	change := func(v int, changes ...any) {
+		c.Conn.Notify(ctx, "textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": d.uri, "version": v}, "contentChanges": changes})
+	}
+	// "world" starts at UTF-16 column 9 (h é l l o ␠ = 6, 😀 = 2 units, ␠ = 1).
+	change(2, map[string]any{"range": rng(0, 9, 0, 14), "text": "there"}, map[string]any{"range": rng(1, 0, 1, 6), "text": "2nd"})
+	r := c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
+	wantContains(t, "read after incremental changes", r.Text(), "héllo 😀 there", "2nd", "unsaved text from the editor")
+	if v, _ := r.Details["editorVersion"].(float64); v != 2 {
+		t.Errorf("details.editorVersion = %v, want 2", r.Details["editorVersion"])
+	}
+	change(3, map[string]any{"range": rng(40, 0, 40, 1), "text": "x"})
+	r = c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
+	wantContains(t, "read after a bad didChange", r.Text(), "héllo 😀 world", "second")
+	wantLacks(t, "read after a bad didChange", r.Text(), "there", "unsaved text")
+	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
+		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "a.go")
+	}); !ok {
+		t.Errorf("no window/logMessage for an unappliable didChange; logs: %q", logMessages(c, 0))
+	}
+}
