@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -168,6 +169,9 @@ func TestCLIBadInvocationAndHelp(t *testing.T) {
 			}
 			wantContains(t, "usage", r.stdout+r.stderr, h.wants...)
 		})
+	}
+	if r := runAgentls(t, t.TempDir(), nil, "--version"); r.code != 0 || !regexp.MustCompile(`^agentls \S+\n$`).MatchString(r.stdout) {
+		t.Errorf("agentls --version: exit %d, stdout %q; want one line, agentls VERSION", r.code, r.stdout)
 	}
 }
 

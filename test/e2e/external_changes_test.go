@@ -332,3 +332,41 @@ func TestExternalChangeGuardWithDegradedWatcher(t *testing.T) {
 		t.Errorf("file = %q", got)
 	}
 }
+
+// workspace/externalChange is for files the model read: its own writes,
+// edits and creates draw none, nor do changes in ignored directories (a
+// read file there is still guarded: the edit is refused as stale), and a
+// file never read is never readStale.
+func TestExternalChangeOnlyForReadFiles(t *testing.T) {
+	c, ws, ctx := start(t, map[string]string{
+		"barrier.txt":                "barrier\n",
+		"unread.txt":                 "never read\n",
+		"own.txt":                    "own\n",
+		".gitignore":                 "node_modules/\n",
+		"node_modules/pkg/index.js":  "module.exports = 1\n",
+		"node_modules/pkg/unread.js": "x\n",
+	})
+	for _, rel := range []string{"barrier.txt", "own.txt", "node_modules/pkg/index.js"} {
+		mustRead(t, c, ctx, rel)
+	}
+	wantResult(t, "own write", c.CallTool(ctx, "write", writeCall("own.txt", "own 2\n")), false)
+	wantResult(t, "own edit", c.CallTool(ctx, "edit", editCall("own.txt", "own 2", "own 3")), false)
+	wantResult(t, "own create", c.CallTool(ctx, "write", writeCall("made/by/model.txt", "new\n")), false)
+	writeFile(t, filepath.Join(ws, "unread.txt"), "changed, never read\n")
+	writeFile(t, filepath.Join(ws, "node_modules/pkg/index.js"), "module.exports = 2 // changed\n")
+	writeFile(t, filepath.Join(ws, "node_modules/pkg/unread.js"), "y\n")
+	barrier(t, c, ws)
+	for _, rel := range []string{"own.txt", "made/by/model.txt", "node_modules/pkg/index.js", "node_modules/pkg/unread.js"} {
+		if got := extChanges(c, filepath.Join(ws, rel)); len(got) != 0 {
+			t.Errorf("%s: unexpected workspace/externalChange %+v", rel, got)
+		}
+	}
+	for _, e := range extChanges(c, filepath.Join(ws, "unread.txt")) {
+		if e.ReadStale {
+			t.Errorf("unread.txt (never read): externalChange with readStale true: %+v", e)
+		}
+	}
+	wantRefused(t, "edit in node_modules after an unwatched change",
+		c.CallTool(ctx, "edit", editCall("node_modules/pkg/index.js", "module.exports", "exports")), "changed since you read it")
+	wantResult(t, "edit after own writes", c.CallTool(ctx, "edit", editCall("own.txt", "own 3", "own 4")), false)
+}

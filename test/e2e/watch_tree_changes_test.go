@@ -102,7 +102,20 @@ func TestWatchRenameDir(t *testing.T) {
 			t.Errorf("read file %s moved away by mv src lib: no workspace/externalChange kind deleted; got %+v", p, watchTreeChanges(c))
 		}
 	}
-	// The renamed directory stays watched: TestExternalChangeInNewAndRenamedDirectories.
+	// The new name is watched, subdirectories included.
+	for _, p := range []string{"lib/a.go", "lib/deep/b.go"} {
+		watchTreeRead(t, ctx, c, p)
+		writeFile(t, filepath.Join(ws, p), "package changed\n")
+		if !watchTreeWait(c, "changed", true, filepath.Join(ws, p)) {
+			t.Errorf("change to %s in the renamed directory: no externalChange {changed, readStale}; got %+v", p, watchTreeChanges(c))
+		}
+		watchTreeWantStale(t, ctx, c, ws, p, "package changed", "package changed\n")
+	}
+	for _, ch := range watchTreeChanges(c) {
+		if strings.Contains(ch.URI, "/src/") && ch.Kind != "deleted" {
+			t.Errorf("a change in lib/ reported under the old name: %+v", ch)
+		}
+	}
 }
 
 // 5000 files changing under .gitignore'd node_modules/ and build/: no
