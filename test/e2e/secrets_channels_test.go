@@ -5,11 +5,13 @@ package e2e
 // literal secret is in the source.
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -154,26 +156,6 @@ type channelsOpts struct {
 	env, args                       []string
 	extra                           map[string]any // extra initializationOptions
 }
-
-// channelsStart starts agentls on ws; onRequest answers its requests.
-func channelsStart(t *testing.T, ctx context.Context, ws string, o channelsOpts, onRequest func(method string, params json.RawMessage) (any, error)) *harness.Client {
-	t.Helper()
-	c := harness.Start(t, harness.Options{Root: ws, Env: o.env, Args: o.args})
-	if onRequest != nil {
-		c.OnRequest = func(_ context.Context, method string, params json.RawMessage) (any, error) {
-			return onRequest(method, params)
-		}
-	}
-	io := map[string]any{"mode": o.mode}
-	for k, v := range o.extra {
-		io[k] = v
-	}
-	c.Initialize(ctx, map[string]any{"initializationOptions": io, "capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{
-		"confirm": o.confirm, "applyEdit": o.applyEdit, "diagnostics": o.diagnostics}}}})
-	return c
-}
-
-func channelsCtx(t *testing.T) context.Context { return testCtx(t, 60*time.Second) }
 
 // chanSession is one agentls session over a workspace holding secrets; call
 // fails the test when any planted secret is in the result it returns.
@@ -541,16 +523,14 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := channelsCtx(t)
+			ctx := testCtx(t, 60*time.Second)
 			ws := newWorkspace(t, row.files)
 			o := row.opts
-			if o.mode == "" {
-				o.mode = "bypass"
-			}
-			o.env = append(o.env, "AGENTLS_AUDIT_DIR="+ws+".audit")
-			o.args = append(o.args, "--log-file", ws+".log")
+			io := map[string]any{"mode": cmp.Or(o.mode, "bypass")}
+			maps.Copy(io, o.extra)
 			s := &chanSession{t: t, ctx: ctx, ws: ws, toks: toks}
-			s.c = channelsStart(t, ctx, ws, o, func(method string, params json.RawMessage) (any, error) {
+			s.c = harness.Start(t, harness.Options{Root: ws, Env: append(o.env, "AGENTLS_AUDIT_DIR="+ws+".audit"), Args: append(o.args, "--log-file", ws+".log")})
+			s.c.OnRequest = func(_ context.Context, method string, params json.RawMessage) (any, error) {
 				s.mu.Lock()
 				s.requests = append(s.requests, method+" "+string(params))
 				s.mu.Unlock()
@@ -558,7 +538,9 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 					return nil, fmt.Errorf("unexpected request %s", method)
 				}
 				return row.answer(s, method, params)
-			})
+			}
+			s.c.Initialize(ctx, map[string]any{"initializationOptions": io, "capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{
+				"confirm": o.confirm, "applyEdit": o.applyEdit, "diagnostics": o.diagnostics}}}})
 			row.run(t, s)
 			if !o.applyEdit { // workspace/applyEdit carries the real text, for the editor
 				channelsNoLeak(t, "server→client requests", s.asked(), s.toks)

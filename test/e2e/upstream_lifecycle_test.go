@@ -1,7 +1,7 @@
 package e2e
 
-// Contract tests of upstream MCP servers under failure (issue 9 items 2
-// and 3; docs/tools.md "Upstream MCP servers"). The upstream servers are
+// Contract tests of upstream MCP servers under failure (docs/tools.md
+// "Upstream MCP servers"). The upstream servers are
 // python3 scripts written at run time, agentls mcp itself and node's
 // server-filesystem.
 
@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -176,23 +177,9 @@ func upstreamLifeNewSrv(t *testing.T, mode string) upstreamLifeSrv {
 func (s upstreamLifeSrv) starts() []float64 {
 	b, _ := os.ReadFile(filepath.Join(s.state, "starts"))
 	var out []float64
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if f := strings.Fields(l); len(f) == 2 {
-			v, _ := strconv.ParseFloat(f[0], 64)
+	for _, l := range strings.Fields(string(b)) {
+		if v, err := strconv.ParseFloat(l, 64); err == nil && strings.Contains(l, ".") {
 			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// recv is every message the server read.
-func (s upstreamLifeSrv) recv() []map[string]any {
-	b, _ := os.ReadFile(filepath.Join(s.state, "recv"))
-	var out []map[string]any
-	for _, l := range strings.Split(string(b), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(l), &m) == nil {
-			out = append(out, m)
 		}
 	}
 	return out
@@ -282,15 +269,6 @@ func (s *upstreamLifeSession) names(t *testing.T, deferred bool, format string) 
 	return out
 }
 
-func upstreamLifeHas(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // A server that cannot start (missing, not executable, exits at once) or
 // answers tools/list with an error never hangs agentls: tool_search answers,
 // a call of its tool says what is wrong naming the server ("unavailable …
@@ -354,10 +332,7 @@ func TestUpstreamMisbehavingServersNeverHangAgentls(t *testing.T) {
 func TestUpstreamBackoff(t *testing.T) {
 	slow(t)
 	t.Parallel()
-	srv := upstreamLifeNewSrv(t, "exit")
-	ws := newWorkspace(t, nil)
-	upstreamLifeConfig(t, ws, "servers", map[string]any{"dies": srv.entry})
-	s := upstreamLifeStart(t, ws)
+	srv, s := upstreamLifeOne(t, "exit", "dies")
 	// Starts at ~0, 0.1, 1.1, 3.1 s (next at 7.1 s) plus each start's own
 	// time, which a loaded machine stretches: wait for the fourth start
 	// rather than a fixed time, then check no gap was shorter than the
@@ -390,10 +365,7 @@ func TestUpstreamHang(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out the 30 s bound on connecting and listing tools")
 	}
-	srv := upstreamLifeNewSrv(t, "hang")
-	ws := newWorkspace(t, nil)
-	upstreamLifeConfig(t, ws, "servers", map[string]any{"hang": srv.entry})
-	s := upstreamLifeStart(t, ws)
+	_, s := upstreamLifeOne(t, "hang", "hang")
 	t0 := time.Now()
 	s.names(t, true, "")
 	if d := time.Since(t0); d > 3*time.Second {
@@ -420,10 +392,7 @@ func TestUpstreamHang(t *testing.T) {
 func TestUpstreamWrongID(t *testing.T) {
 	slow(t)
 	t.Parallel()
-	srv := upstreamLifeNewSrv(t, "wrongid")
-	ws := newWorkspace(t, nil)
-	upstreamLifeConfig(t, ws, "servers", map[string]any{"wid": srv.entry})
-	s := upstreamLifeStart(t, ws)
+	srv, s := upstreamLifeOne(t, "wrongid", "wid")
 	ch := make(chan upstreamLifeReply, 1)
 	go func() {
 		var r harness.Result
@@ -463,9 +432,20 @@ type upstreamLifeReply struct {
 }
 
 // upstreamLifeGot is the first message with method the server read (nil: none).
+// upstreamLifeOne starts agentls with one fake server running mode, named name.
+func upstreamLifeOne(t *testing.T, mode, name string, env ...string) (upstreamLifeSrv, *upstreamLifeSession) {
+	t.Helper()
+	srv := upstreamLifeNewSrv(t, mode)
+	ws := newWorkspace(t, nil)
+	upstreamLifeConfig(t, ws, "servers", map[string]any{name: srv.entry})
+	return srv, upstreamLifeStart(t, ws, env...)
+}
+
 func upstreamLifeGot(s upstreamLifeSrv, method string) map[string]any {
-	for _, m := range s.recv() {
-		if m["method"] == method {
+	b, _ := os.ReadFile(filepath.Join(s.state, "recv"))
+	for _, l := range strings.Split(string(b), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m["method"] == method {
 			return m
 		}
 	}
@@ -500,7 +480,7 @@ func TestUpstreamOddTools(t *testing.T) {
 				t.Errorf("format %q: %q listed %d times", format, n, k)
 			}
 		}
-		if !upstreamLifeHas(names, "odd__echo") {
+		if !slices.Contains(names, "odd__echo") {
 			t.Errorf("format %q: odd__echo missing from %v", format, names)
 		}
 	}
@@ -528,7 +508,7 @@ func TestUpstreamOddTools(t *testing.T) {
 	r, _ = s.call(t, 10*time.Second, "odd__has_space", map[string]any{})
 	wantResult(t, "odd__has_space", r, false, "up-has space")
 	long := "odd__" + strings.Repeat("L", 59)
-	if upstreamLifeHas(s.names(t, true, ""), long) {
+	if slices.Contains(s.names(t, true, ""), long) {
 		r, _ = s.call(t, 10*time.Second, long, map[string]any{})
 		wantResult(t, long, r, false, "up-"+strings.Repeat("L", 200))
 	}
@@ -548,10 +528,7 @@ func TestUpstreamOddTools(t *testing.T) {
 // per crash at most, agentls alive.
 func TestUpstreamCrashOnCall(t *testing.T) {
 	t.Parallel()
-	srv := upstreamLifeNewSrv(t, "crash")
-	ws := newWorkspace(t, nil)
-	upstreamLifeConfig(t, ws, "servers", map[string]any{"crashy": srv.entry})
-	s := upstreamLifeStart(t, ws)
+	srv, s := upstreamLifeOne(t, "crash", "crashy")
 	r, _ := s.call(t, 10*time.Second, "crashy__echo", map[string]any{"text": "x"})
 	wantContains(t, "first crash", r.Text(), `crashy__echo failed: the MCP server "crashy" did not answer (`, `It is restarted automatically; call again shortly.`)
 	if !r.IsError {
@@ -577,10 +554,7 @@ func TestUpstreamCrashOnCall(t *testing.T) {
 // notifications/cancelled upstream with the upstream request's id.
 func TestUpstreamCancelAndProgress(t *testing.T) {
 	t.Parallel()
-	srv := upstreamLifeNewSrv(t, "ok")
-	ws := newWorkspace(t, nil)
-	upstreamLifeConfig(t, ws, "servers", map[string]any{"up": srv.entry})
-	s := upstreamLifeStart(t, ws)
+	srv, s := upstreamLifeOne(t, "ok", "up")
 	ch := make(chan upstreamLifeReply, 1)
 	go func() {
 		var r harness.Result
@@ -633,11 +607,8 @@ func TestUpstreamCancelAndProgress(t *testing.T) {
 // cannot know to mask) is masked, and an image content item passes through.
 func TestUpstreamResultsGovernedLikeAnyTool(t *testing.T) {
 	t.Parallel()
-	srv := upstreamLifeNewSrv(t, "ok")
-	ws := newWorkspace(t, nil)
-	upstreamLifeConfig(t, ws, "servers", map[string]any{"up": srv.entry})
 	secret := fmt.Sprintf("a7g%029d", time.Now().UnixNano())
-	s := upstreamLifeStart(t, ws, "A7G_SERVICE_TOKEN="+secret)
+	_, s := upstreamLifeOne(t, "ok", "up", "A7G_SERVICE_TOKEN="+secret)
 	r, _ := s.call(t, 10*time.Second, "up__echo", map[string]any{"text": "v=" + secret})
 	wantResult(t, "up__echo", r, false, "up-echo:v=")
 	wantLacks(t, "up__echo", compactJSON(r), secret)
@@ -649,7 +620,7 @@ func TestUpstreamResultsGovernedLikeAnyTool(t *testing.T) {
 	wantContains(t, "huge result", txt, "a15u huge line 00001")
 	m := regexp.MustCompile(`read \{"path": ?"([^"]+)", ?"offset": ?(\d+)\}`).FindStringSubmatch(txt)
 	if m == nil {
-		t.Errorf("no read {path, offset} continuation in the cut result's tail:\n%s", upstreamLifeTail(txt, 600))
+		t.Errorf("no read {path, offset} continuation in the cut result's tail:\n%s", txt[max(0, len(txt)-600):])
 	} else {
 		b, err := os.ReadFile(m[1])
 		if err != nil {
@@ -676,13 +647,6 @@ func TestUpstreamResultsGovernedLikeAnyTool(t *testing.T) {
 		t.Errorf("image item %v: decode err %v", img, err)
 	}
 	wantContains(t, "image result text", r.Text(), "up-image")
-}
-
-func upstreamLifeTail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }
 
 // A server's env reaches its process, ${env:NAME} expanded from agentls's
@@ -730,9 +694,6 @@ func TestUpstreamBrokenConfig(t *testing.T) {
 	}
 }
 
-// upstreamLifeProcs counts live processes with marker as an argument.
-func upstreamLifeProcs(marker string) int { return len(processesWithArg(marker)) }
-
 // Ending agentls (EOF, shutdown+exit, EOF while an upstream call runs)
 // leaves no upstream process alive: python, node's server-filesystem and
 // agentls mcp as upstreams.
@@ -778,7 +739,7 @@ func TestUpstreamNoOrphans(t *testing.T) {
 				markers = append(markers, fsDir)
 			}
 			for _, m := range markers {
-				if upstreamLifeProcs(m) == 0 {
+				if len(processesWithArg(m)) == 0 {
 					t.Fatalf("upstream %s not running before the end", m)
 				}
 			}
@@ -798,18 +759,12 @@ func TestUpstreamNoOrphans(t *testing.T) {
 				t.Errorf("agentls did not exit")
 			}
 			for _, m := range markers {
-				if !waitUntil(3*time.Second, func() bool { return upstreamLifeProcs(m) == 0 }) {
+				if !waitUntil(3*time.Second, func() bool { return len(processesWithArg(m)) == 0 }) {
 					t.Errorf("upstream with argument %s still alive 3 s after agentls exited: pids %v", m, processesWithArg(m))
 				}
 			}
 		})
 	}
-}
-
-// upstreamLifeMCPStart runs `agentls mcp` on ws with a cache dir of its own.
-func upstreamLifeMCPStart(t *testing.T, ws string) *mcpRawClient {
-	t.Helper()
-	return startMCPRaw(t, []string{"mcp", "--root", ws}, []string{"XDG_CACHE_HOME=" + t.TempDir()})
 }
 
 // Through `agentls mcp`, an upstream call's progress reaches the MCP client
@@ -822,7 +777,7 @@ func TestUpstreamMCPBothDirections(t *testing.T) {
 	py := upstreamLifeNewSrv(t, "ok")
 	ws := newWorkspace(t, map[string]string{".agentls/settings.json": `{"mode": "bypass"}`})
 	upstreamLifeConfig(t, ws, "mcpServers", map[string]any{"py": py.entry})
-	m := upstreamLifeMCPStart(t, ws)
+	m := startMCPRaw(t, []string{"mcp", "--root", ws}, []string{"XDG_CACHE_HOME=" + t.TempDir()})
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "a15u", "version": "1"}}})
 	m.mustReply(1, 10*time.Second)
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -854,7 +809,7 @@ func TestUpstreamMCPBothDirections(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("agentls mcp did not exit at EOF")
 	}
-	if !waitUntil(3*time.Second, func() bool { return upstreamLifeProcs(py.marker) == 0 }) {
+	if !waitUntil(3*time.Second, func() bool { return len(processesWithArg(py.marker)) == 0 }) {
 		t.Errorf("the upstream is alive after agentls mcp exited: %v", processesWithArg(py.marker))
 	}
 }
@@ -873,7 +828,7 @@ func TestUpstreamServersFollowMCPJSON(t *testing.T) {
 	upstreamLifeConfig(t, ws, "mcpServers", map[string]any{"second": second.entry})
 	if !waitUntil(15*time.Second, func() bool {
 		l := s.names(t, true, "")
-		return !upstreamLifeHas(l, "first__echo") && upstreamLifeHas(l, "second__echo")
+		return !slices.Contains(l, "first__echo") && slices.Contains(l, "second__echo")
 	}) {
 		t.Fatalf("first__echo not gone or second__echo not listed: %v", s.names(t, true, ""))
 	}
@@ -881,7 +836,7 @@ func TestUpstreamServersFollowMCPJSON(t *testing.T) {
 	wantResult(t, "a removed server's tool", r, true)
 	r, _ = s.call(t, 10*time.Second, "second__echo", map[string]any{"text": "3"})
 	wantResult(t, "second__echo", r, false, "up-echo:3")
-	if !waitUntil(5*time.Second, func() bool { return upstreamLifeProcs(first.marker) == 0 }) {
+	if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(first.marker)) == 0 }) {
 		t.Errorf("the removed server's process is alive: %v", processesWithArg(first.marker))
 	}
 }
