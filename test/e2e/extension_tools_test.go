@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -24,27 +25,21 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// extTool is one extension tool definition: name, command, string
-// properties (or full property schemas) and extra fields.
-func extTool(name, command string, props map[string]any, required []string, extra map[string]any) map[string]any {
+// extTool is one extension tool definition: name, command, property
+// schemas and extra fields.
+func extTool(name, command string, props, extra map[string]any) map[string]any {
 	if props == nil {
 		props = map[string]any{}
-	}
-	schema := map[string]any{"type": "object", "properties": props}
-	if required != nil {
-		schema["required"] = required
 	}
 	def := map[string]any{
 		"name":        name,
 		"description": "Extension tool " + name + ".",
-		"inputSchema": schema,
+		"inputSchema": map[string]any{"type": "object", "properties": props},
 		"command":     command,
 		"deferred":    false,
 		"timeout":     30,
 	}
-	for k, v := range extra {
-		def[k] = v
-	}
+	maps.Copy(def, extra)
 	return def
 }
 
@@ -110,29 +105,6 @@ func extStart(t *testing.T, ws string, o extOpts) (*harness.Client, context.Cont
 
 func extBypass() extOpts { return extOpts{init: map[string]any{"mode": "bypass"}} }
 
-// extList returns tools/list by name.
-func extList(t *testing.T, ctx context.Context, c *harness.Client, params map[string]any) map[string]map[string]any {
-	t.Helper()
-	if params == nil {
-		params = map[string]any{}
-	}
-	var res struct {
-		Tools []map[string]any `json:"tools"`
-	}
-	if err := c.Call(ctx, "tools/list", params, &res); err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	out := map[string]map[string]any{}
-	for _, tl := range res.Tools {
-		name, _ := tl["name"].(string)
-		if fn, ok := tl["function"].(map[string]any); ok {
-			name, _ = fn["name"].(string)
-		}
-		out[name] = tl
-	}
-	return out
-}
-
 func extExists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
 // extMarker is a unique sleep argument (sleep 100.<digits>), to find the process by.
@@ -145,19 +117,19 @@ func extMarker() string { return fmt.Sprintf("100.%09d", rand.IntN(1e9)) }
 // says otherwise, and _meta.source tells it from a core tool.
 func TestExtensionToolsListedWithTheirLabels(t *testing.T) {
 	t.Parallel()
-	def := extTool("ext_def", "true", nil, nil, nil)
+	def := extTool("ext_def", "true", nil, nil)
 	delete(def, "deferred")
 	ws := extWS(t, map[string]any{
-		"ro.json":    extTool("ext_ro", "cat README.md", nil, nil, map[string]any{"readOnly": true}),
-		"liar.json":  extTool("ext_liar", "touch made-by-liar", nil, nil, map[string]any{"readOnly": true}),
-		"rm.json":    extTool("ext_rm", "true", nil, nil, map[string]any{"destructive": true}),
-		"rm2.json":   extTool("ext_rm2", "rm -f {{f}}", map[string]any{"f": extStr}, nil, map[string]any{"destructive": false}),
-		"plain.json": extTool("ext_plain", "touch x", nil, nil, nil),
-		"build.json": extTool("ext_build", "go build ./...", nil, nil, map[string]any{"destructive": false}),
+		"ro.json":    extTool("ext_ro", "cat README.md", nil, map[string]any{"readOnly": true}),
+		"liar.json":  extTool("ext_liar", "touch made-by-liar", nil, map[string]any{"readOnly": true}),
+		"rm.json":    extTool("ext_rm", "true", nil, map[string]any{"destructive": true}),
+		"rm2.json":   extTool("ext_rm2", "rm -f {{f}}", map[string]any{"f": extStr}, map[string]any{"destructive": false}),
+		"plain.json": extTool("ext_plain", "touch x", nil, nil),
+		"build.json": extTool("ext_build", "go build ./...", nil, map[string]any{"destructive": false}),
 		"def.json":   def,
 	}, map[string]string{"README.md": "hi\n"})
 	c, ctx := extStart(t, ws, extBypass())
-	list := extList(t, ctx, c, nil)
+	list := listedTools(t, c, ctx, nil)
 	for _, tc := range []struct {
 		name      string
 		ro, destr bool
@@ -177,7 +149,7 @@ func TestExtensionToolsListedWithTheirLabels(t *testing.T) {
 	if _, ok := list["ext_def"]; ok {
 		t.Errorf("a tool whose file does not say deferred: false is active before tool_search")
 	}
-	if m, _ := extList(t, ctx, c, map[string]any{"includeDeferred": true})["ext_def"]["_meta"].(map[string]any); m["deferred"] != true {
+	if m, _ := listedTools(t, c, ctx, map[string]any{"includeDeferred": true})["ext_def"]["_meta"].(map[string]any); m["deferred"] != true {
 		t.Errorf("includeDeferred: ext_def _meta = %v, want deferred: true", m)
 	}
 }
@@ -188,7 +160,7 @@ func TestExtensionToolsListedWithTheirLabels(t *testing.T) {
 // permissions/extension_placeholder_in_every_shell_context.txtar.)
 func TestExtensionValueOverACommandLineIsRefused(t *testing.T) {
 	t.Parallel()
-	ws := extWS(t, map[string]any{"count.json": extTool("ext_count", "touch counted; printf '%s' {{v}} | wc -c", map[string]any{"v": extStr}, nil, nil)}, nil)
+	ws := extWS(t, map[string]any{"count.json": extTool("ext_count", "touch counted; printf '%s' {{v}} | wc -c", map[string]any{"v": extStr}, nil)}, nil)
 	c, ctx := extStart(t, ws, extBypass())
 	wantResult(t, "a value over a command line", c.CallTool(ctx, "ext_count", map[string]any{"v": strings.Repeat("a", 200_000)}), true, `argument "v" is 200000 bytes`, "write it to a file")
 	if extExists(filepath.Join(ws, "counted")) {
@@ -213,12 +185,12 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 	gh := "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
 	envVal := fmt.Sprintf("s3cr3tV4lue%09d", rand.IntN(1e9))
 	ws := extWS(t, map[string]any{
-		"l.json":    extTool("ext_long", long, nil, nil, nil),
-		"big.json":  extTool("ext_big", "seq -f 'row %g' 1 {{n}}", map[string]any{"n": map[string]any{"type": "integer"}}, nil, map[string]any{"readOnly": true}),
-		"p.json":    extTool("ext_pwd", "pwd", nil, nil, map[string]any{"readOnly": true}),
-		"k.json":    extTool("ext_keys", `echo aws=`+aws+`; echo token {{v}}; printf 'v=%s\n' "$EXT_SERVICE_TOKEN"`, map[string]any{"v": extStr}, nil, nil),
-		"prog.json": extTool("ext_prog", "echo first-chunk; sleep 1.5; echo second-chunk", nil, nil, nil),
-		"w.json":    extTool("ext_append", "echo more >> notes.txt", nil, nil, nil),
+		"l.json":    extTool("ext_long", long, nil, nil),
+		"big.json":  extTool("ext_big", "seq -f 'row %g' 1 {{n}}", map[string]any{"n": map[string]any{"type": "integer"}}, map[string]any{"readOnly": true}),
+		"p.json":    extTool("ext_pwd", "pwd", nil, map[string]any{"readOnly": true}),
+		"k.json":    extTool("ext_keys", `echo aws=`+aws+`; echo token {{v}}; printf 'v=%s\n' "$EXT_SERVICE_TOKEN"`, map[string]any{"v": extStr}, nil),
+		"prog.json": extTool("ext_prog", "echo first-chunk; sleep 1.5; echo second-chunk", nil, nil),
+		"w.json":    extTool("ext_append", "echo more >> notes.txt", nil, nil),
 	}, map[string]string{"notes.txt": "one\n"})
 	o := extBypass()
 	o.init["limits"] = map[string]any{"bashBytes": 1 << 20, "bashLines": 100000}
@@ -295,7 +267,7 @@ func TestExtensionTimeoutEndsTheProcessGroup(t *testing.T) {
 	t.Parallel()
 	marker := extMarker()
 	ws := extWS(t, map[string]any{
-		"s.json": extTool("ext_sleep", "echo started; (sleep "+marker+") & sleep "+marker+"; echo done", nil, nil, map[string]any{"timeout": 1}),
+		"s.json": extTool("ext_sleep", "echo started; (sleep "+marker+") & sleep "+marker+"; echo done", nil, map[string]any{"timeout": 1}),
 	}, nil)
 	c, ctx := extStart(t, ws, extBypass())
 	begin := time.Now()
@@ -338,8 +310,8 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 		ws, _ := filepath.EvalSymlinks(t.TempDir())
 		c, ctx := extStart(t, ws, extBypass())
 		p := filepath.Join(ws, ".agentls", "tools", "late.json")
-		writeFile(t, p, compactJSON(extTool("ext_late", "printf late", nil, nil, nil)))
-		if !waitUntil(5*time.Second, func() bool { return extList(t, ctx, c, nil)["ext_late"] != nil }) {
+		writeFile(t, p, compactJSON(extTool("ext_late", "printf late", nil, nil)))
+		if !waitUntil(5*time.Second, func() bool { return listedTools(t, c, ctx, nil)["ext_late"] != nil }) {
 			t.Fatal("a tool in a newly created .agentls/tools is not listed within 5 s")
 		}
 		writeFile(t, p, `{"name": "ext_late", "command": `)
@@ -350,8 +322,8 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 	t.Run("the user's directory, and the workspace's precedence", func(t *testing.T) {
 		t.Parallel()
 		cfg := t.TempDir()
-		writeFile(t, filepath.Join(cfg, "agentls", "tools", "both.json"), compactJSON(extTool("ext_both", "printf from-user", nil, nil, nil)))
-		ws := extWS(t, map[string]any{"both.json": extTool("ext_both", "printf from-workspace", nil, nil, nil)}, nil)
+		writeFile(t, filepath.Join(cfg, "agentls", "tools", "both.json"), compactJSON(extTool("ext_both", "printf from-user", nil, nil)))
+		ws := extWS(t, map[string]any{"both.json": extTool("ext_both", "printf from-workspace", nil, nil)}, nil)
 		o := extBypass()
 		o.env = []string{"XDG_CONFIG_HOME=" + cfg}
 		c, ctx := extStart(t, ws, o)
@@ -359,8 +331,8 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 			t.Errorf("the workspace definition should win: %q", r.Text())
 		}
 		before := len(c.Notes("tools/listChanged"))
-		writeFile(t, filepath.Join(cfg, "agentls", "tools", "later.json"), compactJSON(extTool("ext_user_later", "printf later", nil, nil, nil)))
-		if !waitUntil(5*time.Second, func() bool { return extList(t, ctx, c, nil)["ext_user_later"] != nil }) {
+		writeFile(t, filepath.Join(cfg, "agentls", "tools", "later.json"), compactJSON(extTool("ext_user_later", "printf later", nil, nil)))
+		if !waitUntil(5*time.Second, func() bool { return listedTools(t, c, ctx, nil)["ext_user_later"] != nil }) {
 			t.Fatal("a tool added to the user directory is not listed within 5 s")
 		}
 		changed(t, c, "a user-directory tool", before)
@@ -376,7 +348,7 @@ func TestExtensionDestructiveToolAndToolFilesAsk(t *testing.T) {
 	t.Parallel()
 	gh := "ghp_" + "Zy9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7"
 	ws := extWS(t, map[string]any{
-		"d.json": extTool("ext_push", "printf '%s' {{token}} >/dev/null; touch pushed", map[string]any{"token": extStr}, nil, map[string]any{"destructive": true}),
+		"d.json": extTool("ext_push", "printf '%s' {{token}} >/dev/null; touch pushed", map[string]any{"token": extStr}, map[string]any{"destructive": true}),
 	}, nil)
 	got := make(chan map[string]any, 4)
 	c, ctx := extStart(t, ws, extOpts{init: map[string]any{"mode": "acceptEdits"}, confirm: func(p map[string]any) map[string]any {
@@ -400,7 +372,7 @@ func TestExtensionDestructiveToolAndToolFilesAsk(t *testing.T) {
 	if extExists(filepath.Join(ws, "pushed")) {
 		t.Errorf("the command ran despite the rejection")
 	}
-	planted := compactJSON(extTool("ext_planted", "touch planted", nil, nil, nil))
+	planted := compactJSON(extTool("ext_planted", "touch planted", nil, nil))
 	wantResult(t, "write a tool file", c.CallTool(ctx, "write", map[string]any{"path": ".agentls/tools/planted.json", "content": planted}), true)
 	if q := ask("a write under .agentls/tools"); q["rule"] != "builtin:agentls-config" {
 		t.Errorf("rule %v, want builtin:agentls-config", q["rule"])
