@@ -393,12 +393,7 @@ func TestUpstreamWrongID(t *testing.T) {
 	slow(t)
 	t.Parallel()
 	srv, s := upstreamLifeOne(t, "wrongid", "wid")
-	ch := make(chan upstreamLifeReply, 1)
-	go func() {
-		var r harness.Result
-		_, err := s.c.Conn.Call(context.Background(), "tools/call", map[string]any{"name": "wid__echo", "arguments": map[string]any{"text": "x"}}, &r)
-		ch <- upstreamLifeReply{r, err}
-	}()
+	ch := s.callAsync(map[string]any{"name": "wid__echo", "arguments": map[string]any{"text": "x"}})
 	if !waitUntil(10*time.Second, func() bool { return upstreamLifeGot(srv, "tools/call") != nil }) {
 		t.Fatal("upstream never got tools/call")
 	}
@@ -410,18 +405,7 @@ func TestUpstreamWrongID(t *testing.T) {
 		// A clear error instead of waiting is acceptable.
 		wantResult(t, "call answered with a wrong id", rep.r, true, `"wid"`)
 	case <-time.After(1500 * time.Millisecond):
-		// id 2: initialize was 1.
-		if err := s.c.Conn.Notify(s.ctx, "$/cancelRequest", map[string]any{"id": 2}); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case rep := <-ch:
-			if rpcCode(rep.err) != -32800 {
-				t.Errorf("cancelled call: err %v result %q, want -32800", rep.err, rep.r.Text())
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("cancelled call never answered")
-		}
+		s.cancel(t, ch)
 	}
 	s.alive(t)
 }
@@ -429,6 +413,34 @@ func TestUpstreamWrongID(t *testing.T) {
 type upstreamLifeReply struct {
 	r   harness.Result
 	err error
+}
+
+// callAsync sends tools/call with params; its answer arrives on the channel.
+func (s *upstreamLifeSession) callAsync(params map[string]any) chan upstreamLifeReply {
+	ch := make(chan upstreamLifeReply, 1)
+	go func() {
+		var r harness.Result
+		_, err := s.c.Conn.Call(context.Background(), "tools/call", params, &r)
+		ch <- upstreamLifeReply{r, err}
+	}()
+	return ch
+}
+
+// cancel sends $/cancelRequest for request 2 (the first after initialize)
+// and wants the call on ch to answer -32800.
+func (s *upstreamLifeSession) cancel(t *testing.T, ch chan upstreamLifeReply) {
+	t.Helper()
+	if err := s.c.Conn.Notify(s.ctx, "$/cancelRequest", map[string]any{"id": 2}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case rep := <-ch:
+		if rpcCode(rep.err) != -32800 {
+			t.Errorf("cancelled call: err %v result %q, want -32800", rep.err, rep.r.Text())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancelled call never answered")
+	}
 }
 
 // upstreamLifeGot is the first message with method the server read (nil: none).
@@ -484,18 +496,9 @@ func TestUpstreamOddTools(t *testing.T) {
 			t.Errorf("format %q: odd__echo missing from %v", format, names)
 		}
 	}
-	var res struct {
-		Tools []map[string]any `json:"tools"`
-	}
-	if err := s.c.Call(s.ctx, "tools/list", map[string]any{"includeDeferred": true}, &res); err != nil {
-		t.Fatal(err)
-	}
-	for _, tl := range res.Tools {
-		if tl["name"] == "odd__noschema" {
-			sc, _ := tl["inputSchema"].(map[string]any)
-			if sc["type"] != "object" {
-				t.Errorf("odd__noschema listed with inputSchema %v, want an object schema", tl["inputSchema"])
-			}
+	if tl := listedTools(t, s.c, s.ctx, map[string]any{"includeDeferred": true})["odd__noschema"]; tl != nil {
+		if sc, _ := tl["inputSchema"].(map[string]any); sc["type"] != "object" {
+			t.Errorf("odd__noschema listed with inputSchema %v, want an object schema", tl["inputSchema"])
 		}
 	}
 	r, _ := s.call(t, 10*time.Second, "odd__echo", map[string]any{"text": "z"})
@@ -555,12 +558,7 @@ func TestUpstreamCrashOnCall(t *testing.T) {
 func TestUpstreamCancelAndProgress(t *testing.T) {
 	t.Parallel()
 	srv, s := upstreamLifeOne(t, "ok", "up")
-	ch := make(chan upstreamLifeReply, 1)
-	go func() {
-		var r harness.Result
-		_, err := s.c.Conn.Call(context.Background(), "tools/call", map[string]any{"name": "up__slow", "arguments": map[string]any{}, "callId": "up-slow-1"}, &r)
-		ch <- upstreamLifeReply{r, err}
-	}()
+	ch := s.callAsync(map[string]any{"name": "up__slow", "arguments": map[string]any{}, "callId": "up-slow-1"})
 	if !waitUntil(10*time.Second, func() bool { return upstreamLifeGot(srv, "tools/call") != nil }) {
 		t.Fatal("upstream never got tools/call")
 	}
@@ -576,17 +574,7 @@ func TestUpstreamCancelAndProgress(t *testing.T) {
 			t.Errorf("upstream progress not forwarded as tools/progress; notes %v", s.c.Notes("tools/progress"))
 		}
 	}
-	if err := s.c.Conn.Notify(s.ctx, "$/cancelRequest", map[string]any{"id": 2}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case rep := <-ch:
-		if rpcCode(rep.err) != -32800 {
-			t.Errorf("cancelled upstream call: err %v result %q, want -32800", rep.err, rep.r.Text())
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("cancelled call never answered")
-	}
+	s.cancel(t, ch)
 	ok := waitUntil(5*time.Second, func() bool {
 		c := upstreamLifeGot(srv, "notifications/cancelled")
 		if c == nil {
