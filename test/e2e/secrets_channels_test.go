@@ -62,7 +62,7 @@ func channelsSingle(kind, prefix, body, linePrefix string) channelsTok {
 func channelsTokens() []channelsTok {
 	b64url := base64.RawURLEncoding
 	jwtHead := b64url.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
-	jwtBody := b64url.EncodeToString([]byte(`{"sub":"a13s-` + channelsRand("jwtsub", 20, channelsAlnum) + `","iat":1700000000}`))
+	jwtBody := b64url.EncodeToString([]byte(`{"sub":"chan-` + channelsRand("jwtsub", 20, channelsAlnum) + `","iat":1700000000}`))
 	jwtSig := channelsRand("jwtsig", 43, channelsAlnum+"-_")
 	jwt := jwtHead + "." + jwtBody + "." + jwtSig
 
@@ -100,7 +100,7 @@ func channelsTokens() []channelsTok {
 		{kind: "password-assign", value: dbpw, line: "DB_PASSWORD=" + dbpw, frags: []string{dbpw}},
 		{kind: "api_key-assign", value: apikey, line: "api_key=" + apikey, frags: []string{apikey[:16], apikey[16:]}},
 		{kind: "authorization", value: bearer, line: "Authorization: Bearer " + bearer, frags: []string{bearer[:16], bearer[24:]}},
-		{kind: "url-password", value: urlpw, line: "remote https://a13s:" + urlpw + "@git.example.com/repo.git", frags: []string{urlpw}},
+		{kind: "url-password", value: urlpw, line: "remote https://chan:" + urlpw + "@git.example.com/repo.git", frags: []string{urlpw}},
 		{kind: "github-glued", value: "gh" + "p_" + glued, line: "id_" + "gh" + "p_" + glued, frags: []string{glued[:16], glued[20:]}},
 		{kind: "github-escaped", value: "gh" + "p_" + escaped, line: "https://x.example/?token%3D" + "gh" + "p_" + escaped, frags: []string{escaped[:16], escaped[20:]}},
 		{kind: "pem", value: pem.String(), line: pem.String(), frags: pemFrags},
@@ -113,13 +113,13 @@ func channelsTok1(toks []channelsTok, kind string) channelsTok {
 			return tk
 		}
 	}
-	panic("a13s: no token kind " + kind)
+	panic("chan: no token kind " + kind)
 }
 
 // channelsSecretFile is one line per token (the PEM block spans several).
 func channelsSecretFile(toks []channelsTok) string {
 	var b strings.Builder
-	b.WriteString("# a13s fixture\n")
+	b.WriteString("# chan fixture\n")
 	for _, tk := range toks {
 		b.WriteString(tk.line + "\n")
 	}
@@ -324,11 +324,11 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 				}
 			}},
 		{name: "bash output, progress and a secret variable of the server's environment", files: map[string]string{"s.txt": secrets},
-			opts: channelsOpts{env: []string{"A13S_SERVICE_SECRET=" + envVal}},
+			opts: channelsOpts{env: []string{"CHAN_SERVICE_SECRET=" + envVal}},
 			run: func(t *testing.T, s *chanSession) {
 				s.toks = withEnv
 				half := len(gh.value) / 2
-				r := s.call("bash", map[string]any{"command": fmt.Sprintf(`t1=%s; t2=%s; echo "live ${t1}${t2}"; for i in 1 2 3 4; do cat s.txt; sleep 0.15; done; printf 'env %%s\n' "$A13S_SERVICE_SECRET"`, gh.value[:half], gh.value[half:])})
+				r := s.call("bash", map[string]any{"command": fmt.Sprintf(`t1=%s; t2=%s; echo "live ${t1}${t2}"; for i in 1 2 3 4; do cat s.txt; sleep 0.15; done; printf 'env %%s\n' "$CHAN_SERVICE_SECRET"`, gh.value[:half], gh.value[half:])})
 				wantContains(t, "bash", r.Text(), "live [REDACTED:github-token]", "github token [REDACTED:github-token]")
 				if !regexp.MustCompile(`env \[REDACTED:[a-z0-9-]+\]`).MatchString(r.Text()) {
 					t.Errorf("the variable's value is not a placeholder:\n%s", r.Text())
@@ -398,7 +398,7 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 				for _, u := range q.URIs {
 					diags := []map[string]any{}
 					if q.WaitMs > 0 {
-						diags = append(diags, map[string]any{"severity": 1, "source": "a5x", "message": "hardcoded credential " + slack.value,
+						diags = append(diags, map[string]any{"severity": 1, "source": "vet", "message": "hardcoded credential " + slack.value,
 							"range": map[string]any{"start": map[string]any{"line": 2, "character": 0}, "end": map[string]any{"line": 2, "character": 5}}})
 					}
 					items = append(items, map[string]any{"uri": u, "diagnostics": diags})
@@ -429,7 +429,7 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 				}
 				json.Unmarshal(params, &q)
 				if len(q.Edit.DocumentChanges) != 1 || !strings.Contains(compactJSON(q), slack.value) {
-					return map[string]any{"applied": false, "failureReason": "a5x: the edit lacks the real text"}, nil
+					return map[string]any{"applied": false, "failureReason": "the edit lacks the real text"}, nil
 				}
 				dc := q.Edit.DocumentChanges[0]
 				// The real text: applied here by writing the expected result.
@@ -473,7 +473,7 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 			}},
 		{name: "window/logMessage and the debug log file",
 			files: map[string]string{".agentls/settings.json": `{"permissions": {"allow": ["Bash(echo ` + gh.value + `"]}}`, "s.txt": secrets,
-				".agentls/tools/bad.json": `{"name": "a5x bad name", "description": "uses ` + gl.value + `", "inputSchema": {"type": "object"}, "command": "echo ` + gl.value + `"}`},
+				".agentls/tools/bad.json": `{"name": "bad name", "description": "uses ` + gl.value + `", "inputSchema": {"type": "object"}, "command": "echo ` + gl.value + `"}`},
 			opts: channelsOpts{args: []string{"--log-level", "debug"}, extra: map[string]any{"chan_" + slack.value: true}},
 			run: func(t *testing.T, s *chanSession) {
 				for _, what := range []string{"settings.json", "chan_", "bad.json"} {

@@ -52,20 +52,20 @@ if mode == "exit":
 obj = {"type": "object", "properties": {"text": {"type": "string", "description": "text to echo"}}}
 ann = {"readOnlyHint": True}
 TOOLS = [
-    {"name": "echo", "description": "a15u echo the text back", "inputSchema": obj, "annotations": ann},
-    {"name": "env", "description": "a15u print the variable A15U_VAR", "inputSchema": {"type": "object"}, "annotations": ann},
-    {"name": "slow", "description": "a15u slow tool that reports progress", "inputSchema": {"type": "object"}, "annotations": ann},
-    {"name": "huge", "description": "a15u huge result", "inputSchema": {"type": "object"}, "annotations": ann},
-    {"name": "image", "description": "a15u image result", "inputSchema": {"type": "object"}, "annotations": ann},
+    {"name": "echo", "description": "fakeup echo the text back", "inputSchema": obj, "annotations": ann},
+    {"name": "env", "description": "fakeup print the variable FAKEUP_VAR", "inputSchema": {"type": "object"}, "annotations": ann},
+    {"name": "slow", "description": "fakeup slow tool that reports progress", "inputSchema": {"type": "object"}, "annotations": ann},
+    {"name": "huge", "description": "fakeup huge result", "inputSchema": {"type": "object"}, "annotations": ann},
+    {"name": "image", "description": "fakeup image result", "inputSchema": {"type": "object"}, "annotations": ann},
 ]
 if mode == "odd":
     TOOLS = [
-        {"name": "echo", "description": "a15u echo first", "inputSchema": obj, "annotations": ann},
-        {"name": "echo", "description": "a15u echo duplicate", "inputSchema": obj, "annotations": ann},
-        {"name": "has space", "description": "a15u spaced name", "inputSchema": obj, "annotations": ann},
-        {"name": "L" * 200, "description": "a15u long name", "inputSchema": obj, "annotations": ann},
-        {"name": "noschema", "description": "a15u no input schema", "annotations": ann},
-        {"name": "fine", "description": "a15u fine tool", "inputSchema": obj, "annotations": ann},
+        {"name": "echo", "description": "fakeup echo first", "inputSchema": obj, "annotations": ann},
+        {"name": "echo", "description": "fakeup echo duplicate", "inputSchema": obj, "annotations": ann},
+        {"name": "has space", "description": "fakeup spaced name", "inputSchema": obj, "annotations": ann},
+        {"name": "L" * 200, "description": "fakeup long name", "inputSchema": obj, "annotations": ann},
+        {"name": "noschema", "description": "fakeup no input schema", "annotations": ann},
+        {"name": "fine", "description": "fakeup fine tool", "inputSchema": obj, "annotations": ann},
     ]
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 def call(msg):
@@ -80,7 +80,7 @@ def call(msg):
     if name == "echo":
         content = [{"type": "text", "text": "up-echo:" + str(args.get("text"))}]
     elif name == "env":
-        content = [{"type": "text", "text": "A15U_VAR=" + os.environ.get("A15U_VAR", "<unset>")}]
+        content = [{"type": "text", "text": "FAKEUP_VAR=" + os.environ.get("FAKEUP_VAR", "<unset>")}]
     elif name == "slow":
         for i in range(200):
             if rid in cancelled:
@@ -88,11 +88,11 @@ def call(msg):
                     f.write(json.dumps(rid) + "\n")
                 return
             if token is not None and i < 20:
-                send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": i + 1, "total": 200, "message": "a15u step %d" % (i + 1)}})
+                send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": i + 1, "total": 200, "message": "fakeup step %d" % (i + 1)}})
             time.sleep(0.05)
         content = [{"type": "text", "text": "up-slow-done"}]
     elif name == "huge":
-        content = [{"type": "text", "text": "".join("a15u huge line %05d %s\n" % (i, "x" * 40) for i in range(1, 5001))}]
+        content = [{"type": "text", "text": "".join("fakeup huge line %05d %s\n" % (i, "x" * 40) for i in range(1, 5001))}]
     elif name == "image":
         content = [{"type": "image", "data": PNG, "mimeType": "image/png"}, {"type": "text", "text": "up-image"}]
     else:
@@ -122,7 +122,7 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "method": "notifications/up_unknown", "params": {}})
     if method == "initialize":
         v = (msg.get("params") or {}).get("protocolVersion", "2025-06-18")
-        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": v, "capabilities": {"tools": {}}, "serverInfo": {"name": "a15u", "version": "1"}}})
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": v, "capabilities": {"tools": {}}, "serverInfo": {"name": "fakeup", "version": "1"}}})
     elif method == "notifications/cancelled":
         cancelled.add((msg.get("params") or {}).get("requestId"))
     elif method == "tools/list":
@@ -309,7 +309,7 @@ func TestUpstreamMisbehavingServersNeverHangAgentls(t *testing.T) {
 			ws := newWorkspace(t, nil)
 			upstreamLifeConfig(t, ws, "servers", map[string]any{"bad": tc.entry(t)})
 			s := upstreamLifeStart(t, ws)
-			if _, d := s.call(t, 10*time.Second, "tool_search", map[string]any{"query": "a15u echo"}); d > 5*time.Second {
+			if _, d := s.call(t, 10*time.Second, "tool_search", map[string]any{"query": "fakeup echo"}); d > 5*time.Second {
 				t.Errorf("tool_search took %v", d)
 			}
 			r, d := s.call(t, 10*time.Second, "bad__echo", map[string]any{"text": "hello"})
@@ -372,7 +372,7 @@ func TestUpstreamHang(t *testing.T) {
 		t.Errorf("tools/list took %v while an upstream hangs", d)
 	}
 	s.alive(t)
-	sr, d := s.call(t, 40*time.Second, "tool_search", map[string]any{"query": "a15u echo"})
+	sr, d := s.call(t, 40*time.Second, "tool_search", map[string]any{"query": "fakeup echo"})
 	if d > 15*time.Second {
 		t.Errorf("tool_search took %v; docs/tools.md bounds its wait for starting servers at 10 s", d)
 	}
@@ -472,11 +472,11 @@ func TestUpstreamOddTools(t *testing.T) {
 	t.Parallel()
 	srv := upstreamLifeNewSrv(t, "odd")
 	ws := newWorkspace(t, map[string]string{
-		".agentls/tools/odd__fine.json": `{"name": "odd__fine", "description": "a15u extension that takes the upstream name", "inputSchema": {"type": "object"}, "command": "echo up-extension"}`,
+		".agentls/tools/odd__fine.json": `{"name": "odd__fine", "description": "fakeup extension that takes the upstream name", "inputSchema": {"type": "object"}, "command": "echo up-extension"}`,
 	})
 	upstreamLifeConfig(t, ws, "servers", map[string]any{"odd": srv.entry})
 	s := upstreamLifeStart(t, ws)
-	s.call(t, 10*time.Second, "tool_search", map[string]any{"query": "a15u", "limit": 20})
+	s.call(t, 10*time.Second, "tool_search", map[string]any{"query": "fakeup", "limit": 20})
 	valid := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 	for _, format := range []string{"", "openai", "anthropic"} {
 		names := s.names(t, true, format)
@@ -568,7 +568,7 @@ func TestUpstreamCancelAndProgress(t *testing.T) {
 		t.Errorf("upstream tools/call carries no progressToken: %v", call["params"])
 	} else {
 		_, ok := s.c.WaitNote(5*time.Second, func(n harness.Note) bool {
-			return n.Method == "tools/progress" && strings.Contains(string(n.Params), "up-slow-1") && strings.Contains(string(n.Params), "a15u step")
+			return n.Method == "tools/progress" && strings.Contains(string(n.Params), "up-slow-1") && strings.Contains(string(n.Params), "fakeup step")
 		})
 		if !ok {
 			t.Errorf("upstream progress not forwarded as tools/progress; notes %v", s.c.Notes("tools/progress"))
@@ -605,7 +605,7 @@ func TestUpstreamResultsGovernedLikeAnyTool(t *testing.T) {
 	if len(txt) > 65536+2048 {
 		t.Errorf("huge result is %d bytes, over the 65,536-byte budget", len(txt))
 	}
-	wantContains(t, "huge result", txt, "a15u huge line 00001")
+	wantContains(t, "huge result", txt, "fakeup huge line 00001")
 	m := regexp.MustCompile(`read \{"path": ?"([^"]+)", ?"offset": ?(\d+)\}`).FindStringSubmatch(txt)
 	if m == nil {
 		t.Errorf("no read {path, offset} continuation in the cut result's tail:\n%s", txt[max(0, len(txt)-600):])
@@ -613,12 +613,12 @@ func TestUpstreamResultsGovernedLikeAnyTool(t *testing.T) {
 		b, err := os.ReadFile(m[1])
 		if err != nil {
 			t.Errorf("spill file: %v", err)
-		} else if !strings.Contains(string(b), "a15u huge line 05000") {
+		} else if !strings.Contains(string(b), "fakeup huge line 05000") {
 			t.Errorf("spill file %s lacks the last line (%d bytes)", m[1], len(b))
 		}
 		off, _ := strconv.Atoi(m[2])
 		cont, _ := s.call(t, 10*time.Second, "read", map[string]any{"path": m[1], "offset": off})
-		wantResult(t, "continuation read", cont, false, fmt.Sprintf("a15u huge line %05d", off))
+		wantResult(t, "continuation read", cont, false, fmt.Sprintf("fakeup huge line %05d", off))
 	}
 	r, _ = s.call(t, 10*time.Second, "up__image", map[string]any{})
 	var img map[string]any
@@ -646,13 +646,13 @@ func TestUpstreamConfigShapes(t *testing.T) {
 	writeFile(t, filepath.Join(ws, "tools", "srv.py"), upstreamLifeServerPy)
 	os.Chmod(filepath.Join(ws, "tools", "srv.py"), 0o755)
 	plain, expanded, folder, relative := upstreamLifeNewSrv(t, "ok"), upstreamLifeNewSrv(t, "ok"), upstreamLifeNewSrv(t, "ok"), upstreamLifeNewSrv(t, "ok")
-	plain.entry["env"] = map[string]any{"A15U_VAR": "plain-value"}
-	expanded.entry["env"] = map[string]any{"A15U_VAR": "${env:A15U_FROM_AGENTLS}"}
+	plain.entry["env"] = map[string]any{"FAKEUP_VAR": "plain-value"}
+	expanded.entry["env"] = map[string]any{"FAKEUP_VAR": "${env:FAKEUP_FROM_AGENTLS}"}
 	upstreamLifeConfig(t, ws, "servers", map[string]any{"plain": plain.entry, "expanded": expanded.entry,
 		"folder":   map[string]any{"command": "${workspaceFolder}/tools/srv.py", "args": folder.entry["args"]},
 		"relative": map[string]any{"command": "./tools/srv.py", "args": relative.entry["args"]}})
-	s := upstreamLifeStart(t, ws, "A15U_FROM_AGENTLS=from-agentls-env")
-	for server, want := range map[string]string{"plain": "A15U_VAR=plain-value", "expanded": "A15U_VAR=from-agentls-env", "folder": "A15U_VAR=<unset>", "relative": "A15U_VAR=<unset>"} {
+	s := upstreamLifeStart(t, ws, "FAKEUP_FROM_AGENTLS=from-agentls-env")
+	for server, want := range map[string]string{"plain": "FAKEUP_VAR=plain-value", "expanded": "FAKEUP_VAR=from-agentls-env", "folder": "FAKEUP_VAR=<unset>", "relative": "FAKEUP_VAR=<unset>"} {
 		r, _ := s.call(t, 15*time.Second, server+"__env", map[string]any{})
 		wantResult(t, server, r, false, want)
 	}
@@ -766,7 +766,7 @@ func TestUpstreamMCPBothDirections(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{".agentls/settings.json": `{"mode": "bypass"}`})
 	upstreamLifeConfig(t, ws, "mcpServers", map[string]any{"py": py.entry})
 	m := startMCPRaw(t, []string{"mcp", "--root", ws}, []string{"XDG_CACHE_HOME=" + t.TempDir()})
-	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "a15u", "version": "1"}}})
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "fakeup", "version": "1"}}})
 	m.mustReply(1, 10*time.Second)
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": map[string]any{"name": "py__slow", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "up-tok"}}})
@@ -780,7 +780,7 @@ func TestUpstreamMCPBothDirections(t *testing.T) {
 		t.Errorf("upstream progress not forwarded to the MCP client")
 	}
 	call := upstreamLifeGot(py, "tools/call")
-	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 5, "reason": "a15u"}})
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 5, "reason": "fakeup"}})
 	if !waitUntil(5*time.Second, func() bool {
 		c := upstreamLifeGot(py, "notifications/cancelled")
 		p, _ := c["params"].(map[string]any)
@@ -840,7 +840,7 @@ func TestSearchRightAfterStartSeesASlowUpstream(t *testing.T) {
 	upstreamLifeConfig(t, ws, "servers", map[string]any{"slow": map[string]any{
 		"command": "sh", "args": append([]any{"-c", `sleep 1; exec "$0" "$@"`, srv.entry["command"]}, srv.entry["args"].([]any)...)}})
 	s := upstreamLifeStart(t, ws)
-	r, _ := s.call(t, 20*time.Second, "tool_search", map[string]any{"query": "a15u echo"})
+	r, _ := s.call(t, 20*time.Second, "tool_search", map[string]any{"query": "fakeup echo"})
 	wantResult(t, "tool_search right after start", r, false, "slow__echo")
 	r, _ = s.call(t, 20*time.Second, "slow__echo", map[string]any{"text": "late"})
 	wantResult(t, "slow__echo", r, false, "up-echo:late")
