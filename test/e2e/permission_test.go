@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -193,11 +192,7 @@ func TestCancelWhileAskingCancelsTheConfirm(t *testing.T) {
 		_, err := c.Conn.Call(ctx, "tools/call", map[string]any{"name": "edit", "arguments": editCall("a.txt", "x", "y")}, &r)
 		errCh <- err
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for s.count() == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if s.count() == 0 {
+	if !waitUntil(5*time.Second, func() bool { return s.count() > 0 }) {
 		t.Fatal("never asked")
 	}
 	// Other calls proceed while the question is pending.
@@ -206,9 +201,7 @@ func TestCancelWhileAskingCancelsTheConfirm(t *testing.T) {
 	}
 	// A fresh client numbers its requests: initialize=1, read=2, edit=3.
 	c.Conn.Notify(ctx, "$/cancelRequest", map[string]any{"id": 3})
-	err := <-errCh
-	var je *jsonrpc2.Error
-	if !errors.As(err, &je) || je.Code != -32800 {
+	if err := <-errCh; rpcCode(err) != -32800 {
 		t.Fatalf("err = %v, want -32800", err)
 	}
 	select {
