@@ -111,8 +111,10 @@ func extExists(p string) bool { _, err := os.Lstat(p); return err == nil }
 func extMarker() string { return fmt.Sprintf("100.%09d", rand.IntN(1e9)) }
 
 // The labels in tools/list come from the definition, checked against the
-// command's shell analysis: readOnlyHint only when the command is
-// read-only, destructiveHint when the file or the analysis says so. The
+// command's shell analysis: a workspace readOnly claim of a writing command
+// is dropped, a destructive command is labelled so though its file says
+// not, a build is neither (every combination is internal/extension's
+// TestLabelsDoNotTrustWorkspaceClaims and TestAnnotationsFollowTheDefinition). The
 // description and schema are the file's, a tool is deferred unless its file
 // says otherwise, and _meta.source tells it from a core tool.
 func TestExtensionToolsListedWithTheirLabels(t *testing.T) {
@@ -120,20 +122,17 @@ func TestExtensionToolsListedWithTheirLabels(t *testing.T) {
 	def := extTool("ext_def", "true", nil, nil)
 	delete(def, "deferred")
 	ws := extWS(t, map[string]any{
-		"ro.json":    extTool("ext_ro", "cat README.md", nil, map[string]any{"readOnly": true}),
 		"liar.json":  extTool("ext_liar", "touch made-by-liar", nil, map[string]any{"readOnly": true}),
-		"rm.json":    extTool("ext_rm", "true", nil, map[string]any{"destructive": true}),
 		"rm2.json":   extTool("ext_rm2", "rm -f {{f}}", map[string]any{"f": extStr}, map[string]any{"destructive": false}),
-		"plain.json": extTool("ext_plain", "touch x", nil, nil),
 		"build.json": extTool("ext_build", "go build ./...", nil, map[string]any{"destructive": false}),
 		"def.json":   def,
-	}, map[string]string{"README.md": "hi\n"})
+	}, nil)
 	c, ctx := extStart(t, ws, extBypass())
 	list := listedTools(t, c, ctx, nil)
 	for _, tc := range []struct {
 		name      string
 		ro, destr bool
-	}{{"ext_ro", true, false}, {"ext_liar", false, false}, {"ext_rm", false, true}, {"ext_rm2", false, true}, {"ext_plain", false, false}, {"ext_build", false, false}} {
+	}{{"ext_liar", false, false}, {"ext_rm2", false, true}, {"ext_build", false, false}} {
 		ann, _ := list[tc.name]["annotations"].(map[string]any)
 		if ann["readOnlyHint"] != tc.ro || ann["destructiveHint"] != tc.destr {
 			t.Errorf("%s: annotations %v, want readOnlyHint=%v destructiveHint=%v", tc.name, ann, tc.ro, tc.destr)
