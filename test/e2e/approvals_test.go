@@ -68,11 +68,7 @@ func TestConfirmShowsTheChangeAndIsNotSentForACallThatWouldFail(t *testing.T) {
 	if title != "agentls: Edit main.go" {
 		t.Errorf("title %q", title)
 	}
-	for _, want := range []string{"`main.go`", "```diff", "-func main() {}", "+func main() { run() }"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("message lacks %q:\n%s", want, msg)
-		}
-	}
+	wantContains(t, "message", msg, "`main.go`", "```diff", "-func main() {}", "+func main() { run() }")
 	if prev, _ := q["preview"].(map[string]any); prev == nil || prev["unifiedDiff"] == nil {
 		t.Errorf("the structured preview is gone: %v", q["preview"])
 	}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -24,27 +25,21 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// extTool is one extension tool definition: name, command, string
-// properties (or full property schemas) and extra fields.
-func extTool(name, command string, props map[string]any, required []string, extra map[string]any) map[string]any {
+// extTool is one extension tool definition: name, command, property
+// schemas and extra fields.
+func extTool(name, command string, props, extra map[string]any) map[string]any {
 	if props == nil {
 		props = map[string]any{}
 	}
-	schema := map[string]any{"type": "object", "properties": props}
-	if required != nil {
-		schema["required"] = required
-	}
 	def := map[string]any{
 		"name":        name,
-		"description": "Audit tool " + name + ".",
-		"inputSchema": schema,
+		"description": "Extension tool " + name + ".",
+		"inputSchema": map[string]any{"type": "object", "properties": props},
 		"command":     command,
 		"deferred":    false,
 		"timeout":     30,
 	}
-	for k, v := range extra {
-		def[k] = v
-	}
+	maps.Copy(def, extra)
 	return def
 }
 
@@ -96,7 +91,7 @@ func extStart(t *testing.T, ws string, o extOpts) (*harness.Client, context.Cont
 			if method == "tools/confirm" {
 				return answer(p), nil
 			}
-			return nil, fmt.Errorf("a11x: unexpected request %s", method)
+			return nil, fmt.Errorf("extension test: unexpected request %s", method)
 		}
 		caps = map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}}
 	}
@@ -110,75 +105,51 @@ func extStart(t *testing.T, ws string, o extOpts) (*harness.Client, context.Cont
 
 func extBypass() extOpts { return extOpts{init: map[string]any{"mode": "bypass"}} }
 
-// extList returns tools/list by name.
-func extList(t *testing.T, ctx context.Context, c *harness.Client, params map[string]any) map[string]map[string]any {
-	t.Helper()
-	if params == nil {
-		params = map[string]any{}
-	}
-	var res struct {
-		Tools []map[string]any `json:"tools"`
-	}
-	if err := c.Call(ctx, "tools/list", params, &res); err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	out := map[string]map[string]any{}
-	for _, tl := range res.Tools {
-		name, _ := tl["name"].(string)
-		if fn, ok := tl["function"].(map[string]any); ok {
-			name, _ = fn["name"].(string)
-		}
-		out[name] = tl
-	}
-	return out
-}
-
 func extExists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
 // extMarker is a unique sleep argument (sleep 100.<digits>), to find the process by.
 func extMarker() string { return fmt.Sprintf("100.%09d", rand.IntN(1e9)) }
 
 // The labels in tools/list come from the definition, checked against the
-// command's shell analysis: readOnlyHint only when the command is
-// read-only, destructiveHint when the file or the analysis says so. The
+// command's shell analysis: a workspace readOnly claim of a writing command
+// is dropped, a destructive command is labelled so though its file says
+// not, a build is neither (every combination is internal/extension's
+// TestLabelsDoNotTrustWorkspaceClaims and TestAnnotationsFollowTheDefinition). The
 // description and schema are the file's, a tool is deferred unless its file
 // says otherwise, and _meta.source tells it from a core tool.
 func TestExtensionToolsListedWithTheirLabels(t *testing.T) {
 	t.Parallel()
-	def := extTool("a11x_def", "true", nil, nil, nil)
+	def := extTool("ext_def", "true", nil, nil)
 	delete(def, "deferred")
 	ws := extWS(t, map[string]any{
-		"ro.json":    extTool("a11x_ro", "cat README.md", nil, nil, map[string]any{"readOnly": true}),
-		"liar.json":  extTool("a11x_liar", "touch made-by-liar", nil, nil, map[string]any{"readOnly": true}),
-		"rm.json":    extTool("a11x_rm", "true", nil, nil, map[string]any{"destructive": true}),
-		"rm2.json":   extTool("a11x_rm2", "rm -f {{f}}", map[string]any{"f": extStr}, nil, map[string]any{"destructive": false}),
-		"plain.json": extTool("a11x_plain", "touch x", nil, nil, nil),
-		"build.json": extTool("a11x_build", "go build ./...", nil, nil, map[string]any{"destructive": false}),
+		"liar.json":  extTool("ext_liar", "touch made-by-liar", nil, map[string]any{"readOnly": true}),
+		"rm2.json":   extTool("ext_rm2", "rm -f {{f}}", map[string]any{"f": extStr}, map[string]any{"destructive": false}),
+		"build.json": extTool("ext_build", "go build ./...", nil, map[string]any{"destructive": false}),
 		"def.json":   def,
-	}, map[string]string{"README.md": "hi\n"})
+	}, nil)
 	c, ctx := extStart(t, ws, extBypass())
-	list := extList(t, ctx, c, nil)
+	list := listedTools(t, c, ctx, nil)
 	for _, tc := range []struct {
 		name      string
 		ro, destr bool
-	}{{"a11x_ro", true, false}, {"a11x_liar", false, false}, {"a11x_rm", false, true}, {"a11x_rm2", false, true}, {"a11x_plain", false, false}, {"a11x_build", false, false}} {
+	}{{"ext_liar", false, false}, {"ext_rm2", false, true}, {"ext_build", false, false}} {
 		ann, _ := list[tc.name]["annotations"].(map[string]any)
 		if ann["readOnlyHint"] != tc.ro || ann["destructiveHint"] != tc.destr {
 			t.Errorf("%s: annotations %v, want readOnlyHint=%v destructiveHint=%v", tc.name, ann, tc.ro, tc.destr)
 		}
 	}
-	rm2 := list["a11x_rm2"]
-	if s, _ := rm2["inputSchema"].(map[string]any); rm2["description"] != "Audit tool a11x_rm2." || s["type"] != "object" || s["properties"].(map[string]any)["f"] == nil {
-		t.Errorf("a11x_rm2 = %s, want the file's description and schema", compactJSON(rm2))
+	rm2 := list["ext_rm2"]
+	if s, _ := rm2["inputSchema"].(map[string]any); rm2["description"] != "Extension tool ext_rm2." || s["type"] != "object" || s["properties"].(map[string]any)["f"] == nil {
+		t.Errorf("ext_rm2 = %s, want the file's description and schema", compactJSON(rm2))
 	}
 	if m, _ := rm2["_meta"].(map[string]any); m["source"] == nil || m["source"] == list["read"]["_meta"].(map[string]any)["source"] || m["deferred"] == true {
-		t.Errorf("a11x_rm2 _meta = %v: want a source of its own and not deferred", m)
+		t.Errorf("ext_rm2 _meta = %v: want a source of its own and not deferred", m)
 	}
-	if _, ok := list["a11x_def"]; ok {
+	if _, ok := list["ext_def"]; ok {
 		t.Errorf("a tool whose file does not say deferred: false is active before tool_search")
 	}
-	if m, _ := extList(t, ctx, c, map[string]any{"includeDeferred": true})["a11x_def"]["_meta"].(map[string]any); m["deferred"] != true {
-		t.Errorf("includeDeferred: a11x_def _meta = %v, want deferred: true", m)
+	if m, _ := listedTools(t, c, ctx, map[string]any{"includeDeferred": true})["ext_def"]["_meta"].(map[string]any); m["deferred"] != true {
+		t.Errorf("includeDeferred: ext_def _meta = %v, want deferred: true", m)
 	}
 }
 
@@ -188,13 +159,13 @@ func TestExtensionToolsListedWithTheirLabels(t *testing.T) {
 // permissions/extension_placeholder_in_every_shell_context.txtar.)
 func TestExtensionValueOverACommandLineIsRefused(t *testing.T) {
 	t.Parallel()
-	ws := extWS(t, map[string]any{"count.json": extTool("a11x_count", "touch counted; printf '%s' {{v}} | wc -c", map[string]any{"v": extStr}, nil, nil)}, nil)
+	ws := extWS(t, map[string]any{"count.json": extTool("ext_count", "touch counted; printf '%s' {{v}} | wc -c", map[string]any{"v": extStr}, nil)}, nil)
 	c, ctx := extStart(t, ws, extBypass())
-	wantResult(t, "a value over a command line", c.CallTool(ctx, "a11x_count", map[string]any{"v": strings.Repeat("a", 200_000)}), true, `argument "v" is 200000 bytes`, "write it to a file")
+	wantResult(t, "a value over a command line", c.CallTool(ctx, "ext_count", map[string]any{"v": strings.Repeat("a", 200_000)}), true, `argument "v" is 200000 bytes`, "write it to a file")
 	if extExists(filepath.Join(ws, "counted")) {
 		t.Errorf("the command ran")
 	}
-	if r := c.CallTool(ctx, "a11x_count", map[string]any{"v": strings.Repeat("a", 100_000)}); strings.TrimSpace(r.Text()) != "100000" {
+	if r := c.CallTool(ctx, "ext_count", map[string]any{"v": strings.Repeat("a", 100_000)}); strings.TrimSpace(r.Text()) != "100000" {
 		t.Errorf("a 100,000-byte value did not arrive whole: %.200q", r.Text())
 	}
 }
@@ -213,23 +184,23 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 	gh := "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
 	envVal := fmt.Sprintf("s3cr3tV4lue%09d", rand.IntN(1e9))
 	ws := extWS(t, map[string]any{
-		"l.json":    extTool("a11x_long", long, nil, nil, nil),
-		"big.json":  extTool("a11x_big", "seq -f 'row %g' 1 {{n}}", map[string]any{"n": map[string]any{"type": "integer"}}, nil, map[string]any{"readOnly": true}),
-		"p.json":    extTool("a11x_pwd", "pwd", nil, nil, map[string]any{"readOnly": true}),
-		"k.json":    extTool("a11x_keys", `echo aws=`+aws+`; echo token {{v}}; printf 'v=%s\n' "$A11X_SERVICE_TOKEN"`, map[string]any{"v": extStr}, nil, nil),
-		"prog.json": extTool("a11x_prog", "echo first-chunk; sleep 1.5; echo second-chunk", nil, nil, nil),
-		"w.json":    extTool("a11x_append", "echo more >> notes.txt", nil, nil, nil),
+		"l.json":    extTool("ext_long", long, nil, nil),
+		"big.json":  extTool("ext_big", "seq -f 'row %g' 1 {{n}}", map[string]any{"n": map[string]any{"type": "integer"}}, map[string]any{"readOnly": true}),
+		"p.json":    extTool("ext_pwd", "pwd", nil, map[string]any{"readOnly": true}),
+		"k.json":    extTool("ext_keys", `echo aws=`+aws+`; echo token {{v}}; printf 'v=%s\n' "$EXT_SERVICE_TOKEN"`, map[string]any{"v": extStr}, nil),
+		"prog.json": extTool("ext_prog", "echo first-chunk; sleep 1.5; echo second-chunk", nil, nil),
+		"w.json":    extTool("ext_append", "echo more >> notes.txt", nil, nil),
 	}, map[string]string{"notes.txt": "one\n"})
 	o := extBypass()
 	o.init["limits"] = map[string]any{"bashBytes": 1 << 20, "bashLines": 100000}
-	o.env = []string{"A11X_SERVICE_TOKEN=" + envVal}
+	o.env = []string{"EXT_SERVICE_TOKEN=" + envVal}
 	c, ctx := extStart(t, ws, o)
 	spillRe := regexp.MustCompile(`/[^\s"]+\.log`)
 
 	t.Run("the same text as bash", func(t *testing.T) {
 		o := extBypass()
 		c, ctx := extStart(t, ws, o) // the default bash limits
-		ext, bash := c.CallTool(ctx, "a11x_long", map[string]any{}), c.CallTool(ctx, "bash", map[string]any{"command": long})
+		ext, bash := c.CallTool(ctx, "ext_long", map[string]any{}), c.CallTool(ctx, "bash", map[string]any{"command": long})
 		if e, b := spillRe.ReplaceAllString(ext.Text(), "SPILL"), spillRe.ReplaceAllString(bash.Text(), "SPILL"); e != b {
 			t.Errorf("extension output differs from bash's:\next:  %.600q\nbash: %.600q", e, b)
 		}
@@ -244,7 +215,7 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 		wantResult(t, "read of the spill file", c.CallTool(ctx, "read", map[string]any{"path": spill, "offset": 1, "limit": 3}), false, "line1")
 	})
 	t.Run("the result budget cuts at a line and says where to go on", func(t *testing.T) {
-		txt := c.CallTool(ctx, "a11x_big", map[string]any{"n": 20000}).Text() // ~190 KB
+		txt := c.CallTool(ctx, "ext_big", map[string]any{"n": 20000}).Text() // ~190 KB
 		if len(txt) > 65536+2048 {
 			t.Errorf("text is %d bytes, over the 65,536-byte budget", len(txt))
 		}
@@ -253,28 +224,28 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 			t.Fatalf("no read offset in the notice:\n%s", txt[max(0, len(txt)-600):])
 		}
 		next, _ := strconv.Atoi(m[1])
-		wantContains(t, "a11x_big", txt, fmt.Sprintf("row %d\n", next-1), fmt.Sprintf("lines 1-%d of 20000", next-1))
-		wantLacks(t, "a11x_big", txt, fmt.Sprintf("row %d\n", next))
+		wantContains(t, "ext_big", txt, fmt.Sprintf("row %d\n", next-1), fmt.Sprintf("lines 1-%d of 20000", next-1))
+		wantLacks(t, "ext_big", txt, fmt.Sprintf("row %d\n", next))
 		wantResult(t, "read the spill at the offset", c.CallTool(ctx, "read", map[string]any{"path": spillRe.FindString(txt), "offset": next, "limit": 1}), false, fmt.Sprintf("row %d", next))
 	})
 	t.Run("at the workspace root", func(t *testing.T) {
-		if r := c.CallTool(ctx, "a11x_pwd", map[string]any{}); strings.TrimSpace(r.Text()) != ws {
+		if r := c.CallTool(ctx, "ext_pwd", map[string]any{}); strings.TrimSpace(r.Text()) != ws {
 			t.Errorf("pwd = %q, want %q", r.Text(), ws)
 		}
 	})
 	t.Run("secrets masked", func(t *testing.T) {
-		r := c.CallTool(ctx, "a11x_keys", map[string]any{"v": gh})
-		wantLacks(t, "a11x_keys", compactJSON(r)+compactJSON(c.Notes("")), aws, gh, envVal)
-		wantContains(t, "a11x_keys", r.Text(), "aws=[REDACTED:", "token [REDACTED:", "v=[REDACTED")
+		r := c.CallTool(ctx, "ext_keys", map[string]any{"v": gh})
+		wantLacks(t, "ext_keys", compactJSON(r)+compactJSON(c.Notes("")), aws, gh, envVal)
+		wantContains(t, "ext_keys", r.Text(), "aws=[REDACTED:", "token [REDACTED:", "v=[REDACTED")
 	})
 	t.Run("output streamed as tools/progress", func(t *testing.T) {
 		slow(t)
-		r := c.CallTool(ctx, "a11x_prog", map[string]any{})
+		r := c.CallTool(ctx, "ext_prog", map[string]any{})
 		found := false
 		for _, n := range c.Notes("tools/progress") {
 			var p map[string]any
 			json.Unmarshal(n.Params, &p)
-			found = found || p["callId"] == r.CallID && p["tool"] == "a11x_prog" && strings.Contains(fmt.Sprint(p["output"]), "first-chunk")
+			found = found || p["callId"] == r.CallID && p["tool"] == "ext_prog" && strings.Contains(fmt.Sprint(p["output"]), "first-chunk")
 		}
 		if !found {
 			t.Errorf("no tools/progress with the tool's name and output for %s", r.CallID)
@@ -282,7 +253,7 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 	})
 	t.Run("changed files listed, their stamps stale", func(t *testing.T) {
 		c.CallTool(ctx, "read", map[string]any{"path": "notes.txt"})
-		wantContains(t, "changed files", c.CallTool(ctx, "a11x_append", map[string]any{}).Text(), "Changed by this command", "notes.txt")
+		wantContains(t, "changed files", c.CallTool(ctx, "ext_append", map[string]any{}).Text(), "Changed by this command", "notes.txt")
 		wantResult(t, "edit after the tool changed the file", c.CallTool(ctx, "edit", editCall("notes.txt", "one", "uno")), true)
 	})
 }
@@ -295,11 +266,11 @@ func TestExtensionTimeoutEndsTheProcessGroup(t *testing.T) {
 	t.Parallel()
 	marker := extMarker()
 	ws := extWS(t, map[string]any{
-		"s.json": extTool("a11x_sleep", "echo started; (sleep "+marker+") & sleep "+marker+"; echo done", nil, nil, map[string]any{"timeout": 1}),
+		"s.json": extTool("ext_sleep", "echo started; (sleep "+marker+") & sleep "+marker+"; echo done", nil, map[string]any{"timeout": 1}),
 	}, nil)
 	c, ctx := extStart(t, ws, extBypass())
 	begin := time.Now()
-	r := c.CallTool(ctx, "a11x_sleep", map[string]any{})
+	r := c.CallTool(ctx, "ext_sleep", map[string]any{})
 	if took := time.Since(begin); took < 900*time.Millisecond || took > 6*time.Second {
 		t.Errorf("timeout 1 took %v, want about 1 s (+ up to 2 s grace)", took)
 	}
@@ -338,11 +309,11 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 		ws, _ := filepath.EvalSymlinks(t.TempDir())
 		c, ctx := extStart(t, ws, extBypass())
 		p := filepath.Join(ws, ".agentls", "tools", "late.json")
-		writeFile(t, p, compactJSON(extTool("a11x_late", "printf late", nil, nil, nil)))
-		if !waitUntil(5*time.Second, func() bool { return extList(t, ctx, c, nil)["a11x_late"] != nil }) {
+		writeFile(t, p, compactJSON(extTool("ext_late", "printf late", nil, nil)))
+		if !waitUntil(5*time.Second, func() bool { return listedTools(t, c, ctx, nil)["ext_late"] != nil }) {
 			t.Fatal("a tool in a newly created .agentls/tools is not listed within 5 s")
 		}
-		writeFile(t, p, `{"name": "a11x_late", "command": `)
+		writeFile(t, p, `{"name": "ext_late", "command": `)
 		if !waitUntil(5*time.Second, func() bool { return strings.Contains(strings.Join(logMessages(c, 0), "\n"), "late.json") }) {
 			t.Errorf("a file that became invalid was not reported within 5 s")
 		}
@@ -350,21 +321,21 @@ func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
 	t.Run("the user's directory, and the workspace's precedence", func(t *testing.T) {
 		t.Parallel()
 		cfg := t.TempDir()
-		writeFile(t, filepath.Join(cfg, "agentls", "tools", "both.json"), compactJSON(extTool("a11x_both", "printf from-user", nil, nil, nil)))
-		ws := extWS(t, map[string]any{"both.json": extTool("a11x_both", "printf from-workspace", nil, nil, nil)}, nil)
+		writeFile(t, filepath.Join(cfg, "agentls", "tools", "both.json"), compactJSON(extTool("ext_both", "printf from-user", nil, nil)))
+		ws := extWS(t, map[string]any{"both.json": extTool("ext_both", "printf from-workspace", nil, nil)}, nil)
 		o := extBypass()
 		o.env = []string{"XDG_CONFIG_HOME=" + cfg}
 		c, ctx := extStart(t, ws, o)
-		if r := c.CallTool(ctx, "a11x_both", map[string]any{}); r.Text() != "from-workspace" {
+		if r := c.CallTool(ctx, "ext_both", map[string]any{}); r.Text() != "from-workspace" {
 			t.Errorf("the workspace definition should win: %q", r.Text())
 		}
 		before := len(c.Notes("tools/listChanged"))
-		writeFile(t, filepath.Join(cfg, "agentls", "tools", "later.json"), compactJSON(extTool("a11x_user_later", "printf later", nil, nil, nil)))
-		if !waitUntil(5*time.Second, func() bool { return extList(t, ctx, c, nil)["a11x_user_later"] != nil }) {
+		writeFile(t, filepath.Join(cfg, "agentls", "tools", "later.json"), compactJSON(extTool("ext_user_later", "printf later", nil, nil)))
+		if !waitUntil(5*time.Second, func() bool { return listedTools(t, c, ctx, nil)["ext_user_later"] != nil }) {
 			t.Fatal("a tool added to the user directory is not listed within 5 s")
 		}
 		changed(t, c, "a user-directory tool", before)
-		wantResult(t, "user tool", c.CallTool(ctx, "a11x_user_later", map[string]any{}), false, "later")
+		wantResult(t, "user tool", c.CallTool(ctx, "ext_user_later", map[string]any{}), false, "later")
 	})
 }
 
@@ -376,7 +347,7 @@ func TestExtensionDestructiveToolAndToolFilesAsk(t *testing.T) {
 	t.Parallel()
 	gh := "ghp_" + "Zy9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7"
 	ws := extWS(t, map[string]any{
-		"d.json": extTool("a11x_push", "printf '%s' {{token}} >/dev/null; touch pushed", map[string]any{"token": extStr}, nil, map[string]any{"destructive": true}),
+		"d.json": extTool("ext_push", "printf '%s' {{token}} >/dev/null; touch pushed", map[string]any{"token": extStr}, map[string]any{"destructive": true}),
 	}, nil)
 	got := make(chan map[string]any, 4)
 	c, ctx := extStart(t, ws, extOpts{init: map[string]any{"mode": "acceptEdits"}, confirm: func(p map[string]any) map[string]any {
@@ -393,14 +364,14 @@ func TestExtensionDestructiveToolAndToolFilesAsk(t *testing.T) {
 			return nil
 		}
 	}
-	wantResult(t, "a11x_push", c.CallTool(ctx, "a11x_push", map[string]any{"token": gh}), true, "denied by the user: not today")
-	if q := ask("a destructive tool"); q["tool"] != "a11x_push" || strings.Contains(compactJSON(q), gh) || q["arguments"] == nil {
+	wantResult(t, "ext_push", c.CallTool(ctx, "ext_push", map[string]any{"token": gh}), true, "denied by the user: not today")
+	if q := ask("a destructive tool"); q["tool"] != "ext_push" || strings.Contains(compactJSON(q), gh) || q["arguments"] == nil {
 		t.Errorf("question %s: want the tool, its arguments, the token masked", compactJSON(q))
 	}
 	if extExists(filepath.Join(ws, "pushed")) {
 		t.Errorf("the command ran despite the rejection")
 	}
-	planted := compactJSON(extTool("a11x_planted", "touch planted", nil, nil, nil))
+	planted := compactJSON(extTool("ext_planted", "touch planted", nil, nil))
 	wantResult(t, "write a tool file", c.CallTool(ctx, "write", map[string]any{"path": ".agentls/tools/planted.json", "content": planted}), true)
 	if q := ask("a write under .agentls/tools"); q["rule"] != "builtin:agentls-config" {
 		t.Errorf("rule %v, want builtin:agentls-config", q["rule"])
@@ -410,20 +381,6 @@ func TestExtensionDestructiveToolAndToolFilesAsk(t *testing.T) {
 	if extExists(filepath.Join(ws, ".agentls", "tools", "planted.json")) {
 		t.Errorf("a refused write created the tool file")
 	}
-}
-
-func extensionToolDef(name, command string, extra map[string]any) string {
-	def := map[string]any{
-		"name": name, "description": "Audit tool " + name + ".",
-		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{
-			"a": map[string]any{"type": "string"}, "b": map[string]any{"type": "string"}}, "required": []any{"a"}},
-		"command": command,
-	}
-	for k, v := range extra {
-		def[k] = v
-	}
-	b, _ := json.Marshal(def)
-	return string(b)
 }
 
 func listedTools(t *testing.T, c *harness.Client, ctx context.Context, params map[string]any) map[string]map[string]any {

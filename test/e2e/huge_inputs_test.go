@@ -26,13 +26,11 @@ import (
 )
 
 const (
-	// hugeMiB is one mebibyte.
 	hugeMiB = 1 << 20
 	// hugePeakGrowth bounds the growth of the server's peak RSS for an
 	// input of 128 MiB or more: generous, but it catches "loaded the whole
 	// thing".
-	hugePeakGrowth = 48 * hugeMiB
-	// hugeCaseTimeout bounds each case.
+	hugePeakGrowth  = 48 * hugeMiB
 	hugeCaseTimeout = 60 * time.Second
 	// Numbers docs/tools.md gives.
 	hugeReadLines     = 2000
@@ -46,10 +44,15 @@ const (
 	hugeFindLimit     = 1000
 )
 
-// hugeDisk skips the test when the temp directory's file system has less
-// than 5 GiB free, and (off Linux) when /proc cannot report peak memory.
+// hugeDisk marks the test parallel and skips it under -short, when the temp
+// directory's file system has less than 5 GiB free, and off Linux (peak
+// memory is read from /proc).
 func hugeDisk(t *testing.T) {
 	t.Helper()
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("huge input")
+	}
 	if runtime.GOOS != "linux" {
 		t.Skip("peak memory is read from /proc (Linux only)")
 	}
@@ -138,8 +141,9 @@ func (s *hugeServer) checkMem(t *testing.T, what string, limit int64) {
 	}
 }
 
-// hugeLines writes n lines "L%08d" (1-based) to path and returns its size.
-func hugeLines(t *testing.T, path string, n int) int64 {
+// hugeLines writes n lines line(1) … line(n) (hugeL by default) to path and
+// returns its size when the lines are hugeL's.
+func hugeLines(t *testing.T, path string, n int, line ...func(int) string) int64 {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -147,7 +151,11 @@ func hugeLines(t *testing.T, path string, n int) int64 {
 	}
 	w := bufio.NewWriterSize(f, hugeMiB)
 	for i := 1; i <= n; i++ {
-		fmt.Fprintf(w, "L%08d\n", i)
+		if len(line) > 0 {
+			w.WriteString(line[0](i) + "\n")
+		} else {
+			fmt.Fprintf(w, "L%08d\n", i)
+		}
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
@@ -210,39 +218,28 @@ func hugeLine(n int, content string) string { return fmt.Sprintf("%6d→%s", n, 
 // hugeL is the text of line n of hugeLines's files.
 func hugeL(n int) string { return fmt.Sprintf("L%08d", n) }
 
-// ---- read ----
-
-func TestHugeRead(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("huge input")
-	}
+func TestHugeReadOfOneLine128MiB(t *testing.T) {
 	hugeDisk(t)
-
-	t.Run("OneLine128MiB", func(t *testing.T) {
-		ws := t.TempDir()
-		const size = 128 * hugeMiB
-		hugeChunks(t, filepath.Join(ws, "one.txt"), size, "abcdefghijklmnop")
-		s := hugeStart(t, ws)
-		r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "one.txt"})
-		text := r.Text()
-		if strings.TrimSpace(text) == "" {
-			t.Fatal("read of a 128 MiB one-line file returned no text")
-		}
-		if len(text) > hugeBudget {
-			t.Errorf("result is %d bytes, over the %d-byte budget", len(text), hugeBudget)
-		}
-		// docs/tools.md: "A first line that alone exceeds 51,200 bytes
-		// returns an explanation with its size and a sed … | cut -b command
-		// to read a window of it" (docs/tools.md: "never an empty string").
-		hugeMatch(t, "one-line read", text, `\b`+hugeNum(size)+` bytes\b`)
-		hugeMatch(t, "one-line read", text, `sed -n '1p' one\.txt \| cut -b 1-\d+`)
-		hugeContains(t, "one-line read", text, "51200")
-		s.checkMem(t, "read a 128 MiB single line", hugePeakGrowth)
-	})
+	ws := t.TempDir()
+	const size = 128 * hugeMiB
+	hugeChunks(t, filepath.Join(ws, "one.txt"), size, "abcdefghijklmnop")
+	s := hugeStart(t, ws)
+	r := s.c.CallTool(s.ctx, "read", map[string]any{"path": "one.txt"})
+	text := r.Text()
+	if strings.TrimSpace(text) == "" {
+		t.Fatal("read of a 128 MiB one-line file returned no text")
+	}
+	if len(text) > hugeBudget {
+		t.Errorf("result is %d bytes, over the %d-byte budget", len(text), hugeBudget)
+	}
+	// docs/tools.md: "A first line that alone exceeds 51,200 bytes
+	// returns an explanation with its size and a sed … | cut -b command
+	// to read a window of it" (docs/tools.md: "never an empty string").
+	hugeMatch(t, "one-line read", text, `\b`+hugeNum(size)+` bytes\b`)
+	hugeMatch(t, "one-line read", text, `sed -n '1p' one\.txt \| cut -b 1-\d+`)
+	hugeContains(t, "one-line read", text, "51200")
+	s.checkMem(t, "read a 128 MiB single line", hugePeakGrowth)
 }
-
-// ---- grep ----
 
 // hugeReadFirstPageAndTail reads big.txt (n lines from hugeLines): the
 // first page of 2000 lines in all, the header and the notice among them,
@@ -269,27 +266,12 @@ func hugeReadFirstPageAndTail(t *testing.T, s *hugeServer, n int) {
 // 100 with the notice giving limit=200; the server's peak memory stays
 // bounded.
 func TestHugeGrep(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("huge input")
-	}
 	hugeDisk(t)
 	dir := t.TempDir()
 	const n, manyN = 13421773, 2097152
 	hugeLines(t, filepath.Join(dir, "big.txt"), n)
 	manyLine := func(i int) string { l := fmt.Sprintf("hit %07d ", i); return l + strings.Repeat("x", 63-len(l)) }
-	f, err := os.Create(filepath.Join(dir, "many.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, hugeMiB)
-	for i := 1; i <= manyN; i++ {
-		w.WriteString(manyLine(i) + "\n")
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	hugeLines(t, filepath.Join(dir, "many.txt"), manyN, manyLine)
 	for _, b := range []struct {
 		name string
 		env  []string
@@ -319,13 +301,7 @@ func TestHugeGrep(t *testing.T) {
 	}
 }
 
-// ---- ls and find ----
-
 func TestHugeListing(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("huge input")
-	}
 	hugeDisk(t)
 	ws := hugeFastDir(t)
 	const entries = 100000
@@ -371,8 +347,6 @@ func TestHugeListing(t *testing.T) {
 	}
 }
 
-// ---- bash ----
-
 // hugeSpillPath is the absolute path of the spill file the notice names,
 // which must lie in the server's cache directory.
 func hugeSpillPath(t *testing.T, text, cache string) string {
@@ -398,10 +372,6 @@ func hugeProgress(s *hugeServer, callID string) []harness.Note {
 }
 
 func TestHugeBash(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("huge input")
-	}
 	hugeDisk(t)
 
 	t.Run("Print200MiB", func(t *testing.T) {
@@ -446,21 +416,14 @@ func TestHugeBash(t *testing.T) {
 			t.Errorf("read of the spill file (isError %v):\n%s", rr.IsError, hugeShow(rr.Text()))
 		}
 		notes := hugeProgress(s, r.CallID)
-		maxNotes := int(run/(50*time.Millisecond)) + 2
-		big := 0
+		if maxNotes := int(run/(50*time.Millisecond)) + 2; len(notes) == 0 || len(notes) > maxNotes {
+			t.Errorf("%d progress notifications in %v, want 1 to %d (at most one per 50 ms)", len(notes), run, maxNotes)
+		}
 		for _, n := range notes {
 			if len(n.Params) > 16*1024 {
-				big++
+				t.Errorf("a progress notification carries %d bytes, over 16 KiB (the last 20 lines of 100 characters are ~2 KiB)", len(n.Params))
+				break
 			}
-		}
-		if len(notes) > maxNotes {
-			t.Errorf("%d progress notifications in %v: more than one per 50 ms (%d)", len(notes), run, maxNotes)
-		}
-		if len(notes) == 0 {
-			t.Errorf("no progress notifications during a %v command", run)
-		}
-		if big > 0 {
-			t.Errorf("%d progress notifications carry more than 16 KiB (the last 20 lines of 100 characters are ~2 KiB)", big)
 		}
 		s.checkMem(t, "bash printing 200 MiB", hugePeakGrowth)
 	})
@@ -490,10 +453,6 @@ func TestHugeBash(t *testing.T) {
 // holds exactly the change, and memory stays within a generous multiple of
 // the file's size (an edit holds the file: match, hash, atomic write).
 func TestHugeEditOfOneLineInTwoMillion(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("huge input")
-	}
 	hugeDisk(t)
 	ws := t.TempDir()
 	const n, at = 2000000, 1000000
@@ -518,13 +477,7 @@ func TestHugeEditOfOneLineInTwoMillion(t *testing.T) {
 	s.checkMem(t, "edit of a 2,000,000-line file", 16*size)
 }
 
-// ---- tools/callBatch ----
-
 func TestHugeBatch(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("huge input")
-	}
 	hugeDisk(t)
 	ws := t.TempDir()
 	const n = 3355444 // 10 bytes a line: 32 MiB

@@ -37,32 +37,6 @@ func limitsStart(t *testing.T, ws string, opts map[string]any) (*harness.Client,
 	return startIn(t, ws, p)
 }
 
-// limitsInitErr sends initialize with opts and returns the protocol error.
-func limitsInitErr(t *testing.T, ws string, opts map[string]any) (*harness.Client, error) {
-	t.Helper()
-	ctx := testCtx(t, 20*time.Second)
-	c := harness.Start(t, harness.Options{Root: ws})
-	var res map[string]any
-	err := c.Call(ctx, "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": opts}, &res)
-	return c, err
-}
-
-// limitsTools returns name → tool (mcp format, deferred included).
-func limitsTools(t *testing.T, ctx context.Context, c *harness.Client) map[string]map[string]any {
-	t.Helper()
-	var res struct {
-		Tools []map[string]any `json:"tools"`
-	}
-	if err := c.Call(ctx, "tools/list", map[string]any{"includeDeferred": true}, &res); err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	out := map[string]map[string]any{}
-	for _, tl := range res.Tools {
-		out[fmt.Sprint(tl["name"])] = tl
-	}
-	return out
-}
-
 var limitsNumRe = regexp.MustCompile(`\b(\d[\d,]*\d|\d)\b`)
 
 // limitsNumbers returns every number in the tool's description and schema
@@ -213,7 +187,7 @@ func TestLimitsCustomStatedAndEnforced(t *testing.T) {
 				writeFile(t, filepath.Join(ws, ".agentls/settings.json"), tc.settings)
 			}
 			c, ctx := limitsStart(t, ws, tc.opts)
-			limitsCheckCustomDescriptions(t, limitsTools(t, ctx, c), tc.want)
+			limitsCheckCustomDescriptions(t, listedTools(t, c, ctx, map[string]any{"includeDeferred": true}), tc.want)
 			if _, set := tc.want["readLines"]; set {
 				r := c.CallTool(ctx, "read", map[string]any{"path": "l38"})
 				wantResult(t, "read", r, false, "lines 1-35 of 38", "offset=36", "37 lines")
@@ -240,7 +214,8 @@ func TestLimitsBadInitOptions(t *testing.T) {
 		{"not an object", "lots", "limits"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := limitsInitErr(t, ws, map[string]any{"limits": tc.limits})
+			err := harness.Start(t, harness.Options{Root: ws}).Call(testCtx(t, 20*time.Second), "initialize",
+				map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"limits": tc.limits}}, &map[string]any{})
 			if err == nil {
 				t.Fatalf("initialize accepted limits %v", tc.limits)
 			}
@@ -260,14 +235,14 @@ func TestLimitsBadInitOptions(t *testing.T) {
 		}); !ok {
 			t.Errorf("no window/logMessage naming the unknown limit readLinez")
 		}
-		tools := limitsTools(t, ctx, c)
+		tools := listedTools(t, c, ctx, map[string]any{"includeDeferred": true})
 		if !strings.Contains(fmt.Sprint(tools["read"]["description"]), "2000 lines") {
 			t.Errorf("unknown key changed read's description")
 		}
 	})
 	t.Run("max timeout below default lowers it", func(t *testing.T) {
 		c, ctx := limitsStart(t, ws, map[string]any{"limits": map[string]any{"bashMaxTimeout": 9}})
-		tools := limitsTools(t, ctx, c)
+		tools := listedTools(t, c, ctx, map[string]any{"includeDeferred": true})
 		nums := limitsNumbers(tools["bash"])
 		if nums[120] != nil || nums[600] != nil || nums[9] == nil {
 			t.Errorf("bash description with bashMaxTimeout 9: %s / %s", tools["bash"]["description"], limitsPropDesc(tools["bash"], "timeout"))

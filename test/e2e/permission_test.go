@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -174,40 +173,6 @@ func TestAskFlowThroughTheEditor(t *testing.T) {
 	}
 }
 
-// Without the confirm capability no tools/confirm is sent: a call that
-// would ask is an isError result saying the user's approval is needed.
-func TestAskWithoutTheConfirmCapabilityIsADenialThatSaysSo(t *testing.T) {
-	t.Parallel()
-	c, ws, ctx := startWith(t, map[string]string{"a.txt": "alpha\n"}, map[string]any{})
-	sent := 0
-	c.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-		sent++
-		return map[string]any{"decision": "allowOnce"}, nil
-	}
-	c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
-	for _, call := range []struct {
-		tool string
-		args map[string]any
-	}{
-		{"edit", editCall("a.txt", "alpha", "beta")},
-		{"write", map[string]any{"path": "n.txt", "content": "x"}},
-		{"bash", map[string]any{"command": "touch t.txt"}},
-	} {
-		wantResult(t, call.tool, c.CallTool(ctx, call.tool, call.args), true, "needs the user's approval")
-	}
-	if sent != 0 {
-		t.Errorf("%d requests sent to a client without the confirm capability", sent)
-	}
-	if readFile(t, filepath.Join(ws, "a.txt")) != "alpha\n" {
-		t.Error("an edit that needed approval changed the file")
-	}
-	for _, f := range []string{"n.txt", "t.txt"} {
-		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
-			t.Errorf("a call that needed approval created %s", f)
-		}
-	}
-}
-
 func TestCancelWhileAskingCancelsTheConfirm(t *testing.T) {
 	t.Parallel()
 	c, s, ws, ctx := startConfirm(t, map[string]string{"a.txt": "x\n"}, "")
@@ -227,11 +192,7 @@ func TestCancelWhileAskingCancelsTheConfirm(t *testing.T) {
 		_, err := c.Conn.Call(ctx, "tools/call", map[string]any{"name": "edit", "arguments": editCall("a.txt", "x", "y")}, &r)
 		errCh <- err
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for s.count() == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if s.count() == 0 {
+	if !waitUntil(5*time.Second, func() bool { return s.count() > 0 }) {
 		t.Fatal("never asked")
 	}
 	// Other calls proceed while the question is pending.
@@ -240,9 +201,7 @@ func TestCancelWhileAskingCancelsTheConfirm(t *testing.T) {
 	}
 	// A fresh client numbers its requests: initialize=1, read=2, edit=3.
 	c.Conn.Notify(ctx, "$/cancelRequest", map[string]any{"id": 3})
-	err := <-errCh
-	var je *jsonrpc2.Error
-	if !errors.As(err, &je) || je.Code != -32800 {
+	if err := <-errCh; rpcCode(err) != -32800 {
 		t.Fatalf("err = %v, want -32800", err)
 	}
 	select {
@@ -258,11 +217,17 @@ func TestCancelWhileAskingCancelsTheConfirm(t *testing.T) {
 func TestSecretFilesAskAndStayOutOfSearches(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{".env": "API_TOKEN=findme-in-env-file\n", "src/a.go": "// findme-in-env-file mentioned in code\n"}
-	// Without the confirm capability, an ask is a denial telling the model why.
+	// Without the confirm capability no tools/confirm is sent: an ask is a
+	// denial telling the model why.
 	c, _, ctx := startWith(t, files, map[string]any{})
+	sent := 0
+	c.OnRequest = func(context.Context, string, json.RawMessage) (any, error) {
+		sent++
+		return map[string]any{"decision": "allowOnce"}, nil
+	}
 	r := c.CallTool(ctx, "read", map[string]any{"path": ".env"})
-	if !r.IsError || !strings.Contains(r.Text(), "needs the user's approval") || !strings.Contains(r.Text(), ".env") {
-		t.Fatalf("read .env: %s", r.Text())
+	if !r.IsError || sent != 0 || !strings.Contains(r.Text(), "needs the user's approval") || !strings.Contains(r.Text(), ".env") {
+		t.Fatalf("read .env (%d requests sent): %s", sent, r.Text())
 	}
 	g := c.CallTool(ctx, "grep", map[string]any{"pattern": "findme-in-env-file"})
 	if strings.Contains(g.Text(), ".env:") || !strings.Contains(g.Text(), "src/a.go:1:") {
@@ -277,32 +242,6 @@ func TestSecretFilesAskAndStayOutOfSearches(t *testing.T) {
 	}
 	if q := s.asked[0]; q["tool"] != "read" || !strings.Contains(fmt.Sprint(q["reason"]), "secret") || q["callId"] != r.CallID {
 		t.Errorf("question %v: want read, a reason naming the secret-file default and the result's callId %q", q, r.CallID)
-	}
-}
-
-func TestInvalidRuleInSettingsFileIsReportedAndSkippedAlone(t *testing.T) {
-	t.Parallel()
-	c, _, ctx := startWith(t, map[string]string{
-		".agentls/settings.json": `{"permissions": {"allow": ["Bash(touch:*)", "Bash(npm test"]}}`,
-	}, map[string]any{})
-	n, ok := c.WaitNote(3*time.Second, func(n harness.Note) bool {
-		return n.Method == "window/logMessage" && strings.Contains(string(n.Params), "unclosed '('")
-	})
-	if !ok {
-		t.Fatalf("no log message naming the rule: %v", c.Notes("window/logMessage"))
-	}
-	var lm struct {
-		Type    int    `json:"type"`
-		Message string `json:"message"`
-	}
-	json.Unmarshal(n.Params, &lm)
-	if lm.Type != 1 || !strings.Contains(lm.Message, filepath.Join(".agentls", "settings.json")) || !strings.Contains(lm.Message, "Bash(npm test") ||
-		!strings.Contains(lm.Message, "column") || !strings.Contains(lm.Message, "this rule is ignored") {
-		t.Errorf("want an error naming the file, the rule, its column and that it is ignored: type %d %q", lm.Type, lm.Message)
-	}
-	// Only the bad rule is dropped: the file's valid allow rule applies.
-	if r := c.CallTool(ctx, "bash", map[string]any{"command": "touch x"}); r.IsError {
-		t.Fatalf("one invalid rule switched off the file's valid allow: %s", r.Text())
 	}
 }
 

@@ -5,11 +5,13 @@ package e2e
 // literal secret is in the source.
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -60,7 +62,7 @@ func channelsSingle(kind, prefix, body, linePrefix string) channelsTok {
 func channelsTokens() []channelsTok {
 	b64url := base64.RawURLEncoding
 	jwtHead := b64url.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
-	jwtBody := b64url.EncodeToString([]byte(`{"sub":"a13s-` + channelsRand("jwtsub", 20, channelsAlnum) + `","iat":1700000000}`))
+	jwtBody := b64url.EncodeToString([]byte(`{"sub":"chan-` + channelsRand("jwtsub", 20, channelsAlnum) + `","iat":1700000000}`))
 	jwtSig := channelsRand("jwtsig", 43, channelsAlnum+"-_")
 	jwt := jwtHead + "." + jwtBody + "." + jwtSig
 
@@ -98,7 +100,7 @@ func channelsTokens() []channelsTok {
 		{kind: "password-assign", value: dbpw, line: "DB_PASSWORD=" + dbpw, frags: []string{dbpw}},
 		{kind: "api_key-assign", value: apikey, line: "api_key=" + apikey, frags: []string{apikey[:16], apikey[16:]}},
 		{kind: "authorization", value: bearer, line: "Authorization: Bearer " + bearer, frags: []string{bearer[:16], bearer[24:]}},
-		{kind: "url-password", value: urlpw, line: "remote https://a13s:" + urlpw + "@git.example.com/repo.git", frags: []string{urlpw}},
+		{kind: "url-password", value: urlpw, line: "remote https://chan:" + urlpw + "@git.example.com/repo.git", frags: []string{urlpw}},
 		{kind: "github-glued", value: "gh" + "p_" + glued, line: "id_" + "gh" + "p_" + glued, frags: []string{glued[:16], glued[20:]}},
 		{kind: "github-escaped", value: "gh" + "p_" + escaped, line: "https://x.example/?token%3D" + "gh" + "p_" + escaped, frags: []string{escaped[:16], escaped[20:]}},
 		{kind: "pem", value: pem.String(), line: pem.String(), frags: pemFrags},
@@ -111,13 +113,13 @@ func channelsTok1(toks []channelsTok, kind string) channelsTok {
 			return tk
 		}
 	}
-	panic("a13s: no token kind " + kind)
+	panic("chan: no token kind " + kind)
 }
 
 // channelsSecretFile is one line per token (the PEM block spans several).
 func channelsSecretFile(toks []channelsTok) string {
 	var b strings.Builder
-	b.WriteString("# a13s fixture\n")
+	b.WriteString("# chan fixture\n")
 	for _, tk := range toks {
 		b.WriteString(tk.line + "\n")
 	}
@@ -154,26 +156,6 @@ type channelsOpts struct {
 	env, args                       []string
 	extra                           map[string]any // extra initializationOptions
 }
-
-// channelsStart starts agentls on ws; onRequest answers its requests.
-func channelsStart(t *testing.T, ctx context.Context, ws string, o channelsOpts, onRequest func(method string, params json.RawMessage) (any, error)) *harness.Client {
-	t.Helper()
-	c := harness.Start(t, harness.Options{Root: ws, Env: o.env, Args: o.args})
-	if onRequest != nil {
-		c.OnRequest = func(_ context.Context, method string, params json.RawMessage) (any, error) {
-			return onRequest(method, params)
-		}
-	}
-	io := map[string]any{"mode": o.mode}
-	for k, v := range o.extra {
-		io[k] = v
-	}
-	c.Initialize(ctx, map[string]any{"initializationOptions": io, "capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{
-		"confirm": o.confirm, "applyEdit": o.applyEdit, "diagnostics": o.diagnostics}}}})
-	return c
-}
-
-func channelsCtx(t *testing.T) context.Context { return testCtx(t, 60*time.Second) }
 
 // chanSession is one agentls session over a workspace holding secrets; call
 // fails the test when any planted secret is in the result it returns.
@@ -342,11 +324,11 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 				}
 			}},
 		{name: "bash output, progress and a secret variable of the server's environment", files: map[string]string{"s.txt": secrets},
-			opts: channelsOpts{env: []string{"A13S_SERVICE_SECRET=" + envVal}},
+			opts: channelsOpts{env: []string{"CHAN_SERVICE_SECRET=" + envVal}},
 			run: func(t *testing.T, s *chanSession) {
 				s.toks = withEnv
 				half := len(gh.value) / 2
-				r := s.call("bash", map[string]any{"command": fmt.Sprintf(`t1=%s; t2=%s; echo "live ${t1}${t2}"; for i in 1 2 3 4; do cat s.txt; sleep 0.15; done; printf 'env %%s\n' "$A13S_SERVICE_SECRET"`, gh.value[:half], gh.value[half:])})
+				r := s.call("bash", map[string]any{"command": fmt.Sprintf(`t1=%s; t2=%s; echo "live ${t1}${t2}"; for i in 1 2 3 4; do cat s.txt; sleep 0.15; done; printf 'env %%s\n' "$CHAN_SERVICE_SECRET"`, gh.value[:half], gh.value[half:])})
 				wantContains(t, "bash", r.Text(), "live [REDACTED:github-token]", "github token [REDACTED:github-token]")
 				if !regexp.MustCompile(`env \[REDACTED:[a-z0-9-]+\]`).MatchString(r.Text()) {
 					t.Errorf("the variable's value is not a placeholder:\n%s", r.Text())
@@ -416,7 +398,7 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 				for _, u := range q.URIs {
 					diags := []map[string]any{}
 					if q.WaitMs > 0 {
-						diags = append(diags, map[string]any{"severity": 1, "source": "a5x", "message": "hardcoded credential " + slack.value,
+						diags = append(diags, map[string]any{"severity": 1, "source": "vet", "message": "hardcoded credential " + slack.value,
 							"range": map[string]any{"start": map[string]any{"line": 2, "character": 0}, "end": map[string]any{"line": 2, "character": 5}}})
 					}
 					items = append(items, map[string]any{"uri": u, "diagnostics": diags})
@@ -447,7 +429,7 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 				}
 				json.Unmarshal(params, &q)
 				if len(q.Edit.DocumentChanges) != 1 || !strings.Contains(compactJSON(q), slack.value) {
-					return map[string]any{"applied": false, "failureReason": "a5x: the edit lacks the real text"}, nil
+					return map[string]any{"applied": false, "failureReason": "the edit lacks the real text"}, nil
 				}
 				dc := q.Edit.DocumentChanges[0]
 				// The real text: applied here by writing the expected result.
@@ -491,7 +473,7 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 			}},
 		{name: "window/logMessage and the debug log file",
 			files: map[string]string{".agentls/settings.json": `{"permissions": {"allow": ["Bash(echo ` + gh.value + `"]}}`, "s.txt": secrets,
-				".agentls/tools/bad.json": `{"name": "a5x bad name", "description": "uses ` + gl.value + `", "inputSchema": {"type": "object"}, "command": "echo ` + gl.value + `"}`},
+				".agentls/tools/bad.json": `{"name": "bad name", "description": "uses ` + gl.value + `", "inputSchema": {"type": "object"}, "command": "echo ` + gl.value + `"}`},
 			opts: channelsOpts{args: []string{"--log-level", "debug"}, extra: map[string]any{"chan_" + slack.value: true}},
 			run: func(t *testing.T, s *chanSession) {
 				for _, what := range []string{"settings.json", "chan_", "bad.json"} {
@@ -541,16 +523,14 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := channelsCtx(t)
+			ctx := testCtx(t, 60*time.Second)
 			ws := newWorkspace(t, row.files)
 			o := row.opts
-			if o.mode == "" {
-				o.mode = "bypass"
-			}
-			o.env = append(o.env, "AGENTLS_AUDIT_DIR="+ws+".audit")
-			o.args = append(o.args, "--log-file", ws+".log")
+			io := map[string]any{"mode": cmp.Or(o.mode, "bypass")}
+			maps.Copy(io, o.extra)
 			s := &chanSession{t: t, ctx: ctx, ws: ws, toks: toks}
-			s.c = channelsStart(t, ctx, ws, o, func(method string, params json.RawMessage) (any, error) {
+			s.c = harness.Start(t, harness.Options{Root: ws, Env: append(o.env, "AGENTLS_AUDIT_DIR="+ws+".audit"), Args: append(o.args, "--log-file", ws+".log")})
+			s.c.OnRequest = func(_ context.Context, method string, params json.RawMessage) (any, error) {
 				s.mu.Lock()
 				s.requests = append(s.requests, method+" "+string(params))
 				s.mu.Unlock()
@@ -558,7 +538,9 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 					return nil, fmt.Errorf("unexpected request %s", method)
 				}
 				return row.answer(s, method, params)
-			})
+			}
+			s.c.Initialize(ctx, map[string]any{"initializationOptions": io, "capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{
+				"confirm": o.confirm, "applyEdit": o.applyEdit, "diagnostics": o.diagnostics}}}})
 			row.run(t, s)
 			if !o.applyEdit { // workspace/applyEdit carries the real text, for the editor
 				channelsNoLeak(t, "server→client requests", s.asked(), s.toks)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -48,41 +47,6 @@ func waitTool(t *testing.T, c *harness.Client, ctx context.Context, name string)
 	}
 }
 
-// Configuration mistakes of HTTP servers are reported (window/logMessage)
-// naming the server and what to fix; an unset variable is reported but its
-// server is kept.
-func TestHTTPUpstreamConfigErrors(t *testing.T) {
-	t.Parallel()
-	up := newFakeHTTPUpstream(t)
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"badurl":   map[string]any{"type": "http", "url": "ftp://example.com/mcp"},
-		"badtype":  map[string]any{"type": "websocket", "url": "ws://example.com/"},
-		"nourl":    map[string]any{"type": "sse"},
-		"unsetvar": map[string]any{"url": up.srv.URL + "/mcp", "headers": map[string]string{"Authorization": "Bearer ${env:AGENTLS_E2E_UNSET_TOKEN}"}},
-	}})
-	c, _, ctx := start(t, map[string]string{".agentls/mcp.json": string(cfg)})
-	for _, want := range []string{
-		`server \"badurl\": url \"ftp://example.com/mcp\" must start with http:// or https://`,
-		`server \"badtype\": type \"websocket\" is not supported (use \"stdio\", \"http\" or \"sse\")`,
-		`server \"nourl\": type \"sse\" needs a \"url\"`,
-		`server \"unsetvar\": header \"Authorization\": environment variable AGENTLS_E2E_UNSET_TOKEN is not set`,
-	} {
-		if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool {
-			return n.Method == "window/logMessage" && strings.Contains(string(n.Params), want)
-		}); !ok {
-			t.Errorf("no window/logMessage containing %s; got %v", want, c.Notes("window/logMessage"))
-		}
-	}
-	// The server with the unset variable still runs (with an empty token).
-	waitTool(t, c, ctx, "unsetvar__echo")
-	if r := c.CallTool(ctx, "unsetvar__echo", map[string]any{"text": "x"}); r.IsError || r.Text() != "echo:x" {
-		t.Errorf("unsetvar__echo = %q (isError %v)", r.Text(), r.IsError)
-	}
-	if got := up.headers("Authorization"); len(got) != 1 || got[0] != "Bearer" && got[0] != "Bearer " {
-		t.Errorf("Authorization = %q, want the header with an empty token", got)
-	}
-}
-
 // httpSecret is a GitHub token the fixture's planted_secret returns; the
 // masker must keep it from the model.
 const httpSecret = "ghp_Z9yX8wV7uT6sR5qP4oN3mL2kJ1iH0gF9eD8cB7aQ"
@@ -98,8 +62,6 @@ type fakeHTTPUpstream struct {
 	down    int // 0 up, 1: every request 503, 2: every session request 404 (session gone)
 }
 
-const upstreamBigLines = 1500
-
 func newFakeHTTPUpstream(t *testing.T) *fakeHTTPUpstream {
 	t.Helper()
 	u := &fakeHTTPUpstream{}
@@ -111,15 +73,6 @@ func newFakeHTTPUpstream(t *testing.T) *fakeHTTPUpstream {
 			var in struct{ Text string }
 			json.Unmarshal(req.Params.Arguments, &in)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo:" + in.Text}}}, nil
-		})
-	server.AddTool(&mcp.Tool{Name: "big", Description: "a long text", Annotations: ro,
-		InputSchema: map[string]any{"type": "object"}},
-		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var b strings.Builder
-			for i := 1; i <= upstreamBigLines; i++ {
-				fmt.Fprintf(&b, "line %04d %s\n", i, strings.Repeat("x", 50))
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}}, nil
 		})
 	server.AddTool(&mcp.Tool{Name: "planted_secret", Description: "Returns the deployment credentials.", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -173,12 +126,6 @@ func (u *fakeHTTPUpstream) headers(name string) []string {
 	return out
 }
 
-func writeMCPJSON(t *testing.T, ws string, cfg map[string]any) {
-	t.Helper()
-	b, _ := json.MarshalIndent(cfg, "", "  ")
-	writeFiles(t, ws, map[string]string{".agentls/mcp.json": string(b)})
-}
-
 // callUntil calls tool until its result contains want (upstream servers
 // start in the background), returning the last result.
 func callUntil(t *testing.T, ctx context.Context, c *harness.Client, tool string, args map[string]any, want string, d time.Duration) harness.Result {
@@ -213,7 +160,7 @@ func TestUpstreamHTTPTransports(t *testing.T) {
 	ctx := testCtx(t, 40*time.Second)
 	up := newFakeHTTPUpstream(t)
 	ws := t.TempDir()
-	writeMCPJSON(t, ws, map[string]any{"servers": map[string]any{
+	upstreamLifeConfig(t, ws, "servers", map[string]any{
 		"h1": map[string]any{"type": "http", "url": up.srv.URL + "/mcp", "headers": map[string]any{
 			"X-A": "${env:A3F_TOKEN}", "X-B": "Bearer ${A3F_TOKEN}", "X-C": "${A3F_UNSET:-fallback}",
 			"X-D": "[${A3F_UNSET_TOO}]", "X-W": "${workspaceFolder}",
@@ -221,7 +168,7 @@ func TestUpstreamHTTPTransports(t *testing.T) {
 		"h2": map[string]any{"type": "streamable-http", "url": up.srv.URL + "/mcp"},
 		"h3": map[string]any{"url": up.srv.URL + "/mcp"},
 		"s1": map[string]any{"type": "sse", "url": up.srv.URL + "/sse", "headers": map[string]any{"X-S": "${env:A3F_TOKEN}"}},
-	}})
+	})
 	logFile := filepath.Join(t.TempDir(), "agentls.log")
 	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"A3F_TOKEN=tok-s3cr3t-123"},
 		Args: []string{"--log-file", logFile, "--log-level", "debug"}})
@@ -285,7 +232,7 @@ func TestUpstreamRestart(t *testing.T) {
 			ctx := testCtx(t, 40*time.Second)
 			up := newFakeHTTPUpstream(t)
 			ws := t.TempDir()
-			writeMCPJSON(t, ws, map[string]any{"servers": map[string]any{"up": map[string]any{"type": "http", "url": up.srv.URL + "/mcp"}}})
+			upstreamLifeConfig(t, ws, "servers", map[string]any{"up": map[string]any{"type": "http", "url": up.srv.URL + "/mcp"}})
 			c := harness.Start(t, harness.Options{Root: ws})
 			c.Initialize(ctx, nil)
 			if r := callUntil(t, ctx, c, "up__echo", map[string]any{"text": "1"}, "echo:1", 10*time.Second); r.IsError {
@@ -330,10 +277,10 @@ func TestUpstreamSecretsInURLsAndRedirects(t *testing.T) {
 	du.RawQuery = "key=query-secret-88"
 
 	ws := t.TempDir()
-	writeMCPJSON(t, ws, map[string]any{"mcpServers": map[string]any{
+	upstreamLifeConfig(t, ws, "mcpServers", map[string]any{
 		"redir": map[string]any{"type": "http", "url": redirector.URL + "/mcp", "headers": map[string]any{"X-Secret": "hdr-secret-99", "Authorization": "Bearer hdr-secret-99"}},
 		"dead":  map[string]any{"type": "http", "url": du.String()},
-	}})
+	})
 	logFile := filepath.Join(t.TempDir(), "agentls.log")
 	c := harness.Start(t, harness.Options{Root: ws, Args: []string{"--log-file", logFile, "--log-level", "debug"}})
 	c.Initialize(ctx, nil)

@@ -1,7 +1,7 @@
 package e2e
 
-// Contract tests of upstream MCP servers under failure (issue 9 items 2
-// and 3; docs/tools.md "Upstream MCP servers"). The upstream servers are
+// Contract tests of upstream MCP servers under failure (docs/tools.md
+// "Upstream MCP servers"). The upstream servers are
 // python3 scripts written at run time, agentls mcp itself and node's
 // server-filesystem.
 
@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,20 +52,20 @@ if mode == "exit":
 obj = {"type": "object", "properties": {"text": {"type": "string", "description": "text to echo"}}}
 ann = {"readOnlyHint": True}
 TOOLS = [
-    {"name": "echo", "description": "a15u echo the text back", "inputSchema": obj, "annotations": ann},
-    {"name": "env", "description": "a15u print the variable A15U_VAR", "inputSchema": {"type": "object"}, "annotations": ann},
-    {"name": "slow", "description": "a15u slow tool that reports progress", "inputSchema": {"type": "object"}, "annotations": ann},
-    {"name": "huge", "description": "a15u huge result", "inputSchema": {"type": "object"}, "annotations": ann},
-    {"name": "image", "description": "a15u image result", "inputSchema": {"type": "object"}, "annotations": ann},
+    {"name": "echo", "description": "fakeup echo the text back", "inputSchema": obj, "annotations": ann},
+    {"name": "env", "description": "fakeup print the variable FAKEUP_VAR", "inputSchema": {"type": "object"}, "annotations": ann},
+    {"name": "slow", "description": "fakeup slow tool that reports progress", "inputSchema": {"type": "object"}, "annotations": ann},
+    {"name": "huge", "description": "fakeup huge result", "inputSchema": {"type": "object"}, "annotations": ann},
+    {"name": "image", "description": "fakeup image result", "inputSchema": {"type": "object"}, "annotations": ann},
 ]
 if mode == "odd":
     TOOLS = [
-        {"name": "echo", "description": "a15u echo first", "inputSchema": obj, "annotations": ann},
-        {"name": "echo", "description": "a15u echo duplicate", "inputSchema": obj, "annotations": ann},
-        {"name": "has space", "description": "a15u spaced name", "inputSchema": obj, "annotations": ann},
-        {"name": "L" * 200, "description": "a15u long name", "inputSchema": obj, "annotations": ann},
-        {"name": "noschema", "description": "a15u no input schema", "annotations": ann},
-        {"name": "fine", "description": "a15u fine tool", "inputSchema": obj, "annotations": ann},
+        {"name": "echo", "description": "fakeup echo first", "inputSchema": obj, "annotations": ann},
+        {"name": "echo", "description": "fakeup echo duplicate", "inputSchema": obj, "annotations": ann},
+        {"name": "has space", "description": "fakeup spaced name", "inputSchema": obj, "annotations": ann},
+        {"name": "L" * 200, "description": "fakeup long name", "inputSchema": obj, "annotations": ann},
+        {"name": "noschema", "description": "fakeup no input schema", "annotations": ann},
+        {"name": "fine", "description": "fakeup fine tool", "inputSchema": obj, "annotations": ann},
     ]
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 def call(msg):
@@ -79,7 +80,7 @@ def call(msg):
     if name == "echo":
         content = [{"type": "text", "text": "up-echo:" + str(args.get("text"))}]
     elif name == "env":
-        content = [{"type": "text", "text": "A15U_VAR=" + os.environ.get("A15U_VAR", "<unset>")}]
+        content = [{"type": "text", "text": "FAKEUP_VAR=" + os.environ.get("FAKEUP_VAR", "<unset>")}]
     elif name == "slow":
         for i in range(200):
             if rid in cancelled:
@@ -87,11 +88,11 @@ def call(msg):
                     f.write(json.dumps(rid) + "\n")
                 return
             if token is not None and i < 20:
-                send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": i + 1, "total": 200, "message": "a15u step %d" % (i + 1)}})
+                send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": i + 1, "total": 200, "message": "fakeup step %d" % (i + 1)}})
             time.sleep(0.05)
         content = [{"type": "text", "text": "up-slow-done"}]
     elif name == "huge":
-        content = [{"type": "text", "text": "".join("a15u huge line %05d %s\n" % (i, "x" * 40) for i in range(1, 5001))}]
+        content = [{"type": "text", "text": "".join("fakeup huge line %05d %s\n" % (i, "x" * 40) for i in range(1, 5001))}]
     elif name == "image":
         content = [{"type": "image", "data": PNG, "mimeType": "image/png"}, {"type": "text", "text": "up-image"}]
     else:
@@ -121,7 +122,7 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "method": "notifications/up_unknown", "params": {}})
     if method == "initialize":
         v = (msg.get("params") or {}).get("protocolVersion", "2025-06-18")
-        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": v, "capabilities": {"tools": {}}, "serverInfo": {"name": "a15u", "version": "1"}}})
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": v, "capabilities": {"tools": {}}, "serverInfo": {"name": "fakeup", "version": "1"}}})
     elif method == "notifications/cancelled":
         cancelled.add((msg.get("params") or {}).get("requestId"))
     elif method == "tools/list":
@@ -176,23 +177,9 @@ func upstreamLifeNewSrv(t *testing.T, mode string) upstreamLifeSrv {
 func (s upstreamLifeSrv) starts() []float64 {
 	b, _ := os.ReadFile(filepath.Join(s.state, "starts"))
 	var out []float64
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if f := strings.Fields(l); len(f) == 2 {
-			v, _ := strconv.ParseFloat(f[0], 64)
+	for _, l := range strings.Fields(string(b)) {
+		if v, err := strconv.ParseFloat(l, 64); err == nil && strings.Contains(l, ".") {
 			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// recv is every message the server read.
-func (s upstreamLifeSrv) recv() []map[string]any {
-	b, _ := os.ReadFile(filepath.Join(s.state, "recv"))
-	var out []map[string]any
-	for _, l := range strings.Split(string(b), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(l), &m) == nil {
-			out = append(out, m)
 		}
 	}
 	return out
@@ -282,15 +269,6 @@ func (s *upstreamLifeSession) names(t *testing.T, deferred bool, format string) 
 	return out
 }
 
-func upstreamLifeHas(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // A server that cannot start (missing, not executable, exits at once) or
 // answers tools/list with an error never hangs agentls: tool_search answers,
 // a call of its tool says what is wrong naming the server ("unavailable …
@@ -331,7 +309,7 @@ func TestUpstreamMisbehavingServersNeverHangAgentls(t *testing.T) {
 			ws := newWorkspace(t, nil)
 			upstreamLifeConfig(t, ws, "servers", map[string]any{"bad": tc.entry(t)})
 			s := upstreamLifeStart(t, ws)
-			if _, d := s.call(t, 10*time.Second, "tool_search", map[string]any{"query": "a15u echo"}); d > 5*time.Second {
+			if _, d := s.call(t, 10*time.Second, "tool_search", map[string]any{"query": "fakeup echo"}); d > 5*time.Second {
 				t.Errorf("tool_search took %v", d)
 			}
 			r, d := s.call(t, 10*time.Second, "bad__echo", map[string]any{"text": "hello"})
@@ -354,10 +332,7 @@ func TestUpstreamMisbehavingServersNeverHangAgentls(t *testing.T) {
 func TestUpstreamBackoff(t *testing.T) {
 	slow(t)
 	t.Parallel()
-	srv := upstreamLifeNewSrv(t, "exit")
-	ws := newWorkspace(t, nil)
-	upstreamLifeConfig(t, ws, "servers", map[string]any{"dies": srv.entry})
-	s := upstreamLifeStart(t, ws)
+	srv, s := upstreamLifeOne(t, "exit", "dies")
 	// Starts at ~0, 0.1, 1.1, 3.1 s (next at 7.1 s) plus each start's own
 	// time, which a loaded machine stretches: wait for the fourth start
 	// rather than a fixed time, then check no gap was shorter than the
@@ -390,23 +365,18 @@ func TestUpstreamHang(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out the 30 s bound on connecting and listing tools")
 	}
-	srv := upstreamLifeNewSrv(t, "hang")
-	ws := newWorkspace(t, nil)
-	upstreamLifeConfig(t, ws, "servers", map[string]any{"hang": srv.entry})
-	s := upstreamLifeStart(t, ws)
+	_, s := upstreamLifeOne(t, "hang", "hang")
 	t0 := time.Now()
 	s.names(t, true, "")
 	if d := time.Since(t0); d > 3*time.Second {
 		t.Errorf("tools/list took %v while an upstream hangs", d)
 	}
 	s.alive(t)
-	sr, d := s.call(t, 40*time.Second, "tool_search", map[string]any{"query": "a15u echo"})
+	sr, d := s.call(t, 40*time.Second, "tool_search", map[string]any{"query": "fakeup echo"})
 	if d > 15*time.Second {
 		t.Errorf("tool_search took %v; docs/tools.md bounds its wait for starting servers at 10 s", d)
 	}
-	if !strings.Contains(sr.Text(), `MCP server "hang" is still starting`) {
-		t.Errorf("tool_search does not say the hung server is still starting:\n%s", sr.Text())
-	}
+	wantContains(t, "tool_search while a server hangs", sr.Text(), `MCP server "hang" is still starting`)
 	r, d := s.call(t, 40*time.Second, "hang__echo", map[string]any{"text": "x"})
 	wantResult(t, "call of a hanging server's tool", r, true, `"hang"`)
 	if d > 35*time.Second {
@@ -420,16 +390,8 @@ func TestUpstreamHang(t *testing.T) {
 func TestUpstreamWrongID(t *testing.T) {
 	slow(t)
 	t.Parallel()
-	srv := upstreamLifeNewSrv(t, "wrongid")
-	ws := newWorkspace(t, nil)
-	upstreamLifeConfig(t, ws, "servers", map[string]any{"wid": srv.entry})
-	s := upstreamLifeStart(t, ws)
-	ch := make(chan upstreamLifeReply, 1)
-	go func() {
-		var r harness.Result
-		_, err := s.c.Conn.Call(context.Background(), "tools/call", map[string]any{"name": "wid__echo", "arguments": map[string]any{"text": "x"}}, &r)
-		ch <- upstreamLifeReply{r, err}
-	}()
+	srv, s := upstreamLifeOne(t, "wrongid", "wid")
+	ch := s.callAsync(map[string]any{"name": "wid__echo", "arguments": map[string]any{"text": "x"}})
 	if !waitUntil(10*time.Second, func() bool { return upstreamLifeGot(srv, "tools/call") != nil }) {
 		t.Fatal("upstream never got tools/call")
 	}
@@ -441,18 +403,7 @@ func TestUpstreamWrongID(t *testing.T) {
 		// A clear error instead of waiting is acceptable.
 		wantResult(t, "call answered with a wrong id", rep.r, true, `"wid"`)
 	case <-time.After(1500 * time.Millisecond):
-		// id 2: initialize was 1.
-		if err := s.c.Conn.Notify(s.ctx, "$/cancelRequest", map[string]any{"id": 2}); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case rep := <-ch:
-			if rpcCode(rep.err) != -32800 {
-				t.Errorf("cancelled call: err %v result %q, want -32800", rep.err, rep.r.Text())
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("cancelled call never answered")
-		}
+		s.cancel(t, ch)
 	}
 	s.alive(t)
 }
@@ -462,10 +413,49 @@ type upstreamLifeReply struct {
 	err error
 }
 
+// callAsync sends tools/call with params; its answer arrives on the channel.
+func (s *upstreamLifeSession) callAsync(params map[string]any) chan upstreamLifeReply {
+	ch := make(chan upstreamLifeReply, 1)
+	go func() {
+		var r harness.Result
+		_, err := s.c.Conn.Call(context.Background(), "tools/call", params, &r)
+		ch <- upstreamLifeReply{r, err}
+	}()
+	return ch
+}
+
+// cancel sends $/cancelRequest for request 2 (the first after initialize)
+// and wants the call on ch to answer -32800.
+func (s *upstreamLifeSession) cancel(t *testing.T, ch chan upstreamLifeReply) {
+	t.Helper()
+	if err := s.c.Conn.Notify(s.ctx, "$/cancelRequest", map[string]any{"id": 2}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case rep := <-ch:
+		if rpcCode(rep.err) != -32800 {
+			t.Errorf("cancelled call: err %v result %q, want -32800", rep.err, rep.r.Text())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancelled call never answered")
+	}
+}
+
 // upstreamLifeGot is the first message with method the server read (nil: none).
+// upstreamLifeOne starts agentls with one fake server running mode, named name.
+func upstreamLifeOne(t *testing.T, mode, name string, env ...string) (upstreamLifeSrv, *upstreamLifeSession) {
+	t.Helper()
+	srv := upstreamLifeNewSrv(t, mode)
+	ws := newWorkspace(t, nil)
+	upstreamLifeConfig(t, ws, "servers", map[string]any{name: srv.entry})
+	return srv, upstreamLifeStart(t, ws, env...)
+}
+
 func upstreamLifeGot(s upstreamLifeSrv, method string) map[string]any {
-	for _, m := range s.recv() {
-		if m["method"] == method {
+	b, _ := os.ReadFile(filepath.Join(s.state, "recv"))
+	for _, l := range strings.Split(string(b), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m["method"] == method {
 			return m
 		}
 	}
@@ -480,11 +470,11 @@ func TestUpstreamOddTools(t *testing.T) {
 	t.Parallel()
 	srv := upstreamLifeNewSrv(t, "odd")
 	ws := newWorkspace(t, map[string]string{
-		".agentls/tools/odd__fine.json": `{"name": "odd__fine", "description": "a15u extension that takes the upstream name", "inputSchema": {"type": "object"}, "command": "echo up-extension"}`,
+		".agentls/tools/odd__fine.json": `{"name": "odd__fine", "description": "fakeup extension that takes the upstream name", "inputSchema": {"type": "object"}, "command": "echo up-extension"}`,
 	})
 	upstreamLifeConfig(t, ws, "servers", map[string]any{"odd": srv.entry})
 	s := upstreamLifeStart(t, ws)
-	s.call(t, 10*time.Second, "tool_search", map[string]any{"query": "a15u", "limit": 20})
+	s.call(t, 10*time.Second, "tool_search", map[string]any{"query": "fakeup", "limit": 20})
 	valid := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 	for _, format := range []string{"", "openai", "anthropic"} {
 		names := s.names(t, true, format)
@@ -500,35 +490,24 @@ func TestUpstreamOddTools(t *testing.T) {
 				t.Errorf("format %q: %q listed %d times", format, n, k)
 			}
 		}
-		if !upstreamLifeHas(names, "odd__echo") {
+		if !slices.Contains(names, "odd__echo") {
 			t.Errorf("format %q: odd__echo missing from %v", format, names)
 		}
 	}
-	var res struct {
-		Tools []map[string]any `json:"tools"`
-	}
-	if err := s.c.Call(s.ctx, "tools/list", map[string]any{"includeDeferred": true}, &res); err != nil {
-		t.Fatal(err)
-	}
-	for _, tl := range res.Tools {
-		if tl["name"] == "odd__noschema" {
-			sc, _ := tl["inputSchema"].(map[string]any)
-			if sc["type"] != "object" {
-				t.Errorf("odd__noschema listed with inputSchema %v, want an object schema", tl["inputSchema"])
-			}
+	if tl := listedTools(t, s.c, s.ctx, map[string]any{"includeDeferred": true})["odd__noschema"]; tl != nil {
+		if sc, _ := tl["inputSchema"].(map[string]any); sc["type"] != "object" {
+			t.Errorf("odd__noschema listed with inputSchema %v, want an object schema", tl["inputSchema"])
 		}
 	}
 	r, _ := s.call(t, 10*time.Second, "odd__echo", map[string]any{"text": "z"})
 	wantResult(t, "duplicate-named tool", r, false, "up-echo:z")
 	r, _ = s.call(t, 10*time.Second, "odd__fine", map[string]any{"text": "z"})
-	if r.IsError {
-		t.Errorf("odd__fine: %s", r.Text())
-	}
+	wantResult(t, "odd__fine", r, false)
 	// Renamed tools still reach the upstream tool they stand for.
 	r, _ = s.call(t, 10*time.Second, "odd__has_space", map[string]any{})
 	wantResult(t, "odd__has_space", r, false, "up-has space")
 	long := "odd__" + strings.Repeat("L", 59)
-	if upstreamLifeHas(s.names(t, true, ""), long) {
+	if slices.Contains(s.names(t, true, ""), long) {
 		r, _ = s.call(t, 10*time.Second, long, map[string]any{})
 		wantResult(t, long, r, false, "up-"+strings.Repeat("L", 200))
 	}
@@ -548,15 +527,10 @@ func TestUpstreamOddTools(t *testing.T) {
 // per crash at most, agentls alive.
 func TestUpstreamCrashOnCall(t *testing.T) {
 	t.Parallel()
-	srv := upstreamLifeNewSrv(t, "crash")
-	ws := newWorkspace(t, nil)
-	upstreamLifeConfig(t, ws, "servers", map[string]any{"crashy": srv.entry})
-	s := upstreamLifeStart(t, ws)
+	srv, s := upstreamLifeOne(t, "crash", "crashy")
 	r, _ := s.call(t, 10*time.Second, "crashy__echo", map[string]any{"text": "x"})
+	wantResult(t, "first crash", r, true)
 	wantContains(t, "first crash", r.Text(), `crashy__echo failed: the MCP server "crashy" did not answer (`, `It is restarted automatically; call again shortly.`)
-	if !r.IsError {
-		t.Errorf("crash result is not isError")
-	}
 	for i := 0; i < 3; i++ {
 		r, _ = s.call(t, 10*time.Second, "crashy__echo", map[string]any{"text": "x"})
 		if !r.IsError || !(strings.Contains(r.Text(), "unavailable") && strings.Contains(r.Text(), "restarting in") || strings.Contains(r.Text(), "did not answer")) {
@@ -577,16 +551,8 @@ func TestUpstreamCrashOnCall(t *testing.T) {
 // notifications/cancelled upstream with the upstream request's id.
 func TestUpstreamCancelAndProgress(t *testing.T) {
 	t.Parallel()
-	srv := upstreamLifeNewSrv(t, "ok")
-	ws := newWorkspace(t, nil)
-	upstreamLifeConfig(t, ws, "servers", map[string]any{"up": srv.entry})
-	s := upstreamLifeStart(t, ws)
-	ch := make(chan upstreamLifeReply, 1)
-	go func() {
-		var r harness.Result
-		_, err := s.c.Conn.Call(context.Background(), "tools/call", map[string]any{"name": "up__slow", "arguments": map[string]any{}, "callId": "up-slow-1"}, &r)
-		ch <- upstreamLifeReply{r, err}
-	}()
+	srv, s := upstreamLifeOne(t, "ok", "up")
+	ch := s.callAsync(map[string]any{"name": "up__slow", "arguments": map[string]any{}, "callId": "up-slow-1"})
 	if !waitUntil(10*time.Second, func() bool { return upstreamLifeGot(srv, "tools/call") != nil }) {
 		t.Fatal("upstream never got tools/call")
 	}
@@ -596,23 +562,13 @@ func TestUpstreamCancelAndProgress(t *testing.T) {
 		t.Errorf("upstream tools/call carries no progressToken: %v", call["params"])
 	} else {
 		_, ok := s.c.WaitNote(5*time.Second, func(n harness.Note) bool {
-			return n.Method == "tools/progress" && strings.Contains(string(n.Params), "up-slow-1") && strings.Contains(string(n.Params), "a15u step")
+			return n.Method == "tools/progress" && strings.Contains(string(n.Params), "up-slow-1") && strings.Contains(string(n.Params), "fakeup step")
 		})
 		if !ok {
 			t.Errorf("upstream progress not forwarded as tools/progress; notes %v", s.c.Notes("tools/progress"))
 		}
 	}
-	if err := s.c.Conn.Notify(s.ctx, "$/cancelRequest", map[string]any{"id": 2}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case rep := <-ch:
-		if rpcCode(rep.err) != -32800 {
-			t.Errorf("cancelled upstream call: err %v result %q, want -32800", rep.err, rep.r.Text())
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("cancelled call never answered")
-	}
+	s.cancel(t, ch)
 	ok := waitUntil(5*time.Second, func() bool {
 		c := upstreamLifeGot(srv, "notifications/cancelled")
 		if c == nil {
@@ -633,11 +589,8 @@ func TestUpstreamCancelAndProgress(t *testing.T) {
 // cannot know to mask) is masked, and an image content item passes through.
 func TestUpstreamResultsGovernedLikeAnyTool(t *testing.T) {
 	t.Parallel()
-	srv := upstreamLifeNewSrv(t, "ok")
-	ws := newWorkspace(t, nil)
-	upstreamLifeConfig(t, ws, "servers", map[string]any{"up": srv.entry})
 	secret := fmt.Sprintf("a7g%029d", time.Now().UnixNano())
-	s := upstreamLifeStart(t, ws, "A7G_SERVICE_TOKEN="+secret)
+	_, s := upstreamLifeOne(t, "ok", "up", "A7G_SERVICE_TOKEN="+secret)
 	r, _ := s.call(t, 10*time.Second, "up__echo", map[string]any{"text": "v=" + secret})
 	wantResult(t, "up__echo", r, false, "up-echo:v=")
 	wantLacks(t, "up__echo", compactJSON(r), secret)
@@ -646,20 +599,20 @@ func TestUpstreamResultsGovernedLikeAnyTool(t *testing.T) {
 	if len(txt) > 65536+2048 {
 		t.Errorf("huge result is %d bytes, over the 65,536-byte budget", len(txt))
 	}
-	wantContains(t, "huge result", txt, "a15u huge line 00001")
+	wantContains(t, "huge result", txt, "fakeup huge line 00001")
 	m := regexp.MustCompile(`read \{"path": ?"([^"]+)", ?"offset": ?(\d+)\}`).FindStringSubmatch(txt)
 	if m == nil {
-		t.Errorf("no read {path, offset} continuation in the cut result's tail:\n%s", upstreamLifeTail(txt, 600))
+		t.Errorf("no read {path, offset} continuation in the cut result's tail:\n%s", txt[max(0, len(txt)-600):])
 	} else {
 		b, err := os.ReadFile(m[1])
 		if err != nil {
 			t.Errorf("spill file: %v", err)
-		} else if !strings.Contains(string(b), "a15u huge line 05000") {
+		} else if !strings.Contains(string(b), "fakeup huge line 05000") {
 			t.Errorf("spill file %s lacks the last line (%d bytes)", m[1], len(b))
 		}
 		off, _ := strconv.Atoi(m[2])
 		cont, _ := s.call(t, 10*time.Second, "read", map[string]any{"path": m[1], "offset": off})
-		wantResult(t, "continuation read", cont, false, fmt.Sprintf("a15u huge line %05d", off))
+		wantResult(t, "continuation read", cont, false, fmt.Sprintf("fakeup huge line %05d", off))
 	}
 	r, _ = s.call(t, 10*time.Second, "up__image", map[string]any{})
 	var img map[string]any
@@ -678,13 +631,6 @@ func TestUpstreamResultsGovernedLikeAnyTool(t *testing.T) {
 	wantContains(t, "image result text", r.Text(), "up-image")
 }
 
-func upstreamLifeTail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
 // A server's env reaches its process, ${env:NAME} expanded from agentls's
 // environment; ${workspaceFolder} and a relative command (as Claude Code
 // runs it: from the project folder) start the server.
@@ -694,13 +640,13 @@ func TestUpstreamConfigShapes(t *testing.T) {
 	writeFile(t, filepath.Join(ws, "tools", "srv.py"), upstreamLifeServerPy)
 	os.Chmod(filepath.Join(ws, "tools", "srv.py"), 0o755)
 	plain, expanded, folder, relative := upstreamLifeNewSrv(t, "ok"), upstreamLifeNewSrv(t, "ok"), upstreamLifeNewSrv(t, "ok"), upstreamLifeNewSrv(t, "ok")
-	plain.entry["env"] = map[string]any{"A15U_VAR": "plain-value"}
-	expanded.entry["env"] = map[string]any{"A15U_VAR": "${env:A15U_FROM_AGENTLS}"}
+	plain.entry["env"] = map[string]any{"FAKEUP_VAR": "plain-value"}
+	expanded.entry["env"] = map[string]any{"FAKEUP_VAR": "${env:FAKEUP_FROM_AGENTLS}"}
 	upstreamLifeConfig(t, ws, "servers", map[string]any{"plain": plain.entry, "expanded": expanded.entry,
 		"folder":   map[string]any{"command": "${workspaceFolder}/tools/srv.py", "args": folder.entry["args"]},
 		"relative": map[string]any{"command": "./tools/srv.py", "args": relative.entry["args"]}})
-	s := upstreamLifeStart(t, ws, "A15U_FROM_AGENTLS=from-agentls-env")
-	for server, want := range map[string]string{"plain": "A15U_VAR=plain-value", "expanded": "A15U_VAR=from-agentls-env", "folder": "A15U_VAR=<unset>", "relative": "A15U_VAR=<unset>"} {
+	s := upstreamLifeStart(t, ws, "FAKEUP_FROM_AGENTLS=from-agentls-env")
+	for server, want := range map[string]string{"plain": "FAKEUP_VAR=plain-value", "expanded": "FAKEUP_VAR=from-agentls-env", "folder": "FAKEUP_VAR=<unset>", "relative": "FAKEUP_VAR=<unset>"} {
 		r, _ := s.call(t, 15*time.Second, server+"__env", map[string]any{})
 		wantResult(t, server, r, false, want)
 	}
@@ -729,9 +675,6 @@ func TestUpstreamBrokenConfig(t *testing.T) {
 		})
 	}
 }
-
-// upstreamLifeProcs counts live processes with marker as an argument.
-func upstreamLifeProcs(marker string) int { return len(processesWithArg(marker)) }
 
 // Ending agentls (EOF, shutdown+exit, EOF while an upstream call runs)
 // leaves no upstream process alive: python, node's server-filesystem and
@@ -778,7 +721,7 @@ func TestUpstreamNoOrphans(t *testing.T) {
 				markers = append(markers, fsDir)
 			}
 			for _, m := range markers {
-				if upstreamLifeProcs(m) == 0 {
+				if len(processesWithArg(m)) == 0 {
 					t.Fatalf("upstream %s not running before the end", m)
 				}
 			}
@@ -798,18 +741,12 @@ func TestUpstreamNoOrphans(t *testing.T) {
 				t.Errorf("agentls did not exit")
 			}
 			for _, m := range markers {
-				if !waitUntil(3*time.Second, func() bool { return upstreamLifeProcs(m) == 0 }) {
+				if !waitUntil(3*time.Second, func() bool { return len(processesWithArg(m)) == 0 }) {
 					t.Errorf("upstream with argument %s still alive 3 s after agentls exited: pids %v", m, processesWithArg(m))
 				}
 			}
 		})
 	}
-}
-
-// upstreamLifeMCPStart runs `agentls mcp` on ws with a cache dir of its own.
-func upstreamLifeMCPStart(t *testing.T, ws string) *mcpRawClient {
-	t.Helper()
-	return startMCPRaw(t, []string{"mcp", "--root", ws}, []string{"XDG_CACHE_HOME=" + t.TempDir()})
 }
 
 // Through `agentls mcp`, an upstream call's progress reaches the MCP client
@@ -822,8 +759,8 @@ func TestUpstreamMCPBothDirections(t *testing.T) {
 	py := upstreamLifeNewSrv(t, "ok")
 	ws := newWorkspace(t, map[string]string{".agentls/settings.json": `{"mode": "bypass"}`})
 	upstreamLifeConfig(t, ws, "mcpServers", map[string]any{"py": py.entry})
-	m := upstreamLifeMCPStart(t, ws)
-	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "a15u", "version": "1"}}})
+	m := startMCPRaw(t, []string{"mcp", "--root", ws}, []string{"XDG_CACHE_HOME=" + t.TempDir()})
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "fakeup", "version": "1"}}})
 	m.mustReply(1, 10*time.Second)
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": map[string]any{"name": "py__slow", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "up-tok"}}})
@@ -837,7 +774,7 @@ func TestUpstreamMCPBothDirections(t *testing.T) {
 		t.Errorf("upstream progress not forwarded to the MCP client")
 	}
 	call := upstreamLifeGot(py, "tools/call")
-	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 5, "reason": "a15u"}})
+	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 5, "reason": "fakeup"}})
 	if !waitUntil(5*time.Second, func() bool {
 		c := upstreamLifeGot(py, "notifications/cancelled")
 		p, _ := c["params"].(map[string]any)
@@ -854,7 +791,7 @@ func TestUpstreamMCPBothDirections(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("agentls mcp did not exit at EOF")
 	}
-	if !waitUntil(3*time.Second, func() bool { return upstreamLifeProcs(py.marker) == 0 }) {
+	if !waitUntil(3*time.Second, func() bool { return len(processesWithArg(py.marker)) == 0 }) {
 		t.Errorf("the upstream is alive after agentls mcp exited: %v", processesWithArg(py.marker))
 	}
 }
@@ -873,7 +810,7 @@ func TestUpstreamServersFollowMCPJSON(t *testing.T) {
 	upstreamLifeConfig(t, ws, "mcpServers", map[string]any{"second": second.entry})
 	if !waitUntil(15*time.Second, func() bool {
 		l := s.names(t, true, "")
-		return !upstreamLifeHas(l, "first__echo") && upstreamLifeHas(l, "second__echo")
+		return !slices.Contains(l, "first__echo") && slices.Contains(l, "second__echo")
 	}) {
 		t.Fatalf("first__echo not gone or second__echo not listed: %v", s.names(t, true, ""))
 	}
@@ -881,7 +818,7 @@ func TestUpstreamServersFollowMCPJSON(t *testing.T) {
 	wantResult(t, "a removed server's tool", r, true)
 	r, _ = s.call(t, 10*time.Second, "second__echo", map[string]any{"text": "3"})
 	wantResult(t, "second__echo", r, false, "up-echo:3")
-	if !waitUntil(5*time.Second, func() bool { return upstreamLifeProcs(first.marker) == 0 }) {
+	if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(first.marker)) == 0 }) {
 		t.Errorf("the removed server's process is alive: %v", processesWithArg(first.marker))
 	}
 }
@@ -897,7 +834,7 @@ func TestSearchRightAfterStartSeesASlowUpstream(t *testing.T) {
 	upstreamLifeConfig(t, ws, "servers", map[string]any{"slow": map[string]any{
 		"command": "sh", "args": append([]any{"-c", `sleep 1; exec "$0" "$@"`, srv.entry["command"]}, srv.entry["args"].([]any)...)}})
 	s := upstreamLifeStart(t, ws)
-	r, _ := s.call(t, 20*time.Second, "tool_search", map[string]any{"query": "a15u echo"})
+	r, _ := s.call(t, 20*time.Second, "tool_search", map[string]any{"query": "fakeup echo"})
 	wantResult(t, "tool_search right after start", r, false, "slow__echo")
 	r, _ = s.call(t, 20*time.Second, "slow__echo", map[string]any{"text": "late"})
 	wantResult(t, "slow__echo", r, false, "up-echo:late")
