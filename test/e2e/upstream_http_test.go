@@ -162,15 +162,15 @@ func TestUpstreamHTTPTransports(t *testing.T) {
 	ws := t.TempDir()
 	upstreamLifeConfig(t, ws, "servers", map[string]any{
 		"h1": map[string]any{"type": "http", "url": up.srv.URL + "/mcp", "headers": map[string]any{
-			"X-A": "${env:A3F_TOKEN}", "X-B": "Bearer ${A3F_TOKEN}", "X-C": "${A3F_UNSET:-fallback}",
-			"X-D": "[${A3F_UNSET_TOO}]", "X-W": "${workspaceFolder}",
+			"X-A": "${env:UPHTTP_TOKEN}", "X-B": "Bearer ${UPHTTP_TOKEN}", "X-C": "${UPHTTP_UNSET:-fallback}",
+			"X-D": "[${UPHTTP_UNSET_TOO}]", "X-W": "${workspaceFolder}",
 		}},
 		"h2": map[string]any{"type": "streamable-http", "url": up.srv.URL + "/mcp"},
 		"h3": map[string]any{"url": up.srv.URL + "/mcp"},
-		"s1": map[string]any{"type": "sse", "url": up.srv.URL + "/sse", "headers": map[string]any{"X-S": "${env:A3F_TOKEN}"}},
+		"s1": map[string]any{"type": "sse", "url": up.srv.URL + "/sse", "headers": map[string]any{"X-S": "${env:UPHTTP_TOKEN}"}},
 	})
 	logFile := filepath.Join(t.TempDir(), "agentls.log")
-	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"A3F_TOKEN=tok-s3cr3t-123"},
+	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"UPHTTP_TOKEN=tok-s3cr3t-123"},
 		Args: []string{"--log-file", logFile, "--log-level", "debug"}})
 	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass", "permissions": map[string]any{"deny": []any{"mcp__h1__delete_all"}}}})
 	for _, srv := range []string{"h1", "h2", "h3", "s1"} {
@@ -187,8 +187,8 @@ func TestUpstreamHTTPTransports(t *testing.T) {
 		}
 	}
 	logs := clientLogs(c)
-	if !regexp.MustCompile(`h1[^\n]*A3F_UNSET_TOO|A3F_UNSET_TOO[^\n]*h1`).MatchString(logs) {
-		t.Errorf("no window/logMessage naming server h1 and the unset variable A3F_UNSET_TOO:\n%s", logs)
+	if !regexp.MustCompile(`h1[^\n]*UPHTTP_UNSET_TOO|UPHTTP_UNSET_TOO[^\n]*h1`).MatchString(logs) {
+		t.Errorf("no window/logMessage naming server h1 and the unset variable UPHTTP_UNSET_TOO:\n%s", logs)
 	}
 	lf, _ := os.ReadFile(logFile)
 	if strings.Contains(logs+string(lf), "tok-s3cr3t-123") {

@@ -589,8 +589,8 @@ func TestUpstreamCancelAndProgress(t *testing.T) {
 // cannot know to mask) is masked, and an image content item passes through.
 func TestUpstreamResultsGovernedLikeAnyTool(t *testing.T) {
 	t.Parallel()
-	secret := fmt.Sprintf("a7g%029d", time.Now().UnixNano())
-	_, s := upstreamLifeOne(t, "ok", "up", "A7G_SERVICE_TOKEN="+secret)
+	secret := fmt.Sprintf("upkey%027d", time.Now().UnixNano())
+	_, s := upstreamLifeOne(t, "ok", "up", "UPSTREAM_SERVICE_TOKEN="+secret)
 	r, _ := s.call(t, 10*time.Second, "up__echo", map[string]any{"text": "v=" + secret})
 	wantResult(t, "up__echo", r, false, "up-echo:v=")
 	wantLacks(t, "up__echo", compactJSON(r), secret)
