@@ -106,12 +106,3 @@ func TestCapabilityLessClientIsNeverAsked(t *testing.T) {
 		})
 	}
 }
-
-// checkText asserts what a result's text holds and lacks, and what lenient
-// input repair reported in details.normalized.
-func checkText(t *testing.T, r harness.Result, want, notWant, wantNorm []string) {
-	t.Helper()
-	wantContains(t, "text", r.Text(), want...)
-	wantLacks(t, "text", r.Text(), notWant...)
-	wantContains(t, "details.normalized", fmt.Sprint(r.Details["normalized"]), wantNorm...)
-}

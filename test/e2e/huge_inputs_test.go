@@ -385,7 +385,6 @@ func TestHugeBash(t *testing.T) {
 		}
 		const lines = 2097152                 // 200 MiB in lines of 100
 		const total = 209715200 + (lines - 1) // fold adds a newline between lines
-		const lost = total - hugeSpillCap     // what one spill file cannot hold
 		// Whole lines in the byte tail, beside the notices (at most 1 KiB).
 		const shown = hugeBashBytes / (100 + 1)
 		if len(text) > hugeBashBytes {

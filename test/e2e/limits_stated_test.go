@@ -87,13 +87,6 @@ func limitsPropDesc(tool map[string]any, prop string) string {
 	return fmt.Sprint(p["description"])
 }
 
-func limitsHead(s string) string {
-	if len(s) > 1500 {
-		return s[:700] + "\n…\n" + s[len(s)-700:]
-	}
-	return s
-}
-
 // limitsCustom is a small value for every key docs/protocol.md lists.
 var limitsCustom = map[string]any{
 	"readLines": 37, "readBytes": 4321, "readLineChars": 43, "lsEntries": 7,

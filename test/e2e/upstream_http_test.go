@@ -21,32 +21,6 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// waitTool waits until the upstream's tools are registered: servers start
-// in the background after initialize.
-func waitTool(t *testing.T, c *harness.Client, ctx context.Context, name string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var list struct {
-			Tools []struct {
-				Name string `json:"name"`
-			} `json:"tools"`
-		}
-		if err := c.Call(ctx, "tools/list", map[string]any{"includeDeferred": true}, &list); err != nil {
-			t.Fatal(err)
-		}
-		for _, tool := range list.Tools {
-			if tool.Name == name {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not registered after 5 s", name)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // httpSecret is a GitHub token the fixture's planted_secret returns; the
 // masker must keep it from the model.
 const httpSecret = "ghp_Z9yX8wV7uT6sR5qP4oN3mL2kJ1iH0gF9eD8cB7aQ"
