@@ -49,16 +49,7 @@ type framingRaw struct {
 // that are not well-formed frames fail the test.
 func framingStart(t *testing.T, ws string, env ...string) *framingRaw {
 	t.Helper()
-	r := &framingRaw{}
-	r.nextID.Store(1000)
-	r.rawClient = startRaw(t, []string{"--root", ws}, env, r.read)
-	t.Cleanup(func() {
-		r.close()
-		if b := r.badFrames(); len(b) > 0 {
-			t.Errorf("stdout carried bytes that are not frames: %q", b)
-		}
-	})
-	return r
+	return cliServe(t, env, "--root", ws)
 }
 
 // read parses LSP frames strictly: CRLF header lines, only Content-Length
