@@ -24,9 +24,6 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// cliSecret is a fake Anthropic key: the masker must never let it out.
-const cliSecret = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH"
-
 // cliRepoRoot is the checkout's root (tests run in test/e2e).
 func cliRepoRoot(t *testing.T) string {
 	t.Helper()
