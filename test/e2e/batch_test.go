@@ -145,21 +145,12 @@ func (r *batchRaw) notes(method string) []batchFrame {
 	return out
 }
 
+// batchResult is a tool result (content and isError as MCP's) with its
+// callId and details.
 type batchResult struct {
-	CallID  string           `json:"callId"`
-	Content []map[string]any `json:"content"`
-	IsError bool             `json:"isError"`
-	Details map[string]any   `json:"details"`
-}
-
-func (res batchResult) text() string {
-	var parts []string
-	for _, c := range res.Content {
-		if c["type"] == "text" {
-			parts = append(parts, fmt.Sprint(c["text"]))
-		}
-	}
-	return strings.Join(parts, "\n")
+	mcpRawToolResult
+	CallID  string         `json:"callId"`
+	Details map[string]any `json:"details"`
 }
 
 func (r *batchRaw) decode(f batchFrame, v any) {
