@@ -199,21 +199,6 @@ func initializeNotesOf(frames []initializeFrame, method, callID string) []initia
 	return out
 }
 
-func initializeText(res map[string]any) string {
-	var b strings.Builder
-	parts, _ := res["content"].([]any)
-	for _, p := range parts {
-		m, _ := p.(map[string]any)
-		if m["type"] == "text" {
-			if b.Len() > 0 {
-				b.WriteString("\n")
-			}
-			b.WriteString(fmt.Sprint(m["text"]))
-		}
-	}
-	return b.String()
-}
-
 // initializeToolCall runs tools/call over the raw client and returns the reply frame.
 func (r *initializeRaw) toolCall(t *testing.T, name, callID string, args any) initializeFrame {
 	t.Helper()
@@ -269,7 +254,7 @@ func TestInitializeDetailsBeforeReplyAndCallIDs(t *testing.T) {
 			reply := r.toolCall(t, tc.tool, tc.callID, tc.args)
 			res := reply.result()
 			if res["isError"] == true {
-				t.Fatalf("%s failed: %s", tc.tool, initializeText(res))
+				t.Fatalf("%s failed: %s", tc.tool, framingText(res))
 			}
 			id, _ := res["callId"].(string)
 			if tc.callID != "" && id != tc.callID {
@@ -445,8 +430,8 @@ func TestInitializeInitializationOptions(t *testing.T) {
 	t.Run("[] for {} inside the options", func(t *testing.T) {
 		r := initializeStart(t, resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"}))
 		r.initialize(map[string]any{"initializationOptions": map[string]any{"permissions": []any{}, "limits": []any{}}})
-		if res := r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result(); !strings.Contains(initializeText(res), "hello") {
-			t.Errorf("read: %s", initializeText(res))
+		if res := r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result(); !strings.Contains(framingText(res), "hello") {
+			t.Errorf("read: %s", framingText(res))
 		}
 	})
 }
@@ -492,7 +477,7 @@ func TestInitializeMalformedNotificationsKeepTheSession(t *testing.T) {
 				code := r.exitCode(time.Second)
 				t.Fatalf("after %s the session ended (exit code %d) without a reply to the next request", tc.body, code)
 			}
-			wantContains(t, "read after the bad notification", initializeText(f.result()), "hello")
+			wantContains(t, "read after the bad notification", framingText(f.result()), "hello")
 			for _, g := range r.all()[before:] {
 				if g.isReply() && g.Seq != f.Seq {
 					t.Errorf("the notification drew a reply: %s", g.Raw)
