@@ -41,9 +41,14 @@ func mcpRawStart(t *testing.T, root string) *mcpRawConn {
 // so calls that would need approval run (tests not about permissions).
 func mcpRawStartBypass(t *testing.T, root string) *mcpRawConn {
 	t.Helper()
+	return mcpRawStartEnv(t, root, mcpRawBypassEnv(t))
+}
+
+// mcpRawBypassEnv points XDG_CONFIG_HOME at user settings selecting mode bypass.
+func mcpRawBypassEnv(t *testing.T) string {
 	cfg := t.TempDir()
 	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), `{"mode": "bypass"}`)
-	return mcpRawStartEnv(t, root, "XDG_CONFIG_HOME="+cfg)
+	return "XDG_CONFIG_HOME=" + cfg
 }
 
 // mcpRawStartEnv is mcpRawStart with extra environment (later entries win).

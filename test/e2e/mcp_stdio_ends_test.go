@@ -59,19 +59,9 @@ func (g gatedReader) Read(b []byte) (int, error) {
 	return g.r.Read(b)
 }
 
-// mcpioEnv is the environment without the variables these tests set, plus
-// a private config dir selecting mode bypass (bash and write run unasked).
-func mcpioEnv(t *testing.T) []string {
-	cfg := t.TempDir()
-	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), `{"mode": "bypass"}`)
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, "XDG_CONFIG_HOME="+cfg)
-}
+// mcpioEnv is the environment with user settings selecting mode bypass
+// (bash and write run unasked); exec keeps the last of duplicate keys.
+func mcpioEnv(t *testing.T) []string { return append(os.Environ(), mcpRawBypassEnv(t)) }
 
 // mcpioStart runs `agentls mcp --root root`. With sock, stdin and stdout are
 // Unix socket pairs (as Node.js's child_process gives a child), else pipes.
