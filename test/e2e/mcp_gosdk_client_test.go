@@ -12,13 +12,12 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"sync/atomic"
-
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
