@@ -335,32 +335,23 @@ func TestMCPRawRequestIDs(t *testing.T) {
 	}
 }
 
-// Framing: a CRLF line end, and a batch (with a notification in it) on
-// 2025-03-26, the revision that required receiving batches. Split writes,
-// big and oversize lines are TestMCPStdioAnswersEveryMessage's.
+// Framing: a batch (with a notification in it) on 2025-03-26, the revision
+// that required receiving batches. CRLF line ends are internal/mcp's
+// TestStdioDeliversRequestsAndSkipsBlankLines; split writes, big and
+// oversize lines TestMCPStdioAnswersEveryMessage's.
 func TestMCPRawFraming(t *testing.T) {
-	ws := newWorkspace(t, nil)
-	c := mcpRawStart(t, ws)
-	c.initialize("2025-06-18", nil)
-	t.Run("CRLF", func(t *testing.T) {
-		c.send(`{"jsonrpc":"2.0","id":"crlf","method":"ping"}` + "\r\n")
-		c.expect("CRLF ping", mcpRawIDIs(`"crlf"`))
-	})
-	t.Run("batch on 2025-03-26", func(t *testing.T) {
-		// 2025-03-26: implementations "MUST support receiving JSON-RPC batches".
-		c := mcpRawStart(t, ws)
-		if r := c.initialize("2025-03-26", nil); r.ProtocolVersion != "2025-03-26" {
-			t.Fatalf("negotiated %s", r.ProtocolVersion)
-		}
-		n := c.count()
-		c.send(`[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}},{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"ls","arguments":{}}},{"jsonrpc":"2.0","id":"c2","method":"ping"}]` + "\n")
-		c.expect("c1", mcpRawIDIs(`"c1"`))
-		c.expect("c2", mcpRawIDIs(`"c2"`))
-		c.request("ping", nil)
-		if m, ok := c.waitFrom(n, 0, func(m mcpMsg) bool { return m.isResponse() && m.Error != nil }); ok {
-			t.Errorf("batch with a notification produced an error: %s", m.Raw)
-		}
-	})
+	c := mcpRawStart(t, newWorkspace(t, nil))
+	if r := c.initialize("2025-03-26", nil); r.ProtocolVersion != "2025-03-26" {
+		t.Fatalf("negotiated %s", r.ProtocolVersion)
+	}
+	n := c.count()
+	c.send(`[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}},{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"ls","arguments":{}}},{"jsonrpc":"2.0","id":"c2","method":"ping"}]` + "\n")
+	c.expect("c1", mcpRawIDIs(`"c1"`))
+	c.expect("c2", mcpRawIDIs(`"c2"`))
+	c.request("ping", nil)
+	if m, ok := c.waitFrom(n, 0, func(m mcpMsg) bool { return m.isResponse() && m.Error != nil }); ok {
+		t.Errorf("batch with a notification produced an error: %s", m.Raw)
+	}
 	if bad := c.badLines(); len(bad) > 0 {
 		t.Errorf("server wrote non-JSON lines: %q", bad)
 	}
