@@ -1,11 +1,8 @@
 package e2e
 
-// Contract tests of the executor and the call-scoped protocol:
-// tools/callBatch, callId stamping, tools/progress, tools/details,
-// $/cancelRequest and tools/confirm, as docs/protocol.md and docs/protocol.md
-// state them. Most tests use a raw LSP-framed client (batchRaw) so that wire
-// order, the -32800 reply of a cancelled request and the server's own
-// $/cancelRequest are visible exactly as an editor sees them.
+// Contract tests of tools/callBatch, callId stamping, $/cancelRequest and
+// tools/confirm (docs/protocol.md), over a raw LSP-framed client so wire
+// order and -32800 replies are seen exactly as an editor sees them.
 
 import (
 	"bytes"
@@ -14,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -87,7 +83,7 @@ func batchStart(t *testing.T, files map[string]string, o batchStartOpts) *batchR
 	if f.Error != nil {
 		t.Fatalf("initialize: %+v", *f.Error)
 	}
-	r.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
 	return r
 }
 
@@ -106,20 +102,15 @@ func batchDecoder() func(body []byte) []batchFrame {
 	}
 }
 
-func (r *batchRaw) send(msg any) {
-	r.t.Helper()
-	r.sendJSON(msg)
-}
-
 // request sends a request with the given id (a string or an int).
 func (r *batchRaw) request(id any, method string, params any) {
 	r.t.Helper()
-	r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
 func (r *batchRaw) cancel(id any) {
 	r.t.Helper()
-	r.send(map[string]any{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": map[string]any{"id": id}})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": map[string]any{"id": id}})
 }
 
 func batchIDIs(raw json.RawMessage, id any) bool {
@@ -154,21 +145,12 @@ func (r *batchRaw) notes(method string) []batchFrame {
 	return out
 }
 
+// batchResult is a tool result (content and isError as MCP's) with its
+// callId and details.
 type batchResult struct {
-	CallID  string           `json:"callId"`
-	Content []map[string]any `json:"content"`
-	IsError bool             `json:"isError"`
-	Details map[string]any   `json:"details"`
-}
-
-func (res batchResult) text() string {
-	var parts []string
-	for _, c := range res.Content {
-		if c["type"] == "text" {
-			parts = append(parts, fmt.Sprint(c["text"]))
-		}
-	}
-	return strings.Join(parts, "\n")
+	mcpRawToolResult
+	CallID  string         `json:"callId"`
+	Details map[string]any `json:"details"`
 }
 
 func (r *batchRaw) decode(f batchFrame, v any) {
@@ -232,21 +214,6 @@ func (r *batchRaw) file(name string) (string, bool) {
 		return "", false
 	}
 	return string(b), true
-}
-
-// dirNames lists a workspace directory (temp files would show up here).
-func (r *batchRaw) dirNames(dir string) []string {
-	r.t.Helper()
-	ents, err := os.ReadDir(filepath.Join(r.ws, dir))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	return names
 }
 
 // alive proves the server still serves: a fresh read answers.
@@ -398,20 +365,6 @@ func TestBatchUnsafeCallsInOrder(t *testing.T) {
 	}
 }
 
-// ---- callId stamping, tools/details, tools/progress ----
-
-func batchNote(f batchFrame) (callID, tool, output string, details map[string]any) {
-	var p struct {
-		CallID  string         `json:"callId"`
-		Tool    string         `json:"tool"`
-		Output  string         `json:"output"`
-		Message string         `json:"message"`
-		Details map[string]any `json:"details"`
-	}
-	json.Unmarshal(f.Params, &p)
-	return p.CallID, p.Tool, p.Output + p.Message, p.Details
-}
-
 // ---- $/cancelRequest ----
 
 func TestBatchCancelToolCall(t *testing.T) {
@@ -452,7 +405,7 @@ func TestBatchCancelBatch(t *testing.T) {
 		batchCall("test_block", map[string]any{}, ""),
 		batchCall("test_block", map[string]any{}, ""),
 		batchCall("bash", map[string]any{"command": "touch after.txt"}, ""),
-		batchCall("write", batchWriteArgs("written.txt", "x"), ""),
+		batchCall("write", map[string]any{"path": "written.txt", "content": "x"}, ""),
 	}})
 	if !waitUntil(batchWait, func() bool { return len(processesWithArg("100.5822")) > 0 }) {
 		t.Fatal("the batch's first command never started")
@@ -485,37 +438,35 @@ func TestBatchCancelBatch(t *testing.T) {
 func TestBatchCancelledWriteLeavesNothing(t *testing.T) {
 	slow(t)
 	t.Parallel()
-	t.Run("big write cancelled at once", func(t *testing.T) {
-		r := batchStart(t, map[string]string{"d/keep.txt": "keep\n"}, batchStartOpts{mode: "bypass"})
-		content := strings.Repeat("0123456789abcdef\n", 1<<19) // 8.5 MB
-		for i := range 3 {
-			name := fmt.Sprintf("d/big%d.txt", i)
-			r.request(10+i, "tools/call", map[string]any{"name": "write", "arguments": map[string]any{"path": name, "content": content}})
-			r.cancel(10 + i)
-			f, ok := r.reply(10+i, batchWait)
-			if !ok {
-				t.Fatal("no reply")
+	r := batchStart(t, map[string]string{"d/keep.txt": "keep\n"}, batchStartOpts{mode: "bypass"})
+	content := strings.Repeat("0123456789abcdef\n", 1<<19) // 8.5 MB
+	for i := range 3 {
+		name := fmt.Sprintf("d/big%d.txt", i)
+		r.request(10+i, "tools/call", map[string]any{"name": "write", "arguments": map[string]any{"path": name, "content": content}})
+		r.cancel(10 + i)
+		f, ok := r.reply(10+i, batchWait)
+		if !ok {
+			t.Fatal("no reply")
+		}
+		got, exists := r.file(name)
+		switch {
+		case f.Error != nil && f.Error.Code == batchCancelled:
+			if exists {
+				t.Errorf("%s: -32800 but the file exists (%d bytes)", name, len(got))
 			}
-			got, exists := r.file(name)
-			switch {
-			case f.Error != nil && f.Error.Code == batchCancelled:
-				if exists {
-					t.Errorf("%s: -32800 but the file exists (%d bytes)", name, len(got))
-				}
-			case f.Error == nil:
-				if got != content {
-					t.Errorf("%s: write answered but the file has %d of %d bytes", name, len(got), len(content))
-				}
-			default:
-				t.Errorf("%s: unexpected error %+v", name, *f.Error)
+		case f.Error == nil:
+			if got != content {
+				t.Errorf("%s: write answered but the file has %d of %d bytes", name, len(got), len(content))
 			}
-			for _, n := range r.dirNames("d") {
-				if n != "keep.txt" && !strings.HasPrefix(n, "big") || strings.HasPrefix(n, "big") && !strings.HasSuffix(n, ".txt") {
-					t.Errorf("stray file in d/: %s", n)
-				}
+		default:
+			t.Errorf("%s: unexpected error %+v", name, *f.Error)
+		}
+		for _, n := range dirNames(t, filepath.Join(r.ws, "d")) {
+			if n != "keep.txt" && !strings.HasPrefix(n, "big") || strings.HasPrefix(n, "big") && !strings.HasSuffix(n, ".txt") {
+				t.Errorf("stray file in d/: %s", n)
 			}
 		}
-	})
+	}
 }
 
 // ---- tools/confirm ----
@@ -545,11 +496,7 @@ func (r *batchRaw) nextConfirm(n int, timeout time.Duration) (batchConfirm, bool
 
 func (r *batchRaw) answer(c batchConfirm, result any) {
 	r.t.Helper()
-	r.send(map[string]any{"jsonrpc": "2.0", "id": c.ID, "result": result})
-}
-
-func batchWriteArgs(path, content string) map[string]any {
-	return map[string]any{"path": path, "content": content}
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": c.ID, "result": result})
 }
 
 // TestBatchConfirmDecisions: each decision's effect on this call and on
@@ -716,12 +663,11 @@ func TestBatchCancelAfterCommit(t *testing.T) {
 	t.Parallel()
 	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
-		batchCall("write", batchWriteArgs("c.txt", "committed\n"), "w"),
+		batchCall("write", map[string]any{"path": "c.txt", "content": "committed\n"}, "w"),
 		batchCall("test_block", map[string]any{}, "blk"),
 	}})
 	if _, ok := r.wait(batchWait, func(f batchFrame) bool {
-		id, _, _, _ := batchNote(f)
-		return f.Method == "tools/details" && id == "w"
+		return f.Method == "tools/details" && strings.Contains(string(f.Params), `"callId":"w"`)
 	}); !ok {
 		t.Fatal("no tools/details for the batch's write while the batch still ran")
 	}
@@ -751,48 +697,26 @@ func TestBatchCancelAfterCommit(t *testing.T) {
 // stays: bash cannot be undone (docs/protocol.md, Cancellation).
 func TestBatchCancelledAfterSideEffect(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name, method, marker string
-	}{
-		{"tools/callBatch", "tools/callBatch", "100.8846"},
-	}
 	r := batchStart(t, nil, batchStartOpts{mode: "bypass"})
-	for i, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			made := fmt.Sprintf("made%d.txt", i)
-			call := batchCall("bash", map[string]any{"command": "echo hi > " + made + "; sleep " + c.marker}, "")
-			var params any = call
-			if c.method == "tools/callBatch" {
-				params = map[string]any{"calls": []any{call}}
-			}
-			r.request(i+1, c.method, params)
-			// The file is written and the command still runs: the cancel
-			// comes after the change (the shell's command line holds the
-			// marker before it has run anything).
-			if !waitUntil(batchWait, func() bool {
-				_, made := r.file(made)
-				return made && len(processesWithArg(c.marker)) > 0
-			}) {
-				t.Fatal("the command never got to its sleep")
-			}
-			r.cancel(i + 1)
-			f, ok := r.reply(i+1, batchWait)
-			if !ok {
-				t.Fatal("no reply")
-			}
-			// docs/protocol.md: a cancelled command is stopped, not
-			// undone — -32800, its process group gone, what it wrote
-			// before that still there.
-			if f.Error == nil || f.Error.Code != batchCancelled {
-				t.Errorf("%s: reply %+v, want -32800", c.method, f)
-			}
-			if !waitUntil(batchWait, func() bool { return len(processesWithArg(c.marker)) == 0 }) {
-				t.Errorf("%s: the cancelled command is still running", c.method)
-			}
-			if _, exists := r.file(made); !exists {
-				t.Errorf("%s: %s, written before the cancel, is gone; a command is stopped, not undone", c.method, made)
-			}
-		})
+	const marker = "100.8846"
+	r.request(1, "tools/callBatch", map[string]any{"calls": []any{batchCall("bash", map[string]any{"command": "echo hi > made.txt; sleep " + marker}, "")}})
+	// The file is written and the command still runs: the cancel comes
+	// after the change.
+	if !waitUntil(batchWait, func() bool {
+		_, made := r.file("made.txt")
+		return made && len(processesWithArg(marker)) > 0
+	}) {
+		t.Fatal("the command never got to its sleep")
+	}
+	r.cancel(1)
+	if f, ok := r.reply(1, batchWait); !ok || f.Error == nil || f.Error.Code != batchCancelled {
+		t.Errorf("reply %+v (ok %v), want -32800", f, ok)
+	}
+	if !waitUntil(batchWait, func() bool { return len(processesWithArg(marker)) == 0 }) {
+		t.Errorf("the cancelled command is still running")
+	}
+	if _, exists := r.file("made.txt"); !exists {
+		t.Errorf("made.txt, written before the cancel, is gone; a command is stopped, not undone")
 	}
 }
 

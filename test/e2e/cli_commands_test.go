@@ -24,9 +24,6 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// cliSecret is a fake Anthropic key: the masker must never let it out.
-const cliSecret = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH"
-
 // cliRepoRoot is the checkout's root (tests run in test/e2e).
 func cliRepoRoot(t *testing.T) string {
 	t.Helper()
@@ -280,31 +277,24 @@ func cliSession(t *testing.T, p *framingRaw, ws string) int {
 // cannot be opened is a clear start error.
 func TestCLIServeLogging(t *testing.T) {
 	t.Parallel()
-	t.Run("stderr", func(t *testing.T) {
-		ws := cliBadSettingsWS(t)
-		p := cliServe(t, nil, "--root", ws, "--log-level", "debug")
-		if code := cliSession(t, p, ws); code != 0 {
-			t.Errorf("exit code %d", code)
-		}
-		if !strings.Contains(p.stderr.String(), "settings.json") {
-			t.Errorf("the settings problem is not logged to stderr: %q", p.stderr.String())
-		}
-	})
-	t.Run("log-file", func(t *testing.T) {
-		ws := cliBadSettingsWS(t)
-		logf := filepath.Join(t.TempDir(), "agentls.log")
-		p := cliServe(t, nil, "--root", ws, "--log-level", "debug", "--log-file", logf)
-		if code := cliSession(t, p, ws); code != 0 {
-			t.Errorf("exit code %d", code)
-		}
-		b, _ := os.ReadFile(logf)
-		if !strings.Contains(string(b), "settings.json") {
-			t.Errorf("log file lacks the settings problem: %q", b)
-		}
-		if s := p.stderr.String(); s != "" {
-			t.Errorf("stderr not empty with --log-file: %q", s)
-		}
-	})
+	for _, toFile := range []bool{false, true} {
+		t.Run(fmt.Sprint("log-file ", toFile), func(t *testing.T) {
+			ws := cliBadSettingsWS(t)
+			logf := filepath.Join(t.TempDir(), "agentls.log")
+			args := []string{"--root", ws, "--log-level", "debug"}
+			if toFile {
+				args = append(args, "--log-file", logf)
+			}
+			p := cliServe(t, nil, args...)
+			if code := cliSession(t, p, ws); code != 0 {
+				t.Errorf("exit code %d", code)
+			}
+			logs, _ := os.ReadFile(logf)
+			if s := p.stderr.String(); !toFile && !strings.Contains(s, "settings.json") || toFile && (s != "" || !strings.Contains(string(logs), "settings.json")) {
+				t.Errorf("the settings problem not logged to stderr, or with --log-file not to the file only: stderr %q, file %q", s, logs)
+			}
+		})
+	}
 	for _, sub := range [][]string{nil, {"mcp"}, {"call", "ls"}} {
 		t.Run(fmt.Sprintf("log-file in missing dir %v", sub), func(t *testing.T) {
 			ws := t.TempDir()
@@ -315,19 +305,6 @@ func TestCLIServeLogging(t *testing.T) {
 			}
 		})
 	}
-}
-
-// cliAlive reports whether pid is a live (not zombie) process.
-func cliAlive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndex(s, ")"); i >= 0 && len(s) > i+2 {
-		return s[i+2] != 'Z' && s[i+2] != 'X'
-	}
-	return true
 }
 
 // cliStartBlocked starts a server with a running bash command whose pid
@@ -358,17 +335,15 @@ func TestCLIServeEnding(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
-	t.Run("SIGTERM", func(t *testing.T) {
-		p, pid := cliStartBlocked(t)
-		start := time.Now()
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		p.exitCode(5 * time.Second)
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("exit %v after SIGTERM", d)
-		}
-		if cliAlive(pid) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Errorf("the running bash command (pid %d) survived SIGTERM", pid)
-		}
-	})
+	p, pid := cliStartBlocked(t)
+	start := time.Now()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.exitCode(5 * time.Second)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("exit %v after SIGTERM", d)
+	}
+	if mcpioAlive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the running bash command (pid %d) survived SIGTERM", pid)
+	}
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 // A second request with the id of one still in flight gets an error
@@ -41,22 +40,5 @@ func TestSecondRequestWithAnInFlightIDIsRefused(t *testing.T) {
 	r.send(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/list", "params": map[string]any{}})
 	if got := replies(3); len(got) != 3 || got[2]["error"] != nil {
 		t.Errorf("id 77 reused after its answer: %d replies, last %v; want a third, a result", len(got), got[len(got)-1])
-	}
-}
-
-// The same in MCP mode (agentls mcp), where the SDK would drop the second
-// request without any reply.
-func TestSecondMCPRequestWithAnInFlightIDIsRefused(t *testing.T) {
-	t.Parallel()
-	c := mcpRawStartBypass(t, framingWS(t, nil))
-	c.initialize("2025-06-18", nil)
-	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 0.5; echo first"}}}` + "\n" +
-		`{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{}}` + "\n")
-	var five []mcpMsg
-	waitUntil(mcpRawTimeout, func() bool { five = c.matching(mcpRawIDIs("5")); return len(five) >= 2 })
-	time.Sleep(200 * time.Millisecond) // room for a third reply, which must not come
-	five = c.matching(mcpRawIDIs("5"))
-	if len(five) != 2 || five[0].Error == nil || five[0].Error.Code != -32600 || !strings.Contains(five[0].Error.Message, "still in flight") || five[1].Error != nil {
-		t.Errorf("replies to id 5: %v; want the duplicate's -32600 refusal, then the bash result", five)
 	}
 }

@@ -4,12 +4,9 @@ package e2e
 // a client library hides: wire order and the cancel grace.
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -153,39 +150,19 @@ func TestLifecycleRequestsTakeEffectInWireOrder(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	for i := range 5 {
-		cmd := harness.Command(t, []string{"--root", ws})
-		stdin, stdout := harness.StartPiped(t, cmd)
-		stopOnCleanup(t, cmd, stdin)
+		r := framingStart(t, ws)
 		var batch strings.Builder
 		for id, m := range []string{"initialize", "tools/list", "initialize", "shutdown", "tools/list"} {
 			params := "{}"
 			if m == "initialize" {
 				params = `{"processId":null,"rootUri":null,"capabilities":{}}`
 			}
-			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id+1, m, params)
-			fmt.Fprintf(&batch, "Content-Length: %d\r\n\r\n%s", len(body), body)
+			batch.Write(framingFrameOf(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id+1, m, params)))
 		}
-		if _, err := io.WriteString(stdin, batch.String()); err != nil {
-			t.Fatal(err)
-		}
-		br := bufio.NewReader(stdout)
-		got := map[float64]map[string]any{}
-		for len(got) < 5 {
-			body, err := readFrame(br)
-			if err != nil {
-				t.Fatalf("round %d: %v (replies so far %v)", i, err, got)
-			}
-			var m map[string]any
-			if err := json.Unmarshal(body, &m); err != nil {
-				t.Fatal(err)
-			}
-			if id, ok := m["id"].(float64); ok && m["method"] == nil {
-				got[id] = m
-			}
-		}
-		for id, want := range map[float64]int{1: 0, 2: 0, 3: -32600, 4: 0, 5: -32600} {
-			if code := replyCode(got[id]); code != want {
-				t.Errorf("round %d: reply %v = %v, want code %d (0: a result)", i, id, got[id], want)
+		r.writeBytes([]byte(batch.String()))
+		for id, want := range map[int]int{1: 0, 2: 0, 3: -32600, 4: 0, 5: -32600} {
+			if code, msg := framingErr(r.reply(id)); code != want {
+				t.Errorf("round %d: reply %d has code %d %q, want %d (0: a result)", i, id, code, msg, want)
 			}
 		}
 	}

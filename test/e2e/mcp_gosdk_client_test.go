@@ -12,13 +12,12 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"sync/atomic"
-
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,7 +107,7 @@ func goClientCall(t *testing.T, ctx context.Context, s *mcp.ClientSession, name 
 
 var goClientBypass = map[string]any{"mode": "bypass"}
 
-func TestMCPGoClientReadGrepEdit(t *testing.T) {
+func TestMCPGoClientReadAndEditResults(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	ws := resolvedWorkspace(t, map[string]string{"src/a.txt": "alpha\nbeta needle\ngamma\n"})
@@ -119,24 +118,12 @@ func TestMCPGoClientReadGrepEdit(t *testing.T) {
 	}
 	edit := map[string]any{"path": "src/a.txt", "edits": []any{map[string]any{"oldText": "gamma", "newText": "GAMMA"}}}
 
-	res, text := goClientCall(t, ctx, c.s, "edit", edit)
-	if !res.IsError || !strings.Contains(strings.ToLower(text), "read") {
-		t.Errorf("edit before read: isError=%v, want an error asking for a read; got %q", res.IsError, text)
-	}
-	if b, _ := os.ReadFile(filepath.Join(ws, "src/a.txt")); string(b) != "alpha\nbeta needle\ngamma\n" {
-		t.Fatalf("edit before read changed the file: %q", b)
-	}
-
-	res, text = goClientCall(t, ctx, c.s, "read", map[string]any{"path": "src/a.txt"})
+	// Edit before read and grep's output are scripts' (edit/, grep/).
+	res, text := goClientCall(t, ctx, c.s, "read", map[string]any{"path": "src/a.txt"})
 	if res.IsError || !strings.Contains(text, "src/a.txt, lines 1-3 of 3") || !strings.Contains(text, "2→beta needle") {
 		t.Errorf("read: isError=%v text=%q", res.IsError, text)
 	}
 	goClientCheckMeta(t, "read", res)
-
-	res, text = goClientCall(t, ctx, c.s, "grep", map[string]any{"pattern": "needle"})
-	if res.IsError || !strings.Contains(text, "src/a.txt:2: beta needle") {
-		t.Errorf("grep: isError=%v text=%q", res.IsError, text)
-	}
 
 	res, text = goClientCall(t, ctx, c.s, "edit", edit)
 	if res.IsError || !strings.Contains(text, "Edited src/a.txt") {
@@ -174,20 +161,6 @@ func goClientCheckMeta(t *testing.T, tool string, res *mcp.CallToolResult) map[s
 		t.Errorf("%s: _meta.details.durationMs absent: %v", tool, d)
 	}
 	return d
-}
-
-// goClientDeferredTool writes an extension tool that is deferred.
-func goClientDeferredTool(t *testing.T, ws string) string {
-	name := "a15g_frobnicate"
-	writeFile(t, filepath.Join(ws, ".agentls", "tools", name+".json"), goClientJSON(t, map[string]any{
-		"name":        name,
-		"description": "Frobnicate the quuxwidget inventory and print the frobnication report.",
-		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"target": map[string]any{"type": "string", "description": "widget to frobnicate"}}},
-		"command":     "echo frobnicated {{target}}",
-		"readOnly":    true,
-		"deferred":    true,
-	}))
-	return name
 }
 
 func TestMCPGoClientAsk(t *testing.T) {
@@ -258,76 +231,42 @@ func TestMCPGoClientImage(t *testing.T) {
 	goClientCheckMeta(t, "read image", res)
 }
 
-func TestMCPGoClientSecretMasked(t *testing.T) {
-	t.Parallel()
-	ctx := testCtx(t, 10*time.Second)
-	aws := "AKIAQ3EGRT7XKZP2LM4N"
-	gh := "ghp_" + strings.Repeat("aB3dE5fG7h", 3) + "J9kL1m"
-	ws := resolvedWorkspace(t, map[string]string{"config.txt": "name = demo\naws_access_key_id = " + aws + "\ngithub: " + gh + "\n"})
-	c := goClientConnect(t, ctx, goClientOpts{root: ws, settings: goClientBypass})
-	calls := []struct {
-		tool string
-		args map[string]any
-	}{
-		{"read", map[string]any{"path": "config.txt"}},
-		{"grep", map[string]any{"pattern": "aws|github"}},
-		{"bash", map[string]any{"command": "cat config.txt"}},
-	}
-	for _, call := range calls {
-		t.Run(call.tool, func(t *testing.T) {
-			res, text := goClientCall(t, ctx, c.s, call.tool, call.args)
-			all := text + goClientJSON(t, res.Meta)
-			for _, secret := range []string{aws, gh} {
-				if strings.Contains(all, secret) {
-					t.Errorf("secret %s leaked in content or _meta: %q", secret[:4], all)
-				}
-			}
-			if !strings.Contains(text, "[REDACTED") || (call.tool != "grep" && !strings.Contains(text, "name = demo")) {
-				t.Errorf("masked text lacks the marker or the plain line: %q", text)
-			}
-		})
-	}
-}
-
 func TestMCPGoClientCloseExits(t *testing.T) {
 	t.Parallel()
-	t.Run("sdk close", func(t *testing.T) {
-		ctx := testCtx(t, 10*time.Second)
-		ws := resolvedWorkspace(t, nil)
-		c := goClientConnect(t, ctx, goClientOpts{root: ws, settings: goClientBypass})
-		// A child left in the background by a finished command must not
-		// outlive the session either.
-		marker := fmt.Sprintf("a15gclosebg%d", time.Now().UnixNano())
-		res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "sh -c 'sleep 100; true' " + marker + " > /dev/null 2>&1 &\necho started"})
-		if res.IsError || !waitUntil(5*time.Second, func() bool { return len(processesWithArg(marker)) > 0 }) {
-			t.Fatalf("bash: %q; the background child never ran", text)
-		}
-		start := time.Now()
-		c.s.Close() // the SDK waits for in-flight calls, then closes stdin
-		took := time.Since(start)
-		// CommandTransport waits TerminateDuration (3 s) before SIGTERM:
-		// returning well before that means agentls left by itself.
-		if took > 2500*time.Millisecond {
-			t.Errorf("agentls took %v to exit after the client closed its input", took)
-		}
-		if c.cmd.ProcessState == nil {
-			t.Error("agentls still running after session close")
-		}
-		if !waitUntil(3*time.Second, func() bool { return len(processesWithArg(marker)) == 0 }) {
-			t.Errorf("background child left after session close: %v", processesWithArg(marker))
-			reapProcessesWithArg(t, marker)
-		}
-	})
+	ctx := testCtx(t, 10*time.Second)
+	ws := resolvedWorkspace(t, nil)
+	c := goClientConnect(t, ctx, goClientOpts{root: ws, settings: goClientBypass})
+	// A child left in the background by a finished command must not
+	// outlive the session either.
+	marker := fmt.Sprintf("a15gclosebg%d", time.Now().UnixNano())
+	res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "sh -c 'sleep 100; true' " + marker + " > /dev/null 2>&1 &\necho started"})
+	if res.IsError || !waitUntil(5*time.Second, func() bool { return len(processesWithArg(marker)) > 0 }) {
+		t.Fatalf("bash: %q; the background child never ran", text)
+	}
+	start := time.Now()
+	c.s.Close() // the SDK waits for in-flight calls, then closes stdin
+	took := time.Since(start)
+	// CommandTransport waits TerminateDuration (3 s) before SIGTERM:
+	// returning well before that means agentls left by itself.
+	if took > 2500*time.Millisecond {
+		t.Errorf("agentls took %v to exit after the client closed its input", took)
+	}
+	if c.cmd.ProcessState == nil {
+		t.Error("agentls still running after session close")
+	}
+	if !waitUntil(3*time.Second, func() bool { return len(processesWithArg(marker)) == 0 }) {
+		t.Errorf("background child left after session close: %v", processesWithArg(marker))
+		reapProcessesWithArg(t, marker)
+	}
 }
 
-// Deferred tools are not listed until tool_search or a call by name
-// activates them, each activation announced by list_changed; an unknown
-// tool is an isError result naming the tools, not -32602.
+// A deferred tool is not listed until tool_search activates it, which
+// list_changed announces (activation by a call is internal/mcp's
+// TestActivationSendsListChanged; an unknown tool is TestMCPRawToolErrors').
 func TestMCPGoClientDeferredTools(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
 	ws := resolvedWorkspace(t, map[string]string{".agentls/tools/c_weather.json": `{"name": "c_weather", "description": "report the weather forecast", "inputSchema": {"type": "object", "properties": {}}, "command": "echo sunny", "readOnly": true, "deferred": true}`})
-	name := goClientDeferredTool(t, ws)
 	changed := make(chan struct{}, 8)
 	o := goClientOpts{root: ws, version: goClientLegacy}
 	o.copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }
@@ -339,30 +278,18 @@ func TestMCPGoClientDeferredTools(t *testing.T) {
 		}
 		return slices.ContainsFunc(lr.Tools, func(tl *mcp.Tool) bool { return tl.Name == tool })
 	}
-	if listed(name) || listed("c_weather") {
+	if listed("c_weather") {
 		t.Fatal("deferred tools listed before activation")
-	}
-	res, text := goClientCall(t, ctx, c.s, "reed", map[string]any{"path": "x"})
-	if !res.IsError || !strings.Contains(text, `"read"`) || !strings.Contains(text, "grep") {
-		t.Errorf("unknown tool: isError=%v %q", res.IsError, text)
-	}
-	activated := func(how, tool string) {
-		t.Helper()
-		select {
-		case <-changed:
-		case <-time.After(5 * time.Second):
-			t.Errorf("no list_changed after %s activated %s", how, tool)
-		}
-		if !listed(tool) {
-			t.Errorf("tools/list after %s lacks %s", how, tool)
-		}
 	}
 	if res, text := goClientCall(t, ctx, c.s, "tool_search", map[string]any{"query": "weather forecast"}); res.IsError || !strings.Contains(text, "c_weather") {
 		t.Fatalf("tool_search: isError=%v %q", res.IsError, text)
 	}
-	activated("tool_search", "c_weather")
-	if res, text := goClientCall(t, ctx, c.s, name, map[string]any{"target": "w1"}); res.IsError || !strings.Contains(text, "frobnicated w1") {
-		t.Fatalf("deferred tool by name: isError=%v %q", res.IsError, text)
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Errorf("no list_changed after tool_search activated c_weather")
 	}
-	activated("a call by name", name)
+	if !listed("c_weather") {
+		t.Errorf("tools/list after tool_search lacks c_weather")
+	}
 }

@@ -25,9 +25,6 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// mcpioTimeout bounds every wait for the server; generous for a loaded machine.
-const mcpioTimeout = 10 * time.Second
-
 // mcpioClkTck is USER_HZ, the unit of utime and stime in /proc/<pid>/stat.
 const mcpioClkTck = 100
 
@@ -44,12 +41,10 @@ const (
 // mcpioProc is one `agentls mcp` child on raw stdio pipes or socket
 // pairs, read as MCP lines by the shared raw client through a gate.
 type mcpioProc struct {
-	*mcpRawClient
-	label  string
-	gate   sync.Mutex    // held by a test, stops the client reading stdout
-	done   chan struct{} // closed once the process has exited
-	idMu   sync.Mutex
-	nextID int
+	*mcpRawConn
+	label string
+	gate  sync.Mutex    // held by a test, stops the client reading stdout
+	done  chan struct{} // closed once the process has exited
 }
 
 // gatedReader reads only while its gate is free.
@@ -64,19 +59,9 @@ func (g gatedReader) Read(b []byte) (int, error) {
 	return g.r.Read(b)
 }
 
-// mcpioEnv is the environment without the variables these tests set, plus
-// a private config dir selecting mode bypass (bash and write run unasked).
-func mcpioEnv(t *testing.T) []string {
-	cfg := t.TempDir()
-	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), `{"mode": "bypass"}`)
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, "XDG_CONFIG_HOME="+cfg)
-}
+// mcpioEnv is the environment with user settings selecting mode bypass
+// (bash and write run unasked); exec keeps the last of duplicate keys.
+func mcpioEnv(t *testing.T) []string { return append(os.Environ(), mcpRawBypassEnv(t)) }
 
 // mcpioStart runs `agentls mcp --root root`. With sock, stdin and stdout are
 // Unix socket pairs (as Node.js's child_process gives a child), else pipes.
@@ -106,7 +91,7 @@ func mcpioStart(t *testing.T, label, root string, sock bool) *mcpioProc {
 	c := &mcpRawClient{taken: map[int]bool{}}
 	c.rawClient = &rawClient[mcpMsg]{t: t, cmd: cmd, stdin: inW, stderr: stderr, lines: true, wake: make(chan struct{}), exited: make(chan struct{})}
 	c.setHandler(refuseRequests)
-	p := &mcpioProc{mcpRawClient: c, label: label, done: make(chan struct{}), nextID: 1000}
+	p := &mcpioProc{mcpRawConn: &mcpRawConn{mcpRawClient: c, nextID: 1000}, label: label, done: make(chan struct{})}
 	go func() {
 		cmd.Wait()
 		close(p.done)
@@ -169,72 +154,22 @@ func mcpioCallLine(id int, tool string, args any) []byte {
 	return mcpioReqLine(id, "tools/call", map[string]any{"name": tool, "arguments": args})
 }
 
-func mcpioIsID(id int) func(mcpMsg) bool {
-	want := strconv.Itoa(id)
-	return func(m mcpMsg) bool { return m.isResponse() && string(m.ID) == want }
-}
+func mcpioIsID(id int) func(mcpMsg) bool { return mcpRawIDIs(strconv.Itoa(id)) }
 
 // response waits for the response with the given id or fails the test.
 func (p *mcpioProc) response(what string, id int) mcpMsg {
 	p.t.Helper()
-	m, ok := p.wait(mcpioTimeout, mcpioIsID(id))
-	if !ok {
-		p.t.Fatalf("[%s] no response to %s (id %d) within %v; last messages:\n%s", p.label, what, id, mcpioTimeout, lastBytes(p.dump(), 3000))
-	}
-	return m
+	return p.expect(fmt.Sprintf("[%s] %s (id %d)", p.label, what, id), mcpioIsID(id))
 }
 
 // countID is how many responses carry the id.
 func (p *mcpioProc) countID(id int) int { return len(p.matching(mcpioIsID(id))) }
 
-// request sends a request and waits for its response.
-func (p *mcpioProc) request(method string, params any) mcpMsg {
-	p.t.Helper()
-	id := p.newID()
-	p.write(mcpioReqLine(id, method, params))
-	return p.response(method, id)
-}
-
-// initialize runs the handshake on protocol 2025-06-18.
-func (p *mcpioProc) initialize() {
-	p.t.Helper()
-	m := p.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "mcpio", "version": "1"}})
-	if m.Error != nil {
-		p.t.Fatalf("[%s] initialize: error %d %s", p.label, m.Error.Code, m.Error.Message)
-	}
-	p.write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-}
-
-// toolText decodes a tools/call response; a protocol error fails the test.
-func (p *mcpioProc) toolText(what string, m mcpMsg) (string, bool) {
-	p.t.Helper()
-	var r struct {
-		Content []struct{ Type, Text string }
-		IsError bool
-	}
-	if m.Error != nil || json.Unmarshal(m.Result, &r) != nil {
-		p.t.Fatalf("[%s] %s: %s", p.label, what, m.Raw)
-	}
-	var parts []string
-	for _, c := range r.Content {
-		if c.Type == "text" {
-			parts = append(parts, c.Text)
-		}
-	}
-	return strings.Join(parts, "\n"), r.IsError
-}
-
-func (p *mcpioProc) call(tool string, args any) (string, bool) {
-	p.t.Helper()
-	id := p.newID()
-	p.write(mcpioCallLine(id, tool, args))
-	return p.toolText(tool, p.response(tool, id))
-}
-
 // wantRead checks a read result shows file i's token and no other's.
 func (p *mcpioProc) wantRead(what string, m mcpMsg, i int) {
 	p.t.Helper()
-	text, isErr := p.toolText(what, m)
+	r := p.toolResult(m)
+	text, isErr := r.text(), r.IsError
 	if isErr || !strings.Contains(text, mcpioToken(i)) || !strings.Contains(text, mcpioName(i)) {
 		p.t.Errorf("[%s] %s: read of %s gave (isError=%v) %.300q, want its token %s", p.label, what, mcpioName(i), isErr, text, mcpioToken(i))
 	}
@@ -341,15 +276,12 @@ type mcpioMode struct {
 	sock bool
 }
 
-var (
-	mcpioPipe   = mcpioMode{name: "pipe"}
-	mcpioSocket = mcpioMode{name: "socket", sock: true}
-)
+var mcpioModes = []mcpioMode{{name: "pipe"}, {name: "socket", sock: true}}
 
 func (m mcpioMode) start(t *testing.T, root string) *mcpioProc {
 	t.Helper()
 	p := mcpioStart(t, m.name, root, m.sock)
-	p.initialize()
+	p.initialize("2025-06-18", nil)
 	return p
 }
 
@@ -474,9 +406,8 @@ func (p *mcpioProc) bigLines(root string) {
 				}
 			}
 		}
-		text, isErr := p.toolText("1 MB write", p.response("write", id))
-		if isErr {
-			p.t.Errorf("[%s] 1 MB write (pieces of %d bytes) failed: %.300q", p.label, piece, text)
+		if r := p.toolResult(p.response("write", id)); r.IsError {
+			p.t.Errorf("[%s] 1 MB write (pieces of %d bytes) failed: %.300q", p.label, piece, r.text())
 			continue
 		}
 		got, err := os.ReadFile(filepath.Join(root, name))
@@ -508,7 +439,7 @@ func (m mcpioMode) exercise(t *testing.T) {
 // Every message is answered correctly, over pipes and over socket pairs.
 func TestMCPStdioAnswersEveryMessage(t *testing.T) {
 	slow(t)
-	for _, m := range []mcpioMode{mcpioPipe, mcpioSocket} {
+	for _, m := range mcpioModes {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			m.exercise(t)
@@ -524,7 +455,7 @@ func (p *mcpioProc) mcpioBashSleep(root string) (int, int) {
 	id := p.newID()
 	p.write(mcpioCallLine(id, "bash", map[string]any{"command": "echo $$ > " + pidFile + "; exec sleep 30", "timeout": 60}))
 	var pid int
-	if !waitUntil(mcpioTimeout, func() bool {
+	if !waitUntil(mcpRawTimeout, func() bool {
 		b, err := os.ReadFile(pidFile)
 		if err != nil {
 			return false
@@ -552,7 +483,7 @@ func mcpioAlive(pid int) bool {
 // command running (it is killed, and the call answered with its output or
 // -32800), or with stdout full because the client stopped reading.
 func TestMCPStdioEnding(t *testing.T) {
-	for _, m := range []mcpioMode{mcpioPipe, mcpioSocket} {
+	for _, m := range mcpioModes {
 		// The modes side by side, each one's endings one at a time: a
 		// loaded machine must not stretch the answer past the grace.
 		t.Run(m.name, func(t *testing.T) {
@@ -589,7 +520,7 @@ func TestMCPStdioEnding(t *testing.T) {
 						_ = p.cmd.Process.Signal(syscall.SIGTERM)
 					}
 					if id != 0 && tc.end == "eof" {
-						r, ok := p.wait(mcpioTimeout, mcpioIsID(id))
+						r, ok := p.wait(mcpRawTimeout, mcpioIsID(id))
 						switch {
 						case !ok:
 							t.Errorf("[%s] the call read before the end was not answered (docs: requests read before the end are still answered)", m.name)
@@ -599,10 +530,10 @@ func TestMCPStdioEnding(t *testing.T) {
 							t.Errorf("[%s] bash call at EOF: error %d %s, want a result or -32800", m.name, r.Error.Code, r.Error.Message)
 						}
 					}
-					if !p.exitedWithin(mcpioTimeout) {
-						t.Errorf("[%s] server still running %v after %s %s", m.name, mcpioTimeout, tc.end, tc.when)
+					if !p.exitedWithin(mcpRawTimeout) {
+						t.Errorf("[%s] server still running %v after %s %s", m.name, mcpRawTimeout, tc.end, tc.when)
 					}
-					if pid != 0 && !waitUntil(mcpioTimeout, func() bool { return !mcpioAlive(pid) }) {
+					if pid != 0 && !waitUntil(mcpRawTimeout, func() bool { return !mcpioAlive(pid) }) {
 						t.Errorf("[%s] the command (pid %d) outlived the server's end", m.name, pid)
 						_ = syscall.Kill(pid, syscall.SIGKILL)
 					}
@@ -632,10 +563,10 @@ func TestMCPStdioFileStdin(t *testing.T) {
 		defer f.Close()
 		cmd := exec.Command(harness.Binary(t), "mcp", "--root", root)
 		cmd.Env, cmd.Stdin = mcpioEnv(t), f
-		timer := time.AfterFunc(mcpioTimeout, func() { cmd.Process.Kill() })
+		timer := time.AfterFunc(mcpRawTimeout, func() { cmd.Process.Kill() })
 		out, _ := cmd.Output()
 		if !timer.Stop() {
-			t.Errorf("stdin %s: still running %v after its input ended", stdin, mcpioTimeout)
+			t.Errorf("stdin %s: still running %v after its input ended", stdin, mcpRawTimeout)
 		}
 		got := map[string]string{}
 		for _, l := range strings.Split(string(out), "\n") {
@@ -655,19 +586,19 @@ func TestMCPStdioFileStdin(t *testing.T) {
 // A line over 16 MiB gets an error reply and the session goes on.
 func TestMCPStdioOversizeLine(t *testing.T) {
 	slow(t)
-	for _, m := range []mcpioMode{mcpioPipe, mcpioSocket} {
+	for _, m := range mcpioModes {
 		t.Run(m.name, func(t *testing.T) {
 			p := m.start(t, mcpioWorkspace(t))
 			id := p.newID()
 			p.write(mcpioReqLine(id, "ping", map[string]any{"_meta": map[string]any{"pad": strings.Repeat("y", 17<<20)}}))
-			m2, ok := p.wait(mcpioTimeout, func(x mcpMsg) bool { return x.Error != nil })
+			m2, ok := p.wait(mcpRawTimeout, func(x mcpMsg) bool { return x.Error != nil })
 			if !ok {
 				t.Errorf("[%s] a 17 MiB line got no error reply (docs: longer than 16 MiB gets an error reply); got:\n%s", m.name, p.dump())
 			} else {
 				t.Logf("[%s] 17 MiB line: id %s error %d %s", m.name, m2.ID, m2.Error.Code, m2.Error.Message)
 			}
-			if r, _ := p.call("read", mcpioReadArgs(3)); !strings.Contains(r, mcpioToken(3)) {
-				t.Errorf("[%s] call after a 17 MiB line: %.300q", m.name, r)
+			if r := p.call("read", mcpioReadArgs(3)); !strings.Contains(r.text(), mcpioToken(3)) {
+				t.Errorf("[%s] call after a 17 MiB line: %.300q", m.name, r.text())
 			}
 			p.checkIdle("after a 17 MiB line")
 		})
@@ -678,7 +609,7 @@ func TestMCPStdioOversizeLine(t *testing.T) {
 // not burn CPU meanwhile, and every answer comes once the client reads.
 func TestMCPStdioBlockedStdout(t *testing.T) {
 	slow(t)
-	for _, m := range []mcpioMode{mcpioPipe, mcpioSocket} {
+	for _, m := range mcpioModes {
 		t.Run(m.name, func(t *testing.T) {
 			root := mcpioWorkspace(t)
 			big := strings.Repeat("0123456789abcdef\n", 4096) // 68 KiB
@@ -686,9 +617,10 @@ func TestMCPStdioBlockedStdout(t *testing.T) {
 			p := m.start(t, root)
 			p.lockstep(5)
 			bigArgs := map[string]any{"path": "big.txt", "limit": 4000}
-			want, isErr := p.call("read", bigArgs)
-			if isErr || strings.Count(want, "0123456789abcdef") < 1000 {
-				t.Fatalf("[%s] big read: isError=%v %.300q", m.name, isErr, want)
+			res := p.call("read", bigArgs)
+			want := res.text()
+			if res.IsError || strings.Count(want, "0123456789abcdef") < 1000 {
+				t.Fatalf("[%s] big read: isError=%v %.300q", m.name, res.IsError, want)
 			}
 			p.stopReading()
 			var ids []int
@@ -713,9 +645,8 @@ func TestMCPStdioBlockedStdout(t *testing.T) {
 			for k, id := range ids {
 				msg := p.response("read", id)
 				if k%2 == 0 {
-					text, isErr := p.toolText("big read", msg)
-					if isErr || text != want {
-						t.Errorf("[%s] big read %d after stdout unblocked: isError=%v, %d bytes, want the %d of the same read before", m.name, k, isErr, len(text), len(want))
+					if r := p.toolResult(msg); r.IsError || r.text() != want {
+						t.Errorf("[%s] big read %d after stdout unblocked: isError=%v, %d bytes, want the %d of the same read before", m.name, k, r.IsError, len(r.text()), len(want))
 					}
 				} else {
 					p.wantRead("read after stdout unblocked", msg, k%mcpioFiles)

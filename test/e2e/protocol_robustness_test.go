@@ -1,9 +1,8 @@
 package e2e
 
-// The tool surface a client sees through the harness client: tools/list in
-// every format, `[]` for `{}`, the active set changing (tools/listChanged,
-// deferred tools), workspace/externalChange, read rules and the audit CLI
-// (docs/protocol.md, docs/tools.md).
+// The tool surface a client sees through the harness client: `[]` for `{}`,
+// the active set changing (tools/listChanged, deferred tools) and the audit
+// CLI (docs/protocol.md, docs/tools.md).
 
 import (
 	"context"
@@ -17,8 +16,6 @@ import (
 
 	"github.com/agentls/agentls/test/harness"
 )
-
-// --- tools/list ----------------------------------------------------------------
 
 // `[]` (how Lua encodes {}) is accepted for any params object, and for a
 // tool's arguments.
@@ -51,8 +48,6 @@ func TestProtoParamsAsEmptyArray(t *testing.T) {
 		t.Fatalf("after a [] folder change: %s", r.Text())
 	}
 }
-
-// --- the active tool set ----------------------------------------------------------
 
 func apToolDef(name string, deferred bool) string {
 	b, _ := json.Marshal(map[string]any{
@@ -130,10 +125,6 @@ func TestProtoToolsListChanged(t *testing.T) {
 		}
 	})
 }
-
-// --- workspace/externalChange --------------------------------------------------------
-
-// --- read rules, audit --------------------------------------------------------------
 
 // `agentls audit --tail N` prints the last N entries.
 func TestProtoAuditTailCLI(t *testing.T) {
