@@ -151,13 +151,6 @@ func rpcCode(err error) int64 {
 	return 0
 }
 
-// replyCode is the JSON-RPC error code of a raw reply frame (0: none).
-func replyCode(f map[string]any) int {
-	e, _ := f["error"].(map[string]any)
-	c, _ := e["code"].(float64)
-	return int(c)
-}
-
 // waitUntil polls cond every 20 ms until it holds or d has passed, and
 // reports whether it held.
 func waitUntil(d time.Duration, cond func() bool) bool {
@@ -309,23 +302,6 @@ func applyTextEdits(t testing.TB, old string, edits []any) string {
 		out = out[:s.start] + s.text + out[s.end:]
 	}
 	return out
-}
-
-// stopOnCleanup ends a hand-started agentls when the test ends: stdin
-// closed (its EOF exit), then killed if still running after 3 s.
-func stopOnCleanup(t testing.TB, cmd *exec.Cmd, stdin io.Closer) {
-	t.Helper()
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
 }
 
 // sessionTimeout bounds a session started by startIn: its initialize and

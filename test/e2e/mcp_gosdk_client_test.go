@@ -60,7 +60,7 @@ func goClientConnect(t *testing.T, ctx context.Context, o goClientOpts) *goClien
 	cmd := harness.Command(t, []string{"mcp", "--root", o.root}, env...)
 	errb := &lockedBuffer{}
 	cmd.Stderr = errb
-	client := mcp.NewClient(&mcp.Implementation{Name: "a15g-go-client", Version: "1.0"}, &o.copts)
+	client := mcp.NewClient(&mcp.Implementation{Name: "gosdk-go-client", Version: "1.0"}, &o.copts)
 	for _, r := range o.roots {
 		client.AddRoots(&mcp.Root{URI: goClientURI(r), Name: filepath.Base(r)})
 	}
@@ -172,7 +172,7 @@ func TestMCPGoClientAsk(t *testing.T) {
 		runs   bool
 		want   string // in the result text
 	}{
-		{"accept", true, "a15g-ran"},
+		{"accept", true, "gosdk-ran"},
 		{"decline", false, "the MCP host declined the question"},
 		{"", false, "the MCP host could not ask the user"},
 	} {
@@ -186,15 +186,15 @@ func TestMCPGoClientAsk(t *testing.T) {
 			if tc.action != "" {
 				o.copts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					asked.Add(1)
-					if !strings.Contains(goClientJSON(t, r.Params.RequestedSchema), `"Allow once"`) || !strings.Contains(r.Params.Message, "a15g-out.txt") {
+					if !strings.Contains(goClientJSON(t, r.Params.RequestedSchema), `"Allow once"`) || !strings.Contains(r.Params.Message, "gosdk-out.txt") {
 						t.Errorf("elicitation %q, schema %s", r.Params.Message, goClientJSON(t, r.Params.RequestedSchema))
 					}
 					return &mcp.ElicitResult{Action: tc.action, Content: map[string]any{"decision": "allowOnce"}}, nil
 				}
 			}
 			c := goClientConnect(t, ctx, o)
-			res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "echo a15g-ran > a15g-out.txt && cat a15g-out.txt"})
-			_, err := os.Stat(filepath.Join(ws, "a15g-out.txt"))
+			res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "echo gosdk-ran > gosdk-out.txt && cat gosdk-out.txt"})
+			_, err := os.Stat(filepath.Join(ws, "gosdk-out.txt"))
 			if (err == nil) != tc.runs || res.IsError == tc.runs || !strings.Contains(text, tc.want) {
 				t.Errorf("ran=%v isError=%v %q; want ran=%v and %q", err == nil, res.IsError, text, tc.runs, tc.want)
 			}
@@ -238,7 +238,7 @@ func TestMCPGoClientCloseExits(t *testing.T) {
 	c := goClientConnect(t, ctx, goClientOpts{root: ws, settings: goClientBypass})
 	// A child left in the background by a finished command must not
 	// outlive the session either.
-	marker := fmt.Sprintf("a15gclosebg%d", time.Now().UnixNano())
+	marker := fmt.Sprintf("gosdkclosebg%d", time.Now().UnixNano())
 	res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "sh -c 'sleep 100; true' " + marker + " > /dev/null 2>&1 &\necho started"})
 	if res.IsError || !waitUntil(5*time.Second, func() bool { return len(processesWithArg(marker)) > 0 }) {
 		t.Fatalf("bash: %q; the background child never ran", text)
