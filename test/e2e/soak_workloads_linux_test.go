@@ -496,8 +496,16 @@ func TestSoakMixedWorkload(t *testing.T) {
 	if last.Threads > snaps[0].Threads+soakThreadSlack {
 		t.Errorf("threads grew round over round: %d after round 1, %d after round 3 (slack %d)", snaps[0].Threads, last.Threads, soakThreadSlack)
 	}
-	if g := last.RSSKB - snaps[0].RSSKB; g > soakRSSGrowthKB {
-		t.Errorf("RSS grew %d KB between round 1 and round 3 (bound %d KB)", g, soakRSSGrowthKB)
+	// A cancelled 2 MB write may still be winding down (its reply can come
+	// first) and hold its copies: a leak stays, a wind-down ends, so the
+	// bound is given 5 s to hold.
+	rss := last.RSSKB
+	if !waitUntil(5*time.Second, func() bool {
+		s.ok(context.Background(), "test_gc", map[string]any{})
+		_, rss = procStatus(t, pid)
+		return rss-snaps[0].RSSKB <= soakRSSGrowthKB
+	}) {
+		t.Errorf("RSS grew %d KB between round 1 and round 3 (bound %d KB)", rss-snaps[0].RSSKB, soakRSSGrowthKB)
 	}
 	if len(last.Zombies) > 0 {
 		t.Errorf("zombie children of the server: %v", last.Zombies)
