@@ -103,6 +103,10 @@ func mcpioStart(t *testing.T, label, root string, sock bool) *mcpioProc {
 		close(c.exited)
 	}()
 	t.Cleanup(func() {
+		// The gate ends open, held by the test or not, or the read loop
+		// (and close, which waits for it) would wait for ever.
+		p.gate.TryLock()
+		p.gate.Unlock()
 		c.close()
 		if t.Failed() {
 			t.Logf("[%s] stderr tail:\n%s", label, lastBytes(stderr.String(), 4000))
@@ -259,13 +263,16 @@ func (p *mcpioProc) checkIdle(what string) {
 }
 
 // stopReading makes the client stop reading stdout until the gate is
-// unlocked. Locking the gate is not enough: the read loop may be inside a
-// read already, which takes the next answer; a ping answered after the
-// lock is that read, and the loop then waits at the gate.
+// unlocked. After the lock the read loop is either inside a read, which
+// takes the next answer (a ping's) and then waits at the gate, or waiting
+// at the gate already, the ping's answer left in the pipe: either way
+// nothing more is read, so the ping's answer is awaited but not required.
 func (p *mcpioProc) stopReading() {
 	p.t.Helper()
 	p.gate.Lock()
-	if m := p.request("ping", nil); m.Error != nil {
+	id := p.start("ping", nil)
+	if m, ok := p.wait(2*time.Second, mcpRawIDIs(strconv.Itoa(id))); ok && m.Error != nil {
+		p.gate.Unlock()
 		p.t.Fatalf("[%s] ping: error %d %s", p.label, m.Error.Code, m.Error.Message)
 	}
 }
