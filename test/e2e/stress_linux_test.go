@@ -319,16 +319,8 @@ func TestStressBatchOfHundredMixedCalls(t *testing.T) {
 			add("read", map[string]any{"path": "b.txt"}, fmt.Sprintf("n=%d", cb))
 		}
 	}
-	var res struct {
-		Results []harness.Result `json:"results"`
-	}
-	if err := c.Call(ctx, "tools/callBatch", map[string]any{"calls": calls}, &res); err != nil {
-		t.Fatalf("tools/callBatch: %v", err)
-	}
-	if len(res.Results) != len(calls) {
-		t.Fatalf("got %d results for %d calls", len(res.Results), len(calls))
-	}
-	for i, r := range res.Results {
+	results := callBatch(t, ctx, c, calls...)
+	for i, r := range results {
 		if want := fmt.Sprintf("b-%03d", i); r.CallID != want {
 			t.Errorf("result %d has callId %q, want %q (results must be in call order)", i, r.CallID, want)
 		}
