@@ -121,3 +121,14 @@ func BenchmarkKeywordPass(b *testing.B) {
 	}
 	b.ReportMetric(float64(hits), "hits")
 }
+
+// BenchmarkLoadRules measures what every agentls process pays once, at its
+// first result: decoding the embedded rule files and building the keyword
+// matcher (each rule's regexps compile later, on first use).
+func BenchmarkLoadRules(b *testing.B) {
+	for b.Loop() {
+		if _, err := parseRules(gitleaksTOML, extraTOML); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

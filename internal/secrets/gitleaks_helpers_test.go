@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/BurntSushi/toml"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // gitleaksRegexps reads every rule's regexp and secret group straight
@@ -21,7 +21,7 @@ func gitleaksRegexps(t *testing.T) (map[string]string, map[string]int) {
 			Path        string `toml:"path"`
 		} `toml:"rules"`
 	}
-	if _, err := toml.Decode(gitleaksTOML, &c); err != nil {
+	if err := toml.Unmarshal([]byte(gitleaksTOML), &c); err != nil {
 		t.Fatal(err)
 	}
 	byID, groups := map[string]string{}, map[string]int{}

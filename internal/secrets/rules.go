@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/BurntSushi/toml"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // gitleaksTOML is gitleaks' default rule set (v8.30.1, MIT, see
@@ -152,7 +152,7 @@ func parseRules(texts ...string) (*ruleSet, error) {
 	var c tomlConfig
 	for i, text := range texts {
 		var ci tomlConfig
-		if _, err := toml.Decode(text, &ci); err != nil {
+		if err := toml.Unmarshal([]byte(text), &ci); err != nil {
 			return nil, fmt.Errorf("decode configuration %d: %w", i, err)
 		}
 		if i == 0 {
