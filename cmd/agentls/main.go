@@ -131,14 +131,15 @@ flags:
 
 // adoptOrphans makes agentls the subreaper of the commands it runs (Linux),
 // so a daemon one leaves behind (`setsid server &`) is re-parented here, not
-// to init, and starts the watchdog (agentls re-executed as
-// `agentls __watchdog`), which stops what agentls started if agentls dies
-// without doing so itself (SIGKILL). Called before any command runs: the
-// watchdog's environment token must be inherited by all of them. The
-// returned func, deferred until the session has closed, kills those still
-// running and ends the watchdog.
-func adoptOrphans(log *slog.Logger) func() {
-	wd, err := proc.StartWatchdog()
+// to init, and makes the watchdog (agentls re-executed as `agentls
+// __watchdog`, started by the session before its first command or upstream
+// server), which stops what agentls started if agentls dies without doing
+// so itself (SIGKILL). Called before any command runs: the watchdog's
+// environment token must be inherited by all of them. The returned func,
+// deferred until the session has closed, kills those still running and
+// ends the watchdog.
+func adoptOrphans(log *slog.Logger) (*proc.Watchdog, func()) {
+	wd, err := proc.NewWatchdog(log)
 	if err != nil {
 		log.Debug("no watchdog: processes outlive agentls if it is killed", "err", err)
 	}
@@ -146,7 +147,7 @@ func adoptOrphans(log *slog.Logger) func() {
 	if err != nil {
 		log.Debug("daemons left by commands are not adopted", "err", err)
 	}
-	return func() {
+	return wd, func() {
 		o.Close()
 		wd.Close()
 	}
@@ -210,12 +211,13 @@ func serve(g globalFlags, stdin io.Reader, stdout, stderr io.Writer) int {
 		// sitting silent.
 		fmt.Fprintln(stderr, "agentls: serving JSON-RPC (LSP framing) on stdin/stdout for an editor; to try a tool, run: agentls call read '{\"path\": \"README.md\"}' (agentls help lists the commands)")
 	}
-	defer adoptOrphans(log)()
+	wd, closeOrphans := adoptOrphans(log)
+	defer closeOrphans()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return rpc.Serve(ctx, stdin, stdout, rpc.Options{
 		Version: version, Roots: g.roots, Log: log, LogLevel: lv,
-		TestTools: testTools(),
+		TestTools: testTools(), Watchdog: wd,
 	})
 }
 
@@ -321,7 +323,8 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer closeLog()
-	defer adoptOrphans(log)()
+	wd, closeOrphans := adoptOrphans(log)
+	defer closeOrphans()
 	folders, err := rootFolders("agentls call", g.roots, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentls call:", err)
@@ -334,7 +337,7 @@ func cmdCall(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	// No watcher: the calls of one command line end before it would
 	// matter, and arming it walks the whole tree.
 	sess, err := session.New(session.Options{Folders: folders, Log: log, TestTools: testTools(), NoWatch: true,
-		Editor: &settings.Settings{Mode: *mode}, Confirmer: commandLineApproval{}})
+		Editor: &settings.Settings{Mode: *mode}, Confirmer: commandLineApproval{}, Watchdog: wd})
 	if err != nil {
 		fmt.Fprintln(stderr, "agentls call:", err)
 		return 2

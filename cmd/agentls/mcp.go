@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentls/agentls/internal/mcp"
 	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools/builtin"
@@ -82,7 +83,8 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 	defer func() { closeOrphans() }()
 	opts := mcp.Options{Version: version, Instructions: builtin.InstructionsFor(""), Log: log,
 		Open: func(host mcp.Host) (*session.Session, error) {
-			closeOrphans = adoptOrphans(log)
+			var wd *proc.Watchdog
+			wd, closeOrphans = adoptOrphans(log)
 			// The host confirms each call itself (unless its user allowed
 			// it): what only agentls's default mode would ask about is
 			// left to it. The user's ask rules, destructive commands and
@@ -91,7 +93,7 @@ func cmdMCP(g globalFlags, args []string, stdin io.Reader, stdout, stderr io.Wri
 				Editor: &settings.Settings{Mode: *mode}, HostApproves: true, Client: "MCP host",
 				ModeHint: "start agentls mcp with --mode default (leaves such calls to the MCP host's approval), --mode acceptEdits (also allows edits inside the workspace) or --mode bypass (allows everything but deny rules)",
 				// Results sized for what the host passes on uncut.
-				HostCap: host.Cap,
+				HostCap: host.Cap, Watchdog: wd,
 			})
 		}}
 	if err := mcp.Serve(ctx, stdin, stdout, opts); err != nil && !errors.Is(err, context.Canceled) {

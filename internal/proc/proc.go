@@ -188,6 +188,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 			return Result{}, fmt.Errorf("cannot run command: %w", err)
 		}
 	}
+	spec.Reaper.arm()
 	err = cmd.Start()
 	pw.Close() // the child holds its own copy; EOF comes when every holder is gone
 	if err != nil {

@@ -9,8 +9,18 @@ import (
 // the shell (and of commands still running), so the server can kill them all at
 // shutdown. The zero value is ready to use; it is safe for concurrent use.
 type Reaper struct {
+	// Watchdog, when set, is armed before a command starts (Run).
+	Watchdog *Watchdog
+
 	mu     sync.Mutex
 	groups map[int]struct{}
+}
+
+// arm arms the Watchdog, if any, before a command starts.
+func (r *Reaper) arm() {
+	if r != nil {
+		r.Watchdog.Arm()
+	}
 }
 
 func (r *Reaper) add(pgid int) {

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -27,15 +30,25 @@ import (
 // (env -i) and leaves the command's group is not found. It learns that
 // agentls ended from its stdin, a pipe whose only writer is agentls
 // (EOF however agentls ends); PR_SET_PDEATHSIG is the second sign.
+//
+// The token is set when the Watchdog is made (NewWatchdog), so every
+// process agentls starts from then on carries it; the watchdog process
+// itself starts at the first Arm, which comes before the first process
+// that can outlive the call that started it (a command, an upstream
+// server). A session that only reads, searches and edits starts none: the
+// processes it does start (rg, git config, bash -n) are waited for.
 type Watchdog struct {
-	w    *os.File
-	done chan struct{}
+	log *slog.Logger
+
+	mu   sync.Mutex
+	w    *os.File      // the pipe agentls holds; nil until Arm started it
+	done chan struct{} // closed when the watchdog process has exited
+	err  error         // why the first Arm could not start it
 }
 
-// StartWatchdog sets WatchdogEnv in this process's environment and starts
-// the watchdog, in a process group of its own (a signal to agentls's group
-// does not reach it). The caller owns the result and must Close it.
-func StartWatchdog() (*Watchdog, error) {
+// NewWatchdog sets WatchdogEnv in this process's environment. The caller
+// owns the result and must Close it.
+func NewWatchdog(log *slog.Logger) (*Watchdog, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("watchdog: token: %w", err)
@@ -43,9 +56,30 @@ func StartWatchdog() (*Watchdog, error) {
 	if err := os.Setenv(WatchdogEnv, hex.EncodeToString(b[:])); err != nil {
 		return nil, fmt.Errorf("watchdog: %w", err)
 	}
+	return &Watchdog{log: log}, nil
+}
+
+// Arm starts the watchdog process, in a process group of its own (a signal
+// to agentls's group does not reach it), unless it runs already or could
+// not start before. A nil Watchdog does nothing.
+func (wd *Watchdog) Arm() {
+	if wd == nil {
+		return
+	}
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	if wd.w != nil || wd.err != nil {
+		return
+	}
+	if wd.err = wd.start(); wd.err != nil && wd.log != nil {
+		wd.log.Debug("no watchdog: processes outlive agentls if it is killed", "err", wd.err)
+	}
+}
+
+func (wd *Watchdog) start() error {
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("watchdog: pipe: %w", err)
+		return fmt.Errorf("watchdog: pipe: %w", err)
 	}
 	// /proc/self/exe is this binary even if it was replaced on disk.
 	cmd := exec.Command("/proc/self/exe", WatchdogCommand, strconv.Itoa(os.Getpid()))
@@ -60,26 +94,34 @@ func StartWatchdog() (*Watchdog, error) {
 	pr.Close()
 	if err != nil {
 		pw.Close()
-		return nil, fmt.Errorf("watchdog: start: %w", err)
+		return fmt.Errorf("watchdog: start: %w", err)
 	}
-	wd := &Watchdog{w: pw, done: make(chan struct{})}
+	wd.w, wd.done = pw, make(chan struct{})
+	done := wd.done
 	go func() { // owned by wd: ends when the watchdog exits, which Close causes
 		_ = cmd.Wait()
-		close(wd.done)
+		close(done)
 	}()
-	return wd, nil
+	return nil
 }
 
-// Close tells the watchdog that agentls is ending (it then stops whatever
-// is left, normally nothing) and waits for it briefly. A nil Watchdog does
-// nothing.
+// Close tells a started watchdog that agentls is ending (it then stops
+// whatever is left, normally nothing) and waits for it briefly. A nil
+// Watchdog does nothing.
 func (wd *Watchdog) Close() {
 	if wd == nil {
 		return
 	}
-	wd.w.Close()
+	wd.mu.Lock()
+	w, done := wd.w, wd.done
+	wd.w, wd.err = nil, errors.New("watchdog: closed")
+	wd.mu.Unlock()
+	if w == nil {
+		return
+	}
+	w.Close()
 	select {
-	case <-wd.done:
+	case <-done:
 	case <-time.After(KillGrace + killWait):
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 )
 
@@ -13,8 +14,11 @@ import (
 // Linux's /proc.
 type Watchdog struct{}
 
-// StartWatchdog reports that there is no watchdog on this system.
-func StartWatchdog() (*Watchdog, error) { return nil, errors.New("watchdog: only on Linux") }
+// NewWatchdog reports that there is no watchdog on this system.
+func NewWatchdog(*slog.Logger) (*Watchdog, error) { return nil, errors.New("watchdog: only on Linux") }
+
+// Arm does nothing.
+func (wd *Watchdog) Arm() {}
 
 // Close does nothing.
 func (wd *Watchdog) Close() {}

@@ -23,6 +23,7 @@ import (
 	"github.com/agentls/agentls/internal/ops"
 	"github.com/agentls/agentls/internal/overlay"
 	"github.com/agentls/agentls/internal/policy"
+	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/session"
 	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
@@ -47,6 +48,8 @@ type Options struct {
 	// AuditDir and UserConfigDir are passed to each session ("" = the
 	// defaults): a test that serves in-process gives its own.
 	AuditDir, UserConfigDir string
+	// Watchdog is passed to each session (session.Options.Watchdog).
+	Watchdog *proc.Watchdog
 }
 
 type state int
@@ -353,7 +356,7 @@ func (s *Server) initialize(raw []byte) (any, error) {
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
 	}
-	sopts := session.Options{Folders: folders, Log: s.log, TestTools: s.opts.TestTools,
+	sopts := session.Options{Folders: folders, Log: s.log, TestTools: s.opts.TestTools, Watchdog: s.opts.Watchdog,
 		AuditDir: s.opts.AuditDir, UserConfigDir: s.opts.UserConfigDir, DeferThreshold: initOpts.DeferThreshold, ToolNamePrefix: initOpts.ToolNamePrefix,
 		OnExternalChange: func(uri, kind string, readStale bool) {
 			s.conn.Notify(s.base, "workspace/externalChange", map[string]any{"uri": uri, "kind": kind, "readStale": readStale})

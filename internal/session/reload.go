@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentls/agentls/internal/extension"
 	"github.com/agentls/agentls/internal/ops"
+	"github.com/agentls/agentls/internal/proc"
 	"github.com/agentls/agentls/internal/settings"
 	"github.com/agentls/agentls/internal/tools"
 	"github.com/agentls/agentls/internal/tools/builtin"
@@ -89,6 +90,7 @@ func (s *Session) Reload() []string {
 		if err != nil {
 			probs = append(probs, "mcp.json: "+err.Error())
 		}
+		armForServers(s.Env.Reaper.Watchdog, cfgs)
 		if err := s.Upstream.Update(cfgs); err != nil {
 			probs = append(probs, "mcp.json: "+err.Error())
 		}
@@ -102,6 +104,14 @@ func (s *Session) Reload() []string {
 
 // upstreamConfigs reads the MCP server declarations of the writable folders
 // (and the user's).
+// armForServers arms the watchdog before upstream servers start: each is a
+// process that lives as long as the session.
+func armForServers(wd *proc.Watchdog, cfgs []upstream.ServerConfig) {
+	if len(cfgs) > 0 {
+		wd.Arm()
+	}
+}
+
 func upstreamConfigs(fsys ops.Workspace, userDir string) ([]upstream.ServerConfig, error) {
 	var paths []string
 	for _, f := range fsys.Folders() {

@@ -90,6 +90,9 @@ type Options struct {
 	OnWatcherDegraded func()
 	// NoUpstream skips the upstream MCP servers of .agentls/mcp.json.
 	NoUpstream bool
+	// Watchdog is armed before the session starts a process that can
+	// outlive a call (a command, an upstream server); nil: none.
+	Watchdog *proc.Watchdog
 	// OnJobChanged is told when a background job starts or ends
 	// (jobs/changed); OnJobOutput receives a running job's latest output
 	// line, at most every 50 ms (tools/progress of its starting call).
@@ -203,7 +206,7 @@ func New(opts Options) (*Session, error) {
 	}
 	guard := editguard.New(fsys)
 	s := &Session{FS: fsys, Log: log}
-	env := &tools.Env{FS: fsys, Log: log, Guard: guard, Folders: folderKeeper{s}, Reaper: &proc.Reaper{}, Buffers: opts.Buffers, Diagnostics: opts.Diagnostics, Names: mention.Prefix(opts.ToolNamePrefix)}
+	env := &tools.Env{FS: fsys, Log: log, Guard: guard, Folders: folderKeeper{s}, Reaper: &proc.Reaper{Watchdog: opts.Watchdog}, Buffers: opts.Buffers, Diagnostics: opts.Diagnostics, Names: mention.Prefix(opts.ToolNamePrefix)}
 	if opts.Buffers != nil && opts.BufferEditor != nil {
 		env.Editor = opts.BufferEditor
 		guard.UseBuffers(opts.Buffers)
@@ -325,6 +328,7 @@ func New(opts Options) (*Session, error) {
 			log.Warn("upstream MCP servers", "err", err)
 			s.Problems = append(s.Problems, "mcp.json: "+err.Error())
 		}
+		armForServers(opts.Watchdog, cfgs)
 		if s.Upstream, err = upstream.Register(context.Background(), reg, cfgs, log); err != nil {
 			log.Warn("upstream MCP servers not started", "err", err)
 		}
