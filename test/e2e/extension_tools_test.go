@@ -5,8 +5,13 @@ package e2e
 // and governed like bash, reloaded live. Argument validation and bad files
 // are the scripts arguments/extension_tool_arguments_validated and
 // permissions/extension_bad_files_reported_and_skipped.
-// Rules and modes over them are permissions/extension_tool_rules_and_modes.txtar;
-// quoting of hostile input is permissions/extension_template_quotes_arguments.txtar.
+// Rules and modes over them are permissions/extension_tool_rules_and_modes.txtar
+// and permissions/extension_tools_are_governed.txtar (a destructive tool asks
+// in acceptEdits); quoting of hostile input is
+// permissions/extension_template_quotes_arguments.txtar. Tool files followed
+// live are internal/session's TestConfigFilesReloadWhenTheyChange and
+// TestUserConfigReloadsWhenItChanges, the workspace's precedence
+// internal/extension's TestLoadPrecedenceAndDefaults.
 
 import (
 	"context"
@@ -71,35 +76,16 @@ func extWS(t *testing.T, defs map[string]any, files map[string]string) string {
 }
 
 type extOpts struct {
-	init    map[string]any // initializationOptions
-	confirm func(params map[string]any) map[string]any
-	env     []string
+	init map[string]any // initializationOptions
+	env  []string
 }
 
 // extStart starts agentls on ws and initializes it.
 func extStart(t *testing.T, ws string, o extOpts) (*harness.Client, context.Context) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	t.Cleanup(cancel)
+	ctx := testCtx(t, 40*time.Second)
 	c := harness.Start(t, harness.Options{Root: ws, Env: o.env})
-	caps := map[string]any{}
-	if o.confirm != nil {
-		answer := o.confirm
-		c.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-			var p map[string]any
-			_ = json.Unmarshal(params, &p)
-			if method == "tools/confirm" {
-				return answer(p), nil
-			}
-			return nil, fmt.Errorf("extension test: unexpected request %s", method)
-		}
-		caps = map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}}
-	}
-	params := map[string]any{"capabilities": caps}
-	if o.init != nil {
-		params["initializationOptions"] = o.init
-	}
-	c.Initialize(ctx, params)
+	c.Initialize(ctx, map[string]any{"initializationOptions": o.init})
 	return c, ctx
 }
 
@@ -278,108 +264,6 @@ func TestExtensionTimeoutEndsTheProcessGroup(t *testing.T) {
 	wantLacks(t, "timed out", r.Text(), "done", "Raise timeout")
 	if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(marker)) == 0 }) {
 		t.Errorf("processes survived the timeout: %v", processesWithArg(marker))
-	}
-}
-
-// Tool files follow the disk while the server runs: a file added by the
-// model through write, in a directory created later, or in the user's
-// directory adds its tool with tools/listChanged; a file that turns invalid
-// is reported and the server goes on; a workspace tool beats a user tool of
-// the same name. (Changing and removing a file, and a new deferred tool, are
-// TestLiveExtensionToolsLifecycle's and TestLiveExtensionNewDeferredToolFoundByToolSearch's.)
-func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
-	t.Parallel()
-	changed := func(t *testing.T, c *harness.Client, what string, before int) {
-		t.Helper()
-		if !waitUntil(5*time.Second, func() bool { return len(c.Notes("tools/listChanged")) > before }) {
-			t.Errorf("%s: no tools/listChanged within 5 s", what)
-		}
-	}
-	t.Run("written by the model", func(t *testing.T) {
-		t.Parallel()
-		c, _, ctx := start(t, map[string]string{"README.md": "hi\n"})
-		def := `{"name": "hello", "description": "Says hello.", "inputSchema": {"type": "object"}, "command": "echo hello-from-tool", "deferred": false}`
-		before := len(c.Notes("tools/listChanged"))
-		wantResult(t, "write", c.CallTool(ctx, "write", map[string]any{"path": ".agentls/tools/hello.json", "content": def}), false)
-		changed(t, c, "a file written by the model", before)
-		wantResult(t, "hello", c.CallTool(ctx, "hello", map[string]any{}), false, "hello-from-tool")
-	})
-	t.Run("a directory created later; a file turned invalid", func(t *testing.T) {
-		t.Parallel()
-		ws, _ := filepath.EvalSymlinks(t.TempDir())
-		c, ctx := extStart(t, ws, extBypass())
-		p := filepath.Join(ws, ".agentls", "tools", "late.json")
-		writeFile(t, p, compactJSON(extTool("ext_late", "printf late", nil, nil)))
-		if !waitUntil(5*time.Second, func() bool { return listedTools(t, c, ctx, nil)["ext_late"] != nil }) {
-			t.Fatal("a tool in a newly created .agentls/tools is not listed within 5 s")
-		}
-		writeFile(t, p, `{"name": "ext_late", "command": `)
-		if !waitUntil(5*time.Second, func() bool { return strings.Contains(strings.Join(logMessages(c, 0), "\n"), "late.json") }) {
-			t.Errorf("a file that became invalid was not reported within 5 s")
-		}
-	})
-	t.Run("the user's directory, and the workspace's precedence", func(t *testing.T) {
-		t.Parallel()
-		cfg := t.TempDir()
-		writeFile(t, filepath.Join(cfg, "agentls", "tools", "both.json"), compactJSON(extTool("ext_both", "printf from-user", nil, nil)))
-		ws := extWS(t, map[string]any{"both.json": extTool("ext_both", "printf from-workspace", nil, nil)}, nil)
-		o := extBypass()
-		o.env = []string{"XDG_CONFIG_HOME=" + cfg}
-		c, ctx := extStart(t, ws, o)
-		if r := c.CallTool(ctx, "ext_both", map[string]any{}); r.Text() != "from-workspace" {
-			t.Errorf("the workspace definition should win: %q", r.Text())
-		}
-		before := len(c.Notes("tools/listChanged"))
-		writeFile(t, filepath.Join(cfg, "agentls", "tools", "later.json"), compactJSON(extTool("ext_user_later", "printf later", nil, nil)))
-		if !waitUntil(5*time.Second, func() bool { return listedTools(t, c, ctx, nil)["ext_user_later"] != nil }) {
-			t.Fatal("a tool added to the user directory is not listed within 5 s")
-		}
-		changed(t, c, "a user-directory tool", before)
-		wantResult(t, "user tool", c.CallTool(ctx, "ext_user_later", map[string]any{}), false, "later")
-	})
-}
-
-// A destructive extension tool asks even in acceptEdits, with its
-// arguments masked in the question; a rejection runs nothing and carries
-// the user's message. A change under .agentls/tools asks as the built-in
-// agentls-config rule, and without the confirm capability it is refused.
-func TestExtensionDestructiveToolAndToolFilesAsk(t *testing.T) {
-	t.Parallel()
-	gh := "ghp_" + "Zy9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7"
-	ws := extWS(t, map[string]any{
-		"d.json": extTool("ext_push", "printf '%s' {{token}} >/dev/null; touch pushed", map[string]any{"token": extStr}, map[string]any{"destructive": true}),
-	}, nil)
-	got := make(chan map[string]any, 4)
-	c, ctx := extStart(t, ws, extOpts{init: map[string]any{"mode": "acceptEdits"}, confirm: func(p map[string]any) map[string]any {
-		got <- p
-		return map[string]any{"decision": "rejectOnce", "message": "not today"}
-	}})
-	ask := func(what string) map[string]any {
-		t.Helper()
-		select {
-		case q := <-got:
-			return q
-		default:
-			t.Fatalf("%s did not ask", what)
-			return nil
-		}
-	}
-	wantResult(t, "ext_push", c.CallTool(ctx, "ext_push", map[string]any{"token": gh}), true, "denied by the user: not today")
-	if q := ask("a destructive tool"); q["tool"] != "ext_push" || strings.Contains(compactJSON(q), gh) || q["arguments"] == nil {
-		t.Errorf("question %s: want the tool, its arguments, the token masked", compactJSON(q))
-	}
-	if extExists(filepath.Join(ws, "pushed")) {
-		t.Errorf("the command ran despite the rejection")
-	}
-	planted := compactJSON(extTool("ext_planted", "touch planted", nil, nil))
-	wantResult(t, "write a tool file", c.CallTool(ctx, "write", map[string]any{"path": ".agentls/tools/planted.json", "content": planted}), true)
-	if q := ask("a write under .agentls/tools"); q["rule"] != "builtin:agentls-config" {
-		t.Errorf("rule %v, want builtin:agentls-config", q["rule"])
-	}
-	c2, ctx2 := extStart(t, ws, extOpts{init: map[string]any{"mode": "acceptEdits"}})
-	wantResult(t, "without the confirm capability", c2.CallTool(ctx2, "write", map[string]any{"path": ".agentls/tools/planted.json", "content": planted}), true, "approval")
-	if extExists(filepath.Join(ws, ".agentls", "tools", "planted.json")) {
-		t.Errorf("a refused write created the tool file")
 	}
 }
 
