@@ -29,54 +29,39 @@ import (
 const upstreamLifeServerPy = `#!/usr/bin/env python3
 import sys, json, os, time, threading
 mode, marker, state = sys.argv[1], sys.argv[2], sys.argv[3]
-with open(os.path.join(state, "starts"), "a") as f:
-    f.write("%f %d\n" % (time.time(), os.getpid()))
+def log(name, line):
+    with open(os.path.join(state, name), "a") as f:
+        f.write(line + "\n")
+log("starts", "%f %d" % (time.time(), os.getpid()))
 lock = threading.Lock()
 cancelled = set()
-def send(obj):
-    with lock:
-        sys.stdout.write(json.dumps(obj) + "\n")
-        sys.stdout.flush()
 def raw(s):
     with lock:
         sys.stdout.write(s + "\n")
         sys.stdout.flush()
-def record(msg):
-    with lock:
-        with open(os.path.join(state, "recv"), "a") as f:
-            f.write(json.dumps(msg) + "\n")
+def send(rid, key, value):
+    raw(json.dumps({"jsonrpc": "2.0", "id": rid, key: value}))
 if mode == "exit":
     sys.stderr.write("up-fatal: cannot open the frobnicator\n")
-    sys.stderr.flush()
     sys.exit(3)
-obj = {"type": "object", "properties": {"text": {"type": "string", "description": "text to echo"}}}
-ann = {"readOnlyHint": True}
-TOOLS = [
-    {"name": "echo", "description": "fakeup echo the text back", "inputSchema": obj, "annotations": ann},
-    {"name": "env", "description": "fakeup print the variable FAKEUP_VAR", "inputSchema": {"type": "object"}, "annotations": ann},
-    {"name": "slow", "description": "fakeup slow tool that reports progress", "inputSchema": {"type": "object"}, "annotations": ann},
-    {"name": "huge", "description": "fakeup huge result", "inputSchema": {"type": "object"}, "annotations": ann},
-    {"name": "image", "description": "fakeup image result", "inputSchema": {"type": "object"}, "annotations": ann},
-]
+def tool(name, desc, schema={"type": "object", "properties": {"text": {"type": "string", "description": "text to echo"}}}):
+    t = {"name": name, "description": "fakeup " + desc, "annotations": {"readOnlyHint": True}}
+    if schema:
+        t["inputSchema"] = schema
+    return t
+TOOLS = [tool("echo", "echo the text back"), tool("env", "print the variable FAKEUP_VAR", {"type": "object"}),
+    tool("slow", "slow tool that reports progress", {"type": "object"}), tool("huge", "huge result", {"type": "object"}),
+    tool("image", "image result", {"type": "object"})]
 if mode == "odd":
-    TOOLS = [
-        {"name": "echo", "description": "fakeup echo first", "inputSchema": obj, "annotations": ann},
-        {"name": "echo", "description": "fakeup echo duplicate", "inputSchema": obj, "annotations": ann},
-        {"name": "has space", "description": "fakeup spaced name", "inputSchema": obj, "annotations": ann},
-        {"name": "L" * 200, "description": "fakeup long name", "inputSchema": obj, "annotations": ann},
-        {"name": "noschema", "description": "fakeup no input schema", "annotations": ann},
-        {"name": "fine", "description": "fakeup fine tool", "inputSchema": obj, "annotations": ann},
-    ]
+    TOOLS = [tool("echo", "echo first"), tool("echo", "echo duplicate"), tool("has space", "spaced name"),
+        tool("L" * 200, "long name"), tool("noschema", "no input schema", None), tool("fine", "fine tool")]
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 def call(msg):
-    rid = msg["id"]
-    p = msg.get("params") or {}
-    name = p.get("name")
-    args = p.get("arguments") or {}
-    token = (p.get("_meta") or {}).get("progressToken")
+    rid, p = msg["id"], msg.get("params") or {}
+    name, args, token = p.get("name"), p.get("arguments") or {}, (p.get("_meta") or {}).get("progressToken")
     if mode == "wrongid":
-        send({"jsonrpc": "2.0", "id": 987654, "result": {"content": [{"type": "text", "text": "up-wrong-answer"}]}})
-        return
+        return send(987654, "result", {"content": [{"type": "text", "text": "up-wrong-answer"}]})
+    content = [{"type": "text", "text": "up-" + str(name)}]
     if name == "echo":
         content = [{"type": "text", "text": "up-echo:" + str(args.get("text"))}]
     elif name == "env":
@@ -84,65 +69,56 @@ def call(msg):
     elif name == "slow":
         for i in range(200):
             if rid in cancelled:
-                with open(os.path.join(state, "cancelled"), "a") as f:
-                    f.write(json.dumps(rid) + "\n")
-                return
+                return log("cancelled", json.dumps(rid))
             if token is not None and i < 20:
-                send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": i + 1, "total": 200, "message": "fakeup step %d" % (i + 1)}})
+                raw(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": i + 1, "total": 200, "message": "fakeup step %d" % (i + 1)}}))
             time.sleep(0.05)
         content = [{"type": "text", "text": "up-slow-done"}]
     elif name == "huge":
         content = [{"type": "text", "text": "".join("fakeup huge line %05d %s\n" % (i, "x" * 40) for i in range(1, 5001))}]
     elif name == "image":
         content = [{"type": "image", "data": PNG, "mimeType": "image/png"}, {"type": "text", "text": "up-image"}]
-    else:
-        content = [{"type": "text", "text": "up-" + str(name)}]
-    send({"jsonrpc": "2.0", "id": rid, "result": {"content": content}})
+    send(rid, "result", {"content": content})
 if mode == "stubborn":
     import signal
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 for line in sys.stdin:
-    line = line.strip()
-    if not line:
-        continue
     try:
         msg = json.loads(line)
     except Exception:
         continue
-    record(msg)
+    log("recv", json.dumps(msg))
+    method, rid = msg.get("method"), msg.get("id")
     if mode == "hang":
         continue
-    method, rid = msg.get("method"), msg.get("id")
     if mode == "garbage" and rid is not None:
         raw("this is not JSON at all")
         raw("{broken")
     if mode == "strayid" and rid is not None:
-        send({"jsonrpc": "2.0", "id": 424242, "result": {}})
+        send(424242, "result", {})
     if mode == "strangenote" and rid is not None:
-        send({"jsonrpc": "2.0", "method": "notifications/up_unknown", "params": {}})
+        raw(json.dumps({"jsonrpc": "2.0", "method": "notifications/up_unknown", "params": {}}))
     if method == "initialize":
         v = (msg.get("params") or {}).get("protocolVersion", "2025-06-18")
-        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": v, "capabilities": {"tools": {}}, "serverInfo": {"name": "fakeup", "version": "1"}}})
+        send(rid, "result", {"protocolVersion": v, "capabilities": {"tools": {}}, "serverInfo": {"name": "fakeup", "version": "1"}})
     elif method == "notifications/cancelled":
         cancelled.add((msg.get("params") or {}).get("requestId"))
+    elif method == "tools/list" and mode == "listerror":
+        send(rid, "error", {"code": -32603, "message": "up-list-boom"})
     elif method == "tools/list":
-        if mode == "listerror":
-            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": "up-list-boom"}})
-        else:
-            send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
+        send(rid, "result", {"tools": TOOLS})
+    elif method == "tools/call" and mode == "crash":
+        sys.stderr.write("up-crash-on-call\n")
+        sys.stderr.flush()
+        os._exit(1)
     elif method == "tools/call":
-        if mode == "crash":
-            sys.stderr.write("up-crash-on-call\n")
-            sys.stderr.flush()
-            os._exit(1)
         threading.Thread(target=call, args=(msg,), daemon=True).start()
     elif method == "ping":
-        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        send(rid, "result", {})
     elif rid is not None:
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no " + str(method)}})
-if mode == "stubborn":
-    while True:
-        time.sleep(1000)
+        send(rid, "error", {"code": -32601, "message": "no " + str(method)})
+while mode == "stubborn":
+    time.sleep(1000)
 `
 
 // upstreamLifeSrv is one fake upstream server: its config entry and its state dir.
@@ -269,45 +245,50 @@ func (s *upstreamLifeSession) names(t *testing.T, deferred bool, format string) 
 	return out
 }
 
-// A server that cannot start (missing, not executable, exits at once) or
-// answers tools/list with an error never hangs agentls: tool_search answers,
-// a call of its tool says what is wrong naming the server ("unavailable …
-// restarting in …" while it cannot start), its stderr or error reaches the
-// log, the core tools work. Noise on stdout around valid replies (non-JSON
-// lines, a reply with an unknown id, an unknown notification) is skipped,
-// as Claude Code's SDK does, and the valid replies still count.
+// A server that cannot start (missing, not executable, exits at once),
+// answers tools/list with an error or crashes on every call never hangs
+// agentls: tool_search answers, a call of its tool says what is wrong
+// naming the server ("unavailable … restarting in …" while it cannot
+// start), its stderr or error reaches the log, the core tools work. Noise
+// on stdout around valid replies (non-JSON lines, a reply with an unknown
+// id, an unknown notification) is skipped, as Claude Code's SDK does, and
+// the valid replies still count.
 func TestUpstreamMisbehavingServersNeverHangAgentls(t *testing.T) {
 	t.Parallel()
-	script := func(mode string) func(t *testing.T) map[string]any {
-		return func(t *testing.T) map[string]any { return upstreamLifeNewSrv(t, mode).entry }
-	}
 	down := []string{`"bad"`, "unavailable", "restarting in"}
+	echoed := []string{"up-echo:hello"}
 	cases := []struct {
-		name    string
-		entry   func(t *testing.T) map[string]any
-		isError bool
-		want    []string // in the call's result
-		log     []string // in the log file or a window/logMessage
+		name, mode string
+		entry      func(t *testing.T) map[string]any // instead of the mode's server
+		isError    bool
+		want       []string // in the call's result
+		log        []string // in the log file or a window/logMessage
 	}{
-		{"missing command", func(t *testing.T) map[string]any {
+		{name: "missing command", entry: func(t *testing.T) map[string]any {
 			return map[string]any{"command": filepath.Join(t.TempDir(), "up-no-such-server")}
-		}, true, down, []string{"bad"}},
-		{"not executable", func(t *testing.T) map[string]any {
+		}, isError: true, want: down, log: []string{"bad"}},
+		{name: "not executable", entry: func(t *testing.T) map[string]any {
 			p := filepath.Join(t.TempDir(), "srv.py")
 			writeFile(t, p, upstreamLifeServerPy) // 0644
 			return map[string]any{"command": p, "args": []any{"ok", "x", t.TempDir()}}
-		}, true, down, []string{"bad"}},
-		{"exits at once", script("exit"), true, down, []string{"bad", "up-fatal: cannot open the frobnicator"}},
-		{"tools/list answered with an error", script("listerror"), true, []string{`"bad"`}, []string{"bad", "up-list-boom"}},
-		{"non-JSON lines", script("garbage"), false, []string{"up-echo:hello"}, nil},
-		{"a reply with an unknown id", script("strayid"), false, []string{"up-echo:hello"}, nil},
-		{"an unknown notification", script("strangenote"), false, []string{"up-echo:hello"}, nil},
+		}, isError: true, want: down, log: []string{"bad"}},
+		{name: "exits at once", mode: "exit", isError: true, want: down, log: []string{"bad", "up-fatal: cannot open the frobnicator"}},
+		{name: "tools/list answered with an error", mode: "listerror", isError: true, want: []string{`"bad"`}, log: []string{"bad", "up-list-boom"}},
+		{name: "crashes on every call", mode: "crash", isError: true, log: []string{"up-crash-on-call"},
+			want: []string{`bad__echo failed: the MCP server "bad" did not answer (`, `It is restarted automatically; call again shortly.`}},
+		{name: "non-JSON lines", mode: "garbage", want: echoed},
+		{name: "a reply with an unknown id", mode: "strayid", want: echoed},
+		{name: "an unknown notification", mode: "strangenote", want: echoed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			srv := upstreamLifeNewSrv(t, tc.mode)
 			ws := newWorkspace(t, nil)
-			upstreamLifeConfig(t, ws, "servers", map[string]any{"bad": tc.entry(t)})
+			if tc.entry != nil {
+				srv.entry = tc.entry(t)
+			}
+			upstreamLifeConfig(t, ws, "servers", map[string]any{"bad": srv.entry})
 			s := upstreamLifeStart(t, ws)
 			if _, d := s.call(t, 10*time.Second, "tool_search", map[string]any{"query": "fakeup echo"}); d > 5*time.Second {
 				t.Errorf("tool_search took %v", d)
@@ -320,6 +301,17 @@ func TestUpstreamMisbehavingServersNeverHangAgentls(t *testing.T) {
 			for _, w := range tc.log {
 				if !waitUntil(3*time.Second, func() bool { return strings.Contains(s.logText()+strings.Join(logMessages(s.c, 0), "\n"), w) }) {
 					t.Errorf("%q in neither the log file nor a logMessage:\n%s", w, s.logText())
+				}
+			}
+			if tc.mode == "crash" { // the next calls are told it restarts; one start per crash at most
+				for i := range 3 {
+					r, _ = s.call(t, 10*time.Second, "bad__echo", map[string]any{"text": "x"})
+					if !r.IsError || !(strings.Contains(r.Text(), "unavailable") && strings.Contains(r.Text(), "restarting in") || strings.Contains(r.Text(), "did not answer")) {
+						t.Errorf("call %d after crashes: %v %q", i+2, r.IsError, r.Text())
+					}
+				}
+				if n := len(srv.starts()); n > 4 {
+					t.Errorf("%d starts for 4 crashing calls", n)
 				}
 			}
 			s.alive(t)
@@ -523,29 +515,6 @@ func TestUpstreamOddTools(t *testing.T) {
 	s.alive(t)
 }
 
-// A server that crashes on every call: the documented text, a restart
-// per crash at most, agentls alive.
-func TestUpstreamCrashOnCall(t *testing.T) {
-	t.Parallel()
-	srv, s := upstreamLifeOne(t, "crash", "crashy")
-	r, _ := s.call(t, 10*time.Second, "crashy__echo", map[string]any{"text": "x"})
-	wantResult(t, "first crash", r, true)
-	wantContains(t, "first crash", r.Text(), `crashy__echo failed: the MCP server "crashy" did not answer (`, `It is restarted automatically; call again shortly.`)
-	for i := 0; i < 3; i++ {
-		r, _ = s.call(t, 10*time.Second, "crashy__echo", map[string]any{"text": "x"})
-		if !r.IsError || !(strings.Contains(r.Text(), "unavailable") && strings.Contains(r.Text(), "restarting in") || strings.Contains(r.Text(), "did not answer")) {
-			t.Errorf("call %d after crashes: %v %q", i+2, r.IsError, r.Text())
-		}
-	}
-	if n := len(srv.starts()); n > 4 {
-		t.Errorf("%d starts for 4 crashing calls", n)
-	}
-	if !waitUntil(3*time.Second, func() bool { return strings.Contains(s.logText(), "up-crash-on-call") }) {
-		t.Errorf("crash stderr not in the log:\n%s", s.logText())
-	}
-	s.alive(t)
-}
-
 // A slow upstream tool: its progress reaches the editor as tools/progress
 // for the call, $/cancelRequest answers -32800 and sends
 // notifications/cancelled upstream with the upstream request's id.
@@ -632,24 +601,19 @@ func TestUpstreamResultsGovernedLikeAnyTool(t *testing.T) {
 }
 
 // A server's env reaches its process, ${env:NAME} expanded from agentls's
-// environment; ${workspaceFolder} and a relative command (as Claude Code
-// runs it: from the project folder) start the server.
+// environment, and a relative command starts from the project folder (as
+// Claude Code runs it). The rest of the expansion rules are
+// internal/upstream's TestParseConfigTransportsAndExpansion.
 func TestUpstreamConfigShapes(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, nil)
 	writeFile(t, filepath.Join(ws, "tools", "srv.py"), upstreamLifeServerPy)
 	os.Chmod(filepath.Join(ws, "tools", "srv.py"), 0o755)
-	plain, expanded, folder, relative := upstreamLifeNewSrv(t, "ok"), upstreamLifeNewSrv(t, "ok"), upstreamLifeNewSrv(t, "ok"), upstreamLifeNewSrv(t, "ok")
-	plain.entry["env"] = map[string]any{"FAKEUP_VAR": "plain-value"}
-	expanded.entry["env"] = map[string]any{"FAKEUP_VAR": "${env:FAKEUP_FROM_AGENTLS}"}
-	upstreamLifeConfig(t, ws, "servers", map[string]any{"plain": plain.entry, "expanded": expanded.entry,
-		"folder":   map[string]any{"command": "${workspaceFolder}/tools/srv.py", "args": folder.entry["args"]},
-		"relative": map[string]any{"command": "./tools/srv.py", "args": relative.entry["args"]}})
+	upstreamLifeConfig(t, ws, "servers", map[string]any{"relative": map[string]any{"command": "./tools/srv.py",
+		"args": upstreamLifeNewSrv(t, "ok").entry["args"], "env": map[string]any{"FAKEUP_VAR": "${env:FAKEUP_FROM_AGENTLS}"}}})
 	s := upstreamLifeStart(t, ws, "FAKEUP_FROM_AGENTLS=from-agentls-env")
-	for server, want := range map[string]string{"plain": "FAKEUP_VAR=plain-value", "expanded": "FAKEUP_VAR=from-agentls-env", "folder": "FAKEUP_VAR=<unset>", "relative": "FAKEUP_VAR=<unset>"} {
-		r, _ := s.call(t, 15*time.Second, server+"__env", map[string]any{})
-		wantResult(t, server, r, false, want)
-	}
+	r, _ := s.call(t, 15*time.Second, "relative__env", map[string]any{})
+	wantResult(t, "relative__env", r, false, "FAKEUP_VAR=from-agentls-env")
 }
 
 // A broken mcp.json is reported (window/logMessage naming the file) and
