@@ -189,28 +189,16 @@ func (s *chanSession) asked() string {
 
 func (s *chanSession) disk(name string) string { return readFile(s.t, filepath.Join(s.ws, name)) }
 
-// auditText is every audit file in dir.
-func auditText(dir string) string {
-	var all strings.Builder
-	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() {
-			b, _ := os.ReadFile(p)
-			all.Write(b)
-		}
-		return nil
-	})
-	return all.String()
-}
-
 // Every channel a secret could leave the server by masks it, for every kind
 // docs/tools.md lists: tool results and their details, tools/details,
-// tools/progress, tools/confirm, window/logMessage, the log file, the audit
-// log, errors that echo arguments, `agentls call`; the disk and the editor
-// get the real bytes. Each row also checks every notification of its
-// session. Grep's context lines, file names and key bodies, lines cut
-// after masking, and write are scripts' (grep/secrets_masked_in_context_and_names,
+// tools/progress, tools/confirm, window/logMessage, the log file, errors
+// that echo arguments; the disk and the editor get the real bytes. Each row
+// also checks every notification of its session. The audit log is
+// internal/audit's TestRecordMasksEveryString and TestHookMasksUnknownToolName;
+// grep's context lines, file names and key bodies, lines cut after masking,
+// `agentls call` and write are scripts' (grep/secrets_masked_in_context_and_names,
 // grep/private_key_body_masked, governance/masking_one_line_json_key_before_line_cut,
-// write/secret_content_written_masked_in_result).
+// governance/masking_call_echo, write/secret_content_written_masked_in_result).
 func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 	t.Parallel()
 	toks := channelsTokens()
@@ -438,30 +426,6 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 				if n := strings.Count(s.asked(), "workspace/applyEdit"); n != 1 {
 					t.Errorf("%d workspace/applyEdit requests, want 1", n)
 				}
-			}},
-		{name: "audit log and agentls audit", files: map[string]string{"s.txt": secrets},
-			run: func(t *testing.T, s *chanSession) {
-				s.call("write", map[string]any{"path": "w.txt", "content": secrets})
-				s.call("bash", map[string]any{"command": "echo " + slack.value + "; exit 3"})
-				s.call("grep", map[string]any{"pattern": gl.value})
-				s.call("read", map[string]any{"path": "s.txt", "offset": gh.value})
-				s.call("read", map[string]any{"path": "s.txt"})
-				s.call("edit", map[string]any{"path": "s.txt", "edits": []any{map[string]any{"oldText": channelsTok1(toks, "stripe").line, "newText": "gone"}}})
-				var r harness.Result
-				s.c.Call(s.ctx, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "s.txt"}, "callId": "id-" + gh.value}, &r)
-				// The callId is the client's own, echoed as sent; content and details are masked.
-				channelsNoLeak(t, "a call whose callId holds a token", compactJSON(map[string]any{"content": r.Content, "details": r.Details}), toks)
-				s.c.Shutdown(s.ctx)
-				all := auditText(s.ws + ".audit")
-				if n := strings.Count(all, "\n"); n < 6 || !strings.Contains(all, "[REDACTED:") {
-					t.Fatalf("want ≥ 6 audit lines with placeholders, got:\n%.2000s", all)
-				}
-				channelsNoLeak(t, "audit log", all, toks)
-				out, err := harness.Command(t, []string{"audit", "--tail", "10"}, "AGENTLS_AUDIT_DIR="+s.ws+".audit").CombinedOutput()
-				if err != nil {
-					t.Errorf("agentls audit: %v\n%s", err, out)
-				}
-				channelsNoLeak(t, "agentls audit --tail", string(out), toks)
 			}},
 		{name: "window/logMessage and the debug log file",
 			files: map[string]string{".agentls/settings.json": `{"permissions": {"allow": ["Bash(echo ` + gh.value + `"]}}`, "s.txt": secrets,
