@@ -24,7 +24,7 @@ import (
 )
 
 // upstreamLifeServerPy is a fake upstream MCP server. argv: MODE MARKER STATEDIR.
-// It appends "<unix time> <pid>" to STATEDIR/starts when it starts and
+// It appends its start's unix time to STATEDIR/starts and
 // every message it reads to STATEDIR/recv.
 const upstreamLifeServerPy = `#!/usr/bin/env python3
 import sys, json, os, time, threading
@@ -32,7 +32,7 @@ mode, marker, state = sys.argv[1], sys.argv[2], sys.argv[3]
 def log(name, line):
     with open(os.path.join(state, name), "a") as f:
         f.write(line + "\n")
-log("starts", "%f %d" % (time.time(), os.getpid()))
+log("starts", "%f" % time.time())
 lock = threading.Lock()
 cancelled = set()
 def raw(s):
@@ -131,22 +131,14 @@ type upstreamLifeSrv struct {
 // upstreamLifeNewSrv writes the script and returns a server running mode.
 func upstreamLifeNewSrv(t *testing.T, mode string) upstreamLifeSrv {
 	t.Helper()
-	dir := t.TempDir()
-	script := filepath.Join(dir, "srv.py")
+	state := t.TempDir()
+	script := filepath.Join(state, "srv.py")
 	if err := os.WriteFile(script, []byte(upstreamLifeServerPy), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(dir, "state")
-	if err := os.MkdirAll(state, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	marker := fmt.Sprintf("up-marker-%s-%d", mode, time.Now().UnixNano())
 	reapProcessesWithArg(t, marker)
-	return upstreamLifeSrv{
-		entry:  map[string]any{"command": script, "args": []any{mode, marker, state}},
-		state:  state,
-		marker: marker,
-	}
+	return upstreamLifeSrv{entry: map[string]any{"command": script, "args": []any{mode, marker, state}}, state: state, marker: marker}
 }
 
 // starts is the start times the server recorded.
@@ -154,7 +146,7 @@ func (s upstreamLifeSrv) starts() []float64 {
 	b, _ := os.ReadFile(filepath.Join(s.state, "starts"))
 	var out []float64
 	for _, l := range strings.Fields(string(b)) {
-		if v, err := strconv.ParseFloat(l, 64); err == nil && strings.Contains(l, ".") {
+		if v, err := strconv.ParseFloat(l, 64); err == nil {
 			out = append(out, v)
 		}
 	}
@@ -163,12 +155,7 @@ func (s upstreamLifeSrv) starts() []float64 {
 
 // upstreamLifeConfig writes .agentls/mcp.json under ws with servers under key.
 func upstreamLifeConfig(t *testing.T, ws, key string, servers map[string]any) {
-	t.Helper()
-	b, err := json.MarshalIndent(map[string]any{key: servers}, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(ws, ".agentls", "mcp.json"), string(b))
+	writeFile(t, filepath.Join(ws, ".agentls", "mcp.json"), compactJSON(map[string]any{key: servers}))
 }
 
 // upstreamLifeSession is an editor-protocol session with its log file.
@@ -179,10 +166,7 @@ type upstreamLifeSession struct {
 	ws  string
 }
 
-func (s *upstreamLifeSession) logText() string {
-	b, _ := os.ReadFile(s.log)
-	return string(b)
-}
+func (s *upstreamLifeSession) logText() string { b, _ := os.ReadFile(s.log); return string(b) }
 
 // upstreamLifeStart runs agentls on ws in bypass mode with a --log-file.
 func upstreamLifeStart(t *testing.T, ws string, env ...string) *upstreamLifeSession {
