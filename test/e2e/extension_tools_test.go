@@ -1,15 +1,16 @@
 package e2e
 
 // Extension tools (.agentls/tools/*.json, docs/tools.md "Extension tools"):
-// listed with their labels, arguments substituted as one shell word, run
-// and governed like bash, reloaded live. Argument validation and bad files
-// are the scripts arguments/extension_tool_arguments_validated and
-// permissions/extension_bad_files_reported_and_skipped.
-// Rules and modes over them are permissions/extension_tool_rules_and_modes.txtar
-// and permissions/extension_tools_are_governed.txtar (a destructive tool asks
-// in acceptEdits); quoting of hostile input is
-// permissions/extension_template_quotes_arguments.txtar. Tool files followed
-// live are internal/session's TestConfigFilesReloadWhenTheyChange and
+// listed with their labels, run and governed like bash. Elsewhere:
+// argument validation and bad files, the scripts
+// arguments/extension_tool_arguments_validated and
+// permissions/extension_bad_files_reported_and_skipped; placeholders and
+// quoting, permissions/extension_placeholder_in_every_shell_context and
+// extension_template_quotes_arguments, a value over a command line
+// internal/extension's TestValueOverACommandLineIsRefused; rules and modes,
+// permissions/extension_tool_rules_and_modes and extension_tools_are_governed
+// (a destructive tool asks in acceptEdits); files followed live,
+// internal/session's TestConfigFilesReloadWhenTheyChange and
 // TestUserConfigReloadsWhenItChanges, the workspace's precedence
 // internal/extension's TestLoadPrecedenceAndDefaults.
 
@@ -136,23 +137,6 @@ func TestExtensionToolsListedWithTheirLabels(t *testing.T) {
 	}
 	if m, _ := listedTools(t, c, ctx, map[string]any{"includeDeferred": true})["ext_def"]["_meta"].(map[string]any); m["deferred"] != true {
 		t.Errorf("includeDeferred: ext_def _meta = %v, want deferred: true", m)
-	}
-}
-
-// A value longer than one command line can carry is refused naming the
-// argument and nothing runs; a large one that fits arrives whole. (The
-// shell contexts a placeholder may stand in, and a NUL byte, are
-// permissions/extension_placeholder_in_every_shell_context.txtar.)
-func TestExtensionValueOverACommandLineIsRefused(t *testing.T) {
-	t.Parallel()
-	ws := extWS(t, map[string]any{"count.json": extTool("ext_count", "touch counted; printf '%s' {{v}} | wc -c", map[string]any{"v": extStr}, nil)}, nil)
-	c, ctx := extStart(t, ws, extBypass())
-	wantResult(t, "a value over a command line", c.CallTool(ctx, "ext_count", map[string]any{"v": strings.Repeat("a", 200_000)}), true, `argument "v" is 200000 bytes`, "write it to a file")
-	if extExists(filepath.Join(ws, "counted")) {
-		t.Errorf("the command ran")
-	}
-	if r := c.CallTool(ctx, "ext_count", map[string]any{"v": strings.Repeat("a", 100_000)}); strings.TrimSpace(r.Text()) != "100000" {
-		t.Errorf("a 100,000-byte value did not arrive whole: %.200q", r.Text())
 	}
 }
 
