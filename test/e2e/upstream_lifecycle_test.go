@@ -50,8 +50,7 @@ def tool(name, desc, schema={"type": "object", "properties": {"text": {"type": "
         t["inputSchema"] = schema
     return t
 TOOLS = [tool("echo", "echo the text back"), tool("env", "print the variable FAKEUP_VAR", {"type": "object"}),
-    tool("slow", "slow tool that reports progress", {"type": "object"}), tool("huge", "huge result", {"type": "object"}),
-    tool("image", "image result", {"type": "object"})]
+    tool("slow", "slow tool that reports progress", {"type": "object"}), tool("image", "image result", {"type": "object"})]
 if mode == "odd":
     TOOLS = [tool("echo", "echo first"), tool("echo", "echo duplicate"), tool("has space", "spaced name"),
         tool("L" * 200, "long name"), tool("noschema", "no input schema", None), tool("fine", "fine tool")]
@@ -74,8 +73,6 @@ def call(msg):
                 raw(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": i + 1, "total": 200, "message": "fakeup step %d" % (i + 1)}}))
             time.sleep(0.05)
         content = [{"type": "text", "text": "up-slow-done"}]
-    elif name == "huge":
-        content = [{"type": "text", "text": "".join("fakeup huge line %05d %s\n" % (i, "x" * 40) for i in range(1, 5001))}]
     elif name == "image":
         content = [{"type": "image", "data": PNG, "mimeType": "image/png"}, {"type": "text", "text": "up-image"}]
     send(rid, "result", {"content": content})
@@ -359,9 +356,7 @@ func TestUpstreamWrongID(t *testing.T) {
 	t.Parallel()
 	srv, s := upstreamLifeOne(t, "wrongid", "wid")
 	ch := s.callAsync(map[string]any{"name": "wid__echo", "arguments": map[string]any{"text": "x"}})
-	if !waitUntil(10*time.Second, func() bool { return upstreamLifeGot(srv, "tools/call") != nil }) {
-		t.Fatal("upstream never got tools/call")
-	}
+	srv.waitCall(t, 10*time.Second)
 	select {
 	case rep := <-ch:
 		if strings.Contains(rep.r.Text(), "up-wrong-answer") {
@@ -408,7 +403,6 @@ func (s *upstreamLifeSession) cancel(t *testing.T, ch chan upstreamLifeReply) {
 	}
 }
 
-// upstreamLifeGot is the first message with method the server read (nil: none).
 // upstreamLifeOne starts agentls with one fake server running mode, named name.
 func upstreamLifeOne(t *testing.T, mode, name string, env ...string) (upstreamLifeSrv, *upstreamLifeSession) {
 	t.Helper()
@@ -418,7 +412,8 @@ func upstreamLifeOne(t *testing.T, mode, name string, env ...string) (upstreamLi
 	return srv, upstreamLifeStart(t, ws, env...)
 }
 
-func upstreamLifeGot(s upstreamLifeSrv, method string) map[string]any {
+// got is the first message with method the server read (nil: none).
+func (s upstreamLifeSrv) got(method string) map[string]any {
 	b, _ := os.ReadFile(filepath.Join(s.state, "recv"))
 	for _, l := range strings.Split(string(b), "\n") {
 		var m map[string]any
@@ -427,6 +422,22 @@ func upstreamLifeGot(s upstreamLifeSrv, method string) map[string]any {
 		}
 	}
 	return nil
+}
+
+// waitCall is the server's first tools/call, waited for up to d.
+func (s upstreamLifeSrv) waitCall(t *testing.T, d time.Duration) map[string]any {
+	t.Helper()
+	if !waitUntil(d, func() bool { return s.got("tools/call") != nil }) {
+		t.Fatal("upstream never got tools/call")
+	}
+	return s.got("tools/call")
+}
+
+// cancelled says whether the server got notifications/cancelled for call.
+func (s upstreamLifeSrv) cancelled(call map[string]any) bool {
+	c := s.got("notifications/cancelled")
+	p, _ := c["params"].(map[string]any)
+	return c != nil && fmt.Sprint(p["requestId"]) == fmt.Sprint(call["id"])
 }
 
 // Odd tool lists: every listed name is a valid model tool name
@@ -488,10 +499,7 @@ func TestUpstreamCancelAndProgress(t *testing.T) {
 	t.Parallel()
 	srv, s := upstreamLifeOne(t, "ok", "up")
 	ch := s.callAsync(map[string]any{"name": "up__slow", "arguments": map[string]any{}, "callId": "up-slow-1"})
-	if !waitUntil(10*time.Second, func() bool { return upstreamLifeGot(srv, "tools/call") != nil }) {
-		t.Fatal("upstream never got tools/call")
-	}
-	call := upstreamLifeGot(srv, "tools/call")
+	call := srv.waitCall(t, 10*time.Second)
 	meta, _ := call["params"].(map[string]any)["_meta"].(map[string]any)
 	if meta["progressToken"] == nil {
 		t.Errorf("upstream tools/call carries no progressToken: %v", call["params"])
@@ -504,24 +512,17 @@ func TestUpstreamCancelAndProgress(t *testing.T) {
 		}
 	}
 	s.cancel(t, ch)
-	ok := waitUntil(5*time.Second, func() bool {
-		c := upstreamLifeGot(srv, "notifications/cancelled")
-		if c == nil {
-			return false
-		}
-		p, _ := c["params"].(map[string]any)
-		return fmt.Sprint(p["requestId"]) == fmt.Sprint(call["id"])
-	})
-	if !ok {
-		t.Errorf("upstream got no notifications/cancelled for request %v; got %v", call["id"], upstreamLifeGot(srv, "notifications/cancelled"))
+	if !waitUntil(5*time.Second, func() bool { return srv.cancelled(call) }) {
+		t.Errorf("upstream got no notifications/cancelled for request %v; got %v", call["id"], srv.got("notifications/cancelled"))
 	}
 	s.alive(t)
 }
 
-// An upstream result is governed like any tool's: a huge one is cut at the
-// byte budget with a continuation read call and spilled whole, a value of a
+// An upstream result is governed like any tool's: a value of a
 // secret-looking variable of agentls's environment (which the upstream
-// cannot know to mask) is masked, and an image content item passes through.
+// cannot know to mask) is masked, and an image content item passes
+// through. (The byte budget cutting any tool's result, with a continuation
+// read of the spill file, is TestExtensionToolRunsLikeBash's.)
 func TestUpstreamResultsGovernedLikeAnyTool(t *testing.T) {
 	t.Parallel()
 	secret := fmt.Sprintf("upkey%027d", time.Now().UnixNano())
@@ -529,41 +530,16 @@ func TestUpstreamResultsGovernedLikeAnyTool(t *testing.T) {
 	r, _ := s.call(t, 10*time.Second, "up__echo", map[string]any{"text": "v=" + secret})
 	wantResult(t, "up__echo", r, false, "up-echo:v=")
 	wantLacks(t, "up__echo", compactJSON(r), secret)
-	r, _ = s.call(t, 10*time.Second, "up__huge", map[string]any{})
-	txt := r.Text()
-	if len(txt) > 65536+2048 {
-		t.Errorf("huge result is %d bytes, over the 65,536-byte budget", len(txt))
-	}
-	wantContains(t, "huge result", txt, "fakeup huge line 00001")
-	m := regexp.MustCompile(`read \{"path": ?"([^"]+)", ?"offset": ?(\d+)\}`).FindStringSubmatch(txt)
-	if m == nil {
-		t.Errorf("no read {path, offset} continuation in the cut result's tail:\n%s", txt[max(0, len(txt)-600):])
-	} else {
-		b, err := os.ReadFile(m[1])
-		if err != nil {
-			t.Errorf("spill file: %v", err)
-		} else if !strings.Contains(string(b), "fakeup huge line 05000") {
-			t.Errorf("spill file %s lacks the last line (%d bytes)", m[1], len(b))
-		}
-		off, _ := strconv.Atoi(m[2])
-		cont, _ := s.call(t, 10*time.Second, "read", map[string]any{"path": m[1], "offset": off})
-		wantResult(t, "continuation read", cont, false, fmt.Sprintf("fakeup huge line %05d", off))
-	}
 	r, _ = s.call(t, 10*time.Second, "up__image", map[string]any{})
-	var img map[string]any
-	for _, c := range r.Content {
-		if c["type"] == "image" {
-			img = c
-		}
-	}
-	if img == nil {
+	wantContains(t, "image result text", r.Text(), "up-image")
+	i := slices.IndexFunc(r.Content, func(c map[string]any) bool { return c["type"] == "image" })
+	if i < 0 {
 		t.Fatalf("image content not passed through: %v", r.Content)
 	}
-	data, _ := img["data"].(string)
-	if raw, err := base64.StdEncoding.DecodeString(data); err != nil || !strings.HasPrefix(string(raw), "\x89PNG") || img["mimeType"] != "image/png" {
-		t.Errorf("image item %v: decode err %v", img, err)
+	data, _ := r.Content[i]["data"].(string)
+	if raw, err := base64.StdEncoding.DecodeString(data); err != nil || !strings.HasPrefix(string(raw), "\x89PNG") || r.Content[i]["mimeType"] != "image/png" {
+		t.Errorf("image item %v: decode err %v", r.Content[i], err)
 	}
-	wantContains(t, "image result text", r.Text(), "up-image")
 }
 
 // A server's env reaches its process, ${env:NAME} expanded from agentls's
@@ -644,7 +620,7 @@ func TestUpstreamNoOrphans(t *testing.T) {
 				}
 			case "eof-mid-call":
 				go s.c.Conn.Call(context.Background(), "tools/call", map[string]any{"name": "py__slow", "arguments": map[string]any{}}, nil)
-				waitUntil(5*time.Second, func() bool { return upstreamLifeGot(py, "tools/call") != nil })
+				waitUntil(5*time.Second, func() bool { return py.got("tools/call") != nil })
 				s.c.CloseStdin()
 			}
 			if s.c.Wait(5*time.Second) == -1 {
@@ -674,22 +650,15 @@ func TestUpstreamMCPBothDirections(t *testing.T) {
 	m.mustReply(1, 10*time.Second)
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": map[string]any{"name": "py__slow", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "up-tok"}}})
-	if !waitUntil(20*time.Second, func() bool { return upstreamLifeGot(py, "tools/call") != nil }) {
-		t.Fatal("upstream never got tools/call")
-	}
+	call := py.waitCall(t, 20*time.Second)
 	if _, ok := m.wait(5*time.Second, func(v mcpMsg) bool {
 		p, _ := v.Obj["params"].(map[string]any)
 		return v.Method == "notifications/progress" && p["progressToken"] == "up-tok"
 	}); !ok {
 		t.Errorf("upstream progress not forwarded to the MCP client")
 	}
-	call := upstreamLifeGot(py, "tools/call")
 	m.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 5, "reason": "fakeup"}})
-	if !waitUntil(5*time.Second, func() bool {
-		c := upstreamLifeGot(py, "notifications/cancelled")
-		p, _ := c["params"].(map[string]any)
-		return c != nil && fmt.Sprint(p["requestId"]) == fmt.Sprint(call["id"])
-	}) {
+	if !waitUntil(5*time.Second, func() bool { return py.cancelled(call) }) {
 		t.Errorf("MCP notifications/cancelled not forwarded upstream")
 	}
 	if !waitUntil(3*time.Second, func() bool { _, err := os.Stat(filepath.Join(py.state, "cancelled")); return err == nil }) {
