@@ -52,7 +52,7 @@ func extTool(name, command string, props, extra map[string]any) map[string]any {
 var extStr = map[string]any{"type": "string"}
 
 // extWS makes a workspace whose .agentls/tools holds defs (file base name →
-// definition object, or a raw string written as is) and files.
+// definition) and files.
 func extWS(t *testing.T, defs map[string]any, files map[string]string) string {
 	t.Helper()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
@@ -60,15 +60,7 @@ func extWS(t *testing.T, defs map[string]any, files map[string]string) string {
 		t.Fatal(err)
 	}
 	for name, def := range defs {
-		body, ok := def.(string)
-		if !ok {
-			b, err := json.Marshal(def)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body = string(b)
-		}
-		writeFile(t, filepath.Join(ws, ".agentls", "tools", name), body)
+		writeFile(t, filepath.Join(ws, ".agentls", "tools", name), compactJSON(def))
 	}
 	for name, body := range files {
 		writeFile(t, filepath.Join(ws, filepath.FromSlash(name)), body)
@@ -76,26 +68,16 @@ func extWS(t *testing.T, defs map[string]any, files map[string]string) string {
 	return ws
 }
 
-type extOpts struct {
-	init map[string]any // initializationOptions
-	env  []string
-}
-
-// extStart starts agentls on ws and initializes it.
-func extStart(t *testing.T, ws string, o extOpts) (*harness.Client, context.Context) {
+// extStart starts agentls on ws with initializationOptions init.
+func extStart(t *testing.T, ws string, init map[string]any, env ...string) (*harness.Client, context.Context) {
 	t.Helper()
 	ctx := testCtx(t, 40*time.Second)
-	c := harness.Start(t, harness.Options{Root: ws, Env: o.env})
-	c.Initialize(ctx, map[string]any{"initializationOptions": o.init})
+	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	c.Initialize(ctx, map[string]any{"initializationOptions": init})
 	return c, ctx
 }
 
-func extBypass() extOpts { return extOpts{init: map[string]any{"mode": "bypass"}} }
-
 func extExists(p string) bool { _, err := os.Lstat(p); return err == nil }
-
-// extMarker is a unique sleep argument (sleep 100.<digits>), to find the process by.
-func extMarker() string { return fmt.Sprintf("100.%09d", rand.IntN(1e9)) }
 
 // The labels in tools/list come from the definition, checked against the
 // command's shell analysis: a workspace readOnly claim of a writing command
@@ -114,7 +96,7 @@ func TestExtensionToolsListedWithTheirLabels(t *testing.T) {
 		"build.json": extTool("ext_build", "go build ./...", nil, map[string]any{"destructive": false}),
 		"def.json":   def,
 	}, nil)
-	c, ctx := extStart(t, ws, extBypass())
+	c, ctx := extStart(t, ws, bypassOptions())
 	list := listedTools(t, c, ctx, nil)
 	for _, tc := range []struct {
 		name      string
@@ -161,15 +143,11 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 		"prog.json": extTool("ext_prog", "echo first-chunk; sleep 1.5; echo second-chunk", nil, nil),
 		"w.json":    extTool("ext_append", "echo more >> notes.txt", nil, nil),
 	}, map[string]string{"notes.txt": "one\n"})
-	o := extBypass()
-	o.init["limits"] = map[string]any{"bashBytes": 1 << 20, "bashLines": 100000}
-	o.env = []string{"EXT_SERVICE_TOKEN=" + envVal}
-	c, ctx := extStart(t, ws, o)
+	c, ctx := extStart(t, ws, map[string]any{"mode": "bypass", "limits": map[string]any{"bashBytes": 1 << 20, "bashLines": 100000}}, "EXT_SERVICE_TOKEN="+envVal)
 	spillRe := regexp.MustCompile(`/[^\s"]+\.log`)
 
 	t.Run("the same text as bash", func(t *testing.T) {
-		o := extBypass()
-		c, ctx := extStart(t, ws, o) // the default bash limits
+		c, ctx := extStart(t, ws, bypassOptions()) // the default bash limits
 		ext, bash := c.CallTool(ctx, "ext_long", map[string]any{}), c.CallTool(ctx, "bash", map[string]any{"command": long})
 		if e, b := spillRe.ReplaceAllString(ext.Text(), "SPILL"), spillRe.ReplaceAllString(bash.Text(), "SPILL"); e != b {
 			t.Errorf("extension output differs from bash's:\next:  %.600q\nbash: %.600q", e, b)
@@ -234,11 +212,11 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 func TestExtensionTimeoutEndsTheProcessGroup(t *testing.T) {
 	slow(t)
 	t.Parallel()
-	marker := extMarker()
+	marker := fmt.Sprintf("100.%09d", rand.IntN(1e9)) // a unique sleep argument, to find the processes by
 	ws := extWS(t, map[string]any{
 		"s.json": extTool("ext_sleep", "echo started; (sleep "+marker+") & sleep "+marker+"; echo done", nil, map[string]any{"timeout": 1}),
 	}, nil)
-	c, ctx := extStart(t, ws, extBypass())
+	c, ctx := extStart(t, ws, bypassOptions())
 	begin := time.Now()
 	r := c.CallTool(ctx, "ext_sleep", map[string]any{})
 	if took := time.Since(begin); took < 900*time.Millisecond || took > 6*time.Second {

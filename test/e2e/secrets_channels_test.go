@@ -47,10 +47,8 @@ func channelsRand(seed string, n int, alphabet string) string {
 // channelsTok is one planted secret: the line that plants it and the fragments
 // that must never leave the server.
 type channelsTok struct {
-	kind  string
-	value string
-	line  string
-	frags []string
+	kind, value, line string
+	frags             []string
 }
 
 func channelsSingle(kind, prefix, body, linePrefix string) channelsTok {
@@ -66,18 +64,15 @@ func channelsTokens() []channelsTok {
 	jwtSig := channelsRand("jwtsig", 43, channelsAlnum+"-_")
 	jwt := jwtHead + "." + jwtBody + "." + jwtSig
 
-	var pem strings.Builder
-	pem.WriteString("-----BEGIN " + "RSA PRIVATE" + " KEY-----\n")
-	var pemFrags []string
-	for i := 0; i < 5; i++ {
+	pem, pemFrags := "-----BEGIN "+"RSA PRIVATE"+" KEY-----\n", []string{}
+	for i := range 6 {
 		l := channelsRand(fmt.Sprint("pem", i), 64, channelsB64)
-		pemFrags = append(pemFrags, l[:24])
-		pem.WriteString(l + "\n")
+		if i == 5 {
+			l = channelsRand("pemlast", 28, channelsB64) + "=="
+		}
+		pemFrags, pem = append(pemFrags, l[:20]), pem+l+"\n"
 	}
-	last := channelsRand("pemlast", 28, channelsB64) + "=="
-	pemFrags = append(pemFrags, last[:20])
-	pem.WriteString(last + "\n")
-	pem.WriteString("-----END " + "RSA PRIVATE" + " KEY-----")
+	pem += "-----END " + "RSA PRIVATE" + " KEY-----"
 
 	openai := channelsRand("openai", 48, channelsAlnum)
 	dbpw := channelsRand("dbpw", 20, channelsAlnum)
@@ -103,28 +98,8 @@ func channelsTokens() []channelsTok {
 		{kind: "url-password", value: urlpw, line: "remote https://chan:" + urlpw + "@git.example.com/repo.git", frags: []string{urlpw}},
 		{kind: "github-glued", value: "gh" + "p_" + glued, line: "id_" + "gh" + "p_" + glued, frags: []string{glued[:16], glued[20:]}},
 		{kind: "github-escaped", value: "gh" + "p_" + escaped, line: "https://x.example/?token%3D" + "gh" + "p_" + escaped, frags: []string{escaped[:16], escaped[20:]}},
-		{kind: "pem", value: pem.String(), line: pem.String(), frags: pemFrags},
+		{kind: "pem", value: pem, line: pem, frags: pemFrags},
 	}
-}
-
-func channelsTok1(toks []channelsTok, kind string) channelsTok {
-	for _, tk := range toks {
-		if tk.kind == kind {
-			return tk
-		}
-	}
-	panic("chan: no token kind " + kind)
-}
-
-// channelsSecretFile is one line per token (the PEM block spans several).
-func channelsSecretFile(toks []channelsTok) string {
-	var b strings.Builder
-	b.WriteString("# chan fixture\n")
-	for _, tk := range toks {
-		b.WriteString(tk.line + "\n")
-	}
-	b.WriteString("end of fixture\n")
-	return b.String()
 }
 
 // channelsNoLeak fails for every fragment of every token found in s.
@@ -202,9 +177,12 @@ func (s *chanSession) disk(name string) string { return readFile(s.t, filepath.J
 func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 	t.Parallel()
 	toks := channelsTokens()
-	secrets := channelsSecretFile(toks)
-	gh, aws, slack, google, gl := channelsTok1(toks, "github"), channelsTok1(toks, "aws"), channelsTok1(toks, "slack"), channelsTok1(toks, "google"), channelsTok1(toks, "gitlab")
-	pem := channelsTok1(toks, "pem")
+	secrets, kind := "# chan fixture\n", map[string]channelsTok{} // one line per token (the PEM block spans several)
+	for _, tk := range toks {
+		secrets, kind[tk.kind] = secrets+tk.line+"\n", tk
+	}
+	secrets += "end of fixture\n"
+	gh, aws, slack, google, gl, pem := kind["github"], kind["aws"], kind["slack"], kind["google"], kind["gitlab"], kind["pem"]
 	envVal := channelsRand("envsecret", 30, channelsAlnum)
 	withEnv := append(append([]channelsTok{}, toks...), channelsTok{kind: "env-value", value: envVal, frags: []string{envVal}})
 	goFile := "package main\n\nconst token = \"" + gh.value + "\"\nconst region = \"eu-west-1\"\n\nfunc main() {}\n"
@@ -342,7 +320,7 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 				}{
 					{"bash", map[string]any{"command": "printf '%s\\n' " + gh.value + " > out.txt"}},
 					{"bash", map[string]any{"command": "rm -rf ./" + gh.value + ".txt"}},
-					{"bash", map[string]any{"command": "curl -H 'Authorization: Bearer " + channelsTok1(toks, "authorization").value + "' https://example.invalid"}},
+					{"bash", map[string]any{"command": "curl -H 'Authorization: Bearer " + kind["authorization"].value + "' https://example.invalid"}},
 					{"edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "two", "newText": "two " + slack.value}}}},
 					{"write", map[string]any{"path": "b.txt", "content": aws.line + "\n"}},
 				} {
