@@ -152,14 +152,8 @@ func TestUpstreamHTTPTransports(t *testing.T) {
 // internal/upstream's TestRemoteServerRestart.
 func TestUpstreamRestart(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		mode int
-	}{
-		{"session gone (404)", 2},
-		{"server error (503)", 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for name, mode := range map[string]int{"session gone (404)": 2, "server error (503)": 1} {
+		t.Run(name, func(t *testing.T) {
 			ctx := testCtx(t, 40*time.Second)
 			up := newFakeHTTPUpstream(t)
 			ws := t.TempDir()
@@ -169,13 +163,13 @@ func TestUpstreamRestart(t *testing.T) {
 			if r := callUntil(t, ctx, c, "up__echo", map[string]any{"text": "1"}, "echo:1", 10*time.Second); r.IsError {
 				t.Fatalf("up__echo: %s", r.Text())
 			}
-			up.setDown(tc.mode)
+			up.setDown(mode)
 			r := c.CallTool(ctx, "up__echo", map[string]any{"text": "2"})
 			if !r.IsError {
 				t.Fatalf("a call to a broken HTTP session succeeded: %s", r.Text())
 			}
 			r2 := c.CallTool(ctx, "up__echo", map[string]any{"text": "3"})
-			if tc.mode == 2 {
+			if mode == 2 {
 				// The first call may carry the transport error itself; the next says unavailable.
 				wantContains(t, "broken session", r.Text()+"\n"+r2.Text(), "unavailable", "restarting in")
 			}

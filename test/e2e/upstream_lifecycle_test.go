@@ -562,20 +562,13 @@ func TestUpstreamConfigShapes(t *testing.T) {
 // the core tools and tool_search still work.
 func TestUpstreamBrokenConfig(t *testing.T) {
 	t.Parallel()
-	cases := map[string]string{
-		"notjson":   `{"servers": {"x": {"command": `,
-		"wrongtype": `{"servers": {"x": {"command": 42}}}`,
-	}
-	for name, body := range cases {
+	for name, body := range map[string]string{"notjson": `{"servers": {"x": {"command": `, "wrongtype": `{"servers": {"x": {"command": 42}}}`} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			ws := newWorkspace(t, map[string]string{".agentls/mcp.json": body})
-			s := upstreamLifeStart(t, ws)
+			s := upstreamLifeStart(t, newWorkspace(t, map[string]string{".agentls/mcp.json": body}))
 			s.alive(t)
 			s.call(t, 10*time.Second, "tool_search", map[string]any{"query": "anything"})
-			if !waitUntil(3*time.Second, func() bool {
-				return strings.Contains(strings.Join(logMessages(s.c, 0), "\n"), "mcp.json")
-			}) {
+			if !waitUntil(3*time.Second, func() bool { return strings.Contains(strings.Join(logMessages(s.c, 0), "\n"), "mcp.json") }) {
 				t.Errorf("broken mcp.json not reported by window/logMessage naming it; got %q", logMessages(s.c, 0))
 			}
 		})
