@@ -275,3 +275,32 @@ func TestParseDefSaysWhatIsWrongInTheFilesTerms(t *testing.T) {
 		t.Errorf("$schema refused: %v", err)
 	}
 }
+
+// A value longer than one command line can carry is refused naming the
+// argument and nothing runs; a large one that fits arrives whole.
+func TestValueOverACommandLineIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	counted := filepath.Join(dir, "counted")
+	tl, err := Build(Def{Name: "count", Description: "d", Command: "touch " + counted + "; printf '%s' {{v}} | wc -c",
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"v": map[string]any{"type": "string"}}}}, "f", false, bashRunner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tools.NewRegistry()
+	reg.MustRegister(tl)
+	x := &tools.Executor{Registry: reg, Env: &tools.Env{}, Permission: &recordPermission{}}
+	call := func(n int) tools.Result {
+		args, _ := json.Marshal(map[string]any{"v": strings.Repeat("a", n)})
+		return x.Call(context.Background(), tools.Request{Name: "count", Arguments: args}, nil)
+	}
+	r := call(200_000)
+	if !r.IsError || !strings.Contains(r.TextOf(), `argument "v" is 200000 bytes`) || !strings.Contains(r.TextOf(), "Write it to a file") {
+		t.Errorf("a value over a command line: isError=%v %q", r.IsError, r.TextOf())
+	}
+	if _, err := os.Stat(counted); err == nil {
+		t.Errorf("the command ran")
+	}
+	if r := call(100_000); strings.TrimSpace(r.TextOf()) != "100000" {
+		t.Errorf("a 100,000-byte value did not arrive whole: %.200q", r.TextOf())
+	}
+}

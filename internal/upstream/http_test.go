@@ -244,8 +244,8 @@ func TestHeadersStayOnTheConfiguredOrigin(t *testing.T) {
 }
 
 // A server that cannot be reached at all registers no tools, and its
-// failure is logged with the reason but without the URL's query (which may
-// hold a key).
+// failure is logged with the reason but without the URL's user info and
+// query (which may hold a password or a key).
 func TestRemoteServerUnreachable(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -253,7 +253,7 @@ func TestRemoteServerUnreachable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens here now
-	m, x, logs := startManager(t, ServerConfig{Name: "gone", Type: TransportHTTP, URL: "http://" + addr + "/mcp?key=qk-secret"})
+	m, x, logs := startManager(t, ServerConfig{Name: "gone", Type: TransportHTTP, URL: "http://alice:pw-secret@" + addr + "/mcp?key=qk-secret"})
 	if got := x.Registry.List(true); len(got) != 0 {
 		t.Errorf("an unreachable server registered %d tools", len(got))
 	}
@@ -262,8 +262,8 @@ func TestRemoteServerUnreachable(t *testing.T) {
 	if want := `MCP server \"gone\" (http://` + addr + `/mcp) did not start`; !strings.Contains(log, want) || !strings.Contains(log, "connection refused") {
 		t.Errorf("log lacks %s ... connection refused:\n%s", want, log)
 	}
-	if strings.Contains(log, "qk-secret") {
-		t.Errorf("the log holds the URL's query:\n%s", log)
+	if strings.Contains(log, "qk-secret") || strings.Contains(log, "pw-secret") {
+		t.Errorf("the log holds the URL's query or password:\n%s", log)
 	}
 }
 

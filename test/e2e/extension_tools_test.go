@@ -1,12 +1,18 @@
 package e2e
 
 // Extension tools (.agentls/tools/*.json, docs/tools.md "Extension tools"):
-// listed with their labels, arguments substituted as one shell word, run
-// and governed like bash, reloaded live. Argument validation and bad files
-// are the scripts arguments/extension_tool_arguments_validated and
-// permissions/extension_bad_files_reported_and_skipped.
-// Rules and modes over them are permissions/extension_tool_rules_and_modes.txtar;
-// quoting of hostile input is permissions/extension_template_quotes_arguments.txtar.
+// listed with their labels, run and governed like bash. Elsewhere:
+// argument validation and bad files, the scripts
+// arguments/extension_tool_arguments_validated and
+// permissions/extension_bad_files_reported_and_skipped; placeholders and
+// quoting, permissions/extension_placeholder_in_every_shell_context and
+// extension_template_quotes_arguments, a value over a command line
+// internal/extension's TestValueOverACommandLineIsRefused; rules and modes,
+// permissions/extension_tool_rules_and_modes and extension_tools_are_governed
+// (a destructive tool asks in acceptEdits); files followed live,
+// internal/session's TestConfigFilesReloadWhenTheyChange and
+// TestUserConfigReloadsWhenItChanges, the workspace's precedence
+// internal/extension's TestLoadPrecedenceAndDefaults.
 
 import (
 	"context"
@@ -46,7 +52,7 @@ func extTool(name, command string, props, extra map[string]any) map[string]any {
 var extStr = map[string]any{"type": "string"}
 
 // extWS makes a workspace whose .agentls/tools holds defs (file base name →
-// definition object, or a raw string written as is) and files.
+// definition) and files.
 func extWS(t *testing.T, defs map[string]any, files map[string]string) string {
 	t.Helper()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
@@ -54,15 +60,7 @@ func extWS(t *testing.T, defs map[string]any, files map[string]string) string {
 		t.Fatal(err)
 	}
 	for name, def := range defs {
-		body, ok := def.(string)
-		if !ok {
-			b, err := json.Marshal(def)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body = string(b)
-		}
-		writeFile(t, filepath.Join(ws, ".agentls", "tools", name), body)
+		writeFile(t, filepath.Join(ws, ".agentls", "tools", name), compactJSON(def))
 	}
 	for name, body := range files {
 		writeFile(t, filepath.Join(ws, filepath.FromSlash(name)), body)
@@ -70,45 +68,16 @@ func extWS(t *testing.T, defs map[string]any, files map[string]string) string {
 	return ws
 }
 
-type extOpts struct {
-	init    map[string]any // initializationOptions
-	confirm func(params map[string]any) map[string]any
-	env     []string
-}
-
-// extStart starts agentls on ws and initializes it.
-func extStart(t *testing.T, ws string, o extOpts) (*harness.Client, context.Context) {
+// extStart starts agentls on ws with initializationOptions init.
+func extStart(t *testing.T, ws string, init map[string]any, env ...string) (*harness.Client, context.Context) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	t.Cleanup(cancel)
-	c := harness.Start(t, harness.Options{Root: ws, Env: o.env})
-	caps := map[string]any{}
-	if o.confirm != nil {
-		answer := o.confirm
-		c.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-			var p map[string]any
-			_ = json.Unmarshal(params, &p)
-			if method == "tools/confirm" {
-				return answer(p), nil
-			}
-			return nil, fmt.Errorf("extension test: unexpected request %s", method)
-		}
-		caps = map[string]any{"experimental": map[string]any{"agentls": map[string]any{"confirm": true}}}
-	}
-	params := map[string]any{"capabilities": caps}
-	if o.init != nil {
-		params["initializationOptions"] = o.init
-	}
-	c.Initialize(ctx, params)
+	ctx := testCtx(t, 40*time.Second)
+	c := harness.Start(t, harness.Options{Root: ws, Env: env})
+	c.Initialize(ctx, map[string]any{"initializationOptions": init})
 	return c, ctx
 }
 
-func extBypass() extOpts { return extOpts{init: map[string]any{"mode": "bypass"}} }
-
 func extExists(p string) bool { _, err := os.Lstat(p); return err == nil }
-
-// extMarker is a unique sleep argument (sleep 100.<digits>), to find the process by.
-func extMarker() string { return fmt.Sprintf("100.%09d", rand.IntN(1e9)) }
 
 // The labels in tools/list come from the definition, checked against the
 // command's shell analysis: a workspace readOnly claim of a writing command
@@ -127,7 +96,7 @@ func TestExtensionToolsListedWithTheirLabels(t *testing.T) {
 		"build.json": extTool("ext_build", "go build ./...", nil, map[string]any{"destructive": false}),
 		"def.json":   def,
 	}, nil)
-	c, ctx := extStart(t, ws, extBypass())
+	c, ctx := extStart(t, ws, bypassOptions())
 	list := listedTools(t, c, ctx, nil)
 	for _, tc := range []struct {
 		name      string
@@ -153,23 +122,6 @@ func TestExtensionToolsListedWithTheirLabels(t *testing.T) {
 	}
 }
 
-// A value longer than one command line can carry is refused naming the
-// argument and nothing runs; a large one that fits arrives whole. (The
-// shell contexts a placeholder may stand in, and a NUL byte, are
-// permissions/extension_placeholder_in_every_shell_context.txtar.)
-func TestExtensionValueOverACommandLineIsRefused(t *testing.T) {
-	t.Parallel()
-	ws := extWS(t, map[string]any{"count.json": extTool("ext_count", "touch counted; printf '%s' {{v}} | wc -c", map[string]any{"v": extStr}, nil)}, nil)
-	c, ctx := extStart(t, ws, extBypass())
-	wantResult(t, "a value over a command line", c.CallTool(ctx, "ext_count", map[string]any{"v": strings.Repeat("a", 200_000)}), true, `argument "v" is 200000 bytes`, "write it to a file")
-	if extExists(filepath.Join(ws, "counted")) {
-		t.Errorf("the command ran")
-	}
-	if r := c.CallTool(ctx, "ext_count", map[string]any{"v": strings.Repeat("a", 100_000)}); strings.TrimSpace(r.Text()) != "100000" {
-		t.Errorf("a 100,000-byte value did not arrive whole: %.200q", r.Text())
-	}
-}
-
 // An extension tool's command runs through the bash machinery: the same
 // text as bash (tail kept, the lines shown named, the rest spilled to a
 // file read can open), the result budget cuts it when the bash limits are
@@ -191,15 +143,11 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 		"prog.json": extTool("ext_prog", "echo first-chunk; sleep 1.5; echo second-chunk", nil, nil),
 		"w.json":    extTool("ext_append", "echo more >> notes.txt", nil, nil),
 	}, map[string]string{"notes.txt": "one\n"})
-	o := extBypass()
-	o.init["limits"] = map[string]any{"bashBytes": 1 << 20, "bashLines": 100000}
-	o.env = []string{"EXT_SERVICE_TOKEN=" + envVal}
-	c, ctx := extStart(t, ws, o)
+	c, ctx := extStart(t, ws, map[string]any{"mode": "bypass", "limits": map[string]any{"bashBytes": 1 << 20, "bashLines": 100000}}, "EXT_SERVICE_TOKEN="+envVal)
 	spillRe := regexp.MustCompile(`/[^\s"]+\.log`)
 
 	t.Run("the same text as bash", func(t *testing.T) {
-		o := extBypass()
-		c, ctx := extStart(t, ws, o) // the default bash limits
+		c, ctx := extStart(t, ws, bypassOptions()) // the default bash limits
 		ext, bash := c.CallTool(ctx, "ext_long", map[string]any{}), c.CallTool(ctx, "bash", map[string]any{"command": long})
 		if e, b := spillRe.ReplaceAllString(ext.Text(), "SPILL"), spillRe.ReplaceAllString(bash.Text(), "SPILL"); e != b {
 			t.Errorf("extension output differs from bash's:\next:  %.600q\nbash: %.600q", e, b)
@@ -264,11 +212,11 @@ func TestExtensionToolRunsLikeBash(t *testing.T) {
 func TestExtensionTimeoutEndsTheProcessGroup(t *testing.T) {
 	slow(t)
 	t.Parallel()
-	marker := extMarker()
+	marker := fmt.Sprintf("100.%09d", rand.IntN(1e9)) // a unique sleep argument, to find the processes by
 	ws := extWS(t, map[string]any{
 		"s.json": extTool("ext_sleep", "echo started; (sleep "+marker+") & sleep "+marker+"; echo done", nil, map[string]any{"timeout": 1}),
 	}, nil)
-	c, ctx := extStart(t, ws, extBypass())
+	c, ctx := extStart(t, ws, bypassOptions())
 	begin := time.Now()
 	r := c.CallTool(ctx, "ext_sleep", map[string]any{})
 	if took := time.Since(begin); took < 900*time.Millisecond || took > 6*time.Second {
@@ -278,108 +226,6 @@ func TestExtensionTimeoutEndsTheProcessGroup(t *testing.T) {
 	wantLacks(t, "timed out", r.Text(), "done", "Raise timeout")
 	if !waitUntil(5*time.Second, func() bool { return len(processesWithArg(marker)) == 0 }) {
 		t.Errorf("processes survived the timeout: %v", processesWithArg(marker))
-	}
-}
-
-// Tool files follow the disk while the server runs: a file added by the
-// model through write, in a directory created later, or in the user's
-// directory adds its tool with tools/listChanged; a file that turns invalid
-// is reported and the server goes on; a workspace tool beats a user tool of
-// the same name. (Changing and removing a file, and a new deferred tool, are
-// TestLiveExtensionToolsLifecycle's and TestLiveExtensionNewDeferredToolFoundByToolSearch's.)
-func TestExtensionToolsFollowTheirFilesLive(t *testing.T) {
-	t.Parallel()
-	changed := func(t *testing.T, c *harness.Client, what string, before int) {
-		t.Helper()
-		if !waitUntil(5*time.Second, func() bool { return len(c.Notes("tools/listChanged")) > before }) {
-			t.Errorf("%s: no tools/listChanged within 5 s", what)
-		}
-	}
-	t.Run("written by the model", func(t *testing.T) {
-		t.Parallel()
-		c, _, ctx := start(t, map[string]string{"README.md": "hi\n"})
-		def := `{"name": "hello", "description": "Says hello.", "inputSchema": {"type": "object"}, "command": "echo hello-from-tool", "deferred": false}`
-		before := len(c.Notes("tools/listChanged"))
-		wantResult(t, "write", c.CallTool(ctx, "write", map[string]any{"path": ".agentls/tools/hello.json", "content": def}), false)
-		changed(t, c, "a file written by the model", before)
-		wantResult(t, "hello", c.CallTool(ctx, "hello", map[string]any{}), false, "hello-from-tool")
-	})
-	t.Run("a directory created later; a file turned invalid", func(t *testing.T) {
-		t.Parallel()
-		ws, _ := filepath.EvalSymlinks(t.TempDir())
-		c, ctx := extStart(t, ws, extBypass())
-		p := filepath.Join(ws, ".agentls", "tools", "late.json")
-		writeFile(t, p, compactJSON(extTool("ext_late", "printf late", nil, nil)))
-		if !waitUntil(5*time.Second, func() bool { return listedTools(t, c, ctx, nil)["ext_late"] != nil }) {
-			t.Fatal("a tool in a newly created .agentls/tools is not listed within 5 s")
-		}
-		writeFile(t, p, `{"name": "ext_late", "command": `)
-		if !waitUntil(5*time.Second, func() bool { return strings.Contains(strings.Join(logMessages(c, 0), "\n"), "late.json") }) {
-			t.Errorf("a file that became invalid was not reported within 5 s")
-		}
-	})
-	t.Run("the user's directory, and the workspace's precedence", func(t *testing.T) {
-		t.Parallel()
-		cfg := t.TempDir()
-		writeFile(t, filepath.Join(cfg, "agentls", "tools", "both.json"), compactJSON(extTool("ext_both", "printf from-user", nil, nil)))
-		ws := extWS(t, map[string]any{"both.json": extTool("ext_both", "printf from-workspace", nil, nil)}, nil)
-		o := extBypass()
-		o.env = []string{"XDG_CONFIG_HOME=" + cfg}
-		c, ctx := extStart(t, ws, o)
-		if r := c.CallTool(ctx, "ext_both", map[string]any{}); r.Text() != "from-workspace" {
-			t.Errorf("the workspace definition should win: %q", r.Text())
-		}
-		before := len(c.Notes("tools/listChanged"))
-		writeFile(t, filepath.Join(cfg, "agentls", "tools", "later.json"), compactJSON(extTool("ext_user_later", "printf later", nil, nil)))
-		if !waitUntil(5*time.Second, func() bool { return listedTools(t, c, ctx, nil)["ext_user_later"] != nil }) {
-			t.Fatal("a tool added to the user directory is not listed within 5 s")
-		}
-		changed(t, c, "a user-directory tool", before)
-		wantResult(t, "user tool", c.CallTool(ctx, "ext_user_later", map[string]any{}), false, "later")
-	})
-}
-
-// A destructive extension tool asks even in acceptEdits, with its
-// arguments masked in the question; a rejection runs nothing and carries
-// the user's message. A change under .agentls/tools asks as the built-in
-// agentls-config rule, and without the confirm capability it is refused.
-func TestExtensionDestructiveToolAndToolFilesAsk(t *testing.T) {
-	t.Parallel()
-	gh := "ghp_" + "Zy9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7"
-	ws := extWS(t, map[string]any{
-		"d.json": extTool("ext_push", "printf '%s' {{token}} >/dev/null; touch pushed", map[string]any{"token": extStr}, map[string]any{"destructive": true}),
-	}, nil)
-	got := make(chan map[string]any, 4)
-	c, ctx := extStart(t, ws, extOpts{init: map[string]any{"mode": "acceptEdits"}, confirm: func(p map[string]any) map[string]any {
-		got <- p
-		return map[string]any{"decision": "rejectOnce", "message": "not today"}
-	}})
-	ask := func(what string) map[string]any {
-		t.Helper()
-		select {
-		case q := <-got:
-			return q
-		default:
-			t.Fatalf("%s did not ask", what)
-			return nil
-		}
-	}
-	wantResult(t, "ext_push", c.CallTool(ctx, "ext_push", map[string]any{"token": gh}), true, "denied by the user: not today")
-	if q := ask("a destructive tool"); q["tool"] != "ext_push" || strings.Contains(compactJSON(q), gh) || q["arguments"] == nil {
-		t.Errorf("question %s: want the tool, its arguments, the token masked", compactJSON(q))
-	}
-	if extExists(filepath.Join(ws, "pushed")) {
-		t.Errorf("the command ran despite the rejection")
-	}
-	planted := compactJSON(extTool("ext_planted", "touch planted", nil, nil))
-	wantResult(t, "write a tool file", c.CallTool(ctx, "write", map[string]any{"path": ".agentls/tools/planted.json", "content": planted}), true)
-	if q := ask("a write under .agentls/tools"); q["rule"] != "builtin:agentls-config" {
-		t.Errorf("rule %v, want builtin:agentls-config", q["rule"])
-	}
-	c2, ctx2 := extStart(t, ws, extOpts{init: map[string]any{"mode": "acceptEdits"}})
-	wantResult(t, "without the confirm capability", c2.CallTool(ctx2, "write", map[string]any{"path": ".agentls/tools/planted.json", "content": planted}), true, "approval")
-	if extExists(filepath.Join(ws, ".agentls", "tools", "planted.json")) {
-		t.Errorf("a refused write created the tool file")
 	}
 }
 

@@ -47,10 +47,8 @@ func channelsRand(seed string, n int, alphabet string) string {
 // channelsTok is one planted secret: the line that plants it and the fragments
 // that must never leave the server.
 type channelsTok struct {
-	kind  string
-	value string
-	line  string
-	frags []string
+	kind, value, line string
+	frags             []string
 }
 
 func channelsSingle(kind, prefix, body, linePrefix string) channelsTok {
@@ -66,18 +64,15 @@ func channelsTokens() []channelsTok {
 	jwtSig := channelsRand("jwtsig", 43, channelsAlnum+"-_")
 	jwt := jwtHead + "." + jwtBody + "." + jwtSig
 
-	var pem strings.Builder
-	pem.WriteString("-----BEGIN " + "RSA PRIVATE" + " KEY-----\n")
-	var pemFrags []string
-	for i := 0; i < 5; i++ {
+	pem, pemFrags := "-----BEGIN "+"RSA PRIVATE"+" KEY-----\n", []string{}
+	for i := range 6 {
 		l := channelsRand(fmt.Sprint("pem", i), 64, channelsB64)
-		pemFrags = append(pemFrags, l[:24])
-		pem.WriteString(l + "\n")
+		if i == 5 {
+			l = channelsRand("pemlast", 28, channelsB64) + "=="
+		}
+		pemFrags, pem = append(pemFrags, l[:20]), pem+l+"\n"
 	}
-	last := channelsRand("pemlast", 28, channelsB64) + "=="
-	pemFrags = append(pemFrags, last[:20])
-	pem.WriteString(last + "\n")
-	pem.WriteString("-----END " + "RSA PRIVATE" + " KEY-----")
+	pem += "-----END " + "RSA PRIVATE" + " KEY-----"
 
 	openai := channelsRand("openai", 48, channelsAlnum)
 	dbpw := channelsRand("dbpw", 20, channelsAlnum)
@@ -103,28 +98,8 @@ func channelsTokens() []channelsTok {
 		{kind: "url-password", value: urlpw, line: "remote https://chan:" + urlpw + "@git.example.com/repo.git", frags: []string{urlpw}},
 		{kind: "github-glued", value: "gh" + "p_" + glued, line: "id_" + "gh" + "p_" + glued, frags: []string{glued[:16], glued[20:]}},
 		{kind: "github-escaped", value: "gh" + "p_" + escaped, line: "https://x.example/?token%3D" + "gh" + "p_" + escaped, frags: []string{escaped[:16], escaped[20:]}},
-		{kind: "pem", value: pem.String(), line: pem.String(), frags: pemFrags},
+		{kind: "pem", value: pem, line: pem, frags: pemFrags},
 	}
-}
-
-func channelsTok1(toks []channelsTok, kind string) channelsTok {
-	for _, tk := range toks {
-		if tk.kind == kind {
-			return tk
-		}
-	}
-	panic("chan: no token kind " + kind)
-}
-
-// channelsSecretFile is one line per token (the PEM block spans several).
-func channelsSecretFile(toks []channelsTok) string {
-	var b strings.Builder
-	b.WriteString("# chan fixture\n")
-	for _, tk := range toks {
-		b.WriteString(tk.line + "\n")
-	}
-	b.WriteString("end of fixture\n")
-	return b.String()
 }
 
 // channelsNoLeak fails for every fragment of every token found in s.
@@ -189,36 +164,28 @@ func (s *chanSession) asked() string {
 
 func (s *chanSession) disk(name string) string { return readFile(s.t, filepath.Join(s.ws, name)) }
 
-// auditText is every audit file in dir.
-func auditText(dir string) string {
-	var all strings.Builder
-	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() {
-			b, _ := os.ReadFile(p)
-			all.Write(b)
-		}
-		return nil
-	})
-	return all.String()
-}
-
 // Every channel a secret could leave the server by masks it, for every kind
 // docs/tools.md lists: tool results and their details, tools/details,
-// tools/progress, tools/confirm, window/logMessage, the log file, the audit
-// log, errors that echo arguments, `agentls call`; the disk and the editor
-// get the real bytes. Each row also checks every notification of its
-// session. File names, grep's go backend and write are the grep and write
-// scripts' (secrets_masked_in_context_and_names, secret_content_written_masked_in_result).
+// tools/progress, tools/confirm, window/logMessage, the log file, errors
+// that echo arguments; the disk and the editor get the real bytes. Each row
+// also checks every notification of its session. The audit log is
+// internal/audit's TestRecordMasksEveryString and TestHookMasksUnknownToolName;
+// grep's context lines, file names and key bodies, lines cut after masking,
+// `agentls call` and write are scripts' (grep/secrets_masked_in_context_and_names,
+// grep/private_key_body_masked, governance/masking_one_line_json_key_before_line_cut,
+// governance/masking_call_echo, write/secret_content_written_masked_in_result).
 func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 	t.Parallel()
 	toks := channelsTokens()
-	secrets := channelsSecretFile(toks)
-	gh, aws, slack, google, gl := channelsTok1(toks, "github"), channelsTok1(toks, "aws"), channelsTok1(toks, "slack"), channelsTok1(toks, "google"), channelsTok1(toks, "gitlab")
-	pem := channelsTok1(toks, "pem")
+	secrets, kind := "# chan fixture\n", map[string]channelsTok{} // one line per token (the PEM block spans several)
+	for _, tk := range toks {
+		secrets, kind[tk.kind] = secrets+tk.line+"\n", tk
+	}
+	secrets += "end of fixture\n"
+	gh, aws, slack, google, gl, pem := kind["github"], kind["aws"], kind["slack"], kind["google"], kind["gitlab"], kind["pem"]
 	envVal := channelsRand("envsecret", 30, channelsAlnum)
 	withEnv := append(append([]channelsTok{}, toks...), channelsTok{kind: "env-value", value: envVal, frags: []string{envVal}})
 	goFile := "package main\n\nconst token = \"" + gh.value + "\"\nconst region = \"eu-west-1\"\n\nfunc main() {}\n"
-	grepFile := "before " + aws.line + "\nneedle here " + gh.line + "\nafter " + slack.line + "\n\n" + pem.line + "\n"
 	var longLog strings.Builder
 	for i := range 4000 {
 		fmt.Fprintf(&longLog, "progress line %d of a long build log, nothing to see here\n", i)
@@ -248,15 +215,6 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 						t.Errorf("%s: no line %q followed by a placeholder", tk.kind, key)
 					}
 				}
-			}},
-		{name: "grep match, context and key body lines", files: map[string]string{"g.txt": grepFile, "all.txt": secrets},
-			run: func(t *testing.T, s *chanSession) {
-				r := s.call("grep", map[string]any{"pattern": "needle", "path": "g.txt", "context": 1})
-				if wantContains(t, "grep", r.Text(), "needle here github token [REDACTED:github-token]"); strings.Count(r.Text(), "[REDACTED:") < 3 {
-					t.Errorf("context lines lack placeholders:\n%s", r.Text())
-				}
-				wantContains(t, "grep key body", s.call("grep", map[string]any{"pattern": "^[A-Za-z0-9+/]{40,}", "path": "g.txt"}).Text(), "[REDACTED:private-key]")
-				s.call("grep", map[string]any{"pattern": ".", "limit": 1000})
 			}},
 		{name: "grep's redaction count says nothing of files the deny rules hide",
 			files: map[string]string{"open.txt": gh.line + "\n", "hidden/s.txt": secrets, ".agentls/settings.json": `{"permissions": {"deny": ["Read(hidden/**)"]}}`},
@@ -362,7 +320,7 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 				}{
 					{"bash", map[string]any{"command": "printf '%s\\n' " + gh.value + " > out.txt"}},
 					{"bash", map[string]any{"command": "rm -rf ./" + gh.value + ".txt"}},
-					{"bash", map[string]any{"command": "curl -H 'Authorization: Bearer " + channelsTok1(toks, "authorization").value + "' https://example.invalid"}},
+					{"bash", map[string]any{"command": "curl -H 'Authorization: Bearer " + kind["authorization"].value + "' https://example.invalid"}},
 					{"edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "two", "newText": "two " + slack.value}}}},
 					{"write", map[string]any{"path": "b.txt", "content": aws.line + "\n"}},
 				} {
@@ -447,30 +405,6 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 					t.Errorf("%d workspace/applyEdit requests, want 1", n)
 				}
 			}},
-		{name: "audit log and agentls audit", files: map[string]string{"s.txt": secrets},
-			run: func(t *testing.T, s *chanSession) {
-				s.call("write", map[string]any{"path": "w.txt", "content": secrets})
-				s.call("bash", map[string]any{"command": "echo " + slack.value + "; exit 3"})
-				s.call("grep", map[string]any{"pattern": gl.value})
-				s.call("read", map[string]any{"path": "s.txt", "offset": gh.value})
-				s.call("read", map[string]any{"path": "s.txt"})
-				s.call("edit", map[string]any{"path": "s.txt", "edits": []any{map[string]any{"oldText": channelsTok1(toks, "stripe").line, "newText": "gone"}}})
-				var r harness.Result
-				s.c.Call(s.ctx, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "s.txt"}, "callId": "id-" + gh.value}, &r)
-				// The callId is the client's own, echoed as sent; content and details are masked.
-				channelsNoLeak(t, "a call whose callId holds a token", compactJSON(map[string]any{"content": r.Content, "details": r.Details}), toks)
-				s.c.Shutdown(s.ctx)
-				all := auditText(s.ws + ".audit")
-				if n := strings.Count(all, "\n"); n < 6 || !strings.Contains(all, "[REDACTED:") {
-					t.Fatalf("want ≥ 6 audit lines with placeholders, got:\n%.2000s", all)
-				}
-				channelsNoLeak(t, "audit log", all, toks)
-				out, err := harness.Command(t, []string{"audit", "--tail", "10"}, "AGENTLS_AUDIT_DIR="+s.ws+".audit").CombinedOutput()
-				if err != nil {
-					t.Errorf("agentls audit: %v\n%s", err, out)
-				}
-				channelsNoLeak(t, "agentls audit --tail", string(out), toks)
-			}},
 		{name: "window/logMessage and the debug log file",
 			files: map[string]string{".agentls/settings.json": `{"permissions": {"allow": ["Bash(echo ` + gh.value + `"]}}`, "s.txt": secrets,
 				".agentls/tools/bad.json": `{"name": "bad name", "description": "uses ` + gl.value + `", "inputSchema": {"type": "object"}, "command": "echo ` + gl.value + `"}`},
@@ -510,14 +444,6 @@ func TestSecretsAreMaskedInEveryOutputChannel(t *testing.T) {
 						t.Errorf("%s %v: want isError, got %s", c.tool, c.args, r.Text())
 					}
 				}
-			}},
-		{name: "a line cut by read or grep never shows part of a token",
-			files: map[string]string{"long.txt": strings.Repeat("r", 1990) + " " + gh.value + " tail\nneedle " + strings.Repeat("g", 485) + " " + gh.value + " tail\n"},
-			run: func(t *testing.T, s *chanSession) {
-				body := gh.value[4:]
-				s.toks = []channelsTok{{kind: "github-half", frags: []string{gh.value[:4] + body[:6], body[len(body)-6:]}}}
-				wantContains(t, "read", s.call("read", map[string]any{"path": "long.txt"}).Text(), "line cut")
-				s.call("grep", map[string]any{"pattern": "needle", "path": "long.txt"})
 			}},
 	}
 	for _, row := range rows {
