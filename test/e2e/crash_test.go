@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,14 +32,12 @@ func bigContent(variant byte, size int) []byte {
 }
 
 // tempLeftovers lists the atomic-write temp files anywhere below dir.
-func tempLeftovers(dir string) []string {
-	var out []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(d.Name(), ops.TempPrefix) {
+func tempLeftovers(dir string) (out []string) {
+	for p := range filesUnder(dir) {
+		if strings.HasPrefix(path.Base(p), ops.TempPrefix) {
 			out = append(out, p)
 		}
-		return nil
-	})
+	}
 	return out
 }
 

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,29 +90,22 @@ func soakSnapshot(t *testing.T, pid int) soakSnap {
 	return s
 }
 
-// soakFiles lists the regular files and symlinks under dir (slash paths).
-func soakFiles(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) {
-				return nil
-			}
-			return err
-		}
-		if !d.IsDir() {
+// filesUnder maps each file below dir (not directories; none when dir is
+// missing), by slash path relative to dir, to its size.
+func filesUnder(dir string) map[string]int64 {
+	out := map[string]int64{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if fi, ierr := os.Lstat(p); err == nil && ierr == nil && !d.IsDir() {
 			rel, _ := filepath.Rel(dir, p)
-			out = append(out, filepath.ToSlash(rel))
+			out[filepath.ToSlash(rel)] = fi.Size()
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(out)
 	return out
 }
+
+// soakFiles lists the files below dir (slash paths, sorted).
+func soakFiles(dir string) []string { return slices.Sorted(maps.Keys(filesUnder(dir))) }
 
 var soakSpillRE = regexp.MustCompile(`(/[^\s"]+\.log)`)
 
@@ -516,7 +508,7 @@ func TestSoakMixedWorkload(t *testing.T) {
 	}
 
 	// The workspace holds exactly what the calls and the test created.
-	if got, want := soakFiles(t, ws), slices.Sorted(maps.Keys(s.want)); !slices.Equal(got, want) {
+	if got, want := soakFiles(ws), slices.Sorted(maps.Keys(s.want)); !slices.Equal(got, want) {
 		t.Errorf("workspace files:\n got %q\nwant %q", got, want)
 	}
 	for rel, content := range s.want {
@@ -559,7 +551,7 @@ func TestSoakMixedWorkload(t *testing.T) {
 			t.Errorf("spill file %s survives shutdown (err %v)", p, err)
 		}
 	}
-	if left := soakFiles(t, cache); len(left) > 0 {
+	if left := soakFiles(cache); len(left) > 0 {
 		t.Errorf("files left in the cache dir after shutdown: %v", left)
 	}
 	if !waitUntil(5*time.Second, func() bool { return len(procsWith(s.marker)) == 0 }) {
@@ -709,7 +701,7 @@ func TestSoakCancelBurst(t *testing.T) {
 			// The reply may come before the tool has wound down: 2 s for it.
 			dir := filepath.Join(ws, fmt.Sprintf("w%d", id))
 			if !wrote[name] && !waitUntil(2*time.Second, func() bool { _, err := os.Lstat(dir); return os.IsNotExist(err) }) {
-				t.Errorf("%s: write %d answered -32800 but what it created is there: %v", label, id, soakFiles(t, dir))
+				t.Errorf("%s: write %d answered -32800 but what it created is there: %v", label, id, soakFiles(dir))
 			}
 		}
 		t.Logf("%s: %d calls, %d cancels sent, %d answered -32800", label, nextID-first, len(cancelled), nCancelReplies)
@@ -746,9 +738,9 @@ func TestSoakCancelBurst(t *testing.T) {
 	if len(s2.Zombies) > 0 || len(s2.Children) > 0 {
 		t.Errorf("after the bursts: zombies %v, live children %v", s2.Zombies, s2.Children)
 	}
-	if got, want := soakFiles(t, ws), slices.Sorted(maps.Keys(wrote)); !slices.Equal(got, want) {
+	if got, want := soakFiles(ws), slices.Sorted(maps.Keys(wrote)); !slices.Equal(got, want) {
 		t.Errorf("workspace after the bursts:\n got %q\nwant %q", got, want)
 	}
-	r.call("shutdown", nil)
+	r.call(0, "shutdown", nil)
 	r.notify("exit", nil)
 }

@@ -50,13 +50,6 @@ func (p *twoProc) side(t *testing.T, i int) func(name string, args any) harness.
 	return func(name string, args any) harness.Result { return p.mc.tool(t, p.ctx, name, args) }
 }
 
-// twoProcTemps lists leftover atomic-write temp files in dir.
-func twoProcTemps(t *testing.T, dir string) []string {
-	t.Helper()
-	m, _ := filepath.Glob(filepath.Join(dir, ".agentls-tmp-*"))
-	return m
-}
-
 // A read stamp goes stale when another process (the editor's, agentls mcp,
 // agentls call) changes the file: the edit is refused naming the file and
 // saying to read again, the editor is told with workspace/externalChange,
@@ -97,7 +90,7 @@ func TestTwoProcessesStaleAcrossProcesses(t *testing.T) {
 			}
 			wantResult(t, "re-read", stale("read", map[string]any{"path": "f.txt"}), false, "TWO")
 			wantResult(t, "edit after re-read", stale("edit", editCall("f.txt", "three", "3")), false, "Edited f.txt: 1 replacement, line 3.")
-			if tmp := twoProcTemps(t, p.ws); len(tmp) > 0 {
+			if tmp := tempLeftovers(p.ws); len(tmp) > 0 {
 				t.Errorf("leftover temp files: %v", tmp)
 			}
 			for _, m := range p.mc.matching(func(m mcpMsg) bool { return m.Method != "" && !m.HasID }) {
@@ -162,7 +155,7 @@ func TestTwoProcessesRacingEdits(t *testing.T) {
 		if got := readFile(t, fp); got != body(vals[0], vals[1]) {
 			t.Fatalf("round %d: lost update or torn file (%d bytes, head %q)", round, len(got), got[:min(len(got), 8)])
 		}
-		if tmp := twoProcTemps(t, p.ws); len(tmp) > 0 {
+		if tmp := tempLeftovers(p.ws); len(tmp) > 0 {
 			t.Errorf("round %d: leftover temp files %v", round, tmp)
 		}
 	}
