@@ -46,9 +46,7 @@ func tempLeftovers(dir string) (out []string) {
 // what is left when it is done or 10 s have passed.
 func sweptLeftovers(t *testing.T, dir string) []string {
 	t.Helper()
-	for until := time.Now().Add(10 * time.Second); len(tempLeftovers(dir)) > 0 && time.Now().Before(until); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitUntil(10*time.Second, func() bool { return len(tempLeftovers(dir)) == 0 })
 	return tempLeftovers(dir)
 }
 
@@ -80,15 +78,22 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
 	deadline := time.Now().Add(budget)
 
-	// Calibrate: one write that is not interrupted.
-	c0 := harness.Start(t, harness.Options{Root: ws, Process: true})
-	ctx0, cancel0 := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel0()
-	c0.Initialize(ctx0, bypass())
-	if left := sweptLeftovers(t, ws); len(left) > 0 {
-		t.Fatalf("temp files survived the first start: %v", left)
+	// start starts agentls on ws and reads big.txt; its sweep must have
+	// removed what the last kill left.
+	start := func(when string) (*harness.Client, context.Context) {
+		c := harness.Start(t, harness.Options{Root: ws, Process: true})
+		ctx := testCtx(t, 10*time.Second)
+		c.Initialize(ctx, bypass())
+		if left := sweptLeftovers(t, ws); len(left) > 0 {
+			t.Fatalf("temp files survived the %s start: %v", when, left)
+		}
+		if r := c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "limit": 5}); r.IsError {
+			t.Fatalf("read: %s", r.Text())
+		}
+		return c, ctx
 	}
-	c0.CallTool(ctx0, "read", map[string]any{"path": "big.txt", "limit": 5})
+	// Calibrate: one write that is not interrupted.
+	c0, ctx0 := start("first")
 	t0 := time.Now()
 	if r := c0.CallTool(ctx0, "write", map[string]any{"path": "big.txt", "content": string(contents[1])}); r.IsError {
 		t.Fatalf("write: %s", r.Text())
@@ -101,15 +106,7 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 	cur := 1
 	var written, kept, leftovers int
 	for i := 0; i < iterations && time.Now().Before(deadline); i++ {
-		c := harness.Start(t, harness.Options{Root: ws, Process: true})
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c.Initialize(ctx, bypass())
-		if left := sweptLeftovers(t, ws); len(left) > 0 {
-			t.Fatalf("iteration %d: temp files survived the start: %v", i, left)
-		}
-		if r := c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "limit": 5}); r.IsError {
-			t.Fatalf("read: %s", r.Text())
-		}
+		c, ctx := start(fmt.Sprint("iteration ", i, "'s"))
 		next := 1 - cur
 		go func() {
 			// The reply never comes when the kill wins; the error is expected.
@@ -122,7 +119,6 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("process did not die")
 		}
-		cancel()
 
 		got, err := os.ReadFile(name)
 		if err != nil {
@@ -141,14 +137,7 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 			leftovers++
 		}
 	}
-	// One last start cleans what the last kill left.
-	c := harness.Start(t, harness.Options{Root: ws, Process: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c.Initialize(ctx, bypass())
-	if left := sweptLeftovers(t, ws); len(left) > 0 {
-		t.Fatalf("temp files survived the final start: %v", left)
-	}
+	start("final") // cleans what the last kill left
 	t.Logf("%d kills within %v of the request: %d after the write landed, %d before; %d left a temp file that the next start removed",
 		written+kept, spread, written, kept, leftovers)
 	if written+kept < 5 {

@@ -239,13 +239,9 @@ func leakEnd(t *testing.T, ctx context.Context, c *harness.Client, how string) {
 	}
 }
 
-var leakSpillPath = regexp.MustCompile(`(/[^\s"'` + "`" + `]+)`)
-
-// leakSpillIn returns the paths in text that lie under dir.
-func leakSpillIn(text, dir string) []string {
-	var out []string
-	for _, m := range leakSpillPath.FindAllString(text, -1) {
-		m = strings.TrimRight(m, ".,;:)")
+// leakSpillIn returns the spill paths in text that lie under dir.
+func leakSpillIn(text, dir string) (out []string) {
+	for _, m := range soakSpillRE.FindAllString(text, -1) {
 		if strings.HasPrefix(m, dir+"/") {
 			out = append(out, m)
 		}

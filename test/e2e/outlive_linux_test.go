@@ -43,10 +43,14 @@ func jobSleeperCommand(marker string) string {
 	return fmt.Sprintf(`export LEAK_MARK=%s; (sleep 60 &) ; (setsid sh -c 'sleep 60 & sleep 60' &) ; echo started; exec sleep 60`, marker)
 }
 
-// killMarkedAtEnd returns marker, and kills what carries it when the test
-// ends (a finding the test reports must not outlive it).
+// killMarkedAtEnd returns marker, and kills what carries it (in its
+// environment or command line) when the test ends: a finding the test
+// reports must not outlive it.
 func killMarkedAtEnd(t *testing.T, marker string) string {
 	t.Cleanup(func() {
+		for _, p := range procsWith(marker) {
+			syscall.Kill(p.pid, syscall.SIGKILL)
+		}
 		for _, pid := range markedProcesses(marker) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}

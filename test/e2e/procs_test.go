@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -136,11 +135,5 @@ func procStatus(t *testing.T, pid int) (threads, rssKB int) {
 // finding the test reports) are killed so they do not outlive it.
 func procMarker(t *testing.T) string {
 	// Digits only, so it can also be a number's fraction (`sleep 100.MARKER`).
-	m := fmt.Sprintf("%d%09d", os.Getpid()%100000, time.Now().UnixNano()%1_000_000_000)
-	t.Cleanup(func() {
-		for _, p := range procsWith(m) {
-			syscall.Kill(p.pid, syscall.SIGKILL)
-		}
-	})
-	return m
+	return killMarkedAtEnd(t, fmt.Sprintf("%d%09d", os.Getpid()%100000, time.Now().UnixNano()%1_000_000_000))
 }

@@ -21,14 +21,10 @@ import (
 	"github.com/agentls/agentls/test/harness"
 )
 
-// stressStart runs agentls in bypass mode on a workspace holding files.
+// stressStart is start with a minute for the calls.
 func stressStart(t *testing.T, files map[string]string) (*harness.Client, string, context.Context) {
-	t.Helper()
-	ws := newWorkspace(t, files)
-	c := harness.Start(t, harness.Options{Root: ws})
-	ctx := testCtx(t, 60*time.Second)
-	c.Initialize(ctx, bypass())
-	return c, ws, ctx
+	c, ws, _ := start(t, files)
+	return c, ws, testCtx(t, 60*time.Second)
 }
 
 // stressMsg is one frame received by the raw client.
@@ -201,13 +197,16 @@ func (r *stressRaw) tool(name string, args any) harness.Result {
 	return m.result()
 }
 
-// concurrently runs f(0)…f(n-1) at once and returns their results.
+// concurrently runs f(0)…f(n-1) at once (released together) and returns
+// their results.
 func concurrently(n int, f func(i int) harness.Result) []harness.Result {
 	out := make([]harness.Result, n)
+	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { out[i] = f(i) })
+		wg.Go(func() { <-start; out[i] = f(i) })
 	}
+	close(start)
 	wg.Wait()
 	return out
 }

@@ -124,14 +124,7 @@ func TestTwoProcessesRacingEdits(t *testing.T) {
 		for i := range vals {
 			wantResult(t, "read", p.side(t, i)("read", map[string]any{"path": "f.txt", "limit": 1}), false)
 		}
-		res := make([]harness.Result, 2)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range vals {
-			wg.Go(func() { <-start; res[i] = change(i, round) })
-		}
-		close(start)
-		wg.Wait()
+		res := concurrently(2, func(i int) harness.Result { return change(i, round) })
 		if !res[0].IsError && !res[1].IsError {
 			t.Errorf("round %d: both changes made against the same read applied: the second replaced a file it had not read", round)
 		}
@@ -263,14 +256,9 @@ func TestTwoProcessesSpillFiles(t *testing.T) {
 	t.Parallel()
 	p := twoProcStart(t, map[string]string{"a.txt": "a\n"})
 	tags := []string{"ed0", "ed1", "ed2", "mc0", "mc1", "mc2"}
-	res := make([]harness.Result, len(tags))
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i, tag := range tags {
-		wg.Go(func() { <-start; res[i] = p.side(t, i/3)("bash", map[string]any{"command": twoProcSpillCmd(tag)}) })
-	}
-	close(start)
-	wg.Wait()
+	res := concurrently(len(tags), func(i int) harness.Result {
+		return p.side(t, i/3)("bash", map[string]any{"command": twoProcSpillCmd(tags[i])})
+	})
 	paths := map[string]string{}
 	for i, tag := range tags {
 		m := twoProcSpillNotice.FindStringSubmatch(res[i].Text())
