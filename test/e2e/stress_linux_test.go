@@ -665,60 +665,75 @@ func TestStressWatcherBurst(t *testing.T) {
 	}
 }
 
-// docs/tools.md edit guard across the server's own round trips: a change made
-// while agentls waits for the client (the approval dialog, the diagnostics
-// baseline) is a change the model has not seen; the edit must not
-// overwrite it.
-func TestStressChangeDuringRoundTrip(t *testing.T) {
+// While agentls waits for the client in the middle of an edit or write (the
+// approval dialog, the diagnostics baseline, the post-change diagnostics):
+// a change the user makes meanwhile is one the model has not seen, so the
+// edit must not overwrite it (docs/tools.md edit guard); a cancel that
+// comes after the file was written must not claim -32800 and leave the
+// change in place (docs/protocol.md: on -32800 "the tool's work is undone
+// or stopped").
+func TestStressRoundTripsInsideAnEdit(t *testing.T) {
 	t.Parallel()
+	edit := map[string]any{"path": "a.txt", "edits": []map[string]any{{"oldText": "two", "newText": "TWO"}}}
 	for _, tc := range []struct {
-		name   string
-		caps   map[string]any
-		mode   string
-		method string
-		answer any
+		name, caps, mode, tool string
+		args                   map[string]any
+		want                   string // cancel rows: the file once written; else the first request asked
 	}{
-		{"while tools/confirm is open", map[string]any{"confirm": true}, "default", "tools/confirm", map[string]any{"decision": "allowOnce"}},
-		{"while the diagnostics baseline is asked", map[string]any{"diagnostics": true}, "bypass", "tools/diagnostics", map[string]any{"items": []any{}}},
+		{"user edits while tools/confirm is open", "confirm", "default", "edit", edit, "tools/confirm"},
+		{"user edits while the diagnostics baseline is asked", "diagnostics", "bypass", "edit", edit, "tools/diagnostics"},
+		{"cancel after the edit was written", "diagnostics", "bypass", "edit", edit, "one\nTWO\nthree\n"},
+		{"cancel after the write was written", "diagnostics", "bypass", "write", map[string]any{"path": "a.txt", "content": "replaced\n"}, "replaced\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
-			path := filepath.Join(ws, "a.txt")
-			c := harness.Start(t, harness.Options{Root: ws})
-			var mu sync.Mutex
+			path, cancelRow := filepath.Join(ws, "a.txt"), strings.HasPrefix(tc.name, "cancel")
+			r := stressStartRaw(t, ws)
+			r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": tc.mode},
+				"capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{tc.caps: true}}}})
+			r.tool("read", map[string]any{"path": "a.txt"})
+			r.callTool("call", tc.tool, tc.args)
 			var asked []string
-			c.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				if asked = append(asked, method); method != tc.method {
-					return map[string]any{"items": []any{}, "decision": "allowOnce"}, nil
+			var reply stressMsg
+			for seen, cancelled := map[string]bool{}, false; reply.raw == nil; {
+				m, ok := r.wait(10*time.Second, func(m stressMsg) bool {
+					return (m.method() != "" && m.hasID() && !seen[string(m.fields["id"])]) || (m.isResponse() && string(m.fields["id"]) == `"call"`)
+				})
+				switch id := m.fields["id"]; {
+				case !ok:
+					t.Fatalf("no reply to the %s (the server asked %v)", tc.tool, asked)
+				case m.isResponse():
+					if reply = m; cancelRow && !cancelled {
+						t.Fatalf("no post-change tools/diagnostics request for %s (asked %v): %s", tc.tool, asked, m.raw)
+					}
+				case cancelRow && m.method() == "tools/diagnostics" && !strings.Contains(string(m.fields["params"]), `"waitMs":0`):
+					seen[string(id)], cancelled = true, true
+					if got := readFile(t, path); got != tc.want {
+						t.Fatalf("file not yet changed when the post-change diagnostics are asked: %q", got)
+					}
+					r.cancel("call") // and the request stays unanswered
+				default:
+					seen[string(id)] = true
+					if asked = append(asked, m.method()); !cancelRow && len(asked) == 1 {
+						writeFile(t, path, "one\ntwo\nthree\nuser line\n") // the user, while the server waits
+					}
+					r.respond(id, map[string]any{"items": []any{}, "decision": "allowOnce"})
 				}
-				if len(asked) == 1 { // the user edits the file while the server waits
-					return tc.answer, os.WriteFile(path, []byte("one\ntwo\nthree\nuser line\n"), 0o644)
-				}
-				return tc.answer, nil
 			}
-			ctx := testCtx(t, 30*time.Second)
-			c.Initialize(ctx, map[string]any{
-				"initializationOptions": map[string]any{"mode": tc.mode},
-				"capabilities":          map[string]any{"experimental": map[string]any{"agentls": tc.caps}},
-			})
-			mustRead(t, c, ctx, "a.txt")
-			r := c.CallTool(ctx, "edit", editCall("a.txt", "two", "TWO"))
-			mu.Lock()
-			gotAsked := slices.Clone(asked)
-			mu.Unlock()
-			if len(gotAsked) == 0 || gotAsked[0] != tc.method {
-				t.Fatalf("the edit never sent %s (requests: %v); result: %s", tc.method, gotAsked, r.Text())
-			}
-			got, _ := os.ReadFile(path)
-			if !strings.Contains(string(got), "user line") {
-				t.Errorf("the edit overwrote a change made during %s that the model never read: isError=%v %q; file now %q", tc.method, r.IsError, r.Text(), got)
-			}
-			if !r.IsError {
-				t.Errorf("edit applied although the file changed after the read: %s", r.Text())
-			} else if !strings.Contains(r.Text(), "since you read it") {
-				t.Errorf("edit failed, but not as a stale read: %s", r.Text())
+			got, res := readFile(t, path), reply.result()
+			switch {
+			case cancelRow && reply.errCode() == -32800 && got != "one\ntwo\nthree\n":
+				t.Errorf("%s replied -32800 (cancelled) but its change stays on disk (%q): the work was neither stopped nor undone", tc.tool, got)
+			case cancelRow:
+				t.Logf("reply %.200s; file %q", reply.raw, got)
+			case len(asked) == 0 || asked[0] != tc.want:
+				t.Fatalf("the edit never sent %s (requests: %v); reply: %s", tc.want, asked, reply.raw)
+			case !strings.Contains(got, "user line"):
+				t.Errorf("the edit overwrote a change made during %s that the model never read: %s; file now %q", tc.want, reply.raw, got)
+			case !res.IsError:
+				t.Errorf("edit applied although the file changed after the read: %s", res.Text())
+			case !strings.Contains(res.Text(), "since you read it"):
+				t.Errorf("edit failed, but not as a stale read: %s", res.Text())
 			}
 		})
 	}
@@ -778,67 +793,5 @@ func TestStressCancelledOverwrites(t *testing.T) {
 	var left []string
 	if !waitUntil(5*time.Second, func() bool { left = soakFiles(ws); return len(left) == 1 }) {
 		t.Errorf("leftover after cancelled writes: %v", left)
-	}
-}
-
-// docs/protocol.md: "$/cancelRequest {id} cancels a running tools/call ...; the
-// reply is the LSP RequestCancelled error (-32800) and the tool's work is
-// undone or stopped." Cancelled after the file was written (while agentls
-// waits for the editor's diagnostics), the call must not claim -32800 and
-// leave the change in place.
-func TestStressCancelAfterTheWrite(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		tool string
-		args map[string]any
-		want string
-	}{
-		{"edit", map[string]any{"path": "a.txt", "edits": []map[string]any{{"oldText": "two", "newText": "TWO"}}}, "one\nTWO\nthree\n"},
-		{"write", map[string]any{"path": "a.txt", "content": "replaced\n"}, "replaced\n"},
-	} {
-		t.Run(tc.tool, func(t *testing.T) {
-			ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
-			r := stressStartRaw(t, ws)
-			r.initialize(map[string]any{
-				"initializationOptions": map[string]any{"mode": "bypass"},
-				"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"diagnostics": true}}},
-			})
-			r.tool("read", map[string]any{"path": "a.txt"})
-			// Answer the baseline at once; hold the post-change request.
-			go func() {
-				seen := map[string]bool{}
-				for {
-					m, ok := r.wait(10*time.Second, func(m stressMsg) bool {
-						return m.method() == "tools/diagnostics" && !seen[string(m.fields["id"])]
-					})
-					if !ok {
-						return
-					}
-					seen[string(m.fields["id"])] = true
-					if !strings.Contains(string(m.fields["params"]), `"waitMs":0`) {
-						return
-					}
-					r.respond(m.fields["id"], map[string]any{"items": []any{}})
-				}
-			}()
-			r.callTool("call", tc.tool, tc.args)
-			if _, ok := r.wait(10*time.Second, func(m stressMsg) bool {
-				return m.method() == "tools/diagnostics" && !strings.Contains(string(m.fields["params"]), `"waitMs":0`)
-			}); !ok {
-				t.Fatalf("no post-change tools/diagnostics request for %s", tc.tool)
-			}
-			got, _ := os.ReadFile(filepath.Join(ws, "a.txt"))
-			if string(got) != tc.want {
-				t.Fatalf("file not yet changed when the post-change diagnostics are asked: %q", got)
-			}
-			r.cancel("call")
-			m := r.reply("call", 10*time.Second)
-			got, _ = os.ReadFile(filepath.Join(ws, "a.txt"))
-			if m.errCode() == -32800 && string(got) != "one\ntwo\nthree\n" {
-				t.Errorf("%s replied -32800 (cancelled) but its change stays on disk (%q): the work was neither stopped nor undone", tc.tool, got)
-			} else {
-				t.Logf("reply %.200s; file %q", m.raw, got)
-			}
-		})
 	}
 }
