@@ -152,21 +152,9 @@ func (s *soakSoak) fail(ctx context.Context, tool string, args any, wants ...str
 // disk checks that the workspace file rel holds want.
 func (s *soakSoak) disk(rel, want, why string) {
 	s.t.Helper()
-	b, err := os.ReadFile(filepath.Join(s.ws, rel))
-	if err != nil {
-		s.t.Errorf("%s: %s: %v", why, rel, err)
-		return
+	if b, err := os.ReadFile(filepath.Join(s.ws, rel)); err != nil || string(b) != want {
+		s.t.Errorf("%s: %s holds %.120q (%d bytes, %v), want %.120q (%d bytes)", why, rel, b, len(b), err, want, len(want))
 	}
-	if string(b) != want {
-		s.t.Errorf("%s: %s holds %q, want %q", why, rel, soakShort(string(b)), soakShort(want))
-	}
-}
-
-func soakShort(s string) string {
-	if len(s) > 120 {
-		return s[:120] + fmt.Sprintf("…(%d bytes)", len(s))
-	}
-	return s
 }
 
 // external writes a workspace file behind the server's back.
@@ -331,7 +319,16 @@ func (s *soakSoak) round(n int) {
 	}
 
 	// Cancelled bash: -32800 and the process is gone.
-	s.cancelBash(ctx, s.marker+"-cx")
+	s.calls++
+	cx := s.marker + "-cx"
+	started, err := leakCancelled(s.c, ctx, "bash", map[string]any{"command": "setsid bash -c 'exec -a " + cx + " sleep 30' & exec -a " + cx + " sleep 30"},
+		func() bool { return len(procsWith(cx)) == 2 })
+	if !started || !leakWasCancelled(err) {
+		t.Errorf("bash %s: started %v, want cancelled, got %v", cx, started, err)
+	}
+	if !waitUntil(4*time.Second, func() bool { return len(procsWith(cx)) == 0 }) {
+		t.Errorf("cancelled command survives: %v", procsWith(cx))
+	}
 	// Cancelled test_block: the call ends at once (the -32800 reply itself
 	// is checked by TestSoakCancelBurst's hand-framed client).
 	s.calls++
@@ -372,7 +369,7 @@ func (s *soakSoak) round(n int) {
 		Results []harness.Result `json:"results"`
 	}
 	s.calls += 5
-	err := s.c.Call(ctx, "tools/callBatch", map[string]any{"calls": []any{
+	err = s.c.Call(ctx, "tools/callBatch", map[string]any{"calls": []any{
 		map[string]any{"name": "read", "arguments": map[string]any{"path": a}},
 		map[string]any{"name": "edit", "arguments": map[string]any{"path": a, "edits": []any{map[string]any{"oldText": "return 2", "newText": "return 3"}}}},
 		map[string]any{"name": "read", "arguments": map[string]any{"path": a}},
@@ -387,22 +384,6 @@ func (s *soakSoak) round(n int) {
 		}
 		src = strings.Replace(src, "return 2", "return 3", 1)
 		s.want[a] = src
-	}
-}
-
-// cancelBash starts a bash call, cancels it once its process runs, and
-// checks the -32800 reply and that the process is gone.
-func (s *soakSoak) cancelBash(ctx context.Context, mk string) {
-	t := s.t
-	t.Helper()
-	s.calls++
-	started, err := leakCancelled(s.c, ctx, "bash", map[string]any{"command": "setsid bash -c 'exec -a " + mk + " sleep 30' & exec -a " + mk + " sleep 30"},
-		func() bool { return len(procsWith(mk)) == 2 })
-	if !started || !leakWasCancelled(err) {
-		t.Errorf("bash %s: started %v, want cancelled, got %v", mk, started, err)
-	}
-	if !waitUntil(4*time.Second, func() bool { return len(procsWith(mk)) == 0 }) {
-		t.Errorf("cancelled command survives: %v", procsWith(mk))
 	}
 }
 

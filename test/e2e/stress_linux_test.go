@@ -110,18 +110,12 @@ func (r *stressRaw) notify(method string, params any) {
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 }
 
-// cancel sends $/cancelRequest for id. It may run on helper goroutines, so
-// a failed write (the server is gone) is ignored.
-func (r *stressRaw) cancel(id any) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": map[string]any{"id": id}})
-	r.writeFrame(b)
-}
+// cancel sends $/cancelRequest for id (from any goroutine).
+func (r *stressRaw) cancel(id any) { r.notify("$/cancelRequest", map[string]any{"id": id}) }
 
-// respond answers the server's request whose raw id is id; a failed write
-// is ignored, as in cancel.
+// respond answers the server's request whose raw id is id.
 func (r *stressRaw) respond(id json.RawMessage, result any) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
-	r.writeFrame(b)
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
 }
 
 // replies is every response received so far, by raw id.
