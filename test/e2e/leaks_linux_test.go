@@ -184,10 +184,8 @@ func TestSessionEndKillsChildrenAndRemovesSpills(t *testing.T) {
 				t.Errorf("read of the spill file: %s", rr.Text())
 			}
 			r = c.CallTool(ctx, "leak_seq", map[string]any{"n": "6000"})
-			if ps := leakSpillIn(r.Text(), cache); len(ps) == 0 {
+			if len(leakSpillIn(r.Text(), cache)) == 0 {
 				t.Errorf("extension output cut without a spill file under the cache dir: %.400s", r.Text())
-			} else {
-				spills = append(spills, ps[0])
 			}
 			leakCancelled(c, ctx, "bash", map[string]any{"command": "seq 1 200000; (exec -a " + marker + "-cx sleep 30)"},
 				func() bool { return len(procsWith(marker+"-cx")) > 0 })
@@ -206,12 +204,7 @@ func TestSessionEndKillsChildrenAndRemovesSpills(t *testing.T) {
 			if !waitUntil(4*time.Second, func() bool { left = procsWith(marker); return len(left) == 0 }) {
 				t.Errorf("processes outlive the server after %s: %v", how, left)
 			}
-			for _, p := range spills {
-				if _, err := os.Stat(p); err == nil {
-					t.Errorf("spill file left after %s: %s", how, p)
-				}
-			}
-			if left := filesUnder(cache); len(left) > 0 {
+			if left := filesUnder(cache); len(left) > 0 { // where the spills were
 				t.Errorf("files left under the cache dir after %s: %v", how, left)
 			}
 		})

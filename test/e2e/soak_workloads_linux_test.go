@@ -523,16 +523,11 @@ func TestSoakMixedWorkload(t *testing.T) {
 		t.Errorf("background children alive before shutdown: %d and %d daemons, want 4 each (they outlive the call)", n, m)
 	}
 
-	// Shutdown: spill files removed, no process of ours survives.
+	// Shutdown: spill files removed (the cache dir is empty), no process of ours survives.
 	if code := c.Shutdown(testCtx(t, 10*time.Second)); code != 0 {
 		t.Errorf("exit code %d after shutdown, want 0", code)
 	}
-	for _, p := range s.spills {
-		if _, err := os.Stat(p); !os.IsNotExist(err) {
-			t.Errorf("spill file %s survives shutdown (err %v)", p, err)
-		}
-	}
-	if left := soakFiles(cache); len(left) > 0 {
+	if left := soakFiles(cache); len(left) > 0 { // the spills were all in there
 		t.Errorf("files left in the cache dir after shutdown: %v", left)
 	}
 	if !waitUntil(5*time.Second, func() bool { return len(procsWith(s.marker)) == 0 }) {
