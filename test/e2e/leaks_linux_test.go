@@ -176,12 +176,8 @@ func TestSessionEndKillsChildrenAndRemovesSpills(t *testing.T) {
 			c, ctx := leakStart(t, ws, "XDG_CACHE_HOME="+cache)
 			marker := procMarker(t)
 			r := c.CallTool(ctx, "bash", map[string]any{"command": "setsid bash -c '(exec -a " + marker + "-bg sleep 60)' >/dev/null 2>&1 & (exec -a " + marker + "-sub sleep 60) & seq 1 5000"})
-			spills := leakSpillIn(r.Text(), cache)
-			if len(spills) == 0 {
+			if len(leakSpillIn(r.Text(), cache)) == 0 { // reading one: TestSoakMixedWorkload
 				t.Fatalf("no spill path under XDG_CACHE_HOME %s in: %.600s", cache, r.Text())
-			}
-			if rr := c.CallTool(ctx, "read", map[string]any{"path": spills[0], "offset": 1, "limit": 2}); rr.IsError || !strings.Contains(rr.Text(), "1") {
-				t.Errorf("read of the spill file: %s", rr.Text())
 			}
 			r = c.CallTool(ctx, "leak_seq", map[string]any{"n": "6000"})
 			if len(leakSpillIn(r.Text(), cache)) == 0 {

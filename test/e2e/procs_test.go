@@ -67,18 +67,6 @@ func procsWith(marker string) []proc {
 	return out
 }
 
-// procChildren lists pid's children, zombies included, but for agentls's
-// watchdog, which lives as long as agentls does.
-func procChildren(pid int) []proc {
-	var out []proc
-	for _, p := range procs() {
-		if p.ppid == pid && !isWatchdog(strconv.Itoa(p.pid)) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // procDescendants lists every process below pid (an unreaped child is a
 // leak too), the watchdog excepted.
 func procDescendants(pid int) []proc {

@@ -55,8 +55,8 @@ const (
 type soakSnap struct {
 	FDs, Threads, RSSKB int
 	Watches             int   // inotify watches over all inotify descriptors
-	Zombies             []int // children in state Z
-	Children            []int // live children
+	Zombies             []int // descendants in state Z
+	Children            []int // live descendants
 }
 
 func (s soakSnap) String() string {
@@ -80,7 +80,7 @@ func soakSnapshot(t *testing.T, pid int) soakSnap {
 		s.Watches += strings.Count(string(info), "inotify wd:")
 	}
 	s.Threads, s.RSSKB = procStatus(t, pid)
-	for _, k := range procChildren(pid) {
+	for _, k := range procDescendants(pid) {
 		if k.state == "Z" {
 			s.Zombies = append(s.Zombies, k.pid)
 		} else {
