@@ -223,25 +223,11 @@ func TestStressTwoHundredConcurrentMixedCalls(t *testing.T) {
 	start := time.Now()
 	for i := range 200 {
 		wg.Go(func() {
-			f := i % nFiles
-			name := fmt.Sprintf("d/f%03d.txt", f)
-			var tool string
-			var args map[string]any
-			var want []string
-			switch i % 4 {
-			case 0:
-				tool, args = "read", map[string]any{"path": name}
-				want = []string{name + ", lines 1-3 of 3", fmt.Sprintf("uniq-%04d-token", f)}
-			case 1:
-				tool, args = "grep", map[string]any{"pattern": fmt.Sprintf("uniq-%04d-token", f)}
-				want = []string{fmt.Sprintf("%s:2: uniq-%04d-token", name, f)}
-			case 2:
-				tool, args = "find", map[string]any{"pattern": fmt.Sprintf("f%03d.txt", f)}
-				want = []string{name}
-			case 3:
-				tool, args = "ls", map[string]any{"path": "d"}
-				want = []string{fmt.Sprintf("f%03d.txt", f), "f000.txt", fmt.Sprintf("f%03d.txt", nFiles-1)}
-			}
+			base, tok := fmt.Sprintf("f%03d.txt", i%nFiles), fmt.Sprintf("uniq-%04d-token", i%nFiles)
+			name := "d/" + base
+			tool := []string{"read", "grep", "find", "ls"}[i%4]
+			args := []map[string]any{{"path": name}, {"pattern": tok}, {"pattern": base}, {"path": "d"}}[i%4]
+			want := [][]string{{name + ", lines 1-3 of 3", tok}, {name + ":2: " + tok}, {name}, {base, "f000.txt", fmt.Sprintf("f%03d.txt", nFiles-1)}}[i%4]
 			r, err := c.TryCallTool(ctx, tool, args)
 			if err != nil {
 				t.Errorf("call %d %s: protocol error %v", i, tool, err)
@@ -495,13 +481,7 @@ func TestStressHostileFrames(t *testing.T) {
 				t.Errorf("id null: want at most one reply and no result, got %v", got)
 			}
 		}
-	})
-
-	select {
-	case <-r.exited:
-		t.Fatalf("agentls exited during the hostile frames:\n%s", r.stderr.String())
-	default:
-	}
+	}) // every step ends with a read answered: the server stayed up
 }
 
 // docs/tools.md edit guard: an edit never overwrites a change the model has not
