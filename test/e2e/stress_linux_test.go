@@ -33,31 +33,15 @@ type stressMsg struct {
 	raw    []byte
 }
 
-func (m stressMsg) String() string { return string(m.raw) }
-
-func (m stressMsg) method() string {
-	var s string
-	json.Unmarshal(m.fields["method"], &s)
-	return s
-}
-
-func (m stressMsg) hasID() bool { _, ok := m.fields["id"]; return ok }
-
-// isResponse: a frame without a method is a response.
-func (m stressMsg) isResponse() bool { _, ok := m.fields["method"]; return !ok }
-
+func (m stressMsg) String() string             { return string(m.raw) }
+func (m stressMsg) method() (s string)         { json.Unmarshal(m.fields["method"], &s); return s }
+func (m stressMsg) hasID() bool                { _, ok := m.fields["id"]; return ok }
+func (m stressMsg) isResponse() bool           { _, ok := m.fields["method"]; return !ok } // no method
+func (m stressMsg) result() (r harness.Result) { json.Unmarshal(m.fields["result"], &r); return r }
 func (m stressMsg) errCode() int {
-	var e struct {
-		Code int `json:"code"`
-	}
+	var e struct{ Code int }
 	json.Unmarshal(m.fields["error"], &e)
 	return e.Code
-}
-
-func (m stressMsg) result() harness.Result {
-	var r harness.Result
-	json.Unmarshal(m.fields["result"], &r)
-	return r
 }
 
 // stressRaw drives agentls frame by frame, so a test can send what no client
@@ -101,12 +85,9 @@ func stressDecode(body []byte) []stressMsg {
 }
 
 func (r *stressRaw) request(id any, method string, params any) {
-	r.t.Helper()
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
-
 func (r *stressRaw) notify(method string, params any) {
-	r.t.Helper()
 	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 }
 
@@ -163,7 +144,6 @@ func (r *stressRaw) initialize(params map[string]any) {
 
 // callTool sends tools/call with id.
 func (r *stressRaw) callTool(id any, name string, args any) {
-	r.t.Helper()
 	r.request(id, "tools/call", map[string]any{"name": name, "arguments": args})
 }
 
