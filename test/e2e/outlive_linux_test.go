@@ -12,9 +12,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,28 +113,23 @@ func TestNoProcessOutlivesAgentlsHoweverItEnds(t *testing.T) {
 			}
 		}},
 	}
-	type outliveCase struct {
-		name string
-		run  func(t *testing.T, ws, marker string) string
-	}
-	var runs []outliveCase
-	for _, e := range ends {
-		runs = append(runs,
-			outliveCase{"command/" + e.name, func(t *testing.T, ws, marker string) string { return outliveRun(t, ws, marker, false, e.end) }},
-			outliveCase{"job/" + e.name, func(t *testing.T, ws, marker string) string { return outliveRun(t, ws, marker, true, e.end) }})
-	}
-	runs = append(runs, outliveCase{"job/client SIGKILL", func(t *testing.T, ws, marker string) string { return killedClientRun(t, ws, script, marker) }})
-
 	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
-	for _, r := range runs {
-		t.Run(r.name, func(t *testing.T) {
+	runs := map[string]func(t *testing.T, marker string) string{
+		"job/client SIGKILL": func(t *testing.T, m string) string { return killedClientRun(t, ws, script, m) },
+	}
+	for _, e := range ends {
+		runs["command/"+e.name] = func(t *testing.T, m string) string { return outliveRun(t, ws, m, false, e.end) }
+		runs["job/"+e.name] = func(t *testing.T, m string) string { return outliveRun(t, ws, m, true, e.end) }
+	}
+	for _, name := range slices.Sorted(maps.Keys(runs)) {
+		t.Run(name, func(t *testing.T) {
 			var mu sync.Mutex
 			var left []string
 			var wg sync.WaitGroup
 			for i := range outliveRuns {
-				marker := killMarkedAtEnd(t, fmt.Sprintf("outlive-%s-%d-%d", strings.NewReplacer("/", "-", " ", "-").Replace(r.name), os.Getpid(), i))
+				marker := killMarkedAtEnd(t, fmt.Sprintf("outlive-%s-%d-%d", strings.NewReplacer("/", "-", " ", "-").Replace(name), os.Getpid(), i))
 				wg.Go(func() {
-					if msg := r.run(t, ws, marker); msg != "" {
+					if msg := runs[name](t, marker); msg != "" {
 						mu.Lock()
 						left = append(left, msg)
 						mu.Unlock()

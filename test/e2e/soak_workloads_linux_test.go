@@ -577,21 +577,17 @@ func TestSoakCancelBurst(t *testing.T) {
 			nextID++
 			var args map[string]any
 			cancel := rng.IntN(2) == 0
+			kind[id] = [...]string{"bash", "read", "bash", "read", "bash", "read", "write", "test_block"}[i%8]
 			switch i % 8 {
 			case 0, 4:
-				kind[id] = "bash"
 				args = map[string]any{"command": fmt.Sprintf("(exec -a %s sleep %.2f); echo done-%d", marker, 0.3+rng.Float64(), id)}
 			case 2: // a child in the background: the cancel takes the group
-				kind[id] = "bash"
 				args = map[string]any{"command": fmt.Sprintf("(exec -a %s sleep %.2f) & (exec -a %s sleep %.2f); wait; echo done-%d", marker, 0.3+rng.Float64(), marker, 0.3+rng.Float64(), id)}
 			case 1, 3, 5:
-				kind[id] = "read"
 				args = map[string]any{"path": "f.txt", "offset": 1 + i}
 			case 6:
-				kind[id] = "write"
 				args = map[string]any{"path": fmt.Sprintf("w%d/a/b.txt", id), "content": soakBurstBody}
 			case 7: // block until cancelled: always cancelled
-				kind[id] = "test_block"
 				args = map[string]any{}
 				if i%16 == 15 {
 					kind[id] = "batch"
