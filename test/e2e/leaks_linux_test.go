@@ -21,8 +21,9 @@ import (
 // A long editor session must not leak: file descriptors, threads, memory,
 // child processes, spill files, temp files. Everything here is measured
 // from outside, through /proc. (Audit log rotation: internal/audit's
-// TestRotation and TestRotationWithinSession; temp files a killed agentls
-// left: TestCrashDuringWriteLeavesOldOrNew.)
+// TestRotation and TestRotationWithinSession; temp files: the soaks'
+// workspace listings, TestStressCancelledOverwrites, and for a killed
+// agentls TestCrashDuringWriteLeavesOldOrNew.)
 
 // leakStart starts an initialized agentls in bypass mode on ws.
 func leakStart(t *testing.T, ws string, env ...string) (*harness.Client, context.Context) {

@@ -236,37 +236,26 @@ func (s *soakSoak) round(n int) {
 	s.ok(ctx, "edit", map[string]any{"path": long, "edits": []any{map[string]any{"oldText": "long", "newText": "longest"}}})
 	s.want[long] = "longest name\n"
 
-	// Outputs over the 65,536-byte result budget of ls and find spill too.
-	for _, c := range []struct {
-		tool string
-		args map[string]any
-	}{
-		{"ls", map[string]any{"path": "many", "limit": 5000}},
-		{"find", map[string]any{"pattern": "*.txt", "path": "many", "limit": 5000}},
-	} {
-		r := s.ok(ctx, c.tool, c.args, "65536")
-		m := soakSpillRE.FindString(r.Text())
-		if m == "" {
-			t.Errorf("%s over the budget: no spill path in the notice:\n%.300s", c.tool, r.Text()[max(0, len(r.Text())-600):])
-			continue
-		}
-		s.spills = append(s.spills, m)
-		// The notice's read call continues right after the last entry shown.
+	// Outputs over the 65,536-byte result budget of ls and find spill too;
+	// the notice's read call continues right after the last entry shown.
+	for tool, args := range map[string]map[string]any{"ls": {"path": "many", "limit": 5000}, "find": {"pattern": "*.txt", "path": "many", "limit": 5000}} {
+		text := s.ok(ctx, tool, args, "65536").Text()
+		m, om := soakSpillRE.FindString(text), regexp.MustCompile(`"offset": ?(\d+)`).FindStringSubmatch(text)
 		var last string
-		for _, l := range strings.Split(r.Text(), "\n") {
+		for _, l := range strings.Split(text, "\n") {
 			if strings.Contains(l, "file-with") && !strings.Contains(l, "output cut") {
 				last = l
 			}
 		}
-		om := regexp.MustCompile(`"offset": ?(\d+)`).FindStringSubmatch(r.Text())
-		if om == nil || last == "" {
-			t.Errorf("%s: no offset or no last entry in:\n%.300s", c.tool, r.Text()[max(0, len(r.Text())-600):])
+		if m == "" || om == nil || last == "" {
+			t.Errorf("%s over the budget: no spill path, offset or last entry in:\n%.300s", tool, text[max(0, len(text)-600):])
 			continue
 		}
+		s.spills = append(s.spills, m)
 		off, _ := strconv.Atoi(om[1])
 		next := s.ok(ctx, "read", map[string]any{"path": m, "offset": off - 1, "limit": 2}).Text()
 		if !strings.Contains(next, fmt.Sprintf("%d→%s\n", off-1, last)) || !strings.Contains(next, fmt.Sprintf("%d→", off)) || strings.Contains(next, fmt.Sprintf("%d→%s\n", off, last)) {
-			t.Errorf("%s: spill lines %d-%d should be the last line shown (%q) and the next one:\n%s", c.tool, off-1, off, last, next)
+			t.Errorf("%s: spill lines %d-%d should be the last line shown (%q) and the next one:\n%s", tool, off-1, off, last, next)
 		}
 	}
 
