@@ -193,7 +193,21 @@ func TestSessionEndKillsChildrenAndRemovesSpills(t *testing.T) {
 				t.Fatalf("commands not running: %v", procsWith(marker))
 			}
 			start := time.Now()
-			leakEnd(t, ctx, c, how)
+			switch how {
+			case "eof":
+				c.CloseStdin()
+			case "sigterm":
+				if err := c.Process().Signal(syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				if code := c.Shutdown(ctx); code != 0 {
+					t.Errorf("exit code %d after shutdown+exit", code)
+				}
+			}
+			if c.Wait(5*time.Second) == -1 {
+				t.Fatalf("no exit 5 s after %s", how)
+			}
 			if el := time.Since(start); how == "eof" && el > 2*time.Second { // 1 s, and 1 s for a loaded machine
 				t.Errorf("exit took %v after EOF; docs/protocol.md: within 1 s", el)
 			}
@@ -205,27 +219,6 @@ func TestSessionEndKillsChildrenAndRemovesSpills(t *testing.T) {
 				t.Errorf("files left under the cache dir after %s: %v", how, left)
 			}
 		})
-	}
-}
-
-// leakEnd ends the session: shutdown+exit, EOF, or SIGTERM.
-func leakEnd(t *testing.T, ctx context.Context, c *harness.Client, how string) {
-	t.Helper()
-	switch how {
-	case "eof":
-		c.CloseStdin()
-	case "sigterm":
-		if err := c.Process().Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-	default:
-		if code := c.Shutdown(ctx); code != 0 {
-			t.Errorf("exit code %d after shutdown+exit", code)
-		}
-		return
-	}
-	if code := c.Wait(5 * time.Second); code == -1 {
-		t.Fatalf("no exit 5 s after %s", how)
 	}
 }
 
