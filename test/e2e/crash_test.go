@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +33,23 @@ func bigContent(variant byte, size int) []byte {
 	}
 	return b.Bytes()
 }
+
+// filesUnder maps each file below dir (not directories; none when dir is
+// missing), by slash path relative to dir, to its size.
+func filesUnder(dir string) map[string]int64 {
+	out := map[string]int64{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if fi, ierr := os.Lstat(p); err == nil && ierr == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out[filepath.ToSlash(rel)] = fi.Size()
+		}
+		return nil
+	})
+	return out
+}
+
+// soakFiles lists the files below dir (slash paths, sorted).
+func soakFiles(dir string) []string { return slices.Sorted(maps.Keys(filesUnder(dir))) }
 
 // tempLeftovers lists the atomic-write temp files anywhere below dir.
 func tempLeftovers(dir string) (out []string) {

@@ -45,14 +45,10 @@ func jobSleeperCommand(marker string) string {
 	return fmt.Sprintf(`export LEAK_MARK=%s; (sleep 60 &) ; (setsid sh -c 'sleep 60 & sleep 60' &) ; echo started; exec sleep 60`, marker)
 }
 
-// killMarkedAtEnd returns marker, and kills what carries it (in its
-// environment or command line) when the test ends: a finding the test
-// reports must not outlive it.
+// killMarkedAtEnd returns marker, and kills what carries it when the test
+// ends (a finding the test reports must not outlive it).
 func killMarkedAtEnd(t *testing.T, marker string) string {
 	t.Cleanup(func() {
-		for _, p := range procsWith(marker) {
-			syscall.Kill(p.pid, syscall.SIGKILL)
-		}
 		for _, pid := range markedProcesses(marker) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -277,13 +273,4 @@ func leftAfter(marker string) string {
 func processLive(pid int) bool {
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	return err == nil && !strings.Contains(string(stat), ") Z ")
-}
-
-// isWatchdog reports whether process pid (a /proc name) is an agentls
-// watchdog (`agentls __watchdog PID`), which lives as long as its agentls:
-// tests counting what agentls left behind skip it.
-func isWatchdog(pid string) bool {
-	cl, _ := os.ReadFile("/proc/" + pid + "/cmdline")
-	args := strings.Split(string(cl), "\x00")
-	return len(args) > 1 && args[1] == "__watchdog"
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -123,5 +124,20 @@ func procStatus(t *testing.T, pid int) (threads, rssKB int) {
 // finding the test reports) are killed so they do not outlive it.
 func procMarker(t *testing.T) string {
 	// Digits only, so it can also be a number's fraction (`sleep 100.MARKER`).
-	return killMarkedAtEnd(t, fmt.Sprintf("%d%09d", os.Getpid()%100000, time.Now().UnixNano()%1_000_000_000))
+	m := fmt.Sprintf("%d%09d", os.Getpid()%100000, time.Now().UnixNano()%1_000_000_000)
+	t.Cleanup(func() {
+		for _, p := range procsWith(m) {
+			syscall.Kill(p.pid, syscall.SIGKILL)
+		}
+	})
+	return m
+}
+
+// isWatchdog reports whether process pid (a /proc name) is an agentls
+// watchdog (`agentls __watchdog PID`), which lives as long as its agentls:
+// tests counting what agentls left behind skip it.
+func isWatchdog(pid string) bool {
+	cl, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+	args := strings.Split(string(cl), "\x00")
+	return len(args) > 1 && args[1] == "__watchdog"
 }

@@ -90,23 +90,6 @@ func soakSnapshot(t *testing.T, pid int) soakSnap {
 	return s
 }
 
-// filesUnder maps each file below dir (not directories; none when dir is
-// missing), by slash path relative to dir, to its size.
-func filesUnder(dir string) map[string]int64 {
-	out := map[string]int64{}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if fi, ierr := os.Lstat(p); err == nil && ierr == nil && !d.IsDir() {
-			rel, _ := filepath.Rel(dir, p)
-			out[filepath.ToSlash(rel)] = fi.Size()
-		}
-		return nil
-	})
-	return out
-}
-
-// soakFiles lists the files below dir (slash paths, sorted).
-func soakFiles(dir string) []string { return slices.Sorted(maps.Keys(filesUnder(dir))) }
-
 var soakSpillRE = regexp.MustCompile(`(/[^\s"]+\.log)`)
 
 // soakSoak drives one server through rounds of the mixed workload.

@@ -171,20 +171,6 @@ func (r *stressRaw) tool(name string, args any) harness.Result {
 	return m.result()
 }
 
-// concurrently runs f(0)…f(n-1) at once (released together) and returns
-// their results.
-func concurrently(n int, f func(i int) harness.Result) []harness.Result {
-	out := make([]harness.Result, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { <-start; out[i] = f(i) })
-	}
-	close(start)
-	wg.Wait()
-	return out
-}
-
 // docs/protocol.md: tools/call on one connection; docs/tools.md read/grep/find/ls
 // output shapes. 200 concurrent calls are all answered, each correctly.
 func TestStressTwoHundredConcurrentMixedCalls(t *testing.T) {

@@ -50,6 +50,20 @@ func (p *twoProc) side(t *testing.T, i int) func(name string, args any) harness.
 	return func(name string, args any) harness.Result { return p.mc.tool(t, p.ctx, name, args) }
 }
 
+// concurrently runs f(0)…f(n-1) at once (released together) and returns
+// their results.
+func concurrently(n int, f func(i int) harness.Result) []harness.Result {
+	out := make([]harness.Result, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { <-start; out[i] = f(i) })
+	}
+	close(start)
+	wg.Wait()
+	return out
+}
+
 // A read stamp goes stale when another process (the editor's, agentls mcp,
 // agentls call) changes the file: the edit is refused naming the file and
 // saying to read again, the editor is told with workspace/externalChange,
