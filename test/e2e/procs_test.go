@@ -7,6 +7,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -96,6 +97,8 @@ func noDescendants(t *testing.T, what string, pid int, d time.Duration) {
 	}
 }
 
+var procStatusRE = regexp.MustCompile(`(?m)^(Threads|VmRSS):\s+(\d+)`)
+
 // procStatus returns pid's thread count and resident set (KiB).
 func procStatus(t *testing.T, pid int) (threads, rssKB int) {
 	t.Helper()
@@ -103,16 +106,11 @@ func procStatus(t *testing.T, pid int) (threads, rssKB int) {
 	if err != nil {
 		t.Fatalf("status of pid %d: %v", pid, err)
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 2 {
-			continue
-		}
-		switch f[0] {
-		case "Threads:":
-			threads, _ = strconv.Atoi(f[1])
-		case "VmRSS:":
-			rssKB, _ = strconv.Atoi(f[1])
+	for _, m := range procStatusRE.FindAllStringSubmatch(string(b), -1) {
+		if n, _ := strconv.Atoi(m[2]); m[1] == "Threads" {
+			threads = n
+		} else {
+			rssKB = n
 		}
 	}
 	return threads, rssKB
