@@ -79,24 +79,17 @@ func cancelledAfter(ctx context.Context, d time.Duration) context.Context {
 	return cctx
 }
 
-const leakExtTool = `{"name": "leak_echo", "description": "Echo a word, for the leak audit.",
- "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}, "code": {"type": "string"}}},
- "command": "echo {{word}}; exit {{code}}", "readOnly": false, "destructive": false, "deferred": false, "timeout": 30}`
-
-const leakExtSeq = `{"name": "leak_seq", "description": "Print numbers, for the leak audit.",
- "inputSchema": {"type": "object", "properties": {"n": {"type": "string"}}},
- "command": "seq 1 {{n}}", "readOnly": false, "destructive": false, "deferred": false, "timeout": 30}`
-
-const leakExtSlow = `{"name": "leak_slow", "description": "Sleep past its timeout, for the leak audit.",
- "inputSchema": {"type": "object", "properties": {"marker": {"type": "string"}}},
- "command": "(exec -a {{marker}} sleep 30)", "readOnly": false, "destructive": false, "deferred": false, "timeout": 1}`
+// leakExt is an extension tool definition taking props.
+func leakExt(name, desc, props, command string, timeout int) string {
+	return fmt.Sprintf(`{"name": %q, "description": %q, "inputSchema": {"type": "object", "properties": {%s}}, "command": %q, "readOnly": false, "destructive": false, "deferred": false, "timeout": %d}`, name, desc, props, command, timeout)
+}
 
 // leakWorkspace is a workspace with small files, a binary, and extension tools.
 func leakWorkspace(t *testing.T) string {
 	files := map[string]string{
-		".agentls/tools/echo.json": leakExtTool,
-		".agentls/tools/slow.json": leakExtSlow,
-		".agentls/tools/seq.json":  leakExtSeq,
+		".agentls/tools/echo.json": leakExt("leak_echo", "Echo a word, for the leak audit.", `"word": {"type": "string"}, "code": {"type": "string"}`, "echo {{word}}; exit {{code}}", 30),
+		".agentls/tools/slow.json": leakExt("leak_slow", "Sleep past its timeout, for the leak audit.", `"marker": {"type": "string"}`, "(exec -a {{marker}} sleep 30)", 1),
+		".agentls/tools/seq.json":  leakExt("leak_seq", "Print numbers, for the leak audit.", `"n": {"type": "string"}`, "seq 1 {{n}}", 30),
 		"bin.dat":                  "\x7fELF\x00\x00\x00\x01binary\x00",
 	}
 	for i := 0; i < 20; i++ {
