@@ -61,15 +61,6 @@ func tempLeftovers(dir string) (out []string) {
 	return out
 }
 
-// sweptLeftovers waits for a fresh start's temp-file sweep, which runs
-// with the workspace walk in the background of initialize, and returns
-// what is left when it is done or 10 s have passed.
-func sweptLeftovers(t *testing.T, dir string) []string {
-	t.Helper()
-	waitUntil(10*time.Second, func() bool { return len(tempLeftovers(dir)) == 0 })
-	return tempLeftovers(dir)
-}
-
 // TestCrashDuringWriteLeavesOldOrNew SIGKILLs agentls at a random moment of
 // a 2 MB write, over and over: the file must always hold exactly the old or
 // the new content, and the next process must remove any temp file the kill
@@ -104,8 +95,9 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 		c := harness.Start(t, harness.Options{Root: ws, Process: true})
 		ctx := testCtx(t, 10*time.Second)
 		c.Initialize(ctx, bypass())
-		if left := sweptLeftovers(t, ws); len(left) > 0 {
-			t.Fatalf("temp files survived the %s start: %v", when, left)
+		// The temp-file sweep runs with the workspace walk, in the background of initialize.
+		if !waitUntil(10*time.Second, func() bool { return len(tempLeftovers(ws)) == 0 }) {
+			t.Fatalf("temp files survived the %s start: %v", when, tempLeftovers(ws))
 		}
 		if r := c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "limit": 5}); r.IsError {
 			t.Fatalf("read: %s", r.Text())
