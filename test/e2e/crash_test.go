@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,27 +34,31 @@ func bigContent(variant byte, size int) []byte {
 	return b.Bytes()
 }
 
-// tempLeftovers lists the atomic-write temp files anywhere below dir.
-func tempLeftovers(dir string) []string {
-	var out []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(d.Name(), ops.TempPrefix) {
-			out = append(out, p)
+// filesUnder maps each file below dir (not directories; none when dir is
+// missing), by slash path relative to dir, to its size.
+func filesUnder(dir string) map[string]int64 {
+	out := map[string]int64{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if fi, ierr := os.Lstat(p); err == nil && ierr == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out[filepath.ToSlash(rel)] = fi.Size()
 		}
 		return nil
 	})
 	return out
 }
 
-// sweptLeftovers waits for a fresh start's temp-file sweep, which runs
-// with the workspace walk in the background of initialize, and returns
-// what is left when it is done or 10 s have passed.
-func sweptLeftovers(t *testing.T, dir string) []string {
-	t.Helper()
-	for until := time.Now().Add(10 * time.Second); len(tempLeftovers(dir)) > 0 && time.Now().Before(until); {
-		time.Sleep(20 * time.Millisecond)
+// soakFiles lists the files below dir (slash paths, sorted).
+func soakFiles(dir string) []string { return slices.Sorted(maps.Keys(filesUnder(dir))) }
+
+// tempLeftovers lists the atomic-write temp files anywhere below dir.
+func tempLeftovers(dir string) (out []string) {
+	for p := range filesUnder(dir) {
+		if strings.HasPrefix(path.Base(p), ops.TempPrefix) {
+			out = append(out, p)
+		}
 	}
-	return tempLeftovers(dir)
+	return out
 }
 
 // TestCrashDuringWriteLeavesOldOrNew SIGKILLs agentls at a random moment of
@@ -81,15 +89,23 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
 	deadline := time.Now().Add(budget)
 
-	// Calibrate: one write that is not interrupted.
-	c0 := harness.Start(t, harness.Options{Root: ws, Process: true})
-	ctx0, cancel0 := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel0()
-	c0.Initialize(ctx0, bypass())
-	if left := sweptLeftovers(t, ws); len(left) > 0 {
-		t.Fatalf("temp files survived the first start: %v", left)
+	// start starts agentls on ws and reads big.txt; its sweep must have
+	// removed what the last kill left.
+	start := func(when string) (*harness.Client, context.Context) {
+		c := harness.Start(t, harness.Options{Root: ws, Process: true})
+		ctx := testCtx(t, 10*time.Second)
+		c.Initialize(ctx, bypass())
+		// The temp-file sweep runs with the workspace walk, in the background of initialize.
+		if !waitUntil(10*time.Second, func() bool { return len(tempLeftovers(ws)) == 0 }) {
+			t.Fatalf("temp files survived the %s start: %v", when, tempLeftovers(ws))
+		}
+		if r := c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "limit": 5}); r.IsError {
+			t.Fatalf("read: %s", r.Text())
+		}
+		return c, ctx
 	}
-	c0.CallTool(ctx0, "read", map[string]any{"path": "big.txt", "limit": 5})
+	// Calibrate: one write that is not interrupted.
+	c0, ctx0 := start("first")
 	t0 := time.Now()
 	if r := c0.CallTool(ctx0, "write", map[string]any{"path": "big.txt", "content": string(contents[1])}); r.IsError {
 		t.Fatalf("write: %s", r.Text())
@@ -102,15 +118,7 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 	cur := 1
 	var written, kept, leftovers int
 	for i := 0; i < iterations && time.Now().Before(deadline); i++ {
-		c := harness.Start(t, harness.Options{Root: ws, Process: true})
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c.Initialize(ctx, bypass())
-		if left := sweptLeftovers(t, ws); len(left) > 0 {
-			t.Fatalf("iteration %d: temp files survived the start: %v", i, left)
-		}
-		if r := c.CallTool(ctx, "read", map[string]any{"path": "big.txt", "limit": 5}); r.IsError {
-			t.Fatalf("read: %s", r.Text())
-		}
+		c, ctx := start(fmt.Sprint("iteration ", i, "'s"))
 		next := 1 - cur
 		go func() {
 			// The reply never comes when the kill wins; the error is expected.
@@ -123,7 +131,6 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("process did not die")
 		}
-		cancel()
 
 		got, err := os.ReadFile(name)
 		if err != nil {
@@ -142,14 +149,7 @@ func TestCrashDuringWriteLeavesOldOrNew(t *testing.T) {
 			leftovers++
 		}
 	}
-	// One last start cleans what the last kill left.
-	c := harness.Start(t, harness.Options{Root: ws, Process: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c.Initialize(ctx, bypass())
-	if left := sweptLeftovers(t, ws); len(left) > 0 {
-		t.Fatalf("temp files survived the final start: %v", left)
-	}
+	start("final") // cleans what the last kill left
 	t.Logf("%d kills within %v of the request: %d after the write landed, %d before; %d left a temp file that the next start removed",
 		written+kept, spread, written, kept, leftovers)
 	if written+kept < 5 {

@@ -12,9 +12,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,28 +109,23 @@ func TestNoProcessOutlivesAgentlsHoweverItEnds(t *testing.T) {
 			}
 		}},
 	}
-	type outliveCase struct {
-		name string
-		run  func(t *testing.T, ws, marker string) string
-	}
-	var runs []outliveCase
-	for _, e := range ends {
-		runs = append(runs,
-			outliveCase{"command/" + e.name, func(t *testing.T, ws, marker string) string { return outliveRun(t, ws, marker, false, e.end) }},
-			outliveCase{"job/" + e.name, func(t *testing.T, ws, marker string) string { return outliveRun(t, ws, marker, true, e.end) }})
-	}
-	runs = append(runs, outliveCase{"job/client SIGKILL", func(t *testing.T, ws, marker string) string { return killedClientRun(t, ws, script, marker) }})
-
 	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
-	for _, r := range runs {
-		t.Run(r.name, func(t *testing.T) {
+	runs := map[string]func(t *testing.T, marker string) string{
+		"job/client SIGKILL": func(t *testing.T, m string) string { return killedClientRun(t, ws, script, m) },
+	}
+	for _, e := range ends {
+		runs["command/"+e.name] = func(t *testing.T, m string) string { return outliveRun(t, ws, m, false, e.end) }
+		runs["job/"+e.name] = func(t *testing.T, m string) string { return outliveRun(t, ws, m, true, e.end) }
+	}
+	for _, name := range slices.Sorted(maps.Keys(runs)) {
+		t.Run(name, func(t *testing.T) {
 			var mu sync.Mutex
 			var left []string
 			var wg sync.WaitGroup
 			for i := range outliveRuns {
-				marker := killMarkedAtEnd(t, fmt.Sprintf("outlive-%s-%d-%d", strings.NewReplacer("/", "-", " ", "-").Replace(r.name), os.Getpid(), i))
+				marker := killMarkedAtEnd(t, fmt.Sprintf("outlive-%s-%d-%d", strings.NewReplacer("/", "-", " ", "-").Replace(name), os.Getpid(), i))
 				wg.Go(func() {
-					if msg := r.run(t, ws, marker); msg != "" {
+					if msg := runs[name](t, marker); msg != "" {
 						mu.Lock()
 						left = append(left, msg)
 						mu.Unlock()
@@ -278,11 +275,37 @@ func processLive(pid int) bool {
 	return err == nil && !strings.Contains(string(stat), ") Z ")
 }
 
-// isWatchdog reports whether process pid (a /proc name) is an agentls
-// watchdog (`agentls __watchdog PID`), which lives as long as its agentls:
-// tests counting what agentls left behind skip it.
-func isWatchdog(pid string) bool {
-	cl, _ := os.ReadFile("/proc/" + pid + "/cmdline")
-	args := strings.Split(string(cl), "\x00")
-	return len(args) > 1 && args[1] == "__watchdog"
+// exitBound is what the end of input may cost agentls: 1 s for calls to
+// wind down plus one kill grace (2 s) for everything commands left, in
+// one phase, plus 1.5 s for SIGKILL and a loaded machine.
+const exitBound = 4500 * time.Millisecond
+
+// A stopped child (which never acted on SIGTERM without SIGCONT) and an
+// adopted daemon that ignores SIGTERM used to cost a grace each, one after
+// the other, after the running call's (which ignores SIGTERM too): 6.2 s
+// to exit.
+func TestExitAfterEndOfInputTakesOneKillGrace(t *testing.T) {
+	slow(t)
+	marker := killMarkedAtEnd(t, fmt.Sprintf("exit-time-%d", os.Getpid()))
+	c, _, ctx := startProcess(t, map[string]string{"a.txt": "a\n"})
+	wantResult(t, "bash", c.CallTool(ctx, "bash", map[string]any{"command": leftBehindCommand(marker)}), false, "started")
+	var wg sync.WaitGroup
+	wg.Go(func() { // a call still running at the end
+		c.TryCallTool(ctx, "bash", map[string]any{"command": "export LEAK_MARK=" + marker + "; trap '' TERM; sleep 60; :"})
+	})
+	waitUntil(5*time.Second, func() bool { return len(markedProcesses(marker)) >= 5 })
+	began := time.Now()
+	c.CloseStdin()
+	if c.Wait(10*time.Second) < 0 {
+		t.Fatal("agentls did not exit after the end of its input")
+	}
+	took := time.Since(began)
+	t.Logf("exit took %v", took)
+	if took > exitBound {
+		t.Errorf("exit after the end of input took %v, more than %v", took, exitBound)
+	}
+	if left := markedProcesses(marker); len(left) > 0 {
+		t.Errorf("left running after exit: %v", left)
+	}
+	wg.Wait()
 }

@@ -7,6 +7,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -68,18 +69,6 @@ func procsWith(marker string) []proc {
 	return out
 }
 
-// procChildren lists pid's children, zombies included, but for agentls's
-// watchdog, which lives as long as agentls does.
-func procChildren(pid int) []proc {
-	var out []proc
-	for _, p := range procs() {
-		if p.ppid == pid && !isWatchdog(strconv.Itoa(p.pid)) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // procDescendants lists every process below pid (an unreaped child is a
 // leak too), the watchdog excepted.
 func procDescendants(pid int) []proc {
@@ -108,6 +97,8 @@ func noDescendants(t *testing.T, what string, pid int, d time.Duration) {
 	}
 }
 
+var procStatusRE = regexp.MustCompile(`(?m)^(Threads|VmRSS):\s+(\d+)`)
+
 // procStatus returns pid's thread count and resident set (KiB).
 func procStatus(t *testing.T, pid int) (threads, rssKB int) {
 	t.Helper()
@@ -115,16 +106,11 @@ func procStatus(t *testing.T, pid int) (threads, rssKB int) {
 	if err != nil {
 		t.Fatalf("status of pid %d: %v", pid, err)
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 2 {
-			continue
-		}
-		switch f[0] {
-		case "Threads:":
-			threads, _ = strconv.Atoi(f[1])
-		case "VmRSS:":
-			rssKB, _ = strconv.Atoi(f[1])
+	for _, m := range procStatusRE.FindAllStringSubmatch(string(b), -1) {
+		if n, _ := strconv.Atoi(m[2]); m[1] == "Threads" {
+			threads = n
+		} else {
+			rssKB = n
 		}
 	}
 	return threads, rssKB
@@ -143,4 +129,13 @@ func procMarker(t *testing.T) string {
 		}
 	})
 	return m
+}
+
+// isWatchdog reports whether process pid (a /proc name) is an agentls
+// watchdog (`agentls __watchdog PID`), which lives as long as its agentls:
+// tests counting what agentls left behind skip it.
+func isWatchdog(pid string) bool {
+	cl, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+	args := strings.Split(string(cl), "\x00")
+	return len(args) > 1 && args[1] == "__watchdog"
 }

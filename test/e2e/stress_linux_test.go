@@ -2,7 +2,8 @@ package e2e
 
 // Black-box stress tests of docs/protocol.md and docs/tools.md (edit guard,
 // cancellation): the server never crashes, hangs, leaks processes or
-// descriptors, or corrupts a file, however hard the client pushes.
+// descriptors, or corrupts a file, however hard the client (or the file
+// system under it) pushes.
 
 import (
 	"bytes"
@@ -10,25 +11,25 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentls/agentls/test/harness"
 )
 
-// stressStart runs agentls in bypass mode on a workspace holding files.
+// stressStart is start with a minute for the calls.
 func stressStart(t *testing.T, files map[string]string) (*harness.Client, string, context.Context) {
-	t.Helper()
-	ws := newWorkspace(t, files)
-	c := harness.Start(t, harness.Options{Root: ws})
-	ctx := testCtx(t, 60*time.Second)
-	c.Initialize(ctx, bypass())
-	return c, ws, ctx
+	c, ws, _ := start(t, files)
+	return c, ws, testCtx(t, 60*time.Second)
 }
 
 // stressMsg is one frame received by the raw client.
@@ -37,31 +38,15 @@ type stressMsg struct {
 	raw    []byte
 }
 
-func (m stressMsg) String() string { return string(m.raw) }
-
-func (m stressMsg) method() string {
-	var s string
-	json.Unmarshal(m.fields["method"], &s)
-	return s
-}
-
-func (m stressMsg) hasID() bool { _, ok := m.fields["id"]; return ok }
-
-// isResponse: a frame without a method is a response.
-func (m stressMsg) isResponse() bool { _, ok := m.fields["method"]; return !ok }
-
+func (m stressMsg) String() string             { return string(m.raw) }
+func (m stressMsg) method() (s string)         { json.Unmarshal(m.fields["method"], &s); return s }
+func (m stressMsg) hasID() bool                { _, ok := m.fields["id"]; return ok }
+func (m stressMsg) isResponse() bool           { _, ok := m.fields["method"]; return !ok } // no method
+func (m stressMsg) result() (r harness.Result) { json.Unmarshal(m.fields["result"], &r); return r }
 func (m stressMsg) errCode() int {
-	var e struct {
-		Code int `json:"code"`
-	}
+	var e struct{ Code int }
 	json.Unmarshal(m.fields["error"], &e)
 	return e.Code
-}
-
-func (m stressMsg) result() harness.Result {
-	var r harness.Result
-	json.Unmarshal(m.fields["result"], &r)
-	return r
 }
 
 // stressRaw drives agentls frame by frame, so a test can send what no client
@@ -104,39 +89,19 @@ func stressDecode(body []byte) []stressMsg {
 	return ms
 }
 
-func (r *stressRaw) send(v any) {
-	r.t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	if err := r.writeFrame(b); err != nil {
-		r.t.Fatalf("send: %v", err)
-	}
-}
-
 func (r *stressRaw) request(id any, method string, params any) {
-	r.t.Helper()
-	r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
-
 func (r *stressRaw) notify(method string, params any) {
-	r.t.Helper()
-	r.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 }
 
-// cancel sends $/cancelRequest for id. It may run on helper goroutines, so
-// a failed write (the server is gone) is ignored.
-func (r *stressRaw) cancel(id any) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": map[string]any{"id": id}})
-	r.writeFrame(b)
-}
+// cancel sends $/cancelRequest for id (from any goroutine).
+func (r *stressRaw) cancel(id any) { r.notify("$/cancelRequest", map[string]any{"id": id}) }
 
-// respond answers the server's request whose raw id is id; a failed write
-// is ignored, as in cancel.
+// respond answers the server's request whose raw id is id.
 func (r *stressRaw) respond(id json.RawMessage, result any) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
-	r.writeFrame(b)
+	r.sendJSON(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
 }
 
 // replies is every response received so far, by raw id.
@@ -184,38 +149,31 @@ func (r *stressRaw) initialize(params map[string]any) {
 
 // callTool sends tools/call with id.
 func (r *stressRaw) callTool(id any, name string, args any) {
-	r.t.Helper()
 	r.request(id, "tools/call", map[string]any{"name": name, "arguments": args})
 }
 
-// call runs method under a fresh id and returns its reply.
-func (r *stressRaw) call(method string, params any) stressMsg {
+// call runs method under a fresh id, sends $/cancelRequest after
+// cancelAfter (0: never) and returns its reply.
+func (r *stressRaw) call(cancelAfter time.Duration, method string, params any) stressMsg {
 	r.t.Helper()
 	r.ids++
 	id := fmt.Sprintf("call-%d", r.ids)
 	r.request(id, method, params)
+	if cancelAfter > 0 {
+		time.Sleep(cancelAfter) // the moment of the cancel, not a wait for anything
+		r.cancel(id)
+	}
 	return r.reply(id, 20*time.Second)
 }
 
 // tool runs tools/call and fails the test on a protocol error or isError.
 func (r *stressRaw) tool(name string, args any) harness.Result {
 	r.t.Helper()
-	m := r.call("tools/call", map[string]any{"name": name, "arguments": args})
+	m := r.call(0, "tools/call", map[string]any{"name": name, "arguments": args})
 	if m.errCode() != 0 || m.result().IsError {
 		r.t.Fatalf("%s: %.300s", name, m.raw)
 	}
 	return m.result()
-}
-
-// concurrently runs f(0)…f(n-1) at once and returns their results.
-func concurrently(n int, f func(i int) harness.Result) []harness.Result {
-	out := make([]harness.Result, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { out[i] = f(i) })
-	}
-	wg.Wait()
-	return out
 }
 
 // docs/protocol.md: tools/call on one connection; docs/tools.md read/grep/find/ls
@@ -236,25 +194,11 @@ func TestStressTwoHundredConcurrentMixedCalls(t *testing.T) {
 	start := time.Now()
 	for i := range 200 {
 		wg.Go(func() {
-			f := i % nFiles
-			name := fmt.Sprintf("d/f%03d.txt", f)
-			var tool string
-			var args map[string]any
-			var want []string
-			switch i % 4 {
-			case 0:
-				tool, args = "read", map[string]any{"path": name}
-				want = []string{name + ", lines 1-3 of 3", fmt.Sprintf("uniq-%04d-token", f)}
-			case 1:
-				tool, args = "grep", map[string]any{"pattern": fmt.Sprintf("uniq-%04d-token", f)}
-				want = []string{fmt.Sprintf("%s:2: uniq-%04d-token", name, f)}
-			case 2:
-				tool, args = "find", map[string]any{"pattern": fmt.Sprintf("f%03d.txt", f)}
-				want = []string{name}
-			case 3:
-				tool, args = "ls", map[string]any{"path": "d"}
-				want = []string{fmt.Sprintf("f%03d.txt", f), "f000.txt", fmt.Sprintf("f%03d.txt", nFiles-1)}
-			}
+			base, tok := fmt.Sprintf("f%03d.txt", i%nFiles), fmt.Sprintf("uniq-%04d-token", i%nFiles)
+			name := "d/" + base
+			tool := []string{"read", "grep", "find", "ls"}[i%4]
+			args := []map[string]any{{"path": name}, {"pattern": tok}, {"pattern": base}, {"path": "d"}}[i%4]
+			want := [][]string{{name + ", lines 1-3 of 3", tok}, {name + ":2: " + tok}, {name}, {base, "f000.txt", fmt.Sprintf("f%03d.txt", nFiles-1)}}[i%4]
 			r, err := c.TryCallTool(ctx, tool, args)
 			if err != nil {
 				t.Errorf("call %d %s: protocol error %v", i, tool, err)
@@ -428,7 +372,7 @@ func TestStressConcurrentEditsOfOneFile(t *testing.T) {
 				t.Errorf("write %d failed for another reason than a stale read: %s", i, r.Text())
 			}
 		}
-		if got := soakFiles(t, ws); !slices.Equal(got, []string{"c.txt", "s.txt", "w.txt"}) {
+		if got := soakFiles(ws); !slices.Equal(got, []string{"c.txt", "s.txt", "w.txt"}) {
 			t.Errorf("leftover files in the workspace after concurrent writes: %v", got)
 		}
 	})
@@ -508,17 +452,12 @@ func TestStressHostileFrames(t *testing.T) {
 				t.Errorf("id null: want at most one reply and no result, got %v", got)
 			}
 		}
-	})
-
-	select {
-	case <-r.exited:
-		t.Fatalf("agentls exited during the hostile frames:\n%s", r.stderr.String())
-	default:
-	}
+	}) // every step ends with a read answered: the server stayed up
 }
 
 // docs/tools.md edit guard: an edit never overwrites a change the model has not
-// seen, however the file churns underneath.
+// seen, however the file churns underneath. (One same-size rewrite right
+// after the read: internal/editguard TestCheck, edit/stale_after_same_size_rewrite.txtar.)
 func TestStressExternalChurn(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -529,79 +468,62 @@ func TestStressExternalChurn(t *testing.T) {
 	path := filepath.Join(ws, "a.txt")
 	verRe := regexp.MustCompile(`(?m)^\s*1\D+(version \d\d)$`)
 
-	t.Run("same-size rewrite right after the read", func(t *testing.T) {
-		for v := 1; v <= 10; v++ {
-			mustRead(t, c, ctx, "a.txt")
-			// In place, same size, same inode, most likely the same mtime tick.
-			writeFile(t, path, version(v))
-			r := c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "edits": []map[string]any{{"oldText": "line two\n", "newText": "line two\nmodel\n"}}})
-			if !r.IsError || !strings.Contains(r.Text(), "since you read it") {
-				t.Errorf("rewrite %d: edit after an unseen same-size rewrite: isError=%v %s", v, r.IsError, r.Text())
-			}
-			if got, _ := os.ReadFile(path); string(got) != version(v) {
-				t.Fatalf("rewrite %d: the external change was overwritten: %q", v, got)
-			}
+	// Every applied edit must name, in its diff, the version the model
+	// read. (A check-then-rename window cannot be closed entirely, so a
+	// rewrite landing inside it is not judged.)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for v := 11; v <= 60; v++ {
+			os.WriteFile(path, []byte(version(v)), 0o644)
+			time.Sleep(3 * time.Millisecond)
 		}
-	})
-
-	t.Run("50 rewrites while the model edits", func(t *testing.T) {
-		// Every applied edit must name, in its diff, the version the model
-		// read. (A check-then-rename window cannot be closed entirely, so a
-		// rewrite landing inside it is not judged.)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for v := 11; v <= 60; v++ {
-				os.WriteFile(path, []byte(version(v)), 0o644)
-				time.Sleep(3 * time.Millisecond)
-			}
-		}()
-		attempts, applied, stale := 0, 0, 0
-	churn:
-		for {
-			select {
-			case <-done:
-				break churn // no edit after the last rewrite: the check below needs it
-			default:
-			}
-			rr := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
-			m := verRe.FindStringSubmatch(rr.Text())
-			if rr.IsError || m == nil {
-				continue // caught mid-write (truncated): nothing to edit on
-			}
-			seen := m[1]
-			// Line 2 changes, so the diff's context shows line 1, the version
-			// the edit was applied on.
-			r := c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "edits": []map[string]any{{"oldText": "line two", "newText": "line two+"}}})
-			attempts++
-			if r.IsError {
-				if strings.Contains(r.Text(), "since you read it") {
-					stale++
-				} else {
-					t.Errorf("edit failed for another reason than a stale read: %s", r.Text())
-				}
-				continue
-			}
-			applied++
-			diff, _ := r.Details["unifiedDiff"].(string)
-			if !strings.Contains(diff, "\n "+seen+"\n") {
-				t.Errorf("edit applied on a version the model had not read (read %q):\n%s\nread text:\n%s\nedit text: %s", seen, diff, rr.Text(), r.Text())
-			}
+	}()
+	attempts, applied, stale := 0, 0, 0
+churn:
+	for {
+		select {
+		case <-done:
+			break churn // no edit after the last rewrite: the check below needs it
+		default:
 		}
-		t.Logf("%d edit attempts during the churn: %d applied, %d stale", attempts, applied, stale)
-		if attempts == 0 {
-			t.Errorf("no edit was attempted during the churn")
+		rr := c.CallTool(ctx, "read", map[string]any{"path": "a.txt"})
+		m := verRe.FindStringSubmatch(rr.Text())
+		if rr.IsError || m == nil {
+			continue // caught mid-write (truncated): nothing to edit on
 		}
-		// Once the churn ends, a fresh read makes the edit apply on the latest
-		// version.
-		latest := readFile(t, path)
-		mustRead(t, c, ctx, "a.txt")
-		wantResult(t, "edit after a fresh read", c.CallTool(ctx, "edit", editCall("a.txt", "line three", "line 3")), false)
-		want := strings.Replace(latest, "line three", "line 3", 1)
-		if got, _ := os.ReadFile(path); string(got) != want {
-			t.Errorf("a.txt = %q, want %q", got, want)
+		seen := m[1]
+		// Line 2 changes, so the diff's context shows line 1, the version
+		// the edit was applied on.
+		r := c.CallTool(ctx, "edit", map[string]any{"path": "a.txt", "edits": []map[string]any{{"oldText": "line two", "newText": "line two+"}}})
+		attempts++
+		if r.IsError {
+			if strings.Contains(r.Text(), "since you read it") {
+				stale++
+			} else {
+				t.Errorf("edit failed for another reason than a stale read: %s", r.Text())
+			}
+			continue
 		}
-	})
+		applied++
+		diff, _ := r.Details["unifiedDiff"].(string)
+		if !strings.Contains(diff, "\n "+seen+"\n") {
+			t.Errorf("edit applied on a version the model had not read (read %q):\n%s\nread text:\n%s\nedit text: %s", seen, diff, rr.Text(), r.Text())
+		}
+	}
+	t.Logf("%d edit attempts during the churn: %d applied, %d stale", attempts, applied, stale)
+	if attempts == 0 {
+		t.Errorf("no edit was attempted during the churn")
+	}
+	// Once the churn ends, a fresh read makes the edit apply on the latest
+	// version.
+	latest := readFile(t, path)
+	mustRead(t, c, ctx, "a.txt")
+	wantResult(t, "edit after a fresh read", c.CallTool(ctx, "edit", editCall("a.txt", "line three", "line 3")), false)
+	want := strings.Replace(latest, "line three", "line 3", 1)
+	if got, _ := os.ReadFile(path); string(got) != want {
+		t.Errorf("a.txt = %q, want %q", got, want)
+	}
 }
 
 // docs/protocol.md workspace/externalChange under watcher load; the server stays
@@ -688,69 +610,84 @@ func TestStressWatcherBurst(t *testing.T) {
 	}
 }
 
-// docs/tools.md edit guard across the server's own round trips: a change made
-// while agentls waits for the client (the approval dialog, the diagnostics
-// baseline) is a change the model has not seen; the edit must not
-// overwrite it.
-func TestStressChangeDuringRoundTrip(t *testing.T) {
+// While agentls waits for the client in the middle of an edit or write (the
+// approval dialog, the diagnostics baseline, the post-change diagnostics):
+// a change the user makes meanwhile is one the model has not seen, so the
+// edit must not overwrite it (docs/tools.md edit guard); a cancel that
+// comes after the file was written must not claim -32800 and leave the
+// change in place (docs/protocol.md: on -32800 "the tool's work is undone
+// or stopped").
+func TestStressRoundTripsInsideAnEdit(t *testing.T) {
 	t.Parallel()
+	edit := map[string]any{"path": "a.txt", "edits": []map[string]any{{"oldText": "two", "newText": "TWO"}}}
 	for _, tc := range []struct {
-		name   string
-		caps   map[string]any
-		mode   string
-		method string
-		answer any
+		name, caps, mode, tool string
+		args                   map[string]any
+		want                   string // cancel rows: the file once written; else the first request asked
 	}{
-		{"while tools/confirm is open", map[string]any{"confirm": true}, "default", "tools/confirm", map[string]any{"decision": "allowOnce"}},
-		{"while the diagnostics baseline is asked", map[string]any{"diagnostics": true}, "bypass", "tools/diagnostics", map[string]any{"items": []any{}}},
+		{"user edits while tools/confirm is open", "confirm", "default", "edit", edit, "tools/confirm"},
+		{"user edits while the diagnostics baseline is asked", "diagnostics", "bypass", "edit", edit, "tools/diagnostics"},
+		{"cancel after the edit was written", "diagnostics", "bypass", "edit", edit, "one\nTWO\nthree\n"},
+		{"cancel after the write was written", "diagnostics", "bypass", "write", map[string]any{"path": "a.txt", "content": "replaced\n"}, "replaced\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
-			path := filepath.Join(ws, "a.txt")
-			c := harness.Start(t, harness.Options{Root: ws})
-			var mu sync.Mutex
+			path, cancelRow := filepath.Join(ws, "a.txt"), strings.HasPrefix(tc.name, "cancel")
+			r := stressStartRaw(t, ws)
+			r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": tc.mode},
+				"capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{tc.caps: true}}}})
+			r.tool("read", map[string]any{"path": "a.txt"})
+			r.callTool("call", tc.tool, tc.args)
 			var asked []string
-			c.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				if asked = append(asked, method); method != tc.method {
-					return map[string]any{"items": []any{}, "decision": "allowOnce"}, nil
+			var reply stressMsg
+			for seen, cancelled := map[string]bool{}, false; reply.raw == nil; {
+				m, ok := r.wait(10*time.Second, func(m stressMsg) bool {
+					return (m.method() != "" && m.hasID() && !seen[string(m.fields["id"])]) || (m.isResponse() && string(m.fields["id"]) == `"call"`)
+				})
+				switch id := m.fields["id"]; {
+				case !ok:
+					t.Fatalf("no reply to the %s (the server asked %v)", tc.tool, asked)
+				case m.isResponse():
+					if reply = m; cancelRow && !cancelled {
+						t.Fatalf("no post-change tools/diagnostics request for %s (asked %v): %s", tc.tool, asked, m.raw)
+					}
+				case cancelRow && m.method() == "tools/diagnostics" && !strings.Contains(string(m.fields["params"]), `"waitMs":0`):
+					seen[string(id)], cancelled = true, true
+					if got := readFile(t, path); got != tc.want {
+						t.Fatalf("file not yet changed when the post-change diagnostics are asked: %q", got)
+					}
+					r.cancel("call") // and the request stays unanswered
+				default:
+					seen[string(id)] = true
+					if asked = append(asked, m.method()); !cancelRow && len(asked) == 1 {
+						writeFile(t, path, "one\ntwo\nthree\nuser line\n") // the user, while the server waits
+					}
+					r.respond(id, map[string]any{"items": []any{}, "decision": "allowOnce"})
 				}
-				if len(asked) == 1 { // the user edits the file while the server waits
-					return tc.answer, os.WriteFile(path, []byte("one\ntwo\nthree\nuser line\n"), 0o644)
-				}
-				return tc.answer, nil
 			}
-			ctx := testCtx(t, 30*time.Second)
-			c.Initialize(ctx, map[string]any{
-				"initializationOptions": map[string]any{"mode": tc.mode},
-				"capabilities":          map[string]any{"experimental": map[string]any{"agentls": tc.caps}},
-			})
-			mustRead(t, c, ctx, "a.txt")
-			r := c.CallTool(ctx, "edit", editCall("a.txt", "two", "TWO"))
-			mu.Lock()
-			gotAsked := slices.Clone(asked)
-			mu.Unlock()
-			if len(gotAsked) == 0 || gotAsked[0] != tc.method {
-				t.Fatalf("the edit never sent %s (requests: %v); result: %s", tc.method, gotAsked, r.Text())
-			}
-			got, _ := os.ReadFile(path)
-			if !strings.Contains(string(got), "user line") {
-				t.Errorf("the edit overwrote a change made during %s that the model never read: isError=%v %q; file now %q", tc.method, r.IsError, r.Text(), got)
-			}
-			if !r.IsError {
-				t.Errorf("edit applied although the file changed after the read: %s", r.Text())
-			} else if !strings.Contains(r.Text(), "since you read it") {
-				t.Errorf("edit failed, but not as a stale read: %s", r.Text())
+			got, res := readFile(t, path), reply.result()
+			switch {
+			case cancelRow && reply.errCode() == -32800 && got != "one\ntwo\nthree\n":
+				t.Errorf("%s replied -32800 (cancelled) but its change stays on disk (%q): the work was neither stopped nor undone", tc.tool, got)
+			case cancelRow:
+				t.Logf("reply %.200s; file %q", reply.raw, got)
+			case len(asked) == 0 || asked[0] != tc.want:
+				t.Fatalf("the edit never sent %s (requests: %v); reply: %s", tc.want, asked, reply.raw)
+			case !strings.Contains(got, "user line"):
+				t.Errorf("the edit overwrote a change made during %s that the model never read: %s; file now %q", tc.want, reply.raw, got)
+			case !res.IsError:
+				t.Errorf("edit applied although the file changed after the read: %s", res.Text())
+			case !strings.Contains(res.Text(), "since you read it"):
+				t.Errorf("edit failed, but not as a stale read: %s", res.Text())
 			}
 		})
 	}
 }
 
-// docs/tools.md: a cancelled write of a file the model read leaves the file
-// either as it was or whole with one write's content, never the content of
-// a write that answered -32800, and no temp file. (Cancelled creates and
-// batches: TestSoakCancelBurst.)
+// docs/tools.md: a cancelled write (alone or in a batch) of a file the
+// model read leaves the file either as it was or whole with one write's
+// content, never the content of a write that answered -32800, and no temp
+// file. (Cancelled creates: TestSoakCancelBurst.)
 func TestStressCancelledOverwrites(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -765,8 +702,13 @@ func TestStressCancelledOverwrites(t *testing.T) {
 	contents := make([]string, n)
 	for i := range n {
 		contents[i] = strings.Repeat(fmt.Sprintf("content %02d of a cancelled write\n", i), 60000) // ~2 MB
-		r.callTool(fmt.Sprintf("w%02d", i), "write", map[string]any{"path": "big.txt", "content": contents[i]})
-		r.cancel(fmt.Sprintf("w%02d", i))
+		id, w := fmt.Sprintf("w%02d", i), map[string]any{"path": "big.txt", "content": contents[i]}
+		if i%2 == 0 {
+			r.callTool(id, "write", w)
+		} else { // in a batch: -32800 means the batch committed nothing
+			r.request(id, "tools/callBatch", map[string]any{"calls": []any{map[string]any{"name": "write", "arguments": w}, map[string]any{"name": "read", "arguments": map[string]any{"path": "big.txt"}}}})
+		}
+		r.cancel(id)
 	}
 	cancelled := make([]bool, n)
 	for i := range n {
@@ -794,69 +736,144 @@ func TestStressCancelledOverwrites(t *testing.T) {
 	// -32800 may be sent before a cancelled write has wound down
 	// (ARCHITECTURE.md); its temp file goes when it has.
 	var left []string
-	if !waitUntil(5*time.Second, func() bool { left = soakFiles(t, ws); return len(left) == 1 }) {
+	if !waitUntil(5*time.Second, func() bool { left = soakFiles(ws); return len(left) == 1 }) {
 		t.Errorf("leftover after cancelled writes: %v", left)
 	}
 }
 
-// docs/protocol.md: "$/cancelRequest {id} cancels a running tools/call ...; the
-// reply is the LSP RequestCancelled error (-32800) and the tool's work is
-// undone or stopped." Cancelled after the file was written (while agentls
-// waits for the editor's diagnostics), the call must not claim -32800 and
-// leave the change in place.
-func TestStressCancelAfterTheWrite(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		tool string
-		args map[string]any
-		want string
-	}{
-		{"edit", map[string]any{"path": "a.txt", "edits": []map[string]any{{"oldText": "two", "newText": "TWO"}}}, "one\nTWO\nthree\n"},
-		{"write", map[string]any{"path": "a.txt", "content": "replaced\n"}, "replaced\n"},
-	} {
-		t.Run(tc.tool, func(t *testing.T) {
-			ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
-			r := stressStartRaw(t, ws)
-			r.initialize(map[string]any{
-				"initializationOptions": map[string]any{"mode": "bypass"},
-				"capabilities":          map[string]any{"experimental": map[string]any{"agentls": map[string]any{"diagnostics": true}}},
-			})
-			r.tool("read", map[string]any{"path": "a.txt"})
-			// Answer the baseline at once; hold the post-change request.
-			go func() {
-				seen := map[string]bool{}
-				for {
-					m, ok := r.wait(10*time.Second, func(m stressMsg) bool {
-						return m.method() == "tools/diagnostics" && !seen[string(m.fields["id"])]
-					})
-					if !ok {
-						return
-					}
-					seen[string(m.fields["id"])] = true
-					if !strings.Contains(string(m.fields["params"]), `"waitMs":0`) {
-						return
-					}
-					r.respond(m.fields["id"], map[string]any{"items": []any{}})
+// A directory swapped for a symlink to outside the workspace between
+// agentls's check of a path and the child's use of it (renameat2
+// RENAME_EXCHANGE in a tight loop): grep (both backends) and bash with
+// cwd never read or run outside, and a workspace root replaced by a
+// symlink is refused, not followed.
+
+// swapAttempts is how many calls race the swap loop per case.
+const swapAttempts = 500
+
+// outsideMarker is the text only the directory outside the workspace holds.
+const outsideMarker = "OUTSIDE_SECRET_7f3a"
+
+// swapWorkspace makes ws/sub (a directory inside) and ws/link (a symlink
+// to a directory outside holding outsideMarker), both holding marker.txt,
+// and starts exchanging them until the test ends. It returns ws and how
+// many exchanges were made so far.
+func swapWorkspace(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	ws := resolvedWorkspace(t, map[string]string{"sub/marker.txt": "INSIDE_OK_marker\n"})
+	out := resolvedWorkspace(t, map[string]string{"marker.txt": outsideMarker + " marker\n"})
+	symlink(t, out, filepath.Join(ws, "link"))
+	var swaps atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		a, b := filepath.Join(ws, "sub"), filepath.Join(ws, "link")
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
+				t.Errorf("renameat2: %v", err)
+				return
+			}
+			swaps.Add(1)
+		}
+	})
+	t.Cleanup(func() { close(stop); wg.Wait() })
+	return ws, &swaps
+}
+
+// raceCalls runs swapAttempts calls of tool with args on 4 connections'
+// worth of concurrency and returns how many results named outsideMarker
+// and how many ran (were not refused).
+func raceCalls(t *testing.T, ctx context.Context, c *harness.Client, tool string, args map[string]any) (escapes, ran int64) {
+	t.Helper()
+	var esc, ok atomic.Int64
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range 4 {
+		wg.Go(func() {
+			for next.Add(1) <= swapAttempts {
+				r, err := c.TryCallTool(ctx, tool, args)
+				if err != nil {
+					t.Errorf("%s: %v", tool, err)
+					return
 				}
-			}()
-			r.callTool("call", tc.tool, tc.args)
-			if _, ok := r.wait(10*time.Second, func(m stressMsg) bool {
-				return m.method() == "tools/diagnostics" && !strings.Contains(string(m.fields["params"]), `"waitMs":0`)
-			}); !ok {
-				t.Fatalf("no post-change tools/diagnostics request for %s", tc.tool)
-			}
-			got, _ := os.ReadFile(filepath.Join(ws, "a.txt"))
-			if string(got) != tc.want {
-				t.Fatalf("file not yet changed when the post-change diagnostics are asked: %q", got)
-			}
-			r.cancel("call")
-			m := r.reply("call", 10*time.Second)
-			got, _ = os.ReadFile(filepath.Join(ws, "a.txt"))
-			if m.errCode() == -32800 && string(got) != "one\ntwo\nthree\n" {
-				t.Errorf("%s replied -32800 (cancelled) but its change stays on disk (%q): the work was neither stopped nor undone", tc.tool, got)
-			} else {
-				t.Logf("reply %.200s; file %q", m.raw, got)
+				text := r.Text()
+				if strings.Contains(text, outsideMarker) {
+					esc.Add(1)
+				}
+				if strings.Contains(text, "INSIDE_OK") {
+					ok.Add(1)
+				}
 			}
 		})
 	}
+	wg.Wait()
+	return esc.Load(), ok.Load()
+}
+
+// grep (both backends; the directory searched, or one below the start, is
+// swapped: rg was handed sub/marker.txt and opened it through the symlink
+// "sub" had become) and bash with cwd.
+func TestNoToolFollowsADirectorySwappedForASymlink(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("race loop swapping directories for symlinks")
+	}
+	type race struct {
+		name string
+		env  []string
+		tool string
+		args map[string]any
+	}
+	races := []race{
+		{"grep go/searched directory", []string{"AGENTLS_GREP_BACKEND=go"}, "grep", map[string]any{"pattern": "marker", "path": "sub"}},
+		{"grep go/directory below the start", []string{"AGENTLS_GREP_BACKEND=go"}, "grep", map[string]any{"pattern": "marker"}},
+		{"bash cwd", nil, "bash", map[string]any{"command": "cat marker.txt", "cwd": "sub"}},
+	}
+	if _, err := exec.LookPath("rg"); err == nil {
+		races = append(races, race{"grep rg/searched directory", nil, "grep", map[string]any{"pattern": "marker", "path": "sub"}},
+			race{"grep rg/directory below the start", nil, "grep", map[string]any{"pattern": "marker"}})
+	} else {
+		t.Log("rg not on PATH: only the Go backend is raced")
+	}
+	for _, rc := range races {
+		t.Run(rc.name, func(t *testing.T) {
+			ws, swaps := swapWorkspace(t)
+			c, ctx := startIn(t, ws, bypass(), rc.env...)
+			esc, ran := raceCalls(t, ctx, c, rc.tool, rc.args)
+			t.Logf("%d of %d calls ran inside, %d swaps", ran, swapAttempts, swaps.Load())
+			if esc > 0 {
+				t.Errorf("%s reached outside the workspace in %d of %d calls", rc.tool, esc, swapAttempts)
+			}
+			if ran == 0 {
+				t.Errorf("no call ran: the race tested nothing")
+			}
+		})
+	}
+}
+
+func TestWorkspaceRootReplacedBySymlinkIsRefusedNotFollowed(t *testing.T) {
+	t.Parallel()
+	parent := resolvedWorkspace(t, map[string]string{"ws/marker.txt": "INSIDE_OK_marker\n"})
+	ws := filepath.Join(parent, "ws")
+	out := resolvedWorkspace(t, map[string]string{"marker.txt": outsideMarker + " marker\n"})
+	c, ctx := startIn(t, ws, bypass())
+	wantResult(t, "bash before the swap", c.CallTool(ctx, "bash", map[string]any{"command": "cat marker.txt"}), false, "INSIDE_OK")
+
+	if err := os.Rename(ws, ws+".old"); err != nil {
+		t.Fatal(err)
+	}
+	symlink(t, out, ws)
+
+	r := c.CallTool(ctx, "bash", map[string]any{"command": "cat marker.txt; pwd -P"})
+	wantResult(t, "bash after the root became a symlink", r, true, "no longer the directory agentls opened", "nothing was run")
+	wantLacks(t, "bash after the root became a symlink", r.Text(), outsideMarker)
+	r = c.CallTool(ctx, "bash", map[string]any{"command": "cat marker.txt", "cwd": "."})
+	wantResult(t, "bash with cwd after the root became a symlink", r, true, "no longer the directory agentls opened")
+	wantLacks(t, "bash with cwd after the root became a symlink", r.Text(), outsideMarker)
+	r = c.CallTool(ctx, "grep", map[string]any{"pattern": "marker", "path": "sub"})
+	wantLacks(t, "grep after the root became a symlink", r.Text(), outsideMarker)
 }

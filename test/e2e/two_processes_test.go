@@ -50,11 +50,18 @@ func (p *twoProc) side(t *testing.T, i int) func(name string, args any) harness.
 	return func(name string, args any) harness.Result { return p.mc.tool(t, p.ctx, name, args) }
 }
 
-// twoProcTemps lists leftover atomic-write temp files in dir.
-func twoProcTemps(t *testing.T, dir string) []string {
-	t.Helper()
-	m, _ := filepath.Glob(filepath.Join(dir, ".agentls-tmp-*"))
-	return m
+// concurrently runs f(0)…f(n-1) at once (released together) and returns
+// their results.
+func concurrently(n int, f func(i int) harness.Result) []harness.Result {
+	out := make([]harness.Result, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { <-start; out[i] = f(i) })
+	}
+	close(start)
+	wg.Wait()
+	return out
 }
 
 // A read stamp goes stale when another process (the editor's, agentls mcp,
@@ -97,7 +104,7 @@ func TestTwoProcessesStaleAcrossProcesses(t *testing.T) {
 			}
 			wantResult(t, "re-read", stale("read", map[string]any{"path": "f.txt"}), false, "TWO")
 			wantResult(t, "edit after re-read", stale("edit", editCall("f.txt", "three", "3")), false, "Edited f.txt: 1 replacement, line 3.")
-			if tmp := twoProcTemps(t, p.ws); len(tmp) > 0 {
+			if tmp := tempLeftovers(p.ws); len(tmp) > 0 {
 				t.Errorf("leftover temp files: %v", tmp)
 			}
 			for _, m := range p.mc.matching(func(m mcpMsg) bool { return m.Method != "" && !m.HasID }) {
@@ -131,14 +138,7 @@ func TestTwoProcessesRacingEdits(t *testing.T) {
 		for i := range vals {
 			wantResult(t, "read", p.side(t, i)("read", map[string]any{"path": "f.txt", "limit": 1}), false)
 		}
-		res := make([]harness.Result, 2)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range vals {
-			wg.Go(func() { <-start; res[i] = change(i, round) })
-		}
-		close(start)
-		wg.Wait()
+		res := concurrently(2, func(i int) harness.Result { return change(i, round) })
 		if !res[0].IsError && !res[1].IsError {
 			t.Errorf("round %d: both changes made against the same read applied: the second replaced a file it had not read", round)
 		}
@@ -162,7 +162,7 @@ func TestTwoProcessesRacingEdits(t *testing.T) {
 		if got := readFile(t, fp); got != body(vals[0], vals[1]) {
 			t.Fatalf("round %d: lost update or torn file (%d bytes, head %q)", round, len(got), got[:min(len(got), 8)])
 		}
-		if tmp := twoProcTemps(t, p.ws); len(tmp) > 0 {
+		if tmp := tempLeftovers(p.ws); len(tmp) > 0 {
 			t.Errorf("round %d: leftover temp files %v", round, tmp)
 		}
 	}
@@ -270,14 +270,9 @@ func TestTwoProcessesSpillFiles(t *testing.T) {
 	t.Parallel()
 	p := twoProcStart(t, map[string]string{"a.txt": "a\n"})
 	tags := []string{"ed0", "ed1", "ed2", "mc0", "mc1", "mc2"}
-	res := make([]harness.Result, len(tags))
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i, tag := range tags {
-		wg.Go(func() { <-start; res[i] = p.side(t, i/3)("bash", map[string]any{"command": twoProcSpillCmd(tag)}) })
-	}
-	close(start)
-	wg.Wait()
+	res := concurrently(len(tags), func(i int) harness.Result {
+		return p.side(t, i/3)("bash", map[string]any{"command": twoProcSpillCmd(tags[i])})
+	})
 	paths := map[string]string{}
 	for i, tag := range tags {
 		m := twoProcSpillNotice.FindStringSubmatch(res[i].Text())
