@@ -1,7 +1,7 @@
 package e2e
 
 // What the bash tool does that a script cannot watch: the processes it
-// leaves behind (none; zombies: TestLeakNoZombies), the server's memory, the notifications sent while
+// leaves behind (none; zombies: TestLeakChildProcesses), the server's memory, the notifications sent while
 // a command runs, the spill file a notice names and the questions it asks.
 // What the model reads is pinned by cmd/agentls/testdata/script/bash.
 
