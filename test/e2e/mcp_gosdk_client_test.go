@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -165,18 +166,21 @@ func goClientCheckMeta(t *testing.T, tool string, res *mcp.CallToolResult) map[s
 
 func TestMCPGoClientAsk(t *testing.T) {
 	t.Parallel()
-	// On the SDK's latest protocol (the 2025 revisions are
-	// TestMCPRawElicitation's): action "" means the client has no elicitation.
+	// On the SDK's latest protocol, 2026-07-28, the question is an input
+	// request answering the call and the client's answer comes with the
+	// retried call (SEP-2322); the 2025 revisions are TestMCPRawElicitation's.
+	// Action "" means the client has no elicitation.
 	for _, tc := range []struct {
-		action string
-		runs   bool
-		want   string // in the result text
+		action, decision string
+		runs             bool
+		want             string // in the result text
 	}{
-		{"accept", true, "gosdk-ran"},
-		{"decline", false, "the MCP host declined the question"},
-		{"", false, "the MCP host could not ask the user"},
+		{"accept", "allowOnce", true, "gosdk-ran"},
+		{"accept", "rejectOnce", false, "denied by the user"},
+		{"decline", "", false, "the MCP host declined the question"},
+		{"", "", false, "the MCP host could not ask the user"},
 	} {
-		t.Run("elicitation "+tc.action, func(t *testing.T) {
+		t.Run(cmp.Or(strings.TrimSpace(tc.action+" "+tc.decision), "no elicitation"), func(t *testing.T) {
 			ctx := testCtx(t, 10*time.Second)
 			// The user's ask rule asks; agentls's default mode alone
 			// leaves the call to the MCP host.
@@ -189,10 +193,13 @@ func TestMCPGoClientAsk(t *testing.T) {
 					if !strings.Contains(goClientJSON(t, r.Params.RequestedSchema), `"Allow once"`) || !strings.Contains(r.Params.Message, "gosdk-out.txt") {
 						t.Errorf("elicitation %q, schema %s", r.Params.Message, goClientJSON(t, r.Params.RequestedSchema))
 					}
-					return &mcp.ElicitResult{Action: tc.action, Content: map[string]any{"decision": "allowOnce"}}, nil
+					return &mcp.ElicitResult{Action: tc.action, Content: map[string]any{"decision": tc.decision}}, nil
 				}
 			}
 			c := goClientConnect(t, ctx, o)
+			if v := c.s.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+				t.Fatalf("the go-sdk client negotiated %s, before multi-round-trip requests", v)
+			}
 			res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "echo gosdk-ran > gosdk-out.txt && cat gosdk-out.txt"})
 			_, err := os.Stat(filepath.Join(ws, "gosdk-out.txt"))
 			if (err == nil) != tc.runs || res.IsError == tc.runs || !strings.Contains(text, tc.want) {
