@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -267,16 +268,26 @@ func TestMCPGoClientCloseExits(t *testing.T) {
 	}
 }
 
-// A deferred tool is not listed until tool_search activates it, which
-// list_changed announces (activation by a call is internal/mcp's
-// TestActivationSendsListChanged; an unknown tool is TestMCPRawToolErrors').
-func TestMCPGoClientDeferredTools(t *testing.T) {
+// Tools join the list with notifications/tools/list_changed: a deferred
+// tool once tool_search activates it (activation by a call is internal/mcp's
+// TestActivationSendsListChanged), the job tools once a background job
+// starts; bash_output's wait sends notifications/progress (the job tools'
+// texts are the bash scripts').
+func TestMCPGoClientToolsJoinWithListChanged(t *testing.T) {
+	slow(t)
 	t.Parallel()
-	ctx := testCtx(t, 10*time.Second)
+	ctx := testCtx(t, 30*time.Second)
 	ws := resolvedWorkspace(t, map[string]string{".agentls/tools/c_weather.json": `{"name": "c_weather", "description": "report the weather forecast", "inputSchema": {"type": "object", "properties": {}}, "command": "echo sunny", "readOnly": true, "deferred": true}`})
 	changed := make(chan struct{}, 8)
-	o := goClientOpts{root: ws, version: goClientLegacy}
+	var mu sync.Mutex
+	var progress []string
+	o := goClientOpts{root: ws, settings: goClientBypass, version: goClientLegacy}
 	o.copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }
+	o.copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		progress = append(progress, r.Params.Message)
+		mu.Unlock()
+	}
 	c := goClientConnect(t, ctx, o)
 	listed := func(tool string) bool {
 		lr, err := c.s.ListTools(ctx, nil)
@@ -285,18 +296,40 @@ func TestMCPGoClientDeferredTools(t *testing.T) {
 		}
 		return slices.ContainsFunc(lr.Tools, func(tl *mcp.Tool) bool { return tl.Name == tool })
 	}
-	if listed("c_weather") {
-		t.Fatal("deferred tools listed before activation")
+	joined := func(after string, tools ...string) {
+		select {
+		case <-changed:
+		case <-time.After(5 * time.Second):
+			t.Errorf("no list_changed after %s", after)
+		}
+		if !waitUntil(5*time.Second, func() bool { return !slices.ContainsFunc(tools, func(n string) bool { return !listed(n) }) }) {
+			t.Errorf("tools/list after %s lacks one of %v", after, tools)
+		}
+	}
+	for _, tl := range []string{"c_weather", "bash_output", "bash_kill"} {
+		if listed(tl) {
+			t.Fatalf("%s listed before it joined", tl)
+		}
 	}
 	if res, text := goClientCall(t, ctx, c.s, "tool_search", map[string]any{"query": "weather forecast"}); res.IsError || !strings.Contains(text, "c_weather") {
 		t.Fatalf("tool_search: isError=%v %q", res.IsError, text)
 	}
-	select {
-	case <-changed:
-	case <-time.After(5 * time.Second):
-		t.Errorf("no list_changed after tool_search activated c_weather")
+	joined("tool_search activated c_weather", "c_weather")
+	res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "sleep 1.5; echo first; sleep 0.5; echo ready now; sleep 60", "run_in_background": true})
+	if res.IsError || !strings.Contains(text, "job-1 is running in the background") {
+		t.Fatalf("start: %s", text)
 	}
-	if !listed("c_weather") {
-		t.Errorf("tools/list after tool_search lacks c_weather")
+	joined("the first job", "bash_output", "bash_kill")
+	p := &mcp.CallToolParams{Name: "bash_output", Arguments: map[string]any{"job": "job-1", "wait": 10, "filter": "ready"}}
+	p.SetProgressToken("jobs-tok")
+	out, err := c.s.CallTool(ctx, p)
+	if err != nil || !strings.HasPrefix(goClientText(out), "ready now\n") {
+		t.Fatalf("bash_output: %v %s", err, goClientText(out))
 	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(progress, "|"); !strings.Contains(got, "first") {
+		t.Errorf("no progress while bash_output waited: %q", got)
+	}
+	goClientCall(t, ctx, c.s, "bash_kill", map[string]any{"job": "job-1"})
 }
