@@ -58,9 +58,9 @@ func mcpRawStartEnv(t *testing.T, root string, env ...string) *mcpRawConn {
 	return c
 }
 
-// send writes raw bytes (the caller supplies any newline).
-func (c *mcpRawConn) send(s string) {
-	if err := c.writeRaw([]byte(s)); err != nil {
+// write sends raw bytes (the caller supplies any newline).
+func (c *mcpRawConn) write(b []byte) {
+	if err := c.writeRaw(b); err != nil {
 		c.t.Logf("write: %v", err)
 	}
 }
@@ -99,12 +99,16 @@ func (c *mcpRawConn) request(method string, params any) mcpMsg {
 	return c.expect(method+" response", mcpRawIDIs(strconv.Itoa(id)))
 }
 
+func (c *mcpRawConn) newID() int {
+	c.idMu.Lock()
+	defer c.idMu.Unlock()
+	c.nextID++
+	return c.nextID
+}
+
 // start sends a request and returns its id without waiting.
 func (c *mcpRawConn) start(method string, params any) int {
-	c.idMu.Lock()
-	c.nextID++
-	id := c.nextID
-	c.idMu.Unlock()
+	id := c.newID()
 	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
 	if params != nil {
 		msg["params"] = params
@@ -274,7 +278,7 @@ func TestMCPRawLineReplies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := c.count()
-			c.send(tc.line + "\n")
+			c.write([]byte(tc.line + "\n"))
 			if tc.name == "initialize" {
 				c.expect("initialize", mcpRawIDIs("3"))
 				c.notify("notifications/initialized", nil)

@@ -124,24 +124,10 @@ func mcpioSocketPair() (*os.File, *os.File, error) {
 	return os.NewFile(uintptr(fds[0]), "sock-a"), os.NewFile(uintptr(fds[1]), "sock-b"), nil
 }
 
-// write sends raw bytes (the caller supplies any newline).
-func (p *mcpioProc) write(b []byte) {
-	if err := p.writeRaw(b); err != nil {
-		p.t.Logf("[%s] write: %v", p.label, err)
-	}
-}
-
 func (p *mcpioProc) closeStdin() {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	p.stdin.Close()
-}
-
-func (p *mcpioProc) newID() int {
-	p.idMu.Lock()
-	defer p.idMu.Unlock()
-	p.nextID++
-	return p.nextID
 }
 
 // mcpioReqLine is the newline-terminated line of a request.
@@ -384,7 +370,7 @@ func (p *mcpioProc) splitWrites() {
 	}
 }
 
-// bigLines: 1 MB lines, in one write and in pieces.
+// bigLines: 1 MB lines, in one write and in pieces (oversize ones oversizeLine).
 func (p *mcpioProc) bigLines(root string) {
 	p.t.Helper()
 	mk := func(seed int) string {
@@ -427,6 +413,19 @@ func (p *mcpioProc) bigLines(root string) {
 	p.wantRead("call after 1 MB lines", p.response("read", id), 9)
 }
 
+// oversizeLine: a line over 16 MiB gets an error reply and the session goes on.
+func (p *mcpioProc) oversizeLine() {
+	p.t.Helper()
+	n := p.count()
+	p.write(mcpioReqLine(p.newID(), "ping", map[string]any{"_meta": map[string]any{"pad": strings.Repeat("y", 17<<20)}}))
+	if _, ok := p.waitFrom(n, mcpRawTimeout, func(x mcpMsg) bool { return x.Error != nil }); !ok {
+		p.t.Errorf("[%s] a 17 MiB line got no error reply (docs: longer than 16 MiB gets an error reply); got:\n%s", p.label, p.dump())
+	}
+	id := p.newID()
+	p.write(mcpioCallLine(id, "read", mcpioReadArgs(3)))
+	p.wantRead("call after a 17 MiB line", p.response("read", id), 3)
+}
+
 // exercise runs every scenario in one session, then checks it goes idle.
 func (m mcpioMode) exercise(t *testing.T) {
 	root := mcpioWorkspace(t)
@@ -435,6 +434,7 @@ func (m mcpioMode) exercise(t *testing.T) {
 	p.pipelined(40)
 	p.splitWrites()
 	p.bigLines(root)
+	p.oversizeLine()
 	p.checkIdle("after the last answer")
 	if bad := p.badFrames(); len(bad) > 0 {
 		t.Errorf("[%s] lines on stdout that are not JSON: %q", p.label, bad)
@@ -587,28 +587,6 @@ func TestMCPStdioFileStdin(t *testing.T) {
 				t.Errorf("request %d piped from a file: %q", 10+k, l)
 			}
 		}
-	}
-}
-
-// A line over 16 MiB gets an error reply and the session goes on.
-func TestMCPStdioOversizeLine(t *testing.T) {
-	slow(t)
-	for _, m := range mcpioModes {
-		t.Run(m.name, func(t *testing.T) {
-			p := m.start(t, mcpioWorkspace(t))
-			id := p.newID()
-			p.write(mcpioReqLine(id, "ping", map[string]any{"_meta": map[string]any{"pad": strings.Repeat("y", 17<<20)}}))
-			m2, ok := p.wait(mcpRawTimeout, func(x mcpMsg) bool { return x.Error != nil })
-			if !ok {
-				t.Errorf("[%s] a 17 MiB line got no error reply (docs: longer than 16 MiB gets an error reply); got:\n%s", m.name, p.dump())
-			} else {
-				t.Logf("[%s] 17 MiB line: id %s error %d %s", m.name, m2.ID, m2.Error.Code, m2.Error.Message)
-			}
-			if r := p.call("read", mcpioReadArgs(3)); !strings.Contains(r.text(), mcpioToken(3)) {
-				t.Errorf("[%s] call after a 17 MiB line: %.300q", m.name, r.text())
-			}
-			p.checkIdle("after a 17 MiB line")
-		})
 	}
 }
 
