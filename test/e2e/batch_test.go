@@ -241,7 +241,9 @@ func (r *batchRaw) expectCancelled(id any) {
 
 // TestBatchResultsInCallOrder: one result per call in call order, however
 // the calls finish; a call that is invalid, unknown or panics is its own
-// isError result beside the others, and the server goes on.
+// isError result beside the others, and the server goes on. Every result
+// has details.durationMs and a callId: the one given (on tools/call too),
+// else a unique generated `call-N` (docs/protocol.md), never a given one.
 func TestBatchResultsInCallOrder(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{"a.txt": "alpha needle\n", "b.txt": "beta\n", "sub/c.txt": "gamma needle\n"}
@@ -253,10 +255,10 @@ func TestBatchResultsInCallOrder(t *testing.T) {
 	}{
 		// A slow call first and one last: the finishing order differs.
 		{batchCall("bash", map[string]any{"command": "sleep 0.4; echo first-out"}, "k0"), false, "first-out"},
-		{batchCall("read", map[string]any{"path": "b.txt"}, "k1"), false, "beta"},
-		{batchCall("grep", map[string]any{"pattern": "needle"}, "k2"), false, "sub/c.txt:1: gamma needle"},
-		{batchCall("find", map[string]any{"pattern": "*.txt"}, "k3"), false, "sub/c.txt"},
-		{batchCall("no_such_tool", map[string]any{}, "k4"), true, `no_such_tool`},
+		{batchCall("read", map[string]any{"path": "b.txt"}, "call-1"), false, "beta"}, // shaped like a generated one
+		{batchCall("grep", map[string]any{"pattern": "needle"}, ""), false, "sub/c.txt:1: gamma needle"},
+		{batchCall("find", map[string]any{"pattern": "*.txt"}, ""), false, "sub/c.txt"},
+		{batchCall("no_such_tool", map[string]any{}, ""), true, `no_such_tool`},
 		{batchCall("test_panic", map[string]any{}, "k5"), true, "internal error in test_panic"},
 		{batchCall("read", map[string]any{"path": "a.txt", "offset": -3}, "k6"), true, "`offset` must be a line number ≥ 1, got -3"}, // docs/tools.md's example
 		{batchCall("read", "not an object", "k7"), true, "arguments"},
@@ -269,48 +271,43 @@ func TestBatchResultsInCallOrder(t *testing.T) {
 	for _, c := range calls {
 		list = append(list, c.call)
 	}
-	for i, res := range r.batch(1, list...) {
-		if res.CallID != fmt.Sprintf("k%d", i) || res.IsError != calls[i].isError || !strings.Contains(res.text(), calls[i].want) {
-			t.Errorf("results[%d] callId %q isError %v %q; want k%d, isError %v, %q", i, res.CallID, res.IsError, res.text(), i, calls[i].isError, calls[i].want)
+	res := r.batch(1, list...)
+	seen := map[string]bool{"given-7": true} // the given callIds
+	for i, x := range res {
+		given, _ := calls[i].call["callId"].(string)
+		seen[given] = given != ""
+		if given != "" && x.CallID != given || x.IsError != calls[i].isError || !strings.Contains(x.text(), calls[i].want) {
+			t.Errorf("results[%d] callId %q isError %v %q; want %q, isError %v, %q", i, x.CallID, x.IsError, x.text(), given, calls[i].isError, calls[i].want)
 		}
 	}
-	if alone := r.tool(2, "test_panic", map[string]any{}); !alone.IsError {
+	alone := r.tool(2, "test_panic", map[string]any{})
+	if !alone.IsError {
 		t.Errorf("test_panic alone: isError false")
 	}
-	r.alive(3, "b.txt", "beta")
-}
-
-func TestBatchCallIDs(t *testing.T) {
-	t.Parallel()
-	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
-	rd := map[string]any{"path": "a.txt"}
-	res := r.batch(1, batchCall("read", rd, ""), batchCall("read", rd, "call-1"), batchCall("read", rd, ""), batchCall("nope", rd, ""), batchCall("read", rd, ""))
-	one := r.tool(2, "read", rd)
-	two := r.tool(3, "read", rd)
+	plain := r.tool(3, "read", map[string]any{"path": "a.txt"})
 	var echoed batchResult
-	r.decode(r.call(4, "tools/call", map[string]any{"name": "read", "arguments": rd, "callId": "given-7"}), &echoed)
-	if res[1].CallID != "call-1" || echoed.CallID != "given-7" {
-		t.Errorf("given callIds not echoed: batch %q, tools/call %q", res[1].CallID, echoed.CallID)
+	r.decode(r.call(4, "tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}, "callId": "given-7"}), &echoed)
+	if echoed.CallID != "given-7" {
+		t.Errorf("tools/call's given callId not echoed: %q", echoed.CallID)
 	}
-	gen := []string{res[0].CallID, res[2].CallID, res[3].CallID, res[4].CallID, one.CallID, two.CallID}
-	for _, x := range []batchResult{echoed, one, res[3]} {
+	for _, x := range append(res, alone, plain, echoed) {
 		if _, ok := x.Details["durationMs"].(float64); !ok {
 			t.Errorf("result %q (isError %v) lacks details.durationMs: %v", x.CallID, x.IsError, x.Details)
 		}
-	}
-	// A given id shaped like a generated one is never generated too.
-	seen := map[string]bool{"call-1": true, "given-7": true}
-	for _, id := range gen {
-		if n, ok := strings.CutPrefix(id, "call-"); !ok {
-			t.Errorf("generated callId %q, docs/protocol.md: generated as `call-N`", id)
+		if seen[x.CallID] {
+			continue // given
+		}
+		if n, ok := strings.CutPrefix(x.CallID, "call-"); !ok {
+			t.Errorf("generated callId %q, docs/protocol.md: generated as `call-N`", x.CallID)
 		} else if _, err := strconv.Atoi(n); err != nil {
-			t.Errorf("generated callId %q: N is not a number", id)
+			t.Errorf("generated callId %q: N is not a number", x.CallID)
 		}
-		if seen[id] {
-			t.Errorf("generated callId %q is not unique in %v", id, gen)
-		}
-		seen[id] = true
+		seen[x.CallID] = true
 	}
+	if delete(seen, ""); len(seen) != len(res)+3 {
+		t.Errorf("%d distinct callIds for %d results: %v", len(seen), len(res)+3, seen)
+	}
+	r.alive(5, "b.txt", "beta")
 }
 
 func TestBatchUnsafeCallsInOrder(t *testing.T) {

@@ -30,32 +30,21 @@ type mcpRawConn struct {
 	nextID int
 }
 
-// mcpRawStart runs `agentls mcp --root root` with raw pipes.
-func mcpRawStart(t *testing.T, root string) *mcpRawConn {
-	t.Helper()
-	return mcpRawStartEnv(t, root)
-}
-
-// mcpRawStartBypass starts a session whose user settings select mode bypass,
-// so calls that would need approval run (tests not about permissions).
-func mcpRawStartBypass(t *testing.T, root string) *mcpRawConn {
-	t.Helper()
-	return mcpRawStartEnv(t, root, mcpRawBypassEnv(t))
-}
-
-// mcpRawBypassEnv points XDG_CONFIG_HOME at user settings selecting mode bypass.
-func mcpRawBypassEnv(t *testing.T) string {
-	cfg := t.TempDir()
-	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), `{"mode": "bypass"}`)
-	return "XDG_CONFIG_HOME=" + cfg
-}
-
-// mcpRawStartEnv is mcpRawStart with extra environment (later entries win).
-func mcpRawStartEnv(t *testing.T, root string, env ...string) *mcpRawConn {
+// mcpRawStart runs `agentls mcp --root root` with raw pipes and extra
+// environment (later entries win).
+func mcpRawStart(t *testing.T, root string, env ...string) *mcpRawConn {
 	t.Helper()
 	c := &mcpRawConn{mcpRawClient: startMCPRaw(t, []string{"mcp", "--root", root}, env), nextID: 100}
 	c.setHandler(refuseRequests)
 	return c
+}
+
+// mcpRawBypassEnv points XDG_CONFIG_HOME at user settings selecting mode
+// bypass, so calls that would need approval run (tests not about permissions).
+func mcpRawBypassEnv(t *testing.T) string {
+	cfg := t.TempDir()
+	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), `{"mode": "bypass"}`)
+	return "XDG_CONFIG_HOME=" + cfg
 }
 
 // write sends raw bytes (the caller supplies any newline).
@@ -434,7 +423,7 @@ func TestMCPRawToolErrors(t *testing.T) {
 // cancelled is internal/mcp's TestCancellationStopsTheTool.
 func TestMCPRawCancel(t *testing.T) {
 	ws := newWorkspace(t, nil)
-	c := mcpRawStartBypass(t, ws)
+	c := mcpRawStart(t, ws, mcpRawBypassEnv(t))
 	c.initialize("2025-06-18", nil)
 	const marker = "100.3917"
 	reapProcessesWithArg(t, marker)
