@@ -106,6 +106,11 @@ func (c *mcpRawConn) start(method string, params any) int {
 	return id
 }
 
+// startCall sends a tools/call and returns its id without waiting.
+func (c *mcpRawConn) startCall(tool string, args any) int {
+	return c.start("tools/call", map[string]any{"name": tool, "arguments": args})
+}
+
 func (c *mcpRawConn) notify(method string, params any) {
 	msg := map[string]any{"jsonrpc": "2.0", "method": method}
 	if params != nil {

@@ -204,14 +204,9 @@ func mcpioReadArgs(i int) map[string]any { return map[string]any{"path": mcpioNa
 // /proc/<pid>/task/*/schedstat (ns precision).
 func mcpioCPU(t *testing.T, pid int) (stat, sched time.Duration) {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatalf("read stat: %v", err)
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	f := mcpioStat(pid)
 	if len(f) < 13 {
-		t.Fatalf("short /proc/%d/stat: %q", pid, s)
+		t.Fatalf("/proc/%d/stat: %q", pid, f)
 	}
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
@@ -286,15 +281,15 @@ func (p *mcpioProc) lockstep(n int) {
 	p.t.Helper()
 	for k := 0; k < n; k++ {
 		i := k % mcpioFiles
-		id := p.newID()
+		var id int
 		if k%5 == 4 {
-			p.write(mcpioReqLine(id, "ping", nil))
+			id = p.start("ping", nil)
 			m := p.response("ping", id)
 			if m.Error != nil {
 				p.t.Fatalf("[%s] ping %d: error %d %s", p.label, k, m.Error.Code, m.Error.Message)
 			}
 		} else {
-			p.write(mcpioCallLine(id, "read", mcpioReadArgs(i)))
+			id = p.startCall("read", mcpioReadArgs(i))
 			p.wantRead(fmt.Sprintf("lockstep call %d", k), p.response("read", id), i)
 		}
 		if p.countID(id) != 1 {
@@ -309,8 +304,7 @@ func (p *mcpioProc) pipelined(n int) {
 	p.t.Helper()
 	ids := make([]int, n)
 	for k := range ids {
-		ids[k] = p.newID()
-		p.write(mcpioCallLine(ids[k], "read", mcpioReadArgs(k%mcpioFiles)))
+		ids[k] = p.startCall("read", mcpioReadArgs(k%mcpioFiles))
 	}
 	for k, id := range ids {
 		p.wantRead(fmt.Sprintf("pipelined call %d", k), p.response("read", id), k%mcpioFiles)
@@ -408,8 +402,7 @@ func (p *mcpioProc) bigLines(root string) {
 			p.t.Errorf("[%s] 1 MB write (pieces of %d bytes): file has %d bytes (err %v), want the %d sent", p.label, piece, len(got), err, len(content))
 		}
 	}
-	id := p.newID()
-	p.write(mcpioCallLine(id, "read", mcpioReadArgs(9)))
+	id := p.startCall("read", mcpioReadArgs(9))
 	p.wantRead("call after 1 MB lines", p.response("read", id), 9)
 }
 
@@ -417,13 +410,11 @@ func (p *mcpioProc) bigLines(root string) {
 func (p *mcpioProc) oversizeLine() {
 	p.t.Helper()
 	n := p.count()
-	p.write(mcpioReqLine(p.newID(), "ping", map[string]any{"_meta": map[string]any{"pad": strings.Repeat("y", 17<<20)}}))
+	p.start("ping", map[string]any{"_meta": map[string]any{"pad": strings.Repeat("y", 17<<20)}})
 	if _, ok := p.waitFrom(n, mcpRawTimeout, func(x mcpMsg) bool { return x.Error != nil }); !ok {
 		p.t.Errorf("[%s] a 17 MiB line got no error reply (docs: longer than 16 MiB gets an error reply); got:\n%s", p.label, p.dump())
 	}
-	id := p.newID()
-	p.write(mcpioCallLine(id, "read", mcpioReadArgs(3)))
-	p.wantRead("call after a 17 MiB line", p.response("read", id), 3)
+	p.wantRead("call after a 17 MiB line", p.response("read", p.startCall("read", mcpioReadArgs(3))), 3)
 }
 
 // exercise runs every scenario in one session, then checks it goes idle.
@@ -459,8 +450,7 @@ func TestMCPStdioAnswersEveryMessage(t *testing.T) {
 func (p *mcpioProc) mcpioBashSleep(root string) (int, int) {
 	p.t.Helper()
 	pidFile := filepath.Join(root, fmt.Sprintf("pid-%d", time.Now().UnixNano()))
-	id := p.newID()
-	p.write(mcpioCallLine(id, "bash", map[string]any{"command": "echo $$ > " + pidFile + "; exec sleep 30", "timeout": 60}))
+	id := p.startCall("bash", map[string]any{"command": "echo $$ > " + pidFile + "; exec sleep 30", "timeout": 60})
 	var pid int
 	if !waitUntil(mcpRawTimeout, func() bool {
 		b, err := os.ReadFile(pidFile)
@@ -475,13 +465,14 @@ func (p *mcpioProc) mcpioBashSleep(root string) (int, int) {
 	return id, pid
 }
 
+// mcpioStat is /proc/<pid>/stat's fields after the command name (state first).
+func mcpioStat(pid int) []string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+}
+
 func mcpioAlive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	f := mcpioStat(pid)
 	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 
@@ -506,8 +497,7 @@ func TestMCPStdioEnding(t *testing.T) {
 					id, pid := 0, 0
 					switch tc.when {
 					case "after a request":
-						id = p.newID()
-						p.write(mcpioCallLine(id, "read", mcpioReadArgs(4)))
+						id = p.startCall("read", mcpioReadArgs(4))
 					case "after an answer":
 						p.lockstep(10)
 					case "with a command running":
@@ -517,7 +507,7 @@ func TestMCPStdioEnding(t *testing.T) {
 						p.stopReading()
 						defer p.gate.Unlock()
 						for k := 0; k < 80; k++ {
-							p.write(mcpioCallLine(p.newID(), "read", map[string]any{"path": "big.txt", "limit": 4000}))
+							p.startCall("read", map[string]any{"path": "big.txt", "limit": 4000})
 						}
 						time.Sleep(300 * time.Millisecond)
 					}
@@ -610,13 +600,11 @@ func TestMCPStdioBlockedStdout(t *testing.T) {
 			p.stopReading()
 			var ids []int
 			for k := 0; k < 80; k++ {
-				id := p.newID()
-				ids = append(ids, id)
+				args := mcpioReadArgs(k % mcpioFiles)
 				if k%2 == 0 {
-					p.write(mcpioCallLine(id, "read", bigArgs))
-				} else {
-					p.write(mcpioCallLine(id, "read", mcpioReadArgs(k%mcpioFiles)))
+					args = bigArgs
 				}
+				ids = append(ids, p.startCall("read", args))
 			}
 			p.checkIdle("with stdout full")
 			answered := 0
