@@ -360,7 +360,11 @@ func TestBatchUnsafeCallsInOrder(t *testing.T) {
 
 // ---- $/cancelRequest ----
 
-func TestBatchCancelToolCall(t *testing.T) {
+// A cancelled tools/call or batch answers -32800 at once and its work
+// stops: the command's processes are gone, what it changed stays (a
+// command is stopped, not undone, docs/protocol.md "Cancellation"), the
+// batch members after it never run.
+func TestBatchCancelAnswersAtOnceAndStopsTheWork(t *testing.T) {
 	slow(t)
 	t.Parallel()
 	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
@@ -383,17 +387,6 @@ func TestBatchCancelToolCall(t *testing.T) {
 			}
 		})
 	}
-	r.alive(9, "a.txt", "x")
-}
-
-// TestBatchCancelBatch: cancelling a batch stops its running member (the
-// command's process is gone, what it changed stays: a command is stopped,
-// not undone, docs/protocol.md "Cancellation") and the members after it
-// never run.
-func TestBatchCancelBatch(t *testing.T) {
-	slow(t)
-	t.Parallel()
-	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
 	r.request(1, "tools/callBatch", map[string]any{"calls": []any{
 		batchCall("read", map[string]any{"path": "nothing.txt"}, ""),
 		batchCall("bash", map[string]any{"command": "echo hi > made.txt; sleep 100.5822; touch late.txt"}, ""),

@@ -8,11 +8,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,14 +118,11 @@ func TestMCPGoClientReadAndEditResults(t *testing.T) {
 	}
 	edit := map[string]any{"path": "src/a.txt", "edits": []any{map[string]any{"oldText": "gamma", "newText": "GAMMA"}}}
 
-	// Edit before read and grep's output are scripts' (edit/, grep/).
-	res, text := goClientCall(t, ctx, c.s, "read", map[string]any{"path": "src/a.txt"})
-	if res.IsError || !strings.Contains(text, "src/a.txt, lines 1-3 of 3") || !strings.Contains(text, "2→beta needle") {
-		t.Errorf("read: isError=%v text=%q", res.IsError, text)
-	}
+	// The texts are the read and edit scripts'.
+	res, _ := goClientCall(t, ctx, c.s, "read", map[string]any{"path": "src/a.txt"})
 	goClientCheckMeta(t, "read", res)
 
-	res, text = goClientCall(t, ctx, c.s, "edit", edit)
+	res, text := goClientCall(t, ctx, c.s, "edit", edit)
 	if res.IsError || !strings.Contains(text, "Edited src/a.txt") {
 		t.Errorf("edit after read: isError=%v text=%q", res.IsError, text)
 	}
@@ -218,13 +213,11 @@ func TestMCPGoClientAsk(t *testing.T) {
 func TestMCPGoClientImage(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
-	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
-	img.Set(1, 1, color.RGBA{200, 10, 10, 255})
-	var pic bytes.Buffer
-	if err := png.Encode(&pic, img); err != nil {
+	pic, err := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC")
+	if err != nil {
 		t.Fatal(err)
 	}
-	ws := resolvedWorkspace(t, map[string]string{"named.txt": pic.String()})
+	ws := resolvedWorkspace(t, map[string]string{"named.txt": string(pic)})
 	c := goClientConnect(t, ctx, goClientOpts{root: ws})
 	res, text := goClientCall(t, ctx, c.s, "read", map[string]any{"path": "named.txt"})
 	var ic *mcp.ImageContent
@@ -233,7 +226,7 @@ func TestMCPGoClientImage(t *testing.T) {
 			ic = x
 		}
 	}
-	if res.IsError || ic == nil || ic.MIMEType != "image/png" || !bytes.Equal(ic.Data, pic.Bytes()) {
+	if res.IsError || ic == nil || ic.MIMEType != "image/png" || !bytes.Equal(ic.Data, pic) {
 		t.Fatalf("read of a PNG: isError %v, image part %+v (text %q)", res.IsError, ic, text)
 	}
 	goClientCheckMeta(t, "read image", res)
