@@ -40,13 +40,9 @@ type goClientOpts struct {
 }
 
 type goClientConn struct {
-	s      *mcp.ClientSession
-	c      *mcp.Client
-	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	s   *mcp.ClientSession
+	cmd *exec.Cmd
 }
-
-func goClientURI(p string) string { return "file://" + p }
 
 // goClientConnect starts `agentls mcp --root o.root` and connects the Go SDK client.
 func goClientConnect(t *testing.T, ctx context.Context, o goClientOpts) *goClientConn {
@@ -62,7 +58,7 @@ func goClientConnect(t *testing.T, ctx context.Context, o goClientOpts) *goClien
 	cmd.Stderr = errb
 	client := mcp.NewClient(&mcp.Implementation{Name: "gosdk-go-client", Version: "1.0"}, &o.copts)
 	for _, r := range o.roots {
-		client.AddRoots(&mcp.Root{URI: goClientURI(r), Name: filepath.Base(r)})
+		client.AddRoots(&mcp.Root{URI: "file://" + r, Name: filepath.Base(r)})
 	}
 	var sopts *mcp.ClientSessionOptions
 	if o.version != "" {
@@ -73,7 +69,7 @@ func goClientConnect(t *testing.T, ctx context.Context, o goClientOpts) *goClien
 		t.Fatalf("connect: %v\nstderr:\n%s", err, errb.String())
 	}
 	t.Cleanup(func() { s.Close() })
-	return &goClientConn{s: s, c: client, cmd: cmd, stderr: errb}
+	return &goClientConn{s: s, cmd: cmd}
 }
 
 func goClientJSON(t *testing.T, v any) string {

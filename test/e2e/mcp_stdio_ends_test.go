@@ -170,16 +170,6 @@ func (p *mcpioProc) wantRead(what string, m mcpMsg, i int) {
 	}
 }
 
-// exitedWithin reports whether the process ended within d.
-func (p *mcpioProc) exitedWithin(d time.Duration) bool {
-	select {
-	case <-p.done:
-		return true
-	case <-time.After(d):
-		return false
-	}
-}
-
 const mcpioFiles = 12
 
 func mcpioName(i int) string { return fmt.Sprintf("file%02d.txt", i) }
@@ -527,7 +517,9 @@ func TestMCPStdioEnding(t *testing.T) {
 							t.Errorf("[%s] bash call at EOF: error %d %s, want a result or -32800", m.name, r.Error.Code, r.Error.Message)
 						}
 					}
-					if !p.exitedWithin(mcpRawTimeout) {
+					select {
+					case <-p.done:
+					case <-time.After(mcpRawTimeout):
 						t.Errorf("[%s] server still running %v after %s %s", m.name, mcpRawTimeout, tc.end, tc.when)
 					}
 					if pid != 0 && !waitUntil(mcpRawTimeout, func() bool { return !mcpioAlive(pid) }) {
