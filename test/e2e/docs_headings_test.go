@@ -45,8 +45,8 @@ var docsHeadingTests = map[string]map[string][]string{
 		"tools/prepare":      {"TestPrepareSaysWhatACallNeedsAndItsTokenApprovesItOnce", "TestPrepareAnswersWithoutRunning"},
 		"tools/confirm":      {"TestConfirmShowsTheChangeAndIsNotSentForACallThatWouldFail", "TestCancelWhileAskingCancelsTheConfirm"},
 		"tools/diagnostics":  {"TestDiagnosticsNewProblems", "TestDiagnosticsUnansweredAndErrors"},
-		"Errors":             {"TestProtocolFramesAndMessageErrors", "TestMCPRawBadMessages"},
-		"agentls mcp":        {"TestMCPRawLifecycle", "TestMCPStdioEnding", "test/mcp/contract.test.mjs"},
+		"Errors":             {"TestProtocolFramesAndMessageErrors", "TestMCPRawLineReplies"},
+		"agentls mcp":        {"TestMCPRawLineReplies", "TestMCPStdioEnding", "test/mcp/contract.test.mjs"},
 	},
 }
 

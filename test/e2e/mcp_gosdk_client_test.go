@@ -6,17 +6,17 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,13 +40,9 @@ type goClientOpts struct {
 }
 
 type goClientConn struct {
-	s      *mcp.ClientSession
-	c      *mcp.Client
-	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	s   *mcp.ClientSession
+	cmd *exec.Cmd
 }
-
-func goClientURI(p string) string { return "file://" + p }
 
 // goClientConnect starts `agentls mcp --root o.root` and connects the Go SDK client.
 func goClientConnect(t *testing.T, ctx context.Context, o goClientOpts) *goClientConn {
@@ -62,7 +58,7 @@ func goClientConnect(t *testing.T, ctx context.Context, o goClientOpts) *goClien
 	cmd.Stderr = errb
 	client := mcp.NewClient(&mcp.Implementation{Name: "gosdk-go-client", Version: "1.0"}, &o.copts)
 	for _, r := range o.roots {
-		client.AddRoots(&mcp.Root{URI: goClientURI(r), Name: filepath.Base(r)})
+		client.AddRoots(&mcp.Root{URI: "file://" + r, Name: filepath.Base(r)})
 	}
 	var sopts *mcp.ClientSessionOptions
 	if o.version != "" {
@@ -73,7 +69,7 @@ func goClientConnect(t *testing.T, ctx context.Context, o goClientOpts) *goClien
 		t.Fatalf("connect: %v\nstderr:\n%s", err, errb.String())
 	}
 	t.Cleanup(func() { s.Close() })
-	return &goClientConn{s: s, c: client, cmd: cmd, stderr: errb}
+	return &goClientConn{s: s, cmd: cmd}
 }
 
 func goClientJSON(t *testing.T, v any) string {
@@ -118,14 +114,11 @@ func TestMCPGoClientReadAndEditResults(t *testing.T) {
 	}
 	edit := map[string]any{"path": "src/a.txt", "edits": []any{map[string]any{"oldText": "gamma", "newText": "GAMMA"}}}
 
-	// Edit before read and grep's output are scripts' (edit/, grep/).
-	res, text := goClientCall(t, ctx, c.s, "read", map[string]any{"path": "src/a.txt"})
-	if res.IsError || !strings.Contains(text, "src/a.txt, lines 1-3 of 3") || !strings.Contains(text, "2→beta needle") {
-		t.Errorf("read: isError=%v text=%q", res.IsError, text)
-	}
+	// The texts are the read and edit scripts'.
+	res, _ := goClientCall(t, ctx, c.s, "read", map[string]any{"path": "src/a.txt"})
 	goClientCheckMeta(t, "read", res)
 
-	res, text = goClientCall(t, ctx, c.s, "edit", edit)
+	res, text := goClientCall(t, ctx, c.s, "edit", edit)
 	if res.IsError || !strings.Contains(text, "Edited src/a.txt") {
 		t.Errorf("edit after read: isError=%v text=%q", res.IsError, text)
 	}
@@ -165,18 +158,21 @@ func goClientCheckMeta(t *testing.T, tool string, res *mcp.CallToolResult) map[s
 
 func TestMCPGoClientAsk(t *testing.T) {
 	t.Parallel()
-	// On the SDK's latest protocol (the 2025 revisions are
-	// TestMCPRawElicitation's): action "" means the client has no elicitation.
+	// On the SDK's latest protocol, 2026-07-28, the question is an input
+	// request answering the call and the client's answer comes with the
+	// retried call (SEP-2322); the 2025 revisions are TestMCPRawElicitation's.
+	// Action "" means the client has no elicitation.
 	for _, tc := range []struct {
-		action string
-		runs   bool
-		want   string // in the result text
+		action, decision string
+		runs             bool
+		want             string // in the result text
 	}{
-		{"accept", true, "gosdk-ran"},
-		{"decline", false, "the MCP host declined the question"},
-		{"", false, "the MCP host could not ask the user"},
+		{"accept", "allowOnce", true, "gosdk-ran"},
+		{"accept", "rejectOnce", false, "denied by the user"},
+		{"decline", "", false, "the MCP host declined the question"},
+		{"", "", false, "the MCP host could not ask the user"},
 	} {
-		t.Run("elicitation "+tc.action, func(t *testing.T) {
+		t.Run(cmp.Or(strings.TrimSpace(tc.action+" "+tc.decision), "no elicitation"), func(t *testing.T) {
 			ctx := testCtx(t, 10*time.Second)
 			// The user's ask rule asks; agentls's default mode alone
 			// leaves the call to the MCP host.
@@ -189,10 +185,13 @@ func TestMCPGoClientAsk(t *testing.T) {
 					if !strings.Contains(goClientJSON(t, r.Params.RequestedSchema), `"Allow once"`) || !strings.Contains(r.Params.Message, "gosdk-out.txt") {
 						t.Errorf("elicitation %q, schema %s", r.Params.Message, goClientJSON(t, r.Params.RequestedSchema))
 					}
-					return &mcp.ElicitResult{Action: tc.action, Content: map[string]any{"decision": "allowOnce"}}, nil
+					return &mcp.ElicitResult{Action: tc.action, Content: map[string]any{"decision": tc.decision}}, nil
 				}
 			}
 			c := goClientConnect(t, ctx, o)
+			if v := c.s.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+				t.Fatalf("the go-sdk client negotiated %s, before multi-round-trip requests", v)
+			}
 			res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "echo gosdk-ran > gosdk-out.txt && cat gosdk-out.txt"})
 			_, err := os.Stat(filepath.Join(ws, "gosdk-out.txt"))
 			if (err == nil) != tc.runs || res.IsError == tc.runs || !strings.Contains(text, tc.want) {
@@ -210,13 +209,11 @@ func TestMCPGoClientAsk(t *testing.T) {
 func TestMCPGoClientImage(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 10*time.Second)
-	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
-	img.Set(1, 1, color.RGBA{200, 10, 10, 255})
-	var pic bytes.Buffer
-	if err := png.Encode(&pic, img); err != nil {
+	pic, err := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC")
+	if err != nil {
 		t.Fatal(err)
 	}
-	ws := resolvedWorkspace(t, map[string]string{"named.txt": pic.String()})
+	ws := resolvedWorkspace(t, map[string]string{"named.txt": string(pic)})
 	c := goClientConnect(t, ctx, goClientOpts{root: ws})
 	res, text := goClientCall(t, ctx, c.s, "read", map[string]any{"path": "named.txt"})
 	var ic *mcp.ImageContent
@@ -225,7 +222,7 @@ func TestMCPGoClientImage(t *testing.T) {
 			ic = x
 		}
 	}
-	if res.IsError || ic == nil || ic.MIMEType != "image/png" || !bytes.Equal(ic.Data, pic.Bytes()) {
+	if res.IsError || ic == nil || ic.MIMEType != "image/png" || !bytes.Equal(ic.Data, pic) {
 		t.Fatalf("read of a PNG: isError %v, image part %+v (text %q)", res.IsError, ic, text)
 	}
 	goClientCheckMeta(t, "read image", res)
@@ -260,16 +257,26 @@ func TestMCPGoClientCloseExits(t *testing.T) {
 	}
 }
 
-// A deferred tool is not listed until tool_search activates it, which
-// list_changed announces (activation by a call is internal/mcp's
-// TestActivationSendsListChanged; an unknown tool is TestMCPRawToolErrors').
-func TestMCPGoClientDeferredTools(t *testing.T) {
+// Tools join the list with notifications/tools/list_changed: a deferred
+// tool once tool_search activates it (activation by a call is internal/mcp's
+// TestActivationSendsListChanged), the job tools once a background job
+// starts; bash_output's wait sends notifications/progress (the job tools'
+// texts are the bash scripts').
+func TestMCPGoClientToolsJoinWithListChanged(t *testing.T) {
+	slow(t)
 	t.Parallel()
-	ctx := testCtx(t, 10*time.Second)
+	ctx := testCtx(t, 30*time.Second)
 	ws := resolvedWorkspace(t, map[string]string{".agentls/tools/c_weather.json": `{"name": "c_weather", "description": "report the weather forecast", "inputSchema": {"type": "object", "properties": {}}, "command": "echo sunny", "readOnly": true, "deferred": true}`})
 	changed := make(chan struct{}, 8)
-	o := goClientOpts{root: ws, version: goClientLegacy}
+	var mu sync.Mutex
+	var progress []string
+	o := goClientOpts{root: ws, settings: goClientBypass, version: goClientLegacy}
 	o.copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }
+	o.copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		progress = append(progress, r.Params.Message)
+		mu.Unlock()
+	}
 	c := goClientConnect(t, ctx, o)
 	listed := func(tool string) bool {
 		lr, err := c.s.ListTools(ctx, nil)
@@ -278,18 +285,40 @@ func TestMCPGoClientDeferredTools(t *testing.T) {
 		}
 		return slices.ContainsFunc(lr.Tools, func(tl *mcp.Tool) bool { return tl.Name == tool })
 	}
-	if listed("c_weather") {
-		t.Fatal("deferred tools listed before activation")
+	joined := func(after string, tools ...string) {
+		select {
+		case <-changed:
+		case <-time.After(5 * time.Second):
+			t.Errorf("no list_changed after %s", after)
+		}
+		if !waitUntil(5*time.Second, func() bool { return !slices.ContainsFunc(tools, func(n string) bool { return !listed(n) }) }) {
+			t.Errorf("tools/list after %s lacks one of %v", after, tools)
+		}
+	}
+	for _, tl := range []string{"c_weather", "bash_output", "bash_kill"} {
+		if listed(tl) {
+			t.Fatalf("%s listed before it joined", tl)
+		}
 	}
 	if res, text := goClientCall(t, ctx, c.s, "tool_search", map[string]any{"query": "weather forecast"}); res.IsError || !strings.Contains(text, "c_weather") {
 		t.Fatalf("tool_search: isError=%v %q", res.IsError, text)
 	}
-	select {
-	case <-changed:
-	case <-time.After(5 * time.Second):
-		t.Errorf("no list_changed after tool_search activated c_weather")
+	joined("tool_search activated c_weather", "c_weather")
+	res, text := goClientCall(t, ctx, c.s, "bash", map[string]any{"command": "sleep 1.5; echo first; sleep 0.5; echo ready now; sleep 60", "run_in_background": true})
+	if res.IsError || !strings.Contains(text, "job-1 is running in the background") {
+		t.Fatalf("start: %s", text)
 	}
-	if !listed("c_weather") {
-		t.Errorf("tools/list after tool_search lacks c_weather")
+	joined("the first job", "bash_output", "bash_kill")
+	p := &mcp.CallToolParams{Name: "bash_output", Arguments: map[string]any{"job": "job-1", "wait": 10, "filter": "ready"}}
+	p.SetProgressToken("jobs-tok")
+	out, err := c.s.CallTool(ctx, p)
+	if err != nil || !strings.HasPrefix(goClientText(out), "ready now\n") {
+		t.Fatalf("bash_output: %v %s", err, goClientText(out))
 	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(progress, "|"); !strings.Contains(got, "first") {
+		t.Errorf("no progress while bash_output waited: %q", got)
+	}
+	goClientCall(t, ctx, c.s, "bash_kill", map[string]any{"job": "job-1"})
 }

@@ -8,7 +8,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -31,37 +30,26 @@ type mcpRawConn struct {
 	nextID int
 }
 
-// mcpRawStart runs `agentls mcp --root root` with raw pipes.
-func mcpRawStart(t *testing.T, root string) *mcpRawConn {
-	t.Helper()
-	return mcpRawStartEnv(t, root)
-}
-
-// mcpRawStartBypass starts a session whose user settings select mode bypass,
-// so calls that would need approval run (tests not about permissions).
-func mcpRawStartBypass(t *testing.T, root string) *mcpRawConn {
-	t.Helper()
-	return mcpRawStartEnv(t, root, mcpRawBypassEnv(t))
-}
-
-// mcpRawBypassEnv points XDG_CONFIG_HOME at user settings selecting mode bypass.
-func mcpRawBypassEnv(t *testing.T) string {
-	cfg := t.TempDir()
-	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), `{"mode": "bypass"}`)
-	return "XDG_CONFIG_HOME=" + cfg
-}
-
-// mcpRawStartEnv is mcpRawStart with extra environment (later entries win).
-func mcpRawStartEnv(t *testing.T, root string, env ...string) *mcpRawConn {
+// mcpRawStart runs `agentls mcp --root root` with raw pipes and extra
+// environment (later entries win).
+func mcpRawStart(t *testing.T, root string, env ...string) *mcpRawConn {
 	t.Helper()
 	c := &mcpRawConn{mcpRawClient: startMCPRaw(t, []string{"mcp", "--root", root}, env), nextID: 100}
 	c.setHandler(refuseRequests)
 	return c
 }
 
-// send writes raw bytes (the caller supplies any newline).
-func (c *mcpRawConn) send(s string) {
-	if err := c.writeRaw([]byte(s)); err != nil {
+// mcpRawBypassEnv points XDG_CONFIG_HOME at user settings selecting mode
+// bypass, so calls that would need approval run (tests not about permissions).
+func mcpRawBypassEnv(t *testing.T) string {
+	cfg := t.TempDir()
+	writeFile(t, filepath.Join(cfg, "agentls", "settings.json"), `{"mode": "bypass"}`)
+	return "XDG_CONFIG_HOME=" + cfg
+}
+
+// write sends raw bytes (the caller supplies any newline).
+func (c *mcpRawConn) write(b []byte) {
+	if err := c.writeRaw(b); err != nil {
 		c.t.Logf("write: %v", err)
 	}
 }
@@ -100,18 +88,27 @@ func (c *mcpRawConn) request(method string, params any) mcpMsg {
 	return c.expect(method+" response", mcpRawIDIs(strconv.Itoa(id)))
 }
 
+func (c *mcpRawConn) newID() int {
+	c.idMu.Lock()
+	defer c.idMu.Unlock()
+	c.nextID++
+	return c.nextID
+}
+
 // start sends a request and returns its id without waiting.
 func (c *mcpRawConn) start(method string, params any) int {
-	c.idMu.Lock()
-	c.nextID++
-	id := c.nextID
-	c.idMu.Unlock()
+	id := c.newID()
 	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
 	if params != nil {
 		msg["params"] = params
 	}
 	c.sendJSON(msg)
 	return id
+}
+
+// startCall sends a tools/call and returns its id without waiting.
+func (c *mcpRawConn) startCall(tool string, args any) int {
+	return c.start("tools/call", map[string]any{"name": tool, "arguments": args})
 }
 
 func (c *mcpRawConn) notify(method string, params any) {
@@ -225,132 +222,81 @@ func TestMCPRawInitializeResult(t *testing.T) {
 	if got := compactJSON(r.Capabilities); got != `{"logging":{},"tools":{"listChanged":true}}` {
 		t.Errorf("capabilities = %s", got)
 	}
-	if m := c.request("logging/setLevel", map[string]any{"level": "debug"}); m.Error != nil {
-		t.Errorf("logging declared but logging/setLevel fails: %s", m.Raw)
-	}
 	if r.ServerInfo.Name != "agentls" || r.ServerInfo.Version == "" {
 		t.Errorf("serverInfo = %+v, want name agentls and a version", r.ServerInfo)
 	}
 	wantContains(t, "instructions", strings.ToLower(r.Instructions), "read a file before editing", "search", "never guess file contents", "prefer these tools over shell", "cat", "grep", "find", "oldtext small but unique")
 }
 
-// Lifecycle: ping is allowed at any time; a request before initialize and
-// a second initialize are refused with a JSON-RPC error code (the reserved
-// range, docs/protocol.md "Errors"), and the first session is intact.
-func TestMCPRawLifecycle(t *testing.T) {
-	c := mcpRawStart(t, newWorkspace(t, map[string]string{"a.txt": "hello\n"}))
-	if m := c.request("ping", nil); m.Error != nil || string(m.Result) != "{}" {
-		t.Errorf("ping before initialize: %s, want result {}", m.Raw)
-	}
-	if m := c.request("tools/list", nil); !mcpRawReservedCode(mcpRawCode(m)) {
-		t.Errorf("tools/list before initialize: %s, want a JSON-RPC error", lastBytes(m.Raw, 200))
-	}
-	c.initialize("2025-06-18", nil)
-	if m := c.request("ping", nil); m.Error != nil || string(m.Result) != "{}" {
-		t.Errorf("ping after initialize: %s", m.Raw)
-	}
-	if m := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "again", "version": "1"}}); !mcpRawReservedCode(mcpRawCode(m)) {
-		t.Errorf("second initialize: %s, want a JSON-RPC error", lastBytes(m.Raw, 200))
-	}
-	if res := c.call("read", map[string]any{"path": "a.txt"}); res.IsError {
-		t.Errorf("read after second initialize: %s", res.text())
-	}
-}
-
 // mcpRawReservedCode: code is in JSON-RPC's reserved range, where protocol errors belong.
 func mcpRawReservedCode(code int) bool { return code >= -32768 && code <= -32000 }
 
-// Robustness: every malformed message gets the error the spec/docs name
-// and the session goes on (docs/protocol.md "Bad input"). Bad ids and
-// versions are internal/mcp's TestStdioAnswersBadLinesAndGoesOn.
-func TestMCPRawBadMessages(t *testing.T) {
-	ws := newWorkspace(t, nil)
-	c := mcpRawStart(t, ws)
-	c.initialize("2025-11-25", nil)
-	cases := []struct {
+// Every line gets the reply the spec and docs/protocol.md ("Errors", "Bad
+// input") name, in one session that goes on: ping any time, a request
+// before initialize and a second initialize refused with a reserved code,
+// malformed messages, ids echoed exactly (JSON-RPC: "MUST be the same as
+// the value of the id member"), a batch with a notification in it on
+// 2025-03-26 (the revision that required receiving batches). Bad ids and
+// versions are internal/mcp's TestStdioAnswersBadLinesAndGoesOn, CRLF its
+// TestStdioDeliversRequestsAndSkipsBlankLines; split writes, big and
+// oversize lines TestMCPStdioAnswersEveryMessage's.
+func TestMCPRawLineReplies(t *testing.T) {
+	c := mcpRawStart(t, newWorkspace(t, map[string]string{"a.txt": "hello\n"}))
+	const reserved = 1 // any code in the reserved range
+	ping := func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}` }
+	for _, tc := range []struct {
 		name, line string
-		id         string // raw id expected on the error reply
-		code       int
+		ids        string // the raw ids of the replies, space-separated
+		code       int    // 0: a result ({} for a ping), no error reply at all
 	}{
+		{"ping before initialize", ping("1"), "1", 0},
+		{"tools/list before initialize", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "2", reserved},
+		{"initialize", `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"a9m","version":"1"}}}`, "3", 0},
+		{"ping after initialize", ping("4"), "4", 0},
+		{"second initialize", `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"again","version":"1"}}}`, "5", reserved},
 		{"invalid JSON", `{"jsonrpc":"2.0","id":1,"method":`, "null", -32700},
 		{"unknown method", `{"jsonrpc":"2.0","id":8,"method":"nosuch/thing"}`, "8", -32601},
 		{"tools/call params a string", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":"abc"}`, "9", -32602},
 		{"tools/call params an array", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":[1,2]}`, "10", -32602},
 		{"tools/list params a number", `{"jsonrpc":"2.0","id":11,"method":"tools/list","params":5}`, "11", -32602},
 		{"tools/call name a number", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":5}}`, "12", -32602},
-	}
-	for _, tc := range cases {
+		{"string id", ping(`"req-α-1"`), `"req-α-1"`, 0},
+		{"empty string id", ping(`""`), `""`, 0},
+		{"id zero", ping(`0`), `0`, 0},
+		{"negative id", ping(`-5`), `-5`, 0},
+		{"max int64 id echoed", ping(`9223372036854775807`), `9223372036854775807`, -32600},
+		{"batch with a notification", `[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}},{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"ls","arguments":{}}},{"jsonrpc":"2.0","id":"c2","method":"ping"}]`, `"c1" "c2"`, 0},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := c.count()
-			c.send(tc.line + "\n")
-			// The session goes on: a ping after the bad line is answered.
-			pong := c.request("ping", nil)
-			// A tools/call runs beside later requests, so its error
-			// reply may come after the ping's.
-			if _, ok := c.waitFrom(n, 10*time.Second, func(m mcpMsg) bool {
-				return m.isResponse() && m.Error != nil && string(m.ID) == tc.id && m.Error.Code == tc.code
-			}); !ok {
-				t.Errorf("%s: no error reply {id: %s, code: %d}; got:\n%s", tc.line, tc.id, tc.code, lastBytes(c.dump(), 1500))
+			c.write([]byte(tc.line + "\n"))
+			if tc.name == "initialize" {
+				c.expect("initialize", mcpRawIDIs("3"))
+				c.notify("notifications/initialized", nil)
 			}
-			if pong.Error != nil {
+			// Requests are answered concurrently: a reply may come after
+			// the ping's that shows the session goes on.
+			if pong := c.request("ping", nil); pong.Error != nil {
 				t.Fatalf("ping after %s: %s", tc.name, pong.Raw)
 			}
-		})
-	}
-	if bad := c.badLines(); len(bad) > 0 {
-		t.Errorf("server wrote non-JSON lines: %q", bad)
-	}
-}
-
-// Request ids: strings and integers are echoed exactly (JSON-RPC: the
-// response id "MUST be the same as the value of the id member in the
-// Request Object"). Ids beyond 2^53 are internal/mcp's
-// TestStdioAnswersBadLinesAndGoesOn.
-func TestMCPRawRequestIDs(t *testing.T) {
-	ws := newWorkspace(t, nil)
-	c := mcpRawStart(t, ws)
-	c.initialize("2025-06-18", nil)
-	cases := []struct{ name, id string }{
-		{"string", `"req-α-1"`},
-		{"empty string", `""`},
-		{"zero", `0`},
-		{"negative", `-5`},
-		{"max int64", `9223372036854775807`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			n := c.count()
-			c.send(`{"jsonrpc":"2.0","id":` + tc.id + `,"method":"ping"}` + "\n")
-			c.request("ping", nil)
-			// Requests are answered concurrently: the reply may come after
-			// the second ping's.
-			if _, ok := c.waitFrom(n, 5*time.Second, mcpRawIDIs(tc.id)); !ok {
-				var got []string
-				for _, m := range c.matching(func(m mcpMsg) bool { return m.isResponse() }) {
-					got = append(got, string(m.ID))
+			for _, id := range strings.Fields(tc.ids) {
+				m, ok := c.waitFrom(n, mcpRawTimeout, mcpRawIDIs(id))
+				switch code := mcpRawCode(m); {
+				case !ok:
+					t.Errorf("%s: no reply with id %s; got:\n%s", tc.line, id, lastBytes(c.dump(), 1500))
+				case tc.code == reserved && !mcpRawReservedCode(code), tc.code != reserved && code != tc.code:
+					t.Errorf("%s: reply %s, want error code %d", tc.line, lastBytes(m.Raw, 300), tc.code)
+				case strings.Contains(tc.line, `"ping"`) && string(m.ID) != `"c1"` && tc.code == 0 && string(m.Result) != "{}":
+					t.Errorf("%s: reply %s, want result {}", tc.line, m.Raw)
 				}
-				t.Errorf("ping with id %s: no response with that exact id; response ids: %v", tc.id, got[max(0, len(got)-3):])
+			}
+			if m, ok := c.waitFrom(n, 0, func(m mcpMsg) bool { return m.isResponse() && m.Error != nil }); ok && tc.code == 0 {
+				t.Errorf("%s produced an error: %s", tc.name, m.Raw)
 			}
 		})
 	}
-}
-
-// Framing: a batch (with a notification in it) on 2025-03-26, the revision
-// that required receiving batches. CRLF line ends are internal/mcp's
-// TestStdioDeliversRequestsAndSkipsBlankLines; split writes, big and
-// oversize lines TestMCPStdioAnswersEveryMessage's.
-func TestMCPRawFraming(t *testing.T) {
-	c := mcpRawStart(t, newWorkspace(t, nil))
-	if r := c.initialize("2025-03-26", nil); r.ProtocolVersion != "2025-03-26" {
-		t.Fatalf("negotiated %s", r.ProtocolVersion)
-	}
-	n := c.count()
-	c.send(`[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}},{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"ls","arguments":{}}},{"jsonrpc":"2.0","id":"c2","method":"ping"}]` + "\n")
-	c.expect("c1", mcpRawIDIs(`"c1"`))
-	c.expect("c2", mcpRawIDIs(`"c2"`))
-	c.request("ping", nil)
-	if m, ok := c.waitFrom(n, 0, func(m mcpMsg) bool { return m.isResponse() && m.Error != nil }); ok {
-		t.Errorf("batch with a notification produced an error: %s", m.Raw)
+	if res := c.call("read", map[string]any{"path": "a.txt"}); res.IsError {
+		t.Errorf("read after the lines: %s", res.text())
 	}
 	if bad := c.badLines(); len(bad) > 0 {
 		t.Errorf("server wrote non-JSON lines: %q", bad)
@@ -388,8 +334,9 @@ func (c *mcpRawConn) listTools(params any) ([]mcpRawTool, string) {
 	return r.Tools, r.NextCursor
 }
 
-// tools/list: names by MCP's naming rule, descriptions, object input (and
-// output) schemas that resolve, complete annotations matching docs/tools.md's
+// tools/list: names by MCP's naming rule, descriptions, object input
+// schemas that resolve (no tool declares an output schema: the spec's
+// "MUST provide structured results that conform" would need a test), complete annotations matching docs/tools.md's
 // classification, _meta.source, tool_search always there, pagination
 // followed to the end and invalid cursors refused with -32602.
 func TestMCPRawToolsList(t *testing.T) {
@@ -409,16 +356,14 @@ func TestMCPRawToolsList(t *testing.T) {
 		if !nameRE.MatchString(tl.Name) || strings.TrimSpace(tl.Description) == "" || tl.Meta["source"] == nil {
 			t.Errorf("tool %q: name, description or _meta.source wrong: %+v", tl.Name, tl)
 		}
-		for i, raw := range []json.RawMessage{tl.InputSchema, tl.OutputSchema} {
-			var s jsonschema.Schema
-			if i == 1 && len(raw) == 0 {
-				continue // no outputSchema
-			}
-			if err := json.Unmarshal(raw, &s); err != nil || s.Type != "object" {
-				t.Errorf("tool %q schema %s: %v", tl.Name, raw, err)
-			} else if _, err := s.Resolve(nil); err != nil {
-				t.Errorf("tool %q schema does not resolve: %v", tl.Name, err)
-			}
+		if len(tl.OutputSchema) > 0 {
+			t.Errorf("tool %q declares an outputSchema: check its structuredContent conforms", tl.Name)
+		}
+		var s jsonschema.Schema
+		if err := json.Unmarshal(tl.InputSchema, &s); err != nil || s.Type != "object" {
+			t.Errorf("tool %q inputSchema %s: %v", tl.Name, tl.InputSchema, err)
+		} else if _, err := s.Resolve(nil); err != nil {
+			t.Errorf("tool %q inputSchema does not resolve: %v", tl.Name, err)
 		}
 		a := tl.Annotations
 		if a == nil || a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
@@ -474,58 +419,13 @@ func TestMCPRawToolErrors(t *testing.T) {
 	}
 }
 
-// Spec: "If an output schema is provided: Servers MUST provide structured
-// results that conform to this schema."
-func TestMCPRawToolResults(t *testing.T) {
-	ws := newWorkspace(t, map[string]string{"a.txt": "alpha\nbeta\n"})
-	c := mcpRawStart(t, ws)
-	c.initialize("2025-06-18", nil)
-	tools, _ := c.listTools(nil)
-	outSchema := map[string]json.RawMessage{}
-	for _, tl := range tools {
-		if len(tl.OutputSchema) > 0 {
-			outSchema[tl.Name] = tl.OutputSchema
-		}
-	}
-	for _, call := range []struct {
-		tool string
-		args map[string]any
-	}{
-		{"read", map[string]any{"path": "a.txt"}},
-		{"ls", map[string]any{}},
-		{"grep", map[string]any{"pattern": "beta"}},
-		{"find", map[string]any{"pattern": "*.txt"}},
-	} {
-		r := c.call(call.tool, call.args)
-		raw, declared := outSchema[call.tool]
-		if !declared {
-			continue
-		}
-		if len(r.StructuredContent) == 0 {
-			t.Errorf("%s declares outputSchema but returned no structuredContent", call.tool)
-			continue
-		}
-		var s jsonschema.Schema
-		json.Unmarshal(raw, &s)
-		rs, err := s.Resolve(nil)
-		if err != nil {
-			t.Errorf("%s outputSchema: %v", call.tool, err)
-			continue
-		}
-		var v any
-		json.Unmarshal(r.StructuredContent, &v)
-		if err := rs.Validate(v); err != nil {
-			t.Errorf("%s structuredContent does not match outputSchema: %v", call.tool, err)
-		}
-	}
-}
-
 // Cancellation (spec): the receiver SHOULD stop processing, free resources
 // and not send a response for the cancelled request; an unknown id MAY be
-// ignored. Issue 9: cancellation of `sleep 100` kills it.
+// ignored. Cancellation of `sleep 100` kills it; any tool's context being
+// cancelled is internal/mcp's TestCancellationStopsTheTool.
 func TestMCPRawCancel(t *testing.T) {
 	ws := newWorkspace(t, nil)
-	c := mcpRawStartBypass(t, ws)
+	c := mcpRawStart(t, ws, mcpRawBypassEnv(t))
 	c.initialize("2025-06-18", nil)
 	const marker = "100.3917"
 	reapProcessesWithArg(t, marker)
@@ -555,17 +455,6 @@ func TestMCPRawCancel(t *testing.T) {
 	}
 	if got := len(c.matching(func(m mcpMsg) bool { return m.isResponse() })); got != n+1 {
 		t.Errorf("stray notifications/cancelled got %d replies", got-n-1)
-	}
-	// Any tool's context is cancelled, not only bash's.
-	// It is cancelled once it runs (its progress says so): a call cancelled
-	// before it started ends without running, and writes no marker.
-	bid := c.start("tools/call", map[string]any{"name": "test_block", "arguments": map[string]any{"marker": "cancelled.marker", "seconds": 60}, "_meta": map[string]any{"progressToken": "blk"}})
-	c.expect("test_block's progress", func(m mcpMsg) bool {
-		return m.Method == "notifications/progress" && strings.Contains(string(m.Params), `"progressToken":"blk"`)
-	})
-	c.notify("notifications/cancelled", map[string]any{"requestId": bid})
-	if !waitUntil(mcpRawTimeout, func() bool { _, err := os.Stat(filepath.Join(ws, "cancelled.marker")); return err == nil }) {
-		t.Errorf("test_block was not cancelled by notifications/cancelled")
 	}
 	// The session still runs tools.
 	if r := c.call("bash", map[string]any{"command": "echo still-here"}); r.IsError || !strings.Contains(r.text(), "still-here") {
@@ -622,44 +511,6 @@ func TestMCPRawProgress(t *testing.T) {
 			}
 			if strings.Contains(messages, gh) {
 				t.Errorf("a secret in notifications/progress: %q", messages)
-			}
-		})
-	}
-}
-
-// Roots: whatever a client declaring roots answers to roots/list, a tool
-// call gets a result within the documented 5 s wait and the server goes on.
-// Not asking before notifications/initialized is internal/mcp's
-// TestOpenStartsAfterTheHandshake, a roots/list error its
-// TestDeclaredRootsNeverListedFailsClosed; asking again after
-// list_changed is TestMCPRootsChangeDuringSyncAsksAgain's.
-func TestMCPRawRoots(t *testing.T) {
-	slow(t)
-	dirA := newWorkspace(t, map[string]string{"ina.txt": "in A\n"})
-	for _, tc := range []struct {
-		name   string
-		answer func(mcpMsg) (any, int)
-	}{
-		{"roots/list empty", func(mcpMsg) (any, int) { return map[string]any{"roots": []any{}}, 0 }},
-		{"roots/list non-file URI", func(mcpMsg) (any, int) {
-			return map[string]any{"roots": []any{map[string]any{"uri": "https://example.com/x"}}}, 0
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			// Whatever the answer, a tool call gets a result within the
-			// documented 5 s wait, and the server does not fall over.
-			c := mcpRawStart(t, dirA)
-			c.setHandler(tc.answer)
-			c.initialize("2025-06-18", map[string]any{"roots": map[string]any{}})
-			c.expect("roots/list", mcpMethod("roots/list"))
-			start := time.Now()
-			r := c.call("read", map[string]any{"path": "ina.txt"})
-			t.Logf("%s → isError %v: %s (%v)", tc.name, r.IsError, lastBytes(r.text(), 300), time.Since(start))
-			if r.IsError && r.text() == "" {
-				t.Errorf("error result with no message")
-			}
-			if m := c.request("ping", nil); m.Error != nil {
-				t.Errorf("ping: %s", m.Raw)
 			}
 		})
 	}
@@ -761,7 +612,9 @@ func TestMCPRawLogging(t *testing.T) {
 	})
 	c := mcpRawStart(t, ws)
 	c.initialize("2025-06-18", nil) // logging is declared: TestMCPRawInitializeResult
-	c.request("logging/setLevel", map[string]any{"level": "debug"})
+	if m := c.request("logging/setLevel", map[string]any{"level": "debug"}); m.Error != nil {
+		t.Errorf("logging/setLevel: %s", m.Raw)
+	}
 	if m := c.request("logging/setLevel", map[string]any{"level": "loud"}); mcpRawCode(m) != -32602 {
 		t.Errorf("logging/setLevel with an invalid level: %s, want -32602", m.Raw)
 	}

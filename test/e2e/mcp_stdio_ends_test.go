@@ -124,24 +124,10 @@ func mcpioSocketPair() (*os.File, *os.File, error) {
 	return os.NewFile(uintptr(fds[0]), "sock-a"), os.NewFile(uintptr(fds[1]), "sock-b"), nil
 }
 
-// write sends raw bytes (the caller supplies any newline).
-func (p *mcpioProc) write(b []byte) {
-	if err := p.writeRaw(b); err != nil {
-		p.t.Logf("[%s] write: %v", p.label, err)
-	}
-}
-
 func (p *mcpioProc) closeStdin() {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	p.stdin.Close()
-}
-
-func (p *mcpioProc) newID() int {
-	p.idMu.Lock()
-	defer p.idMu.Unlock()
-	p.nextID++
-	return p.nextID
 }
 
 // mcpioReqLine is the newline-terminated line of a request.
@@ -184,16 +170,6 @@ func (p *mcpioProc) wantRead(what string, m mcpMsg, i int) {
 	}
 }
 
-// exitedWithin reports whether the process ended within d.
-func (p *mcpioProc) exitedWithin(d time.Duration) bool {
-	select {
-	case <-p.done:
-		return true
-	case <-time.After(d):
-		return false
-	}
-}
-
 const mcpioFiles = 12
 
 func mcpioName(i int) string { return fmt.Sprintf("file%02d.txt", i) }
@@ -218,14 +194,9 @@ func mcpioReadArgs(i int) map[string]any { return map[string]any{"path": mcpioNa
 // /proc/<pid>/task/*/schedstat (ns precision).
 func mcpioCPU(t *testing.T, pid int) (stat, sched time.Duration) {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatalf("read stat: %v", err)
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	f := mcpioStat(pid)
 	if len(f) < 13 {
-		t.Fatalf("short /proc/%d/stat: %q", pid, s)
+		t.Fatalf("/proc/%d/stat: %q", pid, f)
 	}
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
@@ -300,15 +271,15 @@ func (p *mcpioProc) lockstep(n int) {
 	p.t.Helper()
 	for k := 0; k < n; k++ {
 		i := k % mcpioFiles
-		id := p.newID()
+		var id int
 		if k%5 == 4 {
-			p.write(mcpioReqLine(id, "ping", nil))
+			id = p.start("ping", nil)
 			m := p.response("ping", id)
 			if m.Error != nil {
 				p.t.Fatalf("[%s] ping %d: error %d %s", p.label, k, m.Error.Code, m.Error.Message)
 			}
 		} else {
-			p.write(mcpioCallLine(id, "read", mcpioReadArgs(i)))
+			id = p.startCall("read", mcpioReadArgs(i))
 			p.wantRead(fmt.Sprintf("lockstep call %d", k), p.response("read", id), i)
 		}
 		if p.countID(id) != 1 {
@@ -323,8 +294,7 @@ func (p *mcpioProc) pipelined(n int) {
 	p.t.Helper()
 	ids := make([]int, n)
 	for k := range ids {
-		ids[k] = p.newID()
-		p.write(mcpioCallLine(ids[k], "read", mcpioReadArgs(k%mcpioFiles)))
+		ids[k] = p.startCall("read", mcpioReadArgs(k%mcpioFiles))
 	}
 	for k, id := range ids {
 		p.wantRead(fmt.Sprintf("pipelined call %d", k), p.response("read", id), k%mcpioFiles)
@@ -384,7 +354,7 @@ func (p *mcpioProc) splitWrites() {
 	}
 }
 
-// bigLines: 1 MB lines, in one write and in pieces.
+// bigLines: 1 MB lines, in one write and in pieces (oversize ones oversizeLine).
 func (p *mcpioProc) bigLines(root string) {
 	p.t.Helper()
 	mk := func(seed int) string {
@@ -422,9 +392,19 @@ func (p *mcpioProc) bigLines(root string) {
 			p.t.Errorf("[%s] 1 MB write (pieces of %d bytes): file has %d bytes (err %v), want the %d sent", p.label, piece, len(got), err, len(content))
 		}
 	}
-	id := p.newID()
-	p.write(mcpioCallLine(id, "read", mcpioReadArgs(9)))
+	id := p.startCall("read", mcpioReadArgs(9))
 	p.wantRead("call after 1 MB lines", p.response("read", id), 9)
+}
+
+// oversizeLine: a line over 16 MiB gets an error reply and the session goes on.
+func (p *mcpioProc) oversizeLine() {
+	p.t.Helper()
+	n := p.count()
+	p.start("ping", map[string]any{"_meta": map[string]any{"pad": strings.Repeat("y", 17<<20)}})
+	if _, ok := p.waitFrom(n, mcpRawTimeout, func(x mcpMsg) bool { return x.Error != nil }); !ok {
+		p.t.Errorf("[%s] a 17 MiB line got no error reply (docs: longer than 16 MiB gets an error reply); got:\n%s", p.label, p.dump())
+	}
+	p.wantRead("call after a 17 MiB line", p.response("read", p.startCall("read", mcpioReadArgs(3))), 3)
 }
 
 // exercise runs every scenario in one session, then checks it goes idle.
@@ -435,6 +415,7 @@ func (m mcpioMode) exercise(t *testing.T) {
 	p.pipelined(40)
 	p.splitWrites()
 	p.bigLines(root)
+	p.oversizeLine()
 	p.checkIdle("after the last answer")
 	if bad := p.badFrames(); len(bad) > 0 {
 		t.Errorf("[%s] lines on stdout that are not JSON: %q", p.label, bad)
@@ -459,8 +440,7 @@ func TestMCPStdioAnswersEveryMessage(t *testing.T) {
 func (p *mcpioProc) mcpioBashSleep(root string) (int, int) {
 	p.t.Helper()
 	pidFile := filepath.Join(root, fmt.Sprintf("pid-%d", time.Now().UnixNano()))
-	id := p.newID()
-	p.write(mcpioCallLine(id, "bash", map[string]any{"command": "echo $$ > " + pidFile + "; exec sleep 30", "timeout": 60}))
+	id := p.startCall("bash", map[string]any{"command": "echo $$ > " + pidFile + "; exec sleep 30", "timeout": 60})
 	var pid int
 	if !waitUntil(mcpRawTimeout, func() bool {
 		b, err := os.ReadFile(pidFile)
@@ -475,13 +455,14 @@ func (p *mcpioProc) mcpioBashSleep(root string) (int, int) {
 	return id, pid
 }
 
+// mcpioStat is /proc/<pid>/stat's fields after the command name (state first).
+func mcpioStat(pid int) []string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+}
+
 func mcpioAlive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	f := mcpioStat(pid)
 	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 
@@ -506,8 +487,7 @@ func TestMCPStdioEnding(t *testing.T) {
 					id, pid := 0, 0
 					switch tc.when {
 					case "after a request":
-						id = p.newID()
-						p.write(mcpioCallLine(id, "read", mcpioReadArgs(4)))
+						id = p.startCall("read", mcpioReadArgs(4))
 					case "after an answer":
 						p.lockstep(10)
 					case "with a command running":
@@ -517,7 +497,7 @@ func TestMCPStdioEnding(t *testing.T) {
 						p.stopReading()
 						defer p.gate.Unlock()
 						for k := 0; k < 80; k++ {
-							p.write(mcpioCallLine(p.newID(), "read", map[string]any{"path": "big.txt", "limit": 4000}))
+							p.startCall("read", map[string]any{"path": "big.txt", "limit": 4000})
 						}
 						time.Sleep(300 * time.Millisecond)
 					}
@@ -537,7 +517,9 @@ func TestMCPStdioEnding(t *testing.T) {
 							t.Errorf("[%s] bash call at EOF: error %d %s, want a result or -32800", m.name, r.Error.Code, r.Error.Message)
 						}
 					}
-					if !p.exitedWithin(mcpRawTimeout) {
+					select {
+					case <-p.done:
+					case <-time.After(mcpRawTimeout):
 						t.Errorf("[%s] server still running %v after %s %s", m.name, mcpRawTimeout, tc.end, tc.when)
 					}
 					if pid != 0 && !waitUntil(mcpRawTimeout, func() bool { return !mcpioAlive(pid) }) {
@@ -590,28 +572,6 @@ func TestMCPStdioFileStdin(t *testing.T) {
 	}
 }
 
-// A line over 16 MiB gets an error reply and the session goes on.
-func TestMCPStdioOversizeLine(t *testing.T) {
-	slow(t)
-	for _, m := range mcpioModes {
-		t.Run(m.name, func(t *testing.T) {
-			p := m.start(t, mcpioWorkspace(t))
-			id := p.newID()
-			p.write(mcpioReqLine(id, "ping", map[string]any{"_meta": map[string]any{"pad": strings.Repeat("y", 17<<20)}}))
-			m2, ok := p.wait(mcpRawTimeout, func(x mcpMsg) bool { return x.Error != nil })
-			if !ok {
-				t.Errorf("[%s] a 17 MiB line got no error reply (docs: longer than 16 MiB gets an error reply); got:\n%s", m.name, p.dump())
-			} else {
-				t.Logf("[%s] 17 MiB line: id %s error %d %s", m.name, m2.ID, m2.Error.Code, m2.Error.Message)
-			}
-			if r := p.call("read", mcpioReadArgs(3)); !strings.Contains(r.text(), mcpioToken(3)) {
-				t.Errorf("[%s] call after a 17 MiB line: %.300q", m.name, r.text())
-			}
-			p.checkIdle("after a 17 MiB line")
-		})
-	}
-}
-
 // A client that stops reading stdout: the server's answers back up, it does
 // not burn CPU meanwhile, and every answer comes once the client reads.
 func TestMCPStdioBlockedStdout(t *testing.T) {
@@ -632,13 +592,11 @@ func TestMCPStdioBlockedStdout(t *testing.T) {
 			p.stopReading()
 			var ids []int
 			for k := 0; k < 80; k++ {
-				id := p.newID()
-				ids = append(ids, id)
+				args := mcpioReadArgs(k % mcpioFiles)
 				if k%2 == 0 {
-					p.write(mcpioCallLine(id, "read", bigArgs))
-				} else {
-					p.write(mcpioCallLine(id, "read", mcpioReadArgs(k%mcpioFiles)))
+					args = bigArgs
 				}
+				ids = append(ids, p.startCall("read", args))
 			}
 			p.checkIdle("with stdout full")
 			answered := 0
