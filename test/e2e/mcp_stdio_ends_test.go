@@ -117,10 +117,12 @@ func mcpioStart(t *testing.T, label, root string, sock bool) *mcpioProc {
 
 // mcpioSocketPair is a connected Unix stream socket pair.
 func mcpioSocketPair() (*os.File, *os.File, error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		return nil, nil, err
 	}
+	syscall.CloseOnExec(fds[0]) // SOCK_CLOEXEC is Linux's: this builds on macOS too
+	syscall.CloseOnExec(fds[1])
 	return os.NewFile(uintptr(fds[0]), "sock-a"), os.NewFile(uintptr(fds[1]), "sock-b"), nil
 }
 
