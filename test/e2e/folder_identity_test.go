@@ -21,14 +21,14 @@ import (
 // identFolders starts agentls (bypass mode: only deny rules decide) on two
 // fresh folders a and b. dir is a (first) or b, other the other one; in
 // names a file of dir as a model would (relative in the first folder) and
-// ls is the arguments listing dir.
-func identFolders(t *testing.T, first bool) (c *harness.Client, ctx context.Context, dir, other string, in func(string) string, ls map[string]any) {
+// ls is the arguments listing dir; env is added to the server's.
+func identFolders(t *testing.T, first bool, env ...string) (c *harness.Client, ctx context.Context, dir, other string, in func(string) string, ls map[string]any) {
 	t.Helper()
 	base := resolvedWorkspace(t, nil)
 	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
 	writeFiles(t, a, map[string]string{"x.txt": "old-x in a\n"})
 	writeFiles(t, b, map[string]string{"x.txt": "old-x in b\n"})
-	c, ctx = startOpts(t, harness.Options{Root: a}, map[string]any{"rootUri": fileURI(a), "workspaceFolders": nestedFolders(a, b), "initializationOptions": bypassOptions()})
+	c, ctx = startOpts(t, harness.Options{Root: a, Env: env}, map[string]any{"rootUri": fileURI(a), "workspaceFolders": nestedFolders(a, b), "initializationOptions": bypassOptions()})
 	dir, other, in, ls = a, b, func(n string) string { return n }, map[string]any{}
 	if !first {
 		dir, other, in, ls = b, a, func(n string) string { return filepath.Join(b, n) }, map[string]any{"path": b}
@@ -55,14 +55,19 @@ func identNotSearched(t *testing.T, ctx context.Context, c *harness.Client, dir,
 // something missing in it (read, ls, edit, write) and by every grep and
 // find; the watchers and its settings follow the new directory. While no
 // directory is there, calls in it say the folder no longer exists, and grep
-// and find without a path name it as not searched."
+// and find without a path name it as not searched." The read and ls rows run
+// the Go grep backend, the others the default one.
 func TestFolderIdentityFolderReplaced(t *testing.T) {
 	slow(t)
 	t.Parallel()
 	for i, trigger := range []string{"read", "ls", "edit", "write", "grep", "find"} {
 		first, mv := i%2 == 0, i/2%2 == 1 // rm -rf, or mv dir dir.old
 		t.Run(fmt.Sprintf("%s/first folder %v/mv %v", trigger, first, mv), func(t *testing.T) {
-			c, ctx, dir, other, in, ls := identFolders(t, first)
+			var env []string
+			if i < 2 {
+				env = []string{"AGENTLS_GREP_BACKEND=go"}
+			}
+			c, ctx, dir, other, in, ls := identFolders(t, first, env...)
 			call := func(tool string, args map[string]any) harness.Result { return c.CallTool(ctx, tool, args) }
 			wantResult(t, "read before removal", call("read", map[string]any{"path": in("x.txt")}), false, "old-x")
 			remove := os.RemoveAll
@@ -90,6 +95,15 @@ func TestFolderIdentityFolderReplaced(t *testing.T) {
 			wantResult(t, "ls while gone", call("ls", ls), true, identGone)
 			wantResult(t, "edit while gone", call("edit", editCall(in("x.txt"), "old-x", "EDITED-WHILE-GONE")), true, identGone)
 			wantResult(t, "write while gone", call("write", map[string]any{"path": in("gone.txt"), "content": "written while gone\n"}), true, identGone)
+			if !mv {
+				wantResult(t, "grep in it while gone", call("grep", map[string]any{"pattern": "old-x", "path": dir}), true)
+			}
+			if first {
+				wantResult(t, "bash in the gone first folder", call("bash", map[string]any{"command": "true"}), true)
+			}
+			if _, err := os.Stat(dir); err == nil {
+				t.Errorf("a call re-created the deleted folder")
+			}
 			oldUntouched("a call while gone")
 			if first {
 				identNotSearched(t, ctx, c, dir, "old-x", []string{filepath.Join(other, "x.txt")})
