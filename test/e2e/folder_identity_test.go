@@ -1,9 +1,7 @@
 package e2e
 
-// Folder identity and large files (docs/protocol.md: a workspace folder
-// deleted, replaced or turned into a symlink; docs/tools.md: read's large
-// files and the edit guard over them; a UTF-16 one is
-// read/utf16_file_over_16mib_refused_with_iconv.txtar).
+// Folder identity (docs/protocol.md: a workspace folder deleted, replaced
+// or turned into a symlink).
 
 import (
 	"context"
@@ -195,58 +193,6 @@ func TestFolderIdentityFolderSymlinked(t *testing.T) {
 				t.Errorf("write followed the symlink into %s", target)
 			}
 			identNotSearched(t, ctx, c, dir, "link-", nil, "y.txt", "link-x", "link-y")
-		})
-	}
-}
-
-// "only the lines shown are kept, while the same
-// pass … hashes the content for the edit guard": after a read of a file
-// over 16 MiB an edit is allowed, and a change after the read is caught.
-func TestEditAfterReadingAFileOver16MiB(t *testing.T) {
-	slow(t)
-	t.Parallel()
-	// 2.2 million 8-byte lines: over 16 MiB.
-	content := []byte(numberedLines(2_200_000, func(i int) string { return fmt.Sprintf("%07d", i) }))
-	for _, tc := range []struct {
-		name   string
-		change func(t *testing.T, p string) // between the read and the edit
-		stale  bool
-	}{
-		{"edit after the read", nil, false},
-		{"same-size change after the read", func(t *testing.T, p string) { // line 1: 0000001 → 9000001
-			f, _ := os.OpenFile(p, os.O_WRONLY, 0)
-			defer f.Close()
-			f.WriteAt([]byte("9"), 0)
-		}, true},
-		{"appended after the read", func(t *testing.T, p string) {
-			f, _ := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
-			defer f.Close()
-			f.WriteString("tail\n")
-		}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ws := resolvedWorkspace(t, nil)
-			p := filepath.Join(ws, "big.log")
-			writeBytes(t, p, content)
-			c, ctx := startIn(t, ws, bypass())
-			wantResult(t, "read", c.CallTool(ctx, "read", map[string]any{"path": "big.log", "offset": 10, "limit": 5}), false, "of 2200000")
-			if tc.change != nil {
-				tc.change(t, p)
-			}
-			before := readFile(t, p)
-			r := c.CallTool(ctx, "edit", editCall("big.log", "\n0000020\n", "\n0000020 edited\n"))
-			if tc.stale {
-				wantResult(t, "edit after a change", r, true, "changed since you read it", "Read it again")
-				if readFile(t, p) != before {
-					t.Errorf("a refused edit changed the file")
-				}
-				return
-			}
-			wantResult(t, "edit after a read of a file over 16 MiB", r, false, "Edited big.log")
-			got := readFile(t, p)
-			if want := strings.Replace(string(content), "\n0000020\n", "\n0000020 edited\n", 1); got != want {
-				t.Errorf("file after the edit differs from the expected content (len %d, want %d)", len(got), len(want))
-			}
 		})
 	}
 }
