@@ -168,11 +168,6 @@ func folderCfgListChangedSince(c *harness.Client, t0 time.Time) bool {
 	return ok
 }
 
-// folderCfgCaller is a tool call on c.
-func folderCfgCaller(c *harness.Client, ctx context.Context) func(string, any) harness.Result {
-	return func(name string, args any) harness.Result { return c.CallTool(ctx, name, args) }
-}
-
 // Each folder's extension tool and upstream server (in either mcp.json
 // shape) are found by tool_search (their deferral: tool_search_test.go); an
 // upstream runs in the folder whose mcp.json declares it, and a server from
@@ -186,7 +181,7 @@ func TestFolderToolsAndServersRunInTheirFolder(t *testing.T) {
 	cfgHome := t.TempDir()
 	writeFile(t, filepath.Join(cfgHome, "agentls", "mcp.json"), compactJSON(map[string]any{"mcpServers": map[string]any{user.server(): folderCfgServer(user.marker)}}))
 	c, ctx := folderCfgStart(t, []string{"XDG_CONFIG_HOME=" + cfgHome}, a, b)
-	call := folderCfgCaller(c, ctx)
+	call := func(name string, args any) harness.Result { return c.CallTool(ctx, name, args) }
 
 	if !folderCfgFound(t, call, a.ext(), a.upstream(), b.ext(), b.upstream(), user.upstream()) {
 		t.Fatalf("tool_search does not find every folder's tools:\n%s", folderCfgSearch(t, call))
@@ -216,7 +211,7 @@ func TestFolderConfigurationFollowsTheFolder(t *testing.T) {
 		"f.txt":                        numberedLines(20, func(i int) string { return fmt.Sprint("fc B ", i) }),
 	})
 	c, ctx := folderCfgStart(t, nil, a)
-	call := folderCfgCaller(c, ctx)
+	call := func(name string, args any) harness.Result { return c.CallTool(ctx, name, args) }
 	bash := func(cmd string) harness.Result { return call("bash", map[string]any{"command": cmd}) }
 	wantResult(t, "B's rule before B is added", bash(deniedB), false, "fc-b-denied now")
 	wantLacks(t, "tool_search before B is added", folderCfgSearch(t, call), b.ext(), b.upstream())
@@ -324,7 +319,7 @@ func TestFolderToolAndServerFilesReloadLive(t *testing.T) {
 	a := folderCfgNewFolder(t, "a", "servers", "", nil)
 	b := folderCfgNewFolder(t, "b", "servers", "", nil)
 	c, ctx := folderCfgStart(t, nil, a, b)
-	call := folderCfgCaller(c, ctx)
+	call := func(name string, args any) harness.Result { return c.CallTool(ctx, name, args) }
 	folderCfgSearch(t, call)
 	tools := filepath.Join(b.dir, ".agentls", "tools")
 
@@ -362,31 +357,22 @@ func TestFolderToolAndServerFilesReloadLive(t *testing.T) {
 	}
 }
 
-// A folder's path rules hold for its files, anchored at its root (in grep
-// results too); the editor's path rules are relative to each folder alike.
+// The editor's path rules are relative to each folder alike, in grep
+// results too. (A folder's own rules, anchored at its root:
+// folders/settings_of_each_folder.txtar.)
 func TestFolderPathRulesAnchorAtTheirFolder(t *testing.T) {
 	t.Parallel()
 	files := func(who string) map[string]string {
 		return map[string]string{"x.txt": "fc-needle " + who + " x\n", "y.txt": "fc-needle " + who + " y\n"}
 	}
 	a, b := resolvedWorkspace(t, files("A")), resolvedWorkspace(t, files("B"))
-	writeFile(t, filepath.Join(a, ".agentls", "settings.json"), `{"permissions": {"deny": ["Read(./x.txt)"]}}`)
 	c, ctx := startIn(t, a, map[string]any{"workspaceFolders": nestedFolders(a, b), "initializationOptions": map[string]any{"permissions": map[string]any{"deny": []any{"Read(./y.txt)"}}}})
-	for _, tc := range []struct {
-		name, path string
-		denied     bool
-		want       string
-	}{
-		{"A's rule on A's file", filepath.Join(a, "x.txt"), true, "Read(./x.txt)"},
-		{"A's rule not on B's file", filepath.Join(b, "x.txt"), false, "fc-needle B x"},
-		{"editor rule on A's file", filepath.Join(a, "y.txt"), true, "Read(./y.txt)"},
-		{"editor rule on B's file", filepath.Join(b, "y.txt"), true, "Read(./y.txt)"},
-	} {
-		wantResult(t, tc.name, c.CallTool(ctx, "read", map[string]any{"path": tc.path}), tc.denied, tc.want)
+	for _, d := range []string{a, b} {
+		wantResult(t, "editor rule in "+d, c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(d, "y.txt")}), true, "Read(./y.txt)")
 	}
 	r := c.CallTool(ctx, "grep", map[string]any{"pattern": "fc-needle"}).Text()
-	wantContains(t, "grep over both folders", r, "fc-needle B x")
-	wantLacks(t, "grep over both folders", r, "fc-needle A x", "fc-needle A y", "fc-needle B y")
+	wantContains(t, "grep over both folders", r, "fc-needle A x", "fc-needle B x")
+	wantLacks(t, "grep over both folders", r, "fc-needle A y", "fc-needle B y")
 }
 
 // The second folder's settings obey the same limits as the first's: a
@@ -422,7 +408,7 @@ func TestDuplicateDeclarationsAcrossFoldersAreReported(t *testing.T) {
 		writeFile(t, filepath.Join(f.dir, ".agentls", "tools", "fcfg_dup_ext.json"), folderCfgTool("fcfg_dup_ext", "echo fc-dup-"+f.name))
 	}
 	c, ctx := folderCfgStart(t, nil, a, b)
-	call := folderCfgCaller(c, ctx)
+	call := func(name string, args any) harness.Result { return c.CallTool(ctx, name, args) }
 	wantContains(t, "tool_search", folderCfgSearch(t, call), "fcfgdup__where", "fcfg_dup_ext")
 	folderCfgWhere(t, call("fcfgdup__where", map[string]any{}).Text())
 	for _, name := range []string{"fcfgdup", "fcfg_dup_ext"} {

@@ -52,15 +52,11 @@ func TestUnusableWorkspaceFolderIsSkippedAndShownToTheUser(t *testing.T) {
 		})
 		return ok
 	}
-	if r := c.CallTool(ctx, "read", map[string]any{"path": "g.txt"}); r.IsError || !strings.Contains(r.Text(), "good folder") {
-		t.Fatalf("read in the good folder: %q", r.Text())
-	}
+	wantResult(t, "read in the good folder", c.CallTool(ctx, "read", map[string]any{"path": "g.txt"}), false, "good folder")
 	if !shown(missing) {
 		t.Errorf("no window/showMessage names the skipped folder %s: %v", missing, c.Notes("window/showMessage"))
 	}
-	if r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(decoy, "decoy.txt")}); !r.IsError {
-		t.Errorf("--root was read beside the editor's folders: %q", r.Text())
-	}
+	wantResult(t, "--root beside the editor's folders", c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(decoy, "decoy.txt")}), true)
 
 	// The editor removes the good folder and adds a missing one.
 	nestedChange(t, ctx, c, []string{missing + "2"}, []string{good})
@@ -68,18 +64,13 @@ func TestUnusableWorkspaceFolderIsSkippedAndShownToTheUser(t *testing.T) {
 		t.Errorf("no window/showMessage names the added folder that is missing: %v", c.Notes("window/showMessage"))
 	}
 	for _, p := range []string{filepath.Join(good, "g.txt"), "g.txt", filepath.Join(decoy, "decoy.txt"), "decoy.txt"} {
-		r := c.CallTool(ctx, "read", map[string]any{"path": p})
-		if !r.IsError || !strings.Contains(r.Text(), "No workspace folder") || !strings.Contains(r.Text(), missing+"2") {
-			t.Errorf("read %s with no usable folder: isError=%v %q", p, r.IsError, r.Text())
-		}
+		wantResult(t, "read "+p+" with no usable folder", c.CallTool(ctx, "read", map[string]any{"path": p}), true, "No workspace folder", missing+"2")
 	}
 
 	// Adding a usable folder ends the refusal (removing one that is not
 	// there changes nothing); the missing one is still no folder.
 	nestedChange(t, ctx, c, []string{good}, []string{filepath.Join(missing, "other")})
-	if r := c.CallTool(ctx, "read", map[string]any{"path": "g.txt"}); r.IsError || !strings.Contains(r.Text(), "good folder") {
-		t.Errorf("read after the good folder came back: %q", r.Text())
-	}
+	wantResult(t, "read after the good folder came back", c.CallTool(ctx, "read", map[string]any{"path": "g.txt"}), false, "good folder")
 	wantResult(t, "grep after the good folder came back", c.CallTool(ctx, "grep", map[string]any{"pattern": "good"}), false, "g.txt:1: good folder")
 	wantLacks(t, "ls (a folder that does not exist is no folder)", c.CallTool(ctx, "ls", map[string]any{}).Text(), "more folder")
 }
