@@ -359,49 +359,29 @@ func hugeProgress(s *hugeServer, callID string) []harness.Note {
 func TestHugeBash(t *testing.T) {
 	hugeDisk(t)
 
+	// The tail, the spill file's bytes and the progress throttle:
+	// internal/proc TestRunMemoryBounded; here the tool's result and notices.
 	t.Run("Print200MiB", func(t *testing.T) {
 		s := hugeStart(t, t.TempDir())
-		start := time.Now()
 		r := s.c.CallTool(s.ctx, "bash", map[string]any{"command": "head -c 209715200 /dev/zero | tr '\\0' a | fold -w 100"})
-		run := time.Since(start)
 		text := r.Text()
 		if r.IsError {
 			t.Fatalf("bash: isError:\n%s", hugeShow(text))
 		}
-		const lines = 2097152                 // 200 MiB in lines of 100
-		const total = 209715200 + (lines - 1) // fold adds a newline between lines
-		// Whole lines in the byte tail, beside the notices (at most 1 KiB).
-		const shown = hugeBashBytes / (100 + 1)
+		const lines = 2097152 // 200 MiB in lines of 100
 		if len(text) > hugeBashBytes {
 			t.Errorf("result is %d bytes, over the %d-byte budget (notices included)", len(text), hugeBashBytes)
 		}
 		a100 := strings.Repeat("a", 100)
 		got := strings.Count(text, a100)
-		if got < (hugeBashBytes-1024)/101 || got > shown {
-			t.Errorf("result keeps %d output lines, want the tail of up to %d lines that fits %d bytes with the notices", got, shown, hugeBashBytes)
-		}
-		if !strings.Contains(text, a100+"\n") && !strings.HasSuffix(text, a100) {
-			t.Errorf("tail lacks full output lines")
-		}
-		// Notice: spill path, the line range shown, the read call, and (the
-		// spill file being capped at 64 MiB) that it holds only the start
-		// and how many bytes were lost.
 		hugeMatch(t, "bash notice: lines shown", text, `\b`+hugeNum(int64(lines-got+1))+`-`+hugeNum(lines)+`\b`)
 		spill := hugeSpillPath(t, text, s.cache)
-		hugeCheckSpill(t, text, spill, total, func(i int64) byte {
-			if i%101 == 100 {
-				return '\n'
-			}
-			return 'a'
-		})
+		hugeCheckSpill(t, text, spill, 209715200+(lines-1), a100+"\n"+a100+"\n")
 		// The spill file opens with read, by its absolute path.
-		rr := s.c.CallTool(s.ctx, "read", map[string]any{"path": spill, "limit": 2})
-		if rr.IsError || !strings.Contains(rr.Text(), hugeLine(1, a100)) {
-			t.Errorf("read of the spill file (isError %v):\n%s", rr.IsError, hugeShow(rr.Text()))
-		}
+		wantResult(t, "read of the spill file", s.c.CallTool(s.ctx, "read", map[string]any{"path": spill, "limit": 2}), false, hugeLine(1, a100))
 		notes := hugeProgress(s, r.CallID)
-		if maxNotes := int(run/(50*time.Millisecond)) + 2; len(notes) == 0 || len(notes) > maxNotes {
-			t.Errorf("%d progress notifications in %v, want 1 to %d (at most one per 50 ms)", len(notes), run, maxNotes)
+		if len(notes) == 0 {
+			t.Errorf("no tools/progress notification")
 		}
 		for _, n := range notes {
 			if len(n.Params) > 16*1024 {
@@ -427,7 +407,7 @@ func TestHugeBash(t *testing.T) {
 		const cut = 64*hugeMiB - 2000
 		hugeMatch(t, "one-line cut", text, `(?:^|\n)`+strings.Repeat("b", 1500)+` ?… \[`+hugeNum(cut)+` characters cut\] … ?`+strings.Repeat("b", 500)+`(?:\n|$)`)
 		spill := hugeSpillPath(t, text, s.cache)
-		hugeCheckSpill(t, text, spill, 64*hugeMiB, func(int64) byte { return 'b' })
+		hugeCheckSpill(t, text, spill, 64*hugeMiB, strings.Repeat("b", 1000))
 		s.checkMem(t, "bash printing one 64 MiB line", hugePeakGrowth)
 	})
 }
@@ -534,39 +514,21 @@ func TestHugeBatch(t *testing.T) {
 	s.checkMem(t, "callBatch of 20 reads of 32 MiB", hugePeakGrowth)
 }
 
-// hugeCheckSpill checks the spill file against docs/tools.md: at most 64 MiB;
-// when it could not hold everything, the notice says it holds only the
-// start and how many bytes were lost, and the file holds exactly the other
-// bytes (want(i) is byte i of the command's output).
-func hugeCheckSpill(t *testing.T, text, spill string, total int64, want func(int64) byte) {
+// hugeCheckSpill checks the notice against docs/tools.md: the output being
+// more than the 64 MiB spill file holds, it says only the start is saved and
+// how many bytes were not; the file stays within the cap, holds the other
+// bytes and starts as the output does.
+func hugeCheckSpill(t *testing.T, text, spill string, total int64, start string) {
 	t.Helper()
 	b, err := os.ReadFile(spill)
 	if err != nil {
 		t.Fatalf("spill file: %v", err)
 	}
-	if len(b) > hugeSpillCap {
-		t.Errorf("spill file is %d bytes, over the %d-byte cap", len(b), hugeSpillCap)
+	var lost int64
+	if m := hugeMatch(t, "spill notice", text, `Only the start of the output is saved[^\n]* (\d+) bytes more were not saved`); m != nil {
+		lost, _ = strconv.ParseInt(m[1], 10, 64)
 	}
-	saved := total
-	if m := regexp.MustCompile(`(\d[\d,]*) (?:more )?bytes (?:more )?(?:were )?(?:not saved|lost)`).FindStringSubmatch(text); m != nil {
-		lost, _ := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
-		saved = total - lost
-		if !regexp.MustCompile(`(?i)only the start`).MatchString(text) {
-			t.Errorf("notice gives %d bytes lost but does not say the file holds only the start", lost)
-		}
-	} else if total > hugeSpillCap {
-		t.Errorf("output of %d bytes exceeds the spill cap, but the notice gives no count of lost bytes:\n%s", total, hugeShow(text))
-	}
-	if saved < hugeSpillCap-4096 && saved != total {
-		t.Errorf("spill file holds %d output bytes: far below the %d-byte cap", saved, hugeSpillCap)
-	}
-	if int64(len(b)) < saved {
-		t.Fatalf("spill file is %d bytes, less than the %d output bytes the notice implies were saved", len(b), saved)
-	}
-	for i := range saved {
-		if b[i] != want(i) {
-			t.Errorf("spill byte %d = %q, want %q (the output's start)", i, b[i], want(i))
-			break
-		}
+	if len(b) > hugeSpillCap || int64(len(b)) < total-lost || lost == 0 || !strings.HasPrefix(string(b), start) {
+		t.Errorf("spill file is %d bytes starting %.40q, %d bytes not saved; want the %d bytes saved within the %d-byte cap, starting %.40q", len(b), b, lost, total-lost, hugeSpillCap, start)
 	}
 }

@@ -24,20 +24,9 @@ func rootsNewDirs(t *testing.T) rootsDirs {
 	t.Helper()
 	base := resolvedWorkspace(t, nil)
 	d := rootsDirs{A: filepath.Join(base, "alpha"), B: filepath.Join(base, "beta"), C: filepath.Join(base, "gamma")}
-	writeFiles(t, d.A, map[string]string{
-		"a.txt":    "alpha only file\n",
-		"same.txt": "same in ALPHA\n",
-	})
-	writeFiles(t, d.B, map[string]string{
-		"b.txt":        "beta only file\n",
-		"same.txt":     "same in BETA\n",
-		"sub/deep.txt": "beta deep MARKER18\n",
-	})
-	writeFiles(t, d.C, map[string]string{
-		"c.txt":    "gamma outside file\n",
-		"a.txt":    "gamma decoy a\n",
-		"same.txt": "same in GAMMA\n",
-	})
+	writeFiles(t, d.A, map[string]string{"a.txt": "alpha only file\n", "same.txt": "same in ALPHA\n"})
+	writeFiles(t, d.B, map[string]string{"b.txt": "beta only file\n", "same.txt": "same in BETA\n", "sub/deep.txt": "beta deep MARKER18\n"})
+	writeFiles(t, d.C, map[string]string{"c.txt": "gamma outside file\n", "a.txt": "gamma decoy a\n", "same.txt": "same in GAMMA\n"})
 	return d
 }
 
