@@ -71,7 +71,7 @@ func staleRewrite(t *testing.T, writePath, statPath, body string) {
 }
 
 // stalePlain rewrites p in place with a same-size body and lets the mtime
-// move: the change a stat can see (the control for the watcher).
+// move: the change a stat can see.
 func stalePlain(t *testing.T, p, body string) {
 	t.Helper()
 	f, err := os.OpenFile(p, os.O_WRONLY, 0)
@@ -120,14 +120,6 @@ func staleBody(name, tag string) string {
 	return fmt.Sprintf("alpha %s %s\nsecond line stays\n", name, tag)
 }
 
-type staleTiming int
-
-const (
-	staleSoon      staleTiming = iota // change < 1 s after the read
-	staleSlept                        // change 2.5 s after the read
-	staleBackdated                    // the file's mtime is an hour before the read
-)
-
 // staleLocations are where the rewritten files live: the root, two ignored
 // directories, a hidden one.
 var staleLocations = []struct {
@@ -144,13 +136,13 @@ var staleLocations = []struct {
 // edit one file and write another; in a watched location the edited one's
 // readStale notification comes. (A change that moves the mtime:
 // edit/stale_after_external_change_refused.txtar.)
-func staleRewriteCase(t *testing.T, timing staleTiming) {
+func staleRewriteCase(t *testing.T, backdate, sleep bool) {
 	files := map[string]string{".gitignore": "dist/\nnode_modules/\n"}
 	for _, l := range staleLocations {
 		files[l.dir+"e.txt"], files[l.dir+"w.txt"] = staleBody(l.dir+"e.txt", "AAAA"), staleBody(l.dir+"w.txt", "AAAA")
 	}
 	ws := resolvedWorkspace(t, files)
-	if timing == staleBackdated {
+	if backdate {
 		for rel := range files {
 			staleBackdate(t, filepath.Join(ws, rel))
 		}
@@ -159,7 +151,7 @@ func staleRewriteCase(t *testing.T, timing staleTiming) {
 	for rel := range files {
 		mustRead(t, c, ctx, rel)
 	}
-	if timing == staleSlept {
+	if sleep {
 		time.Sleep(2500 * time.Millisecond) // deliberate: the read is no longer recent
 	}
 	for _, l := range staleLocations {
@@ -185,15 +177,15 @@ func staleRewriteCase(t *testing.T, timing staleTiming) {
 func TestStaleRewriteTimesRestored(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name   string
-		timing staleTiming
-	}{{"soon", staleSoon}, {"after sleep", staleSlept}, {"backdated", staleBackdated}} {
+		name            string
+		backdate, sleep bool
+	}{{"soon", false, false}, {"after sleep", false, true}, {"backdated", true, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.timing == staleSlept {
+			if tc.sleep {
 				slow(t)
 			}
 			t.Parallel()
-			staleRewriteCase(t, tc.timing)
+			staleRewriteCase(t, tc.backdate, tc.sleep)
 		})
 	}
 }
