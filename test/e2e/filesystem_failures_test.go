@@ -53,8 +53,7 @@ func fsFailPut(t *testing.T, ws string, files map[string]string, mode os.FileMod
 // without a tools/confirm question this client could not answer).
 func fsFailStart(t *testing.T, ws string, env ...string) (*harness.Client, context.Context) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	t.Cleanup(cancel)
+	ctx := testCtx(t, 40*time.Second)
 	c := harness.Start(t, harness.Options{Root: ws, Env: env, Process: true})
 	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "acceptEdits"}})
 	return c, ctx
@@ -292,7 +291,7 @@ func TestFilesystemRefusalsLeaveFilesWhole(t *testing.T) {
 				f.setup(t, ws)
 			}
 			keep, dir := filepath.Join(ws, f.keep), filepath.Dir(filepath.Join(ws, f.keep))
-			before, names := fsBytes(t, keep), dirNames(t, dir)
+			before, names := readFile(t, keep), dirNames(t, dir)
 			st0, _ := os.Stat(keep)
 			var c *harness.Client
 			var ctx context.Context
@@ -314,7 +313,7 @@ func TestFilesystemRefusalsLeaveFilesWhole(t *testing.T) {
 				if strings.Contains(r.Text(), "top secret") {
 					t.Errorf("%s leaked the content: %q", what, r.Text())
 				}
-				if got := fsBytes(t, keep); got != before {
+				if got := readFile(t, keep); got != before {
 					t.Errorf("%s: %s changed: %d bytes %.60q, want %.60q", what, f.keep, len(got), got, before)
 				}
 				if st, _ := os.Stat(keep); st.Mode() != st0.Mode() || !os.SameFile(st, st0) {
@@ -333,16 +332,6 @@ func TestFilesystemRefusalsLeaveFilesWhole(t *testing.T) {
 			}
 		})
 	}
-}
-
-// fsBytes is a file's content as root reads it.
-func fsBytes(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%s unreadable: %v", p, err)
-	}
-	return string(b)
 }
 
 // fsReadOnlyMount bind-mounts ws/mnt onto itself read-only.

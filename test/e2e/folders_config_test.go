@@ -162,8 +162,7 @@ func folderCfgWhere(t *testing.T, text string, f ...folderCfgFolder) folderCfgWh
 	return info
 }
 
-// folderCfgListChangedSince waits for a tools/listChanged sent after t0.
-func folderCfgListChangedSince(c *harness.Client, t0 time.Time) bool {
+func folderCfgListChangedSince(c *harness.Client, t0 time.Time) bool { // a tools/listChanged after t0
 	_, ok := c.WaitNote(10*time.Second, func(n harness.Note) bool { return n.Method == "tools/listChanged" && n.At.After(t0) })
 	return ok
 }

@@ -88,13 +88,10 @@ func hugeStart(t *testing.T, ws string, env ...string) *hugeServer {
 	cache := t.TempDir()
 	env = append([]string{"XDG_CACHE_HOME=" + cache}, env...)
 	c := harness.Start(t, harness.Options{Root: ws, Env: env, Process: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
+	ctx := testCtx(t, 60*time.Second)
 	c.Initialize(ctx, map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
 	// One small call first: the baseline includes a warmed-up tool path.
-	if err := os.WriteFile(filepath.Join(ws, "huge-warm.txt"), []byte("warm\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(ws, "huge-warm.txt"), "warm\n")
 	if r := c.CallTool(ctx, "read", map[string]any{"path": "huge-warm.txt"}); r.IsError {
 		t.Fatalf("warm-up read failed: %s", r.Text())
 	}
@@ -109,11 +106,8 @@ func hugeHWM(t *testing.T, pid int) int64 {
 		t.Fatalf("agentls (pid %d) is gone: %v", pid, err)
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			if err != nil {
-				t.Fatalf("VmHWM %q: %v", l, err)
-			}
+		var kb int64
+		if n, _ := fmt.Sscanf(l, "VmHWM: %d kB", &kb); n == 1 {
 			return kb * 1024
 		}
 	}

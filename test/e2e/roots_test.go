@@ -18,13 +18,9 @@ func TestBadRootFlagIsSkippedAndNoneUsableExits2(t *testing.T) {
 	cwd := resolvedWorkspace(t, map[string]string{"cwd-secret.txt": "CWD SECRET\n"})
 	good := resolvedWorkspace(t, map[string]string{"f.txt": "a file\n"})
 	missing, file := filepath.Join(good, "gone"), filepath.Join(good, "f.txt")
-	for _, sub := range []string{"mcp", "call"} {
+	for sub, args := range map[string][]string{"mcp": {"mcp"}, "call": {"call", "read", `{"path":"cwd-secret.txt"}`}} {
 		t.Run(sub+", none usable", func(t *testing.T) {
-			args := []string{sub, "--root", missing, "--root", file}
-			if sub == "call" {
-				args = []string{"call", "read", `{"path":"cwd-secret.txt"}`, "--root", missing, "--root", file}
-			}
-			r := runAgentls(t, cwd, nil, args...)
+			r := runAgentls(t, cwd, nil, append(args, "--root", missing, "--root", file)...)
 			if r.code != 2 || !strings.Contains(r.stderr, missing) || !strings.Contains(r.stderr, file) || strings.Contains(r.stdout, "CWD SECRET") {
 				t.Errorf("%s: code %d stdout %q stderr %q; want 2 naming both roots", sub, r.code, r.stdout, r.stderr)
 			}
