@@ -5,7 +5,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,8 +84,10 @@ func TestFolderIdentityFolderReplaced(t *testing.T) {
 			wantResult(t, "ls while gone", call("ls", ls), true, identGone)
 			wantResult(t, "edit while gone", call("edit", editCall(in("x.txt"), "old-x", "EDITED-WHILE-GONE")), true, identGone)
 			wantResult(t, "write while gone", call("write", map[string]any{"path": in("gone.txt"), "content": "written while gone\n"}), true, identGone)
-			if !mv {
-				wantResult(t, "grep in it while gone", call("grep", map[string]any{"pattern": "old-x", "path": dir}), true)
+			for _, p := range []string{dir, filepath.Join(dir, "d")} {
+				if !mv {
+					wantResult(t, "grep in "+p+" while gone", call("grep", map[string]any{"pattern": "old-x", "path": p}), true)
+				}
 			}
 			if first {
 				wantResult(t, "bash in the gone first folder", call("bash", map[string]any{"command": "true"}), true)
@@ -147,13 +148,10 @@ func TestFolderIdentityFolderReplaced(t *testing.T) {
 			wantLacks(t, "ls of the folder's root (x.txt was in the old directory; secret.txt is denied)", l.Text(), "x.txt", "secret.txt")
 
 			// The watcher follows: a file read there, then changed from outside.
-			t0, yURI := time.Now(), fileURI(filepath.Join(dir, "y.txt"))
-			writeFile(t, filepath.Join(dir, "y.txt"), "changed outside\n")
-			if _, ok := c.WaitNote(8*time.Second, func(n harness.Note) bool {
-				var p struct{ URI, Kind string }
-				return n.Method == "workspace/externalChange" && !n.At.Before(t0) && json.Unmarshal(n.Params, &p) == nil && p.URI == yURI && p.Kind == "changed"
-			}); !ok {
-				t.Errorf("no workspace/externalChange {uri: %s, kind: changed}; notes: %v", yURI, c.Notes("workspace/externalChange"))
+			t0, y := time.Now(), filepath.Join(dir, "y.txt")
+			writeFile(t, y, "changed outside\n")
+			if _, _, ok := waitExt(c, 8*time.Second, t0, extOf(y, "changed")); !ok {
+				t.Errorf("no workspace/externalChange {uri: %s, kind: changed}; got %+v", fileURI(y), extChanges(c, y))
 			}
 		})
 	}

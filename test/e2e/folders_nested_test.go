@@ -8,7 +8,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -321,9 +320,8 @@ func TestFoldersNestedNestedExternalChangeOnce(t *testing.T) {
 			c, ctx := nestedStartFolders(t, map[string][]string{"outer only": {outer}, "outer first": {outer, inner}, "inner first": {inner, outer}, "outer twice": {outer, outer}}[order]...)
 			x, y := filepath.Join(inner, "i.txt"), filepath.Join(outer, "o.txt")
 			changes := func(p string) (n int) {
-				for _, note := range c.Notes("workspace/externalChange") {
-					var ev struct{ URI, Kind string }
-					if json.Unmarshal(note.Params, &ev) == nil && ev.URI == fileURI(p) && ev.Kind == "changed" {
+				for _, e := range extChanges(c, p) {
+					if e.Kind == "changed" {
 						n++
 					}
 				}

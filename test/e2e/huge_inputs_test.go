@@ -321,7 +321,6 @@ func hugeProgress(s *hugeServer, callID string) []harness.Note {
 
 func TestHugeBash(t *testing.T) {
 	hugeDisk(t)
-
 	// The tail, the spill file's bytes and the progress throttle:
 	// internal/proc TestRunMemoryBounded; here the tool's result and notices.
 	t.Run("Print200MiB", func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -176,19 +177,20 @@ func (m *rootsMCP) tool(t *testing.T, ctx context.Context, name string, args any
 func TestRootsMCPClientRoots(t *testing.T) {
 	t.Parallel()
 	d := rootsNewDirs(t)
+	writeFile(t, filepath.Join(d.A, ".agentls", "tools", "roots__probe.json"), folderCfgTool("roots__probe", "echo probe"))
 	m, ctx := rootsStartMCP(t, []map[string]any{{"uri": "https://example.com/repo", "name": "web"}, rootsFolder(d.A), {"uri": "untitled:Untitled-1", "name": "untitled"}, rootsFolder(d.B)}, "--root", d.C)
-	read := func(what, path string, isError bool, text string) {
+	listed := func() string { return string(m.call(t, ctx, "tools/list", map[string]any{})) }
+	read := func(what, path string, isError bool, text string) { // text is in a result, never in a refusal
 		t.Helper()
-		r := m.tool(t, ctx, "read", map[string]any{"path": path})
-		if wantResult(t, what, r, isError); isError {
-			wantLacks(t, what, r.Text(), text)
-		} else {
-			wantContains(t, what, r.Text(), text)
+		if r := m.tool(t, ctx, "read", map[string]any{"path": path}); r.IsError != isError || strings.Contains(r.Text(), text) == isError {
+			t.Errorf("%s: isError=%v %q; want isError=%v, and %q only in a result", what, r.IsError, r.Text(), isError, text)
 		}
 	}
 	read("relative in the first file root", "a.txt", false, "alpha only file")
 	read("abs in the second file root", filepath.Join(d.B, "b.txt"), false, "beta only file")
 	read("--root is outside", filepath.Join(d.C, "c.txt"), true, "gamma outside file")
+	wantResult(t, "tool_search enables root A's tool", m.tool(t, ctx, "tool_search", map[string]any{"query": "roots probe"}), false, "roots__probe")
+	wantContains(t, "tools/list with root A", listed(), `"roots__probe"`, `"title":"Probe (roots)"`)
 	before := m.asked()
 	if before == 0 {
 		t.Errorf("agentls never sent roots/list to a client declaring roots")
@@ -201,6 +203,9 @@ func TestRootsMCPClientRoots(t *testing.T) {
 	}
 	read("a removed root", filepath.Join(d.A, "a.txt"), true, "alpha only file")
 	read("relative now in the new root", "a.txt", false, "gamma decoy a")
+	if !waitUntil(5*time.Second, func() bool { return !strings.Contains(listed(), "roots__probe") }) {
+		t.Errorf("root A's extension tool still in tools/list after root A left")
+	}
 }
 
 // A stray roots/list_changed from a client that never declared roots does
