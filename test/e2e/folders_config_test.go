@@ -84,25 +84,17 @@ func folderCfgNewFolder(t *testing.T, name, key, settings string, files map[stri
 	return f
 }
 
-// folderCfgDirs is the folders' directories.
-func folderCfgDirs(fs ...folderCfgFolder) []string {
-	var out []string
-	for _, f := range fs {
-		out = append(out, f.dir)
-	}
-	return out
-}
-
-// folderCfgStart runs agentls on folders (the first one as --root too).
-func folderCfgStart(t *testing.T, env []string, opts map[string]any, folders ...folderCfgFolder) (*harness.Client, context.Context) {
+// folderCfgStart runs agentls in bypass mode on folders (the first one as
+// --root too).
+func folderCfgStart(t *testing.T, env []string, folders ...folderCfgFolder) (*harness.Client, context.Context) {
 	t.Helper()
-	params := map[string]any{"workspaceFolders": nestedFolders(folderCfgDirs(folders...)...)}
-	if opts != nil {
-		params["initializationOptions"] = opts
+	var dirs []string
+	for _, f := range folders {
+		dirs = append(dirs, f.dir)
 	}
 	c := harness.Start(t, harness.Options{Root: folders[0].dir, Env: append([]string{"XDG_CACHE_HOME=" + t.TempDir()}, env...)})
 	ctx := testCtx(t, 60*time.Second)
-	c.Initialize(ctx, params)
+	c.Initialize(ctx, map[string]any{"workspaceFolders": nestedFolders(dirs...), "initializationOptions": bypassOptions()})
 	return c, ctx
 }
 
@@ -170,15 +162,9 @@ func folderCfgWhere(t *testing.T, text string, f ...folderCfgFolder) folderCfgWh
 	return info
 }
 
-// folderCfgListChangedSince waits for a tools/listChanged sent after t0.
-func folderCfgListChangedSince(c *harness.Client, t0 time.Time) bool {
+func folderCfgListChangedSince(c *harness.Client, t0 time.Time) bool { // a tools/listChanged after t0
 	_, ok := c.WaitNote(10*time.Second, func(n harness.Note) bool { return n.Method == "tools/listChanged" && n.At.After(t0) })
 	return ok
-}
-
-// folderCfgCaller is a tool call on c.
-func folderCfgCaller(c *harness.Client, ctx context.Context) func(string, any) harness.Result {
-	return func(name string, args any) harness.Result { return c.CallTool(ctx, name, args) }
 }
 
 // Each folder's extension tool and upstream server (in either mcp.json
@@ -193,8 +179,8 @@ func TestFolderToolsAndServersRunInTheirFolder(t *testing.T) {
 	reapProcessesWithArg(t, user.marker)
 	cfgHome := t.TempDir()
 	writeFile(t, filepath.Join(cfgHome, "agentls", "mcp.json"), compactJSON(map[string]any{"mcpServers": map[string]any{user.server(): folderCfgServer(user.marker)}}))
-	c, ctx := folderCfgStart(t, []string{"XDG_CONFIG_HOME=" + cfgHome}, bypassOptions(), a, b)
-	call := folderCfgCaller(c, ctx)
+	c, ctx := folderCfgStart(t, []string{"XDG_CONFIG_HOME=" + cfgHome}, a, b)
+	call := func(name string, args any) harness.Result { return c.CallTool(ctx, name, args) }
 
 	if !folderCfgFound(t, call, a.ext(), a.upstream(), b.ext(), b.upstream(), user.upstream()) {
 		t.Fatalf("tool_search does not find every folder's tools:\n%s", folderCfgSearch(t, call))
@@ -223,8 +209,8 @@ func TestFolderConfigurationFollowsTheFolder(t *testing.T) {
 		".agentls/settings.local.json": `{"permissions": {"allow": [`,
 		"f.txt":                        numberedLines(20, func(i int) string { return fmt.Sprint("fc B ", i) }),
 	})
-	c, ctx := folderCfgStart(t, nil, bypassOptions(), a)
-	call := folderCfgCaller(c, ctx)
+	c, ctx := folderCfgStart(t, nil, a)
+	call := func(name string, args any) harness.Result { return c.CallTool(ctx, name, args) }
 	bash := func(cmd string) harness.Result { return call("bash", map[string]any{"command": cmd}) }
 	wantResult(t, "B's rule before B is added", bash(deniedB), false, "fc-b-denied now")
 	wantLacks(t, "tool_search before B is added", folderCfgSearch(t, call), b.ext(), b.upstream())
@@ -287,21 +273,14 @@ func TestFolderConfigurationFollowsTheFolder(t *testing.T) {
 }
 
 // Limits in a folder's settings file hold for the whole session's built-in
-// tools (enforced and stated in read's description); the first folder's
-// win over a later one's, the editor's over every file's; B's removal
-// rebuilds the tools without its limits, with tools/listChanged.
+// tools (enforced and stated in read's description); the first folder's win
+// over a later one's, the editor's over every file's. (Lifted when the
+// folder is removed: TestFolderConfigurationFollowsTheFolder.)
 func TestFolderLimits(t *testing.T) {
 	t.Parallel()
-	twenty := map[string]string{"twenty.txt": numberedLines(20, func(i int) string { return fmt.Sprint("fc line ", i) })}
-	settings := func(n int) string { // 0: no limits in the file
-		if n == 0 {
-			return ""
-		}
-		return fmt.Sprintf(`{"limits": {"readLines": %d}}`, n)
-	}
 	for _, tc := range []struct {
 		name         string
-		la, lb, want int
+		la, lb, want int // 0: no limits in the folder's settings
 		editor       map[string]any
 	}{
 		{"only B", 0, 7, 7, bypassOptions()},
@@ -310,87 +289,23 @@ func TestFolderLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			a := folderCfgNewFolder(t, "a", "servers", settings(tc.la), twenty)
-			b := folderCfgNewFolder(t, "b", "servers", settings(tc.lb), twenty)
-			c, ctx := folderCfgStart(t, nil, tc.editor, a, b)
-			call := folderCfgCaller(c, ctx)
-			readDesc := func() string { d, _ := folderCfgList(t, c, ctx, false)["read"]["description"].(string); return d }
-			for _, f := range []folderCfgFolder{a, b} { // the header and notice count: want-2 lines shown
-				wantResult(t, "read in folder "+f.name, call("read", map[string]any{"path": filepath.Join(f.dir, "twenty.txt")}), false,
+			var dirs []string
+			for _, n := range []int{tc.la, tc.lb} {
+				files := map[string]string{"twenty.txt": numberedLines(20, func(i int) string { return fmt.Sprint("fc line ", i) })}
+				if n != 0 {
+					files[".agentls/settings.json"] = fmt.Sprintf(`{"limits": {"readLines": %d}}`, n)
+				}
+				dirs = append(dirs, resolvedWorkspace(t, files))
+			}
+			c, ctx := startIn(t, dirs[0], map[string]any{"workspaceFolders": nestedFolders(dirs...), "initializationOptions": tc.editor})
+			for _, d := range dirs { // the header and notice count: want-2 lines shown
+				wantResult(t, "read in "+d, c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(d, "twenty.txt")}), false,
 					fmt.Sprintf("lines 1-%d of 20", tc.want-2), fmt.Sprintf("offset=%d", tc.want-1))
 			}
-			wantContains(t, "read description", readDesc(), fmt.Sprintf("%d lines", tc.want))
-			if tc.la != 0 {
-				return
-			}
-			t0 := time.Now()
-			nestedChange(t, ctx, c, nil, []string{b.dir})
-			if !folderCfgListChangedSince(c, t0) {
-				t.Errorf("no tools/listChanged after B (which set limits) was removed")
-			}
-			if !waitUntil(5*time.Second, func() bool {
-				return strings.Contains(call("read", map[string]any{"path": filepath.Join(a.dir, "twenty.txt")}).Text(), "lines 1-20 of 20")
-			}) {
-				t.Errorf("B's readLines still in force after B was removed")
-			}
-			wantContains(t, "read description after B removed", readDesc(), "2000 lines")
+			d, _ := folderCfgList(t, c, ctx, false)["read"]["description"].(string)
+			wantContains(t, "read description", d, fmt.Sprintf("%d lines", tc.want))
 		})
 	}
-}
-
-// Under `agentls mcp` the configuration follows the client's roots: both
-// roots' tools are found and each upstream runs in its folder; dropping root
-// B removes B's tools (with notifications/tools/list_changed), rules, limits
-// and upstream process; bringing B back restores them.
-func TestMCPRootsCarryTheirConfiguration(t *testing.T) {
-	t.Parallel()
-	const denied = "echo fc-b-denied now"
-	a := folderCfgNewFolder(t, "a", "mcpServers", "", map[string]string{"twenty.txt": numberedLines(20, func(i int) string { return fmt.Sprint("fc line ", i) })})
-	b := folderCfgNewFolder(t, "b", "servers", `{"permissions": {"deny": ["Bash(echo fc-b-denied:*)"]}, "limits": {"readLines": 7}}`, nil)
-	s, ctx := rootsStartMCPIn(t, "", []string{"XDG_CACHE_HOME=" + t.TempDir()}, nestedFolders(a.dir, b.dir), "--root", a.dir)
-	call := func(name string, args any) harness.Result { return s.tool(t, ctx, name, args) }
-	listed := func() string { // the tool names of tools/list, each between spaces
-		var res struct{ Tools []struct{ Name string } }
-		json.Unmarshal(s.call(t, ctx, "tools/list", map[string]any{}), &res)
-		out := " "
-		for _, tl := range res.Tools {
-			out += tl.Name + " "
-		}
-		return out
-	}
-	aTwenty := filepath.Join(a.dir, "twenty.txt")
-	wantResult(t, "read with root B's readLines 7", call("read", map[string]any{"path": aTwenty}), false, "lines 1-5 of 20", "offset=6")
-	wantContains(t, "tool_search", folderCfgSearch(t, call), a.ext(), a.upstream(), b.ext(), b.upstream())
-	for _, f := range []folderCfgFolder{a, b} {
-		folderCfgWhere(t, call(f.upstream(), map[string]any{}).Text(), f)
-	}
-	wantResult(t, "B's deny rule", call("bash", map[string]any{"command": denied}), true, "Bash(echo fc-b-denied:*)")
-	wantContains(t, "tools/list", listed(), " "+b.upstream()+" ", " "+b.ext()+" ")
-
-	mark := s.count()
-	s.setRoots(nestedFolders(a.dir))
-	if !waitUntil(10*time.Second, func() bool { return b.procs() == 0 }) {
-		t.Errorf("B's upstream still running after root B was dropped: %v", processesWithArg(b.marker))
-	}
-	if _, ok := s.waitFrom(mark, 10*time.Second, mcpMethod("notifications/tools/list_changed")); !ok {
-		t.Errorf("no notifications/tools/list_changed after root B was dropped")
-	}
-	after := listed()
-	wantLacks(t, "tools/list after B dropped", after, " "+b.upstream()+" ", " "+b.ext()+" ")
-	wantContains(t, "tools/list after B dropped", after, " "+a.upstream()+" ", " "+a.ext()+" ")
-	wantLacks(t, "tool_search after B dropped", folderCfgSearch(t, call), b.ext(), b.upstream())
-	wantResult(t, "B's deny rule after B dropped", call("bash", map[string]any{"command": denied}), false, "fc-b-denied now")
-	wantResult(t, "read after B dropped", call("read", map[string]any{"path": aTwenty}), false, "lines 1-20 of 20")
-	if a.procs() == 0 {
-		t.Errorf("A's upstream stopped when B was dropped")
-	}
-
-	s.setRoots(nestedFolders(a.dir, b.dir))
-	if !folderCfgFound(t, call, b.ext(), b.upstream()) {
-		t.Fatalf("B's tools not found after root B came back")
-	}
-	folderCfgWhere(t, call(b.upstream(), map[string]any{}).Text(), b)
-	wantResult(t, "B's deny rule after B came back", call("bash", map[string]any{"command": denied}), true, "Bash(echo fc-b-denied:*)")
 }
 
 // The second folder's .agentls/tools and .agentls/mcp.json are watched like
@@ -402,8 +317,8 @@ func TestFolderToolAndServerFilesReloadLive(t *testing.T) {
 	t.Parallel()
 	a := folderCfgNewFolder(t, "a", "servers", "", nil)
 	b := folderCfgNewFolder(t, "b", "servers", "", nil)
-	c, ctx := folderCfgStart(t, nil, bypassOptions(), a, b)
-	call := folderCfgCaller(c, ctx)
+	c, ctx := folderCfgStart(t, nil, a, b)
+	call := func(name string, args any) harness.Result { return c.CallTool(ctx, name, args) }
 	folderCfgSearch(t, call)
 	tools := filepath.Join(b.dir, ".agentls", "tools")
 
@@ -441,31 +356,22 @@ func TestFolderToolAndServerFilesReloadLive(t *testing.T) {
 	}
 }
 
-// A folder's path rules hold for its files, anchored at its root (in grep
-// results too); the editor's path rules are relative to each folder alike.
+// The editor's path rules are relative to each folder alike, in grep
+// results too. (A folder's own rules, anchored at its root:
+// folders/settings_of_each_folder.txtar.)
 func TestFolderPathRulesAnchorAtTheirFolder(t *testing.T) {
 	t.Parallel()
 	files := func(who string) map[string]string {
 		return map[string]string{"x.txt": "fc-needle " + who + " x\n", "y.txt": "fc-needle " + who + " y\n"}
 	}
 	a, b := resolvedWorkspace(t, files("A")), resolvedWorkspace(t, files("B"))
-	writeFile(t, filepath.Join(a, ".agentls", "settings.json"), `{"permissions": {"deny": ["Read(./x.txt)"]}}`)
 	c, ctx := startIn(t, a, map[string]any{"workspaceFolders": nestedFolders(a, b), "initializationOptions": map[string]any{"permissions": map[string]any{"deny": []any{"Read(./y.txt)"}}}})
-	for _, tc := range []struct {
-		name, path string
-		denied     bool
-		want       string
-	}{
-		{"A's rule on A's file", filepath.Join(a, "x.txt"), true, "Read(./x.txt)"},
-		{"A's rule not on B's file", filepath.Join(b, "x.txt"), false, "fc-needle B x"},
-		{"editor rule on A's file", filepath.Join(a, "y.txt"), true, "Read(./y.txt)"},
-		{"editor rule on B's file", filepath.Join(b, "y.txt"), true, "Read(./y.txt)"},
-	} {
-		wantResult(t, tc.name, c.CallTool(ctx, "read", map[string]any{"path": tc.path}), tc.denied, tc.want)
+	for _, d := range []string{a, b} {
+		wantResult(t, "editor rule in "+d, c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(d, "y.txt")}), true, "Read(./y.txt)")
 	}
 	r := c.CallTool(ctx, "grep", map[string]any{"pattern": "fc-needle"}).Text()
-	wantContains(t, "grep over both folders", r, "fc-needle B x")
-	wantLacks(t, "grep over both folders", r, "fc-needle A x", "fc-needle A y", "fc-needle B y")
+	wantContains(t, "grep over both folders", r, "fc-needle A x", "fc-needle B x")
+	wantLacks(t, "grep over both folders", r, "fc-needle A y", "fc-needle B y")
 }
 
 // The second folder's settings obey the same limits as the first's: a
@@ -500,8 +406,8 @@ func TestDuplicateDeclarationsAcrossFoldersAreReported(t *testing.T) {
 		writeFile(t, filepath.Join(f.dir, ".agentls", "mcp.json"), compactJSON(map[string]any{"servers": map[string]any{"fcfgdup": folderCfgServer(f.marker)}}))
 		writeFile(t, filepath.Join(f.dir, ".agentls", "tools", "fcfg_dup_ext.json"), folderCfgTool("fcfg_dup_ext", "echo fc-dup-"+f.name))
 	}
-	c, ctx := folderCfgStart(t, nil, bypassOptions(), a, b)
-	call := folderCfgCaller(c, ctx)
+	c, ctx := folderCfgStart(t, nil, a, b)
+	call := func(name string, args any) harness.Result { return c.CallTool(ctx, name, args) }
 	wantContains(t, "tool_search", folderCfgSearch(t, call), "fcfgdup__where", "fcfg_dup_ext")
 	folderCfgWhere(t, call("fcfgdup__where", map[string]any{}).Text())
 	for _, name := range []string{"fcfgdup", "fcfg_dup_ext"} {
