@@ -85,9 +85,8 @@ func TestFolderIdentityFolderReplaced(t *testing.T) {
 			wantResult(t, "edit while gone", call("edit", editCall(in("x.txt"), "old-x", "EDITED-WHILE-GONE")), true, identGone)
 			wantResult(t, "write while gone", call("write", map[string]any{"path": in("gone.txt"), "content": "written while gone\n"}), true, identGone)
 			for _, p := range []string{dir, filepath.Join(dir, "d")} {
-				if !mv {
-					wantResult(t, "grep in "+p+" while gone", call("grep", map[string]any{"pattern": "old-x", "path": p}), true)
-				}
+				wantResult(t, "grep in "+p+" while gone", call("grep", map[string]any{"pattern": "old-x", "path": p}), true, identGone)
+				wantResult(t, "find in "+p+" while gone", call("find", map[string]any{"pattern": "*.txt", "path": p}), true, identGone)
 			}
 			if first {
 				wantResult(t, "bash in the gone first folder", call("bash", map[string]any{"command": "true"}), true)

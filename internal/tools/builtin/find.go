@@ -85,6 +85,12 @@ func runFind(ctx context.Context, c *tools.Call, in findInput, l tools.Limits) (
 	// The plan first: it opens again a folder created anew at its path,
 	// before p's folder is read.
 	plan, missing := searchPlan(c.Env)
+	whole := in.Path == "." && beyondFirst(plan, missing)
+	// The folder's open directory may have been moved away: search what
+	// is at its path now, or say it is gone (as read and ls do).
+	if !whole && refresh(c.Env, p.Folder) == ops.FolderGone {
+		return tools.Errorf("%s does not exist: %s", p.Display(), folderGone(p)), nil
+	}
 	fsys := c.Env.FS.FolderFS(p.Folder)
 	limit := in.Limit
 	if limit <= 0 {
@@ -99,7 +105,7 @@ func runFind(ctx context.Context, c *tools.Call, in findInput, l tools.Limits) (
 	}
 	var res finder.FindResult
 	gone := ""
-	if in.Path == "." && beyondFirst(plan, missing) {
+	if whole {
 		// No path: the whole workspace, every folder of it, in order.
 		if len(plan) == 0 {
 			return tools.Errorf("no workspace folder is left to search:%s", goneNote(missing)), nil

@@ -148,6 +148,11 @@ func runGrep(ctx context.Context, c *tools.Call, in grepInput, l tools.Limits) (
 		if p, err = c.Resolve(cmp.Or(in.Path, ".")); err != nil {
 			return tools.Errorf("%v", err), nil
 		}
+		// The folder's open directory may have been moved away: search
+		// what is at its path now, or say it is gone (as read and ls do).
+		if refresh(c.Env, p.Folder) == ops.FolderGone {
+			return tools.Errorf("%s does not exist: %s", p.Display(), folderGone(p)), nil
+		}
 		if rel = p.Rel; rel == "." {
 			rel = ""
 		}
