@@ -32,7 +32,19 @@ const framingWait = 10 * time.Second
 type framingFrame struct {
 	M     map[string]any // the message (nil for a batch)
 	Batch []any          // the members of a batch reply
+	Seq   int            // the frame's position on stdout
 	At    time.Time
+	Raw   []byte
+}
+
+func (f framingFrame) method() string { s, _ := f.M["method"].(string); return s }
+func (f framingFrame) params() map[string]any {
+	p, _ := f.M["params"].(map[string]any)
+	return p
+}
+func (f framingFrame) result() map[string]any {
+	r, _ := f.M["result"].(map[string]any)
+	return r
 }
 
 type framingRaw struct {
@@ -96,7 +108,7 @@ func (r *framingRaw) read(br *bufio.Reader, rc *rawClient[framingFrame]) {
 			rc.noteBad("body is not JSON: " + string(body))
 			continue
 		}
-		f := framingFrame{At: time.Now()}
+		f := framingFrame{Seq: rc.count(), At: time.Now(), Raw: body}
 		switch x := v.(type) {
 		case map[string]any:
 			if x["jsonrpc"] != "2.0" {
@@ -225,6 +237,33 @@ func (r *framingRaw) reply(id any) map[string]any {
 func (r *framingRaw) call(method string, params any) map[string]any {
 	r.t.Helper()
 	return r.reply(r.request(method, params))
+}
+
+// callT sends a request and returns its reply's frame, failing t (a subtest
+// may be it) on timeout.
+func (r *framingRaw) callT(t *testing.T, method string, params any) framingFrame {
+	t.Helper()
+	id := r.request(method, params)
+	f, ok := r.rawClient.wait(framingWait, func(f framingFrame) bool { return f.M != nil && framingIDIs(id)(f.M) })
+	if !ok {
+		t.Fatalf("%s: no reply within %v (exited=%v)", method, framingWait, r.isExited())
+	}
+	return f
+}
+
+// toolCall runs tools/call (with callID when not empty) and returns its
+// reply's frame, failing t on a protocol error.
+func (r *framingRaw) toolCall(t *testing.T, name, callID string, args any) framingFrame {
+	t.Helper()
+	p := framingTool(name, args)
+	if callID != "" {
+		p["callId"] = callID
+	}
+	f := r.callT(t, "tools/call", p)
+	if f.M["error"] != nil {
+		t.Fatalf("tools/call %s: protocol error %s", name, f.Raw)
+	}
+	return f
 }
 
 func (r *framingRaw) dump() string {

@@ -18,8 +18,8 @@ import (
 func TestWatcherReadyFollowsInitializedAndStartsAnnouncements(t *testing.T) {
 	t.Parallel()
 	ws := resolvedWorkspace(t, map[string]string{"a.txt": "one\n"})
-	r := initializeStart(t, ws)
-	f := r.call("initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": bypassOptions()})
+	r := framingStart(t, ws)
+	f := r.callT(t, "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": bypassOptions()})
 	if f.M["error"] != nil {
 		t.Fatalf("initialize: %s", f.Raw)
 	}
@@ -27,10 +27,10 @@ func TestWatcherReadyFollowsInitializedAndStartsAnnouncements(t *testing.T) {
 	if ag["watcher"] != "starting" {
 		t.Errorf("initialize capability watcher = %#v, want \"starting\"", ag["watcher"])
 	}
-	isReady := func(f initializeFrame) bool { return f.method() == harness.WatcherReady }
+	isReady := func(f framingFrame) bool { return f.method() == harness.WatcherReady }
 	// A small tree arms in milliseconds: the notification is held for
 	// initialized, not for the walk.
-	if early, ok := r.wait(300*time.Millisecond, isReady); ok {
+	if early, ok := r.rawClient.wait(300*time.Millisecond, isReady); ok {
 		t.Fatalf("%s before the client's initialized: %s", harness.WatcherReady, early.Raw)
 	}
 	// Tools work before it.
@@ -38,7 +38,7 @@ func TestWatcherReadyFollowsInitializedAndStartsAnnouncements(t *testing.T) {
 		t.Fatalf("read before %s: %s", harness.WatcherReady, rr.Raw)
 	}
 	r.notify("initialized", map[string]any{})
-	ready, ok := r.wait(initializeTimeout, isReady)
+	ready, ok := r.rawClient.wait(framingWait, isReady)
 	if !ok {
 		t.Fatalf("no %s after initialized", harness.WatcherReady)
 	}
@@ -49,7 +49,7 @@ func TestWatcherReadyFollowsInitializedAndStartsAnnouncements(t *testing.T) {
 		t.Errorf("%s (frame %d) came before the initialize reply (frame %d)", harness.WatcherReady, ready.Seq, f.Seq)
 	}
 	writeFile(t, filepath.Join(ws, "a.txt"), "two\n")
-	if _, ok := r.wait(initializeTimeout, func(f initializeFrame) bool {
+	if _, ok := r.rawClient.wait(framingWait, func(f framingFrame) bool {
 		return f.method() == "workspace/externalChange" && f.params()["uri"] == fileURI(filepath.Join(ws, "a.txt"))
 	}); !ok {
 		t.Error("no workspace/externalChange for a read file changed after watcherReady")
