@@ -388,6 +388,11 @@ func TestProtocolFramesAndMessageErrors(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 		return fr(string(b))
 	}
+	probes := func(id int) string { return fr(list(id)) + fr(list(id+1)) }
+	garbage := make([]byte, 4096)
+	for i := range garbage {
+		garbage[i] = byte(i*7919 + i/13)
+	}
 	pad := strings.Repeat("x", 6<<20)
 	twoFrames := fr(list(7)) + fr(list(8))
 	cases := []struct {
@@ -397,7 +402,7 @@ func TestProtocolFramesAndMessageErrors(t *testing.T) {
 		ids   []any    // requests whose replies must be results
 		code  int      // the error every other reply carries (0: there is none)
 		errID any      // the id those errors echo (nil: null)
-		n     int      // how many error replies (0: one when code is set)
+		n     int      // how many error replies (0: one when code is set; -1: some, of any code)
 		wants []string // in the replies
 	}{
 		{name: "upper case header, no space", raw: fmt.Sprintf("CONTENT-LENGTH:%d\r\n\r\n%s", len(list(2)), list(2)), ids: []any{2}},
@@ -429,6 +434,14 @@ func TestProtocolFramesAndMessageErrors(t *testing.T) {
 		{name: "tools/list format is a number", raw: req(95, "tools/list", map[string]any{"format": 5}), code: -32602, errID: 95, wants: []string{"format"}},
 		{name: "tools/list unknown format", raw: req(96, "tools/list", map[string]any{"format": "xml"}), code: -32602, errID: 96, wants: []string{"format", "mcp, openai, anthropic"}},
 		{name: "tools/list includeDeferred is a string", raw: req(97, "tools/list", map[string]any{"includeDeferred": "yes"}), code: -32602, errID: 97, wants: []string{"includeDeferred"}},
+		// A malformed frame does not swallow the requests a pipelining client
+		// wrote right behind it; it draws an error too.
+		{name: "Content-Length smaller than the body", raw: "Content-Length: 10\r\n\r\n" + list(1) + probes(20), ids: []any{20, 21}, n: -1},
+		{name: "Content-Length larger than the body", raw: fmt.Sprintf("Content-Length: %d\r\n\r\n", len(list(1))+30) + list(1) + probes(22), ids: []any{22, 23}, n: -1},
+		{name: "a header without the blank line", raw: fmt.Sprintf("Content-Length: %d\r\n", len(list(1))) + list(1) + probes(24), ids: []any{24, 25}, n: -1},
+		{name: "4 KB of binary garbage", raw: string(garbage) + probes(26), ids: []any{26, 27}, n: -1},
+		{name: "NUL bytes", raw: "\x00\x00Content-Length\x00: 5\r\n\r\n\x00\x00\x00\x00\x00" + probes(28), ids: []any{28, 29}, n: -1},
+		{name: "CR-only line ends", raw: fmt.Sprintf("Content-Length: %d\r\r", len(list(1))) + list(1) + probes(30), ids: []any{30, 31}, n: -1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -460,10 +473,12 @@ func TestProtocolFramesAndMessageErrors(t *testing.T) {
 					}
 				}
 			}
-			if len(errs) != n {
+			if n < 0 && len(errs) == 0 {
+				t.Fatalf("the bad frame got no error reply:\n%s", r.dump())
+			} else if n >= 0 && len(errs) != n {
 				t.Fatalf("want %d error replies, got %d:\n%s", n, len(errs), r.dump())
 			}
-			for _, m := range errs {
+			for _, m := range errs[:max(n, 0)] {
 				code, msg := framingErr(m)
 				if code != tc.code || framingNorm(m["id"]) != framingNorm(tc.errID) {
 					t.Errorf("error %d %q with id %#v, want %d with id %#v", code, msg, m["id"], tc.code, tc.errID)
