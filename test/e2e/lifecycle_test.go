@@ -4,8 +4,6 @@ package e2e
 // grace.
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,8 +12,6 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/internal/rpc"
-	"github.com/agentls/agentls/test/harness"
-	"go.lsp.dev/jsonrpc2"
 )
 
 // A client that writes requests without waiting for the initialize reply
@@ -59,8 +55,20 @@ func TestCancelReplyWaitsForWindDownWithinGrace(t *testing.T) {
 		{"slow clean-up does not hold the reply", 3 * time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, ws, ctx := start(t, nil)
-			elapsed := cancelBlockingCall(t, ctx, c, map[string]any{"seconds": 10, "marker": "wound-down.txt", "windDown": tc.windDown.Seconds()})
+			ws := framingWS(t, nil)
+			r := framingStart(t, ws)
+			r.initialize(nil)
+			id := r.request("tools/call", framingTool("test_block", map[string]any{"seconds": 10, "marker": "wound-down.txt", "windDown": tc.windDown.Seconds()}))
+			if _, ok := r.wait(5*time.Second, func(m map[string]any) bool { return m["method"] == "tools/progress" }); !ok {
+				t.Fatal("the blocking call never started")
+			}
+			start := time.Now()
+			r.notify("$/cancelRequest", map[string]any{"id": id})
+			f, ok := r.rawClient.wait(framingWait, func(f framingFrame) bool { return f.M != nil && framingIDIs(id)(f.M) })
+			if code, msg := framingErr(f.M); !ok || code != -32800 {
+				t.Fatalf("reply %v %d %q, want RequestCancelled -32800", ok, code, msg)
+			}
+			elapsed := f.At.Sub(start)
 			_, statErr := os.Stat(filepath.Join(ws, "wound-down.txt"))
 			if got := statErr == nil; got != tc.markerNow {
 				t.Errorf("marker present at the reply = %v, want %v (reply after %v)", got, tc.markerNow, elapsed)
@@ -73,33 +81,6 @@ func TestCancelReplyWaitsForWindDownWithinGrace(t *testing.T) {
 			}
 		})
 	}
-}
-
-// cancelBlockingCall starts test_block with args as request 2 of a fresh
-// client (initialize is 1), sends $/cancelRequest for it by hand once it
-// runs, checks the reply is -32800 and returns how long the reply took.
-func cancelBlockingCall(t *testing.T, ctx context.Context, c *harness.Client, args map[string]any) time.Duration {
-	t.Helper()
-	errCh := make(chan error, 1)
-	go func() {
-		var r harness.Result
-		_, err := c.Conn.Call(ctx, "tools/call", map[string]any{"name": "test_block", "arguments": args}, &r)
-		errCh <- err
-	}()
-	if _, ok := c.WaitNote(5*time.Second, func(n harness.Note) bool { return n.Method == "tools/progress" }); !ok {
-		t.Fatal("the blocking call never started")
-	}
-	t0 := time.Now()
-	if err := c.Conn.Notify(ctx, "$/cancelRequest", map[string]any{"id": 2}); err != nil {
-		t.Fatal(err)
-	}
-	err := <-errCh
-	elapsed := time.Since(t0)
-	var je *jsonrpc2.Error
-	if !errors.As(err, &je) || je.Code != -32800 {
-		t.Fatalf("err = %v, want RequestCancelled -32800", err)
-	}
-	return elapsed
 }
 
 func waitFile(t *testing.T, p string, d time.Duration) {
