@@ -1,10 +1,10 @@
 package e2e
 
 // The wire protocol (docs/protocol.md) through raw bytes: framing, JSON-RPC
-// error codes, the lifecycle's states, cancellation and the shapes of the
-// initialize result and a tool result. framingRaw has its own Content-Length
-// reader and writer, so nothing in a client library can paper over what the
-// server does.
+// error codes, the lifecycle's states and wire order, cancellation and its
+// grace, and the shapes of the initialize result and a tool result.
+// framingRaw has its own Content-Length reader and writer, so nothing in a
+// client library can paper over what the server does.
 
 import (
 	"bufio"
@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/rpc"
 	"github.com/agentls/agentls/test/harness"
 )
 
@@ -540,6 +541,44 @@ echo direct > /dev/stdout; echo direct-err > /dev/stderr; (echo tty > /dev/tty) 
 	}
 }
 
+// A second request with the id of one still in flight gets an error
+// (-32600), not a second result: the client could not tell the replies
+// apart. Once the first is answered, the id may be used again.
+func TestSecondRequestWithAnInFlightIDIsRefused(t *testing.T) {
+	t.Parallel()
+	r := framingStart(t, framingWS(t, map[string]string{"a.txt": "x\n"}))
+	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
+	replies := func(n int) []map[string]any {
+		var got []map[string]any
+		waitUntil(framingWait, func() bool {
+			got = got[:0]
+			for _, f := range r.all() {
+				if f.M != nil && framingIDIs(77)(f.M) {
+					got = append(got, f.M)
+				}
+			}
+			return len(got) >= n
+		})
+		return got
+	}
+	r.send(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": framingTool("bash", map[string]any{"command": "sleep 1; echo first"})})
+	r.send(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/list", "params": map[string]any{}})
+	got := replies(2)
+	if len(got) != 2 {
+		t.Fatalf("%d replies with id 77, want 2 (an error, then the bash result); frames:\n%s", len(got), r.dump())
+	}
+	if code, msg := framingErr(got[0]); code != -32600 || !strings.Contains(msg, "still in flight") {
+		t.Errorf("first reply %v, want the duplicate refused with -32600", got[0])
+	}
+	if !strings.Contains(compactJSON(got[1]["result"]), "first") {
+		t.Errorf("second reply %v, want the bash result", got[1])
+	}
+	r.send(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/list", "params": map[string]any{}})
+	if got := replies(3); len(got) != 3 || got[2]["error"] != nil {
+		t.Errorf("id 77 reused after its answer: %d replies, last %v; want a third, a result", len(got), got[len(got)-1])
+	}
+}
+
 // --- lifecycle ---------------------------------------------------------------
 
 // Before initialize notifications draw nothing and requests -32002; a
@@ -667,6 +706,32 @@ func TestLifecycleClosingStdinCancelsAndExits(t *testing.T) {
 	}
 }
 
+// A client that writes requests without waiting for the initialize reply
+// (or right behind shutdown) gets them judged in the state the earlier
+// request left: initialize and shutdown take effect in wire order. A second
+// initialize in the same write is refused, never run twice.
+func TestLifecycleRequestsTakeEffectInWireOrder(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	for i := range 5 {
+		r := framingStart(t, ws)
+		var batch strings.Builder
+		for id, m := range []string{"initialize", "tools/list", "initialize", "shutdown", "tools/list"} {
+			params := "{}"
+			if m == "initialize" {
+				params = `{"processId":null,"rootUri":null,"capabilities":{}}`
+			}
+			batch.Write(framingFrameOf(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id+1, m, params)))
+		}
+		r.writeBytes([]byte(batch.String()))
+		for id, want := range map[int]int{1: 0, 2: 0, 3: -32600, 4: 0, 5: -32600} {
+			if code, msg := framingErr(r.reply(id)); code != want {
+				t.Errorf("round %d: reply %d has code %d %q, want %d (0: a result)", i, id, code, msg, want)
+			}
+		}
+	}
+}
+
 // --- cancellation ------------------------------------------------------------
 
 // A running call cancelled by $/cancelRequest replies -32800 (issue 2:
@@ -742,6 +807,61 @@ func TestProtocolCancelHarmless(t *testing.T) {
 	if code, msg := framingErr(r.reply("blk-a")); code != -32800 {
 		t.Errorf("blk-a: code %d %q, want -32800", code, msg)
 	}
+}
+
+// A cancelled call gets rpc.CancelGrace to wind down before the -32800
+// goes out: one that cleans up within it has done so when the client sees
+// the reply; one that takes longer does not hold the reply past the grace.
+func TestCancelReplyWaitsForWindDownWithinGrace(t *testing.T) {
+	slow(t)
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
+	for _, tc := range []struct {
+		name      string
+		windDown  time.Duration
+		markerNow bool // the marker exists the moment the reply arrives
+	}{
+		{"quick clean-up is done before the reply", 50 * time.Millisecond, true},
+		{"slow clean-up does not hold the reply", 3 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := framingWS(t, nil)
+			r := framingStart(t, ws)
+			r.initialize(nil)
+			id := r.request("tools/call", framingTool("test_block", map[string]any{"seconds": 10, "marker": "wound-down.txt", "windDown": tc.windDown.Seconds()}))
+			if _, ok := r.wait(5*time.Second, func(m map[string]any) bool { return m["method"] == "tools/progress" }); !ok {
+				t.Fatal("the blocking call never started")
+			}
+			start := time.Now()
+			r.notify("$/cancelRequest", map[string]any{"id": id})
+			f, ok := r.rawClient.wait(framingWait, func(f framingFrame) bool { return f.M != nil && framingIDIs(id)(f.M) })
+			if code, msg := framingErr(f.M); !ok || code != -32800 {
+				t.Fatalf("reply %v %d %q, want RequestCancelled -32800", ok, code, msg)
+			}
+			elapsed := f.At.Sub(start)
+			_, statErr := os.Stat(filepath.Join(ws, "wound-down.txt"))
+			if got := statErr == nil; got != tc.markerNow {
+				t.Errorf("marker present at the reply = %v, want %v (reply after %v)", got, tc.markerNow, elapsed)
+			}
+			if !tc.markerNow && elapsed > rpc.CancelGrace+time.Second {
+				t.Errorf("reply took %v, want about rpc.CancelGrace (%v)", elapsed, rpc.CancelGrace)
+			}
+			if !tc.markerNow && elapsed < rpc.CancelGrace {
+				t.Errorf("reply after %v, before rpc.CancelGrace (%v) ran out", elapsed, rpc.CancelGrace)
+			}
+		})
+	}
+}
+
+func waitFile(t *testing.T, p string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(p); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s did not appear within %v", p, d)
 }
 
 // --- method shapes -----------------------------------------------------------
