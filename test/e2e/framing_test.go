@@ -1,10 +1,10 @@
 package e2e
 
 // The wire protocol (docs/protocol.md) through raw bytes: framing, JSON-RPC
-// error codes, the lifecycle's states, cancellation and the shapes of the
-// initialize result and a tool result. framingRaw has its own Content-Length
-// reader and writer, so nothing in a client library can paper over what the
-// server does.
+// error codes, the lifecycle's states and wire order, cancellation and its
+// grace, and the shapes of the initialize result and a tool result.
+// framingRaw has its own Content-Length reader and writer, so nothing in a
+// client library can paper over what the server does.
 
 import (
 	"bufio"
@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/rpc"
 	"github.com/agentls/agentls/test/harness"
 )
 
@@ -32,7 +33,19 @@ const framingWait = 10 * time.Second
 type framingFrame struct {
 	M     map[string]any // the message (nil for a batch)
 	Batch []any          // the members of a batch reply
+	Seq   int            // the frame's position on stdout
 	At    time.Time
+	Raw   []byte
+}
+
+func (f framingFrame) method() string { s, _ := f.M["method"].(string); return s }
+func (f framingFrame) params() map[string]any {
+	p, _ := f.M["params"].(map[string]any)
+	return p
+}
+func (f framingFrame) result() map[string]any {
+	r, _ := f.M["result"].(map[string]any)
+	return r
 }
 
 type framingRaw struct {
@@ -96,7 +109,7 @@ func (r *framingRaw) read(br *bufio.Reader, rc *rawClient[framingFrame]) {
 			rc.noteBad("body is not JSON: " + string(body))
 			continue
 		}
-		f := framingFrame{At: time.Now()}
+		f := framingFrame{Seq: rc.count(), At: time.Now(), Raw: body}
 		switch x := v.(type) {
 		case map[string]any:
 			if x["jsonrpc"] != "2.0" {
@@ -227,6 +240,33 @@ func (r *framingRaw) call(method string, params any) map[string]any {
 	return r.reply(r.request(method, params))
 }
 
+// callT sends a request and returns its reply's frame, failing t (a subtest
+// may be it) on timeout.
+func (r *framingRaw) callT(t *testing.T, method string, params any) framingFrame {
+	t.Helper()
+	id := r.request(method, params)
+	f, ok := r.rawClient.wait(framingWait, func(f framingFrame) bool { return f.M != nil && framingIDIs(id)(f.M) })
+	if !ok {
+		t.Fatalf("%s: no reply within %v (exited=%v)", method, framingWait, r.isExited())
+	}
+	return f
+}
+
+// toolCall runs tools/call (with callID when not empty) and returns its
+// reply's frame, failing t on a protocol error.
+func (r *framingRaw) toolCall(t *testing.T, name, callID string, args any) framingFrame {
+	t.Helper()
+	p := framingTool(name, args)
+	if callID != "" {
+		p["callId"] = callID
+	}
+	f := r.callT(t, "tools/call", p)
+	if f.M["error"] != nil {
+		t.Fatalf("tools/call %s: protocol error %s", name, f.Raw)
+	}
+	return f
+}
+
 func (r *framingRaw) dump() string {
 	var sb strings.Builder
 	for _, f := range r.all() {
@@ -349,6 +389,11 @@ func TestProtocolFramesAndMessageErrors(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 		return fr(string(b))
 	}
+	probes := func(id int) string { return fr(list(id)) + fr(list(id+1)) }
+	garbage := make([]byte, 4096)
+	for i := range garbage {
+		garbage[i] = byte(i*7919 + i/13)
+	}
 	pad := strings.Repeat("x", 6<<20)
 	twoFrames := fr(list(7)) + fr(list(8))
 	cases := []struct {
@@ -358,7 +403,7 @@ func TestProtocolFramesAndMessageErrors(t *testing.T) {
 		ids   []any    // requests whose replies must be results
 		code  int      // the error every other reply carries (0: there is none)
 		errID any      // the id those errors echo (nil: null)
-		n     int      // how many error replies (0: one when code is set)
+		n     int      // how many error replies (0: one when code is set; -1: some, of any code)
 		wants []string // in the replies
 	}{
 		{name: "upper case header, no space", raw: fmt.Sprintf("CONTENT-LENGTH:%d\r\n\r\n%s", len(list(2)), list(2)), ids: []any{2}},
@@ -390,6 +435,14 @@ func TestProtocolFramesAndMessageErrors(t *testing.T) {
 		{name: "tools/list format is a number", raw: req(95, "tools/list", map[string]any{"format": 5}), code: -32602, errID: 95, wants: []string{"format"}},
 		{name: "tools/list unknown format", raw: req(96, "tools/list", map[string]any{"format": "xml"}), code: -32602, errID: 96, wants: []string{"format", "mcp, openai, anthropic"}},
 		{name: "tools/list includeDeferred is a string", raw: req(97, "tools/list", map[string]any{"includeDeferred": "yes"}), code: -32602, errID: 97, wants: []string{"includeDeferred"}},
+		// A malformed frame does not swallow the requests a pipelining client
+		// wrote right behind it; it draws an error too.
+		{name: "Content-Length smaller than the body", raw: "Content-Length: 10\r\n\r\n" + list(1) + probes(20), ids: []any{20, 21}, n: -1},
+		{name: "Content-Length larger than the body", raw: fmt.Sprintf("Content-Length: %d\r\n\r\n", len(list(1))+30) + list(1) + probes(22), ids: []any{22, 23}, n: -1},
+		{name: "a header without the blank line", raw: fmt.Sprintf("Content-Length: %d\r\n", len(list(1))) + list(1) + probes(24), ids: []any{24, 25}, n: -1},
+		{name: "4 KB of binary garbage", raw: string(garbage) + probes(26), ids: []any{26, 27}, n: -1},
+		{name: "NUL bytes", raw: "\x00\x00Content-Length\x00: 5\r\n\r\n\x00\x00\x00\x00\x00" + probes(28), ids: []any{28, 29}, n: -1},
+		{name: "CR-only line ends", raw: fmt.Sprintf("Content-Length: %d\r\r", len(list(1))) + list(1) + probes(30), ids: []any{30, 31}, n: -1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -421,7 +474,12 @@ func TestProtocolFramesAndMessageErrors(t *testing.T) {
 					}
 				}
 			}
-			if len(errs) != n {
+			switch {
+			case n < 0 && len(errs) == 0:
+				t.Fatalf("the bad frame got no error reply:\n%s", r.dump())
+			case n < 0:
+				return // how many, and which code, is how the reader resynchronises
+			case len(errs) != n:
 				t.Fatalf("want %d error replies, got %d:\n%s", n, len(errs), r.dump())
 			}
 			for _, m := range errs {
@@ -483,6 +541,44 @@ echo direct > /dev/stdout; echo direct-err > /dev/stderr; (echo tty > /dev/tty) 
 	r.notify("exit", nil)
 	if code := r.exitCode(5 * time.Second); code != 0 {
 		t.Errorf("exit code %d after shutdown+exit", code)
+	}
+}
+
+// A second request with the id of one still in flight gets an error
+// (-32600), not a second result: the client could not tell the replies
+// apart. Once the first is answered, the id may be used again.
+func TestSecondRequestWithAnInFlightIDIsRefused(t *testing.T) {
+	t.Parallel()
+	r := framingStart(t, framingWS(t, map[string]string{"a.txt": "x\n"}))
+	r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass"}})
+	replies := func(n int) []map[string]any {
+		var got []map[string]any
+		waitUntil(framingWait, func() bool {
+			got = got[:0]
+			for _, f := range r.all() {
+				if f.M != nil && framingIDIs(77)(f.M) {
+					got = append(got, f.M)
+				}
+			}
+			return len(got) >= n
+		})
+		return got
+	}
+	r.send(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": framingTool("bash", map[string]any{"command": "sleep 1; echo first"})})
+	r.send(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/list", "params": map[string]any{}})
+	got := replies(2)
+	if len(got) != 2 {
+		t.Fatalf("%d replies with id 77, want 2 (an error, then the bash result); frames:\n%s", len(got), r.dump())
+	}
+	if code, msg := framingErr(got[0]); code != -32600 || !strings.Contains(msg, "still in flight") {
+		t.Errorf("first reply %v, want the duplicate refused with -32600", got[0])
+	}
+	if !strings.Contains(compactJSON(got[1]["result"]), "first") {
+		t.Errorf("second reply %v, want the bash result", got[1])
+	}
+	r.send(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/list", "params": map[string]any{}})
+	if got := replies(3); len(got) != 3 || got[2]["error"] != nil {
+		t.Errorf("id 77 reused after its answer: %d replies, last %v; want a third, a result", len(got), got[len(got)-1])
 	}
 }
 
@@ -613,6 +709,32 @@ func TestLifecycleClosingStdinCancelsAndExits(t *testing.T) {
 	}
 }
 
+// A client that writes requests without waiting for the initialize reply
+// (or right behind shutdown) gets them judged in the state the earlier
+// request left: initialize and shutdown take effect in wire order. A second
+// initialize in the same write is refused, never run twice.
+func TestLifecycleRequestsTakeEffectInWireOrder(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	for i := range 5 {
+		r := framingStart(t, ws)
+		var batch strings.Builder
+		for id, m := range []string{"initialize", "tools/list", "initialize", "shutdown", "tools/list"} {
+			params := "{}"
+			if m == "initialize" {
+				params = `{"processId":null,"rootUri":null,"capabilities":{}}`
+			}
+			batch.Write(framingFrameOf(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id+1, m, params)))
+		}
+		r.writeBytes([]byte(batch.String()))
+		for id, want := range map[int]int{1: 0, 2: 0, 3: -32600, 4: 0, 5: -32600} {
+			if code, msg := framingErr(r.reply(id)); code != want {
+				t.Errorf("round %d: reply %d has code %d %q, want %d (0: a result)", i, id, code, msg, want)
+			}
+		}
+	}
+}
+
 // --- cancellation ------------------------------------------------------------
 
 // A running call cancelled by $/cancelRequest replies -32800 (issue 2:
@@ -688,6 +810,61 @@ func TestProtocolCancelHarmless(t *testing.T) {
 	if code, msg := framingErr(r.reply("blk-a")); code != -32800 {
 		t.Errorf("blk-a: code %d %q, want -32800", code, msg)
 	}
+}
+
+// A cancelled call gets rpc.CancelGrace to wind down before the -32800
+// goes out: one that cleans up within it has done so when the client sees
+// the reply; one that takes longer does not hold the reply past the grace.
+func TestCancelReplyWaitsForWindDownWithinGrace(t *testing.T) {
+	slow(t)
+	// Not parallel: it bounds a latency that busy neighbours on 2 cores stretch.
+	for _, tc := range []struct {
+		name      string
+		windDown  time.Duration
+		markerNow bool // the marker exists the moment the reply arrives
+	}{
+		{"quick clean-up is done before the reply", 50 * time.Millisecond, true},
+		{"slow clean-up does not hold the reply", 3 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := framingWS(t, nil)
+			r := framingStart(t, ws)
+			r.initialize(nil)
+			id := r.request("tools/call", framingTool("test_block", map[string]any{"seconds": 10, "marker": "wound-down.txt", "windDown": tc.windDown.Seconds()}))
+			if _, ok := r.wait(5*time.Second, func(m map[string]any) bool { return m["method"] == "tools/progress" }); !ok {
+				t.Fatal("the blocking call never started")
+			}
+			start := time.Now()
+			r.notify("$/cancelRequest", map[string]any{"id": id})
+			f, ok := r.rawClient.wait(framingWait, func(f framingFrame) bool { return f.M != nil && framingIDIs(id)(f.M) })
+			if code, msg := framingErr(f.M); !ok || code != -32800 {
+				t.Fatalf("reply %v %d %q, want RequestCancelled -32800", ok, code, msg)
+			}
+			elapsed := f.At.Sub(start)
+			_, statErr := os.Stat(filepath.Join(ws, "wound-down.txt"))
+			if got := statErr == nil; got != tc.markerNow {
+				t.Errorf("marker present at the reply = %v, want %v (reply after %v)", got, tc.markerNow, elapsed)
+			}
+			if !tc.markerNow && elapsed > rpc.CancelGrace+time.Second {
+				t.Errorf("reply took %v, want about rpc.CancelGrace (%v)", elapsed, rpc.CancelGrace)
+			}
+			if !tc.markerNow && elapsed < rpc.CancelGrace {
+				t.Errorf("reply after %v, before rpc.CancelGrace (%v) ran out", elapsed, rpc.CancelGrace)
+			}
+		})
+	}
+}
+
+func waitFile(t *testing.T, p string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(p); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s did not appear within %v", p, d)
 }
 
 // --- method shapes -----------------------------------------------------------

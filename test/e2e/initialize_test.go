@@ -1,210 +1,39 @@
 package e2e
 
-// Contract tests of the wire contract (docs/protocol.md), written from
-// the contract alone. Ordering guarantees are checked with a raw framing
-// client (initializeRaw) because the harness's async handler may reorder
-// notifications relative to replies.
+// Contract tests of the wire contract (docs/protocol.md), written from the
+// contract alone. Ordering guarantees are checked on the raw framing client
+// (framingRaw, whose frames carry their wire position) because the
+// harness's async handler may reorder notifications relative to replies.
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentls/agentls/test/harness"
 )
 
-// initializeTimeout bounds every wait for a frame; generous for a loaded machine.
-const initializeTimeout = 10 * time.Second
-
-// initializeFrame is one message read from the server's stdout, in arrival order.
-type initializeFrame struct {
-	Seq int
-	At  time.Time
-	Raw []byte
-	M   map[string]any
-}
-
-func (f initializeFrame) method() string { s, _ := f.M["method"].(string); return s }
-func (f initializeFrame) params() map[string]any {
-	p, _ := f.M["params"].(map[string]any)
-	return p
-}
-func (f initializeFrame) isReply() bool {
-	_, has := f.M["method"]
-	return !has
-}
-func (f initializeFrame) isRequest() bool {
-	_, hasID := f.M["id"]
-	return !f.isReply() && hasID
-}
-func (f initializeFrame) result() map[string]any {
-	r, _ := f.M["result"].(map[string]any)
-	return r
-}
-
-// initializeRaw speaks LSP framing to a spawned agentls directly.
-type initializeRaw struct {
-	*rawClient[initializeFrame]
-	nextID atomic.Int64
-}
-
-func initializeStart(t *testing.T, root string, env ...string) *initializeRaw {
-	t.Helper()
-	var args []string
-	if root != "" {
-		args = []string{"--root", root}
-	}
-	r := &initializeRaw{rawClient: startRaw(t, args, env, initializeReadFrames)}
-	r.nextID.Store(100)
-	t.Cleanup(func() {
-		r.close()
-		if bad := r.badFrames(); len(bad) > 0 {
-			t.Errorf("stdout carried something other than protocol frames: %q", bad)
-		}
-		if t.Failed() {
-			t.Logf("agentls stderr:\n%s", lastBytes(r.stderr.String(), 4000))
-		}
-	})
-	return r
-}
-
-// initializeReadFrames reads stdout's frames, each a JSON-RPC 2.0 object
-// (strict header checks are the framing tests').
-func initializeReadFrames(br *bufio.Reader, r *rawClient[initializeFrame]) {
-	for seq := 0; ; seq++ {
-		body, err := readFrame(br)
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				r.noteBad(err.Error())
-			}
-			return
-		}
-		var m map[string]any
-		if json.Unmarshal(body, &m) != nil || m["jsonrpc"] != "2.0" {
-			r.noteBad("not a JSON-RPC 2.0 object: " + string(body))
-		}
-		r.add(initializeFrame{Seq: seq, At: time.Now(), Raw: body, M: m})
-	}
-}
-
-func (r *initializeRaw) sendMsg(m map[string]any) {
-	m["jsonrpc"] = "2.0"
-	r.sendJSON(m)
-}
-
-// request sends a request and returns its (numeric) id.
-func (r *initializeRaw) request(method string, params any) int {
-	id := int(r.nextID.Add(1))
-	m := map[string]any{"id": id, "method": method}
-	if params != nil {
-		m["params"] = params
-	}
-	r.sendMsg(m)
-	return id
-}
-
-func (r *initializeRaw) notify(method string, params any) {
-	m := map[string]any{"method": method}
-	if params != nil {
-		m["params"] = params
-	}
-	r.sendMsg(m)
-}
-
-func (r *initializeRaw) reply(id any, timeout time.Duration) (initializeFrame, bool) {
-	want := fmt.Sprint(id)
-	return r.wait(timeout, func(f initializeFrame) bool {
-		if !f.isReply() {
-			return false
-		}
-		switch v := f.M["id"].(type) {
-		case float64:
-			return strconv.FormatFloat(v, 'f', -1, 64) == want
-		case string:
-			return v == want
-		}
-		return false
-	})
-}
-
-// call sends a request and waits for its reply, failing on timeout.
-func (r *initializeRaw) call(method string, params any) initializeFrame {
-	r.t.Helper()
-	return r.callT(r.t, method, params)
-}
-
-// callT is call failing t (a subtest) rather than the test that started r.
-func (r *initializeRaw) callT(t *testing.T, method string, params any) initializeFrame {
-	t.Helper()
-	id := r.request(method, params)
-	f, ok := r.reply(id, initializeTimeout)
-	if !ok {
-		t.Fatalf("%s: no reply within %v", method, initializeTimeout)
-	}
-	return f
-}
-
-func (r *initializeRaw) initialize(params map[string]any) initializeFrame {
-	r.t.Helper()
-	if params == nil {
-		params = map[string]any{}
-	}
-	if _, ok := params["capabilities"]; !ok {
-		params["capabilities"] = map[string]any{}
-	}
-	f := r.call("initialize", params)
-	if f.M["error"] != nil {
-		r.t.Fatalf("initialize: %s", f.Raw)
-	}
-	r.notify("initialized", map[string]any{})
-	// Tests change files and expect workspace/externalChange: only once
-	// the watchers are armed.
-	if _, ok := r.wait(initializeTimeout, func(f initializeFrame) bool { return f.M["method"] == harness.WatcherReady }); !ok {
-		r.t.Fatalf("no %s within %v", harness.WatcherReady, initializeTimeout)
-	}
-	return f
-}
-
-// notesOf returns the notifications with method whose params.callId is id.
-func initializeNotesOf(frames []initializeFrame, method, callID string) []initializeFrame {
-	var out []initializeFrame
-	for _, f := range frames {
-		if f.method() == method && !f.isRequest() && f.params()["callId"] == callID {
+// initializeNotesOf returns the notifications with method whose params.callId is callID.
+func initializeNotesOf(r *framingRaw, method, callID string) []framingFrame {
+	var out []framingFrame
+	for _, f := range r.all() {
+		if f.method() == method && f.M["id"] == nil && f.params()["callId"] == callID {
 			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// initializeToolCall runs tools/call over the raw client and returns the reply frame.
-func (r *initializeRaw) toolCall(t *testing.T, name, callID string, args any) initializeFrame {
-	t.Helper()
-	p := map[string]any{"name": name, "arguments": args}
-	if callID != "" {
-		p["callId"] = callID
-	}
-	f := r.callT(t, "tools/call", p)
-	if f.M["error"] != nil {
-		t.Fatalf("tools/call %s: protocol error %s", name, f.Raw)
-	}
-	return f
-}
-
-// initializeSession starts agentls on a fresh workspace and initializes it.
-func initializeSession(t *testing.T, files map[string]string, init map[string]any) (*initializeRaw, string) {
+// initializeSession starts agentls on a fresh workspace and initializes it
+// (bypass mode unless init names the options).
+func initializeSession(t *testing.T, files map[string]string, init map[string]any) (*framingRaw, string) {
 	t.Helper()
 	ws := resolvedWorkspace(t, files)
-	r := initializeStart(t, ws)
+	r := framingStart(t, ws)
 	if init == nil {
 		init = map[string]any{}
 	}
@@ -251,7 +80,7 @@ func TestInitializeDetailsBeforeReplyAndCallIDs(t *testing.T) {
 				t.Errorf("callId %q empty or reused", id)
 			}
 			seen[id] = true
-			notes := initializeNotesOf(r.all(), "tools/details", id)
+			notes := initializeNotesOf(r, "tools/details", id)
 			if len(notes) == 0 {
 				t.Fatalf("no tools/details with callId %q", id)
 			}
@@ -286,9 +115,9 @@ func TestInitializeProgress(t *testing.T) {
 	}
 	// check judges the progress of callID, whose command printed tag lines
 	// from sent until the reply.
-	check := func(t *testing.T, callID, tag string, sent time.Time, reply initializeFrame) {
+	check := func(t *testing.T, callID, tag string, sent time.Time, reply framingFrame) {
 		t.Helper()
-		notes := initializeNotesOf(r.all(), "tools/progress", callID)
+		notes := initializeNotesOf(r, "tools/progress", callID)
 		if len(notes) < 5 {
 			t.Fatalf("%d tools/progress for %s over ~1 s of output, want several", len(notes), callID)
 		}
@@ -375,7 +204,7 @@ func TestInitializeProgress(t *testing.T) {
 func TestInitializeInitializationOptions(t *testing.T) {
 	t.Parallel()
 	t.Run("invalid values, then a corrected initialize", func(t *testing.T) {
-		r := initializeStart(t, resolvedWorkspace(t, nil))
+		r := framingStart(t, resolvedWorkspace(t, nil))
 		opts := func(o map[string]any) map[string]any { return map[string]any{"initializationOptions": o} }
 		for _, tc := range []struct {
 			name   string
@@ -404,7 +233,7 @@ func TestInitializeInitializationOptions(t *testing.T) {
 			}
 		}
 		r.initialize(map[string]any{"initializationOptions": map[string]any{"mode": "bypass", "colour": "blue"}})
-		f, ok := r.wait(initializeTimeout, func(f initializeFrame) bool {
+		f, ok := r.rawClient.wait(framingWait, func(f framingFrame) bool {
 			return f.method() == "window/logMessage" && strings.Contains(fmt.Sprint(f.params()["message"]), "colour")
 		})
 		if !ok {
@@ -415,7 +244,7 @@ func TestInitializeInitializationOptions(t *testing.T) {
 		}
 	})
 	t.Run("[] for {} inside the options", func(t *testing.T) {
-		r := initializeStart(t, resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"}))
+		r := framingStart(t, resolvedWorkspace(t, map[string]string{"a.txt": "hello\n"}))
 		r.initialize(map[string]any{"initializationOptions": map[string]any{"permissions": []any{}, "limits": []any{}}})
 		if res := r.toolCall(t, "read", "", map[string]any{"path": "a.txt"}).result(); !strings.Contains(framingText(res), "hello") {
 			t.Errorf("read: %s", framingText(res))
@@ -452,24 +281,103 @@ func TestInitializeMalformedNotificationsKeepTheSession(t *testing.T) {
 			before := len(r.all())
 			r.writeFrame([]byte(tc.body))
 			if tc.warns {
-				if _, ok := r.waitFrom(before, initializeTimeout, func(f initializeFrame) bool {
-					return f.method() == "window/logMessage" && f.params()["type"] == float64(2)
+				method := strings.Split(strings.SplitN(tc.body, `"method":"`, 2)[1], `"`)[0]
+				if _, ok := r.waitFrom(before, framingWait, func(f framingFrame) bool {
+					return f.method() == "window/logMessage" && f.params()["type"] == float64(2) && strings.Contains(string(f.Raw), method)
 				}); !ok {
-					t.Errorf("no window/logMessage warning for %s", tc.body)
+					t.Errorf("no window/logMessage warning naming %s for %s", method, tc.body)
 				}
 			}
-			id := r.request("tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}})
-			f, ok := r.reply(id, initializeTimeout)
-			if !ok {
-				code := r.exitCode(time.Second)
-				t.Fatalf("after %s the session ended (exit code %d) without a reply to the next request", tc.body, code)
-			}
+			f := r.callT(t, "tools/call", framingTool("read", map[string]any{"path": "a.txt"}))
 			wantContains(t, "read after the bad notification", framingText(f.result()), "hello")
 			for _, g := range r.all()[before:] {
-				if g.isReply() && g.Seq != f.Seq {
+				if framingIsReply(g.M) && g.Seq != f.Seq {
 					t.Errorf("the notification drew a reply: %s", g.Raw)
 				}
 			}
 		})
 	}
+}
+
+// initialize does not wait for the file watchers: its capability says
+// "starting", and agentls/watcherReady names the mode only after the
+// client's initialized (LSP allows nothing but log and show messages
+// before the initialize result reaches the client), even when the
+// arming finished long before. Tool calls work meanwhile, and an external
+// change after watcherReady is announced.
+func TestWatcherReadyFollowsInitializedAndStartsAnnouncements(t *testing.T) {
+	t.Parallel()
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "one\n"})
+	r := framingStart(t, ws)
+	f := r.callT(t, "initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": bypassOptions()})
+	if f.M["error"] != nil {
+		t.Fatalf("initialize: %s", f.Raw)
+	}
+	ag, _ := f.result()["capabilities"].(map[string]any)["experimental"].(map[string]any)["agentls"].(map[string]any)
+	if ag["watcher"] != "starting" {
+		t.Errorf("initialize capability watcher = %#v, want \"starting\"", ag["watcher"])
+	}
+	isReady := func(f framingFrame) bool { return f.method() == harness.WatcherReady }
+	// A small tree arms in milliseconds: the notification is held for
+	// initialized, not for the walk.
+	if early, ok := r.rawClient.wait(300*time.Millisecond, isReady); ok {
+		t.Fatalf("%s before the client's initialized: %s", harness.WatcherReady, early.Raw)
+	}
+	// Tools work before it.
+	if rr := r.toolCall(t, "read", "r1", map[string]any{"path": "a.txt"}); rr.M["error"] != nil || rr.result()["isError"] == true {
+		t.Fatalf("read before %s: %s", harness.WatcherReady, rr.Raw)
+	}
+	r.notify("initialized", map[string]any{})
+	ready, ok := r.rawClient.wait(framingWait, isReady)
+	if !ok {
+		t.Fatalf("no %s after initialized", harness.WatcherReady)
+	}
+	if mode := watcherReadyMode(ready.M); mode != "inotify" {
+		t.Errorf("%s watcher = %q, want inotify on Linux", harness.WatcherReady, mode)
+	}
+	if ready.Seq < f.Seq {
+		t.Errorf("%s (frame %d) came before the initialize reply (frame %d)", harness.WatcherReady, ready.Seq, f.Seq)
+	}
+	writeFile(t, filepath.Join(ws, "a.txt"), "two\n")
+	if _, ok := r.rawClient.wait(framingWait, func(f framingFrame) bool {
+		return f.method() == "workspace/externalChange" && f.params()["uri"] == fileURI(filepath.Join(ws, "a.txt"))
+	}); !ok {
+		t.Error("no workspace/externalChange for a read file changed after watcherReady")
+	}
+}
+
+// A folder change re-arms the watchers: a second agentls/watcherReady
+// says when changes in the new folder are announced; once removed, its
+// files are refused.
+func TestWatcherReadyAgainAfterAFolderChange(t *testing.T) {
+	t.Parallel()
+	ws := resolvedWorkspace(t, map[string]string{"a.txt": "one\n"})
+	other := resolvedWorkspace(t, map[string]string{"o.txt": "omega\n"})
+	c := harness.Start(t, harness.Options{Root: ws})
+	ctx := testCtx(t, 30*time.Second)
+	c.Initialize(ctx, bypass())
+	if err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
+		"added": []any{map[string]any{"uri": fileURI(other), "name": "other"}}, "removed": []any{},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if mode := c.AwaitWatcher(2); mode != "inotify" {
+		t.Errorf("second %s watcher = %q, want inotify", harness.WatcherReady, mode)
+	}
+	if r := c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(other, "o.txt")}); r.IsError {
+		t.Fatal(r.Text())
+	}
+	if err := os.WriteFile(filepath.Join(other, "o.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.WaitNote(10*time.Second, func(n harness.Note) bool { return n.Method == "workspace/externalChange" }); !ok {
+		t.Error("no workspace/externalChange in the added folder after its arming")
+	}
+	// Removed again, the folder's files are outside the workspace.
+	if err := c.Conn.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
+		"added": []any{}, "removed": []any{map[string]any{"uri": fileURI(other), "name": "other"}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	wantResult(t, "read in the removed folder", c.CallTool(ctx, "read", map[string]any{"path": filepath.Join(other, "o.txt")}), true, "outside the workspace")
 }

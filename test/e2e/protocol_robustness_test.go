@@ -1,14 +1,12 @@
 package e2e
 
-// The tool surface a client sees through the harness client: `[]` for `{}`,
-// the active set changing (tools/listChanged, deferred tools) and the audit
-// CLI (docs/protocol.md, docs/tools.md).
+// The tool surface a client sees through the harness client: `[]` for `{}`
+// and the active set changing (tools/listChanged, deferred tools)
+// (docs/protocol.md, docs/tools.md).
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -124,39 +122,4 @@ func TestProtoToolsListChanged(t *testing.T) {
 			t.Fatalf("not active after the call: %v", tool)
 		}
 	})
-}
-
-// `agentls audit --tail N` prints the last N entries.
-func TestProtoAuditTailCLI(t *testing.T) {
-	t.Parallel()
-	ws := t.TempDir()
-	dir := t.TempDir()
-	writeFiles(t, ws, map[string]string{"a.txt": "A\n"})
-	c := harness.Start(t, harness.Options{Root: ws, Env: []string{"AGENTLS_AUDIT_DIR=" + dir}})
-	ctx := t.Context()
-	c.Initialize(ctx, bypass())
-	for i, tool := range []string{"read", "ls", "grep"} {
-		args := map[string]any{"path": "a.txt"}
-		if tool == "grep" {
-			args = map[string]any{"pattern": "A"}
-		} else if tool == "ls" {
-			args = map[string]any{}
-		}
-		if err := c.Call(ctx, "tools/call", map[string]any{"name": tool, "arguments": args, "callId": fmt.Sprint("t", i)}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.Shutdown(ctx)
-	out, err := exec.Command(harness.Binary(t), "audit", "--tail", "2", "--dir", dir, "--json").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], `"t1"`) || !strings.Contains(lines[1], `"t2"`) {
-		t.Fatalf("audit --tail 2 --json:\n%s", out)
-	}
-	out, err = exec.Command(harness.Binary(t), "audit", "--tail", "1", "--dir", dir).Output()
-	if err != nil || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 || !strings.Contains(string(out), "grep") {
-		t.Fatalf("audit --tail 1: %v\n%s", err, out)
-	}
 }

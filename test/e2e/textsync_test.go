@@ -28,10 +28,9 @@ type editorDoc struct {
 	mu       sync.Mutex
 	version  int32
 	text     string
-	edits    int               // applyEdit requests received
-	previews []map[string]any  // tools/confirm previews received
-	refuse   string            // when set, applyEdit answers applied:false with it
-	saved    func(text string) // when set, called after an applied edit (the editor saves)
+	edits    int              // applyEdit requests received
+	previews []map[string]any // tools/confirm previews received
+	refuse   string           // when set, applyEdit answers applied:false with it
 }
 
 // set opens the document with text, or (when open) changes it to text.
@@ -90,9 +89,6 @@ func (d *editorDoc) answer(ctx context.Context, method string, params json.RawMe
 		"textDocument":   map[string]any{"uri": d.uri, "version": d.version},
 		"contentChanges": []any{map[string]any{"text": d.text}},
 	})
-	if d.saved != nil {
-		d.saved(d.text)
-	}
 	return map[string]any{"applied": true}, nil
 }
 
@@ -116,8 +112,10 @@ func syncStart(t *testing.T, disk string, caps, opts map[string]any) (*harness.C
 
 // An open document is what read shows and edit changes (through the
 // editor, the disk untouched); the user typing after the read makes the
-// edit stale, an applied edit keeps the guard fresh for the next one, and
-// once closed the disk is the truth again.
+// edit stale, an editor refusing it (applied:false) makes it an error with
+// the editor's reason, an applied edit keeps the guard fresh for the next
+// one, and once closed the disk is the truth again, edited without asking
+// the editor.
 func TestOpenDocumentsAreTheTruth(t *testing.T) {
 	t.Parallel()
 	const disk = "package a\n\nfunc A() {}\n"
@@ -132,16 +130,31 @@ func TestOpenDocumentsAreTheTruth(t *testing.T) {
 	wantResult(t, "edit", c.CallTool(ctx, "edit", edit), false, "in the editor (unsaved")
 	d.mu.Lock()
 	text, n := d.text, d.edits
+	d.refuse = "the user undid it"
 	d.mu.Unlock()
 	if n != 1 || !strings.Contains(text, "func B() int { return 2 } // unsaved") || !strings.HasPrefix(text, "// typed\n") {
 		t.Fatalf("editor got %d applyEdit requests, document %q", n, text)
 	}
+	wantResult(t, "edit the editor refuses (applied:false)", c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "oldText": "return 2", "newText": "return 3"}), true, "the user undid it")
 	if got := readFile(t, filepath.Join(ws, "a.go")); got != disk {
 		t.Fatalf("the file on disk changed: %q", got)
 	}
+	d.mu.Lock()
+	d.refuse = ""
+	d.mu.Unlock()
 	wantResult(t, "chained edit with no re-read", c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "oldText": "return 2", "newText": "return 3"}), false)
 	c.Conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": d.uri}})
-	wantLacks(t, "read after close", c.CallTool(ctx, "read", map[string]any{"path": "a.go"}).Text(), "unsaved", "typed")
+	r := c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
+	wantLacks(t, "read after close", r.Text(), "unsaved", "typed")
+	if _, ok := r.Details["editorVersion"]; ok {
+		t.Errorf("details.editorVersion after didClose: %v", r.Details["editorVersion"])
+	}
+	wantResult(t, "edit after close", c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "oldText": "A()", "newText": "B()"}), false)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if got := readFile(t, filepath.Join(ws, "a.go")); got != "package a\n\nfunc B() {}\n" || d.edits != 3 {
+		t.Errorf("after close: disk %q and %d applyEdit requests, want the edit on disk and no request for it", got, d.edits)
+	}
 }
 
 // Without the applyEdit capability a document with unsaved changes is not
@@ -170,61 +183,6 @@ func TestUnsavedDocumentWithoutApplyEditIsNotEdited(t *testing.T) {
 	}
 	if d.edits != 0 {
 		t.Fatalf("workspace/applyEdit sent to a client without the capability")
-	}
-}
-
-// An editor refusing the edit (applied:false) makes it an error carrying
-// the editor's reason, with document and disk untouched; once the document
-// is closed, read and edit use the disk again without asking the editor.
-func TestRefusedApplyEditAndClosedDocument(t *testing.T) {
-	t.Parallel()
-	c, d, ws, ctx := syncStart(t, "package a\n\nfunc A() {}\n", map[string]any{"applyEdit": true}, nil)
-	d.set(ctx, t, "package a\n\nfunc A() {} // unsaved\n")
-	c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
-	d.mu.Lock()
-	d.refuse = "the user undid it"
-	d.mu.Unlock()
-	wantResult(t, "applied:false", c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "oldText": "unsaved", "newText": "refused"}), true, "the user undid it")
-	if got := readFile(t, filepath.Join(ws, "a.go")); got != "package a\n\nfunc A() {}\n" {
-		t.Errorf("disk written after applied:false: %q", got)
-	}
-	c.Conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": d.uri}})
-	r := c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
-	wantLacks(t, "read after didClose", r.Text(), "unsaved")
-	if _, ok := r.Details["editorVersion"]; ok {
-		t.Errorf("details.editorVersion after didClose: %v", r.Details["editorVersion"])
-	}
-	wantResult(t, "edit after didClose", c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "oldText": "A()", "newText": "B()"}), false)
-	if got := readFile(t, filepath.Join(ws, "a.go")); got != "package a\n\nfunc B() {}\n" {
-		t.Errorf("disk after an edit of a closed document: %q", got)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.edits != 1 {
-		t.Errorf("%d applyEdit requests, want only the refused one", d.edits)
-	}
-}
-
-// An editor that saves what it applied: the result says "in the editor
-// (saved)".
-func TestSavedApplyEditIsReportedSaved(t *testing.T) {
-	t.Parallel()
-	c, d, ws, ctx := syncStart(t, "red\ngreen\n", map[string]any{"applyEdit": true}, nil)
-	d.mu.Lock()
-	d.saved = func(text string) {
-		writeFile(t, filepath.Join(ws, "a.go"), text)
-		c.Conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": d.uri}})
-	}
-	d.mu.Unlock()
-	d.set(ctx, t, "red\ngreen\n")
-	c.CallTool(ctx, "read", map[string]any{"path": "a.go"})
-	r := c.CallTool(ctx, "edit", map[string]any{"path": "a.go", "oldText": "green", "newText": "blue"})
-	wantResult(t, "saved edit", r, false, "in the editor (saved)")
-	if r.Details["inEditor"] != true || r.Details["saved"] != true {
-		t.Errorf("details.inEditor=%v saved=%v, want true/true", r.Details["inEditor"], r.Details["saved"])
-	}
-	if got := readFile(t, filepath.Join(ws, "a.go")); got != "red\nblue\n" {
-		t.Errorf("disk after a saved edit: %q", got)
 	}
 }
 
