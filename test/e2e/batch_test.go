@@ -369,8 +369,8 @@ func TestBatchCancelAnswersAtOnceAndStopsTheWork(t *testing.T) {
 	t.Parallel()
 	r := batchStart(t, map[string]string{"a.txt": "x\n"}, batchStartOpts{mode: "bypass"})
 	// The -32800 comes at once even when the command ignores SIGTERM or has
-	// a child; the process group is killed after the grace (test_block and
-	// a plain sleep are TestDocsCancelReplyCode's and TestDocsCancelBash's).
+	// a child; the process group is killed after the grace (a cancelled
+	// test_block is TestProtocolCancelRunningCall's).
 	for i, c := range []struct{ name, command, marker string }{
 		{"bash ignoring SIGTERM", "trap '' TERM; sleep 100.4712; echo", "100.4712"},
 		{"bash with a background child", "sleep 100.4713 & sleep 100.4713; echo", "100.4713"},

@@ -873,7 +873,7 @@ func waitFile(t *testing.T, p string, d time.Duration) {
 // set tools/list gives with read first (the rest of the result is
 // TestDocsInitializeResult's); a tool result's content is text parts (an
 // image part is cmd/agentls/testdata/script/read/png_is_image_part.txtar's,
-// the callId echo TestBatchCallIDs').
+// the callId echo TestBatchResultsInCallOrder's).
 func TestProtocolResultShapes(t *testing.T) {
 	t.Parallel()
 	ws := framingWS(t, map[string]string{"a.txt": "alpha\n"})
