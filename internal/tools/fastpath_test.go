@@ -21,7 +21,8 @@ type flatInput struct {
 	F       float64 `json:"f"`
 	Renamed string
 	Skip    string `json:"-"`
-	hidden  string //nolint:unused // json ignores unexported fields
+	//lint:ignore U1000 there to show that json, and so the decoder, ignores unexported fields
+	hidden string
 }
 
 // TestFlatDecoderMatchesRoundTrip: whenever the flat decoder takes the
