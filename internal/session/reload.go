@@ -102,8 +102,6 @@ func (s *Session) Reload() []string {
 	return probs
 }
 
-// upstreamConfigs reads the MCP server declarations of the writable folders
-// (and the user's).
 // armForServers arms the watchdog before upstream servers start: each is a
 // process that lives as long as the session.
 func armForServers(wd *proc.Watchdog, cfgs []upstream.ServerConfig) {
@@ -112,6 +110,8 @@ func armForServers(wd *proc.Watchdog, cfgs []upstream.ServerConfig) {
 	}
 }
 
+// upstreamConfigs reads the MCP server declarations of the writable folders
+// (and the user's).
 func upstreamConfigs(fsys ops.Workspace, userDir string) ([]upstream.ServerConfig, error) {
 	var paths []string
 	for _, f := range fsys.Folders() {
